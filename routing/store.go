@@ -1,0 +1,67 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// ErrStoreUnavailable wraps errors of a Store that could not be reached;
+// the dedup stage fails open or closed on it as configured.
+var ErrStoreUnavailable = errors.New("state store unavailable")
+
+// Entry is one key with its value and time to live.
+type Entry struct {
+	Key   string
+	Value string
+	TTL   time.Duration
+}
+
+// Store is the state shared by every router replica: dedup claims, incident
+// membership, notifier state (Slack thread ts, PagerDuty trigger marks).
+//
+// Every batch method costs one round trip per cluster node whatever the
+// number of keys, so a 100-alert webhook costs about what a 1-alert one does.
+// Keys built by Key share a hash tag per incident, so an incident's keys live
+// in one Redis Cluster slot. Implementations must be safe for concurrent use.
+// Errors from an unreachable backend wrap ErrStoreUnavailable.
+type Store interface {
+	// SetNX sets each entry only if its key does not exist (SET NX PX) and
+	// reports, per entry, whether this call set it.
+	SetNX(ctx context.Context, entries []Entry) ([]bool, error)
+	// Set sets each entry unconditionally (SET PX).
+	Set(ctx context.Context, entries []Entry) error
+	// Get returns the value of each key and whether it exists.
+	Get(ctx context.Context, keys []string) (values []string, found []bool, err error)
+	// DeleteIfEqual deletes each entry's key only if its current value equals
+	// entry.Value (so a replica releases only its own claim). TTL is ignored.
+	DeleteIfEqual(ctx context.Context, entries []Entry) error
+	// AddMembers adds members to the set at key and sets its TTL.
+	AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error
+	// RemoveMembers removes members from the set at key and returns, atomically
+	// with the removal, how many members remain.
+	RemoveMembers(ctx context.Context, key string, members ...string) (remaining int64, err error)
+	// Members returns the members of the set at key (empty when absent).
+	Members(ctx context.Context, key string) ([]string, error)
+	// Ping checks that the store answers.
+	Ping(ctx context.Context) error
+	// Close releases the store's resources.
+	Close() error
+}
+
+// Key builds a store key "<prefix><kind>:{<incident>}:<rest>". The braces are
+// a Redis Cluster hash tag: all keys of one incident map to one slot, so
+// multi-key work on an incident never fails with CROSSSLOT.
+func Key(prefix, kind, incident, rest string) string {
+	b := make([]byte, 0, len(prefix)+len(kind)+len(incident)+len(rest)+5)
+	b = append(b, prefix...)
+	b = append(b, kind...)
+	b = append(b, ":{"...)
+	b = append(b, incident...)
+	b = append(b, '}')
+	if rest != "" {
+		b = append(b, ':')
+		b = append(b, rest...)
+	}
+	return string(b)
+}

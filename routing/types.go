@@ -1,0 +1,257 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/prometheus/alertmanager/template"
+)
+
+// Alert is one alert of a webhook as the pipeline sees it: Alertmanager's
+// template.Alert plus the defects found while decoding it.
+type Alert struct {
+	template.Alert
+
+	// Flags lists the defects found in this alert and how each was mended,
+	// e.g. "invalid_utf8" or "startsAt_missing". Empty for a clean alert.
+	Flags []string `json:"flags,omitempty"`
+}
+
+// Firing reports whether the alert's status is "firing".
+func (a *Alert) Firing() bool { return a.Status == "firing" }
+
+// Message is an Alertmanager webhook (version 4) after decoding.
+type Message struct {
+	template.Data
+	Version         string
+	GroupKey        string
+	TruncatedAlerts uint64
+	// Items holds the decoded alerts; Data.Alerts is left empty to avoid
+	// holding each alert twice.
+	Items []Alert
+	// Rejected lists the alerts dropped at decode time (no labels at all),
+	// with the reason, so the response can name them.
+	Rejected []Rejection
+	// ReceivedAt is when the router read the payload; it replaces missing or
+	// unparsable timestamps.
+	ReceivedAt time.Time
+}
+
+// Rejection names an alert that could not be processed and why.
+type Rejection struct {
+	Index  int    `json:"index"`
+	Reason string `json:"reason"`
+}
+
+// KPI is one key performance indicator of a sector.
+type KPI struct {
+	// ID is the acronym of the seed, e.g. "TTFT".
+	ID string `json:"id"`
+	// Name is its expansion, e.g. "time to first token".
+	Name string `json:"name"`
+}
+
+// Signal is one piece of evidence the classifier used.
+type Signal struct {
+	// Kind is one of "sector_label", "kpi_label", "rule", "metric", "token".
+	Kind string `json:"kind"`
+	// Value is what was seen, e.g. "vllm:time_to_first_token_seconds_bucket".
+	Value string `json:"value"`
+	// Sector is the sector the signal points at ("" when it points at none).
+	Sector string `json:"sector,omitempty"`
+	// KPI is the KPI the signal points at, if any.
+	KPI string `json:"kpi,omitempty"`
+	// Weight is the signal's strength in [0,1].
+	Weight float64 `json:"weight"`
+}
+
+// Hint is one shared-analytic hint attached to an alert.
+type Hint struct {
+	// ID is stable: queue-time, prefill-decode, kv-cache, moe-router,
+	// cpu-ready, microburst, optical-health, spill-lag, burn-exemplars,
+	// percentiles-not-averages.
+	ID string `json:"id"`
+	// Text explains the hint; it quotes the alert's numbers when it has them.
+	Text string `json:"text"`
+	// Specific is true when Text was computed from the alert's own numbers.
+	Specific bool `json:"specific"`
+}
+
+// Unknown is the sector (and incident class) of an alert nothing identifies.
+const Unknown = "unknown"
+
+// Classification is what the classifier concluded about one alert.
+type Classification struct {
+	// Sector is a catalog id such as "llm-inference-gpu", or Unknown.
+	Sector string `json:"sector"`
+	// SectorName is the sector's name in the seed ("" when unknown).
+	SectorName string `json:"sector_name,omitempty"`
+	// KPIs are the KPIs the alert is about (the first is the primary one).
+	KPIs []KPI `json:"kpis"`
+	// AlertStyle is the sector's default alert style from the seed.
+	AlertStyle string `json:"alert_style,omitempty"`
+	// Sensitivity is the sector's regression sensitivity: high, medium or low.
+	Sensitivity string `json:"sensitivity,omitempty"`
+	// IncidentClass is one of the small documented set (latency, errors, …).
+	IncidentClass string `json:"incident_class"`
+	// Confidence is in [0,1]; 0 for unknown.
+	Confidence float64 `json:"confidence"`
+	// Signals are the evidence, strongest first.
+	Signals []Signal `json:"signals"`
+	// Candidates lists the sectors still possible when the signals did not
+	// settle on one (an ambiguous KPI such as OWD); empty otherwise.
+	Candidates []string `json:"candidates,omitempty"`
+	// Hints are the shared-analytic hints relevant to the alert.
+	Hints []Hint `json:"hints"`
+}
+
+// PrimaryKPI returns the acronym of the first KPI, or "".
+func (c *Classification) PrimaryKPI() string {
+	if len(c.KPIs) == 0 {
+		return ""
+	}
+	return c.KPIs[0].ID
+}
+
+// Action is what an alert deserves.
+type Action string
+
+// The actions, from loudest to quietest.
+const (
+	ActionPage   Action = "page"
+	ActionTicket Action = "ticket"
+	ActionNone   Action = "none"
+)
+
+// Decision is the outcome of the page-or-ticket policies for one alert.
+type Decision struct {
+	Action Action `json:"action"`
+	// Policy is the policy that decided: sloth, pyrra, burn-rate, capacity,
+	// regression, severity or none.
+	Policy string `json:"policy"`
+	// Tier names the tier that matched, e.g. "1h/5m>14.4", "critical", "warn".
+	Tier string `json:"tier"`
+	// Reasons are human-readable and quote the numbers compared.
+	Reasons []string `json:"reasons"`
+	// SLO is the SLO identity of the alert (sloth_id; Pyrra slo + labels; an
+	// slo label), "" when it has none. Ticket-tier alerts of an SLO are
+	// suppressed while a page-tier alert of the same SLO fires.
+	SLO string `json:"slo,omitempty"`
+	// Budget carries the error-budget facts the alert had ("" when none).
+	Budget string `json:"budget,omitempty"`
+}
+
+// Classifier classifies one alert. Implementations must be safe for
+// concurrent use and must not retain a.
+type Classifier interface {
+	Classify(a *Alert) Classification
+}
+
+// ClassifierFunc adapts a function to Classifier.
+type ClassifierFunc func(a *Alert) Classification
+
+// Classify calls f(a).
+func (f ClassifierFunc) Classify(a *Alert) Classification { return f(a) }
+
+// Decider applies the page-or-ticket policies to one classified alert. It is
+// a pure function of its inputs; now is injected for testability.
+// Implementations must be safe for concurrent use.
+type Decider interface {
+	Decide(a *Alert, c *Classification, now time.Time) Decision
+}
+
+// DeciderFunc adapts a function to Decider.
+type DeciderFunc func(a *Alert, c *Classification, now time.Time) Decision
+
+// Decide calls f(a, c, now).
+func (f DeciderFunc) Decide(a *Alert, c *Classification, now time.Time) Decision {
+	return f(a, c, now)
+}
+
+// Result is everything the pipeline knows about one alert; it is what
+// `router explain` prints and what notifiers render.
+type Result struct {
+	Alert          *Alert
+	Classification Classification
+	Decision       Decision
+	// Incident is the key of the incident the alert belongs to.
+	Incident string
+	// Receivers are the receivers the route tree selected.
+	Receivers []string
+	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).
+	SuppressedBy string
+}
+
+// Kind says what a notification tells its receiver.
+type Kind string
+
+// The notification kinds.
+const (
+	// KindFiring announces alerts that started firing (or were newly routed).
+	KindFiring Kind = "firing"
+	// KindReminder repeats alerts still firing past the repeat interval.
+	KindReminder Kind = "reminder"
+	// KindResolved announces alerts that resolved after being notified.
+	KindResolved Kind = "resolved"
+)
+
+// Notification is one message to one receiver about one incident: the alert
+// transitions of that incident that this webhook brought and that no replica
+// has notified yet.
+type Notification struct {
+	// Receiver is the receiver's name from the config.
+	Receiver string
+	// Incident is the incident's stable key; PagerDuty uses it as dedup_key,
+	// Slack to find the incident's parent message.
+	Incident string
+	Kind     Kind
+	// Action is the loudest decision among Results.
+	Action Action
+	// Results are the alerts of this notification.
+	Results []*Result
+	// IncidentResolved is true when, after this notification, no notified
+	// alert of the incident is still firing: PagerDuty resolves, Slack edits
+	// the parent.
+	IncidentResolved bool
+	// Data is the webhook's template data (group labels, external URL …)
+	// with Alerts set to this notification's alerts, for templates.
+	Data *template.Data
+}
+
+// Notifier delivers one notification. It returns nil on success. A failed
+// delivery returns an error; Retryable(err) tells whether sending the same
+// notification again may succeed (Alertmanager is then answered 5xx so that
+// it retries). Implementations must be safe for concurrent use.
+type Notifier interface {
+	Notify(ctx context.Context, n *Notification) error
+}
+
+// NotifierFunc adapts a function to Notifier.
+type NotifierFunc func(ctx context.Context, n *Notification) error
+
+// Notify calls f(ctx, n).
+func (f NotifierFunc) Notify(ctx context.Context, n *Notification) error { return f(ctx, n) }
+
+// PermanentError marks a delivery failure that retrying cannot fix (a bad
+// routing key, a revoked token). Wrap errors with Permanent.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent wraps err so that Retryable reports false.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// Retryable reports whether a delivery error may succeed when retried. Every
+// error is retryable unless it was wrapped by Permanent: when in doubt, have
+// Alertmanager try again rather than lose a page.
+func Retryable(err error) bool {
+	var p *PermanentError
+	return err != nil && !errors.As(err, &p)
+}
