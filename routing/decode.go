@@ -1,0 +1,257 @@
+package routing
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/alertmanager/template"
+	"github.com/prometheus/common/model"
+)
+
+// InputError is a payload that cannot be read as a whole. The webhook edge
+// answers it with Status and a JSON body naming Field.
+type InputError struct {
+	Status int    // HTTP status: 400, 413 or 415
+	Field  string // JSON field at fault, "" for the whole body
+	Msg    string
+}
+
+func (e *InputError) Error() string {
+	if e.Field == "" {
+		return e.Msg
+	}
+	return e.Field + ": " + e.Msg
+}
+
+func badRequest(field, format string, args ...any) *InputError {
+	return &InputError{Status: 400, Field: field, Msg: fmt.Sprintf(format, args...)}
+}
+
+// The flags set on alerts whose defects were mended at decode time.
+const (
+	FlagInvalidUTF8     = "invalid_utf8"
+	FlagStartsAtMissing = "startsAt_missing"
+	FlagStartsAtInvalid = "startsAt_invalid"
+	FlagEndsAtInvalid   = "endsAt_invalid"
+	FlagStatusInvalid   = "status_invalid"
+	FlagFingerprint     = "fingerprint_computed"
+)
+
+// wireMessage is the webhook v4 JSON. Unknown fields (notification_reason
+// before v0.32, routeLabels before v0.34, anything newer) are ignored, so
+// every Alertmanager release since v0.x decodes.
+type wireMessage struct {
+	Version           *string           `json:"version"`
+	GroupKey          string            `json:"groupKey"`
+	TruncatedAlerts   uint64            `json:"truncatedAlerts"`
+	Receiver          string            `json:"receiver"`
+	Status            string            `json:"status"`
+	NotificationRsn   string            `json:"notification_reason"`
+	GroupLabels       map[string]string `json:"groupLabels"`
+	CommonLabels      map[string]string `json:"commonLabels"`
+	CommonAnnotations map[string]string `json:"commonAnnotations"`
+	RouteLabels       map[string]string `json:"routeLabels"`
+	ExternalURL       string            `json:"externalURL"`
+	Alerts            *[]wireAlert      `json:"alerts"`
+}
+
+type wireAlert struct {
+	Status       string            `json:"status"`
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations"`
+	StartsAt     string            `json:"startsAt"`
+	EndsAt       string            `json:"endsAt"`
+	GeneratorURL string            `json:"generatorURL"`
+	Fingerprint  string            `json:"fingerprint"`
+}
+
+// slowMessage isolates per-alert defects: each alert is decoded on its own
+// so a wrong type inside one alert rejects that alert alone.
+type slowMessage struct {
+	wireMessage
+	Alerts *[]json.RawMessage `json:"alerts"`
+}
+
+// Decode reads an Alertmanager webhook body. It returns an *InputError for a
+// payload that cannot be read as a whole; defects inside one alert are
+// mended and flagged on that alert, or the alert alone is rejected and
+// listed in Message.Rejected. now stands in for missing timestamps.
+//
+// The common case (valid UTF-8, well-typed) costs one encoding/json pass; a
+// payload with a defect is decoded again alert by alert to find it.
+func Decode(body []byte, now time.Time) (*Message, error) {
+	validUTF8 := utf8.Valid(body)
+	var w wireMessage
+	err := json.Unmarshal(body, &w)
+	if err == nil && validUTF8 {
+		if err := checkEnvelope(&w); err != nil {
+			return nil, err
+		}
+		msg := newMessage(&w, now, len(*w.Alerts))
+		for i := range *w.Alerts {
+			msg.add(i, &(*w.Alerts)[i], false)
+		}
+		return msg, nil
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return nil, badRequest("", "malformed JSON at byte offset %d: %v", se.Offset, se)
+	}
+	if err != nil && !isTypeError(err) {
+		return nil, badRequest("", "malformed JSON: %v", err)
+	}
+	return decodeSlow(body, now)
+}
+
+func isTypeError(err error) bool {
+	var te *json.UnmarshalTypeError
+	return errors.As(err, &te)
+}
+
+func decodeSlow(body []byte, now time.Time) (*Message, error) {
+	var s slowMessage
+	if err := json.Unmarshal(body, &s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, badRequest(te.Field, "expected JSON %s, got %s", te.Type.String(), te.Value)
+		}
+		return nil, badRequest("", "malformed JSON: %v", err)
+	}
+	s.wireMessage.Alerts = nil
+	if s.Alerts == nil {
+		return nil, badRequest("alerts", "missing: a webhook must carry an alerts array")
+	}
+	empty := []wireAlert{}
+	s.wireMessage.Alerts = &empty
+	if err := checkEnvelopeFields(&s.wireMessage, len(*s.Alerts)); err != nil {
+		return nil, err
+	}
+	msg := newMessage(&s.wireMessage, now, len(*s.Alerts))
+	for i, raw := range *s.Alerts {
+		var a wireAlert
+		if err := json.Unmarshal(raw, &a); err != nil {
+			field := "alerts[" + strconv.Itoa(i) + "]"
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) && te.Field != "" {
+				field += "." + te.Field
+			}
+			msg.Rejected = append(msg.Rejected, Rejection{Index: i, Reason: field + ": wrong JSON type: " + err.Error()})
+			continue
+		}
+		msg.add(i, &a, !utf8.Valid(raw))
+	}
+	// Envelope strings decoded from invalid UTF-8 were replaced by
+	// encoding/json already; nothing more to mend there.
+	return msg, nil
+}
+
+func checkEnvelope(w *wireMessage) error {
+	if w.Alerts == nil {
+		return badRequest("alerts", "missing: a webhook must carry an alerts array")
+	}
+	return checkEnvelopeFields(w, len(*w.Alerts))
+}
+
+func checkEnvelopeFields(w *wireMessage, n int) error {
+	if w.Version == nil {
+		return badRequest("version", `missing: expected "4" (Alertmanager webhook v4)`)
+	}
+	if *w.Version != "4" {
+		return badRequest("version", "unsupported version %q: expected \"4\" (Alertmanager webhook v4)", *w.Version)
+	}
+	if n == 0 {
+		return badRequest("alerts", "empty: a webhook must carry at least one alert")
+	}
+	return nil
+}
+
+func newMessage(w *wireMessage, now time.Time, n int) *Message {
+	return &Message{
+		Data: template.Data{
+			Receiver:           w.Receiver,
+			Status:             w.Status,
+			NotificationReason: w.NotificationRsn,
+			GroupLabels:        w.GroupLabels,
+			CommonLabels:       w.CommonLabels,
+			CommonAnnotations:  w.CommonAnnotations,
+			RouteLabels:        w.RouteLabels,
+			ExternalURL:        w.ExternalURL,
+		},
+		Version:         *w.Version,
+		GroupKey:        w.GroupKey,
+		TruncatedAlerts: w.TruncatedAlerts,
+		Items:           make([]Alert, 0, n),
+		ReceivedAt:      now,
+	}
+}
+
+// add converts one wire alert, mending what it can. badUTF8 says the raw
+// alert held invalid UTF-8, which encoding/json has replaced by U+FFFD.
+func (m *Message) add(i int, w *wireAlert, badUTF8 bool) {
+	if len(w.Labels) == 0 {
+		m.Rejected = append(m.Rejected, Rejection{Index: i, Reason: "alerts[" + strconv.Itoa(i) + "].labels: an alert without labels cannot be identified"})
+		return
+	}
+	a := Alert{Alert: template.Alert{
+		Status:       w.Status,
+		Labels:       w.Labels,
+		Annotations:  w.Annotations,
+		GeneratorURL: w.GeneratorURL,
+		Fingerprint:  w.Fingerprint,
+	}}
+	if a.Annotations == nil {
+		a.Annotations = template.KV{}
+	}
+	if badUTF8 {
+		a.Flags = append(a.Flags, FlagInvalidUTF8)
+	}
+	switch {
+	case w.StartsAt == "":
+		a.StartsAt = m.ReceivedAt
+		a.Flags = append(a.Flags, FlagStartsAtMissing)
+	default:
+		t, err := time.Parse(time.RFC3339Nano, w.StartsAt)
+		if err != nil {
+			t = m.ReceivedAt
+			a.Flags = append(a.Flags, FlagStartsAtInvalid)
+		}
+		a.StartsAt = t
+	}
+	if w.EndsAt != "" {
+		t, err := time.Parse(time.RFC3339Nano, w.EndsAt)
+		if err != nil {
+			a.Flags = append(a.Flags, FlagEndsAtInvalid)
+		} else {
+			a.EndsAt = t
+		}
+	}
+	if a.Status != "firing" && a.Status != "resolved" {
+		a.Status = "firing"
+		if !a.EndsAt.IsZero() && !a.EndsAt.After(m.ReceivedAt) {
+			a.Status = "resolved"
+		}
+		a.Flags = append(a.Flags, FlagStatusInvalid)
+	}
+	if a.Fingerprint == "" {
+		ls := make(model.LabelSet, len(a.Labels))
+		for k, v := range a.Labels {
+			ls[model.LabelName(k)] = model.LabelValue(v)
+		}
+		a.Fingerprint = ls.Fingerprint().String()
+		a.Flags = append(a.Flags, FlagFingerprint)
+	}
+	m.Items = append(m.Items, a)
+}
+
+// IsJSONContentType reports whether a Content-Type header names JSON
+// ("application/json", optionally with parameters, or a +json type).
+func IsJSONContentType(ct string) bool {
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.ToLower(strings.TrimSpace(mt))
+	return mt == "application/json" || strings.HasSuffix(mt, "+json")
+}

@@ -1,0 +1,200 @@
+package routing
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Auth checks inbound webhooks. A zero Auth lets every request through.
+// Bearer and basic auth may both be set; either one then suffices.
+type Auth struct {
+	BearerToken string
+	Username    string
+	Password    string
+}
+
+func (a Auth) enabled() bool { return a.BearerToken != "" || a.Username != "" }
+
+// equal compares secrets in constant time (hashing first hides the length).
+func equal(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+func (a Auth) allow(r *http.Request) bool {
+	if !a.enabled() {
+		return true
+	}
+	if a.BearerToken != "" {
+		if h := r.Header.Get("Authorization"); len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") && equal(h[7:], a.BearerToken) {
+			return true
+		}
+	}
+	if a.Username != "" {
+		if u, p, ok := r.BasicAuth(); ok && equal(u, a.Username) && equal(p, a.Password) {
+			return true
+		}
+	}
+	return false
+}
+
+func (a Auth) challenge() string {
+	if a.BearerToken != "" {
+		return `Bearer realm="alertrouter"`
+	}
+	return `Basic realm="alertrouter"`
+}
+
+// Runtime is what the edge needs from the running service; cmd/router
+// implements it. Pipeline returns the current pipeline (swapped on reload).
+type Runtime interface {
+	Pipeline() *Pipeline
+	// EdgeOptions returns the current webhook options.
+	EdgeOptions() EdgeOptions
+	// Ready returns nil when the config is loaded and the store answers.
+	Ready(ctx context.Context) error
+	// Reload re-reads the config; on error the old one keeps serving.
+	Reload() error
+}
+
+// EdgeOptions are the webhook edge's settings.
+type EdgeOptions struct {
+	Auth Auth
+	// MaxBodyBytes bounds a webhook body; larger ones get 413.
+	MaxBodyBytes int64
+	// Timeout bounds the processing of one webhook, notifications included.
+	Timeout time.Duration
+}
+
+// errorBody is every error answer of the edge.
+type errorBody struct {
+	Error string `json:"error"`
+	Field string `json:"field,omitempty"`
+}
+
+// NewServer returns the HTTP handler of the router: POST /webhook, GET
+// /metrics (from gatherer), GET /-/healthy, GET /-/ready, POST /-/reload.
+func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger) http.Handler {
+	e := echo.New()
+	e.HideBanner = true
+	e.HidePort = true
+	e.HTTPErrorHandler = func(err error, c echo.Context) {
+		code := http.StatusInternalServerError
+		msg := err.Error()
+		var he *echo.HTTPError
+		if errors.As(err, &he) {
+			code = he.Code
+			if s, ok := he.Message.(string); ok {
+				msg = s
+			}
+		}
+		if !c.Response().Committed {
+			_ = c.JSON(code, errorBody{Error: msg})
+		}
+	}
+	h := &webhook{rt: rt, m: m, logger: logger}
+	e.POST("/webhook", h.serve)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
+	e.GET("/-/healthy", func(c echo.Context) error { return c.String(http.StatusOK, "OK\n") })
+	e.GET("/-/ready", func(c echo.Context) error {
+		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+		defer cancel()
+		if err := rt.Ready(ctx); err != nil {
+			return c.JSON(http.StatusServiceUnavailable, errorBody{Error: "not ready: " + err.Error()})
+		}
+		return c.String(http.StatusOK, "OK\n")
+	})
+	e.POST("/-/reload", func(c echo.Context) error {
+		if err := rt.Reload(); err != nil {
+			return c.JSON(http.StatusInternalServerError, errorBody{Error: "reload failed, previous config still serving: " + err.Error()})
+		}
+		return c.String(http.StatusOK, "config reloaded\n")
+	})
+	return e
+}
+
+type webhook struct {
+	rt     Runtime
+	m      *Metrics
+	logger *slog.Logger
+}
+
+func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {
+	h.count(start, outcome, status)
+	return c.JSON(status, body)
+}
+
+func (h *webhook) count(start time.Time, outcome string, status int) {
+	if h.m != nil {
+		h.m.webhooks.WithLabelValues(outcome, strconv.Itoa(status)).Inc()
+		h.m.webhookDuration.Observe(time.Since(start).Seconds())
+	}
+}
+
+// serve is the webhook edge: the one place that maps outcomes to HTTP
+// statuses. 2xx only when every notification was delivered, deduplicated
+// or deliberately suppressed; 5xx when a retryable failure remains; 4xx only
+// for payloads that cannot be read as a whole.
+func (h *webhook) serve(c echo.Context) error {
+	start := time.Now()
+	opts := h.rt.EdgeOptions()
+	req := c.Request()
+	if !opts.Auth.allow(req) {
+		c.Response().Header().Set("WWW-Authenticate", opts.Auth.challenge())
+		return h.fail(c, start, "unauthorized", http.StatusUnauthorized, errorBody{Error: "missing or invalid credentials"})
+	}
+	if ct := req.Header.Get("Content-Type"); !IsJSONContentType(ct) {
+		return h.fail(c, start, "bad_input", http.StatusUnsupportedMediaType,
+			errorBody{Error: "unsupported Content-Type " + strconv.Quote(ct) + ": send application/json"})
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(c.Response(), req.Body, opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return h.fail(c, start, "bad_input", http.StatusRequestEntityTooLarge,
+				errorBody{Error: "body larger than the limit of " + strconv.FormatInt(opts.MaxBodyBytes, 10) + " bytes (webhook.max_body_bytes); lower max_alerts in Alertmanager or raise the limit"})
+		}
+		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: "reading body: " + err.Error()})
+	}
+	msg, err := Decode(body, time.Now())
+	if err != nil {
+		var ie *InputError
+		if errors.As(err, &ie) {
+			h.logger.Info("webhook rejected", "status", ie.Status, "field", ie.Field, "err", ie.Msg)
+			return h.fail(c, start, "bad_input", ie.Status, errorBody{Error: ie.Msg, Field: ie.Field})
+		}
+		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: err.Error()})
+	}
+	for _, r := range msg.Rejected {
+		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", "group_key", msg.GroupKey, "index", r.Index, "err", r.Reason)
+	}
+	if msg.TruncatedAlerts > 0 {
+		h.logger.Warn("Alertmanager truncated this webhook (max_alerts); the alerts it left out reach the router on its next group_interval, raise max_alerts to avoid the delay",
+			"group_key", msg.GroupKey, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), opts.Timeout)
+	defer cancel()
+	sum, err := h.rt.Pipeline().Process(ctx, msg)
+	if err != nil {
+		status := http.StatusServiceUnavailable
+		var de *DeliveryError
+		if errors.As(err, &de) && !de.Retryable {
+			status = http.StatusBadGateway
+		}
+		h.count(start, "failed", status)
+		return c.JSON(status, sum)
+	}
+	h.count(start, "ok", http.StatusOK)
+	return c.JSON(http.StatusOK, sum)
+}

@@ -1,0 +1,56 @@
+package routing
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// DefaultGroupBy are the labels whose values form an incident when the alert
+// has no SLO identity: alerts of one sector, service and KPI are one problem.
+// "service" falls back to the job label when the alert has no service label.
+var DefaultGroupBy = []string{"sector", "service", "kpi"}
+
+// maxReadableKey bounds incident keys kept readable; longer ones are hashed
+// so that PagerDuty's 255-character dedup_key limit always holds.
+const maxReadableKey = 160
+
+// IncidentKey returns the stable key of the incident an alert belongs to:
+// "slo/<identity>" when the decision names an SLO, otherwise the values of
+// groupBy joined with "/" (prefixed by the alertname when the sector is
+// unknown, so unrelated unknown alerts stay apart). Characters that would
+// break a Redis hash tag are replaced; over-long keys are hashed.
+func IncidentKey(r *Result, groupBy []string, get LabelFunc) string {
+	var b strings.Builder
+	if r.Decision.SLO != "" {
+		b.WriteString("slo/")
+		b.WriteString(r.Decision.SLO)
+	} else {
+		if r.Classification.Sector == Unknown || r.Classification.Sector == "" {
+			b.WriteString(get("alertname"))
+			b.WriteByte('/')
+		}
+		for i, name := range groupBy {
+			if i > 0 {
+				b.WriteByte('/')
+			}
+			v := get(name)
+			if v == "" && name == "service" {
+				v = get("job")
+			}
+			b.WriteString(v)
+		}
+	}
+	key := strings.Map(func(r rune) rune {
+		switch r {
+		case '{', '}', ' ', '\n', '\r', '\t':
+			return '_'
+		}
+		return r
+	}, b.String())
+	if len(key) > maxReadableKey {
+		sum := sha256.Sum256([]byte(key))
+		key = strings.ToValidUTF8(key[:64], "") + "~" + hex.EncodeToString(sum[:12])
+	}
+	return key
+}

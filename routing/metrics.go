@@ -1,0 +1,93 @@
+package routing
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the pipeline's own metrics. Create them with NewMetrics.
+type Metrics struct {
+	webhooks        *prometheus.CounterVec
+	webhookDuration prometheus.Histogram
+	alerts          *prometheus.CounterVec
+	rejected        prometheus.Counter
+	flagged         *prometheus.CounterVec
+	truncated       prometheus.Counter
+	decisions       *prometheus.CounterVec
+	dedup           *prometheus.CounterVec
+	storeErrors     prometheus.Counter
+	suppressed      prometheus.Counter
+	incidentsOpen   prometheus.Gauge
+}
+
+// Dedup results counted by alertrouter_dedup_total{result}.
+const (
+	dedupMiss     = "miss"            // claimed by this replica, sent
+	dedupHit      = "hit"             // already notified: skipped
+	dedupInFlight = "in_flight"       // another replica is sending it
+	dedupReleased = "released"        // send failed, claim released
+	dedupFailOpen = "fail_open"       // store down, sent without a claim
+	dedupUnseen   = "resolved_unseen" // resolve of a firing never notified
+)
+
+// NewMetrics registers the pipeline metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_webhooks_total",
+			Help: "Webhooks received, by outcome and HTTP status code.",
+		}, []string{"outcome", "code"}),
+		webhookDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "alertrouter_webhook_duration_seconds",
+			Help:    "Time from reading a webhook to answering it.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_alerts_received_total",
+			Help: "Alerts received in webhooks, by status.",
+		}, []string{"status"}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_alerts_rejected_total",
+			Help: "Alerts rejected alone (no labels, wrong types) while the rest of their webhook was processed.",
+		}),
+		flagged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_alerts_flagged_total",
+			Help: "Alerts whose defects were mended at decode time, by flag.",
+		}, []string{"flag"}),
+		truncated: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_alerts_truncated_total",
+			Help: "Alerts Alertmanager left out of webhooks (truncatedAlerts, max_alerts).",
+		}),
+		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_decisions_total",
+			Help: "Policy decisions, by sector, action and policy.",
+		}, []string{"sector", "action", "policy"}),
+		dedup: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_dedup_total",
+			Help: "Notification transitions by dedup result: miss (sent), hit (already sent), in_flight, released, fail_open, resolved_unseen.",
+		}, []string{"result"}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_dedup_store_errors_total",
+			Help: "Dedup store operations that failed; with fail-open each risks a duplicate notification.",
+		}),
+		suppressed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_alerts_suppressed_total",
+			Help: "Ticket-tier alerts suppressed because a page-tier alert of the same SLO fires.",
+		}),
+		incidentsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "alertrouter_incidents_open",
+			Help: "Incidents this replica last saw with firing notified alerts (approximate across replicas).",
+		}),
+	}
+	for _, s := range []string{"firing", "resolved"} {
+		m.alerts.WithLabelValues(s)
+	}
+	for _, r := range []string{dedupMiss, dedupHit, dedupInFlight, dedupReleased, dedupFailOpen, dedupUnseen} {
+		m.dedup.WithLabelValues(r)
+	}
+	for _, f := range []string{FlagInvalidUTF8, FlagStartsAtMissing, FlagStartsAtInvalid, FlagEndsAtInvalid, FlagStatusInvalid, FlagFingerprint} {
+		m.flagged.WithLabelValues(f)
+	}
+	if reg != nil {
+		reg.MustRegister(m.webhooks, m.webhookDuration, m.alerts, m.rejected, m.flagged, m.truncated,
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.incidentsOpen)
+	}
+	return m
+}

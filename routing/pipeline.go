@@ -1,0 +1,685 @@
+package routing
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/alertmanager/template"
+)
+
+// DedupOptions tune exactly-once delivery.
+type DedupOptions struct {
+	// ClaimTTL bounds how long a claim blocks other replicas when its owner
+	// dies between claim and confirm; after it the transition can be sent
+	// again (a crash never loses the page).
+	ClaimTTL time.Duration
+	// NotifiedTTL is how long a notified transition is remembered; it must
+	// outlive Alertmanager's repeat_interval.
+	NotifiedTTL time.Duration
+	// RepeatInterval is how often a still-firing alert is reminded; 0 never.
+	RepeatInterval time.Duration
+	// InFlightWait is how long to wait for another replica that is sending
+	// the same transition before answering 5xx so Alertmanager retries.
+	InFlightWait time.Duration
+	// FailClosed answers 5xx when the store is unavailable instead of
+	// delivering without dedup (fail open, the default).
+	FailClosed bool
+	// KeyPrefix prefixes every store key.
+	KeyPrefix string
+}
+
+// Pipeline is the router's whole processing of a webhook. It is immutable
+// once built (a config reload builds a new one) and safe for concurrent use.
+type Pipeline struct {
+	Classifier Classifier
+	Decider    Decider
+	Routes     *Route
+	// Notifiers maps receiver names to their notifier.
+	Notifiers map[string]Notifier
+	Store     Store
+	Dedup     DedupOptions
+	// GroupBy are the incident labels (DefaultGroupBy when empty).
+	GroupBy []string
+	Metrics *Metrics
+	Logger  *slog.Logger
+	// Now returns the current time (time.Now when nil).
+	Now func() time.Time
+}
+
+// Summary is the webhook's answer: what happened to its alerts.
+type Summary struct {
+	Alerts       int         `json:"alerts"`
+	Rejected     []Rejection `json:"rejected,omitempty"`
+	Flagged      int         `json:"flagged,omitempty"`
+	Truncated    uint64      `json:"truncated,omitempty"`
+	Notified     int         `json:"notified"`
+	Deduplicated int         `json:"deduplicated"`
+	Suppressed   int         `json:"suppressed"`
+	NoAction     int         `json:"no_action"`
+	Failed       int         `json:"failed"`
+	// Errors describe the failures that make the answer a 5xx.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// DeliveryError is returned by Process when a notification could not be
+// delivered or the store failed closed; the edge answers 5xx so that
+// Alertmanager retries. Every claim of the failed notifications has been
+// released, so the retry sends exactly what is missing.
+type DeliveryError struct {
+	// Retryable is false when every failure was permanent (a bad routing key):
+	// the edge still answers 5xx so the failure stays visible in
+	// Alertmanager, but the log says retrying will not help.
+	Retryable bool
+	Errs      []error
+}
+
+func (e *DeliveryError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+func (p *Pipeline) now() time.Time {
+	if p.Now != nil {
+		return p.Now()
+	}
+	return time.Now()
+}
+
+// Evaluate runs the pure stages on every alert of msg — classify, decide,
+// route, incident — and suppresses ticket-tier alerts of SLOs that page in
+// the same payload. It touches no store and sends nothing: it is what
+// `router explain` prints.
+func (p *Pipeline) Evaluate(msg *Message) []*Result {
+	now := p.now()
+	groupBy := p.GroupBy
+	if len(groupBy) == 0 {
+		groupBy = DefaultGroupBy
+	}
+	results := make([]*Result, len(msg.Items))
+	backing := make([]Result, len(msg.Items))
+	pages := map[string]*Result{}
+	for i := range msg.Items {
+		r := &backing[i]
+		r.Alert = &msg.Items[i]
+		r.Classification = p.Classifier.Classify(r.Alert)
+		r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
+		get := r.Label
+		r.Incident = IncidentKey(r, groupBy, get)
+		if r.Decision.Action != ActionNone {
+			r.Receivers = p.Routes.Match(get)
+		}
+		if r.Decision.SLO != "" && r.Decision.Action == ActionPage && r.Alert.Firing() {
+			pages[r.Decision.SLO] = r
+		}
+		results[i] = r
+	}
+	for _, r := range results {
+		if r.Decision.Action != ActionTicket || r.Decision.SLO == "" || !r.Alert.Firing() {
+			continue
+		}
+		if pg, ok := pages[r.Decision.SLO]; ok {
+			r.SuppressedBy = suppressedBy(pg.Alert.Labels["alertname"], pg.Alert.Fingerprint, r.Decision.SLO)
+		}
+	}
+	return results
+}
+
+func suppressedBy(alertname, fingerprint, slo string) string {
+	return "page " + alertname + " (" + fingerprint + ") of SLO " + slo
+}
+
+// Label returns the value of a label as routes see it: the derived labels
+// sector, kpi, incident_class and decision, else the alert's own label.
+func (r *Result) Label(name string) string {
+	switch name {
+	case "sector":
+		return r.Classification.Sector
+	case "kpi":
+		return r.Classification.PrimaryKPI()
+	case "incident_class":
+		return r.Classification.IncidentClass
+	case "decision":
+		return string(r.Decision.Action)
+	}
+	return r.Alert.Labels[name]
+}
+
+// transition is one alert's change for one receiver that may need sending.
+type transition struct {
+	res      *Result
+	receiver string
+	kind     Kind
+	marker   string // key remembering what was notified
+	claim    string // key claimed while sending
+	token    string // value of our claim; release deletes only our own
+	won      bool
+}
+
+// Process runs the whole pipeline on one decoded webhook and returns its
+// summary. A non-nil error is a *DeliveryError: something retryable remains
+// and Alertmanager must be answered 5xx. Process never returns an input
+// error: those are caught by Decode.
+func (p *Pipeline) Process(ctx context.Context, msg *Message) (*Summary, error) {
+	sum := &Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
+	// 1–4. classify → decide → route → incident (pure).
+	results := p.Evaluate(msg)
+	p.observe(msg, results, sum)
+	// 5. one problem, one notification: suppress tickets of paging SLOs.
+	p.suppressAcrossPayloads(ctx, results, sum)
+	// 6. dedup: which transitions has no replica notified yet?
+	trs, err := p.pending(ctx, results, sum)
+	if err != nil {
+		return sum, err
+	}
+	// 7. claim them, 8. notify, 9. confirm or release.
+	if err := p.claim(ctx, trs, sum); err != nil {
+		return sum, err
+	}
+	return sum, p.deliver(ctx, msg, trs, sum)
+}
+
+func (p *Pipeline) observe(msg *Message, results []*Result, sum *Summary) {
+	m := p.Metrics
+	if m == nil {
+		return
+	}
+	m.rejected.Add(float64(len(msg.Rejected)))
+	if msg.TruncatedAlerts > 0 {
+		m.truncated.Add(float64(msg.TruncatedAlerts))
+	}
+	for _, r := range results {
+		m.alerts.WithLabelValues(r.Alert.Status).Inc()
+		m.decisions.WithLabelValues(r.Classification.Sector, string(r.Decision.Action), r.Decision.Policy).Inc()
+		for _, f := range r.Alert.Flags {
+			m.flagged.WithLabelValues(f).Inc()
+		}
+		if len(r.Alert.Flags) > 0 {
+			sum.Flagged++
+		}
+	}
+}
+
+// suppressAcrossPayloads records firing page-tier alerts of each SLO in the
+// store and suppresses ticket-tier alerts of SLOs another payload pages for.
+// A store failure never suppresses: a duplicate beats a lost ticket.
+func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*Result, sum *Summary) {
+	type sloState struct{ firing, resolved []string }
+	pages := map[string]*sloState{}
+	var tickets []*Result
+	for _, r := range results {
+		slo := r.Decision.SLO
+		if slo == "" {
+			continue
+		}
+		switch {
+		case r.Decision.Action == ActionPage:
+			st := pages[slo]
+			if st == nil {
+				st = &sloState{}
+				pages[slo] = st
+			}
+			if r.Alert.Firing() {
+				st.firing = append(st.firing, r.Alert.Labels["alertname"]+" ("+r.Alert.Fingerprint+")")
+			} else {
+				st.resolved = append(st.resolved, r.Alert.Labels["alertname"]+" ("+r.Alert.Fingerprint+")")
+			}
+		case r.Decision.Action == ActionTicket && r.Alert.Firing() && r.SuppressedBy == "":
+			tickets = append(tickets, r)
+		}
+	}
+	for slo, st := range pages {
+		key := Key(p.Dedup.KeyPrefix, "slo", slo, "pages")
+		if len(st.firing) > 0 {
+			if err := p.Store.AddMembers(ctx, key, p.Dedup.NotifiedTTL, st.firing...); err != nil {
+				p.storeError("record SLO page", err)
+			}
+		}
+		if len(st.resolved) > 0 {
+			if _, err := p.Store.RemoveMembers(ctx, key, st.resolved...); err != nil {
+				p.storeError("clear SLO page", err)
+			}
+		}
+	}
+	seen := map[string][]string{}
+	for _, r := range tickets {
+		slo := r.Decision.SLO
+		members, ok := seen[slo]
+		if !ok {
+			var err error
+			members, err = p.Store.Members(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"))
+			if err != nil {
+				p.storeError("read SLO pages", err)
+			}
+			seen[slo] = members
+		}
+		if len(members) > 0 {
+			r.SuppressedBy = "page " + members[0] + " of SLO " + slo
+		}
+	}
+	for _, r := range results {
+		if r.SuppressedBy != "" {
+			sum.Suppressed++
+			if p.Metrics != nil {
+				p.Metrics.suppressed.Inc()
+			}
+		}
+	}
+}
+
+func (p *Pipeline) storeError(op string, err error) {
+	if p.Metrics != nil {
+		p.Metrics.storeErrors.Inc()
+	}
+	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+}
+
+// marker values: "<tier>|<unix ms>" for a notified firing, "resolved|<ms>".
+func markerValue(tier string, at time.Time) string {
+	return tier + "|" + strconv.FormatInt(at.UnixMilli(), 10)
+}
+
+func parseMarker(v string) (tier string, at time.Time) {
+	i := strings.LastIndexByte(v, '|')
+	if i < 0 {
+		return v, time.Time{}
+	}
+	ms, _ := strconv.ParseInt(v[i+1:], 10, 64)
+	return v[:i], time.UnixMilli(ms)
+}
+
+// tierOf names the decision tier that is part of a transition's identity.
+func tierOf(d *Decision) string { return string(d.Action) + ":" + d.Policy + ":" + d.Tier }
+
+// pending reads, in one store round trip, what was already notified for every
+// (alert, receiver) of the payload and returns the transitions still to send.
+func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary) ([]*transition, error) {
+	now := p.now()
+	var trs []*transition
+	var keys []string
+	for _, r := range results {
+		switch {
+		case r.SuppressedBy != "":
+			continue
+		case r.Alert.Firing() && r.Decision.Action == ActionNone:
+			sum.NoAction++
+			continue
+		}
+		receivers := r.Receivers
+		if !r.Alert.Firing() {
+			// A resolve goes wherever its firing went, whatever the
+			// (possibly different) decision on the resolved alert.
+			receivers = p.allReceivers()
+		}
+		for _, recv := range receivers {
+			id := recv + ":" + r.Alert.Fingerprint + ":" + strconv.FormatInt(r.Alert.StartsAt.UnixMilli(), 10)
+			t := &transition{res: r, receiver: recv, marker: Key(p.Dedup.KeyPrefix, "n", r.Incident, id)}
+			t.claim = t.marker + ":" + r.Alert.Status + ":" + tierOf(&r.Decision)
+			trs = append(trs, t)
+			keys = append(keys, t.marker)
+		}
+	}
+	if len(trs) == 0 {
+		return nil, nil
+	}
+	values, found, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		if p.Dedup.FailClosed {
+			return nil, p.failClosed("read notified transitions", err, sum)
+		}
+		p.storeError("read notified transitions", err)
+		found = make([]bool, len(keys))
+		values = make([]string, len(keys))
+	}
+	out := trs[:0]
+	notified := map[*Result]bool{}
+	for i, t := range trs {
+		tier, at := "", time.Time{}
+		if found[i] {
+			tier, at = parseMarker(values[i])
+		}
+		firing := t.res.Alert.Firing()
+		switch {
+		case !firing && !found[i]:
+			// Never notified to this receiver: nothing to resolve there.
+			continue
+		case !firing && tier == "resolved":
+			p.countDedup(dedupHit, sum)
+			notified[t.res] = true
+			continue
+		case !firing:
+			t.kind = KindResolved
+		case !found[i] || tier == "resolved" || tier != tierOf(&t.res.Decision):
+			t.kind = KindFiring
+		case p.Dedup.RepeatInterval > 0 && now.Sub(at) >= p.Dedup.RepeatInterval:
+			t.kind = KindReminder
+			bucket := int64(now.Sub(t.res.Alert.StartsAt) / p.Dedup.RepeatInterval)
+			t.claim += ":r" + strconv.FormatInt(bucket, 10)
+		default:
+			p.countDedup(dedupHit, sum)
+			continue
+		}
+		notified[t.res] = true
+		out = append(out, t)
+	}
+	for _, r := range results {
+		if !r.Alert.Firing() && !notified[r] && r.SuppressedBy == "" {
+			p.countDedup(dedupUnseen, nil)
+		}
+	}
+	return out, nil
+}
+
+func (p *Pipeline) allReceivers() []string {
+	out := make([]string, 0, len(p.Notifiers))
+	for name := range p.Notifiers {
+		out = append(out, name)
+	}
+	return out
+}
+
+func (p *Pipeline) countDedup(result string, sum *Summary) {
+	if p.Metrics != nil {
+		p.Metrics.dedup.WithLabelValues(result).Inc()
+	}
+	if sum != nil && result == dedupHit {
+		sum.Deduplicated++
+	}
+}
+
+func (p *Pipeline) failClosed(op string, err error, sum *Summary) error {
+	if p.Metrics != nil {
+		p.Metrics.storeErrors.Inc()
+	}
+	p.Logger.Error("dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
+	sum.Errors = append(sum.Errors, op+": "+err.Error())
+	return &DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
+}
+
+func newToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return "c:" + hex.EncodeToString(b[:])
+}
+
+const doneValue = "d"
+
+// claim takes, in one round trip, the claims of every pending transition.
+// Transitions claimed by another replica are waited for (bounded); when that
+// replica has not confirmed in time they count as failures so Alertmanager
+// retries — a claim is never taken as proof of delivery.
+func (p *Pipeline) claim(ctx context.Context, trs []*transition, sum *Summary) error {
+	if len(trs) == 0 {
+		return nil
+	}
+	token := newToken()
+	entries := make([]Entry, len(trs))
+	for i, t := range trs {
+		t.token = token
+		entries[i] = Entry{Key: t.claim, Value: token, TTL: p.Dedup.ClaimTTL}
+	}
+	won, err := p.Store.SetNX(ctx, entries)
+	if err != nil {
+		if p.Dedup.FailClosed {
+			return p.failClosed("claim transitions", err, sum)
+		}
+		p.storeError("claim transitions", err)
+		for _, t := range trs {
+			t.won = true
+			p.countDedup(dedupFailOpen, nil)
+		}
+		return nil
+	}
+	var lost []*transition
+	for i, t := range trs {
+		t.won = won[i]
+		if !t.won {
+			lost = append(lost, t)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	return p.waitForOthers(ctx, lost, sum)
+}
+
+func (p *Pipeline) waitForOthers(ctx context.Context, lost []*transition, sum *Summary) error {
+	deadline := time.Now().Add(p.Dedup.InFlightWait)
+	backoff := 20 * time.Millisecond
+	for {
+		keys := make([]string, len(lost))
+		for i, t := range lost {
+			keys[i] = t.claim
+		}
+		values, found, err := p.Store.Get(ctx, keys)
+		if err != nil {
+			p.storeError("read claims", err)
+			break
+		}
+		still := lost[:0]
+		for i, t := range lost {
+			if found[i] && values[i] == doneValue {
+				p.countDedup(dedupHit, sum)
+				continue
+			}
+			still = append(still, t)
+		}
+		lost = still
+		if len(lost) == 0 || time.Now().Add(backoff).After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(backoff):
+			backoff *= 2
+			continue
+		}
+		break
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	for range lost {
+		p.countDedup(dedupInFlight, nil)
+	}
+	sum.Failed += len(lost)
+	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet; retry", len(lost))
+	sum.Errors = append(sum.Errors, msg)
+	return &DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
+}
+
+type batchKey struct {
+	receiver, incident string
+	kind               Kind
+}
+
+// deliver groups the won transitions into one notification per receiver,
+// incident and kind, sends them concurrently, then confirms the delivered
+// ones in one round trip and releases the failed ones in another.
+func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition, sum *Summary) error {
+	batches := map[batchKey][]*transition{}
+	var order []batchKey
+	for _, t := range trs {
+		if !t.won {
+			continue
+		}
+		k := batchKey{t.receiver, t.res.Incident, t.kind}
+		if _, ok := batches[k]; !ok {
+			order = append(order, k)
+		}
+		batches[k] = append(batches[k], t)
+	}
+	if len(order) == 0 {
+		return nil
+	}
+	remaining := p.leaveIncidents(ctx, batches, order)
+	errs := make([]error, len(order))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, k := range order {
+		n := p.notification(msg, k, batches[k], remaining)
+		nf := p.Notifiers[k.receiver]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if nf == nil {
+				errs[i] = Permanent(fmt.Errorf("receiver %q has no notifier", k.receiver))
+				return
+			}
+			if err := nf.Notify(ctx, n); err != nil {
+				errs[i] = fmt.Errorf("notify %s (incident %s, %s): %w", k.receiver, k.incident, k.kind, err)
+			}
+		}()
+	}
+	wg.Wait()
+	now := p.now()
+	var confirm, release []Entry
+	var failures []error
+	retryable := false
+	joined := map[string][]string{}
+	for i, k := range order {
+		for _, t := range batches[k] {
+			if errs[i] != nil {
+				if t.token != "" {
+					release = append(release, Entry{Key: t.claim, Value: t.token})
+				}
+				continue
+			}
+			mv := markerValue(tierOf(&t.res.Decision), now)
+			if t.kind == KindResolved {
+				mv = markerValue("resolved", now)
+			} else {
+				joined[k.incident] = append(joined[k.incident], t.res.Alert.Fingerprint)
+			}
+			confirm = append(confirm,
+				Entry{Key: t.claim, Value: doneValue, TTL: p.Dedup.ClaimTTL + time.Minute},
+				Entry{Key: t.marker, Value: mv, TTL: p.Dedup.NotifiedTTL})
+			p.countDedup(dedupMiss, nil)
+		}
+		if errs[i] != nil {
+			failures = append(failures, errs[i])
+			sum.Failed += len(batches[k])
+			sum.Errors = append(sum.Errors, errs[i].Error())
+			retryable = retryable || Retryable(errs[i])
+			p.Logger.Error("notification failed; claim released so Alertmanager's retry sends it", "receiver", k.receiver, "incident", k.incident, "kind", string(k.kind), "retryable", Retryable(errs[i]), "err", errs[i])
+		} else {
+			sum.Notified += len(batches[k])
+		}
+	}
+	if len(confirm) > 0 {
+		if err := p.Store.Set(ctx, confirm); err != nil {
+			p.storeError("confirm notified transitions", err)
+		}
+	}
+	for inc, fps := range joined {
+		if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "m", inc, "firing"), p.Dedup.NotifiedTTL, fps...); err != nil {
+			p.storeError("record incident members", err)
+		}
+	}
+	if len(failures) > 0 {
+		if err := p.Store.DeleteIfEqual(ctx, release); err != nil {
+			p.storeError("release claims", err)
+		}
+		p.rejoinIncidents(ctx, batches, order, errs)
+		for range release {
+			p.countDedup(dedupReleased, nil)
+		}
+	}
+	if len(failures) > 0 {
+		return &DeliveryError{Retryable: retryable, Errs: failures}
+	}
+	return nil
+}
+
+// leaveIncidents removes the resolved alerts of each incident from its set
+// of firing members and returns how many remain per incident: zero means the
+// incident resolves with this notification.
+func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey) map[string]int64 {
+	remaining := map[string]int64{}
+	done := map[string]bool{}
+	for _, k := range order {
+		if k.kind != KindResolved || done[k.incident] {
+			continue
+		}
+		done[k.incident] = true
+		var fps []string
+		for _, k2 := range order {
+			if k2.incident == k.incident && k2.kind == KindResolved {
+				for _, t := range batches[k2] {
+					fps = append(fps, t.res.Alert.Fingerprint)
+				}
+			}
+		}
+		n, err := p.Store.RemoveMembers(ctx, Key(p.Dedup.KeyPrefix, "m", k.incident, "firing"), fps...)
+		if err != nil {
+			p.storeError("update incident members", err)
+			n = 1 // unknown: do not claim the incident resolved
+		}
+		remaining[k.incident] = n
+	}
+	return remaining
+}
+
+// rejoinIncidents puts back the members of resolves that failed, so the
+// retried resolve still sees them.
+func (p *Pipeline) rejoinIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey, errs []error) {
+	for i, k := range order {
+		if errs[i] == nil || k.kind != KindResolved {
+			continue
+		}
+		var fps []string
+		for _, t := range batches[k] {
+			fps = append(fps, t.res.Alert.Fingerprint)
+		}
+		if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "m", k.incident, "firing"), p.Dedup.NotifiedTTL, fps...); err != nil {
+			p.storeError("restore incident members", err)
+		}
+	}
+}
+
+func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, remaining map[string]int64) *Notification {
+	n := &Notification{Receiver: k.receiver, Incident: k.incident, Kind: k.kind, Action: ActionNone}
+	data := msg.Data
+	data.Receiver = k.receiver
+	data.Alerts = make(template.Alerts, 0, len(trs))
+	firing := false
+	for _, t := range trs {
+		n.Results = append(n.Results, t.res)
+		data.Alerts = append(data.Alerts, t.res.Alert.Alert)
+		firing = firing || t.res.Alert.Firing()
+		if rank(t.res.Decision.Action) > rank(n.Action) {
+			n.Action = t.res.Decision.Action
+		}
+	}
+	data.Status = "resolved"
+	if firing {
+		data.Status = "firing"
+	}
+	if k.kind == KindResolved {
+		n.IncidentResolved = remaining[k.incident] == 0
+	}
+	n.Data = &data
+	return n
+}
+
+func rank(a Action) int {
+	switch a {
+	case ActionPage:
+		return 2
+	case ActionTicket:
+		return 1
+	}
+	return 0
+}

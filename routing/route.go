@@ -1,0 +1,124 @@
+package routing
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/prometheus/alertmanager/pkg/labels"
+)
+
+// Route is one node of the route tree, shaped like Alertmanager's: a node
+// matches when all its matchers match; its children are tried in order and
+// the first match wins unless that child has Continue; a node none of whose
+// children matched delivers to its own receiver. Matchers see the alert's
+// labels plus the derived labels sector, kpi, incident_class and decision.
+type Route struct {
+	Receiver string   `yaml:"receiver,omitempty"`
+	Matchers []string `yaml:"matchers,omitempty"`
+	Continue bool     `yaml:"continue,omitempty"`
+	Routes   []*Route `yaml:"routes,omitempty"`
+
+	matchers labels.Matchers
+}
+
+// DerivedLabels are the label names the router adds for route matching.
+var DerivedLabels = []string{"sector", "kpi", "incident_class", "decision"}
+
+// Compile parses the matchers of the tree and checks that every receiver
+// exists in known. The root must name a receiver; a child inherits its
+// parent's when it names none. Errors carry their YAML path.
+func (r *Route) Compile(known map[string]bool) error {
+	if r.Receiver == "" {
+		return errors.New("route.receiver: the root route must name a receiver")
+	}
+	return r.compile("route", "", known)
+}
+
+func (r *Route) compile(path, parent string, known map[string]bool) error {
+	var errs []error
+	if r.Receiver == "" {
+		r.Receiver = parent
+	} else if !known[r.Receiver] {
+		errs = append(errs, fmt.Errorf("%s.receiver: undefined receiver %q", path, r.Receiver))
+	}
+	r.matchers = r.matchers[:0]
+	for i, s := range r.Matchers {
+		ms, err := labels.ParseMatchers(s)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s.matchers[%d]: %w", path, i, err))
+			continue
+		}
+		r.matchers = append(r.matchers, ms...)
+	}
+	for i, c := range r.Routes {
+		if c == nil {
+			errs = append(errs, fmt.Errorf("%s.routes[%d]: empty route", path, i))
+			continue
+		}
+		errs = append(errs, c.compile(fmt.Sprintf("%s.routes[%d]", path, i), r.Receiver, known))
+	}
+	return errors.Join(errs...)
+}
+
+// LabelFunc returns the value of a label ("" when absent).
+type LabelFunc func(name string) string
+
+// Match returns the receivers an alert with the given labels reaches, in
+// tree order, without duplicates.
+func (r *Route) Match(get LabelFunc) []string {
+	var out []string
+	r.match(get, &out)
+	return out
+}
+
+func (r *Route) matches(get LabelFunc) bool {
+	for _, m := range r.matchers {
+		if !m.Matches(get(m.Name)) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Route) match(get LabelFunc, out *[]string) bool {
+	if !r.matches(get) {
+		return false
+	}
+	matched := false
+	for _, c := range r.Routes {
+		if c.match(get, out) {
+			matched = true
+			if !c.Continue {
+				break
+			}
+		}
+	}
+	if !matched {
+		for _, have := range *out {
+			if have == r.Receiver {
+				return true
+			}
+		}
+		*out = append(*out, r.Receiver)
+	}
+	return true
+}
+
+// ParseLabelSet parses "a=b,c=d" (as `check-config --test-route` takes it)
+// into a map.
+func ParseLabelSet(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("label %q: expected name=value", kv)
+		}
+		out[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+	}
+	return out, nil
+}
