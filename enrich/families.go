@@ -1,0 +1,215 @@
+package enrich
+
+// family is one well-known metric family: a metric name (exact, compared
+// after stripping _bucket/_sum/_count/_total), a prefix or a substring, and
+// the KPI (and sector) it measures. Source names where the name comes from.
+type family struct {
+	Name, Prefix, Contains string
+	Sector, KPI            string
+	Source                 string
+}
+
+// Sources (paths in the projects' repositories):
+const (
+	srcVLLM      = "vllm-project/vllm docs/design/metrics.md (v0 and v1 engine metrics)"
+	srcSGLang    = "sgl-project/sglang docs/references/production_metrics.md"
+	srcTGI       = "huggingface/text-generation-inference docs/source/reference/metrics.md"
+	srcTriton    = "triton-inference-server/server docs/user_guide/metrics.md"
+	srcTRTLLM    = "triton-inference-server/tensorrtllm_backend README (nv_trt_llm_* metrics)"
+	srcLiteLLM   = "BerriAI/litellm docs/my-website/docs/proxy/prometheus.md"
+	srcLMCache   = "LMCache/LMCache docs/source/production/observability (lmcache:* metrics)"
+	srcDCGM      = "NVIDIA/dcgm-exporter etc/default-counters.csv"
+	srcEnvoy     = "envoyproxy/envoy docs/root/configuration/upstream/cluster_manager/cluster_stats.rst"
+	srcEnvoyHTTP = "envoyproxy/envoy docs/root/configuration/http/http_conn_man/stats.rst"
+	srcHAProxy   = "haproxy/haproxy addons/promex/README (native Prometheus exporter)"
+	srcIngress   = "kubernetes/ingress-nginx docs/user-guide/monitoring.md"
+	srcNGINXPlus = "nginxinc/nginx-prometheus-exporter README (NGINX Plus upstream metrics)"
+	srcNode      = "prometheus/node_exporter collector/ (netdev, netstat, softnet, timex, meminfo_numa, schedstat, perf, infiniband)"
+	srcKafka     = "danielqsj/kafka_exporter README"
+	srcKafkaLag  = "seglo/kafka-lag-exporter README"
+	srcSpark     = "apache/spark docs/monitoring.md (executor task metrics diskBytesSpilled, memoryBytesSpilled)"
+	srcFlink     = "apache/flink docs/content/docs/ops/metrics.md"
+	srcRedis     = "oliver006/redis_exporter README"
+	srcMemcached = "prometheus/memcached_exporter README"
+	srcVarnish   = "jonnenauha/prometheus_varnish_exporter README"
+	srcChrony    = "SuperQ/chrony_exporter README"
+	srcPTP       = "k8snetworkplumbingwg/linuxptp-daemon (openshift_ptp_* metrics)"
+	srcVMware    = "pryorda/vmware_exporter README"
+	srcSloth     = "slok/sloth docs (slo:sli_error:ratio_rate*, slo:objective:ratio, slo:error_budget:ratio …)"
+	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
+	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
+	srcAM        = "prometheus/alertmanager (alertmanager_* self-metrics)"
+)
+
+const (
+	secGPU      = "llm-inference-gpu"
+	secAPI      = "llm-inference-api"
+	secNet      = "llm-inference-network"
+	secPCompute = "llm-prompt-cache-compute"
+	secPStorage = "llm-prompt-cache-storage"
+	secPLB      = "llm-prompt-cache-lb"
+	secData     = "llm-training-data"
+	secPretrain = "llm-training-pretrain-moe"
+	secPost     = "llm-training-posttrain-moe"
+	secVM       = "hft-vm-clusters"
+	secBare     = "hft-baremetal"
+	secCDN      = "hft-cdn"
+	secExec     = "hft-low-latency-exec"
+	secFiber    = "hpc-dark-fiber"
+	secQuant    = "hpc-quant-research"
+	secBigData  = "hpc-big-data"
+	secSLO      = "slo-monitoring"
+)
+
+// builtinFamilies is the catalog of well-known metric families. A family
+// without Sector points at every sector that has its KPI (an ambiguous KPI
+// such as OWD or MFU is settled by other signals). A family without KPI names
+// only a sector (a vendor prefix).
+var builtinFamilies = []family{
+	// vLLM.
+	{Name: "vllm:time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcVLLM},
+	{Name: "vllm:inter_token_latency_seconds", Sector: secGPU, KPI: "ITL", Source: srcVLLM},
+	{Name: "vllm:time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcVLLM},
+	{Name: "vllm:request_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcVLLM},
+	{Name: "vllm:e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcVLLM},
+	{Name: "vllm:request_inference_time_seconds", Sector: secGPU, KPI: "E2E", Source: srcVLLM},
+	{Name: "vllm:request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
+	{Name: "vllm:num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
+	{Name: "vllm:request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcVLLM},
+	{Name: "vllm:request_decode_time_seconds", Sector: secGPU, KPI: "ITL", Source: srcVLLM},
+	{Name: "vllm:prefix_cache_hits", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
+	{Name: "vllm:prefix_cache_queries", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
+	{Name: "vllm:gpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
+	{Name: "vllm:cpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
+	{Name: "vllm:num_preemptions", Sector: secPCompute, KPI: "RCR", Source: srcVLLM},
+	{Name: "vllm:gpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
+	{Name: "vllm:cpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
+	{Name: "vllm:kv_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
+	{Prefix: "vllm:", Sector: secGPU, Source: srcVLLM},
+	// SGLang.
+	{Name: "sglang:time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcSGLang},
+	{Name: "sglang:inter_token_latency_seconds", Sector: secGPU, KPI: "ITL", Source: srcSGLang},
+	{Name: "sglang:time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcSGLang},
+	{Name: "sglang:e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcSGLang},
+	{Name: "sglang:queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcSGLang},
+	{Name: "sglang:num_queue_reqs", Sector: secGPU, KPI: "QTS", Source: srcSGLang},
+	{Name: "sglang:avg_request_queue_latency", Sector: secGPU, KPI: "QTS", Source: srcSGLang},
+	{Name: "sglang:cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcSGLang},
+	{Name: "sglang:token_usage", Sector: secPStorage, KPI: "COCC", Source: srcSGLang},
+	{Prefix: "sglang:", Sector: secGPU, Source: srcSGLang},
+	// Text Generation Inference.
+	{Name: "tgi_request_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Name: "tgi_request_inference_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Name: "tgi_request_queue_duration", Sector: secGPU, KPI: "QTS", Source: srcTGI},
+	{Name: "tgi_queue_size", Sector: secGPU, KPI: "QTS", Source: srcTGI},
+	{Name: "tgi_request_mean_time_per_token_duration", Sector: secGPU, KPI: "TPOT", Source: srcTGI},
+	{Name: "tgi_batch_inference_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Name: "tgi_batch_forward_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Prefix: "tgi_", Sector: secGPU, Source: srcTGI},
+	// Triton / TensorRT-LLM.
+	{Name: "nv_inference_queue_duration_us", Sector: secGPU, KPI: "QTS", Source: srcTriton},
+	{Name: "nv_inference_pending_request_count", Sector: secGPU, KPI: "QTS", Source: srcTriton},
+	{Name: "nv_inference_compute_infer_duration_us", Sector: secGPU, KPI: "E2E", Source: srcTriton},
+	{Name: "nv_inference_request_duration_us", Sector: secGPU, KPI: "E2E", Source: srcTriton},
+	{Prefix: "nv_inference_", Sector: secGPU, Source: srcTriton},
+	{Prefix: "nv_trt_llm_", Sector: secGPU, Source: srcTRTLLM},
+	// LiteLLM (API gateway in front of model servers).
+	{Name: "litellm_request_total_latency_metric", Sector: secAPI, KPI: "P95 LAT", Source: srcLiteLLM},
+	{Name: "litellm_llm_api_latency_metric", Sector: secAPI, KPI: "UST", Source: srcLiteLLM},
+	{Name: "litellm_deployment_failure_responses", Sector: secAPI, KPI: "ERR", Source: srcLiteLLM},
+	{Prefix: "litellm_", Sector: secAPI, Source: srcLiteLLM},
+	// LMCache (KV cache storage tier).
+	{Prefix: "lmcache:", Sector: secPStorage, Source: srcLMCache},
+	// DCGM: tensor-pipe activity is the usual MFU proxy; training sectors
+	// share it, so it is ambiguous on its own.
+	{Name: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", KPI: "MFU", Source: srcDCGM},
+	{Name: "DCGM_FI_PROF_SM_ACTIVE", KPI: "MFU", Source: srcDCGM},
+	{Prefix: "DCGM_FI_PROF_NVLINK_", Sector: secPretrain, KPI: "A2AS", Source: srcDCGM},
+	// Envoy.
+	{Name: "envoy_cluster_upstream_rq_time", Sector: secPLB, KPI: "URT", Source: srcEnvoy},
+	{Prefix: "envoy_cluster_upstream_rq_retry", Sector: secPLB, KPI: "RTR", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_pending_active", Sector: secPLB, KPI: "LQ", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_pending_overflow", Sector: secPLB, KPI: "LQ", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_active", Sector: secPLB, KPI: "LQ", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_5xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq_timeout", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
+	{Name: "envoy_cluster_upstream_rq", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
+	{Name: "envoy_http_downstream_rq_time", Sector: secAPI, KPI: "P95 LAT", Source: srcEnvoyHTTP},
+	{Name: "envoy_http_downstream_rq_xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoyHTTP},
+	// HAProxy.
+	{Name: "haproxy_backend_response_time_average_seconds", Sector: secPLB, KPI: "URT", Source: srcHAProxy},
+	{Name: "haproxy_backend_total_time_average_seconds", Sector: secPLB, KPI: "URT", Source: srcHAProxy},
+	{Name: "haproxy_server_response_time_average_seconds", Sector: secPLB, KPI: "URT", Source: srcHAProxy},
+	{Name: "haproxy_backend_queue_time_average_seconds", Sector: secPLB, KPI: "LQ", Source: srcHAProxy},
+	{Name: "haproxy_backend_current_queue", Sector: secPLB, KPI: "LQ", Source: srcHAProxy},
+	{Name: "haproxy_server_current_queue", Sector: secPLB, KPI: "LQ", Source: srcHAProxy},
+	{Name: "haproxy_backend_retry_warnings", Sector: secPLB, KPI: "RTR", Source: srcHAProxy},
+	{Name: "haproxy_backend_http_responses", Sector: secAPI, KPI: "ERR", Source: srcHAProxy},
+	{Name: "haproxy_frontend_http_responses", Sector: secAPI, KPI: "ERR", Source: srcHAProxy},
+	// NGINX.
+	{Name: "nginx_ingress_controller_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcIngress},
+	{Name: "nginx_ingress_controller_response_duration_seconds", Sector: secAPI, KPI: "UST", Source: srcIngress},
+	{Name: "nginx_ingress_controller_requests", Sector: secAPI, KPI: "ERR", Source: srcIngress},
+	{Name: "nginxplus_upstream_server_response_time", Sector: secPLB, KPI: "URT", Source: srcNGINXPlus},
+	{Name: "nginxplus_upstream_server_header_time", Sector: secPLB, KPI: "URT", Source: srcNGINXPlus},
+	// node_exporter.
+	{Name: "node_network_receive_drop", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_network_transmit_drop", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_network_receive_errs", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_netstat_Tcp_RetransSegs", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_softnet_dropped", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_softnet_times_squeezed", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_infiniband_symbol_error", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_infiniband_link_error_recovery", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_timex_offset_seconds", KPI: "OWD", Source: srcNode},
+	{Prefix: "node_memory_numa_numa_miss", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
+	{Prefix: "node_memory_numa_numa_foreign", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
+	{Prefix: "node_memory_numa_other_node", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
+	{Name: "node_schedstat_waiting_seconds", Sector: secVM, KPI: "RDY", Source: srcNode},
+	{Prefix: "node_perf_cache_", Sector: secBare, KPI: "MPKI", Source: srcNode},
+	{Name: "node_perf_cpucycles", Sector: secBare, KPI: "CPM", Source: srcNode},
+	// Clock sync: time offsets bound one-way-delay measurements, which
+	// several sectors watch; ambiguous on their own.
+	{Prefix: "chrony_tracking_", KPI: "OWD", Source: srcChrony},
+	{Prefix: "openshift_ptp_offset", KPI: "OWD", Source: srcPTP},
+	// VMware.
+	{Prefix: "vmware_vm_cpu_ready", Sector: secVM, KPI: "RDY", Source: srcVMware},
+	{Prefix: "vmware_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVMware},
+	// Kafka.
+	{Name: "kafka_consumergroup_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafka},
+	{Prefix: "kafka_consumergroup_lag_", Sector: secBigData, KPI: "CLAG", Source: srcKafka},
+	{Prefix: "kafka_consumergroup_group_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaLag},
+	{Prefix: "kafka_consumergroup_group_max_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaLag},
+	// Spark (names depend on the sink; the task-metric names are stable).
+	{Contains: "BytesSpilled", Sector: secBigData, KPI: "SPILL", Source: srcSpark},
+	{Prefix: "spark_", Sector: secBigData, Source: srcSpark},
+	{Prefix: "flink_", Sector: secBigData, Source: srcFlink},
+	// Redis and Memcached as prompt-cache stores.
+	{Name: "redis_keyspace_hits", Sector: secPStorage, KPI: "CHR", Source: srcRedis},
+	{Name: "redis_keyspace_misses", Sector: secPStorage, KPI: "CHR", Source: srcRedis},
+	{Name: "redis_evicted_keys", Sector: secPStorage, KPI: "EVR", Source: srcRedis},
+	{Name: "redis_memory_used_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis},
+	{Name: "redis_memory_max_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis},
+	{Prefix: "redis_commands_duration_seconds", Sector: secPStorage, KPI: "CLAT", Source: srcRedis},
+	{Prefix: "redis_latency_percentiles", Sector: secPStorage, KPI: "CLAT", Source: srcRedis},
+	{Name: "memcached_commands", Sector: secPStorage, KPI: "CHR", Source: srcMemcached},
+	{Name: "memcached_items_evicted", Sector: secPStorage, KPI: "EVR", Source: srcMemcached},
+	{Name: "memcached_current_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached},
+	{Name: "memcached_limit_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached},
+	// Varnish as CDN edge.
+	{Name: "varnish_main_cache_hit", Sector: secCDN, KPI: "CHR", Source: srcVarnish},
+	{Name: "varnish_main_cache_miss", Sector: secCDN, KPI: "CHR", Source: srcVarnish},
+	{Name: "varnish_main_backend_req", Sector: secCDN, KPI: "OOR", Source: srcVarnish},
+	{Prefix: "varnish_", Sector: secCDN, Source: srcVarnish},
+	// Sloth and Pyrra recording rules; Prometheus and Alertmanager health.
+	{Prefix: "slo:", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Prefix: "sloth_", Sector: secSLO, Source: srcSloth},
+	{Contains: ":burnrate", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
+	{Name: "pyrra_availability", Sector: secSLO, KPI: "SLI-AV", Source: srcPyrra},
+	{Prefix: "pyrra_", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
+	{Name: "up", Sector: secSLO, KPI: "UP", Source: srcProm},
+	{Prefix: "scrape_", Sector: secSLO, KPI: "UP", Source: srcProm},
+	{Prefix: "prometheus_", Sector: secSLO, Source: srcProm},
+	{Prefix: "alertmanager_", Sector: secSLO, Source: srcAM},
+}

@@ -1,0 +1,382 @@
+package enrich
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// The annotations (or labels) that make hints specific. Durations are in
+// seconds (a Go duration such as "250ms" works too); ratios are 0–1 or a
+// percentage ("42%").
+const (
+	AnnQueueTime       = "queue_time_seconds"
+	AnnComputeTime     = "compute_time_seconds"
+	AnnLatency         = "latency_seconds"
+	AnnPrefill         = "prefill_seconds"
+	AnnDecode          = "decode_seconds"
+	AnnPrefixHit       = "prefix_cache_hit_ratio"
+	AnnPrefixHitBase   = "baseline_prefix_cache_hit_ratio"
+	AnnCPUReady        = "cpu_ready_ratio"
+	AnnCoStop          = "co_stop_ratio"
+	AnnNUMAMiss        = "numa_miss_ratio"
+	AnnConsumerLag     = "consumer_lag"
+	AnnSpillBytes      = "spill_bytes"
+	AnnOSNRMargin      = "osnr_margin_db"
+	AnnPreFECBER       = "pre_fec_ber"
+	AnnAuxLoss         = "aux_loss"
+	AnnRouterZLoss     = "router_z_loss"
+	AnnAuxLossBase     = "baseline_aux_loss"
+	AnnMicroburstDepth = "microburst_depth_bytes"
+	AnnECNMarkRatio    = "ecn_mark_ratio"
+)
+
+// burnWindows are the burn_rate_<window> keys read for burn-exemplars, the
+// shortest page window first.
+var burnWindows = [...]string{"burn_rate_1h", "burn_rate_5m", "burn_rate_6h", "burn_rate_30m", "burn_rate_1d", "burn_rate_2h", "burn_rate_3d"}
+
+// Rules of thumb quoted by the specific hints.
+const (
+	cpuReadyLimit   = 0.05 // VMware guidance: > 5% ready per vCPU hurts latency
+	osnrMarginLimit = 3.0  // dB of margin below which a span needs attention
+	budgetPeriod    = 30 * 24 * time.Hour
+)
+
+// hints builds the hints of an alert: the ones its sector/KPIs make relevant
+// (sec nil: none), each made specific when the alert carries the numbers,
+// plus specific hints for any numbers it carries, plus
+// percentiles-not-averages for latency-sensitive alerts on an average.
+func (c *Classifier) hints(a *routing.Alert, s *scratch, sec *sectorDef, kpis []routing.KPI, class string) []routing.Hint {
+	var relevant [numHints]bool
+	if sec != nil {
+		any := false
+		for _, k := range kpis {
+			for _, d := range sec.KPIs {
+				if d.ID == k.ID {
+					for _, h := range d.Hints {
+						relevant[hintIndex(h)] = true
+						any = true
+					}
+				}
+			}
+		}
+		if !any && len(kpis) == 0 {
+			for _, h := range sec.Hints {
+				relevant[hintIndex(h)] = true
+			}
+		}
+	}
+	var specific [numHints]string
+	specific[0] = queueTimeHint(a)
+	specific[1] = prefillDecodeHint(a)
+	specific[2] = kvCacheHint(a)
+	specific[3] = moeRouterHint(a)
+	specific[4] = cpuReadyHint(a)
+	specific[5] = microburstHint(a)
+	specific[6] = opticalHint(a)
+	specific[7] = spillLagHint(a)
+	specific[8] = burnHint(a)
+	if s.facts.averages != "" && ((sec != nil && sec.Sensitivity == sensitivityHigh) || class == ClassLatency) {
+		relevant[9] = true
+	}
+	n := 0
+	for i := range HintIDs {
+		if !c.hintOff[i] && (relevant[i] || specific[i] != "") {
+			n++
+		}
+	}
+	out := make([]routing.Hint, 0, n)
+	for i, id := range HintIDs {
+		if c.hintOff[i] {
+			continue
+		}
+		switch {
+		case specific[i] != "":
+			out = append(out, routing.Hint{ID: id, Text: specific[i], Specific: true})
+		case relevant[i]:
+			text := c.hintText[i]
+			if i == 9 && text == defaultHintTexts[HintPercentiles] {
+				text = "The expression averages (" + s.facts.averages + "): " + text[len("This alert is on an average: "):]
+			}
+			out = append(out, routing.Hint{ID: id, Text: text})
+		}
+	}
+	return out
+}
+
+func hintIndex(id string) int {
+	for i, h := range HintIDs {
+		if h == id {
+			return i
+		}
+	}
+	panic("enrich: unknown hint id in catalog: " + id)
+}
+
+// number reads a numeric annotation, or label, of the alert.
+func number(a *routing.Alert, key string) (float64, bool) {
+	v, ok := a.Annotations[key]
+	if !ok {
+		v, ok = a.Labels[key]
+	}
+	if !ok {
+		return 0, false
+	}
+	v = strings.TrimSpace(v)
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
+		if err != nil || !finite(f) {
+			return 0, false
+		}
+		return f / 100, true
+	}
+	if f, err := strconv.ParseFloat(v, 64); err == nil {
+		return f, finite(f)
+	}
+	if d, err := time.ParseDuration(v); err == nil {
+		return d.Seconds(), true
+	}
+	return 0, false
+}
+
+// ratio reads a ratio in [0,1]; values in (1,100] are taken as percents.
+func ratio(a *routing.Alert, key string) (float64, bool) {
+	f, ok := number(a, key)
+	if !ok || f < 0 || f > 100 {
+		return 0, false
+	}
+	if f > 1 {
+		f /= 100
+	}
+	return f, true
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func queueTimeHint(a *routing.Alert) string {
+	q, ok := number(a, AnnQueueTime)
+	if !ok || q < 0 {
+		return ""
+	}
+	comp, ok := number(a, AnnComputeTime)
+	if !ok {
+		lat, ok2 := number(a, AnnLatency)
+		if !ok2 || lat < q {
+			return ""
+		}
+		comp = lat - q
+	}
+	total := q + comp
+	if comp < 0 || total <= 0 {
+		return ""
+	}
+	share := q / total
+	if share >= 0.5 {
+		return fmt.Sprintf("queue time is %.0f%% of latency (%s queued of %s): saturation, not slow compute — scale out or shed load",
+			share*100, seconds(q), seconds(total))
+	}
+	return fmt.Sprintf("compute time is %.0f%% of latency (%s computing of %s, %s queued): the work itself got slower, not saturation — profile the model or backend; scaling out will not help",
+		(1-share)*100, seconds(comp), seconds(total), seconds(q))
+}
+
+func prefillDecodeHint(a *routing.Alert) string {
+	p, ok1 := number(a, AnnPrefill)
+	d, ok2 := number(a, AnnDecode)
+	if !ok1 || !ok2 || p < 0 || d < 0 || p+d <= 0 {
+		return ""
+	}
+	share := p / (p + d)
+	if share >= 0.5 {
+		return fmt.Sprintf("prefill is %.0f%% of request time (%s prefill vs %s decode): prompt processing is the bottleneck — check prompt lengths, prefix-cache hits and chunked prefill",
+			share*100, seconds(p), seconds(d))
+	}
+	return fmt.Sprintf("decode is %.0f%% of request time (%s decode vs %s prefill): token generation is the bottleneck — check batch size, KV-cache pressure and output lengths",
+		(1-share)*100, seconds(d), seconds(p))
+}
+
+func kvCacheHint(a *routing.Alert) string {
+	h, ok := ratio(a, AnnPrefixHit)
+	if !ok {
+		return ""
+	}
+	if b, ok := ratio(a, AnnPrefixHitBase); ok {
+		if h < b {
+			return fmt.Sprintf("prefix cache hit ratio fell to %.0f%% from a %.0f%% baseline (%.0f points): avoidable recompute is inflating TTFT — check cache-aware routing, evictions and prompt-template changes",
+				h*100, b*100, (h-b)*100)
+		}
+		return fmt.Sprintf("prefix cache hit ratio is %.0f%%, at or above its %.0f%% baseline: the cache is not the cause — look at queueing and prefill",
+			h*100, b*100)
+	}
+	if h < 0.5 {
+		return fmt.Sprintf("prefix cache hit ratio is %.0f%%: most prompt tokens are recomputed — check cache-aware routing, cache size and evictions", h*100)
+	}
+	return fmt.Sprintf("prefix cache hit ratio is %.0f%%: caching works; look at queueing and decode for the latency", h*100)
+}
+
+func moeRouterHint(a *routing.Alert) string {
+	aux, okA := number(a, AnnAuxLoss)
+	z, okZ := number(a, AnnRouterZLoss)
+	if !okA && !okZ {
+		return ""
+	}
+	var b strings.Builder
+	if okA {
+		fmt.Fprintf(&b, "auxiliary load-balancing loss %.4g", aux)
+		if base, ok := number(a, AnnAuxLossBase); ok && base > 0 {
+			fmt.Fprintf(&b, " (%.1f× its %.4g baseline)", aux/base, base)
+		}
+	}
+	if okZ {
+		if okA {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "router z-loss %.4g", z)
+	}
+	b.WriteString(": experts are unevenly loaded or routing is unstable — compare per-layer expert load and token-drop rate, and consider the load-balancing coefficient or capacity factor")
+	return b.String()
+}
+
+func cpuReadyHint(a *routing.Alert) string {
+	r, ok := ratio(a, AnnCPUReady)
+	if !ok {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "CPU ready is %.1f%%", r*100)
+	if cs, ok := ratio(a, AnnCoStop); ok {
+		fmt.Fprintf(&b, ", co-stop %.1f%%", cs*100)
+	}
+	if nm, ok := ratio(a, AnnNUMAMiss); ok {
+		fmt.Fprintf(&b, ", NUMA miss %.1f%%", nm*100)
+	}
+	if r > cpuReadyLimit {
+		fmt.Fprintf(&b, " (above the %.0f%% rule of thumb): vCPUs wait for physical cores, so the latency comes from the hypervisor — reduce overcommit, pin vCPUs or raise latency sensitivity", cpuReadyLimit*100)
+	} else {
+		fmt.Fprintf(&b, " (below the %.0f%% rule of thumb): vCPU scheduling is not the cause — check NUMA locality and co-stop", cpuReadyLimit*100)
+	}
+	return b.String()
+}
+
+func microburstHint(a *routing.Alert) string {
+	d, okD := number(a, AnnMicroburstDepth)
+	e, okE := ratio(a, AnnECNMarkRatio)
+	if !okD && !okE {
+		return ""
+	}
+	var b strings.Builder
+	if okD {
+		fmt.Fprintf(&b, "microburst depth %s", bytesIEC(d))
+	}
+	if okE {
+		if okD {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "ECN marks on %.2f%% of packets", e*100)
+	}
+	b.WriteString(": queues fill in bursts that average bandwidth hides — check switch buffer occupancy and PFC pauses on the path")
+	return b.String()
+}
+
+func opticalHint(a *routing.Alert) string {
+	m, okM := number(a, AnnOSNRMargin)
+	ber, okB := number(a, AnnPreFECBER)
+	if !okM && !okB {
+		return ""
+	}
+	var b strings.Builder
+	if okM {
+		fmt.Fprintf(&b, "OSNR margin is %.1f dB", m)
+	}
+	if okB {
+		if okM {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "pre-FEC BER %.1e", ber)
+	}
+	if okM && m < osnrMarginLimit {
+		fmt.Fprintf(&b, " (below %.0f dB): the span is degrading before it fails — check amplifiers, connectors and dispersion, and plan maintenance before FEC runs out", osnrMarginLimit)
+	} else {
+		b.WriteString(": watch the trend of OSNR, CD and PMD — optical health degrades long before the link fails")
+	}
+	return b.String()
+}
+
+func spillLagHint(a *routing.Alert) string {
+	lag, okL := number(a, AnnConsumerLag)
+	sp, okS := number(a, AnnSpillBytes)
+	if !okL && !okS {
+		return ""
+	}
+	var b strings.Builder
+	if okL {
+		fmt.Fprintf(&b, "consumer lag is %s messages", count(lag))
+	}
+	if okS {
+		if okL {
+			b.WriteString(" and ")
+		}
+		fmt.Fprintf(&b, "%s spilled to disk", bytesIEC(sp))
+	}
+	b.WriteString(": the data path is backing up — check partition/task skew and consumer throughput before adding consumers")
+	return b.String()
+}
+
+func burnHint(a *routing.Alert) string {
+	for _, k := range burnWindows {
+		r, ok := number(a, k)
+		if !ok || r <= 0 {
+			continue
+		}
+		left := time.Duration(float64(budgetPeriod) / r).Round(time.Hour)
+		return fmt.Sprintf("burn rate %.1f over %s: at this pace a 30-day error budget lasts %s — use the exemplars of the failing requests to find what spends it",
+			r, strings.TrimPrefix(k, "burn_rate_"), days(left))
+	}
+	return ""
+}
+
+func seconds(s float64) string {
+	if s < 1 {
+		return strconv.FormatFloat(s*1000, 'f', 0, 64) + "ms"
+	}
+	return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+}
+
+func count(f float64) string {
+	switch {
+	case f >= 1e9:
+		return strconv.FormatFloat(f/1e9, 'f', 1, 64) + "G"
+	case f >= 1e6:
+		return strconv.FormatFloat(f/1e6, 'f', 1, 64) + "M"
+	case f >= 1e4:
+		return strconv.FormatFloat(f/1e3, 'f', 1, 64) + "k"
+	}
+	return strconv.FormatFloat(f, 'f', 0, 64)
+}
+
+func bytesIEC(f float64) string {
+	units := [...]string{"B", "KiB", "MiB", "GiB", "TiB", "PiB"}
+	i := 0
+	for f >= 1024 && i < len(units)-1 {
+		f /= 1024
+		i++
+	}
+	if i == 0 {
+		return strconv.FormatFloat(f, 'f', 0, 64) + " B"
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64) + " " + units[i]
+}
+
+func days(d time.Duration) string {
+	h := int(d.Hours())
+	if h < 24 {
+		return strconv.Itoa(h) + "h"
+	}
+	if h%24 == 0 {
+		return strconv.Itoa(h/24) + "d"
+	}
+	return strconv.Itoa(h/24) + "d " + strconv.Itoa(h%24) + "h"
+}

@@ -1,0 +1,267 @@
+package enrich
+
+import (
+	"net/url"
+	"strings"
+)
+
+// exprFromGeneratorURL returns the PromQL expression of the g0.expr query
+// parameter of a Prometheus generatorURL, URL-decoded, or "" when there is
+// none or it cannot be decoded. It allocates only the decoded string.
+func exprFromGeneratorURL(u string) string {
+	q := strings.IndexByte(u, '?')
+	if q < 0 {
+		return ""
+	}
+	rest := u[q+1:]
+	if h := strings.IndexByte(rest, '#'); h >= 0 {
+		rest = rest[:h]
+	}
+	for rest != "" {
+		var param string
+		param, rest, _ = strings.Cut(rest, "&")
+		if v, ok := strings.CutPrefix(param, "g0.expr="); ok {
+			if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 {
+				return v
+			}
+			dec, err := url.QueryUnescape(v)
+			if err != nil {
+				return ""
+			}
+			return dec
+		}
+	}
+	return ""
+}
+
+// exprFacts is what a scan of a PromQL expression found.
+type exprFacts struct {
+	// metrics are the metric names in order of appearance (at most
+	// maxMetrics, duplicates removed); they are substrings of the expression.
+	metrics  [maxMetrics]string
+	nMetrics int
+	// averages names what makes the expression an average ("avg(",
+	// "avg_over_time(", "_sum/_count", "…_average_…"), "" when none.
+	averages string
+}
+
+const maxMetrics = 8
+
+// promqlKeywords are identifiers that are not metric names: aggregation
+// operators and modifiers (which may be followed by "by (…)" before their
+// parenthesis), binary keywords and literals. Functions are recognised by the
+// parenthesis that follows them.
+var promqlKeywords = map[string]bool{
+	"sum": true, "avg": true, "min": true, "max": true, "count": true, "group": true,
+	"stddev": true, "stdvar": true, "topk": true, "bottomk": true, "quantile": true,
+	"count_values": true, "limitk": true, "limit_ratio": true,
+	"by": true, "without": true, "on": true, "ignoring": true,
+	"group_left": true, "group_right": true, "bool": true,
+	"and": true, "or": true, "unless": true, "atan2": true,
+	"offset": true, "inf": true, "nan": true, "start": true, "end": true,
+}
+
+// labelListKeywords are followed by a parenthesised list of label names.
+var labelListKeywords = map[string]bool{
+	"by": true, "without": true, "on": true, "ignoring": true,
+	"group_left": true, "group_right": true,
+}
+
+// scanExpr extracts metric names from a PromQL expression with a small hand
+// tokenizer: identifiers [a-zA-Z_:][a-zA-Z0-9_:]* that are not followed by
+// "(" (functions), not keywords, not label names inside {…} or after
+// by/without/on/ignoring, and not inside string literals or durations. A
+// Prometheus 3 quoted metric name ({"my.metric", job="x"}) is recognised too.
+// It never panics on garbage and does not allocate.
+func scanExpr(expr string, f *exprFacts) {
+	var sumBase, countBase [maxMetrics]string
+	nSum, nCount := 0, 0
+	var lower [32]byte
+	n := len(expr)
+	for i := 0; i < n; {
+		c := expr[i]
+		switch {
+		case c == '"' || c == '\'' || c == '`':
+			i = skipString(expr, i)
+		case c == '{':
+			i = scanBraces(expr, i, f)
+		case c == '[':
+			if j := strings.IndexByte(expr[i:], ']'); j >= 0 {
+				i += j + 1
+			} else {
+				i = n
+			}
+		case c == '#': // comment to end of line
+			if j := strings.IndexByte(expr[i:], '\n'); j >= 0 {
+				i += j + 1
+			} else {
+				i = n
+			}
+		case isDigit(c) || (c == '.' && i+1 < n && isDigit(expr[i+1])):
+			// Number or duration: 5m, 1h30m, 0x1f, 1e-3, 2.5.
+			i++
+			for i < n && (isIdentChar(expr[i]) || expr[i] == '.' ||
+				((expr[i] == '-' || expr[i] == '+') && (expr[i-1] == 'e' || expr[i-1] == 'E'))) {
+				i++
+			}
+		case isIdentStart(c):
+			j := i + 1
+			for j < n && isIdentChar(expr[j]) {
+				j++
+			}
+			id := expr[i:j]
+			k := j
+			for k < n && isSpace(expr[k]) {
+				k++
+			}
+			low := lowerInto(id, lower[:])
+			switch {
+			case labelListKeywords[string(low)]:
+				// Skip the label list of by/without/on/ignoring/group_*.
+				if k < n && expr[k] == '(' {
+					if e := strings.IndexByte(expr[k:], ')'); e >= 0 {
+						j = k + e + 1
+					} else {
+						j = n
+					}
+				}
+			case k < n && expr[k] == '(':
+				// A function or aggregation call.
+				if f.averages == "" {
+					switch string(low) {
+					case "avg":
+						f.averages = "avg("
+					case "avg_over_time":
+						f.averages = "avg_over_time("
+					}
+				}
+			case promqlKeywords[string(low)]:
+				if f.averages == "" && string(low) == "avg" {
+					f.averages = "avg("
+				}
+			default:
+				addMetric(f, id)
+				if b, ok := strings.CutSuffix(id, "_sum"); ok && nSum < maxMetrics {
+					sumBase[nSum] = b
+					nSum++
+				} else if b, ok := strings.CutSuffix(id, "_count"); ok && nCount < maxMetrics {
+					countBase[nCount] = b
+					nCount++
+				}
+				if f.averages == "" && (strings.Contains(id, "_average") || strings.Contains(id, "_avg_")) {
+					f.averages = id
+				}
+			}
+			i = j
+		default:
+			i++
+		}
+	}
+	if f.averages == "" {
+		for a := 0; a < nSum; a++ {
+			for b := 0; b < nCount; b++ {
+				if sumBase[a] == countBase[b] {
+					f.averages = "_sum/_count"
+				}
+			}
+		}
+	}
+}
+
+// scanBraces reads a {…} selector starting at expr[i] == '{' and returns
+// the index after it. Label names are skipped; a quoted string that is
+// followed by ',' or '}' (not by a matcher operator) is a metric name.
+func scanBraces(expr string, i int, f *exprFacts) int {
+	n := len(expr)
+	i++
+	for i < n {
+		c := expr[i]
+		switch {
+		case c == '}':
+			return i + 1
+		case c == '"' || c == '\'' || c == '`':
+			end := skipString(expr, i)
+			k := end
+			for k < n && isSpace(expr[k]) {
+				k++
+			}
+			if k < n && (expr[k] == ',' || expr[k] == '}') && end-i >= 2 {
+				// Preceded by an operator? Then it is a label value.
+				p := i - 1
+				for p >= 0 && isSpace(expr[p]) {
+					p--
+				}
+				if p >= 0 && (expr[p] == '{' || expr[p] == ',') {
+					addMetric(f, expr[i+1:end-1])
+				}
+			}
+			i = end
+		default:
+			i++
+		}
+	}
+	return n
+}
+
+// skipString returns the index after the string literal starting at
+// expr[i]; backslash escapes are honoured except in raw `…` strings.
+func skipString(expr string, i int) int {
+	q := expr[i]
+	n := len(expr)
+	for j := i + 1; j < n; j++ {
+		switch expr[j] {
+		case '\\':
+			if q != '`' {
+				j++
+			}
+		case q:
+			return j + 1
+		}
+	}
+	return n
+}
+
+func addMetric(f *exprFacts, name string) {
+	if name == "" {
+		return
+	}
+	for k := 0; k < f.nMetrics; k++ {
+		if f.metrics[k] == name {
+			return
+		}
+	}
+	if f.nMetrics < maxMetrics {
+		f.metrics[f.nMetrics] = name
+		f.nMetrics++
+	}
+}
+
+// lowerInto lowers s into buf (truncating to len(buf)) without allocating.
+func lowerInto(s string, buf []byte) []byte {
+	if len(s) > len(buf) {
+		s = s[:len(buf)]
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isUpper(c) {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return buf[:len(s)]
+}
+
+func isIdentStart(c byte) bool { return isLower(c) || isUpper(c) || c == '_' || c == ':' }
+func isIdentChar(c byte) bool  { return isIdentStart(c) || isDigit(c) }
+func isSpace(c byte) bool      { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// baseName strips the series suffixes of histograms, summaries and counters
+// so that a family is matched by its name: _bucket, _sum, _count, _total.
+func baseName(m string) string {
+	for _, suf := range [...]string{"_bucket", "_sum", "_count", "_total"} {
+		if b, ok := strings.CutSuffix(m, suf); ok && b != "" {
+			return b
+		}
+	}
+	return m
+}

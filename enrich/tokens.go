@@ -1,0 +1,327 @@
+package enrich
+
+// word is a word (or a run of up to three words, written with spaces here
+// and matched joined, case-insensitively) of an alertname or annotation that
+// points at a KPI, a sector, or only at an incident class. Alertnames are
+// split at CamelCase boundaries and non-alphanumerics: "VLLMHighTTFT" gives
+// "vllm", "high", "ttft"; "KVCacheUsageHigh" gives "kv cache" once joined.
+type word struct {
+	Phrase string
+	Sector string
+	KPI    string
+	// Class is used only to name the incident class of an alert whose
+	// sector is known but whose KPI is not.
+	Class string
+}
+
+// builtinWords are the words the classifier reads. Bare short acronyms that
+// are ordinary English (ERR, UP, STEP, LOSS, JIT, TPS, CONT) are listed only
+// in their unambiguous longer forms.
+var builtinWords = []word{
+	// LLM GPU serving.
+	{Phrase: "ttft", Sector: secGPU, KPI: "TTFT"},
+	{Phrase: "time to first token", Sector: secGPU, KPI: "TTFT"},
+	{Phrase: "first token", Sector: secGPU, KPI: "TTFT"},
+	{Phrase: "itl", Sector: secGPU, KPI: "ITL"},
+	{Phrase: "inter token", Sector: secGPU, KPI: "ITL"},
+	{Phrase: "tpot", Sector: secGPU, KPI: "TPOT"},
+	{Phrase: "time per output token", Sector: secGPU, KPI: "TPOT"},
+	{Phrase: "e2e", Sector: secGPU, KPI: "E2E"},
+	{Phrase: "queue time", Sector: secGPU, KPI: "QTS"},
+	{Phrase: "qts", Sector: secGPU, KPI: "QTS"},
+	{Phrase: "vllm", Sector: secGPU},
+	{Phrase: "sglang", Sector: secGPU},
+	{Phrase: "tgi", Sector: secGPU},
+	{Phrase: "triton", Sector: secGPU},
+	{Phrase: "prefill", Sector: secGPU},
+	{Phrase: "decode", Sector: secGPU},
+	// LLM API.
+	{Phrase: "p95 lat", Sector: secAPI, KPI: "P95 LAT"},
+	{Phrase: "p95 latency", Sector: secAPI, KPI: "P95 LAT"},
+	{Phrase: "429r", Sector: secAPI, KPI: "429R"},
+	{Phrase: "429", Sector: secAPI, KPI: "429R"},
+	{Phrase: "rate limited", Sector: secAPI, KPI: "429R"},
+	{Phrase: "too many requests", Sector: secAPI, KPI: "429R"},
+	{Phrase: "ust", Sector: secAPI, KPI: "UST"},
+	{Phrase: "upstream service time", Sector: secAPI, KPI: "UST"},
+	{Phrase: "api gateway", Sector: secAPI},
+	{Phrase: "litellm", Sector: secAPI},
+	// LLM inference network.
+	{Phrase: "owd", KPI: "OWD"},
+	{Phrase: "one way delay", KPI: "OWD"},
+	{Phrase: "one way latency", KPI: "OWD"},
+	{Phrase: "pdv", Sector: secNet, KPI: "PDV"},
+	{Phrase: "packet delay variation", Sector: secNet, KPI: "PDV"},
+	{Phrase: "packet loss", Sector: secNet, KPI: "LOSS"},
+	{Phrase: "packet drops", Sector: secNet, KPI: "LOSS"},
+	{Phrase: "retransmits", Sector: secNet, KPI: "LOSS"},
+	{Phrase: "ecn", Sector: secNet, KPI: "ECN"},
+	{Phrase: "pfc", Sector: secNet, KPI: "ECN"},
+	{Phrase: "roce", Sector: secNet},
+	{Phrase: "infiniband", Sector: secNet},
+	{Phrase: "microburst", Sector: secNet},
+	// Prompt caching, compute.
+	{Phrase: "pchr", Sector: secPCompute, KPI: "PCHR"},
+	{Phrase: "prefix cache", Sector: secPCompute, KPI: "PCHR"},
+	{Phrase: "ctr", Sector: secPCompute, KPI: "CTR"},
+	{Phrase: "cached tokens", Sector: secPCompute, KPI: "CTR"},
+	{Phrase: "cached token", Sector: secPCompute, KPI: "CTR"},
+	{Phrase: "ttftr", Sector: secPCompute, KPI: "TTFTR"},
+	{Phrase: "rcr", Sector: secPCompute, KPI: "RCR"},
+	{Phrase: "recompute", Sector: secPCompute, KPI: "RCR"},
+	{Phrase: "re compute", Sector: secPCompute, KPI: "RCR"},
+	// Prompt caching, storage.
+	{Phrase: "chr", KPI: "CHR"},
+	{Phrase: "cache hit ratio", KPI: "CHR"},
+	{Phrase: "cache hit rate", KPI: "CHR"},
+	{Phrase: "clat", Sector: secPStorage, KPI: "CLAT"},
+	{Phrase: "cache latency", Sector: secPStorage, KPI: "CLAT"},
+	{Phrase: "cocc", Sector: secPStorage, KPI: "COCC"},
+	{Phrase: "kv cache", Sector: secPStorage, KPI: "COCC"},
+	{Phrase: "kvcache", Sector: secPStorage, KPI: "COCC"},
+	{Phrase: "cache occupancy", Sector: secPStorage, KPI: "COCC"},
+	{Phrase: "evr", Sector: secPStorage, KPI: "EVR"},
+	{Phrase: "eviction", Sector: secPStorage, KPI: "EVR"},
+	{Phrase: "evictions", Sector: secPStorage, KPI: "EVR"},
+	{Phrase: "lmcache", Sector: secPStorage},
+	{Phrase: "redis", Sector: secPStorage},
+	{Phrase: "memcached", Sector: secPStorage},
+	// Prompt caching, API + load balancers.
+	{Phrase: "rchr", Sector: secPLB, KPI: "RCHR"},
+	{Phrase: "route cache hit", Sector: secPLB, KPI: "RCHR"},
+	{Phrase: "lq", Sector: secPLB, KPI: "LQ"},
+	{Phrase: "pending requests", Sector: secPLB, KPI: "LQ"},
+	{Phrase: "lb queue", Sector: secPLB, KPI: "LQ"},
+	{Phrase: "urt", Sector: secPLB, KPI: "URT"},
+	{Phrase: "upstream response time", Sector: secPLB, KPI: "URT"},
+	{Phrase: "upstream latency", Sector: secPLB, KPI: "URT"},
+	{Phrase: "rtr", Sector: secPLB, KPI: "RTR"},
+	{Phrase: "retry rate", Sector: secPLB, KPI: "RTR"},
+	{Phrase: "retries", Sector: secPLB, KPI: "RTR"},
+	{Phrase: "envoy", Sector: secPLB},
+	{Phrase: "haproxy", Sector: secPLB},
+	{Phrase: "load balancer", Sector: secPLB},
+	// LLM training data.
+	{Phrase: "itps", Sector: secData, KPI: "ITPS"},
+	{Phrase: "ingest throughput", Sector: secData, KPI: "ITPS"},
+	{Phrase: "dhr", Sector: secData, KPI: "DHR"},
+	{Phrase: "duplicate", Sector: secData, KPI: "DHR"},
+	{Phrase: "duplicates", Sector: secData, KPI: "DHR"},
+	{Phrase: "dedup", Sector: secData, KPI: "DHR"},
+	{Phrase: "udr", Sector: secData, KPI: "UDR"},
+	{Phrase: "unique data", Sector: secData, KPI: "UDR"},
+	{Phrase: "contamination", Sector: secData, KPI: "CONT"},
+	{Phrase: "dataset", Sector: secData},
+	{Phrase: "dataloader", Sector: secData},
+	{Phrase: "tokenization", Sector: secData},
+	// Pre-training MoE.
+	{Phrase: "mfu", KPI: "MFU"},
+	{Phrase: "flops utilization", KPI: "MFU"},
+	{Phrase: "step time", Sector: secPretrain, KPI: "STEP"},
+	{Phrase: "a2as", Sector: secPretrain, KPI: "A2AS"},
+	{Phrase: "all to all", Sector: secPretrain, KPI: "A2AS"},
+	{Phrase: "alltoall", Sector: secPretrain, KPI: "A2AS"},
+	{Phrase: "eir", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "expert imbalance", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "router z loss", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "aux loss", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "pretrain", Sector: secPretrain},
+	{Phrase: "pre training", Sector: secPretrain},
+	{Phrase: "pretraining", Sector: secPretrain},
+	// Post-training MoE.
+	{Phrase: "tokens per second", Sector: secPost, KPI: "TPS"},
+	{Phrase: "racc", Sector: secPost, KPI: "RACC"},
+	{Phrase: "reward accuracy", Sector: secPost, KPI: "RACC"},
+	{Phrase: "preference accuracy", Sector: secPost, KPI: "RACC"},
+	{Phrase: "rmar", Sector: secPost, KPI: "RMAR"},
+	{Phrase: "reward margin", Sector: secPost, KPI: "RMAR"},
+	{Phrase: "posttrain", Sector: secPost},
+	{Phrase: "post training", Sector: secPost},
+	{Phrase: "dpo", Sector: secPost},
+	{Phrase: "rlhf", Sector: secPost},
+	// HFT VM clusters.
+	{Phrase: "rdy", Sector: secVM, KPI: "RDY"},
+	{Phrase: "cpu ready", Sector: secVM, KPI: "RDY"},
+	{Phrase: "cstp", Sector: secVM, KPI: "CSTP"},
+	{Phrase: "co stop", Sector: secVM, KPI: "CSTP"},
+	{Phrase: "costop", Sector: secVM, KPI: "CSTP"},
+	{Phrase: "numa miss", Sector: secVM, KPI: "NUMA MISS"},
+	{Phrase: "numa", Sector: secVM, KPI: "NUMA MISS"},
+	{Phrase: "t2d", Sector: secVM, KPI: "T2D"},
+	{Phrase: "tick to decision", Sector: secVM, KPI: "T2D"},
+	{Phrase: "vmware", Sector: secVM},
+	{Phrase: "esxi", Sector: secVM},
+	{Phrase: "hypervisor", Sector: secVM},
+	{Phrase: "vcpu", Sector: secVM},
+	// HFT bare metal.
+	{Phrase: "w2w", Sector: secBare, KPI: "W2W"},
+	{Phrase: "wire to wire", Sector: secBare, KPI: "W2W"},
+	{Phrase: "jitr", Sector: secBare, KPI: "JITR"},
+	{Phrase: "p999 jitter", Sector: secBare, KPI: "JITR"},
+	{Phrase: "cpm", Sector: secBare, KPI: "CPM"},
+	{Phrase: "cycles per message", Sector: secBare, KPI: "CPM"},
+	{Phrase: "mpki", Sector: secBare, KPI: "MPKI"},
+	{Phrase: "llc miss", Sector: secBare, KPI: "MPKI"},
+	{Phrase: "llc misses", Sector: secBare, KPI: "MPKI"},
+	{Phrase: "baremetal", Sector: secBare},
+	{Phrase: "bare metal", Sector: secBare},
+	// HFT CDN.
+	{Phrase: "oor", Sector: secCDN, KPI: "OOR"},
+	{Phrase: "origin offload", Sector: secCDN, KPI: "OOR"},
+	{Phrase: "ttfb", Sector: secCDN, KPI: "TTFB"},
+	{Phrase: "time to first byte", Sector: secCDN, KPI: "TTFB"},
+	{Phrase: "ottfb", Sector: secCDN, KPI: "OTTFB"},
+	{Phrase: "origin ttfb", Sector: secCDN, KPI: "OTTFB"},
+	{Phrase: "cdn", Sector: secCDN},
+	{Phrase: "varnish", Sector: secCDN},
+	// HFT low-latency execution.
+	{Phrase: "jitter", Sector: secExec, KPI: "JIT"},
+	{Phrase: "flat", KPI: "FLAT"},
+	{Phrase: "feed latency", KPI: "FLAT"},
+	{Phrase: "olat", Sector: secExec, KPI: "OLAT"},
+	{Phrase: "order latency", Sector: secExec, KPI: "OLAT"},
+	{Phrase: "order gateway", Sector: secExec},
+	{Phrase: "market data", Sector: secExec},
+	// Dark fiber.
+	{Phrase: "avail", Sector: secFiber, KPI: "AVAIL"},
+	{Phrase: "pre fec", Sector: secFiber, KPI: "Pre-FEC BER"},
+	{Phrase: "prefec", Sector: secFiber, KPI: "Pre-FEC BER"},
+	{Phrase: "pre fec ber", Sector: secFiber, KPI: "Pre-FEC BER"},
+	{Phrase: "ber", Sector: secFiber, KPI: "Pre-FEC BER"},
+	{Phrase: "osnrm", Sector: secFiber, KPI: "OSNRM"},
+	{Phrase: "osnr", Sector: secFiber, KPI: "OSNRM"},
+	{Phrase: "osnr margin", Sector: secFiber, KPI: "OSNRM"},
+	{Phrase: "fiber", Sector: secFiber},
+	{Phrase: "dark fiber", Sector: secFiber},
+	{Phrase: "optical", Sector: secFiber},
+	{Phrase: "dwdm", Sector: secFiber},
+	{Phrase: "transponder", Sector: secFiber},
+	// Quant research.
+	{Phrase: "btt", Sector: secQuant, KPI: "BTT"},
+	{Phrase: "backtest", Sector: secQuant, KPI: "BTT"},
+	{Phrase: "tss", Sector: secQuant, KPI: "TSS"},
+	{Phrase: "training serving skew", Sector: secQuant, KPI: "TSS"},
+	{Phrase: "ffl", Sector: secQuant, KPI: "FFL"},
+	{Phrase: "feature freshness", Sector: secQuant, KPI: "FFL"},
+	{Phrase: "feature store", Sector: secQuant},
+	// Big data.
+	{Phrase: "jdur", Sector: secBigData, KPI: "JDUR"},
+	{Phrase: "job duration", Sector: secBigData, KPI: "JDUR"},
+	{Phrase: "skr", Sector: secBigData, KPI: "SKR"},
+	{Phrase: "task skew", Sector: secBigData, KPI: "SKR"},
+	{Phrase: "skew", Sector: secBigData, KPI: "SKR"},
+	{Phrase: "straggler", Sector: secBigData, KPI: "SKR"},
+	{Phrase: "spill", Sector: secBigData, KPI: "SPILL"},
+	{Phrase: "shuffle spill", Sector: secBigData, KPI: "SPILL"},
+	{Phrase: "clag", Sector: secBigData, KPI: "CLAG"},
+	{Phrase: "consumer lag", Sector: secBigData, KPI: "CLAG"},
+	{Phrase: "spark", Sector: secBigData},
+	{Phrase: "kafka", Sector: secBigData},
+	{Phrase: "flink", Sector: secBigData},
+	// SLO monitoring.
+	{Phrase: "sli av", Sector: secSLO, KPI: "SLI-AV"},
+	{Phrase: "availability sli", Sector: secSLO, KPI: "SLI-AV"},
+	{Phrase: "sli lat", Sector: secSLO, KPI: "SLI-LAT"},
+	{Phrase: "latency sli", Sector: secSLO, KPI: "SLI-LAT"},
+	{Phrase: "ebr", Sector: secSLO, KPI: "EBR"},
+	{Phrase: "burn rate", Sector: secSLO, KPI: "EBR"},
+	{Phrase: "burnrate", Sector: secSLO, KPI: "EBR"},
+	{Phrase: "error budget", Sector: secSLO, KPI: "EBR"},
+	{Phrase: "target down", Sector: secSLO, KPI: "UP"},
+	{Phrase: "scrape", Sector: secSLO, KPI: "UP"},
+	{Phrase: "sloth", Sector: secSLO},
+	{Phrase: "pyrra", Sector: secSLO},
+	{Phrase: "alertmanager", Sector: secSLO},
+	// Class-only words.
+	{Phrase: "latency", Class: ClassLatency},
+	{Phrase: "slow", Class: ClassLatency},
+	{Phrase: "errors", Class: ClassErrors},
+	{Phrase: "error", Class: ClassErrors},
+	{Phrase: "failures", Class: ClassErrors},
+	{Phrase: "failed", Class: ClassErrors},
+	{Phrase: "5xx", Class: ClassErrors},
+	{Phrase: "down", Class: ClassAvailability},
+	{Phrase: "unavailable", Class: ClassAvailability},
+	{Phrase: "unreachable", Class: ClassAvailability},
+	{Phrase: "saturated", Class: ClassSaturation},
+	{Phrase: "saturation", Class: ClassSaturation},
+	{Phrase: "queue", Class: ClassSaturation},
+	{Phrase: "capacity", Class: ClassCapacity},
+	{Phrase: "full", Class: ClassCapacity},
+	{Phrase: "lag", Class: ClassBackpressure},
+	{Phrase: "backpressure", Class: ClassBackpressure},
+}
+
+// maxWordRun is the longest phrase, in words.
+const maxWordRun = 3
+
+// span is a [start,end) range of a word in a lowered buffer.
+type span struct{ start, end int }
+
+// splitWords lowers s into buf and records its words in spans, splitting at
+// non-alphanumerics and CamelCase boundaries ("KVCacheHigh" → kv, cache,
+// high). Digits stay with the word they follow ("HTTP429Rate" → http429,
+// rate) unless they start it. It never allocates; text beyond buf is
+// ignored. It returns the lowered bytes used and the number of spans.
+func splitWords(s string, buf []byte, spans []span) (int, int) {
+	n, ns := 0, 0
+	start := -1
+	flush := func() {
+		if start >= 0 && ns < len(spans) {
+			spans[ns] = span{start, n}
+			ns++
+		}
+		start = -1
+	}
+	for i := 0; i < len(s) && n < len(buf); i++ {
+		c := s[i]
+		switch {
+		case isUpper(c):
+			// Boundary before an upper-case letter that follows a lower-case
+			// letter or a digit, or that starts a capitalised word after an
+			// acronym ("KVCache": boundary before "C").
+			if start >= 0 && i > 0 {
+				p := s[i-1]
+				if isLower(p) || (isUpper(p) && i+1 < len(s) && isLower(s[i+1])) {
+					flush()
+				}
+			}
+			if start < 0 {
+				start = n
+			}
+			buf[n] = c + ('a' - 'A')
+			n++
+		case isLower(c) || isDigit(c):
+			if start < 0 {
+				start = n
+			}
+			buf[n] = c
+			n++
+		default:
+			flush()
+		}
+	}
+	flush()
+	return n, ns
+}
+
+func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
+func isLower(c byte) bool { return c >= 'a' && c <= 'z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// normKey normalises a phrase, a KPI acronym or a sector name into buf for
+// look-ups: lower-case ASCII letters and digits only ("Pre-FEC BER" →
+// "prefecber", "NUMA MISS" → "numamiss").
+func normKey(s string, buf []byte) []byte {
+	buf = buf[:0]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case isUpper(c):
+			buf = append(buf, c+('a'-'A'))
+		case isLower(c) || isDigit(c):
+			buf = append(buf, c)
+		}
+	}
+	return buf
+}
