@@ -1,0 +1,49 @@
+# alertrouter — `make test` is the one test command (CI runs it via .ci/run).
+GO        ?= go
+PKGS      ?= ./...
+FUZZTIME  ?= 10s
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
+             -X github.com/prometheus/common/version.Revision=$(REVISION) \
+             -X github.com/prometheus/common/version.Branch=main \
+             -X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
+
+.PHONY: all build run test deps vet fmt-check unit fuzz bench clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/router ./cmd/router
+
+run:
+	$(GO) run ./cmd/router
+
+deps:
+	./scripts/install-deps.sh
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet:
+	$(GO) vet $(PKGS)
+
+unit:
+	CI=$${CI:-} $(GO) test -race -count=1 -timeout 20m $(PKGS)
+
+# Each fuzz target runs briefly; crashers found land in testdata/fuzz as
+# regression cases that `go test` then always runs.
+fuzz:
+	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
+	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
+	    echo "fuzz $$t $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$t || exit 1; \
+	  done; \
+	done
+
+test: deps fmt-check vet unit fuzz
+
+bench: deps
+	./scripts/bench.sh
+
+clean:
+	rm -rf bin

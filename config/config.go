@@ -1,0 +1,339 @@
+// Package config loads the router's single YAML configuration file: strict
+// (unknown keys are errors), defaults filled in each section's UnmarshalYAML,
+// whole-file invariants (receiver names, the route tree) checked in Load,
+// every error prefixed by its YAML path.
+//
+// Secrets come from `*_file` keys or from `${ENV}` references, which Load
+// expands in the file's text before parsing (an undefined variable is an
+// error; write `$$` for a literal dollar sign).
+package config
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v2"
+
+	"github.com/alertrouter/alertrouter/enrich"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+//go:embed default.yml
+var defaultYAML []byte
+
+// DefaultYAML returns the embedded default configuration file.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// Config is the whole configuration file.
+type Config struct {
+	Auth       AuthConfig      `yaml:"auth,omitempty"`
+	Webhook    WebhookConfig   `yaml:"webhook,omitempty"`
+	Store      store.Config    `yaml:"store,omitempty"`
+	Dedup      DedupConfig     `yaml:"dedup,omitempty"`
+	Incidents  IncidentsConfig `yaml:"incidents,omitempty"`
+	Classifier enrich.Config   `yaml:"classifier,omitempty"`
+	Policies   policies.Config `yaml:"policies,omitempty"`
+	// Templates are glob patterns of Alertmanager-language template files.
+	Templates []string       `yaml:"templates,omitempty"`
+	Route     *routing.Route `yaml:"route"`
+	Receivers []*Receiver    `yaml:"receivers"`
+
+	// Source is where the config came from: a path, or "embedded defaults".
+	Source string `yaml:"-"`
+}
+
+// AuthConfig is the inbound authentication of POST /webhook. With neither
+// a bearer token nor basic auth set, webhooks are accepted unauthenticated.
+type AuthConfig struct {
+	BearerToken     commoncfg.Secret `yaml:"bearer_token,omitempty"`
+	BearerTokenFile string           `yaml:"bearer_token_file,omitempty"`
+	BasicAuth       *BasicAuth       `yaml:"basic_auth,omitempty"`
+}
+
+// BasicAuth is a username and password for inbound basic auth.
+type BasicAuth struct {
+	Username     string           `yaml:"username"`
+	Password     commoncfg.Secret `yaml:"password,omitempty"`
+	PasswordFile string           `yaml:"password_file,omitempty"`
+}
+
+// WebhookConfig bounds one webhook.
+type WebhookConfig struct {
+	// MaxBodyBytes bounds the body (default 64 MiB: 100k small alerts fit).
+	MaxBodyBytes int64 `yaml:"max_body_bytes,omitempty"`
+	// Timeout bounds processing, notifications included (default 25s). Keep
+	// it below the webhook timeout of Alertmanager's webhook_config.
+	Timeout model.Duration `yaml:"timeout,omitempty"`
+}
+
+// UnmarshalYAML fills the defaults, then decodes the section.
+func (c *WebhookConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultWebhook()
+	type plain WebhookConfig
+	return unmarshal((*plain)(c))
+}
+
+// DefaultWebhook returns the webhook defaults.
+func DefaultWebhook() WebhookConfig {
+	return WebhookConfig{MaxBodyBytes: 64 << 20, Timeout: model.Duration(25 * time.Second)}
+}
+
+// DedupConfig tunes exactly-once delivery; see routing.DedupOptions.
+type DedupConfig struct {
+	ClaimTTL       model.Duration `yaml:"claim_ttl,omitempty"`
+	NotifiedTTL    model.Duration `yaml:"notified_ttl,omitempty"`
+	RepeatInterval model.Duration `yaml:"repeat_interval,omitempty"`
+	InFlightWait   model.Duration `yaml:"in_flight_wait,omitempty"`
+}
+
+// DefaultDedup returns the dedup defaults: a 1m claim (how long a crashed
+// replica can hold a transition), 7d memory of notified transitions
+// (outlives any sane repeat_interval), a 4h reminder (Alertmanager's
+// default repeat_interval) and 2s of waiting for a concurrent replica.
+func DefaultDedup() DedupConfig {
+	return DedupConfig{
+		ClaimTTL:       model.Duration(time.Minute),
+		NotifiedTTL:    model.Duration(7 * 24 * time.Hour),
+		RepeatInterval: model.Duration(4 * time.Hour),
+		InFlightWait:   model.Duration(2 * time.Second),
+	}
+}
+
+// UnmarshalYAML fills the defaults, then decodes the section.
+func (c *DedupConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultDedup()
+	type plain DedupConfig
+	return unmarshal((*plain)(c))
+}
+
+// IncidentsConfig says which labels make alerts one incident.
+type IncidentsConfig struct {
+	// GroupBy defaults to routing.DefaultGroupBy (sector, service, kpi).
+	GroupBy []string `yaml:"group_by,omitempty"`
+}
+
+// Receiver is a named set of integrations, as in Alertmanager.
+type Receiver struct {
+	Name             string              `yaml:"name"`
+	PagerdutyConfigs []*pagerduty.Config `yaml:"pagerduty_configs,omitempty"`
+	SlackConfigs     []*slack.Config     `yaml:"slack_configs,omitempty"`
+	// LogConfigs print each notification as a JSON line on stdout.
+	LogConfigs []*LogConfig `yaml:"log_configs,omitempty"`
+}
+
+// LogConfig is the embedded `log` integration; it has no settings yet.
+type LogConfig struct{}
+
+// Default returns a Config with every section's defaults and no receivers.
+func Default() *Config {
+	return &Config{Webhook: DefaultWebhook(), Dedup: DefaultDedup(), Store: store.DefaultConfig(),
+		Classifier: enrich.DefaultConfig(), Policies: policies.DefaultConfig()}
+}
+
+// Load reads, expands, parses and validates the file at path.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config %q: %w", path, err)
+	}
+	c, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return nil, fmt.Errorf("config %q: %w", path, err)
+	}
+	c.Source = path
+	return c, nil
+}
+
+// LoadDefault returns the embedded default configuration.
+func LoadDefault() *Config {
+	c, err := Parse(defaultYAML, ".")
+	if err != nil {
+		panic("embedded default config is invalid: " + err.Error())
+	}
+	c.Source = "embedded defaults"
+	return c
+}
+
+var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${VAR} by the environment's value; $$ is a literal $.
+func expandEnv(b []byte) ([]byte, error) {
+	var missing []string
+	out := envRef.ReplaceAllFunc(b, func(m []byte) []byte {
+		if string(m) == "$$" {
+			return []byte("$")
+		}
+		name := string(m[2 : len(m)-1])
+		v, ok := os.LookupEnv(name)
+		if !ok {
+			missing = append(missing, name)
+		}
+		return []byte(v)
+	})
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("undefined environment variable(s) referenced as ${…}: %s", strings.Join(missing, ", "))
+	}
+	return out, nil
+}
+
+// Parse parses a config file's content; the relative paths of auth secrets
+// and template globs are resolved against dir (the integrations' *_file
+// paths are used as written, relative to the working directory).
+func Parse(b []byte, dir string) (*Config, error) {
+	b, err := expandEnv(b)
+	if err != nil {
+		return nil, err
+	}
+	c := Default()
+	if err := yaml.UnmarshalStrict(b, c); err != nil {
+		return nil, fmt.Errorf("parse YAML: %w", err)
+	}
+	c.resolvePaths(dir)
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func resolve(dir, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func (c *Config) resolvePaths(dir string) {
+	c.Auth.BearerTokenFile = resolve(dir, c.Auth.BearerTokenFile)
+	if c.Auth.BasicAuth != nil {
+		c.Auth.BasicAuth.PasswordFile = resolve(dir, c.Auth.BasicAuth.PasswordFile)
+	}
+	for i, t := range c.Templates {
+		c.Templates[i] = resolve(dir, t)
+	}
+}
+
+func prefix(section string, err error) []error {
+	if err == nil {
+		return nil
+	}
+	var out []error
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			out = append(out, prefix(section, e)...)
+		}
+		return out
+	}
+	return []error{fmt.Errorf("%s.%w", section, err)}
+}
+
+// Validate checks every section and the whole-file invariants, returning
+// every problem found (errors.Join), each prefixed by its YAML path.
+func (c *Config) Validate() error {
+	var errs []error
+	errs = append(errs, prefix("store", c.Store.Validate())...)
+	errs = append(errs, prefix("classifier", c.Classifier.Validate())...)
+	errs = append(errs, prefix("policies", c.Policies.Validate())...)
+	if c.Auth.BearerToken != "" && c.Auth.BearerTokenFile != "" {
+		errs = append(errs, errors.New("auth: at most one of bearer_token and bearer_token_file may be set"))
+	}
+	if ba := c.Auth.BasicAuth; ba != nil {
+		if ba.Username == "" {
+			errs = append(errs, errors.New("auth.basic_auth.username: required"))
+		}
+		if (ba.Password == "") == (ba.PasswordFile == "") {
+			errs = append(errs, errors.New("auth.basic_auth: exactly one of password and password_file must be set"))
+		}
+	}
+	if c.Webhook.MaxBodyBytes <= 0 {
+		errs = append(errs, errors.New("webhook.max_body_bytes: must be positive"))
+	}
+	if c.Webhook.Timeout <= 0 {
+		errs = append(errs, errors.New("webhook.timeout: must be positive"))
+	}
+	d := c.Dedup
+	if d.ClaimTTL <= 0 {
+		errs = append(errs, errors.New("dedup.claim_ttl: must be positive"))
+	}
+	if d.NotifiedTTL <= d.RepeatInterval || d.NotifiedTTL <= d.ClaimTTL {
+		errs = append(errs, fmt.Errorf("dedup.notified_ttl: %s must be longer than repeat_interval (%s) and claim_ttl (%s), or notified alerts would be sent again", d.NotifiedTTL, d.RepeatInterval, d.ClaimTTL))
+	}
+	if d.InFlightWait < 0 || d.RepeatInterval < 0 {
+		errs = append(errs, errors.New("dedup: durations must not be negative"))
+	}
+	for i, t := range c.Templates {
+		if _, err := filepath.Glob(t); err != nil {
+			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
+		}
+	}
+	known := map[string]bool{}
+	for i, r := range c.Receivers {
+		path := fmt.Sprintf("receivers[%d]", i)
+		if r == nil {
+			errs = append(errs, fmt.Errorf("%s: empty receiver", path))
+			continue
+		}
+		if r.Name == "" {
+			errs = append(errs, fmt.Errorf("%s.name: required", path))
+		} else if known[r.Name] {
+			errs = append(errs, fmt.Errorf("%s.name: duplicate receiver name %q", path, r.Name))
+		}
+		known[r.Name] = true
+		if len(r.PagerdutyConfigs)+len(r.SlackConfigs)+len(r.LogConfigs) == 0 {
+			errs = append(errs, fmt.Errorf("%s: receiver %q has no pagerduty_configs, slack_configs or log_configs", path, r.Name))
+		}
+		for j, pd := range r.PagerdutyConfigs {
+			if pd == nil {
+				errs = append(errs, fmt.Errorf("%s.pagerduty_configs[%d]: empty", path, j))
+				continue
+			}
+			errs = append(errs, prefix(fmt.Sprintf("%s.pagerduty_configs[%d]", path, j), pd.Validate())...)
+		}
+		for j, s := range r.SlackConfigs {
+			if s == nil {
+				errs = append(errs, fmt.Errorf("%s.slack_configs[%d]: empty", path, j))
+				continue
+			}
+			errs = append(errs, prefix(fmt.Sprintf("%s.slack_configs[%d]", path, j), s.Validate())...)
+		}
+	}
+	if c.Route == nil {
+		errs = append(errs, errors.New("route: required (the root route names the default receiver)"))
+	} else if err := c.Route.Compile(known); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ReadSecret returns the inline secret, or the trimmed content of file.
+func ReadSecret(inline commoncfg.Secret, file string) (string, error) {
+	if file == "" {
+		return string(inline), nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", fmt.Errorf("read secret file %q: %w", file, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// String renders the config as YAML with every secret hidden.
+func (c *Config) String() string {
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		return "<config: " + err.Error() + ">"
+	}
+	return string(b)
+}

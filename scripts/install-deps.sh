@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs the system packages the test suite runs for real: redis-server
+# (dedup tests, Redis Cluster tests), prometheus-alertmanager (end-to-end
+# tests) and prometheus (promtool, to check the example rules). Only what is
+# missing is installed; on systems without apt-get it says what to install.
+set -euo pipefail
+need=()
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
+command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
+command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+[ ${#need[@]} -eq 0 ] && exit 0
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "install-deps: please install: ${need[*]} (no apt-get here)" >&2
+  exit 1
+fi
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+echo "install-deps: installing ${need[*]}" >&2
+$sudo apt-get update -qq
+# Debian's packages start their services on install; the tests start their
+# own instances on free ports, so stop those to leave the default ports free.
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+for svc in redis-server prometheus-alertmanager prometheus; do
+  $sudo systemctl stop "$svc" >/dev/null 2>&1 || $sudo service "$svc" stop >/dev/null 2>&1 || true
+done
