@@ -1,0 +1,306 @@
+package policies
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// Config is the `policies` section of the router's configuration. Decode it
+// with yaml.UnmarshalStrict (UnmarshalYAML fills the defaults of SPEC §5
+// first) and check it with Validate; New validates again.
+type Config struct {
+	// Sloth maps values of Sloth's sloth_severity label to actions.
+	Sloth map[string]routing.Action `yaml:"sloth"`
+	// Pyrra maps the (long, short) window labels of Pyrra's alerts to actions.
+	Pyrra PyrraConfig `yaml:"pyrra"`
+	// BurnRate holds the multi-window burn-rate tiers.
+	BurnRate BurnRateConfig `yaml:"burn_rate"`
+	// Capacity holds the utilization thresholds.
+	Capacity CapacityConfig `yaml:"capacity"`
+	// Regression holds the baseline-relative thresholds per sensitivity.
+	Regression RegressionConfig `yaml:"regression"`
+	// Severity maps values of the Alertmanager severity label to actions
+	// (keys are matched case-insensitively).
+	Severity map[string]routing.Action `yaml:"severity"`
+	// UnmappedSeverity is the action for a severity label that Severity does
+	// not know (e.g. "major"): ticket by default, so that an unexpected
+	// spelling is seen by a human rather than silently dropped.
+	UnmappedSeverity routing.Action `yaml:"unmapped_severity"`
+}
+
+// PyrraConfig is the Pyrra window table.
+type PyrraConfig struct {
+	// Windows lists window pairs and their action. A Pyrra alert whose pair
+	// is not listed (Pyrra scales its windows with the SLO period, e.g.
+	// long="1h4m" for a 30d SLO) is decided by its own severity label
+	// through Config.Severity.
+	Windows []WindowAction `yaml:"windows"`
+}
+
+// WindowAction is one row of the Pyrra table.
+type WindowAction struct {
+	Long   model.Duration `yaml:"long"`
+	Short  model.Duration `yaml:"short"`
+	Action routing.Action `yaml:"action"`
+}
+
+// BurnRateConfig lists the burn-rate tiers.
+type BurnRateConfig struct {
+	// Tiers are tried loudest action first; within an action, in order.
+	Tiers []Tier `yaml:"tiers"`
+}
+
+// Tier pages or tickets when the burn rate is strictly greater than Factor
+// over both Long and Short.
+type Tier struct {
+	Long   model.Duration `yaml:"long"`
+	Short  model.Duration `yaml:"short"`
+	Factor float64        `yaml:"factor"`
+	Action routing.Action `yaml:"action"`
+}
+
+// CapacityConfig holds the utilization thresholds, as ratios of validated
+// steady-state capacity.
+type CapacityConfig struct {
+	// Warn: utilization above it tickets (pages when latency_above_slo).
+	Warn float64 `yaml:"warn"`
+	// Critical: utilization above it pages.
+	Critical float64 `yaml:"critical"`
+}
+
+// RegressionConfig holds the regression thresholds.
+type RegressionConfig struct {
+	// BaselineWindow is the window of the baseline the ratio is taken
+	// against; it is quoted in reasons (the alert rule computes the ratio).
+	BaselineWindow model.Duration `yaml:"baseline_window"`
+	// DefaultSensitivity applies when neither the alert's sensitivity label
+	// nor its sector gives one (an unknown sector).
+	DefaultSensitivity string `yaml:"default_sensitivity"`
+	// Sensitivities holds the thresholds per sensitivity.
+	Sensitivities Sensitivities `yaml:"sensitivities"`
+}
+
+// Sensitivities holds the thresholds of each regression sensitivity.
+type Sensitivities struct {
+	High   Thresholds `yaml:"high"`
+	Medium Thresholds `yaml:"medium"`
+	Low    Thresholds `yaml:"low"`
+}
+
+// Thresholds are ratios to the baseline: above Warn tickets, above Critical
+// pages.
+type Thresholds struct {
+	Warn     float64 `yaml:"warn"`
+	Critical float64 `yaml:"critical"`
+}
+
+func mustDuration(s string) model.Duration {
+	d, err := model.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}
+
+// DefaultConfig returns the defaults of SPEC §5. Each call returns fresh maps
+// and slices.
+func DefaultConfig() Config {
+	d := mustDuration
+	return Config{
+		Sloth: map[string]routing.Action{
+			"page":   routing.ActionPage,
+			"ticket": routing.ActionTicket,
+		},
+		Pyrra: PyrraConfig{Windows: []WindowAction{
+			{Long: d("1h"), Short: d("5m"), Action: routing.ActionPage},
+			{Long: d("6h"), Short: d("30m"), Action: routing.ActionPage},
+			{Long: d("1d"), Short: d("2h"), Action: routing.ActionTicket},
+			{Long: d("3d"), Short: d("6h"), Action: routing.ActionTicket},
+			{Long: d("4d"), Short: d("6h"), Action: routing.ActionTicket},
+		}},
+		// Factors: see the package comment (fraction of a 30-day budget).
+		BurnRate: BurnRateConfig{Tiers: []Tier{
+			{Long: d("1h"), Short: d("5m"), Factor: 14.4, Action: routing.ActionPage}, // 2% in 1h
+			{Long: d("6h"), Short: d("30m"), Factor: 6, Action: routing.ActionPage},   // 5% in 6h
+			{Long: d("1d"), Short: d("2h"), Factor: 3, Action: routing.ActionTicket},  // 10% in 1d
+			{Long: d("3d"), Short: d("6h"), Factor: 1, Action: routing.ActionTicket},  // 10% in 3d
+		}},
+		Capacity: CapacityConfig{Warn: 0.80, Critical: 0.90},
+		Regression: RegressionConfig{
+			BaselineWindow:     d("7d"),
+			DefaultSensitivity: "medium",
+			Sensitivities: Sensitivities{
+				High:   Thresholds{Warn: 1.10, Critical: 1.20},
+				Medium: Thresholds{Warn: 1.15, Critical: 1.30},
+				Low:    Thresholds{Warn: 1.25, Critical: 1.50},
+			},
+		},
+		Severity: map[string]routing.Action{
+			"critical": routing.ActionPage,
+			"page":     routing.ActionPage,
+			"warning":  routing.ActionTicket,
+			"ticket":   routing.ActionTicket,
+			"error":    routing.ActionTicket,
+			"info":     routing.ActionNone,
+			"none":     routing.ActionNone,
+		},
+		UnmappedSeverity: routing.ActionTicket,
+	}
+}
+
+// UnmarshalYAML fills the defaults and then decodes the section over them:
+// a key left out keeps its default; a list given (pyrra.windows,
+// burn_rate.tiers) replaces the default list; a map given (sloth, severity)
+// adds to or overrides the default entries.
+func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultConfig()
+	type plain Config
+	if err := unmarshal((*plain)(c)); err != nil {
+		return fmt.Errorf("decode policies: %w", err)
+	}
+	return nil
+}
+
+// Validate checks the section and returns every problem found, joined, each
+// prefixed by its YAML path relative to the section (e.g.
+// "burn_rate.tiers[2].factor: ...").
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(path, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%s: %s", path, fmt.Sprintf(format, args...)))
+	}
+
+	for _, k := range sortedKeys(c.Sloth) {
+		if !validAction(c.Sloth[k], true) {
+			add("sloth."+k, "unknown action %q (want page, ticket or none)", c.Sloth[k])
+		}
+	}
+
+	seen := map[[2]model.Duration]int{}
+	for i, w := range c.Pyrra.Windows {
+		p := fmt.Sprintf("pyrra.windows[%d]", i)
+		checkWindows(p, w.Long, w.Short, add)
+		if !validAction(w.Action, false) {
+			add(p+".action", "unknown action %q (want page or ticket)", w.Action)
+		}
+		key := [2]model.Duration{w.Long, w.Short}
+		if j, dup := seen[key]; dup {
+			add(p, "window pair %s/%s already listed at pyrra.windows[%d]", w.Long, w.Short, j)
+		} else {
+			seen[key] = i
+		}
+	}
+
+	for i, t := range c.BurnRate.Tiers {
+		p := fmt.Sprintf("burn_rate.tiers[%d]", i)
+		checkWindows(p, t.Long, t.Short, add)
+		if t.Factor < 0 {
+			add(p+".factor", "must not be negative, got %s", fmtNum(t.Factor))
+		}
+		if !validAction(t.Action, false) {
+			add(p+".action", "unknown action %q (want page or ticket)", t.Action)
+		}
+		if t.Action != routing.ActionTicket {
+			continue
+		}
+		// A ticket tier that needs a faster burn than a page tier over the
+		// same windows can never decide: the page tier always matches first.
+		for j, pt := range c.BurnRate.Tiers {
+			if pt.Action == routing.ActionPage && pt.Long == t.Long && pt.Short == t.Short && t.Factor > pt.Factor {
+				add(p+".factor", "ticket factor %s over %s/%s is higher than page factor %s of burn_rate.tiers[%d]",
+					fmtNum(t.Factor), t.Long, t.Short, fmtNum(pt.Factor), j)
+			}
+		}
+	}
+
+	checkThresholds("capacity", c.Capacity.Warn, c.Capacity.Critical, add)
+
+	if c.Regression.BaselineWindow <= 0 {
+		add("regression.baseline_window", "must be positive, got %s", c.Regression.BaselineWindow)
+	}
+	if !validSensitivity(c.Regression.DefaultSensitivity) {
+		add("regression.default_sensitivity", "unknown sensitivity %q (want high, medium or low)", c.Regression.DefaultSensitivity)
+	}
+	checkThresholds("regression.sensitivities.high", c.Regression.Sensitivities.High.Warn, c.Regression.Sensitivities.High.Critical, add)
+	checkThresholds("regression.sensitivities.medium", c.Regression.Sensitivities.Medium.Warn, c.Regression.Sensitivities.Medium.Critical, add)
+	checkThresholds("regression.sensitivities.low", c.Regression.Sensitivities.Low.Warn, c.Regression.Sensitivities.Low.Critical, add)
+
+	for _, k := range sortedKeys(c.Severity) {
+		if !validAction(c.Severity[k], true) {
+			add("severity."+k, "unknown action %q (want page, ticket or none)", c.Severity[k])
+		}
+	}
+	if !validAction(c.UnmappedSeverity, true) {
+		add("unmapped_severity", "unknown action %q (want page, ticket or none)", c.UnmappedSeverity)
+	}
+	return errors.Join(errs...)
+}
+
+func checkWindows(p string, long, short model.Duration, add func(string, string, ...any)) {
+	if long <= 0 {
+		add(p+".long", "must be a positive duration, got %s", long)
+	}
+	if short <= 0 {
+		add(p+".short", "must be a positive duration, got %s", short)
+	}
+	if long > 0 && short >= long {
+		add(p+".short", "window %s must be shorter than the long window %s", short, long)
+	}
+}
+
+func checkThresholds(p string, warn, critical float64, add func(string, string, ...any)) {
+	if warn <= 0 {
+		add(p+".warn", "must be positive, got %s", fmtNum(warn))
+	}
+	if critical <= 0 {
+		add(p+".critical", "must be positive, got %s", fmtNum(critical))
+	}
+	if warn >= critical {
+		add(p, "warn %s must be lower than critical %s", fmtNum(warn), fmtNum(critical))
+	}
+}
+
+func validAction(a routing.Action, allowNone bool) bool {
+	switch a {
+	case routing.ActionPage, routing.ActionTicket:
+		return true
+	case routing.ActionNone:
+		return allowNone
+	}
+	return false
+}
+
+func validSensitivity(s string) bool {
+	return s == "high" || s == "medium" || s == "low"
+}
+
+func sortedKeys(m map[string]routing.Action) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// windowName renders a window the way Prometheus does ("1h", "30m", "3d").
+func windowName(d model.Duration) string { return d.String() }
+
+// pairName renders a window pair, e.g. "1h/5m".
+func pairName(long, short model.Duration) string {
+	return windowName(long) + "/" + windowName(short)
+}
+
+func lowerKeys(m map[string]routing.Action) map[string]routing.Action {
+	out := make(map[string]routing.Action, len(m))
+	for k, v := range m {
+		out[strings.ToLower(k)] = v
+	}
+	return out
+}

@@ -1,0 +1,45 @@
+// Package policies decides whether an alert deserves a page, a ticket or
+// nothing (SPEC §5). Engine implements routing.Decider.
+//
+// The policies are pure functions of the alert, its classification and an
+// injected clock; they never do I/O and never keep state, so one Engine is
+// safe for concurrent use. They are evaluated in a fixed order and the first
+// policy that has its input decides:
+//
+//  1. SLO generators: Sloth (sloth_severity) and Pyrra (long/short window
+//     labels).
+//  2. Burn-rate tiers from burn_rate_<window> labels or annotations.
+//  3. Capacity from utilization (firing alerts only).
+//  4. Regression from baseline_ratio, or value ÷ baseline, against the
+//     sector's sensitivity.
+//  5. The Alertmanager severity label.
+//
+// A policy "has its input" when the alert carries the values it reads, even
+// if those values are below every threshold: burn_rate_1h="14.4" with
+// burn_rate_5m="20" decides none by the burn-rate policy, it does not fall
+// through to the severity label. Values that cannot be read (NaN, ±Inf,
+// garbage) count as absent, and the decision's reasons say which value was
+// ignored and why.
+//
+// Every input is read from the alert's labels first, then its annotations.
+//
+// # Burn-rate arithmetic
+//
+// A burn rate is how fast the error budget is being spent relative to the
+// rate that spends exactly the whole budget over the SLO period: burn rate 1
+// uses 100% of a 30-day budget in 30 days. Spending a fraction f of the
+// budget within an alert window w therefore takes a burn rate of
+//
+//	factor = f × period ÷ w
+//
+// which gives the defaults of the Google SRE workbook (period = 30d = 720h):
+//
+//	2% in 1h:   0.02 × 720h ÷ 1h  = 14.4  → page (budget gone in ~2 days)
+//	5% in 6h:   0.05 × 720h ÷ 6h  = 6     → page (budget gone in 5 days)
+//	10% in 1d:  0.10 × 720h ÷ 24h = 3     → ticket (Sloth's extra pair)
+//	10% in 3d:  0.10 × 720h ÷ 72h = 1     → ticket (budget gone by period end)
+//
+// Each tier also needs a short window (1/12 of the long one) above the same
+// factor, so that an alert stops soon after the burn stops: the long window
+// gives significance, the short one gives a fast reset.
+package policies

@@ -1,0 +1,636 @@
+package policies
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// The policy names a Decision carries.
+const (
+	PolicySloth      = "sloth"
+	PolicyPyrra      = "pyrra"
+	PolicyBurnRate   = "burn-rate"
+	PolicyCapacity   = "capacity"
+	PolicyRegression = "regression"
+	PolicySeverity   = "severity"
+	PolicyNone       = "none"
+)
+
+// The label and annotation names the policies read.
+const (
+	labelSlothSeverity   = "sloth_severity"
+	labelSlothID         = "sloth_id"
+	labelSLO             = "slo"
+	labelLong            = "long"
+	labelShort           = "short"
+	labelSeverity        = "severity"
+	labelExhaustion      = "exhaustion"
+	burnRatePrefix       = "burn_rate_"
+	labelUtilization     = "utilization"
+	labelLatencyAboveSLO = "latency_above_slo"
+	labelBaselineRatio   = "baseline_ratio"
+	labelValue           = "value"
+	labelBaseline        = "baseline"
+	labelSensitivity     = "sensitivity"
+	labelBudgetRemaining = "budget_remaining"
+	labelErrorBudgetRem  = "error_budget_remaining"
+)
+
+// Engine applies the policies of a Config. It implements routing.Decider
+// and is safe for concurrent use: it is never written after New.
+type Engine struct {
+	sloth    map[string]routing.Action
+	pyrra    []pyrraWindow
+	tiers    []tier
+	windows  map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
+	capacity CapacityConfig
+	regr     RegressionConfig
+	baseline string // regression.baseline_window, rendered once
+	severity map[string]routing.Action
+	unmapped routing.Action
+}
+
+type pyrraWindow struct {
+	long, short time.Duration
+	action      routing.Action
+	name        string
+}
+
+type tier struct {
+	long, short         time.Duration
+	longName, shortName string
+	factor              float64
+	factorText          string
+	action              routing.Action
+	name                string // e.g. "1h/5m>14.4"
+}
+
+var _ routing.Decider = (*Engine)(nil)
+
+// New validates cfg and builds an Engine from it. The returned error joins
+// every problem of cfg (see Config.Validate).
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("validate policies: %w", err)
+	}
+	e := &Engine{
+		sloth:    lowerKeys(cfg.Sloth),
+		windows:  map[string]time.Duration{},
+		capacity: cfg.Capacity,
+		regr:     cfg.Regression,
+		baseline: windowName(cfg.Regression.BaselineWindow),
+		severity: lowerKeys(cfg.Severity),
+		unmapped: cfg.UnmappedSeverity,
+	}
+	for _, w := range cfg.Pyrra.Windows {
+		e.pyrra = append(e.pyrra, pyrraWindow{
+			long: time.Duration(w.Long), short: time.Duration(w.Short),
+			action: w.Action, name: pairName(w.Long, w.Short),
+		})
+	}
+	for _, t := range cfg.BurnRate.Tiers {
+		ft := fmtNum(t.Factor)
+		e.tiers = append(e.tiers, tier{
+			long: time.Duration(t.Long), short: time.Duration(t.Short),
+			longName: windowName(t.Long), shortName: windowName(t.Short),
+			factor: t.Factor, factorText: ft, action: t.Action,
+			name: pairName(t.Long, t.Short) + ">" + ft,
+		})
+		e.windows[windowName(t.Long)] = time.Duration(t.Long)
+		e.windows[windowName(t.Short)] = time.Duration(t.Short)
+	}
+	// The loudest tier that matches decides: try page tiers before ticket
+	// tiers, keeping the configured order within an action.
+	sort.SliceStable(e.tiers, func(i, j int) bool {
+		return actionRank(e.tiers[i].action) < actionRank(e.tiers[j].action)
+	})
+	return e, nil
+}
+
+func actionRank(a routing.Action) int {
+	switch a {
+	case routing.ActionPage:
+		return 0
+	case routing.ActionTicket:
+		return 1
+	}
+	return 2
+}
+
+// decision is the work area of one Decide call.
+type decision struct {
+	a   *routing.Alert
+	c   *routing.Classification
+	now time.Time
+	// notes explain inputs that were present but not used (garbage values,
+	// a resolved capacity alert); they follow the deciding reasons.
+	notes []string
+}
+
+func (d *decision) note(format string, args ...any) {
+	d.notes = append(d.notes, fmt.Sprintf(format, args...))
+}
+
+// Decide applies the policies in order, first match wins (SPEC §5), and
+// returns the decision with its policy, tier, reasons, SLO identity and
+// budget facts. now is the time of the decision; Decide reads no clock.
+// c may be nil (treated as an unknown sector).
+//
+// Resolved alerts are decided like firing ones by every policy except
+// capacity (which judges only a firing, i.e. sustained, utilization), so
+// that a resolve normally reaches the receivers its firing alert reached.
+func (e *Engine) Decide(a *routing.Alert, c *routing.Classification, now time.Time) routing.Decision {
+	st := decision{a: a, c: c, now: now}
+	out, ok := e.decideSloth(&st)
+	if !ok {
+		out, ok = e.decidePyrra(&st)
+	}
+	if !ok {
+		out, ok = e.decideBurnRate(&st)
+	}
+	if !ok {
+		out, ok = e.decideCapacity(&st)
+	}
+	if !ok {
+		out, ok = e.decideRegression(&st)
+	}
+	if !ok {
+		out, ok = e.decideSeverity(&st)
+	}
+	if !ok {
+		out = routing.Decision{
+			Action: routing.ActionNone,
+			Policy: PolicyNone,
+			Reasons: []string{"no policy input: no sloth_severity, Pyrra long/short, burn_rate_<window>, " +
+				"utilization, baseline_ratio (or value and baseline) or severity"},
+		}
+	}
+	out.Reasons = append(out.Reasons, st.notes...)
+	out.SLO = SLOIdentity(a)
+	if b := budgetFacts(a); b != "" {
+		out.Budget = b
+		out.Reasons = append(out.Reasons, "budget: "+b)
+	}
+	if !a.Firing() && out.Policy != PolicyNone {
+		out.Reasons = append(out.Reasons, "alert is "+statusName(a)+": decided as if firing so the resolve reaches the same receivers")
+	}
+	return out
+}
+
+func statusName(a *routing.Alert) string {
+	if a.Status == "" {
+		return "without status"
+	}
+	return a.Status
+}
+
+// decideSloth reads Sloth's sloth_severity label. Sloth generates two
+// alerts per SLO: "page" (1h/5m at 14.4 or 6h/30m at 6) and "ticket" (1d/2h
+// at 3 or 3d/6h at 1), with sloth_id, sloth_service, sloth_slo labels.
+func (e *Engine) decideSloth(st *decision) (routing.Decision, bool) {
+	v, src, ok := lookup(st.a, labelSlothSeverity)
+	if !ok {
+		return routing.Decision{}, false
+	}
+	key := strings.TrimSpace(v)
+	act, known := e.sloth[key]
+	if !known {
+		act, known = e.sloth[strings.ToLower(key)]
+	}
+	if !known {
+		st.note("sloth_severity %s %q ignored: not in the sloth table", src, v)
+		return routing.Decision{}, false
+	}
+	r := fmt.Sprintf("sloth_severity=%q → %s", v, act)
+	if id := st.a.Labels[labelSlothID]; id != "" {
+		r += " (sloth SLO " + id + ")"
+	}
+	return routing.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
+}
+
+// decidePyrra reads the long and short window labels of Pyrra's
+// multi-window alerts and looks the pair up in the table; a pair not in the
+// table (an SLO period other than 28d scales Pyrra's windows) is decided by
+// the alert's own severity label (critical, warning).
+func (e *Engine) decidePyrra(st *decision) (routing.Decision, bool) {
+	ls, okL := st.a.Labels[labelLong]
+	ss, okS := st.a.Labels[labelShort]
+	if !okL || !okS {
+		return routing.Decision{}, false
+	}
+	long, errL := model.ParseDuration(strings.TrimSpace(ls))
+	short, errS := model.ParseDuration(strings.TrimSpace(ss))
+	if errL != nil || errS != nil {
+		st.note("pyrra windows long=%q short=%q ignored: not Prometheus durations", ls, ss)
+		return routing.Decision{}, false
+	}
+	for _, w := range e.pyrra {
+		if w.long == time.Duration(long) && w.short == time.Duration(short) {
+			r := "pyrra window pair " + w.name + " → " + string(w.action)
+			if slo := st.a.Labels[labelSLO]; slo != "" {
+				r += " (pyrra SLO " + slo + ")"
+			}
+			return routing.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
+		}
+	}
+	pair := pairName(long, short)
+	sev := st.a.Labels[labelSeverity]
+	act, known := e.lookupSeverity(sev)
+	if sev == "" || !known {
+		st.note("pyrra window pair %s is not in the pyrra table and severity %q is not mapped", pair, sev)
+		return routing.Decision{}, false
+	}
+	r := fmt.Sprintf("pyrra window pair %s is not in the pyrra table; its severity=%q → %s", pair, sev, act)
+	return routing.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}, true
+}
+
+// burnInput is one burn_rate_<window> value of an alert.
+type burnInput struct {
+	window time.Duration
+	v      float64
+}
+
+// maxBurnInputs bounds the burn-rate values read from one alert; real
+// alerts carry two to eight.
+const maxBurnInputs = 16
+
+// burnInputs are the burn-rate values of one alert, on the stack.
+type burnInputs struct {
+	n  int
+	in [maxBurnInputs]burnInput
+}
+
+func (b *burnInputs) get(w time.Duration) (float64, bool) {
+	for i := 0; i < b.n; i++ {
+		if b.in[i].window == w {
+			return b.in[i].v, true
+		}
+	}
+	return 0, false
+}
+
+// collect reads every burn_rate_<window> entry of kv into b. Entries whose
+// window b already has (a label read before an annotation) are skipped.
+func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src string) {
+	for k, raw := range kv {
+		if !strings.HasPrefix(k, burnRatePrefix) {
+			continue
+		}
+		suffix := k[len(burnRatePrefix):]
+		w, ok := e.windows[suffix]
+		if !ok {
+			// Not a configured window name: normalize it, so that
+			// burn_rate_60m feeds the 1h window.
+			d, err := model.ParseDuration(suffix)
+			if err != nil || d <= 0 {
+				st.note("%s %s ignored: %q is not a Prometheus duration", k, src, suffix)
+				continue
+			}
+			w = time.Duration(d)
+		}
+		if _, dup := b.get(w); dup {
+			continue
+		}
+		p, err := parseValue(raw)
+		if err != nil {
+			st.note("%s %s %q ignored: %v", k, src, raw, err)
+			continue
+		}
+		if p.v < 0 {
+			st.note("%s %s %q ignored: %v", k, src, raw, errRange)
+			continue
+		}
+		if b.n == maxBurnInputs {
+			st.note("%s %s ignored: more than %d burn-rate values", k, src, maxBurnInputs)
+			continue
+		}
+		b.in[b.n] = burnInput{window: w, v: p.v}
+		b.n++
+	}
+}
+
+// decideBurnRate compares burn_rate_<window> values with the tiers: a tier
+// matches when the burn rate is strictly greater than its factor over both
+// its long and its short window. The policy has input when at least one
+// tier has both of its windows; then it decides, none included.
+func (e *Engine) decideBurnRate(st *decision) (routing.Decision, bool) {
+	var b burnInputs
+	start := len(st.notes)
+	e.collect(st, &b, st.a.Labels, "label")
+	e.collect(st, &b, st.a.Annotations, "annotation")
+	if len(st.notes) > start+1 {
+		sort.Strings(st.notes[start:]) // map order is random; reasons are not
+	}
+	if b.n == 0 {
+		return routing.Decision{}, false
+	}
+	var below []string
+	for i := range e.tiers {
+		t := &e.tiers[i]
+		lv, okL := b.get(t.long)
+		sv, okS := b.get(t.short)
+		if !okL || !okS {
+			continue
+		}
+		if lv > t.factor && sv > t.factor {
+			r := "burn rate " + fmtNum(lv) + " > " + t.factorText + " over " + t.longName +
+				" and " + fmtNum(sv) + " > " + t.factorText + " over " + t.shortName
+			return routing.Decision{Action: t.action, Policy: PolicyBurnRate, Tier: t.name, Reasons: []string{r}}, true
+		}
+		below = append(below, "burn rate "+fmtNum(lv)+" "+cmp(lv, t.factor)+" "+t.factorText+" over "+t.longName+
+			" and "+fmtNum(sv)+" "+cmp(sv, t.factor)+" "+t.factorText+" over "+t.shortName+": no "+string(t.action))
+	}
+	if len(below) == 0 {
+		st.note("burn-rate values present but no tier has both of its windows")
+		return routing.Decision{}, false
+	}
+	return routing.Decision{Action: routing.ActionNone, Policy: PolicyBurnRate, Tier: "below", Reasons: below}, true
+}
+
+func cmp(v, limit float64) string {
+	if v > limit {
+		return ">"
+	}
+	return "≤"
+}
+
+// decideCapacity compares utilization (a ratio of validated steady-state
+// capacity) with the warn and critical thresholds. Only a firing alert is
+// judged: capacity is about sustained load, and a resolved alert's
+// utilization is the last value seen before it cleared.
+func (e *Engine) decideCapacity(st *decision) (routing.Decision, bool) {
+	raw, src, ok := lookup(st.a, labelUtilization)
+	if !ok {
+		return routing.Decision{}, false
+	}
+	u, err := parseRatio(raw)
+	if err != nil {
+		st.note("utilization %s %q ignored: %v", src, raw, err)
+		return routing.Decision{}, false
+	}
+	if !st.a.Firing() {
+		st.note("utilization %s not judged: capacity needs a firing alert, this one is %s", fmtPercent(u), statusName(st.a))
+		return routing.Decision{}, false
+	}
+	sustained := ""
+	if !st.a.StartsAt.IsZero() && st.now.After(st.a.StartsAt) {
+		sustained = ", firing for " + st.now.Sub(st.a.StartsAt).Truncate(time.Second).String()
+	}
+	c := e.capacity
+	latency := false
+	if lv, _, ok := lookup(st.a, labelLatencyAboveSLO); ok {
+		latency = parseBool(lv)
+	}
+	d := routing.Decision{Policy: PolicyCapacity}
+	switch {
+	case u > c.Critical:
+		d.Action, d.Tier = routing.ActionPage, "critical"
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Critical) + " critical" + sustained}
+	case u > c.Warn && latency:
+		d.Action, d.Tier = routing.ActionPage, "warn+latency"
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Warn) + " warn and latency is above SLO" + sustained}
+	case u > c.Warn:
+		d.Action, d.Tier = routing.ActionTicket, "warn"
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Warn) + " warn" + sustained}
+	default:
+		d.Action, d.Tier = routing.ActionNone, "below"
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " ≤ " + fmtPercent(c.Warn) + " warn"}
+	}
+	return d, true
+}
+
+// decideRegression compares the alert's ratio to its baseline with the
+// thresholds of its sensitivity: the sensitivity label if valid, else the
+// sector's, else regression.default_sensitivity (an unknown sector).
+func (e *Engine) decideRegression(st *decision) (routing.Decision, bool) {
+	ratio, what, ok := e.regressionRatio(st)
+	if !ok {
+		return routing.Decision{}, false
+	}
+	sens, why := e.sensitivity(st)
+	th := e.thresholds(sens)
+	d := routing.Decision{Policy: PolicyRegression}
+	head := what + " the " + e.baseline + " baseline, "
+	tail := " for " + sens + " sensitivity (" + why + ")"
+	switch {
+	case ratio > th.Critical:
+		d.Action, d.Tier = routing.ActionPage, "critical"
+		d.Reasons = []string{head + "> " + fmtNum(th.Critical) + " critical" + tail}
+	case ratio > th.Warn:
+		d.Action, d.Tier = routing.ActionTicket, "warn"
+		d.Reasons = []string{head + "> " + fmtNum(th.Warn) + " warn" + tail}
+	default:
+		d.Action, d.Tier = routing.ActionNone, "below"
+		d.Reasons = []string{head + "≤ " + fmtNum(th.Warn) + " warn" + tail}
+	}
+	return d, true
+}
+
+// regressionRatio reads baseline_ratio, else value ÷ baseline, and says how
+// it got it ("1.25x" or "value 125.0 ÷ baseline 100.0 = 1.25x").
+func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
+	if raw, src, ok := lookup(st.a, labelBaselineRatio); ok {
+		p, err := parseValue(raw)
+		switch {
+		case err != nil:
+			st.note("baseline_ratio %s %q ignored: %v", src, raw, err)
+		case p.v < 0:
+			st.note("baseline_ratio %s %q ignored: %v", src, raw, errRange)
+		default:
+			return p.v, "baseline_ratio " + fmtNum(p.v) + "x", true
+		}
+	}
+	rv, vsrc, okV := lookup(st.a, labelValue)
+	rb, bsrc, okB := lookup(st.a, labelBaseline)
+	if !okV || !okB {
+		// A lone value annotation is common ({{ $value }}) and is not a
+		// regression input.
+		return 0, "", false
+	}
+	v, err := parseValue(rv)
+	if err != nil {
+		st.note("value %s %q ignored: %v", vsrc, rv, err)
+		return 0, "", false
+	}
+	b, err := parseValue(rb)
+	if err != nil {
+		st.note("baseline %s %q ignored: %v", bsrc, rb, err)
+		return 0, "", false
+	}
+	if b.v <= 0 {
+		st.note("baseline %s %q gives no ratio: it must be positive", bsrc, rb)
+		return 0, "", false
+	}
+	r := v.v / b.v
+	return r, "value " + fmtNum(v.v) + " ÷ baseline " + fmtNum(b.v) + " = " + fmtNum(r) + "x", true
+}
+
+func (e *Engine) sensitivity(st *decision) (sens, why string) {
+	if raw, src, ok := lookup(st.a, labelSensitivity); ok {
+		s := strings.ToLower(strings.TrimSpace(raw))
+		if validSensitivity(s) {
+			return s, "sensitivity " + src
+		}
+		st.note("sensitivity %s %q ignored: want high, medium or low", src, raw)
+	}
+	if st.c != nil && validSensitivity(st.c.Sensitivity) {
+		return st.c.Sensitivity, "sector " + st.c.Sector
+	}
+	return e.regr.DefaultSensitivity, "default, sector unknown"
+}
+
+func (e *Engine) thresholds(sens string) Thresholds {
+	switch sens {
+	case "high":
+		return e.regr.Sensitivities.High
+	case "low":
+		return e.regr.Sensitivities.Low
+	}
+	return e.regr.Sensitivities.Medium
+}
+
+func (e *Engine) lookupSeverity(sev string) (routing.Action, bool) {
+	s := strings.TrimSpace(sev)
+	if a, ok := e.severity[s]; ok {
+		return a, true
+	}
+	a, ok := e.severity[strings.ToLower(s)]
+	return a, ok
+}
+
+// decideSeverity is the Alertmanager convention: the severity label.
+func (e *Engine) decideSeverity(st *decision) (routing.Decision, bool) {
+	sev, _, ok := lookup(st.a, labelSeverity)
+	if !ok || strings.TrimSpace(sev) == "" {
+		return routing.Decision{}, false
+	}
+	if act, known := e.lookupSeverity(sev); known {
+		return routing.Decision{
+			Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(sev)),
+			Reasons: []string{"severity=" + strconv.Quote(sev) + " → " + string(act)},
+		}, true
+	}
+	return routing.Decision{
+		Action: e.unmapped, Policy: PolicySeverity, Tier: "unmapped",
+		Reasons: []string{"severity=" + strconv.Quote(sev) + " is not mapped → " + string(e.unmapped) + " (unmapped_severity)"},
+	}, true
+}
+
+// identityExcluded are labels that differ between the alerts of one Pyrra
+// SLO (window pair, severity, exhaustion) or carry policy inputs; they are
+// left out of the SLO identity.
+var identityExcluded = map[string]bool{
+	model.AlertNameLabel: true,
+	labelLong:            true,
+	labelShort:           true,
+	labelSeverity:        true,
+	labelExhaustion:      true,
+	labelUtilization:     true,
+	labelLatencyAboveSLO: true,
+	labelBaselineRatio:   true,
+	labelValue:           true,
+	labelBaseline:        true,
+	labelSensitivity:     true,
+	labelBudgetRemaining: true,
+	labelErrorBudgetRem:  true,
+	labelSLO:             true,
+}
+
+// SLOIdentity returns the SLO an alert belongs to, so that the alerts one
+// SLO generator fires for one problem can be told apart from other SLOs:
+//
+//   - Sloth: the sloth_id label ("myservice-requests-availability");
+//   - Pyrra (slo plus long and short labels): the slo label followed by the
+//     alert's other labels, sorted, except alertname, long, short,
+//     severity, exhaustion and policy inputs (burn_rate_*, utilization, …):
+//     `api-errors{job="api",namespace="prod"}`;
+//   - any other alert with an slo label: its value;
+//   - otherwise "".
+func SLOIdentity(a *routing.Alert) string {
+	if id := a.Labels[labelSlothID]; id != "" {
+		return id
+	}
+	slo := a.Labels[labelSLO]
+	if slo == "" {
+		return ""
+	}
+	_, okL := a.Labels[labelLong]
+	_, okS := a.Labels[labelShort]
+	if !okL || !okS {
+		return slo
+	}
+	var buf [16]string
+	keys := buf[:0]
+	for k := range a.Labels {
+		if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	if len(keys) == 0 {
+		return slo
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.Grow(len(slo) + 16*len(keys))
+	b.WriteString(slo)
+	b.WriteByte('{')
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(strconv.Quote(a.Labels[k]))
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// budgetFacts renders the error-budget facts the alert carries: Pyrra's
+// exhaustion label (how long the budget lasts at the alert's burn factor)
+// and a budget_remaining (or error_budget_remaining) ratio, e.g. from
+// Sloth's slo:period_error_budget_remaining:ratio. A remaining budget may
+// be negative (overspent).
+func budgetFacts(a *routing.Alert) string {
+	var parts [2]string
+	n := 0
+	raw, _, ok := lookup(a, labelBudgetRemaining)
+	if !ok {
+		raw, _, ok = lookup(a, labelErrorBudgetRem)
+	}
+	if ok {
+		if p, err := parseValue(raw); err == nil {
+			v := p.v
+			if !p.percent && v > 1 && v <= 100 {
+				v /= 100 // a bare percentage, as for utilization
+			}
+			if p.percent || v <= 1 {
+				parts[n] = "error budget remaining " + fmtPercent(v)
+				n++
+			}
+		}
+	}
+	if ex, _, ok := lookup(a, labelExhaustion); ok && strings.TrimSpace(ex) != "" {
+		ex = strings.TrimSpace(ex)
+		if d, err := model.ParseDuration(ex); err == nil {
+			ex = d.String()
+		}
+		parts[n] = "budget exhausted in " + ex + " at this burn rate"
+		n++
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return parts[0] + "; " + parts[1]
+}

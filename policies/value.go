@@ -1,0 +1,136 @@
+package policies
+
+import (
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// errNotNumber and friends say why a value is not usable; they end up in
+// decision reasons.
+var (
+	errEmpty     = errors.New("empty")
+	errNotNumber = errors.New("not a number")
+	errNotFinite = errors.New("not finite")
+	errRange     = errors.New("out of range")
+)
+
+// parsedValue is a number read from a label or annotation.
+type parsedValue struct {
+	v float64
+	// percent is true when the text ended in "%" (v is already divided by
+	// 100).
+	percent bool
+}
+
+// parseValue reads a number the way Prometheus templates print one:
+// "15.2", "1.52e+01", " 16 " (surrounding space is ignored), "85%"
+// (humanizePercentage; the result is 0.85). NaN, ±Inf and anything else are
+// errors, never panics.
+func parseValue(s string) (parsedValue, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return parsedValue{}, errEmpty
+	}
+	var p parsedValue
+	if strings.HasSuffix(s, "%") {
+		p.percent = true
+		s = strings.TrimSpace(s[:len(s)-1])
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		// ParseFloat reports overflow as ±Inf with ErrRange.
+		if errors.Is(err, strconv.ErrRange) && math.IsInf(v, 0) {
+			return parsedValue{}, errNotFinite
+		}
+		if !errors.Is(err, strconv.ErrRange) {
+			return parsedValue{}, errNotNumber
+		}
+		// Underflow: v is the nearest representable value (0 or a
+		// denormal); that is a fine reading of the text.
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return parsedValue{}, errNotFinite
+	}
+	if p.percent {
+		v /= 100
+	}
+	p.v = v
+	return p, nil
+}
+
+// parseRatio reads a ratio in [0, ...) given as a ratio (0.85) or a
+// percentage ("85%"). A bare number above 1 and at most 100 is read as a
+// percentage (85 means 85%), because templates often print
+// `{{ $value | printf "%.0f" }}` of a percent-valued expression; a bare
+// number above 100 is ambiguous and rejected. Negative values are rejected.
+func parseRatio(s string) (float64, error) {
+	p, err := parseValue(s)
+	if err != nil {
+		return 0, err
+	}
+	if p.v < 0 {
+		return 0, errRange
+	}
+	if !p.percent && p.v > 1 {
+		if p.v > 100 {
+			return 0, errRange
+		}
+		return p.v / 100, nil
+	}
+	return p.v, nil
+}
+
+// lookup returns the value of name from the alert's labels, else its
+// annotations, and where it was found.
+func lookup(a *routing.Alert, name string) (value, source string, ok bool) {
+	if v, ok := a.Labels[name]; ok {
+		return v, "label", true
+	}
+	if v, ok := a.Annotations[name]; ok {
+		return v, "annotation", true
+	}
+	return "", "", false
+}
+
+// parseBool reads a flag such as latency_above_slo: true, 1, yes (any
+// case) are true; everything else is false.
+func parseBool(s string) bool {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "yes") {
+		return true
+	}
+	b, err := strconv.ParseBool(s)
+	return err == nil && b
+}
+
+// fmtNum formats a number for reasons: shortest exact form, at least one
+// decimal ("16.0", "14.41"), at most 4 decimals for computed ratios.
+func fmtNum(v float64) string {
+	var buf [32]byte
+	b := strconv.AppendFloat(buf[:0], v, 'f', -1, 64)
+	dot := -1
+	for i, c := range b {
+		if c == '.' {
+			dot = i
+			break
+		}
+	}
+	switch {
+	case dot < 0:
+		b = append(b, ".0"...)
+	case len(b)-dot-1 > 4:
+		b = strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
+		b = []byte(strings.TrimRight(string(b), "0"))
+		if b[len(b)-1] == '.' {
+			b = append(b, '0')
+		}
+	}
+	return string(b)
+}
+
+// fmtPercent formats a ratio as a percentage ("85.0%").
+func fmtPercent(v float64) string { return fmtNum(v*100) + "%" }
