@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
+
+	"github.com/alertrouter/alertrouter/config"
+)
+
+const defaultConfigFile = "router.yml"
+
+// Main is the router program; end-to-end tests drive it in-process.
+type Main struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+
+	configFile    string
+	configFileSet bool
+	webFlags      *web.FlagConfig
+	logConfig     *promslog.Config
+	logger        *slog.Logger
+}
+
+// Run parses args, runs the chosen subcommand and returns the exit code.
+func (m *Main) Run(ctx context.Context, args []string) int {
+	app := kingpin.New("router", "Alertmanager webhook receiver that classifies alerts by infrastructure sector, decides page/ticket/none and notifies PagerDuty and Slack exactly once.")
+	app.Writer(m.Stderr)
+	app.ErrorWriter(m.Stderr)
+	app.Terminate(nil)
+	app.HelpFlag.Short('h')
+	app.Flag("config.file", "Configuration file. When not given and ./router.yml does not exist, the embedded defaults are used.").
+		Default(defaultConfigFile).IsSetByUser(&m.configFileSet).StringVar(&m.configFile)
+	m.logConfig = &promslog.Config{Writer: m.Stderr}
+	promslogflag.AddFlags(app, m.logConfig)
+
+	serve := app.Command("serve", "Serve webhooks (the default).").Default()
+	m.webFlags = kingpinflag.AddFlags(serve, ":9095")
+
+	check := app.Command("check-config", "Validate the configuration and print a summary of receivers and routes.")
+	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).String()
+
+	explain := app.Command("explain", "Dry run: classify, decide and route every alert of a webhook payload and print one JSON object per alert.")
+	explainFile := explain.Arg("file", "Webhook JSON payload file, or - for standard input.").Required().String()
+
+	app.Command("version", "Print the version.")
+
+	cmd, err := app.Parse(args)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router: %v (see --help)\n", err)
+		return 2
+	}
+	if cmd == "" { // --help or --version
+		return 0
+	}
+	m.logger = promslog.New(m.logConfig)
+	switch cmd {
+	case "version":
+		fmt.Fprintln(m.Stdout, version.Print("router"))
+		return 0
+	case "check-config":
+		return m.checkConfig(*testRoute)
+	case "explain":
+		return m.explain(*explainFile)
+	default:
+		if err := m.serve(ctx); err != nil {
+			m.logger.Error("router stopped", "err", err)
+			return 1
+		}
+		return 0
+	}
+}
+
+// loadConfig loads --config.file, or the embedded defaults when the flag was
+// not given and ./router.yml does not exist.
+func (m *Main) loadConfig() (*config.Config, error) {
+	if !m.configFileSet {
+		if _, err := os.Stat(m.configFile); errors.Is(err, os.ErrNotExist) {
+			return config.LoadDefault(), nil
+		}
+	}
+	return config.Load(m.configFile)
+}

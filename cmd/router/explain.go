@@ -1,0 +1,125 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// explanation is the per-alert JSON of `router explain` (SPEC §8).
+type explanation struct {
+	Fingerprint    string             `json:"fingerprint"`
+	Alertname      string             `json:"alertname"`
+	Status         string             `json:"status"`
+	Sector         string             `json:"sector"`
+	KPIs           []routing.KPI      `json:"kpis"`
+	AlertStyle     string             `json:"alert_style"`
+	IncidentClass  string             `json:"incident_class"`
+	Classification classificationJSON `json:"classification"`
+	Decision       decisionJSON       `json:"decision"`
+	Hints          []routing.Hint     `json:"hints"`
+	Incident       string             `json:"incident"`
+	Receivers      []string           `json:"receivers"`
+	SuppressedBy   string             `json:"suppressed_by"`
+	Flags          []string           `json:"flags,omitempty"`
+}
+
+type classificationJSON struct {
+	Confidence float64          `json:"confidence"`
+	Signals    []routing.Signal `json:"signals"`
+	Candidates []string         `json:"candidates,omitempty"`
+}
+
+type decisionJSON struct {
+	Action  routing.Action `json:"action"`
+	Policy  string         `json:"policy"`
+	Tier    string         `json:"tier"`
+	Reasons []string       `json:"reasons"`
+	SLO     string         `json:"slo,omitempty"`
+	Budget  string         `json:"budget,omitempty"`
+}
+
+func explain(r *routing.Result) explanation {
+	c := &r.Classification
+	e := explanation{
+		Fingerprint:   r.Alert.Fingerprint,
+		Alertname:     r.Alert.Labels["alertname"],
+		Status:        r.Alert.Status,
+		Sector:        c.Sector,
+		KPIs:          nonNil(c.KPIs),
+		AlertStyle:    c.AlertStyle,
+		IncidentClass: c.IncidentClass,
+		Classification: classificationJSON{
+			Confidence: c.Confidence, Signals: nonNil(c.Signals), Candidates: c.Candidates,
+		},
+		Decision: decisionJSON{
+			Action: r.Decision.Action, Policy: r.Decision.Policy, Tier: r.Decision.Tier,
+			Reasons: nonNil(r.Decision.Reasons), SLO: r.Decision.SLO, Budget: r.Decision.Budget,
+		},
+		Hints:        nonNil(c.Hints),
+		Incident:     r.Incident,
+		Receivers:    nonNil(r.Receivers),
+		SuppressedBy: r.SuppressedBy,
+		Flags:        r.Alert.Flags,
+	}
+	return e
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// explain is `router explain FILE|-`: the pure stages of the pipeline on a
+// payload, nothing stored, nothing sent. Exit 1 for an unreadable payload.
+func (m *Main) explain(file string) int {
+	var body []byte
+	var err error
+	if file == "-" {
+		body, err = io.ReadAll(m.Stdin)
+	} else {
+		body, err = os.ReadFile(file)
+	}
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router explain: read payload: %v\n", err)
+		return 1
+	}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
+		return 1
+	}
+	p, err := evaluator(cfg)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
+		return 1
+	}
+	msg, err := routing.Decode(body, time.Now())
+	if err != nil {
+		var ie *routing.InputError
+		if errors.As(err, &ie) {
+			fmt.Fprintf(m.Stderr, "router explain: payload rejected (HTTP %d would be answered): %v\n", ie.Status, ie)
+		} else {
+			fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
+		}
+		return 1
+	}
+	for _, r := range msg.Rejected {
+		fmt.Fprintf(m.Stderr, "router explain: alert %d rejected: %s\n", r.Index, r.Reason)
+	}
+	enc := json.NewEncoder(m.Stdout)
+	for _, r := range p.Evaluate(msg) {
+		if err := enc.Encode(explain(r)); err != nil {
+			fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
+			return 1
+		}
+	}
+	return 0
+}

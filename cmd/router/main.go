@@ -1,0 +1,21 @@
+// Command router is alertrouter: a webhook receiver behind Prometheus
+// Alertmanager that classifies every alert into an infrastructure sector,
+// decides page, ticket or none from SLO burn-rate, capacity and regression
+// policies, deduplicates through Redis across replicas and notifies
+// PagerDuty and Slack.
+//
+// Subcommands: serve (default), check-config, explain FILE|-, version.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit((&Main{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}).Run(ctx, os.Args[1:]))
+}

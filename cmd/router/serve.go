@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/oklog/run"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// runtime is the running service: the current pipeline and edge options,
+// swapped whole on reload so a webhook always sees one consistent config.
+type runtime struct {
+	m       *Main
+	deps    *deps
+	current atomic.Pointer[built]
+	mu      sync.Mutex // serializes reloads
+
+	reloadOK   prometheus.Gauge
+	reloadTime prometheus.Gauge
+}
+
+func (rt *runtime) Pipeline() *routing.Pipeline      { return rt.current.Load().pipeline }
+func (rt *runtime) EdgeOptions() routing.EdgeOptions { return rt.current.Load().edge }
+func (rt *runtime) Ready(ctx context.Context) error  { return rt.deps.ready(ctx) }
+
+// Reload re-reads the config file; a bad config is rejected, logged and
+// counted, and the old one keeps serving.
+func (rt *runtime) Reload() error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	cfg, err := rt.m.loadConfig()
+	if err == nil {
+		var b *built
+		if b, err = rt.deps.build(cfg); err == nil {
+			rt.current.Store(b)
+			rt.reloadOK.Set(1)
+			rt.reloadTime.SetToCurrentTime()
+			rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
+			return nil
+		}
+	}
+	rt.reloadOK.Set(0)
+	rt.m.logger.Error("configuration reload failed; the previous configuration keeps serving", "err", err)
+	return err
+}
+
+func (m *Main) serve(ctx context.Context) error {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return err
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(
+		versioncollector.NewCollector("alertrouter"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	)
+	if cfg.Source == "embedded defaults" {
+		m.logger.Warn("no configuration file: running on the embedded defaults — in-memory dedup store (one replica only, state lost on restart), the seed's default policies, and the `log` receiver printing each notification to stdout",
+			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
+	}
+	d, err := newDeps(cfg, reg, m.logger, m.Stdout)
+	if err != nil {
+		return err
+	}
+	defer d.close()
+	rt := &runtime{m: m, deps: d,
+		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
+		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
+	}
+	reg.MustRegister(rt.reloadOK, rt.reloadTime)
+	b, err := d.build(cfg)
+	if err != nil {
+		return err
+	}
+	rt.current.Store(b)
+	rt.reloadOK.Set(1)
+	rt.reloadTime.SetToCurrentTime()
+
+	srv := &http.Server{
+		Handler:           routing.NewServer(rt, reg, d.pipelineMetrics, m.logger),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	var g run.Group
+	// Signals: SIGTERM/SIGINT (ctx) end the group; everything else stops.
+	{
+		ctx, cancel := context.WithCancel(ctx)
+		g.Add(func() error {
+			<-ctx.Done()
+			m.logger.Info("shutting down: draining in-flight webhooks")
+			return nil
+		}, func(error) { cancel() })
+	}
+	// SIGHUP reloads the configuration.
+	{
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		stop := make(chan struct{})
+		g.Add(func() error {
+			for {
+				select {
+				case <-hup:
+					_ = rt.Reload()
+				case <-stop:
+					return nil
+				}
+			}
+		}, func(error) { signal.Stop(hup); close(stop) })
+	}
+	// HTTP: stops accepting on shutdown, then waits for in-flight webhooks
+	// (bounded by their own timeout plus a margin) before the store closes.
+	{
+		g.Add(func() error {
+			m.logger.Info("router listening", "addresses", fmt.Sprint(*m.webFlags.WebListenAddresses), "config", cfg.Source)
+			err := web.ListenAndServe(srv, m.webFlags, m.logger)
+			if errors.Is(err, http.ErrServerClosed) {
+				return nil
+			}
+			return err
+		}, func(error) {
+			drain := time.Duration(rt.EdgeOptions().Timeout) + 5*time.Second
+			ctx, cancel := context.WithTimeout(context.Background(), drain)
+			defer cancel()
+			if err := srv.Shutdown(ctx); err != nil {
+				m.logger.Warn("drain timed out; remaining webhooks were cut off and Alertmanager will retry them", "err", err)
+			}
+		})
+	}
+	return g.Run()
+}
