@@ -134,7 +134,6 @@ var builtinFamilies = []family{
 	{Name: "envoy_cluster_upstream_rq_xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
 	{Name: "envoy_cluster_upstream_rq_5xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
 	{Name: "envoy_cluster_upstream_rq_timeout", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
-	{Name: "envoy_cluster_upstream_rq", Sector: secAPI, KPI: "ERR", Source: srcEnvoy},
 	{Name: "envoy_http_downstream_rq_time", Sector: secAPI, KPI: "P95 LAT", Source: srcEnvoyHTTP},
 	{Name: "envoy_http_downstream_rq_xx", Sector: secAPI, KPI: "ERR", Source: srcEnvoyHTTP},
 	// HAProxy.

@@ -209,7 +209,6 @@ var builtinWords = []word{
 	{Phrase: "job duration", Sector: secBigData, KPI: "JDUR"},
 	{Phrase: "skr", Sector: secBigData, KPI: "SKR"},
 	{Phrase: "task skew", Sector: secBigData, KPI: "SKR"},
-	{Phrase: "skew", Sector: secBigData, KPI: "SKR"},
 	{Phrase: "straggler", Sector: secBigData, KPI: "SKR"},
 	{Phrase: "spill", Sector: secBigData, KPI: "SPILL"},
 	{Phrase: "shuffle spill", Sector: secBigData, KPI: "SPILL"},
