@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/prometheus/common/model"
 
@@ -289,8 +291,15 @@ func sortedKeys(m map[string]routing.Action) []string {
 	return keys
 }
 
-// windowName renders a window the way Prometheus does ("1h", "30m", "3d").
-func windowName(d model.Duration) string { return d.String() }
+// windowName renders a window the way Prometheus does ("1h", "30m", "3d"),
+// except that whole days stay days ("7d", not "1w") as SREs write them.
+func windowName(d model.Duration) string {
+	const day = model.Duration(24 * time.Hour)
+	if d > 0 && d%day == 0 {
+		return strconv.FormatInt(int64(d/day), 10) + "d"
+	}
+	return d.String()
+}
 
 // pairName renders a window pair, e.g. "1h/5m".
 func pairName(long, short model.Duration) string {

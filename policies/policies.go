@@ -422,13 +422,13 @@ func (e *Engine) decideRegression(st *decision) (routing.Decision, bool) {
 	switch {
 	case ratio > th.Critical:
 		d.Action, d.Tier = routing.ActionPage, "critical"
-		d.Reasons = []string{head + "> " + fmtNum(th.Critical) + " critical" + tail}
+		d.Reasons = []string{head + "> " + fmtRatio(th.Critical) + " critical" + tail}
 	case ratio > th.Warn:
 		d.Action, d.Tier = routing.ActionTicket, "warn"
-		d.Reasons = []string{head + "> " + fmtNum(th.Warn) + " warn" + tail}
+		d.Reasons = []string{head + "> " + fmtRatio(th.Warn) + " warn" + tail}
 	default:
 		d.Action, d.Tier = routing.ActionNone, "below"
-		d.Reasons = []string{head + "≤ " + fmtNum(th.Warn) + " warn" + tail}
+		d.Reasons = []string{head + "≤ " + fmtRatio(th.Warn) + " warn" + tail}
 	}
 	return d, true
 }
@@ -444,7 +444,7 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		case p.v < 0:
 			st.note("baseline_ratio %s %q ignored: %v", src, raw, errRange)
 		default:
-			return p.v, "baseline_ratio " + fmtNum(p.v) + "x", true
+			return p.v, "baseline_ratio " + fmtRatio(p.v) + "x", true
 		}
 	}
 	rv, vsrc, okV := lookup(st.a, labelValue)
@@ -469,7 +469,7 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		return 0, "", false
 	}
 	r := v.v / b.v
-	return r, "value " + fmtNum(v.v) + " ÷ baseline " + fmtNum(b.v) + " = " + fmtNum(r) + "x", true
+	return r, "value " + fmtNum(v.v) + " ÷ baseline " + fmtNum(b.v) + " = " + fmtRatio(r) + "x", true
 }
 
 func (e *Engine) sensitivity(st *decision) (sens, why string) {
@@ -620,9 +620,6 @@ func budgetFacts(a *routing.Alert) string {
 	}
 	if ex, _, ok := lookup(a, labelExhaustion); ok && strings.TrimSpace(ex) != "" {
 		ex = strings.TrimSpace(ex)
-		if d, err := model.ParseDuration(ex); err == nil {
-			ex = d.String()
-		}
 		parts[n] = "budget exhausted in " + ex + " at this burn rate"
 		n++
 	}

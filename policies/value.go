@@ -109,7 +109,13 @@ func parseBool(s string) bool {
 
 // fmtNum formats a number for reasons: shortest exact form, at least one
 // decimal ("16.0", "14.41"), at most 4 decimals for computed ratios.
-func fmtNum(v float64) string {
+func fmtNum(v float64) string { return fmtMin(v, 1) }
+
+// fmtRatio is fmtNum with at least two decimals, the way ratios to a
+// baseline are written ("1.10", "1.25").
+func fmtRatio(v float64) string { return fmtMin(v, 2) }
+
+func fmtMin(v float64, minDecimals int) string {
 	var buf [32]byte
 	b := strconv.AppendFloat(buf[:0], v, 'f', -1, 64)
 	dot := -1
@@ -119,15 +125,22 @@ func fmtNum(v float64) string {
 			break
 		}
 	}
-	switch {
-	case dot < 0:
-		b = append(b, ".0"...)
-	case len(b)-dot-1 > 4:
+	if dot >= 0 && len(b)-dot-1 > 4 {
 		b = strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
-		b = []byte(strings.TrimRight(string(b), "0"))
-		if b[len(b)-1] == '.' {
-			b = append(b, '0')
+		for b[len(b)-1] == '0' {
+			b = b[:len(b)-1]
 		}
+		dot = len(b) - 1
+		for b[dot] != '.' {
+			dot--
+		}
+	}
+	if dot < 0 {
+		dot = len(b)
+		b = append(b, '.')
+	}
+	for len(b)-dot-1 < minDecimals {
+		b = append(b, '0')
 	}
 	return string(b)
 }
