@@ -1,0 +1,209 @@
+// Package redistest starts real redis-server processes for tests: a single
+// node (Start) and a three-master Redis Cluster (StartCluster), each on free
+// loopback ports with its own temporary directory, killed when the test ends.
+//
+// When redis-server is not on PATH the test is skipped with a loud message,
+// or fails when the CI environment variable is set, so CI never silently
+// loses its Redis coverage.
+package redistest
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+)
+
+// startTimeout bounds how long a server may take to answer PING and a
+// cluster to reach cluster_state:ok.
+const startTimeout = 15 * time.Second
+
+// errExited says that redis-server exited before it answered.
+var errExited = errors.New("exited before it was ready")
+
+// Server is one redis-server process. Its methods are safe for concurrent use.
+type Server struct {
+	bin  string
+	port int
+	dir  string
+	args []string
+
+	mu     sync.Mutex
+	proc   *os.Process
+	exited chan struct{} // closed when proc has exited and been reaped
+}
+
+// Start starts redis-server on a free loopback port with persistence off and
+// waits until it answers PING. extraArgs are appended to the command line
+// (e.g. "--requirepass", "secret"). The server is killed by t.Cleanup.
+func Start(t testing.TB, extraArgs ...string) *Server {
+	t.Helper()
+	bin := lookPath(t, "redis-server")
+	s, err := start(bin, t.TempDir(), extraArgs)
+	if err != nil {
+		t.Fatalf("start redis-server: %v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// start picks a free port and starts a server on it, retrying with another
+// port when the one picked was taken in the meantime.
+func start(bin, dir string, extraArgs []string) (*Server, error) {
+	var errs []error
+	for range 3 {
+		port, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s := &Server{bin: bin, port: port, dir: dir, args: extraArgs}
+		err = s.Restart()
+		if errors.Is(err, errExited) {
+			// Most likely the port was taken in the meantime: try another.
+			errs = append(errs, err)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+	return nil, errors.Join(errs...)
+}
+
+// Addr returns the server's "127.0.0.1:port" address.
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port)) }
+
+// Kill kills the server process and waits for it to exit. Killing a server
+// that is not running does nothing.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.Kill()
+	<-s.exited
+	s.proc = nil
+}
+
+// Restart starts the server again on the same port (after Kill) and waits
+// until it answers PING. Data is not kept: persistence is off.
+func (s *Server) Restart() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		return fmt.Errorf("redis-server on port %d is already running", s.port)
+	}
+	args := []string{
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--dir", s.dir,
+		"--save", "",
+		"--appendonly", "no",
+	}
+	args = append(args, s.args...)
+	logPath := filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.port))
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("open redis-server log: %w", err)
+	}
+	defer logFile.Close()
+	cmd := exec.Command(s.bin, args...)
+	cmd.Stdout = logFile
+	cmd.Stderr = logFile
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("run %s: %w", s.bin, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(exited)
+	}()
+	if err := waitFor(exited, func() error {
+		// Any reply means the server is up, NOAUTH included.
+		_, err := Do(s.Addr(), "PING")
+		if errors.As(err, new(ReplyError)) {
+			return nil
+		}
+		return err
+	}); err != nil {
+		_ = cmd.Process.Kill()
+		<-exited
+		return fmt.Errorf("redis-server on port %d: %w\n%s", s.port, err, tail(logPath))
+	}
+	s.proc = cmd.Process
+	s.exited = exited
+	return nil
+}
+
+// waitFor polls check until it returns nil, the process exits, or
+// startTimeout passes.
+func waitFor(exited <-chan struct{}, check func() error) error {
+	deadline := time.Now().Add(startTimeout)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		err := check()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("not ready after %v: %w", startTimeout, err)
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("%w: %w", errExited, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// lookPath finds a Redis binary, skipping the test loudly when it is missing
+// (failing it in CI).
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	bin, err := exec.LookPath(name)
+	if err == nil {
+		return bin
+	}
+	msg := fmt.Sprintf("\n"+
+		"************************************************************\n"+
+		"*  %s NOT FOUND ON PATH: Redis tests are NOT running.\n"+
+		"*  Install it:  apt-get install redis-server\n"+
+		"************************************************************", name)
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// tail returns the last few KiB of a log file, for failure messages.
+func tail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	const max = 4096
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
+}
