@@ -1,0 +1,147 @@
+package notify
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The outcomes of alertrouter_notifications_total.
+const (
+	OutcomeSuccess      = "success"
+	OutcomeFailure      = "failure"
+	OutcomeDeduplicated = "deduplicated"
+)
+
+// The reasons of alertrouter_notification_failures_total.
+const (
+	ReasonClientError = "client_error"
+	ReasonServerError = "server_error"
+	ReasonRateLimited = "rate_limited"
+	ReasonTimeout     = "timeout"
+)
+
+var (
+	outcomes = []string{OutcomeSuccess, OutcomeFailure, OutcomeDeduplicated}
+	reasons  = []string{ReasonClientError, ReasonServerError, ReasonRateLimited, ReasonTimeout}
+)
+
+// Metrics are the delivery metrics of every integration, labelled by
+// integration ("pagerduty", "slack", "log").
+type Metrics struct {
+	notifications *prometheus.CounterVec
+	failures      *prometheus.CounterVec
+	attempts      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+}
+
+// NewMetrics creates the metrics and registers them on reg (nil: not
+// registered). Registering twice on one registry panics, as with any
+// collector.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_notifications_total",
+			Help: "Notifications handled per integration, by outcome (success, failure, deduplicated).",
+		}, []string{"integration", "outcome"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_notification_failures_total",
+			Help: "Failed delivery attempts per integration, by reason (client_error, server_error, rate_limited, timeout).",
+		}, []string{"integration", "reason"}),
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_notification_attempts_total",
+			Help: "Delivery attempts (API requests) per integration.",
+		}, []string{"integration"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "alertrouter_notification_duration_seconds",
+			Help:    "Time to deliver one notification, retries included, per integration.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"integration"}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.notifications, m.failures, m.attempts, m.duration)
+	}
+	return m
+}
+
+// Integration returns the metrics of one integration with every label value
+// pre-created, so its series exist at zero. A nil Metrics returns a handle
+// whose methods do nothing.
+func (m *Metrics) Integration(name string) *IntegrationMetrics {
+	im := &IntegrationMetrics{}
+	if m == nil {
+		return im
+	}
+	im.outcomes = make(map[string]prometheus.Counter, len(outcomes))
+	for _, o := range outcomes {
+		im.outcomes[o] = m.notifications.WithLabelValues(name, o)
+	}
+	im.failures = make(map[string]prometheus.Counter, len(reasons))
+	for _, r := range reasons {
+		im.failures[r] = m.failures.WithLabelValues(name, r)
+	}
+	im.attempts = m.attempts.WithLabelValues(name)
+	im.duration = m.duration.WithLabelValues(name)
+	return im
+}
+
+// IntegrationMetrics are the pre-bound metrics of one integration. The zero
+// value (and nil) records nothing. Safe for concurrent use.
+type IntegrationMetrics struct {
+	outcomes map[string]prometheus.Counter
+	failures map[string]prometheus.Counter
+	attempts prometheus.Counter
+	duration prometheus.Observer
+}
+
+// Outcome counts one notification with its outcome (Outcome* constants).
+func (m *IntegrationMetrics) Outcome(outcome string) {
+	if m == nil || m.outcomes == nil {
+		return
+	}
+	if c, ok := m.outcomes[outcome]; ok {
+		c.Inc()
+	}
+}
+
+// Failure counts one failed attempt with its reason (Reason* constants).
+func (m *IntegrationMetrics) Failure(reason string) {
+	if m == nil || m.failures == nil {
+		return
+	}
+	if c, ok := m.failures[reason]; ok {
+		c.Inc()
+	}
+}
+
+// Attempt counts one delivery attempt.
+func (m *IntegrationMetrics) Attempt() {
+	if m == nil || m.attempts == nil {
+		return
+	}
+	m.attempts.Inc()
+}
+
+// ObserveSince records the duration of one notification started at start.
+func (m *IntegrationMetrics) ObserveSince(start time.Time) {
+	if m == nil || m.duration == nil {
+		return
+	}
+	m.duration.Observe(time.Since(start).Seconds())
+}
+
+// ReasonForStatus maps an HTTP status of a failed request to a failure
+// reason: 429 rate_limited, 408 timeout, other 4xx client_error, everything
+// else server_error.
+func ReasonForStatus(code int) string {
+	switch {
+	case code == 429:
+		return ReasonRateLimited
+	case code == 408:
+		return ReasonTimeout
+	case code >= 400 && code < 500:
+		return ReasonClientError
+	default:
+		return ReasonServerError
+	}
+}

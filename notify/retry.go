@@ -1,0 +1,162 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// RetryPolicy says how often and how patiently Retry tries.
+type RetryPolicy struct {
+	// MaxAttempts caps the attempts, the first included (≤ 0: 5).
+	MaxAttempts int
+	// InitialBackoff is the base wait before the second attempt (≤ 0: 200ms).
+	InitialBackoff time.Duration
+	// MaxBackoff caps the base wait between attempts (≤ 0: 10s).
+	MaxBackoff time.Duration
+	// Wait waits d or until ctx is done, returning ctx.Err() in that case.
+	// Nil uses a timer; tests inject a recorder so no test sleeps.
+	Wait func(ctx context.Context, d time.Duration) error
+}
+
+// DefaultRetryPolicy returns 5 attempts with backoff from 200ms up to 10s.
+func DefaultRetryPolicy() RetryPolicy {
+	return RetryPolicy{MaxAttempts: 5, InitialBackoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second}
+}
+
+func (p RetryPolicy) isZero() bool {
+	return p.MaxAttempts == 0 && p.InitialBackoff == 0 && p.MaxBackoff == 0 && p.Wait == nil
+}
+
+func (p RetryPolicy) normalized() RetryPolicy {
+	d := DefaultRetryPolicy()
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = d.MaxAttempts
+	}
+	if p.InitialBackoff <= 0 {
+		p.InitialBackoff = d.InitialBackoff
+	}
+	if p.MaxBackoff <= 0 {
+		p.MaxBackoff = d.MaxBackoff
+	}
+	if p.MaxBackoff < p.InitialBackoff {
+		p.MaxBackoff = p.InitialBackoff
+	}
+	if p.Wait == nil {
+		p.Wait = timerWait
+	}
+	return p
+}
+
+func timerWait(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Backoff returns the wait before attempt number attempt+1 (attempt ≥ 1):
+// the base InitialBackoff·2^(attempt-1), capped at MaxBackoff, with "equal
+// jitter" — a uniformly random wait in [base/2, base] — so that replicas
+// retrying the same failure spread out instead of hitting the API together.
+func (p RetryPolicy) Backoff(attempt int) time.Duration {
+	p = p.normalized()
+	base := p.InitialBackoff
+	for i := 1; i < attempt && base < p.MaxBackoff; i++ {
+		base *= 2
+	}
+	base = min(base, p.MaxBackoff)
+	half := base / 2
+	return half + rand.N(base-half+1)
+}
+
+// retryAfterError carries the wait the remote side asked for.
+type retryAfterError struct {
+	err   error
+	after time.Duration
+}
+
+func (e *retryAfterError) Error() string { return e.err.Error() }
+func (e *retryAfterError) Unwrap() error { return e.err }
+
+// RetryAfter wraps err with the wait the remote side asked for (an HTTP
+// Retry-After); Retry waits at least d before the next attempt. A nil err
+// stays nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &retryAfterError{err: err, after: d}
+}
+
+// RetryAfterOf returns the wait carried by err through RetryAfter.
+func RetryAfterOf(err error) (time.Duration, bool) {
+	var ra *retryAfterError
+	if errors.As(err, &ra) {
+		return ra.after, true
+	}
+	return 0, false
+}
+
+// ParseRetryAfter reads an HTTP Retry-After header value: delay seconds or
+// an HTTP date. It reports false for an empty or unreadable value.
+func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s < 0 {
+			return 0, false
+		}
+		return time.Duration(s) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(t.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// Retry calls attempt until it succeeds, fails permanently
+// (routing.Permanent), the policy's attempts run out, or the next wait would
+// end past ctx's deadline. Between attempts it waits Backoff, or the error's
+// RetryAfter when that is longer. ctx is checked before every attempt. Retry
+// returns nil or the last attempt's error, which stays retryable unless the
+// attempt said otherwise, so the caller (and Alertmanager) can try again
+// later; a Retry-After longer than the time left is not waited for.
+func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Context) error) error {
+	p := policy.normalized()
+	var last error
+	for n := 1; ; n++ {
+		if err := ctx.Err(); err != nil {
+			if last != nil {
+				return last
+			}
+			return err
+		}
+		last = attempt(ctx)
+		if last == nil || !routing.Retryable(last) || n >= p.MaxAttempts {
+			return last
+		}
+		wait := p.Backoff(n)
+		if ra, ok := RetryAfterOf(last); ok && ra > wait {
+			wait = ra
+		}
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+			return last
+		}
+		if err := p.Wait(ctx, wait); err != nil {
+			return last
+		}
+	}
+}

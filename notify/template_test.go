@@ -1,0 +1,124 @@
+package notify_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+func fixture() *notify.Data {
+	n := notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage,
+		notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionPage),
+		notifytest.Result("TTFTHigh", "bbb", "firing", routing.ActionPage))
+	return notify.NewData(n)
+}
+
+func TestBuiltinTemplates(t *testing.T) {
+	tm := notify.BuiltinTemplates()
+	tests := []struct{ name, text, want string }{
+		{"the title names decision, alert, sector, KPI and counts", notify.DefaultTitle, "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 2 firing"},
+		{"the summary adds the alert's summary annotation", notify.DefaultSummary, "TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)"},
+		{"the text is the description", notify.DefaultText, "Time to first token of model llama-70b breaches its SLO."},
+		{"results expose the classification", `{{ range .Results }}{{ .Classification.IncidentClass }} {{ end }}`, "latency latency"},
+		{"Alertmanager's own templates work", `{{ template "__subject" . }}`, "[FIRING:2] TTFTHigh (vllm)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tm.Render(nil, "test", tt.text, notify.DefaultTitle, fixture())
+			if got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRenderFallsBackToTheBuiltinTextAndLogs(t *testing.T) {
+	dir := t.TempDir()
+	// The user file redefines the built-in title with a template that fails
+	// at execution; the fallback must use the pristine built-in one.
+	if err := os.WriteFile(filepath.Join(dir, "x.tmpl"), []byte(`{{ define "alertrouter.title" }}{{ .Nope.Deeper }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := notify.LoadTemplates([]string{filepath.Join(dir, "*.tmpl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	got := tm.Render(logger, "title", notify.DefaultTitle, notify.DefaultTitle, fixture())
+	if got != "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 2 firing" {
+		t.Fatalf("got %q, want the built-in title", got)
+	}
+	if !strings.Contains(logs.String(), "template render failed") || !strings.Contains(logs.String(), "field=title") {
+		t.Fatalf("the failure was not logged: %s", logs.String())
+	}
+}
+
+func TestLoadTemplatesReturnsParseErrors(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "bad.tmpl"), []byte(`{{ define "x" }}{{ if }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := notify.LoadTemplates([]string{filepath.Join(dir, "*.tmpl")})
+	if err == nil || !strings.Contains(err.Error(), "bad.tmpl") {
+		t.Fatalf("err = %v, want a parse error naming bad.tmpl", err)
+	}
+}
+
+func TestCheckTellsParseErrorsFromDataErrors(t *testing.T) {
+	tm := notify.BuiltinTemplates()
+	if err := tm.Check(`{{ if }}`); err == nil {
+		t.Error("a parse error was not reported")
+	}
+	if err := tm.Check(`{{ (index .Results 0).Incident }}`); err != nil {
+		t.Errorf("an error that depends on the data was reported: %v", err)
+	}
+}
+
+func TestUserTemplatesOverrideBuiltins(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.tmpl"), []byte(`{{ define "alertrouter.title" }}custom {{ .Incident }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := notify.LoadTemplates([]string{filepath.Join(dir, "*.tmpl"), filepath.Join(dir, "none-*.tmpl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tm.Render(nil, "title", "", notify.DefaultTitle, fixture()); got != "custom llm-inference-gpu/chat/TTFT" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := notify.NewMetrics(reg)
+	im := m.Integration("pagerduty")
+	im.Outcome(notify.OutcomeSuccess)
+	im.Failure(notify.ReasonRateLimited)
+	im.Outcome("not-a-valid-outcome") // ignored: labels stay bounded
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	series := map[string]int{}
+	for _, mf := range mfs {
+		series[mf.GetName()] = len(mf.GetMetric())
+	}
+	if n := series["alertrouter_notifications_total"]; n != 3 {
+		t.Errorf("notifications series = %d, want 3", n)
+	}
+	if n := series["alertrouter_notification_failures_total"]; n != 4 {
+		t.Errorf("failure series = %d, want 4", n)
+	}
+	var nilMetrics *notify.Metrics
+	nilMetrics.Integration("x").Attempt() // must not panic
+}
