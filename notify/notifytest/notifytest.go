@@ -197,7 +197,7 @@ func Result(alertname, fp, status string, action routing.Action) *routing.Result
 			IncidentClass: "latency",
 			Confidence:    0.9,
 			Signals:       []routing.Signal{{Kind: "metric", Value: "vllm:time_to_first_token_seconds_bucket", Sector: "llm-inference-gpu", KPI: "TTFT", Weight: 0.8}},
-			Hints: []routing.Hint{{ID: "queue-time", Text: "queue time is 82% of latency: saturation, not slow compute — scale out or shed load", Specific: true}},
+			Hints:         []routing.Hint{{ID: "queue-time", Text: "queue time is 82% of latency: saturation, not slow compute — scale out or shed load", Specific: true}},
 		},
 		Decision: routing.Decision{
 			Action:  action,
