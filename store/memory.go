@@ -1,0 +1,281 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// sweepEvery is how many writes the memory store does between two sweeps of
+// its expired keys. Reads expire keys lazily; the sweep bounds the memory
+// held by keys that are written once and never read again.
+const sweepEvery = 1024
+
+// errWrongType mirrors Redis' WRONGTYPE: a string operation on a set or the
+// reverse.
+var errWrongType = errors.New("WRONGTYPE operation against a key holding the wrong kind of value")
+
+// Memory is an in-process routing.Store: a map under a mutex with lazy TTL
+// expiry. It is right for a single replica only, and loses its state on
+// restart. It is safe for concurrent use. After Close every method returns
+// an error wrapping routing.ErrStoreUnavailable.
+type Memory struct {
+	now func() time.Time
+
+	mu     sync.Mutex
+	items  map[string]*item
+	writes int
+	closed bool
+}
+
+// item is a string value or, when set is non-nil, a set.
+type item struct {
+	value   string
+	set     map[string]struct{}
+	expires time.Time // zero: never
+}
+
+// MemoryOption configures a Memory store.
+type MemoryOption func(*Memory)
+
+// WithClock makes the store read the time from now, so tests can drive
+// expiry. The default is time.Now.
+func WithClock(now func() time.Time) MemoryOption {
+	return func(m *Memory) { m.now = now }
+}
+
+// NewMemory returns an empty memory store.
+func NewMemory(opts ...MemoryOption) *Memory {
+	m := &Memory{now: time.Now, items: make(map[string]*item)}
+	for _, o := range opts {
+		o(m)
+	}
+	return m
+}
+
+var _ routing.Store = (*Memory)(nil)
+
+// begin checks ctx and the closed flag, and locks the store; the caller
+// unlocks it.
+func (m *Memory) begin(ctx context.Context, op string) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("memory %s: %w", op, err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return fmt.Errorf("memory %s: %w: store is closed", op, routing.ErrStoreUnavailable)
+	}
+	return nil
+}
+
+// lookup returns the live item at key, deleting it if it has expired.
+// m.mu must be held.
+func (m *Memory) lookup(key string, now time.Time) *item {
+	it, ok := m.items[key]
+	if !ok {
+		return nil
+	}
+	if !it.expires.IsZero() && !now.Before(it.expires) {
+		delete(m.items, key)
+		return nil
+	}
+	return it
+}
+
+// wrote counts a write and sweeps expired keys every sweepEvery writes.
+// m.mu must be held.
+func (m *Memory) wrote(now time.Time) {
+	m.writes++
+	if m.writes < sweepEvery {
+		return
+	}
+	m.writes = 0
+	for k, it := range m.items {
+		if !it.expires.IsZero() && !now.Before(it.expires) {
+			delete(m.items, k)
+		}
+	}
+}
+
+// expiry returns when an entry with ttl set at now expires; zero (never)
+// when ttl is not positive, as Redis SET without PX.
+func expiry(now time.Time, ttl time.Duration) time.Time {
+	if ttl <= 0 {
+		return time.Time{}
+	}
+	return now.Add(ttl)
+}
+
+// SetNX sets each entry whose key does not exist and reports which it set.
+// A key repeated in entries is set by its first entry only.
+func (m *Memory) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, error) {
+	if err := m.begin(ctx, "set nx"); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	set := make([]bool, len(entries))
+	for i, e := range entries {
+		if m.lookup(e.Key, now) != nil {
+			continue
+		}
+		m.items[e.Key] = &item{value: e.Value, expires: expiry(now, e.TTL)}
+		set[i] = true
+		m.wrote(now)
+	}
+	return set, nil
+}
+
+// Set sets each entry unconditionally, replacing its value and TTL.
+func (m *Memory) Set(ctx context.Context, entries []routing.Entry) error {
+	if err := m.begin(ctx, "set"); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	for _, e := range entries {
+		m.items[e.Key] = &item{value: e.Value, expires: expiry(now, e.TTL)}
+		m.wrote(now)
+	}
+	return nil
+}
+
+// Get returns the value of each key and whether it exists.
+func (m *Memory) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
+	if err := m.begin(ctx, "get"); err != nil {
+		return nil, nil, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	values := make([]string, len(keys))
+	found := make([]bool, len(keys))
+	for i, k := range keys {
+		it := m.lookup(k, now)
+		if it == nil {
+			continue
+		}
+		if it.set != nil {
+			return nil, nil, fmt.Errorf("memory get %q: %w", k, errWrongType)
+		}
+		values[i], found[i] = it.value, true
+	}
+	return values, found, nil
+}
+
+// DeleteIfEqual deletes each entry's key whose value equals entry.Value.
+func (m *Memory) DeleteIfEqual(ctx context.Context, entries []routing.Entry) error {
+	if err := m.begin(ctx, "delete if equal"); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	for _, e := range entries {
+		if it := m.lookup(e.Key, now); it != nil && it.set == nil && it.value == e.Value {
+			delete(m.items, e.Key)
+		}
+	}
+	return nil
+}
+
+// AddMembers adds members to the set at key and sets its TTL; a ttl that is
+// not positive leaves the TTL as it was. With no members it does nothing.
+func (m *Memory) AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error {
+	if len(members) == 0 {
+		return nil
+	}
+	if err := m.begin(ctx, "add members"); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	it := m.lookup(key, now)
+	if it == nil {
+		it = &item{set: make(map[string]struct{}, len(members))}
+		m.items[key] = it
+	} else if it.set == nil {
+		return fmt.Errorf("memory add members %q: %w", key, errWrongType)
+	}
+	for _, mb := range members {
+		it.set[mb] = struct{}{}
+	}
+	if ttl > 0 {
+		it.expires = now.Add(ttl)
+	}
+	m.wrote(now)
+	return nil
+}
+
+// RemoveMembers removes members from the set at key and returns how many
+// remain; an emptied set no longer exists, as in Redis.
+func (m *Memory) RemoveMembers(ctx context.Context, key string, members ...string) (int64, error) {
+	if err := m.begin(ctx, "remove members"); err != nil {
+		return 0, err
+	}
+	defer m.mu.Unlock()
+	it := m.lookup(key, m.now())
+	if it == nil {
+		return 0, nil
+	}
+	if it.set == nil {
+		return 0, fmt.Errorf("memory remove members %q: %w", key, errWrongType)
+	}
+	for _, mb := range members {
+		delete(it.set, mb)
+	}
+	if len(it.set) == 0 {
+		delete(m.items, key)
+	}
+	return int64(len(it.set)), nil
+}
+
+// Members returns the members of the set at key, in no particular order.
+func (m *Memory) Members(ctx context.Context, key string) ([]string, error) {
+	if err := m.begin(ctx, "members"); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	it := m.lookup(key, m.now())
+	if it == nil {
+		return []string{}, nil
+	}
+	if it.set == nil {
+		return nil, fmt.Errorf("memory members %q: %w", key, errWrongType)
+	}
+	out := make([]string, 0, len(it.set))
+	for mb := range it.set {
+		out = append(out, mb)
+	}
+	return out, nil
+}
+
+// Ping reports whether the store is open.
+func (m *Memory) Ping(ctx context.Context) error {
+	if err := m.begin(ctx, "ping"); err != nil {
+		return err
+	}
+	m.mu.Unlock()
+	return nil
+}
+
+// Close drops the store's state; later calls fail with
+// routing.ErrStoreUnavailable.
+func (m *Memory) Close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.closed = true
+	m.items = nil
+	return nil
+}
+
+// Len returns how many keys the store holds, counting expired keys not yet
+// swept.
+func (m *Memory) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.items)
+}
