@@ -1,0 +1,346 @@
+// Package slacktest is a local stand-in for the Slack Web API methods
+// alertrouter uses (chat.postMessage, chat.update, auth.test): an httptest
+// server that enforces Slack's auth, channel, thread and Block Kit limits
+// with Slack's error codes, records messages and threads, and fails on
+// demand. Importable by any test of the module.
+package slacktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// The Block Kit limits Slack enforces.
+const (
+	MaxBlocks      = 50
+	MaxHeaderText  = 150
+	MaxSectionText = 3000
+)
+
+// Message is one message as the stand-in holds it.
+type Message struct {
+	Channel  string
+	TS       string
+	ThreadTS string
+	Text     string
+	// Blocks is the blocks JSON as last posted or updated.
+	Blocks json.RawMessage
+	// Updates counts chat.update calls on the message.
+	Updates int
+}
+
+// Fault is one programmed response replacing the next request's handling.
+type Fault struct {
+	// Status is the HTTP status (429 for rate limiting, 500 …); 0 with Error
+	// set answers 200 with {"ok":false,"error":Error}.
+	Status int
+	// RetryAfter is sent as the Retry-After header.
+	RetryAfter string
+	// Error is the Slack error code of an ok:false answer.
+	Error string
+	// Hang makes the server answer nothing until the client gives up.
+	Hang bool
+}
+
+// Server is the stand-in. Point slack-go at it with
+// slack.OptionAPIURL(s.APIURL()). Safe for concurrent use.
+type Server struct {
+	*httptest.Server
+	token string
+
+	mu       sync.Mutex
+	channels map[string]string // name and id → id
+	faults   []Fault
+	messages []*Message
+	calls    map[string]int
+	seq      int
+}
+
+// NewServer starts a stand-in that accepts token and knows channels (names
+// without "#"); channel i gets the id "C%04d" (C0001, …).
+func NewServer(token string, channels ...string) *Server {
+	s := &Server{token: token, channels: map[string]string{}, calls: map[string]int{}}
+	for i, c := range channels {
+		id := fmt.Sprintf("C%04d", i+1)
+		s.channels[c], s.channels["#"+c], s.channels[id] = id, id, id
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// APIURL is the base URL for slack.OptionAPIURL (with the trailing slash).
+func (s *Server) APIURL() string { return s.URL + "/api/" }
+
+// ChannelID returns the id of a channel name.
+func (s *Server) ChannelID(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.channels[name]
+}
+
+// Fail programs the next responses, in order.
+func (s *Server) Fail(faults ...Fault) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.faults = append(s.faults, faults...)
+}
+
+// Calls returns how many requests named method ("chat.postMessage") arrived,
+// faulted and rejected ones included.
+func (s *Server) Calls(method string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.calls[method]
+}
+
+// Messages returns copies of every message, in posting order.
+func (s *Server) Messages() []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Message, len(s.messages))
+	for i, m := range s.messages {
+		out[i] = *m
+	}
+	return out
+}
+
+// Parents returns the messages that are not thread replies.
+func (s *Server) Parents() []Message {
+	var out []Message
+	for _, m := range s.Messages() {
+		if m.ThreadTS == "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// Thread returns the replies in the thread of parent ts.
+func (s *Server) Thread(ts string) []Message {
+	var out []Message
+	for _, m := range s.Messages() {
+		if m.ThreadTS == ts {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+type response struct {
+	OK      bool            `json:"ok"`
+	Error   string          `json:"error,omitempty"`
+	Channel string          `json:"channel,omitempty"`
+	TS      string          `json:"ts,omitempty"`
+	Message json.RawMessage `json:"message,omitempty"`
+	// auth.test
+	URL    string `json:"url,omitempty"`
+	Team   string `json:"team,omitempty"`
+	User   string `json:"user,omitempty"`
+	TeamID string `json:"team_id,omitempty"`
+	UserID string `json:"user_id,omitempty"`
+}
+
+func reply(w http.ResponseWriter, r response) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_ = json.NewEncoder(w).Encode(r)
+}
+
+// params reads a request's parameters from a form or a JSON body, as
+// slack-go sends the former for chat.* and the latter for some methods.
+func params(r *http.Request) (url.Values, error) {
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		body, err := io.ReadAll(io.LimitReader(r.Body, 4<<20))
+		if err != nil {
+			return nil, err
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(body, &m); err != nil {
+			return nil, err
+		}
+		v := url.Values{}
+		for k, raw := range m {
+			var s string
+			if json.Unmarshal(raw, &s) == nil {
+				v.Set(k, s)
+			} else {
+				v.Set(k, string(raw))
+			}
+		}
+		return v, nil
+	}
+	if err := r.ParseForm(); err != nil {
+		return nil, err
+	}
+	return r.PostForm, nil
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	method := strings.TrimPrefix(r.URL.Path, "/api/")
+	s.mu.Lock()
+	s.calls[method]++
+	var fault *Fault
+	if len(s.faults) > 0 {
+		f := s.faults[0]
+		s.faults = s.faults[1:]
+		fault = &f
+	}
+	s.mu.Unlock()
+
+	if fault != nil {
+		if fault.Hang {
+			<-r.Context().Done()
+			return
+		}
+		if fault.RetryAfter != "" {
+			w.Header().Set("Retry-After", fault.RetryAfter)
+		}
+		if fault.Status != 0 && fault.Status != http.StatusOK {
+			http.Error(w, http.StatusText(fault.Status), fault.Status)
+			return
+		}
+		reply(w, response{Error: fault.Error})
+		return
+	}
+
+	v, err := params(r)
+	if err != nil {
+		reply(w, response{Error: "invalid_form_data"})
+		return
+	}
+	token := v.Get("token")
+	if h := r.Header.Get("Authorization"); strings.HasPrefix(h, "Bearer ") {
+		token = strings.TrimPrefix(h, "Bearer ")
+	}
+	if token == "" {
+		reply(w, response{Error: "not_authed"})
+		return
+	}
+	if token != s.token {
+		reply(w, response{Error: "invalid_auth"})
+		return
+	}
+	switch method {
+	case "auth.test":
+		reply(w, response{OK: true, URL: s.URL + "/", Team: "test", User: "alertrouter", TeamID: "T0001", UserID: "U0001"})
+	case "chat.postMessage":
+		s.post(w, v)
+	case "chat.update":
+		s.update(w, v)
+	default:
+		reply(w, response{Error: "unknown_method"})
+	}
+}
+
+// checkBlocks enforces Slack's Block Kit limits on a blocks parameter.
+func checkBlocks(raw string) string {
+	if raw == "" {
+		return ""
+	}
+	var blocks []struct {
+		Type string `json:"type"`
+		Text *struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		} `json:"text"`
+		Fields []struct {
+			Text string `json:"text"`
+		} `json:"fields"`
+	}
+	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
+		return "invalid_blocks_format"
+	}
+	if len(blocks) > MaxBlocks {
+		return "invalid_blocks"
+	}
+	for _, b := range blocks {
+		switch b.Type {
+		case "header":
+			if b.Text == nil || b.Text.Type != "plain_text" || b.Text.Text == "" || utf8.RuneCountInString(b.Text.Text) > MaxHeaderText {
+				return "invalid_blocks"
+			}
+		case "section":
+			if b.Text == nil && len(b.Fields) == 0 {
+				return "invalid_blocks"
+			}
+			if b.Text != nil && (b.Text.Text == "" || utf8.RuneCountInString(b.Text.Text) > MaxSectionText) {
+				return "invalid_blocks"
+			}
+			for _, f := range b.Fields {
+				if utf8.RuneCountInString(f.Text) > 2000 {
+					return "invalid_blocks"
+				}
+			}
+		case "context", "divider", "actions", "image", "rich_text", "markdown":
+		default:
+			return "invalid_blocks"
+		}
+	}
+	return ""
+}
+
+func (s *Server) post(w http.ResponseWriter, v url.Values) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.channels[v.Get("channel")]
+	if !ok {
+		reply(w, response{Error: "channel_not_found"})
+		return
+	}
+	if v.Get("text") == "" && v.Get("blocks") == "" {
+		reply(w, response{Error: "no_text"})
+		return
+	}
+	if e := checkBlocks(v.Get("blocks")); e != "" {
+		reply(w, response{Error: e})
+		return
+	}
+	thread := v.Get("thread_ts")
+	if thread != "" && s.find(ch, thread) == nil {
+		reply(w, response{Error: "thread_not_found"})
+		return
+	}
+	s.seq++
+	m := &Message{Channel: ch, TS: fmt.Sprintf("1700000000.%06d", s.seq), ThreadTS: thread, Text: v.Get("text"), Blocks: json.RawMessage(v.Get("blocks"))}
+	s.messages = append(s.messages, m)
+	reply(w, response{OK: true, Channel: ch, TS: m.TS, Message: json.RawMessage(`{"type":"message"}`)})
+}
+
+func (s *Server) update(w http.ResponseWriter, v url.Values) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.channels[v.Get("channel")]
+	if !ok {
+		reply(w, response{Error: "channel_not_found"})
+		return
+	}
+	m := s.find(ch, v.Get("ts"))
+	if m == nil {
+		reply(w, response{Error: "message_not_found"})
+		return
+	}
+	if e := checkBlocks(v.Get("blocks")); e != "" {
+		reply(w, response{Error: e})
+		return
+	}
+	m.Text, m.Blocks = v.Get("text"), json.RawMessage(v.Get("blocks"))
+	m.Updates++
+	reply(w, response{OK: true, Channel: ch, TS: m.TS, Message: json.RawMessage(`{"type":"message"}`)})
+}
+
+func (s *Server) find(channel, ts string) *Message {
+	for _, m := range s.messages {
+		if m.Channel == channel && m.TS == ts {
+			return m
+		}
+	}
+	return nil
+}
