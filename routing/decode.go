@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -42,10 +43,10 @@ const (
 	FlagFingerprint     = "fingerprint_computed"
 )
 
-// wireMessage is the webhook v4 JSON. Unknown fields (notification_reason
-// before v0.32, routeLabels before v0.34, anything newer) are ignored, so
-// every Alertmanager release since v0.x decodes.
-type wireMessage struct {
+// wireEnvelope is the webhook v4 JSON with its alerts decoded as A. Unknown
+// fields (notification_reason before v0.32, routeLabels before v0.34,
+// anything newer) are ignored, so every Alertmanager release decodes.
+type wireEnvelope[A any] struct {
 	Version           *string           `json:"version"`
 	GroupKey          string            `json:"groupKey"`
 	TruncatedAlerts   uint64            `json:"truncatedAlerts"`
@@ -57,8 +58,11 @@ type wireMessage struct {
 	CommonAnnotations map[string]string `json:"commonAnnotations"`
 	RouteLabels       map[string]string `json:"routeLabels"`
 	ExternalURL       string            `json:"externalURL"`
-	Alerts            *[]wireAlert      `json:"alerts"`
+	Alerts            *[]A              `json:"alerts"`
 }
+
+// wireMessage is the fast path: every alert decoded in one pass.
+type wireMessage = wireEnvelope[wireAlert]
 
 type wireAlert struct {
 	Status       string            `json:"status"`
@@ -72,10 +76,7 @@ type wireAlert struct {
 
 // slowMessage isolates per-alert defects: each alert is decoded on its own
 // so a wrong type inside one alert rejects that alert alone.
-type slowMessage struct {
-	wireMessage
-	Alerts *[]json.RawMessage `json:"alerts"`
-}
+type slowMessage = wireEnvelope[json.RawMessage]
 
 // Decode reads an Alertmanager webhook body. It returns an *InputError for a
 // payload that cannot be read as a whole; defects inside one alert are
@@ -92,7 +93,7 @@ func Decode(body []byte, now time.Time) (*Message, error) {
 		if err := checkEnvelope(&w); err != nil {
 			return nil, err
 		}
-		msg := newMessage(&w, now, len(*w.Alerts))
+		msg := newMessage(w, now, len(*w.Alerts))
 		for i := range *w.Alerts {
 			msg.add(i, &(*w.Alerts)[i], false)
 		}
@@ -118,29 +119,39 @@ func decodeSlow(body []byte, now time.Time) (*Message, error) {
 	if err := json.Unmarshal(body, &s); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return nil, badRequest(te.Field, "expected JSON %s, got %s", te.Type.String(), te.Value)
+			if te.Field == "" {
+				return nil, badRequest("", "expected a JSON object (an Alertmanager webhook), got %s", te.Value)
+			}
+			return nil, badRequest(te.Field, "expected JSON %s, got %s", jsonKind(te.Type), te.Value)
 		}
 		return nil, badRequest("", "malformed JSON: %v", err)
 	}
-	s.wireMessage.Alerts = nil
 	if s.Alerts == nil {
 		return nil, badRequest("alerts", "missing: a webhook must carry an alerts array")
 	}
-	empty := []wireAlert{}
-	s.wireMessage.Alerts = &empty
-	if err := checkEnvelopeFields(&s.wireMessage, len(*s.Alerts)); err != nil {
+	raws := *s.Alerts
+	if err := checkEnvelopeFields(s.Version, len(raws)); err != nil {
 		return nil, err
 	}
-	msg := newMessage(&s.wireMessage, now, len(*s.Alerts))
-	for i, raw := range *s.Alerts {
+	msg := newMessage(wireEnvelope[wireAlert]{
+		Version: s.Version, GroupKey: s.GroupKey, TruncatedAlerts: s.TruncatedAlerts,
+		Receiver: s.Receiver, Status: s.Status, NotificationRsn: s.NotificationRsn,
+		GroupLabels: s.GroupLabels, CommonLabels: s.CommonLabels, CommonAnnotations: s.CommonAnnotations,
+		RouteLabels: s.RouteLabels, ExternalURL: s.ExternalURL,
+	}, now, len(raws))
+	for i, raw := range raws {
 		var a wireAlert
 		if err := json.Unmarshal(raw, &a); err != nil {
 			field := "alerts[" + strconv.Itoa(i) + "]"
+			reason := "wrong JSON type: " + err.Error()
 			var te *json.UnmarshalTypeError
-			if errors.As(err, &te) && te.Field != "" {
-				field += "." + te.Field
+			if errors.As(err, &te) {
+				if te.Field != "" {
+					field += "." + te.Field
+				}
+				reason = "expected JSON " + jsonKind(te.Type) + ", got " + te.Value
 			}
-			msg.Rejected = append(msg.Rejected, Rejection{Index: i, Reason: field + ": wrong JSON type: " + err.Error()})
+			msg.Rejected = append(msg.Rejected, Rejection{Index: i, Reason: field + ": " + reason})
 			continue
 		}
 		msg.add(i, &a, !utf8.Valid(raw))
@@ -150,19 +161,43 @@ func decodeSlow(body []byte, now time.Time) (*Message, error) {
 	return msg, nil
 }
 
+// jsonKind names the JSON type a Go type decodes from.
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "value"
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if t.Elem().Kind() == reflect.Uint8 && t.Name() == "RawMessage" {
+			return "value"
+		}
+		return "array"
+	case reflect.Map, reflect.Struct:
+		return "object"
+	case reflect.String:
+		return "string"
+	case reflect.Bool:
+		return "boolean"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	default:
+		return "number"
+	}
+}
+
 func checkEnvelope(w *wireMessage) error {
 	if w.Alerts == nil {
 		return badRequest("alerts", "missing: a webhook must carry an alerts array")
 	}
-	return checkEnvelopeFields(w, len(*w.Alerts))
+	return checkEnvelopeFields(w.Version, len(*w.Alerts))
 }
 
-func checkEnvelopeFields(w *wireMessage, n int) error {
-	if w.Version == nil {
+func checkEnvelopeFields(version *string, n int) error {
+	if version == nil {
 		return badRequest("version", `missing: expected "4" (Alertmanager webhook v4)`)
 	}
-	if *w.Version != "4" {
-		return badRequest("version", "unsupported version %q: expected \"4\" (Alertmanager webhook v4)", *w.Version)
+	if *version != "4" {
+		return badRequest("version", "unsupported version %q: expected \"4\" (Alertmanager webhook v4)", *version)
 	}
 	if n == 0 {
 		return badRequest("alerts", "empty: a webhook must carry at least one alert")
@@ -170,7 +205,7 @@ func checkEnvelopeFields(w *wireMessage, n int) error {
 	return nil
 }
 
-func newMessage(w *wireMessage, now time.Time, n int) *Message {
+func newMessage(w wireMessage, now time.Time, n int) *Message {
 	return &Message{
 		Data: template.Data{
 			Receiver:           w.Receiver,

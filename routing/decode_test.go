@@ -1,0 +1,359 @@
+package routing_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/alertmanager/template"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+var receivedAt = time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
+
+func TestDecodeRejectsPayloadsThatCannotBeReadAsAWhole(t *testing.T) {
+	tests := []struct {
+		name      string
+		body      []byte
+		wantField string
+		wantMsg   string
+	}{
+		{"truncated JSON names the byte offset", readFixture(t, "malformed.bad.json"), "", "malformed JSON at byte offset"},
+		{"alerts of the wrong JSON type names the field", readFixture(t, "wrong-types.bad.json"), "alerts", "expected JSON array, got string"},
+		{"webhook version 3 is unsupported", readFixture(t, "version-3.bad.json"), "version", `unsupported version "3"`},
+		{"a payload without alerts says they are missing", readFixture(t, "no-alerts.bad.json"), "alerts", "missing"},
+		{"an empty alerts array says it is empty", []byte(`{"version":"4","alerts":[]}`), "alerts", "empty"},
+		{"a missing version is named", []byte(`{"alerts":[{"labels":{"a":"b"}}]}`), "version", "missing"},
+		{"a numeric version is a type error on version", []byte(`{"version":4,"alerts":[]}`), "version", "expected JSON string, got number"},
+		{"a top-level array is not a webhook", []byte(`[{"version":"4"}]`), "", "expected a JSON object"},
+		{"an empty body is malformed", nil, "", "malformed JSON"},
+		{"trailing garbage is malformed", []byte(`{"version":"4","alerts":[{"labels":{"a":"b"}}]}}`), "", "malformed JSON"},
+		{"groupLabels of the wrong type names the field", []byte(`{"version":"4","groupLabels":[1],"alerts":[{"labels":{"a":"b"}}]}`), "groupLabels", "expected JSON object, got array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, err := routing.Decode(tt.body, receivedAt)
+			var ie *routing.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Decode() = %v, %v; want an *InputError", msg, err)
+			}
+			if ie.Status != 400 {
+				t.Errorf("Status = %d, want 400", ie.Status)
+			}
+			if ie.Field != tt.wantField {
+				t.Errorf("Field = %q, want %q", ie.Field, tt.wantField)
+			}
+			if !strings.Contains(ie.Msg, tt.wantMsg) {
+				t.Errorf("Msg = %q, want it to contain %q", ie.Msg, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestDecodeMendsOrRejectsDefectiveAlertsAlone(t *testing.T) {
+	tests := []struct {
+		name         string
+		file         string
+		wantFlags    [][]string // per decoded item
+		wantRejected []int
+		wantReason   string
+	}{
+		{"a clean payload has no flags", "firing.json", [][]string{nil, nil}, nil, ""},
+		{"invalid UTF-8 in one annotation flags that alert only", "invalid-utf8.json", [][]string{nil, {routing.FlagInvalidUTF8}}, nil, ""},
+		{"bad and missing startsAt are flagged and fall back", "bad-timestamp.json",
+			[][]string{{routing.FlagStartsAtInvalid}, nil, {routing.FlagStartsAtMissing}}, nil, ""},
+		{"an alert with empty labels is rejected alone", "no-labels.json", [][]string{nil, nil}, []int{1}, "alerts[1].labels"},
+		{"an alert whose labels is a number is rejected alone", "alert-wrong-type.json", [][]string{nil, nil}, []int{1}, "alerts[1].labels: expected JSON object, got number"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			msg, err := routing.Decode(readFixture(t, tt.file), receivedAt)
+			if err != nil {
+				t.Fatalf("Decode: %v", err)
+			}
+			if len(msg.Items) != len(tt.wantFlags) {
+				t.Fatalf("decoded %d alerts, want %d", len(msg.Items), len(tt.wantFlags))
+			}
+			for i, want := range tt.wantFlags {
+				if got := msg.Items[i].Flags; !slices.Equal(got, want) {
+					t.Errorf("alert %d flags = %v, want %v", i, got, want)
+				}
+			}
+			var rejected []int
+			for _, r := range msg.Rejected {
+				rejected = append(rejected, r.Index)
+				if !strings.Contains(r.Reason, tt.wantReason) {
+					t.Errorf("rejection reason %q does not contain %q", r.Reason, tt.wantReason)
+				}
+			}
+			if !slices.Equal(rejected, tt.wantRejected) {
+				t.Errorf("rejected indexes = %v, want %v", rejected, tt.wantRejected)
+			}
+		})
+	}
+}
+
+func TestDecodeReplacesInvalidUTF8(t *testing.T) {
+	msg, err := routing.Decode(readFixture(t, "invalid-utf8.json"), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := msg.Items[1].Annotations["summary"]
+	if !utf8.ValidString(got) || !strings.Contains(got, "\uFFFD") {
+		t.Errorf("summary = %q, want valid UTF-8 with U+FFFD in place of the bad byte", got)
+	}
+}
+
+func TestDecodeFallsBackToTheTimeOfReceipt(t *testing.T) {
+	msg, err := routing.Decode(readFixture(t, "bad-timestamp.json"), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 2} {
+		if got := msg.Items[i].StartsAt; !got.Equal(receivedAt) {
+			t.Errorf("alert %d startsAt = %v, want the time of receipt %v", i, got, receivedAt)
+		}
+	}
+	if got := msg.Items[1].StartsAt; !got.Equal(fixtureStart) {
+		t.Errorf("alert 1 startsAt = %v, want %v", got, fixtureStart)
+	}
+}
+
+func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
+	tests := []struct {
+		name  string
+		file  string
+		check func(t *testing.T, m *routing.Message)
+	}{
+		{"v0.25 has no notification_reason nor routeLabels", "am-v0.25.json", func(t *testing.T, m *routing.Message) {
+			if m.NotificationReason != "" || m.RouteLabels != nil {
+				t.Errorf("NotificationReason = %q, RouteLabels = %v; want both empty", m.NotificationReason, m.RouteLabels)
+			}
+			if m.Receiver != "alertrouter" || m.ExternalURL == "" || m.GroupLabels["alertname"] != "NodeFilesystemAlmostFull" {
+				t.Errorf("envelope not decoded: %+v", m.Data)
+			}
+		}},
+		{"v0.34 carries notification_reason and routeLabels", "am-v0.34.json", func(t *testing.T, m *routing.Message) {
+			if m.NotificationReason != "alert_group_changed" || m.RouteLabels["team"] != "storage" {
+				t.Errorf("NotificationReason = %q, RouteLabels = %v", m.NotificationReason, m.RouteLabels)
+			}
+			if !m.Items[0].Firing() || m.Items[1].Firing() {
+				t.Errorf("statuses = %s, %s; want firing, resolved", m.Items[0].Status, m.Items[1].Status)
+			}
+			if m.Items[1].EndsAt.IsZero() {
+				t.Error("resolved alert lost its endsAt")
+			}
+		}},
+		{"truncatedAlerts is kept", "truncated.json", func(t *testing.T, m *routing.Message) {
+			if m.TruncatedAlerts != 5 || len(m.Items) != 5 {
+				t.Errorf("TruncatedAlerts = %d, items = %d; want 5, 5", m.TruncatedAlerts, len(m.Items))
+			}
+		}},
+		{"a hundred alerts all decode with their fingerprints", "hundred.json", func(t *testing.T, m *routing.Message) {
+			if len(m.Items) != 100 {
+				t.Fatalf("items = %d, want 100", len(m.Items))
+			}
+			seen := map[string]bool{}
+			for _, a := range m.Items {
+				seen[a.Fingerprint] = true
+			}
+			if len(seen) != 100 {
+				t.Errorf("%d distinct fingerprints, want 100", len(seen))
+			}
+		}},
+		{"version, groupKey and receipt time are kept", "mixed.json", func(t *testing.T, m *routing.Message) {
+			if m.Version != "4" || !strings.Contains(m.GroupKey, "alertname") || !m.ReceivedAt.Equal(receivedAt) {
+				t.Errorf("Version = %q, GroupKey = %q, ReceivedAt = %v", m.Version, m.GroupKey, m.ReceivedAt)
+			}
+			if m.Items[3].Labels["sloth_id"] != "gateway-availability" || m.Items[0].GeneratorURL == "" {
+				t.Errorf("alert labels or generatorURL lost: %+v", m.Items[3])
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := routing.Decode(readFixture(t, tt.file), receivedAt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, m)
+		})
+	}
+}
+
+func TestDecodeMendsStatusAndFingerprint(t *testing.T) {
+	body := `{"version":"4","alerts":[
+		{"status":"pending","labels":{"alertname":"A"},"startsAt":"2025-03-14T09:00:00Z","endsAt":"2025-03-14T09:30:00Z"},
+		{"status":"firing","labels":{"alertname":"B"},"startsAt":"2025-03-14T09:00:00Z","endsAt":"soon"}]}`
+	m, err := routing.Decode([]byte(body), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := m.Items[0], m.Items[1]
+	if a.Status != "resolved" || !slices.Contains(a.Flags, routing.FlagStatusInvalid) {
+		t.Errorf("alert A: status %q flags %v; want resolved (endsAt is past) flagged %s", a.Status, a.Flags, routing.FlagStatusInvalid)
+	}
+	if !slices.Contains(b.Flags, routing.FlagEndsAtInvalid) {
+		t.Errorf("alert B flags %v, want %s", b.Flags, routing.FlagEndsAtInvalid)
+	}
+	if want := fingerprint(map[string]string{"alertname": "A"}); a.Fingerprint != want || !slices.Contains(a.Flags, routing.FlagFingerprint) {
+		t.Errorf("alert A fingerprint %q flags %v; want computed %q", a.Fingerprint, a.Flags, want)
+	}
+}
+
+func TestIsJSONContentType(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"application/json":                  true,
+		"application/json; charset=utf-8":   true,
+		"Application/JSON":                  true,
+		"application/vnd.api+json":          true,
+		"text/plain":                        false,
+		"":                                  false,
+		"application/x-www-form-urlencoded": false,
+	} {
+		if got := routing.IsJSONContentType(ct); got != want {
+			t.Errorf("IsJSONContentType(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}
+
+// bigPayload renders n copies of base with distinct instances.
+func bigPayload(tb testing.TB, n int, base wAlert) []byte {
+	alerts := make([]wAlert, n)
+	for i := range alerts {
+		labels := make(map[string]string, len(base.Labels))
+		for k, v := range base.Labels {
+			labels[k] = v
+		}
+		labels["instance"] = fmt.Sprintf("gpu-node-%06d:8000", i)
+		a := base
+		a.Labels = labels
+		a.Fingerprint = fingerprint(labels)
+		alerts[i] = a
+	}
+	b, err := json.Marshal(message("firing", alerts...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeHandlesAHundredThousandAlertsWithinTheBodyLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100k-alert payload skipped under -short")
+	}
+	const limit = 64 << 20
+	small := mkAlert("firing",
+		map[string]string{"alertname": "TargetDown", "job": "node-exporter", "instance": "x", "severity": "warning", "service": "fleet"},
+		map[string]string{"summary": "node-exporter target is down"},
+		`up{job="node-exporter"} == 0`, fixtureStart)
+	body := bigPayload(t, 100_000, small)
+	if len(body) > limit {
+		t.Fatalf("payload is %d bytes, over the 64 MiB limit", len(body))
+	}
+	m, err := routing.Decode(body, receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Items) != 100_000 || len(m.Rejected) != 0 {
+		t.Errorf("items = %d, rejected = %d; want 100000, 0", len(m.Items), len(m.Rejected))
+	}
+}
+
+// FuzzDecode checks that Decode never panics and accounts for every alert:
+// either the payload is rejected whole, or each element of its alerts array
+// is decoded or rejected.
+func FuzzDecode(f *testing.F) {
+	files, err := filepath.Glob(filepath.Join(webhookDir, "*.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		if len(b) < 16<<10 {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte(`{"version":"4","alerts":[null,{},{"labels":{"a":"\xff"}}]}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, err := routing.Decode(body, receivedAt)
+		if err != nil {
+			var ie *routing.InputError
+			if !errors.As(err, &ie) {
+				t.Fatalf("Decode returned %T %v, want *InputError", err, err)
+			}
+			if ie.Status < 400 || ie.Status > 499 {
+				t.Fatalf("InputError status %d is not a 4xx", ie.Status)
+			}
+			return
+		}
+		var arr struct{ Alerts []json.RawMessage }
+		if err := json.Unmarshal(body, &arr); err != nil {
+			t.Fatalf("Decode accepted a body whose alerts array does not decode: %v", err)
+		}
+		if got := len(m.Items) + len(m.Rejected); got != len(arr.Alerts) {
+			t.Fatalf("items %d + rejected %d = %d, want the %d alerts of the payload", len(m.Items), len(m.Rejected), got, len(arr.Alerts))
+		}
+		for _, a := range m.Items {
+			if len(a.Labels) == 0 || a.Fingerprint == "" || (a.Status != "firing" && a.Status != "resolved") {
+				t.Fatalf("decoded alert is not usable: %+v", a)
+			}
+		}
+	})
+}
+
+func benchPayloads(b *testing.B) map[int][]byte {
+	base := ttftAlert("firing", "x")
+	return map[int][]byte{1: bigPayload(b, 1, base), 10: bigPayload(b, 10, base), 100: bigPayload(b, 100, base)}
+}
+
+func BenchmarkDecode(b *testing.B) {
+	payloads := benchPayloads(b)
+	for _, n := range []int{1, 10, 100} {
+		body := payloads[n]
+		b.Run(fmt.Sprintf("alerts=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := routing.Decode(body, receivedAt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkJSONFloor is encoding/json decoding the same payloads into
+// Alertmanager's own template.Data: the floor Decode is measured against.
+func BenchmarkJSONFloor(b *testing.B) {
+	payloads := benchPayloads(b)
+	for _, n := range []int{1, 10, 100} {
+		body := payloads[n]
+		b.Run(fmt.Sprintf("alerts=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				var d struct {
+					template.Data
+					Version         string `json:"version"`
+					GroupKey        string `json:"groupKey"`
+					TruncatedAlerts uint64 `json:"truncatedAlerts"`
+				}
+				if err := json.Unmarshal(body, &d); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
