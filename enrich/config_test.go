@@ -1,0 +1,95 @@
+package enrich
+
+import (
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v2"
+)
+
+func TestConfigDecodesStrictlyWithDefaults(t *testing.T) {
+	const doc = `
+rules:
+  - matchers: ['job=~"vllm.*"']
+    sector: llm-inference-gpu
+    kpi: TTFT
+metric_families:
+  - prefix: acme_kv_
+    kpi: CHR
+    sector: llm-prompt-cache-storage
+hints:
+  queue-time: "See the runbook."
+`
+	var cfg Config
+	if err := yaml.UnmarshalStrict([]byte(doc), &cfg); err != nil {
+		t.Fatalf("UnmarshalStrict: %v", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if len(cfg.Rules) != 1 || cfg.Rules[0].KPI != "TTFT" || cfg.MetricFamilies[0].Prefix != "acme_kv_" || cfg.Hints["queue-time"] != "See the runbook." {
+		t.Errorf("decoded %+v", cfg)
+	}
+	if err := yaml.UnmarshalStrict([]byte("rulez: []\n"), &cfg); err == nil {
+		t.Error("an unknown key was accepted")
+	}
+}
+
+func TestConfigValidateNamesEveryProblemByPath(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"an unknown sector is named by its path",
+			Config{Rules: []RuleConfig{{Matchers: []string{`job="x"`}, Sector: "payments"}}},
+			[]string{`rules[0].sector: unknown sector "payments"`}},
+		{"a bad matcher is named by its path",
+			Config{Rules: []RuleConfig{{Matchers: []string{`job="x"`, `job=~"(`}, Sector: "hft-cdn"}}},
+			[]string{`rules[0].matchers[1]: parse "job=~\"(":`}},
+		{"a rule without matchers or sector is rejected",
+			Config{Rules: []RuleConfig{{}}},
+			[]string{"rules[0].matchers: at least one matcher is required", "rules[0].sector: required"}},
+		{"an unknown KPI is named by its path",
+			Config{Rules: []RuleConfig{{Matchers: []string{`a="b"`}, Sector: "hft-cdn", KPI: "XYZ"}}},
+			[]string{`rules[0].kpi: unknown KPI "XYZ"`}},
+		{"a KPI of another sector is rejected",
+			Config{Rules: []RuleConfig{{Matchers: []string{`a="b"`}, Sector: "hft-cdn", KPI: "TTFT"}}},
+			[]string{`rules[0].kpi: KPI "TTFT" is not a KPI of sector "hft-cdn"`}},
+		{"a family needs exactly one of name, prefix and contains",
+			Config{MetricFamilies: []FamilyConfig{{KPI: "CHR"}, {Name: "a", Prefix: "b", KPI: "CHR"}}},
+			[]string{"metric_families[0]: exactly one of", "metric_families[1]: exactly one of"}},
+		{"a family needs a KPI or a sector",
+			Config{MetricFamilies: []FamilyConfig{{Name: "x"}}},
+			[]string{"metric_families[0]: kpi or sector is required"}},
+		{"an unknown hint id is rejected",
+			Config{Hints: map[string]string{"queue_time": "x"}},
+			[]string{"hints.queue_time: unknown hint id"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.cfg.Validate()
+			if err == nil {
+				t.Fatal("Validate() = nil")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if _, nerr := New(tt.cfg); nerr == nil {
+				t.Error("New accepted an invalid config")
+			}
+		})
+	}
+}
+
+func TestConfigValidAcceptsCaseInsensitiveKPIs(t *testing.T) {
+	cfg := Config{
+		Rules:          []RuleConfig{{Matchers: []string{`{job="hv", env="prod"}`}, Sector: "hft-vm-clusters", KPI: "numa miss"}},
+		MetricFamilies: []FamilyConfig{{Contains: "_owd_", KPI: "OWD"}},
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("Validate() = %v", err)
+	}
+}
