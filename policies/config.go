@@ -159,14 +159,28 @@ func DefaultConfig() Config {
 // UnmarshalYAML fills the defaults and then decodes the section over them:
 // a key left out keeps its default; a list given (pyrra.windows,
 // burn_rate.tiers) replaces the default list; a map given (sloth, severity)
-// adds to or overrides the default entries.
+// adds to or overrides the default entries (map a default key to none to
+// silence it).
 func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	*c = DefaultConfig()
+	defaults := *c
+	// Strict decoding refuses keys already present in a map, so the maps
+	// are decoded empty and merged with their defaults afterwards.
+	c.Sloth, c.Severity = nil, nil
 	type plain Config
 	if err := unmarshal((*plain)(c)); err != nil {
 		return fmt.Errorf("decode policies: %w", err)
 	}
+	c.Sloth = merge(defaults.Sloth, c.Sloth)
+	c.Severity = merge(defaults.Severity, c.Severity)
 	return nil
+}
+
+func merge(defaults, given map[string]routing.Action) map[string]routing.Action {
+	for k, v := range given {
+		defaults[k] = v
+	}
+	return defaults
 }
 
 // Validate checks the section and returns every problem found, joined, each
