@@ -310,6 +310,16 @@ func TestClassifySignalsAndConfidence(t *testing.T) {
 			t.Errorf("unknown sector label should be a weight-0 signal: %+v", got.Signals)
 		}
 	})
+	t.Run("four-word phrases and KPI expansions are read", func(t *testing.T) {
+		got := c.Classify(alert(kv("alertname", "TimeToFirstTokenHigh"), nil, ""))
+		if got.Sector != "llm-inference-gpu" || got.PrimaryKPI() != "TTFT" {
+			t.Errorf("alertname: got %s/%s", got.Sector, got.PrimaryKPI())
+		}
+		got = c.Classify(alert(kv("alertname", "X", "kpi", "Time per output token"), nil, ""))
+		if got.Sector != "llm-inference-gpu" || got.PrimaryKPI() != "TPOT" {
+			t.Errorf("kpi expansion: got %s/%s", got.Sector, got.PrimaryKPI())
+		}
+	})
 	t.Run("a resolved alert is classified like its firing twin", func(t *testing.T) {
 		firing := alert(kv("alertname", "RedisEvictionsHigh"), nil, `rate(redis_evicted_keys_total[5m]) > 100`)
 		resolved := alert(kv("alertname", "RedisEvictionsHigh"), nil, `rate(redis_evicted_keys_total[5m]) > 100`)

@@ -252,7 +252,7 @@ var builtinWords = []word{
 }
 
 // maxWordRun is the longest phrase, in words.
-const maxWordRun = 3
+const maxWordRun = 4
 
 // span is a [start,end) range of a word in a lowered buffer.
 type span struct{ start, end int }
