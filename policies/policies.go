@@ -51,6 +51,8 @@ type Engine struct {
 	tiers    []tier
 	windows  map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
 	capacity CapacityConfig
+	capWarn  string // capacity thresholds rendered once ("80.0%")
+	capCrit  string
 	regr     RegressionConfig
 	baseline string // regression.baseline_window, rendered once
 	severity map[string]routing.Action
@@ -84,6 +86,8 @@ func New(cfg Config) (*Engine, error) {
 		sloth:    lowerKeys(cfg.Sloth),
 		windows:  map[string]time.Duration{},
 		capacity: cfg.Capacity,
+		capWarn:  fmtPercent(cfg.Capacity.Warn),
+		capCrit:  fmtPercent(cfg.Capacity.Critical),
 		regr:     cfg.Regression,
 		baseline: windowName(cfg.Regression.BaselineWindow),
 		severity: lowerKeys(cfg.Severity),
@@ -208,7 +212,7 @@ func (e *Engine) decideSloth(st *decision) (routing.Decision, bool) {
 		st.note("sloth_severity %s %q ignored: not in the sloth table", src, v)
 		return routing.Decision{}, false
 	}
-	r := fmt.Sprintf("sloth_severity=%q → %s", v, act)
+	r := "sloth_severity=" + strconv.Quote(v) + " → " + string(act)
 	if id := st.a.Labels[labelSlothID]; id != "" {
 		r += " (sloth SLO " + id + ")"
 	}
@@ -392,16 +396,16 @@ func (e *Engine) decideCapacity(st *decision) (routing.Decision, bool) {
 	switch {
 	case u > c.Critical:
 		d.Action, d.Tier = routing.ActionPage, "critical"
-		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Critical) + " critical" + sustained}
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capCrit + " critical" + sustained}
 	case u > c.Warn && latency:
 		d.Action, d.Tier = routing.ActionPage, "warn+latency"
-		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Warn) + " warn and latency is above SLO" + sustained}
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capWarn + " warn and latency is above SLO" + sustained}
 	case u > c.Warn:
 		d.Action, d.Tier = routing.ActionTicket, "warn"
-		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + fmtPercent(c.Warn) + " warn" + sustained}
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capWarn + " warn" + sustained}
 	default:
 		d.Action, d.Tier = routing.ActionNone, "below"
-		d.Reasons = []string{"utilization " + fmtPercent(u) + " ≤ " + fmtPercent(c.Warn) + " warn"}
+		d.Reasons = []string{"utilization " + fmtPercent(u) + " ≤ " + e.capWarn + " warn"}
 	}
 	return d, true
 }
