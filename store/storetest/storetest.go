@@ -458,4 +458,3 @@ func testClosed(t *testing.T, s routing.Store, k keyMaker) {
 		}
 	}
 }
-

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Operation label values of the Redis store's metrics.
+const (
+	opSetNX         = "set_nx"
+	opSet           = "set"
+	opGet           = "get"
+	opDeleteIfEqual = "delete_if_equal"
+	opAddMembers    = "add_members"
+	opRemoveMembers = "remove_members"
+	opMembers       = "members"
+	opPing          = "ping"
+)
+
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing}
+
+// metrics of the Redis store, with every operation's series created at zero.
+type metrics struct {
+	duration map[string]prometheus.Observer
+	errors   map[string]prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "alertrouter_store_operation_duration_seconds",
+		Help: "Duration of state store operations, one batch (one pipeline) each.",
+		// From a local round trip to the default read timeout.
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	}, []string{"operation"})
+	errs := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "alertrouter_store_errors_total",
+		Help: "State store operations that failed, unreachable store included.",
+	}, []string{"operation"})
+	m := &metrics{duration: map[string]prometheus.Observer{}, errors: map[string]prometheus.Counter{}}
+	for _, op := range operations {
+		m.duration[op] = duration.WithLabelValues(op)
+		m.errors[op] = errs.WithLabelValues(op)
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{duration, errs} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("register store metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,324 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// deleteIfEqual deletes KEYS[1] only if it holds ARGV[1], atomically, so a
+// replica releases only its own claim.
+var deleteIfEqual = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
+
+// Redis is a routing.Store on Redis: single node, Sentinel or Cluster through
+// go-redis' UniversalClient. Every batch method sends its commands in one
+// pipeline, which the cluster client splits into one round trip per node.
+// It is safe for concurrent use.
+type Redis struct {
+	client  redis.UniversalClient
+	metrics *metrics
+	logger  *slog.Logger
+}
+
+var _ routing.Store = (*Redis)(nil)
+
+// NewRedis returns a Redis store for cfg, registering its metrics on reg
+// (nil: not registered). It reads password_file and builds the TLS config,
+// but does not connect: a Redis that is down at start makes operations fail
+// with routing.ErrStoreUnavailable until it is back, so call Ping to check.
+func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (*Redis, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("redis store config: %w", err)
+	}
+	password := string(cfg.Password)
+	if cfg.PasswordFile != "" {
+		b, err := os.ReadFile(cfg.PasswordFile)
+		if err != nil {
+			return nil, fmt.Errorf("read redis password_file: %w", err)
+		}
+		password = strings.TrimRight(string(b), "\r\n")
+	}
+	opts := &redis.UniversalOptions{
+		Addrs:            cfg.Addrs,
+		MasterName:       cfg.MasterName,
+		Username:         cfg.Username,
+		Password:         password,
+		SentinelUsername: cfg.Username,
+		SentinelPassword: password,
+		DB:               cfg.DB,
+		IsClusterMode:    cfg.Cluster,
+		DialTimeout:      time.Duration(cfg.DialTimeout),
+		ReadTimeout:      time.Duration(cfg.ReadTimeout),
+		WriteTimeout:     time.Duration(cfg.WriteTimeout),
+		PoolSize:         cfg.PoolSize,
+		// Honour the caller's deadline (the webhook's), not only ours.
+		ContextTimeoutEnabled: true,
+	}
+	if cfg.TLS != nil {
+		tc, err := commoncfg.NewTLSConfig(cfg.TLS)
+		if err != nil {
+			return nil, fmt.Errorf("redis tls config: %w", err)
+		}
+		opts.TLSConfig = tc
+	}
+	m, err := newMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger.Info("using redis store", "mode", cfg.mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
+	return &Redis{client: redis.NewUniversalClient(opts), metrics: m, logger: logger}, nil
+}
+
+// observe records an operation's duration and, on failure, counts it and
+// wraps err with what was being done, and with routing.ErrStoreUnavailable
+// when Redis could not be reached.
+func (r *Redis) observe(op string, start time.Time, err error) error {
+	r.metrics.duration[op].Observe(time.Since(start).Seconds())
+	if err == nil {
+		return nil
+	}
+	r.metrics.errors[op].Inc()
+	if unavailable(err) {
+		return fmt.Errorf("redis %s: %w: %w", op, routing.ErrStoreUnavailable, err)
+	}
+	return fmt.Errorf("redis %s: %w", op, err)
+}
+
+// unavailable reports whether err means Redis could not be reached or could
+// not serve, as opposed to a command error.
+func unavailable(err error) bool {
+	var netErr net.Error
+	switch {
+	case errors.As(err, &netErr),
+		errors.Is(err, context.DeadlineExceeded),
+		errors.Is(err, redis.ErrPoolTimeout),
+		errors.Is(err, redis.ErrPoolExhausted),
+		errors.Is(err, redis.ErrClosed),
+		errors.Is(err, io.EOF),
+		errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED),
+		errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE):
+		return true
+	}
+	// Server states in which it cannot serve for now.
+	for _, prefix := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY"} {
+		if redis.HasErrorPrefix(err, prefix) {
+			return true
+		}
+	}
+	// go-redis' sentinel and cluster clients report unreachable nodes as
+	// plain errors.
+	msg := err.Error()
+	return strings.Contains(msg, "all sentinels are unreachable") ||
+		strings.Contains(msg, "cluster has no nodes")
+}
+
+// SetNX sends SET key value NX PX ttl for every entry in one pipeline.
+func (r *Redis) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, error) {
+	if len(entries) == 0 {
+		return []bool{}, nil
+	}
+	start := time.Now()
+	cmds := make([]*redis.StatusCmd, len(entries))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range entries {
+			cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
+		}
+		return nil
+	})
+	set := make([]bool, len(entries))
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, r.observe(opSetNX, start, err)
+	}
+	// Exec reports the first command's error, redis.Nil (not set)
+	// included, so look at every command.
+	for i, c := range cmds {
+		switch err := c.Err(); {
+		case err == nil:
+			set[i] = true
+		case errors.Is(err, redis.Nil):
+		default:
+			return nil, r.observe(opSetNX, start, err)
+		}
+	}
+	return set, r.observe(opSetNX, start, nil)
+}
+
+// Set sends SET key value PX ttl for every entry in one pipeline.
+func (r *Redis) Set(ctx context.Context, entries []routing.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	start := time.Now()
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, e := range entries {
+			p.Set(ctx, e.Key, e.Value, e.TTL)
+		}
+		return nil
+	})
+	return r.observe(opSet, start, err)
+}
+
+// Get sends GET for every key in one pipeline.
+func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
+	if len(keys) == 0 {
+		return []string{}, []bool{}, nil
+	}
+	start := time.Now()
+	cmds := make([]*redis.StringCmd, len(keys))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.Get(ctx, k)
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, nil, r.observe(opGet, start, err)
+	}
+	values := make([]string, len(keys))
+	found := make([]bool, len(keys))
+	for i, c := range cmds {
+		switch err := c.Err(); {
+		case err == nil:
+			values[i], found[i] = c.Val(), true
+		case errors.Is(err, redis.Nil):
+		default:
+			return nil, nil, r.observe(opGet, start, err)
+		}
+	}
+	return values, found, r.observe(opGet, start, nil)
+}
+
+// DeleteIfEqual runs the compare-and-delete script for every entry in one
+// pipeline of EVALSHA. Entries whose node does not have the script cached
+// yet (NOSCRIPT, e.g. after a restart) are retried in a second pipeline of
+// EVAL, which also caches it.
+func (r *Redis) DeleteIfEqual(ctx context.Context, entries []routing.Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	start := time.Now()
+	cmds := make([]*redis.Cmd, len(entries))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range entries {
+			cmds[i] = deleteIfEqual.EvalSha(ctx, p, []string{e.Key}, e.Value)
+		}
+		return nil
+	})
+	if err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return r.observe(opDeleteIfEqual, start, err)
+	}
+	var retry []int
+	for i, c := range cmds {
+		if err := c.Err(); err != nil {
+			if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+				return r.observe(opDeleteIfEqual, start, err)
+			}
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range retry {
+				deleteIfEqual.Eval(ctx, p, []string{entries[i].Key}, entries[i].Value)
+			}
+			return nil
+		})
+	}
+	return r.observe(opDeleteIfEqual, start, err)
+}
+
+// AddMembers sends SADD and PEXPIRE in one MULTI/EXEC, so the set never
+// lives without its TTL. A ttl that is not positive leaves the TTL as it
+// was; with no members it does nothing.
+func (r *Redis) AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error {
+	if len(members) == 0 {
+		return nil
+	}
+	start := time.Now()
+	args := make([]interface{}, len(members))
+	for i, m := range members {
+		args[i] = m
+	}
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.SAdd(ctx, key, args...)
+		if ttl > 0 {
+			p.PExpire(ctx, key, ttl)
+		}
+		return nil
+	})
+	return r.observe(opAddMembers, start, err)
+}
+
+// RemoveMembers sends SREM and SCARD in one MULTI/EXEC, so the count is the
+// one right after this removal.
+func (r *Redis) RemoveMembers(ctx context.Context, key string, members ...string) (int64, error) {
+	start := time.Now()
+	var card *redis.IntCmd
+	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		if len(members) > 0 {
+			args := make([]interface{}, len(members))
+			for i, m := range members {
+				args[i] = m
+			}
+			p.SRem(ctx, key, args...)
+		}
+		card = p.SCard(ctx, key)
+		return nil
+	})
+	if err != nil {
+		return 0, r.observe(opRemoveMembers, start, err)
+	}
+	return card.Val(), r.observe(opRemoveMembers, start, nil)
+}
+
+// Members sends SMEMBERS.
+func (r *Redis) Members(ctx context.Context, key string) ([]string, error) {
+	start := time.Now()
+	members, err := r.client.SMembers(ctx, key).Result()
+	if err != nil {
+		return nil, r.observe(opMembers, start, err)
+	}
+	return members, r.observe(opMembers, start, nil)
+}
+
+// Ping sends PING; on a cluster, to every master, so a node that is down is
+// noticed.
+func (r *Redis) Ping(ctx context.Context) error {
+	start := time.Now()
+	var err error
+	if c, ok := r.client.(*redis.ClusterClient); ok {
+		err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.Ping(ctx).Err()
+		})
+	} else {
+		err = r.client.Ping(ctx).Err()
+	}
+	return r.observe(opPing, start, err)
+}
+
+// Close closes the connections; later calls fail with
+// routing.ErrStoreUnavailable.
+func (r *Redis) Close() error {
+	if err := r.client.Close(); err != nil {
+		return fmt.Errorf("close redis client: %w", err)
+	}
+	return nil
+}

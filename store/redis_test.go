@@ -1,0 +1,307 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
+	"github.com/alertrouter/alertrouter/store/storetest"
+)
+
+// newRedis returns a Redis store for cfg (defaults filled in) with its own
+// registry, closed when the test ends.
+func newRedis(t testing.TB, cfg store.RedisConfig) (*store.Redis, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	s, err := store.NewRedis(cfg, reg, nil)
+	if err != nil {
+		t.Fatalf("NewRedis: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s, reg
+}
+
+func redisConfig(addrs ...string) store.RedisConfig {
+	cfg := store.DefaultRedisConfig()
+	cfg.Addrs = addrs
+	return cfg
+}
+
+func TestRedisConforms(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T) routing.Store {
+		s, _ := newRedis(t, redisConfig(srv.Addr()))
+		return s
+	})
+}
+
+func TestRedisClusterConforms(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	t.Run("with every master as seed", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) routing.Store {
+			s, _ := newRedis(t, redisConfig(cluster.Addrs()...))
+			return s
+		})
+	})
+	t.Run("with one seed and cluster: true", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) routing.Store {
+			cfg := redisConfig(cluster.Addrs()[0])
+			cfg.Cluster = true
+			s, _ := newRedis(t, cfg)
+			return s
+		})
+	})
+}
+
+// fastConfig fails fast when Redis is gone.
+func fastConfig(addrs ...string) store.RedisConfig {
+	cfg := redisConfig(addrs...)
+	cfg.DialTimeout = model.Duration(200 * time.Millisecond)
+	cfg.ReadTimeout = model.Duration(200 * time.Millisecond)
+	cfg.WriteTimeout = model.Duration(200 * time.Millisecond)
+	return cfg
+}
+
+// everyOperation calls each Store method once on keys of several incidents
+// and returns their errors by name.
+func everyOperation(ctx context.Context, s routing.Store) map[string]error {
+	entries := make([]routing.Entry, 10)
+	keys := make([]string, len(entries))
+	for i := range entries {
+		keys[i] = routing.Key("fault:", "claim", fmt.Sprint("incident-", i), "fp")
+		entries[i] = routing.Entry{Key: keys[i], Value: "v", TTL: time.Minute}
+	}
+	set := routing.Key("fault:", "members", "incident-0", "")
+	errs := map[string]error{}
+	_, errs["SetNX"] = s.SetNX(ctx, entries)
+	errs["Set"] = s.Set(ctx, entries)
+	_, _, errs["Get"] = s.Get(ctx, keys)
+	errs["DeleteIfEqual"] = s.DeleteIfEqual(ctx, entries)
+	errs["AddMembers"] = s.AddMembers(ctx, set, time.Minute, "a", "b")
+	_, errs["RemoveMembers"] = s.RemoveMembers(ctx, set, "a")
+	_, errs["Members"] = s.Members(ctx, set)
+	errs["Ping"] = s.Ping(ctx)
+	return errs
+}
+
+func waitUntilPing(t *testing.T, s routing.Store) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := s.Ping(t.Context())
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("store still unavailable after restart: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond) // poll interval
+	}
+}
+
+func TestRedisIsUnavailableWhileTheServerIsDownAndRecovers(t *testing.T) {
+	srv := redistest.Start(t)
+	s, reg := newRedis(t, fastConfig(srv.Addr()))
+	// No deadline: a hang would fail the test by its timeout, so each
+	// returning at all shows the configured timeouts bound it.
+	ctx := context.Background()
+	for op, err := range everyOperation(ctx, s) {
+		if err != nil {
+			t.Fatalf("%s before the kill: %v", op, err)
+		}
+	}
+
+	srv.Kill()
+	for op, err := range everyOperation(ctx, s) {
+		if !errors.Is(err, routing.ErrStoreUnavailable) {
+			t.Errorf("%s with the server down: err = %v; want it to wrap routing.ErrStoreUnavailable", op, err)
+		}
+	}
+	if got := series(t, reg, "alertrouter_store_errors_total")["set_nx"]; got < 1 {
+		t.Errorf(`alertrouter_store_errors_total{operation="set_nx"} = %v; want the failure counted`, got)
+	}
+
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	waitUntilPing(t, s)
+	for op, err := range everyOperation(ctx, s) {
+		if err != nil {
+			t.Errorf("%s after the restart: %v", op, err)
+		}
+	}
+}
+
+func TestRedisThatNeverAnswersTimesOutAsUnavailable(t *testing.T) {
+	// A listener that accepts connections and never replies.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+	)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	s, _ := newRedis(t, fastConfig(l.Addr().String()))
+	_, err = s.SetNX(context.Background(), []routing.Entry{{Key: "k", Value: "v", TTL: time.Minute}})
+	if !errors.Is(err, routing.ErrStoreUnavailable) {
+		t.Errorf("SetNX on a silent server: err = %v; want it to wrap routing.ErrStoreUnavailable", err)
+	}
+}
+
+func TestRedisClusterIsUnavailableWhileANodeIsDown(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	s, _ := newRedis(t, fastConfig(cluster.Addrs()...))
+	ctx := context.Background()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatalf("Ping: %v", err)
+	}
+	cluster.Nodes()[1].Kill()
+	// Keys of many incidents cover every node, the dead one included.
+	for op, err := range everyOperation(ctx, s) {
+		if op == "AddMembers" || op == "RemoveMembers" || op == "Members" {
+			continue // one incident's set: may live on a live node
+		}
+		if !errors.Is(err, routing.ErrStoreUnavailable) {
+			t.Errorf("%s with a master down: err = %v; want it to wrap routing.ErrStoreUnavailable", op, err)
+		}
+	}
+}
+
+// series returns the values of the metric family name by operation label:
+// counter values, or histogram sample counts.
+func series(t *testing.T, reg *prometheus.Registry, name string) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "operation" {
+					continue
+				}
+				if m.GetHistogram() != nil {
+					out[l.GetValue()] = float64(m.GetHistogram().GetSampleCount())
+				} else {
+					out[l.GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestRedisMetricsExistAtZeroForEveryOperation(t *testing.T) {
+	_, reg := newRedis(t, redisConfig("127.0.0.1:1"))
+	ops := []string{"add_members", "delete_if_equal", "get", "members", "ping", "remove_members", "set", "set_nx"}
+	for _, name := range []string{"alertrouter_store_errors_total", "alertrouter_store_operation_duration_seconds"} {
+		got := series(t, reg, name)
+		for _, op := range ops {
+			if v, ok := got[op]; !ok || v != 0 {
+				t.Errorf("%s{operation=%q} = %v (present %v); want 0", name, op, v, ok)
+			}
+		}
+		if len(got) != len(ops) {
+			t.Errorf("%s has operations %v; want exactly %v", name, got, ops)
+		}
+	}
+}
+
+func TestRedisAuthenticatesWithThePassword(t *testing.T) {
+	const password = "s3cret-from-file"
+	srv := redistest.Start(t, "--requirepass", password)
+	file := filepath.Join(t.TempDir(), "redis-password")
+	if err := os.WriteFile(file, []byte(password+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		modify func(*store.RedisConfig)
+		ok     bool
+	}{
+		{"password_file is read, trailing newline dropped", func(c *store.RedisConfig) { c.PasswordFile = file }, true},
+		{"inline password is used", func(c *store.RedisConfig) { c.Password = password }, true},
+		{"no password is refused", func(*store.RedisConfig) {}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := redisConfig(srv.Addr())
+			tc.modify(&cfg)
+			s, _ := newRedis(t, cfg)
+			if err := s.Ping(t.Context()); (err == nil) != tc.ok {
+				t.Errorf("Ping = %v; want success %v", err, tc.ok)
+			}
+		})
+	}
+}
+
+func TestNewRedisFailsOnAnUnreadablePasswordFile(t *testing.T) {
+	cfg := redisConfig("127.0.0.1:6379")
+	cfg.PasswordFile = filepath.Join(t.TempDir(), "missing")
+	if _, err := store.NewRedis(cfg, nil, nil); err == nil || !strings.Contains(err.Error(), "password_file") {
+		t.Errorf("NewRedis = %v; want an error naming password_file", err)
+	}
+}
+
+func BenchmarkSetNX100(b *testing.B) {
+	entries := make([]routing.Entry, 100)
+	for i := range entries {
+		entries[i] = routing.Entry{
+			Key:   routing.Key("bench:", "claim", fmt.Sprintf("incident-%03d", i), "fp"),
+			Value: "replica-a",
+			TTL:   time.Minute,
+		}
+	}
+	run := func(b *testing.B, s routing.Store) {
+		ctx := context.Background()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := s.SetNX(ctx, entries); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("memory", func(b *testing.B) { run(b, store.NewMemory()) })
+	b.Run("redis", func(b *testing.B) {
+		srv := redistest.Start(b)
+		s, _ := newRedis(b, redisConfig(srv.Addr()))
+		run(b, s)
+	})
+}
