@@ -91,6 +91,11 @@ type RedisConfig struct {
 	ReadTimeout model.Duration `yaml:"read_timeout"`
 	// WriteTimeout bounds writing a command.
 	WriteTimeout model.Duration `yaml:"write_timeout"`
+	// MaxRetries is how many times a failed command is retried (with
+	// backoff) before the store reports itself unavailable; -1 disables
+	// retries. Keep it low: while Redis is down every webhook waits for the
+	// retries before failing open.
+	MaxRetries int `yaml:"max_retries"`
 	// PoolSize is the number of connections per node; 0 means go-redis'
 	// default (10 per CPU).
 	PoolSize int `yaml:"pool_size,omitempty"`
@@ -102,6 +107,7 @@ func DefaultRedisConfig() RedisConfig {
 		DialTimeout:  model.Duration(2 * time.Second),
 		ReadTimeout:  model.Duration(time.Second),
 		WriteTimeout: model.Duration(time.Second),
+		MaxRetries:   1,
 	}
 }
 
@@ -143,6 +149,9 @@ func (c *RedisConfig) Validate() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Errorf("%s: must be positive, got %v", d.path, d.v))
 		}
+	}
+	if c.MaxRetries < -1 {
+		errs = append(errs, fmt.Errorf("max_retries: %d is below -1 (no retries)", c.MaxRetries))
 	}
 	if c.PoolSize < 0 {
 		errs = append(errs, fmt.Errorf("pool_size: %d is negative", c.PoolSize))

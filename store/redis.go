@@ -64,6 +64,11 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		ReadTimeout:      time.Duration(cfg.ReadTimeout),
 		WriteTimeout:     time.Duration(cfg.WriteTimeout),
 		PoolSize:         cfg.PoolSize,
+		MaxRetries:       cfg.MaxRetries,
+		// One redial per attempt: a refused connection is not worth more
+		// while a webhook waits.
+		DialerRetries:      2,
+		DialerRetryTimeout: 50 * time.Millisecond,
 		// Honour the caller's deadline (the webhook's), not only ours.
 		ContextTimeoutEnabled: true,
 	}

@@ -66,6 +66,34 @@ func TestRedisClusterConforms(t *testing.T) {
 	})
 }
 
+func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
+	srv := redistest.Start(t)
+	s, _ := newRedis(t, redisConfig(srv.Addr()))
+	ctx := t.Context()
+	keys := []string{routing.Key("t:", "claim", "i1", "a"), routing.Key("t:", "claim", "i2", "b")}
+	for round := range 2 {
+		// The first round finds the script uncached, as after a restart;
+		// the second finds it cached by the first's EVAL fallback.
+		if round == 0 {
+			if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		entries := []routing.Entry{{Key: keys[0], Value: "mine", TTL: time.Minute}, {Key: keys[1], Value: "mine", TTL: time.Minute}}
+		if err := s.Set(ctx, entries); err != nil {
+			t.Fatal(err)
+		}
+		entries[1].Value = "not mine"
+		if err := s.DeleteIfEqual(ctx, entries); err != nil {
+			t.Fatalf("round %d: DeleteIfEqual: %v", round, err)
+		}
+		_, found, err := s.Get(ctx, keys)
+		if err != nil || found[0] || !found[1] {
+			t.Fatalf("round %d: found = %v, %v; want only the second key kept", round, found, err)
+		}
+	}
+}
+
 // fastConfig fails fast when Redis is gone.
 func fastConfig(addrs ...string) store.RedisConfig {
 	cfg := redisConfig(addrs...)
