@@ -135,7 +135,8 @@ func unavailable(err error) bool {
 		strings.Contains(msg, "cluster has no nodes")
 }
 
-// SetNX sends SET key value NX PX ttl for every entry in one pipeline.
+// SetNX sends SET key value NX PX ttl for every entry in one pipeline; a ttl
+// that is not positive sets the key without expiry.
 func (r *Redis) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, error) {
 	if len(entries) == 0 {
 		return []bool{}, nil
@@ -166,7 +167,8 @@ func (r *Redis) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, err
 	return set, r.observe(opSetNX, start, nil)
 }
 
-// Set sends SET key value PX ttl for every entry in one pipeline.
+// Set sends SET key value PX ttl for every entry in one pipeline; a ttl that
+// is not positive sets the key without expiry.
 func (r *Redis) Set(ctx context.Context, entries []routing.Entry) error {
 	if len(entries) == 0 {
 		return nil
@@ -174,7 +176,8 @@ func (r *Redis) Set(ctx context.Context, entries []routing.Entry) error {
 	start := time.Now()
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
-			p.Set(ctx, e.Key, e.Value, e.TTL)
+			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
+			p.Set(ctx, e.Key, e.Value, max(e.TTL, 0))
 		}
 		return nil
 	})
