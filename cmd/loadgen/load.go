@@ -190,6 +190,7 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 	res := summarize(samples, elapsed)
 	res.Label, res.Target, res.Mode, res.Alerts, res.Distinct = o.label, o.target, o.mode, o.alerts, o.distinct
 	res.Concurrency, res.Late = o.concurrency, late
+	res.AlertsPerS = res.Throughput * float64(o.alerts)
 	if o.mode == "open" {
 		res.Rate = o.rate
 	}

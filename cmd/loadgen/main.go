@@ -19,6 +19,7 @@
 //	-standins     run the PagerDuty and Slack stand-ins (internal/pdtest,
 //	              internal/slacktest) on -pd-listen and -slack-listen until
 //	              SIGTERM or -lifetime, then print their counters.
+//	-free-ports=N print N free loopback ports (for scripts/bench.sh).
 //	-report       print the results table from -results (JSON lines written
 //	              by earlier runs with -results).
 //
@@ -29,6 +30,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -62,7 +64,8 @@ type options struct {
 	slackChan   string
 	lifetime    time.Duration
 
-	report bool
+	report    bool
+	freePorts int
 }
 
 func main() { os.Exit(run()) }
@@ -93,10 +96,13 @@ func run() int {
 	flag.StringVar(&o.slackChan, "slack-channel", "alerts-triage", "stand-ins: the Slack channel known (without #)")
 	flag.DurationVar(&o.lifetime, "lifetime", 15*time.Minute, "stand-ins: exit after this long even without a signal")
 	flag.BoolVar(&o.report, "report", false, "print the results table of -results and exit")
+	flag.IntVar(&o.freePorts, "free-ports", 0, "print this many free loopback TCP ports, one a line, and exit")
 	flag.Parse()
 
 	var err error
 	switch {
+	case o.freePorts > 0:
+		err = printFreePorts(os.Stdout, o.freePorts)
 	case o.report:
 		err = report(os.Stdout, o.results)
 	case o.standins:
@@ -128,6 +134,29 @@ func loopbackHost(hostport string) error {
 	ip := net.ParseIP(host)
 	if ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("%q is not a loopback IP address: loadgen only talks to loopback", hostport)
+	}
+	return nil
+}
+
+// printFreePorts prints n distinct loopback ports free at the time of the
+// call (held open together so they differ, then released).
+func printFreePorts(w io.Writer, n int) error {
+	if n > 64 {
+		return fmt.Errorf("-free-ports %d: at most 64", n)
+	}
+	var lns []net.Listener
+	defer func() {
+		for _, ln := range lns {
+			_ = ln.Close()
+		}
+	}()
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("find a free port: %w", err)
+		}
+		lns = append(lns, ln)
+		fmt.Fprintln(w, ln.Addr().(*net.TCPAddr).Port)
 	}
 	return nil
 }

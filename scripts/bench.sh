@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# make bench: the router's performance budget in one run, loopback only.
+#
+#  1. go test -bench ./bench/: every stage and the whole in-process pipeline
+#     for 1, 10 and 100 alerts, in memory and against a real redis-server,
+#     against the encoding/json floor; plus a CPU profile of the pipeline.
+#  2. bin/loadgen against bin/baseline (echo + decode + one Redis round trip)
+#     and bin/router (real redis-server, PagerDuty and Slack stand-ins):
+#     closed loop (max throughput) and open loop at 1000 webhooks/s, 10-alert
+#     payloads, steady state (the same payload repeated: dedup hits).
+#  3. The storm, against a freshly started router: 10,000 distinct alerts in
+#     100 webhooks, one incident family plus 10% noise.
+#
+# It prints the table and saves everything to docs/bench-raw/<date>.txt.
+# Every process it starts is killed on exit. Knobs (environment):
+# BENCHTIME (go test -benchtime, default 1s), LOAD_DURATION (default 10s),
+# CONCURRENCY (closed loop, default 16), RATE (open loop, default 1000).
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+BENCHTIME=${BENCHTIME:-1s}
+LOAD_DURATION=${LOAD_DURATION:-10s}
+CONCURRENCY=${CONCURRENCY:-16}
+RATE=${RATE:-1000}
+ALERTS=${ALERTS:-10}
+
+mkdir -p bin docs/bench-raw
+RAW="docs/bench-raw/$(date -u +%Y-%m-%d).txt"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-bench.XXXXXX")
+PIDS=()
+
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do
+    kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${PIDS[@]}"; do
+    wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+exec > >(tee "$RAW") 2>&1
+
+# wait_for CMD...: run CMD until it succeeds, at most 10 s.
+wait_for() {
+  local i
+  for i in $(seq 1 100); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  echo "bench: timed out waiting for: $*" >&2
+  return 1
+}
+
+http_ok() { curl -fsS -o /dev/null --max-time 1 "$1"; }
+
+echo "# alertrouter benchmarks — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+echo "# $($GO version); nproc $(nproc); $(awk '/MemTotal/ {printf "memory %.1f GiB", $2/1048576}' /proc/meminfo)"
+echo "# cpu: $(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)"
+echo "# redis: $(redis-server --version)"
+echo
+
+echo "## build"
+$GO build -o bin/router ./cmd/router
+$GO build -o bin/loadgen ./cmd/loadgen
+$GO build -o bin/baseline ./cmd/baseline
+
+read -r P_REDIS P_PD P_SLACK P_ROUTER P_BASE P_STORM < <(bin/loadgen -free-ports 6 | tr '\n' ' ')
+
+echo "## in-process benchmarks (go test -bench . -benchmem -benchtime=$BENCHTIME ./bench/)"
+$GO test -run '^$' -bench . -benchmem -count=1 -benchtime="$BENCHTIME" -timeout 8m ./bench/
+echo
+echo "## CPU profile: BenchmarkProcessMemory/steady/alerts=10 (go tool pprof -top)"
+$GO test -run '^$' -bench 'ProcessMemory/steady/alerts=10$' -benchtime=2s -count=1 \
+  -cpuprofile "$WORK/cpu.out" -o "$WORK/bench.test" ./bench/ >/dev/null
+$GO tool pprof -top -cum -nodecount=40 "$WORK/bench.test" "$WORK/cpu.out" 2>/dev/null |
+  grep -v -E ' (runtime|testing|internal/runtime)\.' | head -45
+echo
+
+echo "## processes (loopback): redis :$P_REDIS, stand-ins PagerDuty :$P_PD Slack :$P_SLACK, router :$P_ROUTER, baseline :$P_BASE"
+redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
+  --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+wait_for redis-cli -h 127.0.0.1 -p "$P_REDIS" ping
+
+bin/loadgen -standins -pd-listen "127.0.0.1:$P_PD" -slack-listen "127.0.0.1:$P_SLACK" \
+  -slack-token xoxb-bench-token -slack-channel alerts-triage -lifetime 15m \
+  >"$WORK/standins.out" 2>"$WORK/standins.err" &
+PIDS+=($!)
+wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
+
+# router_config PREFIX: the router's config against the local Redis and
+# stand-ins, with the README's route tree.
+router_config() {
+  cat <<EOF
+store:
+  redis:
+    addrs: ["127.0.0.1:$P_REDIS"]
+  key_prefix: "$1"
+route:
+  receiver: slack-triage
+  routes:
+    - matchers: ['decision="page"']
+      receiver: pagerduty
+      continue: true
+    - matchers: ['decision=~"page|ticket"']
+      receiver: slack-triage
+receivers:
+  - name: pagerduty
+    pagerduty_configs:
+      - url: http://127.0.0.1:$P_PD/v2/enqueue
+        routing_key: 0123456789abcdef0123456789abcdef
+  - name: slack-triage
+    slack_configs:
+      - api_url: http://127.0.0.1:$P_SLACK/api/
+        token: xoxb-bench-token
+        channel: "#alerts-triage"
+EOF
+}
+
+# start_router PORT PREFIX: start bin/router; its pid is in ROUTER_PID.
+start_router() {
+  router_config "$2" >"$WORK/router-$1.yml"
+  bin/router serve --config.file="$WORK/router-$1.yml" --web.listen-address="127.0.0.1:$1" \
+    --log.level=warn >"$WORK/router-$1.stdout" 2>"$WORK/router-$1.log" &
+  ROUTER_PID=$!
+  PIDS+=("$ROUTER_PID")
+  wait_for http_ok "http://127.0.0.1:$1/-/ready"
+}
+
+start_router "$P_ROUTER" "bench:"
+bin/baseline -listen "127.0.0.1:$P_BASE" -redis "127.0.0.1:$P_REDIS" 2>"$WORK/baseline.log" &
+BASE_PID=$!
+PIDS+=("$BASE_PID")
+wait_for http_ok "http://127.0.0.1:$P_BASE/-/healthy"
+
+RESULTS="$WORK/results.jsonl"
+lg() { bin/loadgen -testdata testdata -results "$RESULTS" "$@"; echo; }
+
+echo
+echo "## HTTP load, $ALERTS-alert payloads, steady state (same payload repeated)"
+lg -label baseline/closed -mode closed -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$ALERTS" \
+  -target "http://127.0.0.1:$P_BASE/webhook" -pid "$BASE_PID"
+lg -label router/closed -mode closed -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$ALERTS" \
+  -target "http://127.0.0.1:$P_ROUTER/webhook" -pid "$ROUTER_PID"
+lg -label baseline/open -mode open -rate "$RATE" -concurrency 512 -duration "$LOAD_DURATION" -alerts "$ALERTS" \
+  -target "http://127.0.0.1:$P_BASE/webhook" -pid "$BASE_PID"
+lg -label router/open -mode open -rate "$RATE" -concurrency 512 -duration "$LOAD_DURATION" -alerts "$ALERTS" \
+  -target "http://127.0.0.1:$P_ROUTER/webhook" -pid "$ROUTER_PID"
+echo "router log (warnings and errors, first 20 lines):"
+head -20 "$WORK/router-$P_ROUTER.log" || true
+kill "$ROUTER_PID" 2>/dev/null || true
+wait "$ROUTER_PID" 2>/dev/null || true
+
+echo
+echo "## storm: fresh router, 100 webhooks x 100 distinct alerts at 50 webhooks/s"
+start_router "$P_STORM" "storm:"
+lg -label router/storm -mode storm -rate 50 -concurrency 16 -storm-webhooks 100 -storm-alerts 100 \
+  -target "http://127.0.0.1:$P_STORM/webhook" -pid "$ROUTER_PID" -standins-url "http://127.0.0.1:$P_PD"
+echo "router log (warnings and errors, first 20 lines):"
+head -20 "$WORK/router-$P_STORM.log" || true
+
+echo
+echo "## results"
+bin/loadgen -report -results "$RESULTS"
+echo
+echo "raw output saved to $RAW"
