@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,6 +276,82 @@ func benchProcess(b *testing.B, s routing.Store) {
 // BenchmarkProcessMemory is the pipeline with the embedded in-memory store.
 func BenchmarkProcessMemory(b *testing.B) {
 	benchProcess(b, store.NewMemory())
+}
+
+// countingStore counts the store calls (each one Redis round trip per
+// node) the pipeline makes.
+type countingStore struct {
+	routing.Store
+	calls atomic.Int64
+}
+
+func (s *countingStore) SetNX(ctx context.Context, e []routing.Entry) ([]bool, error) {
+	s.calls.Add(1)
+	return s.Store.SetNX(ctx, e)
+}
+
+func (s *countingStore) Set(ctx context.Context, e []routing.Entry) error {
+	s.calls.Add(1)
+	return s.Store.Set(ctx, e)
+}
+
+func (s *countingStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
+	s.calls.Add(1)
+	return s.Store.Get(ctx, keys)
+}
+
+func (s *countingStore) DeleteIfEqual(ctx context.Context, e []routing.Entry) error {
+	s.calls.Add(1)
+	return s.Store.DeleteIfEqual(ctx, e)
+}
+
+func (s *countingStore) AddMembers(ctx context.Context, key string, ttl time.Duration, m ...string) error {
+	s.calls.Add(1)
+	return s.Store.AddMembers(ctx, key, ttl, m...)
+}
+
+func (s *countingStore) RemoveMembers(ctx context.Context, key string, m ...string) (int64, error) {
+	s.calls.Add(1)
+	return s.Store.RemoveMembers(ctx, key, m...)
+}
+
+func (s *countingStore) Members(ctx context.Context, key string) ([]string, error) {
+	s.calls.Add(1)
+	return s.Store.Members(ctx, key)
+}
+
+// BenchmarkStoreCalls reports the store calls (round trips) per webhook
+// of the steady and fresh states: the figure that, times the Redis round
+// trip time, bounds the HTTP latency.
+func BenchmarkStoreCalls(b *testing.B) {
+	c := corpus(b)
+	for _, n := range sizes {
+		pl := payload(b, c, n)
+		b.Run(fmt.Sprintf("steady/alerts=%d", n), func(b *testing.B) {
+			s := &countingStore{Store: store.NewMemory()}
+			p := pipeline(b, s)
+			process(b, p, pl.Body)
+			s.calls.Store(0)
+			ops := 0
+			for b.Loop() {
+				process(b, p, pl.Body)
+				ops++
+			}
+			b.ReportMetric(float64(s.calls.Load())/float64(ops), "store-calls/op")
+		})
+		b.Run(fmt.Sprintf("fresh/alerts=%d", n), func(b *testing.B) {
+			s := &countingStore{Store: store.NewMemory()}
+			p := pipeline(b, s)
+			var buf []byte
+			ops := 0
+			for b.Loop() {
+				ops++
+				buf = pl.Fresh(buf, 1, uint64(ops))
+				process(b, p, buf)
+			}
+			b.ReportMetric(float64(s.calls.Load())/float64(ops), "store-calls/op")
+		})
+	}
 }
 
 // BenchmarkProcessRedis is the pipeline against a real redis-server on
