@@ -78,12 +78,20 @@ type Server struct {
 	requests int
 	rejected []string
 	seq      int
+	closed   chan struct{}
+	once     sync.Once
+}
+
+// Close releases hanging requests and shuts the server down.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.closed) })
+	s.Server.Close()
 }
 
 // NewServer starts a stand-in; it is closed when the test ends through
 // Close.
 func NewServer() *Server {
-	s := &Server{}
+	s := &Server{closed: make(chan struct{})}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
 	return s
 }
@@ -172,7 +180,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 	if fault != nil {
 		if fault.Hang {
-			<-r.Context().Done()
+			// The server notices a client hanging up only once the body is read.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-s.closed:
+			}
 			return
 		}
 		if fault.RetryAfter != "" {

@@ -62,12 +62,20 @@ type Server struct {
 	messages []*Message
 	calls    map[string]int
 	seq      int
+	closed   chan struct{}
+	once     sync.Once
+}
+
+// Close releases hanging requests and shuts the server down.
+func (s *Server) Close() {
+	s.once.Do(func() { close(s.closed) })
+	s.Server.Close()
 }
 
 // NewServer starts a stand-in that accepts token and knows channels (names
 // without "#"); channel i gets the id "C%04d" (C0001, …).
 func NewServer(token string, channels ...string) *Server {
-	s := &Server{token: token, channels: map[string]string{}, calls: map[string]int{}}
+	s := &Server{token: token, channels: map[string]string{}, calls: map[string]int{}, closed: make(chan struct{})}
 	for i, c := range channels {
 		id := fmt.Sprintf("C%04d", i+1)
 		s.channels[c], s.channels["#"+c], s.channels[id] = id, id, id
@@ -197,7 +205,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 
 	if fault != nil {
 		if fault.Hang {
-			<-r.Context().Done()
+			// The server notices a client hanging up only once the body is read.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-s.closed:
+			}
 			return
 		}
 		if fault.RetryAfter != "" {

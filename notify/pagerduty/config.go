@@ -1,0 +1,101 @@
+package pagerduty
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// DefaultURL is PagerDuty's Events API v2 endpoint.
+const DefaultURL = "https://events.pagerduty.com/v2/enqueue"
+
+const enqueuePath = "/v2/enqueue"
+
+// Config is one pagerduty_configs entry of a receiver.
+//
+//	pagerduty_configs:
+//	  - routing_key_file: /etc/router/pd-key   # or routing_key: ${PD_KEY}
+//	    url: https://events.pagerduty.com/v2/enqueue
+//	    severity: '{{ if eq .Action "page" }}critical{{ else }}warning{{ end }}'
+//	    summary: '{{ template "alertrouter.summary" . }}'
+//	    timeout: 10s
+//	    custom_details:
+//	      team: '{{ .CommonLabels.team }}'
+type Config struct {
+	// RoutingKey is the integration key of the PagerDuty service.
+	RoutingKey commoncfg.Secret `yaml:"routing_key,omitempty"`
+	// RoutingKeyFile names a file holding the routing key (trailing space
+	// trimmed); exclusive with RoutingKey.
+	RoutingKeyFile string `yaml:"routing_key_file,omitempty"`
+	// URL is the Events API v2 enqueue URL; it must end in /v2/enqueue.
+	URL string `yaml:"url,omitempty"`
+	// Client is the event's client name shown in PagerDuty.
+	Client string `yaml:"client,omitempty"`
+	// ClientURL is a template for the event's client_url (default: the
+	// Alertmanager alerts page of the receiver).
+	ClientURL string `yaml:"client_url,omitempty"`
+	// Severity is a template; empty derives it from the decision (page →
+	// critical, ticket → warning, none → info). A rendered value outside
+	// critical/error/warning/info falls back to the derived one.
+	Severity string `yaml:"severity,omitempty"`
+	// Summary is a template (default alertrouter.summary), cut to 1024.
+	Summary string `yaml:"summary,omitempty"`
+	// Source is a template (default: the first alert's instance or job).
+	Source string `yaml:"source,omitempty"`
+	// Timeout bounds one HTTP request.
+	Timeout model.Duration `yaml:"timeout,omitempty"`
+	// CustomDetails are extra templated entries of custom_details.
+	CustomDetails map[string]string `yaml:"custom_details,omitempty"`
+}
+
+// DefaultConfig returns the defaults: PagerDuty's URL, client
+// "alertrouter", a 10s timeout.
+func DefaultConfig() Config {
+	return Config{URL: DefaultURL, Client: "alertrouter", Timeout: model.Duration(10 * time.Second)}
+}
+
+// UnmarshalYAML fills the defaults, then decodes the entry.
+func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultConfig()
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
+// Validate returns every problem of the entry, each prefixed by its YAML key.
+func (c *Config) Validate() error {
+	var errs []error
+	switch {
+	case c.RoutingKey == "" && c.RoutingKeyFile == "":
+		errs = append(errs, errors.New("routing_key: one of routing_key or routing_key_file is required"))
+	case c.RoutingKey != "" && c.RoutingKeyFile != "":
+		errs = append(errs, errors.New("routing_key: at most one of routing_key and routing_key_file may be set"))
+	}
+	if _, err := endpointBase(c.URL); err != nil {
+		errs = append(errs, fmt.Errorf("url: %w", err))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// endpointBase turns the enqueue URL into the base go-pagerduty wants (it
+// appends /v2/enqueue itself).
+func endpointBase(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("parse %q: %w", raw, err)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("%q is not an absolute http(s) URL", raw)
+	}
+	if !strings.HasSuffix(u.Path, enqueuePath) || u.RawQuery != "" {
+		return "", fmt.Errorf("%q must end in %s (the Events API v2 enqueue URL)", raw, enqueuePath)
+	}
+	return strings.TrimSuffix(raw, enqueuePath), nil
+}

@@ -1,0 +1,320 @@
+package pagerduty
+
+import (
+	"encoding/json"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	pd "github.com/PagerDuty/go-pagerduty"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// link is one entry of an event's links.
+type link struct {
+	Href string `json:"href"`
+	Text string `json:"text,omitempty"`
+}
+
+var severities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
+
+// derivedSeverity maps a decision to PagerDuty's severity.
+func derivedSeverity(a routing.Action) string {
+	switch a {
+	case routing.ActionPage:
+		return "critical"
+	case routing.ActionTicket:
+		return "warning"
+	default:
+		return "info"
+	}
+}
+
+// loudest returns the result that carries the notification's action (the
+// first such), or the first result.
+func loudest(no *routing.Notification) *routing.Result {
+	for _, r := range no.Results {
+		if r.Decision.Action == no.Action {
+			return r
+		}
+	}
+	if len(no.Results) > 0 {
+		return no.Results[0]
+	}
+	return &routing.Result{}
+}
+
+// buildTrigger returns the full trigger event of no, kept within 512 KB, and
+// its minimal twin (summary, source, severity, dedup_key only) for the retry
+// after a 400.
+func (n *Notifier) buildTrigger(no *routing.Notification) (full, minimal *pd.V2Event) {
+	data := notify.NewData(no)
+	t := n.deps.Templates
+	lead := loudest(no)
+
+	summary := t.Render(n.logger, "summary", n.cfg.Summary, notify.DefaultSummary, data)
+	if summary == "" {
+		summary = no.Incident
+	}
+	summary, _ = notify.Truncate(summary, maxSummary)
+
+	severity := derivedSeverity(no.Action)
+	if n.cfg.Severity != "" {
+		s := strings.ToLower(t.Render(n.logger, "severity", n.cfg.Severity, "", data))
+		if severities[s] {
+			severity = s
+		} else {
+			n.logger.Warn("templated severity is not one of critical, error, warning, info; using the decision's", "incident", no.Incident, "severity", s, "used", severity)
+		}
+	}
+
+	source := ""
+	if n.cfg.Source != "" {
+		source = t.Render(n.logger, "source", n.cfg.Source, "", data)
+	}
+	if source == "" && lead.Alert != nil {
+		source = firstNonEmpty(lead.Alert.Labels["instance"], lead.Alert.Labels["job"])
+	}
+	if source == "" {
+		source = "alertrouter"
+	}
+	source, _ = notify.Truncate(source, 255)
+
+	dedup := DedupKey(no.Incident)
+	minimal = &pd.V2Event{
+		RoutingKey: n.routingKey,
+		Action:     "trigger",
+		DedupKey:   dedup,
+		Payload:    &pd.V2Payload{Summary: summary, Source: source, Severity: severity},
+	}
+
+	c := lead.Classification
+	payload := &pd.V2Payload{
+		Summary:   summary,
+		Source:    source,
+		Severity:  severity,
+		Component: c.Sector,
+		Group:     c.PrimaryKPI(),
+		Class:     c.IncidentClass,
+		Details:   n.details(no, data),
+	}
+	if lead.Alert != nil && !lead.Alert.StartsAt.IsZero() {
+		payload.Timestamp = lead.Alert.StartsAt.UTC().Format(time.RFC3339)
+	}
+	full = &pd.V2Event{
+		RoutingKey: n.routingKey,
+		Action:     "trigger",
+		DedupKey:   dedup,
+		Client:     n.cfg.Client,
+		Links:      links(no, data),
+		Payload:    payload,
+	}
+	if data.ExternalURL != "" {
+		full.ClientURL = t.Render(n.logger, "client_url", n.cfg.ClientURL, `{{ template "__alertmanagerURL" . }}`, data)
+	}
+	n.shrink(full, minimal)
+	return full, minimal
+}
+
+// details builds custom_details. A map keeps the JSON keys sorted, so the
+// event is stable for golden files and readable in PagerDuty.
+func (n *Notifier) details(no *routing.Notification, data *notify.Data) map[string]any {
+	lead := loudest(no)
+	c, d := lead.Classification, lead.Decision
+	kpis := make([]string, 0, len(c.KPIs))
+	for _, k := range c.KPIs {
+		kpis = append(kpis, k.ID+" ("+k.Name+")")
+	}
+	var hints []string
+	seen := map[string]bool{}
+	firing, resolved := 0, 0
+	alerts := make([]map[string]any, 0, min(len(no.Results), maxAlertDetails))
+	for _, r := range no.Results {
+		for _, h := range r.Classification.Hints {
+			if !seen[h.ID] {
+				seen[h.ID] = true
+				hints = append(hints, h.ID+": "+h.Text)
+			}
+		}
+		if r.Alert == nil {
+			continue
+		}
+		if r.Alert.Firing() {
+			firing++
+		} else {
+			resolved++
+		}
+		if len(alerts) < maxAlertDetails {
+			alerts = append(alerts, alertDetails(r))
+		}
+	}
+	m := map[string]any{
+		"incident":       no.Incident,
+		"kind":           string(no.Kind),
+		"sector":         c.Sector,
+		"kpis":           kpis,
+		"incident_class": c.IncidentClass,
+		"decision": map[string]any{
+			"action":  string(d.Action),
+			"policy":  d.Policy,
+			"tier":    d.Tier,
+			"reasons": d.Reasons,
+		},
+		"firing":   firing,
+		"resolved": resolved,
+		"alerts":   alerts,
+	}
+	if c.SectorName != "" {
+		m["sector_name"] = c.SectorName
+	}
+	if len(hints) > 0 {
+		m["hints"] = hints
+	}
+	if omitted := len(no.Results) - len(alerts); omitted > 0 {
+		m["alerts_omitted"] = omitted
+	}
+	for k, text := range n.cfg.CustomDetails {
+		if _, taken := m[k]; !taken {
+			m[k] = n.deps.Templates.Render(n.logger, "custom_details."+k, text, "", data)
+		}
+	}
+	return m
+}
+
+func alertDetails(r *routing.Result) map[string]any {
+	a := r.Alert
+	labels := make(map[string]string, min(len(a.Labels), maxLabels))
+	names := make([]string, 0, len(a.Labels))
+	for k := range a.Labels {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names[:min(len(names), maxLabels)] {
+		labels[k] = a.Labels[k]
+	}
+	m := map[string]any{
+		"fingerprint": a.Fingerprint,
+		"status":      a.Status,
+		"labels":      labels,
+		"decision":    string(r.Decision.Action) + " by " + r.Decision.Policy + " (" + r.Decision.Tier + ")",
+		"starts_at":   a.StartsAt.UTC().Format(time.RFC3339),
+	}
+	if len(names) > maxLabels {
+		m["labels_omitted"] = len(names) - maxLabels
+	}
+	if s := a.Annotations["summary"]; s != "" {
+		m["summary"], _ = notify.Truncate(s, 1024)
+	}
+	return m
+}
+
+// links collects the generator, runbook and dashboard links of the alerts
+// and the Alertmanager alerts and silence pages, deduplicated and capped.
+func links(no *routing.Notification, data *notify.Data) []interface{} {
+	var out []interface{}
+	seen := map[string]bool{}
+	add := func(href, text string) {
+		if href == "" || len(href) > maxLinkHref || seen[href] || len(out) >= maxLinks {
+			return
+		}
+		seen[href] = true
+		out = append(out, link{Href: href, Text: text})
+	}
+	for _, r := range no.Results {
+		if r.Alert == nil {
+			continue
+		}
+		add(r.Alert.Annotations["runbook_url"], "Runbook")
+		add(r.Alert.Annotations["dashboard_url"], "Dashboard")
+		add(r.Alert.GeneratorURL, "Prometheus")
+	}
+	if data.ExternalURL != "" {
+		add(data.ExternalURL+"/#/alerts?receiver="+url.QueryEscape(data.Receiver), "Alertmanager")
+		add(SilenceURL(data), "Silence")
+	}
+	return out
+}
+
+// SilenceURL returns the Alertmanager page that creates a silence matching
+// the notification's common labels (the first alert's labels when there are
+// none in common), or "" without an external URL.
+func SilenceURL(data *notify.Data) string {
+	if data.ExternalURL == "" {
+		return ""
+	}
+	labels := data.CommonLabels
+	if len(labels) == 0 && len(data.Alerts) > 0 {
+		labels = data.Alerts[0].Labels
+	}
+	if len(labels) == 0 {
+		return ""
+	}
+	pairs := labels.SortedPairs()
+	ms := make([]string, 0, len(pairs))
+	for _, p := range pairs {
+		b, _ := json.Marshal(p.Value)
+		ms = append(ms, p.Name+"="+string(b))
+	}
+	return data.ExternalURL + "/#/silences/new?filter=" + url.QueryEscape("{"+strings.Join(ms, ", ")+"}")
+}
+
+// shrink keeps full within PagerDuty's 512 KB: it drops the per-alert
+// details, then replaces custom_details with their truncated JSON, then
+// drops the links, and as a last resort sends the minimal event, so the
+// page always goes out.
+func (n *Notifier) shrink(full, minimal *pd.V2Event) {
+	size := func() int {
+		b, err := json.Marshal(full)
+		if err != nil {
+			return maxEvent + 1
+		}
+		return len(b)
+	}
+	if size() <= maxEvent {
+		return
+	}
+	details, _ := full.Payload.Details.(map[string]any)
+	if details != nil {
+		if a, ok := details["alerts"].([]map[string]any); ok {
+			delete(details, "alerts")
+			details["alerts_omitted"] = len(a) + intOf(details["alerts_omitted"])
+		}
+		if size() <= maxEvent {
+			n.logger.Warn("event over 512 KB, dropped the per-alert details", "dedup_key", full.DedupKey)
+			return
+		}
+		b, _ := json.Marshal(details)
+		full.Payload.Details = nil
+		budget := maxEvent - size() - 1024
+		// A rune costs at most 6 bytes once JSON-escaped (\u003c).
+		s, _ := notify.Truncate(string(b), max(budget/6, 0))
+		full.Payload.Details = map[string]any{"truncated": true, "details": s}
+		if size() <= maxEvent {
+			n.logger.Warn("event over 512 KB, truncated custom_details", "dedup_key", full.DedupKey)
+			return
+		}
+	}
+	full.Links = nil
+	if size() <= maxEvent {
+		return
+	}
+	n.logger.Warn("event over 512 KB, sending the minimal event", "dedup_key", full.DedupKey)
+	*full = *minimal
+}
+
+func intOf(v any) int {
+	i, _ := v.(int)
+	return i
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if s != "" {
+			return s
+		}
+	}
+	return ""
+}

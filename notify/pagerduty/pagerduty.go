@@ -1,0 +1,354 @@
+// Package pagerduty delivers alertrouter notifications to PagerDuty's Events
+// API v2 through go-pagerduty: one trigger per open incident (dedup_key =
+// incident key), a resolve when the incident resolves, events kept within
+// PagerDuty's limits, and a 400 answered by one retry as a minimal event.
+package pagerduty
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	pd "github.com/PagerDuty/go-pagerduty"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// Integration is the integration label of the metrics.
+const Integration = "pagerduty"
+
+// PagerDuty's limits.
+const (
+	maxSummary  = 1024
+	maxDedupKey = 255
+	maxEvent    = 512 * 1024
+)
+
+// Caps that keep an event readable.
+const (
+	maxAlertDetails = 20
+	maxLabels       = 30
+	maxLinks        = 10
+	maxLinkHref     = 2048
+	// triggeredTTL bounds how long an incident's trigger mark suppresses new
+	// triggers; past it a still-firing incident triggers again, which
+	// PagerDuty folds into the same incident by dedup_key.
+	triggeredTTL = 7 * 24 * time.Hour
+)
+
+// Notifier sends notifications to one PagerDuty service. Safe for
+// concurrent use.
+type Notifier struct {
+	name       string
+	cfg        Config
+	routingKey string
+	client     *pd.Client
+	deps       notify.Deps
+	metrics    *notify.IntegrationMetrics
+	logger     *slog.Logger
+}
+
+var _ routing.Notifier = (*Notifier)(nil)
+
+// New builds the notifier of receiver name from cfg. It reads the routing
+// key file and checks the templates parse; deps.Store is required.
+func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("pagerduty receiver %q: %w", name, err)
+	}
+	if deps.Store == nil {
+		return nil, fmt.Errorf("pagerduty receiver %q: a store is required", name)
+	}
+	deps = deps.WithDefaults()
+	key := string(cfg.RoutingKey)
+	if cfg.RoutingKeyFile != "" {
+		b, err := os.ReadFile(cfg.RoutingKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("pagerduty receiver %q: read routing_key_file: %w", name, err)
+		}
+		key = strings.TrimSpace(string(b))
+	}
+	for field, text := range map[string]string{"severity": cfg.Severity, "summary": cfg.Summary, "source": cfg.Source, "client_url": cfg.ClientURL} {
+		if err := deps.Templates.Check(text); err != nil {
+			return nil, fmt.Errorf("pagerduty receiver %q: %s: %w", name, field, err)
+		}
+	}
+	for k, text := range cfg.CustomDetails {
+		if err := deps.Templates.Check(text); err != nil {
+			return nil, fmt.Errorf("pagerduty receiver %q: custom_details.%s: %w", name, k, err)
+		}
+	}
+	base, _ := endpointBase(cfg.URL) // checked by Validate
+	httpClient := &http.Client{
+		Timeout:   time.Duration(cfg.Timeout),
+		Transport: &capturingTransport{base: http.DefaultTransport},
+	}
+	client := pd.NewClient("", pd.WithV2EventsAPIEndpoint(base))
+	client.HTTPClient = httpClient
+	return &Notifier{
+		name:       name,
+		cfg:        *cfg,
+		routingKey: key,
+		client:     client,
+		deps:       deps,
+		metrics:    deps.Metrics.Integration(Integration),
+		logger:     deps.Logger.With("integration", Integration, "receiver", name),
+	}, nil
+}
+
+// errDeduplicated reports a trigger skipped because the incident's first
+// trigger was already sent.
+var errDeduplicated = errors.New("incident already triggered")
+
+// Notify triggers the incident of n (only its first trigger while it is
+// open) or resolves it when n.IncidentResolved. A notification of resolved
+// alerts whose incident still fires sends nothing: PagerDuty tracks the
+// incident, not its alerts. Errors are retryable unless routing.Permanent.
+func (n *Notifier) Notify(ctx context.Context, no *routing.Notification) error {
+	start := time.Now()
+	defer n.metrics.ObserveSince(start)
+	var err error
+	switch {
+	case no.IncidentResolved:
+		err = n.resolve(ctx, no)
+	case no.Kind == routing.KindResolved:
+		return nil
+	default:
+		err = n.trigger(ctx, no)
+	}
+	switch {
+	case errors.Is(err, errDeduplicated):
+		n.metrics.Outcome(notify.OutcomeDeduplicated)
+		return nil
+	case err != nil:
+		n.metrics.Outcome(notify.OutcomeFailure)
+		return fmt.Errorf("pagerduty receiver %q, incident %q: %w", n.name, no.Incident, err)
+	}
+	n.metrics.Outcome(notify.OutcomeSuccess)
+	return nil
+}
+
+func (n *Notifier) markKey(incident string) string {
+	return routing.Key(n.deps.KeyPrefix, "pd", incident, "triggered")
+}
+
+func (n *Notifier) trigger(ctx context.Context, no *routing.Notification) error {
+	key := n.markKey(no.Incident)
+	token := claimToken()
+	claimed, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: token, TTL: triggeredTTL}})
+	switch {
+	case err != nil:
+		// Fail open: PagerDuty folds a duplicate trigger into the open
+		// incident by dedup_key, a lost page cannot be undone.
+		n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
+		token = ""
+	case !claimed[0]:
+		return errDeduplicated
+	}
+	full, minimal := n.buildTrigger(no)
+	if err := n.sendWithFallback(ctx, no, full, minimal); err != nil {
+		if token != "" {
+			// Release the claim so that the retry of this notification triggers.
+			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: token}}); rerr != nil {
+				n.logger.Warn("release trigger mark failed, the next trigger waits for its expiry", "incident", no.Incident, "err", rerr)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+func (n *Notifier) resolve(ctx context.Context, no *routing.Notification) error {
+	ev := &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}
+	if err := n.sendWithFallback(ctx, no, ev, nil); err != nil {
+		return err
+	}
+	key := n.markKey(no.Incident)
+	vals, found, err := n.deps.Store.Get(ctx, []string{key})
+	if err == nil && found[0] {
+		err = n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: vals[0]}})
+	}
+	if err != nil {
+		n.logger.Warn("clear trigger mark failed, a new incident under the same key waits for its expiry", "incident", no.Incident, "err", err)
+	}
+	return nil
+}
+
+// sendWithFallback sends ev with retries. A 400 is logged with PagerDuty's
+// error text and answered by sending minimal once (when given); a second
+// 400 is permanent.
+func (n *Notifier) sendWithFallback(ctx context.Context, no *routing.Notification, ev, minimal *pd.V2Event) error {
+	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		err := n.send(ctx, ev)
+		var bad *badRequestError
+		if !errors.As(err, &bad) {
+			return err
+		}
+		if minimal == nil || ev == minimal {
+			return routing.Permanent(err)
+		}
+		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
+		ev = minimal
+		err = n.send(ctx, ev)
+		if errors.As(err, &bad) {
+			return routing.Permanent(err)
+		}
+		return err
+	})
+}
+
+// badRequestError is PagerDuty's 400 with the error text it gave.
+type badRequestError struct {
+	text string
+	err  error
+}
+
+func (e *badRequestError) Error() string {
+	return "PagerDuty rejected the event (400): " + e.text
+}
+func (e *badRequestError) Unwrap() error { return e.err }
+
+// send makes one attempt and classifies its failure.
+func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
+	c := &capture{}
+	actx, cancel := context.WithTimeout(context.WithValue(ctx, captureKey{}, c), time.Duration(n.cfg.Timeout))
+	defer cancel()
+	n.metrics.Attempt()
+	_, err := n.client.ManageEventWithContext(actx, ev)
+	if err == nil {
+		return nil
+	}
+	if c.status == 0 {
+		// No response: go-pagerduty flattens the transport error to text,
+		// the capture kept the original.
+		cause := err
+		if c.err != nil {
+			cause = c.err
+		}
+		if ctx.Err() == nil && (errors.Is(actx.Err(), context.DeadlineExceeded) || isTimeout(cause)) {
+			n.metrics.Failure(notify.ReasonTimeout)
+			return fmt.Errorf("send %s event: timed out after %s: %w", ev.Action, time.Duration(n.cfg.Timeout), cause)
+		}
+		n.metrics.Failure(notify.ReasonServerError)
+		return fmt.Errorf("send %s event: %w", ev.Action, cause)
+	}
+	n.metrics.Failure(notify.ReasonForStatus(c.status))
+	text := errorText(c.body)
+	switch {
+	case c.status == http.StatusBadRequest:
+		return &badRequestError{text: text, err: err}
+	case c.status == http.StatusTooManyRequests || c.status == http.StatusRequestTimeout || c.status >= 500:
+		err = fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text)
+		if d, ok := notify.ParseRetryAfter(c.retryAfter, time.Now()); ok {
+			return notify.RetryAfter(err, d)
+		}
+		return err
+	default:
+		return routing.Permanent(fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text))
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// errorText renders PagerDuty's error body ({"status","message","errors"})
+// as one line, or the raw body when it has another shape.
+func errorText(body []byte) string {
+	var e struct {
+		Status  string   `json:"status"`
+		Message string   `json:"message"`
+		Errors  []string `json:"errors"`
+	}
+	if json.Unmarshal(body, &e) == nil && (e.Message != "" || len(e.Errors) > 0) {
+		s := e.Message
+		if len(e.Errors) > 0 {
+			s += ": " + strings.Join(e.Errors, "; ")
+		}
+		return s
+	}
+	s, _ := notify.Truncate(strings.TrimSpace(string(body)), 512)
+	if s == "" {
+		return "(empty body)"
+	}
+	return s
+}
+
+// captureKey keys the per-request capture in the request context: the only
+// way to hand the response details go-pagerduty drops (the 400 body, the
+// Retry-After header, the transport error) back to the one attempt that
+// made the request.
+type captureKey struct{}
+
+type capture struct {
+	status     int
+	retryAfter string
+	body       []byte
+	err        error
+}
+
+// capturingTransport records, for requests carrying a capture, the status,
+// Retry-After and body of non-2xx responses (the body is put back for
+// go-pagerduty to read) and transport errors.
+type capturingTransport struct{ base http.RoundTripper }
+
+func (t *capturingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	c, _ := req.Context().Value(captureKey{}).(*capture)
+	if c == nil {
+		return resp, err
+	}
+	if err != nil {
+		c.err = err
+		return resp, err
+	}
+	c.status = resp.StatusCode
+	c.retryAfter = resp.Header.Get("Retry-After")
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		_ = resp.Body.Close()
+		if rerr != nil {
+			c.err = rerr
+		}
+		c.body = body
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return resp, nil
+}
+
+// DedupKey returns the dedup_key of an incident: the key itself, or, past
+// PagerDuty's 255 characters, its first 180 characters, "~" and the SHA-256
+// of the whole key, so distinct long keys stay distinct.
+func DedupKey(incident string) string {
+	if len(incident) <= maxDedupKey {
+		return incident
+	}
+	sum := sha256.Sum256([]byte(incident))
+	cut := 180
+	for cut > 0 && !isRuneStart(incident[cut]) {
+		cut--
+	}
+	return incident[:cut] + "~" + hex.EncodeToString(sum[:])
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func claimToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,494 @@
+package pagerduty_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	"gopkg.in/yaml.v2"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+const incident = "llm-inference-gpu/chat/TTFT"
+
+// waits records the retry waits so no test sleeps through a backoff.
+type waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (w *waits) wait(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.d = append(w.d, d)
+	return ctx.Err()
+}
+
+type harness struct {
+	srv   *pdtest.Server
+	store *notifytest.Store
+	n     *pagerduty.Notifier
+	logs  *syncBuffer
+	waits *waits
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
+	t.Helper()
+	h := &harness{srv: pdtest.NewServer(), store: notifytest.NewStore(), logs: &syncBuffer{}, waits: &waits{}}
+	t.Cleanup(h.srv.Close)
+	cfg := pagerduty.DefaultConfig()
+	cfg.RoutingKey = pdtest.RoutingKey
+	cfg.URL = h.srv.EnqueueURL()
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{
+		Store:     h.store,
+		KeyPrefix: "ar:",
+		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
+		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.wait},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.n = n
+	return h
+}
+
+func firing(fps ...string) *routing.Notification {
+	var rs []*routing.Result
+	for _, fp := range fps {
+		rs = append(rs, notifytest.Result("TTFTHigh", fp, "firing", routing.ActionPage))
+	}
+	return notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage, rs...)
+}
+
+func resolved(incidentResolved bool, fps ...string) *routing.Notification {
+	var rs []*routing.Result
+	for _, fp := range fps {
+		rs = append(rs, notifytest.Result("TTFTHigh", fp, "resolved", routing.ActionPage))
+	}
+	n := notifytest.Notification("oncall", routing.KindResolved, routing.ActionPage, rs...)
+	n.IncidentResolved = incidentResolved
+	return n
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	var pretty bytes.Buffer
+	if err := json.Indent(&pretty, got, "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	pretty.WriteByte('\n')
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, pretty.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden file (run go test -update): %v", err)
+	}
+	if !bytes.Equal(pretty.Bytes(), want) {
+		t.Fatalf("%s differs (run go test -update to accept):\n%s", path, pretty.String())
+	}
+}
+
+func TestTriggerEventMatchesGolden(t *testing.T) {
+	h := newHarness(t, func(c *pagerduty.Config) { c.CustomDetails = map[string]string{"team": "{{ .CommonLabels.job }}-team"} })
+	if err := h.n.Notify(context.Background(), firing("aaa", "bbb")); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 {
+		t.Fatalf("events = %d, want 1", len(evs))
+	}
+	golden(t, "trigger.golden.json", evs[0].Raw)
+}
+
+func TestTriggerThenResolve(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	if err := h.n.Notify(ctx, firing("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.n.Notify(ctx, resolved(true, "aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if h.srv.Triggers(incident) != 1 || h.srv.Resolves(incident) != 1 {
+		t.Fatalf("triggers = %d, resolves = %d; want 1 and 1", h.srv.Triggers(incident), h.srv.Resolves(incident))
+	}
+	if _, ok := h.store.Value(routing.Key("ar:", "pd", incident, "triggered")); ok {
+		t.Fatal("the trigger mark survived the resolve")
+	}
+	golden(t, "resolve.golden.json", h.srv.Events()[1].Raw)
+}
+
+func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
+	h := newHarness(t, nil)
+	ctx := context.Background()
+	steps := []struct {
+		name         string
+		n            *routing.Notification
+		wantTriggers int
+		wantResolves int
+	}{
+		{"the first alert triggers", firing("aaa"), 1, 0},
+		{"a second alert joining does not trigger again", firing("bbb"), 1, 0},
+		{"a reminder does not trigger again", func() *routing.Notification { n := firing("aaa"); n.Kind = routing.KindReminder; return n }(), 1, 0},
+		{"one alert leaving while another fires sends nothing", resolved(false, "aaa"), 1, 0},
+		{"the last alert leaving resolves", resolved(true, "bbb"), 1, 1},
+		{"the incident firing again triggers anew", firing("ccc"), 2, 1},
+	}
+	for _, s := range steps {
+		if err := h.n.Notify(ctx, s.n); err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		if got, gotR := h.srv.Triggers(incident), h.srv.Resolves(incident); got != s.wantTriggers || gotR != s.wantResolves {
+			t.Fatalf("%s: triggers = %d, resolves = %d; want %d, %d", s.name, got, gotR, s.wantTriggers, s.wantResolves)
+		}
+	}
+}
+
+func TestStormOf200AlertsTriggersOnce(t *testing.T) {
+	h := newHarness(t, nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- h.n.Notify(context.Background(), firing(strings.Repeat("f", 1+i%7)+string(rune('a'+i%26))))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := h.srv.Triggers(incident); got != 1 {
+		t.Fatalf("triggers = %d, want 1", got)
+	}
+	if got := h.srv.Requests(); got != 1 {
+		t.Fatalf("requests = %d, want 1", got)
+	}
+}
+
+func TestFailuresAndRetries(t *testing.T) {
+	tests := []struct {
+		name         string
+		faults       []pdtest.Fault
+		wantRequests int
+		wantWaitMin  time.Duration
+	}{
+		{"a 429 is retried after its Retry-After", []pdtest.Fault{{Status: 429, RetryAfter: "3"}}, 2, 3 * time.Second},
+		{"three 500s are retried until success", []pdtest.Fault{{Status: 500}, {Status: 500}, {Status: 500}}, 4, 0},
+		{"a 503 is retried", []pdtest.Fault{{Status: 503}}, 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			h.srv.Fail(tt.faults...)
+			if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+				t.Fatal(err)
+			}
+			if h.srv.Requests() != tt.wantRequests || h.srv.Triggers(incident) != 1 {
+				t.Fatalf("requests = %d, triggers = %d; want %d, 1", h.srv.Requests(), h.srv.Triggers(incident), tt.wantRequests)
+			}
+			for _, w := range h.waits.d {
+				if w < tt.wantWaitMin {
+					t.Fatalf("waited %v, want at least %v", w, tt.wantWaitMin)
+				}
+			}
+		})
+	}
+}
+
+func TestFailedTriggerReleasesItsMarkSoTheRetryTriggers(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.FailN(5, pdtest.Fault{Status: 500})
+	err := h.n.Notify(context.Background(), firing("aaa"))
+	if err == nil || !routing.Retryable(err) {
+		t.Fatalf("err = %v, want a retryable error", err)
+	}
+	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if h.srv.Triggers(incident) != 1 {
+		t.Fatalf("triggers = %d, want 1", h.srv.Triggers(incident))
+	}
+}
+
+func TestBadRequestIsRetriedOnceAsAMinimalEvent(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Fail(pdtest.Fault{Status: 400})
+	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 {
+		t.Fatalf("events = %d, want 1", len(evs))
+	}
+	golden(t, "minimal.golden.json", evs[0].Raw)
+	if !strings.Contains(h.logs.String(), "programmed fault") {
+		t.Fatalf("PagerDuty's error text was not logged: %s", h.logs.String())
+	}
+}
+
+func TestInvalidRoutingKeyIsPermanentAndNeverLogged(t *testing.T) {
+	const badKey = "short-secret-key"
+	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = badKey })
+	err := h.n.Notify(context.Background(), firing("aaa"))
+	if err == nil || routing.Retryable(err) {
+		t.Fatalf("err = %v, want a permanent error", err)
+	}
+	if h.srv.Requests() != 2 {
+		t.Fatalf("requests = %d, want 2 (the event and its minimal retry)", h.srv.Requests())
+	}
+	if !strings.Contains(err.Error(), "routing_key") || !strings.Contains(h.logs.String(), "Length of 'routing_key'") {
+		t.Fatalf("PagerDuty's reason is missing: err = %v, logs = %s", err, h.logs.String())
+	}
+	if strings.Contains(h.logs.String(), badKey) || strings.Contains(err.Error(), badKey) {
+		t.Fatal("the routing key leaked into the logs or the error")
+	}
+}
+
+func TestTimeoutIsRetryable(t *testing.T) {
+	h := newHarness(t, func(c *pagerduty.Config) { c.Timeout = model.Duration(50 * time.Millisecond) })
+	h.srv.FailN(5, pdtest.Fault{Hang: true})
+	err := h.n.Notify(context.Background(), firing("aaa"))
+	if err == nil || !routing.Retryable(err) || !strings.Contains(err.Error(), "timed out") {
+		t.Fatalf("err = %v, want a retryable timeout", err)
+	}
+}
+
+func TestEventContent(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	huge := strings.Repeat("é", 20000)
+	tests := []struct {
+		name   string
+		mutate func(*pagerduty.Config)
+		n      func() *routing.Notification
+		check  func(t *testing.T, e pdtest.Event)
+	}{
+		{
+			name:   "a summary template that fails falls back to the built-in summary",
+			mutate: func(c *pagerduty.Config) { c.Summary = "{{ .Nope.Deeper }}" },
+			n:      func() *routing.Notification { return firing("aaa") },
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Summary != "TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)" {
+					t.Fatalf("summary = %q", e.Payload.Summary)
+				}
+			},
+		},
+		{
+			name:   "an invalid templated severity falls back to the decision's",
+			mutate: func(c *pagerduty.Config) { c.Severity = "urgent" },
+			n:      func() *routing.Notification { return firing("aaa") },
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "critical" {
+					t.Fatalf("severity = %q", e.Payload.Severity)
+				}
+			},
+		},
+		{
+			name: "a ticket is sent with severity warning",
+			n: func() *routing.Notification {
+				return notifytest.Notification("oncall", routing.KindFiring, routing.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionTicket))
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "warning" {
+					t.Fatalf("severity = %q", e.Payload.Severity)
+				}
+			},
+		},
+		{
+			name:   "a long summary is cut to 1024 characters with an ellipsis",
+			mutate: func(c *pagerduty.Config) { c.Summary = strings.Repeat("s", 2000) },
+			n:      func() *routing.Notification { return firing("aaa") },
+			check: func(t *testing.T, e pdtest.Event) {
+				if n := len([]rune(e.Payload.Summary)); n != 1024 || !strings.HasSuffix(e.Payload.Summary, "…") {
+					t.Fatalf("summary has %d runes", n)
+				}
+			},
+		},
+		{
+			name: "a long incident key is hashed into a dedup_key of at most 255",
+			n: func() *routing.Notification {
+				n := firing("aaa")
+				n.Incident = long
+				return n
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if len(e.DedupKey) > 255 || e.DedupKey != pagerduty.DedupKey(long) || e.DedupKey == pagerduty.DedupKey(long+"y") {
+					t.Fatalf("dedup_key = %q", e.DedupKey)
+				}
+			},
+		},
+		{
+			name: "an event over 512 KB is shrunk, not dropped",
+			n: func() *routing.Notification {
+				var rs []*routing.Result
+				for i := range 20 {
+					r := notifytest.Result("TTFTHigh", string(rune('a'+i)), "firing", routing.ActionPage)
+					for j := range 30 {
+						r.Alert.Labels[string(rune('A'+j))] = huge
+					}
+					rs = append(rs, r)
+				}
+				return notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage, rs...)
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if len(e.Raw) > pdtest.MaxBody || e.Payload.Severity != "critical" {
+					t.Fatalf("event of %d bytes", len(e.Raw))
+				}
+				if bytes.Contains(e.Payload.CustomDetails, []byte(`"alerts":`)) {
+					t.Fatal("per-alert details were kept")
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, tt.mutate)
+			if err := h.n.Notify(context.Background(), tt.n()); err != nil {
+				t.Fatal(err)
+			}
+			evs := h.srv.Events()
+			if len(evs) != 1 {
+				t.Fatalf("events = %d (rejections %v)", len(evs), h.srv.Rejections())
+			}
+			tt.check(t, evs[0])
+		})
+	}
+}
+
+func TestStoreOutageFailsOpen(t *testing.T) {
+	h := newHarness(t, nil)
+	h.store.Err = errors.New("connection refused")
+	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if h.srv.Triggers(incident) != 1 {
+		t.Fatal("the page was not sent while the store was down")
+	}
+}
+
+func TestConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr string
+	}{
+		{"defaults are filled", "routing_key: k", ""},
+		{"a routing key is required", "url: https://events.pagerduty.com/v2/enqueue", "routing_key: one of routing_key or routing_key_file is required"},
+		{"key and key file exclude each other", "routing_key: k\nrouting_key_file: /f", "routing_key: at most one"},
+		{"the url must be the enqueue URL", "routing_key: k\nurl: https://events.pagerduty.com/", "url: \"https://events.pagerduty.com/\" must end in /v2/enqueue"},
+		{"the timeout must be positive", "routing_key: k\ntimeout: 0s", "timeout: must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c pagerduty.Config
+			if err := yaml.UnmarshalStrict([]byte(tt.yaml), &c); err != nil {
+				t.Fatal(err)
+			}
+			err := c.Validate()
+			if tt.wantErr == "" {
+				if err != nil || c.URL != pagerduty.DefaultURL || c.Timeout != model.Duration(10*time.Second) {
+					t.Fatalf("err = %v, config = %+v", err, c)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Fatalf("err = %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRoutingKeyNeverPrints(t *testing.T) {
+	c := pagerduty.DefaultConfig()
+	c.RoutingKey = "super-secret-routing-key"
+	b, err := yaml.Marshal(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "super-secret") {
+		t.Fatalf("the routing key printed: %s", b)
+	}
+}
+
+func TestRoutingKeyFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(path, []byte(pdtest.RoutingKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = ""; c.RoutingKeyFile = path })
+	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if evs := h.srv.Events(); len(evs) != 1 || evs[0].RoutingKey != pdtest.RoutingKey {
+		t.Fatalf("events = %+v", evs)
+	}
+}
+
+func BenchmarkTrigger(b *testing.B) {
+	srv := pdtest.NewServer()
+	defer srv.Close()
+	cfg := pagerduty.DefaultConfig()
+	cfg.RoutingKey = pdtest.RoutingKey
+	cfg.URL = srv.EnqueueURL()
+	store := notifytest.NewStore()
+	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{Store: store})
+	if err != nil {
+		b.Fatal(err)
+	}
+	no := firing("aaa", "bbb")
+	res := resolved(true, "aaa", "bbb")
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := n.Notify(context.Background(), no); err != nil {
+			b.Fatal(err)
+		}
+		if err := n.Notify(context.Background(), res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
