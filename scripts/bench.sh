@@ -73,7 +73,7 @@ $GO build -o bin/baseline ./cmd/baseline
 read -r P_REDIS P_PD P_SLACK P_ROUTER P_BASE P_STORM < <(bin/loadgen -free-ports 6 | tr '\n' ' ')
 
 echo "## in-process benchmarks (go test -bench . -benchmem -benchtime=$BENCHTIME ./bench/)"
-$GO test -run '^$' -bench . -benchmem -count=1 -benchtime="$BENCHTIME" -timeout 8m ./bench/
+$GO test -run '^$' -bench . -benchmem -count=1 -benchtime="$BENCHTIME" -timeout 8m ./bench/ | tee "$WORK/inproc.txt"
 echo
 echo "## CPU profile: BenchmarkProcessMemory/steady/alerts=10 (go tool pprof -top)"
 $GO test -run '^$' -bench 'ProcessMemory/steady/alerts=10$' -benchtime=2s -count=1 \
@@ -167,6 +167,24 @@ head -20 "$WORK/router-$P_STORM.log" || true
 
 echo
 echo "## results"
+echo "in-process, ratio to the encoding/json floor (BenchmarkJSONFloor) of the same payload; target for 10 alerts: <= 1.5x and <= 100 allocs/alert"
+awk '
+  /^Benchmark/ {
+    name = $1; sub(/-[0-9]+$/, "", name); ns[name] = $3
+    for (i = 4; i < NF; i++) if ($(i+1) == "allocs/alert") pa[name] = $i
+  }
+  END {
+    printf "  %-34s %12s %12s %8s %14s\n", "benchmark", "ns/op", "floor ns/op", "ratio", "allocs/alert"
+    split("1 10 100", sizes, " ")
+    split("Decode Evaluate ProcessMemory/steady ProcessMemory/fresh ProcessRedis/steady ProcessRedis/fresh", stages, " ")
+    for (s = 1; s <= 6; s++) for (z = 1; z <= 3; z++) {
+      n = "Benchmark" stages[s] "/alerts=" sizes[z]; f = "BenchmarkJSONFloor/alerts=" sizes[z]
+      if ((n in ns) && (f in ns) && ns[f] > 0)
+        printf "  %-34s %12d %12d %7.2fx %14s\n", substr(n, 10), ns[n], ns[f], ns[n] / ns[f], pa[n]
+    }
+  }' "$WORK/inproc.txt"
+echo
+echo "over HTTP and the storm:"
 bin/loadgen -report -results "$RESULTS"
 echo
 echo "raw output saved to $RAW"
