@@ -1,6 +1,6 @@
-// Package lognotify is the embedded `log` integration: it writes each
-// notification it is given as one JSON object per line, so the router is
-// useful (and its decisions visible) before PagerDuty or Slack is set up.
+// Package lognotify is the embedded `log` receiver: it writes each
+// notification it is given as one JSON object on one line, so an operator
+// can see what alertrouter would send without PagerDuty or Slack.
 package lognotify
 
 import (
@@ -10,68 +10,101 @@ import (
 	"io"
 	"sync"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing"
 )
 
-// Notifier writes notifications as JSON lines to an io.Writer. It is safe
-// for concurrent use: lines never interleave.
+// Integration is the integration label of the metrics.
+const Integration = "log"
+
+// Notifier writes notifications as JSON lines to a writer. Safe for
+// concurrent use: lines never interleave.
 type Notifier struct {
-	mu sync.Mutex
-	w  io.Writer
+	mu      sync.Mutex
+	w       io.Writer
+	metrics *notify.IntegrationMetrics
 }
 
-// New returns a Notifier writing to w (stdout in the router).
-func New(w io.Writer) *Notifier { return &Notifier{w: w} }
+var _ routing.Notifier = (*Notifier)(nil)
 
-// Line is one notification as written.
+// New returns a Notifier writing to w (stdout in the router); m may be nil.
+func New(w io.Writer, m *notify.Metrics) *Notifier {
+	return &Notifier{w: w, metrics: m.Integration(Integration)}
+}
+
+// Line is the JSON object written per notification.
 type Line struct {
-	Receiver         string         `json:"receiver"`
-	Incident         string         `json:"incident"`
-	Kind             routing.Kind   `json:"kind"`
-	Action           routing.Action `json:"action"`
-	IncidentResolved bool           `json:"incident_resolved"`
-	Alerts           []AlertLine    `json:"alerts"`
+	Receiver         string  `json:"receiver"`
+	Incident         string  `json:"incident"`
+	Kind             string  `json:"kind"`
+	Action           string  `json:"action"`
+	IncidentResolved bool    `json:"incident_resolved"`
+	Alerts           []Alert `json:"alerts"`
 }
 
-// AlertLine is one alert of a notification.
-type AlertLine struct {
-	Fingerprint   string           `json:"fingerprint"`
-	Alertname     string           `json:"alertname"`
-	Status        string           `json:"status"`
-	Sector        string           `json:"sector"`
-	KPIs          []routing.KPI    `json:"kpis"`
-	IncidentClass string           `json:"incident_class"`
-	Decision      routing.Decision `json:"decision"`
-	Hints         []routing.Hint   `json:"hints"`
-	Summary       string           `json:"summary,omitempty"`
+// Alert is one alert of a Line.
+type Alert struct {
+	Fingerprint string           `json:"fingerprint"`
+	Alertname   string           `json:"alertname"`
+	Status      string           `json:"status"`
+	Sector      string           `json:"sector"`
+	KPIs        []string         `json:"kpis"`
+	Decision    routing.Decision `json:"decision"`
+	Hints       []Hint           `json:"hints"`
 }
 
-// Notify writes n as one JSON line. A write error is retryable.
+// Hint is one hint of an Alert.
+type Hint struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// Notify writes n as one line. It fails (retryably) only when the writer
+// does.
 func (l *Notifier) Notify(_ context.Context, n *routing.Notification) error {
-	line := Line{Receiver: n.Receiver, Incident: n.Incident, Kind: n.Kind, Action: n.Action, IncidentResolved: n.IncidentResolved,
-		Alerts: make([]AlertLine, 0, len(n.Results))}
+	line := Line{
+		Receiver:         n.Receiver,
+		Incident:         n.Incident,
+		Kind:             string(n.Kind),
+		Action:           string(n.Action),
+		IncidentResolved: n.IncidentResolved,
+		Alerts:           make([]Alert, 0, len(n.Results)),
+	}
 	for _, r := range n.Results {
-		line.Alerts = append(line.Alerts, AlertLine{
-			Fingerprint:   r.Alert.Fingerprint,
-			Alertname:     r.Alert.Labels["alertname"],
-			Status:        r.Alert.Status,
-			Sector:        r.Classification.Sector,
-			KPIs:          r.Classification.KPIs,
-			IncidentClass: r.Classification.IncidentClass,
-			Decision:      r.Decision,
-			Hints:         r.Classification.Hints,
-			Summary:       r.Alert.Annotations["summary"],
-		})
+		a := Alert{
+			Sector:   r.Classification.Sector,
+			KPIs:     make([]string, 0, len(r.Classification.KPIs)),
+			Decision: r.Decision,
+			Hints:    make([]Hint, 0, len(r.Classification.Hints)),
+		}
+		if r.Alert != nil {
+			a.Fingerprint, a.Alertname, a.Status = r.Alert.Fingerprint, r.Alert.Labels["alertname"], r.Alert.Status
+		}
+		for _, k := range r.Classification.KPIs {
+			a.KPIs = append(a.KPIs, k.ID)
+		}
+		for _, h := range r.Classification.Hints {
+			a.Hints = append(a.Hints, Hint{ID: h.ID, Text: h.Text})
+		}
+		if a.Decision.Reasons == nil {
+			a.Decision.Reasons = []string{}
+		}
+		line.Alerts = append(line.Alerts, a)
 	}
 	b, err := json.Marshal(line)
 	if err != nil {
-		return routing.Permanent(fmt.Errorf("encode log notification: %w", err))
+		l.metrics.Outcome(notify.OutcomeFailure)
+		return fmt.Errorf("encode notification of incident %q: %w", n.Incident, err)
 	}
 	b = append(b, '\n')
+	l.metrics.Attempt()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if _, err := l.w.Write(b); err != nil {
-		return fmt.Errorf("write log notification: %w", err)
+	_, err = l.w.Write(b)
+	l.mu.Unlock()
+	if err != nil {
+		l.metrics.Outcome(notify.OutcomeFailure)
+		return fmt.Errorf("write notification of incident %q: %w", n.Incident, err)
 	}
+	l.metrics.Outcome(notify.OutcomeSuccess)
 	return nil
 }

@@ -1,4 +1,4 @@
-package lognotify
+package lognotify_test
 
 import (
 	"bufio"
@@ -9,78 +9,61 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/prometheus/alertmanager/template"
-
+	"github.com/alertrouter/alertrouter/notify/lognotify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing"
 )
 
-func notification(fp string) *routing.Notification {
-	a := &routing.Alert{Alert: template.Alert{Status: "firing", Fingerprint: fp, Labels: template.KV{"alertname": "TTFTHigh"}}}
-	return &routing.Notification{Receiver: "log", Incident: "llm-inference-gpu/chat/TTFT", Kind: routing.KindFiring, Action: routing.ActionPage,
-		Results: []*routing.Result{{Alert: a, Classification: routing.Classification{Sector: "llm-inference-gpu", KPIs: []routing.KPI{{ID: "TTFT", Name: "time to first token"}}},
-			Decision: routing.Decision{Action: routing.ActionPage, Policy: "burn-rate", Tier: "1h/5m", Reasons: []string{"burn rate 15.2 > 14.4 over 1h"}}}}}
-}
-
 func TestEachNotificationIsOneJSONLine(t *testing.T) {
 	var buf bytes.Buffer
-	l := New(&buf)
-	if err := l.Notify(context.Background(), notification("abc")); err != nil {
+	n := lognotify.New(&buf, nil)
+	no := notifytest.Notification("log", routing.KindFiring, routing.ActionPage,
+		notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionPage))
+	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
-	var got Line
-	if err := json.Unmarshal(bytes.TrimSuffix(buf.Bytes(), []byte("\n")), &got); err != nil {
-		t.Fatalf("output is not one JSON object: %v\n%s", err, buf.String())
+	want := `{"receiver":"log","incident":"llm-inference-gpu/chat/TTFT","kind":"firing","action":"page","incident_resolved":false,"alerts":[{"fingerprint":"aaa","alertname":"TTFTHigh","status":"firing","sector":"llm-inference-gpu","kpis":["TTFT"],"decision":{"action":"page","policy":"burn-rate","tier":"1h/5m\u003e14.4","reasons":["burn rate 15.2 \u003e 14.4 over 1h and 16.0 \u003e 14.4 over 5m"]},"hints":[{"id":"queue-time","text":"queue time is 82% of latency: saturation, not slow compute — scale out or shed load"}]}]}` + "\n"
+	if buf.String() != want {
+		t.Fatalf("got  %s\nwant %s", buf.String(), want)
 	}
-	if got.Receiver != "log" || got.Action != routing.ActionPage || len(got.Alerts) != 1 ||
-		got.Alerts[0].Sector != "llm-inference-gpu" || got.Alerts[0].Decision.Policy != "burn-rate" || got.Alerts[0].Alertname != "TTFTHigh" {
-		t.Fatalf("line = %+v", got)
-	}
-}
-
-// lockedBuffer lets the test read what concurrent writers wrote.
-type lockedBuffer struct {
-	mu sync.Mutex
-	bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.Buffer.Write(p)
 }
 
 func TestConcurrentNotificationsNeverInterleave(t *testing.T) {
-	var buf lockedBuffer
-	l := New(&buf)
+	var buf bytes.Buffer
+	n := lognotify.New(&buf, nil)
 	var wg sync.WaitGroup
-	for i := range 50 {
+	for range 50 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_ = l.Notify(context.Background(), notification(string(rune('a'+i%26))))
+			no := notifytest.Notification("log", routing.KindFiring, routing.ActionTicket,
+				notifytest.Result("A", "aaa", "firing", routing.ActionTicket), notifytest.Result("B", "bbb", "firing", routing.ActionTicket))
+			if err := n.Notify(context.Background(), no); err != nil {
+				t.Error(err)
+			}
 		}()
 	}
 	wg.Wait()
-	sc := bufio.NewScanner(&buf.Buffer)
-	n := 0
+	sc := bufio.NewScanner(&buf)
+	lines := 0
 	for sc.Scan() {
-		var line Line
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("line %d is not JSON: %v", n, err)
+		lines++
+		var l lognotify.Line
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || len(l.Alerts) != 2 {
+			t.Fatalf("line %d is not a whole notification: %v", lines, err)
 		}
-		n++
 	}
-	if n != 50 {
-		t.Fatalf("got %d lines, want 50", n)
+	if lines != 50 {
+		t.Fatalf("lines = %d, want 50", lines)
 	}
 }
 
-type failingWriter struct{}
+type failWriter struct{}
 
-func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestAWriteFailureIsRetryable(t *testing.T) {
-	err := New(failingWriter{}).Notify(context.Background(), notification("x"))
+	err := lognotify.New(failWriter{}, nil).Notify(context.Background(), notifytest.Notification("log", routing.KindFiring, routing.ActionNone))
 	if err == nil || !routing.Retryable(err) {
 		t.Fatalf("err = %v, want a retryable error", err)
 	}
