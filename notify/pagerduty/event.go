@@ -233,32 +233,9 @@ func links(no *routing.Notification, data *notify.Data) []interface{} {
 	}
 	if data.ExternalURL != "" {
 		add(data.ExternalURL+"/#/alerts?receiver="+url.QueryEscape(data.Receiver), "Alertmanager")
-		add(SilenceURL(data), "Silence")
+		add(notify.SilenceURL(data), "Silence")
 	}
 	return out
-}
-
-// SilenceURL returns the Alertmanager page that creates a silence matching
-// the notification's common labels (the first alert's labels when there are
-// none in common), or "" without an external URL.
-func SilenceURL(data *notify.Data) string {
-	if data.ExternalURL == "" {
-		return ""
-	}
-	labels := data.CommonLabels
-	if len(labels) == 0 && len(data.Alerts) > 0 {
-		labels = data.Alerts[0].Labels
-	}
-	if len(labels) == 0 {
-		return ""
-	}
-	pairs := labels.SortedPairs()
-	ms := make([]string, 0, len(pairs))
-	for _, p := range pairs {
-		b, _ := json.Marshal(p.Value)
-		ms = append(ms, p.Name+"="+string(b))
-	}
-	return data.ExternalURL + "/#/silences/new?filter=" + url.QueryEscape("{"+strings.Join(ms, ", ")+"}")
 }
 
 // shrink keeps full within PagerDuty's 512 KB: it drops the per-alert

@@ -227,6 +227,7 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, captureKey{}, c), time.Duration(n.cfg.Timeout))
 	defer cancel()
 	n.metrics.Attempt()
+	began := time.Now()
 	_, err := n.client.ManageEventWithContext(actx, ev)
 	if err == nil {
 		return nil
@@ -238,7 +239,9 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		if c.err != nil {
 			cause = c.err
 		}
-		if ctx.Err() == nil && (errors.Is(actx.Err(), context.DeadlineExceeded) || isTimeout(cause)) {
+		// The http.Client's own timeout and the attempt's context race; either
+		// firing means the attempt ran out of time.
+		if ctx.Err() == nil && (actx.Err() != nil || isTimeout(cause) || time.Since(began) >= time.Duration(n.cfg.Timeout)) {
 			n.metrics.Failure(notify.ReasonTimeout)
 			return fmt.Errorf("send %s event: timed out after %s: %w", ev.Action, time.Duration(n.cfg.Timeout), cause)
 		}

@@ -1,0 +1,161 @@
+package slack
+
+import (
+	"fmt"
+	"strings"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// Slack's Block Kit limits.
+const (
+	maxBlocks      = 50
+	maxHeader      = 150
+	maxSectionText = 3000
+	maxListItems   = 10
+)
+
+var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// esc escapes text for mrkdwn.
+func esc(s string) string { return mrkdwnEscaper.Replace(s) }
+
+func section(text string) *sl.SectionBlock {
+	text, _ = notify.Truncate(text, maxSectionText)
+	return sl.NewSectionBlock(sl.NewTextBlockObject(sl.MarkdownType, text, false, false), nil, nil)
+}
+
+// Blocks builds the Block Kit message of a notification: a header with the
+// title, the classification and decision, the text, the reasons and hints,
+// links, then one section per alert, cut with "…and N more" to stay within
+// 50 blocks. pdRef, when set, is the PagerDuty dedup_key of a page.
+func Blocks(no *routing.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
+	if title == "" {
+		title = no.Incident
+	}
+	title, _ = notify.Truncate(title, maxHeader)
+	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
+
+	lead := &routing.Result{}
+	for _, r := range no.Results {
+		if r.Decision.Action == no.Action {
+			lead = r
+			break
+		}
+	}
+	if lead.Alert == nil && len(no.Results) > 0 {
+		lead = no.Results[0]
+	}
+	c, d := lead.Classification, lead.Decision
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "*Decision:* %s", esc(string(no.Action)))
+	if d.Policy != "" {
+		fmt.Fprintf(&b, " (%s, %s)", esc(d.Policy), esc(d.Tier))
+	}
+	if no.IncidentResolved {
+		b.WriteString(" · *resolved*")
+	}
+	sector := c.Sector
+	if c.SectorName != "" {
+		sector = c.SectorName + " (`" + c.Sector + "`)"
+	}
+	fmt.Fprintf(&b, "\n*Sector:* %s", esc(sector))
+	if len(c.KPIs) > 0 {
+		kpis := make([]string, 0, len(c.KPIs))
+		for _, k := range c.KPIs {
+			kpis = append(kpis, k.ID+" ("+k.Name+")")
+		}
+		fmt.Fprintf(&b, "\n*KPIs:* %s", esc(strings.Join(kpis, ", ")))
+	}
+	if c.IncidentClass != "" {
+		fmt.Fprintf(&b, "\n*Class:* %s", esc(c.IncidentClass))
+	}
+	fmt.Fprintf(&b, "\n*Incident:* `%s`", esc(no.Incident))
+	if pdRef != "" {
+		fmt.Fprintf(&b, "\n*PagerDuty:* paged, dedup_key `%s`", esc(pdRef))
+	}
+	blocks = append(blocks, section(b.String()))
+
+	if text != "" {
+		blocks = append(blocks, section(esc(text)))
+	}
+	if items := bullets(d.Reasons, nil); items != "" {
+		blocks = append(blocks, section("*Why:*\n"+items))
+	}
+	var hints []string
+	seen := map[string]bool{}
+	for _, r := range no.Results {
+		for _, h := range r.Classification.Hints {
+			if !seen[h.ID] {
+				seen[h.ID] = true
+				hints = append(hints, "*"+esc(h.ID)+"*: "+esc(h.Text))
+			}
+		}
+	}
+	if items := bullets(hints, func(s string) string { return s }); items != "" {
+		blocks = append(blocks, section("*Hints:*\n"+items))
+	}
+	if l := linkLine(no, data); l != "" {
+		blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, l, false, false)))
+	}
+	blocks = append(blocks, sl.NewDividerBlock())
+
+	room := maxBlocks - len(blocks)
+	for i, r := range no.Results {
+		if r.Alert == nil {
+			continue
+		}
+		if i >= room-1 && len(no.Results)-i > 1 {
+			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(no.Results)-i), false, false)))
+			break
+		}
+		a := r.Alert
+		s := fmt.Sprintf("*%s* · %s · %s · `%s`", esc(a.Labels["alertname"]), esc(a.Status), esc(string(r.Decision.Action)), esc(a.Fingerprint))
+		if sum := a.Annotations["summary"]; sum != "" {
+			s += "\n" + esc(sum)
+		}
+		blocks = append(blocks, section(s))
+	}
+	return blocks
+}
+
+func bullets(items []string, escape func(string) string) string {
+	if escape == nil {
+		escape = esc
+	}
+	var b strings.Builder
+	for i, it := range items {
+		if i == maxListItems {
+			fmt.Fprintf(&b, "…and %d more\n", len(items)-i)
+			break
+		}
+		b.WriteString("• " + escape(it) + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// linkLine joins the runbook, dashboard, Prometheus and Alertmanager links.
+func linkLine(no *routing.Notification, data *notify.Data) string {
+	var links []string
+	seen := map[string]bool{}
+	add := func(href, text string) {
+		if href == "" || seen[text] || len(href) > 1000 {
+			return
+		}
+		seen[text] = true
+		links = append(links, "<"+esc(href)+"|"+text+">")
+	}
+	for _, r := range no.Results {
+		if r.Alert != nil {
+			add(r.Alert.Annotations["runbook_url"], "Runbook")
+			add(r.Alert.Annotations["dashboard_url"], "Dashboard")
+			add(r.Alert.GeneratorURL, "Prometheus")
+		}
+	}
+	add(notify.SilenceURL(data), "Silence")
+	return strings.Join(links, " · ")
+}

@@ -1,0 +1,78 @@
+package slack
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// DefaultAPIURL is the Slack Web API base URL.
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Config is one slack_configs entry of a receiver.
+//
+//	slack_configs:
+//	  - token_file: /etc/router/slack-token   # or token: ${SLACK_TOKEN}
+//	    channel: '#triage'
+//	    mirror_pages: true
+//	    timeout: 10s
+//	    title: '{{ template "alertrouter.title" . }}'
+//	    text: '{{ template "alertrouter.text" . }}'
+type Config struct {
+	// APIURL is the Web API base URL, ending in "/".
+	APIURL string `yaml:"api_url,omitempty"`
+	// Token is the bot token (xoxb-…).
+	Token commoncfg.Secret `yaml:"token,omitempty"`
+	// TokenFile names a file holding the token; exclusive with Token.
+	TokenFile string `yaml:"token_file,omitempty"`
+	// Channel is the triage channel (a name like "#triage" or an id).
+	Channel string `yaml:"channel"`
+	// MirrorPages posts pages to the channel too, with their PagerDuty
+	// reference; false leaves pages to PagerDuty alone.
+	MirrorPages bool `yaml:"mirror_pages"`
+	// Timeout bounds one HTTP request.
+	Timeout model.Duration `yaml:"timeout,omitempty"`
+	// Title is the header template (default alertrouter.title), ≤ 150 chars.
+	Title string `yaml:"title,omitempty"`
+	// Text is the template of the text under the header (default
+	// alertrouter.text).
+	Text string `yaml:"text,omitempty"`
+}
+
+// DefaultConfig returns the defaults: Slack's API URL, pages mirrored, a
+// 10s timeout.
+func DefaultConfig() Config {
+	return Config{APIURL: DefaultAPIURL, MirrorPages: true, Timeout: model.Duration(10 * time.Second)}
+}
+
+// UnmarshalYAML fills the defaults, then decodes the entry.
+func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultConfig()
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
+// Validate returns every problem of the entry, each prefixed by its YAML key.
+func (c *Config) Validate() error {
+	var errs []error
+	switch {
+	case c.Token == "" && c.TokenFile == "":
+		errs = append(errs, errors.New("token: one of token or token_file is required"))
+	case c.Token != "" && c.TokenFile != "":
+		errs = append(errs, errors.New("token: at most one of token and token_file may be set"))
+	}
+	if c.Channel == "" {
+		errs = append(errs, errors.New("channel: is required"))
+	}
+	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", c.APIURL))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,344 @@
+// Package slack delivers alertrouter notifications to a Slack triage
+// channel through slack-go: one parent message per incident (shared by every
+// replica through the store), later notifications in its thread, the parent
+// edited when the incident resolves, Block Kit within Slack's limits.
+package slack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// Integration is the integration label of the metrics.
+const Integration = "slack"
+
+const (
+	// parentTTL bounds how long an incident's parent message is reused.
+	parentTTL = 7 * 24 * time.Hour
+	// claimPrefix marks a parent key claimed by a replica still posting.
+	claimPrefix = "claim:"
+)
+
+// permanentErrors are Slack error codes a retry cannot fix.
+var permanentErrors = map[string]bool{
+	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true,
+	"token_expired": true, "no_permission": true, "missing_scope": true, "channel_not_found": true,
+	"not_in_channel": true, "is_archived": true, "invalid_blocks": true, "invalid_blocks_format": true,
+	"msg_too_long": true, "no_text": true, "invalid_arguments": true, "restricted_action": true,
+	"thread_not_found": true, "message_not_found": true, "cant_update_message": true,
+}
+
+// Notifier posts notifications to one Slack channel. Safe for concurrent
+// use.
+type Notifier struct {
+	name    string
+	cfg     Config
+	api     *sl.Client
+	deps    notify.Deps
+	metrics *notify.IntegrationMetrics
+	logger  *slog.Logger
+}
+
+var _ routing.Notifier = (*Notifier)(nil)
+
+// New builds the notifier of receiver name from cfg. It reads the token
+// file and checks the templates parse; deps.Store is required.
+func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("slack receiver %q: %w", name, err)
+	}
+	if deps.Store == nil {
+		return nil, fmt.Errorf("slack receiver %q: a store is required", name)
+	}
+	deps = deps.WithDefaults()
+	token := string(cfg.Token)
+	if cfg.TokenFile != "" {
+		b, err := os.ReadFile(cfg.TokenFile)
+		if err != nil {
+			return nil, fmt.Errorf("slack receiver %q: read token_file: %w", name, err)
+		}
+		token = strings.TrimSpace(string(b))
+	}
+	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
+		if err := deps.Templates.Check(text); err != nil {
+			return nil, fmt.Errorf("slack receiver %q: %s: %w", name, field, err)
+		}
+	}
+	apiURL := cfg.APIURL
+	if !strings.HasSuffix(apiURL, "/") {
+		apiURL += "/"
+	}
+	api := sl.New(token, sl.OptionAPIURL(apiURL), sl.OptionHTTPClient(&http.Client{Timeout: time.Duration(cfg.Timeout)}))
+	return &Notifier{
+		name:    name,
+		cfg:     *cfg,
+		api:     api,
+		deps:    deps,
+		metrics: deps.Metrics.Integration(Integration),
+		logger:  deps.Logger.With("integration", Integration, "receiver", name),
+	}, nil
+}
+
+// Check calls auth.test, for readiness and check-config; a bad token is
+// permanent.
+func (n *Notifier) Check(ctx context.Context) error {
+	return n.call(ctx, func(ctx context.Context) error {
+		_, err := n.api.AuthTestContext(ctx)
+		return err
+	})
+}
+
+// Notify posts n: as the incident's parent message when it has none, in the
+// parent's thread otherwise, and edits the parent when the incident
+// resolves. A page is skipped when mirror_pages is false. Errors are
+// retryable unless routing.Permanent.
+func (n *Notifier) Notify(ctx context.Context, no *routing.Notification) error {
+	if no.Action == routing.ActionPage && !n.cfg.MirrorPages {
+		return nil
+	}
+	start := time.Now()
+	defer n.metrics.ObserveSince(start)
+	if err := n.deliver(ctx, no); err != nil {
+		n.metrics.Outcome(notify.OutcomeFailure)
+		return fmt.Errorf("slack receiver %q, incident %q: %w", n.name, no.Incident, err)
+	}
+	n.metrics.Outcome(notify.OutcomeSuccess)
+	return nil
+}
+
+type message struct {
+	blocks []sl.Block
+	text   string
+}
+
+func (n *Notifier) render(no *routing.Notification) message {
+	data := notify.NewData(no)
+	t := n.deps.Templates
+	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, data)
+	text := t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, data)
+	pdRef := ""
+	if no.Action == routing.ActionPage {
+		pdRef = pagerduty.DedupKey(no.Incident)
+	}
+	if title == "" {
+		title = no.Incident
+	}
+	return message{blocks: Blocks(no, data, title, text, pdRef), text: title}
+}
+
+// parentRef is the stored "channel ts" of an incident's parent message.
+type parentRef struct{ channel, ts string }
+
+func parseParent(v string) (parentRef, bool) {
+	if strings.HasPrefix(v, claimPrefix) {
+		return parentRef{}, false
+	}
+	ch, ts, ok := strings.Cut(v, " ")
+	return parentRef{ch, ts}, ok && ch != "" && ts != ""
+}
+
+func (n *Notifier) deliver(ctx context.Context, no *routing.Notification) error {
+	msg := n.render(no)
+	key := routing.Key(n.deps.KeyPrefix, "slack", no.Incident, n.cfg.Channel)
+	vals, found, err := n.deps.Store.Get(ctx, []string{key})
+	if err != nil {
+		n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
+		_, err := n.post(ctx, msg, "")
+		return err
+	}
+	if found[0] {
+		if p, ok := parseParent(vals[0]); ok {
+			return n.reply(ctx, no, key, vals[0], p, msg)
+		}
+	} else {
+		token := claimPrefix + randomToken()
+		won, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: token, TTL: parentTTL}})
+		if err != nil {
+			n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
+			_, err := n.post(ctx, msg, "")
+			return err
+		}
+		if won[0] {
+			return n.postParent(ctx, no, key, token, msg)
+		}
+	}
+	// Another replica is posting the parent: wait for it, then reply.
+	if p, v, ok := n.awaitParent(ctx, key); ok {
+		return n.reply(ctx, no, key, v, p, msg)
+	}
+	n.logger.Warn("parent message did not appear in time, posting standalone", "incident", no.Incident)
+	_, err = n.post(ctx, msg, "")
+	return err
+}
+
+func (n *Notifier) postParent(ctx context.Context, no *routing.Notification, key, token string, msg message) error {
+	p, err := n.post(ctx, msg, "")
+	if err != nil {
+		if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: token}}); rerr != nil {
+			n.logger.Warn("release parent claim failed, other replicas post standalone until it expires", "incident", no.Incident, "err", rerr)
+		}
+		return err
+	}
+	value := p.channel + " " + p.ts
+	if no.IncidentResolved {
+		// Born resolved: nothing will thread under it.
+		err = n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: token}})
+	} else {
+		err = n.deps.Store.Set(ctx, []routing.Entry{{Key: key, Value: value, TTL: parentTTL}})
+	}
+	if err != nil {
+		n.logger.Warn("record parent message failed, later notifications may post standalone", "incident", no.Incident, "err", err)
+	}
+	return nil
+}
+
+func (n *Notifier) reply(ctx context.Context, no *routing.Notification, key, value string, p parentRef, msg message) error {
+	_, err := n.post(ctx, msg, p.ts)
+	var se sl.SlackErrorResponse
+	if errors.As(err, &se) && (se.Err == "thread_not_found" || se.Err == "message_not_found") {
+		// The parent was deleted: this notification becomes the new parent.
+		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
+		np, err := n.post(ctx, msg, "")
+		if err != nil {
+			return err
+		}
+		if !no.IncidentResolved {
+			if err := n.deps.Store.Set(ctx, []routing.Entry{{Key: key, Value: np.channel + " " + np.ts, TTL: parentTTL}}); err != nil {
+				n.logger.Warn("record parent message failed", "incident", no.Incident, "err", err)
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if no.IncidentResolved {
+		// The resolve is in the thread; editing the parent is cosmetic, so a
+		// failure is logged rather than making Alertmanager resend the reply.
+		if err := n.call(ctx, func(ctx context.Context) error {
+			_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false))
+			return err
+		}); err != nil {
+			n.logger.Warn("edit parent message to resolved failed", "incident", no.Incident, "err", err)
+		}
+		if err := n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: value}}); err != nil {
+			n.logger.Warn("clear parent message failed", "incident", no.Incident, "err", err)
+		}
+	}
+	return nil
+}
+
+// awaitParent polls the store until the parent appears or half the time to
+// ctx's deadline (at most the request timeout without one) has passed,
+// leaving the other half for posting standalone.
+func (n *Notifier) awaitParent(ctx context.Context, key string) (parentRef, string, bool) {
+	budget := time.Duration(n.cfg.Timeout)
+	if dl, ok := ctx.Deadline(); ok {
+		budget = time.Until(dl) / 2
+	}
+	until := time.Now().Add(budget)
+	wait := 10 * time.Millisecond
+	for {
+		vals, found, err := n.deps.Store.Get(ctx, []string{key})
+		if err == nil && found[0] {
+			if p, ok := parseParent(vals[0]); ok {
+				return p, vals[0], true
+			}
+		}
+		if err == nil && !found[0] {
+			return parentRef{}, "", false // the poster gave up
+		}
+		if time.Now().Add(wait).After(until) {
+			return parentRef{}, "", false
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return parentRef{}, "", false
+		case <-t.C:
+		}
+		wait = min(wait*2, 250*time.Millisecond)
+	}
+}
+
+func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (parentRef, error) {
+	var p parentRef
+	err := n.call(ctx, func(ctx context.Context) error {
+		opts := []sl.MsgOption{sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false)}
+		if threadTS != "" {
+			opts = append(opts, sl.MsgOptionTS(threadTS))
+		}
+		ch, ts, err := n.api.PostMessageContext(ctx, n.cfg.Channel, opts...)
+		p = parentRef{ch, ts}
+		return err
+	})
+	return p, err
+}
+
+// call runs one API call with retries, a per-attempt timeout and the
+// classification of its failures.
+func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) error {
+	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
+		defer cancel()
+		n.metrics.Attempt()
+		began := time.Now()
+		err := f(actx)
+		if err == nil {
+			return nil
+		}
+		var (
+			rl *sl.RateLimitedError
+			se sl.SlackErrorResponse
+			sc sl.StatusCodeError
+			ne net.Error
+		)
+		switch {
+		case errors.As(err, &rl):
+			n.metrics.Failure(notify.ReasonRateLimited)
+			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
+		case errors.As(err, &se):
+			if se.Err == "ratelimited" {
+				n.metrics.Failure(notify.ReasonRateLimited)
+				return fmt.Errorf("call Slack: %w", err)
+			}
+			if permanentErrors[se.Err] {
+				n.metrics.Failure(notify.ReasonClientError)
+				return routing.Permanent(fmt.Errorf("call Slack: %w", err))
+			}
+			n.metrics.Failure(notify.ReasonServerError)
+			return fmt.Errorf("call Slack: %w", err)
+		case errors.As(err, &sc):
+			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
+			return fmt.Errorf("call Slack: %w", err)
+		case ctx.Err() == nil && (actx.Err() != nil || errors.As(err, &ne) && ne.Timeout() || time.Since(began) >= time.Duration(n.cfg.Timeout)):
+			n.metrics.Failure(notify.ReasonTimeout)
+			return fmt.Errorf("call Slack: timed out after %s: %w", time.Duration(n.cfg.Timeout), err)
+		default:
+			n.metrics.Failure(notify.ReasonServerError)
+			return fmt.Errorf("call Slack: %w", err)
+		}
+	})
+}
+
+func randomToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
