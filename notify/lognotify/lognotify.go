@@ -27,9 +27,21 @@ type Notifier struct {
 
 var _ routing.Notifier = (*Notifier)(nil)
 
-// New returns a Notifier writing to w (stdout in the router); m may be nil.
-func New(w io.Writer, m *notify.Metrics) *Notifier {
-	return &Notifier{w: w, metrics: m.Integration(Integration)}
+// Option configures a Notifier.
+type Option func(*Notifier)
+
+// WithMetrics counts the notifications on m under integration "log".
+func WithMetrics(m *notify.Metrics) Option {
+	return func(l *Notifier) { l.metrics = m.Integration(Integration) }
+}
+
+// New returns a Notifier writing to w (stdout in the router).
+func New(w io.Writer, opts ...Option) *Notifier {
+	l := &Notifier{w: w}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
 // Line is the JSON object written per notification.

@@ -16,7 +16,7 @@ import (
 
 func TestEachNotificationIsOneJSONLine(t *testing.T) {
 	var buf bytes.Buffer
-	n := lognotify.New(&buf, nil)
+	n := lognotify.New(&buf)
 	no := notifytest.Notification("log", routing.KindFiring, routing.ActionPage,
 		notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionPage))
 	if err := n.Notify(context.Background(), no); err != nil {
@@ -30,7 +30,7 @@ func TestEachNotificationIsOneJSONLine(t *testing.T) {
 
 func TestConcurrentNotificationsNeverInterleave(t *testing.T) {
 	var buf bytes.Buffer
-	n := lognotify.New(&buf, nil)
+	n := lognotify.New(&buf)
 	var wg sync.WaitGroup
 	for range 50 {
 		wg.Add(1)
@@ -63,7 +63,7 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestAWriteFailureIsRetryable(t *testing.T) {
-	err := lognotify.New(failWriter{}, nil).Notify(context.Background(), notifytest.Notification("log", routing.KindFiring, routing.ActionNone))
+	err := lognotify.New(failWriter{}).Notify(context.Background(), notifytest.Notification("log", routing.KindFiring, routing.ActionNone))
 	if err == nil || !routing.Retryable(err) {
 		t.Fatalf("err = %v, want a retryable error", err)
 	}
