@@ -1,0 +1,161 @@
+package routing_test
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+var knownReceivers = map[string]bool{"slack-triage": true, "pagerduty-llm": true, "pagerduty-hft": true, "slack-hft": true, "log": true}
+
+func compileRoute(t *testing.T, src string) *routing.Route {
+	t.Helper()
+	var r routing.Route
+	if err := yaml.UnmarshalStrict([]byte(src), &r); err != nil {
+		t.Fatalf("unmarshal route: %v", err)
+	}
+	if err := r.Compile(knownReceivers); err != nil {
+		t.Fatalf("Compile: %v", err)
+	}
+	return &r
+}
+
+const testTree = `
+receiver: slack-triage
+routes:
+  - receiver: pagerduty-hft
+    matchers: ['sector=~"hft-.*"', 'decision="page"']
+    continue: true
+  - receiver: slack-hft
+    matchers: ['sector=~"hft-.*"']
+  - matchers: ['sector="llm-inference-gpu"']
+    routes:
+      - receiver: pagerduty-llm
+        matchers: ['decision="page"', 'kpi="TTFT"']
+      - matchers: ['incident_class="capacity"']
+  - receiver: log
+    matchers: ['team="storage"']
+  - receiver: pagerduty-llm
+    matchers: ['team="storage"']
+`
+
+// labelsOf returns a LabelFunc over a fixed map, as Result.Label would
+// expose the derived labels.
+func labelsOf(m map[string]string) routing.LabelFunc { return func(n string) string { return m[n] } }
+
+func TestRouteMatch(t *testing.T) {
+	tree := compileRoute(t, testTree)
+	tests := []struct {
+		name   string
+		labels map[string]string
+		want   []string
+	}{
+		{"an alert no child matches goes to the root receiver", map[string]string{"sector": "unknown"}, []string{"slack-triage"}},
+		{"continue lets a page reach pagerduty and the next matching route", map[string]string{"sector": "hft-cdn", "decision": "page"}, []string{"pagerduty-hft", "slack-hft"}},
+		{"without continue the first match wins", map[string]string{"team": "storage"}, []string{"log"}},
+		{"a ticket of the same sector skips the page route", map[string]string{"sector": "hft-cdn", "decision": "ticket"}, []string{"slack-hft"}},
+		{"a nested route without receiver inherits its parent's, which inherits the root's", map[string]string{"sector": "llm-inference-gpu", "incident_class": "capacity"}, []string{"slack-triage"}},
+		{"derived kpi and decision select the nested page route", map[string]string{"sector": "llm-inference-gpu", "kpi": "TTFT", "decision": "page"}, []string{"pagerduty-llm"}},
+		{"a parent whose children do not match delivers to its own receiver", map[string]string{"sector": "llm-inference-gpu", "kpi": "ITL", "decision": "page"}, []string{"slack-triage"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tree.Match(labelsOf(tt.labels)); !slices.Equal(got, tt.want) {
+				t.Errorf("Match(%v) = %v, want %v", tt.labels, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRouteMatchSeesDerivedLabelsOfAResult(t *testing.T) {
+	tree := compileRoute(t, testTree)
+	r := &routing.Result{
+		Alert:          &routing.Alert{},
+		Classification: routing.Classification{Sector: "hft-cdn", KPIs: []routing.KPI{{ID: "TTFB"}}, IncidentClass: "latency"},
+		Decision:       routing.Decision{Action: routing.ActionPage},
+	}
+	r.Alert.Labels = map[string]string{"sector": "ignored-own-label", "team": "edge"}
+	for name, want := range map[string]string{"sector": "hft-cdn", "kpi": "TTFB", "incident_class": "latency", "decision": "page", "team": "edge", "absent": ""} {
+		if got := r.Label(name); got != want {
+			t.Errorf("Label(%q) = %q, want %q", name, got, want)
+		}
+	}
+	if got := tree.Match(r.Label); !slices.Equal(got, []string{"pagerduty-hft", "slack-hft"}) {
+		t.Errorf("Match = %v, want [pagerduty-hft slack-hft]", got)
+	}
+}
+
+func TestRouteCompileErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		src  string
+		want []string
+	}{
+		{"the root must name a receiver", `routes: [{receiver: log}]`, []string{"route.receiver: the root route must name a receiver"}},
+		{"an undefined receiver is named with its YAML path", `
+receiver: log
+routes:
+  - matchers: ['a="b"']
+    routes:
+      - receiver: pagerduty-nope`, []string{`route.routes[0].routes[0].receiver: undefined receiver "pagerduty-nope"`}},
+		{"a bad matcher is named with its YAML path", `
+receiver: log
+routes:
+  - receiver: log
+    matchers: ['a="b"', 'sector=~"("']`, []string{"route.routes[0].matchers[1]:"}},
+		{"every error is reported at once", `
+receiver: nobody
+routes:
+  - receiver: log
+    matchers: ['=']`, []string{`route.receiver: undefined receiver "nobody"`, "route.routes[0].matchers[0]:"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r routing.Route
+			if err := yaml.UnmarshalStrict([]byte(tt.src), &r); err != nil {
+				t.Fatal(err)
+			}
+			err := r.Compile(knownReceivers)
+			if err == nil {
+				t.Fatal("Compile succeeded, want an error")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseLabelSet(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    map[string]string
+		wantErr bool
+	}{
+		{"pairs are split on commas", "sector=hft-cdn,decision=page", map[string]string{"sector": "hft-cdn", "decision": "page"}, false},
+		{"spaces and quotes are trimmed", ` alertname = "TargetDown" , job=node `, map[string]string{"alertname": "TargetDown", "job": "node"}, false},
+		{"an empty string is an empty set", "", map[string]string{}, false},
+		{"an empty value is kept", "team=", map[string]string{"team": ""}, false},
+		{"a pair without = is an error", "sector", nil, true},
+		{"a pair without a name is an error", "=x", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := routing.ParseLabelSet(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ParseLabelSet(%q) error = %v, wantErr %v", tt.in, err, tt.wantErr)
+			}
+			if !tt.wantErr && !maps.Equal(got, tt.want) {
+				t.Errorf("ParseLabelSet(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+		})
+	}
+}
