@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"log/slog"
 	"os"
@@ -22,6 +21,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -43,7 +43,7 @@ func (w *waits) wait(ctx context.Context, d time.Duration) error {
 
 type harness struct {
 	srv   *pdtest.Server
-	store *notifytest.Store
+	store *store.Memory
 	n     *pagerduty.Notifier
 	logs  *syncBuffer
 	waits *waits
@@ -68,7 +68,7 @@ func (s *syncBuffer) String() string {
 
 func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	t.Helper()
-	h := &harness{srv: pdtest.NewServer(), store: notifytest.NewStore(), logs: &syncBuffer{}, waits: &waits{}}
+	h := &harness{srv: pdtest.NewServer(), store: store.NewMemory(), logs: &syncBuffer{}, waits: &waits{}}
 	t.Cleanup(h.srv.Close)
 	cfg := pagerduty.DefaultConfig()
 	cfg.RoutingKey = pdtest.RoutingKey
@@ -153,7 +153,7 @@ func TestTriggerThenResolve(t *testing.T) {
 	if h.srv.Triggers(incident) != 1 || h.srv.Resolves(incident) != 1 {
 		t.Fatalf("triggers = %d, resolves = %d; want 1 and 1", h.srv.Triggers(incident), h.srv.Resolves(incident))
 	}
-	if _, ok := h.store.Value(routing.Key("ar:", "pd", incident, "triggered")); ok {
+	if _, ok := value(t, h.store, routing.Key("ar:", "pd", incident, "triggered")); ok {
 		t.Fatal("the trigger mark survived the resolve")
 	}
 	golden(t, "resolve.golden.json", h.srv.Events()[1].Raw)
@@ -402,7 +402,9 @@ func TestEventContent(t *testing.T) {
 
 func TestStoreOutageFailsOpen(t *testing.T) {
 	h := newHarness(t, nil)
-	h.store.Err = errors.New("connection refused")
+	if err := h.store.Close(); err != nil { // a closed store answers ErrStoreUnavailable
+		t.Fatal(err)
+	}
 	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
 		t.Fatal(err)
 	}
@@ -475,8 +477,8 @@ func BenchmarkTrigger(b *testing.B) {
 	cfg := pagerduty.DefaultConfig()
 	cfg.RoutingKey = pdtest.RoutingKey
 	cfg.URL = srv.EnqueueURL()
-	store := notifytest.NewStore()
-	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{Store: store})
+	st := store.NewMemory()
+	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{Store: st})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -491,4 +493,14 @@ func BenchmarkTrigger(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// value reads key from the store, for assertions.
+func value(t *testing.T, st *store.Memory, key string) (string, bool) {
+	t.Helper()
+	vals, found, err := st.Get(context.Background(), []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals[0], found[0]
 }

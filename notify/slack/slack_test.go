@@ -22,6 +22,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -42,14 +43,14 @@ func (w *waits) wait(ctx context.Context, d time.Duration) error {
 
 type harness struct {
 	srv   *slacktest.Server
-	store *notifytest.Store
+	store *store.Memory
 	waits *waits
 	logs  *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{srv: slacktest.NewServer(token, "triage"), store: notifytest.NewStore(), waits: &waits{}, logs: &bytes.Buffer{}}
+	h := &harness{srv: slacktest.NewServer(token, "triage"), store: store.NewMemory(), waits: &waits{}, logs: &bytes.Buffer{}}
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -262,7 +263,7 @@ func TestFailures(t *testing.T) {
 				t.Fatal("the token leaked")
 			}
 			// A failed parent post releases its claim: the retry posts a parent.
-			if _, ok := h.store.Value(routing.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")); ok {
+			if _, ok := value(t, h.store, routing.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")); ok {
 				t.Fatal("a failed post left its claim behind")
 			}
 		})
@@ -307,7 +308,7 @@ func TestADeletedParentIsReplaced(t *testing.T) {
 	if len(parents) != 1 {
 		t.Fatalf("parents = %d, want 1", len(parents))
 	}
-	if v, _ := h.store.Value(key); v != parents[0].Channel+" "+parents[0].TS {
+	if v, _ := value(t, h.store, key); v != parents[0].Channel+" "+parents[0].TS {
 		t.Fatalf("stored parent = %q", v)
 	}
 }
@@ -366,5 +367,29 @@ func BenchmarkBlocks(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		slack.Blocks(no, data, "title", "text", "ref")
+	}
+}
+
+// value reads key from the store, for assertions.
+func value(t *testing.T, st *store.Memory, key string) (string, bool) {
+	t.Helper()
+	vals, found, err := st.Get(context.Background(), []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return vals[0], found[0]
+}
+
+func TestStoreOutagePostsStandalone(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, nil)
+	if err := h.store.Close(); err != nil { // a closed store answers ErrStoreUnavailable
+		t.Fatal(err)
+	}
+	if err := n.Notify(context.Background(), note(routing.KindFiring, routing.ActionTicket, "firing", "aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if len(h.srv.Messages()) != 1 {
+		t.Fatal("the notification was lost while the store was down")
 	}
 }
