@@ -1,0 +1,93 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestBadConfigsFailWithTheirYAMLPath(t *testing.T) {
+	cases := map[string]string{
+		"unknown-key.bad.yml":        "field recievers not found",
+		"undefined-receiver.bad.yml": `route.routes[0].receiver: undefined receiver "pagerduty"`,
+		"bad-matcher.bad.yml":        "route.routes[0].matchers[0]:",
+		"duplicate-receiver.bad.yml": `receivers[1].name: duplicate receiver name "log"`,
+		"no-route.bad.yml":           "route: required",
+		"empty-receiver.bad.yml":     `receivers[0]: receiver "log" has no pagerduty_configs, slack_configs or log_configs`,
+		"dedup-ttl.bad.yml":          "dedup.notified_ttl: 1h must be longer than repeat_interval (4h)",
+		"undefined-env.bad.yml":      "undefined environment variable(s) referenced as ${…}: ALERTROUTER_TEST_UNDEFINED_VARIABLE",
+		"basic-auth.bad.yml":         "auth.basic_auth: exactly one of password and password_file must be set",
+	}
+	for file, want := range cases {
+		t.Run(file, func(t *testing.T) {
+			_, err := Load(filepath.Join("testdata", file))
+			if err == nil {
+				t.Fatalf("Load(%s) succeeded, want error containing %q", file, want)
+			}
+			if !strings.Contains(err.Error(), want) {
+				t.Fatalf("Load(%s) error = %q, want it to contain %q", file, err, want)
+			}
+		})
+	}
+}
+
+func TestGoodConfigLoadsWithDefaultsAndExpandsEnv(t *testing.T) {
+	t.Setenv("ALERTROUTER_TEST_TOKEN", "s3cr3t-token-value")
+	c, err := Load("testdata/good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(c.Auth.BearerToken) != "s3cr3t-token-value" {
+		t.Errorf("bearer token = %q, want the expanded env value", c.Auth.BearerToken)
+	}
+	if time.Duration(c.Webhook.Timeout) != 10*time.Second || c.Webhook.MaxBodyBytes != 64<<20 {
+		t.Errorf("webhook = %+v, want timeout 10s and the default body limit", c.Webhook)
+	}
+	if time.Duration(c.Dedup.ClaimTTL) != 30*time.Second || time.Duration(c.Dedup.RepeatInterval) != 4*time.Hour {
+		t.Errorf("dedup = %+v, want claim_ttl 30s and the default repeat interval", c.Dedup)
+	}
+	got := c.Route.Match(func(n string) string {
+		return map[string]string{"decision": "page", "sector": "hft-cdn"}[n]
+	})
+	if strings.Join(got, ",") != "hft" {
+		t.Errorf("route for an HFT page = %v, want [hft]", got)
+	}
+	if c.Store.Redis != nil {
+		t.Errorf("store.redis = %+v, want nil (embedded store) by default", c.Store.Redis)
+	}
+}
+
+func TestSecretsNeverPrint(t *testing.T) {
+	t.Setenv("ALERTROUTER_TEST_TOKEN", "s3cr3t-token-value")
+	c, err := Load("testdata/good.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.String(); strings.Contains(s, "s3cr3t-token-value") || !strings.Contains(s, "<secret>") {
+		t.Fatalf("config rendering leaks the secret or hides nothing:\n%s", s)
+	}
+}
+
+func TestEmbeddedDefaultsAreValid(t *testing.T) {
+	c := LoadDefault()
+	if c.Route.Receiver != "log" || len(c.Receivers) != 1 || len(c.Receivers[0].LogConfigs) != 1 {
+		t.Fatalf("embedded defaults = route %q, receivers %+v; want one log receiver", c.Route.Receiver, c.Receivers)
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "router.yml")
+	if err := os.WriteFile(p, DefaultYAML(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(p); err != nil {
+		t.Fatalf("the embedded defaults written to a file do not load: %v", err)
+	}
+}
+
+func TestDollarDollarIsALiteralDollar(t *testing.T) {
+	out, err := expandEnv([]byte("a: $$HOME"))
+	if err != nil || string(out) != "a: $HOME" {
+		t.Fatalf("expandEnv = %q, %v; want a literal $HOME", out, err)
+	}
+}
