@@ -73,7 +73,8 @@ type EdgeOptions struct {
 	Auth Auth
 	// MaxBodyBytes bounds a webhook body; larger ones get 413.
 	MaxBodyBytes int64
-	// Timeout bounds the processing of one webhook, notifications included.
+	// Timeout bounds the processing of one webhook, notifications included;
+	// zero leaves only the request's own deadline.
 	Timeout time.Duration
 }
 
@@ -183,8 +184,12 @@ func (h *webhook) serve(c echo.Context) error {
 		h.logger.Warn("Alertmanager truncated this webhook (max_alerts); the alerts it left out reach the router on its next group_interval, raise max_alerts to avoid the delay",
 			"group_key", msg.GroupKey, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
-	ctx, cancel := context.WithTimeout(req.Context(), opts.Timeout)
-	defer cancel()
+	ctx := req.Context()
+	if opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
+		defer cancel()
+	}
 	sum, err := h.rt.Pipeline().Process(ctx, msg)
 	if err != nil {
 		status := http.StatusServiceUnavailable

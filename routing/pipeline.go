@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -182,11 +183,32 @@ func (p *Pipeline) Process(ctx context.Context, msg *Message) (*Summary, error) 
 	if err != nil {
 		return sum, err
 	}
-	// 7. claim them, 8. notify, 9. confirm or release.
-	if err := p.claim(ctx, trs, sum); err != nil {
-		return sum, err
+	// 7. claim them, 8. notify what this replica won, 9. confirm or
+	// release. Transitions another replica holds fail the webhook (so
+	// Alertmanager retries them) but never hold back the ones won here.
+	claimErr := p.claim(ctx, trs, sum)
+	return sum, joinDeliveryErrors(claimErr, p.deliver(ctx, msg, trs, sum))
+}
+
+// joinDeliveryErrors merges the *DeliveryErrors of the claim and deliver
+// steps; the result is retryable when either is.
+func joinDeliveryErrors(errs ...error) error {
+	var out *DeliveryError
+	for _, err := range errs {
+		var de *DeliveryError
+		if !errors.As(err, &de) {
+			continue
+		}
+		if out == nil {
+			out = &DeliveryError{}
+		}
+		out.Retryable = out.Retryable || de.Retryable
+		out.Errs = append(out.Errs, de.Errs...)
 	}
-	return sum, p.deliver(ctx, msg, trs, sum)
+	if out == nil {
+		return nil
+	}
+	return out
 }
 
 func (p *Pipeline) observe(msg *Message, results []*Result, sum *Summary) {
@@ -333,7 +355,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 		return nil, nil
 	}
 	values, found, err := p.Store.Get(ctx, keys)
-	if err != nil {
+	storeDown := err != nil
+	if storeDown {
 		if p.Dedup.FailClosed {
 			return nil, p.failClosed("read notified transitions", err, sum)
 		}
@@ -343,6 +366,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 	}
 	out := trs[:0]
 	notified := map[*Result]bool{}
+	claims := make(map[string]bool, len(trs))
+	var routed map[*Result][]string // fail open: where each resolve would go
 	for i, t := range trs {
 		tier, at := "", time.Time{}
 		if found[i] {
@@ -350,6 +375,22 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 		}
 		firing := t.res.Alert.Firing()
 		switch {
+		case !firing && !found[i] && storeDown:
+			// Fail open: whether the firing was notified is unknown, so
+			// the resolve goes where the route tree sends the alert (a
+			// resolve of an unknown incident is the duplicate we risk).
+			if routed == nil {
+				routed = map[*Result][]string{}
+			}
+			recvs, ok := routed[t.res]
+			if !ok {
+				recvs = p.Routes.Match(t.res.Label)
+				routed[t.res] = recvs
+			}
+			if !slices.Contains(recvs, t.receiver) {
+				continue
+			}
+			t.kind = KindResolved
 		case !firing && !found[i]:
 			// Never notified to this receiver: nothing to resolve there.
 			continue
@@ -361,6 +402,13 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			t.kind = KindResolved
 		case !found[i] || tier == "resolved" || tier != tierOf(&t.res.Decision):
 			t.kind = KindFiring
+			if tier == "resolved" {
+				// Alertmanager re-fired an alert it had resolved (same
+				// startsAt, e.g. Prometheus missed its resends): a new
+				// transition, whose claim must not collide with the
+				// first firing's.
+				t.claim += ":a" + strconv.FormatInt(at.UnixMilli(), 10)
+			}
 		case p.Dedup.RepeatInterval > 0 && now.Sub(at) >= p.Dedup.RepeatInterval:
 			t.kind = KindReminder
 			bucket := int64(now.Sub(t.res.Alert.StartsAt) / p.Dedup.RepeatInterval)
@@ -370,6 +418,12 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			continue
 		}
 		notified[t.res] = true
+		if claims[t.claim] {
+			// The same alert twice in one payload: one claim, one send.
+			p.countDedup(dedupHit, sum)
+			continue
+		}
+		claims[t.claim] = true
 		out = append(out, t)
 	}
 	for _, r := range results {
@@ -548,7 +602,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 	var confirm, release []Entry
 	var failures []error
 	retryable := false
-	joined := map[string][]string{}
+	joined := map[batchKey][]string{} // receiver+incident → fingerprints
 	for i, k := range order {
 		for _, t := range batches[k] {
 			if errs[i] != nil {
@@ -561,7 +615,8 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 			if t.kind == KindResolved {
 				mv = markerValue("resolved", now)
 			} else {
-				joined[k.incident] = append(joined[k.incident], t.res.Alert.Fingerprint)
+				jk := batchKey{receiver: k.receiver, incident: k.incident}
+				joined[jk] = append(joined[jk], t.res.Alert.Fingerprint)
 			}
 			confirm = append(confirm,
 				Entry{Key: t.claim, Value: doneValue, TTL: p.Dedup.ClaimTTL + time.Minute},
@@ -583,8 +638,8 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 			p.storeError("confirm notified transitions", err)
 		}
 	}
-	for inc, fps := range joined {
-		if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "m", inc, "firing"), p.Dedup.NotifiedTTL, fps...); err != nil {
+	for jk, fps := range joined {
+		if err := p.Store.AddMembers(ctx, p.membersKey(jk.incident, jk.receiver), p.Dedup.NotifiedTTL, fps...); err != nil {
 			p.storeError("record incident members", err)
 		}
 	}
@@ -603,31 +658,40 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 	return nil
 }
 
-// leaveIncidents removes the resolved alerts of each incident from its set
-// of firing members and returns how many remain per incident: zero means the
-// incident resolves with this notification.
-func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey) map[string]int64 {
-	remaining := map[string]int64{}
-	done := map[string]bool{}
+// membersKey is the set of an incident's alerts notified firing to one
+// receiver. Membership is per receiver: when pages go to PagerDuty and
+// tickets to Slack, PagerDuty's incident resolves with its last page even
+// while a ticket of the same incident still fires in Slack.
+func (p *Pipeline) membersKey(incident, receiver string) string {
+	return Key(p.Dedup.KeyPrefix, "m", incident, "firing:"+receiver)
+}
+
+// leaveIncidents removes the resolved alerts of each resolve batch from the
+// incident's firing members at that receiver and returns how many remain
+// per batch: zero means the incident resolves with this notification. An
+// incident that also has firing transitions for the same receiver in this
+// payload never resolves.
+func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey) map[batchKey]int64 {
+	remaining := map[batchKey]int64{}
 	for _, k := range order {
-		if k.kind != KindResolved || done[k.incident] {
+		if k.kind != KindResolved {
 			continue
 		}
-		done[k.incident] = true
-		var fps []string
-		for _, k2 := range order {
-			if k2.incident == k.incident && k2.kind == KindResolved {
-				for _, t := range batches[k2] {
-					fps = append(fps, t.res.Alert.Fingerprint)
-				}
-			}
+		fps := make([]string, 0, len(batches[k]))
+		for _, t := range batches[k] {
+			fps = append(fps, t.res.Alert.Fingerprint)
 		}
-		n, err := p.Store.RemoveMembers(ctx, Key(p.Dedup.KeyPrefix, "m", k.incident, "firing"), fps...)
+		n, err := p.Store.RemoveMembers(ctx, p.membersKey(k.incident, k.receiver), fps...)
 		if err != nil {
 			p.storeError("update incident members", err)
 			n = 1 // unknown: do not claim the incident resolved
 		}
-		remaining[k.incident] = n
+		for _, kind := range []Kind{KindFiring, KindReminder} {
+			if _, ok := batches[batchKey{k.receiver, k.incident, kind}]; ok {
+				n++
+			}
+		}
+		remaining[k] = n
 	}
 	return remaining
 }
@@ -643,13 +707,13 @@ func (p *Pipeline) rejoinIncidents(ctx context.Context, batches map[batchKey][]*
 		for _, t := range batches[k] {
 			fps = append(fps, t.res.Alert.Fingerprint)
 		}
-		if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "m", k.incident, "firing"), p.Dedup.NotifiedTTL, fps...); err != nil {
+		if err := p.Store.AddMembers(ctx, p.membersKey(k.incident, k.receiver), p.Dedup.NotifiedTTL, fps...); err != nil {
 			p.storeError("restore incident members", err)
 		}
 	}
 }
 
-func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, remaining map[string]int64) *Notification {
+func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, remaining map[batchKey]int64) *Notification {
 	n := &Notification{Receiver: k.receiver, Incident: k.incident, Kind: k.kind, Action: ActionNone}
 	data := msg.Data
 	data.Receiver = k.receiver
@@ -668,7 +732,7 @@ func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, rem
 		data.Status = "firing"
 	}
 	if k.kind == KindResolved {
-		n.IncidentResolved = remaining[k.incident] == 0
+		n.IncidentResolved = remaining[k] == 0
 	}
 	n.Data = &data
 	return n

@@ -1,0 +1,807 @@
+package routing_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"gopkg.in/yaml.v2"
+
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// The fakes below are driven by labels: sector and kpi classify, test_action
+// (page|ticket|none) and test_tier decide, slo names the SLO identity.
+
+var fakeClassifier = routing.ClassifierFunc(func(a *routing.Alert) routing.Classification {
+	c := routing.Classification{Sector: routing.Unknown, IncidentClass: "latency"}
+	if s := a.Labels["sector"]; s != "" {
+		c.Sector, c.Confidence = s, 1
+	}
+	if k := a.Labels["kpi"]; k != "" {
+		c.KPIs = []routing.KPI{{ID: k}}
+	}
+	return c
+})
+
+var fakeDecider = routing.DeciderFunc(func(a *routing.Alert, _ *routing.Classification, _ time.Time) routing.Decision {
+	act := routing.Action(a.Labels["test_action"])
+	if act == "" {
+		act = routing.ActionNone
+	}
+	tier := a.Labels["test_tier"]
+	if tier == "" {
+		tier = string(act)
+	}
+	return routing.Decision{Action: act, Policy: "test", Tier: tier, SLO: a.Labels["slo"]}
+})
+
+// clock is an injectable time source shared by a pipeline and its store.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// sink is a counting Notifier; fail, when set, decides each delivery.
+type sink struct {
+	mu   sync.Mutex
+	sent []*routing.Notification
+	fail func(n *routing.Notification) error
+}
+
+func (s *sink) Notify(_ context.Context, n *routing.Notification) error {
+	s.mu.Lock()
+	fail := s.fail
+	s.mu.Unlock()
+	if fail != nil {
+		if err := fail(n); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	s.sent = append(s.sent, n)
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *sink) setFail(f func(n *routing.Notification) error) {
+	s.mu.Lock()
+	s.fail = f
+	s.mu.Unlock()
+}
+
+func (s *sink) notifications() []*routing.Notification {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*routing.Notification(nil), s.sent...)
+}
+
+// transitions counts the alerts sent, by "fingerprint status kind".
+func (s *sink) transitions() map[string]int {
+	out := map[string]int{}
+	for _, n := range s.notifications() {
+		for _, r := range n.Results {
+			out[r.Alert.Fingerprint+" "+r.Alert.Status+" "+string(n.Kind)]++
+		}
+	}
+	return out
+}
+
+// env is one router deployment under test: receivers "pagerduty" (pages)
+// and "slack" (everything else), a shared store and clock.
+type env struct {
+	t      *testing.T
+	clock  *clock
+	store  routing.Store
+	pd     *sink
+	slack  *sink
+	reg    *prometheus.Registry
+	dedup  routing.DedupOptions
+	routes string
+}
+
+const testRoutes = `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+`
+
+func newEnv(t *testing.T) *env {
+	e := &env{t: t, clock: newClock(), pd: &sink{}, slack: &sink{}, routes: testRoutes,
+		dedup: routing.DedupOptions{
+			ClaimTTL: time.Minute, NotifiedTTL: 7 * 24 * time.Hour, RepeatInterval: 4 * time.Hour,
+			InFlightWait: 50 * time.Millisecond, KeyPrefix: "test:",
+		}}
+	e.store = store.NewMemory(store.WithClock(e.clock.Now))
+	return e
+}
+
+// pipeline builds one replica; every call returns a new Pipeline sharing
+// the env's store, clock and notifiers, with its own metrics.
+func (e *env) pipeline() *routing.Pipeline {
+	e.t.Helper()
+	var r routing.Route
+	if err := yaml.UnmarshalStrict([]byte(e.routes), &r); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := r.Compile(map[string]bool{"pagerduty": true, "slack": true}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.reg = prometheus.NewRegistry()
+	return &routing.Pipeline{
+		Classifier: fakeClassifier,
+		Decider:    fakeDecider,
+		Routes:     &r,
+		Notifiers:  map[string]routing.Notifier{"pagerduty": e.pd, "slack": e.slack},
+		Store:      e.store,
+		Dedup:      e.dedup,
+		Metrics:    routing.NewMetrics(e.reg),
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:        e.clock.Now,
+	}
+}
+
+// alert is a firing or resolved alert of service "chat" in sector
+// llm-inference-gpu (KPI TTFT): one incident unless labels say otherwise.
+func alert(name, status, action string, kv ...string) wAlert {
+	labels := map[string]string{
+		"alertname": name, "service": "chat", "job": "vllm", "instance": "gpu-node-001:8000",
+		"sector": "llm-inference-gpu", "kpi": "TTFT", "test_action": action,
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		labels[kv[i]] = kv[i+1]
+	}
+	return mkAlert(status, labels, map[string]string{"summary": name}, `vllm:time_to_first_token_seconds_bucket > 2`, fixtureStart)
+}
+
+// payload decodes alerts as one Alertmanager webhook.
+func payload(t testing.TB, alerts ...wAlert) *routing.Message {
+	t.Helper()
+	b, err := json.Marshal(message("firing", alerts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := routing.Decode(b, receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func process(t *testing.T, p *routing.Pipeline, alerts ...wAlert) (*routing.Summary, error) {
+	t.Helper()
+	return p.Process(context.Background(), payload(t, alerts...))
+}
+
+func mustProcess(t *testing.T, p *routing.Pipeline, alerts ...wAlert) *routing.Summary {
+	t.Helper()
+	sum, err := process(t, p, alerts...)
+	if err != nil {
+		t.Fatalf("Process: %v (summary %+v)", err, sum)
+	}
+	return sum
+}
+
+// metric returns the value of a counter or gauge of reg ("" label value
+// matches an unlabelled metric).
+func metric(t *testing.T, reg *prometheus.Registry, name, labelValue string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if labelValue != "" && (len(m.GetLabel()) == 0 || m.GetLabel()[0].GetValue() != labelValue) {
+				continue
+			}
+			if c := m.GetCounter(); c != nil {
+				return c.GetValue()
+			}
+			return m.GetGauge().GetValue()
+		}
+	}
+	t.Fatalf("metric %s{%s} not found", name, labelValue)
+	return 0
+}
+
+func TestPipelineNotifiesTheSamePayloadOnce(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	a := alert("TTFTHigh", "firing", "page")
+	first := mustProcess(t, p, a)
+	second := mustProcess(t, p, a)
+	if got := len(e.pd.notifications()); got != 1 {
+		t.Fatalf("pagerduty got %d notifications, want 1", got)
+	}
+	if n := e.pd.notifications()[0]; n.Kind != routing.KindFiring || n.Action != routing.ActionPage || n.Incident == "" || n.Data.Receiver != "pagerduty" {
+		t.Errorf("notification = %+v", n)
+	}
+	if first.Notified != 1 || second.Notified != 0 || second.Deduplicated != 1 {
+		t.Errorf("summaries %+v then %+v; want notified 1, then deduplicated 1", first, second)
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_total", "hit"); got != 1 {
+		t.Errorf("dedup hits = %v, want 1", got)
+	}
+	if len(e.slack.notifications()) != 0 {
+		t.Errorf("slack got %d notifications, want none (pages route to pagerduty)", len(e.slack.notifications()))
+	}
+}
+
+func TestPipelineResolvesAnIncidentWhenItsLastNotifiedAlertResolves(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	a, b := alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b")
+	mustProcess(t, p, a, b)
+
+	ra := alert("TTFTHigh", "resolved", "page", "instance", "a")
+	mustProcess(t, p, ra, b)
+	ns := e.pd.notifications()
+	if len(ns) != 2 || ns[1].Kind != routing.KindResolved || len(ns[1].Results) != 1 {
+		t.Fatalf("after a resolves: %d notifications, last %+v; want one resolve of one alert", len(ns), ns[len(ns)-1])
+	}
+	if ns[1].IncidentResolved {
+		t.Error("IncidentResolved = true while b still fires")
+	}
+
+	rb := alert("TTFTHigh", "resolved", "page", "instance", "b")
+	mustProcess(t, p, ra, rb)
+	mustProcess(t, p, ra, rb) // Alertmanager repeats resolved alerts too.
+	ns = e.pd.notifications()
+	if len(ns) != 3 || ns[2].Kind != routing.KindResolved || !ns[2].IncidentResolved {
+		t.Fatalf("after b resolves: %d notifications; want a third, resolving the incident", len(ns))
+	}
+	if ns[2].Results[0].Alert.Fingerprint != fingerprint(rb.Labels) {
+		t.Errorf("resolve carries %s, want b", ns[2].Results[0].Alert.Fingerprint)
+	}
+}
+
+func TestPipelineResolvesEveryAlertOfAnIncidentInOneNotification(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b"))
+	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), alert("TTFTHigh", "resolved", "page", "instance", "b"))
+	ns := e.pd.notifications()
+	if len(ns) != 2 || len(ns[1].Results) != 2 || !ns[1].IncidentResolved || ns[1].Data.Status != "resolved" {
+		t.Fatalf("got %d notifications; want the second to resolve both alerts and the incident", len(ns))
+	}
+}
+
+func TestPipelineNeverSendsTheResolveOfAFiringItDidNotNotify(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	sum := mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
+	if n := len(e.pd.notifications()) + len(e.slack.notifications()); n != 0 {
+		t.Errorf("%d notifications sent for a resolve whose firing was never notified", n)
+	}
+	if sum.Notified != 0 {
+		t.Errorf("summary %+v, want nothing notified", sum)
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_total", "resolved_unseen"); got != 1 {
+		t.Errorf("resolved_unseen = %v, want 1", got)
+	}
+}
+
+func TestPipelineKeepsAnIncidentOpenWhileAnAlertOfThisPayloadStartsFiring(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "instance", "a"))
+	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b"))
+	for _, n := range e.pd.notifications() {
+		if n.Kind == routing.KindResolved && n.IncidentResolved {
+			t.Error("the resolve of a claims the incident resolved while b starts firing in the same payload")
+		}
+	}
+	if got := e.pd.transitions()[fingerprint(alert("TTFTHigh", "firing", "page", "instance", "b").Labels)+" firing firing"]; got != 1 {
+		t.Errorf("b notified %d times, want 1", got)
+	}
+}
+
+func TestPipelineResolvesAnIncidentPerReceiver(t *testing.T) {
+	// A page (to pagerduty) and a ticket (to slack) of one incident: when
+	// the page resolves, PagerDuty's incident resolves although the ticket
+	// still fires in Slack.
+	e := newEnv(t)
+	p := e.pipeline()
+	pg, tk := alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "ticket", "instance", "b")
+	mustProcess(t, p, pg, tk)
+	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), tk)
+	ns := e.pd.notifications()
+	if len(ns) != 2 || ns[1].Kind != routing.KindResolved || !ns[1].IncidentResolved {
+		t.Fatalf("pagerduty notifications %d; want the second to resolve its incident", len(ns))
+	}
+	if got := len(e.slack.notifications()); got != 1 {
+		t.Errorf("slack got %d notifications, want only the ticket's firing", got)
+	}
+}
+
+func TestPipelineNotifiesATierChange(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, alert("TTFTHigh", "firing", "ticket", "test_tier", "warn"))
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "test_tier", "critical"))
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "test_tier", "critical"))
+	if s, pd := len(e.slack.notifications()), len(e.pd.notifications()); s != 1 || pd != 1 {
+		t.Fatalf("slack %d, pagerduty %d notifications; want the ticket once, then the page once", s, pd)
+	}
+	if n := e.pd.notifications()[0]; n.Kind != routing.KindFiring || n.Action != routing.ActionPage {
+		t.Errorf("page notification %+v", n)
+	}
+}
+
+func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.pipeline(), e.pipeline()
+	x := alert("TTFTHigh", "firing", "page")
+	mustProcess(t, a, x)
+
+	e.clock.Advance(4*time.Hour - time.Second)
+	mustProcess(t, a, x)
+	mustProcess(t, b, x)
+	if got := len(e.pd.notifications()); got != 1 {
+		t.Fatalf("%d notifications before the repeat interval, want 1", got)
+	}
+
+	e.clock.Advance(time.Second)
+	mustProcess(t, a, x)
+	mustProcess(t, b, x)
+	ns := e.pd.notifications()
+	if len(ns) != 2 || ns[1].Kind != routing.KindReminder {
+		t.Fatalf("%d notifications at the repeat interval; want one reminder", len(ns))
+	}
+
+	e.clock.Advance(time.Hour)
+	mustProcess(t, b, x)
+	if got := len(e.pd.notifications()); got != 2 {
+		t.Errorf("%d notifications an hour after the reminder, want still 2", got)
+	}
+	e.clock.Advance(3 * time.Hour)
+	mustProcess(t, b, x)
+	if ns := e.pd.notifications(); len(ns) != 3 || ns[2].Kind != routing.KindReminder {
+		t.Errorf("%d notifications after the second interval, want a second reminder", len(ns))
+	}
+}
+
+func TestPipelineReleasesTheClaimOfAFailedNotificationSoTheRetrySendsIt(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	e.pd.setFail(func(*routing.Notification) error { return errors.New("pagerduty: 503 Service Unavailable") })
+	x := alert("TTFTHigh", "firing", "page")
+	sum, err := process(t, p, x)
+	var de *routing.DeliveryError
+	if !errors.As(err, &de) || !de.Retryable {
+		t.Fatalf("Process error = %v, want a retryable *DeliveryError", err)
+	}
+	if sum.Failed != 1 || len(sum.Errors) != 1 {
+		t.Errorf("summary %+v, want one failure named", sum)
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_total", "released"); got != 1 {
+		t.Errorf("released = %v, want 1", got)
+	}
+
+	e.pd.setFail(nil)
+	mustProcess(t, p, x) // Alertmanager's retry.
+	mustProcess(t, p, x)
+	if got := len(e.pd.notifications()); got != 1 {
+		t.Errorf("%d notifications after the retry, want exactly 1", got)
+	}
+}
+
+func TestPipelineReportsPermanentFailuresAsNotRetryable(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	e.pd.setFail(func(*routing.Notification) error { return routing.Permanent(errors.New("invalid routing key")) })
+	_, err := process(t, p, alert("TTFTHigh", "firing", "page"))
+	var de *routing.DeliveryError
+	if !errors.As(err, &de) || de.Retryable {
+		t.Fatalf("Process error = %#v, want *DeliveryError{Retryable: false}", err)
+	}
+}
+
+func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
+	page := alert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h")
+	ticket := alert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d")
+	otherTicket := alert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-latency", "long", "3d")
+
+	t.Run("within one payload", func(t *testing.T) {
+		e := newEnv(t)
+		sum := mustProcess(t, e.pipeline(), page, ticket, otherTicket)
+		if sum.Suppressed != 1 || sum.Notified != 2 {
+			t.Errorf("summary %+v, want 1 suppressed, 2 notified", sum)
+		}
+		if tr := e.slack.transitions(); tr[fingerprint(ticket.Labels)+" firing firing"] != 0 || tr[fingerprint(otherTicket.Labels)+" firing firing"] != 1 {
+			t.Errorf("slack transitions %v: want the other SLO's ticket only", tr)
+		}
+	})
+	t.Run("across payloads and replicas", func(t *testing.T) {
+		e := newEnv(t)
+		mustProcess(t, e.pipeline(), page)
+		sum := mustProcess(t, e.pipeline(), ticket)
+		if sum.Suppressed != 1 || len(e.slack.notifications()) != 0 {
+			t.Errorf("summary %+v, slack %d; want the ticket suppressed", sum, len(e.slack.notifications()))
+		}
+		// Once the page resolves, the ticket is a problem of its own.
+		mustProcess(t, e.pipeline(), alert("ErrorBudgetBurn", "resolved", "page", "slo", "gateway-availability", "long", "1h"))
+		sum = mustProcess(t, e.pipeline(), ticket)
+		if sum.Suppressed != 0 || len(e.slack.notifications()) != 1 {
+			t.Errorf("after the page resolved: summary %+v, slack %d; want the ticket notified", sum, len(e.slack.notifications()))
+		}
+	})
+}
+
+func TestPipelineSendsNothingForDecisionNone(t *testing.T) {
+	e := newEnv(t)
+	sum := mustProcess(t, e.pipeline(), alert("InfoOnly", "firing", "none"), alert("InfoOnly", "firing", "none", "instance", "b"))
+	if sum.NoAction != 2 || sum.Notified != 0 {
+		t.Errorf("summary %+v, want no_action 2", sum)
+	}
+	if n := len(e.pd.notifications()) + len(e.slack.notifications()); n != 0 {
+		t.Errorf("%d notifications sent for decision none", n)
+	}
+}
+
+func TestPipelineSendsADuplicatedAlertOfOnePayloadOnce(t *testing.T) {
+	e := newEnv(t)
+	x := alert("TTFTHigh", "firing", "page")
+	mustProcess(t, e.pipeline(), x, x)
+	if got := e.pd.transitions()[fingerprint(x.Labels)+" firing firing"]; got != 1 {
+		t.Errorf("alert sent %d times, want 1", got)
+	}
+}
+
+func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.pipeline(), e.pipeline()
+	x, y := alert("TTFTHigh", "firing", "page", "instance", "x"), alert("ITLHigh", "firing", "ticket", "kpi", "ITL")
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	e.pd.setFail(func(*routing.Notification) error {
+		close(entered)
+		<-release
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() { _, err := process(t, a, x); done <- err }()
+	<-entered // replica a holds x's claim and is sending it.
+
+	_, err := process(t, b, x, y)
+	var de *routing.DeliveryError
+	if !errors.As(err, &de) || !de.Retryable {
+		t.Fatalf("replica b: %v, want a retryable *DeliveryError for x in flight", err)
+	}
+	if got := len(e.slack.notifications()); got != 1 {
+		t.Errorf("y reached slack %d times, want 1: a transition in flight elsewhere must not hold back the rest", got)
+	}
+
+	e.pd.setFail(nil)
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatalf("replica a: %v", err)
+	}
+	mustProcess(t, b, x, y) // Alertmanager's retry to b.
+	if pd, s := len(e.pd.notifications()), len(e.slack.notifications()); pd != 1 || s != 1 {
+		t.Errorf("pagerduty %d, slack %d; want each once", pd, s)
+	}
+}
+
+// hundredTransitions is a payload of n alerts of several incidents and both
+// receivers.
+func manyAlerts(n int) []wAlert {
+	out := make([]wAlert, n)
+	for i := range out {
+		action := "ticket"
+		if i%3 == 0 {
+			action = "page"
+		}
+		out[i] = alert("TTFTHigh", "firing", action, "instance", fmt.Sprintf("gpu-node-%03d:8000", i), "service", fmt.Sprintf("svc-%d", i%4))
+	}
+	return out
+}
+
+// processUntilDelivered retries like Alertmanager: while the answer is a
+// retryable failure, send the same payload again (bounded).
+func processUntilDelivered(p *routing.Pipeline, alerts []wAlert) error {
+	var err error
+	for range 50 {
+		var m *routing.Message
+		b, _ := json.Marshal(message("firing", alerts...))
+		if m, err = routing.Decode(b, receivedAt); err != nil {
+			return err
+		}
+		if _, err = p.Process(context.Background(), m); err == nil {
+			return nil
+		}
+		var de *routing.DeliveryError
+		if !errors.As(err, &de) || !de.Retryable {
+			return err
+		}
+	}
+	return fmt.Errorf("still failing after 50 retries: %w", err)
+}
+
+// checkExactlyOnceUnderConcurrency has two replicas sharing st process the
+// same payload from 8 goroutines each, all at once.
+func checkExactlyOnceUnderConcurrency(t *testing.T, e *env) {
+	alerts := manyAlerts(30)
+	replicas := []*routing.Pipeline{e.pipeline(), e.pipeline()}
+	start := make(chan struct{})
+	errs := make(chan error, 16)
+	var wg sync.WaitGroup
+	for _, p := range replicas {
+		for range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				errs <- processUntilDelivered(p, alerts)
+			}()
+		}
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := e.pd.transitions()
+	for k, v := range e.slack.transitions() {
+		tr[k] += v
+	}
+	if len(tr) != len(alerts) {
+		t.Errorf("%d distinct transitions notified, want %d", len(tr), len(alerts))
+	}
+	for k, n := range tr {
+		if n != 1 {
+			t.Errorf("transition %s notified %d times, want once", k, n)
+		}
+	}
+}
+
+func TestPipelineNotifiesEachTransitionOnceAcrossConcurrentReplicas(t *testing.T) {
+	checkExactlyOnceUnderConcurrency(t, newEnv(t))
+}
+
+// flaky is a Store that answers ErrStoreUnavailable while down is set.
+type flaky struct {
+	routing.Store
+	mu   sync.Mutex
+	down bool
+}
+
+func (f *flaky) setDown(v bool) { f.mu.Lock(); f.down = v; f.mu.Unlock() }
+
+func (f *flaky) err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return fmt.Errorf("dial tcp 127.0.0.1:6379: connection refused: %w", routing.ErrStoreUnavailable)
+	}
+	return nil
+}
+
+func (f *flaky) SetNX(ctx context.Context, e []routing.Entry) ([]bool, error) {
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	return f.Store.SetNX(ctx, e)
+}
+
+func (f *flaky) Set(ctx context.Context, e []routing.Entry) error {
+	if err := f.err(); err != nil {
+		return err
+	}
+	return f.Store.Set(ctx, e)
+}
+
+func (f *flaky) Get(ctx context.Context, k []string) ([]string, []bool, error) {
+	if err := f.err(); err != nil {
+		return nil, nil, err
+	}
+	return f.Store.Get(ctx, k)
+}
+
+func (f *flaky) DeleteIfEqual(ctx context.Context, e []routing.Entry) error {
+	if err := f.err(); err != nil {
+		return err
+	}
+	return f.Store.DeleteIfEqual(ctx, e)
+}
+
+func (f *flaky) AddMembers(ctx context.Context, k string, ttl time.Duration, m ...string) error {
+	if err := f.err(); err != nil {
+		return err
+	}
+	return f.Store.AddMembers(ctx, k, ttl, m...)
+}
+
+func (f *flaky) RemoveMembers(ctx context.Context, k string, m ...string) (int64, error) {
+	if err := f.err(); err != nil {
+		return 0, err
+	}
+	return f.Store.RemoveMembers(ctx, k, m...)
+}
+
+func (f *flaky) Members(ctx context.Context, k string) ([]string, error) {
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	return f.Store.Members(ctx, k)
+}
+
+// storeOutage is how a test takes the store down and brings it back.
+type storeOutage struct {
+	down, up func()
+}
+
+// checkStoreOutage: fail open delivers (counting store errors), fail closed
+// answers a retryable DeliveryError, and dedup works again once the store is
+// back.
+func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, storeOutage)) {
+	x := alert("TTFTHigh", "firing", "page")
+	t.Run("fail open delivers and counts the store errors", func(t *testing.T) {
+		e, o := newEnvWithOutage(t)
+		p := e.pipeline()
+		o.down()
+		sum := mustProcess(t, p, x)
+		if sum.Notified != 1 || len(e.pd.notifications()) != 1 {
+			t.Fatalf("summary %+v, want the page delivered without the store", sum)
+		}
+		if got := metric(t, e.reg, "alertrouter_dedup_store_errors_total", ""); got == 0 {
+			t.Error("no store error counted")
+		}
+		if got := metric(t, e.reg, "alertrouter_dedup_total", "fail_open"); got != 1 {
+			t.Errorf("fail_open = %v, want 1", got)
+		}
+		o.up()
+		mustProcess(t, p, x) // the risked duplicate: the store never heard of x
+		mustProcess(t, p, x)
+		mustProcess(t, e.pipeline(), x)
+		if got := len(e.pd.notifications()); got != 2 {
+			t.Errorf("%d notifications, want 2: one while down, one once back, then dedup", got)
+		}
+	})
+	t.Run("fail open delivers resolves too", func(t *testing.T) {
+		e, o := newEnvWithOutage(t)
+		p := e.pipeline()
+		mustProcess(t, p, x)
+		o.down()
+		mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
+		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != routing.KindResolved {
+			t.Errorf("%d notifications, want the resolve delivered while the store is down", len(ns))
+		}
+	})
+	t.Run("fail closed answers a retryable error and sends nothing", func(t *testing.T) {
+		e, o := newEnvWithOutage(t)
+		e.dedup.FailClosed = true
+		p := e.pipeline()
+		o.down()
+		_, err := process(t, p, x)
+		var de *routing.DeliveryError
+		if !errors.As(err, &de) || !de.Retryable || !errors.Is(de.Errs[0], routing.ErrStoreUnavailable) {
+			t.Fatalf("Process error = %v, want a retryable *DeliveryError wrapping ErrStoreUnavailable", err)
+		}
+		if got := len(e.pd.notifications()); got != 0 {
+			t.Errorf("%d notifications sent with the store down and fail_closed", got)
+		}
+		o.up()
+		if err := processUntilDelivered(p, []wAlert{x}); err != nil {
+			t.Fatal(err)
+		}
+		mustProcess(t, e.pipeline(), x)
+		if got := len(e.pd.notifications()); got != 1 {
+			t.Errorf("%d notifications once the store is back, want 1", got)
+		}
+	})
+}
+
+func TestPipelineSurvivesAStoreOutage(t *testing.T) {
+	checkStoreOutage(t, func(t *testing.T) (*env, storeOutage) {
+		e := newEnv(t)
+		f := &flaky{Store: e.store}
+		e.store = f
+		return e, storeOutage{down: func() { f.setDown(true) }, up: func() { f.setDown(false) }}
+	})
+}
+
+func TestEvaluateExplainsWithoutTouchingTheStore(t *testing.T) {
+	e := newEnv(t)
+	f := &flaky{Store: e.store}
+	f.setDown(true)
+	e.store = f
+	p := e.pipeline()
+	rs := p.Evaluate(payload(t, alert("TTFTHigh", "firing", "page"), alert("ErrorBudgetBurn", "firing", "ticket", "slo", "s"), alert("ErrorBudgetBurn", "firing", "page", "slo", "s")))
+	if len(rs) != 3 {
+		t.Fatalf("%d results, want 3", len(rs))
+	}
+	if rs[0].Incident != "llm-inference-gpu/chat/TTFT" || len(rs[0].Receivers) != 1 || rs[0].Receivers[0] != "pagerduty" {
+		t.Errorf("result 0: incident %q receivers %v", rs[0].Incident, rs[0].Receivers)
+	}
+	if rs[1].SuppressedBy == "" || rs[1].Incident != "slo/s" {
+		t.Errorf("result 1: suppressed by %q, incident %q; want suppressed by the page of SLO s", rs[1].SuppressedBy, rs[1].Incident)
+	}
+}
+
+func BenchmarkPipeline(b *testing.B) {
+	for _, n := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("alerts=%d", n), func(b *testing.B) {
+			var r routing.Route
+			_ = yaml.UnmarshalStrict([]byte(testRoutes), &r)
+			if err := r.Compile(map[string]bool{"pagerduty": true, "slack": true}); err != nil {
+				b.Fatal(err)
+			}
+			nop := routing.NotifierFunc(func(context.Context, *routing.Notification) error { return nil })
+			p := &routing.Pipeline{
+				Classifier: fakeClassifier, Decider: fakeDecider, Routes: &r,
+				Notifiers: map[string]routing.Notifier{"pagerduty": nop, "slack": nop},
+				Store:     store.NewMemory(),
+				Dedup:     routing.DedupOptions{ClaimTTL: time.Minute, NotifiedTTL: time.Hour, RepeatInterval: 4 * time.Hour, InFlightWait: time.Second},
+				Metrics:   routing.NewMetrics(nil),
+				Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+			}
+			body, err := json.Marshal(message("firing", manyAlerts(n)...))
+			if err != nil {
+				b.Fatal(err)
+			}
+			msg, err := routing.Decode(body, receivedAt)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			// The first run notifies; every later one is the common case of
+			// Alertmanager repeating a group: all dedup hits.
+			for b.Loop() {
+				if _, err := p.Process(context.Background(), msg); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestPipelineNotifiesAnAlertmanagerReFireAfterItsResolve(t *testing.T) {
+	// Alertmanager resolves an alert whose resends stopped, then Prometheus
+	// resends it with the same startsAt: a new firing transition, notified
+	// however soon after the first one it comes.
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
+	mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
+	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
+	var kinds []routing.Kind
+	for _, n := range e.pd.notifications() {
+		kinds = append(kinds, n.Kind)
+	}
+	if want := []routing.Kind{routing.KindFiring, routing.KindResolved, routing.KindFiring}; !slices.Equal(kinds, want) {
+		t.Errorf("notifications %v, want %v", kinds, want)
+	}
+}
