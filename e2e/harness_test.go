@@ -1,0 +1,464 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"text/template"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+)
+
+// Shared settings of the generated configs.
+const (
+	webhookToken = "e2e-webhook-token"
+	slackToken   = "xoxb-e2e-token"
+	slackChannel = "alerts-triage"
+	// groupInterval is Alertmanager's group_interval; the quiet windows that
+	// prove no duplicates arrive last a few of them.
+	groupInterval = 2 * time.Second
+)
+
+// routerBin is the router binary TestMain builds once per run.
+var routerBin string
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "alertrouter-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: make temp dir:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	routerBin = filepath.Join(dir, "router")
+	build := exec.Command("go", "build", "-o", routerBin, "github.com/alertrouter/alertrouter/cmd/router")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build the router:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// freePort asks the kernel for a free loopback port.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("find a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// amBinary finds Alertmanager, skipping loudly (failing in CI) without it.
+func amBinary(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
+		if bin, err := exec.LookPath(name); err == nil {
+			return bin
+		}
+	}
+	msg := "\n" +
+		"************************************************************\n" +
+		"*  ALERTMANAGER NOT FOUND: end-to-end tests are NOT running.\n" +
+		"*  Install it:  apt-get install prometheus-alertmanager\n" +
+		"*  (or put an `alertmanager` binary on PATH)\n" +
+		"************************************************************"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// tailFile returns the last KiBs of a log file, for failure messages.
+func tailFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Sprintf("(read %s: %v)", path, err)
+	}
+	const max = 24 << 10
+	if len(b) > max {
+		b = b[len(b)-max:]
+	}
+	return string(b)
+}
+
+// proc is a subprocess whose output goes to a log file printed when the
+// test fails.
+type proc struct {
+	t       *testing.T
+	name    string
+	bin     string
+	args    []string
+	addr    string // host:port of its HTTP API
+	logPath string
+
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+func newProc(t *testing.T, name, bin, addr string, args []string) *proc {
+	t.Helper()
+	p := &proc{t: t, name: name, bin: bin, args: args, addr: addr,
+		logPath: filepath.Join(t.TempDir(), name+".log")}
+	t.Cleanup(func() {
+		p.stop()
+		if t.Failed() {
+			t.Logf("---- %s log (%s) ----\n%s", p.name, p.logPath, tailFile(p.logPath))
+		}
+	})
+	p.start()
+	return p
+}
+
+// start launches the process and waits for /-/ready.
+func (p *proc) start() {
+	p.t.Helper()
+	log, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		p.t.Fatalf("open %s log: %v", p.name, err)
+	}
+	fmt.Fprintf(log, "==== %s %s\n", p.bin, strings.Join(p.args, " "))
+	cmd := exec.Command(p.bin, p.args...)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		p.t.Fatalf("start %s: %v", p.name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(exited)
+	}()
+	p.cmd, p.exited = cmd, exited
+	p.waitReady()
+}
+
+func (p *proc) waitReady() {
+	p.t.Helper()
+	url := "http://" + p.addr + "/-/ready"
+	client := &http.Client{Timeout: time.Second}
+	deadline := time.Now().Add(20 * time.Second)
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for time.Now().Before(deadline) {
+		resp, err := client.Get(url)
+		if err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+			err = fmt.Errorf("GET %s: %s", url, resp.Status)
+		}
+		last = err
+		select {
+		case <-p.exited:
+			p.t.Fatalf("%s exited before becoming ready:\n%s", p.name, tailFile(p.logPath))
+		case <-tick.C:
+		}
+	}
+	p.t.Fatalf("%s not ready within 20s: %v\n%s", p.name, last, tailFile(p.logPath))
+}
+
+// kill sends SIGKILL and waits for the process to be gone.
+func (p *proc) kill() {
+	p.t.Helper()
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+	p.cmd = nil
+}
+
+// stop ends the process with SIGTERM, then SIGKILL after a bounded wait.
+func (p *proc) stop() {
+	if p.cmd == nil {
+		return
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.exited:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+		<-p.exited
+	}
+	p.cmd = nil
+}
+
+// restart starts the process again with the same arguments (same port).
+func (p *proc) restart() {
+	p.t.Helper()
+	p.start()
+}
+
+// metric sums the samples of a counter whose series line contains every
+// one of match (e.g. `code="503"`), from the process's /metrics.
+func (p *proc) metric(name string, match ...string) (float64, error) {
+	resp, err := http.Get("http://" + p.addr + "/metrics")
+	if err != nil {
+		return 0, fmt.Errorf("scrape %s: %w", p.name, err)
+	}
+	defer resp.Body.Close()
+	var sum float64
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+lines:
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+"{") && !strings.HasPrefix(line, name+" ") {
+			continue
+		}
+		for _, m := range match {
+			if !strings.Contains(line, m) {
+				continue lines
+			}
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			return 0, fmt.Errorf("parse %q: %w", line, err)
+		}
+		sum += v
+	}
+	return sum, sc.Err()
+}
+
+// stack is what every scenario needs: one Redis and the two stand-ins.
+type stack struct {
+	redis *redistest.Server
+	pd    *pdtest.Server
+	slack *slacktest.Server
+}
+
+func newStack(t *testing.T) *stack {
+	t.Helper()
+	amBinary(t) // skip before starting anything when Alertmanager is missing
+	s := &stack{redis: redistest.Start(t), pd: pdtest.NewServer(), slack: slacktest.NewServer(slackToken, slackChannel)}
+	t.Cleanup(s.pd.Close)
+	t.Cleanup(s.slack.Close)
+	return s
+}
+
+var routerConfig = template.Must(template.New("router.yml").Parse(`
+auth:
+  bearer_token: {{.WebhookToken}}
+store:
+  redis:
+    addrs: ["{{.Redis}}"]
+dedup:
+  claim_ttl: 3s
+  in_flight_wait: 1s
+route:
+  receiver: slack-triage
+  routes:
+    - matchers: ['decision="page"']
+      receiver: pagerduty
+      continue: true
+    - matchers: ['decision=~"page|ticket"']
+      receiver: slack-triage
+receivers:
+  - name: pagerduty
+    pagerduty_configs:
+      - routing_key: {{.RoutingKey}}
+        url: {{.PagerDutyURL}}
+  - name: slack-triage
+    slack_configs:
+      - token: {{.SlackToken}}
+        api_url: {{.SlackURL}}
+        channel: "#{{.SlackChannel}}"
+        mirror_pages: true
+`))
+
+// startRouter runs one router replica of the stack on a free port.
+func (s *stack) startRouter(t *testing.T, name string) *proc {
+	t.Helper()
+	var cfg bytes.Buffer
+	err := routerConfig.Execute(&cfg, map[string]string{
+		"WebhookToken": webhookToken, "Redis": s.redis.Addr(),
+		"RoutingKey": pdtest.RoutingKey, "PagerDutyURL": s.pd.EnqueueURL(),
+		"SlackToken": slackToken, "SlackURL": s.slack.APIURL(), "SlackChannel": slackChannel,
+	})
+	if err != nil {
+		t.Fatalf("render router config: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), name+".yml")
+	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
+		t.Fatalf("write router config: %v", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	return newProc(t, name, routerBin, addr, []string{"serve", "--config.file=" + path,
+		"--web.listen-address=" + addr, "--log.level=debug"})
+}
+
+var amConfig = template.Must(template.New("alertmanager.yml").Parse(`
+route:
+  receiver: router
+  group_by: [alertname, service, slo]
+  group_wait: 1s
+  group_interval: 2s
+  repeat_interval: 1h
+receivers:
+  - name: router
+    webhook_configs:
+      - url: http://{{.Router}}/webhook
+        send_resolved: true
+        max_alerts: 0
+        http_config:
+          authorization:
+            credentials: {{.Token}}
+`))
+
+// amOptions shape one Alertmanager.
+type amOptions struct {
+	// clusterAddr is the gossip listen address; empty runs it alone.
+	clusterAddr string
+	// peers are the gossip addresses of the other members.
+	peers []string
+}
+
+// startAM runs an Alertmanager sending its webhooks to router.
+func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
+	t.Helper()
+	dir := t.TempDir()
+	var cfg bytes.Buffer
+	if err := amConfig.Execute(&cfg, map[string]string{"Router": router.addr, "Token": webhookToken}); err != nil {
+		t.Fatalf("render alertmanager config: %v", err)
+	}
+	path := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
+		t.Fatalf("write alertmanager config: %v", err)
+	}
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	args := []string{"--config.file=" + path, "--storage.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=" + addr, "--log.level=debug",
+		"--cluster.listen-address=" + o.clusterAddr}
+	if o.clusterAddr != "" {
+		args = append(args, "--cluster.advertise-address="+o.clusterAddr,
+			// Fast convergence on loopback; both members notify without
+			// waiting for the other's notification log (peer-timeout 0), so
+			// the routers' shared dedup is what keeps pages single.
+			"--cluster.gossip-interval=50ms", "--cluster.pushpull-interval=1s",
+			"--cluster.settle-timeout=2s", "--cluster.peer-timeout=0s",
+			"--cluster.probe-interval=200ms", "--cluster.reconnect-interval=1s")
+		for _, peer := range o.peers {
+			args = append(args, "--cluster.peer="+peer)
+		}
+	}
+	return newProc(t, name, amBinary(t), addr, args)
+}
+
+// alert is one alert of Alertmanager's POST /api/v2/alerts.
+type alert struct {
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	StartsAt     time.Time         `json:"startsAt"`
+	EndsAt       *time.Time        `json:"endsAt,omitempty"`
+	GeneratorURL string            `json:"generatorURL,omitempty"`
+}
+
+// resolved returns a copy of the alerts ending now.
+func resolved(alerts []alert) []alert {
+	now := time.Now().UTC()
+	out := make([]alert, len(alerts))
+	for i, a := range alerts {
+		a.EndsAt = &now
+		out[i] = a
+	}
+	return out
+}
+
+// postAlerts posts alerts to each Alertmanager.
+func postAlerts(t *testing.T, alerts []alert, ams ...*proc) {
+	t.Helper()
+	body, err := json.Marshal(alerts)
+	if err != nil {
+		t.Fatalf("encode alerts: %v", err)
+	}
+	for _, am := range ams {
+		resp, err := http.Post("http://"+am.addr+"/api/v2/alerts", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("post alerts to %s: %v", am.name, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("post alerts to %s: %s: %s", am.name, resp.Status, b)
+		}
+	}
+}
+
+// poll is the polling period of eventually and consistently.
+const poll = 50 * time.Millisecond
+
+// eventually polls cond until it returns nil, failing the test with cond's
+// last error when within has passed.
+func eventually(t *testing.T, within time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		err := cond()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached within %s: %v", what, within, err)
+		}
+		<-tick.C
+	}
+}
+
+// consistently polls cond for the bounded window, failing the test as soon
+// as it returns an error: it proves nothing more arrives while Alertmanager
+// flushes its groups again.
+func consistently(t *testing.T, window time.Duration, what string, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(window)
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	for {
+		if err := cond(); err != nil {
+			t.Fatalf("%s: broken: %v", what, err)
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// errAll joins the non-nil errors.
+func errAll(errs ...error) error { return errors.Join(errs...) }
+
+// wantCount returns an error when got differs from want.
+func wantCount(what string, got, want int) error {
+	if got != want {
+		return fmt.Errorf("%s: got %d, want %d", what, got, want)
+	}
+	return nil
+}
