@@ -70,7 +70,8 @@ $GO build -o bin/router ./cmd/router
 $GO build -o bin/loadgen ./cmd/loadgen
 $GO build -o bin/baseline ./cmd/baseline
 
-read -r P_REDIS P_PD P_SLACK P_ROUTER P_BASE P_STORM < <(bin/loadgen -free-ports 6 | tr '\n' ' ')
+mapfile -t PORTS < <(bin/loadgen -free-ports 6)
+P_REDIS=${PORTS[0]} P_PD=${PORTS[1]} P_SLACK=${PORTS[2]} P_ROUTER=${PORTS[3]} P_BASE=${PORTS[4]} P_STORM=${PORTS[5]}
 
 echo "## in-process benchmarks (go test -bench . -benchmem -benchtime=$BENCHTIME ./bench/)"
 $GO test -run '^$' -bench . -benchmem -count=1 -benchtime="$BENCHTIME" -timeout 8m ./bench/ | tee "$WORK/inproc.txt"
