@@ -1,0 +1,255 @@
+package routing_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// fakeRuntime serves one pipeline with fixed options.
+type fakeRuntime struct {
+	p        *routing.Pipeline
+	opts     routing.EdgeOptions
+	ready    error
+	reload   error
+	reloaded atomic.Int32
+}
+
+func (r *fakeRuntime) Pipeline() *routing.Pipeline      { return r.p }
+func (r *fakeRuntime) EdgeOptions() routing.EdgeOptions { return r.opts }
+func (r *fakeRuntime) Ready(ctx context.Context) error  { return r.ready }
+func (r *fakeRuntime) Reload() error                    { r.reloaded.Add(1); return r.reload }
+
+func newEdge(t *testing.T, opts routing.EdgeOptions) (*httptest.Server, *fakeRuntime, *env) {
+	t.Helper()
+	e := newEnv(t)
+	p := e.pipeline()
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 1 << 20
+	}
+	if opts.Timeout == 0 {
+		opts.Timeout = 5 * time.Second
+	}
+	rt := &fakeRuntime{p: p, opts: opts}
+	srv := httptest.NewServer(routing.NewServer(rt, e.reg, p.Metrics, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	t.Cleanup(srv.Close)
+	return srv, rt, e
+}
+
+type answer struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (a answer) json(t *testing.T, v any) {
+	t.Helper()
+	if err := json.Unmarshal(a.body, v); err != nil {
+		t.Fatalf("answer %d %q is not JSON: %v", a.status, a.body, err)
+	}
+}
+
+func do(t *testing.T, method, url, contentType string, body []byte, auth func(*http.Request)) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if auth != nil {
+		auth(req)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answer{resp.StatusCode, resp.Header, b}
+}
+
+func post(t *testing.T, srv *httptest.Server, body []byte) answer {
+	return do(t, http.MethodPost, srv.URL+"/webhook", "application/json", body, nil)
+}
+
+func TestWebhookRejectsUnreadablePayloadsWithAJSONError(t *testing.T) {
+	srv, _, _ := newEdge(t, routing.EdgeOptions{MaxBodyBytes: 64 << 10})
+	tests := []struct {
+		name        string
+		contentType string
+		body        []byte
+		wantStatus  int
+		wantField   string
+		wantError   string
+	}{
+		{"a non-JSON content type is 415", "text/plain", readFixture(t, "firing.json"), 415, "", "unsupported Content-Type"},
+		{"a body over max_body_bytes is 413", "application/json", readFixture(t, "hundred.json"), 413, "", "larger than the limit of 65536 bytes"},
+		{"malformed JSON is 400", "application/json", readFixture(t, "malformed.bad.json"), 400, "", "malformed JSON"},
+		{"wrong JSON types are 400 naming the field", "application/json", readFixture(t, "wrong-types.bad.json"), 400, "alerts", "expected JSON array"},
+		{"an unknown version is 400 naming the field", "application/json; charset=utf-8", readFixture(t, "version-3.bad.json"), 400, "version", "unsupported version"},
+		{"no alerts is 400 naming the field", "application/json", readFixture(t, "no-alerts.bad.json"), 400, "alerts", "missing"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := do(t, http.MethodPost, srv.URL+"/webhook", tt.contentType, tt.body, nil)
+			if a.status != tt.wantStatus {
+				t.Fatalf("status %d %s, want %d", a.status, a.body, tt.wantStatus)
+			}
+			var eb struct{ Error, Field string }
+			a.json(t, &eb)
+			if eb.Field != tt.wantField || !strings.Contains(eb.Error, tt.wantError) {
+				t.Errorf("body %s; want field %q and error containing %q", a.body, tt.wantField, tt.wantError)
+			}
+		})
+	}
+}
+
+func TestWebhookAuthenticates(t *testing.T) {
+	bearer := func(tok string) func(*http.Request) {
+		return func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+tok) }
+	}
+	basic := func(u, p string) func(*http.Request) { return func(r *http.Request) { r.SetBasicAuth(u, p) } }
+	tests := []struct {
+		name          string
+		auth          routing.Auth
+		cred          func(*http.Request)
+		wantStatus    int
+		wantChallenge string
+	}{
+		{"a missing bearer token is 401 with a Bearer challenge", routing.Auth{BearerToken: "s3cret"}, nil, 401, "Bearer"},
+		{"a wrong bearer token is 401", routing.Auth{BearerToken: "s3cret"}, bearer("guess"), 401, "Bearer"},
+		{"the right bearer token is accepted", routing.Auth{BearerToken: "s3cret"}, bearer("s3cret"), 200, ""},
+		{"missing basic auth is 401 with a Basic challenge", routing.Auth{Username: "am", Password: "pw"}, nil, 401, "Basic"},
+		{"a wrong basic password is 401", routing.Auth{Username: "am", Password: "pw"}, basic("am", "nope"), 401, "Basic"},
+		{"the right basic credentials are accepted", routing.Auth{Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
+		{"with both set, basic alone suffices", routing.Auth{BearerToken: "s3cret", Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
+		{"a bearer token is not a basic password", routing.Auth{Username: "am", Password: "pw"}, bearer("pw"), 401, "Basic"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _, _ := newEdge(t, routing.EdgeOptions{Auth: tt.auth})
+			a := do(t, http.MethodPost, srv.URL+"/webhook", "application/json", readFixture(t, "firing.json"), tt.cred)
+			if a.status != tt.wantStatus {
+				t.Fatalf("status %d %s, want %d", a.status, a.body, tt.wantStatus)
+			}
+			if got := a.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, tt.wantChallenge) || (tt.wantChallenge == "") != (got == "") {
+				t.Errorf("WWW-Authenticate = %q, want prefix %q", got, tt.wantChallenge)
+			}
+		})
+	}
+}
+
+func TestWebhookAnswersTheSummary(t *testing.T) {
+	srv, _, e := newEdge(t, routing.EdgeOptions{})
+	body, err := json.Marshal(message("firing",
+		alert("TTFTHigh", "firing", "page"),
+		alert("ITLHigh", "firing", "ticket", "kpi", "ITL"),
+		alert("Info", "firing", "none")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := post(t, srv, body)
+	if a.status != 200 {
+		t.Fatalf("status %d %s, want 200", a.status, a.body)
+	}
+	var sum routing.Summary
+	a.json(t, &sum)
+	if sum.Alerts != 3 || sum.Notified != 2 || sum.NoAction != 1 {
+		t.Errorf("summary %+v, want 3 alerts, 2 notified, 1 no_action", sum)
+	}
+	if len(e.pd.notifications()) != 1 || len(e.slack.notifications()) != 1 {
+		t.Errorf("pagerduty %d, slack %d; want 1 each", len(e.pd.notifications()), len(e.slack.notifications()))
+	}
+	a = post(t, srv, body)
+	a.json(t, &sum)
+	if a.status != 200 || sum.Deduplicated != 2 {
+		t.Errorf("repeat: status %d summary %+v; want 200 with 2 deduplicated", a.status, sum)
+	}
+}
+
+func TestWebhookProcessesTheRestWhenOneAlertIsRejected(t *testing.T) {
+	srv, _, _ := newEdge(t, routing.EdgeOptions{})
+	a := post(t, srv, readFixture(t, "no-labels.json"))
+	if a.status != 200 {
+		t.Fatalf("status %d %s, want 200", a.status, a.body)
+	}
+	var sum routing.Summary
+	a.json(t, &sum)
+	if sum.Alerts != 3 || len(sum.Rejected) != 1 || sum.Rejected[0].Index != 1 {
+		t.Errorf("summary %+v, want 3 alerts with alerts[1] rejected", sum)
+	}
+}
+
+func TestWebhookAnswers5xxWhenDeliveryFails(t *testing.T) {
+	tests := []struct {
+		name       string
+		err        error
+		wantStatus int
+	}{
+		{"a retryable failure is 503 so Alertmanager retries", errors.New("pagerduty: 500"), 503},
+		{"a permanent failure is 502", routing.Permanent(errors.New("pagerduty: invalid routing key")), 502},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv, _, e := newEdge(t, routing.EdgeOptions{})
+			e.pd.setFail(func(*routing.Notification) error { return tt.err })
+			body, _ := json.Marshal(message("firing", alert("TTFTHigh", "firing", "page")))
+			a := post(t, srv, body)
+			if a.status != tt.wantStatus {
+				t.Fatalf("status %d %s, want %d", a.status, a.body, tt.wantStatus)
+			}
+			var sum routing.Summary
+			a.json(t, &sum)
+			if sum.Failed != 1 || len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0], "pagerduty") {
+				t.Errorf("summary %+v, want the failure named", sum)
+			}
+		})
+	}
+}
+
+func TestOperationalEndpoints(t *testing.T) {
+	srv, rt, _ := newEdge(t, routing.EdgeOptions{})
+	if a := do(t, http.MethodGet, srv.URL+"/-/healthy", "", nil, nil); a.status != 200 {
+		t.Errorf("/-/healthy = %d", a.status)
+	}
+	if a := do(t, http.MethodGet, srv.URL+"/-/ready", "", nil, nil); a.status != 200 {
+		t.Errorf("/-/ready = %d while ready", a.status)
+	}
+	rt.ready = errors.New("redis: connection refused")
+	a := do(t, http.MethodGet, srv.URL+"/-/ready", "", nil, nil)
+	if a.status != 503 || !strings.Contains(string(a.body), "connection refused") {
+		t.Errorf("/-/ready = %d %s, want 503 naming the cause", a.status, a.body)
+	}
+	if a := do(t, http.MethodPost, srv.URL+"/-/reload", "", nil, nil); a.status != 200 || rt.reloaded.Load() != 1 {
+		t.Errorf("/-/reload = %d (reloads %d), want 200 after one reload", a.status, rt.reloaded.Load())
+	}
+	rt.reload = errors.New("route.receiver: undefined receiver \"x\"")
+	a = do(t, http.MethodPost, srv.URL+"/-/reload", "", nil, nil)
+	if a.status != 500 || !strings.Contains(string(a.body), "previous config still serving") {
+		t.Errorf("failed /-/reload = %d %s, want 500 saying the old config serves", a.status, a.body)
+	}
+	if a := do(t, http.MethodGet, srv.URL+"/-/reload", "", nil, nil); a.status != 405 {
+		t.Errorf("GET /-/reload = %d, want 405", a.status)
+	}
+	post(t, srv, readFixture(t, "malformed.bad.json"))
+	a = do(t, http.MethodGet, srv.URL+"/metrics", "", nil, nil)
+	if a.status != 200 || !strings.Contains(string(a.body), `alertrouter_webhooks_total{code="400",outcome="bad_input"} 1`) {
+		t.Errorf("/metrics = %d, want the rejected webhook counted", a.status)
+	}
+}
