@@ -90,9 +90,9 @@ func ttftAlert(status, instance string) wAlert {
 			"namespace": "inference", "model_name": "llama-3.1-70b-instruct",
 		},
 		map[string]string{
-			"summary":     "p95 TTFT of llama-3.1-70b-instruct above 2s on " + instance,
-			"description": "histogram_quantile(0.95) of vllm:time_to_first_token_seconds is 3.4s (SLO 2s).",
-			"runbook_url": "https://runbooks.example.com/llm/ttft",
+			"summary":            "p95 TTFT of llama-3.1-70b-instruct above 2s on " + instance,
+			"description":        "histogram_quantile(0.95) of vllm:time_to_first_token_seconds is 3.4s (SLO 2s).",
+			"runbook_url":        "https://runbooks.example.com/llm/ttft",
 			"queue_time_seconds": "2.8", "compute_time_seconds": "0.6",
 		},
 		`histogram_quantile(0.95, sum by (le, instance) (rate(vllm:time_to_first_token_seconds_bucket{job="vllm"}[5m]))) > 2`,
@@ -293,4 +293,3 @@ func readFixture(t testing.TB, name string) []byte {
 	}
 	return b
 }
-
