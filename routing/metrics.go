@@ -14,7 +14,6 @@ type Metrics struct {
 	dedup           *prometheus.CounterVec
 	storeErrors     prometheus.Counter
 	suppressed      prometheus.Counter
-	incidentsOpen   prometheus.Gauge
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -71,10 +70,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_alerts_suppressed_total",
 			Help: "Ticket-tier alerts suppressed because a page-tier alert of the same SLO fires.",
 		}),
-		incidentsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "alertrouter_incidents_open",
-			Help: "Incidents this replica last saw with firing notified alerts (approximate across replicas).",
-		}),
 	}
 	for _, s := range []string{"firing", "resolved"} {
 		m.alerts.WithLabelValues(s)
@@ -87,7 +82,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.webhooks, m.webhookDuration, m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.incidentsOpen)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed)
 	}
 	return m
 }

@@ -232,45 +232,16 @@ func (p *Pipeline) observe(msg *Message, results []*Result, sum *Summary) {
 	}
 }
 
-// suppressAcrossPayloads records firing page-tier alerts of each SLO in the
-// store and suppresses ticket-tier alerts of SLOs another payload pages for.
-// A store failure never suppresses: a duplicate beats a lost ticket.
+// suppressAcrossPayloads suppresses ticket-tier alerts of SLOs for which
+// another payload's page-tier alert fires (recorded when that page was
+// notified, see recordSLOPages). It reads the store only for SLOs with a
+// firing ticket not already suppressed in-payload. A store failure never
+// suppresses: a duplicate beats a lost ticket.
 func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*Result, sum *Summary) {
-	type sloState struct{ firing, resolved []string }
-	pages := map[string]*sloState{}
 	var tickets []*Result
 	for _, r := range results {
-		slo := r.Decision.SLO
-		if slo == "" {
-			continue
-		}
-		switch {
-		case r.Decision.Action == ActionPage:
-			st := pages[slo]
-			if st == nil {
-				st = &sloState{}
-				pages[slo] = st
-			}
-			if r.Alert.Firing() {
-				st.firing = append(st.firing, r.Alert.Labels["alertname"]+" ("+r.Alert.Fingerprint+")")
-			} else {
-				st.resolved = append(st.resolved, r.Alert.Labels["alertname"]+" ("+r.Alert.Fingerprint+")")
-			}
-		case r.Decision.Action == ActionTicket && r.Alert.Firing() && r.SuppressedBy == "":
+		if r.Decision.SLO != "" && r.Decision.Action == ActionTicket && r.Alert.Firing() && r.SuppressedBy == "" {
 			tickets = append(tickets, r)
-		}
-	}
-	for slo, st := range pages {
-		key := Key(p.Dedup.KeyPrefix, "slo", slo, "pages")
-		if len(st.firing) > 0 {
-			if err := p.Store.AddMembers(ctx, key, p.Dedup.NotifiedTTL, st.firing...); err != nil {
-				p.storeError("record SLO page", err)
-			}
-		}
-		if len(st.resolved) > 0 {
-			if _, err := p.Store.RemoveMembers(ctx, key, st.resolved...); err != nil {
-				p.storeError("clear SLO page", err)
-			}
 		}
 	}
 	seen := map[string][]string{}
@@ -638,11 +609,16 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 			p.storeError("confirm notified transitions", err)
 		}
 	}
+	var adds []func()
 	for jk, fps := range joined {
-		if err := p.Store.AddMembers(ctx, p.membersKey(jk.incident, jk.receiver), p.Dedup.NotifiedTTL, fps...); err != nil {
-			p.storeError("record incident members", err)
-		}
+		adds = append(adds, func() {
+			if err := p.Store.AddMembers(ctx, p.membersKey(jk.incident, jk.receiver), p.Dedup.NotifiedTTL, fps...); err != nil {
+				p.storeError("record incident members", err)
+			}
+		})
 	}
+	adds = append(adds, p.recordSLOPages(ctx, batches, order, errs)...)
+	parallel(adds)
 	if len(failures) > 0 {
 		if err := p.Store.DeleteIfEqual(ctx, release); err != nil {
 			p.storeError("release claims", err)
@@ -656,6 +632,70 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 		return &DeliveryError{Retryable: retryable, Errs: failures}
 	}
 	return nil
+}
+
+// parallel runs fns concurrently, at most 16 at a time, and waits: the
+// per-incident store writes of one webhook cost about one round trip, not
+// one per incident.
+func parallel(fns []func()) {
+	if len(fns) == 1 {
+		fns[0]()
+		return
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, fn := range fns {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			fn()
+		}()
+	}
+	wg.Wait()
+}
+
+// recordSLOPages returns the store writes that remember, per SLO, which
+// page-tier alerts were notified firing (and forget those notified
+// resolved), so that tickets of the same SLO in later payloads — at any
+// replica — are suppressed while the page fires. Writing only for notified
+// transitions keeps the steady state (all dedup hits) at one round trip.
+func (p *Pipeline) recordSLOPages(ctx context.Context, batches map[batchKey][]*transition, order []batchKey, errs []error) []func() {
+	add, del := map[string][]string{}, map[string][]string{}
+	for i, k := range order {
+		if errs[i] != nil {
+			continue
+		}
+		for _, t := range batches[k] {
+			d := &t.res.Decision
+			if d.SLO == "" {
+				continue
+			}
+			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+			switch {
+			case t.kind == KindResolved:
+				del[d.SLO] = append(del[d.SLO], member)
+			case d.Action == ActionPage:
+				add[d.SLO] = append(add[d.SLO], member)
+			}
+		}
+	}
+	var fns []func()
+	for slo, members := range add {
+		fns = append(fns, func() {
+			if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), p.Dedup.NotifiedTTL, members...); err != nil {
+				p.storeError("record SLO page", err)
+			}
+		})
+	}
+	for slo, members := range del {
+		fns = append(fns, func() {
+			if _, err := p.Store.RemoveMembers(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), members...); err != nil {
+				p.storeError("clear SLO page", err)
+			}
+		})
+	}
+	return fns
 }
 
 // membersKey is the set of an incident's alerts notified firing to one

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,6 +32,10 @@ type deps struct {
 	logger          *slog.Logger
 	stdout          io.Writer
 	log             *lognotify.Notifier
+
+	mu       sync.Mutex // guards answered and failures (readiness)
+	answered bool
+	failures int
 }
 
 // built is one config generation: what a webhook runs with.
@@ -46,8 +51,8 @@ func newDeps(cfg *config.Config, reg prometheus.Registerer, logger *slog.Logger,
 		notifyMetrics:   notify.NewMetrics(reg),
 		logger:          logger,
 		stdout:          stdout,
-		log:             lognotify.New(stdout),
 	}
+	d.log = lognotify.New(stdout, lognotify.WithMetrics(d.notifyMetrics))
 	if cfg.Store.Redis == nil {
 		logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
 		d.store = store.NewMemory()
@@ -63,17 +68,29 @@ func newDeps(cfg *config.Config, reg prometheus.Registerer, logger *slog.Logger,
 
 func (d *deps) close() { _ = d.store.Close() }
 
-// ready answers /-/ready: the store must answer (a slow PING within the
-// probe's deadline still counts as ready, so one slow command never flaps).
+// ready answers /-/ready. The router is not ready until the store has
+// answered once. After that, with fail-open (the default) it stays ready
+// while the store is down — it still delivers, and taking every replica out
+// of the Service would lose pages — and with fail_closed it turns unready
+// only after three consecutive failed probes, so one slow command never
+// flaps readiness.
 func (d *deps) ready(ctx context.Context) error {
-	if err := d.store.Ping(ctx); err != nil {
-		if !d.storeCfg.FailClosed {
-			// Fail open still delivers without the store; stay ready so a
-			// Redis outage does not also take the router out of the Service.
-			return nil
-		}
-		return fmt.Errorf("store: %w", err)
+	err := d.store.Ping(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err == nil {
+		d.answered = true
+		d.failures = 0
+		return nil
 	}
+	d.failures++
+	switch {
+	case !d.answered:
+		return fmt.Errorf("store has not answered yet: %w", err)
+	case d.storeCfg.FailClosed && d.failures >= 3:
+		return fmt.Errorf("store failed %d consecutive probes and fail_closed is set: %w", d.failures, err)
+	}
+	d.logger.Warn("store probe failed; staying ready", "consecutive_failures", d.failures, "fail_closed", d.storeCfg.FailClosed, "err", err)
 	return nil
 }
 

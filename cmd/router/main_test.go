@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes of a server.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb syncBuffer
+	m := &Main{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}
+	code = m.Run(context.Background(), args)
+	return code, out.String(), errb.String()
+}
+
+func explainLines(t *testing.T, file string) []explanation {
+	t.Helper()
+	code, out, errs := runMain(t, "--config.file="+filepath.Join(t.TempDir(), "absent.yml"), "explain", file)
+	if code != 1 || !strings.Contains(errs, "absent.yml") {
+		t.Fatalf("explain with a missing explicit --config.file: exit %d, stderr %q; want exit 1 naming the file", code, errs)
+	}
+	code, out, errs = runMain(t, "explain", file)
+	if code != 0 {
+		t.Fatalf("explain %s: exit %d: %s", file, code, errs)
+	}
+	var lines []explanation
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var e explanation
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			t.Fatalf("explain line is not JSON: %v\n%s", err, sc.Text())
+		}
+		lines = append(lines, e)
+	}
+	return lines
+}
+
+func TestExplainClassifiesEverySectorPayload(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/sectors/*.json")
+	if len(files) < 17 {
+		t.Fatalf("found %d sector payloads, want one per sector (17)", len(files))
+	}
+	for _, f := range files {
+		sector := strings.TrimSuffix(filepath.Base(f), ".json")
+		t.Run(sector, func(t *testing.T) {
+			lines := explainLines(t, f)
+			if len(lines) == 0 {
+				t.Fatal("no alerts explained")
+			}
+			for _, e := range lines {
+				if e.Sector != sector || len(e.KPIs) == 0 || e.IncidentClass == "" || e.Classification.Confidence <= 0 || len(e.Classification.Signals) == 0 {
+					t.Errorf("%s: sector %q kpis %v class %q confidence %v signals %d; want sector %q with KPIs, class, confidence and signals",
+						e.Alertname, e.Sector, e.KPIs, e.IncidentClass, e.Classification.Confidence, len(e.Classification.Signals), sector)
+				}
+				if e.Decision.Action == "" || e.Decision.Policy == "" || e.Incident == "" {
+					t.Errorf("%s: decision %+v incident %q; want both filled", e.Alertname, e.Decision, e.Incident)
+				}
+			}
+		})
+	}
+}
+
+func TestExplainDecidesThePolicyPayloads(t *testing.T) {
+	files, _ := filepath.Glob("../../testdata/policies/*.json")
+	if len(files) < 5 {
+		t.Fatalf("found %d policy payloads, want sloth, pyrra, burn-rate, capacity, regression", len(files))
+	}
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var payload struct {
+			Alerts []struct {
+				Annotations map[string]string `json:"annotations"`
+			} `json:"alerts"`
+		}
+		if err := json.Unmarshal(raw, &payload); err != nil {
+			t.Fatal(err)
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			lines := explainLines(t, f)
+			if len(lines) != len(payload.Alerts) {
+				t.Fatalf("explained %d alerts, payload has %d", len(lines), len(payload.Alerts))
+			}
+			for i, e := range lines {
+				ann := payload.Alerts[i].Annotations
+				w := [2]string{ann["test_expect_action"], ann["test_expect_policy"]}
+				if w[0] == "" {
+					continue
+				}
+				if string(e.Decision.Action) != w[0] || (w[1] != "" && e.Decision.Policy != w[1]) {
+					t.Errorf("%s (%s): decision %s/%s, want %s/%s; reasons %v", e.Alertname, e.Fingerprint, e.Decision.Action, e.Decision.Policy, w[0], w[1], e.Decision.Reasons)
+				}
+				if len(e.Decision.Reasons) == 0 {
+					t.Errorf("%s: no reasons", e.Alertname)
+				}
+			}
+		})
+	}
+}
+
+func TestExplainRejectsAnUnreadablePayload(t *testing.T) {
+	code, _, errs := runMain(t, "explain", "../../testdata/webhook/version-3.bad.json")
+	if code != 1 || !strings.Contains(errs, "HTTP 400") || !strings.Contains(errs, "version") {
+		t.Fatalf("exit %d, stderr %q; want 1 naming the 400 and the version field", code, errs)
+	}
+}
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const secretConfig = `
+auth:
+  bearer_token: hunter2-webhook-token
+route:
+  receiver: pd
+  routes:
+    - matchers: ['sector=~"hft-.*"', 'decision="page"']
+      receiver: log
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key: R0UT1NGKEY0123456789abcdefghijkl
+  - name: log
+    log_configs: [{}]
+`
+
+func TestCheckConfigSummarizesAndNeverPrintsSecrets(t *testing.T) {
+	p := writeFile(t, "router.yml", secretConfig)
+	code, out, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"SUCCESS", "pd: pagerduty×1", "log: log×1", `sector=~"hft-.*"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+errs, "hunter2") || strings.Contains(out+errs, "R0UT1NGKEY") {
+		t.Fatalf("check-config printed a secret:\n%s%s", out, errs)
+	}
+	code, out, _ = runMain(t, "--config.file="+p, "check-config", "--test-route", "sector=hft-cdn,decision=page")
+	if code != 0 || strings.TrimSpace(out) != "log" {
+		t.Fatalf("--test-route for an HFT page: exit %d, %q; want log", code, out)
+	}
+	_, out, _ = runMain(t, "--config.file="+p, "check-config", "--test-route", "sector=hft-cdn,decision=ticket")
+	if strings.TrimSpace(out) != "pd" {
+		t.Fatalf("--test-route for an HFT ticket = %q, want the root receiver pd", out)
+	}
+}
+
+func TestCheckConfigListsEveryErrorWithItsPath(t *testing.T) {
+	p := writeFile(t, "router.yml", `
+route:
+  receiver: nowhere
+  routes:
+    - matchers: ['sector=~"(']
+receivers:
+  - name: pd
+    pagerduty_configs: [{}]
+`)
+	code, _, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	for _, want := range []string{"FAILED", `route.receiver: undefined receiver "nowhere"`, "route.routes[0].matchers[0]", "receivers[0].pagerduty_configs[0]"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func waitReady(t *testing.T, base string) {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(base + "/-/ready"); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("router never became ready")
+}
+
+func TestServeOnEmbeddedDefaultsPrintsNotificationsAndDrainsOnShutdown(t *testing.T) {
+	dir := t.TempDir()
+	wd, _ := os.Getwd()
+	payload, err := os.ReadFile(filepath.Join(wd, "../../testdata/webhook/firing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir) // no ./router.yml here: the embedded defaults apply
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--web.listen-address=" + addr})
+	}()
+	base := "http://" + addr
+	waitReady(t, base)
+	if !strings.Contains(errb.String(), "embedded defaults") {
+		t.Errorf("first log lines do not say the embedded defaults are in use:\n%s", errb.String())
+	}
+	for i, want := range []string{`"notified":`, `"deduplicated":`} {
+		resp, err := http.Post(base+"/webhook", "application/json", bytes.NewReader(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&sum)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("webhook %d: status %d", i, resp.StatusCode)
+		}
+		b, _ := json.Marshal(sum)
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("webhook %d summary %s lacks %s", i, b, want)
+		}
+		if i == 1 && sum["notified"].(float64) != 0 {
+			t.Fatalf("the repeated webhook notified again: %s", b)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) == 0 || !strings.Contains(lines[0], `"receiver":"log"`) {
+		t.Fatalf("stdout has no log-receiver JSON lines:\n%s", out.String())
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mb bytes.Buffer
+	_, _ = mb.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{`alertrouter_webhooks_total{code="200",outcome="ok"} 2`, "alertrouter_build_info", "alertrouter_config_last_reload_successful 1", `alertrouter_dedup_total{result="hit"}`} {
+		if !strings.Contains(mb.String(), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d after shutdown, want 0:\n%s", code, errb.String())
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("serve did not stop after shutdown")
+	}
+}
+
+func TestReloadRejectsABadConfigAndKeepsServing(t *testing.T) {
+	p := writeFile(t, "router.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+	}()
+	base := "http://" + addr
+	waitReady(t, base)
+	if err := os.WriteFile(p, []byte("route: {receiver: missing}\nreceivers: [{name: log, log_configs: [{}]}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(base+"/-/reload", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 500 {
+		t.Fatalf("reload of a bad config: status %d, want 500", resp.StatusCode)
+	}
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mb bytes.Buffer
+	_, _ = mb.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(mb.String(), "alertrouter_config_last_reload_successful 0") {
+		t.Error("reload failure not exposed in alertrouter_config_last_reload_successful")
+	}
+	payload := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"A","severity":"critical"},"startsAt":"2026-12-01T10:00:00Z"}]}`
+	resp, err = http.Post(base+"/webhook", "application/json", strings.NewReader(payload))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("webhook after a failed reload: status %d, want 200 from the old config", resp.StatusCode)
+	}
+	cancel()
+	<-done
+	if !strings.Contains(errb.String(), "previous configuration keeps serving") {
+		t.Errorf("log does not say the old config keeps serving:\n%s", errb.String())
+	}
+}
