@@ -1,0 +1,732 @@
+package deploy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v2"
+
+	"github.com/alertrouter/alertrouter/config"
+)
+
+// tool returns the path of an external tool the test needs. A missing tool
+// fails the test in CI (CI set) and skips it, loudly, elsewhere.
+func tool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s not found on PATH, and CI is set: install it (scripts/install-deps.sh)", name)
+	}
+	t.Skipf("SKIPPED: %s not found on PATH — this check of the deploy artifacts did NOT run (it is mandatory in CI)", name)
+	return ""
+}
+
+// run runs a command and returns its stdout; a failure fails the test with
+// the command's output.
+func run(t *testing.T, dir, name string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
+	}
+	return stdout.Bytes()
+}
+
+// decodeAll decodes every YAML document of b into generic maps.
+func decodeAll(b []byte) ([]map[string]interface{}, error) {
+	var docs []map[string]interface{}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	for {
+		var doc map[string]interface{}
+		err := dec.Decode(&doc)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("YAML document %d: %w", len(docs)+1, err)
+		}
+		if doc != nil {
+			docs = append(docs, doc)
+		}
+	}
+}
+
+// get walks a decoded YAML tree: string keys index maps, ints index lists.
+func get(v interface{}, path ...interface{}) interface{} {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[interface{}]interface{})
+			if !ok {
+				if m2, ok2 := v.(map[string]interface{}); ok2 {
+					v = m2[k]
+					continue
+				}
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]interface{})
+			if !ok || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
+
+func str(v interface{}) string {
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
+func TestEveryYAMLFileInDeployParses(t *testing.T) {
+	var files []string
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if ext := filepath.Ext(path); !d.IsDir() && (ext == ".yml" || ext == ".yaml") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"alertmanager.yml", "kubernetes/base/kustomization.yaml", "kubernetes/base/router.yml", "kubernetes/servicemonitor.yaml", "prometheus/rules.yml"} {
+		if !slices.Contains(files, filepath.FromSlash(want)) {
+			t.Errorf("%s is missing from deploy/", want)
+		}
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs, err := decodeAll(b)
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			if len(docs) == 0 {
+				t.Fatalf("%s holds no YAML document", f)
+			}
+		})
+	}
+}
+
+// manifests renders a kustomization directory into its objects by kind/name.
+type manifests map[string]map[string]interface{}
+
+func kustomize(t *testing.T, dir string) manifests {
+	t.Helper()
+	kubectl := tool(t, "kubectl")
+	docs, err := decodeAll(run(t, "", kubectl, "kustomize", dir))
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
+	}
+	out := manifests{}
+	for _, d := range docs {
+		out[str(d["kind"])+"/"+str(get(d, "metadata", "name"))] = d
+	}
+	return out
+}
+
+// byKind returns the only object of kind whose name starts with prefix.
+func (m manifests) byKind(t *testing.T, kind, prefix string) map[string]interface{} {
+	t.Helper()
+	var found []string
+	for k := range m {
+		if strings.HasPrefix(k, kind+"/"+prefix) {
+			found = append(found, k)
+		}
+	}
+	if len(found) != 1 {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		t.Fatalf("want exactly one %s named %s*, found %v among %v", kind, prefix, found, keys)
+	}
+	return m[found[0]]
+}
+
+func container(t *testing.T, deploy map[string]interface{}, name string) interface{} {
+	t.Helper()
+	cs, _ := get(deploy, "spec", "template", "spec", "containers").([]interface{})
+	for _, c := range cs {
+		if str(get(c, "name")) == name {
+			return c
+		}
+	}
+	t.Fatalf("deployment has no container %q", name)
+	return nil
+}
+
+// selects reports whether every pair of selector is among labels.
+func selects(selector, labels interface{}) bool {
+	sel, _ := selector.(map[interface{}]interface{})
+	lab, _ := labels.(map[interface{}]interface{})
+	if len(sel) == 0 {
+		return false
+	}
+	for k, v := range sel {
+		if str(lab[k]) != str(v) {
+			return false
+		}
+	}
+	return true
+}
+
+func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
+	m := kustomize(t, "kubernetes/base")
+	d := m["Deployment/alertrouter"]
+	if d == nil {
+		t.Fatal("no Deployment named alertrouter")
+	}
+	podLabels := get(d, "spec", "template", "metadata", "labels")
+	podSpec := get(d, "spec", "template", "spec")
+	c := container(t, d, "router")
+
+	checks := []struct {
+		what      string
+		got, want interface{}
+	}{
+		{"replicas", get(d, "spec", "replicas"), 2},
+		{"readiness probe path", get(c, "readinessProbe", "httpGet", "path"), "/-/ready"},
+		{"readiness probe port", get(c, "readinessProbe", "httpGet", "port"), "http"},
+		{"liveness probe path", get(c, "livenessProbe", "httpGet", "path"), "/-/healthy"},
+		{"liveness probe port", get(c, "livenessProbe", "httpGet", "port"), "http"},
+		{"container port name", get(c, "ports", 0, "name"), "http"},
+		{"container port", get(c, "ports", 0, "containerPort"), 9095},
+		{"args", fmt.Sprint(get(c, "args")), "[serve --config.file=/etc/alertrouter/router.yml --log.format=json]"},
+		{"pod runAsNonRoot", get(podSpec, "securityContext", "runAsNonRoot"), true},
+		{"pod seccomp", get(podSpec, "securityContext", "seccompProfile", "type"), "RuntimeDefault"},
+		{"container runAsNonRoot", get(c, "securityContext", "runAsNonRoot"), true},
+		{"readOnlyRootFilesystem", get(c, "securityContext", "readOnlyRootFilesystem"), true},
+		{"allowPrivilegeEscalation", get(c, "securityContext", "allowPrivilegeEscalation"), false},
+		{"dropped capabilities", fmt.Sprint(get(c, "securityContext", "capabilities", "drop")), "[ALL]"},
+		{"cpu request", get(c, "resources", "requests", "cpu"), "50m"},
+		{"memory request", get(c, "resources", "requests", "memory"), "64Mi"},
+		{"cpu limit", get(c, "resources", "limits", "cpu"), "1"},
+		{"memory limit", get(c, "resources", "limits", "memory"), "256Mi"},
+		{"anti-affinity topology", get(podSpec, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0, "podAffinityTerm", "topologyKey"), "kubernetes.io/hostname"},
+		{"anti-affinity selects its own pods", selects(get(podSpec, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0, "podAffinityTerm", "labelSelector", "matchLabels"), podLabels), true},
+		{"deployment selector selects its pods", selects(get(d, "spec", "selector", "matchLabels"), podLabels), true},
+	}
+	for _, c := range checks {
+		if str(c.got) != str(c.want) {
+			t.Errorf("Deployment alertrouter %s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+	// terminationGracePeriodSeconds must outlast a webhook in flight.
+	grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
+	if webhook := time.Duration(config.DefaultWebhook().Timeout); time.Duration(grace)*time.Second <= webhook {
+		t.Errorf("terminationGracePeriodSeconds %ds does not outlast the router's default webhook.timeout %s", grace, webhook)
+	}
+
+	pdb := m.byKind(t, "PodDisruptionBudget", "alertrouter")
+	if got := get(pdb, "spec", "minAvailable"); got != 1 {
+		t.Errorf("PodDisruptionBudget minAvailable = %v, want 1", got)
+	}
+	if !selects(get(pdb, "spec", "selector", "matchLabels"), podLabels) {
+		t.Errorf("PodDisruptionBudget selector %v does not select the router pods %v", get(pdb, "spec", "selector"), podLabels)
+	}
+
+	svc := m["Service/alertrouter"]
+	if svc == nil {
+		t.Fatal("no Service named alertrouter (Alertmanager posts to http://alertrouter:9095/webhook)")
+	}
+	if got := str(get(svc, "spec", "type")); got != "ClusterIP" {
+		t.Errorf("Service type = %q, want ClusterIP", got)
+	}
+	if got, tp := get(svc, "spec", "ports", 0, "port"), str(get(svc, "spec", "ports", 0, "targetPort")); got != 9095 || tp != "http" {
+		t.Errorf("Service port = %v -> %s, want 9095 -> http", got, tp)
+	}
+	if !selects(get(svc, "spec", "selector"), podLabels) {
+		t.Errorf("Service selector %v does not select the router pods %v", get(svc, "spec", "selector"), podLabels)
+	}
+
+	// Volumes: the ConfigMap and the Secret the pod mounts exist, and the
+	// secret files router.yml names are keys of that Secret.
+	vols := map[string]interface{}{}
+	for _, v := range get(podSpec, "volumes").([]interface{}) {
+		vols[str(get(v, "name"))] = v
+	}
+	cmName := str(get(vols["config"], "configMap", "name"))
+	cm := m["ConfigMap/"+cmName]
+	if cm == nil {
+		t.Fatalf("the config volume names ConfigMap %q, which the base does not render", cmName)
+	}
+	secName := str(get(vols["secrets"], "secret", "secretName"))
+	sec := m["Secret/"+secName]
+	if sec == nil {
+		t.Fatalf("the secrets volume names Secret %q, which the base does not render", secName)
+	}
+	mounts := map[string]string{}
+	for _, vm := range get(c, "volumeMounts").([]interface{}) {
+		mounts[str(get(vm, "name"))] = str(get(vm, "mountPath"))
+	}
+	if mounts["secrets"] != "/etc/alertrouter/secrets" || mounts["config"] != "/etc/alertrouter/router.yml" {
+		t.Errorf("volume mounts = %v, want secrets at /etc/alertrouter/secrets and config at /etc/alertrouter/router.yml", mounts)
+	}
+
+	routerYML := str(get(cm, "data", "router.yml"))
+	cfg, err := config.Parse([]byte(routerYML), "/etc/alertrouter")
+	if err != nil {
+		t.Fatalf("router.yml of the ConfigMap does not load with the router's config loader: %v", err)
+	}
+	secretKeys := get(sec, "stringData").(map[interface{}]interface{})
+	var files []string
+	files = append(files, cfg.Auth.BearerTokenFile)
+	for _, r := range cfg.Receivers {
+		for _, pd := range r.PagerdutyConfigs {
+			files = append(files, pd.RoutingKeyFile)
+		}
+		for _, s := range r.SlackConfigs {
+			files = append(files, s.TokenFile)
+		}
+	}
+	for _, f := range files {
+		dir, key := filepath.Split(f)
+		if dir != mounts["secrets"]+"/" {
+			t.Errorf("router.yml reads secret %q outside the secrets mount %s", f, mounts["secrets"])
+		}
+		if _, ok := secretKeys[key]; !ok {
+			t.Errorf("router.yml reads secret file %q, but Secret %s has no key %q", f, secName, key)
+		}
+	}
+	for k, v := range secretKeys {
+		if !strings.HasPrefix(str(v), "REPLACE_ME") {
+			t.Errorf("example Secret key %v = %q: example values must be obvious placeholders (REPLACE_ME…)", k, v)
+		}
+	}
+
+	// The example Redis is what router.yml points at.
+	if cfg.Store.Redis == nil {
+		t.Fatal("router.yml has no store.redis: two replicas would not share dedup state")
+	}
+	redisSvc := m["Service/alertrouter-redis"]
+	if redisSvc == nil {
+		t.Fatal("no Service alertrouter-redis")
+	}
+	want := fmt.Sprintf("%s:%v", get(redisSvc, "metadata", "name"), get(redisSvc, "spec", "ports", 0, "port"))
+	if got := strings.Join(cfg.Store.Redis.Addrs, ","); got != want {
+		t.Errorf("store.redis.addrs = %s, want the example Redis Service %s", got, want)
+	}
+	if m["Deployment/alertrouter-redis"] == nil {
+		t.Error("no Deployment alertrouter-redis behind the Service")
+	}
+	for k := range m {
+		if strings.HasPrefix(k, "ServiceMonitor/") {
+			t.Errorf("%s is in the base: the base must apply on clusters without the Prometheus Operator CRDs", k)
+		}
+	}
+}
+
+// readmeBlock returns the first fenced block after marker in README.md.
+func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(b), marker)
+	if !ok {
+		t.Fatalf("README.md has no %q marker", marker)
+	}
+	_, after, ok = strings.Cut(after, "```yaml\n")
+	if !ok {
+		t.Fatalf("README.md has no ```yaml block after %q", marker)
+	}
+	block, _, ok := strings.Cut(after, "```")
+	if !ok {
+		t.Fatalf("README.md: unterminated block after %q", marker)
+	}
+	return block
+}
+
+func TestTheReadmeOverlayReplacesSecretsImageAndRedis(t *testing.T) {
+	base, err := filepath.Abs("kubernetes/base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	// kustomize accepts only relative paths to bases.
+	rel, err := filepath.Rel(dir, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := strings.ReplaceAll(readmeBlock(t, "<!-- overlay-example -->"), "../../base", filepath.ToSlash(rel))
+	if err := os.WriteFile(filepath.Join(dir, "kustomization.yaml"), []byte(k), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"pagerduty-routing-key", "slack-token", "webhook-token"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("real-"+f), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "router.yml"), []byte(routerYMLExternalRedis), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := kustomize(t, dir)
+	sec := m.byKind(t, "Secret", "alertrouter-secrets")
+	if sd := get(sec, "stringData"); sd != nil {
+		t.Errorf("the overlay's Secret still carries the placeholders: %v", sd)
+	}
+	if got := str(get(sec, "data", "slack-token")); got == "" {
+		t.Error("the overlay's Secret has no slack-token")
+	}
+	d := m["Deployment/alertrouter"]
+	if got := str(get(container(t, d, "router"), "image")); got != "registry.example.com/alertrouter/alertrouter:v0.1.0" {
+		t.Errorf("overlay image = %q, want the overlay's tag", got)
+	}
+	if m["Deployment/alertrouter-redis"] != nil || m["Service/alertrouter-redis"] != nil {
+		t.Error("the overlay for an external Redis still renders the example Redis")
+	}
+	if str(get(d, "metadata", "namespace")) != "monitoring" {
+		t.Errorf("overlay namespace = %v, want monitoring", get(d, "metadata", "namespace"))
+	}
+	cm := m.byKind(t, "ConfigMap", "alertrouter-config")
+	if _, err := config.Parse([]byte(str(get(cm, "data", "router.yml"))), "/etc/alertrouter"); err != nil {
+		t.Fatalf("the overlay's router.yml does not load: %v", err)
+	}
+	if !strings.Contains(str(get(cm, "data", "router.yml")), "redis.example.internal") {
+		t.Error("the overlay's router.yml did not replace the base's")
+	}
+}
+
+// routerYMLExternalRedis is the overlay's router.yml in the overlay test.
+const routerYMLExternalRedis = `auth:
+  bearer_token_file: /etc/alertrouter/secrets/webhook-token
+store:
+  redis:
+    addrs: ["redis.example.internal:6379"]
+route:
+  receiver: slack-triage
+receivers:
+  - name: slack-triage
+    slack_configs:
+      - token_file: /etc/alertrouter/secrets/slack-token
+        channel: "#alerts-triage"
+`
+
+var amVersion = regexp.MustCompile(`version (\d+)\.(\d+)\.`)
+
+func TestAlertmanagerSnippetIsValidAndFitsTheRouter(t *testing.T) {
+	amtool := tool(t, "amtool")
+	path := "alertmanager.yml"
+	out, err := exec.Command(amtool, "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("amtool --version: %v: %s", err, out)
+	}
+	mm := amVersion.FindStringSubmatch(string(out))
+	if mm == nil {
+		t.Fatalf("amtool --version printed no version: %s", out)
+	}
+	major, _ := strconv.Atoi(mm[1])
+	minor, _ := strconv.Atoi(mm[2])
+	if major == 0 && minor < 28 {
+		// webhook_configs[].timeout arrived in Alertmanager 0.28; the file
+		// says so next to the key. Check the rest with this older amtool.
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var kept []string
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			if !strings.HasPrefix(strings.TrimSpace(sc.Text()), "timeout:") {
+				kept = append(kept, sc.Text())
+			}
+		}
+		path = filepath.Join(t.TempDir(), "alertmanager.yml")
+		if err := os.WriteFile(path, []byte(strings.Join(kept, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("amtool is %s.%s (< 0.28): checking alertmanager.yml without webhook_configs[].timeout", mm[1], mm[2])
+	}
+	run(t, "", amtool, "check-config", path)
+
+	// The snippet against the router's own settings.
+	b, err := os.ReadFile("alertmanager.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var am struct {
+		Route struct {
+			Receiver       string   `yaml:"receiver"`
+			GroupBy        []string `yaml:"group_by"`
+			GroupInterval  string   `yaml:"group_interval"`
+			RepeatInterval string   `yaml:"repeat_interval"`
+		} `yaml:"route"`
+		Receivers []struct {
+			Name           string `yaml:"name"`
+			WebhookConfigs []struct {
+				URL          string `yaml:"url"`
+				SendResolved bool   `yaml:"send_resolved"`
+				MaxAlerts    int    `yaml:"max_alerts"`
+				Timeout      string `yaml:"timeout"`
+				HTTPConfig   struct {
+					Authorization struct {
+						Type            string `yaml:"type"`
+						CredentialsFile string `yaml:"credentials_file"`
+					} `yaml:"authorization"`
+				} `yaml:"http_config"`
+			} `yaml:"webhook_configs"`
+		} `yaml:"receivers"`
+	}
+	if err := yaml.Unmarshal(b, &am); err != nil {
+		t.Fatal(err)
+	}
+	if am.Route.Receiver != "alertrouter" || len(am.Receivers) != 1 || am.Receivers[0].Name != "alertrouter" || len(am.Receivers[0].WebhookConfigs) != 1 {
+		t.Fatalf("want one receiver alertrouter with one webhook_config, routed to by the root route; got %+v", am)
+	}
+	wh := am.Receivers[0].WebhookConfigs[0]
+	dur := func(s string) time.Duration {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("duration %q: %v", s, err)
+		}
+		return d
+	}
+	routerCfg, err := os.ReadFile("kubernetes/base/router.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := config.Parse(routerCfg, "/etc/alertrouter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"the url is the router's /webhook on the Service alertrouter:9095", wh.URL == "http://alertrouter:9095/webhook"},
+		{"resolved alerts are sent (the router resolves PagerDuty incidents and Slack threads)", wh.SendResolved},
+		{"max_alerts is 1000", wh.MaxAlerts == 1000},
+		{"the timeout is below group_interval", dur(wh.Timeout) < dur(am.Route.GroupInterval)},
+		{"the timeout outlasts the router's webhook.timeout, so the router answers first", dur(wh.Timeout) > time.Duration(config.DefaultWebhook().Timeout)},
+		{"repeat_interval equals the router's dedup.repeat_interval", dur(am.Route.RepeatInterval) == time.Duration(rc.Dedup.RepeatInterval)},
+		{"the authorization is a bearer token from a file", wh.HTTPConfig.Authorization.Type == "Bearer" && wh.HTTPConfig.Authorization.CredentialsFile != ""},
+		{"group_by is alertname, service, slo", fmt.Sprint(am.Route.GroupBy) == "[alertname service slo]"},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("alertmanager.yml: want %s", c.what)
+		}
+	}
+}
+
+func TestPrometheusRulesAreValidAndTheirUnitTestsPass(t *testing.T) {
+	promtool := tool(t, "promtool")
+	run(t, "", promtool, "check", "rules", "prometheus/rules.yml")
+	run(t, "prometheus", promtool, "test", "rules", "rules_test.yml")
+}
+
+// routerMetricNames collects the metric names the router's Go sources
+// register, so the dashboard cannot drift from the code.
+func routerMetricNames(t *testing.T) map[string]bool {
+	t.Helper()
+	names := map[string]bool{
+		"alertrouter_build_info": true, // client_golang collectors/version, namespace "alertrouter"
+	}
+	re := regexp.MustCompile(`"(alertrouter_[a-z0-9_]+)"`)
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || d.Name() == "deploy" || strings.HasPrefix(d.Name(), ".")) && path != ".." {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, m := range re.FindAllSubmatch(b, -1) {
+			names[string(m[1])] = true
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+type panel struct {
+	ID      int     `json:"id"`
+	Type    string  `json:"type"`
+	Title   string  `json:"title"`
+	Panels  []panel `json:"panels"`
+	Targets []struct {
+		Expr string `json:"expr"`
+	} `json:"targets"`
+}
+
+var (
+	metricRef  = regexp.MustCompile(`\balertrouter_[a-z0-9_]+`)
+	grafanaVar = regexp.MustCompile(`\$(__rate_interval|__interval|__range)|\$\{?[a-z_]+\}?`)
+)
+
+func TestDashboardQueriesParseAndUseOnlyTheRoutersMetrics(t *testing.T) {
+	b, err := os.ReadFile("grafana/alertrouter-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		UID    string  `json:"uid"`
+		Title  string  `json:"title"`
+		Panels []panel `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatalf("dashboard is not valid JSON: %v", err)
+	}
+	if dash.UID == "" || dash.Title == "" {
+		t.Error("dashboard has no uid or title")
+	}
+	known := routerMetricNames(t)
+	if len(known) < 10 {
+		t.Fatalf("found only %d alertrouter_* metric names in the Go sources: %v", len(known), known)
+	}
+	used := map[string]bool{}
+	ids := map[int]string{}
+	var rules strings.Builder
+	rules.WriteString("groups:\n  - name: dashboard\n    rules:\n")
+	var walk func([]panel)
+	walk = func(ps []panel) {
+		for _, p := range ps {
+			if prev, dup := ids[p.ID]; dup {
+				t.Errorf("panels %q and %q share id %d", prev, p.Title, p.ID)
+			}
+			ids[p.ID] = p.Title
+			if p.Type != "row" && len(p.Targets) == 0 {
+				t.Errorf("panel %q has no query", p.Title)
+			}
+			for i, tg := range p.Targets {
+				for _, name := range metricRef.FindAllString(tg.Expr, -1) {
+					base := name
+					for _, suf := range []string{"_bucket", "_sum", "_count"} {
+						if trimmed, ok := strings.CutSuffix(name, suf); ok && known[trimmed] {
+							base = trimmed
+						}
+					}
+					if !known[base] {
+						t.Errorf("panel %q query %d uses %s, which the router does not export", p.Title, i, name)
+					}
+					used[base] = true
+				}
+				// promtool parses PromQL; Grafana's variables become values.
+				expr := grafanaVar.ReplaceAllStringFunc(tg.Expr, func(v string) string {
+					if strings.HasPrefix(v, "$__") {
+						return "5m"
+					}
+					return "x"
+				})
+				q, _ := json.Marshal(expr)
+				fmt.Fprintf(&rules, "      - record: dashboard:panel_%d_%d\n        expr: %s\n", p.ID, i, q)
+			}
+			walk(p.Panels)
+		}
+	}
+	walk(dash.Panels)
+	for _, want := range []string{"alertrouter_webhooks_total", "alertrouter_alerts_received_total", "alertrouter_webhook_duration_seconds",
+		"alertrouter_decisions_total", "alertrouter_dedup_total", "alertrouter_dedup_store_errors_total", "alertrouter_store_operation_duration_seconds",
+		"alertrouter_notifications_total", "alertrouter_notification_duration_seconds", "alertrouter_config_last_reload_successful"} {
+		if !used[want] {
+			t.Errorf("the dashboard shows no panel of %s", want)
+		}
+	}
+
+	promtool := tool(t, "promtool")
+	f := filepath.Join(t.TempDir(), "dashboard-queries.yml")
+	if err := os.WriteFile(f, []byte(rules.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, "", promtool, "check", "rules", f)
+}
+
+func TestDockerfileBuildCommandStampsTheVersion(t *testing.T) {
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(b)
+	for _, want := range []string{
+		"FROM golang:1.26 AS builder",
+		"FROM gcr.io/distroless/static-debian12:nonroot",
+		"USER 65532:65532",
+		"EXPOSE 9095",
+		`ENTRYPOINT ["/router"]`,
+		`CMD ["serve", "--config.file=/etc/alertrouter/router.yml"]`,
+	} {
+		if !strings.Contains(df, want+"\n") {
+			t.Errorf("Dockerfile has no line %q", want)
+		}
+	}
+	if strings.Contains(df, "\nHEALTHCHECK") {
+		t.Error("Dockerfile has a HEALTHCHECK; Kubernetes probes do that (and the image has no shell)")
+	}
+	if testing.Short() {
+		t.Skip("-short: not building the router with the Dockerfile's command")
+	}
+
+	// Run the Dockerfile's go build (its continuation lines joined, its
+	// build args given) and check `router version` reports them.
+	_, after, ok := strings.Cut(df, "RUN CGO_ENABLED=0 go build")
+	if !ok {
+		t.Fatal("Dockerfile has no `RUN CGO_ENABLED=0 go build` step")
+	}
+	var cmdLines []string
+	for _, line := range strings.Split(after, "\n") {
+		cont := strings.HasSuffix(line, "\\")
+		cmdLines = append(cmdLines, strings.TrimSuffix(line, "\\"))
+		if !cont {
+			break
+		}
+	}
+	out := filepath.Join(t.TempDir(), "router")
+	cmdline := "CGO_ENABLED=0 go build" + strings.Join(cmdLines, " ")
+	cmdline = strings.Replace(cmdline, "-o /router", "-o "+out, 1)
+	sh := exec.Command("sh", "-c", cmdline)
+	sh.Dir = ".."
+	sh.Env = append(os.Environ(), "VERSION=9.8.7-test", "REVISION=abc1234", "BRANCH=release-9.8", "BUILD_DATE=20260101-00:00:00")
+	if b, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("the Dockerfile's build command failed: %v\n%s\n%s", err, cmdline, b)
+	}
+	v := run(t, "", out, "version")
+	for _, want := range []string{"9.8.7-test", "abc1234", "release-9.8", "20260101-00:00:00"} {
+		if !bytes.Contains(v, []byte(want)) {
+			t.Errorf("`router version` = %q, want it to contain %q from the build args", v, want)
+		}
+	}
+}
