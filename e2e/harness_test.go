@@ -269,6 +269,8 @@ auth:
 store:
   redis:
     addrs: ["{{.Redis}}"]
+webhook:
+  timeout: 8s
 dedup:
   claim_ttl: 3s
   in_flight_wait: 1s

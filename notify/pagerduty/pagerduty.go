@@ -145,28 +145,91 @@ func (n *Notifier) markKey(incident string) string {
 	return routing.Key(n.deps.KeyPrefix, "pd", incident, "triggered")
 }
 
+// The trigger mark of an incident is "pending:<token>" while one replica
+// sends the trigger, then "sent:<token>". A pending mark lives only as long
+// as its sender's deadline, so a replica killed mid-send never leaves a mark
+// that would swallow the retried page.
+const (
+	pendingPrefix = "pending:"
+	sentPrefix    = "sent:"
+	// awaitPending bounds how long a trigger waits for another replica's
+	// pending trigger of the same incident before answering retryable.
+	awaitPending = 2 * time.Second
+)
+
+// pendingTTL is the life of a pending mark: the send's remaining deadline
+// (at most 30s) plus a margin.
+func pendingTTL(ctx context.Context) time.Duration {
+	d := 30 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		if r := time.Until(dl); r < d {
+			d = r
+		}
+	}
+	if d < 0 {
+		d = 0
+	}
+	return d + time.Second
+}
+
+// errTriggerInFlight is returned when another replica's trigger of the same
+// incident is still unconfirmed: retryable, so a crash of that replica never
+// costs the page.
+var errTriggerInFlight = errors.New("another replica is sending this incident's trigger and has not confirmed it yet")
+
 func (n *Notifier) trigger(ctx context.Context, no *routing.Notification) error {
 	key := n.markKey(no.Incident)
 	token := claimToken()
-	claimed, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: token, TTL: triggeredTTL}})
-	switch {
-	case err != nil:
-		// Fail open: PagerDuty folds a duplicate trigger into the open
-		// incident by dedup_key, a lost page cannot be undone.
-		n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
-		token = ""
-	case !claimed[0]:
-		return errDeduplicated
+	deadline := time.Now().Add(awaitPending)
+	backoff := 25 * time.Millisecond
+	for {
+		claimed, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: pendingPrefix + token, TTL: pendingTTL(ctx)}})
+		if err != nil {
+			// Fail open: PagerDuty folds a duplicate trigger into the open
+			// incident by dedup_key, a lost page cannot be undone.
+			n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
+			token = ""
+			break
+		}
+		if claimed[0] {
+			break
+		}
+		vals, found, err := n.deps.Store.Get(ctx, []string{key})
+		switch {
+		case err != nil:
+			n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
+			token = ""
+		case found[0] && !strings.HasPrefix(vals[0], pendingPrefix):
+			return errDeduplicated
+		case !found[0]:
+			continue // the pending mark just expired or was released: claim again
+		case time.Now().Add(backoff).After(deadline):
+			return errTriggerInFlight
+		default:
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("%w: %w", errTriggerInFlight, ctx.Err())
+			case <-time.After(backoff):
+			}
+			backoff *= 2
+			continue
+		}
+		break
 	}
 	full, minimal := n.buildTrigger(no)
 	if err := n.sendWithFallback(ctx, no, full, minimal); err != nil {
 		if token != "" {
 			// Release the claim so that the retry of this notification triggers.
-			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: token}}); rerr != nil {
+			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: pendingPrefix + token}}); rerr != nil {
 				n.logger.Warn("release trigger mark failed, the next trigger waits for its expiry", "incident", no.Incident, "err", rerr)
 			}
 		}
 		return err
+	}
+	if token != "" {
+		if err := n.deps.Store.Set(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: sentPrefix + token, TTL: triggeredTTL}}); err != nil {
+			n.logger.Warn("confirm trigger mark failed; a later notification of this open incident may trigger again (PagerDuty folds it by dedup_key)", "incident", no.Incident, "err", err)
+		}
 	}
 	return nil
 }

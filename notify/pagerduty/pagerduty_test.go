@@ -504,3 +504,39 @@ func value(t *testing.T, st *store.Memory, key string) (string, bool) {
 	}
 	return vals[0], found[0]
 }
+
+// A replica killed while sending leaves a pending mark behind: it must never
+// swallow the retried page. Until it expires the trigger is answered
+// retryable (Alertmanager retries), after it the page is sent.
+func TestPendingMarkOfACrashedReplicaNeverSwallowsThePage(t *testing.T) {
+	h := newHarness(t, nil)
+	key := routing.Key("ar:", "pd", incident, "triggered")
+	if err := h.store.Set(context.Background(), []routing.Entry{{Key: key, Value: "pending:deadbeef", TTL: 300 * time.Millisecond}}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	err := h.n.Notify(ctx, firing("aaa"))
+	if err == nil || !routing.Retryable(err) {
+		t.Fatalf("trigger behind a pending mark: err = %v, want retryable", err)
+	}
+	if h.srv.Triggers(incident) != 0 {
+		t.Fatalf("triggers = %d while another replica's trigger is pending, want 0", h.srv.Triggers(incident))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = h.n.Notify(context.Background(), firing("aaa"))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || h.srv.Triggers(incident) != 1 {
+		t.Fatalf("after the pending mark expired: err %v, triggers %d; want the page sent once", err, h.srv.Triggers(incident))
+	}
+	if v, _ := value(t, h.store, key); !strings.HasPrefix(v, "sent:") {
+		t.Fatalf("mark after a confirmed trigger = %q, want sent:…", v)
+	}
+	if err := h.n.Notify(context.Background(), firing("bbb")); err != nil || h.srv.Triggers(incident) != 1 {
+		t.Fatalf("a later trigger of the open incident: err %v, triggers %d; want deduplicated", err, h.srv.Triggers(incident))
+	}
+}
