@@ -547,7 +547,7 @@ func TestAlertmanagerSnippetIsValidAndFitsTheRouter(t *testing.T) {
 func TestPrometheusRulesAreValidAndTheirUnitTestsPass(t *testing.T) {
 	promtool := tool(t, "promtool")
 	run(t, "", promtool, "check", "rules", "prometheus/rules.yml")
-	run(t, "prometheus", promtool, "test", "rules", "rules_test.yml")
+	run(t, "prometheus", promtool, "test", "rules", "rules_test.yml", "rules_regression_test.yml")
 }
 
 // routerMetricNames collects the metric names the router's Go sources
