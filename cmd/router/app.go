@@ -37,7 +37,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	app := kingpin.New("router", "Alertmanager webhook receiver that classifies alerts by infrastructure sector, decides page/ticket/none and notifies PagerDuty and Slack exactly once.")
 	app.Writer(m.Stderr)
 	app.ErrorWriter(m.Stderr)
-	app.Terminate(nil)
+	exited := false // --help and --version print and must stop there
+	app.Terminate(func(int) { exited = true })
 	app.HelpFlag.Short('h')
 	app.Flag("config.file", "Configuration file. When not given and ./router.yml does not exist, the embedded defaults are used.").
 		Default(defaultConfigFile).IsSetByUser(&m.configFileSet).StringVar(&m.configFile)
@@ -60,7 +61,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintf(m.Stderr, "router: %v (see --help)\n", err)
 		return 2
 	}
-	if cmd == "" { // --help or --version
+	if exited || cmd == "" {
 		return 0
 	}
 	m.logger = promslog.New(m.logConfig)

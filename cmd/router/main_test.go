@@ -340,3 +340,16 @@ func TestReloadRejectsABadConfigAndKeepsServing(t *testing.T) {
 		t.Errorf("log does not say the old config keeps serving:\n%s", errb.String())
 	}
 }
+
+func TestHelpPrintsAndExitsWithoutServing(t *testing.T) {
+	done := make(chan int, 1)
+	go func() { code, _, _ := runMain(t, "serve", "--help", "--web.listen-address=127.0.0.1:1"); done <- code }()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve --help exited %d, want 0", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve --help went on to serve")
+	}
+}
