@@ -66,6 +66,19 @@ func TestRedisClusterConforms(t *testing.T) {
 	})
 }
 
+// Sentinel comes from the same config keys: master_name set, addrs are the
+// sentinels. The store finds the master through them and conforms.
+func TestRedisThroughSentinelConforms(t *testing.T) {
+	master := redistest.Start(t)
+	sentinel := redistest.StartSentinel(t, master, "mymaster")
+	storetest.Run(t, func(t *testing.T) routing.Store {
+		cfg := redisConfig(sentinel.Addr())
+		cfg.MasterName = "mymaster"
+		s, _ := newRedis(t, cfg)
+		return s
+	})
+}
+
 func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 	srv := redistest.Start(t)
 	s, _ := newRedis(t, redisConfig(srv.Addr()))
