@@ -91,3 +91,29 @@ func TestDollarDollarIsALiteralDollar(t *testing.T) {
 		t.Fatalf("expandEnv = %q, %v; want a literal $HOME", out, err)
 	}
 }
+
+// The README's configuration example is what users copy: it must load.
+func TestReadmeConfigurationExampleLoads(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	i := strings.Index(s, "## Configuration")
+	if i < 0 {
+		t.Fatal("README has no Configuration section")
+	}
+	s = s[i:]
+	start := strings.Index(s, "```yaml\n")
+	end := strings.Index(s[start+8:], "```")
+	if start < 0 || end < 0 {
+		t.Fatal("README Configuration section has no yaml block")
+	}
+	c, err := Parse([]byte(s[start+8:start+8+end]), "/etc/alertrouter")
+	if err != nil {
+		t.Fatalf("README configuration example does not load: %v", err)
+	}
+	if c.Store.Redis == nil || len(c.Receivers) != 3 || len(c.Route.Routes) != 2 {
+		t.Fatalf("README example parsed to store %+v, %d receivers, %d routes", c.Store.Redis, len(c.Receivers), len(c.Route.Routes))
+	}
+}
