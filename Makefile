@@ -40,7 +40,7 @@ fuzz:
 	  done; \
 	done
 
-test: deps fmt-check vet unit fuzz
+test: deps fmt-check vet fuzz unit
 
 bench: deps
 	./scripts/bench.sh
