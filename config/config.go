@@ -317,18 +317,6 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ReadSecret returns the inline secret, or the trimmed content of file.
-func ReadSecret(inline commoncfg.Secret, file string) (string, error) {
-	if file == "" {
-		return string(inline), nil
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return "", fmt.Errorf("read secret file %q: %w", file, err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
-
 // String renders the config as YAML with every secret hidden.
 func (c *Config) String() string {
 	b, err := yaml.Marshal(c)

@@ -175,13 +175,13 @@ func (d *deps) build(cfg *config.Config) (*built, error) {
 
 func edgeOptions(cfg *config.Config) (routing.EdgeOptions, error) {
 	e := routing.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout)}
-	tok, err := config.ReadSecret(cfg.Auth.BearerToken, cfg.Auth.BearerTokenFile)
+	tok, err := notify.ReadSecret(cfg.Auth.BearerToken, cfg.Auth.BearerTokenFile)
 	if err != nil {
 		return e, fmt.Errorf("auth.bearer_token_file: %w", err)
 	}
 	e.Auth.BearerToken = tok
 	if ba := cfg.Auth.BasicAuth; ba != nil {
-		pw, err := config.ReadSecret(ba.Password, ba.PasswordFile)
+		pw, err := notify.ReadSecret(ba.Password, ba.PasswordFile)
 		if err != nil {
 			return e, fmt.Errorf("auth.basic_auth.password_file: %w", err)
 		}

@@ -3,6 +3,9 @@
 package notifytest
 
 import (
+	"bytes"
+	"context"
+	"sync"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
@@ -90,4 +93,46 @@ func Notification(receiver string, kind routing.Kind, action routing.Action, res
 		Results:  results,
 		Data:     d,
 	}
+}
+
+// Waits records the retry waits of a notify.RetryPolicy (pass Wait as its
+// Wait func) so that no test sleeps through a backoff. Safe for concurrent use.
+type Waits struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+// Wait records d and returns ctx.Err() without sleeping.
+func (w *Waits) Wait(ctx context.Context, d time.Duration) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.d = append(w.d, d)
+	return ctx.Err()
+}
+
+// All returns the waits recorded so far.
+func (w *Waits) All() []time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]time.Duration(nil), w.d...)
+}
+
+// SyncBuffer is a bytes.Buffer safe for concurrent writers (loggers).
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

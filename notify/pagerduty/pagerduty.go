@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -73,13 +72,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, fmt.Errorf("pagerduty receiver %q: a store is required", name)
 	}
 	deps = deps.WithDefaults()
-	key := string(cfg.RoutingKey)
-	if cfg.RoutingKeyFile != "" {
-		b, err := os.ReadFile(cfg.RoutingKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("pagerduty receiver %q: read routing_key_file: %w", name, err)
-		}
-		key = strings.TrimSpace(string(b))
+	key, err := notify.ReadSecret(cfg.RoutingKey, cfg.RoutingKeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("pagerduty receiver %q: routing_key_file: %w", name, err)
 	}
 	for field, text := range map[string]string{"severity": cfg.Severity, "summary": cfg.Summary, "source": cfg.Source, "client_url": cfg.ClientURL} {
 		if err := deps.Templates.Check(text); err != nil {

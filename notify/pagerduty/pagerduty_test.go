@@ -28,47 +28,17 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 const incident = "llm-inference-gpu/chat/TTFT"
 
-// waits records the retry waits so no test sleeps through a backoff.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) wait(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return ctx.Err()
-}
-
 type harness struct {
 	srv   *pdtest.Server
 	store *store.Memory
 	n     *pagerduty.Notifier
-	logs  *syncBuffer
-	waits *waits
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs  *notifytest.SyncBuffer
+	waits *notifytest.Waits
 }
 
 func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	t.Helper()
-	h := &harness{srv: pdtest.NewServer(), store: store.NewMemory(), logs: &syncBuffer{}, waits: &waits{}}
+	h := &harness{srv: pdtest.NewServer(), store: store.NewMemory(), logs: &notifytest.SyncBuffer{}, waits: &notifytest.Waits{}}
 	t.Cleanup(h.srv.Close)
 	cfg := pagerduty.DefaultConfig()
 	cfg.RoutingKey = pdtest.RoutingKey
@@ -80,7 +50,7 @@ func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 		Store:     h.store,
 		KeyPrefix: "ar:",
 		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
-		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.wait},
+		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -232,7 +202,7 @@ func TestFailuresAndRetries(t *testing.T) {
 			if h.srv.Requests() != tt.wantRequests || h.srv.Triggers(incident) != 1 {
 				t.Fatalf("requests = %d, triggers = %d; want %d, 1", h.srv.Requests(), h.srv.Triggers(incident), tt.wantRequests)
 			}
-			for _, w := range h.waits.d {
+			for _, w := range h.waits.All() {
 				if w < tt.wantWaitMin {
 					t.Fatalf("waited %v, want at least %v", w, tt.wantWaitMin)
 				}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"time"
 
@@ -66,13 +65,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, fmt.Errorf("slack receiver %q: a store is required", name)
 	}
 	deps = deps.WithDefaults()
-	token := string(cfg.Token)
-	if cfg.TokenFile != "" {
-		b, err := os.ReadFile(cfg.TokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("slack receiver %q: read token_file: %w", name, err)
-		}
-		token = strings.TrimSpace(string(b))
+	token, err := notify.ReadSecret(cfg.Token, cfg.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("slack receiver %q: token_file: %w", name, err)
 	}
 	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
 		if err := deps.Templates.Check(text); err != nil {

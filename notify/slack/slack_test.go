@@ -29,28 +29,16 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 const token = "xoxb-test-token"
 
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) wait(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return ctx.Err()
-}
-
 type harness struct {
 	srv   *slacktest.Server
 	store *store.Memory
-	waits *waits
+	waits *notifytest.Waits
 	logs  *bytes.Buffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{srv: slacktest.NewServer(token, "triage"), store: store.NewMemory(), waits: &waits{}, logs: &bytes.Buffer{}}
+	h := &harness{srv: slacktest.NewServer(token, "triage"), store: store.NewMemory(), waits: &notifytest.Waits{}, logs: &bytes.Buffer{}}
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -68,7 +56,7 @@ func (h *harness) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Noti
 		Store:     h.store,
 		KeyPrefix: "ar:",
 		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
-		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.wait},
+		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -249,7 +237,7 @@ func TestFailures(t *testing.T) {
 				if err != nil || len(h.srv.Messages()) != 1 {
 					t.Fatalf("err = %v, messages = %d", err, len(h.srv.Messages()))
 				}
-				for _, w := range h.waits.d {
+				for _, w := range h.waits.All() {
 					if w < tt.wantWaitMin {
 						t.Fatalf("waited %v, want at least %v", w, tt.wantWaitMin)
 					}
