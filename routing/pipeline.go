@@ -160,6 +160,7 @@ func (r *Result) Label(name string) string {
 type transition struct {
 	res      *Result
 	receiver string
+	incident string // the incident notified: the firing's, for a resolve
 	kind     Kind
 	marker   string // key remembering what was notified
 	claim    string // key claimed while sending
@@ -277,18 +278,24 @@ func (p *Pipeline) storeError(op string, err error) {
 	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 }
 
-// marker values: "<tier>|<unix ms>" for a notified firing, "resolved|<ms>".
-func markerValue(tier string, at time.Time) string {
-	return tier + "|" + strconv.FormatInt(at.UnixMilli(), 10)
+// marker values: "<tier>|<unix ms>|<incident>" for a notified firing,
+// "resolved|<ms>|<incident>" for a notified resolve. The incident is kept so
+// that a resolve reaches the incident its firing opened even if the
+// resolved alert would now be grouped elsewhere.
+func markerValue(tier string, at time.Time, incident string) string {
+	return tier + "|" + strconv.FormatInt(at.UnixMilli(), 10) + "|" + incident
 }
 
-func parseMarker(v string) (tier string, at time.Time) {
-	i := strings.LastIndexByte(v, '|')
-	if i < 0 {
-		return v, time.Time{}
+func parseMarker(v string) (tier string, at time.Time, incident string) {
+	parts := strings.SplitN(v, "|", 3)
+	if len(parts) < 2 {
+		return v, time.Time{}, ""
 	}
-	ms, _ := strconv.ParseInt(v[i+1:], 10, 64)
-	return v[:i], time.UnixMilli(ms)
+	ms, _ := strconv.ParseInt(parts[1], 10, 64)
+	if len(parts) == 3 {
+		incident = parts[2]
+	}
+	return parts[0], time.UnixMilli(ms), incident
 }
 
 // tierOf names the decision tier that is part of a transition's identity.
@@ -315,8 +322,10 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			receivers = p.allReceivers()
 		}
 		for _, recv := range receivers {
-			id := recv + ":" + r.Alert.Fingerprint + ":" + strconv.FormatInt(r.Alert.StartsAt.UnixMilli(), 10)
-			t := &transition{res: r, receiver: recv, marker: Key(p.Dedup.KeyPrefix, "n", r.Incident, id)}
+			id := recv + ":" + strconv.FormatInt(r.Alert.StartsAt.UnixMilli(), 10)
+			// Keyed by fingerprint (its hash tag), not by incident: what was
+			// notified for an alert is found whatever it is grouped into now.
+			t := &transition{res: r, receiver: recv, incident: r.Incident, marker: Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, id)}
 			t.claim = t.marker + ":" + r.Alert.Status + ":" + tierOf(&r.Decision)
 			trs = append(trs, t)
 			keys = append(keys, t.marker)
@@ -340,9 +349,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 	claims := make(map[string]bool, len(trs))
 	var routed map[*Result][]string // fail open: where each resolve would go
 	for i, t := range trs {
-		tier, at := "", time.Time{}
+		tier, at, incident := "", time.Time{}, ""
 		if found[i] {
-			tier, at = parseMarker(values[i])
+			tier, at, incident = parseMarker(values[i])
 		}
 		firing := t.res.Alert.Firing()
 		switch {
@@ -371,6 +380,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			continue
 		case !firing:
 			t.kind = KindResolved
+			if incident != "" {
+				t.incident = incident
+			}
 		case !found[i] || tier == "resolved" || tier != tierOf(&t.res.Decision):
 			t.kind = KindFiring
 			if tier == "resolved" {
@@ -538,7 +550,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 		if !t.won {
 			continue
 		}
-		k := batchKey{t.receiver, t.res.Incident, t.kind}
+		k := batchKey{t.receiver, t.incident, t.kind}
 		if _, ok := batches[k]; !ok {
 			order = append(order, k)
 		}
@@ -582,9 +594,9 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 				}
 				continue
 			}
-			mv := markerValue(tierOf(&t.res.Decision), now)
+			mv := markerValue(tierOf(&t.res.Decision), now, t.incident)
 			if t.kind == KindResolved {
-				mv = markerValue("resolved", now)
+				mv = markerValue("resolved", now, t.incident)
 			} else {
 				jk := batchKey{receiver: k.receiver, incident: k.incident}
 				joined[jk] = append(joined[jk], t.res.Alert.Fingerprint)

@@ -805,3 +805,25 @@ func TestPipelineNotifiesAnAlertmanagerReFireAfterItsResolve(t *testing.T) {
 		t.Errorf("notifications %v, want %v", kinds, want)
 	}
 }
+
+// A resolve reaches the incident its firing opened, even when the resolved
+// alert (same labels, other annotations) would now be grouped elsewhere.
+func TestPipelineResolvesTheIncidentTheFiringOpenedEvenIfRegrouped(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Classifier = routing.ClassifierFunc(func(a *routing.Alert) routing.Classification {
+		return routing.Classification{Sector: a.Annotations["test_sector"], KPIs: []routing.KPI{{ID: "TTFT"}}, IncidentClass: "latency"}
+	})
+	labels := map[string]string{"alertname": "TTFTHigh", "service": "chat", "test_action": "page"}
+	firing := mkAlert("firing", labels, map[string]string{"test_sector": "llm-inference-gpu"}, `up`, fixtureStart)
+	resolved := mkAlert("resolved", labels, map[string]string{"test_sector": "llm-inference-api"}, `up`, fixtureStart)
+	mustProcess(t, p, firing)
+	mustProcess(t, p, resolved)
+	ns := e.pd.notifications()
+	if len(ns) != 2 || ns[1].Kind != routing.KindResolved {
+		t.Fatalf("%d notifications; want a firing then its resolve", len(ns))
+	}
+	if ns[1].Incident != ns[0].Incident || !ns[1].IncidentResolved {
+		t.Fatalf("resolve went to incident %q (resolved=%v), want the firing's %q resolved", ns[1].Incident, ns[1].IncidentResolved, ns[0].Incident)
+	}
+}
