@@ -161,6 +161,7 @@ type transition struct {
 	res      *Result
 	receiver string
 	incident string // the incident notified: the firing's, for a resolve
+	tier     string // tierOf the alert's decision, part of its identity
 	kind     Kind
 	marker   string // key remembering what was notified
 	claim    string // key claimed while sending
@@ -307,6 +308,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 	now := p.now()
 	var trs []*transition
 	var keys []string
+	var everyReceiver []string // built once, for the resolves of this payload
 	for _, r := range results {
 		switch {
 		case r.SuppressedBy != "":
@@ -319,14 +321,17 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 		if !r.Alert.Firing() {
 			// A resolve goes wherever its firing went, whatever the
 			// (possibly different) decision on the resolved alert.
-			receivers = p.allReceivers()
+			if everyReceiver == nil {
+				everyReceiver = p.allReceivers()
+			}
+			receivers = everyReceiver
 		}
+		tier := tierOf(&r.Decision)
 		for _, recv := range receivers {
 			id := recv + ":" + strconv.FormatInt(r.Alert.StartsAt.UnixMilli(), 10)
 			// Keyed by fingerprint (its hash tag), not by incident: what was
 			// notified for an alert is found whatever it is grouped into now.
-			t := &transition{res: r, receiver: recv, incident: r.Incident, marker: Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, id)}
-			t.claim = t.marker + ":" + r.Alert.Status + ":" + tierOf(&r.Decision)
+			t := &transition{res: r, receiver: recv, incident: r.Incident, tier: tier, marker: Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, id)}
 			trs = append(trs, t)
 			keys = append(keys, t.marker)
 		}
@@ -354,6 +359,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			tier, at, incident = parseMarker(values[i])
 		}
 		firing := t.res.Alert.Firing()
+		suffix := "" // tells re-fires and reminders apart from the first firing
 		switch {
 		case !firing && !found[i] && storeDown:
 			// Fail open: whether the firing was notified is unknown, so
@@ -383,23 +389,26 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			if incident != "" {
 				t.incident = incident
 			}
-		case !found[i] || tier == "resolved" || tier != tierOf(&t.res.Decision):
+		case !found[i] || tier == "resolved" || tier != t.tier:
 			t.kind = KindFiring
 			if tier == "resolved" {
 				// Alertmanager re-fired an alert it had resolved (same
 				// startsAt, e.g. Prometheus missed its resends): a new
 				// transition, whose claim must not collide with the
 				// first firing's.
-				t.claim += ":a" + strconv.FormatInt(at.UnixMilli(), 10)
+				suffix = ":a" + strconv.FormatInt(at.UnixMilli(), 10)
 			}
 		case p.Dedup.RepeatInterval > 0 && now.Sub(at) >= p.Dedup.RepeatInterval:
 			t.kind = KindReminder
 			bucket := int64(now.Sub(t.res.Alert.StartsAt) / p.Dedup.RepeatInterval)
-			t.claim += ":r" + strconv.FormatInt(bucket, 10)
+			suffix = ":r" + strconv.FormatInt(bucket, 10)
 		default:
 			p.countDedup(dedupHit, sum)
 			continue
 		}
+		// Only transitions still to send get a claim key: a dedup hit (the
+		// steady state) builds nothing more than its marker key.
+		t.claim = t.marker + ":" + t.res.Alert.Status + ":" + t.tier + suffix
 		notified[t.res] = true
 		if claims[t.claim] {
 			// The same alert twice in one payload: one claim, one send.
@@ -594,7 +603,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 				}
 				continue
 			}
-			mv := markerValue(tierOf(&t.res.Decision), now, t.incident)
+			mv := markerValue(t.tier, now, t.incident)
 			if t.kind == KindResolved {
 				mv = markerValue("resolved", now, t.incident)
 			} else {
