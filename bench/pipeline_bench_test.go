@@ -16,6 +16,8 @@ import (
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -80,7 +82,7 @@ func routes(tb testing.TB) *routing.Route {
 // pipeline builds the router's pipeline as cmd/router does, with the
 // default classifier and policies, the README's routes, dedup defaults and
 // notifiers that deliver instantly.
-func pipeline(tb testing.TB, s routing.Store) *routing.Pipeline {
+func pipeline(tb testing.TB, s store.Store) *routing.Pipeline {
 	tb.Helper()
 	cls, err := enrich.New(enrich.DefaultConfig())
 	if err != nil {
@@ -90,12 +92,12 @@ func pipeline(tb testing.TB, s routing.Store) *routing.Pipeline {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	noop := routing.NotifierFunc(func(context.Context, *routing.Notification) error { return nil })
+	noop := alert.NotifierFunc(func(context.Context, *alert.Notification) error { return nil })
 	return &routing.Pipeline{
 		Classifier: cls,
 		Decider:    dec,
 		Routes:     routes(tb),
-		Notifiers:  map[string]routing.Notifier{"pagerduty": noop, "slack-triage": noop},
+		Notifiers:  map[string]alert.Notifier{"pagerduty": noop, "slack-triage": noop},
 		Store:      s,
 		Dedup: routing.DedupOptions{
 			ClaimTTL:       time.Minute,
@@ -136,7 +138,7 @@ func BenchmarkDecode(b *testing.B) {
 		b.Run(fmt.Sprintf("alerts=%d", n), func(b *testing.B) {
 			b.SetBytes(int64(len(p.Body)))
 			perAlert(b, n, func() {
-				if _, err := routing.Decode(p.Body, receivedAt); err != nil {
+				if _, err := webhook.Decode(p.Body, receivedAt); err != nil {
 					b.Fatal(err)
 				}
 			})
@@ -144,9 +146,9 @@ func BenchmarkDecode(b *testing.B) {
 	}
 }
 
-func decoded(b *testing.B, c *Corpus, n int) *routing.Message {
+func decoded(b *testing.B, c *Corpus, n int) *alert.Message {
 	b.Helper()
-	m, err := routing.Decode(payload(b, c, n).Body, receivedAt)
+	m, err := webhook.Decode(payload(b, c, n).Body, receivedAt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func BenchmarkDecide(b *testing.B) {
 	}
 	for _, n := range sizes {
 		m := decoded(b, c, n)
-		cs := make([]routing.Classification, n)
+		cs := make([]alert.Classification, n)
 		for i := range m.Items {
 			cs[i] = cls.Classify(&m.Items[i])
 		}
@@ -218,8 +220,8 @@ func BenchmarkEvaluate(b *testing.B) {
 
 // process decodes body and runs the whole pipeline on it, failing the
 // benchmark on any error or failed notification.
-func process(b *testing.B, p *routing.Pipeline, body []byte) *routing.Summary {
-	m, err := routing.Decode(body, receivedAt)
+func process(b *testing.B, p *routing.Pipeline, body []byte) *alert.Summary {
+	m, err := webhook.Decode(body, receivedAt)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -240,7 +242,7 @@ func process(b *testing.B, p *routing.Pipeline, body []byte) *routing.Summary {
 //     group_interval; after the first pass every alert is a dedup hit.
 //   - fresh: new fingerprints each iteration, so every alert is a new
 //     transition (read, claim, notify, confirm).
-func benchProcess(b *testing.B, s routing.Store) {
+func benchProcess(b *testing.B, s store.Store) {
 	c := corpus(b)
 	p := pipeline(b, s)
 	for _, n := range sizes {
@@ -281,16 +283,16 @@ func BenchmarkProcessMemory(b *testing.B) {
 // countingStore counts the store calls (each one Redis round trip per
 // node) the pipeline makes.
 type countingStore struct {
-	routing.Store
+	store.Store
 	calls atomic.Int64
 }
 
-func (s *countingStore) SetNX(ctx context.Context, e []routing.Entry) ([]bool, error) {
+func (s *countingStore) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
 	s.calls.Add(1)
 	return s.Store.SetNX(ctx, e)
 }
 
-func (s *countingStore) Set(ctx context.Context, e []routing.Entry) error {
+func (s *countingStore) Set(ctx context.Context, e []store.Entry) error {
 	s.calls.Add(1)
 	return s.Store.Set(ctx, e)
 }
@@ -300,7 +302,7 @@ func (s *countingStore) Get(ctx context.Context, keys []string) ([]string, []boo
 	return s.Store.Get(ctx, keys)
 }
 
-func (s *countingStore) DeleteIfEqual(ctx context.Context, e []routing.Entry) error {
+func (s *countingStore) DeleteIfEqual(ctx context.Context, e []store.Entry) error {
 	s.calls.Add(1)
 	return s.Store.DeleteIfEqual(ctx, e)
 }
@@ -378,7 +380,7 @@ func TestPayloadsAreDistinctAndDecodable(t *testing.T) {
 			p := payload(t, c, n)
 			seen := map[string]bool{}
 			for _, body := range [][]byte{p.Body, p.Fresh(nil, 7, 1), p.Fresh(nil, 7, 2)} {
-				m, err := routing.Decode(body, receivedAt)
+				m, err := webhook.Decode(body, receivedAt)
 				if err != nil {
 					t.Fatal(err)
 				}

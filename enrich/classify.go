@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/alertmanager/pkg/labels"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // The labels the classifier reads.
@@ -23,7 +23,7 @@ var textAnnotations = [...]string{"summary", "description", "message", "title"}
 // maxTextBytes bounds how much of one text is tokenised.
 const maxTextBytes = 1024
 
-// Signal kinds, as in routing.Signal.Kind.
+// Signal kinds, as in alert.Signal.Kind.
 const (
 	kindSectorLabel = "sector_label"
 	kindKPILabel    = "kpi_label"
@@ -57,7 +57,7 @@ type prefixTarget struct {
 	tgt target
 }
 
-// Classifier implements routing.Classifier over the sector catalog. It is
+// Classifier implements alert.Classifier over the sector catalog. It is
 // immutable after New and safe for concurrent use.
 type Classifier struct {
 	sectorByKey map[string]int
@@ -70,7 +70,7 @@ type Classifier struct {
 	hintOff     [numHints]bool
 }
 
-var _ routing.Classifier = (*Classifier)(nil)
+var _ alert.Classifier = (*Classifier)(nil)
 
 // New validates cfg and compiles the catalog, the rules, the families and
 // the words into look-up tables so that Classify compiles nothing.
@@ -254,11 +254,11 @@ func (s *scratch) add(e evidence) {
 }
 
 // Classify classifies one alert. It never fails: an alert nothing
-// identifies gets Sector routing.Unknown, IncidentClass routing.Unknown and
+// identifies gets Sector alert.Unknown, IncidentClass alert.Unknown and
 // Confidence 0, with the signals that were considered. The alert's status
 // does not change the classification, so a resolved alert joins the
 // incident its firing twin opened.
-func (c *Classifier) Classify(a *routing.Alert) routing.Classification {
+func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 	var s scratch
 	lbl := a.Labels
 
@@ -397,7 +397,7 @@ func origSpan(text string, start, end int) (int, int) {
 // signal, or be the only sector all ambiguous signals agree on; a tie
 // (within 0.05) leaves the alert unknown with the tied sectors as
 // candidates. Confidence is the winner's score minus half the runner-up's.
-func (c *Classifier) conclude(a *routing.Alert, s *scratch) routing.Classification {
+func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 	var miss [numSectors]float64
 	var direct [numSectors]bool
 	for i := range miss {
@@ -445,7 +445,7 @@ func (c *Classifier) conclude(a *routing.Alert, s *scratch) routing.Classificati
 		best = labelSector
 	}
 
-	out := routing.Classification{Sector: routing.Unknown, IncidentClass: routing.Unknown}
+	out := alert.Classification{Sector: alert.Unknown, IncidentClass: alert.Unknown}
 	out.Signals = c.signals(s)
 
 	var confidence float64
@@ -507,14 +507,14 @@ func (c *Classifier) conclude(a *routing.Alert, s *scratch) routing.Classificati
 func onlyBit(x uint32) bool { return x != 0 && x&(x-1) == 0 }
 
 // signals returns the evidence as routing signals, strongest first (stable).
-func (c *Classifier) signals(s *scratch) []routing.Signal {
+func (c *Classifier) signals(s *scratch) []alert.Signal {
 	if s.n == 0 {
-		return []routing.Signal{}
+		return []alert.Signal{}
 	}
-	out := make([]routing.Signal, s.n)
+	out := make([]alert.Signal, s.n)
 	for i := 0; i < s.n; i++ {
 		e := &s.ev[i]
-		sig := routing.Signal{Kind: e.kind, Value: e.value, KPI: e.tgt.kpi, Weight: e.weight}
+		sig := alert.Signal{Kind: e.kind, Value: e.value, KPI: e.tgt.kpi, Weight: e.weight}
 		if e.tgt.sector >= 0 {
 			sig.Sector = sectors[e.tgt.sector].ID
 		}
@@ -531,10 +531,10 @@ func (c *Classifier) signals(s *scratch) []routing.Signal {
 
 // sectorKPIs returns the KPIs of sec the signals point at, strongest
 // signal first, without duplicates.
-func (c *Classifier) sectorKPIs(s *scratch, sec *sectorDef) []routing.KPI {
+func (c *Classifier) sectorKPIs(s *scratch, sec *sectorDef) []alert.KPI {
 	var seen [8]string
 	ns := 0
-	var out []routing.KPI
+	var out []alert.KPI
 	for w := 0; w < 2; w++ { // two passes: label/rule/metric signals, then tokens
 		for i := 0; i < s.n; i++ {
 			e := &s.ev[i]
@@ -553,9 +553,9 @@ func (c *Classifier) sectorKPIs(s *scratch, sec *sectorDef) []routing.KPI {
 			for _, k := range sec.KPIs {
 				if k.ID == e.tgt.kpi {
 					if out == nil {
-						out = make([]routing.KPI, 0, len(sec.KPIs))
+						out = make([]alert.KPI, 0, len(sec.KPIs))
 					}
-					out = append(out, routing.KPI{ID: k.ID, Name: k.Name})
+					out = append(out, alert.KPI{ID: k.ID, Name: k.Name})
 					if ns < len(seen) {
 						seen[ns] = k.ID
 						ns++
@@ -565,14 +565,14 @@ func (c *Classifier) sectorKPIs(s *scratch, sec *sectorDef) []routing.KPI {
 		}
 	}
 	if out == nil {
-		return []routing.KPI{}
+		return []alert.KPI{}
 	}
 	return out
 }
 
 // unknownKPIs returns the KPI of the strongest KPI-bearing signal of an
 // alert whose sector stays unknown (e.g. OWD without a settling signal).
-func (c *Classifier) unknownKPIs(s *scratch) []routing.KPI {
+func (c *Classifier) unknownKPIs(s *scratch) []alert.KPI {
 	for i := 0; i < s.n; i++ {
 		e := &s.ev[i]
 		if e.tgt.kpi == "" || e.weight == 0 {
@@ -581,16 +581,16 @@ func (c *Classifier) unknownKPIs(s *scratch) []routing.KPI {
 		for si := range sectors {
 			for _, k := range sectors[si].KPIs {
 				if k.ID == e.tgt.kpi {
-					return []routing.KPI{{ID: k.ID, Name: k.Name}}
+					return []alert.KPI{{ID: k.ID, Name: k.Name}}
 				}
 			}
 		}
 	}
-	return []routing.KPI{}
+	return []alert.KPI{}
 }
 
 // sharedClass returns the class of kpi when every candidate sector that has
-// it agrees on it, else routing.Unknown.
+// it agrees on it, else alert.Unknown.
 func (c *Classifier) sharedClass(kpi string, cands uint32) string {
 	class := ""
 	for si := range sectors {
@@ -602,13 +602,13 @@ func (c *Classifier) sharedClass(kpi string, cands uint32) string {
 				continue
 			}
 			if class != "" && class != k.Class {
-				return routing.Unknown
+				return alert.Unknown
 			}
 			class = k.Class
 		}
 	}
 	if class == "" {
-		return routing.Unknown
+		return alert.Unknown
 	}
 	return class
 }
@@ -619,7 +619,7 @@ func kpiClass(sec *sectorDef, id string) string {
 			return k.Class
 		}
 	}
-	return routing.Unknown
+	return alert.Unknown
 }
 
 func sectorList(bits uint32) []string {

@@ -9,7 +9,7 @@
 // against a catalog of well-known metric families; and the words of the
 // alertname and of the summary/description annotations. Every conclusion
 // carries the signals it rests on and a confidence in [0,1]. An alert that
-// nothing identifies stays routing.Unknown with confidence 0: the classifier
+// nothing identifies stays model.Unknown with confidence 0: the classifier
 // never guesses.
 //
 // # Incident classes
@@ -37,5 +37,5 @@
 //
 // The IncidentClass of a classification is the class of its primary KPI;
 // without a KPI it is read from words of the alertname ("Down",
-// "Errors", "Latency" …) or stays routing.Unknown.
+// "Errors", "Latency" …) or stays model.Unknown.
 package enrich

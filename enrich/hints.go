@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // The annotations (or labels) that make hints specific. Durations are in
@@ -50,7 +50,7 @@ const (
 // (sec nil: none), each made specific when the alert carries the numbers,
 // plus specific hints for any numbers it carries, plus
 // percentiles-not-averages for latency-sensitive alerts on an average.
-func (c *Classifier) hints(a *routing.Alert, s *scratch, sec *sectorDef, kpis []routing.KPI, class string) []routing.Hint {
+func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []alert.KPI, class string) []alert.Hint {
 	var relevant [numHints]bool
 	if sec != nil {
 		any := false
@@ -89,20 +89,20 @@ func (c *Classifier) hints(a *routing.Alert, s *scratch, sec *sectorDef, kpis []
 			n++
 		}
 	}
-	out := make([]routing.Hint, 0, n)
+	out := make([]alert.Hint, 0, n)
 	for i, id := range HintIDs {
 		if c.hintOff[i] {
 			continue
 		}
 		switch {
 		case specific[i] != "":
-			out = append(out, routing.Hint{ID: id, Text: specific[i], Specific: true})
+			out = append(out, alert.Hint{ID: id, Text: specific[i], Specific: true})
 		case relevant[i]:
 			text := c.hintText[i]
 			if i == 9 && text == defaultHintTexts[HintPercentiles] {
 				text = "The expression averages (" + s.facts.averages + "): " + text[len("This alert is on an average: "):]
 			}
-			out = append(out, routing.Hint{ID: id, Text: text})
+			out = append(out, alert.Hint{ID: id, Text: text})
 		}
 	}
 	return out
@@ -118,7 +118,7 @@ func hintIndex(id string) int {
 }
 
 // number reads a numeric annotation, or label, of the alert.
-func number(a *routing.Alert, key string) (float64, bool) {
+func number(a *alert.Alert, key string) (float64, bool) {
 	v, ok := a.Annotations[key]
 	if !ok {
 		v, ok = a.Labels[key]
@@ -144,7 +144,7 @@ func number(a *routing.Alert, key string) (float64, bool) {
 }
 
 // ratio reads a ratio in [0,1]; values in (1,100] are taken as percents.
-func ratio(a *routing.Alert, key string) (float64, bool) {
+func ratio(a *alert.Alert, key string) (float64, bool) {
 	f, ok := number(a, key)
 	if !ok || f < 0 || f > 100 {
 		return 0, false
@@ -157,7 +157,7 @@ func ratio(a *routing.Alert, key string) (float64, bool) {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-func queueTimeHint(a *routing.Alert) string {
+func queueTimeHint(a *alert.Alert) string {
 	q, ok := number(a, AnnQueueTime)
 	if !ok || q < 0 {
 		return ""
@@ -183,7 +183,7 @@ func queueTimeHint(a *routing.Alert) string {
 		(1-share)*100, seconds(comp), seconds(total), seconds(q))
 }
 
-func prefillDecodeHint(a *routing.Alert) string {
+func prefillDecodeHint(a *alert.Alert) string {
 	p, ok1 := number(a, AnnPrefill)
 	d, ok2 := number(a, AnnDecode)
 	if !ok1 || !ok2 || p < 0 || d < 0 || p+d <= 0 {
@@ -198,7 +198,7 @@ func prefillDecodeHint(a *routing.Alert) string {
 		(1-share)*100, seconds(d), seconds(p))
 }
 
-func kvCacheHint(a *routing.Alert) string {
+func kvCacheHint(a *alert.Alert) string {
 	h, ok := ratio(a, AnnPrefixHit)
 	if !ok {
 		return ""
@@ -217,7 +217,7 @@ func kvCacheHint(a *routing.Alert) string {
 	return fmt.Sprintf("prefix cache hit ratio is %.0f%%: caching works; look at queueing and decode for the latency", h*100)
 }
 
-func moeRouterHint(a *routing.Alert) string {
+func moeRouterHint(a *alert.Alert) string {
 	aux, okA := number(a, AnnAuxLoss)
 	z, okZ := number(a, AnnRouterZLoss)
 	if !okA && !okZ {
@@ -240,7 +240,7 @@ func moeRouterHint(a *routing.Alert) string {
 	return b.String()
 }
 
-func cpuReadyHint(a *routing.Alert) string {
+func cpuReadyHint(a *alert.Alert) string {
 	r, ok := ratio(a, AnnCPUReady)
 	if !ok {
 		return ""
@@ -261,7 +261,7 @@ func cpuReadyHint(a *routing.Alert) string {
 	return b.String()
 }
 
-func microburstHint(a *routing.Alert) string {
+func microburstHint(a *alert.Alert) string {
 	d, okD := number(a, AnnMicroburstDepth)
 	e, okE := ratio(a, AnnECNMarkRatio)
 	if !okD && !okE {
@@ -281,7 +281,7 @@ func microburstHint(a *routing.Alert) string {
 	return b.String()
 }
 
-func opticalHint(a *routing.Alert) string {
+func opticalHint(a *alert.Alert) string {
 	m, okM := number(a, AnnOSNRMargin)
 	ber, okB := number(a, AnnPreFECBER)
 	if !okM && !okB {
@@ -305,7 +305,7 @@ func opticalHint(a *routing.Alert) string {
 	return b.String()
 }
 
-func spillLagHint(a *routing.Alert) string {
+func spillLagHint(a *alert.Alert) string {
 	lag, okL := number(a, AnnConsumerLag)
 	sp, okS := number(a, AnnSpillBytes)
 	if !okL && !okS {
@@ -325,7 +325,7 @@ func spillLagHint(a *routing.Alert) string {
 	return b.String()
 }
 
-func burnHint(a *routing.Alert) string {
+func burnHint(a *alert.Alert) string {
 	for _, k := range burnWindows {
 		r, ok := number(a, k)
 		if !ok || r <= 0 {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // webhook is the Alertmanager webhook (version 4) payload as it is on the
@@ -54,7 +54,7 @@ func TestSectorFixturesClassifyAsTheirSector(t *testing.T) {
 				t.Errorf("%d alerts, want 2-3", n)
 			}
 			for i := range w.Alerts {
-				a := routing.Alert{Alert: w.Alerts[i]}
+				a := alert.Alert{Alert: w.Alerts[i]}
 				if a.Fingerprint == "" || a.StartsAt.IsZero() || (a.Status != "firing" && a.Status != "resolved") {
 					t.Errorf("alert %d incomplete: %+v", i, a.Alert)
 				}

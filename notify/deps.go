@@ -3,7 +3,7 @@ package notify
 import (
 	"log/slog"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // Deps are the shared dependencies an integration is built with.
@@ -11,7 +11,7 @@ type Deps struct {
 	// Store keeps the integration's state (PagerDuty trigger marks, Slack
 	// parent messages) shared by every replica. Required by pagerduty and
 	// slack.
-	Store routing.Store
+	Store store.Store
 	// KeyPrefix prefixes every store key the integration writes.
 	KeyPrefix string
 	// Templates renders message text; nil means the built-in defaults only.

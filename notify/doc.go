@@ -7,6 +7,6 @@
 // The integrations live in subpackages: notify/pagerduty (Events API v2),
 // notify/slack (Web API, Block Kit, one thread per incident) and
 // notify/lognotify (one JSON line per notification). Each implements
-// routing.Notifier and says, through routing.Permanent, which failures a
+// model.Notifier and says, through model.Permanent, which failures a
 // retry cannot fix.
 package notify

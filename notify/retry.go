@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // RetryPolicy says how often and how patiently Retry tries.
@@ -128,7 +128,7 @@ func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
 }
 
 // Retry calls attempt until it succeeds, fails permanently
-// (routing.Permanent), the policy's attempts run out, or the next wait would
+// (alert.Permanent), the policy's attempts run out, or the next wait would
 // end past ctx's deadline. Between attempts it waits Backoff, or the error's
 // RetryAfter when that is longer. ctx is checked before every attempt. Retry
 // returns nil or the last attempt's error, which stays retryable unless the
@@ -145,7 +145,7 @@ func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Con
 			return err
 		}
 		last = attempt(ctx)
-		if last == nil || !routing.Retryable(last) || n >= p.MaxAttempts {
+		if last == nil || !alert.Retryable(last) || n >= p.MaxAttempts {
 			return last
 		}
 		wait := p.Backoff(n)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // recorder is a RetryPolicy.Wait that records the waits instead of sleeping.
@@ -35,7 +35,7 @@ func TestRetry(t *testing.T) {
 	}{
 		{name: "a first success is not retried", results: []error{nil}, wantAttempts: 1},
 		{name: "retryable errors are retried until success", results: []error{errBoom, errBoom, errBoom, nil}, wantAttempts: 4},
-		{name: "a permanent error stops at once", results: []error{routing.Permanent(errBoom)}, wantAttempts: 1, wantErr: errBoom},
+		{name: "a permanent error stops at once", results: []error{alert.Permanent(errBoom)}, wantAttempts: 1, wantErr: errBoom},
 		{name: "attempts run out with the last error", results: []error{errBoom, errBoom, errBoom}, maxAttempts: 3, wantAttempts: 3, wantErr: errBoom},
 		{name: "retry-after is honoured when longer than the backoff", results: []error{RetryAfter(errBoom, 7*time.Second), nil}, wantAttempts: 2, wantWaitMin: 7 * time.Second},
 	}
@@ -81,7 +81,7 @@ func TestRetryDoesNotWaitPastTheDeadline(t *testing.T) {
 	if n != 1 || len(rec.waits) != 0 {
 		t.Fatalf("attempts = %d, waits = %v; want 1 attempt and no wait", n, rec.waits)
 	}
-	if !routing.Retryable(err) {
+	if !alert.Retryable(err) {
 		t.Fatalf("err = %v should stay retryable so Alertmanager retries", err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // defaultTemplates defines alertrouter.title, alertrouter.summary,
@@ -43,13 +43,13 @@ type Data struct {
 	// IncidentResolved is true when no alert of the incident still fires.
 	IncidentResolved bool
 	// Results are the alerts of the notification with their classification.
-	Results []*routing.Result
+	Results []*alert.Result
 }
 
 // NewData builds the template data of n. It never returns a nil
 // *template.Data inside, so templates can read .CommonLabels of a
 // notification that came without webhook data.
-func NewData(n *routing.Notification) *Data {
+func NewData(n *alert.Notification) *Data {
 	d := n.Data
 	if d == nil {
 		d = &template.Data{Receiver: n.Receiver}

@@ -12,13 +12,13 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 func fixture() *notify.Data {
-	n := notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage,
-		notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionPage),
-		notifytest.Result("TTFTHigh", "bbb", "firing", routing.ActionPage))
+	n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage,
+		notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionPage),
+		notifytest.Result("TTFTHigh", "bbb", "firing", alert.ActionPage))
 	return notify.NewData(n)
 }
 

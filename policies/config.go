@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // Config is the `policies` section of the router's configuration. Decode it
@@ -18,7 +18,7 @@ import (
 // first) and check it with Validate; New validates again.
 type Config struct {
 	// Sloth maps values of Sloth's sloth_severity label to actions.
-	Sloth map[string]routing.Action `yaml:"sloth"`
+	Sloth map[string]alert.Action `yaml:"sloth"`
 	// Pyrra maps the (long, short) window labels of Pyrra's alerts to actions.
 	Pyrra PyrraConfig `yaml:"pyrra"`
 	// BurnRate holds the multi-window burn-rate tiers.
@@ -29,11 +29,11 @@ type Config struct {
 	Regression RegressionConfig `yaml:"regression"`
 	// Severity maps values of the Alertmanager severity label to actions
 	// (keys are matched case-insensitively).
-	Severity map[string]routing.Action `yaml:"severity"`
+	Severity map[string]alert.Action `yaml:"severity"`
 	// UnmappedSeverity is the action for a severity label that Severity does
 	// not know (e.g. "major"): ticket by default, so that an unexpected
 	// spelling is seen by a human rather than silently dropped.
-	UnmappedSeverity routing.Action `yaml:"unmapped_severity"`
+	UnmappedSeverity alert.Action `yaml:"unmapped_severity"`
 }
 
 // PyrraConfig is the Pyrra window table.
@@ -49,7 +49,7 @@ type PyrraConfig struct {
 type WindowAction struct {
 	Long   model.Duration `yaml:"long"`
 	Short  model.Duration `yaml:"short"`
-	Action routing.Action `yaml:"action"`
+	Action alert.Action   `yaml:"action"`
 }
 
 // BurnRateConfig lists the burn-rate tiers.
@@ -64,7 +64,7 @@ type Tier struct {
 	Long   model.Duration `yaml:"long"`
 	Short  model.Duration `yaml:"short"`
 	Factor float64        `yaml:"factor"`
-	Action routing.Action `yaml:"action"`
+	Action alert.Action   `yaml:"action"`
 }
 
 // CapacityConfig holds the utilization thresholds, as ratios of validated
@@ -115,23 +115,23 @@ func mustDuration(s string) model.Duration {
 func DefaultConfig() Config {
 	d := mustDuration
 	return Config{
-		Sloth: map[string]routing.Action{
-			"page":   routing.ActionPage,
-			"ticket": routing.ActionTicket,
+		Sloth: map[string]alert.Action{
+			"page":   alert.ActionPage,
+			"ticket": alert.ActionTicket,
 		},
 		Pyrra: PyrraConfig{Windows: []WindowAction{
-			{Long: d("1h"), Short: d("5m"), Action: routing.ActionPage},
-			{Long: d("6h"), Short: d("30m"), Action: routing.ActionPage},
-			{Long: d("1d"), Short: d("2h"), Action: routing.ActionTicket},
-			{Long: d("3d"), Short: d("6h"), Action: routing.ActionTicket},
-			{Long: d("4d"), Short: d("6h"), Action: routing.ActionTicket},
+			{Long: d("1h"), Short: d("5m"), Action: alert.ActionPage},
+			{Long: d("6h"), Short: d("30m"), Action: alert.ActionPage},
+			{Long: d("1d"), Short: d("2h"), Action: alert.ActionTicket},
+			{Long: d("3d"), Short: d("6h"), Action: alert.ActionTicket},
+			{Long: d("4d"), Short: d("6h"), Action: alert.ActionTicket},
 		}},
 		// Factors: see the package comment (fraction of a 30-day budget).
 		BurnRate: BurnRateConfig{Tiers: []Tier{
-			{Long: d("1h"), Short: d("5m"), Factor: 14.4, Action: routing.ActionPage}, // 2% in 1h
-			{Long: d("6h"), Short: d("30m"), Factor: 6, Action: routing.ActionPage},   // 5% in 6h
-			{Long: d("1d"), Short: d("2h"), Factor: 3, Action: routing.ActionTicket},  // 10% in 1d
-			{Long: d("3d"), Short: d("6h"), Factor: 1, Action: routing.ActionTicket},  // 10% in 3d
+			{Long: d("1h"), Short: d("5m"), Factor: 14.4, Action: alert.ActionPage}, // 2% in 1h
+			{Long: d("6h"), Short: d("30m"), Factor: 6, Action: alert.ActionPage},   // 5% in 6h
+			{Long: d("1d"), Short: d("2h"), Factor: 3, Action: alert.ActionTicket},  // 10% in 1d
+			{Long: d("3d"), Short: d("6h"), Factor: 1, Action: alert.ActionTicket},  // 10% in 3d
 		}},
 		Capacity: CapacityConfig{Warn: 0.80, Critical: 0.90},
 		Regression: RegressionConfig{
@@ -143,16 +143,16 @@ func DefaultConfig() Config {
 				Low:    Thresholds{Warn: 1.25, Critical: 1.50},
 			},
 		},
-		Severity: map[string]routing.Action{
-			"critical": routing.ActionPage,
-			"page":     routing.ActionPage,
-			"warning":  routing.ActionTicket,
-			"ticket":   routing.ActionTicket,
-			"error":    routing.ActionTicket,
-			"info":     routing.ActionNone,
-			"none":     routing.ActionNone,
+		Severity: map[string]alert.Action{
+			"critical": alert.ActionPage,
+			"page":     alert.ActionPage,
+			"warning":  alert.ActionTicket,
+			"ticket":   alert.ActionTicket,
+			"error":    alert.ActionTicket,
+			"info":     alert.ActionNone,
+			"none":     alert.ActionNone,
 		},
-		UnmappedSeverity: routing.ActionTicket,
+		UnmappedSeverity: alert.ActionTicket,
 	}
 }
 
@@ -176,7 +176,7 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	return nil
 }
 
-func merge(defaults, given map[string]routing.Action) map[string]routing.Action {
+func merge(defaults, given map[string]alert.Action) map[string]alert.Action {
 	for k, v := range given {
 		defaults[k] = v
 	}
@@ -222,13 +222,13 @@ func (c *Config) Validate() error {
 		if !validAction(t.Action, false) {
 			add(p+".action", "unknown action %q (want page or ticket)", t.Action)
 		}
-		if t.Action != routing.ActionTicket {
+		if t.Action != alert.ActionTicket {
 			continue
 		}
 		// A ticket tier that needs a faster burn than a page tier over the
 		// same windows can never decide: the page tier always matches first.
 		for j, pt := range c.BurnRate.Tiers {
-			if pt.Action == routing.ActionPage && pt.Long == t.Long && pt.Short == t.Short && t.Factor > pt.Factor {
+			if pt.Action == alert.ActionPage && pt.Long == t.Long && pt.Short == t.Short && t.Factor > pt.Factor {
 				add(p+".factor", "ticket factor %s over %s/%s is higher than page factor %s of burn_rate.tiers[%d]",
 					fmtNum(t.Factor), t.Long, t.Short, fmtNum(pt.Factor), j)
 			}
@@ -282,11 +282,11 @@ func checkThresholds(p string, warn, critical float64, add func(string, string, 
 	}
 }
 
-func validAction(a routing.Action, allowNone bool) bool {
+func validAction(a alert.Action, allowNone bool) bool {
 	switch a {
-	case routing.ActionPage, routing.ActionTicket:
+	case alert.ActionPage, alert.ActionTicket:
 		return true
-	case routing.ActionNone:
+	case alert.ActionNone:
 		return allowNone
 	}
 	return false
@@ -296,7 +296,7 @@ func validSensitivity(s string) bool {
 	return s == "high" || s == "medium" || s == "low"
 }
 
-func sortedKeys(m map[string]routing.Action) []string {
+func sortedKeys(m map[string]alert.Action) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -320,8 +320,8 @@ func pairName(long, short model.Duration) string {
 	return windowName(long) + "/" + windowName(short)
 }
 
-func lowerKeys(m map[string]routing.Action) map[string]routing.Action {
-	out := make(map[string]routing.Action, len(m))
+func lowerKeys(m map[string]alert.Action) map[string]alert.Action {
+	out := make(map[string]alert.Action, len(m))
 	for k, v := range m {
 		out[strings.ToLower(k)] = v
 	}

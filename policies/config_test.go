@@ -9,7 +9,7 @@ import (
 
 	"gopkg.in/yaml.v2"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 const fixtures = "../testdata/policies"
@@ -125,7 +125,7 @@ func TestGoodConfigMergesAndReplaces(t *testing.T) {
 	if c.Regression.Sensitivities.Low.Critical != 1.50 {
 		t.Errorf("low sensitivity lost its default: %+v", c.Regression.Sensitivities.Low)
 	}
-	if c.Severity["sev1"] != routing.ActionPage || c.Severity["critical"] != routing.ActionPage {
+	if c.Severity["sev1"] != alert.ActionPage || c.Severity["critical"] != alert.ActionPage {
 		t.Errorf("severity map did not merge with the defaults: %v", c.Severity)
 	}
 	if len(c.Pyrra.Windows) != 6 {
@@ -136,9 +136,9 @@ func TestGoodConfigMergesAndReplaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := e.Decide(firing(map[string]string{"slo": "a", "long": "1h4m", "short": "5m", "severity": "warning"}), nil, testNow)
-	check(t, d, want{routing.ActionPage, PolicyPyrra, "1h4m/5m", ""})
+	check(t, d, want{alert.ActionPage, PolicyPyrra, "1h4m/5m", ""})
 	d = e.Decide(firing(map[string]string{"severity": "major"}), nil, testNow)
-	check(t, d, want{routing.ActionNone, PolicySeverity, "unmapped", ""})
+	check(t, d, want{alert.ActionNone, PolicySeverity, "unmapped", ""})
 }
 
 func TestDefaultsMatchTheSpec(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package policies decides whether an alert deserves a page, a ticket or
-// nothing (SPEC §5). Engine implements routing.Decider.
+// nothing (SPEC §5). Engine implements model.Decider.
 //
 // The policies are pure functions of the alert, its classification and an
 // injected clock; they never do I/O and never keep state, so one Engine is

@@ -9,7 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // The policy names a Decision carries.
@@ -43,10 +43,10 @@ const (
 	labelErrorBudgetRem  = "error_budget_remaining"
 )
 
-// Engine applies the policies of a Config. It implements routing.Decider
+// Engine applies the policies of a Config. It implements alert.Decider
 // and is safe for concurrent use: it is never written after New.
 type Engine struct {
-	sloth    map[string]routing.Action
+	sloth    map[string]alert.Action
 	pyrra    []pyrraWindow
 	tiers    []tier
 	windows  map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
@@ -55,13 +55,13 @@ type Engine struct {
 	capCrit  string
 	regr     RegressionConfig
 	baseline string // regression.baseline_window, rendered once
-	severity map[string]routing.Action
-	unmapped routing.Action
+	severity map[string]alert.Action
+	unmapped alert.Action
 }
 
 type pyrraWindow struct {
 	long, short time.Duration
-	action      routing.Action
+	action      alert.Action
 	name        string
 }
 
@@ -70,11 +70,11 @@ type tier struct {
 	longName, shortName string
 	factor              float64
 	factorText          string
-	action              routing.Action
+	action              alert.Action
 	name                string // e.g. "1h/5m>14.4"
 }
 
-var _ routing.Decider = (*Engine)(nil)
+var _ alert.Decider = (*Engine)(nil)
 
 // New validates cfg and builds an Engine from it. The returned error joins
 // every problem of cfg (see Config.Validate).
@@ -118,11 +118,11 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-func actionRank(a routing.Action) int {
+func actionRank(a alert.Action) int {
 	switch a {
-	case routing.ActionPage:
+	case alert.ActionPage:
 		return 0
-	case routing.ActionTicket:
+	case alert.ActionTicket:
 		return 1
 	}
 	return 2
@@ -130,8 +130,8 @@ func actionRank(a routing.Action) int {
 
 // decision is the work area of one Decide call.
 type decision struct {
-	a   *routing.Alert
-	c   *routing.Classification
+	a   *alert.Alert
+	c   *alert.Classification
 	now time.Time
 	// notes explain inputs that were present but not used (garbage values,
 	// a resolved capacity alert); they follow the deciding reasons.
@@ -150,7 +150,7 @@ func (d *decision) note(format string, args ...any) {
 // Resolved alerts are decided like firing ones by every policy except
 // capacity (which judges only a firing, i.e. sustained, utilization), so
 // that a resolve normally reaches the receivers its firing alert reached.
-func (e *Engine) Decide(a *routing.Alert, c *routing.Classification, now time.Time) routing.Decision {
+func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) alert.Decision {
 	st := decision{a: a, c: c, now: now}
 	out, ok := e.decideSloth(&st)
 	if !ok {
@@ -169,8 +169,8 @@ func (e *Engine) Decide(a *routing.Alert, c *routing.Classification, now time.Ti
 		out, ok = e.decideSeverity(&st)
 	}
 	if !ok {
-		out = routing.Decision{
-			Action: routing.ActionNone,
+		out = alert.Decision{
+			Action: alert.ActionNone,
 			Policy: PolicyNone,
 			Reasons: []string{"no policy input: no sloth_severity, Pyrra long/short, burn_rate_<window>, " +
 				"utilization, baseline_ratio (or value and baseline) or severity"},
@@ -188,7 +188,7 @@ func (e *Engine) Decide(a *routing.Alert, c *routing.Classification, now time.Ti
 	return out
 }
 
-func statusName(a *routing.Alert) string {
+func statusName(a *alert.Alert) string {
 	if a.Status == "" {
 		return "without status"
 	}
@@ -198,10 +198,10 @@ func statusName(a *routing.Alert) string {
 // decideSloth reads Sloth's sloth_severity label. Sloth generates two
 // alerts per SLO: "page" (1h/5m at 14.4 or 6h/30m at 6) and "ticket" (1d/2h
 // at 3 or 3d/6h at 1), with sloth_id, sloth_service, sloth_slo labels.
-func (e *Engine) decideSloth(st *decision) (routing.Decision, bool) {
+func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 	v, src, ok := lookup(st.a, labelSlothSeverity)
 	if !ok {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	key := strings.TrimSpace(v)
 	act, known := e.sloth[key]
@@ -210,30 +210,30 @@ func (e *Engine) decideSloth(st *decision) (routing.Decision, bool) {
 	}
 	if !known {
 		st.note("sloth_severity %s %q ignored: not in the sloth table", src, v)
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	r := "sloth_severity=" + strconv.Quote(v) + " → " + string(act)
 	if id := st.a.Labels[labelSlothID]; id != "" {
 		r += " (sloth SLO " + id + ")"
 	}
-	return routing.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
+	return alert.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
 }
 
 // decidePyrra reads the long and short window labels of Pyrra's
 // multi-window alerts and looks the pair up in the table; a pair not in the
 // table (an SLO period other than 28d scales Pyrra's windows) is decided by
 // the alert's own severity label (critical, warning).
-func (e *Engine) decidePyrra(st *decision) (routing.Decision, bool) {
+func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	ls, okL := st.a.Labels[labelLong]
 	ss, okS := st.a.Labels[labelShort]
 	if !okL || !okS {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	long, errL := model.ParseDuration(strings.TrimSpace(ls))
 	short, errS := model.ParseDuration(strings.TrimSpace(ss))
 	if errL != nil || errS != nil {
 		st.note("pyrra windows long=%q short=%q ignored: not Prometheus durations", ls, ss)
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	for _, w := range e.pyrra {
 		if w.long == time.Duration(long) && w.short == time.Duration(short) {
@@ -241,7 +241,7 @@ func (e *Engine) decidePyrra(st *decision) (routing.Decision, bool) {
 			if slo := st.a.Labels[labelSLO]; slo != "" {
 				r += " (pyrra SLO " + slo + ")"
 			}
-			return routing.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
+			return alert.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
 		}
 	}
 	pair := pairName(long, short)
@@ -249,10 +249,10 @@ func (e *Engine) decidePyrra(st *decision) (routing.Decision, bool) {
 	act, known := e.lookupSeverity(sev)
 	if sev == "" || !known {
 		st.note("pyrra window pair %s is not in the pyrra table and severity %q is not mapped", pair, sev)
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	r := fmt.Sprintf("pyrra window pair %s is not in the pyrra table; its severity=%q → %s", pair, sev, act)
-	return routing.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}, true
+	return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}, true
 }
 
 // burnInput is one burn_rate_<window> value of an alert.
@@ -324,7 +324,7 @@ func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src 
 // matches when the burn rate is strictly greater than its factor over both
 // its long and its short window. The policy has input when at least one
 // tier has both of its windows; then it decides, none included.
-func (e *Engine) decideBurnRate(st *decision) (routing.Decision, bool) {
+func (e *Engine) decideBurnRate(st *decision) (alert.Decision, bool) {
 	var b burnInputs
 	start := len(st.notes)
 	e.collect(st, &b, st.a.Labels, "label")
@@ -333,7 +333,7 @@ func (e *Engine) decideBurnRate(st *decision) (routing.Decision, bool) {
 		sort.Strings(st.notes[start:]) // map order is random; reasons are not
 	}
 	if b.n == 0 {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	var below []string
 	for i := range e.tiers {
@@ -346,16 +346,16 @@ func (e *Engine) decideBurnRate(st *decision) (routing.Decision, bool) {
 		if lv > t.factor && sv > t.factor {
 			r := "burn rate " + fmtNum(lv) + " > " + t.factorText + " over " + t.longName +
 				" and " + fmtNum(sv) + " > " + t.factorText + " over " + t.shortName
-			return routing.Decision{Action: t.action, Policy: PolicyBurnRate, Tier: t.name, Reasons: []string{r}}, true
+			return alert.Decision{Action: t.action, Policy: PolicyBurnRate, Tier: t.name, Reasons: []string{r}}, true
 		}
 		below = append(below, "burn rate "+fmtNum(lv)+" "+cmp(lv, t.factor)+" "+t.factorText+" over "+t.longName+
 			" and "+fmtNum(sv)+" "+cmp(sv, t.factor)+" "+t.factorText+" over "+t.shortName+": no "+string(t.action))
 	}
 	if len(below) == 0 {
 		st.note("burn-rate values present but no tier has both of its windows")
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
-	return routing.Decision{Action: routing.ActionNone, Policy: PolicyBurnRate, Tier: "below", Reasons: below}, true
+	return alert.Decision{Action: alert.ActionNone, Policy: PolicyBurnRate, Tier: "below", Reasons: below}, true
 }
 
 func cmp(v, limit float64) string {
@@ -369,19 +369,19 @@ func cmp(v, limit float64) string {
 // capacity) with the warn and critical thresholds. Only a firing alert is
 // judged: capacity is about sustained load, and a resolved alert's
 // utilization is the last value seen before it cleared.
-func (e *Engine) decideCapacity(st *decision) (routing.Decision, bool) {
+func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 	raw, src, ok := lookup(st.a, labelUtilization)
 	if !ok {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	u, err := parseRatio(raw)
 	if err != nil {
 		st.note("utilization %s %q ignored: %v", src, raw, err)
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	if !st.a.Firing() {
 		st.note("utilization %s not judged: capacity needs a firing alert, this one is %s", fmtPercent(u), statusName(st.a))
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	sustained := ""
 	if !st.a.StartsAt.IsZero() && st.now.After(st.a.StartsAt) {
@@ -392,19 +392,19 @@ func (e *Engine) decideCapacity(st *decision) (routing.Decision, bool) {
 	if lv, _, ok := lookup(st.a, labelLatencyAboveSLO); ok {
 		latency = parseBool(lv)
 	}
-	d := routing.Decision{Policy: PolicyCapacity}
+	d := alert.Decision{Policy: PolicyCapacity}
 	switch {
 	case u > c.Critical:
-		d.Action, d.Tier = routing.ActionPage, "critical"
+		d.Action, d.Tier = alert.ActionPage, "critical"
 		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capCrit + " critical" + sustained}
 	case u > c.Warn && latency:
-		d.Action, d.Tier = routing.ActionPage, "warn+latency"
+		d.Action, d.Tier = alert.ActionPage, "warn+latency"
 		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capWarn + " warn and latency is above SLO" + sustained}
 	case u > c.Warn:
-		d.Action, d.Tier = routing.ActionTicket, "warn"
+		d.Action, d.Tier = alert.ActionTicket, "warn"
 		d.Reasons = []string{"utilization " + fmtPercent(u) + " > " + e.capWarn + " warn" + sustained}
 	default:
-		d.Action, d.Tier = routing.ActionNone, "below"
+		d.Action, d.Tier = alert.ActionNone, "below"
 		d.Reasons = []string{"utilization " + fmtPercent(u) + " ≤ " + e.capWarn + " warn"}
 	}
 	return d, true
@@ -413,25 +413,25 @@ func (e *Engine) decideCapacity(st *decision) (routing.Decision, bool) {
 // decideRegression compares the alert's ratio to its baseline with the
 // thresholds of its sensitivity: the sensitivity label if valid, else the
 // sector's, else regression.default_sensitivity (an unknown sector).
-func (e *Engine) decideRegression(st *decision) (routing.Decision, bool) {
+func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	ratio, what, ok := e.regressionRatio(st)
 	if !ok {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	sens, why := e.sensitivity(st)
 	th := e.thresholds(sens)
-	d := routing.Decision{Policy: PolicyRegression}
+	d := alert.Decision{Policy: PolicyRegression}
 	head := what + " the " + e.baseline + " baseline, "
 	tail := " for " + sens + " sensitivity (" + why + ")"
 	switch {
 	case ratio > th.Critical:
-		d.Action, d.Tier = routing.ActionPage, "critical"
+		d.Action, d.Tier = alert.ActionPage, "critical"
 		d.Reasons = []string{head + "> " + fmtRatio(th.Critical) + " critical" + tail}
 	case ratio > th.Warn:
-		d.Action, d.Tier = routing.ActionTicket, "warn"
+		d.Action, d.Tier = alert.ActionTicket, "warn"
 		d.Reasons = []string{head + "> " + fmtRatio(th.Warn) + " warn" + tail}
 	default:
-		d.Action, d.Tier = routing.ActionNone, "below"
+		d.Action, d.Tier = alert.ActionNone, "below"
 		d.Reasons = []string{head + "≤ " + fmtRatio(th.Warn) + " warn" + tail}
 	}
 	return d, true
@@ -500,7 +500,7 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
-func (e *Engine) lookupSeverity(sev string) (routing.Action, bool) {
+func (e *Engine) lookupSeverity(sev string) (alert.Action, bool) {
 	s := strings.TrimSpace(sev)
 	if a, ok := e.severity[s]; ok {
 		return a, true
@@ -510,18 +510,18 @@ func (e *Engine) lookupSeverity(sev string) (routing.Action, bool) {
 }
 
 // decideSeverity is the Alertmanager convention: the severity label.
-func (e *Engine) decideSeverity(st *decision) (routing.Decision, bool) {
+func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	sev, _, ok := lookup(st.a, labelSeverity)
 	if !ok || strings.TrimSpace(sev) == "" {
-		return routing.Decision{}, false
+		return alert.Decision{}, false
 	}
 	if act, known := e.lookupSeverity(sev); known {
-		return routing.Decision{
+		return alert.Decision{
 			Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(sev)),
 			Reasons: []string{"severity=" + strconv.Quote(sev) + " → " + string(act)},
 		}, true
 	}
-	return routing.Decision{
+	return alert.Decision{
 		Action: e.unmapped, Policy: PolicySeverity, Tier: "unmapped",
 		Reasons: []string{"severity=" + strconv.Quote(sev) + " is not mapped → " + string(e.unmapped) + " (unmapped_severity)"},
 	}, true
@@ -557,7 +557,7 @@ var identityExcluded = map[string]bool{
 //     `api-errors{job="api",namespace="prod"}`;
 //   - any other alert with an slo label: its value;
 //   - otherwise "".
-func SLOIdentity(a *routing.Alert) string {
+func SLOIdentity(a *alert.Alert) string {
 	if id := a.Labels[labelSlothID]; id != "" {
 		return id
 	}
@@ -603,7 +603,7 @@ func SLOIdentity(a *routing.Alert) string {
 // and a budget_remaining (or error_budget_remaining) ratio, e.g. from
 // Sloth's slo:period_error_budget_remaining:ratio. A remaining budget may
 // be negative (overspent).
-func budgetFacts(a *routing.Alert) string {
+func budgetFacts(a *alert.Alert) string {
 	var parts [2]string
 	n := 0
 	raw, _, ok := lookup(a, labelBudgetRemaining)

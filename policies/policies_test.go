@@ -5,9 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/prometheus/alertmanager/template"
-
-	"github.com/alertrouter/alertrouter/routing"
 )
 
 var testNow = time.Date(2026, 6, 20, 12, 0, 0, 0, time.UTC)
@@ -21,14 +20,14 @@ func newEngine(t testing.TB) *Engine {
 	return e
 }
 
-func alert(status string, labels, annotations map[string]string) *routing.Alert {
+func newAlert(status string, labels, annotations map[string]string) *alert.Alert {
 	if labels == nil {
 		labels = map[string]string{}
 	}
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
-	return &routing.Alert{Alert: template.Alert{
+	return &alert.Alert{Alert: template.Alert{
 		Status:      status,
 		Labels:      labels,
 		Annotations: annotations,
@@ -36,17 +35,17 @@ func alert(status string, labels, annotations map[string]string) *routing.Alert 
 	}}
 }
 
-func firing(labels map[string]string) *routing.Alert { return alert("firing", labels, nil) }
+func firing(labels map[string]string) *alert.Alert { return newAlert("firing", labels, nil) }
 
 type want struct {
-	action routing.Action
+	action alert.Action
 	policy string
 	tier   string
 	// reason, when set, must be a substring of one of the reasons.
 	reason string
 }
 
-func check(t *testing.T, got routing.Decision, w want) {
+func check(t *testing.T, got alert.Decision, w want) {
 	t.Helper()
 	if got.Action != w.action || got.Policy != w.policy {
 		t.Fatalf("decision = %s by %s (tier %q, reasons %q), want %s by %s", got.Action, got.Policy, got.Tier, got.Reasons, w.action, w.policy)
@@ -62,7 +61,7 @@ func check(t *testing.T, got routing.Decision, w want) {
 	}
 }
 
-func hasReason(d routing.Decision, sub string) bool {
+func hasReason(d alert.Decision, sub string) bool {
 	for _, r := range d.Reasons {
 		if strings.Contains(r, sub) {
 			return true
@@ -80,50 +79,50 @@ func TestBurnRateTiers(t *testing.T) {
 		want   want
 	}{
 		{"14.4 over 1h and 5m is not a page", map[string]string{"burn_rate_1h": "14.4", "burn_rate_5m": "14.4"}, nil,
-			want{routing.ActionNone, PolicyBurnRate, "below", "burn rate 14.4 ≤ 14.4 over 1h and 14.4 ≤ 14.4 over 5m: no page"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "burn rate 14.4 ≤ 14.4 over 1h and 14.4 ≤ 14.4 over 5m: no page"}},
 		{"14.41 over 1h and 5m pages", map[string]string{"burn_rate_1h": "14.41", "burn_rate_5m": "14.41"}, nil,
-			want{routing.ActionPage, PolicyBurnRate, "1h/5m>14.4", "burn rate 14.41 > 14.4 over 1h and 14.41 > 14.4 over 5m"}},
+			want{alert.ActionPage, PolicyBurnRate, "1h/5m>14.4", "burn rate 14.41 > 14.4 over 1h and 14.41 > 14.4 over 5m"}},
 		{"the spec's example quotes both numbers", map[string]string{"burn_rate_1h": "15.2", "burn_rate_5m": "16"}, nil,
-			want{routing.ActionPage, PolicyBurnRate, "1h/5m>14.4", "burn rate 15.2 > 14.4 over 1h and 16.0 > 14.4 over 5m"}},
+			want{alert.ActionPage, PolicyBurnRate, "1h/5m>14.4", "burn rate 15.2 > 14.4 over 1h and 16.0 > 14.4 over 5m"}},
 		{"a high long window with a calm short window is not a page", map[string]string{"burn_rate_1h": "20", "burn_rate_5m": "2"}, nil,
-			want{routing.ActionNone, PolicyBurnRate, "below", "2.0 ≤ 14.4 over 5m"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "2.0 ≤ 14.4 over 5m"}},
 		{"6 over 6h and 30m is not a page", map[string]string{"burn_rate_6h": "6", "burn_rate_30m": "6"}, nil,
-			want{routing.ActionNone, PolicyBurnRate, "below", "6.0 ≤ 6.0 over 6h"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "6.0 ≤ 6.0 over 6h"}},
 		{"6.01 over 6h and 30m pages", map[string]string{"burn_rate_6h": "6.01", "burn_rate_30m": "6.01"}, nil,
-			want{routing.ActionPage, PolicyBurnRate, "6h/30m>6.0", "burn rate 6.01 > 6.0 over 6h and 6.01 > 6.0 over 30m"}},
+			want{alert.ActionPage, PolicyBurnRate, "6h/30m>6.0", "burn rate 6.01 > 6.0 over 6h and 6.01 > 6.0 over 30m"}},
 		{"3 over 1d and 2h is not a ticket", map[string]string{"burn_rate_1d": "3", "burn_rate_2h": "3"}, nil,
-			want{routing.ActionNone, PolicyBurnRate, "below", "3.0 ≤ 3.0 over 1d"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "3.0 ≤ 3.0 over 1d"}},
 		{"3.01 over 1d and 2h tickets", map[string]string{"burn_rate_1d": "3.01", "burn_rate_2h": "3.01"}, nil,
-			want{routing.ActionTicket, PolicyBurnRate, "1d/2h>3.0", "burn rate 3.01 > 3.0 over 1d and 3.01 > 3.0 over 2h"}},
+			want{alert.ActionTicket, PolicyBurnRate, "1d/2h>3.0", "burn rate 3.01 > 3.0 over 1d and 3.01 > 3.0 over 2h"}},
 		{"1 over 3d and 6h is not a ticket", map[string]string{"burn_rate_3d": "1", "burn_rate_6h": "1"}, nil,
-			want{routing.ActionNone, PolicyBurnRate, "below", "1.0 ≤ 1.0 over 3d"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "1.0 ≤ 1.0 over 3d"}},
 		{"1.01 over 3d and 6h tickets", map[string]string{"burn_rate_3d": "1.01", "burn_rate_6h": "1.01"}, nil,
-			want{routing.ActionTicket, PolicyBurnRate, "3d/6h>1.0", "burn rate 1.01 > 1.0 over 3d and 1.01 > 1.0 over 6h"}},
+			want{alert.ActionTicket, PolicyBurnRate, "3d/6h>1.0", "burn rate 1.01 > 1.0 over 3d and 1.01 > 1.0 over 6h"}},
 		{"a page tier wins over a ticket tier that also matches", map[string]string{
 			"burn_rate_3d": "8", "burn_rate_6h": "8", "burn_rate_30m": "8"}, nil,
-			want{routing.ActionPage, PolicyBurnRate, "6h/30m>6.0", ""}},
+			want{alert.ActionPage, PolicyBurnRate, "6h/30m>6.0", ""}},
 		{"values from annotations count", nil, map[string]string{"burn_rate_1h": "1.52e+01", "burn_rate_5m": " 16 "},
-			want{routing.ActionPage, PolicyBurnRate, "1h/5m>14.4", "15.2 > 14.4 over 1h"}},
+			want{alert.ActionPage, PolicyBurnRate, "1h/5m>14.4", "15.2 > 14.4 over 1h"}},
 		{"labels win over annotations", map[string]string{"burn_rate_1h": "1", "burn_rate_5m": "1"},
 			map[string]string{"burn_rate_1h": "20", "burn_rate_5m": "20"},
-			want{routing.ActionNone, PolicyBurnRate, "below", "1.0 ≤ 14.4 over 1h"}},
+			want{alert.ActionNone, PolicyBurnRate, "below", "1.0 ≤ 14.4 over 1h"}},
 		{"window names are normalized: 60m is 1h and 24h is 1d", map[string]string{"burn_rate_60m": "15", "burn_rate_5m": "15"}, nil,
-			want{routing.ActionPage, PolicyBurnRate, "1h/5m>14.4", "15.0 > 14.4 over 1h"}},
+			want{alert.ActionPage, PolicyBurnRate, "1h/5m>14.4", "15.0 > 14.4 over 1h"}},
 		{"24h feeds the 1d window", map[string]string{"burn_rate_24h": "3.5", "burn_rate_120m": "3.5"}, nil,
-			want{routing.ActionTicket, PolicyBurnRate, "1d/2h>3.0", ""}},
+			want{alert.ActionTicket, PolicyBurnRate, "1d/2h>3.0", ""}},
 		{"a garbage value is no input and falls through to severity", map[string]string{
 			"burn_rate_1h": "NaN", "burn_rate_5m": "16", "severity": "warning"}, nil,
-			want{routing.ActionTicket, PolicySeverity, "warning", `burn_rate_1h label "NaN" ignored: not finite`}},
+			want{alert.ActionTicket, PolicySeverity, "warning", `burn_rate_1h label "NaN" ignored: not finite`}},
 		{"a single window is no input", map[string]string{"burn_rate_1h": "50", "severity": "info"}, nil,
-			want{routing.ActionNone, PolicySeverity, "info", "no tier has both of its windows"}},
+			want{alert.ActionNone, PolicySeverity, "info", "no tier has both of its windows"}},
 		{"a bad window name is no input", map[string]string{"burn_rate_fast": "50", "severity": "critical"}, nil,
-			want{routing.ActionPage, PolicySeverity, "critical", `"fast" is not a Prometheus duration`}},
+			want{alert.ActionPage, PolicySeverity, "critical", `"fast" is not a Prometheus duration`}},
 		{"a negative burn rate is no input", map[string]string{"burn_rate_1h": "-20", "burn_rate_5m": "20"}, nil,
-			want{routing.ActionNone, PolicyNone, "", "out of range"}},
+			want{alert.ActionNone, PolicyNone, "", "out of range"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(alert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
+			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
 		})
 	}
 }
@@ -149,30 +148,30 @@ func TestSLOGenerators(t *testing.T) {
 		want   want
 	}{
 		{"a sloth page alert pages", sloth("page"),
-			want{routing.ActionPage, PolicySloth, "page", `sloth_severity="page" → page (sloth SLO myservice-requests-availability)`}},
-		{"a sloth ticket alert tickets", sloth("ticket"), want{routing.ActionTicket, PolicySloth, "ticket", ""}},
+			want{alert.ActionPage, PolicySloth, "page", `sloth_severity="page" → page (sloth SLO myservice-requests-availability)`}},
+		{"a sloth ticket alert tickets", sloth("ticket"), want{alert.ActionTicket, PolicySloth, "ticket", ""}},
 		{"sloth wins over a burn rate below every tier", func() map[string]string {
 			l := sloth("page")
 			l["burn_rate_1h"], l["burn_rate_5m"] = "1", "1"
 			return l
-		}(), want{routing.ActionPage, PolicySloth, "page", ""}},
+		}(), want{alert.ActionPage, PolicySloth, "page", ""}},
 		{"an unknown sloth severity falls through", func() map[string]string {
 			l := sloth("urgent")
 			l["severity"] = "critical"
 			return l
-		}(), want{routing.ActionPage, PolicySeverity, "critical", `sloth_severity label "urgent" ignored`}},
-		{"pyrra 1h/5m pages", pyrra("1h", "5m", "critical"), want{routing.ActionPage, PolicyPyrra, "1h/5m", "pyrra window pair 1h/5m → page (pyrra SLO api-errors)"}},
-		{"pyrra 6h/30m pages", pyrra("6h", "30m", "critical"), want{routing.ActionPage, PolicyPyrra, "6h/30m", ""}},
-		{"pyrra 1d/2h tickets", pyrra("1d", "2h", "warning"), want{routing.ActionTicket, PolicyPyrra, "1d/2h", ""}},
-		{"pyrra 3d/6h tickets", pyrra("3d", "6h", "warning"), want{routing.ActionTicket, PolicyPyrra, "3d/6h", ""}},
-		{"pyrra 4d/6h tickets", pyrra("4d", "6h", "warning"), want{routing.ActionTicket, PolicyPyrra, "4d/6h", ""}},
-		{"pyrra windows are normalized (24h is 1d)", pyrra("24h", "120m", "warning"), want{routing.ActionTicket, PolicyPyrra, "1d/2h", ""}},
+		}(), want{alert.ActionPage, PolicySeverity, "critical", `sloth_severity label "urgent" ignored`}},
+		{"pyrra 1h/5m pages", pyrra("1h", "5m", "critical"), want{alert.ActionPage, PolicyPyrra, "1h/5m", "pyrra window pair 1h/5m → page (pyrra SLO api-errors)"}},
+		{"pyrra 6h/30m pages", pyrra("6h", "30m", "critical"), want{alert.ActionPage, PolicyPyrra, "6h/30m", ""}},
+		{"pyrra 1d/2h tickets", pyrra("1d", "2h", "warning"), want{alert.ActionTicket, PolicyPyrra, "1d/2h", ""}},
+		{"pyrra 3d/6h tickets", pyrra("3d", "6h", "warning"), want{alert.ActionTicket, PolicyPyrra, "3d/6h", ""}},
+		{"pyrra 4d/6h tickets", pyrra("4d", "6h", "warning"), want{alert.ActionTicket, PolicyPyrra, "4d/6h", ""}},
+		{"pyrra windows are normalized (24h is 1d)", pyrra("24h", "120m", "warning"), want{alert.ActionTicket, PolicyPyrra, "1d/2h", ""}},
 		{"a pyrra pair off the table is decided by its severity", pyrra("1h4m", "5m", "critical"),
-			want{routing.ActionPage, PolicyPyrra, "1h4m/5m", `not in the pyrra table; its severity="critical" → page`}},
+			want{alert.ActionPage, PolicyPyrra, "1h4m/5m", `not in the pyrra table; its severity="critical" → page`}},
 		{"a pyrra pair off the table with a custom severity falls through", pyrra("1h4m", "5m", "sev1"),
-			want{routing.ActionTicket, PolicySeverity, "unmapped", "not in the pyrra table"}},
+			want{alert.ActionTicket, PolicySeverity, "unmapped", "not in the pyrra table"}},
 		{"pyrra windows that are not durations fall through", pyrra("fast", "5m", "critical"),
-			want{routing.ActionPage, PolicySeverity, "critical", "not Prometheus durations"}},
+			want{alert.ActionPage, PolicySeverity, "critical", "not Prometheus durations"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,45 +190,45 @@ func TestCapacity(t *testing.T) {
 		want   want
 	}{
 		{"0.80 is not a warning", "firing", map[string]string{"utilization": "0.80"}, nil,
-			want{routing.ActionNone, PolicyCapacity, "below", "utilization 80.0% ≤ 80.0% warn"}},
+			want{alert.ActionNone, PolicyCapacity, "below", "utilization 80.0% ≤ 80.0% warn"}},
 		{"0.81 tickets", "firing", map[string]string{"utilization": "0.81"}, nil,
-			want{routing.ActionTicket, PolicyCapacity, "warn", "utilization 81.0% > 80.0% warn, firing for 12m0s"}},
+			want{alert.ActionTicket, PolicyCapacity, "warn", "utilization 81.0% > 80.0% warn, firing for 12m0s"}},
 		{"0.90 only tickets", "firing", map[string]string{"utilization": "0.90"}, nil,
-			want{routing.ActionTicket, PolicyCapacity, "warn", ""}},
+			want{alert.ActionTicket, PolicyCapacity, "warn", ""}},
 		{"0.91 pages", "firing", map[string]string{"utilization": "0.91"}, nil,
-			want{routing.ActionPage, PolicyCapacity, "critical", "utilization 91.0% > 90.0% critical"}},
+			want{alert.ActionPage, PolicyCapacity, "critical", "utilization 91.0% > 90.0% critical"}},
 		{"a percentage with a sign is read", "firing", nil, map[string]string{"utilization": "85%"},
-			want{routing.ActionTicket, PolicyCapacity, "warn", "utilization 85.0%"}},
+			want{alert.ActionTicket, PolicyCapacity, "warn", "utilization 85.0%"}},
 		{"a bare number above 1 is a percentage", "firing", nil, map[string]string{"utilization": "95"},
-			want{routing.ActionPage, PolicyCapacity, "critical", "utilization 95.0%"}},
+			want{alert.ActionPage, PolicyCapacity, "critical", "utilization 95.0%"}},
 		{"warn with latency above SLO pages", "firing", map[string]string{"utilization": "0.85", "latency_above_slo": "true"}, nil,
-			want{routing.ActionPage, PolicyCapacity, "warn+latency", "latency is above SLO"}},
+			want{alert.ActionPage, PolicyCapacity, "warn+latency", "latency is above SLO"}},
 		{"latency above SLO alone does not page below warn", "firing", map[string]string{"utilization": "0.5", "latency_above_slo": "true"}, nil,
-			want{routing.ActionNone, PolicyCapacity, "below", ""}},
+			want{alert.ActionNone, PolicyCapacity, "below", ""}},
 		{"latency_above_slo=false is a plain warning", "firing", map[string]string{"utilization": "0.85", "latency_above_slo": "false"}, nil,
-			want{routing.ActionTicket, PolicyCapacity, "warn", ""}},
+			want{alert.ActionTicket, PolicyCapacity, "warn", ""}},
 		{"a resolved capacity alert is not judged and falls through", "resolved", map[string]string{"utilization": "0.95", "severity": "critical"}, nil,
-			want{routing.ActionPage, PolicySeverity, "critical", "capacity needs a firing alert, this one is resolved"}},
+			want{alert.ActionPage, PolicySeverity, "critical", "capacity needs a firing alert, this one is resolved"}},
 		{"a bare number above 100 is no input", "firing", map[string]string{"utilization": "150"}, nil,
-			want{routing.ActionNone, PolicyNone, "", `utilization label "150" ignored: out of range`}},
+			want{alert.ActionNone, PolicyNone, "", `utilization label "150" ignored: out of range`}},
 		{"garbage utilization is no input", "firing", map[string]string{"utilization": "high", "severity": "warning"}, nil,
-			want{routing.ActionTicket, PolicySeverity, "warning", `utilization label "high" ignored: not a number`}},
+			want{alert.ActionTicket, PolicySeverity, "warning", `utilization label "high" ignored: not a number`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(alert(tc.status, tc.labels, tc.annot), nil, testNow), tc.want)
+			check(t, e.Decide(newAlert(tc.status, tc.labels, tc.annot), nil, testNow), tc.want)
 		})
 	}
 }
 
 func TestRegression(t *testing.T) {
 	e := newEngine(t)
-	sector := func(sens string) *routing.Classification {
-		return &routing.Classification{Sector: "x-" + sens, Sensitivity: sens}
+	sector := func(sens string) *alert.Classification {
+		return &alert.Classification{Sector: "x-" + sens, Sensitivity: sens}
 	}
 	type tcase struct {
 		name   string
-		c      *routing.Classification
+		c      *alert.Classification
 		labels map[string]string
 		annot  map[string]string
 		want   want
@@ -248,36 +247,36 @@ func TestRegression(t *testing.T) {
 	for _, l := range levels {
 		cases = append(cases,
 			tcase{l.sens + " at warn is nothing", sector(l.sens), map[string]string{"baseline_ratio": l.warn}, nil,
-				want{routing.ActionNone, PolicyRegression, "below", "for " + l.sens + " sensitivity"}},
+				want{alert.ActionNone, PolicyRegression, "below", "for " + l.sens + " sensitivity"}},
 			tcase{l.sens + " above warn tickets", sector(l.sens), map[string]string{"baseline_ratio": l.aboveWarn}, nil,
-				want{routing.ActionTicket, PolicyRegression, "warn", "baseline_ratio " + l.aboveWarn + "x the 7d baseline, > " + l.warn + " warn for " + l.sens}},
+				want{alert.ActionTicket, PolicyRegression, "warn", "baseline_ratio " + l.aboveWarn + "x the 7d baseline, > " + l.warn + " warn for " + l.sens}},
 			tcase{l.sens + " at critical only tickets", sector(l.sens), map[string]string{"baseline_ratio": l.crit}, nil,
-				want{routing.ActionTicket, PolicyRegression, "warn", ""}},
+				want{alert.ActionTicket, PolicyRegression, "warn", ""}},
 			tcase{l.sens + " above critical pages", sector(l.sens), map[string]string{"baseline_ratio": l.top}, nil,
-				want{routing.ActionPage, PolicyRegression, "critical", "> " + l.crit + " critical for " + l.sens}},
+				want{alert.ActionPage, PolicyRegression, "critical", "> " + l.crit + " critical for " + l.sens}},
 		)
 	}
 	cases = append(cases,
 		tcase{"a sensitivity label overrides the sector", sector("low"), map[string]string{"baseline_ratio": "1.21", "sensitivity": "high"}, nil,
-			want{routing.ActionPage, PolicyRegression, "critical", "for high sensitivity (sensitivity label)"}},
+			want{alert.ActionPage, PolicyRegression, "critical", "for high sensitivity (sensitivity label)"}},
 		tcase{"a bad sensitivity label falls back to the sector", sector("low"), map[string]string{"baseline_ratio": "1.21", "sensitivity": "extreme"}, nil,
-			want{routing.ActionNone, PolicyRegression, "below", `sensitivity label "extreme" ignored`}},
-		tcase{"an unknown sector is medium", &routing.Classification{Sector: routing.Unknown}, map[string]string{"baseline_ratio": "1.16"}, nil,
-			want{routing.ActionTicket, PolicyRegression, "warn", "for medium sensitivity (default, sector unknown)"}},
+			want{alert.ActionNone, PolicyRegression, "below", `sensitivity label "extreme" ignored`}},
+		tcase{"an unknown sector is medium", &alert.Classification{Sector: alert.Unknown}, map[string]string{"baseline_ratio": "1.16"}, nil,
+			want{alert.ActionTicket, PolicyRegression, "warn", "for medium sensitivity (default, sector unknown)"}},
 		tcase{"no classification is medium", nil, map[string]string{"baseline_ratio": "1.31"}, nil,
-			want{routing.ActionPage, PolicyRegression, "critical", "medium"}},
+			want{alert.ActionPage, PolicyRegression, "critical", "medium"}},
 		tcase{"value and baseline annotations give the ratio", sector("high"), nil, map[string]string{"value": "125", "baseline": "100"},
-			want{routing.ActionPage, PolicyRegression, "critical", "value 125.0 ÷ baseline 100.0 = 1.25x the 7d baseline"}},
+			want{alert.ActionPage, PolicyRegression, "critical", "value 125.0 ÷ baseline 100.0 = 1.25x the 7d baseline"}},
 		tcase{"a zero baseline is no input", sector("high"), map[string]string{"severity": "warning"}, map[string]string{"value": "125", "baseline": "0"},
-			want{routing.ActionTicket, PolicySeverity, "warning", `baseline annotation "0" gives no ratio`}},
+			want{alert.ActionTicket, PolicySeverity, "warning", `baseline annotation "0" gives no ratio`}},
 		tcase{"a lone value annotation is no input", sector("high"), nil, map[string]string{"value": "125"},
-			want{routing.ActionNone, PolicyNone, "", ""}},
+			want{alert.ActionNone, PolicyNone, "", ""}},
 		tcase{"a garbage ratio is no input", sector("high"), map[string]string{"baseline_ratio": "+Inf"}, nil,
-			want{routing.ActionNone, PolicyNone, "", `baseline_ratio label "+Inf" ignored: not finite`}},
+			want{alert.ActionNone, PolicyNone, "", `baseline_ratio label "+Inf" ignored: not finite`}},
 	)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(alert("firing", tc.labels, tc.annot), tc.c, testNow), tc.want)
+			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), tc.c, testNow), tc.want)
 		})
 	}
 }
@@ -290,25 +289,25 @@ func TestRegressionQuotesTheConfiguredBaselineWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := e.Decide(firing(map[string]string{"baseline_ratio": "2"}), nil, testNow)
-	check(t, d, want{routing.ActionPage, PolicyRegression, "critical", "the 14d baseline"})
+	check(t, d, want{alert.ActionPage, PolicyRegression, "critical", "the 14d baseline"})
 }
 
 func TestSeverityFallback(t *testing.T) {
 	e := newEngine(t)
 	cases := []struct {
 		sev  string
-		want routing.Action
+		want alert.Action
 		tier string
 	}{
-		{"critical", routing.ActionPage, "critical"},
-		{"page", routing.ActionPage, "page"},
-		{"Critical", routing.ActionPage, "critical"},
-		{"warning", routing.ActionTicket, "warning"},
-		{"ticket", routing.ActionTicket, "ticket"},
-		{"error", routing.ActionTicket, "error"},
-		{"info", routing.ActionNone, "info"},
-		{"none", routing.ActionNone, "none"},
-		{"major", routing.ActionTicket, "unmapped"},
+		{"critical", alert.ActionPage, "critical"},
+		{"page", alert.ActionPage, "page"},
+		{"Critical", alert.ActionPage, "critical"},
+		{"warning", alert.ActionTicket, "warning"},
+		{"ticket", alert.ActionTicket, "ticket"},
+		{"error", alert.ActionTicket, "error"},
+		{"info", alert.ActionNone, "info"},
+		{"none", alert.ActionNone, "none"},
+		{"major", alert.ActionTicket, "unmapped"},
 	}
 	for _, tc := range cases {
 		t.Run("severity "+tc.sev+" is "+string(tc.want), func(t *testing.T) {
@@ -318,14 +317,14 @@ func TestSeverityFallback(t *testing.T) {
 	}
 	t.Run("no input at all is none by policy none", func(t *testing.T) {
 		d := e.Decide(firing(map[string]string{"alertname": "X"}), nil, testNow)
-		check(t, d, want{routing.ActionNone, PolicyNone, "", "no policy input"})
+		check(t, d, want{alert.ActionNone, PolicyNone, "", "no policy input"})
 		if d.SLO != "" || d.Budget != "" {
 			t.Errorf("SLO %q budget %q, want both empty", d.SLO, d.Budget)
 		}
 	})
 	t.Run("an empty severity is no input", func(t *testing.T) {
 		d := e.Decide(firing(map[string]string{"severity": " "}), nil, testNow)
-		check(t, d, want{routing.ActionNone, PolicyNone, "", ""})
+		check(t, d, want{alert.ActionNone, PolicyNone, "", ""})
 	})
 }
 
@@ -338,8 +337,8 @@ func TestResolvedAlertsAreDecidedLikeFiringOnes(t *testing.T) {
 		{"baseline_ratio": "2"},
 		{"severity": "critical"},
 	} {
-		fired := e.Decide(alert("firing", labels, nil), nil, testNow)
-		resolved := e.Decide(alert("resolved", labels, nil), nil, testNow)
+		fired := e.Decide(newAlert("firing", labels, nil), nil, testNow)
+		resolved := e.Decide(newAlert("resolved", labels, nil), nil, testNow)
 		if fired.Action != resolved.Action || fired.Policy != resolved.Policy || fired.Tier != resolved.Tier {
 			t.Errorf("%v: resolved %s/%s/%s, firing %s/%s/%s", labels, resolved.Action, resolved.Policy, resolved.Tier,
 				fired.Action, fired.Policy, fired.Tier)
@@ -402,7 +401,7 @@ func TestBudgetFacts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := e.Decide(alert("firing", tc.labels, tc.annot), nil, testNow)
+			d := e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow)
 			if d.Budget != tc.want {
 				t.Fatalf("Budget = %q, want %q", d.Budget, tc.want)
 			}
@@ -430,21 +429,21 @@ func TestDecideIsPure(t *testing.T) {
 
 func TestCustomTiers(t *testing.T) {
 	cfg := DefaultConfig()
-	cfg.BurnRate.Tiers = []Tier{{Long: mustDuration("2h"), Short: mustDuration("10m"), Factor: 10, Action: routing.ActionPage}}
+	cfg.BurnRate.Tiers = []Tier{{Long: mustDuration("2h"), Short: mustDuration("10m"), Factor: 10, Action: alert.ActionPage}}
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := e.Decide(firing(map[string]string{"burn_rate_2h": "11", "burn_rate_10m": "12"}), nil, testNow)
-	check(t, d, want{routing.ActionPage, PolicyBurnRate, "2h/10m>10.0", "burn rate 11.0 > 10.0 over 2h and 12.0 > 10.0 over 10m"})
+	check(t, d, want{alert.ActionPage, PolicyBurnRate, "2h/10m>10.0", "burn rate 11.0 > 10.0 over 2h and 12.0 > 10.0 over 10m"})
 	// The default 1h/5m tier is gone.
 	d = e.Decide(firing(map[string]string{"burn_rate_1h": "20", "burn_rate_5m": "20"}), nil, testNow)
-	check(t, d, want{routing.ActionNone, PolicyNone, "", "no tier has both of its windows"})
+	check(t, d, want{alert.ActionNone, PolicyNone, "", "no tier has both of its windows"})
 }
 
 func BenchmarkDecide(b *testing.B) {
 	e := newEngine(b)
-	alerts := map[string]*routing.Alert{
+	alerts := map[string]*alert.Alert{
 		"sloth": firing(map[string]string{"alertname": "HighErrorRate", "sloth_id": "svc-avail", "sloth_service": "svc",
 			"sloth_slo": "avail", "sloth_severity": "page", "sloth_window": "5m"}),
 		"burn-rate": firing(map[string]string{"alertname": "Burn", "job": "api", "burn_rate_1h": "15.2", "burn_rate_5m": "16",
@@ -452,7 +451,7 @@ func BenchmarkDecide(b *testing.B) {
 		"capacity": firing(map[string]string{"alertname": "GPUSaturated", "utilization": "0.93"}),
 		"severity": firing(map[string]string{"alertname": "Down", "severity": "critical", "job": "x", "instance": "y"}),
 	}
-	c := &routing.Classification{Sector: "llm-inference-api", Sensitivity: "medium"}
+	c := &alert.Classification{Sector: "llm-inference-api", Sensitivity: "medium"}
 	for name, a := range alerts {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()

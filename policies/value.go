@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // errNotNumber and friends say why a value is not usable; they end up in
@@ -86,7 +86,7 @@ func parseRatio(s string) (float64, error) {
 
 // lookup returns the value of name from the alert's labels, else its
 // annotations, and where it was found.
-func lookup(a *routing.Alert, name string) (value, source string, ok bool) {
+func lookup(a *alert.Alert, name string) (value, source string, ok bool) {
 	if v, ok := a.Labels[name]; ok {
 		return v, "label", true
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // webhook is the subset of an Alertmanager webhook (version 4) the fixture
@@ -50,13 +50,13 @@ func TestWebhookFixtures(t *testing.T) {
 					name, w.Version, w.Receiver, w.GroupKey, len(w.Alerts))
 			}
 			for i, ta := range w.Alerts {
-				a := &routing.Alert{Alert: ta}
-				var c *routing.Classification
+				a := &alert.Alert{Alert: ta}
+				var c *alert.Classification
 				if s := ta.Labels["sector"]; s != "" {
-					c = &routing.Classification{Sector: s, Sensitivity: fixtureSensitivity[s]}
+					c = &alert.Classification{Sector: s, Sensitivity: fixtureSensitivity[s]}
 				}
 				d := e.Decide(a, c, ta.StartsAt.Add(15*60e9))
-				wantAction := routing.Action(ta.Annotations["test_expect_action"])
+				wantAction := alert.Action(ta.Annotations["test_expect_action"])
 				wantPolicy := ta.Annotations["test_expect_policy"]
 				if wantAction == "" || wantPolicy == "" {
 					t.Fatalf("alert %d has no test_expect_action / test_expect_policy annotation", i)
@@ -90,7 +90,7 @@ func TestOneSLOOneIdentity(t *testing.T) {
 		}
 		ids := map[string]bool{}
 		for _, ta := range w.Alerts {
-			ids[SLOIdentity(&routing.Alert{Alert: ta})] = true
+			ids[SLOIdentity(&alert.Alert{Alert: ta})] = true
 		}
 		if len(ids) != wantIDs {
 			t.Errorf("%s: %d SLO identities %v, want %d", name, len(ids), ids, wantIDs)

@@ -14,24 +14,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
 // fakeRuntime serves one pipeline with fixed options.
 type fakeRuntime struct {
 	p        *routing.Pipeline
-	opts     routing.EdgeOptions
+	opts     webhook.EdgeOptions
 	ready    error
 	reload   error
 	reloaded atomic.Int32
 }
 
-func (r *fakeRuntime) Pipeline() *routing.Pipeline      { return r.p }
-func (r *fakeRuntime) EdgeOptions() routing.EdgeOptions { return r.opts }
-func (r *fakeRuntime) Ready(ctx context.Context) error  { return r.ready }
-func (r *fakeRuntime) Reload() error                    { r.reloaded.Add(1); return r.reload }
+func (r *fakeRuntime) Current() webhook.Generation {
+	return webhook.Generation{Processor: r.p, Options: r.opts}
+}
+func (r *fakeRuntime) Ready(ctx context.Context) error { return r.ready }
+func (r *fakeRuntime) Reload() error                   { r.reloaded.Add(1); return r.reload }
 
-func newEdge(t *testing.T, opts routing.EdgeOptions) (*httptest.Server, *fakeRuntime, *env) {
+func newEdge(t *testing.T, opts webhook.EdgeOptions) (*httptest.Server, *fakeRuntime, *env) {
 	t.Helper()
 	e := newEnv(t)
 	p := e.pipeline()
@@ -42,7 +46,7 @@ func newEdge(t *testing.T, opts routing.EdgeOptions) (*httptest.Server, *fakeRun
 		opts.Timeout = 5 * time.Second
 	}
 	rt := &fakeRuntime{p: p, opts: opts}
-	srv := httptest.NewServer(routing.NewServer(rt, e.reg, p.Metrics, slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(webhook.NewServer(rt, e.reg, webhook.NewMetrics(e.reg), slog.New(slog.NewTextHandler(io.Discard, nil))))
 	t.Cleanup(srv.Close)
 	return srv, rt, e
 }
@@ -89,7 +93,7 @@ func post(t *testing.T, srv *httptest.Server, body []byte) answer {
 }
 
 func TestWebhookRejectsUnreadablePayloadsWithAJSONError(t *testing.T) {
-	srv, _, _ := newEdge(t, routing.EdgeOptions{MaxBodyBytes: 64 << 10})
+	srv, _, _ := newEdge(t, webhook.EdgeOptions{MaxBodyBytes: 64 << 10})
 	tests := []struct {
 		name        string
 		contentType string
@@ -98,12 +102,12 @@ func TestWebhookRejectsUnreadablePayloadsWithAJSONError(t *testing.T) {
 		wantField   string
 		wantError   string
 	}{
-		{"a non-JSON content type is 415", "text/plain", readFixture(t, "firing.json"), 415, "", "unsupported Content-Type"},
-		{"a body over max_body_bytes is 413", "application/json", readFixture(t, "hundred.json"), 413, "", "larger than the limit of 65536 bytes"},
-		{"malformed JSON is 400", "application/json", readFixture(t, "malformed.bad.json"), 400, "", "malformed JSON"},
-		{"wrong JSON types are 400 naming the field", "application/json", readFixture(t, "wrong-types.bad.json"), 400, "alerts", "expected JSON array"},
-		{"an unknown version is 400 naming the field", "application/json; charset=utf-8", readFixture(t, "version-3.bad.json"), 400, "version", "unsupported version"},
-		{"no alerts is 400 naming the field", "application/json", readFixture(t, "no-alerts.bad.json"), 400, "alerts", "missing"},
+		{"a non-JSON content type is 415", "text/plain", webhooktest.ReadFixture(t, "firing.json"), 415, "", "unsupported Content-Type"},
+		{"a body over max_body_bytes is 413", "application/json", webhooktest.ReadFixture(t, "hundred.json"), 413, "", "larger than the limit of 65536 bytes"},
+		{"malformed JSON is 400", "application/json", webhooktest.ReadFixture(t, "malformed.bad.json"), 400, "", "malformed JSON"},
+		{"wrong JSON types are 400 naming the field", "application/json", webhooktest.ReadFixture(t, "wrong-types.bad.json"), 400, "alerts", "expected JSON array"},
+		{"an unknown version is 400 naming the field", "application/json; charset=utf-8", webhooktest.ReadFixture(t, "version-3.bad.json"), 400, "version", "unsupported version"},
+		{"no alerts is 400 naming the field", "application/json", webhooktest.ReadFixture(t, "no-alerts.bad.json"), 400, "alerts", "missing"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,24 +131,24 @@ func TestWebhookAuthenticates(t *testing.T) {
 	basic := func(u, p string) func(*http.Request) { return func(r *http.Request) { r.SetBasicAuth(u, p) } }
 	tests := []struct {
 		name          string
-		auth          routing.Auth
+		auth          webhook.Auth
 		cred          func(*http.Request)
 		wantStatus    int
 		wantChallenge string
 	}{
-		{"a missing bearer token is 401 with a Bearer challenge", routing.Auth{BearerToken: "s3cret"}, nil, 401, "Bearer"},
-		{"a wrong bearer token is 401", routing.Auth{BearerToken: "s3cret"}, bearer("guess"), 401, "Bearer"},
-		{"the right bearer token is accepted", routing.Auth{BearerToken: "s3cret"}, bearer("s3cret"), 200, ""},
-		{"missing basic auth is 401 with a Basic challenge", routing.Auth{Username: "am", Password: "pw"}, nil, 401, "Basic"},
-		{"a wrong basic password is 401", routing.Auth{Username: "am", Password: "pw"}, basic("am", "nope"), 401, "Basic"},
-		{"the right basic credentials are accepted", routing.Auth{Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
-		{"with both set, basic alone suffices", routing.Auth{BearerToken: "s3cret", Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
-		{"a bearer token is not a basic password", routing.Auth{Username: "am", Password: "pw"}, bearer("pw"), 401, "Basic"},
+		{"a missing bearer token is 401 with a Bearer challenge", webhook.Auth{BearerToken: "s3cret"}, nil, 401, "Bearer"},
+		{"a wrong bearer token is 401", webhook.Auth{BearerToken: "s3cret"}, bearer("guess"), 401, "Bearer"},
+		{"the right bearer token is accepted", webhook.Auth{BearerToken: "s3cret"}, bearer("s3cret"), 200, ""},
+		{"missing basic auth is 401 with a Basic challenge", webhook.Auth{Username: "am", Password: "pw"}, nil, 401, "Basic"},
+		{"a wrong basic password is 401", webhook.Auth{Username: "am", Password: "pw"}, basic("am", "nope"), 401, "Basic"},
+		{"the right basic credentials are accepted", webhook.Auth{Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
+		{"with both set, basic alone suffices", webhook.Auth{BearerToken: "s3cret", Username: "am", Password: "pw"}, basic("am", "pw"), 200, ""},
+		{"a bearer token is not a basic password", webhook.Auth{Username: "am", Password: "pw"}, bearer("pw"), 401, "Basic"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _, _ := newEdge(t, routing.EdgeOptions{Auth: tt.auth})
-			a := do(t, http.MethodPost, srv.URL+"/webhook", "application/json", readFixture(t, "firing.json"), tt.cred)
+			srv, _, _ := newEdge(t, webhook.EdgeOptions{Auth: tt.auth})
+			a := do(t, http.MethodPost, srv.URL+"/webhook", "application/json", webhooktest.ReadFixture(t, "firing.json"), tt.cred)
 			if a.status != tt.wantStatus {
 				t.Fatalf("status %d %s, want %d", a.status, a.body, tt.wantStatus)
 			}
@@ -156,11 +160,11 @@ func TestWebhookAuthenticates(t *testing.T) {
 }
 
 func TestWebhookAnswersTheSummary(t *testing.T) {
-	srv, _, e := newEdge(t, routing.EdgeOptions{})
-	body, err := json.Marshal(message("firing",
-		alert("TTFTHigh", "firing", "page"),
-		alert("ITLHigh", "firing", "ticket", "kpi", "ITL"),
-		alert("Info", "firing", "none")))
+	srv, _, e := newEdge(t, webhook.EdgeOptions{})
+	body, err := json.Marshal(webhooktest.Msg("firing",
+		tAlert("TTFTHigh", "firing", "page"),
+		tAlert("ITLHigh", "firing", "ticket", "kpi", "ITL"),
+		tAlert("Info", "firing", "none")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +172,7 @@ func TestWebhookAnswersTheSummary(t *testing.T) {
 	if a.status != 200 {
 		t.Fatalf("status %d %s, want 200", a.status, a.body)
 	}
-	var sum routing.Summary
+	var sum alert.Summary
 	a.json(t, &sum)
 	if sum.Alerts != 3 || sum.Notified != 2 || sum.NoAction != 1 {
 		t.Errorf("summary %+v, want 3 alerts, 2 notified, 1 no_action", sum)
@@ -184,12 +188,12 @@ func TestWebhookAnswersTheSummary(t *testing.T) {
 }
 
 func TestWebhookProcessesTheRestWhenOneAlertIsRejected(t *testing.T) {
-	srv, _, _ := newEdge(t, routing.EdgeOptions{})
-	a := post(t, srv, readFixture(t, "no-labels.json"))
+	srv, _, _ := newEdge(t, webhook.EdgeOptions{})
+	a := post(t, srv, webhooktest.ReadFixture(t, "no-labels.json"))
 	if a.status != 200 {
 		t.Fatalf("status %d %s, want 200", a.status, a.body)
 	}
-	var sum routing.Summary
+	var sum alert.Summary
 	a.json(t, &sum)
 	if sum.Alerts != 3 || len(sum.Rejected) != 1 || sum.Rejected[0].Index != 1 {
 		t.Errorf("summary %+v, want 3 alerts with alerts[1] rejected", sum)
@@ -203,18 +207,18 @@ func TestWebhookAnswers5xxWhenDeliveryFails(t *testing.T) {
 		wantStatus int
 	}{
 		{"a retryable failure is 503 so Alertmanager retries", errors.New("pagerduty: 500"), 503},
-		{"a permanent failure is 502", routing.Permanent(errors.New("pagerduty: invalid routing key")), 502},
+		{"a permanent failure is 502", alert.Permanent(errors.New("pagerduty: invalid routing key")), 502},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv, _, e := newEdge(t, routing.EdgeOptions{})
-			e.pd.setFail(func(*routing.Notification) error { return tt.err })
-			body, _ := json.Marshal(message("firing", alert("TTFTHigh", "firing", "page")))
+			srv, _, e := newEdge(t, webhook.EdgeOptions{})
+			e.pd.setFail(func(*alert.Notification) error { return tt.err })
+			body, _ := json.Marshal(webhooktest.Msg("firing", tAlert("TTFTHigh", "firing", "page")))
 			a := post(t, srv, body)
 			if a.status != tt.wantStatus {
 				t.Fatalf("status %d %s, want %d", a.status, a.body, tt.wantStatus)
 			}
-			var sum routing.Summary
+			var sum alert.Summary
 			a.json(t, &sum)
 			if sum.Failed != 1 || len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0], "pagerduty") {
 				t.Errorf("summary %+v, want the failure named", sum)
@@ -224,7 +228,7 @@ func TestWebhookAnswers5xxWhenDeliveryFails(t *testing.T) {
 }
 
 func TestOperationalEndpoints(t *testing.T) {
-	srv, rt, _ := newEdge(t, routing.EdgeOptions{})
+	srv, rt, _ := newEdge(t, webhook.EdgeOptions{})
 	if a := do(t, http.MethodGet, srv.URL+"/-/healthy", "", nil, nil); a.status != 200 {
 		t.Errorf("/-/healthy = %d", a.status)
 	}
@@ -247,7 +251,7 @@ func TestOperationalEndpoints(t *testing.T) {
 	if a := do(t, http.MethodGet, srv.URL+"/-/reload", "", nil, nil); a.status != 405 {
 		t.Errorf("GET /-/reload = %d, want 405", a.status)
 	}
-	post(t, srv, readFixture(t, "malformed.bad.json"))
+	post(t, srv, webhooktest.ReadFixture(t, "malformed.bad.json"))
 	a = do(t, http.MethodGet, srv.URL+"/metrics", "", nil, nil)
 	if a.status != 200 || !strings.Contains(string(a.body), `alertrouter_webhooks_total{code="400",outcome="bad_input"} 1`) {
 		t.Errorf("/metrics = %d, want the rejected webhook counted", a.status)

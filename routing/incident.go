@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // DefaultGroupBy are the labels whose values form an incident when the alert
@@ -20,13 +22,13 @@ const maxReadableKey = 160
 // groupBy joined with "/" (prefixed by the alertname when the sector is
 // unknown, so unrelated unknown alerts stay apart). Characters that would
 // break a Redis hash tag are replaced; over-long keys are hashed.
-func IncidentKey(r *Result, groupBy []string, get LabelFunc) string {
+func IncidentKey(r *alert.Result, groupBy []string, get LabelFunc) string {
 	var b strings.Builder
 	if r.Decision.SLO != "" {
 		b.WriteString("slo/")
 		b.WriteString(r.Decision.SLO)
 	} else {
-		if r.Classification.Sector == Unknown || r.Classification.Sector == "" {
+		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" {
 			b.WriteString(get("alertname"))
 			b.WriteByte('/')
 		}

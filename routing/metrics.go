@@ -1,19 +1,20 @@
 package routing
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // Metrics are the pipeline's own metrics. Create them with NewMetrics.
 type Metrics struct {
-	webhooks        *prometheus.CounterVec
-	webhookDuration prometheus.Histogram
-	alerts          *prometheus.CounterVec
-	rejected        prometheus.Counter
-	flagged         *prometheus.CounterVec
-	truncated       prometheus.Counter
-	decisions       *prometheus.CounterVec
-	dedup           *prometheus.CounterVec
-	storeErrors     prometheus.Counter
-	suppressed      prometheus.Counter
+	alerts      *prometheus.CounterVec
+	rejected    prometheus.Counter
+	flagged     *prometheus.CounterVec
+	truncated   prometheus.Counter
+	decisions   *prometheus.CounterVec
+	dedup       *prometheus.CounterVec
+	storeErrors prometheus.Counter
+	suppressed  prometheus.Counter
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -29,15 +30,6 @@ const (
 // NewMetrics registers the pipeline metrics on reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		webhooks: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "alertrouter_webhooks_total",
-			Help: "Webhooks received, by outcome and HTTP status code.",
-		}, []string{"outcome", "code"}),
-		webhookDuration: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "alertrouter_webhook_duration_seconds",
-			Help:    "Time from reading a webhook to answering it.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}),
 		alerts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_alerts_received_total",
 			Help: "Alerts received in webhooks, by status.",
@@ -77,11 +69,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, r := range []string{dedupMiss, dedupHit, dedupInFlight, dedupReleased, dedupFailOpen, dedupUnseen} {
 		m.dedup.WithLabelValues(r)
 	}
-	for _, f := range []string{FlagInvalidUTF8, FlagStartsAtMissing, FlagStartsAtInvalid, FlagEndsAtInvalid, FlagStatusInvalid, FlagFingerprint} {
+	for _, f := range []string{alert.FlagInvalidUTF8, alert.FlagStartsAtMissing, alert.FlagStartsAtInvalid, alert.FlagEndsAtInvalid, alert.FlagStatusInvalid, alert.FlagFingerprint} {
 		m.flagged.WithLabelValues(f)
 	}
 	if reg != nil {
-		reg.MustRegister(m.webhooks, m.webhookDuration, m.alerts, m.rejected, m.flagged, m.truncated,
+		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
 			m.decisions, m.dedup, m.storeErrors, m.suppressed)
 	}
 	return m

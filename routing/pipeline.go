@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
+
 	"github.com/prometheus/alertmanager/template"
 )
 
@@ -40,12 +43,12 @@ type DedupOptions struct {
 // Pipeline is the router's whole processing of a webhook. It is immutable
 // once built (a config reload builds a new one) and safe for concurrent use.
 type Pipeline struct {
-	Classifier Classifier
-	Decider    Decider
+	Classifier alert.Classifier
+	Decider    alert.Decider
 	Routes     *Route
 	// Notifiers maps receiver names to their notifier.
-	Notifiers map[string]Notifier
-	Store     Store
+	Notifiers map[string]alert.Notifier
+	Store     store.Store
 	Dedup     DedupOptions
 	// GroupBy are the incident labels (DefaultGroupBy when empty).
 	GroupBy []string
@@ -53,41 +56,6 @@ type Pipeline struct {
 	Logger  *slog.Logger
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
-}
-
-// Summary is the webhook's answer: what happened to its alerts.
-type Summary struct {
-	Alerts       int         `json:"alerts"`
-	Rejected     []Rejection `json:"rejected,omitempty"`
-	Flagged      int         `json:"flagged,omitempty"`
-	Truncated    uint64      `json:"truncated,omitempty"`
-	Notified     int         `json:"notified"`
-	Deduplicated int         `json:"deduplicated"`
-	Suppressed   int         `json:"suppressed"`
-	NoAction     int         `json:"no_action"`
-	Failed       int         `json:"failed"`
-	// Errors describe the failures that make the answer a 5xx.
-	Errors []string `json:"errors,omitempty"`
-}
-
-// DeliveryError is returned by Process when a notification could not be
-// delivered or the store failed closed; the edge answers 5xx so that
-// Alertmanager retries. Every claim of the failed notifications has been
-// released, so the retry sends exactly what is missing.
-type DeliveryError struct {
-	// Retryable is false when every failure was permanent (a bad routing key):
-	// the edge still answers 5xx so the failure stays visible in
-	// Alertmanager, but the log says retrying will not help.
-	Retryable bool
-	Errs      []error
-}
-
-func (e *DeliveryError) Error() string {
-	msgs := make([]string, len(e.Errs))
-	for i, err := range e.Errs {
-		msgs[i] = err.Error()
-	}
-	return strings.Join(msgs, "; ")
 }
 
 func (p *Pipeline) now() time.Time {
@@ -101,15 +69,15 @@ func (p *Pipeline) now() time.Time {
 // route, incident — and suppresses ticket-tier alerts of SLOs that page in
 // the same payload. It touches no store and sends nothing: it is what
 // `router explain` prints.
-func (p *Pipeline) Evaluate(msg *Message) []*Result {
+func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	now := p.now()
 	groupBy := p.GroupBy
 	if len(groupBy) == 0 {
 		groupBy = DefaultGroupBy
 	}
-	results := make([]*Result, len(msg.Items))
-	backing := make([]Result, len(msg.Items))
-	pages := map[string]*Result{}
+	results := make([]*alert.Result, len(msg.Items))
+	backing := make([]alert.Result, len(msg.Items))
+	pages := map[string]*alert.Result{}
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
@@ -117,16 +85,16 @@ func (p *Pipeline) Evaluate(msg *Message) []*Result {
 		r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
 		get := r.Label
 		r.Incident = IncidentKey(r, groupBy, get)
-		if r.Decision.Action != ActionNone {
+		if r.Decision.Action != alert.ActionNone {
 			r.Receivers = p.Routes.Match(get)
 		}
-		if r.Decision.SLO != "" && r.Decision.Action == ActionPage && r.Alert.Firing() {
+		if r.Decision.SLO != "" && r.Decision.Action == alert.ActionPage && r.Alert.Firing() {
 			pages[r.Decision.SLO] = r
 		}
 		results[i] = r
 	}
 	for _, r := range results {
-		if r.Decision.Action != ActionTicket || r.Decision.SLO == "" || !r.Alert.Firing() {
+		if r.Decision.Action != alert.ActionTicket || r.Decision.SLO == "" || !r.Alert.Firing() {
 			continue
 		}
 		if pg, ok := pages[r.Decision.SLO]; ok {
@@ -140,29 +108,13 @@ func suppressedBy(alertname, fingerprint, slo string) string {
 	return "page " + alertname + " (" + fingerprint + ") of SLO " + slo
 }
 
-// Label returns the value of a label as routes see it: the derived labels
-// sector, kpi, incident_class and decision, else the alert's own label.
-func (r *Result) Label(name string) string {
-	switch name {
-	case "sector":
-		return r.Classification.Sector
-	case "kpi":
-		return r.Classification.PrimaryKPI()
-	case "incident_class":
-		return r.Classification.IncidentClass
-	case "decision":
-		return string(r.Decision.Action)
-	}
-	return r.Alert.Labels[name]
-}
-
 // transition is one alert's change for one receiver that may need sending.
 type transition struct {
-	res      *Result
+	res      *alert.Result
 	receiver string
 	incident string // the incident notified: the firing's, for a resolve
 	tier     string // tierOf the alert's decision, part of its identity
-	kind     Kind
+	kind     alert.Kind
 	marker   string // key remembering what was notified
 	claim    string // key claimed while sending
 	token    string // value of our claim; release deletes only our own
@@ -173,8 +125,8 @@ type transition struct {
 // summary. A non-nil error is a *DeliveryError: something retryable remains
 // and Alertmanager must be answered 5xx. Process never returns an input
 // error: those are caught by Decode.
-func (p *Pipeline) Process(ctx context.Context, msg *Message) (*Summary, error) {
-	sum := &Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
+func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error) {
+	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
 	// 1–4. classify → decide → route → incident (pure).
 	results := p.Evaluate(msg)
 	p.observe(msg, results, sum)
@@ -195,14 +147,14 @@ func (p *Pipeline) Process(ctx context.Context, msg *Message) (*Summary, error) 
 // joinDeliveryErrors merges the *DeliveryErrors of the claim and deliver
 // steps; the result is retryable when either is.
 func joinDeliveryErrors(errs ...error) error {
-	var out *DeliveryError
+	var out *alert.DeliveryError
 	for _, err := range errs {
-		var de *DeliveryError
+		var de *alert.DeliveryError
 		if !errors.As(err, &de) {
 			continue
 		}
 		if out == nil {
-			out = &DeliveryError{}
+			out = &alert.DeliveryError{}
 		}
 		out.Retryable = out.Retryable || de.Retryable
 		out.Errs = append(out.Errs, de.Errs...)
@@ -213,7 +165,7 @@ func joinDeliveryErrors(errs ...error) error {
 	return out
 }
 
-func (p *Pipeline) observe(msg *Message, results []*Result, sum *Summary) {
+func (p *Pipeline) observe(msg *alert.Message, results []*alert.Result, sum *alert.Summary) {
 	m := p.Metrics
 	if m == nil {
 		return
@@ -239,10 +191,10 @@ func (p *Pipeline) observe(msg *Message, results []*Result, sum *Summary) {
 // notified, see recordSLOPages). It reads the store only for SLOs with a
 // firing ticket not already suppressed in-payload. A store failure never
 // suppresses: a duplicate beats a lost ticket.
-func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*Result, sum *Summary) {
-	var tickets []*Result
+func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*alert.Result, sum *alert.Summary) {
+	var tickets []*alert.Result
 	for _, r := range results {
-		if r.Decision.SLO != "" && r.Decision.Action == ActionTicket && r.Alert.Firing() && r.SuppressedBy == "" {
+		if r.Decision.SLO != "" && r.Decision.Action == alert.ActionTicket && r.Alert.Firing() && r.SuppressedBy == "" {
 			tickets = append(tickets, r)
 		}
 	}
@@ -252,7 +204,7 @@ func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*Result
 		members, ok := seen[slo]
 		if !ok {
 			var err error
-			members, err = p.Store.Members(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"))
+			members, err = p.Store.Members(ctx, store.Key(p.Dedup.KeyPrefix, "slo", slo, "pages"))
 			if err != nil {
 				p.storeError("read SLO pages", err)
 			}
@@ -300,11 +252,11 @@ func parseMarker(v string) (tier string, at time.Time, incident string) {
 }
 
 // tierOf names the decision tier that is part of a transition's identity.
-func tierOf(d *Decision) string { return string(d.Action) + ":" + d.Policy + ":" + d.Tier }
+func tierOf(d *alert.Decision) string { return string(d.Action) + ":" + d.Policy + ":" + d.Tier }
 
 // pending reads, in one store round trip, what was already notified for every
 // (alert, receiver) of the payload and returns the transitions still to send.
-func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary) ([]*transition, error) {
+func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) ([]*transition, error) {
 	now := p.now()
 	var trs []*transition
 	var keys []string
@@ -313,7 +265,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 		switch {
 		case r.SuppressedBy != "":
 			continue
-		case r.Alert.Firing() && r.Decision.Action == ActionNone:
+		case r.Alert.Firing() && r.Decision.Action == alert.ActionNone:
 			sum.NoAction++
 			continue
 		}
@@ -331,7 +283,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			id := recv + ":" + strconv.FormatInt(r.Alert.StartsAt.UnixMilli(), 10)
 			// Keyed by fingerprint (its hash tag), not by incident: what was
 			// notified for an alert is found whatever it is grouped into now.
-			t := &transition{res: r, receiver: recv, incident: r.Incident, tier: tier, marker: Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, id)}
+			t := &transition{res: r, receiver: recv, incident: r.Incident, tier: tier, marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, id)}
 			trs = append(trs, t)
 			keys = append(keys, t.marker)
 		}
@@ -350,9 +302,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 		values = make([]string, len(keys))
 	}
 	out := trs[:0]
-	notified := map[*Result]bool{}
+	notified := map[*alert.Result]bool{}
 	claims := make(map[string]bool, len(trs))
-	var routed map[*Result][]string // fail open: where each resolve would go
+	var routed map[*alert.Result][]string // fail open: where each resolve would go
 	for i, t := range trs {
 		tier, at, incident := "", time.Time{}, ""
 		if found[i] {
@@ -366,7 +318,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			// the resolve goes where the route tree sends the alert (a
 			// resolve of an unknown incident is the duplicate we risk).
 			if routed == nil {
-				routed = map[*Result][]string{}
+				routed = map[*alert.Result][]string{}
 			}
 			recvs, ok := routed[t.res]
 			if !ok {
@@ -376,7 +328,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			if !slices.Contains(recvs, t.receiver) {
 				continue
 			}
-			t.kind = KindResolved
+			t.kind = alert.KindResolved
 		case !firing && !found[i]:
 			// Never notified to this receiver: nothing to resolve there.
 			continue
@@ -385,12 +337,12 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 			notified[t.res] = true
 			continue
 		case !firing:
-			t.kind = KindResolved
+			t.kind = alert.KindResolved
 			if incident != "" {
 				t.incident = incident
 			}
 		case !found[i] || tier == "resolved" || tier != t.tier:
-			t.kind = KindFiring
+			t.kind = alert.KindFiring
 			if tier == "resolved" {
 				// Alertmanager re-fired an alert it had resolved (same
 				// startsAt, e.g. Prometheus missed its resends): a new
@@ -399,7 +351,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*Result, sum *Summary)
 				suffix = ":a" + strconv.FormatInt(at.UnixMilli(), 10)
 			}
 		case p.Dedup.RepeatInterval > 0 && now.Sub(at) >= p.Dedup.RepeatInterval:
-			t.kind = KindReminder
+			t.kind = alert.KindReminder
 			bucket := int64(now.Sub(t.res.Alert.StartsAt) / p.Dedup.RepeatInterval)
 			suffix = ":r" + strconv.FormatInt(bucket, 10)
 		default:
@@ -434,7 +386,7 @@ func (p *Pipeline) allReceivers() []string {
 	return out
 }
 
-func (p *Pipeline) countDedup(result string, sum *Summary) {
+func (p *Pipeline) countDedup(result string, sum *alert.Summary) {
 	if p.Metrics != nil {
 		p.Metrics.dedup.WithLabelValues(result).Inc()
 	}
@@ -443,13 +395,13 @@ func (p *Pipeline) countDedup(result string, sum *Summary) {
 	}
 }
 
-func (p *Pipeline) failClosed(op string, err error, sum *Summary) error {
+func (p *Pipeline) failClosed(op string, err error, sum *alert.Summary) error {
 	if p.Metrics != nil {
 		p.Metrics.storeErrors.Inc()
 	}
 	p.Logger.Error("dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
 	sum.Errors = append(sum.Errors, op+": "+err.Error())
-	return &DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
+	return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
 }
 
 func newToken() string {
@@ -464,15 +416,15 @@ const doneValue = "d"
 // Transitions claimed by another replica are waited for (bounded); when that
 // replica has not confirmed in time they count as failures so Alertmanager
 // retries — a claim is never taken as proof of delivery.
-func (p *Pipeline) claim(ctx context.Context, trs []*transition, sum *Summary) error {
+func (p *Pipeline) claim(ctx context.Context, trs []*transition, sum *alert.Summary) error {
 	if len(trs) == 0 {
 		return nil
 	}
 	token := newToken()
-	entries := make([]Entry, len(trs))
+	entries := make([]store.Entry, len(trs))
 	for i, t := range trs {
 		t.token = token
-		entries[i] = Entry{Key: t.claim, Value: token, TTL: p.Dedup.ClaimTTL}
+		entries[i] = store.Entry{Key: t.claim, Value: token, TTL: p.Dedup.ClaimTTL}
 	}
 	won, err := p.Store.SetNX(ctx, entries)
 	if err != nil {
@@ -499,7 +451,7 @@ func (p *Pipeline) claim(ctx context.Context, trs []*transition, sum *Summary) e
 	return p.waitForOthers(ctx, lost, sum)
 }
 
-func (p *Pipeline) waitForOthers(ctx context.Context, lost []*transition, sum *Summary) error {
+func (p *Pipeline) waitForOthers(ctx context.Context, lost []*transition, sum *alert.Summary) error {
 	deadline := time.Now().Add(p.Dedup.InFlightWait)
 	backoff := 20 * time.Millisecond
 	for {
@@ -541,18 +493,18 @@ func (p *Pipeline) waitForOthers(ctx context.Context, lost []*transition, sum *S
 	sum.Failed += len(lost)
 	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet; retry", len(lost))
 	sum.Errors = append(sum.Errors, msg)
-	return &DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
+	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
 }
 
 type batchKey struct {
 	receiver, incident string
-	kind               Kind
+	kind               alert.Kind
 }
 
 // deliver groups the won transitions into one notification per receiver,
 // incident and kind, sends them concurrently, then confirms the delivered
 // ones in one round trip and releases the failed ones in another.
-func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition, sum *Summary) error {
+func (p *Pipeline) deliver(ctx context.Context, msg *alert.Message, trs []*transition, sum *alert.Summary) error {
 	batches := map[batchKey][]*transition{}
 	var order []batchKey
 	for _, t := range trs {
@@ -581,7 +533,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			if nf == nil {
-				errs[i] = Permanent(fmt.Errorf("receiver %q has no notifier", k.receiver))
+				errs[i] = alert.Permanent(fmt.Errorf("receiver %q has no notifier", k.receiver))
 				return
 			}
 			if err := nf.Notify(ctx, n); err != nil {
@@ -591,7 +543,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 	}
 	wg.Wait()
 	now := p.now()
-	var confirm, release []Entry
+	var confirm, release []store.Entry
 	var failures []error
 	retryable := false
 	joined := map[batchKey][]string{} // receiver+incident → fingerprints
@@ -599,28 +551,28 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 		for _, t := range batches[k] {
 			if errs[i] != nil {
 				if t.token != "" {
-					release = append(release, Entry{Key: t.claim, Value: t.token})
+					release = append(release, store.Entry{Key: t.claim, Value: t.token})
 				}
 				continue
 			}
 			mv := markerValue(t.tier, now, t.incident)
-			if t.kind == KindResolved {
+			if t.kind == alert.KindResolved {
 				mv = markerValue("resolved", now, t.incident)
 			} else {
 				jk := batchKey{receiver: k.receiver, incident: k.incident}
 				joined[jk] = append(joined[jk], t.res.Alert.Fingerprint)
 			}
 			confirm = append(confirm,
-				Entry{Key: t.claim, Value: doneValue, TTL: p.Dedup.ClaimTTL + time.Minute},
-				Entry{Key: t.marker, Value: mv, TTL: p.Dedup.NotifiedTTL})
+				store.Entry{Key: t.claim, Value: doneValue, TTL: p.Dedup.ClaimTTL + time.Minute},
+				store.Entry{Key: t.marker, Value: mv, TTL: p.Dedup.NotifiedTTL})
 			p.countDedup(dedupMiss, nil)
 		}
 		if errs[i] != nil {
 			failures = append(failures, errs[i])
 			sum.Failed += len(batches[k])
 			sum.Errors = append(sum.Errors, errs[i].Error())
-			retryable = retryable || Retryable(errs[i])
-			p.Logger.Error("notification failed; claim released so Alertmanager's retry sends it", "receiver", k.receiver, "incident", k.incident, "kind", string(k.kind), "retryable", Retryable(errs[i]), "err", errs[i])
+			retryable = retryable || alert.Retryable(errs[i])
+			p.Logger.Error("notification failed; claim released so Alertmanager's retry sends it", "receiver", k.receiver, "incident", k.incident, "kind", string(k.kind), "retryable", alert.Retryable(errs[i]), "err", errs[i])
 		} else {
 			sum.Notified += len(batches[k])
 		}
@@ -650,7 +602,7 @@ func (p *Pipeline) deliver(ctx context.Context, msg *Message, trs []*transition,
 		}
 	}
 	if len(failures) > 0 {
-		return &DeliveryError{Retryable: retryable, Errs: failures}
+		return &alert.DeliveryError{Retryable: retryable, Errs: failures}
 	}
 	return nil
 }
@@ -694,9 +646,9 @@ func (p *Pipeline) recordSLOPages(ctx context.Context, batches map[batchKey][]*t
 			}
 			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
 			switch {
-			case t.kind == KindResolved:
+			case t.kind == alert.KindResolved:
 				del[d.SLO] = append(del[d.SLO], member)
-			case d.Action == ActionPage:
+			case d.Action == alert.ActionPage:
 				add[d.SLO] = append(add[d.SLO], member)
 			}
 		}
@@ -704,14 +656,14 @@ func (p *Pipeline) recordSLOPages(ctx context.Context, batches map[batchKey][]*t
 	var fns []func()
 	for slo, members := range add {
 		fns = append(fns, func() {
-			if err := p.Store.AddMembers(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), p.Dedup.NotifiedTTL, members...); err != nil {
+			if err := p.Store.AddMembers(ctx, store.Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), p.Dedup.NotifiedTTL, members...); err != nil {
 				p.storeError("record SLO page", err)
 			}
 		})
 	}
 	for slo, members := range del {
 		fns = append(fns, func() {
-			if _, err := p.Store.RemoveMembers(ctx, Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), members...); err != nil {
+			if _, err := p.Store.RemoveMembers(ctx, store.Key(p.Dedup.KeyPrefix, "slo", slo, "pages"), members...); err != nil {
 				p.storeError("clear SLO page", err)
 			}
 		})
@@ -724,7 +676,7 @@ func (p *Pipeline) recordSLOPages(ctx context.Context, batches map[batchKey][]*t
 // tickets to Slack, PagerDuty's incident resolves with its last page even
 // while a ticket of the same incident still fires in Slack.
 func (p *Pipeline) membersKey(incident, receiver string) string {
-	return Key(p.Dedup.KeyPrefix, "m", incident, "firing:"+receiver)
+	return store.Key(p.Dedup.KeyPrefix, "m", incident, "firing:"+receiver)
 }
 
 // leaveIncidents removes the resolved alerts of each resolve batch from the
@@ -735,7 +687,7 @@ func (p *Pipeline) membersKey(incident, receiver string) string {
 func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey) map[batchKey]int64 {
 	remaining := map[batchKey]int64{}
 	for _, k := range order {
-		if k.kind != KindResolved {
+		if k.kind != alert.KindResolved {
 			continue
 		}
 		fps := make([]string, 0, len(batches[k]))
@@ -747,7 +699,7 @@ func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*t
 			p.storeError("update incident members", err)
 			n = 1 // unknown: do not claim the incident resolved
 		}
-		for _, kind := range []Kind{KindFiring, KindReminder} {
+		for _, kind := range []alert.Kind{alert.KindFiring, alert.KindReminder} {
 			if _, ok := batches[batchKey{k.receiver, k.incident, kind}]; ok {
 				n++
 			}
@@ -761,7 +713,7 @@ func (p *Pipeline) leaveIncidents(ctx context.Context, batches map[batchKey][]*t
 // retried resolve still sees them.
 func (p *Pipeline) rejoinIncidents(ctx context.Context, batches map[batchKey][]*transition, order []batchKey, errs []error) {
 	for i, k := range order {
-		if errs[i] == nil || k.kind != KindResolved {
+		if errs[i] == nil || k.kind != alert.KindResolved {
 			continue
 		}
 		var fps []string
@@ -774,8 +726,8 @@ func (p *Pipeline) rejoinIncidents(ctx context.Context, batches map[batchKey][]*
 	}
 }
 
-func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, remaining map[batchKey]int64) *Notification {
-	n := &Notification{Receiver: k.receiver, Incident: k.incident, Kind: k.kind, Action: ActionNone}
+func (p *Pipeline) notification(msg *alert.Message, k batchKey, trs []*transition, remaining map[batchKey]int64) *alert.Notification {
+	n := &alert.Notification{Receiver: k.receiver, Incident: k.incident, Kind: k.kind, Action: alert.ActionNone}
 	data := msg.Data
 	data.Receiver = k.receiver
 	data.Alerts = make(template.Alerts, 0, len(trs))
@@ -784,7 +736,7 @@ func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, rem
 		n.Results = append(n.Results, t.res)
 		data.Alerts = append(data.Alerts, t.res.Alert.Alert)
 		firing = firing || t.res.Alert.Firing()
-		if rank(t.res.Decision.Action) > rank(n.Action) {
+		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
 			n.Action = t.res.Decision.Action
 		}
 	}
@@ -792,19 +744,9 @@ func (p *Pipeline) notification(msg *Message, k batchKey, trs []*transition, rem
 	if firing {
 		data.Status = "firing"
 	}
-	if k.kind == KindResolved {
+	if k.kind == alert.KindResolved {
 		n.IncidentResolved = remaining[k] == 0
 	}
 	n.Data = &data
 	return n
-}
-
-func rank(a Action) int {
-	switch a {
-	case ActionPage:
-		return 2
-	case ActionTicket:
-		return 1
-	}
-	return 0
 }

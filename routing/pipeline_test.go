@@ -15,34 +15,37 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"gopkg.in/yaml.v2"
 
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
 // The fakes below are driven by labels: sector and kpi classify, test_action
 // (page|ticket|none) and test_tier decide, slo names the SLO identity.
 
-var fakeClassifier = routing.ClassifierFunc(func(a *routing.Alert) routing.Classification {
-	c := routing.Classification{Sector: routing.Unknown, IncidentClass: "latency"}
+var fakeClassifier = alert.ClassifierFunc(func(a *alert.Alert) alert.Classification {
+	c := alert.Classification{Sector: alert.Unknown, IncidentClass: "latency"}
 	if s := a.Labels["sector"]; s != "" {
 		c.Sector, c.Confidence = s, 1
 	}
 	if k := a.Labels["kpi"]; k != "" {
-		c.KPIs = []routing.KPI{{ID: k}}
+		c.KPIs = []alert.KPI{{ID: k}}
 	}
 	return c
 })
 
-var fakeDecider = routing.DeciderFunc(func(a *routing.Alert, _ *routing.Classification, _ time.Time) routing.Decision {
-	act := routing.Action(a.Labels["test_action"])
+var fakeDecider = alert.DeciderFunc(func(a *alert.Alert, _ *alert.Classification, _ time.Time) alert.Decision {
+	act := alert.Action(a.Labels["test_action"])
 	if act == "" {
-		act = routing.ActionNone
+		act = alert.ActionNone
 	}
 	tier := a.Labels["test_tier"]
 	if tier == "" {
 		tier = string(act)
 	}
-	return routing.Decision{Action: act, Policy: "test", Tier: tier, SLO: a.Labels["slo"]}
+	return alert.Decision{Action: act, Policy: "test", Tier: tier, SLO: a.Labels["slo"]}
 })
 
 // clock is an injectable time source shared by a pipeline and its store.
@@ -68,11 +71,11 @@ func (c *clock) Advance(d time.Duration) {
 // sink is a counting Notifier; fail, when set, decides each delivery.
 type sink struct {
 	mu   sync.Mutex
-	sent []*routing.Notification
-	fail func(n *routing.Notification) error
+	sent []*alert.Notification
+	fail func(n *alert.Notification) error
 }
 
-func (s *sink) Notify(_ context.Context, n *routing.Notification) error {
+func (s *sink) Notify(_ context.Context, n *alert.Notification) error {
 	s.mu.Lock()
 	fail := s.fail
 	s.mu.Unlock()
@@ -87,16 +90,16 @@ func (s *sink) Notify(_ context.Context, n *routing.Notification) error {
 	return nil
 }
 
-func (s *sink) setFail(f func(n *routing.Notification) error) {
+func (s *sink) setFail(f func(n *alert.Notification) error) {
 	s.mu.Lock()
 	s.fail = f
 	s.mu.Unlock()
 }
 
-func (s *sink) notifications() []*routing.Notification {
+func (s *sink) notifications() []*alert.Notification {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]*routing.Notification(nil), s.sent...)
+	return append([]*alert.Notification(nil), s.sent...)
 }
 
 // transitions counts the alerts sent, by "fingerprint status kind".
@@ -115,7 +118,7 @@ func (s *sink) transitions() map[string]int {
 type env struct {
 	t      *testing.T
 	clock  *clock
-	store  routing.Store
+	store  store.Store
 	pd     *sink
 	slack  *sink
 	reg    *prometheus.Registry
@@ -156,7 +159,7 @@ func (e *env) pipeline() *routing.Pipeline {
 		Classifier: fakeClassifier,
 		Decider:    fakeDecider,
 		Routes:     &r,
-		Notifiers:  map[string]routing.Notifier{"pagerduty": e.pd, "slack": e.slack},
+		Notifiers:  map[string]alert.Notifier{"pagerduty": e.pd, "slack": e.slack},
 		Store:      e.store,
 		Dedup:      e.dedup,
 		Metrics:    routing.NewMetrics(e.reg),
@@ -167,7 +170,7 @@ func (e *env) pipeline() *routing.Pipeline {
 
 // alert is a firing or resolved alert of service "chat" in sector
 // llm-inference-gpu (KPI TTFT): one incident unless labels say otherwise.
-func alert(name, status, action string, kv ...string) wAlert {
+func tAlert(name, status, action string, kv ...string) webhooktest.Alert {
 	labels := map[string]string{
 		"alertname": name, "service": "chat", "job": "vllm", "instance": "gpu-node-001:8000",
 		"sector": "llm-inference-gpu", "kpi": "TTFT", "test_action": action,
@@ -175,29 +178,31 @@ func alert(name, status, action string, kv ...string) wAlert {
 	for i := 0; i+1 < len(kv); i += 2 {
 		labels[kv[i]] = kv[i+1]
 	}
-	return mkAlert(status, labels, map[string]string{"summary": name}, `vllm:time_to_first_token_seconds_bucket > 2`, fixtureStart)
+	return webhooktest.MkAlert(status, labels, map[string]string{"summary": name}, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start)
 }
 
 // payload decodes alerts as one Alertmanager webhook.
-func payload(t testing.TB, alerts ...wAlert) *routing.Message {
+var receivedAt = time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
+
+func payload(t testing.TB, alerts ...webhooktest.Alert) *alert.Message {
 	t.Helper()
-	b, err := json.Marshal(message("firing", alerts...))
+	b, err := json.Marshal(webhooktest.Msg("firing", alerts...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := routing.Decode(b, receivedAt)
+	m, err := webhook.Decode(b, receivedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-func process(t *testing.T, p *routing.Pipeline, alerts ...wAlert) (*routing.Summary, error) {
+func process(t *testing.T, p *routing.Pipeline, alerts ...webhooktest.Alert) (*alert.Summary, error) {
 	t.Helper()
 	return p.Process(context.Background(), payload(t, alerts...))
 }
 
-func mustProcess(t *testing.T, p *routing.Pipeline, alerts ...wAlert) *routing.Summary {
+func mustProcess(t *testing.T, p *routing.Pipeline, alerts ...webhooktest.Alert) *alert.Summary {
 	t.Helper()
 	sum, err := process(t, p, alerts...)
 	if err != nil {
@@ -235,13 +240,13 @@ func metric(t *testing.T, reg *prometheus.Registry, name, labelValue string) flo
 func TestPipelineNotifiesTheSamePayloadOnce(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	a := alert("TTFTHigh", "firing", "page")
+	a := tAlert("TTFTHigh", "firing", "page")
 	first := mustProcess(t, p, a)
 	second := mustProcess(t, p, a)
 	if got := len(e.pd.notifications()); got != 1 {
 		t.Fatalf("pagerduty got %d notifications, want 1", got)
 	}
-	if n := e.pd.notifications()[0]; n.Kind != routing.KindFiring || n.Action != routing.ActionPage || n.Incident == "" || n.Data.Receiver != "pagerduty" {
+	if n := e.pd.notifications()[0]; n.Kind != alert.KindFiring || n.Action != alert.ActionPage || n.Incident == "" || n.Data.Receiver != "pagerduty" {
 		t.Errorf("notification = %+v", n)
 	}
 	if first.Notified != 1 || second.Notified != 0 || second.Deduplicated != 1 {
@@ -258,27 +263,27 @@ func TestPipelineNotifiesTheSamePayloadOnce(t *testing.T) {
 func TestPipelineResolvesAnIncidentWhenItsLastNotifiedAlertResolves(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	a, b := alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b")
+	a, b := tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "page", "instance", "b")
 	mustProcess(t, p, a, b)
 
-	ra := alert("TTFTHigh", "resolved", "page", "instance", "a")
+	ra := tAlert("TTFTHigh", "resolved", "page", "instance", "a")
 	mustProcess(t, p, ra, b)
 	ns := e.pd.notifications()
-	if len(ns) != 2 || ns[1].Kind != routing.KindResolved || len(ns[1].Results) != 1 {
+	if len(ns) != 2 || ns[1].Kind != alert.KindResolved || len(ns[1].Results) != 1 {
 		t.Fatalf("after a resolves: %d notifications, last %+v; want one resolve of one alert", len(ns), ns[len(ns)-1])
 	}
 	if ns[1].IncidentResolved {
 		t.Error("IncidentResolved = true while b still fires")
 	}
 
-	rb := alert("TTFTHigh", "resolved", "page", "instance", "b")
+	rb := tAlert("TTFTHigh", "resolved", "page", "instance", "b")
 	mustProcess(t, p, ra, rb)
 	mustProcess(t, p, ra, rb) // Alertmanager repeats resolved alerts too.
 	ns = e.pd.notifications()
-	if len(ns) != 3 || ns[2].Kind != routing.KindResolved || !ns[2].IncidentResolved {
+	if len(ns) != 3 || ns[2].Kind != alert.KindResolved || !ns[2].IncidentResolved {
 		t.Fatalf("after b resolves: %d notifications; want a third, resolving the incident", len(ns))
 	}
-	if ns[2].Results[0].Alert.Fingerprint != fingerprint(rb.Labels) {
+	if ns[2].Results[0].Alert.Fingerprint != webhooktest.Fingerprint(rb.Labels) {
 		t.Errorf("resolve carries %s, want b", ns[2].Results[0].Alert.Fingerprint)
 	}
 }
@@ -286,8 +291,8 @@ func TestPipelineResolvesAnIncidentWhenItsLastNotifiedAlertResolves(t *testing.T
 func TestPipelineResolvesEveryAlertOfAnIncidentInOneNotification(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b"))
-	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), alert("TTFTHigh", "resolved", "page", "instance", "b"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"), tAlert("TTFTHigh", "resolved", "page", "instance", "b"))
 	ns := e.pd.notifications()
 	if len(ns) != 2 || len(ns[1].Results) != 2 || !ns[1].IncidentResolved || ns[1].Data.Status != "resolved" {
 		t.Fatalf("got %d notifications; want the second to resolve both alerts and the incident", len(ns))
@@ -297,7 +302,7 @@ func TestPipelineResolvesEveryAlertOfAnIncidentInOneNotification(t *testing.T) {
 func TestPipelineNeverSendsTheResolveOfAFiringItDidNotNotify(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	sum := mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
+	sum := mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
 	if n := len(e.pd.notifications()) + len(e.slack.notifications()); n != 0 {
 		t.Errorf("%d notifications sent for a resolve whose firing was never notified", n)
 	}
@@ -312,14 +317,14 @@ func TestPipelineNeverSendsTheResolveOfAFiringItDidNotNotify(t *testing.T) {
 func TestPipelineKeepsAnIncidentOpenWhileAnAlertOfThisPayloadStartsFiring(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "instance", "a"))
-	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), alert("TTFTHigh", "firing", "page", "instance", "b"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "page", "instance", "b"))
 	for _, n := range e.pd.notifications() {
-		if n.Kind == routing.KindResolved && n.IncidentResolved {
+		if n.Kind == alert.KindResolved && n.IncidentResolved {
 			t.Error("the resolve of a claims the incident resolved while b starts firing in the same payload")
 		}
 	}
-	if got := e.pd.transitions()[fingerprint(alert("TTFTHigh", "firing", "page", "instance", "b").Labels)+" firing firing"]; got != 1 {
+	if got := e.pd.transitions()[webhooktest.Fingerprint(tAlert("TTFTHigh", "firing", "page", "instance", "b").Labels)+" firing firing"]; got != 1 {
 		t.Errorf("b notified %d times, want 1", got)
 	}
 }
@@ -330,11 +335,11 @@ func TestPipelineResolvesAnIncidentPerReceiver(t *testing.T) {
 	// still fires in Slack.
 	e := newEnv(t)
 	p := e.pipeline()
-	pg, tk := alert("TTFTHigh", "firing", "page", "instance", "a"), alert("TTFTHigh", "firing", "ticket", "instance", "b")
+	pg, tk := tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "ticket", "instance", "b")
 	mustProcess(t, p, pg, tk)
-	mustProcess(t, p, alert("TTFTHigh", "resolved", "page", "instance", "a"), tk)
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"), tk)
 	ns := e.pd.notifications()
-	if len(ns) != 2 || ns[1].Kind != routing.KindResolved || !ns[1].IncidentResolved {
+	if len(ns) != 2 || ns[1].Kind != alert.KindResolved || !ns[1].IncidentResolved {
 		t.Fatalf("pagerduty notifications %d; want the second to resolve its incident", len(ns))
 	}
 	if got := len(e.slack.notifications()); got != 1 {
@@ -345,13 +350,13 @@ func TestPipelineResolvesAnIncidentPerReceiver(t *testing.T) {
 func TestPipelineNotifiesATierChange(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	mustProcess(t, p, alert("TTFTHigh", "firing", "ticket", "test_tier", "warn"))
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "test_tier", "critical"))
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page", "test_tier", "critical"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "test_tier", "warn"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "test_tier", "critical"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "test_tier", "critical"))
 	if s, pd := len(e.slack.notifications()), len(e.pd.notifications()); s != 1 || pd != 1 {
 		t.Fatalf("slack %d, pagerduty %d notifications; want the ticket once, then the page once", s, pd)
 	}
-	if n := e.pd.notifications()[0]; n.Kind != routing.KindFiring || n.Action != routing.ActionPage {
+	if n := e.pd.notifications()[0]; n.Kind != alert.KindFiring || n.Action != alert.ActionPage {
 		t.Errorf("page notification %+v", n)
 	}
 }
@@ -359,7 +364,7 @@ func TestPipelineNotifiesATierChange(t *testing.T) {
 func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.pipeline(), e.pipeline()
-	x := alert("TTFTHigh", "firing", "page")
+	x := tAlert("TTFTHigh", "firing", "page")
 	mustProcess(t, a, x)
 
 	e.clock.Advance(4*time.Hour - time.Second)
@@ -373,7 +378,7 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 	mustProcess(t, a, x)
 	mustProcess(t, b, x)
 	ns := e.pd.notifications()
-	if len(ns) != 2 || ns[1].Kind != routing.KindReminder {
+	if len(ns) != 2 || ns[1].Kind != alert.KindReminder {
 		t.Fatalf("%d notifications at the repeat interval; want one reminder", len(ns))
 	}
 
@@ -384,7 +389,7 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 	}
 	e.clock.Advance(3 * time.Hour)
 	mustProcess(t, b, x)
-	if ns := e.pd.notifications(); len(ns) != 3 || ns[2].Kind != routing.KindReminder {
+	if ns := e.pd.notifications(); len(ns) != 3 || ns[2].Kind != alert.KindReminder {
 		t.Errorf("%d notifications after the second interval, want a second reminder", len(ns))
 	}
 }
@@ -392,12 +397,12 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 func TestPipelineReleasesTheClaimOfAFailedNotificationSoTheRetrySendsIt(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	e.pd.setFail(func(*routing.Notification) error { return errors.New("pagerduty: 503 Service Unavailable") })
-	x := alert("TTFTHigh", "firing", "page")
+	e.pd.setFail(func(*alert.Notification) error { return errors.New("pagerduty: 503 Service Unavailable") })
+	x := tAlert("TTFTHigh", "firing", "page")
 	sum, err := process(t, p, x)
-	var de *routing.DeliveryError
+	var de *alert.DeliveryError
 	if !errors.As(err, &de) || !de.Retryable {
-		t.Fatalf("Process error = %v, want a retryable *DeliveryError", err)
+		t.Fatalf("Process error = %v, want a retryable *alert.DeliveryError", err)
 	}
 	if sum.Failed != 1 || len(sum.Errors) != 1 {
 		t.Errorf("summary %+v, want one failure named", sum)
@@ -417,18 +422,18 @@ func TestPipelineReleasesTheClaimOfAFailedNotificationSoTheRetrySendsIt(t *testi
 func TestPipelineReportsPermanentFailuresAsNotRetryable(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	e.pd.setFail(func(*routing.Notification) error { return routing.Permanent(errors.New("invalid routing key")) })
-	_, err := process(t, p, alert("TTFTHigh", "firing", "page"))
-	var de *routing.DeliveryError
+	e.pd.setFail(func(*alert.Notification) error { return alert.Permanent(errors.New("invalid routing key")) })
+	_, err := process(t, p, tAlert("TTFTHigh", "firing", "page"))
+	var de *alert.DeliveryError
 	if !errors.As(err, &de) || de.Retryable {
-		t.Fatalf("Process error = %#v, want *DeliveryError{Retryable: false}", err)
+		t.Fatalf("Process error = %#v, want *alert.DeliveryError{Retryable: false}", err)
 	}
 }
 
 func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
-	page := alert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h")
-	ticket := alert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d")
-	otherTicket := alert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-latency", "long", "3d")
+	page := tAlert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h")
+	ticket := tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d")
+	otherTicket := tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-latency", "long", "3d")
 
 	t.Run("within one payload", func(t *testing.T) {
 		e := newEnv(t)
@@ -436,7 +441,7 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 		if sum.Suppressed != 1 || sum.Notified != 2 {
 			t.Errorf("summary %+v, want 1 suppressed, 2 notified", sum)
 		}
-		if tr := e.slack.transitions(); tr[fingerprint(ticket.Labels)+" firing firing"] != 0 || tr[fingerprint(otherTicket.Labels)+" firing firing"] != 1 {
+		if tr := e.slack.transitions(); tr[webhooktest.Fingerprint(ticket.Labels)+" firing firing"] != 0 || tr[webhooktest.Fingerprint(otherTicket.Labels)+" firing firing"] != 1 {
 			t.Errorf("slack transitions %v: want the other SLO's ticket only", tr)
 		}
 	})
@@ -448,7 +453,7 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 			t.Errorf("summary %+v, slack %d; want the ticket suppressed", sum, len(e.slack.notifications()))
 		}
 		// Once the page resolves, the ticket is a problem of its own.
-		mustProcess(t, e.pipeline(), alert("ErrorBudgetBurn", "resolved", "page", "slo", "gateway-availability", "long", "1h"))
+		mustProcess(t, e.pipeline(), tAlert("ErrorBudgetBurn", "resolved", "page", "slo", "gateway-availability", "long", "1h"))
 		sum = mustProcess(t, e.pipeline(), ticket)
 		if sum.Suppressed != 0 || len(e.slack.notifications()) != 1 {
 			t.Errorf("after the page resolved: summary %+v, slack %d; want the ticket notified", sum, len(e.slack.notifications()))
@@ -458,7 +463,7 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 
 func TestPipelineSendsNothingForDecisionNone(t *testing.T) {
 	e := newEnv(t)
-	sum := mustProcess(t, e.pipeline(), alert("InfoOnly", "firing", "none"), alert("InfoOnly", "firing", "none", "instance", "b"))
+	sum := mustProcess(t, e.pipeline(), tAlert("InfoOnly", "firing", "none"), tAlert("InfoOnly", "firing", "none", "instance", "b"))
 	if sum.NoAction != 2 || sum.Notified != 0 {
 		t.Errorf("summary %+v, want no_action 2", sum)
 	}
@@ -469,9 +474,9 @@ func TestPipelineSendsNothingForDecisionNone(t *testing.T) {
 
 func TestPipelineSendsADuplicatedAlertOfOnePayloadOnce(t *testing.T) {
 	e := newEnv(t)
-	x := alert("TTFTHigh", "firing", "page")
+	x := tAlert("TTFTHigh", "firing", "page")
 	mustProcess(t, e.pipeline(), x, x)
-	if got := e.pd.transitions()[fingerprint(x.Labels)+" firing firing"]; got != 1 {
+	if got := e.pd.transitions()[webhooktest.Fingerprint(x.Labels)+" firing firing"]; got != 1 {
 		t.Errorf("alert sent %d times, want 1", got)
 	}
 }
@@ -479,10 +484,10 @@ func TestPipelineSendsADuplicatedAlertOfOnePayloadOnce(t *testing.T) {
 func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) {
 	e := newEnv(t)
 	a, b := e.pipeline(), e.pipeline()
-	x, y := alert("TTFTHigh", "firing", "page", "instance", "x"), alert("ITLHigh", "firing", "ticket", "kpi", "ITL")
+	x, y := tAlert("TTFTHigh", "firing", "page", "instance", "x"), tAlert("ITLHigh", "firing", "ticket", "kpi", "ITL")
 
 	entered, release := make(chan struct{}), make(chan struct{})
-	e.pd.setFail(func(*routing.Notification) error {
+	e.pd.setFail(func(*alert.Notification) error {
 		close(entered)
 		<-release
 		return nil
@@ -492,9 +497,9 @@ func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) 
 	<-entered // replica a holds x's claim and is sending it.
 
 	_, err := process(t, b, x, y)
-	var de *routing.DeliveryError
+	var de *alert.DeliveryError
 	if !errors.As(err, &de) || !de.Retryable {
-		t.Fatalf("replica b: %v, want a retryable *DeliveryError for x in flight", err)
+		t.Fatalf("replica b: %v, want a retryable *alert.DeliveryError for x in flight", err)
 	}
 	if got := len(e.slack.notifications()); got != 1 {
 		t.Errorf("y reached slack %d times, want 1: a transition in flight elsewhere must not hold back the rest", got)
@@ -513,32 +518,32 @@ func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) 
 
 // hundredTransitions is a payload of n alerts of several incidents and both
 // receivers.
-func manyAlerts(n int) []wAlert {
-	out := make([]wAlert, n)
+func manyAlerts(n int) []webhooktest.Alert {
+	out := make([]webhooktest.Alert, n)
 	for i := range out {
 		action := "ticket"
 		if i%3 == 0 {
 			action = "page"
 		}
-		out[i] = alert("TTFTHigh", "firing", action, "instance", fmt.Sprintf("gpu-node-%03d:8000", i), "service", fmt.Sprintf("svc-%d", i%4))
+		out[i] = tAlert("TTFTHigh", "firing", action, "instance", fmt.Sprintf("gpu-node-%03d:8000", i), "service", fmt.Sprintf("svc-%d", i%4))
 	}
 	return out
 }
 
 // processUntilDelivered retries like Alertmanager: while the answer is a
 // retryable failure, send the same payload again (bounded).
-func processUntilDelivered(p *routing.Pipeline, alerts []wAlert) error {
+func processUntilDelivered(p *routing.Pipeline, alerts []webhooktest.Alert) error {
 	var err error
 	for range 50 {
-		var m *routing.Message
-		b, _ := json.Marshal(message("firing", alerts...))
-		if m, err = routing.Decode(b, receivedAt); err != nil {
+		var m *alert.Message
+		b, _ := json.Marshal(webhooktest.Msg("firing", alerts...))
+		if m, err = webhook.Decode(b, receivedAt); err != nil {
 			return err
 		}
 		if _, err = p.Process(context.Background(), m); err == nil {
 			return nil
 		}
-		var de *routing.DeliveryError
+		var de *alert.DeliveryError
 		if !errors.As(err, &de) || !de.Retryable {
 			return err
 		}
@@ -592,7 +597,7 @@ func TestPipelineNotifiesEachTransitionOnceAcrossConcurrentReplicas(t *testing.T
 
 // flaky is a Store that answers ErrStoreUnavailable while down is set.
 type flaky struct {
-	routing.Store
+	store.Store
 	mu   sync.Mutex
 	down bool
 }
@@ -603,19 +608,19 @@ func (f *flaky) err() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
-		return fmt.Errorf("dial tcp 127.0.0.1:6379: connection refused: %w", routing.ErrStoreUnavailable)
+		return fmt.Errorf("dial tcp 127.0.0.1:6379: connection refused: %w", store.ErrUnavailable)
 	}
 	return nil
 }
 
-func (f *flaky) SetNX(ctx context.Context, e []routing.Entry) ([]bool, error) {
+func (f *flaky) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
 	if err := f.err(); err != nil {
 		return nil, err
 	}
 	return f.Store.SetNX(ctx, e)
 }
 
-func (f *flaky) Set(ctx context.Context, e []routing.Entry) error {
+func (f *flaky) Set(ctx context.Context, e []store.Entry) error {
 	if err := f.err(); err != nil {
 		return err
 	}
@@ -629,7 +634,7 @@ func (f *flaky) Get(ctx context.Context, k []string) ([]string, []bool, error) {
 	return f.Store.Get(ctx, k)
 }
 
-func (f *flaky) DeleteIfEqual(ctx context.Context, e []routing.Entry) error {
+func (f *flaky) DeleteIfEqual(ctx context.Context, e []store.Entry) error {
 	if err := f.err(); err != nil {
 		return err
 	}
@@ -666,7 +671,7 @@ type storeOutage struct {
 // answers a retryable DeliveryError, and dedup works again once the store is
 // back.
 func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, storeOutage)) {
-	x := alert("TTFTHigh", "firing", "page")
+	x := tAlert("TTFTHigh", "firing", "page")
 	t.Run("fail open delivers and counts the store errors", func(t *testing.T) {
 		e, o := newEnvWithOutage(t)
 		p := e.pipeline()
@@ -694,8 +699,8 @@ func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, s
 		p := e.pipeline()
 		mustProcess(t, p, x)
 		o.down()
-		mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
-		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != routing.KindResolved {
+		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != alert.KindResolved {
 			t.Errorf("%d notifications, want the resolve delivered while the store is down", len(ns))
 		}
 	})
@@ -705,15 +710,15 @@ func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, s
 		p := e.pipeline()
 		o.down()
 		_, err := process(t, p, x)
-		var de *routing.DeliveryError
-		if !errors.As(err, &de) || !de.Retryable || !errors.Is(de.Errs[0], routing.ErrStoreUnavailable) {
-			t.Fatalf("Process error = %v, want a retryable *DeliveryError wrapping ErrStoreUnavailable", err)
+		var de *alert.DeliveryError
+		if !errors.As(err, &de) || !de.Retryable || !errors.Is(de.Errs[0], store.ErrUnavailable) {
+			t.Fatalf("Process error = %v, want a retryable *alert.DeliveryError wrapping store.ErrUnavailable", err)
 		}
 		if got := len(e.pd.notifications()); got != 0 {
 			t.Errorf("%d notifications sent with the store down and fail_closed", got)
 		}
 		o.up()
-		if err := processUntilDelivered(p, []wAlert{x}); err != nil {
+		if err := processUntilDelivered(p, []webhooktest.Alert{x}); err != nil {
 			t.Fatal(err)
 		}
 		mustProcess(t, e.pipeline(), x)
@@ -738,7 +743,7 @@ func TestEvaluateExplainsWithoutTouchingTheStore(t *testing.T) {
 	f.setDown(true)
 	e.store = f
 	p := e.pipeline()
-	rs := p.Evaluate(payload(t, alert("TTFTHigh", "firing", "page"), alert("ErrorBudgetBurn", "firing", "ticket", "slo", "s"), alert("ErrorBudgetBurn", "firing", "page", "slo", "s")))
+	rs := p.Evaluate(payload(t, tAlert("TTFTHigh", "firing", "page"), tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "s"), tAlert("ErrorBudgetBurn", "firing", "page", "slo", "s")))
 	if len(rs) != 3 {
 		t.Fatalf("%d results, want 3", len(rs))
 	}
@@ -758,20 +763,20 @@ func BenchmarkPipeline(b *testing.B) {
 			if err := r.Compile(map[string]bool{"pagerduty": true, "slack": true}); err != nil {
 				b.Fatal(err)
 			}
-			nop := routing.NotifierFunc(func(context.Context, *routing.Notification) error { return nil })
+			nop := alert.NotifierFunc(func(context.Context, *alert.Notification) error { return nil })
 			p := &routing.Pipeline{
 				Classifier: fakeClassifier, Decider: fakeDecider, Routes: &r,
-				Notifiers: map[string]routing.Notifier{"pagerduty": nop, "slack": nop},
+				Notifiers: map[string]alert.Notifier{"pagerduty": nop, "slack": nop},
 				Store:     store.NewMemory(),
 				Dedup:     routing.DedupOptions{ClaimTTL: time.Minute, NotifiedTTL: time.Hour, RepeatInterval: 4 * time.Hour, InFlightWait: time.Second},
 				Metrics:   routing.NewMetrics(nil),
 				Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
 			}
-			body, err := json.Marshal(message("firing", manyAlerts(n)...))
+			body, err := json.Marshal(webhooktest.Msg("firing", manyAlerts(n)...))
 			if err != nil {
 				b.Fatal(err)
 			}
-			msg, err := routing.Decode(body, receivedAt)
+			msg, err := webhook.Decode(body, receivedAt)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -793,15 +798,15 @@ func TestPipelineNotifiesAnAlertmanagerReFireAfterItsResolve(t *testing.T) {
 	// however soon after the first one it comes.
 	e := newEnv(t)
 	p := e.pipeline()
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
-	mustProcess(t, p, alert("TTFTHigh", "resolved", "page"))
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
-	mustProcess(t, p, alert("TTFTHigh", "firing", "page"))
-	var kinds []routing.Kind
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	var kinds []alert.Kind
 	for _, n := range e.pd.notifications() {
 		kinds = append(kinds, n.Kind)
 	}
-	if want := []routing.Kind{routing.KindFiring, routing.KindResolved, routing.KindFiring}; !slices.Equal(kinds, want) {
+	if want := []alert.Kind{alert.KindFiring, alert.KindResolved, alert.KindFiring}; !slices.Equal(kinds, want) {
 		t.Errorf("notifications %v, want %v", kinds, want)
 	}
 }
@@ -811,16 +816,16 @@ func TestPipelineNotifiesAnAlertmanagerReFireAfterItsResolve(t *testing.T) {
 func TestPipelineResolvesTheIncidentTheFiringOpenedEvenIfRegrouped(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
-	p.Classifier = routing.ClassifierFunc(func(a *routing.Alert) routing.Classification {
-		return routing.Classification{Sector: a.Annotations["test_sector"], KPIs: []routing.KPI{{ID: "TTFT"}}, IncidentClass: "latency"}
+	p.Classifier = alert.ClassifierFunc(func(a *alert.Alert) alert.Classification {
+		return alert.Classification{Sector: a.Annotations["test_sector"], KPIs: []alert.KPI{{ID: "TTFT"}}, IncidentClass: "latency"}
 	})
 	labels := map[string]string{"alertname": "TTFTHigh", "service": "chat", "test_action": "page"}
-	firing := mkAlert("firing", labels, map[string]string{"test_sector": "llm-inference-gpu"}, `up`, fixtureStart)
-	resolved := mkAlert("resolved", labels, map[string]string{"test_sector": "llm-inference-api"}, `up`, fixtureStart)
+	firing := webhooktest.MkAlert("firing", labels, map[string]string{"test_sector": "llm-inference-gpu"}, `up`, webhooktest.Start)
+	resolved := webhooktest.MkAlert("resolved", labels, map[string]string{"test_sector": "llm-inference-api"}, `up`, webhooktest.Start)
 	mustProcess(t, p, firing)
 	mustProcess(t, p, resolved)
 	ns := e.pd.notifications()
-	if len(ns) != 2 || ns[1].Kind != routing.KindResolved {
+	if len(ns) != 2 || ns[1].Kind != alert.KindResolved {
 		t.Fatalf("%d notifications; want a firing then its resolve", len(ns))
 	}
 	if ns[1].Incident != ns[0].Incident || !ns[1].IncidentResolved {

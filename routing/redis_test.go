@@ -4,11 +4,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/store"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
-	"github.com/alertrouter/alertrouter/store"
 )
 
 // redisEnv is an env whose store is a real redis-server.

@@ -9,6 +9,7 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 var knownReceivers = map[string]bool{"slack-triage": true, "pagerduty-llm": true, "pagerduty-hft": true, "slack-hft": true, "log": true}
@@ -74,10 +75,10 @@ func TestRouteMatch(t *testing.T) {
 
 func TestRouteMatchSeesDerivedLabelsOfAResult(t *testing.T) {
 	tree := compileRoute(t, testTree)
-	r := &routing.Result{
-		Alert:          &routing.Alert{},
-		Classification: routing.Classification{Sector: "hft-cdn", KPIs: []routing.KPI{{ID: "TTFB"}}, IncidentClass: "latency"},
-		Decision:       routing.Decision{Action: routing.ActionPage},
+	r := &alert.Result{
+		Alert:          &alert.Alert{},
+		Classification: alert.Classification{Sector: "hft-cdn", KPIs: []alert.KPI{{ID: "TTFB"}}, IncidentClass: "latency"},
+		Decision:       alert.Decision{Action: alert.ActionPage},
 	}
 	r.Alert.Labels = map[string]string{"sector": "ignored-own-label", "team": "edge"}
 	for name, want := range map[string]string{"sector": "hft-cdn", "kpi": "TTFB", "incident_class": "latency", "decision": "page", "team": "edge", "absent": ""} {

@@ -1,4 +1,4 @@
-// Package store implements routing.Store twice: Memory, an embedded store
+// Package store implements Store twice: Memory, an embedded store
 // for a single replica (state lost on restart), and Redis, shared by every
 // replica through Redis single node, Sentinel or Cluster.
 //

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/alertrouter/alertrouter/routing"
 )
 
 // sweepEvery is how many writes the memory store does between two sweeps of
@@ -19,10 +17,10 @@ const sweepEvery = 1024
 // reverse.
 var errWrongType = errors.New("WRONGTYPE operation against a key holding the wrong kind of value")
 
-// Memory is an in-process routing.Store: a map under a mutex with lazy TTL
+// Memory is an in-process Store: a map under a mutex with lazy TTL
 // expiry. It is right for a single replica only, and loses its state on
 // restart. It is safe for concurrent use. After Close every method returns
-// an error wrapping routing.ErrStoreUnavailable.
+// an error wrapping ErrUnavailable.
 type Memory struct {
 	now func() time.Time
 
@@ -57,7 +55,7 @@ func NewMemory(opts ...MemoryOption) *Memory {
 	return m
 }
 
-var _ routing.Store = (*Memory)(nil)
+var _ Store = (*Memory)(nil)
 
 // begin checks ctx and the closed flag, and locks the store; the caller
 // unlocks it.
@@ -68,7 +66,7 @@ func (m *Memory) begin(ctx context.Context, op string) error {
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return fmt.Errorf("memory %s: %w: store is closed", op, routing.ErrStoreUnavailable)
+		return fmt.Errorf("memory %s: %w: store is closed", op, ErrUnavailable)
 	}
 	return nil
 }
@@ -113,7 +111,7 @@ func expiry(now time.Time, ttl time.Duration) time.Time {
 
 // SetNX sets each entry whose key does not exist and reports which it set.
 // A key repeated in entries is set by its first entry only.
-func (m *Memory) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, error) {
+func (m *Memory) SetNX(ctx context.Context, entries []Entry) ([]bool, error) {
 	if err := m.begin(ctx, "set nx"); err != nil {
 		return nil, err
 	}
@@ -132,7 +130,7 @@ func (m *Memory) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, er
 }
 
 // Set sets each entry unconditionally, replacing its value and TTL.
-func (m *Memory) Set(ctx context.Context, entries []routing.Entry) error {
+func (m *Memory) Set(ctx context.Context, entries []Entry) error {
 	if err := m.begin(ctx, "set"); err != nil {
 		return err
 	}
@@ -168,7 +166,7 @@ func (m *Memory) Get(ctx context.Context, keys []string) ([]string, []bool, erro
 }
 
 // DeleteIfEqual deletes each entry's key whose value equals entry.Value.
-func (m *Memory) DeleteIfEqual(ctx context.Context, entries []routing.Entry) error {
+func (m *Memory) DeleteIfEqual(ctx context.Context, entries []Entry) error {
 	if err := m.begin(ctx, "delete if equal"); err != nil {
 		return err
 	}
@@ -263,7 +261,7 @@ func (m *Memory) Ping(ctx context.Context) error {
 }
 
 // Close drops the store's state; later calls fail with
-// routing.ErrStoreUnavailable.
+// ErrUnavailable.
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()

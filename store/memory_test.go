@@ -4,13 +4,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/store"
 	"github.com/alertrouter/alertrouter/store/storetest"
 )
 
 func TestMemoryConforms(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) routing.Store {
+	storetest.Run(t, func(t *testing.T) store.Store {
 		s := store.NewMemory()
 		t.Cleanup(func() { _ = s.Close() })
 		return s
@@ -21,7 +20,7 @@ func TestMemoryExpiresOnTheInjectedClock(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	s := store.NewMemory(store.WithClock(func() time.Time { return now }))
 	ctx := t.Context()
-	if _, err := s.SetNX(ctx, []routing.Entry{{Key: "k", Value: "v", TTL: time.Minute}}); err != nil {
+	if _, err := s.SetNX(ctx, []store.Entry{{Key: "k", Value: "v", TTL: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.AddMembers(ctx, "set", time.Minute, "m"); err != nil {
@@ -53,9 +52,9 @@ func TestMemorySweepsExpiredKeysOnWrite(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	s := store.NewMemory(store.WithClock(func() time.Time { return now }))
 	ctx := t.Context()
-	entries := make([]routing.Entry, 5000)
+	entries := make([]store.Entry, 5000)
 	for i := range entries {
-		entries[i] = routing.Entry{Key: string(rune('a'+i%26)) + time.Duration(i).String(), Value: "v", TTL: time.Second}
+		entries[i] = store.Entry{Key: string(rune('a'+i%26)) + time.Duration(i).String(), Value: "v", TTL: time.Second}
 	}
 	if err := s.Set(ctx, entries); err != nil {
 		t.Fatal(err)

@@ -15,15 +15,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/redis/go-redis/v9"
-
-	"github.com/alertrouter/alertrouter/routing"
 )
 
 // deleteIfEqual deletes KEYS[1] only if it holds ARGV[1], atomically, so a
 // replica releases only its own claim.
 var deleteIfEqual = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
 
-// Redis is a routing.Store on Redis: single node, Sentinel or Cluster through
+// Redis is a Store on Redis: single node, Sentinel or Cluster through
 // go-redis' UniversalClient. Every batch method sends its commands in one
 // pipeline, which the cluster client splits into one round trip per node.
 // It is safe for concurrent use.
@@ -33,12 +31,12 @@ type Redis struct {
 	logger  *slog.Logger
 }
 
-var _ routing.Store = (*Redis)(nil)
+var _ Store = (*Redis)(nil)
 
 // NewRedis returns a Redis store for cfg, registering its metrics on reg
 // (nil: not registered). It reads password_file and builds the TLS config,
 // but does not connect: a Redis that is down at start makes operations fail
-// with routing.ErrStoreUnavailable until it is back, so call Ping to check.
+// with ErrUnavailable until it is back, so call Ping to check.
 func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (*Redis, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("redis store config: %w", err)
@@ -91,7 +89,7 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 }
 
 // observe records an operation's duration and, on failure, counts it and
-// wraps err with what was being done, and with routing.ErrStoreUnavailable
+// wraps err with what was being done, and with ErrUnavailable
 // when Redis could not be reached.
 func (r *Redis) observe(op string, start time.Time, err error) error {
 	r.metrics.duration[op].Observe(time.Since(start).Seconds())
@@ -100,7 +98,7 @@ func (r *Redis) observe(op string, start time.Time, err error) error {
 	}
 	r.metrics.errors[op].Inc()
 	if unavailable(err) {
-		return fmt.Errorf("redis %s: %w: %w", op, routing.ErrStoreUnavailable, err)
+		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
 	}
 	return fmt.Errorf("redis %s: %w", op, err)
 }
@@ -137,7 +135,7 @@ func unavailable(err error) bool {
 
 // SetNX sends SET key value NX PX ttl for every entry in one pipeline; a ttl
 // that is not positive sets the key without expiry.
-func (r *Redis) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, error) {
+func (r *Redis) SetNX(ctx context.Context, entries []Entry) ([]bool, error) {
 	if len(entries) == 0 {
 		return []bool{}, nil
 	}
@@ -169,7 +167,7 @@ func (r *Redis) SetNX(ctx context.Context, entries []routing.Entry) ([]bool, err
 
 // Set sends SET key value PX ttl for every entry in one pipeline; a ttl that
 // is not positive sets the key without expiry.
-func (r *Redis) Set(ctx context.Context, entries []routing.Entry) error {
+func (r *Redis) Set(ctx context.Context, entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -218,7 +216,7 @@ func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error
 // pipeline of EVALSHA. Entries whose node does not have the script cached
 // yet (NOSCRIPT, e.g. after a restart) are retried in a second pipeline of
 // EVAL, which also caches it.
-func (r *Redis) DeleteIfEqual(ctx context.Context, entries []routing.Entry) error {
+func (r *Redis) DeleteIfEqual(ctx context.Context, entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -323,7 +321,7 @@ func (r *Redis) Ping(ctx context.Context) error {
 }
 
 // Close closes the connections; later calls fail with
-// routing.ErrStoreUnavailable.
+// ErrUnavailable.
 func (r *Redis) Close() error {
 	if err := r.client.Close(); err != nil {
 		return fmt.Errorf("close redis client: %w", err)

@@ -16,7 +16,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
-	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/store"
 	"github.com/alertrouter/alertrouter/store/storetest"
 )
@@ -42,7 +41,7 @@ func redisConfig(addrs ...string) store.RedisConfig {
 
 func TestRedisConforms(t *testing.T) {
 	srv := redistest.Start(t)
-	storetest.Run(t, func(t *testing.T) routing.Store {
+	storetest.Run(t, func(t *testing.T) store.Store {
 		s, _ := newRedis(t, redisConfig(srv.Addr()))
 		return s
 	})
@@ -51,13 +50,13 @@ func TestRedisConforms(t *testing.T) {
 func TestRedisClusterConforms(t *testing.T) {
 	cluster := redistest.StartCluster(t)
 	t.Run("with every master as seed", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) routing.Store {
+		storetest.Run(t, func(t *testing.T) store.Store {
 			s, _ := newRedis(t, redisConfig(cluster.Addrs()...))
 			return s
 		})
 	})
 	t.Run("with one seed and cluster: true", func(t *testing.T) {
-		storetest.Run(t, func(t *testing.T) routing.Store {
+		storetest.Run(t, func(t *testing.T) store.Store {
 			cfg := redisConfig(cluster.Addrs()[0])
 			cfg.Cluster = true
 			s, _ := newRedis(t, cfg)
@@ -71,7 +70,7 @@ func TestRedisClusterConforms(t *testing.T) {
 func TestRedisThroughSentinelConforms(t *testing.T) {
 	master := redistest.Start(t)
 	sentinel := redistest.StartSentinel(t, master, "mymaster")
-	storetest.Run(t, func(t *testing.T) routing.Store {
+	storetest.Run(t, func(t *testing.T) store.Store {
 		cfg := redisConfig(sentinel.Addr())
 		cfg.MasterName = "mymaster"
 		s, _ := newRedis(t, cfg)
@@ -83,7 +82,7 @@ func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 	srv := redistest.Start(t)
 	s, _ := newRedis(t, redisConfig(srv.Addr()))
 	ctx := t.Context()
-	keys := []string{routing.Key("t:", "claim", "i1", "a"), routing.Key("t:", "claim", "i2", "b")}
+	keys := []string{store.Key("t:", "claim", "i1", "a"), store.Key("t:", "claim", "i2", "b")}
 	for round := range 2 {
 		// The first round finds the script uncached, as after a restart;
 		// the second finds it cached by the first's EVAL fallback.
@@ -92,7 +91,7 @@ func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		entries := []routing.Entry{{Key: keys[0], Value: "mine", TTL: time.Minute}, {Key: keys[1], Value: "mine", TTL: time.Minute}}
+		entries := []store.Entry{{Key: keys[0], Value: "mine", TTL: time.Minute}, {Key: keys[1], Value: "mine", TTL: time.Minute}}
 		if err := s.Set(ctx, entries); err != nil {
 			t.Fatal(err)
 		}
@@ -118,14 +117,14 @@ func fastConfig(addrs ...string) store.RedisConfig {
 
 // everyOperation calls each Store method once on keys of several incidents
 // and returns their errors by name.
-func everyOperation(ctx context.Context, s routing.Store) map[string]error {
-	entries := make([]routing.Entry, 10)
+func everyOperation(ctx context.Context, s store.Store) map[string]error {
+	entries := make([]store.Entry, 10)
 	keys := make([]string, len(entries))
 	for i := range entries {
-		keys[i] = routing.Key("fault:", "claim", fmt.Sprint("incident-", i), "fp")
-		entries[i] = routing.Entry{Key: keys[i], Value: "v", TTL: time.Minute}
+		keys[i] = store.Key("fault:", "claim", fmt.Sprint("incident-", i), "fp")
+		entries[i] = store.Entry{Key: keys[i], Value: "v", TTL: time.Minute}
 	}
-	set := routing.Key("fault:", "members", "incident-0", "")
+	set := store.Key("fault:", "members", "incident-0", "")
 	errs := map[string]error{}
 	_, errs["SetNX"] = s.SetNX(ctx, entries)
 	errs["Set"] = s.Set(ctx, entries)
@@ -138,7 +137,7 @@ func everyOperation(ctx context.Context, s routing.Store) map[string]error {
 	return errs
 }
 
-func waitUntilPing(t *testing.T, s routing.Store) {
+func waitUntilPing(t *testing.T, s store.Store) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -167,8 +166,8 @@ func TestRedisIsUnavailableWhileTheServerIsDownAndRecovers(t *testing.T) {
 
 	srv.Kill()
 	for op, err := range everyOperation(ctx, s) {
-		if !errors.Is(err, routing.ErrStoreUnavailable) {
-			t.Errorf("%s with the server down: err = %v; want it to wrap routing.ErrStoreUnavailable", op, err)
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s with the server down: err = %v; want it to wrap ErrUnavailable", op, err)
 		}
 	}
 	if got := series(t, reg, "alertrouter_store_errors_total")["set_nx"]; got < 1 {
@@ -216,9 +215,9 @@ func TestRedisThatNeverAnswersTimesOutAsUnavailable(t *testing.T) {
 		}
 	})
 	s, _ := newRedis(t, fastConfig(l.Addr().String()))
-	_, err = s.SetNX(context.Background(), []routing.Entry{{Key: "k", Value: "v", TTL: time.Minute}})
-	if !errors.Is(err, routing.ErrStoreUnavailable) {
-		t.Errorf("SetNX on a silent server: err = %v; want it to wrap routing.ErrStoreUnavailable", err)
+	_, err = s.SetNX(context.Background(), []store.Entry{{Key: "k", Value: "v", TTL: time.Minute}})
+	if !errors.Is(err, store.ErrUnavailable) {
+		t.Errorf("SetNX on a silent server: err = %v; want it to wrap ErrUnavailable", err)
 	}
 }
 
@@ -235,8 +234,8 @@ func TestRedisClusterIsUnavailableWhileANodeIsDown(t *testing.T) {
 		if op == "AddMembers" || op == "RemoveMembers" || op == "Members" {
 			continue // one incident's set: may live on a live node
 		}
-		if !errors.Is(err, routing.ErrStoreUnavailable) {
-			t.Errorf("%s with a master down: err = %v; want it to wrap routing.ErrStoreUnavailable", op, err)
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s with a master down: err = %v; want it to wrap ErrUnavailable", op, err)
 		}
 	}
 }
@@ -322,15 +321,15 @@ func TestNewRedisFailsOnAnUnreadablePasswordFile(t *testing.T) {
 }
 
 func BenchmarkSetNX100(b *testing.B) {
-	entries := make([]routing.Entry, 100)
+	entries := make([]store.Entry, 100)
 	for i := range entries {
-		entries[i] = routing.Entry{
-			Key:   routing.Key("bench:", "claim", fmt.Sprintf("incident-%03d", i), "fp"),
+		entries[i] = store.Entry{
+			Key:   store.Key("bench:", "claim", fmt.Sprintf("incident-%03d", i), "fp"),
 			Value: "replica-a",
 			TTL:   time.Minute,
 		}
 	}
-	run := func(b *testing.B, s routing.Store) {
+	run := func(b *testing.B, s store.Store) {
 		ctx := context.Background()
 		b.ReportAllocs()
 		for b.Loop() {

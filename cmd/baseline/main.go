@@ -31,7 +31,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/alertrouter/alertrouter/bench"
-	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -69,7 +68,7 @@ func run() int {
 		}
 		keys := make([]string, len(f.Alerts))
 		for i, a := range f.Alerts {
-			keys[i] = routing.Key("baseline:", "n", a.Labels["alertname"], a.Fingerprint)
+			keys[i] = store.Key("baseline:", "n", a.Labels["alertname"], a.Fingerprint)
 		}
 		_, found, err := s.Get(c.Request().Context(), keys)
 		if err != nil {

@@ -19,13 +19,15 @@ import (
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
 // deps are the long-lived parts shared by every config generation: the
 // store (changing store settings needs a restart), metrics, the log sink.
 type deps struct {
-	store           routing.Store
+	store           store.Store
 	storeCfg        store.Config
 	pipelineMetrics *routing.Metrics
 	notifyMetrics   *notify.Metrics
@@ -41,7 +43,7 @@ type deps struct {
 // built is one config generation: what a webhook runs with.
 type built struct {
 	pipeline *routing.Pipeline
-	edge     routing.EdgeOptions
+	edge     webhook.EdgeOptions
 }
 
 func newDeps(cfg *config.Config, reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) (*deps, error) {
@@ -133,7 +135,7 @@ func (d *deps) build(cfg *config.Config) (*built, error) {
 		Metrics:   d.notifyMetrics,
 		Logger:    d.logger,
 	}
-	p.Notifiers = map[string]routing.Notifier{}
+	p.Notifiers = map[string]alert.Notifier{}
 	for _, r := range cfg.Receivers {
 		var fan fanout
 		for _, c := range r.PagerdutyConfigs {
@@ -173,8 +175,8 @@ func (d *deps) build(cfg *config.Config) (*built, error) {
 	return &built{pipeline: p, edge: edge}, nil
 }
 
-func edgeOptions(cfg *config.Config) (routing.EdgeOptions, error) {
-	e := routing.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout)}
+func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
+	e := webhook.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout)}
 	tok, err := notify.ReadSecret(cfg.Auth.BearerToken, cfg.Auth.BearerTokenFile)
 	if err != nil {
 		return e, fmt.Errorf("auth.bearer_token_file: %w", err)
@@ -194,23 +196,23 @@ func edgeOptions(cfg *config.Config) (routing.EdgeOptions, error) {
 // It fails when any integration fails (retryable if any failure is), so
 // Alertmanager retries; an integration that already succeeded may then
 // repeat its message once — a duplicate beats a lost page.
-type fanout []routing.Notifier
+type fanout []alert.Notifier
 
-func (f fanout) notifier() routing.Notifier {
+func (f fanout) notifier() alert.Notifier {
 	if len(f) == 1 {
 		return f[0]
 	}
 	return f
 }
 
-// Notify implements routing.Notifier.
-func (f fanout) Notify(ctx context.Context, n *routing.Notification) error {
+// Notify implements alert.Notifier.
+func (f fanout) Notify(ctx context.Context, n *alert.Notification) error {
 	var errs []error
 	retryable := false
 	for _, nf := range f {
 		if err := nf.Notify(ctx, n); err != nil {
 			errs = append(errs, err)
-			retryable = retryable || routing.Retryable(err)
+			retryable = retryable || alert.Retryable(err)
 		}
 	}
 	if len(errs) == 0 {
@@ -218,7 +220,7 @@ func (f fanout) Notify(ctx context.Context, n *routing.Notification) error {
 	}
 	err := errors.Join(errs...)
 	if !retryable {
-		return routing.Permanent(err)
+		return alert.Permanent(err)
 	}
 	return err
 }

@@ -8,7 +8,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
 // explanation is the per-alert JSON of `router explain` (SPEC §8).
@@ -17,12 +18,12 @@ type explanation struct {
 	Alertname      string             `json:"alertname"`
 	Status         string             `json:"status"`
 	Sector         string             `json:"sector"`
-	KPIs           []routing.KPI      `json:"kpis"`
+	KPIs           []alert.KPI        `json:"kpis"`
 	AlertStyle     string             `json:"alert_style"`
 	IncidentClass  string             `json:"incident_class"`
 	Classification classificationJSON `json:"classification"`
 	Decision       decisionJSON       `json:"decision"`
-	Hints          []routing.Hint     `json:"hints"`
+	Hints          []alert.Hint       `json:"hints"`
 	Incident       string             `json:"incident"`
 	Receivers      []string           `json:"receivers"`
 	SuppressedBy   string             `json:"suppressed_by"`
@@ -30,21 +31,21 @@ type explanation struct {
 }
 
 type classificationJSON struct {
-	Confidence float64          `json:"confidence"`
-	Signals    []routing.Signal `json:"signals"`
-	Candidates []string         `json:"candidates,omitempty"`
+	Confidence float64        `json:"confidence"`
+	Signals    []alert.Signal `json:"signals"`
+	Candidates []string       `json:"candidates,omitempty"`
 }
 
 type decisionJSON struct {
-	Action  routing.Action `json:"action"`
-	Policy  string         `json:"policy"`
-	Tier    string         `json:"tier"`
-	Reasons []string       `json:"reasons"`
-	SLO     string         `json:"slo,omitempty"`
-	Budget  string         `json:"budget,omitempty"`
+	Action  alert.Action `json:"action"`
+	Policy  string       `json:"policy"`
+	Tier    string       `json:"tier"`
+	Reasons []string     `json:"reasons"`
+	SLO     string       `json:"slo,omitempty"`
+	Budget  string       `json:"budget,omitempty"`
 }
 
-func explain(r *routing.Result) explanation {
+func explain(r *alert.Result) explanation {
 	c := &r.Classification
 	e := explanation{
 		Fingerprint:   r.Alert.Fingerprint,
@@ -101,9 +102,9 @@ func (m *Main) explain(file string) int {
 		fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
 		return 1
 	}
-	msg, err := routing.Decode(body, time.Now())
+	msg, err := webhook.Decode(body, time.Now())
 	if err != nil {
-		var ie *routing.InputError
+		var ie *webhook.InputError
 		if errors.As(err, &ie) {
 			fmt.Fprintf(m.Stderr, "router explain: payload rejected (HTTP %d would be answered): %v\n", ie.Status, ie)
 		} else {

@@ -18,7 +18,7 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
 // runtime is the running service: the current pipeline and edge options,
@@ -33,9 +33,14 @@ type runtime struct {
 	reloadTime prometheus.Gauge
 }
 
-func (rt *runtime) Pipeline() *routing.Pipeline      { return rt.current.Load().pipeline }
-func (rt *runtime) EdgeOptions() routing.EdgeOptions { return rt.current.Load().edge }
-func (rt *runtime) Ready(ctx context.Context) error  { return rt.deps.ready(ctx) }
+// Current implements webhook.Runtime: one config generation per request.
+func (rt *runtime) Current() webhook.Generation {
+	b := rt.current.Load()
+	return webhook.Generation{Processor: b.pipeline, Options: b.edge}
+}
+
+// Ready implements webhook.Runtime.
+func (rt *runtime) Ready(ctx context.Context) error { return rt.deps.ready(ctx) }
 
 // Reload re-reads the config file; a bad config is rejected, logged and
 // counted, and the old one keeps serving.
@@ -92,7 +97,7 @@ func (m *Main) serve(ctx context.Context) error {
 	rt.reloadTime.SetToCurrentTime()
 
 	srv := &http.Server{
-		Handler:           routing.NewServer(rt, reg, d.pipelineMetrics, m.logger),
+		Handler:           webhook.NewServer(rt, reg, webhook.NewMetrics(reg), m.logger),
 		ReadHeaderTimeout: 10 * time.Second,
 	}
 	var g run.Group
@@ -132,7 +137,7 @@ func (m *Main) serve(ctx context.Context) error {
 			}
 			return err
 		}, func(error) {
-			drain := time.Duration(rt.EdgeOptions().Timeout) + 5*time.Second
+			drain := time.Duration(rt.current.Load().edge.Timeout) + 5*time.Second
 			ctx, cancel := context.WithTimeout(context.Background(), drain)
 			defer cancel()
 			if err := srv.Shutdown(ctx); err != nil {

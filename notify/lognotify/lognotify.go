@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/alertrouter/alertrouter/notify"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // Integration is the integration label of the metrics.
@@ -25,7 +25,7 @@ type Notifier struct {
 	metrics *notify.IntegrationMetrics
 }
 
-var _ routing.Notifier = (*Notifier)(nil)
+var _ alert.Notifier = (*Notifier)(nil)
 
 // Option configures a Notifier.
 type Option func(*Notifier)
@@ -56,13 +56,13 @@ type Line struct {
 
 // Alert is one alert of a Line.
 type Alert struct {
-	Fingerprint string           `json:"fingerprint"`
-	Alertname   string           `json:"alertname"`
-	Status      string           `json:"status"`
-	Sector      string           `json:"sector"`
-	KPIs        []string         `json:"kpis"`
-	Decision    routing.Decision `json:"decision"`
-	Hints       []Hint           `json:"hints"`
+	Fingerprint string         `json:"fingerprint"`
+	Alertname   string         `json:"alertname"`
+	Status      string         `json:"status"`
+	Sector      string         `json:"sector"`
+	KPIs        []string       `json:"kpis"`
+	Decision    alert.Decision `json:"decision"`
+	Hints       []Hint         `json:"hints"`
 }
 
 // Hint is one hint of an Alert.
@@ -73,7 +73,7 @@ type Hint struct {
 
 // Notify writes n as one line. It fails (retryably) only when the writer
 // does.
-func (l *Notifier) Notify(_ context.Context, n *routing.Notification) error {
+func (l *Notifier) Notify(_ context.Context, n *alert.Notification) error {
 	line := Line{
 		Receiver:         n.Receiver,
 		Incident:         n.Incident,

@@ -11,14 +11,14 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify/lognotify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 func TestEachNotificationIsOneJSONLine(t *testing.T) {
 	var buf bytes.Buffer
 	n := lognotify.New(&buf)
-	no := notifytest.Notification("log", routing.KindFiring, routing.ActionPage,
-		notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionPage))
+	no := notifytest.Notification("log", alert.KindFiring, alert.ActionPage,
+		notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionPage))
 	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
@@ -36,8 +36,8 @@ func TestConcurrentNotificationsNeverInterleave(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			no := notifytest.Notification("log", routing.KindFiring, routing.ActionTicket,
-				notifytest.Result("A", "aaa", "firing", routing.ActionTicket), notifytest.Result("B", "bbb", "firing", routing.ActionTicket))
+			no := notifytest.Notification("log", alert.KindFiring, alert.ActionTicket,
+				notifytest.Result("A", "aaa", "firing", alert.ActionTicket), notifytest.Result("B", "bbb", "firing", alert.ActionTicket))
 			if err := n.Notify(context.Background(), no); err != nil {
 				t.Error(err)
 			}
@@ -63,8 +63,8 @@ type failWriter struct{}
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
 
 func TestAWriteFailureIsRetryable(t *testing.T) {
-	err := lognotify.New(failWriter{}).Notify(context.Background(), notifytest.Notification("log", routing.KindFiring, routing.ActionNone))
-	if err == nil || !routing.Retryable(err) {
+	err := lognotify.New(failWriter{}).Notify(context.Background(), notifytest.Notification("log", alert.KindFiring, alert.ActionNone))
+	if err == nil || !alert.Retryable(err) {
 		t.Fatalf("err = %v, want a retryable error", err)
 	}
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // T0 is the fixed start time of fixture alerts.
@@ -19,8 +19,8 @@ var T0 = time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 // Result returns a classified, decided alert of sector llm-inference-gpu
 // with KPI TTFT, named alertname, with fingerprint fp and status
 // ("firing" or "resolved").
-func Result(alertname, fp, status string, action routing.Action) *routing.Result {
-	a := &routing.Alert{Alert: template.Alert{
+func Result(alertname, fp, status string, action alert.Action) *alert.Result {
+	a := &alert.Alert{Alert: template.Alert{
 		Status: status,
 		Labels: template.KV{
 			"alertname": alertname, "job": "vllm", "instance": "gpu-node-1:8000",
@@ -39,20 +39,20 @@ func Result(alertname, fp, status string, action routing.Action) *routing.Result
 	if status == "resolved" {
 		a.EndsAt = T0.Add(30 * time.Minute)
 	}
-	return &routing.Result{
+	return &alert.Result{
 		Alert: a,
-		Classification: routing.Classification{
+		Classification: alert.Classification{
 			Sector:        "llm-inference-gpu",
 			SectorName:    "LLM Inference (GP-GPU Service Infra)",
-			KPIs:          []routing.KPI{{ID: "TTFT", Name: "time to first token"}},
+			KPIs:          []alert.KPI{{ID: "TTFT", Name: "time to first token"}},
 			AlertStyle:    "SLO-derived or baseline-relative",
 			Sensitivity:   "medium",
 			IncidentClass: "latency",
 			Confidence:    0.9,
-			Signals:       []routing.Signal{{Kind: "metric", Value: "vllm:time_to_first_token_seconds_bucket", Sector: "llm-inference-gpu", KPI: "TTFT", Weight: 0.8}},
-			Hints:         []routing.Hint{{ID: "queue-time", Text: "queue time is 82% of latency: saturation, not slow compute — scale out or shed load", Specific: true}},
+			Signals:       []alert.Signal{{Kind: "metric", Value: "vllm:time_to_first_token_seconds_bucket", Sector: "llm-inference-gpu", KPI: "TTFT", Weight: 0.8}},
+			Hints:         []alert.Hint{{ID: "queue-time", Text: "queue time is 82% of latency: saturation, not slow compute — scale out or shed load", Specific: true}},
 		},
-		Decision: routing.Decision{
+		Decision: alert.Decision{
 			Action:  action,
 			Policy:  "burn-rate",
 			Tier:    "1h/5m>14.4",
@@ -66,7 +66,7 @@ func Result(alertname, fp, status string, action routing.Action) *routing.Result
 // Notification returns a notification of incident "llm-inference-gpu/chat/TTFT"
 // to receiver carrying results, with webhook data whose external URL is
 // http://alertmanager.example.com.
-func Notification(receiver string, kind routing.Kind, action routing.Action, results ...*routing.Result) *routing.Notification {
+func Notification(receiver string, kind alert.Kind, action alert.Action, results ...*alert.Result) *alert.Notification {
 	d := &template.Data{
 		Receiver:          receiver,
 		Status:            "firing",
@@ -85,7 +85,7 @@ func Notification(receiver string, kind routing.Kind, action routing.Action, res
 	if resolved {
 		d.Status = "resolved"
 	}
-	return &routing.Notification{
+	return &alert.Notification{
 		Receiver: receiver,
 		Incident: "llm-inference-gpu/chat/TTFT",
 		Kind:     kind,

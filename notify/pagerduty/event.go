@@ -10,7 +10,7 @@ import (
 	pd "github.com/PagerDuty/go-pagerduty"
 
 	"github.com/alertrouter/alertrouter/notify"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // link is one entry of an event's links.
@@ -22,11 +22,11 @@ type link struct {
 var severities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
 
 // derivedSeverity maps a decision to PagerDuty's severity.
-func derivedSeverity(a routing.Action) string {
+func derivedSeverity(a alert.Action) string {
 	switch a {
-	case routing.ActionPage:
+	case alert.ActionPage:
 		return "critical"
-	case routing.ActionTicket:
+	case alert.ActionTicket:
 		return "warning"
 	default:
 		return "info"
@@ -35,7 +35,7 @@ func derivedSeverity(a routing.Action) string {
 
 // loudest returns the result that carries the notification's action (the
 // first such), or the first result.
-func loudest(no *routing.Notification) *routing.Result {
+func loudest(no *alert.Notification) *alert.Result {
 	for _, r := range no.Results {
 		if r.Decision.Action == no.Action {
 			return r
@@ -44,13 +44,13 @@ func loudest(no *routing.Notification) *routing.Result {
 	if len(no.Results) > 0 {
 		return no.Results[0]
 	}
-	return &routing.Result{}
+	return &alert.Result{}
 }
 
 // buildTrigger returns the full trigger event of no, kept within 512 KB, and
 // its minimal twin (summary, source, severity, dedup_key only) for the retry
 // after a 400.
-func (n *Notifier) buildTrigger(no *routing.Notification) (full, minimal *pd.V2Event) {
+func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Event) {
 	data := notify.NewData(no)
 	t := n.deps.Templates
 	lead := loudest(no)
@@ -121,7 +121,7 @@ func (n *Notifier) buildTrigger(no *routing.Notification) (full, minimal *pd.V2E
 
 // details builds custom_details. A map keeps the JSON keys sorted, so the
 // event is stable for golden files and readable in PagerDuty.
-func (n *Notifier) details(no *routing.Notification, data *notify.Data) map[string]any {
+func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string]any {
 	lead := loudest(no)
 	c, d := lead.Classification, lead.Decision
 	kpis := make([]string, 0, len(c.KPIs))
@@ -184,7 +184,7 @@ func (n *Notifier) details(no *routing.Notification, data *notify.Data) map[stri
 	return m
 }
 
-func alertDetails(r *routing.Result) map[string]any {
+func alertDetails(r *alert.Result) map[string]any {
 	a := r.Alert
 	labels := make(map[string]string, min(len(a.Labels), maxLabels))
 	names := make([]string, 0, len(a.Labels))
@@ -213,7 +213,7 @@ func alertDetails(r *routing.Result) map[string]any {
 
 // links collects the generator, runbook and dashboard links of the alerts
 // and the Alertmanager alerts and silence pages, deduplicated and capped.
-func links(no *routing.Notification, data *notify.Data) []interface{} {
+func links(no *alert.Notification, data *notify.Data) []interface{} {
 	var out []interface{}
 	seen := map[string]bool{}
 	add := func(href, text string) {

@@ -23,7 +23,8 @@ import (
 	pd "github.com/PagerDuty/go-pagerduty"
 
 	"github.com/alertrouter/alertrouter/notify"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // Integration is the integration label of the metrics.
@@ -60,7 +61,7 @@ type Notifier struct {
 	logger     *slog.Logger
 }
 
-var _ routing.Notifier = (*Notifier)(nil)
+var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the routing
 // key file and checks the templates parse; deps.Store is required.
@@ -111,15 +112,15 @@ var errDeduplicated = errors.New("incident already triggered")
 // Notify triggers the incident of n (only its first trigger while it is
 // open) or resolves it when n.IncidentResolved. A notification of resolved
 // alerts whose incident still fires sends nothing: PagerDuty tracks the
-// incident, not its alerts. Errors are retryable unless routing.Permanent.
-func (n *Notifier) Notify(ctx context.Context, no *routing.Notification) error {
+// incident, not its alerts. Errors are retryable unless alert.Permanent.
+func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
 	var err error
 	switch {
 	case no.IncidentResolved:
 		err = n.resolve(ctx, no)
-	case no.Kind == routing.KindResolved:
+	case no.Kind == alert.KindResolved:
 		return nil
 	default:
 		err = n.trigger(ctx, no)
@@ -137,7 +138,7 @@ func (n *Notifier) Notify(ctx context.Context, no *routing.Notification) error {
 }
 
 func (n *Notifier) markKey(incident string) string {
-	return routing.Key(n.deps.KeyPrefix, "pd", incident, "triggered")
+	return store.Key(n.deps.KeyPrefix, "pd", incident, "triggered")
 }
 
 // The trigger mark of an incident is "pending:<token>" while one replica
@@ -172,13 +173,13 @@ func pendingTTL(ctx context.Context) time.Duration {
 // costs the page.
 var errTriggerInFlight = errors.New("another replica is sending this incident's trigger and has not confirmed it yet")
 
-func (n *Notifier) trigger(ctx context.Context, no *routing.Notification) error {
+func (n *Notifier) trigger(ctx context.Context, no *alert.Notification) error {
 	key := n.markKey(no.Incident)
 	token := claimToken()
 	deadline := time.Now().Add(awaitPending)
 	backoff := 25 * time.Millisecond
 	for {
-		claimed, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: pendingPrefix + token, TTL: pendingTTL(ctx)}})
+		claimed, err := n.deps.Store.SetNX(ctx, []store.Entry{{Key: key, Value: pendingPrefix + token, TTL: pendingTTL(ctx)}})
 		if err != nil {
 			// Fail open: PagerDuty folds a duplicate trigger into the open
 			// incident by dedup_key, a lost page cannot be undone.
@@ -215,21 +216,21 @@ func (n *Notifier) trigger(ctx context.Context, no *routing.Notification) error 
 	if err := n.sendWithFallback(ctx, no, full, minimal); err != nil {
 		if token != "" {
 			// Release the claim so that the retry of this notification triggers.
-			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: pendingPrefix + token}}); rerr != nil {
+			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: pendingPrefix + token}}); rerr != nil {
 				n.logger.Warn("release trigger mark failed, the next trigger waits for its expiry", "incident", no.Incident, "err", rerr)
 			}
 		}
 		return err
 	}
 	if token != "" {
-		if err := n.deps.Store.Set(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: sentPrefix + token, TTL: triggeredTTL}}); err != nil {
+		if err := n.deps.Store.Set(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: sentPrefix + token, TTL: triggeredTTL}}); err != nil {
 			n.logger.Warn("confirm trigger mark failed; a later notification of this open incident may trigger again (PagerDuty folds it by dedup_key)", "incident", no.Incident, "err", err)
 		}
 	}
 	return nil
 }
 
-func (n *Notifier) resolve(ctx context.Context, no *routing.Notification) error {
+func (n *Notifier) resolve(ctx context.Context, no *alert.Notification) error {
 	ev := &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}
 	if err := n.sendWithFallback(ctx, no, ev, nil); err != nil {
 		return err
@@ -237,7 +238,7 @@ func (n *Notifier) resolve(ctx context.Context, no *routing.Notification) error 
 	key := n.markKey(no.Incident)
 	vals, found, err := n.deps.Store.Get(ctx, []string{key})
 	if err == nil && found[0] {
-		err = n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: vals[0]}})
+		err = n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: vals[0]}})
 	}
 	if err != nil {
 		n.logger.Warn("clear trigger mark failed, a new incident under the same key waits for its expiry", "incident", no.Incident, "err", err)
@@ -248,7 +249,7 @@ func (n *Notifier) resolve(ctx context.Context, no *routing.Notification) error 
 // sendWithFallback sends ev with retries. A 400 is logged with PagerDuty's
 // error text and answered by sending minimal once (when given); a second
 // 400 is permanent.
-func (n *Notifier) sendWithFallback(ctx context.Context, no *routing.Notification, ev, minimal *pd.V2Event) error {
+func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification, ev, minimal *pd.V2Event) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		err := n.send(ctx, ev)
 		var bad *badRequestError
@@ -256,13 +257,13 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *routing.Notificatio
 			return err
 		}
 		if minimal == nil || ev == minimal {
-			return routing.Permanent(err)
+			return alert.Permanent(err)
 		}
 		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
 		ev = minimal
 		err = n.send(ctx, ev)
 		if errors.As(err, &bad) {
-			return routing.Permanent(err)
+			return alert.Permanent(err)
 		}
 		return err
 	})
@@ -318,7 +319,7 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		}
 		return err
 	default:
-		return routing.Permanent(fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text))
+		return alert.Permanent(fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text))
 	}
 }
 

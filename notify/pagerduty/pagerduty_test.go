@@ -20,7 +20,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -59,20 +59,20 @@ func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	return h
 }
 
-func firing(fps ...string) *routing.Notification {
-	var rs []*routing.Result
+func firing(fps ...string) *alert.Notification {
+	var rs []*alert.Result
 	for _, fp := range fps {
-		rs = append(rs, notifytest.Result("TTFTHigh", fp, "firing", routing.ActionPage))
+		rs = append(rs, notifytest.Result("TTFTHigh", fp, "firing", alert.ActionPage))
 	}
-	return notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage, rs...)
+	return notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
 }
 
-func resolved(incidentResolved bool, fps ...string) *routing.Notification {
-	var rs []*routing.Result
+func resolved(incidentResolved bool, fps ...string) *alert.Notification {
+	var rs []*alert.Result
 	for _, fp := range fps {
-		rs = append(rs, notifytest.Result("TTFTHigh", fp, "resolved", routing.ActionPage))
+		rs = append(rs, notifytest.Result("TTFTHigh", fp, "resolved", alert.ActionPage))
 	}
-	n := notifytest.Notification("oncall", routing.KindResolved, routing.ActionPage, rs...)
+	n := notifytest.Notification("oncall", alert.KindResolved, alert.ActionPage, rs...)
 	n.IncidentResolved = incidentResolved
 	return n
 }
@@ -123,7 +123,7 @@ func TestTriggerThenResolve(t *testing.T) {
 	if h.srv.Triggers(incident) != 1 || h.srv.Resolves(incident) != 1 {
 		t.Fatalf("triggers = %d, resolves = %d; want 1 and 1", h.srv.Triggers(incident), h.srv.Resolves(incident))
 	}
-	if _, ok := value(t, h.store, routing.Key("ar:", "pd", incident, "triggered")); ok {
+	if _, ok := value(t, h.store, store.Key("ar:", "pd", incident, "triggered")); ok {
 		t.Fatal("the trigger mark survived the resolve")
 	}
 	golden(t, "resolve.golden.json", h.srv.Events()[1].Raw)
@@ -134,13 +134,13 @@ func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
 	ctx := context.Background()
 	steps := []struct {
 		name         string
-		n            *routing.Notification
+		n            *alert.Notification
 		wantTriggers int
 		wantResolves int
 	}{
 		{"the first alert triggers", firing("aaa"), 1, 0},
 		{"a second alert joining does not trigger again", firing("bbb"), 1, 0},
-		{"a reminder does not trigger again", func() *routing.Notification { n := firing("aaa"); n.Kind = routing.KindReminder; return n }(), 1, 0},
+		{"a reminder does not trigger again", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }(), 1, 0},
 		{"one alert leaving while another fires sends nothing", resolved(false, "aaa"), 1, 0},
 		{"the last alert leaving resolves", resolved(true, "bbb"), 1, 1},
 		{"the incident firing again triggers anew", firing("ccc"), 2, 1},
@@ -215,7 +215,7 @@ func TestFailedTriggerReleasesItsMarkSoTheRetryTriggers(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.FailN(5, pdtest.Fault{Status: 500})
 	err := h.n.Notify(context.Background(), firing("aaa"))
-	if err == nil || !routing.Retryable(err) {
+	if err == nil || !alert.Retryable(err) {
 		t.Fatalf("err = %v, want a retryable error", err)
 	}
 	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
@@ -246,7 +246,7 @@ func TestInvalidRoutingKeyIsPermanentAndNeverLogged(t *testing.T) {
 	const badKey = "short-secret-key"
 	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = badKey })
 	err := h.n.Notify(context.Background(), firing("aaa"))
-	if err == nil || routing.Retryable(err) {
+	if err == nil || alert.Retryable(err) {
 		t.Fatalf("err = %v, want a permanent error", err)
 	}
 	if h.srv.Requests() != 2 {
@@ -264,7 +264,7 @@ func TestTimeoutIsRetryable(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.Timeout = model.Duration(50 * time.Millisecond) })
 	h.srv.FailN(5, pdtest.Fault{Hang: true})
 	err := h.n.Notify(context.Background(), firing("aaa"))
-	if err == nil || !routing.Retryable(err) || !strings.Contains(err.Error(), "timed out") {
+	if err == nil || !alert.Retryable(err) || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("err = %v, want a retryable timeout", err)
 	}
 }
@@ -275,13 +275,13 @@ func TestEventContent(t *testing.T) {
 	tests := []struct {
 		name   string
 		mutate func(*pagerduty.Config)
-		n      func() *routing.Notification
+		n      func() *alert.Notification
 		check  func(t *testing.T, e pdtest.Event)
 	}{
 		{
 			name:   "a summary template that fails falls back to the built-in summary",
 			mutate: func(c *pagerduty.Config) { c.Summary = "{{ .Nope.Deeper }}" },
-			n:      func() *routing.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return firing("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Summary != "TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)" {
 					t.Fatalf("summary = %q", e.Payload.Summary)
@@ -291,7 +291,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name:   "an invalid templated severity falls back to the decision's",
 			mutate: func(c *pagerduty.Config) { c.Severity = "urgent" },
-			n:      func() *routing.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return firing("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Severity != "critical" {
 					t.Fatalf("severity = %q", e.Payload.Severity)
@@ -300,8 +300,8 @@ func TestEventContent(t *testing.T) {
 		},
 		{
 			name: "a ticket is sent with severity warning",
-			n: func() *routing.Notification {
-				return notifytest.Notification("oncall", routing.KindFiring, routing.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", routing.ActionTicket))
+			n: func() *alert.Notification {
+				return notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
 			},
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Severity != "warning" {
@@ -312,7 +312,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name:   "a long summary is cut to 1024 characters with an ellipsis",
 			mutate: func(c *pagerduty.Config) { c.Summary = strings.Repeat("s", 2000) },
-			n:      func() *routing.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return firing("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if n := len([]rune(e.Payload.Summary)); n != 1024 || !strings.HasSuffix(e.Payload.Summary, "…") {
 					t.Fatalf("summary has %d runes", n)
@@ -321,7 +321,7 @@ func TestEventContent(t *testing.T) {
 		},
 		{
 			name: "a long incident key is hashed into a dedup_key of at most 255",
-			n: func() *routing.Notification {
+			n: func() *alert.Notification {
 				n := firing("aaa")
 				n.Incident = long
 				return n
@@ -334,16 +334,16 @@ func TestEventContent(t *testing.T) {
 		},
 		{
 			name: "an event over 512 KB is shrunk, not dropped",
-			n: func() *routing.Notification {
-				var rs []*routing.Result
+			n: func() *alert.Notification {
+				var rs []*alert.Result
 				for i := range 20 {
-					r := notifytest.Result("TTFTHigh", string(rune('a'+i)), "firing", routing.ActionPage)
+					r := notifytest.Result("TTFTHigh", string(rune('a'+i)), "firing", alert.ActionPage)
 					for j := range 30 {
 						r.Alert.Labels[string(rune('A'+j))] = huge
 					}
 					rs = append(rs, r)
 				}
-				return notifytest.Notification("oncall", routing.KindFiring, routing.ActionPage, rs...)
+				return notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
 			},
 			check: func(t *testing.T, e pdtest.Event) {
 				if len(e.Raw) > pdtest.MaxBody || e.Payload.Severity != "critical" {
@@ -480,14 +480,14 @@ func value(t *testing.T, st *store.Memory, key string) (string, bool) {
 // retryable (Alertmanager retries), after it the page is sent.
 func TestPendingMarkOfACrashedReplicaNeverSwallowsThePage(t *testing.T) {
 	h := newHarness(t, nil)
-	key := routing.Key("ar:", "pd", incident, "triggered")
-	if err := h.store.Set(context.Background(), []routing.Entry{{Key: key, Value: "pending:deadbeef", TTL: 300 * time.Millisecond}}); err != nil {
+	key := store.Key("ar:", "pd", incident, "triggered")
+	if err := h.store.Set(context.Background(), []store.Entry{{Key: key, Value: "pending:deadbeef", TTL: 300 * time.Millisecond}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	err := h.n.Notify(ctx, firing("aaa"))
-	if err == nil || !routing.Retryable(err) {
+	if err == nil || !alert.Retryable(err) {
 		t.Fatalf("trigger behind a pending mark: err = %v, want retryable", err)
 	}
 	if h.srv.Triggers(incident) != 0 {

@@ -7,7 +7,7 @@ import (
 	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // Slack's Block Kit limits.
@@ -32,14 +32,14 @@ func section(text string) *sl.SectionBlock {
 // title, the classification and decision, the text, the reasons and hints,
 // links, then one section per alert, cut with "…and N more" to stay within
 // 50 blocks. pdRef, when set, is the PagerDuty dedup_key of a page.
-func Blocks(no *routing.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
+func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
 	if title == "" {
 		title = no.Incident
 	}
 	title, _ = notify.Truncate(title, maxHeader)
 	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
 
-	lead := &routing.Result{}
+	lead := &alert.Result{}
 	for _, r := range no.Results {
 		if r.Decision.Action == no.Action {
 			lead = r
@@ -139,7 +139,7 @@ func bullets(items []string, escape func(string) string) string {
 }
 
 // linkLine joins the runbook, dashboard, Prometheus and Alertmanager links.
-func linkLine(no *routing.Notification, data *notify.Data) string {
+func linkLine(no *alert.Notification, data *notify.Data) string {
 	var links []string
 	seen := map[string]bool{}
 	add := func(href, text string) {

@@ -20,7 +20,8 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // Integration is the integration label of the metrics.
@@ -53,7 +54,7 @@ type Notifier struct {
 	logger  *slog.Logger
 }
 
-var _ routing.Notifier = (*Notifier)(nil)
+var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the token
 // file and checks the templates parse; deps.Store is required.
@@ -101,9 +102,9 @@ func (n *Notifier) Check(ctx context.Context) error {
 // Notify posts n: as the incident's parent message when it has none, in the
 // parent's thread otherwise, and edits the parent when the incident
 // resolves. A page is skipped when mirror_pages is false. Errors are
-// retryable unless routing.Permanent.
-func (n *Notifier) Notify(ctx context.Context, no *routing.Notification) error {
-	if no.Action == routing.ActionPage && !n.cfg.MirrorPages {
+// retryable unless alert.Permanent.
+func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
+	if no.Action == alert.ActionPage && !n.cfg.MirrorPages {
 		return nil
 	}
 	start := time.Now()
@@ -121,13 +122,13 @@ type message struct {
 	text   string
 }
 
-func (n *Notifier) render(no *routing.Notification) message {
+func (n *Notifier) render(no *alert.Notification) message {
 	data := notify.NewData(no)
 	t := n.deps.Templates
 	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, data)
 	text := t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, data)
 	pdRef := ""
-	if no.Action == routing.ActionPage {
+	if no.Action == alert.ActionPage {
 		pdRef = pagerduty.DedupKey(no.Incident)
 	}
 	if title == "" {
@@ -147,9 +148,9 @@ func parseParent(v string) (parentRef, bool) {
 	return parentRef{ch, ts}, ok && ch != "" && ts != ""
 }
 
-func (n *Notifier) deliver(ctx context.Context, no *routing.Notification) error {
+func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	msg := n.render(no)
-	key := routing.Key(n.deps.KeyPrefix, "slack", no.Incident, n.cfg.Channel)
+	key := store.Key(n.deps.KeyPrefix, "slack", no.Incident, n.cfg.Channel)
 	vals, found, err := n.deps.Store.Get(ctx, []string{key})
 	if err != nil {
 		n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
@@ -162,7 +163,7 @@ func (n *Notifier) deliver(ctx context.Context, no *routing.Notification) error 
 		}
 	} else {
 		token := claimPrefix + randomToken()
-		won, err := n.deps.Store.SetNX(ctx, []routing.Entry{{Key: key, Value: token, TTL: parentTTL}})
+		won, err := n.deps.Store.SetNX(ctx, []store.Entry{{Key: key, Value: token, TTL: parentTTL}})
 		if err != nil {
 			n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
 			_, err := n.post(ctx, msg, "")
@@ -181,10 +182,10 @@ func (n *Notifier) deliver(ctx context.Context, no *routing.Notification) error 
 	return err
 }
 
-func (n *Notifier) postParent(ctx context.Context, no *routing.Notification, key, token string, msg message) error {
+func (n *Notifier) postParent(ctx context.Context, no *alert.Notification, key, token string, msg message) error {
 	p, err := n.post(ctx, msg, "")
 	if err != nil {
-		if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []routing.Entry{{Key: key, Value: token}}); rerr != nil {
+		if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: token}}); rerr != nil {
 			n.logger.Warn("release parent claim failed, other replicas post standalone until it expires", "incident", no.Incident, "err", rerr)
 		}
 		return err
@@ -192,9 +193,9 @@ func (n *Notifier) postParent(ctx context.Context, no *routing.Notification, key
 	value := p.channel + " " + p.ts
 	if no.IncidentResolved {
 		// Born resolved: nothing will thread under it.
-		err = n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: token}})
+		err = n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: token}})
 	} else {
-		err = n.deps.Store.Set(ctx, []routing.Entry{{Key: key, Value: value, TTL: parentTTL}})
+		err = n.deps.Store.Set(ctx, []store.Entry{{Key: key, Value: value, TTL: parentTTL}})
 	}
 	if err != nil {
 		n.logger.Warn("record parent message failed, later notifications may post standalone", "incident", no.Incident, "err", err)
@@ -202,7 +203,7 @@ func (n *Notifier) postParent(ctx context.Context, no *routing.Notification, key
 	return nil
 }
 
-func (n *Notifier) reply(ctx context.Context, no *routing.Notification, key, value string, p parentRef, msg message) error {
+func (n *Notifier) reply(ctx context.Context, no *alert.Notification, key, value string, p parentRef, msg message) error {
 	_, err := n.post(ctx, msg, p.ts)
 	var se sl.SlackErrorResponse
 	if errors.As(err, &se) && (se.Err == "thread_not_found" || se.Err == "message_not_found") {
@@ -213,7 +214,7 @@ func (n *Notifier) reply(ctx context.Context, no *routing.Notification, key, val
 			return err
 		}
 		if !no.IncidentResolved {
-			if err := n.deps.Store.Set(ctx, []routing.Entry{{Key: key, Value: np.channel + " " + np.ts, TTL: parentTTL}}); err != nil {
+			if err := n.deps.Store.Set(ctx, []store.Entry{{Key: key, Value: np.channel + " " + np.ts, TTL: parentTTL}}); err != nil {
 				n.logger.Warn("record parent message failed", "incident", no.Incident, "err", err)
 			}
 		}
@@ -231,7 +232,7 @@ func (n *Notifier) reply(ctx context.Context, no *routing.Notification, key, val
 		}); err != nil {
 			n.logger.Warn("edit parent message to resolved failed", "incident", no.Incident, "err", err)
 		}
-		if err := n.deps.Store.DeleteIfEqual(ctx, []routing.Entry{{Key: key, Value: value}}); err != nil {
+		if err := n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: value}}); err != nil {
 			n.logger.Warn("clear parent message failed", "incident", no.Incident, "err", err)
 		}
 	}
@@ -315,7 +316,7 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 			}
 			if permanentErrors[se.Err] {
 				n.metrics.Failure(notify.ReasonClientError)
-				return routing.Permanent(fmt.Errorf("call Slack: %w", err))
+				return alert.Permanent(fmt.Errorf("call Slack: %w", err))
 			}
 			n.metrics.Failure(notify.ReasonServerError)
 			return fmt.Errorf("call Slack: %w", err)

@@ -21,7 +21,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -64,8 +64,8 @@ func (h *harness) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Noti
 	return n
 }
 
-func note(kind routing.Kind, action routing.Action, status string, fps ...string) *routing.Notification {
-	var rs []*routing.Result
+func note(kind alert.Kind, action alert.Action, status string, fps ...string) *alert.Notification {
+	var rs []*alert.Result
 	for _, fp := range fps {
 		rs = append(rs, notifytest.Result("TTFTHigh", fp, status, action))
 	}
@@ -96,7 +96,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestPageBlocksMatchGolden(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, nil).Notify(context.Background(), note(routing.KindFiring, routing.ActionPage, "firing", "aaa", "bbb")); err != nil {
+	if err := h.notifier(t, nil).Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", "aaa", "bbb")); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.srv.Messages()
@@ -113,13 +113,13 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 	h := newHarness(t)
 	n := h.notifier(t, nil)
 	ctx := context.Background()
-	steps := []*routing.Notification{
-		note(routing.KindFiring, routing.ActionTicket, "firing", "aaa"),
-		note(routing.KindFiring, routing.ActionTicket, "firing", "bbb"),
-		note(routing.KindReminder, routing.ActionTicket, "firing", "aaa", "bbb"),
-		note(routing.KindResolved, routing.ActionTicket, "resolved", "aaa"),
-		func() *routing.Notification {
-			r := note(routing.KindResolved, routing.ActionTicket, "resolved", "bbb")
+	steps := []*alert.Notification{
+		note(alert.KindFiring, alert.ActionTicket, "firing", "aaa"),
+		note(alert.KindFiring, alert.ActionTicket, "firing", "bbb"),
+		note(alert.KindReminder, alert.ActionTicket, "firing", "aaa", "bbb"),
+		note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"),
+		func() *alert.Notification {
+			r := note(alert.KindResolved, alert.ActionTicket, "resolved", "bbb")
 			r.IncidentResolved = true
 			return r
 		}(),
@@ -142,7 +142,7 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 	golden(t, "resolved.golden.json", parents[0].Blocks)
 
 	// The incident firing again starts a new parent.
-	if err := n.Notify(ctx, note(routing.KindFiring, routing.ActionTicket, "firing", "ccc")); err != nil {
+	if err := n.Notify(ctx, note(alert.KindFiring, alert.ActionTicket, "firing", "ccc")); err != nil {
 		t.Fatal(err)
 	}
 	if got := len(h.srv.Parents()); got != 2 {
@@ -158,7 +158,7 @@ func TestStormStaysWithinSlackLimits(t *testing.T) {
 		fps[i] = fmt.Sprintf("fp%03d", i)
 	}
 	// One webhook of 200 alerts: one message, cut to 50 blocks.
-	if err := n.Notify(context.Background(), note(routing.KindFiring, routing.ActionPage, "firing", fps...)); err != nil {
+	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", fps...)); err != nil {
 		t.Fatal(err)
 	}
 	var blocks []json.RawMessage
@@ -171,7 +171,7 @@ func TestStormStaysWithinSlackLimits(t *testing.T) {
 	}
 	// Twenty more webhooks of ten alerts each: one call each, all in the thread.
 	for i := range 20 {
-		if err := n.Notify(context.Background(), note(routing.KindFiring, routing.ActionPage, "firing", fps[i*10:i*10+10]...)); err != nil {
+		if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", fps[i*10:i*10+10]...)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -193,7 +193,7 @@ func TestTwoReplicasCreateOneParent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.Notify(ctx, note(routing.KindFiring, routing.ActionTicket, "firing", fmt.Sprint("fp", i))); err != nil {
+			if err := n.Notify(ctx, note(alert.KindFiring, alert.ActionTicket, "firing", fmt.Sprint("fp", i))); err != nil {
 				t.Error(err)
 			}
 		}()
@@ -232,7 +232,7 @@ func TestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.srv.Fail(tt.faults...)
-			err := h.notifier(t, tt.mutate).Notify(context.Background(), note(routing.KindFiring, routing.ActionTicket, "firing", "aaa"))
+			err := h.notifier(t, tt.mutate).Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa"))
 			if !tt.wantErr {
 				if err != nil || len(h.srv.Messages()) != 1 {
 					t.Fatalf("err = %v, messages = %d", err, len(h.srv.Messages()))
@@ -244,14 +244,14 @@ func TestFailures(t *testing.T) {
 				}
 				return
 			}
-			if err == nil || routing.Retryable(err) != tt.wantRetryable {
-				t.Fatalf("err = %v, retryable = %v; want retryable = %v", err, routing.Retryable(err), tt.wantRetryable)
+			if err == nil || alert.Retryable(err) != tt.wantRetryable {
+				t.Fatalf("err = %v, retryable = %v; want retryable = %v", err, alert.Retryable(err), tt.wantRetryable)
 			}
 			if strings.Contains(err.Error(), token) || strings.Contains(h.logs.String(), token) {
 				t.Fatal("the token leaked")
 			}
 			// A failed parent post releases its claim: the retry posts a parent.
-			if _, ok := value(t, h.store, routing.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")); ok {
+			if _, ok := value(t, h.store, store.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")); ok {
 				t.Fatal("a failed post left its claim behind")
 			}
 		})
@@ -260,7 +260,7 @@ func TestFailures(t *testing.T) {
 
 func TestTemplateErrorFallsBackToTheBuiltinTitle(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, func(c *slack.Config) { c.Title = "{{ .Nope.Deeper }}" }).Notify(context.Background(), note(routing.KindFiring, routing.ActionTicket, "firing", "aaa")); err != nil {
+	if err := h.notifier(t, func(c *slack.Config) { c.Title = "{{ .Nope.Deeper }}" }).Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.srv.Messages()
@@ -274,7 +274,7 @@ func TestTemplateErrorFallsBackToTheBuiltinTitle(t *testing.T) {
 
 func TestPagesAreSkippedWhenNotMirrored(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, func(c *slack.Config) { c.MirrorPages = false }).Notify(context.Background(), note(routing.KindFiring, routing.ActionPage, "firing", "aaa")); err != nil {
+	if err := h.notifier(t, func(c *slack.Config) { c.MirrorPages = false }).Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", "aaa")); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.srv.Messages()) != 0 {
@@ -285,11 +285,11 @@ func TestPagesAreSkippedWhenNotMirrored(t *testing.T) {
 func TestADeletedParentIsReplaced(t *testing.T) {
 	h := newHarness(t)
 	n := h.notifier(t, nil)
-	key := routing.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")
-	if err := h.store.Set(context.Background(), []routing.Entry{{Key: key, Value: h.srv.ChannelID("triage") + " 1.000"}}); err != nil {
+	key := store.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")
+	if err := h.store.Set(context.Background(), []store.Entry{{Key: key, Value: h.srv.ChannelID("triage") + " 1.000"}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Notify(context.Background(), note(routing.KindFiring, routing.ActionTicket, "firing", "aaa")); err != nil {
+	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
 		t.Fatal(err)
 	}
 	parents := h.srv.Parents()
@@ -307,7 +307,7 @@ func TestCheckCallsAuthTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := h.notifier(t, func(c *slack.Config) { c.Token = "xoxb-bad" }).Check(context.Background())
-	if err == nil || routing.Retryable(err) {
+	if err == nil || alert.Retryable(err) {
 		t.Fatalf("err = %v, want a permanent invalid_auth", err)
 	}
 }
@@ -350,7 +350,7 @@ func BenchmarkBlocks(b *testing.B) {
 	for i := range fps {
 		fps[i] = fmt.Sprint("fp", i)
 	}
-	no := note(routing.KindFiring, routing.ActionPage, "firing", fps...)
+	no := note(alert.KindFiring, alert.ActionPage, "firing", fps...)
 	data := notify.NewData(no)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -374,7 +374,7 @@ func TestStoreOutagePostsStandalone(t *testing.T) {
 	if err := h.store.Close(); err != nil { // a closed store answers ErrStoreUnavailable
 		t.Fatal(err)
 	}
-	if err := n.Notify(context.Background(), note(routing.KindFiring, routing.ActionTicket, "firing", "aaa")); err != nil {
+	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
 		t.Fatal(err)
 	}
 	if len(h.srv.Messages()) != 1 {

@@ -1,4 +1,4 @@
-// Package storetest is the conformance suite every routing.Store
+// Package storetest is the conformance suite every store.Store
 // implementation must pass: the memory store, a real redis-server and a real
 // Redis Cluster all run the same Run.
 package storetest
@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // shortTTL is the TTL of entries the suite waits to see expire; expiryWait
@@ -29,7 +29,7 @@ const (
 // register the store's Close with t.Cleanup and tolerate a store the subtest
 // already closed. Every key the suite writes carries a prefix unique to this
 // run and subtest, so stores may share one backend (and be left dirty).
-func Run(t *testing.T, newStore func(t *testing.T) routing.Store) {
+func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	run := "storetest:" + nonce() + ":"
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -42,7 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) routing.Store) {
 
 var cases = []struct {
 	name string
-	run  func(t *testing.T, s routing.Store, k keyMaker)
+	run  func(t *testing.T, s store.Store, k keyMaker)
 }{
 	{"SetNX sets only absent keys and reports each entry", testSetNXPerEntry},
 	{"SetNX sets a key repeated in one batch by its first entry only", testSetNXRepeatedKey},
@@ -62,16 +62,16 @@ var cases = []struct {
 	{"a closed store reports itself unavailable", testClosed},
 }
 
-// keyMaker builds the suite's keys with routing.Key, so keys of one incident
+// keyMaker builds the suite's keys with store.Key, so keys of one incident
 // share a Redis Cluster hash tag and keys of different incidents do not.
 type keyMaker struct{ prefix string }
 
 func (k keyMaker) key(incident, rest string) string {
-	return routing.Key(k.prefix, "claim", incident, rest)
+	return store.Key(k.prefix, "claim", incident, rest)
 }
 
 func (k keyMaker) set(incident string) string {
-	return routing.Key(k.prefix, "members", incident, "")
+	return store.Key(k.prefix, "members", incident, "")
 }
 
 func nonce() string {
@@ -100,7 +100,7 @@ func eventually(t *testing.T, what string, cond func() (bool, error)) {
 	}
 }
 
-func mustSetNX(t *testing.T, s routing.Store, entries ...routing.Entry) []bool {
+func mustSetNX(t *testing.T, s store.Store, entries ...store.Entry) []bool {
 	t.Helper()
 	set, err := s.SetNX(t.Context(), entries)
 	if err != nil {
@@ -112,7 +112,7 @@ func mustSetNX(t *testing.T, s routing.Store, entries ...routing.Entry) []bool {
 	return set
 }
 
-func mustSet(t *testing.T, s routing.Store, entries ...routing.Entry) {
+func mustSet(t *testing.T, s store.Store, entries ...store.Entry) {
 	t.Helper()
 	if err := s.Set(t.Context(), entries); err != nil {
 		t.Fatalf("Set: %v", err)
@@ -120,7 +120,7 @@ func mustSet(t *testing.T, s routing.Store, entries ...routing.Entry) {
 }
 
 // mustGet returns the value of each key, "<missing>" for absent ones.
-func mustGet(t *testing.T, s routing.Store, keys ...string) []string {
+func mustGet(t *testing.T, s store.Store, keys ...string) []string {
 	t.Helper()
 	values, found, err := s.Get(t.Context(), keys)
 	if err != nil {
@@ -141,7 +141,7 @@ func mustGet(t *testing.T, s routing.Store, keys ...string) []string {
 	return out
 }
 
-func mustMembers(t *testing.T, s routing.Store, key string) []string {
+func mustMembers(t *testing.T, s store.Store, key string) []string {
 	t.Helper()
 	m, err := s.Members(t.Context(), key)
 	if err != nil {
@@ -151,14 +151,14 @@ func mustMembers(t *testing.T, s routing.Store, key string) []string {
 	return m
 }
 
-func mustAdd(t *testing.T, s routing.Store, key string, ttl time.Duration, members ...string) {
+func mustAdd(t *testing.T, s store.Store, key string, ttl time.Duration, members ...string) {
 	t.Helper()
 	if err := s.AddMembers(t.Context(), key, ttl, members...); err != nil {
 		t.Fatalf("AddMembers: %v", err)
 	}
 }
 
-func mustRemove(t *testing.T, s routing.Store, key string, members ...string) int64 {
+func mustRemove(t *testing.T, s store.Store, key string, members ...string) int64 {
 	t.Helper()
 	n, err := s.RemoveMembers(t.Context(), key, members...)
 	if err != nil {
@@ -174,31 +174,31 @@ func expect[T comparable](t *testing.T, what string, got, want []T) {
 	}
 }
 
-func testSetNXPerEntry(t *testing.T, s routing.Store, k keyMaker) {
+func testSetNXPerEntry(t *testing.T, s store.Store, k keyMaker) {
 	a, b, c := k.key("i1", "a"), k.key("i1", "b"), k.key("i2", "c")
-	mustSet(t, s, routing.Entry{Key: a, Value: "first", TTL: longTTL})
+	mustSet(t, s, store.Entry{Key: a, Value: "first", TTL: longTTL})
 	got := mustSetNX(t, s,
-		routing.Entry{Key: a, Value: "second", TTL: longTTL},
-		routing.Entry{Key: b, Value: "b", TTL: longTTL},
-		routing.Entry{Key: c, Value: "c", TTL: longTTL},
+		store.Entry{Key: a, Value: "second", TTL: longTTL},
+		store.Entry{Key: b, Value: "b", TTL: longTTL},
+		store.Entry{Key: c, Value: "c", TTL: longTTL},
 	)
 	expect(t, "SetNX results", got, []bool{false, true, true})
 	expect(t, "values", mustGet(t, s, a, b, c), []string{"first", "b", "c"})
-	got = mustSetNX(t, s, routing.Entry{Key: b, Value: "again", TTL: longTTL})
+	got = mustSetNX(t, s, store.Entry{Key: b, Value: "again", TTL: longTTL})
 	expect(t, "second SetNX of b", got, []bool{false})
 }
 
-func testSetNXRepeatedKey(t *testing.T, s routing.Store, k keyMaker) {
+func testSetNXRepeatedKey(t *testing.T, s store.Store, k keyMaker) {
 	x := k.key("i1", "x")
 	got := mustSetNX(t, s,
-		routing.Entry{Key: x, Value: "1", TTL: longTTL},
-		routing.Entry{Key: x, Value: "2", TTL: longTTL},
+		store.Entry{Key: x, Value: "1", TTL: longTTL},
+		store.Entry{Key: x, Value: "2", TTL: longTTL},
 	)
 	expect(t, "SetNX results", got, []bool{true, false})
 	expect(t, "value", mustGet(t, s, x), []string{"1"})
 }
 
-func testEmptyBatches(t *testing.T, s routing.Store, _ keyMaker) {
+func testEmptyBatches(t *testing.T, s store.Store, _ keyMaker) {
 	ctx := t.Context()
 	if set, err := s.SetNX(ctx, nil); err != nil || len(set) != 0 {
 		t.Errorf("SetNX(nil) = %v, %v; want no results, no error", set, err)
@@ -214,25 +214,25 @@ func testEmptyBatches(t *testing.T, s routing.Store, _ keyMaker) {
 	}
 }
 
-func testSetNXExpiry(t *testing.T, s routing.Store, k keyMaker) {
+func testSetNXExpiry(t *testing.T, s store.Store, k keyMaker) {
 	short, long := k.key("i1", "short"), k.key("i1", "long")
 	mustSetNX(t, s,
-		routing.Entry{Key: short, Value: "v", TTL: shortTTL},
-		routing.Entry{Key: long, Value: "v", TTL: longTTL},
+		store.Entry{Key: short, Value: "v", TTL: shortTTL},
+		store.Entry{Key: long, Value: "v", TTL: longTTL},
 	)
 	eventually(t, "short-TTL key expired", func() (bool, error) {
 		_, found, err := s.Get(t.Context(), []string{short})
 		return err == nil && !found[0], err
 	})
 	expect(t, "long-TTL key", mustGet(t, s, long), []string{"v"})
-	got := mustSetNX(t, s, routing.Entry{Key: short, Value: "again", TTL: longTTL})
+	got := mustSetNX(t, s, store.Entry{Key: short, Value: "again", TTL: longTTL})
 	expect(t, "SetNX after expiry", got, []bool{true})
 }
 
-func testSetOverwrites(t *testing.T, s routing.Store, k keyMaker) {
+func testSetOverwrites(t *testing.T, s store.Store, k keyMaker) {
 	a := k.key("i1", "a")
-	mustSet(t, s, routing.Entry{Key: a, Value: "old", TTL: longTTL})
-	mustSet(t, s, routing.Entry{Key: a, Value: "new", TTL: shortTTL})
+	mustSet(t, s, store.Entry{Key: a, Value: "old", TTL: longTTL})
+	mustSet(t, s, store.Entry{Key: a, Value: "new", TTL: shortTTL})
 	expect(t, "value after Set", mustGet(t, s, a), []string{"new"})
 	// The long TTL was replaced by the short one.
 	eventually(t, "overwritten key expired", func() (bool, error) {
@@ -241,22 +241,22 @@ func testSetOverwrites(t *testing.T, s routing.Store, k keyMaker) {
 	})
 }
 
-func testGet(t *testing.T, s routing.Store, k keyMaker) {
+func testGet(t *testing.T, s store.Store, k keyMaker) {
 	a, missing, b := k.key("i1", "a"), k.key("i1", "missing"), k.key("i2", "b")
 	mustSet(t, s,
-		routing.Entry{Key: a, Value: "A", TTL: longTTL},
-		routing.Entry{Key: b, Value: "thread 1712345678.000100", TTL: longTTL},
+		store.Entry{Key: a, Value: "A", TTL: longTTL},
+		store.Entry{Key: b, Value: "thread 1712345678.000100", TTL: longTTL},
 	)
 	expect(t, "values", mustGet(t, s, a, missing, b), []string{"A", "<missing>", "thread 1712345678.000100"})
 }
 
-func testDeleteIfEqual(t *testing.T, s routing.Store, k keyMaker) {
+func testDeleteIfEqual(t *testing.T, s store.Store, k keyMaker) {
 	mine, theirs, missing := k.key("i1", "mine"), k.key("i2", "theirs"), k.key("i3", "missing")
 	mustSet(t, s,
-		routing.Entry{Key: mine, Value: "replica-a", TTL: longTTL},
-		routing.Entry{Key: theirs, Value: "replica-b", TTL: longTTL},
+		store.Entry{Key: mine, Value: "replica-a", TTL: longTTL},
+		store.Entry{Key: theirs, Value: "replica-b", TTL: longTTL},
 	)
-	err := s.DeleteIfEqual(t.Context(), []routing.Entry{
+	err := s.DeleteIfEqual(t.Context(), []store.Entry{
 		{Key: mine, Value: "replica-a"},
 		{Key: theirs, Value: "replica-a"},
 		{Key: missing, Value: "replica-a"},
@@ -267,7 +267,7 @@ func testDeleteIfEqual(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "values", mustGet(t, s, mine, theirs, missing), []string{"<missing>", "replica-b", "<missing>"})
 }
 
-func testMembers(t *testing.T, s routing.Store, k keyMaker) {
+func testMembers(t *testing.T, s store.Store, k keyMaker) {
 	key := k.set("i1")
 	expect(t, "Members of an absent set", mustMembers(t, s, key), []string{})
 	mustAdd(t, s, key, longTTL, "m1", "m2")
@@ -276,7 +276,7 @@ func testMembers(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "Members", mustMembers(t, s, key), []string{"m1", "m2", "m3"})
 }
 
-func testMembersExpiry(t *testing.T, s routing.Store, k keyMaker) {
+func testMembersExpiry(t *testing.T, s store.Store, k keyMaker) {
 	short, long := k.set("i1"), k.set("i2")
 	mustAdd(t, s, short, shortTTL, "m1")
 	mustAdd(t, s, long, longTTL, "m1")
@@ -287,7 +287,7 @@ func testMembersExpiry(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "long-TTL set", mustMembers(t, s, long), []string{"m1"})
 }
 
-func testRemoveMembers(t *testing.T, s routing.Store, k keyMaker) {
+func testRemoveMembers(t *testing.T, s store.Store, k keyMaker) {
 	key := k.set("i1")
 	if n := mustRemove(t, s, key, "m1"); n != 0 {
 		t.Errorf("RemoveMembers of an absent set = %d; want 0", n)
@@ -309,7 +309,7 @@ func testRemoveMembers(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "Members after removing all", mustMembers(t, s, key), []string{})
 }
 
-func testRemoveMembersConcurrent(t *testing.T, s routing.Store, k keyMaker) {
+func testRemoveMembersConcurrent(t *testing.T, s store.Store, k keyMaker) {
 	const n = 50
 	key := k.set("i1")
 	members := make([]string, n)
@@ -338,7 +338,7 @@ func testRemoveMembersConcurrent(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "remaining counts seen", remaining, want)
 }
 
-func testAddMembersConcurrent(t *testing.T, s routing.Store, k keyMaker) {
+func testAddMembersConcurrent(t *testing.T, s store.Store, k keyMaker) {
 	const n = 50
 	key := k.set("i1")
 	errs := make([]error, n)
@@ -355,16 +355,16 @@ func testAddMembersConcurrent(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "Members", mustMembers(t, s, key), want)
 }
 
-func testSetNXConcurrent(t *testing.T, s routing.Store, k keyMaker) {
+func testSetNXConcurrent(t *testing.T, s store.Store, k keyMaker) {
 	const replicas, nkeys = 20, 20
-	entries := make([][]routing.Entry, replicas)
+	entries := make([][]store.Entry, replicas)
 	keys := make([]string, nkeys)
 	for j := range keys {
 		keys[j] = k.key(fmt.Sprintf("incident-%d", j), "claim")
 	}
 	for r := range entries {
 		for _, key := range keys {
-			entries[r] = append(entries[r], routing.Entry{Key: key, Value: fmt.Sprintf("replica-%d", r), TTL: longTTL})
+			entries[r] = append(entries[r], store.Entry{Key: key, Value: fmt.Sprintf("replica-%d", r), TTL: longTTL})
 		}
 	}
 	results := make([][]bool, replicas)
@@ -395,16 +395,16 @@ func testSetNXConcurrent(t *testing.T, s routing.Store, k keyMaker) {
 	}
 }
 
-func testBatchAcrossIncidents(t *testing.T, s routing.Store, k keyMaker) {
+func testBatchAcrossIncidents(t *testing.T, s store.Store, k keyMaker) {
 	const n = 100
-	entries := make([]routing.Entry, n)
+	entries := make([]store.Entry, n)
 	keys := make([]string, n)
 	values := make([]string, n)
 	allTrue, allFalse := make([]bool, n), make([]bool, n)
 	for i := range entries {
 		keys[i] = k.key(fmt.Sprintf("incident-%03d", i), "fp")
 		values[i] = fmt.Sprintf("v%d", i)
-		entries[i] = routing.Entry{Key: keys[i], Value: values[i], TTL: longTTL}
+		entries[i] = store.Entry{Key: keys[i], Value: values[i], TTL: longTTL}
 		allTrue[i] = true
 	}
 	expect(t, "first SetNX", mustSetNX(t, s, entries...), allTrue)
@@ -413,7 +413,7 @@ func testBatchAcrossIncidents(t *testing.T, s routing.Store, k keyMaker) {
 
 	// Release the even claims with the right value, the odd ones with a
 	// wrong one: only the even ones go.
-	release := make([]routing.Entry, n)
+	release := make([]store.Entry, n)
 	want := make([]string, n)
 	for i, e := range entries {
 		release[i] = e
@@ -436,25 +436,25 @@ func testBatchAcrossIncidents(t *testing.T, s routing.Store, k keyMaker) {
 	expect(t, "values after Set", mustGet(t, s, keys...), want)
 }
 
-func testPing(t *testing.T, s routing.Store, _ keyMaker) {
+func testPing(t *testing.T, s store.Store, _ keyMaker) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
 }
 
-func testClosed(t *testing.T, s routing.Store, k keyMaker) {
+func testClosed(t *testing.T, s store.Store, k keyMaker) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
 	ctx := t.Context()
 	key := k.key("i1", "a")
-	_, err := s.SetNX(ctx, []routing.Entry{{Key: key, Value: "v", TTL: longTTL}})
+	_, err := s.SetNX(ctx, []store.Entry{{Key: key, Value: "v", TTL: longTTL}})
 	for name, err := range map[string]error{
 		"SetNX": err,
 		"Ping":  s.Ping(ctx),
 	} {
-		if !errors.Is(err, routing.ErrStoreUnavailable) {
-			t.Errorf("%s after Close: err = %v; want it to wrap routing.ErrStoreUnavailable", name, err)
+		if !errors.Is(err, store.ErrUnavailable) {
+			t.Errorf("%s after Close: err = %v; want it to wrap store.ErrUnavailable", name, err)
 		}
 	}
 }

@@ -1,29 +1,33 @@
-package routing_test
+// Package webhooktest builds Alertmanager webhook (version 4) payloads the
+// way Alertmanager writes them, and owns the generated fixtures of
+// testdata/webhook that every package's tests read.
+package webhooktest
 
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/prometheus/common/model"
 )
 
-// update rewrites the generated fixtures of testdata/webhook.
-var update = flag.Bool("update", false, "rewrite the generated files of testdata/webhook")
+// Dir is the absolute path of testdata/webhook, found from this file so
+// tests of any package can read the fixtures.
+var Dir = func() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..", "testdata", "webhook")
+}()
 
-// webhookDir holds the webhook fixtures shared with the other packages.
-const webhookDir = "../testdata/webhook"
-
-// wAlert and wMessage are the webhook v4 JSON as Alertmanager writes it
+// Alert and Message are the webhook v4 JSON as Alertmanager writes it
 // (notify/webhook: template.Data plus version, groupKey, truncatedAlerts).
 // Pointer and omitempty fields let fixtures model older releases.
-type wAlert struct {
+type Alert struct {
 	Status       string            `json:"status"`
 	Labels       map[string]string `json:"labels"`
 	Annotations  map[string]string `json:"annotations"`
@@ -33,10 +37,10 @@ type wAlert struct {
 	Fingerprint  string            `json:"fingerprint"`
 }
 
-type wMessage struct {
+type Message struct {
 	Receiver           string            `json:"receiver"`
 	Status             string            `json:"status"`
-	Alerts             []wAlert          `json:"alerts"`
+	Alerts             []Alert           `json:"alerts"`
 	GroupLabels        map[string]string `json:"groupLabels"`
 	CommonLabels       map[string]string `json:"commonLabels"`
 	CommonAnnotations  map[string]string `json:"commonAnnotations"`
@@ -48,11 +52,14 @@ type wMessage struct {
 	RouteLabels        map[string]string `json:"routeLabels,omitempty"`
 }
 
-var fixtureStart = time.Date(2025, 3, 14, 9, 26, 53, 589_000_000, time.UTC)
+// Start is the startsAt of the fixtures' alerts.
+var Start = time.Date(2025, 3, 14, 9, 26, 53, 589_000_000, time.UTC)
 
-const zeroTime = "0001-01-01T00:00:00Z"
+// ZeroTime is how Alertmanager renders an unset endsAt.
+const ZeroTime = "0001-01-01T00:00:00Z"
 
-func fingerprint(labels map[string]string) string {
+// Fingerprint is Alertmanager's fingerprint of a label set.
+func Fingerprint(labels map[string]string) string {
 	ls := make(model.LabelSet, len(labels))
 	for k, v := range labels {
 		ls[model.LabelName(k)] = model.LabelValue(v)
@@ -60,21 +67,22 @@ func fingerprint(labels map[string]string) string {
 	return ls.Fingerprint().String()
 }
 
-func generatorURL(expr string) string {
+// GeneratorURL is the Prometheus graph link of expr, as Prometheus sets it.
+func GeneratorURL(expr string) string {
 	return "http://prometheus-0.monitoring.svc:9090/graph?g0.expr=" + url.QueryEscape(expr) + "&g0.tab=1"
 }
 
-// mkAlert builds one alert the way Alertmanager renders it: a firing alert
+// MkAlert builds one alert the way Alertmanager renders it: a firing alert
 // has the zero endsAt, a resolved one the time it ended.
-func mkAlert(status string, labels, annotations map[string]string, expr string, startsAt time.Time) wAlert {
-	a := wAlert{
+func MkAlert(status string, labels, annotations map[string]string, expr string, startsAt time.Time) Alert {
+	a := Alert{
 		Status:       status,
 		Labels:       labels,
 		Annotations:  annotations,
 		StartsAt:     startsAt.Format(time.RFC3339Nano),
-		EndsAt:       zeroTime,
-		GeneratorURL: generatorURL(expr),
-		Fingerprint:  fingerprint(labels),
+		EndsAt:       ZeroTime,
+		GeneratorURL: GeneratorURL(expr),
+		Fingerprint:  Fingerprint(labels),
 	}
 	if status == "resolved" {
 		a.EndsAt = startsAt.Add(17 * time.Minute).Format(time.RFC3339Nano)
@@ -82,8 +90,9 @@ func mkAlert(status string, labels, annotations map[string]string, expr string, 
 	return a
 }
 
-func ttftAlert(status, instance string) wAlert {
-	return mkAlert(status,
+// TTFTAlert is a vLLM TTFT alert (llm-inference-gpu) of one instance.
+func TTFTAlert(status, instance string) Alert {
+	return MkAlert(status,
 		map[string]string{
 			"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat-completions", "job": "vllm",
 			"instance": instance, "severity": "critical", "sector": "llm-inference-gpu", "kpi": "TTFT",
@@ -96,11 +105,12 @@ func ttftAlert(status, instance string) wAlert {
 			"queue_time_seconds": "2.8", "compute_time_seconds": "0.6",
 		},
 		`histogram_quantile(0.95, sum by (le, instance) (rate(vllm:time_to_first_token_seconds_bucket{job="vllm"}[5m]))) > 2`,
-		fixtureStart)
+		Start)
 }
 
-func nodeAlert(status, instance string) wAlert {
-	return mkAlert(status,
+// NodeAlert is a node_exporter filesystem alert (no sector label).
+func NodeAlert(status, instance string) Alert {
+	return MkAlert(status,
 		map[string]string{
 			"alertname": "NodeFilesystemAlmostFull", "job": "node-exporter", "instance": instance,
 			"severity": "warning", "mountpoint": "/var/lib/kafka", "device": "/dev/nvme1n1",
@@ -111,11 +121,12 @@ func nodeAlert(status, instance string) wAlert {
 			"utilization": "0.91",
 		},
 		`(node_filesystem_avail_bytes{job="node-exporter",fstype!=""} / node_filesystem_size_bytes{job="node-exporter",fstype!=""}) < 0.10`,
-		fixtureStart.Add(-3*time.Hour))
+		Start.Add(-3*time.Hour))
 }
 
-func sloAlert(status string, long, short, severity string) wAlert {
-	return mkAlert(status,
+// SLOAlert is a Sloth burn-rate alert of the gateway availability SLO.
+func SLOAlert(status string, long, short, severity string) Alert {
+	return MkAlert(status,
 		map[string]string{
 			"alertname": "APIErrorBudgetBurn", "service": "gateway", "job": "envoy",
 			"severity": severity, "sloth_id": "gateway-availability", "sloth_service": "gateway",
@@ -127,17 +138,18 @@ func sloAlert(status string, long, short, severity string) wAlert {
 			"title":   "(" + severity + ") gateway availability SLO error budget burn rate is too fast.",
 		},
 		`(slo:sli_error:ratio_rate`+short+`{sloth_id="gateway-availability"} > (14.4 * 0.001)) and ignoring (sloth_window) (slo:sli_error:ratio_rate`+long+`{sloth_id="gateway-availability"} > (14.4 * 0.001))`,
-		fixtureStart.Add(-20*time.Minute))
+		Start.Add(-20*time.Minute))
 }
 
-func message(status string, alerts ...wAlert) wMessage {
-	m := wMessage{
+// Msg wraps alerts in a webhook as Alertmanager renders it.
+func Msg(status string, alerts ...Alert) Message {
+	m := Message{
 		Receiver:          "alertrouter",
 		Status:            status,
 		Alerts:            alerts,
 		GroupLabels:       map[string]string{"alertname": alerts[0].Labels["alertname"]},
-		CommonLabels:      commonOf(alerts, func(a wAlert) map[string]string { return a.Labels }),
-		CommonAnnotations: commonOf(alerts, func(a wAlert) map[string]string { return a.Annotations }),
+		CommonLabels:      commonOf(alerts, func(a Alert) map[string]string { return a.Labels }),
+		CommonAnnotations: commonOf(alerts, func(a Alert) map[string]string { return a.Annotations }),
 		ExternalURL:       "http://alertmanager-0.monitoring.svc:9093",
 		Version:           "4",
 		GroupKey:          `{}/{severity=~"critical|warning"}:{alertname="` + alerts[0].Labels["alertname"] + `"}`,
@@ -145,7 +157,7 @@ func message(status string, alerts ...wAlert) wMessage {
 	return m
 }
 
-func commonOf(alerts []wAlert, get func(wAlert) map[string]string) map[string]string {
+func commonOf(alerts []Alert, get func(Alert) map[string]string) map[string]string {
 	out := map[string]string{}
 	for k, v := range get(alerts[0]) {
 		out[k] = v
@@ -160,20 +172,22 @@ func commonOf(alerts []wAlert, get func(wAlert) map[string]string) map[string]st
 	return out
 }
 
-func hundredAlerts() []wAlert {
-	alerts := make([]wAlert, 0, 100)
+// HundredAlerts are 100 TTFT alerts, every tenth resolved.
+func HundredAlerts() []Alert {
+	alerts := make([]Alert, 0, 100)
 	for i := range 100 {
 		inst := fmt.Sprintf("gpu-node-%03d.inference.svc:8000", i)
 		status := "firing"
 		if i%10 == 9 {
 			status = "resolved"
 		}
-		alerts = append(alerts, ttftAlert(status, inst))
+		alerts = append(alerts, TTFTAlert(status, inst))
 	}
 	return alerts
 }
 
-func mustJSON(t testing.TB, v any) []byte {
+// MustJSON renders v as indented JSON with a final newline.
+func MustJSON(t testing.TB, v any) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -182,37 +196,37 @@ func mustJSON(t testing.TB, v any) []byte {
 	return append(b, '\n')
 }
 
-// fixtures returns every generated file of testdata/webhook by name.
-func fixtures(t testing.TB) map[string][]byte {
+// Fixtures returns every generated file of testdata/webhook by name.
+func Fixtures(t testing.TB) map[string][]byte {
 	out := map[string][]byte{}
-	put := func(name string, v any) { out[name] = mustJSON(t, v) }
+	put := func(name string, v any) { out[name] = MustJSON(t, v) }
 
-	put("firing.json", message("firing",
-		ttftAlert("firing", "gpu-node-007.inference.svc:8000"),
-		ttftAlert("firing", "gpu-node-011.inference.svc:8000")))
-	put("resolved.json", message("resolved",
-		ttftAlert("resolved", "gpu-node-007.inference.svc:8000"),
-		ttftAlert("resolved", "gpu-node-011.inference.svc:8000")))
-	put("mixed.json", message("firing",
-		ttftAlert("firing", "gpu-node-007.inference.svc:8000"),
-		ttftAlert("resolved", "gpu-node-011.inference.svc:8000"),
-		nodeAlert("firing", "kafka-broker-2.data.svc:9100"),
-		sloAlert("firing", "1h", "5m", "critical"),
-		sloAlert("firing", "3d", "6h", "warning")))
-	trunc := message("firing", hundredAlerts()[:5]...)
+	put("firing.json", Msg("firing",
+		TTFTAlert("firing", "gpu-node-007.inference.svc:8000"),
+		TTFTAlert("firing", "gpu-node-011.inference.svc:8000")))
+	put("resolved.json", Msg("resolved",
+		TTFTAlert("resolved", "gpu-node-007.inference.svc:8000"),
+		TTFTAlert("resolved", "gpu-node-011.inference.svc:8000")))
+	put("mixed.json", Msg("firing",
+		TTFTAlert("firing", "gpu-node-007.inference.svc:8000"),
+		TTFTAlert("resolved", "gpu-node-011.inference.svc:8000"),
+		NodeAlert("firing", "kafka-broker-2.data.svc:9100"),
+		SLOAlert("firing", "1h", "5m", "critical"),
+		SLOAlert("firing", "3d", "6h", "warning")))
+	trunc := Msg("firing", HundredAlerts()[:5]...)
 	trunc.TruncatedAlerts = 5
 	put("truncated.json", trunc)
-	put("hundred.json", message("firing", hundredAlerts()...))
+	put("hundred.json", Msg("firing", HundredAlerts()...))
 
-	old := message("firing", nodeAlert("firing", "kafka-broker-2.data.svc:9100"))
+	old := Msg("firing", NodeAlert("firing", "kafka-broker-2.data.svc:9100"))
 	put("am-v0.25.json", old)
-	modern := message("firing", nodeAlert("firing", "kafka-broker-2.data.svc:9100"), nodeAlert("resolved", "kafka-broker-3.data.svc:9100"))
+	modern := Msg("firing", NodeAlert("firing", "kafka-broker-2.data.svc:9100"), NodeAlert("resolved", "kafka-broker-3.data.svc:9100"))
 	modern.NotificationReason = "alert_group_changed"
 	modern.RouteLabels = map[string]string{"team": "storage", "severity": "warning"}
 	put("am-v0.34.json", modern)
 
 	// Payloads that cannot be read as a whole.
-	good := mustJSON(t, message("firing", ttftAlert("firing", "gpu-node-007.inference.svc:8000")))
+	good := MustJSON(t, Msg("firing", TTFTAlert("firing", "gpu-node-007.inference.svc:8000")))
 	out["malformed.bad.json"] = good[:len(good)/2]
 	var generic map[string]any
 	if err := json.Unmarshal(good, &generic); err != nil {
@@ -228,30 +242,30 @@ func fixtures(t testing.TB) map[string][]byte {
 		} else {
 			m[k] = v
 		}
-		return mustJSON(t, m)
+		return MustJSON(t, m)
 	}
 	out["wrong-types.bad.json"] = withField("alerts", "x")
 	out["version-3.bad.json"] = withField("version", "3")
 	out["no-alerts.bad.json"] = withField("alerts", nil)
 
 	// Payloads with a defect inside one alert.
-	utf := message("firing", ttftAlert("firing", "gpu-node-007.inference.svc:8000"), ttftAlert("firing", "gpu-node-011.inference.svc:8000"))
+	utf := Msg("firing", TTFTAlert("firing", "gpu-node-007.inference.svc:8000"), TTFTAlert("firing", "gpu-node-011.inference.svc:8000"))
 	utf.Alerts[1].Annotations["summary"] = "p95 TTFT above 2s on gpu-node-011 INVALIDBYTE"
-	b := mustJSON(t, utf)
+	b := MustJSON(t, utf)
 	out["invalid-utf8.json"] = bytes.Replace(b, []byte("INVALIDBYTE"), []byte{'\xff', 'x'}, 1)
 
-	ts := message("firing", ttftAlert("firing", "gpu-node-007.inference.svc:8000"), ttftAlert("firing", "gpu-node-011.inference.svc:8000"), nodeAlert("firing", "kafka-broker-2.data.svc:9100"))
+	ts := Msg("firing", TTFTAlert("firing", "gpu-node-007.inference.svc:8000"), TTFTAlert("firing", "gpu-node-011.inference.svc:8000"), NodeAlert("firing", "kafka-broker-2.data.svc:9100"))
 	ts.Alerts[0].StartsAt = "yesterday at noon"
 	ts.Alerts[2].StartsAt = ""
 	put("bad-timestamp.json", ts)
 
-	nl := message("firing", ttftAlert("firing", "gpu-node-007.inference.svc:8000"), nodeAlert("firing", "kafka-broker-2.data.svc:9100"), ttftAlert("firing", "gpu-node-011.inference.svc:8000"))
+	nl := Msg("firing", TTFTAlert("firing", "gpu-node-007.inference.svc:8000"), NodeAlert("firing", "kafka-broker-2.data.svc:9100"), TTFTAlert("firing", "gpu-node-011.inference.svc:8000"))
 	nl.Alerts[1].Labels = map[string]string{}
-	nl.Alerts[1].Fingerprint = fingerprint(nil)
+	nl.Alerts[1].Fingerprint = Fingerprint(nil)
 	put("no-labels.json", nl)
 
-	wt := message("firing", ttftAlert("firing", "gpu-node-007.inference.svc:8000"), ttftAlert("firing", "gpu-node-011.inference.svc:8000"), nodeAlert("firing", "kafka-broker-2.data.svc:9100"))
-	b = mustJSON(t, wt)
+	wt := Msg("firing", TTFTAlert("firing", "gpu-node-007.inference.svc:8000"), TTFTAlert("firing", "gpu-node-011.inference.svc:8000"), NodeAlert("firing", "kafka-broker-2.data.svc:9100"))
+	b = MustJSON(t, wt)
 	// Alert 1's labels become a number.
 	i := bytes.Index(b, []byte(`"gpu-node-011`))
 	j := bytes.LastIndex(b[:i], []byte(`"labels": {`))
@@ -260,34 +274,10 @@ func fixtures(t testing.TB) map[string][]byte {
 	return out
 }
 
-// TestFixturesAreCurrent keeps testdata/webhook in step with the generator
-// above; run `go test ./routing -run TestFixturesAreCurrent -update` after
-// changing it.
-func TestFixturesAreCurrent(t *testing.T) {
-	for name, want := range fixtures(t) {
-		path := filepath.Join(webhookDir, name)
-		if *update {
-			if err := os.MkdirAll(webhookDir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, want, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatalf("read fixture (run with -update to create it): %v", err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s is stale: run go test ./routing -run TestFixturesAreCurrent -update", name)
-		}
-	}
-}
-
-func readFixture(t testing.TB, name string) []byte {
+// ReadFixture returns the named file of testdata/webhook.
+func ReadFixture(t testing.TB, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(webhookDir, name))
+	b, err := os.ReadFile(filepath.Join(Dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

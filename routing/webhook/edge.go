@@ -1,4 +1,4 @@
-package routing
+package webhook
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
@@ -56,12 +58,26 @@ func (a Auth) challenge() string {
 	return `Basic realm="alertrouter"`
 }
 
+// Processor runs the dispatch core on one decoded webhook. A non-nil error
+// that is an *alert.DeliveryError is answered 5xx (502 when no failure is
+// retryable); the summary is the answer's body either way.
+type Processor interface {
+	Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error)
+}
+
+// Generation is one loaded configuration as the edge sees it.
+type Generation struct {
+	Processor Processor
+	Options   EdgeOptions
+}
+
 // Runtime is what the edge needs from the running service; cmd/router
-// implements it. Pipeline returns the current pipeline (swapped on reload).
+// implements it.
 type Runtime interface {
-	Pipeline() *Pipeline
-	// EdgeOptions returns the current webhook options.
-	EdgeOptions() EdgeOptions
+	//
+	// Current returns the config generation in force; a webhook takes it
+	// once and keeps it to the end, so one request never mixes two configs.
+	Current() Generation
 	// Ready returns nil when the config is loaded and the store answers.
 	Ready(ctx context.Context) error
 	// Reload re-reads the config; on error the old one keeps serving.
@@ -149,7 +165,8 @@ func (h *webhook) count(start time.Time, outcome string, status int) {
 // for payloads that cannot be read as a whole.
 func (h *webhook) serve(c echo.Context) error {
 	start := time.Now()
-	opts := h.rt.EdgeOptions()
+	gen := h.rt.Current()
+	opts := gen.Options
 	req := c.Request()
 	if !opts.Auth.allow(req) {
 		c.Response().Header().Set("WWW-Authenticate", opts.Auth.challenge())
@@ -190,10 +207,10 @@ func (h *webhook) serve(c echo.Context) error {
 		ctx, cancel = context.WithTimeout(ctx, opts.Timeout)
 		defer cancel()
 	}
-	sum, err := h.rt.Pipeline().Process(ctx, msg)
+	sum, err := gen.Processor.Process(ctx, msg)
 	if err != nil {
 		status := http.StatusServiceUnavailable
-		var de *DeliveryError
+		var de *alert.DeliveryError
 		if errors.As(err, &de) && !de.Retryable {
 			status = http.StatusBadGateway
 		}

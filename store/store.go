@@ -1,4 +1,4 @@
-package routing
+package store
 
 import (
 	"context"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// ErrStoreUnavailable wraps errors of a Store that could not be reached;
+// ErrUnavailable wraps errors of a Store that could not be reached;
 // the dedup stage fails open or closed on it as configured.
-var ErrStoreUnavailable = errors.New("state store unavailable")
+var ErrUnavailable = errors.New("state store unavailable")
 
 // Entry is one key with its value and time to live.
 type Entry struct {
@@ -24,7 +24,7 @@ type Entry struct {
 // number of keys, so a 100-alert webhook costs about what a 1-alert one does.
 // Keys built by Key share a hash tag per incident, so an incident's keys live
 // in one Redis Cluster slot. Implementations must be safe for concurrent use.
-// Errors from an unreachable backend wrap ErrStoreUnavailable.
+// Errors from an unreachable backend wrap ErrUnavailable.
 type Store interface {
 	// SetNX sets each entry only if its key does not exist (SET NX PX) and
 	// reports, per entry, whether this call set it.

@@ -1,8 +1,9 @@
-package routing
+package alert
 
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
@@ -254,4 +255,75 @@ func Permanent(err error) error {
 func Retryable(err error) bool {
 	var p *PermanentError
 	return err != nil && !errors.As(err, &p)
+}
+
+const (
+	FlagInvalidUTF8     = "invalid_utf8"
+	FlagStartsAtMissing = "startsAt_missing"
+	FlagStartsAtInvalid = "startsAt_invalid"
+	FlagEndsAtInvalid   = "endsAt_invalid"
+	FlagStatusInvalid   = "status_invalid"
+	FlagFingerprint     = "fingerprint_computed"
+)
+
+// Summary is the webhook's answer: what happened to its alerts.
+type Summary struct {
+	Alerts       int         `json:"alerts"`
+	Rejected     []Rejection `json:"rejected,omitempty"`
+	Flagged      int         `json:"flagged,omitempty"`
+	Truncated    uint64      `json:"truncated,omitempty"`
+	Notified     int         `json:"notified"`
+	Deduplicated int         `json:"deduplicated"`
+	Suppressed   int         `json:"suppressed"`
+	NoAction     int         `json:"no_action"`
+	Failed       int         `json:"failed"`
+	// Errors describe the failures that make the answer a 5xx.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// DeliveryError is returned by Process when a notification could not be
+// delivered or the store failed closed; the edge answers 5xx so that
+// Alertmanager retries. Every claim of the failed notifications has been
+// released, so the retry sends exactly what is missing.
+type DeliveryError struct {
+	// Retryable is false when every failure was permanent (a bad routing key):
+	// the edge still answers 5xx so the failure stays visible in
+	// Alertmanager, but the log says retrying will not help.
+	Retryable bool
+	Errs      []error
+}
+
+func (e *DeliveryError) Error() string {
+	msgs := make([]string, len(e.Errs))
+	for i, err := range e.Errs {
+		msgs[i] = err.Error()
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Label returns the value of a label as routes see it: the derived labels
+// sector, kpi, incident_class and decision, else the alert's own label.
+func (r *Result) Label(name string) string {
+	switch name {
+	case "sector":
+		return r.Classification.Sector
+	case "kpi":
+		return r.Classification.PrimaryKPI()
+	case "incident_class":
+		return r.Classification.IncidentClass
+	case "decision":
+		return string(r.Decision.Action)
+	}
+	return r.Alert.Labels[name]
+}
+
+// Rank orders actions from quietest (0) to loudest: none < ticket < page.
+func Rank(a Action) int {
+	switch a {
+	case ActionPage:
+		return 2
+	case ActionTicket:
+		return 1
+	}
+	return 0
 }

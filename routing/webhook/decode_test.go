@@ -1,4 +1,4 @@
-package routing_test
+package webhook_test
 
 import (
 	"encoding/json"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
-	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
 var receivedAt = time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC)
@@ -26,10 +28,10 @@ func TestDecodeRejectsPayloadsThatCannotBeReadAsAWhole(t *testing.T) {
 		wantField string
 		wantMsg   string
 	}{
-		{"truncated JSON names the byte offset", readFixture(t, "malformed.bad.json"), "", "malformed JSON at byte offset"},
-		{"alerts of the wrong JSON type names the field", readFixture(t, "wrong-types.bad.json"), "alerts", "expected JSON array, got string"},
-		{"webhook version 3 is unsupported", readFixture(t, "version-3.bad.json"), "version", `unsupported version "3"`},
-		{"a payload without alerts says they are missing", readFixture(t, "no-alerts.bad.json"), "alerts", "missing"},
+		{"truncated JSON names the byte offset", webhooktest.ReadFixture(t, "malformed.bad.json"), "", "malformed JSON at byte offset"},
+		{"alerts of the wrong JSON type names the field", webhooktest.ReadFixture(t, "wrong-types.bad.json"), "alerts", "expected JSON array, got string"},
+		{"webhook version 3 is unsupported", webhooktest.ReadFixture(t, "version-3.bad.json"), "version", `unsupported version "3"`},
+		{"a payload without alerts says they are missing", webhooktest.ReadFixture(t, "no-alerts.bad.json"), "alerts", "missing"},
 		{"an empty alerts array says it is empty", []byte(`{"version":"4","alerts":[]}`), "alerts", "empty"},
 		{"a missing version is named", []byte(`{"alerts":[{"labels":{"a":"b"}}]}`), "version", "missing"},
 		{"a numeric version is a type error on version", []byte(`{"version":4,"alerts":[]}`), "version", "expected JSON string, got number"},
@@ -40,8 +42,8 @@ func TestDecodeRejectsPayloadsThatCannotBeReadAsAWhole(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg, err := routing.Decode(tt.body, receivedAt)
-			var ie *routing.InputError
+			msg, err := webhook.Decode(tt.body, receivedAt)
+			var ie *webhook.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("Decode() = %v, %v; want an *InputError", msg, err)
 			}
@@ -67,15 +69,15 @@ func TestDecodeMendsOrRejectsDefectiveAlertsAlone(t *testing.T) {
 		wantReason   string
 	}{
 		{"a clean payload has no flags", "firing.json", [][]string{nil, nil}, nil, ""},
-		{"invalid UTF-8 in one annotation flags that alert only", "invalid-utf8.json", [][]string{nil, {routing.FlagInvalidUTF8}}, nil, ""},
+		{"invalid UTF-8 in one annotation flags that alert only", "invalid-utf8.json", [][]string{nil, {alert.FlagInvalidUTF8}}, nil, ""},
 		{"bad and missing startsAt are flagged and fall back", "bad-timestamp.json",
-			[][]string{{routing.FlagStartsAtInvalid}, nil, {routing.FlagStartsAtMissing}}, nil, ""},
+			[][]string{{alert.FlagStartsAtInvalid}, nil, {alert.FlagStartsAtMissing}}, nil, ""},
 		{"an alert with empty labels is rejected alone", "no-labels.json", [][]string{nil, nil}, []int{1}, "alerts[1].labels"},
 		{"an alert whose labels is a number is rejected alone", "alert-wrong-type.json", [][]string{nil, nil}, []int{1}, "alerts[1].labels: expected JSON object, got number"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg, err := routing.Decode(readFixture(t, tt.file), receivedAt)
+			msg, err := webhook.Decode(webhooktest.ReadFixture(t, tt.file), receivedAt)
 			if err != nil {
 				t.Fatalf("Decode: %v", err)
 			}
@@ -102,7 +104,7 @@ func TestDecodeMendsOrRejectsDefectiveAlertsAlone(t *testing.T) {
 }
 
 func TestDecodeReplacesInvalidUTF8(t *testing.T) {
-	msg, err := routing.Decode(readFixture(t, "invalid-utf8.json"), receivedAt)
+	msg, err := webhook.Decode(webhooktest.ReadFixture(t, "invalid-utf8.json"), receivedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +115,7 @@ func TestDecodeReplacesInvalidUTF8(t *testing.T) {
 }
 
 func TestDecodeFallsBackToTheTimeOfReceipt(t *testing.T) {
-	msg, err := routing.Decode(readFixture(t, "bad-timestamp.json"), receivedAt)
+	msg, err := webhook.Decode(webhooktest.ReadFixture(t, "bad-timestamp.json"), receivedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +124,8 @@ func TestDecodeFallsBackToTheTimeOfReceipt(t *testing.T) {
 			t.Errorf("alert %d startsAt = %v, want the time of receipt %v", i, got, receivedAt)
 		}
 	}
-	if got := msg.Items[1].StartsAt; !got.Equal(fixtureStart) {
-		t.Errorf("alert 1 startsAt = %v, want %v", got, fixtureStart)
+	if got := msg.Items[1].StartsAt; !got.Equal(webhooktest.Start) {
+		t.Errorf("alert 1 startsAt = %v, want %v", got, webhooktest.Start)
 	}
 }
 
@@ -131,9 +133,9 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 	tests := []struct {
 		name  string
 		file  string
-		check func(t *testing.T, m *routing.Message)
+		check func(t *testing.T, m *alert.Message)
 	}{
-		{"v0.25 has no notification_reason nor routeLabels", "am-v0.25.json", func(t *testing.T, m *routing.Message) {
+		{"v0.25 has no notification_reason nor routeLabels", "am-v0.25.json", func(t *testing.T, m *alert.Message) {
 			if m.NotificationReason != "" || m.RouteLabels != nil {
 				t.Errorf("NotificationReason = %q, RouteLabels = %v; want both empty", m.NotificationReason, m.RouteLabels)
 			}
@@ -141,7 +143,7 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 				t.Errorf("envelope not decoded: %+v", m.Data)
 			}
 		}},
-		{"v0.34 carries notification_reason and routeLabels", "am-v0.34.json", func(t *testing.T, m *routing.Message) {
+		{"v0.34 carries notification_reason and routeLabels", "am-v0.34.json", func(t *testing.T, m *alert.Message) {
 			if m.NotificationReason != "alert_group_changed" || m.RouteLabels["team"] != "storage" {
 				t.Errorf("NotificationReason = %q, RouteLabels = %v", m.NotificationReason, m.RouteLabels)
 			}
@@ -152,12 +154,12 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 				t.Error("resolved alert lost its endsAt")
 			}
 		}},
-		{"truncatedAlerts is kept", "truncated.json", func(t *testing.T, m *routing.Message) {
+		{"truncatedAlerts is kept", "truncated.json", func(t *testing.T, m *alert.Message) {
 			if m.TruncatedAlerts != 5 || len(m.Items) != 5 {
 				t.Errorf("TruncatedAlerts = %d, items = %d; want 5, 5", m.TruncatedAlerts, len(m.Items))
 			}
 		}},
-		{"a hundred alerts all decode with their fingerprints", "hundred.json", func(t *testing.T, m *routing.Message) {
+		{"a hundred alerts all decode with their fingerprints", "hundred.json", func(t *testing.T, m *alert.Message) {
 			if len(m.Items) != 100 {
 				t.Fatalf("items = %d, want 100", len(m.Items))
 			}
@@ -169,18 +171,18 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 				t.Errorf("%d distinct fingerprints, want 100", len(seen))
 			}
 		}},
-		{"version, groupKey and receipt time are kept", "mixed.json", func(t *testing.T, m *routing.Message) {
+		{"version, groupKey and receipt time are kept", "mixed.json", func(t *testing.T, m *alert.Message) {
 			if m.Version != "4" || !strings.Contains(m.GroupKey, "alertname") || !m.ReceivedAt.Equal(receivedAt) {
 				t.Errorf("Version = %q, GroupKey = %q, ReceivedAt = %v", m.Version, m.GroupKey, m.ReceivedAt)
 			}
 			if m.Items[3].Labels["sloth_id"] != "gateway-availability" || m.Items[0].GeneratorURL == "" {
-				t.Errorf("alert labels or generatorURL lost: %+v", m.Items[3])
+				t.Errorf("alert labels or webhooktest.GeneratorURL lost: %+v", m.Items[3])
 			}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := routing.Decode(readFixture(t, tt.file), receivedAt)
+			m, err := webhook.Decode(webhooktest.ReadFixture(t, tt.file), receivedAt)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -193,19 +195,19 @@ func TestDecodeMendsStatusAndFingerprint(t *testing.T) {
 	body := `{"version":"4","alerts":[
 		{"status":"pending","labels":{"alertname":"A"},"startsAt":"2025-03-14T09:00:00Z","endsAt":"2025-03-14T09:30:00Z"},
 		{"status":"firing","labels":{"alertname":"B"},"startsAt":"2025-03-14T09:00:00Z","endsAt":"soon"}]}`
-	m, err := routing.Decode([]byte(body), receivedAt)
+	m, err := webhook.Decode([]byte(body), receivedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	a, b := m.Items[0], m.Items[1]
-	if a.Status != "resolved" || !slices.Contains(a.Flags, routing.FlagStatusInvalid) {
-		t.Errorf("alert A: status %q flags %v; want resolved (endsAt is past) flagged %s", a.Status, a.Flags, routing.FlagStatusInvalid)
+	if a.Status != "resolved" || !slices.Contains(a.Flags, alert.FlagStatusInvalid) {
+		t.Errorf("alert A: status %q flags %v; want resolved (endsAt is past) flagged %s", a.Status, a.Flags, alert.FlagStatusInvalid)
 	}
-	if !slices.Contains(b.Flags, routing.FlagEndsAtInvalid) {
-		t.Errorf("alert B flags %v, want %s", b.Flags, routing.FlagEndsAtInvalid)
+	if !slices.Contains(b.Flags, alert.FlagEndsAtInvalid) {
+		t.Errorf("alert B flags %v, want %s", b.Flags, alert.FlagEndsAtInvalid)
 	}
-	if want := fingerprint(map[string]string{"alertname": "A"}); a.Fingerprint != want || !slices.Contains(a.Flags, routing.FlagFingerprint) {
-		t.Errorf("alert A fingerprint %q flags %v; want computed %q", a.Fingerprint, a.Flags, want)
+	if want := webhooktest.Fingerprint(map[string]string{"alertname": "A"}); a.Fingerprint != want || !slices.Contains(a.Flags, alert.FlagFingerprint) {
+		t.Errorf("alert A webhooktest.Fingerprint %q flags %v; want computed %q", a.Fingerprint, a.Flags, want)
 	}
 }
 
@@ -219,15 +221,15 @@ func TestIsJSONContentType(t *testing.T) {
 		"":                                  false,
 		"application/x-www-form-urlencoded": false,
 	} {
-		if got := routing.IsJSONContentType(ct); got != want {
+		if got := webhook.IsJSONContentType(ct); got != want {
 			t.Errorf("IsJSONContentType(%q) = %v, want %v", ct, got, want)
 		}
 	}
 }
 
 // bigPayload renders n copies of base with distinct instances.
-func bigPayload(tb testing.TB, n int, base wAlert) []byte {
-	alerts := make([]wAlert, n)
+func bigPayload(tb testing.TB, n int, base webhooktest.Alert) []byte {
+	alerts := make([]webhooktest.Alert, n)
 	for i := range alerts {
 		labels := make(map[string]string, len(base.Labels))
 		for k, v := range base.Labels {
@@ -236,10 +238,10 @@ func bigPayload(tb testing.TB, n int, base wAlert) []byte {
 		labels["instance"] = fmt.Sprintf("gpu-node-%06d:8000", i)
 		a := base
 		a.Labels = labels
-		a.Fingerprint = fingerprint(labels)
+		a.Fingerprint = webhooktest.Fingerprint(labels)
 		alerts[i] = a
 	}
-	b, err := json.Marshal(message("firing", alerts...))
+	b, err := json.Marshal(webhooktest.Msg("firing", alerts...))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -251,15 +253,15 @@ func TestDecodeHandlesAHundredThousandAlertsWithinTheBodyLimit(t *testing.T) {
 		t.Skip("100k-alert payload skipped under -short")
 	}
 	const limit = 64 << 20
-	small := mkAlert("firing",
+	small := webhooktest.MkAlert("firing",
 		map[string]string{"alertname": "TargetDown", "job": "node-exporter", "instance": "x", "severity": "warning", "service": "fleet"},
 		map[string]string{"summary": "node-exporter target is down"},
-		`up{job="node-exporter"} == 0`, fixtureStart)
+		`up{job="node-exporter"} == 0`, webhooktest.Start)
 	body := bigPayload(t, 100_000, small)
 	if len(body) > limit {
 		t.Fatalf("payload is %d bytes, over the 64 MiB limit", len(body))
 	}
-	m, err := routing.Decode(body, receivedAt)
+	m, err := webhook.Decode(body, receivedAt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +274,7 @@ func TestDecodeHandlesAHundredThousandAlertsWithinTheBodyLimit(t *testing.T) {
 // either the payload is rejected whole, or each element of its alerts array
 // is decoded or rejected.
 func FuzzDecode(f *testing.F) {
-	files, err := filepath.Glob(filepath.Join(webhookDir, "*.json"))
+	files, err := filepath.Glob(filepath.Join(webhooktest.Dir, "*.json"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -287,9 +289,9 @@ func FuzzDecode(f *testing.F) {
 	}
 	f.Add([]byte(`{"version":"4","alerts":[null,{},{"labels":{"a":"\xff"}}]}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		m, err := routing.Decode(body, receivedAt)
+		m, err := webhook.Decode(body, receivedAt)
 		if err != nil {
-			var ie *routing.InputError
+			var ie *webhook.InputError
 			if !errors.As(err, &ie) {
 				t.Fatalf("Decode returned %T %v, want *InputError", err, err)
 			}
@@ -314,7 +316,7 @@ func FuzzDecode(f *testing.F) {
 }
 
 func benchPayloads(b *testing.B) map[int][]byte {
-	base := ttftAlert("firing", "x")
+	base := webhooktest.TTFTAlert("firing", "x")
 	return map[int][]byte{1: bigPayload(b, 1, base), 10: bigPayload(b, 10, base), 100: bigPayload(b, 100, base)}
 }
 
@@ -326,7 +328,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(len(body)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := routing.Decode(body, receivedAt); err != nil {
+				if _, err := webhook.Decode(body, receivedAt); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,4 +1,4 @@
-package routing
+package webhook
 
 import (
 	"encoding/json"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
 
 	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/common/model"
@@ -34,14 +36,6 @@ func badRequest(field, format string, args ...any) *InputError {
 }
 
 // The flags set on alerts whose defects were mended at decode time.
-const (
-	FlagInvalidUTF8     = "invalid_utf8"
-	FlagStartsAtMissing = "startsAt_missing"
-	FlagStartsAtInvalid = "startsAt_invalid"
-	FlagEndsAtInvalid   = "endsAt_invalid"
-	FlagStatusInvalid   = "status_invalid"
-	FlagFingerprint     = "fingerprint_computed"
-)
 
 // wireEnvelope is the webhook v4 JSON with its alerts decoded as A. Unknown
 // fields (notification_reason before v0.32, routeLabels before v0.34,
@@ -85,7 +79,7 @@ type slowMessage = wireEnvelope[json.RawMessage]
 //
 // The common case (valid UTF-8, well-typed) costs one encoding/json pass; a
 // payload with a defect is decoded again alert by alert to find it.
-func Decode(body []byte, now time.Time) (*Message, error) {
+func Decode(body []byte, now time.Time) (*alert.Message, error) {
 	validUTF8 := utf8.Valid(body)
 	var w wireMessage
 	err := json.Unmarshal(body, &w)
@@ -95,7 +89,7 @@ func Decode(body []byte, now time.Time) (*Message, error) {
 		}
 		msg := newMessage(w, now, len(*w.Alerts))
 		for i := range *w.Alerts {
-			msg.add(i, &(*w.Alerts)[i], false)
+			addAlert(msg, i, &(*w.Alerts)[i], false)
 		}
 		return msg, nil
 	}
@@ -114,7 +108,7 @@ func isTypeError(err error) bool {
 	return errors.As(err, &te)
 }
 
-func decodeSlow(body []byte, now time.Time) (*Message, error) {
+func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 	var s slowMessage
 	if err := json.Unmarshal(body, &s); err != nil {
 		var te *json.UnmarshalTypeError
@@ -151,10 +145,10 @@ func decodeSlow(body []byte, now time.Time) (*Message, error) {
 				}
 				reason = "expected JSON " + jsonKind(te.Type) + ", got " + te.Value
 			}
-			msg.Rejected = append(msg.Rejected, Rejection{Index: i, Reason: field + ": " + reason})
+			msg.Rejected = append(msg.Rejected, alert.Rejection{Index: i, Reason: field + ": " + reason})
 			continue
 		}
-		msg.add(i, &a, !utf8.Valid(raw))
+		addAlert(msg, i, &a, !utf8.Valid(raw))
 	}
 	// Envelope strings decoded from invalid UTF-8 were replaced by
 	// encoding/json already; nothing more to mend there.
@@ -205,8 +199,8 @@ func checkEnvelopeFields(version *string, n int) error {
 	return nil
 }
 
-func newMessage(w wireMessage, now time.Time, n int) *Message {
-	return &Message{
+func newMessage(w wireMessage, now time.Time, n int) *alert.Message {
+	return &alert.Message{
 		Data: template.Data{
 			Receiver:           w.Receiver,
 			Status:             w.Status,
@@ -220,19 +214,19 @@ func newMessage(w wireMessage, now time.Time, n int) *Message {
 		Version:         *w.Version,
 		GroupKey:        w.GroupKey,
 		TruncatedAlerts: w.TruncatedAlerts,
-		Items:           make([]Alert, 0, n),
+		Items:           make([]alert.Alert, 0, n),
 		ReceivedAt:      now,
 	}
 }
 
 // add converts one wire alert, mending what it can. badUTF8 says the raw
 // alert held invalid UTF-8, which encoding/json has replaced by U+FFFD.
-func (m *Message) add(i int, w *wireAlert, badUTF8 bool) {
+func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 	if len(w.Labels) == 0 {
-		m.Rejected = append(m.Rejected, Rejection{Index: i, Reason: "alerts[" + strconv.Itoa(i) + "].labels: an alert without labels cannot be identified"})
+		m.Rejected = append(m.Rejected, alert.Rejection{Index: i, Reason: "alerts[" + strconv.Itoa(i) + "].labels: an alert without labels cannot be identified"})
 		return
 	}
-	a := Alert{Alert: template.Alert{
+	a := alert.Alert{Alert: template.Alert{
 		Status:       w.Status,
 		Labels:       w.Labels,
 		Annotations:  w.Annotations,
@@ -243,24 +237,24 @@ func (m *Message) add(i int, w *wireAlert, badUTF8 bool) {
 		a.Annotations = template.KV{}
 	}
 	if badUTF8 {
-		a.Flags = append(a.Flags, FlagInvalidUTF8)
+		a.Flags = append(a.Flags, alert.FlagInvalidUTF8)
 	}
 	switch {
 	case w.StartsAt == "":
 		a.StartsAt = m.ReceivedAt
-		a.Flags = append(a.Flags, FlagStartsAtMissing)
+		a.Flags = append(a.Flags, alert.FlagStartsAtMissing)
 	default:
 		t, err := time.Parse(time.RFC3339Nano, w.StartsAt)
 		if err != nil {
 			t = m.ReceivedAt
-			a.Flags = append(a.Flags, FlagStartsAtInvalid)
+			a.Flags = append(a.Flags, alert.FlagStartsAtInvalid)
 		}
 		a.StartsAt = t
 	}
 	if w.EndsAt != "" {
 		t, err := time.Parse(time.RFC3339Nano, w.EndsAt)
 		if err != nil {
-			a.Flags = append(a.Flags, FlagEndsAtInvalid)
+			a.Flags = append(a.Flags, alert.FlagEndsAtInvalid)
 		} else {
 			a.EndsAt = t
 		}
@@ -270,7 +264,7 @@ func (m *Message) add(i int, w *wireAlert, badUTF8 bool) {
 		if !a.EndsAt.IsZero() && !a.EndsAt.After(m.ReceivedAt) {
 			a.Status = "resolved"
 		}
-		a.Flags = append(a.Flags, FlagStatusInvalid)
+		a.Flags = append(a.Flags, alert.FlagStatusInvalid)
 	}
 	if a.Fingerprint == "" {
 		ls := make(model.LabelSet, len(a.Labels))
@@ -278,7 +272,7 @@ func (m *Message) add(i int, w *wireAlert, badUTF8 bool) {
 			ls[model.LabelName(k)] = model.LabelValue(v)
 		}
 		a.Fingerprint = ls.Fingerprint().String()
-		a.Flags = append(a.Flags, FlagFingerprint)
+		a.Flags = append(a.Flags, alert.FlagFingerprint)
 	}
 	m.Items = append(m.Items, a)
 }
