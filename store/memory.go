@@ -24,10 +24,12 @@ var errWrongType = errors.New("WRONGTYPE operation against a key holding the wro
 type Memory struct {
 	now func() time.Time
 
-	mu     sync.Mutex
-	items  map[string]*item
-	writes int
-	closed bool
+	mu    sync.Mutex
+	items map[string]*item
+	// incidents holds incident state (memory_incident.go).
+	incidents map[string]*incidentState
+	writes    int
+	closed    bool
 }
 
 // item is a string value or, when set is non-nil, a set.
@@ -96,6 +98,11 @@ func (m *Memory) wrote(now time.Time) {
 	for k, it := range m.items {
 		if !it.expires.IsZero() && !now.Before(it.expires) {
 			delete(m.items, k)
+		}
+	}
+	for k, st := range m.incidents {
+		if !st.expires.IsZero() && !now.Before(st.expires) {
+			delete(m.incidents, k)
 		}
 	}
 }
@@ -267,6 +274,7 @@ func (m *Memory) Close() error {
 	defer m.mu.Unlock()
 	m.closed = true
 	m.items = nil
+	m.incidents = nil
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,9 +17,10 @@ const (
 	opRemoveMembers = "remove_members"
 	opMembers       = "members"
 	opPing          = "ping"
+	opIncidents     = "incidents"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {
@@ -37,17 +39,25 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Name: "alertrouter_store_errors_total",
 		Help: "State store operations that failed, unreachable store included.",
 	}, []string{"operation"})
+	if reg != nil {
+		// A reload that builds a new store client registers again: reuse
+		// the collectors already registered.
+		var are prometheus.AlreadyRegisteredError
+		if err := reg.Register(duration); errors.As(err, &are) {
+			duration = are.ExistingCollector.(*prometheus.HistogramVec)
+		} else if err != nil {
+			return nil, fmt.Errorf("register store metrics: %w", err)
+		}
+		if err := reg.Register(errs); errors.As(err, &are) {
+			errs = are.ExistingCollector.(*prometheus.CounterVec)
+		} else if err != nil {
+			return nil, fmt.Errorf("register store metrics: %w", err)
+		}
+	}
 	m := &metrics{duration: map[string]prometheus.Observer{}, errors: map[string]prometheus.Counter{}}
 	for _, op := range operations {
 		m.duration[op] = duration.WithLabelValues(op)
 		m.errors[op] = errs.WithLabelValues(op)
-	}
-	if reg != nil {
-		for _, c := range []prometheus.Collector{duration, errs} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("register store metrics: %w", err)
-			}
-		}
 	}
 	return m, nil
 }

@@ -43,6 +43,8 @@ type Store interface {
 	RemoveMembers(ctx context.Context, key string, members ...string) (remaining int64, err error)
 	// Members returns the members of the set at key (empty when absent).
 	Members(ctx context.Context, key string) ([]string, error)
+	// Incidents applies incident lifecycle steps (see IncidentStep).
+	Incidents
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.

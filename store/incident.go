@@ -1,0 +1,106 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// IncidentStep is one step of an incident's lifecycle at one integration.
+// The lifecycle (docs/architecture.md, "Incident state machine"):
+//
+//	closed ──Join──▶ opening ──Opened──▶ open ──Leave(last)──▶ resolving ──Resolved──▶ closed
+//	   ▲               │ Abort                │ Join/Leave(not last)   │ Abort
+//	   └───────────────┘                      └── stays open           └──▶ open
+//
+// opening and resolving are leases held by the one sender (Token) that
+// sends the opening message (PagerDuty trigger, Slack parent) or the
+// closing one (PagerDuty resolve, Slack parent edit). A lease ends at its
+// deadline: a sender that dies mid-send never blocks the incident longer,
+// and an expired lease reads as closed, so the next firing opens the
+// incident again (a repeated trigger is folded by PagerDuty; a lost one
+// would be a lost page).
+type IncidentStep string
+
+// The steps.
+const (
+	// StepJoin adds firing members. Outcome OutcomeOpening (the caller holds
+	// the opening lease and must send the opening message, then Opened or
+	// Abort), OutcomeOpen (already open: no opening message), or OutcomeBusy
+	// (another sender holds a lease; nothing changed).
+	StepJoin IncidentStep = "join"
+	// StepLeave removes members. Outcome OutcomeClosing (no member left:
+	// the caller holds the resolving lease and must send the closing
+	// message, then Resolved or Abort), OutcomeStillOpen, or OutcomeBusy.
+	StepLeave IncidentStep = "leave"
+	// StepOpened confirms an opening: the incident is open; Ref, when set,
+	// is kept (e.g. the Slack parent message).
+	StepOpened IncidentStep = "opened"
+	// StepResolved confirms a closing: the incident and its members are
+	// deleted.
+	StepResolved IncidentStep = "resolved"
+	// StepAbort undoes a failed send: an opening lease is dropped and the
+	// members it added removed; a resolving lease returns the incident to
+	// open with the members put back.
+	StepAbort IncidentStep = "abort"
+	// StepUnjoin removes members whose update to an open incident failed,
+	// so that a retry joins them again.
+	StepUnjoin IncidentStep = "unjoin"
+)
+
+// Incident outcomes.
+const (
+	OutcomeOpening   = "opening"
+	OutcomeOpen      = "open"
+	OutcomeBusy      = "busy"
+	OutcomeClosing   = "closing"
+	OutcomeStillOpen = "still_open"
+	OutcomeOK        = "ok"
+	// OutcomeLost answers Opened/Resolved/Abort when the lease is no longer
+	// the caller's (it expired and another sender took over).
+	OutcomeLost = "lost"
+)
+
+// Member is one alert of an incident: its fingerprint and the start of its
+// firing. A member that joins again with another start is a new firing of
+// an alert whose resolve the store never saw: the incident opens again.
+type Member struct {
+	Fingerprint string
+	StartsAt    string
+}
+
+// IncidentOp is one incident step. Key is the incident's state key at one
+// integration (built with Key, so its members live in the same slot).
+type IncidentOp struct {
+	Key     string
+	Step    IncidentStep
+	Members []Member
+	// Token identifies the sender holding a lease.
+	Token string
+	// Lease is how long an opening or resolving lease lasts (Join, Leave).
+	Lease time.Duration
+	// TTL is how long the incident's state lives after its last change.
+	TTL time.Duration
+	// Ref is kept with the incident on Opened ("" keeps the old one).
+	Ref string
+}
+
+// IncidentResult answers one IncidentOp.
+type IncidentResult struct {
+	Outcome string
+	// Ref is the reference kept with the incident ("" when none).
+	Ref string
+	// Added are the members a Join added (not already members), so that a
+	// failed send removes exactly those (StepAbort, StepUnjoin).
+	Added []Member
+	// Remaining counts the members left after a Leave.
+	Remaining int64
+}
+
+// Incidents is implemented by stores that keep incident state. Every step is
+// atomic; a batch costs one round trip per cluster node.
+type Incidents interface {
+	Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error)
+}
+
+// membersKey is where an incident's members live, next to its state.
+func membersKey(stateKey string) string { return stateKey + ":m" }

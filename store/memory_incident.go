@@ -1,0 +1,125 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// incidentState is the memory store's copy of an incident's state hash.
+type incidentState struct {
+	state   string // "", "opening", "open", "resolving"
+	token   string
+	until   time.Time
+	ref     string
+	members map[string]string // fingerprint → startsAt
+	expires time.Time
+}
+
+// Incidents applies each step atomically with the same semantics as the
+// Redis script (see IncidentStep).
+func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error) {
+	if err := m.begin(ctx, "incidents"); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	out := make([]IncidentResult, len(ops))
+	for i, op := range ops {
+		if m.incidents == nil {
+			m.incidents = map[string]*incidentState{}
+		}
+		st := m.incidents[op.Key]
+		if st == nil || (!st.expires.IsZero() && !now.Before(st.expires)) {
+			st = &incidentState{members: map[string]string{}}
+			m.incidents[op.Key] = st
+		}
+		out[i] = st.apply(op, now)
+		if len(st.members) == 0 && st.state == "" && st.ref == "" {
+			delete(m.incidents, op.Key)
+		} else {
+			st.expires = expiry(now, op.TTL)
+		}
+		m.wrote(now)
+	}
+	return out, nil
+}
+
+func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
+	state := st.state
+	if (state == "opening" || state == "resolving") && !now.Before(st.until) {
+		state = "" // an expired lease reads as closed
+	}
+	leased := state == "opening" || state == "resolving"
+	mine := leased && st.token == op.Token
+	switch op.Step {
+	case StepJoin:
+		if leased && !mine {
+			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
+		}
+		var added []Member
+		stale := false
+		for _, mb := range op.Members {
+			old, ok := st.members[mb.Fingerprint]
+			if !ok {
+				added = append(added, mb)
+			} else if old != mb.StartsAt {
+				stale = true
+			}
+			st.members[mb.Fingerprint] = mb.StartsAt
+		}
+		if state == "open" && !stale {
+			return IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
+		}
+		st.state, st.token, st.until = "opening", op.Token, now.Add(op.Lease)
+		return IncidentResult{Outcome: OutcomeOpening, Ref: st.ref, Added: added}
+	case StepLeave:
+		if leased && !mine {
+			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
+		}
+		for _, mb := range op.Members {
+			delete(st.members, mb.Fingerprint)
+		}
+		if n := len(st.members); n > 0 {
+			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n)}
+		}
+		st.state, st.token, st.until = "resolving", op.Token, now.Add(op.Lease)
+		return IncidentResult{Outcome: OutcomeClosing, Ref: st.ref}
+	case StepOpened:
+		if state != "opening" || !mine {
+			return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
+		}
+		st.state, st.token, st.until = "open", "", time.Time{}
+		if op.Ref != "" {
+			st.ref = op.Ref
+		}
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	case StepResolved:
+		if state != "resolving" || !mine {
+			return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
+		}
+		*st = incidentState{members: map[string]string{}}
+		return IncidentResult{Outcome: OutcomeOK}
+	case StepAbort:
+		if !mine {
+			return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
+		}
+		if state == "opening" {
+			for _, mb := range op.Members {
+				delete(st.members, mb.Fingerprint)
+			}
+			st.state, st.token, st.until = "", "", time.Time{}
+		} else {
+			for _, mb := range op.Members {
+				st.members[mb.Fingerprint] = mb.StartsAt
+			}
+			st.state, st.token, st.until = "open", "", time.Time{}
+		}
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	case StepUnjoin:
+		for _, mb := range op.Members {
+			delete(st.members, mb.Fingerprint)
+		}
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	}
+	return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
+}

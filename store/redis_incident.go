@@ -1,0 +1,169 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// incidentScript applies one IncidentStep atomically. KEYS[1] is the state
+// hash (fields s: state, t: lease token, u: lease end in ms, r: ref),
+// KEYS[2] the members hash (fingerprint → startsAt). ARGV: step, token,
+// lease ms, ttl ms, ref, then fingerprint/startsAt pairs. It answers
+// {outcome, ref, remaining, added fingerprint/startsAt pairs…}. The time is
+// the server's (TIME), so replicas with skewed clocks agree on leases.
+var incidentScript = redis.NewScript(`
+local step, tok, lease, ttl, ref = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local h = redis.call('HMGET', KEYS[1], 's', 't', 'u', 'r')
+local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
+if (s == 'opening' or s == 'resolving') and untilms <= now then s = '' end
+local leased = (s == 'opening' or s == 'resolving')
+local mine = leased and owner == tok
+local function touch()
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[1], ttl)
+    redis.call('PEXPIRE', KEYS[2], ttl)
+  end
+end
+if step == 'join' then
+  if leased and not mine then return {'busy', r, 0} end
+  local out = {'', r, 0}
+  local stale = false
+  for i = 6, #ARGV, 2 do
+    local old = redis.call('HGET', KEYS[2], ARGV[i])
+    if not old then
+      out[#out + 1] = ARGV[i]
+      out[#out + 1] = ARGV[i + 1]
+    elseif old ~= ARGV[i + 1] then
+      stale = true
+    end
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+  if s == 'open' and not stale then
+    out[1] = 'open'
+  else
+    redis.call('HSET', KEYS[1], 's', 'opening', 't', tok, 'u', now + lease)
+    out[1] = 'opening'
+  end
+  touch()
+  return out
+elseif step == 'leave' then
+  if leased and not mine then return {'busy', r, 0} end
+  for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+  local n = redis.call('HLEN', KEYS[2])
+  if n > 0 then touch() return {'still_open', r, n} end
+  redis.call('HSET', KEYS[1], 's', 'resolving', 't', tok, 'u', now + lease)
+  touch()
+  return {'closing', r, 0}
+elseif step == 'opened' then
+  if s ~= 'opening' or not mine then return {'lost', r, 0} end
+  redis.call('HSET', KEYS[1], 's', 'open', 't', '', 'u', 0)
+  if ref ~= '' then redis.call('HSET', KEYS[1], 'r', ref) r = ref end
+  touch()
+  return {'ok', r, 0}
+elseif step == 'resolved' then
+  if s ~= 'resolving' or not mine then return {'lost', r, 0} end
+  redis.call('DEL', KEYS[1], KEYS[2])
+  return {'ok', '', 0}
+elseif step == 'abort' then
+  if not mine then return {'lost', r, 0} end
+  if s == 'opening' then
+    for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+    redis.call('HDEL', KEYS[1], 's', 't', 'u')
+  else
+    for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+    redis.call('HSET', KEYS[1], 's', 'open', 't', '', 'u', 0)
+  end
+  touch()
+  return {'ok', r, 0}
+elseif step == 'unjoin' then
+  for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+  return {'ok', r, 0}
+end
+return redis.error_reply('unknown incident step ' .. step)
+`)
+
+// Incidents runs the incident script for every op in one pipeline of
+// EVALSHA (per cluster node: an incident's two keys share its hash tag);
+// ops whose node lacks the script (NOSCRIPT) are sent again with EVAL.
+func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error) {
+	if len(ops) == 0 {
+		return []IncidentResult{}, nil
+	}
+	start := time.Now()
+	args := make([][]any, len(ops))
+	for i, op := range ops {
+		a := make([]any, 0, 5+2*len(op.Members))
+		a = append(a, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
+		for _, m := range op.Members {
+			a = append(a, m.Fingerprint, m.StartsAt)
+		}
+		args[i] = a
+	}
+	cmds := make([]*redis.Cmd, len(ops))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, op := range ops {
+			cmds[i] = incidentScript.EvalSha(ctx, p, []string{op.Key, membersKey(op.Key)}, args[i]...)
+		}
+		return nil
+	})
+	if err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, r.observe(opIncidents, start, err)
+	}
+	var retry []int
+	for i, c := range cmds {
+		if err := c.Err(); err != nil {
+			if !redis.HasErrorPrefix(err, "NOSCRIPT") {
+				return nil, r.observe(opIncidents, start, err)
+			}
+			retry = append(retry, i)
+		}
+	}
+	if len(retry) > 0 {
+		_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, i := range retry {
+				cmds[i] = incidentScript.Eval(ctx, p, []string{ops[i].Key, membersKey(ops[i].Key)}, args[i]...)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, r.observe(opIncidents, start, err)
+		}
+	}
+	out := make([]IncidentResult, len(ops))
+	for i, c := range cmds {
+		res, err := parseIncidentReply(c.Val())
+		if err != nil {
+			return nil, r.observe(opIncidents, start, err)
+		}
+		out[i] = res
+	}
+	return out, r.observe(opIncidents, start, nil)
+}
+
+func parseIncidentReply(v any) (IncidentResult, error) {
+	arr, ok := v.([]any)
+	if !ok || len(arr) < 3 {
+		return IncidentResult{}, errors.New("unexpected incident script reply")
+	}
+	var res IncidentResult
+	res.Outcome, _ = arr[0].(string)
+	res.Ref, _ = arr[1].(string)
+	switch n := arr[2].(type) {
+	case int64:
+		res.Remaining = n
+	case string:
+		res.Remaining, _ = strconv.ParseInt(n, 10, 64)
+	}
+	for i := 3; i+1 < len(arr); i += 2 {
+		fp, _ := arr[i].(string)
+		sa, _ := arr[i+1].(string)
+		res.Added = append(res.Added, Member{Fingerprint: fp, StartsAt: sa})
+	}
+	return res, nil
+}

@@ -1,0 +1,170 @@
+package storetest
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+func init() {
+	cases = append(cases, []struct {
+		name string
+		run  func(t *testing.T, s store.Store, k keyMaker)
+	}{
+		{"incident: first join opens, later joins find it open, last leave closes", testIncidentLifecycle},
+		{"incident: a join while another sender resolves is busy, then opens again", testIncidentJoinWhileResolving},
+		{"incident: aborts undo a failed opening and a failed closing", testIncidentAbort},
+		{"incident: an expired lease reads as closed", testIncidentLeaseExpiry},
+		{"incident: a member that fires again with another start reopens", testIncidentStaleMember},
+		{"incident: concurrent joins elect exactly one opener", testIncidentConcurrentJoin},
+	}...)
+}
+
+func (k keyMaker) incident(name string) string { return store.Key(k.prefix, "inc", name, "pagerduty/0") }
+
+func members(fps ...string) []store.Member {
+	out := make([]store.Member, len(fps))
+	for i, fp := range fps {
+		out[i] = store.Member{Fingerprint: fp, StartsAt: "1000"}
+	}
+	return out
+}
+
+func step(t *testing.T, s store.Store, op store.IncidentOp) store.IncidentResult {
+	t.Helper()
+	if op.TTL == 0 {
+		op.TTL = longTTL
+	}
+	if op.Lease == 0 {
+		op.Lease = longTTL
+	}
+	res, err := s.Incidents(t.Context(), []store.IncidentOp{op})
+	if err != nil {
+		t.Fatalf("Incidents(%s): %v", op.Step, err)
+	}
+	if len(res) != 1 {
+		t.Fatalf("Incidents returned %d results for 1 op", len(res))
+	}
+	return res[0]
+}
+
+func want(t *testing.T, what string, got store.IncidentResult, outcome string) {
+	t.Helper()
+	if got.Outcome != outcome {
+		t.Fatalf("%s: outcome %q, want %q (%+v)", what, got.Outcome, outcome, got)
+	}
+}
+
+func testIncidentLifecycle(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("a")
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	want(t, "first join", r, store.OutcomeOpening)
+	if len(r.Added) != 1 || r.Added[0].Fingerprint != "A" {
+		t.Fatalf("first join added %+v, want [A]", r.Added)
+	}
+	want(t, "opened", step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1", Ref: "C1 123.456"}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A", "B")})
+	want(t, "second join", r, store.OutcomeOpen)
+	if r.Ref != "C1 123.456" || len(r.Added) != 1 || r.Added[0].Fingerprint != "B" {
+		t.Fatalf("second join: ref %q added %+v, want the kept ref and [B]", r.Ref, r.Added)
+	}
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: members("A")})
+	want(t, "leave of A", r, store.OutcomeStillOpen)
+	if r.Remaining != 1 {
+		t.Fatalf("leave of A: remaining %d, want 1", r.Remaining)
+	}
+	want(t, "leave of B", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t4", Members: members("B")}), store.OutcomeClosing)
+	want(t, "resolved", step(t, s, store.IncidentOp{Key: key, Step: store.StepResolved, Token: "t4"}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: members("C")})
+	want(t, "join after close", r, store.OutcomeOpening)
+	if r.Ref != "" {
+		t.Fatalf("a closed incident kept its ref %q", r.Ref)
+	}
+}
+
+func testIncidentJoinWhileResolving(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("b")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	want(t, "leave of A", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: members("A")}), store.OutcomeClosing)
+	want(t, "join of B while A resolves", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("B")}), store.OutcomeBusy)
+	want(t, "resolved", step(t, s, store.IncidentOp{Key: key, Step: store.StepResolved, Token: "t2"}), store.OutcomeOK)
+	want(t, "join of B after the resolve", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("B")}), store.OutcomeOpening)
+}
+
+func testIncidentAbort(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("c")
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	want(t, "abort of the opening", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t1", Members: r.Added}), store.OutcomeOK)
+	want(t, "join after a failed opening", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A")}), store.OutcomeOpening)
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t2"})
+	want(t, "leave", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: members("A")}), store.OutcomeClosing)
+	want(t, "abort of the closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t3", Members: members("A")}), store.OutcomeOK)
+	want(t, "join after a failed closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("B")}), store.OutcomeOpen)
+	want(t, "retried leave", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t5", Members: members("A")}), store.OutcomeStillOpen)
+	want(t, "abort by a stranger", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "nobody"}), store.OutcomeLost)
+}
+
+func testIncidentLeaseExpiry(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("d")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A"), Lease: shortTTL})
+	eventually(t, "an expired opening lease lets another sender open", func() (bool, error) {
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A"), Lease: longTTL, TTL: longTTL}})
+		if err != nil {
+			return false, err
+		}
+		return res[0].Outcome == store.OutcomeOpening, nil
+	})
+	want(t, "the first sender's late confirm", step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"}), store.OutcomeLost)
+	want(t, "the second sender's confirm", step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t2"}), store.OutcomeOK)
+}
+
+func testIncidentStaleMember(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("e")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	want(t, "same firing again", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A")}), store.OutcomeOpen)
+	again := []store.Member{{Fingerprint: "A", StartsAt: "2000"}}
+	want(t, "a new firing of A whose resolve was never recorded", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: again}), store.OutcomeOpening)
+}
+
+func testIncidentConcurrentJoin(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("f")
+	const n = 16
+	var wg sync.WaitGroup
+	outcomes := make([]string, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: fmt.Sprint("t", i),
+				Members: members(fmt.Sprint("fp", i)), Lease: time.Minute, TTL: longTTL}})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			outcomes[i] = res[0].Outcome
+		}()
+	}
+	wg.Wait()
+	opening := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("join %d: %v", i, errs[i])
+		}
+		switch outcomes[i] {
+		case store.OutcomeOpening:
+			opening++
+		case store.OutcomeBusy:
+		default:
+			t.Fatalf("join %d: outcome %q, want opening or busy", i, outcomes[i])
+		}
+	}
+	if opening != 1 {
+		t.Fatalf("%d concurrent joins elected %d openers, want exactly 1", n, opening)
+	}
+}
