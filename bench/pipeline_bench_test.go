@@ -97,8 +97,11 @@ func pipeline(tb testing.TB, s store.Store) *routing.Pipeline {
 		Classifier: cls,
 		Decider:    dec,
 		Routes:     routes(tb),
-		Notifiers:  map[string]alert.Notifier{"pagerduty": noop, "slack-triage": noop},
-		Store:      s,
+		Receivers: map[string][]routing.Integration{
+			"pagerduty":    {{Name: "pagerduty/0", Notifier: noop, SendResolved: true}},
+			"slack-triage": {{Name: "slack/0", Notifier: noop, SendResolved: true}},
+		},
+		Store: s,
 		Dedup: routing.DedupOptions{
 			ClaimTTL:       time.Minute,
 			NotifiedTTL:    7 * 24 * time.Hour,

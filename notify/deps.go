@@ -2,18 +2,13 @@ package notify
 
 import (
 	"log/slog"
-
-	"github.com/alertrouter/alertrouter/store"
 )
 
-// Deps are the shared dependencies an integration is built with.
+// Deps are the shared dependencies an integration is built with. An
+// integration keeps no state of its own: what must be shared by replicas
+// (who opens an incident, its Slack parent) lives in the dispatch core's
+// incident state and reaches the integration in the Notification.
 type Deps struct {
-	// Store keeps the integration's state (PagerDuty trigger marks, Slack
-	// parent messages) shared by every replica. Required by pagerduty and
-	// slack.
-	Store store.Store
-	// KeyPrefix prefixes every store key the integration writes.
-	KeyPrefix string
 	// Templates renders message text; nil means the built-in defaults only.
 	Templates *Templates
 	// Metrics counts deliveries; nil disables the metrics.
@@ -26,7 +21,7 @@ type Deps struct {
 
 // WithDefaults returns d with nil fields replaced by working defaults: the
 // built-in templates, a discarding logger and the default retry policy.
-// Store and Metrics are left as they are.
+// Metrics is left as it is.
 func (d Deps) WithDefaults() Deps {
 	if d.Templates == nil {
 		d.Templates = BuiltinTemplates()

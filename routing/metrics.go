@@ -1,8 +1,9 @@
 package routing
 
 import (
-	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // Metrics are the pipeline's own metrics. Create them with NewMetrics.
@@ -15,6 +16,9 @@ type Metrics struct {
 	dedup       *prometheus.CounterVec
 	storeErrors prometheus.Counter
 	suppressed  prometheus.Counter
+	// sendDuration and settleErrors are per integration and per write.
+	sendDuration *prometheus.HistogramVec
+	settleErrors *prometheus.CounterVec
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -62,6 +66,18 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_alerts_suppressed_total",
 			Help: "Ticket-tier alerts suppressed because a page-tier alert of the same SLO fires.",
 		}),
+		sendDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "alertrouter_notification_send_duration_seconds",
+			Help:    "Time to deliver one notification to one integration, retries included.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, []string{"receiver", "integration"}),
+		settleErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_dedup_settle_errors_total",
+			Help: "Store writes after a delivery that failed (confirm, release, incident state); each is retried in the background and risks a duplicate or a delayed retry.",
+		}, []string{"op"}),
+	}
+	for _, op := range []string{"confirm notified transitions", "release failed claims", "settle incident state"} {
+		m.settleErrors.WithLabelValues(op)
 	}
 	for _, s := range []string{"firing", "resolved"} {
 		m.alerts.WithLabelValues(s)
@@ -74,7 +90,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors)
 	}
 	return m
 }

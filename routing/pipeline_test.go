@@ -102,6 +102,22 @@ func (s *sink) notifications() []*alert.Notification {
 	return append([]*alert.Notification(nil), s.sent...)
 }
 
+// events returns what a PagerDuty-like integration would have sent: a
+// trigger for each notification that opens its incident and a resolve for
+// each that closes it, as "trigger <incident>" / "resolve <incident>".
+func (s *sink) events() []string {
+	var out []string
+	for _, n := range s.notifications() {
+		switch {
+		case n.IncidentResolved:
+			out = append(out, "resolve "+n.Incident)
+		case n.Opening:
+			out = append(out, "trigger "+n.Incident)
+		}
+	}
+	return out
+}
+
 // transitions counts the alerts sent, by "fingerprint status kind".
 func (s *sink) transitions() map[string]int {
 	out := map[string]int{}
@@ -159,12 +175,15 @@ func (e *env) pipeline() *routing.Pipeline {
 		Classifier: fakeClassifier,
 		Decider:    fakeDecider,
 		Routes:     &r,
-		Notifiers:  map[string]alert.Notifier{"pagerduty": e.pd, "slack": e.slack},
-		Store:      e.store,
-		Dedup:      e.dedup,
-		Metrics:    routing.NewMetrics(e.reg),
-		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Now:        e.clock.Now,
+		Receivers: map[string][]routing.Integration{
+			"pagerduty": {{Name: "pagerduty/0", Notifier: e.pd, SendResolved: true}},
+			"slack":     {{Name: "slack/0", Notifier: e.slack, SendResolved: true}},
+		},
+		Store:   e.store,
+		Dedup:   e.dedup,
+		Metrics: routing.NewMetrics(e.reg),
+		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Now:     e.clock.Now,
 	}
 }
 
@@ -655,6 +674,13 @@ func (f *flaky) RemoveMembers(ctx context.Context, k string, m ...string) (int64
 	return f.Store.RemoveMembers(ctx, k, m...)
 }
 
+func (f *flaky) Incidents(ctx context.Context, ops []store.IncidentOp) ([]store.IncidentResult, error) {
+	if err := f.err(); err != nil {
+		return nil, err
+	}
+	return f.Store.Incidents(ctx, ops)
+}
+
 func (f *flaky) Members(ctx context.Context, k string) ([]string, error) {
 	if err := f.err(); err != nil {
 		return nil, err
@@ -766,11 +792,14 @@ func BenchmarkPipeline(b *testing.B) {
 			nop := alert.NotifierFunc(func(context.Context, *alert.Notification) error { return nil })
 			p := &routing.Pipeline{
 				Classifier: fakeClassifier, Decider: fakeDecider, Routes: &r,
-				Notifiers: map[string]alert.Notifier{"pagerduty": nop, "slack": nop},
-				Store:     store.NewMemory(),
-				Dedup:     routing.DedupOptions{ClaimTTL: time.Minute, NotifiedTTL: time.Hour, RepeatInterval: 4 * time.Hour, InFlightWait: time.Second},
-				Metrics:   routing.NewMetrics(nil),
-				Logger:    slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Receivers: map[string][]routing.Integration{
+					"pagerduty": {{Name: "pagerduty/0", Notifier: nop, SendResolved: true}},
+					"slack":     {{Name: "slack/0", Notifier: nop, SendResolved: true}},
+				},
+				Store:   store.NewMemory(),
+				Dedup:   routing.DedupOptions{ClaimTTL: time.Minute, NotifiedTTL: time.Hour, RepeatInterval: 4 * time.Hour, InFlightWait: time.Second},
+				Metrics: routing.NewMetrics(nil),
+				Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
 			}
 			body, err := json.Marshal(webhooktest.Msg("firing", manyAlerts(n)...))
 			if err != nil {

@@ -45,6 +45,11 @@ const (
 	// StepUnjoin removes members whose update to an open incident failed,
 	// so that a retry joins them again.
 	StepUnjoin IncidentStep = "unjoin"
+	// StepRef keeps Ref with an incident that has state (an integration
+	// that created its reference outside an opening, e.g. a Slack parent
+	// posted for the first ticket of an incident opened by a page that
+	// Slack did not mirror).
+	StepRef IncidentStep = "ref"
 )
 
 // Incident outcomes.

@@ -115,6 +115,11 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 			st.state, st.token, st.until = "open", "", time.Time{}
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	case StepRef:
+		if state != "" && op.Ref != "" {
+			st.ref = op.Ref
+		}
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	case StepUnjoin:
 		for _, mb := range op.Members {
 			delete(st.members, mb.Fingerprint)

@@ -81,6 +81,9 @@ elseif step == 'abort' then
   end
   touch()
   return {'ok', r, 0}
+elseif step == 'ref' then
+  if s ~= '' and ref ~= '' then redis.call('HSET', KEYS[1], 'r', ref) r = ref end
+  return {'ok', r, 0}
 elseif step == 'unjoin' then
   for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
   return {'ok', r, 0}

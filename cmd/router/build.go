@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sync"
 	"time"
 
@@ -19,18 +19,19 @@ import (
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
-	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
-// deps are the long-lived parts shared by every config generation: the
-// store (changing store settings needs a restart), metrics, the log sink.
+// deps are the long-lived parts shared by every config generation:
+// metrics, the log sink, and the store of the current generation (kept
+// across reloads while its settings are unchanged).
 type deps struct {
-	store           store.Store
-	storeCfg        store.Config
+	reg             prometheus.Registerer
 	pipelineMetrics *routing.Metrics
 	notifyMetrics   *notify.Metrics
+	deferredMetrics *dedup.DeferredMetrics
 	logger          *slog.Logger
 	stdout          io.Writer
 	log             *lognotify.Notifier
@@ -40,44 +41,72 @@ type deps struct {
 	failures int
 }
 
+// state is the store of one or more generations and its background
+// retrier; a reload that changes the store settings builds a new one and
+// retires the old one once its in-flight webhooks are done.
+type state struct {
+	cfg      store.Config
+	store    store.Store
+	deferred *dedup.Deferred
+}
+
 // built is one config generation: what a webhook runs with.
 type built struct {
 	pipeline *routing.Pipeline
 	edge     webhook.EdgeOptions
+	state    *state
 }
 
-func newDeps(cfg *config.Config, reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) (*deps, error) {
+func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *deps {
 	d := &deps{
-		storeCfg:        cfg.Store,
+		reg:             reg,
 		pipelineMetrics: routing.NewMetrics(reg),
 		notifyMetrics:   notify.NewMetrics(reg),
+		deferredMetrics: dedup.NewDeferredMetrics(reg),
 		logger:          logger,
 		stdout:          stdout,
 	}
 	d.log = lognotify.New(stdout, lognotify.WithMetrics(d.notifyMetrics))
-	if cfg.Store.Redis == nil {
-		logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
-		d.store = store.NewMemory()
-		return d, nil
-	}
-	s, err := store.NewRedis(*cfg.Store.Redis, reg, logger)
-	if err != nil {
-		return nil, fmt.Errorf("connect to redis: %w", err)
-	}
-	d.store = s
-	return d, nil
+	return d
 }
 
-func (d *deps) close() { _ = d.store.Close() }
+// openState builds the store client of cfg (it connects lazily).
+func (d *deps) openState(cfg store.Config) (*state, error) {
+	var s store.Store
+	if cfg.Redis == nil {
+		d.logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
+		s = store.NewMemory()
+	} else {
+		r, err := store.NewRedis(*cfg.Redis, d.reg, d.logger)
+		if err != nil {
+			return nil, fmt.Errorf("store.redis: %w", err)
+		}
+		s = r
+	}
+	return &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger)}, nil
+}
 
-// ready answers /-/ready. The router is not ready until the store has
-// answered once. After that, with fail-open (the default) it stays ready
-// while the store is down — it still delivers, and taking every replica out
-// of the Service would lose pages — and with fail_closed it turns unready
-// only after three consecutive failed probes, so one slow command never
-// flaps readiness.
-func (d *deps) ready(ctx context.Context) error {
-	err := d.store.Ping(ctx)
+// sameStore reports whether a and b select the same store client.
+func sameStore(a, b store.Config) bool {
+	if (a.Redis == nil) != (b.Redis == nil) {
+		return false
+	}
+	return a.Redis == nil || reflect.DeepEqual(*a.Redis, *b.Redis)
+}
+
+func (s *state) close() {
+	s.deferred.Close()
+	_ = s.store.Close()
+}
+
+// ready answers /-/ready for the current generation. The router is not
+// ready until the store has answered once. After that, with fail-open (the
+// default) it stays ready while the store is down — it still delivers, and
+// taking every replica out of the Service would lose pages — and with
+// fail_closed it turns unready only after three consecutive failed probes,
+// so one slow command never flaps readiness.
+func (d *deps) ready(ctx context.Context, b *built) error {
+	err := b.state.store.Ping(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
@@ -89,11 +118,19 @@ func (d *deps) ready(ctx context.Context) error {
 	switch {
 	case !d.answered:
 		return fmt.Errorf("store has not answered yet: %w", err)
-	case d.storeCfg.FailClosed && d.failures >= 3:
+	case b.state.cfg.FailClosed && d.failures >= 3:
 		return fmt.Errorf("store failed %d consecutive probes and fail_closed is set: %w", d.failures, err)
 	}
-	d.logger.Warn("store probe failed; staying ready", "consecutive_failures", d.failures, "fail_closed", d.storeCfg.FailClosed, "err", err)
+	d.logger.Warn("store probe failed; staying ready", "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
+}
+
+// storeChanged resets readiness when a reload switches stores: the new one
+// must answer before the router says ready again.
+func (d *deps) storeChanged() {
+	d.mu.Lock()
+	d.answered, d.failures = false, 0
+	d.mu.Unlock()
 }
 
 // evaluator builds the pure stages only (classify, decide, route): what
@@ -119,7 +156,9 @@ func evaluator(cfg *config.Config) (*routing.Pipeline, error) {
 	}, nil
 }
 
-func (d *deps) build(cfg *config.Config) (*built, error) {
+// build builds a generation from cfg on st (the store to use, from
+// openState or the previous generation).
+func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	p, err := evaluator(cfg)
 	if err != nil {
 		return nil, err
@@ -128,36 +167,31 @@ func (d *deps) build(cfg *config.Config) (*built, error) {
 	if err != nil {
 		return nil, fmt.Errorf("templates: %w", err)
 	}
-	nd := notify.Deps{
-		Store:     d.store,
-		KeyPrefix: d.storeCfg.KeyPrefix,
-		Templates: tmpl,
-		Metrics:   d.notifyMetrics,
-		Logger:    d.logger,
-	}
-	p.Notifiers = map[string]alert.Notifier{}
+	nd := notify.Deps{Templates: tmpl, Metrics: d.notifyMetrics, Logger: d.logger}
+	p.Receivers = map[string][]routing.Integration{}
 	for _, r := range cfg.Receivers {
-		var fan fanout
-		for _, c := range r.PagerdutyConfigs {
+		var integs []routing.Integration
+		for i, c := range r.PagerdutyConfigs {
 			n, err := pagerduty.New(c, r.Name, nd)
 			if err != nil {
-				return nil, fmt.Errorf("receiver %q: pagerduty: %w", r.Name, err)
+				return nil, fmt.Errorf("receivers: %q: pagerduty_configs[%d]: %w", r.Name, i, err)
 			}
-			fan = append(fan, n)
+			integs = append(integs, routing.Integration{Name: fmt.Sprintf("pagerduty/%d", i), Notifier: n, SendResolved: true})
 		}
-		for _, c := range r.SlackConfigs {
+		for i, c := range r.SlackConfigs {
 			n, err := slack.New(c, r.Name, nd)
 			if err != nil {
-				return nil, fmt.Errorf("receiver %q: slack: %w", r.Name, err)
+				return nil, fmt.Errorf("receivers: %q: slack_configs[%d]: %w", r.Name, i, err)
 			}
-			fan = append(fan, n)
+			integs = append(integs, routing.Integration{Name: fmt.Sprintf("slack/%d", i), Notifier: n, SendResolved: true})
 		}
-		for range r.LogConfigs {
-			fan = append(fan, d.log)
+		for i := range r.LogConfigs {
+			integs = append(integs, routing.Integration{Name: fmt.Sprintf("log/%d", i), Notifier: d.log, SendResolved: true})
 		}
-		p.Notifiers[r.Name] = fan.notifier()
+		p.Receivers[r.Name] = integs
 	}
-	p.Store = d.store
+	p.Store = st.store
+	p.Deferred = st.deferred
 	p.Metrics = d.pipelineMetrics
 	p.Logger = d.logger
 	p.Dedup = routing.DedupOptions{
@@ -172,7 +206,7 @@ func (d *deps) build(cfg *config.Config) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &built{pipeline: p, edge: edge}, nil
+	return &built{pipeline: p, edge: edge, state: st}, nil
 }
 
 func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
@@ -190,37 +224,4 @@ func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 		e.Auth.Username, e.Auth.Password = ba.Username, pw
 	}
 	return e, nil
-}
-
-// fanout delivers one notification to every integration of a receiver.
-// It fails when any integration fails (retryable if any failure is), so
-// Alertmanager retries; an integration that already succeeded may then
-// repeat its message once — a duplicate beats a lost page.
-type fanout []alert.Notifier
-
-func (f fanout) notifier() alert.Notifier {
-	if len(f) == 1 {
-		return f[0]
-	}
-	return f
-}
-
-// Notify implements alert.Notifier.
-func (f fanout) Notify(ctx context.Context, n *alert.Notification) error {
-	var errs []error
-	retryable := false
-	for _, nf := range f {
-		if err := nf.Notify(ctx, n); err != nil {
-			errs = append(errs, err)
-			retryable = retryable || alert.Retryable(err)
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	err := errors.Join(errs...)
-	if !retryable {
-		return alert.Permanent(err)
-	}
-	return err
 }

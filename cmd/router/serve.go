@@ -21,8 +21,9 @@ import (
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
-// runtime is the running service: the current pipeline and edge options,
-// swapped whole on reload so a webhook always sees one consistent config.
+// runtime is the running service: the current generation (pipeline, edge
+// options and store), swapped whole on reload so a webhook always sees one
+// consistent config.
 type runtime struct {
 	m       *Main
 	deps    *deps
@@ -40,27 +41,57 @@ func (rt *runtime) Current() webhook.Generation {
 }
 
 // Ready implements webhook.Runtime.
-func (rt *runtime) Ready(ctx context.Context) error { return rt.deps.ready(ctx) }
+func (rt *runtime) Ready(ctx context.Context) error { return rt.deps.ready(ctx, rt.current.Load()) }
 
 // Reload re-reads the config file; a bad config is rejected, logged and
-// counted, and the old one keeps serving.
+// counted, and the old one keeps serving. Store settings are applied
+// whole: a changed store gets a new client, and the old one is closed once
+// the webhooks that hold it are done (after webhook.timeout plus a margin).
 func (rt *runtime) Reload() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	cfg, err := rt.m.loadConfig()
-	if err == nil {
-		var b *built
-		if b, err = rt.deps.build(cfg); err == nil {
-			rt.current.Store(b)
-			rt.reloadOK.Set(1)
-			rt.reloadTime.SetToCurrentTime()
-			rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
-			return nil
-		}
+	err := rt.reload()
+	if err != nil {
+		rt.reloadOK.Set(0)
+		rt.m.logger.Error("configuration reload failed; the previous configuration keeps serving", "err", err)
+		return err
 	}
-	rt.reloadOK.Set(0)
-	rt.m.logger.Error("configuration reload failed; the previous configuration keeps serving", "err", err)
-	return err
+	rt.reloadOK.Set(1)
+	rt.reloadTime.SetToCurrentTime()
+	return nil
+}
+
+func (rt *runtime) reload() error {
+	cfg, err := rt.m.loadConfig()
+	if err != nil {
+		return err
+	}
+	old := rt.current.Load()
+	st := old.state
+	if !sameStore(old.state.cfg, cfg.Store) {
+		if st, err = rt.deps.openState(cfg.Store); err != nil {
+			return err
+		}
+	} else {
+		// Same client; fail_closed and key_prefix come from the new config.
+		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred}
+	}
+	b, err := rt.deps.build(cfg, st)
+	if err != nil {
+		if st.store != old.state.store {
+			st.close()
+		}
+		return err
+	}
+	rt.current.Store(b)
+	if st.store != old.state.store {
+		rt.deps.storeChanged()
+		drain := old.edge.Timeout + 5*time.Second
+		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks", "drain", drain)
+		time.AfterFunc(drain, old.state.close)
+	}
+	rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
+	return nil
 }
 
 func (m *Main) serve(ctx context.Context) error {
@@ -78,21 +109,23 @@ func (m *Main) serve(ctx context.Context) error {
 		m.logger.Warn("no configuration file: running on the embedded defaults — in-memory dedup store (one replica only, state lost on restart), the seed's default policies, and the `log` receiver printing each notification to stdout",
 			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
 	}
-	d, err := newDeps(cfg, reg, m.logger, m.Stdout)
+	d := newDeps(reg, m.logger, m.Stdout)
+	st, err := d.openState(cfg.Store)
 	if err != nil {
 		return err
 	}
-	defer d.close()
 	rt := &runtime{m: m, deps: d,
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
 	}
 	reg.MustRegister(rt.reloadOK, rt.reloadTime)
-	b, err := d.build(cfg)
+	b, err := d.build(cfg, st)
 	if err != nil {
+		st.close()
 		return err
 	}
 	rt.current.Store(b)
+	defer func() { rt.current.Load().state.close() }()
 	rt.reloadOK.Set(1)
 	rt.reloadTime.SetToCurrentTime()
 

@@ -7,7 +7,6 @@ package pagerduty
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -24,7 +23,6 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/store"
 )
 
 // Integration is the integration label of the metrics.
@@ -43,10 +41,6 @@ const (
 	maxLabels       = 30
 	maxLinks        = 10
 	maxLinkHref     = 2048
-	// triggeredTTL bounds how long an incident's trigger mark suppresses new
-	// triggers; past it a still-firing incident triggers again, which
-	// PagerDuty folds into the same incident by dedup_key.
-	triggeredTTL = 7 * 24 * time.Hour
 )
 
 // Notifier sends notifications to one PagerDuty service. Safe for
@@ -64,13 +58,10 @@ type Notifier struct {
 var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the routing
-// key file and checks the templates parse; deps.Store is required.
+// key file and checks the templates parse.
 func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("pagerduty receiver %q: %w", name, err)
-	}
-	if deps.Store == nil {
-		return nil, fmt.Errorf("pagerduty receiver %q: a store is required", name)
 	}
 	deps = deps.WithDefaults()
 	key, err := notify.ReadSecret(cfg.RoutingKey, cfg.RoutingKeyFile)
@@ -105,144 +96,31 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	}, nil
 }
 
-// errDeduplicated reports a trigger skipped because the incident's first
-// trigger was already sent.
-var errDeduplicated = errors.New("incident already triggered")
-
-// Notify triggers the incident of n (only its first trigger while it is
-// open) or resolves it when n.IncidentResolved. A notification of resolved
-// alerts whose incident still fires sends nothing: PagerDuty tracks the
-// incident, not its alerts. Errors are retryable unless alert.Permanent.
+// Notify triggers the incident of n when n opens it, resolves it when n
+// closes it, and sends nothing otherwise: PagerDuty tracks the incident,
+// not its alerts, so later members of an open incident, reminders and
+// resolves of some of its alerts are folded into it (the dispatch core
+// elects exactly one opener per incident across replicas). Errors are
+// retryable unless alert.Permanent.
 func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
 	var err error
 	switch {
 	case no.IncidentResolved:
-		err = n.resolve(ctx, no)
-	case no.Kind == alert.KindResolved:
-		return nil
+		err = n.sendWithFallback(ctx, no, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}, nil)
+	case no.Opening && no.Kind != alert.KindResolved:
+		full, minimal := n.buildTrigger(no)
+		err = n.sendWithFallback(ctx, no, full, minimal)
 	default:
-		err = n.trigger(ctx, no)
-	}
-	switch {
-	case errors.Is(err, errDeduplicated):
 		n.metrics.Outcome(notify.OutcomeDeduplicated)
 		return nil
-	case err != nil:
+	}
+	if err != nil {
 		n.metrics.Outcome(notify.OutcomeFailure)
 		return fmt.Errorf("pagerduty receiver %q, incident %q: %w", n.name, no.Incident, err)
 	}
 	n.metrics.Outcome(notify.OutcomeSuccess)
-	return nil
-}
-
-func (n *Notifier) markKey(incident string) string {
-	return store.Key(n.deps.KeyPrefix, "pd", incident, "triggered")
-}
-
-// The trigger mark of an incident is "pending:<token>" while one replica
-// sends the trigger, then "sent:<token>". A pending mark lives only as long
-// as its sender's deadline, so a replica killed mid-send never leaves a mark
-// that would swallow the retried page.
-const (
-	pendingPrefix = "pending:"
-	sentPrefix    = "sent:"
-	// awaitPending bounds how long a trigger waits for another replica's
-	// pending trigger of the same incident before answering retryable.
-	awaitPending = 2 * time.Second
-)
-
-// pendingTTL is the life of a pending mark: the send's remaining deadline
-// (at most 30s) plus a margin.
-func pendingTTL(ctx context.Context) time.Duration {
-	d := 30 * time.Second
-	if dl, ok := ctx.Deadline(); ok {
-		if r := time.Until(dl); r < d {
-			d = r
-		}
-	}
-	if d < 0 {
-		d = 0
-	}
-	return d + time.Second
-}
-
-// errTriggerInFlight is returned when another replica's trigger of the same
-// incident is still unconfirmed: retryable, so a crash of that replica never
-// costs the page.
-var errTriggerInFlight = errors.New("another replica is sending this incident's trigger and has not confirmed it yet")
-
-func (n *Notifier) trigger(ctx context.Context, no *alert.Notification) error {
-	key := n.markKey(no.Incident)
-	token := claimToken()
-	deadline := time.Now().Add(awaitPending)
-	backoff := 25 * time.Millisecond
-	for {
-		claimed, err := n.deps.Store.SetNX(ctx, []store.Entry{{Key: key, Value: pendingPrefix + token, TTL: pendingTTL(ctx)}})
-		if err != nil {
-			// Fail open: PagerDuty folds a duplicate trigger into the open
-			// incident by dedup_key, a lost page cannot be undone.
-			n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
-			token = ""
-			break
-		}
-		if claimed[0] {
-			break
-		}
-		vals, found, err := n.deps.Store.Get(ctx, []string{key})
-		switch {
-		case err != nil:
-			n.logger.Warn("store unavailable, triggering without storm control", "incident", no.Incident, "err", err)
-			token = ""
-		case found[0] && !strings.HasPrefix(vals[0], pendingPrefix):
-			return errDeduplicated
-		case !found[0]:
-			continue // the pending mark just expired or was released: claim again
-		case time.Now().Add(backoff).After(deadline):
-			return errTriggerInFlight
-		default:
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("%w: %w", errTriggerInFlight, ctx.Err())
-			case <-time.After(backoff):
-			}
-			backoff *= 2
-			continue
-		}
-		break
-	}
-	full, minimal := n.buildTrigger(no)
-	if err := n.sendWithFallback(ctx, no, full, minimal); err != nil {
-		if token != "" {
-			// Release the claim so that the retry of this notification triggers.
-			if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: pendingPrefix + token}}); rerr != nil {
-				n.logger.Warn("release trigger mark failed, the next trigger waits for its expiry", "incident", no.Incident, "err", rerr)
-			}
-		}
-		return err
-	}
-	if token != "" {
-		if err := n.deps.Store.Set(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: sentPrefix + token, TTL: triggeredTTL}}); err != nil {
-			n.logger.Warn("confirm trigger mark failed; a later notification of this open incident may trigger again (PagerDuty folds it by dedup_key)", "incident", no.Incident, "err", err)
-		}
-	}
-	return nil
-}
-
-func (n *Notifier) resolve(ctx context.Context, no *alert.Notification) error {
-	ev := &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}
-	if err := n.sendWithFallback(ctx, no, ev, nil); err != nil {
-		return err
-	}
-	key := n.markKey(no.Incident)
-	vals, found, err := n.deps.Store.Get(ctx, []string{key})
-	if err == nil && found[0] {
-		err = n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: vals[0]}})
-	}
-	if err != nil {
-		n.logger.Warn("clear trigger mark failed, a new incident under the same key waits for its expiry", "incident", no.Incident, "err", err)
-	}
 	return nil
 }
 
@@ -408,9 +286,3 @@ func DedupKey(incident string) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-func claimToken() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}

@@ -1,13 +1,12 @@
 // Package slack delivers alertrouter notifications to a Slack triage
-// channel through slack-go: one parent message per incident (shared by every
-// replica through the store), later notifications in its thread, the parent
-// edited when the incident resolves, Block Kit within Slack's limits.
+// channel through slack-go: one parent message per incident (kept with the
+// incident's state by the dispatch core, so every replica threads under
+// it), later notifications in its thread, the parent edited when the
+// incident resolves, Block Kit within Slack's limits.
 package slack
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,18 +20,10 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/store"
 )
 
 // Integration is the integration label of the metrics.
 const Integration = "slack"
-
-const (
-	// parentTTL bounds how long an incident's parent message is reused.
-	parentTTL = 7 * 24 * time.Hour
-	// claimPrefix marks a parent key claimed by a replica still posting.
-	claimPrefix = "claim:"
-)
 
 // permanentErrors are Slack error codes a retry cannot fix.
 var permanentErrors = map[string]bool{
@@ -57,13 +48,10 @@ type Notifier struct {
 var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the token
-// file and checks the templates parse; deps.Store is required.
+// file and checks the templates parse.
 func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("slack receiver %q: %w", name, err)
-	}
-	if deps.Store == nil {
-		return nil, fmt.Errorf("slack receiver %q: a store is required", name)
 	}
 	deps = deps.WithDefaults()
 	token, err := notify.ReadSecret(cfg.Token, cfg.TokenFile)
@@ -137,140 +125,57 @@ func (n *Notifier) render(no *alert.Notification) message {
 	return message{blocks: Blocks(no, data, title, text, pdRef), text: title}
 }
 
-// parentRef is the stored "channel ts" of an incident's parent message.
+// parentRef is an incident's parent message, kept by the dispatch core as
+// the notification's Ref ("channel ts").
 type parentRef struct{ channel, ts string }
 
 func parseParent(v string) (parentRef, bool) {
-	if strings.HasPrefix(v, claimPrefix) {
-		return parentRef{}, false
-	}
 	ch, ts, ok := strings.Cut(v, " ")
 	return parentRef{ch, ts}, ok && ch != "" && ts != ""
 }
 
+func (p parentRef) String() string { return p.channel + " " + p.ts }
+
+// deliver posts the incident's parent when it has none (and hands it back
+// in no.Ref for the dispatch core to keep), or replies in its thread; the
+// parent is edited when the incident resolves or opens again.
 func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	msg := n.render(no)
-	key := store.Key(n.deps.KeyPrefix, "slack", no.Incident, n.cfg.Channel)
-	vals, found, err := n.deps.Store.Get(ctx, []string{key})
-	if err != nil {
-		n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
-		_, err := n.post(ctx, msg, "")
-		return err
-	}
-	if found[0] {
-		if p, ok := parseParent(vals[0]); ok {
-			return n.reply(ctx, no, key, vals[0], p, msg)
-		}
-	} else {
-		token := claimPrefix + randomToken()
-		won, err := n.deps.Store.SetNX(ctx, []store.Entry{{Key: key, Value: token, TTL: parentTTL}})
-		if err != nil {
-			n.logger.Warn("store unavailable, posting without a thread", "incident", no.Incident, "err", err)
-			_, err := n.post(ctx, msg, "")
+	if p, ok := parseParent(no.Ref); ok {
+		err := n.reply(ctx, no, p, msg)
+		var se sl.SlackErrorResponse
+		if !errors.As(err, &se) || (se.Err != "thread_not_found" && se.Err != "message_not_found") {
 			return err
 		}
-		if won[0] {
-			return n.postParent(ctx, no, key, token, msg)
-		}
+		// The parent was deleted: this notification becomes the new parent.
+		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
-	// Another replica is posting the parent: wait for it, then reply.
-	if p, v, ok := n.awaitParent(ctx, key); ok {
-		return n.reply(ctx, no, key, v, p, msg)
-	}
-	n.logger.Warn("parent message did not appear in time, posting standalone", "incident", no.Incident)
-	_, err = n.post(ctx, msg, "")
-	return err
-}
-
-func (n *Notifier) postParent(ctx context.Context, no *alert.Notification, key, token string, msg message) error {
 	p, err := n.post(ctx, msg, "")
 	if err != nil {
-		if rerr := n.deps.Store.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{{Key: key, Value: token}}); rerr != nil {
-			n.logger.Warn("release parent claim failed, other replicas post standalone until it expires", "incident", no.Incident, "err", rerr)
-		}
 		return err
 	}
-	value := p.channel + " " + p.ts
-	if no.IncidentResolved {
-		// Born resolved: nothing will thread under it.
-		err = n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: token}})
-	} else {
-		err = n.deps.Store.Set(ctx, []store.Entry{{Key: key, Value: value, TTL: parentTTL}})
-	}
-	if err != nil {
-		n.logger.Warn("record parent message failed, later notifications may post standalone", "incident", no.Incident, "err", err)
+	if !no.IncidentResolved {
+		no.Ref = p.String()
 	}
 	return nil
 }
 
-func (n *Notifier) reply(ctx context.Context, no *alert.Notification, key, value string, p parentRef, msg message) error {
-	_, err := n.post(ctx, msg, p.ts)
-	var se sl.SlackErrorResponse
-	if errors.As(err, &se) && (se.Err == "thread_not_found" || se.Err == "message_not_found") {
-		// The parent was deleted: this notification becomes the new parent.
-		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
-		np, err := n.post(ctx, msg, "")
-		if err != nil {
-			return err
-		}
-		if !no.IncidentResolved {
-			if err := n.deps.Store.Set(ctx, []store.Entry{{Key: key, Value: np.channel + " " + np.ts, TTL: parentTTL}}); err != nil {
-				n.logger.Warn("record parent message failed", "incident", no.Incident, "err", err)
-			}
-		}
-		return nil
-	}
-	if err != nil {
+func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRef, msg message) error {
+	if _, err := n.post(ctx, msg, p.ts); err != nil {
 		return err
 	}
-	if no.IncidentResolved {
-		// The resolve is in the thread; editing the parent is cosmetic, so a
-		// failure is logged rather than making Alertmanager resend the reply.
+	if no.IncidentResolved || no.Opening {
+		// The news is in the thread; editing the parent (resolved, or firing
+		// again) is cosmetic, so a failure is logged rather than making
+		// Alertmanager resend the reply.
 		if err := n.call(ctx, func(ctx context.Context) error {
 			_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false))
 			return err
 		}); err != nil {
-			n.logger.Warn("edit parent message to resolved failed", "incident", no.Incident, "err", err)
-		}
-		if err := n.deps.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: value}}); err != nil {
-			n.logger.Warn("clear parent message failed", "incident", no.Incident, "err", err)
+			n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
 		}
 	}
 	return nil
-}
-
-// awaitParent polls the store until the parent appears or half the time to
-// ctx's deadline (at most the request timeout without one) has passed,
-// leaving the other half for posting standalone.
-func (n *Notifier) awaitParent(ctx context.Context, key string) (parentRef, string, bool) {
-	budget := time.Duration(n.cfg.Timeout)
-	if dl, ok := ctx.Deadline(); ok {
-		budget = time.Until(dl) / 2
-	}
-	until := time.Now().Add(budget)
-	wait := 10 * time.Millisecond
-	for {
-		vals, found, err := n.deps.Store.Get(ctx, []string{key})
-		if err == nil && found[0] {
-			if p, ok := parseParent(vals[0]); ok {
-				return p, vals[0], true
-			}
-		}
-		if err == nil && !found[0] {
-			return parentRef{}, "", false // the poster gave up
-		}
-		if time.Now().Add(wait).After(until) {
-			return parentRef{}, "", false
-		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return parentRef{}, "", false
-		case <-t.C:
-		}
-		wait = min(wait*2, 250*time.Millisecond)
-	}
 }
 
 func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (parentRef, error) {
@@ -331,10 +236,4 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 			return fmt.Errorf("call Slack: %w", err)
 		}
 	})
-}
-
-func randomToken() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }

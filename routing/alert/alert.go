@@ -22,6 +22,19 @@ type Alert struct {
 // Firing reports whether the alert's status is "firing".
 func (a *Alert) Firing() bool { return a.Status == "firing" }
 
+// IdentityStart is the startsAt that identifies this firing: the zero time
+// when Alertmanager sent none (or an unreadable one), so that the
+// fingerprint alone identifies the alert and every resend of it — the
+// receipt time that replaced it differs per resend and per replica.
+func (a *Alert) IdentityStart() time.Time {
+	for _, f := range a.Flags {
+		if f == FlagStartsAtMissing || f == FlagStartsAtInvalid {
+			return time.Time{}
+		}
+	}
+	return a.StartsAt
+}
+
 // Message is an Alertmanager webhook (version 4) after decoding.
 type Message struct {
 	template.Data
@@ -197,26 +210,41 @@ const (
 	KindResolved Kind = "resolved"
 )
 
-// Notification is one message to one receiver about one incident: the alert
-// transitions of that incident that this webhook brought and that no replica
-// has notified yet.
+// Notification is one message to one integration of one receiver about
+// one incident: the alert transitions of that incident that this webhook
+// brought and that no replica has notified to that integration yet.
 type Notification struct {
 	// Receiver is the receiver's name from the config.
 	Receiver string
+	// Integration names the receiver's integration ("pagerduty/0",
+	// "slack/1"): exactly-once holds per integration, so a failure of one
+	// never resends what another delivered.
+	Integration string
 	// Incident is the incident's stable key; PagerDuty uses it as dedup_key,
-	// Slack to find the incident's parent message.
+	// Slack to thread the incident's messages.
 	Incident string
 	Kind     Kind
 	// Action is the loudest decision among Results.
 	Action Action
 	// Results are the alerts of this notification.
 	Results []*Result
+	// Opening is true when this notification opens the incident at this
+	// integration (no open incident is known there): PagerDuty triggers,
+	// Slack posts the incident's parent message. Exactly one sender gets it
+	// per opening; later members of an open incident arrive with Opening
+	// false (PagerDuty sends nothing, Slack replies in the thread).
+	Opening bool
 	// IncidentResolved is true when, after this notification, no notified
-	// alert of the incident is still firing: PagerDuty resolves, Slack edits
-	// the parent.
+	// alert of the incident is still firing at this integration: PagerDuty
+	// resolves, Slack edits the parent.
 	IncidentResolved bool
-	// Data is the webhook's template data (group labels, external URL …)
-	// with Alerts set to this notification's alerts, for templates.
+	// Ref is the integration's reference kept with the incident (the Slack
+	// parent message as "channel ts"); "" when none is known. A notifier
+	// that creates a new one sets Ref, and the dispatch core keeps it.
+	Ref string
+	// Data is the template data (Alertmanager's) computed from this
+	// notification's own alerts: Alerts, CommonLabels, CommonAnnotations and
+	// GroupLabels are the incident's, not the whole webhook's.
 	Data *template.Data
 }
 

@@ -1,0 +1,205 @@
+package dedup
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// Deferred retries, in the background, store writes that failed after a
+// notification was delivered: the confirmation of what was sent, the
+// release of what failed, and incident steps — above all the closing of an
+// incident resolved while the store was down, without which the store would
+// still hold it open and a later firing would not open it again. Writes are
+// retried with backoff until they succeed or are older than MaxAge; beyond
+// MaxItems the oldest are dropped, counted and logged. State lives in this
+// process only: it bridges a store outage, not a replica crash.
+type Deferred struct {
+	store   store.Store
+	logger  *slog.Logger
+	maxAge  time.Duration
+	maxLen  int
+	pending prometheus.Gauge
+	dropped prometheus.Counter
+
+	mu    sync.Mutex
+	queue []job
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+type job struct {
+	at      time.Time
+	set     []store.Entry
+	del     []store.Entry
+	inc     []store.IncidentOp
+	retries int
+}
+
+// DeferredMetrics are the retrier's metrics; create them once per process
+// with NewDeferredMetrics (a reload builds a new Deferred on the same ones).
+type DeferredMetrics struct {
+	pending prometheus.Gauge
+	dropped prometheus.Counter
+}
+
+// NewDeferredMetrics registers the retrier's metrics on reg (nil: not
+// registered).
+func NewDeferredMetrics(reg prometheus.Registerer) *DeferredMetrics {
+	m := &DeferredMetrics{
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "alertrouter_dedup_deferred_writes",
+			Help: "Store writes after deliveries waiting to be retried because the store failed.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_dedup_deferred_dropped_total",
+			Help: "Deferred store writes given up (too old or too many); each risks a duplicate or a missed re-opening.",
+		}),
+	}
+	if reg != nil {
+		reg.MustRegister(m.pending, m.dropped)
+	}
+	return m
+}
+
+// NewDeferred starts a retrier writing to s. Close stops it.
+func NewDeferred(s store.Store, m *DeferredMetrics, logger *slog.Logger) *Deferred {
+	if m == nil {
+		m = NewDeferredMetrics(nil)
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Deferred{store: s, logger: logger, maxAge: time.Hour, maxLen: 10000, pending: m.pending, dropped: m.dropped,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go d.run()
+	return d
+}
+
+// Set queues entries to be set.
+func (d *Deferred) Set(entries []store.Entry) { d.add(job{set: entries}) }
+
+// DeleteIfEqual queues compare-and-delete entries.
+func (d *Deferred) DeleteIfEqual(entries []store.Entry) { d.add(job{del: entries}) }
+
+// Incidents queues incident steps, applied in order.
+func (d *Deferred) Incidents(ops []store.IncidentOp) { d.add(job{inc: ops}) }
+
+// Len returns how many writes wait.
+func (d *Deferred) Len() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.queue)
+}
+
+func (d *Deferred) add(j job) {
+	j.at = time.Now()
+	d.mu.Lock()
+	d.queue = append(d.queue, j)
+	if len(d.queue) > d.maxLen {
+		d.queue = d.queue[1:]
+		d.dropped.Inc()
+		d.logger.Error("deferred store writes over their limit: dropping the oldest")
+	}
+	d.pending.Set(float64(len(d.queue)))
+	d.mu.Unlock()
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Close stops the retrier; writes still queued are logged as given up.
+func (d *Deferred) Close() {
+	select {
+	case <-d.stop:
+		return
+	default:
+	}
+	close(d.stop)
+	<-d.done
+	if n := d.Len(); n > 0 {
+		d.logger.Warn("stopping with deferred store writes not applied", "writes", n)
+	}
+}
+
+func (d *Deferred) run() {
+	defer close(d.done)
+	backoff := 100 * time.Millisecond
+	for {
+		t := time.NewTimer(backoff)
+		select {
+		case <-d.stop:
+			t.Stop()
+			return
+		case <-d.wake:
+			t.Stop()
+		case <-t.C:
+		}
+		if d.flush() {
+			backoff = 100 * time.Millisecond
+		} else {
+			backoff = min(backoff*2, 10*time.Second)
+		}
+	}
+}
+
+// flush applies queued jobs in order and stops at the first failure.
+// It reports whether the queue is empty.
+func (d *Deferred) flush() bool {
+	for {
+		d.mu.Lock()
+		if len(d.queue) == 0 {
+			d.mu.Unlock()
+			return true
+		}
+		j := d.queue[0]
+		d.mu.Unlock()
+		if time.Since(j.at) > d.maxAge {
+			d.logger.Error("deferred store write older than its limit: given up", "age", time.Since(j.at).Round(time.Second))
+			d.dropped.Inc()
+			d.pop()
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := d.apply(ctx, j)
+		cancel()
+		if err != nil {
+			return false
+		}
+		d.logger.Info("deferred store write applied", "age", time.Since(j.at).Round(time.Millisecond))
+		d.pop()
+	}
+}
+
+func (d *Deferred) pop() {
+	d.mu.Lock()
+	d.queue = d.queue[1:]
+	d.pending.Set(float64(len(d.queue)))
+	d.mu.Unlock()
+}
+
+func (d *Deferred) apply(ctx context.Context, j job) error {
+	if len(j.set) > 0 {
+		if err := d.store.Set(ctx, j.set); err != nil {
+			return err
+		}
+	}
+	if len(j.del) > 0 {
+		if err := d.store.DeleteIfEqual(ctx, j.del); err != nil {
+			return err
+		}
+	}
+	if len(j.inc) > 0 {
+		if _, err := d.store.Incidents(ctx, j.inc); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+// Package dedup decides which alert transitions still need a notification
+// and holds them while one sender delivers: the marker of what was
+// notified, the transition state machine (a pure function), and the one
+// lease helper every exactly-once step uses (transition claims here,
+// incident openings and closings through store.Incidents).
+package dedup
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Marker is what a receiver's integration was last notified of one alert
+// firing (identified by its fingerprint and startsAt): the decision tier of
+// the firing, or Resolved; when; and the incident it was notified in, so a
+// resolve reaches the incident its firing opened even if the alert would
+// now be grouped elsewhere.
+type Marker struct {
+	Tier     string
+	Resolved bool
+	At       time.Time
+	Incident string
+}
+
+const resolvedTier = "resolved"
+
+// String encodes m as "<tier>|<unix ms>|<incident>" ("resolved" as tier for
+// a notified resolve).
+func (m Marker) String() string {
+	tier := m.Tier
+	if m.Resolved {
+		tier = resolvedTier
+	}
+	return tier + "|" + strconv.FormatInt(m.At.UnixMilli(), 10) + "|" + m.Incident
+}
+
+// ParseMarker decodes a Marker written by String. A value it cannot read is
+// taken as a tier with no time, which never matches a current tier: the
+// transition is sent again rather than lost.
+func ParseMarker(v string) Marker {
+	parts := strings.SplitN(v, "|", 3)
+	if len(parts) < 2 {
+		return Marker{Tier: v}
+	}
+	ms, _ := strconv.ParseInt(parts[1], 10, 64)
+	m := Marker{Tier: parts[0], At: time.UnixMilli(ms)}
+	if len(parts) == 3 {
+		m.Incident = parts[2]
+	}
+	if m.Tier == resolvedTier {
+		m.Tier, m.Resolved = "", true
+	}
+	return m
+}
+
+// Tier names the decision tier that is part of a transition's identity: a
+// firing whose tier changes (ticket → page) is a new transition.
+func Tier(d *alert.Decision) string { return string(d.Action) + ":" + d.Policy + ":" + d.Tier }
+
+// Input is everything the transition function looks at for one alert and
+// one integration.
+type Input struct {
+	// Found and Marker: what the store remembers (Found false: nothing).
+	Found  bool
+	Marker Marker
+	// StoreDown: the marker could not be read (fail open).
+	StoreDown bool
+	Firing    bool
+	// Tier is Tier(decision) of the alert now.
+	Tier string
+	// StartsAt is the alert's start as it enters the identity (zero when
+	// Alertmanager sent none: the fingerprint alone identifies it).
+	StartsAt       time.Time
+	Now            time.Time
+	RepeatInterval time.Duration
+}
+
+// Verdict says what to do with one transition.
+type Verdict int
+
+// The verdicts.
+const (
+	// Skip: already notified (a dedup hit).
+	Skip Verdict = iota
+	// Ignore: a resolve of a firing this integration was never notified of.
+	Ignore
+	// Send the transition with Kind.
+	Send
+	// SendIfRouted: fail open on a resolve whose marker could not be read —
+	// send it where the route tree sends the alert now.
+	SendIfRouted
+)
+
+// Step is the transition function's answer.
+type Step struct {
+	Verdict Verdict
+	Kind    alert.Kind
+	// ClaimSuffix tells re-fires and reminders apart from the first firing
+	// in the claim key, so their claims never collide.
+	ClaimSuffix string
+	// Incident is the incident of the notified firing (resolves only; ""
+	// when unknown).
+	Incident string
+}
+
+// Transition is the dedup state machine: given what was notified and what
+// the alert is now, it says whether and how to notify. It is a pure
+// function; its table test covers every (marker, status, tier) case.
+//
+//	marker        firing, same tier   firing, other tier   resolved
+//	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down)
+//	firing        Skip / reminder     Send firing          Send resolved (to the marker's incident)
+//	resolved      Send firing (re-fire, own claim)         Skip
+func Transition(in Input) Step {
+	m := in.Marker
+	switch {
+	case !in.Firing && !in.Found && in.StoreDown:
+		return Step{Verdict: SendIfRouted, Kind: alert.KindResolved}
+	case !in.Firing && !in.Found:
+		return Step{Verdict: Ignore}
+	case !in.Firing && m.Resolved:
+		return Step{Verdict: Skip}
+	case !in.Firing:
+		return Step{Verdict: Send, Kind: alert.KindResolved, Incident: m.Incident}
+	case !in.Found:
+		return Step{Verdict: Send, Kind: alert.KindFiring}
+	case m.Resolved:
+		// Alertmanager re-fired an alert it had resolved (same startsAt,
+		// e.g. Prometheus missed its resends): a new transition.
+		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10)}
+	case m.Tier != in.Tier:
+		return Step{Verdict: Send, Kind: alert.KindFiring}
+	case in.RepeatInterval > 0 && in.Now.Sub(m.At) >= in.RepeatInterval:
+		bucket := int64(in.Now.Sub(in.StartsAt) / in.RepeatInterval)
+		if in.StartsAt.IsZero() {
+			bucket = in.Now.UnixMilli() / in.RepeatInterval.Milliseconds()
+		}
+		return Step{Verdict: Send, Kind: alert.KindReminder, ClaimSuffix: ":r" + strconv.FormatInt(bucket, 10)}
+	}
+	return Step{Verdict: Skip}
+}

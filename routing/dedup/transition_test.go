@@ -1,0 +1,91 @@
+package dedup_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+)
+
+func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	start := now.Add(-2 * time.Hour)
+	const page, ticket = "page:severity:critical", "ticket:severity:warning"
+	fired := func(tier string, ago time.Duration) dedup.Marker {
+		return dedup.Marker{Tier: tier, At: now.Add(-ago), Incident: "inc-1"}
+	}
+	resolved := dedup.Marker{Resolved: true, At: now.Add(-time.Minute), Incident: "inc-1"}
+	tests := []struct {
+		name      string
+		found     bool
+		marker    dedup.Marker
+		storeDown bool
+		firing    bool
+		tier      string
+		repeat    time.Duration
+		want      dedup.Step
+	}{
+		{name: "no marker, firing → first firing", firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
+		{name: "no marker, firing, store down → first firing (fail open)", storeDown: true, firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
+		{name: "no marker, resolved → never notified here, nothing to resolve", tier: page,
+			want: dedup.Step{Verdict: dedup.Ignore}},
+		{name: "no marker, resolved, store down → resolve where routed (fail open)", storeDown: true, tier: page,
+			want: dedup.Step{Verdict: dedup.SendIfRouted, Kind: alert.KindResolved}},
+		{name: "firing marker, firing, same tier → dedup hit", found: true, marker: fired(page, time.Minute), firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Skip}},
+		{name: "firing marker, firing, same tier, repeat interval not yet passed → hit", found: true, marker: fired(page, time.Hour), firing: true, tier: page, repeat: 4 * time.Hour,
+			want: dedup.Step{Verdict: dedup.Skip}},
+		{name: "firing marker, firing, same tier, repeat interval passed → reminder", found: true, marker: fired(page, 5*time.Hour), firing: true, tier: page, repeat: 4 * time.Hour,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindReminder, ClaimSuffix: ":r0"}},
+		{name: "firing marker, firing, other tier → new firing", found: true, marker: fired(ticket, time.Minute), firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
+		{name: "firing marker, resolved → resolve in the firing's incident", found: true, marker: fired(page, time.Minute), tier: ticket,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindResolved, Incident: "inc-1"}},
+		{name: "resolved marker, resolved → dedup hit", found: true, marker: resolved, tier: page,
+			want: dedup.Step{Verdict: dedup.Skip}},
+		{name: "resolved marker, firing → re-fire with its own claim", found: true, marker: resolved, firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + itoa(resolved.At.UnixMilli())}},
+		{name: "unreadable marker, firing → sent again rather than lost", found: true, marker: dedup.ParseMarker("garbage"), firing: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := dedup.Transition(dedup.Input{Found: tt.found, Marker: tt.marker, StoreDown: tt.storeDown, Firing: tt.firing,
+				Tier: tt.tier, StartsAt: start, Now: now, RepeatInterval: tt.repeat})
+			if got != tt.want {
+				t.Fatalf("Transition = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestReminderBucketsAdvanceWithoutStartsAt(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	in := dedup.Input{Found: true, Marker: dedup.Marker{Tier: "p", At: now.Add(-5 * time.Hour)}, Firing: true, Tier: "p", Now: now, RepeatInterval: 4 * time.Hour}
+	a := dedup.Transition(in)
+	in.Now = now.Add(4 * time.Hour)
+	in.Marker.At = now
+	b := dedup.Transition(in)
+	if a.Kind != alert.KindReminder || b.Kind != alert.KindReminder || a.ClaimSuffix == b.ClaimSuffix {
+		t.Fatalf("reminders %+v and %+v: want two reminders with distinct claims", a, b)
+	}
+}
+
+func TestMarkerRoundTrips(t *testing.T) {
+	at := time.UnixMilli(1764676800123)
+	for _, m := range []dedup.Marker{
+		{Tier: "page:sloth:page", At: at, Incident: "slo/gateway|availability"},
+		{Resolved: true, At: at, Incident: "llm-inference-gpu/chat/TTFT"},
+		{Tier: "ticket:default:", At: at},
+	} {
+		if got := dedup.ParseMarker(m.String()); got.Tier != m.Tier || got.Resolved != m.Resolved || !got.At.Equal(m.At) || got.Incident != m.Incident {
+			t.Errorf("ParseMarker(%q) = %+v, want %+v", m.String(), got, m)
+		}
+	}
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

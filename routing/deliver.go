@@ -1,0 +1,268 @@
+package routing
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// batch is one notification in the making: the won transitions of one
+// receiver's integration, one incident and one kind.
+type batch struct {
+	receiver string
+	integ    *Integration
+	incident string
+	kind     alert.Kind
+	trs      []*transition
+	n        *alert.Notification
+	// Incident lease: this sender opens (trigger) or closes (resolve) the
+	// incident at this integration; added are the members its join added.
+	opening, closing bool
+	added            []store.Member
+	joined           bool // its members joined the incident's state
+	// skip: deliberately not sent (send_resolved: false); settled as sent.
+	skip bool
+	err  error
+}
+
+func (b *batch) fail(err error) {
+	if b.err == nil {
+		b.err = err
+	}
+}
+
+func (p *Pipeline) leases() dedup.Leases {
+	return dedup.Leases{Store: p.Store, TTL: p.Dedup.ClaimTTL, Wait: p.Dedup.InFlightWait}
+}
+
+// claim takes, in one round trip, the claims of every transition.
+// Transitions claimed by another replica are waited for (bounded); when
+// that replica has not confirmed in time they count as failures so
+// Alertmanager retries — a claim is never taken as proof of delivery.
+func (p *Pipeline) claim(ctx context.Context, trs []*transition, token string, sum *alert.Summary) error {
+	keys := make([]string, len(trs))
+	for i, t := range trs {
+		keys[i] = t.claim
+	}
+	won, err := p.leases().Acquire(ctx, keys, token)
+	if err != nil {
+		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
+			return err
+		}
+		for _, t := range trs {
+			t.won = true
+			p.countDedup(dedupFailOpen, nil)
+		}
+		return nil
+	}
+	var lost []*transition
+	var lostKeys []string
+	for i, t := range trs {
+		t.won, t.held = won[i], won[i]
+		if !t.won {
+			lost = append(lost, t)
+			lostKeys = append(lostKeys, t.claim)
+		}
+	}
+	if len(lost) == 0 {
+		return nil
+	}
+	done, err := p.leases().Await(ctx, lostKeys)
+	if err != nil {
+		p.countStoreError("read claims", err)
+	}
+	failed := 0
+	for i := range lost {
+		if done[i] {
+			p.countDedup(dedupHit, sum)
+			continue
+		}
+		failed++
+		p.countDedup(dedupInFlight, nil)
+	}
+	if failed == 0 {
+		return nil
+	}
+	sum.Failed += failed
+	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet; retry", failed)
+	sum.Errors = append(sum.Errors, msg)
+	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
+}
+
+type batchKey struct {
+	receiver, integ, incident string
+	kind                      alert.Kind
+}
+
+// batch groups the won transitions into one notification per receiver,
+// integration, incident and kind, in payload order.
+func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
+	index := map[batchKey]*batch{}
+	var out []*batch
+	for _, t := range trs {
+		if !t.won {
+			continue
+		}
+		k := batchKey{t.receiver, t.integ.Name, t.incident, t.kind}
+		b := index[k]
+		if b == nil {
+			b = &batch{receiver: t.receiver, integ: t.integ, incident: t.incident, kind: t.kind}
+			b.skip = t.kind == alert.KindResolved && !t.integ.SendResolved && t.integ.Notifier != nil
+			index[k] = b
+			out = append(out, b)
+		}
+		b.trs = append(b.trs, t)
+	}
+	for _, b := range out {
+		b.n = notification(msg, b)
+	}
+	return out
+}
+
+// send delivers every batch concurrently (at most 16 at a time): each
+// integration has its own time budget and retries, so a slow PagerDuty
+// never delays Slack.
+func (p *Pipeline) send(ctx context.Context, batches []*batch) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, b := range batches {
+		if b.err != nil || b.skip {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			if b.integ.Notifier == nil {
+				b.fail(alert.Permanent(fmt.Errorf("receiver %q has no notifier", b.receiver)))
+				return
+			}
+			start := time.Now()
+			if err := b.integ.Notifier.Notify(ctx, b.n); err != nil {
+				b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
+			}
+			if p.Metrics != nil {
+				p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(time.Since(start).Seconds())
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// settleTimeout bounds the store writes after the sends; they run detached
+// from the request, so a client hang-up or an expired webhook deadline
+// never leaves a delivered notification unconfirmed.
+const settleTimeout = 5 * time.Second
+
+// settle confirms the delivered transitions and incident steps, and
+// releases the failed ones so Alertmanager's retry sends exactly what is
+// missing. Its writes run in parallel, each one round trip; a write that
+// fails is handed to Deferred (retried in the background) and counted.
+func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
+	defer cancel()
+	now := p.now()
+	var confirmKeys []string
+	var markers, release []store.Entry
+	var incOps []store.IncidentOp
+	var failures []error
+	retryable := false
+	for _, b := range batches {
+		if b.err != nil {
+			for _, t := range b.trs {
+				if t.held {
+					release = append(release, store.Entry{Key: t.claim, Value: token})
+				}
+			}
+			failures = append(failures, b.err)
+			sum.Failed += len(b.trs)
+			sum.Errors = append(sum.Errors, b.err.Error())
+			retryable = retryable || alert.Retryable(b.err)
+			p.Logger.Error("notification failed; claim released so Alertmanager's retry sends it", "receiver", b.receiver,
+				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
+			continue
+		}
+		for _, t := range b.trs {
+			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
+			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
+			confirmKeys = append(confirmKeys, t.claim)
+			p.countDedup(dedupMiss, nil)
+		}
+		if b.skip {
+			sum.Suppressed += len(b.trs)
+		} else {
+			sum.Notified += len(b.trs)
+		}
+	}
+	for _, l := range leases {
+		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
+	}
+	confirm := append(p.leases().Confirmations(confirmKeys), markers...)
+	writes := []func() error{
+		func() error { return p.Store.Set(wctx, confirm) },
+		func() error { return p.Store.DeleteIfEqual(wctx, release) },
+		func() error { _, err := p.Store.Incidents(wctx, incOps); return err },
+	}
+	writes = append(writes, p.sloPageWrites(wctx, batches)...)
+	errs := parallel(writes)
+	if errs[0] != nil {
+		p.settleFailed("confirm notified transitions", errs[0], len(confirmKeys),
+			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(confirm) })
+	}
+	if errs[1] != nil {
+		p.settleFailed("release failed claims", errs[1], len(release),
+			"Alertmanager's retry waits for the claims to expire (claim_ttl)", func(d *dedup.Deferred) { d.DeleteIfEqual(release) })
+	}
+	if errs[2] != nil {
+		p.settleFailed("settle incident state", errs[2], len(incOps),
+			"the incident's lease expires and its next firing opens it again", func(d *dedup.Deferred) { d.Incidents(incOps) })
+	}
+	for _, err := range errs[3:] {
+		if err != nil {
+			p.countStoreError("record SLO pages", err)
+		}
+	}
+	for range release {
+		p.countDedup(dedupReleased, nil)
+	}
+	if len(failures) > 0 {
+		return &alert.DeliveryError{Retryable: retryable, Errs: failures}
+	}
+	return nil
+}
+
+// settleFailed reports a write after the sends that failed: what it risks,
+// and hands it to Deferred to retry when the store answers again.
+func (p *Pipeline) settleFailed(op string, err error, n int, risk string, retry func(*dedup.Deferred)) {
+	if p.Metrics != nil {
+		p.Metrics.settleErrors.WithLabelValues(op).Inc()
+	}
+	deferred := p.Deferred != nil
+	if deferred {
+		retry(p.Deferred)
+	}
+	p.Logger.Error("store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
+}
+
+// parallel runs fns concurrently and returns their errors in order: the
+// writes of one webhook cost about one round trip, not one each.
+func parallel(fns []func() error) []error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = fn()
+		}()
+	}
+	wg.Wait()
+	return errs
+}

@@ -1,0 +1,293 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/alertmanager/template"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// incidentLease is one incident at one integration as this webhook touches
+// it: the batches whose alerts join it (firing, reminders) and those whose
+// alerts leave it (resolves), and what its store steps answered.
+type incidentLease struct {
+	key            string
+	joins, leaves  []*batch
+	joined, left   bool // the step was applied in the store
+	opening        bool // this sender holds the opening lease
+	closing        bool // this sender holds the resolving lease
+	added, members []store.Member
+	ref            string // the reference the store kept at the join
+}
+
+func (p *Pipeline) incidentKey(b *batch) string {
+	return store.Key(p.Dedup.KeyPrefix, "inc", b.incident, b.receiver+"/"+b.integ.Name)
+}
+
+func members(bs []*batch) []store.Member {
+	var out []store.Member
+	for _, b := range bs {
+		for _, t := range b.trs {
+			out = append(out, store.Member{Fingerprint: t.res.Alert.Fingerprint,
+				StartsAt: strconv.FormatInt(t.res.Alert.IdentityStart().UnixMilli(), 10)})
+		}
+	}
+	return out
+}
+
+// leaseIncidents applies, in one round trip, each touched incident's Join
+// (before its Leave, so an incident gaining and losing members in one
+// payload stays open) and tells each batch whether it opens the incident
+// (Opening: PagerDuty triggers, Slack posts the parent) or closes it
+// (IncidentResolved), with the reference the incident keeps. An incident
+// another sender is opening or resolving is waited for (in_flight_wait),
+// then its batches fail so Alertmanager retries them. Store down: fail open
+// (every batch opens or closes; the closing is replayed into the store by
+// Deferred once it answers, so a later firing opens the incident again) or
+// fail closed (every batch fails).
+func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token string, sum *alert.Summary) []*incidentLease {
+	leases := p.incidentLeases(batches)
+	if len(leases) == 0 {
+		return nil
+	}
+	pending := slices.Clone(leases)
+	err := dedup.Poll(ctx, p.Dedup.InFlightWait, func(ctx context.Context) (bool, error) {
+		var ops []store.IncidentOp
+		var owners []*incidentLease
+		for _, l := range pending {
+			if len(l.joins) > 0 && !l.joined {
+				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepJoin, Members: members(l.joins), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL})
+				owners = append(owners, l)
+			}
+			if len(l.leaves) > 0 && !l.left {
+				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL})
+				owners = append(owners, l)
+			}
+		}
+		res, err := p.Store.Incidents(ctx, ops)
+		if err != nil {
+			return false, err
+		}
+		for i, r := range res {
+			owners[i].apply(ops[i].Step, r)
+		}
+		pending = slices.DeleteFunc(pending, func(l *incidentLease) bool {
+			return (len(l.joins) == 0 || l.joined) && (len(l.leaves) == 0 || l.left)
+		})
+		return len(pending) == 0, nil
+	})
+	if err != nil {
+		if ferr := p.storeFailed(ctx, "update incidents", err, sum); ferr != nil {
+			for _, b := range batches {
+				b.fail(ferr)
+			}
+			return leases
+		}
+		p.failOpenIncidents(pending, token)
+		return leases
+	}
+	for _, l := range pending {
+		for _, b := range append(l.joins, l.leaves...) {
+			b.fail(fmt.Errorf("incident %s is being opened or resolved at %s/%s by another replica and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
+		}
+	}
+	return leases
+}
+
+// leaseTTL is how long an opening or resolving lease lasts: the send's
+// deadline plus the settle time, so a sender that dies mid-send blocks the
+// incident no longer than it could have been sending.
+func (p *Pipeline) leaseTTL(ctx context.Context) time.Duration {
+	d := p.Dedup.ClaimTTL
+	if dl, ok := ctx.Deadline(); ok {
+		if r := time.Until(dl) + settleTimeout; r < d {
+			d = r
+		}
+	}
+	return max(d, settleTimeout)
+}
+
+func (p *Pipeline) incidentLeases(batches []*batch) []*incidentLease {
+	index := map[string]*incidentLease{}
+	var out []*incidentLease
+	for _, b := range batches {
+		if b.err != nil {
+			continue
+		}
+		key := p.incidentKey(b)
+		l := index[key]
+		if l == nil {
+			l = &incidentLease{key: key}
+			index[key] = l
+			out = append(out, l)
+		}
+		if b.kind == alert.KindResolved {
+			l.leaves = append(l.leaves, b)
+		} else {
+			l.joins = append(l.joins, b)
+		}
+	}
+	for _, l := range out {
+		// The first firing batch announces an opening, else a reminder.
+		slices.SortStableFunc(l.joins, func(a, b *batch) int {
+			return kindOrder(a.kind) - kindOrder(b.kind)
+		})
+	}
+	return out
+}
+
+func kindOrder(k alert.Kind) int {
+	if k == alert.KindFiring {
+		return 0
+	}
+	return 1
+}
+
+// apply records a store step's answer on the lease and its batches.
+func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
+	switch {
+	case r.Outcome == store.OutcomeBusy:
+		return
+	case step == store.StepJoin:
+		l.joined, l.added, l.ref = true, r.Added, r.Ref
+		l.opening = r.Outcome == store.OutcomeOpening
+		for i, b := range l.joins {
+			b.n.Ref = r.Ref
+			b.n.Opening = l.opening && i == 0
+		}
+	case step == store.StepLeave:
+		l.left, l.members = true, members(l.leaves)
+		l.closing = r.Outcome == store.OutcomeClosing
+		for _, b := range l.leaves {
+			b.n.Ref = r.Ref
+			b.n.IncidentResolved = l.closing
+		}
+	}
+}
+
+// failOpenIncidents lets every batch of leases the store could not answer
+// open or close its incident, and queues the closings for the store.
+func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string) {
+	var later []store.IncidentOp
+	for _, l := range leases {
+		for i, b := range l.joins {
+			b.n.Opening = i == 0 && !l.joined
+		}
+		if len(l.leaves) > 0 && !l.left {
+			for _, b := range l.leaves {
+				b.n.IncidentResolved = true
+			}
+			later = append(later,
+				store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL},
+				store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
+		}
+	}
+	if len(later) > 0 && p.Deferred != nil {
+		p.Deferred.Incidents(later)
+	}
+}
+
+// incidentSettleOps returns the steps that end this webhook's leases:
+// Opened/Resolved when the batches holding them were delivered, Abort when
+// they failed, Unjoin for members whose update to an open incident failed.
+func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []store.IncidentOp {
+	var ops []store.IncidentOp
+	joinFailed, leaveFailed := anyFailed(l.joins), anyFailed(l.leaves)
+	switch {
+	case l.opening && !joinFailed:
+		ref := ""
+		for _, b := range l.joins {
+			if b.n.Ref != "" {
+				ref = b.n.Ref
+				break
+			}
+		}
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepOpened, Token: token, Ref: ref, TTL: ttl})
+	case l.opening:
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepAbort, Token: token, Members: l.added, TTL: ttl})
+	case l.joined && joinFailed && len(l.added) > 0:
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUnjoin, Token: token, Members: l.added, TTL: ttl})
+	case l.joined && !joinFailed:
+		for _, b := range l.joins {
+			if b.n.Ref != "" && b.n.Ref != l.ref {
+				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepRef, Token: token, Ref: b.n.Ref, TTL: ttl})
+				break
+			}
+		}
+	}
+	switch {
+	case l.closing && !leaveFailed:
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token, TTL: ttl})
+	case l.closing:
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepAbort, Token: token, Members: l.members, TTL: ttl})
+	}
+	return ops
+}
+
+func anyFailed(bs []*batch) bool {
+	for _, b := range bs {
+		if b.err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// notification builds the message of one batch, with template data
+// computed from the batch's own alerts.
+func notification(msg *alert.Message, b *batch) *alert.Notification {
+	n := &alert.Notification{Receiver: b.receiver, Integration: b.integ.Name, Incident: b.incident, Kind: b.kind, Action: alert.ActionNone}
+	data := &template.Data{Receiver: b.receiver, ExternalURL: msg.ExternalURL, Alerts: make(template.Alerts, 0, len(b.trs))}
+	firing := false
+	for _, t := range b.trs {
+		n.Results = append(n.Results, t.res)
+		data.Alerts = append(data.Alerts, t.res.Alert.Alert)
+		firing = firing || t.res.Alert.Firing()
+		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
+			n.Action = t.res.Decision.Action
+		}
+	}
+	data.Status = "resolved"
+	if firing {
+		data.Status = "firing"
+	}
+	data.CommonLabels = common(data.Alerts, func(a template.Alert) template.KV { return a.Labels })
+	data.CommonAnnotations = common(data.Alerts, func(a template.Alert) template.KV { return a.Annotations })
+	// Group labels: Alertmanager's group labels, narrowed to what this
+	// incident's alerts have in common.
+	data.GroupLabels = template.KV{}
+	for k, v := range msg.GroupLabels {
+		if data.CommonLabels[k] == v {
+			data.GroupLabels[k] = v
+		}
+	}
+	n.Data = data
+	return n
+}
+
+// common returns the pairs every alert has (Alertmanager's CommonLabels).
+func common(alerts template.Alerts, kv func(template.Alert) template.KV) template.KV {
+	out := template.KV{}
+	if len(alerts) == 0 {
+		return out
+	}
+	for k, v := range kv(alerts[0]) {
+		out[k] = v
+	}
+	for _, a := range alerts[1:] {
+		m := kv(a)
+		for k, v := range out {
+			if m[k] != v {
+				delete(out, k)
+			}
+		}
+	}
+	return out
+}

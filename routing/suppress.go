@@ -1,0 +1,102 @@
+package routing
+
+import (
+	"context"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// sloPagesKey is the set of an SLO's page-tier alerts notified firing.
+func (p *Pipeline) sloPagesKey(slo string) string {
+	return store.Key(p.Dedup.KeyPrefix, "slo", slo, "pages")
+}
+
+// suppressAcrossPayloads suppresses ticket-tier alerts of SLOs for which
+// another payload's page-tier alert fires (recorded when that page was
+// notified, see sloPageWrites). It reads the store only for SLOs with a
+// firing ticket not already suppressed in-payload. A store failure never
+// suppresses: a duplicate beats a lost ticket. It returns an error only
+// when the request was cancelled.
+func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*alert.Result, sum *alert.Summary) error {
+	seen := map[string][]string{}
+	for _, r := range results {
+		if r.Decision.SLO == "" || r.Decision.Action != alert.ActionTicket || !r.Alert.Firing() || r.SuppressedBy != "" {
+			continue
+		}
+		slo := r.Decision.SLO
+		members, ok := seen[slo]
+		if !ok {
+			var err error
+			members, err = p.Store.Members(ctx, p.sloPagesKey(slo))
+			if err != nil {
+				if ctx.Err() != nil {
+					return p.cancelled(sum, ctx.Err())
+				}
+				p.countStoreError("read SLO pages", err)
+			}
+			seen[slo] = members
+		}
+		if len(members) > 0 {
+			r.SuppressedBy = "page " + members[0] + " of SLO " + slo
+		}
+	}
+	for _, r := range results {
+		if r.SuppressedBy != "" {
+			sum.Suppressed++
+			if p.Metrics != nil {
+				p.Metrics.suppressed.Inc()
+			}
+		}
+	}
+	return nil
+}
+
+// countStoreError counts and logs a store failure that costs nothing but a
+// possible duplicate.
+func (p *Pipeline) countStoreError(op string, err error) {
+	if p.Metrics != nil {
+		p.Metrics.storeErrors.Inc()
+	}
+	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+}
+
+// sloPageWrites returns the store writes that remember, per SLO, which
+// page-tier alerts were notified firing (and forget those notified
+// resolved), so that tickets of the same SLO in later payloads — at any
+// replica — are suppressed while the page fires. Writing only for notified
+// transitions keeps the steady state (all dedup hits) at one round trip.
+func (p *Pipeline) sloPageWrites(ctx context.Context, batches []*batch) []func() error {
+	add, del := map[string][]string{}, map[string][]string{}
+	for _, b := range batches {
+		if b.err != nil {
+			continue
+		}
+		for _, t := range b.trs {
+			d := &t.res.Decision
+			if d.SLO == "" {
+				continue
+			}
+			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+			switch {
+			case t.kind == alert.KindResolved:
+				del[d.SLO] = append(del[d.SLO], member)
+			case d.Action == alert.ActionPage:
+				add[d.SLO] = append(add[d.SLO], member)
+			}
+		}
+	}
+	var fns []func() error
+	for slo, members := range add {
+		fns = append(fns, func() error {
+			return p.Store.AddMembers(ctx, p.sloPagesKey(slo), p.Dedup.NotifiedTTL, members...)
+		})
+	}
+	for slo, members := range del {
+		fns = append(fns, func() error {
+			_, err := p.Store.RemoveMembers(ctx, p.sloPagesKey(slo), members...)
+			return err
+		})
+	}
+	return fns
+}
