@@ -269,9 +269,9 @@ func TestPagerDutyAnswering500IsRetriedByAlertmanagerAndPagesOnce(t *testing.T) 
 }
 
 // TestRouterKilledWhilePagerDutyHoldsTheTriggerPagesOnceAfterRestart: the
-// PagerDuty notifier's trigger mark is only "pending" while a send is in
-// flight and expires with the sender's deadline, so a replica killed
-// mid-send never swallows the retried page.
+// incident's opening lease lives only as long as its sender's deadline, so a
+// replica killed mid-send never swallows the retried page; the Slack mirror,
+// delivered and confirmed while PagerDuty hung, is not posted again.
 func TestRouterKilledWhilePagerDutyHoldsTheTriggerPagesOnceAfterRestart(t *testing.T) {
 	t.Parallel()
 	s := newStack(t)

@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -104,25 +101,6 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 	var ra *retryAfterError
 	if errors.As(err, &ra) {
 		return ra.after, true
-	}
-	return 0, false
-}
-
-// ParseRetryAfter reads an HTTP Retry-After header value: delay seconds or
-// an HTTP date. It reports false for an empty or unreadable value.
-func ParseRetryAfter(v string, now time.Time) (time.Duration, bool) {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0, false
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s < 0 {
-			return 0, false
-		}
-		return time.Duration(s) * time.Second, true
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0), true
 	}
 	return 0, false
 }

@@ -125,35 +125,76 @@ func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
 	return out
 }
 
-// send delivers every batch concurrently (at most 16 at a time): each
+// deliver sends every batch concurrently (at most 16 at a time) — each
 // integration has its own time budget and retries, so a slow PagerDuty
-// never delays Slack.
-func (p *Pipeline) send(ctx context.Context, batches []*batch) {
-	var wg sync.WaitGroup
+// never delays Slack — and settles the batches as they complete: whatever
+// has completed by the time the previous settle is written goes into the
+// next one, so a fast integration is confirmed while a slow one is still
+// sending (a replica killed during the slow send never resends the fast
+// one), and a webhook whose sends complete together costs one settle.
+func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
+	leaseOf := map[*batch]*incidentLease{}
+	open := map[*incidentLease]int{}
+	for _, l := range leases {
+		for _, b := range append(append([]*batch(nil), l.joins...), l.leaves...) {
+			leaseOf[b] = l
+			open[l]++
+		}
+	}
+	done := make(chan *batch, len(batches))
 	sem := make(chan struct{}, 16)
 	for _, b := range batches {
 		if b.err != nil || b.skip {
+			done <- b
 			continue
 		}
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if b.integ.Notifier == nil {
-				b.fail(alert.Permanent(fmt.Errorf("receiver %q has no notifier", b.receiver)))
-				return
-			}
-			start := time.Now()
-			if err := b.integ.Notifier.Notify(ctx, b.n); err != nil {
-				b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
-			}
-			if p.Metrics != nil {
-				p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(time.Since(start).Seconds())
-			}
+			p.send(ctx, b)
+			done <- b
 		}()
 	}
-	wg.Wait()
+	var errs []error
+	for remaining := len(batches); remaining > 0; {
+		ready := []*batch{<-done}
+		for more := true; more; {
+			select {
+			case b := <-done:
+				ready = append(ready, b)
+			default:
+				more = false
+			}
+		}
+		remaining -= len(ready)
+		var settled []*incidentLease
+		for _, b := range ready {
+			if l := leaseOf[b]; l != nil {
+				if open[l]--; open[l] == 0 {
+					settled = append(settled, l)
+				}
+			}
+		}
+		if err := p.settle(ctx, ready, settled, token, sum); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return joinDeliveryErrors(errs...)
+}
+
+// send delivers one batch to its integration.
+func (p *Pipeline) send(ctx context.Context, b *batch) {
+	if b.integ.Notifier == nil {
+		b.fail(alert.Permanent(fmt.Errorf("receiver %q has no notifier", b.receiver)))
+		return
+	}
+	start := time.Now()
+	if err := b.integ.Notifier.Notify(ctx, b.n); err != nil {
+		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
+	}
+	if p.Metrics != nil {
+		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(time.Since(start).Seconds())
+	}
 }
 
 // settleTimeout bounds the store writes after the sends; they run detached
@@ -161,10 +202,11 @@ func (p *Pipeline) send(ctx context.Context, batches []*batch) {
 // never leaves a delivered notification unconfirmed.
 const settleTimeout = 5 * time.Second
 
-// settle confirms the delivered transitions and incident steps, and
-// releases the failed ones so Alertmanager's retry sends exactly what is
-// missing. Its writes run in parallel, each one round trip; a write that
-// fails is handed to Deferred (retried in the background) and counted.
+// settle confirms the delivered transitions of batches and the incident
+// steps of leases, and releases the failed ones so Alertmanager's retry
+// sends exactly what is missing. Its writes run in parallel, each one round
+// trip; a write that fails is handed to Deferred (retried in the
+// background) and counted.
 func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()

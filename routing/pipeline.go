@@ -84,8 +84,9 @@ func (p *Pipeline) now() time.Time {
 //  3. find the transitions no replica has notified yet (one store read);
 //  4. claim them (one round trip), waiting briefly for another replica's;
 //  5. take the incidents' leases: who opens, who resolves (one round trip);
-//  6. send every notification, each integration on its own;
-//  7. settle: confirm what was sent, release what failed (detached writes).
+//  6. send every notification, each integration on its own, and settle
+//     each as it completes: confirm what was sent, release what failed
+//     (detached writes).
 //
 // A client that hangs up before step 4 stops the work cleanly (its retry
 // will redo it); from step 4 on the work runs to the end detached from the
@@ -111,8 +112,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	claimErr := p.claim(dctx, trs, token, sum)
 	batches := p.batch(msg, trs)
 	leases := p.leaseIncidents(dctx, batches, token, sum)
-	p.send(dctx, batches)
-	return sum, joinDeliveryErrors(claimErr, p.settle(dctx, batches, leases, token, sum))
+	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, sum))
 }
 
 // detach returns a context that keeps ctx's values and deadline but not its

@@ -6,9 +6,11 @@ import (
 	"bytes"
 	"context"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -135,4 +137,30 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Outcomes reads alertrouter_notifications_total of integration from reg
+// (where notify.NewMetrics registered it), by outcome.
+func Outcomes(t testing.TB, reg prometheus.Gatherer, integration string) map[string]float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "alertrouter_notifications_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["integration"] == integration {
+				out[labels["outcome"]] = m.GetCounter().GetValue()
+			}
+		}
+	}
+	return out
 }

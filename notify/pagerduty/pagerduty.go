@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	amnotify "github.com/prometheus/alertmanager/notify"
+
 	pd "github.com/PagerDuty/go-pagerduty"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -192,7 +194,7 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		return &badRequestError{text: text, err: err}
 	case c.status == http.StatusTooManyRequests || c.status == http.StatusRequestTimeout || c.status >= 500:
 		err = fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text)
-		if d, ok := notify.ParseRetryAfter(c.retryAfter, time.Now()); ok {
+		if d := amnotify.ParseRetryAfter(c.header, time.Now()); d > 0 {
 			return notify.RetryAfter(err, d)
 		}
 		return err
@@ -221,7 +223,7 @@ func errorText(body []byte) string {
 		}
 		return s
 	}
-	s, _ := notify.Truncate(strings.TrimSpace(string(body)), 512)
+	s, _ := amnotify.TruncateInRunes(strings.TrimSpace(string(body)), 512)
 	if s == "" {
 		return "(empty body)"
 	}
@@ -235,10 +237,10 @@ func errorText(body []byte) string {
 type captureKey struct{}
 
 type capture struct {
-	status     int
-	retryAfter string
-	body       []byte
-	err        error
+	status int
+	header http.Header
+	body   []byte
+	err    error
 }
 
 // capturingTransport records, for requests carrying a capture, the status,
@@ -257,7 +259,7 @@ func (t *capturingTransport) RoundTrip(req *http.Request) (*http.Response, error
 		return resp, err
 	}
 	c.status = resp.StatusCode
-	c.retryAfter = resp.Header.Get("Retry-After")
+	c.header = resp.Header
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 	"gopkg.in/yaml.v2"
 
@@ -21,7 +22,6 @@ import (
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -30,7 +30,7 @@ const incident = "llm-inference-gpu/chat/TTFT"
 
 type harness struct {
 	srv   *pdtest.Server
-	store *store.Memory
+	reg   *prometheus.Registry
 	n     *pagerduty.Notifier
 	logs  *notifytest.SyncBuffer
 	waits *notifytest.Waits
@@ -38,7 +38,7 @@ type harness struct {
 
 func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	t.Helper()
-	h := &harness{srv: pdtest.NewServer(), store: store.NewMemory(), logs: &notifytest.SyncBuffer{}, waits: &notifytest.Waits{}}
+	h := &harness{srv: pdtest.NewServer(), reg: prometheus.NewRegistry(), logs: &notifytest.SyncBuffer{}, waits: &notifytest.Waits{}}
 	t.Cleanup(h.srv.Close)
 	cfg := pagerduty.DefaultConfig()
 	cfg.RoutingKey = pdtest.RoutingKey
@@ -47,10 +47,9 @@ func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 		mutate(&cfg)
 	}
 	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{
-		Store:     h.store,
-		KeyPrefix: "ar:",
-		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
-		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
+		Metrics: notify.NewMetrics(h.reg),
+		Logger:  slog.New(slog.NewTextHandler(h.logs, nil)),
+		Retry:   notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,12 +58,28 @@ func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	return h
 }
 
+// outcomes returns the notifier's alertrouter_notifications_total by outcome.
+func (h *harness) outcomes(t *testing.T) map[string]float64 {
+	t.Helper()
+	return notifytest.Outcomes(t, h.reg, pagerduty.Integration)
+}
+
+// firing returns a notification of firing alerts that does not open the
+// incident: later members of an open incident.
 func firing(fps ...string) *alert.Notification {
 	var rs []*alert.Result
 	for _, fp := range fps {
 		rs = append(rs, notifytest.Result("TTFTHigh", fp, "firing", alert.ActionPage))
 	}
 	return notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
+}
+
+// opening returns a notification of firing alerts that opens the incident,
+// as the dispatch core hands it to exactly one sender.
+func opening(fps ...string) *alert.Notification {
+	n := firing(fps...)
+	n.Opening = true
+	return n
 }
 
 func resolved(incidentResolved bool, fps ...string) *alert.Notification {
@@ -101,7 +116,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestTriggerEventMatchesGolden(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.CustomDetails = map[string]string{"team": "{{ .CommonLabels.job }}-team"} })
-	if err := h.n.Notify(context.Background(), firing("aaa", "bbb")); err != nil {
+	if err := h.n.Notify(context.Background(), opening("aaa", "bbb")); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.srv.Events()
@@ -114,7 +129,7 @@ func TestTriggerEventMatchesGolden(t *testing.T) {
 func TestTriggerThenResolve(t *testing.T) {
 	h := newHarness(t, nil)
 	ctx := context.Background()
-	if err := h.n.Notify(ctx, firing("aaa")); err != nil {
+	if err := h.n.Notify(ctx, opening("aaa")); err != nil {
 		t.Fatal(err)
 	}
 	if err := h.n.Notify(ctx, resolved(true, "aaa")); err != nil {
@@ -123,10 +138,10 @@ func TestTriggerThenResolve(t *testing.T) {
 	if h.srv.Triggers(incident) != 1 || h.srv.Resolves(incident) != 1 {
 		t.Fatalf("triggers = %d, resolves = %d; want 1 and 1", h.srv.Triggers(incident), h.srv.Resolves(incident))
 	}
-	if _, ok := value(t, h.store, store.Key("ar:", "pd", incident, "triggered")); ok {
-		t.Fatal("the trigger mark survived the resolve")
-	}
 	golden(t, "resolve.golden.json", h.srv.Events()[1].Raw)
+	if got := h.outcomes(t); got[notify.OutcomeSuccess] != 2 || got[notify.OutcomeDeduplicated] != 0 {
+		t.Fatalf("outcomes = %v, want 2 successes", got)
+	}
 }
 
 func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
@@ -138,12 +153,12 @@ func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
 		wantTriggers int
 		wantResolves int
 	}{
-		{"the first alert triggers", firing("aaa"), 1, 0},
+		{"the first alert opens the incident and triggers", opening("aaa"), 1, 0},
 		{"a second alert joining does not trigger again", firing("bbb"), 1, 0},
 		{"a reminder does not trigger again", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }(), 1, 0},
 		{"one alert leaving while another fires sends nothing", resolved(false, "aaa"), 1, 0},
 		{"the last alert leaving resolves", resolved(true, "bbb"), 1, 1},
-		{"the incident firing again triggers anew", firing("ccc"), 2, 1},
+		{"the incident opening again triggers anew", opening("ccc"), 2, 1},
 	}
 	for _, s := range steps {
 		if err := h.n.Notify(ctx, s.n); err != nil {
@@ -153,17 +168,79 @@ func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
 			t.Fatalf("%s: triggers = %d, resolves = %d; want %d, %d", s.name, got, gotR, s.wantTriggers, s.wantResolves)
 		}
 	}
+	if got := h.outcomes(t); got[notify.OutcomeSuccess] != 3 || got[notify.OutcomeDeduplicated] != 3 {
+		t.Fatalf("outcomes = %v, want 3 successes and 3 deduplicated", got)
+	}
 }
 
-func TestStormOf200AlertsTriggersOnce(t *testing.T) {
+// Only a notification that opens or closes the incident reaches PagerDuty;
+// every other one is folded into the open incident and counted as
+// deduplicated.
+func TestNotificationsThatNeitherOpenNorCloseSendNothing(t *testing.T) {
+	tests := []struct {
+		name string
+		n    func() *alert.Notification
+	}{
+		{"a firing alert joining an open incident", func() *alert.Notification { return firing("aaa") }},
+		{"a reminder", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }},
+		{"a resolve while the incident still fires", func() *alert.Notification { return resolved(false, "aaa") }},
+		{"a resolve marked opening but not closing the incident", func() *alert.Notification {
+			n := resolved(false, "aaa")
+			n.Opening = true
+			return n
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, nil)
+			if err := h.n.Notify(context.Background(), tt.n()); err != nil {
+				t.Fatal(err)
+			}
+			if got := h.srv.Requests(); got != 0 {
+				t.Fatalf("requests = %d, want 0", got)
+			}
+			if got := h.outcomes(t); got[notify.OutcomeDeduplicated] != 1 || got[notify.OutcomeSuccess] != 0 {
+				t.Fatalf("outcomes = %v, want 1 deduplicated", got)
+			}
+		})
+	}
+}
+
+// The notifier keeps no state: the incident a replica opened is resolved by
+// whichever replica the dispatch core elects to close it.
+func TestAnotherReplicaResolvesTheIncident(t *testing.T) {
+	h := newHarness(t, nil)
+	cfg := pagerduty.DefaultConfig()
+	cfg.RoutingKey = pdtest.RoutingKey
+	cfg.URL = h.srv.EnqueueURL()
+	other, err := pagerduty.New(&cfg, "oncall", notify.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Notify(context.Background(), resolved(true, "aaa")); err != nil {
+		t.Fatal(err)
+	}
+	if h.srv.Triggers(incident) != 1 || h.srv.Resolves(incident) != 1 {
+		t.Fatalf("triggers = %d, resolves = %d; want 1 and 1", h.srv.Triggers(incident), h.srv.Resolves(incident))
+	}
+}
+
+// A storm of 200 concurrent notifications of one incident, of which the
+// dispatch core lets only the first open it, sends one trigger.
+func TestStormOf200NotificationsWithOneOpenerTriggersOnce(t *testing.T) {
 	h := newHarness(t, nil)
 	var wg sync.WaitGroup
 	errs := make(chan error, 200)
 	for i := range 200 {
+		no := firing(strings.Repeat("f", 1+i%7) + string(rune('a'+i%26)))
+		no.Opening = i == 0
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- h.n.Notify(context.Background(), firing(strings.Repeat("f", 1+i%7)+string(rune('a'+i%26))))
+			errs <- h.n.Notify(context.Background(), no)
 		}()
 	}
 	wg.Wait()
@@ -178,6 +255,9 @@ func TestStormOf200AlertsTriggersOnce(t *testing.T) {
 	}
 	if got := h.srv.Requests(); got != 1 {
 		t.Fatalf("requests = %d, want 1", got)
+	}
+	if got := h.outcomes(t); got[notify.OutcomeSuccess] != 1 || got[notify.OutcomeDeduplicated] != 199 {
+		t.Fatalf("outcomes = %v, want 1 success and 199 deduplicated", got)
 	}
 }
 
@@ -196,7 +276,7 @@ func TestFailuresAndRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t, nil)
 			h.srv.Fail(tt.faults...)
-			if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+			if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
 				t.Fatal(err)
 			}
 			if h.srv.Requests() != tt.wantRequests || h.srv.Triggers(incident) != 1 {
@@ -211,25 +291,33 @@ func TestFailuresAndRetries(t *testing.T) {
 	}
 }
 
-func TestFailedTriggerReleasesItsMarkSoTheRetryTriggers(t *testing.T) {
+// A trigger that fails on every attempt is retryable, and its retry (the
+// dispatch core hands the opening out again) triggers.
+func TestFailedTriggerIsRetryableAndItsRetryTriggers(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.FailN(5, pdtest.Fault{Status: 500})
-	err := h.n.Notify(context.Background(), firing("aaa"))
+	err := h.n.Notify(context.Background(), opening("aaa"))
 	if err == nil || !alert.Retryable(err) {
 		t.Fatalf("err = %v, want a retryable error", err)
 	}
-	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+	if h.srv.Requests() != 5 || h.srv.Triggers(incident) != 0 {
+		t.Fatalf("requests = %d, triggers = %d; want 5 failed attempts", h.srv.Requests(), h.srv.Triggers(incident))
+	}
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
 		t.Fatal(err)
 	}
 	if h.srv.Triggers(incident) != 1 {
 		t.Fatalf("triggers = %d, want 1", h.srv.Triggers(incident))
+	}
+	if got := h.outcomes(t); got[notify.OutcomeFailure] != 1 || got[notify.OutcomeSuccess] != 1 {
+		t.Fatalf("outcomes = %v, want 1 failure and 1 success", got)
 	}
 }
 
 func TestBadRequestIsRetriedOnceAsAMinimalEvent(t *testing.T) {
 	h := newHarness(t, nil)
 	h.srv.Fail(pdtest.Fault{Status: 400})
-	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.srv.Events()
@@ -242,10 +330,23 @@ func TestBadRequestIsRetriedOnceAsAMinimalEvent(t *testing.T) {
 	}
 }
 
+// A resolve has no smaller form: its 400 is permanent, sent once.
+func TestRejectedResolveIsPermanent(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Fail(pdtest.Fault{Status: 400})
+	err := h.n.Notify(context.Background(), resolved(true, "aaa"))
+	if err == nil || alert.Retryable(err) {
+		t.Fatalf("err = %v, want a permanent error", err)
+	}
+	if h.srv.Requests() != 1 {
+		t.Fatalf("requests = %d, want 1", h.srv.Requests())
+	}
+}
+
 func TestInvalidRoutingKeyIsPermanentAndNeverLogged(t *testing.T) {
 	const badKey = "short-secret-key"
 	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = badKey })
-	err := h.n.Notify(context.Background(), firing("aaa"))
+	err := h.n.Notify(context.Background(), opening("aaa"))
 	if err == nil || alert.Retryable(err) {
 		t.Fatalf("err = %v, want a permanent error", err)
 	}
@@ -263,7 +364,7 @@ func TestInvalidRoutingKeyIsPermanentAndNeverLogged(t *testing.T) {
 func TestTimeoutIsRetryable(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.Timeout = model.Duration(50 * time.Millisecond) })
 	h.srv.FailN(5, pdtest.Fault{Hang: true})
-	err := h.n.Notify(context.Background(), firing("aaa"))
+	err := h.n.Notify(context.Background(), opening("aaa"))
 	if err == nil || !alert.Retryable(err) || !strings.Contains(err.Error(), "timed out") {
 		t.Fatalf("err = %v, want a retryable timeout", err)
 	}
@@ -281,7 +382,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name:   "a summary template that fails falls back to the built-in summary",
 			mutate: func(c *pagerduty.Config) { c.Summary = "{{ .Nope.Deeper }}" },
-			n:      func() *alert.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return opening("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Summary != "TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)" {
 					t.Fatalf("summary = %q", e.Payload.Summary)
@@ -291,7 +392,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name:   "an invalid templated severity falls back to the decision's",
 			mutate: func(c *pagerduty.Config) { c.Severity = "urgent" },
-			n:      func() *alert.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return opening("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Severity != "critical" {
 					t.Fatalf("severity = %q", e.Payload.Severity)
@@ -301,7 +402,9 @@ func TestEventContent(t *testing.T) {
 		{
 			name: "a ticket is sent with severity warning",
 			n: func() *alert.Notification {
-				return notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
+				n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
+				n.Opening = true
+				return n
 			},
 			check: func(t *testing.T, e pdtest.Event) {
 				if e.Payload.Severity != "warning" {
@@ -312,7 +415,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name:   "a long summary is cut to 1024 characters with an ellipsis",
 			mutate: func(c *pagerduty.Config) { c.Summary = strings.Repeat("s", 2000) },
-			n:      func() *alert.Notification { return firing("aaa") },
+			n:      func() *alert.Notification { return opening("aaa") },
 			check: func(t *testing.T, e pdtest.Event) {
 				if n := len([]rune(e.Payload.Summary)); n != 1024 || !strings.HasSuffix(e.Payload.Summary, "…") {
 					t.Fatalf("summary has %d runes", n)
@@ -322,7 +425,7 @@ func TestEventContent(t *testing.T) {
 		{
 			name: "a long incident key is hashed into a dedup_key of at most 255",
 			n: func() *alert.Notification {
-				n := firing("aaa")
+				n := opening("aaa")
 				n.Incident = long
 				return n
 			},
@@ -343,7 +446,9 @@ func TestEventContent(t *testing.T) {
 					}
 					rs = append(rs, r)
 				}
-				return notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
+				n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
+				n.Opening = true
+				return n
 			},
 			check: func(t *testing.T, e pdtest.Event) {
 				if len(e.Raw) > pdtest.MaxBody || e.Payload.Severity != "critical" {
@@ -367,19 +472,6 @@ func TestEventContent(t *testing.T) {
 			}
 			tt.check(t, evs[0])
 		})
-	}
-}
-
-func TestStoreOutageFailsOpen(t *testing.T) {
-	h := newHarness(t, nil)
-	if err := h.store.Close(); err != nil { // a closed store answers ErrStoreUnavailable
-		t.Fatal(err)
-	}
-	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
-		t.Fatal(err)
-	}
-	if h.srv.Triggers(incident) != 1 {
-		t.Fatal("the page was not sent while the store was down")
 	}
 }
 
@@ -433,7 +525,7 @@ func TestRoutingKeyFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = ""; c.RoutingKeyFile = path })
-	if err := h.n.Notify(context.Background(), firing("aaa")); err != nil {
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
 		t.Fatal(err)
 	}
 	if evs := h.srv.Events(); len(evs) != 1 || evs[0].RoutingKey != pdtest.RoutingKey {
@@ -447,12 +539,11 @@ func BenchmarkTrigger(b *testing.B) {
 	cfg := pagerduty.DefaultConfig()
 	cfg.RoutingKey = pdtest.RoutingKey
 	cfg.URL = srv.EnqueueURL()
-	st := store.NewMemory()
-	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{Store: st})
+	n, err := pagerduty.New(&cfg, "oncall", notify.Deps{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	no := firing("aaa", "bbb")
+	no := opening("aaa", "bbb")
 	res := resolved(true, "aaa", "bbb")
 	b.ReportAllocs()
 	for b.Loop() {
@@ -462,51 +553,5 @@ func BenchmarkTrigger(b *testing.B) {
 		if err := n.Notify(context.Background(), res); err != nil {
 			b.Fatal(err)
 		}
-	}
-}
-
-// value reads key from the store, for assertions.
-func value(t *testing.T, st *store.Memory, key string) (string, bool) {
-	t.Helper()
-	vals, found, err := st.Get(context.Background(), []string{key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vals[0], found[0]
-}
-
-// A replica killed while sending leaves a pending mark behind: it must never
-// swallow the retried page. Until it expires the trigger is answered
-// retryable (Alertmanager retries), after it the page is sent.
-func TestPendingMarkOfACrashedReplicaNeverSwallowsThePage(t *testing.T) {
-	h := newHarness(t, nil)
-	key := store.Key("ar:", "pd", incident, "triggered")
-	if err := h.store.Set(context.Background(), []store.Entry{{Key: key, Value: "pending:deadbeef", TTL: 300 * time.Millisecond}}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	err := h.n.Notify(ctx, firing("aaa"))
-	if err == nil || !alert.Retryable(err) {
-		t.Fatalf("trigger behind a pending mark: err = %v, want retryable", err)
-	}
-	if h.srv.Triggers(incident) != 0 {
-		t.Fatalf("triggers = %d while another replica's trigger is pending, want 0", h.srv.Triggers(incident))
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err = h.n.Notify(context.Background(), firing("aaa"))
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-	}
-	if err != nil || h.srv.Triggers(incident) != 1 {
-		t.Fatalf("after the pending mark expired: err %v, triggers %d; want the page sent once", err, h.srv.Triggers(incident))
-	}
-	if v, _ := value(t, h.store, key); !strings.HasPrefix(v, "sent:") {
-		t.Fatalf("mark after a confirmed trigger = %q, want sent:…", v)
-	}
-	if err := h.n.Notify(context.Background(), firing("bbb")); err != nil || h.srv.Triggers(incident) != 1 {
-		t.Fatalf("a later trigger of the open incident: err %v, triggers %d; want deduplicated", err, h.srv.Triggers(incident))
 	}
 }

@@ -22,7 +22,6 @@ import (
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/store"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -31,14 +30,13 @@ const token = "xoxb-test-token"
 
 type harness struct {
 	srv   *slacktest.Server
-	store *store.Memory
 	waits *notifytest.Waits
-	logs  *bytes.Buffer
+	logs  *notifytest.SyncBuffer
 }
 
 func newHarness(t *testing.T) *harness {
 	t.Helper()
-	h := &harness{srv: slacktest.NewServer(token, "triage"), store: store.NewMemory(), waits: &notifytest.Waits{}, logs: &bytes.Buffer{}}
+	h := &harness{srv: slacktest.NewServer(token, "triage"), waits: &notifytest.Waits{}, logs: &notifytest.SyncBuffer{}}
 	t.Cleanup(h.srv.Close)
 	return h
 }
@@ -53,10 +51,8 @@ func (h *harness) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Noti
 		mutate(&cfg)
 	}
 	n, err := slack.New(&cfg, "triage", notify.Deps{
-		Store:     h.store,
-		KeyPrefix: "ar:",
-		Logger:    slog.New(slog.NewTextHandler(h.logs, nil)),
-		Retry:     notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
+		Logger: slog.New(slog.NewTextHandler(h.logs, nil)),
+		Retry:  notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +67,39 @@ func note(kind alert.Kind, action alert.Action, status string, fps ...string) *a
 	}
 	return notifytest.Notification("triage", kind, action, rs...)
 }
+
+// opening returns a ticket of firing alerts that opens the incident, as the
+// dispatch core hands it to exactly one sender (no Ref known yet).
+func opening(fps ...string) *alert.Notification {
+	n := note(alert.KindFiring, alert.ActionTicket, "firing", fps...)
+	n.Opening = true
+	return n
+}
+
+// under returns no with the parent reference ref, as the dispatch core
+// hands it to later notifications of an open incident.
+func under(ref string, no *alert.Notification) *alert.Notification {
+	no.Ref = ref
+	return no
+}
+
+// opened returns a notifier and the notification that opened the incident
+// through it, whose Ref names the parent it posted.
+func (h *harness) opened(t *testing.T) (*slack.Notifier, *alert.Notification) {
+	t.Helper()
+	n := h.notifier(t, nil)
+	first := opening("aaa")
+	if err := n.Notify(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	if first.Ref == "" {
+		t.Fatal("the parent's Ref was not handed back")
+	}
+	return n, first
+}
+
+// ref is the Ref of message m: "channel ts".
+func ref(m slacktest.Message) string { return m.Channel + " " + m.TS }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -96,7 +125,9 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestPageBlocksMatchGolden(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, nil).Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", "aaa", "bbb")); err != nil {
+	no := note(alert.KindFiring, alert.ActionPage, "firing", "aaa", "bbb")
+	no.Opening = true
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.srv.Messages()
@@ -107,31 +138,36 @@ func TestPageBlocksMatchGolden(t *testing.T) {
 	if !bytes.Contains(msgs[0].Blocks, []byte("dedup_key `llm-inference-gpu/chat/TTFT`")) {
 		t.Fatal("the mirrored page lacks its PagerDuty reference")
 	}
+	if no.Ref != ref(msgs[0]) {
+		t.Fatalf("Ref = %q, want the parent %q", no.Ref, ref(msgs[0]))
+	}
 }
 
+// The dispatch core keeps the Ref the opening notification hands back and
+// passes it to every later notification of the incident.
 func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 	h := newHarness(t)
-	n := h.notifier(t, nil)
+	n, first := h.opened(t)
 	ctx := context.Background()
+	last := under(first.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "bbb"))
+	last.IncidentResolved = true
 	steps := []*alert.Notification{
-		note(alert.KindFiring, alert.ActionTicket, "firing", "aaa"),
-		note(alert.KindFiring, alert.ActionTicket, "firing", "bbb"),
-		note(alert.KindReminder, alert.ActionTicket, "firing", "aaa", "bbb"),
-		note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"),
-		func() *alert.Notification {
-			r := note(alert.KindResolved, alert.ActionTicket, "resolved", "bbb")
-			r.IncidentResolved = true
-			return r
-		}(),
+		under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", "bbb")),
+		under(first.Ref, note(alert.KindReminder, alert.ActionTicket, "firing", "aaa", "bbb")),
+		under(first.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa")),
+		last,
 	}
 	for i, s := range steps {
 		if err := n.Notify(ctx, s); err != nil {
 			t.Fatalf("step %d: %v", i, err)
 		}
+		if s.Ref != first.Ref {
+			t.Fatalf("step %d: Ref = %q, want the parent's %q kept", i, s.Ref, first.Ref)
+		}
 	}
 	parents := h.srv.Parents()
-	if len(parents) != 1 {
-		t.Fatalf("parents = %d, want 1", len(parents))
+	if len(parents) != 1 || ref(parents[0]) != first.Ref {
+		t.Fatalf("parents = %+v, want the one of Ref %q", parents, first.Ref)
 	}
 	if got := len(h.srv.Thread(parents[0].TS)); got != 4 {
 		t.Fatalf("thread replies = %d, want 4", got)
@@ -141,12 +177,59 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 	}
 	golden(t, "resolved.golden.json", parents[0].Blocks)
 
-	// The incident firing again starts a new parent.
-	if err := n.Notify(ctx, note(alert.KindFiring, alert.ActionTicket, "firing", "ccc")); err != nil {
+	// The incident opening again (the core dropped the closed incident's
+	// Ref) starts a new parent.
+	again := opening("ccc")
+	if err := n.Notify(ctx, again); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(h.srv.Parents()); got != 2 {
-		t.Fatalf("parents = %d, want 2", got)
+	parents = h.srv.Parents()
+	if len(parents) != 2 || again.Ref != ref(parents[1]) {
+		t.Fatalf("parents = %d, Ref = %q; want a second parent handed back", len(parents), again.Ref)
+	}
+}
+
+// An incident opening again while its Ref is still kept replies in the
+// existing thread and edits the parent back to firing.
+func TestOpeningUnderAKeptRefRepliesAndEditsTheParent(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	ctx := context.Background()
+	reopen := under(first.Ref, opening("bbb"))
+	if err := n.Notify(ctx, reopen); err != nil {
+		t.Fatal(err)
+	}
+	parents := h.srv.Parents()
+	if len(parents) != 1 || reopen.Ref != first.Ref {
+		t.Fatalf("parents = %d, Ref = %q; want the one parent %q", len(parents), reopen.Ref, first.Ref)
+	}
+	if got := len(h.srv.Thread(parents[0].TS)); got != 1 {
+		t.Fatalf("thread replies = %d, want 1", got)
+	}
+	if parents[0].Updates != 1 || !bytes.Contains(parents[0].Blocks, []byte("bbb")) {
+		t.Fatalf("the parent was not edited: updates = %d, blocks = %s", parents[0].Updates, parents[0].Blocks)
+	}
+}
+
+// Editing the parent is cosmetic: when it fails the reply stands and the
+// notification succeeds.
+func TestAFailedParentEditIsLoggedAndTheReplyStands(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	ctx := context.Background()
+	// A Ref naming an unknown channel: the reply goes to the configured
+	// channel's thread, the edit of the parent answers channel_not_found.
+	_, ts, _ := strings.Cut(first.Ref, " ")
+	last := under("C9999 "+ts, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"))
+	last.IncidentResolved = true
+	if err := n.Notify(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.srv.Thread(ts)); got != 1 {
+		t.Fatalf("thread replies = %d, want 1", got)
+	}
+	if h.srv.Calls("chat.update") != 1 || !strings.Contains(h.logs.String(), "edit parent message failed") {
+		t.Fatalf("chat.update calls = %d, logs = %s; want one failed edit, logged", h.srv.Calls("chat.update"), h.logs.String())
 	}
 }
 
@@ -158,7 +241,9 @@ func TestStormStaysWithinSlackLimits(t *testing.T) {
 		fps[i] = fmt.Sprintf("fp%03d", i)
 	}
 	// One webhook of 200 alerts: one message, cut to 50 blocks.
-	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", fps...)); err != nil {
+	first := note(alert.KindFiring, alert.ActionPage, "firing", fps...)
+	first.Opening = true
+	if err := n.Notify(context.Background(), first); err != nil {
 		t.Fatal(err)
 	}
 	var blocks []json.RawMessage
@@ -171,7 +256,7 @@ func TestStormStaysWithinSlackLimits(t *testing.T) {
 	}
 	// Twenty more webhooks of ten alerts each: one call each, all in the thread.
 	for i := range 20 {
-		if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", fps[i*10:i*10+10]...)); err != nil {
+		if err := n.Notify(context.Background(), under(first.Ref, note(alert.KindFiring, alert.ActionPage, "firing", fps[i*10:i*10+10]...))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -183,9 +268,12 @@ func TestStormStaysWithinSlackLimits(t *testing.T) {
 	}
 }
 
-func TestTwoReplicasCreateOneParent(t *testing.T) {
+// The notifier keeps no state: one replica posts the parent and hands its
+// Ref back, every replica threads under the Ref it is given.
+func TestSetsRefOnTheParentItPostsAndThreadsUnderAGivenRef(t *testing.T) {
 	h := newHarness(t)
-	a, b := h.notifier(t, nil), h.notifier(t, nil)
+	a, first := h.opened(t)
+	b := h.notifier(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -193,17 +281,39 @@ func TestTwoReplicasCreateOneParent(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := n.Notify(ctx, note(alert.KindFiring, alert.ActionTicket, "firing", fmt.Sprint("fp", i))); err != nil {
+			no := under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", fmt.Sprint("fp", i)))
+			if err := n.Notify(ctx, no); err != nil {
 				t.Error(err)
+			}
+			if no.Ref != first.Ref {
+				t.Errorf("Ref = %q, want %q kept", no.Ref, first.Ref)
 			}
 		}()
 	}
 	wg.Wait()
-	if got := len(h.srv.Parents()); got != 1 {
-		t.Fatalf("parents = %d, want 1", got)
+	parents := h.srv.Parents()
+	if len(parents) != 1 || ref(parents[0]) != first.Ref {
+		t.Fatalf("parents = %+v, want the one of Ref %q", parents, first.Ref)
 	}
-	if got := len(h.srv.Messages()); got != 4 {
-		t.Fatalf("messages = %d, want 4", got)
+	if got := len(h.srv.Thread(parents[0].TS)); got != 4 {
+		t.Fatalf("thread replies = %d, want 4", got)
+	}
+	if parents[0].Updates != 0 {
+		t.Fatalf("parent updates = %d, want 0 (no reply opens or closes the incident)", parents[0].Updates)
+	}
+}
+
+// A notification that closes an incident with no known parent posts one,
+// and hands no Ref back: nothing will thread under it.
+func TestAResolveWithoutRefPostsAParentAndHandsNoRefBack(t *testing.T) {
+	h := newHarness(t)
+	no := note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa")
+	no.IncidentResolved = true
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.srv.Parents()); got != 1 || no.Ref != "" {
+		t.Fatalf("parents = %d, Ref = %q; want 1 and none", got, no.Ref)
 	}
 }
 
@@ -232,10 +342,11 @@ func TestFailures(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newHarness(t)
 			h.srv.Fail(tt.faults...)
-			err := h.notifier(t, tt.mutate).Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa"))
+			no := opening("aaa")
+			err := h.notifier(t, tt.mutate).Notify(context.Background(), no)
 			if !tt.wantErr {
-				if err != nil || len(h.srv.Messages()) != 1 {
-					t.Fatalf("err = %v, messages = %d", err, len(h.srv.Messages()))
+				if err != nil || len(h.srv.Messages()) != 1 || no.Ref != ref(h.srv.Messages()[0]) {
+					t.Fatalf("err = %v, messages = %d, Ref = %q", err, len(h.srv.Messages()), no.Ref)
 				}
 				for _, w := range h.waits.All() {
 					if w < tt.wantWaitMin {
@@ -250,9 +361,9 @@ func TestFailures(t *testing.T) {
 			if strings.Contains(err.Error(), token) || strings.Contains(h.logs.String(), token) {
 				t.Fatal("the token leaked")
 			}
-			// A failed parent post releases its claim: the retry posts a parent.
-			if _, ok := value(t, h.store, store.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")); ok {
-				t.Fatal("a failed post left its claim behind")
+			// A failed post hands no Ref back: the retry posts the parent.
+			if no.Ref != "" {
+				t.Fatalf("a failed post handed back Ref %q", no.Ref)
 			}
 		})
 	}
@@ -260,7 +371,7 @@ func TestFailures(t *testing.T) {
 
 func TestTemplateErrorFallsBackToTheBuiltinTitle(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, func(c *slack.Config) { c.Title = "{{ .Nope.Deeper }}" }).Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
+	if err := h.notifier(t, func(c *slack.Config) { c.Title = "{{ .Nope.Deeper }}" }).Notify(context.Background(), opening("aaa")); err != nil {
 		t.Fatal(err)
 	}
 	msgs := h.srv.Messages()
@@ -274,30 +385,43 @@ func TestTemplateErrorFallsBackToTheBuiltinTitle(t *testing.T) {
 
 func TestPagesAreSkippedWhenNotMirrored(t *testing.T) {
 	h := newHarness(t)
-	if err := h.notifier(t, func(c *slack.Config) { c.MirrorPages = false }).Notify(context.Background(), note(alert.KindFiring, alert.ActionPage, "firing", "aaa")); err != nil {
+	no := note(alert.KindFiring, alert.ActionPage, "firing", "aaa")
+	no.Opening = true
+	if err := h.notifier(t, func(c *slack.Config) { c.MirrorPages = false }).Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
-	if len(h.srv.Messages()) != 0 {
-		t.Fatal("a page was posted with mirror_pages false")
+	if len(h.srv.Messages()) != 0 || no.Ref != "" {
+		t.Fatalf("a page was posted with mirror_pages false (Ref %q)", no.Ref)
 	}
 }
 
+// A Ref whose message is gone (deleted in Slack): the notification posts a
+// new parent and hands its Ref back for the dispatch core to keep.
 func TestADeletedParentIsReplaced(t *testing.T) {
 	h := newHarness(t)
 	n := h.notifier(t, nil)
-	key := store.Key("ar:", "slack", "llm-inference-gpu/chat/TTFT", "#triage")
-	if err := h.store.Set(context.Background(), []store.Entry{{Key: key, Value: h.srv.ChannelID("triage") + " 1.000"}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
+	gone := h.srv.ChannelID("triage") + " 1.000"
+	no := under(gone, note(alert.KindFiring, alert.ActionTicket, "firing", "aaa"))
+	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	parents := h.srv.Parents()
 	if len(parents) != 1 {
 		t.Fatalf("parents = %d, want 1", len(parents))
 	}
-	if v, _ := value(t, h.store, key); v != parents[0].Channel+" "+parents[0].TS {
-		t.Fatalf("stored parent = %q", v)
+	if no.Ref != ref(parents[0]) {
+		t.Fatalf("Ref = %q, want the new parent %q", no.Ref, ref(parents[0]))
+	}
+
+	// Closing the incident under a gone parent posts it standalone and hands
+	// back no new Ref.
+	last := under(gone, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"))
+	last.IncidentResolved = true
+	if err := n.Notify(context.Background(), last); err != nil {
+		t.Fatal(err)
+	}
+	if parents := h.srv.Parents(); len(parents) != 2 || last.Ref != gone {
+		t.Fatalf("parents = %d, Ref = %q; want 2 and the Ref untouched", len(parents), last.Ref)
 	}
 }
 
@@ -355,29 +479,5 @@ func BenchmarkBlocks(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		slack.Blocks(no, data, "title", "text", "ref")
-	}
-}
-
-// value reads key from the store, for assertions.
-func value(t *testing.T, st *store.Memory, key string) (string, bool) {
-	t.Helper()
-	vals, found, err := st.Get(context.Background(), []string{key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return vals[0], found[0]
-}
-
-func TestStoreOutagePostsStandalone(t *testing.T) {
-	h := newHarness(t)
-	n := h.notifier(t, nil)
-	if err := h.store.Close(); err != nil { // a closed store answers ErrStoreUnavailable
-		t.Fatal(err)
-	}
-	if err := n.Notify(context.Background(), note(alert.KindFiring, alert.ActionTicket, "firing", "aaa")); err != nil {
-		t.Fatal(err)
-	}
-	if len(h.srv.Messages()) != 1 {
-		t.Fatal("the notification was lost while the store was down")
 	}
 }

@@ -1,0 +1,359 @@
+package routing_test
+
+// The fault scenarios of the dispatch core: each lost or doubled a
+// notification (with a 2xx answer) before the incident state machine,
+// per-integration claims and detached settling. Every one must deliver
+// exactly once, or answer 5xx until it can.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// eventually polls cond (bounded), for background work such as Deferred.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not true after 10s", what)
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
+	}
+}
+
+func isRetryable(err error) bool {
+	var de *alert.DeliveryError
+	return errors.As(err, &de) && de.Retryable
+}
+
+// Scenario 1: a send that succeeds after the webhook's deadline (or after
+// Alertmanager hung up) is confirmed all the same, so the retry is a dedup
+// hit and never "being sent by another replica".
+func TestScenarioSlowSuccessIsConfirmedAndNotSentAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"webhook timeout passes during the send", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 30*time.Millisecond)
+		}},
+		{"Alertmanager hangs up during the send", func() (context.Context, context.CancelFunc) {
+			return context.WithCancel(context.Background())
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t)
+			e := redisEnv(t, []string{srv.Addr()}, false)
+			e.dedup.ClaimTTL = 20 * time.Second
+			p := e.pipeline()
+			ctx, cancel := tc.ctx()
+			defer cancel()
+			// The integration finishes its delivery whatever the context
+			// says, as PagerDuty does once it has the event.
+			e.pd.setFail(func(*alert.Notification) error {
+				cancel()
+				time.Sleep(60 * time.Millisecond)
+				return nil
+			})
+			x := tAlert("TTFTHigh", "firing", "page")
+			if _, err := p.Process(ctx, payload(t, x)); err != nil {
+				t.Fatalf("first delivery: %v", err)
+			}
+			e.pd.setFail(nil)
+			sum := mustProcess(t, p, x) // Alertmanager's retry or next group_interval
+			if sum.Deduplicated != 1 {
+				t.Errorf("retry summary %+v: want a dedup hit, not a 503 for a claim no one will confirm", sum)
+			}
+			if got := len(e.pd.notifications()); got != 1 {
+				t.Errorf("pagerduty got %d notifications, want 1", got)
+			}
+			if got := metric(t, e.reg, "alertrouter_dedup_settle_errors_total", "confirm notified transitions"); got != 0 {
+				t.Errorf("confirm failures = %v, want 0", got)
+			}
+		})
+	}
+}
+
+// Scenario 2: one receiver, two integrations: PagerDuty delivers, Slack
+// fails; the retry sends Slack only.
+func TestScenarioPartialFanOutResendsOnlyWhatFailed(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"] = append(p.Receivers["pagerduty"], routing.Integration{Name: "slack/0", Notifier: e.slack, SendResolved: true})
+	e.slack.setFail(func(*alert.Notification) error { return errors.New("slack: 500") })
+	x := tAlert("TTFTHigh", "firing", "page")
+	if _, err := process(t, p, x); !isRetryable(err) {
+		t.Fatalf("Process = %v, want a retryable error for Slack", err)
+	}
+	e.slack.setFail(nil)
+	mustProcess(t, p, x)
+	mustProcess(t, p, x)
+	if pd, sl := len(e.pd.notifications()), len(e.slack.notifications()); pd != 1 || sl != 1 {
+		t.Errorf("pagerduty %d, slack %d notifications; want each exactly once", pd, sl)
+	}
+	if ev := e.pd.events(); len(ev) != 1 || ev[0] != "trigger llm-inference-gpu/chat/TTFT" {
+		t.Errorf("pagerduty events %v, want one trigger", ev)
+	}
+}
+
+// A slow PagerDuty does not delay Slack: the integrations of a receiver run
+// side by side. PagerDuty's send waits until Slack's has happened; run one
+// after the other, it would wait in vain.
+func TestScenarioSlowPagerDutyDoesNotDelaySlack(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"] = append(p.Receivers["pagerduty"], routing.Integration{Name: "slack/0", Notifier: e.slack, SendResolved: true})
+	slackSent := make(chan struct{})
+	e.slack.setFail(func(*alert.Notification) error { close(slackSent); return nil })
+	e.pd.setFail(func(*alert.Notification) error {
+		select {
+		case <-slackSent:
+			return nil
+		case <-time.After(5 * time.Second):
+			return errors.New("slack was not sent while pagerduty was busy")
+		}
+	})
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+}
+
+// Scenario 3: A fires, A resolves, and B of the same incident fires while
+// A's resolve is still being sent. B must page (a new trigger after the
+// resolve), on one replica or two.
+func TestScenarioJoinWhileResolvingPagesAgain(t *testing.T) {
+	for _, replicas := range []int{1, 2} {
+		t.Run(map[int]string{1: "one replica", 2: "two replicas"}[replicas], func(t *testing.T) {
+			e := newEnv(t)
+			p1 := e.pipeline()
+			p2 := p1
+			if replicas == 2 {
+				p2 = e.pipeline()
+			}
+			a, b := tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTLow", "firing", "page", "instance", "b")
+			mustProcess(t, p1, a)
+
+			entered, release := make(chan struct{}), make(chan struct{})
+			e.pd.setFail(func(n *alert.Notification) error {
+				if n.IncidentResolved {
+					close(entered)
+					<-release
+				}
+				return nil
+			})
+			done := make(chan error, 1)
+			go func() { _, err := process(t, p1, tAlert("TTFTHigh", "resolved", "page", "instance", "a")); done <- err }()
+			<-entered
+			// B's group is a different Alertmanager group (other alertname),
+			// so it arrives in its own webhook while A's resolve is in flight.
+			if _, err := process(t, p2, b); !isRetryable(err) {
+				t.Fatalf("B during A's resolve: %v, want a retryable 5xx (the incident is being resolved)", err)
+			}
+			close(release)
+			if err := <-done; err != nil {
+				t.Fatalf("A's resolve: %v", err)
+			}
+			e.pd.setFail(nil)
+			mustProcess(t, p2, b) // Alertmanager's retry of B
+			mustProcess(t, p2, b)
+			want := []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT", "trigger llm-inference-gpu/chat/TTFT"}
+			if got := e.pd.events(); !slices.Equal(got, want) {
+				t.Errorf("pagerduty events %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// The exact sequence, without overlap: B fires 0.1 s after A's
+// resolve completed. B must open a new incident.
+func TestScenarioJoinRightAfterAResolvePages(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
+	mustProcess(t, p, tAlert("TTFTLow", "firing", "page", "instance", "b"))
+	mustProcess(t, p, tAlert("TTFTLow", "firing", "page", "instance", "b"))
+	want := []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT", "trigger llm-inference-gpu/chat/TTFT"}
+	if got := e.pd.events(); !slices.Equal(got, want) {
+		t.Errorf("pagerduty events %v, want %v", got, want)
+	}
+}
+
+// refiring is a firing of alert a with a new startsAt.
+func refiring(t *testing.T) webhooktest.Alert {
+	t.Helper()
+	x := tAlert("TTFTHigh", "firing", "page", "instance", "a")
+	x.StartsAt = webhooktest.Start.Add(3 * time.Hour).Format(time.RFC3339Nano)
+	return x
+}
+
+// Scenario 4: Redis (with persistence, so the incident's state survives) is
+// restarted while A's resolve is being sent, so the closing cannot be
+// confirmed. A later firing of A must page.
+func TestScenarioRedisRestartedDuringAResolveNeverSwallowsTheNextPage(t *testing.T) {
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	p.Deferred = dedup.NewDeferred(e.store, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	e.pd.setFail(func(n *alert.Notification) error {
+		if n.IncidentResolved {
+			srv.Kill() // the resolve is out; the store goes away before it is confirmed
+		}
+		return nil
+	})
+	if _, err := process(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a")); err != nil {
+		t.Fatalf("resolve: %v (it was delivered: 2xx expected)", err)
+	}
+	e.pd.setFail(nil)
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	if err := processUntilDelivered(p, []webhooktest.Alert{refiring(t)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT", "trigger llm-inference-gpu/chat/TTFT"}
+	if got := e.pd.events(); !slices.Equal(got, want) {
+		t.Errorf("pagerduty events %v, want %v", got, want)
+	}
+}
+
+// Scenario 5: Redis is down when A resolves (fail open): the resolve is
+// delivered, and once Redis is back the closing reaches it, so a later
+// firing of another alert of the incident pages.
+func TestScenarioRedisDownDuringAResolveDeliversItAndTheNextPage(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	// Keep the data across the outage: this is a network outage, not a
+	// restart that would forget the incident anyway.
+	p := e.pipeline()
+	f := &flaky{Store: e.store}
+	p.Store = f
+	p.Deferred = dedup.NewDeferred(f, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	f.setDown(true)
+	sum, err := process(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
+	if err != nil || sum.Notified != 1 {
+		t.Fatalf("resolve with the store down: %v, summary %+v; want it delivered (fail open)", err, sum)
+	}
+	if got := e.pd.events(); len(got) != 2 || got[1] != "resolve llm-inference-gpu/chat/TTFT" {
+		t.Fatalf("pagerduty events %v, want the resolve delivered", got)
+	}
+	f.setDown(false)
+	eventually(t, "the deferred closing reaches the store", func() bool { return p.Deferred.Len() == 0 })
+	mustProcess(t, p, tAlert("TTFTLow", "firing", "page", "instance", "b"))
+	if got := e.pd.events(); len(got) != 3 || got[2] != "trigger llm-inference-gpu/chat/TTFT" {
+		t.Errorf("pagerduty events %v, want a new trigger for b", got)
+	}
+}
+
+// Scenario 7: a client that hangs up is not a store outage: no fail-open
+// path, no store error counted, nothing sent, and the retry delivers once.
+func TestScenarioClientHangUpIsNotAStoreOutage(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	x := tAlert("TTFTHigh", "firing", "page")
+	if _, err := p.Process(ctx, payload(t, x)); !isRetryable(err) {
+		t.Fatalf("Process on a cancelled request = %v, want a retryable error", err)
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_store_errors_total", ""); got != 0 {
+		t.Errorf("store errors = %v, want 0 for a hang-up", got)
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_total", "fail_open"); got != 0 {
+		t.Errorf("fail_open = %v, want 0 for a hang-up", got)
+	}
+	if got := len(e.pd.notifications()); got != 0 {
+		t.Errorf("%d notifications sent for a request that was gone", got)
+	}
+	mustProcess(t, p, x)
+	mustProcess(t, p, x)
+	if got := len(e.pd.notifications()); got != 1 {
+		t.Errorf("%d notifications after the retry, want 1", got)
+	}
+}
+
+// Scenario 6: Alertmanager sends no startsAt: the fingerprint alone is the
+// identity, so three resends (each at another receipt time) notify once and
+// the resolve is matched.
+func TestScenarioMissingStartsAtDeduplicatesAndResolves(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	send := func(status string, at time.Time) {
+		t.Helper()
+		x := tAlert("TTFTHigh", status, "page")
+		x.StartsAt = ""
+		b, err := json.Marshal(webhooktest.Msg(status, x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := webhook.Decode(b, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Process(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		send("firing", receivedAt.Add(time.Duration(i)*time.Minute))
+	}
+	send("resolved", receivedAt.Add(5*time.Minute))
+	send("resolved", receivedAt.Add(6*time.Minute))
+	want := []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT"}
+	if got := e.pd.events(); !slices.Equal(got, want) {
+		t.Errorf("pagerduty events %v, want %v", got, want)
+	}
+	if got := len(e.pd.notifications()); got != 2 {
+		t.Errorf("%d notifications, want one firing and one resolve", got)
+	}
+}
+
+// A storm of alerts of one incident sent through many webhooks and two
+// replicas opens the incident once: one PagerDuty trigger.
+func TestScenarioStormOpensAnIncidentOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	replicas := []*routing.Pipeline{e.pipeline(), e.pipeline()}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i := range 40 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := tAlert("TTFTHigh", "firing", "page", "instance", "node-"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+			errs <- processUntilDelivered(replicas[i%2], []webhooktest.Alert{x})
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.pd.events(); len(got) != 1 {
+		t.Errorf("pagerduty events %v, want exactly one trigger for the incident", got)
+	}
+	if got := len(e.pd.notifications()); got != 40 {
+		t.Errorf("%d notifications, want 40 (each alert once)", got)
+	}
+}
+
+var _ store.Store = (*flaky)(nil)
