@@ -229,6 +229,9 @@ func TestLiveContextFromRealPrometheus(t *testing.T) {
 			t.Errorf("summary %q, want %s", got, want)
 		}
 	})
+	t.Run("a storm of 1000 alerts of one SLO costs one query set", func(t *testing.T) {
+		storm(t, s.URL(), 1000, slothAlert)
+	})
 	t.Run("prometheus stopped: unavailable, fast", func(t *testing.T) {
 		cfg := config(s.URL())
 		cfg.CacheTTL = 0
