@@ -365,10 +365,10 @@ func storm(t *testing.T, promURL string, n int, a func() *alert.Alert) {
 	if len(counts) == 0 {
 		t.Fatal("no query reached Prometheus")
 	}
-	for expr, n := range counts {
+	for expr, sent := range counts {
 		// burn and burn_before share an expression (now and 15m ago).
-		if n > 2 {
-			t.Errorf("%d alerts of one SLO sent %q %d times, want at most 2", n, expr, n)
+		if sent > 2 {
+			t.Errorf("%d alerts of one SLO sent %q %d times, want at most 2", n, expr, sent)
 		}
 	}
 	t.Logf("%d concurrent lookups: queries by expression %v", n, counts)
