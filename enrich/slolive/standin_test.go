@@ -373,4 +373,3 @@ func storm(t *testing.T, promURL string, n int, a func() *alert.Alert) {
 	}
 	t.Logf("%d concurrent lookups: queries by expression %v", n, counts)
 }
-
