@@ -21,13 +21,24 @@ type breaker struct {
 	failures  int
 	openUntil time.Time
 	tripped   bool // opened and not yet closed by a success
+	probing   bool // the one half-open lookup is under way
 }
 
-// allow reports whether a lookup may query Prometheus at now.
+// allow reports whether a lookup may query Prometheus at now. Every lookup
+// it allows must be followed by record.
 func (b *breaker) allow(now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return !now.Before(b.openUntil)
+	if now.Before(b.openUntil) {
+		return false
+	}
+	if b.tripped {
+		if b.probing {
+			return false
+		}
+		b.probing = true
+	}
+	return true
 }
 
 // record notes the outcome of a lookup and reports whether the breaker
@@ -35,6 +46,7 @@ func (b *breaker) allow(now time.Time) bool {
 func (b *breaker) record(ok bool, now time.Time) (opened, closed bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.probing = false
 	if ok {
 		closed = b.tripped
 		b.failures, b.tripped, b.openUntil = 0, false, time.Time{}

@@ -100,9 +100,10 @@ func (h History) String() string { return strings.Join(h.Strings(), ",") }
 // Parse decodes a history from a comma-separated string (History.String)
 // or from list entries (History.Strings), in the order stored. Entries that
 // repeat the state before them are skipped, so that a list appended to
-// blindly still reads as transitions; entries out of time order are an
-// error. It returns an error, never panics, on anything else it cannot
-// read; an empty input is an empty history.
+// blindly still reads as transitions; an entry earlier than the one before
+// it (replicas with different clocks) counts at the time before it. It
+// returns an error, never panics, on anything it cannot read; an empty
+// input is an empty history.
 func Parse(entries ...string) (History, error) {
 	var h History
 	for _, e := range entries {
@@ -115,11 +116,13 @@ func Parse(entries ...string) (History, error) {
 				return nil, err
 			}
 			if n := len(h); n > 0 {
-				if t.At.Before(h[n-1].At) {
-					return nil, fmt.Errorf("flap transition %q: earlier than the one before it", s)
-				}
 				if h[n-1].Firing == t.Firing {
 					continue
+				}
+				if t.At.Before(h[n-1].At) {
+					// Replicas' clocks differ: keep the stored order,
+					// at the newest time seen.
+					t.At = h[n-1].At
 				}
 			}
 			h = append(h, t)
