@@ -144,6 +144,26 @@ func (c *Context) Summary() string {
 	return strings.Join(parts, " · ")
 }
 
+// Details returns the context as flat fields for PagerDuty custom_details
+// and the journal: "summary", "budget_remaining" (a ratio), "burn_<window>"
+// per window, "trend" and "source" ("sloth", "pyrra" or "custom"), numbers
+// rounded to 3 significant digits.
+func (c *Context) Details() map[string]string {
+	d := make(map[string]string, len(c.Burns)+4)
+	d["summary"] = c.Summary()
+	d["source"] = string(c.Kind)
+	if c.HasBudget {
+		d["budget_remaining"] = strconv.FormatFloat(c.BudgetRemaining, 'g', 3, 64)
+	}
+	for _, b := range c.Burns {
+		d["burn_"+windowName(b.Window)] = strconv.FormatFloat(b.Rate, 'g', 3, 64)
+	}
+	if c.Trend != TrendUnknown {
+		d["trend"] = string(c.Trend)
+	}
+	return d
+}
+
 // BurnRateValues returns the burn rates as burn_rate_<window> values, the
 // form the burn-rate policy reads from labels and annotations, at full
 // precision (a rounded 14.41 must not become a 14.4 that does not page).

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,6 +30,9 @@ type standIn struct {
 	*httptest.Server
 	requests atomic.Int64
 	fail     atomic.Bool
+	// risingSince, when set, makes the error ratio 3 % (instead of 5 %)
+	// for queries evaluated more than 10 minutes before it.
+	risingSince time.Time
 }
 
 func newStandIn(t *testing.T) *standIn {
@@ -47,8 +51,13 @@ func newStandIn(t *testing.T) *standIn {
 		}
 		switch {
 		case strings.Contains(q, slothSLIPrefix):
+			ratio := 0.05
+			if ts, err := strconv.ParseFloat(r.Form.Get("time"), 64); err == nil && !s.risingSince.IsZero() &&
+				time.Unix(int64(ts), 0).Before(s.risingSince.Add(-10*time.Minute)) {
+				ratio = 0.03
+			}
 			for _, w := range testWindows {
-				res = append(res, sample(slothSLIPrefix+w, 0.05, `,"sloth_window":"`+w+`"`))
+				res = append(res, sample(slothSLIPrefix+w, ratio, `,"sloth_window":"`+w+`"`))
 			}
 		case strings.Contains(q, slothErrorBudget):
 			res = append(res, sample(slothErrorBudget, 0.01, ""), sample(slothBudgetRemaining, 0.4, ""))
@@ -372,4 +381,34 @@ func storm(t *testing.T, promURL string, n int, a func() *alert.Alert) {
 		}
 	}
 	t.Logf("%d concurrent lookups: queries by expression %v", n, counts)
+}
+
+func TestSlothTrendAndDetails(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	s := newStandIn(t)
+	s.risingSince = clock.Now()
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	c := newClient(t, cfg, Options{Now: clock.Now})
+	lc, err := c.Lookup(context.Background(), slothAlert())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.Trend != TrendRising || lc.BurnBefore != 3 || lc.TrendWindow != time.Hour {
+		t.Errorf("trend %q over %s, before %g; want rising over 1h from 3", lc.Trend, lc.TrendWindow, lc.BurnBefore)
+	}
+	want := map[string]string{
+		"summary": "budget 40 % left · burn 1h 5.0× · 6h 5.0× · rising", "source": "sloth",
+		"budget_remaining": "0.4", "trend": "rising", "burn_5m": "5", "burn_30m": "5", "burn_1h": "5",
+		"burn_2h": "5", "burn_6h": "5", "burn_1d": "5", "burn_3d": "5",
+	}
+	got := lc.Details()
+	if len(got) != len(want) {
+		t.Errorf("Details() = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Details()[%q] = %q, want %q", k, got[k], v)
+		}
+	}
 }
