@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Installs the system packages the test suite runs for real: redis-server
 # (dedup tests, Redis Cluster tests), prometheus-alertmanager (end-to-end
-# tests) and prometheus (promtool, to check the example rules). Only what is
+# tests) and prometheus (promtool, to check the example rules and backfill
+# TSDB blocks; the prometheus server itself, which internal/promtest starts
+# for the live SLO context tests in enrich/slolive). Only what is
 # missing is installed; on systems without apt-get it says what to install.
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || need+=(redis-tools)
 command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/dev/null 2>&1 || need+=(prometheus-alertmanager)
-command -v promtool >/dev/null 2>&1 || need+=(prometheus)
+if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
+  need+=(prometheus)
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: please install: ${need[*]} (no apt-get here)" >&2

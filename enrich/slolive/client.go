@@ -1,0 +1,390 @@
+package slolive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/client_golang/prometheus"
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// The errors of Lookup that callers may branch on; every error of Lookup
+// means "decide from the alert's labels".
+var (
+	// ErrTimeout: Prometheus did not answer within the timeout.
+	ErrTimeout = errors.New("prometheus did not answer within the timeout")
+	// ErrUnavailable: Prometheus could not be reached or answered an error.
+	ErrUnavailable = errors.New("prometheus unavailable")
+	// ErrBreakerOpen: the circuit breaker of that Prometheus is open after
+	// repeated failures; it was not queried.
+	ErrBreakerOpen = errors.New("prometheus circuit breaker open")
+	// ErrNoData: Prometheus answered but has no recording rules for the SLO.
+	ErrNoData = errors.New("no live data for the SLO")
+)
+
+// maxTargets bounds the Prometheus servers one Client keeps clients and
+// breakers for (more than one only with from_generator_url).
+const maxTargets = 32
+
+// maxCache bounds the SLOs whose answers are cached.
+const maxCache = 4096
+
+// Options are a Client's collaborators.
+type Options struct {
+	// Registerer registers the metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+	// Logger logs failed lookups; nil discards.
+	Logger *slog.Logger
+	// Now is the clock of the cache and the circuit breaker; nil is
+	// time.Now.
+	Now func() time.Time
+}
+
+// Client reads live SLO context. It is safe for concurrent use.
+type Client struct {
+	cfg     Config
+	tpl     *templates
+	rt      http.RoundTripper
+	metrics *metrics
+	log     *slog.Logger
+	now     func() time.Time
+	flights singleflight.Group
+
+	mu      sync.Mutex
+	targets map[string]*target
+	cache   map[string]cached
+}
+
+// target is one Prometheus server.
+type target struct {
+	api     v1.API
+	breaker breaker
+}
+
+type cached struct {
+	ctx     *Context
+	expires time.Time
+}
+
+// New builds a Client from a validated Config.
+func New(cfg Config, o Options) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tpl, err := parseTemplates(&cfg)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := commoncfg.NewRoundTripperFromConfig(cfg.HTTPConfig, "alertrouter-slolive")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.http_config: %w", err)
+	}
+	c := &Client{
+		cfg: cfg, tpl: tpl, rt: rt,
+		metrics: newMetrics(o.Registerer),
+		log:     o.Logger,
+		now:     o.Now,
+		targets: map[string]*target{},
+		cache:   map[string]cached{},
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	if c.now == nil {
+		c.now = time.Now
+	}
+	return c, nil
+}
+
+// Lookup returns the live context of a's SLO. It returns within the
+// configured timeout (sooner when ctx ends); an error means the caller
+// decides from the alert's labels: ErrNotSLO, ErrTimeout, ErrUnavailable,
+// ErrBreakerOpen or ErrNoData, wrapped (test with errors.Is). Concurrent
+// lookups of one SLO share one query set, and its answer is reused for
+// cache_ttl. The returned Context is shared: do not modify it.
+func (c *Client) Lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
+	p, err := makePlan(a, c.tpl)
+	if err != nil {
+		c.metrics.lookups.WithLabelValues(resultNotSLO).Inc()
+		return nil, err
+	}
+	base, err := c.baseFor(a)
+	if err != nil {
+		c.metrics.lookups.WithLabelValues(resultError).Inc()
+		return nil, err
+	}
+	key := base + "\x00" + p.key
+	if lc := c.cached(key); lc != nil {
+		c.metrics.lookups.WithLabelValues(resultCached).Inc()
+		return lc, nil
+	}
+	t, err := c.target(base)
+	if err != nil {
+		c.metrics.lookups.WithLabelValues(resultError).Inc()
+		return nil, err
+	}
+	if !t.breaker.allow(c.now()) {
+		c.metrics.lookups.WithLabelValues(resultBreakerOpen).Inc()
+		return nil, fmt.Errorf("live SLO %q: %w", p.slo, ErrBreakerOpen)
+	}
+	// The query set runs detached from ctx, bounded by the timeout alone,
+	// so that the first caller giving up does not fail the others.
+	ch := c.flights.DoChan(key, func() (any, error) {
+		return c.fetch(context.WithoutCancel(ctx), key, t, p, a)
+	})
+	select {
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*Context), nil
+	case <-ctx.Done():
+		c.metrics.lookups.WithLabelValues(resultTimeout).Inc()
+		return nil, fmt.Errorf("live SLO %q: %w: %w", p.slo, ErrTimeout, ctx.Err())
+	}
+}
+
+// fetch runs one query set, records its outcome in the breaker, the
+// metrics, the log and the cache.
+func (c *Client) fetch(ctx context.Context, key string, t *target, p *plan, a *alert.Alert) (*Context, error) {
+	// A flight that started just after another one finished finds its
+	// answer here instead of asking again.
+	if lc := c.cached(key); lc != nil {
+		c.metrics.lookups.WithLabelValues(resultCached).Inc()
+		return lc, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(c.cfg.Timeout))
+	defer cancel()
+	start := time.Now()
+	at := c.now()
+	lc, err := c.run(ctx, t, p, a, at)
+	c.metrics.queryLatency.Observe(time.Since(start).Seconds())
+	failed := err != nil && !errors.Is(err, ErrNoData)
+	opened, closed := t.breaker.record(!failed, c.now())
+	if opened {
+		c.metrics.breakerOpen.Inc()
+		c.log.Warn("prometheus circuit breaker opened; live SLO context off for 30s, deciding from alert labels",
+			"slo", p.slo, "err", err)
+	}
+	if closed {
+		c.metrics.breakerOpen.Dec()
+	}
+	switch {
+	case err == nil:
+		c.metrics.lookups.WithLabelValues(resultOK).Inc()
+		c.store(key, lc)
+		return lc, nil
+	case errors.Is(err, ErrNoData):
+		c.metrics.lookups.WithLabelValues(resultNoData).Inc()
+	case errors.Is(err, ErrTimeout):
+		c.metrics.lookups.WithLabelValues(resultTimeout).Inc()
+	default:
+		c.metrics.lookups.WithLabelValues(resultError).Inc()
+	}
+	if failed && !opened {
+		c.log.Warn("live SLO lookup failed; deciding from alert labels", "slo", p.slo, "err", err)
+	}
+	return nil, err
+}
+
+// run sends the plan's queries in parallel, then reads exemplars with the
+// time left.
+func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at time.Time) (*Context, error) {
+	res := make(results, len(p.queries))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	for _, q := range p.queries {
+		g.Go(func() error {
+			v, _, _, err := t.api.Query(gctx, q.expr, at.Add(-q.ago))
+			if err != nil {
+				c.metrics.queries.WithLabelValues("failure").Inc()
+				return c.classify(ctx, p, q, err)
+			}
+			c.metrics.queries.WithLabelValues("success").Inc()
+			vec, _ := v.(model.Vector)
+			mu.Lock()
+			res[q.name] = vec
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	lc, err := p.assemble(res, at)
+	if err != nil {
+		return nil, err
+	}
+	sel := p.exemplars
+	if sel == "" && p.kind == KindPyrra {
+		sel = pyrraExemplarSelector(res[qBurn], p.labels)
+	}
+	if sel != "" {
+		lc.Exemplars = c.exemplars(ctx, t, sel, a, at)
+	}
+	return lc, nil
+}
+
+// classify wraps a query error with ErrTimeout when the lookup's deadline
+// passed, else with ErrUnavailable.
+func (c *Client) classify(ctx context.Context, p *plan, q query, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("live SLO %q: %w: query %s: %w", p.slo, ErrTimeout, q.name, err)
+	}
+	return fmt.Errorf("live SLO %q: %w: query %s: %w", p.slo, ErrUnavailable, q.name, err)
+}
+
+// exemplarWindowMax bounds how far back exemplars are read.
+const exemplarWindowMax = 6 * time.Hour
+
+// exemplars reads the exemplars of sel over the alert's window (from its
+// start, at most exemplarWindowMax, at least 5m) and returns up to
+// MaxExemplars with distinct trace ids, highest value first. Failures only
+// mean no exemplars.
+func (c *Client) exemplars(ctx context.Context, t *target, sel string, a *alert.Alert, at time.Time) []Exemplar {
+	from := a.StartsAt
+	if from.IsZero() || at.Sub(from) > exemplarWindowMax {
+		from = at.Add(-exemplarWindowMax)
+	}
+	if at.Sub(from) < 5*time.Minute {
+		from = at.Add(-5 * time.Minute)
+	}
+	rs, err := t.api.QueryExemplars(ctx, sel, from, at)
+	if err != nil {
+		c.metrics.queries.WithLabelValues("failure").Inc()
+		c.log.Debug("exemplar query failed; hint without traces", "query", sel, "err", err)
+		return nil
+	}
+	c.metrics.queries.WithLabelValues("success").Inc()
+	var all []Exemplar
+	for _, r := range rs {
+		for _, e := range r.Exemplars {
+			id := traceID(e.Labels)
+			if id == "" {
+				continue
+			}
+			all = append(all, Exemplar{TraceID: id, Value: float64(e.Value), At: e.Timestamp.Time().UTC()})
+		}
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		if all[i].Value != all[j].Value {
+			return all[i].Value > all[j].Value
+		}
+		return all[i].At.After(all[j].At)
+	})
+	seen := map[string]bool{}
+	out := make([]Exemplar, 0, MaxExemplars)
+	for _, e := range all {
+		if seen[e.TraceID] {
+			continue
+		}
+		seen[e.TraceID] = true
+		if c.tpl.traceURL != nil {
+			if u, err := render(c.tpl.traceURL, e); err == nil {
+				e.URL = u
+			}
+		}
+		out = append(out, e)
+		if len(out) == MaxExemplars {
+			break
+		}
+	}
+	return out
+}
+
+// traceLabels are the exemplar labels that carry a trace id, by convention.
+var traceLabels = []model.LabelName{"trace_id", "traceID", "traceId", "trace"}
+
+func traceID(ls model.LabelSet) string {
+	for _, n := range traceLabels {
+		if v := ls[n]; v != "" {
+			return string(v)
+		}
+	}
+	return ""
+}
+
+// baseFor returns the Prometheus to ask about a: the configured URL, or the
+// scheme and host of its generatorURL when from_generator_url is set.
+func (c *Client) baseFor(a *alert.Alert) (string, error) {
+	if c.cfg.FromGeneratorURL && a.GeneratorURL != "" {
+		u, err := url.Parse(a.GeneratorURL)
+		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+			// Prometheus serves its API beside /graph, under any prefix
+			// of its external URL.
+			prefix, _, _ := strings.Cut(u.Path, "/graph")
+			return strings.TrimSuffix(u.Scheme+"://"+u.Host+prefix, "/"), nil
+		}
+		if c.cfg.URL == "" {
+			return "", fmt.Errorf("%w: generatorURL %q is not an http(s) URL", ErrUnavailable, a.GeneratorURL)
+		}
+	}
+	if c.cfg.URL == "" {
+		return "", fmt.Errorf("%w: alert has no generatorURL and prometheus.url is not set", ErrUnavailable)
+	}
+	return baseURL(c.cfg.URL)
+}
+
+// target returns the client and breaker of one Prometheus.
+func (c *Client) target(base string) (*target, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if t, ok := c.targets[base]; ok {
+		return t, nil
+	}
+	if len(c.targets) >= maxTargets {
+		return nil, fmt.Errorf("%w: more than %d Prometheus servers named by generatorURLs", ErrUnavailable, maxTargets)
+	}
+	cl, err := api.NewClient(api.Config{Address: base, RoundTripper: c.rt})
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
+	t := &target{api: v1.NewAPI(cl)}
+	c.targets[base] = t
+	return t, nil
+}
+
+func (c *Client) cached(key string) *Context {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.cache[key]
+	if !ok || !c.now().Before(e.expires) {
+		return nil
+	}
+	return e.ctx
+}
+
+func (c *Client) store(key string, lc *Context) {
+	if c.cfg.CacheTTL <= 0 {
+		return
+	}
+	now := c.now()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cache) >= maxCache {
+		for k, e := range c.cache {
+			if !now.Before(e.expires) {
+				delete(c.cache, k)
+			}
+		}
+		if len(c.cache) >= maxCache {
+			clear(c.cache)
+		}
+	}
+	c.cache[key] = cached{ctx: lc, expires: now.Add(time.Duration(c.cfg.CacheTTL))}
+}

@@ -1,0 +1,375 @@
+package slolive
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"text/template"
+	"time"
+
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Recording-rule names of the generators, as they write them.
+const (
+	slothSLIPrefix       = "slo:sli_error:ratio_rate"                // + window: error ratio
+	slothErrorBudget     = "slo:error_budget:ratio"                  // 1 - objective
+	slothBudgetRemaining = "slo:period_error_budget_remaining:ratio" // 1 - period burn
+	pyrraBurnInfix       = ":burnrate"                               // <metric>:burnrate<window>: error ratio
+	pyrraObjective       = "pyrra_objective"                         // e.g. 0.99
+	pyrraAvailability    = "pyrra_availability"                      // over the SLO window
+)
+
+// customWindows are the windows queried through expr.burn_rate: those of
+// the default burn-rate tiers.
+var customWindows = []time.Duration{
+	5 * time.Minute, 30 * time.Minute, time.Hour, 2 * time.Hour,
+	6 * time.Hour, 24 * time.Hour, 72 * time.Hour,
+}
+
+// The names of the queries of a plan; burn_<window> for custom windows.
+const (
+	qBurn       = "burn"
+	qBurnBefore = "burn_before"
+	qBudget     = "budget"
+)
+
+// query is one instant query of a plan.
+type query struct {
+	name string
+	expr string
+	// ago evaluates the query at now - ago.
+	ago time.Duration
+}
+
+// plan is the query set of one SLO identity.
+type plan struct {
+	kind    Kind
+	slo     string
+	key     string // identity for the cache and singleflight
+	labels  map[string]string
+	queries []query
+	// exemplars is the exemplar selector, "" to derive it from the results
+	// (Pyrra) or to read none.
+	exemplars string
+}
+
+// ErrNotSLO says that an alert has no SLO identity that live context can be
+// read for: no sloth_id, no slo label, or a hand-rolled SLO while
+// prometheus.expr is not configured.
+var ErrNotSLO = errors.New("no live SLO context for this alert")
+
+// makePlan reads the alert's SLO identity and builds its queries.
+func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
+	l := a.Labels
+	var p *plan
+	switch {
+	case l["sloth_id"] != "":
+		id := l["sloth_id"]
+		sel := fmt.Sprintf(`sloth_id=%s}`, promQuote(id))
+		p = &plan{kind: KindSloth, slo: id, key: "sloth\x00" + id, queries: []query{
+			{name: qBurn, expr: `{__name__=~"` + slothSLIPrefix + `.+",` + sel},
+			{name: qBurnBefore, expr: `{__name__=~"` + slothSLIPrefix + `.+",` + sel, ago: TrendLookback},
+			{name: qBudget, expr: `{__name__=~"` + slothErrorBudget + `|` + slothBudgetRemaining + `",` + sel},
+		}}
+	case l["slo"] != "" && hasKey(l, "long") && hasKey(l, "short"):
+		id := l["slo"]
+		sel := fmt.Sprintf(`slo=%s}`, promQuote(id))
+		p = &plan{kind: KindPyrra, slo: id, key: "pyrra\x00" + id, labels: l, queries: []query{
+			{name: qBurn, expr: `{__name__=~".+` + pyrraBurnInfix + `.+",` + sel},
+			{name: qBurnBefore, expr: `{__name__=~".+` + pyrraBurnInfix + `.+",` + sel, ago: TrendLookback},
+			{name: qBudget, expr: `{__name__=~"` + pyrraObjective + `|` + pyrraAvailability + `",` + sel},
+		}}
+	case tpl.burn != nil && (l["slo"] != "" || hasBurnRates(l) || hasBurnRates(a.Annotations)):
+		var err error
+		if p, err = customPlan(a, tpl); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, ErrNotSLO
+	}
+	if tpl.exemplars != nil {
+		sel, err := render(tpl.exemplars, TemplateData{SLO: p.slo, Labels: l})
+		if err != nil {
+			return nil, fmt.Errorf("render prometheus.exemplar_query: %w", err)
+		}
+		p.exemplars = sel
+	}
+	return p, nil
+}
+
+// customPlan renders the expression templates for a hand-rolled SLO. Its
+// identity is the set of rendered expressions: alerts that render the same
+// queries share one answer.
+func customPlan(a *alert.Alert, tpl *templates) (*plan, error) {
+	id := a.Labels["slo"]
+	if id == "" {
+		id = a.Labels["alertname"]
+	}
+	p := &plan{kind: KindCustom, slo: id}
+	data := TemplateData{SLO: id, Labels: a.Labels}
+	var key strings.Builder
+	key.WriteString("custom")
+	for _, w := range customWindows {
+		data.Window = windowName(w)
+		e, err := render(tpl.burn, data)
+		if err != nil {
+			return nil, fmt.Errorf("render prometheus.expr.burn_rate: %w", err)
+		}
+		p.queries = append(p.queries, query{name: "burn_" + data.Window, expr: e})
+		if w == time.Hour {
+			p.queries = append(p.queries, query{name: qBurnBefore, expr: e, ago: TrendLookback})
+		}
+		key.WriteString("\x00" + e)
+	}
+	if tpl.budget != nil {
+		e, err := render(tpl.budget, TemplateData{SLO: id, Labels: a.Labels})
+		if err != nil {
+			return nil, fmt.Errorf("render prometheus.expr.budget_remaining: %w", err)
+		}
+		p.queries = append(p.queries, query{name: qBudget, expr: e})
+		key.WriteString("\x00" + e)
+	}
+	p.key = key.String()
+	return p, nil
+}
+
+func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
+
+// templates are the parsed templates of a Config.
+type templates struct {
+	burn, budget, exemplars, traceURL *template.Template
+}
+
+func parseTemplates(c *Config) (*templates, error) {
+	var t templates
+	var err error
+	for _, f := range []struct {
+		dst  **template.Template
+		key  string
+		text string
+	}{
+		{&t.burn, "prometheus.expr.burn_rate", c.Expr.BurnRate},
+		{&t.budget, "prometheus.expr.budget_remaining", c.Expr.BudgetRemaining},
+		{&t.exemplars, "prometheus.exemplar_query", c.ExemplarQuery},
+		{&t.traceURL, "prometheus.trace_url_template", c.TraceURLTemplate},
+	} {
+		if *f.dst, err = parseTemplate(f.key, f.text); err != nil {
+			return nil, fmt.Errorf("%s: %w", f.key, err)
+		}
+	}
+	return &t, nil
+}
+
+func render(t *template.Template, data any) (string, error) {
+	var b strings.Builder
+	if err := t.Execute(&b, data); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// results are the answers of a plan's queries by query name.
+type results map[string]model.Vector
+
+// assemble turns the answers into a Context. ErrNoData when no burn rate
+// could be computed.
+func (p *plan) assemble(r results, at time.Time) (*Context, error) {
+	c := &Context{SLO: p.slo, Kind: p.kind, At: at}
+	var before map[time.Duration]float64
+	switch p.kind {
+	case KindSloth:
+		budget := sampleNamed(r[qBudget], slothErrorBudget)
+		if budget == nil || !(budget.Value > 0) {
+			return nil, fmt.Errorf("%w: no %s for sloth_id %q", ErrNoData, slothErrorBudget, p.slo)
+		}
+		eb := float64(budget.Value)
+		c.Burns = burnsByName(r[qBurn], slothSLIPrefix, "", eb, nil)
+		before = toMap(burnsByName(r[qBurnBefore], slothSLIPrefix, "", eb, nil))
+		if rem := sampleNamed(r[qBudget], slothBudgetRemaining); rem != nil && finite(float64(rem.Value)) {
+			c.BudgetRemaining, c.HasBudget = float64(rem.Value), true
+		}
+	case KindPyrra:
+		obj := sampleNamed(r[qBudget], pyrraObjective)
+		if obj == nil || !(obj.Value < 1) || !(obj.Value > 0) {
+			return nil, fmt.Errorf("%w: no %s for slo %q", ErrNoData, pyrraObjective, p.slo)
+		}
+		eb := 1 - float64(obj.Value)
+		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, p.labels)
+		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, p.labels))
+		if av := sampleNamed(r[qBudget], pyrraAvailability); av != nil && finite(float64(av.Value)) {
+			c.BudgetRemaining, c.HasBudget = (float64(av.Value)-float64(obj.Value))/eb, true
+		}
+	case KindCustom:
+		for _, w := range customWindows {
+			if v, ok := worst(r["burn_"+windowName(w)]); ok {
+				c.Burns = append(c.Burns, Burn{Window: w, Rate: v})
+			}
+		}
+		if v, ok := worst(r[qBurnBefore]); ok {
+			before = map[time.Duration]float64{time.Hour: v}
+		}
+		if v, ok := worst(r[qBudget]); ok {
+			c.BudgetRemaining, c.HasBudget = v, true
+		}
+	}
+	if len(c.Burns) == 0 {
+		return nil, fmt.Errorf("%w: no burn rate for %s SLO %q", ErrNoData, p.kind, p.slo)
+	}
+	c.Burns = sortBurns(c.Burns)
+	c.setTrend(before)
+	return c, nil
+}
+
+// setTrend compares the burn over the window nearest to 1h with the same
+// window TrendLookback ago.
+func (c *Context) setTrend(before map[time.Duration]float64) {
+	best := -1
+	for i, b := range c.Burns {
+		if best < 0 || absDur(b.Window-time.Hour) < absDur(c.Burns[best].Window-time.Hour) {
+			best = i
+		}
+	}
+	b := c.Burns[best]
+	c.TrendWindow = b.Window
+	if v, ok := before[b.Window]; ok {
+		c.BurnBefore = v
+		c.Trend = trend(b.Rate, v)
+	}
+}
+
+// burnsByName reads one burn rate per window from series whose name is
+// prefix+window (Sloth) or <metric>+infix+window (Pyrra), dividing the error
+// ratio by the error budget eb. With match, only series whose labels (other
+// than __name__ and slo) agree with match count; of several series of a
+// window the highest burn wins.
+func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[string]string) []Burn {
+	by := map[time.Duration]float64{}
+	for _, s := range v {
+		name := string(s.Metric[model.MetricNameLabel])
+		var suffix string
+		switch {
+		case prefix != "":
+			var ok bool
+			if suffix, ok = strings.CutPrefix(name, prefix); !ok {
+				continue
+			}
+		default:
+			i := strings.LastIndex(name, infix)
+			if i <= 0 {
+				continue
+			}
+			suffix = name[i+len(infix):]
+		}
+		d, err := model.ParseDuration(suffix)
+		if err != nil || d <= 0 || !finite(float64(s.Value)) || !agrees(s.Metric, match) {
+			continue
+		}
+		rate := float64(s.Value) / eb
+		if old, ok := by[time.Duration(d)]; !ok || rate > old {
+			by[time.Duration(d)] = rate
+		}
+	}
+	out := make([]Burn, 0, len(by))
+	for w, r := range by {
+		out = append(out, Burn{Window: w, Rate: r})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Window < out[j].Window })
+	return out
+}
+
+// agrees reports whether every label of m other than __name__ and slo has
+// the same value in match (nil match: everything agrees).
+func agrees(m model.Metric, match map[string]string) bool {
+	if match == nil {
+		return true
+	}
+	for k, v := range m {
+		if k == model.MetricNameLabel || k == "slo" {
+			continue
+		}
+		if mv, ok := match[string(k)]; !ok || mv != string(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// pyrraBase returns the metric a Pyrra burnrate series was recorded from,
+// without _total/_count ("http_requests" of "http_requests:burnrate5m").
+func pyrraBase(name string) string {
+	if i := strings.LastIndex(name, pyrraBurnInfix); i > 0 {
+		return name[:i]
+	}
+	return ""
+}
+
+// pyrraExemplarSelector derives an exemplar selector from the Pyrra burn
+// series that matched the alert: the histogram buckets or counter of the
+// metric the SLO was generated from, with the series' equality labels.
+func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
+	for _, s := range v {
+		if !agrees(s.Metric, match) {
+			continue
+		}
+		base := pyrraBase(string(s.Metric[model.MetricNameLabel]))
+		if base == "" {
+			continue
+		}
+		parts := []string{fmt.Sprintf(`__name__=~"%s_bucket|%s_total|%s_count|%s"`, base, base, base, base)}
+		var keys []string
+		for k := range s.Metric {
+			if k != model.MetricNameLabel && k != "slo" {
+				keys = append(keys, string(k))
+			}
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			parts = append(parts, k+"="+promQuote(string(s.Metric[model.LabelName(k)])))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	return ""
+}
+
+func sampleNamed(v model.Vector, name string) *model.Sample {
+	for _, s := range v {
+		if string(s.Metric[model.MetricNameLabel]) == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// worst returns the highest finite value of v.
+func worst(v model.Vector) (float64, bool) {
+	best, ok := 0.0, false
+	for _, s := range v {
+		f := float64(s.Value)
+		if finite(f) && (!ok || f > best) {
+			best, ok = f, true
+		}
+	}
+	return best, ok
+}
+
+func toMap(bs []Burn) map[time.Duration]float64 {
+	m := make(map[time.Duration]float64, len(bs))
+	for _, b := range bs {
+		m[b.Window] = b.Rate
+	}
+	return m
+}
+
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
+}

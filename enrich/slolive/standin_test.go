@@ -1,0 +1,414 @@
+package slolive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// standIn is a Prometheus HTTP API stand-in answering Sloth's queries with
+// fixed values (error ratio 5 % over every window, budget 1 %, 40 % left),
+// or failing while fail is set.
+type standIn struct {
+	*httptest.Server
+	requests atomic.Int64
+	fail     atomic.Bool
+	// risingSince, when set, makes the error ratio 3 % (instead of 5 %)
+	// for queries evaluated more than 10 minutes before it.
+	risingSince time.Time
+}
+
+func newStandIn(t *testing.T) *standIn {
+	s := &standIn{}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.requests.Add(1)
+		if s.fail.Load() {
+			http.Error(w, `{"status":"error","errorType":"unavailable","error":"overloaded"}`, http.StatusServiceUnavailable)
+			return
+		}
+		_ = r.ParseForm()
+		q := r.Form.Get("query")
+		var res []string
+		sample := func(name string, v float64, extra string) string {
+			return fmt.Sprintf(`{"metric":{"__name__":%q,"sloth_id":"svc"%s},"value":[%d,"%g"]}`, name, extra, time.Now().Unix(), v)
+		}
+		switch {
+		case strings.Contains(q, slothSLIPrefix):
+			ratio := 0.05
+			if ts, err := strconv.ParseFloat(r.Form.Get("time"), 64); err == nil && !s.risingSince.IsZero() &&
+				time.Unix(int64(ts), 0).Before(s.risingSince.Add(-10*time.Minute)) {
+				ratio = 0.03
+			}
+			for _, w := range testWindows {
+				res = append(res, sample(slothSLIPrefix+w, ratio, `,"sloth_window":"`+w+`"`))
+			}
+		case strings.Contains(q, slothErrorBudget):
+			res = append(res, sample(slothErrorBudget, 0.01, ""), sample(slothBudgetRemaining, 0.4, ""))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func slothAlertID(id string) *alert.Alert {
+	a := slothAlert()
+	a.Labels["sloth_id"] = id
+	return a
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+func TestSlowPrometheusIsCancelledAtTheTimeout(t *testing.T) {
+	cancelled := make(chan struct{}, 16)
+	answered := make(chan struct{}, 16)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read the request first: the server notices a client going away
+		// (and cancels r.Context()) only once the body is consumed.
+		_ = r.ParseForm()
+		select {
+		case <-time.After(2 * time.Second):
+			answered <- struct{}{}
+			fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[]}}`)
+		case <-r.Context().Done():
+			cancelled <- struct{}{}
+		}
+	}))
+	defer slow.Close()
+	cfg := DefaultConfig() // timeout 300ms
+	cfg.URL = slow.URL
+	reg := prometheus.NewRegistry()
+	c := newClient(t, cfg, Options{Registerer: reg})
+
+	_, err := c.Lookup(context.Background(), slothAlert())
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err %v, want ErrTimeout", err)
+	}
+	// Every query of the set was cancelled by the lookup's deadline, none
+	// was answered: Lookup did not wait for the 2 s answer.
+	for range 3 {
+		select {
+		case <-cancelled:
+		case <-answered:
+			t.Fatal("the stand-in answered: the lookup waited for it")
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stand-in never saw its request cancelled")
+		}
+	}
+	if n := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultTimeout)); n != 1 {
+		t.Errorf("lookups{result=timeout} = %g, want 1", n)
+	}
+}
+
+func TestCallerDeadlineEndsTheWait(t *testing.T) {
+	block := make(chan struct{})
+	defer close(block)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		select {
+		case <-block:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.URL = srv.URL
+	cfg.Timeout.Set("1h")
+	c := newClient(t, cfg, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := c.Lookup(ctx, slothAlert()); !errors.Is(err, ErrTimeout) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want ErrTimeout and context.Canceled", err)
+	}
+}
+
+func TestCircuitBreakerOpensAfterThreeFailuresAndCloses(t *testing.T) {
+	s := newStandIn(t)
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	cfg.CacheTTL = 0
+	reg := prometheus.NewRegistry()
+	c := newClient(t, cfg, Options{Registerer: reg, Now: clock.Now})
+	lookup := func() error { _, err := c.Lookup(context.Background(), slothAlert()); return err }
+
+	s.fail.Store(true)
+	for i := range 3 {
+		if err := lookup(); !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("failure %d: err %v, want ErrUnavailable", i+1, err)
+		}
+	}
+	sent := s.requests.Load()
+	if err := lookup(); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("after 3 failures: err %v, want ErrBreakerOpen", err)
+	}
+	if s.requests.Load() != sent {
+		t.Error("an open breaker still queried Prometheus")
+	}
+	if g := testutil.ToFloat64(c.metrics.breakerOpen); g != 1 {
+		t.Errorf("breakers_open = %g, want 1", g)
+	}
+
+	clock.Advance(29 * time.Second)
+	if err := lookup(); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("29s later: err %v, want ErrBreakerOpen", err)
+	}
+	clock.Advance(time.Second)
+	// Half-open: one failure opens it again at once.
+	if err := lookup(); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("30s later (still failing): err %v, want ErrUnavailable", err)
+	}
+	if err := lookup(); !errors.Is(err, ErrBreakerOpen) {
+		t.Fatalf("a failed probe must reopen the breaker: err %v", err)
+	}
+	clock.Advance(30 * time.Second)
+	s.fail.Store(false)
+	if err := lookup(); err != nil {
+		t.Fatalf("Prometheus back: %v", err)
+	}
+	if g := testutil.ToFloat64(c.metrics.breakerOpen); g != 0 {
+		t.Errorf("breakers_open = %g after recovery, want 0", g)
+	}
+	if err := lookup(); err != nil {
+		t.Fatalf("closed breaker: %v", err)
+	}
+	if n := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultBreakerOpen)); n != 3 {
+		t.Errorf("lookups{result=breaker_open} = %g, want 3", n)
+	}
+}
+
+func TestCacheTTL(t *testing.T) {
+	s := newStandIn(t)
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	c := newClient(t, cfg, Options{Now: clock.Now})
+	for range 3 {
+		if _, err := c.Lookup(context.Background(), slothAlert()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.requests.Load(); n != 3 {
+		t.Errorf("3 lookups within the TTL sent %d queries, want one set of 3", n)
+	}
+	clock.Advance(15 * time.Second)
+	if _, err := c.Lookup(context.Background(), slothAlert()); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.requests.Load(); n != 6 {
+		t.Errorf("after the TTL: %d queries, want 6", n)
+	}
+	// Another SLO is another query set.
+	if _, err := c.Lookup(context.Background(), slothAlertID("other")); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.requests.Load(); n != 9 {
+		t.Errorf("another SLO: %d queries, want 9", n)
+	}
+}
+
+func TestGeneratorURLIsNotFollowedByDefault(t *testing.T) {
+	configured, named := newStandIn(t), newStandIn(t)
+	a := slothAlert()
+	a.GeneratorURL = named.URL + "/graph?g0.expr=up&g0.tab=1"
+	for _, follow := range []bool{false, true} {
+		cfg := DefaultConfig()
+		cfg.URL = configured.URL
+		cfg.FromGeneratorURL = follow
+		c := newClient(t, cfg, Options{})
+		if _, err := c.Lookup(context.Background(), a); err != nil {
+			t.Fatalf("from_generator_url %v: %v", follow, err)
+		}
+	}
+	if configured.requests.Load() != 3 || named.requests.Load() != 3 {
+		t.Errorf("configured got %d, generatorURL host got %d; want 3 each (the host only when allowed)",
+			configured.requests.Load(), named.requests.Load())
+	}
+	// Not an http(s) URL: the configured one is used.
+	a.GeneratorURL = "file:///etc/passwd"
+	cfg := DefaultConfig()
+	cfg.URL, cfg.FromGeneratorURL = configured.URL, true
+	if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), a); err != nil || configured.requests.Load() != 6 {
+		t.Errorf("file: generatorURL: err %v, configured requests %d", err, configured.requests.Load())
+	}
+}
+
+func TestNotAnSLOAlert(t *testing.T) {
+	s := newStandIn(t)
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	c := newClient(t, cfg, Options{})
+	a := &alert.Alert{}
+	a.Labels = map[string]string{"alertname": "HighCPU", "severity": "critical"}
+	if _, err := c.Lookup(context.Background(), a); !errors.Is(err, ErrNotSLO) {
+		t.Errorf("err %v, want ErrNotSLO", err)
+	}
+	// An slo label without long/short is hand-rolled: no templates, no lookup.
+	a.Labels["slo"] = "api"
+	if _, err := c.Lookup(context.Background(), a); !errors.Is(err, ErrNotSLO) {
+		t.Errorf("hand-rolled without templates: err %v, want ErrNotSLO", err)
+	}
+	if s.requests.Load() != 0 {
+		t.Error("queried Prometheus for an alert without an SLO")
+	}
+}
+
+func TestNoRecordingRulesIsNoData(t *testing.T) {
+	s := newStandIn(t)
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	c := newClient(t, cfg, Options{})
+	// The stand-in knows nothing of Pyrra.
+	if _, err := c.Lookup(context.Background(), pyrraAlert("api-errors")); !errors.Is(err, ErrNoData) {
+		t.Errorf("err %v, want ErrNoData", err)
+	}
+	// No data is not a failure of Prometheus: the breaker stays closed.
+	for range 5 {
+		_, _ = c.Lookup(context.Background(), pyrraAlert("api-errors"))
+	}
+	if _, err := c.Lookup(context.Background(), slothAlert()); err != nil {
+		t.Errorf("after 6 no-data lookups: %v", err)
+	}
+}
+
+// countingProxy forwards to a real Prometheus and counts the queries by
+// expression.
+type countingProxy struct {
+	*httptest.Server
+	mu     sync.Mutex
+	byExpr map[string]int
+}
+
+func newCountingProxy(t *testing.T, target string) *countingProxy {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &countingProxy{byExpr: map[string]int{}}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	p.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		form, _ := url.ParseQuery(string(body))
+		expr := form.Get("query")
+		if expr == "" {
+			expr = r.URL.Query().Get("query")
+		}
+		p.mu.Lock()
+		p.byExpr[expr]++
+		p.mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(p.Close)
+	return p
+}
+
+func (p *countingProxy) counts() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make(map[string]int, len(p.byExpr))
+	for k, v := range p.byExpr {
+		out[k] = v
+	}
+	return out
+}
+
+// storm sends n concurrent lookups of one SLO and checks that Prometheus
+// saw at most 2 queries per expression.
+func storm(t *testing.T, promURL string, n int, a func() *alert.Alert) {
+	p := newCountingProxy(t, promURL)
+	c := newClient(t, config(p.URL), Options{})
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	start := make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := c.Lookup(context.Background(), a()); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatalf("lookup in the storm: %v", err)
+	}
+	counts := p.counts()
+	if len(counts) == 0 {
+		t.Fatal("no query reached Prometheus")
+	}
+	for expr, sent := range counts {
+		// burn and burn_before share an expression (now and 15m ago).
+		if sent > 2 {
+			t.Errorf("%d alerts of one SLO sent %q %d times, want at most 2", n, expr, sent)
+		}
+	}
+	t.Logf("%d concurrent lookups: queries by expression %v", n, counts)
+}
+
+func TestSlothTrendAndDetails(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	s := newStandIn(t)
+	s.risingSince = clock.Now()
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	c := newClient(t, cfg, Options{Now: clock.Now})
+	lc, err := c.Lookup(context.Background(), slothAlert())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lc.Trend != TrendRising || lc.BurnBefore != 3 || lc.TrendWindow != time.Hour {
+		t.Errorf("trend %q over %s, before %g; want rising over 1h from 3", lc.Trend, lc.TrendWindow, lc.BurnBefore)
+	}
+	want := map[string]string{
+		"summary": "budget 40 % left · burn 1h 5.0× · 6h 5.0× · rising", "source": "sloth",
+		"budget_remaining": "0.4", "trend": "rising", "burn_5m": "5", "burn_30m": "5", "burn_1h": "5",
+		"burn_2h": "5", "burn_6h": "5", "burn_1d": "5", "burn_3d": "5",
+	}
+	got := lc.Details()
+	if len(got) != len(want) {
+		t.Errorf("Details() = %v, want %v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("Details()[%q] = %q, want %q", k, got[k], v)
+		}
+	}
+}

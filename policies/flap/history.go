@@ -1,0 +1,135 @@
+package flap
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxEntries bounds the transitions kept per fingerprint: enough to count
+// any sensible threshold, small enough for one short store value.
+const MaxEntries = 64
+
+// Transition is one change of state of an alert.
+type Transition struct {
+	// At is when the alert changed state (its startsAt for a firing, its
+	// endsAt for a resolve), to the second.
+	At time.Time
+	// Firing is true for resolved → firing, false for firing → resolved.
+	Firing bool
+}
+
+// String encodes t as "f<unix seconds>" or "r<unix seconds>", e.g.
+// "f1764689323". Parse and ParseTransition read it back.
+func (t Transition) String() string {
+	c := byte('r')
+	if t.Firing {
+		c = 'f'
+	}
+	return string(c) + strconv.FormatInt(t.At.Unix(), 10)
+}
+
+// ParseTransition decodes one entry written by Transition.String.
+func ParseTransition(s string) (Transition, error) {
+	if len(s) < 2 || (s[0] != 'f' && s[0] != 'r') {
+		return Transition{}, fmt.Errorf("flap transition %q: want f<unix seconds> or r<unix seconds>", s)
+	}
+	sec, err := strconv.ParseInt(s[1:], 10, 64)
+	if err != nil || sec < 0 {
+		return Transition{}, fmt.Errorf("flap transition %q: bad unix seconds", s)
+	}
+	return Transition{At: time.Unix(sec, 0).UTC(), Firing: s[0] == 'f'}, nil
+}
+
+// History is the transitions of one fingerprint, oldest first, each a change
+// of state from the one before. The zero value is an empty history.
+type History []Transition
+
+// Append records that the alert is firing (or resolved) at t and returns
+// the history trimmed to what Damp needs: transitions older than window
+// before t are dropped, except the newest one (it tells the current state),
+// and at most MaxEntries are kept. A report of the state the alert is
+// already in (Alertmanager repeats firing alerts) changes nothing and
+// changed is false. The receiver is not modified.
+func (h History) Append(t Transition, window time.Duration) (out History, changed bool) {
+	t.At = t.At.Truncate(time.Second)
+	if n := len(h); n > 0 && h[n-1].Firing == t.Firing {
+		return h, false
+	}
+	if n := len(h); n > 0 && t.At.Before(h[n-1].At) {
+		// Out-of-order report (clock skew, a late webhook): keep the
+		// order of the history, at the newest time seen.
+		t.At = h[n-1].At
+	}
+	out = make(History, 0, len(h)+1)
+	out = append(out, h...)
+	out = append(out, t)
+	return out.Trim(t.At, window), true
+}
+
+// Trim drops transitions older than window before now, keeping at least the
+// newest one, and keeps at most the newest MaxEntries. It returns a
+// sub-slice of h.
+func (h History) Trim(now time.Time, window time.Duration) History {
+	from := now.Add(-window)
+	i := 0
+	for i < len(h)-1 && h[i].At.Before(from) {
+		i++
+	}
+	if len(h)-i > MaxEntries {
+		i = len(h) - MaxEntries
+	}
+	return h[i:]
+}
+
+// Strings encodes each transition with Transition.String, oldest first: the
+// form to keep in a store list.
+func (h History) Strings() []string {
+	out := make([]string, len(h))
+	for i, t := range h {
+		out[i] = t.String()
+	}
+	return out
+}
+
+// String encodes the history as its entries joined by commas, e.g.
+// "f1764689323,r1764689443": the form to keep in a single store value.
+func (h History) String() string { return strings.Join(h.Strings(), ",") }
+
+// Parse decodes a history from a comma-separated string (History.String)
+// or from list entries (History.Strings), in the order stored. Entries that
+// repeat the state before them are skipped, so that a list appended to
+// blindly still reads as transitions; an entry earlier than the one before
+// it (replicas with different clocks) counts at the time before it. It
+// returns an error, never panics, on anything it cannot read; an empty
+// input is an empty history.
+func Parse(entries ...string) (History, error) {
+	var h History
+	for _, e := range entries {
+		for _, s := range strings.Split(e, ",") {
+			if s == "" {
+				continue
+			}
+			t, err := ParseTransition(s)
+			if err != nil {
+				return nil, err
+			}
+			if n := len(h); n > 0 {
+				if h[n-1].Firing == t.Firing {
+					continue
+				}
+				if t.At.Before(h[n-1].At) {
+					// Replicas' clocks differ: keep the stored order,
+					// at the newest time seen.
+					t.At = h[n-1].At
+				}
+			}
+			h = append(h, t)
+		}
+	}
+	if len(h) > MaxEntries {
+		h = h[len(h)-MaxEntries:]
+	}
+	return h, nil
+}
