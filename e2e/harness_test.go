@@ -127,12 +127,25 @@ func newProc(t *testing.T, name, bin, addr string, args []string) *proc {
 			t.Logf("---- %s log (%s) ----\n%s", p.name, p.logPath, tailFile(p.logPath))
 		}
 	})
-	p.start()
-	return p
+	// The port came from freePort, which another process may take before
+	// this one binds it: on "address already in use" pick another and
+	// start again (bounded).
+	for try := 0; ; try++ {
+		if p.start(try < 2) {
+			return p
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+		for i, a := range p.args {
+			p.args[i] = strings.ReplaceAll(a, p.addr, addr)
+		}
+		p.addr = addr
+	}
 }
 
-// start launches the process and waits for /-/ready.
-func (p *proc) start() {
+// start launches the process and waits for /-/ready. With retryPort, a
+// process that exits because its port was taken reports false instead of
+// failing the test.
+func (p *proc) start(retryPort ...bool) bool {
 	p.t.Helper()
 	log, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -152,10 +165,10 @@ func (p *proc) start() {
 		close(exited)
 	}()
 	p.cmd, p.exited = cmd, exited
-	p.waitReady()
+	return p.waitReady(len(retryPort) > 0 && retryPort[0])
 }
 
-func (p *proc) waitReady() {
+func (p *proc) waitReady(retryPort bool) bool {
 	p.t.Helper()
 	url := "http://" + p.addr + "/-/ready"
 	client := &http.Client{Timeout: time.Second}
@@ -169,18 +182,23 @@ func (p *proc) waitReady() {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return
+				return true
 			}
 			err = fmt.Errorf("GET %s: %s", url, resp.Status)
 		}
 		last = err
 		select {
 		case <-p.exited:
+			p.cmd = nil
+			if retryPort && strings.Contains(tailFile(p.logPath), "address already in use") {
+				return false
+			}
 			p.t.Fatalf("%s exited before becoming ready:\n%s", p.name, tailFile(p.logPath))
 		case <-tick.C:
 		}
 	}
 	p.t.Fatalf("%s not ready within 20s: %v\n%s", p.name, last, tailFile(p.logPath))
+	return false
 }
 
 // kill sends SIGKILL and waits for the process to be gone.

@@ -512,7 +512,8 @@ func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) 
 		return nil
 	})
 	done := make(chan error, 1)
-	go func() { _, err := process(t, a, x); done <- err }()
+	msgX := payload(t, x)
+	go func() { _, err := a.Process(context.Background(), msgX); done <- err }()
 	<-entered // replica a holds x's claim and is sending it.
 
 	_, err := process(t, b, x, y)

@@ -154,7 +154,8 @@ func TestScenarioJoinWhileResolvingPagesAgain(t *testing.T) {
 				return nil
 			})
 			done := make(chan error, 1)
-			go func() { _, err := process(t, p1, tAlert("TTFTHigh", "resolved", "page", "instance", "a")); done <- err }()
+			resolveA := payload(t, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
+			go func() { _, err := p1.Process(context.Background(), resolveA); done <- err }()
 			<-entered
 			// B's group is a different Alertmanager group (other alertname),
 			// so it arrives in its own webhook while A's resolve is in flight.

@@ -1,6 +1,7 @@
 package redistest
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -24,27 +25,46 @@ func (s *Sentinel) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.
 func StartSentinel(t testing.TB, master *Server, masterName string) *Sentinel {
 	t.Helper()
 	bin := lookPath(t, "redis-server")
+	var errs []error
+	// The port comes from freePort, which another process may take first:
+	// a sentinel that exits at once is started again on another port.
+	for range 3 {
+		s, err := startSentinel(t, bin, master, masterName)
+		if errors.Is(err, errExited) {
+			errs = append(errs, err)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	t.Fatalf("start sentinel: %v", errors.Join(errs...))
+	return nil
+}
+
+func startSentinel(t testing.TB, bin string, master *Server, masterName string) (*Sentinel, error) {
 	port, err := freePort()
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "sentinel.conf")
 	content := fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nsentinel monitor %s 127.0.0.1 %d 1\nsentinel down-after-milliseconds %s 5000\n",
 		port, dir, masterName, master.port, masterName)
 	if err := os.WriteFile(conf, []byte(content), 0o600); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	logPath := filepath.Join(dir, "sentinel.log")
 	logFile, err := os.Create(logPath)
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	defer logFile.Close()
 	cmd := exec.Command(bin, conf, "--sentinel")
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("run %s --sentinel: %v", bin, err)
+		return nil, fmt.Errorf("run %s --sentinel: %w", bin, err)
 	}
 	exited := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(exited) }()
@@ -54,7 +74,7 @@ func StartSentinel(t testing.TB, master *Server, masterName string) *Sentinel {
 		_, err := Do(s.Addr(), "PING")
 		return err
 	}); err != nil {
-		t.Fatalf("sentinel on port %d: %v\n%s", port, err, tail(logPath))
+		return nil, fmt.Errorf("sentinel on port %d: %w\n%s", port, err, tail(logPath))
 	}
-	return s
+	return s, nil
 }

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+)
+
+// countKeys counts the keys matching pattern on the Redis at addr.
+func countKeys(t *testing.T, addr, pattern string) int {
+	t.Helper()
+	v, err := redistest.Do(addr, "EVAL", "return #redis.call('keys', ARGV[1])", "0", pattern)
+	if err != nil {
+		t.Fatalf("count keys on %s: %v", addr, err)
+	}
+	n, _ := strconv.Atoi(v)
+	return n
+}
+
+// reloadHarness is one router runtime whose config file a test rewrites
+// and reloads, as SIGHUP or /-/reload do.
+type reloadHarness struct {
+	t    *testing.T
+	path string
+	rt   *runtime
+}
+
+func (h *reloadHarness) write(addr, prefix string, failClosed bool) {
+	h.t.Helper()
+	cfg := fmt.Sprintf(`store:
+  redis: {addrs: [%q], dial_timeout: 200ms, max_retries: -1}
+  key_prefix: %q
+  fail_closed: %t
+dedup: {in_flight_wait: 50ms}
+route: {receiver: log}
+receivers: [{name: log, log_configs: [{}]}]
+`, addr, prefix, failClosed)
+	if err := os.WriteFile(h.path, []byte(cfg), 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func newReloadHarness(t *testing.T, addr, prefix string) *reloadHarness {
+	h := &reloadHarness{t: t, path: filepath.Join(t.TempDir(), "router.yml")}
+	h.write(addr, prefix, false)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, configFile: h.path, configFileSet: true, logger: logger}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeps(prometheus.NewRegistry(), logger, io.Discard)
+	st, err := d.openState(cfg.Store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.build(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.rt = &runtime{m: m, deps: d, reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ok"}), reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "t"})}
+	h.rt.current.Store(b)
+	t.Cleanup(func() { h.rt.current.Load().state.close() })
+	return h
+}
+
+func (h *reloadHarness) reload() {
+	h.t.Helper()
+	if err := h.rt.Reload(); err != nil {
+		h.t.Fatalf("reload: %v", err)
+	}
+}
+
+// process sends one firing page named name through the current generation.
+func (h *reloadHarness) process(name string) error {
+	h.t.Helper()
+	body := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":%q,"severity":"critical"},"startsAt":"2026-12-01T10:00:00Z"}]}`, name)
+	msg, err := webhook.Decode([]byte(body), time.Now())
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	_, err = h.rt.Current().Processor.Process(context.Background(), msg)
+	return err
+}
+
+func TestReloadAppliesEveryStoreField(t *testing.T) {
+	a, b := redistest.Start(t), redistest.Start(t)
+	h := newReloadHarness(t, a.Addr(), "p1:")
+	if err := h.process("First"); err != nil {
+		t.Fatal(err)
+	}
+	if countKeys(t, a.Addr(), "p1:*") == 0 {
+		t.Fatal("the first store holds no state after a delivery")
+	}
+
+	t.Run("addrs: a new client is used", func(t *testing.T) {
+		h.write(b.Addr(), "p1:", false)
+		h.reload()
+		before := countKeys(t, a.Addr(), "*")
+		if err := h.process("Second"); err != nil {
+			t.Fatal(err)
+		}
+		if countKeys(t, b.Addr(), "p1:*") == 0 {
+			t.Error("after the reload the state did not go to the new Redis")
+		}
+		if after := countKeys(t, a.Addr(), "*"); after != before {
+			t.Errorf("the old Redis got %d new keys after the reload", after-before)
+		}
+	})
+	t.Run("key_prefix: every key of the pipeline uses the new prefix", func(t *testing.T) {
+		h.write(b.Addr(), "p2:", false)
+		h.reload()
+		old := countKeys(t, b.Addr(), "p1:*")
+		if err := h.process("Third"); err != nil {
+			t.Fatal(err)
+		}
+		if countKeys(t, b.Addr(), "p2:*") == 0 {
+			t.Error("no key under the new prefix")
+		}
+		if n := countKeys(t, b.Addr(), "p1:*"); n != old {
+			t.Errorf("%d keys written under the old prefix after the reload", n-old)
+		}
+	})
+	t.Run("fail_closed: webhooks answer 5xx and readiness follows", func(t *testing.T) {
+		h.write(b.Addr(), "p2:", true)
+		h.reload()
+		if err := h.rt.Ready(context.Background()); err != nil {
+			t.Fatalf("ready before the outage: %v", err)
+		}
+		b.Kill()
+		var de *alert.DeliveryError
+		if err := h.process("Fourth"); !errors.As(err, &de) || !de.Retryable {
+			t.Errorf("webhook with the store down and fail_closed: %v, want a retryable 5xx", err)
+		}
+		var err error
+		for range 3 {
+			err = h.rt.Ready(context.Background())
+		}
+		if err == nil {
+			t.Error("still ready after three failed probes with fail_closed")
+		}
+	})
+	t.Run("a store that cannot be built is rejected and the old one keeps serving", func(t *testing.T) {
+		if err := os.WriteFile(h.path, []byte("store: {redis: {addrs: []}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.rt.Reload(); err == nil {
+			t.Fatal("reload of a store with no addrs succeeded")
+		}
+		if got := h.rt.current.Load().state.cfg.KeyPrefix; got != "p2:" {
+			t.Errorf("after a rejected reload the key prefix is %q, want the old p2:", got)
+		}
+	})
+}
