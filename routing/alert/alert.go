@@ -195,6 +195,29 @@ type Result struct {
 	Receivers []string
 	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).
 	SuppressedBy string
+	// Deliveries are what happened to the alert at each integration in this
+	// webhook (empty for explain and for alerts with nothing to send).
+	Deliveries []Delivery `json:"deliveries,omitempty"`
+}
+
+// Delivery outcomes.
+const (
+	DeliverySent         = "sent"
+	DeliveryDeduplicated = "deduplicated"
+	DeliveryInFlight     = "in_flight" // another replica is sending it
+	DeliveryFailed       = "failed"
+	DeliverySuppressed   = "suppressed" // deliberately not sent (send_resolved: false)
+)
+
+// Delivery is the outcome of one alert transition at one integration.
+type Delivery struct {
+	Receiver    string        `json:"receiver"`
+	Integration string        `json:"integration"`
+	Kind        Kind          `json:"kind"`
+	Outcome     string        `json:"outcome"`
+	Retryable   bool          `json:"retryable,omitempty"`
+	Error       string        `json:"error,omitempty"`
+	Latency     time.Duration `json:"latency,omitempty"`
 }
 
 // Kind says what a notification tells its receiver.
