@@ -48,7 +48,7 @@ const (
 	weightAnnotation   = 0.25
 	weightJob          = 0.5  // words of the job an up{job="…"} or absent(up{…}) selector names
 	weightUp           = 0.3  // the up series itself: scrape health, a weak hint of monitoring
-	weightContext      = 0.2  // words of a context label, counted only for tied candidates
+	weightContext      = 0.25 // words of a context label, counted only for tied candidates
 	minWinScore        = 0.35 // a winner below it stays unknown (one annotation word is not enough)
 	tieMargin          = 0.05 // sectors this close are tied
 )

@@ -62,6 +62,10 @@ type compiledRule struct {
 type familyIndex struct {
 	exact    map[string]target
 	prefixes []prefixTarget
+	// byHead holds the prefixes by their first two bytes (prefixes of one
+	// byte under its own key), longest first, so that a metric is compared
+	// only with the prefixes it can have.
+	byHead   map[uint16][]prefixTarget
 	contains []prefixTarget
 }
 
@@ -184,6 +188,15 @@ func (c *Classifier) resolve(sector, kpi string) target {
 	return t
 }
 
+// headKey is the bucket of a prefix or metric name: its first two bytes,
+// or its only byte.
+func headKey(s string) uint16 {
+	if len(s) < 2 {
+		return uint16(s[0])
+	}
+	return uint16(s[0])<<8 | uint16(s[1])
+}
+
 // otelNamespaces are the metric namespaces written with a colon whose
 // OpenTelemetry form uses an underscore.
 var otelNamespaces = [...]string{"vllm:", "sglang:", "lmcache:"}
@@ -233,30 +246,43 @@ func (c *Classifier) indexFamilies(fams []family) familyIndex {
 	}
 	// Longest prefix first, so "vllm:" is the fallback of the vLLM family.
 	sort.SliceStable(idx.prefixes, func(i, j int) bool { return len(idx.prefixes[i].s) > len(idx.prefixes[j].s) })
+	idx.byHead = make(map[uint16][]prefixTarget)
+	for _, p := range idx.prefixes {
+		k := headKey(p.s)
+		idx.byHead[k] = append(idx.byHead[k], p)
+	}
 	return idx
 }
 
 // matchMetric looks a metric name up in the families and returns the
-// target and the weight of the match. A recording rule named after the
-// convention level:metric:operations that no family names is read as the
-// metric it aggregates (the middle part; of a two-part name, the first part
-// and then the second).
+// target and the weight of the match: an exact name first; then, for a
+// recording rule named after the convention level:metric:operations, the
+// metric it aggregates (what lies between the first and the last colon; of
+// a two-part name, the first part and then the second); then prefixes and
+// substrings of the whole name ("vllm:", ":burnrate").
 func (c *Classifier) matchMetric(m string) (target, float64, bool) {
-	if t, w, ok := c.matchName(m); ok {
-		return t, w, ok
-	}
-	i := strings.IndexByte(m, ':')
-	if i < 0 {
+	if m == "" {
 		return target{}, 0, false
 	}
-	rest := m[i+1:]
-	if j := strings.IndexByte(rest, ':'); j >= 0 {
-		return c.matchName(rest[:j])
+	if t, ok := c.matchExact(m); ok {
+		return t, weightMetricExact, true
 	}
-	if t, w, ok := c.matchName(m[:i]); ok {
-		return t, w, ok
+	if first := strings.IndexByte(m, ':'); first >= 0 {
+		last := strings.LastIndexByte(m, ':')
+		if last > first {
+			if t, w, ok := c.matchName(m[first+1 : last]); ok {
+				return t, w, ok
+			}
+		} else {
+			if t, w, ok := c.matchName(m[:first]); ok {
+				return t, w, ok
+			}
+			if t, w, ok := c.matchName(m[first+1:]); ok {
+				return t, w, ok
+			}
+		}
 	}
-	return c.matchName(rest)
+	return c.matchPattern(m)
 }
 
 // matchName looks one metric name up in the families.
@@ -264,16 +290,40 @@ func (c *Classifier) matchName(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
 	}
+	if t, ok := c.matchExact(m); ok {
+		return t, weightMetricExact, true
+	}
+	return c.matchPattern(m)
+}
+
+// matchExact looks a name up among the exact families, as it is and without
+// its _bucket, _sum, _count or _total suffix.
+func (c *Classifier) matchExact(m string) (target, bool) {
 	base := baseName(m)
 	for i := range c.families {
 		idx := &c.families[i]
 		if t, ok := idx.exact[m]; ok {
-			return t, weightMetricExact, true
+			return t, true
 		}
 		if t, ok := idx.exact[base]; ok {
-			return t, weightMetricExact, true
+			return t, true
 		}
-		for _, p := range idx.prefixes {
+	}
+	return target{}, false
+}
+
+// matchPattern looks a name up among the prefix and substring families.
+func (c *Classifier) matchPattern(m string) (target, float64, bool) {
+	for i := range c.families {
+		idx := &c.families[i]
+		if len(m) >= 2 {
+			for _, p := range idx.byHead[headKey(m)] {
+				if strings.HasPrefix(m, p.s) {
+					return p.tgt, familyWeight(p.tgt), true
+				}
+			}
+		}
+		for _, p := range idx.byHead[uint16(m[0])] { // one-byte prefixes
 			if strings.HasPrefix(m, p.s) {
 				return p.tgt, familyWeight(p.tgt), true
 			}

@@ -144,12 +144,8 @@ var exporterFamilies = []family{
 	{Name: "sysUpTime", Sector: secNet, Source: srcSNMPRules},
 	{Prefix: "bgpPeer", Sector: secNet, Source: srcBGP},
 	// SFP/DOM optics and FEC.
-	{Contains: "laser_rx_dbm", Sector: secFiber, KPI: "OSNRM", Source: srcOptics},
-	{Contains: "laser_output_power_dbm", Sector: secFiber, KPI: "OSNRM", Source: srcOptics},
-	{Prefix: "junos_interface_diagnostics_", Sector: secFiber, Source: srcOptics},
-	{Contains: "pre_fec_ber", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC},
-	{Contains: "fec_corrected", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC},
-	{Contains: "fec_uncorrect", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC},
+	{Contains: "_dbm", Sector: secFiber, KPI: "OSNRM", Source: srcOptics},    // laser_rx_dbm, laser_output_power_dbm
+	{Contains: "fec_", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC}, // pre_fec_ber, fec_corrected, fec_uncorrectable
 	// PTP.
 	{Prefix: "openshift_ptp_", KPI: "OWD", Source: srcPTPLinux},
 }
