@@ -37,7 +37,7 @@ const (
 	srcVSphere      = "influxdata/telegraf plugins/inputs/vsphere README (vsphere_vm_cpu ready/costop summation)"
 	srcSNMPRules    = srcAPA + "snmp/snmp-exporter.yml (prometheus/snmp_exporter if_mib module)"
 	srcBGP          = "ruby-no-kai/rubykaigi-net k8s/prom/rules/snmp.libsonnet (bgpPeerState, BGP4-MIB)"
-	srcOptics       = "czerwonk/junos_exporter README (junos_interface_diagnostics_* optics: laser rx/tx dBm)"
+	srcOptics       = "czerwonk/junos_exporter interface diagnostics collector (laser_rx_dbm, laser output power in dBm)"
 	srcFEC          = "openconfig/public release/models/platform/openconfig-transport-line-common and -terminal-device (pre-FEC BER, FEC corrected/uncorrectable)"
 	srcPTPLinux     = "k8snetworkplumbingwg/ptp-operator (openshift_ptp_* metrics)"
 )
