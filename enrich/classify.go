@@ -37,8 +37,9 @@ const (
 // A guest's CPU steal time is the in-guest view of the hypervisor's CPU
 // ready time: node_cpu_seconds_total{mode="steal"}.
 const (
+	stealMetric   = "node_cpu_seconds_total"
 	stealSelector = `mode="steal"`
-	stealSignal   = `node_cpu_seconds_total{mode="steal"}`
+	stealSignal   = stealMetric + `{mode="steal"}`
 )
 
 // contextLabels are the labels whose words break a tie between candidate
@@ -415,9 +416,12 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 	// 4. Metric names of the generator expression.
 	if expr := exprFromGeneratorURL(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
-		up := false
+		up, cpu := false, false
 		for i := 0; i < s.facts.nMetrics; i++ {
 			m := s.facts.metrics[i]
+			if m == stealMetric {
+				cpu = true
+			}
 			t, w, ok := c.matchMetric(m)
 			if !ok {
 				continue
@@ -432,7 +436,7 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 		if up {
 			upJobs(expr, func(job string) { c.readWords(&s, job, weightJob, kindJob, 0) })
 		}
-		if strings.Contains(expr, stealSelector) {
+		if cpu && strings.Contains(expr, stealSelector) {
 			s.add(evidence{kind: kindMetric, value: stealSignal, tgt: c.stealTgt, weight: weightMetricExact})
 		}
 	}
