@@ -652,7 +652,7 @@ func (c *Classifier) rank(s *scratch) ranking {
 	}
 	if r.best >= 0 {
 		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin
-		r.tooWeak = !r.tied && r.score(r.best) < minWinScore
+		r.tooWeak = !r.tied && r.score(r.best) < minWinScore-1e-9
 	}
 	return r
 }
