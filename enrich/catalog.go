@@ -43,9 +43,14 @@ const (
 	weightRule         = 0.8
 	weightMetricExact  = 0.7
 	weightMetricPrefix = 0.6
-	weightMetricVendor = 0.45 // a vendor prefix that names a sector, no KPI
+	weightMetricVendor = 0.35 // a vendor prefix that names a sector, no KPI
 	weightAlertname    = 0.4
 	weightAnnotation   = 0.25
+	weightJob          = 0.5  // words of the job an up{job="…"} or absent(up{…}) selector names
+	weightUp           = 0.3  // the up series itself: scrape health, a weak hint of monitoring
+	weightContext      = 0.25 // words of a context label, counted only for tied candidates
+	minWinScore        = 0.35 // a winner below it stays unknown (one annotation word is not enough)
+	tieMargin          = 0.05 // sectors this close are tied
 )
 
 // HintIDs lists the hint ids in the order hints are attached.

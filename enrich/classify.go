@@ -30,7 +30,21 @@ const (
 	kindRule        = "rule"
 	kindMetric      = "metric"
 	kindToken       = "token"
+	kindJob         = "job"
+	kindContext     = "context"
 )
+
+// A guest's CPU steal time is the in-guest view of the hypervisor's CPU
+// ready time: node_cpu_seconds_total{mode="steal"}.
+const (
+	stealMetric   = "node_cpu_seconds_total"
+	stealSelector = `mode="steal"`
+	stealSignal   = stealMetric + `{mode="steal"}`
+)
+
+// contextLabels are the labels whose words break a tie between candidate
+// sectors (see conclude).
+var contextLabels = [...]string{"job", "namespace", "pod", "container", "service", "instance"}
 
 // target is what a signal points at, resolved once in New.
 type target struct {
@@ -49,6 +63,10 @@ type compiledRule struct {
 type familyIndex struct {
 	exact    map[string]target
 	prefixes []prefixTarget
+	// byHead holds the prefixes by their first two bytes (prefixes of one
+	// byte under its own key), longest first, so that a metric is compared
+	// only with the prefixes it can have.
+	byHead   map[uint16][]prefixTarget
 	contains []prefixTarget
 }
 
@@ -66,6 +84,7 @@ type Classifier struct {
 	families    [2]familyIndex // user families first, then built-in ones
 	words       map[string]target
 	maxWordLen  int
+	stealTgt    target
 	hintText    [numHints]string
 	hintOff     [numHints]bool
 }
@@ -127,7 +146,7 @@ func New(cfg Config) (*Classifier, error) {
 		user = append(user, family{Name: f.Name, Prefix: f.Prefix, Contains: f.Contains, Sector: f.Sector, KPI: f.KPI, Source: "config"})
 	}
 	c.families[0] = c.indexFamilies(user)
-	c.families[1] = c.indexFamilies(builtinFamilies)
+	c.families[1] = c.indexFamilies(append(append([]family(nil), builtinFamilies...), exporterFamilies...))
 	for _, w := range builtinWords {
 		key := string(normKey(w.Phrase, buf[:0]))
 		t := c.resolve(w.Sector, w.KPI)
@@ -137,6 +156,7 @@ func New(cfg Config) (*Classifier, error) {
 			c.maxWordLen = len(key)
 		}
 	}
+	c.stealTgt = c.resolve(secVM, "RDY")
 	for i, id := range HintIDs {
 		c.hintText[i] = defaultHintTexts[id]
 		if txt, ok := cfg.Hints[id]; ok {
@@ -169,10 +189,36 @@ func (c *Classifier) resolve(sector, kpi string) target {
 	return t
 }
 
+// headKey is the bucket of a prefix or metric name: its first two bytes,
+// or its only byte.
+func headKey(s string) uint16 {
+	if len(s) < 2 {
+		return uint16(s[0])
+	}
+	return uint16(s[0])<<8 | uint16(s[1])
+}
+
+// otelNamespaces are the metric namespaces written with a colon whose
+// OpenTelemetry form uses an underscore.
+var otelNamespaces = [...]string{"vllm:", "sglang:", "lmcache:"}
+
+// familyTarget resolves a family's sector, KPI and candidate sectors.
+func (c *Classifier) familyTarget(f family) target {
+	t := c.resolve(f.Sector, f.KPI)
+	if t.sector < 0 {
+		for _, id := range f.Cands {
+			if si := sectorIndexByID(id); si >= 0 {
+				t.cands |= 1 << si
+			}
+		}
+	}
+	return t
+}
+
 func (c *Classifier) indexFamilies(fams []family) familyIndex {
 	idx := familyIndex{exact: make(map[string]target)}
 	for _, f := range fams {
-		t := c.resolve(f.Sector, f.KPI)
+		t := c.familyTarget(f)
 		switch {
 		case f.Name != "":
 			if _, dup := idx.exact[f.Name]; !dup {
@@ -184,24 +230,101 @@ func (c *Classifier) indexFamilies(fams []family) familyIndex {
 			idx.contains = append(idx.contains, prefixTarget{f.Contains, t})
 		}
 	}
+	// The OpenTelemetry (and Prometheus 3 translation) spelling of colon
+	// names: vllm:num_requests_waiting is exported as vllm_num_requests_waiting.
+	for _, f := range fams {
+		for _, ns := range otelNamespaces {
+			if strings.HasPrefix(f.Name, ns) {
+				alias := strings.Replace(f.Name, ":", "_", 1)
+				if _, dup := idx.exact[alias]; !dup {
+					idx.exact[alias] = idx.exact[f.Name]
+				}
+			}
+			if strings.HasPrefix(f.Prefix, ns) {
+				idx.prefixes = append(idx.prefixes, prefixTarget{strings.Replace(f.Prefix, ":", "_", 1), c.familyTarget(f)})
+			}
+		}
+	}
 	// Longest prefix first, so "vllm:" is the fallback of the vLLM family.
 	sort.SliceStable(idx.prefixes, func(i, j int) bool { return len(idx.prefixes[i].s) > len(idx.prefixes[j].s) })
+	idx.byHead = make(map[uint16][]prefixTarget)
+	for _, p := range idx.prefixes {
+		k := headKey(p.s)
+		idx.byHead[k] = append(idx.byHead[k], p)
+	}
 	return idx
 }
 
 // matchMetric looks a metric name up in the families and returns the
-// target and the weight of the match.
+// target and the weight of the match: an exact name first; then, for a
+// recording rule named after the convention level:metric:operations, the
+// metric it aggregates (what lies between the first and the last colon; of
+// a two-part name, the first part and then the second); then prefixes and
+// substrings of the whole name ("vllm:", ":burnrate").
 func (c *Classifier) matchMetric(m string) (target, float64, bool) {
+	if m == "" {
+		return target{}, 0, false
+	}
+	if t, ok := c.matchExact(m); ok {
+		return t, weightMetricExact, true
+	}
+	if first := strings.IndexByte(m, ':'); first >= 0 {
+		last := strings.LastIndexByte(m, ':')
+		if last > first {
+			if t, w, ok := c.matchName(m[first+1 : last]); ok {
+				return t, w, ok
+			}
+		} else {
+			if t, w, ok := c.matchName(m[:first]); ok {
+				return t, w, ok
+			}
+			if t, w, ok := c.matchName(m[first+1:]); ok {
+				return t, w, ok
+			}
+		}
+	}
+	return c.matchPattern(m)
+}
+
+// matchName looks one metric name up in the families.
+func (c *Classifier) matchName(m string) (target, float64, bool) {
+	if m == "" {
+		return target{}, 0, false
+	}
+	if t, ok := c.matchExact(m); ok {
+		return t, weightMetricExact, true
+	}
+	return c.matchPattern(m)
+}
+
+// matchExact looks a name up among the exact families, as it is and without
+// its _bucket, _sum, _count or _total suffix.
+func (c *Classifier) matchExact(m string) (target, bool) {
 	base := baseName(m)
 	for i := range c.families {
 		idx := &c.families[i]
 		if t, ok := idx.exact[m]; ok {
-			return t, weightMetricExact, true
+			return t, true
 		}
 		if t, ok := idx.exact[base]; ok {
-			return t, weightMetricExact, true
+			return t, true
 		}
-		for _, p := range idx.prefixes {
+	}
+	return target{}, false
+}
+
+// matchPattern looks a name up among the prefix and substring families.
+func (c *Classifier) matchPattern(m string) (target, float64, bool) {
+	for i := range c.families {
+		idx := &c.families[i]
+		if len(m) >= 2 {
+			for _, p := range idx.byHead[headKey(m)] {
+				if strings.HasPrefix(m, p.s) {
+					return p.tgt, familyWeight(p.tgt), true
+				}
+			}
+		}
+		for _, p := range idx.byHead[uint16(m[0])] { // one-byte prefixes
 			if strings.HasPrefix(m, p.s) {
 				return p.tgt, familyWeight(p.tgt), true
 			}
@@ -293,21 +416,72 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 	// 4. Metric names of the generator expression.
 	if expr := exprFromGeneratorURL(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
+		up, cpu := false, false
 		for i := 0; i < s.facts.nMetrics; i++ {
 			m := s.facts.metrics[i]
-			if t, w, ok := c.matchMetric(m); ok {
-				s.add(evidence{kind: kindMetric, value: m, tgt: t, weight: w})
+			if m == stealMetric {
+				cpu = true
 			}
+			t, w, ok := c.matchMetric(m)
+			if !ok {
+				continue
+			}
+			if m == "up" {
+				// up{job="X"} and absent(up{…}) are about the target X,
+				// not about the monitoring system: the job's words decide.
+				up, w = true, weightUp
+			}
+			s.add(evidence{kind: kindMetric, value: m, tgt: t, weight: w})
+		}
+		if up {
+			upJobs(expr, func(job string) { c.readWords(&s, job, weightJob, kindJob, 0) })
+		}
+		if cpu && strings.Contains(expr, stealSelector) {
+			s.add(evidence{kind: kindMetric, value: stealSignal, tgt: c.stealTgt, weight: weightMetricExact})
 		}
 	}
 	// 5. Words of the alertname and of the text annotations.
-	c.readWords(&s, lbl["alertname"], weightAlertname)
+	c.readWords(&s, lbl["alertname"], weightAlertname, kindToken, 0)
 	for _, k := range textAnnotations {
 		if v := a.Annotations[k]; v != "" {
-			c.readWords(&s, v, weightAnnotation)
+			c.readWords(&s, v, weightAnnotation, kindToken, 0)
 		}
 	}
 	return c.conclude(a, &s)
+}
+
+// readContext adds the words of the alert's context labels that point at
+// one of the candidate sectors; it reports whether it added any.
+func (c *Classifier) readContext(a *alert.Alert, s *scratch, cands uint32) bool {
+	if cands == 0 {
+		return false
+	}
+	n := s.n
+	for _, l := range contextLabels {
+		if v := a.Labels[l]; v != "" {
+			c.readWords(s, v, weightContext, kindContext, cands)
+		}
+	}
+	return s.n > n
+}
+
+// pointsAt reports whether t names one of the sectors in set.
+func pointsAt(t target, set uint32) bool {
+	if t.sector >= 0 {
+		return set&(1<<t.sector) != 0
+	}
+	return t.cands&set != 0
+}
+
+// hasTarget reports whether a signal of kind already points where t does.
+func (s *scratch) hasTarget(kind string, t target) bool {
+	for i := 0; i < s.n; i++ {
+		e := &s.ev[i]
+		if e.kind == kind && e.tgt.sector == t.sector && e.tgt.kpi == t.kpi && e.tgt.cands == t.cands {
+			return true
+		}
+	}
+	return false
 }
 
 func matchAll(ms labels.Matchers, lbl map[string]string) bool {
@@ -319,9 +493,12 @@ func matchAll(ms labels.Matchers, lbl map[string]string) bool {
 	return true
 }
 
-// readWords adds a token signal for every catalog phrase in text, longest
-// phrase first.
-func (c *Classifier) readWords(s *scratch, text string, weight float64) {
+// readWords adds a signal of the given kind for every catalog phrase in
+// text, longest phrase first. A phrase whose target an earlier signal of the
+// same kind already has adds nothing: a word repeated in the summary and
+// the description is one piece of evidence. With only ≠ 0, a phrase counts
+// only if it points at one of those sectors.
+func (c *Classifier) readWords(s *scratch, text string, weight float64, kind string, only uint32) {
 	if text == "" {
 		return
 	}
@@ -353,12 +530,14 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64) {
 				}
 				break
 			}
-			// The value quotes the words as written in the alert.
-			v := text[0:0]
-			if st, en := origSpan(text, spans[i].start, spans[i+run-1].end); st >= 0 {
-				v = text[st:en]
+			if (only == 0 || pointsAt(t, only)) && !s.hasTarget(kind, t) {
+				// The value quotes the words as written in the alert.
+				v := text[0:0]
+				if st, en := origSpan(text, spans[i].start, spans[i+run-1].end); st >= 0 {
+					v = text[st:en]
+				}
+				s.add(evidence{kind: kind, value: v, tgt: t, weight: weight})
 			}
-			s.add(evidence{kind: kindToken, value: v, tgt: t, weight: weight})
 			break
 		}
 		if matched == 0 {
@@ -388,24 +567,51 @@ func origSpan(text string, start, end int) (int, int) {
 	return -1, -1
 }
 
-// conclude scores the evidence and builds the classification.
-//
-// Scoring: a signal that names a sector adds its weight w to that sector as
-// an independent piece of evidence (score = 1 − Π(1 − w)). A signal with an
-// ambiguous KPI (OWD, CHR, FLAT, MFU) adds only w/2 to each of its candidate
-// sectors: it supports, it never decides. The winner must be named by some
-// signal, or be the only sector all ambiguous signals agree on; a tie
-// (within 0.05) leaves the alert unknown with the tied sectors as
-// candidates. Confidence is the winner's score minus half the runner-up's.
-func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
-	var miss [numSectors]float64
-	var direct [numSectors]bool
-	for i := range miss {
-		miss[i] = 1
+// ranking is the outcome of scoring the evidence of one alert.
+type ranking struct {
+	miss          [numSectors]float64 // Π(1 − w) per sector; score = 1 − miss
+	direct        [numSectors]bool    // some signal names the sector
+	agree         uint32              // sectors every ambiguous signal allows
+	ambiguous     int
+	labelSector   int
+	best, second  int
+	tied, tooWeak bool
+}
+
+func (r *ranking) score(si int) float64 { return 1 - r.miss[si] }
+
+// candidates are the sectors still possible when the alert stays unknown:
+// the tied sectors, the weak winner, or the sectors the ambiguous signals
+// agree on.
+func (r *ranking) candidates() uint32 {
+	var cands uint32
+	switch {
+	case r.tied:
+		for si := 0; si < numSectors; si++ {
+			if r.direct[si] && r.score(r.best)-r.score(si) < tieMargin {
+				cands |= 1 << si
+			}
+		}
+	case r.tooWeak:
+		cands = 1 << r.best
+	case r.ambiguous > 0:
+		cands = r.agree
 	}
-	var agree uint32 = 1<<numSectors - 1
-	ambiguous := 0
-	labelSector := -1
+	return cands
+}
+
+// rank scores the evidence: a signal that names a sector adds its weight w
+// to that sector as an independent piece of evidence (score = 1 − Π(1 − w)).
+// A signal with an ambiguous KPI (OWD, CHR, FLAT, MFU) adds only w/2 to each
+// of its candidate sectors: it supports, it never decides. The winner must
+// be named by some signal, or be the only sector all ambiguous signals agree
+// on; a tie (within tieMargin) or a winner below minWinScore leaves the alert
+// unknown.
+func (c *Classifier) rank(s *scratch) ranking {
+	r := ranking{agree: 1<<numSectors - 1, labelSector: -1, best: -1, second: -1}
+	for i := range r.miss {
+		r.miss[i] = 1
+	}
 	for i := 0; i < s.n; i++ {
 		e := &s.ev[i]
 		if e.weight == 0 {
@@ -413,51 +619,69 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 		}
 		switch {
 		case e.tgt.sector >= 0:
-			miss[e.tgt.sector] *= 1 - e.weight
-			direct[e.tgt.sector] = true
+			r.miss[e.tgt.sector] *= 1 - e.weight
+			r.direct[e.tgt.sector] = true
 			if e.kind == kindSectorLabel {
-				labelSector = e.tgt.sector
+				r.labelSector = e.tgt.sector
 			}
 		case e.tgt.cands != 0:
-			ambiguous++
-			agree &= e.tgt.cands
+			r.ambiguous++
+			r.agree &= e.tgt.cands
 			for si := 0; si < numSectors; si++ {
 				if e.tgt.cands&(1<<si) != 0 {
-					miss[si] *= 1 - e.weight/2
+					r.miss[si] *= 1 - e.weight/2
 				}
 			}
 		}
 	}
-	best, second := -1, -1
 	for si := 0; si < numSectors; si++ {
-		eligible := direct[si] || (ambiguous > 0 && agree&(1<<si) != 0 && onlyBit(agree))
+		eligible := r.direct[si] || (r.ambiguous > 0 && r.agree&(1<<si) != 0 && onlyBit(r.agree))
 		if !eligible {
 			continue
 		}
 		switch {
-		case best < 0 || 1-miss[si] > 1-miss[best]:
-			best, second = si, best
-		case second < 0 || 1-miss[si] > 1-miss[second]:
-			second = si
+		case r.best < 0 || r.score(si) > r.score(r.best):
+			r.best, r.second = si, r.best
+		case r.second < 0 || r.score(si) > r.score(r.second):
+			r.second = si
 		}
 	}
-	if labelSector >= 0 {
-		best = labelSector
+	if r.labelSector >= 0 {
+		r.best = r.labelSector
+		return r
 	}
+	if r.best >= 0 {
+		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin
+		r.tooWeak = !r.tied && r.score(r.best) < minWinScore-1e-9
+	}
+	return r
+}
+
+// conclude scores the evidence and builds the classification (see rank).
+// When the evidence leaves a tie or only ambiguous candidates, the alert's
+// context labels (job, namespace, pod, container, service, instance host)
+// break it: their words count for the candidate sectors only. Confidence is
+// the winner's score minus half the runner-up's.
+func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
+	r := c.rank(s)
+	if r.labelSector < 0 && (r.tied || r.tooWeak || (r.best < 0 && r.ambiguous > 0)) {
+		if c.readContext(a, s, r.candidates()) {
+			r = c.rank(s)
+		}
+	}
+	best, second, labelSector := r.best, r.second, r.labelSector
+	miss, direct := &r.miss, &r.direct
+	tied := r.tied || r.tooWeak
 
 	out := alert.Classification{Sector: alert.Unknown, IncidentClass: alert.Unknown}
 	out.Signals = c.signals(s)
 
 	var confidence float64
-	tied := false
 	if best >= 0 && labelSector < 0 {
 		sb := 1 - miss[best]
 		var ss float64
 		if second >= 0 {
 			ss = 1 - miss[second]
-		}
-		if second >= 0 && sb-ss < 0.05 {
-			tied = true
 		}
 		confidence = sb - ss/2
 		if !direct[best] {
@@ -467,16 +691,7 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 	switch {
 	case best < 0 || tied:
 		// Unknown: list what is still possible.
-		var cands uint32
-		if tied {
-			for si := 0; si < numSectors; si++ {
-				if direct[si] && (1-miss[best])-(1-miss[si]) < 0.05 {
-					cands |= 1 << si
-				}
-			}
-		} else if ambiguous > 0 {
-			cands = agree
-		}
+		cands := r.candidates()
 		out.Candidates = sectorList(cands)
 		out.KPIs = c.unknownKPIs(s)
 		if len(out.KPIs) > 0 && out.Candidates != nil {

@@ -6,7 +6,10 @@ package enrich
 type family struct {
 	Name, Prefix, Contains string
 	Sector, KPI            string
-	Source                 string
+	// Cands are the candidate sectors of a family that names no sector
+	// (shared hardware such as DCGM device counters).
+	Cands  []string
+	Source string
 }
 
 // Sources (paths in the projects' repositories):

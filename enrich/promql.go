@@ -265,3 +265,38 @@ func baseName(m string) string {
 	}
 	return m
 }
+
+// upJobs calls fn with the value of every job matcher of an up selector in
+// expr (up{job="x"}, absent(up{job=~"snmp.*"})). It does not allocate.
+func upJobs(expr string, fn func(string)) {
+	for i := 0; i+2 < len(expr); i++ {
+		if expr[i] != 'u' || expr[i+1] != 'p' || (i > 0 && isIdentChar(expr[i-1])) {
+			continue
+		}
+		j := i + 2
+		for j < len(expr) && isSpace(expr[j]) {
+			j++
+		}
+		if j >= len(expr) || expr[j] != '{' {
+			continue
+		}
+		end := strings.IndexByte(expr[j:], '}')
+		if end < 0 {
+			return
+		}
+		sel := expr[j+1 : j+end]
+		for sel != "" {
+			var m string
+			m, sel, _ = strings.Cut(sel, ",")
+			m = strings.TrimSpace(m)
+			if !strings.HasPrefix(m, "job") {
+				continue
+			}
+			rest := strings.TrimLeft(m[3:], " =~!")
+			if len(rest) >= 2 && (rest[0] == '"' || rest[0] == '\'') {
+				fn(strings.Trim(rest, "\"'"))
+			}
+		}
+		i = j + end
+	}
+}

@@ -27,21 +27,44 @@ type Config struct {
 	Capacity CapacityConfig `yaml:"capacity"`
 	// Regression holds the baseline-relative thresholds per sensitivity.
 	Regression RegressionConfig `yaml:"regression"`
-	// Severity maps values of the Alertmanager severity label to actions
-	// (keys are matched case-insensitively).
+	// SeverityLabels are the labels read by the severity policy, in order:
+	// the first whose value is recognised decides.
+	SeverityLabels []string `yaml:"severity_labels"`
+	// Severity maps severity words to actions (keys are matched
+	// case-insensitively).
 	Severity map[string]alert.Action `yaml:"severity"`
-	// UnmappedSeverity is the action for a severity label that Severity does
-	// not know (e.g. "major"): ticket by default, so that an unexpected
-	// spelling is seen by a human rather than silently dropped.
-	UnmappedSeverity alert.Action `yaml:"unmapped_severity"`
+	// SeverityNumbers maps numeric severities (1 = most severe, as Deckhouse's
+	// severity_level and syslog-style levels) to actions.
+	SeverityNumbers SeverityNumbers `yaml:"severity_numbers"`
+	// DefaultAction is the action of an alert that has no input for any
+	// policy, or only a severity that is not recognised: ticket by default,
+	// so that a human sees it rather than it being silently dropped. It is
+	// page or ticket, never none.
+	DefaultAction alert.Action `yaml:"default_action"`
 }
 
-// PyrraConfig is the Pyrra window table.
+// SeverityNumbers maps a numeric severity n (an integer ≥ 0) to an action:
+// n ≤ Page pages, n ≤ Ticket tickets, anything above is none.
+type SeverityNumbers struct {
+	Page   int `yaml:"page"`
+	Ticket int `yaml:"ticket"`
+}
+
+// PyrraConfig is how Pyrra's multi-window alerts are decided. Pyrra's own
+// severity label decides first (Severity); without it the window pair is
+// ranked against the SLO period when the alert names one (PageDivisor),
+// else looked up in Windows (the 28-day table), else ranked against
+// DefaultPeriod.
 type PyrraConfig struct {
-	// Windows lists window pairs and their action. A Pyrra alert whose pair
-	// is not listed (Pyrra scales its windows with the SLO period, e.g.
-	// long="1h4m" for a 30d SLO) is decided by its own severity label
-	// through Config.Severity.
+	// Severity maps Pyrra's severity label to actions (case-insensitive).
+	Severity map[string]alert.Action `yaml:"severity"`
+	// PageDivisor: a long window ≤ period ÷ PageDivisor pages, a longer one
+	// tickets (112: 6h of a 28-day period).
+	PageDivisor float64 `yaml:"page_divisor"`
+	// DefaultPeriod is the SLO period assumed for a pair that is not in
+	// Windows when the alert names no period.
+	DefaultPeriod model.Duration `yaml:"default_period"`
+	// Windows lists the window pairs of a 28-day SLO and their action.
 	Windows []WindowAction `yaml:"windows"`
 }
 
@@ -119,13 +142,20 @@ func DefaultConfig() Config {
 			"page":   alert.ActionPage,
 			"ticket": alert.ActionTicket,
 		},
-		Pyrra: PyrraConfig{Windows: []WindowAction{
-			{Long: d("1h"), Short: d("5m"), Action: alert.ActionPage},
-			{Long: d("6h"), Short: d("30m"), Action: alert.ActionPage},
-			{Long: d("1d"), Short: d("2h"), Action: alert.ActionTicket},
-			{Long: d("3d"), Short: d("6h"), Action: alert.ActionTicket},
-			{Long: d("4d"), Short: d("6h"), Action: alert.ActionTicket},
-		}},
+		Pyrra: PyrraConfig{
+			Severity: map[string]alert.Action{
+				"critical": alert.ActionPage,
+				"warning":  alert.ActionTicket,
+			},
+			PageDivisor:   112,
+			DefaultPeriod: d("28d"),
+			Windows: []WindowAction{
+				{Long: d("1h"), Short: d("5m"), Action: alert.ActionPage},
+				{Long: d("6h"), Short: d("30m"), Action: alert.ActionPage},
+				{Long: d("1d"), Short: d("2h"), Action: alert.ActionTicket},
+				{Long: d("3d"), Short: d("6h"), Action: alert.ActionTicket},
+				{Long: d("4d"), Short: d("6h"), Action: alert.ActionTicket},
+			}},
 		// Factors: see the package comment (fraction of a 30-day budget).
 		BurnRate: BurnRateConfig{Tiers: []Tier{
 			{Long: d("1h"), Short: d("5m"), Factor: 14.4, Action: alert.ActionPage}, // 2% in 1h
@@ -143,22 +173,32 @@ func DefaultConfig() Config {
 				Low:    Thresholds{Warn: 1.25, Critical: 1.50},
 			},
 		},
-		Severity: map[string]alert.Action{
-			"critical": alert.ActionPage,
-			"page":     alert.ActionPage,
-			"warning":  alert.ActionTicket,
-			"ticket":   alert.ActionTicket,
-			"error":    alert.ActionTicket,
-			"info":     alert.ActionNone,
-			"none":     alert.ActionNone,
-		},
-		UnmappedSeverity: alert.ActionTicket,
+		SeverityLabels:  []string{"severity", "severity_level", "priority", "level", "urgency"},
+		Severity:        defaultSeverityWords(),
+		SeverityNumbers: SeverityNumbers{Page: 3, Ticket: 6},
+		DefaultAction:   alert.ActionTicket,
 	}
+}
+
+// defaultSeverityWords is the word map of SPEC §5.5.
+func defaultSeverityWords() map[string]alert.Action {
+	m := map[string]alert.Action{}
+	for act, words := range map[alert.Action][]string{
+		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "high", "medium", "sev2", "sev3", "p3", "p4"},
+		alert.ActionNone:   {"info", "informational", "none", "debug", "low", "notice", "p5"},
+	} {
+		for _, w := range words {
+			m[w] = act
+		}
+	}
+	return m
 }
 
 // UnmarshalYAML fills the defaults and then decodes the section over them:
 // a key left out keeps its default; a list given (pyrra.windows,
-// burn_rate.tiers) replaces the default list; a map given (sloth, severity)
+// burn_rate.tiers, severity_labels) replaces the default list; a map given
+// (sloth, pyrra.severity, severity)
 // adds to or overrides the default entries (map a default key to none to
 // silence it).
 func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
@@ -166,13 +206,14 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	defaults := *c
 	// Strict decoding refuses keys already present in a map, so the maps
 	// are decoded empty and merged with their defaults afterwards.
-	c.Sloth, c.Severity = nil, nil
+	c.Sloth, c.Severity, c.Pyrra.Severity = nil, nil, nil
 	type plain Config
 	if err := unmarshal((*plain)(c)); err != nil {
 		return fmt.Errorf("decode policies: %w", err)
 	}
 	c.Sloth = merge(defaults.Sloth, c.Sloth)
 	c.Severity = merge(defaults.Severity, c.Severity)
+	c.Pyrra.Severity = merge(defaults.Pyrra.Severity, c.Pyrra.Severity)
 	return nil
 }
 
@@ -198,6 +239,17 @@ func (c *Config) Validate() error {
 		}
 	}
 
+	for _, k := range sortedKeys(c.Pyrra.Severity) {
+		if !validAction(c.Pyrra.Severity[k], true) {
+			add("pyrra.severity."+k, "unknown action %q (want page, ticket or none)", c.Pyrra.Severity[k])
+		}
+	}
+	if !(c.Pyrra.PageDivisor >= 1) {
+		add("pyrra.page_divisor", "must be at least 1, got %s", fmtNum(c.Pyrra.PageDivisor))
+	}
+	if c.Pyrra.DefaultPeriod <= 0 {
+		add("pyrra.default_period", "must be positive, got %s", c.Pyrra.DefaultPeriod)
+	}
 	seen := map[[2]model.Duration]int{}
 	for i, w := range c.Pyrra.Windows {
 		p := fmt.Sprintf("pyrra.windows[%d]", i)
@@ -252,8 +304,22 @@ func (c *Config) Validate() error {
 			add("severity."+k, "unknown action %q (want page, ticket or none)", c.Severity[k])
 		}
 	}
-	if !validAction(c.UnmappedSeverity, true) {
-		add("unmapped_severity", "unknown action %q (want page, ticket or none)", c.UnmappedSeverity)
+	if len(c.SeverityLabels) == 0 {
+		add("severity_labels", "at least one label is required")
+	}
+	for i, l := range c.SeverityLabels {
+		if !validLabelName(l) {
+			add(fmt.Sprintf("severity_labels[%d]", i), "%q is not a label name", l)
+		}
+	}
+	if c.SeverityNumbers.Page < 0 {
+		add("severity_numbers.page", "must not be negative, got %d", c.SeverityNumbers.Page)
+	}
+	if c.SeverityNumbers.Ticket < c.SeverityNumbers.Page {
+		add("severity_numbers.ticket", "%d must not be below page %d", c.SeverityNumbers.Ticket, c.SeverityNumbers.Page)
+	}
+	if !validAction(c.DefaultAction, false) {
+		add("default_action", "unknown action %q (want page or ticket: an alert without input is never dropped)", c.DefaultAction)
 	}
 	return errors.Join(errs...)
 }
@@ -326,4 +392,20 @@ func lowerKeys(m map[string]alert.Action) map[string]alert.Action {
 		out[strings.ToLower(k)] = v
 	}
 	return out
+}
+
+// validLabelName reports whether s is a classic Prometheus label name,
+// [a-zA-Z_][a-zA-Z0-9_]*.
+func validLabelName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		letter := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !letter && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }

@@ -44,6 +44,7 @@ func TestBadConfigs(t *testing.T) {
 		{"regression-warn-equals-critical.bad.yml", "regression.sensitivities.high: warn 1.2 must be lower than critical 1.2"},
 		{"regression-default-sensitivity.bad.yml", `regression.default_sensitivity: unknown sensitivity "extreme" (want high, medium or low)`},
 		{"regression-baseline-window.bad.yml", "regression.baseline_window: must be positive, got 0s"},
+		{"default-action-none.bad.yml", `default_action: unknown action "none" (want page or ticket: an alert without input is never dropped)`},
 		{"unknown-key.bad.yml", "field warning not found in type policies.CapacityConfig"},
 	}
 	files, err := filepath.Glob(filepath.Join(fixtures, "*.bad.yml"))
@@ -135,10 +136,10 @@ func TestGoodConfigMergesAndReplaces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := e.Decide(firing(map[string]string{"slo": "a", "long": "1h4m", "short": "5m", "severity": "warning"}), nil, testNow)
+	d := e.Decide(firing(map[string]string{"slo": "a", "long": "1h4m", "short": "5m"}), nil, testNow)
 	check(t, d, want{alert.ActionPage, PolicyPyrra, "1h4m/5m", ""})
-	d = e.Decide(firing(map[string]string{"severity": "major"}), nil, testNow)
-	check(t, d, want{alert.ActionNone, PolicySeverity, "unmapped", ""})
+	d = e.Decide(firing(map[string]string{"severity": "bogus"}), nil, testNow)
+	check(t, d, want{alert.ActionPage, PolicyDefault, "default", "no policy input: page so that a human sees it"})
 }
 
 func TestDefaultsMatchTheSpec(t *testing.T) {

@@ -6,13 +6,20 @@
 // safe for concurrent use. They are evaluated in a fixed order and the first
 // policy that has its input decides:
 //
-//  1. SLO generators: Sloth (sloth_severity) and Pyrra (long/short window
-//     labels).
+//  1. SLO generators, whose own tier label is authoritative: Sloth
+//     (sloth_severity) and Pyrra (its severity label on alerts with long and
+//     short window labels; without it the pair ranked against the SLO
+//     period, or the 28-day table).
 //  2. Burn-rate tiers from burn_rate_<window> labels or annotations.
 //  3. Capacity from utilization (firing alerts only).
 //  4. Regression from baseline_ratio, or value ÷ baseline, against the
 //     sector's sensitivity.
-//  5. The Alertmanager severity label.
+//  5. Severity: the labels severity, severity_level, priority, level and
+//     urgency, by word (critical, p1, info …) or number (1 = most severe).
+//  6. Default: an alert with no input for any policy, or only unrecognised
+//     severities, is a ticket by policy "default" (default_action), so that
+//     a human sees it. None is never silent: it comes from an info-level
+//     severity or an input below every threshold, with its reasons.
 //
 // A policy "has its input" when the alert carries the values it reads, even
 // if those values are below every threshold: burn_rate_1h="14.4" with

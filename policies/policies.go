@@ -20,8 +20,11 @@ const (
 	PolicyCapacity   = "capacity"
 	PolicyRegression = "regression"
 	PolicySeverity   = "severity"
-	PolicyNone       = "none"
+	PolicyDefault    = "default"
 )
+
+// ReasonDefault is the reason of a decision that no policy input made.
+const ReasonDefault = "no policy input: ticket so that a human sees it"
 
 // The label and annotation names the policies read.
 const (
@@ -31,6 +34,8 @@ const (
 	labelLong            = "long"
 	labelShort           = "short"
 	labelSeverity        = "severity"
+	labelSLOPeriod       = "slo_period"
+	labelPeriod          = "period"
 	labelExhaustion      = "exhaustion"
 	burnRatePrefix       = "burn_rate_"
 	labelUtilization     = "utilization"
@@ -46,17 +51,22 @@ const (
 // Engine applies the policies of a Config. It implements alert.Decider
 // and is safe for concurrent use: it is never written after New.
 type Engine struct {
-	sloth    map[string]alert.Action
-	pyrra    []pyrraWindow
-	tiers    []tier
-	windows  map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
-	capacity CapacityConfig
-	capWarn  string // capacity thresholds rendered once ("80.0%")
-	capCrit  string
-	regr     RegressionConfig
-	baseline string // regression.baseline_window, rendered once
-	severity map[string]alert.Action
-	unmapped alert.Action
+	sloth     map[string]alert.Action
+	pyrraSev  map[string]alert.Action
+	pyrraDiv  float64
+	pyrraDef  time.Duration
+	pyrra     []pyrraWindow
+	tiers     []tier
+	windows   map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
+	capacity  CapacityConfig
+	capWarn   string // capacity thresholds rendered once ("80.0%")
+	capCrit   string
+	regr      RegressionConfig
+	baseline  string // regression.baseline_window, rendered once
+	sevLabels []string
+	severity  map[string]alert.Action
+	sevNums   SeverityNumbers
+	deflt     alert.Action
 }
 
 type pyrraWindow struct {
@@ -83,15 +93,20 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("validate policies: %w", err)
 	}
 	e := &Engine{
-		sloth:    lowerKeys(cfg.Sloth),
-		windows:  map[string]time.Duration{},
-		capacity: cfg.Capacity,
-		capWarn:  fmtPercent(cfg.Capacity.Warn),
-		capCrit:  fmtPercent(cfg.Capacity.Critical),
-		regr:     cfg.Regression,
-		baseline: windowName(cfg.Regression.BaselineWindow),
-		severity: lowerKeys(cfg.Severity),
-		unmapped: cfg.UnmappedSeverity,
+		sloth:     lowerKeys(cfg.Sloth),
+		windows:   map[string]time.Duration{},
+		capacity:  cfg.Capacity,
+		capWarn:   fmtPercent(cfg.Capacity.Warn),
+		capCrit:   fmtPercent(cfg.Capacity.Critical),
+		regr:      cfg.Regression,
+		baseline:  windowName(cfg.Regression.BaselineWindow),
+		pyrraSev:  lowerKeys(cfg.Pyrra.Severity),
+		pyrraDiv:  cfg.Pyrra.PageDivisor,
+		pyrraDef:  time.Duration(cfg.Pyrra.DefaultPeriod),
+		sevLabels: append([]string(nil), cfg.SeverityLabels...),
+		severity:  lowerKeys(cfg.Severity),
+		sevNums:   cfg.SeverityNumbers,
+		deflt:     cfg.DefaultAction,
 	}
 	for _, w := range cfg.Pyrra.Windows {
 		e.pyrra = append(e.pyrra, pyrraWindow{
@@ -169,11 +184,14 @@ func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) 
 		out, ok = e.decideSeverity(&st)
 	}
 	if !ok {
+		r := ReasonDefault
+		if e.deflt != alert.ActionTicket {
+			r = "no policy input: " + string(e.deflt) + " so that a human sees it"
+		}
 		out = alert.Decision{
-			Action: alert.ActionNone,
-			Policy: PolicyNone,
-			Reasons: []string{"no policy input: no sloth_severity, Pyrra long/short, burn_rate_<window>, " +
-				"utilization, baseline_ratio (or value and baseline) or severity"},
+			Action: e.deflt, Policy: PolicyDefault, Tier: "default",
+			Reasons: []string{r + " (no sloth_severity, Pyrra long/short, burn_rate_<window>, " +
+				"utilization, baseline_ratio (or value and baseline) or recognised " + strings.Join(e.sevLabels, "/") + ")"},
 		}
 	}
 	out.Reasons = append(out.Reasons, st.notes...)
@@ -182,7 +200,7 @@ func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) 
 		out.Budget = b
 		out.Reasons = append(out.Reasons, "budget: "+b)
 	}
-	if !a.Firing() && out.Policy != PolicyNone {
+	if !a.Firing() {
 		out.Reasons = append(out.Reasons, "alert is "+statusName(a)+": decided as if firing so the resolve reaches the same receivers")
 	}
 	return out
@@ -219,10 +237,14 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 	return alert.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
 }
 
-// decidePyrra reads the long and short window labels of Pyrra's
-// multi-window alerts and looks the pair up in the table; a pair not in the
-// table (an SLO period other than 28d scales Pyrra's windows) is decided by
-// the alert's own severity label (critical, warning).
+// decidePyrra decides Pyrra's multi-window alerts (long and short window
+// labels). Pyrra's own severity label is authoritative: Pyrra scales its
+// windows with the SLO period (a 7-day SLO's slow pair is 6h/30m), so a
+// pair alone does not say which tier it is. Without a recognised severity
+// the pair is ranked against the period the alert names (slo_period or
+// period): long window ≤ period ÷ page_divisor pages, else tickets; with no
+// period, the 28-day table decides, and a pair not in it is ranked against
+// default_period.
 func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	ls, okL := st.a.Labels[labelLong]
 	ss, okS := st.a.Labels[labelShort]
@@ -235,24 +257,58 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 		st.note("pyrra windows long=%q short=%q ignored: not Prometheus durations", ls, ss)
 		return alert.Decision{}, false
 	}
+	pair := pairName(long, short)
+	suffix := ""
+	if slo := st.a.Labels[labelSLO]; slo != "" {
+		suffix = " (pyrra SLO " + slo + ")"
+	}
+	if sev, ok := st.a.Labels[labelSeverity]; ok && strings.TrimSpace(sev) != "" {
+		key := strings.ToLower(strings.TrimSpace(sev))
+		if act, known := e.pyrraSev[key]; known {
+			r := "pyrra severity=" + strconv.Quote(sev) + " → " + string(act) + " (window pair " + pair + ")" + suffix
+			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
+		}
+		st.note("pyrra severity=%q is not in the pyrra severity table: the window pair decides", sev)
+	}
+	if raw, src, ok := e.pyrraPeriod(st); ok {
+		p, err := model.ParseDuration(strings.TrimSpace(raw))
+		if err == nil && p > 0 {
+			return e.rankPyrra(long, short, time.Duration(p), src+" "+strings.TrimSpace(raw), suffix), true
+		}
+		st.note("pyrra period %s %q ignored: not a Prometheus duration", src, raw)
+	}
 	for _, w := range e.pyrra {
 		if w.long == time.Duration(long) && w.short == time.Duration(short) {
-			r := "pyrra window pair " + w.name + " → " + string(w.action)
-			if slo := st.a.Labels[labelSLO]; slo != "" {
-				r += " (pyrra SLO " + slo + ")"
-			}
+			r := "pyrra window pair " + w.name + " → " + string(w.action) + " (28-day table, no severity or period)" + suffix
 			return alert.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
 		}
 	}
-	pair := pairName(long, short)
-	sev := st.a.Labels[labelSeverity]
-	act, known := e.lookupSeverity(sev)
-	if sev == "" || !known {
-		st.note("pyrra window pair %s is not in the pyrra table and severity %q is not mapped", pair, sev)
-		return alert.Decision{}, false
+	return e.rankPyrra(long, short, e.pyrraDef, "default_period "+windowName(model.Duration(e.pyrraDef)), suffix), true
+}
+
+// pyrraPeriod returns the SLO period an alert names, if any.
+func (e *Engine) pyrraPeriod(st *decision) (string, string, bool) {
+	if v, src, ok := lookup(st.a, labelSLOPeriod); ok {
+		return v, labelSLOPeriod + " " + src, true
 	}
-	r := fmt.Sprintf("pyrra window pair %s is not in the pyrra table; its severity=%q → %s", pair, sev, act)
-	return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}, true
+	if v, src, ok := lookup(st.a, labelPeriod); ok {
+		return v, labelPeriod + " " + src, true
+	}
+	return "", "", false
+}
+
+// rankPyrra ranks a window pair against an SLO period.
+func (e *Engine) rankPyrra(long, short model.Duration, period time.Duration, what, suffix string) alert.Decision {
+	limit := time.Duration(float64(period) / e.pyrraDiv).Round(time.Minute)
+	pair := pairName(long, short)
+	act, op := alert.ActionTicket, ">"
+	if time.Duration(long) <= limit {
+		act, op = alert.ActionPage, "≤"
+	}
+	r := "pyrra window pair " + pair + ": long window " + windowName(long) + " " + op + " " +
+		windowName(model.Duration(period)) + "/" + fmtNum(e.pyrraDiv) + " = " + windowName(model.Duration(limit)) +
+		" (" + what + ") → " + string(act) + suffix
+	return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}
 }
 
 // burnInput is one burn_rate_<window> value of an alert.
@@ -500,31 +556,47 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
-func (e *Engine) lookupSeverity(sev string) (alert.Action, bool) {
-	s := strings.TrimSpace(sev)
+// severityAction maps one severity value: a word of the table, else a
+// whole number (1 = most severe).
+func (e *Engine) severityAction(v string) (alert.Action, bool) {
+	s := strings.ToLower(strings.TrimSpace(v))
 	if a, ok := e.severity[s]; ok {
 		return a, true
 	}
-	a, ok := e.severity[strings.ToLower(s)]
-	return a, ok
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return "", false
+	}
+	switch {
+	case n <= e.sevNums.Page:
+		return alert.ActionPage, true
+	case n <= e.sevNums.Ticket:
+		return alert.ActionTicket, true
+	}
+	return alert.ActionNone, true
 }
 
-// decideSeverity is the Alertmanager convention: the severity label.
+// decideSeverity reads the severity labels in the configured order
+// (severity, severity_level, priority, level, urgency): the first whose
+// value is recognised decides. Values that are not recognised are noted and
+// leave the alert to the default action.
 func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
-	sev, _, ok := lookup(st.a, labelSeverity)
-	if !ok || strings.TrimSpace(sev) == "" {
-		return alert.Decision{}, false
-	}
-	if act, known := e.lookupSeverity(sev); known {
+	for _, name := range e.sevLabels {
+		v, src, ok := lookup(st.a, name)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		act, known := e.severityAction(v)
+		if !known {
+			st.note("%s %s %q is not a recognised severity", name, src, v)
+			continue
+		}
 		return alert.Decision{
-			Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(sev)),
-			Reasons: []string{"severity=" + strconv.Quote(sev) + " → " + string(act)},
+			Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(v)),
+			Reasons: []string{name + "=" + strconv.Quote(v) + " → " + string(act)},
 		}, true
 	}
-	return alert.Decision{
-		Action: e.unmapped, Policy: PolicySeverity, Tier: "unmapped",
-		Reasons: []string{"severity=" + strconv.Quote(sev) + " is not mapped → " + string(e.unmapped) + " (unmapped_severity)"},
-	}, true
+	return alert.Decision{}, false
 }
 
 // identityExcluded are labels that differ between the alerts of one Pyrra

@@ -118,7 +118,7 @@ func TestBurnRateTiers(t *testing.T) {
 		{"a bad window name is no input", map[string]string{"burn_rate_fast": "50", "severity": "critical"}, nil,
 			want{alert.ActionPage, PolicySeverity, "critical", `"fast" is not a Prometheus duration`}},
 		{"a negative burn rate is no input", map[string]string{"burn_rate_1h": "-20", "burn_rate_5m": "20"}, nil,
-			want{alert.ActionNone, PolicyNone, "", "out of range"}},
+			want{alert.ActionTicket, PolicyDefault, "default", "out of range"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -160,16 +160,25 @@ func TestSLOGenerators(t *testing.T) {
 			l["severity"] = "critical"
 			return l
 		}(), want{alert.ActionPage, PolicySeverity, "critical", `sloth_severity label "urgent" ignored`}},
-		{"pyrra 1h/5m pages", pyrra("1h", "5m", "critical"), want{alert.ActionPage, PolicyPyrra, "1h/5m", "pyrra window pair 1h/5m → page (pyrra SLO api-errors)"}},
-		{"pyrra 6h/30m pages", pyrra("6h", "30m", "critical"), want{alert.ActionPage, PolicyPyrra, "6h/30m", ""}},
-		{"pyrra 1d/2h tickets", pyrra("1d", "2h", "warning"), want{alert.ActionTicket, PolicyPyrra, "1d/2h", ""}},
-		{"pyrra 3d/6h tickets", pyrra("3d", "6h", "warning"), want{alert.ActionTicket, PolicyPyrra, "3d/6h", ""}},
-		{"pyrra 4d/6h tickets", pyrra("4d", "6h", "warning"), want{alert.ActionTicket, PolicyPyrra, "4d/6h", ""}},
-		{"pyrra windows are normalized (24h is 1d)", pyrra("24h", "120m", "warning"), want{alert.ActionTicket, PolicyPyrra, "1d/2h", ""}},
-		{"a pyrra pair off the table is decided by its severity", pyrra("1h4m", "5m", "critical"),
-			want{alert.ActionPage, PolicyPyrra, "1h4m/5m", `not in the pyrra table; its severity="critical" → page`}},
-		{"a pyrra pair off the table with a custom severity falls through", pyrra("1h4m", "5m", "sev1"),
-			want{alert.ActionTicket, PolicySeverity, "unmapped", "not in the pyrra table"}},
+		{"pyrra 1h/5m critical pages", pyrra("1h", "5m", "critical"), want{alert.ActionPage, PolicyPyrra, "critical", `pyrra severity="critical" → page (window pair 1h/5m) (pyrra SLO api-errors)`}},
+		{"pyrra 6h/30m critical pages", pyrra("6h", "30m", "critical"), want{alert.ActionPage, PolicyPyrra, "critical", ""}},
+		{"pyrra 1d/2h warning tickets", pyrra("1d", "2h", "warning"), want{alert.ActionTicket, PolicyPyrra, "warning", ""}},
+		{"pyrra 4d/6h warning tickets", pyrra("4d", "6h", "warning"), want{alert.ActionTicket, PolicyPyrra, "warning", ""}},
+		{"the severity of a 7-day SLO's slow pair beats the 28-day table", pyrra("6h", "30m", "warning"),
+			want{alert.ActionTicket, PolicyPyrra, "warning", `pyrra severity="warning" → ticket (window pair 6h/30m)`}},
+		{"a 30-day pair is decided by its severity", pyrra("1h4m", "5m", "Critical"), want{alert.ActionPage, PolicyPyrra, "critical", ""}},
+		{"without severity the 28-day table decides", pyrra("6h", "30m", ""),
+			want{alert.ActionPage, PolicyPyrra, "6h/30m", "pyrra window pair 6h/30m → page (28-day table, no severity or period)"}},
+		{"without severity 3d/6h tickets", pyrra("3d", "6h", ""), want{alert.ActionTicket, PolicyPyrra, "3d/6h", ""}},
+		{"pyrra windows are normalized (24h is 1d)", pyrra("24h", "120m", ""), want{alert.ActionTicket, PolicyPyrra, "1d/2h", ""}},
+		{"without severity a 7-day period makes 6h a ticket", withLabels(pyrra("6h", "30m", ""), "slo_period", "7d"),
+			want{alert.ActionTicket, PolicyPyrra, "6h/30m", "long window 6h > 7d/112.0 = 1h30m (slo_period label 7d) → ticket"}},
+		{"without severity a 7-day period makes 1h30m a page", withLabels(pyrra("1h30m", "8m", ""), "slo_period", "7d"),
+			want{alert.ActionPage, PolicyPyrra, "1h30m/8m", "long window 1h30m ≤ 7d/112.0 = 1h30m"}},
+		{"a custom severity is ranked by its window against 28 days", pyrra("1h4m", "5m", "sev1"),
+			want{alert.ActionPage, PolicyPyrra, "1h4m/5m", `pyrra severity="sev1" is not in the pyrra severity table`}},
+		{"an off-table slow pair without severity tickets", pyrra("2d", "4h", ""),
+			want{alert.ActionTicket, PolicyPyrra, "2d/4h", "long window 2d > 28d/112.0 = 6h (default_period 28d) → ticket"}},
 		{"pyrra windows that are not durations fall through", pyrra("fast", "5m", "critical"),
 			want{alert.ActionPage, PolicySeverity, "critical", "not Prometheus durations"}},
 	}
@@ -178,6 +187,13 @@ func TestSLOGenerators(t *testing.T) {
 			check(t, e.Decide(firing(tc.labels), nil, testNow), tc.want)
 		})
 	}
+}
+
+func withLabels(l map[string]string, kv ...string) map[string]string {
+	for i := 0; i+1 < len(kv); i += 2 {
+		l[kv[i]] = kv[i+1]
+	}
+	return l
 }
 
 func TestCapacity(t *testing.T) {
@@ -210,7 +226,7 @@ func TestCapacity(t *testing.T) {
 		{"a resolved capacity alert is not judged and falls through", "resolved", map[string]string{"utilization": "0.95", "severity": "critical"}, nil,
 			want{alert.ActionPage, PolicySeverity, "critical", "capacity needs a firing alert, this one is resolved"}},
 		{"a bare number above 100 is no input", "firing", map[string]string{"utilization": "150"}, nil,
-			want{alert.ActionNone, PolicyNone, "", `utilization label "150" ignored: out of range`}},
+			want{alert.ActionTicket, PolicyDefault, "default", `utilization label "150" ignored: out of range`}},
 		{"garbage utilization is no input", "firing", map[string]string{"utilization": "high", "severity": "warning"}, nil,
 			want{alert.ActionTicket, PolicySeverity, "warning", `utilization label "high" ignored: not a number`}},
 	}
@@ -270,9 +286,9 @@ func TestRegression(t *testing.T) {
 		tcase{"a zero baseline is no input", sector("high"), map[string]string{"severity": "warning"}, map[string]string{"value": "125", "baseline": "0"},
 			want{alert.ActionTicket, PolicySeverity, "warning", `baseline annotation "0" gives no ratio`}},
 		tcase{"a lone value annotation is no input", sector("high"), nil, map[string]string{"value": "125"},
-			want{alert.ActionNone, PolicyNone, "", ""}},
+			want{alert.ActionTicket, PolicyDefault, "default", ""}},
 		tcase{"a garbage ratio is no input", sector("high"), map[string]string{"baseline_ratio": "+Inf"}, nil,
-			want{alert.ActionNone, PolicyNone, "", `baseline_ratio label "+Inf" ignored: not finite`}},
+			want{alert.ActionTicket, PolicyDefault, "default", `baseline_ratio label "+Inf" ignored: not finite`}},
 	)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -307,7 +323,7 @@ func TestSeverityFallback(t *testing.T) {
 		{"error", alert.ActionTicket, "error"},
 		{"info", alert.ActionNone, "info"},
 		{"none", alert.ActionNone, "none"},
-		{"major", alert.ActionTicket, "unmapped"},
+		{"major", alert.ActionTicket, "major"},
 	}
 	for _, tc := range cases {
 		t.Run("severity "+tc.sev+" is "+string(tc.want), func(t *testing.T) {
@@ -317,14 +333,65 @@ func TestSeverityFallback(t *testing.T) {
 	}
 	t.Run("no input at all is none by policy none", func(t *testing.T) {
 		d := e.Decide(firing(map[string]string{"alertname": "X"}), nil, testNow)
-		check(t, d, want{alert.ActionNone, PolicyNone, "", "no policy input"})
+		check(t, d, want{alert.ActionTicket, PolicyDefault, "default", "no policy input"})
 		if d.SLO != "" || d.Budget != "" {
 			t.Errorf("SLO %q budget %q, want both empty", d.SLO, d.Budget)
 		}
 	})
 	t.Run("an empty severity is no input", func(t *testing.T) {
 		d := e.Decide(firing(map[string]string{"severity": " "}), nil, testNow)
-		check(t, d, want{alert.ActionNone, PolicyNone, "", ""})
+		check(t, d, want{alert.ActionTicket, PolicyDefault, "default", ""})
+	})
+}
+
+func TestSeverityAliasesAndNumbers(t *testing.T) {
+	e := newEngine(t)
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   want
+	}{
+		{"deckhouse severity_level 4 without severity tickets", map[string]string{"alertname": "NodeConntrackTableFull", "severity_level": "4"},
+			want{alert.ActionTicket, PolicySeverity, "4", `severity_level="4" → ticket`}},
+		{"severity_level 3 pages", map[string]string{"severity_level": "3"}, want{alert.ActionPage, PolicySeverity, "3", ""}},
+		{"severity_level 1 pages", map[string]string{"severity_level": "1"}, want{alert.ActionPage, PolicySeverity, "1", ""}},
+		{"severity_level 6 tickets", map[string]string{"severity_level": "6"}, want{alert.ActionTicket, PolicySeverity, "6", ""}},
+		{"severity_level 7 is none, said so", map[string]string{"severity_level": "7"}, want{alert.ActionNone, PolicySeverity, "7", `severity_level="7" → none`}},
+		{"priority P1 pages", map[string]string{"priority": "P1"}, want{alert.ActionPage, PolicySeverity, "p1", `priority="P1" → page`}},
+		{"priority P3 tickets", map[string]string{"priority": "P3"}, want{alert.ActionTicket, PolicySeverity, "p3", ""}},
+		{"priority P5 is none", map[string]string{"priority": "P5"}, want{alert.ActionNone, PolicySeverity, "p5", ""}},
+		{"level emergency pages", map[string]string{"level": "EMERGENCY"}, want{alert.ActionPage, PolicySeverity, "emergency", ""}},
+		{"urgency high tickets", map[string]string{"urgency": "high"}, want{alert.ActionTicket, PolicySeverity, "high", ""}},
+		{"severity comes before severity_level", map[string]string{"severity": "warning", "severity_level": "1"},
+			want{alert.ActionTicket, PolicySeverity, "warning", ""}},
+		{"an unrecognised severity gives way to a recognised alias", map[string]string{"severity": "S9", "severity_level": "2"},
+			want{alert.ActionPage, PolicySeverity, "2", `severity label "S9" is not a recognised severity`}},
+		{"an unrecognised severity alone is a ticket by default", map[string]string{"severity": "purple"},
+			want{alert.ActionTicket, PolicyDefault, "default", ReasonDefault}},
+		{"a negative level is not recognised", map[string]string{"level": "-1"},
+			want{alert.ActionTicket, PolicyDefault, "default", `level label "-1" is not a recognised severity`}},
+		{"informational is none", map[string]string{"severity": "Informational"}, want{alert.ActionNone, PolicySeverity, "informational", ""}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, e.Decide(firing(tc.labels), nil, testNow), tc.want)
+		})
+	}
+	t.Run("the label order and the maps are configurable", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.SeverityLabels = []string{"urgency", "severity"}
+		cfg.Severity["s9"] = alert.ActionPage
+		cfg.SeverityNumbers = SeverityNumbers{Page: 1, Ticket: 2}
+		e, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, e.Decide(firing(map[string]string{"severity": "info", "urgency": "s9"}), nil, testNow),
+			want{alert.ActionPage, PolicySeverity, "s9", `urgency="s9" → page`})
+		check(t, e.Decide(firing(map[string]string{"urgency": "3"}), nil, testNow),
+			want{alert.ActionNone, PolicySeverity, "3", ""})
+		check(t, e.Decide(firing(map[string]string{"severity_level": "1"}), nil, testNow),
+			want{alert.ActionTicket, PolicyDefault, "default", ReasonDefault})
 	})
 }
 
@@ -438,7 +505,7 @@ func TestCustomTiers(t *testing.T) {
 	check(t, d, want{alert.ActionPage, PolicyBurnRate, "2h/10m>10.0", "burn rate 11.0 > 10.0 over 2h and 12.0 > 10.0 over 10m"})
 	// The default 1h/5m tier is gone.
 	d = e.Decide(firing(map[string]string{"burn_rate_1h": "20", "burn_rate_5m": "20"}), nil, testNow)
-	check(t, d, want{alert.ActionNone, PolicyNone, "", "no tier has both of its windows"})
+	check(t, d, want{alert.ActionTicket, PolicyDefault, "default", "no tier has both of its windows"})
 }
 
 func BenchmarkDecide(b *testing.B) {

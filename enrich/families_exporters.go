@@ -1,0 +1,151 @@
+package enrich
+
+// Sources of exporterFamilies (project and file where the names are
+// defined or used). Names taken from a rule file of
+// samber/awesome-prometheus-alerts are the exporter's own names as that
+// file uses them.
+const (
+	srcAPA          = "samber/awesome-prometheus-alerts dist/rules/"
+	srcGAIE         = "kubernetes-sigs/gateway-api-inference-extension site-src/guides/metrics.md, tools/alerts/alert.yaml"
+	srcLLMD         = "llm-d/llm-d docs/monitoring/example-promQL-queries.md (inference_objective_*, vllm:*)"
+	srcVLLMOTel     = "vllm-project/vllm docs/design/metrics.md (vllm:* names; vllm_* as OpenTelemetry/Prometheus 3 underscore translation)"
+	srcTFServing    = "tensorflow/serving tensorflow_serving/model_servers (:tensorflow:serving:* metrics)"
+	srcTRTLLMDynamo = "ai-dynamo/dynamo docs/backends/trtllm observability (trtllm_* metrics)"
+	srcDCGMDefault  = "NVIDIA/dcgm-exporter etc/default-counters.csv"
+	srcLiteLLMRules = srcAPA + "litellm/embedded-exporter.yml"
+	srcRedisRules   = srcAPA + "redis/oliver006-redis-exporter.yml (oliver006/redis_exporter)"
+	srcMemcRules    = srcAPA + "memcached/memcached-exporter.yml (prometheus/memcached_exporter)"
+	srcSquid        = "boynux/squid-exporter README (squid_* metrics)"
+	srcNGINXStub    = "nginxinc/nginx-prometheus-exporter README (stub_status nginx_* metrics)"
+	srcNGINXVTS     = "vozlt/nginx-module-vts README (nginx_vts_* metrics)"
+	srcKnyar        = srcAPA + "nginx/knyar-nginx-exporter.yml (knyar/nginx-lua-prometheus)"
+	srcHAProxyRules = srcAPA + "haproxy/embedded-exporter-v2.yml (HAProxy native exporter)"
+	srcEnvoyRules   = srcAPA + "envoy/embedded-exporter.yml (Envoy admin /stats/prometheus)"
+	srcTraefik      = srcAPA + "traefik/embedded-exporter-v2.yml (Traefik v2 metrics)"
+	srcF5           = "ExpressenAB/bigip_exporter README (bigip_* metrics)"
+	srcCloudflare   = srcAPA + "cloudflare/lablabs-cloudflare-exporter.yml (lablabs/cloudflare-exporter)"
+	srcKafkaRules   = srcAPA + "kafka/danielqsj-kafka-exporter.yml (danielqsj/kafka_exporter)"
+	srcKafkaJMX     = "prometheus/jmx_exporter example_configs/kafka-2_0_0.yml (kafka_server_*, kafka_consumer_* JMX names)"
+	srcSparkRules   = srcAPA + "apache-spark/spark-prometheus.yml (Spark PrometheusServlet metrics_* names)"
+	srcFlinkRules   = srcAPA + "apache-flink/flink-prometheus-reporter.yml (Flink Prometheus reporter)"
+	srcAirflow      = "apache/airflow docs/apache-airflow/administration-and-deployment/logging-monitoring/metrics.rst (statsd names via statsd_exporter)"
+	srcHadoopRules  = srcAPA + "hadoop/jmx_exporter.yml (Hadoop JMX via jmx_exporter)"
+	srcMinioRules   = srcAPA + "minio/embedded-exporter.yml (MinIO cluster metrics)"
+	srcCephRules    = srcAPA + "ceph/embedded-exporter.yml (Ceph mgr prometheus module)"
+	srcNodeRules    = srcAPA + "host-and-hardware/node-exporter.yml (prometheus/node_exporter)"
+	srcVMwareRules  = srcAPA + "vmware/pryorda-vmware-exporter.yml (pryorda/vmware_exporter)"
+	srcVSphere      = "influxdata/telegraf plugins/inputs/vsphere README (vsphere_vm_cpu ready/costop summation)"
+	srcSNMPRules    = srcAPA + "snmp/snmp-exporter.yml (prometheus/snmp_exporter if_mib module)"
+	srcBGP          = "ruby-no-kai/rubykaigi-net k8s/prom/rules/snmp.libsonnet (bgpPeerState, BGP4-MIB)"
+	srcOptics       = "czerwonk/junos_exporter interface diagnostics collector (laser_rx_dbm, laser output power in dBm)"
+	srcFEC          = "openconfig/public release/models/platform/openconfig-transport-line-common and -terminal-device (pre-FEC BER, FEC corrected/uncorrectable)"
+	srcPTPLinux     = "k8snetworkplumbingwg/ptp-operator (openshift_ptp_* metrics)"
+)
+
+// exporterFamilies extend builtinFamilies with the exporters the corpus of
+// real alerting rules uses. Vendor prefixes (no KPI) name a sector only;
+// a family with Cands and no Sector is shared hardware, settled by other
+// signals or by the alert's context labels.
+var exporterFamilies = []family{
+	// vLLM v1 engine names beyond those of builtinFamilies.
+	{Name: "vllm:num_requests_running", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
+	{Name: "vllm:request_success", Sector: secGPU, Source: srcVLLM},
+	// Gateway API inference extension and llm-d.
+	{Name: "inference_objective_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcLLMD},
+	{Name: "inference_model_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcGAIE},
+	{Name: "inference_objective_request_error", Sector: secAPI, KPI: "ERR", Source: srcLLMD},
+	{Name: "inference_model_request_error", Sector: secAPI, KPI: "ERR", Source: srcGAIE},
+	{Name: "inference_objective_request", Sector: secAPI, Source: srcLLMD},
+	{Name: "inference_model_request", Sector: secAPI, Source: srcGAIE},
+	{Name: "inference_pool_average_queue_size", Sector: secPLB, KPI: "LQ", Source: srcGAIE},
+	{Name: "inference_pool_average_kv_cache_utilization", Sector: secPStorage, KPI: "COCC", Source: srcGAIE},
+	{Prefix: "inference_objective_", Sector: secAPI, Source: srcLLMD},
+	{Prefix: "inference_model_", Sector: secAPI, Source: srcGAIE},
+	{Prefix: "inference_pool_", Sector: secPLB, Source: srcGAIE},
+	{Prefix: "inference_extension_", Sector: secPLB, Source: srcGAIE},
+	// TF Serving, TensorRT-LLM behind Dynamo.
+	{Name: ":tensorflow:serving:request_latency", Sector: secGPU, KPI: "E2E", Source: srcTFServing},
+	{Prefix: ":tensorflow:serving:", Sector: secGPU, Source: srcTFServing},
+	{Prefix: "trtllm_", Sector: secGPU, Source: srcTRTLLMDynamo},
+	// DCGM device counters are shared GPU hardware.
+	{Prefix: "DCGM_FI_DEV_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcDCGMDefault},
+	{Name: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Sector: secPretrain, KPI: "A2AS", Source: srcDCGMDefault},
+	// LiteLLM.
+	{Name: "litellm_proxy_failed_requests_metric", Sector: secAPI, KPI: "ERR", Source: srcLiteLLMRules},
+	// Redis, Memcached: vendor prefixes.
+	{Prefix: "redis_", Sector: secPStorage, Source: srcRedisRules},
+	{Prefix: "memcached_", Sector: secPStorage, Source: srcMemcRules},
+	// Squid as a CDN/forward cache.
+	{Prefix: "squid_", Sector: secCDN, Source: srcSquid},
+	// NGINX: stub_status, VTS, knyar's Lua exporter.
+	{Name: "nginx_http_requests", Sector: secAPI, KPI: "ERR", Source: srcKnyar},
+	{Name: "nginx_http_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcKnyar},
+	{Name: "nginx_http_upstream_time_seconds", Sector: secPLB, KPI: "URT", Source: srcKnyar},
+	{Name: "nginx_vts_upstream_response_seconds", Sector: secPLB, KPI: "URT", Source: srcNGINXVTS},
+	{Name: "nginx_vts_upstream_requests", Sector: secAPI, KPI: "ERR", Source: srcNGINXVTS},
+	{Name: "nginx_vts_server_requests", Sector: secAPI, KPI: "ERR", Source: srcNGINXVTS},
+	{Prefix: "nginx_connections_", Sector: secPLB, KPI: "LQ", Source: srcNGINXStub},
+	{Prefix: "nginx_", Sector: secPLB, Source: srcNGINXStub},
+	{Prefix: "nginxplus_", Sector: secPLB, Source: srcNGINXPlus},
+	// HAProxy: frontend, backend and server families.
+	{Name: "haproxy_server_http_responses", Sector: secAPI, KPI: "ERR", Source: srcHAProxyRules},
+	{Name: "haproxy_server_response_errors", Sector: secAPI, KPI: "ERR", Source: srcHAProxyRules},
+	{Name: "haproxy_backend_current_sessions", Sector: secPLB, KPI: "LQ", Source: srcHAProxyRules},
+	{Name: "haproxy_frontend_current_sessions", Sector: secPLB, KPI: "LQ", Source: srcHAProxyRules},
+	{Name: "haproxy_backend_max_total_time_seconds", Sector: secPLB, KPI: "URT", Source: srcHAProxyRules},
+	{Name: "haproxy_backend_max_response_time_seconds", Sector: secPLB, KPI: "URT", Source: srcHAProxyRules},
+	{Prefix: "haproxy_", Sector: secPLB, Source: srcHAProxyRules},
+	// Envoy.
+	{Name: "envoy_http_downstream_rq_timeout", Sector: secAPI, KPI: "ERR", Source: srcEnvoyRules},
+	{Name: "envoy_listener_downstream_cx_overflow", Sector: secPLB, KPI: "LQ", Source: srcEnvoyRules},
+	{Prefix: "envoy_", Sector: secPLB, Source: srcEnvoyRules},
+	// Traefik, F5 BIG-IP.
+	{Name: "traefik_service_requests", Sector: secAPI, KPI: "ERR", Source: srcTraefik},
+	{Name: "traefik_service_request_duration_seconds", Sector: secPLB, KPI: "URT", Source: srcTraefik},
+	{Prefix: "traefik_", Sector: secPLB, Source: srcTraefik},
+	{Prefix: "bigip_", Sector: secPLB, Source: srcF5},
+	// Cloudflare as the CDN edge.
+	{Name: "cloudflare_zone_requests_cached", Sector: secCDN, KPI: "CHR", Source: srcCloudflare},
+	{Name: "cloudflare_zone_bandwidth_cached", Sector: secCDN, KPI: "OOR", Source: srcCloudflare},
+	{Prefix: "cloudflare_", Sector: secCDN, Source: srcCloudflare},
+	// Kafka: exporter, lag exporter, JMX.
+	{Name: "kafka_consumer_fetch_manager_records_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
+	{Name: "kafka_consumer_fetch_manager_records_lag_max", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
+	{Prefix: "kafka_", Sector: secBigData, Source: srcKafkaRules},
+	// Spark (PrometheusServlet), Flink, Airflow, Hadoop, MinIO, Ceph.
+	{Prefix: "metrics_master_", Sector: secBigData, Source: srcSparkRules},
+	{Prefix: "metrics_worker_", Sector: secBigData, Source: srcSparkRules},
+	{Prefix: "metrics_executor_", Sector: secBigData, Source: srcSparkRules},
+	{Name: "airflow_dagrun_duration_success", Sector: secBigData, KPI: "JDUR", Source: srcAirflow},
+	{Name: "airflow_dagrun_duration_failed", Sector: secBigData, KPI: "JDUR", Source: srcAirflow},
+	{Prefix: "airflow_", Sector: secBigData, Source: srcAirflow},
+	{Prefix: "hadoop_", Sector: secBigData, Source: srcHadoopRules},
+	{Prefix: "Hadoop_", Sector: secBigData, Source: srcHadoopRules},
+	{Prefix: "minio_", Sector: secBigData, Source: srcMinioRules},
+	{Prefix: "ceph_", Sector: secBigData, Source: srcCephRules},
+	// node_exporter.
+	{Name: "node_network_transmit_errs", Sector: secNet, KPI: "LOSS", Source: srcNodeRules},
+	{Prefix: "node_timex_", KPI: "OWD", Source: srcNodeRules},
+	// VMware / vSphere: CPU ready and co-stop (guest steal is read from
+	// node_cpu_seconds_total{mode="steal"}, see stealSelector).
+	{Prefix: "vmware_", Sector: secVM, Source: srcVMwareRules},
+	{Prefix: "vsphere_vm_cpu_ready", Sector: secVM, KPI: "RDY", Source: srcVSphere},
+	{Prefix: "vsphere_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVSphere},
+	{Prefix: "vsphere_", Sector: secVM, Source: srcVSphere},
+	// SNMP IF-MIB, BGP.
+	{Name: "ifInErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
+	{Name: "ifOutErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
+	{Name: "ifInDiscards", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
+	{Name: "ifOutDiscards", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
+	{Prefix: "ifHC", Sector: secNet, Source: srcSNMPRules},
+	{Name: "ifOperStatus", Sector: secNet, Source: srcSNMPRules},
+	{Name: "ifAdminStatus", Sector: secNet, Source: srcSNMPRules},
+	{Name: "ifSpeed", Sector: secNet, Source: srcSNMPRules},
+	{Name: "sysUpTime", Sector: secNet, Source: srcSNMPRules},
+	{Prefix: "bgpPeer", Sector: secNet, Source: srcBGP},
+	// SFP/DOM optics and FEC.
+	{Contains: "_dbm", Sector: secFiber, KPI: "OSNRM", Source: srcOptics},    // laser_rx_dbm, laser_output_power_dbm
+	{Contains: "fec_", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC}, // pre_fec_ber, fec_corrected, fec_uncorrectable
+	// PTP.
+	{Prefix: "openshift_ptp_", KPI: "OWD", Source: srcPTPLinux},
+}
