@@ -27,8 +27,9 @@ type batch struct {
 	added            []store.Member
 	joined           bool // its members joined the incident's state
 	// skip: deliberately not sent (send_resolved: false); settled as sent.
-	skip bool
-	err  error
+	skip    bool
+	err     error
+	latency time.Duration
 }
 
 func (b *batch) fail(err error) {
@@ -78,13 +79,15 @@ func (p *Pipeline) claim(ctx context.Context, trs []*transition, token string, s
 		p.countStoreError("read claims", err)
 	}
 	failed := 0
-	for i := range lost {
+	for i, t := range lost {
 		if done[i] {
 			p.countDedup(dedupHit, sum)
+			t.record(alert.DeliveryDeduplicated, nil, 0)
 			continue
 		}
 		failed++
 		p.countDedup(dedupInFlight, nil)
+		t.record(alert.DeliveryInFlight, nil, 0)
 	}
 	if failed == 0 {
 		return nil
@@ -192,8 +195,9 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	if err := b.integ.Notifier.Notify(ctx, b.n); err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
 	}
+	b.latency = time.Since(start)
 	if p.Metrics != nil {
-		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(time.Since(start).Seconds())
+		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(b.latency.Seconds())
 	}
 }
 
@@ -219,6 +223,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, b := range batches {
 		if b.err != nil {
 			for _, t := range b.trs {
+				t.record(alert.DeliveryFailed, b.err, b.latency)
 				if t.held {
 					release = append(release, store.Entry{Key: t.claim, Value: token})
 				}
@@ -231,7 +236,12 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue
 		}
+		outcome := alert.DeliverySent
+		if b.skip {
+			outcome = alert.DeliverySuppressed
+		}
 		for _, t := range b.trs {
+			t.record(outcome, nil, b.latency)
 			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
 			confirmKeys = append(confirmKeys, t.claim)

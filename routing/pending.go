@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
@@ -26,6 +27,15 @@ type transition struct {
 	// held: this sender holds the claim in the store (false when it
 	// delivers without one: fail open, or a duplicate of the payload).
 	held bool
+}
+
+// record notes the transition's outcome on its alert's result.
+func (t *transition) record(outcome string, err error, latency time.Duration) {
+	d := alert.Delivery{Receiver: t.receiver, Integration: t.integ.Name, Kind: t.kind, Outcome: outcome, Latency: latency}
+	if err != nil {
+		d.Error, d.Retryable = err.Error(), alert.Retryable(err)
+	}
+	t.res.Deliveries = append(t.res.Deliveries, d)
 }
 
 // target is one (receiver, integration) an alert may be notified to.

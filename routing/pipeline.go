@@ -61,6 +61,9 @@ type Pipeline struct {
 	Logger  *slog.Logger
 	// Deferred retries store writes that failed after a send (nil: none).
 	Deferred *dedup.Deferred
+	// Recorder receives the results of every webhook once processed (nil:
+	// none), e.g. the decision journal.
+	Recorder Recorder
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
 }
@@ -70,6 +73,13 @@ func (p *Pipeline) now() time.Time {
 		return p.Now()
 	}
 	return time.Now()
+}
+
+// Recorder receives, once a webhook is processed, its alerts' results with
+// their per-integration Deliveries. It must not block or fail the webhook
+// (a journal buffers and drops, counting).
+type Recorder interface {
+	Record(msg *alert.Message, results []*alert.Result)
 }
 
 // Process runs the whole pipeline on one decoded webhook and returns its
@@ -96,6 +106,9 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
 	results := p.Evaluate(msg)
 	p.observe(msg, results, sum)
+	if p.Recorder != nil {
+		defer p.Recorder.Record(msg, results)
+	}
 	if err := p.suppressAcrossPayloads(ctx, results, sum); err != nil {
 		return sum, err
 	}

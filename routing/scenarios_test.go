@@ -93,11 +93,17 @@ func TestScenarioSlowSuccessIsConfirmedAndNotSentAgain(t *testing.T) {
 func TestScenarioPartialFanOutResendsOnlyWhatFailed(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
+	rec := &recorder{}
+	p.Recorder = rec
 	p.Receivers["pagerduty"] = append(p.Receivers["pagerduty"], routing.Integration{Name: "slack/0", Notifier: e.slack, SendResolved: true})
 	e.slack.setFail(func(*alert.Notification) error { return errors.New("slack: 500") })
 	x := tAlert("TTFTHigh", "firing", "page")
 	if _, err := process(t, p, x); !isRetryable(err) {
 		t.Fatalf("Process = %v, want a retryable error for Slack", err)
+	}
+	got := rec.outcomes()
+	if len(got) != 2 || got["pagerduty/pagerduty/0"] != alert.DeliverySent || got["pagerduty/slack/0"] != alert.DeliveryFailed {
+		t.Errorf("recorded deliveries %v, want pagerduty sent and slack failed", got)
 	}
 	e.slack.setFail(nil)
 	mustProcess(t, p, x)
@@ -358,3 +364,28 @@ func TestScenarioStormOpensAnIncidentOnce(t *testing.T) {
 }
 
 var _ store.Store = (*flaky)(nil)
+
+// recorder keeps the last recorded results.
+type recorder struct {
+	mu      sync.Mutex
+	results []*alert.Result
+}
+
+func (r *recorder) Record(_ *alert.Message, results []*alert.Result) {
+	r.mu.Lock()
+	r.results = results
+	r.mu.Unlock()
+}
+
+// outcomes maps "receiver/integration" to the outcome of the last results.
+func (r *recorder) outcomes() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := map[string]string{}
+	for _, res := range r.results {
+		for _, d := range res.Deliveries {
+			out[d.Receiver+"/"+d.Integration] = d.Outcome
+		}
+	}
+	return out
+}
