@@ -862,3 +862,32 @@ func TestPipelineResolvesTheIncidentTheFiringOpenedEvenIfRegrouped(t *testing.T)
 		t.Fatalf("resolve went to incident %q (resolved=%v), want the firing's %q resolved", ns[1].Incident, ns[1].IncidentResolved, ns[0].Incident)
 	}
 }
+
+func TestPipelineTemplateDataIsTheIncidentsOwn(t *testing.T) {
+	// Two incidents in one webhook: each notification's common labels and
+	// group labels come from its own alerts, so a Silence link built from
+	// them matches that incident only.
+	e := newEnv(t)
+	a := tAlert("TTFTHigh", "firing", "page", "service", "chat", "instance", "a")
+	b := tAlert("TTFTHigh", "firing", "page", "service", "embed", "instance", "b")
+	mustProcess(t, e.pipeline(), a, b)
+	ns := e.pd.notifications()
+	if len(ns) != 2 {
+		t.Fatalf("%d notifications, want one per incident", len(ns))
+	}
+	for _, n := range ns {
+		svc := n.Results[0].Alert.Labels["service"]
+		if got := n.Data.CommonLabels["service"]; got != svc {
+			t.Errorf("incident %s: CommonLabels[service] = %q, want %q", n.Incident, got, svc)
+		}
+		if got := n.Data.CommonLabels["instance"]; got != n.Results[0].Alert.Labels["instance"] {
+			t.Errorf("incident %s: CommonLabels[instance] = %q, want its own alert's", n.Incident, got)
+		}
+		if len(n.Data.Alerts) != 1 || n.Data.Receiver != "pagerduty" {
+			t.Errorf("incident %s: %d alerts for receiver %q, want its one alert", n.Incident, len(n.Data.Alerts), n.Data.Receiver)
+		}
+		if got := n.Data.GroupLabels["alertname"]; got != "TTFTHigh" {
+			t.Errorf("incident %s: GroupLabels = %v, want Alertmanager's alertname kept", n.Incident, n.Data.GroupLabels)
+		}
+	}
+}
