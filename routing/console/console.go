@@ -141,6 +141,11 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
+	"dur": func(d time.Duration) string {
+		s := d.String()
+		s = strings.TrimSuffix(s, "0s")
+		return strings.TrimSuffix(s, "0m")
+	},
 	"ms": func(d time.Duration) string {
 		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
 	},
