@@ -142,9 +142,14 @@ var funcs = template.FuncMap{
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
 	"dur": func(d time.Duration) string {
-		s := d.String()
-		s = strings.TrimSuffix(s, "0s")
-		return strings.TrimSuffix(s, "0m")
+		s := d.String() // "24h0m0s" → "24h", "1h30m0s" → "1h30m"
+		if strings.HasSuffix(s, "h0m0s") {
+			return strings.TrimSuffix(s, "0m0s")
+		}
+		if strings.HasSuffix(s, "m0s") {
+			return strings.TrimSuffix(s, "0s")
+		}
+		return s
 	},
 	"ms": func(d time.Duration) string {
 		return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond))
