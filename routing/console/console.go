@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"html/template"
@@ -14,6 +15,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
@@ -110,6 +113,7 @@ func New(opts Options) *Console {
 	c.mux.HandleFunc("GET /incidents/{key}", c.incident)
 	c.mux.HandleFunc("GET /explain", c.explainForm)
 	c.mux.HandleFunc("POST /explain", c.explain)
+	c.mux.HandleFunc("GET /journal.jsonl", c.export)
 	c.mux.HandleFunc("GET /dead-letters", c.deadLetters)
 	c.mux.HandleFunc("POST /dead-letters/{id}/replay", c.replay)
 	c.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -465,5 +469,37 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/dead-letters?replayed="+url.QueryEscape(id), http.StatusSeeOther)
 	default:
 		http.Redirect(w, r, "/dead-letters?already="+url.QueryEscape(id), http.StatusSeeOther)
+	}
+}
+
+// export answers GET /journal.jsonl?since=24h&kind=decision: the journal as
+// JSON lines, oldest first, the format `router simulate --from` reads.
+func (c *Console) export(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	since := c.opts.Window
+	if s := q.Get("since"); s != "" {
+		d, err := model.ParseDuration(s)
+		if err != nil || d <= 0 {
+			http.Error(w, fmt.Sprintf("since %q: want a positive duration such as 24h or 7d", s), http.StatusBadRequest)
+			return
+		}
+		since = time.Duration(d)
+	}
+	kind := journal.Kind(q.Get("kind"))
+	if kind != "" && kind != journal.KindDecision && kind != journal.KindDeadLetter {
+		http.Error(w, fmt.Sprintf("kind %q: want decision or dead_letter", kind), http.StatusBadRequest)
+		return
+	}
+	entries, err := journal.Read(r.Context(), c.opts.Journal, journal.Query{Since: c.opts.Now().Add(-since), Kind: kind})
+	if err != nil {
+		http.Error(w, "the decision journal cannot be read right now: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	enc := json.NewEncoder(w)
+	for i := range entries {
+		if err := enc.Encode(&entries[i]); err != nil {
+			return // the client went away
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +89,22 @@ func template(s string) string {
 }
 
 var rowRE = regexp.MustCompile(`<tr class="entry" data-action="(\w+)" data-sector="([^"]*)"`)
+
+func TestExportIsWhatSimulateReads(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	code, body := get(t, srv, "/journal.jsonl?kind=decision")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if code != http.StatusOK || len(lines) != len(e.decisions) {
+		t.Fatalf("export: %d with %d lines, want %d decisions", code, len(lines), len(e.decisions))
+	}
+	var first journal.Entry
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Fingerprint != e.decisions[0].Fingerprint || first.ID == "" {
+		t.Fatalf("first exported entry %+v, %v; want %s", first, err, e.decisions[0].Fingerprint)
+	}
+}
 
 func TestDecisionFiltersNarrowTheList(t *testing.T) {
 	e := newEnv(t)

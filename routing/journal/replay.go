@@ -184,3 +184,6 @@ func token() string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// StreamKey is the store key of the journal of routers sharing prefix.
+func StreamKey(prefix string) string { return prefix + "journal" }
