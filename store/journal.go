@@ -96,3 +96,12 @@ func ValidJournalID(id string) bool {
 func journalIDError(id string) error {
 	return fmt.Errorf("journal id %q: want <unix ms>-<sequence>", id)
 }
+
+// OpenJournal returns the journal that goes with s: the Redis Stream at key
+// when s is a Redis store (every replica shares it), else a memory ring.
+func OpenJournal(s Store, key string, ret JournalRetention) Journal {
+	if r, ok := s.(*Redis); ok {
+		return r.Journal(key, ret, nil)
+	}
+	return NewMemoryJournal(ret)
+}

@@ -25,3 +25,14 @@ func TestRedisJournalConformance(t *testing.T) {
 		}
 	})
 }
+
+func TestRedisClusterJournalConformance(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	storetest.RunJournal(t, func(t *testing.T, ret store.JournalRetention, clock *storetest.Clock) func() store.Journal {
+		key := "journal:{" + t.Name() + "}"
+		return func() store.Journal {
+			s, _ := newRedis(t, redisConfig(cluster.Addrs()...))
+			return s.Journal(key, ret, clock.Now)
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/routing/webhook"
@@ -39,11 +40,14 @@ policies:
 // dead letter's id.
 func journalFixture(t *testing.T, srv *redistest.Server) (cfgFile string, decisions []journal.Entry, deadID string) {
 	t.Helper()
-	cfgFile = writeFile(t, "router.yml", fmt.Sprintf(`
-store: {redis: {addrs: [%q]}}
-route: {receiver: log}
-receivers: [{name: log, log_configs: [{}]}]
-`, srv.Addr()))
+	return journalFixtureFor(t, srv, "log", "log[0]", `receivers: [{name: log, log_configs: [{}]}]`)
+}
+
+// journalFixtureFor is journalFixture with the dead letter's receiver and
+// the receivers section of the config.
+func journalFixtureFor(t *testing.T, srv *redistest.Server, receiver, integration, receivers string) (cfgFile string, decisions []journal.Entry, deadID string) {
+	t.Helper()
+	cfgFile = writeFile(t, "router.yml", routerConfig(srv, receiver, receivers))
 	rc := store.DefaultRedisConfig()
 	rc.Addrs = []string{srv.Addr()}
 	r, err := store.NewRedis(rc, nil, nil)
@@ -76,8 +80,8 @@ receivers: [{name: log, log_configs: [{}]}]
 			page = r
 		}
 	}
-	dl, err := journal.NewDeadLetter(&alert.Notification{Receiver: "log", Incident: page.Incident, Kind: alert.KindFiring,
-		Action: alert.ActionPage, Results: []*alert.Result{page}, Data: &msg.Data}, "log[0]", errors.New("410 Gone"), 1, time.Now())
+	dl, err := journal.NewDeadLetter(&alert.Notification{Receiver: receiver, Incident: page.Incident, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Results: []*alert.Result{page}, Data: &msg.Data}, integration, errors.New("410 Gone"), 1, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,6 +94,37 @@ receivers: [{name: log, log_configs: [{}]}]
 		t.Fatalf("dead letters in redis: %v, %v", dead, err)
 	}
 	return cfgFile, decisions, dead[0].ID
+}
+
+func routerConfig(srv *redistest.Server, receiver, receivers string) string {
+	return fmt.Sprintf("store: {redis: {addrs: [%q]}}\nroute: {receiver: %s}\n%s\n", srv.Addr(), receiver, receivers)
+}
+
+func TestRevokedSlackTokenDeadLetterReplaysOnceAfterTheFix(t *testing.T) {
+	srv := redistest.Start(t)
+	slack := slacktest.NewServer("xoxb-fixed", "alerts")
+	defer slack.Close()
+	receivers := func(token string) string {
+		return fmt.Sprintf("receivers: [{name: slack, slack_configs: [{api_url: %q, token: %q, channel: alerts}]}]", slack.APIURL(), token)
+	}
+	cfgFile, _, id := journalFixtureFor(t, srv, "slack", "slack[0]", receivers("xoxb-revoked"))
+
+	code, _, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", id)
+	if code != 1 || !strings.Contains(errs, "invalid_auth") || len(slack.Messages()) != 0 {
+		t.Fatalf("replay with the revoked token: exit %d, %q, %d messages", code, errs, len(slack.Messages()))
+	}
+	// The token is fixed in the config (what a reload would load).
+	if err := os.WriteFile(cfgFile, []byte(routerConfig(srv, "slack", receivers("xoxb-fixed"))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", id)
+	if code != 0 || !strings.Contains(out, id+" sent") || len(slack.Messages()) != 1 {
+		t.Fatalf("replay after the fix: exit %d, %q, %q, %d messages", code, out, errs, len(slack.Messages()))
+	}
+	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", id)
+	if code != 0 || !strings.Contains(out, "nothing sent") || len(slack.Messages()) != 1 {
+		t.Fatalf("second replay: exit %d, %q, %d messages", code, out, len(slack.Messages()))
+	}
 }
 
 func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
