@@ -158,11 +158,8 @@ func readJSONLines(path string) ([]journal.Entry, error) {
 // replayer builds the replayer of the configuration in force: it sends
 // through the receivers' notifiers as they are configured now.
 func (m *Main) replayer(cfg *config.Config, r *store.Redis, j store.Journal) (*journal.Replayer, error) {
-	d, err := newDeps(cfg, prometheus.NewRegistry(), m.logger, m.Stdout)
-	if err != nil {
-		return nil, err
-	}
-	b, err := d.build(cfg)
+	d := newDeps(prometheus.NewRegistry(), m.logger, m.Stdout)
+	b, err := d.build(cfg, &state{cfg: cfg.Store, store: r})
 	if err != nil {
 		return nil, err
 	}
@@ -170,20 +167,22 @@ func (m *Main) replayer(cfg *config.Config, r *store.Redis, j store.Journal) (*j
 	return &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix, Owner: "cli@" + host, Send: ReplaySender(b.pipeline)}, nil
 }
 
-// ReplaySender sends a dead letter through the current notifier of its
-// receiver. A receiver removed from the configuration is an error: the dead
-// letter stays replayable.
+// ReplaySender sends a dead letter through the integration that failed, as
+// the current configuration has it. A receiver or integration removed from
+// the configuration is an error: the dead letter stays replayable.
 func ReplaySender(p *routing.Pipeline) journal.SendFunc {
 	return func(ctx context.Context, d journal.DeadLetter) error {
-		nf, ok := p.Notifiers[d.Receiver]
-		if !ok {
-			return fmt.Errorf("receiver %q is not in the current configuration", d.Receiver)
+		for _, in := range p.Receivers[d.Receiver] {
+			if in.Name != d.Integration {
+				continue
+			}
+			n, err := d.Notification()
+			if err != nil {
+				return err
+			}
+			return in.Notifier.Notify(ctx, n)
 		}
-		n, err := d.Notification()
-		if err != nil {
-			return err
-		}
-		return nf.Notify(ctx, n)
+		return fmt.Errorf("integration %s of receiver %q is not in the current configuration", d.Integration, d.Receiver)
 	}
 }
 

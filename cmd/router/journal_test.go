@@ -40,7 +40,7 @@ policies:
 // dead letter's id.
 func journalFixture(t *testing.T, srv *redistest.Server) (cfgFile string, decisions []journal.Entry, deadID string) {
 	t.Helper()
-	return journalFixtureFor(t, srv, "log", "log[0]", `receivers: [{name: log, log_configs: [{}]}]`)
+	return journalFixtureFor(t, srv, "log", "log/0", `receivers: [{name: log, log_configs: [{}]}]`)
 }
 
 // journalFixtureFor is journalFixture with the dead letter's receiver and
@@ -80,8 +80,8 @@ func journalFixtureFor(t *testing.T, srv *redistest.Server, receiver, integratio
 			page = r
 		}
 	}
-	dl, err := journal.NewDeadLetter(&alert.Notification{Receiver: receiver, Incident: page.Incident, Kind: alert.KindFiring,
-		Action: alert.ActionPage, Results: []*alert.Result{page}, Data: &msg.Data}, integration, errors.New("410 Gone"), 1, time.Now())
+	dl, err := journal.NewDeadLetter(&alert.Notification{Receiver: receiver, Integration: integration, Incident: page.Incident, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Opening: true, Results: []*alert.Result{page}, Data: &msg.Data}, errors.New("410 Gone"), 1, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestRevokedSlackTokenDeadLetterReplaysOnceAfterTheFix(t *testing.T) {
 	receivers := func(token string) string {
 		return fmt.Sprintf("receivers: [{name: slack, slack_configs: [{api_url: %q, token: %q, channel: alerts}]}]", slack.APIURL(), token)
 	}
-	cfgFile, _, id := journalFixtureFor(t, srv, "slack", "slack[0]", receivers("xoxb-revoked"))
+	cfgFile, _, id := journalFixtureFor(t, srv, "slack", "slack/0", receivers("xoxb-revoked"))
 
 	code, _, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", id)
 	if code != 1 || !strings.Contains(errs, "invalid_auth") || len(slack.Messages()) != 0 {

@@ -108,16 +108,16 @@ func (e *env) write(t *testing.T) {
 				en.Deduplicated = round > 0
 				if r.Decision.Action != alert.ActionNone && r.SuppressedBy == "" {
 					for _, rcv := range r.Receivers {
-						d := journal.Delivery{Receiver: rcv, Integration: "slack[0]", Outcome: journal.OutcomeSent, Attempts: 1, Latency: time.Duration(40+n%90) * time.Millisecond}
+						d := journal.Delivery{Receiver: rcv, Integration: "slack/0", Outcome: journal.OutcomeSent, Attempts: 1, Latency: time.Duration(40+n%90) * time.Millisecond}
 						if round > 0 {
-							d = journal.Delivery{Receiver: rcv, Integration: "slack[0]", Outcome: journal.OutcomeDeduplicated}
+							d = journal.Delivery{Receiver: rcv, Integration: "slack/0", Outcome: journal.OutcomeDeduplicated}
 						} else if n%9 == 4 {
 							d.Attempts, d.Latency = 3, 2100*time.Millisecond // two retries
 						}
 						en.Deliveries = append(en.Deliveries, d)
 					}
 					if firstPage == nil && r.Decision.Action == alert.ActionPage && len(r.Receivers) > 0 {
-						firstPage = &alert.Notification{Receiver: r.Receivers[0], Incident: r.Incident, Kind: alert.KindFiring,
+						firstPage = &alert.Notification{Receiver: r.Receivers[0], Integration: "pagerduty/0", Incident: r.Incident, Kind: alert.KindFiring,
 							Action: r.Decision.Action, Results: []*alert.Result{r}, Data: &msg.Data}
 					}
 				}
@@ -133,7 +133,7 @@ func (e *env) write(t *testing.T) {
 	if firstPage == nil {
 		t.Fatal("the corpus pages nothing: the console tests would prove little")
 	}
-	dl, err := journal.NewDeadLetter(firstPage, "pagerduty[0]", errors.New("pagerduty: 400 Bad Request: invalid routing key"), 1, e.now.Add(-2*time.Hour))
+	dl, err := journal.NewDeadLetter(firstPage, errors.New("pagerduty: 400 Bad Request: invalid routing key"), 1, e.now.Add(-2*time.Hour))
 	if err != nil {
 		t.Fatal(err)
 	}

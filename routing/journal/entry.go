@@ -27,7 +27,7 @@ const (
 // receiver for the entry's alert.
 type Delivery struct {
 	Receiver string `json:"receiver"`
-	// Integration names the integration, e.g. "pagerduty[0]" or "slack[1]".
+	// Integration names the integration, e.g. "pagerduty/0" or "slack/1".
 	Integration string `json:"integration"`
 	// Outcome is one of the Outcome* constants.
 	Outcome string `json:"outcome"`
@@ -156,8 +156,11 @@ type DeadLetter struct {
 	Incident    string       `json:"incident"`
 	Kind        alert.Kind   `json:"kind"`
 	Action      alert.Action `json:"action"`
-	// IncidentResolved is the notification's flag of the same name.
-	IncidentResolved bool `json:"incident_resolved,omitempty"`
+	// Opening, IncidentResolved and Ref are the notification's fields of the
+	// same names.
+	Opening          bool   `json:"opening,omitempty"`
+	IncidentResolved bool   `json:"incident_resolved,omitempty"`
+	Ref              string `json:"ref,omitempty"`
 	// Error is the failure that made the notification a dead letter.
 	Error    string `json:"error"`
 	Attempts int    `json:"attempts,omitempty"`
@@ -168,9 +171,10 @@ type DeadLetter struct {
 }
 
 // NewDeadLetter returns the dead-letter entry of notification n, which
-// failed permanently on integration with cause after attempts sends. Time
-// is now; Replica is left to the Writer.
-func NewDeadLetter(n *alert.Notification, integration string, cause error, attempts int, now time.Time) (Entry, error) {
+// failed permanently on its integration with cause after attempts sends.
+// Time is now; Replica is left to the Writer.
+func NewDeadLetter(n *alert.Notification, cause error, attempts int, now time.Time) (Entry, error) {
+	integration := n.Integration
 	results, err := json.Marshal(n.Results)
 	if err != nil {
 		return Entry{}, fmt.Errorf("encode dead letter results: %w", err)
@@ -183,7 +187,7 @@ func NewDeadLetter(n *alert.Notification, integration string, cause error, attem
 	}
 	dl := &DeadLetter{
 		Receiver: n.Receiver, Integration: integration, Incident: n.Incident,
-		Kind: n.Kind, Action: n.Action, IncidentResolved: n.IncidentResolved,
+		Kind: n.Kind, Action: n.Action, Opening: n.Opening, IncidentResolved: n.IncidentResolved, Ref: n.Ref,
 		Attempts: attempts, Results: results, Data: data,
 	}
 	if cause != nil {
@@ -206,8 +210,8 @@ func NewDeadLetter(n *alert.Notification, integration string, cause error, attem
 // Notification rebuilds the notification to send again.
 func (d *DeadLetter) Notification() (*alert.Notification, error) {
 	n := &alert.Notification{
-		Receiver: d.Receiver, Incident: d.Incident, Kind: d.Kind,
-		Action: d.Action, IncidentResolved: d.IncidentResolved,
+		Receiver: d.Receiver, Integration: d.Integration, Incident: d.Incident, Kind: d.Kind,
+		Action: d.Action, Opening: d.Opening, IncidentResolved: d.IncidentResolved, Ref: d.Ref,
 	}
 	if err := json.Unmarshal(d.Results, &n.Results); err != nil {
 		return nil, fmt.Errorf("decode dead letter %s results: %w", d.ID, err)

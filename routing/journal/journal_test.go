@@ -180,9 +180,9 @@ func TestWriterCountsEntriesTheStoreRejectsAsDropped(t *testing.T) {
 func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {
 	t.Helper()
 	msg, results := decide(t, "firing.json")
-	n := &alert.Notification{Receiver: "slack-llm", Incident: results[0].Incident, Kind: alert.KindFiring,
-		Action: results[0].Decision.Action, Results: results[:1], Data: &msg.Data}
-	e, err := journal.NewDeadLetter(n, "slack[0]", errors.New("slack: invalid_auth"), 1, time.Now())
+	n := &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: results[0].Decision.Action, Opening: true, Results: results[:1], Data: &msg.Data}
+	e, err := journal.NewDeadLetter(n, errors.New("slack: invalid_auth"), 1, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,10 +212,10 @@ func TestDeadLetterKeepsTheNotificationToResend(t *testing.T) {
 	_, results := decide(t, "firing.json")
 	if n.Receiver != "slack-llm" || n.Incident != results[0].Incident || len(n.Results) != 1 ||
 		n.Results[0].Alert.Fingerprint != results[0].Alert.Fingerprint || n.Results[0].Decision.Reasons[0] != results[0].Decision.Reasons[0] ||
-		n.Data == nil || n.Data.Receiver == "" {
+		n.Integration != "slack/0" || !n.Opening || n.Data == nil || n.Data.Receiver == "" {
 		t.Fatalf("rebuilt notification %+v differs from the one that failed", n)
 	}
-	if e.DeadLetter.Error != "slack: invalid_auth" || e.DeadLetter.Integration != "slack[0]" {
+	if e.DeadLetter.Error != "slack: invalid_auth" || e.DeadLetter.Integration != "slack/0" {
 		t.Fatalf("dead letter lost its cause: %+v", e.DeadLetter)
 	}
 	if v := metricSum(t, reg, "alertrouter_dead_letters_total"); v != 1 {
