@@ -29,7 +29,10 @@ var _ Journal = (*MemoryJournal)(nil)
 // NewMemoryJournal returns an empty ring with the given retention; a zero
 // MaxEntries keeps 10,000 records. Options: WithClock.
 func NewMemoryJournal(ret JournalRetention, opts ...MemoryOption) *MemoryJournal {
-	m := NewMemory(opts...) // only to reuse the clock option
+	m := &Memory{now: time.Now} // the options set the clock
+	for _, o := range opts {
+		o(m)
+	}
 	if ret.MaxEntries <= 0 {
 		ret.MaxEntries = defaultMemoryJournalEntries
 	}

@@ -1,6 +1,7 @@
 package console_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/routing/console"
 	"github.com/alertrouter/alertrouter/routing/journal"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
@@ -310,6 +312,23 @@ func TestWebConfigBasicAuthProtectsTheConsole(t *testing.T) {
 			if resp.StatusCode != tc.want {
 				t.Errorf("%s: GET %s = %d, want %d", tc.name, path, resp.StatusCode, tc.want)
 			}
+		}
+	}
+}
+
+// downJournal is a journal whose store is unreachable.
+type downJournal struct{ store.Journal }
+
+func (downJournal) RangeJournal(context.Context, store.JournalQuery) ([]store.JournalRecord, error) {
+	return nil, store.ErrUnavailable
+}
+
+func TestAnUnreachableJournalIsA503NotAPanic(t *testing.T) {
+	srv := httptest.NewServer(console.New(console.Options{Journal: downJournal{}}))
+	defer srv.Close()
+	for _, path := range []string{"/", "/decisions", "/dead-letters", "/incidents/x", "/journal.jsonl"} {
+		if code, _ := get(t, srv, path); code != http.StatusServiceUnavailable {
+			t.Errorf("GET %s with the store down = %d, want 503", path, code)
 		}
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
@@ -96,9 +98,12 @@ type Entry struct {
 
 // FromResult returns the decision entry of one decided alert of msg. The
 // caller adds Deliveries and the Deduplicated and Muted flags; Time is
-// msg.ReceivedAt and Replica is left to the Writer.
+// msg.ReceivedAt and Replica is left to the Writer. The entry shares nothing
+// with r, so the writer may encode it after the webhook is answered.
 func FromResult(msg *alert.Message, r *alert.Result) Entry {
 	a := r.Alert
+	d := r.Decision
+	d.Reasons = slices.Clone(d.Reasons)
 	e := Entry{
 		Kind:          KindDecision,
 		Time:          msg.ReceivedAt,
@@ -107,8 +112,8 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		Fingerprint:   a.Fingerprint,
 		Alertname:     a.Labels["alertname"],
 		Status:        a.Status,
-		Labels:        a.Labels,
-		Annotations:   a.Annotations,
+		Labels:        maps.Clone(a.Labels),
+		Annotations:   maps.Clone(a.Annotations),
 		StartsAt:      a.StartsAt,
 		EndsAt:        a.EndsAt,
 		GeneratorURL:  a.GeneratorURL,
@@ -116,9 +121,9 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		SectorName:    r.Classification.SectorName,
 		IncidentClass: r.Classification.IncidentClass,
 		Confidence:    r.Classification.Confidence,
-		Decision:      r.Decision,
+		Decision:      d,
 		Incident:      r.Incident,
-		Receivers:     r.Receivers,
+		Receivers:     slices.Clone(r.Receivers),
 		SuppressedBy:  r.SuppressedBy,
 		Suppressed:    r.SuppressedBy != "",
 	}
