@@ -5,6 +5,8 @@ go 1.26.8
 require (
 	github.com/PagerDuty/go-pagerduty v1.8.0
 	github.com/alecthomas/kingpin/v2 v2.4.0
+	github.com/chromedp/cdproto v0.160.1
+	github.com/chromedp/chromedp v0.23.1
 	github.com/labstack/echo/v4 v4.16.0
 	github.com/oklog/run v1.2.0
 	github.com/prometheus/alertmanager v0.35.0
