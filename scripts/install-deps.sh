@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages the test suite runs for real: redis-server
 # (dedup tests, Redis Cluster tests), prometheus-alertmanager (end-to-end
-# tests) and prometheus (promtool, to check the example rules and backfill
+# tests), prometheus (promtool, to check the example rules and backfill
 # TSDB blocks; the prometheus server itself, which internal/promtest starts
-# for the live SLO context tests in enrich/slolive). Only what is
+# for the live SLO context tests in enrich/slolive) and chromium (the
+# operations console's browser tests in routing/console). Only what is
 # missing is installed; on systems without apt-get it says what to install.
 set -euo pipefail
 need=()
@@ -13,6 +14,8 @@ command -v prometheus-alertmanager >/dev/null 2>&1 || command -v alertmanager >/
 if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2>&1; then
   need+=(prometheus)
 fi
+# Headless Chromium drives the console's browser tests (routing/console).
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: please install: ${need[*]} (no apt-get here)" >&2

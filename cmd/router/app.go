@@ -55,6 +55,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	explainFile := explain.Arg("file", "Webhook JSON payload file, or - for standard input.").Required().String()
 
 	app.Command("version", "Print the version.")
+	journalCmds := m.addJournalCommands(app)
 
 	cmd, err := app.Parse(args)
 	if err != nil {
@@ -65,6 +66,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return 0
 	}
 	m.logger = promslog.New(m.logConfig)
+	if run, ok := journalCmds[cmd]; ok {
+		return run(ctx)
+	}
 	switch cmd {
 	case "version":
 		fmt.Fprintln(m.Stdout, version.Print("router"))

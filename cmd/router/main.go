@@ -4,7 +4,8 @@
 // policies, deduplicates through Redis across replicas and notifies
 // PagerDuty and Slack.
 //
-// Subcommands: serve (default), check-config, explain FILE|-, version.
+// Subcommands: serve (default), check-config, explain FILE|-, version,
+// journal export, dead-letters list|show|replay, simulate.
 package main
 
 import (

@@ -101,7 +101,8 @@ type errorBody struct {
 }
 
 // NewServer returns the HTTP handler of the router: POST /webhook, GET
-// /metrics (from gatherer), GET /-/healthy, GET /-/ready, POST /-/reload.
+// /metrics (from gatherer), GET /-/healthy, GET /-/ready, POST /-/reload,
+// and every other path to rt's Console() handler when rt has one.
 func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger) http.Handler {
 	e := echo.New()
 	e.HideBanner = true
@@ -138,6 +139,9 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		}
 		return c.String(http.StatusOK, "config reloaded\n")
 	})
+	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
+		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
+	}
 	return e
 }
 

@@ -23,7 +23,9 @@ func init() {
 	}...)
 }
 
-func (k keyMaker) incident(name string) string { return store.Key(k.prefix, "inc", name, "pagerduty/0") }
+func (k keyMaker) incident(name string) string {
+	return store.Key(k.prefix, "inc", name, "pagerduty/0")
+}
 
 func members(fps ...string) []store.Member {
 	out := make([]store.Member, len(fps))

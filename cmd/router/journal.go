@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// journalCommands are the subcommands that read the decision journal:
+// journal export, dead-letters list|show|replay, simulate. They read the
+// journal shared in Redis (store.redis); an in-memory journal lives in the
+// serving router only (its console exports it).
+type journalCommands struct {
+	exportSince *model.Duration
+	exportKind  *string
+
+	dlSince  *model.Duration
+	dlShowID *string
+	dlID     *string
+	dlAll    *bool
+
+	simConfig *string
+	simSince  *model.Duration
+	simFrom   *string
+	simFormat *string
+}
+
+// addJournalCommands registers the journal subcommands on app and returns
+// their runners by full command name.
+func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx context.Context) int {
+	c := &journalCommands{}
+	day, _ := model.ParseDuration("24h")
+	week, _ := model.ParseDuration("7d")
+	dur := func(f *kingpin.FlagClause, def model.Duration) *model.Duration {
+		d := def
+		f.Default(def.String()).SetValue(&d)
+		return &d
+	}
+
+	j := app.Command("journal", "Read the decision journal.")
+	export := j.Command("export", "Print the journal as JSON lines (one entry a line), oldest first: router journal export --since 24h > journal.jsonl")
+	c.exportSince = dur(export.Flag("since", "How far back to export."), day)
+	c.exportKind = export.Flag("kind", "Export only this kind: decision or dead_letter.").Enum("", string(journal.KindDecision), string(journal.KindDeadLetter))
+
+	dl := app.Command("dead-letters", "List, show and replay notifications that failed permanently.")
+	list := dl.Command("list", "List dead letters, newest first, with whether each was replayed.")
+	c.dlSince = dur(list.Flag("since", "How far back to list (and, for replay --all, to replay)."), week)
+	show := dl.Command("show", "Print one dead letter as JSON.")
+	c.dlShowID = show.Arg("id", "Dead letter id (from list).").Required().String()
+	replay := dl.Command("replay", "Send dead letters again through the current configuration, each at most once.")
+	c.dlID = replay.Arg("id", "Dead letter id (from list).").String()
+	c.dlAll = replay.Flag("all", "Replay every dead letter of the last 7 days not replayed yet.").Bool()
+
+	sim := app.Command("simulate", "Decide the journal's alerts again under a candidate configuration and print what would change.")
+	c.simConfig = sim.Flag("config", "The candidate configuration file.").Required().String()
+	c.simSince = dur(sim.Flag("since", "Simulate the journal entries of this period (read from the shared journal)."), day)
+	c.simFrom = sim.Flag("from", "Read the journal from this JSON-lines file (router journal export) instead of the store.").String()
+	c.simFormat = sim.Flag("format", "Report format.").Default("markdown").Enum("markdown", "json")
+
+	return map[string]func(ctx context.Context) int{
+		"journal export":      func(ctx context.Context) int { return m.journalExport(ctx, c) },
+		"dead-letters list":   func(ctx context.Context) int { return m.deadLettersList(ctx, c) },
+		"dead-letters show":   func(ctx context.Context) int { return m.deadLettersShow(ctx, c) },
+		"dead-letters replay": func(ctx context.Context) int { return m.deadLettersReplay(ctx, c) },
+		"simulate":            func(ctx context.Context) int { return m.simulate(ctx, c) },
+	}
+}
+
+// errNoSharedJournal explains why a memory-store router's journal cannot be
+// read from another process.
+var errNoSharedJournal = errors.New("store.redis is not configured: the journal is the memory of the running router; read it at its console (GET /journal.jsonl) or configure store.redis")
+
+// openJournal opens the shared journal of the configuration in force.
+func (m *Main) openJournal() (*config.Config, *store.Redis, store.Journal, error) {
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if cfg.Store.Redis == nil {
+		return nil, nil, nil, errNoSharedJournal
+	}
+	r, err := store.NewRedis(*cfg.Store.Redis, nil, m.logger)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("connect to redis: %w", err)
+	}
+	return cfg, r, r.Journal(journal.StreamKey(cfg.Store.KeyPrefix), store.DefaultJournalRetention, nil), nil
+}
+
+func (m *Main) fail(cmd string, err error) int {
+	fmt.Fprintf(m.Stderr, "router %s: %v\n", cmd, err)
+	return 1
+}
+
+func (m *Main) journalExport(ctx context.Context, c *journalCommands) int {
+	_, r, j, err := m.openJournal()
+	if err != nil {
+		return m.fail("journal export", err)
+	}
+	defer r.Close()
+	entries, err := journal.Read(ctx, j, journal.Query{Since: time.Now().Add(-time.Duration(*c.exportSince)), Kind: journal.Kind(*c.exportKind)})
+	if err != nil {
+		return m.fail("journal export", err)
+	}
+	if err := writeJSONLines(m.Stdout, entries); err != nil {
+		return m.fail("journal export", err)
+	}
+	return 0
+}
+
+// writeJSONLines writes one entry per line.
+func writeJSONLines(w io.Writer, entries []journal.Entry) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i := range entries {
+		if err := enc.Encode(&entries[i]); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// readJSONLines reads a journal export.
+func readJSONLines(path string) ([]journal.Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []journal.Entry
+	dec := json.NewDecoder(f)
+	for line := 1; ; line++ {
+		var e journal.Entry
+		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: entry %d: %w", path, line, err)
+		}
+		out = append(out, e)
+	}
+}
+
+// replayer builds the replayer of the configuration in force: it sends
+// through the receivers' notifiers as they are configured now.
+func (m *Main) replayer(cfg *config.Config, r *store.Redis, j store.Journal) (*journal.Replayer, error) {
+	d := newDeps(prometheus.NewRegistry(), m.logger, m.Stdout)
+	b, err := d.build(cfg, &state{cfg: cfg.Store, store: r})
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	return &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix, Owner: "cli@" + host, Send: ReplaySender(b.pipeline)}, nil
+}
+
+// ReplaySender sends a dead letter through the integration that failed, as
+// the current configuration has it. A receiver or integration removed from
+// the configuration is an error: the dead letter stays replayable.
+func ReplaySender(p *routing.Pipeline) journal.SendFunc {
+	return func(ctx context.Context, d journal.DeadLetter) error {
+		for _, in := range p.Receivers[d.Receiver] {
+			if in.Name != d.Integration {
+				continue
+			}
+			n, err := d.Notification()
+			if err != nil {
+				return err
+			}
+			return in.Notifier.Notify(ctx, n)
+		}
+		return fmt.Errorf("integration %s of receiver %q is not in the current configuration", d.Integration, d.Receiver)
+	}
+}
+
+func (m *Main) deadLettersList(ctx context.Context, c *journalCommands) int {
+	cfg, r, j, err := m.openJournal()
+	if err != nil {
+		return m.fail("dead-letters list", err)
+	}
+	defer r.Close()
+	rp := &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix}
+	letters, err := rp.List(ctx, time.Now().Add(-time.Duration(*c.dlSince)))
+	if err != nil {
+		return m.fail("dead-letters list", err)
+	}
+	tw := tabwriter.NewWriter(m.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTIME\tRECEIVER\tINTEGRATION\tINCIDENT\tKIND\tREPLAYED\tERROR")
+	for _, l := range letters {
+		d := l.DeadLetter
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", l.ID, l.Time.UTC().Format(time.RFC3339), d.Receiver, d.Integration, d.Incident, d.Kind, l.Replayed, d.Error)
+	}
+	if err := tw.Flush(); err != nil {
+		return m.fail("dead-letters list", err)
+	}
+	return 0
+}
+
+func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
+	_, r, j, err := m.openJournal()
+	if err != nil {
+		return m.fail("dead-letters show", err)
+	}
+	defer r.Close()
+	if !store.ValidJournalID(*c.dlShowID) {
+		return m.fail("dead-letters show", fmt.Errorf("%q is not a dead letter id (see router dead-letters list)", *c.dlShowID))
+	}
+	e, ok, err := journal.Get(ctx, j, *c.dlShowID)
+	switch {
+	case err != nil:
+		return m.fail("dead-letters show", err)
+	case !ok || e.Kind != journal.KindDeadLetter:
+		return m.fail("dead-letters show", fmt.Errorf("%s: %w", *c.dlShowID, journal.ErrNotFound))
+	}
+	enc := json.NewEncoder(m.Stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(e); err != nil {
+		return m.fail("dead-letters show", err)
+	}
+	return 0
+}
+
+func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
+	if (*c.dlID == "") == !*c.dlAll {
+		fmt.Fprintln(m.Stderr, "router dead-letters replay: give one ID or --all")
+		return 2
+	}
+	cfg, r, j, err := m.openJournal()
+	if err != nil {
+		return m.fail("dead-letters replay", err)
+	}
+	defer r.Close()
+	rp, err := m.replayer(cfg, r, j)
+	if err != nil {
+		return m.fail("dead-letters replay", err)
+	}
+	if *c.dlAll {
+		rep, err := rp.ReplayAll(ctx, time.Now().Add(-time.Duration(*c.dlSince)))
+		if err != nil {
+			return m.fail("dead-letters replay", err)
+		}
+		for _, e := range rep.Errors {
+			fmt.Fprintf(m.Stderr, "router dead-letters replay: %v\n", e)
+		}
+		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.Failed)
+		if rep.Failed > 0 {
+			return 1
+		}
+		return 0
+	}
+	sent, err := rp.Replay(ctx, *c.dlID)
+	if err != nil {
+		return m.fail("dead-letters replay", err)
+	}
+	if sent {
+		fmt.Fprintf(m.Stdout, "%s sent\n", *c.dlID)
+	} else {
+		fmt.Fprintf(m.Stdout, "%s had already been replayed: nothing sent\n", *c.dlID)
+	}
+	return 0
+}
+
+func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
+	candidate, err := config.Load(*c.simConfig)
+	if err != nil {
+		return m.fail("simulate", fmt.Errorf("candidate config: %w", err))
+	}
+	p, err := evaluator(candidate)
+	if err != nil {
+		return m.fail("simulate", fmt.Errorf("candidate config: %w", err))
+	}
+	var entries []journal.Entry
+	if *c.simFrom != "" {
+		entries, err = readJSONLines(*c.simFrom)
+	} else {
+		var r *store.Redis
+		var j store.Journal
+		if _, r, j, err = m.openJournal(); err == nil {
+			defer r.Close()
+			entries, err = journal.Read(ctx, j, journal.Query{Since: time.Now().Add(-time.Duration(*c.simSince)), Kind: journal.KindDecision})
+		}
+	}
+	if err != nil {
+		return m.fail("simulate", err)
+	}
+	rep := journal.Simulate(entries, evaluateAt(p))
+	if *c.simFormat == "json" {
+		enc := json.NewEncoder(m.Stdout)
+		enc.SetIndent("", "  ")
+		err = enc.Encode(rep)
+	} else {
+		err = rep.Markdown(m.Stdout)
+	}
+	if err != nil {
+		return m.fail("simulate", err)
+	}
+	return 0
+}
+
+// evaluateAt decides each message at the time the router received it, so
+// time-dependent policies see the time they saw then. The returned
+// evaluator is not safe for concurrent use.
+func evaluateAt(p *routing.Pipeline) journal.Evaluator {
+	var at time.Time
+	p.Now = func() time.Time { return at }
+	return func(msg *alert.Message) []*alert.Result {
+		at = msg.ReceivedAt
+		return p.Evaluate(msg)
+	}
+}

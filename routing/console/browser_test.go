@@ -1,0 +1,278 @@
+package console_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+)
+
+var update = flag.Bool("update", false, "write the browser test's screenshots to docs/img for the README")
+
+// browserTimeout bounds the whole browser session; it is a deadline for a
+// hung browser, not a timed assertion.
+const browserTimeout = 90 * time.Second
+
+// chromium returns the path of the Chromium binary, failing the test (never
+// skipping it) when there is none.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatal("no chromium on PATH: the console's browser tests need headless Chromium; run scripts/install-deps.sh (CI does)")
+	return ""
+}
+
+// browser starts headless Chromium and returns a tab's context; header is
+// sent with every request (basic auth credentials).
+func browser(t *testing.T, header map[string]any) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), browserTimeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium(t)),
+		chromedp.NoSandbox, // tests may run as root in CI containers
+		chromedp.WindowSize(1400, 1000),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	tab, tcancel := chromedp.NewContext(actx)
+	t.Cleanup(tcancel)
+	if _, err := chromedp.Call(tab, network.Enable, network.EnableParams{}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	if _, err := chromedp.Call(tab, network.SetExtraHTTPHeaders, network.SetExtraHTTPHeadersParams{Headers: network.Headers(header)}); err != nil {
+		t.Fatalf("set request headers: %v", err)
+	}
+	return tab
+}
+
+// screenshot captures the viewport, checks it is not blank and writes it
+// under the test's temp dir (and docs/img with -update).
+func screenshot(t *testing.T, tab context.Context, name string) {
+	t.Helper()
+	buf, err := chromedp.Run(tab, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	checkNotBlank(t, name, buf)
+	out := filepath.Join(t.TempDir(), "console-"+name+".png")
+	if err := os.WriteFile(out, buf, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s: %s", name, out)
+	if *update {
+		if err := os.WriteFile(filepath.Join("..", "..", "docs", "img", "console-"+name+".png"), buf, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// checkNotBlank asserts a screenshot has the browser's size, is not one
+// colour, and has the console's page-red somewhere when it should.
+func checkNotBlank(t *testing.T, name string, b []byte) {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatalf("screenshot %s is not a PNG: %v", name, err)
+	}
+	bounds := img.Bounds()
+	if bounds.Dx() < 1000 || bounds.Dy() < 700 {
+		t.Fatalf("screenshot %s is %v, want the 1400×1000 window", name, bounds.Size())
+	}
+	colours := map[uint32]int{}
+	background := 0
+	total := 0
+	for y := bounds.Min.Y; y < bounds.Max.Y; y += 4 {
+		for x := bounds.Min.X; x < bounds.Max.X; x += 4 {
+			r, g, b, _ := img.At(x, y).RGBA()
+			c := (r>>11)<<10 | (g>>11)<<5 | b>>11
+			colours[c]++
+			total++
+			if r>>8 > 240 && g>>8 > 240 && b>>8 > 240 {
+				background++
+			}
+		}
+	}
+	if len(colours) < 8 {
+		t.Fatalf("screenshot %s has %d colours: blank page?", name, len(colours))
+	}
+	if ink := 1 - float64(background)/float64(total); ink < 0.05 {
+		t.Fatalf("screenshot %s is %.1f%% non-background: blank page?", name, 100*ink)
+	}
+}
+
+func basicAuth(user, password string) map[string]any {
+	return map[string]any{"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+password))}
+}
+
+func evalInt(t *testing.T, tab context.Context, expr string) int {
+	t.Helper()
+	n, err := chromedp.Run(tab, chromedp.Evaluate[int](expr))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+	return n
+}
+
+func do(t *testing.T, tab context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if err := chromedp.Do(tab, steps...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func text(t *testing.T, tab context.Context, sel string) string {
+	t.Helper()
+	s, err := chromedp.Run(tab, chromedp.Text(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("text of %s: %v", sel, err)
+	}
+	return s
+}
+
+// submit clicks sel and waits for the page it leads to.
+func submit(t *testing.T, tab context.Context, sel string) {
+	t.Helper()
+	resp, err := chromedp.RunResponse(tab, chromedp.Click(chromedp.CSS(sel)))
+	if err != nil {
+		t.Fatalf("click %s: %v", sel, err)
+	}
+	if resp.Status != 200 {
+		t.Fatalf("click %s: answered %d", sel, resp.Status)
+	}
+}
+
+func TestConsoleInABrowser(t *testing.T) {
+	e := newEnv(t)
+	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
+	tab := browser(t, basicAuth("ops", "s3cret"))
+
+	// Before any webhook the overview says nothing is open.
+	do(t, tab, chromedp.Navigate(base+"/"))
+	if s := text(t, tab, "#incidents"); !strings.Contains(s, "No open incident") {
+		t.Fatalf("empty journal, overview says: %q", s)
+	}
+
+	e.write(t)
+	t.Run("the incident appears with its decision and reasons", func(t *testing.T) {
+		page := e.decisions[0]
+		for _, d := range e.decisions {
+			if d.Decision.Action == "page" && d.Status == "firing" {
+				page = d
+				break
+			}
+		}
+		sel := fmt.Sprintf(`article.incident[data-incident=%q]`, page.Incident)
+		do(t, tab, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(sel)))
+		card := text(t, tab, sel)
+		for _, want := range []string{"page", page.Decision.Policy, page.Decision.Reasons[0], page.Alertname, page.Sector} {
+			if !strings.Contains(card, want) {
+				t.Errorf("incident card lacks %q:\n%s", want, card)
+			}
+		}
+		screenshot(t, tab, "overview")
+	})
+
+	t.Run("the heat map has one cell per sector and hour", func(t *testing.T) {
+		cells := evalInt(t, tab, `document.querySelectorAll("#heatmap rect.cell").length`)
+		if want := len(e.sectors) * 24; cells != want {
+			t.Fatalf("heat map has %d cells, want %d sectors × 24 hours = %d", cells, len(e.sectors), want)
+		}
+		if filled := evalInt(t, tab, `document.querySelectorAll("#heatmap rect.cell:not(.empty)").length`); filled == 0 {
+			t.Fatal("heat map has no filled cell")
+		}
+		do(t, tab, chromedp.ScrollIntoView(chromedp.CSS("#activity")))
+		screenshot(t, tab, "heatmap")
+	})
+
+	t.Run("filters narrow the list", func(t *testing.T) {
+		do(t, tab, chromedp.Navigate(base+"/decisions"), chromedp.WaitVisible(chromedp.CSS("#shown")))
+		all := evalInt(t, tab, `document.querySelectorAll("tr.entry").length`)
+		do(t, tab, chromedp.SetValue(chromedp.CSS(`select[name=action]`), "page"))
+		submit(t, tab, `form.filters button[type=submit]`)
+		loc, err := chromedp.Run(tab, chromedp.Location())
+		if err != nil || !strings.Contains(loc, "action=page") {
+			t.Fatalf("the filter form did not submit: at %s, %v", loc, err)
+		}
+		pages := evalInt(t, tab, `document.querySelectorAll("tr.entry").length`)
+		others := evalInt(t, tab, `document.querySelectorAll("tr.entry:not([data-action=page])").length`)
+		if pages == 0 || pages >= all || others != 0 {
+			t.Fatalf("action=page lists %d rows (%d not pages) of %d", pages, others, all)
+		}
+		screenshot(t, tab, "decisions")
+		do(t, tab,
+			chromedp.SetValue(chromedp.CSS(`input[name=q]`), "EdgeCacheHitRatioLow"),
+			chromedp.SetValue(chromedp.CSS(`select[name=action]`), ""),
+		)
+		submit(t, tab, `form.filters button[type=submit]`)
+		rows := evalInt(t, tab, `document.querySelectorAll("tr.entry").length`)
+		matching := evalInt(t, tab, `[...document.querySelectorAll("tr.entry")].filter(r => r.textContent.includes("EdgeCacheHitRatioLow")).length`)
+		if rows == 0 || rows != matching || rows >= all {
+			t.Fatalf("text filter lists %d rows, %d of them matching, of %d", rows, matching, all)
+		}
+	})
+
+	t.Run("explain answers a pasted payload", func(t *testing.T) {
+		payload := string(readTestdata(t, "webhook", "mixed.json"))
+		do(t, tab, chromedp.Navigate(base+"/explain"), chromedp.SetValue(chromedp.CSS(`#payload`), payload))
+		submit(t, tab, `#explain`)
+		do(t, tab, chromedp.WaitVisible(chromedp.CSS(`#results`)))
+		if n := evalInt(t, tab, `document.querySelectorAll("article.explained").length`); n != 5 {
+			t.Fatalf("explain shows %d alerts, want the payload's 5", n)
+		}
+		main := text(t, tab, "main")
+		for _, want := range []string{"APIErrorBudgetBurn", "NodeFilesystemAlmostFull", "VLLMTimeToFirstTokenHigh", "receivers"} {
+			if !strings.Contains(main, want) {
+				t.Errorf("explain lacks %q", want)
+			}
+		}
+		do(t, tab, chromedp.ScrollIntoView(chromedp.CSS("#results")))
+		screenshot(t, tab, "explain")
+	})
+
+	t.Run("the replay button sends a dead letter once", func(t *testing.T) {
+		do(t, tab, chromedp.Navigate(base+"/dead-letters"), chromedp.WaitVisible(chromedp.CSS(`button.replay`)))
+		screenshot(t, tab, "dead-letters")
+		submit(t, tab, `button.replay`)
+		if notice := text(t, tab, `p.notice`); !strings.Contains(notice, "sent again") || e.replays.Load() != 1 {
+			t.Fatalf("after replay: notice %q, %d sends", notice, e.replays.Load())
+		}
+		if n := evalInt(t, tab, `document.querySelectorAll("button.replay").length`); n != 0 {
+			t.Fatalf("a replayed dead letter still offers %d replay buttons", n)
+		}
+	})
+
+	t.Run("basic auth is enforced", func(t *testing.T) {
+		anon := browser(t, map[string]any{"X-Test": "no-credentials"})
+		// Headless Chromium answers the 401 challenge by failing the
+		// navigation with ERR_INVALID_AUTH_CREDENTIALS (no prompt to show).
+		resp, err := chromedp.RunResponse(anon, chromedp.Navigate(base+"/"))
+		switch {
+		case err != nil && strings.Contains(err.Error(), "ERR_INVALID_AUTH_CREDENTIALS"):
+		case err != nil:
+			t.Fatal(err)
+		case resp.Status != 401:
+			t.Fatalf("without credentials the browser got %d, want 401", resp.Status)
+		}
+		if body := text(t, anon, "body"); strings.Contains(body, "Open incidents") {
+			t.Fatal("the console rendered without credentials")
+		}
+	})
+}

@@ -1,0 +1,334 @@
+package console_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/alertrouter/alertrouter/routing/console"
+	"github.com/alertrouter/alertrouter/routing/journal"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+func get(t *testing.T, srv *httptest.Server, path string) (int, string) {
+	t.Helper()
+	resp, err := srv.Client().Get(srv.URL + path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestPagesRenderTheJournal(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+
+	code, body := get(t, srv, "/")
+	if code != http.StatusOK || !strings.Contains(body, "No open incident") {
+		t.Fatalf("empty journal: %d, want the empty state:\n%s", code, body)
+	}
+	e.write(t)
+	code, body = get(t, srv, "/")
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d", code)
+	}
+	var page journal.Entry
+	for _, d := range e.decisions {
+		if d.Decision.Action == "page" && d.Status == "firing" {
+			page = d
+			break
+		}
+	}
+	for _, want := range []string{`data-incident="` + page.Incident + `"`, template(page.Decision.Reasons[0]),
+		`<span class="policy">` + page.Decision.Policy, "Delivery health", `id="heatmap"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("overview lacks %q", want)
+		}
+	}
+	code, body = get(t, srv, console.IncidentPath(page.Incident))
+	if code != http.StatusOK || !strings.Contains(body, template(page.Decision.Reasons[0])) {
+		t.Fatalf("incident page %d lacks the reason", code)
+	}
+	code, body = get(t, srv, "/dead-letters")
+	if code != http.StatusOK || !strings.Contains(body, "invalid routing key") || !strings.Contains(body, `class="replay"`) {
+		t.Fatalf("dead letters page %d lacks the dead letter:\n%s", code, body)
+	}
+	for path, want := range map[string]int{
+		"/incidents/nope":                          http.StatusNotFound,
+		"/no-such-page":                            http.StatusNotFound,
+		"/decisions?action=shout":                  http.StatusBadRequest,
+		"/decisions?q=" + strings.Repeat("x", 300): http.StatusBadRequest,
+		"/static/console.css":                      http.StatusOK,
+	} {
+		if code, _ := get(t, srv, path); code != want {
+			t.Errorf("GET %s = %d, want %d", path, code, want)
+		}
+	}
+}
+
+// template escapes s as html/template does in text.
+func template(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;", "+", "&#43;")
+	return r.Replace(s)
+}
+
+var rowRE = regexp.MustCompile(`<tr class="entry" data-action="(\w+)" data-sector="([^"]*)"`)
+
+func TestExportIsWhatSimulateReads(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	code, body := get(t, srv, "/journal.jsonl?kind=decision")
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if code != http.StatusOK || len(lines) != len(e.decisions) {
+		t.Fatalf("export: %d with %d lines, want %d decisions", code, len(lines), len(e.decisions))
+	}
+	var first journal.Entry
+	if err := json.Unmarshal([]byte(lines[0]), &first); err != nil || first.Fingerprint != e.decisions[0].Fingerprint || first.ID == "" {
+		t.Fatalf("first exported entry %+v, %v; want %s", first, err, e.decisions[0].Fingerprint)
+	}
+}
+
+func TestDecisionFiltersNarrowTheList(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	sector := e.sectors[0]
+	for _, tc := range []struct {
+		name  string
+		query url.Values
+		f     journal.Filter
+	}{
+		{"no filter lists every decision", url.Values{}, journal.Filter{}},
+		{"action lists only pages", url.Values{"action": {"page"}}, journal.Filter{Action: "page"}},
+		{"sector lists only its decisions", url.Values{"sector": {sector}}, journal.Filter{Sector: sector}},
+		{"text matches an alertname", url.Values{"q": {"edgecachehit"}}, journal.Filter{Text: "edgecachehit"}},
+		{"filters combine", url.Values{"action": {"ticket"}, "sector": {sector}}, journal.Filter{Action: "ticket", Sector: sector}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := get(t, srv, "/decisions?"+tc.query.Encode())
+			if code != http.StatusOK {
+				t.Fatalf("status %d", code)
+			}
+			rows := rowRE.FindAllStringSubmatch(body, -1)
+			want := min(e.count(tc.f), 200)
+			if len(rows) != want {
+				t.Fatalf("%d rows, want %d", len(rows), want)
+			}
+			for _, r := range rows {
+				if tc.f.Action != "" && r[1] != tc.f.Action || tc.f.Sector != "" && r[2] != tc.f.Sector {
+					t.Fatalf("row %q escaped the filter %+v", r[0], tc.f)
+				}
+			}
+		})
+	}
+}
+
+func TestExplainAnswersAPastedPayload(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	payload := string(readTestdata(t, "webhook", "mixed.json"))
+	resp, err := srv.Client().PostForm(srv.URL+"/explain", url.Values{"payload": {payload}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || strings.Count(string(b), `<article class="explained`) != 5 {
+		t.Fatalf("explain = %d with %d alerts, want 200 with 5:\n%s", resp.StatusCode, strings.Count(string(b), `<article class="explained`), b)
+	}
+	for _, tc := range []struct {
+		name, payload string
+		want          int
+	}{
+		{"empty payload", "", http.StatusBadRequest},
+		{"not JSON", "{", http.StatusBadRequest},
+		{"webhook version 3", string(readTestdata(t, "webhook", "version-3.bad.json")), http.StatusBadRequest},
+	} {
+		resp, err := srv.Client().PostForm(srv.URL+"/explain", url.Values{"payload": {tc.payload}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode/100 != 4 {
+			t.Errorf("%s: status %d, want a 4xx", tc.name, resp.StatusCode)
+		}
+	}
+	huge := strings.NewReader(`{"payload":"` + strings.Repeat("x", console.DefaultMaxBodyBytes+1) + `"}`)
+	resp, err = srv.Client().Post(srv.URL+"/explain", "application/json", huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("huge payload: %d, want 413", resp.StatusCode)
+	}
+}
+
+func TestReplayButtonSendsOnce(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	letters, err := e.replayer.List(t.Context(), e.now.AddDate(0, 0, -1))
+	if err != nil || len(letters) != 1 {
+		t.Fatalf("dead letters: %v, %v", letters, err)
+	}
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	post := func(id string, header http.Header) *http.Response {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/dead-letters/"+id+"/replay", nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	id := letters[0].ID
+	if resp := post(id, http.Header{"Sec-Fetch-Site": {"cross-site"}}); resp.StatusCode != http.StatusForbidden || e.replays.Load() != 0 {
+		t.Fatalf("cross-site replay: %d, %d sends", resp.StatusCode, e.replays.Load())
+	}
+	if resp := post(id, nil); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "replayed=") || e.replays.Load() != 1 {
+		t.Fatalf("first replay: %d %s, %d sends", resp.StatusCode, resp.Header.Get("Location"), e.replays.Load())
+	}
+	if resp := post(id, nil); resp.StatusCode != http.StatusSeeOther || !strings.Contains(resp.Header.Get("Location"), "already=") || e.replays.Load() != 1 {
+		t.Fatalf("second replay: %d %s, %d sends", resp.StatusCode, resp.Header.Get("Location"), e.replays.Load())
+	}
+	if resp := post("1-0", nil); resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("replay of a missing id: %d", resp.StatusCode)
+	}
+	if resp := post(e.firstDecisionID(t), nil); resp.StatusCode != http.StatusBadRequest {
+		t.Fatalf("replay of a decision: %d", resp.StatusCode)
+	}
+	if _, body := get(t, srv, "/dead-letters"); !strings.Contains(body, ">replayed<") {
+		t.Fatal("dead letters page does not show the replay")
+	}
+}
+
+func (e *env) firstDecisionID(t *testing.T) string {
+	t.Helper()
+	got, err := journal.Read(t.Context(), e.journal, journal.Query{Kind: journal.KindDecision, Limit: 1})
+	if err != nil || len(got) == 0 {
+		t.Fatal(err)
+	}
+	return got[0].ID
+}
+
+func TestReadOnlyConsoleRefusesReplay(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(console.New(console.Options{Journal: e.journal}))
+	defer srv.Close()
+	resp, err := srv.Client().Post(srv.URL+"/dead-letters/1-0/replay", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("replay on a read-only console: %d, want 403", resp.StatusCode)
+	}
+	if code, _ := get(t, srv, "/explain"); code != http.StatusNotFound {
+		t.Fatalf("explain without an evaluator: %d, want 404", code)
+	}
+}
+
+// serveWithWebConfig serves h the way `router serve` does, through
+// exporter-toolkit with a web config requiring basic auth, and returns the
+// base URL.
+func serveWithWebConfig(t *testing.T, h http.Handler, user, password string) string {
+	t.Helper()
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgFile := filepath.Join(t.TempDir(), "web.yml")
+	if err := os.WriteFile(cfgFile, fmt.Appendf(nil, "basic_auth_users:\n  %s: %s\n", user, hash), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	systemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{l.Addr().String()}, WebSystemdSocket: &systemd, WebConfigFile: &cfgFile}
+	done := make(chan error, 1)
+	go func() { done <- web.Serve(l, srv, flags, slog.New(slog.DiscardHandler)) }()
+	t.Cleanup(func() {
+		_ = srv.Close()
+		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			t.Errorf("web.Serve: %v", err)
+		}
+	})
+	return "http://" + l.Addr().String()
+}
+
+func TestWebConfigBasicAuthProtectsTheConsole(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
+	for _, tc := range []struct {
+		name, user, password string
+		want                 int
+	}{
+		{"no credentials", "", "", http.StatusUnauthorized},
+		{"wrong password", "ops", "guess", http.StatusUnauthorized},
+		{"right credentials", "ops", "s3cret", http.StatusOK},
+	} {
+		for _, path := range []string{"/", "/decisions", "/dead-letters", "/static/console.css"} {
+			req, _ := http.NewRequest(http.MethodGet, base+path, nil)
+			if tc.user != "" {
+				req.SetBasicAuth(tc.user, tc.password)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("%s: GET %s = %d, want %d", tc.name, path, resp.StatusCode, tc.want)
+			}
+		}
+	}
+}
+
+// downJournal is a journal whose store is unreachable.
+type downJournal struct{ store.Journal }
+
+func (downJournal) RangeJournal(context.Context, store.JournalQuery) ([]store.JournalRecord, error) {
+	return nil, store.ErrUnavailable
+}
+
+func TestAnUnreachableJournalIsA503NotAPanic(t *testing.T) {
+	srv := httptest.NewServer(console.New(console.Options{Journal: downJournal{}}))
+	defer srv.Close()
+	for _, path := range []string{"/", "/decisions", "/dead-letters", "/incidents/x", "/journal.jsonl"} {
+		if code, _ := get(t, srv, path); code != http.StatusServiceUnavailable {
+			t.Errorf("GET %s with the store down = %d, want 503", path, code)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/prometheus/alertmanager/template"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Kind says what an Entry records.
+type Kind string
+
+// The entry kinds.
+const (
+	// KindDecision is one alert of one webhook, decided.
+	KindDecision Kind = "decision"
+	// KindDeadLetter is one notification that failed permanently, with what
+	// is needed to send it again.
+	KindDeadLetter Kind = "dead_letter"
+)
+
+// Delivery is the outcome of one notification to one integration of a
+// receiver for the entry's alert.
+type Delivery struct {
+	Receiver string `json:"receiver"`
+	// Integration names the integration, e.g. "pagerduty/0" or "slack/1".
+	Integration string `json:"integration"`
+	// Outcome is one of the Outcome* constants.
+	Outcome string `json:"outcome"`
+	// Attempts counts the sends, retries included.
+	Attempts int `json:"attempts,omitempty"`
+	// Latency is the time the delivery took, retries included.
+	Latency time.Duration `json:"latency_ns,omitempty"`
+	// Error is the last error ("" on success).
+	Error string `json:"error,omitempty"`
+}
+
+// The delivery outcomes.
+const (
+	OutcomeSent         = "sent"
+	OutcomeFailed       = "failed"      // retryable: Alertmanager will retry
+	OutcomeDeadLetter   = "dead_letter" // permanent: kept as a dead letter
+	OutcomeDeduplicated = "deduplicated"
+)
+
+// Entry is one record of the journal. Decision entries keep enough of the
+// alert (labels, annotations, status, times, generator URL) for Simulate to
+// decide it again under another configuration.
+type Entry struct {
+	// ID is assigned by the store when the entry is written; empty before.
+	ID      string    `json:"id,omitempty"`
+	Kind    Kind      `json:"kind"`
+	Time    time.Time `json:"time"`
+	Replica string    `json:"replica,omitempty"`
+
+	// GroupKey and ReceivedAt identify the webhook the alert came in, so the
+	// simulator decides the alerts of one webhook together, as the pipeline
+	// did.
+	GroupKey   string    `json:"group_key,omitempty"`
+	ReceivedAt time.Time `json:"received_at,omitzero"`
+
+	Fingerprint  string            `json:"fingerprint,omitempty"`
+	Alertname    string            `json:"alertname,omitempty"`
+	Status       string            `json:"status,omitempty"`
+	Labels       map[string]string `json:"labels,omitempty"`
+	Annotations  map[string]string `json:"annotations,omitempty"`
+	StartsAt     time.Time         `json:"starts_at,omitzero"`
+	EndsAt       time.Time         `json:"ends_at,omitzero"`
+	GeneratorURL string            `json:"generator_url,omitempty"`
+
+	Sector        string   `json:"sector,omitempty"`
+	SectorName    string   `json:"sector_name,omitempty"`
+	KPIs          []string `json:"kpis,omitempty"`
+	IncidentClass string   `json:"incident_class,omitempty"`
+	Confidence    float64  `json:"confidence,omitempty"`
+	// Decision is the action, policy, tier and reasons.
+	Decision alert.Decision `json:"decision"`
+	// Hints are the ids of the hints attached.
+	Hints     []string `json:"hints,omitempty"`
+	Incident  string   `json:"incident,omitempty"`
+	Receivers []string `json:"receivers,omitempty"`
+
+	Deliveries   []Delivery `json:"deliveries,omitempty"`
+	SuppressedBy string     `json:"suppressed_by,omitempty"`
+	Suppressed   bool       `json:"suppressed,omitempty"`
+	Deduplicated bool       `json:"deduplicated,omitempty"`
+	Muted        bool       `json:"muted,omitempty"`
+
+	// DeadLetter is set on KindDeadLetter entries only.
+	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
+}
+
+// FromResult returns the decision entry of one decided alert of msg. The
+// caller adds Deliveries and the Deduplicated and Muted flags; Time is
+// msg.ReceivedAt and Replica is left to the Writer. The entry shares nothing
+// with r, so the writer may encode it after the webhook is answered.
+func FromResult(msg *alert.Message, r *alert.Result) Entry {
+	a := r.Alert
+	d := r.Decision
+	d.Reasons = slices.Clone(d.Reasons)
+	e := Entry{
+		Kind:          KindDecision,
+		Time:          msg.ReceivedAt,
+		GroupKey:      msg.GroupKey,
+		ReceivedAt:    msg.ReceivedAt,
+		Fingerprint:   a.Fingerprint,
+		Alertname:     a.Labels["alertname"],
+		Status:        a.Status,
+		Labels:        maps.Clone(a.Labels),
+		Annotations:   maps.Clone(a.Annotations),
+		StartsAt:      a.StartsAt,
+		EndsAt:        a.EndsAt,
+		GeneratorURL:  a.GeneratorURL,
+		Sector:        r.Classification.Sector,
+		SectorName:    r.Classification.SectorName,
+		IncidentClass: r.Classification.IncidentClass,
+		Confidence:    r.Classification.Confidence,
+		Decision:      d,
+		Incident:      r.Incident,
+		Receivers:     slices.Clone(r.Receivers),
+		SuppressedBy:  r.SuppressedBy,
+		Suppressed:    r.SuppressedBy != "",
+	}
+	for _, k := range r.Classification.KPIs {
+		e.KPIs = append(e.KPIs, k.ID)
+	}
+	for _, h := range r.Classification.Hints {
+		e.Hints = append(e.Hints, h.ID)
+	}
+	return e
+}
+
+// Alert rebuilds the alert the entry was made from, as the decoder would
+// have produced it.
+func (e *Entry) Alert() alert.Alert {
+	return alert.Alert{Alert: template.Alert{
+		Status:       e.Status,
+		Labels:       template.KV(e.Labels),
+		Annotations:  template.KV(e.Annotations),
+		StartsAt:     e.StartsAt,
+		EndsAt:       e.EndsAt,
+		GeneratorURL: e.GeneratorURL,
+		Fingerprint:  e.Fingerprint,
+	}}
+}
+
+// DeadLetter is a notification that failed permanently (a 4xx other than a
+// rate limit, or retries exhausted), with what is needed to send it again
+// through the current configuration.
+type DeadLetter struct {
+	// ID is the journal entry's id, set when read back.
+	ID          string       `json:"id,omitempty"`
+	Receiver    string       `json:"receiver"`
+	Integration string       `json:"integration"`
+	Incident    string       `json:"incident"`
+	Kind        alert.Kind   `json:"kind"`
+	Action      alert.Action `json:"action"`
+	// Opening, IncidentResolved and Ref are the notification's fields of the
+	// same names.
+	Opening          bool   `json:"opening,omitempty"`
+	IncidentResolved bool   `json:"incident_resolved,omitempty"`
+	Ref              string `json:"ref,omitempty"`
+	// Error is the failure that made the notification a dead letter.
+	Error    string `json:"error"`
+	Attempts int    `json:"attempts,omitempty"`
+	// Results are the notification's alerts ([]*alert.Result as JSON).
+	Results json.RawMessage `json:"results"`
+	// Data is the webhook's template data (group labels, external URL).
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// NewDeadLetter returns the dead-letter entry of notification n, which
+// failed permanently on its integration with cause after attempts sends.
+// Time is now; Replica is left to the Writer.
+func NewDeadLetter(n *alert.Notification, cause error, attempts int, now time.Time) (Entry, error) {
+	integration := n.Integration
+	results, err := json.Marshal(n.Results)
+	if err != nil {
+		return Entry{}, fmt.Errorf("encode dead letter results: %w", err)
+	}
+	var data json.RawMessage
+	if n.Data != nil {
+		if data, err = json.Marshal(n.Data); err != nil {
+			return Entry{}, fmt.Errorf("encode dead letter template data: %w", err)
+		}
+	}
+	dl := &DeadLetter{
+		Receiver: n.Receiver, Integration: integration, Incident: n.Incident,
+		Kind: n.Kind, Action: n.Action, Opening: n.Opening, IncidentResolved: n.IncidentResolved, Ref: n.Ref,
+		Attempts: attempts, Results: results, Data: data,
+	}
+	if cause != nil {
+		dl.Error = cause.Error()
+	}
+	e := Entry{
+		Kind: KindDeadLetter, Time: now, Incident: n.Incident,
+		Receivers: []string{n.Receiver}, Decision: alert.Decision{Action: n.Action},
+		Deliveries: []Delivery{{Receiver: n.Receiver, Integration: integration, Outcome: OutcomeDeadLetter, Attempts: attempts, Error: dl.Error}},
+		DeadLetter: dl,
+	}
+	if len(n.Results) > 0 && n.Results[0].Alert != nil {
+		r := n.Results[0]
+		e.Fingerprint, e.Alertname, e.Status = r.Alert.Fingerprint, r.Alert.Labels["alertname"], r.Alert.Status
+		e.Sector, e.Decision = r.Classification.Sector, r.Decision
+	}
+	return e, nil
+}
+
+// Notification rebuilds the notification to send again.
+func (d *DeadLetter) Notification() (*alert.Notification, error) {
+	n := &alert.Notification{
+		Receiver: d.Receiver, Integration: d.Integration, Incident: d.Incident, Kind: d.Kind,
+		Action: d.Action, Opening: d.Opening, IncidentResolved: d.IncidentResolved, Ref: d.Ref,
+	}
+	if err := json.Unmarshal(d.Results, &n.Results); err != nil {
+		return nil, fmt.Errorf("decode dead letter %s results: %w", d.ID, err)
+	}
+	if len(d.Data) > 0 {
+		n.Data = new(template.Data)
+		if err := json.Unmarshal(d.Data, n.Data); err != nil {
+			return nil, fmt.Errorf("decode dead letter %s template data: %w", d.ID, err)
+		}
+	}
+	return n, nil
+}
+
+// errNotDecoded is returned for records whose data is not an entry.
+var errNotDecoded = errors.New("journal record is not an entry")

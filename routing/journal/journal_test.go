@@ -1,0 +1,337 @@
+package journal_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/enrich"
+	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+func newWriter(t *testing.T, j store.Journal, opts journal.WriterOptions) (*journal.Writer, *prometheus.Registry) {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	m, err := journal.NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := journal.NewWriter(j, m, opts)
+	t.Cleanup(func() { _ = w.Close(context.Background()) })
+	return w, reg
+}
+
+// decide evaluates a testdata webhook with the default configuration.
+func decide(t *testing.T, file string) (*alert.Message, []*alert.Result) {
+	t.Helper()
+	p := pipeline(t, config.LoadDefault().Policies)
+	msg := decodeFile(t, file)
+	return msg, p.Evaluate(msg)
+}
+
+func decodeFile(t *testing.T, file string) *alert.Message {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "webhook", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := webhook.Decode(body, time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+func pipeline(t *testing.T, pc policies.Config) *routing.Pipeline {
+	t.Helper()
+	cfg := config.LoadDefault()
+	cls, err := enrich.New(cfg.Classifier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec, err := policies.New(pc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &routing.Pipeline{Classifier: cls, Decider: dec, Routes: cfg.Route, GroupBy: cfg.Incidents.GroupBy,
+		Now: func() time.Time { return time.Date(2025, 3, 14, 10, 0, 0, 0, time.UTC) }}
+}
+
+func TestWriterAppendsEveryDecisionOfAWebhook(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, reg := newWriter(t, j, journal.WriterOptions{Replica: "r1", Batch: 7})
+	msg, results := decide(t, "hundred.json")
+	for _, r := range results {
+		w.Write(journal.FromResult(msg, r))
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(results) {
+		t.Fatalf("journal holds %d entries, want %d", len(got), len(results))
+	}
+	for i, e := range got {
+		r := results[i]
+		if e.ID == "" || e.Replica != "r1" || e.Fingerprint != r.Alert.Fingerprint || e.Decision.Action != r.Decision.Action ||
+			e.Sector != r.Classification.Sector || len(e.Decision.Reasons) != len(r.Decision.Reasons) || e.Incident != r.Incident {
+			t.Fatalf("entry %d = %+v does not record result %+v", i, e, r)
+		}
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_written_total"); v != float64(len(results)) {
+		t.Fatalf("written_total = %v, want %d", v, len(results))
+	}
+}
+
+// metricSum sums the values of a registered counter's series.
+func metricSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum float64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				sum += m.GetCounter().GetValue()
+			}
+		}
+	}
+	return sum
+}
+
+// blockingJournal holds every append until released.
+type blockingJournal struct {
+	store.Journal
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingJournal) AppendJournal(ctx context.Context, recs []store.JournalRecord) ([]string, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return b.Journal.AppendJournal(ctx, recs)
+}
+
+func TestWriterNeverBlocksAndCountsWhatItDrops(t *testing.T) {
+	inner := store.NewMemoryJournal(store.JournalRetention{})
+	j := &blockingJournal{Journal: inner, entered: make(chan struct{}, 10), release: make(chan struct{})}
+	w, reg := newWriter(t, j, journal.WriterOptions{Buffer: 4, Batch: 1})
+	w.Write(journal.Entry{Kind: journal.KindDecision, Alertname: "first"})
+	<-j.entered // the writer holds "first" in a stuck append
+	for range 10 {
+		w.Write(journal.Entry{Kind: journal.KindDecision}) // 4 fit the buffer
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 6 {
+		t.Fatalf("dropped_total = %v, want 6", v)
+	}
+	close(j.release)
+	if err := w.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := journal.Read(t.Context(), inner, journal.Query{})
+	if len(got) != 5 {
+		t.Fatalf("journal holds %d entries after close, want 5", len(got))
+	}
+	w.Write(journal.Entry{Kind: journal.KindDecision}) // after Close: dropped, no panic
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 7 {
+		t.Fatalf("dropped_total after a write past Close = %v, want 7", v)
+	}
+}
+
+// failingJournal fails every append.
+type failingJournal struct{ store.Journal }
+
+func (failingJournal) AppendJournal(context.Context, []store.JournalRecord) ([]string, error) {
+	return nil, store.ErrUnavailable
+}
+
+func TestWriterCountsEntriesTheStoreRejectsAsDropped(t *testing.T) {
+	w, reg := newWriter(t, failingJournal{}, journal.WriterOptions{})
+	w.Write(journal.Entry{Kind: journal.KindDecision}, journal.Entry{Kind: journal.KindDecision})
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 2 {
+		t.Fatalf("dropped_total = %v, want 2", v)
+	}
+}
+
+// deadLetter writes the dead letter of the first notification-worthy
+// result of firing.json and returns its id.
+func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {
+	t.Helper()
+	msg, results := decide(t, "firing.json")
+	n := &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: results[0].Decision.Action, Opening: true, Results: results[:1], Data: &msg.Data}
+	e, err := journal.NewDeadLetter(n, errors.New("slack: invalid_auth"), 1, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Write(e)
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("dead letter not in the journal: %v, %v", got, err)
+	}
+	return got[0].ID
+}
+
+func TestDeadLetterKeepsTheNotificationToResend(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, reg := newWriter(t, j, journal.WriterOptions{})
+	id := deadLetter(t, w, j)
+	e, ok, err := journal.Get(t.Context(), j, id)
+	if err != nil || !ok || e.DeadLetter == nil {
+		t.Fatalf("Get(%s) = %+v, %v, %v", id, e, ok, err)
+	}
+	n, err := e.DeadLetter.Notification()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, results := decide(t, "firing.json")
+	if n.Receiver != "slack-llm" || n.Incident != results[0].Incident || len(n.Results) != 1 ||
+		n.Results[0].Alert.Fingerprint != results[0].Alert.Fingerprint || n.Results[0].Decision.Reasons[0] != results[0].Decision.Reasons[0] ||
+		n.Integration != "slack/0" || !n.Opening || n.Data == nil || n.Data.Receiver == "" {
+		t.Fatalf("rebuilt notification %+v differs from the one that failed", n)
+	}
+	if e.DeadLetter.Error != "slack: invalid_auth" || e.DeadLetter.Integration != "slack/0" {
+		t.Fatalf("dead letter lost its cause: %+v", e.DeadLetter)
+	}
+	if v := metricSum(t, reg, "alertrouter_dead_letters_total"); v != 1 {
+		t.Fatalf("dead_letters_total = %v, want 1", v)
+	}
+}
+
+func TestReplaySendsADeadLetterExactlyOnce(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	id := deadLetter(t, w, j)
+	var calls atomic.Int32
+	fail := atomic.Bool{}
+	fail.Store(true)
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(_ context.Context, d journal.DeadLetter) error {
+			calls.Add(1)
+			if d.ID != id || d.Receiver != "slack-llm" {
+				t.Errorf("Send got %+v", d)
+			}
+			if fail.Load() {
+				return errors.New("slack: invalid_auth")
+			}
+			return nil
+		}}
+	if sent, err := r.Replay(t.Context(), id); sent || err == nil {
+		t.Fatalf("replay with the token still revoked = %v, %v; want an error", sent, err)
+	}
+	fail.Store(false) // token fixed
+	calls.Store(0)
+
+	var wg sync.WaitGroup
+	var sentCount atomic.Int32
+	for range 4 { // concurrent replays (two replicas, a double click)
+		wg.Go(func() {
+			sent, err := r.Replay(context.Background(), id)
+			if err != nil {
+				t.Errorf("replay: %v", err)
+			}
+			if sent {
+				sentCount.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if calls.Load() != 1 || sentCount.Load() != 1 {
+		t.Fatalf("replay sent %d times (reported %d), want 1", calls.Load(), sentCount.Load())
+	}
+	if sent, err := r.Replay(t.Context(), id); sent || err != nil || calls.Load() != 1 {
+		t.Fatalf("second replay = %v, %v with %d sends; want nothing sent", sent, err, calls.Load())
+	}
+	rep, err := r.ReplayAll(t.Context(), time.Time{})
+	if err != nil || rep.Sent != 0 || rep.AlreadyReplayed != 1 || calls.Load() != 1 {
+		t.Fatalf("replay --all after a replay = %+v, %v; want nothing sent", rep, err)
+	}
+	list, err := r.List(t.Context(), time.Time{})
+	if err != nil || len(list) != 1 || !list[0].Replayed {
+		t.Fatalf("List = %+v, %v; want one replayed dead letter", list, err)
+	}
+}
+
+func TestReplayRejectsWrongIDs(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	w.Write(journal.Entry{Kind: journal.KindDecision})
+	_ = w.Flush(t.Context())
+	decisions, _ := journal.Read(t.Context(), j, journal.Query{})
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), Send: func(context.Context, journal.DeadLetter) error {
+		t.Error("Send called for a wrong id")
+		return nil
+	}}
+	for _, tc := range []struct {
+		id   string
+		want error
+	}{
+		{"garbage", journal.ErrNotFound},
+		{"1-0", journal.ErrNotFound},
+		{decisions[0].ID, journal.ErrNotDeadLetter},
+	} {
+		if _, err := r.Replay(t.Context(), tc.id); !errors.Is(err, tc.want) {
+			t.Errorf("Replay(%q) = %v, want %v", tc.id, err, tc.want)
+		}
+	}
+}
+
+func TestFilterNarrowsDecisions(t *testing.T) {
+	msg, results := decide(t, "hundred.json")
+	var entries []journal.Entry
+	for _, r := range results {
+		entries = append(entries, journal.FromResult(msg, r))
+	}
+	count := func(f journal.Filter) int {
+		n := 0
+		for i := range entries {
+			if f.Match(&entries[i]) {
+				n++
+			}
+		}
+		return n
+	}
+	all := count(journal.Filter{})
+	pages := count(journal.Filter{Action: "page"})
+	tickets := count(journal.Filter{Action: "ticket"})
+	none := count(journal.Filter{Action: "none"})
+	if all != len(entries) || pages == 0 || pages+tickets+none != all {
+		t.Fatalf("action filter: all %d, page %d, ticket %d, none %d", all, pages, tickets, none)
+	}
+	sector := entries[0].Sector
+	if n := count(journal.Filter{Sector: sector}); n == 0 || n == all && count(journal.Filter{Sector: "no-such"}) != 0 {
+		t.Fatalf("sector filter %q matched %d", sector, n)
+	}
+	name := entries[0].Alertname
+	if n := count(journal.Filter{Text: strings.ToUpper(name)}); n == 0 {
+		t.Fatalf("text filter %q matched nothing", name)
+	}
+	if n := count(journal.Filter{Text: "no such text anywhere"}); n != 0 {
+		t.Fatalf("text filter matched %d entries it should not", n)
+	}
+}

@@ -1,0 +1,189 @@
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// Replay errors callers branch on; the console maps them to 404 and 400.
+var (
+	ErrNotFound      = errors.New("no such dead letter")
+	ErrNotDeadLetter = errors.New("journal entry is not a dead letter")
+)
+
+// SendFunc sends a dead letter again through the current configuration.
+type SendFunc func(ctx context.Context, d DeadLetter) error
+
+// Claims is the part of store.Store the replayer needs: one claim per dead
+// letter, so that it is replayed once across replicas and retries.
+type Claims interface {
+	SetNX(ctx context.Context, entries []store.Entry) ([]bool, error)
+	Get(ctx context.Context, keys []string) (values []string, found []bool, err error)
+	DeleteIfEqual(ctx context.Context, entries []store.Entry) error
+}
+
+// DefaultReplayClaimTTL is how long a replayed mark lives: longer than the
+// journal's default age retention, so a dead letter still listed is never
+// replayed twice.
+const DefaultReplayClaimTTL = 30 * 24 * time.Hour
+
+// Replayer sends dead letters again, each at most once: it claims the dead
+// letter's id in the store (SET NX) before sending and releases the claim
+// only when the send fails. It is safe for concurrent use.
+type Replayer struct {
+	Journal store.Journal
+	Claims  Claims
+	Send    SendFunc
+	// KeyPrefix prefixes the claim keys (the store's key prefix).
+	KeyPrefix string
+	// Owner is written in the claim (e.g. the replica id).
+	Owner string
+	// TTL is the claim's lifetime (DefaultReplayClaimTTL when 0).
+	TTL time.Duration
+}
+
+func (r *Replayer) key(id string) string { return store.Key(r.KeyPrefix, "replayed", id, "") }
+
+// Replay sends the dead letter with the given id. It returns sent=false and
+// no error when the dead letter was already replayed (by anyone), ErrNotFound
+// or ErrNotDeadLetter for a wrong id, and the send's error (claim released,
+// so a later replay tries again) when sending failed.
+func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error) {
+	if !store.ValidJournalID(id) {
+		return false, fmt.Errorf("replay %q: %w", id, ErrNotFound)
+	}
+	e, ok, err := Get(ctx, r.Journal, id)
+	if err != nil {
+		return false, fmt.Errorf("replay %s: %w", id, err)
+	}
+	if !ok {
+		return false, fmt.Errorf("replay %s: %w", id, ErrNotFound)
+	}
+	if e.Kind != KindDeadLetter || e.DeadLetter == nil {
+		return false, fmt.Errorf("replay %s: %w", id, ErrNotDeadLetter)
+	}
+	return r.replay(ctx, e.DeadLetter)
+}
+
+func (r *Replayer) replay(ctx context.Context, d *DeadLetter) (bool, error) {
+	ttl := r.TTL
+	if ttl <= 0 {
+		ttl = DefaultReplayClaimTTL
+	}
+	claim := store.Entry{Key: r.key(d.ID), Value: r.Owner + "/" + token(), TTL: ttl}
+	won, err := r.Claims.SetNX(ctx, []store.Entry{claim})
+	if err != nil {
+		return false, fmt.Errorf("replay %s: claim: %w", d.ID, err)
+	}
+	if !won[0] {
+		return false, nil
+	}
+	if err := r.Send(ctx, *d); err != nil {
+		// Released so that replaying after the cause is fixed sends it.
+		if rerr := r.Claims.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{claim}); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release claim: %w", rerr))
+		}
+		return false, fmt.Errorf("replay %s to %s/%s: %w", d.ID, d.Receiver, d.Integration, err)
+	}
+	return true, nil
+}
+
+// Status is a dead letter with whether it was replayed.
+type Status struct {
+	Entry
+	Replayed bool
+}
+
+// List returns the dead letters since the given time, newest first, each
+// with whether it was replayed.
+func (r *Replayer) List(ctx context.Context, since time.Time) ([]Status, error) {
+	entries, err := Read(ctx, r.Journal, Query{Since: since, Kind: KindDeadLetter, Newest: true})
+	if err != nil {
+		return nil, err
+	}
+	return r.statuses(ctx, entries)
+}
+
+// statuses looks up the replayed marks of entries in one store call.
+func (r *Replayer) statuses(ctx context.Context, entries []Entry) ([]Status, error) {
+	out := make([]Status, 0, len(entries))
+	keys := make([]string, 0, len(entries))
+	for _, e := range entries {
+		if e.DeadLetter == nil {
+			continue
+		}
+		out = append(out, Status{Entry: e})
+		keys = append(keys, r.key(e.ID))
+	}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	_, found, err := r.Claims.Get(ctx, keys)
+	if err != nil {
+		return nil, fmt.Errorf("dead letter replay marks: %w", err)
+	}
+	for i := range out {
+		out[i].Replayed = found[i]
+	}
+	return out, nil
+}
+
+// Replayed reports, for each dead letter id, whether it was replayed.
+func (r *Replayer) Replayed(ctx context.Context, ids []string) ([]bool, error) {
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		keys[i] = r.key(id)
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	_, found, err := r.Claims.Get(ctx, keys)
+	return found, err
+}
+
+// AllReport counts what ReplayAll did.
+type AllReport struct {
+	Sent, AlreadyReplayed, Failed int
+	Errors                        []error
+}
+
+// ReplayAll replays every dead letter since the given time that was not
+// replayed yet, oldest first; one failure does not stop the others.
+func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, error) {
+	var rep AllReport
+	entries, err := Read(ctx, r.Journal, Query{Since: since, Kind: KindDeadLetter})
+	if err != nil {
+		return rep, err
+	}
+	for _, e := range entries {
+		if e.DeadLetter == nil {
+			continue
+		}
+		sent, err := r.replay(ctx, e.DeadLetter)
+		switch {
+		case err != nil:
+			rep.Failed++
+			rep.Errors = append(rep.Errors, err)
+		case sent:
+			rep.Sent++
+		default:
+			rep.AlreadyReplayed++
+		}
+	}
+	return rep, nil
+}
+
+func token() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// StreamKey is the store key of the journal of routers sharing prefix.
+func StreamKey(prefix string) string { return prefix + "journal" }

@@ -1,0 +1,254 @@
+package journal
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// Writer defaults.
+const (
+	DefaultBuffer = 4096
+	DefaultBatch  = 256
+	// appendTimeout bounds one batch append so a hung store cannot hold the
+	// writer (entries behind it are then dropped and counted, not queued
+	// forever).
+	appendTimeout = 5 * time.Second
+)
+
+// Metrics are the journal's metrics.
+type Metrics struct {
+	written     prometheus.Counter
+	dropped     prometheus.Counter
+	failed      prometheus.Counter
+	deadLetters *prometheus.CounterVec
+}
+
+// NewMetrics creates the journal's metrics and registers them on reg (nil:
+// not registered).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		written: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_journal_written_total",
+			Help: "Journal entries appended to the store.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_journal_dropped_total",
+			Help: "Journal entries dropped because the writer's buffer was full or the store failed; webhooks are never delayed by the journal.",
+		}),
+		failed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_journal_append_failures_total",
+			Help: "Batches of journal entries the store failed to append (their entries are counted as dropped).",
+		}),
+		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_dead_letters_total",
+			Help: "Notifications that failed permanently and were kept as dead letters.",
+		}, []string{"receiver", "integration"}),
+	}
+	if reg != nil {
+		for _, c := range []prometheus.Collector{m.written, m.dropped, m.failed, m.deadLetters} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("register journal metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}
+
+// InitDeadLetters creates the dead-letter series of a receiver's integration
+// at zero, so that alerts on its rate see it before the first dead letter.
+func (m *Metrics) InitDeadLetters(receiver, integration string) {
+	m.deadLetters.WithLabelValues(receiver, integration)
+}
+
+// WriterOptions configure a Writer.
+type WriterOptions struct {
+	// Replica is stamped on entries that carry none.
+	Replica string
+	// Buffer is the channel's capacity (DefaultBuffer when 0).
+	Buffer int
+	// Batch is the largest number of entries appended at once (DefaultBatch
+	// when 0).
+	Batch int
+	// Now stamps entries that carry no time (time.Now when nil).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// item is an entry to write, or a flush marker (done != nil).
+type item struct {
+	entry Entry
+	done  chan struct{}
+}
+
+// Writer appends entries to a store.Journal asynchronously: Write never
+// blocks and never fails. One goroutine drains a bounded channel and appends
+// what it finds in batches; entries that do not fit the channel, or whose
+// batch the store rejects, are dropped and counted in
+// alertrouter_journal_dropped_total. It is safe for concurrent use.
+type Writer struct {
+	journal store.Journal
+	m       *Metrics
+	opts    WriterOptions
+
+	mu     sync.RWMutex // guards closed against sends on a closed channel
+	closed bool
+	ch     chan item
+	done   chan struct{}
+}
+
+// NewWriter starts a writer appending to j; Close stops it.
+func NewWriter(j store.Journal, m *Metrics, opts WriterOptions) *Writer {
+	if opts.Buffer <= 0 {
+		opts.Buffer = DefaultBuffer
+	}
+	if opts.Batch <= 0 {
+		opts.Batch = DefaultBatch
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Writer{journal: j, m: m, opts: opts, ch: make(chan item, opts.Buffer), done: make(chan struct{})}
+	go w.run()
+	return w
+}
+
+// Write queues entries without blocking. A dead-letter entry is counted in
+// alertrouter_dead_letters_total here, whether or not it fits the buffer.
+// Entries written after Close are dropped.
+func (w *Writer) Write(entries ...Entry) {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	for _, e := range entries {
+		if e.Kind == KindDeadLetter && e.DeadLetter != nil {
+			w.m.deadLetters.WithLabelValues(e.DeadLetter.Receiver, e.DeadLetter.Integration).Inc()
+		}
+		if w.closed {
+			w.m.dropped.Inc()
+			continue
+		}
+		if e.Time.IsZero() {
+			e.Time = w.opts.Now()
+		}
+		if e.Replica == "" {
+			e.Replica = w.opts.Replica
+		}
+		select {
+		case w.ch <- item{entry: e}:
+		default:
+			w.m.dropped.Inc()
+		}
+	}
+}
+
+// Flush waits until every entry written before the call has been appended
+// (or dropped), or ctx ends.
+func (w *Writer) Flush(ctx context.Context) error {
+	done := make(chan struct{})
+	w.mu.RLock()
+	if w.closed {
+		w.mu.RUnlock()
+		return nil
+	}
+	select {
+	case w.ch <- item{done: done}:
+		w.mu.RUnlock()
+	case <-ctx.Done():
+		w.mu.RUnlock()
+		return ctx.Err()
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops accepting entries, appends what is buffered and returns when
+// done or when ctx ends.
+func (w *Writer) Close(ctx context.Context) error {
+	w.mu.Lock()
+	if !w.closed {
+		w.closed = true
+		close(w.ch)
+	}
+	w.mu.Unlock()
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// run drains the channel: it waits for one item, takes whatever else is
+// already queued up to a batch, and appends the batch.
+func (w *Writer) run() {
+	defer close(w.done)
+	batch := make([]Entry, 0, w.opts.Batch)
+	var markers []chan struct{}
+	for it := range w.ch {
+		batch, markers = add(batch, markers, it)
+	fill:
+		for len(batch) < w.opts.Batch {
+			select {
+			case it, ok := <-w.ch:
+				if !ok {
+					break fill
+				}
+				batch, markers = add(batch, markers, it)
+			default:
+				break fill
+			}
+		}
+		w.append(batch)
+		for _, m := range markers {
+			close(m)
+		}
+		batch, markers = batch[:0], markers[:0]
+	}
+}
+
+func add(batch []Entry, markers []chan struct{}, it item) ([]Entry, []chan struct{}) {
+	if it.done != nil {
+		return batch, append(markers, it.done)
+	}
+	return append(batch, it.entry), markers
+}
+
+// append encodes and appends one batch.
+func (w *Writer) append(batch []Entry) {
+	if len(batch) == 0 {
+		return
+	}
+	recs := make([]store.JournalRecord, 0, len(batch))
+	for i := range batch {
+		data, err := json.Marshal(&batch[i])
+		if err != nil { // cannot happen for these types; counted all the same
+			w.m.dropped.Inc()
+			w.opts.Logger.Error("journal entry not encodable; dropped", "fingerprint", batch[i].Fingerprint, "err", err)
+			continue
+		}
+		recs = append(recs, store.JournalRecord{Kind: string(batch[i].Kind), Data: data})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
+	defer cancel()
+	if _, err := w.journal.AppendJournal(ctx, recs); err != nil {
+		w.m.failed.Inc()
+		w.m.dropped.Add(float64(len(recs)))
+		w.opts.Logger.Warn("journal append failed; entries dropped, webhooks unaffected", "entries", len(recs), "err", err)
+		return
+	}
+	w.m.written.Add(float64(len(recs)))
+}
