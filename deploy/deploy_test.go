@@ -745,10 +745,15 @@ func TestDashboardQueriesParseAndUseOnlyTheRoutersMetrics(t *testing.T) {
 	walk(dash.Panels)
 	for _, want := range []string{"alertrouter_webhooks_total", "alertrouter_alerts_received_total", "alertrouter_webhook_duration_seconds",
 		"alertrouter_decisions_total", "alertrouter_dedup_total", "alertrouter_dedup_store_errors_total", "alertrouter_store_operation_duration_seconds",
-		"alertrouter_notifications_total", "alertrouter_notification_duration_seconds", "alertrouter_config_last_reload_successful"} {
+		"alertrouter_notifications_total", "alertrouter_notification_duration_seconds", "alertrouter_config_last_reload_successful",
+		"alertrouter_dead_letters_total"} {
 		if !used[want] {
 			t.Errorf("the dashboard shows no panel of %s", want)
 		}
+	}
+	// The self-monitoring row also shows what Alertmanager sees.
+	if !strings.Contains(rules.String(), `alertmanager_notifications_failed_total{integration=\"webhook\"}`) {
+		t.Error("the dashboard shows no panel of Alertmanager's failed webhooks (alertmanager_notifications_failed_total)")
 	}
 
 	promtool := tool(t, "promtool")
