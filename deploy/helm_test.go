@@ -355,7 +355,10 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 		{[]string{"redis.mode=none"}, "replicaCount > 1 needs a shared store"},
 		{[]string{"redis.mode=sentinel", "redis.addrs={s:26379}"}, "redis.mode sentinel needs redis.masterName"},
 		{[]string{"redis.mode=cluster"}, "redis.mode cluster needs redis.addrs"},
-		{[]string{"redis.mode=redis"}, `redis.mode "redis": want one of`},
+		// values.schema.json: misspelt keys and unknown modes.
+		{[]string{"redis.mode=redis"}, "at '/redis/mode': value must be one of"},
+		{[]string{"redis.adrs={r:6379}"}, "additional properties 'adrs' not allowed"},
+		{[]string{"replicas=3"}, "additional properties 'replicas' not allowed"},
 		{[]string{"redis.mode=external", "redis.addrs={r:6379}", "redis.passwordKey=pw"}, "redis.passwordKey names a key of secrets.existingSecret"},
 		{[]string{"config.store.redis.addrs={r:6379}"}, "config.store: set the store through the redis values"},
 	} {
