@@ -550,6 +550,7 @@ func TestAlertmanagerSnippetIsValidAndFitsTheRouter(t *testing.T) {
 }
 
 func TestPrometheusRulesAreValidAndTheirUnitTestsPass(t *testing.T) {
+	t.Parallel() // builds and promtool runs dominate the package's time; overlap them
 	promtool := tool(t, "promtool")
 	run(t, "", promtool, "check", "rules", "prometheus/rules.yml")
 	run(t, "prometheus", promtool, "test", "rules", "rules_test.yml", "rules_regression_test.yml")
@@ -765,6 +766,7 @@ func TestDashboardQueriesParseAndUseOnlyTheRoutersMetrics(t *testing.T) {
 }
 
 func TestDockerfileBuildCommandStampsTheVersion(t *testing.T) {
+	t.Parallel() // builds and promtool runs dominate the package's time; overlap them
 	b, err := os.ReadFile("Dockerfile")
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ var revisionLine = regexp.MustCompile(`revision: ([0-9a-f]+(?:-modified)?)\)`)
 // GOFLAGS=-buildvcs=auto undoes a -buildvcs=false a machine may set in its
 // go env.
 func TestPlainGoBuildReportsItsRevision(t *testing.T) {
+	t.Parallel() // builds and promtool runs dominate the package's time; overlap them
 	if testing.Short() {
 		t.Skip("-short: not building the router")
 	}
@@ -67,6 +68,7 @@ func TestPlainGoBuildReportsItsRevision(t *testing.T) {
 // twice, once through `make release`, once through the script, and checks
 // both are byte-identical, and the binary inside reports the tag.
 func TestReleaseArchivesAreStampedAndReproducible(t *testing.T) {
+	t.Parallel() // builds and promtool runs dominate the package's time; overlap them
 	if testing.Short() {
 		t.Skip("-short: not building release archives")
 	}
