@@ -51,4 +51,4 @@ release:
 	VERSION=$(VERSION) ./scripts/release.sh
 
 clean:
-	rm -rf bin dist
+	rm -rf bin
