@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Branch=main \
              -X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 
-.PHONY: all build run test deps vet fmt-check unit fuzz bench clean
+.PHONY: all build run test deps vet fmt-check unit fuzz bench release clean
 
 all: build
 
@@ -44,6 +44,11 @@ test: deps fmt-check vet fuzz unit
 
 bench: deps
 	./scripts/bench.sh
+
+# Release archives for linux/amd64, linux/arm64 and darwin/arm64 with
+# SHA-256 sums under dist/, reproducible from the commit (scripts/release.sh).
+release:
+	VERSION=$(VERSION) ./scripts/release.sh
 
 clean:
 	rm -rf bin

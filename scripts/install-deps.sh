@@ -6,6 +6,7 @@
 # for the live SLO context tests in enrich/slolive) and chromium (the
 # operations console's browser tests in routing/console). Only what is
 # missing is installed; on systems without apt-get it says what to install.
+# It also builds helm from its Go module (below).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
@@ -16,6 +17,16 @@ if ! command -v promtool >/dev/null 2>&1 || ! command -v prometheus >/dev/null 2
 fi
 # Headless Chromium drives the console's browser tests (routing/console).
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+# helm, for the Helm chart tests (deploy/helm_test.go): no Debian package,
+# so built from its Go module into $GOBIN (default $GOPATH/bin), where the
+# tests also look. The first build takes minutes; later ones hit the cache.
+helm_version=v4.3.2
+gobin=$(go env GOBIN)
+[ -n "$gobin" ] || gobin="$(go env GOPATH | cut -d: -f1)/bin"
+if ! command -v helm >/dev/null 2>&1 && [ ! -x "$gobin/helm" ]; then
+  echo "install-deps: building helm ${helm_version} into $gobin (go install)" >&2
+  go install "helm.sh/helm/v4/cmd/helm@${helm_version}"
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
   echo "install-deps: please install: ${need[*]} (no apt-get here)" >&2

@@ -1,0 +1,273 @@
+// Command kubecheck validates Kubernetes manifests offline against the
+// Kubernetes API types: every YAML document of its input (files, or
+// standard input) is decoded strictly into the typed object of its
+// apiVersion and kind (k8s.io/api, and the Prometheus Operator's
+// monitoring.coreos.com/v1), so an unknown or misspelt field, a value of the
+// wrong type, a duplicated field or an unknown kind is an error. A few rules
+// of the API server's validation that typing cannot express are checked on
+// top (names, labels, selectors, container images and ports).
+//
+// It is a module of its own so the router's go.mod does not carry the
+// Kubernetes API types; deploy/deploy_test.go builds and runs it on the
+// Helm chart's rendered manifests. Usage:
+//
+//	helm template deploy/helm/alertrouter | go run ./deploy/kubecheck
+//
+// (run from deploy/kubecheck: `go run . FILE...`). It prints one line per
+// object checked and exits 1 when any object is invalid.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+)
+
+func main() {
+	var inputs []io.Reader
+	names := os.Args[1:]
+	if len(names) == 0 {
+		inputs, names = []io.Reader{os.Stdin}, []string{"-"}
+	}
+	for _, n := range names {
+		if n == "-" {
+			continue
+		}
+		f, err := os.Open(n)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubecheck:", err)
+			os.Exit(2)
+		}
+		defer f.Close()
+		inputs = append(inputs, f)
+	}
+	bad := 0
+	for i, in := range inputs {
+		n, errs := check(in)
+		for _, e := range errs {
+			fmt.Fprintf(os.Stderr, "%s: %v\n", names[i], e)
+		}
+		bad += len(errs)
+		fmt.Printf("%s: %d objects, %d errors\n", names[i], n, len(errs))
+	}
+	if bad > 0 {
+		os.Exit(1)
+	}
+}
+
+func newScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, monitoringv1.AddToScheme} {
+		if err := add(s); err != nil {
+			panic(err)
+		}
+	}
+	return s
+}
+
+// check decodes every document of in and returns how many objects it held
+// and what is wrong with them.
+func check(in io.Reader) (int, []error) {
+	scheme := newScheme()
+	strict := json.NewSerializerWithOptions(json.DefaultMetaFactory, scheme, scheme, json.SerializerOptions{Yaml: true, Strict: true})
+	r := utilyaml.NewYAMLReader(bufio.NewReader(in))
+	var errs []error
+	n := 0
+	for {
+		doc, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return n, errs
+		}
+		if err != nil {
+			return n, append(errs, err)
+		}
+		if len(bytes.TrimSpace(stripComments(doc))) == 0 {
+			continue
+		}
+		n++
+		obj, gvk, err := strict.Decode(doc, nil, nil)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("object %d: %w", n, err))
+			continue
+		}
+		id := gvk.Kind
+		if m, ok := obj.(metav1.Object); ok {
+			id += "/" + m.GetName()
+			for _, e := range checkMeta(m) {
+				errs = append(errs, fmt.Errorf("%s: %w", id, e))
+			}
+		}
+		for _, e := range checkObject(obj) {
+			errs = append(errs, fmt.Errorf("%s: %w", id, e))
+		}
+	}
+}
+
+func stripComments(doc []byte) []byte {
+	var out []byte
+	for _, line := range bytes.Split(doc, []byte("\n")) {
+		if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '#' && !bytes.Equal(t, []byte("---")) {
+			out = append(out, line...)
+			out = append(out, '\n')
+		}
+	}
+	return out
+}
+
+func checkMeta(m metav1.Object) []error {
+	var errs []error
+	if m.GetName() == "" {
+		errs = append(errs, errors.New("metadata.name is empty"))
+	}
+	for _, e := range validation.IsDNS1123Subdomain(m.GetName()) {
+		errs = append(errs, fmt.Errorf("metadata.name %q: %s", m.GetName(), e))
+	}
+	errs = append(errs, checkLabels("metadata.labels", m.GetLabels())...)
+	for k := range m.GetAnnotations() {
+		for _, e := range validation.IsQualifiedName(strings.ToLower(k)) {
+			errs = append(errs, fmt.Errorf("metadata.annotations key %q: %s", k, e))
+		}
+	}
+	return errs
+}
+
+func checkLabels(where string, l map[string]string) []error {
+	var errs []error
+	for k, v := range l {
+		for _, e := range validation.IsQualifiedName(k) {
+			errs = append(errs, fmt.Errorf("%s key %q: %s", where, k, e))
+		}
+		for _, e := range validation.IsValidLabelValue(v) {
+			errs = append(errs, fmt.Errorf("%s[%s] = %q: %s", where, k, v, e))
+		}
+	}
+	return errs
+}
+
+// selectsTemplate checks a workload's selector is valid and selects its own
+// pod template, as the API server requires.
+func selectsTemplate(sel *metav1.LabelSelector, tmpl corev1.PodTemplateSpec) []error {
+	if sel == nil {
+		return []error{errors.New("spec.selector is missing")}
+	}
+	s, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return []error{fmt.Errorf("spec.selector: %w", err)}
+	}
+	if s.Empty() {
+		return []error{errors.New("spec.selector is empty")}
+	}
+	if !s.Matches(labels.Set(tmpl.Labels)) {
+		return []error{fmt.Errorf("spec.selector %s does not select the pod template's labels %v", s, tmpl.Labels)}
+	}
+	return checkLabels("spec.template.metadata.labels", tmpl.Labels)
+}
+
+func checkPod(spec corev1.PodSpec) []error {
+	var errs []error
+	if len(spec.Containers) == 0 {
+		errs = append(errs, errors.New("pod has no containers"))
+	}
+	vols := map[string]bool{}
+	for _, v := range spec.Volumes {
+		for _, e := range validation.IsDNS1123Label(v.Name) {
+			errs = append(errs, fmt.Errorf("volume %q: %s", v.Name, e))
+		}
+		vols[v.Name] = true
+	}
+	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
+		for _, e := range validation.IsDNS1123Label(c.Name) {
+			errs = append(errs, fmt.Errorf("container %q: %s", c.Name, e))
+		}
+		if c.Image == "" {
+			errs = append(errs, fmt.Errorf("container %q has no image", c.Name))
+		}
+		ports := map[string]bool{}
+		for _, p := range c.Ports {
+			for _, e := range validation.IsValidPortNum(int(p.ContainerPort)) {
+				errs = append(errs, fmt.Errorf("container %q port %d: %s", c.Name, p.ContainerPort, e))
+			}
+			if p.Name != "" {
+				for _, e := range validation.IsValidPortName(p.Name) {
+					errs = append(errs, fmt.Errorf("container %q port name %q: %s", c.Name, p.Name, e))
+				}
+				ports[p.Name] = true
+			}
+		}
+		for _, m := range c.VolumeMounts {
+			if !vols[m.Name] {
+				errs = append(errs, fmt.Errorf("container %q mounts volume %q, which the pod does not define", c.Name, m.Name))
+			}
+		}
+		for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
+			if p != nil && p.HTTPGet != nil && p.HTTPGet.Port.Type == 1 && !ports[p.HTTPGet.Port.StrVal] {
+				errs = append(errs, fmt.Errorf("container %q probes named port %q, which it does not declare", c.Name, p.HTTPGet.Port.StrVal))
+			}
+		}
+	}
+	return errs
+}
+
+func checkObject(obj runtime.Object) []error {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return append(selectsTemplate(o.Spec.Selector, o.Spec.Template), checkPod(o.Spec.Template.Spec)...)
+	case *appsv1.StatefulSet:
+		return append(selectsTemplate(o.Spec.Selector, o.Spec.Template), checkPod(o.Spec.Template.Spec)...)
+	case *corev1.Service:
+		var errs []error
+		if len(o.Spec.Ports) == 0 && o.Spec.Type != corev1.ServiceTypeExternalName {
+			errs = append(errs, errors.New("service has no ports"))
+		}
+		for _, p := range o.Spec.Ports {
+			for _, e := range validation.IsValidPortNum(int(p.Port)) {
+				errs = append(errs, fmt.Errorf("port %d: %s", p.Port, e))
+			}
+		}
+		return append(errs, checkLabels("spec.selector", o.Spec.Selector)...)
+	case *policyv1.PodDisruptionBudget:
+		if (o.Spec.MinAvailable == nil) == (o.Spec.MaxUnavailable == nil) {
+			return []error{errors.New("set exactly one of spec.minAvailable and spec.maxUnavailable")}
+		}
+		if _, err := metav1.LabelSelectorAsSelector(o.Spec.Selector); err != nil || o.Spec.Selector == nil {
+			return []error{fmt.Errorf("spec.selector: invalid or missing (%v)", err)}
+		}
+	case *corev1.ConfigMap:
+		for k := range o.Data {
+			for _, e := range validation.IsConfigMapKey(k) {
+				return []error{fmt.Errorf("data key %q: %s", k, e)}
+			}
+		}
+	case *corev1.Secret:
+		for k := range o.StringData {
+			for _, e := range validation.IsConfigMapKey(k) {
+				return []error{fmt.Errorf("stringData key %q: %s", k, e)}
+			}
+		}
+	case *monitoringv1.ServiceMonitor:
+		if len(o.Spec.Endpoints) == 0 {
+			return []error{errors.New("spec.endpoints is empty")}
+		}
+	case *monitoringv1.PrometheusRule:
+		if len(o.Spec.Groups) == 0 {
+			return []error{errors.New("spec.groups is empty")}
+		}
+	}
+	return nil
+}
