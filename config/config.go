@@ -49,9 +49,18 @@ type Config struct {
 	Templates []string       `yaml:"templates,omitempty"`
 	Route     *routing.Route `yaml:"route"`
 	Receivers []*Receiver    `yaml:"receivers"`
+	// Console configures the operations console served at /.
+	Console ConsoleConfig `yaml:"console,omitempty"`
 
 	// Source is where the config came from: a path, or "embedded defaults".
 	Source string `yaml:"-"`
+}
+
+// ConsoleConfig is the `console` section. The console is read-only unless
+// EnableReplay lets it re-send dead letters (the same as `router
+// dead-letters replay`).
+type ConsoleConfig struct {
+	EnableReplay bool `yaml:"enable_replay,omitempty"`
 }
 
 // AuthConfig is the inbound authentication of POST /webhook. With neither

@@ -229,6 +229,9 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 				}
 			}
 			failures = append(failures, b.err)
+			if p.DeadLetters != nil && !alert.Retryable(b.err) {
+				p.DeadLetters.DeadLetter(b.n, b.err)
+			}
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
 			retryable = retryable || alert.Retryable(b.err)

@@ -64,6 +64,8 @@ type Pipeline struct {
 	// Recorder receives the results of every webhook once processed (nil:
 	// none), e.g. the decision journal.
 	Recorder Recorder
+	// DeadLetters keeps notifications that failed permanently (nil: none).
+	DeadLetters DeadLetterSink
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
 }
@@ -80,6 +82,12 @@ func (p *Pipeline) now() time.Time {
 // (a journal buffers and drops, counting).
 type Recorder interface {
 	Record(msg *alert.Message, results []*alert.Result)
+}
+
+// DeadLetterSink keeps a notification that failed permanently, for replay
+// once the configuration is fixed. It must not block.
+type DeadLetterSink interface {
+	DeadLetter(n *alert.Notification, cause error)
 }
 
 // Process runs the whole pipeline on one decoded webhook and returns its

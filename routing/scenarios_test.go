@@ -49,7 +49,7 @@ func TestScenarioSlowSuccessIsConfirmedAndNotSentAgain(t *testing.T) {
 		ctx  func() (context.Context, context.CancelFunc)
 	}{
 		{"webhook timeout passes during the send", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 30*time.Millisecond)
+			return context.WithTimeout(context.Background(), 2*time.Second)
 		}},
 		{"Alertmanager hangs up during the send", func() (context.Context, context.CancelFunc) {
 			return context.WithCancel(context.Background())
@@ -62,11 +62,15 @@ func TestScenarioSlowSuccessIsConfirmedAndNotSentAgain(t *testing.T) {
 			p := e.pipeline()
 			ctx, cancel := tc.ctx()
 			defer cancel()
-			// The integration finishes its delivery whatever the context
-			// says, as PagerDuty does once it has the event.
+			// The integration finishes its delivery after the request ended
+			// (hung up, or its deadline passed), as PagerDuty does once it
+			// has the event.
 			e.pd.setFail(func(*alert.Notification) error {
-				cancel()
-				time.Sleep(60 * time.Millisecond)
+				if _, ok := ctx.Deadline(); !ok {
+					cancel()
+				}
+				<-ctx.Done()
+				time.Sleep(20 * time.Millisecond)
 				return nil
 			})
 			x := tAlert("TTFTHigh", "firing", "page")
@@ -388,4 +392,37 @@ func (r *recorder) outcomes() map[string]string {
 		}
 	}
 	return out
+}
+
+// deadLetters counts the notifications kept as dead letters.
+type deadLetters struct {
+	mu sync.Mutex
+	ns []*alert.Notification
+}
+
+func (d *deadLetters) DeadLetter(n *alert.Notification, _ error) {
+	d.mu.Lock()
+	d.ns = append(d.ns, n)
+	d.mu.Unlock()
+}
+
+func TestPermanentFailuresBecomeDeadLettersAndRetryableOnesDoNot(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	dl := &deadLetters{}
+	p.DeadLetters = dl
+	e.pd.setFail(func(*alert.Notification) error { return errors.New("HTTP 503") })
+	if _, err := process(t, p, tAlert("TTFTHigh", "firing", "page")); !isRetryable(err) {
+		t.Fatalf("retryable failure: %v", err)
+	}
+	if len(dl.ns) != 0 {
+		t.Fatalf("%d dead letters for a retryable failure, want 0", len(dl.ns))
+	}
+	e.pd.setFail(func(*alert.Notification) error { return alert.Permanent(errors.New("invalid routing key")) })
+	if _, err := process(t, p, tAlert("TTFTHigh", "firing", "page")); err == nil || isRetryable(err) {
+		t.Fatalf("permanent failure: %v, want a non-retryable error", err)
+	}
+	if len(dl.ns) != 1 || dl.ns[0].Receiver != "pagerduty" || dl.ns[0].Integration != "pagerduty/0" || len(dl.ns[0].Results) != 1 {
+		t.Fatalf("dead letters %+v, want the one failed notification", dl.ns)
+	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"os"
 	"reflect"
 	"sync"
 	"time"
@@ -19,7 +21,10 @@ import (
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/console"
 	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -32,22 +37,33 @@ type deps struct {
 	pipelineMetrics *routing.Metrics
 	notifyMetrics   *notify.Metrics
 	deferredMetrics *dedup.DeferredMetrics
+	journalMetrics  *journal.Metrics
 	logger          *slog.Logger
 	stdout          io.Writer
 	log             *lognotify.Notifier
+	replica         string
+	// current returns the generation in force (set by serve): the console
+	// explains and the replayer sends under the current configuration.
+	current func() *built
 
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
 	failures int
 }
 
-// state is the store of one or more generations and its background
-// retrier; a reload that changes the store settings builds a new one and
-// retires the old one once its in-flight webhooks are done.
+// state is the store of one or more generations with what lives on it:
+// the background retrier, the decision journal (and its writer), the
+// dead-letter replayer and the console. A reload that changes the store
+// settings builds a new one and retires the old one once its in-flight
+// webhooks are done.
 type state struct {
 	cfg      store.Config
 	store    store.Store
 	deferred *dedup.Deferred
+	journal  *journal.Writer
+	replayer *journal.Replayer
+	console  http.Handler
+	replay   bool // the console may replay dead letters
 }
 
 // built is one config generation: what a webhook runs with.
@@ -58,7 +74,14 @@ type built struct {
 }
 
 func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *deps {
+	jm, err := journal.NewMetrics(reg)
+	if err != nil {
+		panic(err) // registered once per process
+	}
+	replica, _ := os.Hostname()
 	d := &deps{
+		journalMetrics:  jm,
+		replica:         replica,
 		reg:             reg,
 		pipelineMetrics: routing.NewMetrics(reg),
 		notifyMetrics:   notify.NewMetrics(reg),
@@ -70,8 +93,9 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 	return d
 }
 
-// openState builds the store client of cfg (it connects lazily).
-func (d *deps) openState(cfg store.Config) (*state, error) {
+// openState builds the store client of cfg (it connects lazily) and what
+// lives on it; replay lets the console re-send dead letters.
+func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 	var s store.Store
 	if cfg.Redis == nil {
 		d.logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
@@ -83,7 +107,20 @@ func (d *deps) openState(cfg store.Config) (*state, error) {
 		}
 		s = r
 	}
-	return &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger)}, nil
+	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay}
+	j := store.OpenJournal(s, journal.StreamKey(cfg.KeyPrefix), store.DefaultJournalRetention)
+	st.journal = journal.NewWriter(j, d.journalMetrics, journal.WriterOptions{Replica: d.replica, Logger: d.logger})
+	st.replayer = &journal.Replayer{Journal: j, Claims: s, KeyPrefix: cfg.KeyPrefix, Owner: d.replica,
+		Send: func(ctx context.Context, dl journal.DeadLetter) error {
+			return ReplaySender(d.current().pipeline)(ctx, dl)
+		}}
+	opts := console.Options{Journal: j, Logger: d.logger, Sectors: enrich.SectorIDs,
+		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) }}
+	if replay {
+		opts.DeadLetters = st.replayer
+	}
+	st.console = console.New(opts)
+	return st, nil
 }
 
 // sameStore reports whether a and b select the same store client.
@@ -91,10 +128,15 @@ func sameStore(a, b store.Config) bool {
 	if (a.Redis == nil) != (b.Redis == nil) {
 		return false
 	}
-	return a.Redis == nil || reflect.DeepEqual(*a.Redis, *b.Redis)
+	// The journal's stream key and the claims follow the key prefix: a new
+	// prefix is a new keyspace, opened like a new store.
+	return a.KeyPrefix == b.KeyPrefix && (a.Redis == nil || reflect.DeepEqual(*a.Redis, *b.Redis))
 }
 
 func (s *state) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.journal.Close(ctx)
 	s.deferred.Close()
 	_ = s.store.Close()
 }
@@ -192,6 +234,15 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
+	if st.journal != nil {
+		p.Recorder = st.journal
+		p.DeadLetters = st.journal
+	}
+	for name, integs := range p.Receivers {
+		for _, in := range integs {
+			d.journalMetrics.InitDeadLetters(name, in.Name)
+		}
+	}
 	p.Metrics = d.pipelineMetrics
 	p.Logger = d.logger
 	p.Dedup = routing.DedupOptions{

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,7 +66,8 @@ func newReloadHarness(t *testing.T, addr, prefix string) *reloadHarness {
 		t.Fatal(err)
 	}
 	d := newDeps(prometheus.NewRegistry(), logger, io.Discard)
-	st, err := d.openState(cfg.Store)
+	d.current = func() *built { return h.rt.current.Load() }
+	st, err := d.openState(cfg.Store, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,4 +168,27 @@ func TestReloadAppliesEveryStoreField(t *testing.T) {
 			t.Errorf("after a rejected reload the key prefix is %q, want the old p2:", got)
 		}
 	})
+}
+
+func TestServedWebhooksReachTheJournalAndTheConsole(t *testing.T) {
+	a := redistest.Start(t)
+	h := newReloadHarness(t, a.Addr(), "j:")
+	if err := h.process("JournaledPage"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		rec := httptest.NewRecorder()
+		h.rt.Console().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/decisions?q=JournaledPage", nil))
+		if rec.Code == http.StatusOK && strings.Contains(rec.Body.String(), "JournaledPage") && strings.Contains(rec.Body.String(), "log/0") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the console never showed the webhook's decision and its delivery (status %d):\n%.2000s", rec.Code, rec.Body.String())
+		}
+		time.Sleep(20 * time.Millisecond) // the journal writer is asynchronous
+	}
+	if countKeys(t, a.Addr(), "j:journal") != 1 {
+		t.Error("no journal stream in Redis under the store's key prefix")
+	}
 }

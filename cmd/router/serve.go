@@ -40,6 +40,14 @@ func (rt *runtime) Current() webhook.Generation {
 	return webhook.Generation{Processor: b.pipeline, Options: b.edge}
 }
 
+// Console is the operations console of the current generation's store,
+// mounted by the edge at /.
+func (rt *runtime) Console() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rt.current.Load().state.console.ServeHTTP(w, r)
+	})
+}
+
 // Ready implements webhook.Runtime.
 func (rt *runtime) Ready(ctx context.Context) error { return rt.deps.ready(ctx, rt.current.Load()) }
 
@@ -68,13 +76,14 @@ func (rt *runtime) reload() error {
 	}
 	old := rt.current.Load()
 	st := old.state
-	if !sameStore(old.state.cfg, cfg.Store) {
-		if st, err = rt.deps.openState(cfg.Store); err != nil {
+	if !sameStore(old.state.cfg, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
+		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
 			return err
 		}
 	} else {
 		// Same client; fail_closed and key_prefix come from the new config.
-		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred}
+		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred, journal: st.journal,
+			replayer: st.replayer, console: st.console, replay: st.replay}
 	}
 	b, err := rt.deps.build(cfg, st)
 	if err != nil {
@@ -110,11 +119,13 @@ func (m *Main) serve(ctx context.Context) error {
 			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
 	}
 	d := newDeps(reg, m.logger, m.Stdout)
-	st, err := d.openState(cfg.Store)
+	var rt *runtime
+	d.current = func() *built { return rt.current.Load() }
+	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
 		return err
 	}
-	rt := &runtime{m: m, deps: d,
+	rt = &runtime{m: m, deps: d,
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
 	}

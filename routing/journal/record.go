@@ -1,0 +1,54 @@
+package journal
+
+import (
+	"time"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Record writes one decision entry for every alert of a processed webhook
+// that had something to record: a delivery at any integration (sent,
+// failed, waiting for another replica, deliberately not sent), a decision
+// of none, or a suppression. Alertmanager's repeats of what was already
+// notified (dedup hits with nothing new) are counted by the dispatch core,
+// not journaled again. It implements routing.Recorder and never blocks.
+func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
+	var entries []Entry
+	for _, r := range results {
+		if len(r.Deliveries) == 0 && r.SuppressedBy == "" && r.Decision.Action != alert.ActionNone {
+			continue
+		}
+		e := FromResult(msg, r)
+		for _, d := range r.Deliveries {
+			e.Deliveries = append(e.Deliveries, Delivery{Receiver: d.Receiver, Integration: d.Integration,
+				Outcome: deliveryOutcome(d), Attempts: 1, Latency: d.Latency, Error: d.Error})
+			e.Deduplicated = e.Deduplicated || d.Outcome == alert.DeliveryDeduplicated
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) > 0 {
+		w.Write(entries...)
+	}
+}
+
+func deliveryOutcome(d alert.Delivery) string {
+	switch {
+	case d.Outcome == alert.DeliveryFailed && !d.Retryable:
+		return OutcomeDeadLetter
+	case d.Outcome == alert.DeliveryFailed:
+		return OutcomeFailed
+	}
+	return d.Outcome
+}
+
+// DeadLetter writes a dead letter for a notification that failed
+// permanently (a revoked token, a deleted routing key), so it can be
+// replayed once the configuration is fixed.
+func (w *Writer) DeadLetter(n *alert.Notification, cause error) {
+	e, err := NewDeadLetter(n, cause, 1, time.Now())
+	if err != nil {
+		w.opts.Logger.Error("dead letter could not be kept", "receiver", n.Receiver, "integration", n.Integration, "incident", n.Incident, "err", err)
+		return
+	}
+	w.Write(e)
+}
