@@ -12,6 +12,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,6 +62,9 @@ type Config struct {
 // dead-letters replay`).
 type ConsoleConfig struct {
 	EnableReplay bool `yaml:"enable_replay,omitempty"`
+	// ExternalURL is the router's address as people reach it; when set,
+	// every PagerDuty and Slack notification links to its incident's page.
+	ExternalURL string `yaml:"external_url,omitempty"`
 }
 
 // AuthConfig is the inbound authentication of POST /webhook. With neither
@@ -255,6 +259,11 @@ func (c *Config) Validate() error {
 	errs = append(errs, prefix("store", c.Store.Validate())...)
 	errs = append(errs, prefix("classifier", c.Classifier.Validate())...)
 	errs = append(errs, prefix("policies", c.Policies.Validate())...)
+	if u := c.Console.ExternalURL; u != "" {
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", u))
+		}
+	}
 	if c.Auth.BearerToken != "" && c.Auth.BearerTokenFile != "" {
 		errs = append(errs, errors.New("auth: at most one of bearer_token and bearer_token_file may be set"))
 	}

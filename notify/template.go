@@ -42,6 +42,9 @@ type Data struct {
 	Action string
 	// IncidentResolved is true when no alert of the incident still fires.
 	IncidentResolved bool
+	// ConsoleURL is the incident's page in the router's console ("" when
+	// console.external_url is not set).
+	ConsoleURL string
 	// Results are the alerts of the notification with their classification.
 	Results []*alert.Result
 }
@@ -66,6 +69,7 @@ func NewData(n *alert.Notification) *Data {
 		Action:           string(n.Action),
 		IncidentResolved: n.IncidentResolved,
 		Results:          n.Results,
+		ConsoleURL:       n.ConsoleURL,
 	}
 }
 

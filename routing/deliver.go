@@ -124,6 +124,9 @@ func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
 	}
 	for _, b := range out {
 		b.n = notification(msg, b)
+		if p.ConsoleURL != nil {
+			b.n.ConsoleURL = p.ConsoleURL(b.incident)
+		}
 	}
 	return out
 }

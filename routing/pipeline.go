@@ -66,6 +66,9 @@ type Pipeline struct {
 	Recorder Recorder
 	// DeadLetters keeps notifications that failed permanently (nil: none).
 	DeadLetters DeadLetterSink
+	// ConsoleURL returns the link to an incident's page in the console, put
+	// in every notification (nil: no link).
+	ConsoleURL func(incident string) string
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,6 +235,9 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
+	if base := strings.TrimSuffix(cfg.Console.ExternalURL, "/"); base != "" {
+		p.ConsoleURL = func(incident string) string { return base + console.IncidentPath(incident) }
+	}
 	if st.journal != nil {
 		p.Recorder = st.journal
 		p.DeadLetters = st.journal

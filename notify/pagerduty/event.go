@@ -233,6 +233,7 @@ func links(no *alert.Notification, data *notify.Data) []interface{} {
 		add(r.Alert.Annotations["dashboard_url"], "Dashboard")
 		add(r.Alert.GeneratorURL, "Prometheus")
 	}
+	add(data.ConsoleURL, "alertrouter console")
 	if data.ExternalURL != "" {
 		add(data.ExternalURL+"/#/alerts?receiver="+url.QueryEscape(data.Receiver), "Alertmanager")
 		add(notify.SilenceURL(data), "Silence")

@@ -390,6 +390,19 @@ func TestEventContent(t *testing.T) {
 			},
 		},
 		{
+			name: "the incident's console page is linked when the router has an external URL",
+			n: func() *alert.Notification {
+				n := opening("aaa")
+				n.ConsoleURL = "https://alertrouter.example.com/incidents/llm-inference-gpu%2Fchat%2FTTFT"
+				return n
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if !strings.Contains(string(e.Raw), `"href":"https://alertrouter.example.com/incidents/llm-inference-gpu%2Fchat%2FTTFT","text":"alertrouter console"`) {
+					t.Fatalf("links lack the console page: %s", e.Raw)
+				}
+			},
+		},
+		{
 			name:   "an invalid templated severity falls back to the decision's",
 			mutate: func(c *pagerduty.Config) { c.Severity = "urgent" },
 			n:      func() *alert.Notification { return opening("aaa") },

@@ -159,5 +159,6 @@ func linkLine(no *alert.Notification, data *notify.Data) string {
 		}
 	}
 	add(notify.SilenceURL(data), "Silence")
+	add(data.ConsoleURL, "Console")
 	return strings.Join(links, " · ")
 }

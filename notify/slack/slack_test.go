@@ -481,3 +481,15 @@ func BenchmarkBlocks(b *testing.B) {
 		slack.Blocks(no, data, "title", "text", "ref")
 	}
 }
+
+func TestBlocksLinkTheIncidentsConsolePage(t *testing.T) {
+	no := opening("aaa")
+	no.ConsoleURL = "https://alertrouter.example.com/incidents/llm-inference-gpu%2Fchat%2FTTFT"
+	b, err := json.Marshal(slack.Blocks(no, notify.NewData(no), "title", "text", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `\u003chttps://alertrouter.example.com/incidents/llm-inference-gpu%2Fchat%2FTTFT|Console\u003e`) {
+		t.Fatalf("blocks lack the console link: %s", b)
+	}
+}

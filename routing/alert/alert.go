@@ -265,6 +265,9 @@ type Notification struct {
 	// parent message as "channel ts"); "" when none is known. A notifier
 	// that creates a new one sets Ref, and the dispatch core keeps it.
 	Ref string
+	// ConsoleURL links to the incident's page in the router's console (""
+	// when console.external_url is not set).
+	ConsoleURL string
 	// Data is the template data (Alertmanager's) computed from this
 	// notification's own alerts: Alerts, CommonLabels, CommonAnnotations and
 	// GroupLabels are the incident's, not the whole webhook's.
