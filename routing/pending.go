@@ -45,44 +45,23 @@ type target struct {
 }
 
 // pending reads, in one store round trip, what was already notified for
-// every (alert, receiver, integration) of the payload and returns the
-// transitions still to send, as dedup.Transition decides.
+// every (alert, receiver, integration) of the payload — and, with flap
+// damping on, the alerts' transition histories — and returns the
+// transitions still to send, as dedup.Transition decides. An alert that
+// flap damping downgrades is routed again and its new targets' markers
+// read in a second round trip (only flapping alerts cost it).
 func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) ([]*transition, error) {
-	var trs []*transition
-	var keys []string
-	var every []target // built once, for the resolves of this payload
-	for _, r := range results {
-		switch {
-		case r.SuppressedBy != "":
-			continue
-		case r.Alert.Firing() && r.Decision.Action == alert.ActionNone:
-			sum.NoAction++
-			continue
-		}
-		var targets []target
-		if r.Alert.Firing() {
-			targets = p.targets(r.Receivers)
-		} else {
-			// A resolve goes wherever its firing went, whatever the
-			// (possibly different) decision on the resolved alert.
-			if every == nil {
-				every = p.targets(p.receiverNames())
-			}
-			targets = every
-		}
-		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
-		tier := dedup.Tier(&r.Decision)
-		for _, tg := range targets {
-			// Keyed by fingerprint (its hash tag), not by incident: what was
-			// notified for an alert is found whatever it is grouped into now.
-			t := &transition{res: r, receiver: tg.receiver, integ: tg.integ, incident: r.Incident, tier: tier,
-				marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, tg.receiver+"/"+tg.integ.Name+":"+start)}
-			trs = append(trs, t)
-			keys = append(keys, t.marker)
-		}
-	}
+	trs := p.candidates(results, sum)
 	if len(trs) == 0 {
 		return nil, nil
+	}
+	states := p.flapStates(results)
+	keys := make([]string, 0, len(trs)+len(states))
+	for _, t := range trs {
+		keys = append(keys, t.marker)
+	}
+	for _, st := range states {
+		keys = append(keys, st.key)
 	}
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
@@ -92,6 +71,16 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
+	n := len(trs)
+	if !storeDown && len(states) > 0 {
+		if rerouted := p.damp(ctx, states, values[n:], found[n:]); len(rerouted) > 0 {
+			trs, values, found, err = p.reroute(ctx, rerouted, trs, values[:n], found[:n], sum)
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	values, found = values[:len(trs)], found[:len(trs)]
 	now := p.now()
 	out := trs[:0]
 	notified := map[*alert.Result]bool{}
@@ -144,6 +133,78 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 	}
 	return out, nil
+}
+
+// candidates returns a transition per (alert, receiver, integration) that
+// may need sending, its marker key set, and counts the firing alerts
+// decided none.
+func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*transition {
+	var trs []*transition
+	var every []target // built once, for the resolves of this payload
+	for _, r := range results {
+		switch {
+		case r.SuppressedBy != "":
+			continue
+		case r.Alert.Firing() && r.Decision.Action == alert.ActionNone:
+			if sum != nil {
+				sum.NoAction++
+			}
+			continue
+		}
+		var targets []target
+		if r.Alert.Firing() {
+			targets = p.targets(r.Receivers)
+		} else {
+			// A resolve goes wherever its firing went, whatever the
+			// (possibly different) decision on the resolved alert.
+			if every == nil {
+				every = p.targets(p.receiverNames())
+			}
+			targets = every
+		}
+		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
+		tier := dedup.Tier(&r.Decision)
+		for _, tg := range targets {
+			// Keyed by fingerprint (its hash tag), not by incident: what was
+			// notified for an alert is found whatever it is grouped into now.
+			trs = append(trs, &transition{res: r, receiver: tg.receiver, integ: tg.integ, incident: r.Incident, tier: tier,
+				marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, tg.receiver+"/"+tg.integ.Name+":"+start)})
+		}
+	}
+	return trs
+}
+
+// reroute replaces the transitions of the re-decided alerts by those of
+// their new routes, whose markers it reads in one round trip.
+func (p *Pipeline) reroute(ctx context.Context, rerouted []*alert.Result, trs []*transition, values []string, found []bool, sum *alert.Summary) ([]*transition, []string, []bool, error) {
+	gone := make(map[*alert.Result]bool, len(rerouted))
+	for _, r := range rerouted {
+		gone[r] = true
+	}
+	var keepT []*transition
+	var keepV []string
+	var keepF []bool
+	for i, t := range trs {
+		if !gone[t.res] {
+			keepT, keepV, keepF = append(keepT, t), append(keepV, values[i]), append(keepF, found[i])
+		}
+	}
+	more := p.candidates(rerouted, nil)
+	if len(more) == 0 {
+		return keepT, keepV, keepF, nil
+	}
+	keys := make([]string, len(more))
+	for i, t := range more {
+		keys[i] = t.marker
+	}
+	v, f, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		if err := p.storeFailed(ctx, "read notified transitions", err, sum); err != nil {
+			return nil, nil, nil, err
+		}
+		v, f = make([]string, len(keys)), make([]bool, len(keys))
+	}
+	return append(keepT, more...), append(keepV, v...), append(keepF, f...), nil
 }
 
 func (p *Pipeline) targets(receivers []string) []target {

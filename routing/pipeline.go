@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -71,6 +72,11 @@ type Pipeline struct {
 	ConsoleURL func(incident string) string
 	// Now returns the current time (time.Now when nil).
 	Now func() time.Time
+	// Live reads the live state of SLO alerts at decision time (nil: the
+	// decisions are the labels' alone).
+	Live LiveLookup
+	// Flap damps alerts that keep firing and resolving (nil: off).
+	Flap *flap.Config
 }
 
 func (p *Pipeline) now() time.Time {
@@ -100,9 +106,12 @@ type DeadLetterSink interface {
 //
 // It reads top to bottom as the data flows:
 //
-//  1. classify → decide → route → incident (Evaluate: pure);
+//  1. classify → decide → route → incident (Evaluate: pure), then the
+//     live SLO state from Prometheus (bounded by its timeout; a failure
+//     leaves the label decision);
 //  2. suppress tickets of SLOs whose page fires (in this or another payload);
-//  3. find the transitions no replica has notified yet (one store read);
+//  3. find the transitions no replica has notified yet, and damp flapping
+//     alerts (one store read; a second only for re-routed flapping alerts);
 //  4. claim them (one round trip), waiting briefly for another replica's;
 //  5. take the incidents' leases: who opens, who resolves (one round trip);
 //  6. send every notification, each integration on its own, and settle
@@ -116,6 +125,7 @@ type DeadLetterSink interface {
 func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error) {
 	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
 	results := p.Evaluate(msg)
+	p.applyLive(ctx, results)
 	p.observe(msg, results, sum)
 	if p.Recorder != nil {
 		defer p.Recorder.Record(msg, results)
@@ -169,7 +179,6 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	}
 	results := make([]*alert.Result, len(msg.Items))
 	backing := make([]alert.Result, len(msg.Items))
-	pages := map[string]*alert.Result{}
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
@@ -180,12 +189,24 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 		if r.Decision.Action != alert.ActionNone {
 			r.Receivers = p.Routes.Match(get)
 		}
+		results[i] = r
+	}
+	suppressInPayload(results)
+	return results
+}
+
+// suppressInPayload suppresses ticket-tier alerts of SLOs whose page-tier
+// alert fires in the same payload (and lifts the suppression of those whose
+// page is gone after a re-decision).
+func suppressInPayload(results []*alert.Result) {
+	pages := map[string]*alert.Result{}
+	for _, r := range results {
 		if r.Decision.SLO != "" && r.Decision.Action == alert.ActionPage && r.Alert.Firing() {
 			pages[r.Decision.SLO] = r
 		}
-		results[i] = r
 	}
 	for _, r := range results {
+		r.SuppressedBy = ""
 		if r.Decision.Action != alert.ActionTicket || r.Decision.SLO == "" || !r.Alert.Firing() {
 			continue
 		}
@@ -193,7 +214,6 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 			r.SuppressedBy = suppressedBy(pg.Alert.Labels["alertname"], pg.Alert.Fingerprint, r.Decision.SLO)
 		}
 	}
-	return results
 }
 
 func suppressedBy(alertname, fingerprint, slo string) string {

@@ -198,6 +198,13 @@ type Result struct {
 	// Deliveries are what happened to the alert at each integration in this
 	// webhook (empty for explain and for alerts with nothing to send).
 	Deliveries []Delivery `json:"deliveries,omitempty"`
+	// Live is the live state of the alert's SLO read from Prometheus when it
+	// was decided; nil when none was read (no SLO, no prometheus section,
+	// Prometheus slow or down: the decision is then the labels' alone).
+	Live *LiveSLO `json:"live,omitempty"`
+	// Flap is the alert's flap damping; nil when it is not flapping (or
+	// damping is off).
+	Flap *Flap `json:"flap,omitempty"`
 }
 
 // Delivery outcomes.
@@ -218,6 +225,36 @@ type Delivery struct {
 	Retryable   bool          `json:"retryable,omitempty"`
 	Error       string        `json:"error,omitempty"`
 	Latency     time.Duration `json:"latency,omitempty"`
+}
+
+// LiveSLO is the live state of an alert's SLO, as notifications show it.
+type LiveSLO struct {
+	// Summary is one line, e.g. "budget 37 % left · burn 1h 15.2× · 6h 7.1×
+	// · rising".
+	Summary string `json:"summary"`
+	// Details are flat fields (summary, budget_remaining, burn_<window>,
+	// trend, source) for PagerDuty custom_details and the journal.
+	Details map[string]string `json:"details,omitempty"`
+	// Decided is true when the live burn rates decided (the alert carried
+	// no burn_rate_* values of its own).
+	Decided bool `json:"decided,omitempty"`
+	// Note says how the live state disagrees with a page decided from the
+	// alert's labels, which is sent all the same ("" when it agrees).
+	Note string `json:"note,omitempty"`
+}
+
+// Flap is the flap damping of an alert that changed state too often.
+type Flap struct {
+	// Transitions counts the alert's state changes within the window, the
+	// current one included.
+	Transitions int `json:"transitions"`
+	// Reason explains it, e.g. "flapping: 5 transitions in 1h: page
+	// downgraded to ticket".
+	Reason string `json:"reason"`
+	// Downgraded is true when a page was downgraded to a ticket.
+	Downgraded bool `json:"downgraded"`
+	// StableAt is when the alert pages again if it changes state no more.
+	StableAt time.Time `json:"stable_at"`
 }
 
 // Kind says what a notification tells its receiver.

@@ -1,0 +1,183 @@
+package routing
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// flapRecord is what the store keeps per fingerprint: the alert's
+// transition history and when its last firing notified as a page started,
+// encoded as "<history>;p<unix seconds>" (History.String, then the mark).
+type flapRecord struct {
+	h     flap.History
+	paged time.Time // At of the last firing transition decided page; zero if none
+}
+
+func (r flapRecord) String() string {
+	s := r.h.String()
+	if !r.paged.IsZero() {
+		s += ";p" + strconv.FormatInt(r.paged.Unix(), 10)
+	}
+	return s
+}
+
+func parseFlapRecord(s string) (flapRecord, error) {
+	hs, ps, marked := strings.Cut(s, ";p")
+	h, err := flap.Parse(hs)
+	if err != nil {
+		return flapRecord{}, err
+	}
+	rec := flapRecord{h: h}
+	if marked {
+		sec, err := strconv.ParseInt(ps, 10, 64)
+		if err != nil || sec < 0 {
+			return flapRecord{}, fmt.Errorf("flap record %q: bad page mark", s)
+		}
+		rec.paged = time.Unix(sec, 0).UTC()
+	}
+	return rec, nil
+}
+
+// flapState is one fingerprint of the payload as flap damping sees it.
+type flapState struct {
+	key     string
+	results []*alert.Result // the alerts of the payload with this fingerprint
+}
+
+func (p *Pipeline) flapKey(fingerprint string) string {
+	return store.Key(p.Dedup.KeyPrefix, "flap", fingerprint, "")
+}
+
+// flapStates returns the fingerprints whose history damping reads: every
+// alert that may be notified (not suppressed, not a firing decided none).
+func (p *Pipeline) flapStates(results []*alert.Result) []*flapState {
+	if p.Flap == nil {
+		return nil
+	}
+	index := map[string]*flapState{}
+	var out []*flapState
+	for _, r := range results {
+		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) {
+			continue
+		}
+		st := index[r.Alert.Fingerprint]
+		if st == nil {
+			st = &flapState{key: p.flapKey(r.Alert.Fingerprint)}
+			index[r.Alert.Fingerprint] = st
+			out = append(out, st)
+		}
+		st.results = append(st.results, r)
+	}
+	return out
+}
+
+// damp appends each fingerprint's current state to its history (read in
+// values/found), damps its alerts, and writes the histories that changed —
+// only on a change of state, so Alertmanager repeating an unchanged alert
+// costs no write. It returns the alerts whose decision was downgraded (and
+// routed again). A store failure never damps: the alert is decided as its
+// policies say.
+func (p *Pipeline) damp(ctx context.Context, states []*flapState, values []string, found []bool) []*alert.Result {
+	cfg := *p.Flap
+	window := time.Duration(cfg.Window)
+	now := p.now()
+	var rerouted []*alert.Result
+	var writes []store.Entry
+	for i, st := range states {
+		var rec flapRecord
+		if found[i] {
+			var err error
+			if rec, err = parseFlapRecord(values[i]); err != nil {
+				p.Logger.Warn("unreadable flap history; starting it afresh", "key", st.key, "err", err)
+			}
+		}
+		a := st.results[0].Alert
+		firing := a.Firing()
+		h, changed := rec.h.Append(flap.Transition{At: transitionTime(a, now), Firing: firing}, window)
+		at := now
+		if last := h[len(h)-1].At; last.After(at) {
+			at = last // Alertmanager's clock is ahead of ours
+		}
+		for _, r := range st.results {
+			v := cfg.Damp(r.Decision.Action, h, firing, at)
+			if !v.Flapping && firing {
+				v = refired(cfg, v, h, rec.paged, r.Decision.Action, at)
+			}
+			if v.Flapping {
+				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
+				if !firing {
+					// Resolves are sent at once (docs/policies.md says why).
+					f.Reason = fmt.Sprintf("flapping: %d transitions in %s: resolve sent at once", v.Transitions, cfg.Window)
+				}
+				r.Flap = f
+				r.Decision.Reasons = append(r.Decision.Reasons[:len(r.Decision.Reasons):len(r.Decision.Reasons)], f.Reason)
+				if firing && v.Action != r.Decision.Action {
+					f.Downgraded = true
+					r.Decision.Action = v.Action
+					p.route(r)
+					rerouted = append(rerouted, r)
+				}
+			}
+			if firing && changed && r.Decision.Action == alert.ActionPage {
+				rec.paged = h[len(h)-1].At
+			}
+		}
+		if changed {
+			rec.h = h
+			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: cfg.TTL()})
+		}
+	}
+	if len(writes) > 0 {
+		if err := p.Store.Set(ctx, writes); err != nil && ctx.Err() == nil {
+			p.countStoreError("write flap histories", err)
+		}
+	}
+	return rerouted
+}
+
+// refired damps a firing that came back within cool_down of the resolve of
+// a firing that paged, even before the count of transitions says flapping:
+// the page already woke someone for this trouble, and an alert that pages,
+// resolves and fires again minutes later is the start of a flap. So a
+// flapping alert pages once, not once per cycle until the threshold. It is
+// stable again, and pages, once a whole window has passed since it fired.
+func refired(cfg flap.Config, v flap.Verdict, h flap.History, paged time.Time, action alert.Action, now time.Time) flap.Verdict {
+	n := len(h)
+	if n < 3 || paged.IsZero() {
+		return v
+	}
+	cur, res, prev := h[n-1], h[n-2], h[n-3]
+	gap := cur.At.Sub(res.At)
+	if !cur.Firing || res.Firing || !prev.At.Equal(paged) || gap > time.Duration(cfg.CoolDown) ||
+		now.Sub(cur.At) >= time.Duration(cfg.Window) {
+		return v
+	}
+	v.Flapping = true
+	v.StableAt = cur.At.Add(time.Duration(cfg.Window))
+	v.Reason = fmt.Sprintf("flapping: fired again %s after its page resolved (within cool_down %s)", gap, cfg.CoolDown)
+	if action == alert.ActionPage {
+		v.Action = alert.ActionTicket
+		v.Reason += ": page downgraded to ticket"
+	}
+	return v
+}
+
+// transitionTime is when the alert entered its current state: its startsAt
+// when firing, its endsAt when resolved, now when Alertmanager sent none.
+func transitionTime(a *alert.Alert, now time.Time) time.Time {
+	t := a.IdentityStart()
+	if !a.Firing() {
+		t = a.EndsAt
+	}
+	if t.IsZero() || t.After(now) {
+		return now
+	}
+	return t
+}
