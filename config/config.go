@@ -24,9 +24,11 @@ import (
 	"gopkg.in/yaml.v2"
 
 	"github.com/alertrouter/alertrouter/enrich"
+	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -46,6 +48,12 @@ type Config struct {
 	Incidents  IncidentsConfig `yaml:"incidents,omitempty"`
 	Classifier enrich.Config   `yaml:"classifier,omitempty"`
 	Policies   policies.Config `yaml:"policies,omitempty"`
+	// Prometheus is where live SLO context is read at decision time; nil
+	// (no `prometheus:` section) decides from the alerts' labels alone.
+	Prometheus *slolive.Config `yaml:"prometheus,omitempty"`
+	// Flap tunes flap damping (on by default: threshold 4, window 1h,
+	// cool_down 10m).
+	Flap flap.Config `yaml:"flap,omitempty"`
 	// Templates are glob patterns of Alertmanager-language template files.
 	Templates []string       `yaml:"templates,omitempty"`
 	Route     *routing.Route `yaml:"route"`
@@ -152,7 +160,7 @@ type LogConfig struct{}
 // Default returns a Config with every section's defaults and no receivers.
 func Default() *Config {
 	return &Config{Webhook: DefaultWebhook(), Dedup: DefaultDedup(), Store: store.DefaultConfig(),
-		Classifier: enrich.DefaultConfig(), Policies: policies.DefaultConfig()}
+		Classifier: enrich.DefaultConfig(), Policies: policies.DefaultConfig(), Flap: flap.DefaultConfig()}
 }
 
 // Load reads, expands, parses and validates the file at path.
@@ -263,6 +271,10 @@ func (c *Config) Validate() error {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", u))
 		}
+	}
+	errs = append(errs, c.Flap.Validate())
+	if c.Prometheus != nil {
+		errs = append(errs, c.Prometheus.Validate())
 	}
 	if c.Auth.BearerToken != "" && c.Auth.BearerTokenFile != "" {
 		errs = append(errs, errors.New("auth: at most one of bearer_token and bearer_token_file may be set"))

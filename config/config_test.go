@@ -19,6 +19,8 @@ func TestBadConfigsFailWithTheirYAMLPath(t *testing.T) {
 		"dedup-ttl.bad.yml":          "dedup.notified_ttl: 1h must be longer than repeat_interval (4h)",
 		"undefined-env.bad.yml":      "undefined environment variable(s) referenced as ${…}: ALERTROUTER_TEST_UNDEFINED_VARIABLE",
 		"basic-auth.bad.yml":         "auth.basic_auth: exactly one of password and password_file must be set",
+		"flap.bad.yml":               "flap.threshold: must be at least 1, got 0",
+		"prometheus.bad.yml":         "prometheus.url: required (or set prometheus.from_generator_url)",
 	}
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
@@ -56,6 +58,16 @@ func TestGoodConfigLoadsWithDefaultsAndExpandsEnv(t *testing.T) {
 	}
 	if c.Store.Redis != nil {
 		t.Errorf("store.redis = %+v, want nil (embedded store) by default", c.Store.Redis)
+	}
+	if c.Prometheus == nil || c.Prometheus.URL != "http://prometheus:9090" || time.Duration(c.Prometheus.Timeout) != 200*time.Millisecond ||
+		time.Duration(c.Prometheus.CacheTTL) != 15*time.Second {
+		t.Errorf("prometheus = %+v, want the url, timeout 200ms and the default cache_ttl", c.Prometheus)
+	}
+	if c.Flap.Threshold != 3 || time.Duration(c.Flap.Window) != time.Hour || time.Duration(c.Flap.CoolDown) != 10*time.Minute {
+		t.Errorf("flap = %+v, want threshold 3 and the default window and cool_down", c.Flap)
+	}
+	if d := LoadDefault(); d.Prometheus != nil || d.Flap.Threshold != 4 {
+		t.Errorf("defaults: prometheus %+v, flap %+v; want no prometheus and flap damping on with threshold 4", d.Prometheus, d.Flap)
 	}
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/enrich"
+	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/lognotify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
@@ -50,6 +52,17 @@ type deps struct {
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
 	failures int
+
+	liveMu sync.Mutex // guards live
+	// live is the live SLO client, kept across reloads while the
+	// prometheus section is unchanged (its cache and breaker with it).
+	live *liveClient
+}
+
+// liveClient is a live SLO client and the section it was built from.
+type liveClient struct {
+	cfg    slolive.Config
+	client *slolive.Client
 }
 
 // state is the store of one or more generations with what lives on it:
@@ -257,6 +270,11 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 		FailClosed:     cfg.Store.FailClosed,
 		KeyPrefix:      cfg.Store.KeyPrefix,
 	}
+	fl := cfg.Flap
+	p.Flap = &fl
+	if p.Live, err = d.liveLookup(cfg); err != nil {
+		return nil, err
+	}
 	edge, err := edgeOptions(cfg)
 	if err != nil {
 		return nil, err
@@ -279,4 +297,76 @@ func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 		e.Auth.Username, e.Auth.Password = ba.Username, pw
 	}
 	return e, nil
+}
+
+// liveLookup returns the live SLO lookup of cfg's generation (nil without a
+// prometheus section). The client is built once and kept across reloads
+// while the section is unchanged; the burn-rate tiers, which say whether
+// the live burn is below every tier, come from each generation's policies.
+func (d *deps) liveLookup(cfg *config.Config) (routing.LiveLookup, error) {
+	if cfg.Prometheus == nil {
+		return nil, nil
+	}
+	d.liveMu.Lock()
+	defer d.liveMu.Unlock()
+	if d.live == nil || !reflect.DeepEqual(d.live.cfg, *cfg.Prometheus) {
+		var reg prometheus.Registerer
+		if d.reg != nil {
+			reg = replacing{d.reg}
+		}
+		c, err := slolive.New(*cfg.Prometheus, slolive.Options{Registerer: reg, Logger: d.logger})
+		if err != nil {
+			return nil, fmt.Errorf("prometheus: %w", err)
+		}
+		d.live = &liveClient{cfg: *cfg.Prometheus, client: c}
+	}
+	return liveAdapter(d.live.client, cfg.Policies.BurnRate.Tiers), nil
+}
+
+// liveAdapter adapts a slolive client to routing's LiveLookup.
+func liveAdapter(c *slolive.Client, tiers []policies.Tier) routing.LiveLookup {
+	return routing.LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*routing.Live, error) {
+		lc, err := c.Lookup(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		l := &routing.Live{SLO: alert.LiveSLO{Summary: lc.Summary(), Details: lc.Details()}}
+		if cp, ok := lc.WithBurnRates(a); ok {
+			l.WithBurnRates = cp
+		}
+		if below, note := lc.BelowEveryTier(tiers); below {
+			l.BelowEveryTier = note
+		}
+		if h, ok := lc.ExemplarHint(); ok {
+			l.Hint = &h
+		}
+		return l, nil
+	})
+}
+
+// replacing is a Registerer whose Register replaces a collector already
+// registered under the same descriptors: a reload that changes the
+// prometheus section builds a new client whose metrics take over from the
+// old one's (the counters restart, which rate() absorbs).
+type replacing struct{ prometheus.Registerer }
+
+// Register registers c, unregistering first what it collides with.
+func (r replacing) Register(c prometheus.Collector) error {
+	err := r.Registerer.Register(c)
+	var are prometheus.AlreadyRegisteredError
+	if errors.As(err, &are) {
+		r.Registerer.Unregister(are.ExistingCollector)
+		return r.Registerer.Register(c)
+	}
+	return err
+}
+
+// MustRegister registers each collector and panics on an error other than
+// a collision.
+func (r replacing) MustRegister(cs ...prometheus.Collector) {
+	for _, c := range cs {
+		if err := r.Register(c); err != nil {
+			panic(err)
+		}
+	}
 }

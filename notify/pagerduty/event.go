@@ -172,6 +172,9 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 	if c.SectorName != "" {
 		m["sector_name"] = c.SectorName
 	}
+	if live := no.LiveSLO(lead); live != nil {
+		m["live_slo"] = live.Details
+	}
 	if len(hints) > 0 {
 		m["hints"] = hints
 	}

@@ -116,7 +116,11 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestTriggerEventMatchesGolden(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.CustomDetails = map[string]string{"team": "{{ .CommonLabels.job }}-team"} })
-	if err := h.n.Notify(context.Background(), opening("aaa", "bbb")); err != nil {
+	no := opening("aaa", "bbb")
+	no.Results[0].Live = &alert.LiveSLO{Summary: "budget 37 % left · burn 1h 15.2× · 6h 7.1× · rising", Decided: true,
+		Details: map[string]string{"summary": "budget 37 % left · burn 1h 15.2× · 6h 7.1× · rising", "budget_remaining": "0.37",
+			"burn_1h": "15.2", "burn_6h": "7.1", "trend": "rising", "source": "sloth"}}
+	if err := h.n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	evs := h.srv.Events()

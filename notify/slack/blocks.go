@@ -76,6 +76,9 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	if c.IncidentClass != "" {
 		fmt.Fprintf(&b, "\n*Class:* %s", esc(c.IncidentClass))
 	}
+	if live := no.LiveSLO(lead); live != nil && live.Summary != "" {
+		fmt.Fprintf(&b, "\n*Live SLO:* %s", esc(live.Summary))
+	}
 	fmt.Fprintf(&b, "\n*Incident:* `%s`", esc(no.Incident))
 	if pdRef != "" {
 		fmt.Fprintf(&b, "\n*PagerDuty:* paged, dedup_key `%s`", esc(pdRef))

@@ -127,6 +127,7 @@ func TestPageBlocksMatchGolden(t *testing.T) {
 	h := newHarness(t)
 	no := note(alert.KindFiring, alert.ActionPage, "firing", "aaa", "bbb")
 	no.Opening = true
+	no.Results[1].Live = &alert.LiveSLO{Summary: "budget 37 % left · burn 1h 15.2× · 6h 7.1× · rising"}
 	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}

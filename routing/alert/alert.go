@@ -257,6 +257,21 @@ type Flap struct {
 	StableAt time.Time `json:"stable_at"`
 }
 
+// LiveSLO returns the live SLO state a notification shows: lead's (the
+// result it is about), else that of the first result that has one; nil when
+// none was read.
+func (n *Notification) LiveSLO(lead *Result) *LiveSLO {
+	if lead != nil && lead.Live != nil {
+		return lead.Live
+	}
+	for _, r := range n.Results {
+		if r.Live != nil {
+			return r.Live
+		}
+	}
+	return nil
+}
+
 // Kind says what a notification tells its receiver.
 type Kind string
 
