@@ -42,6 +42,11 @@ func (f LiveLookupFunc) LookupLive(ctx context.Context, a *alert.Alert) (*Live, 
 	return f(ctx, a)
 }
 
+// LiveTier is the Tier of a decision taken from live burn rates: one name
+// whatever tier the live numbers matched (the reasons say which), so that
+// the transition's identity does not change as the numbers move.
+const LiveTier = "live"
+
 // ReasonLive is the reason a decision taken from live burn rates carries.
 const ReasonLive = "burn rates live from Prometheus (the alert carried none)"
 
@@ -111,11 +116,19 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 	if l.WithBurnRates != nil {
 		d := p.Decider.Decide(l.WithBurnRates, &r.Classification, now)
 		liveDecided := d.Policy != r.Decision.Policy || d.Tier != r.Decision.Tier
-		if liveDecided && alert.Rank(d.Action) >= alert.Rank(before) {
-			d.Reasons = append(d.Reasons, ReasonLive)
+		switch {
+		case !liveDecided:
+		case alert.Rank(d.Action) > alert.Rank(before):
+			// The tier is part of the transition's identity: live numbers
+			// move between webhooks, and a page must not be sent again
+			// because the burn crossed from one page tier to another.
+			d.Reasons = append(d.Reasons, ReasonLive+", tier "+d.Tier)
+			d.Tier = LiveTier
 			r.Decision = d
 			live.Decided = true
-		} else if liveDecided {
+		case alert.Rank(d.Action) == alert.Rank(before) && before != alert.ActionNone && len(d.Reasons) > 0:
+			r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), "live from Prometheus, the same: "+d.Reasons[0])
+		case alert.Rank(d.Action) < alert.Rank(before):
 			live.Note = "live burn from Prometheus decides " + string(d.Action) + " (" + d.Policy + ", " + d.Tier +
 				"); the " + string(before) + " decided from the alert's labels stands"
 		}

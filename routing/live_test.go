@@ -81,7 +81,8 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		mustProcess(t, livePipeline(t, e, live), sloAlert("firing"))
 		r := only(t, e.pd)
 		why := strings.Join(r.Decision.Reasons, "; ")
-		if r.Decision.Action != alert.ActionPage || r.Decision.Policy != policies.PolicyBurnRate || !strings.Contains(why, "live from Prometheus") {
+		if r.Decision.Action != alert.ActionPage || r.Decision.Policy != policies.PolicyBurnRate || r.Decision.Tier != routing.LiveTier ||
+			!strings.Contains(why, "live from Prometheus (the alert carried none), tier 1h/5m>14.4") {
 			t.Fatalf("decision %+v; want a burn-rate page whose reasons say live from Prometheus", r.Decision)
 		}
 		if r.Live == nil || r.Live.Summary != liveSummary || !r.Live.Decided {
@@ -117,6 +118,19 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		r := only(t, e.pd)
 		if strings.Contains(strings.Join(r.Decision.Reasons, "; "), "live from Prometheus") || r.Live == nil || r.Live.Decided {
 			t.Errorf("decision %+v, live %+v; want the alert's own burn rates to decide", r.Decision, r.Live)
+		}
+	})
+	t.Run("live burn moving from one page tier to another pages once", func(t *testing.T) {
+		e := newEnv(t)
+		live := &fakeLive{burns: map[string]string{"burn_rate_1h": "15.2", "burn_rate_5m": "16"}}
+		p := livePipeline(t, e, live)
+		mustProcess(t, p, sloAlert("firing"))
+		live.burns = map[string]string{"burn_rate_1h": "3", "burn_rate_5m": "3", "burn_rate_6h": "7", "burn_rate_30m": "8"}
+		if sum := mustProcess(t, p, sloAlert("firing")); sum.Deduplicated != 1 {
+			t.Errorf("summary %+v, want the repeat deduplicated", sum)
+		}
+		if n := len(e.pd.notifications()); n != 1 {
+			t.Errorf("pagerduty notifications = %d, want 1", n)
 		}
 	})
 	t.Run("prometheus failing: the label decision, delivered", func(t *testing.T) {
