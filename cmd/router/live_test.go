@@ -56,7 +56,7 @@ func routerFor(t *testing.T, yml string) (*built, *prometheus.Registry) {
 	}
 	reg := prometheus.NewRegistry()
 	d := newDeps(reg, slog.New(slog.DiscardHandler), io.Discard)
-	st, err := d.openState(cfg.Store)
+	st, err := d.openState(cfg.Store, false)
 	if err != nil {
 		t.Fatal(err)
 	}
