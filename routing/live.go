@@ -50,10 +50,17 @@ const LiveTier = "live"
 // ReasonLive is the reason a decision taken from live burn rates carries.
 const ReasonLive = "burn rates live from Prometheus (the alert carried none)"
 
+// maxLiveLookups bounds the SLOs looked up at once for one payload. A
+// Prometheus too slow for the first ones opens the lookup's circuit
+// breaker, and the others then fail at once: a payload of many SLOs still
+// waits about one timeout, not one per SLO.
+const maxLiveLookups = 16
+
 // applyLive looks up the live state of every firing alert with an SLO
-// identity — one goroutine per SLO, the alerts of one SLO in turn (the
-// lookup answers them from its cache), so a payload costs about one
-// lookup's timeout whatever its size — and re-decides with it. It never
+// identity — one goroutine per SLO, at most maxLiveLookups at once, the
+// alerts of one SLO in turn (the lookup answers them from its cache), so a
+// payload costs about one lookup's timeout whatever its size — and
+// re-decides with it. It never
 // delays a decision beyond the lookup's timeout and never fails: an alert
 // whose lookup fails keeps its label decision.
 func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
@@ -72,10 +79,13 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 	lives := make(map[*alert.Result]*Live)
 	var mu sync.Mutex
 	var wg sync.WaitGroup
+	sem := make(chan struct{}, maxLiveLookups)
 	for _, rs := range bySLO {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
 			for _, r := range rs {
 				l, err := p.Live.LookupLive(ctx, r.Alert)
 				if err != nil || l == nil {
