@@ -123,6 +123,9 @@ func (p *Pipeline) damp(ctx context.Context, states []*flapState, values []strin
 					r.Decision.Action = v.Action
 					p.route(r)
 					rerouted = append(rerouted, r)
+					if changed && p.Metrics != nil {
+						p.Metrics.flapDowngrades.Inc()
+					}
 					if changed {
 						p.Logger.Info("flapping alert downgraded to a ticket; it pages again once stable",
 							"fingerprint", a.Fingerprint, "transitions", v.Transitions, "stable_at", v.StableAt)

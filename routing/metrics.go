@@ -17,8 +17,9 @@ type Metrics struct {
 	storeErrors prometheus.Counter
 	suppressed  prometheus.Counter
 	// sendDuration and settleErrors are per integration and per write.
-	sendDuration *prometheus.HistogramVec
-	settleErrors *prometheus.CounterVec
+	flapDowngrades prometheus.Counter
+	sendDuration   *prometheus.HistogramVec
+	settleErrors   *prometheus.CounterVec
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -66,6 +67,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_alerts_suppressed_total",
 			Help: "Ticket-tier alerts suppressed because a page-tier alert of the same SLO fires.",
 		}),
+		flapDowngrades: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_flap_downgrades_total",
+			Help: "Page-tier firings of flapping alerts notified as tickets instead (never to none).",
+		}),
 		sendDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "alertrouter_notification_send_duration_seconds",
 			Help:    "Time to deliver one notification to one integration, retries included.",
@@ -90,7 +95,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades)
 	}
 	return m
 }

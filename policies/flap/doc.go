@@ -10,10 +10,11 @@
 //     a page is downgraded one tier to a ticket, with the reason
 //     "flapping: 5 transitions in 1h"; a ticket stays a ticket; nothing is
 //     ever downgraded to none, so a flapping alert is always seen by a human;
-//   - a resolve of a flapping alert is held for CoolDown (default 10m): the
-//     caller sends it only if the alert has not fired again by then, so one
-//     incident stays one message instead of a resolve and a new firing every
-//     few minutes;
+//   - Verdict.HoldResolveUntil tells a caller that can hold resolves how
+//     long (CoolDown, default 10m) to wait for the alert to fire again; the
+//     router's dispatch core sends resolves at once instead (holding one
+//     safely needs a swept due-time record, see docs/policies.md) and damps
+//     the re-fire that follows within CoolDown of a paged resolve;
 //   - once the alert has made no transition for a whole window it is stable
 //     again, its transitions have aged out of the window, and it pages as
 //     its policies decide.
