@@ -1,5 +1,7 @@
 // Package slacktest is a local stand-in for the Slack Web API methods
-// alertrouter uses (chat.postMessage, chat.update, auth.test): an httptest
+// alertrouter uses (chat.postMessage, chat.update, auth.test,
+// usergroups.users.list) and of Slack's side of interactivity (signed
+// interaction requests, response_url answers): an httptest
 // server that enforces Slack's auth, channel, thread and Block Kit limits
 // with Slack's error codes, records messages and threads, and fails on
 // demand. Importable by any test of the module.
@@ -62,6 +64,8 @@ type Server struct {
 	messages []*Message
 	calls    map[string]int
 	seq      int
+	groups   map[string][]string
+	answers  []Response
 	closed   chan struct{}
 	once     sync.Once
 }
@@ -192,6 +196,10 @@ func params(r *http.Request) (url.Values, error) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, responsePath) {
+		s.respond(w, r)
+		return
+	}
 	method := strings.TrimPrefix(r.URL.Path, "/api/")
 	s.mu.Lock()
 	s.calls[method]++
@@ -248,6 +256,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.post(w, v)
 	case "chat.update":
 		s.update(w, v)
+	case "usergroups.users.list":
+		s.groupMembers(w, v)
 	default:
 		reply(w, response{Error: "unknown_method"})
 	}

@@ -41,6 +41,23 @@ type Config struct {
 	// Text is the template of the text under the header (default
 	// alertrouter.text).
 	Text string `yaml:"text,omitempty"`
+
+	// Triage from Slack (README, "Triage from Slack"): buttons on the
+	// incident's parent message, answered at POST /slack/interactions.
+
+	// SigningSecret is the Slack app's signing secret; interaction requests
+	// whose X-Slack-Signature it does not verify are refused.
+	SigningSecret commoncfg.Secret `yaml:"signing_secret,omitempty"`
+	// SigningSecretFile names a file holding the signing secret; exclusive
+	// with SigningSecret.
+	SigningSecretFile string `yaml:"signing_secret_file,omitempty"`
+	// Actions are the buttons offered: ack, silence (with unsilence),
+	// escalate, resolve. Empty offers none.
+	Actions []string `yaml:"actions,omitempty"`
+	// Authorized lists, per action, the Slack user ids (U…, W…) and
+	// user-group ids (S…) allowed to take it; an action not listed is open
+	// to anyone in the channel.
+	Authorized map[string][]string `yaml:"authorized,omitempty"`
 }
 
 // DefaultConfig returns the defaults: Slack's API URL, pages mirrored, a
@@ -74,5 +91,6 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
+	errs = append(errs, c.validateTriage()...)
 	return errors.Join(errs...)
 }

@@ -150,7 +150,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		// The parent was deleted: this notification becomes the new parent.
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
-	p, err := n.post(ctx, msg, "")
+	p, err := n.post(ctx, message{blocks: n.withActions(no, msg.blocks), text: msg.text}, "")
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 		// again) is cosmetic, so a failure is logged rather than making
 		// Alertmanager resend the reply.
 		if err := n.call(ctx, func(ctx context.Context) error {
-			_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false))
+			_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(n.withActions(no, msg.blocks)...), sl.MsgOptionText(msg.text, false))
 			return err
 		}); err != nil {
 			n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)

@@ -1,0 +1,209 @@
+// Package amsilence creates, lists and expires silences in Alertmanager
+// through its API v2 (POST /api/v2/silences, GET /api/v2/silences, DELETE
+// /api/v2/silence/{id}). It is what the Slack triage buttons use; the JSON
+// shapes are Alertmanager's PostableSilence and GettableSilence.
+package amsilence
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	commoncfg "github.com/prometheus/common/config"
+)
+
+// Config is the top-level `alertmanager:` block of the router's config:
+// where silences are created.
+//
+//	alertmanager:
+//	  url: http://alertmanager:9093
+//	  http_config:
+//	    basic_auth: {username: router, password_file: /etc/router/am-password}
+type Config struct {
+	// URL is Alertmanager's base URL (its --web.external-url, without
+	// /api/v2).
+	URL string `yaml:"url"`
+	// HTTPConfig is the client configuration (auth, TLS, proxy), as in
+	// Alertmanager's and Prometheus's own configs.
+	HTTPConfig commoncfg.HTTPClientConfig `yaml:"http_config,omitempty"`
+	// Timeout bounds one request (default 10s).
+	Timeout time.Duration `yaml:"-"`
+}
+
+// Validate returns the problems of the block, each prefixed by its YAML key.
+func (c *Config) Validate() error {
+	var errs []error
+	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		errs = append(errs, fmt.Errorf("url: %q is not an absolute http(s) URL", c.URL))
+	}
+	if err := c.HTTPConfig.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("http_config: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// Matcher is one label matcher of a silence.
+type Matcher struct {
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	IsRegex bool   `json:"isRegex"`
+	IsEqual bool   `json:"isEqual"`
+}
+
+// Silence is a silence as Alertmanager returns it; ID, Status and
+// UpdatedAt are empty in a silence to create.
+type Silence struct {
+	ID        string    `json:"id,omitempty"`
+	Matchers  []Matcher `json:"matchers"`
+	StartsAt  time.Time `json:"startsAt"`
+	EndsAt    time.Time `json:"endsAt"`
+	CreatedBy string    `json:"createdBy"`
+	Comment   string    `json:"comment"`
+	Status    *Status   `json:"status,omitempty"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+}
+
+// Status is a silence's state: "active", "pending" or "expired".
+type Status struct {
+	State string `json:"state"`
+}
+
+// Equal returns equality matchers for labels, sorted by name.
+func Equal(labels map[string]string) []Matcher {
+	out := make([]Matcher, 0, len(labels))
+	for n, v := range labels {
+		out = append(out, Matcher{Name: n, Value: v, IsEqual: true})
+	}
+	slices.SortFunc(out, func(a, b Matcher) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Client talks to one Alertmanager. Safe for concurrent use.
+type Client struct {
+	base string
+	http *http.Client
+}
+
+// New builds the client of cfg.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("alertmanager: %w", err)
+	}
+	hc, err := commoncfg.NewClientFromConfig(cfg.HTTPConfig, "alertrouter-silences")
+	if err != nil {
+		return nil, fmt.Errorf("alertmanager: http_config: %w", err)
+	}
+	hc.Timeout = cfg.Timeout
+	if hc.Timeout <= 0 {
+		hc.Timeout = 10 * time.Second
+	}
+	return &Client{base: strings.TrimSuffix(cfg.URL, "/") + "/api/v2", http: hc}, nil
+}
+
+// Create creates s and returns its id.
+func (c *Client) Create(ctx context.Context, s Silence) (string, error) {
+	s.ID, s.Status, s.UpdatedAt = "", nil, time.Time{}
+	var out struct {
+		SilenceID string `json:"silenceID"`
+	}
+	if err := c.do(ctx, http.MethodPost, "/silences", s, &out); err != nil {
+		return "", fmt.Errorf("create silence: %w", err)
+	}
+	if out.SilenceID == "" {
+		return "", errors.New("create silence: Alertmanager answered no silenceID")
+	}
+	return out.SilenceID, nil
+}
+
+// Expire ends the silence id now. Expiring a silence that is already
+// expired succeeds.
+func (c *Client) Expire(ctx context.Context, id string) error {
+	err := c.do(ctx, http.MethodDelete, "/silence/"+url.PathEscape(id), nil, nil)
+	var he *HTTPError
+	if errors.As(err, &he) && he.Status == http.StatusNotFound {
+		// Alertmanager answers 404 for an unknown id; "already expired"
+		// answers 200 on current versions and 500 ("silence already
+		// expired") on older ones.
+		return fmt.Errorf("expire silence %s: %w", id, err)
+	}
+	if errors.As(err, &he) && strings.Contains(he.Body, "already expired") {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("expire silence %s: %w", id, err)
+	}
+	return nil
+}
+
+// Get returns the silence id.
+func (c *Client) Get(ctx context.Context, id string) (Silence, error) {
+	var s Silence
+	if err := c.do(ctx, http.MethodGet, "/silence/"+url.PathEscape(id), nil, &s); err != nil {
+		return s, fmt.Errorf("get silence %s: %w", id, err)
+	}
+	return s, nil
+}
+
+// List returns every silence Alertmanager knows (expired ones included).
+func (c *Client) List(ctx context.Context) ([]Silence, error) {
+	var out []Silence
+	if err := c.do(ctx, http.MethodGet, "/silences", nil, &out); err != nil {
+		return nil, fmt.Errorf("list silences: %w", err)
+	}
+	return out, nil
+}
+
+// HTTPError is a non-2xx answer of Alertmanager.
+type HTTPError struct {
+	Status int
+	Body   string
+}
+
+func (e *HTTPError) Error() string {
+	return fmt.Sprintf("Alertmanager answered HTTP %d: %s", e.Status, e.Body)
+}
+
+func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			return fmt.Errorf("decode Alertmanager's answer: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package pagerduty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	pd "github.com/PagerDuty/go-pagerduty"
+	amnotify "github.com/prometheus/alertmanager/notify"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Acknowledge sends an Events v2 acknowledge for incident (its dedup_key is
+// DedupKey(incident)), with the notifier's retries.
+func (n *Notifier) Acknowledge(ctx context.Context, incident string) error {
+	return n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: "acknowledge", DedupKey: DedupKey(incident)})
+}
+
+// Resolve sends an Events v2 resolve for incident. PagerDuty closes its
+// incident; the alerts keep firing in Alertmanager until their rule clears.
+func (n *Notifier) Resolve(ctx context.Context, incident string) error {
+	return n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(incident)})
+}
+
+// Escalate triggers incident in PagerDuty (a ticket escalated to a page by a
+// person): summary is cut to PagerDuty's limit, details land in
+// custom_details.
+func (n *Notifier) Escalate(ctx context.Context, incident, summary string, details map[string]any) error {
+	if summary == "" {
+		summary = incident
+	}
+	summary, _ = amnotify.TruncateInRunes(summary, maxSummary)
+	ev := &pd.V2Event{
+		RoutingKey: n.routingKey,
+		Action:     "trigger",
+		DedupKey:   DedupKey(incident),
+		Client:     n.cfg.Client,
+		Payload: &pd.V2Payload{
+			Summary:  summary,
+			Source:   "alertrouter",
+			Severity: "critical",
+			Details:  details,
+		},
+	}
+	return n.event(ctx, incident, ev)
+}
+
+func (n *Notifier) event(ctx context.Context, incident string, ev *pd.V2Event) error {
+	err := notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		err := n.send(ctx, ev)
+		var bad *badRequestError
+		if errors.As(err, &bad) {
+			return alert.Permanent(err)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("pagerduty receiver %q, incident %q: %s: %w", n.name, incident, ev.Action, err)
+	}
+	return nil
+}

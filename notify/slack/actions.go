@@ -1,0 +1,258 @@
+package slack
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// The triage actions a slack_configs entry may offer (Config.Actions).
+const (
+	ActionAck      = "ack"
+	ActionSilence  = "silence"
+	ActionEscalate = "escalate"
+	ActionResolve  = "resolve"
+	// ActionUnsilence comes with ActionSilence; it is authorized as silence
+	// unless listed on its own in Config.Authorized.
+	ActionUnsilence = "unsilence"
+)
+
+var knownActions = []string{ActionAck, ActionSilence, ActionEscalate, ActionResolve}
+
+// SilenceDurations are the Silence buttons' durations.
+var SilenceDurations = []time.Duration{time.Hour, 4 * time.Hour, 24 * time.Hour}
+
+// Block ids of the blocks triage adds to a parent message.
+const (
+	actionsBlockID = "alertrouter-actions"
+	logBlockPrefix = "alertrouter-log-"
+	// actionIDPrefix starts every button's action_id: "alertrouter:ack",
+	// "alertrouter:silence:4h".
+	actionIDPrefix = "alertrouter:"
+	// maxButtonValue is Slack's limit on a button's value.
+	maxButtonValue = 2000
+)
+
+func (c *Config) validateTriage() []error {
+	var errs []error
+	if c.SigningSecret != "" && c.SigningSecretFile != "" {
+		errs = append(errs, errors.New("signing_secret: at most one of signing_secret and signing_secret_file may be set"))
+	}
+	for _, a := range c.Actions {
+		if !slices.Contains(knownActions, a) {
+			errs = append(errs, fmt.Errorf("actions: unknown action %q (known: %s)", a, strings.Join(knownActions, ", ")))
+		}
+	}
+	if len(c.Actions) > 0 && c.SigningSecret == "" && c.SigningSecretFile == "" {
+		errs = append(errs, errors.New("actions: need signing_secret or signing_secret_file (interactions are verified with it)"))
+	}
+	for a, ids := range c.Authorized {
+		if a != ActionUnsilence && !slices.Contains(knownActions, a) {
+			errs = append(errs, fmt.Errorf("authorized: unknown action %q", a))
+		}
+		for _, id := range ids {
+			if id == "" || !strings.ContainsAny(id[:1], "UWS") {
+				errs = append(errs, fmt.Errorf("authorized.%s: %q is not a Slack user id (U…, W…) or user-group id (S…)", a, id))
+			}
+		}
+	}
+	return errs
+}
+
+// offers reports whether the entry offers action (unsilence with silence).
+func (c *Config) offers(action string) bool {
+	if action == ActionUnsilence {
+		action = ActionSilence
+	}
+	return slices.Contains(c.Actions, action)
+}
+
+// triageState is what the buttons of a parent message carry in their value
+// (Slack hands it back on a click): which receiver and integration posted
+// the message, the incident, what has been done, and the labels a silence
+// matches. It stays within Slack's 2000 characters; past that the labels are
+// dropped and the Silence buttons are not offered (Alertmanager's own
+// Silence link stays in the message).
+type triageState struct {
+	Receiver    string `json:"r"`
+	Integration string `json:"g"`
+	Incident    string `json:"i"`
+	// Paged is true when PagerDuty holds an incident (a page, or escalated).
+	Paged bool `json:"p,omitempty"`
+	// Escalated is true when the page came from Escalate (acknowledge and
+	// resolve then go to the escalation's PagerDuty).
+	Escalated bool `json:"e,omitempty"`
+	Acked     bool `json:"a,omitempty"`
+	Resolved  bool `json:"x,omitempty"`
+	// Silence is the id of the active silence made from this message.
+	Silence string `json:"s,omitempty"`
+	// Labels are the incident's alerts' common labels (the first alert's
+	// labels when none are common), the silence's equality matchers.
+	Labels map[string]string `json:"l,omitempty"`
+}
+
+// newTriageState is the state of a freshly posted parent message.
+func newTriageState(no *alert.Notification) triageState {
+	st := triageState{Receiver: no.Receiver, Integration: no.Integration, Incident: no.Incident, Paged: no.Action == alert.ActionPage}
+	if no.Data != nil {
+		labels := no.Data.CommonLabels
+		if len(labels) == 0 && len(no.Data.Alerts) > 0 {
+			labels = no.Data.Alerts[0].Labels
+		}
+		if len(labels) > 0 {
+			st.Labels = map[string]string(labels)
+		}
+	}
+	return st
+}
+
+func (st triageState) encode() (string, bool) {
+	b, err := json.Marshal(st)
+	if err != nil || len(b) > maxButtonValue {
+		return "", false
+	}
+	return string(b), true
+}
+
+func decodeTriageState(v string) (triageState, error) {
+	var st triageState
+	if err := json.Unmarshal([]byte(v), &st); err != nil {
+		return st, fmt.Errorf("button value: %w", err)
+	}
+	if st.Receiver == "" || st.Integration == "" || st.Incident == "" {
+		return st, errors.New("button value: receiver, integration or incident missing")
+	}
+	return st, nil
+}
+
+// button is one parsed action_id.
+type button struct {
+	action string
+	// silence is the duration of a Silence button.
+	silence time.Duration
+}
+
+func (b button) id() string {
+	if b.action == ActionSilence {
+		return actionIDPrefix + ActionSilence + ":" + shortDuration(b.silence)
+	}
+	return actionIDPrefix + b.action
+}
+
+func parseActionID(id string) (button, bool) {
+	rest, ok := strings.CutPrefix(id, actionIDPrefix)
+	if !ok {
+		return button{}, false
+	}
+	name, dur, _ := strings.Cut(rest, ":")
+	switch name {
+	case ActionAck, ActionEscalate, ActionResolve, ActionUnsilence:
+		return button{action: name}, dur == ""
+	case ActionSilence:
+		for _, d := range SilenceDurations {
+			if shortDuration(d) == dur {
+				return button{action: name, silence: d}, true
+			}
+		}
+	}
+	return button{}, false
+}
+
+// shortDuration writes whole hours as "4h", other durations as Go does.
+func shortDuration(d time.Duration) string {
+	if d%time.Hour == 0 {
+		return fmt.Sprintf("%dh", d/time.Hour)
+	}
+	return d.String()
+}
+
+// actionsBlock returns the buttons that apply to st among those cfg offers,
+// or nil when none does: Acknowledge while paged and neither acknowledged
+// nor resolved, Escalate while not paged, Resolve while paged and not
+// resolved, Silence while not silenced (and the labels fit), Unsilence
+// while silenced.
+func actionsBlock(cfg *Config, st triageState) sl.Block {
+	value, ok := st.encode()
+	if !ok {
+		// Too large with the labels: offer what needs no labels.
+		st.Labels = nil
+		if value, ok = st.encode(); !ok {
+			return nil
+		}
+	}
+	var els []sl.BlockElement
+	add := func(b button, label string, style sl.Style) {
+		if !cfg.offers(b.action) {
+			return
+		}
+		e := sl.NewButtonBlockElement(b.id(), value, sl.NewTextBlockObject(sl.PlainTextType, label, false, false))
+		if style != "" {
+			e = e.WithStyle(style)
+		}
+		els = append(els, e)
+	}
+	if st.Paged && !st.Acked && !st.Resolved {
+		add(button{action: ActionAck}, "Acknowledge", sl.StylePrimary)
+	}
+	if !st.Paged {
+		add(button{action: ActionEscalate}, "Escalate to page", sl.StyleDanger)
+	}
+	if st.Silence == "" && len(st.Labels) > 0 {
+		for _, d := range SilenceDurations {
+			add(button{action: ActionSilence, silence: d}, "Silence "+shortDuration(d), "")
+		}
+	}
+	if st.Silence != "" {
+		add(button{action: ActionUnsilence}, "Unsilence", "")
+	}
+	if st.Paged && !st.Resolved {
+		add(button{action: ActionResolve}, "Resolve", "")
+	}
+	if len(els) == 0 {
+		return nil
+	}
+	return sl.NewActionBlock(actionsBlockID, els...)
+}
+
+// withActions appends the triage buttons to a parent message's blocks
+// (nothing when the entry offers no action or the incident is resolved),
+// keeping Slack's 50-block limit by dropping the last alert line.
+func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block) []sl.Block {
+	if len(n.cfg.Actions) == 0 || no.IncidentResolved {
+		return blocks
+	}
+	ab := actionsBlock(&n.cfg, newTriageState(no))
+	if ab == nil {
+		return blocks
+	}
+	return fitBlocks(append(slices.Clone(blocks), ab))
+}
+
+// fitBlocks keeps at most maxBlocks blocks by removing, as often as needed,
+// the block just before the triage blocks (the tail of the alert list): the
+// header, the triage log and the buttons stay.
+func fitBlocks(blocks []sl.Block) []sl.Block {
+	for len(blocks) > maxBlocks {
+		i := len(blocks) - 1
+		for i > 1 && isTriageBlock(blocks[i-1]) {
+			i--
+		}
+		if i <= 1 {
+			return blocks[:maxBlocks]
+		}
+		blocks = slices.Delete(blocks, i-1, i)
+	}
+	return blocks
+}
+
+func isTriageBlock(b sl.Block) bool {
+	id := b.ID()
+	return id == actionsBlockID || strings.HasPrefix(id, logBlockPrefix)
+}

@@ -1,0 +1,659 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// Pager is what triage needs from PagerDuty; *pagerduty.Notifier
+// implements it.
+type Pager interface {
+	Acknowledge(ctx context.Context, incident string) error
+	Resolve(ctx context.Context, incident string) error
+	Escalate(ctx context.Context, incident, summary string, details map[string]any) error
+}
+
+// Silencer creates and expires Alertmanager silences; *amsilence.Client
+// implements it.
+type Silencer interface {
+	Create(ctx context.Context, s amsilence.Silence) (string, error)
+	Expire(ctx context.Context, id string) error
+}
+
+// The outcomes of alertrouter_slack_actions_total.
+const (
+	OutcomeDone         = "done"
+	OutcomeDuplicate    = "duplicate"
+	OutcomeRefused      = "refused"
+	OutcomeFailed       = "failed"
+	OutcomeUnknown      = "unknown"
+	OutcomeBadSignature = "bad_signature"
+	OutcomeStale        = "stale"
+)
+
+// TriageMetrics count the triage actions taken from Slack.
+type TriageMetrics struct {
+	actions *prometheus.CounterVec
+}
+
+// NewTriageMetrics creates alertrouter_slack_actions_total{action,outcome}
+// and registers it on reg (nil: not registered).
+func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
+	m := &TriageMetrics{actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "alertrouter_slack_actions_total",
+		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve, none) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale).",
+	}, []string{"action", "outcome"})}
+	if reg != nil {
+		reg.MustRegister(m.actions)
+	}
+	return m
+}
+
+func (m *TriageMetrics) count(action, outcome string) {
+	if m == nil {
+		return
+	}
+	if action == "" {
+		action = "none"
+	}
+	m.actions.WithLabelValues(action, outcome).Inc()
+}
+
+// TriageOptions are the shared parts of a Triage handler.
+type TriageOptions struct {
+	// Store holds the claims that make every click exactly-once across
+	// replicas.
+	Store store.Store
+	// KeyPrefix prefixes the store keys (the store's key_prefix).
+	KeyPrefix string
+	// Silences creates the silences; nil answers Silence clicks with an
+	// error.
+	Silences Silencer
+	// Metrics counts the actions; nil counts nothing.
+	Metrics *TriageMetrics
+	// Logger receives the log of every action; nil discards it.
+	Logger *slog.Logger
+	// Timeout bounds the work of one click (default 30s).
+	Timeout time.Duration
+	// Now is the clock of the "who did what and when" lines (default
+	// time.Now).
+	Now func() time.Time
+	// ClaimTTL is how long a click's claim lives (default 15m: longer than
+	// Slack's 5-minute signature window, so a replayed or retried request
+	// always finds it).
+	ClaimTTL time.Duration
+}
+
+// Triage answers Slack's interaction requests (POST /slack/interactions):
+// it verifies the signature, answers at once, and then, in the background,
+// claims the click in the store, checks who may act, acts (PagerDuty
+// acknowledge/trigger/resolve, Alertmanager silence/expire), updates the
+// parent message and records the action in its thread. Safe for concurrent
+// use.
+type Triage struct {
+	o       TriageOptions
+	targets map[string]*triageTarget
+	secrets []string
+	http    *http.Client
+	wg      sync.WaitGroup
+}
+
+type triageTarget struct {
+	n      *Notifier
+	secret string
+	// pager pages the receiver's own incidents (ack, resolve); escalation
+	// pages escalations (ack and resolve of escalated ones too).
+	pager, escalation Pager
+}
+
+// NewTriage returns a handler with no target yet (every click is answered
+// "unknown").
+func NewTriage(o TriageOptions) *Triage {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 30 * time.Second
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ClaimTTL <= 0 {
+		o.ClaimTTL = 15 * time.Minute
+	}
+	return &Triage{o: o, targets: map[string]*triageTarget{}, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// Add makes the parent messages of notifier n (receiver's integration, as
+// in alert.Notification.Integration) actionable. pager is the receiver's
+// PagerDuty (nil: ack and resolve answer an error), escalation the one that
+// pages escalations (nil: pager). An n that offers no action is skipped.
+func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalation Pager) error {
+	if len(n.cfg.Actions) == 0 {
+		return nil
+	}
+	secret, err := notify.ReadSecret(n.cfg.SigningSecret, n.cfg.SigningSecretFile)
+	if err != nil {
+		return fmt.Errorf("slack receiver %q: signing_secret_file: %w", receiver, err)
+	}
+	if escalation == nil {
+		escalation = pager
+	}
+	t.targets[receiver+"/"+integration] = &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
+	if !slices.Contains(t.secrets, secret) {
+		t.secrets = append(t.secrets, secret)
+	}
+	return nil
+}
+
+// Enabled reports whether any target was added.
+func (t *Triage) Enabled() bool { return len(t.targets) > 0 }
+
+// Wait blocks until the background work of every answered click is done.
+func (t *Triage) Wait() { t.wg.Wait() }
+
+// maxInteractionBody bounds an interaction request (Slack's are a few KiB;
+// a parent message of 50 blocks stays far below).
+const maxInteractionBody = 1 << 20
+
+// ServeHTTP answers one interaction request: 401 for a bad or stale
+// signature (nothing done), 400 for a body that is no interaction, 200 at
+// once otherwise, the work continuing in the background.
+func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxInteractionBody+1))
+	if err != nil {
+		http.Error(w, "read body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(body) > maxInteractionBody {
+		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	secret, outcome := t.verify(r.Header, body)
+	if outcome != "" {
+		t.o.Metrics.count("", outcome)
+		t.o.Logger.Warn("slack interaction refused", "reason", outcome, "remote", r.RemoteAddr)
+		http.Error(w, "invalid request signature", http.StatusUnauthorized)
+		return
+	}
+	cb, err := parseInteraction(body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+	if cb.Type != sl.InteractionTypeBlockActions {
+		return
+	}
+	for _, act := range cb.ActionCallback.BlockActions {
+		if act == nil {
+			continue
+		}
+		t.wg.Add(1)
+		go func() {
+			defer t.wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), t.o.Timeout)
+			defer cancel()
+			t.act(ctx, cb, act, secret)
+		}()
+	}
+}
+
+// verify checks X-Slack-Signature against every configured signing secret
+// and returns the one that verified, or the outcome of the refusal.
+func (t *Triage) verify(h http.Header, body []byte) (string, string) {
+	for _, secret := range t.secrets {
+		sv, err := sl.NewSecretsVerifier(h, secret)
+		if errors.Is(err, sl.ErrExpiredTimestamp) {
+			return "", OutcomeStale
+		}
+		if err != nil {
+			return "", OutcomeBadSignature
+		}
+		_, _ = sv.Write(body)
+		if sv.Ensure() == nil {
+			return secret, ""
+		}
+	}
+	return "", OutcomeBadSignature
+}
+
+func parseInteraction(body []byte) (*sl.InteractionCallback, error) {
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, fmt.Errorf("form body: %w", err)
+	}
+	payload := form.Get("payload")
+	if payload == "" {
+		return nil, errors.New("no payload parameter")
+	}
+	cb := &sl.InteractionCallback{}
+	if err := json.Unmarshal([]byte(payload), cb); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return cb, nil
+}
+
+// click is one button press being handled.
+type click struct {
+	cb      *sl.InteractionCallback
+	act     *sl.BlockAction
+	b       button
+	st      triageState
+	tg      *triageTarget
+	channel string
+	ts      string
+	user    string
+}
+
+func (c *click) logAttrs() []any {
+	return []any{"action", c.b.action, "incident", c.st.Incident, "receiver", c.st.Receiver, "user", c.user, "channel", c.channel, "message_ts", c.ts}
+}
+
+// act handles one button press: claim, authorize, act, record.
+func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.BlockAction, secret string) {
+	c := &click{cb: cb, act: act, user: cb.User.ID, channel: cb.Container.ChannelID, ts: cb.Container.MessageTs}
+	if c.channel == "" {
+		c.channel = cb.Channel.ID
+	}
+	if c.ts == "" {
+		c.ts = cb.Message.Timestamp
+	}
+	b, ok := parseActionID(act.ActionID)
+	if !ok {
+		t.o.Metrics.count("", OutcomeUnknown)
+		t.ephemeral(ctx, cb, fmt.Sprintf("Unknown action %q.", act.ActionID))
+		return
+	}
+	c.b = b
+	st, err := decodeTriageState(act.Value)
+	if err != nil {
+		t.o.Metrics.count(b.action, OutcomeUnknown)
+		t.ephemeral(ctx, cb, "This button carries no incident alertrouter knows: "+err.Error())
+		return
+	}
+	c.st = st
+	tg := t.targets[st.Receiver+"/"+st.Integration]
+	if tg == nil || tg.secret != secret || !tg.n.cfg.offers(b.action) {
+		t.o.Metrics.count(b.action, OutcomeUnknown)
+		t.ephemeral(ctx, cb, fmt.Sprintf("Incident `%s` of receiver %q is unknown here, or %s is not offered for it (the configuration changed?).", st.Incident, st.Receiver, b.action))
+		return
+	}
+	c.tg = tg
+	log := t.o.Logger.With(c.logAttrs()...)
+
+	// Exactly once per request: Slack's retries and a second replica
+	// receiving the same click find the claim and do nothing.
+	leases := dedup.Leases{Store: t.o.Store, TTL: t.o.ClaimTTL}
+	token := dedup.NewToken()
+	reqKey := store.Key(t.o.KeyPrefix, "slack-click", st.Incident, act.ActionTs+":"+c.user+":"+act.ActionID)
+	won, err := leases.Acquire(ctx, []string{reqKey}, token)
+	if err != nil {
+		t.o.Metrics.count(b.action, OutcomeFailed)
+		log.Error("claim the click", "err", err)
+		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		return
+	}
+	if !won[0] {
+		t.o.Metrics.count(b.action, OutcomeDuplicate)
+		log.Info("click already handled (Slack retry or another replica)")
+		return
+	}
+
+	if ok, err := t.authorized(ctx, c); !ok {
+		t.o.Metrics.count(b.action, OutcomeRefused)
+		log.Warn("action refused: user not authorized", "err", err)
+		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to %s this incident.", b.action))
+		return
+	}
+
+	// Exactly once per message: a double click (another action_ts) finds
+	// the action's claim on the message.
+	stateKey := t.stateKey(c, c.b.action)
+	if b.action == ActionUnsilence {
+		if st.Silence == "" {
+			t.o.Metrics.count(b.action, OutcomeUnknown)
+			t.ephemeral(ctx, cb, "This message has no silence to expire.")
+			return
+		}
+		stateKey += ":" + st.Silence
+	}
+	stateTTL := 7 * 24 * time.Hour
+	if b.action == ActionSilence {
+		stateTTL = b.silence
+	}
+	won, err = dedup.Leases{Store: t.o.Store, TTL: stateTTL}.Acquire(ctx, []string{stateKey}, token)
+	if err != nil {
+		t.release(reqKey, token)
+		t.o.Metrics.count(b.action, OutcomeFailed)
+		log.Error("claim the action", "err", err)
+		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		return
+	}
+	if !won[0] {
+		t.o.Metrics.count(b.action, OutcomeDuplicate)
+		log.Info("action already taken on this message")
+		t.ephemeral(ctx, cb, fmt.Sprintf("Already done: someone took %q on this incident (see the thread).", b.action))
+		return
+	}
+
+	rec, err := t.perform(ctx, c)
+	if err != nil {
+		t.release(reqKey, token)
+		t.release(stateKey, token)
+		t.o.Metrics.count(b.action, OutcomeFailed)
+		log.Error("action failed", "err", err)
+		t.ephemeral(ctx, cb, fmt.Sprintf("%s failed, nothing changed: %v", b.action, err))
+		return
+	}
+	// Record: the claims become "done", the state key keeps who and what.
+	now := t.o.Now()
+	done := []store.Entry{{Key: reqKey, Value: dedup.Done, TTL: t.o.ClaimTTL}, {Key: stateKey, Value: "d " + c.user + " " + rec.extra, TTL: stateTTL}}
+	if b.action == ActionUnsilence {
+		// The message may be silenced again.
+		if err := t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: t.stateKey(c, ActionSilence), Value: "d " + rec.silencedBy + " " + st.Silence}}); err != nil {
+			log.Warn("forget the expired silence", "err", err)
+		}
+	}
+	if err := t.o.Store.Set(ctx, done); err != nil {
+		log.Warn("confirm the action in the store (the claim expires on its own)", "err", err)
+	}
+	t.o.Metrics.count(b.action, OutcomeDone)
+	log.Info("action taken from Slack", "detail", rec.thread)
+	t.record(ctx, c, rec, now)
+}
+
+func (t *Triage) stateKey(c *click, action string) string {
+	return store.Key(t.o.KeyPrefix, "slack-triage", c.st.Incident, c.channel+":"+c.ts) + ":" + action
+}
+
+// release frees a claim after a failure, on its own short deadline (the
+// click's may be spent).
+func (t *Triage) release(key, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := t.o.Store.DeleteIfEqual(ctx, dedup.Releases([]string{key}, token)); err != nil {
+		t.o.Logger.Warn("release a triage claim (it expires on its own)", "key", key, "err", err)
+	}
+}
+
+// authorized reports whether c's user may take c's action: the action's
+// list in Config.Authorized (unsilence falls back to silence's), user ids
+// compared directly, user groups asked from Slack. No list: anyone.
+func (t *Triage) authorized(ctx context.Context, c *click) (bool, error) {
+	cfg := &c.tg.n.cfg
+	ids, ok := cfg.Authorized[c.b.action]
+	if !ok && c.b.action == ActionUnsilence {
+		ids, ok = cfg.Authorized[ActionSilence]
+	}
+	if !ok {
+		return true, nil
+	}
+	if slices.Contains(ids, c.user) {
+		return true, nil
+	}
+	var errs []error
+	for _, id := range ids {
+		if !strings.HasPrefix(id, "S") {
+			continue
+		}
+		members, err := c.tg.n.api.GetUserGroupMembersContext(ctx, id)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("user group %s: %w", id, err))
+			continue
+		}
+		if slices.Contains(members, c.user) {
+			return true, nil
+		}
+	}
+	return false, errors.Join(errs...)
+}
+
+// record is what an action leaves: a line on the parent, a thread reply,
+// and the state the buttons are drawn from.
+type record struct {
+	line, thread string
+	// extra is kept with the action's claim (the silence id).
+	extra string
+	// silencedBy is, for an unsilence, the user recorded with the silence.
+	silencedBy string
+	st         triageState
+}
+
+// perform takes the action.
+func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
+	st := c.st
+	mention := "<@" + c.user + ">"
+	pager := c.tg.pager
+	if st.Escalated {
+		pager = c.tg.escalation
+	}
+	switch c.b.action {
+	case ActionAck:
+		if pager == nil {
+			return record{}, errors.New("the receiver has no PagerDuty integration")
+		}
+		if err := pager.Acknowledge(ctx, st.Incident); err != nil {
+			return record{}, err
+		}
+		st.Acked = true
+		return record{st: st, line: "Acknowledged in PagerDuty by " + mention,
+			thread: mention + " acknowledged the incident in PagerDuty."}, nil
+	case ActionResolve:
+		if pager == nil {
+			return record{}, errors.New("the receiver has no PagerDuty integration")
+		}
+		if err := pager.Resolve(ctx, st.Incident); err != nil {
+			return record{}, err
+		}
+		st.Resolved = true
+		return record{st: st, line: "Resolved in PagerDuty by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
+			thread: mention + " resolved the incident in PagerDuty. The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications."}, nil
+	case ActionEscalate:
+		if c.tg.escalation == nil {
+			return record{}, errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)")
+		}
+		details := map[string]any{"escalated_by": c.user, "slack_message": permalink(c), "incident": st.Incident, "receiver": st.Receiver}
+		if err := c.tg.escalation.Escalate(ctx, st.Incident, "Escalated from Slack: "+c.cb.Message.Text, details); err != nil {
+			return record{}, err
+		}
+		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
+		return record{st: st, extra: "escalated", line: "Escalated to a page by " + mention,
+			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}, nil
+	case ActionSilence:
+		if t.o.Silences == nil {
+			return record{}, errors.New("no alertmanager is configured to create silences in")
+		}
+		if len(st.Labels) == 0 {
+			return record{}, errors.New("the message carries no labels to silence")
+		}
+		now := t.o.Now()
+		s := amsilence.Silence{
+			Matchers:  amsilence.Equal(st.Labels),
+			StartsAt:  now,
+			EndsAt:    now.Add(c.b.silence),
+			CreatedBy: createdBy(c.cb.User),
+			Comment:   fmt.Sprintf("Silenced from Slack for %s (incident %s): %s", shortDuration(c.b.silence), st.Incident, permalink(c)),
+		}
+		id, err := t.o.Silences.Create(ctx, s)
+		if err != nil {
+			return record{}, err
+		}
+		st.Silence = id
+		return record{st: st, extra: id, line: fmt.Sprintf("Silenced for %s by %s (until %s, silence `%s`)", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), id),
+			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: silence `%s` matching `%s`.", mention, shortDuration(c.b.silence), id, matcherText(s.Matchers))}, nil
+	case ActionUnsilence:
+		if t.o.Silences == nil {
+			return record{}, errors.New("no alertmanager is configured")
+		}
+		by := t.silencedBy(ctx, c)
+		if err := t.o.Silences.Expire(ctx, st.Silence); err != nil {
+			return record{}, err
+		}
+		id := st.Silence
+		st.Silence = ""
+		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (silence `" + id + "` expired)",
+			thread: fmt.Sprintf("%s expired silence `%s`: Alertmanager notifies the incident's alerts again.", mention, id)}, nil
+	}
+	return record{}, fmt.Errorf("unknown action %q", c.b.action)
+}
+
+// silencedBy reads who made the message's silence (the value its claim
+// holds), so that unsilencing can forget exactly that claim.
+func (t *Triage) silencedBy(ctx context.Context, c *click) string {
+	vals, found, err := t.o.Store.Get(ctx, []string{t.stateKey(c, ActionSilence)})
+	if err != nil || !found[0] {
+		return ""
+	}
+	f := strings.Fields(vals[0])
+	if len(f) == 3 && f[0] == "d" {
+		return f[1]
+	}
+	return ""
+}
+
+// record updates the parent message (the action's line, the buttons that
+// still apply) and replies in its thread. Both are cosmetic once the
+// action is done: failures are logged.
+func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time) {
+	log := t.o.Logger.With(c.logAttrs()...)
+	st := t.currentState(ctx, c, rec.st)
+	when := now.UTC().Format("2006-01-02 15:04 MST")
+	var blocks []sl.Block
+	logs := 0
+	for _, b := range c.cb.Message.Blocks.BlockSet {
+		if b.ID() == actionsBlockID {
+			continue
+		}
+		if strings.HasPrefix(b.ID(), logBlockPrefix) {
+			logs++
+		}
+		blocks = append(blocks, b)
+	}
+	blocks = append(blocks, sl.NewContextBlock(fmt.Sprintf("%s%d", logBlockPrefix, logs+1),
+		sl.NewTextBlockObject(sl.MarkdownType, rec.line+" · "+when, false, false)))
+	if ab := actionsBlock(&c.tg.n.cfg, st); ab != nil {
+		blocks = append(blocks, ab)
+	}
+	blocks = fitBlocks(blocks)
+	text := c.cb.Message.Text
+	if text == "" {
+		text = c.st.Incident
+	}
+	n := c.tg.n
+	if err := n.call(ctx, func(ctx context.Context) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(text, false))
+		return err
+	}); err != nil {
+		log.Warn("update the parent message after the action", "err", err)
+	}
+	if err := n.call(ctx, func(ctx context.Context) error {
+		_, _, err := n.api.PostMessageContext(ctx, c.channel, sl.MsgOptionText(rec.thread+" ("+when+")", false), sl.MsgOptionTS(c.ts))
+		return err
+	}); err != nil {
+		log.Warn("record the action in the thread", "err", err)
+	}
+}
+
+// currentState merges what the store says was done on the message (by any
+// replica, any click) into st, so concurrent actions draw the same buttons.
+func (t *Triage) currentState(ctx context.Context, c *click, st triageState) triageState {
+	kinds := []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence}
+	keys := make([]string, len(kinds))
+	for i, k := range kinds {
+		keys[i] = t.stateKey(c, k)
+	}
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err != nil {
+		return st
+	}
+	done := func(i int) (string, bool) {
+		if !found[i] {
+			return "", false
+		}
+		f := strings.Fields(vals[i])
+		if len(f) < 2 || f[0] != "d" {
+			return "", false
+		}
+		return strings.Join(f[2:], " "), true
+	}
+	if _, ok := done(0); ok {
+		st.Acked = true
+	}
+	if _, ok := done(1); ok {
+		st.Paged, st.Escalated = true, true
+	}
+	if _, ok := done(2); ok {
+		st.Resolved = true
+	}
+	if id, ok := done(3); ok && c.b.action != ActionUnsilence {
+		st.Silence = id
+	}
+	return st
+}
+
+// ephemeral answers the clicking user only, through the response_url.
+func (t *Triage) ephemeral(ctx context.Context, cb *sl.InteractionCallback, text string) {
+	if cb.ResponseURL == "" {
+		return
+	}
+	msg := &sl.WebhookMessage{Text: text, ResponseType: sl.ResponseTypeEphemeral, ReplaceOriginal: false}
+	if err := sl.PostWebhookCustomHTTPContext(ctx, cb.ResponseURL, t.http, msg); err != nil {
+		t.o.Logger.Warn("answer the user through response_url", "err", err)
+	}
+}
+
+// createdBy names the Slack user in a silence: "name (U…) via Slack".
+func createdBy(u sl.User) string {
+	name := u.Username
+	if name == "" {
+		name = u.Name
+	}
+	if name == "" {
+		return u.ID + " via Slack"
+	}
+	return name + " (" + u.ID + ") via Slack"
+}
+
+// permalink links to the parent message in the team's workspace.
+func permalink(c *click) string {
+	domain := c.cb.Team.Domain
+	if domain == "" {
+		return "channel " + c.channel + ", message " + c.ts
+	}
+	return "https://" + domain + ".slack.com/archives/" + c.channel + "/p" + strings.ReplaceAll(c.ts, ".", "")
+}
+
+func matcherText(ms []amsilence.Matcher) string {
+	parts := make([]string, len(ms))
+	for i, m := range ms {
+		b, _ := json.Marshal(m.Value)
+		parts[i] = m.Name + "=" + string(b)
+	}
+	sort.Strings(parts)
+	return "{" + strings.Join(parts, ", ") + "}"
+}
