@@ -99,7 +99,9 @@ func (s *Server) Interaction(m Message, c Click) ([]byte, error) {
 			return nil, fmt.Errorf("message blocks: %w", err)
 		}
 	}
-	action := map[string]any{"action_id": c.ActionID, "type": "button", "action_ts": c.ActionTS}
+	// A forged click keeps a block_id: slack-go tells block actions from
+	// legacy attachment actions by it.
+	action := map[string]any{"action_id": c.ActionID, "block_id": "forged", "type": "button", "action_ts": c.ActionTS}
 	found := false
 	for _, b := range blocks {
 		if b.Type != "actions" {

@@ -1,0 +1,212 @@
+package amsilence_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+)
+
+// receiver counts Alertmanager's webhooks per instance label.
+type receiver struct {
+	mu    sync.Mutex
+	count map[string]int
+}
+
+func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	var msg struct {
+		Alerts []struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"alerts"`
+	}
+	_ = json.NewDecoder(req.Body).Decode(&msg)
+	r.mu.Lock()
+	for _, a := range msg.Alerts {
+		r.count[a.Labels["instance"]]++
+	}
+	r.mu.Unlock()
+}
+
+func (r *receiver) get(instance string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.count[instance]
+}
+
+const amConfig = `
+route:
+  receiver: hook
+  group_by: [instance]
+  group_wait: 50ms
+  group_interval: 300ms
+  repeat_interval: 600ms
+receivers:
+  - name: hook
+    webhook_configs:
+      - url: %s
+        send_resolved: false
+`
+
+func postAlerts(t *testing.T, url string, instances ...string) {
+	t.Helper()
+	if err := post(url, instances...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// post sends firing alerts of instances to Alertmanager.
+func post(url string, instances ...string) error {
+	var alerts []map[string]any
+	for _, in := range instances {
+		alerts = append(alerts, map[string]any{"labels": map[string]string{"alertname": "DiskFull", "instance": in, "severity": "warning"}, "startsAt": time.Now().UTC()})
+	}
+	b, _ := json.Marshal(alerts)
+	resp, err := http.Post(url+"/api/v2/alerts", "application/json", bytes.NewReader(b))
+	if err != nil {
+		return fmt.Errorf("post alerts: %w", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("post alerts: %s: %s", resp.Status, body)
+	}
+	return nil
+}
+
+// waitFor polls cond (no time assertion: the bound only ends a stuck test).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not reached", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestSilenceStopsAndExpireResumesWebhooks(t *testing.T) {
+	rcv := &receiver{count: map[string]int{}}
+	hook := httptest.NewServer(rcv)
+	defer hook.Close()
+	am := amtest.Start(t, fmt.Sprintf(amConfig, hook.URL))
+	ctx := context.Background()
+	c, err := amsilence.New(amsilence.Config{URL: am.URL + "/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Keep the alerts firing (Alertmanager resolves alerts not resent).
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(500 * time.Millisecond):
+				// A failed refresh shows as missing webhooks below.
+				_ = post(am.URL, "a", "b")
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	postAlerts(t, am.URL, "a", "b")
+	waitFor(t, "webhooks of both instances", func() bool { return rcv.get("a") > 0 && rcv.get("b") > 0 })
+
+	labels := map[string]string{"alertname": "DiskFull", "instance": "a", "severity": "warning"}
+	now := time.Now()
+	id, err := c.Create(ctx, amsilence.Silence{
+		Matchers: amsilence.Equal(labels), StartsAt: now, EndsAt: now.Add(time.Hour),
+		CreatedBy: "jdoe (U123) via Slack", Comment: "from a test",
+	})
+	if err != nil {
+		t.Fatalf("create: %v", err)
+	}
+
+	// GET /api/v2/silences shows it with the right matchers.
+	list, err := c.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got *amsilence.Silence
+	for i := range list {
+		if list[i].ID == id {
+			got = &list[i]
+		}
+	}
+	if got == nil {
+		t.Fatalf("silence %s not listed: %+v", id, list)
+	}
+	want := []amsilence.Matcher{{Name: "alertname", Value: "DiskFull", IsEqual: true}, {Name: "instance", Value: "a", IsEqual: true}, {Name: "severity", Value: "warning", IsEqual: true}}
+	if fmt.Sprint(got.Matchers) != fmt.Sprint(want) || got.Status == nil || got.Status.State != "active" || got.CreatedBy != "jdoe (U123) via Slack" {
+		t.Fatalf("listed silence = %+v (status %+v), want matchers %+v active by jdoe", *got, got.Status, want)
+	}
+
+	// Alertmanager stops notifying instance a; b (not silenced) is the
+	// clock: three more flushes of b, none of a.
+	waitFor(t, "alert a silenced", func() bool { return alertState(t, am.URL, "a") == "suppressed" })
+	a0, b0 := rcv.get("a"), rcv.get("b")
+	waitFor(t, "three more webhooks of b", func() bool { return rcv.get("b") >= b0+3 })
+	if n := rcv.get("a"); n != a0 {
+		t.Fatalf("silenced alert a was notified %d more times", n-a0)
+	}
+
+	// Expire: the silence reads expired and a is notified again.
+	if err := c.Expire(ctx, id); err != nil {
+		t.Fatalf("expire: %v", err)
+	}
+	s, err := c.Get(ctx, id)
+	if err != nil || s.Status == nil || s.Status.State != "expired" {
+		t.Fatalf("after expire: %+v, %v", s, err)
+	}
+	waitFor(t, "a notified again", func() bool { return rcv.get("a") > a0 })
+	// Expiring again is no error; an unknown id is.
+	if err := c.Expire(ctx, id); err != nil {
+		t.Fatalf("second expire: %v", err)
+	}
+	if err := c.Expire(ctx, "00000000-0000-0000-0000-000000000000"); err == nil {
+		t.Fatal("expiring an unknown silence succeeded")
+	}
+}
+
+func alertState(t *testing.T, url, instance string) string {
+	resp, err := http.Get(url + "/api/v2/alerts?filter=instance%3D%22" + instance + "%22")
+	if err != nil {
+		t.Fatalf("get alerts: %v", err)
+	}
+	defer resp.Body.Close()
+	var alerts []struct {
+		Status struct {
+			State string `json:"state"`
+		} `json:"status"`
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&alerts)
+	if len(alerts) == 0 {
+		return ""
+	}
+	return alerts[0].Status.State
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, bad := range []string{"", "alertmanager:9093", "ftp://x"} {
+		c := amsilence.Config{URL: bad}
+		if c.Validate() == nil {
+			t.Errorf("url %q accepted", bad)
+		}
+	}
+	c := amsilence.Config{URL: "http://am:9093"}
+	if err := c.Validate(); err != nil {
+		t.Errorf("valid config refused: %v", err)
+	}
+}

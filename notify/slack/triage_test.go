@@ -1,0 +1,460 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+const signingSecret = "8f742231b10e8888abcd99yyyzzz85a5"
+
+// clock is the fixed time of the triage lines, so the final blocks are
+// golden.
+var clock = time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC)
+
+type triageEnv struct {
+	h      *harness
+	pd     *pdtest.Server
+	store  store.Store
+	reg    *prometheus.Registry
+	parent slacktest.Message
+	// now stamps the requests (the real clock: Slack's window is 5 minutes).
+	now func() time.Time
+}
+
+// newTriageEnv posts the parent of an incident decided action through a
+// notifier offering every action, with st as the shared store.
+func newTriageEnv(t *testing.T, action alert.Action, st store.Store) *triageEnv {
+	t.Helper()
+	e := &triageEnv{h: newHarness(t), pd: pdtest.NewServer(), store: st, reg: prometheus.NewRegistry(), now: time.Now}
+	t.Cleanup(e.pd.Close)
+	if e.store == nil {
+		e.store = store.NewMemory()
+	}
+	no := note(alert.KindFiring, action, "firing", "aaa")
+	no.Opening = true
+	no.Integration = "slack/0"
+	if err := e.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	e.parent = e.h.srv.Parents()[0]
+	return e
+}
+
+func (e *triageEnv) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Notifier {
+	return e.h.notifier(t, func(c *slack.Config) {
+		c.SigningSecret = signingSecret
+		c.Actions = []string{slack.ActionAck, slack.ActionSilence, slack.ActionEscalate, slack.ActionResolve}
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+}
+
+// replica builds one router replica's triage handler.
+func (e *triageEnv) replica(t *testing.T, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
+	t.Helper()
+	pcfg := pagerduty.DefaultConfig()
+	pcfg.RoutingKey = pdtest.RoutingKey
+	pcfg.URL = e.pd.EnqueueURL()
+	pager, err := pagerduty.New(&pcfg, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := slack.TriageOptions{Store: e.store, Metrics: metrics, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
+	tr := slack.NewTriage(o)
+	if err := tr.Add("triage", "slack/0", e.notifier(t, mutate), pager, nil); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// click sends the interaction of c on message m, signed with secret at
+// when, to tr, waits for its background work, and returns the status.
+func (e *triageEnv) click(t *testing.T, tr *slack.Triage, m slacktest.Message, c slacktest.Click, secret string, when time.Time, header http.Header) int {
+	t.Helper()
+	body, err := e.h.srv.Interaction(m, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e.send(t, tr, slacktest.Sign(secret, when, body), body, header)
+}
+
+func (e *triageEnv) send(t *testing.T, tr *slack.Triage, h http.Header, body []byte, extra http.Header) int {
+	t.Helper()
+	req, err := slacktest.NewRequest("http://router/slack/interactions", h, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range extra {
+		req.Header[k] = v
+	}
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, req)
+	tr.Wait()
+	return rec.Code
+}
+
+// current is the parent as Slack holds it now.
+func (e *triageEnv) current(t *testing.T) slacktest.Message {
+	t.Helper()
+	for _, m := range e.h.srv.Parents() {
+		if m.TS == e.parent.TS {
+			return m
+		}
+	}
+	t.Fatal("parent message gone")
+	return slacktest.Message{}
+}
+
+func (e *triageEnv) actionCount(action, outcome string) float64 {
+	mfs, _ := e.reg.Gather()
+	for _, mf := range mfs {
+		if mf.GetName() != "alertrouter_slack_actions_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label(m, "action") == action && label(m, "outcome") == outcome {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// buttons lists the action_ids of a message's buttons.
+func buttons(t *testing.T, m slacktest.Message) []string {
+	t.Helper()
+	var blocks []struct {
+		Type     string `json:"type"`
+		Elements []struct {
+			ActionID string `json:"action_id"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range blocks {
+		if b.Type == "actions" {
+			for _, el := range b.Elements {
+				out = append(out, el.ActionID)
+			}
+		}
+	}
+	return out
+}
+
+func TestParentOffersTheButtonsThatApply(t *testing.T) {
+	page := newTriageEnv(t, alert.ActionPage, nil)
+	if got := strings.Join(buttons(t, page.parent), " "); got != "alertrouter:ack alertrouter:silence:1h alertrouter:silence:4h alertrouter:silence:24h alertrouter:resolve" {
+		t.Errorf("page buttons = %s", got)
+	}
+	ticket := newTriageEnv(t, alert.ActionTicket, nil)
+	if got := strings.Join(buttons(t, ticket.parent), " "); got != "alertrouter:escalate alertrouter:silence:1h alertrouter:silence:4h alertrouter:silence:24h" {
+		t.Errorf("ticket buttons = %s", got)
+	}
+	for _, m := range ticket.h.srv.Messages() {
+		if m.ThreadTS != "" && len(buttons(t, m)) > 0 {
+			t.Errorf("thread reply %s carries buttons", m.TS)
+		}
+	}
+}
+
+func TestAcknowledgeIsDoneOnceDespiteRetriesAndDoubleClicks(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	first := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000100.000001"}
+
+	if code := e.click(t, tr, e.parent, first, signingSecret, e.now(), nil); code != http.StatusOK {
+		t.Fatalf("valid click answered %d", code)
+	}
+	// Slack's retry of the same request, and a double click (another
+	// action_ts, from the message as it was before the update).
+	retry := http.Header{"X-Slack-Retry-Num": {"1"}, "X-Slack-Retry-Reason": {"http_timeout"}}
+	if code := e.click(t, tr, e.parent, first, signingSecret, e.now(), retry); code != http.StatusOK {
+		t.Fatalf("retry answered %d", code)
+	}
+	second := first
+	second.ActionTS = "1700000100.000002"
+	if code := e.click(t, tr, e.parent, second, signingSecret, e.now(), nil); code != http.StatusOK {
+		t.Fatalf("double click answered %d", code)
+	}
+
+	if n := e.pd.Count("acknowledge", dedup); n != 1 {
+		t.Fatalf("PagerDuty got %d acknowledges for %s, want 1 (events %+v)", n, dedup, e.pd.Events())
+	}
+	if n := len(e.pd.Events()); n != 1 {
+		t.Fatalf("PagerDuty got %d events, want 1", n)
+	}
+	replies := e.h.srv.Thread(e.parent.TS)
+	var acks int
+	for _, r := range replies {
+		if strings.Contains(r.Text, "<@U123> acknowledged the incident in PagerDuty") {
+			acks++
+		}
+	}
+	if acks != 1 {
+		t.Fatalf("thread records %d acknowledgements, want 1: %+v", acks, replies)
+	}
+	resp := e.h.srv.Responses()
+	if len(resp) != 1 || resp[0].ID != second.ActionTS || resp[0].ResponseType != "ephemeral" || !strings.Contains(resp[0].Text, "Already done") {
+		t.Fatalf("ephemeral answers = %+v, want one 'Already done' to the double click", resp)
+	}
+	if e.actionCount("ack", "done") != 1 || e.actionCount("ack", "duplicate") != 2 {
+		t.Fatalf("metrics: done %v duplicate %v", e.actionCount("ack", "done"), e.actionCount("ack", "duplicate"))
+	}
+	final := e.current(t)
+	if final.Updates != 1 {
+		t.Fatalf("parent updated %d times, want 1", final.Updates)
+	}
+	golden(t, "triage-ack.golden.json", final.Blocks)
+}
+
+func TestBadSignatureOrStaleTimestampIs401AndDoesNothing(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	c := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000100.000001"}
+	if code := e.click(t, tr, e.parent, c, "not-the-secret", e.now(), nil); code != http.StatusUnauthorized {
+		t.Errorf("bad signature answered %d, want 401", code)
+	}
+	if code := e.click(t, tr, e.parent, c, signingSecret, e.now().Add(-6*time.Minute), nil); code != http.StatusUnauthorized {
+		t.Errorf("stale timestamp answered %d, want 401", code)
+	}
+	// A body altered after signing.
+	body, _ := e.h.srv.Interaction(e.parent, c)
+	h := slacktest.Sign(signingSecret, e.now(), body)
+	if code := e.send(t, tr, h, append(body, '&', 'x', '=', '1'), nil); code != http.StatusUnauthorized {
+		t.Errorf("altered body answered %d, want 401", code)
+	}
+	if code := e.send(t, tr, http.Header{}, body, nil); code != http.StatusUnauthorized {
+		t.Errorf("unsigned request answered %d, want 401", code)
+	}
+	// Signed but no interaction.
+	junk := []byte("payload=%7Bnot-json")
+	if code := e.send(t, tr, slacktest.Sign(signingSecret, e.now(), junk), junk, nil); code != http.StatusBadRequest {
+		t.Errorf("signed junk answered %d, want 400", code)
+	}
+	if n := len(e.pd.Events()); n != 0 {
+		t.Errorf("PagerDuty got %d events", n)
+	}
+	if m := e.current(t); m.Updates != 0 || len(e.h.srv.Thread(e.parent.TS)) != 0 || len(e.h.srv.Responses()) != 0 {
+		t.Errorf("something was done: %d updates, thread %v, responses %v", m.Updates, e.h.srv.Thread(e.parent.TS), e.h.srv.Responses())
+	}
+	if e.actionCount("none", "bad_signature") != 3 || e.actionCount("none", "stale") != 1 {
+		t.Errorf("metrics: bad_signature %v stale %v", e.actionCount("none", "bad_signature"), e.actionCount("none", "stale"))
+	}
+}
+
+func TestTwoReplicasResolveOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := store.DefaultRedisConfig()
+	cfg.Addrs = []string{srv.Addr()}
+	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := newTriageEnv(t, alert.ActionPage, st)
+	metrics := slack.NewTriageMetrics(e.reg)
+	a, b := e.replica(t, nil, metrics), e.replica(t, nil, metrics)
+	c := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700000200.000001"}
+	body, err := e.h.srv.Interaction(e.parent, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := slacktest.Sign(signingSecret, e.now(), body)
+	var wg sync.WaitGroup
+	codes := make([]int, 2)
+	for i, tr := range []*slack.Triage{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			codes[i] = e.send(t, tr, h, body, nil)
+		}()
+	}
+	wg.Wait()
+	if codes[0] != http.StatusOK || codes[1] != http.StatusOK {
+		t.Fatalf("answers %v", codes)
+	}
+	if n := e.pd.Resolves(pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 || len(e.pd.Events()) != 1 {
+		t.Fatalf("PagerDuty got %d resolves (%d events), want 1", n, len(e.pd.Events()))
+	}
+	if e.actionCount("resolve", "done") != 1 || e.actionCount("resolve", "duplicate") != 1 {
+		t.Fatalf("metrics: done %v duplicate %v", e.actionCount("resolve", "done"), e.actionCount("resolve", "duplicate"))
+	}
+	thread := e.h.srv.Thread(e.parent.TS)
+	if len(thread) != 1 || !strings.Contains(thread[0].Text, "keep firing in Alertmanager until their rule clears") {
+		t.Fatalf("thread = %+v", thread)
+	}
+	golden(t, "triage-resolve.golden.json", e.current(t).Blocks)
+}
+
+func TestEscalateTriggersOncePerTicket(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	c := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700000300.000001"}
+	e.click(t, tr, e.parent, c, signingSecret, e.now(), nil)
+	c.ActionTS = "1700000300.000002"
+	e.click(t, tr, e.parent, c, signingSecret, e.now(), nil)
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	if n := e.pd.Triggers(dedup); n != 1 || len(e.pd.Events()) != 1 {
+		t.Fatalf("PagerDuty got %d triggers (%d events), want 1", n, len(e.pd.Events()))
+	}
+	ev := e.pd.Events()[0]
+	if ev.Payload == nil || ev.Payload.Severity != "critical" || !strings.HasPrefix(ev.Payload.Summary, "Escalated from Slack: ") {
+		t.Fatalf("trigger = %+v", ev)
+	}
+	// The escalated incident is now acknowledged once from the updated
+	// message.
+	final := e.current(t)
+	if got := strings.Join(buttons(t, final), " "); got != "alertrouter:ack alertrouter:silence:1h alertrouter:silence:4h alertrouter:silence:24h alertrouter:resolve" {
+		t.Fatalf("buttons after escalation = %s", got)
+	}
+	golden(t, "triage-escalate.golden.json", final.Blocks)
+	ack := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000300.000003"}
+	e.click(t, tr, final, ack, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", dedup); n != 1 {
+		t.Fatalf("acknowledges after escalation = %d", n)
+	}
+}
+
+func TestAuthorization(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	e.h.srv.SetUserGroup("S0PRIMARY", "U777")
+	tr := e.replica(t, func(c *slack.Config) {
+		c.Authorized = map[string][]string{slack.ActionAck: {"U999", "S0PRIMARY"}}
+	}, slack.NewTriageMetrics(e.reg))
+	refused := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000400.000001"}
+	e.click(t, tr, e.parent, refused, signingSecret, e.now(), nil)
+	if n := len(e.pd.Events()); n != 0 {
+		t.Fatalf("refused user acknowledged (%d events)", n)
+	}
+	if r := e.h.srv.Responses(); len(r) != 1 || !strings.Contains(r[0].Text, "not allowed") {
+		t.Fatalf("responses = %+v", r)
+	}
+	if !strings.Contains(e.h.logs.String(), "action refused") || e.actionCount("ack", "refused") != 1 {
+		t.Fatalf("refused not counted")
+	}
+	member := slacktest.Click{User: "U777", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700000400.000002"}
+	e.click(t, tr, e.parent, member, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 {
+		t.Fatalf("group member's acknowledge: %d events", n)
+	}
+}
+
+func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	unknownAction := slacktest.Click{User: "U123", ActionID: "alertrouter:reboot", ActionTS: "1700000500.000001", Value: `{"r":"triage","g":"slack/0","i":"x"}`}
+	e.click(t, tr, e.parent, unknownAction, signingSecret, e.now(), nil)
+	unknownIncident := slacktest.Click{User: "U123", ActionID: "alertrouter:ack", ActionTS: "1700000500.000002", Value: `{"r":"gone","g":"slack/0","i":"x","p":true}`}
+	e.click(t, tr, e.parent, unknownIncident, signingSecret, e.now(), nil)
+	garbage := slacktest.Click{User: "U123", ActionID: "alertrouter:ack", ActionTS: "1700000500.000003", Value: "not json"}
+	e.click(t, tr, e.parent, garbage, signingSecret, e.now(), nil)
+	r := e.h.srv.Responses()
+	if len(r) != 3 || !strings.Contains(r[0].Text, "Unknown action") || !strings.Contains(r[1].Text, "unknown here") || !strings.Contains(r[2].Text, "no incident") {
+		t.Fatalf("responses = %+v", r)
+	}
+	for _, x := range r {
+		if x.ResponseType != "ephemeral" {
+			t.Fatalf("answer not ephemeral: %+v", x)
+		}
+	}
+	if len(e.pd.Events()) != 0 || e.current(t).Updates != 0 {
+		t.Fatal("something was done")
+	}
+}
+
+func TestSilenceAndUnsilenceInAlertmanager(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	c, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Alertmanager refuses silences that ended already: the fixed clock of
+	// the golden tests would not do.
+	silence := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:4h", ActionTS: "1700000600.000001"}
+	tr2 := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: c})
+	if err := tr2.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr2, e.parent, silence, signingSecret, e.now(), nil)
+	list, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 {
+		t.Fatalf("silences = %+v (responses %+v)", list, e.h.srv.Responses())
+	}
+	s := list[0]
+	want := []amsilence.Matcher{{Name: "alertname", Value: "TTFTHigh", IsEqual: true}, {Name: "job", Value: "vllm", IsEqual: true}}
+	if len(s.Matchers) != 2 || s.Matchers[0] != want[0] || s.Matchers[1] != want[1] {
+		t.Fatalf("matchers = %+v, want %+v", s.Matchers, want)
+	}
+	if s.Status.State != "active" || s.CreatedBy != "jdoe (U123) via Slack" || !strings.Contains(s.Comment, "https://acme.slack.com/archives/"+e.parent.Channel+"/p") {
+		t.Fatalf("silence = %+v", s)
+	}
+	// Alertmanager moves a start in the past to its receipt time.
+	if d := s.EndsAt.Sub(s.StartsAt); d > 4*time.Hour || d < 4*time.Hour-time.Minute {
+		t.Fatalf("silence lasts %s", d)
+	}
+	m := e.current(t)
+	if got := strings.Join(buttons(t, m), " "); got != "alertrouter:ack alertrouter:unsilence alertrouter:resolve" {
+		t.Fatalf("buttons after silence = %s", got)
+	}
+	// A second Silence click from the old message makes no second silence.
+	silence.ActionTS = "1700000600.000002"
+	e.click(t, tr2, e.parent, silence, signingSecret, e.now(), nil)
+	if list, _ := c.List(context.Background()); len(list) != 1 {
+		t.Fatalf("double click made %d silences", len(list))
+	}
+
+	unsilence := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:unsilence", ActionTS: "1700000600.000003"}
+	e.click(t, tr2, m, unsilence, signingSecret, e.now(), nil)
+	got, err := c.Get(context.Background(), s.ID)
+	if err != nil || got.Status.State != "expired" {
+		t.Fatalf("after unsilence: %+v, %v", got, err)
+	}
+	m = e.current(t)
+	if got := strings.Join(buttons(t, m), " "); got != "alertrouter:ack alertrouter:silence:1h alertrouter:silence:4h alertrouter:silence:24h alertrouter:resolve" {
+		t.Fatalf("buttons after unsilence = %s", got)
+	}
+	// Silenced again from the updated message: a new silence.
+	silence.ActionTS = "1700000600.000004"
+	e.click(t, tr2, m, silence, signingSecret, e.now(), nil)
+	if list, _ := c.List(context.Background()); len(list) != 2 {
+		t.Fatalf("silencing again: %d silences, want 2", len(list))
+	}
+}
