@@ -25,6 +25,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
@@ -60,6 +61,8 @@ type Config struct {
 	Receivers []*Receiver    `yaml:"receivers"`
 	// Console configures the operations console served at /.
 	Console ConsoleConfig `yaml:"console,omitempty"`
+	// Alertmanager is where the Slack Silence buttons create silences.
+	Alertmanager *amsilence.Config `yaml:"alertmanager,omitempty"`
 
 	// Source is where the config came from: a path, or "embedded defaults".
 	Source string `yaml:"-"`
@@ -243,6 +246,9 @@ func (c *Config) resolvePaths(dir string) {
 	for i, t := range c.Templates {
 		c.Templates[i] = resolve(dir, t)
 	}
+	if c.Alertmanager != nil {
+		c.Alertmanager.HTTPConfig.SetDirectory(dir)
+	}
 }
 
 func prefix(section string, err error) []error {
@@ -344,6 +350,7 @@ func (c *Config) Validate() error {
 	} else if err := c.Route.Compile(known); err != nil {
 		errs = append(errs, err)
 	}
+	errs = append(errs, c.validateTriage()...)
 	return errors.Join(errs...)
 }
 

@@ -41,6 +41,7 @@ type deps struct {
 	notifyMetrics   *notify.Metrics
 	deferredMetrics *dedup.DeferredMetrics
 	journalMetrics  *journal.Metrics
+	triageMetrics   *slack.TriageMetrics
 	logger          *slog.Logger
 	stdout          io.Writer
 	log             *lognotify.Notifier
@@ -100,6 +101,7 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 		pipelineMetrics: routing.NewMetrics(reg),
 		notifyMetrics:   notify.NewMetrics(reg),
 		deferredMetrics: dedup.NewDeferredMetrics(reg),
+		triageMetrics:   slack.NewTriageMetrics(reg),
 		logger:          logger,
 		stdout:          stdout,
 	}
@@ -277,6 +279,9 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	}
 	edge, err := edgeOptions(cfg)
 	if err != nil {
+		return nil, err
+	}
+	if edge.Interactions, err = d.triage(cfg, p); err != nil {
 		return nil, err
 	}
 	return &built{pipeline: p, edge: edge, state: st}, nil

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing"
+)
+
+// triage builds the Slack interactions handler of a generation from the
+// notifiers the pipeline p was built with (nil when no slack_configs entry
+// offers actions). Its background work is bounded by webhook.timeout, so it
+// ends before a store replaced by a reload is closed.
+func (d *deps) triage(cfg *config.Config, p *routing.Pipeline) (http.Handler, error) {
+	o := slack.TriageOptions{
+		Store:     p.Store,
+		KeyPrefix: cfg.Store.KeyPrefix,
+		Metrics:   d.triageMetrics,
+		Logger:    d.logger.With("component", "slack-triage"),
+		Timeout:   time.Duration(cfg.Webhook.Timeout),
+	}
+	if cfg.Alertmanager != nil {
+		am, err := amsilence.New(*cfg.Alertmanager)
+		if err != nil {
+			return nil, err
+		}
+		o.Silences = am
+	}
+	t := slack.NewTriage(o)
+	for _, r := range cfg.Receivers {
+		pager := firstPager(p.Receivers[r.Name])
+		for _, in := range p.Receivers[r.Name] {
+			n, ok := in.Notifier.(*slack.Notifier)
+			if !ok || !strings.HasPrefix(in.Name, "slack/") {
+				continue
+			}
+			var escalation slack.Pager
+			idx, err := strconv.Atoi(strings.TrimPrefix(in.Name, "slack/"))
+			if err == nil && idx < len(r.SlackConfigs) && r.SlackConfigs[idx].EscalateTo != "" {
+				if e := firstPager(p.Receivers[r.SlackConfigs[idx].EscalateTo]); e != nil {
+					escalation = e
+				}
+			}
+			if err := t.Add(r.Name, in.Name, n, pagerOrNil(pager), escalation); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !t.Enabled() {
+		return nil, nil
+	}
+	return t, nil
+}
+
+func firstPager(integs []routing.Integration) *pagerduty.Notifier {
+	for _, in := range integs {
+		if n, ok := in.Notifier.(*pagerduty.Notifier); ok {
+			return n
+		}
+	}
+	return nil
+}
+
+// pagerOrNil keeps a missing PagerDuty a nil interface (not a typed nil).
+func pagerOrNil(n *pagerduty.Notifier) slack.Pager {
+	if n == nil {
+		return nil
+	}
+	return n
+}

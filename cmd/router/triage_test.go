@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+)
+
+const triageSecret = "0123456789abcdef-signing-secret"
+
+func TestServeMountsSlackInteractions(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	p := writeFile(t, "router.yml", fmt.Sprintf(`
+route: {receiver: oncall}
+receivers:
+  - name: oncall
+    pagerduty_configs:
+      - routing_key: %s
+        url: %s
+    slack_configs:
+      - token: xoxb-router
+        api_url: %s
+        channel: '#triage'
+        signing_secret: %s
+        actions: [ack, resolve]
+`, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL(), triageSecret))
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	base := "http://" + addr
+	waitReady(t, base)
+
+	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1"}
+	body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000001.000001",
+		Value: `{"r":"oncall","g":"slack/0","i":"inc-1","p":true}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(h http.Header) int {
+		req, err := slacktest.NewRequest(base+"/slack/interactions", h, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := post(slacktest.Sign("wrong", time.Now(), body)); code != http.StatusUnauthorized {
+		t.Fatalf("bad signature: %d, want 401", code)
+	}
+	if code := post(slacktest.Sign(triageSecret, time.Now(), body)); code != http.StatusOK {
+		t.Fatalf("signed click: %d, want 200", code)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for pd.Count("acknowledge", "inc-1") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no acknowledge reached PagerDuty; log:\n%s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mb bytes.Buffer
+	_, _ = mb.ReadFrom(resp.Body)
+	resp.Body.Close()
+	for _, m := range []string{`alertrouter_slack_actions_total{action="none",outcome="bad_signature"} 1`} {
+		if !strings.Contains(mb.String(), m) {
+			t.Errorf("/metrics lacks %s", m)
+		}
+	}
+	if n := len(pd.Events()); n != 1 {
+		t.Errorf("PagerDuty got %d events, want 1", n)
+	}
+}
+
+func TestWithoutActionsTheInteractionsRouteIs404(t *testing.T) {
+	p := writeFile(t, "router.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+	}()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	waitReady(t, "http://"+addr)
+	resp, err := http.Post("http://"+addr+"/slack/interactions", "application/x-www-form-urlencoded", strings.NewReader("payload=%7B%7D"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Fatalf("status %d, want 404", resp.StatusCode)
+	}
+}
