@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -13,6 +12,26 @@ import (
 	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 )
+
+// serveConfig runs the router on the config file p until the test ends and
+// returns its base URL and its log.
+func serveConfig(t *testing.T, p string) (string, *syncBuffer) {
+	t.Helper()
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	base := "http://" + addr
+	waitReady(t, base)
+	return base, &errb
+}
 
 const triageSecret = "0123456789abcdef-signing-secret"
 
@@ -35,19 +54,7 @@ receivers:
         signing_secret: %s
         actions: [ack, resolve]
 `, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL(), triageSecret))
-	addr := freeAddr(t)
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	base := "http://" + addr
-	waitReady(t, base)
+	base, errb := serveConfig(t, p)
 
 	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1"}
 	body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000001.000001",
@@ -85,13 +92,10 @@ receivers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	var mb bytes.Buffer
-	_, _ = mb.ReadFrom(resp.Body)
+	metrics, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	for _, m := range []string{`alertrouter_slack_actions_total{action="none",outcome="bad_signature"} 1`} {
-		if !strings.Contains(mb.String(), m) {
-			t.Errorf("/metrics lacks %s", m)
-		}
+	if m := `alertrouter_slack_actions_total{action="none",outcome="bad_signature"} 1`; !strings.Contains(string(metrics), m) {
+		t.Errorf("/metrics lacks %s", m)
 	}
 	if n := len(pd.Events()); n != 1 {
 		t.Errorf("PagerDuty got %d events, want 1", n)
@@ -100,19 +104,8 @@ receivers:
 
 func TestWithoutActionsTheInteractionsRouteIs404(t *testing.T) {
 	p := writeFile(t, "router.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-	addr := freeAddr(t)
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	waitReady(t, "http://"+addr)
-	resp, err := http.Post("http://"+addr+"/slack/interactions", "application/x-www-form-urlencoded", strings.NewReader("payload=%7B%7D"))
+	base, _ := serveConfig(t, p)
+	resp, err := http.Post(base+"/slack/interactions", "application/x-www-form-urlencoded", strings.NewReader("payload=%7B%7D"))
 	if err != nil {
 		t.Fatal(err)
 	}
