@@ -58,6 +58,9 @@ type Config struct {
 	// user-group ids (S…) allowed to take it; an action not listed is open
 	// to anyone in the channel.
 	Authorized map[string][]string `yaml:"authorized,omitempty"`
+	// EscalateTo names the receiver whose first pagerduty_configs entry
+	// Escalate pages (default: this receiver).
+	EscalateTo string `yaml:"escalate_to,omitempty"`
 }
 
 // DefaultConfig returns the defaults: Slack's API URL, pages mirrored, a
