@@ -281,7 +281,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	if err != nil {
 		return nil, err
 	}
-	if edge.Interactions, err = d.triage(cfg, p); err != nil {
+	if edge.Interactions, err = d.triage(cfg, p, st); err != nil {
 		return nil, err
 	}
 	return &built{pipeline: p, edge: edge, state: st}, nil

@@ -13,17 +13,21 @@ import (
 	"github.com/alertrouter/alertrouter/routing"
 )
 
-// triage builds the Slack interactions handler of a generation from the
-// notifiers the pipeline p was built with (nil when no slack_configs entry
+// triage builds the Slack interactions and slash command handler of a
+// generation from the notifiers the pipeline p was built with (and the
+// journal of st) (nil when no slack_configs entry
 // offers actions). Its background work is bounded by webhook.timeout, so it
 // ends before a store replaced by a reload is closed.
-func (d *deps) triage(cfg *config.Config, p *routing.Pipeline) (http.Handler, error) {
+func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.Handler, error) {
 	o := slack.TriageOptions{
 		Store:     p.Store,
 		KeyPrefix: cfg.Store.KeyPrefix,
 		Metrics:   d.triageMetrics,
 		Logger:    d.logger.With("component", "slack-triage"),
 		Timeout:   time.Duration(cfg.Webhook.Timeout),
+	}
+	if st.replayer != nil {
+		o.Journal = st.replayer.Journal
 	}
 	if cfg.Alertmanager != nil {
 		am, err := amsilence.New(*cfg.Alertmanager)

@@ -182,3 +182,34 @@ func NewRequest(target string, h http.Header, body []byte) (*http.Request, error
 	}
 	return req, nil
 }
+
+// SlashCommand is one invocation of a slash command as Slack reports it.
+type SlashCommand struct {
+	// Command is the command ("/alertrouter"), Text what follows it.
+	Command, Text string
+	// User is the invoking user's id, UserName their handle.
+	User, UserName string
+	// Channel is the channel id it was invoked in.
+	Channel string
+	// TriggerID identifies the invocation (and names its response_url).
+	TriggerID string
+}
+
+// Command builds the form body of the slash command request Slack sends
+// for c, with a response_url on this server named after c.TriggerID.
+func (s *Server) Command(c SlashCommand) []byte {
+	v := url.Values{}
+	v.Set("token", "verification-token-unused")
+	v.Set("team_id", "T0001")
+	v.Set("team_domain", "acme")
+	v.Set("channel_id", c.Channel)
+	v.Set("channel_name", "triage")
+	v.Set("user_id", c.User)
+	v.Set("user_name", c.UserName)
+	v.Set("command", c.Command)
+	v.Set("text", c.Text)
+	v.Set("api_app_id", "A0001")
+	v.Set("response_url", s.URL+responsePath+c.TriggerID)
+	v.Set("trigger_id", c.TriggerID)
+	return []byte(v.Encode())
+}

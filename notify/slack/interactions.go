@@ -88,6 +88,9 @@ type TriageOptions struct {
 	// Silences creates the silences; nil answers Silence clicks with an
 	// error.
 	Silences Silencer
+	// Journal is the decision journal the /alertrouter slash command reads
+	// (nil: it answers that there is nothing to look up).
+	Journal store.Journal
 	// Metrics counts the actions; nil counts nothing.
 	Metrics *TriageMetrics
 	// Logger receives the log of every action; nil discards it.
@@ -103,7 +106,8 @@ type TriageOptions struct {
 	ClaimTTL time.Duration
 }
 
-// Triage answers Slack's interaction requests (POST /slack/interactions):
+// Triage answers Slack's interaction requests (POST /slack/interactions)
+// and the /alertrouter slash command (POST /slack/commands, commands.go):
 // it verifies the signature, answers at once, and then, in the background,
 // claims the click in the store, checks who may act, acts (PagerDuty
 // acknowledge/trigger/resolve, Alertmanager silence/expire), updates the
@@ -200,7 +204,18 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "invalid request signature", http.StatusUnauthorized)
 		return
 	}
-	cb, err := parseInteraction(body)
+	form, err := url.ParseQuery(string(body))
+	if err != nil {
+		http.Error(w, "form body: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	if form.Get("command") != "" {
+		// A slash command: answered through its response_url.
+		w.WriteHeader(http.StatusOK)
+		t.background(func(ctx context.Context) { t.command(ctx, form, secret) })
+		return
+	}
+	cb, err := parseInteraction(form)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
@@ -213,14 +228,19 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if act == nil {
 			continue
 		}
-		t.wg.Add(1)
-		go func() {
-			defer t.wg.Done()
-			ctx, cancel := context.WithTimeout(context.Background(), t.o.Timeout)
-			defer cancel()
-			t.act(ctx, cb, act, secret)
-		}()
+		t.background(func(ctx context.Context) { t.act(ctx, cb, act, secret) })
 	}
+}
+
+// background runs f after the answer, within the handler's timeout.
+func (t *Triage) background(f func(ctx context.Context)) {
+	t.wg.Add(1)
+	go func() {
+		defer t.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), t.o.Timeout)
+		defer cancel()
+		f(ctx)
+	}()
 }
 
 // verify checks X-Slack-Signature against every configured signing secret
@@ -242,11 +262,7 @@ func (t *Triage) verify(h http.Header, body []byte) (string, string) {
 	return "", OutcomeBadSignature
 }
 
-func parseInteraction(body []byte) (*sl.InteractionCallback, error) {
-	form, err := url.ParseQuery(string(body))
-	if err != nil {
-		return nil, fmt.Errorf("form body: %w", err)
-	}
+func parseInteraction(form url.Values) (*sl.InteractionCallback, error) {
 	payload := form.Get("payload")
 	if payload == "" {
 		return nil, errors.New("no payload parameter")

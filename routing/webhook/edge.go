@@ -92,8 +92,9 @@ type EdgeOptions struct {
 	// Timeout bounds the processing of one webhook, notifications included;
 	// zero leaves only the request's own deadline.
 	Timeout time.Duration
-	// Interactions answers POST /slack/interactions (Slack's interactivity
-	// requests, which it verifies itself); nil answers 404.
+	// Interactions answers POST /slack/interactions and /slack/commands
+	// (Slack's interactivity and slash command requests, which it verifies
+	// itself); nil answers 404.
 	Interactions http.Handler
 }
 
@@ -104,7 +105,7 @@ type errorBody struct {
 }
 
 // NewServer returns the HTTP handler of the router: POST /webhook, POST
-// /slack/interactions, GET /metrics (from gatherer), GET /-/healthy, GET
+// /slack/interactions and /slack/commands, GET /metrics (from gatherer), GET /-/healthy, GET
 // /-/ready, POST /-/reload, and every other path to rt's Console() handler
 // when rt has one.
 func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger) http.Handler {
@@ -127,14 +128,16 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	}
 	h := &webhook{rt: rt, m: m, logger: logger}
 	e.POST("/webhook", h.serve)
-	e.POST("/slack/interactions", func(c echo.Context) error {
+	slackHandler := func(c echo.Context) error {
 		h := rt.Current().Options.Interactions
 		if h == nil {
 			return c.JSON(http.StatusNotFound, errorBody{Error: "Slack triage is not configured: no slack_configs entry lists actions"})
 		}
 		h.ServeHTTP(c.Response(), c.Request())
 		return nil
-	})
+	}
+	e.POST("/slack/interactions", slackHandler)
+	e.POST("/slack/commands", slackHandler)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
 	e.GET("/-/healthy", func(c echo.Context) error { return c.String(http.StatusOK, "OK\n") })
 	e.GET("/-/ready", func(c echo.Context) error {

@@ -1,0 +1,100 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+func TestSlashCommand(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	silences, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
+	var recs []store.JournalRecord
+	for _, en := range []journal.Entry{
+		{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
+			Decision:   alert.Decision{Action: alert.ActionPage, Policy: "burn-rate", Tier: "fast", Reasons: []string{"burn rate 15.2 over 1h"}},
+			Deliveries: []journal.Delivery{{Receiver: "triage", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}},
+		{Fingerprint: "bbb", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-2"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		{Fingerprint: "ccc", Status: "firing", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+		{Fingerprint: "ccc", Status: "resolved", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+	} {
+		en.Kind, en.Time = journal.KindDecision, time.Now()
+		en.Alertname = en.Labels["alertname"]
+		b, _ := json.Marshal(en)
+		recs = append(recs, store.JournalRecord{Kind: string(journal.KindDecision), Data: b})
+	}
+	if _, err := j.AppendJournal(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	run := func(text, trigger, secret string) int {
+		t.Helper()
+		body := e.h.srv.Command(slacktest.SlashCommand{Command: "/alertrouter", Text: text, User: "U123", UserName: "jdoe", Channel: e.parent.Channel, TriggerID: trigger})
+		return e.send(t, tr, slacktest.Sign(secret, e.now(), body), body, nil)
+	}
+	answer := func(trigger string) slacktest.Response {
+		t.Helper()
+		for _, r := range e.h.srv.Responses() {
+			if r.ID == trigger {
+				return r
+			}
+		}
+		t.Fatalf("no answer to %s: %+v", trigger, e.h.srv.Responses())
+		return slacktest.Response{}
+	}
+
+	if code := run("incidents", "t0", "wrong-secret"); code != http.StatusUnauthorized {
+		t.Fatalf("unsigned command answered %d", code)
+	}
+	run("explain aaa", "t1", signingSecret)
+	if a := answer("t1"); a.ResponseType != "ephemeral" || !strings.Contains(a.Text, "burn-rate") || !strings.Contains(a.Text, "pagerduty/0: sent") {
+		t.Fatalf("explain: %+v", a)
+	}
+	run("incidents", "t2", signingSecret)
+	if a := answer("t2"); !strings.Contains(a.Text, "`inc/1` · page · 2 firing · TTFTHigh") || strings.Contains(a.Text, "inc/2") {
+		t.Fatalf("incidents: %+v", a)
+	}
+	run("silence inc/1 2h", "t3", signingSecret)
+	run("silence inc/1 2h", "t3", signingSecret) // Slack's retry of the same invocation
+	list, err := silences.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("silences = %+v, %v (answers %+v)", list, err, e.h.srv.Responses())
+	}
+	if got := list[0].Matchers; len(got) != 2 || got[0].Name != "alertname" || got[1].Name != "job" || got[1].Value != "vllm" {
+		t.Fatalf("matchers = %+v, want the labels the incident's firing alerts share", got)
+	}
+	if a := answer("t3"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, list[0].ID) {
+		t.Fatalf("silence answer: %+v", a)
+	}
+	run("silence inc/2 2h", "t4", signingSecret)
+	if a := answer("t4"); !strings.Contains(a.Text, "No firing alert") {
+		t.Fatalf("silence of a resolved incident: %+v", a)
+	}
+	run("silence inc/1 forever", "t5", signingSecret)
+	if a := answer("t5"); !strings.Contains(a.Text, "no duration") {
+		t.Fatalf("bad duration: %+v", a)
+	}
+	run("reboot", "t6", signingSecret)
+	if a := answer("t6"); !strings.Contains(a.Text, "Usage:") {
+		t.Fatalf("unknown subcommand: %+v", a)
+	}
+}
