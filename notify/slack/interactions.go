@@ -60,7 +60,7 @@ type TriageMetrics struct {
 func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 	m := &TriageMetrics{actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "alertrouter_slack_actions_total",
-		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve, none) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale).",
+		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale).",
 	}, []string{"action", "outcome"})}
 	if reg != nil {
 		reg.MustRegister(m.actions)
