@@ -105,9 +105,9 @@ type errorBody struct {
 }
 
 // NewServer returns the HTTP handler of the router: POST /webhook, POST
-// /slack/interactions and /slack/commands, GET /metrics (from gatherer), GET /-/healthy, GET
-// /-/ready, POST /-/reload, and every other path to rt's Console() handler
-// when rt has one.
+// /slack/interactions and /slack/commands, GET /metrics (from gatherer),
+// GET /-/healthy, GET /-/ready, POST /-/reload, and every other path to
+// rt's Console() handler when rt has one.
 func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger) http.Handler {
 	e := echo.New()
 	e.HideBanner = true
