@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/prometheus/alertmanager/template"
 )
 
@@ -96,7 +97,7 @@ func normalize(t *testing.T, b []byte) string {
 }
 
 func TestAlertmanagerSendsVersion4WebhooksForFiringAndResolved(t *testing.T) {
-	bin := amBinary(t)
+	bin := amtest.Binary(t)
 	out, err := exec.Command(bin, "--version").CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s --version: %v: %s", bin, err, out)

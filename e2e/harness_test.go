@@ -19,7 +19,9 @@ import (
 	"text/template"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/proctest"
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 )
@@ -58,51 +60,6 @@ func runMain(m *testing.M) int {
 	return m.Run()
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatalf("find a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
-// amBinary finds Alertmanager, skipping loudly (failing in CI) without it.
-func amBinary(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if bin, err := exec.LookPath(name); err == nil {
-			return bin
-		}
-	}
-	msg := "\n" +
-		"************************************************************\n" +
-		"*  ALERTMANAGER NOT FOUND: end-to-end tests are NOT running.\n" +
-		"*  Install it:  apt-get install prometheus-alertmanager\n" +
-		"*  (or put an `alertmanager` binary on PATH)\n" +
-		"************************************************************"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// tailFile returns the last KiBs of a log file, for failure messages.
-func tailFile(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Sprintf("(read %s: %v)", path, err)
-	}
-	const max = 24 << 10
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return string(b)
-}
-
 // proc is a subprocess whose output goes to a log file printed when the
 // test fails.
 type proc struct {
@@ -124,7 +81,7 @@ func newProc(t *testing.T, name, bin, addr string, args []string) *proc {
 	t.Cleanup(func() {
 		p.stop()
 		if t.Failed() {
-			t.Logf("---- %s log (%s) ----\n%s", p.name, p.logPath, tailFile(p.logPath))
+			t.Logf("---- %s log (%s) ----\n%s", p.name, p.logPath, proctest.Tail(p.logPath))
 		}
 	})
 	// The port came from freePort, which another process may take before
@@ -190,14 +147,14 @@ func (p *proc) waitReady(retryPort bool) bool {
 		select {
 		case <-p.exited:
 			p.cmd = nil
-			if retryPort && strings.Contains(tailFile(p.logPath), "address already in use") {
+			if retryPort && strings.Contains(proctest.Tail(p.logPath), "address already in use") {
 				return false
 			}
-			p.t.Fatalf("%s exited before becoming ready:\n%s", p.name, tailFile(p.logPath))
+			p.t.Fatalf("%s exited before becoming ready:\n%s", p.name, proctest.Tail(p.logPath))
 		case <-tick.C:
 		}
 	}
-	p.t.Fatalf("%s not ready within 20s: %v\n%s", p.name, last, tailFile(p.logPath))
+	p.t.Fatalf("%s not ready within 20s: %v\n%s", p.name, last, proctest.Tail(p.logPath))
 	return false
 }
 
@@ -274,7 +231,7 @@ type stack struct {
 
 func newStack(t *testing.T) *stack {
 	t.Helper()
-	amBinary(t) // skip before starting anything when Alertmanager is missing
+	amtest.Binary(t) // skip before starting anything when Alertmanager is missing
 	s := &stack{redis: redistest.Start(t), pd: pdtest.NewServer(), slack: slacktest.NewServer(slackToken, slackChannel)}
 	t.Cleanup(s.pd.Close)
 	t.Cleanup(s.slack.Close)
@@ -388,7 +345,7 @@ func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
 			args = append(args, "--cluster.peer="+peer)
 		}
 	}
-	return newProc(t, name, amBinary(t), addr, args)
+	return newProc(t, name, amtest.Binary(t), addr, args)
 }
 
 // alert is one alert of Alertmanager's POST /api/v2/alerts.
@@ -481,4 +438,15 @@ func wantCount(what string, got, want int) error {
 		return fmt.Errorf("%s: got %d, want %d", what, got, want)
 	}
 	return nil
+}
+
+// freePort asks the kernel for a free loopback port (newProc starts again
+// on another one when it was taken in the meantime).
+func freePort(t *testing.T) int {
+	t.Helper()
+	port, err := proctest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return port
 }

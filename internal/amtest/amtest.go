@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/internal/proctest"
 )
 
 // Alertmanager is one running Alertmanager.
@@ -29,17 +31,7 @@ type Alertmanager struct {
 // without it.
 func Binary(t testing.TB) string {
 	t.Helper()
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if bin, err := exec.LookPath(name); err == nil {
-			return bin
-		}
-	}
-	msg := "ALERTMANAGER NOT FOUND: apt-get install prometheus-alertmanager (scripts/install-deps.sh)"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return proctest.LookPath(t, "apt-get install prometheus-alertmanager", "prometheus-alertmanager", "alertmanager")
 }
 
 // Start runs an Alertmanager with the config YAML config and waits until

@@ -26,13 +26,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/internal/proctest"
 )
 
 // startTimeout bounds how long backfilling and a start may take.
 const startTimeout = 60 * time.Second
 
 // errExited says that prometheus exited before it was ready.
-var errExited = errors.New("exited before it was ready")
+var errExited = proctest.ErrExited
 
 // Options says what the server starts with. The zero value is an empty
 // Prometheus.
@@ -247,49 +249,6 @@ func waitReady(exited <-chan struct{}, url string) error {
 	}
 }
 
-// lookPath finds a binary of the prometheus package, skipping the test
-// loudly when it is missing (failing it in CI).
-func lookPath(t testing.TB, name string) string {
-	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err == nil {
-		return bin
-	}
-	msg := fmt.Sprintf("\n"+
-		"************************************************************\n"+
-		"*  %s NOT FOUND ON PATH: Prometheus tests are NOT running.\n"+
-		"*  Install it:  scripts/install-deps.sh (apt-get install prometheus)\n"+
-		"************************************************************", name)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
-}
-
-// freePort suggests a free loopback port; Start retries with another when
-// prometheus finds it taken after all.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail returns the last few KiB of a log file, for failure messages.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	if len(b) > 4096 {
-		b = b[len(b)-4096:]
-	}
-	return string(b)
-}
-
 // WaitValue polls an instant query until it returns exactly one sample and
 // returns its value; it fails the test after 30 s.
 func (s *Server) WaitValue(t testing.TB, query string) float64 {
@@ -330,3 +289,13 @@ func instant(base, query string) (float64, error) {
 	str, _ := body.Data.Result[0].Value[1].(string)
 	return strconv.ParseFloat(str, 64)
 }
+
+func lookPath(t testing.TB, name string) string {
+	t.Helper()
+	return proctest.LookPath(t, "apt-get install prometheus", name)
+}
+
+var (
+	freePort = proctest.FreePort
+	tail     = proctest.Tail
+)

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/internal/proctest"
 )
 
 // startTimeout bounds how long a server may take to answer PING and a
@@ -25,7 +27,7 @@ import (
 const startTimeout = 15 * time.Second
 
 // errExited says that redis-server exited before it answered.
-var errExited = errors.New("exited before it was ready")
+var errExited = proctest.ErrExited
 
 // Server is one redis-server process. Its methods are safe for concurrent use.
 type Server struct {
@@ -143,67 +145,16 @@ func (s *Server) Restart() error {
 	return nil
 }
 
-// waitFor polls check until it returns nil, the process exits, or
-// startTimeout passes.
 func waitFor(exited <-chan struct{}, check func() error) error {
-	deadline := time.Now().Add(startTimeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		err := check()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not ready after %v: %w", startTimeout, err)
-		}
-		select {
-		case <-exited:
-			return fmt.Errorf("%w: %w", errExited, err)
-		case <-tick.C:
-		}
-	}
+	return proctest.WaitFor(exited, startTimeout, check)
 }
 
-// lookPath finds a Redis binary, skipping the test loudly when it is missing
-// (failing it in CI).
 func lookPath(t testing.TB, name string) string {
 	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err == nil {
-		return bin
-	}
-	msg := fmt.Sprintf("\n"+
-		"************************************************************\n"+
-		"*  %s NOT FOUND ON PATH: Redis tests are NOT running.\n"+
-		"*  Install it:  apt-get install redis-server\n"+
-		"************************************************************", name)
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
-	return ""
+	return proctest.LookPath(t, "apt-get install redis-server redis-tools", name)
 }
 
-// freePort asks the kernel for a free loopback port.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// tail returns the last few KiB of a log file, for failure messages.
-func tail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
-	}
-	const max = 4096
-	if len(b) > max {
-		b = b[len(b)-max:]
-	}
-	return string(b)
-}
+var (
+	freePort = proctest.FreePort
+	tail     = proctest.Tail
+)
