@@ -15,17 +15,16 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
-	"strings"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/internal/redact"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
@@ -66,6 +65,10 @@ type Config struct {
 
 	// Source is where the config came from: a path, or "embedded defaults".
 	Source string `yaml:"-"`
+
+	// secrets are the values never to print: every ${ENV} expansion and
+	// every inline secret.
+	secrets redact.Secrets
 }
 
 // ConsoleConfig is the `console` section. The console is read-only unless
@@ -190,43 +193,23 @@ func LoadDefault() *Config {
 	return c
 }
 
-var envRef = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// expandEnv replaces ${VAR} by the environment's value; $$ is a literal $.
-func expandEnv(b []byte) ([]byte, error) {
-	var missing []string
-	out := envRef.ReplaceAllFunc(b, func(m []byte) []byte {
-		if string(m) == "$$" {
-			return []byte("$")
-		}
-		name := string(m[2 : len(m)-1])
-		v, ok := os.LookupEnv(name)
-		if !ok {
-			missing = append(missing, name)
-		}
-		return []byte(v)
-	})
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("undefined environment variable(s) referenced as ${…}: %s", strings.Join(missing, ", "))
-	}
-	return out, nil
-}
-
 // Parse parses a config file's content; the relative paths of auth secrets
 // and template globs are resolved against dir (the integrations' *_file
 // paths are used as written, relative to the working directory).
 func Parse(b []byte, dir string) (*Config, error) {
-	b, err := expandEnv(b)
+	b, expanded, err := expandEnv(b)
 	if err != nil {
 		return nil, err
 	}
 	c := Default()
+	c.secrets.Add(expanded...)
 	if err := yaml.UnmarshalStrict(b, c); err != nil {
-		return nil, fmt.Errorf("parse YAML: %w", err)
+		return nil, c.secrets.Error(fmt.Errorf("parse YAML: %w", err))
 	}
+	c.collectSecrets()
 	c.resolvePaths(dir)
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, c.secrets.Error(err)
 	}
 	return c, nil
 }

@@ -98,8 +98,8 @@ func TestEmbeddedDefaultsAreValid(t *testing.T) {
 }
 
 func TestDollarDollarIsALiteralDollar(t *testing.T) {
-	out, err := expandEnv([]byte("a: $$HOME"))
-	if err != nil || string(out) != "a: $HOME" {
+	out, _, err := expandEnv([]byte("a: $$HOME"))
+	if err != nil || string(out) != "a: \"$HOME\"\n" {
 		t.Fatalf("expandEnv = %q, %v; want a literal $HOME", out, err)
 	}
 }
@@ -127,5 +127,48 @@ func TestReadmeConfigurationExampleLoads(t *testing.T) {
 	}
 	if c.Store.Redis == nil || len(c.Receivers) != 3 || len(c.Route.Routes) != 2 {
 		t.Fatalf("README example parsed to store %+v, %d receivers, %d routes", c.Store.Redis, len(c.Receivers), len(c.Route.Routes))
+	}
+}
+
+// ${ENV} values are data, whatever they hold: YAML syntax characters in a
+// secret neither change the document nor empty the value.
+func TestEnvValuesAreExpandedAsDataNotYAML(t *testing.T) {
+	t.Setenv("ALERTROUTER_TEST_RETRIES", "3")
+	for _, v := range []string{"*alias-like", "&anchor-like", "!tag-like", "# comment-like", "a: b", "'quoted\"", "multi\nline", "{x: 1}", "[1, 2]", "|", "-dash"} {
+		t.Setenv("ALERTROUTER_TEST_SECRET", v)
+		c, err := Parse([]byte("auth:\n  bearer_token: ${ALERTROUTER_TEST_SECRET}\nstore:\n  redis:\n    addrs: [localhost:6379]\n    max_retries: ${ALERTROUTER_TEST_RETRIES}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"), ".")
+		if err != nil {
+			t.Fatalf("secret %q: %v", v, err)
+		}
+		if string(c.Auth.BearerToken) != v {
+			t.Errorf("secret %q loaded as %q", v, c.Auth.BearerToken)
+		}
+		if c.Store.Redis.MaxRetries != 3 {
+			t.Errorf("a plain ${ENV} integer did not load as one: max_retries = %d", c.Store.Redis.MaxRetries)
+		}
+	}
+}
+
+// A secret in a wrongly typed node or an invalid value is never printed,
+// not even its first characters.
+func TestEnvValuesNeverPrintInErrors(t *testing.T) {
+	const secret = "hunter2-SECRET-value"
+	t.Setenv("ALERTROUTER_TEST_SECRET", secret)
+	for name, doc := range map[string]string{
+		"type error":       "webhook:\n  max_body_bytes: ${ALERTROUTER_TEST_SECRET}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n",
+		"duration error":   "webhook:\n  timeout: ${ALERTROUTER_TEST_SECRET}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n",
+		"validation error": "store:\n  redis:\n    addrs: ['${ALERTROUTER_TEST_SECRET}']\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n",
+		"url error":        "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: x, url: 'https://u:${ALERTROUTER_TEST_SECRET}@example.com/nope'}]}]\n",
+		"url literal":      "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: x, url: 'https://u:" + secret + "@example.com/nope'}]}]\n",
+		"addr literal":     "store:\n  redis:\n    addrs: ['redis://:" + secret + "@host:6379']\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n",
+	} {
+		_, err := Parse([]byte(doc), ".")
+		if err == nil {
+			t.Errorf("%s: loaded", name)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:7]) {
+			t.Errorf("%s: the error prints the secret: %v", name, err)
+		}
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/redact"
+
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 )
 
 // DefaultKeyPrefix starts every key the router writes.
@@ -127,7 +129,7 @@ func (c *RedisConfig) Validate() error {
 	}
 	for i, a := range c.Addrs {
 		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
-			errs = append(errs, fmt.Errorf("addrs[%d]: %q is not host:port", i, a))
+			errs = append(errs, fmt.Errorf("addrs[%d]: %q is not host:port", i, redact.URL(a)))
 		}
 	}
 	if c.Password != "" && c.PasswordFile != "" {

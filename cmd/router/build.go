@@ -219,27 +219,30 @@ func evaluator(cfg *config.Config) (*routing.Pipeline, error) {
 func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	p, err := evaluator(cfg)
 	if err != nil {
-		return nil, err
+		return nil, cfg.Redact(err)
 	}
 	tmpl, err := notify.LoadTemplates(cfg.Templates)
 	if err != nil {
-		return nil, fmt.Errorf("templates: %w", err)
+		return nil, cfg.Redact(fmt.Errorf("templates: %w", err))
 	}
 	nd := notify.Deps{Templates: tmpl, Metrics: d.notifyMetrics, Logger: d.logger}
 	p.Receivers = map[string][]routing.Integration{}
-	for _, r := range cfg.Receivers {
+	var errs []error
+	for ri, r := range cfg.Receivers {
 		var integs []routing.Integration
 		for i, c := range r.PagerdutyConfigs {
 			n, err := pagerduty.New(c, r.Name, nd)
 			if err != nil {
-				return nil, fmt.Errorf("receivers: %q: pagerduty_configs[%d]: %w", r.Name, i, err)
+				errs = append(errs, atPath(fmt.Sprintf("receivers[%d].pagerduty_configs[%d]", ri, i), err))
+				continue
 			}
 			integs = append(integs, routing.Integration{Name: fmt.Sprintf("pagerduty/%d", i), Notifier: n, SendResolved: true})
 		}
 		for i, c := range r.SlackConfigs {
 			n, err := slack.New(c, r.Name, nd)
 			if err != nil {
-				return nil, fmt.Errorf("receivers: %q: slack_configs[%d]: %w", r.Name, i, err)
+				errs = append(errs, atPath(fmt.Sprintf("receivers[%d].slack_configs[%d]", ri, i), err))
+				continue
 			}
 			integs = append(integs, routing.Integration{Name: fmt.Sprintf("slack/%d", i), Notifier: n, SendResolved: true})
 		}
@@ -247,6 +250,9 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 			integs = append(integs, routing.Integration{Name: fmt.Sprintf("log/%d", i), Notifier: d.log, SendResolved: true})
 		}
 		p.Receivers[r.Name] = integs
+	}
+	if len(errs) > 0 {
+		return nil, cfg.Redact(errors.Join(errs...))
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
@@ -279,12 +285,25 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	}
 	edge, err := edgeOptions(cfg)
 	if err != nil {
-		return nil, err
+		return nil, cfg.Redact(err)
 	}
 	if edge.Interactions, err = d.triage(cfg, p, st); err != nil {
 		return nil, err
 	}
 	return &built{pipeline: p, edge: edge, state: st}, nil
+}
+
+// atPath prefixes every error joined in err with the YAML path of the
+// entry it belongs to, so each names its path once.
+func atPath(path string, err error) error {
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			errs = append(errs, atPath(path, e))
+		}
+		return errors.Join(errs...)
+	}
+	return fmt.Errorf("%s.%w", path, err)
 }
 
 func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {

@@ -1,36 +1,50 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"sort"
 	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
 // checkConfig is `router check-config`: exit 0 with a one-screen summary, or
 // 1 with every error, each prefixed by its YAML path.
 func (m *Main) checkConfig(testRoute string) int {
-	cfg, err := m.loadConfig()
-	if err != nil {
+	fail := func(err error) int {
 		fmt.Fprintf(m.Stderr, "router check-config: FAILED\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(m.Stderr, "  %s\n", line)
 		}
 		return 1
 	}
-	if _, err := evaluator(cfg); err != nil {
-		fmt.Fprintf(m.Stderr, "router check-config: FAILED\n  %v\n", err)
-		return 1
+	cfg, err := m.loadConfig()
+	if err != nil {
+		return fail(err)
+	}
+	// Build exactly what serve builds (notifiers with their secrets and
+	// templates, the edge's auth, the store client without connecting),
+	// on a throwaway registry and a silent logger, then drop it.
+	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
+	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
+	if err != nil {
+		return fail(cfg.Redact(err))
+	}
+	b, err := d.build(cfg, st)
+	st.close()
+	if err != nil {
+		return fail(err)
 	}
 	if testRoute != "" {
-		ls, err := routing.ParseLabelSet(testRoute)
-		if err != nil {
-			fmt.Fprintf(m.Stderr, "router check-config: --test-route: %v\n", err)
-			return 1
-		}
-		fmt.Fprintln(m.Stdout, strings.Join(cfg.Route.Match(func(n string) string { return ls[n] }), ","))
-		return 0
+		return m.testRoute(b.pipeline, testRoute)
 	}
 	w := m.Stdout
 	fmt.Fprintf(w, "Checking %s  SUCCESS\n", cfg.Source)
@@ -81,4 +95,57 @@ func printRoute(w interface{ Write([]byte) (int, error) }, r *routing.Route, dep
 	for _, c := range r.Routes {
 		printRoute(w, c, depth+1)
 	}
+}
+
+// testRoute prints the receivers a firing alert with the given labels
+// reaches, the way a webhook carrying it is routed: the alert is decoded,
+// classified and decided like `router explain` does, so the derived
+// labels (sector, kpi, incident_class, decision) are the ones explain
+// prints. A derived label given in the list overrides the computed one
+// (e.g. decision=page to see where a page of that alert would go).
+func (m *Main) testRoute(p *routing.Pipeline, list string) int {
+	ls, err := routing.ParseLabelSet(list)
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router check-config: --test-route: %v\n", err)
+		return 1
+	}
+	r, err := routeOf(p, ls, time.Now())
+	if err != nil {
+		fmt.Fprintf(m.Stderr, "router check-config: --test-route: %v\n", err)
+		return 1
+	}
+	get := func(n string) string {
+		if v, ok := ls[n]; ok {
+			return v
+		}
+		return r.Label(n)
+	}
+	var receivers []string
+	if get("decision") != string(alert.ActionNone) {
+		receivers = p.Routes.Match(get)
+	}
+	fmt.Fprintf(m.Stderr, "derived: sector=%s kpi=%s incident_class=%s decision=%s\n", get("sector"), get("kpi"), get("incident_class"), get("decision"))
+	fmt.Fprintln(m.Stdout, strings.Join(receivers, ","))
+	return 0
+}
+
+// routeOf evaluates one firing alert with labels ls as a webhook carrying
+// it would be.
+func routeOf(p *routing.Pipeline, ls map[string]string, now time.Time) (*alert.Result, error) {
+	payload := map[string]any{
+		"version": "4", "status": "firing", "receiver": "router", "groupKey": "{}:{}",
+		"alerts": []map[string]any{{"status": "firing", "labels": ls, "annotations": map[string]string{}, "startsAt": now.UTC().Format(time.RFC3339)}},
+	}
+	body, err := json.Marshal(payload)
+	if err != nil {
+		return nil, err
+	}
+	msg, err := webhook.Decode(body, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(msg.Items) != 1 {
+		return nil, fmt.Errorf("the labels do not make a valid alert")
+	}
+	return p.Evaluate(msg)[0], nil
 }

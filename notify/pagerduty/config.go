@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/redact"
+
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 )
@@ -89,13 +91,13 @@ func (c *Config) Validate() error {
 func endpointBase(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("parse %q: %w", raw, err)
+		return "", fmt.Errorf("%q is not a URL", redact.URL(raw))
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute http(s) URL", raw)
+		return "", fmt.Errorf("%q is not an absolute http(s) URL", redact.URL(raw))
 	}
 	if !strings.HasSuffix(u.Path, enqueuePath) || u.RawQuery != "" {
-		return "", fmt.Errorf("%q must end in %s (the Events API v2 enqueue URL)", raw, enqueuePath)
+		return "", fmt.Errorf("%q must end in %s (the Events API v2 enqueue URL)", redact.URL(raw), enqueuePath)
 	}
 	return strings.TrimSuffix(raw, enqueuePath), nil
 }

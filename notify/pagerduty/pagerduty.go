@@ -60,24 +60,25 @@ type Notifier struct {
 var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the routing
-// key file and checks the templates parse.
+// key file and checks the templates parse. Errors name the entry's YAML key
+// (e.g. "summary: …"); the caller prefixes the entry's path.
 func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("pagerduty receiver %q: %w", name, err)
+		return nil, err
 	}
 	deps = deps.WithDefaults()
 	key, err := notify.ReadSecret(cfg.RoutingKey, cfg.RoutingKeyFile)
 	if err != nil {
-		return nil, fmt.Errorf("pagerduty receiver %q: routing_key_file: %w", name, err)
+		return nil, fmt.Errorf("routing_key_file: %w", err)
 	}
 	for field, text := range map[string]string{"severity": cfg.Severity, "summary": cfg.Summary, "source": cfg.Source, "client_url": cfg.ClientURL} {
 		if err := deps.Templates.Check(text); err != nil {
-			return nil, fmt.Errorf("pagerduty receiver %q: %s: %w", name, field, err)
+			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 	}
 	for k, text := range cfg.CustomDetails {
 		if err := deps.Templates.Check(text); err != nil {
-			return nil, fmt.Errorf("pagerduty receiver %q: custom_details.%s: %w", name, k, err)
+			return nil, fmt.Errorf("custom_details.%s: %w", k, err)
 		}
 	}
 	base, _ := endpointBase(cfg.URL) // checked by Validate

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/redact"
+
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 )
@@ -89,7 +91,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("channel: is required"))
 	}
 	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", c.APIURL))
+		errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", redact.URL(c.APIURL)))
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))

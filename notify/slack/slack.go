@@ -48,19 +48,20 @@ type Notifier struct {
 var _ alert.Notifier = (*Notifier)(nil)
 
 // New builds the notifier of receiver name from cfg. It reads the token
-// file and checks the templates parse.
+// file and checks the templates parse. Errors name the entry's YAML key
+// (e.g. "summary: …"); the caller prefixes the entry's path.
 func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("slack receiver %q: %w", name, err)
+		return nil, err
 	}
 	deps = deps.WithDefaults()
 	token, err := notify.ReadSecret(cfg.Token, cfg.TokenFile)
 	if err != nil {
-		return nil, fmt.Errorf("slack receiver %q: token_file: %w", name, err)
+		return nil, fmt.Errorf("token_file: %w", err)
 	}
 	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
 		if err := deps.Templates.Check(text); err != nil {
-			return nil, fmt.Errorf("slack receiver %q: %s: %w", name, field, err)
+			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 	}
 	apiURL := cfg.APIURL

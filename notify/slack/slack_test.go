@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/common/model"
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"

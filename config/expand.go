@@ -1,0 +1,140 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"strings"
+
+	commoncfg "github.com/prometheus/common/config"
+	yaml3 "go.yaml.in/yaml/v3"
+)
+
+var (
+	envRef   = regexp.MustCompile(`\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+	plainInt = regexp.MustCompile(`^[-+]?[0-9]+$`)
+)
+
+// expandEnv replaces ${VAR} by the environment's value inside the string
+// values of the YAML document b, never in its raw text: an expanded value
+// is written back as one quoted scalar, so whatever it holds (`*`, `&`,
+// `!`, `#`, a newline) stays data and cannot become YAML syntax. `$$` is a
+// literal `$`. Keys, comments and other scalars are left as they are. It
+// returns the rewritten document and the expanded values (to hide from
+// every message); a document without `$` is returned unchanged.
+//
+// A plain `${VAR}` whose value is an integer or a boolean stays a plain
+// scalar, so numeric and boolean keys take references too.
+func expandEnv(b []byte) ([]byte, []string, error) {
+	if !envRef.Match(b) {
+		return b, nil, nil
+	}
+	var doc yaml3.Node
+	if err := yaml3.Unmarshal(b, &doc); err != nil {
+		// The strict parse that follows reports the syntax error on the
+		// text as written (no value expanded into it).
+		return b, nil, nil
+	}
+	var missing, values []string
+	expand := func(n *yaml3.Node) {
+		if n.Kind != yaml3.ScalarNode || n.ShortTag() != "!!str" || !strings.Contains(n.Value, "$") {
+			return
+		}
+		changed := false
+		out := envRef.ReplaceAllStringFunc(n.Value, func(m string) string {
+			changed = true
+			if m == "$$" {
+				return "$"
+			}
+			name := m[2 : len(m)-1]
+			v, ok := os.LookupEnv(name)
+			if !ok {
+				missing = append(missing, name)
+			}
+			values = append(values, v)
+			return v
+		})
+		if !changed {
+			return
+		}
+		plain := n.Style == 0 || n.Style == yaml3.TaggedStyle
+		n.Value = out
+		switch {
+		case plain && plainInt.MatchString(out):
+			n.Tag, n.Style = "!!int", 0
+		case plain && (out == "true" || out == "false"):
+			n.Tag, n.Style = "!!bool", 0
+		default:
+			n.Tag, n.Style = "!!str", yaml3.DoubleQuotedStyle
+		}
+	}
+	walkValues(&doc, expand)
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("undefined environment variable(s) referenced as ${…}: %s", strings.Join(missing, ", "))
+	}
+	out, err := yaml3.Marshal(&doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("expanding ${…} references: %v", err)
+	}
+	return out, values, nil
+}
+
+// walkValues calls f on every value node of the tree under n (mapping keys
+// excluded).
+func walkValues(n *yaml3.Node, f func(*yaml3.Node)) {
+	switch n.Kind {
+	case yaml3.DocumentNode, yaml3.SequenceNode:
+		for _, c := range n.Content {
+			walkValues(c, f)
+		}
+	case yaml3.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			walkValues(n.Content[i], f)
+		}
+	case yaml3.ScalarNode:
+		f(n)
+	}
+}
+
+// collectSecrets records every inline secret of the config (each
+// commoncfg.Secret field, wherever it is) as a value never to print.
+func (c *Config) collectSecrets() {
+	secretType := reflect.TypeOf(commoncfg.Secret(""))
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if !v.IsNil() {
+				walk(v.Elem())
+			}
+		case reflect.Struct:
+			for i := 0; i < v.NumField(); i++ {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := 0; i < v.Len(); i++ {
+				walk(v.Index(i))
+			}
+		case reflect.Map:
+			for it := v.MapRange(); it.Next(); {
+				walk(it.Value())
+			}
+		case reflect.String:
+			if v.Type() == secretType {
+				c.secrets.Add(v.String())
+			}
+		}
+	}
+	walk(reflect.ValueOf(c).Elem())
+}
+
+// Redact returns err with every secret of the config hidden from its
+// message: what callers building on a loaded config (notifiers, templates,
+// the store client) wrap their errors in before printing them.
+func (c *Config) Redact(err error) error { return c.secrets.Error(err) }
+
+// RedactString hides every secret of the config in s.
+func (c *Config) RedactString(s string) string { return c.secrets.String(s) }

@@ -1,0 +1,113 @@
+// Package redact keeps secrets out of what the router prints: URLs with
+// credentials, and known secret values inside error messages.
+package redact
+
+import (
+	"errors"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// Placeholder replaces every hidden value.
+const Placeholder = "<secret>"
+
+// URL returns raw with its password and query hidden, the way
+// Alertmanager's notify.RedactURL treats a URL in an error. A string that
+// is not a URL with a scheme and host is returned whole only when it
+// contains no '@' (it could be a user:password@host address).
+func URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		if i := strings.LastIndex(raw, "@"); i >= 0 {
+			return Placeholder + raw[i:]
+		}
+		return raw
+	}
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		}
+	}
+	if u.RawQuery != "" {
+		u.RawQuery = "xxxxx"
+	}
+	return u.String()
+}
+
+// Secrets hides known secret values in text.
+type Secrets struct {
+	values []string
+}
+
+// Add records values to hide; empty and very short ones (under 4 bytes,
+// which would blank out ordinary words) are ignored.
+func (s *Secrets) Add(values ...string) {
+	for _, v := range values {
+		if len(v) >= 4 {
+			s.values = append(s.values, v)
+		}
+	}
+	// Longest first, so a secret containing another is hidden whole.
+	sort.Slice(s.values, func(i, j int) bool { return len(s.values[i]) > len(s.values[j]) })
+}
+
+// Empty reports whether no value is recorded.
+func (s *Secrets) Empty() bool { return s == nil || len(s.values) == 0 }
+
+// String hides every recorded value in text, and every back-quoted
+// fragment (the way YAML decoders quote a value in a type error, cut to its
+// first characters) that is part of a recorded value.
+func (s *Secrets) String(text string) string {
+	if s.Empty() {
+		return text
+	}
+	for _, v := range s.values {
+		text = strings.ReplaceAll(text, v, Placeholder)
+	}
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(text, '`')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(text[i+1:], '`')
+		if j < 0 {
+			break
+		}
+		frag := text[i+1 : i+1+j]
+		b.WriteString(text[:i+1])
+		if s.partOf(strings.TrimSuffix(frag, "...")) {
+			b.WriteString(Placeholder)
+		} else {
+			b.WriteString(frag)
+		}
+		b.WriteByte('`')
+		text = text[i+2+j:]
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+func (s *Secrets) partOf(frag string) bool {
+	frag = strings.TrimSpace(frag)
+	if len(frag) < 3 {
+		return false
+	}
+	for _, v := range s.values {
+		if strings.Contains(v, frag) {
+			return true
+		}
+	}
+	return false
+}
+
+// Error returns err with every recorded value hidden from its message; nil
+// stays nil. The result keeps no reference to err's text, so no caller can
+// unwrap its way back to a secret.
+func (s *Secrets) Error(err error) error {
+	if err == nil || s.Empty() {
+		return err
+	}
+	return errors.New(s.String(err.Error()))
+}

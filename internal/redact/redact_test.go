@@ -1,0 +1,34 @@
+package redact
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestURLHidesPasswordsAndQueries(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://u:hunter22@example.com/v2/enqueue": "https://u:xxxxx@example.com/v2/enqueue",
+		"https://example.com/x?token=hunter22":      "https://example.com/x?xxxxx",
+		"https://example.com/v2/enqueue":            "https://example.com/v2/enqueue",
+		":hunter22@redis:6379":                      "<secret>@redis:6379",
+		"redis:6379":                                "redis:6379",
+	} {
+		if got := URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestSecretsHideWholeValuesAndQuotedPrefixes(t *testing.T) {
+	var s Secrets
+	s.Add("hunter2-very-secret", "ab")
+	err := s.Error(errors.New("line 3: cannot unmarshal !!str `hunter2...` into int; value hunter2-very-secret; `ab` `other`"))
+	got := err.Error()
+	if strings.Contains(got, "hunter2") {
+		t.Fatalf("secret leaked: %s", got)
+	}
+	if !strings.Contains(got, "`other`") || !strings.Contains(got, "`ab`") {
+		t.Fatalf("non-secret fragments hidden: %s", got)
+	}
+}
