@@ -3,9 +3,12 @@
 // whole-file invariants (receiver names, the route tree) checked in Load,
 // every error prefixed by its YAML path.
 //
-// Secrets come from `*_file` keys or from `${ENV}` references, which Load
-// expands in the file's text before parsing (an undefined variable is an
-// error; write `$$` for a literal dollar sign).
+// Secrets come from `*_file` keys (relative paths resolved against the
+// config file's directory) or from `${ENV}` references, which Load expands
+// inside the parsed string values, never in the raw text, so a value is
+// always data (an undefined variable is an error; write `$$` for a literal
+// dollar sign). No secret is ever printed: errors hide expanded values,
+// inline secrets and URL credentials.
 package config
 
 import (
@@ -103,6 +106,11 @@ type WebhookConfig struct {
 	// Timeout bounds processing, notifications included (default 25s). Keep
 	// it below the webhook timeout of Alertmanager's webhook_config.
 	Timeout model.Duration `yaml:"timeout,omitempty"`
+	// MaxConcurrent caps the webhooks processed at once (default 128);
+	// beyond it a webhook is answered 503 with Retry-After and Alertmanager
+	// retries it. The HTTP server's read, write and idle timeouts derive
+	// from Timeout (see docs/operations.md).
+	MaxConcurrent int `yaml:"max_concurrent,omitempty"`
 }
 
 // UnmarshalYAML fills the defaults, then decodes the section.
@@ -114,7 +122,7 @@ func (c *WebhookConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 
 // DefaultWebhook returns the webhook defaults.
 func DefaultWebhook() WebhookConfig {
-	return WebhookConfig{MaxBodyBytes: 64 << 20, Timeout: model.Duration(25 * time.Second)}
+	return WebhookConfig{MaxBodyBytes: 64 << 20, Timeout: model.Duration(25 * time.Second), MaxConcurrent: 128}
 }
 
 // DedupConfig tunes exactly-once delivery; see routing.DedupOptions.
@@ -193,9 +201,9 @@ func LoadDefault() *Config {
 	return c
 }
 
-// Parse parses a config file's content; the relative paths of auth secrets
-// and template globs are resolved against dir (the integrations' *_file
-// paths are used as written, relative to the working directory).
+// Parse parses a config file's content; every relative path (each
+// `*_file`, TLS files, template globs) is resolved against dir, the config
+// file's directory.
 func Parse(b []byte, dir string) (*Config, error) {
 	b, expanded, err := expandEnv(b)
 	if err != nil {
@@ -231,6 +239,24 @@ func (c *Config) resolvePaths(dir string) {
 	}
 	if c.Alertmanager != nil {
 		c.Alertmanager.HTTPConfig.SetDirectory(dir)
+	}
+	if c.Store.Redis != nil {
+		c.Store.Redis.SetDirectory(dir)
+	}
+	for _, r := range c.Receivers {
+		if r == nil {
+			continue
+		}
+		for _, pd := range r.PagerdutyConfigs {
+			if pd != nil {
+				pd.RoutingKeyFile = resolve(dir, pd.RoutingKeyFile)
+			}
+		}
+		for _, s := range r.SlackConfigs {
+			if s != nil {
+				s.TokenFile = resolve(dir, s.TokenFile)
+			}
+		}
 	}
 }
 
@@ -281,6 +307,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Webhook.Timeout <= 0 {
 		errs = append(errs, errors.New("webhook.timeout: must be positive"))
+	}
+	if c.Webhook.MaxConcurrent <= 0 {
+		errs = append(errs, errors.New("webhook.max_concurrent: must be positive"))
 	}
 	d := c.Dedup
 	if d.ClaimTTL <= 0 {

@@ -38,6 +38,12 @@ var _ Store = (*Redis)(nil)
 // but does not connect: a Redis that is down at start makes operations fail
 // with ErrUnavailable until it is back, so call Ping to check.
 func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (*Redis, error) {
+	if logger != nil {
+		// go-redis' own log lines (pool and dial trouble) go through the
+		// router's logger, so --log.format=json stays JSON. The logger is
+		// process-wide in go-redis: the last client built sets it.
+		redis.SetLogger(redisLogger{logger.With("component", "go-redis")})
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("redis store config: %w", err)
 	}
@@ -327,4 +333,12 @@ func (r *Redis) Close() error {
 		return fmt.Errorf("close redis client: %w", err)
 	}
 	return nil
+}
+
+// redisLogger adapts slog to go-redis' logging interface.
+type redisLogger struct{ l *slog.Logger }
+
+// Printf logs one go-redis line as a warning: go-redis only logs trouble.
+func (r redisLogger) Printf(ctx context.Context, format string, v ...interface{}) {
+	r.l.WarnContext(ctx, fmt.Sprintf(format, v...))
 }

@@ -28,6 +28,7 @@ type Main struct {
 	configFile    string
 	configFileSet bool
 	webFlags      *web.FlagConfig
+	lifecycle     bool
 	logConfig     *promslog.Config
 	logger        *slog.Logger
 }
@@ -42,11 +43,14 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	app.HelpFlag.Short('h')
 	app.Flag("config.file", "Configuration file. When not given and ./router.yml does not exist, the embedded defaults are used.").
 		Default(defaultConfigFile).IsSetByUser(&m.configFileSet).StringVar(&m.configFile)
+	app.Version(version.Print("router"))
 	m.logConfig = &promslog.Config{Writer: m.Stderr}
 	promslogflag.AddFlags(app, m.logConfig)
+	// The serve flags are top-level, so `router --help` lists them.
+	m.webFlags = kingpinflag.AddFlags(app, ":9095")
+	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
 
-	serve := app.Command("serve", "Serve webhooks (the default).").Default()
-	m.webFlags = kingpinflag.AddFlags(serve, ":9095")
+	app.Command("serve", "Serve webhooks (the default).").Default()
 
 	check := app.Command("check-config", "Validate the configuration and print a summary of receivers and routes.")
 	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).String()

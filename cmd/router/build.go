@@ -307,7 +307,7 @@ func atPath(path string, err error) error {
 }
 
 func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
-	e := webhook.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout)}
+	e := webhook.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout), MaxConcurrent: cfg.Webhook.MaxConcurrent}
 	tok, err := notify.ReadSecret(cfg.Auth.BearerToken, cfg.Auth.BearerTokenFile)
 	if err != nil {
 		return e, fmt.Errorf("auth.bearer_token_file: %w", err)

@@ -300,7 +300,7 @@ func TestReloadRejectsABadConfigAndKeepsServing(t *testing.T) {
 	defer cancel()
 	done := make(chan int, 1)
 	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--web.enable-lifecycle"})
 	}()
 	base := "http://" + addr
 	waitReady(t, base)

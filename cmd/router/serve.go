@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/signal"
@@ -103,6 +104,20 @@ func (rt *runtime) reload() error {
 	return nil
 }
 
+// serverTimeouts bounds every phase of a connection from the webhook
+// timeout, so a slow or idle client holds a connection no longer than a
+// webhook may take: headers within min(timeout, 10s), the whole request
+// within the timeout, the answer within the timeout plus 5s (processing is
+// bounded by the timeout itself), and an idle keep-alive connection for
+// at most the timeout. They are taken at start; a reload does not change
+// them.
+func serverTimeouts(srv *http.Server, timeout time.Duration) {
+	srv.ReadHeaderTimeout = min(timeout, 10*time.Second)
+	srv.ReadTimeout = timeout
+	srv.WriteTimeout = timeout + 5*time.Second
+	srv.IdleTimeout = timeout
+}
+
 func (m *Main) serve(ctx context.Context) error {
 	cfg, err := m.loadConfig()
 	if err != nil {
@@ -140,10 +155,17 @@ func (m *Main) serve(ctx context.Context) error {
 	rt.reloadOK.Set(1)
 	rt.reloadTime.SetToCurrentTime()
 
-	srv := &http.Server{
-		Handler:           webhook.NewServer(rt, reg, webhook.NewMetrics(reg), m.logger),
-		ReadHeaderTimeout: 10 * time.Second,
+	// POST /-/quit (with --web.enable-lifecycle) cancels the same context
+	// SIGTERM does: one graceful shutdown path.
+	ctx, quit := context.WithCancel(ctx)
+	defer quit()
+	var opts []webhook.Option
+	if m.lifecycle {
+		opts = append(opts, webhook.WithLifecycle(quit))
 	}
+	srv := &http.Server{Handler: webhook.NewServer(rt, reg, webhook.NewMetrics(reg), m.logger, opts...)}
+	serverTimeouts(srv, b.edge.Timeout)
+	srv.ErrorLog = slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)
 	var g run.Group
 	// Signals: SIGTERM/SIGINT (ctx) end the group; everything else stops.
 	{

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -39,7 +41,8 @@ func (a Auth) allow(r *http.Request) bool {
 		return true
 	}
 	if a.BearerToken != "" {
-		if h := r.Header.Get("Authorization"); len(h) > 7 && (h[:7] == "Bearer " || h[:7] == "bearer ") && equal(h[7:], a.BearerToken) {
+		// The scheme is case-insensitive (RFC 9110 §11.1).
+		if h := r.Header.Get("Authorization"); len(h) > 7 && strings.EqualFold(h[:7], "Bearer ") && equal(h[7:], a.BearerToken) {
 			return true
 		}
 	}
@@ -96,6 +99,28 @@ type EdgeOptions struct {
 	// (Slack's interactivity and slash command requests, which it verifies
 	// itself); nil answers 404.
 	Interactions http.Handler
+	// MaxConcurrent caps the webhooks processed at once; beyond it a
+	// webhook is answered 503 with Retry-After (Alertmanager retries it).
+	// Zero means no cap.
+	MaxConcurrent int
+}
+
+// RetryAfter is the Retry-After of a webhook refused for overload.
+const RetryAfter = "5"
+
+// Option configures NewServer.
+type Option func(*serverOptions)
+
+type serverOptions struct {
+	lifecycle bool
+	quit      func()
+}
+
+// WithLifecycle enables POST /-/reload and POST|PUT /-/quit (Prometheus'
+// --web.enable-lifecycle); quit starts the same graceful shutdown as
+// SIGTERM. Without it both answer 403.
+func WithLifecycle(quit func()) Option {
+	return func(o *serverOptions) { o.lifecycle, o.quit = true, quit }
 }
 
 // errorBody is every error answer of the edge.
@@ -106,9 +131,13 @@ type errorBody struct {
 
 // NewServer returns the HTTP handler of the router: POST /webhook, POST
 // /slack/interactions and /slack/commands, GET /metrics (from gatherer),
-// GET /-/healthy, GET /-/ready, POST /-/reload, and every other path to
-// rt's Console() handler when rt has one.
-func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger) http.Handler {
+// GET /-/healthy, GET /-/ready, with WithLifecycle POST /-/reload and
+// /-/quit, and every other path to rt's Console() handler when rt has one.
+func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger, opts ...Option) http.Handler {
+	var so serverOptions
+	for _, o := range opts {
+		o(&so)
+	}
 	e := echo.New()
 	e.HideBanner = true
 	e.HidePort = true
@@ -148,12 +177,27 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		}
 		return c.String(http.StatusOK, "OK\n")
 	})
-	e.POST("/-/reload", func(c echo.Context) error {
+	lifecycleOff := func(c echo.Context) error {
+		return c.JSON(http.StatusForbidden, errorBody{Error: "lifecycle APIs are not enabled: start the router with --web.enable-lifecycle"})
+	}
+	quit := func(c echo.Context) error {
+		if so.quit != nil {
+			so.quit()
+		}
+		return c.String(http.StatusOK, "Requesting termination... Goodbye!\n")
+	}
+	reload := func(c echo.Context) error {
 		if err := rt.Reload(); err != nil {
 			return c.JSON(http.StatusInternalServerError, errorBody{Error: "reload failed, previous config still serving: " + err.Error()})
 		}
 		return c.String(http.StatusOK, "config reloaded\n")
-	})
+	}
+	if !so.lifecycle {
+		quit, reload = lifecycleOff, lifecycleOff
+	}
+	e.POST("/-/quit", quit)
+	e.PUT("/-/quit", quit)
+	e.POST("/-/reload", reload)
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
 		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
 	}
@@ -161,9 +205,10 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 }
 
 type webhook struct {
-	rt     Runtime
-	m      *Metrics
-	logger *slog.Logger
+	rt       Runtime
+	m        *Metrics
+	logger   *slog.Logger
+	inFlight atomic.Int64
 }
 
 func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {
@@ -220,6 +265,13 @@ func (h *webhook) serve(c echo.Context) error {
 		h.logger.Warn("Alertmanager truncated this webhook (max_alerts); the alerts it left out reach the router on its next group_interval, raise max_alerts to avoid the delay",
 			"group_key", msg.GroupKey, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
+	if n := h.inFlight.Add(1); opts.MaxConcurrent > 0 && n > int64(opts.MaxConcurrent) {
+		h.inFlight.Add(-1)
+		c.Response().Header().Set("Retry-After", RetryAfter)
+		return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
+			errorBody{Error: "too many webhooks in flight (webhook.max_concurrent = " + strconv.Itoa(opts.MaxConcurrent) + "); retry later"})
+	}
+	defer h.inFlight.Add(-1)
 	ctx := req.Context()
 	if opts.Timeout > 0 {
 		var cancel context.CancelFunc
