@@ -1,6 +1,8 @@
 package routing_test
 
 import (
+	"github.com/prometheus/client_golang/prometheus"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -46,7 +48,7 @@ func newEdge(t *testing.T, opts webhook.EdgeOptions) (*httptest.Server, *fakeRun
 		opts.Timeout = 5 * time.Second
 	}
 	rt := &fakeRuntime{p: p, opts: opts}
-	srv := httptest.NewServer(webhook.NewServer(rt, e.reg, webhook.NewMetrics(e.reg), slog.New(slog.NewTextHandler(io.Discard, nil))))
+	srv := httptest.NewServer(webhook.NewServer(rt, e.reg, webhook.NewMetrics(e.reg), slog.New(slog.NewTextHandler(io.Discard, nil)), webhook.WithLifecycle(func() {})))
 	t.Cleanup(srv.Close)
 	return srv, rt, e
 }
@@ -257,3 +259,52 @@ func TestOperationalEndpoints(t *testing.T) {
 		t.Errorf("/metrics = %d, want the rejected webhook counted", a.status)
 	}
 }
+
+// blockingProcessor holds every webhook until release is closed.
+type blockingProcessor struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingProcessor) Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error) {
+	b.entered <- struct{}{}
+	<-b.release
+	return &alert.Summary{}, nil
+}
+
+// Beyond webhook.max_concurrent a webhook is answered 503 with
+// Retry-After and counted; the ones in flight finish normally.
+func TestWebhooksBeyondTheCapAreRefusedWithRetryAfter(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	bp := &blockingProcessor{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	rt := &processorRuntime{p: bp, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20, Timeout: 5 * time.Second, MaxConcurrent: 1}}
+	srv := httptest.NewServer(webhook.NewServer(rt, reg, webhook.NewMetrics(reg), slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	body := webhooktest.ReadFixture(t, "firing.json")
+	first := make(chan answer, 1)
+	go func() { first <- post(t, srv, body) }()
+	<-bp.entered
+	a := post(t, srv, body)
+	if a.status != 503 || a.header.Get("Retry-After") != webhook.RetryAfter || !strings.Contains(string(a.body), "max_concurrent") {
+		t.Errorf("webhook beyond the cap: %d Retry-After=%q %s; want 503 with Retry-After", a.status, a.header.Get("Retry-After"), a.body)
+	}
+	close(bp.release)
+	if a := <-first; a.status != 200 {
+		t.Errorf("webhook in flight: %d, want 200", a.status)
+	}
+	m := do(t, http.MethodGet, srv.URL+"/metrics", "", nil, nil)
+	if !strings.Contains(string(m.body), `alertrouter_webhooks_total{code="503",outcome="overloaded"} 1`) {
+		t.Errorf("the refused webhook is not counted")
+	}
+}
+
+type processorRuntime struct {
+	p    webhook.Processor
+	opts webhook.EdgeOptions
+}
+
+func (r *processorRuntime) Current() webhook.Generation {
+	return webhook.Generation{Processor: r.p, Options: r.opts}
+}
+func (r *processorRuntime) Ready(ctx context.Context) error { return nil }
+func (r *processorRuntime) Reload() error                   { return nil }

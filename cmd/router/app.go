@@ -56,7 +56,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).String()
 
 	explain := app.Command("explain", "Dry run: classify, decide and route every alert of a webhook payload and print one JSON object per alert.")
-	explainFile := explain.Arg("file", "Webhook JSON payload file, or - for standard input.").Required().String()
+	explainFile := explain.Arg("file", "Webhook JSON payload file, or - (the default) for standard input.").Default("-").String()
 
 	app.Command("version", "Print the version.")
 	journalCmds := m.addJournalCommands(app)

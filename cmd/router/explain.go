@@ -83,7 +83,7 @@ func nonNil[T any](s []T) []T {
 func (m *Main) explain(file string) int {
 	var body []byte
 	var err error
-	if file == "-" {
+	if file == "-" || file == "" { // kingpin hands a lone "-" over as ""
 		body, err = io.ReadAll(m.Stdin)
 	} else {
 		body, err = os.ReadFile(file)

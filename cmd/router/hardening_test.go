@@ -287,4 +287,3 @@ func TestTestRouteAgreesWithExplain(t *testing.T) {
 		t.Errorf("--test-route with decision=page → %q, want hft-pages", got)
 	}
 }
-
