@@ -27,7 +27,8 @@ var (
 )
 
 // Metrics are the delivery metrics of every integration, labelled by
-// integration ("pagerduty", "slack", "log").
+// receiver (the receiver's name) and integration ("pagerduty", "slack",
+// "log"), as Alertmanager labels its notification metrics.
 type Metrics struct {
 	notifications *prometheus.CounterVec
 	failures      *prometheus.CounterVec
@@ -43,20 +44,20 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notifications_total",
 			Help: "Notifications handled per integration, by outcome (success, failure, deduplicated).",
-		}, []string{"integration", "outcome"}),
+		}, []string{"receiver", "integration", "outcome"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notification_failures_total",
 			Help: "Failed delivery attempts per integration, by reason (client_error, server_error, rate_limited, timeout).",
-		}, []string{"integration", "reason"}),
+		}, []string{"receiver", "integration", "reason"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notification_attempts_total",
 			Help: "Delivery attempts (API requests) per integration.",
-		}, []string{"integration"}),
+		}, []string{"receiver", "integration"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "alertrouter_notification_duration_seconds",
 			Help:    "Time to deliver one notification, retries included, per integration.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
-		}, []string{"integration"}),
+		}, []string{"receiver", "integration"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.notifications, m.failures, m.attempts, m.duration)
@@ -64,24 +65,24 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
-// Integration returns the metrics of one integration with every label value
-// pre-created, so its series exist at zero. A nil Metrics returns a handle
-// whose methods do nothing.
-func (m *Metrics) Integration(name string) *IntegrationMetrics {
+// Integration returns the metrics of one integration of a receiver with
+// every label value pre-created, so its series exist at zero. A nil Metrics
+// returns a handle whose methods do nothing.
+func (m *Metrics) Integration(receiver, name string) *IntegrationMetrics {
 	im := &IntegrationMetrics{}
 	if m == nil {
 		return im
 	}
 	im.outcomes = make(map[string]prometheus.Counter, len(outcomes))
 	for _, o := range outcomes {
-		im.outcomes[o] = m.notifications.WithLabelValues(name, o)
+		im.outcomes[o] = m.notifications.WithLabelValues(receiver, name, o)
 	}
 	im.failures = make(map[string]prometheus.Counter, len(reasons))
 	for _, r := range reasons {
-		im.failures[r] = m.failures.WithLabelValues(name, r)
+		im.failures[r] = m.failures.WithLabelValues(receiver, name, r)
 	}
-	im.attempts = m.attempts.WithLabelValues(name)
-	im.duration = m.duration.WithLabelValues(name)
+	im.attempts = m.attempts.WithLabelValues(receiver, name)
+	im.duration = m.duration.WithLabelValues(receiver, name)
 	return im
 }
 

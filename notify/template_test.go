@@ -101,7 +101,7 @@ func TestUserTemplatesOverrideBuiltins(t *testing.T) {
 func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
 	m := notify.NewMetrics(reg)
-	im := m.Integration("pagerduty")
+	im := m.Integration("pd", "pagerduty")
 	im.Outcome(notify.OutcomeSuccess)
 	im.Failure(notify.ReasonRateLimited)
 	im.Outcome("not-a-valid-outcome") // ignored: labels stay bounded
@@ -120,5 +120,5 @@ func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
 		t.Errorf("failure series = %d, want 4", n)
 	}
 	var nilMetrics *notify.Metrics
-	nilMetrics.Integration("x").Attempt() // must not panic
+	nilMetrics.Integration("r", "x").Attempt() // must not panic
 }

@@ -1,8 +1,6 @@
 package routing_test
 
 import (
-	"github.com/prometheus/client_golang/prometheus"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -15,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"

@@ -276,7 +276,7 @@ func TestServeOnEmbeddedDefaultsPrintsNotificationsAndDrainsOnShutdown(t *testin
 	var mb bytes.Buffer
 	_, _ = mb.ReadFrom(resp.Body)
 	resp.Body.Close()
-	for _, m := range []string{`alertrouter_webhooks_total{code="200",outcome="ok"} 2`, "alertrouter_build_info", "alertrouter_config_last_reload_successful 1", `alertrouter_dedup_total{result="hit"}`} {
+	for _, m := range []string{`alertrouter_webhooks_total{code="200",outcome="ok"} 2`, "alertrouter_build_info", "alertrouter_config_last_reload_successful 1", `alertrouter_dedup_total{result="hit"}`, `alertrouter_notifications_total{integration="log",outcome="success",receiver="log"}`} {
 		if !strings.Contains(mb.String(), m) {
 			t.Errorf("/metrics lacks %s", m)
 		}

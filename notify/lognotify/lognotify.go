@@ -20,9 +20,12 @@ const Integration = "log"
 // Notifier writes notifications as JSON lines to a writer. Safe for
 // concurrent use: lines never interleave.
 type Notifier struct {
-	mu      sync.Mutex
+	mu      sync.Mutex // guards w and byReceiver
 	w       io.Writer
-	metrics *notify.IntegrationMetrics
+	metrics *notify.Metrics
+	// byReceiver are the metrics handles of each receiver seen: one
+	// Notifier serves every receiver with log_configs.
+	byReceiver map[string]*notify.IntegrationMetrics
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -30,9 +33,23 @@ var _ alert.Notifier = (*Notifier)(nil)
 // Option configures a Notifier.
 type Option func(*Notifier)
 
-// WithMetrics counts the notifications on m under integration "log".
+// WithMetrics counts the notifications on m under integration "log" and
+// the notification's receiver.
 func WithMetrics(m *notify.Metrics) Option {
-	return func(l *Notifier) { l.metrics = m.Integration(Integration) }
+	return func(l *Notifier) { l.metrics = m }
+}
+
+// metricsOf returns the metrics handle of receiver; l.mu must be held.
+func (l *Notifier) metricsOf(receiver string) *notify.IntegrationMetrics {
+	im, ok := l.byReceiver[receiver]
+	if !ok {
+		if l.byReceiver == nil {
+			l.byReceiver = map[string]*notify.IntegrationMetrics{}
+		}
+		im = l.metrics.Integration(receiver, Integration)
+		l.byReceiver[receiver] = im
+	}
+	return im
 }
 
 // New returns a Notifier writing to w (stdout in the router).
@@ -104,19 +121,19 @@ func (l *Notifier) Notify(_ context.Context, n *alert.Notification) error {
 		line.Alerts = append(line.Alerts, a)
 	}
 	b, err := json.Marshal(line)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	m := l.metricsOf(n.Receiver)
 	if err != nil {
-		l.metrics.Outcome(notify.OutcomeFailure)
+		m.Outcome(notify.OutcomeFailure)
 		return fmt.Errorf("encode notification of incident %q: %w", n.Incident, err)
 	}
 	b = append(b, '\n')
-	l.metrics.Attempt()
-	l.mu.Lock()
-	_, err = l.w.Write(b)
-	l.mu.Unlock()
-	if err != nil {
-		l.metrics.Outcome(notify.OutcomeFailure)
+	m.Attempt()
+	if _, err = l.w.Write(b); err != nil {
+		m.Outcome(notify.OutcomeFailure)
 		return fmt.Errorf("write notification of incident %q: %w", n.Incident, err)
 	}
-	l.metrics.Outcome(notify.OutcomeSuccess)
+	m.Outcome(notify.OutcomeSuccess)
 	return nil
 }

@@ -94,7 +94,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		routingKey: key,
 		client:     client,
 		deps:       deps,
-		metrics:    deps.Metrics.Integration(Integration),
+		metrics:    deps.Metrics.Integration(name, Integration),
 		logger:     deps.Logger.With("integration", Integration, "receiver", name),
 	}, nil
 }

@@ -74,7 +74,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		cfg:     *cfg,
 		api:     api,
 		deps:    deps,
-		metrics: deps.Metrics.Integration(Integration),
+		metrics: deps.Metrics.Integration(name, Integration),
 		logger:  deps.Logger.With("integration", Integration, "receiver", name),
 	}, nil
 }
