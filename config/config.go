@@ -250,11 +250,16 @@ func (c *Config) resolvePaths(dir string) {
 		for _, pd := range r.PagerdutyConfigs {
 			if pd != nil {
 				pd.RoutingKeyFile = resolve(dir, pd.RoutingKeyFile)
+				pd.ServiceKeyFile = resolve(dir, pd.ServiceKeyFile)
+				pd.HTTPConfig.SetDirectory(dir)
 			}
 		}
 		for _, s := range r.SlackConfigs {
 			if s != nil {
 				s.TokenFile = resolve(dir, s.TokenFile)
+				s.AppTokenFile = resolve(dir, s.AppTokenFile)
+				s.APIURLFile = resolve(dir, s.APIURLFile)
+				s.HTTPConfig.SetDirectory(dir)
 			}
 		}
 	}

@@ -236,7 +236,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 				errs = append(errs, atPath(fmt.Sprintf("receivers[%d].pagerduty_configs[%d]", ri, i), err))
 				continue
 			}
-			integs = append(integs, routing.Integration{Name: fmt.Sprintf("pagerduty/%d", i), Notifier: n, SendResolved: true})
+			integs = append(integs, routing.Integration{Name: fmt.Sprintf("pagerduty/%d", i), Notifier: n, SendResolved: c.Resolved()})
 		}
 		for i, c := range r.SlackConfigs {
 			n, err := slack.New(c, r.Name, nd)
@@ -244,7 +244,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 				errs = append(errs, atPath(fmt.Sprintf("receivers[%d].slack_configs[%d]", ri, i), err))
 				continue
 			}
-			integs = append(integs, routing.Integration{Name: fmt.Sprintf("slack/%d", i), Notifier: n, SendResolved: true})
+			integs = append(integs, routing.Integration{Name: fmt.Sprintf("slack/%d", i), Notifier: n, SendResolved: c.Resolved()})
 		}
 		for i := range r.LogConfigs {
 			integs = append(integs, routing.Integration{Name: fmt.Sprintf("log/%d", i), Notifier: d.log, SendResolved: true})

@@ -75,6 +75,11 @@ func (m *Main) checkConfig(testRoute string) int {
 		}
 		sort.Strings(kinds)
 		fmt.Fprintf(w, "  - %s: %s\n", r.Name, strings.Join(kinds, ", "))
+		for j, s := range r.SlackConfigs {
+			if u := s.Unused(); len(u) > 0 {
+				fmt.Fprintf(w, "    slack_configs[%d]: Alertmanager keys accepted without effect (the router's Block Kit message replaces the attachment): %s\n", j, strings.Join(u, ", "))
+			}
+		}
 	}
 	fmt.Fprintln(w, "routes:")
 	printRoute(w, cfg.Route, 1)

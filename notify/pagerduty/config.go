@@ -53,6 +53,10 @@ type Config struct {
 	Timeout model.Duration `yaml:"timeout,omitempty"`
 	// CustomDetails are extra templated entries of custom_details.
 	CustomDetails map[string]string `yaml:"custom_details,omitempty"`
+
+	// Compat holds Alertmanager's keys (send_resolved, http_config,
+	// description, details, links, images, class, component, group …).
+	Compat `yaml:",inline"`
 }
 
 // DefaultConfig returns the defaults: PagerDuty's URL, client
@@ -72,7 +76,7 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 func (c *Config) Validate() error {
 	var errs []error
 	switch {
-	case c.RoutingKey == "" && c.RoutingKeyFile == "":
+	case c.RoutingKey == "" && c.RoutingKeyFile == "" && c.ServiceKey == "" && c.ServiceKeyFile == "":
 		errs = append(errs, errors.New("routing_key: one of routing_key or routing_key_file is required"))
 	case c.RoutingKey != "" && c.RoutingKeyFile != "":
 		errs = append(errs, errors.New("routing_key: at most one of routing_key and routing_key_file may be set"))
@@ -83,6 +87,7 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
+	errs = append(errs, c.Compat.validate()...)
 	return errors.Join(errs...)
 }
 

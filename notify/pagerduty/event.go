@@ -57,7 +57,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	t := n.deps.Templates
 	lead := loudest(no)
 
-	summary := t.Render(n.logger, "summary", n.cfg.Summary, notify.DefaultSummary, data)
+	summary := t.Render(n.logger, "summary", firstNonEmpty(n.cfg.Summary, n.cfg.Description), notify.DefaultSummary, data)
 	if summary == "" {
 		summary = no.Incident
 	}
@@ -98,9 +98,9 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		Summary:   summary,
 		Source:    source,
 		Severity:  severity,
-		Component: c.Sector,
-		Group:     c.PrimaryKPI(),
-		Class:     c.IncidentClass,
+		Component: n.orDerived(t, "component", n.cfg.Component, c.Sector, data),
+		Group:     n.orDerived(t, "group", n.cfg.Group, c.PrimaryKPI(), data),
+		Class:     n.orDerived(t, "class", n.cfg.Class, c.IncidentClass, data),
 		Details:   n.details(no, data),
 	}
 	if lead.Alert != nil && !lead.Alert.StartsAt.IsZero() {
@@ -111,7 +111,8 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		Action:     "trigger",
 		DedupKey:   dedup,
 		Client:     n.cfg.Client,
-		Links:      links(no, data),
+		Links:      append(links(no, data), n.configuredLinks(t, data)...),
+		Images:     n.images(t, data),
 		Payload:    payload,
 	}
 	if data.ExternalURL != "" {
@@ -185,6 +186,15 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 		if _, taken := m[k]; !taken {
 			m[k] = n.deps.Templates.Render(n.logger, "custom_details."+k, text, "", data)
 		}
+	}
+	for k, v := range n.cfg.Details { // Alertmanager's details
+		if _, taken := m[k]; taken {
+			continue
+		}
+		if text, ok := v.(string); ok {
+			v = n.deps.Templates.Render(n.logger, "details."+k, text, "", data)
+		}
+		m[k] = v
 	}
 	return m
 }
@@ -300,4 +310,41 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// orDerived renders the template text of field, or returns derived when
+// text is empty or renders empty.
+func (n *Notifier) orDerived(t *notify.Templates, field, text, derived string, data *notify.Data) string {
+	if text == "" {
+		return derived
+	}
+	return firstNonEmpty(t.Render(n.logger, field, text, "", data), derived)
+}
+
+// configuredLinks renders the links of the config; a link whose href
+// renders empty is dropped, as Alertmanager does.
+func (n *Notifier) configuredLinks(t *notify.Templates, data *notify.Data) []interface{} {
+	var out []interface{}
+	for _, l := range n.cfg.Links {
+		href := t.Render(n.logger, "links.href", l.Href, "", data)
+		if href == "" || len(href) > maxLinkHref {
+			continue
+		}
+		out = append(out, Link{Href: href, Text: t.Render(n.logger, "links.text", l.Text, "", data)})
+	}
+	return out
+}
+
+// images renders the images of the config; one whose src renders empty is
+// dropped.
+func (n *Notifier) images(t *notify.Templates, data *notify.Data) []interface{} {
+	var out []interface{}
+	for _, im := range n.cfg.Images {
+		src := t.Render(n.logger, "images.src", im.Src, "", data)
+		if src == "" {
+			continue
+		}
+		out = append(out, Image{Src: src, Alt: t.Render(n.logger, "images.alt", im.Alt, "", data), Href: t.Render(n.logger, "images.href", im.Href, "", data)})
+	}
+	return out
 }

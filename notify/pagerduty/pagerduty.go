@@ -76,16 +76,22 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 	}
+	for field, text := range cfg.Compat.templates() {
+		if err := deps.Templates.Check(text); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+	}
 	for k, text := range cfg.CustomDetails {
 		if err := deps.Templates.Check(text); err != nil {
 			return nil, fmt.Errorf("custom_details.%s: %w", k, err)
 		}
 	}
 	base, _ := endpointBase(cfg.URL) // checked by Validate
-	httpClient := &http.Client{
-		Timeout:   time.Duration(cfg.Timeout),
-		Transport: &capturingTransport{base: http.DefaultTransport},
+	httpClient, err := notify.HTTPClient(cfg.HTTPConfig, "pagerduty", time.Duration(cfg.Timeout))
+	if err != nil {
+		return nil, err
 	}
+	httpClient.Transport = &capturingTransport{base: httpClient.Transport}
 	client := pd.NewClient("", pd.WithV2EventsAPIEndpoint(base))
 	client.HTTPClient = httpClient
 	return &Notifier{

@@ -63,6 +63,10 @@ type Config struct {
 	// EscalateTo names the receiver whose first pagerduty_configs entry
 	// Escalate pages (default: this receiver).
 	EscalateTo string `yaml:"escalate_to,omitempty"`
+
+	// Compat holds Alertmanager's keys (send_resolved, http_config,
+	// app_token, username, icon_*, and the attachment keys).
+	Compat `yaml:",inline"`
 }
 
 // DefaultConfig returns the defaults: Slack's API URL, pages mirrored, a
@@ -82,11 +86,12 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 func (c *Config) Validate() error {
 	var errs []error
 	switch {
-	case c.Token == "" && c.TokenFile == "":
-		errs = append(errs, errors.New("token: one of token or token_file is required"))
-	case c.Token != "" && c.TokenFile != "":
-		errs = append(errs, errors.New("token: at most one of token and token_file may be set"))
+	case c.Token == "" && c.TokenFile == "" && c.AppToken == "" && c.AppTokenFile == "":
+		errs = append(errs, errors.New("token: one of token or token_file is required (Alertmanager's app_token or app_token_file also do)"))
+	case (c.Token != "") && (c.TokenFile != "") || (c.AppToken != "") && (c.AppTokenFile != "") || (c.Token != "" || c.TokenFile != "") && (c.AppToken != "" || c.AppTokenFile != ""):
+		errs = append(errs, errors.New("token: at most one of token, token_file, app_token and app_token_file may be set"))
 	}
+	errs = append(errs, c.Compat.validate(c.APIURL)...)
 	if c.Channel == "" {
 		errs = append(errs, errors.New("channel: is required"))
 	}

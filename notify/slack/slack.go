@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
@@ -59,16 +58,28 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("token_file: %w", err)
 	}
+	if token == "" {
+		if token, err = notify.ReadSecret(cfg.AppToken, cfg.AppTokenFile); err != nil {
+			return nil, fmt.Errorf("app_token_file: %w", err)
+		}
+	}
 	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
 		if err := deps.Templates.Check(text); err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
 	}
 	apiURL := cfg.APIURL
+	if cfg.AppURL != "" {
+		apiURL = strings.TrimSuffix(cfg.AppURL, "chat.postMessage")
+	}
 	if !strings.HasSuffix(apiURL, "/") {
 		apiURL += "/"
 	}
-	api := sl.New(token, sl.OptionAPIURL(apiURL), sl.OptionHTTPClient(&http.Client{Timeout: time.Duration(cfg.Timeout)}))
+	httpClient, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	api := sl.New(token, sl.OptionAPIURL(apiURL), sl.OptionHTTPClient(httpClient))
 	return &Notifier{
 		name:    name,
 		cfg:     *cfg,
@@ -182,7 +193,7 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (parentRef, error) {
 	var p parentRef
 	err := n.call(ctx, func(ctx context.Context) error {
-		opts := []sl.MsgOption{sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false)}
+		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}

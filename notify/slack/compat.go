@@ -1,0 +1,113 @@
+package slack
+
+import (
+	"errors"
+	"sort"
+	"strings"
+
+	amslack "github.com/prometheus/alertmanager/notify/slack"
+	commoncfg "github.com/prometheus/common/config"
+	sl "github.com/slack-go/slack"
+)
+
+// Compat are the keys of Alertmanager's slack_configs (v0.35) beyond the
+// router's own, decoded into Alertmanager's own types where it has them, so
+// a receiver ports unchanged. They are inlined into Config. Which ones take
+// effect is listed by Unused; check-config prints the others.
+type Compat struct {
+	// SendResolved false keeps resolves from Slack: the incident state
+	// still closes, nothing is sent (default true).
+	SendResolved *bool `yaml:"send_resolved,omitempty"`
+	// HTTPConfig configures the HTTP client (proxy, TLS, authorization,
+	// OAuth2).
+	HTTPConfig *commoncfg.HTTPClientConfig `yaml:"http_config,omitempty"`
+	// APIURLFile holds an incoming-webhook URL (Alertmanager's api_url
+	// mode); the router needs the Web API and refuses it with a hint.
+	APIURLFile string `yaml:"api_url_file,omitempty"`
+	// AppToken and AppTokenFile are Alertmanager's names of the bot token
+	// (token/token_file).
+	AppToken     commoncfg.Secret `yaml:"app_token,omitempty"`
+	AppTokenFile string           `yaml:"app_token_file,omitempty"`
+	// AppURL is Alertmanager's Web API URL (chat.postMessage); the router
+	// uses its base as api_url.
+	AppURL string `yaml:"app_url,omitempty"`
+	// Username, IconEmoji and IconURL set the poster's name and icon.
+	Username  string `yaml:"username,omitempty"`
+	IconEmoji string `yaml:"icon_emoji,omitempty"`
+	IconURL   string `yaml:"icon_url,omitempty"`
+	// LinkNames links @mentions and #channels in the text.
+	LinkNames bool `yaml:"link_names"`
+
+	// Attachment keys of Alertmanager's message: accepted so a config loads
+	// unchanged; the router's Block Kit message replaces the attachment
+	// (see Unused). Alertmanager's `actions` (attachment buttons) is the
+	// one key with another meaning here: the triage buttons (Config.Actions).
+	Color               string                `yaml:"color,omitempty"`
+	TitleLink           string                `yaml:"title_link,omitempty"`
+	Pretext             string                `yaml:"pretext,omitempty"`
+	MessageText         string                `yaml:"message_text,omitempty"`
+	Fields              []*amslack.SlackField `yaml:"fields,omitempty"`
+	ShortFields         bool                  `yaml:"short_fields"`
+	Footer              string                `yaml:"footer,omitempty"`
+	Fallback            string                `yaml:"fallback,omitempty"`
+	CallbackID          string                `yaml:"callback_id,omitempty"`
+	ImageURL            string                `yaml:"image_url,omitempty"`
+	ThumbURL            string                `yaml:"thumb_url,omitempty"`
+	MrkdwnIn            []string              `yaml:"mrkdwn_in,omitempty"`
+	UpdateMessage       bool                  `yaml:"update_message"`
+	PostUpdatesToThread bool                  `yaml:"post_updates_to_thread"`
+}
+
+// Resolved reports whether resolves are sent (send_resolved, default true).
+func (c *Compat) Resolved() bool { return c.SendResolved == nil || *c.SendResolved }
+
+// Unused lists the Alertmanager keys set in c that change nothing in the
+// router's message (its Block Kit layout, one parent per incident edited
+// on resolve and threaded updates, replaces Alertmanager's attachment).
+func (c *Compat) Unused() []string {
+	var out []string
+	for key, set := range map[string]bool{
+		"color": c.Color != "", "title_link": c.TitleLink != "", "pretext": c.Pretext != "",
+		"message_text": c.MessageText != "", "fields": len(c.Fields) > 0, "short_fields": c.ShortFields,
+		"footer": c.Footer != "", "fallback": c.Fallback != "", "callback_id": c.CallbackID != "",
+		"image_url": c.ImageURL != "", "thumb_url": c.ThumbURL != "", "mrkdwn_in": len(c.MrkdwnIn) > 0,
+	} {
+		if set {
+			out = append(out, key)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// validate checks the Alertmanager keys.
+func (c *Compat) validate(apiURL string) []error {
+	var errs []error
+	if c.APIURLFile != "" || strings.Contains(apiURL, "/services/") {
+		errs = append(errs, errors.New("api_url: an incoming-webhook URL cannot thread, edit a parent on resolve or mirror pages; the router posts with the Web API: set token (or app_token) and channel, and leave api_url unset"))
+	}
+	if c.HTTPConfig != nil {
+		if err := c.HTTPConfig.Validate(); err != nil {
+			errs = append(errs, errors.New("http_config: "+err.Error()))
+		}
+	}
+	return errs
+}
+
+// postOptions are the message options of the poster keys.
+func (c *Compat) postOptions() []sl.MsgOption {
+	var opts []sl.MsgOption
+	if c.Username != "" {
+		opts = append(opts, sl.MsgOptionUsername(c.Username))
+	}
+	if c.IconEmoji != "" {
+		opts = append(opts, sl.MsgOptionIconEmoji(c.IconEmoji))
+	}
+	if c.IconURL != "" {
+		opts = append(opts, sl.MsgOptionIconURL(c.IconURL))
+	}
+	if c.LinkNames {
+		opts = append(opts, sl.MsgOptionLinkNames(true))
+	}
+	return opts
+}
