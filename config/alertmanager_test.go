@@ -11,6 +11,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing"
 )
 
 // yamlKeys returns the YAML keys of struct type t, inlined structs
@@ -40,7 +41,7 @@ func yamlKeys(t reflect.Type) map[string]bool {
 	return out
 }
 
-// Every key of Alertmanager's own receiver config structs is a key of the
+// Every key of Alertmanager's own receiver and route config structs is a key of the
 // router's: a field Alertmanager adds fails this test until it is handled.
 func TestEveryAlertmanagerReceiverKeyIsAccepted(t *testing.T) {
 	for _, tc := range []struct {
@@ -128,5 +129,19 @@ receivers:
 	}
 	if u := s.Unused(); !strings.Contains(strings.Join(u, ","), "color") {
 		t.Errorf("Unused() = %v, want the attachment keys listed", u)
+	}
+}
+
+// The keys of Alertmanager v0.35's config.Route (its package pulls in every
+// notifier's SDK, so they are listed here rather than reflected).
+var alertmanagerRouteKeys = []string{"receiver", "group_by", "match", "match_re", "matchers", "mute_time_intervals",
+	"active_time_intervals", "continue", "routes", "group_wait", "group_interval", "repeat_interval"}
+
+func TestEveryAlertmanagerRouteKeyIsAccepted(t *testing.T) {
+	ours := yamlKeys(reflect.TypeOf(routing.Route{}))
+	for _, k := range alertmanagerRouteKeys {
+		if !ours[k] {
+			t.Errorf("route key %s is rejected", k)
+		}
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/prometheus/alertmanager/timeinterval"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v2"
@@ -65,6 +66,9 @@ type Config struct {
 	Console ConsoleConfig `yaml:"console,omitempty"`
 	// Alertmanager is where the Slack Silence buttons create silences.
 	Alertmanager *amsilence.Config `yaml:"alertmanager,omitempty"`
+	// TimeIntervals are named time intervals for the routes'
+	// mute_time_intervals and active_time_intervals (Alertmanager's).
+	TimeIntervals []TimeInterval `yaml:"time_intervals,omitempty"`
 
 	// Source is where the config came from: a path, or "embedded defaults".
 	Source string `yaml:"-"`
@@ -157,6 +161,12 @@ func (c *DedupConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 type IncidentsConfig struct {
 	// GroupBy defaults to routing.DefaultGroupBy (sector, service, kpi).
 	GroupBy []string `yaml:"group_by,omitempty"`
+}
+
+// TimeInterval is one named entry of time_intervals, as in Alertmanager.
+type TimeInterval struct {
+	Name          string                      `yaml:"name"`
+	TimeIntervals []timeinterval.TimeInterval `yaml:"time_intervals"`
 }
 
 // Receiver is a named set of integrations, as in Alertmanager.
@@ -366,6 +376,18 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("route: required (the root route names the default receiver)"))
 	} else if err := c.Route.Compile(known); err != nil {
 		errs = append(errs, err)
+	} else {
+		named := map[string][]timeinterval.TimeInterval{}
+		for i, ti := range c.TimeIntervals {
+			if ti.Name == "" || named[ti.Name] != nil {
+				errs = append(errs, fmt.Errorf("time_intervals[%d].name: missing or duplicate name %q", i, ti.Name))
+				continue
+			}
+			named[ti.Name] = append([]timeinterval.TimeInterval{}, ti.TimeIntervals...)
+		}
+		if err := c.Route.SetTimeIntervals(named); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	errs = append(errs, c.validateTriage()...)
 	return errors.Join(errs...)

@@ -157,10 +157,17 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 	return true
 }
 
-// route selects r's receivers from its (possibly changed) decision.
-func (p *Pipeline) route(r *alert.Result) {
-	r.Receivers = nil
-	if r.Decision.Action != alert.ActionNone {
-		r.Receivers = p.Routes.Match(r.Label)
+// route selects r's receivers from its (possibly changed) decision, minus
+// the routes muted now (r.MutedBy says why when every one is), and returns
+// the group_by of the first matched route.
+func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
+	r.Receivers, r.MutedBy = nil, ""
+	if r.Decision.Action == alert.ActionNone {
+		return nil
 	}
+	r.Receivers, groupBy, r.MutedBy = Deliver(p.Routes.MatchRoutes(r.Label), p.now())
+	if !r.Alert.Firing() {
+		r.MutedBy = "" // a resolve goes wherever its firing went
+	}
+	return groupBy
 }

@@ -143,7 +143,7 @@ func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*tr
 	var every []target // built once, for the resolves of this payload
 	for _, r := range results {
 		switch {
-		case r.SuppressedBy != "":
+		case r.SuppressedBy != "" || r.MutedBy != "":
 			continue
 		case r.Alert.Firing() && r.Decision.Action == alert.ActionNone:
 			if sum != nil {

@@ -185,10 +185,11 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 		r.Classification = p.Classifier.Classify(r.Alert)
 		r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
 		get := r.Label
-		r.Incident = IncidentKey(r, groupBy, get)
-		if r.Decision.Action != alert.ActionNone {
-			r.Receivers = p.Routes.Match(get)
+		routeGroupBy := groupBy
+		if gb := p.route(r); len(gb) > 0 {
+			routeGroupBy = expandGroupBy(gb, r.Alert.Labels)
 		}
+		r.Incident = IncidentKey(r, routeGroupBy, get)
 		results[i] = r
 	}
 	suppressInPayload(results)

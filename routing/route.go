@@ -19,7 +19,11 @@ type Route struct {
 	Continue bool     `yaml:"continue,omitempty"`
 	Routes   []*Route `yaml:"routes,omitempty"`
 
+	// Alertmanager's other route keys; see compat.go.
+	RouteCompat `yaml:",inline"`
+
 	matchers labels.Matchers
+	path     string
 }
 
 // DerivedLabels are the label names the router adds for route matching.
@@ -42,7 +46,9 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 	} else if !known[r.Receiver] {
 		errs = append(errs, fmt.Errorf("%s.receiver: undefined receiver %q", path, r.Receiver))
 	}
+	r.path = path
 	r.matchers = r.matchers[:0]
+	errs = append(errs, r.compileCompat(path)...)
 	for i, s := range r.Matchers {
 		ms, err := labels.ParseMatchers(s)
 		if err != nil {
@@ -55,6 +61,9 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 		if c == nil {
 			errs = append(errs, fmt.Errorf("%s.routes[%d]: empty route", path, i))
 			continue
+		}
+		if c.GroupBy == nil {
+			c.GroupBy = r.GroupBy // inherited, as in Alertmanager
 		}
 		errs = append(errs, c.compile(fmt.Sprintf("%s.routes[%d]", path, i), r.Receiver, known))
 	}

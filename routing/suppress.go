@@ -42,7 +42,7 @@ func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*alert.
 		}
 	}
 	for _, r := range results {
-		if r.SuppressedBy != "" {
+		if r.SuppressedBy != "" || r.MutedBy != "" { // muted: deliberately not sent
 			sum.Suppressed++
 			if p.Metrics != nil {
 				p.Metrics.suppressed.Inc()

@@ -27,6 +27,7 @@ type explanation struct {
 	Incident       string             `json:"incident"`
 	Receivers      []string           `json:"receivers"`
 	SuppressedBy   string             `json:"suppressed_by"`
+	MutedBy        string             `json:"muted_by,omitempty"`
 	Flags          []string           `json:"flags,omitempty"`
 }
 
@@ -66,6 +67,7 @@ func explain(r *alert.Result) explanation {
 		Incident:     r.Incident,
 		Receivers:    nonNil(r.Receivers),
 		SuppressedBy: r.SuppressedBy,
+		MutedBy:      r.MutedBy,
 		Flags:        r.Alert.Flags,
 	}
 	return e

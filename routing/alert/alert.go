@@ -195,6 +195,9 @@ type Result struct {
 	Receivers []string
 	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).
 	SuppressedBy string
+	// MutedBy says why a firing alert is recorded but not sent: every route
+	// it matched is muted by its mute or active time intervals ("" if not).
+	MutedBy string `json:"muted_by,omitempty"`
 	// Deliveries are what happened to the alert at each integration in this
 	// webhook (empty for explain and for alerts with nothing to send).
 	Deliveries []Delivery `json:"deliveries,omitempty"`

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// alertmanagerRoutes uses Alertmanager's route keys: match, match_re,
+// group_by, mute_time_intervals, active_time_intervals, time_intervals.
+const alertmanagerRoutes = `
+time_intervals:
+  - name: always
+    time_intervals: [{weekdays: ['sunday:saturday']}]
+  - name: in-1999
+    time_intervals: [{years: ['1999']}]
+route:
+  receiver: default
+  group_by: [alertname, cluster]
+  routes:
+    - match: {team: db}
+      receiver: db
+      group_wait: 30s
+    - match_re: {team: 'fro.*'}
+      receiver: front
+      mute_time_intervals: [always]
+    - match: {team: night}
+      receiver: night
+      active_time_intervals: [in-1999]
+    - match: {team: both}
+      receiver: db
+      continue: true
+    - match: {team: both}
+      receiver: front
+      mute_time_intervals: [always]
+receivers:
+  - {name: default, log_configs: [{}]}
+  - {name: db, log_configs: [{}]}
+  - {name: front, log_configs: [{}]}
+  - {name: night, log_configs: [{}]}
+`
+
+func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
+	p := writeFile(t, "router.yml", alertmanagerRoutes)
+	for _, tc := range []struct {
+		team, receivers, mutedBy string
+	}{
+		{"db", "db", ""},
+		{"frontend", "", "mute_time_intervals always of route.routes[1]"},
+		{"night", "", "outside active_time_intervals in-1999 of route.routes[2]"},
+		{"both", "db", ""},
+		{"other", "default", ""},
+	} {
+		payload := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"DiskFull","severity":"critical","team":"` + tc.team + `","cluster":"c1","instance":"i1"},"startsAt":"2026-12-01T10:00:00Z"}]}`
+		var out, errb syncBuffer
+		m := &Main{Stdin: strings.NewReader(payload), Stdout: &out, Stderr: &errb}
+		if code := m.Run(t.Context(), []string{"--config.file=" + p, "explain", "-"}); code != 0 {
+			t.Fatalf("explain: %s", errb.String())
+		}
+		var e explanation
+		if err := json.Unmarshal([]byte(out.String()), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Decision.Action == "none" {
+			t.Fatalf("team %s: decision none, the test needs a routed alert", tc.team)
+		}
+		if got := strings.Join(e.Receivers, ","); got != tc.receivers || e.MutedBy != tc.mutedBy {
+			t.Errorf("team %s: receivers %q muted_by %q; want %q, %q", tc.team, got, e.MutedBy, tc.receivers, tc.mutedBy)
+		}
+		if !strings.Contains(e.Incident, "DiskFull") || !strings.Contains(e.Incident, "c1") || strings.Contains(e.Incident, "i1") {
+			t.Errorf("team %s: incident %q is not grouped by the route's group_by [alertname, cluster]", tc.team, e.Incident)
+		}
+	}
+	bad := writeFile(t, "router.yml", "route:\n  receiver: log\n  mute_time_intervals: [nope]\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	code, _, errs := runMain(t, "--config.file="+bad, "check-config")
+	if code != 1 || !strings.Contains(errs, `route.mute_time_intervals[0]: undefined time interval "nope"`) {
+		t.Errorf("undefined time interval: exit %d, %s", code, errs)
+	}
+}
