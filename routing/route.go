@@ -77,7 +77,13 @@ type LabelFunc func(name string) string
 // tree order, without duplicates.
 func (r *Route) Match(get LabelFunc) []string {
 	var out []string
-	r.match(get, &out)
+	seen := map[string]bool{}
+	for _, rt := range r.MatchRoutes(get) {
+		if !seen[rt.Receiver] {
+			seen[rt.Receiver] = true
+			out = append(out, rt.Receiver)
+		}
+	}
 	return out
 }
 
@@ -86,30 +92,6 @@ func (r *Route) matches(get LabelFunc) bool {
 		if !m.Matches(get(m.Name)) {
 			return false
 		}
-	}
-	return true
-}
-
-func (r *Route) match(get LabelFunc, out *[]string) bool {
-	if !r.matches(get) {
-		return false
-	}
-	matched := false
-	for _, c := range r.Routes {
-		if c.match(get, out) {
-			matched = true
-			if !c.Continue {
-				break
-			}
-		}
-	}
-	if !matched {
-		for _, have := range *out {
-			if have == r.Receiver {
-				return true
-			}
-		}
-		*out = append(*out, r.Receiver)
 	}
 	return true
 }
