@@ -58,6 +58,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	explain := app.Command("explain", "Dry run: classify, decide and route every alert of a webhook payload and print one JSON object per alert.")
 	explainFile := explain.Arg("file", "Webhook JSON payload file, or - (the default) for standard input.").Default("-").String()
 
+	importAM := app.Command("import-alertmanager", "Print a router.yml made from an Alertmanager configuration (receivers, routes, time intervals; the rest explained as comments).")
+	importFile := importAM.Arg("file", "alertmanager.yml").Required().String()
+
 	app.Command("version", "Print the version.")
 	journalCmds := m.addJournalCommands(app)
 
@@ -79,6 +82,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		return 0
 	case "check-config":
 		return m.checkConfig(*testRoute)
+	case "import-alertmanager":
+		return m.importAlertmanager(*importFile)
 	case "explain":
 		return m.explain(*explainFile)
 	default:
