@@ -40,7 +40,7 @@ type RouteCompat struct {
 
 func (r *Route) compileCompat(path string) []error {
 	var errs []error
-	for _, name := range sortedKeys(r.RouteCompat.Match) {
+	for _, name := range SortedNames(r.RouteCompat.Match) {
 		m, err := labels.NewMatcher(labels.MatchEqual, name, r.RouteCompat.Match[name])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.match.%s: %w", path, name, err))
@@ -48,7 +48,7 @@ func (r *Route) compileCompat(path string) []error {
 		}
 		r.matchers = append(r.matchers, m)
 	}
-	for _, name := range sortedKeys(r.MatchRE) {
+	for _, name := range SortedNames(r.MatchRE) {
 		m, err := labels.NewMatcher(labels.MatchRegexp, name, r.MatchRE[name])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.match_re.%s: %w", path, name, err))
@@ -59,7 +59,8 @@ func (r *Route) compileCompat(path string) []error {
 	return errs
 }
 
-func sortedKeys(m map[string]string) []string {
+// SortedNames returns the keys of a label map, sorted.
+func SortedNames(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
 		out = append(out, k)

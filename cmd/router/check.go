@@ -89,10 +89,10 @@ func (m *Main) checkConfig(testRoute string) int {
 func printRoute(w interface{ Write([]byte) (int, error) }, r *routing.Route, depth int) {
 	ind := strings.Repeat("  ", depth)
 	ms := append([]string{}, r.Matchers...)
-	for _, k := range sortedLabelNames(r.RouteCompat.Match) {
+	for _, k := range routing.SortedNames(r.RouteCompat.Match) {
 		ms = append(ms, fmt.Sprintf("%s=%q", k, r.RouteCompat.Match[k]))
 	}
-	for _, k := range sortedLabelNames(r.MatchRE) {
+	for _, k := range routing.SortedNames(r.MatchRE) {
 		ms = append(ms, fmt.Sprintf("%s=~%q", k, r.MatchRE[k]))
 	}
 	m := "(all)"
@@ -160,13 +160,4 @@ func routeOf(p *routing.Pipeline, ls map[string]string, now time.Time) (*alert.R
 		return nil, fmt.Errorf("the labels do not make a valid alert")
 	}
 	return p.Evaluate(msg)[0], nil
-}
-
-func sortedLabelNames(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
