@@ -20,7 +20,6 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0
-	gopkg.in/yaml.v2 v2.4.0
 )
 
 require (

@@ -27,8 +27,8 @@ import (
 
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
-	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/internal/redact"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/policies"
@@ -250,6 +250,9 @@ func (c *Config) resolvePaths(dir string) {
 	if c.Alertmanager != nil {
 		c.Alertmanager.HTTPConfig.SetDirectory(dir)
 	}
+	if c.Prometheus != nil {
+		c.Prometheus.HTTPConfig.SetDirectory(dir)
+	}
 	if c.Store.Redis != nil {
 		c.Store.Redis.SetDirectory(dir)
 	}
@@ -270,6 +273,7 @@ func (c *Config) resolvePaths(dir string) {
 				s.AppTokenFile = resolve(dir, s.AppTokenFile)
 				s.APIURLFile = resolve(dir, s.APIURLFile)
 				s.HTTPConfig.SetDirectory(dir)
+				s.SigningSecretFile = resolve(dir, s.SigningSecretFile)
 			}
 		}
 	}

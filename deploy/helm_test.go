@@ -10,7 +10,7 @@ import (
 	"sync"
 	"testing"
 
-	"gopkg.in/yaml.v2"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/config"
 )
