@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // alertmanagerRoutes uses Alertmanager's route keys: match, match_re,
@@ -75,5 +79,43 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 	code, _, errs := runMain(t, "--config.file="+bad, "check-config")
 	if code != 1 || !strings.Contains(errs, `route.mute_time_intervals[0]: undefined time interval "nope"`) {
 		t.Errorf("undefined time interval: exit %d, %s", code, errs)
+	}
+}
+
+// send_resolved: false reaches the dispatch core as
+// Integration.SendResolved (resolves close the incident, nothing is sent).
+func TestSendResolvedFalseBuildsAnIntegrationThatKeepsResolves(t *testing.T) {
+	p := writeFile(t, "router.yml", `
+route: {receiver: team}
+receivers:
+  - name: team
+    pagerduty_configs:
+      - routing_key: k
+        send_resolved: false
+    slack_configs:
+      - token: xoxb-1
+        channel: '#c'
+`)
+	m := &Main{configFile: p, configFileSet: true}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
+	st, err := d.openState(cfg.Store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	b, err := d.build(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, in := range b.pipeline.Receivers["team"] {
+		got[in.Name] = in.SendResolved
+	}
+	if got["pagerduty/0"] || !got["slack/0"] {
+		t.Fatalf("SendResolved by integration = %v; want pagerduty/0 false, slack/0 true", got)
 	}
 }
