@@ -44,6 +44,7 @@ type result struct {
 	Late        int            `json:"late_sends,omitempty"`
 	PeakRSSMiB  float64        `json:"peak_rss_mib,omitempty"`
 	Storm       *stormResult   `json:"storm,omitempty"`
+	Delivered   *delivered     `json:"delivered,omitempty"`
 }
 
 // sample is one request's outcome.
@@ -179,6 +180,12 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 			return nil, fmt.Errorf("warm-up request answered %s: %s", st, strings.TrimSpace(string(body)))
 		}
 	}
+	var before *standinStats
+	if o.standinsURL != "" {
+		if before, err = fetchStats(c.http, o.standinsURL); err != nil {
+			return nil, err
+		}
+	}
 	var samples []sample
 	var elapsed time.Duration
 	late := 0
@@ -188,6 +195,13 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 		samples, elapsed = closedLoop(o, c, src)
 	}
 	res := summarize(samples, elapsed)
+	if before != nil {
+		after, err := fetchStats(c.http, o.standinsURL)
+		if err != nil {
+			return nil, err
+		}
+		res.Delivered = deliveredBetween(before, after)
+	}
 	res.Label, res.Target, res.Mode, res.Alerts, res.Distinct = o.label, o.target, o.mode, o.alerts, o.distinct
 	res.Concurrency, res.Late = o.concurrency, late
 	res.AlertsPerS = res.Throughput * float64(o.alerts)
@@ -327,6 +341,10 @@ func printResult(w io.Writer, r *result) {
 	fmt.Fprintf(w, "requests=%d ok=%d statuses=%v late_sends=%d in %.2fs\n", r.Requests, r.OK, r.Statuses, r.Late, r.Seconds)
 	fmt.Fprintf(w, "throughput=%.1f webhooks/s (%.0f alerts/s)\n", r.Throughput, r.Throughput*float64(max(r.Alerts, 1)))
 	fmt.Fprintf(w, "latency ms: p50=%.3f p99=%.3f p999=%.3f max=%.3f\n", r.P50, r.P99, r.P999, r.Max)
+	if d := r.Delivered; d != nil {
+		fmt.Fprintf(w, "delivered during the run: pagerduty events=%d (triggers %d) slack chat.postMessage=%d chat.update=%d sink=%d\n",
+			d.PDEvents, d.PDTriggers, d.SlackPosts, d.SlackUpdates, d.Sink)
+	}
 	if r.PeakRSSMiB > 0 {
 		fmt.Fprintf(w, "target peak RSS (VmHWM)=%.1f MiB\n", r.PeakRSSMiB)
 	}
