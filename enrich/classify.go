@@ -86,10 +86,10 @@ type Classifier struct {
 	maxWordLen  int
 	// phrases filters look-ups in words: readWords asks the map only for
 	// runs of words that can be a catalog phrase (almost none of them).
-	phrases phraseFilter
-	stealTgt    target
-	hintText    [numHints]string
-	hintOff     [numHints]bool
+	phrases  phraseFilter
+	stealTgt target
+	hintText [numHints]string
+	hintOff  [numHints]bool
 }
 
 var _ alert.Classifier = (*Classifier)(nil)
