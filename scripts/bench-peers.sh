@@ -40,7 +40,7 @@ for p in "$CALERT" "$MSTEAMS"; do
 done
 
 mkdir -p bin docs/bench-raw
-RAW="docs/bench-raw/peers-$(date -u +%Y-%m-%d).txt"
+RAW="docs/bench-raw/peers-$(date -u +%Y-%m-%dT%H%MZ).txt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-peers.XXXXXX")
 PIDS=()
 cleanup() {

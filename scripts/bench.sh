@@ -32,7 +32,7 @@ ALERTS=${ALERTS:-10}
 FRESH_ALERTS=${FRESH_ALERTS-1 10 100}
 
 mkdir -p bin docs/bench-raw
-RAW="docs/bench-raw/$(date -u +%Y-%m-%d).txt"
+RAW="docs/bench-raw/$(date -u +%Y-%m-%dT%H%MZ).txt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-bench.XXXXXX")
 PIDS=()
 
@@ -198,6 +198,15 @@ awk '
         printf "  %-34s %12d %12d %7.2fx %14s\n", substr(n, 10), ns[n], ns[f], ns[n] / ns[f], pa[n]
     }
   }' "$WORK/inproc.txt"
+echo
+echo "interleaved with the floor (BenchmarkVsFloor: median of per-iteration ratios; robust on a busy machine); targets: steady <= 1.0x at 10 and 100 alerts"
+awk '/^BenchmarkVsFloor/ {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkVsFloor\//, "", name)
+    for (i = 2; i < NF; i++) { if ($(i+1) == "x-floor") x = $i; if ($(i+1) == "x-floor-sum") xs = $i }
+    printf "  %-24s %8.2fx median %8.2fx sum\n", name, x, xs
+  }' "$WORK/inproc.txt"
+echo "fresh delivery in process (BenchmarkFreshDelivery: 16 webhooks in flight, real notifiers, stand-ins, real Redis):"
+grep '^BenchmarkFreshDelivery' "$WORK/inproc.txt" | sed 's/^/  /'
 echo
 echo "over HTTP and the storm:"
 bin/loadgen -report -results "$RESULTS"
