@@ -229,6 +229,9 @@ def cell(t, scen):
     sent = sum(x.get("pagerduty_events", 0) + x.get("slack_post_message", 0) + x.get("slack_update", 0) + x.get("sink_requests", 0) for x in d)
     if d and sent:
         note += " delivered %d" % sent
+    cpu = [r.get("cpu_ms_per_webhook", 0) for r in ok if r.get("cpu_ms_per_webhook")]
+    if cpu:
+        note += " cpu %.2f ms/wh" % statistics.median(cpu)
     return thr, "%.0f/s p99 %.1f ms%s" % (thr, p99, note)
 hdr = ["alerts", "mode"] + targets + ["router/floor", "router/best peer"]
 print("| " + " | ".join(hdr) + " |")

@@ -45,14 +45,14 @@ func report(w io.Writer, path string) error {
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tmode\talerts\tload\twebhooks/s\talerts/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tnon-200\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "run\tmode\talerts\tload\twebhooks/s\talerts/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tnon-200\tpeak RSS MiB\tCPU ms/webhook\t")
 	for _, r := range runs {
 		load := fmt.Sprintf("c=%d", r.Concurrency)
 		if r.Mode != "closed" {
 			load = fmt.Sprintf("%d/s", r.Rate)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.1f\t\n", r.Label, r.Mode, r.Alerts, load,
-			r.Throughput, r.Throughput*float64(r.Alerts), r.P50, r.P99, r.P999, r.Max, r.Requests-r.OK, r.PeakRSSMiB)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.1f\t%.3f\t\n", r.Label, r.Mode, r.Alerts, load,
+			r.Throughput, r.Throughput*float64(r.Alerts), r.P50, r.P99, r.P999, r.Max, r.Requests-r.OK, r.PeakRSSMiB, r.CPUmsPerOK)
 	}
 	_ = tw.Flush()
 
