@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/httptrace"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,7 +66,10 @@ func deliveringPipeline(tb testing.TB, s store.Store) (*routing.Pipeline, *pdtes
 // evaluated, claimed in real Redis, delivered by the real notifiers over
 // loopback HTTP to the PagerDuty and Slack stand-ins, and confirmed. It
 // runs with http.DefaultTransport as shipped (2 idle connections per host)
-// and tuned (64), to measure what connection reuse is worth. Profile it
+// and tuned (64), to measure what connection reuse is worth:
+// new-conn-share is the share of requests that opened a TCP connection
+// (httptrace on the webhook's context, which the notifiers pass on to
+// their requests). Profile it
 // with -cpuprofile, -blockprofile and -mutexprofile.
 func BenchmarkFreshDelivery(b *testing.B) {
 	srv := redistest.Start(b)
@@ -93,6 +97,15 @@ func BenchmarkFreshDelivery(b *testing.B) {
 				b.ReportAllocs()
 				start := time.Now()
 				ops := atomic.Int64{}
+				var conns, fresh atomic.Int64
+				ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+					GotConn: func(i httptrace.GotConnInfo) {
+						conns.Add(1)
+						if !i.Reused {
+							fresh.Add(1)
+						}
+					},
+				})
 				b.RunParallel(func(pb *testing.PB) {
 					var buf []byte
 					for pb.Next() {
@@ -102,7 +115,7 @@ func BenchmarkFreshDelivery(b *testing.B) {
 							b.Error(err)
 							return
 						}
-						sum, err := p.Process(context.Background(), m)
+						sum, err := p.Process(ctx, m)
 						if err != nil || sum.Failed > 0 || sum.Deduplicated > 0 {
 							b.Errorf("fresh webhook: %v %+v", err, sum)
 							return
@@ -114,6 +127,9 @@ func BenchmarkFreshDelivery(b *testing.B) {
 				if k := ops.Load(); k > 0 {
 					b.ReportMetric(float64(k)/el.Seconds(), "webhooks/s")
 					b.ReportMetric(float64(pd.Requests()+sl.Calls("chat.postMessage")+sl.Calls("chat.update"))/float64(k), "sends/webhook")
+					if c := conns.Load(); c > 0 {
+						b.ReportMetric(float64(fresh.Load())/float64(c), "new-conn-share")
+					}
 				}
 			})
 		}
