@@ -86,7 +86,9 @@ type Classifier struct {
 	maxWordLen  int
 	// phrases filters look-ups in words: readWords asks the map only for
 	// runs of words that can be a catalog phrase (almost none of them).
-	phrases  phraseFilter
+	phrases phraseFilter
+	// exprs remembers the expressions of escaped generator URLs.
+	exprs    exprCache
 	stealTgt target
 	hintText [numHints]string
 	hintOff  [numHints]bool
@@ -418,7 +420,7 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 		}
 	}
 	// 4. Metric names of the generator expression.
-	if expr := exprFromGeneratorURL(a.GeneratorURL); expr != "" {
+	if expr := c.exprs.get(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
 		up, cpu := false, false
 		for i := 0; i < s.facts.nMetrics; i++ {
