@@ -129,3 +129,21 @@ func FuzzDecodeMatchesEncodingJSON(f *testing.F) {
 		checkSameDecode(t, "fuzz input", body)
 	})
 }
+
+// TestDecodedStringsDoNotAliasTheBody checks that the fast decoder copies
+// what it decodes: the edge may reuse the body's buffer once Decode
+// returns.
+func TestDecodedStringsDoNotAliasTheBody(t *testing.T) {
+	body := []byte(`{"version":"4","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"Disk","instance":"a:1"},"annotations":{"summary":"full"},"fingerprint":"0123456789abcdef"}]}`)
+	m, err := Decode(body, equivNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range body {
+		body[i] = 'x'
+	}
+	a := m.Items[0]
+	if m.Receiver != "r" || a.Labels["alertname"] != "Disk" || a.Labels["instance"] != "a:1" || a.Annotations["summary"] != "full" || a.Fingerprint != "0123456789abcdef" {
+		t.Fatalf("decoded values changed with the body: %+v %+v", m.Data, a)
+	}
+}
