@@ -84,9 +84,14 @@ type Classifier struct {
 	families    [2]familyIndex // user families first, then built-in ones
 	words       map[string]target
 	maxWordLen  int
-	stealTgt    target
-	hintText    [numHints]string
-	hintOff     [numHints]bool
+	// phrases filters look-ups in words: readWords asks the map only for
+	// runs of words that can be a catalog phrase (almost none of them).
+	phrases phraseFilter
+	// exprs remembers the expressions of escaped generator URLs.
+	exprs    exprCache
+	stealTgt target
+	hintText [numHints]string
+	hintOff  [numHints]bool
 }
 
 var _ alert.Classifier = (*Classifier)(nil)
@@ -152,6 +157,7 @@ func New(cfg Config) (*Classifier, error) {
 		t := c.resolve(w.Sector, w.KPI)
 		t.class = w.Class
 		c.words[key] = t
+		c.phrases.addKey(key)
 		if len(key) > c.maxWordLen {
 			c.maxWordLen = len(key)
 		}
@@ -414,7 +420,7 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 		}
 	}
 	// 4. Metric names of the generator expression.
-	if expr := exprFromGeneratorURL(a.GeneratorURL); expr != "" {
+	if expr := c.exprs.get(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
 		up, cpu := false, false
 		for i := 0; i < s.facts.nMetrics; i++ {
@@ -510,14 +516,30 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 	_, ns := splitWords(text, low[:], spans[:])
 	var key [64]byte
 	for i := 0; i < ns; {
+		// The runs of words starting at word i that can be a phrase: the
+		// hash of each run's key (its words concatenated), as long as the
+		// run so far is a prefix of some phrase key.
+		var hs [maxWordRun]uint32
+		h, n, longest := fnvOffset, 0, 0
+		for r := 0; r < maxWordRun && i+r < ns; r++ {
+			w := low[spans[i+r].start:spans[i+r].end]
+			if n += len(w); n > c.maxWordLen {
+				break
+			}
+			h = fnvAdd(h, w)
+			if !c.phrases.prefix.has(h) {
+				break
+			}
+			hs[r], longest = h, r+1
+		}
 		matched := 0
-		for run := min(maxWordRun, ns-i); run >= 1; run-- {
+		for run := longest; run >= 1; run-- {
+			if !c.phrases.key.has(hs[run-1]) {
+				continue
+			}
 			k := key[:0]
 			for j := i; j < i+run; j++ {
 				k = append(k, low[spans[j].start:spans[j].end]...)
-			}
-			if len(k) > c.maxWordLen {
-				continue
 			}
 			t, ok := c.words[string(k)]
 			if !ok {
@@ -546,6 +568,45 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 		i += matched
 	}
 }
+
+// phraseFilter holds two bit sets over FNV-1a hashes of the catalog's
+// phrase keys: key has a bit per whole key, prefix a bit per prefix of
+// every key (whole keys included). A clear bit proves that no key (or no
+// key's prefix) has that hash, so a run of words that cannot be a phrase
+// costs a hash and a bit test instead of map look-ups; a set bit (a real
+// key, or a rare collision) is confirmed by the map. It changes no result.
+type phraseFilter struct {
+	key, prefix bitSet
+}
+
+func (f *phraseFilter) addKey(k string) {
+	h := fnvOffset
+	for i := 0; i < len(k); i++ {
+		h = (h ^ uint32(k[i])) * fnvPrime
+		f.prefix.set(h)
+	}
+	f.key.set(h)
+}
+
+const (
+	fnvOffset  uint32 = 2166136261
+	fnvPrime   uint32 = 16777619
+	bitSetBits        = 1 << 15
+)
+
+// fnvAdd continues the FNV-1a hash h over b.
+func fnvAdd(h uint32, b []byte) uint32 {
+	for _, c := range b {
+		h = (h ^ uint32(c)) * fnvPrime
+	}
+	return h
+}
+
+type bitSet [bitSetBits / 64]uint64
+
+func (b *bitSet) set(h uint32) { h %= bitSetBits; b[h/64] |= 1 << (h % 64) }
+
+func (b *bitSet) has(h uint32) bool { h %= bitSetBits; return b[h/64]&(1<<(h%64)) != 0 }
 
 // origSpan maps a [start,end) range of the lowered alphanumeric buffer back
 // to the original text (which also holds separators).

@@ -70,16 +70,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 			}
 		}
 	}
-	var specific [numHints]string
-	specific[0] = queueTimeHint(a)
-	specific[1] = prefillDecodeHint(a)
-	specific[2] = kvCacheHint(a)
-	specific[3] = moeRouterHint(a)
-	specific[4] = cpuReadyHint(a)
-	specific[5] = microburstHint(a)
-	specific[6] = opticalHint(a)
-	specific[7] = spillLagHint(a)
-	specific[8] = burnHint(a)
+	specific := specificHints(a)
 	if s.facts.averages != "" && ((sec != nil && sec.Sensitivity == sensitivityHigh) || class == ClassLatency) {
 		relevant[9] = true
 	}
@@ -106,6 +97,64 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 		}
 	}
 	return out
+}
+
+// specificHintFuncs compute the specific hints, in HintIDs order. They
+// read the alert only through number and ratio, by the keys isHintKey
+// knows.
+var specificHintFuncs = [...]func(*alert.Alert) string{
+	queueTimeHint, prefillDecodeHint, kvCacheHint, moeRouterHint, cpuReadyHint,
+	microburstHint, opticalHint, spillLagHint, burnHint,
+}
+
+// specificHints computes the specific hints of a. Most alerts carry none
+// of their keys; for those it returns at once what the hints give an alert
+// without them (computed once, at start-up), instead of some forty map
+// look-ups that all miss.
+func specificHints(a *alert.Alert) [numHints]string {
+	if !carriesHintKey(a) {
+		return noSpecificHints
+	}
+	return computeSpecificHints(a)
+}
+
+func computeSpecificHints(a *alert.Alert) [numHints]string {
+	var out [numHints]string
+	for i, f := range specificHintFuncs {
+		out[i] = f(a)
+	}
+	return out
+}
+
+var noSpecificHints = computeSpecificHints(&alert.Alert{})
+
+// carriesHintKey reports whether an annotation or label of a is read by
+// a specific hint.
+func carriesHintKey(a *alert.Alert) bool {
+	for k := range a.Annotations {
+		if isHintKey(k) {
+			return true
+		}
+	}
+	for k := range a.Labels {
+		if isHintKey(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// isHintKey reports whether the specific hints read key (a string switch:
+// no hashing, no map).
+func isHintKey(key string) bool {
+	switch key {
+	case AnnQueueTime, AnnComputeTime, AnnLatency, AnnPrefill, AnnDecode, AnnPrefixHit, AnnPrefixHitBase,
+		AnnCPUReady, AnnCoStop, AnnNUMAMiss, AnnConsumerLag, AnnSpillBytes, AnnOSNRMargin, AnnPreFECBER,
+		AnnAuxLoss, AnnRouterZLoss, AnnAuxLossBase, AnnMicroburstDepth, AnnECNMarkRatio,
+		"burn_rate_1h", "burn_rate_5m", "burn_rate_6h", "burn_rate_30m", "burn_rate_1d", "burn_rate_2h", "burn_rate_3d":
+		return true
+	}
+	return false
 }
 
 func hintIndex(id string) int {

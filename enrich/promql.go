@@ -3,6 +3,8 @@ package enrich
 import (
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // exprFromGeneratorURL returns the PromQL expression of the g0.expr query
@@ -32,6 +34,34 @@ func exprFromGeneratorURL(u string) string {
 		}
 	}
 	return ""
+}
+
+// maxCachedExprs bounds exprCache; past it, expressions are unescaped on
+// every call as before.
+const maxCachedExprs = 2048
+
+// exprCache memoizes exprFromGeneratorURL for URLs whose expression needs
+// unescaping (url.QueryUnescape allocates on every call, and Alertmanager
+// resends the same alerts, with the same URLs, every group interval). Safe
+// for concurrent use; a cached value is what exprFromGeneratorURL returns.
+type exprCache struct {
+	m sync.Map // generator URL → expression
+	n atomic.Int32
+}
+
+func (c *exprCache) get(u string) string {
+	if v, ok := c.m.Load(u); ok {
+		return v.(string)
+	}
+	e := exprFromGeneratorURL(u)
+	if strings.ContainsAny(u, "%+") { // unescaped (or undecodable): worth remembering
+		if c.n.Load() < maxCachedExprs {
+			if _, loaded := c.m.LoadOrStore(u, e); !loaded {
+				c.n.Add(1)
+			}
+		}
+	}
+	return e
 }
 
 // exprFacts is what a scan of a PromQL expression found.

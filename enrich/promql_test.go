@@ -131,3 +131,24 @@ func FuzzParseGeneratorURL(f *testing.F) {
 		}
 	})
 }
+
+// TestExprCacheAnswersAsExprFromGeneratorURL checks the memoized path
+// against the direct one, twice (miss, then hit), on every kind of URL.
+func TestExprCacheAnswersAsExprFromGeneratorURL(t *testing.T) {
+	var c exprCache
+	urls := []string{
+		"", "http://p/graph", "http://p/graph?g0.expr=up&g0.tab=1",
+		"http://p/graph?g0.expr=rate%28http_requests_total%5B5m%5D%29+%3E+1&g0.tab=1",
+		"http://p/graph?g0.expr=%zz", "http://p/graph?x=1+2&g0.expr=a+b#frag",
+	}
+	for range 2 {
+		for _, u := range urls {
+			if got, want := c.get(u), exprFromGeneratorURL(u); got != want {
+				t.Fatalf("%q: cache %q, direct %q", u, got, want)
+			}
+		}
+	}
+	if n := c.n.Load(); n != 3 {
+		t.Fatalf("cached %d URLs, want the 3 that hold %% or +", n)
+	}
+}

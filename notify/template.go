@@ -3,9 +3,12 @@ package notify
 import (
 	_ "embed"
 	"fmt"
+	tmplhtml "html/template"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
+	tmpltext "text/template"
 
 	"github.com/prometheus/alertmanager/template"
 
@@ -80,25 +83,104 @@ func NewData(n *alert.Notification) *Data {
 type Templates struct {
 	user    *template.Template
 	builtin *template.Template
+	// userTexts and builtinTexts render like user's and builtin's
+	// ExecuteTextString, with each text parsed once instead of on every call.
+	userTexts    *compiledTexts
+	builtinTexts *compiledTexts
 }
 
 var (
-	builtinOnce sync.Once
-	builtin     *template.Template
+	builtinOnce  sync.Once
+	builtin      *template.Template
+	builtinTexts *compiledTexts
 )
 
-func builtinTemplate() *template.Template {
+func builtinTemplate() (*template.Template, *compiledTexts) {
 	builtinOnce.Do(func() {
-		t, err := template.FromGlobs(nil)
+		t, texts, err := newTemplate()
 		if err == nil {
 			err = t.Parse(strings.NewReader(defaultTemplates))
 		}
 		if err != nil {
 			panic(fmt.Sprintf("parse built-in templates: %v", err)) // a build defect, caught by every test
 		}
-		builtin = t
+		builtin, builtinTexts = t, texts
 	})
-	return builtin
+	return builtin, builtinTexts
+}
+
+// newTemplate returns Alertmanager's default templates and a cache of
+// compiled texts sharing the definitions they will hold: Alertmanager's
+// text template is captured through its Option hook (Parse and ParseGlob
+// add to that same *text/template.Template).
+func newTemplate() (*template.Template, *compiledTexts, error) {
+	var text *tmpltext.Template
+	t, err := template.FromGlobs(nil, func(tt *tmpltext.Template, _ *tmplhtml.Template) { text = tt })
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, &compiledTexts{base: text}, nil
+}
+
+// maxCompiledTexts bounds the cache: the texts rendered come from the
+// configuration, so a handful; past the bound a text is parsed per call.
+const maxCompiledTexts = 256
+
+// compiledTexts renders template texts as Alertmanager's
+// Template.ExecuteTextString does (a clone of the loaded definitions, a new
+// unnamed template with missingkey=zero and the routeLabels function,
+// parsed from the text) but keeps each text's parsed template: cloning and
+// parsing on every call was most of the cost of building a notification.
+// Executing a parsed text/template is safe for concurrent use.
+type compiledTexts struct {
+	base *tmpltext.Template
+	m    sync.Map // text → *compiledText
+	n    atomic.Int32
+}
+
+type compiledText struct {
+	t   *tmpltext.Template
+	err error
+}
+
+// noRouteLabels is routeLabels for alertrouter's Data: Alertmanager
+// resolves route labels only for its own *template.Data, so for any other
+// data every route label renders as "".
+func noRouteLabels(string) (string, error) { return "", nil }
+
+func (c *compiledTexts) compile(text string) *compiledText {
+	if v, ok := c.m.Load(text); ok {
+		return v.(*compiledText)
+	}
+	t, err := c.base.Clone()
+	if err == nil {
+		t, err = t.New("").Option("missingkey=zero").Funcs(tmpltext.FuncMap{"routeLabels": noRouteLabels}).Parse(text)
+	}
+	ct := &compiledText{t: t, err: err}
+	if c.n.Load() >= maxCompiledTexts {
+		return ct
+	}
+	v, loaded := c.m.LoadOrStore(text, ct)
+	if !loaded {
+		c.n.Add(1)
+	}
+	return v.(*compiledText)
+}
+
+// execute renders text with data; the same result as
+// Template.ExecuteTextString for data that is not Alertmanager's own
+// *template.Data.
+func (c *compiledTexts) execute(text string, data any) (string, error) {
+	if text == "" {
+		return "", nil
+	}
+	ct := c.compile(text)
+	if ct.err != nil {
+		return "", ct.err
+	}
+	var b strings.Builder
+	err := ct.t.Execute(&b, data)
+	return b.String(), err
 }
 
 // LoadTemplates parses the user's template files (globs, as Alertmanager's
@@ -106,7 +188,7 @@ func builtinTemplate() *template.Template {
 // built-in templates. A parse error is returned naming the files, so
 // check-config can show it.
 func LoadTemplates(globs []string) (*Templates, error) {
-	user, err := template.FromGlobs(nil)
+	user, texts, err := newTemplate()
 	if err != nil {
 		return nil, fmt.Errorf("load Alertmanager default templates: %w", err)
 	}
@@ -118,13 +200,14 @@ func LoadTemplates(globs []string) (*Templates, error) {
 			return nil, fmt.Errorf("parse template files %q: %w", g, err)
 		}
 	}
-	return &Templates{user: user, builtin: builtinTemplate()}, nil
+	b, bt := builtinTemplate()
+	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt}, nil
 }
 
 // BuiltinTemplates returns Templates with the built-in templates only.
 func BuiltinTemplates() *Templates {
-	b := builtinTemplate()
-	return &Templates{user: b, builtin: b}
+	b, bt := builtinTemplate()
+	return &Templates{user: b, builtin: b, userTexts: bt, builtinTexts: bt}
 }
 
 // Check reports whether text parses as a template against the loaded
@@ -149,14 +232,14 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 	if text == "" {
 		text = fallback
 	}
-	s, err := t.user.ExecuteTextString(text, data)
+	s, err := t.userTexts.execute(text, data)
 	if err == nil {
 		return strings.TrimSpace(s)
 	}
 	if logger != nil {
 		logger.Warn("template render failed, using the built-in text", "field", field, "receiver", data.Receiver, "err", err)
 	}
-	s, err = t.builtin.ExecuteTextString(fallback, data)
+	s, err = t.builtinTexts.execute(fallback, data)
 	if err != nil {
 		if logger != nil {
 			logger.Error("built-in template render failed, using plain text", "field", field, "receiver", data.Receiver, "err", err)

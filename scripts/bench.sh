@@ -7,14 +7,19 @@
 #  2. bin/loadgen against bin/baseline (echo + decode + one Redis round trip)
 #     and bin/router (real redis-server, PagerDuty and Slack stand-ins):
 #     closed loop (max throughput) and open loop at 1000 webhooks/s, 10-alert
-#     payloads, steady state (the same payload repeated: dedup hits).
+#     payloads, steady state (the same payload repeated: dedup hits); then
+#     fresh (new fingerprints in every webhook: every alert a new
+#     transition, claimed, sent to the stand-ins and confirmed) for 1, 10
+#     and 100 alerts, with the counts the stand-ins received.
 #  3. The storm, against a freshly started router: 10,000 distinct alerts in
 #     100 webhooks, one incident family plus 10% noise.
 #
 # It prints the table and saves everything to docs/bench-raw/<date>.txt.
 # Every process it starts is killed on exit. Knobs (environment):
 # BENCHTIME (go test -benchtime, default 1s), LOAD_DURATION (default 10s),
-# CONCURRENCY (closed loop, default 16), RATE (open loop, default 1000).
+# CONCURRENCY (closed loop, default 16), RATE (open loop, default 1000),
+# ALERTS (steady payload size, default 10), FRESH_ALERTS (fresh payload
+# sizes, default "1 10 100"; empty skips the fresh mode).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -24,9 +29,10 @@ LOAD_DURATION=${LOAD_DURATION:-10s}
 CONCURRENCY=${CONCURRENCY:-16}
 RATE=${RATE:-1000}
 ALERTS=${ALERTS:-10}
+FRESH_ALERTS=${FRESH_ALERTS-1 10 100}
 
 mkdir -p bin docs/bench-raw
-RAW="docs/bench-raw/$(date -u +%Y-%m-%d).txt"
+RAW="docs/bench-raw/$(date -u +%Y-%m-%dT%H%MZ).txt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-bench.XXXXXX")
 PIDS=()
 
@@ -153,6 +159,14 @@ lg -label baseline/open -mode open -rate "$RATE" -concurrency 512 -duration "$LO
   -target "http://127.0.0.1:$P_BASE/webhook" -pid "$BASE_PID"
 lg -label router/open -mode open -rate "$RATE" -concurrency 512 -duration "$LOAD_DURATION" -alerts "$ALERTS" \
   -target "http://127.0.0.1:$P_ROUTER/webhook" -pid "$ROUTER_PID"
+
+for n in $FRESH_ALERTS; do
+  echo "## HTTP load, $n-alert payloads, fresh (new fingerprints in every webhook)"
+  lg -label "baseline/fresh-$n" -mode closed -distinct -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$n" \
+    -target "http://127.0.0.1:$P_BASE/webhook" -pid "$BASE_PID"
+  lg -label "router/fresh-$n" -mode closed -distinct -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$n" \
+    -target "http://127.0.0.1:$P_ROUTER/webhook" -pid "$ROUTER_PID" -standins-url "http://127.0.0.1:$P_PD"
+done
 echo "router log (warnings and errors, first 20 lines):"
 head -20 "$WORK/router-$P_ROUTER.log" || true
 kill "$ROUTER_PID" 2>/dev/null || true
@@ -184,6 +198,15 @@ awk '
         printf "  %-34s %12d %12d %7.2fx %14s\n", substr(n, 10), ns[n], ns[f], ns[n] / ns[f], pa[n]
     }
   }' "$WORK/inproc.txt"
+echo
+echo "interleaved with the floor (BenchmarkVsFloor: median of per-iteration ratios; robust on a busy machine); targets: steady <= 1.0x at 10 and 100 alerts"
+awk '/^BenchmarkVsFloor/ {
+    name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkVsFloor\//, "", name)
+    for (i = 2; i < NF; i++) { if ($(i+1) == "x-floor") x = $i; if ($(i+1) == "x-floor-sum") xs = $i }
+    printf "  %-24s %8.2fx median %8.2fx sum\n", name, x, xs
+  }' "$WORK/inproc.txt"
+echo "fresh delivery in process (BenchmarkFreshDelivery: 16 webhooks in flight, real notifiers, stand-ins, real Redis):"
+grep '^BenchmarkFreshDelivery' "$WORK/inproc.txt" | sed 's/^/  /'
 echo
 echo "over HTTP and the storm:"
 bin/loadgen -report -results "$RESULTS"

@@ -43,7 +43,13 @@ type result struct {
 	Max         float64        `json:"max_ms"`
 	Late        int            `json:"late_sends,omitempty"`
 	PeakRSSMiB  float64        `json:"peak_rss_mib,omitempty"`
-	Storm       *stormResult   `json:"storm,omitempty"`
+	// CPUmsPerOK is the target's CPU time (user + system, from
+	// /proc/<pid>/stat) during the run per 200 answer: what one webhook
+	// costs the target, a figure that a busy machine disturbs far less
+	// than throughput.
+	CPUmsPerOK float64      `json:"cpu_ms_per_webhook,omitempty"`
+	Storm      *stormResult `json:"storm,omitempty"`
+	Delivered  *delivered   `json:"delivered,omitempty"`
 }
 
 // sample is one request's outcome.
@@ -179,6 +185,18 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 			return nil, fmt.Errorf("warm-up request answered %s: %s", st, strings.TrimSpace(string(body)))
 		}
 	}
+	var before *standinStats
+	if o.standinsURL != "" {
+		if before, err = fetchStats(c.http, o.standinsURL); err != nil {
+			return nil, err
+		}
+	}
+	var cpuBefore float64
+	if o.pid > 0 {
+		if cpuBefore, err = cpuSeconds(o.pid); err != nil {
+			return nil, err
+		}
+	}
 	var samples []sample
 	var elapsed time.Duration
 	late := 0
@@ -188,6 +206,20 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 		samples, elapsed = closedLoop(o, c, src)
 	}
 	res := summarize(samples, elapsed)
+	if o.pid > 0 && res.OK > 0 {
+		cpuAfter, err := cpuSeconds(o.pid)
+		if err != nil {
+			return nil, err
+		}
+		res.CPUmsPerOK = (cpuAfter - cpuBefore) * 1000 / float64(res.OK)
+	}
+	if before != nil {
+		after, err := fetchStats(c.http, o.standinsURL)
+		if err != nil {
+			return nil, err
+		}
+		res.Delivered = deliveredBetween(before, after)
+	}
 	res.Label, res.Target, res.Mode, res.Alerts, res.Distinct = o.label, o.target, o.mode, o.alerts, o.distinct
 	res.Concurrency, res.Late = o.concurrency, late
 	res.AlertsPerS = res.Throughput * float64(o.alerts)
@@ -303,6 +335,34 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
+// clockTicks is USER_HZ, the unit of /proc/<pid>/stat times (100 on every
+// Linux architecture Go supports).
+const clockTicks = 100
+
+// cpuSeconds reads the user + system CPU time pid has used.
+func cpuSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read CPU time of pid %d: %w", pid, err)
+	}
+	// Fields after the command name (which may hold spaces) in ")…":
+	// state is field 3, utime 14, stime 15.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	}
+	ut, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("unreadable CPU times in /proc/%d/stat", pid)
+	}
+	return (ut + st) / clockTicks, nil
+}
+
 // peakRSS reads the peak resident set size (VmHWM) of pid in MiB.
 func peakRSS(pid int) (float64, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
@@ -327,6 +387,13 @@ func printResult(w io.Writer, r *result) {
 	fmt.Fprintf(w, "requests=%d ok=%d statuses=%v late_sends=%d in %.2fs\n", r.Requests, r.OK, r.Statuses, r.Late, r.Seconds)
 	fmt.Fprintf(w, "throughput=%.1f webhooks/s (%.0f alerts/s)\n", r.Throughput, r.Throughput*float64(max(r.Alerts, 1)))
 	fmt.Fprintf(w, "latency ms: p50=%.3f p99=%.3f p999=%.3f max=%.3f\n", r.P50, r.P99, r.P999, r.Max)
+	if d := r.Delivered; d != nil {
+		fmt.Fprintf(w, "delivered during the run: pagerduty events=%d (triggers %d) slack chat.postMessage=%d chat.update=%d sink=%d\n",
+			d.PDEvents, d.PDTriggers, d.SlackPosts, d.SlackUpdates, d.Sink)
+	}
+	if r.CPUmsPerOK > 0 {
+		fmt.Fprintf(w, "target CPU per webhook=%.3f ms\n", r.CPUmsPerOK)
+	}
 	if r.PeakRSSMiB > 0 {
 		fmt.Fprintf(w, "target peak RSS (VmHWM)=%.1f MiB\n", r.PeakRSSMiB)
 	}

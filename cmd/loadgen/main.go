@@ -19,12 +19,17 @@
 //	-standins     run the PagerDuty and Slack stand-ins (internal/pdtest,
 //	              internal/slacktest) on -pd-listen and -slack-listen until
 //	              SIGTERM or -lifetime, then print their counters.
+//	-sink         run a loopback HTTP sink on -sink-listen that answers every
+//	              request 200 and counts them (the peers' destination in
+//	              scripts/bench-peers.sh).
 //	-free-ports=N print N free loopback ports (for scripts/bench.sh).
 //	-report       print the results table from -results (JSON lines written
 //	              by earlier runs with -results).
 //
 // -distinct stamps new fingerprints into every request (fresh transitions);
-// without it the same payload repeats (steady state: dedup hits).
+// without it the same payload repeats (steady state: dedup hits). With
+// -standins-url in open or closed mode, the run also reports what the
+// stand-ins (or a sink) received during it: delivered counts.
 package main
 
 import (
@@ -58,6 +63,8 @@ type options struct {
 	standinsURL   string
 
 	standins    bool
+	sink        bool
+	sinkListen  string
 	pdListen    string
 	slackListen string
 	slackToken  string
@@ -88,8 +95,10 @@ func run() int {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "per-request timeout")
 	flag.IntVar(&o.stormWebhooks, "storm-webhooks", 100, "storm: webhooks")
 	flag.IntVar(&o.stormAlerts, "storm-alerts", 100, "storm: alerts per webhook")
-	flag.StringVar(&o.standinsURL, "standins-url", "", "storm: base URL of a -standins process, for its counters")
+	flag.StringVar(&o.standinsURL, "standins-url", "", "base URL of a -standins or -sink process, for the counts delivered during the run")
 	flag.BoolVar(&o.standins, "standins", false, "run the PagerDuty and Slack stand-ins")
+	flag.BoolVar(&o.sink, "sink", false, "run a counting loopback HTTP sink on -sink-listen")
+	flag.StringVar(&o.sinkListen, "sink-listen", "127.0.0.1:9099", "sink: listen address")
 	flag.StringVar(&o.pdListen, "pd-listen", "127.0.0.1:9097", "stand-ins: PagerDuty Events API address")
 	flag.StringVar(&o.slackListen, "slack-listen", "127.0.0.1:9098", "stand-ins: Slack Web API address")
 	flag.StringVar(&o.slackToken, "slack-token", "xoxb-bench-token", "stand-ins: the Slack token accepted")
@@ -107,6 +116,8 @@ func run() int {
 		err = report(os.Stdout, o.results)
 	case o.standins:
 		err = serveStandins(o)
+	case o.sink:
+		err = serveSink(o)
 	default:
 		err = load(o)
 	}

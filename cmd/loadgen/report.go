@@ -15,6 +15,7 @@ const (
 	minThroughputRatio = 0.8
 	maxP99ms           = 10.0
 	maxStormRSSMiB     = 150.0
+	maxFreshP99ms      = 50.0
 )
 
 // report prints the table of the runs recorded in path, the router/baseline
@@ -44,14 +45,14 @@ func report(w io.Writer, path string) error {
 	}
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "run\tmode\talerts\tload\twebhooks/s\talerts/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tnon-200\tpeak RSS MiB\t")
+	fmt.Fprintln(tw, "run\tmode\talerts\tload\twebhooks/s\talerts/s\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\tnon-200\tpeak RSS MiB\tCPU ms/webhook\t")
 	for _, r := range runs {
 		load := fmt.Sprintf("c=%d", r.Concurrency)
 		if r.Mode != "closed" {
 			load = fmt.Sprintf("%d/s", r.Rate)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.1f\t\n", r.Label, r.Mode, r.Alerts, load,
-			r.Throughput, r.Throughput*float64(r.Alerts), r.P50, r.P99, r.P999, r.Max, r.Requests-r.OK, r.PeakRSSMiB)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%.1f\t%.3f\t\n", r.Label, r.Mode, r.Alerts, load,
+			r.Throughput, r.Throughput*float64(r.Alerts), r.P50, r.P99, r.P999, r.Max, r.Requests-r.OK, r.PeakRSSMiB, r.CPUmsPerOK)
 	}
 	_ = tw.Flush()
 
@@ -74,6 +75,16 @@ func report(w io.Writer, path string) error {
 		}
 		base := byLabel["baseline/"+scenario]
 		switch {
+		case r.Mode == "closed" && r.Distinct:
+			fmt.Fprintf(w, "  [%s] %s: fresh alerts, %.0f webhooks/s accepted and delivered, p99 %.2f ms (target <= %.0f ms; non-200: %d)\n",
+				mark(r.P99 <= maxFreshP99ms && r.OK == r.Requests), scenario, r.Throughput, r.P99, maxFreshP99ms, r.Requests-r.OK)
+			if base != nil && base.Throughput > 0 {
+				fmt.Fprintf(w, "         router/baseline throughput %.2f (baseline %.0f webhooks/s)\n", r.Throughput/base.Throughput, base.Throughput)
+			}
+			if d := r.Delivered; d != nil && r.OK > 0 {
+				fmt.Fprintf(w, "         delivered: %d PagerDuty events (%d triggers), %d Slack posts, %d Slack updates for %d webhooks\n",
+					d.PDEvents, d.PDTriggers, d.SlackPosts, d.SlackUpdates, r.Requests)
+			}
 		case r.Mode == "closed" && base != nil && base.Throughput > 0:
 			ratio := r.Throughput / base.Throughput
 			fmt.Fprintf(w, "  [%s] %s: router/baseline throughput %.2f (%.0f vs %.0f webhooks/s), target >= %.1f\n",

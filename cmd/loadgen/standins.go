@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,6 +33,10 @@ type standinStats struct {
 		Messages int            `json:"messages"`
 		Parents  int            `json:"parents"`
 	} `json:"slack"`
+	// Sink counts what a -sink process received (peer benchmarks).
+	Sink struct {
+		Requests int `json:"requests"`
+	} `json:"sink"`
 }
 
 // slackMethods are the Web API methods whose calls are counted.
@@ -141,4 +147,75 @@ func fetchStats(c *http.Client, base string) (*standinStats, error) {
 		return nil, fmt.Errorf("decode stand-in counters: %w", err)
 	}
 	return &st, nil
+}
+
+// serveSink runs a loopback HTTP sink on -sink-listen until SIGINT/SIGTERM
+// or the lifetime: it answers every request 200 with a small JSON object
+// (what chat webhooks such as Google Chat's and Teams' answer) and counts
+// them; statsPath answers the count. The peers of scripts/bench-peers.sh
+// deliver to it.
+func serveSink(o options) error {
+	if err := loopbackHost(o.sinkListen); err != nil {
+		return err
+	}
+	if o.lifetime <= 0 || o.lifetime > time.Hour {
+		return fmt.Errorf("-lifetime %v is outside (0, 1h]", o.lifetime)
+	}
+	var n atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == statsPath {
+			st := &standinStats{}
+			st.Sink.Requests = int(n.Load())
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(st)
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		n.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"name":"spaces/sink/messages/1","thread":{"name":"spaces/sink/threads/1"}}`)
+	})
+	ln, err := net.Listen("tcp", o.sinkListen)
+	if err != nil {
+		return fmt.Errorf("listen for sink: %w", err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	fmt.Fprintf(os.Stderr, "sink: http://%s/ (any path)\n", o.sinkListen)
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	select {
+	case <-sig:
+	case <-time.After(o.lifetime):
+	case err = <-errc:
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+	}
+	_ = srv.Close()
+	fmt.Printf("{\"sink\":{\"requests\":%d}}\n", n.Load())
+	return err
+}
+
+// delivered is what the stand-ins (or the sink) received during one run.
+type delivered struct {
+	PDEvents     int `json:"pagerduty_events"`
+	PDTriggers   int `json:"pagerduty_triggers"`
+	SlackPosts   int `json:"slack_post_message"`
+	SlackUpdates int `json:"slack_update"`
+	Sink         int `json:"sink_requests"`
+}
+
+func deliveredBetween(before, after *standinStats) *delivered {
+	d := &delivered{
+		PDEvents:     after.PagerDuty.Requests - before.PagerDuty.Requests,
+		SlackPosts:   after.Slack.Calls["chat.postMessage"] - before.Slack.Calls["chat.postMessage"],
+		SlackUpdates: after.Slack.Calls["chat.update"] - before.Slack.Calls["chat.update"],
+		Sink:         after.Sink.Requests - before.Sink.Requests,
+	}
+	for key, n := range after.PagerDuty.Triggers {
+		d.PDTriggers += n - before.PagerDuty.Triggers[key]
+	}
+	return d
 }

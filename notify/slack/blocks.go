@@ -54,9 +54,9 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	c, d := lead.Classification, lead.Decision
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Decision:* %s", esc(string(no.Action)))
+	b.WriteString("*Decision:* " + esc(string(no.Action)))
 	if d.Policy != "" {
-		fmt.Fprintf(&b, " (%s, %s)", esc(d.Policy), esc(d.Tier))
+		b.WriteString(" (" + esc(d.Policy) + ", " + esc(d.Tier) + ")")
 	}
 	if no.IncidentResolved {
 		b.WriteString(" · *resolved*")
@@ -65,23 +65,23 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	if c.SectorName != "" {
 		sector = c.SectorName + " (`" + c.Sector + "`)"
 	}
-	fmt.Fprintf(&b, "\n*Sector:* %s", esc(sector))
+	b.WriteString("\n*Sector:* " + esc(sector))
 	if len(c.KPIs) > 0 {
 		kpis := make([]string, 0, len(c.KPIs))
 		for _, k := range c.KPIs {
 			kpis = append(kpis, k.ID+" ("+k.Name+")")
 		}
-		fmt.Fprintf(&b, "\n*KPIs:* %s", esc(strings.Join(kpis, ", ")))
+		b.WriteString("\n*KPIs:* " + esc(strings.Join(kpis, ", ")))
 	}
 	if c.IncidentClass != "" {
-		fmt.Fprintf(&b, "\n*Class:* %s", esc(c.IncidentClass))
+		b.WriteString("\n*Class:* " + esc(c.IncidentClass))
 	}
 	if live := no.LiveSLO(lead); live != nil && live.Summary != "" {
-		fmt.Fprintf(&b, "\n*Live SLO:* %s", esc(live.Summary))
+		b.WriteString("\n*Live SLO:* " + esc(live.Summary))
 	}
-	fmt.Fprintf(&b, "\n*Incident:* `%s`", esc(no.Incident))
+	b.WriteString("\n*Incident:* `" + esc(no.Incident) + "`")
 	if pdRef != "" {
-		fmt.Fprintf(&b, "\n*PagerDuty:* paged, dedup_key `%s`", esc(pdRef))
+		b.WriteString("\n*PagerDuty:* paged, dedup_key `" + esc(pdRef) + "`")
 	}
 	blocks = append(blocks, section(b.String()))
 
@@ -119,7 +119,7 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 			break
 		}
 		a := r.Alert
-		s := fmt.Sprintf("*%s* · %s · %s · `%s`", esc(a.Labels["alertname"]), esc(a.Status), esc(string(r.Decision.Action)), esc(a.Fingerprint))
+		s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
 		if sum := a.Annotations["summary"]; sum != "" {
 			s += "\n" + esc(sum)
 		}

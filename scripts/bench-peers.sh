@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# scripts/bench-peers.sh: the router beside peer Alertmanager webhook
+# receivers, in one run, loopback only. It fetches and builds nothing: pass
+# the paths of peer binaries you already have (none is required).
+#
+#   CALERT=/path/to/calert MSTEAMS=/path/to/prometheus-msteams \
+#   MSTEAMS_TEMPLATE=/path/to/default-message-card.tmpl scripts/bench-peers.sh
+#
+# For each payload size (SIZES, default "1 10 100") and mode (steady: one
+# payload repeated; fresh: new fingerprints in every webhook) it runs
+# bin/loadgen closed loop (CONCURRENCY workers, LOAD_DURATION) against:
+#   floor    bin/baseline: echo + encoding/json decode + one Redis round trip
+#   router   bin/router with real redis-server and the PagerDuty and Slack
+#            stand-ins (delivered counts read from the stand-ins)
+#   calert   (if CALERT is set) delivering to a loopback sink (loadgen -sink)
+#   msteams  (if MSTEAMS is set) delivering to a loopback sink
+# ROUNDS times, interleaved (round 1 of every target, then round 2, ...),
+# and prints the median webhooks/s and p99 of each cell and the ratios
+# router/floor and router/best peer. A peer that dies is restarted for the
+# next cell and reported as "crashed". Everything is saved to
+# docs/bench-raw/peers-<date>.txt; every process it starts is killed on exit.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+LOAD_DURATION=${LOAD_DURATION:-15s}
+CONCURRENCY=${CONCURRENCY:-16}
+ROUNDS=${ROUNDS:-3}
+SIZES=${SIZES:-1 10 100}
+MODES=${MODES:-steady fresh}
+CALERT=${CALERT:-}
+MSTEAMS=${MSTEAMS:-}
+MSTEAMS_TEMPLATE=${MSTEAMS_TEMPLATE:-}
+
+for p in "$CALERT" "$MSTEAMS"; do
+  if [ -n "$p" ] && [ ! -x "$p" ]; then
+    echo "bench-peers: $p is not an executable file" >&2
+    exit 2
+  fi
+done
+
+mkdir -p bin docs/bench-raw
+RAW="docs/bench-raw/peers-$(date -u +%Y-%m-%dT%H%MZ).txt"
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-peers.XXXXXX")
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+exec > >(tee "$RAW") 2>&1
+
+wait_for() {
+  local i
+  for i in $(seq 1 100); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  echo "bench-peers: timed out waiting for: $*" >&2
+  return 1
+}
+http_ok() { curl -fsS -o /dev/null --max-time 1 "$1"; }
+# port_open PORT: something accepts TCP connections on 127.0.0.1:PORT.
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+echo "# alertrouter peer comparison — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
+echo "# $($GO version); nproc $(nproc); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# calert: ${CALERT:-(not given)}; prometheus-msteams: ${MSTEAMS:-(not given)}"
+echo "# closed loop, concurrency $CONCURRENCY, $LOAD_DURATION per cell, $ROUNDS rounds interleaved"
+echo
+
+$GO build -o bin/router ./cmd/router
+$GO build -o bin/loadgen ./cmd/loadgen
+$GO build -o bin/baseline ./cmd/baseline
+
+mapfile -t PORTS < <(bin/loadgen -free-ports 8)
+P_REDIS=${PORTS[0]} P_PD=${PORTS[1]} P_SLACK=${PORTS[2]} P_ROUTER=${PORTS[3]} P_BASE=${PORTS[4]}
+P_SINK=${PORTS[5]} P_CALERT=${PORTS[6]} P_MSTEAMS=${PORTS[7]}
+
+redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$WORK" \
+  >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+wait_for redis-cli -h 127.0.0.1 -p "$P_REDIS" ping
+bin/loadgen -standins -pd-listen "127.0.0.1:$P_PD" -slack-listen "127.0.0.1:$P_SLACK" \
+  -slack-token xoxb-bench-token -slack-channel alerts-triage -lifetime 1h >"$WORK/standins.out" 2>&1 &
+PIDS+=($!)
+bin/loadgen -sink -sink-listen "127.0.0.1:$P_SINK" -lifetime 1h >"$WORK/sink.out" 2>&1 &
+PIDS+=($!)
+wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
+wait_for http_ok "http://127.0.0.1:$P_SINK/-/standins/stats"
+
+cat >"$WORK/router.yml" <<YML
+store:
+  redis:
+    addrs: ["127.0.0.1:$P_REDIS"]
+  key_prefix: "peers:"
+route:
+  receiver: slack-triage
+  routes:
+    - matchers: ['decision="page"']
+      receiver: pagerduty
+      continue: true
+    - matchers: ['decision=~"page|ticket"']
+      receiver: slack-triage
+receivers:
+  - name: pagerduty
+    pagerduty_configs:
+      - url: http://127.0.0.1:$P_PD/v2/enqueue
+        routing_key: 0123456789abcdef0123456789abcdef
+  - name: slack-triage
+    slack_configs:
+      - api_url: http://127.0.0.1:$P_SLACK/api/
+        token: xoxb-bench-token
+        channel: "#alerts-triage"
+YML
+
+# calert picks its provider by the webhook's receiver ("alertrouter" in the
+# loadgen payloads).
+cat >"$WORK/calert.toml" <<TOML
+[app]
+address = "127.0.0.1:$P_CALERT"
+server_timeout = "30s"
+enable_request_logs = false
+log = "info"
+
+[providers.alertrouter]
+type = "google_chat"
+endpoint = "http://127.0.0.1:$P_SINK/v1/spaces/bench/messages"
+max_idle_conns = 64
+timeout = "30s"
+thread_ttl = "12h"
+TOML
+
+declare -A URL PID START
+start_target() {
+  local t=$1
+  case $t in
+  floor)
+    bin/baseline -listen "127.0.0.1:$P_BASE" -redis "127.0.0.1:$P_REDIS" 2>>"$WORK/baseline.log" &
+    PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_BASE/webhook"
+    wait_for http_ok "http://127.0.0.1:$P_BASE/-/healthy" ;;
+  router)
+    bin/router serve --config.file="$WORK/router.yml" --web.listen-address="127.0.0.1:$P_ROUTER" \
+      --log.level=warn >>"$WORK/router.log" 2>&1 &
+    PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_ROUTER/webhook"
+    wait_for http_ok "http://127.0.0.1:$P_ROUTER/-/ready" ;;
+  calert)
+    (cd "$WORK" && exec "$CALERT" --config "$WORK/calert.toml") >>"$WORK/calert.log" 2>&1 &
+    PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_CALERT/dispatch"
+    wait_for port_open "$P_CALERT" ;;
+  msteams)
+    local tmpl=()
+    if [ -n "$MSTEAMS_TEMPLATE" ]; then tmpl=(-template-file "$MSTEAMS_TEMPLATE"); fi
+    (cd "$WORK" && exec "$MSTEAMS" -http-addr "127.0.0.1:$P_MSTEAMS" -teams-request-uri alertmanager \
+      -teams-incoming-webhook-url "http://127.0.0.1:$P_SINK/webhookb2/bench" "${tmpl[@]}") >>"$WORK/msteams.log" 2>&1 &
+    PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_MSTEAMS/alertmanager"
+    wait_for port_open "$P_MSTEAMS" ;;
+  esac
+  PIDS+=("${PID[$t]}")
+  START[$t]=1
+}
+alive() { kill -0 "${PID[$1]}" 2>/dev/null; }
+
+TARGETS=(floor router)
+[ -n "$CALERT" ] && TARGETS+=(calert)
+[ -n "$MSTEAMS" ] && TARGETS+=(msteams)
+for t in "${TARGETS[@]}"; do start_target "$t"; done
+
+RESULTS="$WORK/results.jsonl"
+for round in $(seq 1 "$ROUNDS"); do
+  for mode in $MODES; do
+    for n in $SIZES; do
+      for t in "${TARGETS[@]}"; do
+        if ! alive "$t"; then
+          echo "!! $t is not running: restarting it"
+          start_target "$t" || { echo "!! $t did not come back"; continue; }
+        fi
+        extra=()
+        [ "$mode" = fresh ] && extra+=(-distinct)
+        case $t in
+        router) extra+=(-standins-url "http://127.0.0.1:$P_PD") ;;
+        calert | msteams) extra+=(-standins-url "http://127.0.0.1:$P_SINK") ;;
+        esac
+        echo "### round $round: $t $mode $n alerts"
+        if ! bin/loadgen -testdata testdata -results "$RESULTS" -label "$t/$mode-$n/r$round" -mode closed \
+          -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$n" -warmup 5 -timeout 10s \
+          -target "${URL[$t]}" -pid "${PID[$t]}" "${extra[@]}"; then
+          echo "!! $t $mode $n: loadgen failed (target crashed or refused)"
+        fi
+        if ! alive "$t"; then
+          echo "!! $t crashed during $mode $n (round $round)"
+          echo "{\"label\":\"$t/$mode-$n/r$round\",\"crashed\":true}" >>"$RESULTS"
+        fi
+      done
+    done
+  done
+done
+
+echo
+echo "## medians over $ROUNDS rounds (closed loop, c=$CONCURRENCY; webhooks/s counts 200 answers only)"
+python3 - "$RESULTS" "$SIZES" "$MODES" "${TARGETS[*]}" <<'PY'
+import json, statistics, sys
+path, sizes, modes, targets = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), sys.argv[4].split()
+cells = {}
+for line in open(path):
+    r = json.loads(line)
+    t, scen, _ = r["label"].split("/")
+    cells.setdefault((t, scen), []).append(r)
+def cell(t, scen):
+    rs = cells.get((t, scen), [])
+    ok = [r for r in rs if not r.get("crashed") and r.get("requests")]
+    if not rs:
+        return None, "-"
+    if len(ok) < len(rs) and not ok:
+        return None, "crashed (%d/%d runs)" % (len(rs), len(rs))
+    thr = statistics.median(r["webhooks_per_s"] for r in ok)
+    p99 = statistics.median(r["p99_ms"] for r in ok)
+    non200 = sum(r["requests"] - r["ok"] for r in ok)
+    note = ""
+    if len(ok) < len(rs):
+        note += " crashed %d/%d" % (len(rs) - len(ok), len(rs))
+    if non200:
+        note += " non-200 %d" % non200
+    d = [r.get("delivered") or {} for r in ok]
+    sent = sum(x.get("pagerduty_events", 0) + x.get("slack_post_message", 0) + x.get("slack_update", 0) + x.get("sink_requests", 0) for x in d)
+    if d and sent:
+        note += " delivered %d" % sent
+    cpu = [r.get("cpu_ms_per_webhook", 0) for r in ok if r.get("cpu_ms_per_webhook")]
+    if cpu:
+        note += " cpu %.2f ms/wh" % statistics.median(cpu)
+    return thr, "%.0f/s p99 %.1f ms%s" % (thr, p99, note)
+hdr = ["alerts", "mode"] + targets + ["router/floor", "router/best peer"]
+print("| " + " | ".join(hdr) + " |")
+print("|" + "---|" * len(hdr))
+for mode in modes:
+    for n in sizes:
+        scen = "%s-%s" % (mode, n)
+        row, vals = [n, mode], {}
+        for t in targets:
+            v, s = cell(t, scen)
+            vals[t] = v
+            row.append(s)
+        r, f = vals.get("router"), vals.get("floor")
+        row.append("%.2f" % (r / f) if r and f else "-")
+        peers = [vals[t] for t in targets if t not in ("router", "floor") and vals[t]]
+        row.append("%.2fx" % (r / max(peers)) if r and peers else "-")
+        print("| " + " | ".join(row) + " |")
+PY
+echo
+echo "raw output saved to $RAW"
