@@ -76,6 +76,9 @@ func (m *Main) checkConfig(testRoute string) int {
 		sort.Strings(kinds)
 		fmt.Fprintf(w, "  - %s: %s\n", r.Name, strings.Join(kinds, ", "))
 		for j, s := range r.SlackConfigs {
+			if s.WebhookMode() {
+				fmt.Fprintf(w, "    slack_configs[%d]: incoming webhook (api_url): one message per notification — no incident parent, no thread, no edit on resolve, no triage buttons; set token and channel for those\n", j)
+			}
 			if u := s.Unused(); len(u) > 0 {
 				fmt.Fprintf(w, "    slack_configs[%d]: Alertmanager keys accepted without effect (the router's Block Kit message replaces the attachment): %s\n", j, strings.Join(u, ", "))
 			}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/alertrouter/alertrouter/notify/slack"
 	"go.yaml.in/yaml/v2"
 )
 
@@ -200,6 +201,7 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gHTTP interface{}) (mapS
 	if strings.HasSuffix(apiURL, "chat.postMessage") && !hasKey(c, "app_url") {
 		c = set(c, "app_url", apiURL)
 	}
+	webhook := mustGet(c, "api_url_file")
 	c = del(c, "api_url")
 	if hasKey(c, "api_url_file") {
 		c = del(c, "api_url_file")
@@ -221,7 +223,15 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gHTTP interface{}) (mapS
 		}
 	}
 	if !hasToken {
-		return nil, "posts to an incoming webhook (api_url), which cannot thread or edit a message: give it a bot token (token or app_token) and a channel to move it to the router"
+		// An incoming webhook stays one: one message per notification, no
+		// thread, parent edit or buttons (check-config says so).
+		switch {
+		case webhook != nil:
+			return set(c, "api_url_file", webhook), ""
+		case slack.IsWebhookURL(apiURL):
+			return set(c, "api_url", apiURL), ""
+		}
+		return nil, "has neither a bot token nor an incoming-webhook URL"
 	}
 	if str(mustGet(c, "channel")) == "" {
 		return nil, "names no channel; the router posts with the Web API and needs one"

@@ -37,3 +37,34 @@ func TestImportAlertmanagerOutputPassesCheckConfig(t *testing.T) {
 		}
 	}
 }
+
+// An Alertmanager Slack receiver on an incoming webhook loads as one, and
+// check-config says what that mode cannot do.
+func TestImportKeepsASlackIncomingWebhook(t *testing.T) {
+	am := writeFile(t, "alertmanager.yml", `route: {receiver: chat}
+receivers:
+  - name: chat
+    slack_configs:
+      - api_url: https://hooks.slack.com/services/T000/B000/XXXXXXXX
+        channel: '#alerts'
+        send_resolved: true
+`)
+	code, out, errs := runMain(t, "import-alertmanager", am)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(out, "api_url: https://hooks.slack.com/services/T000/B000/XXXXXXXX") {
+		t.Fatalf("the incoming webhook was not kept:\n%s", out)
+	}
+	p := writeFile(t, "router.yml", out)
+	code, sum, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 0 {
+		t.Fatalf("check-config: exit %d:\n%s\n%s", code, errs, out)
+	}
+	if !strings.Contains(sum, "incoming webhook (api_url): one message per notification") {
+		t.Errorf("check-config does not say what incoming-webhook mode lacks:\n%s", sum)
+	}
+	if strings.Contains(sum+errs, "XXXXXXXX") {
+		t.Errorf("check-config printed the webhook's secret path:\n%s%s", sum, errs)
+	}
+}

@@ -12,7 +12,8 @@ import (
 // Placeholder replaces every hidden value.
 const Placeholder = "<secret>"
 
-// URL returns raw with its password and query hidden, the way
+// URL returns raw with its password, its query and a Slack incoming
+// webhook's path hidden, the way
 // Alertmanager's notify.RedactURL treats a URL in an error. A string that
 // is not a URL with a scheme and host is returned whole only when it
 // contains no '@' (it could be a user:password@host address).
@@ -31,6 +32,10 @@ func URL(raw string) string {
 	}
 	if u.RawQuery != "" {
 		u.RawQuery = "xxxxx"
+	}
+	// A Slack incoming webhook's path is its credential.
+	if strings.HasPrefix(u.Path, "/services/") {
+		u.Path, u.RawPath = "/services/xxxxx", ""
 	}
 	return u.String()
 }

@@ -32,3 +32,10 @@ func TestSecretsHideWholeValuesAndQuotedPrefixes(t *testing.T) {
 		t.Fatalf("non-secret fragments hidden: %s", got)
 	}
 }
+
+func TestURLHidesASlackIncomingWebhooksPath(t *testing.T) {
+	got := URL("https://hooks.slack.com/services/T000/B000/s3cretPath")
+	if strings.Contains(got, "s3cretPath") || got != "https://hooks.slack.com/services/xxxxx" {
+		t.Errorf("URL = %q, want the webhook's path hidden", got)
+	}
+}

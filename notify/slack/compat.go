@@ -22,7 +22,7 @@ type Compat struct {
 	// OAuth2).
 	HTTPConfig *commoncfg.HTTPClientConfig `yaml:"http_config,omitempty"`
 	// APIURLFile holds an incoming-webhook URL (Alertmanager's api_url
-	// mode); the router needs the Web API and refuses it with a hint.
+	// mode, see WebhookMode).
 	APIURLFile string `yaml:"api_url_file,omitempty"`
 	// AppToken and AppTokenFile are Alertmanager's names of the bot token
 	// (token/token_file).
@@ -80,12 +80,13 @@ func (c *Compat) Unused() []string {
 	return out
 }
 
+// IsWebhookURL reports whether an api_url is a Slack incoming webhook
+// (https://hooks.slack.com/services/…) rather than the Web API base.
+func IsWebhookURL(apiURL string) bool { return strings.Contains(apiURL, "/services/") }
+
 // validate checks the Alertmanager keys.
 func (c *Compat) validate(apiURL string) []error {
 	var errs []error
-	if c.APIURLFile != "" || strings.Contains(apiURL, "/services/") {
-		errs = append(errs, errors.New("api_url: an incoming-webhook URL cannot thread, edit a parent on resolve or mirror pages; the router posts with the Web API: set token (or app_token) and channel, and leave api_url unset"))
-	}
 	if c.HTTPConfig != nil {
 		if err := c.HTTPConfig.Validate(); err != nil {
 			errs = append(errs, errors.New("http_config: "+err.Error()))

@@ -82,9 +82,17 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	return unmarshal((*plain)(c))
 }
 
+// WebhookMode reports whether the entry posts to an incoming webhook
+// (Alertmanager's api_url / api_url_file) instead of the Web API: one
+// message per notification, no thread, no parent edit, no buttons.
+func (c *Config) WebhookMode() bool { return c.APIURLFile != "" || IsWebhookURL(c.APIURL) }
+
 // Validate returns every problem of the entry, each prefixed by its YAML key.
 func (c *Config) Validate() error {
 	var errs []error
+	if c.WebhookMode() {
+		return c.validateWebhookMode()
+	}
 	switch {
 	case c.Token == "" && c.TokenFile == "" && c.AppToken == "" && c.AppTokenFile == "":
 		errs = append(errs, errors.New("token: one of token or token_file is required (Alertmanager's app_token or app_token_file also do)"))
@@ -102,5 +110,30 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
 	errs = append(errs, c.validateTriage()...)
+	return errors.Join(errs...)
+}
+
+// validateWebhookMode checks an incoming-webhook entry: the URL (from
+// api_url or api_url_file, not both), and no Web API feature it cannot do.
+func (c *Config) validateWebhookMode() error {
+	var errs []error
+	if c.APIURLFile != "" && c.APIURL != DefaultAPIURL && c.APIURL != "" {
+		errs = append(errs, errors.New("api_url: at most one of api_url and api_url_file may be set"))
+	}
+	if c.APIURLFile == "" {
+		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", redact.URL(c.APIURL)))
+		}
+	}
+	if c.Token != "" || c.TokenFile != "" || c.AppToken != "" || c.AppTokenFile != "" {
+		errs = append(errs, errors.New("token: an incoming webhook (api_url) posts without a token; set either api_url or a token, not both"))
+	}
+	if len(c.Actions) > 0 {
+		errs = append(errs, errors.New("actions: the triage buttons need the Web API (token and channel), not an incoming webhook (api_url)"))
+	}
+	if c.Timeout <= 0 {
+		errs = append(errs, errors.New("timeout: must be positive"))
+	}
+	errs = append(errs, c.Compat.validate("")...)
 	return errors.Join(errs...)
 }

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"time"
 
@@ -42,6 +43,10 @@ type Notifier struct {
 	deps    notify.Deps
 	metrics *notify.IntegrationMetrics
 	logger  *slog.Logger
+	// webhookURL and httpClient are set in incoming-webhook mode
+	// (webhook.go), where api is nil.
+	webhookURL string
+	httpClient *http.Client
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -54,6 +59,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
+	if cfg.WebhookMode() {
+		return newWebhook(cfg, name, deps)
+	}
 	token, err := notify.ReadSecret(cfg.Token, cfg.TokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("token_file: %w", err)
@@ -93,6 +101,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 // Check calls auth.test, for readiness and check-config; a bad token is
 // permanent.
 func (n *Notifier) Check(ctx context.Context) error {
+	if n.api == nil {
+		return nil // an incoming webhook has no call that checks it without posting
+	}
 	return n.call(ctx, func(ctx context.Context) error {
 		_, err := n.api.AuthTestContext(ctx)
 		return err
@@ -109,7 +120,11 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	}
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
-	if err := n.deliver(ctx, no); err != nil {
+	deliver := n.deliver
+	if n.webhookURL != "" {
+		deliver = n.deliverWebhook
+	}
+	if err := deliver(ctx, no); err != nil {
 		n.metrics.Outcome(notify.OutcomeFailure)
 		return fmt.Errorf("slack receiver %q, incident %q: %w", n.name, no.Incident, err)
 	}

@@ -1,0 +1,89 @@
+package slack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	amnotify "github.com/prometheus/alertmanager/notify"
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Incoming-webhook mode (Alertmanager's api_url / api_url_file): each
+// notification is one message posted to the webhook URL, with the same
+// Block Kit content. An incoming webhook cannot read back what it posted,
+// so there is no incident parent, no thread, no edit on resolve and no
+// triage buttons; check-config says so. Use token and channel (the Web API)
+// for those.
+
+// newWebhook builds the notifier of an incoming-webhook entry.
+func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
+	u := cfg.APIURL
+	if cfg.APIURLFile != "" {
+		var err error
+		if u, err = notify.ReadSecret("", cfg.APIURLFile); err != nil {
+			return nil, fmt.Errorf("api_url_file: %w", err)
+		}
+		if !IsWebhookURL(u) {
+			return nil, errors.New("api_url_file: does not hold an incoming-webhook URL (…/services/…)")
+		}
+	}
+	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
+		if err := deps.Templates.Check(text); err != nil {
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	hc, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	return &Notifier{
+		name:       name,
+		cfg:        *cfg,
+		deps:       deps,
+		metrics:    deps.Metrics.Integration(name, Integration),
+		logger:     deps.Logger.With("integration", Integration, "receiver", name, "mode", "incoming-webhook"),
+		webhookURL: u,
+		httpClient: hc,
+	}, nil
+}
+
+// deliverWebhook posts n as one message to the incoming webhook. A 400,
+// 403, 404 or 410 (bad payload, revoked or deleted webhook, archived
+// channel) is permanent; anything else is retried.
+func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) error {
+	msg := n.render(no)
+	wm := &sl.WebhookMessage{Text: msg.text, Blocks: &sl.Blocks{BlockSet: msg.blocks}, Channel: n.cfg.Channel,
+		Username: n.cfg.Username, IconEmoji: n.cfg.IconEmoji, IconURL: n.cfg.IconURL}
+	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
+		defer cancel()
+		n.metrics.Attempt()
+		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
+		if err == nil {
+			return nil
+		}
+		// The webhook URL is a secret: keep it out of errors and logs.
+		err = amnotify.RedactURL(err)
+		var sc sl.StatusCodeError
+		var rl *sl.RateLimitedError
+		switch {
+		case errors.As(err, &rl):
+			n.metrics.Failure(notify.ReasonRateLimited)
+			return notify.RetryAfter(fmt.Errorf("post to the incoming webhook: %w", err), rl.RetryAfter)
+		case errors.As(err, &sc) && (sc.Code == http.StatusBadRequest || sc.Code == http.StatusForbidden || sc.Code == http.StatusNotFound || sc.Code == http.StatusGone):
+			n.metrics.Failure(notify.ReasonClientError)
+			return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w", err))
+		case errors.As(err, &sc):
+			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
+		default:
+			n.metrics.Failure(notify.ReasonServerError)
+		}
+		return fmt.Errorf("post to the incoming webhook: %w", err)
+	})
+}

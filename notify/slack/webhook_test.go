@@ -1,0 +1,125 @@
+package slack_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// webhookStandIn answers like a Slack incoming webhook: 200 "ok" for a
+// valid message, 400 "invalid_payload" for a body that is not one, 404
+// "no_service" for an unknown (revoked) webhook path.
+type webhookStandIn struct {
+	mu    sync.Mutex
+	posts []map[string]any
+	fail  int // answer 500 this many times first
+}
+
+const webhookPath = "/services/T000/B000/s3cretW3bhookToken"
+
+func (s *webhookStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.URL.Path != webhookPath {
+		http.Error(w, "no_service", http.StatusNotFound)
+		return
+	}
+	if s.fail > 0 {
+		s.fail--
+		http.Error(w, "internal_error", http.StatusInternalServerError)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	var m map[string]any
+	if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &m) != nil || (m["text"] == nil && m["blocks"] == nil) {
+		http.Error(w, "invalid_payload", http.StatusBadRequest)
+		return
+	}
+	s.posts = append(s.posts, m)
+	_, _ = io.WriteString(w, "ok")
+}
+
+func newWebhookNotifier(t *testing.T, url string) *slack.Notifier {
+	t.Helper()
+	cfg := slack.DefaultConfig()
+	cfg.APIURL = url
+	cfg.Username = "alertrouter"
+	n, err := slack.New(&cfg, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 3, InitialBackoff: 1, MaxBackoff: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestIncomingWebhookModePostsOneMessagePerNotification(t *testing.T) {
+	s := &webhookStandIn{fail: 1}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	n := newWebhookNotifier(t, srv.URL+webhookPath)
+	no := opening("aaa")
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatalf("Notify: %v (a 500 is retried)", err)
+	}
+	if no.Ref != "" {
+		t.Errorf("Ref = %q: an incoming webhook has no parent to thread under", no.Ref)
+	}
+	resolved := opening("aaa")
+	resolved.Opening, resolved.IncidentResolved, resolved.Kind = false, true, alert.KindResolved
+	if err := n.Notify(context.Background(), resolved); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.posts) != 2 {
+		t.Fatalf("%d messages posted, want 2 (one per notification)", len(s.posts))
+	}
+	if s.posts[0]["username"] != "alertrouter" || s.posts[0]["blocks"] == nil {
+		t.Errorf("first post %v: want the Block Kit message with the configured username", s.posts[0])
+	}
+}
+
+func TestIncomingWebhookRevokedIsPermanentAndNeverLeaksTheURL(t *testing.T) {
+	srv := httptest.NewServer(&webhookStandIn{})
+	defer srv.Close()
+	n := newWebhookNotifier(t, srv.URL+"/services/T000/B000/revokedS3cret")
+	err := n.Notify(context.Background(), opening("aaa"))
+	if err == nil || alert.Retryable(err) {
+		t.Fatalf("Notify to a revoked webhook = %v, want a permanent error", err)
+	}
+	if strings.Contains(err.Error(), "revokedS3cret") {
+		t.Errorf("error names the webhook's secret path: %v", err)
+	}
+	srv.Close()
+	err = newWebhookNotifier(t, srv.URL+"/services/T000/B000/downS3cret").Notify(context.Background(), opening("aaa"))
+	if err == nil || !alert.Retryable(err) || strings.Contains(err.Error(), "downS3cret") {
+		t.Fatalf("Notify to an unreachable webhook = %v, want a retryable error without the URL", err)
+	}
+}
+
+func TestIncomingWebhookConfigRefusesWebAPIFeatures(t *testing.T) {
+	cfg := slack.DefaultConfig()
+	cfg.APIURL = "https://hooks.slack.com/services/T000/B000/XXXX"
+	cfg.Token = "xoxb-1"
+	cfg.Actions = []string{"ack"}
+	err := cfg.Validate()
+	for _, want := range []string{"token: an incoming webhook", "actions: the triage buttons need the Web API"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate = %v, want %q", err, want)
+		}
+	}
+	ok := slack.DefaultConfig()
+	ok.APIURL = "https://hooks.slack.com/services/T000/B000/XXXX"
+	if err := ok.Validate(); err != nil {
+		t.Errorf("an Alertmanager incoming-webhook entry (api_url only) is refused: %v", err)
+	}
+	if !ok.WebhookMode() {
+		t.Error("WebhookMode() = false for an incoming-webhook api_url")
+	}
+}
