@@ -54,9 +54,7 @@ func TestEveryAlertmanagerReceiverKeyIsAccepted(t *testing.T) {
 		ours := yamlKeys(tc.router)
 		var missing []string
 		for k := range yamlKeys(tc.am) {
-			// Slack `actions` is a key on both sides with another meaning
-			// here: the triage buttons (a list of names), see README.
-			if !ours[k] && !(tc.name == "slack_configs" && k == "actions") {
+			if !ours[k] {
 				missing = append(missing, k)
 			}
 		}
@@ -112,6 +110,7 @@ receivers:
         mrkdwn_in: [text]
         message_text: m
         update_message: true
+        actions: [{type: button, text: 'Runbook', url: 'https://runbooks.example/x'}]
         timeout: 5s
 `), ".")
 	if err != nil {
@@ -127,8 +126,11 @@ receivers:
 	if s.AppToken != "xoxb-123" || s.Username != "alertmanager" || len(s.Fields) != 1 {
 		t.Errorf("slack keys not loaded: %+v", s.Compat)
 	}
-	if u := s.Unused(); !strings.Contains(strings.Join(u, ","), "color") {
-		t.Errorf("Unused() = %v, want the attachment keys listed", u)
+	if u := strings.Join(s.Unused(), ","); !strings.Contains(u, "color") || !strings.Contains(u, "actions (attachment buttons)") {
+		t.Errorf("Unused() = %v, want the attachment keys and buttons listed", u)
+	}
+	if len(s.Actions.Names) != 0 {
+		t.Errorf("Alertmanager's attachment buttons became triage actions %v", s.Actions.Names)
 	}
 }
 

@@ -31,10 +31,10 @@ func (c *Config) validateTriage() []error {
 				continue
 			}
 			path := fmt.Sprintf("receivers[%d].slack_configs[%d]", i, j)
-			if slices.Contains(s.Actions, slack.ActionSilence) && c.Alertmanager == nil {
+			if slices.Contains(s.Actions.Names, slack.ActionSilence) && c.Alertmanager == nil {
 				errs = append(errs, fmt.Errorf("%s.actions: silence needs the top-level alertmanager block (where silences are created)", path))
 			}
-			needsPD := slices.Contains(s.Actions, slack.ActionAck) || slices.Contains(s.Actions, slack.ActionResolve)
+			needsPD := slices.Contains(s.Actions.Names, slack.ActionAck) || slices.Contains(s.Actions.Names, slack.ActionResolve)
 			if needsPD && len(r.PagerdutyConfigs) == 0 && s.EscalateTo == "" {
 				errs = append(errs, fmt.Errorf("%s.actions: ack and resolve need pagerduty_configs in receiver %q (or escalate_to)", path, r.Name))
 			}
@@ -46,7 +46,7 @@ func (c *Config) validateTriage() []error {
 					continue
 				}
 			}
-			if slices.Contains(s.Actions, slack.ActionEscalate) && len(target.PagerdutyConfigs) == 0 {
+			if slices.Contains(s.Actions.Names, slack.ActionEscalate) && len(target.PagerdutyConfigs) == 0 {
 				errs = append(errs, errors.New(path+".actions: escalate needs a receiver with pagerduty_configs (this one, or escalate_to)"))
 			}
 		}

@@ -45,12 +45,12 @@ func (c *Config) validateTriage() []error {
 	if c.SigningSecret != "" && c.SigningSecretFile != "" {
 		errs = append(errs, errors.New("signing_secret: at most one of signing_secret and signing_secret_file may be set"))
 	}
-	for _, a := range c.Actions {
+	for _, a := range c.Actions.Names {
 		if !slices.Contains(knownActions, a) {
 			errs = append(errs, fmt.Errorf("actions: unknown action %q (known: %s)", a, strings.Join(knownActions, ", ")))
 		}
 	}
-	if len(c.Actions) > 0 && c.SigningSecret == "" && c.SigningSecretFile == "" {
+	if len(c.Actions.Names) > 0 && c.SigningSecret == "" && c.SigningSecretFile == "" {
 		errs = append(errs, errors.New("actions: need signing_secret or signing_secret_file (interactions are verified with it)"))
 	}
 	for a, ids := range c.Authorized {
@@ -71,7 +71,7 @@ func (c *Config) offers(action string) bool {
 	if action == ActionUnsilence {
 		action = ActionSilence
 	}
-	return slices.Contains(c.Actions, action)
+	return slices.Contains(c.Actions.Names, action)
 }
 
 // triageState is what the buttons of a parent message carry in their value
@@ -225,7 +225,7 @@ func actionsBlock(cfg *Config, st triageState) sl.Block {
 // (nothing when the entry offers no action or the incident is resolved),
 // keeping Slack's 50-block limit by dropping the last alert line.
 func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block) []sl.Block {
-	if len(n.cfg.Actions) == 0 || no.IncidentResolved {
+	if len(n.cfg.Actions.Names) == 0 || no.IncidentResolved {
 		return blocks
 	}
 	ab := actionsBlock(&n.cfg, newTriageState(no))

@@ -40,8 +40,8 @@ type Compat struct {
 
 	// Attachment keys of Alertmanager's message: accepted so a config loads
 	// unchanged; the router's Block Kit message replaces the attachment
-	// (see Unused). Alertmanager's `actions` (attachment buttons) is the
-	// one key with another meaning here: the triage buttons (Config.Actions).
+	// (see Unused). Alertmanager's `actions` (attachment buttons) shares its
+	// key with the triage buttons (Config.Actions), which accepts both.
 	Color               string                `yaml:"color,omitempty"`
 	TitleLink           string                `yaml:"title_link,omitempty"`
 	Pretext             string                `yaml:"pretext,omitempty"`

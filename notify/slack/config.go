@@ -54,8 +54,9 @@ type Config struct {
 	// with SigningSecret.
 	SigningSecretFile string `yaml:"signing_secret_file,omitempty"`
 	// Actions are the buttons offered: ack, silence (with unsilence),
-	// escalate, resolve. Empty offers none.
-	Actions []string `yaml:"actions,omitempty"`
+	// escalate, resolve. Empty offers none. Alertmanager's attachment
+	// buttons (a list of mappings) load too, without effect (see Unused).
+	Actions TriageActions `yaml:"actions,omitempty"`
 	// Authorized lists, per action, the Slack user ids (U…, W…) and
 	// user-group ids (S…) allowed to take it; an action not listed is open
 	// to anyone in the channel.
@@ -81,6 +82,44 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	type plain Config
 	return unmarshal((*plain)(c))
 }
+
+// TriageActions are the triage buttons of an entry. In YAML it is a list of
+// action names; Alertmanager's `actions` — a list of attachment button
+// mappings — is also accepted, so a receiver ports unchanged, and only
+// counted (check-config lists it among the keys without effect).
+type TriageActions struct {
+	Names             []string
+	AttachmentButtons int
+}
+
+// UnmarshalYAML reads a list of names, or Alertmanager's list of button
+// mappings.
+func (a *TriageActions) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	var names []string
+	if err := unmarshal(&names); err == nil {
+		*a = TriageActions{Names: names}
+		return nil
+	}
+	var buttons []map[string]interface{}
+	if err := unmarshal(&buttons); err != nil {
+		return errors.New("actions: a list of triage action names (ack, silence, escalate, resolve) or Alertmanager's attachment buttons")
+	}
+	*a = TriageActions{AttachmentButtons: len(buttons)}
+	return nil
+}
+
+// Unused lists the Alertmanager keys set in c that change nothing in the
+// router's message, Alertmanager's attachment buttons included.
+func (c *Config) Unused() []string {
+	out := c.Compat.Unused()
+	if c.Actions.AttachmentButtons > 0 {
+		out = append(out, "actions (attachment buttons)")
+	}
+	return out
+}
+
+// MarshalYAML writes the names.
+func (a TriageActions) MarshalYAML() (interface{}, error) { return a.Names, nil }
 
 // WebhookMode reports whether the entry posts to an incoming webhook
 // (Alertmanager's api_url / api_url_file) instead of the Web API: one
@@ -128,7 +167,7 @@ func (c *Config) validateWebhookMode() error {
 	if c.Token != "" || c.TokenFile != "" || c.AppToken != "" || c.AppTokenFile != "" {
 		errs = append(errs, errors.New("token: an incoming webhook (api_url) posts without a token; set either api_url or a token, not both"))
 	}
-	if len(c.Actions) > 0 {
+	if len(c.Actions.Names) > 0 {
 		errs = append(errs, errors.New("actions: the triage buttons need the Web API (token and channel), not an incoming webhook (api_url)"))
 	}
 	if c.Timeout <= 0 {

@@ -152,7 +152,7 @@ func NewTriage(o TriageOptions) *Triage {
 // PagerDuty (nil: ack and resolve answer an error), escalation the one that
 // pages escalations (nil: pager). An n that offers no action is skipped.
 func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalation Pager) error {
-	if len(n.cfg.Actions) == 0 {
+	if len(n.cfg.Actions.Names) == 0 {
 		return nil
 	}
 	secret, err := notify.ReadSecret(n.cfg.SigningSecret, n.cfg.SigningSecretFile)

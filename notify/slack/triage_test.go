@@ -64,7 +64,7 @@ func newTriageEnv(t *testing.T, action alert.Action, st store.Store) *triageEnv 
 func (e *triageEnv) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Notifier {
 	return e.h.notifier(t, func(c *slack.Config) {
 		c.SigningSecret = signingSecret
-		c.Actions = []string{slack.ActionAck, slack.ActionSilence, slack.ActionEscalate, slack.ActionResolve}
+		c.Actions = slack.TriageActions{Names: []string{slack.ActionAck, slack.ActionSilence, slack.ActionEscalate, slack.ActionResolve}}
 		if mutate != nil {
 			mutate(c)
 		}

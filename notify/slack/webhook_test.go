@@ -107,7 +107,7 @@ func TestIncomingWebhookConfigRefusesWebAPIFeatures(t *testing.T) {
 	cfg := slack.DefaultConfig()
 	cfg.APIURL = "https://hooks.slack.com/services/T000/B000/XXXX"
 	cfg.Token = "xoxb-1"
-	cfg.Actions = []string{"ack"}
+	cfg.Actions = slack.TriageActions{Names: []string{"ack"}}
 	err := cfg.Validate()
 	for _, want := range []string{"token: an incoming webhook", "actions: the triage buttons need the Web API"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
