@@ -91,6 +91,12 @@ type Entry struct {
 	Suppressed   bool       `json:"suppressed,omitempty"`
 	Deduplicated bool       `json:"deduplicated,omitempty"`
 	Muted        bool       `json:"muted,omitempty"`
+	// MutedBy says which time interval muted the alert.
+	MutedBy string `json:"muted_by,omitempty"`
+	// LiveSLO is the one-line live SLO context read from Prometheus.
+	LiveSLO string `json:"live_slo,omitempty"`
+	// Flapping is the flap damping's reason, when the alert was flapping.
+	Flapping string `json:"flapping,omitempty"`
 
 	// DeadLetter is set on KindDeadLetter entries only.
 	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
@@ -126,6 +132,14 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		Receivers:     slices.Clone(r.Receivers),
 		SuppressedBy:  r.SuppressedBy,
 		Suppressed:    r.SuppressedBy != "",
+		Muted:         r.MutedBy != "",
+		MutedBy:       r.MutedBy,
+	}
+	if r.Live != nil {
+		e.LiveSLO = r.Live.Summary
+	}
+	if r.Flap != nil {
+		e.Flapping = r.Flap.Reason
 	}
 	for _, k := range r.Classification.KPIs {
 		e.KPIs = append(e.KPIs, k.ID)

@@ -335,3 +335,15 @@ func TestFilterNarrowsDecisions(t *testing.T) {
 		t.Fatalf("text filter matched %d entries it should not", n)
 	}
 }
+
+func TestFromResultKeepsMuteLiveSLOAndFlapping(t *testing.T) {
+	a := &alert.Alert{}
+	a.Labels = map[string]string{"alertname": "SLOBurn"}
+	r := &alert.Result{Alert: a, MutedBy: "mute_time_intervals: weekends",
+		Live: &alert.LiveSLO{Summary: "budget 37 % left · burn 1h 15.2×"},
+		Flap: &alert.Flap{Reason: "flapping: 5 transitions in 1h: page downgraded to ticket"}}
+	e := journal.FromResult(&alert.Message{}, r)
+	if !e.Muted || e.MutedBy != r.MutedBy || e.LiveSLO != r.Live.Summary || e.Flapping != r.Flap.Reason {
+		t.Fatalf("entry %+v lost the mute, the live SLO line or the flap reason", e)
+	}
+}

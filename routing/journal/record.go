@@ -9,13 +9,13 @@ import (
 // Record writes one decision entry for every alert of a processed webhook
 // that had something to record: a delivery at any integration (sent,
 // failed, waiting for another replica, deliberately not sent), a decision
-// of none, or a suppression. Alertmanager's repeats of what was already
+// of none, a suppression, or a mute by a time interval. Alertmanager's repeats of what was already
 // notified (dedup hits with nothing new) are counted by the dispatch core,
 // not journaled again. It implements routing.Recorder and never blocks.
 func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 	var entries []Entry
 	for _, r := range results {
-		if len(r.Deliveries) == 0 && r.SuppressedBy == "" && r.Decision.Action != alert.ActionNone {
+		if len(r.Deliveries) == 0 && r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone {
 			continue
 		}
 		e := FromResult(msg, r)
