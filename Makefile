@@ -36,7 +36,13 @@ unit:
 fuzz:
 	@for t in $$(grep -rl --include='*_test.go' '^func Fuzz' . | xargs -n1 dirname | sort -u); do \
 	  for f in $$(grep -h '^func Fuzz' $$t/*_test.go | sed 's/func \(Fuzz[A-Za-z0-9_]*\).*/\1/'); do \
-	    echo "fuzz $$t $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$t || exit 1; \
+	    echo "fuzz $$t $$f"; \
+	    out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$t 2>&1); rc=$$?; echo "$$out" | tail -4; \
+	    if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'context deadline exceeded' && ! echo "$$out" | grep -q 'Failing input written'; then \
+	      echo "fuzz $$t $$f: the fuzzing engine timed out shutting down (no failing input); running it again"; \
+	      out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$t 2>&1); rc=$$?; echo "$$out" | tail -4; \
+	    fi; \
+	    if [ $$rc -ne 0 ]; then echo "$$out"; exit 1; fi; \
 	  done; \
 	done
 
