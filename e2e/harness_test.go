@@ -31,6 +31,8 @@ const (
 	webhookToken = "e2e-webhook-token"
 	slackToken   = "xoxb-e2e-token"
 	slackChannel = "alerts-triage"
+	// signingSecret is the Slack app signing secret of the triage tests.
+	signingSecret = "e2e-slack-signing-secret"
 	// groupInterval is Alertmanager's group_interval; the quiet windows that
 	// prove no duplicates arrive last a few of them.
 	groupInterval = 2 * time.Second
@@ -225,6 +227,9 @@ lines:
 // stack is what every scenario needs: one Redis and the two stand-ins.
 type stack struct {
 	redis *redistest.Server
+	// triageAM, when set before startRouter, is the Alertmanager URL the
+	// router's Slack triage buttons silence through (with signingSecret).
+	triageAM string
 	pd    *pdtest.Server
 	slack *slacktest.Server
 }
@@ -268,6 +273,12 @@ receivers:
         api_url: {{.SlackURL}}
         channel: "#{{.SlackChannel}}"
         mirror_pages: true
+{{- if .AlertmanagerURL}}
+        signing_secret: {{.SigningSecret}}
+        actions: [silence]
+alertmanager:
+  url: {{.AlertmanagerURL}}
+{{- end}}
 `))
 
 // startRouter runs one router replica of the stack on a free port.
@@ -278,6 +289,7 @@ func (s *stack) startRouter(t *testing.T, name string) *proc {
 		"WebhookToken": webhookToken, "Redis": s.redis.Addr(),
 		"RoutingKey": pdtest.RoutingKey, "PagerDutyURL": s.pd.EnqueueURL(),
 		"SlackToken": slackToken, "SlackURL": s.slack.APIURL(), "SlackChannel": slackChannel,
+		"AlertmanagerURL": s.triageAM, "SigningSecret": signingSecret,
 	})
 	if err != nil {
 		t.Fatalf("render router config: %v", err)
@@ -311,6 +323,8 @@ receivers:
 
 // amOptions shape one Alertmanager.
 type amOptions struct {
+	// addr is its HTTP address; empty picks a free port.
+	addr string
 	// clusterAddr is the gossip listen address; empty runs it alone.
 	clusterAddr string
 	// peers are the gossip addresses of the other members.
@@ -329,7 +343,10 @@ func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
 	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
 		t.Fatalf("write alertmanager config: %v", err)
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	addr := o.addr
+	if addr == "" {
+		addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	}
 	args := []string{"--config.file=" + path, "--storage.path=" + filepath.Join(dir, "data"),
 		"--web.listen-address=" + addr, "--log.level=debug",
 		"--cluster.listen-address=" + o.clusterAddr}
