@@ -230,8 +230,8 @@ type stack struct {
 	// triageAM, when set before startRouter, is the Alertmanager URL the
 	// router's Slack triage buttons silence through (with signingSecret).
 	triageAM string
-	pd    *pdtest.Server
-	slack *slacktest.Server
+	pd       *pdtest.Server
+	slack    *slacktest.Server
 }
 
 func newStack(t *testing.T) *stack {
