@@ -56,16 +56,21 @@ func (p *Pipeline) flapKey(fingerprint string) string {
 }
 
 // flapStates returns the fingerprints whose history damping reads: every
-// alert that may be notified (not suppressed, not a firing decided none).
-func (p *Pipeline) flapStates(results []*alert.Result) []*flapState {
+// alert that may be notified (not suppressed, not a firing decided none)
+// but those in skip (firings already notified everywhere: pending's
+// notifiedFirings).
+func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bool) []*flapState {
 	if p.Flap == nil {
 		return nil
 	}
-	index := map[string]*flapState{}
+	var index map[string]*flapState
 	var out []*flapState
 	for _, r := range results {
-		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) {
+		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || skip[r] {
 			continue
+		}
+		if index == nil {
+			index = make(map[string]*flapState)
 		}
 		st := index[r.Alert.Fingerprint]
 		if st == nil {

@@ -45,23 +45,22 @@ type target struct {
 }
 
 // pending reads, in one store round trip, what was already notified for
-// every (alert, receiver, integration) of the payload — and, with flap
-// damping on, the alerts' transition histories — and returns the
-// transitions still to send, as dedup.Transition decides. An alert that
-// flap damping downgrades is routed again and its new targets' markers
-// read in a second round trip (only flapping alerts cost it).
+// every (alert, receiver, integration) of the payload and returns the
+// transitions still to send, as dedup.Transition decides. With flap damping
+// on, the transition histories of the alerts that may change something are
+// read in a second round trip — every alert but a firing that all its
+// integrations were already notified of, so Alertmanager repeating
+// unchanged alerts costs one read — and an alert that damping downgrades is
+// routed again and its new targets' markers read in a third (only flapping
+// alerts cost it).
 func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) ([]*transition, error) {
 	trs := p.candidates(results, sum)
 	if len(trs) == 0 {
 		return nil, nil
 	}
-	states := p.flapStates(results)
-	keys := make([]string, 0, len(trs)+len(states))
-	for _, t := range trs {
-		keys = append(keys, t.marker)
-	}
-	for _, st := range states {
-		keys = append(keys, st.key)
+	keys := make([]string, len(trs))
+	for i, t := range trs {
+		keys[i] = t.marker
 	}
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
@@ -71,28 +70,21 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
-	n := len(trs)
-	if !storeDown && len(states) > 0 {
-		if rerouted := p.damp(ctx, states, values[n:], found[n:]); len(rerouted) > 0 {
-			trs, values, found, err = p.reroute(ctx, rerouted, trs, values[:n], found[:n], sum)
+	now := p.now()
+	if !storeDown && p.Flap != nil {
+		if states := p.flapStates(results, p.notifiedFirings(trs, values, found, now)); len(states) > 0 {
+			trs, values, found, err = p.dampPending(ctx, states, trs, values, found, sum)
 			if err != nil {
 				return nil, err
 			}
 		}
 	}
-	values, found = values[:len(trs)], found[:len(trs)]
-	now := p.now()
 	out := trs[:0]
 	notified := map[*alert.Result]bool{}
 	claims := make(map[string]bool, len(trs))
 	routed := map[*alert.Result][]string{} // fail open: where each resolve would go
 	for i, t := range trs {
-		var m dedup.Marker
-		if found[i] {
-			m = dedup.ParseMarker(values[i])
-		}
-		step := dedup.Transition(dedup.Input{Found: found[i], Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
-			Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval})
+		step := p.step(t, values[i], found[i], storeDown, now)
 		switch step.Verdict {
 		case dedup.Ignore:
 			continue
@@ -133,6 +125,64 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 	}
 	return out, nil
+}
+
+// step is what dedup.Transition decides for t given its marker's value.
+func (p *Pipeline) step(t *transition, value string, found, storeDown bool, now time.Time) dedup.Step {
+	var m dedup.Marker
+	if found {
+		m = dedup.ParseMarker(value)
+	}
+	return dedup.Transition(dedup.Input{Found: found, Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
+		Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval})
+}
+
+// notifiedFirings returns the firing alerts every integration of which was
+// already notified of this firing (all their transitions are dedup hits),
+// or nil when there is none. Their flap history holds this firing already
+// (it was appended when the firing was first notified) and damping cannot
+// change what is sent for them — a verdict on an unchanged history only
+// goes from flapping to stable as time passes, and a stable alert is
+// decided as its policies say — so their histories need not be read.
+func (p *Pipeline) notifiedFirings(trs []*transition, values []string, found []bool, now time.Time) map[*alert.Result]bool {
+	var out map[*alert.Result]bool
+	for i := 0; i < len(trs); {
+		r := trs[i].res
+		j, hit := i, r.Alert.Firing()
+		for ; j < len(trs) && trs[j].res == r; j++ {
+			if hit && p.step(trs[j], values[j], found[j], false, now).Verdict != dedup.Skip {
+				hit = false
+			}
+		}
+		if hit {
+			if out == nil {
+				out = make(map[*alert.Result]bool)
+			}
+			out[r] = true
+		}
+		i = j
+	}
+	return out
+}
+
+// dampPending reads the flap histories of states in one round trip, damps
+// their alerts and routes the downgraded ones again (their new targets
+// replacing their old ones in trs, values and found). A failed read damps
+// nothing: the alerts are decided as their policies say.
+func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, trs []*transition, values []string, found []bool, sum *alert.Summary) ([]*transition, []string, []bool, error) {
+	keys := make([]string, len(states))
+	for i, st := range states {
+		keys[i] = st.key
+	}
+	hv, hf, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		return trs, values, found, p.storeFailed(ctx, "read flap histories", err, sum)
+	}
+	rerouted := p.damp(ctx, states, hv, hf)
+	if len(rerouted) == 0 {
+		return trs, values, found, nil
+	}
+	return p.reroute(ctx, rerouted, trs, values, found, sum)
 }
 
 // candidates returns a transition per (alert, receiver, integration) that

@@ -4,7 +4,12 @@
 # the paths of peer binaries you already have (none is required).
 #
 #   CALERT=/path/to/calert MSTEAMS=/path/to/prometheus-msteams \
-#   MSTEAMS_TEMPLATE=/path/to/default-message-card.tmpl scripts/bench-peers.sh
+#   MSTEAMS_TEMPLATE=/path/to/default-message-card.tmpl \
+#   CALERT_TEMPLATE=/path/to/calert/static/message.tmpl scripts/bench-peers.sh
+#
+# calert reads its message template from the provider's "template" (a path
+# relative to its working directory unless absolute): give CALERT_TEMPLATE
+# when the binary was built outside its source tree.
 #
 # For each payload size (SIZES, default "1 10 100") and mode (steady: one
 # payload repeated; fresh: new fingerprints in every webhook) it runs
@@ -31,6 +36,7 @@ MODES=${MODES:-steady fresh}
 CALERT=${CALERT:-}
 MSTEAMS=${MSTEAMS:-}
 MSTEAMS_TEMPLATE=${MSTEAMS_TEMPLATE:-}
+CALERT_TEMPLATE=${CALERT_TEMPLATE:-}
 
 for p in "$CALERT" "$MSTEAMS"; do
   if [ -n "$p" ] && [ ! -x "$p" ]; then
@@ -134,6 +140,9 @@ max_idle_conns = 64
 timeout = "30s"
 thread_ttl = "12h"
 TOML
+if [ -n "$CALERT_TEMPLATE" ]; then
+  echo "template = \"$CALERT_TEMPLATE\"" >>"$WORK/calert.toml"
+fi
 
 declare -A URL PID START
 start_target() {

@@ -2,6 +2,7 @@ package journal_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -345,5 +346,66 @@ func TestFromResultKeepsMuteLiveSLOAndFlapping(t *testing.T) {
 	e := journal.FromResult(&alert.Message{}, r)
 	if !e.Muted || e.MutedBy != r.MutedBy || e.LiveSLO != r.Live.Summary || e.Flapping != r.Flap.Reason {
 		t.Fatalf("entry %+v lost the mute, the live SLO line or the flap reason", e)
+	}
+}
+
+// TestJournalRecordsAreEncodingJSON: the writer's records are byte for byte
+// what encoding/json makes of the entries — every decided alert of every
+// testdata webhook, with deliveries whose errors hold the strings JSON
+// encoders treat differently (HTML characters, line and paragraph
+// separators, control characters, invalid UTF-8), and a dead letter.
+func TestJournalRecordsAreEncodingJSON(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "webhook", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	odd := []string{"<a href=\"x\">&amp;</a>", "line\u2028para\u2029", "ctl\x00\x01\x1f\x7f", "bad \xff\xfe utf8", `q"b\s`, "é漢字😀", ""}
+	received := time.Date(2025, 3, 14, 10, 0, 0, 123456789, time.UTC)
+	var entries []journal.Entry
+	for _, f := range files {
+		if strings.HasSuffix(f, ".bad.json") {
+			continue
+		}
+		msg, results := decide(t, filepath.Base(f))
+		for i, r := range results {
+			e := journal.FromResult(msg, r)
+			e.Time, e.Replica = received, "r1"
+			o := odd[i%len(odd)]
+			e.Deliveries = []journal.Delivery{{Receiver: "pagerduty", Integration: "pagerduty/0", Outcome: journal.OutcomeFailed,
+				Attempts: i, Latency: time.Duration(i) * time.Millisecond, Error: o}}
+			e.Labels["odd"], e.Decision.Reasons = o, append(e.Decision.Reasons, o)
+			e.Muted, e.Deduplicated = i%2 == 0, i%3 == 0
+			entries = append(entries, e)
+		}
+	}
+	dl, err := journal.NewDeadLetter(&alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: "inc<1>"},
+		errors.New("invalid_auth \xff"), 2, received)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl.Replica = "r1"
+	entries = append(entries, dl)
+
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{Replica: "r1"})
+	w.Write(entries...)
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := j.RangeJournal(t.Context(), store.JournalQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != len(entries) {
+		t.Fatalf("journal holds %d records, want %d", len(recs), len(entries))
+	}
+	for i := range entries {
+		want, err := json.Marshal(&entries[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(recs[i].Data) != string(want) {
+			t.Fatalf("record %d:\n got %s\nwant %s", i, recs[i].Data, want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	gojson "github.com/goccy/go-json"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/store"
@@ -234,7 +235,7 @@ func (w *Writer) append(batch []Entry) {
 	}
 	recs := make([]store.JournalRecord, 0, len(batch))
 	for i := range batch {
-		data, err := json.Marshal(&batch[i])
+		data, err := encode(&batch[i])
 		if err != nil { // cannot happen for these types; counted all the same
 			w.m.dropped.Inc()
 			w.opts.Logger.Error("journal entry not encodable; dropped", "fingerprint", batch[i].Fingerprint, "err", err)
@@ -251,4 +252,16 @@ func (w *Writer) append(batch []Entry) {
 		return
 	}
 	w.m.written.Add(float64(len(recs)))
+}
+
+// encode encodes one entry. Decision entries — one per decided alert, most
+// of the journal's cost — are encoded by goccy/go-json (the decoder's
+// library), two to three times faster than encoding/json and byte for byte
+// the same for this type (TestJournalRecordsAreEncodingJSON); dead letters,
+// which carry a raw payload, keep encoding/json.
+func encode(e *Entry) ([]byte, error) {
+	if e.Kind == KindDecision {
+		return gojson.Marshal(e)
+	}
+	return json.Marshal(e)
 }
