@@ -110,8 +110,9 @@ type DeadLetterSink interface {
 //     live SLO state from Prometheus (bounded by its timeout; a failure
 //     leaves the label decision);
 //  2. suppress tickets of SLOs whose page fires (in this or another payload);
-//  3. find the transitions no replica has notified yet, and damp flapping
-//     alerts (one store read; a second only for re-routed flapping alerts);
+//  3. find the transitions no replica has notified yet (one store read),
+//     and damp flapping alerts (a second read, of the histories of the
+//     alerts with something to send; a third only for re-routed ones);
 //  4. claim them (one round trip), waiting briefly for another replica's;
 //  5. take the incidents' leases: who opens, who resolves (one round trip);
 //  6. send every notification, each integration on its own, and settle
