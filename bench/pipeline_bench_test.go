@@ -15,6 +15,7 @@ import (
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
@@ -93,6 +94,7 @@ func pipeline(tb testing.TB, s store.Store) *routing.Pipeline {
 		tb.Fatal(err)
 	}
 	noop := alert.NotifierFunc(func(context.Context, *alert.Notification) error { return nil })
+	fl := flap.DefaultConfig()
 	return &routing.Pipeline{
 		Classifier: cls,
 		Decider:    dec,
@@ -111,6 +113,7 @@ func pipeline(tb testing.TB, s store.Store) *routing.Pipeline {
 		},
 		Metrics: routing.NewMetrics(prometheus.NewRegistry()),
 		Logger:  slog.New(slog.DiscardHandler),
+		Flap:    &fl, // on by default in cmd/router
 	}
 }
 

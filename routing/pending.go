@@ -214,11 +214,14 @@ func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*tr
 		}
 		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
 		tier := dedup.Tier(&r.Decision)
-		for _, tg := range targets {
+		backing := make([]transition, len(targets)) // one allocation per alert
+		for i, tg := range targets {
 			// Keyed by fingerprint (its hash tag), not by incident: what was
 			// notified for an alert is found whatever it is grouped into now.
-			trs = append(trs, &transition{res: r, receiver: tg.receiver, integ: tg.integ, incident: r.Incident, tier: tier,
-				marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, tg.receiver+"/"+tg.integ.Name+":"+start)})
+			t := &backing[i]
+			*t = transition{res: r, receiver: tg.receiver, integ: tg.integ, incident: r.Incident, tier: tier,
+				marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, tg.receiver+"/"+tg.integ.Name+":"+start)}
+			trs = append(trs, t)
 		}
 	}
 	return trs

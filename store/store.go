@@ -55,15 +55,8 @@ type Store interface {
 // a Redis Cluster hash tag: all keys of one incident map to one slot, so
 // multi-key work on an incident never fails with CROSSSLOT.
 func Key(prefix, kind, incident, rest string) string {
-	b := make([]byte, 0, len(prefix)+len(kind)+len(incident)+len(rest)+5)
-	b = append(b, prefix...)
-	b = append(b, kind...)
-	b = append(b, ":{"...)
-	b = append(b, incident...)
-	b = append(b, '}')
-	if rest != "" {
-		b = append(b, ':')
-		b = append(b, rest...)
+	if rest == "" {
+		return prefix + kind + ":{" + incident + "}"
 	}
-	return string(b)
+	return prefix + kind + ":{" + incident + "}:" + rest // one allocation
 }
