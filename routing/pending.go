@@ -71,11 +71,16 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
 	now := p.now()
+	steps := p.steps(trs, values, found, storeDown, now)
 	if !storeDown && p.Flap != nil {
-		if states := p.flapStates(results, p.notifiedFirings(trs, values, found, now)); len(states) > 0 {
-			trs, values, found, err = p.dampPending(ctx, states, trs, values, found, sum)
+		if states := p.flapStates(results, notifiedFirings(trs, steps)); len(states) > 0 {
+			var rerouted bool
+			trs, values, found, rerouted, err = p.dampPending(ctx, states, trs, values, found, sum)
 			if err != nil {
 				return nil, err
+			}
+			if rerouted {
+				steps = p.steps(trs, values, found, storeDown, now)
 			}
 		}
 	}
@@ -84,7 +89,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 	claims := make(map[string]bool, len(trs))
 	routed := map[*alert.Result][]string{} // fail open: where each resolve would go
 	for i, t := range trs {
-		step := p.step(t, values[i], found[i], storeDown, now)
+		step := steps[i]
 		switch step.Verdict {
 		case dedup.Ignore:
 			continue
@@ -127,14 +132,19 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 	return out, nil
 }
 
-// step is what dedup.Transition decides for t given its marker's value.
-func (p *Pipeline) step(t *transition, value string, found, storeDown bool, now time.Time) dedup.Step {
-	var m dedup.Marker
-	if found {
-		m = dedup.ParseMarker(value)
+// steps returns what dedup.Transition decides for each of trs given its
+// marker's value.
+func (p *Pipeline) steps(trs []*transition, values []string, found []bool, storeDown bool, now time.Time) []dedup.Step {
+	out := make([]dedup.Step, len(trs))
+	for i, t := range trs {
+		var m dedup.Marker
+		if found[i] {
+			m = dedup.ParseMarker(values[i])
+		}
+		out[i] = dedup.Transition(dedup.Input{Found: found[i], Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
+			Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval})
 	}
-	return dedup.Transition(dedup.Input{Found: found, Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
-		Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval})
+	return out
 }
 
 // notifiedFirings returns the firing alerts every integration of which was
@@ -144,13 +154,13 @@ func (p *Pipeline) step(t *transition, value string, found, storeDown bool, now 
 // change what is sent for them — a verdict on an unchanged history only
 // goes from flapping to stable as time passes, and a stable alert is
 // decided as its policies say — so their histories need not be read.
-func (p *Pipeline) notifiedFirings(trs []*transition, values []string, found []bool, now time.Time) map[*alert.Result]bool {
+func notifiedFirings(trs []*transition, steps []dedup.Step) map[*alert.Result]bool {
 	var out map[*alert.Result]bool
 	for i := 0; i < len(trs); {
 		r := trs[i].res
 		j, hit := i, r.Alert.Firing()
 		for ; j < len(trs) && trs[j].res == r; j++ {
-			if hit && p.step(trs[j], values[j], found[j], false, now).Verdict != dedup.Skip {
+			if hit && steps[j].Verdict != dedup.Skip {
 				hit = false
 			}
 		}
@@ -167,22 +177,23 @@ func (p *Pipeline) notifiedFirings(trs []*transition, values []string, found []b
 
 // dampPending reads the flap histories of states in one round trip, damps
 // their alerts and routes the downgraded ones again (their new targets
-// replacing their old ones in trs, values and found). A failed read damps
-// nothing: the alerts are decided as their policies say.
-func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, trs []*transition, values []string, found []bool, sum *alert.Summary) ([]*transition, []string, []bool, error) {
+// replacing their old ones in trs, values and found; rerouted says so). A
+// failed read damps nothing: the alerts are decided as their policies say.
+func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, trs []*transition, values []string, found []bool, sum *alert.Summary) (_ []*transition, _ []string, _ []bool, rerouted bool, _ error) {
 	keys := make([]string, len(states))
 	for i, st := range states {
 		keys[i] = st.key
 	}
 	hv, hf, err := p.Store.Get(ctx, keys)
 	if err != nil {
-		return trs, values, found, p.storeFailed(ctx, "read flap histories", err, sum)
+		return trs, values, found, false, p.storeFailed(ctx, "read flap histories", err, sum)
 	}
-	rerouted := p.damp(ctx, states, hv, hf)
-	if len(rerouted) == 0 {
-		return trs, values, found, nil
+	downgraded := p.damp(ctx, states, hv, hf)
+	if len(downgraded) == 0 {
+		return trs, values, found, false, nil
 	}
-	return p.reroute(ctx, rerouted, trs, values, found, sum)
+	trs, values, found, err = p.reroute(ctx, downgraded, trs, values, found, sum)
+	return trs, values, found, true, err
 }
 
 // candidates returns a transition per (alert, receiver, integration) that
@@ -191,6 +202,7 @@ func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, trs []*
 func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*transition {
 	var trs []*transition
 	var every []target // built once, for the resolves of this payload
+	var buf []target   // a firing's targets, reused from alert to alert
 	for _, r := range results {
 		switch {
 		case r.SuppressedBy != "" || r.MutedBy != "":
@@ -203,12 +215,13 @@ func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*tr
 		}
 		var targets []target
 		if r.Alert.Firing() {
-			targets = p.targets(r.Receivers)
+			buf = p.appendTargets(buf[:0], r.Receivers)
+			targets = buf
 		} else {
 			// A resolve goes wherever its firing went, whatever the
 			// (possibly different) decision on the resolved alert.
 			if every == nil {
-				every = p.targets(p.receiverNames())
+				every = p.appendTargets(nil, p.receiverNames())
 			}
 			targets = every
 		}
@@ -260,8 +273,9 @@ func (p *Pipeline) reroute(ctx context.Context, rerouted []*alert.Result, trs []
 	return append(keepT, more...), append(keepV, v...), append(keepF, f...), nil
 }
 
-func (p *Pipeline) targets(receivers []string) []target {
-	var out []target
+// appendTargets appends the (receiver, integration) pairs of receivers to
+// out.
+func (p *Pipeline) appendTargets(out []target, receivers []string) []target {
 	for _, name := range receivers {
 		integs := p.Receivers[name]
 		if len(integs) == 0 {
