@@ -85,8 +85,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 	}
 	out := trs[:0]
-	notified := map[*alert.Result]bool{}
-	claims := make(map[string]bool, len(trs))
+	// notified: the resolves notified or already notified (only they are
+	// asked about below); claims: the claims taken. Both are made on first
+	// use: Alertmanager repeating firing alerts makes neither.
+	var notified map[*alert.Result]bool
+	var claims map[string]bool
 	routed := map[*alert.Result][]string{} // fail open: where each resolve would go
 	for i, t := range trs {
 		step := steps[i]
@@ -94,7 +97,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		case dedup.Ignore:
 			continue
 		case dedup.Skip:
-			notified[t.res] = true
+			notified = markResolve(notified, t.res)
 			p.countDedup(dedupHit, sum)
 			continue
 		case dedup.SendIfRouted:
@@ -115,7 +118,10 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 			t.incident = step.Incident
 		}
 		t.claim = t.marker + ":" + t.res.Alert.Status + ":" + t.tier + step.ClaimSuffix
-		notified[t.res] = true
+		notified = markResolve(notified, t.res)
+		if claims == nil {
+			claims = make(map[string]bool, len(trs)-i)
+		}
 		if claims[t.claim] {
 			// The same alert twice in one payload: one claim, one send.
 			p.countDedup(dedupHit, sum)
@@ -130,6 +136,18 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 		}
 	}
 	return out, nil
+}
+
+// markResolve notes r in m (made if nil) when r is a resolve.
+func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bool {
+	if r.Alert.Firing() {
+		return m
+	}
+	if m == nil {
+		m = make(map[*alert.Result]bool)
+	}
+	m[r] = true
+	return m
 }
 
 // steps returns what dedup.Transition decides for each of trs given its
