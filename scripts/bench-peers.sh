@@ -99,30 +99,8 @@ PIDS+=($!)
 wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 wait_for http_ok "http://127.0.0.1:$P_SINK/-/standins/stats"
 
-cat >"$WORK/router.yml" <<YML
-store:
-  redis:
-    addrs: ["127.0.0.1:$P_REDIS"]
-  key_prefix: "peers:"
-route:
-  receiver: slack-triage
-  routes:
-    - matchers: ['decision="page"']
-      receiver: pagerduty
-      continue: true
-    - matchers: ['decision=~"page|ticket"']
-      receiver: slack-triage
-receivers:
-  - name: pagerduty
-    pagerduty_configs:
-      - url: http://127.0.0.1:$P_PD/v2/enqueue
-        routing_key: 0123456789abcdef0123456789abcdef
-  - name: slack-triage
-    slack_configs:
-      - api_url: http://127.0.0.1:$P_SLACK/api/
-        token: xoxb-bench-token
-        channel: "#alerts-triage"
-YML
+. scripts/bench-lib.sh # the scripts run from the repository root
+router_config "peers:" >"$WORK/router.yml"
 
 # calert picks its provider by the webhook's receiver ("alertrouter" in the
 # loadgen payloads).
