@@ -28,3 +28,25 @@ receivers:
         channel: "#alerts-triage"
 EOF
 }
+
+# cleanup: kill every process in PIDS, wait for them, remove WORK (the
+# scripts' EXIT trap).
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+
+# wait_for CMD...: run CMD until it succeeds, at most 10 s.
+wait_for() {
+  local i
+  for i in $(seq 1 100); do
+    if "$@" >/dev/null 2>&1; then return 0; fi
+    sleep 0.1
+  done
+  echo "$(basename "$0"): timed out waiting for: $*" >&2
+  return 1
+}
+
+http_ok() { curl -fsS -o /dev/null --max-time 1 "$1"; }

@@ -27,6 +27,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# cleanup, wait_for, http_ok, router_config
+. scripts/bench-lib.sh
 GO=${GO:-go}
 LOAD_DURATION=${LOAD_DURATION:-15s}
 CONCURRENCY=${CONCURRENCY:-16}
@@ -49,26 +51,10 @@ mkdir -p bin docs/bench-raw
 RAW="docs/bench-raw/peers-$(date -u +%Y-%m-%dT%H%MZ).txt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-peers.XXXXXX")
 PIDS=()
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 exec > >(tee "$RAW") 2>&1
 
-wait_for() {
-  local i
-  for i in $(seq 1 100); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  echo "bench-peers: timed out waiting for: $*" >&2
-  return 1
-}
-http_ok() { curl -fsS -o /dev/null --max-time 1 "$1"; }
 # port_open PORT: something accepts TCP connections on 127.0.0.1:PORT.
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -99,7 +85,6 @@ PIDS+=($!)
 wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 wait_for http_ok "http://127.0.0.1:$P_SINK/-/standins/stats"
 
-. scripts/bench-lib.sh # the scripts run from the repository root
 router_config "peers:" >"$WORK/router.yml"
 
 # calert picks its provider by the webhook's receiver ("alertrouter" in the

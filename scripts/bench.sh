@@ -23,6 +23,8 @@
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
+# cleanup, wait_for, http_ok, router_config
+. scripts/bench-lib.sh
 GO=${GO:-go}
 BENCHTIME=${BENCHTIME:-1s}
 LOAD_DURATION=${LOAD_DURATION:-10s}
@@ -36,33 +38,10 @@ RAW="docs/bench-raw/$(date -u +%Y-%m-%dT%H%MZ).txt"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/alertrouter-bench.XXXXXX")
 PIDS=()
 
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do
-    kill "$pid" 2>/dev/null || true
-  done
-  for pid in "${PIDS[@]}"; do
-    wait "$pid" 2>/dev/null || true
-  done
-  rm -rf "$WORK"
-}
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 exec > >(tee "$RAW") 2>&1
-
-# wait_for CMD...: run CMD until it succeeds, at most 10 s.
-wait_for() {
-  local i
-  for i in $(seq 1 100); do
-    if "$@" >/dev/null 2>&1; then return 0; fi
-    sleep 0.1
-  done
-  echo "bench: timed out waiting for: $*" >&2
-  return 1
-}
-
-http_ok() { curl -fsS -o /dev/null --max-time 1 "$1"; }
 
 echo "# alertrouter benchmarks — $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (dirty)')"
@@ -101,8 +80,6 @@ bin/loadgen -standins -pd-listen "127.0.0.1:$P_PD" -slack-listen "127.0.0.1:$P_S
 PIDS+=($!)
 wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 
-# router_config PREFIX: the router.yml of the benchmarks (scripts/bench-lib.sh).
-. scripts/bench-lib.sh # the scripts run from the repository root
 
 # start_router PORT PREFIX: start bin/router; its pid is in ROUTER_PID.
 start_router() {
