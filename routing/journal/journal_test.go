@@ -409,3 +409,41 @@ func TestJournalRecordsAreEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// Alertmanager repeats an unchanged none or suppressed decision every
+// group_interval: a replica journals it once per hour, not on every repeat,
+// while a delivery is always journaled.
+func TestRecordJournalsAQuietDecisionOncePerHour(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w, _ := newWriter(t, j, journal.WriterOptions{Now: func() time.Time { return now }})
+	a := &alert.Alert{}
+	a.Status, a.Fingerprint = "firing", "f1"
+	quiet := &alert.Result{Alert: a, Decision: alert.Decision{Action: alert.ActionNone, Policy: "severity"}}
+	sent := &alert.Result{Alert: a, Decision: alert.Decision{Action: alert.ActionPage},
+		Deliveries: []alert.Delivery{{Receiver: "pd", Integration: "pagerduty/0", Outcome: alert.DeliverySent}}}
+	msg := &alert.Message{}
+	w.Record(msg, []*alert.Result{quiet, sent})
+	w.Record(msg, []*alert.Result{quiet, sent})
+	now = now.Add(time.Hour)
+	w.Record(msg, []*alert.Result{quiet})
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, page := 0, 0
+	for _, e := range got {
+		switch e.Decision.Action {
+		case alert.ActionNone:
+			none++
+		case alert.ActionPage:
+			page++
+		}
+	}
+	if none != 2 || page != 2 {
+		t.Fatalf("journaled %d none and %d page entries, want 2 none (first and an hour later) and 2 pages (every delivery)", none, page)
+	}
+}

@@ -9,14 +9,22 @@ import (
 // Record writes one decision entry for every alert of a processed webhook
 // that had something to record: a delivery at any integration (sent,
 // failed, waiting for another replica, deliberately not sent), a decision
-// of none, a suppression, or a mute by a time interval. Alertmanager's repeats of what was already
-// notified (dedup hits with nothing new) are counted by the dispatch core,
-// not journaled again. It implements routing.Recorder and never blocks.
+// of none, a suppression, or a mute by a time interval. Alertmanager's
+// repeats of what was already notified (dedup hits with nothing new) are
+// counted by the dispatch core, not journaled again; so are its repeats of
+// an unchanged none, suppression or mute, which this replica journals once
+// per quietRepeat (they have no delivery whose dedup would say so). It
+// implements routing.Recorder and never blocks.
 func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 	var entries []Entry
 	for _, r := range results {
-		if len(r.Deliveries) == 0 && r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone {
-			continue
+		if len(r.Deliveries) == 0 {
+			if r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone {
+				continue
+			}
+			if w.recentlyJournaled(r) {
+				continue
+			}
 		}
 		e := FromResult(msg, r)
 		for _, d := range r.Deliveries {
@@ -51,4 +59,30 @@ func (w *Writer) DeadLetter(n *alert.Notification, cause error) {
 		return
 	}
 	w.Write(e)
+}
+
+// quietRepeat is how long an unchanged decision without delivery (none,
+// suppressed, muted) is not journaled again by one replica.
+const quietRepeat = time.Hour
+
+// maxQuiet bounds the memory of recently journaled quiet decisions; past
+// it the memory starts afresh (a repeat may then be journaled once more).
+const maxQuiet = 10000
+
+// recentlyJournaled reports whether this replica journaled the same quiet
+// decision of the same firing within quietRepeat, and remembers it if not.
+func (w *Writer) recentlyJournaled(r *alert.Result) bool {
+	key := r.Alert.Fingerprint + "|" + r.Alert.Status + "|" + r.Alert.StartsAt.String() + "|" + string(r.Decision.Action) +
+		"|" + r.Decision.Policy + "|" + r.Decision.Tier + "|" + r.SuppressedBy + "|" + r.MutedBy
+	now := w.opts.Now()
+	w.quietMu.Lock()
+	defer w.quietMu.Unlock()
+	if at, ok := w.quiet[key]; ok && now.Sub(at) < quietRepeat {
+		return true
+	}
+	if w.quiet == nil || len(w.quiet) >= maxQuiet {
+		w.quiet = make(map[string]time.Time)
+	}
+	w.quiet[key] = now
+	return false
 }

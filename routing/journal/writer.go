@@ -103,6 +103,9 @@ type Writer struct {
 	closed bool
 	ch     chan item
 	done   chan struct{}
+
+	quietMu sync.Mutex           // guards quiet (record.go)
+	quiet   map[string]time.Time // quiet decisions journaled recently
 }
 
 // NewWriter starts a writer appending to j; Close stops it.
