@@ -226,7 +226,7 @@ func BenchmarkEvaluate(b *testing.B) {
 
 // process decodes body and runs the whole pipeline on it, failing the
 // benchmark on any error or failed notification.
-func process(b *testing.B, p *routing.Pipeline, body []byte) *alert.Summary {
+func process(b testing.TB, p *routing.Pipeline, body []byte) *alert.Summary {
 	m, err := webhook.Decode(body, receivedAt)
 	if err != nil {
 		b.Fatal(err)

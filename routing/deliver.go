@@ -188,14 +188,21 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	return joinDeliveryErrors(errs...)
 }
 
-// send delivers one batch to its integration.
+// send delivers one batch to its integration; an update of an open
+// incident may share its send with other webhooks' (coalesce.go).
 func (p *Pipeline) send(ctx context.Context, b *batch) {
 	if b.integ.Notifier == nil {
 		b.fail(alert.Permanent(fmt.Errorf("receiver %q has no notifier", b.receiver)))
 		return
 	}
 	start := time.Now()
-	if err := b.integ.Notifier.Notify(ctx, b.n); err != nil {
+	var err error
+	if coalescible(b) {
+		err = p.updates.send(ctx, b, b.integ.Notifier.Notify, p.countCoalesced)
+	} else {
+		err = b.integ.Notifier.Notify(ctx, b.n)
+	}
+	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
 	}
 	b.latency = time.Since(start)

@@ -20,6 +20,7 @@ type Metrics struct {
 	flapDowngrades prometheus.Counter
 	sendDuration   *prometheus.HistogramVec
 	settleErrors   *prometheus.CounterVec
+	coalesced      *prometheus.CounterVec
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -80,6 +81,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_dedup_settle_errors_total",
 			Help: "Store writes after a delivery that failed (confirm, release, incident state); each is retried in the background and risks a duplicate or a delayed retry.",
 		}, []string{"op"}),
+		coalesced: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_notifications_coalesced_total",
+			Help: "Incident updates that went out in another webhook's send of the same incident (one message for several webhooks' new or resolved members).",
+		}, []string{"receiver", "integration"}),
 	}
 	for _, op := range []string{"confirm notified transitions", "release failed claims", "settle incident state"} {
 		m.settleErrors.WithLabelValues(op)
@@ -95,7 +100,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced)
 	}
 	return m
 }

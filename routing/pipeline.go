@@ -77,6 +77,9 @@ type Pipeline struct {
 	Live LiveLookup
 	// Flap damps alerts that keep firing and resolving (nil: off).
 	Flap *flap.Config
+
+	// updates coalesces concurrent updates of one open incident.
+	updates coalescer
 }
 
 func (p *Pipeline) now() time.Time {

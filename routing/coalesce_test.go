@@ -1,0 +1,194 @@
+package routing_test
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// coalesceCase opens an incident, holds the next update of it at the
+// notifier while `waiting` other webhooks each bring a new member of the
+// same incident, then lets it go. It returns the members' alerts and the
+// outcome of each waiting webhook.
+func coalesceCase(t *testing.T, e *env, p *routing.Pipeline, waiting int, second func(*alert.Notification) error) ([]webhooktest.Alert, []error) {
+	t.Helper()
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	calls := 0
+	var mu sync.Mutex
+	e.slack.setFail(func(n *alert.Notification) error {
+		mu.Lock()
+		calls++
+		call := calls
+		mu.Unlock()
+		switch call {
+		case 1:
+			once.Do(func() { close(entered) })
+			<-release
+			return nil
+		case 2:
+			return second(n)
+		}
+		return nil
+	})
+	first := tAlert("First", "firing", "ticket", "instance", "gpu-node-100:8000")
+	firstErr := make(chan error, 1)
+	go func() {
+		_, err := process(t, p, first)
+		firstErr <- err
+	}()
+	<-entered
+
+	members := make([]webhooktest.Alert, waiting)
+	errs := make([]error, waiting)
+	var wg sync.WaitGroup
+	for i := range members {
+		members[i] = tAlert(fmt.Sprintf("Member%d", i), "firing", "ticket", "instance", fmt.Sprintf("gpu-node-%03d:8000", i))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = process(t, p, members[i])
+		}()
+	}
+	eventually(t, "every member's update queued behind the send in flight", func() bool {
+		return routing.QueuedUpdates(p) == waiting
+	})
+	close(release)
+	wg.Wait()
+	if err := <-firstErr; err != nil {
+		t.Fatalf("the update in flight: %v", err)
+	}
+	e.slack.setFail(nil)
+	return members, errs
+}
+
+func fingerprints(alerts []webhooktest.Alert) []string {
+	var out []string
+	for _, a := range alerts {
+		out = append(out, a.Fingerprint)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func checkCoalescedUpdates(t *testing.T, e *env) {
+	p := e.pipeline()
+	members, errs := coalesceCase(t, e, p, 5, func(*alert.Notification) error { return nil })
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("webhook of member %d: %v (its alert went out in the shared send)", i, err)
+		}
+	}
+	sent := e.slack.notifications()
+	if len(sent) != 3 {
+		t.Fatalf("slack got %d messages, want 3: the opening, the update in flight, one update for the 5 webhooks that waited", len(sent))
+	}
+	shared := sent[2]
+	var got []string
+	for _, r := range shared.Results {
+		got = append(got, r.Alert.Fingerprint)
+	}
+	sort.Strings(got)
+	if want := fingerprints(members); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("shared update carries %v, want the 5 waiting members %v", got, want)
+	}
+	if shared.Opening || shared.Incident != "llm-inference-gpu/chat/TTFT" || len(shared.Data.Alerts) != 5 {
+		t.Errorf("shared update: opening %v, incident %q, %d template alerts; want an update of the incident with 5 alerts", shared.Opening, shared.Incident, len(shared.Data.Alerts))
+	}
+	if shared.Data.CommonLabels["service"] != "chat" || shared.Data.CommonLabels["alertname"] != "" {
+		t.Errorf("shared update's common labels %v: want those all 5 alerts share, and no alertname", shared.Data.CommonLabels)
+	}
+	if got := metric(t, e.reg, "alertrouter_notifications_coalesced_total", "slack/0"); got != 4 {
+		t.Errorf("alertrouter_notifications_coalesced_total = %v, want 4 (5 webhooks, one send)", got)
+	}
+	// Each webhook's claims were confirmed: Alertmanager's repeat is a hit.
+	for i, m := range members {
+		if sum := mustProcess(t, p, m); sum.Deduplicated != 1 || sum.Notified != 0 {
+			t.Errorf("repeat of member %d: %+v, want a dedup hit", i, sum)
+		}
+	}
+	if n := len(e.slack.notifications()); n != 3 {
+		t.Errorf("slack got %d messages after the repeats, want still 3", n)
+	}
+}
+
+// Updates of one open incident that arrive while an update of it is being
+// sent go out as one message once that send completes, and each webhook is
+// answered 2xx only then, confirmed.
+func TestConcurrentUpdatesOfAnIncidentGoOutAsOneMessage(t *testing.T) {
+	checkCoalescedUpdates(t, newEnv(t))
+}
+
+func TestConcurrentUpdatesOfAnIncidentGoOutAsOneMessageOnRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	checkCoalescedUpdates(t, redisEnv(t, []string{srv.Addr()}, false))
+}
+
+// A failed shared send fails every webhook whose alerts it carried, with a
+// retryable error, and releases their claims: each retry delivers its alert.
+func TestAFailedSharedUpdateFailsEveryWebhookItCarried(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	members, errs := coalesceCase(t, e, p, 4, func(*alert.Notification) error { return errors.New("slack: 503") })
+	for i, err := range errs {
+		if !isRetryable(err) {
+			t.Errorf("webhook of member %d: %v, want a retryable error", i, err)
+		}
+	}
+	for i, m := range members {
+		if sum := mustProcess(t, p, m); sum.Notified != 1 {
+			t.Errorf("retry of member %d: %+v, want it notified", i, sum)
+		}
+	}
+	tr := e.slack.transitions()
+	for _, m := range members {
+		if n := tr[m.Fingerprint+" firing firing"]; n != 1 {
+			t.Errorf("member %s delivered %d times, want once", m.Fingerprint, n)
+		}
+	}
+}
+
+// Updates of different incidents, and an opening, never share a send.
+func TestOpeningsAndOtherIncidentsAreNotCoalesced(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.slack.setFail(func(n *alert.Notification) error {
+		if n.Incident == "llm-inference-gpu/chat/TTFT" && !n.Opening {
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		return nil
+	})
+	done := make(chan error, 1)
+	go func() {
+		_, err := process(t, p, tAlert("First", "firing", "ticket", "instance", "gpu-node-100:8000"))
+		done <- err
+	}()
+	<-entered
+	// Another incident (KPI changes) opens and updates while the first
+	// incident's update is held: neither waits for it.
+	other := tAlert("Other", "firing", "ticket", "kpi", "TPOT")
+	mustProcess(t, p, other)
+	mustProcess(t, p, tAlert("Other2", "firing", "ticket", "kpi", "TPOT", "instance", "gpu-node-002:8000"))
+	if q := routing.QueuedUpdates(p); q != 0 {
+		t.Errorf("%d updates queued, want none: only updates of the same incident wait", q)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.slack.notifications()); n != 4 {
+		t.Errorf("slack got %d messages, want 4", n)
+	}
+}

@@ -1,0 +1,14 @@
+package routing
+
+// QueuedUpdates returns how many batches wait in p's coalescer for the send
+// in flight of their incident to complete (for tests that need to know the
+// queue is full before they let that send finish).
+func QueuedUpdates(p *Pipeline) int {
+	p.updates.mu.Lock()
+	defer p.updates.mu.Unlock()
+	n := 0
+	for _, r := range p.updates.next {
+		n += len(r.batches)
+	}
+	return n
+}
