@@ -88,7 +88,9 @@ type Classifier struct {
 	// runs of words that can be a catalog phrase (almost none of them).
 	phrases phraseFilter
 	// exprs remembers the expressions of escaped generator URLs.
-	exprs    exprCache
+	exprs exprCache
+	// memo remembers the classifications of recently seen alerts.
+	memo     classMemo
 	stealTgt target
 	hintText [numHints]string
 	hintOff  [numHints]bool
@@ -387,7 +389,22 @@ func (s *scratch) add(e evidence) {
 // Confidence 0, with the signals that were considered. The alert's status
 // does not change the classification, so a resolved alert joins the
 // incident its firing twin opened.
+//
+// Classifications of recently seen alerts are remembered (memo.go), so the
+// slices of the result may be shared with other callers: append to them
+// only after slices.Clip, never write into them.
 func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
+	k := inputKey(a)
+	if cl, ok := c.memo.get(k); ok {
+		return cl
+	}
+	cl := c.classify(a)
+	c.memo.put(k, cl)
+	return cl
+}
+
+// classify is Classify without the memo.
+func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	var s scratch
 	lbl := a.Labels
 
