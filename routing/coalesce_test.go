@@ -192,3 +192,25 @@ func TestOpeningsAndOtherIncidentsAreNotCoalesced(t *testing.T) {
 		t.Errorf("slack got %d messages, want 4", n)
 	}
 }
+
+// A delivered webhook is settled in one store round trip: confirmations,
+// incident steps and SLO page sets go in one store.Write.
+func TestSettleIsOneStoreWrite(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	cs := &countingStore{Store: e.store}
+	e.store = cs
+	p := e.pipeline()
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	got := cs.reset()
+	want := map[string]int{"Get": 1, "SetNX": 1, "Incidents": 1, "Write": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("store calls of a first page %v, want %v (claims, incident lease, then one write to settle)", got, want)
+	}
+	if sum := mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page")); sum.Notified != 1 {
+		t.Fatalf("resolve: %+v", sum)
+	}
+	if got := cs.reset(); got["Write"] != 1 || got["Set"]+got["DeleteIfEqual"]+got["AddMembers"] != 0 {
+		t.Errorf("store calls of the resolve %v, want one Write to settle", got)
+	}
+}

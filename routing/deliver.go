@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -218,8 +217,9 @@ const settleTimeout = 5 * time.Second
 
 // settle confirms the delivered transitions of batches and the incident
 // steps of leases, and releases the failed ones so Alertmanager's retry
-// sends exactly what is missing. Its writes run in parallel, each one round
-// trip; a write that fails is handed to Deferred (retried in the
+// sends exactly what is missing. Its writes (confirmations, releases,
+// incident steps, SLO page sets) go to the store together, one round trip
+// (store.Write); a part that fails is handed to Deferred (retried in the
 // background) and counted.
 func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
@@ -270,29 +270,22 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
 	}
 	confirm := append(p.leases().Confirmations(confirmKeys), markers...)
-	writes := []func() error{
-		func() error { return p.Store.Set(wctx, confirm) },
-		func() error { return p.Store.DeleteIfEqual(wctx, release) },
-		func() error { _, err := p.Store.Incidents(wctx, incOps); return err },
-	}
-	writes = append(writes, p.sloPageWrites(wctx, batches)...)
-	errs := parallel(writes)
-	if errs[0] != nil {
-		p.settleFailed("confirm notified transitions", errs[0], len(confirmKeys),
+	add, remove := p.sloPageWrites(batches)
+	errs := store.Write(wctx, p.Store, store.Writes{Set: confirm, Release: release, Incidents: incOps, Add: add, Remove: remove})
+	if errs.Set != nil {
+		p.settleFailed("confirm notified transitions", errs.Set, len(confirmKeys),
 			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(confirm) })
 	}
-	if errs[1] != nil {
-		p.settleFailed("release failed claims", errs[1], len(release),
+	if errs.Release != nil {
+		p.settleFailed("release failed claims", errs.Release, len(release),
 			"Alertmanager's retry waits for the claims to expire (claim_ttl)", func(d *dedup.Deferred) { d.DeleteIfEqual(release) })
 	}
-	if errs[2] != nil {
-		p.settleFailed("settle incident state", errs[2], len(incOps),
+	if errs.Incidents != nil {
+		p.settleFailed("settle incident state", errs.Incidents, len(incOps),
 			"the incident's lease expires and its next firing opens it again", func(d *dedup.Deferred) { d.Incidents(incOps) })
 	}
-	for _, err := range errs[3:] {
-		if err != nil {
-			p.countStoreError("record SLO pages", err)
-		}
+	if err := errors.Join(errs.Add, errs.Remove); err != nil {
+		p.countStoreError("record SLO pages", err)
 	}
 	for range release {
 		p.countDedup(dedupReleased, nil)
@@ -314,20 +307,4 @@ func (p *Pipeline) settleFailed(op string, err error, n int, risk string, retry 
 		retry(p.Deferred)
 	}
 	p.Logger.Error("store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
-}
-
-// parallel runs fns concurrently and returns their errors in order: the
-// writes of one webhook cost about one round trip, not one each.
-func parallel(fns []func() error) []error {
-	errs := make([]error, len(fns))
-	var wg sync.WaitGroup
-	for i, fn := range fns {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[i] = fn()
-		}()
-	}
-	wg.Wait()
-	return errs
 }

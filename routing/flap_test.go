@@ -39,6 +39,32 @@ func (s *countingStore) Set(ctx context.Context, entries []store.Entry) error {
 	return s.Store.Set(ctx, entries)
 }
 
+func (s *countingStore) SetNX(ctx context.Context, entries []store.Entry) ([]bool, error) {
+	s.count("SetNX")
+	return s.Store.SetNX(ctx, entries)
+}
+
+func (s *countingStore) DeleteIfEqual(ctx context.Context, entries []store.Entry) error {
+	s.count("DeleteIfEqual")
+	return s.Store.DeleteIfEqual(ctx, entries)
+}
+
+func (s *countingStore) AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error {
+	s.count("AddMembers")
+	return s.Store.AddMembers(ctx, key, ttl, members...)
+}
+
+func (s *countingStore) Incidents(ctx context.Context, ops []store.IncidentOp) ([]store.IncidentResult, error) {
+	s.count("Incidents")
+	return s.Store.Incidents(ctx, ops)
+}
+
+// Write is one round trip (on Redis, a store.Writer).
+func (s *countingStore) Write(ctx context.Context, w store.Writes) store.WriteErrors {
+	s.count("Write")
+	return store.Write(ctx, s.Store, w)
+}
+
 func (s *countingStore) reset() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

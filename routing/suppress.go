@@ -61,13 +61,14 @@ func (p *Pipeline) countStoreError(op string, err error) {
 	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 }
 
-// sloPageWrites returns the store writes that remember, per SLO, which
+// sloPageWrites returns the set additions and removals that remember, per SLO, which
 // page-tier alerts were notified firing (and forget those notified
 // resolved), so that tickets of the same SLO in later payloads — at any
 // replica — are suppressed while the page fires. Writing only for notified
 // transitions keeps the steady state (all dedup hits) at one round trip.
-func (p *Pipeline) sloPageWrites(ctx context.Context, batches []*batch) []func() error {
-	add, del := map[string][]string{}, map[string][]string{}
+func (p *Pipeline) sloPageWrites(batches []*batch) (add, remove []store.Members) {
+	adds, dels := map[string][]string{}, map[string][]string{}
+	var order []string
 	for _, b := range batches {
 		if b.err != nil {
 			continue
@@ -80,23 +81,25 @@ func (p *Pipeline) sloPageWrites(ctx context.Context, batches []*batch) []func()
 			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
 			switch {
 			case t.kind == alert.KindResolved:
-				del[d.SLO] = append(del[d.SLO], member)
+				if dels[d.SLO] == nil && adds[d.SLO] == nil {
+					order = append(order, d.SLO)
+				}
+				dels[d.SLO] = append(dels[d.SLO], member)
 			case d.Action == alert.ActionPage:
-				add[d.SLO] = append(add[d.SLO], member)
+				if dels[d.SLO] == nil && adds[d.SLO] == nil {
+					order = append(order, d.SLO)
+				}
+				adds[d.SLO] = append(adds[d.SLO], member)
 			}
 		}
 	}
-	var fns []func() error
-	for slo, members := range add {
-		fns = append(fns, func() error {
-			return p.Store.AddMembers(ctx, p.sloPagesKey(slo), p.Dedup.NotifiedTTL, members...)
-		})
+	for _, slo := range order {
+		if m := adds[slo]; len(m) > 0 {
+			add = append(add, store.Members{Key: p.sloPagesKey(slo), TTL: p.Dedup.NotifiedTTL, Members: m})
+		}
+		if m := dels[slo]; len(m) > 0 {
+			remove = append(remove, store.Members{Key: p.sloPagesKey(slo), Members: m})
+		}
 	}
-	for slo, members := range del {
-		fns = append(fns, func() error {
-			_, err := p.Store.RemoveMembers(ctx, p.sloPagesKey(slo), members...)
-			return err
-		})
-	}
-	return fns
+	return add, remove
 }

@@ -18,9 +18,10 @@ const (
 	opMembers       = "members"
 	opPing          = "ping"
 	opIncidents     = "incidents"
+	opWrite         = "write"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

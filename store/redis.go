@@ -103,6 +103,12 @@ func (r *Redis) observe(op string, start time.Time, err error) error {
 		return nil
 	}
 	r.metrics.errors[op].Inc()
+	return wrapErr(op, err)
+}
+
+// wrapErr names op in err and marks an unreachable Redis with
+// ErrUnavailable.
+func wrapErr(op string, err error) error {
 	if unavailable(err) {
 		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
 	}

@@ -101,12 +101,7 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 	start := time.Now()
 	args := make([][]any, len(ops))
 	for i, op := range ops {
-		a := make([]any, 0, 5+2*len(op.Members))
-		a = append(a, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
-		for _, m := range op.Members {
-			a = append(a, m.Fingerprint, m.StartsAt)
-		}
-		args[i] = a
+		args[i] = incidentArgs(op)
 	}
 	cmds := make([]*redis.Cmd, len(ops))
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -147,6 +142,16 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 		out[i] = res
 	}
 	return out, r.observe(opIncidents, start, nil)
+}
+
+// incidentArgs are the incident script's ARGV for op.
+func incidentArgs(op IncidentOp) []any {
+	a := make([]any, 0, 5+2*len(op.Members))
+	a = append(a, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
+	for _, m := range op.Members {
+		a = append(a, m.Fingerprint, m.StartsAt)
+	}
+	return a
 }
 
 func parseIncidentReply(v any) (IncidentResult, error) {
