@@ -19,6 +19,10 @@
 #            stand-ins (delivered counts read from the stand-ins)
 #   calert   (if CALERT is set) delivering to a loopback sink (loadgen -sink)
 #   msteams  (if MSTEAMS is set) delivering to a loopback sink
+#   router-sink  (unless ROUTER_SINK=0) the same router build delivering to
+#            that sink too, like the peers: the stand-ins check every
+#            request against Slack's and PagerDuty's rules and cost the
+#            machine far more CPU per request than the sink
 # ROUNDS times, interleaved (round 1 of every target, then round 2, ...),
 # and prints the median webhooks/s and p99 of each cell and the ratios
 # router/floor and router/best peer. A peer that dies is restarted for the
@@ -39,6 +43,7 @@ CALERT=${CALERT:-}
 MSTEAMS=${MSTEAMS:-}
 MSTEAMS_TEMPLATE=${MSTEAMS_TEMPLATE:-}
 CALERT_TEMPLATE=${CALERT_TEMPLATE:-}
+ROUTER_SINK=${ROUTER_SINK:-1}
 
 for p in "$CALERT" "$MSTEAMS"; do
   if [ -n "$p" ] && [ ! -x "$p" ]; then
@@ -69,9 +74,9 @@ $GO build -o bin/router ./cmd/router
 $GO build -o bin/loadgen ./cmd/loadgen
 $GO build -o bin/baseline ./cmd/baseline
 
-mapfile -t PORTS < <(bin/loadgen -free-ports 8)
+mapfile -t PORTS < <(bin/loadgen -free-ports 9)
 P_REDIS=${PORTS[0]} P_PD=${PORTS[1]} P_SLACK=${PORTS[2]} P_ROUTER=${PORTS[3]} P_BASE=${PORTS[4]}
-P_SINK=${PORTS[5]} P_CALERT=${PORTS[6]} P_MSTEAMS=${PORTS[7]}
+P_SINK=${PORTS[5]} P_CALERT=${PORTS[6]} P_MSTEAMS=${PORTS[7]} P_ROUTER_SINK=${PORTS[8]}
 
 redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$WORK" \
   >"$WORK/redis.log" 2>&1 &
@@ -86,6 +91,7 @@ wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 wait_for http_ok "http://127.0.0.1:$P_SINK/-/standins/stats"
 
 router_config "peers:" >"$WORK/router.yml"
+P_PD=$P_SINK P_SLACK=$P_SINK router_config "peers-sink:" >"$WORK/router-sink.yml"
 
 # calert picks its provider by the webhook's receiver ("alertrouter" in the
 # loadgen payloads).
@@ -120,6 +126,11 @@ start_target() {
       --log.level=warn >>"$WORK/router.log" 2>&1 &
     PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_ROUTER/webhook"
     wait_for http_ok "http://127.0.0.1:$P_ROUTER/-/ready" ;;
+  router-sink)
+    bin/router serve --config.file="$WORK/router-sink.yml" --web.listen-address="127.0.0.1:$P_ROUTER_SINK" \
+      --log.level=warn >>"$WORK/router-sink.log" 2>&1 &
+    PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_ROUTER_SINK/webhook"
+    wait_for http_ok "http://127.0.0.1:$P_ROUTER_SINK/-/ready" ;;
   calert)
     (cd "$WORK" && exec "$CALERT" --config "$WORK/calert.toml") >>"$WORK/calert.log" 2>&1 &
     PID[$t]=$!; URL[$t]="http://127.0.0.1:$P_CALERT/dispatch"
@@ -138,6 +149,7 @@ start_target() {
 alive() { kill -0 "${PID[$1]}" 2>/dev/null; }
 
 TARGETS=(floor router)
+[ "$ROUTER_SINK" != 0 ] && TARGETS+=(router-sink)
 [ -n "$CALERT" ] && TARGETS+=(calert)
 [ -n "$MSTEAMS" ] && TARGETS+=(msteams)
 for t in "${TARGETS[@]}"; do start_target "$t"; done
@@ -155,7 +167,7 @@ for round in $(seq 1 "$ROUNDS"); do
         [ "$mode" = fresh ] && extra+=(-distinct)
         case $t in
         router) extra+=(-standins-url "http://127.0.0.1:$P_PD") ;;
-        calert | msteams) extra+=(-standins-url "http://127.0.0.1:$P_SINK") ;;
+        calert | msteams | router-sink) extra+=(-standins-url "http://127.0.0.1:$P_SINK") ;;
         esac
         echo "### round $round: $t $mode $n alerts"
         if ! bin/loadgen -testdata testdata -results "$RESULTS" -label "$t/$mode-$n/r$round" -mode closed \
@@ -206,6 +218,8 @@ def cell(t, scen):
         note += " cpu %.2f ms/wh" % statistics.median(cpu)
     return thr, "%.0f/s p99 %.1f ms%s" % (thr, p99, note)
 hdr = ["alerts", "mode"] + targets + ["router/floor", "router/best peer"]
+if "router-sink" in targets:
+    hdr.append("router-sink/best peer")
 print("| " + " | ".join(hdr) + " |")
 print("|" + "---|" * len(hdr))
 for mode in modes:
@@ -218,8 +232,11 @@ for mode in modes:
             row.append(s)
         r, f = vals.get("router"), vals.get("floor")
         row.append("%.2f" % (r / f) if r and f else "-")
-        peers = [vals[t] for t in targets if t not in ("router", "floor") and vals[t]]
+        peers = [vals[t] for t in targets if t not in ("router", "router-sink", "floor") and vals[t]]
         row.append("%.2fx" % (r / max(peers)) if r and peers else "-")
+        if "router-sink" in targets:
+            rs = vals.get("router-sink")
+            row.append("%.2fx" % (rs / max(peers)) if rs and peers else "-")
         print("| " + " | ".join(row) + " |")
 PY
 echo

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -150,10 +151,12 @@ func fetchStats(c *http.Client, base string) (*standinStats, error) {
 }
 
 // serveSink runs a loopback HTTP sink on -sink-listen until SIGINT/SIGTERM
-// or the lifetime: it answers every request 200 with a small JSON object
-// (what chat webhooks such as Google Chat's and Teams' answer) and counts
-// them; statsPath answers the count. The peers of scripts/bench-peers.sh
-// deliver to it.
+// or the lifetime: it answers every request with a small JSON object that
+// each API takes for success — 202 for PagerDuty's /v2/enqueue, 200 with
+// Slack's and the chat webhooks' (Google Chat, Teams) fields for any other
+// path — and counts them, checking nothing; statsPath answers the count.
+// The peers of scripts/bench-peers.sh deliver to it, and so does the
+// router in its "router-sink" target (like for like with the peers).
 func serveSink(o options) error {
 	if err := loopbackHost(o.sinkListen); err != nil {
 		return err
@@ -173,7 +176,15 @@ func serveSink(o options) error {
 		_, _ = io.Copy(io.Discard, r.Body)
 		n.Add(1)
 		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, `{"name":"spaces/sink/messages/1","thread":{"name":"spaces/sink/threads/1"}}`)
+		if strings.HasSuffix(r.URL.Path, "/v2/enqueue") {
+			// PagerDuty Events API v2 answers 202.
+			w.WriteHeader(http.StatusAccepted)
+			_, _ = io.WriteString(w, `{"status":"success","message":"Event processed","dedup_key":"sink"}`)
+			return
+		}
+		// One object every chat API accepts as success: Google Chat's and
+		// Teams' webhooks (name, thread) and Slack's Web API (ok, channel, ts).
+		_, _ = io.WriteString(w, `{"ok":true,"channel":"CSINK","ts":"1700000000.000100","name":"spaces/sink/messages/1","thread":{"name":"spaces/sink/threads/1"}}`)
 	})
 	ln, err := net.Listen("tcp", o.sinkListen)
 	if err != nil {
