@@ -26,7 +26,9 @@
 # ROUNDS times, interleaved (round 1 of every target, then round 2, ...),
 # and prints the median webhooks/s and p99 of each cell and the ratios
 # router/floor and router/best peer. A peer that dies is restarted for the
-# next cell and reported as "crashed". Everything is saved to
+# next cell and reported as "crashed". After each cell it waits until the sink
+# is quiet, so that a receiver still delivering its queue after answering
+# (calert) does not slow the next cell. Everything is saved to
 # docs/bench-raw/peers-<date>.txt; every process it starts is killed on exit.
 set -euo pipefail
 
@@ -148,6 +150,31 @@ start_target() {
 }
 alive() { kill -0 "${PID[$1]}" 2>/dev/null; }
 
+# sink_count: the requests the sink has received so far.
+sink_count() {
+  curl -fsS --max-time 1 "http://127.0.0.1:$P_SINK/-/standins/stats" |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["sink"]["requests"])'
+}
+
+# quiesce T: a receiver that answers Alertmanager before delivering (calert
+# queues its messages) goes on sending after its run ends, and that work
+# would be charged to the next cell. Wait until the sink has received
+# nothing for a second (at most 120 s) and report what arrived after the run.
+quiesce() {
+  local before now i
+  before=$(sink_count) || return 0
+  now=$before
+  for i in $(seq 1 120); do
+    sleep 1
+    now=$(sink_count) || return 0
+    if [ "$now" = "$before" ]; then break; fi
+    before=$now
+  done
+  if [ "$i" -gt 1 ]; then
+    echo "-- $1 kept delivering to the sink for about ${i} s after its run"
+  fi
+}
+
 TARGETS=(floor router)
 [ "$ROUTER_SINK" != 0 ] && TARGETS+=(router-sink)
 [ -n "$CALERT" ] && TARGETS+=(calert)
@@ -179,6 +206,7 @@ for round in $(seq 1 "$ROUNDS"); do
           echo "!! $t crashed during $mode $n (round $round)"
           echo "{\"label\":\"$t/$mode-$n/r$round\",\"crashed\":true}" >>"$RESULTS"
         fi
+        quiesce "$t"
       done
     done
   done
