@@ -53,11 +53,9 @@ type coalesceRound struct {
 // coalescer queues updates per key while one of the key is being sent.
 type coalescer struct {
 	mu sync.Mutex
-	// next holds, per key with a send in flight, the round that goes out
-	// when that send completes (nil while nothing is waiting).
+	// next has an entry for every key with a send in flight: the round
+	// that goes out when that send completes (nil while nothing waits).
 	next map[coalesceKey]*coalesceRound
-	// busy holds the keys with a send in flight.
-	busy map[coalesceKey]bool
 }
 
 // coalescible reports whether b is an update that may share a send.
@@ -80,12 +78,10 @@ func keyOf(b *batch) coalesceKey {
 func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Context, *alert.Notification) error, counted func(*batch)) error {
 	k := keyOf(b)
 	c.mu.Lock()
-	if c.busy == nil {
-		c.busy = map[coalesceKey]bool{}
+	if c.next == nil {
 		c.next = map[coalesceKey]*coalesceRound{}
 	}
-	if c.busy[k] {
-		r := c.next[k]
+	if r, busy := c.next[k]; busy {
 		if r == nil {
 			r = &coalesceRound{ctx: ctx, done: make(chan struct{})}
 			c.next[k] = r
@@ -101,7 +97,7 @@ func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Cont
 		}
 		return r.err
 	}
-	c.busy[k] = true
+	c.next[k] = nil
 	c.mu.Unlock()
 
 	err := notify(ctx, b.n)
@@ -115,12 +111,12 @@ func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Cont
 func (c *coalescer) handOff(k coalesceKey, notify func(context.Context, *alert.Notification) error) {
 	c.mu.Lock()
 	r := c.next[k]
-	delete(c.next, k)
 	if r == nil {
-		delete(c.busy, k)
+		delete(c.next, k)
 		c.mu.Unlock()
 		return
 	}
+	c.next[k] = nil // r's send is now the one in flight
 	c.mu.Unlock()
 	go func() {
 		r.n = merge(r.batches)

@@ -156,8 +156,9 @@ func TestAFailedSharedUpdateFailsEveryWebhookItCarried(t *testing.T) {
 	}
 }
 
-// Updates of different incidents, and an opening, never share a send.
-func TestOpeningsAndOtherIncidentsAreNotCoalesced(t *testing.T) {
+// Updates and openings of another incident never wait for an update of
+// this one in flight.
+func TestOtherIncidentsDoNotWaitForAnUpdateInFlight(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
 	mustProcess(t, p, tAlert("Open", "firing", "ticket"))

@@ -8,7 +8,9 @@ func QueuedUpdates(p *Pipeline) int {
 	defer p.updates.mu.Unlock()
 	n := 0
 	for _, r := range p.updates.next {
-		n += len(r.batches)
+		if r != nil {
+			n += len(r.batches)
+		}
 	}
 	return n
 }

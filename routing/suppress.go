@@ -61,8 +61,8 @@ func (p *Pipeline) countStoreError(op string, err error) {
 	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 }
 
-// sloPageWrites returns the set additions and removals that remember, per SLO, which
-// page-tier alerts were notified firing (and forget those notified
+// sloPageWrites returns the set additions and removals that remember, per
+// SLO, which page-tier alerts were notified firing (and forget those notified
 // resolved), so that tickets of the same SLO in later payloads — at any
 // replica — are suppressed while the page fires. Writing only for notified
 // transitions keeps the steady state (all dedup hits) at one round trip.
@@ -78,19 +78,17 @@ func (p *Pipeline) sloPageWrites(batches []*batch) (add, remove []store.Members)
 			if d.SLO == "" {
 				continue
 			}
-			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+			to := adds
 			switch {
 			case t.kind == alert.KindResolved:
-				if dels[d.SLO] == nil && adds[d.SLO] == nil {
-					order = append(order, d.SLO)
-				}
-				dels[d.SLO] = append(dels[d.SLO], member)
-			case d.Action == alert.ActionPage:
-				if dels[d.SLO] == nil && adds[d.SLO] == nil {
-					order = append(order, d.SLO)
-				}
-				adds[d.SLO] = append(adds[d.SLO], member)
+				to = dels
+			case d.Action != alert.ActionPage:
+				continue
 			}
+			if dels[d.SLO] == nil && adds[d.SLO] == nil {
+				order = append(order, d.SLO)
+			}
+			to[d.SLO] = append(to[d.SLO], t.res.Alert.Labels["alertname"]+" ("+t.res.Alert.Fingerprint+")")
 		}
 	}
 	for _, slo := range order {

@@ -225,64 +225,42 @@ func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error
 }
 
 // DeleteIfEqual runs the compare-and-delete script for every entry in one
-// pipeline of EVALSHA. Entries whose node does not have the script cached
-// yet (NOSCRIPT, e.g. after a restart) are retried in a second pipeline of
-// EVAL, which also caches it.
+// pipeline (runScripts: EVALSHA, then EVAL for a node that lacks it).
 func (r *Redis) DeleteIfEqual(ctx context.Context, entries []Entry) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	start := time.Now()
-	cmds := make([]*redis.Cmd, len(entries))
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, e := range entries {
-			cmds[i] = deleteIfEqual.EvalSha(ctx, p, []string{e.Key}, e.Value)
-		}
-		return nil
-	})
-	if err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
-		return r.observe(opDeleteIfEqual, start, err)
+	calls := make([]*scripted, len(entries))
+	for i, e := range entries {
+		calls[i] = &scripted{script: deleteIfEqual, keys: []string{e.Key}, args: []any{e.Value}}
 	}
-	var retry []int
-	for i, c := range cmds {
-		if err := c.Err(); err != nil {
-			if !redis.HasErrorPrefix(err, "NOSCRIPT") {
-				return r.observe(opDeleteIfEqual, start, err)
-			}
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range retry {
-				deleteIfEqual.Eval(ctx, p, []string{entries[i].Key}, entries[i].Value)
-			}
-			return nil
-		})
-	}
-	return r.observe(opDeleteIfEqual, start, err)
+	return r.observe(opDeleteIfEqual, start, r.scriptsErr(ctx, calls))
 }
 
-// AddMembers sends SADD and PEXPIRE in one MULTI/EXEC, so the set never
-// lives without its TTL. A ttl that is not positive leaves the TTL as it
-// was; with no members it does nothing.
+// scriptsErr runs calls (runScripts) and returns the first failure: Redis
+// unreachable, or a call's error.
+func (r *Redis) scriptsErr(ctx context.Context, calls []*scripted) error {
+	if err := r.runScripts(ctx, calls, nil); err != nil {
+		return err
+	}
+	for _, c := range calls {
+		if err := c.cmd.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AddMembers adds members and sets the TTL in one script (addMembers), so
+// the set never lives without its TTL. A ttl that is not positive leaves the
+// TTL as it was; with no members it does nothing.
 func (r *Redis) AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error {
 	if len(members) == 0 {
 		return nil
 	}
 	start := time.Now()
-	args := make([]interface{}, len(members))
-	for i, m := range members {
-		args[i] = m
-	}
-	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.SAdd(ctx, key, args...)
-		if ttl > 0 {
-			p.PExpire(ctx, key, ttl)
-		}
-		return nil
-	})
-	return r.observe(opAddMembers, start, err)
+	return r.observe(opAddMembers, start, r.scriptsErr(ctx, []*scripted{addMembersCall(key, ttl, members)}))
 }
 
 // RemoveMembers sends SREM and SCARD in one MULTI/EXEC, so the count is the
@@ -292,11 +270,7 @@ func (r *Redis) RemoveMembers(ctx context.Context, key string, members ...string
 	var card *redis.IntCmd
 	_, err := r.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		if len(members) > 0 {
-			args := make([]interface{}, len(members))
-			for i, m := range members {
-				args[i] = m
-			}
-			p.SRem(ctx, key, args...)
+			p.SRem(ctx, key, anys(members)...)
 		}
 		card = p.SCard(ctx, key)
 		return nil

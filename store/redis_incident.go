@@ -91,51 +91,24 @@ end
 return redis.error_reply('unknown incident step ' .. step)
 `)
 
-// Incidents runs the incident script for every op in one pipeline of
-// EVALSHA (per cluster node: an incident's two keys share its hash tag);
-// ops whose node lacks the script (NOSCRIPT) are sent again with EVAL.
+// Incidents runs the incident script for every op in one pipeline
+// (runScripts; per cluster node: an incident's two keys share its hash
+// tag).
 func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error) {
 	if len(ops) == 0 {
 		return []IncidentResult{}, nil
 	}
 	start := time.Now()
-	args := make([][]any, len(ops))
+	calls := make([]*scripted, len(ops))
 	for i, op := range ops {
-		args[i] = incidentArgs(op)
+		calls[i] = &scripted{script: incidentScript, keys: []string{op.Key, membersKey(op.Key)}, args: incidentArgs(op)}
 	}
-	cmds := make([]*redis.Cmd, len(ops))
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, op := range ops {
-			cmds[i] = incidentScript.EvalSha(ctx, p, []string{op.Key, membersKey(op.Key)}, args[i]...)
-		}
-		return nil
-	})
-	if err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+	if err := r.scriptsErr(ctx, calls); err != nil {
 		return nil, r.observe(opIncidents, start, err)
 	}
-	var retry []int
-	for i, c := range cmds {
-		if err := c.Err(); err != nil {
-			if !redis.HasErrorPrefix(err, "NOSCRIPT") {
-				return nil, r.observe(opIncidents, start, err)
-			}
-			retry = append(retry, i)
-		}
-	}
-	if len(retry) > 0 {
-		_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, i := range retry {
-				cmds[i] = incidentScript.Eval(ctx, p, []string{ops[i].Key, membersKey(ops[i].Key)}, args[i]...)
-			}
-			return nil
-		})
-		if err != nil {
-			return nil, r.observe(opIncidents, start, err)
-		}
-	}
 	out := make([]IncidentResult, len(ops))
-	for i, c := range cmds {
-		res, err := parseIncidentReply(c.Val())
+	for i, c := range calls {
+		res, err := parseIncidentReply(c.cmd.Val())
 		if err != nil {
 			return nil, r.observe(opIncidents, start, err)
 		}

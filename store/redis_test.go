@@ -106,6 +106,46 @@ func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 	}
 }
 
+// Write and AddMembers, whose scripts a restarted Redis no longer has,
+// send them again with EVAL (runScripts) and lose nothing.
+func TestRedisWriteReloadsFlushedScripts(t *testing.T) {
+	srv := redistest.Start(t)
+	s, _ := newRedis(t, redisConfig(srv.Addr()))
+	ctx := t.Context()
+	claim, set, inc := store.Key("t:", "claim", "i1", "a"), store.Key("t:", "slo", "i2", ""), store.Key("t:", "inc", "i3", "slack/0")
+	if err := s.Set(ctx, []store.Entry{{Key: claim, Value: "mine", TTL: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	errs := s.Write(ctx, store.Writes{
+		Release:   []store.Entry{{Key: claim, Value: "mine"}},
+		Add:       []store.Members{{Key: set, TTL: time.Minute, Members: []string{"m1"}}},
+		Incidents: []store.IncidentOp{{Key: inc, Step: store.StepJoin, Token: "t", Lease: time.Minute, TTL: time.Minute, Members: []store.Member{{Fingerprint: "f", StartsAt: "1"}}}},
+	})
+	if err := errs.Err(); err != nil {
+		t.Fatalf("Write after SCRIPT FLUSH: %v", err)
+	}
+	if _, found, err := s.Get(ctx, []string{claim}); err != nil || found[0] {
+		t.Fatalf("claim found = %v, %v; want it released", found, err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AddMembers(ctx, set, time.Minute, "m2"); err != nil {
+		t.Fatalf("AddMembers after SCRIPT FLUSH: %v", err)
+	}
+	m, err := s.Members(ctx, set)
+	if err != nil || len(m) != 2 {
+		t.Fatalf("members %v, %v; want m1 and m2", m, err)
+	}
+	res, err := s.Incidents(ctx, []store.IncidentOp{{Key: inc, Step: store.StepJoin, Token: "u", Lease: time.Minute, TTL: time.Minute, Members: []store.Member{{Fingerprint: "g", StartsAt: "1"}}}})
+	if err != nil || res[0].Outcome != store.OutcomeBusy {
+		t.Fatalf("second join = %+v, %v; want busy (the first join, written by Write, holds the opening lease)", res, err)
+	}
+}
+
 // fastConfig fails fast when Redis is gone.
 func fastConfig(addrs ...string) store.RedisConfig {
 	cfg := redisConfig(addrs...)

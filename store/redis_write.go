@@ -8,8 +8,9 @@ import (
 )
 
 // addMembers adds ARGV[2..] to the set KEYS[1] and sets its TTL to ARGV[1]
-// ms when positive, atomically (a set never lives without its TTL). SADD
-// takes the members in chunks: Lua's unpack is bounded.
+// ms when positive, atomically (a set never lives without its TTL); used by
+// AddMembers and Write. SADD takes the members in chunks: Lua's unpack is
+// bounded.
 var addMembers = redis.NewScript(`
 local n = #ARGV
 for i = 2, n, 1000 do
@@ -20,8 +21,9 @@ if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 `)
 
-// scripted is one script call of a Write, kept to resend it with EVAL when
-// its node did not have the script (NOSCRIPT).
+// scripted is one script call, kept to resend it with EVAL when its node
+// did not have the script (NOSCRIPT). part, in a Write, is the part whose
+// error it sets.
 type scripted struct {
 	script *redis.Script
 	keys   []string
@@ -30,9 +32,57 @@ type scripted struct {
 	cmd    *redis.Cmd
 }
 
+// runScripts sends every call with EVALSHA in one pipeline, after the
+// commands more adds to it (nil: none), then sends again with EVAL, in a
+// second pipeline, the calls whose node lacked the script (NOSCRIPT, e.g.
+// after a restart; EVAL caches it). Each call's cmd then holds its reply or
+// its error; the error returned is a failure to reach Redis, if any.
+func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(redis.Pipeliner)) error {
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		if more != nil {
+			more(p)
+		}
+		for _, c := range calls {
+			c.cmd = c.script.EvalSha(ctx, p, c.keys, c.args...)
+		}
+		return nil
+	})
+	if err != nil && unavailable(err) {
+		return err
+	}
+	var retry []*scripted
+	for _, c := range calls {
+		if redis.HasErrorPrefix(c.cmd.Err(), "NOSCRIPT") {
+			retry = append(retry, c)
+		}
+	}
+	if len(retry) == 0 {
+		return nil
+	}
+	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, c := range retry {
+			c.cmd = c.script.Eval(ctx, p, c.keys, c.args...)
+		}
+		return nil
+	})
+	if err != nil && unavailable(err) {
+		return err
+	}
+	return nil
+}
+
+// addMembersCall is the addMembers script call for key.
+func addMembersCall(key string, ttl time.Duration, members []string) *scripted {
+	args := make([]any, 0, 1+len(members))
+	args = append(args, max(ttl, 0).Milliseconds())
+	for _, mb := range members {
+		args = append(args, mb)
+	}
+	return &scripted{script: addMembers, keys: []string{key}, args: args}
+}
+
 // Write sends every part of w in one pipeline (one round trip per cluster
-// node); script calls whose node lacks the script are sent again with EVAL
-// in a second one. Each part's error is its commands' first error.
+// node; runScripts). Each part's error is its commands' first error.
 func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	var e WriteErrors
 	if w.Empty() {
@@ -42,46 +92,31 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	var sets []*redis.StatusCmd
 	var rems []*redis.IntCmd
 	var calls []*scripted
-	call := func(s *redis.Script, part *error, keys []string, args ...any) {
-		calls = append(calls, &scripted{script: s, keys: keys, args: args, part: part})
-	}
 	for _, en := range w.Release {
-		call(deleteIfEqual, &e.Release, []string{en.Key}, en.Value)
+		calls = append(calls, &scripted{script: deleteIfEqual, keys: []string{en.Key}, args: []any{en.Value}, part: &e.Release})
 	}
 	for _, op := range w.Incidents {
-		call(incidentScript, &e.Incidents, []string{op.Key, membersKey(op.Key)}, incidentArgs(op)...)
+		calls = append(calls, &scripted{script: incidentScript, keys: []string{op.Key, membersKey(op.Key)}, args: incidentArgs(op), part: &e.Incidents})
 	}
 	for _, m := range w.Add {
-		if len(m.Members) == 0 {
-			continue
+		if len(m.Members) > 0 {
+			c := addMembersCall(m.Key, m.TTL, m.Members)
+			c.part = &e.Add
+			calls = append(calls, c)
 		}
-		args := make([]any, 0, 1+len(m.Members))
-		args = append(args, max(m.TTL, 0).Milliseconds())
-		for _, mb := range m.Members {
-			args = append(args, mb)
-		}
-		call(addMembers, &e.Add, []string{m.Key}, args...)
 	}
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	err := r.runScripts(ctx, calls, func(p redis.Pipeliner) {
 		for _, en := range w.Set {
 			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
 			sets = append(sets, p.Set(ctx, en.Key, en.Value, max(en.TTL, 0)))
 		}
 		for _, m := range w.Remove {
 			if len(m.Members) > 0 {
-				args := make([]any, len(m.Members))
-				for i, mb := range m.Members {
-					args[i] = mb
-				}
-				rems = append(rems, p.SRem(ctx, m.Key, args...))
+				rems = append(rems, p.SRem(ctx, m.Key, anys(m.Members)...))
 			}
 		}
-		for _, c := range calls {
-			c.cmd = c.script.EvalSha(ctx, p, c.keys, c.args...)
-		}
-		return nil
 	})
-	if err != nil && unavailable(err) {
+	if err != nil {
 		err = r.observe(opWrite, start, err)
 		return WriteErrors{Set: err, Release: err, Incidents: err, Add: err, Remove: err}
 	}
@@ -96,28 +131,8 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	for _, c := range rems {
 		first(&e.Remove, c.Err())
 	}
-	var retry []*scripted
 	for _, c := range calls {
-		if err := c.cmd.Err(); redis.HasErrorPrefix(err, "NOSCRIPT") {
-			retry = append(retry, c)
-		} else {
-			first(c.part, err)
-		}
-	}
-	if len(retry) > 0 {
-		_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for _, c := range retry {
-				c.cmd = c.script.Eval(ctx, p, c.keys, c.args...)
-			}
-			return nil
-		})
-		for _, c := range retry {
-			if cerr := c.cmd.Err(); cerr != nil {
-				first(c.part, cerr)
-			} else if err != nil && unavailable(err) {
-				first(c.part, err)
-			}
-		}
+		first(c.part, c.cmd.Err())
 	}
 	_ = r.observe(opWrite, start, e.Err())
 	for _, part := range []*error{&e.Set, &e.Release, &e.Incidents, &e.Add, &e.Remove} {
@@ -126,4 +141,13 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 		}
 	}
 	return e
+}
+
+// anys converts strings to go-redis arguments.
+func anys(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
 }
