@@ -291,59 +291,86 @@ func BenchmarkProcessMemory(b *testing.B) {
 type countingStore struct {
 	store.Store
 	calls atomic.Int64
+	// byOp counts the calls per method (index: the op* constants).
+	byOp [opCount]atomic.Int64
 }
 
+// The methods countingStore counts, in BenchmarkStoreCalls's report order.
+const (
+	opGet = iota
+	opSetNX
+	opSet
+	opDelete
+	opIncidents
+	opWrite
+	opMembers
+	opCount
+)
+
+var opNames = [opCount]string{"get", "setnx", "set", "delete", "incidents", "write", "members"}
+
 func (s *countingStore) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
-	s.count(len(e) > 0)
+	s.count(opSetNX, len(e) > 0)
 	return s.Store.SetNX(ctx, e)
 }
 
 func (s *countingStore) Set(ctx context.Context, e []store.Entry) error {
-	s.count(len(e) > 0)
+	s.count(opSet, len(e) > 0)
 	return s.Store.Set(ctx, e)
 }
 
 func (s *countingStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
-	s.count(len(keys) > 0)
+	s.count(opGet, len(keys) > 0)
 	return s.Store.Get(ctx, keys)
 }
 
 func (s *countingStore) DeleteIfEqual(ctx context.Context, e []store.Entry) error {
-	s.count(len(e) > 0)
+	s.count(opDelete, len(e) > 0)
 	return s.Store.DeleteIfEqual(ctx, e)
 }
 
 func (s *countingStore) AddMembers(ctx context.Context, key string, ttl time.Duration, m ...string) error {
-	s.count(len(m) > 0)
+	s.count(opMembers, len(m) > 0)
 	return s.Store.AddMembers(ctx, key, ttl, m...)
 }
 
 func (s *countingStore) RemoveMembers(ctx context.Context, key string, m ...string) (int64, error) {
-	s.calls.Add(1)
+	s.count(opMembers, true)
 	return s.Store.RemoveMembers(ctx, key, m...)
 }
 
 func (s *countingStore) Members(ctx context.Context, key string) ([]string, error) {
-	s.calls.Add(1)
+	s.count(opMembers, true)
 	return s.Store.Members(ctx, key)
 }
 
 func (s *countingStore) Incidents(ctx context.Context, ops []store.IncidentOp) ([]store.IncidentResult, error) {
-	s.count(len(ops) > 0)
+	s.count(opIncidents, len(ops) > 0)
 	return s.Store.Incidents(ctx, ops)
 }
 
 // Write is one round trip on Redis (store.Writer), whatever its parts.
 func (s *countingStore) Write(ctx context.Context, w store.Writes) store.WriteErrors {
-	s.count(!w.Empty())
+	s.count(opWrite, !w.Empty())
 	return store.Write(ctx, s.Store, w)
 }
 
 // count counts a call that reaches the store: Redis sends nothing for an
 // empty batch.
-func (s *countingStore) count(nonEmpty bool) {
+func (s *countingStore) count(op int, nonEmpty bool) {
 	if nonEmpty {
 		s.calls.Add(1)
+		s.byOp[op].Add(1)
+	}
+}
+
+// report reports the calls per webhook, in all and per method.
+func (s *countingStore) report(b *testing.B, ops int) {
+	b.ReportMetric(float64(s.calls.Load())/float64(ops), "store-calls/op")
+	for op, name := range opNames {
+		if n := s.byOp[op].Load(); n > 0 {
+			b.ReportMetric(float64(n)/float64(ops), name+"/op")
+		}
 	}
 }
 
@@ -359,12 +386,15 @@ func BenchmarkStoreCalls(b *testing.B) {
 			p := pipeline(b, s)
 			process(b, p, pl.Body)
 			s.calls.Store(0)
+			for op := range s.byOp {
+				s.byOp[op].Store(0)
+			}
 			ops := 0
 			for b.Loop() {
 				process(b, p, pl.Body)
 				ops++
 			}
-			b.ReportMetric(float64(s.calls.Load())/float64(ops), "store-calls/op")
+			s.report(b, ops)
 		})
 		b.Run(fmt.Sprintf("fresh/alerts=%d", n), func(b *testing.B) {
 			s := &countingStore{Store: store.NewMemory()}
@@ -376,7 +406,7 @@ func BenchmarkStoreCalls(b *testing.B) {
 				buf = pl.Fresh(buf, 1, uint64(ops))
 				process(b, p, buf)
 			}
-			b.ReportMetric(float64(s.calls.Load())/float64(ops), "store-calls/op")
+			s.report(b, ops)
 		})
 	}
 }

@@ -18,10 +18,52 @@ type MemoryJournal struct {
 	now       func() time.Time
 	retention JournalRetention
 
-	mu      sync.Mutex
-	ring    []JournalRecord // oldest first, len ≤ capacity
+	mu sync.Mutex
+	// ring holds the records in a circular buffer that grows up to
+	// MaxEntries slots: the oldest is ring[head], the n records follow it
+	// (wrapping around). Appending and trimming move head and n, never the
+	// records, so a full journal costs the same per append as an empty one.
+	ring    []JournalRecord
+	head, n int
 	lastMS  int64
 	lastSeq uint64
+}
+
+// at returns the k-th record, oldest first (k < j.n). j.mu must be held.
+func (j *MemoryJournal) at(k int) *JournalRecord {
+	return &j.ring[(j.head+k)%len(j.ring)]
+}
+
+// push appends r, overwriting the oldest record when the ring is full.
+// j.mu must be held.
+func (j *MemoryJournal) push(r JournalRecord) {
+	if j.n < len(j.ring) {
+		*j.at(j.n) = r
+		j.n++
+		return
+	}
+	if int64(len(j.ring)) < j.retention.MaxEntries {
+		// Grow (doubling, up to MaxEntries), oldest first from slot 0.
+		size := min(max(2*len(j.ring), 64), int(j.retention.MaxEntries))
+		grown := make([]JournalRecord, size)
+		for k := range j.n {
+			grown[k] = *j.at(k)
+		}
+		j.ring, j.head = grown, 0
+		j.ring[j.n] = r
+		j.n++
+		return
+	}
+	*j.at(0) = r // full: the newest replaces the oldest
+	j.head = (j.head + 1) % len(j.ring)
+}
+
+// dropOldest forgets the oldest record, releasing its memory. j.mu must be
+// held.
+func (j *MemoryJournal) dropOldest() {
+	*j.at(0) = JournalRecord{}
+	j.head = (j.head + 1) % len(j.ring)
+	j.n--
 }
 
 var _ Journal = (*MemoryJournal)(nil)
@@ -56,28 +98,22 @@ func (j *MemoryJournal) AppendJournal(ctx context.Context, recs []JournalRecord)
 		}
 		r.ID = strconv.FormatInt(j.lastMS, 10) + "-" + strconv.FormatUint(j.lastSeq, 10)
 		r.Data = append([]byte(nil), r.Data...)
-		j.ring = append(j.ring, r)
+		j.push(r)
 		ids[i] = r.ID
 	}
 	j.trim()
 	return ids, nil
 }
 
-// trim drops the records beyond the retention. j.mu must be held.
+// trim drops the records older than the retention's MaxAge (MaxEntries is
+// the ring's size: push overwrites beyond it). j.mu must be held.
 func (j *MemoryJournal) trim() {
-	drop := 0
-	if n := int64(len(j.ring)) - j.retention.MaxEntries; n > 0 {
-		drop = int(n)
+	if j.retention.MaxAge <= 0 {
+		return
 	}
-	if j.retention.MaxAge > 0 {
-		cutoff := j.now().Add(-j.retention.MaxAge)
-		for drop < len(j.ring) && j.ring[drop].Time().Before(cutoff) {
-			drop++
-		}
-	}
-	if drop > 0 {
-		// Copy so the dropped records' memory is released.
-		j.ring = append(make([]JournalRecord, 0, len(j.ring)-drop+1), j.ring[drop:]...)
+	cutoff := j.now().Add(-j.retention.MaxAge)
+	for j.n > 0 && j.at(0).Time().Before(cutoff) {
+		j.dropOldest()
 	}
 }
 
@@ -89,13 +125,12 @@ func (j *MemoryJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jou
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []JournalRecord
-	n := len(j.ring)
-	for k := range n {
+	for k := range j.n {
 		i := k
 		if q.Newest {
-			i = n - 1 - k
+			i = j.n - 1 - k
 		}
-		r := j.ring[i]
+		r := *j.at(i)
 		if !selects(q, r) {
 			continue
 		}
@@ -131,9 +166,9 @@ func (j *MemoryJournal) GetJournal(ctx context.Context, id string) (JournalRecor
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for _, r := range j.ring {
-		if r.ID == id {
-			return r, true, nil
+	for k := range j.n {
+		if r := j.at(k); r.ID == id {
+			return *r, true, nil
 		}
 	}
 	return JournalRecord{}, false, nil

@@ -24,7 +24,7 @@ import (
 	"github.com/alertrouter/alertrouter/store"
 )
 
-func newWriter(t *testing.T, j store.Journal, opts journal.WriterOptions) (*journal.Writer, *prometheus.Registry) {
+func newWriter(t testing.TB, j store.Journal, opts journal.WriterOptions) (*journal.Writer, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	m, err := journal.NewMetrics(reg)
@@ -37,14 +37,14 @@ func newWriter(t *testing.T, j store.Journal, opts journal.WriterOptions) (*jour
 }
 
 // decide evaluates a testdata webhook with the default configuration.
-func decide(t *testing.T, file string) (*alert.Message, []*alert.Result) {
+func decide(t testing.TB, file string) (*alert.Message, []*alert.Result) {
 	t.Helper()
 	p := pipeline(t, config.LoadDefault().Policies)
 	msg := decodeFile(t, file)
 	return msg, p.Evaluate(msg)
 }
 
-func decodeFile(t *testing.T, file string) *alert.Message {
+func decodeFile(t testing.TB, file string) *alert.Message {
 	t.Helper()
 	body, err := os.ReadFile(filepath.Join("..", "..", "testdata", "webhook", file))
 	if err != nil {
@@ -57,7 +57,7 @@ func decodeFile(t *testing.T, file string) *alert.Message {
 	return msg
 }
 
-func pipeline(t *testing.T, pc policies.Config) *routing.Pipeline {
+func pipeline(t testing.TB, pc policies.Config) *routing.Pipeline {
 	t.Helper()
 	cfg := config.LoadDefault()
 	cls, err := enrich.New(cfg.Classifier)
