@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/alertmanager/pkg/labels"
 
+	"github.com/alertrouter/alertrouter/internal/recent"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -90,7 +91,7 @@ type Classifier struct {
 	// exprs remembers the expressions of escaped generator URLs.
 	exprs exprCache
 	// memo remembers the classifications of recently seen alerts.
-	memo     classMemo
+	memo     *recent.Map[uint64, alert.Classification]
 	stealTgt target
 	hintText [numHints]string
 	hintOff  [numHints]bool
@@ -111,6 +112,7 @@ func New(cfg Config) (*Classifier, error) {
 		sectorByKey: make(map[string]int, 2*numSectors),
 		kpiByKey:    make(map[string]target),
 		words:       make(map[string]target, len(builtinWords)),
+		memo:        recent.New[uint64, alert.Classification](memoSize),
 	}
 	var buf [128]byte
 	for i := range sectors {
@@ -395,11 +397,11 @@ func (s *scratch) add(e evidence) {
 // only after slices.Clip, never write into them.
 func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 	k := inputKey(a)
-	if cl, ok := c.memo.get(k); ok {
+	if cl, ok := c.memo.Get(k); ok {
 		return cl
 	}
 	cl := c.classify(a)
-	c.memo.put(k, cl)
+	c.memo.Put(k, cl)
 	return cl
 }
 

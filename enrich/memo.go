@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"hash/maphash"
-	"sync"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -14,47 +13,12 @@ import (
 // classifier remembers the classifications of the alerts it has seen
 // recently, by a hash of those inputs.
 
-// memoSize bounds each of the memo's two generations: at most 2×memoSize
-// classifications are kept (a few MiB), whatever the number of distinct
-// alerts.
+// memoSize bounds each of the memo's two generations (internal/recent): at
+// most 2×memoSize classifications are kept (a few MiB), whatever the number
+// of distinct alerts; the recently seen stay.
 const memoSize = 4096
 
 var memoSeed = maphash.MakeSeed()
-
-// classMemo remembers classifications by inputKey. When the current
-// generation is full it becomes the previous one and a new one starts; a
-// hit in the previous generation is carried over. So recently seen alerts
-// stay, and an alert storm of new ones costs at most two maps.
-type classMemo struct {
-	mu        sync.Mutex
-	cur, prev map[uint64]alert.Classification
-}
-
-func (m *classMemo) get(k uint64) (alert.Classification, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c, ok := m.cur[k]; ok {
-		return c, true
-	}
-	c, ok := m.prev[k]
-	if ok {
-		m.putLocked(k, c)
-	}
-	return c, ok
-}
-
-func (m *classMemo) put(k uint64, c alert.Classification) {
-	m.mu.Lock()
-	m.putLocked(k, c)
-	m.mu.Unlock()
-}
-
-func (m *classMemo) putLocked(k uint64, c alert.Classification) {
-	if len(m.cur) >= memoSize || m.cur == nil {
-		m.prev, m.cur = m.cur, make(map[uint64]alert.Classification, memoSize/4)
-	}
-	m.cur[k] = c
-}
 
 // inputKey hashes what a classification depends on: every label and
 // annotation (in any order: the pairs' hashes are summed) and the

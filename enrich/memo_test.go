@@ -108,13 +108,10 @@ func TestMemoIsBounded(t *testing.T) {
 		last.Labels["instance"] = fmt.Sprintf("node-%d:9100", i)
 		c.Classify(last)
 	}
-	c.memo.mu.Lock()
-	n := len(c.memo.cur) + len(c.memo.prev)
-	c.memo.mu.Unlock()
-	if n > 2*memoSize || n < memoSize {
+	if n := c.memo.Len(); n > 2*memoSize || n < memoSize {
 		t.Errorf("memo holds %d classifications, want between %d and %d", n, memoSize, 2*memoSize)
 	}
-	if _, ok := c.memo.get(inputKey(last)); !ok {
+	if _, ok := c.memo.Get(inputKey(last)); !ok {
 		t.Error("the last alert classified is not remembered")
 	}
 }
