@@ -314,6 +314,12 @@ func (s *countingStore) SetNX(ctx context.Context, e []store.Entry) ([]bool, err
 	return s.Store.SetNX(ctx, e)
 }
 
+// SetNXAndSet is one round trip on Redis (store.ClaimWriter).
+func (s *countingStore) SetNXAndSet(ctx context.Context, claims, also []store.Entry) ([]bool, error, error) {
+	s.count(opSetNX, len(claims)+len(also) > 0)
+	return store.Claim(ctx, s.Store, claims, also)
+}
+
 func (s *countingStore) Set(ctx context.Context, e []store.Entry) error {
 	s.count(opSet, len(e) > 0)
 	return s.Store.Set(ctx, e)

@@ -41,16 +41,20 @@ func (p *Pipeline) leases() dedup.Leases {
 	return dedup.Leases{Store: p.Store, TTL: p.Dedup.ClaimTTL, Wait: p.Dedup.InFlightWait}
 }
 
-// claim takes, in one round trip, the claims of every transition.
-// Transitions claimed by another replica are waited for (bounded); when
-// that replica has not confirmed in time they count as failures so
-// Alertmanager retries — a claim is never taken as proof of delivery.
-func (p *Pipeline) claim(ctx context.Context, trs []*transition, token string, sum *alert.Summary) error {
+// claim takes, in one round trip, the claims of every transition, and
+// writes the flap histories that changed. Transitions claimed by another
+// replica are waited for (bounded); when that replica has not confirmed in
+// time they count as failures so Alertmanager retries — a claim is never
+// taken as proof of delivery.
+func (p *Pipeline) claim(ctx context.Context, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) error {
 	keys := make([]string, len(trs))
 	for i, t := range trs {
 		keys[i] = t.claim
 	}
-	won, err := p.leases().Acquire(ctx, keys, token)
+	won, err, herr := p.leases().AcquireAnd(ctx, keys, token, histories)
+	if herr != nil {
+		p.countStoreError("write flap histories", herr)
+	}
 	if err != nil {
 		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
 			return err

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/recent"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
@@ -84,17 +86,16 @@ func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bo
 }
 
 // damp appends each fingerprint's current state to its history (read in
-// values/found), damps its alerts, and writes the histories that changed —
-// only on a change of state, so Alertmanager repeating an unchanged alert
-// costs no write. It returns the alerts whose decision was downgraded (and
-// routed again). A store failure never damps: the alert is decided as its
-// policies say.
-func (p *Pipeline) damp(ctx context.Context, states []*flapState, values []string, found []bool) []*alert.Result {
+// values/found) and damps its alerts. It returns the alerts whose decision
+// was downgraded (and routed again) and the writes of the histories that
+// changed — only on a change of state, so Alertmanager repeating an
+// unchanged alert costs no write; the claims carry them to the store
+// (writeHistories when nothing is claimed). A store failure never damps:
+// the alert is decided as its policies say.
+func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rerouted []*alert.Result, writes []store.Entry) {
 	cfg := *p.Flap
 	window := time.Duration(cfg.Window)
 	now := p.now()
-	var rerouted []*alert.Result
-	var writes []store.Entry
 	for i, st := range states {
 		var rec flapRecord
 		if found[i] {
@@ -146,12 +147,96 @@ func (p *Pipeline) damp(ctx context.Context, states []*flapState, values []strin
 			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: cfg.TTL()})
 		}
 	}
-	if len(writes) > 0 {
-		if err := p.Store.Set(ctx, writes); err != nil && ctx.Err() == nil {
-			p.countStoreError("write flap histories", err)
+	return rerouted, writes
+}
+
+// writeHistories writes flap histories when no claim carries them.
+func (p *Pipeline) writeHistories(ctx context.Context, writes []store.Entry) {
+	if len(writes) == 0 {
+		return
+	}
+	if err := p.Store.Set(ctx, writes); err != nil && ctx.Err() == nil {
+		p.countStoreError("write flap histories", err)
+	}
+}
+
+// quietAlerts remembers the firing alerts (fingerprint, startsAt) this
+// replica found already notified at every integration: Alertmanager repeats
+// them every group_interval and repeat_interval, and their flap histories
+// need not be read (pending's notifiedFirings). The histories of the other
+// alerts — new ones, resolves, alerts not seen here yet — are read in the
+// same round trip as their markers instead of a second one. A wrong guess
+// either way costs only efficiency: a few extra keys in the read, or the
+// second round trip, never a different decision.
+type quietAlerts struct {
+	once sync.Once
+	m    *recent.Map[quietKey, struct{}]
+}
+
+type quietKey struct {
+	fingerprint string
+	startsAt    int64
+}
+
+// quietSize bounds each generation of the memory of quiet alerts.
+const quietSize = 16384
+
+func (q *quietAlerts) init() {
+	q.once.Do(func() { q.m = recent.New[quietKey, struct{}](quietSize) })
+}
+
+func quietKeyOf(r *alert.Result) quietKey {
+	return quietKey{r.Alert.Fingerprint, r.Alert.IdentityStart().UnixNano()}
+}
+
+// contains reports whether the firing r was quiet when last seen.
+func (q *quietAlerts) contains(r *alert.Result) bool {
+	if !r.Alert.Firing() {
+		return false
+	}
+	q.init()
+	_, ok := q.m.Get(quietKeyOf(r))
+	return ok
+}
+
+// note remembers which firings of results were quiet this time (in quiet)
+// and forgets the others.
+func (q *quietAlerts) note(results []*alert.Result, quiet map[*alert.Result]bool) {
+	q.init()
+	for _, r := range results {
+		if !r.Alert.Firing() {
+			continue
+		}
+		if quiet[r] {
+			q.m.Put(quietKeyOf(r), struct{}{})
+		} else {
+			q.m.Delete(quietKeyOf(r))
 		}
 	}
-	return rerouted
+}
+
+// prefetchFlap returns the flap-history keys to read with the markers: one
+// per fingerprint of results that damping may read, except the firings
+// quiet when last seen.
+func (p *Pipeline) prefetchFlap(results []*alert.Result) []string {
+	if p.Flap == nil {
+		return nil
+	}
+	var keys []string
+	var seen map[string]bool
+	for _, r := range results {
+		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || p.quiet.contains(r) {
+			continue
+		}
+		if seen == nil {
+			seen = make(map[string]bool)
+		}
+		if !seen[r.Alert.Fingerprint] {
+			seen[r.Alert.Fingerprint] = true
+			keys = append(keys, p.flapKey(r.Alert.Fingerprint))
+		}
+	}
+	return keys
 }
 
 // refired damps a firing that came back within cool_down of the resolve of

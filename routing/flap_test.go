@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -18,6 +20,7 @@ type countingStore struct {
 	store.Store
 	mu    sync.Mutex
 	calls map[string]int
+	keys  int // keys read by Get since the last reset
 }
 
 func (s *countingStore) count(m string) {
@@ -31,7 +34,16 @@ func (s *countingStore) count(m string) {
 
 func (s *countingStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	s.count("Get")
+	s.mu.Lock()
+	s.keys += len(keys)
+	s.mu.Unlock()
 	return s.Store.Get(ctx, keys)
+}
+
+// SetNXAndSet is one round trip (on Redis, a store.ClaimWriter).
+func (s *countingStore) SetNXAndSet(ctx context.Context, claims, also []store.Entry) ([]bool, error, error) {
+	s.count("SetNX")
+	return store.Claim(ctx, s.Store, claims, also)
 }
 
 func (s *countingStore) Set(ctx context.Context, entries []store.Entry) error {
@@ -65,12 +77,20 @@ func (s *countingStore) Write(ctx context.Context, w store.Writes) store.WriteEr
 	return store.Write(ctx, s.Store, w)
 }
 
+// reset returns the round trips by method since the last reset.
 func (s *countingStore) reset() map[string]int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.calls
-	s.calls = nil
+	s.calls, s.keys = nil, 0
 	return c
+}
+
+// keysRead returns the keys read by Get since the last reset.
+func (s *countingStore) keysRead() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys
 }
 
 // flapStep is one webhook about the flapping alert, at minute min after
@@ -180,13 +200,17 @@ func TestFlapDampingSparesSlowRecurrencesAndTickets(t *testing.T) {
 	})
 }
 
-// TestFlapDampingCostsNoRoundTripInTheSteadyState: the history is read
-// only for alerts whose markers say something is sent, so Alertmanager
-// repeating an unchanged alert costs no round trip (nor key) more than
-// without damping; a change of state costs one small read and one write
-// (the history).
+// TestFlapDampingCostsNoRoundTripInTheSteadyState: a change of state reads
+// its history with its markers and writes it with its claims, so damping
+// costs no round trip; Alertmanager repeating an unchanged alert costs one
+// key more in the read the first time this replica sees it repeated, and
+// then nothing more than without damping.
 func TestFlapDampingCostsNoRoundTripInTheSteadyState(t *testing.T) {
-	run := func(damp bool) (first, repeat map[string]int) {
+	type cost struct {
+		trips map[string]int
+		keys  int
+	}
+	run := func(damp bool) (first, repeat1, repeat2 cost) {
 		e := newEnv(t)
 		cs := &countingStore{Store: e.store}
 		e.store = cs
@@ -195,22 +219,62 @@ func TestFlapDampingCostsNoRoundTripInTheSteadyState(t *testing.T) {
 			cfg := flap.DefaultConfig()
 			p.Flap = &cfg
 		}
-		mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
-		first = cs.reset()
-		e.clock.Advance(time.Minute)
-		if sum := mustProcess(t, p, tAlert("TTFTHigh", "firing", "page")); sum.Deduplicated != 1 {
-			t.Fatalf("repeat: summary %+v, want a dedup hit", sum)
+		measure := func() cost {
+			k := cs.keysRead()
+			return cost{cs.reset(), k}
 		}
-		return first, cs.reset()
+		mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+		first = measure()
+		for _, repeat := range []*cost{&repeat1, &repeat2} {
+			e.clock.Advance(time.Minute)
+			if sum := mustProcess(t, p, tAlert("TTFTHigh", "firing", "page")); sum.Deduplicated != 1 {
+				t.Fatalf("repeat: summary %+v, want a dedup hit", sum)
+			}
+			*repeat = measure()
+		}
+		return first, repeat1, repeat2
 	}
-	first0, repeat0 := run(false)
-	first, repeat := run(true)
-	// A firing to notify reads its history in a second, small Get (only
-	// the alerts whose markers say something is sent pay for it).
-	if first["Get"] != first0["Get"]+1 || first["Set"] != first0["Set"]+1 {
-		t.Errorf("first firing: %v round trips with damping, %v without; want one Get (the histories) and one Set more", first, first0)
+	first0, repeat0, _ := run(false)
+	first, repeat1, repeat2 := run(true)
+	if !maps.Equal(first.trips, first0.trips) || first.keys != first0.keys+1 {
+		t.Errorf("first firing: %v with damping, %v without; want the same round trips and one key (the history) more", first, first0)
 	}
-	if repeat["Get"] != repeat0["Get"] || repeat["Set"] != repeat0["Set"] || repeat["Get"] != 1 {
-		t.Errorf("repeated firing: %v round trips with damping, %v without; want one Get and nothing more", repeat, repeat0)
+	if !maps.Equal(repeat1.trips, repeat0.trips) || repeat1.keys != repeat0.keys+1 {
+		t.Errorf("first repeat: %v with damping, %v without; want the same round trips and one key more", repeat1, repeat0)
 	}
+	if !maps.Equal(repeat2.trips, repeat0.trips) || repeat2.keys != repeat0.keys || repeat0.trips["Get"] != 1 || len(repeat0.trips) != 1 {
+		t.Errorf("second repeat: %v with damping, %v without; want one Get of the same keys and nothing more", repeat2, repeat0)
+	}
+}
+
+// TestFlapDampingReadsWhatThePrefetchLeftOut: a reminder of an alert this
+// replica last saw quiet (its history not read with the markers) reads the
+// history in a second round trip and is sent; and a replica that has not
+// seen the alert reads it with the markers.
+func TestFlapDampingReadsWhatThePrefetchLeftOut(t *testing.T) {
+	e := newEnv(t)
+	cs := &countingStore{Store: e.store}
+	e.store = cs
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	e.clock.Advance(time.Minute)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page")) // a repeat: now quiet
+	cs.reset()
+	remind := func(p *routing.Pipeline, gets, pages int, what string) {
+		t.Helper()
+		e.clock.Advance(e.dedup.RepeatInterval)
+		mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+		if got := cs.reset(); got["Get"] != gets {
+			t.Errorf("%s: %v, want %d Get(s)", what, got, gets)
+		}
+		if n := len(e.pd.notifications()); n != pages {
+			t.Fatalf("%s: pagerduty got %d notifications, want %d (the page and its reminders)", what, n, pages)
+		}
+	}
+	remind(p, 2, 2, "reminder of a quiet alert (markers, then the history left out)")
+	other := e.pipeline()
+	other.Flap = &cfg
+	remind(other, 1, 3, "reminder on a replica that never saw the alert (history read with the markers)")
 }

@@ -47,37 +47,44 @@ type target struct {
 // pending reads, in one store round trip, what was already notified for
 // every (alert, receiver, integration) of the payload and returns the
 // transitions still to send, as dedup.Transition decides. With flap damping
-// on, the transition histories of the alerts that may change something are
-// read in a second round trip — every alert but a firing that all its
-// integrations were already notified of, so Alertmanager repeating
-// unchanged alerts costs one read — and an alert that damping downgrades is
-// routed again and its new targets' markers read in a third (only flapping
-// alerts cost it).
-func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) ([]*transition, error) {
+// on, the same read takes the transition histories of the alerts that may
+// change something — every alert but a firing that all its integrations
+// were already notified of when this replica last saw it (quietAlerts), so
+// Alertmanager repeating unchanged alerts reads no history; a history the
+// guess left out is read in a second round trip. An alert that damping
+// downgrades is routed again and its new targets' markers read in a third
+// (only flapping alerts cost it). The histories that changed are returned
+// for the claims to write (writeHistories when nothing is claimed).
+func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) (_ []*transition, histories []store.Entry, _ error) {
 	trs := p.candidates(results, sum)
 	if len(trs) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
-	keys := make([]string, len(trs))
+	keys := make([]string, len(trs), len(trs)+len(results))
 	for i, t := range trs {
 		keys[i] = t.marker
 	}
+	keys = append(keys, p.prefetchFlap(results)...)
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
 	if storeDown {
 		if err := p.storeFailed(ctx, "read notified transitions", err, sum); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
+	prefetched := flapRead{keys: keys[len(trs):], values: values[len(trs):], found: found[len(trs):]}
+	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]
 	now := p.now()
 	steps := p.steps(trs, values, found, storeDown, now)
 	if !storeDown && p.Flap != nil {
-		if states := p.flapStates(results, notifiedFirings(trs, steps)); len(states) > 0 {
+		quiet := notifiedFirings(trs, steps)
+		p.quiet.note(results, quiet)
+		if states := p.flapStates(results, quiet); len(states) > 0 {
 			var rerouted bool
-			trs, values, found, rerouted, err = p.dampPending(ctx, states, trs, values, found, sum)
+			trs, values, found, rerouted, histories, err = p.dampPending(ctx, states, prefetched, trs, values, found, sum)
 			if err != nil {
-				return nil, err
+				return nil, histories, err
 			}
 			if rerouted {
 				steps = p.steps(trs, values, found, storeDown, now)
@@ -135,7 +142,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 			p.countDedup(dedupUnseen, nil)
 		}
 	}
-	return out, nil
+	return out, histories, nil
 }
 
 // markResolve notes r in m (made if nil) when r is a resolve.
@@ -193,25 +200,49 @@ func notifiedFirings(trs []*transition, steps []dedup.Step) map[*alert.Result]bo
 	return out
 }
 
-// dampPending reads the flap histories of states in one round trip, damps
-// their alerts and routes the downgraded ones again (their new targets
-// replacing their old ones in trs, values and found; rerouted says so). A
-// failed read damps nothing: the alerts are decided as their policies say.
-func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, trs []*transition, values []string, found []bool, sum *alert.Summary) (_ []*transition, _ []string, _ []bool, rerouted bool, _ error) {
-	keys := make([]string, len(states))
+// flapRead is what a read of flap histories found, key by key.
+type flapRead struct {
+	keys   []string
+	values []string
+	found  []bool
+}
+
+// dampPending damps the alerts of states with their flap histories — those
+// read with the markers (prefetched), the others read now in one round
+// trip — and routes the downgraded ones again (their new targets replacing
+// their old ones in trs, values and found; rerouted says so). It returns
+// the history writes. A failed read damps nothing: the alerts are decided
+// as their policies say.
+func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, prefetched flapRead, trs []*transition, values []string, found []bool, sum *alert.Summary) (_ []*transition, _ []string, _ []bool, rerouted bool, histories []store.Entry, _ error) {
+	at := make(map[string]int, len(prefetched.keys))
+	for i, k := range prefetched.keys {
+		at[k] = i
+	}
+	hv, hf := make([]string, len(states)), make([]bool, len(states))
+	var missing []string
+	var missingAt []int
 	for i, st := range states {
-		keys[i] = st.key
+		if j, ok := at[st.key]; ok {
+			hv[i], hf[i] = prefetched.values[j], prefetched.found[j]
+			continue
+		}
+		missing, missingAt = append(missing, st.key), append(missingAt, i)
 	}
-	hv, hf, err := p.Store.Get(ctx, keys)
-	if err != nil {
-		return trs, values, found, false, p.storeFailed(ctx, "read flap histories", err, sum)
+	if len(missing) > 0 {
+		v, f, err := p.Store.Get(ctx, missing)
+		if err != nil {
+			return trs, values, found, false, nil, p.storeFailed(ctx, "read flap histories", err, sum)
+		}
+		for k, i := range missingAt {
+			hv[i], hf[i] = v[k], f[k]
+		}
 	}
-	downgraded := p.damp(ctx, states, hv, hf)
+	downgraded, histories := p.damp(states, hv, hf)
 	if len(downgraded) == 0 {
-		return trs, values, found, false, nil
+		return trs, values, found, false, histories, nil
 	}
-	trs, values, found, err = p.reroute(ctx, downgraded, trs, values, found, sum)
-	return trs, values, found, true, err
+	trs, values, found, err := p.reroute(ctx, downgraded, trs, values, found, sum)
+	return trs, values, found, true, histories, err
 }
 
 // candidates returns a transition per (alert, receiver, integration) that

@@ -80,6 +80,8 @@ type Pipeline struct {
 
 	// updates coalesces concurrent updates of one open incident.
 	updates coalescer
+	// quiet remembers the alerts found already notified (flap.go).
+	quiet quietAlerts
 }
 
 func (p *Pipeline) now() time.Time {
@@ -113,10 +115,12 @@ type DeadLetterSink interface {
 //     live SLO state from Prometheus (bounded by its timeout; a failure
 //     leaves the label decision);
 //  2. suppress tickets of SLOs whose page fires (in this or another payload);
-//  3. find the transitions no replica has notified yet (one store read),
-//     and damp flapping alerts (a second read, of the histories of the
-//     alerts with something to send; a third only for re-routed ones);
-//  4. claim them (one round trip), waiting briefly for another replica's;
+//  3. find the transitions no replica has notified yet, and the flap
+//     histories of the alerts that may change (one store read), and damp
+//     flapping alerts (a second read only for histories the first left
+//     out, a third only for re-routed alerts);
+//  4. claim them and write the histories that changed (one round trip),
+//     waiting briefly for another replica's claims;
 //  5. take the incidents' leases: who opens, who resolves (one round trip);
 //  6. send every notification, each integration on its own, and settle
 //     each as it completes: confirm what was sent, release what failed
@@ -137,17 +141,19 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	if err := p.suppressAcrossPayloads(ctx, results, sum); err != nil {
 		return sum, err
 	}
-	trs, err := p.pending(ctx, results, sum)
+	trs, histories, err := p.pending(ctx, results, sum)
 	if err != nil || len(trs) == 0 {
+		p.writeHistories(ctx, histories)
 		return sum, err
 	}
 	if err := ctx.Err(); err != nil {
+		p.writeHistories(context.WithoutCancel(ctx), histories)
 		return sum, p.cancelled(sum, err)
 	}
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	token := dedup.NewToken()
-	claimErr := p.claim(dctx, trs, token, sum)
+	claimErr := p.claim(dctx, trs, histories, token, sum)
 	batches := p.batch(msg, trs)
 	leases := p.leaseIncidents(dctx, batches, token, sum)
 	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, sum))

@@ -148,33 +148,56 @@ func unavailable(err error) bool {
 // SetNX sends SET key value NX PX ttl for every entry in one pipeline; a ttl
 // that is not positive sets the key without expiry.
 func (r *Redis) SetNX(ctx context.Context, entries []Entry) ([]bool, error) {
-	if len(entries) == 0 {
-		return []bool{}, nil
+	won, err, _ := r.SetNXAndSet(ctx, entries, nil)
+	return won, err
+}
+
+// SetNXAndSet implements ClaimWriter: SET NX PX of every claim and SET PX
+// of every entry of also, in one pipeline.
+func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bool, err, alsoErr error) {
+	if len(claims) == 0 && len(also) == 0 {
+		return []bool{}, nil, nil
 	}
 	start := time.Now()
-	cmds := make([]*redis.StatusCmd, len(entries))
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, e := range entries {
+	cmds := make([]*redis.StatusCmd, len(claims))
+	var sets []*redis.StatusCmd
+	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range claims {
 			cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
+		}
+		for _, e := range also {
+			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
+			sets = append(sets, p.Set(ctx, e.Key, e.Value, max(e.TTL, 0)))
 		}
 		return nil
 	})
-	set := make([]bool, len(entries))
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, r.observe(opSetNX, start, err)
+	if err != nil && !errors.Is(err, redis.Nil) && unavailable(err) {
+		err = r.observe(opSetNX, start, err)
+		return nil, err, err
+	}
+	for _, c := range sets {
+		if alsoErr = c.Err(); alsoErr != nil {
+			r.metrics.errors[opSet].Inc()
+			alsoErr = wrapErr(opSet, alsoErr)
+			break
+		}
 	}
 	// Exec reports the first command's error, redis.Nil (not set)
 	// included, so look at every command.
+	won = make([]bool, len(claims))
 	for i, c := range cmds {
 		switch err := c.Err(); {
 		case err == nil:
-			set[i] = true
+			won[i] = true
 		case errors.Is(err, redis.Nil):
 		default:
-			return nil, r.observe(opSetNX, start, err)
+			return nil, r.observe(opSetNX, start, err), alsoErr
 		}
 	}
-	return set, r.observe(opSetNX, start, nil)
+	if len(claims) == 0 {
+		return won, nil, alsoErr
+	}
+	return won, r.observe(opSetNX, start, nil), alsoErr
 }
 
 // Set sends SET key value PX ttl for every entry in one pipeline; a ttl that

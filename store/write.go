@@ -54,6 +54,25 @@ type Writer interface {
 	Write(ctx context.Context, w Writes) WriteErrors
 }
 
+// ClaimWriter is implemented by stores that take claims and write other
+// entries in one round trip.
+type ClaimWriter interface {
+	// SetNXAndSet is SetNX of claims and Set of also, sent together: err is
+	// the claims' (as SetNX's), alsoErr the writes' (as Set's).
+	SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bool, err, alsoErr error)
+}
+
+// Claim takes claims (SetNX) and writes also (Set) through s: in one round
+// trip when s is a ClaimWriter, otherwise one call each. err is the claims'
+// error, alsoErr the writes'.
+func Claim(ctx context.Context, s Store, claims, also []Entry) (won []bool, err, alsoErr error) {
+	if cw, ok := s.(ClaimWriter); ok {
+		return cw.SetNXAndSet(ctx, claims, also)
+	}
+	won, err = s.SetNX(ctx, claims)
+	return won, err, s.Set(ctx, also)
+}
+
 // Write sends w through s: in one round trip when s is a Writer, otherwise
 // part by part (each part one call).
 func Write(ctx context.Context, s Store, w Writes) WriteErrors {

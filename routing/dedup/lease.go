@@ -34,11 +34,21 @@ type Leases struct {
 
 // Acquire claims every key with token and reports which this call won.
 func (l Leases) Acquire(ctx context.Context, keys []string, token string) ([]bool, error) {
+	return l.Store.SetNX(ctx, l.claims(keys, token))
+}
+
+// AcquireAnd is Acquire that also writes also in the same round trip
+// (store.Claim): err is the claims' error, alsoErr the writes'.
+func (l Leases) AcquireAnd(ctx context.Context, keys []string, token string, also []store.Entry) (won []bool, err, alsoErr error) {
+	return store.Claim(ctx, l.Store, l.claims(keys, token), also)
+}
+
+func (l Leases) claims(keys []string, token string) []store.Entry {
 	entries := make([]store.Entry, len(keys))
 	for i, k := range keys {
 		entries[i] = store.Entry{Key: k, Value: token, TTL: l.TTL}
 	}
-	return l.Store.SetNX(ctx, entries)
+	return entries
 }
 
 // Confirmations are the writes that confirm keys after their send; a

@@ -16,6 +16,7 @@ func init() {
 		{"Write writes every part as the separate calls do, across incidents", testWrite},
 		{"Write adds sets of thousands of members with their TTL", testWriteLargeSet},
 		{"an empty Write succeeds", testWriteEmpty},
+		{"Claim takes claims as SetNX does and writes the other entries", testClaim},
 	}...)
 }
 
@@ -75,4 +76,32 @@ func testWriteEmpty(t *testing.T, s store.Store, k keyMaker) {
 	if err := store.Write(t.Context(), s, store.Writes{}).Err(); err != nil {
 		t.Fatalf("empty Write: %v", err)
 	}
+}
+
+func testClaim(t *testing.T, s store.Store, k keyMaker) {
+	held := k.key("c1", "claim")
+	mustSet(t, s, store.Entry{Key: held, Value: "other", TTL: longTTL})
+	claims := []store.Entry{
+		{Key: held, Value: "tok", TTL: longTTL},
+		{Key: k.key("c2", "claim"), Value: "tok", TTL: longTTL},
+	}
+	also := []store.Entry{{Key: k.key("c3", "history"), Value: "h1", TTL: longTTL}}
+	won, err, alsoErr := store.Claim(t.Context(), s, claims, also)
+	if err != nil || alsoErr != nil {
+		t.Fatalf("Claim: %v, %v", err, alsoErr)
+	}
+	if len(won) != 2 || won[0] || !won[1] {
+		t.Fatalf("Claim won %v, want [false true] (the first key was held)", won)
+	}
+	expect(t, "values after Claim", mustGet(t, s, held, k.key("c2", "claim"), k.key("c3", "history")),
+		[]string{"other", "tok", "h1"})
+	// Claims alone, and writes alone.
+	if won, err, alsoErr = store.Claim(t.Context(), s, claims[1:], nil); err != nil || alsoErr != nil || len(won) != 1 || won[0] {
+		t.Fatalf("Claim of a held key alone = %v, %v, %v; want [false]", won, err, alsoErr)
+	}
+	also[0].Value = "h2"
+	if won, err, alsoErr = store.Claim(t.Context(), s, nil, also); err != nil || alsoErr != nil || len(won) != 0 {
+		t.Fatalf("Claim with writes only = %v, %v, %v", won, err, alsoErr)
+	}
+	expect(t, "overwritten by a Claim's writes", mustGet(t, s, k.key("c3", "history")), []string{"h2"})
 }
