@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	pd "github.com/PagerDuty/go-pagerduty"
-	amnotify "github.com/prometheus/alertmanager/notify"
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -31,7 +30,7 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 	if summary == "" {
 		summary = incident
 	}
-	summary, _ = amnotify.TruncateInRunes(summary, maxSummary)
+	summary, _ = notify.TruncateInRunes(summary, maxSummary)
 	ev := &pd.V2Event{
 		RoutingKey: n.routingKey,
 		Action:     "trigger",

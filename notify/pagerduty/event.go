@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	amnotify "github.com/prometheus/alertmanager/notify"
-
 	pd "github.com/PagerDuty/go-pagerduty"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -61,7 +59,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if summary == "" {
 		summary = no.Incident
 	}
-	summary, _ = amnotify.TruncateInRunes(summary, maxSummary)
+	summary, _ = notify.TruncateInRunes(summary, maxSummary)
 
 	severity := derivedSeverity(no.Action)
 	if n.cfg.Severity != "" {
@@ -83,7 +81,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if source == "" {
 		source = "alertrouter"
 	}
-	source, _ = amnotify.TruncateInRunes(source, 255)
+	source, _ = notify.TruncateInRunes(source, 255)
 
 	dedup := DedupKey(no.Incident)
 	minimal = &pd.V2Event{
@@ -221,7 +219,7 @@ func alertDetails(r *alert.Result) map[string]any {
 		m["labels_omitted"] = len(names) - maxLabels
 	}
 	if s := a.Annotations["summary"]; s != "" {
-		m["summary"], _ = amnotify.TruncateInRunes(s, 1024)
+		m["summary"], _ = notify.TruncateInRunes(s, 1024)
 	}
 	return m
 }
@@ -283,7 +281,7 @@ func (n *Notifier) shrink(full, minimal *pd.V2Event) {
 		full.Payload.Details = nil
 		budget := maxEvent - size() - 1024
 		// A rune costs at most 6 bytes once JSON-escaped (\u003c).
-		s, _ := amnotify.TruncateInRunes(string(b), max(budget/6, 0))
+		s, _ := notify.TruncateInRunes(string(b), max(budget/6, 0))
 		full.Payload.Details = map[string]any{"truncated": true, "details": s}
 		if size() <= maxEvent {
 			n.logger.Warn("event over 512 KB, truncated custom_details", "dedup_key", full.DedupKey)

@@ -230,7 +230,7 @@ func errorText(body []byte) string {
 		}
 		return s
 	}
-	s, _ := amnotify.TruncateInRunes(strings.TrimSpace(string(body)), 512)
+	s, _ := notify.TruncateInRunes(strings.TrimSpace(string(body)), 512)
 	if s == "" {
 		return "(empty body)"
 	}

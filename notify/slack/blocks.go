@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	amnotify "github.com/prometheus/alertmanager/notify"
-
 	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -26,7 +24,7 @@ var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 func esc(s string) string { return mrkdwnEscaper.Replace(s) }
 
 func section(text string) *sl.SectionBlock {
-	text, _ = amnotify.TruncateInRunes(text, maxSectionText)
+	text, _ = notify.TruncateInRunes(text, maxSectionText)
 	return sl.NewSectionBlock(sl.NewTextBlockObject(sl.MarkdownType, text, false, false), nil, nil)
 }
 
@@ -38,7 +36,7 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	if title == "" {
 		title = no.Incident
 	}
-	title, _ = amnotify.TruncateInRunes(title, maxHeader)
+	title, _ = notify.TruncateInRunes(title, maxHeader)
 	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
 
 	lead := &alert.Result{}
