@@ -29,6 +29,7 @@ type Main struct {
 	configFileSet bool
 	webFlags      *web.FlagConfig
 	lifecycle     bool
+	runtime       runtimeOptions
 	logConfig     *promslog.Config
 	logger        *slog.Logger
 }
@@ -49,6 +50,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// The serve flags are top-level, so `router --help` lists them.
 	m.webFlags = kingpinflag.AddFlags(app, ":9095")
 	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
+	app.Flag("auto-gomemlimit", "Set GOMEMLIMIT to --auto-gomemlimit.ratio of the container's memory limit (cgroup) unless GOMEMLIMIT is set; --no-auto-gomemlimit leaves it.").
+		Default("true").BoolVar(&m.runtime.autoMemLimit)
+	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to GOMEMLIMIT, in (0, 1].").Default("0.9").Float64Var(&m.runtime.ratio)
 
 	app.Command("serve", "Serve webhooks (the default).").Default()
 

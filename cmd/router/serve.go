@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/oklog/run"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -122,6 +123,13 @@ func (m *Main) serve(ctx context.Context) error {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		return err
+	}
+	set, err := applyGoRuntime(m.runtime, memlimit.FromCgroup, m.logger)
+	if err != nil {
+		return err
+	}
+	if len(set) > 0 {
+		m.logger.Info("Go runtime tuned (GOGC and GOMEMLIMIT in the environment take precedence)", set...)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
