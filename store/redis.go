@@ -27,7 +27,6 @@ var deleteIfEqual = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] th
 // It is safe for concurrent use.
 type Redis struct {
 	client  redis.UniversalClient
-	batch   *pipeBatcher // the pipelines of the hot path (redis_batch.go)
 	metrics *metrics
 	logger  *slog.Logger
 }
@@ -92,8 +91,7 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Info("using redis store", "mode", cfg.mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
-	client := redis.NewUniversalClient(opts)
-	return &Redis{client: client, batch: &pipeBatcher{client: client}, metrics: m, logger: logger}, nil
+	return &Redis{client: redis.NewUniversalClient(opts), metrics: m, logger: logger}, nil
 }
 
 // observe records an operation's duration and, on failure, counts it and
@@ -163,7 +161,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 	start := time.Now()
 	cmds := make([]*redis.StatusCmd, len(claims))
 	var sets []*redis.StatusCmd
-	_, err = r.batch.pipelined(ctx, func(p redis.Pipeliner) {
+	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, e := range claims {
 			cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
 		}
@@ -171,6 +169,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
 			sets = append(sets, p.Set(ctx, e.Key, e.Value, max(e.TTL, 0)))
 		}
+		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) && unavailable(err) {
 		err = r.observe(opSetNX, start, err)
@@ -208,11 +207,12 @@ func (r *Redis) Set(ctx context.Context, entries []Entry) error {
 		return nil
 	}
 	start := time.Now()
-	_, err := r.batch.pipelined(ctx, func(p redis.Pipeliner) {
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
 			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
 			p.Set(ctx, e.Key, e.Value, max(e.TTL, 0))
 		}
+		return nil
 	})
 	return r.observe(opSet, start, err)
 }
@@ -224,10 +224,11 @@ func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error
 	}
 	start := time.Now()
 	cmds := make([]*redis.StringCmd, len(keys))
-	_, err := r.batch.pipelined(ctx, func(p redis.Pipeliner) {
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
 			cmds[i] = p.Get(ctx, k)
 		}
+		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, nil, r.observe(opGet, start, err)

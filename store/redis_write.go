@@ -38,13 +38,14 @@ type scripted struct {
 // after a restart; EVAL caches it). Each call's cmd then holds its reply or
 // its error; the error returned is a failure to reach Redis, if any.
 func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(redis.Pipeliner)) error {
-	_, err := r.batch.pipelined(ctx, func(p redis.Pipeliner) {
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if more != nil {
 			more(p)
 		}
 		for _, c := range calls {
 			c.cmd = c.script.EvalSha(ctx, p, c.keys, c.args...)
 		}
+		return nil
 	})
 	if err != nil && unavailable(err) {
 		return err
