@@ -171,7 +171,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) && unavailable(err) {
+	if err != nil && unavailable(err) {
 		err = r.observe(opSetNX, start, err)
 		return nil, err, err
 	}
