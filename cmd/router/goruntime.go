@@ -12,8 +12,8 @@ import (
 // defaultGOGC is the garbage collector's target percentage when GOGC is
 // not set in the environment. The router's live heap is small (tens of
 // MiB) and it allocates for every alert, so with Go's 100 it collects
-// very often: at 200 a fresh-alert webhook costs about 7 % less CPU for
-// about 13 MiB more peak memory (docs/benchmarks.md, "fourth round"), and
+// very often: at 200 a fresh-alert webhook costs about 8 % less CPU for
+// 13-17 MiB more peak memory (docs/benchmarks.md, "fourth round"), and
 // the memory limit below bounds the heap in a container.
 const defaultGOGC = 200
 

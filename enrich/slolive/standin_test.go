@@ -131,7 +131,6 @@ func TestSlowPrometheusIsCancelledAtTheTimeout(t *testing.T) {
 
 func TestCallerDeadlineEndsTheWait(t *testing.T) {
 	block := make(chan struct{})
-	defer close(block)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		select {
@@ -139,7 +138,13 @@ func TestCallerDeadlineEndsTheWait(t *testing.T) {
 		case <-r.Context().Done():
 		}
 	}))
-	defer srv.Close()
+	// The shared fetch goes on after the caller gives up (its own timeout
+	// is an hour here) and its requests may be waiting in the handler:
+	// release them before Close, which waits for every active request.
+	defer func() {
+		close(block)
+		srv.Close()
+	}()
 	cfg := DefaultConfig()
 	cfg.URL = srv.URL
 	cfg.Timeout.Set("1h")
