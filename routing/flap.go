@@ -199,33 +199,36 @@ func (q *quietAlerts) contains(r *alert.Result) bool {
 	return ok
 }
 
-// note remembers which firings of results were quiet this time (in quiet)
-// and forgets the others.
-func (q *quietAlerts) note(results []*alert.Result, quiet map[*alert.Result]bool) {
-	q.init()
-	for _, r := range results {
-		if !r.Alert.Firing() {
-			continue
-		}
-		if quiet[r] {
+// note records which firings of results are quiet this time (in quiet),
+// given which were when last seen (wasQuiet, by index; prefetchFlap): only
+// a change touches the memory, so Alertmanager's repeats cost one lookup
+// per alert.
+func (q *quietAlerts) note(results []*alert.Result, wasQuiet []bool, quiet map[*alert.Result]bool) {
+	for i, r := range results {
+		switch now := r.Alert.Firing() && quiet[r]; {
+		case now && !wasQuiet[i]:
+			q.init()
 			q.m.Put(quietKeyOf(r), struct{}{})
-		} else {
+		case !now && wasQuiet[i]:
 			q.m.Delete(quietKeyOf(r))
 		}
 	}
 }
 
-// prefetchFlap returns the flap-history keys to read with the markers: one
-// per fingerprint of results that damping may read, except the firings
-// quiet when last seen.
-func (p *Pipeline) prefetchFlap(results []*alert.Result) []string {
+// prefetchFlap returns the flap-history keys to read with the markers —
+// one per fingerprint of results that damping may read, except the
+// firings quiet when last seen — and which results were (by index).
+func (p *Pipeline) prefetchFlap(results []*alert.Result) (keys []string, wasQuiet []bool) {
 	if p.Flap == nil {
-		return nil
+		return nil, nil
 	}
-	var keys []string
+	wasQuiet = make([]bool, len(results))
 	var seen map[string]bool
-	for _, r := range results {
-		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || p.quiet.contains(r) {
+	for i, r := range results {
+		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) {
+			continue
+		}
+		if wasQuiet[i] = p.quiet.contains(r); wasQuiet[i] {
 			continue
 		}
 		if seen == nil {
@@ -236,7 +239,7 @@ func (p *Pipeline) prefetchFlap(results []*alert.Result) []string {
 			keys = append(keys, p.flapKey(r.Alert.Fingerprint))
 		}
 	}
-	return keys
+	return keys, wasQuiet
 }
 
 // refired damps a firing that came back within cool_down of the resolve of

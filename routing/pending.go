@@ -64,7 +64,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 	for i, t := range trs {
 		keys[i] = t.marker
 	}
-	keys = append(keys, p.prefetchFlap(results)...)
+	flapKeys, wasQuiet := p.prefetchFlap(results)
+	keys = append(keys, flapKeys...)
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
 	if storeDown {
@@ -79,7 +80,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 	steps := p.steps(trs, values, found, storeDown, now)
 	if !storeDown && p.Flap != nil {
 		quiet := notifiedFirings(trs, steps)
-		p.quiet.note(results, quiet)
+		p.quiet.note(results, wasQuiet, quiet)
 		if states := p.flapStates(results, quiet); len(states) > 0 {
 			var rerouted bool
 			trs, values, found, rerouted, histories, err = p.dampPending(ctx, states, prefetched, trs, values, found, sum)

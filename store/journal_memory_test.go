@@ -23,8 +23,7 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 			clock := &storetest.Clock{}
 			j := store.NewMemoryJournal(store.JournalRetention{MaxEntries: maxEntries, MaxAge: time.Hour}, store.WithClock(clock.Now))
 			rng := rand.New(rand.NewPCG(1, uint64(maxEntries)))
-			type kept struct{ rec store.JournalRecord }
-			var model []kept
+			var model []store.JournalRecord
 			seq := 0
 			for step := range 2000 {
 				switch op := rng.IntN(10); {
@@ -44,7 +43,7 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 					}
 					for i, r := range recs {
 						r.ID = ids[i]
-						model = append(model, kept{rec: r})
+						model = append(model, r)
 					}
 					if n := len(model) - int(maxEntries); n > 0 {
 						model = model[n:]
@@ -64,10 +63,10 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 					t.Fatal(err)
 				}
 				cutoff := clock.Now().Add(-time.Hour)
-				model = slices.DeleteFunc(model, func(k kept) bool { return k.rec.Time().Before(cutoff) })
+				model = slices.DeleteFunc(model, func(r store.JournalRecord) bool { return r.Time().Before(cutoff) })
 				var want []string
-				for _, k := range model {
-					want = append(want, string(k.rec.Data))
+				for _, r := range model {
+					want = append(want, string(r.Data))
 				}
 				check := func(q store.JournalQuery, want []string) {
 					t.Helper()
@@ -88,17 +87,17 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 				slices.Reverse(rev)
 				check(store.JournalQuery{Newest: true, Limit: 3}, rev[:min(3, len(rev))])
 				var dead []string
-				for _, k := range model {
-					if k.rec.Kind == "dead_letter" {
-						dead = append(dead, string(k.rec.Data))
+				for _, r := range model {
+					if r.Kind == "dead_letter" {
+						dead = append(dead, string(r.Data))
 					}
 				}
 				check(store.JournalQuery{Kind: "dead_letter"}, dead)
 				if len(model) > 0 {
 					k := model[rng.IntN(len(model))]
-					r, ok, err := j.GetJournal(ctx, k.rec.ID)
-					if err != nil || !ok || string(r.Data) != string(k.rec.Data) {
-						t.Fatalf("step %d: GetJournal(%s) = %q, %v, %v; want %q", step, k.rec.ID, r.Data, ok, err, k.rec.Data)
+					r, ok, err := j.GetJournal(ctx, k.ID)
+					if err != nil || !ok || string(r.Data) != string(k.Data) {
+						t.Fatalf("step %d: GetJournal(%s) = %q, %v, %v; want %q", step, k.ID, r.Data, ok, err, k.Data)
 					}
 				}
 			}

@@ -166,8 +166,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 			cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
 		}
 		for _, e := range also {
-			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
-			sets = append(sets, p.Set(ctx, e.Key, e.Value, max(e.TTL, 0)))
+			sets = append(sets, setEntry(ctx, p, e))
 		}
 		return nil
 	})
@@ -200,6 +199,13 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 	return won, r.observe(opSetNX, start, nil), alsoErr
 }
 
+// setEntry queues SET key value PX ttl, or without expiry for a ttl that is
+// not positive: go-redis reads a TTL of -1 as KEEPTTL, so it never gets a
+// negative one.
+func setEntry(ctx context.Context, p redis.Pipeliner, e Entry) *redis.StatusCmd {
+	return p.Set(ctx, e.Key, e.Value, max(e.TTL, 0))
+}
+
 // Set sends SET key value PX ttl for every entry in one pipeline; a ttl that
 // is not positive sets the key without expiry.
 func (r *Redis) Set(ctx context.Context, entries []Entry) error {
@@ -209,8 +215,7 @@ func (r *Redis) Set(ctx context.Context, entries []Entry) error {
 	start := time.Now()
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, e := range entries {
-			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
-			p.Set(ctx, e.Key, e.Value, max(e.TTL, 0))
+			setEntry(ctx, p, e)
 		}
 		return nil
 	})

@@ -107,8 +107,7 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	}
 	err := r.runScripts(ctx, calls, func(p redis.Pipeliner) {
 		for _, en := range w.Set {
-			// go-redis reads a TTL of -1 as KEEPTTL: never pass a negative one.
-			sets = append(sets, p.Set(ctx, en.Key, en.Value, max(en.TTL, 0)))
+			sets = append(sets, setEntry(ctx, p, en))
 		}
 		for _, m := range w.Remove {
 			if len(m.Members) > 0 {
