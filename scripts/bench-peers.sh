@@ -30,6 +30,11 @@
 # is quiet, so that a receiver still delivering its queue after answering
 # (calert) does not slow the next cell. Everything is saved to
 # docs/bench-raw/peers-<date>.txt; every process it starts is killed on exit.
+# A second table splits the machine's CPU per webhook between the target,
+# redis-server, the stand-ins, the sink, the load generator and the rest:
+# on a saturated machine the ratio of two targets' machine CPU per webhook
+# is the ratio of their throughputs, and the split shows what a target
+# costs besides its own process.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -82,13 +87,19 @@ P_SINK=${PORTS[5]} P_CALERT=${PORTS[6]} P_MSTEAMS=${PORTS[7]} P_ROUTER_SINK=${PO
 
 redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no --dir "$WORK" \
   >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
+REDIS_PID=$!
+PIDS+=($REDIS_PID)
 wait_for redis-cli -h 127.0.0.1 -p "$P_REDIS" ping
 bin/loadgen -standins -pd-listen "127.0.0.1:$P_PD" -slack-listen "127.0.0.1:$P_SLACK" \
   -slack-token xoxb-bench-token -slack-channel alerts-triage -lifetime 1h >"$WORK/standins.out" 2>&1 &
-PIDS+=($!)
+STANDINS_PID=$!
+PIDS+=($STANDINS_PID)
 bin/loadgen -sink -sink-listen "127.0.0.1:$P_SINK" -lifetime 1h >"$WORK/sink.out" 2>&1 &
-PIDS+=($!)
+SINK_PID=$!
+PIDS+=($SINK_PID)
+# Every cell charges the machine's CPU to its webhooks: the target's, these
+# three processes', the load generator's own and the rest.
+CPU_OF=(-cpu-of "redis-server=$REDIS_PID" -cpu-of "stand-ins=$STANDINS_PID" -cpu-of "sink=$SINK_PID")
 wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 wait_for http_ok "http://127.0.0.1:$P_SINK/-/standins/stats"
 
@@ -199,7 +210,7 @@ for round in $(seq 1 "$ROUNDS"); do
         echo "### round $round: $t $mode $n alerts"
         if ! bin/loadgen -testdata testdata -results "$RESULTS" -label "$t/$mode-$n/r$round" -mode closed \
           -concurrency "$CONCURRENCY" -duration "$LOAD_DURATION" -alerts "$n" -warmup 5 -timeout 10s \
-          -target "${URL[$t]}" -pid "${PID[$t]}" "${extra[@]}"; then
+          -target "${URL[$t]}" -pid "${PID[$t]}" "${CPU_OF[@]}" "${extra[@]}"; then
           echo "!! $t $mode $n: loadgen failed (target crashed or refused)"
         fi
         if ! alive "$t"; then
@@ -266,6 +277,23 @@ for mode in modes:
             rs = vals.get("router-sink")
             row.append("%.2fx" % (rs / max(peers)) if rs and peers else "-")
         print("| " + " | ".join(row) + " |")
+
+print()
+print("## where the machine's CPU went, ms per webhook answered 200 (medians)")
+names = ["target", "redis-server", "stand-ins", "sink", "loadgen", "other"]
+print("| alerts | mode | target | machine | busy | " + " | ".join(names) + " |")
+print("|" + "---|" * (5 + len(names)))
+for mode in modes:
+    for n in sizes:
+        scen = "%s-%s" % (mode, n)
+        for t in targets:
+            ms = [r["machine_cpu"] for r in cells.get((t, scen), []) if not r.get("crashed") and r.get("machine_cpu")]
+            if not ms:
+                continue
+            med = lambda xs: statistics.median(xs) if xs else 0
+            shares = [med([next((s["ms_per_webhook"] for s in m["shares"] if s["name"] == nm), 0) for m in ms]) for nm in names]
+            print("| %s | %s | %s | %.3f | %.0f%% | %s |" % (n, mode, t, med([m["ms_per_webhook"] for m in ms]),
+                  100 * med([m["busy"] for m in ms]), " | ".join("%.3f" % v for v in shares)))
 PY
 echo
 echo "raw output saved to $RAW"

@@ -71,13 +71,15 @@ echo
 echo "## processes (loopback): redis :$P_REDIS, stand-ins PagerDuty :$P_PD Slack :$P_SLACK, router :$P_ROUTER, baseline :$P_BASE"
 redis-server --port "$P_REDIS" --bind 127.0.0.1 --save '' --appendonly no --daemonize no \
   --dir "$WORK" >"$WORK/redis.log" 2>&1 &
-PIDS+=($!)
+REDIS_PID=$!
+PIDS+=($REDIS_PID)
 wait_for redis-cli -h 127.0.0.1 -p "$P_REDIS" ping
 
 bin/loadgen -standins -pd-listen "127.0.0.1:$P_PD" -slack-listen "127.0.0.1:$P_SLACK" \
   -slack-token xoxb-bench-token -slack-channel alerts-triage -lifetime 15m \
   >"$WORK/standins.out" 2>"$WORK/standins.err" &
-PIDS+=($!)
+STANDINS_PID=$!
+PIDS+=($STANDINS_PID)
 wait_for http_ok "http://127.0.0.1:$P_PD/-/standins/stats"
 
 
@@ -98,7 +100,12 @@ PIDS+=("$BASE_PID")
 wait_for http_ok "http://127.0.0.1:$P_BASE/-/healthy"
 
 RESULTS="$WORK/results.jsonl"
-lg() { bin/loadgen -testdata testdata -results "$RESULTS" "$@"; echo; }
+# Each run also splits the machine's CPU per webhook: target, Redis, stand-ins, loadgen, the rest.
+lg() {
+  bin/loadgen -testdata testdata -results "$RESULTS" -cpu-of "redis-server=$REDIS_PID" \
+    -cpu-of "stand-ins=$STANDINS_PID" "$@"
+  echo
+}
 
 echo
 echo "## HTTP load, $ALERTS-alert payloads, steady state (same payload repeated)"

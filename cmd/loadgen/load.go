@@ -47,9 +47,12 @@ type result struct {
 	// /proc/<pid>/stat) during the run per 200 answer: what one webhook
 	// costs the target, a figure that a busy machine disturbs far less
 	// than throughput.
-	CPUmsPerOK float64      `json:"cpu_ms_per_webhook,omitempty"`
-	Storm      *stormResult `json:"storm,omitempty"`
-	Delivered  *delivered   `json:"delivered,omitempty"`
+	CPUmsPerOK float64 `json:"cpu_ms_per_webhook,omitempty"`
+	// Machine is where the whole machine's CPU went during the run, per
+	// 200 answer (target, -cpu-of processes, the load generator, the rest).
+	Machine   *MachineCPU  `json:"machine_cpu,omitempty"`
+	Storm     *stormResult `json:"storm,omitempty"`
+	Delivered *delivered   `json:"delivered,omitempty"`
 }
 
 // sample is one request's outcome.
@@ -191,11 +194,10 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 			return nil, err
 		}
 	}
-	var cpuBefore float64
-	if o.pid > 0 {
-		if cpuBefore, err = cpuSeconds(o.pid); err != nil {
-			return nil, err
-		}
+	acct := newCPUAccount(o)
+	cpuBefore, err := acct.snapshot()
+	if err != nil {
+		return nil, err
 	}
 	var samples []sample
 	var elapsed time.Duration
@@ -206,12 +208,12 @@ func loop(o options, corpus *bench.Corpus) (*result, error) {
 		samples, elapsed = closedLoop(o, c, src)
 	}
 	res := summarize(samples, elapsed)
-	if o.pid > 0 && res.OK > 0 {
-		cpuAfter, err := cpuSeconds(o.pid)
-		if err != nil {
-			return nil, err
-		}
-		res.CPUmsPerOK = (cpuAfter - cpuBefore) * 1000 / float64(res.OK)
+	cpuAfter, err := acct.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	if res.Machine = acct.charge(cpuBefore, cpuAfter, res.OK); res.Machine != nil && o.pid > 0 {
+		res.CPUmsPerOK = res.Machine.share("target")
 	}
 	if before != nil {
 		after, err := fetchStats(c.http, o.standinsURL)
@@ -393,6 +395,9 @@ func printResult(w io.Writer, r *result) {
 	}
 	if r.CPUmsPerOK > 0 {
 		fmt.Fprintf(w, "target CPU per webhook=%.3f ms\n", r.CPUmsPerOK)
+	}
+	if r.Machine != nil {
+		fmt.Fprintln(w, r.Machine)
 	}
 	if r.PeakRSSMiB > 0 {
 		fmt.Fprintf(w, "target peak RSS (VmHWM)=%.1f MiB\n", r.PeakRSSMiB)

@@ -53,6 +53,7 @@ type options struct {
 	distinct    bool
 	warmup      int
 	pid         int
+	cpuOf       procFlag
 	label       string
 	results     string
 	testdata    string
@@ -89,6 +90,7 @@ func run() int {
 	flag.BoolVar(&o.distinct, "distinct", false, "new fingerprints in every request (fresh transitions) instead of repeating one payload (steady state)")
 	flag.IntVar(&o.warmup, "warmup", 20, "requests sent (and not measured) before the run")
 	flag.IntVar(&o.pid, "pid", 0, "process id of the target, for its peak RSS (VmHWM)")
+	flag.Var(&o.cpuOf, "cpu-of", "name=pid of a process whose CPU time the run charges per webhook besides the target's (Redis, stand-ins, sink); repeatable")
 	flag.StringVar(&o.label, "label", "", "name of the run in the results")
 	flag.StringVar(&o.results, "results", "", "append the run's result as a JSON line to this file; with -report, the file to read")
 	flag.StringVar(&o.testdata, "testdata", "testdata", "the repository's testdata directory")
