@@ -480,6 +480,85 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 	})
 }
 
+// pageSetStore records the members each store.Write adds to SLO page sets,
+// and can fail the first write's additions (without writing them).
+type pageSetStore struct {
+	store.Store
+	mu        sync.Mutex
+	writes    int
+	added     []string
+	failFirst bool
+	written   chan struct{} // closed after the first Write
+}
+
+func (s *pageSetStore) Write(ctx context.Context, w store.Writes) store.WriteErrors {
+	s.mu.Lock()
+	s.writes++
+	first := s.writes == 1
+	fail := first && s.failFirst
+	if !fail {
+		for _, m := range w.Add {
+			s.added = append(s.added, m.Members...)
+		}
+	}
+	s.mu.Unlock()
+	add := w.Add
+	if fail {
+		w.Add = nil
+	}
+	errs := store.Write(ctx, s.Store, w)
+	if fail && len(add) > 0 {
+		errs.Add = errors.New("injected: SLO page set not written")
+	}
+	if first {
+		close(s.written)
+	}
+	return errs
+}
+
+// A page delivered to two receivers settles twice (each receiver's sends as
+// they complete), and its SLO page set member is written once — again by the
+// second settle only if the first one's write failed.
+func TestAPageOfTwoReceiversIsRecordedInItsSLOOnce(t *testing.T) {
+	page := tAlert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h")
+	ticket := tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d")
+	member := "ErrorBudgetBurn (" + webhooktest.Fingerprint(page.Labels) + ")"
+	for _, failFirst := range []bool{false, true} {
+		t.Run(fmt.Sprintf("first write fails=%v", failFirst), func(t *testing.T) {
+			e := newEnv(t)
+			e.routes = `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+    continue: true
+  - receiver: slack
+`
+			ps := &pageSetStore{Store: e.store, failFirst: failFirst, written: make(chan struct{})}
+			e.store = ps
+			// PagerDuty answers only once Slack's delivery is settled: two settles.
+			e.pd.setFail(func(*alert.Notification) error { <-ps.written; return nil })
+			sum := mustProcess(t, e.pipeline(), page)
+			if sum.Notified != 2 || len(e.pd.notifications()) != 1 || len(e.slack.notifications()) != 1 {
+				t.Fatalf("summary %+v, pagerduty %d, slack %d: want the page sent to both", sum, len(e.pd.notifications()), len(e.slack.notifications()))
+			}
+			ps.mu.Lock()
+			writes, added := ps.writes, slices.Clone(ps.added)
+			ps.mu.Unlock()
+			if writes != 2 {
+				t.Fatalf("%d settles, want 2 (one per receiver)", writes)
+			}
+			if len(added) != 1 || added[0] != member {
+				t.Errorf("SLO page set additions %q, want %q once", added, member)
+			}
+			// The page is on record: a later ticket of its SLO is suppressed.
+			if sum := mustProcess(t, e.pipeline(), ticket); sum.Suppressed != 1 {
+				t.Errorf("ticket of the paging SLO: summary %+v, want it suppressed", sum)
+			}
+		})
+	}
+}
+
 func TestPipelineSendsNothingForDecisionNone(t *testing.T) {
 	e := newEnv(t)
 	sum := mustProcess(t, e.pipeline(), tAlert("InfoOnly", "firing", "none"), tAlert("InfoOnly", "firing", "none", "instance", "b"))

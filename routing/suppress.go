@@ -61,14 +61,23 @@ func (p *Pipeline) countStoreError(op string, err error) {
 	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 }
 
+// sloPagesWritten is what the settles of one webhook have already written to
+// the SLO page sets: each receiver's batches settle separately, and the
+// page of an alert delivered to PagerDuty and to Slack is one member, written
+// once. Keys are set key + "\x00" + member.
+type sloPagesWritten struct{ added, removed map[string]bool }
+
 // sloPageWrites returns the set additions and removals that remember, per
 // SLO, which page-tier alerts were notified firing (and forget those notified
 // resolved), so that tickets of the same SLO in later payloads — at any
 // replica — are suppressed while the page fires. Writing only for notified
-// transitions keeps the steady state (all dedup hits) at one round trip.
-func (p *Pipeline) sloPageWrites(batches []*batch) (add, remove []store.Members) {
+// transitions keeps the steady state (all dedup hits) at one round trip;
+// members that w says an earlier settle of the webhook wrote, or that
+// repeat within batches (one alert, two integrations), are written once.
+func (p *Pipeline) sloPageWrites(batches []*batch, w *sloPagesWritten) (add, remove []store.Members) {
 	adds, dels := map[string][]string{}, map[string][]string{}
 	var order []string
+	seen, keys := map[string]bool{}, map[string]string{}
 	for _, b := range batches {
 		if b.err != nil {
 			continue
@@ -78,26 +87,47 @@ func (p *Pipeline) sloPageWrites(batches []*batch) (add, remove []store.Members)
 			if d.SLO == "" {
 				continue
 			}
-			to := adds
+			to, written := adds, w.added
 			switch {
 			case t.kind == alert.KindResolved:
-				to = dels
+				to, written = dels, w.removed
 			case d.Action != alert.ActionPage:
 				continue
 			}
-			if dels[d.SLO] == nil && adds[d.SLO] == nil {
+			key, ok := keys[d.SLO]
+			if !ok {
+				key = p.sloPagesKey(d.SLO)
+				keys[d.SLO] = key
 				order = append(order, d.SLO)
 			}
-			to[d.SLO] = append(to[d.SLO], t.res.Alert.Labels["alertname"]+" ("+t.res.Alert.Fingerprint+")")
+			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+			id := key + "\x00" + member
+			if seen[string(t.kind)+id] || written[id] {
+				continue
+			}
+			seen[string(t.kind)+id] = true
+			to[d.SLO] = append(to[d.SLO], member)
 		}
 	}
 	for _, slo := range order {
 		if m := adds[slo]; len(m) > 0 {
-			add = append(add, store.Members{Key: p.sloPagesKey(slo), TTL: p.Dedup.NotifiedTTL, Members: m})
+			add = append(add, store.Members{Key: keys[slo], TTL: p.Dedup.NotifiedTTL, Members: m})
 		}
 		if m := dels[slo]; len(m) > 0 {
-			remove = append(remove, store.Members{Key: p.sloPagesKey(slo), Members: m})
+			remove = append(remove, store.Members{Key: keys[slo], Members: m})
 		}
 	}
 	return add, remove
+}
+
+// note records the members of sets as written, unless err says they were not.
+func (w *sloPagesWritten) note(into map[string]bool, sets []store.Members, err error) {
+	if err != nil {
+		return
+	}
+	for _, s := range sets {
+		for _, m := range s.Members {
+			into[s.Key+"\x00"+m] = true
+		}
+	}
 }
