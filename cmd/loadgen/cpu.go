@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,7 +45,10 @@ func (f *procFlag) Set(v string) error {
 
 // machineCPU is what /proc/stat's first line says the whole machine has
 // spent: busy (everything but idle and iowait) and total, in seconds.
-type machineCPU struct{ busy, total float64 }
+type machineCPU struct {
+	busy, total float64
+	cpus        int // the per-CPU lines ("cpu0" …)
+}
 
 // parseProcStat reads the aggregate "cpu" line of /proc/stat (user nice
 // system idle iowait irq softirq steal guest guest_nice, in USER_HZ).
@@ -56,12 +58,17 @@ func parseProcStat(r io.Reader) (machineCPU, error) {
 	if err != nil {
 		return machineCPU{}, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
+	line, rest, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
 		return machineCPU{}, errors.New("no aggregate cpu line in /proc/stat")
 	}
 	var m machineCPU
+	for l := range strings.Lines(rest) {
+		if len(l) > 3 && strings.HasPrefix(l, "cpu") && l[3] >= '0' && l[3] <= '9' {
+			m.cpus++
+		}
+	}
 	for i, s := range f[1:min(len(f), 9)] {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil {
@@ -144,7 +151,7 @@ type MachineCPU struct {
 	MS float64 `json:"ms_per_webhook"`
 	// Busy is the busy fraction of all CPUs during the run.
 	Busy float64 `json:"busy"`
-	// CPUs is the number of CPUs.
+	// CPUs is the number of CPUs /proc/stat lists.
 	CPUs int `json:"cpus"`
 	// Shares splits MS: the target, each -cpu-of process, the load
 	// generator itself, and "other" (the rest: other processes, interrupts).
@@ -157,7 +164,7 @@ func (a *cpuAccount) charge(before, after cpuSnapshot, ok int) *MachineCPU {
 		return nil
 	}
 	per := func(s float64) float64 { return s * 1000 / float64(ok) }
-	m := &MachineCPU{CPUs: runtime.NumCPU()}
+	m := &MachineCPU{CPUs: after.machine.cpus}
 	busy := after.machine.busy - before.machine.busy
 	m.MS = per(busy)
 	if wall := after.machine.total - before.machine.total; wall > 0 {

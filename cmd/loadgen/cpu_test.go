@@ -22,6 +22,9 @@ func TestParseProcStatCountsIdleAndIOWaitAsNotBusy(t *testing.T) {
 	if want := (1000 + 20 + 300 + 5000 + 100 + 10 + 40 + 30) / float64(clockTicks); m.total != want {
 		t.Errorf("total = %v s, want %v", m.total, want)
 	}
+	if m.cpus != 1 {
+		t.Errorf("cpus = %d, want 1 (one cpu0 line)", m.cpus)
+	}
 	for _, bad := range []string{"", "intr 1 2 3\n", "cpu 1 2 x 4 5\n", "cpu 1 2\n"} {
 		if _, err := parseProcStat(strings.NewReader(bad)); err == nil {
 			t.Errorf("parseProcStat(%q) accepted it", bad)
@@ -48,11 +51,11 @@ func TestProcFlagParsesNamedPIDs(t *testing.T) {
 
 func TestChargeSplitsTheMachinePerWebhook(t *testing.T) {
 	a := &cpuAccount{names: []string{"target", "redis"}, pids: []int{1, 2}}
-	before := cpuSnapshot{machine: machineCPU{busy: 10, total: 40}, self: 1, procs: []float64{5, 2}}
+	before := cpuSnapshot{machine: machineCPU{busy: 10, total: 40, cpus: 2}, self: 1, procs: []float64{5, 2}}
 	// 2 s of the machine's 4 s were busy: target 1 s, redis 0.4, loadgen 0.3, the rest 0.3.
-	after := cpuSnapshot{machine: machineCPU{busy: 12, total: 44}, self: 1.3, procs: []float64{6, 2.4}}
+	after := cpuSnapshot{machine: machineCPU{busy: 12, total: 44, cpus: 2}, self: 1.3, procs: []float64{6, 2.4}}
 	m := a.charge(before, after, 1000)
-	if math.Abs(m.MS-2) > 1e-9 || math.Abs(m.Busy-0.5) > 1e-9 {
+	if math.Abs(m.MS-2) > 1e-9 || math.Abs(m.Busy-0.5) > 1e-9 || m.CPUs != 2 {
 		t.Fatalf("machine %.3f ms/webhook busy %.2f, want 2 ms and 0.5", m.MS, m.Busy)
 	}
 	want := map[string]float64{"target": 1, "redis": 0.4, "loadgen": 0.3, "other": 0.3}
@@ -75,7 +78,7 @@ func TestSnapshotReadsThisProcessAndTheMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.machine.total <= 0 || s.machine.busy > s.machine.total || len(s.procs) != 1 || s.procs[0] < 0 {
+	if s.machine.total <= 0 || s.machine.cpus < 1 || s.machine.busy > s.machine.total || len(s.procs) != 1 || s.procs[0] < 0 {
 		t.Errorf("snapshot %+v", s)
 	}
 	a.pids[0] = math.MaxInt32
