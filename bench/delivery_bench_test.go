@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
-	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
@@ -72,14 +70,7 @@ func deliveringPipeline(tb testing.TB, s store.Store) (*routing.Pipeline, *pdtes
 // their requests). Profile it
 // with -cpuprofile, -blockprofile and -mutexprofile.
 func BenchmarkFreshDelivery(b *testing.B) {
-	srv := redistest.Start(b)
-	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	s, err := store.NewRedis(cfg, prometheus.NewRegistry(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	_, s := redisStore(b)
 	c := corpus(b)
 	dt := http.DefaultTransport.(*http.Transport)
 	shipped := dt.MaxIdleConnsPerHost

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/enrich"
-	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
@@ -420,14 +419,7 @@ func BenchmarkStoreCalls(b *testing.B) {
 // BenchmarkProcessRedis is the pipeline against a real redis-server on
 // loopback (started for the benchmark; skipped without redis-server).
 func BenchmarkProcessRedis(b *testing.B) {
-	srv := redistest.Start(b)
-	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	s, err := store.NewRedis(cfg, prometheus.NewRegistry(), slog.New(slog.DiscardHandler))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = s.Close() })
+	_, s := redisStore(b)
 	benchProcess(b, s)
 }
 
