@@ -134,13 +134,21 @@ func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
 	return out
 }
 
+// settleGrace is how long deliver waits, after a send completes, for the
+// webhook's other sends before settling what has completed: sends that end
+// within it of each other share one store round trip, and a slow one delays
+// the confirmation of the others by no more than this.
+const settleGrace = 10 * time.Millisecond
+
 // deliver sends every batch concurrently (at most 16 at a time) — each
 // integration has its own time budget and retries, so a slow PagerDuty
-// never delays Slack — and settles the batches as they complete: whatever
-// has completed by the time the previous settle is written goes into the
-// next one, so a fast integration is confirmed while a slow one is still
-// sending (a replica killed during the slow send never resends the fast
-// one), and a webhook whose sends complete together costs one settle.
+// never delays Slack — and settles the batches as they complete: once
+// every send has completed, or settleGrace after the first unsettled one
+// did, whichever comes first; what completes while a settle is written
+// goes into the next one. So a fast integration is confirmed while a slow
+// one is still sending (a replica killed during the slow send never resends
+// the fast one), and a webhook whose sends complete together costs one
+// settle.
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
 	leaseOf := map[*batch]*incidentLease{}
 	open := map[*incidentLease]int{}
@@ -166,17 +174,36 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 		}()
 	}
 	var errs []error
+	wait := settleGrace
+	if p.settleGrace > 0 {
+		wait = p.settleGrace
+	}
+	var grace *time.Timer
+	defer func() {
+		if grace != nil {
+			grace.Stop()
+		}
+	}()
 	for remaining := len(batches); remaining > 0; {
 		ready := []*batch{<-done}
-		for more := true; more; {
+		remaining--
+		if remaining > 0 {
+			if grace == nil {
+				grace = time.NewTimer(wait)
+			} else {
+				grace.Reset(wait)
+			}
+		}
+	gather:
+		for remaining > 0 {
 			select {
 			case b := <-done:
 				ready = append(ready, b)
-			default:
-				more = false
+				remaining--
+			case <-grace.C:
+				break gather
 			}
 		}
-		remaining -= len(ready)
 		var settled []*incidentLease
 		for _, b := range ready {
 			if l := leaseOf[b]; l != nil {

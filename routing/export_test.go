@@ -1,5 +1,7 @@
 package routing
 
+import "time"
+
 // QueuedUpdates returns how many batches wait in p's coalescer for the send
 // in flight of their incident to complete (for tests that need to know the
 // queue is full before they let that send finish).
@@ -14,3 +16,7 @@ func QueuedUpdates(p *Pipeline) int {
 	}
 	return n
 }
+
+// SetSettleGrace sets how long p's deliveries wait for each other before a
+// settle (settleGrace), so that tests decide which sends share one.
+func SetSettleGrace(p *Pipeline, d time.Duration) { p.settleGrace = d }

@@ -82,6 +82,8 @@ type Pipeline struct {
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).
 	quiet quietAlerts
+	// settleGrace overrides settleGrace (deliver.go) when positive (tests).
+	settleGrace time.Duration
 }
 
 func (p *Pipeline) now() time.Time {

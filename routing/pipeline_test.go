@@ -559,6 +559,54 @@ routes:
 	}
 }
 
+// The sends of one webhook that complete close together share one settle
+// (one store round trip); a send still running after the grace does not hold
+// back the confirmation of those that completed.
+func TestSendsCompletingTogetherShareOneSettle(t *testing.T) {
+	page := tAlert("TTFTHigh", "firing", "page")
+	newPipeline := func(t *testing.T) (*env, *pageSetStore, *routing.Pipeline) {
+		e := newEnv(t)
+		e.routes = `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+    continue: true
+  - receiver: slack
+`
+		ps := &pageSetStore{Store: e.store, written: make(chan struct{})}
+		e.store = ps
+		return e, ps, e.pipeline()
+	}
+	t.Run("completing together", func(t *testing.T) {
+		e, ps, p := newPipeline(t)
+		routing.SetSettleGrace(p, time.Hour) // only completion ends the wait
+		slackSent := make(chan struct{})
+		e.slack.setFail(func(*alert.Notification) error { close(slackSent); return nil })
+		// PagerDuty answers after Slack: without the grace, Slack's
+		// delivery would be settled alone first.
+		e.pd.setFail(func(*alert.Notification) error { <-slackSent; return nil })
+		if sum := mustProcess(t, p, page); sum.Notified != 2 {
+			t.Fatalf("summary %+v, want the page notified to both receivers", sum)
+		}
+		if ps.writes != 1 {
+			t.Errorf("%d settles, want 1 for sends that completed together", ps.writes)
+		}
+	})
+	t.Run("one still sending", func(t *testing.T) {
+		e, ps, p := newPipeline(t)
+		// PagerDuty answers only once Slack's delivery is settled: the
+		// grace must end and settle Slack's alone.
+		e.pd.setFail(func(*alert.Notification) error { <-ps.written; return nil })
+		if sum := mustProcess(t, p, page); sum.Notified != 2 {
+			t.Fatalf("summary %+v, want the page notified to both receivers", sum)
+		}
+		if ps.writes != 2 {
+			t.Errorf("%d settles, want 2: Slack's before PagerDuty answered, then PagerDuty's", ps.writes)
+		}
+	})
+}
+
 func TestPipelineSendsNothingForDecisionNone(t *testing.T) {
 	e := newEnv(t)
 	sum := mustProcess(t, e.pipeline(), tAlert("InfoOnly", "firing", "none"), tAlert("InfoOnly", "firing", "none", "instance", "b"))
