@@ -480,6 +480,16 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 	})
 }
 
+// pageToBothRoutes sends pages to PagerDuty and to Slack.
+const pageToBothRoutes = `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+    continue: true
+  - receiver: slack
+`
+
 // pageSetStore records the members each store.Write adds to SLO page sets,
 // and can fail the first write's additions (without writing them).
 type pageSetStore struct {
@@ -526,14 +536,7 @@ func TestAPageOfTwoReceiversIsRecordedInItsSLOOnce(t *testing.T) {
 	for _, failFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("first write fails=%v", failFirst), func(t *testing.T) {
 			e := newEnv(t)
-			e.routes = `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-`
+			e.routes = pageToBothRoutes
 			ps := &pageSetStore{Store: e.store, failFirst: failFirst, written: make(chan struct{})}
 			e.store = ps
 			// PagerDuty answers only once Slack's delivery is settled: two settles.
@@ -566,14 +569,7 @@ func TestSendsCompletingTogetherShareOneSettle(t *testing.T) {
 	page := tAlert("TTFTHigh", "firing", "page")
 	newPipeline := func(t *testing.T) (*env, *pageSetStore, *routing.Pipeline) {
 		e := newEnv(t)
-		e.routes = `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-`
+		e.routes = pageToBothRoutes
 		ps := &pageSetStore{Store: e.store, written: make(chan struct{})}
 		e.store = ps
 		return e, ps, e.pipeline()
