@@ -160,7 +160,7 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	}
 	done := make(chan *batch, len(batches))
 	sem := make(chan struct{}, 16)
-	pages := &sloPagesWritten{added: map[string]bool{}, removed: map[string]bool{}}
+	var pages sloPagesWritten
 	for _, b := range batches {
 		if b.err != nil || b.skip {
 			done <- b
@@ -212,7 +212,7 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 				}
 			}
 		}
-		if err := p.settle(ctx, ready, settled, token, pages, sum); err != nil {
+		if err := p.settle(ctx, ready, settled, token, &pages, sum); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -302,7 +302,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
 	}
 	confirm := append(p.leases().Confirmations(confirmKeys), markers...)
-	add, remove := p.sloPageWrites(batches, pages)
+	add, remove := p.sloPageWrites(batches, *pages)
 	errs := store.Write(wctx, p.Store, store.Writes{Set: confirm, Release: release, Incidents: incOps, Add: add, Remove: remove})
 	if errs.Set != nil {
 		p.settleFailed("confirm notified transitions", errs.Set, len(confirmKeys),
@@ -316,8 +316,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		p.settleFailed("settle incident state", errs.Incidents, len(incOps),
 			"the incident's lease expires and its next firing opens it again", func(d *dedup.Deferred) { d.Incidents(incOps) })
 	}
-	pages.note(pages.added, add, errs.Add)
-	pages.note(pages.removed, remove, errs.Remove)
+	pages.note("+", add, errs.Add)
+	pages.note("-", remove, errs.Remove)
 	if err := errors.Join(errs.Add, errs.Remove); err != nil {
 		p.countStoreError("record SLO pages", err)
 	}

@@ -526,81 +526,58 @@ func (s *pageSetStore) Write(ctx context.Context, w store.Writes) store.WriteErr
 	return errs
 }
 
-// A page delivered to two receivers settles twice (each receiver's sends as
-// they complete), and its SLO page set member is written once — again by the
-// second settle only if the first one's write failed.
-func TestAPageOfTwoReceiversIsRecordedInItsSLOOnce(t *testing.T) {
+// The sends of one webhook settle together when they complete together
+// (one store round trip); a send still running after the grace does not
+// hold back the confirmation of those that completed. Either way a page's
+// SLO page set member is written once — by a later settle only if an
+// earlier one's write failed — and a later ticket of its SLO is suppressed.
+func TestAWebhookSettlesItsSendsTogetherAndItsSLOPageOnce(t *testing.T) {
 	page := tAlert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h")
 	ticket := tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d")
 	member := "ErrorBudgetBurn (" + webhooktest.Fingerprint(page.Labels) + ")"
-	for _, failFirst := range []bool{false, true} {
-		t.Run(fmt.Sprintf("first write fails=%v", failFirst), func(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		together  bool // PagerDuty answers right after Slack; else once Slack's delivery is settled
+		failFirst bool
+		settles   int
+	}{
+		// Without the grace, Slack's delivery would be settled alone first.
+		{name: "completing together", together: true, settles: 1},
+		{name: "one still sending", settles: 2},
+		{name: "one still sending, first write fails", failFirst: true, settles: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.routes = pageToBothRoutes
-			ps := &pageSetStore{Store: e.store, failFirst: failFirst, written: make(chan struct{})}
+			ps := &pageSetStore{Store: e.store, failFirst: tc.failFirst, written: make(chan struct{})}
 			e.store = ps
-			// PagerDuty answers only once Slack's delivery is settled: two settles.
-			e.pd.setFail(func(*alert.Notification) error { <-ps.written; return nil })
-			sum := mustProcess(t, e.pipeline(), page)
+			p := e.pipeline()
+			if tc.together {
+				routing.SetSettleGrace(p, time.Hour) // only completion ends the wait
+				slackSent := make(chan struct{})
+				e.slack.setFail(func(*alert.Notification) error { close(slackSent); return nil })
+				e.pd.setFail(func(*alert.Notification) error { <-slackSent; return nil })
+			} else {
+				e.pd.setFail(func(*alert.Notification) error { <-ps.written; return nil })
+			}
+			sum := mustProcess(t, p, page)
 			if sum.Notified != 2 || len(e.pd.notifications()) != 1 || len(e.slack.notifications()) != 1 {
 				t.Fatalf("summary %+v, pagerduty %d, slack %d: want the page sent to both", sum, len(e.pd.notifications()), len(e.slack.notifications()))
 			}
 			ps.mu.Lock()
 			writes, added := ps.writes, slices.Clone(ps.added)
 			ps.mu.Unlock()
-			if writes != 2 {
-				t.Fatalf("%d settles, want 2 (one per receiver)", writes)
+			if writes != tc.settles {
+				t.Fatalf("%d settles, want %d", writes, tc.settles)
 			}
 			if len(added) != 1 || added[0] != member {
 				t.Errorf("SLO page set additions %q, want %q once", added, member)
 			}
-			// The page is on record: a later ticket of its SLO is suppressed.
 			if sum := mustProcess(t, e.pipeline(), ticket); sum.Suppressed != 1 {
 				t.Errorf("ticket of the paging SLO: summary %+v, want it suppressed", sum)
 			}
 		})
 	}
-}
-
-// The sends of one webhook that complete close together share one settle
-// (one store round trip); a send still running after the grace does not hold
-// back the confirmation of those that completed.
-func TestSendsCompletingTogetherShareOneSettle(t *testing.T) {
-	page := tAlert("TTFTHigh", "firing", "page")
-	newPipeline := func(t *testing.T) (*env, *pageSetStore, *routing.Pipeline) {
-		e := newEnv(t)
-		e.routes = pageToBothRoutes
-		ps := &pageSetStore{Store: e.store, written: make(chan struct{})}
-		e.store = ps
-		return e, ps, e.pipeline()
-	}
-	t.Run("completing together", func(t *testing.T) {
-		e, ps, p := newPipeline(t)
-		routing.SetSettleGrace(p, time.Hour) // only completion ends the wait
-		slackSent := make(chan struct{})
-		e.slack.setFail(func(*alert.Notification) error { close(slackSent); return nil })
-		// PagerDuty answers after Slack: without the grace, Slack's
-		// delivery would be settled alone first.
-		e.pd.setFail(func(*alert.Notification) error { <-slackSent; return nil })
-		if sum := mustProcess(t, p, page); sum.Notified != 2 {
-			t.Fatalf("summary %+v, want the page notified to both receivers", sum)
-		}
-		if ps.writes != 1 {
-			t.Errorf("%d settles, want 1 for sends that completed together", ps.writes)
-		}
-	})
-	t.Run("one still sending", func(t *testing.T) {
-		e, ps, p := newPipeline(t)
-		// PagerDuty answers only once Slack's delivery is settled: the
-		// grace must end and settle Slack's alone.
-		e.pd.setFail(func(*alert.Notification) error { <-ps.written; return nil })
-		if sum := mustProcess(t, p, page); sum.Notified != 2 {
-			t.Fatalf("summary %+v, want the page notified to both receivers", sum)
-		}
-		if ps.writes != 2 {
-			t.Errorf("%d settles, want 2: Slack's before PagerDuty answered, then PagerDuty's", ps.writes)
-		}
-	})
 }
 
 func TestPipelineSendsNothingForDecisionNone(t *testing.T) {

@@ -62,19 +62,23 @@ func (p *Pipeline) countStoreError(op string, err error) {
 }
 
 // sloPagesWritten is what the settles of one webhook have already written to
-// the SLO page sets: each receiver's batches settle separately, and the
+// the SLO page sets: each receiver's batches may settle separately, and the
 // page of an alert delivered to PagerDuty and to Slack is one member, written
-// once. Keys are set key + "\x00" + member.
-type sloPagesWritten struct{ added, removed map[string]bool }
+// once. Keys are pageWriteID's; nil until something is written.
+type sloPagesWritten map[string]bool
+
+// pageWriteID names the addition ("+") or removal ("-") of member in the
+// set at key.
+func pageWriteID(op, key, member string) string { return op + key + "\x00" + member }
 
 // sloPageWrites returns the set additions and removals that remember, per
 // SLO, which page-tier alerts were notified firing (and forget those notified
 // resolved), so that tickets of the same SLO in later payloads — at any
 // replica — are suppressed while the page fires. Writing only for notified
 // transitions keeps the steady state (all dedup hits) at one round trip;
-// members that w says an earlier settle of the webhook wrote, or that
+// members that written says an earlier settle of the webhook wrote, or that
 // repeat within batches (one alert, two integrations), are written once.
-func (p *Pipeline) sloPageWrites(batches []*batch, w *sloPagesWritten) (add, remove []store.Members) {
+func (p *Pipeline) sloPageWrites(batches []*batch, written sloPagesWritten) (add, remove []store.Members) {
 	adds, dels := map[string][]string{}, map[string][]string{}
 	var order []string
 	seen, keys := map[string]bool{}, map[string]string{}
@@ -87,10 +91,10 @@ func (p *Pipeline) sloPageWrites(batches []*batch, w *sloPagesWritten) (add, rem
 			if d.SLO == "" {
 				continue
 			}
-			to, written := adds, w.added
+			to, op := adds, "+"
 			switch {
 			case t.kind == alert.KindResolved:
-				to, written = dels, w.removed
+				to, op = dels, "-"
 			case d.Action != alert.ActionPage:
 				continue
 			}
@@ -101,11 +105,11 @@ func (p *Pipeline) sloPageWrites(batches []*batch, w *sloPagesWritten) (add, rem
 				order = append(order, d.SLO)
 			}
 			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
-			id := key + "\x00" + member
-			if seen[string(t.kind)+id] || written[id] {
+			id := pageWriteID(op, key, member)
+			if seen[id] || written[id] {
 				continue
 			}
-			seen[string(t.kind)+id] = true
+			seen[id] = true
 			to[d.SLO] = append(to[d.SLO], member)
 		}
 	}
@@ -120,14 +124,18 @@ func (p *Pipeline) sloPageWrites(batches []*batch, w *sloPagesWritten) (add, rem
 	return add, remove
 }
 
-// note records the members of sets as written, unless err says they were not.
-func (w *sloPagesWritten) note(into map[string]bool, sets []store.Members, err error) {
+// note records the members of sets as written with op, unless err says
+// they were not.
+func (w *sloPagesWritten) note(op string, sets []store.Members, err error) {
 	if err != nil {
 		return
 	}
 	for _, s := range sets {
 		for _, m := range s.Members {
-			into[s.Key+"\x00"+m] = true
+			if *w == nil {
+				*w = sloPagesWritten{}
+			}
+			(*w)[pageWriteID(op, s.Key, m)] = true
 		}
 	}
 }

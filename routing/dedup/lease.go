@@ -37,8 +37,8 @@ func (l Leases) Acquire(ctx context.Context, keys []string, token string) ([]boo
 	return l.Store.SetNX(ctx, l.claims(keys, token))
 }
 
-// AcquireAnd is Acquire that also writes also in the same round trip
-// (store.Claim): err is the claims' error, alsoErr the writes'.
+// AcquireAnd is Acquire that writes the entries of also in the same round
+// trip (store.Claim): err is the claims' error, alsoErr the writes'.
 func (l Leases) AcquireAnd(ctx context.Context, keys []string, token string, also []store.Entry) (won []bool, err, alsoErr error) {
 	return store.Claim(ctx, l.Store, l.claims(keys, token), also)
 }
