@@ -157,10 +157,30 @@ func (c *DedupConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	return unmarshal((*plain)(c))
 }
 
-// IncidentsConfig says which labels make alerts one incident.
+// IncidentsConfig says which labels make alerts one incident, and how
+// long updates of an open incident wait for each other.
 type IncidentsConfig struct {
 	// GroupBy defaults to routing.DefaultGroupBy (sector, service, kpi).
 	GroupBy []string `yaml:"group_by,omitempty"`
+	// UpdateWindow is how long an update of an open incident (new members,
+	// members resolving while others fire) waits for other webhooks'
+	// updates of it, to go out as one thread reply; 0 sends each at once.
+	// Openings and resolutions (pages) never wait. See
+	// routing.Pipeline.UpdateWindow.
+	UpdateWindow model.Duration `yaml:"update_window"`
+}
+
+// DefaultIncidents returns the incidents defaults: the built-in grouping and
+// a 5ms update window (docs/architecture.md, "Coalescing").
+func DefaultIncidents() IncidentsConfig {
+	return IncidentsConfig{UpdateWindow: model.Duration(5 * time.Millisecond)}
+}
+
+// UnmarshalYAML fills the defaults, then decodes the section.
+func (c *IncidentsConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
+	*c = DefaultIncidents()
+	type plain IncidentsConfig
+	return unmarshal((*plain)(c))
 }
 
 // TimeInterval is one named entry of time_intervals, as in Alertmanager.
@@ -183,7 +203,7 @@ type LogConfig struct{}
 
 // Default returns a Config with every section's defaults and no receivers.
 func Default() *Config {
-	return &Config{Webhook: DefaultWebhook(), Dedup: DefaultDedup(), Store: store.DefaultConfig(),
+	return &Config{Webhook: DefaultWebhook(), Dedup: DefaultDedup(), Incidents: DefaultIncidents(), Store: store.DefaultConfig(),
 		Classifier: enrich.DefaultConfig(), Policies: policies.DefaultConfig(), Flap: flap.DefaultConfig()}
 }
 
@@ -339,6 +359,9 @@ func (c *Config) Validate() error {
 	}
 	if d.InFlightWait < 0 || d.RepeatInterval < 0 {
 		errs = append(errs, errors.New("dedup: durations must not be negative"))
+	}
+	if w := c.Incidents.UpdateWindow; w < 0 || w >= c.Webhook.Timeout {
+		errs = append(errs, fmt.Errorf("incidents.update_window: %s must be at least 0 and shorter than webhook.timeout (%s)", w, c.Webhook.Timeout))
 	}
 	for i, t := range c.Templates {
 		if _, err := filepath.Glob(t); err != nil {

@@ -21,6 +21,7 @@ func TestBadConfigsFailWithTheirYAMLPath(t *testing.T) {
 		"basic-auth.bad.yml":         "auth.basic_auth: exactly one of password and password_file must be set",
 		"flap.bad.yml":               "flap.threshold: must be at least 1, got 0",
 		"prometheus.bad.yml":         "prometheus.url: required (or set prometheus.from_generator_url)",
+		"update-window.bad.yml":      "incidents.update_window: 10s must be at least 0 and shorter than webhook.timeout (10s)",
 	}
 	for file, want := range cases {
 		t.Run(file, func(t *testing.T) {
@@ -65,6 +66,9 @@ func TestGoodConfigLoadsWithDefaultsAndExpandsEnv(t *testing.T) {
 	}
 	if c.Flap.Threshold != 3 || time.Duration(c.Flap.Window) != time.Hour || time.Duration(c.Flap.CoolDown) != 10*time.Minute {
 		t.Errorf("flap = %+v, want threshold 3 and the default window and cool_down", c.Flap)
+	}
+	if time.Duration(c.Incidents.UpdateWindow) != 5*time.Millisecond {
+		t.Errorf("incidents.update_window = %s, want the default 5ms", c.Incidents.UpdateWindow)
 	}
 	if d := LoadDefault(); d.Prometheus != nil || d.Flap.Threshold != 4 {
 		t.Errorf("defaults: prometheus %+v, flap %+v; want no prometheus and flap damping on with threshold 4", d.Prometheus, d.Flap)
@@ -169,6 +173,27 @@ func TestEnvValuesNeverPrintInErrors(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), secret[:7]) {
 			t.Errorf("%s: the error prints the secret: %v", name, err)
+		}
+	}
+}
+
+// An update window set to 0 turns coalescing by window off; with group_by
+// set alone it keeps its default.
+func TestUpdateWindowZeroIsOffAndAbsentIsTheDefault(t *testing.T) {
+	for _, tt := range []struct {
+		incidents string
+		want      time.Duration
+	}{
+		{"{update_window: 0s}", 0},
+		{"{update_window: 250ms}", 250 * time.Millisecond},
+		{"{group_by: [sector, service]}", 5 * time.Millisecond},
+	} {
+		c, err := Parse([]byte("incidents: "+tt.incidents+"\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"), ".")
+		if err != nil {
+			t.Fatalf("incidents %s: %v", tt.incidents, err)
+		}
+		if got := time.Duration(c.Incidents.UpdateWindow); got != tt.want {
+			t.Errorf("incidents %s: update_window %s, want %s", tt.incidents, got, tt.want)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/prometheus/alertmanager/template"
 
@@ -23,9 +24,14 @@ import (
 // after the send that carries its alerts has completed, with that send's
 // outcome: coalescing never answers 2xx for something not delivered, and a
 // failure fails (and releases the claims of) every webhook whose alerts it
-// carried, so each is retried by Alertmanager. An update that finds no send
-// of its incident in flight goes out at once, alone: coalescing adds no
-// delay when there is nothing to coalesce.
+// carried, so each is retried by Alertmanager.
+//
+// An update that finds no send of its incident in flight waits the update
+// window (incidents.update_window, Pipeline.UpdateWindow, 5ms by default)
+// before it goes out, carrying the updates of the incident that arrived
+// meanwhile: without it, webhooks processed side by side rarely overlap a
+// send (a loopback send takes about a millisecond), and a storm became one
+// thread reply per webhook. With a window of 0 it goes out at once, alone.
 //
 // Openings and resolutions are never coalesced: exactly one sender holds an
 // incident's opening or resolving lease, and its notification is sent as
@@ -56,6 +62,8 @@ type coalescer struct {
 	// next has an entry for every key with a send in flight: the round
 	// that goes out when that send completes (nil while nothing waits).
 	next map[coalesceKey]*coalesceRound
+	// wait, when set (tests), replaces waiting out the update window.
+	wait func(ctx context.Context, window time.Duration)
 }
 
 // coalescible reports whether b is an update that may share a send.
@@ -73,9 +81,11 @@ func keyOf(b *batch) coalesceKey {
 
 // send delivers b through notify, sharing the send with the updates of the
 // same key that are waiting; it returns once the send that carried b has
-// completed, with b.n updated by what the notifier set (Ref).
+// completed, with b.n updated by what the notifier set (Ref). When no send
+// of b's key is in flight, b first waits window (see above), holding the
+// key as if sending, and then goes out carrying whatever queued meanwhile.
 // counted is called with each batch that rode on another's send.
-func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Context, *alert.Notification) error, counted func(*batch)) error {
+func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, notify func(context.Context, *alert.Notification) error, counted func(*batch)) error {
 	k := keyOf(b)
 	c.mu.Lock()
 	if c.next == nil {
@@ -89,7 +99,7 @@ func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Cont
 		r.batches = append(r.batches, b)
 		c.mu.Unlock()
 		<-r.done
-		if len(r.batches) > 1 && b != r.batches[0] {
+		if b != r.batches[0] {
 			counted(b)
 		}
 		if r.n != b.n {
@@ -100,9 +110,45 @@ func (c *coalescer) send(ctx context.Context, b *batch, notify func(context.Cont
 	c.next[k] = nil
 	c.mu.Unlock()
 
-	err := notify(ctx, b.n)
+	r := &coalesceRound{ctx: ctx, batches: []*batch{b}, done: make(chan struct{})}
+	if window > 0 {
+		c.waitWindow(ctx, window)
+		c.mu.Lock()
+		if q := c.next[k]; q != nil { // updates came meanwhile: b carries them
+			q.ctx = ctx
+			q.batches = append([]*batch{b}, q.batches...)
+			r = q
+		}
+		c.next[k] = nil // r's send is now the one in flight
+		c.mu.Unlock()
+	}
+	c.sendRound(k, r, notify)
+	if r.n != b.n {
+		b.n.Ref = r.n.Ref
+	}
+	return r.err
+}
+
+// waitWindow waits out the update window, or until ctx ends.
+func (c *coalescer) waitWindow(ctx context.Context, window time.Duration) {
+	if c.wait != nil {
+		c.wait(ctx, window)
+		return
+	}
+	t := time.NewTimer(window)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// sendRound sends r's batches as one notification, then hands k off.
+func (c *coalescer) sendRound(k coalesceKey, r *coalesceRound, notify func(context.Context, *alert.Notification) error) {
+	r.n = merge(r.batches)
+	r.err = notify(r.ctx, r.n)
+	close(r.done)
 	c.handOff(k, notify)
-	return err
 }
 
 // handOff ends a send of k: the round that queued behind it, if any, goes
@@ -118,12 +164,7 @@ func (c *coalescer) handOff(k coalesceKey, notify func(context.Context, *alert.N
 	}
 	c.next[k] = nil // r's send is now the one in flight
 	c.mu.Unlock()
-	go func() {
-		r.n = merge(r.batches)
-		r.err = notify(r.ctx, r.n)
-		close(r.done)
-		c.handOff(k, notify)
-	}()
+	go c.sendRound(k, r, notify)
 }
 
 // merge returns one notification carrying the alerts of every batch, in

@@ -1,11 +1,14 @@
 package routing_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
@@ -132,27 +135,45 @@ func TestConcurrentUpdatesOfAnIncidentGoOutAsOneMessageOnRedis(t *testing.T) {
 	checkCoalescedUpdates(t, redisEnv(t, []string{srv.Addr()}, false))
 }
 
-// A failed shared send fails every webhook whose alerts it carried, with a
-// retryable error, and releases their claims: each retry delivers its alert.
+// A failed shared send — of updates queued behind a send in flight, or
+// gathered in the update window — fails every webhook whose alerts it
+// carried, with a retryable error, and releases their claims: each retry
+// delivers its alert, once.
 func TestAFailedSharedUpdateFailsEveryWebhookItCarried(t *testing.T) {
-	e := newEnv(t)
-	p := e.pipeline()
-	members, errs := coalesceCase(t, e, p, 4, func(*alert.Notification) error { return errors.New("slack: 503") })
-	for i, err := range errs {
-		if !isRetryable(err) {
-			t.Errorf("webhook of member %d: %v, want a retryable error", i, err)
-		}
-	}
-	for i, m := range members {
-		if sum := mustProcess(t, p, m); sum.Notified != 1 {
-			t.Errorf("retry of member %d: %+v, want it notified", i, sum)
-		}
-	}
-	tr := e.slack.transitions()
-	for _, m := range members {
-		if n := tr[m.Fingerprint+" firing firing"]; n != 1 {
-			t.Errorf("member %s delivered %d times, want once", m.Fingerprint, n)
-		}
+	fail := errors.New("slack: 503")
+	for _, tt := range []struct {
+		name string
+		run  func(t *testing.T, e *env) (*routing.Pipeline, []webhooktest.Alert, []error)
+	}{
+		{"queued behind a send", func(t *testing.T, e *env) (*routing.Pipeline, []webhooktest.Alert, []error) {
+			p := e.pipeline()
+			members, errs := coalesceCase(t, e, p, 4, func(*alert.Notification) error { return fail })
+			return p, members, errs
+		}},
+		{"gathered in the window", func(t *testing.T, e *env) (*routing.Pipeline, []webhooktest.Alert, []error) {
+			return windowCase(t, e, 3, fail)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			p, members, errs := tt.run(t, e)
+			for i, err := range errs {
+				if !isRetryable(err) {
+					t.Errorf("webhook of member %d: %v, want a retryable error", i, err)
+				}
+			}
+			for i, m := range members {
+				if sum := mustProcess(t, p, m); sum.Notified != 1 {
+					t.Errorf("retry of member %d: %+v, want it notified", i, sum)
+				}
+			}
+			tr := e.slack.transitions()
+			for _, m := range members {
+				if n := tr[m.Fingerprint+" firing firing"]; n != 1 {
+					t.Errorf("member %s delivered %d times, want once", m.Fingerprint, n)
+				}
+			}
+		})
 	}
 }
 
@@ -213,5 +234,176 @@ func TestSettleIsOneStoreWrite(t *testing.T) {
 	}
 	if got := cs.reset(); got["Write"] != 1 || got["Set"]+got["DeleteIfEqual"]+got["AddMembers"] != 0 {
 		t.Errorf("store calls of the resolve %v, want one Write to settle", got)
+	}
+}
+
+// windowCase opens an incident, then sends `others`+1 webhooks each with a
+// new member of it while no update of it is being sent: the first waits in
+// the update window (held until every other webhook's update has queued),
+// then sends. sendErr decides that send. It returns the members and each
+// webhook's outcome (the first one's first).
+func windowCase(t *testing.T, e *env, others int, sendErr error) (*routing.Pipeline, []webhooktest.Alert, []error) {
+	t.Helper()
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour // the wait below ends it
+	entered, release := make(chan struct{}), make(chan struct{})
+	var waits atomic.Int32
+	routing.SetUpdateWindowWait(p, func(_ context.Context, d time.Duration) {
+		if d != time.Hour {
+			t.Errorf("window %s, want the pipeline's UpdateWindow", d)
+		}
+		if waits.Add(1) == 1 {
+			close(entered)
+			<-release
+		}
+	})
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	if n := waits.Load(); n != 0 {
+		t.Fatalf("the opening waited in the update window %d times; openings never wait", n)
+	}
+	e.slack.setFail(func(n *alert.Notification) error {
+		if n.Opening || n.IncidentResolved {
+			return nil
+		}
+		return sendErr
+	})
+	members := make([]webhooktest.Alert, others+1)
+	errs := make([]error, others+1)
+	var wg sync.WaitGroup
+	for i := range members {
+		members[i] = tAlert(fmt.Sprintf("Member%d", i), "firing", "ticket", "instance", fmt.Sprintf("gpu-node-%03d:8000", i))
+		if i == 0 {
+			wg.Add(1)
+			go func() { defer wg.Done(); _, errs[0] = process(t, p, members[0]) }()
+			select {
+			case <-entered:
+			case <-time.After(10 * time.Second): // a bound on a hang, not a timing assumption
+				t.Fatal("the first member's update never waited in the update window")
+			}
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); _, errs[i] = process(t, p, members[i]) }()
+	}
+	eventually(t, "every other member's update queued behind the one in its window", func() bool {
+		return routing.QueuedUpdates(p) == others
+	})
+	close(release)
+	wg.Wait()
+	e.slack.setFail(nil)
+	if n := waits.Load(); n != 1 {
+		t.Errorf("%d updates waited in the window, want 1 (the others queued behind it)", n)
+	}
+	return p, members, errs
+}
+
+// Updates of an open incident that arrive while one of them waits in the
+// update window, with nothing being sent, go out with it as one message;
+// each webhook is answered 2xx only after that send, confirmed. Without the
+// window each would be its own message (the test fails with the window
+// ignored).
+func TestUpdatesWithinTheWindowGoOutAsOneMessage(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  func(t *testing.T) *env
+	}{
+		{"memory", newEnv},
+		{"redis", func(t *testing.T) *env { return redisEnv(t, []string{redistest.Start(t).Addr()}, false) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.env(t)
+			p, members, errs := windowCase(t, e, 4, nil)
+			for i, err := range errs {
+				if err != nil {
+					t.Errorf("webhook of member %d: %v", i, err)
+				}
+			}
+			sent := e.slack.notifications()
+			if len(sent) != 2 {
+				t.Fatalf("slack got %d messages, want 2: the opening and one update carrying the 5 members", len(sent))
+			}
+			var got []string
+			for _, r := range sent[1].Results {
+				got = append(got, r.Alert.Fingerprint)
+			}
+			sort.Strings(got)
+			if want := fingerprints(members); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("the update carries %v, want the 5 members %v", got, want)
+			}
+			if sent[1].Opening || sent[1].IncidentResolved || len(sent[1].Data.Alerts) != 5 {
+				t.Errorf("update: opening %v, resolved %v, %d template alerts; want an update with 5 alerts", sent[1].Opening, sent[1].IncidentResolved, len(sent[1].Data.Alerts))
+			}
+			if got := metric(t, e.reg, "alertrouter_notifications_coalesced_total", "slack/0"); got != 4 {
+				t.Errorf("alertrouter_notifications_coalesced_total = %v, want 4", got)
+			}
+			for i, m := range members {
+				if sum := mustProcess(t, p, m); sum.Deduplicated != 1 || sum.Notified != 0 {
+					t.Errorf("repeat of member %d: %+v, want a dedup hit", i, sum)
+				}
+			}
+		})
+	}
+}
+
+// Openings and resolutions never wait in the update window: only updates
+// (here a member resolving while another still fires) do.
+func TestOnlyUpdatesWaitInTheUpdateWindow(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour
+	var waits atomic.Int32
+	routing.SetUpdateWindowWait(p, func(context.Context, time.Duration) { waits.Add(1) })
+	first, second := tAlert("First", "firing", "ticket"), tAlert("Second", "firing", "ticket", "instance", "gpu-node-200:8000")
+	mustProcess(t, p, first, second)
+	if n := waits.Load(); n != 0 {
+		t.Errorf("an opening waited in the window %d times, want 0", n)
+	}
+	first.Status, second.Status = "resolved", "resolved"
+	mustProcess(t, p, first)
+	if n := waits.Load(); n != 1 {
+		t.Errorf("a member resolving while another fires waited %d times, want 1", n)
+	}
+	before := waits.Load()
+	mustProcess(t, p, second)
+	if n := waits.Load() - before; n != 0 {
+		t.Errorf("the resolution waited in the window %d times, want it sent at once", n)
+	}
+	var kinds []string
+	for _, n := range e.slack.notifications() {
+		kinds = append(kinds, fmt.Sprintf("%s opening=%v resolved=%v", n.Kind, n.Opening, n.IncidentResolved))
+	}
+	want := []string{"firing opening=true resolved=false", "resolved opening=false resolved=false", "resolved opening=false resolved=true"}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Errorf("slack got %v, want %v", kinds, want)
+	}
+}
+
+// silentSink is a sink whose notifier sends nothing for updates, as
+// PagerDuty's (alert.SilentUpdates).
+type silentSink struct{ *sink }
+
+func (silentSink) SilentUpdates() bool { return true }
+
+// Updates to an integration that sends nothing for them (PagerDuty) never
+// wait in the update window; the same updates to Slack do.
+func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	p.UpdateWindow = time.Hour
+	var waits atomic.Int32
+	routing.SetUpdateWindowWait(p, func(context.Context, time.Duration) { waits.Add(1) })
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	mustProcess(t, p, tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000"))
+	if n := waits.Load(); n != 0 {
+		t.Errorf("a page's update to a silent integration waited %d times, want 0", n)
+	}
+	if n := len(e.pd.notifications()); n != 2 {
+		t.Fatalf("pagerduty got %d notifications, want the opening and the update", n)
+	}
+	mustProcess(t, p, tAlert("Third", "firing", "ticket"), tAlert("Fourth", "firing", "ticket", "instance", "gpu-node-300:8000"))
+	mustProcess(t, p, tAlert("Fifth", "firing", "ticket", "instance", "gpu-node-400:8000"))
+	if n := waits.Load(); n != 1 {
+		t.Errorf("a ticket's update to slack waited %d times, want 1", n)
 	}
 }

@@ -229,7 +229,11 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	start := time.Now()
 	var err error
 	if coalescible(b) {
-		err = p.updates.send(ctx, b, b.integ.Notifier.Notify, p.countCoalesced)
+		window := p.UpdateWindow
+		if s, ok := b.integ.Notifier.(alert.SilentUpdates); ok && s.SilentUpdates() {
+			window = 0 // nothing to gather: the update sends nothing
+		}
+		err = p.updates.send(ctx, b, window, b.integ.Notifier.Notify, p.countCoalesced)
 	} else {
 		err = b.integ.Notifier.Notify(ctx, b.n)
 	}

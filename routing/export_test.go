@@ -1,6 +1,9 @@
 package routing
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // QueuedUpdates returns how many batches wait in p's coalescer for the send
 // in flight of their incident to complete (for tests that need to know the
@@ -20,3 +23,9 @@ func QueuedUpdates(p *Pipeline) int {
 // SetSettleGrace sets how long p's deliveries wait for each other before a
 // settle (settleGrace), so that tests decide which sends share one.
 func SetSettleGrace(p *Pipeline, d time.Duration) { p.settleGrace = d }
+
+// SetUpdateWindowWait replaces how p's updates wait out the update window
+// (coalesce.go), so that tests decide when the window ends.
+func SetUpdateWindowWait(p *Pipeline, wait func(ctx context.Context, window time.Duration)) {
+	p.updates.wait = wait
+}

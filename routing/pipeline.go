@@ -77,6 +77,11 @@ type Pipeline struct {
 	Live LiveLookup
 	// Flap damps alerts that keep firing and resolving (nil: off).
 	Flap *flap.Config
+	// UpdateWindow is how long an update of an open incident that finds
+	// none of that incident's updates being sent waits for others to share
+	// its send (coalesce.go); 0 sends it at once. Openings and resolutions
+	// never wait.
+	UpdateWindow time.Duration
 
 	// updates coalesces concurrent updates of one open incident.
 	updates coalescer

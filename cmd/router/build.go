@@ -280,6 +280,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	}
 	fl := cfg.Flap
 	p.Flap = &fl
+	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	if p.Live, err = d.liveLookup(cfg); err != nil {
 		return nil, err
 	}

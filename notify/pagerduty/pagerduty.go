@@ -133,6 +133,13 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	return nil
 }
 
+var _ alert.SilentUpdates = (*Notifier)(nil)
+
+// SilentUpdates reports that Notify sends nothing for an update of an open
+// incident (PagerDuty's incident is already triggered), so the dispatch
+// core never holds PagerDuty updates in its update window.
+func (n *Notifier) SilentUpdates() bool { return true }
+
 // sendWithFallback sends ev with retries. A 400 is logged with PagerDuty's
 // error text and answered by sending minimal once (when given); a second
 // 400 is permanent.

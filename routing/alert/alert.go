@@ -337,6 +337,14 @@ type Notifier interface {
 	Notify(ctx context.Context, n *Notification) error
 }
 
+// SilentUpdates is implemented by a Notifier that sends nothing for an
+// update of an open incident (a notification neither Opening nor
+// IncidentResolved), as PagerDuty's does: the dispatch core then sends its
+// updates at once instead of holding them in the update window.
+type SilentUpdates interface {
+	SilentUpdates() bool
+}
+
 // NotifierFunc adapts a function to Notifier.
 type NotifierFunc func(ctx context.Context, n *Notification) error
 
