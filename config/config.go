@@ -171,7 +171,7 @@ type IncidentsConfig struct {
 }
 
 // DefaultIncidents returns the incidents defaults: the built-in grouping and
-// a 5ms update window (docs/architecture.md, "Coalescing").
+// a 5ms update window (docs/architecture.md, step 6, "Send").
 func DefaultIncidents() IncidentsConfig {
 	return IncidentsConfig{UpdateWindow: model.Duration(5 * time.Millisecond)}
 }
