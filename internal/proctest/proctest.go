@@ -8,9 +8,12 @@ package proctest
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,16 +46,65 @@ func LookPath(t testing.TB, what string, names ...string) string {
 	return ""
 }
 
-// FreePort asks the kernel for a free loopback port. Another process may
-// take it before the caller binds it: callers start again on another port
-// when theirs exits with "address already in use" (ErrExited).
+// FreePort returns a loopback port free for TCP and UDP, chosen below the
+// kernel's ephemeral range (net.ipv4.ip_local_port_range) so that the
+// kernel never hands it to an outgoing connection before the caller binds
+// it — with tests running in parallel that happened, to an Alertmanager's
+// cluster port — and so that port+10000 (a Redis Cluster node's bus port)
+// is below that range too. Another test may still pick the same port
+// first: callers start again on another port when theirs exits with
+// "address already in use" (ErrExited).
 func FreePort() (int, error) {
+	lo, hi := 10000, ephemeralLow()-10000
+	for range 200 {
+		if hi-lo < 1000 {
+			break
+		}
+		if p := lo + rand.IntN(hi-lo); bindable(p) {
+			return p, nil
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, fmt.Errorf("find a free port: %w", err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range (32768,
+// Linux's default, when it cannot be read).
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 32768
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 32768
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 32768
+	}
+	return n
+}
+
+// bindable reports whether port can be bound on loopback for TCP and UDP
+// (Alertmanager's cluster listens on both).
+func bindable(port int) bool {
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return false
+	}
+	defer l.Close()
+	u, err := net.ListenPacket("udp", addr)
+	if err != nil {
+		return false
+	}
+	u.Close()
+	return true
 }
 
 // WaitFor polls check every 20ms until it returns nil, exited is closed
