@@ -293,17 +293,18 @@ func TestRouterKilledWhilePagerDutyHoldsTheTriggerPagesOnceAfterRestart(t *testi
 		return nil
 	})
 	// The Slack mirror runs beside PagerDuty: the kill comes once it was
-	// delivered and confirmed (its claim holds the confirmed value), so the
-	// restarted router must not post it again. (A kill between a delivery
-	// and its confirmation would repeat that one message: at least once.)
+	// delivered and confirmed (its marker, "<tier>|<ms>|<incident>", is
+	// written), so the restarted router must not post it again. (A kill
+	// between a delivery and its confirmation would repeat that one
+	// message: at least once.)
 	eventually(t, 15*time.Second, "the Slack mirror confirmed", func() error {
 		n, err := redistest.Do(s.redis.Addr(), "EVAL", `local n = 0
 for _, k in ipairs(redis.call('keys', ARGV[1])) do
-  if redis.call('type', k).ok == 'string' and redis.call('get', k) == 'd' then n = n + 1 end
+  if redis.call('type', k).ok == 'string' and string.find(redis.call('get', k), '|', 1, true) then n = n + 1 end
 end
-return n`, "0", "*slack/0*")
+return n`, "0", "*n:{*slack/0:*")
 		if err != nil || n == "0" {
-			return fmt.Errorf("no confirmed Slack claim yet (%s, %v)", n, err)
+			return fmt.Errorf("no Slack marker yet (%s, %v)", n, err)
 		}
 		return nil
 	})

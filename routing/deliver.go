@@ -43,9 +43,9 @@ func (p *Pipeline) leases() dedup.Leases {
 
 // claim takes, in one round trip, the claims of every transition, and
 // writes the flap histories that changed. Transitions claimed by another
-// replica are waited for (bounded); when that replica has not confirmed in
-// time they count as failures so Alertmanager retries — a claim is never
-// taken as proof of delivery.
+// replica are waited for (bounded) until their markers say that replica
+// delivered them; when it has not in time they count as failures so
+// Alertmanager retries — a claim is never taken as proof of delivery.
 func (p *Pipeline) claim(ctx context.Context, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) error {
 	keys := make([]string, len(trs))
 	for i, t := range trs {
@@ -66,18 +66,20 @@ func (p *Pipeline) claim(ctx context.Context, trs []*transition, histories []sto
 		return nil
 	}
 	var lost []*transition
-	var lostKeys []string
+	var markers []string
 	for i, t := range trs {
 		t.won, t.held = won[i], won[i]
 		if !t.won {
 			lost = append(lost, t)
-			lostKeys = append(lostKeys, t.claim)
+			markers = append(markers, t.marker)
 		}
 	}
 	if len(lost) == 0 {
 		return nil
 	}
-	done, err := p.leases().Await(ctx, lostKeys)
+	done, err := p.leases().Await(ctx, markers, func(i int, marker string) bool {
+		return p.notified(lost[i], marker)
+	})
 	if err != nil {
 		p.countStoreError("read claims", err)
 	}
@@ -99,6 +101,12 @@ func (p *Pipeline) claim(ctx context.Context, trs []*transition, histories []sto
 	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet; retry", failed)
 	sum.Errors = append(sum.Errors, msg)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
+}
+
+// notified reports whether marker, the value now at t's marker key, says
+// that t was notified: the transition function finds nothing left to send.
+func (p *Pipeline) notified(t *transition, marker string) bool {
+	return dedup.Transition(p.input(t, marker, true, false, p.now())).Verdict == dedup.Skip
 }
 
 type batchKey struct {
@@ -261,7 +269,6 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	now := p.now()
-	var confirmKeys []string
 	var markers, release []store.Entry
 	var incOps []store.IncidentOp
 	var failures []error
@@ -293,7 +300,6 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			t.record(outcome, nil, b.latency)
 			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
-			confirmKeys = append(confirmKeys, t.claim)
 			p.countDedup(dedupMiss, nil)
 		}
 		if b.skip {
@@ -305,12 +311,11 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, l := range leases {
 		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
 	}
-	confirm := append(p.leases().Confirmations(confirmKeys), markers...)
 	add, remove := p.sloPageWrites(batches, *pages)
-	errs := store.Write(wctx, p.Store, store.Writes{Set: confirm, Release: release, Incidents: incOps, Add: add, Remove: remove})
+	errs := store.Write(wctx, p.Store, store.Writes{Set: markers, Release: release, Incidents: incOps, Add: add, Remove: remove})
 	if errs.Set != nil {
-		p.settleFailed("confirm notified transitions", errs.Set, len(confirmKeys),
-			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(confirm) })
+		p.settleFailed("confirm notified transitions", errs.Set, len(markers),
+			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(markers) })
 	}
 	if errs.Release != nil {
 		p.settleFailed("release failed claims", errs.Release, len(release),

@@ -163,14 +163,20 @@ func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bo
 func (p *Pipeline) steps(trs []*transition, values []string, found []bool, storeDown bool, now time.Time) []dedup.Step {
 	out := make([]dedup.Step, len(trs))
 	for i, t := range trs {
-		var m dedup.Marker
-		if found[i] {
-			m = dedup.ParseMarker(values[i])
-		}
-		out[i] = dedup.Transition(dedup.Input{Found: found[i], Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
-			Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval})
+		out[i] = dedup.Transition(p.input(t, values[i], found[i], storeDown, now))
 	}
 	return out
+}
+
+// input is what dedup.Transition looks at for t, given the value of its
+// marker (found: it exists).
+func (p *Pipeline) input(t *transition, marker string, found, storeDown bool, now time.Time) dedup.Input {
+	var m dedup.Marker
+	if found {
+		m = dedup.ParseMarker(marker)
+	}
+	return dedup.Input{Found: found, Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
+		Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval}
 }
 
 // notifiedFirings returns the firing alerts every integration of which was

@@ -636,6 +636,101 @@ func TestPipelineDeliversWhatItWonWhileAnotherReplicaSendsTheRest(t *testing.T) 
 	}
 }
 
+// lostClaims is a store that signals each SetNX that lost a claim: the
+// caller is about to wait for the winner.
+type lostClaims struct {
+	store.Store
+	lost chan struct{}
+}
+
+func (l *lostClaims) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
+	won, err := l.Store.SetNX(ctx, e)
+	if err == nil && slices.Contains(won, false) {
+		l.lost <- struct{}{}
+	}
+	return won, err
+}
+
+// A replica that loses a transition's claim waits for the winner, and what
+// tells it the winner delivered is the winner's marker: for every kind of
+// transition (a first firing, a reminder, a resolve, a re-fire), the loser
+// reports a dedup hit once the winner's send is confirmed, and an in-flight
+// failure (5xx) when the winner's send fails — even where an older marker
+// of the same alert already exists.
+func TestAReplicaThatLostAClaimWaitsForTheWinnersMarker(t *testing.T) {
+	x := tAlert("TTFTHigh", "firing", "page")
+	xr := tAlert("TTFTHigh", "resolved", "page")
+	cases := []struct {
+		name   string
+		before func(e *env, p *routing.Pipeline)
+		now    webhooktest.Alert
+		kind   alert.Kind
+	}{
+		{"first firing", func(*env, *routing.Pipeline) {}, x, alert.KindFiring},
+		{"reminder", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x); e.clock.Advance(4 * time.Hour) }, x, alert.KindReminder},
+		{"resolve", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x) }, xr, alert.KindResolved},
+		{"re-fire", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x); mustProcess(t, p, xr) }, x, alert.KindFiring},
+	}
+	for _, c := range cases {
+		for _, winnerFails := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/winner fails=%v", c.name, winnerFails), func(t *testing.T) {
+				e := newEnv(t)
+				e.dedup.InFlightWait = 300 * time.Millisecond
+				lc := &lostClaims{Store: e.store, lost: make(chan struct{}, 1)}
+				e.store = lc
+				a, b := e.pipeline(), e.pipeline()
+				c.before(e, a)
+				sentBefore := len(e.pd.notifications())
+
+				entered, release := make(chan struct{}), make(chan error)
+				e.pd.setFail(func(*alert.Notification) error {
+					close(entered)
+					return <-release
+				})
+				done := make(chan error, 1)
+				msg := payload(t, c.now)
+				go func() { _, err := a.Process(context.Background(), msg); done <- err }()
+				<-entered // a holds the claim and is sending.
+
+				type result struct {
+					sum *alert.Summary
+					err error
+				}
+				bDone := make(chan result, 1)
+				msgB := payload(t, c.now)
+				go func() { sum, err := b.Process(context.Background(), msgB); bDone <- result{sum, err} }()
+				<-lc.lost // b lost the claim and waits for a.
+				var rb result
+				if winnerFails {
+					rb = <-bDone // b's wait ends with nothing confirmed…
+					release <- errors.New("pagerduty: 503 Service Unavailable")
+					if err := <-done; err == nil {
+						t.Fatal("replica a: no error for its failed send")
+					}
+				} else {
+					release <- nil
+					if err := <-done; err != nil {
+						t.Fatalf("replica a: %v", err)
+					}
+					rb = <-bDone
+				}
+				ns := e.pd.notifications()[sentBefore:]
+				var de *alert.DeliveryError
+				switch {
+				case winnerFails && (!errors.As(rb.err, &de) || !de.Retryable || rb.sum.Deduplicated != 0):
+					t.Errorf("replica b: %v, summary %+v; want a retryable failure, no dedup hit: an older marker is no proof", rb.err, rb.sum)
+				case !winnerFails && (rb.err != nil || rb.sum.Deduplicated != 1):
+					t.Errorf("replica b: %v, summary %+v; want one dedup hit once a's marker is written", rb.err, rb.sum)
+				case !winnerFails && (len(ns) != 1 || ns[0].Kind != c.kind):
+					t.Errorf("pagerduty got %d notifications, want one %s", len(ns), c.kind)
+				case winnerFails && len(ns) != 0:
+					t.Errorf("pagerduty got %d notifications, want none (the send failed)", len(ns))
+				}
+			})
+		}
+	}
+}
+
 // hundredTransitions is a payload of n alerts of several incidents and both
 // receivers.
 func manyAlerts(n int) []webhooktest.Alert {

@@ -12,7 +12,9 @@ import (
 // incidentScript applies one IncidentStep atomically. KEYS[1] is the state
 // hash (fields s: state, t: lease token, u: lease end in ms, r: ref),
 // KEYS[2] the members hash (fingerprint → startsAt). ARGV: step, token,
-// lease ms, ttl ms, ref, then fingerprint/startsAt pairs. It answers
+// lease ms, ttl ms, ref, then fingerprint/startsAt pairs, read and written
+// with one HMGET/HSET/HDEL per thousand members (a member twice in one
+// step counts as if added one at a time). It answers
 // {outcome, ref, remaining, added fingerprint/startsAt pairs…}. The time is
 // the server's (TIME), so replicas with skewed clocks agree on leases.
 var incidentScript = redis.NewScript(`
@@ -24,6 +26,17 @@ local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0,
 if (s == 'opening' or s == 'resolving') and untilms <= now then s = '' end
 local leased = (s == 'opening' or s == 'resolving')
 local mine = leased and owner == tok
+-- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
+-- CHUNK arguments (1000 members) per call: Lua's unpack is bounded.
+local CHUNK = 2000
+local function fingerprints(c, last)
+  local fps = {}
+  for i = c, last, 2 do fps[#fps + 1] = ARGV[i] end
+  return fps
+end
+local function hdel()
+  for c = 6, #ARGV, CHUNK do redis.call('HDEL', KEYS[2], unpack(fingerprints(c, math.min(c + CHUNK - 1, #ARGV)))) end
+end
 local function touch()
   if ttl > 0 then
     redis.call('PEXPIRE', KEYS[1], ttl)
@@ -34,15 +47,24 @@ if step == 'join' then
   if leased and not mine then return {'busy', r, 0} end
   local out = {'', r, 0}
   local stale = false
-  for i = 6, #ARGV, 2 do
-    local old = redis.call('HGET', KEYS[2], ARGV[i])
-    if not old then
-      out[#out + 1] = ARGV[i]
-      out[#out + 1] = ARGV[i + 1]
-    elseif old ~= ARGV[i + 1] then
-      stale = true
+  local seen = {}
+  for c = 6, #ARGV, CHUNK do
+    local last = math.min(c + CHUNK - 1, #ARGV)
+    local fps = fingerprints(c, last)
+    local olds = redis.call('HMGET', KEYS[2], unpack(fps))
+    for j = 1, #fps do
+      local fp, sa = fps[j], ARGV[c + 2 * j - 1]
+      local old = seen[fp]
+      if old == nil then old = olds[j] end
+      if not old then
+        out[#out + 1] = fp
+        out[#out + 1] = sa
+      elseif old ~= sa then
+        stale = true
+      end
+      seen[fp] = sa
     end
-    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+    redis.call('HSET', KEYS[2], unpack(ARGV, c, last))
   end
   if s == 'open' and not stale then
     out[1] = 'open'
@@ -54,7 +76,7 @@ if step == 'join' then
   return out
 elseif step == 'leave' then
   if leased and not mine then return {'busy', r, 0} end
-  for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+  hdel()
   local n = redis.call('HLEN', KEYS[2])
   if n > 0 then touch() return {'still_open', r, n} end
   redis.call('HSET', KEYS[1], 's', 'resolving', 't', tok, 'u', now + lease)
@@ -73,10 +95,10 @@ elseif step == 'resolved' then
 elseif step == 'abort' then
   if not mine then return {'lost', r, 0} end
   if s == 'opening' then
-    for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+    hdel()
     redis.call('HDEL', KEYS[1], 's', 't', 'u')
   else
-    for i = 6, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+    for c = 6, #ARGV, CHUNK do redis.call('HSET', KEYS[2], unpack(ARGV, c, math.min(c + CHUNK - 1, #ARGV))) end
     redis.call('HSET', KEYS[1], 's', 'open', 't', '', 'u', 0)
   end
   touch()
@@ -85,7 +107,7 @@ elseif step == 'ref' then
   if s ~= '' and ref ~= '' then redis.call('HSET', KEYS[1], 'r', ref) r = ref end
   return {'ok', r, 0}
 elseif step == 'unjoin' then
-  for i = 6, #ARGV, 2 do redis.call('HDEL', KEYS[2], ARGV[i]) end
+  hdel()
   return {'ok', r, 0}
 end
 return redis.error_reply('unknown incident step ' .. step)

@@ -9,7 +9,9 @@ import (
 	"github.com/alertrouter/alertrouter/store"
 )
 
-// Done is the value a confirmed claim holds.
+// Done is the value of a claim confirmed by a write of its own (the Slack
+// interactions' request keys); transition claims are confirmed by their
+// markers instead (Await).
 const Done = "d"
 
 // NewToken returns a random lease token; a sender releases only leases
@@ -20,10 +22,10 @@ func NewToken() string {
 	return "c:" + hex.EncodeToString(b[:])
 }
 
-// Leases claims keys for one sender: SET NX PX in one round trip, confirmed
-// with Done after the send, released (compare-and-delete) after a failure.
-// A claim is never proof of delivery: a claim held by another sender is
-// waited for until it is confirmed or Wait passes.
+// Leases claims keys for one sender: SET NX PX in one round trip, released
+// (compare-and-delete) after a failure. A claim is never proof of delivery:
+// a claim held by another sender is waited for (Await) until what that
+// sender writes once delivered is found, or Wait passes.
 type Leases struct {
 	Store store.Store
 	// TTL bounds how long a claim blocks others when its owner dies.
@@ -51,16 +53,6 @@ func (l Leases) claims(keys []string, token string) []store.Entry {
 	return entries
 }
 
-// Confirmations are the writes that confirm keys after their send; a
-// confirmed claim outlives the claim TTL so a late duplicate still sees it.
-func (l Leases) Confirmations(keys []string) []store.Entry {
-	out := make([]store.Entry, len(keys))
-	for i, k := range keys {
-		out[i] = store.Entry{Key: k, Value: Done, TTL: l.TTL + time.Minute}
-	}
-	return out
-}
-
 // Releases are the compare-and-delete entries that free keys claimed with
 // token after a failed send.
 func Releases(keys []string, token string) []store.Entry {
@@ -71,11 +63,17 @@ func Releases(keys []string, token string) []store.Entry {
 	return out
 }
 
-// Await polls keys held by other senders until each is confirmed (Done) or
-// Wait passes, and reports which were confirmed. It stops early when ctx
-// ends. A store error ends the wait with the keys still pending.
-func (l Leases) Await(ctx context.Context, keys []string) (done []bool, err error) {
-	done = make([]bool, len(keys))
+// Await polls keys until done reports each key's value as proof that the
+// other sender delivered, or Wait passes, and reports which were done. A
+// key that does not exist is not done. It stops early when ctx ends; a
+// store error ends the wait with the keys still pending.
+//
+// A transition's claim is not confirmed by a write of its own: the marker
+// the sender writes once delivered is the proof (routing reads the markers
+// of the claims it lost, and done asks the transition function whether the
+// marker now says the transition was notified).
+func (l Leases) Await(ctx context.Context, keys []string, done func(i int, value string) bool) (ok []bool, err error) {
+	ok = make([]bool, len(keys))
 	pending := make([]int, len(keys))
 	for i := range keys {
 		pending[i] = i
@@ -91,8 +89,8 @@ func (l Leases) Await(ctx context.Context, keys []string) (done []bool, err erro
 		}
 		still := pending[:0]
 		for j, i := range pending {
-			if found[j] && values[j] == Done {
-				done[i] = true
+			if found[j] && done(i, values[j]) {
+				ok[i] = true
 				continue
 			}
 			still = append(still, i)
@@ -100,7 +98,7 @@ func (l Leases) Await(ctx context.Context, keys []string) (done []bool, err erro
 		pending = still
 		return len(pending) == 0, nil
 	})
-	return done, err
+	return ok, err
 }
 
 // Poll calls try with exponential backoff (from 20ms) until it reports

@@ -20,6 +20,7 @@ func init() {
 		{"incident: an expired lease reads as closed", testIncidentLeaseExpiry},
 		{"incident: a member that fires again with another start reopens", testIncidentStaleMember},
 		{"incident: concurrent joins elect exactly one opener", testIncidentConcurrentJoin},
+		{"incident: thousands of members, and one twice in a step, as if added one by one", testIncidentManyMembers},
 	}...)
 }
 
@@ -168,5 +169,47 @@ func testIncidentConcurrentJoin(t *testing.T, s store.Store, k keyMaker) {
 	}
 	if opening != 1 {
 		t.Fatalf("%d concurrent joins elected %d openers, want exactly 1", n, opening)
+	}
+}
+
+func testIncidentManyMembers(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("g")
+	many := make([]string, 2500) // more than one chunk of a Redis script call
+	for i := range many {
+		many[i] = fmt.Sprint("fp", i)
+	}
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members(many...)})
+	want(t, "join of 2500", r, store.OutcomeOpening)
+	if len(r.Added) != len(many) || r.Added[0].Fingerprint != "fp0" || r.Added[2499].Fingerprint != "fp2499" {
+		t.Fatalf("join of 2500 added %d members, want all in order", len(r.Added))
+	}
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("fp7", "new1", "new1")})
+	want(t, "join of a member, and of a new one twice", r, store.OutcomeOpen)
+	if len(r.Added) != 1 || r.Added[0].Fingerprint != "new1" {
+		t.Fatalf("added %+v, want new1 once", r.Added)
+	}
+	twice := []store.Member{{Fingerprint: "new2", StartsAt: "1000"}, {Fingerprint: "new2", StartsAt: "2000"}}
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: twice})
+	want(t, "join of one alert with two starts", r, store.OutcomeOpening)
+	if len(r.Added) != 1 || r.Added[0] != twice[0] {
+		t.Fatalf("added %+v, want the first start of new2 only", r.Added)
+	}
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t3"})
+	all := append(members(many...), store.Member{Fingerprint: "new1", StartsAt: "1000"}, twice[1])
+	want(t, "leave of every member", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t4", Members: all}), store.OutcomeClosing)
+	want(t, "abort of the closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t4", Members: all}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: members("fp2499")})
+	if want(t, "join of a member put back", r, store.OutcomeOpen); len(r.Added) != 0 {
+		t.Fatalf("added %+v, want none: fp2499 was put back", r.Added)
+	}
+	want(t, "unjoin of 2500", step(t, s, store.IncidentOp{Key: key, Step: store.StepUnjoin, Token: "t6", Members: members(many...)}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t7", Members: members("fp10")})
+	if want(t, "join after the unjoin", r, store.OutcomeOpen); len(r.Added) != 1 {
+		t.Fatalf("added %+v, want fp10 again", r.Added)
+	}
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t8", Members: members("fp10", "new1")})
+	if want(t, "leave of two of three", r, store.OutcomeStillOpen); r.Remaining != 1 {
+		t.Fatalf("remaining %d, want 1 (new2)", r.Remaining)
 	}
 }
