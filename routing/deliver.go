@@ -174,6 +174,12 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 			done <- b
 			continue
 		}
+		if silentUpdate(b) {
+			// Its notifier sends nothing and returns at once: no goroutine.
+			p.send(ctx, b)
+			done <- b
+			continue
+		}
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
@@ -236,12 +242,8 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	start := time.Now()
 	var err error
-	if coalescible(b) {
-		window := p.UpdateWindow
-		if s, ok := b.integ.Notifier.(alert.SilentUpdates); ok && s.SilentUpdates() {
-			window = 0 // nothing to gather: the update sends nothing
-		}
-		err = p.updates.send(ctx, b, window, b.integ.Notifier.Notify, p.countCoalesced)
+	if coalescible(b) && !silentUpdate(b) { // a silent update has nothing to gather
+		err = p.updates.send(ctx, b, p.UpdateWindow, b.integ.Notifier.Notify, p.countCoalesced)
 	} else {
 		err = b.integ.Notifier.Notify(ctx, b.n)
 	}
@@ -252,6 +254,13 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	if p.Metrics != nil {
 		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(b.latency.Seconds())
 	}
+}
+
+// silentUpdate reports whether b is an update of an open incident that its
+// integration sends nothing for (alert.SilentUpdates: PagerDuty).
+func silentUpdate(b *batch) bool {
+	s, ok := b.integ.Notifier.(alert.SilentUpdates)
+	return ok && coalescible(b) && s.SilentUpdates()
 }
 
 // settleTimeout bounds the store writes after the sends; they run detached

@@ -19,11 +19,17 @@ import (
 // the server's (TIME), so replicas with skewed clocks agree on leases.
 var incidentScript = redis.NewScript(`
 local step, tok, lease, ttl, ref = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now
+local function clock() -- the server's time in ms, read only when a lease needs it
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
 local h = redis.call('HMGET', KEYS[1], 's', 't', 'u', 'r')
 local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
-if (s == 'opening' or s == 'resolving') and untilms <= now then s = '' end
+if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
 local leased = (s == 'opening' or s == 'resolving')
 local mine = leased and owner == tok
 -- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
@@ -69,7 +75,7 @@ if step == 'join' then
   if s == 'open' and not stale then
     out[1] = 'open'
   else
-    redis.call('HSET', KEYS[1], 's', 'opening', 't', tok, 'u', now + lease)
+    redis.call('HSET', KEYS[1], 's', 'opening', 't', tok, 'u', clock() + lease)
     out[1] = 'opening'
   end
   touch()
@@ -79,7 +85,7 @@ elseif step == 'leave' then
   hdel()
   local n = redis.call('HLEN', KEYS[2])
   if n > 0 then touch() return {'still_open', r, n} end
-  redis.call('HSET', KEYS[1], 's', 'resolving', 't', tok, 'u', now + lease)
+  redis.call('HSET', KEYS[1], 's', 'resolving', 't', tok, 'u', clock() + lease)
   touch()
   return {'closing', r, 0}
 elseif step == 'opened' then
