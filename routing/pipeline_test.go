@@ -675,7 +675,12 @@ func TestAReplicaThatLostAClaimWaitsForTheWinnersMarker(t *testing.T) {
 		for _, winnerFails := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/winner fails=%v", c.name, winnerFails), func(t *testing.T) {
 				e := newEnv(t)
-				e.dedup.InFlightWait = 300 * time.Millisecond
+				// b waits this long for a: all of it when a fails, only until
+				// a's marker is written when a succeeds.
+				e.dedup.InFlightWait = 200 * time.Millisecond
+				if !winnerFails {
+					e.dedup.InFlightWait = 10 * time.Second
+				}
 				lc := &lostClaims{Store: e.store, lost: make(chan struct{}, 1)}
 				e.store = lc
 				a, b := e.pipeline(), e.pipeline()
