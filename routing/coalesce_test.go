@@ -114,22 +114,31 @@ func checkSharedUpdate(t *testing.T, e *env, p *routing.Pipeline, shared *alert.
 	}
 }
 
-func checkCoalescedUpdates(t *testing.T, e *env) {
-	p := e.pipeline()
-	members, errs := coalesceCase(t, e, p, 5, func(*alert.Notification) error { return nil })
+// checkDeliveredInOneUpdate checks that every member's webhook was answered
+// 2xx, that slack got want messages (why says which), the last one the
+// update shared by members (checkSharedUpdate), and still want after the
+// members' repeats.
+func checkDeliveredInOneUpdate(t *testing.T, e *env, p *routing.Pipeline, members []webhooktest.Alert, errs []error, want int, why string) {
+	t.Helper()
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("webhook of member %d: %v (its alert went out in the shared send)", i, err)
 		}
 	}
 	sent := e.slack.notifications()
-	if len(sent) != 3 {
-		t.Fatalf("slack got %d messages, want 3: the opening, the update in flight, one update for the 5 webhooks that waited", len(sent))
+	if len(sent) != want {
+		t.Fatalf("slack got %d messages, want %d: %s", len(sent), want, why)
 	}
-	checkSharedUpdate(t, e, p, sent[2], members)
-	if n := len(e.slack.notifications()); n != 3 {
-		t.Errorf("slack got %d messages after the repeats, want still 3", n)
+	checkSharedUpdate(t, e, p, sent[want-1], members)
+	if n := len(e.slack.notifications()); n != want {
+		t.Errorf("slack got %d messages after the repeats, want still %d", n, want)
 	}
+}
+
+func checkCoalescedUpdates(t *testing.T, e *env) {
+	p := e.pipeline()
+	members, errs := coalesceCase(t, e, p, 5, func(*alert.Notification) error { return nil })
+	checkDeliveredInOneUpdate(t, e, p, members, errs, 3, "the opening, the update in flight, one update for the 5 webhooks that waited")
 }
 
 // Updates of one open incident that arrive while an update of it is being
@@ -322,19 +331,7 @@ func TestUpdatesWithinTheWindowGoOutAsOneMessage(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			e := tt.env(t)
 			p, members, errs := windowCase(t, e, 4, nil)
-			for i, err := range errs {
-				if err != nil {
-					t.Errorf("webhook of member %d: %v", i, err)
-				}
-			}
-			sent := e.slack.notifications()
-			if len(sent) != 2 {
-				t.Fatalf("slack got %d messages, want 2: the opening and one update carrying the 5 members", len(sent))
-			}
-			checkSharedUpdate(t, e, p, sent[1], members)
-			if n := len(e.slack.notifications()); n != 2 {
-				t.Errorf("slack got %d messages after the repeats, want still 2", n)
-			}
+			checkDeliveredInOneUpdate(t, e, p, members, errs, 2, "the opening and one update carrying the 5 members")
 		})
 	}
 }
