@@ -222,12 +222,63 @@ func (r *Redis) Set(ctx context.Context, entries []Entry) error {
 	return r.observe(opSet, start, err)
 }
 
-// Get sends GET for every key in one pipeline.
+// getChunk is how many keys one MGET reads.
+const getChunk = 1000
+
+// Get reads every key in one pipeline: one MGET per getChunk keys on a
+// single node or through Sentinel (one command instead of one per key: a
+// webhook's markers and flap histories cost Redis a tenth as much), one GET
+// per key on a Cluster, where a multi-key command must stay within one hash
+// slot and every alert's keys have their own.
 func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	if len(keys) == 0 {
 		return []string{}, []bool{}, nil
 	}
 	start := time.Now()
+	values := make([]string, len(keys))
+	found := make([]bool, len(keys))
+	var err error
+	if _, cluster := r.client.(*redis.ClusterClient); cluster {
+		err = r.getEach(ctx, keys, values, found)
+	} else {
+		err = r.mget(ctx, keys, values, found)
+	}
+	if err != nil {
+		return nil, nil, r.observe(opGet, start, err)
+	}
+	return values, found, r.observe(opGet, start, nil)
+}
+
+// mget reads keys with MGET, getChunk at a time, into values and found. A
+// key that holds another type than a string reads as missing (MGET's
+// answer), where GET would fail: the router writes only strings there.
+func (r *Redis) mget(ctx context.Context, keys []string, values []string, found []bool) error {
+	cmds := make([]*redis.SliceCmd, 0, (len(keys)+getChunk-1)/getChunk)
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for c := 0; c < len(keys); c += getChunk {
+			cmds = append(cmds, p.MGet(ctx, keys[c:min(c+getChunk, len(keys))]...))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for n, c := range cmds {
+		vals := c.Val()
+		if len(vals) != min(getChunk, len(keys)-n*getChunk) {
+			return fmt.Errorf("MGET answered %d values for %d keys", len(vals), min(getChunk, len(keys)-n*getChunk))
+		}
+		for j, v := range vals {
+			if s, ok := v.(string); ok {
+				values[n*getChunk+j], found[n*getChunk+j] = s, true
+			}
+		}
+	}
+	return nil
+}
+
+// getEach reads keys with one GET each into values and found.
+func (r *Redis) getEach(ctx context.Context, keys []string, values []string, found []bool) error {
 	cmds := make([]*redis.StringCmd, len(keys))
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
@@ -236,20 +287,18 @@ func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, nil, r.observe(opGet, start, err)
+		return err
 	}
-	values := make([]string, len(keys))
-	found := make([]bool, len(keys))
 	for i, c := range cmds {
 		switch err := c.Err(); {
 		case err == nil:
 			values[i], found[i] = c.Val(), true
 		case errors.Is(err, redis.Nil):
 		default:
-			return nil, nil, r.observe(opGet, start, err)
+			return err
 		}
 	}
-	return values, found, r.observe(opGet, start, nil)
+	return nil
 }
 
 // DeleteIfEqual runs the compare-and-delete script for every entry in one

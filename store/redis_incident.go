@@ -9,16 +9,20 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// incidentScript applies one IncidentStep atomically. KEYS[1] is the state
-// hash (fields s: state, t: lease token, u: lease end in ms, r: ref),
-// KEYS[2] the members hash (fingerprint → startsAt). ARGV: step, token,
-// lease ms, ttl ms, ref, then fingerprint/startsAt pairs, read and written
-// with one HMGET/HSET/HDEL per thousand members (a member twice in one
-// step counts as if added one at a time). It answers
-// {outcome, ref, remaining, added fingerprint/startsAt pairs…}. The time is
-// the server's (TIME), so replicas with skewed clocks agree on leases.
+// incidentScript applies IncidentSteps atomically, one after the other:
+// for step i, KEYS[2i-1] is the state hash (fields s: state, t: lease
+// token, u: lease end in ms, r: ref) and KEYS[2i] the members hash
+// (fingerprint → startsAt); ARGV holds, for each step, the count of its
+// arguments then the arguments: step, token, lease ms, ttl ms, ref, then
+// fingerprint/startsAt pairs, read and written with one HMGET/HSET/HDEL per
+// thousand members (a member twice in one step counts as if added one at a
+// time). It answers one reply per step, {outcome, ref, remaining, added
+// fingerprint/startsAt pairs…}. The time is the server's (TIME), so
+// replicas with skewed clocks agree on leases. On a single node every step
+// of a batch goes in one call (one call costs Redis as much as several
+// steps); on a Cluster each call carries one step, whose two keys share a
+// hash slot.
 var incidentScript = redis.NewScript(`
-local step, tok, lease, ttl, ref = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local now
 local function clock() -- the server's time in ms, read only when a lease needs it
   if not now then
@@ -27,128 +31,173 @@ local function clock() -- the server's time in ms, read only when a lease needs 
   end
   return now
 end
-local h = redis.call('HMGET', KEYS[1], 's', 't', 'u', 'r')
-local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
-if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
-local leased = (s == 'opening' or s == 'resolving')
-local mine = leased and owner == tok
 -- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
 -- CHUNK arguments (1000 members) per call: Lua's unpack is bounded.
 local CHUNK = 2000
-local function fingerprints(c, last)
-  local fps = {}
-  for i = c, last, 2 do fps[#fps + 1] = ARGV[i] end
-  return fps
-end
-local function hdel()
-  for c = 6, #ARGV, CHUNK do redis.call('HDEL', KEYS[2], unpack(fingerprints(c, math.min(c + CHUNK - 1, #ARGV)))) end
-end
-local function touch()
-  if ttl > 0 then
-    redis.call('PEXPIRE', KEYS[1], ttl)
-    redis.call('PEXPIRE', KEYS[2], ttl)
+-- apply runs one step on keys k1, k2 with its arguments ARGV[o+1..last].
+local function apply(k1, k2, o, last)
+  local step, tok, lease, ttl, ref = ARGV[o+1], ARGV[o+2], tonumber(ARGV[o+3]), tonumber(ARGV[o+4]), ARGV[o+5]
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r')
+  local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
+  if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
+  local leased = (s == 'opening' or s == 'resolving')
+  local mine = leased and owner == tok
+  local function fingerprints(c, stop)
+    local fps = {}
+    for i = c, stop, 2 do fps[#fps + 1] = ARGV[i] end
+    return fps
   end
-end
-if step == 'join' then
-  if leased and not mine then return {'busy', r, 0} end
-  local out = {'', r, 0}
-  local stale = false
-  local seen = {}
-  for c = 6, #ARGV, CHUNK do
-    local last = math.min(c + CHUNK - 1, #ARGV)
-    local fps = fingerprints(c, last)
-    local olds = redis.call('HMGET', KEYS[2], unpack(fps))
-    for j = 1, #fps do
-      local fp, sa = fps[j], ARGV[c + 2 * j - 1]
-      local old = seen[fp]
-      if old == nil then old = olds[j] end
-      if not old then
-        out[#out + 1] = fp
-        out[#out + 1] = sa
-      elseif old ~= sa then
-        stale = true
-      end
-      seen[fp] = sa
+  local function hdel()
+    for c = o + 6, last, CHUNK do redis.call('HDEL', k2, unpack(fingerprints(c, math.min(c + CHUNK - 1, last)))) end
+  end
+  local function touch()
+    if ttl > 0 then
+      redis.call('PEXPIRE', k1, ttl)
+      redis.call('PEXPIRE', k2, ttl)
     end
-    redis.call('HSET', KEYS[2], unpack(ARGV, c, last))
   end
-  if s == 'open' and not stale then
-    out[1] = 'open'
-  else
-    redis.call('HSET', KEYS[1], 's', 'opening', 't', tok, 'u', clock() + lease)
-    out[1] = 'opening'
-  end
-  touch()
-  return out
-elseif step == 'leave' then
-  if leased and not mine then return {'busy', r, 0} end
-  hdel()
-  local n = redis.call('HLEN', KEYS[2])
-  if n > 0 then touch() return {'still_open', r, n} end
-  redis.call('HSET', KEYS[1], 's', 'resolving', 't', tok, 'u', clock() + lease)
-  touch()
-  return {'closing', r, 0}
-elseif step == 'opened' then
-  if s ~= 'opening' or not mine then return {'lost', r, 0} end
-  redis.call('HSET', KEYS[1], 's', 'open', 't', '', 'u', 0)
-  if ref ~= '' then redis.call('HSET', KEYS[1], 'r', ref) r = ref end
-  touch()
-  return {'ok', r, 0}
-elseif step == 'resolved' then
-  if s ~= 'resolving' or not mine then return {'lost', r, 0} end
-  redis.call('DEL', KEYS[1], KEYS[2])
-  return {'ok', '', 0}
-elseif step == 'abort' then
-  if not mine then return {'lost', r, 0} end
-  if s == 'opening' then
+  if step == 'join' then
+    if leased and not mine then return {'busy', r, 0} end
+    local out = {'', r, 0}
+    local stale = false
+    local seen = {}
+    for c = o + 6, last, CHUNK do
+      local stop = math.min(c + CHUNK - 1, last)
+      local fps = fingerprints(c, stop)
+      local olds = redis.call('HMGET', k2, unpack(fps))
+      for j = 1, #fps do
+        local fp, sa = fps[j], ARGV[c + 2 * j - 1]
+        local old = seen[fp]
+        if old == nil then old = olds[j] end
+        if not old then
+          out[#out + 1] = fp
+          out[#out + 1] = sa
+        elseif old ~= sa then
+          stale = true
+        end
+        seen[fp] = sa
+      end
+      redis.call('HSET', k2, unpack(ARGV, c, stop))
+    end
+    if s == 'open' and not stale then
+      out[1] = 'open'
+    else
+      redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease)
+      out[1] = 'opening'
+    end
+    touch()
+    return out
+  elseif step == 'leave' then
+    if leased and not mine then return {'busy', r, 0} end
     hdel()
-    redis.call('HDEL', KEYS[1], 's', 't', 'u')
-  else
-    for c = 6, #ARGV, CHUNK do redis.call('HSET', KEYS[2], unpack(ARGV, c, math.min(c + CHUNK - 1, #ARGV))) end
-    redis.call('HSET', KEYS[1], 's', 'open', 't', '', 'u', 0)
+    local n = redis.call('HLEN', k2)
+    if n > 0 then touch() return {'still_open', r, n} end
+    redis.call('HSET', k1, 's', 'resolving', 't', tok, 'u', clock() + lease)
+    touch()
+    return {'closing', r, 0}
+  elseif step == 'opened' then
+    if s ~= 'opening' or not mine then return {'lost', r, 0} end
+    redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
+    if ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
+    touch()
+    return {'ok', r, 0}
+  elseif step == 'resolved' then
+    if s ~= 'resolving' or not mine then return {'lost', r, 0} end
+    redis.call('DEL', k1, k2)
+    return {'ok', '', 0}
+  elseif step == 'abort' then
+    if not mine then return {'lost', r, 0} end
+    if s == 'opening' then
+      hdel()
+      redis.call('HDEL', k1, 's', 't', 'u')
+    else
+      for c = o + 6, last, CHUNK do redis.call('HSET', k2, unpack(ARGV, c, math.min(c + CHUNK - 1, last))) end
+      redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
+    end
+    touch()
+    return {'ok', r, 0}
+  elseif step == 'ref' then
+    if s ~= '' and ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
+    return {'ok', r, 0}
+  elseif step == 'unjoin' then
+    hdel()
+    return {'ok', r, 0}
   end
-  touch()
-  return {'ok', r, 0}
-elseif step == 'ref' then
-  if s ~= '' and ref ~= '' then redis.call('HSET', KEYS[1], 'r', ref) r = ref end
-  return {'ok', r, 0}
-elseif step == 'unjoin' then
-  hdel()
-  return {'ok', r, 0}
+  return nil
 end
-return redis.error_reply('unknown incident step ' .. step)
+local replies = {}
+local o = 0
+for i = 1, #KEYS, 2 do
+  local n = tonumber(ARGV[o + 1])
+  local reply = apply(KEYS[i], KEYS[i + 1], o + 1, o + 1 + n)
+  if not reply then return redis.error_reply('unknown incident step ' .. tostring(ARGV[o + 2])) end
+  replies[#replies + 1] = reply
+  o = o + 1 + n
+end
+return replies
 `)
 
-// Incidents runs the incident script for every op in one pipeline
-// (runScripts; per cluster node: an incident's two keys share its hash
-// tag).
+// incidentBatch bounds the steps of one incident script call on a single
+// node, so one call never holds Redis long.
+const incidentBatch = 64
+
+// Incidents runs the incident script on every op in one pipeline
+// (runScripts): on a single node or through Sentinel, incidentBatch ops per
+// call; on a Cluster one call per op (an incident's two keys share its hash
+// tag, another incident's need not).
 func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error) {
 	if len(ops) == 0 {
 		return []IncidentResult{}, nil
 	}
 	start := time.Now()
-	calls := make([]*scripted, len(ops))
-	for i, op := range ops {
-		calls[i] = &scripted{script: incidentScript, keys: []string{op.Key, membersKey(op.Key)}, args: incidentArgs(op)}
-	}
+	calls := r.incidentCalls(ops)
 	if err := r.scriptsErr(ctx, calls); err != nil {
 		return nil, r.observe(opIncidents, start, err)
 	}
-	out := make([]IncidentResult, len(ops))
-	for i, c := range calls {
-		res, err := parseIncidentReply(c.cmd.Val())
-		if err != nil {
-			return nil, r.observe(opIncidents, start, err)
+	out := make([]IncidentResult, 0, len(ops))
+	for _, c := range calls {
+		replies, ok := c.cmd.Val().([]any)
+		if !ok || len(replies) != len(c.keys)/2 {
+			return nil, r.observe(opIncidents, start, errors.New("unexpected incident script reply"))
 		}
-		out[i] = res
+		for _, v := range replies {
+			res, err := parseIncidentReply(v)
+			if err != nil {
+				return nil, r.observe(opIncidents, start, err)
+			}
+			out = append(out, res)
+		}
 	}
 	return out, r.observe(opIncidents, start, nil)
 }
 
-// incidentArgs are the incident script's ARGV for op.
-func incidentArgs(op IncidentOp) []any {
-	a := make([]any, 0, 5+2*len(op.Members))
-	a = append(a, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
+// incidentCalls are the incident script calls that apply ops in order:
+// incidentBatch ops per call on a single node or through Sentinel, one per
+// call on a Cluster.
+func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
+	per := incidentBatch
+	if _, cluster := r.client.(*redis.ClusterClient); cluster {
+		per = 1
+	}
+	calls := make([]*scripted, 0, (len(ops)+per-1)/per)
+	for c := 0; c < len(ops); c += per {
+		batch := ops[c:min(c+per, len(ops))]
+		keys := make([]string, 0, 2*len(batch))
+		var args []any
+		for _, op := range batch {
+			keys = append(keys, op.Key, membersKey(op.Key))
+			args = appendIncidentArgs(args, op)
+		}
+		calls = append(calls, &scripted{script: incidentScript, keys: keys, args: args})
+	}
+	return calls
+}
+
+// appendIncidentArgs appends op's arguments to the incident script's ARGV:
+// their count, then step, token, lease ms, ttl ms, ref and the members'
+// fingerprint/startsAt pairs.
+func appendIncidentArgs(a []any, op IncidentOp) []any {
+	a = append(a, 5+2*len(op.Members), string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
 	for _, m := range op.Members {
 		a = append(a, m.Fingerprint, m.StartsAt)
 	}

@@ -95,8 +95,9 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	for _, en := range w.Release {
 		calls = append(calls, &scripted{script: deleteIfEqual, keys: []string{en.Key}, args: []any{en.Value}, part: &e.Release})
 	}
-	for _, op := range w.Incidents {
-		calls = append(calls, &scripted{script: incidentScript, keys: []string{op.Key, membersKey(op.Key)}, args: incidentArgs(op), part: &e.Incidents})
+	for _, c := range r.incidentCalls(w.Incidents) {
+		c.part = &e.Incidents
+		calls = append(calls, c)
 	}
 	for _, m := range w.Add {
 		if len(m.Members) > 0 {

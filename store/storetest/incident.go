@@ -21,6 +21,8 @@ func init() {
 		{"incident: a member that fires again with another start reopens", testIncidentStaleMember},
 		{"incident: concurrent joins elect exactly one opener", testIncidentConcurrentJoin},
 		{"incident: thousands of members, and one twice in a step, as if added one by one", testIncidentManyMembers},
+		{"incident: a call of many steps, some on one incident, applies them in order", testIncidentManySteps},
+		{"incident: a write of many steps applies them all", testIncidentManyStepsWritten},
 	}...)
 }
 
@@ -212,4 +214,72 @@ func testIncidentManyMembers(t *testing.T, s store.Store, k keyMaker) {
 	if want(t, "leave of two of three", r, store.OutcomeStillOpen); r.Remaining != 1 {
 		t.Fatalf("remaining %d, want 1 (new2)", r.Remaining)
 	}
+}
+
+// manySteps are 3n steps over n incidents, in an order that interleaves
+// them: incident i is joined by "a<i>", then by "b<i>" (busy: a<i> holds
+// the opening lease), then opened by "a<i>" with the ref "ref<i>". More
+// steps than one call of the Redis store carries (incidentBatch).
+func manySteps(k keyMaker, n int) []store.IncidentOp {
+	ops := make([]store.IncidentOp, 0, 3*n)
+	for _, phase := range []string{"a", "b", "opened"} {
+		for i := range n {
+			key := k.incident(fmt.Sprint("many-", i))
+			switch phase {
+			case "a", "b":
+				ops = append(ops, store.IncidentOp{Key: key, Step: store.StepJoin, Token: fmt.Sprint(phase, i),
+					Members: members(fmt.Sprint("fp-", phase, i)), Lease: longTTL, TTL: longTTL})
+			case "opened":
+				ops = append(ops, store.IncidentOp{Key: key, Step: store.StepOpened, Token: fmt.Sprint("a", i), Ref: fmt.Sprint("ref", i), TTL: longTTL})
+			}
+		}
+	}
+	return ops
+}
+
+// checkManyStepsDone checks that the n incidents of manySteps are open with
+// their refs and hold a<i>'s member only.
+func checkManyStepsDone(t *testing.T, s store.Store, k keyMaker, n int) {
+	t.Helper()
+	for i := range n {
+		key := k.incident(fmt.Sprint("many-", i))
+		r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "later", Members: members(fmt.Sprint("fp-a", i))})
+		want(t, fmt.Sprint("join of incident ", i, " afterwards"), r, store.OutcomeOpen)
+		if r.Ref != fmt.Sprint("ref", i) || len(r.Added) != 0 {
+			t.Fatalf("incident %d afterwards: ref %q, added %+v; want ref%d and nothing added", i, r.Ref, r.Added, i)
+		}
+	}
+}
+
+func testIncidentManySteps(t *testing.T, s store.Store, k keyMaker) {
+	const n = 70
+	ops := manySteps(k, n)
+	res, err := s.Incidents(t.Context(), ops)
+	if err != nil {
+		t.Fatalf("Incidents of %d steps: %v", len(ops), err)
+	}
+	if len(res) != len(ops) {
+		t.Fatalf("Incidents returned %d results for %d steps", len(res), len(ops))
+	}
+	for i := range n {
+		want(t, fmt.Sprint("first join of incident ", i), res[i], store.OutcomeOpening)
+		if len(res[i].Added) != 1 || res[i].Added[0].Fingerprint != fmt.Sprint("fp-a", i) {
+			t.Fatalf("first join of incident %d added %+v, want fp-a%d", i, res[i].Added, i)
+		}
+		want(t, fmt.Sprint("second join of incident ", i), res[n+i], store.OutcomeBusy)
+		want(t, fmt.Sprint("opening of incident ", i), res[2*n+i], store.OutcomeOK)
+		if res[2*n+i].Ref != fmt.Sprint("ref", i) {
+			t.Fatalf("opening of incident %d: ref %q, want ref%d", i, res[2*n+i].Ref, i)
+		}
+	}
+	checkManyStepsDone(t, s, k, n)
+}
+
+func testIncidentManyStepsWritten(t *testing.T, s store.Store, k keyMaker) {
+	const n = 70
+	ops := manySteps(k, n)
+	if err := store.Write(t.Context(), s, store.Writes{Incidents: ops}).Err(); err != nil {
+		t.Fatalf("Write of %d incident steps: %v", len(ops), err)
+	}
+	checkManyStepsDone(t, s, k, n)
 }

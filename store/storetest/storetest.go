@@ -50,6 +50,7 @@ var cases = []struct {
 	{"SetNX entries expire after their TTL", testSetNXExpiry},
 	{"Set overwrites the value and the TTL", testSetOverwrites},
 	{"Get reports present and missing keys", testGet},
+	{"Get of thousands of keys answers each in order, repeats included", testGetMany},
 	{"DeleteIfEqual deletes only keys holding the given value", testDeleteIfEqual},
 	{"AddMembers adds to the set and Members lists it", testMembers},
 	{"AddMembers sets the TTL of the set", testMembersExpiry},
@@ -248,6 +249,28 @@ func testGet(t *testing.T, s store.Store, k keyMaker) {
 		store.Entry{Key: b, Value: "thread 1712345678.000100", TTL: longTTL},
 	)
 	expect(t, "values", mustGet(t, s, a, missing, b), []string{"A", "<missing>", "thread 1712345678.000100"})
+}
+
+// testGetMany reads more keys than one batched read of the Redis store
+// carries (getChunk), every third one missing and one key twice, so the
+// answers must come back in the callers' order across batches.
+func testGetMany(t *testing.T, s store.Store, k keyMaker) {
+	const n = 2500
+	keys := make([]string, n)
+	want := make([]string, n)
+	var entries []store.Entry
+	for i := range keys {
+		keys[i] = k.key(fmt.Sprintf("incident-%04d", i), "fp")
+		want[i] = "<missing>"
+		if i%3 != 0 {
+			want[i] = fmt.Sprintf("v%d", i)
+			entries = append(entries, store.Entry{Key: keys[i], Value: want[i], TTL: longTTL})
+		}
+	}
+	mustSet(t, s, entries...)
+	keys = append(keys, keys[1])
+	want = append(want, want[1])
+	expect(t, "values", mustGet(t, s, keys...), want)
 }
 
 func testDeleteIfEqual(t *testing.T, s store.Store, k keyMaker) {
