@@ -226,10 +226,10 @@ func (r *Redis) Set(ctx context.Context, entries []Entry) error {
 const getChunk = 1000
 
 // Get reads every key in one pipeline: one MGET per getChunk keys on a
-// single node or through Sentinel (one command instead of one per key: a
-// webhook's markers and flap histories cost Redis a tenth as much), one GET
-// per key on a Cluster, where a multi-key command must stay within one hash
-// slot and every alert's keys have their own.
+// single node or through Sentinel (one command to parse and answer instead
+// of one per key, for Redis and for go-redis alike), one GET per key on a
+// Cluster, where a multi-key command must stay within one hash slot and
+// every alert's keys have their own.
 func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	if len(keys) == 0 {
 		return []string{}, []bool{}, nil

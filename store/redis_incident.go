@@ -18,10 +18,10 @@ import (
 // thousand members (a member twice in one step counts as if added one at a
 // time). It answers one reply per step, {outcome, ref, remaining, added
 // fingerprint/startsAt pairs…}. The time is the server's (TIME), so
-// replicas with skewed clocks agree on leases. On a single node every step
-// of a batch goes in one call (one call costs Redis as much as several
-// steps); on a Cluster each call carries one step, whose two keys share a
-// hash slot.
+// replicas with skewed clocks agree on leases. On a single node the steps
+// of a batch go in one call (a call's fixed cost in Redis is that of several
+// small steps); on a Cluster each call carries one step, whose two keys
+// share a hash slot.
 var incidentScript = redis.NewScript(`
 local now
 local function clock() -- the server's time in ms, read only when a lease needs it
