@@ -238,7 +238,7 @@ func (r *Redis) Get(ctx context.Context, keys []string) ([]string, []bool, error
 	values := make([]string, len(keys))
 	found := make([]bool, len(keys))
 	var err error
-	if _, cluster := r.client.(*redis.ClusterClient); cluster {
+	if r.cluster() {
 		err = r.getEach(ctx, keys, values, found)
 	} else {
 		err = r.mget(ctx, keys, values, found)
@@ -264,17 +264,24 @@ func (r *Redis) mget(ctx context.Context, keys []string, values []string, found 
 		return err
 	}
 	for n, c := range cmds {
-		vals := c.Val()
-		if len(vals) != min(getChunk, len(keys)-n*getChunk) {
-			return fmt.Errorf("MGET answered %d values for %d keys", len(vals), min(getChunk, len(keys)-n*getChunk))
+		vals, off := c.Val(), n*getChunk
+		if want := min(getChunk, len(keys)-off); len(vals) != want {
+			return fmt.Errorf("MGET answered %d values for %d keys", len(vals), want)
 		}
 		for j, v := range vals {
 			if s, ok := v.(string); ok {
-				values[n*getChunk+j], found[n*getChunk+j] = s, true
+				values[off+j], found[off+j] = s, true
 			}
 		}
 	}
 	return nil
+}
+
+// cluster reports whether r talks to a Redis Cluster, where a multi-key
+// command or script must keep to one hash slot.
+func (r *Redis) cluster() bool {
+	_, ok := r.client.(*redis.ClusterClient)
+	return ok
 }
 
 // getEach reads keys with one GET each into values and found.

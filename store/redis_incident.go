@@ -176,7 +176,7 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 // call on a Cluster.
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 	per := incidentBatch
-	if _, cluster := r.client.(*redis.ClusterClient); cluster {
+	if r.cluster() {
 		per = 1
 	}
 	calls := make([]*scripted, 0, (len(ops)+per-1)/per)
