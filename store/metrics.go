@@ -19,9 +19,10 @@ const (
 	opPing          = "ping"
 	opIncidents     = "incidents"
 	opWrite         = "write"
+	opClaimJoin     = "claim_join"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite, opClaimJoin}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

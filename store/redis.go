@@ -162,41 +162,64 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 	cmds := make([]*redis.StatusCmd, len(claims))
 	var sets []*redis.StatusCmd
 	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, e := range claims {
-			cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
-		}
-		for _, e := range also {
-			sets = append(sets, setEntry(ctx, p, e))
-		}
+		sets = queueClaims(ctx, p, claims, also, cmds)
 		return nil
 	})
 	if err != nil && unavailable(err) {
 		err = r.observe(opSetNX, start, err)
 		return nil, err, err
 	}
+	alsoErr = r.setsErr(sets)
+	won, err = claimReplies(cmds)
+	if err != nil {
+		return nil, r.observe(opSetNX, start, err), alsoErr
+	}
+	if len(claims) == 0 {
+		return won, nil, alsoErr
+	}
+	return won, r.observe(opSetNX, start, nil), alsoErr
+}
+
+// setsErr is the first error of the SETs of a pipeline, counted and
+// wrapped as Set's.
+func (r *Redis) setsErr(sets []*redis.StatusCmd) error {
 	for _, c := range sets {
-		if alsoErr = c.Err(); alsoErr != nil {
+		if err := c.Err(); err != nil {
 			r.metrics.errors[opSet].Inc()
-			alsoErr = wrapErr(opSet, alsoErr)
-			break
+			return wrapErr(opSet, err)
 		}
 	}
-	// Exec reports the first command's error, redis.Nil (not set)
-	// included, so look at every command.
-	won = make([]bool, len(claims))
+	return nil
+}
+
+// claimReplies reads the replies of a pipeline's SET NX commands: each
+// claim won, or the first error. Exec reports the first command's error,
+// redis.Nil (not set) included, so every command is looked at.
+func claimReplies(cmds []*redis.StatusCmd) ([]bool, error) {
+	won := make([]bool, len(cmds))
 	for i, c := range cmds {
 		switch err := c.Err(); {
 		case err == nil:
 			won[i] = true
 		case errors.Is(err, redis.Nil):
 		default:
-			return nil, r.observe(opSetNX, start, err), alsoErr
+			return nil, err
 		}
 	}
-	if len(claims) == 0 {
-		return won, nil, alsoErr
+	return won, nil
+}
+
+// queueClaims queues SET NX PX of every claim into cmds and SET PX of
+// every entry of also, and returns the latter's commands.
+func queueClaims(ctx context.Context, p redis.Pipeliner, claims, also []Entry, cmds []*redis.StatusCmd) []*redis.StatusCmd {
+	for i, e := range claims {
+		cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
 	}
-	return won, r.observe(opSetNX, start, nil), alsoErr
+	sets := make([]*redis.StatusCmd, 0, len(also))
+	for _, e := range also {
+		sets = append(sets, setEntry(ctx, p, e))
+	}
+	return sets
 }
 
 // setEntry queues SET key value PX ttl, or without expiry for a ttl that is

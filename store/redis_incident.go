@@ -10,18 +10,21 @@ import (
 )
 
 // incidentScript applies IncidentSteps atomically, one after the other:
-// for step i, KEYS[2i-1] is the state hash (fields s: state, t: lease
-// token, u: lease end in ms, r: ref) and KEYS[2i] the members hash
-// (fingerprint → startsAt); ARGV holds, for each step, the count of its
-// arguments then the arguments: step, token, lease ms, ttl ms, ref, then
-// fingerprint/startsAt pairs, read and written with one HMGET/HSET/HDEL per
-// thousand members (a member twice in one step counts as if added one at a
-// time). It answers one reply per step, {outcome, ref, remaining, added
+// for each step, the next keys are the state hash (fields s: state, t:
+// lease token, u: lease end in ms, r: ref), the members hash (fingerprint →
+// startsAt) and the step's claim keys, if any; ARGV holds, for each step,
+// the count of its arguments then the arguments: the count of its claim
+// keys, step, token, lease ms, ttl ms, ref, then fingerprint/startsAt pairs,
+// read and written with one HMGET/HSET/HDEL per thousand members (a member
+// twice in one step counts as if added one at a time). A step with claim
+// keys (ClaimJoin: one per member) keeps only the members whose claim holds
+// its token, and answers {skipped} without a change when none is left. It
+// answers one reply per step, {outcome, ref, remaining, added
 // fingerprint/startsAt pairs…}. The time is the server's (TIME), so
 // replicas with skewed clocks agree on leases. On a single node the steps
 // of a batch go in one call (a call's fixed cost in Redis is that of several
 // small steps); on a Cluster each call carries one step, whose two keys
-// share a hash slot.
+// share a hash slot, and no claim keys.
 var incidentScript = redis.NewScript(`
 local now
 local function clock() -- the server's time in ms, read only when a lease needs it
@@ -34,9 +37,10 @@ end
 -- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
 -- CHUNK arguments (1000 members) per call: Lua's unpack is bounded.
 local CHUNK = 2000
--- apply runs one step on keys k1, k2 with its arguments ARGV[o+1..last].
-local function apply(k1, k2, o, last)
-  local step, tok, lease, ttl, ref = ARGV[o+1], ARGV[o+2], tonumber(ARGV[o+3]), tonumber(ARGV[o+4]), ARGV[o+5]
+-- apply runs one step on keys k1, k2 with its arguments A[o+1..last]
+-- (A is ARGV, or the step's arguments with only the members it keeps).
+local function apply(k1, k2, A, o, last)
+  local step, tok, lease, ttl, ref = A[o+1], A[o+2], tonumber(A[o+3]), tonumber(A[o+4]), A[o+5]
   local h = redis.call('HMGET', k1, 's', 't', 'u', 'r')
   local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
@@ -44,7 +48,7 @@ local function apply(k1, k2, o, last)
   local mine = leased and owner == tok
   local function fingerprints(c, stop)
     local fps = {}
-    for i = c, stop, 2 do fps[#fps + 1] = ARGV[i] end
+    for i = c, stop, 2 do fps[#fps + 1] = A[i] end
     return fps
   end
   local function hdel()
@@ -66,7 +70,7 @@ local function apply(k1, k2, o, last)
       local fps = fingerprints(c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
       for j = 1, #fps do
-        local fp, sa = fps[j], ARGV[c + 2 * j - 1]
+        local fp, sa = fps[j], A[c + 2 * j - 1]
         local old = seen[fp]
         if old == nil then old = olds[j] end
         if not old then
@@ -77,7 +81,7 @@ local function apply(k1, k2, o, last)
         end
         seen[fp] = sa
       end
-      redis.call('HSET', k2, unpack(ARGV, c, stop))
+      redis.call('HSET', k2, unpack(A, c, stop))
     end
     if s == 'open' and not stale then
       out[1] = 'open'
@@ -111,7 +115,7 @@ local function apply(k1, k2, o, last)
       hdel()
       redis.call('HDEL', k1, 's', 't', 'u')
     else
-      for c = o + 6, last, CHUNK do redis.call('HSET', k2, unpack(ARGV, c, math.min(c + CHUNK - 1, last))) end
+      for c = o + 6, last, CHUNK do redis.call('HSET', k2, unpack(A, c, math.min(c + CHUNK - 1, last))) end
       redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
     end
     touch()
@@ -125,14 +129,38 @@ local function apply(k1, k2, o, last)
   end
   return nil
 end
+-- claimed returns the arguments of the step at ARGV[o+1..last] (the
+-- count of claim keys first) with only the members whose claim key, from
+-- KEYS[k], holds the step's token, and their count.
+local function claimed(k, m, o, last)
+  local A = {}
+  for j = 1, 5 do A[j] = ARGV[o + 1 + j] end
+  local tok, kept = ARGV[o + 3], 0
+  for j = 1, m do
+    if redis.call('GET', KEYS[k + j - 1]) == tok then
+      A[#A + 1] = ARGV[o + 5 + 2 * j]
+      A[#A + 1] = ARGV[o + 6 + 2 * j]
+      kept = kept + 1
+    end
+  end
+  return A, kept
+end
 local replies = {}
-local o = 0
-for i = 1, #KEYS, 2 do
+local o, k = 0, 1
+while k <= #KEYS do
   local n = tonumber(ARGV[o + 1])
-  local reply = apply(KEYS[i], KEYS[i + 1], o + 1, o + 1 + n)
-  if not reply then return redis.error_reply('unknown incident step ' .. tostring(ARGV[o + 2])) end
+  local last = o + 1 + n
+  local m = tonumber(ARGV[o + 2])
+  local reply
+  if m > 0 then
+    local A, kept = claimed(k + 2, m, o + 1, last)
+    if kept == 0 then reply = {'skipped', '', 0} else reply = apply(KEYS[k], KEYS[k + 1], A, 0, #A) end
+  else
+    reply = apply(KEYS[k], KEYS[k + 1], ARGV, o + 2, last)
+  end
+  if not reply then return redis.error_reply('unknown incident step ' .. tostring(ARGV[o + 3])) end
   replies[#replies + 1] = reply
-  o = o + 1 + n
+  o, k = last, k + 2 + m
 end
 return replies
 `)
@@ -154,39 +182,33 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 	if err := r.scriptsErr(ctx, calls); err != nil {
 		return nil, r.observe(opIncidents, start, err)
 	}
-	out := make([]IncidentResult, 0, len(ops))
-	for _, c := range calls {
-		replies, ok := c.cmd.Val().([]any)
-		if !ok || len(replies) != len(c.keys)/2 {
-			return nil, r.observe(opIncidents, start, errors.New("unexpected incident script reply"))
-		}
-		for _, v := range replies {
-			res, err := parseIncidentReply(v)
-			if err != nil {
-				return nil, r.observe(opIncidents, start, err)
-			}
-			out = append(out, res)
-		}
-	}
-	return out, r.observe(opIncidents, start, nil)
+	out, err := incidentReplies(calls, len(ops))
+	return out, r.observe(opIncidents, start, err)
 }
 
 // incidentCalls are the incident script calls that apply ops in order:
 // incidentBatch ops per call on a single node or through Sentinel, one per
 // call on a Cluster.
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
+	return r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) { return ops[i], nil })
+}
+
+// claimedCalls are the incident script calls that apply n ops in order,
+// op(i) giving the i-th and the claim keys of its members (nil: none).
+func (r *Redis) claimedCalls(n int, op func(i int) (IncidentOp, []string)) []*scripted {
 	per := incidentBatch
 	if r.cluster() {
 		per = 1
 	}
-	calls := make([]*scripted, 0, (len(ops)+per-1)/per)
-	for c := 0; c < len(ops); c += per {
-		batch := ops[c:min(c+per, len(ops))]
-		keys := make([]string, 0, 2*len(batch))
+	calls := make([]*scripted, 0, (n+per-1)/per)
+	for c := 0; c < n; c += per {
+		var keys []string
 		var args []any
-		for _, op := range batch {
-			keys = append(keys, op.Key, membersKey(op.Key))
-			args = appendIncidentArgs(args, op)
+		for i := c; i < min(c+per, n); i++ {
+			o, claims := op(i)
+			keys = append(keys, o.Key, membersKey(o.Key))
+			keys = append(keys, claims...)
+			args = appendIncidentArgs(args, o, len(claims))
 		}
 		calls = append(calls, &scripted{script: incidentScript, keys: keys, args: args})
 	}
@@ -194,14 +216,39 @@ func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 }
 
 // appendIncidentArgs appends op's arguments to the incident script's ARGV:
-// their count, then step, token, lease ms, ttl ms, ref and the members'
-// fingerprint/startsAt pairs.
-func appendIncidentArgs(a []any, op IncidentOp) []any {
-	a = append(a, 5+2*len(op.Members), string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
+// their count, then the count of its claim keys, step, token, lease ms, ttl
+// ms, ref and the members' fingerprint/startsAt pairs.
+func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
+	a = append(a, 6+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
 	for _, m := range op.Members {
 		a = append(a, m.Fingerprint, m.StartsAt)
 	}
 	return a
+}
+
+// incidentReplies parses the replies of calls, one per op.
+func incidentReplies(calls []*scripted, n int) ([]IncidentResult, error) {
+	out := make([]IncidentResult, 0, n)
+	for _, c := range calls {
+		if err := c.cmd.Err(); err != nil {
+			return nil, err
+		}
+		replies, ok := c.cmd.Val().([]any)
+		if !ok {
+			return nil, errors.New("unexpected incident script reply")
+		}
+		for _, v := range replies {
+			res, err := parseIncidentReply(v)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, res)
+		}
+	}
+	if len(out) != n {
+		return nil, errors.New("unexpected incident script reply")
+	}
+	return out, nil
 }
 
 func parseIncidentReply(v any) (IncidentResult, error) {
@@ -224,4 +271,46 @@ func parseIncidentReply(v any) (IncidentResult, error) {
 		res.Added = append(res.Added, Member{Fingerprint: fp, StartsAt: sa})
 	}
 	return res, nil
+}
+
+// ClaimJoin implements ClaimJoiner: on a single node or through Sentinel,
+// SET NX PX of every claim, SET PX of every entry of also and the incident
+// script on ops, each step carrying its members' claim keys, in one
+// pipeline; Redis runs the commands of one connection in order, so the
+// script finds the claims this call took. On a Cluster, where a claim and an
+// incident hash to different slots, it is Claim then Incidents (two round
+// trips).
+func (r *Redis) ClaimJoin(ctx context.Context, claims, also []Entry, ops []ClaimedOp) ClaimJoinResult {
+	if r.cluster() {
+		return claimThenJoin(ctx, r, claims, also, ops)
+	}
+	start := time.Now()
+	calls := r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) {
+		keys := make([]string, len(ops[i].Claims))
+		for j, c := range ops[i].Claims {
+			keys[j] = claims[c].Key
+		}
+		return ops[i].Op, keys
+	})
+	cmds := make([]*redis.StatusCmd, len(claims))
+	var sets []*redis.StatusCmd
+	var res ClaimJoinResult
+	if err := r.runScripts(ctx, calls, func(p redis.Pipeliner) {
+		sets = queueClaims(ctx, p, claims, also, cmds)
+	}); err != nil {
+		err = r.observe(opClaimJoin, start, err)
+		return ClaimJoinResult{ClaimErr: err, AlsoErr: err, IncidentsErr: err}
+	}
+	res.AlsoErr = r.setsErr(sets)
+	res.Won, res.ClaimErr = claimReplies(cmds)
+	if res.ClaimErr != nil {
+		// A claim that failed is not this call's: its members were left out
+		// of their steps, but the steps' answers are not trusted either.
+		res.ClaimErr = r.observe(opClaimJoin, start, res.ClaimErr)
+		res.IncidentsErr = res.ClaimErr
+		return res
+	}
+	res.Incidents, res.IncidentsErr = incidentReplies(calls, len(ops))
+	res.IncidentsErr = r.observe(opClaimJoin, start, res.IncidentsErr)
+	return res
 }

@@ -1,0 +1,135 @@
+package storetest
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+func init() {
+	cases = append(cases, []struct {
+		name string
+		run  func(t *testing.T, s store.Store, k keyMaker)
+	}{
+		{"ClaimJoin joins and removes only the members whose claim it took", testClaimJoin},
+		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
+	}...)
+}
+
+func fingerprints(ms []store.Member) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.Fingerprint
+	}
+	return out
+}
+
+func testClaimJoin(t *testing.T, s store.Store, k keyMaker) {
+	incA, incB, incC := k.incident("a"), k.incident("b"), k.incident("c")
+	claim := func(name string) string { return k.key(name, "claim") }
+	// C is open with members c2 and c3.
+	want(t, "join C", step(t, s, store.IncidentOp{Key: incC, Step: store.StepJoin, Token: "t0", Members: members("c2", "c3")}), store.OutcomeOpening)
+	want(t, "opened C", step(t, s, store.IncidentOp{Key: incC, Step: store.StepOpened, Token: "t0", Ref: "R"}), store.OutcomeOK)
+	// Another sender holds the claims of a1, c3 and b1.
+	mustSet(t, s, store.Entry{Key: claim("a1"), Value: "other", TTL: longTTL},
+		store.Entry{Key: claim("c3"), Value: "other", TTL: longTTL},
+		store.Entry{Key: claim("b1"), Value: "other", TTL: longTTL})
+	names := []string{"a0", "a1", "c2", "c3", "b1", "a2"}
+	claims := make([]store.Entry, len(names))
+	for i, n := range names {
+		claims[i] = store.Entry{Key: claim(n), Value: "tok", TTL: longTTL}
+	}
+	also := k.key("h", "history")
+	op := func(key string, st store.IncidentStep, fps ...string) store.ClaimedOp {
+		c := store.ClaimedOp{Op: store.IncidentOp{Key: key, Step: st, Token: "tok", Members: members(fps...), Lease: longTTL, TTL: longTTL}}
+		for _, fp := range fps {
+			c.Claims = append(c.Claims, slices.Index(names, fp))
+		}
+		return c
+	}
+	res := store.ClaimJoin(t.Context(), s, claims, []store.Entry{{Key: also, Value: "v", TTL: longTTL}}, []store.ClaimedOp{
+		op(incA, store.StepJoin, "a0", "a1"),
+		op(incB, store.StepJoin, "b1"),
+		op(incC, store.StepLeave, "c2", "c3"),
+		op(incA, store.StepJoin, "a2"),
+	})
+	if res.ClaimErr != nil || res.AlsoErr != nil || res.IncidentsErr != nil {
+		t.Fatalf("ClaimJoin errors: claims %v, also %v, incidents %v", res.ClaimErr, res.AlsoErr, res.IncidentsErr)
+	}
+	expect(t, "won", res.Won, []bool{true, false, true, false, false, true})
+	if got := mustGet(t, s, also, claim("a0"), claim("a1")); !slices.Equal(got, []string{"v", "tok", "other"}) {
+		t.Fatalf("after ClaimJoin: history and claims %q, want [v tok other]", got)
+	}
+	if len(res.Incidents) != 4 {
+		t.Fatalf("ClaimJoin answered %d steps, want 4", len(res.Incidents))
+	}
+	want(t, "join of A with a1's claim lost", res.Incidents[0], store.OutcomeOpening)
+	expect(t, "A's first join added", fingerprints(res.Incidents[0].Added), []string{"a0"})
+	want(t, "join of B with every claim lost", res.Incidents[1], store.OutcomeSkipped)
+	want(t, "leave of C with c3's claim lost", res.Incidents[2], store.OutcomeStillOpen)
+	if res.Incidents[2].Remaining != 1 || res.Incidents[2].Ref != "R" {
+		t.Fatalf("leave of C: remaining %d ref %q, want 1 (c3 stays) and R", res.Incidents[2].Remaining, res.Incidents[2].Ref)
+	}
+	want(t, "second join of A in the same call", res.Incidents[3], store.OutcomeOpening)
+	expect(t, "A's second join added", fingerprints(res.Incidents[3].Added), []string{"a2"})
+
+	// B was left untouched: the other sender's join opens it, with only b1.
+	r := step(t, s, store.IncidentOp{Key: incB, Step: store.StepJoin, Token: "other", Members: members("b1")})
+	want(t, "the claim holder's join of B", r, store.OutcomeOpening)
+	expect(t, "B's join added", fingerprints(r.Added), []string{"b1"})
+	// a1 never joined A: the claim holder adds it.
+	r = step(t, s, store.IncidentOp{Key: incA, Step: store.StepOpened, Token: "tok"})
+	want(t, "opened A", r, store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: incA, Step: store.StepJoin, Token: "other", Members: members("a0", "a1", "a2")})
+	want(t, "the claim holder's join of A", r, store.OutcomeOpen)
+	expect(t, "A's join by the claim holder added", fingerprints(r.Added), []string{"a1"})
+	// c3 stayed in C: its leave by the claim holder closes it.
+	want(t, "the claim holder's leave of C", step(t, s, store.IncidentOp{Key: incC, Step: store.StepLeave, Token: "other", Members: members("c3")}), store.OutcomeClosing)
+}
+
+// testClaimJoinMany runs 150 steps over 50 incidents in one ClaimJoin,
+// every fifth member's claim held by another sender (some steps lose all), so a step's members
+// read at another step's offsets, or its claims at another's keys, fail it.
+func testClaimJoinMany(t *testing.T, s store.Store, k keyMaker) {
+	const n = 50
+	var claims, theirs []store.Entry
+	var ops []store.ClaimedOp
+	wantAdded := map[int][]string{}
+	for i := range n {
+		key := k.incident("m" + strconv.Itoa(i))
+		for j := range 3 {
+			c := store.ClaimedOp{Op: store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tok", Lease: longTTL, TTL: longTTL}}
+			for m := range j + 1 {
+				fp := strconv.Itoa(i) + "-" + strconv.Itoa(j) + "-" + strconv.Itoa(m)
+				ck := k.key("m"+strconv.Itoa(i), "claim:"+fp)
+				if len(claims)%5 == 3 {
+					theirs = append(theirs, store.Entry{Key: ck, Value: "other", TTL: longTTL})
+				} else {
+					wantAdded[len(ops)] = append(wantAdded[len(ops)], fp)
+				}
+				c.Op.Members = append(c.Op.Members, store.Member{Fingerprint: fp, StartsAt: "1000"})
+				c.Claims = append(c.Claims, len(claims))
+				claims = append(claims, store.Entry{Key: ck, Value: "tok", TTL: longTTL})
+			}
+			ops = append(ops, c)
+		}
+	}
+	mustSet(t, s, theirs...)
+	res := store.ClaimJoin(t.Context(), s, claims, nil, ops)
+	if res.ClaimErr != nil || res.IncidentsErr != nil {
+		t.Fatalf("ClaimJoin errors: claims %v, incidents %v", res.ClaimErr, res.IncidentsErr)
+	}
+	if len(res.Incidents) != len(ops) {
+		t.Fatalf("ClaimJoin answered %d steps, want %d", len(res.Incidents), len(ops))
+	}
+	for i, r := range res.Incidents {
+		if len(wantAdded[i]) == 0 {
+			want(t, "step "+strconv.Itoa(i)+" without a claim won", r, store.OutcomeSkipped)
+			continue
+		}
+		want(t, "step "+strconv.Itoa(i), r, store.OutcomeOpening)
+		expect(t, "step "+strconv.Itoa(i)+" added", fingerprints(r.Added), wantAdded[i])
+	}
+}
