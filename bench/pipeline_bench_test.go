@@ -303,10 +303,11 @@ const (
 	opIncidents
 	opWrite
 	opMembers
+	opClaimJoin
 	opCount
 )
 
-var opNames = [opCount]string{"get", "setnx", "set", "delete", "incidents", "write", "members"}
+var opNames = [opCount]string{"get", "setnx", "set", "delete", "incidents", "write", "members", "claimjoin"}
 
 func (s *countingStore) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
 	s.count(opSetNX, len(e) > 0)
@@ -317,6 +318,12 @@ func (s *countingStore) SetNX(ctx context.Context, e []store.Entry) ([]bool, err
 func (s *countingStore) SetNXAndSet(ctx context.Context, claims, also []store.Entry) ([]bool, error, error) {
 	s.count(opSetNX, len(claims)+len(also) > 0)
 	return store.Claim(ctx, s.Store, claims, also)
+}
+
+// ClaimJoin is one round trip on a single Redis node (store.ClaimJoiner).
+func (s *countingStore) ClaimJoin(ctx context.Context, claims, also []store.Entry, ops []store.ClaimedOp) store.ClaimJoinResult {
+	s.count(opClaimJoin, len(claims)+len(also)+len(ops) > 0)
+	return store.ClaimJoin(ctx, s.Store, claims, also, ops)
 }
 
 func (s *countingStore) Set(ctx context.Context, e []store.Entry) error {

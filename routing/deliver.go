@@ -41,20 +41,59 @@ func (p *Pipeline) leases() dedup.Leases {
 	return dedup.Leases{Store: p.Store, TTL: p.Dedup.ClaimTTL, Wait: p.Dedup.InFlightWait}
 }
 
-// claim takes, in one round trip, the claims of every transition, and
-// writes the flap histories that changed. Transitions claimed by another
-// replica are waited for (bounded) until their markers say that replica
-// delivered them; when it has not in time they count as failures so
-// Alertmanager retries — a claim is never taken as proof of delivery.
-func (p *Pipeline) claim(ctx context.Context, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) error {
+// claimAndLease takes, in one round trip (store.ClaimJoin), the claims of
+// every transition, the flap histories that changed and the incident steps
+// of the transitions it wins: each step carries its members' claims, and
+// the store leaves out a member whose claim another replica holds, so a
+// member is never joined or removed for a claim this webhook lost (the
+// winner's own step does it). Transitions claimed by another replica are
+// then waited for (claimed); the batches are built from the won ones and
+// the steps' answers applied to their incidents (leaseIncidents).
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) ([]*batch, []*incidentLease, error) {
 	keys := make([]string, len(trs))
+	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
 		keys[i] = t.claim
+		index[t] = i
 	}
-	won, err, herr := p.leases().AcquireAnd(ctx, keys, token, histories)
-	if herr != nil {
-		p.countStoreError("write flap histories", herr)
+	var ops []store.ClaimedOp
+	for _, l := range p.incidentLeases(p.group(trs, false)) {
+		for _, s := range []struct {
+			step store.IncidentStep
+			bs   []*batch
+		}{{store.StepJoin, l.joins}, {store.StepLeave, l.leaves}} {
+			if len(s.bs) == 0 {
+				continue
+			}
+			op := store.ClaimedOp{Op: store.IncidentOp{Key: l.key, Step: s.step, Members: members(s.bs), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}}
+			for _, b := range s.bs {
+				for _, t := range b.trs {
+					op.Claims = append(op.Claims, index[t])
+				}
+			}
+			ops = append(ops, op)
+		}
 	}
+	res := store.ClaimJoin(ctx, p.Store, p.leases().Claims(keys, token), histories, ops)
+	if res.AlsoErr != nil {
+		p.countStoreError("write flap histories", res.AlsoErr)
+	}
+	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, sum)
+	first := &stepAnswers{err: res.IncidentsErr, results: make(map[stepKey]store.IncidentResult, len(ops))}
+	for i, r := range res.Incidents {
+		first.results[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = r
+	}
+	batches := p.batch(msg, trs)
+	return batches, p.leaseIncidents(ctx, batches, token, sum, first), claimErr
+}
+
+// claimed records the claims' answer on trs: won (the store's answer) or,
+// when the store failed (err), every transition taken as won (fail open) or
+// none (fail closed). Transitions claimed by another replica are waited for
+// (bounded) until their markers say that replica delivered them; when it has
+// not in time they count as failures so Alertmanager retries — a claim is
+// never taken as proof of delivery.
+func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, sum *alert.Summary) error {
 	if err != nil {
 		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
 			return err
@@ -114,13 +153,14 @@ type batchKey struct {
 	kind                      alert.Kind
 }
 
-// batch groups the won transitions into one notification per receiver,
-// integration, incident and kind, in payload order.
-func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
+// group groups transitions (only the won ones, or all) into batches, one
+// per receiver, integration, incident and kind, in payload order, without
+// their notifications.
+func (p *Pipeline) group(trs []*transition, wonOnly bool) []*batch {
 	index := map[batchKey]*batch{}
 	var out []*batch
 	for _, t := range trs {
-		if !t.won {
+		if wonOnly && !t.won {
 			continue
 		}
 		k := batchKey{t.receiver, t.integ.Name, t.incident, t.kind}
@@ -133,6 +173,13 @@ func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
 		}
 		b.trs = append(b.trs, t)
 	}
+	return out
+}
+
+// batch groups the won transitions into one notification per receiver,
+// integration, incident and kind, in payload order.
+func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
+	out := p.group(trs, true)
 	for _, b := range out {
 		b.n = notification(msg, b)
 		if p.ConsoleURL != nil {

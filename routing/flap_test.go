@@ -46,6 +46,12 @@ func (s *countingStore) SetNXAndSet(ctx context.Context, claims, also []store.En
 	return store.Claim(ctx, s.Store, claims, also)
 }
 
+// ClaimJoin is one round trip (on a single Redis node, a store.ClaimJoiner).
+func (s *countingStore) ClaimJoin(ctx context.Context, claims, also []store.Entry, ops []store.ClaimedOp) store.ClaimJoinResult {
+	s.count("ClaimJoin")
+	return store.ClaimJoin(ctx, s.Store, claims, also, ops)
+}
+
 func (s *countingStore) Set(ctx context.Context, entries []store.Entry) error {
 	s.count("Set")
 	return s.Store.Set(ctx, entries)

@@ -42,23 +42,43 @@ func members(bs []*batch) []store.Member {
 	return out
 }
 
-// leaseIncidents applies, in one round trip, each touched incident's Join
-// (before its Leave, so an incident gaining and losing members in one
-// payload stays open) and tells each batch whether it opens the incident
+// leaseIncidents applies each touched incident's Join (before its Leave, so
+// an incident gaining and losing members in one payload stays open) and
+// tells each batch whether it opens the incident
 // (Opening: PagerDuty triggers, Slack posts the parent) or closes it
 // (IncidentResolved), with the reference the incident keeps. An incident
 // another sender is opening or resolving is waited for (in_flight_wait),
 // then its batches fail so Alertmanager retries them. Store down: fail open
 // (every batch opens or closes; the closing is replayed into the store by
 // Deferred once it answers, so a later firing opens the incident again) or
-// fail closed (every batch fails).
-func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token string, sum *alert.Summary) []*incidentLease {
+// fail closed (every batch fails). first, when set, answers the first try:
+// the steps claimAndLease sent with the claims; every later try is one
+// round trip.
+func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
 	leases := p.incidentLeases(batches)
 	if len(leases) == 0 {
 		return nil
 	}
 	pending := slices.Clone(leases)
+	done := func() bool {
+		pending = slices.DeleteFunc(pending, func(l *incidentLease) bool {
+			return (len(l.joins) == 0 || l.joined) && (len(l.leaves) == 0 || l.left)
+		})
+		return len(pending) == 0
+	}
 	err := dedup.Poll(ctx, p.Dedup.InFlightWait, func(ctx context.Context) (bool, error) {
+		if first != nil {
+			// The first try's answers came with the claims.
+			f := first
+			first = nil
+			if f.err != nil {
+				return false, f.err
+			}
+			for _, l := range pending {
+				f.apply(l)
+			}
+			return done(), nil
+		}
 		var ops []store.IncidentOp
 		var owners []*incidentLease
 		for _, l := range pending {
@@ -78,10 +98,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token s
 		for i, r := range res {
 			owners[i].apply(ops[i].Step, r)
 		}
-		pending = slices.DeleteFunc(pending, func(l *incidentLease) bool {
-			return (len(l.joins) == 0 || l.joined) && (len(l.leaves) == 0 || l.left)
-		})
-		return len(pending) == 0, nil
+		return done(), nil
 	})
 	if err != nil {
 		if ferr := p.storeFailed(ctx, "update incidents", err, sum); ferr != nil {
@@ -99,6 +116,35 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token s
 		}
 	}
 	return leases
+}
+
+// stepKey names one incident step of a webhook: an incident at one
+// integration joins or leaves once per webhook.
+type stepKey struct {
+	key  string
+	step store.IncidentStep
+}
+
+// stepAnswers are incident steps already answered (with the claims,
+// claimAndLease): the first try of leaseIncidents.
+type stepAnswers struct {
+	err     error
+	results map[stepKey]store.IncidentResult
+}
+
+// apply applies to l the answers of its steps; a step the answers lack, or
+// left without members (a claim the store saw lost), stays pending.
+func (a *stepAnswers) apply(l *incidentLease) {
+	if len(l.joins) > 0 && !l.joined {
+		if r, ok := a.results[stepKey{l.key, store.StepJoin}]; ok && r.Outcome != store.OutcomeSkipped {
+			l.apply(store.StepJoin, r)
+		}
+	}
+	if len(l.leaves) > 0 && !l.left {
+		if r, ok := a.results[stepKey{l.key, store.StepLeave}]; ok && r.Outcome != store.OutcomeSkipped {
+			l.apply(store.StepLeave, r)
+		}
+	}
 }
 
 // leaseTTL is how long an opening or resolving lease lasts: the send's

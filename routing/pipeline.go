@@ -126,9 +126,12 @@ type DeadLetterSink interface {
 //     histories of the alerts that may change (one store read), and damp
 //     flapping alerts (a second read only for histories the first left
 //     out, a third only for re-routed alerts);
-//  4. claim them and write the histories that changed (one round trip),
-//     waiting briefly for another replica's claims;
-//  5. take the incidents' leases: who opens, who resolves (one round trip);
+//  4. claim them, write the histories that changed and take the leases of
+//     the incidents their won alerts join or leave: who opens, who resolves
+//     (one round trip on a single Redis node or Sentinel, two on a
+//     Cluster: store.ClaimJoin);
+//  5. wait briefly for the transitions another replica claimed, and for
+//     incidents another replica is opening or resolving;
 //  6. send every notification, each integration on its own, and settle
 //     each as it completes: confirm what was sent, release what failed
 //     (detached writes).
@@ -160,9 +163,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	token := dedup.NewToken()
-	claimErr := p.claim(dctx, trs, histories, token, sum)
-	batches := p.batch(msg, trs)
-	leases := p.leaseIncidents(dctx, batches, token, sum)
+	batches, leases, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, sum)
 	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, sum))
 }
 

@@ -9,7 +9,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -432,5 +434,105 @@ func TestPermanentFailuresBecomeDeadLettersAndRetryableOnesDoNot(t *testing.T) {
 	}
 	if len(dl.ns) != 1 || dl.ns[0].Receiver != "pagerduty" || dl.ns[0].Integration != "pagerduty/0" || len(dl.ns[0].Results) != 1 {
 		t.Fatalf("dead letters %+v, want the one failed notification", dl.ns)
+	}
+}
+
+// Two replicas receiving overlapping payloads of one incident at once split
+// the claims of its alerts between them, and each joins the incident with
+// the alerts it claimed only (on one Redis node the claims and the joins go
+// in one round trip, store.ClaimJoin). Whatever the split, and with the
+// first send of one alert of each incident failing (its sender undoes its
+// join, Alertmanager retries): the incident opens once, every alert is
+// notified once, it stays open while any alert fires, and it resolves
+// once.
+func TestScenarioOverlappingPayloadsOnTwoReplicasOpenAndResolveOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	replicas := []*routing.Pipeline{e.pipeline(), e.pipeline()}
+	const rounds, n = 8, 12
+	span := func(r, from, to int, status string) []webhooktest.Alert {
+		var out []webhooktest.Alert
+		for i := from; i < to; i++ {
+			out = append(out, tAlert("TTFTHigh", status, "page", "service", fmt.Sprintf("race-%d", r), "instance", fmt.Sprintf("gpu-%02d", i)))
+		}
+		return out
+	}
+	both := func(a, b []webhooktest.Alert) {
+		t.Helper()
+		errs := make(chan error, 2)
+		start := make(chan struct{})
+		for i, alerts := range [][]webhooktest.Alert{a, b} {
+			go func() {
+				<-start
+				errs <- processUntilDelivered(replicas[i], alerts)
+			}()
+		}
+		close(start)
+		for range 2 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var mu sync.Mutex
+	failed := map[string]bool{}
+	e.pd.setFail(func(n *alert.Notification) error {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, r := range n.Results {
+			if r.Alert.Labels["instance"] == "gpu-05" && r.Alert.Firing() && !failed[n.Incident] {
+				failed[n.Incident] = true
+				return errors.New("pagerduty: 503 service unavailable")
+			}
+		}
+		return nil
+	})
+	events := func() map[string]int {
+		out := map[string]int{}
+		for _, ev := range e.pd.events() {
+			out[ev]++
+		}
+		return out
+	}
+	for r := range rounds {
+		both(span(r, 0, 8, "firing"), span(r, 4, n, "firing"))
+	}
+	got := events()
+	for r := range rounds {
+		if ev := fmt.Sprintf("trigger llm-inference-gpu/race-%d/TTFT", r); got[ev] != 1 {
+			t.Errorf("%s sent %d times, want once (events %v)", ev, got[ev], got)
+		}
+	}
+	if len(failed) != rounds {
+		t.Errorf("%d incidents saw their failed send, want %d: the scenario did not run", len(failed), rounds)
+	}
+	sent := e.pd.transitions()
+	if len(sent) != rounds*n {
+		t.Errorf("%d alerts notified, want %d", len(sent), rounds*n)
+	}
+	for tr, c := range sent {
+		if c != 1 {
+			t.Errorf("%s notified %d times, want once", tr, c)
+		}
+	}
+	// All but the last alert of each incident resolve, again split.
+	for r := range rounds {
+		both(span(r, 0, 7, "resolved"), span(r, 3, n-1, "resolved"))
+	}
+	for ev, c := range events() {
+		if strings.HasPrefix(ev, "resolve") {
+			t.Errorf("%s sent %d times while an alert of it still fires", ev, c)
+		}
+	}
+	for r := range rounds {
+		if err := processUntilDelivered(replicas[r%2], span(r, n-1, n, "resolved")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = events()
+	for r := range rounds {
+		if ev := fmt.Sprintf("resolve llm-inference-gpu/race-%d/TTFT", r); got[ev] != 1 {
+			t.Errorf("%s sent %d times, want once (events %v)", ev, got[ev], got)
+		}
 	}
 }

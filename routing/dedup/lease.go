@@ -36,16 +36,12 @@ type Leases struct {
 
 // Acquire claims every key with token and reports which this call won.
 func (l Leases) Acquire(ctx context.Context, keys []string, token string) ([]bool, error) {
-	return l.Store.SetNX(ctx, l.claims(keys, token))
+	return l.Store.SetNX(ctx, l.Claims(keys, token))
 }
 
-// AcquireAnd is Acquire that writes the entries of also in the same round
-// trip (store.Claim): err is the claims' error, alsoErr the writes'.
-func (l Leases) AcquireAnd(ctx context.Context, keys []string, token string, also []store.Entry) (won []bool, err, alsoErr error) {
-	return store.Claim(ctx, l.Store, l.claims(keys, token), also)
-}
-
-func (l Leases) claims(keys []string, token string) []store.Entry {
+// Claims are the SET NX entries that claim keys for token (Acquire's; the
+// dispatch core sends them with its incident steps, store.ClaimJoin).
+func (l Leases) Claims(keys []string, token string) []store.Entry {
 	entries := make([]store.Entry, len(keys))
 	for i, k := range keys {
 		entries[i] = store.Entry{Key: k, Value: token, TTL: l.TTL}
