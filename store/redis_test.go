@@ -146,6 +146,34 @@ func TestRedisWriteReloadsFlushedScripts(t *testing.T) {
 	}
 }
 
+// ClaimJoin after a restart (the incident script uncached): the claims go
+// in the first pipeline, the script again with EVAL, and it still finds the
+// claims it took and leaves out the one another sender holds.
+func TestRedisClaimJoinReloadsAFlushedScript(t *testing.T) {
+	srv := redistest.Start(t)
+	s, _ := newRedis(t, redisConfig(srv.Addr()))
+	ctx := t.Context()
+	mine, theirs, inc := store.Key("t:", "claim", "i1", "a"), store.Key("t:", "claim", "i1", "b"), store.Key("t:", "inc", "i1", "slack/0")
+	if err := s.Set(ctx, []store.Entry{{Key: theirs, Value: "other", TTL: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+	res := s.ClaimJoin(ctx, []store.Entry{{Key: mine, Value: "tok", TTL: time.Minute}, {Key: theirs, Value: "tok", TTL: time.Minute}}, nil,
+		[]store.ClaimedOp{{Op: store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "tok", Lease: time.Minute, TTL: time.Minute,
+			Members: []store.Member{{Fingerprint: "a", StartsAt: "1"}, {Fingerprint: "b", StartsAt: "1"}}}, Claims: []int{0, 1}}})
+	if res.ClaimErr != nil || res.IncidentsErr != nil {
+		t.Fatalf("ClaimJoin after SCRIPT FLUSH: claims %v, incidents %v", res.ClaimErr, res.IncidentsErr)
+	}
+	if len(res.Won) != 2 || !res.Won[0] || res.Won[1] {
+		t.Fatalf("won %v, want [true false]", res.Won)
+	}
+	if len(res.Incidents) != 1 || res.Incidents[0].Outcome != store.OutcomeOpening || len(res.Incidents[0].Added) != 1 || res.Incidents[0].Added[0].Fingerprint != "a" {
+		t.Fatalf("join %+v, want opening with only a added", res.Incidents)
+	}
+}
+
 // fastConfig fails fast when Redis is gone.
 func fastConfig(addrs ...string) store.RedisConfig {
 	cfg := redisConfig(addrs...)

@@ -472,9 +472,13 @@ func testClosed(t *testing.T, s store.Store, k keyMaker) {
 	ctx := t.Context()
 	key := k.key("i1", "a")
 	_, err := s.SetNX(ctx, []store.Entry{{Key: key, Value: "v", TTL: longTTL}})
+	cj := store.ClaimJoin(ctx, s, []store.Entry{{Key: key, Value: "v", TTL: longTTL}}, nil,
+		[]store.ClaimedOp{{Op: store.IncidentOp{Key: k.incident("i1"), Step: store.StepJoin, Token: "v", Members: members("a")}, Claims: []int{0}}})
 	for name, err := range map[string]error{
-		"SetNX": err,
-		"Ping":  s.Ping(ctx),
+		"SetNX":                 err,
+		"Ping":                  s.Ping(ctx),
+		"ClaimJoin (claims)":    cj.ClaimErr,
+		"ClaimJoin (incidents)": cj.IncidentsErr,
 	} {
 		if !errors.Is(err, store.ErrUnavailable) {
 			t.Errorf("%s after Close: err = %v; want it to wrap store.ErrUnavailable", name, err)
