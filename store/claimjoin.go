@@ -67,7 +67,7 @@ func claimThenJoin(ctx context.Context, s Store, claims, also []Entry, ops []Cla
 		op := c.Op
 		op.Members = nil
 		for j, m := range c.Op.Members {
-			if res.Won[c.Claims[j]] {
+			if j < len(c.Claims) && c.Claims[j] >= 0 && c.Claims[j] < len(res.Won) && res.Won[c.Claims[j]] {
 				op.Members = append(op.Members, m)
 			}
 		}

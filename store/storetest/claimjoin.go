@@ -15,6 +15,7 @@ func init() {
 	}{
 		{"ClaimJoin joins and removes only the members whose claim it took", testClaimJoin},
 		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
+		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},
 	}...)
 }
 
@@ -132,4 +133,23 @@ func testClaimJoinMany(t *testing.T, s store.Store, k keyMaker) {
 		want(t, "step "+strconv.Itoa(i), r, store.OutcomeOpening)
 		expect(t, "step "+strconv.Itoa(i)+" added", fingerprints(r.Added), wantAdded[i])
 	}
+}
+
+func testClaimJoinExpiry(t *testing.T, s store.Store, k keyMaker) {
+	carried, loose := k.key("x", "claim:a"), k.key("y", "claim:b")
+	res := store.ClaimJoin(t.Context(), s, []store.Entry{
+		{Key: carried, Value: "tok", TTL: shortTTL},
+		{Key: loose, Value: "tok", TTL: shortTTL},
+	}, nil, []store.ClaimedOp{{Op: store.IncidentOp{Key: k.incident("x"), Step: store.StepJoin, Token: "tok", Members: members("a"), Lease: longTTL, TTL: longTTL}, Claims: []int{0}}})
+	if res.ClaimErr != nil || res.IncidentsErr != nil {
+		t.Fatalf("ClaimJoin errors: claims %v, incidents %v", res.ClaimErr, res.IncidentsErr)
+	}
+	expect(t, "won", res.Won, []bool{true, true})
+	if got := mustGet(t, s, carried, loose); !slices.Equal(got, []string{"tok", "tok"}) {
+		t.Fatalf("claims %q, want both held by tok", got)
+	}
+	eventually(t, "ClaimJoin's claims expire", func() (bool, error) {
+		_, found, err := s.Get(t.Context(), []string{carried, loose})
+		return err == nil && !found[0] && !found[1], err
+	})
 }
