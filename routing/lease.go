@@ -318,21 +318,26 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 	return n
 }
 
-// common returns the pairs every alert has (Alertmanager's CommonLabels).
+// common returns the pairs every alert has (Alertmanager's CommonLabels):
+// for one alert its own map, shared (template data is read-only).
 func common(alerts template.Alerts, kv func(template.Alert) template.KV) template.KV {
+	switch len(alerts) {
+	case 0:
+		return template.KV{}
+	case 1:
+		return kv(alerts[0])
+	}
 	out := template.KV{}
-	if len(alerts) == 0 {
-		return out
-	}
 	for k, v := range kv(alerts[0]) {
-		out[k] = v
-	}
-	for _, a := range alerts[1:] {
-		m := kv(a)
-		for k, v := range out {
-			if m[k] != v {
-				delete(out, k)
+		shared := true
+		for _, a := range alerts[1:] {
+			if kv(a)[k] != v {
+				shared = false
+				break
 			}
+		}
+		if shared {
+			out[k] = v
 		}
 	}
 	return out
