@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -47,8 +48,9 @@ func (p *Pipeline) leases() dedup.Leases {
 // the store leaves out a member whose claim another replica holds, so a
 // member is never joined or removed for a claim this webhook lost (the
 // winner's own step does it). Transitions claimed by another replica are
-// then waited for (claimed); the batches are built from the won ones and
-// the steps' answers applied to their incidents (leaseIncidents).
+// then waited for (claimed); the batches are those of the won transitions
+// (the grouping the steps were built from, when every claim was won) and
+// the steps' answers are applied to their incidents (leaseIncidents).
 func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) ([]*batch, []*incidentLease, error) {
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
@@ -56,17 +58,13 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		keys[i] = t.claim
 		index[t] = i
 	}
+	all := p.group(trs, false)
+	leases := p.incidentLeases(all)
 	var ops []store.ClaimedOp
-	for _, l := range p.incidentLeases(p.group(trs, false)) {
-		for _, s := range []struct {
-			step store.IncidentStep
-			bs   []*batch
-		}{{store.StepJoin, l.joins}, {store.StepLeave, l.leaves}} {
-			if len(s.bs) == 0 {
-				continue
-			}
-			op := store.ClaimedOp{Op: store.IncidentOp{Key: l.key, Step: s.step, Members: members(s.bs), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}}
-			for _, b := range s.bs {
+	for _, l := range leases {
+		for _, st := range l.pendingSteps() {
+			op := store.ClaimedOp{Op: p.stepOp(ctx, l, st, token)}
+			for _, b := range st.batches {
 				for _, t := range b.trs {
 					op.Claims = append(op.Claims, index[t])
 				}
@@ -83,8 +81,15 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 	for i, r := range res.Incidents {
 		first.results[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = r
 	}
-	batches := p.batch(msg, trs)
-	return batches, p.leaseIncidents(ctx, batches, token, sum, first), claimErr
+	batches := all
+	if slices.ContainsFunc(trs, func(t *transition) bool { return !t.won }) {
+		// Some claims were lost (or none taken: fail closed): the batches
+		// and incidents of the won transitions only.
+		batches = p.group(trs, true)
+		leases = p.incidentLeases(batches)
+	}
+	p.notifications(msg, batches)
+	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), claimErr
 }
 
 // claimed records the claims' answer on trs: won (the store's answer) or,
@@ -176,17 +181,14 @@ func (p *Pipeline) group(trs []*transition, wonOnly bool) []*batch {
 	return out
 }
 
-// batch groups the won transitions into one notification per receiver,
-// integration, incident and kind, in payload order.
-func (p *Pipeline) batch(msg *alert.Message, trs []*transition) []*batch {
-	out := p.group(trs, true)
-	for _, b := range out {
+// notifications builds the notification of every batch.
+func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
+	for _, b := range batches {
 		b.n = notification(msg, b)
 		if p.ConsoleURL != nil {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}
 	}
-	return out
 }
 
 // settleGrace is how long deliver waits, after a send completes, for the

@@ -51,19 +51,16 @@ func members(bs []*batch) []store.Member {
 // then its batches fail so Alertmanager retries them. Store down: fail open
 // (every batch opens or closes; the closing is replayed into the store by
 // Deferred once it answers, so a later firing opens the incident again) or
-// fail closed (every batch fails). first, when set, answers the first try:
-// the steps claimAndLease sent with the claims; every later try is one
-// round trip.
-func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
-	leases := p.incidentLeases(batches)
+// fail closed (every batch fails). leases are the batches' incidents
+// (incidentLeases); first, when set, answers the first try: the steps
+// claimAndLease sent with the claims; every later try is one round trip.
+func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
 	if len(leases) == 0 {
 		return nil
 	}
 	pending := slices.Clone(leases)
 	done := func() bool {
-		pending = slices.DeleteFunc(pending, func(l *incidentLease) bool {
-			return (len(l.joins) == 0 || l.joined) && (len(l.leaves) == 0 || l.left)
-		})
+		pending = slices.DeleteFunc(pending, func(l *incidentLease) bool { return len(l.pendingSteps()) == 0 })
 		return len(pending) == 0
 	}
 	err := dedup.Poll(ctx, p.Dedup.InFlightWait, func(ctx context.Context) (bool, error) {
@@ -82,12 +79,8 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token s
 		var ops []store.IncidentOp
 		var owners []*incidentLease
 		for _, l := range pending {
-			if len(l.joins) > 0 && !l.joined {
-				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepJoin, Members: members(l.joins), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL})
-				owners = append(owners, l)
-			}
-			if len(l.leaves) > 0 && !l.left {
-				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL})
+			for _, st := range l.pendingSteps() {
+				ops = append(ops, p.stepOp(ctx, l, st, token))
 				owners = append(owners, l)
 			}
 		}
@@ -118,6 +111,31 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, token s
 	return leases
 }
 
+// leaseStep is one of an incident lease's steps: the batches whose alerts
+// join the incident, or leave it.
+type leaseStep struct {
+	step    store.IncidentStep
+	batches []*batch
+}
+
+// pendingSteps are l's steps not applied in the store yet, its Join before
+// its Leave.
+func (l *incidentLease) pendingSteps() []leaseStep {
+	var out []leaseStep
+	if len(l.joins) > 0 && !l.joined {
+		out = append(out, leaseStep{store.StepJoin, l.joins})
+	}
+	if len(l.leaves) > 0 && !l.left {
+		out = append(out, leaseStep{store.StepLeave, l.leaves})
+	}
+	return out
+}
+
+// stepOp is the store step that applies st to l's incident for token.
+func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, token string) store.IncidentOp {
+	return store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}
+}
+
 // stepKey names one incident step of a webhook: an incident at one
 // integration joins or leaves once per webhook.
 type stepKey struct {
@@ -135,14 +153,9 @@ type stepAnswers struct {
 // apply applies to l the answers of its steps; a step the answers lack, or
 // left without members (a claim the store saw lost), stays pending.
 func (a *stepAnswers) apply(l *incidentLease) {
-	if len(l.joins) > 0 && !l.joined {
-		if r, ok := a.results[stepKey{l.key, store.StepJoin}]; ok && r.Outcome != store.OutcomeSkipped {
-			l.apply(store.StepJoin, r)
-		}
-	}
-	if len(l.leaves) > 0 && !l.left {
-		if r, ok := a.results[stepKey{l.key, store.StepLeave}]; ok && r.Outcome != store.OutcomeSkipped {
-			l.apply(store.StepLeave, r)
+	for _, st := range l.pendingSteps() {
+		if r, ok := a.results[stepKey{l.key, st.step}]; ok && r.Outcome != store.OutcomeSkipped {
+			l.apply(st.step, r)
 		}
 	}
 }

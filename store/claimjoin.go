@@ -8,7 +8,8 @@ const OutcomeSkipped = "skipped"
 
 // ClaimedOp is an incident step of ClaimJoin (a Join or a Leave) whose
 // members are each carried by a claim: Claims[i] is the index, in
-// ClaimJoin's claims, of the claim of Op.Members[i].
+// ClaimJoin's claims, of the claim of Op.Members[i] (one per member), and
+// the claim's value is Op.Token.
 type ClaimedOp struct {
 	Op     IncidentOp
 	Claims []int
@@ -67,7 +68,7 @@ func claimThenJoin(ctx context.Context, s Store, claims, also []Entry, ops []Cla
 		op := c.Op
 		op.Members = nil
 		for j, m := range c.Op.Members {
-			if j < len(c.Claims) && c.Claims[j] >= 0 && c.Claims[j] < len(res.Won) && res.Won[c.Claims[j]] {
+			if res.Won[c.Claims[j]] {
 				op.Members = append(op.Members, m)
 			}
 		}

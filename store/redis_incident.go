@@ -179,7 +179,7 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 	}
 	start := time.Now()
 	calls := r.incidentCalls(ops)
-	if err := r.scriptsErr(ctx, calls); err != nil {
+	if err := r.runScripts(ctx, calls, nil); err != nil {
 		return nil, r.observe(opIncidents, start, err)
 	}
 	out, err := incidentReplies(calls, len(ops))
@@ -226,7 +226,8 @@ func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	return a
 }
 
-// incidentReplies parses the replies of calls, one per op.
+// incidentReplies parses the replies of calls, one per op; a call's error
+// is the error.
 func incidentReplies(calls []*scripted, n int) ([]IncidentResult, error) {
 	out := make([]IncidentResult, 0, n)
 	for _, c := range calls {

@@ -78,6 +78,15 @@ func TestRedisThroughSentinelConforms(t *testing.T) {
 	})
 }
 
+// flushScripts empties the script cache of the Redis at addr, as a restart
+// does.
+func flushScripts(t *testing.T, addr string) {
+	t.Helper()
+	if _, err := redistest.Do(addr, "SCRIPT", "FLUSH"); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 	srv := redistest.Start(t)
 	s, _ := newRedis(t, redisConfig(srv.Addr()))
@@ -87,9 +96,7 @@ func TestRedisDeleteIfEqualReloadsAFlushedScript(t *testing.T) {
 		// The first round finds the script uncached, as after a restart;
 		// the second finds it cached by the first's EVAL fallback.
 		if round == 0 {
-			if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
-				t.Fatal(err)
-			}
+			flushScripts(t, srv.Addr())
 		}
 		entries := []store.Entry{{Key: keys[0], Value: "mine", TTL: time.Minute}, {Key: keys[1], Value: "mine", TTL: time.Minute}}
 		if err := s.Set(ctx, entries); err != nil {
@@ -116,9 +123,7 @@ func TestRedisWriteReloadsFlushedScripts(t *testing.T) {
 	if err := s.Set(ctx, []store.Entry{{Key: claim, Value: "mine", TTL: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
-		t.Fatal(err)
-	}
+	flushScripts(t, srv.Addr())
 	errs := s.Write(ctx, store.Writes{
 		Release:   []store.Entry{{Key: claim, Value: "mine"}},
 		Add:       []store.Members{{Key: set, TTL: time.Minute, Members: []string{"m1"}}},
@@ -130,9 +135,7 @@ func TestRedisWriteReloadsFlushedScripts(t *testing.T) {
 	if _, found, err := s.Get(ctx, []string{claim}); err != nil || found[0] {
 		t.Fatalf("claim found = %v, %v; want it released", found, err)
 	}
-	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
-		t.Fatal(err)
-	}
+	flushScripts(t, srv.Addr())
 	if err := s.AddMembers(ctx, set, time.Minute, "m2"); err != nil {
 		t.Fatalf("AddMembers after SCRIPT FLUSH: %v", err)
 	}
@@ -157,9 +160,7 @@ func TestRedisClaimJoinReloadsAFlushedScript(t *testing.T) {
 	if err := s.Set(ctx, []store.Entry{{Key: theirs, Value: "other", TTL: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := redistest.Do(srv.Addr(), "SCRIPT", "FLUSH"); err != nil {
-		t.Fatal(err)
-	}
+	flushScripts(t, srv.Addr())
 	res := s.ClaimJoin(ctx, []store.Entry{{Key: mine, Value: "tok", TTL: time.Minute}, {Key: theirs, Value: "tok", TTL: time.Minute}}, nil,
 		[]store.ClaimedOp{{Op: store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "tok", Lease: time.Minute, TTL: time.Minute,
 			Members: []store.Member{{Fingerprint: "a", StartsAt: "1"}, {Fingerprint: "b", StartsAt: "1"}}}, Claims: []int{0, 1}}})
