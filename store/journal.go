@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// JournalRecord is one decision-journal entry as a store keeps it: the
-// journal package encodes the entry itself into Data.
+// JournalRecord is one record of the decision journal as a store keeps it:
+// the journal package encodes its entries into Data (one or several entries
+// of one kind; the store never looks inside).
 type JournalRecord struct {
 	// ID is assigned by AppendJournal: "<unix milliseconds>-<sequence>",
 	// ordered by the time the store appended the record (a Redis Stream id).
@@ -17,7 +18,7 @@ type JournalRecord struct {
 	// Kind is the entry's kind ("decision", "dead_letter" …), kept outside
 	// Data so that a range can select one kind without decoding.
 	Kind string
-	// Data is the encoded entry.
+	// Data is the encoded entries.
 	Data []byte
 }
 
@@ -47,16 +48,17 @@ type JournalQuery struct {
 
 // JournalRetention bounds a journal. A zero field means that bound is off.
 type JournalRetention struct {
-	// MaxEntries is how many records the journal keeps; the Redis journal
+	// MaxRecords is how many records the journal keeps; the Redis journal
 	// trims approximately (MAXLEN ~) on append and exactly on TrimJournal.
-	MaxEntries int64
+	MaxRecords int64
 	// MaxAge is how long a record is kept.
 	MaxAge time.Duration
 }
 
-// DefaultJournalRetention keeps a day of a busy router: 100,000 records, at
-// most 7 days.
-var DefaultJournalRetention = JournalRetention{MaxEntries: 100_000, MaxAge: 7 * 24 * time.Hour}
+// DefaultJournalRetention keeps 25,000 records (the journal package packs
+// up to 32 entries in one record, so between 25,000 and 800,000 decisions)
+// for at most 7 days.
+var DefaultJournalRetention = JournalRetention{MaxRecords: 25_000, MaxAge: 7 * 24 * time.Hour}
 
 // Journal is the decision journal shared by every replica: a Redis Stream
 // when Redis is configured, a bounded ring in memory otherwise.

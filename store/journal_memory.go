@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// defaultMemoryJournalEntries is the ring's size when the retention sets no
-// MaxEntries: memory must stay bounded.
-const defaultMemoryJournalEntries = 10_000
+// defaultMemoryJournalRecords is the ring's size when the retention sets no
+// MaxRecords: memory must stay bounded.
+const defaultMemoryJournalRecords = 10_000
 
 // MemoryJournal is a Journal in process memory: a bounded ring of records,
 // for a single replica. It is safe for concurrent use.
@@ -20,7 +20,7 @@ type MemoryJournal struct {
 
 	mu sync.Mutex
 	// ring holds the records in a circular buffer that grows up to
-	// MaxEntries slots: the oldest is ring[head], the n records follow it
+	// MaxRecords slots: the oldest is ring[head], the n records follow it
 	// (wrapping around). Appending and trimming move head and n, never the
 	// records, so a full journal costs the same per append as an empty one.
 	ring    []JournalRecord
@@ -42,9 +42,9 @@ func (j *MemoryJournal) push(r JournalRecord) {
 		j.n++
 		return
 	}
-	if int64(len(j.ring)) < j.retention.MaxEntries {
-		// Grow (doubling, up to MaxEntries), oldest first from slot 0.
-		size := min(max(2*len(j.ring), 64), int(j.retention.MaxEntries))
+	if int64(len(j.ring)) < j.retention.MaxRecords {
+		// Grow (doubling, up to MaxRecords), oldest first from slot 0.
+		size := min(max(2*len(j.ring), 64), int(j.retention.MaxRecords))
 		grown := make([]JournalRecord, size)
 		for k := range j.n {
 			grown[k] = *j.at(k)
@@ -69,14 +69,14 @@ func (j *MemoryJournal) dropOldest() {
 var _ Journal = (*MemoryJournal)(nil)
 
 // NewMemoryJournal returns an empty ring with the given retention; a zero
-// MaxEntries keeps 10,000 records. Options: WithClock.
+// MaxRecords keeps 10,000 records. Options: WithClock.
 func NewMemoryJournal(ret JournalRetention, opts ...MemoryOption) *MemoryJournal {
 	m := &Memory{now: time.Now} // the options set the clock
 	for _, o := range opts {
 		o(m)
 	}
-	if ret.MaxEntries <= 0 {
-		ret.MaxEntries = defaultMemoryJournalEntries
+	if ret.MaxRecords <= 0 {
+		ret.MaxRecords = defaultMemoryJournalRecords
 	}
 	return &MemoryJournal{now: m.now, retention: ret}
 }
@@ -105,7 +105,7 @@ func (j *MemoryJournal) AppendJournal(ctx context.Context, recs []JournalRecord)
 	return ids, nil
 }
 
-// trim drops the records older than the retention's MaxAge (MaxEntries is
+// trim drops the records older than the retention's MaxAge (MaxRecords is
 // the ring's size: push overwrites beyond it). j.mu must be held.
 func (j *MemoryJournal) trim() {
 	if j.retention.MaxAge <= 0 {

@@ -18,11 +18,11 @@ import (
 // kept: oldest and newest first, limits, kinds and ids.
 func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 	ctx := context.Background()
-	for _, maxEntries := range []int64{1, 7, 100} {
-		t.Run(strconv.FormatInt(maxEntries, 10), func(t *testing.T) {
+	for _, maxRecords := range []int64{1, 7, 100} {
+		t.Run(strconv.FormatInt(maxRecords, 10), func(t *testing.T) {
 			clock := &storetest.Clock{}
-			j := store.NewMemoryJournal(store.JournalRetention{MaxEntries: maxEntries, MaxAge: time.Hour}, store.WithClock(clock.Now))
-			rng := rand.New(rand.NewPCG(1, uint64(maxEntries)))
+			j := store.NewMemoryJournal(store.JournalRetention{MaxRecords: maxRecords, MaxAge: time.Hour}, store.WithClock(clock.Now))
+			rng := rand.New(rand.NewPCG(1, uint64(maxRecords)))
 			var model []store.JournalRecord
 			seq := 0
 			for step := range 2000 {
@@ -45,7 +45,7 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 						r.ID = ids[i]
 						model = append(model, r)
 					}
-					if n := len(model) - int(maxEntries); n > 0 {
+					if n := len(model) - int(maxRecords); n > 0 {
 						model = model[n:]
 					}
 				case op < 9:
@@ -101,7 +101,7 @@ func TestMemoryJournalRingMatchesAModel(t *testing.T) {
 					}
 				}
 			}
-			if seq < 3*int(maxEntries) {
+			if seq < 3*int(maxRecords) {
 				t.Fatalf("only %d records appended: the ring never wrapped", seq)
 			}
 		})

@@ -61,7 +61,7 @@ func (j *RedisJournal) AppendJournal(ctx context.Context, recs []JournalRecord) 
 	for i, r := range recs {
 		cmds[i] = p.XAdd(ctx, &redis.XAddArgs{
 			Stream: j.key,
-			MaxLen: j.retention.MaxEntries,
+			MaxLen: j.retention.MaxRecords,
 			Approx: true,
 			ID:     "*",
 			Values: []any{"kind", r.Kind, "data", r.Data},
@@ -155,8 +155,8 @@ func (j *RedisJournal) GetJournal(ctx context.Context, id string) (JournalRecord
 // TrimJournal implements Journal: exact XTRIM by count, then by age.
 func (j *RedisJournal) TrimJournal(ctx context.Context) error {
 	p := j.client.Pipeline()
-	if j.retention.MaxEntries > 0 {
-		p.XTrimMaxLen(ctx, j.key, j.retention.MaxEntries)
+	if j.retention.MaxRecords > 0 {
+		p.XTrimMaxLen(ctx, j.key, j.retention.MaxRecords)
 	}
 	if j.retention.MaxAge > 0 {
 		p.XTrimMinID(ctx, j.key, j.minID())

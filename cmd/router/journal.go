@@ -215,7 +215,7 @@ func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
 		return m.fail("dead-letters show", err)
 	}
 	defer r.Close()
-	if !store.ValidJournalID(*c.dlShowID) {
+	if !journal.ValidID(*c.dlShowID) {
 		return m.fail("dead-letters show", fmt.Errorf("%q is not a dead letter id (see router dead-letters list)", *c.dlShowID))
 	}
 	e, ok, err := journal.Get(ctx, j, *c.dlShowID)

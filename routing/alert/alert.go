@@ -10,7 +10,10 @@ import (
 )
 
 // Alert is one alert of a webhook as the pipeline sees it: Alertmanager's
-// template.Alert plus the defects found while decoding it.
+// template.Alert plus the defects found while decoding it. Its Labels and
+// Annotations are read-only once decoded: notifications, incidents and
+// journal entries share them, and enrichment that adds to them works on a
+// copy.
 type Alert struct {
 	template.Alert
 

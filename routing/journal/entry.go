@@ -2,9 +2,7 @@ package journal
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -104,8 +102,10 @@ type Entry struct {
 
 // FromResult returns the decision entry of one decided alert of msg. The
 // caller adds Deliveries and the Deduplicated and Muted flags; Time is
-// msg.ReceivedAt and Replica is left to the Writer. The entry shares nothing
-// with r, so the writer may encode it after the webhook is answered.
+// msg.ReceivedAt and Replica is left to the Writer. The entry shares only
+// the alert's labels and annotations with r, which are read-only once
+// decoded (alert.Alert), so the writer may encode it after the webhook is
+// answered.
 func FromResult(msg *alert.Message, r *alert.Result) Entry {
 	a := r.Alert
 	d := r.Decision
@@ -118,8 +118,8 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		Fingerprint:   a.Fingerprint,
 		Alertname:     a.Labels["alertname"],
 		Status:        a.Status,
-		Labels:        maps.Clone(a.Labels),
-		Annotations:   maps.Clone(a.Annotations),
+		Labels:        a.Labels,
+		Annotations:   a.Annotations,
 		StartsAt:      a.StartsAt,
 		EndsAt:        a.EndsAt,
 		GeneratorURL:  a.GeneratorURL,
@@ -243,6 +243,3 @@ func (d *DeadLetter) Notification() (*alert.Notification, error) {
 	}
 	return n, nil
 }
-
-// errNotDecoded is returned for records whose data is not an entry.
-var errNotDecoded = errors.New("journal record is not an entry")

@@ -2,7 +2,6 @@ package journal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -65,6 +64,8 @@ func Read(ctx context.Context, j store.Journal, q Query) ([]Entry, error) {
 	sq := store.JournalQuery{Since: q.Since, Until: q.Until, Kind: string(q.Kind), Newest: q.Newest}
 	filtered := q.Filter != Filter{}
 	if !filtered {
+		// A record holds one entry or more, so Limit records hold at
+		// least Limit entries.
 		sq.Limit = q.Limit
 	}
 	recs, err := j.RangeJournal(ctx, sq)
@@ -73,39 +74,43 @@ func Read(ctx context.Context, j store.Journal, q Query) ([]Entry, error) {
 	}
 	var out []Entry
 	for _, r := range recs {
-		e, err := Decode(r)
-		if err != nil || !q.Filter.Match(&e) {
+		entries, err := DecodeRecord(r)
+		if err != nil {
 			continue
 		}
-		out = append(out, e)
-		if q.Limit > 0 && len(out) == q.Limit {
-			break
+		if q.Newest {
+			slices.Reverse(entries)
+		}
+		for i := range entries {
+			if !q.Filter.Match(&entries[i]) {
+				continue
+			}
+			out = append(out, entries[i])
+			if q.Limit > 0 && len(out) == q.Limit {
+				return out, nil
+			}
 		}
 	}
 	return out, nil
 }
 
 // Get returns the entry with the given id; found is false when the journal
-// has no such entry (or no longer has it).
+// has no such entry (or no longer has it). A malformed id is an error.
 func Get(ctx context.Context, j store.Journal, id string) (e Entry, found bool, err error) {
-	r, ok, err := j.GetJournal(ctx, id)
+	rec, i, ok := splitID(id)
+	if !ok {
+		return Entry{}, false, fmt.Errorf("journal entry id %q: want <unix ms>-<sequence>[.<index>]", id)
+	}
+	r, ok, err := j.GetJournal(ctx, rec)
 	if err != nil || !ok {
 		return Entry{}, false, err
 	}
-	e, err = Decode(r)
-	return e, err == nil, err
-}
-
-// Decode decodes a record into an Entry, setting its ID (and its dead
-// letter's).
-func Decode(r store.JournalRecord) (Entry, error) {
-	var e Entry
-	if err := json.Unmarshal(r.Data, &e); err != nil {
-		return Entry{}, fmt.Errorf("%w %s: %w", errNotDecoded, r.ID, err)
+	entries, err := DecodeRecord(r)
+	if err != nil {
+		return Entry{}, false, err
 	}
-	e.ID = r.ID
-	if e.DeadLetter != nil {
-		e.DeadLetter.ID = r.ID
+	if i >= len(entries) {
+		return Entry{}, false, nil
 	}
-	return e, nil
+	return entries[i], true, nil
 }

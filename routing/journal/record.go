@@ -35,7 +35,7 @@ func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 		entries = append(entries, e)
 	}
 	if len(entries) > 0 {
-		w.Write(entries...)
+		w.write(entries, true)
 	}
 }
 

@@ -55,7 +55,7 @@ func (r *Replayer) key(id string) string { return store.Key(r.KeyPrefix, "replay
 // or ErrNotDeadLetter for a wrong id, and the send's error (claim released,
 // so a later replay tries again) when sending failed.
 func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error) {
-	if !store.ValidJournalID(id) {
+	if !ValidID(id) {
 		return false, fmt.Errorf("replay %q: %w", id, ErrNotFound)
 	}
 	e, ok, err := Get(ctx, r.Journal, id)

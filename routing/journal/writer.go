@@ -2,13 +2,13 @@ package journal
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	gojson "github.com/goccy/go-json"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/store"
@@ -73,27 +73,30 @@ func (m *Metrics) InitDeadLetters(receiver, integration string) {
 type WriterOptions struct {
 	// Replica is stamped on entries that carry none.
 	Replica string
-	// Buffer is the channel's capacity (DefaultBuffer when 0).
-	Buffer int
-	// Batch is the largest number of entries appended at once (DefaultBatch
+	// Buffer is how many entries may wait to be appended (DefaultBuffer
 	// when 0).
+	Buffer int
+	// Batch is how many entries the writer gathers from queued writes
+	// before it appends them (DefaultBatch when 0); the entries of one
+	// write are never split across appends, so a batch may exceed it.
 	Batch int
 	// Now stamps entries that carry no time (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
 }
 
-// item is an entry to write, or a flush marker (done != nil).
+// item is the entries of one Write, or a flush marker (done != nil).
 type item struct {
-	entry Entry
-	done  chan struct{}
+	entries []Entry
+	done    chan struct{}
 }
 
 // Writer appends entries to a store.Journal asynchronously: Write never
 // blocks and never fails. One goroutine drains a bounded channel and appends
-// what it finds in batches; entries that do not fit the channel, or whose
-// batch the store rejects, are dropped and counted in
-// alertrouter_journal_dropped_total. It is safe for concurrent use.
+// what it finds in batches, packed into frames (frame.go); entries that do
+// not fit the buffer, or whose batch the store rejects, are dropped and
+// counted in alertrouter_journal_dropped_total. It is safe for concurrent
+// use.
 type Writer struct {
 	journal store.Journal
 	m       *Metrics
@@ -103,6 +106,8 @@ type Writer struct {
 	closed bool
 	ch     chan item
 	done   chan struct{}
+	// queued counts the entries in ch, bounded by opts.Buffer.
+	queued atomic.Int64
 
 	quietMu sync.Mutex           // guards quiet (record.go)
 	quiet   map[string]time.Time // quiet decisions journaled recently
@@ -122,36 +127,59 @@ func NewWriter(j store.Journal, m *Metrics, opts WriterOptions) *Writer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
+	// Every queued item holds at least one entry, so a channel of Buffer
+	// items never blocks a Write that the entry budget admitted.
 	w := &Writer{journal: j, m: m, opts: opts, ch: make(chan item, opts.Buffer), done: make(chan struct{})}
 	go w.run()
 	return w
 }
 
-// Write queues entries without blocking. A dead-letter entry is counted in
-// alertrouter_dead_letters_total here, whether or not it fits the buffer.
-// Entries written after Close are dropped.
-func (w *Writer) Write(entries ...Entry) {
+// Write queues entries without blocking, together: the entries of one call
+// are kept in order and, when they fit the buffer, appended in the same
+// frames. Entries past the buffer's room are dropped. A dead-letter entry is
+// counted in alertrouter_dead_letters_total here, whether or not it fits the
+// buffer. Entries written after Close are dropped.
+func (w *Writer) Write(entries ...Entry) { w.write(entries, false) }
+
+// write is Write; owned says the writer may keep entries itself (Record's
+// own slice) instead of a copy.
+func (w *Writer) write(entries []Entry, owned bool) {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
 	for _, e := range entries {
 		if e.Kind == KindDeadLetter && e.DeadLetter != nil {
 			w.m.deadLetters.WithLabelValues(e.DeadLetter.Receiver, e.DeadLetter.Integration).Inc()
 		}
-		if w.closed {
-			w.m.dropped.Inc()
-			continue
+	}
+	if w.closed || len(entries) == 0 {
+		w.m.dropped.Add(float64(len(entries)))
+		return
+	}
+	room := int64(w.opts.Buffer) - w.queued.Add(int64(len(entries)))
+	if room < 0 {
+		w.queued.Add(room)
+		w.m.dropped.Add(float64(-room))
+		entries = entries[:len(entries)+int(room)]
+		if len(entries) == 0 {
+			return
 		}
-		if e.Time.IsZero() {
-			e.Time = w.opts.Now()
+	}
+	if !owned {
+		entries = slices.Clone(entries)
+	}
+	for i := range entries {
+		if entries[i].Time.IsZero() {
+			entries[i].Time = w.opts.Now()
 		}
-		if e.Replica == "" {
-			e.Replica = w.opts.Replica
+		if entries[i].Replica == "" {
+			entries[i].Replica = w.opts.Replica
 		}
-		select {
-		case w.ch <- item{entry: e}:
-		default:
-			w.m.dropped.Inc()
-		}
+	}
+	select {
+	case w.ch <- item{entries: entries}:
+	default: // cannot happen (see NewWriter); counted all the same
+		w.queued.Add(-int64(len(entries)))
+		w.m.dropped.Add(float64(len(entries)))
 	}
 }
 
@@ -202,8 +230,9 @@ func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]Entry, 0, w.opts.Batch)
 	var markers []chan struct{}
+	var scratch []byte
 	for it := range w.ch {
-		batch, markers = add(batch, markers, it)
+		batch, markers = w.add(batch, markers, it)
 	fill:
 		for len(batch) < w.opts.Batch {
 			select {
@@ -211,60 +240,65 @@ func (w *Writer) run() {
 				if !ok {
 					break fill
 				}
-				batch, markers = add(batch, markers, it)
+				batch, markers = w.add(batch, markers, it)
 			default:
 				break fill
 			}
 		}
-		w.append(batch)
+		scratch = w.append(batch, scratch)
 		for _, m := range markers {
 			close(m)
 		}
+		clear(batch) // release the entries' maps before the next wait
 		batch, markers = batch[:0], markers[:0]
 	}
 }
 
-func add(batch []Entry, markers []chan struct{}, it item) ([]Entry, []chan struct{}) {
+func (w *Writer) add(batch []Entry, markers []chan struct{}, it item) ([]Entry, []chan struct{}) {
 	if it.done != nil {
 		return batch, append(markers, it.done)
 	}
-	return append(batch, it.entry), markers
+	w.queued.Add(-int64(len(it.entries)))
+	return append(batch, it.entries...), markers
 }
 
-// append encodes and appends one batch.
-func (w *Writer) append(batch []Entry) {
+// append packs one batch into frames — runs of consecutive entries of one
+// kind, at most maxFrameEntries each — and appends them in one store call.
+// It returns the compressor's scratch buffer for the next batch.
+func (w *Writer) append(batch []Entry, scratch []byte) []byte {
 	if len(batch) == 0 {
-		return
+		return scratch
 	}
-	recs := make([]store.JournalRecord, 0, len(batch))
-	for i := range batch {
-		data, err := encode(&batch[i])
+	recs := make([]store.JournalRecord, 0, len(batch)/maxFrameEntries+2)
+	entries := 0
+	for start := 0; start < len(batch); {
+		end := start + 1
+		for end < len(batch) && end-start < maxFrameEntries && batch[end].Kind == batch[start].Kind {
+			end++
+		}
+		frame := batch[start:end]
+		start = end
+		data, s, err := encodeFrame(frame, scratch)
+		scratch = s
 		if err != nil { // cannot happen for these types; counted all the same
-			w.m.dropped.Inc()
-			w.opts.Logger.Error("journal entry not encodable; dropped", "fingerprint", batch[i].Fingerprint, "err", err)
+			w.m.dropped.Add(float64(len(frame)))
+			w.opts.Logger.Error("journal entries not encodable; dropped", "entries", len(frame), "fingerprint", frame[0].Fingerprint, "err", err)
 			continue
 		}
-		recs = append(recs, store.JournalRecord{Kind: string(batch[i].Kind), Data: data})
+		recs = append(recs, store.JournalRecord{Kind: string(frame[0].Kind), Data: data})
+		entries += len(frame)
+	}
+	if len(recs) == 0 {
+		return scratch
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
 	if _, err := w.journal.AppendJournal(ctx, recs); err != nil {
 		w.m.failed.Inc()
-		w.m.dropped.Add(float64(len(recs)))
-		w.opts.Logger.Warn("journal append failed; entries dropped, webhooks unaffected", "entries", len(recs), "err", err)
-		return
+		w.m.dropped.Add(float64(entries))
+		w.opts.Logger.Warn("journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
+		return scratch
 	}
-	w.m.written.Add(float64(len(recs)))
-}
-
-// encode encodes one entry. Decision entries — one per decided alert, most
-// of the journal's cost — are encoded by goccy/go-json (the decoder's
-// library), two to three times faster than encoding/json and byte for byte
-// the same for this type (TestJournalRecordsAreEncodingJSON); dead letters,
-// which carry a raw payload, keep encoding/json.
-func encode(e *Entry) ([]byte, error) {
-	if e.Kind == KindDecision {
-		return gojson.Marshal(e)
-	}
-	return json.Marshal(e)
+	w.m.written.Add(float64(entries))
+	return scratch
 }

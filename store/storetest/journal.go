@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"sync"
@@ -44,6 +45,7 @@ var journalCases = []struct {
 	{"two writers append and one reader sees every record in order", testJournalTwoWriters},
 	{"range selects by kind and time, oldest or newest first, with a limit", testJournalRange},
 	{"get returns a record by id and reports a missing one", testJournalGet},
+	{"records keep binary data byte for byte", testJournalBinary},
 	{"retention trims by count", testJournalTrimCount},
 	{"retention trims by age", testJournalTrimAge},
 }
@@ -74,7 +76,7 @@ func rangeAll(t *testing.T, j store.Journal, q store.JournalQuery) []store.Journ
 }
 
 func testJournalTwoWriters(t *testing.T, open OpenJournal) {
-	handle := open(t, store.JournalRetention{MaxEntries: 10_000}, &Clock{})
+	handle := open(t, store.JournalRetention{MaxRecords: 10_000}, &Clock{})
 	const perWriter, batches = 50, 4
 	var wg sync.WaitGroup
 	for w := range 2 {
@@ -185,8 +187,33 @@ func testJournalGet(t *testing.T, open OpenJournal) {
 	}
 }
 
+// testJournalBinary: the journal package stores compressed frames, so a
+// record's data is any bytes — every byte value, NUL and invalid UTF-8
+// included — and comes back unchanged from a range and a get.
+func testJournalBinary(t *testing.T, open OpenJournal) {
+	j := open(t, store.JournalRetention{}, &Clock{})()
+	data := make([]byte, 0, 3*256)
+	for range 3 {
+		for b := range 256 {
+			data = append(data, byte(255-b))
+		}
+	}
+	ids, err := j.AppendJournal(t.Context(), []store.JournalRecord{{Kind: "decision", Data: data}, {Kind: "decision", Data: []byte{0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := rangeAll(t, j, store.JournalQuery{})
+	if len(recs) != 2 || !bytes.Equal(recs[0].Data, data) || !bytes.Equal(recs[1].Data, []byte{0}) {
+		t.Fatalf("range returned %d records, data changed", len(recs))
+	}
+	r, ok, err := j.GetJournal(t.Context(), ids[0])
+	if err != nil || !ok || !bytes.Equal(r.Data, data) {
+		t.Fatalf("GetJournal(%s) = %v, %v; data changed: %v", ids[0], ok, err, !bytes.Equal(r.Data, data))
+	}
+}
+
 func testJournalTrimCount(t *testing.T, open OpenJournal) {
-	handle := open(t, store.JournalRetention{MaxEntries: 10}, &Clock{})
+	handle := open(t, store.JournalRetention{MaxRecords: 10}, &Clock{})
 	a, b := handle(), handle()
 	appendN(t, a, "decision", "a", 25)
 	last := appendN(t, b, "decision", "b", 5)

@@ -1,0 +1,141 @@
+package journal
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	gojson "github.com/goccy/go-json"
+	"github.com/klauspost/compress/s2"
+
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// A store record holds a frame: up to maxFrameEntries consecutive entries of
+// one kind, as the writer appends them (one webhook's decisions, or several
+// webhooks' under load), encoded as a JSON array and compressed with S2
+// behind a one-byte header. A webhook's decisions repeat their field names,
+// group key, replica and much of their labels, so a frame of ten decisions
+// is about a fifth of their JSON, and costs the store one append instead of
+// ten (docs/benchmarks.md, "Issue 17, tenth round").
+//
+// Records written before frames hold one entry as a plain JSON object; they
+// are still read (a journal is shared across a rolling upgrade).
+const (
+	// frameS2JSON is the header byte of an S2-compressed JSON array of
+	// entries. A legacy record's first byte is '{'.
+	frameS2JSON byte = 0x01
+	// maxFrameEntries bounds the entries of one frame, so that reading one
+	// entry by id decodes at most this many.
+	maxFrameEntries = 32
+	// maxFrameBytes bounds a frame's decompressed size, so that a corrupt
+	// or hostile record cannot make a reader allocate without bound.
+	maxFrameBytes = 64 << 20
+)
+
+// ErrNotDecoded is returned for records whose data is not an entry or a
+// frame of entries (corrupt, or written by an unknown version).
+var ErrNotDecoded = errors.New("journal record is not an entry")
+
+// encodeFrame encodes entries, which are all of one kind, as one record's
+// data. scratch is a reusable buffer for the compressor; the data returned
+// does not share it. Decision entries — most of the journal — are encoded
+// by goccy/go-json (the decoder's library), two to three times faster than
+// encoding/json and byte for byte the same for this type
+// (TestJournalRecordsAreEncodingJSON); dead letters, which carry a raw
+// payload, keep encoding/json.
+func encodeFrame(entries []Entry, scratch []byte) (data, scratchOut []byte, err error) {
+	var js []byte
+	if entries[0].Kind == KindDecision {
+		js, err = gojson.Marshal(entries)
+	} else {
+		js, err = json.Marshal(entries)
+	}
+	if err != nil {
+		return nil, scratch, err
+	}
+	if n := s2.MaxEncodedLen(len(js)); cap(scratch) < n {
+		scratch = make([]byte, n)
+	}
+	z := s2.Encode(scratch[:cap(scratch)], js)
+	data = make([]byte, 1+len(z))
+	data[0] = frameS2JSON
+	copy(data[1:], z)
+	return data, scratch, nil
+}
+
+// DecodeRecord decodes the entries of one store record, oldest first, and
+// sets their ids (and their dead letters'): a record's first entry has the
+// record's id, the entry at index i > 0 the record's id followed by "." and
+// i.
+func DecodeRecord(r store.JournalRecord) ([]Entry, error) {
+	var entries []Entry
+	switch {
+	case len(r.Data) > 0 && r.Data[0] == '{':
+		entries = make([]Entry, 1)
+		if err := json.Unmarshal(r.Data, &entries[0]); err != nil {
+			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
+		}
+	case len(r.Data) > 0 && r.Data[0] == frameS2JSON:
+		n, err := s2.DecodedLen(r.Data[1:])
+		if err == nil && n > maxFrameBytes {
+			err = fmt.Errorf("frame of %d bytes exceeds %d", n, maxFrameBytes)
+		}
+		var js []byte
+		if err == nil {
+			js, err = s2.Decode(nil, r.Data[1:])
+		}
+		if err == nil {
+			err = json.Unmarshal(js, &entries)
+		}
+		if err == nil && (len(entries) == 0 || len(entries) > maxFrameEntries) {
+			err = fmt.Errorf("frame of %d entries, want 1 to %d", len(entries), maxFrameEntries)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
+		}
+	default:
+		return nil, fmt.Errorf("%w %s: unknown encoding", ErrNotDecoded, r.ID)
+	}
+	for i := range entries {
+		e := &entries[i]
+		e.ID = entryID(r.ID, i)
+		if e.DeadLetter != nil {
+			e.DeadLetter.ID = e.ID
+		}
+	}
+	return entries, nil
+}
+
+// entryID is the id of the entry at index i of the record with id rec.
+func entryID(rec string, i int) string {
+	if i == 0 {
+		return rec
+	}
+	return rec + "." + strconv.Itoa(i)
+}
+
+// splitID splits an entry id into its record's id and its index in the
+// record.
+func splitID(id string) (rec string, i int, ok bool) {
+	rec, idx, dotted := strings.Cut(id, ".")
+	if dotted {
+		n, err := strconv.Atoi(idx)
+		if err != nil || n <= 0 || n >= maxFrameEntries || strconv.Itoa(n) != idx {
+			return "", 0, false
+		}
+		i = n
+	}
+	return rec, i, store.ValidJournalID(rec)
+}
+
+// ValidID reports whether id has the form of a journal entry's id: a store
+// record's id ("<unix ms>-<sequence>"), optionally followed by "." and the
+// entry's index in its record (1 to 31). A malformed id is a caller's error,
+// not a missing entry.
+func ValidID(id string) bool {
+	_, _, ok := splitID(id)
+	return ok
+}
