@@ -44,6 +44,29 @@ type JournalQuery struct {
 	// Newest returns the newest records first (and, with Limit, the newest
 	// Limit records); otherwise the oldest come first.
 	Newest bool
+	// After, a record id, continues a range past that record in the
+	// range's order (older than it when Newest, newer otherwise), so that
+	// a reader can page through a journal with Limit.
+	After string
+}
+
+// past reports whether the record with id is strictly past the cursor
+// after in the order newest says (true without a cursor).
+func past(id, after string, newest bool) bool {
+	if after == "" {
+		return true
+	}
+	if newest {
+		return idLess(id, after)
+	}
+	return idLess(after, id)
+}
+
+// idLess reports whether record id a is older than b.
+func idLess(a, b string) bool {
+	ams, aseq, _ := parseJournalID(a)
+	bms, bseq, _ := parseJournalID(b)
+	return ams < bms || ams == bms && aseq < bseq
 }
 
 // JournalRetention bounds a journal. A zero field means that bound is off.

@@ -122,6 +122,9 @@ func (j *MemoryJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jou
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("memory journal range: %w", err)
 	}
+	if q.After != "" && !ValidJournalID(q.After) {
+		return nil, journalIDError(q.After)
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	var out []JournalRecord
@@ -153,7 +156,7 @@ func selects(q JournalQuery, r JournalRecord) bool {
 	case !q.Until.IsZero() && t.After(q.Until):
 		return false
 	}
-	return true
+	return past(r.ID, q.After, q.Newest)
 }
 
 // GetJournal implements Journal.

@@ -90,6 +90,18 @@ func (j *RedisJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jour
 	if !q.Until.IsZero() {
 		hi = strconv.FormatInt(q.Until.UnixMilli(), 10)
 	}
+	if q.After != "" {
+		if !ValidJournalID(q.After) {
+			return nil, journalIDError(q.After)
+		}
+		// The cursor replaces the bound it is tighter than.
+		if q.Newest && (q.Until.IsZero() || idLess(q.After, strconv.FormatInt(q.Until.UnixMilli()+1, 10)+"-0")) {
+			hi = "(" + q.After
+		}
+		if !q.Newest && (q.Since.IsZero() || !idLess(q.After, lo+"-0")) {
+			lo = "(" + q.After
+		}
+	}
 	var out []JournalRecord
 	for {
 		var msgs []redis.XMessage

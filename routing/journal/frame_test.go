@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -339,5 +340,71 @@ func TestDeadLettersOfOneFrameReplayOneByOne(t *testing.T) {
 	rep, err := r.ReplayAll(t.Context(), time.Time{})
 	if err != nil || rep.Sent != 2 || rep.AlreadyReplayed != 1 {
 		t.Fatalf("ReplayAll = %+v, %v; want the other two sent", rep, err)
+	}
+}
+
+// countingJournal counts the records its ranges return.
+type countingJournal struct {
+	store.Journal
+	records int
+}
+
+func (c *countingJournal) RangeJournal(ctx context.Context, q store.JournalQuery) ([]store.JournalRecord, error) {
+	recs, err := c.Journal.RangeJournal(ctx, q)
+	c.records += len(recs)
+	return recs, err
+}
+
+// A read with a limit fetches the records it needs, a page at a time, not
+// Limit records of up to 32 entries each; paged reads equal a whole read.
+func TestLimitedReadsFetchWhatTheyNeed(t *testing.T) {
+	inner := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, inner, journal.WriterOptions{})
+	for k := range 150 {
+		w.Write(decisions(fmt.Sprintf("w%d", k), 32)...)
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := &countingJournal{Journal: inner}
+	all, err := journal.Read(t.Context(), j, journal.Query{})
+	if err != nil || len(all) != 150*32 {
+		t.Fatalf("whole read: %d entries, %v", len(all), err)
+	}
+	for _, tc := range []struct {
+		q          journal.Query
+		maxRecords int
+	}{
+		{journal.Query{Newest: true, Limit: 100}, 64},
+		{journal.Query{Limit: 3000}, 128}, // two pages
+		{journal.Query{Newest: true, Limit: 10_000}, 150},
+		{journal.Query{Filter: journal.Filter{Text: "-31"}, Limit: 100}, 128},
+	} {
+		j.records = 0
+		got, err := journal.Read(t.Context(), j, tc.q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.records > tc.maxRecords {
+			t.Errorf("%+v fetched %d records, want at most %d", tc.q, j.records, tc.maxRecords)
+		}
+		var want []string
+		order := all
+		if tc.q.Newest {
+			order = slices.Clone(all)
+			slices.Reverse(order)
+		}
+		for i := range order {
+			if tc.q.Filter.Match(&order[i]) && len(want) < tc.q.Limit {
+				want = append(want, order[i].ID)
+			}
+		}
+		var ids []string
+		for _, e := range got {
+			ids = append(ids, e.ID)
+		}
+		if !slices.Equal(ids, want) {
+			t.Errorf("%+v: %d entries differ from the whole read's first %d", tc.q, len(ids), len(want))
+		}
 	}
 }

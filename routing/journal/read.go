@@ -57,41 +57,49 @@ type Query struct {
 	Newest bool
 }
 
+// readPage is how many records Read asks the store for at a time when the
+// query has a Limit: a record holds up to 32 entries, so asking for Limit
+// records would read up to 32 times what is needed.
+const readPage = 64
+
 // Read returns the entries q selects, decoded. Records that do not decode
 // are skipped (a journal shared with a newer or older router must not stop
-// the console).
+// the console). With a Limit it reads the store a page of records at a
+// time and stops once it has Limit entries.
 func Read(ctx context.Context, j store.Journal, q Query) ([]Entry, error) {
 	sq := store.JournalQuery{Since: q.Since, Until: q.Until, Kind: string(q.Kind), Newest: q.Newest}
-	filtered := q.Filter != Filter{}
-	if !filtered {
-		// A record holds one entry or more, so Limit records hold at
-		// least Limit entries.
-		sq.Limit = q.Limit
-	}
-	recs, err := j.RangeJournal(ctx, sq)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
+	if q.Limit > 0 {
+		sq.Limit = readPage
 	}
 	var out []Entry
-	for _, r := range recs {
-		entries, err := DecodeRecord(r)
+	for {
+		recs, err := j.RangeJournal(ctx, sq)
 		if err != nil {
-			continue
+			return nil, fmt.Errorf("read journal: %w", err)
 		}
-		if q.Newest {
-			slices.Reverse(entries)
-		}
-		for i := range entries {
-			if !q.Filter.Match(&entries[i]) {
+		for _, r := range recs {
+			entries, err := DecodeRecord(r)
+			if err != nil {
 				continue
 			}
-			out = append(out, entries[i])
-			if q.Limit > 0 && len(out) == q.Limit {
-				return out, nil
+			if q.Newest {
+				slices.Reverse(entries)
+			}
+			for i := range entries {
+				if !q.Filter.Match(&entries[i]) {
+					continue
+				}
+				out = append(out, entries[i])
+				if q.Limit > 0 && len(out) == q.Limit {
+					return out, nil
+				}
 			}
 		}
+		if sq.Limit == 0 || len(recs) < sq.Limit {
+			return out, nil
+		}
+		sq.After = recs[len(recs)-1].ID
 	}
-	return out, nil
 }
 
 // Get returns the entry with the given id; found is false when the journal

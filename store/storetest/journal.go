@@ -46,6 +46,7 @@ var journalCases = []struct {
 	{"range selects by kind and time, oldest or newest first, with a limit", testJournalRange},
 	{"get returns a record by id and reports a missing one", testJournalGet},
 	{"records keep binary data byte for byte", testJournalBinary},
+	{"a cursor pages through a range in either order", testJournalCursor},
 	{"retention trims by count", testJournalTrimCount},
 	{"retention trims by age", testJournalTrimAge},
 }
@@ -209,6 +210,51 @@ func testJournalBinary(t *testing.T, open OpenJournal) {
 	r, ok, err := j.GetJournal(t.Context(), ids[0])
 	if err != nil || !ok || !bytes.Equal(r.Data, data) {
 		t.Fatalf("GetJournal(%s) = %v, %v; data changed: %v", ids[0], ok, err, !bytes.Equal(r.Data, data))
+	}
+}
+
+// testJournalCursor: pages of Limit records, each continuing After the
+// last record of the one before, add up to the whole range, oldest or
+// newest first, with a kind and time bounds; a malformed cursor is an error.
+func testJournalCursor(t *testing.T, open OpenJournal) {
+	j := open(t, store.JournalRetention{}, &Clock{})()
+	before := time.Now().Add(-time.Second)
+	appendN(t, j, "decision", "d", 600)
+	appendN(t, j, "dead_letter", "x", 5)
+	appendN(t, j, "decision", "e", 100)
+	for _, q := range []store.JournalQuery{
+		{},
+		{Newest: true},
+		{Kind: "decision"},
+		{Kind: "dead_letter", Newest: true},
+		{Since: before, Until: time.Now().Add(time.Second), Newest: true},
+		{Since: before},
+	} {
+		all := rangeAll(t, j, q)
+		var paged []store.JournalRecord
+		p := q
+		for p.Limit = 97; ; {
+			if len(paged) > len(all) {
+				t.Fatalf("%+v: pages return %d records past the %d of the range: the cursor is ignored", q, len(paged), len(all))
+			}
+			page := rangeAll(t, j, p)
+			paged = append(paged, page...)
+			if len(page) < p.Limit {
+				break
+			}
+			p.After = page[len(page)-1].ID
+		}
+		if len(paged) != len(all) || len(all) == 0 {
+			t.Fatalf("%+v: %d records in pages, %d in one range", q, len(paged), len(all))
+		}
+		for i := range all {
+			if paged[i].ID != all[i].ID || !bytes.Equal(paged[i].Data, all[i].Data) {
+				t.Fatalf("%+v: record %d is %s in pages, %s in one range", q, i, paged[i].ID, all[i].ID)
+			}
+		}
+	}
+	if _, err := j.RangeJournal(t.Context(), store.JournalQuery{After: "not-an-id"}); err == nil {
+		t.Fatal("a malformed cursor returned no error")
 	}
 }
 
