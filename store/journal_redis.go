@@ -102,14 +102,20 @@ func (j *RedisJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jour
 			lo = "(" + q.After
 		}
 	}
+	// Without a kind to filter by, a limited range reads no more than it
+	// returns.
+	page := int64(journalPage)
+	if q.Kind == "" && q.Limit > 0 && q.Limit < journalPage {
+		page = int64(q.Limit)
+	}
 	var out []JournalRecord
 	for {
 		var msgs []redis.XMessage
 		var err error
 		if q.Newest {
-			msgs, err = j.client.XRevRangeN(ctx, j.key, hi, lo, journalPage).Result()
+			msgs, err = j.client.XRevRangeN(ctx, j.key, hi, lo, page).Result()
 		} else {
-			msgs, err = j.client.XRangeN(ctx, j.key, lo, hi, journalPage).Result()
+			msgs, err = j.client.XRangeN(ctx, j.key, lo, hi, page).Result()
 		}
 		if err != nil {
 			return nil, journalError("range", err)
@@ -124,7 +130,7 @@ func (j *RedisJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jour
 				return out, nil
 			}
 		}
-		if len(msgs) < journalPage {
+		if int64(len(msgs)) < page {
 			return out, nil
 		}
 		// Continue after the last id read, excluding it.
