@@ -408,3 +408,44 @@ func TestLimitedReadsFetchWhatTheyNeed(t *testing.T) {
 		}
 	}
 }
+
+// Writers racing for the last of the buffer's room each keep what fits and
+// drop the rest: no entry is lost uncounted, none is kept twice, the
+// buffer's bound holds.
+func TestRacingWritesPastTheBufferAreCounted(t *testing.T) {
+	inner := store.NewMemoryJournal(store.JournalRetention{MaxRecords: 100_000})
+	j := &blockingJournal{Journal: inner, entered: make(chan struct{}, 1000), release: make(chan struct{})}
+	const buffer = 7
+	w, reg := newWriter(t, j, journal.WriterOptions{Buffer: buffer})
+	w.Write(decisions("first", 1)...)
+	<-j.entered // the writer is stuck: every later write competes for 7 entries of room
+	const writers, writes, per = 16, 40, 3
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for k := range writes {
+				w.Write(decisions(fmt.Sprintf("g%d.w%d", g, k), per)...)
+			}
+		})
+	}
+	wg.Wait()
+	dropped := metricSum(t, reg, "alertrouter_journal_dropped_total")
+	if want := float64(writers*writes*per - buffer); dropped != want {
+		t.Fatalf("dropped_total = %v with the writer stuck, want %v (all but the buffer's %d)", dropped, want, buffer)
+	}
+	close(j.release)
+	if err := w.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	all, _ := journal.Read(t.Context(), inner, journal.Query{})
+	if len(all) != 1+buffer {
+		t.Fatalf("journal holds %d entries, want the first and the buffer's %d", len(all), buffer)
+	}
+	seen := map[string]bool{}
+	for _, e := range all {
+		if seen[e.Fingerprint] {
+			t.Fatalf("entry %s kept twice", e.Fingerprint)
+		}
+		seen[e.Fingerprint] = true
+	}
+}

@@ -155,11 +155,14 @@ func (w *Writer) write(entries []Entry, owned bool) {
 		w.m.dropped.Add(float64(len(entries)))
 		return
 	}
-	room := int64(w.opts.Buffer) - w.queued.Add(int64(len(entries)))
-	if room < 0 {
-		w.queued.Add(room)
-		w.m.dropped.Add(float64(-room))
-		entries = entries[:len(entries)+int(room)]
+	// Take room for every entry, then give back what exceeds the buffer:
+	// writers racing past it each give back at most their own entries.
+	n := int64(len(entries))
+	if over := w.queued.Add(n) - int64(w.opts.Buffer); over > 0 {
+		drop := min(over, n)
+		w.queued.Add(-drop)
+		w.m.dropped.Add(float64(drop))
+		entries = entries[:n-drop]
 		if len(entries) == 0 {
 			return
 		}
