@@ -212,12 +212,9 @@ func TestCorruptRecordsAreSkippedNotFatal(t *testing.T) {
 	}
 }
 
-// The entries of one Write stay together and in order in the journal even
-// when many webhooks write at once.
-func TestConcurrentWritesKeepEachWebhookTogether(t *testing.T) {
-	j := store.NewMemoryJournal(store.JournalRetention{MaxRecords: 100_000})
-	w, reg := newWriter(t, j, journal.WriterOptions{Batch: 25})
-	const writers, writes, per = 8, 50, 10
+// writeConcurrently has writers goroutines write writes webhooks of per
+// decisions each (fingerprints g<goroutine>.w<webhook>-<i>), and waits.
+func writeConcurrently(w *journal.Writer, writers, writes, per int) {
 	var wg sync.WaitGroup
 	for g := range writers {
 		wg.Go(func() {
@@ -227,6 +224,15 @@ func TestConcurrentWritesKeepEachWebhookTogether(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// The entries of one Write stay together and in order in the journal even
+// when many webhooks write at once.
+func TestConcurrentWritesKeepEachWebhookTogether(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{MaxRecords: 100_000})
+	w, reg := newWriter(t, j, journal.WriterOptions{Batch: 25})
+	const writers, writes, per = 8, 50, 10
+	writeConcurrently(w, writers, writes, per)
 	if err := w.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -420,15 +426,7 @@ func TestRacingWritesPastTheBufferAreCounted(t *testing.T) {
 	w.Write(decisions("first", 1)...)
 	<-j.entered // the writer is stuck: every later write competes for 7 entries of room
 	const writers, writes, per = 16, 40, 3
-	var wg sync.WaitGroup
-	for g := range writers {
-		wg.Go(func() {
-			for k := range writes {
-				w.Write(decisions(fmt.Sprintf("g%d.w%d", g, k), per)...)
-			}
-		})
-	}
-	wg.Wait()
+	writeConcurrently(w, writers, writes, per)
 	dropped := metricSum(t, reg, "alertrouter_journal_dropped_total")
 	if want := float64(writers*writes*per - buffer); dropped != want {
 		t.Fatalf("dropped_total = %v with the writer stuck, want %v (all but the buffer's %d)", dropped, want, buffer)
