@@ -102,10 +102,10 @@ func (j *RedisJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jour
 			lo = "(" + q.After
 		}
 	}
-	// Without a kind to filter by, a limited range reads no more than it
-	// returns.
+	// A limited range first reads only as many entries as it may return
+	// (all of them, unless a kind filters some out), then whole pages.
 	page := int64(journalPage)
-	if q.Kind == "" && q.Limit > 0 && q.Limit < journalPage {
+	if q.Limit > 0 && q.Limit < journalPage {
 		page = int64(q.Limit)
 	}
 	var out []JournalRecord
@@ -133,6 +133,7 @@ func (j *RedisJournal) RangeJournal(ctx context.Context, q JournalQuery) ([]Jour
 		if int64(len(msgs)) < page {
 			return out, nil
 		}
+		page = journalPage
 		// Continue after the last id read, excluding it.
 		last := "(" + msgs[len(msgs)-1].ID
 		if q.Newest {

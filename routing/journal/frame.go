@@ -40,30 +40,32 @@ const (
 var ErrNotDecoded = errors.New("journal record is not an entry")
 
 // encodeFrame encodes entries, which are all of one kind, as one record's
-// data. scratch is a reusable buffer for the compressor; the data returned
-// does not share it. Decision entries — most of the journal — are encoded
+// data. *scratch is the compressor's buffer, grown as needed and kept for
+// the next frame; the data returned does not share it (a memory journal
+// keeps the data, so it is exactly the compressed size). Decision entries — most of the journal — are encoded
 // by goccy/go-json (the decoder's library), two to three times faster than
 // encoding/json and byte for byte the same for this type
 // (TestJournalRecordsAreEncodingJSON); dead letters, which carry a raw
 // payload, keep encoding/json.
-func encodeFrame(entries []Entry, scratch []byte) (data, scratchOut []byte, err error) {
+func encodeFrame(entries []Entry, scratch *[]byte) ([]byte, error) {
 	var js []byte
+	var err error
 	if entries[0].Kind == KindDecision {
 		js, err = gojson.Marshal(entries)
 	} else {
 		js, err = json.Marshal(entries)
 	}
 	if err != nil {
-		return nil, scratch, err
+		return nil, err
 	}
-	if n := s2.MaxEncodedLen(len(js)); cap(scratch) < n {
-		scratch = make([]byte, n)
+	if n := s2.MaxEncodedLen(len(js)); cap(*scratch) < n {
+		*scratch = make([]byte, n)
 	}
-	z := s2.Encode(scratch[:cap(scratch)], js)
-	data = make([]byte, 1+len(z))
+	z := s2.Encode((*scratch)[:cap(*scratch)], js)
+	data := make([]byte, 1+len(z))
 	data[0] = frameS2JSON
 	copy(data[1:], z)
-	return data, scratch, nil
+	return data, nil
 }
 
 // DecodeRecord decodes the entries of one store record, oldest first, and

@@ -108,6 +108,9 @@ type Writer struct {
 	done   chan struct{}
 	// queued counts the entries in ch, bounded by opts.Buffer.
 	queued atomic.Int64
+	// scratch is the compressor's buffer (encodeFrame), used by the run
+	// goroutine only.
+	scratch []byte
 
 	quietMu sync.Mutex           // guards quiet (record.go)
 	quiet   map[string]time.Time // quiet decisions journaled recently
@@ -233,7 +236,6 @@ func (w *Writer) run() {
 	defer close(w.done)
 	batch := make([]Entry, 0, w.opts.Batch)
 	var markers []chan struct{}
-	var scratch []byte
 	for it := range w.ch {
 		batch, markers = w.add(batch, markers, it)
 	fill:
@@ -248,7 +250,7 @@ func (w *Writer) run() {
 				break fill
 			}
 		}
-		scratch = w.append(batch, scratch)
+		w.append(batch)
 		for _, m := range markers {
 			close(m)
 		}
@@ -267,10 +269,9 @@ func (w *Writer) add(batch []Entry, markers []chan struct{}, it item) ([]Entry, 
 
 // append packs one batch into frames — runs of consecutive entries of one
 // kind, at most maxFrameEntries each — and appends them in one store call.
-// It returns the compressor's scratch buffer for the next batch.
-func (w *Writer) append(batch []Entry, scratch []byte) []byte {
+func (w *Writer) append(batch []Entry) {
 	if len(batch) == 0 {
-		return scratch
+		return
 	}
 	recs := make([]store.JournalRecord, 0, len(batch)/maxFrameEntries+2)
 	entries := 0
@@ -281,8 +282,7 @@ func (w *Writer) append(batch []Entry, scratch []byte) []byte {
 		}
 		frame := batch[start:end]
 		start = end
-		data, s, err := encodeFrame(frame, scratch)
-		scratch = s
+		data, err := encodeFrame(frame, &w.scratch)
 		if err != nil { // cannot happen for these types; counted all the same
 			w.m.dropped.Add(float64(len(frame)))
 			w.opts.Logger.Error("journal entries not encodable; dropped", "entries", len(frame), "fingerprint", frame[0].Fingerprint, "err", err)
@@ -292,7 +292,7 @@ func (w *Writer) append(batch []Entry, scratch []byte) []byte {
 		entries += len(frame)
 	}
 	if len(recs) == 0 {
-		return scratch
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), appendTimeout)
 	defer cancel()
@@ -300,8 +300,7 @@ func (w *Writer) append(batch []Entry, scratch []byte) []byte {
 		w.m.failed.Inc()
 		w.m.dropped.Add(float64(entries))
 		w.opts.Logger.Warn("journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
-		return scratch
+		return
 	}
 	w.m.written.Add(float64(entries))
-	return scratch
 }
