@@ -8,17 +8,13 @@ import (
 	"time"
 )
 
-// sweepEvery is how many writes the memory store does between two sweeps of
-// its expired keys. Reads expire keys lazily; the sweep bounds the memory
-// held by keys that are written once and never read again.
-const sweepEvery = 1024
-
 // errWrongType mirrors Redis' WRONGTYPE: a string operation on a set or the
 // reverse.
 var errWrongType = errors.New("WRONGTYPE operation against a key holding the wrong kind of value")
 
 // Memory is an in-process Store: a map under a mutex with lazy TTL
-// expiry. It is right for a single replica only, and loses its state on
+// expiry on reads and an expiry heap swept on writes (memory_expiry.go). It
+// is right for a single replica only, and loses its state on
 // restart. It is safe for concurrent use. After Close every method returns
 // an error wrapping ErrUnavailable.
 type Memory struct {
@@ -28,8 +24,9 @@ type Memory struct {
 	items map[string]*item
 	// incidents holds incident state (memory_incident.go).
 	incidents map[string]*incidentState
-	writes    int
-	closed    bool
+	// expiring files every key that has a TTL by when it expires.
+	expiring expiryHeap
+	closed   bool
 }
 
 // item is a string value or, when set is non-nil, a set.
@@ -37,6 +34,7 @@ type item struct {
 	value   string
 	set     map[string]struct{}
 	expires time.Time // zero: never
+	indexed int64     // the time of its entry in Memory.expiring; 0: none
 }
 
 // MemoryOption configures a Memory store.
@@ -80,31 +78,31 @@ func (m *Memory) lookup(key string, now time.Time) *item {
 	if !ok {
 		return nil
 	}
-	if !it.expires.IsZero() && !now.Before(it.expires) {
+	if expired(it.expires, now) {
 		delete(m.items, key)
 		return nil
 	}
 	return it
 }
 
-// wrote counts a write and sweeps expired keys every sweepEvery writes.
-// m.mu must be held.
-func (m *Memory) wrote(now time.Time) {
-	m.writes++
-	if m.writes < sweepEvery {
-		return
+// setValue sets key to value with its expiry, as Redis SET: whatever the
+// key held is replaced. An existing item is reused, so a key set again and
+// again keeps its one entry in the expiry heap. m.mu must be held.
+func (m *Memory) setValue(key, value string, expires, now time.Time) {
+	it := m.items[key]
+	if it == nil {
+		it = &item{}
+		m.items[key] = it
 	}
-	m.writes = 0
-	for k, it := range m.items {
-		if !it.expires.IsZero() && !now.Before(it.expires) {
-			delete(m.items, k)
-		}
-	}
-	for k, st := range m.incidents {
-		if !st.expires.IsZero() && !now.Before(st.expires) {
-			delete(m.incidents, k)
-		}
-	}
+	it.value, it.set, it.expires = value, nil, expires
+	m.wrote(key, it, now)
+}
+
+// wrote files the expiry of the item just written at key and expires what
+// has come due (memory_expiry.go). m.mu must be held.
+func (m *Memory) wrote(key string, it *item, now time.Time) {
+	m.schedule(key, false, it.expires, &it.indexed)
+	m.sweep(now)
 }
 
 // expiry returns when an entry with ttl set at now expires; zero (never)
@@ -129,9 +127,8 @@ func (m *Memory) SetNX(ctx context.Context, entries []Entry) ([]bool, error) {
 		if m.lookup(e.Key, now) != nil {
 			continue
 		}
-		m.items[e.Key] = &item{value: e.Value, expires: expiry(now, e.TTL)}
+		m.setValue(e.Key, e.Value, expiry(now, e.TTL), now)
 		set[i] = true
-		m.wrote(now)
 	}
 	return set, nil
 }
@@ -144,8 +141,7 @@ func (m *Memory) Set(ctx context.Context, entries []Entry) error {
 	defer m.mu.Unlock()
 	now := m.now()
 	for _, e := range entries {
-		m.items[e.Key] = &item{value: e.Value, expires: expiry(now, e.TTL)}
-		m.wrote(now)
+		m.setValue(e.Key, e.Value, expiry(now, e.TTL), now)
 	}
 	return nil
 }
@@ -211,7 +207,7 @@ func (m *Memory) AddMembers(ctx context.Context, key string, ttl time.Duration, 
 	if ttl > 0 {
 		it.expires = now.Add(ttl)
 	}
-	m.wrote(now)
+	m.wrote(key, it, now)
 	return nil
 }
 
@@ -275,6 +271,7 @@ func (m *Memory) Close() error {
 	m.closed = true
 	m.items = nil
 	m.incidents = nil
+	m.expiring = nil
 	return nil
 }
 

@@ -13,6 +13,7 @@ type incidentState struct {
 	ref     string
 	members map[string]string // fingerprint → startsAt
 	expires time.Time
+	indexed int64 // the time of its entry in Memory.expiring; 0: none
 }
 
 // Incidents applies each step atomically with the same semantics as the
@@ -29,7 +30,7 @@ func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentRes
 			m.incidents = map[string]*incidentState{}
 		}
 		st := m.incidents[op.Key]
-		if st == nil || (!st.expires.IsZero() && !now.Before(st.expires)) {
+		if st == nil || expired(st.expires, now) {
 			st = &incidentState{members: map[string]string{}}
 			m.incidents[op.Key] = st
 		}
@@ -38,8 +39,9 @@ func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentRes
 			delete(m.incidents, op.Key)
 		} else {
 			st.expires = expiry(now, op.TTL)
+			m.schedule(op.Key, true, st.expires, &st.indexed)
 		}
-		m.wrote(now)
+		m.sweep(now)
 	}
 	return out, nil
 }

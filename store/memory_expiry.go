@@ -1,0 +1,135 @@
+package store
+
+import "time"
+
+// Expiring the memory store's keys.
+//
+// Reads expire keys lazily (lookup), as Redis does. Keys written once and
+// never read again — markers, claims, flap histories of alerts that are not
+// seen again — must still go, or a long-running single replica grows
+// without bound. The store used to walk every key every 1,024 writes to
+// find them: a cost proportional to the keys held, paid a thousand times
+// over while a load writes fresh alerts (measured: 45 % of the router's
+// CPU after ten seconds of new alerts, and growing). Now a min-heap orders
+// the keys by expiry and each write deletes what has come due, so the cost
+// of expiring a key is O(log n), paid once.
+//
+// Each key has at most one live entry in the heap, recorded in its indexed
+// field: the time of the entry that will visit it. When a key's expiry
+// moves later (a Set over it, an incident touched by a step) the entry is
+// left where it is and, when its time comes, the sweep finds the key still
+// alive and files it again at its new expiry. Only an earlier expiry files
+// a new entry at once. Entries whose key was deleted or replaced are
+// recognised by their time no longer matching the key's indexed field, and
+// dropped.
+
+// sweepMax bounds the keys one write expires, so a crowd of keys expiring
+// together is spread over the following writes instead of holding the
+// store's lock for one long sweep. Each write files at most one entry and
+// expires up to sweepMax, so the backlog always drains.
+const sweepMax = 256
+
+// expiryEntry files the key of an item (or, when incident is set, of an
+// incident) to be visited at at, in Unix nanoseconds.
+type expiryEntry struct {
+	at       int64
+	key      string
+	incident bool
+}
+
+// expiryHeap is a binary min-heap of entries by at.
+type expiryHeap []expiryEntry
+
+func (h *expiryHeap) push(e expiryEntry) {
+	*h = append(*h, e)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if s[p].at <= s[i].at {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+func (h *expiryHeap) pop() expiryEntry {
+	s := *h
+	top := s[0]
+	last := len(s) - 1
+	s[0] = s[last]
+	s[last] = expiryEntry{} // release the key string
+	s = s[:last]
+	for i := 0; ; {
+		l, small := 2*i+1, i
+		if l < len(s) && s[l].at < s[small].at {
+			small = l
+		}
+		if r := l + 1; r < len(s) && s[r].at < s[small].at {
+			small = r
+		}
+		if small == i {
+			break
+		}
+		s[i], s[small] = s[small], s[i]
+		i = small
+	}
+	*h = s
+	return top
+}
+
+// schedule files key to be visited when expires comes, unless an entry
+// already visits it no later; indexed is the key's record of its entry. A
+// key that never expires is not filed. m.mu must be held.
+func (m *Memory) schedule(key string, incident bool, expires time.Time, indexed *int64) {
+	if expires.IsZero() {
+		return
+	}
+	at := expires.UnixNano()
+	if *indexed != 0 && *indexed <= at {
+		return
+	}
+	*indexed = at
+	m.expiring.push(expiryEntry{at: at, key: key, incident: incident})
+}
+
+// sweep deletes up to sweepMax keys that have expired by now, filing again
+// those whose expiry moved later. m.mu must be held.
+func (m *Memory) sweep(now time.Time) {
+	n := now.UnixNano()
+	for range sweepMax {
+		if len(m.expiring) == 0 || m.expiring[0].at > n {
+			return
+		}
+		e := m.expiring.pop()
+		if e.incident {
+			st := m.incidents[e.key]
+			if st == nil || st.indexed != e.at {
+				continue // deleted or replaced since it was filed
+			}
+			st.indexed = 0
+			if expired(st.expires, now) {
+				delete(m.incidents, e.key)
+			} else {
+				m.schedule(e.key, true, st.expires, &st.indexed)
+			}
+			continue
+		}
+		it := m.items[e.key]
+		if it == nil || it.indexed != e.at {
+			continue
+		}
+		it.indexed = 0
+		if expired(it.expires, now) {
+			delete(m.items, e.key)
+		} else {
+			m.schedule(e.key, false, it.expires, &it.indexed)
+		}
+	}
+}
+
+// expired reports whether something expiring at expires (zero: never) has
+// expired by now.
+func expired(expires, now time.Time) bool {
+	return !expires.IsZero() && !now.Before(expires)
+}
