@@ -162,9 +162,11 @@ func (c *DedupConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 type IncidentsConfig struct {
 	// GroupBy defaults to routing.DefaultGroupBy (sector, service, kpi).
 	GroupBy []string `yaml:"group_by,omitempty"`
-	// UpdateWindow is how long an update of an open incident (new members,
-	// members resolving while others fire) waits for other webhooks'
-	// updates of it, to go out as one thread reply; 0 sends each at once.
+	// UpdateWindow is how long, at most, an update of an open incident (new
+	// members, members resolving while others fire) waits for other
+	// webhooks' updates of it, to go out as one thread reply; the wait ends
+	// early once the webhooks in flight for the incident have arrived. 0
+	// sends each at once.
 	// Openings and resolutions (pages) never wait. See
 	// routing.Pipeline.UpdateWindow.
 	UpdateWindow model.Duration `yaml:"update_window"`

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,6 +34,21 @@ import (
 // send (a loopback send takes about a millisecond), and a storm became one
 // thread reply per webhook. With a window of 0 it goes out at once, alone.
 //
+// The window ends early once every webhook known to be on its way to the
+// incident has arrived. Each webhook counts itself, as soon as its alerts
+// are decided, in the incidents its updates may go to (expect: the
+// receivers' integrations that send updates, the alerts' incidents), and
+// leaves the count when its update arrives here or when it knows it will
+// send none (nothing new after the store read, an opening instead of an
+// update, a failure, the end of the webhook). An update that arrives while
+// others are counted seals their cohort (webhooks counted later form the
+// next one, so a steady stream cannot keep extending the wait) and waits
+// for them, up to the window, going out as soon as they are all in; one
+// that finds none counted waits the whole window, as before, for webhooks
+// not yet arrived. So webhooks that come together (Alertmanager flushing
+// groups at once, a burst of retries) share one send without waiting out a
+// window none of them needs.
+//
 // Openings and resolutions are never coalesced: exactly one sender holds an
 // incident's opening or resolving lease, and its notification is sent as
 // it is.
@@ -56,14 +72,26 @@ type coalesceRound struct {
 	err     error
 }
 
+// incidentKey identifies the updates of one incident at one integration
+// of a receiver, whatever their kind and action: what a webhook expects to
+// send before it knows which.
+type incidentKey struct{ receiver, integ, incident string }
+
+func incidentKeyOf(b *batch) incidentKey {
+	return incidentKey{b.receiver, b.integ.Name, b.incident}
+}
+
 // coalescer queues updates per key while one of the key is being sent.
 type coalescer struct {
 	mu sync.Mutex
 	// next has an entry for every key with a send in flight: the round
 	// that goes out when that send completes (nil while nothing waits).
 	next map[coalesceKey]*coalesceRound
+	// inbound holds, per incident, the open cohort of the webhooks in
+	// flight that may still send it an update (expect).
+	inbound map[incidentKey]*cohort
 	// wait, when set (tests), replaces waiting out the update window.
-	wait func(ctx context.Context, window time.Duration)
+	wait func(ctx context.Context, window time.Duration, gathered chan struct{})
 }
 
 // coalescible reports whether b is an update that may share a send.
@@ -86,7 +114,7 @@ func keyOf(b *batch) coalesceKey {
 // key as if sending, and then goes out carrying whatever queued meanwhile.
 // counted is called with each batch that rode on another's send.
 func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, notify func(context.Context, *alert.Notification) error, counted func(*batch)) error {
-	k := keyOf(b)
+	k, ik := keyOf(b), incidentKeyOf(b)
 	c.mu.Lock()
 	if c.next == nil {
 		c.next = map[coalesceKey]*coalesceRound{}
@@ -97,6 +125,7 @@ func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, no
 			c.next[k] = r
 		}
 		r.batches = append(r.batches, b)
+		b.in.arrived(ik) // after joining: the update it wakes finds it queued
 		c.mu.Unlock()
 		<-r.done
 		if b != r.batches[0] {
@@ -108,11 +137,16 @@ func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, no
 		return r.err
 	}
 	c.next[k] = nil
+	b.in.arrived(ik)
+	var gathered chan struct{}
+	if window > 0 {
+		gathered = c.seal(ik)
+	}
 	c.mu.Unlock()
 
 	r := &coalesceRound{ctx: ctx, batches: []*batch{b}, done: make(chan struct{})}
 	if window > 0 {
-		c.waitWindow(ctx, window)
+		c.waitWindow(ctx, window, gathered)
 		c.mu.Lock()
 		if q := c.next[k]; q != nil { // updates came meanwhile: b carries them
 			q.ctx = ctx
@@ -129,10 +163,11 @@ func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, no
 	return r.err
 }
 
-// waitWindow waits out the update window, or until ctx ends.
-func (c *coalescer) waitWindow(ctx context.Context, window time.Duration) {
+// waitWindow waits out the update window, or until ctx ends or, when not
+// nil, gathered closes: every webhook of its cohort has arrived.
+func (c *coalescer) waitWindow(ctx context.Context, window time.Duration, gathered chan struct{}) {
 	if c.wait != nil {
-		c.wait(ctx, window)
+		c.wait(ctx, window, gathered)
 		return
 	}
 	t := time.NewTimer(window)
@@ -140,8 +175,109 @@ func (c *coalescer) waitWindow(ctx context.Context, window time.Duration) {
 	select {
 	case <-t.C:
 	case <-ctx.Done():
+	case <-gathered: // nil: never
 	}
 }
+
+// cohort is the webhooks counted in an incident between two updates of it
+// that waited: n of them have not arrived yet. The update that starts
+// waiting seals the incident's open cohort (later webhooks join a new one)
+// and waits for full, closed when n reaches zero.
+type cohort struct {
+	n    int
+	full chan struct{}
+}
+
+// counted is one incident a webhook is counted in, and its cohort there.
+type counted struct {
+	key incidentKey
+	co  *cohort
+}
+
+// inbound is one webhook's part in the coalescer's counts: the incidents
+// it is counted in and has not yet left. Its methods are safe on a nil
+// inbound (nothing counted) and from the webhook's concurrent sends.
+type inbound struct {
+	c       *coalescer
+	counted []counted
+}
+
+// expect counts a webhook in keys (distinct) until it leaves them.
+func (c *coalescer) expect(keys []incidentKey) *inbound {
+	if len(keys) == 0 {
+		return nil
+	}
+	in := &inbound{c: c, counted: make([]counted, len(keys))}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.inbound == nil {
+		c.inbound = map[incidentKey]*cohort{}
+	}
+	for i, k := range keys {
+		co := c.inbound[k]
+		if co == nil {
+			co = &cohort{}
+			c.inbound[k] = co
+		}
+		co.n++
+		in.counted[i] = counted{k, co}
+	}
+	return in
+}
+
+// arrived leaves ik, if counted in it, ending the wait of the update that
+// sealed its cohort when it was the last to arrive. c.mu must be held.
+func (in *inbound) arrived(ik incidentKey) {
+	if in == nil {
+		return
+	}
+	i := slices.IndexFunc(in.counted, func(e counted) bool { return e.key == ik })
+	if i < 0 {
+		return
+	}
+	co := in.counted[i].co
+	in.counted = slices.Delete(in.counted, i, i+1)
+	if co.n--; co.n > 0 {
+		return
+	}
+	if co.full != nil {
+		close(co.full)
+	}
+	if in.c.inbound[ik] == co {
+		delete(in.c.inbound, ik)
+	}
+}
+
+// seal returns the channel that closes once the webhooks counted in ik so
+// far have all arrived, or nil when none is counted; webhooks counted from
+// now on join a new cohort. c.mu must be held.
+func (c *coalescer) seal(ik incidentKey) chan struct{} {
+	co := c.inbound[ik]
+	if co == nil {
+		return nil
+	}
+	delete(c.inbound, ik)
+	co.full = make(chan struct{})
+	return co.full
+}
+
+// keep leaves every incident the webhook is counted in but those for which
+// sends reports true.
+func (in *inbound) keep(sends func(incidentKey) bool) {
+	if in == nil {
+		return
+	}
+	in.c.mu.Lock()
+	defer in.c.mu.Unlock()
+	for i := len(in.counted) - 1; i >= 0; i-- {
+		if k := in.counted[i].key; sends == nil || !sends(k) {
+			in.arrived(k)
+		}
+	}
+}
+
+// done leaves every incident the webhook is still counted in.
+func (in *inbound) done() { in.keep(nil) }
 
 // sendRound sends r's batches as one notification, then hands k off.
 func (c *coalescer) sendRound(k coalesceKey, r *coalesceRound, notify func(context.Context, *alert.Notification) error) {

@@ -14,6 +14,7 @@ import (
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // coalesceCase opens an incident, holds the next update of it at the
@@ -398,5 +399,233 @@ func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
 	mustProcess(t, p, tAlert("Fifth", "firing", "ticket", "instance", "gpu-node-400:8000"))
 	if n := waits.Load(); n != 1 {
 		t.Errorf("a ticket's update to slack waited %d times, want 1", n)
+	}
+}
+
+// gateKey marks a webhook's context with a channel its store read waits
+// for (gatedStore).
+type gateKey struct{}
+
+// gatedStore holds the store read of a webhook whose context carries a
+// gate until the gate opens: the webhook is in flight, counted, and not yet
+// at its send.
+type gatedStore struct{ store.Store }
+
+func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
+	if gate, ok := ctx.Value(gateKey{}).(chan struct{}); ok {
+		<-gate
+	}
+	return s.Store.Get(ctx, keys)
+}
+
+// gatherCase opens an incident, then sends an update of it (lead) while a
+// second webhook of the same incident (late: its alerts) is held at its
+// store read, and lets the late one go once the lead waits in its window.
+// window is what the lead's wait does with the channel closed when every
+// webhook counted in the incident has arrived; with leadFirst the lead is
+// let finish before the late one goes. Both webhooks must succeed, Slack
+// get want messages (the opening included), and nothing be left counted.
+func gatherCase(t *testing.T, e *env, late []webhooktest.Alert, window func(gathered chan struct{}), leadFirst bool, want int) {
+	t.Helper()
+	e.store = gatedStore{e.store}
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour // the test's wait below ends it
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+
+	waiting := make(chan chan struct{}, 1)
+	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
+		waiting <- gathered
+		window(gathered)
+	})
+	gate := make(chan struct{})
+	lateErr := make(chan error, 1)
+	go func() {
+		_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, late...))
+		lateErr <- err
+	}()
+	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) > 0 })
+	leadErr := make(chan error, 1)
+	go func() {
+		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
+		leadErr <- err
+	}()
+	var gathered chan struct{}
+	select {
+	case gathered = <-waiting:
+	case <-time.After(10 * time.Second): // a bound on a hang, not a timing assumption
+		t.Fatal("the lead update never waited in its window")
+	}
+	if gathered == nil {
+		t.Fatal("the lead update waits its whole window while another webhook of its incident is in flight")
+	}
+	var lead error
+	if leadFirst {
+		lead = <-leadErr // with the late webhook still held
+	}
+	close(gate)
+	if !leadFirst {
+		lead = <-leadErr
+	}
+	if err := <-lateErr; lead != nil || err != nil {
+		t.Fatalf("lead: %v, late: %v", lead, err)
+	}
+	if n := len(e.slack.notifications()); n != want {
+		t.Errorf("slack got %d messages, want %d", n, want)
+	}
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted after every webhook ended", n)
+	}
+}
+
+// waitGathered waits for every counted webhook to arrive (bounded: a hang
+// fails the test instead of the window ending it).
+func waitGathered(t *testing.T) func(chan struct{}) {
+	return func(gathered chan struct{}) {
+		select {
+		case <-gathered:
+		case <-time.After(10 * time.Second):
+			t.Error("the window did not end when every counted webhook had arrived")
+		}
+	}
+}
+
+// An update that finds another webhook of its incident in flight waits for
+// it, not for the whole window: the window ends the moment that webhook's
+// update arrives, and both go out as one message. With the window ending
+// only on its timer the lead would go out alone (the wait here returns at
+// once when nothing is counted) and the test sees two messages.
+func TestTheWindowEndsWhenEveryWebhookOfTheIncidentHasArrived(t *testing.T) {
+	late := tAlert("Late", "firing", "ticket", "instance", "gpu-node-200:8000")
+	// The opening, then one update carrying both webhooks' alerts.
+	e := newEnv(t)
+	gatherCase(t, e, []webhooktest.Alert{late}, waitGathered(t), false, 2)
+	if ns := e.slack.notifications(); len(ns) == 2 && len(ns[1].Results) != 2 {
+		t.Errorf("the update carried %d alerts, want the lead's and the late one's", len(ns[1].Results))
+	}
+}
+
+// A webhook counted in the incident that turns out to send it no update —
+// Alertmanager repeating an alert already notified — leaves the count as
+// soon as its store read says so, ending the wait of the lead's update,
+// even while it goes on to open another incident (held here until the
+// lead's update has gone out: were the late webhook counted until its end,
+// the two would wait for each other).
+func TestAWebhookWithNothingToSendDoesNotHoldTheWindow(t *testing.T) {
+	e := newEnv(t)
+	leadSent := make(chan struct{})
+	e.slack.setFail(func(n *alert.Notification) error {
+		for _, r := range n.Results {
+			switch r.Alert.Labels["alertname"] {
+			case "Lead":
+				close(leadSent)
+			case "Elsewhere":
+				select {
+				case <-leadSent:
+				case <-time.After(10 * time.Second): // a bound on a hang
+					t.Error("the other incident's opening waited for the lead's update: the late webhook held its window")
+				}
+			}
+		}
+		return nil
+	})
+	// "Open" is the incident's first member: repeating it sends nothing
+	// there. The opening, then the other incident's opening and the lead's
+	// update.
+	elsewhere := tAlert("Elsewhere", "firing", "ticket", "service", "embeddings")
+	gatherCase(t, e, []webhooktest.Alert{tAlert("Open", "firing", "ticket"), elsewhere}, waitGathered(t), false, 3)
+}
+
+// When the window ends first (the late webhook is still held), the lead
+// goes out alone, its webhook answered while the late one is still held,
+// and nothing is left counted once both webhooks end.
+func TestAWindowThatEndsFirstLeavesNothingBehind(t *testing.T) {
+	late := tAlert("Late", "firing", "ticket", "instance", "gpu-node-200:8000")
+	// The opening, then two updates.
+	gatherCase(t, newEnv(t), []webhooktest.Alert{late}, func(chan struct{}) {}, true, 3)
+}
+
+// An update waits only for the webhooks counted in its incident before it
+// started waiting: one that comes in during the wait does not extend it
+// (under a steady stream the window would otherwise never end early); it
+// goes out in a later message.
+func TestWebhooksCountedDuringTheWaitDoNotExtendIt(t *testing.T) {
+	e := newEnv(t)
+	e.store = gatedStore{e.store}
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	waits := make(chan chan struct{}, 4)
+	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
+		waits <- gathered
+		if gathered != nil {
+			waitGathered(t)(gathered)
+		}
+	})
+	held := func(name, instance string, gate chan struct{}) chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, tAlert(name, "firing", "ticket", "instance", instance)))
+			errc <- err
+		}()
+		return errc
+	}
+	gate1, gate2 := make(chan struct{}), make(chan struct{})
+	early := held("Early", "gpu-node-200:8000", gate1)
+	eventually(t, "the early webhook counted", func() bool { return routing.CountedInbound(p) == 1 })
+	leadErr := make(chan error, 1)
+	go func() {
+		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
+		leadErr <- err
+	}()
+	if g := <-waits; g == nil {
+		t.Fatal("the lead waits its whole window while the early webhook is in flight")
+	}
+	eventually(t, "the lead's cohort sealed", func() bool { return routing.CountedInbound(p) == 0 })
+	late := held("Late", "gpu-node-300:8000", gate2)
+	eventually(t, "the late webhook counted in a new cohort", func() bool { return routing.CountedInbound(p) == 1 })
+	close(gate1)
+	if err := <-leadErr; err != nil {
+		t.Fatalf("lead: %v", err)
+	}
+	if err := <-early; err != nil {
+		t.Fatalf("early: %v", err)
+	}
+	close(gate2)
+	if err := <-late; err != nil {
+		t.Fatalf("late: %v", err)
+	}
+	ns := e.slack.notifications()
+	var sizes []int
+	for _, n := range ns[1:] {
+		sizes = append(sizes, len(n.Results))
+	}
+	if fmt.Sprint(sizes) != "[2 1]" {
+		t.Errorf("updates carried %v alerts, want [2 1]: the lead with the early webhook, then the late one", sizes)
+	}
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted after every webhook ended", n)
+	}
+}
+
+// An update with no other webhook of its incident in flight waits the
+// whole window, as before: others may be about to arrive.
+func TestALoneUpdateWaitsTheWholeWindow(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	var calls, counted atomic.Int32
+	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
+		calls.Add(1)
+		if gathered != nil {
+			counted.Add(1)
+		}
+	})
+	mustProcess(t, p, tAlert("Second", "firing", "ticket", "instance", "gpu-node-200:8000"))
+	if calls.Load() != 1 || counted.Load() != 0 {
+		t.Errorf("a lone update waited %d times, %d of them for counted webhooks; want one wait of the whole window", calls.Load(), counted.Load())
+	}
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted", n)
 	}
 }

@@ -30,6 +30,8 @@ type batch struct {
 	skip    bool
 	err     error
 	latency time.Duration
+	// in: the webhook's count in the incidents it may update (coalesce.go).
+	in *inbound
 }
 
 func (b *batch) fail(err error) {
@@ -206,7 +208,14 @@ const settleGrace = 10 * time.Millisecond
 // one is still sending (a replica killed during the slow send never resends
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
-func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary) error {
+func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary) error {
+	// The incidents this webhook sends no update to need not wait for it.
+	in.keep(func(k incidentKey) bool {
+		return slices.ContainsFunc(batches, func(b *batch) bool { return incidentKeyOf(b) == k && waitsForUpdates(b) })
+	})
+	for _, b := range batches {
+		b.in = in
+	}
 	leaseOf := map[*batch]*incidentLease{}
 	open := map[*incidentLease]int{}
 	for _, l := range leases {
@@ -291,7 +300,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	start := time.Now()
 	var err error
-	if coalescible(b) && !silentUpdate(b) { // a silent update has nothing to gather
+	if waitsForUpdates(b) {
 		err = p.updates.send(ctx, b, p.UpdateWindow, b.integ.Notifier.Notify, p.countCoalesced)
 	} else {
 		err = b.integ.Notifier.Notify(ctx, b.n)
@@ -303,6 +312,12 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	if p.Metrics != nil {
 		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(b.latency.Seconds())
 	}
+}
+
+// waitsForUpdates reports whether b goes out through the coalescer: an
+// update its integration sends (a silent update has nothing to gather).
+func waitsForUpdates(b *batch) bool {
+	return b.err == nil && !b.skip && coalescible(b) && !silentUpdate(b)
 }
 
 // silentUpdate reports whether b is an update of an open incident that its

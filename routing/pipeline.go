@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/alertrouter/alertrouter/policies/flap"
@@ -77,9 +78,10 @@ type Pipeline struct {
 	Live LiveLookup
 	// Flap damps alerts that keep firing and resolving (nil: off).
 	Flap *flap.Config
-	// UpdateWindow is how long an update of an open incident that finds
-	// none of that incident's updates being sent waits for others to share
-	// its send (coalesce.go); 0 sends it at once. Openings and resolutions
+	// UpdateWindow is how long, at most, an update of an open incident
+	// that finds none of that incident's updates being sent waits for
+	// others to share its send (coalesce.go: the wait ends once the
+	// webhooks counted in the incident have arrived); 0 sends it at once. Openings and resolutions
 	// never wait.
 	UpdateWindow time.Duration
 
@@ -151,11 +153,18 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	if err := p.suppressAcrossPayloads(ctx, results, sum); err != nil {
 		return sum, err
 	}
+	in := p.expectUpdates(results)
+	defer in.done()
 	trs, histories, err := p.pending(ctx, results, sum)
 	if err != nil || len(trs) == 0 {
 		p.writeHistories(ctx, histories)
 		return sum, err
 	}
+	in.keep(func(k incidentKey) bool {
+		return slices.ContainsFunc(trs, func(t *transition) bool {
+			return t.incident == k.incident && t.receiver == k.receiver && t.integ.Name == k.integ
+		})
+	})
 	if err := ctx.Err(); err != nil {
 		p.writeHistories(context.WithoutCancel(ctx), histories)
 		return sum, p.cancelled(sum, err)
@@ -164,7 +173,38 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	defer cancel()
 	token := dedup.NewToken()
 	batches, leases, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, sum)
-	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, sum))
+	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, in, sum))
+}
+
+// expectUpdates counts the webhook in the incidents its alerts may send an
+// update to (coalesce.go): those of its firing alerts that are to be
+// notified, at each integration of their receivers that sends updates. It
+// returns nil (nothing counted) when updates do not wait (no window).
+func (p *Pipeline) expectUpdates(results []*alert.Result) *inbound {
+	if p.UpdateWindow <= 0 {
+		return nil
+	}
+	var keys []incidentKey
+	for _, r := range results {
+		if r.SuppressedBy != "" || r.MutedBy != "" || !r.Alert.Firing() || r.Decision.Action == alert.ActionNone || r.Incident == "" {
+			continue
+		}
+		for _, recv := range r.Receivers {
+			for i := range p.Receivers[recv] {
+				integ := &p.Receivers[recv][i]
+				if integ.Notifier == nil {
+					continue
+				}
+				if s, ok := integ.Notifier.(alert.SilentUpdates); ok && s.SilentUpdates() {
+					continue
+				}
+				if k := (incidentKey{recv, integ.Name, r.Incident}); !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	return p.updates.expect(keys)
 }
 
 // detach returns a context that keeps ctx's values and deadline but not its
