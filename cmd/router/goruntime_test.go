@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // gcPercent returns the current GC percentage.
@@ -27,7 +30,7 @@ func TestGoRuntimeDefaultsYieldToTheEnvironment(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	reset()
-	if _, err := applyGoRuntime(on, memlimit.Limit(container), logger); err != nil {
+	if _, err := applyGoRuntime(on, defaultGOGC, memlimit.Limit(container), logger); err != nil {
 		t.Fatal(err)
 	}
 	if got := gcPercent(); got != defaultGOGC {
@@ -40,7 +43,7 @@ func TestGoRuntimeDefaultsYieldToTheEnvironment(t *testing.T) {
 	t.Setenv("GOGC", "50")
 	t.Setenv("GOMEMLIMIT", "300MiB")
 	reset()
-	if _, err := applyGoRuntime(on, memlimit.Limit(container), logger); err != nil {
+	if _, err := applyGoRuntime(on, defaultGOGC, memlimit.Limit(container), logger); err != nil {
 		t.Fatal(err)
 	}
 	if got, lim := gcPercent(), debug.SetMemoryLimit(-1); got != 100 || lim != 1<<62 {
@@ -50,7 +53,7 @@ func TestGoRuntimeDefaultsYieldToTheEnvironment(t *testing.T) {
 	t.Setenv("GOGC", "")
 	t.Setenv("GOMEMLIMIT", "")
 	reset()
-	if _, err := applyGoRuntime(runtimeOptions{autoMemLimit: false, ratio: 0.9}, memlimit.Limit(container), logger); err != nil {
+	if _, err := applyGoRuntime(runtimeOptions{autoMemLimit: false, ratio: 0.9}, defaultGOGC, memlimit.Limit(container), logger); err != nil {
 		t.Fatal(err)
 	}
 	if lim := debug.SetMemoryLimit(-1); lim != 1<<62 {
@@ -58,10 +61,40 @@ func TestGoRuntimeDefaultsYieldToTheEnvironment(t *testing.T) {
 	}
 	reset()
 	failing := func() (uint64, error) { return 0, errors.New("no cgroup here") }
-	if _, err := applyGoRuntime(on, failing, logger); err != nil {
+	if _, err := applyGoRuntime(on, defaultGOGC, failing, logger); err != nil {
 		t.Errorf("an unreadable container limit stopped the router: %v", err)
 	}
-	if _, err := applyGoRuntime(runtimeOptions{autoMemLimit: true, ratio: 1.5}, memlimit.Limit(container), logger); err == nil {
+	if _, err := applyGoRuntime(runtimeOptions{autoMemLimit: true, ratio: 1.5}, defaultGOGC, memlimit.Limit(container), logger); err == nil {
 		t.Error("--auto-gomemlimit.ratio=1.5 accepted")
+	}
+}
+
+// With the embedded memory store the dedup state is the live heap, so the
+// router keeps Go's 100 % GC target instead of raising it: 200 % would let
+// the heap grow to three times that state. With Redis it raises it.
+func TestGCTargetFollowsTheStore(t *testing.T) {
+	withRedis := config.LoadDefault()
+	rc := store.DefaultRedisConfig()
+	rc.Addrs = []string{"127.0.0.1:6379"}
+	withRedis.Store.Redis = &rc
+	for _, tc := range []struct {
+		name string
+		cfg  *config.Config
+		want int
+	}{
+		{"embedded defaults (memory store)", config.LoadDefault(), 100},
+		{"redis", withRedis, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			prev := gcPercent()
+			t.Cleanup(func() { debug.SetGCPercent(prev) })
+			t.Setenv("GOGC", "")
+			if _, err := applyGoRuntime(runtimeOptions{}, gcTarget(tc.cfg.Store), memlimit.Limit(1<<30), slog.New(slog.DiscardHandler)); err != nil {
+				t.Fatal(err)
+			}
+			if got := gcPercent(); got != tc.want {
+				t.Errorf("GC percent %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -124,7 +124,9 @@ func (m *Main) serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	set, err := applyGoRuntime(m.runtime, memlimit.FromCgroup, m.logger)
+	// Taken at start: a reload that moves the state into or out of Redis
+	// keeps the GC target of the store the router started with.
+	set, err := applyGoRuntime(m.runtime, gcTarget(cfg.Store), memlimit.FromCgroup, m.logger)
 	if err != nil {
 		return err
 	}
