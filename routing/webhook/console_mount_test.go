@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,5 +52,41 @@ func TestConsoleIsMountedBesideTheEdge(t *testing.T) {
 	resp.Body.Close()
 	if string(b) != "console POST /dead-letters/1-0/replay" {
 		t.Fatalf("POST replay reached %q", b)
+	}
+}
+
+// Go's profiles are served under /debug/pprof/ beside the console, as
+// Prometheus and Alertmanager serve them: the index, a named profile and a
+// CPU profile (gzip-compressed protobuf).
+func TestProfilesAreServedBesideTheConsole(t *testing.T) {
+	console := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "console "+r.URL.Path)
+	})
+	srv := httptest.NewServer(webhook.NewServer(consoleRuntime{console}, prometheus.NewRegistry(), nil, slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	get := func(path string) (int, []byte) {
+		t.Helper()
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp.StatusCode, b
+	}
+	if code, b := get("/debug/pprof/"); code != http.StatusOK || !strings.Contains(string(b), "goroutine") {
+		t.Errorf("GET /debug/pprof/ = %d %.80q, want the index of profiles", code, b)
+	}
+	if code, b := get("/debug/pprof/goroutine?debug=1"); code != http.StatusOK || !strings.HasPrefix(string(b), "goroutine profile:") {
+		t.Errorf("GET /debug/pprof/goroutine?debug=1 = %d %.80q, want the goroutine profile", code, b)
+	}
+	if code, b := get("/debug/pprof/profile?seconds=1"); code != http.StatusOK || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("GET /debug/pprof/profile = %d, %d bytes, want a gzip-compressed CPU profile", code, len(b))
+	}
+	if code, b := get("/debug/pprof/nosuchprofile"); code != http.StatusNotFound {
+		t.Errorf("GET /debug/pprof/nosuchprofile = %d %.80q, want 404", code, b)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -132,7 +133,8 @@ type errorBody struct {
 // NewServer returns the HTTP handler of the router: POST /webhook, POST
 // /slack/interactions and /slack/commands, GET /metrics (from gatherer),
 // GET /-/healthy, GET /-/ready, with WithLifecycle POST /-/reload and
-// /-/quit, and every other path to rt's Console() handler when rt has one.
+// /-/quit, Go's profiles under /debug/pprof/, and every other path to rt's
+// Console() handler when rt has one.
 func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger, opts ...Option) http.Handler {
 	var so serverOptions
 	for _, o := range opts {
@@ -198,10 +200,30 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/-/quit", quit)
 	e.PUT("/-/quit", quit)
 	e.POST("/-/reload", reload)
+	e.Any("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(profiles)))
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
 		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
 	}
 	return e
+}
+
+// profiles serves Go's runtime profiles under /debug/pprof/ (net/http/pprof:
+// the index, cpu as /profile?seconds=N, heap, allocs, goroutine, block,
+// mutex, threadcreate, trace), as Prometheus and Alertmanager do on their
+// web port, behind the same web configuration (TLS, basic auth).
+func profiles(w http.ResponseWriter, r *http.Request) {
+	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
+	case "cmdline":
+		pprof.Cmdline(w, r)
+	case "profile":
+		pprof.Profile(w, r)
+	case "symbol":
+		pprof.Symbol(w, r)
+	case "trace":
+		pprof.Trace(w, r)
+	default:
+		pprof.Index(w, r) // the index, and every named profile
+	}
 }
 
 type webhook struct {
