@@ -45,9 +45,12 @@ import (
 // next one, so a steady stream cannot keep extending the wait) and waits
 // for them, up to the window, going out as soon as they are all in; one
 // that finds none counted waits the whole window, as before, for webhooks
-// not yet arrived. So webhooks that come together (Alertmanager flushing
-// groups at once, a burst of retries) share one send without waiting out a
-// window none of them needs.
+// not yet arrived. A round that queued behind a send waits the same way,
+// once that send completes, for the webhooks counted in its incident, so a
+// cohort is not split into what queued during the send and the rest. So
+// webhooks that come together (Alertmanager flushing groups at once, a
+// burst of retries) share one send without waiting out a window none of
+// them needs.
 //
 // Openings and resolutions are never coalesced: exactly one sender holds an
 // incident's opening or resolving lease, and its notification is sent as
@@ -70,6 +73,8 @@ type coalesceRound struct {
 	done    chan struct{}
 	n       *alert.Notification
 	err     error
+	// window: the update window of the batch that made the round.
+	window time.Duration
 }
 
 // incidentKey identifies the updates of one incident at one integration
@@ -121,7 +126,7 @@ func (c *coalescer) send(ctx context.Context, b *batch, window time.Duration, no
 	}
 	if r, busy := c.next[k]; busy {
 		if r == nil {
-			r = &coalesceRound{ctx: ctx, done: make(chan struct{})}
+			r = &coalesceRound{ctx: ctx, done: make(chan struct{}), window: window}
 			c.next[k] = r
 		}
 		r.batches = append(r.batches, b)
@@ -289,7 +294,11 @@ func (c *coalescer) sendRound(k coalesceKey, r *coalesceRound, notify func(conte
 
 // handOff ends a send of k: the round that queued behind it, if any, goes
 // out now, in its own goroutine (the finished sender returns to its own
-// webhook), else k is idle.
+// webhook), else k is idle. When webhooks are counted in the round's
+// incident, the round first waits for them as a waiting update does (at
+// most its window), taking in the updates of k that arrive meanwhile: the
+// cohort it belongs to goes out as one message, not as the part that
+// queued during the send and then the rest.
 func (c *coalescer) handOff(k coalesceKey, notify func(context.Context, *alert.Notification) error) {
 	c.mu.Lock()
 	r := c.next[k]
@@ -299,8 +308,22 @@ func (c *coalescer) handOff(k coalesceKey, notify func(context.Context, *alert.N
 		return
 	}
 	c.next[k] = nil // r's send is now the one in flight
+	var gathered chan struct{}
+	if r.window > 0 {
+		if gathered = c.seal(incidentKeyOf(r.batches[0])); gathered != nil {
+			c.next[k] = r // while it waits, updates of k join it
+		}
+	}
 	c.mu.Unlock()
-	go c.sendRound(k, r, notify)
+	go func() {
+		if gathered != nil {
+			c.waitWindow(r.ctx, r.window, gathered)
+			c.mu.Lock()
+			c.next[k] = nil // r's send is now the one in flight
+			c.mu.Unlock()
+		}
+		c.sendRound(k, r, notify)
+	}()
 }
 
 // merge returns one notification carrying the alerts of every batch, in

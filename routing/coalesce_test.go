@@ -418,6 +418,17 @@ func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, e
 	return s.Store.Get(ctx, keys)
 }
 
+// gatedPipeline is e's pipeline on a gatedStore, with an update window the
+// test's wait ends, and its incident opened (alert "Open").
+func gatedPipeline(t *testing.T, e *env) *routing.Pipeline {
+	t.Helper()
+	e.store = gatedStore{e.store}
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	return p
+}
+
 // gatherCase opens an incident, then sends an update of it (lead) while a
 // second webhook of the same incident (late: its alerts) is held at its
 // store read, and lets the late one go once the lead waits in its window.
@@ -427,10 +438,7 @@ func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, e
 // get want messages (the opening included), and nothing be left counted.
 func gatherCase(t *testing.T, e *env, late []webhooktest.Alert, window func(gathered chan struct{}), leadFirst bool, want int) {
 	t.Helper()
-	e.store = gatedStore{e.store}
-	p := e.pipeline()
-	p.UpdateWindow = time.Hour // the test's wait below ends it
-	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	p := gatedPipeline(t, e)
 
 	waiting := make(chan chan struct{}, 1)
 	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
@@ -550,10 +558,7 @@ func TestAWindowThatEndsFirstLeavesNothingBehind(t *testing.T) {
 // goes out in a later message.
 func TestWebhooksCountedDuringTheWaitDoNotExtendIt(t *testing.T) {
 	e := newEnv(t)
-	e.store = gatedStore{e.store}
-	p := e.pipeline()
-	p.UpdateWindow = time.Hour
-	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	p := gatedPipeline(t, e)
 	waits := make(chan chan struct{}, 4)
 	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
 		waits <- gathered
@@ -627,5 +632,68 @@ func TestALoneUpdateWaitsTheWholeWindow(t *testing.T) {
 	}
 	if n := routing.CountedInbound(p); n != 0 {
 		t.Errorf("%d incidents still counted", n)
+	}
+}
+
+// A round that queued behind a send waits, once that send completes, for
+// the webhooks counted in its incident, as a waiting update does: the late
+// one joins it and they go out as one message. Without that, the queued
+// round goes out at once and the late webhook's update follows alone.
+func TestAQueuedRoundWaitsForTheWebhooksCountedInItsIncident(t *testing.T) {
+	e := newEnv(t)
+	p := gatedPipeline(t, e)
+	waiting := make(chan struct{}, 1)
+	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
+		if gathered == nil {
+			return // a lone update: its window ends at once here
+		}
+		waiting <- struct{}{}
+		waitGathered(t)(gathered)
+	})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	e.slack.setFail(func(n *alert.Notification) error {
+		if n.Results[0].Alert.Labels["alertname"] == "InFlight" {
+			once.Do(func() { close(entered) })
+			<-release
+		}
+		return nil
+	})
+	run := func(ctx context.Context, name, instance string) chan error {
+		errc := make(chan error, 1)
+		go func() {
+			_, err := p.Process(ctx, payload(t, tAlert(name, "firing", "ticket", "instance", instance)))
+			errc <- err
+		}()
+		return errc
+	}
+	inFlight := run(t.Context(), "InFlight", "gpu-node-100:8000")
+	<-entered
+	queued := run(t.Context(), "Queued", "gpu-node-200:8000")
+	eventually(t, "the queued update behind the send", func() bool { return routing.QueuedUpdates(p) == 1 })
+	gate := make(chan struct{})
+	late := run(context.WithValue(t.Context(), gateKey{}, gate), "Late", "gpu-node-300:8000")
+	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) == 1 })
+	close(release)
+	select {
+	case <-waiting:
+	case <-time.After(10 * time.Second): // a bound on a hang
+		t.Fatal("the queued round went out without waiting for the late webhook counted in its incident")
+	}
+	close(gate)
+	for name, errc := range map[string]chan error{"in flight": inFlight, "queued": queued, "late": late} {
+		if err := <-errc; err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	var sizes []int
+	for _, n := range e.slack.notifications()[1:] {
+		sizes = append(sizes, len(n.Results))
+	}
+	if fmt.Sprint(sizes) != "[1 2]" {
+		t.Errorf("updates carried %v alerts, want [1 2]: the one in flight, then the queued and the late one together", sizes)
+	}
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted after every webhook ended", n)
 	}
 }
