@@ -81,8 +81,8 @@ type Pipeline struct {
 	// UpdateWindow is how long, at most, an update of an open incident
 	// that finds none of that incident's updates being sent waits for
 	// others to share its send (coalesce.go: the wait ends once the
-	// webhooks counted in the incident have arrived); 0 sends it at once. Openings and resolutions
-	// never wait.
+	// webhooks counted in the incident have arrived); 0 sends it at once.
+	// Openings and resolutions never wait.
 	UpdateWindow time.Duration
 
 	// updates coalesces concurrent updates of one open incident.
