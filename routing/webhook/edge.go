@@ -8,7 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"net/http/pprof"
+	_ "net/http/pprof" // registers the profiles on http.DefaultServeMux
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -200,30 +200,15 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/-/quit", quit)
 	e.PUT("/-/quit", quit)
 	e.POST("/-/reload", reload)
-	e.Any("/debug/pprof/*", echo.WrapHandler(http.HandlerFunc(profiles)))
+	// Go's profiles (net/http/pprof registers them on http.DefaultServeMux:
+	// the index, profile, heap, allocs, goroutine, block, mutex, trace …),
+	// served as Prometheus and Alertmanager serve them, behind the same web
+	// configuration (TLS, basic auth).
+	e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
 		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
 	}
 	return e
-}
-
-// profiles serves Go's runtime profiles under /debug/pprof/ (net/http/pprof:
-// the index, cpu as /profile?seconds=N, heap, allocs, goroutine, block,
-// mutex, threadcreate, trace), as Prometheus and Alertmanager do on their
-// web port, behind the same web configuration (TLS, basic auth).
-func profiles(w http.ResponseWriter, r *http.Request) {
-	switch strings.TrimPrefix(r.URL.Path, "/debug/pprof/") {
-	case "cmdline":
-		pprof.Cmdline(w, r)
-	case "profile":
-		pprof.Profile(w, r)
-	case "symbol":
-		pprof.Symbol(w, r)
-	case "trace":
-		pprof.Trace(w, r)
-	default:
-		pprof.Index(w, r) // the index, and every named profile
-	}
 }
 
 type webhook struct {
