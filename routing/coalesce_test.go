@@ -408,8 +408,12 @@ type gateKey struct{}
 
 // gatedStore holds the store read of a webhook whose context carries a
 // gate until the gate opens: the webhook is in flight, counted, and not yet
-// at its send.
-type gatedStore struct{ store.Store }
+// at its send. When claims is not nil, that webhook's claims (SetNX, after
+// its read) also wait for claims to close.
+type gatedStore struct {
+	store.Store
+	claims chan struct{}
+}
 
 func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	if gate, ok := ctx.Value(gateKey{}).(chan struct{}); ok {
@@ -418,27 +422,46 @@ func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, e
 	return s.Store.Get(ctx, keys)
 }
 
-// gatedPipeline is e's pipeline on a gatedStore, with an update window the
+func (s gatedStore) SetNX(ctx context.Context, entries []store.Entry) ([]bool, error) {
+	if _, gated := ctx.Value(gateKey{}).(chan struct{}); gated && s.claims != nil {
+		<-s.claims
+	}
+	return s.Store.SetNX(ctx, entries)
+}
+
+// gatedPipeline is e's pipeline on a gatedStore (holding the gated
+// webhook's claims for claims, when not nil), with an update window the
 // test's wait ends, and its incident opened (alert "Open").
-func gatedPipeline(t *testing.T, e *env) *routing.Pipeline {
+func gatedPipeline(t *testing.T, e *env, claims chan struct{}) *routing.Pipeline {
 	t.Helper()
-	e.store = gatedStore{e.store}
+	e.store = gatedStore{e.store, claims}
 	p := e.pipeline()
 	p.UpdateWindow = time.Hour
 	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
 	return p
 }
 
+// gatherSetup is a case of gatherCase.
+type gatherSetup struct {
+	late       []webhooktest.Alert
+	window     func(gathered chan struct{})
+	leadFirst  bool
+	holdClaims chan struct{}
+	want       int
+}
+
 // gatherCase opens an incident, then sends an update of it (lead) while a
 // second webhook of the same incident (late: its alerts) is held at its
 // store read, and lets the late one go once the lead waits in its window.
-// window is what the lead's wait does with the channel closed when every
-// webhook counted in the incident has arrived; with leadFirst the lead is
-// let finish before the late one goes. Both webhooks must succeed, Slack
-// get want messages (the opening included), and nothing be left counted.
-func gatherCase(t *testing.T, e *env, late []webhooktest.Alert, window func(gathered chan struct{}), leadFirst bool, want int) {
+// c.window is what the lead's wait does with the channel closed when every
+// webhook counted in the incident has arrived; with c.leadFirst the lead is
+// let finish before the late one goes; c.holdClaims holds the late one's
+// claims. Both webhooks must succeed, Slack get c.want messages (the opening
+// included), and nothing be left counted.
+func gatherCase(t *testing.T, e *env, c gatherSetup) {
 	t.Helper()
-	p := gatedPipeline(t, e)
+	late, window, leadFirst, want := c.late, c.window, c.leadFirst, c.want
+	p := gatedPipeline(t, e, c.holdClaims)
 
 	waiting := make(chan chan struct{}, 1)
 	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
@@ -506,7 +529,7 @@ func TestTheWindowEndsWhenEveryWebhookOfTheIncidentHasArrived(t *testing.T) {
 	late := tAlert("Late", "firing", "ticket", "instance", "gpu-node-200:8000")
 	// The opening, then one update carrying both webhooks' alerts.
 	e := newEnv(t)
-	gatherCase(t, e, []webhooktest.Alert{late}, waitGathered(t), false, 2)
+	gatherCase(t, e, gatherSetup{late: []webhooktest.Alert{late}, window: waitGathered(t), want: 2})
 	if ns := e.slack.notifications(); len(ns) == 2 && len(ns[1].Results) != 2 {
 		t.Errorf("the update carried %d alerts, want the lead's and the late one's", len(ns[1].Results))
 	}
@@ -515,32 +538,25 @@ func TestTheWindowEndsWhenEveryWebhookOfTheIncidentHasArrived(t *testing.T) {
 // A webhook counted in the incident that turns out to send it no update —
 // Alertmanager repeating an alert already notified — leaves the count as
 // soon as its store read says so, ending the wait of the lead's update,
-// even while it goes on to open another incident (held here until the
-// lead's update has gone out: were the late webhook counted until its end,
-// the two would wait for each other).
+// even while it goes on to claim and open another incident: its claims are
+// held here until the lead's update has gone out. Were it counted until it
+// knew its batches (or its end), the two would wait for each other and the
+// lead's window would end only on the test's bound.
 func TestAWebhookWithNothingToSendDoesNotHoldTheWindow(t *testing.T) {
 	e := newEnv(t)
 	leadSent := make(chan struct{})
 	e.slack.setFail(func(n *alert.Notification) error {
-		for _, r := range n.Results {
-			switch r.Alert.Labels["alertname"] {
-			case "Lead":
-				close(leadSent)
-			case "Elsewhere":
-				select {
-				case <-leadSent:
-				case <-time.After(10 * time.Second): // a bound on a hang
-					t.Error("the other incident's opening waited for the lead's update: the late webhook held its window")
-				}
-			}
+		if n.Results[0].Alert.Labels["alertname"] == "Lead" {
+			close(leadSent)
 		}
 		return nil
 	})
 	// "Open" is the incident's first member: repeating it sends nothing
-	// there. The opening, then the other incident's opening and the lead's
-	// update.
+	// there. The opening, then the lead's update and the other incident's
+	// opening.
 	elsewhere := tAlert("Elsewhere", "firing", "ticket", "service", "embeddings")
-	gatherCase(t, e, []webhooktest.Alert{tAlert("Open", "firing", "ticket"), elsewhere}, waitGathered(t), false, 3)
+	gatherCase(t, e, gatherSetup{late: []webhooktest.Alert{tAlert("Open", "firing", "ticket"), elsewhere},
+		window: waitGathered(t), holdClaims: leadSent, want: 3})
 }
 
 // When the window ends first (the late webhook is still held), the lead
@@ -549,7 +565,7 @@ func TestAWebhookWithNothingToSendDoesNotHoldTheWindow(t *testing.T) {
 func TestAWindowThatEndsFirstLeavesNothingBehind(t *testing.T) {
 	late := tAlert("Late", "firing", "ticket", "instance", "gpu-node-200:8000")
 	// The opening, then two updates.
-	gatherCase(t, newEnv(t), []webhooktest.Alert{late}, func(chan struct{}) {}, true, 3)
+	gatherCase(t, newEnv(t), gatherSetup{late: []webhooktest.Alert{late}, window: func(chan struct{}) {}, leadFirst: true, want: 3})
 }
 
 // An update waits only for the webhooks counted in its incident before it
@@ -558,7 +574,7 @@ func TestAWindowThatEndsFirstLeavesNothingBehind(t *testing.T) {
 // goes out in a later message.
 func TestWebhooksCountedDuringTheWaitDoNotExtendIt(t *testing.T) {
 	e := newEnv(t)
-	p := gatedPipeline(t, e)
+	p := gatedPipeline(t, e, nil)
 	waits := make(chan chan struct{}, 4)
 	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
 		waits <- gathered
@@ -641,7 +657,7 @@ func TestALoneUpdateWaitsTheWholeWindow(t *testing.T) {
 // round goes out at once and the late webhook's update follows alone.
 func TestAQueuedRoundWaitsForTheWebhooksCountedInItsIncident(t *testing.T) {
 	e := newEnv(t)
-	p := gatedPipeline(t, e)
+	p := gatedPipeline(t, e, nil)
 	waiting := make(chan struct{}, 1)
 	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
 		if gathered == nil {
