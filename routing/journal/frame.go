@@ -42,11 +42,11 @@ var ErrNotDecoded = errors.New("journal record is not an entry")
 // encodeFrame encodes entries, which are all of one kind, as one record's
 // data. *scratch is the compressor's buffer, grown as needed and kept for
 // the next frame; the data returned does not share it (a memory journal
-// keeps the data, so it is exactly the compressed size). Decision entries — most of the journal — are encoded
-// by goccy/go-json (the decoder's library), two to three times faster than
-// encoding/json and byte for byte the same for this type
-// (TestJournalRecordsAreEncodingJSON); dead letters, which carry a raw
-// payload, keep encoding/json.
+// keeps the data, so it is exactly the compressed size). Decision entries
+// — most of the journal — are encoded by goccy/go-json (the decoder's
+// library), two to three times faster than encoding/json and byte for byte
+// the same for this type (TestJournalRecordsAreEncodingJSON); dead letters,
+// which carry a raw payload, keep encoding/json.
 func encodeFrame(entries []Entry, scratch *[]byte) ([]byte, error) {
 	var js []byte
 	var err error
@@ -81,21 +81,8 @@ func DecodeRecord(r store.JournalRecord) ([]Entry, error) {
 			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
 		}
 	case len(r.Data) > 0 && r.Data[0] == frameS2JSON:
-		n, err := s2.DecodedLen(r.Data[1:])
-		if err == nil && n > maxFrameBytes {
-			err = fmt.Errorf("frame of %d bytes exceeds %d", n, maxFrameBytes)
-		}
-		var js []byte
-		if err == nil {
-			js, err = s2.Decode(nil, r.Data[1:])
-		}
-		if err == nil {
-			err = json.Unmarshal(js, &entries)
-		}
-		if err == nil && (len(entries) == 0 || len(entries) > maxFrameEntries) {
-			err = fmt.Errorf("frame of %d entries, want 1 to %d", len(entries), maxFrameEntries)
-		}
-		if err != nil {
+		var err error
+		if entries, err = decodeFrame(r.Data[1:]); err != nil {
 			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
 		}
 	default:
@@ -107,6 +94,30 @@ func DecodeRecord(r store.JournalRecord) ([]Entry, error) {
 		if e.DeadLetter != nil {
 			e.DeadLetter.ID = e.ID
 		}
+	}
+	return entries, nil
+}
+
+// decodeFrame decodes the entries of a frame's compressed body, bounded
+// in size before it is decompressed and in entries after.
+func decodeFrame(z []byte) ([]Entry, error) {
+	n, err := s2.DecodedLen(z)
+	if err != nil {
+		return nil, err
+	}
+	if n > maxFrameBytes {
+		return nil, fmt.Errorf("frame of %d bytes exceeds %d", n, maxFrameBytes)
+	}
+	js, err := s2.Decode(nil, z)
+	if err != nil {
+		return nil, err
+	}
+	var entries []Entry
+	if err := json.Unmarshal(js, &entries); err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 || len(entries) > maxFrameEntries {
+		return nil, fmt.Errorf("frame of %d entries, want 1 to %d", len(entries), maxFrameEntries)
 	}
 	return entries, nil
 }
