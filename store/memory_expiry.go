@@ -102,30 +102,33 @@ func (m *Memory) sweep(now time.Time) {
 			return
 		}
 		e := m.expiring.pop()
-		if e.incident {
-			st := m.incidents[e.key]
-			if st == nil || st.indexed != e.at {
-				continue // deleted or replaced since it was filed
-			}
-			st.indexed = 0
-			if expired(st.expires, now) {
-				delete(m.incidents, e.key)
-			} else {
-				m.schedule(e.key, true, st.expires, &st.indexed)
-			}
-			continue
+		expires, indexed := m.filed(e)
+		if indexed == nil || *indexed != e.at {
+			continue // deleted or replaced since it was filed
 		}
-		it := m.items[e.key]
-		if it == nil || it.indexed != e.at {
-			continue
-		}
-		it.indexed = 0
-		if expired(it.expires, now) {
+		*indexed = 0
+		switch {
+		case !expired(expires, now):
+			m.schedule(e.key, e.incident, expires, indexed)
+		case e.incident:
+			delete(m.incidents, e.key)
+		default:
 			delete(m.items, e.key)
-		} else {
-			m.schedule(e.key, false, it.expires, &it.indexed)
 		}
 	}
+}
+
+// filed returns the expiry and the indexed field of the item or incident
+// e files, or a nil indexed when its key holds none. m.mu must be held.
+func (m *Memory) filed(e expiryEntry) (time.Time, *int64) {
+	if e.incident {
+		if st := m.incidents[e.key]; st != nil {
+			return st.expires, &st.indexed
+		}
+	} else if it := m.items[e.key]; it != nil {
+		return it.expires, &it.indexed
+	}
+	return time.Time{}, nil
 }
 
 // expired reports whether something expiring at expires (zero: never) has
