@@ -12,6 +12,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
@@ -413,10 +414,15 @@ type gateKey struct{}
 type gatedStore struct {
 	store.Store
 	claims chan struct{}
+	// entered, when not nil, is told each time a gated read starts waiting.
+	entered chan struct{}
 }
 
 func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	if gate, ok := ctx.Value(gateKey{}).(chan struct{}); ok {
+		if s.entered != nil {
+			s.entered <- struct{}{}
+		}
 		<-gate
 	}
 	return s.Store.Get(ctx, keys)
@@ -434,7 +440,7 @@ func (s gatedStore) SetNX(ctx context.Context, entries []store.Entry) ([]bool, e
 // test's wait ends, and its incident opened (alert "Open").
 func gatedPipeline(t *testing.T, e *env, claims chan struct{}) *routing.Pipeline {
 	t.Helper()
-	e.store = gatedStore{e.store, claims}
+	e.store = gatedStore{Store: e.store, claims: claims}
 	p := e.pipeline()
 	p.UpdateWindow = time.Hour
 	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
@@ -711,5 +717,45 @@ func TestAQueuedRoundWaitsForTheWebhooksCountedInItsIncident(t *testing.T) {
 	}
 	if n := routing.CountedInbound(p); n != 0 {
 		t.Errorf("%d incidents still counted after every webhook ended", n)
+	}
+}
+
+// Alertmanager repeating a firing already notified everywhere (quiet when
+// last seen) counts the webhook in no incident: the steady state costs the
+// coalescer nothing and no update waits for it. A new alert of the same
+// incident, held at the same point, is counted.
+func TestRepeatsOfQuietFiringsAreNotCounted(t *testing.T) {
+	e := newEnv(t)
+	entered := make(chan struct{})
+	e.store = gatedStore{Store: e.store, entered: entered}
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	p.UpdateWindow = time.Hour
+	routing.SetUpdateWindowWait(p, func(context.Context, time.Duration) {}) // windows end at once
+	open := tAlert("Open", "firing", "ticket")
+	mustProcess(t, p, open)
+	mustProcess(t, p, open) // seen notified everywhere: quiet from now on
+	// countedWhileHeld holds a webhook of a at its store read (after the
+	// point where it is counted) and returns how many incidents are counted.
+	countedWhileHeld := func(a webhooktest.Alert) int {
+		gate, errc := make(chan struct{}), make(chan error, 1)
+		go func() {
+			_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, a))
+			errc <- err
+		}()
+		<-entered
+		n := routing.CountedInbound(p)
+		close(gate)
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := countedWhileHeld(open); n != 0 {
+		t.Errorf("%d incidents counted while a repeat of a quiet firing is in flight, want 0", n)
+	}
+	if n := countedWhileHeld(tAlert("New", "firing", "ticket", "instance", "gpu-node-200:8000")); n != 1 {
+		t.Errorf("%d incidents counted while a new alert of the incident is in flight, want 1", n)
 	}
 }

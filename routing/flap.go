@@ -200,7 +200,7 @@ func (q *quietAlerts) contains(r *alert.Result) bool {
 }
 
 // note records which firings of results are quiet this time (in quiet),
-// given which were when last seen (wasQuiet, by index; prefetchFlap): only
+// given which were when last seen (wasQuiet, by index; quietNow): only
 // a change touches the memory, so Alertmanager's repeats cost one lookup
 // per alert.
 func (q *quietAlerts) note(results []*alert.Result, wasQuiet []bool, quiet map[*alert.Result]bool) {
@@ -215,20 +215,33 @@ func (q *quietAlerts) note(results []*alert.Result, wasQuiet []bool, quiet map[*
 	}
 }
 
-// prefetchFlap returns the flap-history keys to read with the markers —
-// one per fingerprint of results that damping may read, except the
-// firings quiet when last seen — and which results were (by index).
-func (p *Pipeline) prefetchFlap(results []*alert.Result) (keys []string, wasQuiet []bool) {
+// quietNow returns, by index, which of results were quiet firings when
+// last seen (nil when flap damping is off: nothing is remembered): one
+// lookup per alert, shared by expectUpdates and prefetchFlap.
+func (p *Pipeline) quietNow(results []*alert.Result) []bool {
 	if p.Flap == nil {
-		return nil, nil
+		return nil
 	}
-	wasQuiet = make([]bool, len(results))
-	var seen map[string]bool
+	wasQuiet := make([]bool, len(results))
 	for i, r := range results {
 		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) {
 			continue
 		}
-		if wasQuiet[i] = p.quiet.contains(r); wasQuiet[i] {
+		wasQuiet[i] = p.quiet.contains(r)
+	}
+	return wasQuiet
+}
+
+// prefetchFlap returns the flap-history keys to read with the markers —
+// one per fingerprint of results that damping may read, except the
+// firings quiet when last seen (wasQuiet, from quietNow).
+func (p *Pipeline) prefetchFlap(results []*alert.Result, wasQuiet []bool) (keys []string) {
+	if p.Flap == nil {
+		return nil
+	}
+	var seen map[string]bool
+	for i, r := range results {
+		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || wasQuiet[i] {
 			continue
 		}
 		if seen == nil {
@@ -239,7 +252,7 @@ func (p *Pipeline) prefetchFlap(results []*alert.Result) (keys []string, wasQuie
 			keys = append(keys, p.flapKey(r.Alert.Fingerprint))
 		}
 	}
-	return keys, wasQuiet
+	return keys
 }
 
 // refired damps a firing that came back within cool_down of the resolve of

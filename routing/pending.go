@@ -55,7 +55,7 @@ type target struct {
 // downgrades is routed again and its new targets' markers read in a third
 // (only flapping alerts cost it). The histories that changed are returned
 // for the claims to write (writeHistories when nothing is claimed).
-func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *alert.Summary) (_ []*transition, histories []store.Entry, _ error) {
+func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuiet []bool, sum *alert.Summary) (_ []*transition, histories []store.Entry, _ error) {
 	trs := p.candidates(results, sum)
 	if len(trs) == 0 {
 		return nil, nil, nil
@@ -64,8 +64,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, sum *al
 	for i, t := range trs {
 		keys[i] = t.marker
 	}
-	flapKeys, wasQuiet := p.prefetchFlap(results)
-	keys = append(keys, flapKeys...)
+	keys = append(keys, p.prefetchFlap(results, wasQuiet)...)
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
 	if storeDown {

@@ -153,9 +153,10 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	if err := p.suppressAcrossPayloads(ctx, results, sum); err != nil {
 		return sum, err
 	}
-	in := p.expectUpdates(results)
+	wasQuiet := p.quietNow(results)
+	in := p.expectUpdates(results, wasQuiet)
 	defer in.done()
-	trs, histories, err := p.pending(ctx, results, sum)
+	trs, histories, err := p.pending(ctx, results, wasQuiet, sum)
 	if err != nil || len(trs) == 0 {
 		p.writeHistories(ctx, histories)
 		return sum, err
@@ -178,15 +179,19 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 
 // expectUpdates counts the webhook in the incidents its alerts may send an
 // update to (coalesce.go): those of its firing alerts that are to be
-// notified, at each integration of their receivers that sends updates. It
-// returns nil (nothing counted) when updates do not wait (no window).
-func (p *Pipeline) expectUpdates(results []*alert.Result) *inbound {
+// notified, at each integration of their receivers that sends updates —
+// but not the firings quiet when last seen (wasQuiet, by index; nil when
+// unknown): Alertmanager repeating them sends nothing, so the webhooks of
+// the steady state count nowhere. It returns nil (nothing counted) when
+// updates do not wait (no window).
+func (p *Pipeline) expectUpdates(results []*alert.Result, wasQuiet []bool) *inbound {
 	if p.UpdateWindow <= 0 {
 		return nil
 	}
 	var keys []incidentKey
-	for _, r := range results {
-		if r.SuppressedBy != "" || r.MutedBy != "" || !r.Alert.Firing() || r.Decision.Action == alert.ActionNone || r.Incident == "" {
+	for i, r := range results {
+		if r.SuppressedBy != "" || r.MutedBy != "" || !r.Alert.Firing() || r.Decision.Action == alert.ActionNone || r.Incident == "" ||
+			(wasQuiet != nil && wasQuiet[i]) {
 			continue
 		}
 		for _, recv := range r.Receivers {
