@@ -37,7 +37,9 @@ import (
 // The window ends early once every webhook known to be on its way to the
 // incident has arrived. Each webhook counts itself, as soon as its alerts
 // are decided, in the incidents its updates may go to (expect: the
-// receivers' integrations that send updates, the alerts' incidents), and
+// receivers' integrations that send updates, the alerts' incidents; not
+// for firings it found quiet when last seen, which Alertmanager repeats and
+// which send nothing), and
 // leaves the count when its update arrives here or when it knows it will
 // send none (nothing new after the store read, an opening instead of an
 // update, a failure, the end of the webhook). An update that arrives while
