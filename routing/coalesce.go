@@ -84,6 +84,12 @@ type coalesceRound struct {
 // send before it knows which.
 type incidentKey struct{ receiver, integ, incident string }
 
+// of reports whether t is a transition of incident k (its receiver's
+// integration and incident).
+func (k incidentKey) of(t *transition) bool {
+	return t.incident == k.incident && t.receiver == k.receiver && t.integ.Name == k.integ
+}
+
 func incidentKeyOf(b *batch) incidentKey {
 	return incidentKey{b.receiver, b.integ.Name, b.incident}
 }

@@ -416,10 +416,20 @@ type gatedStore struct {
 	claims chan struct{}
 	// entered, when not nil, is told each time a gated read starts waiting.
 	entered chan struct{}
+	// stolen, when not nil, has another replica win the gated webhook's
+	// claims (taken just before its own) and is then set; the gated
+	// webhook's reads after that (waiting for the other replica's
+	// confirmation) wait for awaits to close.
+	stolen *atomic.Bool
+	awaits chan struct{}
 }
 
 func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
 	if gate, ok := ctx.Value(gateKey{}).(chan struct{}); ok {
+		if s.stolen != nil && s.stolen.Load() {
+			<-s.awaits
+			return s.Store.Get(ctx, keys)
+		}
 		if s.entered != nil {
 			s.entered <- struct{}{}
 		}
@@ -429,8 +439,20 @@ func (s gatedStore) Get(ctx context.Context, keys []string) ([]string, []bool, e
 }
 
 func (s gatedStore) SetNX(ctx context.Context, entries []store.Entry) ([]bool, error) {
-	if _, gated := ctx.Value(gateKey{}).(chan struct{}); gated && s.claims != nil {
-		<-s.claims
+	if _, gated := ctx.Value(gateKey{}).(chan struct{}); gated {
+		if s.claims != nil {
+			<-s.claims
+		}
+		if s.stolen != nil {
+			other := make([]store.Entry, len(entries))
+			for i, e := range entries {
+				other[i] = store.Entry{Key: e.Key, Value: "another-replica", TTL: e.TTL}
+			}
+			if _, err := s.Store.SetNX(ctx, other); err != nil {
+				return nil, err
+			}
+			s.stolen.Store(true)
+		}
 	}
 	return s.Store.SetNX(ctx, entries)
 }
@@ -475,17 +497,7 @@ func gatherCase(t *testing.T, e *env, c gatherSetup) {
 		window(gathered)
 	})
 	gate := make(chan struct{})
-	lateErr := make(chan error, 1)
-	go func() {
-		_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, late...))
-		lateErr <- err
-	}()
-	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) > 0 })
-	leadErr := make(chan error, 1)
-	go func() {
-		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
-		leadErr <- err
-	}()
+	lateErr, leadErr := lateThenLead(t, p, gate, late...)
 	var gathered chan struct{}
 	select {
 	case gathered = <-waiting:
@@ -512,6 +524,23 @@ func gatherCase(t *testing.T, e *env, c gatherSetup) {
 	if n := routing.CountedInbound(p); n != 0 {
 		t.Errorf("%d incidents still counted after every webhook ended", n)
 	}
+}
+
+// lateThenLead starts a webhook of late held at its store read by gate,
+// and once it is counted, the lead's update of the incident; it returns
+// their answers.
+func lateThenLead(t *testing.T, p *routing.Pipeline, gate chan struct{}, late ...webhooktest.Alert) (lateErr, leadErr chan error) {
+	lateErr, leadErr = make(chan error, 1), make(chan error, 1)
+	go func() {
+		_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, late...))
+		lateErr <- err
+	}()
+	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) > 0 })
+	go func() {
+		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
+		leadErr <- err
+	}()
+	return lateErr, leadErr
 }
 
 // waitGathered waits for every counted webhook to arrive (bounded: a hang
@@ -563,6 +592,63 @@ func TestAWebhookWithNothingToSendDoesNotHoldTheWindow(t *testing.T) {
 	elsewhere := tAlert("Elsewhere", "firing", "ticket", "service", "embeddings")
 	gatherCase(t, e, gatherSetup{late: []webhooktest.Alert{tAlert("Open", "firing", "ticket"), elsewhere},
 		window: waitGathered(t), holdClaims: leadSent, want: 3})
+}
+
+// A webhook counted in the incident whose claims another replica wins
+// sends no update there: it leaves the count as soon as the claims answer,
+// not once it has waited for that replica's confirmation, so the lead's
+// window ends at once and its update goes out alone while the late webhook
+// still waits. Were it counted until its delivery, the lead would wait for
+// it (the wait here fails after its bound). The other replica never
+// confirms here: the late webhook answers a retry, and nothing is left
+// counted.
+func TestAWebhookWhoseClaimsAnotherReplicaWonDoesNotHoldTheWindow(t *testing.T) {
+	e := newEnv(t)
+	stolen, awaits := new(atomic.Bool), make(chan struct{})
+	e.store = gatedStore{Store: e.store, stolen: stolen, awaits: awaits}
+	p := e.pipeline()
+	p.UpdateWindow = time.Hour
+	mustProcess(t, p, tAlert("Open", "firing", "ticket"))
+	waiting := make(chan chan struct{}, 1)
+	routing.SetUpdateWindowGather(p, func(_ context.Context, _ time.Duration, gathered chan struct{}) {
+		waiting <- gathered
+		waitGathered(t)(gathered)
+	})
+	gate := make(chan struct{})
+	lateErr, leadErr := lateThenLead(t, p, gate, tAlert("Late", "firing", "ticket", "instance", "gpu-node-200:8000"))
+	if g := <-waiting; g == nil {
+		t.Fatal("the lead update waits its whole window while another webhook of its incident is in flight")
+	}
+	close(gate)
+	select {
+	case err := <-leadErr:
+		if err != nil {
+			t.Fatalf("lead: %v", err)
+		}
+	case <-time.After(30 * time.Second): // a bound on a hang; waitGathered reports first
+		t.Fatal("the lead never answered")
+	}
+	if !stolen.Load() {
+		t.Fatal("the late webhook's claims were never taken")
+	}
+	select {
+	case err := <-lateErr:
+		t.Fatalf("the late webhook ended (%v) before the other replica's confirmation was read", err)
+	default:
+	}
+	close(awaits)
+	err := <-lateErr
+	var de *alert.DeliveryError
+	if !errors.As(err, &de) || !de.Retryable {
+		t.Errorf("late: %v, want a retryable delivery error (another replica's send unconfirmed)", err)
+	}
+	ns := e.slack.notifications()
+	if len(ns) != 2 || len(ns[1].Results) != 1 || ns[1].Results[0].Alert.Labels["alertname"] != "Lead" {
+		t.Errorf("slack got %d messages, want the opening and the lead's update alone", len(ns))
+	}
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted after every webhook ended", n)
+	}
 }
 
 // When the window ends first (the late webhook is still held), the lead

@@ -52,8 +52,11 @@ func (p *Pipeline) leases() dedup.Leases {
 // winner's own step does it). Transitions claimed by another replica are
 // then waited for (claimed); the batches are those of the won transitions
 // (the grouping the steps were built from, when every claim was won) and
-// the steps' answers are applied to their incidents (leaseIncidents).
-func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, sum *alert.Summary) ([]*batch, []*incidentLease, error) {
+// the steps' answers are applied to their incidents (leaseIncidents). The
+// webhook leaves the update counts (in) of the incidents where it won no
+// claim before it waits for another replica: what that replica sends is
+// not this webhook's update.
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, error) {
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
@@ -78,7 +81,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 	if res.AlsoErr != nil {
 		p.countStoreError("write flap histories", res.AlsoErr)
 	}
-	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, sum)
+	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, in, sum)
 	first := &stepAnswers{err: res.IncidentsErr, results: make(map[stepKey]store.IncidentResult, len(ops))}
 	for i, r := range res.Incidents {
 		first.results[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = r
@@ -100,7 +103,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 // (bounded) until their markers say that replica delivered them; when it has
 // not in time they count as failures so Alertmanager retries — a claim is
 // never taken as proof of delivery.
-func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, sum *alert.Summary) error {
+func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, in *inbound, sum *alert.Summary) error {
 	if err != nil {
 		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
 			return err
@@ -123,6 +126,9 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 	if len(lost) == 0 {
 		return nil
 	}
+	in.keep(func(k incidentKey) bool {
+		return slices.ContainsFunc(trs, func(t *transition) bool { return t.won && k.of(t) })
+	})
 	done, err := p.leases().Await(ctx, markers, func(i int, marker string) bool {
 		return p.notified(lost[i], marker)
 	})

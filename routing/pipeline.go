@@ -161,11 +161,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 		p.writeHistories(ctx, histories)
 		return sum, err
 	}
-	in.keep(func(k incidentKey) bool {
-		return slices.ContainsFunc(trs, func(t *transition) bool {
-			return t.incident == k.incident && t.receiver == k.receiver && t.integ.Name == k.integ
-		})
-	})
+	in.keep(func(k incidentKey) bool { return slices.ContainsFunc(trs, k.of) })
 	if err := ctx.Err(); err != nil {
 		p.writeHistories(context.WithoutCancel(ctx), histories)
 		return sum, p.cancelled(sum, err)
@@ -173,7 +169,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	token := dedup.NewToken()
-	batches, leases, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, sum)
+	batches, leases, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, in, sum)
 	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, in, sum))
 }
 
