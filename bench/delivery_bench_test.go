@@ -83,7 +83,7 @@ func BenchmarkFreshDelivery(b *testing.B) {
 				dt.CloseIdleConnections()
 				p, pd, sl := deliveringPipeline(b, s)
 				var seq atomic.Uint64
-				run := uint16(time.Now().UnixNano())
+				run := nextRun()
 				b.SetParallelism((deliveryConcurrency + 1) / 2)
 				b.ReportAllocs()
 				start := time.Now()

@@ -99,7 +99,7 @@ func BenchmarkRedisCost(b *testing.B) {
 	srv, s := redisStore(b)
 	c := corpus(b)
 	ctx := context.Background()
-	run := uint16(time.Now().UnixNano())
+	run := nextRun()
 	var seq uint64
 	for _, n := range sizes {
 		pl := payload(b, c, n)
