@@ -1,12 +1,15 @@
 package routing_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -123,6 +126,47 @@ func TestWebhookRejectsUnreadablePayloadsWithAJSONError(t *testing.T) {
 				t.Errorf("body %s; want field %q and error containing %q", a.body, tt.wantField, tt.wantError)
 			}
 		})
+	}
+}
+
+// The body is read whole whether or not the request declares its length:
+// a chunked body (no Content-Length) is decoded, or 413 over the limit;
+// a body shorter than its declared length is a 400 naming the read.
+func TestWebhookReadsBodiesWithOrWithoutALength(t *testing.T) {
+	srv, _, _ := newEdge(t, webhook.EdgeOptions{MaxBodyBytes: 64 << 10})
+	chunked := func(body []byte) func(*http.Request) {
+		return func(r *http.Request) {
+			r.ContentLength = -1
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+	}
+	firing, hundred := webhooktest.ReadFixture(t, "firing.json"), webhooktest.ReadFixture(t, "hundred.json")
+	if a := do(t, http.MethodPost, srv.URL+"/webhook", "application/json", firing, chunked(firing)); a.status != 200 {
+		t.Errorf("chunked payload: status %d %s, want 200", a.status, a.body)
+	}
+	a := do(t, http.MethodPost, srv.URL+"/webhook", "application/json", hundred, chunked(hundred))
+	if a.status != 413 || !strings.Contains(string(a.body), "larger than the limit") {
+		t.Errorf("chunked payload over the limit: status %d %s, want 413", a.status, a.body)
+	}
+
+	conn, err := net.Dial("tcp", strings.TrimPrefix(srv.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	short := firing[:len(firing)/2]
+	fmt.Fprintf(conn, "POST /webhook HTTP/1.1\r\nHost: router\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(firing), short)
+	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 400 || !strings.Contains(string(b), "reading body") {
+		t.Errorf("a body shorter than its Content-Length: status %d %s, want 400 naming the read", resp.StatusCode, b)
 	}
 }
 

@@ -141,11 +141,17 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 	if r.Flap != nil {
 		e.Flapping = r.Flap.Reason
 	}
-	for _, k := range r.Classification.KPIs {
-		e.KPIs = append(e.KPIs, k.ID)
+	if n := len(r.Classification.KPIs); n > 0 {
+		e.KPIs = make([]string, n)
+		for i, k := range r.Classification.KPIs {
+			e.KPIs[i] = k.ID
+		}
 	}
-	for _, h := range r.Classification.Hints {
-		e.Hints = append(e.Hints, h.ID)
+	if n := len(r.Classification.Hints); n > 0 {
+		e.Hints = make([]string, n)
+		for i, h := range r.Classification.Hints {
+			e.Hints[i] = h.ID
+		}
 	}
 	return e
 }

@@ -17,7 +17,7 @@ import (
 // implements routing.Recorder and never blocks.
 func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 	var entries []Entry
-	for _, r := range results {
+	for i, r := range results {
 		if len(r.Deliveries) == 0 {
 			if r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone {
 				continue
@@ -26,7 +26,13 @@ func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 				continue
 			}
 		}
+		if entries == nil {
+			entries = make([]Entry, 0, len(results)-i) // at most the rest
+		}
 		e := FromResult(msg, r)
+		if len(r.Deliveries) > 0 {
+			e.Deliveries = make([]Delivery, 0, len(r.Deliveries))
+		}
 		for _, d := range r.Deliveries {
 			e.Deliveries = append(e.Deliveries, Delivery{Receiver: d.Receiver, Integration: d.Integration,
 				Outcome: deliveryOutcome(d), Attempts: 1, Latency: d.Latency, Error: d.Error})
