@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,29 +40,51 @@ const (
 // frame of entries (corrupt, or written by an unknown version).
 var ErrNotDecoded = errors.New("journal record is not an entry")
 
+// frameBuffers are encodeFrame's buffers, kept from one frame to the next
+// by the journal writer's goroutine: the JSON array and the compressed
+// block. A buffer grown past maxKeptBuffer by a large frame is let go.
+type frameBuffers struct {
+	js bytes.Buffer
+	z  []byte
+}
+
+// maxKeptBuffer bounds what frameBuffers keep between frames (a 10-alert
+// webhook's frame is about 15 KB of JSON).
+const maxKeptBuffer = 1 << 20
+
 // encodeFrame encodes entries, which are all of one kind, as one record's
-// data. *scratch is the compressor's buffer, grown as needed and kept for
-// the next frame; the data returned does not share it (a memory journal
-// keeps the data, so it is exactly the compressed size). Decision entries
-// — most of the journal — are encoded by goccy/go-json (the decoder's
-// library), two to three times faster than encoding/json and byte for byte
-// the same for this type (TestJournalRecordsAreEncodingJSON); dead letters,
-// which carry a raw payload, keep encoding/json.
-func encodeFrame(entries []Entry, scratch *[]byte) ([]byte, error) {
-	var js []byte
+// data, in buf's buffers; the data returned does not share them (a memory
+// journal keeps the data, so it is exactly the compressed size). Decision
+// entries — most of the journal — are encoded by goccy/go-json (the
+// decoder's library), two to three times faster than encoding/json and
+// byte for byte the same for this type (TestJournalRecordsAreEncodingJSON);
+// dead letters, which carry a raw payload, keep encoding/json. Both encode
+// into the kept buffer (Marshal would allocate the array's bytes anew for
+// every frame).
+func encodeFrame(entries []Entry, buf *frameBuffers) ([]byte, error) {
+	buf.js.Reset()
+	defer func() {
+		if buf.js.Cap() > maxKeptBuffer {
+			buf.js = bytes.Buffer{}
+		}
+		if cap(buf.z) > maxKeptBuffer {
+			buf.z = nil
+		}
+	}()
 	var err error
 	if entries[0].Kind == KindDecision {
-		js, err = gojson.Marshal(entries)
+		err = gojson.NewEncoder(&buf.js).Encode(entries)
 	} else {
-		js, err = json.Marshal(entries)
+		err = json.NewEncoder(&buf.js).Encode(entries)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if n := s2.MaxEncodedLen(len(js)); cap(*scratch) < n {
-		*scratch = make([]byte, n)
+	js := bytes.TrimSuffix(buf.js.Bytes(), []byte{'\n'}) // Encode ends with a newline
+	if n := s2.MaxEncodedLen(len(js)); cap(buf.z) < n {
+		buf.z = make([]byte, n)
 	}
-	z := s2.Encode((*scratch)[:cap(*scratch)], js)
+	z := s2.Encode(buf.z[:cap(buf.z)], js)
 	data := make([]byte, 1+len(z))
 	data[0] = frameS2JSON
 	copy(data[1:], z)

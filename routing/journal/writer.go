@@ -108,9 +108,8 @@ type Writer struct {
 	done   chan struct{}
 	// queued counts the entries in ch, bounded by opts.Buffer.
 	queued atomic.Int64
-	// scratch is the compressor's buffer (encodeFrame), used by the run
-	// goroutine only.
-	scratch []byte
+	// frame holds encodeFrame's buffers, used by the run goroutine only.
+	frame frameBuffers
 
 	quietMu sync.Mutex           // guards quiet (record.go)
 	quiet   map[string]time.Time // quiet decisions journaled recently
@@ -282,7 +281,7 @@ func (w *Writer) append(batch []Entry) {
 		}
 		frame := batch[start:end]
 		start = end
-		data, err := encodeFrame(frame, &w.scratch)
+		data, err := encodeFrame(frame, &w.frame)
 		if err != nil { // cannot happen for these types; counted all the same
 			w.m.dropped.Add(float64(len(frame)))
 			w.opts.Logger.Error("journal entries not encodable; dropped", "entries", len(frame), "fingerprint", frame[0].Fingerprint, "err", err)
