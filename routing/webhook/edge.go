@@ -299,13 +299,19 @@ func (h *webhook) serve(c echo.Context) error {
 	return c.JSON(http.StatusOK, sum)
 }
 
+// presizeMax bounds the buffer readBody allocates on the word of a
+// request's Content-Length before reading it: a client declaring the
+// whole limit and sending a few bytes must not cost the limit in memory.
+// Alertmanager's webhooks are far below it (100 alerts: about 120 KB).
+const presizeMax = 1 << 20
+
 // readBody reads req's whole body, at most limit bytes: into one buffer of
-// the declared length when there is one (Alertmanager always declares it;
-// io.ReadAll grows from 512 bytes, doubling, so a 10-alert webhook's read
-// allocated about twice its size).
+// the declared length when there is one up to presizeMax (Alertmanager
+// always declares it; io.ReadAll grows from 512 bytes, doubling, so a
+// 10-alert webhook's read allocated about twice its size).
 func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
 	r := http.MaxBytesReader(w, req.Body, limit)
-	if n := req.ContentLength; n > 0 && n <= limit {
+	if n := req.ContentLength; n > 0 && n <= limit && n <= presizeMax {
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
 			return nil, err
