@@ -25,7 +25,8 @@
 #            machine far more CPU per request than the sink
 # ROUNDS times, interleaved (round 1 of every target, then round 2, ...),
 # and prints the median webhooks/s and p99 of each cell and the ratios
-# router/floor and router/best peer. A peer that dies is restarted for the
+# router/floor and router/best peer, then router/best peer round by round
+# and the median of those ratios. A peer that dies is restarted for the
 # next cell and reported as "crashed". After each cell it waits until the sink
 # is quiet, so that a receiver still delivering its queue after answering
 # (calert) does not slow the next cell. Everything is saved to
@@ -277,6 +278,30 @@ for mode in modes:
             rs = vals.get("router-sink")
             row.append("%.2fx" % (rs / max(peers)) if rs and peers else "-")
         print("| " + " | ".join(row) + " |")
+
+print()
+print("## router / best peer round by round (the targets of a round run back to back, so they share the")
+print("## machine's state more closely than the medians of the table above do); median of the rounds' ratios")
+peer_ts = [t for t in targets if t not in ("router", "router-sink", "floor")]
+if peer_ts:
+    print("| alerts | mode | rounds | median |")
+    print("|---|---|---|---|")
+    for mode in modes:
+        for n in sizes:
+            scen = "%s-%s" % (mode, n)
+            by_round = {}
+            for t in ["router"] + peer_ts:
+                for r in cells.get((t, scen), []):
+                    if not r.get("crashed") and r.get("requests"):
+                        by_round.setdefault(r["label"].split("/")[2], {})[t] = r["webhooks_per_s"]
+            ratios = []
+            for rnd in sorted(by_round):
+                v = by_round[rnd]
+                best = max((v[t] for t in peer_ts if v.get(t)), default=0)
+                if v.get("router") and best:
+                    ratios.append(v["router"] / best)
+            if ratios:
+                print("| %s | %s | %s | %.2fx |" % (n, mode, " / ".join("%.2fx" % x for x in ratios), statistics.median(ratios)))
 
 print()
 print("## where the machine's CPU went, ms per webhook answered 200 (medians)")
