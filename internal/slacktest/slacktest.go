@@ -62,12 +62,17 @@ type Server struct {
 	channels map[string]string // name and id → id
 	faults   []Fault
 	messages []*Message
-	calls    map[string]int
-	seq      int
-	groups   map[string][]string
-	answers  []Response
-	closed   chan struct{}
-	once     sync.Once
+	// byTS indexes messages by channel and ts (msgKey): a reply or an
+	// update finds its message without scanning every message posted,
+	// which under a load run made each post cost the stand-in more the
+	// longer it ran.
+	byTS    map[msgKey]*Message
+	calls   map[string]int
+	seq     int
+	groups  map[string][]string
+	answers []Response
+	closed  chan struct{}
+	once    sync.Once
 }
 
 // Close releases hanging requests and shuts the server down.
@@ -79,7 +84,7 @@ func (s *Server) Close() {
 // NewServer starts a stand-in that accepts token and knows channels (names
 // without "#"); channel i gets the id "C%04d" (C0001, …).
 func NewServer(token string, channels ...string) *Server {
-	s := &Server{token: token, channels: map[string]string{}, calls: map[string]int{}, closed: make(chan struct{})}
+	s := &Server{token: token, channels: map[string]string{}, byTS: map[msgKey]*Message{}, calls: map[string]int{}, closed: make(chan struct{})}
 	for i, c := range channels {
 		id := fmt.Sprintf("C%04d", i+1)
 		s.channels[c], s.channels["#"+c], s.channels[id] = id, id, id
@@ -334,6 +339,7 @@ func (s *Server) post(w http.ResponseWriter, v url.Values) {
 	s.seq++
 	m := &Message{Channel: ch, TS: fmt.Sprintf("1700000000.%06d", s.seq), ThreadTS: thread, Text: v.Get("text"), Blocks: json.RawMessage(v.Get("blocks"))}
 	s.messages = append(s.messages, m)
+	s.byTS[msgKey{ch, m.TS}] = m
 	reply(w, response{OK: true, Channel: ch, TS: m.TS, Message: json.RawMessage(`{"type":"message"}`)})
 }
 
@@ -360,10 +366,8 @@ func (s *Server) update(w http.ResponseWriter, v url.Values) {
 }
 
 func (s *Server) find(channel, ts string) *Message {
-	for _, m := range s.messages {
-		if m.Channel == channel && m.TS == ts {
-			return m
-		}
-	}
-	return nil
+	return s.byTS[msgKey{channel, ts}]
 }
+
+// msgKey identifies a message: its channel's id and its ts.
+type msgKey struct{ channel, ts string }
