@@ -521,26 +521,56 @@ func gatherCase(t *testing.T, e *env, c gatherSetup) {
 	if n := len(e.slack.notifications()); n != want {
 		t.Errorf("slack got %d messages, want %d", n, want)
 	}
-	if n := routing.CountedInbound(p); n != 0 {
-		t.Errorf("%d incidents still counted after every webhook ended", n)
-	}
+	nothingCounted(t, p)
 }
 
 // lateThenLead starts a webhook of late held at its store read by gate,
 // and once it is counted, the lead's update of the incident; it returns
 // their answers.
 func lateThenLead(t *testing.T, p *routing.Pipeline, gate chan struct{}, late ...webhooktest.Alert) (lateErr, leadErr chan error) {
-	lateErr, leadErr = make(chan error, 1), make(chan error, 1)
-	go func() {
-		_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, late...))
-		lateErr <- err
-	}()
+	lateErr = processAsync(t, p, gate, late...)
 	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) > 0 })
+	return lateErr, processAsync(t, p, nil, lead())
+}
+
+// lead is the alert of the update that waits in the gathering tests.
+func lead() webhooktest.Alert {
+	return tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000")
+}
+
+// processAsync processes a webhook of alerts in a goroutine, held at its
+// store read by gate when gate is not nil (gatedStore), and returns its
+// answer.
+func processAsync(t *testing.T, p *routing.Pipeline, gate chan struct{}, alerts ...webhooktest.Alert) chan error {
+	ctx := t.Context()
+	if gate != nil {
+		ctx = context.WithValue(ctx, gateKey{}, gate)
+	}
+	errc := make(chan error, 1)
 	go func() {
-		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
-		leadErr <- err
+		_, err := p.Process(ctx, payload(t, alerts...))
+		errc <- err
 	}()
-	return lateErr, leadErr
+	return errc
+}
+
+// updateSizes returns how many alerts each Slack message after the
+// opening carried, as "[n m …]".
+func updateSizes(e *env) string {
+	var sizes []int
+	for _, n := range e.slack.notifications()[1:] {
+		sizes = append(sizes, len(n.Results))
+	}
+	return fmt.Sprint(sizes)
+}
+
+// nothingCounted fails t when p's coalescer still counts a webhook in an
+// incident once every webhook has ended.
+func nothingCounted(t *testing.T, p *routing.Pipeline) {
+	t.Helper()
+	if n := routing.CountedInbound(p); n != 0 {
+		t.Errorf("%d incidents still counted after every webhook ended", n)
+	}
 }
 
 // waitGathered waits for every counted webhook to arrive (bounded: a hang
@@ -646,9 +676,7 @@ func TestAWebhookWhoseClaimsAnotherReplicaWonDoesNotHoldTheWindow(t *testing.T) 
 	if len(ns) != 2 || len(ns[1].Results) != 1 || ns[1].Results[0].Alert.Labels["alertname"] != "Lead" {
 		t.Errorf("slack got %d messages, want the opening and the lead's update alone", len(ns))
 	}
-	if n := routing.CountedInbound(p); n != 0 {
-		t.Errorf("%d incidents still counted after every webhook ended", n)
-	}
+	nothingCounted(t, p)
 }
 
 // When the window ends first (the late webhook is still held), the lead
@@ -674,27 +702,15 @@ func TestWebhooksCountedDuringTheWaitDoNotExtendIt(t *testing.T) {
 			waitGathered(t)(gathered)
 		}
 	})
-	held := func(name, instance string, gate chan struct{}) chan error {
-		errc := make(chan error, 1)
-		go func() {
-			_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, tAlert(name, "firing", "ticket", "instance", instance)))
-			errc <- err
-		}()
-		return errc
-	}
 	gate1, gate2 := make(chan struct{}), make(chan struct{})
-	early := held("Early", "gpu-node-200:8000", gate1)
+	early := processAsync(t, p, gate1, tAlert("Early", "firing", "ticket", "instance", "gpu-node-200:8000"))
 	eventually(t, "the early webhook counted", func() bool { return routing.CountedInbound(p) == 1 })
-	leadErr := make(chan error, 1)
-	go func() {
-		_, err := process(t, p, tAlert("Lead", "firing", "ticket", "instance", "gpu-node-100:8000"))
-		leadErr <- err
-	}()
+	leadErr := processAsync(t, p, nil, lead())
 	if g := <-waits; g == nil {
 		t.Fatal("the lead waits its whole window while the early webhook is in flight")
 	}
 	eventually(t, "the lead's cohort sealed", func() bool { return routing.CountedInbound(p) == 0 })
-	late := held("Late", "gpu-node-300:8000", gate2)
+	late := processAsync(t, p, gate2, tAlert("Late", "firing", "ticket", "instance", "gpu-node-300:8000"))
 	eventually(t, "the late webhook counted in a new cohort", func() bool { return routing.CountedInbound(p) == 1 })
 	close(gate1)
 	if err := <-leadErr; err != nil {
@@ -707,17 +723,10 @@ func TestWebhooksCountedDuringTheWaitDoNotExtendIt(t *testing.T) {
 	if err := <-late; err != nil {
 		t.Fatalf("late: %v", err)
 	}
-	ns := e.slack.notifications()
-	var sizes []int
-	for _, n := range ns[1:] {
-		sizes = append(sizes, len(n.Results))
-	}
-	if fmt.Sprint(sizes) != "[2 1]" {
+	if sizes := updateSizes(e); sizes != "[2 1]" {
 		t.Errorf("updates carried %v alerts, want [2 1]: the lead with the early webhook, then the late one", sizes)
 	}
-	if n := routing.CountedInbound(p); n != 0 {
-		t.Errorf("%d incidents still counted after every webhook ended", n)
-	}
+	nothingCounted(t, p)
 }
 
 // An update with no other webhook of its incident in flight waits the
@@ -738,9 +747,7 @@ func TestALoneUpdateWaitsTheWholeWindow(t *testing.T) {
 	if calls.Load() != 1 || counted.Load() != 0 {
 		t.Errorf("a lone update waited %d times, %d of them for counted webhooks; want one wait of the whole window", calls.Load(), counted.Load())
 	}
-	if n := routing.CountedInbound(p); n != 0 {
-		t.Errorf("%d incidents still counted", n)
-	}
+	nothingCounted(t, p)
 }
 
 // A round that queued behind a send waits, once that send completes, for
@@ -767,20 +774,12 @@ func TestAQueuedRoundWaitsForTheWebhooksCountedInItsIncident(t *testing.T) {
 		}
 		return nil
 	})
-	run := func(ctx context.Context, name, instance string) chan error {
-		errc := make(chan error, 1)
-		go func() {
-			_, err := p.Process(ctx, payload(t, tAlert(name, "firing", "ticket", "instance", instance)))
-			errc <- err
-		}()
-		return errc
-	}
-	inFlight := run(t.Context(), "InFlight", "gpu-node-100:8000")
+	inFlight := processAsync(t, p, nil, tAlert("InFlight", "firing", "ticket", "instance", "gpu-node-100:8000"))
 	<-entered
-	queued := run(t.Context(), "Queued", "gpu-node-200:8000")
+	queued := processAsync(t, p, nil, tAlert("Queued", "firing", "ticket", "instance", "gpu-node-200:8000"))
 	eventually(t, "the queued update behind the send", func() bool { return routing.QueuedUpdates(p) == 1 })
 	gate := make(chan struct{})
-	late := run(context.WithValue(t.Context(), gateKey{}, gate), "Late", "gpu-node-300:8000")
+	late := processAsync(t, p, gate, tAlert("Late", "firing", "ticket", "instance", "gpu-node-300:8000"))
 	eventually(t, "the late webhook counted", func() bool { return routing.CountedInbound(p) == 1 })
 	close(release)
 	select {
@@ -794,16 +793,10 @@ func TestAQueuedRoundWaitsForTheWebhooksCountedInItsIncident(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 	}
-	var sizes []int
-	for _, n := range e.slack.notifications()[1:] {
-		sizes = append(sizes, len(n.Results))
-	}
-	if fmt.Sprint(sizes) != "[1 2]" {
+	if sizes := updateSizes(e); sizes != "[1 2]" {
 		t.Errorf("updates carried %v alerts, want [1 2]: the one in flight, then the queued and the late one together", sizes)
 	}
-	if n := routing.CountedInbound(p); n != 0 {
-		t.Errorf("%d incidents still counted after every webhook ended", n)
-	}
+	nothingCounted(t, p)
 }
 
 // Alertmanager repeating a firing already notified everywhere (quiet when
@@ -825,11 +818,8 @@ func TestRepeatsOfQuietFiringsAreNotCounted(t *testing.T) {
 	// countedWhileHeld holds a webhook of a at its store read (after the
 	// point where it is counted) and returns how many incidents are counted.
 	countedWhileHeld := func(a webhooktest.Alert) int {
-		gate, errc := make(chan struct{}), make(chan error, 1)
-		go func() {
-			_, err := p.Process(context.WithValue(t.Context(), gateKey{}, gate), payload(t, a))
-			errc <- err
-		}()
+		gate := make(chan struct{})
+		errc := processAsync(t, p, gate, a)
 		<-entered
 		n := routing.CountedInbound(p)
 		close(gate)
