@@ -1,6 +1,9 @@
 package store
 
-import "time"
+import (
+	"container/heap"
+	"time"
+)
 
 // Expiring the memory store's keys.
 //
@@ -37,45 +40,20 @@ type expiryEntry struct {
 	incident bool
 }
 
-// expiryHeap is a binary min-heap of entries by at.
+// expiryHeap is a min-heap of entries by at (container/heap).
 type expiryHeap []expiryEntry
 
-func (h *expiryHeap) push(e expiryEntry) {
-	*h = append(*h, e)
-	s := *h
-	for i := len(s) - 1; i > 0; {
-		p := (i - 1) / 2
-		if s[p].at <= s[i].at {
-			break
-		}
-		s[p], s[i] = s[i], s[p]
-		i = p
-	}
-}
+func (h expiryHeap) Len() int           { return len(h) }
+func (h expiryHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h expiryHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *expiryHeap) Push(x any)        { *h = append(*h, x.(expiryEntry)) }
 
-func (h *expiryHeap) pop() expiryEntry {
+func (h *expiryHeap) Pop() any {
 	s := *h
-	top := s[0]
-	last := len(s) - 1
-	s[0] = s[last]
-	s[last] = expiryEntry{} // release the key string
-	s = s[:last]
-	for i := 0; ; {
-		l, small := 2*i+1, i
-		if l < len(s) && s[l].at < s[small].at {
-			small = l
-		}
-		if r := l + 1; r < len(s) && s[r].at < s[small].at {
-			small = r
-		}
-		if small == i {
-			break
-		}
-		s[i], s[small] = s[small], s[i]
-		i = small
-	}
-	*h = s
-	return top
+	last := s[len(s)-1]
+	s[len(s)-1] = expiryEntry{} // release the key string
+	*h = s[:len(s)-1]
+	return last
 }
 
 // schedule files key to be visited when expires comes, unless an entry
@@ -90,7 +68,7 @@ func (m *Memory) schedule(key string, incident bool, expires time.Time, indexed 
 		return
 	}
 	*indexed = at
-	m.expiring.push(expiryEntry{at: at, key: key, incident: incident})
+	heap.Push(&m.expiring, expiryEntry{at: at, key: key, incident: incident})
 }
 
 // sweep deletes up to sweepMax keys that have expired by now, filing again
@@ -101,7 +79,7 @@ func (m *Memory) sweep(now time.Time) {
 		if len(m.expiring) == 0 || m.expiring[0].at > n {
 			return
 		}
-		e := m.expiring.pop()
+		e := heap.Pop(&m.expiring).(expiryEntry)
 		expires, indexed := m.filed(e)
 		if indexed == nil || *indexed != e.at {
 			continue // deleted or replaced since it was filed
