@@ -329,8 +329,14 @@ func waitsForUpdates(b *batch) bool {
 // silentUpdate reports whether b is an update of an open incident that its
 // integration sends nothing for (alert.SilentUpdates: PagerDuty).
 func silentUpdate(b *batch) bool {
-	s, ok := b.integ.Notifier.(alert.SilentUpdates)
-	return ok && coalescible(b) && s.SilentUpdates()
+	return coalescible(b) && b.integ.silentUpdates()
+}
+
+// silentUpdates reports whether the integration sends nothing for updates
+// of an open incident (alert.SilentUpdates: PagerDuty).
+func (i *Integration) silentUpdates() bool {
+	s, ok := i.Notifier.(alert.SilentUpdates)
+	return ok && s.SilentUpdates()
 }
 
 // settleTimeout bounds the store writes after the sends; they run detached

@@ -68,7 +68,7 @@ func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bo
 	var index map[string]*flapState
 	var out []*flapState
 	for _, r := range results {
-		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || skip[r] {
+		if undamped(r) || skip[r] {
 			continue
 		}
 		if index == nil {
@@ -224,12 +224,15 @@ func (p *Pipeline) quietNow(results []*alert.Result) []bool {
 	}
 	wasQuiet := make([]bool, len(results))
 	for i, r := range results {
-		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) {
-			continue
-		}
-		wasQuiet[i] = p.quiet.contains(r)
+		wasQuiet[i] = !undamped(r) && p.quiet.contains(r)
 	}
 	return wasQuiet
+}
+
+// undamped reports whether flap damping leaves r alone: suppressed, or a
+// firing decided none (nothing is notified either way).
+func undamped(r *alert.Result) bool {
+	return r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone)
 }
 
 // prefetchFlap returns the flap-history keys to read with the markers —
@@ -241,7 +244,7 @@ func (p *Pipeline) prefetchFlap(results []*alert.Result, wasQuiet []bool) (keys 
 	}
 	var seen map[string]bool
 	for i, r := range results {
-		if r.SuppressedBy != "" || (r.Alert.Firing() && r.Decision.Action == alert.ActionNone) || wasQuiet[i] {
+		if undamped(r) || wasQuiet[i] {
 			continue
 		}
 		if seen == nil {

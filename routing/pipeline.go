@@ -191,12 +191,9 @@ func (p *Pipeline) expectUpdates(results []*alert.Result, wasQuiet []bool) *inbo
 			continue
 		}
 		for _, recv := range r.Receivers {
-			for i := range p.Receivers[recv] {
-				integ := &p.Receivers[recv][i]
-				if integ.Notifier == nil {
-					continue
-				}
-				if s, ok := integ.Notifier.(alert.SilentUpdates); ok && s.SilentUpdates() {
+			for j := range p.Receivers[recv] {
+				integ := &p.Receivers[recv][j]
+				if integ.Notifier == nil || integ.silentUpdates() {
 					continue
 				}
 				if k := (incidentKey{recv, integ.Name, r.Incident}); !slices.Contains(keys, k) {
