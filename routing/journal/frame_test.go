@@ -447,3 +447,68 @@ func TestRacingWritesPastTheBufferAreCounted(t *testing.T) {
 		seen[e.Fingerprint] = true
 	}
 }
+
+// A decision's times are written when set and left out when zero, as
+// omitzero does (decisions are encoded in a wire form whose times are
+// pointers), and read back as they were: a firing alert's zero end stays
+// zero, a resolved alert's end is kept to the nanosecond.
+func TestDecisionTimesAreKeptAndZeroTimesLeftOut(t *testing.T) {
+	at := time.Date(2026, 12, 3, 23, 10, 0, 123456789, time.UTC)
+	entries := []journal.Entry{
+		{Kind: journal.KindDecision, Fingerprint: "firing", Time: at, ReceivedAt: at, StartsAt: at.Add(-time.Hour)},
+		{Kind: journal.KindDecision, Fingerprint: "resolved", Time: at, ReceivedAt: at, StartsAt: at.Add(-time.Hour), EndsAt: at.Add(-time.Minute)},
+		{Kind: journal.KindDecision, Fingerprint: "bare", Time: at},
+	}
+	recs := writeRecords(t, entries...)
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want one frame", len(recs))
+	}
+	js, err := s2.Decode(nil, recs[0].Data[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []map[string]json.RawMessage
+	if err := json.Unmarshal(js, &raw); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []map[string]bool{
+		{"received_at": true, "starts_at": true, "ends_at": false},
+		{"received_at": true, "starts_at": true, "ends_at": true},
+		{"received_at": false, "starts_at": false, "ends_at": false},
+	} {
+		for field, present := range want {
+			if _, ok := raw[i][field]; ok != present {
+				t.Errorf("entry %s: %s written = %v, want %v", entries[i].Fingerprint, field, ok, present)
+			}
+		}
+	}
+	got, err := journal.DecodeRecord(recs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		g := got[i]
+		if !g.ReceivedAt.Equal(e.ReceivedAt) || !g.StartsAt.Equal(e.StartsAt) || !g.EndsAt.Equal(e.EndsAt) ||
+			g.EndsAt.IsZero() != e.EndsAt.IsZero() || !g.Time.Equal(e.Time) {
+			t.Errorf("entry %s read back with received %v, starts %v, ends %v; want %v, %v, %v",
+				e.Fingerprint, g.ReceivedAt, g.StartsAt, g.EndsAt, e.ReceivedAt, e.StartsAt, e.EndsAt)
+		}
+	}
+}
+
+// writeRecords writes entries in one Write of a writer of replica r1 to a
+// memory journal and returns the journal's records.
+func writeRecords(t *testing.T, entries ...journal.Entry) []store.JournalRecord {
+	t.Helper()
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{Replica: "r1"})
+	w.Write(entries...)
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := j.RangeJournal(t.Context(), store.JournalQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}

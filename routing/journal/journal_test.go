@@ -351,9 +351,10 @@ func TestFromResultKeepsMuteLiveSLOAndFlapping(t *testing.T) {
 }
 
 // TestJournalRecordsAreEncodingJSON: the writer's frames decompress to byte
-// for byte what encoding/json makes of their entries, although decisions
-// are encoded by go-json — every decided alert of every testdata webhook,
-// with deliveries whose errors hold the strings JSON encoders treat
+// for byte what encoding/json makes of what they encode (a decision's wire
+// form), although decisions are encoded by go-json — every decided alert
+// of every testdata webhook, with deliveries whose errors hold the strings
+// JSON encoders treat
 // differently (HTML characters, line and paragraph separators, control
 // characters, invalid UTF-8), and a dead letter.
 func TestJournalRecordsAreEncodingJSON(t *testing.T) {
@@ -388,16 +389,7 @@ func TestJournalRecordsAreEncodingJSON(t *testing.T) {
 	dl.Replica = "r1"
 	entries = append(entries, dl)
 
-	j := store.NewMemoryJournal(store.JournalRetention{})
-	w, _ := newWriter(t, j, journal.WriterOptions{Replica: "r1"})
-	w.Write(entries...)
-	if err := w.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := j.RangeJournal(t.Context(), store.JournalQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := writeRecords(t, entries...)
 	// One Write: runs of one kind, 32 entries at most per record.
 	var want [][]journal.Entry
 	for start := 0; start < len(entries); {
@@ -411,7 +403,7 @@ func TestJournalRecordsAreEncodingJSON(t *testing.T) {
 		t.Fatalf("journal holds %d records, want %d frames of %d entries", len(recs), len(want), len(entries))
 	}
 	for i, frame := range want {
-		js, err := json.Marshal(frame)
+		js, err := json.Marshal(journal.WireFrame(frame))
 		if err != nil {
 			t.Fatal(err)
 		}

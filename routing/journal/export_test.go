@@ -1,0 +1,10 @@
+package journal
+
+// WireFrame is what encodeFrame encodes for a frame of entries: the
+// wire form of decisions, the entries themselves for other kinds.
+func WireFrame(entries []Entry) any {
+	if len(entries) > 0 && entries[0].Kind == KindDecision {
+		return wireEntries(entries, nil)
+	}
+	return entries
+}
