@@ -367,7 +367,7 @@ func (r *Redis) AddMembers(ctx context.Context, key string, ttl time.Duration, m
 		return nil
 	}
 	start := time.Now()
-	return r.observe(opAddMembers, start, r.scriptsErr(ctx, []*scripted{addMembersCall(key, ttl, members)}))
+	return r.observe(opAddMembers, start, r.scriptsErr(ctx, r.addMembersCalls([]Members{{Key: key, TTL: ttl, Members: members}})))
 }
 
 // RemoveMembers sends SREM and SCARD in one MULTI/EXEC, so the count is the

@@ -7,17 +7,22 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// addMembers adds ARGV[2..] to the set KEYS[1] and sets its TTL to ARGV[1]
-// ms when positive, atomically (a set never lives without its TTL); used by
-// AddMembers and Write. SADD takes the members in chunks: Lua's unpack is
-// bounded.
+// addMembers adds members to sets and sets their TTLs, atomically (a set
+// never lives without its TTL); used by AddMembers and Write. For each set
+// KEYS[i], ARGV holds its TTL in ms (not positive: left as it was), the
+// count of its members, then the members. SADD takes the members in
+// chunks: Lua's unpack is bounded.
 var addMembers = redis.NewScript(`
-local n = #ARGV
-for i = 2, n, 1000 do
-  redis.call('SADD', KEYS[1], unpack(ARGV, i, math.min(i + 999, n)))
+local o = 0
+for k = 1, #KEYS do
+  local ttl, n = tonumber(ARGV[o + 1]), tonumber(ARGV[o + 2])
+  local first, last = o + 3, o + 2 + n
+  for i = first, last, 1000 do
+    redis.call('SADD', KEYS[k], unpack(ARGV, i, math.min(i + 999, last)))
+  end
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[k], ttl) end
+  o = last
 end
-local ttl = tonumber(ARGV[1])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
 return 1
 `)
 
@@ -71,14 +76,28 @@ func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(red
 	return nil
 }
 
-// addMembersCall is the addMembers script call for key.
-func addMembersCall(key string, ttl time.Duration, members []string) *scripted {
-	args := make([]any, 0, 1+len(members))
-	args = append(args, max(ttl, 0).Milliseconds())
-	for _, mb := range members {
-		args = append(args, mb)
+// addMembersCalls are the addMembers script calls that add sets' members
+// (sets without members are skipped): one call for them all on a single
+// node or through Sentinel, one per set on a Cluster, where each set may
+// hash to its own slot.
+func (r *Redis) addMembersCalls(sets []Members) []*scripted {
+	var calls []*scripted
+	var c *scripted
+	for _, m := range sets {
+		if len(m.Members) == 0 {
+			continue
+		}
+		if c == nil || r.cluster() {
+			c = &scripted{script: addMembers}
+			calls = append(calls, c)
+		}
+		c.keys = append(c.keys, m.Key)
+		c.args = append(c.args, max(m.TTL, 0).Milliseconds(), len(m.Members))
+		for _, mb := range m.Members {
+			c.args = append(c.args, mb)
+		}
 	}
-	return &scripted{script: addMembers, keys: []string{key}, args: args}
+	return calls
 }
 
 // Write sends every part of w in one pipeline (one round trip per cluster
@@ -99,12 +118,9 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 		c.part = &e.Incidents
 		calls = append(calls, c)
 	}
-	for _, m := range w.Add {
-		if len(m.Members) > 0 {
-			c := addMembersCall(m.Key, m.TTL, m.Members)
-			c.part = &e.Add
-			calls = append(calls, c)
-		}
+	for _, c := range r.addMembersCalls(w.Add) {
+		c.part = &e.Add
+		calls = append(calls, c)
 	}
 	err := r.runScripts(ctx, calls, func(p redis.Pipeliner) {
 		for _, en := range w.Set {
