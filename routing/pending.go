@@ -124,7 +124,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		if step.Incident != "" {
 			t.incident = step.Incident
 		}
-		t.claim = t.marker + ":" + t.res.Alert.Status + ":" + t.tier + step.ClaimSuffix
+		t.claim = p.claimKey(t, step, found[i] && !dedup.IsClaim(values[i]))
 		notified = markResolve(notified, t.res)
 		if claims == nil {
 			claims = make(map[string]bool, len(trs)-i)
@@ -143,6 +143,24 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 	}
 	return out, histories, nil
+}
+
+// claimKey is the key t's claim is taken on, given its step and whether
+// its marker holds a notified transition (notified). A transition never
+// notified is claimed on its marker key itself — the claim (the sender's
+// token, for claim_ttl) is overwritten by the marker once delivered, or
+// deleted if the send fails — so a new alert costs the store one key, not
+// two. A reader that finds a token there (another sender's send in flight)
+// reads it as an unknown tier, so the transition, a firing or its resolve,
+// is to be sent; its claim, on the same key, loses, and it waits for that
+// sender's marker like any lost claim. A transition after a notified one
+// (a resolve, another tier, a re-fire, a reminder) is claimed on a key of
+// its own beside the marker, which stays readable meanwhile.
+func (p *Pipeline) claimKey(t *transition, step dedup.Step, notified bool) string {
+	if !notified {
+		return t.marker
+	}
+	return t.marker + ":" + t.res.Alert.Status + ":" + t.tier + step.ClaimSuffix
 }
 
 // markResolve notes r in m (made if nil) when r is a resolve.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -1089,5 +1091,162 @@ func TestPipelineTemplateDataIsTheIncidentsOwn(t *testing.T) {
 		if got := n.Data.GroupLabels["alertname"]; got != "TTFTHigh" {
 			t.Errorf("incident %s: GroupLabels = %v, want Alertmanager's alertname kept", n.Incident, n.Data.GroupLabels)
 		}
+	}
+}
+
+// pagerDutyHeld processes alerts on p in the background with e's
+// PagerDuty send held: it returns once that send has started, with the
+// channel that ends it (the send's error) and the one Process's error comes
+// on. Later sends are not held.
+func pagerDutyHeld(t *testing.T, e *env, p *routing.Pipeline, alerts ...webhooktest.Alert) (chan<- error, <-chan error) {
+	t.Helper()
+	entered, release := make(chan struct{}), make(chan error)
+	var once sync.Once
+	e.pd.setFail(func(*alert.Notification) error {
+		held := false
+		once.Do(func() { held = true; close(entered) })
+		if !held {
+			return nil
+		}
+		return <-release
+	})
+	done := make(chan error, 1)
+	msg := payload(t, alerts...)
+	go func() { _, err := p.Process(context.Background(), msg); done <- err }()
+	<-entered
+	return release, done
+}
+
+// claimRecorder is a store that records the keys of every claim taken
+// (SetNX; the optional one-round-trip interfaces are hidden, so claims come
+// through it).
+type claimRecorder struct {
+	store.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (c *claimRecorder) SetNX(ctx context.Context, e []store.Entry) ([]bool, error) {
+	c.mu.Lock()
+	for _, en := range e {
+		c.keys = append(c.keys, en.Key)
+	}
+	c.mu.Unlock()
+	return c.Store.SetNX(ctx, e)
+}
+
+func (c *claimRecorder) claimed() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.keys)
+}
+
+// A transition never notified is claimed on its marker key: while its send
+// is in flight the key holds the sender's token, once delivered the marker
+// (the same key: the claim is overwritten), and after a failed send
+// nothing, so Alertmanager's retry claims it again.
+func TestANewAlertIsClaimedOnItsMarkerKey(t *testing.T) {
+	for _, delivered := range []bool{true, false} {
+		t.Run(fmt.Sprintf("delivered=%v", delivered), func(t *testing.T) {
+			e := newEnv(t)
+			rec := &claimRecorder{Store: e.store}
+			e.store = rec
+			p := e.pipeline()
+			release, done := pagerDutyHeld(t, e, p, tAlert("TTFTHigh", "firing", "page"))
+			keys := rec.claimed()
+			if len(keys) != 1 || !strings.Contains(keys[0], "pagerduty") {
+				t.Fatalf("claims %q, want the PagerDuty transition's", keys)
+			}
+			values, found, err := e.store.Get(context.Background(), keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, k := range keys {
+				if !found[i] || !dedup.IsClaim(values[i]) {
+					t.Errorf("during the send %s holds %q (found %v), want the sender's token", k, values[i], found[i])
+				}
+			}
+			var fail error
+			if !delivered {
+				fail = errors.New("pagerduty down")
+			}
+			release <- fail
+			if err := <-done; (err != nil) == delivered {
+				t.Fatalf("Process: %v", err)
+			}
+			values, found, err = e.store.Get(context.Background(), keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case !delivered && found[0]:
+				t.Errorf("after the failed send %s holds %q, want nothing (claim released)", keys[0], values[0])
+			case delivered && (!found[0] || dedup.IsClaim(values[0]) || dedup.ParseMarker(values[0]).Tier == ""):
+				t.Errorf("after the send %s holds %q (found %v), want its marker", keys[0], values[0], found[0])
+			}
+		})
+	}
+}
+
+// A sender's token found at a transition's marker is a claim in flight,
+// not a notified tier: the webhook sends nothing and asks for a retry while
+// the claim holds (its own claim, on the same key, loses), and sends once
+// the claim has expired unconfirmed. Taken for a notified marker, the token
+// would have the transition claimed on a key of its own and sent at once.
+func TestATokenAtAMarkerIsAClaimInFlight(t *testing.T) {
+	e := newEnv(t)
+	rec := &claimRecorder{Store: e.store}
+	e.store = rec
+	p := e.pipeline()
+	x := tAlert("TTFTHigh", "firing", "page")
+	e.pd.setFail(func(*alert.Notification) error { return errors.New("pagerduty down") })
+	if _, err := process(t, p, x); err == nil {
+		t.Fatal("first attempt: want the failed send's error")
+	}
+	e.pd.setFail(nil)
+	// Another sender claims the transition (its claim on the marker).
+	var theirs []store.Entry
+	for _, k := range rec.claimed() {
+		theirs = append(theirs, store.Entry{Key: k, Value: dedup.NewToken(), TTL: e.dedup.ClaimTTL})
+	}
+	if won, err := e.store.SetNX(context.Background(), theirs); err != nil || slices.Contains(won, false) {
+		t.Fatalf("the other sender's claims: won %v, %v", won, err)
+	}
+	sum, err := process(t, p, x)
+	if !isRetryable(err) {
+		t.Fatalf("while the other sender's claim holds: %v (summary %+v), want a retryable in-flight error", err, sum)
+	}
+	if n := len(e.pd.notifications()); n != 0 {
+		t.Fatalf("sent %d while another sender holds the claim; want none", n)
+	}
+	e.clock.Advance(e.dedup.ClaimTTL + time.Second) // the other sender died: its claim expires
+	mustProcess(t, p, x)
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("after the claim expired: sent %d, want once", n)
+	}
+}
+
+// A resolve that arrives while another replica is still sending the
+// alert's first firing is not dropped as the resolve of something never
+// notified: its claim, on the marker key the firing's sender holds, loses,
+// so it asks for a retry, and the retry — once the firing is confirmed —
+// sends the resolve.
+func TestAResolveDuringItsFiringsSendWaitsForIt(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.pipeline(), e.pipeline()
+	release, done := pagerDutyHeld(t, e, a, tAlert("TTFTHigh", "firing", "page")) // a holds the firing's claim and is sending it
+	resolved := tAlert("TTFTHigh", "resolved", "page")
+	sum, err := process(t, b, resolved)
+	if !isRetryable(err) {
+		t.Fatalf("resolve during the firing's send: %v (summary %+v), want a retryable in-flight error", err, sum)
+	}
+	release <- nil
+	if err := <-done; err != nil {
+		t.Fatalf("firing: %v", err)
+	}
+	mustProcess(t, b, resolved) // Alertmanager's retry
+	got := e.pd.events()
+	if len(got) != 2 || !strings.HasPrefix(got[0], "trigger ") || got[1] != "resolve "+strings.TrimPrefix(got[0], "trigger ") {
+		t.Errorf("pagerduty events %q, want the firing's trigger then its resolve", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/alertrouter/alertrouter/store"
@@ -20,6 +21,13 @@ func NewToken() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	return "c:" + hex.EncodeToString(b[:])
+}
+
+// IsClaim reports whether v, read at a transition's marker key, is a
+// sender's token (NewToken) rather than a marker: a claim on a transition
+// never notified is taken on its marker key.
+func IsClaim(v string) bool {
+	return strings.HasPrefix(v, "c:") && !strings.Contains(v, "|")
 }
 
 // Leases claims keys for one sender: SET NX PX in one round trip, released

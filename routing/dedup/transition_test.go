@@ -89,3 +89,26 @@ func TestMarkerRoundTrips(t *testing.T) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// A sender's token and a marker can share a key (a transition never
+// notified is claimed on its marker key): IsClaim tells them apart, for
+// every kind of marker, including ones whose tier or incident holds "c:".
+func TestIsClaimTellsTokensFromMarkers(t *testing.T) {
+	at := time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)
+	for i := range 20 {
+		if tok := dedup.NewToken(); !dedup.IsClaim(tok) {
+			t.Fatalf("token %d %q is not a claim", i, tok)
+		}
+	}
+	for _, m := range []dedup.Marker{
+		{Tier: "page:burn-rate:1h/5m>14.4", At: at, Incident: "slo/ttft-p95"},
+		{Tier: "ticket:capacity:warn", At: at},
+		{Resolved: true, At: at, Incident: "inc-1"},
+		{Tier: "c:odd-policy:tier", At: at, Incident: "c:incident"},
+		{},
+	} {
+		if v := m.String(); dedup.IsClaim(v) {
+			t.Errorf("marker %q taken for a claim", v)
+		}
+	}
+}
