@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,10 +62,14 @@ func redisCPU(tb testing.TB, srv *redistest.Server) float64 {
 // chargeRedis empties the server, runs the benchmark loop and reports what
 // redis-server spent per webhook (µs of its CPU, from INFO) and per alert.
 // Every case starts from an empty keyspace so that none pays for keys (and
-// incident members) an earlier case left.
+// incident members) an earlier case left. With -v it also logs Redis' own
+// account of each command per webhook (INFO commandstats: calls and µs; a
+// command a script runs is counted in its own line and in the script's).
 func chargeRedis(b *testing.B, srv *redistest.Server, alerts int, body func()) {
-	if _, err := redistest.Do(srv.Addr(), "FLUSHALL"); err != nil {
-		b.Fatal(err)
+	for _, cmd := range [][]string{{"FLUSHALL"}, {"CONFIG", "RESETSTAT"}} {
+		if _, err := redistest.Do(srv.Addr(), cmd...); err != nil {
+			b.Fatal(err)
+		}
 	}
 	before := redisCPU(b, srv)
 	n := 0
@@ -74,6 +80,48 @@ func chargeRedis(b *testing.B, srv *redistest.Server, alerts int, body func()) {
 	used := redisCPU(b, srv) - before
 	b.ReportMetric(used*1e6/float64(n), "redis-µs/webhook")
 	b.ReportMetric(used*1e6/float64(n*alerts), "redis-µs/alert")
+	if testing.Verbose() {
+		logCommands(b, srv, n)
+	}
+}
+
+// logCommands logs INFO commandstats per webhook (n webhooks): the commands
+// the benchmark sent, the busiest first.
+func logCommands(b *testing.B, srv *redistest.Server, n int) {
+	info, err := redistest.Do(srv.Addr(), "INFO", "commandstats")
+	if err != nil {
+		b.Fatal(err)
+	}
+	type stat struct {
+		name        string
+		calls, usec float64
+	}
+	var stats []stat
+	for line := range strings.Lines(info) {
+		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
+		if !ok || strings.HasPrefix(line, "#") || name == "info" || strings.HasPrefix(name, "config") {
+			continue
+		}
+		var st stat
+		st.name = name
+		for field := range strings.SplitSeq(rest, ",") {
+			k, v, _ := strings.Cut(field, "=")
+			f, _ := strconv.ParseFloat(v, 64)
+			switch k {
+			case "calls":
+				st.calls = f
+			case "usec":
+				st.usec = f
+			}
+		}
+		stats = append(stats, st)
+	}
+	slices.SortFunc(stats, func(a, c stat) int { return cmp.Compare(c.usec, a.usec) })
+	var out strings.Builder
+	for _, st := range stats {
+		fmt.Fprintf(&out, "\n  %-10s %6.2f calls/webhook %8.1f µs/webhook", st.name, st.calls/float64(n), st.usec/float64(n))
+	}
+	b.Logf("redis commandstats over %d webhooks:%s", n, out.String())
 }
 
 // BenchmarkRedisCost is what new alerts cost Redis itself — the CPU of the
