@@ -99,7 +99,7 @@ func logCommands(b *testing.B, srv *redistest.Server, n int) {
 	var stats []stat
 	for line := range strings.Lines(info) {
 		name, rest, ok := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "cmdstat_"), ":")
-		if !ok || strings.HasPrefix(line, "#") || name == "info" || strings.HasPrefix(name, "config") {
+		if !ok || name == "info" || strings.HasPrefix(name, "config") {
 			continue
 		}
 		var st stat

@@ -124,7 +124,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		if step.Incident != "" {
 			t.incident = step.Incident
 		}
-		t.claim = p.claimKey(t, step, found[i] && !dedup.IsClaim(values[i]))
+		t.claim = claimKey(t, step, found[i] && !dedup.IsClaim(values[i]))
 		notified = markResolve(notified, t.res)
 		if claims == nil {
 			claims = make(map[string]bool, len(trs)-i)
@@ -156,7 +156,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 // sender's marker like any lost claim. A transition after a notified one
 // (a resolve, another tier, a re-fire, a reminder) is claimed on a key of
 // its own beside the marker, which stays readable meanwhile.
-func (p *Pipeline) claimKey(t *transition, step dedup.Step, notified bool) string {
+func claimKey(t *transition, step dedup.Step, notified bool) string {
 	if !notified {
 		return t.marker
 	}

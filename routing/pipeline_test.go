@@ -1161,10 +1161,8 @@ func TestANewAlertIsClaimedOnItsMarkerKey(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for i, k := range keys {
-				if !found[i] || !dedup.IsClaim(values[i]) {
-					t.Errorf("during the send %s holds %q (found %v), want the sender's token", k, values[i], found[i])
-				}
+			if !found[0] || !dedup.IsClaim(values[0]) {
+				t.Errorf("during the send %s holds %q (found %v), want the sender's token", keys[0], values[0], found[0])
 			}
 			var fail error
 			if !delivered {

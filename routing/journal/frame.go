@@ -64,8 +64,8 @@ type wireEntry struct {
 	EndsAt     *time.Time `json:"ends_at,omitempty"`
 }
 
-// wireEntries are entries as wireEntry, in buf (which keeps them, holding
-// the entries, until clearWire).
+// wireEntries are entries as wireEntry, in buf; the caller clears buf
+// after encoding, so that it does not keep the entries alive.
 func wireEntries(entries []Entry, buf []wireEntry) []wireEntry {
 	buf = buf[:0]
 	for i := range entries {

@@ -354,9 +354,8 @@ func TestFromResultKeepsMuteLiveSLOAndFlapping(t *testing.T) {
 // for byte what encoding/json makes of what they encode (a decision's wire
 // form), although decisions are encoded by go-json — every decided alert
 // of every testdata webhook, with deliveries whose errors hold the strings
-// JSON encoders treat
-// differently (HTML characters, line and paragraph separators, control
-// characters, invalid UTF-8), and a dead letter.
+// JSON encoders treat differently (HTML characters, line and paragraph
+// separators, control characters, invalid UTF-8), and a dead letter.
 func TestJournalRecordsAreEncodingJSON(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "webhook", "*.json"))
 	if err != nil {
