@@ -131,7 +131,7 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 	}
 	var hints []string
 	seen := map[string]bool{}
-	firing, resolved := 0, 0
+	firing, resolved := no.Counts()
 	alerts := make([]map[string]any, 0, min(len(no.Results), maxAlertDetails))
 	for _, r := range no.Results {
 		for _, h := range r.Classification.Hints {
@@ -140,15 +140,7 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 				hints = append(hints, h.ID+": "+h.Text)
 			}
 		}
-		if r.Alert == nil {
-			continue
-		}
-		if r.Alert.Firing() {
-			firing++
-		} else {
-			resolved++
-		}
-		if len(alerts) < maxAlertDetails {
+		if r.Alert != nil && len(alerts) < maxAlertDetails {
 			alerts = append(alerts, alertDetails(r))
 		}
 	}

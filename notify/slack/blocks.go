@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	sl "github.com/slack-go/slack"
@@ -107,13 +108,19 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	}
 	blocks = append(blocks, sl.NewDividerBlock())
 
+	return alertSections(blocks, no.Results)
+}
+
+// alertSections appends one section per alert of results to blocks, cut
+// with "…and N more" to stay within 50 blocks.
+func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 	room := maxBlocks - len(blocks)
-	for i, r := range no.Results {
+	for i, r := range results {
 		if r.Alert == nil {
 			continue
 		}
-		if i >= room-1 && len(no.Results)-i > 1 {
-			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(no.Results)-i), false, false)))
+		if i >= room-1 && len(results)-i > 1 {
+			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(results)-i), false, false)))
 			break
 		}
 		a := r.Alert
@@ -124,6 +131,32 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 		blocks = append(blocks, section(s))
 	}
 	return blocks
+}
+
+// UpdateBlocks builds the thread reply of an update of an open incident
+// (members joining, or resolving while others still fire): the parent
+// message already carries the incident's card — title, decision, sector,
+// KPIs, text, reasons, hints and links —, so the reply says what changed:
+// one line with the counts and the loudest decision, then one section per
+// alert of the update ("Reminder" instead of "Update" for a reminder). text
+// is the message's fallback text (notifications, screen readers).
+func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
+	firing, resolved := no.Counts()
+	var counts []string
+	if firing > 0 {
+		counts = append(counts, strconv.Itoa(firing)+" firing")
+	}
+	if resolved > 0 {
+		counts = append(counts, strconv.Itoa(resolved)+" resolved")
+	}
+	what := strings.Join(counts, ", ")
+	label := "Update"
+	if no.Kind == alert.KindReminder {
+		label = "Reminder"
+	}
+	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`"
+	text = label + " of " + no.Incident + ": " + what
+	return alertSections([]sl.Block{section(head)}, no.Results), text
 }
 
 func bullets(items []string, escape func(string) string) string {

@@ -167,8 +167,13 @@ func (p parentRef) String() string { return p.channel + " " + p.ts }
 // in no.Ref for the dispatch core to keep), or replies in its thread; the
 // parent is edited when the incident resolves or opens again.
 func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
-	msg := n.render(no)
 	if p, ok := parseParent(no.Ref); ok {
+		var msg message
+		if no.IncidentResolved || no.Opening {
+			msg = n.render(no)
+		} else {
+			msg.blocks, msg.text = UpdateBlocks(no)
+		}
 		err := n.reply(ctx, no, p, msg)
 		var se sl.SlackErrorResponse
 		if !errors.As(err, &se) || (se.Err != "thread_not_found" && se.Err != "message_not_found") {
@@ -177,6 +182,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		// The parent was deleted: this notification becomes the new parent.
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
+	msg := n.render(no)
 	p, err := n.post(ctx, message{blocks: n.withActions(no, msg.blocks), text: msg.text}, "")
 	if err != nil {
 		return err

@@ -494,3 +494,44 @@ func TestBlocksLinkTheIncidentsConsolePage(t *testing.T) {
 		t.Fatalf("blocks lack the console link: %s", b)
 	}
 }
+
+// An update of an open incident replies with what changed — the counts, the
+// decision and one section per alert — not the parent's whole card again;
+// a reminder says so.
+func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	ctx := context.Background()
+	update := under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", "bbb", "ccc", "ddd"))
+	gone := notifytest.Result("TTFTHigh", "ddd", "resolved", alert.ActionTicket)
+	update.Results[2] = gone
+	reminder := under(first.Ref, note(alert.KindReminder, alert.ActionTicket, "firing", "aaa"))
+	for _, no := range []*alert.Notification{update, reminder} {
+		if err := n.Notify(ctx, no); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent := h.srv.Parents()[0]
+	replies := h.srv.Thread(parent.TS)
+	if len(replies) != 2 {
+		t.Fatalf("thread replies = %d, want 2", len(replies))
+	}
+	golden(t, "update.golden.json", replies[0].Blocks)
+	if want := "Update of " + update.Incident + ": 2 firing, 1 resolved"; replies[0].Text != want {
+		t.Fatalf("reply text = %q, want %q", replies[0].Text, want)
+	}
+	for _, fp := range []string{"bbb", "ccc", "ddd"} {
+		if !bytes.Contains(replies[0].Blocks, []byte("`"+fp+"`")) {
+			t.Fatalf("the update lacks alert %s: %s", fp, replies[0].Blocks)
+		}
+	}
+	// The card's parts stay in the parent: no header, hints or links again.
+	for _, part := range []string{`"type":"header"`, "*Hints:*", "Runbook"} {
+		if bytes.Contains(replies[0].Blocks, []byte(part)) || !bytes.Contains(parent.Blocks, []byte(part)) {
+			t.Fatalf("%q: want it in the parent only; parent %s, reply %s", part, parent.Blocks, replies[0].Blocks)
+		}
+	}
+	if !bytes.Contains(replies[1].Blocks, []byte("*Reminder:* 1 firing")) {
+		t.Fatalf("the reminder reply = %s", replies[1].Blocks)
+	}
+}

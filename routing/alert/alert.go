@@ -332,6 +332,21 @@ type Notification struct {
 	Data *template.Data
 }
 
+// Counts returns how many of the notification's alerts fire and how many
+// are resolved.
+func (n *Notification) Counts() (firing, resolved int) {
+	for _, r := range n.Results {
+		switch {
+		case r.Alert == nil:
+		case r.Alert.Firing():
+			firing++
+		default:
+			resolved++
+		}
+	}
+	return firing, resolved
+}
+
 // Notifier delivers one notification. It returns nil on success. A failed
 // delivery returns an error; Retryable(err) tells whether sending the same
 // notification again may succeed (Alertmanager is then answered 5xx so that
