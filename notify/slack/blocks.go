@@ -123,23 +123,32 @@ func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(results)-i), false, false)))
 			break
 		}
-		a := r.Alert
-		s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
-		if sum := a.Annotations["summary"]; sum != "" {
-			s += "\n" + esc(sum)
-		}
-		blocks = append(blocks, section(s))
+		blocks = append(blocks, section(alertLine(r, "\n")))
 	}
 	return blocks
+}
+
+// alertLine is one alert in a message: its name, status, action and
+// fingerprint, then sep and its summary annotation, if any.
+func alertLine(r *alert.Result, sep string) string {
+	a := r.Alert
+	s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
+	if sum := a.Annotations["summary"]; sum != "" {
+		s += sep + esc(sum)
+	}
+	return s
 }
 
 // UpdateBlocks builds the thread reply of an update of an open incident
 // (members joining, or resolving while others still fire): the parent
 // message already carries the incident's card — title, decision, sector,
-// KPIs, text, reasons, hints and links —, so the reply says what changed:
-// one line with the counts and the loudest decision, then one section per
-// alert of the update ("Reminder" instead of "Update" for a reminder). text
-// is the message's fallback text (notifications, screen readers).
+// KPIs, text, reasons, hints and links —, so the reply says what changed,
+// in one section: a line with the counts and the loudest decision, then a
+// line per alert of the update, the first maxListItems and "…and N more"
+// ("Reminder" instead of "Update" for a reminder). The update window
+// gathers many webhooks' alerts into one reply, which stays a short digest
+// whatever their number. text is the message's fallback text
+// (notifications, screen readers).
 func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 	firing, resolved := no.Counts()
 	var counts []string
@@ -154,9 +163,21 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 	if no.Kind == alert.KindReminder {
 		label = "Reminder"
 	}
-	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`"
-	text = label + " of " + no.Incident + ": " + what
-	return alertSections([]sl.Block{section(head)}, no.Results), text
+	var b strings.Builder
+	b.WriteString("*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`")
+	listed := 0
+	for _, r := range no.Results {
+		if r.Alert == nil {
+			continue
+		}
+		if listed == maxListItems {
+			b.WriteString("\n…and " + strconv.Itoa(firing+resolved-listed) + " more")
+			break
+		}
+		b.WriteString("\n• " + alertLine(r, " — "))
+		listed++
+	}
+	return []sl.Block{section(b.String())}, label + " of " + no.Incident + ": " + what
 }
 
 func bullets(items []string, escape func(string) string) string {

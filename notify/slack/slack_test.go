@@ -506,15 +506,20 @@ func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
 	gone := notifytest.Result("TTFTHigh", "ddd", "resolved", alert.ActionTicket)
 	update.Results[2] = gone
 	reminder := under(first.Ref, note(alert.KindReminder, alert.ActionTicket, "firing", "aaa"))
-	for _, no := range []*alert.Notification{update, reminder} {
+	var many []string
+	for i := range 14 {
+		many = append(many, fmt.Sprintf("m%02d", i))
+	}
+	storm := under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", many...))
+	for _, no := range []*alert.Notification{update, reminder, storm} {
 		if err := n.Notify(ctx, no); err != nil {
 			t.Fatal(err)
 		}
 	}
 	parent := h.srv.Parents()[0]
 	replies := h.srv.Thread(parent.TS)
-	if len(replies) != 2 {
-		t.Fatalf("thread replies = %d, want 2", len(replies))
+	if len(replies) != 3 {
+		t.Fatalf("thread replies = %d, want 3", len(replies))
 	}
 	golden(t, "update.golden.json", replies[0].Blocks)
 	if want := "Update of " + update.Incident + ": 2 firing, 1 resolved"; replies[0].Text != want {
@@ -533,5 +538,19 @@ func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
 	}
 	if !bytes.Contains(replies[1].Blocks, []byte("*Reminder:* 1 firing")) {
 		t.Fatalf("the reminder reply = %s", replies[1].Blocks)
+	}
+	// Many alerts (the update window gathers several webhooks') stay a
+	// digest: the first ten listed, the rest counted.
+	var blocks []map[string]any
+	if err := json.Unmarshal(replies[2].Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	if len(blocks) != 1 {
+		t.Fatalf("the storm's reply has %d blocks, want one section: %s", len(blocks), replies[2].Blocks)
+	}
+	body := replies[2].Blocks
+	if !bytes.Contains(body, []byte("*Update:* 14 firing")) || !bytes.Contains(body, []byte("`m09`")) ||
+		bytes.Contains(body, []byte("`m10`")) || !bytes.Contains(body, []byte("…and 4 more")) {
+		t.Fatalf("the storm's reply = %s, want m00..m09 listed and 4 more counted", body)
 	}
 }
