@@ -123,21 +123,30 @@ func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(results)-i), false, false)))
 			break
 		}
-		blocks = append(blocks, section(alertLine(r, "\n")))
+		blocks = append(blocks, section(alertLine(r, "\n", 0)))
 	}
 	return blocks
 }
 
 // alertLine is one alert in a message: its name, status, action and
-// fingerprint, then sep and its summary annotation, if any.
-func alertLine(r *alert.Result, sep string) string {
+// fingerprint, then sep and its summary annotation, if any, cut to
+// maxSummary runes when maxSummary > 0.
+func alertLine(r *alert.Result, sep string, maxSummary int) string {
 	a := r.Alert
 	s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
-	if sum := a.Annotations["summary"]; sum != "" {
-		s += sep + esc(sum)
+	if sum := esc(a.Annotations["summary"]); sum != "" {
+		if maxSummary > 0 {
+			sum, _ = notify.TruncateInRunes(sum, maxSummary)
+		}
+		s += sep + sum
 	}
 	return s
 }
+
+// maxDigestSummary bounds each alert's summary in an update's digest, so
+// that its lines and "…and N more" stay within one section's 3000
+// characters.
+const maxDigestSummary = 200
 
 // UpdateBlocks builds the thread reply of an update of an open incident
 // (members joining, or resolving while others still fire): the parent
@@ -174,7 +183,7 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 			b.WriteString("\n…and " + strconv.Itoa(firing+resolved-listed) + " more")
 			break
 		}
-		b.WriteString("\n• " + alertLine(r, " — "))
+		b.WriteString("\n• " + alertLine(r, " — ", maxDigestSummary))
 		listed++
 	}
 	return []sl.Block{section(b.String())}, label + " of " + no.Incident + ": " + what

@@ -13,7 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
+	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v2"
 
@@ -552,5 +554,35 @@ func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
 	if !bytes.Contains(body, []byte("*Update:* 14 firing")) || !bytes.Contains(body, []byte("`m09`")) ||
 		bytes.Contains(body, []byte("`m10`")) || !bytes.Contains(body, []byte("…and 4 more")) {
 		t.Fatalf("the storm's reply = %s, want m00..m09 listed and 4 more counted", body)
+	}
+}
+
+// Long summaries are cut in an update's digest, so its ten lines and the
+// count of the rest fit Slack's 3000 characters of one section.
+func TestAnUpdateDigestFitsOneSection(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	var fps []string
+	for i := range 12 {
+		fps = append(fps, fmt.Sprintf("long%02d", i))
+	}
+	no := under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", fps...))
+	for _, r := range no.Results {
+		r.Alert.Annotations = template.KV{"summary": strings.Repeat("queue time & compute <p99> ", 40)}
+	}
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	reply := h.srv.Thread(h.srv.Parents()[0].TS)[0]
+	var blocks []struct {
+		Text struct{ Text string } `json:"text"`
+	}
+	if err := json.Unmarshal(reply.Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	text := blocks[0].Text.Text
+	if len(blocks) != 1 || utf8.RuneCountInString(text) > 3000 || !strings.HasSuffix(text, "…and 2 more") ||
+		!strings.Contains(text, "`long09`") {
+		t.Fatalf("digest (%d blocks, %d runes) = %q, want ten lines and \"…and 2 more\" within 3000", len(blocks), utf8.RuneCountInString(text), text)
 	}
 }
