@@ -498,8 +498,8 @@ func TestBlocksLinkTheIncidentsConsolePage(t *testing.T) {
 }
 
 // An update of an open incident replies with what changed — the counts, the
-// decision and one section per alert — not the parent's whole card again;
-// a reminder says so.
+// decision and one line per alert, in one section — not the parent's whole
+// card again; a reminder says so.
 func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
 	h := newHarness(t)
 	n, first := h.opened(t)
