@@ -172,34 +172,34 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 	if no.Kind == alert.KindReminder {
 		label = "Reminder"
 	}
-	var b strings.Builder
-	b.WriteString("*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`")
-	listed := 0
+	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`"
+	alerts := make([]*alert.Result, 0, len(no.Results))
 	for _, r := range no.Results {
-		if r.Alert == nil {
-			continue
+		if r.Alert != nil {
+			alerts = append(alerts, r)
 		}
-		if listed == maxListItems {
-			b.WriteString("\n…and " + strconv.Itoa(firing+resolved-listed) + " more")
-			break
-		}
-		b.WriteString("\n• " + alertLine(r, " — ", maxDigestSummary))
-		listed++
 	}
-	return []sl.Block{section(b.String())}, label + " of " + no.Incident + ": " + what
+	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], " — ", maxDigestSummary) })
+	return []sl.Block{section(head + "\n" + lines)}, label + " of " + no.Incident + ": " + what
 }
 
 func bullets(items []string, escape func(string) string) string {
 	if escape == nil {
 		escape = esc
 	}
+	return list(len(items), func(i int) string { return escape(items[i]) })
+}
+
+// list is a bulleted list of n items, item(i) rendering the i-th: the first
+// maxListItems, then "…and N more" (the rest are not rendered).
+func list(n int, item func(i int) string) string {
 	var b strings.Builder
-	for i, it := range items {
+	for i := range n {
 		if i == maxListItems {
-			fmt.Fprintf(&b, "…and %d more\n", len(items)-i)
+			fmt.Fprintf(&b, "…and %d more\n", n-i)
 			break
 		}
-		b.WriteString("• " + escape(it) + "\n")
+		b.WriteString("• " + item(i) + "\n")
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }
