@@ -186,33 +186,73 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 	return out, r.observe(opIncidents, start, err)
 }
 
-// incidentCalls are the incident script calls that apply ops in order:
-// incidentBatch ops per call on a single node or through Sentinel, one per
-// call on a Cluster.
+// incidentCalls are the incident script calls that apply ops (claimedCalls).
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 	return r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) { return ops[i], nil })
 }
 
-// claimedCalls are the incident script calls that apply n ops in order,
-// op(i) giving the i-th and the claim keys of its members (nil: none).
+// claimedCalls are the incident script calls that apply n ops, op(i)
+// giving the i-th and the claim keys of its members (nil: none). Every op of
+// one incident travels in one call, in the order given, so the calls of one
+// pipeline touch disjoint incidents: runScripts resends a call that met
+// NOSCRIPT after the calls behind it ran (another connection may load the
+// script in between, e.g. when replicas reach a restarted Redis at once),
+// and that must change no step's outcome. Calls hold whole incidents, at
+// least incidentBatch ops each (the last fewer) on a single node or through
+// Sentinel, one incident each on a Cluster, where another incident's keys
+// may hash elsewhere. Each call's ops lists the op its replies answer.
 func (r *Redis) claimedCalls(n int, op func(i int) (IncidentOp, []string)) []*scripted {
+	if n == 0 {
+		return nil
+	}
 	per := incidentBatch
 	if r.cluster() {
 		per = 1
 	}
-	calls := make([]*scripted, 0, (n+per-1)/per)
-	for c := 0; c < n; c += per {
-		var keys []string
-		var args []any
-		for i := c; i < min(c+per, n); i++ {
+	var calls []*scripted
+	var c *scripted
+	for _, group := range incidentGroups(n, per, func(i int) string { o, _ := op(i); return o.Key }) {
+		for _, i := range group {
+			if c == nil {
+				c = &scripted{script: incidentScript}
+				calls = append(calls, c)
+			}
 			o, claims := op(i)
-			keys = append(keys, o.Key, membersKey(o.Key))
-			keys = append(keys, claims...)
-			args = appendIncidentArgs(args, o, len(claims))
+			c.keys = append(c.keys, o.Key, membersKey(o.Key))
+			c.keys = append(c.keys, claims...)
+			c.args = appendIncidentArgs(c.args, o, len(claims))
+			c.ops = append(c.ops, i)
 		}
-		calls = append(calls, &scripted{script: incidentScript, keys: keys, args: args})
+		if len(c.ops) >= per {
+			c = nil
+		}
 	}
 	return calls
+}
+
+// incidentGroups are the indexes 0..n-1 grouped by key(i), each group in
+// order and the groups in the order of their first op. Ops that fit one
+// call (n <= per) are one group: nothing to keep apart.
+func incidentGroups(n, per int, key func(i int) string) [][]int {
+	if n <= per {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return [][]int{all}
+	}
+	var groups [][]int
+	index := make(map[string]int, n)
+	for i := range n {
+		g, ok := index[key(i)]
+		if !ok {
+			g = len(groups)
+			index[key(i)] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], i)
+	}
+	return groups
 }
 
 // appendIncidentArgs appends op's arguments to the incident script's ARGV:
@@ -226,27 +266,29 @@ func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	return a
 }
 
-// incidentReplies parses the replies of calls, one per op; a call's error
-// is the error.
+// incidentReplies parses the replies of calls into the results of the n
+// ops, in the ops' order (each call's ops); a call's error is the error.
 func incidentReplies(calls []*scripted, n int) ([]IncidentResult, error) {
-	out := make([]IncidentResult, 0, n)
+	out := make([]IncidentResult, n)
+	got := 0
 	for _, c := range calls {
 		if err := c.cmd.Err(); err != nil {
 			return nil, err
 		}
 		replies, ok := c.cmd.Val().([]any)
-		if !ok {
+		if !ok || len(replies) != len(c.ops) {
 			return nil, errors.New("unexpected incident script reply")
 		}
-		for _, v := range replies {
+		for j, v := range replies {
 			res, err := parseIncidentReply(v)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, res)
+			out[c.ops[j]] = res
 		}
+		got += len(replies)
 	}
-	if len(out) != n {
+	if got != n {
 		return nil, errors.New("unexpected incident script reply")
 	}
 	return out, nil

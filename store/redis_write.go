@@ -28,12 +28,13 @@ return 1
 
 // scripted is one script call, kept to resend it with EVAL when its node
 // did not have the script (NOSCRIPT). part, in a Write, is the part whose
-// error it sets.
+// error it sets; ops, in an incident call, the op each reply answers.
 type scripted struct {
 	script *redis.Script
 	keys   []string
 	args   []any
 	part   *error
+	ops    []int
 	cmd    *redis.Cmd
 }
 
@@ -41,7 +42,10 @@ type scripted struct {
 // commands more adds to it (nil: none), then sends again with EVAL, in a
 // second pipeline, the calls whose node lacked the script (NOSCRIPT, e.g.
 // after a restart; EVAL caches it). Each call's cmd then holds its reply or
-// its error; the error returned is a failure to reach Redis, if any.
+// its error; the error returned is a failure to reach Redis, if any. A
+// resent call runs after the calls behind it did (another connection may
+// load the script while this pipeline arrives), so callers keep what must
+// run in order inside one call (claimedCalls).
 func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(redis.Pipeliner)) error {
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if more != nil {
