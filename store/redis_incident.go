@@ -202,26 +202,33 @@ func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 // Sentinel, one incident each on a Cluster, where another incident's keys
 // may hash elsewhere. Each call's ops lists the op its replies answer.
 func (r *Redis) claimedCalls(n int, op func(i int) (IncidentOp, []string)) []*scripted {
-	if n == 0 {
-		return nil
-	}
 	per := incidentBatch
 	if r.cluster() {
 		per = 1
 	}
 	var calls []*scripted
 	var c *scripted
-	for _, group := range incidentGroups(n, per, func(i int) string { o, _ := op(i); return o.Key }) {
+	add := func(i int) {
+		if c == nil {
+			c = &scripted{script: incidentScript, ops: make([]int, 0, min(n, per))}
+			calls = append(calls, c)
+		}
+		o, claims := op(i)
+		c.keys = append(c.keys, o.Key, membersKey(o.Key))
+		c.keys = append(c.keys, claims...)
+		c.args = appendIncidentArgs(c.args, o, len(claims))
+		c.ops = append(c.ops, i)
+	}
+	if n <= per {
+		// One call: nothing to keep apart.
+		for i := range n {
+			add(i)
+		}
+		return calls
+	}
+	for _, group := range incidentGroups(n, func(i int) string { o, _ := op(i); return o.Key }) {
 		for _, i := range group {
-			if c == nil {
-				c = &scripted{script: incidentScript}
-				calls = append(calls, c)
-			}
-			o, claims := op(i)
-			c.keys = append(c.keys, o.Key, membersKey(o.Key))
-			c.keys = append(c.keys, claims...)
-			c.args = appendIncidentArgs(c.args, o, len(claims))
-			c.ops = append(c.ops, i)
+			add(i)
 		}
 		if len(c.ops) >= per {
 			c = nil
@@ -231,16 +238,8 @@ func (r *Redis) claimedCalls(n int, op func(i int) (IncidentOp, []string)) []*sc
 }
 
 // incidentGroups are the indexes 0..n-1 grouped by key(i), each group in
-// order and the groups in the order of their first op. Ops that fit one
-// call (n <= per) are one group: nothing to keep apart.
-func incidentGroups(n, per int, key func(i int) string) [][]int {
-	if n <= per {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		return [][]int{all}
-	}
+// order and the groups in the order of their first index.
+func incidentGroups(n int, key func(i int) string) [][]int {
 	var groups [][]int
 	index := make(map[string]int, n)
 	for i := range n {
