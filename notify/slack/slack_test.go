@@ -36,14 +36,14 @@ type harness struct {
 	logs  *notifytest.SyncBuffer
 }
 
-func newHarness(t *testing.T) *harness {
+func newHarness(t testing.TB) *harness {
 	t.Helper()
 	h := &harness{srv: slacktest.NewServer(token, "triage"), waits: &notifytest.Waits{}, logs: &notifytest.SyncBuffer{}}
 	t.Cleanup(h.srv.Close)
 	return h
 }
 
-func (h *harness) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Notifier {
+func (h *harness) notifier(t testing.TB, mutate func(*slack.Config)) *slack.Notifier {
 	t.Helper()
 	cfg := slack.DefaultConfig()
 	cfg.Token = token

@@ -44,7 +44,7 @@ type triageEnv struct {
 
 // newTriageEnv posts the parent of an incident decided action through a
 // notifier offering every action, with st as the shared store.
-func newTriageEnv(t *testing.T, action alert.Action, st store.Store) *triageEnv {
+func newTriageEnv(t testing.TB, action alert.Action, st store.Store) *triageEnv {
 	t.Helper()
 	e := &triageEnv{h: newHarness(t), pd: pdtest.NewServer(), store: st, reg: prometheus.NewRegistry(), now: time.Now}
 	t.Cleanup(e.pd.Close)
@@ -61,7 +61,7 @@ func newTriageEnv(t *testing.T, action alert.Action, st store.Store) *triageEnv 
 	return e
 }
 
-func (e *triageEnv) notifier(t *testing.T, mutate func(*slack.Config)) *slack.Notifier {
+func (e *triageEnv) notifier(t testing.TB, mutate func(*slack.Config)) *slack.Notifier {
 	return e.h.notifier(t, func(c *slack.Config) {
 		c.SigningSecret = signingSecret
 		c.Actions = slack.TriageActions{Names: []string{slack.ActionAck, slack.ActionSilence, slack.ActionEscalate, slack.ActionResolve}}
@@ -72,7 +72,7 @@ func (e *triageEnv) notifier(t *testing.T, mutate func(*slack.Config)) *slack.No
 }
 
 // replica builds one router replica's triage handler.
-func (e *triageEnv) replica(t *testing.T, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
+func (e *triageEnv) replica(t testing.TB, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
 	t.Helper()
 	pcfg := pagerduty.DefaultConfig()
 	pcfg.RoutingKey = pdtest.RoutingKey
@@ -100,7 +100,7 @@ func (e *triageEnv) click(t *testing.T, tr *slack.Triage, m slacktest.Message, c
 	return e.send(t, tr, slacktest.Sign(secret, when, body), body, header)
 }
 
-func (e *triageEnv) send(t *testing.T, tr *slack.Triage, h http.Header, body []byte, extra http.Header) int {
+func (e *triageEnv) send(t testing.TB, tr *slack.Triage, h http.Header, body []byte, extra http.Header) int {
 	t.Helper()
 	req, err := slacktest.NewRequest("http://router/slack/interactions", h, body)
 	if err != nil {
@@ -152,7 +152,7 @@ func label(m *dto.Metric, name string) string {
 }
 
 // buttons lists the action_ids of a message's buttons.
-func buttons(t *testing.T, m slacktest.Message) []string {
+func buttons(t testing.TB, m slacktest.Message) []string {
 	t.Helper()
 	var blocks []struct {
 		Type     string `json:"type"`
