@@ -21,6 +21,7 @@ type Metrics struct {
 	sendDuration   *prometheus.HistogramVec
 	settleErrors   *prometheus.CounterVec
 	coalesced      *prometheus.CounterVec
+	notifierPanics *prometheus.CounterVec
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -85,6 +86,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_notifications_coalesced_total",
 			Help: "Incident updates that went out in another webhook's send of the same incident (one message for several webhooks' new or resolved members).",
 		}, []string{"receiver", "integration"}),
+		notifierPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_notifier_panics_total",
+			Help: "Notifications whose notifier panicked (a bug): each failed permanently instead of crashing the router.",
+		}, []string{"receiver", "integration"}),
 	}
 	for _, op := range []string{"confirm notified transitions", "release failed claims", "settle incident state"} {
 		m.settleErrors.WithLabelValues(op)
@@ -100,7 +105,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics)
 	}
 	return m
 }

@@ -536,3 +536,35 @@ func TestScenarioOverlappingPayloadsOnTwoReplicasOpenAndResolveOnce(t *testing.T
 		}
 	}
 }
+
+// A notifier that panics on one notification fails that notification alone:
+// the webhook is answered with a permanent failure (5xx: Alertmanager
+// retries), the failure is counted and dead-lettered, the other integration
+// still delivers, and the router goes on — the next webhook, once the bug is
+// gone, sends what the panic did not.
+func TestANotifierPanicFailsItsNotificationNotTheRouter(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	dl := &deadLetters{}
+	p.DeadLetters = dl
+	e.pd.setFail(func(*alert.Notification) error { panic("index out of range in a template") })
+	page, ticket := tAlert("TTFTHigh", "firing", "page"), tAlert("QueueDepthHigh", "firing", "ticket")
+	_, err := process(t, p, page, ticket)
+	if err == nil || isRetryable(err) || !strings.Contains(err.Error(), "notifier panicked: index out of range in a template") {
+		t.Fatalf("Process = %v, want a permanent failure naming the panic", err)
+	}
+	if got := len(e.slack.notifications()); got != 1 {
+		t.Fatalf("slack got %d notifications, want the ticket despite PagerDuty's panic", got)
+	}
+	if got := metric(t, e.reg, "alertrouter_notifier_panics_total", "pagerduty/0"); got != 1 {
+		t.Fatalf("alertrouter_notifier_panics_total{integration=pagerduty/0} = %v, want 1", got)
+	}
+	if len(dl.ns) != 1 || dl.ns[0].Receiver != "pagerduty" {
+		t.Fatalf("dead letters %+v, want the page", dl.ns)
+	}
+	e.pd.setFail(nil)
+	sum := mustProcess(t, p, page, ticket)
+	if sum.Notified != 1 || sum.Deduplicated != 1 || len(e.pd.notifications()) != 1 {
+		t.Fatalf("after the fix: summary %+v, pagerduty %d; want the page sent and the ticket deduplicated", sum, len(e.pd.notifications()))
+	}
+}

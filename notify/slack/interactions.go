@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -48,6 +49,7 @@ const (
 	OutcomeUnknown      = "unknown"
 	OutcomeBadSignature = "bad_signature"
 	OutcomeStale        = "stale"
+	OutcomePanic        = "panic"
 )
 
 // TriageMetrics count the triage actions taken from Slack.
@@ -60,7 +62,7 @@ type TriageMetrics struct {
 func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 	m := &TriageMetrics{actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "alertrouter_slack_actions_total",
-		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale).",
+		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale; panic for a bug, logged with its stack).",
 	}, []string{"action", "outcome"})}
 	if reg != nil {
 		reg.MustRegister(m.actions)
@@ -232,11 +234,21 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// background runs f after the answer, within the handler's timeout.
+// background runs f after the answer, within the handler's timeout. A
+// panic in f (a bug some click triggers) is logged with its stack and
+// counted (outcome "panic"), and ends that click only: in its own goroutine
+// it would crash the router and every page in flight with it.
 func (t *Triage) background(f func(ctx context.Context)) {
 	t.wg.Add(1)
 	go func() {
 		defer t.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				t.o.Metrics.count("", OutcomePanic)
+				t.o.Logger.Error("Slack triage panicked after answering Slack (a bug: please report it with this stack); the click did nothing more",
+					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			}
+		}()
 		ctx, cancel := context.WithTimeout(context.Background(), t.o.Timeout)
 		defer cancel()
 		f(ctx)

@@ -71,8 +71,9 @@ func (e *triageEnv) notifier(t testing.TB, mutate func(*slack.Config)) *slack.No
 	})
 }
 
-// replica builds one router replica's triage handler.
-func (e *triageEnv) replica(t testing.TB, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
+// pager is the PagerDuty integration the triage acts through, on the
+// env's stand-in.
+func (e *triageEnv) pager(t testing.TB) *pagerduty.Notifier {
 	t.Helper()
 	pcfg := pagerduty.DefaultConfig()
 	pcfg.RoutingKey = pdtest.RoutingKey
@@ -81,9 +82,15 @@ func (e *triageEnv) replica(t testing.TB, mutate func(*slack.Config), metrics *s
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pager
+}
+
+// replica builds one router replica's triage handler.
+func (e *triageEnv) replica(t testing.TB, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
+	t.Helper()
 	o := slack.TriageOptions{Store: e.store, Metrics: metrics, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
 	tr := slack.NewTriage(o)
-	if err := tr.Add("triage", "slack/0", e.notifier(t, mutate), pager, nil); err != nil {
+	if err := tr.Add("triage", "slack/0", e.notifier(t, mutate), e.pager(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	return tr
@@ -456,5 +463,40 @@ func TestSilenceAndUnsilenceInAlertmanager(t *testing.T) {
 	e.click(t, tr2, m, silence, signingSecret, e.now(), nil)
 	if list, _ := c.List(context.Background()); len(list) != 2 {
 		t.Fatalf("silencing again: %d silences, want 2", len(list))
+	}
+}
+
+// panickingSilencer is a Silencer with a bug.
+type panickingSilencer struct{}
+
+func (panickingSilencer) Create(context.Context, amsilence.Silence) (string, error) {
+	panic("silencer bug")
+}
+
+func (panickingSilencer) Expire(context.Context, string) error { panic("silencer bug") }
+
+// A panic in the work after the answer ends that click only: counted,
+// logged with its stack, and the next click is handled.
+func TestAPanicAfterTheAnswerEndsTheClickNotTheRouter(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: panickingSilencer{}, Metrics: slack.NewTriageMetrics(e.reg),
+		Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	silence := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:4h", ActionTS: "1700000700.000001"}
+	if code := e.click(t, tr, e.parent, silence, signingSecret, e.now(), nil); code != http.StatusOK {
+		t.Fatalf("click answered %d", code)
+	}
+	if got := e.actionCount("none", slack.OutcomePanic); got != 1 {
+		t.Fatalf(`alertrouter_slack_actions_total{outcome="panic"} = %v, want 1`, got)
+	}
+	if l := e.h.logs.String(); !strings.Contains(l, "silencer bug") || !strings.Contains(l, "triage_test.go") {
+		t.Fatalf("log lacks the panic and its stack:\n%s", l)
+	}
+	ack := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000700.000002"}
+	e.click(t, tr, e.parent, ack, signingSecret, e.now(), nil)
+	if got := e.actionCount("ack", slack.OutcomeDone); got != 1 {
+		t.Fatalf("ack after the panic: done %v, want 1 (responses %+v)", got, e.h.srv.Responses())
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/alertrouter/alertrouter/routing/alert"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -157,6 +158,22 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			_ = c.JSON(code, errorBody{Error: msg})
 		}
 	}
+	// A panic while serving (a bug some input triggers) answers 500 with
+	// the error body, so Alertmanager retries, logs its stack and, on
+	// /webhook, counts it (alertrouter_webhooks_total{outcome="panic"}):
+	// net/http alone would only drop the connection and print to stderr.
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
+		DisableStackAll: true,
+		StackSize:       16 << 10,
+		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
+			logger.Error("panic while serving a request (a bug: please report it with this stack); answered 500",
+				"method", c.Request().Method, "path", c.Request().URL.Path, "err", err, "stack", string(stack))
+			if c.Path() == "/webhook" {
+				m.countPanic()
+			}
+			return echo.NewHTTPError(http.StatusInternalServerError, "internal error while handling this request (logged by the router); retry")
+		},
+	}))
 	h := &webhook{rt: rt, m: m, logger: logger}
 	e.POST("/webhook", h.serve)
 	slackHandler := func(c echo.Context) error {

@@ -26,3 +26,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	return m
 }
+
+// countPanic counts a webhook whose handling panicked (answered 500).
+func (m *Metrics) countPanic() {
+	if m != nil {
+		m.webhooks.WithLabelValues("panic", "500").Inc()
+	}
+}
