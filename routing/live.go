@@ -2,6 +2,8 @@ package routing
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -86,6 +88,14 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			defer func() {
+				// A lookup that panics (a bug, or a Prometheus answer
+				// nobody foresaw) fails like any other: the label decision.
+				if v := recover(); v != nil {
+					p.Logger.Error("live SLO lookup panicked (a bug: please report it with this stack); the label decision stands",
+						"slo", rs[0].Decision.SLO, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+				}
+			}()
 			for _, r := range rs {
 				l, err := p.Live.LookupLive(ctx, r.Alert)
 				if err != nil || l == nil {

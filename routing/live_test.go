@@ -21,13 +21,18 @@ type fakeLive struct {
 	burns map[string]string
 	below string
 	err   error
-	calls atomic.Int32
+	// panics makes every lookup panic (a bug in the lookup).
+	panics bool
+	calls  atomic.Int32
 }
 
 func (f *fakeLive) LookupLive(_ context.Context, a *alert.Alert) (*routing.Live, error) {
 	f.calls.Add(1)
 	if f.err != nil {
 		return nil, f.err
+	}
+	if f.panics {
+		panic("unexpected Prometheus answer")
 	}
 	l := &routing.Live{SLO: alert.LiveSLO{Summary: liveSummary, Details: map[string]string{"summary": liveSummary}},
 		BelowEveryTier: f.below, Hint: &alert.Hint{ID: "burn-exemplars", Text: "traces: 4bf92f35", Specific: true}}
@@ -143,6 +148,14 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		}
 		if n := live.calls.Load(); n != 1 {
 			t.Errorf("lookups = %d, want 1 (only the SLO alert)", n)
+		}
+	})
+	t.Run("a lookup that panics: the label decision, delivered", func(t *testing.T) {
+		e := newEnv(t)
+		live := &fakeLive{panics: true}
+		mustProcess(t, livePipeline(t, e, live), sloAlert("firing", "severity", "critical"))
+		if r := only(t, e.pd); r.Decision.Action != alert.ActionPage || r.Live != nil {
+			t.Errorf("decision %+v, live %+v; want the label page without live context", r.Decision, r.Live)
 		}
 	})
 	t.Run("resolves and alerts without SLO are not looked up", func(t *testing.T) {
