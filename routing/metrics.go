@@ -22,6 +22,7 @@ type Metrics struct {
 	settleErrors   *prometheus.CounterVec
 	coalesced      *prometheus.CounterVec
 	notifierPanics *prometheus.CounterVec
+	evaluatePanics prometheus.Counter
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -86,6 +87,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_notifications_coalesced_total",
 			Help: "Incident updates that went out in another webhook's send of the same incident (one message for several webhooks' new or resolved members).",
 		}, []string{"receiver", "integration"}),
+		evaluatePanics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_evaluation_panics_total",
+			Help: "Alerts whose classification, decision or routing panicked (a bug): each paged on the fallback decision instead of failing its webhook.",
+		}),
 		notifierPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notifier_panics_total",
 			Help: "Notifications whose notifier panicked (a bug): each failed permanently instead of crashing the router.",
@@ -105,7 +110,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics, m.evaluatePanics)
 	}
 	return m
 }

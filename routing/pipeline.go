@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -238,18 +239,71 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
-		r.Classification = p.Classifier.Classify(r.Alert)
-		r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
-		get := r.Label
-		routeGroupBy := groupBy
-		if gb := p.route(r); len(gb) > 0 {
-			routeGroupBy = expandGroupBy(gb, r.Alert.Labels)
-		}
-		r.Incident = IncidentKey(r, routeGroupBy, get)
+		p.evaluate(r, groupBy, now)
 		results[i] = r
 	}
 	suppressInPayload(results)
 	return results
+}
+
+// PolicyEvaluationFailed is the policy (and tier) of the decision an alert
+// gets when classifying, deciding or routing it panicked.
+const PolicyEvaluationFailed = "evaluation-failed"
+
+// evaluate classifies, decides and routes one alert and gives it its
+// incident. A panic there (a bug some alert triggers) costs that alert its
+// analysis, not its notification: it pages on PolicyEvaluationFailed,
+// through the route tree (the root route's receiver should routing itself
+// fail), and its reason says why; the payload's other alerts are evaluated
+// as usual. Unhandled, the panic would answer the whole webhook 500, and
+// every retry of it would meet the same panic: none of its alerts would ever
+// go out.
+func (p *Pipeline) evaluate(r *alert.Result, groupBy []string, now time.Time) {
+	defer func() {
+		if v := recover(); v != nil {
+			if p.Logger != nil {
+				p.Logger.Error("evaluating an alert panicked (a bug: please report it with this stack); it pages on the fallback decision",
+					"alertname", r.Alert.Labels["alertname"], "fingerprint", r.Alert.Fingerprint, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			}
+			if p.Metrics != nil {
+				p.Metrics.evaluatePanics.Inc()
+			}
+			p.evaluateFallback(r, groupBy, fmt.Sprint(v))
+		}
+	}()
+	r.Classification = p.Classifier.Classify(r.Alert)
+	r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
+	routeGroupBy := groupBy
+	if gb := p.route(r); len(gb) > 0 {
+		routeGroupBy = expandGroupBy(gb, r.Alert.Labels)
+	}
+	r.Incident = IncidentKey(r, routeGroupBy, r.Label)
+}
+
+// evaluateFallback gives r the decision of an alert whose evaluation
+// panicked: a page, routed by the route tree or else to the root route's
+// receiver, in an incident of the default grouping or else of its own.
+func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause string) {
+	r.Classification = alert.Classification{}
+	r.Decision = alert.Decision{Action: alert.ActionPage, Policy: PolicyEvaluationFailed, Tier: PolicyEvaluationFailed,
+		Reasons: []string{"the router failed to evaluate this alert (" + cause + "; a bug, logged with its stack): it pages so that it is not lost"}}
+	if !succeeds(func() { p.route(r) }) || len(r.Receivers) == 0 {
+		r.Receivers, r.MutedBy = []string{p.Routes.Receiver}, ""
+	}
+	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, r.Label) }) {
+		r.Incident = PolicyEvaluationFailed + "/" + r.Alert.Fingerprint
+	}
+}
+
+// succeeds runs f and reports whether it returned without panicking.
+func succeeds(f func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	f()
+	return true
 }
 
 // suppressInPayload suppresses ticket-tier alerts of SLOs whose page-tier

@@ -568,3 +568,37 @@ func TestANotifierPanicFailsItsNotificationNotTheRouter(t *testing.T) {
 		t.Fatalf("after the fix: summary %+v, pagerduty %d; want the page sent and the ticket deduplicated", sum, len(e.pd.notifications()))
 	}
 }
+
+// An alert whose classification panics costs its analysis, not its page:
+// it pages on the fallback decision, saying why, and the payload's other
+// alerts are evaluated and delivered as usual — where the panic would have
+// answered the whole webhook 500 on every retry.
+func TestAnAlertWhoseEvaluationPanicsStillPages(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Classifier = alert.ClassifierFunc(func(a *alert.Alert) alert.Classification {
+		if a.Labels["alertname"] == "Poison" {
+			panic("runtime error: index out of range [3] with length 3")
+		}
+		return fakeClassifier.Classify(a)
+	})
+	poison, ticket := tAlert("Poison", "firing", "ticket"), tAlert("QueueDepthHigh", "firing", "ticket")
+	sum := mustProcess(t, p, poison, ticket)
+	if sum.Notified != 2 {
+		t.Fatalf("summary %+v, want both alerts notified", sum)
+	}
+	r := only(t, e.pd)
+	if r.Alert.Labels["alertname"] != "Poison" || r.Decision.Action != alert.ActionPage || r.Decision.Policy != routing.PolicyEvaluationFailed ||
+		len(r.Decision.Reasons) != 1 || !strings.Contains(r.Decision.Reasons[0], "index out of range") {
+		t.Fatalf("pagerduty got %s with %+v, want Poison paged on the fallback decision naming the panic", r.Alert.Labels["alertname"], r.Decision)
+	}
+	if s := only(t, e.slack); s.Alert.Labels["alertname"] != "QueueDepthHigh" || s.Decision.Action != alert.ActionTicket {
+		t.Fatalf("slack got %s %+v, want the other alert's ticket", s.Alert.Labels["alertname"], s.Decision)
+	}
+	if got := metric(t, e.reg, "alertrouter_evaluation_panics_total", ""); got != 1 {
+		t.Fatalf("alertrouter_evaluation_panics_total = %v, want 1", got)
+	}
+	if again := mustProcess(t, p, poison, ticket); again.Deduplicated != 2 {
+		t.Fatalf("repeat summary %+v, want both deduplicated (the fallback decision is stable)", again)
+	}
+}
