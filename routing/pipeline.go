@@ -259,18 +259,7 @@ const PolicyEvaluationFailed = "evaluation-failed"
 // every retry of it would meet the same panic: none of its alerts would ever
 // go out.
 func (p *Pipeline) evaluate(r *alert.Result, groupBy []string, now time.Time) {
-	defer func() {
-		if v := recover(); v != nil {
-			if p.Logger != nil {
-				p.Logger.Error("evaluating an alert panicked (a bug: please report it with this stack); it pages on the fallback decision",
-					"alertname", r.Alert.Labels["alertname"], "fingerprint", r.Alert.Fingerprint, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			}
-			if p.Metrics != nil {
-				p.Metrics.evaluatePanics.Inc()
-			}
-			p.evaluateFallback(r, groupBy, fmt.Sprint(v))
-		}
-	}()
+	defer p.evaluateRecover(r, groupBy)
 	r.Classification = p.Classifier.Classify(r.Alert)
 	r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
 	routeGroupBy := groupBy
@@ -278,6 +267,23 @@ func (p *Pipeline) evaluate(r *alert.Result, groupBy []string, now time.Time) {
 		routeGroupBy = expandGroupBy(gb, r.Alert.Labels)
 	}
 	r.Incident = IncidentKey(r, routeGroupBy, r.Label)
+}
+
+// evaluateRecover, deferred by evaluate, turns a panic of r's evaluation
+// into the fallback decision.
+func (p *Pipeline) evaluateRecover(r *alert.Result, groupBy []string) {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if p.Logger != nil {
+		p.Logger.Error("evaluating an alert panicked (a bug: please report it with this stack); it pages on the fallback decision",
+			"alertname", r.Alert.Labels["alertname"], "fingerprint", r.Alert.Fingerprint, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+	}
+	if p.Metrics != nil {
+		p.Metrics.evaluatePanics.Inc()
+	}
+	p.evaluateFallback(r, groupBy, fmt.Sprint(v))
 }
 
 // evaluateFallback gives r the decision of an alert whose evaluation
