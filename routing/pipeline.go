@@ -293,7 +293,7 @@ func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause str
 	r.Classification = alert.Classification{}
 	r.Decision = alert.Decision{Action: alert.ActionPage, Policy: PolicyEvaluationFailed, Tier: PolicyEvaluationFailed,
 		Reasons: []string{"the router failed to evaluate this alert (" + cause + "; a bug, logged with its stack): it pages so that it is not lost"}}
-	if !succeeds(func() { p.route(r) }) || len(r.Receivers) == 0 {
+	if (!succeeds(func() { p.route(r) }) || len(r.Receivers) == 0) && p.Routes != nil {
 		r.Receivers, r.MutedBy = []string{p.Routes.Receiver}, ""
 	}
 	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, r.Label) }) {
