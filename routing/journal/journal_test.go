@@ -177,6 +177,42 @@ func TestWriterCountsEntriesTheStoreRejectsAsDropped(t *testing.T) {
 	}
 }
 
+// panickingJournal panics on its first append, then works.
+type panickingJournal struct {
+	store.Journal
+	calls atomic.Int32
+}
+
+func (p *panickingJournal) AppendJournal(ctx context.Context, recs []store.JournalRecord) ([]string, error) {
+	if p.calls.Add(1) == 1 {
+		panic("client bug")
+	}
+	return p.Journal.AppendJournal(ctx, recs)
+}
+
+// A panic in the writer's goroutine drops that batch, counted, and the
+// writer goes on: the next entries are appended (and the test binary, like
+// the router, is still alive).
+func TestWriterSurvivesAPanicAndDropsOnlyThatBatch(t *testing.T) {
+	j := &panickingJournal{Journal: store.NewMemoryJournal(store.JournalRetention{})}
+	w, reg := newWriter(t, j, journal.WriterOptions{})
+	w.Write(journal.Entry{Kind: journal.KindDecision, Fingerprint: "lost"})
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(journal.Entry{Kind: journal.KindDecision, Fingerprint: "kept"})
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 1 {
+		t.Fatalf("dropped_total = %v, want 1 (the batch of the panic)", v)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDecision, Limit: 10})
+	if err != nil || len(got) != 1 || got[0].Fingerprint != "kept" {
+		t.Fatalf("journal = %+v, %v; want the entry written after the panic", got, err)
+	}
+}
+
 // deadLetter writes the dead letter of the first notification-worthy
 // result of firing.json and returns its id.
 func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {

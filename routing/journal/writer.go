@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -249,13 +250,29 @@ func (w *Writer) run() {
 				break fill
 			}
 		}
-		w.append(batch)
+		w.appendContained(batch)
 		for _, m := range markers {
 			close(m)
 		}
 		clear(batch) // release the entries' maps before the next wait
 		batch, markers = batch[:0], markers[:0]
 	}
+}
+
+// appendContained is append with a panic (a bug, in encoding or in the
+// store's client) turned into the batch's entries dropped, counted and
+// logged with the stack: the writer goes on with the next batch, and the
+// router does not crash with every webhook in flight.
+func (w *Writer) appendContained(batch []Entry) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.frame = frameBuffers{}
+			w.m.dropped.Add(float64(len(batch)))
+			w.opts.Logger.Error("journal writer panicked (a bug: please report it with this stack); the batch's entries dropped, webhooks unaffected",
+				"entries", len(batch), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	w.append(batch)
 }
 
 func (w *Writer) add(batch []Entry, markers []chan struct{}, it item) ([]Entry, []chan struct{}) {
