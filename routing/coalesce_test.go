@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -833,5 +834,25 @@ func TestRepeatsOfQuietFiringsAreNotCounted(t *testing.T) {
 	}
 	if n := countedWhileHeld(tAlert("New", "firing", "ticket", "instance", "gpu-node-200:8000")); n != 1 {
 		t.Errorf("%d incidents counted while a new alert of the incident is in flight, want 1", n)
+	}
+}
+
+// A shared send whose notifier panics fails every webhook it carried, as a
+// permanent failure naming the panic, and the router goes on: the send
+// queued behind it is not stranded and the next update goes out.
+func TestASharedUpdateWhoseNotifierPanicsFailsItsWebhooksNotTheRouter(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	members, errs := coalesceCase(t, e, p, 3, func(*alert.Notification) error { panic("block kit bug") })
+	for i, err := range errs {
+		if err == nil || isRetryable(err) || !strings.Contains(err.Error(), "notifier panicked: block kit bug") {
+			t.Errorf("webhook of member %d: %v, want a permanent failure naming the panic", i, err)
+		}
+	}
+	if got := metric(t, e.reg, "alertrouter_notifier_panics_total", "slack/0"); got != 1 {
+		t.Fatalf("alertrouter_notifier_panics_total{integration=slack/0} = %v, want 1 (one shared send)", got)
+	}
+	if sum := mustProcess(t, p, members[0]); sum.Notified != 1 {
+		t.Fatalf("retry of member 0: %+v, want it notified", sum)
 	}
 }

@@ -308,9 +308,9 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	start := time.Now()
 	var err error
 	if waitsForUpdates(b) {
-		err = p.updates.send(ctx, b, p.UpdateWindow, p.guarded(b), p.countCoalesced)
+		err = p.updates.send(ctx, b, p.UpdateWindow, func(ctx context.Context, n *alert.Notification) error { return p.notify(ctx, b, n) }, p.countCoalesced)
 	} else {
-		err = p.guarded(b)(ctx, b.n)
+		err = p.notify(ctx, b, b.n)
 	}
 	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
@@ -321,28 +321,26 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 }
 
-// guarded is b's integration's Notify with a panic turned into a permanent
-// failure of the notification at hand: logged with its stack, counted
+// notify sends n through b's integration, a panic turned into a permanent
+// failure of n: logged with its stack, counted
 // (alertrouter_notifier_panics_total), released and dead-lettered like any
 // permanent failure, the webhook answered 5xx. A notifier bug that one
 // payload triggers must not crash the router: every webhook in flight would
 // fail with it, and Alertmanager, retrying the same payload, would crash
 // every replica in turn — no page would go out at all.
-func (p *Pipeline) guarded(b *batch) func(context.Context, *alert.Notification) error {
-	return func(ctx context.Context, n *alert.Notification) (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				p.Logger.Error("notifier panicked: the notification failed (a bug: please report it with this stack)",
-					"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind),
-					"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-				if p.Metrics != nil {
-					p.Metrics.notifierPanics.WithLabelValues(b.receiver, b.integ.Name).Inc()
-				}
-				err = alert.Permanent(fmt.Errorf("notifier panicked: %v", r))
+func (p *Pipeline) notify(ctx context.Context, b *batch, n *alert.Notification) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.Logger.Error("notifier panicked: the notification failed (a bug: please report it with this stack)",
+				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind),
+				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			if p.Metrics != nil {
+				p.Metrics.notifierPanics.WithLabelValues(b.receiver, b.integ.Name).Inc()
 			}
-		}()
-		return b.integ.Notifier.Notify(ctx, n)
-	}
+			err = alert.Permanent(fmt.Errorf("notifier panicked: %v", r))
+		}
+	}()
+	return b.integ.Notifier.Notify(ctx, n)
 }
 
 // waitsForUpdates reports whether b goes out through the coalescer: an
