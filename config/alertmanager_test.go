@@ -137,7 +137,7 @@ receivers:
 // The keys of Alertmanager v0.35's config.Route (its package pulls in every
 // notifier's SDK, so they are listed here rather than reflected).
 var alertmanagerRouteKeys = []string{"receiver", "group_by", "match", "match_re", "matchers", "mute_time_intervals",
-	"active_time_intervals", "continue", "routes", "group_wait", "group_interval", "repeat_interval"}
+	"active_time_intervals", "continue", "routes", "group_wait", "group_interval", "repeat_interval", "labels"}
 
 func TestEveryAlertmanagerRouteKeyIsAccepted(t *testing.T) {
 	ours := yamlKeys(reflect.TypeOf(routing.Route{}))

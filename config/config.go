@@ -370,7 +370,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("templates[%d]: %w", i, err))
 		}
 	}
-	known := map[string]bool{}
+	known, blackholes := map[string]bool{}, map[string]bool{}
 	for i, r := range c.Receivers {
 		path := fmt.Sprintf("receivers[%d]", i)
 		if r == nil {
@@ -384,7 +384,9 @@ func (c *Config) Validate() error {
 		}
 		known[r.Name] = true
 		if len(r.PagerdutyConfigs)+len(r.SlackConfigs)+len(r.LogConfigs) == 0 {
-			errs = append(errs, fmt.Errorf("%s: receiver %q has no pagerduty_configs, slack_configs or log_configs", path, r.Name))
+			// Alertmanager's blackhole: what routes here is recorded, not
+			// sent (routing.Route.SetBlackholes).
+			blackholes[r.Name] = true
 		}
 		for j, pd := range r.PagerdutyConfigs {
 			if pd == nil {
@@ -417,6 +419,7 @@ func (c *Config) Validate() error {
 		if err := c.Route.SetTimeIntervals(named); err != nil {
 			errs = append(errs, err)
 		}
+		c.Route.SetBlackholes(blackholes)
 	}
 	errs = append(errs, c.validateTriage()...)
 	return errors.Join(errs...)

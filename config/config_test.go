@@ -15,7 +15,6 @@ func TestBadConfigsFailWithTheirYAMLPath(t *testing.T) {
 		"bad-matcher.bad.yml":        "route.routes[0].matchers[0]:",
 		"duplicate-receiver.bad.yml": `receivers[1].name: duplicate receiver name "log"`,
 		"no-route.bad.yml":           "route: required",
-		"empty-receiver.bad.yml":     `receivers[0]: receiver "log" has no pagerduty_configs, slack_configs or log_configs`,
 		"dedup-ttl.bad.yml":          "dedup.notified_ttl: 1h must be longer than repeat_interval (4h)",
 		"undefined-env.bad.yml":      "undefined environment variable(s) referenced as ${…}: ALERTROUTER_TEST_UNDEFINED_VARIABLE",
 		"basic-auth.bad.yml":         "auth.basic_auth: exactly one of password and password_file must be set",

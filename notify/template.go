@@ -141,12 +141,42 @@ type compiledTexts struct {
 type compiledText struct {
 	t   *tmpltext.Template
 	err error
+	// routeLabels: the text or a template it may call uses routeLabels, so
+	// it is executed on a clone bound to the data's route labels.
+	routeLabels bool
 }
 
-// noRouteLabels is routeLabels for alertrouter's Data: Alertmanager
-// resolves route labels only for its own *template.Data, so for any other
-// data every route label renders as "".
+// noRouteLabels is routeLabels for data without route labels: every route
+// label renders as "", as in Alertmanager.
 func noRouteLabels(string) (string, error) { return "", nil }
+
+// routeLabelsOf returns the route labels of template data: those
+// Alertmanager (v0.35 and later) rendered for the route that sent the
+// webhook, in its routeLabels field.
+func routeLabelsOf(data any) template.KV {
+	switch d := data.(type) {
+	case *Data:
+		if d != nil && d.Data != nil {
+			return d.RouteLabels
+		}
+	case *template.Data:
+		if d != nil {
+			return d.RouteLabels
+		}
+	}
+	return nil
+}
+
+// usesRouteLabels reports whether any template of t's set mentions
+// routeLabels (a mention in plain text only costs the slower path).
+func usesRouteLabels(t *tmpltext.Template) bool {
+	for _, tt := range t.Templates() {
+		if tt.Tree != nil && tt.Root != nil && strings.Contains(tt.Root.String(), "routeLabels") {
+			return true
+		}
+	}
+	return false
+}
 
 func (c *compiledTexts) compile(text string) *compiledText {
 	if v, ok := c.m.Load(text); ok {
@@ -157,6 +187,9 @@ func (c *compiledTexts) compile(text string) *compiledText {
 		t, err = t.New("").Option("missingkey=zero").Funcs(tmpltext.FuncMap{"routeLabels": noRouteLabels}).Parse(text)
 	}
 	ct := &compiledText{t: t, err: err}
+	if err == nil {
+		ct.routeLabels = usesRouteLabels(t)
+	}
 	if c.n.Load() >= maxCompiledTexts {
 		return ct
 	}
@@ -167,9 +200,10 @@ func (c *compiledTexts) compile(text string) *compiledText {
 	return v.(*compiledText)
 }
 
-// execute renders text with data; the same result as
-// Template.ExecuteTextString for data that is not Alertmanager's own
-// *template.Data.
+// execute renders text with data as Template.ExecuteTextString renders
+// Alertmanager's notifications: routeLabels "name" is the value of the
+// route label Alertmanager sent with the webhook (already rendered, so
+// returned verbatim; "" when there is none).
 func (c *compiledTexts) execute(text string, data any) (string, error) {
 	if text == "" {
 		return "", nil
@@ -178,8 +212,18 @@ func (c *compiledTexts) execute(text string, data any) (string, error) {
 	if ct.err != nil {
 		return "", ct.err
 	}
+	t := ct.t
+	if rl := routeLabelsOf(data); ct.routeLabels && len(rl) > 0 {
+		// A clone per call: functions are bound to a template set, not to
+		// one execution. Only texts that use routeLabels pay for it.
+		clone, err := t.Clone()
+		if err != nil {
+			return "", err
+		}
+		t = clone.Funcs(tmpltext.FuncMap{"routeLabels": func(name string) (string, error) { return rl[name], nil }})
+	}
 	var b strings.Builder
-	err := ct.t.Execute(&b, data)
+	err := t.Execute(&b, data)
 	return b.String(), err
 }
 

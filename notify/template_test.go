@@ -122,3 +122,43 @@ func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
 	var nilMetrics *notify.Metrics
 	nilMetrics.Integration("r", "x").Attempt() // must not panic
 }
+
+// routeLabels "name" renders the route label Alertmanager (v0.35 and later)
+// sent with the webhook, verbatim — Alertmanager renders route labels
+// before sending, so a value is never executed again — in a text and in a
+// template of the user's files; with none sent it renders "", as in
+// Alertmanager.
+func TestRouteLabelsRenderWhatAlertmanagerSent(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.tmpl"), []byte(`{{ define "team.title" }}[{{ routeLabels "team" }}] {{ .CommonLabels.alertname }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := notify.LoadTemplates([]string{filepath.Join(dir, "*.tmpl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	with := fixture()
+	with.RouteLabels = map[string]string{"team": "storage", "reason": "database db1 {{ literal braces }}"}
+	tests := []struct {
+		name, text string
+		data       *notify.Data
+		want       string
+	}{
+		{"a text", `{{ routeLabels "reason" }}`, with, "database db1 {{ literal braces }}"},
+		{"a user template", `{{ template "team.title" . }}`, with, "[storage] TTFTHigh"},
+		{"the field", `{{ .RouteLabels.team }}`, with, "storage"},
+		{"a label not sent", `x{{ routeLabels "nope" }}y`, with, "xy"},
+		{"no route labels sent", `{{ template "team.title" . }}`, fixture(), "[] TTFTHigh"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tm.Render(nil, "title", tt.text, notify.DefaultTitle, tt.data); got != tt.want {
+				t.Fatalf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// The built-in templates render route labels too (the same cache path).
+	if got := notify.BuiltinTemplates().Render(nil, "title", `{{ routeLabels "team" }}`, notify.DefaultTitle, with); got != "storage" {
+		t.Fatalf("built-in set: got %q, want storage", got)
+	}
+}

@@ -34,9 +34,37 @@ type RouteCompat struct {
 	GroupWait      *model.Duration `yaml:"group_wait,omitempty"`
 	GroupInterval  *model.Duration `yaml:"group_interval,omitempty"`
 	RepeatInterval *model.Duration `yaml:"repeat_interval,omitempty"`
+	// Labels (Alertmanager v0.35's route labels: templates rendered per
+	// alert group for Alertmanager's notification templates) are accepted
+	// and have no effect here: the router's templates see the route labels
+	// Alertmanager rendered for the route that sent the webhook
+	// (.RouteLabels and routeLabels "name"). check-config lists the routes
+	// that set them.
+	Labels model.LabelSet `yaml:"labels,omitempty"`
 
 	intervals *timeinterval.Intervener
+	// blackhole: the route's receiver has no integrations (SetBlackholes).
+	blackhole bool
 }
+
+// SetBlackholes marks the routes whose receiver is one of names: a
+// receiver without integrations, Alertmanager's way to drop what a route
+// matches (kube-prometheus' "null" receiver for Watchdog and
+// InfoInhibitor). An alert such a route delivers is recorded as muted —
+// explain's muted_by, the answer's suppressed count, the journal — and
+// sent nowhere; a route that continues still delivers to the routes after
+// it.
+func (r *Route) SetBlackholes(names map[string]bool) {
+	r.blackhole = names[r.Receiver]
+	for _, c := range r.Routes {
+		if c != nil {
+			c.SetBlackholes(names)
+		}
+	}
+}
+
+// Blackhole reports whether the route's receiver has no integrations.
+func (r *Route) Blackhole() bool { return r.blackhole }
 
 func (r *Route) compileCompat(path string) []error {
 	var errs []error
@@ -103,6 +131,9 @@ func (r *Route) SetTimeIntervals(named map[string][]timeinterval.TimeInterval) e
 // delivers): a mute interval that contains now, or active intervals none
 // of which does.
 func (r *Route) mutedBy(now time.Time) string {
+	if r.blackhole {
+		return fmt.Sprintf("receiver %q of %s has no integrations (a blackhole)", r.Receiver, r.path)
+	}
 	if r.intervals == nil {
 		return ""
 	}

@@ -350,10 +350,16 @@ func (p *Pipeline) reroute(ctx context.Context, rerouted []*alert.Result, trs []
 // out.
 func (p *Pipeline) appendTargets(out []target, receivers []string) []target {
 	for _, name := range receivers {
-		integs := p.Receivers[name]
-		if len(integs) == 0 {
-			// A receiver with no integration still gets its transitions, so
-			// that the failure is reported rather than silently dropped.
+		integs, defined := p.Receivers[name]
+		switch {
+		case defined && len(integs) == 0:
+			// A blackhole (a receiver configured without integrations):
+			// its routes mute what they match (Route.SetBlackholes); a
+			// resolve or a fallback that reaches it has nowhere to go.
+			continue
+		case len(integs) == 0:
+			// An unknown receiver still gets its transitions, so that the
+			// failure is reported rather than silently dropped.
 			out = append(out, target{receiver: name, integ: &Integration{Name: "none"}})
 			continue
 		}

@@ -54,7 +54,8 @@ type Pipeline struct {
 	Classifier alert.Classifier
 	Decider    alert.Decider
 	Routes     *Route
-	// Receivers maps receiver names to their integrations.
+	// Receivers maps receiver names to their integrations (none: a
+	// blackhole, see Route.SetBlackholes).
 	Receivers map[string][]Integration
 	Store     store.Store
 	Dedup     DedupOptions

@@ -74,6 +74,9 @@ func (m *Main) checkConfig(testRoute string) int {
 			kinds = append(kinds, fmt.Sprintf("log×%d", n))
 		}
 		sort.Strings(kinds)
+		if len(kinds) == 0 {
+			kinds = append(kinds, "no integrations: a blackhole (what routes here is recorded as muted, not sent)")
+		}
 		fmt.Fprintf(w, "  - %s: %s\n", r.Name, strings.Join(kinds, ", "))
 		for j, s := range r.SlackConfigs {
 			if s.WebhookMode() {
@@ -86,6 +89,9 @@ func (m *Main) checkConfig(testRoute string) int {
 	}
 	fmt.Fprintln(w, "routes:")
 	printRoute(w, cfg.Route, 1)
+	if cfg.Route.Blackhole() {
+		fmt.Fprintf(w, "warning: the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent\n", cfg.Route.Receiver)
+	}
 	return 0
 }
 
@@ -107,6 +113,14 @@ func printRoute(w interface{ Write([]byte) (int, error) }, r *routing.Route, dep
 		cont = " continue"
 	}
 	fmt.Fprintf(w, "%s%s → %s%s\n", ind, m, r.Receiver, cont)
+	if len(r.Labels) > 0 {
+		names := make([]string, 0, len(r.Labels))
+		for k := range r.Labels {
+			names = append(names, string(k))
+		}
+		sort.Strings(names)
+		fmt.Fprintf(w, "%s  labels %s: accepted, no effect here (templates read those Alertmanager sends: routeLabels \"name\")\n", ind, strings.Join(names, ", "))
+	}
 	for _, c := range r.Routes {
 		printRoute(w, c, depth+1)
 	}

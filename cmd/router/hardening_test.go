@@ -54,7 +54,7 @@ var breaks = map[string]struct {
 	"ok":                 {},
 	"unknown key":        {fragment{top: "bogus_key: 1\n"}, "bogus_key"},
 	"secret in int":      {fragment{top: "webhook:\n  max_body_bytes: ${ALERTROUTER_LEAK}\n"}, "line 2: cannot unmarshal"},
-	"validation":         {fragment{receivers: "  - name: empty\n"}, "receivers[1]"},
+	"validation":         {fragment{receivers: "  - name: nokey\n    pagerduty_configs: [{}]\n"}, "receivers[1]"},
 	"missing key file":   {fragment{receivers: "  - name: pdfile\n    pagerduty_configs: [{routing_key_file: nonexistent-key}]\n"}, "pagerduty_configs[0].routing_key_file"},
 	"broken template":    {fragment{receivers: "  - name: pdtmpl\n    pagerduty_configs: [{routing_key: k, summary: '{{ .Broken '}]\n"}, "pagerduty_configs[0].summary"},
 	"missing token file": {fragment{receivers: "  - name: slfile\n    slack_configs: [{token_file: nonexistent-token, channel: '#c'}]\n"}, "slack_configs[0].token_file"},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -11,7 +12,8 @@ import (
 )
 
 // alertmanagerRoutes uses Alertmanager's route keys: match, match_re,
-// group_by, mute_time_intervals, active_time_intervals, time_intervals.
+// group_by, mute_time_intervals, active_time_intervals, time_intervals, and
+// its blackhole receiver (no integrations).
 const alertmanagerRoutes = `
 time_intervals:
   - name: always
@@ -37,7 +39,15 @@ route:
     - match: {team: both}
       receiver: front
       mute_time_intervals: [always]
+    - match: {team: drop}
+      receiver: "null"
+    - match: {team: dropsome}
+      receiver: "null"
+      continue: true
+    - match: {team: dropsome}
+      receiver: db
 receivers:
+  - name: "null"
   - {name: default, log_configs: [{}]}
   - {name: db, log_configs: [{}]}
   - {name: front, log_configs: [{}]}
@@ -54,6 +64,9 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 		{"night", "", "outside active_time_intervals in-1999 of route.routes[2]"},
 		{"both", "db", ""},
 		{"other", "default", ""},
+		// A receiver without integrations is Alertmanager's blackhole.
+		{"drop", "", `receiver "null" of route.routes[5] has no integrations (a blackhole)`},
+		{"dropsome", "db", ""},
 	} {
 		payload := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"DiskFull","severity":"critical","team":"` + tc.team + `","cluster":"c1","instance":"i1"},"startsAt":"2026-12-01T10:00:00Z"}]}`
 		var out, errb syncBuffer
@@ -117,5 +130,52 @@ receivers:
 	}
 	if got["pagerduty/0"] || !got["slack/0"] {
 		t.Fatalf("SendResolved by integration = %v; want pagerduty/0 false, slack/0 true", got)
+	}
+}
+
+// A route to a receiver without integrations (Alertmanager's blackhole, as
+// kube-prometheus routes Watchdog to "null") answers 2xx for what it
+// matches, counted as suppressed, and sends it nowhere — its resolve
+// included — while the other alerts of the webhook are delivered.
+func TestABlackholeReceiverSuppressesWhatItsRouteMatches(t *testing.T) {
+	p := writeFile(t, "router.yml", `
+route:
+  receiver: log
+  routes:
+    - matchers: ['alertname="Watchdog"']
+      receiver: "null"
+receivers:
+  - name: "null"
+  - name: log
+    log_configs: [{}]
+`)
+	base, out, _ := serveWithStdout(t, p)
+	post := func(status string) map[string]any {
+		t.Helper()
+		payload := `{"version":"4","status":"` + status + `","receiver":"router","alerts":[
+ {"status":"` + status + `","labels":{"alertname":"Watchdog","severity":"warning"},"startsAt":"2026-12-04T08:00:00Z","fingerprint":"w1"},
+ {"status":"` + status + `","labels":{"alertname":"DiskFull","severity":"critical","instance":"db1"},"startsAt":"2026-12-04T08:00:00Z","fingerprint":"d1"}]}`
+		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(payload))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sum map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&sum)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s webhook: status %d %v", status, resp.StatusCode, sum)
+		}
+		return sum
+	}
+	if sum := post("firing"); sum["suppressed"] != 1.0 || sum["notified"] != 1.0 {
+		t.Fatalf("firing: summary %v, want the Watchdog suppressed and DiskFull notified", sum)
+	}
+	post("resolved")
+	got := out.String()
+	if strings.Contains(got, "Watchdog") {
+		t.Fatalf("the blackholed Watchdog reached a receiver:\n%s", got)
+	}
+	if strings.Count(got, "DiskFull") < 2 {
+		t.Fatalf("DiskFull's firing and resolve were not both delivered:\n%s", got)
 	}
 }

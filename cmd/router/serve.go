@@ -143,6 +143,9 @@ func (m *Main) serve(ctx context.Context) error {
 		m.logger.Warn("no configuration file: running on the embedded defaults — in-memory dedup store (one replica only, state lost on restart), the seed's default policies, and the `log` receiver printing each notification to stdout",
 			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
 	}
+	if cfg.Route != nil && cfg.Route.Blackhole() {
+		m.logger.Warn("the root route's receiver has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", "receiver", cfg.Route.Receiver)
+	}
 	d := newDeps(reg, m.logger, m.Stdout)
 	var rt *runtime
 	d.current = func() *built { return rt.current.Load() }

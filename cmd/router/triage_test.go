@@ -17,20 +17,28 @@ import (
 // returns its base URL and its log.
 func serveConfig(t *testing.T, p string) (string, *syncBuffer) {
 	t.Helper()
+	base, _, log := serveWithStdout(t, p)
+	return base, log
+}
+
+// serveWithStdout is serveConfig that also returns what the router prints on
+// stdout (the log receiver's notifications).
+func serveWithStdout(t *testing.T, p string) (base string, stdout, log *syncBuffer) {
+	t.Helper()
 	addr := freeAddr(t)
-	var out, errb syncBuffer
+	stdout, log = &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+		done <- (&Main{Stdout: stdout, Stderr: log}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
 	}()
 	t.Cleanup(func() {
 		cancel()
 		<-done
 	})
-	base := "http://" + addr
+	base = "http://" + addr
 	waitReady(t, base)
-	return base, &errb
+	return base, stdout, log
 }
 
 const triageSecret = "0123456789abcdef-signing-secret"
