@@ -39,6 +39,7 @@ const (
 	srcPTP       = "k8snetworkplumbingwg/linuxptp-daemon (openshift_ptp_* metrics)"
 	srcVMware    = "pryorda/vmware_exporter README"
 	srcSloth     = "slok/sloth docs (slo:sli_error:ratio_rate*, slo:objective:ratio, slo:error_budget:ratio …)"
+	srcBudget    = "error-budget recording rules by name (Sloth's slo:error_budget:ratio; ray-project/kuberay config/prometheus/rules/prometheusRules.yaml, ray_gcs_error_budget_5m …)"
 	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
 	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
 	srcAM        = "prometheus/alertmanager (alertmanager_* self-metrics)"
@@ -208,6 +209,7 @@ var builtinFamilies = []family{
 	{Prefix: "slo:", Sector: secSLO, KPI: "EBR", Source: srcSloth},
 	{Prefix: "sloth_", Sector: secSLO, Source: srcSloth},
 	{Contains: ":burnrate", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
+	{Contains: "error_budget", Sector: secSLO, KPI: "EBR", Source: srcBudget},
 	{Name: "pyrra_availability", Sector: secSLO, KPI: "SLI-AV", Source: srcPyrra},
 	{Prefix: "pyrra_", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Name: "up", Sector: secSLO, KPI: "UP", Source: srcProm},

@@ -65,6 +65,7 @@ var exporterFamilies = []family{
 	{Prefix: "inference_extension_", Sector: secPLB, Source: srcGAIE},
 	// TF Serving, TensorRT-LLM behind Dynamo.
 	{Name: ":tensorflow:serving:request_latency", Sector: secGPU, KPI: "E2E", Source: srcTFServing},
+	{Name: ":tensorflow:serving:batching_session:queuing_latency", Sector: secGPU, KPI: "QTS", Source: srcTFServing},
 	{Prefix: ":tensorflow:serving:", Sector: secGPU, Source: srcTFServing},
 	{Prefix: "trtllm_", Sector: secGPU, Source: srcTRTLLMDynamo},
 	// DCGM device counters are shared GPU hardware.

@@ -102,6 +102,10 @@ var builtinWords = []word{
 	{Phrase: "envoy", Sector: secPLB},
 	{Phrase: "haproxy", Sector: secPLB},
 	{Phrase: "load balancer", Sector: secPLB},
+	// The Gateway API inference extension's endpoint picker (EPP): the
+	// scheduler that routes requests to model servers by queue and cache.
+	{Phrase: "epp", Sector: secPLB},
+	{Phrase: "endpoint picker", Sector: secPLB},
 	// LLM training data.
 	{Phrase: "itps", Sector: secData, KPI: "ITPS"},
 	{Phrase: "ingest throughput", Sector: secData, KPI: "ITPS"},
