@@ -36,6 +36,22 @@ func (r *Route) Compile(known map[string]bool) error {
 	if r.Receiver == "" {
 		return errors.New("route.receiver: the root route must name a receiver")
 	}
+	// The root is the fallback of every alert, as in Alertmanager (which
+	// refuses the same): a root that could fail to match would leave an
+	// alert with no receiver at all.
+	var errs []error
+	if len(r.Matchers)+len(r.RouteCompat.Match)+len(r.MatchRE) > 0 {
+		errs = append(errs, errors.New("route: the root route must not have matchers (it is the fallback of every alert); put them on a child route"))
+	}
+	if r.Continue {
+		errs = append(errs, errors.New("route.continue: the root route cannot continue"))
+	}
+	if len(r.MuteTimeIntervals)+len(r.ActiveTimeIntervals) > 0 {
+		errs = append(errs, errors.New("route: the root route must not have mute_time_intervals or active_time_intervals; put them on a child route"))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
 	return r.compile("route", "", known)
 }
 

@@ -109,6 +109,12 @@ receiver: log
 routes:
   - receiver: log
     matchers: ['a="b"', 'sector=~"("']`, []string{"route.routes[0].matchers[1]:"}},
+		{"the root is every alert's fallback: no matchers, continue or time intervals", `
+receiver: log
+matchers: ['team="db"']
+match: {a: b}
+continue: true
+mute_time_intervals: [night]`, []string{"route: the root route must not have matchers", "route.continue: the root route cannot continue", "route: the root route must not have mute_time_intervals"}},
 		{"every error is reported at once", `
 receiver: nobody
 routes:

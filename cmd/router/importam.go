@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/alertrouter/alertrouter/notify/slack"
 	"go.yaml.in/yaml/v2"
 )
 
@@ -22,12 +21,16 @@ func (m *Main) importAlertmanager(file string) int {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %v\n", err)
 		return 1
 	}
-	out, err := convertAlertmanager(b)
+	out, lost, err := convertAlertmanager(b)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %v\n", file, err)
 		return 1
 	}
 	fmt.Fprint(m.Stdout, out)
+	if len(lost) > 0 {
+		// check-config will say SUCCESS for these: say it where it is seen.
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost every integration the router can send to and print notifications on stdout instead: %s (see the comments at the top)\n", len(lost), strings.Join(lost, ", "))
+	}
 	return 0
 }
 
@@ -69,6 +72,43 @@ func del(ms mapSlice, keys ...string) mapSlice {
 func str(v interface{}) string {
 	s, _ := v.(string)
 	return s
+}
+
+// topKeys are the top-level keys of an Alertmanager configuration the
+// importer reads or explains; others (tracing, x-… anchors' holders) are
+// dropped with a note.
+var topKeys = map[string]bool{"global": true, "route": true, "receivers": true, "templates": true,
+	"inhibit_rules": true, "time_intervals": true, "mute_time_intervals": true}
+
+// keyRank orders the keys of an imported mapping: names and receivers
+// first, child routes last, the rest alphabetically.
+var keyRank = map[string]int{"name": -3, "receiver": -2, "matchers": -1, "routes": 1}
+
+// ordered turns a generically decoded YAML value into mapSlices in keyRank
+// order, recursively.
+func ordered(v interface{}) interface{} {
+	switch t := v.(type) {
+	case map[interface{}]interface{}:
+		out := make(mapSlice, 0, len(t))
+		for k, v := range t {
+			out = append(out, yaml.MapItem{Key: k, Value: ordered(v)})
+		}
+		sort.Slice(out, func(i, j int) bool {
+			a, b := fmt.Sprint(out[i].Key), fmt.Sprint(out[j].Key)
+			if keyRank[a] != keyRank[b] {
+				return keyRank[a] < keyRank[b]
+			}
+			return a < b
+		})
+		return out
+	case []interface{}:
+		out := make([]interface{}, len(t))
+		for i, e := range t {
+			out[i] = ordered(e)
+		}
+		return out
+	}
+	return v
 }
 
 // routeKeys are the route keys the router reads (Alertmanager v0.35's);
@@ -122,20 +162,32 @@ func yamlKind(v interface{}) string {
 // route naming an undefined receiver, a list where a mapping belongs) is
 // an error naming the YAML path; anything else converts into a file
 // check-config loads (but for the secret files it names, read then).
-func convertAlertmanager(b []byte) (string, error) {
-	var am mapSlice // nested mappings decode as mapSlice too
-	if err := yaml.Unmarshal(b, &am); err != nil {
-		var top interface{}
-		if yaml.Unmarshal(b, &top) == nil {
-			return "", fmt.Errorf("the file: want a mapping (route:, receivers: …), got %s", yamlKind(top))
-		}
-		return "", err
+func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
+	// Decoded generically, so that YAML merge keys (<<: *defaults) are
+	// applied (yaml.v2 drops them when decoding into a MapSlice), then
+	// turned into mapSlices in a fixed, readable key order.
+	var top interface{}
+	if err := yaml.Unmarshal(b, &top); err != nil {
+		return "", nil, err
+	}
+	am, err := mapping(ordered(top), "the file")
+	if err != nil {
+		return "", nil, fmt.Errorf("%w (route:, receivers: …)", err)
 	}
 	var notes []string
+	var unknown []string
+	for _, it := range am {
+		if k := fmt.Sprint(it.Key); !topKeys[k] {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(unknown, ", ")))
+	}
 	global, _ := get(am, "global")
 	g, err := mapping(global, "global")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	gHTTP, _ := get(g, "http_config")
 	gPDURL, _ := get(g, "pagerduty_url")
@@ -146,27 +198,28 @@ func convertAlertmanager(b []byte) (string, error) {
 
 	rv, ok := get(am, "route")
 	if !ok || rv == nil {
-		return "", fmt.Errorf("route: missing (Alertmanager requires the root route)")
+		return "", nil, fmt.Errorf("route: missing (Alertmanager requires the root route)")
 	}
 	recvs, _ := get(am, "receivers")
 	list, err := sequence(recvs, "receivers")
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	names := map[string]bool{}
 	var receivers []interface{}
+	var slackResolvedOff bool
 	for i, v := range list {
 		path := fmt.Sprintf("receivers[%d]", i)
 		r, err := mapping(v, path)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		name := str(mustGet(r, "name"))
 		if name == "" {
-			return "", fmt.Errorf("%s.name: missing", path)
+			return "", nil, fmt.Errorf("%s.name: missing", path)
 		}
 		if names[name] {
-			return "", fmt.Errorf("%s.name: receiver %q defined twice", path, name)
+			return "", nil, fmt.Errorf("%s.name: receiver %q defined twice", path, name)
 		}
 		names[name] = true
 		out := mapSlice{{Key: "name", Value: name}}
@@ -174,13 +227,13 @@ func convertAlertmanager(b []byte) (string, error) {
 		pdv, _ := get(r, "pagerduty_configs")
 		pdl, err := sequence(pdv, path+".pagerduty_configs")
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		var pds []interface{}
 		for i, cv := range pdl {
 			c, err := mapping(cv, fmt.Sprintf("%s.pagerduty_configs[%d]", path, i))
 			if err != nil {
-				return "", err
+				return "", nil, err
 			}
 			if hasKey(c, "service_key") || hasKey(c, "service_key_file") {
 				notes = append(notes, fmt.Sprintf("receiver %q: pagerduty_configs[%d] uses an Events API v1 service_key; the router speaks Events API v2: add the service's v2 integration key as routing_key", name, i))
@@ -201,13 +254,17 @@ func convertAlertmanager(b []byte) (string, error) {
 		slv, _ := get(r, "slack_configs")
 		sll, err := sequence(slv, path+".slack_configs")
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		var sls []interface{}
 		for i, cv := range sll {
 			c, err := mapping(cv, fmt.Sprintf("%s.slack_configs[%d]", path, i))
 			if err != nil {
-				return "", err
+				return "", nil, err
+			}
+			if !hasKey(c, "send_resolved") {
+				// Alertmanager's Slack default; the router's is true.
+				c, slackResolvedOff = set(c, "send_resolved", false), true
 			}
 			c, why := convertSlack(c, gSlackToken, gSlackTokenFile, gSlackURL, gSlackURLFile, gHTTP)
 			if why != "" {
@@ -222,13 +279,14 @@ func convertAlertmanager(b []byte) (string, error) {
 		}
 		var others []string
 		for _, it := range r {
-			if k := str(it.Key); strings.HasSuffix(k, "_configs") && k != "pagerduty_configs" && k != "slack_configs" {
+			k := str(it.Key)
+			if l, _ := it.Value.([]interface{}); strings.HasSuffix(k, "_configs") && k != "pagerduty_configs" && k != "slack_configs" && len(l) > 0 {
 				others = append(others, k)
 			}
 		}
 		if len(others) > 0 {
 			sort.Strings(others)
-			notes = append(notes, fmt.Sprintf("receiver %q: %s: the router has no such integration (PagerDuty, Slack and log only); keep them on Alertmanager with a route that continues", name, strings.Join(others, ", ")))
+			notes = append(notes, fmt.Sprintf("receiver %q: %s: the router has no such integration (PagerDuty, Slack and log only); keep them on Alertmanager (its own receiver for them, beside the route to the router)", name, strings.Join(others, ", ")))
 		}
 		switch {
 		case kept > 0:
@@ -236,16 +294,34 @@ func convertAlertmanager(b []byte) (string, error) {
 			notes = append(notes, fmt.Sprintf("receiver %q: no integrations, in Alertmanager as here: a blackhole — what its routes match is recorded as muted, not sent", name))
 		default:
 			notes = append(notes, fmt.Sprintf("receiver %q: nothing the router can send to is left; it prints notifications on stdout (log_configs) until you add one", name))
+			lost = append(lost, name)
 			out = append(out, yaml.MapItem{Key: "log_configs", Value: []interface{}{mapSlice{}}})
 		}
 		receivers = append(receivers, out)
 	}
+	if slackResolvedOff {
+		notes = append(notes, "slack_configs without send_resolved: written as send_resolved: false, Alertmanager's default for Slack (the router's default is true: a resolve edits the incident's parent message and replies in its thread)")
+	}
 	route, err := portRoute(rv, "route", names, &notes)
 	if err != nil {
-		return "", err
+		return "", nil, err
+	}
+	for _, k := range []string{"matchers", "match", "match_re", "continue", "mute_time_intervals", "active_time_intervals"} {
+		set := false
+		switch v := mustGet(route, k).(type) {
+		case bool:
+			set = v
+		case []interface{}:
+			set = len(v) > 0
+		case mapSlice:
+			set = len(v) > 0
+		}
+		if set {
+			return "", nil, fmt.Errorf("route.%s: the root route cannot have it (Alertmanager refuses it too: the root is every alert's fallback)", k)
+		}
 	}
 	if str(mustGet(route, "receiver")) == "" {
-		return "", fmt.Errorf("route.receiver: missing (the root route names the default receiver)")
+		return "", nil, fmt.Errorf("route.receiver: missing (the root route names the default receiver)")
 	}
 
 	doc := mapSlice{{Key: "route", Value: route}, {Key: "receivers", Value: receivers}}
@@ -254,7 +330,7 @@ func convertAlertmanager(b []byte) (string, error) {
 		v, _ := get(am, key)
 		l, err := sequence(v, key)
 		if err != nil {
-			return "", err
+			return "", nil, err
 		}
 		intervals = append(intervals, l...)
 	}
@@ -270,7 +346,7 @@ func convertAlertmanager(b []byte) (string, error) {
 	}
 	body, err := yaml.Marshal(doc)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
 	var sb strings.Builder
 	sb.WriteString("# router.yml imported from an Alertmanager configuration by `router import-alertmanager`.\n")
@@ -282,7 +358,7 @@ func convertAlertmanager(b []byte) (string, error) {
 		}
 	}
 	sb.Write(body)
-	return sb.String(), nil
+	return sb.String(), lost, nil
 }
 
 // portRoute copies the route at path and its children: the keys the
@@ -335,7 +411,8 @@ func hasKey(ms mapSlice, key string) bool { _, ok := get(ms, key); return ok }
 func mustGet(ms mapSlice, key string) interface{} { v, _ := get(ms, key); return v }
 
 // convertSlack turns one Alertmanager slack_configs entry into the
-// router's (Web API, a bot token), or says why it cannot.
+// router's — Web API with a bot token, or an incoming webhook as in
+// Alertmanager when no token is given — or says why it cannot.
 func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interface{}) (mapSlice, string) {
 	apiURL := str(mustGet(c, "api_url"))
 	if apiURL == "" && !hasKey(c, "api_url_file") {
@@ -348,9 +425,10 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interfac
 		c = set(c, "app_url", apiURL)
 	}
 	webhook := mustGet(c, "api_url_file")
-	c = del(c, "api_url")
-	if hasKey(c, "api_url_file") {
-		c = del(c, "api_url_file")
+	c = del(c, "api_url", "api_url_file")
+	if !hasKey(c, "http_config") && gHTTP != nil {
+		// global.http_config applies to every integration, webhooks too.
+		c = set(c, "http_config", gHTTP)
 	}
 	hasToken := hasKey(c, "app_token") || hasKey(c, "app_token_file") || hasKey(c, "token") || hasKey(c, "token_file")
 	if !hasToken && gToken != nil {
@@ -359,14 +437,10 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interfac
 	if !hasToken && gTokenFile != nil {
 		c, hasToken = set(c, "app_token_file", gTokenFile), true
 	}
-	if hc, ok := mustGet(c, "http_config").(mapSlice); ok && !hasToken {
-		if auth, ok := mustGet(hc, "authorization").(mapSlice); ok {
-			if cred, ok := get(auth, "credentials"); ok {
-				c, hasToken = set(c, "app_token", cred), true
-				hc = del(hc, "authorization")
-				c = set(c, "http_config", hc)
-			}
-		}
+	if !hasToken && webhook == nil && (apiURL == "" || strings.HasSuffix(apiURL, "chat.postMessage")) {
+		// Before app_token, a bot token rode in http_config for the Web
+		// API: authorization.credentials(_file) or bearer_token(_file).
+		c, hasToken = liftBearer(c)
 	}
 	if !hasToken {
 		// An incoming webhook stays one: one message per notification, no
@@ -374,7 +448,9 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interfac
 		switch {
 		case webhook != nil:
 			return set(c, "api_url_file", webhook), ""
-		case slack.IsWebhookURL(apiURL):
+		case apiURL != "":
+			// Without a token Alertmanager posts to api_url as an incoming
+			// webhook, Slack's or a Slack-compatible one (Mattermost …).
 			return set(c, "api_url", apiURL), ""
 		}
 		return nil, "has neither a bot token nor an incoming-webhook URL"
@@ -382,8 +458,39 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interfac
 	if str(mustGet(c, "channel")) == "" {
 		return nil, "names no channel; the router posts with the Web API and needs one"
 	}
-	if !hasKey(c, "http_config") && gHTTP != nil {
-		c = set(c, "http_config", gHTTP)
-	}
 	return c, ""
+}
+
+// liftBearer moves a bearer token out of c's http_config into app_token or
+// app_token_file, and reports whether it found one. The http_config is
+// copied, not changed: it may be global.http_config, shared.
+func liftBearer(c mapSlice) (mapSlice, bool) {
+	hc, ok := mustGet(c, "http_config").(mapSlice)
+	if !ok {
+		return c, false
+	}
+	hc = append(mapSlice(nil), hc...)
+	var token, file interface{}
+	if auth, ok := mustGet(hc, "authorization").(mapSlice); ok && (str(mustGet(auth, "type")) == "" || strings.EqualFold(str(mustGet(auth, "type")), "bearer")) {
+		token, file = mustGet(auth, "credentials"), mustGet(auth, "credentials_file")
+		if token != nil || file != nil {
+			hc = del(hc, "authorization")
+		}
+	}
+	if token == nil && file == nil {
+		token, file = mustGet(hc, "bearer_token"), mustGet(hc, "bearer_token_file")
+		hc = del(hc, "bearer_token", "bearer_token_file")
+	}
+	switch {
+	case token != nil:
+		c = set(c, "app_token", token)
+	case file != nil:
+		c = set(c, "app_token_file", file)
+	default:
+		return c, false
+	}
+	if len(hc) == 0 {
+		return del(c, "http_config"), true
+	}
+	return set(c, "http_config", hc), true
 }

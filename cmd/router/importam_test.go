@@ -108,6 +108,16 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 		{"time_intervals a mapping", "route: {receiver: a}\nreceivers: [{name: a}]\ntime_intervals: {x: 1}\n", "time_intervals: want a list"},
 		{"a null integration list", "route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: }]\n", ""},
 		{"a later route key", "route: {receiver: a, routes: [{receiver: a, matchers: ['x=\"y\"'], some_future_key: 1}]}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}]}]\n", ""},
+		{"a Slack-compatible incoming webhook", "global: {slack_api_url: 'https://chat.example.org/hooks/x4pmq3s8d7'}\nroute: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#c'}]}]\n", ""},
+		{"a root that continues", "route: {receiver: a, continue: true}\nreceivers: [{name: a}]\n", "route.continue: the root route cannot have it"},
+		{"a root with matchers", "route: {receiver: a, matchers: ['x=\"y\"']}\nreceivers: [{name: a}]\n", "route.matchers: the root route cannot have it"},
+		{"a root that does not continue, with empty matchers", "route: {receiver: a, continue: false, matchers: []}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}]}]\n", ""},
+		{"merge keys", "x-slack: &base {api_url: 'https://hooks.slack.com/services/T0/B0/x', channel: '#a', text: 'custom', send_resolved: true}\nroute: {receiver: a, routes: [{<<: {group_wait: 10s}, receiver: b, matchers: ['t=\"b\"']}]}\nreceivers:\n- {name: a, slack_configs: [*base]}\n- name: b\n  slack_configs:\n  - <<: *base\n    channel: '#b'\n", ""},
+		{"a bot token in http_config", "route: {receiver: a}\nreceivers:\n- {name: a, slack_configs: [{api_url: 'https://slack.com/api/chat.postMessage', channel: '#a', http_config: {authorization: {credentials_file: tok}}}]}\n- {name: b, slack_configs: [{channel: '#b', http_config: {bearer_token: xoxb-1, proxy_url: 'http://proxy:3128'}}]}\n", ""},
+		{"a bot token in global.http_config", "global: {slack_api_url: 'https://slack.com/api/chat.postMessage', http_config: {authorization: {credentials_file: tok}}}\nroute: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#a'}]}, {name: b, pagerduty_configs: [{routing_key: k}]}]\n", ""},
+		{"global.http_config on an incoming webhook", "global: {slack_api_url: 'https://hooks.slack.com/services/T0/B0/x', http_config: {proxy_url: 'http://proxy:3128'}}\nroute: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#a'}]}]\n", ""},
+		{"null integration lists and an unknown top-level key", "tracing: {endpoint: x}\nroute: {receiver: a}\nreceivers: [{name: a, webhook_configs: , email_configs: []}]\n", ""},
+		{"a receiver only Alertmanager can send to", "route: {receiver: mail}\nreceivers: [{name: mail, email_configs: [{to: a@example.org}]}]\n", ""},
 		{"the Slack URL in global.slack_api_url_file", "global: {slack_api_url_file: hook-url}\nroute: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#c'}]}]\n", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,7 +126,8 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 			if err := os.WriteFile(am, []byte(tc.in), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			code, out, errs := runMain(t, "import-alertmanager", am)
+			code, out, importErrs := runMain(t, "import-alertmanager", am)
+			errs := importErrs
 			if tc.wantErr != "" {
 				if code != 1 || !strings.Contains(errs, tc.wantErr) {
 					t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errs, tc.wantErr)
@@ -130,6 +141,9 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, "hook-url"), []byte("https://hooks.slack.com/services/T0/B0/x"), 0o600); err != nil {
 				t.Fatal(err)
 			}
+			if err := os.WriteFile(filepath.Join(dir, "tok"), []byte("xoxb-from-file"), 0o600); err != nil {
+				t.Fatal(err)
+			}
 			p := filepath.Join(dir, "router.yml")
 			if err := os.WriteFile(p, []byte(out), 0o600); err != nil {
 				t.Fatal(err)
@@ -137,10 +151,46 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 			if code, sum, errs := runMain(t, "--config.file="+p, "check-config"); code != 0 {
 				t.Fatalf("check-config of the import: exit %d\n%s%s\n--- imported:\n%s", code, sum, errs, out)
 			}
+			has := func(want ...string) {
+				t.Helper()
+				for _, w := range want {
+					if !strings.Contains(out, w) {
+						t.Errorf("the import lacks %q:\n%s", w, out)
+					}
+				}
+			}
 			switch tc.name {
+			case "merge keys":
+				// b's entry merges the whole of a's, then overrides the channel.
+				if strings.Count(out, "text: custom") != 2 || strings.Count(out, "api_url: https://hooks.slack.com/services/T0/B0/x") != 2 || strings.Contains(out, "<<") {
+					t.Errorf("the merged keys were not applied:\n%s", out)
+				}
+				has("channel: '#b'", "group_wait: 10s", "send_resolved: true")
+			case "a bot token in http_config":
+				has("app_token_file: tok", "app_token: xoxb-1", "proxy_url: http://proxy:3128")
+				if strings.Contains(out, "bearer_token") || strings.Contains(out, "credentials_file") || strings.Contains(out, "log_configs") {
+					t.Errorf("a token stayed in http_config or a receiver was lost:\n%s", out)
+				}
+			case "a bot token in global.http_config":
+				has("app_token_file: tok")
+				if strings.Count(out, "credentials_file: tok") != 1 {
+					t.Errorf("the global http_config, shared with PagerDuty, was changed (want it once, on PagerDuty):\n%s", out)
+				}
+			case "global.http_config on an incoming webhook":
+				has("proxy_url: http://proxy:3128", "api_url: https://hooks.slack.com/services/T0/B0/x", "send_resolved: false", "written as send_resolved: false, Alertmanager's default for Slack")
+			case "null integration lists and an unknown top-level key":
+				has(`receiver "a": no integrations, in Alertmanager as here: a blackhole`, "# tracing: not read by the router; dropped")
+			case "a receiver only Alertmanager can send to":
+				if !strings.Contains(importErrs, "warning: 1 receiver(s) lost every integration") || !strings.Contains(importErrs, "mail") {
+					t.Errorf("no warning on stderr for a receiver turned into a log receiver: %q", importErrs)
+				}
 			case "a later route key":
 				if strings.Contains(out, "some_future_key: 1") || !strings.Contains(out, "route.routes[0]: some_future_key: not an Alertmanager v0.35 route key the router knows; dropped") {
 					t.Errorf("the unknown route key was not dropped with a note:\n%s", out)
+				}
+			case "a Slack-compatible incoming webhook":
+				if !strings.Contains(out, "api_url: https://chat.example.org/hooks/x4pmq3s8d7") {
+					t.Errorf("the Mattermost-style webhook was not kept:\n%s", out)
 				}
 			case "the Slack URL in global.slack_api_url_file":
 				if !strings.Contains(out, "api_url_file: hook-url") {
@@ -162,7 +212,7 @@ func FuzzImportAlertmanager(f *testing.F) {
 	}
 	f.Add("route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: }]\n")
 	f.Fuzz(func(t *testing.T, in string) {
-		out, err := convertAlertmanager([]byte(in))
+		out, _, err := convertAlertmanager([]byte(in))
 		if err == nil && !strings.Contains(out, "route:") {
 			t.Fatalf("no error and no route in the output:\n%s", out)
 		}

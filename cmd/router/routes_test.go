@@ -88,10 +88,19 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 			t.Errorf("team %s: incident %q is not grouped by the route's group_by [alertname, cluster]", tc.team, e.Incident)
 		}
 	}
-	bad := writeFile(t, "router.yml", "route:\n  receiver: log\n  mute_time_intervals: [nope]\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	bad := writeFile(t, "router.yml", "route:\n  receiver: log\n  routes: [{receiver: log, mute_time_intervals: [nope]}]\nreceivers: [{name: log, log_configs: [{}]}]\n")
 	code, _, errs := runMain(t, "--config.file="+bad, "check-config")
-	if code != 1 || !strings.Contains(errs, `route.mute_time_intervals[0]: undefined time interval "nope"`) {
+	if code != 1 || !strings.Contains(errs, `route.routes[0].mute_time_intervals[0]: undefined time interval "nope"`) {
 		t.Errorf("undefined time interval: exit %d, %s", code, errs)
+	}
+	// The root is every alert's fallback: Alertmanager refuses matchers,
+	// continue and time intervals there, and so does the router (a root
+	// that did not match left a page with no receiver at all).
+	for _, root := range []string{"matchers: ['team=\"x\"']", "match: {team: x}", "match_re: {team: x}", "continue: true", "mute_time_intervals: [always]", "active_time_intervals: [always]"} {
+		p := writeFile(t, "router.yml", "time_intervals: [{name: always, time_intervals: [{weekdays: ['sunday:saturday']}]}]\nroute: {receiver: log, "+root+"}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+		if code, _, errs := runMain(t, "--config.file="+p, "check-config"); code != 1 || !strings.Contains(errs, "the root route") {
+			t.Errorf("root with %s: exit %d, %s; want it refused", root, code, errs)
+		}
 	}
 }
 

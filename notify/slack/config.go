@@ -123,8 +123,18 @@ func (a TriageActions) MarshalYAML() (interface{}, error) { return a.Names, nil 
 
 // WebhookMode reports whether the entry posts to an incoming webhook
 // (Alertmanager's api_url / api_url_file) instead of the Web API: one
-// message per notification, no thread, no parent edit, no buttons.
-func (c *Config) WebhookMode() bool { return c.APIURLFile != "" || IsWebhookURL(c.APIURL) }
+// message per notification, no thread, no parent edit, no buttons. As
+// Alertmanager reads slack_configs, an api_url without any token is an
+// incoming webhook whatever its host (Slack's …/services/…, or a
+// Slack-compatible one: Mattermost, Rocket.Chat …); with a token it is the
+// Web API base.
+func (c *Config) WebhookMode() bool {
+	if c.APIURLFile != "" || IsWebhookURL(c.APIURL) {
+		return true
+	}
+	noToken := c.Token == "" && c.TokenFile == "" && c.AppToken == "" && c.AppTokenFile == ""
+	return noToken && c.APIURL != "" && c.APIURL != DefaultAPIURL
+}
 
 // Validate returns every problem of the entry, each prefixed by its YAML key.
 func (c *Config) Validate() error {

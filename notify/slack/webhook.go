@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -29,8 +30,8 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		if u, err = notify.ReadSecret("", cfg.APIURLFile); err != nil {
 			return nil, fmt.Errorf("api_url_file: %w", err)
 		}
-		if !IsWebhookURL(u) {
-			return nil, errors.New("api_url_file: does not hold an incoming-webhook URL (…/services/…)")
+		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+			return nil, errors.New("api_url_file: does not hold an absolute http(s) incoming-webhook URL")
 		}
 	}
 	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {

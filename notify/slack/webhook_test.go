@@ -1,11 +1,14 @@
 package slack_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -21,7 +24,8 @@ import (
 type webhookStandIn struct {
 	mu    sync.Mutex
 	posts []map[string]any
-	fail  int // answer 500 this many times first
+	fail  int    // answer 500 this many times first
+	path  string // the webhook's path (webhookPath when empty)
 }
 
 const webhookPath = "/services/T000/B000/s3cretW3bhookToken"
@@ -29,7 +33,7 @@ const webhookPath = "/services/T000/B000/s3cretW3bhookToken"
 func (s *webhookStandIn) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if r.URL.Path != webhookPath {
+	if want := cmp.Or(s.path, webhookPath); r.URL.Path != want {
 		http.Error(w, "no_service", http.StatusNotFound)
 		return
 	}
@@ -121,5 +125,46 @@ func TestIncomingWebhookConfigRefusesWebAPIFeatures(t *testing.T) {
 	}
 	if !ok.WebhookMode() {
 		t.Error("WebhookMode() = false for an incoming-webhook api_url")
+	}
+}
+
+// A Slack-compatible incoming webhook (Mattermost's …/hooks/…, Rocket.Chat)
+// in api_url or api_url_file, without a token, is incoming-webhook mode, as
+// Alertmanager reads it; with a token, api_url stays the Web API base.
+func TestASlackCompatibleIncomingWebhookIsWebhookMode(t *testing.T) {
+	s := &webhookStandIn{path: "/hooks/x4pmq3s8d7"}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	cfg := slack.DefaultConfig()
+	cfg.APIURL = srv.URL + s.path
+	if !cfg.WebhookMode() {
+		t.Fatal("WebhookMode() = false for an api_url without a token")
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if err := newWebhookNotifier(t, cfg.APIURL).Notify(context.Background(), opening("aaa")); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "url")
+	if err := os.WriteFile(file, []byte(srv.URL+s.path+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fromFile := slack.DefaultConfig()
+	fromFile.APIURLFile = file
+	n, err := slack.New(&fromFile, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 1}})
+	if err != nil {
+		t.Fatalf("New with api_url_file: %v", err)
+	}
+	if err := n.Notify(context.Background(), opening("bbb")); err != nil {
+		t.Fatalf("Notify through api_url_file: %v", err)
+	}
+	if len(s.posts) != 2 {
+		t.Fatalf("%d messages posted, want 2", len(s.posts))
+	}
+	webAPI := slack.DefaultConfig()
+	webAPI.APIURL, webAPI.Token, webAPI.Channel = "https://slack.internal.example/api/", "xoxb-1", "#c"
+	if webAPI.WebhookMode() {
+		t.Error("an api_url with a token was taken for an incoming webhook")
 	}
 }
