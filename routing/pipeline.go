@@ -296,6 +296,11 @@ func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause str
 		Reasons: []string{"the router failed to evaluate this alert (" + cause + "; a bug, logged with its stack): it pages so that it is not lost"}}
 	if (!succeeds(func() { p.route(r) }) || len(r.Receivers) == 0) && p.Routes != nil {
 		r.Receivers, r.MutedBy = []string{p.Routes.Receiver}, ""
+		if p.Routes.Blackhole() {
+			// The configuration sends everything unrouted nowhere: the
+			// alert is recorded as muted (counted), not silently lost.
+			r.Receivers, r.MutedBy = nil, fmt.Sprintf("receiver %q of the root route has no integrations (a blackhole)", p.Routes.Receiver)
+		}
 	}
 	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, r.Label) }) {
 		r.Incident = PolicyEvaluationFailed + "/" + r.Alert.Fingerprint

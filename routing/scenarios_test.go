@@ -601,4 +601,21 @@ func TestAnAlertWhoseEvaluationPanicsStillPages(t *testing.T) {
 	if again := mustProcess(t, p, poison, ticket); again.Deduplicated != 2 {
 		t.Fatalf("repeat summary %+v, want both deduplicated (the fallback decision is stable)", again)
 	}
+
+	// A root route whose receiver is a blackhole: the fallback sends nowhere
+	// either, but says so — muted and counted, not silently lost.
+	hole := &routing.Route{Receiver: "null"}
+	if err := hole.Compile(map[string]bool{"null": true}); err != nil {
+		t.Fatal(err)
+	}
+	hole.SetBlackholes(map[string]bool{"null": true})
+	p.Routes, p.Receivers = hole, map[string][]routing.Integration{"null": nil}
+	p.Store = store.NewMemory()
+	res := p.Evaluate(payload(t, tAlert("Poison", "firing", "ticket")))
+	if r := res[0]; r.Decision.Policy != routing.PolicyEvaluationFailed || len(r.Receivers) != 0 || !strings.Contains(r.MutedBy, "blackhole") {
+		t.Fatalf("a poisoned alert under a blackhole root: policy %s receivers %v muted_by %q; want the fallback, no receiver, muted", r.Decision.Policy, r.Receivers, r.MutedBy)
+	}
+	if sum := mustProcess(t, p, tAlert("Poison", "firing", "ticket")); sum.Suppressed != 1 || sum.Notified != 0 {
+		t.Fatalf("summary %+v under a blackhole root, want the poisoned alert counted suppressed", sum)
+	}
 }
