@@ -74,6 +74,31 @@ func (t *Triage) recent(ctx context.Context, text string) ([]journal.Entry, erro
 	})
 }
 
+// firingLabels returns the labels every alert of incident that fires in
+// the journal's recent decisions has in common — starting from base when
+// given, so only base's labels can stay — or nil when none fires there.
+func (t *Triage) firingLabels(ctx context.Context, incident string, base map[string]string) (map[string]string, error) {
+	entries, err := t.recent(ctx, incident)
+	if err != nil {
+		return nil, err
+	}
+	labels, found := maps.Clone(base), false
+	for _, e := range latestPerAlert(entries) {
+		if e.Incident != incident || e.Status != "firing" {
+			continue
+		}
+		if labels == nil {
+			labels = maps.Clone(e.Labels)
+		}
+		found = true
+		maps.DeleteFunc(labels, func(k, v string) bool { return e.Labels[k] != v })
+	}
+	if !found {
+		return nil, nil
+	}
+	return labels, nil
+}
+
 // explain describes the newest decision about the alert with fingerprint fp.
 func (t *Triage) explain(ctx context.Context, fp string) string {
 	entries, err := t.recent(ctx, fp)
@@ -194,33 +219,34 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	}
 	c := &click{b: button{action: ActionSilence, silence: time.Duration(dur)}, tg: tg, user: cmd.UserID, channel: cmd.ChannelID, cb: cb}
 	won, err := dedup.Leases{Store: t.o.Store, TTL: t.o.ClaimTTL}.Acquire(ctx, []string{store.Key(t.o.KeyPrefix, "slack-command", incident, cmd.TriggerID)}, dedup.NewToken())
-	if err != nil || !won[0] {
+	if err != nil {
+		t.o.Metrics.count(ActionSilence, OutcomeFailed)
+		log.Error("claim the slash command", "err", err)
+		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		return
+	}
+	if !won[0] {
 		t.o.Metrics.count(ActionSilence, OutcomeDuplicate)
-		log.Info("slash command already handled or store unavailable", "err", err)
+		log.Info("slash command already handled")
 		return
 	}
 	if ok, err := t.authorized(ctx, c); !ok {
+		if err != nil {
+			t.o.Metrics.count(ActionSilence, OutcomeFailed)
+			log.Error("action not taken: the user-group lookup failed", "err", err)
+			t.ephemeral(ctx, cb, fmt.Sprintf("alertrouter could not check whether you may silence incidents (Slack's user-group lookup failed: %v); nothing was done. Try again.", err))
+			return
+		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
-		log.Warn("action refused: user not authorized", "err", err)
+		log.Warn("action refused: user not authorized")
 		t.ephemeral(ctx, cb, "You are not allowed to silence incidents.")
 		return
 	}
-	entries, err := t.recent(ctx, incident)
+	labels, err := t.firingLabels(ctx, incident, nil)
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
 		return
-	}
-	var labels map[string]string
-	for _, e := range latestPerAlert(entries) {
-		if e.Incident != incident || e.Status != "firing" {
-			continue
-		}
-		if labels == nil {
-			labels = maps.Clone(e.Labels)
-			continue
-		}
-		maps.DeleteFunc(labels, func(k, v string) bool { return e.Labels[k] != v })
 	}
 	if len(labels) == 0 {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)

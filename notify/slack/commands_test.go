@@ -24,24 +24,14 @@ func TestSlashCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
-	var recs []store.JournalRecord
-	for _, en := range []journal.Entry{
-		{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
 			Decision:   alert.Decision{Action: alert.ActionPage, Policy: "burn-rate", Tier: "fast", Reasons: []string{"burn rate 15.2 over 1h"}},
 			Deliveries: []journal.Delivery{{Receiver: "triage", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}},
-		{Fingerprint: "bbb", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-2"}, Decision: alert.Decision{Action: alert.ActionPage}},
-		{Fingerprint: "ccc", Status: "firing", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
-		{Fingerprint: "ccc", Status: "resolved", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
-	} {
-		en.Kind, en.Time = journal.KindDecision, time.Now()
-		en.Alertname = en.Labels["alertname"]
-		b, _ := json.Marshal(en)
-		recs = append(recs, store.JournalRecord{Kind: string(journal.KindDecision), Data: b})
-	}
-	if _, err := j.AppendJournal(context.Background(), recs); err != nil {
-		t.Fatal(err)
-	}
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-2"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "ccc", Status: "firing", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+		journal.Entry{Fingerprint: "ccc", Status: "resolved", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)
@@ -97,4 +87,21 @@ func TestSlashCommand(t *testing.T) {
 	if a := answer("t6"); !strings.Contains(a.Text, "Usage:") {
 		t.Fatalf("unknown subcommand: %+v", a)
 	}
+}
+
+// journalOf writes entries, as decisions made now, into a journal on st.
+func journalOf(t *testing.T, st store.Store, entries ...journal.Entry) store.Journal {
+	t.Helper()
+	j := store.OpenJournal(st, "journal", store.DefaultJournalRetention)
+	recs := make([]store.JournalRecord, 0, len(entries))
+	for _, en := range entries {
+		en.Kind, en.Time = journal.KindDecision, time.Now()
+		en.Alertname = en.Labels["alertname"]
+		b, _ := json.Marshal(en)
+		recs = append(recs, store.JournalRecord{Kind: string(journal.KindDecision), Data: b})
+	}
+	if _, err := j.AppendJournal(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return j
 }

@@ -151,8 +151,10 @@ func NewTriage(o TriageOptions) *Triage {
 
 // Add makes the parent messages of notifier n (receiver's integration, as
 // in alert.Notification.Integration) actionable. pager is the receiver's
-// PagerDuty (nil: ack and resolve answer an error), escalation the one that
-// pages escalations (nil: pager). An n that offers no action is skipped.
+// PagerDuty (nil: escalation's — a ticket receiver whose pages go to the
+// escalate_to receiver acks and resolves them there), escalation the one
+// that pages escalations (nil: pager); with neither, ack and resolve answer
+// an error. An n that offers no action is skipped.
 func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalation Pager) error {
 	if len(n.cfg.Actions.Names) == 0 {
 		return nil
@@ -163,6 +165,9 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 	}
 	if escalation == nil {
 		escalation = pager
+	}
+	if pager == nil {
+		pager = escalation
 	}
 	t.targets[receiver+"/"+integration] = &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
 	if !slices.Contains(t.secrets, secret) {
@@ -353,8 +358,17 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	}
 
 	if ok, err := t.authorized(ctx, c); !ok {
+		if err != nil {
+			// Slack did not say whether the user is in an allowed group
+			// (rate limited, a missing scope): not a refusal.
+			t.release(reqKey, token)
+			t.o.Metrics.count(b.action, OutcomeFailed)
+			log.Error("action not taken: the user-group lookup failed", "err", err)
+			t.ephemeral(ctx, cb, fmt.Sprintf("alertrouter could not check whether you may %s this incident (Slack's user-group lookup failed: %v); nothing was done. Try again.", b.action, err))
+			return
+		}
 		t.o.Metrics.count(b.action, OutcomeRefused)
-		log.Warn("action refused: user not authorized", "err", err)
+		log.Warn("action refused: user not authorized")
 		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to %s this incident.", b.action))
 		return
 	}
@@ -431,7 +445,9 @@ func (t *Triage) release(key, token string) {
 
 // authorized reports whether c's user may take c's action: the action's
 // list in Config.Authorized (unsilence falls back to silence's), user ids
-// compared directly, user groups asked from Slack. No list: anyone.
+// compared directly, user groups asked from Slack. No list: anyone. A
+// refusal with an error means a group could not be read: the user may be
+// allowed.
 func (t *Triage) authorized(ctx context.Context, c *click) (bool, error) {
 	cfg := &c.tg.n.cfg
 	ids, ok := cfg.Authorized[c.b.action]
@@ -519,9 +535,23 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if len(st.Labels) == 0 {
 			return record{}, errors.New("the message carries no labels to silence")
 		}
+		// The button was drawn with the labels of the incident's first
+		// alerts; alerts that joined since may differ in some of them (an
+		// instance). What every alert firing now shares is read from the
+		// journal when there is one, so the silence covers them all.
+		labels := st.Labels
+		if t.o.Journal != nil {
+			cur, err := t.firingLabels(ctx, st.Incident, st.Labels)
+			switch {
+			case err != nil:
+				t.o.Logger.Warn("read the incident's alerts from the journal; silencing the labels the message was drawn with", "incident", st.Incident, "err", err)
+			case len(cur) > 0:
+				labels = cur
+			}
+		}
 		now := t.o.Now()
 		s := amsilence.Silence{
-			Matchers:  amsilence.Equal(st.Labels),
+			Matchers:  amsilence.Equal(labels),
 			StartsAt:  now,
 			EndsAt:    now.Add(c.b.silence),
 			CreatedBy: createdBy(c.cb.User),

@@ -23,6 +23,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -380,6 +381,54 @@ func TestAuthorization(t *testing.T) {
 	}
 }
 
+// A user-group lookup that fails (Slack rate limiting, a missing scope) is
+// not a refusal: the user is told the check failed, and the click can be
+// made again at once.
+func TestAGroupLookupThatFailsIsNotARefusal(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	e.h.srv.SetUserGroup("S0ONCALL", "U777")
+	tr := e.replica(t, func(c *slack.Config) {
+		c.Authorized = map[string][]string{slack.ActionAck: {"S0ONCALL"}}
+	}, slack.NewTriageMetrics(e.reg))
+	e.h.srv.Fail(slacktest.Fault{Error: "ratelimited"})
+	click := slacktest.Click{User: "U777", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700000450.000001"}
+	e.click(t, tr, e.parent, click, signingSecret, e.now(), nil)
+	if n := len(e.pd.Events()); n != 0 {
+		t.Fatalf("acknowledged without knowing the user may (%d events)", n)
+	}
+	r := e.h.srv.Responses()
+	if len(r) != 1 || strings.Contains(r[0].Text, "not allowed") || !strings.Contains(r[0].Text, "could not check") || !strings.Contains(r[0].Text, "ratelimited") {
+		t.Fatalf("responses = %+v, want the failed check named, not a refusal", r)
+	}
+	if e.actionCount("ack", "refused") != 0 || e.actionCount("ack", "failed") != 1 {
+		t.Fatalf("metrics: refused %v failed %v, want a failure", e.actionCount("ack", "refused"), e.actionCount("ack", "failed"))
+	}
+	// Slack's retry of the same click (the lookup answers now) acts.
+	retry := http.Header{"X-Slack-Retry-Num": {"1"}, "X-Slack-Retry-Reason": {"http_timeout"}}
+	e.click(t, tr, e.parent, click, signingSecret, e.now(), retry)
+	if n := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 {
+		t.Fatalf("the retried click acknowledged %d times, want 1", n)
+	}
+}
+
+// A ticket receiver without PagerDuty of its own acknowledges and resolves
+// on its escalate_to receiver's PagerDuty (README, "Triage from Slack": the
+// pages of the incident went there).
+func TestAckAndResolveUseEscalateToWithoutAPagerOfTheirOwn(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	o := slack.TriageOptions{Store: e.store, Metrics: slack.NewTriageMetrics(e.reg), Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
+	tr := slack.NewTriage(o)
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, e.pager(t)); err != nil {
+		t.Fatal(err)
+	}
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000460.000001"}, signingSecret, e.now(), nil)
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700000460.000002"}, signingSecret, e.now(), nil)
+	if e.pd.Count("acknowledge", dedup) != 1 || e.pd.Count("resolve", dedup) != 1 {
+		t.Fatalf("PagerDuty events %+v, want one acknowledge and one resolve through escalate_to's integration (answers %+v)", e.pd.Events(), e.h.srv.Responses())
+	}
+}
+
 func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
@@ -400,6 +449,37 @@ func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 	}
 	if len(e.pd.Events()) != 0 || e.current(t).Updates != 0 {
 		t.Fatal("something was done")
+	}
+}
+
+// The Silence button was drawn with the labels of the incident's first
+// alert; a click made after another alert joined (another job here)
+// silences what every alert firing now shares, read from the journal.
+func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	c, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	incident := "llm-inference-gpu/chat/TTFT"
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm-canary"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "zzz", Status: "firing", Incident: "another/incident", Labels: map[string]string{"alertname": "Other"}, Decision: alert.Decision{Action: alert.ActionPage}},
+	)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: c, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000650.000001"}, signingSecret, e.now(), nil)
+	list, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := amsilence.Matcher{Name: "alertname", Value: "TTFTHigh", IsEqual: true}
+	if len(list) != 1 || len(list[0].Matchers) != 1 || list[0].Matchers[0] != want {
+		t.Fatalf("silences = %+v (responses %+v), want one matching alertname=TTFTHigh only: both jobs fire", list, e.h.srv.Responses())
 	}
 }
 
