@@ -16,6 +16,7 @@ import (
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -401,6 +402,39 @@ func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
 	mustProcess(t, p, tAlert("Fifth", "firing", "ticket", "instance", "gpu-node-400:8000"))
 	if n := waits.Load(); n != 1 {
 		t.Errorf("a ticket's update to slack waited %d times, want 1", n)
+	}
+}
+
+// An incident resolved by hand at PagerDuty (the Resolve button in Slack)
+// while its alerts still fire pages again when a new alert joins it: that
+// update, which PagerDuty would otherwise never hear of, goes out as a
+// trigger, once; the updates after it are silent again.
+func TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	sent := e.pd.notifications()
+	if len(sent) != 1 || !sent[0].Opening {
+		t.Fatalf("pagerduty got %d notifications, want the opening", len(sent))
+	}
+	key := dedup.HandResolvedKey(e.dedup.KeyPrefix, sent[0].Incident)
+	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, tAlert("First", "firing", "page")) // Alertmanager's repeat: nothing new
+	mustProcess(t, p, tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000"))
+	mustProcess(t, p, tAlert("Third", "firing", "page", "instance", "gpu-node-300:8000"))
+	sent = e.pd.notifications()
+	if len(sent) != 3 || !sent[1].Opening || sent[2].Opening || sent[1].Incident != sent[0].Incident {
+		opening := make([]bool, len(sent))
+		for i, n := range sent {
+			opening[i] = n.Opening
+		}
+		t.Fatalf("pagerduty got %d notifications (opening %v), want the opening, the joining alert as a new trigger, then a silent update", len(sent), opening)
+	}
+	if _, found, _ := e.store.Get(context.Background(), []string{key}); found[0] {
+		t.Fatal("the hand-resolve mark is still there after the trigger was delivered")
 	}
 }
 

@@ -33,6 +33,10 @@ type batch struct {
 	latency time.Duration
 	// in: the webhook's count in the incidents it may update (coalesce.go).
 	in *inbound
+	// reopen: the incident's dedup.HandResolvedKey and the value read there,
+	// cleared once this batch, an update turned into a trigger, is
+	// delivered (reopenHandResolved).
+	reopen store.Entry
 }
 
 func (b *batch) fail(err error) {
@@ -216,6 +220,9 @@ const settleGrace = 10 * time.Millisecond
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary) error {
+	for _, b := range batches {
+		p.reopenHandResolved(b)
+	}
 	// The incidents this webhook sends no update to need not wait for it.
 	in.keep(func(k incidentKey) bool {
 		return slices.ContainsFunc(batches, func(b *batch) bool { return incidentKeyOf(b) == k && waitsForUpdates(b) })
@@ -296,6 +303,27 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 		}
 	}
 	return joinDeliveryErrors(errs...)
+}
+
+// reopenHandResolved turns b — new alerts joining an open incident, at an
+// integration that sends nothing for updates (PagerDuty) — into an opening
+// when someone resolved the incident by hand there (the Resolve button in
+// Slack) while it still fired: PagerDuty's incident is closed, and the
+// alerts joining it would otherwise never page. Replicas that do this at
+// once send the same trigger (one dedup_key): PagerDuty opens one incident.
+func (p *Pipeline) reopenHandResolved(b *batch) {
+	if b.err != nil || b.skip || b.kind != alert.KindFiring || !silentUpdate(b) {
+		return
+	}
+	for _, t := range b.trs {
+		if t.handResolved != "" {
+			b.n.Opening = true
+			p.Logger.Info("new alerts joined an incident resolved by hand in PagerDuty while it fired: triggering it again",
+				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "resolved_by", t.handResolved)
+			b.reopen = store.Entry{Key: dedup.HandResolvedKey(p.Dedup.KeyPrefix, b.incident), Value: t.handResolved}
+			return
+		}
+	}
 }
 
 // send delivers one batch to its integration; an update of an open
@@ -419,8 +447,16 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, l := range leases {
 		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
 	}
+	// A hand-resolved incident triggered again: clear its mark (failing,
+	// the next update triggers once more; PagerDuty folds it in).
+	clears := slices.Clip(release) // appending copies: release is counted below
+	for _, b := range batches {
+		if b.err == nil && b.reopen.Key != "" {
+			clears = append(clears, b.reopen)
+		}
+	}
 	add, remove := p.sloPageWrites(batches, *pages)
-	errs := store.Write(wctx, p.Store, store.Writes{Set: markers, Release: release, Incidents: incOps, Add: add, Remove: remove})
+	errs := store.Write(wctx, p.Store, store.Writes{Set: markers, Release: clears, Incidents: incOps, Add: add, Remove: remove})
 	if errs.Set != nil {
 		p.settleFailed("confirm notified transitions", errs.Set, len(markers),
 			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(markers) })

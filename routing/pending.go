@@ -27,6 +27,9 @@ type transition struct {
 	// held: this sender holds the claim in the store (false when it
 	// delivers without one: fail open, or a duplicate of the payload).
 	held bool
+	// handResolved: who resolved the incident by hand at PagerDuty while it
+	// still fired (dedup.HandResolvedKey; "" when nobody did).
+	handResolved string
 }
 
 // record notes the transition's outcome on its alert's result.
@@ -65,6 +68,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		keys[i] = t.marker
 	}
 	keys = append(keys, p.prefetchFlap(results, wasQuiet)...)
+	flapEnd := len(keys)
+	hand := handResolvedIncidents(trs)
+	for _, inc := range hand {
+		keys = append(keys, dedup.HandResolvedKey(p.Dedup.KeyPrefix, inc))
+	}
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
 	if storeDown {
@@ -73,7 +81,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
-	prefetched := flapRead{keys: keys[len(trs):], values: values[len(trs):], found: found[len(trs):]}
+	tagHandResolved(trs, hand, values[flapEnd:], found[flapEnd:])
+	prefetched := flapRead{keys: keys[len(trs):flapEnd], values: values[len(trs):flapEnd], found: found[len(trs):flapEnd]}
 	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]
 	now := p.now()
 	steps := p.steps(trs, values, found, storeDown, now)
@@ -143,6 +152,35 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 	}
 	return out, histories, nil
+}
+
+// handResolvedIncidents returns the incidents of trs whose firing
+// transitions go to an integration that sends nothing for updates
+// (PagerDuty), each once: those whose dedup.HandResolvedKey the read asks
+// for. Few per webhook, so a slice.
+func handResolvedIncidents(trs []*transition) []string {
+	var out []string
+	for _, t := range trs {
+		if t.res.Alert.Firing() && t.integ.silentUpdates() && !slices.Contains(out, t.incident) {
+			out = append(out, t.incident)
+		}
+	}
+	return out
+}
+
+// tagHandResolved notes on the transitions of each incident of hand the
+// value read at its dedup.HandResolvedKey.
+func tagHandResolved(trs []*transition, hand, values []string, found []bool) {
+	for i, inc := range hand {
+		if !found[i] {
+			continue
+		}
+		for _, t := range trs {
+			if t.incident == inc && t.res.Alert.Firing() && t.integ.silentUpdates() {
+				t.handResolved = values[i]
+			}
+		}
+	}
 }
 
 // claimKey is the key t's claim is taken on, given its step and whether

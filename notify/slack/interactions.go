@@ -514,9 +514,17 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if err := pager.Resolve(ctx, st.Incident); err != nil {
 			return record{}, err
 		}
+		// While its alerts fire, the router's incident stays open and
+		// PagerDuty hears nothing of its updates: the mark makes the next
+		// alert that joins it trigger PagerDuty again (routing's
+		// reopenHandResolved), instead of never paging.
+		mark := store.Entry{Key: dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident), Value: createdBy(c.cb.User), TTL: 7 * 24 * time.Hour}
+		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
+			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "err", err)
+		}
 		st.Resolved = true
 		return record{st: st, line: "Resolved in PagerDuty by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
-			thread: mention + " resolved the incident in PagerDuty. The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications."}, nil
+			thread: mention + " resolved the incident in PagerDuty. The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil
 	case ActionEscalate:
 		if c.tg.escalation == nil {
 			return record{}, errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)")

@@ -23,6 +23,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -322,8 +323,14 @@ func TestTwoReplicasResolveOnce(t *testing.T) {
 		t.Fatalf("metrics: done %v duplicate %v", e.actionCount("resolve", "done"), e.actionCount("resolve", "duplicate"))
 	}
 	thread := e.h.srv.Thread(e.parent.TS)
-	if len(thread) != 1 || !strings.Contains(thread[0].Text, "keep firing in Alertmanager until their rule clears") {
+	if len(thread) != 1 || !strings.Contains(thread[0].Text, "keep firing in Alertmanager until their rule clears") || !strings.Contains(thread[0].Text, "triggers PagerDuty again") {
 		t.Fatalf("thread = %+v", thread)
+	}
+	// The mark that makes the next alert joining the incident page again
+	// (routing: TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin).
+	vals, found, err := st.Get(context.Background(), []string{dedup.HandResolvedKey("", "llm-inference-gpu/chat/TTFT")})
+	if err != nil || !found[0] || !strings.Contains(vals[0], "U123") {
+		t.Fatalf("hand-resolve mark = %q found %v err %v, want the resolving user", vals, found, err)
 	}
 	golden(t, "triage-resolve.golden.json", e.current(t).Blocks)
 }

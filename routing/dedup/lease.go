@@ -130,3 +130,14 @@ func Poll(ctx context.Context, wait time.Duration, try func(ctx context.Context)
 		backoff *= 2
 	}
 }
+
+// HandResolvedKey is the key that records an incident resolved by hand at
+// PagerDuty (the Resolve button in Slack) while its alerts still fire; its
+// value names who. An integration that sends nothing for updates of an
+// open incident (PagerDuty) would never page for the alerts that join it
+// afterwards: while the key is there, the first such update triggers
+// PagerDuty again (a new PagerDuty incident, as the old one is resolved),
+// and the key is cleared once that trigger is delivered.
+func HandResolvedKey(prefix, incident string) string {
+	return store.Key(prefix, "handresolved", incident, "")
+}
