@@ -169,6 +169,7 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 	if pager == nil {
 		pager = escalation
 	}
+	n.parentEdited = t.parentEdited
 	t.targets[receiver+"/"+integration] = &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
 	if !slices.Contains(t.secrets, secret) {
 		t.secrets = append(t.secrets, secret)
@@ -373,6 +374,16 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		return
 	}
 
+	// The incident resolved since the message was drawn (its parent now
+	// says so): acting on it — silencing, paging — would act on a stale
+	// view. Expiring a silence still makes sense.
+	if b.action != ActionUnsilence && t.resolvedMessage(ctx, c) {
+		t.o.Metrics.count(b.action, OutcomeStale)
+		log.Info("click on the message of a resolved incident")
+		t.ephemeral(ctx, cb, fmt.Sprintf("Incident `%s` has resolved since this message was drawn (its alerts stopped firing): nothing was done.", st.Incident))
+		return
+	}
+
 	// Exactly once per message: a double click (another action_ts) finds
 	// the action's claim on the message.
 	stateKey := t.stateKey(c, c.b.action)
@@ -430,7 +441,43 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 }
 
 func (t *Triage) stateKey(c *click, action string) string {
-	return store.Key(t.o.KeyPrefix, "slack-triage", c.st.Incident, c.channel+":"+c.ts) + ":" + action
+	return t.messageKey(c.st.Incident, c.channel, c.ts) + ":" + action
+}
+
+// messageKey is the prefix of the keys of a parent message's state.
+func (t *Triage) messageKey(incident, channel, ts string) string {
+	return store.Key(t.o.KeyPrefix, "slack-triage", incident, channel+":"+ts)
+}
+
+// resolvedState is the suffix of the key that marks a parent message whose
+// incident has resolved (parentEdited).
+const resolvedState = "resolved"
+
+// parentEdited records that the notifier edited an incident's parent
+// message to resolved (marked) or opened it again (unmarked).
+func (t *Triage) parentEdited(ctx context.Context, incident string, p parentRef, resolved bool) {
+	key := t.messageKey(incident, p.channel, p.ts) + ":" + resolvedState
+	var err error
+	if resolved {
+		err = t.o.Store.Set(ctx, []store.Entry{{Key: key, Value: "d", TTL: 7 * 24 * time.Hour}})
+	} else {
+		// Whatever value: the incident fires again.
+		var vals []string
+		var found []bool
+		if vals, found, err = t.o.Store.Get(ctx, []string{key}); err == nil && found[0] {
+			err = t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: vals[0]}})
+		}
+	}
+	if err != nil {
+		t.o.Logger.Warn("record the parent message's incident state (a click on it may act as if it still fired)", "incident", incident, "resolved", resolved, "err", err)
+	}
+}
+
+// resolvedMessage reports whether c's message belongs to an incident that
+// has resolved (its parent was edited so).
+func (t *Triage) resolvedMessage(ctx context.Context, c *click) bool {
+	_, found, err := t.o.Store.Get(ctx, []string{t.stateKey(c, resolvedState)})
+	return err == nil && found[0]
 }
 
 // release frees a claim after a failure, on its own short deadline (the
@@ -607,7 +654,7 @@ func (t *Triage) silencedBy(ctx context.Context, c *click) string {
 // action is done: failures are logged.
 func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time) {
 	log := t.o.Logger.With(c.logAttrs()...)
-	st := t.currentState(ctx, c, rec.st)
+	st, resolved := t.currentState(ctx, c, rec.st)
 	when := now.UTC().Format("2006-01-02 15:04 MST")
 	var blocks []sl.Block
 	logs := 0
@@ -631,7 +678,12 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 		text = c.st.Incident
 	}
 	n := c.tg.n
-	if err := n.call(ctx, func(ctx context.Context) error {
+	if resolved {
+		// The incident resolved while the action was taken: the parent
+		// says so, and the click's copy of it would draw it firing again.
+		// The thread records the action.
+		log.Info("the incident resolved meanwhile: its parent is left as it is")
+	} else if err := n.call(ctx, func(ctx context.Context) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(text, false))
 		return err
 	}); err != nil {
@@ -646,16 +698,17 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 }
 
 // currentState merges what the store says was done on the message (by any
-// replica, any click) into st, so concurrent actions draw the same buttons.
-func (t *Triage) currentState(ctx context.Context, c *click, st triageState) triageState {
-	kinds := []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence}
+// replica, any click) into st, so concurrent actions draw the same buttons,
+// and reports whether the incident has resolved (its parent edited so).
+func (t *Triage) currentState(ctx context.Context, c *click, st triageState) (triageState, bool) {
+	kinds := []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, resolvedState}
 	keys := make([]string, len(kinds))
 	for i, k := range kinds {
 		keys[i] = t.stateKey(c, k)
 	}
 	vals, found, err := t.o.Store.Get(ctx, keys)
 	if err != nil {
-		return st
+		return st, false
 	}
 	done := func(i int) (string, bool) {
 		if !found[i] {
@@ -679,7 +732,7 @@ func (t *Triage) currentState(ctx context.Context, c *click, st triageState) tri
 	if id, ok := done(3); ok && c.b.action != ActionUnsilence {
 		st.Silence = id
 	}
-	return st
+	return st, found[4]
 }
 
 // ephemeral answers the clicking user only, through the response_url.

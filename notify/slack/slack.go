@@ -47,6 +47,11 @@ type Notifier struct {
 	// (webhook.go), where api is nil.
 	webhookURL string
 	httpClient *http.Client
+	// parentEdited, set by Triage.Add, learns of each edit of an incident's
+	// parent that resolves it (resolved) or opens it again: a click on the
+	// message of a resolved incident must not act, nor draw the firing
+	// message back over the resolved one.
+	parentEdited func(ctx context.Context, incident string, p parentRef, resolved bool)
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -206,6 +211,8 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 			return err
 		}); err != nil {
 			n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
+		} else if n.parentEdited != nil {
+			n.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 		}
 	}
 	return nil

@@ -436,6 +436,96 @@ func TestAckAndResolveUseEscalateToWithoutAPagerOfTheirOwn(t *testing.T) {
 	}
 }
 
+// A click on the message of an incident that has resolved since it was
+// drawn does nothing and says so, and leaves the resolved message as it is
+// (before, the click's copy of the message put the firing header and its
+// buttons back); once the incident fires again, the buttons act again.
+func TestAClickOnAResolvedIncidentActsOnNothing(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	o := slack.TriageOptions{Store: e.store, Metrics: slack.NewTriageMetrics(e.reg), Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
+	tr := slack.NewTriage(o)
+	n := e.notifier(t, nil)
+	if err := tr.Add("triage", "slack/0", n, e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := e.parent.Channel + " " + e.parent.TS
+	resolved := under(ref, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
+	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
+	if err := n.Notify(context.Background(), resolved); err != nil {
+		t.Fatal(err)
+	}
+	after := e.current(t)
+	// The click is made on the message as it was drawn before the resolve.
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000470.000001"}, signingSecret, e.now(), nil)
+	if n := len(e.pd.Events()); n != 0 {
+		t.Fatalf("acknowledged a resolved incident (%d events)", n)
+	}
+	if r := e.h.srv.Responses(); len(r) != 1 || !strings.Contains(r[0].Text, "has resolved since this message was drawn") {
+		t.Fatalf("responses = %+v", r)
+	}
+	if now := e.current(t); now.Updates != after.Updates || string(now.Blocks) != string(after.Blocks) {
+		t.Fatalf("the resolved parent was redrawn by the click: %s", now.Blocks)
+	}
+	if e.actionCount("ack", "stale") != 1 {
+		t.Fatalf("the click on a resolved incident was not counted stale")
+	}
+	// The incident fires again: its parent is redrawn, the buttons act.
+	refire := under(ref, note(alert.KindFiring, alert.ActionPage, "firing", "aaa"))
+	refire.Opening, refire.Integration = true, "slack/0"
+	if err := n.Notify(context.Background(), refire); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000470.000002"}, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 {
+		t.Fatalf("after the incident fired again, ack sent %d acknowledges, want 1 (answers %+v)", n, e.h.srv.Responses())
+	}
+}
+
+// racingPager runs during before each acknowledge it passes on.
+type racingPager struct {
+	slack.Pager
+	during func()
+}
+
+func (p racingPager) Acknowledge(ctx context.Context, incident string) error {
+	p.during()
+	return p.Pager.Acknowledge(ctx, incident)
+}
+
+// The incident resolves while a click is being acted on: the action is
+// taken (it was valid when clicked) and recorded in the thread, and the
+// parent stays as the resolve left it.
+func TestAClickRacingTheResolveLeavesTheResolvedParent(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Metrics: slack.NewTriageMetrics(e.reg)})
+	n := e.notifier(t, nil)
+	resolved := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
+	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
+	pager := racingPager{Pager: e.pager(t), during: func() {
+		if err := n.Notify(context.Background(), resolved); err != nil {
+			t.Error(err)
+		}
+	}}
+	if err := tr.Add("triage", "slack/0", n, pager, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000480.000001"}, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 {
+		t.Fatalf("acknowledges = %d, want 1", n)
+	}
+	m := e.current(t)
+	if m.Updates != 1 || strings.Contains(string(m.Blocks), "alertrouter:") {
+		t.Fatalf("parent updated %d times, blocks %s: want only the resolve's edit, without buttons", m.Updates, m.Blocks)
+	}
+	var recorded bool
+	for _, r := range e.h.srv.Thread(e.parent.TS) {
+		recorded = recorded || strings.Contains(r.Text, "<@U123> acknowledged the incident in PagerDuty")
+	}
+	if !recorded {
+		t.Fatalf("the acknowledgement is not in the thread: %+v", e.h.srv.Thread(e.parent.TS))
+	}
+}
+
 func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
