@@ -25,8 +25,10 @@ const commandUsage = "Usage: `/alertrouter explain <fingerprint>` · `/alertrout
 // Slash command bounds.
 const (
 	// commandLookback is how far back the journal is read.
-	commandLookback = 24 * time.Hour
-	// maxCommandSilence bounds a silence made with /alertrouter silence.
+	commandLookback = model.Duration(24 * time.Hour)
+	// minCommandSilence and maxCommandSilence bound a silence made with
+	// /alertrouter silence.
+	minCommandSilence = time.Minute
 	maxCommandSilence  = 7 * 24 * time.Hour
 	maxIncidentsListed = 20
 	maxJournalRead     = 5000
@@ -46,7 +48,7 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	args := strings.Fields(cmd.Text)
 	sub := ""
 	if len(args) > 0 {
-		sub = args[0]
+		sub = strings.ToLower(args[0])
 	}
 	if t.o.Journal == nil && (sub == "explain" || sub == "incidents" || sub == "silence") {
 		reply("The decision journal is not available: nothing to look up.")
@@ -59,6 +61,8 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 		reply(t.incidents(ctx))
 	case sub == "silence" && len(args) == 3:
 		t.silenceCommand(ctx, cmd, args[1], args[2], secret)
+	case sub == "help" || sub == "":
+		reply(commandUsage)
 	default:
 		t.o.Metrics.count("command", OutcomeUnknown)
 		reply(commandUsage)
@@ -69,7 +73,7 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 // first, matching text.
 func (t *Triage) recent(ctx context.Context, text string) ([]journal.Entry, error) {
 	return journal.Read(ctx, t.o.Journal, journal.Query{
-		Since: t.o.Now().Add(-commandLookback), Kind: journal.KindDecision,
+		Since: t.o.Now().Add(-time.Duration(commandLookback)), Kind: journal.KindDecision,
 		Filter: journal.Filter{Text: text}, Newest: true, Limit: maxJournalRead,
 	})
 }
@@ -200,7 +204,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}
 	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID)
 	dur, err := model.ParseDuration(durText)
-	if err != nil || dur <= 0 || time.Duration(dur) > maxCommandSilence {
+	if err != nil || time.Duration(dur) < minCommandSilence || time.Duration(dur) > maxCommandSilence {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
 		t.ephemeral(ctx, cb, fmt.Sprintf("%q is no duration between 1m and %s (e.g. 2h).", durText, model.Duration(maxCommandSilence)))
 		return

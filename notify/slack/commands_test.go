@@ -87,6 +87,21 @@ func TestSlashCommand(t *testing.T) {
 	if a := answer("t6"); !strings.Contains(a.Text, "Usage:") {
 		t.Fatalf("unknown subcommand: %+v", a)
 	}
+	run("silence inc/1 30s", "t7", signingSecret)
+	if a := answer("t7"); !strings.Contains(a.Text, "no duration between 1m") {
+		t.Fatalf("a 30s silence: %+v, want it refused as the answer says", a)
+	}
+	run("Incidents", "t8", signingSecret) // phones capitalise the first word
+	if a := answer("t8"); !strings.Contains(a.Text, "`inc/1`") || !strings.Contains(a.Text, "(last 1d)") {
+		t.Fatalf("capitalised subcommand: %+v", a)
+	}
+	// Slack's certificate check of the command URL: unsigned, asks nothing.
+	if code := e.send(t, tr, http.Header{}, []byte("ssl_check=1&token=xyz"), nil); code != http.StatusOK {
+		t.Fatalf("ssl_check answered %d, want 200", code)
+	}
+	if code := e.send(t, tr, http.Header{}, []byte("ssl_check=1&command=%2Falertrouter&text=incidents"), nil); code != http.StatusUnauthorized {
+		t.Fatalf("an unsigned command posing as ssl_check answered %d, want 401", code)
+	}
 }
 
 // journalOf writes entries, as decisions made now, into a journal on st.

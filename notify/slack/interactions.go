@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -205,6 +206,12 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "body too large", http.StatusRequestEntityTooLarge)
 		return
 	}
+	if sslCheck(body) {
+		// Slack checking the URL's certificate (slash command URLs): an
+		// unsigned request that asks nothing; answered 200, nothing done.
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	secret, outcome := t.verify(r.Header, body)
 	if outcome != "" {
 		t.o.Metrics.count("", outcome)
@@ -238,6 +245,16 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		t.background(func(ctx context.Context) { t.act(ctx, cb, act, secret) })
 	}
+}
+
+// sslCheck reports whether body is Slack's certificate check of a slash
+// command URL (ssl_check=1, and neither a command nor a payload).
+func sslCheck(body []byte) bool {
+	if !bytes.Contains(body, []byte("ssl_check=1")) {
+		return false
+	}
+	form, err := url.ParseQuery(string(body))
+	return err == nil && form.Get("ssl_check") == "1" && form.Get("command") == "" && form.Get("payload") == ""
 }
 
 // background runs f after the answer, within the handler's timeout. A
