@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"sort"
 	"strings"
 
@@ -150,9 +149,6 @@ func yamlKind(v interface{}) string {
 		return "a list"
 	case string:
 		return fmt.Sprintf("the string %q", v)
-	}
-	if reflect.TypeOf(v) != nil && reflect.TypeOf(v).Kind() == reflect.Map {
-		return "a mapping"
 	}
 	return fmt.Sprintf("%v", v)
 }

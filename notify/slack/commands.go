@@ -28,7 +28,7 @@ const (
 	commandLookback = model.Duration(24 * time.Hour)
 	// minCommandSilence and maxCommandSilence bound a silence made with
 	// /alertrouter silence.
-	minCommandSilence = time.Minute
+	minCommandSilence  = time.Minute
 	maxCommandSilence  = 7 * 24 * time.Hour
 	maxIncidentsListed = 20
 	maxJournalRead     = 5000
