@@ -65,6 +65,10 @@ type Fault struct {
 	RetryAfter string
 	// Hang makes the server answer nothing until the client gives up.
 	Hang bool
+	// Unreadable accepts the event as usual (recorded) but answers 202
+	// with a body that is not PagerDuty's JSON: the answer lost on the
+	// way, after the event was taken.
+	Unreadable bool
 }
 
 // Server is the stand-in. Its URL field is the base URL; events go to
@@ -178,6 +182,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	unreadable := fault != nil && fault.Unreadable
+	if unreadable {
+		fault = nil
+	}
 	if fault != nil {
 		if fault.Hang {
 			// The server notices a client hanging up only once the body is read.
@@ -232,6 +240,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.events = append(s.events, e)
 	s.mu.Unlock()
+	if unreadable {
+		w.Header().Set("Content-Type", "text/plain")
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = io.WriteString(w, "accepted")
+		return
+	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "success", "message": "Event processed", "dedup_key": e.DedupKey})
 }
 

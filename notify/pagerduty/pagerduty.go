@@ -140,9 +140,10 @@ var _ alert.SilentUpdates = (*Notifier)(nil)
 // core never holds PagerDuty updates in its update window.
 func (n *Notifier) SilentUpdates() bool { return true }
 
-// sendWithFallback sends ev with retries. A 400 is logged with PagerDuty's
-// error text and answered by sending minimal once (when given); a second
-// 400 is permanent.
+// sendWithFallback sends ev with retries. A refused event (400, or 413/422
+// from PagerDuty or a proxy before it) is logged with PagerDuty's error
+// text and answered by sending minimal once (when given); a second refusal
+// is permanent.
 func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification, ev, minimal *pd.V2Event) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		err := n.send(ctx, ev)
@@ -163,14 +164,16 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification,
 	})
 }
 
-// badRequestError is PagerDuty's 400 with the error text it gave.
+// badRequestError is PagerDuty refusing the event itself (400, 413, 422)
+// with the error text it gave.
 type badRequestError struct {
-	text string
-	err  error
+	status int
+	text   string
+	err    error
 }
 
 func (e *badRequestError) Error() string {
-	return "PagerDuty rejected the event (400): " + e.text
+	return fmt.Sprintf("PagerDuty rejected the event (%d): %s", e.status, e.text)
 }
 func (e *badRequestError) Unwrap() error { return e.err }
 
@@ -201,11 +204,19 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		n.metrics.Failure(notify.ReasonServerError)
 		return fmt.Errorf("send %s event: %w", ev.Action, cause)
 	}
+	if c.status >= 200 && c.status < 300 {
+		// PagerDuty accepted the event (202); only its answer's body could
+		// not be read (empty, not JSON, cut off). Retrying would page twice.
+		n.logger.Warn("PagerDuty accepted the event but its answer was unreadable", "status", c.status, "event_action", ev.Action, "err", err)
+		return nil
+	}
 	n.metrics.Failure(notify.ReasonForStatus(c.status))
 	text := errorText(c.body)
 	switch {
-	case c.status == http.StatusBadRequest:
-		return &badRequestError{text: text, err: err}
+	case c.status == http.StatusBadRequest || c.status == http.StatusRequestEntityTooLarge || c.status == http.StatusUnprocessableEntity:
+		// The event itself is refused (invalid, too large): the minimal
+		// event may pass where it did not.
+		return &badRequestError{status: c.status, text: text, err: err}
 	case c.status == http.StatusTooManyRequests || c.status == http.StatusRequestTimeout || c.status >= 500:
 		err = fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text)
 		if d := amnotify.ParseRetryAfter(c.header, time.Now()); d > 0 {

@@ -334,6 +334,35 @@ func TestBadRequestIsRetriedOnceAsAMinimalEvent(t *testing.T) {
 	}
 }
 
+// A 413 (an event too large for PagerDuty, or for a proxy before it) is a
+// refused event like a 400: the minimal event goes out once. Before, it was
+// a permanent failure and every retry of Alertmanager met it: the page was
+// lost.
+func TestTooLargeIsRetriedOnceAsAMinimalEvent(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Fail(pdtest.Fault{Status: 413})
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	if evs := h.srv.Events(); len(evs) != 1 || evs[0].EventAction != "trigger" {
+		t.Fatalf("events = %+v, want the minimal trigger", evs)
+	}
+}
+
+// PagerDuty's 202 whose body cannot be read (empty, not JSON, cut off): the
+// event was accepted, so it is delivered — not a permanent failure that
+// Alertmanager's retry would page a second time for.
+func TestAnAcceptedEventWithAnUnreadableAnswerIsDelivered(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.Fail(pdtest.Fault{Unreadable: true})
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
+		t.Fatalf("Notify: %v, want delivered", err)
+	}
+	if n := h.srv.Requests(); n != 1 || len(h.srv.Events()) != 1 {
+		t.Fatalf("requests %d events %d, want the one accepted event and no retry", n, len(h.srv.Events()))
+	}
+}
+
 // A resolve has no smaller form: its 400 is permanent, sent once.
 func TestRejectedResolveIsPermanent(t *testing.T) {
 	h := newHarness(t, nil)
