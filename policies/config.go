@@ -180,12 +180,16 @@ func DefaultConfig() Config {
 	}
 }
 
-// defaultSeverityWords is the word map of SPEC §5.5.
+// defaultSeverityWords is the word map of docs/policies.md (severity): the
+// seed's words, plus the most severe spellings of incident tooling that
+// are common in rules (P0, SEV0, S0/S1, crit, Zabbix's disaster, Jira's
+// blocker) — a P0 must not be a ticket — and sev4/S2/S3 tickets. Values are
+// also matched without "-", "_" or spaces (SEV-1, P_0, sev 2).
 func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
-		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "high", "medium", "sev2", "sev3", "p3", "p4"},
+		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "high", "medium", "sev2", "sev3", "sev4", "s2", "s3", "p3", "p4", "err"},
 		alert.ActionNone:   {"info", "informational", "none", "debug", "low", "notice", "p5"},
 	} {
 		for _, w := range words {

@@ -556,12 +556,18 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
-// severityAction maps one severity value: a word of the table, else a
-// whole number (1 = most severe).
+// severityAction maps one severity value: a word of the table (as it is,
+// or without "-", "_" and spaces: SEV-1, P_0), else a whole number (1 =
+// most severe).
 func (e *Engine) severityAction(v string) (alert.Action, bool) {
 	s := strings.ToLower(strings.TrimSpace(v))
 	if a, ok := e.severity[s]; ok {
 		return a, true
+	}
+	if strings.ContainsAny(s, "-_ ") {
+		if a, ok := e.severity[strings.NewReplacer("-", "", "_", "", " ", "").Replace(s)]; ok {
+			return a, true
+		}
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 0 {
