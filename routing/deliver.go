@@ -378,9 +378,10 @@ func waitsForUpdates(b *batch) bool {
 }
 
 // silentUpdate reports whether b is an update of an open incident that its
-// integration sends nothing for (alert.SilentUpdates: PagerDuty).
+// integration sends nothing for (alert.SilentUpdates: PagerDuty; a reminder
+// is sent).
 func silentUpdate(b *batch) bool {
-	return coalescible(b) && b.integ.silentUpdates()
+	return coalescible(b) && b.kind != alert.KindReminder && b.integ.silentUpdates()
 }
 
 // silentUpdates reports whether the integration sends nothing for updates

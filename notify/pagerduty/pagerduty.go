@@ -107,10 +107,15 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 
 // Notify triggers the incident of n when n opens it, resolves it when n
 // closes it, and sends nothing otherwise: PagerDuty tracks the incident,
-// not its alerts, so later members of an open incident, reminders and
-// resolves of some of its alerts are folded into it (the dispatch core
-// elects exactly one opener per incident across replicas). Errors are
-// retryable unless alert.Permanent.
+// not its alerts, so later members of an open incident and resolves of
+// some of its alerts are folded into it (the dispatch core elects exactly
+// one opener per incident across replicas). A reminder (alerts still
+// firing after dedup.repeat_interval) triggers again with the same
+// dedup_key, as Alertmanager re-sends at its repeat_interval: PagerDuty
+// folds it into the incident while it is open, and opens a new one when
+// the old was resolved outside the router (in PagerDuty, by its
+// auto-resolve) — otherwise an incident still firing would never page
+// again. Errors are retryable unless alert.Permanent.
 func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
@@ -118,7 +123,7 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	switch {
 	case no.IncidentResolved:
 		err = n.sendWithFallback(ctx, no, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}, nil)
-	case no.Opening && no.Kind != alert.KindResolved:
+	case no.Opening && no.Kind != alert.KindResolved, no.Kind == alert.KindReminder:
 		full, minimal := n.buildTrigger(no)
 		err = n.sendWithFallback(ctx, no, full, minimal)
 	default:

@@ -159,10 +159,10 @@ func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
 	}{
 		{"the first alert opens the incident and triggers", opening("aaa"), 1, 0},
 		{"a second alert joining does not trigger again", firing("bbb"), 1, 0},
-		{"a reminder does not trigger again", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }(), 1, 0},
-		{"one alert leaving while another fires sends nothing", resolved(false, "aaa"), 1, 0},
-		{"the last alert leaving resolves", resolved(true, "bbb"), 1, 1},
-		{"the incident opening again triggers anew", opening("ccc"), 2, 1},
+		{"a reminder triggers again (PagerDuty folds it into the open incident)", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }(), 2, 0},
+		{"one alert leaving while another fires sends nothing", resolved(false, "aaa"), 2, 0},
+		{"the last alert leaving resolves", resolved(true, "bbb"), 2, 1},
+		{"the incident opening again triggers anew", opening("ccc"), 3, 1},
 	}
 	for _, s := range steps {
 		if err := h.n.Notify(ctx, s.n); err != nil {
@@ -172,8 +172,8 @@ func TestAlertsJoiningAndLeavingAnIncident(t *testing.T) {
 			t.Fatalf("%s: triggers = %d, resolves = %d; want %d, %d", s.name, got, gotR, s.wantTriggers, s.wantResolves)
 		}
 	}
-	if got := h.outcomes(t); got[notify.OutcomeSuccess] != 3 || got[notify.OutcomeDeduplicated] != 3 {
-		t.Fatalf("outcomes = %v, want 3 successes and 3 deduplicated", got)
+	if got := h.outcomes(t); got[notify.OutcomeSuccess] != 4 || got[notify.OutcomeDeduplicated] != 2 {
+		t.Fatalf("outcomes = %v, want 4 successes and 2 deduplicated", got)
 	}
 }
 
@@ -186,7 +186,6 @@ func TestNotificationsThatNeitherOpenNorCloseSendNothing(t *testing.T) {
 		n    func() *alert.Notification
 	}{
 		{"a firing alert joining an open incident", func() *alert.Notification { return firing("aaa") }},
-		{"a reminder", func() *alert.Notification { n := firing("aaa"); n.Kind = alert.KindReminder; return n }},
 		{"a resolve while the incident still fires", func() *alert.Notification { return resolved(false, "aaa") }},
 		{"a resolve marked opening but not closing the incident", func() *alert.Notification {
 			n := resolved(false, "aaa")
@@ -207,6 +206,27 @@ func TestNotificationsThatNeitherOpenNorCloseSendNothing(t *testing.T) {
 				t.Fatalf("outcomes = %v, want 1 deduplicated", got)
 			}
 		})
+	}
+}
+
+// A reminder (alerts still firing after dedup.repeat_interval) triggers
+// again with the incident's dedup_key, as Alertmanager re-sends at its
+// repeat_interval: PagerDuty folds it into an open incident, and opens a new
+// one if the old was resolved outside the router — which otherwise would
+// never page again while the router's incident stays open.
+func TestAReminderTriggersAgain(t *testing.T) {
+	h := newHarness(t, nil)
+	if err := h.n.Notify(context.Background(), opening("aaa")); err != nil {
+		t.Fatal(err)
+	}
+	reminder := firing("aaa")
+	reminder.Kind = alert.KindReminder
+	if err := h.n.Notify(context.Background(), reminder); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 2 || evs[1].EventAction != "trigger" || evs[1].DedupKey != evs[0].DedupKey {
+		t.Fatalf("events = %+v, want the opening's trigger and a second trigger with its dedup_key", evs)
 	}
 }
 

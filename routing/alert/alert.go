@@ -357,8 +357,9 @@ type Notifier interface {
 
 // SilentUpdates is implemented by a Notifier that sends nothing for an
 // update of an open incident (a notification neither Opening nor
-// IncidentResolved), as PagerDuty's does: the dispatch core then sends its
-// updates at once instead of holding them in the update window.
+// IncidentResolved, nor a reminder), as PagerDuty's does: the dispatch core
+// then sends its updates at once instead of holding them in the update
+// window. Reminders are not updates: they go out as for any integration.
 type SilentUpdates interface {
 	SilentUpdates() bool
 }
