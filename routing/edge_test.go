@@ -310,6 +310,22 @@ func TestOperationalEndpoints(t *testing.T) {
 	if a := do(t, http.MethodGet, srv.URL+"/-/reload", "", nil, nil); a.status != 405 {
 		t.Errorf("GET /-/reload = %d, want 405", a.status)
 	}
+	// Another site's page (a form posted by the on-call engineer's browser)
+	// cannot reload or stop the router; the browser says where it came from.
+	before := rt.reloaded.Load()
+	for _, h := range []func(*http.Request){
+		func(r *http.Request) { r.Header.Set("Sec-Fetch-Site", "cross-site") },
+		func(r *http.Request) { r.Header.Set("Origin", "http://evil.example") },
+	} {
+		for _, path := range []string{"/-/reload", "/-/quit"} {
+			if a := do(t, http.MethodPost, srv.URL+path, "application/x-www-form-urlencoded", []byte("x=1"), h); a.status != 403 || !strings.Contains(string(a.body), "cross-site") {
+				t.Errorf("cross-site POST %s = %d %s, want 403", path, a.status, a.body)
+			}
+		}
+	}
+	if rt.reloaded.Load() != before {
+		t.Errorf("a cross-site request reloaded the router")
+	}
 	post(t, srv, webhooktest.ReadFixture(t, "malformed.bad.json"))
 	a = do(t, http.MethodGet, srv.URL+"/metrics", "", nil, nil)
 	if a.status != 200 || !strings.Contains(string(a.body), `alertrouter_webhooks_total{code="400",outcome="bad_input"} 1`) {

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -81,7 +82,17 @@ type Console struct {
 	opts  Options
 	pages map[string]*template.Template
 	mux   *http.ServeMux
+	// exports holds a token per export in progress (maxExports).
+	exports chan struct{}
 }
+
+// Bounds of GET /journal.jsonl: entries streamed by one export (unless
+// limit= asks for fewer or more, up to maxExportLimit), and exports at once.
+const (
+	DefaultExportLimit = 100_000
+	maxExportLimit     = 1_000_000
+	maxExports         = 2
+)
 
 // IncidentPath returns the path of an incident's page, for links from
 // notifications: the console's external URL plus this path.
@@ -105,7 +116,7 @@ func New(opts Options) *Console {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{opts: opts, pages: parsePages(), mux: http.NewServeMux()}
+	c := &Console{opts: opts, pages: parsePages(), mux: http.NewServeMux(), exports: make(chan struct{}, maxExports)}
 	static, _ := fs.Sub(staticFS, "static")
 	c.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
 	c.mux.HandleFunc("GET /{$}", c.overview)
@@ -433,25 +444,12 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "deadletters", p)
 }
 
-// sameOrigin rejects cross-site form posts: browsers send Sec-Fetch-Site,
-// and Origin on every POST.
-func sameOrigin(r *http.Request) bool {
-	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
-		return s == "same-origin" || s == "none"
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		u, err := url.Parse(o)
-		return err == nil && u.Host == r.Host
-	}
-	return true // not a browser (curl): basic auth is the guard
-}
-
 func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 	if c.opts.DeadLetters == nil {
 		c.fail(w, r, http.StatusForbidden, "this console is read-only: replay with `router dead-letters replay ID`")
 		return
 	}
-	if !sameOrigin(r) {
+	if !webhook.SameOrigin(r) {
 		c.fail(w, r, http.StatusForbidden, "cross-site replay request refused")
 		return
 	}
@@ -472,10 +470,28 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// export answers GET /journal.jsonl?since=24h&kind=decision: the journal as
-// JSON lines, oldest first, the format `router simulate --from` reads.
+// export answers GET /journal.jsonl?since=24h&kind=decision&limit=N: the
+// journal as JSON lines, oldest first, the format `router simulate --from`
+// reads. It streams a page of records at a time (the journal is never
+// whole in memory), stops at limit entries (DefaultExportLimit) and then
+// sets the trailer X-Alertrouter-Truncated: true; at most maxExports run
+// at once (429 beyond); another site's page cannot start one (an <img>
+// pointing here would make every on-call browser pull the journal).
 func (c *Console) export(w http.ResponseWriter, r *http.Request) {
+	if !webhook.SameOrigin(r) {
+		http.Error(w, "cross-site export request refused", http.StatusForbidden)
+		return
+	}
 	q := r.URL.Query()
+	limit := DefaultExportLimit
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || n > maxExportLimit {
+			http.Error(w, fmt.Sprintf("limit %q: want a whole number from 1 to %d", s, maxExportLimit), http.StatusBadRequest)
+			return
+		}
+		limit = n
+	}
 	since := c.opts.Window
 	if s := q.Get("since"); s != "" {
 		d, err := model.ParseDuration(s)
@@ -490,16 +506,40 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("kind %q: want decision or dead_letter", kind), http.StatusBadRequest)
 		return
 	}
-	entries, err := journal.Read(r.Context(), c.opts.Journal, journal.Query{Since: c.opts.Now().Add(-since), Kind: kind})
-	if err != nil {
-		http.Error(w, "the decision journal cannot be read right now: "+err.Error(), http.StatusServiceUnavailable)
+	select {
+	case c.exports <- struct{}{}:
+		defer func() { <-c.exports }()
+	default:
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, fmt.Sprintf("%d journal exports are running: try again shortly", maxExports), http.StatusTooManyRequests)
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
+	w.Header().Set("Trailer", "X-Alertrouter-Truncated")
 	enc := json.NewEncoder(w)
-	for i := range entries {
-		if err := enc.Encode(&entries[i]); err != nil {
-			return // the client went away
+	n, wrote := 0, false
+	errWrite := errors.New("the client went away")
+	err := journal.Each(r.Context(), c.opts.Journal, journal.Query{Since: c.opts.Now().Add(-since), Kind: kind, Limit: limit + 1}, func(e *journal.Entry) error {
+		if n++; n > limit {
+			return nil // the one past the limit: there is more
 		}
+		wrote = true
+		if err := enc.Encode(e); err != nil {
+			return errWrite
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errWrite):
+		return
+	case err != nil && !wrote:
+		http.Error(w, "the decision journal cannot be read right now: "+err.Error(), http.StatusServiceUnavailable)
+		return
+	case err != nil:
+		// Entries were sent: the answer cannot turn into an error. Cut the
+		// stream so the client sees it is incomplete.
+		c.opts.Logger.Warn("journal export cut short: the journal could not be read further", "err", err)
+		panic(http.ErrAbortHandler)
 	}
+	w.Header().Set("X-Alertrouter-Truncated", strconv.FormatBool(n > limit))
 }

@@ -108,6 +108,48 @@ func TestExportIsWhatSimulateReads(t *testing.T) {
 	}
 }
 
+// The export streams at most limit entries and says in its trailer when it
+// stopped short; another site's page cannot start one; a bad limit is a
+// 400 naming it.
+func TestExportIsBoundedAndRefusesOtherSites(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	export := func(path string, header http.Header) (*http.Response, []string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+path, nil)
+		for k, v := range header {
+			req.Header[k] = v
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body) // the trailer arrives with the body's end
+		return resp, strings.Split(strings.TrimSpace(string(b)), "\n")
+	}
+	all := len(e.decisions)
+	resp, lines := export("/journal.jsonl?kind=decision&limit=2", nil)
+	if resp.StatusCode != http.StatusOK || len(lines) != 2 || resp.Trailer.Get("X-Alertrouter-Truncated") != "true" {
+		t.Fatalf("limit=2 of %d: %d, %d lines, truncated %q", all, resp.StatusCode, len(lines), resp.Trailer.Get("X-Alertrouter-Truncated"))
+	}
+	resp, lines = export(fmt.Sprintf("/journal.jsonl?kind=decision&limit=%d", all), nil)
+	if len(lines) != all || resp.Trailer.Get("X-Alertrouter-Truncated") != "false" {
+		t.Fatalf("limit=%d: %d lines, truncated %q; want all, false", all, len(lines), resp.Trailer.Get("X-Alertrouter-Truncated"))
+	}
+	if resp, _ := export("/journal.jsonl", http.Header{"Sec-Fetch-Site": {"cross-site"}}); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("a cross-site export (an <img> on another site) answered %d, want 403", resp.StatusCode)
+	}
+	if resp, _ := export("/journal.jsonl", http.Header{"Sec-Fetch-Site": {"none"}}); resp.StatusCode != http.StatusOK {
+		t.Fatalf("an export typed in the address bar answered %d, want 200", resp.StatusCode)
+	}
+	if code, body := get(t, srv, "/journal.jsonl?limit=0"); code != http.StatusBadRequest || !strings.Contains(body, "limit") {
+		t.Fatalf("limit=0: %d %s", code, body)
+	}
+}
+
 func TestDecisionFiltersNarrowTheList(t *testing.T) {
 	e := newEnv(t)
 	e.write(t)

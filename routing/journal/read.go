@@ -67,15 +67,34 @@ const readPage = 64
 // the console). With a Limit it reads the store a page of records at a
 // time and stops once it has Limit entries.
 func Read(ctx context.Context, j store.Journal, q Query) ([]Entry, error) {
+	var out []Entry
+	err := each(ctx, j, q, q.Limit == 0, func(e *Entry) error {
+		out = append(out, *e)
+		return nil
+	})
+	return out, err
+}
+
+// Each calls fn with each entry q selects, in order, reading the store a
+// page of records at a time, so that the entries are never all in memory
+// (the console's export); it stops at q.Limit entries, or at fn's first
+// error, which it returns.
+func Each(ctx context.Context, j store.Journal, q Query, fn func(*Entry) error) error {
+	return each(ctx, j, q, false, fn)
+}
+
+// each reads q's entries; whole asks the store for every record in one
+// call (Read without a Limit), otherwise a page at a time.
+func each(ctx context.Context, j store.Journal, q Query, whole bool, fn func(*Entry) error) error {
 	sq := store.JournalQuery{Since: q.Since, Until: q.Until, Kind: string(q.Kind), Newest: q.Newest}
-	if q.Limit > 0 {
+	if !whole {
 		sq.Limit = readPage
 	}
-	var out []Entry
+	n := 0
 	for {
 		recs, err := j.RangeJournal(ctx, sq)
 		if err != nil {
-			return nil, fmt.Errorf("read journal: %w", err)
+			return fmt.Errorf("read journal: %w", err)
 		}
 		for _, r := range recs {
 			entries, err := DecodeRecord(r)
@@ -89,14 +108,16 @@ func Read(ctx context.Context, j store.Journal, q Query) ([]Entry, error) {
 				if !q.Filter.Match(&entries[i]) {
 					continue
 				}
-				out = append(out, entries[i])
-				if q.Limit > 0 && len(out) == q.Limit {
-					return out, nil
+				if err := fn(&entries[i]); err != nil {
+					return err
+				}
+				if n++; q.Limit > 0 && n == q.Limit {
+					return nil
 				}
 			}
 		}
 		if sq.Limit == 0 || len(recs) < sq.Limit {
-			return out, nil
+			return nil
 		}
 		sq.After = recs[len(recs)-1].ID
 	}

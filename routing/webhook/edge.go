@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	_ "net/http/pprof" // registers the profiles on http.DefaultServeMux
+	"net/url"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -199,13 +200,22 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	lifecycleOff := func(c echo.Context) error {
 		return c.JSON(http.StatusForbidden, errorBody{Error: "lifecycle APIs are not enabled: start the router with --web.enable-lifecycle"})
 	}
+	crossSite := func(c echo.Context) error {
+		return c.JSON(http.StatusForbidden, errorBody{Error: "cross-site lifecycle request refused (another site's page cannot stop or reload the router)"})
+	}
 	quit := func(c echo.Context) error {
+		if !SameOrigin(c.Request()) {
+			return crossSite(c)
+		}
 		if so.quit != nil {
 			so.quit()
 		}
 		return c.String(http.StatusOK, "Requesting termination... Goodbye!\n")
 	}
 	reload := func(c echo.Context) error {
+		if !SameOrigin(c.Request()) {
+			return crossSite(c)
+		}
 		if err := rt.Reload(); err != nil {
 			return c.JSON(http.StatusInternalServerError, errorBody{Error: "reload failed, previous config still serving: " + err.Error()})
 		}
@@ -336,4 +346,22 @@ func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, er
 		return body, nil
 	}
 	return io.ReadAll(r)
+}
+
+// SameOrigin reports whether r may change state on behalf of the browser
+// that sent it: not a request another site's page made (a form posted
+// cross-site carries Sec-Fetch-Site: cross-site or same-site, or an
+// Origin naming another host). A request without either header is no
+// browser's (curl, a script): the web configuration's authentication is
+// its guard. Browsers attach cached basic-auth credentials to cross-site
+// form posts, so authentication alone does not stop them.
+func SameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {
+		return s == "same-origin" || s == "none"
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		u, err := url.Parse(o)
+		return err == nil && u.Host == r.Host
+	}
+	return true
 }
