@@ -6,11 +6,21 @@ import (
 	"strings"
 )
 
+// WebURL reports whether s is an absolute http(s) URL: the only links the
+// notifiers put in front of people. Alert annotations, generator URLs and
+// the webhook's externalURL come from whoever can write rules or reach the
+// webhook; a javascript:, data: or vbscript: link made clickable in Slack or
+// PagerDuty would run there.
+func WebURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
+}
+
 // SilenceURL returns the Alertmanager page that creates a silence matching
 // the notification's common labels (the first alert's labels when there are
 // none in common), or "" without an external URL.
 func SilenceURL(data *Data) string {
-	if data.ExternalURL == "" {
+	if !WebURL(data.ExternalURL) {
 		return ""
 	}
 	labels := data.CommonLabels

@@ -115,6 +115,9 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	}
 	if data.ExternalURL != "" {
 		full.ClientURL = t.Render(n.logger, "client_url", n.cfg.ClientURL, `{{ template "__alertmanagerURL" . }}`, data)
+		if !notify.WebURL(full.ClientURL) {
+			full.ClientURL = "" // not a web page: no link rather than a script
+		}
 	}
 	n.shrink(full, minimal)
 	return full, minimal
@@ -222,7 +225,7 @@ func links(no *alert.Notification, data *notify.Data) []interface{} {
 	var out []interface{}
 	seen := map[string]bool{}
 	add := func(href, text string) {
-		if href == "" || len(href) > maxLinkHref || seen[href] || len(out) >= maxLinks {
+		if len(href) > maxLinkHref || seen[href] || len(out) >= maxLinks || !notify.WebURL(href) {
 			return
 		}
 		seen[href] = true
@@ -237,7 +240,7 @@ func links(no *alert.Notification, data *notify.Data) []interface{} {
 		add(r.Alert.GeneratorURL, "Prometheus")
 	}
 	add(data.ConsoleURL, "alertrouter console")
-	if data.ExternalURL != "" {
+	if notify.WebURL(data.ExternalURL) {
 		add(data.ExternalURL+"/#/alerts?receiver="+url.QueryEscape(data.Receiver), "Alertmanager")
 		add(notify.SilenceURL(data), "Silence")
 	}
@@ -317,7 +320,7 @@ func (n *Notifier) configuredLinks(t *notify.Templates, data *notify.Data) []int
 	var out []interface{}
 	for _, l := range n.cfg.Links {
 		href := t.Render(n.logger, "links.href", l.Href, "", data)
-		if href == "" || len(href) > maxLinkHref {
+		if len(href) > maxLinkHref || !notify.WebURL(href) {
 			continue
 		}
 		out = append(out, Link{Href: href, Text: t.Render(n.logger, "links.text", l.Text, "", data)})
@@ -331,10 +334,14 @@ func (n *Notifier) images(t *notify.Templates, data *notify.Data) []interface{} 
 	var out []interface{}
 	for _, im := range n.cfg.Images {
 		src := t.Render(n.logger, "images.src", im.Src, "", data)
-		if src == "" {
+		if !notify.WebURL(src) {
 			continue
 		}
-		out = append(out, Image{Src: src, Alt: t.Render(n.logger, "images.alt", im.Alt, "", data), Href: t.Render(n.logger, "images.href", im.Href, "", data)})
+		href := t.Render(n.logger, "images.href", im.Href, "", data)
+		if !notify.WebURL(href) {
+			href = ""
+		}
+		out = append(out, Image{Src: src, Alt: t.Render(n.logger, "images.alt", im.Alt, "", data), Href: href})
 	}
 	return out
 }

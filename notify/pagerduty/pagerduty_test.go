@@ -383,6 +383,28 @@ func TestAnAcceptedEventWithAnUnreadableAnswerIsDelivered(t *testing.T) {
 	}
 }
 
+// Only http(s) links reach PagerDuty: a runbook annotation, a generator
+// URL or the webhook's externalURL with another scheme (javascript:, data:)
+// is left out rather than made clickable there.
+func TestOnlyWebLinksAreSent(t *testing.T) {
+	h := newHarness(t, nil)
+	no := opening("aaa")
+	a := no.Results[0].Alert
+	a.Annotations["runbook_url"] = "javascript:alert(document.domain)//"
+	a.Annotations["dashboard_url"] = "JaVaScRiPt:alert(3)"
+	a.GeneratorURL = "data:text/html,<script>alert(1)</script>"
+	no.Data.ExternalURL = "vbscript:msgbox(7)"
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	raw := string(h.srv.Events()[0].Raw)
+	for _, bad := range []string{"javascript:", "JaVaScRiPt:", "data:text", "vbscript:"} {
+		if strings.Contains(raw, bad) {
+			t.Errorf("the event carries a %s link: %s", bad, raw)
+		}
+	}
+}
+
 // A resolve has no smaller form: its 400 is permanent, sent once.
 func TestRejectedResolveIsPermanent(t *testing.T) {
 	h := newHarness(t, nil)

@@ -209,11 +209,13 @@ func linkLine(no *alert.Notification, data *notify.Data) string {
 	var links []string
 	seen := map[string]bool{}
 	add := func(href, text string) {
-		if href == "" || seen[text] || len(href) > 1000 {
+		if seen[text] || len(href) > 1000 || !notify.WebURL(href) {
 			return
 		}
 		seen[text] = true
-		links = append(links, "<"+esc(href)+"|"+text+">")
+		// "|" ends a link's URL in Slack's mrkdwn: escaped, a URL cannot
+		// relabel its link ("https://evil/|Runbook (official)").
+		links = append(links, "<"+strings.ReplaceAll(esc(href), "|", "%7C")+"|"+text+">")
 	}
 	for _, r := range no.Results {
 		if r.Alert != nil {

@@ -497,6 +497,27 @@ func TestBlocksLinkTheIncidentsConsolePage(t *testing.T) {
 	}
 }
 
+// Only http(s) links reach Slack, and a "|" in a URL cannot relabel its
+// link: alert annotations and generator URLs come from whoever writes rules.
+func TestBlocksLinkOnlyWebPagesUnderTheirOwnLabel(t *testing.T) {
+	no := opening("aaa")
+	a := no.Results[0].Alert
+	a.Annotations["runbook_url"] = "javascript:alert(4)"
+	a.Annotations["dashboard_url"] = "https://evil.example/|Runbook (official)> <https://x"
+	a.GeneratorURL = "data:text/html,<script>alert(1)</script>"
+	b, err := json.Marshal(slack.Blocks(no, notify.NewData(no), "title", "text", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(b)
+	if strings.Contains(got, "javascript:") || strings.Contains(got, "data:text") {
+		t.Fatalf("blocks carry a link that is not a web page: %s", got)
+	}
+	if !strings.Contains(got, `https://evil.example/%7CRunbook (official)\u0026gt; \u0026lt;https://x|Dashboard\u003e`) {
+		t.Fatalf("the dashboard URL's | was not escaped (it could relabel the link): %s", got)
+	}
+}
+
 // An update of an open incident replies with what changed — the counts, the
 // decision and one line per alert, in one section — not the parent's whole
 // card again; a reminder says so.
