@@ -248,7 +248,11 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		sectors = c.opts.Sectors()
 	}
 	now := c.opts.Now()
-	c.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: true, Body: overviewBody{
+	notice := ""
+	if len(entries) == c.opts.MaxEntries {
+		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
+	}
+	c.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: overviewBody{
 		Incidents: openIncidents(entries),
 		Heat:      newHeatMap(entries, sectors, now, c.opts.Window),
 		Actions:   newActionChart(entries, now, c.opts.Window),
@@ -323,24 +327,23 @@ type incidentBody struct {
 
 func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
-	all, err := c.recent(r.Context(), "", journal.Filter{}, c.opts.MaxEntries)
+	// The incident's own entries, however many others the window holds:
+	// this is the page every notification links to.
+	history, err := c.recent(r.Context(), "", journal.Filter{Incident: key}, c.opts.MaxEntries)
 	if err != nil {
 		c.storeFailed(w, r, err)
 		return
-	}
-	var history []journal.Entry
-	for _, e := range all {
-		if e.Incident == key {
-			history = append(history, e)
-		}
 	}
 	if len(history) == 0 {
 		c.fail(w, r, http.StatusNotFound, "no incident "+key+" in the journal of the last "+c.opts.Window.String())
 		return
 	}
-	inc := incidents(history)
+	view := incidentView{Key: key} // only dead letters of it in the window
+	if inc := incidents(history); len(inc) > 0 {
+		view = inc[0]
+	}
 	c.render(w, http.StatusOK, "incident", page{Title: "Incident " + key, Nav: "overview", Refresh: true,
-		Body: incidentBody{Incident: inc[0], History: history}})
+		Body: incidentBody{Incident: view, History: history}})
 }
 
 type explainBody struct {

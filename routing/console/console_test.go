@@ -16,6 +16,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/crypto/bcrypt"
@@ -147,6 +148,49 @@ func TestExportIsBoundedAndRefusesOtherSites(t *testing.T) {
 	}
 	if code, body := get(t, srv, "/journal.jsonl?limit=0"); code != http.StatusBadRequest || !strings.Contains(body, "limit") {
 		t.Fatalf("limit=0: %d %s", code, body)
+	}
+}
+
+// The console reads at most MaxEntries decisions for its lists; an
+// incident's page — the one every notification links to — still finds an
+// incident whose entries are older than those, and the overview says it
+// shows only the newest.
+func TestAnIncidentPageFindsEntriesPastTheListCap(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	capped := console.New(console.Options{Journal: e.journal, MaxEntries: 3, Now: func() time.Time { return e.now }})
+	srv := httptest.NewServer(capped)
+	defer srv.Close()
+	recent := map[string]bool{}
+	for _, d := range e.decisions[len(e.decisions)-3:] {
+		recent[d.Incident] = true
+	}
+	old := ""
+	for _, d := range e.decisions {
+		if d.Incident != "" && !recent[d.Incident] {
+			old = d.Incident
+			break
+		}
+	}
+	if old == "" {
+		t.Fatal("the fixture has no incident outside the newest three decisions")
+	}
+	if code, body := get(t, srv, console.IncidentPath(old)); code != http.StatusOK || !strings.Contains(body, template(old)) {
+		t.Fatalf("incident %s past the list cap: %d", old, code)
+	}
+	if code, body := get(t, srv, "/"); code != http.StatusOK || !strings.Contains(body, "Showing the newest 3 decisions") {
+		t.Fatalf("the overview does not say it shows only the newest decisions (%d)", code)
+	}
+	// An incident of which the page reads only a dead letter (the newest
+	// entry) still renders: before, its page crashed the handler.
+	dead, err := journal.Read(t.Context(), e.journal, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	if err != nil || len(dead) != 1 || dead[0].Incident == "" {
+		t.Fatalf("the fixture's dead letter: %+v, %v", dead, err)
+	}
+	one := httptest.NewServer(console.New(console.Options{Journal: e.journal, MaxEntries: 1, Now: func() time.Time { return e.now }}))
+	defer one.Close()
+	if code, body := get(t, one, console.IncidentPath(dead[0].Incident)); code != http.StatusOK || !strings.Contains(body, "invalid routing key") {
+		t.Fatalf("the page of an incident known by a dead letter only: %d", code)
 	}
 }
 

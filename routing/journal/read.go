@@ -12,6 +12,8 @@ import (
 
 // Filter narrows decision entries; an empty field matches everything.
 type Filter struct {
+	// Incident, when set, matches that incident key exactly.
+	Incident string
 	Sector   string
 	Action   string
 	Policy   string
@@ -24,7 +26,8 @@ type Filter struct {
 // Match reports whether e passes the filter.
 func (f Filter) Match(e *Entry) bool {
 	switch {
-	case f.Sector != "" && e.Sector != f.Sector,
+	case f.Incident != "" && e.Incident != f.Incident,
+		f.Sector != "" && e.Sector != f.Sector,
 		f.Action != "" && string(e.Decision.Action) != f.Action,
 		f.Policy != "" && e.Decision.Policy != f.Policy,
 		f.Receiver != "" && !slices.Contains(e.Receivers, f.Receiver):
