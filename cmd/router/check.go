@@ -88,7 +88,11 @@ func (m *Main) checkConfig(testRoute string) int {
 		}
 	}
 	fmt.Fprintln(w, "routes:")
-	printRoute(w, cfg.Route, 1)
+	// Matchers may hold ${ENV} values: printed through the redactor, as
+	// every other value check-config shows.
+	var routes strings.Builder
+	printRoute(&routes, cfg.Route, 1)
+	fmt.Fprint(w, cfg.RedactString(routes.String()))
 	if cfg.Route.Blackhole() {
 		fmt.Fprintf(w, "warning: the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent\n", cfg.Route.Receiver)
 	}

@@ -148,6 +148,8 @@ route:
   routes:
     - matchers: ['sector=~"hft-.*"', 'decision="page"']
       receiver: log
+    - matchers: ['team="${ALERTROUTER_TEST_TEAM_SECRET}"']
+      receiver: log
 receivers:
   - name: pd
     pagerduty_configs:
@@ -157,6 +159,8 @@ receivers:
 `
 
 func TestCheckConfigSummarizesAndNeverPrintsSecrets(t *testing.T) {
+	// An ${ENV} value in a route matcher is hidden like any other.
+	t.Setenv("ALERTROUTER_TEST_TEAM_SECRET", "hunter2-team")
 	p := writeFile(t, "router.yml", secretConfig)
 	code, out, errs := runMain(t, "--config.file="+p, "check-config")
 	if code != 0 {

@@ -188,3 +188,13 @@ receivers:
 		t.Fatalf("DiskFull's firing and resolve were not both delivered:\n%s", got)
 	}
 }
+
+// console.enable_replay without a web configuration (no authentication in
+// front of the console) is said at startup: auth: guards /webhook only.
+func TestReplayWithoutWebAuthIsWarnedAbout(t *testing.T) {
+	p := writeFile(t, "router.yml", "console: {enable_replay: true}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	_, _, log := serveWithStdout(t, p)
+	if !strings.Contains(log.String(), "enable_replay is on without --web.config.file") {
+		t.Fatalf("no warning about replay without web authentication:\n%s", log.String())
+	}
+}

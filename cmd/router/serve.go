@@ -143,6 +143,10 @@ func (m *Main) serve(ctx context.Context) error {
 		m.logger.Warn("no configuration file: running on the embedded defaults — in-memory dedup store (one replica only, state lost on restart), the seed's default policies, and the `log` receiver printing each notification to stdout",
 			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
 	}
+	if cfg.Console.EnableReplay && (m.webFlags == nil || m.webFlags.WebConfigFile == nil || *m.webFlags.WebConfigFile == "") {
+		m.logger.Warn("console.enable_replay is on without --web.config.file: anyone who reaches the router can re-send dead letters (auth: protects /webhook only)",
+			"how_to_protect", "set basic auth or TLS client certificates in a --web.config.file, or put an authenticating proxy in front")
+	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		m.logger.Warn("the root route's receiver has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", "receiver", cfg.Route.Receiver)
 	}

@@ -366,6 +366,12 @@ func (c *Console) explain(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, "explain is not enabled on this router")
 		return
 	}
+	if !webhook.SameOrigin(r) {
+		// Nothing changes, but a decision over a 4 MiB payload costs the
+		// router: another site's page must not have browsers post them.
+		c.fail(w, r, http.StatusForbidden, "cross-site explain request refused")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, c.opts.MaxBodyBytes)
 	var payload string
 	if webhook.IsJSONContentType(r.Header.Get("Content-Type")) {

@@ -270,6 +270,18 @@ func TestExplainAnswersAPastedPayload(t *testing.T) {
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("huge payload: %d, want 413", resp.StatusCode)
 	}
+	// Another site's page cannot make browsers post payloads to decide.
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/explain", strings.NewReader(url.Values{"payload": {payload}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err = srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("cross-site explain: %d, want 403", resp.StatusCode)
+	}
 }
 
 func TestReplayButtonSendsOnce(t *testing.T) {
