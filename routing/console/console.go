@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -86,6 +87,9 @@ type Console struct {
 	exports chan struct{}
 }
 
+// journalID matches a journal entry id (<unix ms>-<sequence>[.<index>]).
+var journalID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}(\.[0-9]{1,6})?$`)
+
 // Bounds of GET /journal.jsonl: entries streamed by one export (unless
 // limit= asks for fewer or more, up to maxExportLimit), and exports at once.
 const (
@@ -118,7 +122,14 @@ func New(opts Options) *Console {
 	}
 	c := &Console{opts: opts, pages: parsePages(), mux: http.NewServeMux(), exports: make(chan struct{}, maxExports)}
 	static, _ := fs.Sub(staticFS, "static")
-	c.mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static)))
+	files := http.StripPrefix("/static/", http.FileServerFS(static))
+	c.mux.HandleFunc("GET /static/", func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") { // no directory listing
+			http.NotFound(w, r)
+			return
+		}
+		files.ServeHTTP(w, r)
+	})
 	c.mux.HandleFunc("GET /{$}", c.overview)
 	c.mux.HandleFunc("GET /decisions", c.decisions)
 	c.mux.HandleFunc("GET /incidents/{key}", c.incident)
@@ -444,10 +455,12 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters}}
+	// The replay button redirects here with the id: only an id is shown, so
+	// a crafted link cannot put a message of its own in the banner.
 	switch q := r.URL.Query(); {
-	case q.Get("replayed") != "":
+	case journalID.MatchString(q.Get("replayed")):
 		p.Notice = "dead letter " + q.Get("replayed") + " sent again"
-	case q.Get("already") != "":
+	case journalID.MatchString(q.Get("already")):
 		p.Notice = "dead letter " + q.Get("already") + " had already been replayed: nothing sent"
 	}
 	c.render(w, http.StatusOK, "deadletters", p)

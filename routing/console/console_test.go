@@ -326,6 +326,21 @@ func TestReplayButtonSendsOnce(t *testing.T) {
 	if _, body := get(t, srv, "/dead-letters"); !strings.Contains(body, ">replayed<") {
 		t.Fatal("dead letters page does not show the replay")
 	}
+	// The banner shows the id the button redirected with, nothing else: a
+	// crafted link cannot put its own message there.
+	if _, body := get(t, srv, "/dead-letters?replayed="+id); !strings.Contains(body, "dead letter "+id+" sent again") {
+		t.Fatal("the banner does not confirm the replay")
+	}
+	if _, body := get(t, srv, "/dead-letters?already=ALL%20SYSTEMS%20DOWN%20-%20call%20evil.example"); strings.Contains(body, "evil.example") {
+		t.Fatal("a crafted link put its text in the banner")
+	}
+	// No directory listing of the static files.
+	if code, _ := get(t, srv, "/static/"); code != http.StatusNotFound {
+		t.Fatalf("GET /static/ = %d, want 404 (no listing)", code)
+	}
+	if code, _ := get(t, srv, "/static/console.css"); code != http.StatusOK {
+		t.Fatalf("GET /static/console.css = %d", code)
+	}
 }
 
 func (e *env) firstDecisionID(t *testing.T) string {
