@@ -255,13 +255,17 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		for _, e := range rep.Errors {
 			fmt.Fprintf(m.Stderr, "router dead-letters replay: %v\n", e)
 		}
-		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.Failed)
+		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.Failed)
 		if rep.Failed > 0 {
 			return 1
 		}
 		return 0
 	}
 	sent, err := rp.Replay(ctx, *c.dlID)
+	if errors.Is(err, journal.ErrDeliveredSince) {
+		fmt.Fprintln(m.Stdout, err)
+		return 0
+	}
 	if err != nil {
 		return m.fail("dead-letters replay", err)
 	}

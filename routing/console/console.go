@@ -482,6 +482,8 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, journal.ErrNotDeadLetter):
 		c.fail(w, r, http.StatusBadRequest, err.Error())
+	case errors.Is(err, journal.ErrDeliveredSince):
+		c.fail(w, r, http.StatusConflict, err.Error())
 	case err != nil:
 		c.opts.Logger.Warn("dead letter replay failed; it stays replayable", "id", id, "err", err)
 		c.fail(w, r, http.StatusBadGateway, "replay failed, the dead letter stays replayable: "+err.Error())

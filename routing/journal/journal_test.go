@@ -315,6 +315,44 @@ func TestReplaySendsADeadLetterExactlyOnce(t *testing.T) {
 	}
 }
 
+// A dead letter whose incident was delivered to the same integration since
+// (Alertmanager's retry went through) is not sent again: it would page
+// twice, or re-open a PagerDuty incident the router never closes. A
+// delivery elsewhere (another integration) does not count.
+func TestReplayLeavesADeadLetterDeliveredSince(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	id := deadLetter(t, w, j)
+	dead, _, err := journal.Get(t.Context(), j, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { calls.Add(1); return errors.New("slack: still failing") }}
+	later := func(integration string) {
+		w.Write(journal.Entry{Kind: journal.KindDecision, Time: dead.Time.Add(time.Second), Fingerprint: "retry", Incident: dead.DeadLetter.Incident,
+			Receivers:  []string{"slack-llm"},
+			Deliveries: []journal.Delivery{{Receiver: "slack-llm", Integration: integration, Outcome: journal.OutcomeSent}}})
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	later("slack/1") // another integration of the receiver: not this one
+	if _, err := r.Replay(t.Context(), id); errors.Is(err, journal.ErrDeliveredSince) || calls.Load() != 1 {
+		t.Fatalf("a delivery to another integration stopped the replay: %v (%d sends)", err, calls.Load())
+	}
+	later("slack/0")
+	sent, err := r.Replay(t.Context(), id)
+	if sent || !errors.Is(err, journal.ErrDeliveredSince) || calls.Load() != 1 {
+		t.Fatalf("replay after the retry delivered = %v, %v (%d sends); want ErrDeliveredSince, nothing sent", sent, err, calls.Load())
+	}
+	rep, err := r.ReplayAll(t.Context(), time.Time{})
+	if err != nil || rep.DeliveredSince != 1 || rep.Sent != 0 || calls.Load() != 1 {
+		t.Fatalf("replay --all = %+v, %v; want it counted delivered since", rep, err)
+	}
+}
+
 func TestReplayRejectsWrongIDs(t *testing.T) {
 	j := store.NewMemoryJournal(store.JournalRetention{})
 	w, _ := newWriter(t, j, journal.WriterOptions{})

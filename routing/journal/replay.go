@@ -15,6 +15,11 @@ import (
 var (
 	ErrNotFound      = errors.New("no such dead letter")
 	ErrNotDeadLetter = errors.New("journal entry is not a dead letter")
+	// ErrDeliveredSince: the integration delivered a notification of the
+	// dead letter's incident after it failed (Alertmanager's retry went
+	// through): sending the old one now would page again for something
+	// handled, or re-open a PagerDuty incident the router will never close.
+	ErrDeliveredSince = errors.New("a later notification of the incident was delivered to that integration since: nothing sent")
 )
 
 // SendFunc sends a dead letter again through the current configuration.
@@ -68,10 +73,15 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 	if e.Kind != KindDeadLetter || e.DeadLetter == nil {
 		return false, fmt.Errorf("replay %s: %w", id, ErrNotDeadLetter)
 	}
-	return r.replay(ctx, e.DeadLetter)
+	return r.replay(ctx, e.DeadLetter, e.Time)
 }
 
-func (r *Replayer) replay(ctx context.Context, d *DeadLetter) (bool, error) {
+func (r *Replayer) replay(ctx context.Context, d *DeadLetter, at time.Time) (bool, error) {
+	if when, ok, err := r.deliveredSince(ctx, d, at); err != nil {
+		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
+	} else if ok {
+		return false, fmt.Errorf("replay %s (%s/%s, incident %s, delivered %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, when.UTC().Format(time.RFC3339), ErrDeliveredSince)
+	}
 	ttl := r.TTL
 	if ttl <= 0 {
 		ttl = DefaultReplayClaimTTL
@@ -92,6 +102,30 @@ func (r *Replayer) replay(ctx context.Context, d *DeadLetter) (bool, error) {
 		return false, fmt.Errorf("replay %s to %s/%s: %w", d.ID, d.Receiver, d.Integration, err)
 	}
 	return true, nil
+}
+
+// deliveredSince looks in the journal, from the dead letter's time on, for
+// a decision of its incident whose delivery to its receiver's integration
+// succeeded, and returns when.
+func (r *Replayer) deliveredSince(ctx context.Context, d *DeadLetter, at time.Time) (time.Time, bool, error) {
+	if at.IsZero() || d.Incident == "" {
+		return time.Time{}, false, nil
+	}
+	var when time.Time
+	found := errors.New("found")
+	err := Each(ctx, r.Journal, Query{Since: at, Kind: KindDecision, Filter: Filter{Incident: d.Incident, Receiver: d.Receiver}}, func(e *Entry) error {
+		for _, dl := range e.Deliveries {
+			if dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
+				when = e.Time
+				return found
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, found) {
+		return when, true, nil
+	}
+	return time.Time{}, false, err
 }
 
 // Status is a dead letter with whether it was replayed.
@@ -150,7 +184,10 @@ func (r *Replayer) Replayed(ctx context.Context, ids []string) ([]bool, error) {
 // AllReport counts what ReplayAll did.
 type AllReport struct {
 	Sent, AlreadyReplayed, Failed int
-	Errors                        []error
+	// DeliveredSince counts the dead letters left because a later
+	// notification of their incident was delivered (ErrDeliveredSince).
+	DeliveredSince int
+	Errors         []error
 }
 
 // ReplayAll replays every dead letter since the given time that was not
@@ -165,8 +202,10 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		if e.DeadLetter == nil {
 			continue
 		}
-		sent, err := r.replay(ctx, e.DeadLetter)
+		sent, err := r.replay(ctx, e.DeadLetter, e.Time)
 		switch {
+		case errors.Is(err, ErrDeliveredSince):
+			rep.DeliveredSince++
 		case err != nil:
 			rep.Failed++
 			rep.Errors = append(rep.Errors, err)
