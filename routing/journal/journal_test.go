@@ -329,7 +329,10 @@ func TestReplayLeavesADeadLetterDeliveredSince(t *testing.T) {
 	}
 	var calls atomic.Int32
 	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
-		Send: func(context.Context, journal.DeadLetter) error { calls.Add(1); return errors.New("slack: still failing") }}
+		Send: func(context.Context, journal.DeadLetter) error {
+			calls.Add(1)
+			return errors.New("slack: still failing")
+		}}
 	later := func(integration string) {
 		w.Write(journal.Entry{Kind: journal.KindDecision, Time: dead.Time.Add(time.Second), Fingerprint: "retry", Incident: dead.DeadLetter.Incident,
 			Receivers:  []string{"slack-llm"},
