@@ -259,12 +259,13 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 		sectors = c.opts.Sectors()
 	}
 	now := c.opts.Now()
+	open, openTotal := openIncidents(entries)
 	notice := ""
 	if len(entries) == c.opts.MaxEntries {
 		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	}
 	c.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: overviewBody{
-		Incidents: openIncidents(entries),
+		Incidents: open, OpenTotal: openTotal,
 		Heat:      newHeatMap(entries, sectors, now, c.opts.Window),
 		Actions:   newActionChart(entries, now, c.opts.Window),
 		Health:    newHealth(entries, dead),
@@ -273,6 +274,8 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 
 type overviewBody struct {
 	Incidents []incidentView
+	// OpenTotal counts the open incidents, listed or not.
+	OpenTotal int
 	Heat      heatMap
 	Actions   actionChart
 	Health    health

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/console"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
@@ -191,6 +192,29 @@ func TestAnIncidentPageFindsEntriesPastTheListCap(t *testing.T) {
 	defer one.Close()
 	if code, body := get(t, one, console.IncidentPath(dead[0].Incident)); code != http.StatusOK || !strings.Contains(body, "invalid routing key") {
 		t.Fatalf("the page of an incident known by a dead letter only: %d", code)
+	}
+}
+
+// The overview stays a page in a storm: an incident lists its first
+// twenty alerts and says how many more its own page has.
+func TestTheOverviewBoundsAnIncidentsAlerts(t *testing.T) {
+	e := newEnv(t)
+	for i := range 25 {
+		e.writer.Write(journal.Entry{Kind: journal.KindDecision, Time: e.now.Add(-time.Minute), Fingerprint: fmt.Sprintf("fp%02d", i),
+			Alertname: "GPUHot", Incident: "big/one", Status: "firing", Sector: "llm-inference-gpu",
+			Decision: alert.Decision{Action: alert.ActionPage, Policy: "severity"}})
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	code, body := get(t, srv, "/")
+	if code != http.StatusOK || !strings.Contains(body, "…and 5 more alerts") || strings.Count(body, "<b>GPUHot</b>") != 20 {
+		t.Fatalf("overview: %d, %d alert rows; want 20 and the count of the 5 others", code, strings.Count(body, "<b>GPUHot</b>"))
+	}
+	if _, page := get(t, srv, console.IncidentPath("big/one")); !strings.Contains(page, "fp24") || !strings.Contains(page, "fp00") {
+		t.Fatal("the incident's page does not list all its alerts")
 	}
 }
 

@@ -26,6 +26,8 @@ type incidentView struct {
 	Deliveries []journal.Delivery
 	First      time.Time
 	Last       time.Time
+	// More counts the alerts the overview leaves out (its page lists them).
+	More int
 }
 
 // incidents groups decision entries (newest first) by incident, keeping the
@@ -84,8 +86,30 @@ func incidents(entries []journal.Entry) []incidentView {
 
 // openIncidents returns the incidents with an alert still firing that
 // deserved a page or a ticket.
-func openIncidents(entries []journal.Entry) []incidentView {
-	return slices.DeleteFunc(incidents(entries), func(i incidentView) bool { return !i.Open })
+// Bounds of the overview: the page stays a page in an alert storm (the
+// audit's 625 incidents made 7 MB of HTML); each incident's own page lists
+// everything.
+const (
+	overviewIncidents = 200
+	overviewAlerts    = 20
+)
+
+// openIncidents returns the open incidents of entries for the overview: at
+// most overviewIncidents, each listing at most overviewAlerts alerts (More
+// counts the others), and how many open incidents there are in all.
+func openIncidents(entries []journal.Entry) ([]incidentView, int) {
+	open := slices.DeleteFunc(incidents(entries), func(i incidentView) bool { return !i.Open })
+	total := len(open)
+	if len(open) > overviewIncidents {
+		open = open[:overviewIncidents]
+	}
+	for i := range open {
+		if n := len(open[i].Alerts); n > overviewAlerts {
+			open[i].More = n - overviewAlerts
+			open[i].Alerts = open[i].Alerts[:overviewAlerts]
+		}
+	}
+	return open, total
 }
 
 func union(a, b []string) []string {
