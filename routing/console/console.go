@@ -266,9 +266,9 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	c.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: overviewBody{
 		Incidents: open, OpenTotal: openTotal,
-		Heat:      newHeatMap(entries, sectors, now, c.opts.Window),
-		Actions:   newActionChart(entries, now, c.opts.Window),
-		Health:    newHealth(entries, dead),
+		Heat:    newHeatMap(entries, sectors, now, c.opts.Window),
+		Actions: newActionChart(entries, now, c.opts.Window),
+		Health:  newHealth(entries, dead),
 	}})
 }
 
