@@ -294,7 +294,15 @@ func TestOperationalEndpoints(t *testing.T) {
 	if a := do(t, http.MethodGet, srv.URL+"/-/ready", "", nil, nil); a.status != 200 {
 		t.Errorf("/-/ready = %d while ready", a.status)
 	}
+	for _, path := range []string{"/-/healthy", "/-/ready"} {
+		if a := do(t, http.MethodHead, srv.URL+path, "", nil, nil); a.status != 200 {
+			t.Errorf("HEAD %s = %d, want 200 (load balancers' health checks)", path, a.status)
+		}
+	}
 	rt.ready = errors.New("redis: connection refused")
+	if a := do(t, http.MethodHead, srv.URL+"/-/ready", "", nil, nil); a.status != 503 {
+		t.Errorf("HEAD /-/ready while not ready = %d, want 503", a.status)
+	}
 	a := do(t, http.MethodGet, srv.URL+"/-/ready", "", nil, nil)
 	if a.status != 503 || !strings.Contains(string(a.body), "connection refused") {
 		t.Errorf("/-/ready = %d %s, want 503 naming the cause", a.status, a.body)

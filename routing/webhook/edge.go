@@ -188,15 +188,21 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/slack/interactions", slackHandler)
 	e.POST("/slack/commands", slackHandler)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(gatherer, promhttp.HandlerOpts{})))
-	e.GET("/-/healthy", func(c echo.Context) error { return c.String(http.StatusOK, "OK\n") })
-	e.GET("/-/ready", func(c echo.Context) error {
+	healthy := func(c echo.Context) error { return c.String(http.StatusOK, "OK\n") }
+	ready := func(c echo.Context) error {
 		ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 		defer cancel()
 		if err := rt.Ready(ctx); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, errorBody{Error: "not ready: " + err.Error()})
 		}
 		return c.String(http.StatusOK, "OK\n")
-	})
+	}
+	// HEAD too: load balancers' health checks often use it (HAProxy's
+	// "option httpchk HEAD /-/ready").
+	e.GET("/-/healthy", healthy)
+	e.HEAD("/-/healthy", healthy)
+	e.GET("/-/ready", ready)
+	e.HEAD("/-/ready", ready)
 	lifecycleOff := func(c echo.Context) error {
 		return c.JSON(http.StatusForbidden, errorBody{Error: "lifecycle APIs are not enabled: start the router with --web.enable-lifecycle"})
 	}
