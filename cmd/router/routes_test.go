@@ -198,3 +198,37 @@ func TestReplayWithoutWebAuthIsWarnedAbout(t *testing.T) {
 		t.Fatalf("no warning about replay without web authentication:\n%s", log.String())
 	}
 }
+
+// With the console mounted at /, a wrong method on the router's own
+// endpoints is still a 405 naming the method to use — not the console's
+// HTML "no such page" — and the console still answers everything else.
+func TestWrongMethodsAre405WithTheConsoleMounted(t *testing.T) {
+	p := writeFile(t, "router.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	base, _, _ := serveWithStdout(t, p)
+	for _, tc := range []struct{ method, path, allow string }{
+		{http.MethodGet, "/webhook", "POST"},
+		{http.MethodGet, "/-/reload", "POST"},
+		{http.MethodDelete, "/-/quit", "POST, PUT"},
+		{http.MethodPost, "/-/ready", "GET, HEAD"},
+	} {
+		req, _ := http.NewRequest(tc.method, base+tc.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != tc.allow {
+			t.Errorf("%s %s = %d Allow %q; want 405 Allow %q", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), tc.allow)
+		}
+	}
+	for _, path := range []string{"/", "/-/ready"} {
+		resp, err := http.Head(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("HEAD %s = %d, want 200", path, resp.StatusCode)
+		}
+	}
+}

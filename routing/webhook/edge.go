@@ -10,6 +10,7 @@ import (
 	"net/http"
 	_ "net/http/pprof" // registers the profiles on http.DefaultServeMux
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -239,6 +240,24 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	// configuration (TLS, basic auth).
 	e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
+		// The console's catch-all would answer its HTML 404 to a wrong
+		// method on the router's own endpoints: they say 405 and which
+		// method they take, as without a console.
+		for path, allowed := range map[string][]string{"/webhook": {http.MethodPost}, "/slack/interactions": {http.MethodPost},
+			"/slack/commands": {http.MethodPost}, "/-/reload": {http.MethodPost}, "/-/quit": {http.MethodPost, http.MethodPut},
+			"/metrics": {http.MethodGet}, "/-/healthy": {http.MethodGet, http.MethodHead}, "/-/ready": {http.MethodGet, http.MethodHead}} {
+			allow := strings.Join(allowed, ", ")
+			var others []string // only the methods not routed above: a route of the same method would be replaced
+			for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
+				if !slices.Contains(allowed, m) {
+					others = append(others, m)
+				}
+			}
+			e.Match(others, path, func(c echo.Context) error {
+				c.Response().Header().Set("Allow", allow)
+				return c.JSON(http.StatusMethodNotAllowed, errorBody{Error: c.Request().Method + " " + path + ": method not allowed (use " + allow + ")"})
+			})
+		}
 		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
 	}
 	return e
