@@ -556,6 +556,10 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
+// severitySeparators are left out of a severity word that is not in the
+// table as it is (SEV-1 → sev1).
+var severitySeparators = strings.NewReplacer("-", "", "_", "", " ", "")
+
 // severityAction maps one severity value: a word of the table (as it is,
 // or without "-", "_" and spaces: SEV-1, P_0), else a whole number (1 =
 // most severe).
@@ -565,7 +569,7 @@ func (e *Engine) severityAction(v string) (alert.Action, bool) {
 		return a, true
 	}
 	if strings.ContainsAny(s, "-_ ") {
-		if a, ok := e.severity[strings.NewReplacer("-", "", "_", "", " ", "").Replace(s)]; ok {
+		if a, ok := e.severity[severitySeparators.Replace(s)]; ok {
 			return a, true
 		}
 	}

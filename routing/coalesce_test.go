@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -413,6 +414,8 @@ func TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
 	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	cfg := flap.DefaultConfig() // as the router runs: it tracks quiet firings
+	p.Flap = &cfg
 	mustProcess(t, p, tAlert("First", "firing", "page"))
 	sent := e.pd.notifications()
 	if len(sent) != 1 || !sent[0].Opening {
@@ -422,7 +425,13 @@ func TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin(t *testing.T) {
 	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
-	mustProcess(t, p, tAlert("First", "firing", "page")) // Alertmanager's repeat: nothing new
+	mustProcess(t, p, tAlert("First", "firing", "page")) // Alertmanager's repeat: nothing new; First is quiet from now on
+	reads := &getLog{Store: e.store}
+	p.Store = reads
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	if reads.asked("handresolved") {
+		t.Fatal("a repeat of a quiet alert read the hand-resolve mark: the steady path pays for nothing it can use")
+	}
 	mustProcess(t, p, tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000"))
 	mustProcess(t, p, tAlert("Third", "firing", "page", "instance", "gpu-node-300:8000"))
 	sent = e.pd.notifications()
@@ -436,6 +445,27 @@ func TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin(t *testing.T) {
 	if _, found, _ := e.store.Get(context.Background(), []string{key}); found[0] {
 		t.Fatal("the hand-resolve mark is still there after the trigger was delivered")
 	}
+}
+
+// getLog is a store that remembers the keys read with Get.
+type getLog struct {
+	store.Store
+	mu   sync.Mutex
+	keys []string
+}
+
+func (g *getLog) Get(ctx context.Context, keys []string) ([]string, []bool, error) {
+	g.mu.Lock()
+	g.keys = append(g.keys, keys...)
+	g.mu.Unlock()
+	return g.Store.Get(ctx, keys)
+}
+
+// asked reports whether a key containing part was read.
+func (g *getLog) asked(part string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.ContainsFunc(g.keys, func(k string) bool { return strings.Contains(k, part) })
 }
 
 // gateKey marks a webhook's context with a channel its store read waits

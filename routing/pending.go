@@ -69,7 +69,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	}
 	keys = append(keys, p.prefetchFlap(results, wasQuiet)...)
 	flapEnd := len(keys)
-	hand := handResolvedIncidents(trs)
+	hand := handResolvedIncidents(trs, results, wasQuiet)
 	for _, inc := range hand {
 		keys = append(keys, dedup.HandResolvedKey(p.Dedup.KeyPrefix, inc))
 	}
@@ -154,31 +154,43 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	return out, histories, nil
 }
 
-// handResolvedIncidents returns the incidents of trs whose firing
-// transitions go to an integration that sends nothing for updates
-// (PagerDuty), each once: those whose dedup.HandResolvedKey the read asks
-// for. Few per webhook, so a slice.
-func handResolvedIncidents(trs []*transition) []string {
+// mayReopen reports whether t could turn a hand-resolved incident's update
+// into a trigger (reopenHandResolved): a firing to an integration that
+// sends nothing for updates (PagerDuty).
+func mayReopen(t *transition) bool {
+	return t.res.Alert.Firing() && t.integ.silentUpdates()
+}
+
+// handResolvedIncidents returns, each once, the incidents whose
+// dedup.HandResolvedKey the read asks for: those of the transitions that
+// mayReopen, of alerts not quiet when this replica last saw them — a quiet
+// firing brings no update, so Alertmanager repeating unchanged alerts
+// reads no mark. trs are in results' order (candidates). Few per webhook,
+// so a slice.
+func handResolvedIncidents(trs []*transition, results []*alert.Result, wasQuiet []bool) []string {
 	var out []string
+	j := 0
 	for _, t := range trs {
-		if t.res.Alert.Firing() && t.integ.silentUpdates() && !slices.Contains(out, t.incident) {
-			out = append(out, t.incident)
+		for j < len(results) && results[j] != t.res {
+			j++
 		}
+		if (wasQuiet != nil && j < len(wasQuiet) && wasQuiet[j]) || !mayReopen(t) || slices.Contains(out, t.incident) {
+			continue
+		}
+		out = append(out, t.incident)
 	}
 	return out
 }
 
-// tagHandResolved notes on the transitions of each incident of hand the
-// value read at its dedup.HandResolvedKey.
+// tagHandResolved notes on the transitions that mayReopen the value read
+// at their incident's dedup.HandResolvedKey (hand[i]'s in values[i]).
 func tagHandResolved(trs []*transition, hand, values []string, found []bool) {
-	for i, inc := range hand {
-		if !found[i] {
-			continue
-		}
-		for _, t := range trs {
-			if t.incident == inc && t.res.Alert.Firing() && t.integ.silentUpdates() {
-				t.handResolved = values[i]
-			}
+	if !slices.Contains(found, true) {
+		return
+	}
+	for _, t := range trs {
+		if i := slices.Index(hand, t.incident); i >= 0 && found[i] && mayReopen(t) {
+			t.handResolved = values[i]
 		}
 	}
 }

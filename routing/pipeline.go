@@ -299,7 +299,7 @@ func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause str
 		if p.Routes.Blackhole() {
 			// The configuration sends everything unrouted nowhere: the
 			// alert is recorded as muted (counted), not silently lost.
-			r.Receivers, r.MutedBy = nil, fmt.Sprintf("receiver %q of the root route has no integrations (a blackhole)", p.Routes.Receiver)
+			r.Receivers, r.MutedBy = nil, p.Routes.mutedBy(p.now())
 		}
 	}
 	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, r.Label) }) {

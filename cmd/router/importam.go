@@ -119,6 +119,23 @@ var routeKeys = map[string]bool{
 	"group_wait": true, "group_interval": true, "repeat_interval": true, "labels": true,
 }
 
+// integrations returns the entries of receiver r's key (pagerduty_configs,
+// slack_configs), each a mapping; a null list is none.
+func integrations(r mapSlice, path, key string) ([]mapSlice, error) {
+	v, _ := get(r, key)
+	l, err := sequence(v, path+"."+key)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]mapSlice, len(l))
+	for i, e := range l {
+		if out[i], err = mapping(e, fmt.Sprintf("%s.%s[%d]", path, key, i)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
 // mapping returns v as a YAML mapping; a null is an empty one.
 func mapping(v interface{}, path string) (mapSlice, error) {
 	switch m := v.(type) {
@@ -220,17 +237,12 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 		names[name] = true
 		out := mapSlice{{Key: "name", Value: name}}
 		var kept int
-		pdv, _ := get(r, "pagerduty_configs")
-		pdl, err := sequence(pdv, path+".pagerduty_configs")
+		pdl, err := integrations(r, path, "pagerduty_configs")
 		if err != nil {
 			return "", nil, err
 		}
 		var pds []interface{}
-		for i, cv := range pdl {
-			c, err := mapping(cv, fmt.Sprintf("%s.pagerduty_configs[%d]", path, i))
-			if err != nil {
-				return "", nil, err
-			}
+		for i, c := range pdl {
 			if hasKey(c, "service_key") || hasKey(c, "service_key_file") {
 				notes = append(notes, fmt.Sprintf("receiver %q: pagerduty_configs[%d] uses an Events API v1 service_key; the router speaks Events API v2: add the service's v2 integration key as routing_key", name, i))
 				continue
@@ -247,17 +259,12 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 			out = append(out, yaml.MapItem{Key: "pagerduty_configs", Value: pds})
 			kept += len(pds)
 		}
-		slv, _ := get(r, "slack_configs")
-		sll, err := sequence(slv, path+".slack_configs")
+		sll, err := integrations(r, path, "slack_configs")
 		if err != nil {
 			return "", nil, err
 		}
 		var sls []interface{}
-		for i, cv := range sll {
-			c, err := mapping(cv, fmt.Sprintf("%s.slack_configs[%d]", path, i))
-			if err != nil {
-				return "", nil, err
-			}
+		for i, c := range sll {
 			if !hasKey(c, "send_resolved") {
 				// Alertmanager's Slack default; the router's is true.
 				c, slackResolvedOff = set(c, "send_resolved", false), true
@@ -303,16 +310,16 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 		return "", nil, err
 	}
 	for _, k := range []string{"matchers", "match", "match_re", "continue", "mute_time_intervals", "active_time_intervals"} {
-		set := false
+		given := false
 		switch v := mustGet(route, k).(type) {
 		case bool:
-			set = v
+			given = v
 		case []interface{}:
-			set = len(v) > 0
+			given = len(v) > 0
 		case mapSlice:
-			set = len(v) > 0
+			given = len(v) > 0
 		}
-		if set {
+		if given {
 			return "", nil, fmt.Errorf("route.%s: the root route cannot have it (Alertmanager refuses it too: the root is every alert's fallback)", k)
 		}
 	}

@@ -8,9 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
-	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
@@ -18,11 +16,7 @@ import (
 )
 
 func TestSlashCommand(t *testing.T) {
-	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
-	silences, err := amsilence.New(amsilence.Config{URL: am.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	am := silences(t)
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	j := journalOf(t, e.store,
 		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
@@ -32,7 +26,7 @@ func TestSlashCommand(t *testing.T) {
 		journal.Entry{Fingerprint: "ccc", Status: "firing", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
 		journal.Entry{Fingerprint: "ccc", Status: "resolved", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
 	)
-	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences, Journal: j})
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +59,7 @@ func TestSlashCommand(t *testing.T) {
 	}
 	run("silence inc/1 2h", "t3", signingSecret)
 	run("silence inc/1 2h", "t3", signingSecret) // Slack's retry of the same invocation
-	list, err := silences.List(context.Background())
+	list, err := am.List(context.Background())
 	if err != nil || len(list) != 1 {
 		t.Fatalf("silences = %+v, %v (answers %+v)", list, err, e.h.srv.Responses())
 	}

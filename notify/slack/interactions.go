@@ -412,7 +412,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		}
 		stateKey += ":" + st.Silence
 	}
-	stateTTL := 7 * 24 * time.Hour
+	stateTTL := messageStateTTL
 	if b.action == ActionSilence {
 		stateTTL = b.silence
 	}
@@ -470,20 +470,19 @@ func (t *Triage) messageKey(incident, channel, ts string) string {
 // incident has resolved (parentEdited).
 const resolvedState = "resolved"
 
+// messageStateTTL is how long what was done on a parent message is kept:
+// its actions, its incident resolved, a hand resolve's mark.
+const messageStateTTL = 7 * 24 * time.Hour
+
 // parentEdited records that the notifier edited an incident's parent
 // message to resolved (marked) or opened it again (unmarked).
 func (t *Triage) parentEdited(ctx context.Context, incident string, p parentRef, resolved bool) {
-	key := t.messageKey(incident, p.channel, p.ts) + ":" + resolvedState
+	mark := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + resolvedState, Value: dedup.Done, TTL: messageStateTTL}
 	var err error
 	if resolved {
-		err = t.o.Store.Set(ctx, []store.Entry{{Key: key, Value: "d", TTL: 7 * 24 * time.Hour}})
+		err = t.o.Store.Set(ctx, []store.Entry{mark})
 	} else {
-		// Whatever value: the incident fires again.
-		var vals []string
-		var found []bool
-		if vals, found, err = t.o.Store.Get(ctx, []string{key}); err == nil && found[0] {
-			err = t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: vals[0]}})
-		}
+		err = t.o.Store.DeleteIfEqual(ctx, []store.Entry{mark})
 	}
 	if err != nil {
 		t.o.Logger.Warn("record the parent message's incident state (a click on it may act as if it still fired)", "incident", incident, "resolved", resolved, "err", err)
@@ -582,7 +581,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// PagerDuty hears nothing of its updates: the mark makes the next
 		// alert that joins it trigger PagerDuty again (routing's
 		// reopenHandResolved), instead of never paging.
-		mark := store.Entry{Key: dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident), Value: createdBy(c.cb.User), TTL: 7 * 24 * time.Hour}
+		mark := store.Entry{Key: dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident), Value: createdBy(c.cb.User), TTL: messageStateTTL}
 		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
 			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "err", err)
 		}

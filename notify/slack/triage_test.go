@@ -90,12 +90,31 @@ func (e *triageEnv) pager(t testing.TB) *pagerduty.Notifier {
 // replica builds one router replica's triage handler.
 func (e *triageEnv) replica(t testing.TB, mutate func(*slack.Config), metrics *slack.TriageMetrics) *slack.Triage {
 	t.Helper()
+	return e.triage(t, e.notifier(t, mutate), e.pager(t), nil, metrics)
+}
+
+// triage builds a triage handler acting on notifier n's messages through
+// pager and escalation (slack.Triage.Add's).
+func (e *triageEnv) triage(t testing.TB, n *slack.Notifier, pager, escalation slack.Pager, metrics *slack.TriageMetrics) *slack.Triage {
+	t.Helper()
 	o := slack.TriageOptions{Store: e.store, Metrics: metrics, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
 	tr := slack.NewTriage(o)
-	if err := tr.Add("triage", "slack/0", e.notifier(t, mutate), e.pager(t), nil); err != nil {
+	if err := tr.Add("triage", "slack/0", n, pager, escalation); err != nil {
 		t.Fatal(err)
 	}
 	return tr
+}
+
+// silences starts a real Alertmanager and returns a client creating and
+// expiring silences in it.
+func silences(t *testing.T) *amsilence.Client {
+	t.Helper()
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	c, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 // click sends the interaction of c on message m, signed with secret at
@@ -423,11 +442,7 @@ func TestAGroupLookupThatFailsIsNotARefusal(t *testing.T) {
 // pages of the incident went there).
 func TestAckAndResolveUseEscalateToWithoutAPagerOfTheirOwn(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	o := slack.TriageOptions{Store: e.store, Metrics: slack.NewTriageMetrics(e.reg), Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
-	tr := slack.NewTriage(o)
-	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, e.pager(t)); err != nil {
-		t.Fatal(err)
-	}
+	tr := e.triage(t, e.notifier(t, nil), nil, e.pager(t), slack.NewTriageMetrics(e.reg))
 	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
 	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000460.000001"}, signingSecret, e.now(), nil)
 	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700000460.000002"}, signingSecret, e.now(), nil)
@@ -442,12 +457,8 @@ func TestAckAndResolveUseEscalateToWithoutAPagerOfTheirOwn(t *testing.T) {
 // buttons back); once the incident fires again, the buttons act again.
 func TestAClickOnAResolvedIncidentActsOnNothing(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	o := slack.TriageOptions{Store: e.store, Metrics: slack.NewTriageMetrics(e.reg), Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))}
-	tr := slack.NewTriage(o)
 	n := e.notifier(t, nil)
-	if err := tr.Add("triage", "slack/0", n, e.pager(t), nil); err != nil {
-		t.Fatal(err)
-	}
+	tr := e.triage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
 	ref := e.parent.Channel + " " + e.parent.TS
 	resolved := under(ref, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
 	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
@@ -553,12 +564,8 @@ func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 // alert; a click made after another alert joined (another job here)
 // silences what every alert firing now shares, read from the journal.
 func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
-	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	c, err := amsilence.New(amsilence.Config{URL: am.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := silences(t)
 	incident := "llm-inference-gpu/chat/TTFT"
 	j := journalOf(t, e.store,
 		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm"}, Decision: alert.Decision{Action: alert.ActionPage}},
@@ -581,12 +588,8 @@ func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
 }
 
 func TestSilenceAndUnsilenceInAlertmanager(t *testing.T) {
-	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	c, err := amsilence.New(amsilence.Config{URL: am.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := silences(t)
 	// Alertmanager refuses silences that ended already: the fixed clock of
 	// the golden tests would not do.
 	silence := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:4h", ActionTS: "1700000600.000001"}

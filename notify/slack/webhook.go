@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -30,7 +29,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		if u, err = notify.ReadSecret("", cfg.APIURLFile); err != nil {
 			return nil, fmt.Errorf("api_url_file: %w", err)
 		}
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
+		if !notify.WebURL(u) {
 			return nil, errors.New("api_url_file: does not hold an absolute http(s) incoming-webhook URL")
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -86,9 +85,6 @@ type Console struct {
 	// exports holds a token per export in progress (maxExports).
 	exports chan struct{}
 }
-
-// journalID matches a journal entry id (<unix ms>-<sequence>[.<index>]).
-var journalID = regexp.MustCompile(`^[0-9]{1,20}-[0-9]{1,20}(\.[0-9]{1,6})?$`)
 
 // Bounds of GET /journal.jsonl: entries streamed by one export (unless
 // limit= asks for fewer or more, up to maxExportLimit), and exports at once.
@@ -461,9 +457,9 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 	// The replay button redirects here with the id: only an id is shown, so
 	// a crafted link cannot put a message of its own in the banner.
 	switch q := r.URL.Query(); {
-	case journalID.MatchString(q.Get("replayed")):
+	case journal.ValidID(q.Get("replayed")):
 		p.Notice = "dead letter " + q.Get("replayed") + " sent again"
-	case journalID.MatchString(q.Get("already")):
+	case journal.ValidID(q.Get("already")):
 		p.Notice = "dead letter " + q.Get("already") + " had already been replayed: nothing sent"
 	}
 	c.render(w, http.StatusOK, "deadletters", p)
@@ -544,13 +540,12 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Trailer", "X-Alertrouter-Truncated")
 	enc := json.NewEncoder(w)
-	n, wrote := 0, false
+	n := 0 // entries seen, the one past the limit included
 	errWrite := errors.New("the client went away")
 	err := journal.Each(r.Context(), c.opts.Journal, journal.Query{Since: c.opts.Now().Add(-since), Kind: kind, Limit: limit + 1}, func(e *journal.Entry) error {
 		if n++; n > limit {
 			return nil // the one past the limit: there is more
 		}
-		wrote = true
 		if err := enc.Encode(e); err != nil {
 			return errWrite
 		}
@@ -559,7 +554,7 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case errors.Is(err, errWrite):
 		return
-	case err != nil && !wrote:
+	case err != nil && n == 0:
 		http.Error(w, "the decision journal cannot be read right now: "+err.Error(), http.StatusServiceUnavailable)
 		return
 	case err != nil:

@@ -243,9 +243,14 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		// The console's catch-all would answer its HTML 404 to a wrong
 		// method on the router's own endpoints: they say 405 and which
 		// method they take, as without a console.
-		for path, allowed := range map[string][]string{"/webhook": {http.MethodPost}, "/slack/interactions": {http.MethodPost},
-			"/slack/commands": {http.MethodPost}, "/-/reload": {http.MethodPost}, "/-/quit": {http.MethodPost, http.MethodPut},
-			"/metrics": {http.MethodGet}, "/-/healthy": {http.MethodGet, http.MethodHead}, "/-/ready": {http.MethodGet, http.MethodHead}} {
+		routed := map[string][]string{} // the router's own paths and their methods, as registered above
+		for _, r := range e.Routes() {
+			if !strings.Contains(r.Path, "*") {
+				routed[r.Path] = append(routed[r.Path], r.Method)
+			}
+		}
+		for path, allowed := range routed {
+			slices.Sort(allowed)
 			allow := strings.Join(allowed, ", ")
 			var others []string // only the methods not routed above: a route of the same method would be replaced
 			for _, m := range []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions} {
