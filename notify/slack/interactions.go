@@ -668,42 +668,56 @@ func (t *Triage) silencedBy(ctx context.Context, c *click) string {
 // record updates the parent message (the action's line, the buttons that
 // still apply) and replies in its thread. Both are cosmetic once the
 // action is done: failures are logged.
+//
+// Every action's line is kept in the store beside the message's state, and
+// the parent is drawn from them rather than from the click's copy of it:
+// two clicks on one message at once (an acknowledgement and a silence by two
+// people) each start from the message as it was before either, and the
+// later edit would otherwise draw the other's line away. After an edit the
+// lines and state are read again, and drawn again if another click added to
+// them meanwhile: the last edit Slack applies holds every line.
 func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time) {
 	log := t.o.Logger.With(c.logAttrs()...)
-	st, resolved := t.currentState(ctx, c, rec.st)
 	when := now.UTC().Format("2006-01-02 15:04 MST")
-	var blocks []sl.Block
-	logs := 0
-	for _, b := range c.cb.Message.Blocks.BlockSet {
-		if b.ID() == actionsBlockID {
-			continue
-		}
-		if strings.HasPrefix(b.ID(), logBlockPrefix) {
-			logs++
-		}
-		blocks = append(blocks, b)
-	}
-	blocks = append(blocks, sl.NewContextBlock(fmt.Sprintf("%s%d", logBlockPrefix, logs+1),
-		sl.NewTextBlockObject(sl.MarkdownType, rec.line+" · "+when, false, false)))
-	if ab := actionsBlock(&c.tg.n.cfg, st); ab != nil {
-		blocks = append(blocks, ab)
-	}
-	blocks = fitBlocks(blocks)
-	text := c.cb.Message.Text
-	if text == "" {
-		text = c.st.Incident
+	line := rec.line + " · " + when
+	logKey := t.stateKey(c, logState)
+	shared := true
+	if err := t.o.Store.AddMembers(ctx, logKey, messageStateTTL, fmt.Sprintf("%020d %s", now.UnixNano(), line)); err != nil {
+		log.Warn("keep the action's line in the store (a concurrent click may draw it away)", "err", err)
+		shared = false
 	}
 	n := c.tg.n
-	if resolved {
-		// The incident resolved while the action was taken: the parent
-		// says so, and the click's copy of it would draw it firing again.
-		// The thread records the action.
-		log.Info("the incident resolved meanwhile: its parent is left as it is")
-	} else if err := n.call(ctx, func(ctx context.Context) error {
-		_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(text, false))
-		return err
-	}); err != nil {
-		log.Warn("update the parent message after the action", "err", err)
+	drawn := ""
+	for i := 0; ; i++ {
+		st, resolved := t.currentState(ctx, c, rec.st)
+		lines := t.logLines(ctx, c, logKey, line, shared)
+		enc, _ := json.Marshal(st)
+		sig := string(enc) + "\n" + strings.Join(lines, "\n")
+		if i > 0 && sig == drawn {
+			break
+		}
+		if resolved {
+			// The incident resolved while the action was taken: the parent
+			// says so, and the click's copy of it would draw it firing again.
+			// The thread records the action.
+			log.Info("the incident resolved meanwhile: its parent is left as it is")
+			break
+		}
+		if i == maxRedraws {
+			log.Warn("the parent message kept changing under concurrent clicks; its last edit may miss a line (the thread has them all)")
+			break
+		}
+		if err := n.call(ctx, func(ctx context.Context) error {
+			_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(t.parentBlocks(c, st, lines)...), sl.MsgOptionText(c.parentText(), false))
+			return err
+		}); err != nil {
+			log.Warn("update the parent message after the action", "err", err)
+			break
+		}
+		if !shared {
+			break
+		}
+		drawn = sig
 	}
 	if err := n.call(ctx, func(ctx context.Context) error {
 		_, _, err := n.api.PostMessageContext(ctx, c.channel, sl.MsgOptionText(rec.thread+" ("+when+")", false), sl.MsgOptionTS(c.ts))
@@ -711,6 +725,74 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 	}); err != nil {
 		log.Warn("record the action in the thread", "err", err)
 	}
+}
+
+// logState is the suffix of the key of the set of a parent message's triage
+// lines, each "<unix nanoseconds, 20 digits> <line>".
+const logState = "log"
+
+// maxRedraws bounds the edits of one click's record.
+const maxRedraws = 4
+
+// logLines are the triage lines to draw on c's parent, oldest first: those
+// its copy of the message carries that the store does not hold (drawn
+// before the store kept them, or kept past their TTL), then the store's.
+// With no shared log, the copy's lines and this click's own.
+func (t *Triage) logLines(ctx context.Context, c *click, key, own string, shared bool) []string {
+	var kept []string
+	if shared {
+		members, err := t.o.Store.Members(ctx, key)
+		if err == nil {
+			slices.Sort(members)
+			for _, m := range members {
+				if _, l, ok := strings.Cut(m, " "); ok {
+					kept = append(kept, l)
+				}
+			}
+		}
+	}
+	if len(kept) == 0 {
+		kept = []string{own}
+	}
+	var lines []string
+	for _, b := range c.cb.Message.Blocks.BlockSet {
+		cb, ok := b.(*sl.ContextBlock)
+		if !ok || !strings.HasPrefix(cb.BlockID, logBlockPrefix) || len(cb.ContextElements.Elements) == 0 {
+			continue
+		}
+		if tb, ok := cb.ContextElements.Elements[0].(*sl.TextBlockObject); ok && !slices.Contains(kept, tb.Text) {
+			lines = append(lines, tb.Text)
+		}
+	}
+	return append(lines, kept...)
+}
+
+// parentBlocks is c's parent message with the triage lines and the buttons
+// st still offers in place of its copy's.
+func (t *Triage) parentBlocks(c *click, st triageState, lines []string) []sl.Block {
+	var blocks []sl.Block
+	for _, b := range c.cb.Message.Blocks.BlockSet {
+		if !isTriageBlock(b) {
+			blocks = append(blocks, b)
+		}
+	}
+	for i, l := range lines {
+		blocks = append(blocks, sl.NewContextBlock(fmt.Sprintf("%s%d", logBlockPrefix, i+1),
+			sl.NewTextBlockObject(sl.MarkdownType, l, false, false)))
+	}
+	if ab := actionsBlock(&c.tg.n.cfg, st); ab != nil {
+		blocks = append(blocks, ab)
+	}
+	return fitBlocks(blocks)
+}
+
+// parentText is the parent's notification text (the incident when the
+// click's copy carries none).
+func (c *click) parentText() string {
+	if c.cb.Message.Text != "" {
+		return c.cb.Message.Text
+	}
+	return c.st.Incident
 }
 
 // currentState merges what the store says was done on the message (by any

@@ -451,6 +451,67 @@ func TestAckAndResolveUseEscalateToWithoutAPagerOfTheirOwn(t *testing.T) {
 	}
 }
 
+// Two people click on one message at once: each click carries the message
+// as it was before either, and each edits the parent. The parent ends with
+// both lines, in order, and without the buttons both took (before, the
+// later edit drew the other's line away). Two replicas on one store, as in
+// production. A click from a copy that already shows a line draws it once.
+func TestConcurrentClicksKeepEveryLineOnTheParent(t *testing.T) {
+	ack := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000490.000001"}
+	resolve := slacktest.Click{User: "U456", UserName: "asmith", ActionID: "alertrouter:resolve", ActionTS: "1700000490.000002"}
+	want := []string{"Acknowledged in PagerDuty by <@U123>", "Resolved in PagerDuty by <@U456>"}
+	for _, stale := range []bool{true, false} {
+		e := newTriageEnv(t, alert.ActionPage, nil)
+		one := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+		two := e.replica(t, nil, slack.NewTriageMetrics(prometheus.NewRegistry()))
+		e.click(t, one, e.parent, ack, signingSecret, e.now(), nil)
+		from := e.current(t)
+		if stale {
+			from = e.parent
+		}
+		e.click(t, two, from, resolve, signingSecret, e.now(), nil)
+
+		final := e.current(t)
+		lines := logLines(t, final)
+		if len(lines) != len(want) {
+			t.Fatalf("stale copy %v: parent's triage lines %q, want %q", stale, lines, want)
+		}
+		for i := range want {
+			if !strings.HasPrefix(lines[i], want[i]) {
+				t.Errorf("stale copy %v: line %d is %q, want %q…", stale, i, lines[i], want[i])
+			}
+		}
+		if got := strings.Join(buttons(t, final), " "); strings.Contains(got, "alertrouter:ack") || strings.Contains(got, "alertrouter:resolve") {
+			t.Errorf("stale copy %v: buttons %q, but acknowledge and resolve are done", stale, got)
+		}
+	}
+}
+
+// logLines are the texts of a message's triage lines.
+func logLines(t testing.TB, m slacktest.Message) []string {
+	t.Helper()
+	var blocks []struct {
+		BlockID  string `json:"block_id"`
+		Elements []struct {
+			Text json.RawMessage `json:"text"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, b := range blocks {
+		if strings.HasPrefix(b.BlockID, "alertrouter-log-") && len(b.Elements) > 0 {
+			var text string
+			if err := json.Unmarshal(b.Elements[0].Text, &text); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, text)
+		}
+	}
+	return out
+}
+
 // A click on the message of an incident that has resolved since it was
 // drawn does nothing and says so, and leaves the resolved message as it is
 // (before, the click's copy of the message put the firing header and its
