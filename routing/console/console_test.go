@@ -152,6 +152,71 @@ func TestExportIsBoundedAndRefusesOtherSites(t *testing.T) {
 	}
 }
 
+// heldJournal holds every read until release is closed, telling entered
+// when one starts.
+type heldJournal struct {
+	store.Journal
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (j heldJournal) RangeJournal(ctx context.Context, q store.JournalQuery) ([]store.JournalRecord, error) {
+	select {
+	case j.entered <- struct{}{}:
+	default:
+	}
+	<-j.release
+	return j.Journal.RangeJournal(ctx, q)
+}
+
+// Two exports run at once; a third is refused with 429 and Retry-After
+// (each export holds a journal read open for as long as its client
+// reads), and is served once one of them ends.
+func TestAtMostTwoExportsRunAtOnce(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	j := heldJournal{Journal: e.journal, entered: make(chan struct{}, 16), release: make(chan struct{})}
+	srv := httptest.NewServer(console.New(console.Options{Journal: j, Evaluate: e.pipeline.Evaluate, Now: func() time.Time { return e.now }}))
+	defer srv.Close()
+	codes := make(chan int, 2)
+	for range 2 {
+		go func() {
+			resp, err := http.Get(srv.URL + "/journal.jsonl?kind=decision")
+			if err != nil {
+				codes <- 0
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	<-j.entered
+	<-j.entered
+	// Were it let in, it would wait for the held journal: a bound turns
+	// that into a failure instead of a hung test.
+	third := &http.Client{Timeout: 30 * time.Second}
+	resp, err := third.Get(srv.URL + "/journal.jsonl?kind=decision")
+	if err != nil {
+		close(j.release)
+		t.Fatalf("a third export at once was not refused: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "exports are running") {
+		t.Fatalf("a third export at once: %d, Retry-After %q, %s; want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), body)
+	}
+	close(j.release)
+	for range 2 {
+		if code := <-codes; code != http.StatusOK {
+			t.Fatalf("a running export ended %d, want 200", code)
+		}
+	}
+	if code, _ := get(t, srv, "/journal.jsonl?kind=decision"); code != http.StatusOK {
+		t.Fatalf("an export after the others ended: %d, want 200", code)
+	}
+}
+
 // The console reads at most MaxEntries decisions for its lists; an
 // incident's page — the one every notification links to — still finds an
 // incident whose entries are older than those, and the overview says it
