@@ -100,6 +100,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			}
 		}
 	}
+	if !storeDown {
+		if err := p.lostResolves(ctx, trs, steps, now, sum); err != nil {
+			return nil, histories, err
+		}
+	}
 	out := trs[:0]
 	// notified: the resolves notified or already notified (only they are
 	// asked about below); claims: the claims taken. Both are made on first
@@ -152,6 +157,39 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 	}
 	return out, histories, nil
+}
+
+// lostResolves turns the Ignore steps — resolves of alerts no marker says
+// were notified — of alerts that started before the store's epoch into
+// SendIfRouted: the store began its state after they fired (restarted
+// empty, failed over to a replica that had nothing), so their markers may
+// have been lost with it, and a resolve not sent leaves the PagerDuty
+// incident open for good. A resolve of something never notified is the
+// duplicate risked, as when the store is down. The epoch is read only
+// when a webhook holds such a resolve, one read per webhook; a failed read
+// is a store failure (fail open: sent; fail_closed: 5xx).
+func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []dedup.Step, now time.Time, sum *alert.Summary) error {
+	if !slices.ContainsFunc(steps, func(s dedup.Step) bool { return s.Verdict == dedup.Ignore }) {
+		return nil
+	}
+	epoch, err := dedup.Epoch(ctx, p.Store, p.Dedup.KeyPrefix, now)
+	if err != nil {
+		if err := p.storeFailed(ctx, "read the store's epoch", err, sum); err != nil {
+			return err
+		}
+		epoch = now
+	}
+	for i, t := range trs {
+		if steps[i].Verdict != dedup.Ignore {
+			continue
+		}
+		if start := t.res.Alert.StartsAt; start.IsZero() || start.Before(epoch) {
+			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
+			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
+				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
+		}
+	}
+	return nil
 }
 
 // mayReopen reports whether t could turn a hand-resolved incident's update

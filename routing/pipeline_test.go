@@ -323,6 +323,11 @@ func TestPipelineResolvesEveryAlertOfAnIncidentInOneNotification(t *testing.T) {
 func TestPipelineNeverSendsTheResolveOfAFiringItDidNotNotify(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
+	// The store has held its state since before the alert started: no
+	// marker means no notification.
+	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, webhooktest.Start.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
 	sum := mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
 	if n := len(e.pd.notifications()) + len(e.slack.notifications()); n != 0 {
 		t.Errorf("%d notifications sent for a resolve whose firing was never notified", n)
@@ -332,6 +337,42 @@ func TestPipelineNeverSendsTheResolveOfAFiringItDidNotNotify(t *testing.T) {
 	}
 	if got := metric(t, e.reg, "alertrouter_dedup_total", "resolved_unseen"); got != 1 {
 		t.Errorf("resolved_unseen = %v, want 1", got)
+	}
+}
+
+// The store restarts empty (Redis without persistence, a failover to a
+// replica that had nothing) between a page and its resolve: the resolve
+// finds no marker, but the alert started before the store's state began,
+// so the marker may have been lost — the resolve goes where the alert is
+// routed, and the PagerDuty incident does not stay open for good (before,
+// it was answered 2xx and dropped). Once sent it is remembered, so
+// Alertmanager's repeat of it sends nothing.
+func TestPipelineSendsTheResolveWhoseMarkerTheStoreLost(t *testing.T) {
+	e := newEnv(t)
+	checkResolveAfterTheStoreLostItsState(t, e, func() {
+		e.store = store.NewMemory(store.WithClock(e.clock.Now))
+	})
+}
+
+// checkResolveAfterTheStoreLostItsState pages, empties the store with
+// restart, then resolves: the resolve goes out once.
+func checkResolveAfterTheStoreLostItsState(t *testing.T, e *env, restart func()) {
+	t.Helper()
+	mustProcess(t, e.pipeline(), tAlert("TTFTHigh", "firing", "page"))
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("%d pages, want 1", n)
+	}
+	e.clock.Advance(10 * time.Minute)
+	restart()
+	p := e.pipeline()
+	sum := mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	ns := e.pd.notifications()
+	if len(ns) != 2 || ns[1].Kind != alert.KindResolved || !ns[1].IncidentResolved || sum.Notified == 0 {
+		t.Fatalf("after the store lost its state: %d PagerDuty notifications (summary %+v), want the resolve sent", len(ns), sum)
+	}
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	if n := len(e.pd.notifications()); n != 2 {
+		t.Fatalf("Alertmanager's repeat of the resolve: %d PagerDuty notifications, want still 2", n)
 	}
 }
 

@@ -43,6 +43,17 @@ func TestPipelineNotifiesEachTransitionOnceAcrossConcurrentReplicasOnRedisCluste
 	checkExactlyOnceUnderConcurrency(t, redisEnv(t, c.Addrs(), true))
 }
 
+func TestPipelineSendsTheResolveWhoseMarkerARedisRestartLost(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	checkResolveAfterTheStoreLostItsState(t, e, func() {
+		srv.Kill()
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func TestPipelineSurvivesARedisOutage(t *testing.T) {
 	checkStoreOutage(t, func(t *testing.T) (*env, storeOutage) {
 		srv := redistest.Start(t)

@@ -124,6 +124,15 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 		s = r
 	}
 	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay}
+	// When the store's state began (dedup.Epoch): marked now, and on every
+	// readiness probe, so a store restarted empty gets an epoch close to
+	// its restart. Best effort: a resolve reads it too, and marks it when
+	// missing.
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = dedup.MarkEpoch(ctx, s, cfg.KeyPrefix, time.Now())
+	}()
 	j := store.OpenJournal(s, journal.StreamKey(cfg.KeyPrefix), store.DefaultJournalRetention)
 	st.journal = journal.NewWriter(j, d.journalMetrics, journal.WriterOptions{Replica: d.replica, Logger: d.logger})
 	st.replayer = &journal.Replayer{Journal: j, Claims: s, KeyPrefix: cfg.KeyPrefix, Owner: d.replica,
@@ -165,6 +174,9 @@ func (s *state) close() {
 // so one slow command never flaps readiness.
 func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
+	if err == nil {
+		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {

@@ -68,6 +68,9 @@ type Input struct {
 	Marker Marker
 	// StoreDown: the marker could not be read (fail open).
 	StoreDown bool
+	// StoreLost: the store's state began after the alert started (Epoch),
+	// so a missing marker may have been lost with the earlier state.
+	StoreLost bool
 	Firing    bool
 	// Tier is Tier(decision) of the alert now.
 	Tier string
@@ -89,8 +92,9 @@ const (
 	Ignore
 	// Send the transition with Kind.
 	Send
-	// SendIfRouted: fail open on a resolve whose marker could not be read —
-	// send it where the route tree sends the alert now.
+	// SendIfRouted: fail open on a resolve whose marker could not be read,
+	// or may have been lost with the store's earlier state — send it where
+	// the route tree sends the alert now.
 	SendIfRouted
 )
 
@@ -111,13 +115,13 @@ type Step struct {
 // function; its table test covers every (marker, status, tier) case.
 //
 //	marker        firing, same tier   firing, other tier   resolved
-//	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down)
+//	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down or lost its state since the alert started)
 //	firing        Skip / reminder     Send firing          Send resolved (to the marker's incident)
 //	resolved      Send firing (re-fire, own claim)         Skip
 func Transition(in Input) Step {
 	m := in.Marker
 	switch {
-	case !in.Firing && !in.Found && in.StoreDown:
+	case !in.Firing && !in.Found && (in.StoreDown || in.StoreLost):
 		return Step{Verdict: SendIfRouted, Kind: alert.KindResolved}
 	case !in.Firing && !in.Found:
 		return Step{Verdict: Ignore}

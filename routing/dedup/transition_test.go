@@ -22,6 +22,7 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 		found     bool
 		marker    dedup.Marker
 		storeDown bool
+		storeLost bool
 		firing    bool
 		tier      string
 		repeat    time.Duration
@@ -35,6 +36,10 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 			want: dedup.Step{Verdict: dedup.Ignore}},
 		{name: "no marker, resolved, store down → resolve where routed (fail open)", storeDown: true, tier: page,
 			want: dedup.Step{Verdict: dedup.SendIfRouted, Kind: alert.KindResolved}},
+		{name: "no marker, resolved, the store's state began after the alert → resolve where routed", storeLost: true, tier: page,
+			want: dedup.Step{Verdict: dedup.SendIfRouted, Kind: alert.KindResolved}},
+		{name: "resolved marker, resolved, store lost → still a dedup hit (the marker is there)", found: true, marker: resolved, storeLost: true, tier: page,
+			want: dedup.Step{Verdict: dedup.Skip}},
 		{name: "firing marker, firing, same tier → dedup hit", found: true, marker: fired(page, time.Minute), firing: true, tier: page,
 			want: dedup.Step{Verdict: dedup.Skip}},
 		{name: "firing marker, firing, same tier, repeat interval not yet passed → hit", found: true, marker: fired(page, time.Hour), firing: true, tier: page, repeat: 4 * time.Hour,
@@ -54,7 +59,7 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := dedup.Transition(dedup.Input{Found: tt.found, Marker: tt.marker, StoreDown: tt.storeDown, Firing: tt.firing,
+			got := dedup.Transition(dedup.Input{Found: tt.found, Marker: tt.marker, StoreDown: tt.storeDown, StoreLost: tt.storeLost, Firing: tt.firing,
 				Tier: tt.tier, StartsAt: start, Now: now, RepeatInterval: tt.repeat})
 			if got != tt.want {
 				t.Fatalf("Transition = %+v, want %+v", got, tt.want)
