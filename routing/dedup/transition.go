@@ -128,7 +128,12 @@ func Transition(in Input) Step {
 	case !in.Firing && m.Resolved:
 		return Step{Verdict: Skip}
 	case !in.Firing:
-		return Step{Verdict: Send, Kind: alert.KindResolved, Incident: m.Incident}
+		// The resolve of this firing: its claim names the firing's marker
+		// time, so the resolve of a later re-fire with the same startsAt
+		// (Prometheus restoring an alert Alertmanager had resolved) claims
+		// afresh instead of finding the earlier resolve's claim and waiting
+		// on it for claim_ttl.
+		return Step{Verdict: Send, Kind: alert.KindResolved, Incident: m.Incident, ClaimSuffix: ":f" + strconv.FormatInt(m.At.UnixMilli(), 10)}
 	case !in.Found:
 		return Step{Verdict: Send, Kind: alert.KindFiring}
 	case m.Resolved:

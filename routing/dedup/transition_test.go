@@ -49,7 +49,7 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 		{name: "firing marker, firing, other tier → new firing", found: true, marker: fired(ticket, time.Minute), firing: true, tier: page,
 			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
 		{name: "firing marker, resolved → resolve in the firing's incident", found: true, marker: fired(page, time.Minute), tier: ticket,
-			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindResolved, Incident: "inc-1"}},
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindResolved, Incident: "inc-1", ClaimSuffix: ":f" + itoa(now.Add(-time.Minute).UnixMilli())}},
 		{name: "resolved marker, resolved → dedup hit", found: true, marker: resolved, tier: page,
 			want: dedup.Step{Verdict: dedup.Skip}},
 		{name: "resolved marker, firing → re-fire with its own claim", found: true, marker: resolved, firing: true, tier: page,
