@@ -111,10 +111,18 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 		if last := h[len(h)-1].At; last.After(at) {
 			at = last // Alertmanager's clock is ahead of ours
 		}
+		pagedBefore := rec.paged // as read: this webhook's page is not one
 		for _, r := range st.results {
 			v := cfg.Damp(r.Decision.Action, h, firing, at)
 			if !v.Flapping && firing {
 				v = refired(cfg, v, h, rec.paged, r.Decision.Action, at)
+			}
+			if v.Flapping && firing && v.Action != r.Decision.Action && pagedBefore.IsZero() {
+				// Damping spares someone a second wake-up: an alert that
+				// flapped as a ticket and reaches the page tier has woken
+				// nobody, so its first page goes out.
+				v.Action = r.Decision.Action
+				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
 			}
 			if v.Flapping {
 				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}

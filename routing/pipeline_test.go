@@ -40,6 +40,9 @@ var fakeClassifier = alert.ClassifierFunc(func(a *alert.Alert) alert.Classificat
 
 var fakeDecider = alert.DeciderFunc(func(a *alert.Alert, _ *alert.Classification, _ time.Time) alert.Decision {
 	act := alert.Action(a.Labels["test_action"])
+	if v := a.Annotations["test_action"]; v != "" {
+		act = alert.Action(v) // the same alert, decided otherwise now
+	}
 	if act == "" {
 		act = alert.ActionNone
 	}
