@@ -463,8 +463,11 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(markers) })
 	}
 	if errs.Release != nil {
-		p.settleFailed("release failed claims", errs.Release, len(release),
-			"Alertmanager's retry waits for the claims to expire (claim_ttl)", func(d *dedup.Deferred) { d.DeleteIfEqual(release) })
+		op, n, risk := "release failed claims", len(release), "Alertmanager's retry waits for the claims to expire (claim_ttl)"
+		if n == 0 {
+			op, n, risk = "clear hand-resolved marks", len(clears), "the incident's next update triggers PagerDuty once more (folded into the open incident)"
+		}
+		p.settleFailed(op, errs.Release, n, risk, func(d *dedup.Deferred) { d.DeleteIfEqual(clears) })
 	}
 	if errs.Incidents != nil {
 		p.settleFailed("settle incident state", errs.Incidents, len(incOps),

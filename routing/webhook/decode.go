@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +128,27 @@ func fromWire(w *wireMessage, now time.Time) (*alert.Message, error) {
 	for i := range *w.Alerts {
 		addAlert(msg, i, &(*w.Alerts)[i], false)
 	}
-	return msg, nil
+	mendFingerprintClashes(msg.Items)
+	return msg, allRejected(msg)
+}
+
+// allRejected is the error of a payload none of whose alerts could be read:
+// answered 2xx, it would be a webhook that sent nothing; a 400 naming the
+// defects tells Alertmanager's operator instead (a partial payload is
+// processed, its rejected alerts listed in the answer).
+func allRejected(m *alert.Message) error {
+	if len(m.Items) > 0 || len(m.Rejected) == 0 {
+		return nil
+	}
+	reasons := make([]string, 0, 3)
+	for _, r := range m.Rejected[:min(len(m.Rejected), 3)] {
+		reasons = append(reasons, r.Reason)
+	}
+	more := ""
+	if n := len(m.Rejected) - len(reasons); n > 0 {
+		more = fmt.Sprintf("; and %d more", n)
+	}
+	return badRequest("alerts", "no alert could be read: %s%s", strings.Join(reasons, "; "), more)
 }
 
 func isTypeError(err error) bool {
@@ -140,9 +162,9 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			if te.Field == "" {
-				return nil, badRequest("", "expected a JSON object (an Alertmanager webhook), got %s", te.Value)
+				return nil, badRequest("", "expected a JSON object (an Alertmanager webhook), got %s", gotValue(te.Value))
 			}
-			return nil, badRequest(te.Field, "expected JSON %s, got %s", jsonKind(te.Type), te.Value)
+			return nil, badRequest(te.Field, "expected JSON %s, got %s", jsonKind(te.Type), gotValue(te.Value))
 		}
 		return nil, badRequest("", "malformed JSON: %v", err)
 	}
@@ -169,16 +191,17 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 				if te.Field != "" {
 					field += "." + te.Field
 				}
-				reason = "expected JSON " + jsonKind(te.Type) + ", got " + te.Value
+				reason = "expected JSON " + jsonKind(te.Type) + ", got " + gotValue(te.Value)
 			}
 			msg.Rejected = append(msg.Rejected, alert.Rejection{Index: i, Reason: field + ": " + reason})
 			continue
 		}
 		addAlert(msg, i, &a, !utf8.Valid(raw))
 	}
+	mendFingerprintClashes(msg.Items)
 	// Envelope strings decoded from invalid UTF-8 were replaced by
 	// encoding/json already; nothing more to mend there.
-	return msg, nil
+	return msg, allRejected(msg)
 }
 
 // jsonKind names the JSON type a Go type decodes from.
@@ -200,9 +223,28 @@ func jsonKind(t reflect.Type) string {
 		return "boolean"
 	case reflect.Pointer:
 		return jsonKind(t.Elem())
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "non-negative integer"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "integer"
 	default:
 		return "number"
 	}
+}
+
+// gotValue is encoding/json's description of a value of the wrong type
+// ("number -1", "string"), cut so that an answer never echoes a huge
+// literal back.
+func gotValue(v string) string {
+	const most = 48
+	if len(v) <= most {
+		return v
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return v[:cut] + "…"
 }
 
 func checkEnvelope(w *wireMessage) error {
@@ -293,14 +335,64 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 		a.Flags = append(a.Flags, alert.FlagStatusInvalid)
 	}
 	if a.Fingerprint == "" {
-		ls := make(model.LabelSet, len(a.Labels))
-		for k, v := range a.Labels {
-			ls[model.LabelName(k)] = model.LabelValue(v)
-		}
-		a.Fingerprint = ls.Fingerprint().String()
+		a.Fingerprint = labelsFingerprint(a.Labels)
 		a.Flags = append(a.Flags, alert.FlagFingerprint)
 	}
 	m.Items = append(m.Items, a)
+}
+
+// labelsFingerprint is Alertmanager's fingerprint of labels.
+func labelsFingerprint(labels template.KV) string {
+	ls := make(model.LabelSet, len(labels))
+	for k, v := range labels {
+		ls[model.LabelName(k)] = model.LabelValue(v)
+	}
+	return ls.Fingerprint().String()
+}
+
+// mendFingerprintClashes gives every alert of a fingerprint that the
+// payload carries with different labels the fingerprint of its own labels,
+// flagged FlagFingerprint. Alertmanager derives a fingerprint from the
+// labels, so such a payload comes from another sender's defect; taken as
+// one alert repeated, only the first would be notified. The same alert
+// twice (same labels) stays as sent.
+func mendFingerprintClashes(items []alert.Alert) {
+	var clashing []string // fingerprints carried with different labels
+	if len(items) <= 16 {
+		// Few alerts: no map to allocate.
+		for j := 1; j < len(items); j++ {
+			for i := range j {
+				if items[i].Fingerprint == items[j].Fingerprint && !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, items[j].Fingerprint) {
+					clashing = append(clashing, items[j].Fingerprint)
+				}
+			}
+		}
+	} else {
+		first := make(map[string]int, len(items))
+		for j := range items {
+			i, seen := first[items[j].Fingerprint]
+			if !seen {
+				first[items[j].Fingerprint] = j
+			} else if !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, items[j].Fingerprint) {
+				clashing = append(clashing, items[j].Fingerprint)
+			}
+		}
+	}
+	if len(clashing) == 0 {
+		return
+	}
+	for k := range items {
+		a := &items[k]
+		if !slices.Contains(clashing, a.Fingerprint) {
+			continue
+		}
+		if fp := labelsFingerprint(a.Labels); fp != a.Fingerprint {
+			a.Fingerprint = fp
+			if !slices.Contains(a.Flags, alert.FlagFingerprint) {
+				a.Flags = append(a.Flags, alert.FlagFingerprint)
+			}
+		}
+	}
 }
 
 // IsJSONContentType reports whether a Content-Type header names JSON

@@ -38,6 +38,9 @@ func TestDecodeRejectsPayloadsThatCannotBeReadAsAWhole(t *testing.T) {
 		{"a top-level array is not a webhook", []byte(`[{"version":"4"}]`), "", "expected a JSON object"},
 		{"an empty body is malformed", nil, "", "malformed JSON"},
 		{"trailing garbage is malformed", []byte(`{"version":"4","alerts":[{"labels":{"a":"b"}}]}}`), "", "malformed JSON"},
+		{"a negative truncatedAlerts says a count cannot be negative", []byte(`{"version":"4","truncatedAlerts":-1,"alerts":[{"labels":{"a":"b"}}]}`), "truncatedAlerts", "expected JSON non-negative integer, got number -1"},
+		{"a huge literal is not echoed whole", []byte(`{"version":"4","truncatedAlerts":` + strings.Repeat("9", 400) + `,"alerts":[{"labels":{"a":"b"}}]}`), "truncatedAlerts", "got number " + strings.Repeat("9", 41) + "…"},
+		{"a payload none of whose alerts can be read is refused, naming why", []byte(`{"version":"4","alerts":[{"labels":{}},{"status":"firing"}]}`), "alerts", "no alert could be read: alerts[0].labels: an alert without labels cannot be identified; alerts[1].labels"},
 		{"groupLabels of the wrong type names the field", []byte(`{"version":"4","groupLabels":[1],"alerts":[{"labels":{"a":"b"}}]}`), "groupLabels", "expected JSON object, got array"},
 	}
 	for _, tt := range tests {
@@ -208,6 +211,46 @@ func TestDecodeMendsStatusAndFingerprint(t *testing.T) {
 	}
 	if want := webhooktest.Fingerprint(map[string]string{"alertname": "A"}); a.Fingerprint != want || !slices.Contains(a.Flags, alert.FlagFingerprint) {
 		t.Errorf("alert A webhooktest.Fingerprint %q flags %v; want computed %q", a.Fingerprint, a.Flags, want)
+	}
+}
+
+// Two alerts under one fingerprint with different labels (a sender's
+// defect: Alertmanager derives it from the labels) would be taken for one
+// alert sent twice and the second never notified: each gets its labels'
+// own fingerprint, flagged. The same alert twice stays as sent. Both the
+// few-alert and the many-alert paths.
+func TestDecodeMendsOneFingerprintOverDifferentLabels(t *testing.T) {
+	for _, n := range []int{2, 40} {
+		var alerts []string
+		for i := range n {
+			name, idx := "A", 0
+			if i == 1 {
+				name, idx = "B", 1
+			}
+			alerts = append(alerts, fmt.Sprintf(`{"status":"firing","labels":{"alertname":%q,"i":"%d"},"fingerprint":"0123456789abcdef"}`, name, idx))
+		}
+		m, err := webhook.Decode([]byte(`{"version":"4","alerts":[`+strings.Join(alerts, ",")+`]}`), receivedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, b := m.Items[0], m.Items[1]
+		wantA := webhooktest.Fingerprint(map[string]string{"alertname": "A", "i": "0"})
+		wantB := webhooktest.Fingerprint(map[string]string{"alertname": "B", "i": "1"})
+		if a.Fingerprint != wantA || b.Fingerprint != wantB || !slices.Contains(a.Flags, alert.FlagFingerprint) || !slices.Contains(b.Flags, alert.FlagFingerprint) {
+			t.Fatalf("%d alerts: fingerprints %s %v, %s %v; want each its labels' (%s, %s), flagged", n, a.Fingerprint, a.Flags, b.Fingerprint, b.Flags, wantA, wantB)
+		}
+		for _, c := range m.Items[2:] {
+			if c.Fingerprint != wantA {
+				t.Fatalf("%d alerts: a copy of A has %s, want %s", n, c.Fingerprint, wantA)
+			}
+		}
+	}
+	m, err := webhook.Decode([]byte(`{"version":"4","alerts":[{"labels":{"alertname":"A"},"fingerprint":"0123456789abcdef"},{"labels":{"alertname":"A"},"fingerprint":"0123456789abcdef"}]}`), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Items[0].Fingerprint != "0123456789abcdef" || m.Items[1].Fingerprint != "0123456789abcdef" || slices.Contains(m.Items[1].Flags, alert.FlagFingerprint) {
+		t.Fatalf("the same alert twice: %+v, want both as sent", m.Items)
 	}
 }
 
