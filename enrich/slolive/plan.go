@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"text/template"
@@ -79,7 +80,7 @@ func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
 	case l["slo"] != "" && hasKey(l, "long") && hasKey(l, "short"):
 		id := l["slo"]
 		sel := fmt.Sprintf(`slo=%s}`, promQuote(id))
-		p = &plan{kind: KindPyrra, slo: id, key: "pyrra\x00" + id, labels: l, queries: []query{
+		p = &plan{kind: KindPyrra, slo: id, key: "pyrra\x00" + id + "\x00" + groupingKey(l), labels: l, queries: []query{
 			{name: qBurn, expr: `{__name__=~".+` + pyrraBurnInfix + `.+",` + sel},
 			{name: qBurnBefore, expr: `{__name__=~".+` + pyrraBurnInfix + `.+",` + sel, ago: TrendLookback},
 			{name: qBudget, expr: `{__name__=~"` + pyrraObjective + `|` + pyrraAvailability + `",` + sel},
@@ -100,6 +101,31 @@ func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
 		p.exemplars = sel
 	}
 	return p, nil
+}
+
+// alertOnlyLabels are the labels of a Pyrra alert that its recording
+// rules' series never carry.
+var alertOnlyLabels = map[string]bool{"alertname": true, "long": true, "short": true, "severity": true, "exhaustion": true, "slo": true}
+
+// groupingKey is the alert's labels that may select among a Pyrra SLO's
+// series (agrees): the alerts of one grouped SLO (one per route, say)
+// read different burn rates, so they must not share one cached answer.
+func groupingKey(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		if !alertOnlyLabels[k] {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(l[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
 
 // customPlan renders the expression templates for a hand-rolled SLO. Its

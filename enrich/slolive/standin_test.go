@@ -427,3 +427,46 @@ func TestSlothTrendAndDetails(t *testing.T) {
 		}
 	}
 }
+
+// A Pyrra SLO grouped by route fires one alert per route; each reads the
+// burn rates of its own route, not those of whichever route was looked up
+// first within the cache's TTL (the cache was keyed by the SLO alone).
+func TestGroupedPyrraAlertsReadTheirOwnSeries(t *testing.T) {
+	ratios := map[string]float64{"/a": 0.3, "/b": 0}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		q := r.Form.Get("query")
+		var res []string
+		now := time.Now().Unix()
+		switch {
+		case strings.Contains(q, pyrraBurnInfix):
+			for route, v := range ratios {
+				for _, win := range []string{"5m", "1h"} {
+					res = append(res, fmt.Sprintf(`{"metric":{"__name__":"http_requests:burnrate%s","slo":"api","route":%q},"value":[%d,"%g"]}`, win, route, now, v))
+				}
+			}
+		case strings.Contains(q, pyrraObjective):
+			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,"slo":"api"},"value":[%d,"0.99"]}`, pyrraObjective, now))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, config(srv.URL), Options{})
+	worst := func(route string) float64 {
+		a := &alert.Alert{}
+		a.Labels = map[string]string{"alertname": "ErrorBudgetBurn", "slo": "api", "long": "1h", "short": "5m", "severity": "critical", "route": route}
+		lc, err := c.Lookup(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := 0.0
+		for _, b := range lc.Burns {
+			w = max(w, b.Rate)
+		}
+		return w
+	}
+	if a, b := worst("/a"), worst("/b"); a < 29 || b != 0 {
+		t.Fatalf("worst burn of route /a %g, of /b %g: want 30 and 0, each its own series", a, b)
+	}
+}
