@@ -124,7 +124,8 @@ func (m *Memory) SetNX(ctx context.Context, entries []Entry) ([]bool, error) {
 	now := m.now()
 	set := make([]bool, len(entries))
 	for i, e := range entries {
-		if m.lookup(e.Key, now) != nil {
+		if it := m.lookup(e.Key, now); it != nil {
+			set[i] = it.set == nil && it.value == e.Value // the caller's own claim
 			continue
 		}
 		m.setValue(e.Key, e.Value, expiry(now, e.TTL), now)

@@ -170,7 +170,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 		return nil, err, err
 	}
 	alsoErr = r.setsErr(sets)
-	won, err = claimReplies(cmds)
+	won, err = claimReplies(cmds, claims)
 	if err != nil {
 		return nil, r.observe(opSetNX, start, err), alsoErr
 	}
@@ -192,16 +192,21 @@ func (r *Redis) setsErr(sets []*redis.StatusCmd) error {
 	return nil
 }
 
-// claimReplies reads the replies of a pipeline's SET NX commands: each
-// claim won, or the first error. Exec reports the first command's error,
-// redis.Nil (not set) included, so every command is looked at.
-func claimReplies(cmds []*redis.StatusCmd) ([]bool, error) {
+// claimReplies reads the replies of a pipeline's SET NX GET commands (see
+// queueClaims): each claim won, or the first error. A claim is won when
+// the key was absent (nil reply) or already held this claim's own value:
+// go-redis sent the command again after its first reply was lost (a
+// timeout, a connection reset) and the first one had set it. Exec reports
+// the first command's error, redis.Nil included, so every command is
+// looked at.
+func claimReplies(cmds []*redis.StatusCmd, claims []Entry) ([]bool, error) {
 	won := make([]bool, len(cmds))
 	for i, c := range cmds {
 		switch err := c.Err(); {
-		case err == nil:
-			won[i] = true
 		case errors.Is(err, redis.Nil):
+			won[i] = true
+		case err == nil:
+			won[i] = c.Val() == claims[i].Value
 		default:
 			return nil, err
 		}
@@ -209,11 +214,13 @@ func claimReplies(cmds []*redis.StatusCmd) ([]bool, error) {
 	return won, nil
 }
 
-// queueClaims queues SET NX PX of every claim into cmds and SET PX of
-// every entry of also, and returns the latter's commands.
+// queueClaims queues SET NX GET PX of every claim into cmds and SET PX of
+// every entry of also, and returns the latter's commands. GET (Redis 7.0
+// allows it with NX) returns what a lost claim found, so a claim sent
+// twice by go-redis's retry is still known as this caller's.
 func queueClaims(ctx context.Context, p redis.Pipeliner, claims, also []Entry, cmds []*redis.StatusCmd) []*redis.StatusCmd {
 	for i, e := range claims {
-		cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", TTL: e.TTL})
+		cmds[i] = p.SetArgs(ctx, e.Key, e.Value, redis.SetArgs{Mode: "NX", Get: true, TTL: e.TTL})
 	}
 	sets := make([]*redis.StatusCmd, 0, len(also))
 	for _, e := range also {

@@ -344,7 +344,7 @@ func (r *Redis) ClaimJoin(ctx context.Context, claims, also []Entry, ops []Claim
 		return ClaimJoinResult{ClaimErr: err, AlsoErr: err, IncidentsErr: err}
 	}
 	res.AlsoErr = r.setsErr(sets)
-	res.Won, res.ClaimErr = claimReplies(cmds)
+	res.Won, res.ClaimErr = claimReplies(cmds, claims)
 	if res.ClaimErr != nil {
 		// A claim that failed is not this call's: its members were left out
 		// of their steps, but the steps' answers are not trusted either.

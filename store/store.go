@@ -27,7 +27,10 @@ type Entry struct {
 // Errors from an unreachable backend wrap ErrUnavailable.
 type Store interface {
 	// SetNX sets each entry only if its key does not exist (SET NX PX) and
-	// reports, per entry, whether this call set it.
+	// reports, per entry, whether this call set it — or found its key
+	// already holding exactly the entry's value. Callers claim with values
+	// unique to the claim (tokens), so such a key is the caller's own: set
+	// by a first attempt whose reply was lost before a client's retry.
 	SetNX(ctx context.Context, entries []Entry) ([]bool, error)
 	// Set sets each entry unconditionally (SET PX).
 	Set(ctx context.Context, entries []Entry) error

@@ -96,8 +96,13 @@ func testClaim(t *testing.T, s store.Store, k keyMaker) {
 	expect(t, "values after Claim", mustGet(t, s, held, k.key("c2", "claim"), k.key("c3", "history")),
 		[]string{"other", "tok", "h1"})
 	// Claims alone, and writes alone.
-	if won, err, alsoErr = store.Claim(t.Context(), s, claims[1:], nil); err != nil || alsoErr != nil || len(won) != 1 || won[0] {
-		t.Fatalf("Claim of a held key alone = %v, %v, %v; want [false]", won, err, alsoErr)
+	other := []store.Entry{{Key: claims[1].Key, Value: "tok2", TTL: longTTL}}
+	if won, err, alsoErr = store.Claim(t.Context(), s, other, nil); err != nil || alsoErr != nil || len(won) != 1 || won[0] {
+		t.Fatalf("Claim of a key another token holds = %v, %v, %v; want [false]", won, err, alsoErr)
+	}
+	// The same claim sent again (a retry after a lost reply) is still won.
+	if won, err, alsoErr = store.Claim(t.Context(), s, claims[1:], nil); err != nil || alsoErr != nil || len(won) != 1 || !won[0] {
+		t.Fatalf("the same Claim again = %v, %v, %v; want [true]", won, err, alsoErr)
 	}
 	also[0].Value = "h2"
 	if won, err, alsoErr = store.Claim(t.Context(), s, nil, also); err != nil || alsoErr != nil || len(won) != 0 {
