@@ -145,15 +145,22 @@ func TestEveryYAMLFileInDeployParses(t *testing.T) {
 	}
 }
 
-// manifests renders a kustomization directory into its objects by kind/name.
+// manifests are rendered objects by kind/name.
 type manifests map[string]map[string]interface{}
 
+// kustomize renders a kustomization directory into its objects by
+// kind/name, through `kubecheck kustomize`: the kustomize library kubectl
+// embeds, with kubectl kustomize's options and output, so no kubectl is
+// needed. Every object must pass kubecheck.
 func kustomize(t *testing.T, dir string) manifests {
 	t.Helper()
-	kubectl := tool(t, "kubectl")
-	docs, err := decodeAll(run(t, "", kubectl, "kustomize", dir))
+	rendered := run(t, "", kubecheck(t), "kustomize", dir)
+	if errs := validate(t, rendered); errs != "" {
+		t.Fatalf("kustomize %s renders manifests invalid against the Kubernetes API types:\n%s", dir, errs)
+	}
+	docs, err := decodeAll(rendered)
 	if err != nil {
-		t.Fatalf("kubectl kustomize %s: %v", dir, err)
+		t.Fatalf("kustomize %s: %v", dir, err)
 	}
 	out := manifests{}
 	for _, d := range docs {
@@ -230,7 +237,7 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 		{"liveness probe port", get(c, "livenessProbe", "httpGet", "port"), "http"},
 		{"container port name", get(c, "ports", 0, "name"), "http"},
 		{"container port", get(c, "ports", 0, "containerPort"), 9095},
-		{"args", fmt.Sprint(get(c, "args")), "[serve --config.file=/etc/alertrouter/router.yml --log.format=json]"},
+		{"args", fmt.Sprint(get(c, "args")), "[serve --config.file=/etc/alertrouter/router.yml --web.shutdown-delay=5s --log.format=json]"},
 		{"pod runAsNonRoot", get(podSpec, "securityContext", "runAsNonRoot"), true},
 		{"pod seccomp", get(podSpec, "securityContext", "seccompProfile", "type"), "RuntimeDefault"},
 		{"container runAsNonRoot", get(c, "securityContext", "runAsNonRoot"), true},
@@ -250,10 +257,11 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 			t.Errorf("Deployment alertrouter %s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
-	// terminationGracePeriodSeconds must outlast a webhook in flight.
+	// terminationGracePeriodSeconds must outlast the shutdown delay and
+	// then the drain of a webhook in flight (webhook.timeout + 5s).
 	grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
-	if webhook := time.Duration(config.DefaultWebhook().Timeout); time.Duration(grace)*time.Second <= webhook {
-		t.Errorf("terminationGracePeriodSeconds %ds does not outlast the router's default webhook.timeout %s", grace, webhook)
+	if need := 5*time.Second + time.Duration(config.DefaultWebhook().Timeout) + 5*time.Second; time.Duration(grace)*time.Second < need {
+		t.Errorf("terminationGracePeriodSeconds %ds does not cover --web.shutdown-delay=5s + the default webhook.timeout + 5s = %s", grace, need)
 	}
 
 	pdb := m.byKind(t, "PodDisruptionBudget", "alertrouter")
@@ -617,16 +625,77 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 	// What the issue asks to alert on, by the metrics that carry it.
 	for _, want := range []string{"alertrouter_notifications_total", "alertrouter_dead_letters_total", "alertrouter_dedup_store_errors_total",
 		"alertrouter_webhooks_total", "alertrouter_config_last_reload_successful", "alertrouter_webhook_duration_seconds_bucket",
-		"alertmanager_notifications_failed_total"} {
+		"alertmanager_notifications_failed_total", "alertrouter_notifier_panics_total", "alertrouter_slack_actions_total",
+		"alertrouter_store_errors_total", "alertrouter_store_operation_duration_seconds_count"} {
 		if !metrics[want] {
 			t.Errorf("no self-monitoring alert on %s", want)
 		}
 	}
 	known := routerMetricNames(t)
 	for m := range metrics {
-		base := strings.TrimSuffix(m, "_bucket")
+		base := m
+		for _, suf := range []string{"_bucket", "_sum", "_count"} {
+			if trimmed, ok := strings.CutSuffix(m, suf); ok && known[trimmed] {
+				base = trimmed
+			}
+		}
 		if strings.HasPrefix(m, "alertrouter_") && !known[base] {
 			t.Errorf("alert expression uses %s, which the router does not export", m)
+		}
+	}
+}
+
+// Every self-monitoring alert is in deploy/README.md's table (section 11)
+// and in README.md's list of alerts, and nothing else is.
+func TestEverySelfMonitoringAlertIsDocumented(t *testing.T) {
+	b, err := os.ReadFile("prometheus/alertrouter-mixin/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rules struct {
+		Groups []struct {
+			Rules []struct {
+				Alert string `yaml:"alert"`
+			} `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &rules); err != nil {
+		t.Fatal(err)
+	}
+	var alerts []string
+	for _, g := range rules.Groups {
+		for _, r := range g.Rules {
+			alerts = append(alerts, r.Alert)
+		}
+	}
+	sort.Strings(alerts)
+	alertName := regexp.MustCompile("`(Alert(?:router|manager)[A-Za-z]+)`")
+	documented := func(file, start, end string) []string {
+		t.Helper()
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, section, ok := strings.Cut(string(b), start)
+		if !ok {
+			t.Fatalf("%s has no %q", file, start)
+		}
+		section, _, _ = strings.Cut(section, end)
+		var names []string
+		for _, m := range alertName.FindAllStringSubmatch(section, -1) {
+			if !slices.Contains(names, m[1]) {
+				names = append(names, m[1])
+			}
+		}
+		sort.Strings(names)
+		return names
+	}
+	for _, d := range []struct{ file, start, end string }{
+		{"README.md", "## 11. Self-monitoring alerts", "\n## "},
+		{"../README.md", "- **Self-monitoring**", "\n- **"},
+	} {
+		if got := documented(d.file, d.start, d.end); !slices.Equal(got, alerts) {
+			t.Errorf("%s (%s) lists the alerts %v; the mixin has %v", d.file, d.start, got, alerts)
 		}
 	}
 }

@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"go.yaml.in/yaml/v2"
 
@@ -205,6 +207,9 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 			if !strings.Contains(args, "serve --config.file=/etc/alertrouter/router.yml") {
 				t.Errorf("args %s do not load the mounted router.yml", args)
 			}
+			if !strings.Contains(args, " --web.shutdown-delay=5s ") {
+				t.Errorf("args %s: want --web.shutdown-delay=5s, so a terminating pod turns unready before its listener closes", args)
+			}
 			if got := strings.Contains(args, "--web.config.file=/etc/alertrouter/web/web.yml"); got != c.https {
 				t.Errorf("args %s: --web.config.file present = %v, want %v", args, got, c.https)
 			}
@@ -218,6 +223,12 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 			cfg, err := config.Parse([]byte(str(get(cm, "data", "router.yml"))), "/etc/alertrouter")
 			if err != nil {
 				t.Fatalf("router.yml does not load: %v\n%s", err, get(cm, "data", "router.yml"))
+			}
+			// The grace period covers the shutdown delay, then the drain
+			// of a webhook in flight (webhook.timeout + 5s).
+			grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
+			if need := 5*time.Second + time.Duration(cfg.Webhook.Timeout) + 5*time.Second; time.Duration(grace)*time.Second < need {
+				t.Errorf("terminationGracePeriodSeconds %ds < shutdown delay 5s + webhook.timeout %s + 5s", grace, time.Duration(cfg.Webhook.Timeout))
 			}
 			r := cfg.Store.Redis
 			if r == nil {
@@ -254,8 +265,8 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 				t.Errorf("Service alertrouter missing or not selecting the router pods: %v", svc)
 			}
 			pdb := m["PodDisruptionBudget/alertrouter"]
-			if pdb == nil || get(pdb, "spec", "minAvailable") != 1 {
-				t.Errorf("PodDisruptionBudget alertrouter missing or minAvailable != 1: %v", pdb)
+			if pdb == nil || get(pdb, "spec", "minAvailable") != 1 || !selects(get(pdb, "spec", "selector", "matchLabels"), get(d, "spec", "template", "metadata", "labels")) {
+				t.Errorf("PodDisruptionBudget alertrouter missing, minAvailable != 1 or not selecting the router pods: %v", pdb)
 			}
 			if (m["ServiceMonitor/alertrouter"] != nil) != c.monitoring || (m["PrometheusRule/alertrouter"] != nil) != c.monitoring {
 				t.Errorf("ServiceMonitor/PrometheusRule rendered = %v/%v, want %v", m["ServiceMonitor/alertrouter"] != nil, m["PrometheusRule/alertrouter"] != nil, c.monitoring)
@@ -361,6 +372,14 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 		{[]string{"replicas=3"}, "additional properties 'replicas' not allowed"},
 		{[]string{"redis.mode=external", "redis.addrs={r:6379}", "redis.passwordKey=pw"}, "redis.passwordKey names a key of secrets.existingSecret"},
 		{[]string{"config.store.redis.addrs={r:6379}"}, "config.store: set the store through the redis values"},
+		// The grace period must cover shutdown delay + webhook.timeout + 5s.
+		{[]string{"terminationGracePeriodSeconds=34"}, "terminationGracePeriodSeconds 34 is shorter than shutdownDelay 5s + config.webhook.timeout 25s + 5s = 35s"},
+		{[]string{"config.webhook.timeout=1m"}, "terminationGracePeriodSeconds 40 is shorter than shutdownDelay 5s + config.webhook.timeout 1m + 5s = 70s"},
+		{[]string{"shutdownDelay=31s"}, "= 61s"},
+		{[]string{"shutdownDelay=5 seconds"}, "at '/shutdownDelay'"},
+		{[]string{"config.webhook.timeout=1d", "terminationGracePeriodSeconds=100000"}, `"1d" is not a duration the chart can add up`},
+		{[]string{"env[0].value=400"}, "missing property 'name'"},
+		{[]string{"env[0].name=GOGC", "env[0].valu=400"}, "additional properties 'valu' not allowed"},
 	} {
 		args := chartCases[0].args()
 		for _, s := range tc.set {
@@ -371,8 +390,13 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 			t.Errorf("helm template --set %v: err %v, output %s; want a failure saying %q", tc.set, err, out, tc.want)
 		}
 	}
+	// A grace period that covers a longer webhook.timeout passes.
+	_, m := render(t, chartCases[0], "--set", "config.webhook.timeout=1m30s", "--set", "terminationGracePeriodSeconds=100")
+	if got := get(m["Deployment/alertrouter"], "spec", "template", "spec", "terminationGracePeriodSeconds"); got != 100 {
+		t.Errorf("terminationGracePeriodSeconds = %v, want the 100 set", got)
+	}
 	// One replica needs no Redis: the in-memory store.
-	_, m := render(t, chartCases[0], "--set", "redis.mode=none", "--set", "replicaCount=1")
+	_, m = render(t, chartCases[0], "--set", "redis.mode=none", "--set", "replicaCount=1")
 	cfg, err := config.Parse([]byte(str(get(m["ConfigMap/alertrouter-config"], "data", "router.yml"))), "/etc/alertrouter")
 	if err != nil || cfg.Store.Redis != nil {
 		t.Errorf("redis.mode=none: router.yml store.redis = %v (err %v), want the in-memory store", cfg, err)
@@ -409,5 +433,120 @@ func TestKubecheckRejectsInvalidManifests(t *testing.T) {
 				t.Errorf("kubecheck output %q, want it to reject with %q", errs, tc.want)
 			}
 		})
+	}
+}
+
+// A PodDisruptionBudget of minAvailable: 1 over one replica blocks every
+// node drain: the chart renders it only with several replicas.
+func TestHelmPodDisruptionBudgetOnlyWithSeveralReplicas(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"replicaCount=1"}, false},
+		{[]string{"replicaCount=1", "redis.mode=none"}, false},
+		{[]string{"replicaCount=3"}, true},
+		{[]string{"replicaCount=3", "podDisruptionBudget.enabled=false"}, false},
+	} {
+		var extra []string
+		for _, s := range tc.set {
+			extra = append(extra, "--set", s)
+		}
+		out, m := render(t, chartCases[0], extra...)
+		if got := m["PodDisruptionBudget/alertrouter"] != nil; got != tc.want {
+			t.Errorf("--set %v: PodDisruptionBudget rendered = %v, want %v", tc.set, got, tc.want)
+		}
+		if errs := validate(t, out); errs != "" {
+			t.Errorf("--set %v: invalid manifests:\n%s", tc.set, errs)
+		}
+	}
+}
+
+// env and envFrom reach the router container (GOGC, GOMEMLIMIT: README.md,
+// "Command line"), as Kubernetes types.
+func TestHelmEnvReachesTheRouterContainer(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "env.yaml")
+	if err := os.WriteFile(values, []byte(`env:
+  - name: GOGC
+    value: "400"
+  - name: GOMEMLIMIT
+    valueFrom:
+      resourceFieldRef:
+        containerName: router
+        resource: limits.memory
+envFrom:
+  - secretRef:
+      name: alertrouter-env
+  - prefix: AR_
+    configMapRef:
+      name: alertrouter-extra
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, m := render(t, chartCases[0], "-f", values)
+	if errs := validate(t, out); errs != "" {
+		t.Fatalf("invalid manifests with env and envFrom:\n%s", errs)
+	}
+	ctr := container(t, m["Deployment/alertrouter"], "router")
+	for _, ck := range []struct{ what, got, want string }{
+		{"env[0]", fmt.Sprint(get(ctr, "env", 0, "name"), "=", get(ctr, "env", 0, "value")), "GOGC=400"},
+		{"env[1]", fmt.Sprint(get(ctr, "env", 1, "name"), " ", get(ctr, "env", 1, "valueFrom", "resourceFieldRef", "resource")), "GOMEMLIMIT limits.memory"},
+		{"envFrom[0]", str(get(ctr, "envFrom", 0, "secretRef", "name")), "alertrouter-env"},
+		{"envFrom[1]", fmt.Sprint(get(ctr, "envFrom", 1, "prefix"), get(ctr, "envFrom", 1, "configMapRef", "name")), "AR_alertrouter-extra"},
+	} {
+		if ck.got != ck.want {
+			t.Errorf("router container %s = %q, want %q", ck.what, ck.got, ck.want)
+		}
+	}
+	// None by default.
+	_, m = render(t, chartCases[0])
+	if ctr := container(t, m["Deployment/alertrouter"], "router"); get(ctr, "env") != nil || get(ctr, "envFrom") != nil {
+		t.Errorf("default values render env %v, envFrom %v; want none", get(ctr, "env"), get(ctr, "envFrom"))
+	}
+}
+
+var pushedTag = regexp.MustCompile(`(?m)^docker push \S+:(\S+)$`)
+
+// The chart's default image is the one the docs build and push (deploy/
+// README.md section 0), tagged as releases are (make release VERSION=vX.Y.Z),
+// and the examples pin that same tag.
+func TestHelmDefaultImageTagIsTheReleasedOne(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm := pushedTag.FindSubmatch(readme)
+	if mm == nil {
+		t.Fatal("deploy/README.md has no `docker push IMAGE:TAG` line")
+	}
+	tag := string(mm[1])
+	if !regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`).MatchString(tag) {
+		t.Errorf("deploy/README.md pushes tag %q, want a release tag vX.Y.Z (make release VERSION=vX.Y.Z)", tag)
+	}
+	_, m := render(t, chartCases[0])
+	d := m["Deployment/alertrouter"]
+	if got, want := str(get(container(t, d, "router"), "image")), "registry.example.com/alertrouter/alertrouter:"+tag; got != want {
+		t.Errorf("the chart's default image = %q, want %q: the tag deploy/README.md builds and pushes", got, want)
+	}
+	if got := str(get(d, "metadata", "labels", "app.kubernetes.io/version")); got != tag {
+		t.Errorf("app.kubernetes.io/version = %q, want %q", got, tag)
+	}
+	for _, c := range chartCases[1:] {
+		b, err := os.ReadFile(filepath.Join(chartDir, c.values))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v struct {
+			Image struct {
+				Tag string `yaml:"tag"`
+			} `yaml:"image"`
+		}
+		if err := yaml.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Image.Tag != "" && v.Image.Tag != tag {
+			t.Errorf("%s pins image.tag %q, want the released %q", c.values, v.Image.Tag, tag)
+		}
 	}
 }

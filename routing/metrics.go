@@ -114,3 +114,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	return m
 }
+
+// InitIntegration creates the per-integration series of one integration of
+// a receiver at zero (alertrouter_notifier_panics_total), as the notify and
+// dead-letter metrics do: a counter that first appears at 1 has no earlier
+// sample for increase() to start from, so an alert on it would miss the
+// first panic. Call it for every configured integration when a pipeline is
+// built; a nil Metrics does nothing.
+func (m *Metrics) InitIntegration(receiver, integration string) {
+	if m == nil {
+		return
+	}
+	m.notifierPanics.WithLabelValues(receiver, integration)
+}

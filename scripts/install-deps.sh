@@ -6,7 +6,10 @@
 # for the live SLO context tests in enrich/slolive) and chromium (the
 # operations console's browser tests in routing/console). Only what is
 # missing is installed; on systems without apt-get it says what to install.
-# It also builds helm from its Go module (below).
+# It also builds helm from its Go module (below). kubectl is not needed:
+# the deploy tests render the kustomize base through deploy/kubecheck,
+# which embeds the kustomize library kubectl uses (a Go module, fetched by
+# go build like the rest).
 set -euo pipefail
 need=()
 command -v redis-server >/dev/null 2>&1 || need+=(redis-server)

@@ -29,6 +29,7 @@ type Main struct {
 	configFileSet bool
 	webFlags      *web.FlagConfig
 	lifecycle     bool
+	serveOpts     serveOptions
 	runtime       runtimeOptions
 	logConfig     *promslog.Config
 	logger        *slog.Logger
@@ -50,6 +51,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// The serve flags are top-level, so `router --help` lists them.
 	m.webFlags = kingpinflag.AddFlags(app, ":9095")
 	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
+	app.Flag("web.shutdown-delay", "On SIGTERM, answer /-/ready with 503 at once and keep serving for this long before draining, so that the endpoints of a Kubernetes Service drop the pod before its listener closes (e.g. 5s). SIGINT and POST /-/quit drain at once.").
+		Default("0s").DurationVar(&m.serveOpts.shutdownDelay)
 	app.Flag("auto-gomemlimit", "Set GOMEMLIMIT to --auto-gomemlimit.ratio of the container's memory limit (cgroup) unless GOMEMLIMIT is set; --no-auto-gomemlimit leaves it.").
 		Default("true").BoolVar(&m.runtime.autoMemLimit)
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to GOMEMLIMIT, in (0, 1].").Default("0.9").Float64Var(&m.runtime.ratio)
@@ -91,7 +94,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case "explain":
 		return m.explain(*explainFile)
 	default:
-		if err := m.serve(ctx); err != nil {
+		if m.serveOpts.shutdownDelay < 0 {
+			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay)
+			return 2
+		}
+		if err := m.serveWith(ctx, m.serveOpts); err != nil {
 			m.logger.Error("router stopped", "err", err)
 			return 1
 		}

@@ -34,6 +34,10 @@ type journalCommands struct {
 	dlShowID *string
 	dlID     *string
 	dlAll    *bool
+	// dlReplaySince is replay --all's period; dlReplaySinceSet says it was
+	// given (it applies to --all only).
+	dlReplaySince    *model.Duration
+	dlReplaySinceSet bool
 
 	simConfig *string
 	simSince  *model.Duration
@@ -60,12 +64,13 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 
 	dl := app.Command("dead-letters", "List, show and replay notifications that failed permanently.")
 	list := dl.Command("list", "List dead letters, newest first, with whether each was replayed.")
-	c.dlSince = dur(list.Flag("since", "How far back to list (and, for replay --all, to replay)."), week)
+	c.dlSince = dur(list.Flag("since", "How far back to list."), week)
 	show := dl.Command("show", "Print one dead letter as JSON.")
 	c.dlShowID = show.Arg("id", "Dead letter id (from list).").Required().String()
 	replay := dl.Command("replay", "Send dead letters again through the current configuration, each at most once.")
 	c.dlID = replay.Arg("id", "Dead letter id (from list).").String()
-	c.dlAll = replay.Flag("all", "Replay every dead letter of the last 7 days not replayed yet.").Bool()
+	c.dlAll = replay.Flag("all", "Replay every dead letter of the last --since (7d by default) not replayed yet.").Bool()
+	c.dlReplaySince = dur(replay.Flag("since", "With --all: how far back to replay.").IsSetByUser(&c.dlReplaySinceSet), week)
 
 	sim := app.Command("simulate", "Decide the journal's alerts again under a candidate configuration and print what would change.")
 	c.simConfig = sim.Flag("config", "The candidate configuration file.").Required().String()
@@ -238,6 +243,10 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		fmt.Fprintln(m.Stderr, "router dead-letters replay: give one ID or --all")
 		return 2
 	}
+	if c.dlReplaySinceSet && !*c.dlAll {
+		fmt.Fprintln(m.Stderr, "router dead-letters replay: --since applies to --all only")
+		return 2
+	}
 	cfg, r, j, err := m.openJournal()
 	if err != nil {
 		return m.fail("dead-letters replay", err)
@@ -248,7 +257,7 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		return m.fail("dead-letters replay", err)
 	}
 	if *c.dlAll {
-		rep, err := rp.ReplayAll(ctx, time.Now().Add(-time.Duration(*c.dlSince)))
+		rep, err := rp.ReplayAll(ctx, time.Now().Add(-time.Duration(*c.dlReplaySince)))
 		if err != nil {
 			return m.fail("dead-letters replay", err)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
 	"github.com/prometheus/exporter-toolkit/web"
 
+	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
@@ -34,6 +36,20 @@ type runtime struct {
 
 	reloadOK   prometheus.Gauge
 	reloadTime prometheus.Gauge
+
+	// stopping is set on SIGTERM: /-/ready answers 503 from then on, while
+	// the router keeps serving for --web.shutdown-delay.
+	stopping atomic.Bool
+}
+
+// errShuttingDown is the readiness error of a router told to stop.
+var errShuttingDown = errors.New("shutting down: SIGTERM received, serving the --web.shutdown-delay before draining")
+
+// serveOptions are serve's own flags.
+type serveOptions struct {
+	// shutdownDelay is how long the router stays up, unready, after
+	// SIGTERM before it stops accepting connections.
+	shutdownDelay time.Duration
 }
 
 // Current implements webhook.Runtime: one config generation per request.
@@ -50,8 +66,28 @@ func (rt *runtime) Console() http.Handler {
 	})
 }
 
-// Ready implements webhook.Runtime.
-func (rt *runtime) Ready(ctx context.Context) error { return rt.deps.ready(ctx, rt.current.Load()) }
+// Ready implements webhook.Runtime: not ready once told to stop.
+func (rt *runtime) Ready(ctx context.Context) error {
+	if rt.stopping.Load() {
+		return errShuttingDown
+	}
+	return rt.deps.ready(ctx, rt.current.Load())
+}
+
+// build builds a generation and creates the series of its receivers'
+// integrations at zero, so that increase() sees their first event.
+func (rt *runtime) build(cfg *config.Config, st *state) (*built, error) {
+	b, err := rt.deps.build(cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	for name, integs := range b.pipeline.Receivers {
+		for _, in := range integs {
+			b.pipeline.Metrics.InitIntegration(name, in.Name)
+		}
+	}
+	return b, nil
+}
 
 // Reload re-reads the config file; a bad config is rejected, logged and
 // counted, and the old one keeps serving. Store settings are applied
@@ -87,7 +123,7 @@ func (rt *runtime) reload() error {
 		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred, journal: st.journal,
 			replayer: st.replayer, console: st.console, replay: st.replay}
 	}
-	b, err := rt.deps.build(cfg, st)
+	b, err := rt.build(cfg, st)
 	if err != nil {
 		if st.store != old.state.store {
 			st.close()
@@ -119,7 +155,20 @@ func serverTimeouts(srv *http.Server, timeout time.Duration) {
 	srv.IdleTimeout = timeout
 }
 
-func (m *Main) serve(ctx context.Context) error {
+// terminated reports whether ctx was cancelled by a SIGTERM: through the
+// signal.NotifyContext of main (its cause names the signal), or on term,
+// where serve receives SIGTERM itself.
+func terminated(ctx context.Context, term <-chan os.Signal) bool {
+	select {
+	case <-term:
+		return true
+	default:
+	}
+	cause := context.Cause(ctx)
+	return cause != nil && strings.Contains(cause.Error(), syscall.SIGTERM.String())
+}
+
+func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		return err
@@ -162,7 +211,7 @@ func (m *Main) serve(ctx context.Context) error {
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
 	}
 	reg.MustRegister(rt.reloadOK, rt.reloadTime)
-	b, err := d.build(cfg, st)
+	b, err := rt.build(cfg, st)
 	if err != nil {
 		st.close()
 		return err
@@ -185,13 +234,41 @@ func (m *Main) serve(ctx context.Context) error {
 	srv.ErrorLog = slog.NewLogLogger(m.logger.Handler(), slog.LevelWarn)
 	var g run.Group
 	// Signals: SIGTERM/SIGINT (ctx) end the group; everything else stops.
+	// SIGTERM (a Kubernetes pod being deleted) first turns /-/ready to 503
+	// and keeps serving for --web.shutdown-delay, while the endpoints of
+	// the Service drop the pod: webhooks sent meanwhile are still
+	// answered instead of refused. SIGINT (Ctrl-C) and POST /-/quit drain
+	// at once.
 	{
-		ctx, cancel := context.WithCancel(ctx)
+		term := make(chan os.Signal, 1)
+		signal.Notify(term, syscall.SIGTERM)
+		stop := make(chan struct{})
 		g.Add(func() error {
-			<-ctx.Done()
+			defer signal.Stop(term)
+			select {
+			case <-ctx.Done():
+				if !terminated(ctx, term) {
+					m.logger.Info("shutting down: draining in-flight webhooks")
+					return nil
+				}
+			case <-term:
+			case <-stop:
+				return nil
+			}
+			rt.stopping.Store(true)
+			if o.shutdownDelay > 0 {
+				m.logger.Info("SIGTERM: not ready from now on; serving until the shutdown delay has passed, then draining", "shutdown_delay", o.shutdownDelay)
+				t := time.NewTimer(o.shutdownDelay)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-stop:
+					return nil
+				}
+			}
 			m.logger.Info("shutting down: draining in-flight webhooks")
 			return nil
-		}, func(error) { cancel() })
+		}, func(error) { close(stop) })
 	}
 	// SIGHUP reloads the configuration.
 	{

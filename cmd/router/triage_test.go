@@ -48,20 +48,7 @@ func TestServeMountsSlackInteractions(t *testing.T) {
 	defer pd.Close()
 	sl := slacktest.NewServer("xoxb-router", "triage")
 	defer sl.Close()
-	p := writeFile(t, "router.yml", fmt.Sprintf(`
-route: {receiver: oncall}
-receivers:
-  - name: oncall
-    pagerduty_configs:
-      - routing_key: %s
-        url: %s
-    slack_configs:
-      - token: xoxb-router
-        api_url: %s
-        channel: '#triage'
-        signing_secret: %s
-        actions: [ack, resolve]
-`, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL(), triageSecret))
+	p := writeFile(t, "router.yml", oncallTriageConfig(pd, sl))
 	base, errb := serveConfig(t, p)
 
 	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1"}
@@ -121,4 +108,23 @@ func TestWithoutActionsTheInteractionsRouteIs404(t *testing.T) {
 	if resp.StatusCode != http.StatusNotFound {
 		t.Fatalf("status %d, want 404", resp.StatusCode)
 	}
+}
+
+// oncallTriageConfig is a router.yml whose receiver oncall pages pd and
+// posts to sl's #triage with the acknowledge and resolve buttons.
+func oncallTriageConfig(pd *pdtest.Server, sl *slacktest.Server) string {
+	return fmt.Sprintf(`
+route: {receiver: oncall}
+receivers:
+  - name: oncall
+    pagerduty_configs:
+      - routing_key: %s
+        url: %s
+    slack_configs:
+      - token: xoxb-router
+        api_url: %s
+        channel: '#triage'
+        signing_secret: %s
+        actions: [ack, resolve]
+`, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL(), triageSecret)
 }

@@ -15,6 +15,11 @@
 //
 // (run from deploy/kubecheck: `go run . FILE...`). It prints one line per
 // object checked and exits 1 when any object is invalid.
+//
+// `kubecheck kustomize DIR` prints what `kubectl kustomize DIR` prints,
+// through the same kustomize library kubectl embeds (with kubectl's
+// defaults: loads restricted to the kustomization's root, no plugins,
+// legacy order), so the tests of deploy/kubernetes need no kubectl.
 package main
 
 import (
@@ -37,9 +42,33 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
 )
 
+// kustomize builds the kustomization in dir as `kubectl kustomize dir` does
+// (kubectl's legacy order: namespaces, config and services before
+// workloads).
+func kustomize(dir string) ([]byte, error) {
+	o := krusty.MakeDefaultOptions()
+	o.Reorder = krusty.ReorderOptionLegacy
+	m, err := krusty.MakeKustomizer(o).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	return m.AsYaml()
+}
+
 func main() {
+	if len(os.Args) == 3 && os.Args[1] == "kustomize" {
+		out, err := kustomize(os.Args[2])
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "kubecheck kustomize:", err)
+			os.Exit(1)
+		}
+		_, _ = os.Stdout.Write(out)
+		return
+	}
 	var inputs []io.Reader
 	names := os.Args[1:]
 	if len(names) == 0 {

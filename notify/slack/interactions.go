@@ -65,6 +65,12 @@ func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 		Name: "alertrouter_slack_actions_total",
 		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale; panic for a bug, logged with its stack).",
 	}, []string{"action", "outcome"})}
+	// The panic outcome of every action at zero, so that increase() (the
+	// self-monitoring alert AlertrouterPanicked) sees the first panic: a
+	// counter that appears at 1 has no earlier sample to increase from.
+	for _, a := range []string{"none", "command", ActionAck, ActionSilence, ActionUnsilence, ActionEscalate, ActionResolve} {
+		m.actions.WithLabelValues(a, OutcomePanic)
+	}
 	if reg != nil {
 		reg.MustRegister(m.actions)
 	}

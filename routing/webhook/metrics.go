@@ -8,6 +8,17 @@ type Metrics struct {
 	webhookDuration prometheus.Histogram
 }
 
+// webhookOutcomes are the (outcome, code) pairs of alertrouter_webhooks_total
+// the edge counts (edge.go).
+var webhookOutcomes = []struct{ outcome, code string }{
+	{"ok", "200"},
+	{"failed", "502"}, {"failed", "503"},
+	{"overloaded", "503"},
+	{"unauthorized", "401"},
+	{"bad_input", "400"}, {"bad_input", "413"}, {"bad_input", "415"},
+	{"panic", "500"},
+}
+
 // NewMetrics registers the edge metrics on reg (nil: not registered).
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
@@ -20,6 +31,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time from reading a webhook to answering it.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
+	}
+	// Every outcome with the status codes it is answered with, at zero, so
+	// that increase() sees the first one (a counter that appears at 1 has
+	// no earlier sample to increase from): above all the panic outcome,
+	// which the self-monitoring alert AlertrouterPanicked watches.
+	for _, oc := range webhookOutcomes {
+		m.webhooks.WithLabelValues(oc.outcome, oc.code)
 	}
 	if reg != nil {
 		reg.MustRegister(m.webhooks, m.webhookDuration)

@@ -105,3 +105,34 @@ that cannot work, so a bad install stops at `helm install`.
 {{- define "alertrouter.scheme" -}}
 {{- if .Values.webConfig.tls_server_config }}HTTPS{{ else }}HTTP{{ end }}
 {{- end }}
+
+{{/*
+Seconds, rounded up, of a duration such as 25s, 1m30s or 500ms (the
+router's flags and config); fails on anything else.
+*/}}
+{{- define "alertrouter.seconds" -}}
+{{- $d := toString . }}
+{{- if not (regexMatch "^([0-9]+(ms|s|m|h))+$" $d) }}
+{{- fail (printf "%q is not a duration the chart can add up (e.g. 5s, 1m30s)" $d) }}
+{{- end }}
+{{- $unit := dict "ms" 1 "s" 1000 "m" 60000 "h" 3600000 }}
+{{- $ms := 0 }}
+{{- range regexFindAll "[0-9]+(ms|s|m|h)" $d -1 }}
+{{- $ms = add $ms (mul (regexFind "^[0-9]+" .) (get $unit (regexReplaceAll "^[0-9]+" . ""))) }}
+{{- end }}
+{{- div (add $ms 999) 1000 }}
+{{- end }}
+
+{{/*
+terminationGracePeriodSeconds, checked: after SIGTERM the router serves for
+shutdownDelay, then drains in-flight webhooks for up to webhook.timeout + 5s,
+so a shorter grace period would have the kubelet kill webhooks in flight.
+*/}}
+{{- define "alertrouter.terminationGracePeriodSeconds" -}}
+{{- $timeout := dig "webhook" "timeout" "25s" .Values.config }}
+{{- $need := add (include "alertrouter.seconds" .Values.shutdownDelay) (include "alertrouter.seconds" $timeout) 5 }}
+{{- if lt (int .Values.terminationGracePeriodSeconds) (int $need) }}
+{{- fail (printf "terminationGracePeriodSeconds %v is shorter than shutdownDelay %s + config.webhook.timeout %s + 5s = %vs: the kubelet would kill webhooks in flight" .Values.terminationGracePeriodSeconds .Values.shutdownDelay $timeout $need) }}
+{{- end }}
+{{- .Values.terminationGracePeriodSeconds }}
+{{- end }}
