@@ -82,7 +82,13 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 			ops = append(ops, op)
 		}
 	}
-	res := store.ClaimJoin(ctx, p.Store, p.leases().Claims(keys, token), histories, ops)
+	claims := p.leases().Claims(keys, token)
+	for i, t := range trs {
+		if t.kind == alert.KindReminder && p.Dedup.RepeatInterval > 0 {
+			claims[i].TTL = p.Dedup.RepeatInterval // one reminder per incident per interval
+		}
+	}
+	res := store.ClaimJoin(ctx, p.Store, claims, histories, ops)
 	if res.AlsoErr != nil {
 		p.countStoreError("write flap histories", res.AlsoErr)
 	}
@@ -123,7 +129,14 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 	var markers []string
 	for i, t := range trs {
 		t.won, t.held = won[i], won[i]
-		if !t.won {
+		switch {
+		case t.won:
+		case t.kind == alert.KindReminder:
+			// This incident was reminded within the interval (reminderClaim):
+			// nothing to wait for.
+			p.countDedup(dedupHit, sum)
+			t.record(alert.DeliveryDeduplicated, nil, 0)
+		default:
 			lost = append(lost, t)
 			markers = append(markers, t.marker)
 		}

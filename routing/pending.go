@@ -149,6 +149,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			continue
 		}
 		claims[t.claim] = true
+		if t.kind == alert.KindReminder {
+			t.claim = p.reminderClaim(t)
+		}
 		out = append(out, t)
 	}
 	for _, r := range results {
@@ -249,6 +252,17 @@ func claimKey(t *transition, step dedup.Step, notified bool) string {
 		return t.marker
 	}
 	return t.marker + ":" + t.res.Alert.Status + ":" + t.tier + step.ClaimSuffix
+}
+
+// reminderClaim is the key a reminder is claimed on: one per incident and
+// integration, held for the repeat interval (claimAndLease), so an
+// incident gets one reminder per interval however many Alertmanager groups
+// its alerts arrive in — each group repeats on its own timer, and a claim
+// per alert sent one PagerDuty trigger and one Slack reply per group. A
+// reminder that finds it taken is left (claimed: a dedup hit, not a wait);
+// the alerts of one webhook share it (the same token: won by each).
+func (p *Pipeline) reminderClaim(t *transition) string {
+	return store.Key(p.Dedup.KeyPrefix, "reminder", t.incident, t.receiver+":"+t.integ.Name)
 }
 
 // markResolve notes r in m (made if nil) when r is a resolve.

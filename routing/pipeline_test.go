@@ -459,6 +459,54 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 	}
 }
 
+// An incident whose alerts arrive in several Alertmanager groups (each
+// repeating on its own timer) gets one reminder per interval, not one per
+// group: the reminder is claimed per incident and integration for the
+// repeat interval, and a reminder that finds it taken is a dedup hit, not
+// a wait. The next interval reminds again, once.
+func TestPipelineRemindsEachIncidentOncePerInterval(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.pipeline(), e.pipeline()
+	var alerts []webhooktest.Alert
+	for i := range 6 {
+		alerts = append(alerts, tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprintf("gpu-%d", i)))
+	}
+	for _, x := range alerts {
+		mustProcess(t, a, x) // six groups, one alert each
+	}
+	reminders := func() int {
+		n := 0
+		for _, no := range e.pd.notifications() {
+			if no.Kind == alert.KindReminder {
+				n++
+			}
+		}
+		return n
+	}
+	e.clock.Advance(4 * time.Hour)
+	for i, x := range alerts {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		sum := mustProcess(t, p, x) // each group repeats, a few seconds apart
+		if sum.Failed != 0 {
+			t.Fatalf("group %d's repeat: %+v, want no failure", i, sum)
+		}
+		e.clock.Advance(3 * time.Second)
+	}
+	if n := reminders(); n != 1 {
+		t.Fatalf("%d reminders for one incident in one interval, want 1", n)
+	}
+	e.clock.Advance(4 * time.Hour)
+	for _, x := range alerts {
+		mustProcess(t, b, x)
+	}
+	if n := reminders(); n != 2 {
+		t.Fatalf("%d reminders after the second interval, want 2", n)
+	}
+}
+
 func TestPipelineReleasesTheClaimOfAFailedNotificationSoTheRetrySendsIt(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
@@ -699,7 +747,8 @@ func (l *lostClaims) SetNX(ctx context.Context, e []store.Entry) ([]bool, error)
 
 // A replica that loses a transition's claim waits for the winner, and what
 // tells it the winner delivered is the winner's marker: for every kind of
-// transition (a first firing, a reminder, a resolve, a re-fire), the loser
+// transition (a first firing, a resolve, a re-fire; a reminder is the
+// incident's, TestPipelineRemindsEachIncidentOncePerInterval), the loser
 // reports a dedup hit once the winner's send is confirmed, and an in-flight
 // failure (5xx) when the winner's send fails — even where an older marker
 // of the same alert already exists.
@@ -713,7 +762,6 @@ func TestAReplicaThatLostAClaimWaitsForTheWinnersMarker(t *testing.T) {
 		kind   alert.Kind
 	}{
 		{"first firing", func(*env, *routing.Pipeline) {}, x, alert.KindFiring},
-		{"reminder", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x); e.clock.Advance(4 * time.Hour) }, x, alert.KindReminder},
 		{"resolve", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x) }, xr, alert.KindResolved},
 		{"re-fire", func(e *env, p *routing.Pipeline) { mustProcess(t, p, x); mustProcess(t, p, xr) }, x, alert.KindFiring},
 	}
