@@ -28,7 +28,8 @@ type Config struct {
 	// Regression holds the baseline-relative thresholds per sensitivity.
 	Regression RegressionConfig `yaml:"regression"`
 	// SeverityLabels are the labels read by the severity policy, in order:
-	// the first whose value is recognised decides.
+	// the first whose value is recognised decides. The default list puts
+	// Grafana SLO's grafana_slo_severity right after severity.
 	SeverityLabels []string `yaml:"severity_labels"`
 	// Severity maps severity words to actions (keys are matched
 	// case-insensitively).
@@ -51,10 +52,11 @@ type SeverityNumbers struct {
 }
 
 // PyrraConfig is how Pyrra's multi-window alerts are decided. Pyrra's own
-// severity label decides first (Severity); without it the window pair is
-// ranked against the SLO period when the alert names one (PageDivisor),
-// else looked up in Windows (the 28-day table), else ranked against
-// DefaultPeriod.
+// severity label decides first (Severity), then a custom severity value
+// that the general severity table maps to page or ticket; without either
+// the window pair is ranked against the SLO period when the alert names one
+// (PageDivisor), else looked up in Windows (the 28-day table), else ranked
+// against DefaultPeriod.
 type PyrraConfig struct {
 	// Severity maps Pyrra's severity label to actions (case-insensitive).
 	Severity map[string]alert.Action `yaml:"severity"`
@@ -62,7 +64,11 @@ type PyrraConfig struct {
 	// tickets (112: 6h of a 28-day period).
 	PageDivisor float64 `yaml:"page_divisor"`
 	// DefaultPeriod is the SLO period assumed for a pair that is not in
-	// Windows when the alert names no period.
+	// Windows when the alert names no period. Pyrra's page pairs are
+	// exactly period ÷ 112 long, so a default of 30d ranks the windows of
+	// both 28-day and 30-day SLOs right (6h and 6h26m ≤ 6h26m page; 1d and
+	// 1d1h43m ticket); a shorter default would make a longer period's page
+	// pair a ticket.
 	DefaultPeriod model.Duration `yaml:"default_period"`
 	// Windows lists the window pairs of a 28-day SLO and their action.
 	Windows []WindowAction `yaml:"windows"`
@@ -148,7 +154,7 @@ func DefaultConfig() Config {
 				"warning":  alert.ActionTicket,
 			},
 			PageDivisor:   112,
-			DefaultPeriod: d("28d"),
+			DefaultPeriod: d("30d"),
 			Windows: []WindowAction{
 				{Long: d("1h"), Short: d("5m"), Action: alert.ActionPage},
 				{Long: d("6h"), Short: d("30m"), Action: alert.ActionPage},
@@ -173,7 +179,7 @@ func DefaultConfig() Config {
 				Low:    Thresholds{Warn: 1.25, Critical: 1.50},
 			},
 		},
-		SeverityLabels:  []string{"severity", "severity_level", "priority", "level", "urgency"},
+		SeverityLabels:  []string{"severity", "grafana_slo_severity", "severity_level", "priority", "level", "urgency"},
 		Severity:        defaultSeverityWords(),
 		SeverityNumbers: SeverityNumbers{Page: 3, Ticket: 6},
 		DefaultAction:   alert.ActionTicket,
@@ -185,12 +191,18 @@ func DefaultConfig() Config {
 // are common in rules (P0, SEV0, S0/S1, crit, Zabbix's disaster, Jira's
 // blocker) — a P0 must not be a ticket — and sev4/S2/S3 tickets. Values are
 // also matched without "-", "_" or spaces (SEV-1, P_0, sev 2).
+//
+// high/medium/low follow the tools that use them as a scale where high is
+// the most severe: PagerDuty's urgency (high notifies and escalates, low
+// notifies without paging) and high/medium/low severities (Nobl9 and many
+// shops). So high pages, and low is a ticket: a firing alert someone named
+// low is still seen, never silently none.
 func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
-		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "high", "medium", "sev2", "sev3", "sev4", "s2", "s3", "p3", "p4", "err"},
-		alert.ActionNone:   {"info", "informational", "none", "debug", "low", "notice", "p5"},
+		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker", "high"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "low", "sev2", "sev3", "sev4", "s2", "s3", "p3", "p4", "err"},
+		alert.ActionNone:   {"info", "informational", "none", "debug", "notice", "p5"},
 	} {
 		for _, w := range words {
 			m[w] = act

@@ -8,14 +8,23 @@
 //
 //  1. SLO generators, whose own tier label is authoritative: Sloth
 //     (sloth_severity) and Pyrra (its severity label on alerts with long and
-//     short window labels; without it the pair ranked against the SLO
-//     period, or the 28-day table).
+//     short window labels, or a custom severity that the severity table
+//     maps to page or ticket; without either the pair ranked against the
+//     SLO period, or the 28-day table, or default_period: 30d, which ranks
+//     28-day and 30-day windows right).
 //  2. Burn-rate tiers from burn_rate_<window> labels or annotations.
-//  3. Capacity from utilization (firing alerts only).
+//  3. Capacity from utilization (firing alerts only). A bare number in
+//     (1, 2] is read as a percentage; when that reading decides none, a
+//     severity that pages or tickets decides instead (1.2 may be 120%).
 //  4. Regression from baseline_ratio, or value ÷ baseline, against the
-//     sector's sensitivity.
-//  5. Severity: the labels severity, severity_level, priority, level and
-//     urgency, by word (critical, p1, info …) or number (1 = most severe).
+//     sector's sensitivity, in the KPI's direction: regression_direction,
+//     else the known-KPI table (kpi label, classification), else higher is
+//     worse. Lower is worse regresses below 1/threshold. With the direction
+//     unknown, a drop that would regress if lower were worse gives way to a
+//     severity that pages or tickets.
+//  5. Severity: the labels severity, grafana_slo_severity, severity_level,
+//     priority, level and urgency, by word (critical, high, p1, info …) or
+//     number (1 = most severe).
 //  6. Default: an alert with no input for any policy, or only unrecognised
 //     severities, is a ticket by policy "default" (default_action), so that
 //     a human sees it. None is never silent: it comes from an info-level

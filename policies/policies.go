@@ -240,11 +240,14 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 // decidePyrra decides Pyrra's multi-window alerts (long and short window
 // labels). Pyrra's own severity label is authoritative: Pyrra scales its
 // windows with the SLO period (a 7-day SLO's slow pair is 6h/30m), so a
-// pair alone does not say which tier it is. Without a recognised severity
+// pair alone does not say which tier it is. A severity value that is not in
+// the pyrra table but that the general severity table maps to page or
+// ticket (page, P1, high, sev2 …: Pyrra writes whatever value the SLO was
+// configured with) is honoured as that table says. Without such a severity
 // the pair is ranked against the period the alert names (slo_period or
 // period): long window ≤ period ÷ page_divisor pages, else tickets; with no
 // period, the 28-day table decides, and a pair not in it is ranked against
-// default_period.
+// default_period (30d, which ranks both 28-day and 30-day windows right).
 func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	ls, okL := st.a.Labels[labelLong]
 	ss, okS := st.a.Labels[labelShort]
@@ -268,7 +271,12 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 			r := "pyrra severity=" + strconv.Quote(sev) + " → " + string(act) + " (window pair " + pair + ")" + suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
 		}
-		st.note("pyrra severity=%q is not in the pyrra severity table: the window pair decides", sev)
+		if act, known := e.severityAction(sev); known && act != alert.ActionNone {
+			r := "pyrra severity=" + strconv.Quote(sev) + " → " + string(act) +
+				" by the severity table (not in the pyrra severity table; window pair " + pair + ")" + suffix
+			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
+		}
+		st.note("pyrra severity=%q names neither page nor ticket in the pyrra or the severity table: the window pair decides", sev)
 	}
 	if raw, src, ok := e.pyrraPeriod(st); ok {
 		p, err := model.ParseDuration(strings.TrimSpace(raw))
@@ -425,12 +433,18 @@ func cmp(v, limit float64) string {
 // capacity) with the warn and critical thresholds. Only a firing alert is
 // judged: capacity is about sustained load, and a resolved alert's
 // utilization is the last value seen before it cleared.
+//
+// A bare number in (1, 2] is read as a percentage (1.2 is 1.2%), but it is
+// as plausibly a ratio above 100% (120%). When that reading decides none
+// while the severity labels decide page or ticket, the severity decision is
+// taken, with a reason saying the value was ambiguous: a page is never lost
+// to a guess about the template.
 func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 	raw, src, ok := lookup(st.a, labelUtilization)
 	if !ok {
 		return alert.Decision{}, false
 	}
-	u, err := parseRatio(raw)
+	u, ambiguous, err := readRatio(raw)
 	if err != nil {
 		st.note("utilization %s %q ignored: %v", src, raw, err)
 		return alert.Decision{}, false
@@ -443,11 +457,31 @@ func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 	if !st.a.StartsAt.IsZero() && st.now.After(st.a.StartsAt) {
 		sustained = ", firing for " + st.now.Sub(st.a.StartsAt).Truncate(time.Second).String()
 	}
-	c := e.capacity
 	latency := false
 	if lv, _, ok := lookup(st.a, labelLatencyAboveSLO); ok {
 		latency = parseBool(lv)
 	}
+	d := e.capacityDecision(u, latency, sustained)
+	if !ambiguous || d.Action != alert.ActionNone {
+		return d, true
+	}
+	asRatio := e.capacityDecision(u*100, latency, "")
+	why := "utilization " + src + " " + strconv.Quote(strings.TrimSpace(raw)) + " is ambiguous: " +
+		fmtPercent(u) + " or " + fmtPercent(u*100) + "? Read as a percentage: " + d.Reasons[0] + " → none; read as a ratio: " +
+		asRatio.Reasons[0] + " → " + string(asRatio.Action)
+	mark := len(st.notes)
+	if sev, ok := e.decideSeverity(st); ok && sev.Action != alert.ActionNone {
+		sev.Reasons = append(sev.Reasons, why+"; the severity label decides")
+		return sev, true
+	}
+	st.notes = st.notes[:mark] // notes of severities that did not decide are not this decision's
+	d.Reasons = append(d.Reasons, why+"; write a ratio above 100% as \""+fmtPercent(u*100)+"\" to have it judged as one")
+	return d, true
+}
+
+// capacityDecision compares a utilization ratio with the thresholds.
+func (e *Engine) capacityDecision(u float64, latency bool, sustained string) alert.Decision {
+	c := e.capacity
 	d := alert.Decision{Policy: PolicyCapacity}
 	switch {
 	case u > c.Critical:
@@ -463,12 +497,24 @@ func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 		d.Action, d.Tier = alert.ActionNone, "below"
 		d.Reasons = []string{"utilization " + fmtPercent(u) + " ≤ " + e.capWarn + " warn"}
 	}
-	return d, true
+	return d
 }
 
 // decideRegression compares the alert's ratio to its baseline with the
 // thresholds of its sensitivity: the sensitivity label if valid, else the
 // sector's, else regression.default_sensitivity (an unknown sector).
+//
+// Which way is worse comes from the regression_direction label or
+// annotation, else the KPI (kpi label, else the classification's primary
+// KPI) in the known-KPI table, else higher is worse by default. Higher is
+// worse: ratio > warn tickets, > critical pages. Lower is worse (throughput,
+// hit rate …): ratio < 1/warn tickets, < 1/critical pages, so that a drop
+// to 1/1.30 of the baseline weighs as a rise to 1.30 times it.
+//
+// When the direction is not known and the ratio fell below 1/warn (a
+// regression if lower is worse), a none of the default reading gives way
+// to the severity labels when they decide page or ticket: a page is never
+// lost to a guess about the KPI.
 func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	ratio, what, ok := e.regressionRatio(st)
 	if !ok {
@@ -476,9 +522,25 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	}
 	sens, why := e.sensitivity(st)
 	th := e.thresholds(sens)
+	dir := e.direction(st)
 	d := alert.Decision{Policy: PolicyRegression}
 	head := what + " the " + e.baseline + " baseline, "
-	tail := " for " + sens + " sensitivity (" + why + ")"
+	tail := " for " + sens + " sensitivity (" + why + "); " + dir.text
+	if dir.lower {
+		crit, warn := 1/th.Critical, 1/th.Warn
+		switch {
+		case ratio < crit:
+			d.Action, d.Tier = alert.ActionPage, "critical"
+			d.Reasons = []string{head + "< " + inverse(th.Critical) + " critical" + tail}
+		case ratio < warn:
+			d.Action, d.Tier = alert.ActionTicket, "warn"
+			d.Reasons = []string{head + "< " + inverse(th.Warn) + " warn" + tail}
+		default:
+			d.Action, d.Tier = alert.ActionNone, "below"
+			d.Reasons = []string{head + "≥ " + inverse(th.Warn) + " warn" + tail}
+		}
+		return d, true
+	}
 	switch {
 	case ratio > th.Critical:
 		d.Action, d.Tier = alert.ActionPage, "critical"
@@ -490,7 +552,24 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 		d.Action, d.Tier = alert.ActionNone, "below"
 		d.Reasons = []string{head + "≤ " + fmtRatio(th.Warn) + " warn" + tail}
 	}
+	if d.Action != alert.ActionNone || dir.known || !(ratio < 1/th.Warn) {
+		return d, true
+	}
+	guess := "if lower is worse for this KPI, " + fmtRatio(ratio) + "x is a regression (< " + inverse(th.Warn) +
+		" warn); say so with regression_direction: " + directionLowerIsWorse
+	mark := len(st.notes)
+	if sev, ok := e.decideSeverity(st); ok && sev.Action != alert.ActionNone {
+		sev.Reasons = append(sev.Reasons, "regression: "+d.Reasons[0]+", but "+guess+"; the severity label decides")
+		return sev, true
+	}
+	st.notes = st.notes[:mark] // notes of severities that did not decide are not this decision's
+	d.Reasons = append(d.Reasons, guess)
 	return d, true
+}
+
+// inverse renders 1/t for reasons: "0.7692 (1/1.30)".
+func inverse(t float64) string {
+	return fmtRatio(1/t) + " (1/" + fmtRatio(t) + ")"
 }
 
 // regressionRatio reads baseline_ratio, else value ÷ baseline, and says how

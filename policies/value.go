@@ -68,20 +68,34 @@ func parseValue(s string) (parsedValue, error) {
 // `{{ $value | printf "%.0f" }}` of a percent-valued expression; a bare
 // number above 100 is ambiguous and rejected. Negative values are rejected.
 func parseRatio(s string) (float64, error) {
+	r, _, err := readRatio(s)
+	return r, err
+}
+
+// maxAmbiguousRatio bounds the bare numbers that readRatio reports as
+// ambiguous: a bare number in (1, maxAmbiguousRatio] is read as a
+// percentage, but it is as plausibly a ratio above 100% (1.2: 1.2% or
+// 120%?).
+const maxAmbiguousRatio = 2
+
+// readRatio is parseRatio that also reports whether the text was ambiguous:
+// a bare number in (1, 2], read as a percentage (1.2 → 0.012) although a
+// template printing a ratio above 100% writes the same text.
+func readRatio(s string) (ratio float64, ambiguous bool, err error) {
 	p, err := parseValue(s)
 	if err != nil {
-		return 0, err
+		return 0, false, err
 	}
 	if p.v < 0 {
-		return 0, errRange
+		return 0, false, errRange
 	}
 	if !p.percent && p.v > 1 {
 		if p.v > 100 {
-			return 0, errRange
+			return 0, false, errRange
 		}
-		return p.v / 100, nil
+		return p.v / 100, p.v <= maxAmbiguousRatio, nil
 	}
-	return p.v, nil
+	return p.v, false, nil
 }
 
 // lookup returns the value of name from the alert's labels, else its

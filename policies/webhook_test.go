@@ -28,6 +28,7 @@ var fixtureSensitivity = map[string]string{
 	"llm-training-pretrain-moe": "low",
 	"llm-inference-api":         "medium",
 	"llm-inference-gpu":         "medium",
+	"llm-prompt-cache-compute":  "medium",
 }
 
 // TestWebhookFixtures decodes each realistic payload and checks every
@@ -35,7 +36,7 @@ var fixtureSensitivity = map[string]string{
 // annotations.
 func TestWebhookFixtures(t *testing.T) {
 	e := newEngine(t)
-	for _, name := range []string{"sloth", "pyrra", "burn-rate", "capacity", "regression"} {
+	for _, name := range []string{"sloth", "pyrra", "burn-rate", "capacity", "regression", "regression-direction"} {
 		t.Run(name, func(t *testing.T) {
 			b, err := os.ReadFile(filepath.Join(fixtures, name+".json"))
 			if err != nil {
@@ -78,7 +79,7 @@ func TestWebhookFixtures(t *testing.T) {
 // TestOneSLOOneIdentity checks that the alerts one generator fires for one
 // SLO share their identity, which the pipeline's suppression relies on.
 func TestOneSLOOneIdentity(t *testing.T) {
-	cases := map[string]int{"sloth": 1, "pyrra": 2}
+	cases := map[string]int{"sloth": 1, "pyrra": 3}
 	for name, wantIDs := range cases {
 		b, err := os.ReadFile(filepath.Join(fixtures, name+".json"))
 		if err != nil {
