@@ -158,6 +158,9 @@ func (m *Main) testRoute(p *routing.Pipeline, list string) int {
 		receivers = p.Routes.Match(get)
 	}
 	fmt.Fprintf(m.Stderr, "derived: sector=%s kpi=%s incident_class=%s decision=%s\n", get("sector"), get("kpi"), get("incident_class"), get("decision"))
+	if get("decision") == string(alert.ActionNone) {
+		fmt.Fprintln(m.Stderr, "decided none: recorded, never sent (Alertmanager would send it to its route's receiver)")
+	}
 	fmt.Fprintln(m.Stdout, strings.Join(receivers, ","))
 	return 0
 }

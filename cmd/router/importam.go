@@ -2,11 +2,19 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"time"
 
+	amlabels "github.com/prometheus/alertmanager/pkg/labels"
 	"go.yaml.in/yaml/v2"
+
+	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // importAlertmanager is `router import-alertmanager FILE`: it prints a
@@ -309,6 +317,7 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 	if err != nil {
 		return "", nil, err
 	}
+	notes = append(notes, routeDifferences(route, "route", nil)...)
 	for _, k := range []string{"matchers", "match", "match_re", "continue", "mute_time_intervals", "active_time_intervals"} {
 		given := false
 		switch v := mustGet(route, k).(type) {
@@ -407,6 +416,87 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 		*notes = append(*notes, fmt.Sprintf("%s: %s: not an Alertmanager v0.35 route key the router knows; dropped", path, strings.Join(dropped, ", ")))
 	}
 	return out, nil
+}
+
+// derivedLabels are the labels the router derives for routing: an alert
+// label of the same name is replaced by the derived value in routes.
+var derivedLabels = []string{"sector", "kpi", "incident_class", "decision"}
+
+// routeDifferences lists where route r (at path, under the equality
+// matchers of its ancestors) sends other alerts than Alertmanager would: a
+// matcher on a label the router derives, and equality matchers that make
+// every alert they match one the default policies decide none, which the
+// router never sends and Alertmanager sent to this route's receiver.
+func routeDifferences(r mapSlice, path string, inherited map[string]string) []string {
+	eq := maps.Clone(inherited)
+	if eq == nil {
+		eq = map[string]string{}
+	}
+	var names []string
+	if m, ok := mustGet(r, "match").(mapSlice); ok {
+		for _, it := range m {
+			names = append(names, str(it.Key))
+			eq[str(it.Key)] = str(it.Value)
+		}
+	}
+	if m, ok := mustGet(r, "match_re").(mapSlice); ok {
+		for _, it := range m {
+			names = append(names, str(it.Key))
+		}
+	}
+	if l, ok := mustGet(r, "matchers").([]interface{}); ok {
+		for _, v := range l {
+			ms, err := amlabels.ParseMatchers(str(v))
+			if err != nil {
+				continue // check-config names it
+			}
+			for _, m := range ms {
+				names = append(names, m.Name)
+				if m.Type == amlabels.MatchEqual {
+					eq[m.Name] = m.Value
+				}
+			}
+		}
+	}
+	var out []string
+	for _, n := range derivedLabels {
+		if slices.Contains(names, n) {
+			out = append(out, fmt.Sprintf("%s: matches on %q, a label the router derives: in routes the derived value replaces the alert's own (route on the alert's other labels, or rename that label in Prometheus)", path, n))
+		}
+	}
+	if len(eq) > 0 && len(names) > 0 && str(mustGet(r, "receiver")) != "" {
+		a := &alert.Alert{}
+		a.Status, a.Labels = "firing", maps.Clone(eq)
+		if d := noneEngine().Decide(a, nil, time.Now()); d.Action == alert.ActionNone {
+			out = append(out, fmt.Sprintf("%s: the alerts it matches (%s) are decided none by the default policies and never sent; Alertmanager sent them to %q. To keep them, map the value to ticket under policies.severity (docs/policies.md)", path, labelText(eq), str(mustGet(r, "receiver"))))
+		}
+	}
+	if l, ok := mustGet(r, "routes").([]interface{}); ok {
+		for i, c := range l {
+			if cr, ok := c.(mapSlice); ok {
+				out = append(out, routeDifferences(cr, fmt.Sprintf("%s.routes[%d]", path, i), eq)...)
+			}
+		}
+	}
+	return out
+}
+
+// noneEngine is the default policies, which routeDifferences asks.
+var noneEngine = sync.OnceValue(func() *policies.Engine {
+	e, err := policies.New(policies.DefaultConfig())
+	if err != nil {
+		panic(err) // the embedded defaults are tested
+	}
+	return e
+})
+
+// labelText is labels as `a="b", c="d"`, sorted.
+func labelText(ls map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(ls)) {
+		parts = append(parts, fmt.Sprintf("%s=%q", k, ls[k]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func hasKey(ms mapSlice, key string) bool { _, ok := get(ms, key); return ok }

@@ -87,6 +87,51 @@ receivers:
 	}
 }
 
+// Where the router would send other alerts than Alertmanager the import
+// says so: a route whose alerts the default policies decide none (never
+// sent; Alertmanager sent them to the route's receiver), and a matcher on a
+// label the router derives. A route whose alerts are sent is not named.
+func TestImportNamesTheRoutesThatBehaveDifferently(t *testing.T) {
+	am := writeFile(t, "alertmanager.yml", `route:
+  receiver: default
+  routes:
+    - matchers: ['severity="info"']
+      receiver: info-chat
+    - match: {team: db}
+      receiver: db
+      routes:
+        - match: {severity: debug}
+          receiver: db
+    - match_re: {sector: retail|ads}
+      receiver: retail
+    - matchers: ['severity="critical"']
+      receiver: default
+receivers:
+  - name: default
+  - name: info-chat
+  - name: db
+  - name: retail
+`)
+	code, out, errs := runMain(t, "import-alertmanager", am)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	for _, want := range []string{
+		`route.routes[0]: the alerts it matches (severity="info") are decided none by the default policies and never sent; Alertmanager sent them to "info-chat"`,
+		`route.routes[1].routes[0]: the alerts it matches (severity="debug", team="db") are decided none`,
+		`route.routes[2]: matches on "sector", a label the router derives`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the import does not say %q:\n%s", want, out)
+		}
+	}
+	for _, not := range []string{"route.routes[1]: the alerts", "route.routes[3]"} {
+		if strings.Contains(out, not) {
+			t.Errorf("the import names %q, whose alerts are sent:\n%s", not, out)
+		}
+	}
+}
+
 // Shapes Alertmanager refuses are errors naming their YAML path, never a
 // crash; shapes it accepts (an empty integration list, a later
 // Alertmanager's route key, a Slack URL only in global.slack_api_url_file)
