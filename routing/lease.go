@@ -240,12 +240,17 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string) {
 			b.n.Opening = i == 0 && !l.joined
 		}
 		if len(l.leaves) > 0 && !l.left {
+			// The incident's members cannot be read: it ends with these
+			// resolves unless an alert of this payload still fires in it
+			// (joins it) — a partial resolve is no incident's resolve.
+			closing := len(l.joins) == 0
 			for _, b := range l.leaves {
-				b.n.IncidentResolved = true
+				b.n.IncidentResolved = closing
 			}
-			later = append(later,
-				store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL},
-				store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
+			later = append(later, store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
+			if closing {
+				later = append(later, store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
+			}
 		}
 	}
 	if len(later) > 0 && p.Deferred != nil {

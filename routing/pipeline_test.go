@@ -357,6 +357,23 @@ func TestPipelineSendsTheResolveWhoseMarkerTheStoreLost(t *testing.T) {
 	})
 }
 
+// After the store lost its state, a resolve whose incident still has a
+// firing alert in the same payload does not resolve the incident.
+func TestPipelineAPartialResolveAfterTheStoreLostItsStateLeavesTheIncidentOpen(t *testing.T) {
+	e := newEnv(t)
+	a := tAlert("TTFTHigh", "firing", "page", "instance", "a")
+	b := tAlert("TTFTHigh", "firing", "page", "instance", "b")
+	mustProcess(t, e.pipeline(), a, b)
+	e.clock.Advance(10 * time.Minute)
+	e.store = store.NewMemory(store.WithClock(e.clock.Now)) // restarted empty
+	mustProcess(t, e.pipeline(), tAlert("TTFTHigh", "resolved", "page", "instance", "a"), b)
+	for _, n := range e.pd.notifications() {
+		if n.IncidentResolved {
+			t.Fatalf("the incident was resolved while alert b still fires in the same payload: %+v", n)
+		}
+	}
+}
+
 // checkResolveAfterTheStoreLostItsState pages, empties the store with
 // restart, then resolves: the resolve goes out once.
 func checkResolveAfterTheStoreLostItsState(t *testing.T, e *env, restart func()) {
@@ -1023,6 +1040,25 @@ func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, s
 		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
 		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != alert.KindResolved {
 			t.Errorf("%d notifications, want the resolve delivered while the store is down", len(ns))
+		}
+	})
+	// One alert of an incident resolves while another of the same payload
+	// still fires: with the store down the router cannot read the
+	// incident's members, but the payload says the incident goes on, so
+	// the resolve is an update, not the incident's resolve (before,
+	// PagerDuty got a resolve while the other alert fired).
+	t.Run("fail open: a partial resolve does not resolve the incident", func(t *testing.T) {
+		e, o := newEnvWithOutage(t)
+		p := e.pipeline()
+		a := tAlert("TTFTHigh", "firing", "page", "instance", "a")
+		b := tAlert("TTFTHigh", "firing", "page", "instance", "b")
+		mustProcess(t, p, a, b)
+		o.down()
+		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"), b)
+		for _, n := range e.pd.notifications() {
+			if n.IncidentResolved {
+				t.Fatalf("the incident was resolved while alert b still fires in the same payload: %+v", n)
+			}
 		}
 	})
 	t.Run("fail closed answers a retryable error and sends nothing", func(t *testing.T) {
