@@ -708,6 +708,9 @@ var identityExcluded = map[string]bool{
 	labelSLO:             true,
 }
 
+// sloScopeLabels tell apart the SLOs of a plain slo label (SLOIdentity).
+var sloScopeLabels = []string{"cluster", "namespace", "service"}
+
 // SLOIdentity returns the SLO an alert belongs to, so that the alerts one
 // SLO generator fires for one problem can be told apart from other SLOs:
 //
@@ -716,7 +719,11 @@ var identityExcluded = map[string]bool{
 //     alert's other labels, sorted, except alertname, long, short,
 //     severity, exhaustion and policy inputs (burn_rate_*, utilization, …):
 //     `api-errors{job="api",namespace="prod"}`;
-//   - any other alert with an slo label: its value;
+//   - any other alert with an slo label: its value followed by the scope
+//     labels it carries (sloScopeLabels): `availability{service="checkout"}`
+//     — a hand-written rule's slo is often a category (availability,
+//     latency) that several services share, and one incident for them all
+//     folded a second service's page into the first's;
 //   - otherwise "".
 func SLOIdentity(a *alert.Alert) string {
 	if id := a.Labels[labelSlothID]; id != "" {
@@ -728,16 +735,21 @@ func SLOIdentity(a *alert.Alert) string {
 	}
 	_, okL := a.Labels[labelLong]
 	_, okS := a.Labels[labelShort]
-	if !okL || !okS {
-		return slo
-	}
 	var buf [16]string
 	keys := buf[:0]
-	for k := range a.Labels {
-		if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
-			continue
+	if !okL || !okS {
+		for _, k := range sloScopeLabels {
+			if a.Labels[k] != "" {
+				keys = append(keys, k)
+			}
 		}
-		keys = append(keys, k)
+	} else {
+		for k := range a.Labels {
+			if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
+				continue
+			}
+			keys = append(keys, k)
+		}
 	}
 	if len(keys) == 0 {
 		return slo

@@ -444,6 +444,10 @@ func TestSLOIdentity(t *testing.T) {
 		}, `api-errors{job="api",namespace="prod"}`},
 		{"pyrra without other labels is the slo name", map[string]string{"slo": "api", "long": "1h", "short": "5m"}, "api"},
 		{"a plain slo label is its value", map[string]string{"slo": "checkout-latency", "job": "x"}, "checkout-latency"},
+		// A hand-written slo label is often a category several services
+		// share: their pages are separate incidents.
+		{"a plain slo label with its scope", map[string]string{"slo": "availability", "service": "checkout", "namespace": "shop", "job": "x"}, `availability{namespace="shop",service="checkout"}`},
+		{"another service's SLO of the same name is another SLO", map[string]string{"slo": "availability", "service": "payments", "namespace": "shop"}, `availability{namespace="shop",service="payments"}`},
 		{"no SLO is empty", map[string]string{"alertname": "HighCPU"}, ""},
 	}
 	for _, tc := range cases {
