@@ -2,9 +2,11 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -101,34 +103,60 @@ func walkValues(n *yaml3.Node, f func(*yaml3.Node)) {
 // commoncfg.Secret field, wherever it is) as a value never to print.
 func (c *Config) collectSecrets() {
 	secretType := reflect.TypeOf(commoncfg.Secret(""))
-	var walk func(v reflect.Value)
-	walk = func(v reflect.Value) {
+	walkStrings(reflect.ValueOf(c).Elem(), func(_ reflect.StructField, v reflect.Value) {
+		if v.Type() == secretType {
+			c.secrets.Add(v.String())
+		}
+	})
+}
+
+// SecretFiles returns, sorted and each once, the files the config reads
+// when it is built: every non-empty string field whose YAML key ends in
+// "_file" (routing_key_file, token_file, signing_secret_file,
+// password_file, the TLS files of http_config …), found by walking the
+// config, so a new `*_file` key needs no list kept up to date.
+func (c *Config) SecretFiles() []string {
+	seen := map[string]bool{}
+	walkStrings(reflect.ValueOf(c).Elem(), func(f reflect.StructField, v reflect.Value) {
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if strings.HasSuffix(name, "_file") && v.String() != "" {
+			seen[v.String()] = true
+		}
+	})
+	return slices.Sorted(maps.Keys(seen))
+}
+
+// walkStrings calls f on every string-kinded field under v (exported
+// fields of structs, through pointers, interfaces, slices and maps), with
+// the struct field that holds it (the zero StructField for a string in a
+// slice or a map).
+func walkStrings(v reflect.Value, f func(reflect.StructField, reflect.Value)) {
+	var walk func(field reflect.StructField, v reflect.Value)
+	walk = func(field reflect.StructField, v reflect.Value) {
 		switch v.Kind() {
 		case reflect.Pointer, reflect.Interface:
 			if !v.IsNil() {
-				walk(v.Elem())
+				walk(field, v.Elem())
 			}
 		case reflect.Struct:
 			for i := 0; i < v.NumField(); i++ {
-				if v.Type().Field(i).IsExported() {
-					walk(v.Field(i))
+				if sf := v.Type().Field(i); sf.IsExported() {
+					walk(sf, v.Field(i))
 				}
 			}
 		case reflect.Slice, reflect.Array:
 			for i := 0; i < v.Len(); i++ {
-				walk(v.Index(i))
+				walk(reflect.StructField{}, v.Index(i))
 			}
 		case reflect.Map:
 			for it := v.MapRange(); it.Next(); {
-				walk(it.Value())
+				walk(reflect.StructField{}, it.Value())
 			}
 		case reflect.String:
-			if v.Type() == secretType {
-				c.secrets.Add(v.String())
-			}
+			f(field, v)
 		}
 	}
-	walk(reflect.ValueOf(c).Elem())
+	walk(reflect.StructField{}, v)
 }
 
 // Redact returns err with every secret of the config hidden from its

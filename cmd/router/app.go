@@ -53,6 +53,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
 	app.Flag("web.shutdown-delay", "On SIGTERM, answer /-/ready with 503 at once and keep serving for this long before draining, so that the endpoints of a Kubernetes Service drop the pod before its listener closes (e.g. 5s). SIGINT and POST /-/quit drain at once.").
 		Default("0s").DurationVar(&m.serveOpts.shutdownDelay)
+	app.Flag("config.secret-files-check-interval", "How often the files the configuration reads secrets and TLS material from (every *_file key) are checked; a changed one reloads the configuration, as SIGHUP does. 0 turns it off.").
+		Default("30s").DurationVar(&m.serveOpts.secretCheck)
 	app.Flag("auto-gomemlimit", "Set GOMEMLIMIT to --auto-gomemlimit.ratio of the container's memory limit (cgroup) unless GOMEMLIMIT is set; --no-auto-gomemlimit leaves it.").
 		Default("true").BoolVar(&m.runtime.autoMemLimit)
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to GOMEMLIMIT, in (0, 1].").Default("0.9").Float64Var(&m.runtime.ratio)
@@ -94,8 +96,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case "explain":
 		return m.explain(*explainFile)
 	default:
-		if m.serveOpts.shutdownDelay < 0 {
-			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay)
+		if m.serveOpts.shutdownDelay < 0 || m.serveOpts.secretCheck < 0 {
+			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck)
 			return 2
 		}
 		if err := m.serveWith(ctx, m.serveOpts); err != nil {

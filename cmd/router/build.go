@@ -86,6 +86,10 @@ type built struct {
 	pipeline *routing.Pipeline
 	edge     webhook.EdgeOptions
 	state    *state
+	// files are the sums of the secret and TLS files the generation was
+	// built from (config.Config.SecretFiles): serve reloads when one
+	// changes.
+	files map[string]string
 }
 
 func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *deps {
@@ -303,7 +307,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	if edge.Interactions, err = d.triage(cfg, p, st); err != nil {
 		return nil, err
 	}
-	return &built{pipeline: p, edge: edge, state: st}, nil
+	return &built{pipeline: p, edge: edge, state: st, files: fileSums(cfg.SecretFiles())}, nil
 }
 
 // atPath prefixes every error joined in err with the YAML path of the

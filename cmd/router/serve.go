@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -50,6 +52,23 @@ type serveOptions struct {
 	// shutdownDelay is how long the router stays up, unready, after
 	// SIGTERM before it stops accepting connections.
 	shutdownDelay time.Duration
+	// secretCheck is how often the secret files of the configuration are
+	// checked for a new content (0: never).
+	secretCheck time.Duration
+}
+
+// changedFiles are the files of the current generation whose content
+// changed since it was built.
+func (rt *runtime) changedFiles() []string {
+	b := rt.current.Load()
+	var out []string
+	for p, sum := range fileSums(slices.Sorted(maps.Keys(b.files))) {
+		if sum != b.files[p] {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Current implements webhook.Runtime: one config generation per request.
@@ -270,16 +289,30 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			return nil
 		}, func(error) { close(stop) })
 	}
-	// SIGHUP reloads the configuration.
+	// SIGHUP reloads the configuration, and so does a rotated secret file
+	// (a Kubernetes Secret's new value appears in its mounted file): the
+	// files a generation was built from are checked every
+	// --config.secret-files-check-interval.
 	{
 		hup := make(chan os.Signal, 1)
 		signal.Notify(hup, syscall.SIGHUP)
 		stop := make(chan struct{})
+		var tick <-chan time.Time
+		if o.secretCheck > 0 {
+			t := time.NewTicker(o.secretCheck)
+			defer t.Stop()
+			tick = t.C
+		}
 		g.Add(func() error {
 			for {
 				select {
 				case <-hup:
 					_ = rt.Reload()
+				case <-tick:
+					if changed := rt.changedFiles(); len(changed) > 0 {
+						m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
+						_ = rt.Reload()
+					}
 				case <-stop:
 					return nil
 				}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+)
+
+// A rotated secret file (a Kubernetes Secret's new value in its mounted
+// file) is picked up without a restart or a SIGHUP: the next page goes out
+// with the new routing key. Before, *_file secrets were read once.
+func TestARotatedSecretFileIsUsedWithoutARestart(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	keyFile := filepath.Join(t.TempDir(), "routing_key")
+	const oldKey, newKey = "old0000000000000000000000000key0", "new0000000000000000000000000key0"
+	if err := os.WriteFile(keyFile, []byte(oldKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "router.yml", fmt.Sprintf(`
+route: {receiver: pd}
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key_file: %s
+        url: %s
+`, keyFile, pd.EnqueueURL()))
+	addr := freeAddr(t)
+	var out, log syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &log}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--config.secret-files-check-interval=50ms"})
+	}()
+	defer func() { cancel(); <-done }()
+	base := "http://" + addr
+	waitReady(t, base)
+
+	page := func(service string) { // a new incident each
+		t.Helper()
+		body := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"router","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUDown","severity":"critical","service":%q},"startsAt":"2026-12-04T10:00:00Z"}]}`, service)
+		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("webhook answered %d", resp.StatusCode)
+		}
+	}
+	keys := func() []string {
+		var ks []string
+		for _, e := range pd.Events() {
+			ks = append(ks, e.RoutingKey)
+		}
+		return ks
+	}
+	page("a")
+	if ks := keys(); len(ks) != 1 || ks[0] != oldKey {
+		t.Fatalf("routing keys %q, want the file's first key", ks)
+	}
+	if err := os.WriteFile(keyFile, []byte(newKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The check runs every 50ms; the reload is seen in the log. Bounded.
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(log.String(), "secret files changed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no reload after the key file changed; log:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		page(fmt.Sprintf("b%d", i))
+		if ks := keys(); ks[len(ks)-1] == newKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("routing keys %q: the rotated key was never used", keys())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Every *_file key of a configuration is watched, those of http_config
+// included, without a list to keep up to date.
+func TestSecretFilesFindsEveryFileKey(t *testing.T) {
+	p := writeFile(t, "router.yml", `
+route: {receiver: r}
+receivers:
+  - name: r
+    pagerduty_configs:
+      - routing_key_file: /s/pd
+    slack_configs:
+      - token_file: /s/slack-token
+        signing_secret_file: /s/slack-signing
+        channel: '#x'
+        http_config:
+          tls_config: {ca_file: /s/ca.pem}
+`)
+	cfg, err := config.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(cfg.SecretFiles(), " ")
+	if want := "/s/ca.pem /s/pd /s/slack-signing /s/slack-token"; got != want {
+		t.Fatalf("SecretFiles = %q, want %q", got, want)
+	}
+}
