@@ -390,6 +390,28 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 			t.Errorf("helm template --set %v: err %v, output %s; want a failure saying %q", tc.set, err, out, tc.want)
 		}
 	}
+	// An inline secret in config would be rendered into the ConfigMap:
+	// refused, naming the key, unless allowed; a ${VAR} or a *_file is fine.
+	inline := func(key, value string, extra ...string) ([]byte, error) {
+		f := filepath.Join(t.TempDir(), "values.yaml")
+		vals := fmt.Sprintf("config:\n  route: {receiver: pd}\n  receivers:\n    - name: pd\n      pagerduty_configs:\n        - %s: %s\n", key, value)
+		if err := os.WriteFile(f, []byte(vals), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		args := append(chartCases[0].args(), "-f", f)
+		return exec.Command(h, append(args, extra...)...).CombinedOutput()
+	}
+	if out, err := inline("routing_key", "0123456789abcdef0123456789abcdef"); err == nil || !bytes.Contains(out, []byte(`"routing_key: …" holds a secret inline`)) {
+		t.Errorf("an inline routing_key: err %v, output %s; want a failure naming it", err, out)
+	}
+	if out, err := inline("routing_key", "0123456789abcdef0123456789abcdef", "--set", "allowInlineSecrets=true"); err != nil {
+		t.Errorf("allowInlineSecrets: true still refused the inline secret: %v %s", err, out)
+	}
+	for _, ok := range [][2]string{{"routing_key", "${PD_ROUTING_KEY}"}, {"routing_key_file", "/etc/alertrouter/secrets/pagerduty-routing-key"}} {
+		if out, err := inline(ok[0], ok[1]); err != nil {
+			t.Errorf("%s: %s refused: %v %s", ok[0], ok[1], err, out)
+		}
+	}
 	// A grace period that covers a longer webhook.timeout passes.
 	_, m := render(t, chartCases[0], "--set", "config.webhook.timeout=1m30s", "--set", "terminationGracePeriodSeconds=100")
 	if got := get(m["Deployment/alertrouter"], "spec", "template", "spec", "terminationGracePeriodSeconds"); got != 100 {

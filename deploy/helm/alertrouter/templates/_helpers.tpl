@@ -97,6 +97,12 @@ that cannot work, so a bad install stops at `helm install`.
 {{- if hasKey $cfg "store" }}
 {{- fail "config.store: set the store through the redis values, not config.store" }}
 {{- end }}
+{{- /* A ConfigMap is no place for a secret: refuse inline secret values
+       (a ${VAR} reference or a *_file key is fine). */}}
+{{- $inline := regexFind "(?m)^[ -]*(routing_key|service_key|token|app_token|signing_secret|bearer_token|password|credentials): +['\"]?[^$'\" ]" (toYaml $cfg) }}
+{{- if and $inline (not .Values.allowInlineSecrets) }}
+{{- fail (printf "config: %q holds a secret inline, which would be rendered into a ConfigMap: put it in the Secret and use its *_file key (e.g. routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key), or a ${VAR} from env; allowInlineSecrets: true accepts it" (regexReplaceAll ":.*" (regexReplaceAll "^[ -]*" $inline "") ": …")) }}
+{{- end }}
 {{- $_ := set $cfg "store" (fromYaml (include "alertrouter.store" .)) }}
 {{- toYaml $cfg }}
 {{- end }}
