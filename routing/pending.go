@@ -186,7 +186,7 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		if steps[i].Verdict != dedup.Ignore {
 			continue
 		}
-		if start := t.res.Alert.StartsAt; start.IsZero() || start.Before(epoch) {
+		if start := t.res.Alert.IdentityStart(); start.IsZero() || start.Before(epoch) {
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
 			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
 				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
