@@ -18,7 +18,7 @@ import (
 
 // The incidents of the scenario alerts, as `router explain` reports them.
 const (
-	pageIncident   = "slo/chat-ttft"
+	pageIncident   = "slo/chat-ttft/service=chat"
 	ticketIncident = "llm-prompt-cache-storage/chat/COCC"
 )
 
@@ -278,7 +278,7 @@ func TestRouterKilledWhilePagerDutyHoldsTheTriggerPagesOnceAfterRestart(t *testi
 	s := newStack(t)
 	router := s.startRouter(t, "router")
 	am := startAM(t, "alertmanager", router, amOptions{})
-	embed := pagerduty.DedupKey("slo/embed-ttft")
+	embed := pagerduty.DedupKey("slo/embed-ttft/service=embed")
 
 	// The router is killed while PagerDuty holds its trigger unanswered
 	// (so not accepted), then restarts on the same port: the retried

@@ -720,7 +720,7 @@ var sloScopeLabels = []string{"cluster", "namespace", "service"}
 //     severity, exhaustion and policy inputs (burn_rate_*, utilization, …):
 //     `api-errors{job="api",namespace="prod"}`;
 //   - any other alert with an slo label: its value followed by the scope
-//     labels it carries (sloScopeLabels): `availability{service="checkout"}`
+//     labels it carries (sloScopeLabels): `availability/service=checkout`
 //     — a hand-written rule's slo is often a category (availability,
 //     latency) that several services share, and one incident for them all
 //     folded a second service's page into the first's;
@@ -735,21 +735,22 @@ func SLOIdentity(a *alert.Alert) string {
 	}
 	_, okL := a.Labels[labelLong]
 	_, okS := a.Labels[labelShort]
+	if !okL || !okS {
+		id := slo
+		for _, k := range sloScopeLabels {
+			if v := a.Labels[k]; v != "" {
+				id += "/" + k + "=" + v
+			}
+		}
+		return id
+	}
 	var buf [16]string
 	keys := buf[:0]
-	if !okL || !okS {
-		for _, k := range sloScopeLabels {
-			if a.Labels[k] != "" {
-				keys = append(keys, k)
-			}
+	for k := range a.Labels {
+		if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
+			continue
 		}
-	} else {
-		for k := range a.Labels {
-			if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
-				continue
-			}
-			keys = append(keys, k)
-		}
+		keys = append(keys, k)
 	}
 	if len(keys) == 0 {
 		return slo

@@ -446,8 +446,8 @@ func TestSLOIdentity(t *testing.T) {
 		{"a plain slo label is its value", map[string]string{"slo": "checkout-latency", "job": "x"}, "checkout-latency"},
 		// A hand-written slo label is often a category several services
 		// share: their pages are separate incidents.
-		{"a plain slo label with its scope", map[string]string{"slo": "availability", "service": "checkout", "namespace": "shop", "job": "x"}, `availability{namespace="shop",service="checkout"}`},
-		{"another service's SLO of the same name is another SLO", map[string]string{"slo": "availability", "service": "payments", "namespace": "shop"}, `availability{namespace="shop",service="payments"}`},
+		{"a plain slo label with its scope", map[string]string{"slo": "availability", "service": "checkout", "namespace": "shop", "job": "x"}, "availability/namespace=shop/service=checkout"},
+		{"another service's SLO of the same name is another SLO", map[string]string{"slo": "availability", "service": "payments", "namespace": "shop"}, "availability/namespace=shop/service=payments"},
 		{"no SLO is empty", map[string]string{"alertname": "HighCPU"}, ""},
 	}
 	for _, tc := range cases {
