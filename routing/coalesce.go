@@ -351,6 +351,10 @@ func merge(bs []*batch) *alert.Notification {
 	data.Alerts = nil
 	for _, b := range bs {
 		m.Results = append(m.Results, b.n.Results...)
+		m.Escalated = m.Escalated || b.n.Escalated
+		if alert.Rank(b.n.Action) > alert.Rank(m.Action) {
+			m.Action = b.n.Action // the loudest, as for one batch
+		}
 		if b.n.Data != nil {
 			data.Alerts = append(data.Alerts, b.n.Data.Alerts...)
 		}

@@ -314,6 +314,7 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 		n.Results = append(n.Results, t.res)
 		data.Alerts = append(data.Alerts, t.res.Alert.Alert)
 		firing = firing || t.res.Alert.Firing()
+		n.Escalated = n.Escalated || t.escalates
 		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
 			n.Action = t.res.Decision.Action
 		}

@@ -30,6 +30,8 @@ type transition struct {
 	// handResolved: who resolved the incident by hand at PagerDuty while it
 	// still fired (dedup.HandResolvedKey; "" when nobody did).
 	handResolved string
+	// escalates: a firing now louder than what was notified of it.
+	escalates bool
 }
 
 // record notes the transition's outcome on its alert's result.
@@ -134,7 +136,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 				continue
 			}
 		}
-		t.kind = step.Kind
+		t.kind, t.escalates = step.Kind, step.Escalates
 		if step.Incident != "" {
 			t.incident = step.Incident
 		}

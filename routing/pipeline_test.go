@@ -476,6 +476,28 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 	}
 }
 
+// A ticket whose alert now pages reaches its integrations marked
+// Escalated (Slack redraws the parent, whose header said the ticket); a
+// first page is no escalation.
+func TestPipelineMarksATicketThatNowPagesAsEscalated(t *testing.T) {
+	e := newEnv(t)
+	// Pages are mirrored to Slack, where the ticket was posted.
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	x := tAlert("TTFTHigh", "firing", "page")
+	x.Annotations["test_action"] = "ticket"
+	mustProcess(t, p, x)
+	x.Annotations["test_action"] = "page"
+	mustProcess(t, p, x)
+	ns := e.slack.notifications()
+	if len(ns) != 2 || ns[0].Escalated || !ns[1].Escalated || ns[1].Action != alert.ActionPage {
+		t.Fatalf("Slack notifications %d, want the ticket and then the page marked Escalated", len(ns))
+	}
+	if pd := e.pd.notifications(); len(pd) != 1 || pd[0].Escalated {
+		t.Fatalf("PagerDuty notifications %d: want one page, not an escalation there (it never heard of the ticket)", len(pd))
+	}
+}
+
 // An incident whose alerts arrive in several Alertmanager groups (each
 // repeating on its own timer) gets one reminder per interval, not one per
 // group: the reminder is claimed per incident and integration for the

@@ -179,6 +179,11 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		} else {
 			msg.blocks, msg.text = UpdateBlocks(no)
 		}
+		if no.Escalated && !no.IncidentResolved && !no.Opening {
+			// The parent's header says the quieter decision it was drawn
+			// with (a ticket that now pages): redraw it as this one.
+			n.editParent(ctx, no, p, n.render(no), false)
+		}
 		err := n.reply(ctx, no, p, msg)
 		var se sl.SlackErrorResponse
 		if !errors.As(err, &se) || (se.Err != "thread_not_found" && se.Err != "message_not_found") {
@@ -203,19 +208,24 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 		return err
 	}
 	if no.IncidentResolved || no.Opening {
-		// The news is in the thread; editing the parent (resolved, or firing
-		// again) is cosmetic, so a failure is logged rather than making
-		// Alertmanager resend the reply.
-		if err := n.call(ctx, func(ctx context.Context) error {
-			_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(n.withActions(no, msg.blocks)...), sl.MsgOptionText(msg.text, false))
-			return err
-		}); err != nil {
-			n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
-		} else if n.parentEdited != nil {
-			n.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
-		}
+		n.editParent(ctx, no, p, msg, true)
 	}
 	return nil
+}
+
+// editParent redraws the incident's parent message as msg; tell says
+// whether the triage hears of it (the parent resolved, or firing again).
+// The news is in the thread; editing the parent is cosmetic, so a failure
+// is logged rather than making Alertmanager resend the reply.
+func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p parentRef, msg message, tell bool) {
+	if err := n.call(ctx, func(ctx context.Context) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(n.withActions(no, msg.blocks)...), sl.MsgOptionText(msg.text, false))
+		return err
+	}); err != nil {
+		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
+	} else if tell && n.parentEdited != nil {
+		n.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
+	}
 }
 
 func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (parentRef, error) {

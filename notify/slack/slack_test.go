@@ -578,6 +578,34 @@ func TestAnUpdateRepliesWithWhatChanged(t *testing.T) {
 	}
 }
 
+// A ticket whose alert now pages (the dispatch core marks the update
+// Escalated): the parent, whose header said [TICKET], is redrawn as the
+// page, and the thread still gets the update. A plain update leaves the
+// parent as it was.
+func TestAnEscalationRedrawsTheParent(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	ctx := context.Background()
+	if err := n.Notify(ctx, under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", "bbb"))); err != nil {
+		t.Fatal(err)
+	}
+	if p := h.srv.Parents()[0]; p.Updates != 0 || !bytes.Contains(p.Blocks, []byte("[TICKET]")) {
+		t.Fatalf("a plain update touched the parent (%d updates): %s", p.Updates, p.Blocks)
+	}
+	esc := under(first.Ref, note(alert.KindFiring, alert.ActionPage, "firing", "aaa"))
+	esc.Escalated = true
+	if err := n.Notify(ctx, esc); err != nil {
+		t.Fatal(err)
+	}
+	p := h.srv.Parents()[0]
+	if p.Updates != 1 || !bytes.Contains(p.Blocks, []byte("[PAGE]")) || bytes.Contains(p.Blocks, []byte("[TICKET]")) {
+		t.Fatalf("after the escalation the parent (%d updates) reads: %s; want it redrawn as the page", p.Updates, p.Blocks)
+	}
+	if replies := h.srv.Thread(p.TS); len(replies) != 2 {
+		t.Fatalf("thread replies = %d, want the update and the escalation", len(replies))
+	}
+}
+
 // Long summaries are cut in an update's digest, so its ten lines and the
 // count of the rest fit Slack's 3000 characters of one section.
 func TestAnUpdateDigestFitsOneSection(t *testing.T) {

@@ -319,6 +319,10 @@ type Notification struct {
 	// alert of the incident is still firing at this integration: PagerDuty
 	// resolves, Slack edits the parent.
 	IncidentResolved bool
+	// Escalated is true when an alert of this notification is louder than
+	// what was notified of it (a ticket that now pages): Slack redraws the
+	// incident's parent, whose header said the quieter decision.
+	Escalated bool
 	// Ref is the integration's reference kept with the incident (the Slack
 	// parent message as "channel ts"); "" when none is known. A notifier
 	// that creates a new one sets Ref, and the dispatch core keeps it.

@@ -60,6 +60,18 @@ func ParseMarker(v string) Marker {
 // firing whose tier changes (ticket → page) is a new transition.
 func Tier(d *alert.Decision) string { return string(d.Action) + ":" + d.Policy + ":" + d.Tier }
 
+// escalates reports whether tier now decides louder than the tier
+// notified (an unreadable one says nothing).
+func escalates(notified, now string) bool {
+	was, _, _ := strings.Cut(notified, ":")
+	is, _, _ := strings.Cut(now, ":")
+	switch alert.Action(was) {
+	case alert.ActionNone, alert.ActionTicket:
+		return alert.Rank(alert.Action(is)) > alert.Rank(alert.Action(was))
+	}
+	return false
+}
+
 // Input is everything the transition function looks at for one alert and
 // one integration.
 type Input struct {
@@ -108,6 +120,9 @@ type Step struct {
 	// Incident is the incident of the notified firing (resolves only; ""
 	// when unknown).
 	Incident string
+	// Escalates is true for a firing whose decision is louder than the one
+	// notified (a ticket that now pages).
+	Escalates bool
 }
 
 // Transition is the dedup state machine: given what was notified and what
@@ -141,7 +156,7 @@ func Transition(in Input) Step {
 		// e.g. Prometheus missed its resends): a new transition.
 		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10)}
 	case m.Tier != in.Tier:
-		return Step{Verdict: Send, Kind: alert.KindFiring}
+		return Step{Verdict: Send, Kind: alert.KindFiring, Escalates: escalates(m.Tier, in.Tier)}
 	case in.RepeatInterval > 0 && in.Now.Sub(m.At) >= in.RepeatInterval:
 		bucket := int64(in.Now.Sub(in.StartsAt) / in.RepeatInterval)
 		if in.StartsAt.IsZero() {
