@@ -164,9 +164,9 @@ func TestRegressionDirection(t *testing.T) {
 			want{alert.ActionPage, PolicyRegression, "critical",
 				`value 700.0 ÷ baseline 1000.0 = 0.70x the 7d baseline, < 0.7692 (1/1.30) critical for medium sensitivity (sector x); lower is worse (kpi label "throughput")`}},
 		{"a prefix-cache hit rate that halved pages (classification)", kpi("PCHR", "prefix-cache hit rate"), nil, map[string]string{"baseline_ratio": "0.5"},
-			want{alert.ActionPage, PolicyRegression, "critical", "lower is worse (KPI PCHR)"}},
+			want{alert.ActionPage, PolicyRegression, "critical", "lower is worse (KPI PCHR, as classified)"}},
 		{"the KPI's name is known too", kpi("XYZ", "goodput"), nil, map[string]string{"baseline_ratio": "0.5"},
-			want{alert.ActionPage, PolicyRegression, "critical", "lower is worse (KPI XYZ)"}},
+			want{alert.ActionPage, PolicyRegression, "critical", "lower is worse (KPI XYZ, as classified)"}},
 		{"tokens/s as a kpi annotation", medium, nil, map[string]string{"kpi": "tokens/s", "baseline_ratio": "0.8"},
 			want{alert.ActionTicket, PolicyRegression, "warn", "< 0.8696 (1/1.15) warn"}},
 		{"regression_direction annotation says lower is worse", medium, nil,
@@ -193,12 +193,22 @@ func TestRegressionDirection(t *testing.T) {
 		{"lower is worse follows the sensitivity", &alert.Classification{Sector: "y", Sensitivity: "low", KPIs: []alert.KPI{{ID: "MFU"}}},
 			nil, map[string]string{"baseline_ratio": "0.7"},
 			want{alert.ActionTicket, PolicyRegression, "warn", "< 0.80 (1/1.25) warn for low sensitivity"}},
-		// The harmless direction, known: today's none, even with a
-		// critical severity.
-		{"a hit rate that rose is no regression", kpi("PCHR", ""), map[string]string{"severity": "critical"}, map[string]string{"baseline_ratio": "1.5"},
-			want{alert.ActionNone, PolicyRegression, "below", "lower is worse (KPI PCHR)"}},
-		{"a latency that fell is no regression", kpi("TTFT", ""), map[string]string{"severity": "critical"}, map[string]string{"baseline_ratio": "0.5"},
-			want{alert.ActionNone, PolicyRegression, "below", "higher is worse (KPI TTFT)"}},
+		// The harmless direction, said by the alert: today's none, even
+		// with a critical severity.
+		{"a hit rate that rose is no regression", kpi("PCHR", ""), map[string]string{"kpi": "PCHR", "severity": "critical"}, map[string]string{"baseline_ratio": "1.5"},
+			want{alert.ActionNone, PolicyRegression, "below", `lower is worse (kpi label "PCHR")`}},
+		{"a latency that fell is no regression", kpi("TTFT", ""), map[string]string{"kpi": "TTFT", "severity": "critical"}, map[string]string{"baseline_ratio": "0.5"},
+			want{alert.ActionNone, PolicyRegression, "below", `higher is worse (kpi label "TTFT")`}},
+		// The direction only classified is a guess: it adds a regression,
+		// never drops one. A latency regression whose expression is gated
+		// by `and on(instance) up == 1` classifies as KPI UP (lower is
+		// worse); it still pages at 1.60x.
+		{"a latency regression classified as UP still pages", kpi("UP", "target up / scrape health"), map[string]string{"severity": "critical"}, map[string]string{"baseline_ratio": "1.60"},
+			want{alert.ActionPage, PolicyRegression, "critical", "the classified KPI is a guess"}},
+		{"a classified hit rate that rose is read as it fired", kpi("PCHR", ""), nil, map[string]string{"baseline_ratio": "1.5"},
+			want{alert.ActionPage, PolicyRegression, "critical", "> 1.30 critical"}},
+		{"a classified latency that fell gives way to its severity", kpi("TTFT", ""), map[string]string{"severity": "critical"}, map[string]string{"baseline_ratio": "0.5"},
+			want{alert.ActionPage, PolicySeverity, "critical", "the severity label decides"}},
 		// Direction unknown: a drop below 1/warn is a regression if lower is
 		// worse, so a severity that pages or tickets decides.
 		{"unknown direction: a critical drop pages on its severity", medium, map[string]string{"severity": "critical"}, throughputDrop,

@@ -22,7 +22,7 @@ const (
 // is known.
 type regressionDirection struct {
 	lower bool   // true: lower is worse (throughput, hit rate …)
-	known bool   // false: nothing said, higher is worse by default
+	known bool   // said by the alert (regression_direction, its kpi); false: unknown, or guessed from the classification
 	text  string // e.g. "lower is worse (kpi label \"goodput\")"
 }
 
@@ -184,8 +184,11 @@ func (e *Engine) direction(st *decision) regressionDirection {
 			lower, known = kpiLowerIsWorse[kpiKey(k.Name)]
 		}
 		if known {
-			return regressionDirection{lower: lower, known: true,
-				text: directionWord(lower) + " (KPI " + k.ID + ")"}
+			// The classification's KPI is a guess (an `up` gate in the
+			// expression reads as KPI UP): it may add a regression the
+			// default reading misses, never remove one (decideRegression).
+			return regressionDirection{lower: lower,
+				text: directionWord(lower) + " (KPI " + k.ID + ", as classified)"}
 		}
 	}
 	return regressionDirection{text: "higher is worse by default (direction unknown)"}

@@ -523,36 +523,26 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	sens, why := e.sensitivity(st)
 	th := e.thresholds(sens)
 	dir := e.direction(st)
-	d := alert.Decision{Policy: PolicyRegression}
 	head := what + " the " + e.baseline + " baseline, "
 	tail := " for " + sens + " sensitivity (" + why + "); " + dir.text
-	if dir.lower {
-		crit, warn := 1/th.Critical, 1/th.Warn
-		switch {
-		case ratio < crit:
-			d.Action, d.Tier = alert.ActionPage, "critical"
-			d.Reasons = []string{head + "< " + inverse(th.Critical) + " critical" + tail}
-		case ratio < warn:
-			d.Action, d.Tier = alert.ActionTicket, "warn"
-			d.Reasons = []string{head + "< " + inverse(th.Warn) + " warn" + tail}
-		default:
-			d.Action, d.Tier = alert.ActionNone, "below"
-			d.Reasons = []string{head + "≥ " + inverse(th.Warn) + " warn" + tail}
-		}
-		return d, true
-	}
+	lower := regressionReading(ratio, th, true, head, tail)
+	d := regressionReading(ratio, th, false, head, tail)
 	switch {
-	case ratio > th.Critical:
-		d.Action, d.Tier = alert.ActionPage, "critical"
-		d.Reasons = []string{head + "> " + fmtRatio(th.Critical) + " critical" + tail}
-	case ratio > th.Warn:
-		d.Action, d.Tier = alert.ActionTicket, "warn"
-		d.Reasons = []string{head + "> " + fmtRatio(th.Warn) + " warn" + tail}
-	default:
-		d.Action, d.Tier = alert.ActionNone, "below"
-		d.Reasons = []string{head + "≤ " + fmtRatio(th.Warn) + " warn" + tail}
+	case dir.known && dir.lower:
+		return lower, true
+	case dir.known:
+		return d, true
+	case dir.lower:
+		// Lower is worse as classified: a guess (an `up == 1` gate in the
+		// expression reads as KPI UP), which may add a regression the
+		// default reading misses but never drops one it finds.
+		if alert.Rank(d.Action) > alert.Rank(lower.Action) {
+			d.Reasons = append(d.Reasons, "read as higher is worse: the classified KPI is a guess, and the alert fired")
+			return d, true
+		}
+		return lower, true
 	}
-	if d.Action != alert.ActionNone || dir.known || !(ratio < 1/th.Warn) {
+	if d.Action != alert.ActionNone || !(ratio < 1/th.Warn) {
 		return d, true
 	}
 	guess := "if lower is worse for this KPI, " + fmtRatio(ratio) + "x is a regression (< " + inverse(th.Warn) +
@@ -565,6 +555,38 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	st.notes = st.notes[:mark] // notes of severities that did not decide are not this decision's
 	d.Reasons = append(d.Reasons, guess)
 	return d, true
+}
+
+// regressionReading compares ratio with the thresholds th: above them
+// when higher is worse, below their inverses when lower is.
+func regressionReading(ratio float64, th Thresholds, lower bool, head, tail string) alert.Decision {
+	d := alert.Decision{Policy: PolicyRegression}
+	if lower {
+		switch {
+		case ratio < 1/th.Critical:
+			d.Action, d.Tier = alert.ActionPage, "critical"
+			d.Reasons = []string{head + "< " + inverse(th.Critical) + " critical" + tail}
+		case ratio < 1/th.Warn:
+			d.Action, d.Tier = alert.ActionTicket, "warn"
+			d.Reasons = []string{head + "< " + inverse(th.Warn) + " warn" + tail}
+		default:
+			d.Action, d.Tier = alert.ActionNone, "below"
+			d.Reasons = []string{head + "≥ " + inverse(th.Warn) + " warn" + tail}
+		}
+		return d
+	}
+	switch {
+	case ratio > th.Critical:
+		d.Action, d.Tier = alert.ActionPage, "critical"
+		d.Reasons = []string{head + "> " + fmtRatio(th.Critical) + " critical" + tail}
+	case ratio > th.Warn:
+		d.Action, d.Tier = alert.ActionTicket, "warn"
+		d.Reasons = []string{head + "> " + fmtRatio(th.Warn) + " warn" + tail}
+	default:
+		d.Action, d.Tier = alert.ActionNone, "below"
+		d.Reasons = []string{head + "≤ " + fmtRatio(th.Warn) + " warn" + tail}
+	}
+	return d
 }
 
 // inverse renders 1/t for reasons: "0.7692 (1/1.30)".
