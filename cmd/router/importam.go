@@ -317,6 +317,7 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 	if err != nil {
 		return "", nil, err
 	}
+	notes = append(notes, "alerts the policies decide none (by default severity info, debug, notice, p5 …) are recorded but never sent, where Alertmanager sent them to their route's receiver: map such values to ticket under policies.severity to keep them (docs/policies.md)")
 	notes = append(notes, routeDifferences(route, "route", nil)...)
 	for _, k := range []string{"matchers", "match", "match_re", "continue", "mute_time_intervals", "active_time_intervals"} {
 		given := false
