@@ -185,10 +185,13 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		epoch = now
 	}
 	for i, t := range trs {
-		if steps[i].Verdict != dedup.Ignore {
+		// Only a firing that would have been notified can have lost its
+		// marker: not one decided none or suppressed, nor one whose start
+		// is unknown (Alertmanager sent none: no epoch to compare).
+		if steps[i].Verdict != dedup.Ignore || t.res.Decision.Action == alert.ActionNone || t.res.SuppressedBy != "" {
 			continue
 		}
-		if start := t.res.Alert.IdentityStart(); start.IsZero() || start.Before(epoch) {
+		if start := t.res.Alert.IdentityStart(); !start.IsZero() && start.Before(epoch) {
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
 			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
 				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)

@@ -498,6 +498,36 @@ func TestPipelineMarksATicketThatNowPagesAsEscalated(t *testing.T) {
 	}
 }
 
+// A tier that flips back (ticket → page → ticket → page on the same
+// labels) is sent each time, on one replica, without waiting on the claim
+// the first flip left (before: 503 "another replica" for claim_ttl).
+func TestPipelineATierFlippingBackIsSentAtOnce(t *testing.T) {
+	e := newEnv(t)
+	// Pages mirrored to Slack: both tiers go to one integration.
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	x := tAlert("TTFTHigh", "firing", "page")
+	for _, action := range []string{"ticket", "page", "ticket", "page"} {
+		x.Annotations["test_action"] = action
+		mustProcess(t, p, x)
+		e.clock.Advance(time.Second)
+	}
+}
+
+// The resolve of an alert decided none, or without a startsAt, is not
+// taken for one whose marker the store lost: nothing is sent.
+func TestPipelineSendsNoResolveForAnAlertDecidedNone(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	x := tAlert("InfoOnly", "firing", "none")
+	mustProcess(t, p, x)
+	e.clock.Advance(time.Minute)
+	sum := mustProcess(t, p, tAlert("InfoOnly", "resolved", "none"))
+	if n := len(e.pd.notifications()) + len(e.slack.notifications()); n != 0 || sum.Notified != 0 {
+		t.Fatalf("%d notifications (summary %+v) for an alert decided none", n, sum)
+	}
+}
+
 // An incident whose alerts arrive in several Alertmanager groups (each
 // repeating on its own timer) gets one reminder per interval, not one per
 // group: the reminder is claimed per incident and integration for the

@@ -156,7 +156,13 @@ func Transition(in Input) Step {
 		// e.g. Prometheus missed its resends): a new transition.
 		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10)}
 	case m.Tier != in.Tier:
-		return Step{Verdict: Send, Kind: alert.KindFiring, Escalates: escalates(m.Tier, in.Tier)}
+		// Claimed after the marker's time: a flip back to a tier notified
+		// before claims afresh instead of finding that tier's old claim.
+		st := Step{Verdict: Send, Kind: alert.KindFiring, Escalates: escalates(m.Tier, in.Tier)}
+		if !m.At.IsZero() {
+			st.ClaimSuffix = ":t" + strconv.FormatInt(m.At.UnixMilli(), 10)
+		}
+		return st
 	case in.RepeatInterval > 0 && in.Now.Sub(m.At) >= in.RepeatInterval:
 		bucket := int64(in.Now.Sub(in.StartsAt) / in.RepeatInterval)
 		if in.StartsAt.IsZero() {
