@@ -62,7 +62,7 @@ type serveOptions struct {
 func (rt *runtime) changedFiles() []string {
 	b := rt.current.Load()
 	var out []string
-	for p, sum := range fileSums(slices.Sorted(maps.Keys(b.files))) {
+	for p, sum := range fileSums(slices.Collect(maps.Keys(b.files))) {
 		if sum != b.files[p] {
 			out = append(out, p)
 		}
