@@ -51,7 +51,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	// The serve flags are top-level, so `router --help` lists them.
 	m.webFlags = kingpinflag.AddFlags(app, ":9095")
 	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
-	app.Flag("web.shutdown-delay", "On SIGTERM, answer /-/ready with 503 at once and keep serving for this long before draining, so that the endpoints of a Kubernetes Service drop the pod before its listener closes (e.g. 5s). SIGINT and POST /-/quit drain at once.").
+	app.Flag("web.shutdown-delay", "On SIGTERM, answer /-/ready with 503 at once and keep serving for this long before draining, so that the endpoints of a Kubernetes Service drop the pod before its listener closes (e.g. 5s). SIGINT and POST /-/quit drain at once, also during the delay.").
 		Default("0s").DurationVar(&m.serveOpts.shutdownDelay)
 	app.Flag("config.secret-files-check-interval", "How often the files the configuration reads secrets and TLS material from (every *_file key) are checked; a changed one reloads the configuration, as SIGHUP does. 0 turns it off.").
 		Default("30s").DurationVar(&m.serveOpts.secretCheck)

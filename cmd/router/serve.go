@@ -242,8 +242,16 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 
 	// POST /-/quit (with --web.enable-lifecycle) cancels the same context
 	// SIGTERM does: one graceful shutdown path.
-	ctx, quit := context.WithCancel(ctx)
-	defer quit()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// drainNow: SIGINT or POST /-/quit while the shutdown delay runs ends
+	// it (an operator asking twice wants the router gone, not 5s later).
+	drainNow := make(chan struct{})
+	var drainOnce sync.Once
+	quit := func() {
+		cancel()
+		drainOnce.Do(func() { close(drainNow) })
+	}
 	var opts []webhook.Option
 	if m.lifecycle {
 		opts = append(opts, webhook.WithLifecycle(quit))
@@ -257,13 +265,16 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	// and keeps serving for --web.shutdown-delay, while the endpoints of
 	// the Service drop the pod: webhooks sent meanwhile are still
 	// answered instead of refused. SIGINT (Ctrl-C) and POST /-/quit drain
-	// at once.
+	// at once, also when they come during the delay.
 	{
 		term := make(chan os.Signal, 1)
 		signal.Notify(term, syscall.SIGTERM)
+		intr := make(chan os.Signal, 1)
+		signal.Notify(intr, os.Interrupt)
 		stop := make(chan struct{})
 		g.Add(func() error {
 			defer signal.Stop(term)
+			defer signal.Stop(intr)
 			select {
 			case <-ctx.Done():
 				if !terminated(ctx, term) {
@@ -281,6 +292,10 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				defer t.Stop()
 				select {
 				case <-t.C:
+				case <-intr:
+					m.logger.Info("SIGINT during the shutdown delay: draining now")
+				case <-drainNow:
+					m.logger.Info("POST /-/quit during the shutdown delay: draining now")
 				case <-stop:
 					return nil
 				}

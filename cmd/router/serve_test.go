@@ -177,7 +177,8 @@ func status(base, path string) int {
 // SIGTERM with --web.shutdown-delay: /-/ready turns 503 at once, webhooks
 // are still answered for the delay (the endpoints of a Service drop the pod
 // meanwhile), then the router drains and exits 0. SIGINT drains at once, and
-// so does SIGTERM without the flag.
+// so does SIGTERM without the flag; SIGINT or POST /-/quit during the delay
+// ends it.
 func TestShutdownDelayKeepsServingUnreadyAfterSIGTERM(t *testing.T) {
 	bin := buildRouter(t)
 	payload, err := os.ReadFile("../../testdata/webhook/firing.json")
@@ -227,6 +228,43 @@ func TestShutdownDelayKeepsServingUnreadyAfterSIGTERM(t *testing.T) {
 			t.Errorf("SIGINT: the router took %s to exit, want an immediate drain (no %s shutdown delay)", took, delay)
 		}
 	})
+
+	// An operator who sends SIGINT (or POST /-/quit) while the delay runs
+	// wants the router gone now: the delay here is far longer than the
+	// test's limit.
+	for _, how := range []string{"SIGINT", "POST /-/quit"} {
+		t.Run(how+" during the delay", func(t *testing.T) {
+			rp := startRouter(t, bin, "--web.shutdown-delay=10m", "--web.enable-lifecycle")
+			sent := time.Now()
+			if err := rp.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			for status(rp.base, "/-/ready") != http.StatusServiceUnavailable {
+				if time.Since(sent) > 15*time.Second {
+					t.Fatal("/-/ready never turned 503 after SIGTERM")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if how == "SIGINT" {
+				if err := rp.cmd.Process.Signal(os.Interrupt); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				resp, err := http.Post(rp.base+"/-/quit", "text/plain", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("POST /-/quit during the shutdown delay: %d, want 200", resp.StatusCode)
+				}
+			}
+			rp.wait(t, sent, 30*time.Second)
+			if log := rp.stderr.String(); !strings.Contains(log, "during the shutdown delay: draining now") {
+				t.Errorf("log does not say the delay was cut short:\n%s", log)
+			}
+		})
+	}
 
 	t.Run("SIGTERM without the flag", func(t *testing.T) {
 		rp := startRouter(t, bin)
