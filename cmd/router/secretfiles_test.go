@@ -89,6 +89,40 @@ receivers:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+
+	// A file deleted in the middle of a rotation fails one reload (the
+	// previous configuration keeps serving), not one per check with the
+	// same error; its next content is picked up.
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	const failed = "configuration reload failed"
+	deadline = time.Now().Add(20 * time.Second)
+	for !strings.Contains(log.String(), failed) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed reload after the key file was deleted; log:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // twenty checks
+	if n := strings.Count(log.String(), failed); n != 1 {
+		t.Errorf("%d failed reloads logged for one deleted file, want 1:\n%s", n, log.String())
+	}
+	const thirdKey = "third00000000000000000000000key0"
+	if err := os.WriteFile(keyFile, []byte(thirdKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline = time.Now().Add(20 * time.Second)
+	for i := 0; ; i++ {
+		page(fmt.Sprintf("c%d", i))
+		if ks := keys(); ks[len(ks)-1] == thirdKey {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("routing keys %q: the key written after the deletion was never used", keys())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // Every *_file key of a configuration is watched, those of http_config

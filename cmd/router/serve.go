@@ -58,17 +58,18 @@ type serveOptions struct {
 }
 
 // changedFiles are the files of the current generation whose content
-// changed since it was built.
-func (rt *runtime) changedFiles() []string {
+// changed since it was built, and the sums of all its files now.
+func (rt *runtime) changedFiles() ([]string, map[string]string) {
 	b := rt.current.Load()
 	var out []string
-	for p, sum := range fileSums(slices.Collect(maps.Keys(b.files))) {
+	sums := fileSums(slices.Collect(maps.Keys(b.files)))
+	for p, sum := range sums {
 		if sum != b.files[p] {
 			out = append(out, p)
 		}
 	}
 	slices.Sort(out)
-	return out
+	return out, sums
 }
 
 // Current implements webhook.Runtime: one config generation per request.
@@ -319,14 +320,24 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			tick = t.C
 		}
 		g.Add(func() error {
+			// failed: the files' sums a reload failed with. Files in the
+			// middle of a rotation (one deleted, or not yet readable) fail
+			// the reload once and are tried again when they change again,
+			// not every interval with the same error.
+			var failed map[string]string
 			for {
 				select {
 				case <-hup:
 					_ = rt.Reload()
 				case <-tick:
-					if changed := rt.changedFiles(); len(changed) > 0 {
-						m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
-						_ = rt.Reload()
+					changed, sums := rt.changedFiles()
+					if len(changed) == 0 || maps.Equal(sums, failed) {
+						continue
+					}
+					m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
+					failed = nil
+					if rt.Reload() != nil {
+						failed = sums
 					}
 				case <-stop:
 					return nil
