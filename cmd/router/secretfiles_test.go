@@ -63,6 +63,21 @@ receivers:
 		}
 		return ks
 	}
+	// pagesWith pages new incidents until one goes out with key (bounded).
+	pagesWith := func(key, prefix string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for i := 0; ; i++ {
+			page(fmt.Sprintf("%s%d", prefix, i))
+			if ks := keys(); ks[len(ks)-1] == key {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("routing keys %q: %s was never used", keys(), key)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	page("a")
 	if ks := keys(); len(ks) != 1 || ks[0] != oldKey {
 		t.Fatalf("routing keys %q, want the file's first key", ks)
@@ -78,17 +93,7 @@ receivers:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for i := 0; ; i++ {
-		page(fmt.Sprintf("b%d", i))
-		if ks := keys(); ks[len(ks)-1] == newKey {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("routing keys %q: the rotated key was never used", keys())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pagesWith(newKey, "b")
 
 	// A file deleted in the middle of a rotation fails one reload (the
 	// previous configuration keeps serving), not one per check with the
@@ -112,17 +117,7 @@ receivers:
 	if err := os.WriteFile(keyFile, []byte(thirdKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	deadline = time.Now().Add(20 * time.Second)
-	for i := 0; ; i++ {
-		page(fmt.Sprintf("c%d", i))
-		if ks := keys(); ks[len(ks)-1] == thirdKey {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("routing keys %q: the key written after the deletion was never used", keys())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	pagesWith(thirdKey, "c")
 }
 
 // Every *_file key of a configuration is watched, those of http_config
