@@ -127,18 +127,28 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 	}
 	var lost []*transition
 	var markers []string
+	var reminded []store.Entry
 	for i, t := range trs {
 		t.won, t.held = won[i], won[i]
 		switch {
 		case t.won:
 		case t.kind == alert.KindReminder:
 			// This incident was reminded within the interval (reminderClaim):
-			// nothing to wait for.
+			// nothing to wait for. The alert's marker is kept alive as a
+			// sent reminder would keep it: else, firing longer than
+			// notified_ttl in a group that never reminds first, it would
+			// expire and the alert be sent again as new.
 			p.countDedup(dedupHit, sum)
 			t.record(alert.DeliveryDeduplicated, nil, 0)
+			reminded = append(reminded, store.Entry{Key: t.marker, Value: t.remindedMarker, TTL: p.Dedup.NotifiedTTL})
 		default:
 			lost = append(lost, t)
 			markers = append(markers, t.marker)
+		}
+	}
+	if len(reminded) > 0 {
+		if err := p.Store.ExpireIfEqual(ctx, reminded); err != nil {
+			p.countStoreError("refresh the markers of alerts another webhook reminded", err)
 		}
 	}
 	if len(lost) == 0 {

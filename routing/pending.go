@@ -32,6 +32,9 @@ type transition struct {
 	handResolved string
 	// escalates: a firing now louder than what was notified of it.
 	escalates bool
+	// remindedMarker: for a reminder, the marker it was read with (the
+	// one refreshed when another webhook reminds the incident first).
+	remindedMarker string
 }
 
 // record notes the transition's outcome on its alert's result.
@@ -153,6 +156,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		claims[t.claim] = true
 		if t.kind == alert.KindReminder {
 			t.claim = p.reminderClaim(t)
+			t.remindedMarker = values[i]
 		}
 		out = append(out, t)
 	}

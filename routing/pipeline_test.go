@@ -576,6 +576,41 @@ func TestPipelineRemindsEachIncidentOncePerInterval(t *testing.T) {
 	}
 }
 
+// An alert whose group never reminds first (another group of its incident
+// always does) keeps its marker past notified_ttl: the reminder it skips
+// refreshes the marker a sent reminder would have rewritten, so the alert
+// is not sent again as new once the marker's TTL runs out.
+func TestPipelineASkippedReminderKeepsItsAlertsMarker(t *testing.T) {
+	e := newEnv(t)
+	e.dedup.NotifiedTTL = 10 * time.Hour // a few repeat intervals (4h)
+	p := e.pipeline()
+	first := tAlert("TTFTHigh", "firing", "page", "instance", "gpu-0")
+	second := tAlert("TTFTHigh", "firing", "page", "instance", "gpu-1")
+	mustProcess(t, p, first) // two groups, one alert each
+	mustProcess(t, p, second)
+	firings := func() int {
+		n := 0
+		for _, no := range append(e.pd.notifications(), e.slack.notifications()...) {
+			if no.Kind == alert.KindFiring {
+				n++
+			}
+		}
+		return n
+	}
+	opened := firings()
+	for round := range 5 { // 20h of repeats, twice notified_ttl
+		e.clock.Advance(4 * time.Hour)
+		mustProcess(t, p, first) // reminds the incident
+		e.clock.Advance(3 * time.Second)
+		if sum := mustProcess(t, p, second); sum.Notified != 0 {
+			t.Fatalf("round %d: the second group's repeat notified %d, want a deduplicated reminder", round, sum.Notified)
+		}
+	}
+	if n := firings(); n != opened {
+		t.Errorf("%d firing notifications after 20h of repeats, want the %d of the opening: an alert was sent again as new", n, opened)
+	}
+}
+
 func TestPipelineReleasesTheClaimOfAFailedNotificationSoTheRetrySendsIt(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()

@@ -169,16 +169,30 @@ func (m *Memory) Get(ctx context.Context, keys []string) ([]string, []bool, erro
 	return values, found, nil
 }
 
-// DeleteIfEqual deletes each entry's key whose value equals entry.Value.
+// DeleteIfEqual deletes each entry's key only if it holds the entry's value.
 func (m *Memory) DeleteIfEqual(ctx context.Context, entries []Entry) error {
-	if err := m.begin(ctx, "delete if equal"); err != nil {
+	return m.ifEqual(ctx, "delete if equal", entries, func(e Entry, now time.Time) { delete(m.items, e.Key) })
+}
+
+// ExpireIfEqual sets the TTL of each entry's key only if it holds the
+// entry's value.
+func (m *Memory) ExpireIfEqual(ctx context.Context, entries []Entry) error {
+	return m.ifEqual(ctx, "expire if equal", entries, func(e Entry, now time.Time) {
+		m.setValue(e.Key, e.Value, expiry(now, e.TTL), now)
+	})
+}
+
+// ifEqual runs do, under the lock, for each entry whose key holds the
+// entry's value.
+func (m *Memory) ifEqual(ctx context.Context, op string, entries []Entry, do func(e Entry, now time.Time)) error {
+	if err := m.begin(ctx, op); err != nil {
 		return err
 	}
 	defer m.mu.Unlock()
 	now := m.now()
 	for _, e := range entries {
 		if it := m.lookup(e.Key, now); it != nil && it.set == nil && it.value == e.Value {
-			delete(m.items, e.Key)
+			do(e, now)
 		}
 	}
 	return nil

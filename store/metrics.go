@@ -13,6 +13,7 @@ const (
 	opSet           = "set"
 	opGet           = "get"
 	opDeleteIfEqual = "delete_if_equal"
+	opExpireIfEqual = "expire_if_equal"
 	opAddMembers    = "add_members"
 	opRemoveMembers = "remove_members"
 	opMembers       = "members"
@@ -22,7 +23,7 @@ const (
 	opClaimJoin     = "claim_join"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite, opClaimJoin}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite, opClaimJoin}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

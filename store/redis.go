@@ -21,6 +21,10 @@ import (
 // replica releases only its own claim.
 var deleteIfEqual = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`)
 
+// expireIfEqual sets the TTL of KEYS[1] to ARGV[2] milliseconds only if it
+// holds ARGV[1], atomically.
+var expireIfEqual = redis.NewScript(`if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('pexpire', KEYS[1], ARGV[2]) else return 0 end`)
+
 // Redis is a Store on Redis: single node, Sentinel or Cluster through
 // go-redis' UniversalClient. Every batch method sends its commands in one
 // pipeline, which the cluster client splits into one round trip per node.
@@ -341,15 +345,27 @@ func (r *Redis) getEach(ctx context.Context, keys []string, values []string, fou
 // DeleteIfEqual runs the compare-and-delete script for every entry in one
 // pipeline (runScripts: EVALSHA, then EVAL for a node that lacks it).
 func (r *Redis) DeleteIfEqual(ctx context.Context, entries []Entry) error {
+	return r.ifEqual(ctx, opDeleteIfEqual, deleteIfEqual, entries, func(e Entry) []any { return []any{e.Value} })
+}
+
+// ExpireIfEqual runs the compare-and-expire script for every entry in one
+// pipeline (runScripts).
+func (r *Redis) ExpireIfEqual(ctx context.Context, entries []Entry) error {
+	return r.ifEqual(ctx, opExpireIfEqual, expireIfEqual, entries, func(e Entry) []any { return []any{e.Value, e.TTL.Milliseconds()} })
+}
+
+// ifEqual runs script, a compare-and-something of one key, for every entry
+// in one pipeline, with the arguments args gives, observed as op.
+func (r *Redis) ifEqual(ctx context.Context, op string, script *redis.Script, entries []Entry, args func(Entry) []any) error {
 	if len(entries) == 0 {
 		return nil
 	}
 	start := time.Now()
 	calls := make([]*scripted, len(entries))
 	for i, e := range entries {
-		calls[i] = &scripted{script: deleteIfEqual, keys: []string{e.Key}, args: []any{e.Value}}
+		calls[i] = &scripted{script: script, keys: []string{e.Key}, args: args(e)}
 	}
-	return r.observe(opDeleteIfEqual, start, r.scriptsErr(ctx, calls))
+	return r.observe(op, start, r.scriptsErr(ctx, calls))
 }
 
 // scriptsErr runs calls (runScripts) and returns the first failure: Redis

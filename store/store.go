@@ -39,6 +39,10 @@ type Store interface {
 	// DeleteIfEqual deletes each entry's key only if its current value equals
 	// entry.Value (so a replica releases only its own claim). TTL is ignored.
 	DeleteIfEqual(ctx context.Context, entries []Entry) error
+	// ExpireIfEqual sets the TTL of each entry's key to entry.TTL only if
+	// the key holds entry.Value (a marker refreshed only while it still
+	// says what its caller read).
+	ExpireIfEqual(ctx context.Context, entries []Entry) error
 	// AddMembers adds members to the set at key and sets its TTL.
 	AddMembers(ctx context.Context, key string, ttl time.Duration, members ...string) error
 	// RemoveMembers removes members from the set at key and returns, atomically

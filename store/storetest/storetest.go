@@ -52,6 +52,7 @@ var cases = []struct {
 	{"Get reports present and missing keys", testGet},
 	{"Get of thousands of keys answers each in order, repeats included", testGetMany},
 	{"DeleteIfEqual deletes only keys holding the given value", testDeleteIfEqual},
+	{"ExpireIfEqual sets the TTL only of keys holding the given value", testExpireIfEqual},
 	{"AddMembers adds to the set and Members lists it", testMembers},
 	{"AddMembers sets the TTL of the set", testMembersExpiry},
 	{"RemoveMembers returns the members remaining", testRemoveMembers},
@@ -288,6 +289,31 @@ func testDeleteIfEqual(t *testing.T, s store.Store, k keyMaker) {
 		t.Fatalf("DeleteIfEqual: %v", err)
 	}
 	expect(t, "values", mustGet(t, s, mine, theirs, missing), []string{"<missing>", "replica-b", "<missing>"})
+}
+
+func testExpireIfEqual(t *testing.T, s store.Store, k keyMaker) {
+	mine, theirs, missing := k.key("i1", "mine"), k.key("i2", "theirs"), k.key("i3", "missing")
+	// mine is set first: without its refresh it expires no later than theirs.
+	mustSet(t, s,
+		store.Entry{Key: mine, Value: "marker-a", TTL: shortTTL},
+		store.Entry{Key: theirs, Value: "marker-b", TTL: shortTTL},
+	)
+	err := s.ExpireIfEqual(t.Context(), []store.Entry{
+		{Key: mine, Value: "marker-a", TTL: longTTL},
+		{Key: theirs, Value: "marker-a", TTL: longTTL},
+		{Key: missing, Value: "marker-a", TTL: longTTL},
+	})
+	if err != nil {
+		t.Fatalf("ExpireIfEqual: %v", err)
+	}
+	eventually(t, "the key holding another value expired", func() (bool, error) {
+		_, found, err := s.Get(t.Context(), []string{theirs})
+		return err == nil && !found[0], err
+	})
+	expect(t, "values", mustGet(t, s, mine, theirs, missing), []string{"marker-a", "<missing>", "<missing>"})
+	if err := s.ExpireIfEqual(t.Context(), nil); err != nil {
+		t.Errorf("ExpireIfEqual(nil) = %v", err)
+	}
 }
 
 func testMembers(t *testing.T, s store.Store, k keyMaker) {
