@@ -1,19 +1,24 @@
 package webhook
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	_ "net/http/pprof" // registers the profiles on http.DefaultServeMux
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -289,8 +294,9 @@ func (h *webhook) count(start time.Time, outcome string, status int) {
 
 // serve is the webhook edge: the one place that maps outcomes to HTTP
 // statuses. 2xx only when every notification was delivered, deduplicated
-// or deliberately suppressed; 5xx when a retryable failure remains; 4xx only
-// for payloads that cannot be read as a whole.
+// or deliberately suppressed; 5xx when a retryable failure remains or the
+// body did not arrive whole (read timeout, connection broken mid-body); 4xx
+// only for payloads that arrived but cannot be read as a whole.
 func (h *webhook) serve(c echo.Context) error {
 	start := time.Now()
 	gen := h.rt.Current()
@@ -304,12 +310,46 @@ func (h *webhook) serve(c echo.Context) error {
 		return h.fail(c, start, "bad_input", http.StatusUnsupportedMediaType,
 			errorBody{Error: "unsupported Content-Type " + strconv.Quote(ct) + ": send application/json"})
 	}
-	body, err := readBody(c.Response(), req, opts.MaxBodyBytes)
+	gzipped, unsupported := bodyCoding(req.Header)
+	if unsupported != "" {
+		c.Response().Header().Set("Accept-Encoding", "gzip")
+		return h.fail(c, start, "bad_input", http.StatusUnsupportedMediaType,
+			errorBody{Error: "Content-Encoding " + strconv.Quote(unsupported) + " not supported (send identity or gzip)"})
+	}
+	tooLarge := func() error {
+		counted := ""
+		if gzipped {
+			counted = ", counted decompressed"
+		}
+		return h.fail(c, start, "bad_input", http.StatusRequestEntityTooLarge,
+			errorBody{Error: "body larger than the limit of " + strconv.FormatInt(opts.MaxBodyBytes, 10) + " bytes (webhook.max_body_bytes" + counted + "); lower max_alerts in Alertmanager or raise the limit"})
+	}
+	if req.ContentLength > opts.MaxBodyBytes {
+		// Declared too large: answered at once, the body left unread, and
+		// the connection closed after the answer (net/http would otherwise
+		// read what it can of the body to keep the connection).
+		c.Response().Header().Set("Connection", "close")
+		return tooLarge()
+	}
+	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return h.fail(c, start, "bad_input", http.StatusRequestEntityTooLarge,
-				errorBody{Error: "body larger than the limit of " + strconv.FormatInt(opts.MaxBodyBytes, 10) + " bytes (webhook.max_body_bytes); lower max_alerts in Alertmanager or raise the limit"})
+			return tooLarge()
+		}
+		if bodyNotReceived(err) {
+			// The sender's payload may be fine: the body did not arrive in
+			// time (the server's read timeout, webhook.timeout) or the
+			// connection broke mid-body. 503 has Alertmanager retry it,
+			// where a 4xx would drop the page (the client may be gone and
+			// never read the answer: no matter).
+			h.logger.Warn("webhook body not received whole; answered 503 for a retry", "remote", req.RemoteAddr, "err", err)
+			c.Response().Header().Set("Connection", "close")
+			msg := "request body not received within webhook.timeout; retry"
+			if !isTimeout(err) {
+				msg = "request body not received whole (the connection ended or broke mid-body: " + err.Error() + "); retry"
+			}
+			return h.fail(c, start, "body_incomplete", http.StatusServiceUnavailable, errorBody{Error: msg})
 		}
 		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: "reading body: " + err.Error()})
 	}
@@ -365,9 +405,17 @@ const presizeMax = 1 << 20
 // readBody reads req's whole body, at most limit bytes: into one buffer of
 // the declared length when there is one up to presizeMax (Alertmanager
 // always declares it; io.ReadAll grows from 512 bytes, doubling, so a
-// 10-alert webhook's read allocated about twice its size).
-func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, error) {
+// 10-alert webhook's read allocated about twice its size). A gzipped body
+// is bounded twice by limit: as sent and decompressed (a few KB of gzip
+// can inflate to gigabytes); over either, the error is an
+// *http.MaxBytesError. An error of the connection (timeout, hang-up) is
+// returned as it is, also from under gzip; an error of the gzip data
+// itself wraps neither (it is the sender's fault).
+func readBody(w http.ResponseWriter, req *http.Request, limit int64, gzipped bool) ([]byte, error) {
 	r := http.MaxBytesReader(w, req.Body, limit)
+	if gzipped {
+		return readGzip(w, r, limit)
+	}
 	if n := req.ContentLength; n > 0 && n <= limit && n <= presizeMax {
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
@@ -376,6 +424,89 @@ func readBody(w http.ResponseWriter, req *http.Request, limit int64) ([]byte, er
 		return body, nil
 	}
 	return io.ReadAll(r)
+}
+
+// readGzip decompresses the gzip body r, at most limit bytes of it.
+func readGzip(w http.ResponseWriter, r io.Reader, limit int64) ([]byte, error) {
+	raw := &errRecorder{r: r}
+	// gzipError prefers the connection's error (a timeout surfaces from
+	// the decompressor too, a hang-up as its unexpected EOF) to the
+	// decompressor's, which then means bad gzip data: the sender's fault.
+	gzipError := func(err error) error {
+		if raw.err != nil {
+			return raw.err
+		}
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return fmt.Errorf("decompressing the gzip body: %v", err) // %v: not the unexpected EOF of a connection
+	}
+	zr, err := gzip.NewReader(raw)
+	if err != nil {
+		return nil, gzipError(err)
+	}
+	defer zr.Close()
+	body, err := io.ReadAll(http.MaxBytesReader(w, zr, limit))
+	if err != nil {
+		return nil, gzipError(err)
+	}
+	return body, nil
+}
+
+// errRecorder remembers the first error of r other than io.EOF.
+type errRecorder struct {
+	r   io.Reader
+	err error
+}
+
+func (e *errRecorder) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && err != io.EOF && e.err == nil {
+		e.err = err
+	}
+	return n, err
+}
+
+// bodyCoding reads the Content-Encoding of a request: gzipped when it is
+// gzip (or x-gzip), both false and "" when absent or identity; unsupported
+// is the header's value for any other coding, or several.
+func bodyCoding(h http.Header) (gzipped bool, unsupported string) {
+	values := h.Values("Content-Encoding")
+	var codings []string
+	for _, v := range values {
+		for c := range strings.SplitSeq(v, ",") {
+			if c = strings.ToLower(strings.TrimSpace(c)); c != "" && c != "identity" {
+				codings = append(codings, c)
+			}
+		}
+	}
+	switch {
+	case len(codings) == 0:
+		return false, ""
+	case len(codings) == 1 && (codings[0] == "gzip" || codings[0] == "x-gzip"):
+		return true, ""
+	}
+	return false, strings.Join(values, ", ")
+}
+
+// bodyNotReceived reports whether err, from reading a request body, says
+// the body did not arrive whole through no fault of its content: the
+// server's read deadline passed, or the connection ended or broke before
+// the body did.
+func bodyNotReceived(err error) bool {
+	return isTimeout(err) ||
+		errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed)
+}
+
+// isTimeout reports whether err is a deadline's: the server's read timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // SameOrigin reports whether r may change state on behalf of the browser

@@ -14,6 +14,7 @@ var webhookOutcomes = []struct{ outcome, code string }{
 	{"ok", "200"},
 	{"failed", "502"}, {"failed", "503"},
 	{"overloaded", "503"},
+	{"body_incomplete", "503"}, // body not received whole: read timeout, connection broken mid-body
 	{"unauthorized", "401"},
 	{"bad_input", "400"}, {"bad_input", "413"}, {"bad_input", "415"},
 	{"panic", "500"},
