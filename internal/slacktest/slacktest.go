@@ -25,6 +25,13 @@ const (
 	MaxBlocks      = 50
 	MaxHeaderText  = 150
 	MaxSectionText = 3000
+	// MaxContextElements bounds a context block's elements, each of at
+	// most MaxSectionText characters.
+	MaxContextElements = 10
+	// MaxMessageText is the text of all blocks of one message above which
+	// Slack answers msg_blocks_too_long: undocumented, reported at about
+	// 13,200 characters.
+	MaxMessageText = 13200
 )
 
 // Message is one message as the stand-in holds it.
@@ -274,14 +281,16 @@ func checkBlocks(raw string) string {
 		return ""
 	}
 	var blocks []struct {
-		Type string `json:"type"`
-		Text *struct {
+		Type    string `json:"type"`
+		BlockID string `json:"block_id"`
+		Text    *struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		} `json:"text"`
 		Fields []struct {
 			Text string `json:"text"`
 		} `json:"fields"`
+		Elements []json.RawMessage `json:"elements"`
 	}
 	if err := json.Unmarshal([]byte(raw), &blocks); err != nil {
 		return "invalid_blocks_format"
@@ -289,7 +298,38 @@ func checkBlocks(raw string) string {
 	if len(blocks) > MaxBlocks {
 		return "invalid_blocks"
 	}
+	total := 0
+	ids := map[string]bool{}
 	for _, b := range blocks {
+		if b.BlockID != "" {
+			if ids[b.BlockID] {
+				return "invalid_blocks" // block_id must be unique in a message
+			}
+			ids[b.BlockID] = true
+		}
+		if b.Text != nil {
+			total += utf8.RuneCountInString(b.Text.Text)
+		}
+		for _, f := range b.Fields {
+			total += utf8.RuneCountInString(f.Text)
+		}
+		if b.Type == "context" {
+			if len(b.Elements) == 0 || len(b.Elements) > MaxContextElements {
+				return "invalid_blocks"
+			}
+			for _, raw := range b.Elements {
+				var e struct {
+					Text string `json:"text"`
+				}
+				if err := json.Unmarshal(raw, &e); err != nil {
+					return "invalid_blocks"
+				}
+				if utf8.RuneCountInString(e.Text) > MaxSectionText {
+					return "invalid_blocks"
+				}
+				total += utf8.RuneCountInString(e.Text)
+			}
+		}
 		switch b.Type {
 		case "header":
 			if b.Text == nil || b.Text.Type != "plain_text" || b.Text.Text == "" || utf8.RuneCountInString(b.Text.Text) > MaxHeaderText {
@@ -311,6 +351,9 @@ func checkBlocks(raw string) string {
 		default:
 			return "invalid_blocks"
 		}
+	}
+	if total > MaxMessageText {
+		return "msg_blocks_too_long"
 	}
 	return ""
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -236,10 +237,30 @@ func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block) []sl.B
 }
 
 // fitBlocks keeps at most maxBlocks blocks by removing, as often as needed,
-// the block just before the triage blocks (the tail of the alert list): the
-// header, the triage log and the buttons stay.
+// the last alert section and counting it in "…and N more" (added when
+// missing); without alert sections, the block just before the triage
+// blocks. The header, the triage log and the buttons stay.
 func fitBlocks(blocks []sl.Block) []sl.Block {
 	for len(blocks) > maxBlocks {
+		last, more, n := -1, -1, 0
+		for i, b := range blocks {
+			switch id := b.ID(); {
+			case strings.HasPrefix(id, alertBlockPrefix):
+				last = i
+			case strings.HasPrefix(id, moreBlockPrefix):
+				more = i
+				n, _ = strconv.Atoi(strings.TrimPrefix(id, moreBlockPrefix))
+			}
+		}
+		if last >= 0 {
+			if more >= 0 {
+				blocks[more] = moreBlock(n + 1)
+				blocks = slices.Delete(blocks, last, last+1)
+			} else {
+				blocks[last] = moreBlock(1)
+			}
+			continue
+		}
 		i := len(blocks) - 1
 		for i > 1 && isTriageBlock(blocks[i-1]) {
 			i--

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	sl "github.com/slack-go/slack"
 
@@ -11,12 +12,31 @@ import (
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
-// Slack's Block Kit limits.
+// Slack's Block Kit limits, and the router's own bounds within them.
 const (
 	maxBlocks      = 50
 	maxHeader      = 150
 	maxSectionText = 3000
 	maxListItems   = 10
+	// maxText bounds a message's fallback text (notifications, screen
+	// readers) as Alertmanager bounds a Slack title: long ones are refused
+	// (msg_too_long).
+	maxText = 1024
+	// maxMessageText bounds the text of all of a message's blocks: Slack
+	// refuses larger messages (msg_blocks_too_long) at about 13,000
+	// characters, a limit it does not document. The alert sections stop
+	// there with "…and N more".
+	maxMessageText = 12000
+	// maxLinkText bounds one link, escaped, in the links' context block
+	// (each element of a context block holds at most 3000 characters).
+	maxLinkText = 2900
+)
+
+// Block IDs the triage redraw relies on: each alert's section is
+// alertBlockPrefix+index, and the "…and N more" line moreBlockPrefix+N.
+const (
+	alertBlockPrefix = "alert-"
+	moreBlockPrefix  = "more-"
 )
 
 var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
@@ -103,8 +123,14 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	if items := bullets(hints, func(s string) string { return s }); items != "" {
 		blocks = append(blocks, section("*Hints:*\n"+items))
 	}
-	if l := linkLine(no, data); l != "" {
-		blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, l, false, false)))
+	if links := links(no, data); len(links) > 0 {
+		// One element per link: each element holds 3000 characters, a
+		// line of five long links would not.
+		elems := make([]sl.MixedElement, len(links))
+		for i, l := range links {
+			elems[i] = sl.NewTextBlockObject(sl.MarkdownType, l, false, false)
+		}
+		blocks = append(blocks, sl.NewContextBlock("", elems...))
 	}
 	blocks = append(blocks, sl.NewDividerBlock())
 
@@ -112,20 +138,66 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 }
 
 // alertSections appends one section per alert of results to blocks, cut
-// with "…and N more" to stay within 50 blocks.
+// with "…and N more" to stay within 50 blocks and maxMessageText
+// characters.
 func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
-	room := maxBlocks - len(blocks)
-	for i, r := range results {
-		if r.Alert == nil {
-			continue
+	used := 0
+	for _, b := range blocks {
+		used += blockText(b)
+	}
+	var alerts []*alert.Result
+	for _, r := range results {
+		if r.Alert != nil {
+			alerts = append(alerts, r)
 		}
-		if i >= room-1 && len(results)-i > 1 {
-			blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", len(results)-i), false, false)))
+	}
+	for i, r := range alerts {
+		sec := section(alertLine(r, "\n", 0))
+		sec.BlockID = alertBlockPrefix + strconv.Itoa(i)
+		last := i == len(alerts)-1
+		// Room for this one, and for "…and N more" after it unless it is
+		// the last.
+		fits := len(blocks) < maxBlocks-1 || last && len(blocks) < maxBlocks
+		if !fits || used+blockText(sec) > maxMessageText-len("…and 9999 more") {
+			blocks = append(blocks, moreBlock(len(alerts)-i))
 			break
 		}
-		blocks = append(blocks, section(alertLine(r, "\n", 0)))
+		used += blockText(sec)
+		blocks = append(blocks, sec)
 	}
 	return blocks
+}
+
+// moreBlock is the "…and n more" line after the alerts a message left out.
+func moreBlock(n int) *sl.ContextBlock {
+	return sl.NewContextBlock(moreBlockPrefix+strconv.Itoa(n), sl.NewTextBlockObject(sl.MarkdownType, fmt.Sprintf("…and %d more", n), false, false))
+}
+
+// blockText is the number of characters of text in b (header, section,
+// context): what Slack counts against a message's size.
+func blockText(b sl.Block) int {
+	n := 0
+	count := func(t *sl.TextBlockObject) {
+		if t != nil {
+			n += utf8.RuneCountInString(t.Text)
+		}
+	}
+	switch b := b.(type) {
+	case *sl.HeaderBlock:
+		count(b.Text)
+	case *sl.SectionBlock:
+		count(b.Text)
+		for _, f := range b.Fields {
+			count(f)
+		}
+	case *sl.ContextBlock:
+		for _, e := range b.ContextElements.Elements {
+			if t, ok := e.(*sl.TextBlockObject); ok {
+				count(t)
+			}
+		}
+	}
+	return n
 }
 
 // alertLine is one alert in a message: its name, status, action and
@@ -180,7 +252,28 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 		}
 	}
 	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], " — ", maxDigestSummary) })
-	return []sl.Block{section(head + "\n" + lines)}, label + " of " + no.Incident + ": " + what
+	return []sl.Block{section(head + "\n" + lines)}, fallbackText(label + " of " + no.Incident + ": " + what)
+}
+
+// fallbackText is a message's text (what notifications and screen readers
+// show): cut to maxText runes and escaped, since Slack reads it as mrkdwn —
+// a label value of "<!channel>" must not notify a channel.
+func fallbackText(s string) string {
+	s, _ = notify.TruncateInRunes(s, maxText)
+	return esc(s)
+}
+
+// MinimalBlocks is the message sent when Slack refuses the full one (a
+// limit the drawing missed): the header, then the decision, the incident
+// and the number of alerts, without the text, hints, links or alerts.
+func MinimalBlocks(no *alert.Notification, title string) []sl.Block {
+	title, _ = notify.TruncateInRunes(title, maxHeader)
+	firing, resolved := no.Counts()
+	return []sl.Block{
+		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
+		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`\n%d firing, %d resolved. Slack refused the full message; the alerts are in the router's console and journal.",
+			esc(string(no.Action)), esc(no.Incident), firing, resolved)),
+	}
 }
 
 func bullets(items []string, escape func(string) string) string {
@@ -204,18 +297,24 @@ func list(n int, item func(i int) string) string {
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
-// linkLine joins the runbook, dashboard, Prometheus and Alertmanager links.
-func linkLine(no *alert.Notification, data *notify.Data) string {
+// links are the runbook, dashboard, Prometheus, Alertmanager silence and
+// console links, in mrkdwn, each at most maxLinkText characters (a longer
+// one is left out: a cut URL would lead nowhere).
+func links(no *alert.Notification, data *notify.Data) []string {
 	var links []string
 	seen := map[string]bool{}
 	add := func(href, text string) {
-		if seen[text] || len(href) > 1000 || !notify.WebURL(href) {
+		if seen[text] || len(href) > maxLinkText || !notify.WebURL(href) {
+			return
+		}
+		// "|" ends a link's URL in Slack's mrkdwn: escaped, a URL cannot
+		// relabel its link ("https://evil/|Runbook (official)").
+		l := "<" + strings.ReplaceAll(esc(href), "|", "%7C") + "|" + text + ">"
+		if utf8.RuneCountInString(l) > maxLinkText {
 			return
 		}
 		seen[text] = true
-		// "|" ends a link's URL in Slack's mrkdwn: escaped, a URL cannot
-		// relabel its link ("https://evil/|Runbook (official)").
-		links = append(links, "<"+strings.ReplaceAll(esc(href), "|", "%7C")+"|"+text+">")
+		links = append(links, l)
 	}
 	for _, r := range no.Results {
 		if r.Alert != nil {
@@ -226,5 +325,5 @@ func linkLine(no *alert.Notification, data *notify.Data) string {
 	}
 	add(notify.SilenceURL(data), "Silence")
 	add(data.ConsoleURL, "Console")
-	return strings.Join(links, " · ")
+	return links
 }

@@ -30,8 +30,14 @@ var permanentErrors = map[string]bool{
 	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true,
 	"token_expired": true, "no_permission": true, "missing_scope": true, "channel_not_found": true,
 	"not_in_channel": true, "is_archived": true, "invalid_blocks": true, "invalid_blocks_format": true,
-	"msg_too_long": true, "no_text": true, "invalid_arguments": true, "restricted_action": true,
-	"thread_not_found": true, "message_not_found": true, "cant_update_message": true,
+	"msg_too_long": true, "msg_blocks_too_long": true, "no_text": true, "invalid_arguments": true,
+	"restricted_action": true, "thread_not_found": true, "message_not_found": true, "cant_update_message": true,
+}
+
+// refusedMessage are Slack error codes that refuse the message the router
+// drew (its blocks or its length): sent once more as the minimal message.
+var refusedMessage = map[string]bool{
+	"invalid_blocks": true, "invalid_blocks_format": true, "msg_too_long": true, "msg_blocks_too_long": true,
 }
 
 // Notifier posts notifications to one Slack channel. Safe for concurrent
@@ -140,6 +146,15 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 type message struct {
 	blocks []sl.Block
 	text   string
+	// minimal is what is sent when Slack refuses blocks (refusedMessage):
+	// the header, the decision and the incident, without the alerts.
+	minimal []sl.Block
+}
+
+// withActions is m with the triage buttons on its blocks and its minimal
+// blocks (Notifier.withActions).
+func (m message) withActions(n *Notifier, no *alert.Notification) message {
+	return message{blocks: n.withActions(no, m.blocks), text: m.text, minimal: n.withActions(no, m.minimal)}
 }
 
 func (n *Notifier) render(no *alert.Notification) message {
@@ -154,7 +169,7 @@ func (n *Notifier) render(no *alert.Notification) message {
 	if title == "" {
 		title = no.Incident
 	}
-	return message{blocks: Blocks(no, data, title, text, pdRef), text: title}
+	return message{blocks: Blocks(no, data, title, text, pdRef), text: fallbackText(title), minimal: MinimalBlocks(no, title)}
 }
 
 // parentRef is an incident's parent message, kept by the dispatch core as
@@ -178,6 +193,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			msg = n.render(no)
 		} else {
 			msg.blocks, msg.text = UpdateBlocks(no)
+			msg.minimal = msg.blocks[:1:1]
 		}
 		if no.Escalated && !no.IncidentResolved && !no.Opening {
 			// The parent's header says the quieter decision it was drawn
@@ -193,7 +209,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
 	msg := n.render(no)
-	p, err := n.post(ctx, message{blocks: n.withActions(no, msg.blocks), text: msg.text}, "")
+	p, err := n.post(ctx, no, msg.withActions(n, no), "")
 	if err != nil {
 		return err
 	}
@@ -204,7 +220,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 }
 
 func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRef, msg message) error {
-	if _, err := n.post(ctx, msg, p.ts); err != nil {
+	if _, err := n.post(ctx, no, msg, p.ts); err != nil {
 		return err
 	}
 	if no.IncidentResolved || no.Opening {
@@ -218,8 +234,8 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 // The news is in the thread; editing the parent is cosmetic, so a failure
 // is logged rather than making Alertmanager resend the reply.
 func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p parentRef, msg message, tell bool) {
-	if err := n.call(ctx, func(ctx context.Context) error {
-		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(n.withActions(no, msg.blocks)...), sl.MsgOptionText(msg.text, false))
+	if err := n.callRefusable(ctx, no, msg.withActions(n, no), func(ctx context.Context, blocks []sl.Block) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	}); err != nil {
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
@@ -228,10 +244,10 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 	}
 }
 
-func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (parentRef, error) {
+func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message, threadTS string) (parentRef, error) {
 	var p parentRef
-	err := n.call(ctx, func(ctx context.Context) error {
-		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(msg.blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
+	err := n.callRefusable(ctx, no, msg, func(ctx context.Context, blocks []sl.Block) error {
+		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}
@@ -240,6 +256,20 @@ func (n *Notifier) post(ctx context.Context, msg message, threadTS string) (pare
 		return err
 	})
 	return p, err
+}
+
+// callRefusable runs send (call: retries, timeouts) with msg's blocks and,
+// when Slack refuses them (refusedMessage: a limit the router's drawing
+// missed), once more with msg's minimal blocks: a ticket that says less is
+// better than none. A second refusal is permanent.
+func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, send func(ctx context.Context, blocks []sl.Block) error) error {
+	err := n.call(ctx, func(ctx context.Context) error { return send(ctx, msg.blocks) })
+	var se sl.SlackErrorResponse
+	if !errors.As(err, &se) || !refusedMessage[se.Err] || len(msg.minimal) == 0 {
+		return err
+	}
+	n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "slack_error", se.Err)
+	return n.call(ctx, func(ctx context.Context) error { return send(ctx, msg.minimal) })
 }
 
 // call runs one API call with retries, a per-attempt timeout and the
@@ -265,7 +295,7 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 			n.metrics.Failure(notify.ReasonRateLimited)
 			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
 		case errors.As(err, &se):
-			if se.Err == "ratelimited" {
+			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
 				return fmt.Errorf("call Slack: %w", err)
 			}

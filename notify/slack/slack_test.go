@@ -635,3 +635,170 @@ func TestAnUpdateDigestFitsOneSection(t *testing.T) {
 		t.Fatalf("digest (%d blocks, %d runes) = %q, want ten lines and \"…and 2 more\" within 3000", len(blocks), utf8.RuneCountInString(text), text)
 	}
 }
+
+// blocksOf decodes the blocks of message m.
+func blocksOf(t *testing.T, m slacktest.Message) []map[string]any {
+	t.Helper()
+	var blocks []map[string]any
+	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	return blocks
+}
+
+// longURL is a URL of about n characters with many query parameters, as
+// Prometheus' and Grafana's links are: each "&" takes five once escaped.
+func longURL(base string, n int) string {
+	u := base + "?x=1"
+	for i := 0; len(u) < n; i++ {
+		u += fmt.Sprintf("&var-p%d=v%d", i, i)
+	}
+	return u
+}
+
+// Realistic links — a generator URL, a Grafana dashboard with its
+// variables, a runbook — each within the limit but together over the 3000
+// characters one context element holds: each link is an element of its
+// own, and Slack (the stand-in enforces its limits) takes the message.
+func TestLongLinksFitSlacksLimits(t *testing.T) {
+	h := newHarness(t)
+	no := opening("aaa")
+	a := no.Results[0].Alert
+	a.GeneratorURL = longURL("http://prometheus.example.com/graph", 995)
+	a.Annotations["dashboard_url"] = longURL("https://grafana.example.com/d/ttft", 990)
+	a.Annotations["runbook_url"] = longURL("https://runbooks.example.com/ttft", 900)
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatalf("Notify: %v (Slack refused the links)", err)
+	}
+	msgs := h.srv.Messages()
+	if len(msgs) != 1 {
+		t.Fatalf("%d messages, want 1", len(msgs))
+	}
+	var links []string
+	for _, b := range blocksOf(t, msgs[0]) {
+		if b["type"] != "context" {
+			continue
+		}
+		for _, e := range b["elements"].([]any) {
+			links = append(links, e.(map[string]any)["text"].(string))
+		}
+	}
+	var joined string
+	for _, l := range links {
+		joined += l
+	}
+	for _, label := range []string{"|Runbook>", "|Dashboard>", "|Prometheus>", "|Silence>"} {
+		if !strings.Contains(joined, label) {
+			t.Errorf("the message lacks its %s link: %q", label, links)
+		}
+	}
+	if len(joined) <= slacktest.MaxSectionText {
+		t.Fatalf("the links are %d characters: the test needs more than one element's %d", len(joined), slacktest.MaxSectionText)
+	}
+}
+
+// A ticket of many alerts with long summaries stays under the size at
+// which Slack refuses a message (msg_blocks_too_long), saying how many
+// alerts it leaves out; with the triage buttons too, which take the place
+// of an alert, not of "…and N more".
+func TestManyLongAlertsFitOneMessage(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		long, buttons bool
+	}{{"long summaries", true, false}, {"long summaries and buttons", true, true}, {"short summaries and buttons", false, true}} {
+		buttons := tc.buttons
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			fps := make([]string, 100)
+			for i := range fps {
+				fps[i] = fmt.Sprintf("fp%03d", i)
+			}
+			no := opening(fps...)
+			for _, r := range no.Results {
+				if tc.long {
+					r.Alert.Annotations["summary"] = strings.Repeat("consumer lag above threshold ", 14) // ~400 characters
+				}
+			}
+			n := h.notifier(t, func(c *slack.Config) {
+				if buttons {
+					c.Actions = slack.TriageActions{Names: []string{slack.ActionEscalate, slack.ActionSilence}}
+					c.SigningSecret = "s3cret"
+				}
+			})
+			if err := n.Notify(context.Background(), no); err != nil {
+				t.Fatalf("Notify: %v", err)
+			}
+			blocks := blocksOf(t, h.srv.Messages()[0])
+			shown, more := 0, 0
+			for _, b := range blocks {
+				id, _ := b["block_id"].(string)
+				switch {
+				case strings.HasPrefix(id, "alert-"):
+					shown++
+				case strings.HasPrefix(id, "more-"):
+					text := b["elements"].([]any)[0].(map[string]any)["text"].(string)
+					if _, err := fmt.Sscanf(text, "…and %d more", &more); err != nil {
+						t.Fatalf("the more line reads %q", text)
+					}
+				}
+			}
+			if shown == 0 || shown+more != len(fps) {
+				t.Fatalf("%d alerts shown and %d said to be more, want %d in all", shown, more, len(fps))
+			}
+			if last := blocks[len(blocks)-1]; buttons && last["type"] != "actions" {
+				t.Fatalf("the last block is %v, want the buttons", last["type"])
+			}
+		})
+	}
+}
+
+// When Slack refuses the message as drawn (a limit the drawing missed), it
+// is sent once more as a minimal message — a ticket that says less rather
+// than none; a second refusal is permanent.
+func TestARefusedMessageIsSentOnceMoreMinimal(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Fail(slacktest.Fault{Error: "msg_blocks_too_long"})
+	no := opening("aaa", "bbb")
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatalf("Notify: %v, want the minimal message sent", err)
+	}
+	msgs := h.srv.Messages()
+	if len(msgs) != 1 || no.Ref != ref(msgs[0]) {
+		t.Fatalf("%d messages, Ref %q; want the minimal message as the parent", len(msgs), no.Ref)
+	}
+	body := string(msgs[0].Blocks)
+	if !strings.Contains(body, "Slack refused the full message") || !strings.Contains(body, "2 firing") || strings.Contains(body, "alert-0") {
+		t.Fatalf("the minimal message: %s", body)
+	}
+	if !strings.Contains(h.logs.String(), "msg_blocks_too_long") {
+		t.Errorf("the refusal was not logged:\n%s", h.logs.String())
+	}
+
+	h = newHarness(t)
+	h.srv.Fail(slacktest.Fault{Error: "invalid_blocks"}, slacktest.Fault{Error: "invalid_blocks"})
+	err := h.notifier(t, nil).Notify(context.Background(), opening("aaa"))
+	if err == nil || alert.Retryable(err) {
+		t.Fatalf("two refusals: err = %v, want a permanent failure", err)
+	}
+}
+
+// A message's fallback text — what Slack shows in notifications — is cut
+// as Alertmanager cuts a Slack title and escaped: Slack reads it as mrkdwn,
+// and an alert's labels must not notify a whole channel.
+func TestFallbackTextIsBoundedAndEscaped(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, func(c *slack.Config) {
+		c.Title = "<!channel> {{ .CommonLabels.alertname }} " + strings.Repeat("x", 5000)
+	})
+	no := opening("aaa")
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	text := h.srv.Messages()[0].Text
+	if strings.Contains(text, "<!channel>") || !strings.Contains(text, "&lt;!channel&gt;") {
+		t.Errorf("fallback text not escaped: %.80q", text)
+	}
+	if utf8.RuneCountInString(text) > 1100 {
+		t.Errorf("fallback text is %d characters, want it cut near 1024", utf8.RuneCountInString(text))
+	}
+}

@@ -58,7 +58,20 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 // channel) is permanent; anything else is retried.
 func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) error {
 	msg := n.render(no)
-	wm := &sl.WebhookMessage{Text: msg.text, Blocks: &sl.Blocks{BlockSet: msg.blocks}, Channel: n.cfg.Channel,
+	err := n.postWebhook(ctx, msg.text, msg.blocks)
+	var sc sl.StatusCodeError
+	if errors.As(err, &sc) && sc.Code == http.StatusBadRequest {
+		// Refused as drawn (the webhook answers 400 invalid_blocks …):
+		// once more as the minimal message.
+		n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident)
+		err = n.postWebhook(ctx, msg.text, msg.minimal)
+	}
+	return err
+}
+
+// postWebhook posts one message to the incoming webhook, with retries.
+func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Block) error {
+	wm := &sl.WebhookMessage{Text: text, Blocks: &sl.Blocks{BlockSet: blocks}, Channel: n.cfg.Channel,
 		Username: n.cfg.Username, IconEmoji: n.cfg.IconEmoji, IconURL: n.cfg.IconURL}
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
