@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -403,6 +404,36 @@ func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
 	mustProcess(t, p, tAlert("Fifth", "firing", "ticket", "instance", "gpu-node-400:8000"))
 	if n := waits.Load(); n != 1 {
 		t.Errorf("a ticket's update to slack waited %d times, want 1", n)
+	}
+}
+
+// An update PagerDuty folds into its open incident sends nothing: the
+// alert's delivery and the webhook's answer say suppressed, not sent (the
+// journal, the console's delivery health and the answer's notified count
+// said PagerDuty received what it never did).
+func TestASilentUpdateIsRecordedSuppressedNotSent(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	rec := &recorder{}
+	p.Recorder = rec
+	if sum := mustProcess(t, p, tAlert("First", "firing", "page")); sum.Notified != 1 {
+		t.Fatalf("the opening: %+v, want notified 1", sum)
+	}
+	second := tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000")
+	sum, err := process(t, p, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Notified != 0 || sum.Suppressed != 1 {
+		t.Errorf("the update: notified %d, suppressed %d; want 0 and 1", sum.Notified, sum.Suppressed)
+	}
+	if got, want := rec.outcomes(), map[string]string{"pagerduty/pagerduty/0": alert.DeliverySuppressed}; !maps.Equal(got, want) {
+		t.Errorf("deliveries %q, want %q", got, want)
+	}
+	// Still confirmed: Alertmanager's repeat of the update is a dedup hit.
+	if sum := mustProcess(t, p, second); sum.Notified != 0 || sum.Suppressed != 0 {
+		t.Errorf("the update repeated: %+v, want a dedup hit", sum)
 	}
 }
 

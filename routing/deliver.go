@@ -452,8 +452,13 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue
 		}
+		// A batch sent nothing when skipped (send_resolved: false) or an
+		// update its integration folds into the open incident (PagerDuty):
+		// suppressed, not sent — the journal, the console and the answer
+		// say what reached the integration.
+		folded := b.skip || silentUpdate(b)
 		outcome := alert.DeliverySent
-		if b.skip {
+		if folded {
 			outcome = alert.DeliverySuppressed
 		}
 		for _, t := range b.trs {
@@ -462,7 +467,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
 			p.countDedup(dedupMiss, nil)
 		}
-		if b.skip {
+		if folded {
 			sum.Suppressed += len(b.trs)
 		} else {
 			sum.Notified += len(b.trs)

@@ -219,7 +219,7 @@ const (
 	DeliveryDeduplicated = "deduplicated"
 	DeliveryInFlight     = "in_flight" // another replica is sending it
 	DeliveryFailed       = "failed"
-	DeliverySuppressed   = "suppressed" // deliberately not sent (send_resolved: false)
+	DeliverySuppressed   = "suppressed" // deliberately not sent (send_resolved: false; an update PagerDuty's open incident holds)
 )
 
 // Delivery is the outcome of one alert transition at one integration.
