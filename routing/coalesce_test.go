@@ -407,6 +407,42 @@ func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
 	}
 }
 
+// A page's Slack copy names a PagerDuty incident only when the page went
+// to PagerDuty too (Notification.Paged): a route that sends pages to Slack
+// alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).
+func TestAPageIsPagedOnlyWhenRoutedToPagerDuty(t *testing.T) {
+	for _, tc := range []struct {
+		name, routes string
+		paged        bool
+	}{
+		{"to Slack alone", "receiver: slack\n", false},
+		{"to PagerDuty and Slack", `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+    continue: true
+  - receiver: slack
+    matchers: ['decision="page"']
+`, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.routes = tc.routes
+			p := e.pipeline()
+			p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+			mustProcess(t, p, tAlert("First", "firing", "page"))
+			sent := e.slack.notifications()
+			if len(sent) != 1 {
+				t.Fatalf("slack got %d notifications, want 1", len(sent))
+			}
+			if sent[0].Paged != tc.paged {
+				t.Errorf("the Slack copy's Paged = %v, want %v", sent[0].Paged, tc.paged)
+			}
+		})
+	}
+}
+
 // An update PagerDuty folds into its open incident sends nothing: the
 // alert's delivery and the webhook's answer say suppressed, not sent (the
 // journal, the console's delivery health and the answer's notified count

@@ -224,7 +224,23 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 		if p.ConsoleURL != nil {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}
+		b.n.Paged = b.n.Action == alert.ActionPage && p.routedToPager(b.n.Results)
 	}
+}
+
+// routedToPager reports whether any of results was routed to a receiver
+// with an integration that holds incidents (PagerDuty).
+func (p *Pipeline) routedToPager(results []*alert.Result) bool {
+	for _, r := range results {
+		for _, name := range r.Receivers {
+			for i := range p.Receivers[name] {
+				if p.Receivers[name][i].silentUpdates() {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // settleGrace is how long deliver waits, after a send completes, for the

@@ -92,6 +92,7 @@ func Notification(receiver string, kind alert.Kind, action alert.Action, results
 		Incident: "llm-inference-gpu/chat/TTFT",
 		Kind:     kind,
 		Action:   action,
+		Paged:    action == alert.ActionPage, // a page routed to PagerDuty too
 		Results:  results,
 		Data:     d,
 	}

@@ -101,7 +101,7 @@ type triageState struct {
 
 // newTriageState is the state of a freshly posted parent message.
 func newTriageState(no *alert.Notification) triageState {
-	st := triageState{Receiver: no.Receiver, Integration: no.Integration, Incident: no.Incident, Paged: no.Action == alert.ActionPage}
+	st := triageState{Receiver: no.Receiver, Integration: no.Integration, Incident: no.Incident, Paged: no.Action == alert.ActionPage && no.Paged}
 	if no.Data != nil {
 		labels := no.Data.CommonLabels
 		if len(labels) == 0 && len(no.Data.Alerts) > 0 {

@@ -163,7 +163,8 @@ func (n *Notifier) render(no *alert.Notification) message {
 	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, data)
 	text := t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, data)
 	pdRef := ""
-	if no.Action == alert.ActionPage {
+	if no.Action == alert.ActionPage && no.Paged {
+		// Only a page that went to PagerDuty names its incident there.
 		pdRef = pagerduty.DedupKey(no.Incident)
 	}
 	if title == "" {

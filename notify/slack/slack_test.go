@@ -802,3 +802,26 @@ func TestFallbackTextIsBoundedAndEscaped(t *testing.T) {
 		t.Errorf("fallback text is %d characters, want it cut near 1024", utf8.RuneCountInString(text))
 	}
 }
+
+// A page routed to Slack alone (no PagerDuty on its route) does not claim
+// a PagerDuty incident: no "PagerDuty: paged" line, and the triage offers
+// Escalate rather than PagerDuty's Ack.
+func TestAPageNotSentToPagerDutyDoesNotSaySo(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, func(c *slack.Config) {
+		c.SigningSecret = "s3cret"
+		c.Actions = slack.TriageActions{Names: []string{slack.ActionAck, slack.ActionEscalate}}
+	})
+	no := note(alert.KindFiring, alert.ActionPage, "firing", "aaa")
+	no.Opening, no.Paged = true, false
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	body := string(h.srv.Messages()[0].Blocks)
+	if strings.Contains(body, "PagerDuty:") {
+		t.Errorf("a page PagerDuty never received names a PagerDuty incident: %s", body)
+	}
+	if strings.Contains(body, "alertrouter:ack") || !strings.Contains(body, "alertrouter:escalate") {
+		t.Errorf("the buttons of a page PagerDuty never received: %s", body)
+	}
+}

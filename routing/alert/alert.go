@@ -319,6 +319,10 @@ type Notification struct {
 	// alert of the incident is still firing at this integration: PagerDuty
 	// resolves, Slack edits the parent.
 	IncidentResolved bool
+	// Paged is true for a page whose alerts were routed to an integration
+	// that holds incidents (alert.SilentUpdates: PagerDuty): Slack's copy
+	// names the PagerDuty incident and offers its triage only then.
+	Paged bool
 	// Escalated is true when an alert of this notification is louder than
 	// what was notified of it (a ticket that now pages): Slack redraws the
 	// incident's parent, whose header said the quieter decision.
