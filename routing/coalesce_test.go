@@ -407,6 +407,41 @@ func TestSilentUpdatesDoNotWaitInTheUpdateWindow(t *testing.T) {
 	}
 }
 
+// The same service's page in another cluster (or namespace) is an incident
+// of its own, and pages PagerDuty: in one incident it was an update, which
+// PagerDuty is sent nothing for. Alerts without those labels keep the
+// incident keys they had.
+func TestAPageInAnotherClusterIsAnIncidentOfItsOwn(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	eu := mustProcess(t, p, tAlert("RedisDown", "firing", "page", "cluster", "prod-eu1", "instance", "redis-cache-0"))
+	us := mustProcess(t, p, tAlert("RedisDown", "firing", "page", "cluster", "prod-us1", "instance", "redis-session-3"))
+	ns := mustProcess(t, p, tAlert("RedisDown", "firing", "page", "cluster", "prod-us1", "namespace", "payments", "instance", "redis-session-4"))
+	plain := mustProcess(t, p, tAlert("RedisDown", "firing", "page", "instance", "redis-cache-9"))
+	for _, sum := range []*alert.Summary{eu, us, ns, plain} {
+		if sum.Notified != 1 {
+			t.Errorf("a page: %+v, want it notified (not folded as an update)", sum)
+		}
+	}
+	var incidents []string
+	for _, n := range e.pd.notifications() {
+		if !n.Opening {
+			t.Errorf("PagerDuty got %s for %s as an update, want an opening", n.Kind, n.Incident)
+		}
+		incidents = append(incidents, n.Incident)
+	}
+	want := []string{
+		"llm-inference-gpu/chat/TTFT/cluster=prod-eu1",
+		"llm-inference-gpu/chat/TTFT/cluster=prod-us1",
+		"llm-inference-gpu/chat/TTFT/cluster=prod-us1/namespace=payments",
+		"llm-inference-gpu/chat/TTFT",
+	}
+	if !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+}
+
 // A page's Slack copy names a PagerDuty incident only when the page went
 // to PagerDuty too (Notification.Paged): a route that sends pages to Slack
 // alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).

@@ -13,6 +13,14 @@ import (
 // "service" falls back to the job label when the alert has no service label.
 var DefaultGroupBy = []string{"sector", "service", "kpi"}
 
+// DefaultScope are the labels that, with the default grouping, keep apart
+// the incidents of one service and KPI in different places: a page for
+// another cluster is a problem of its own, never an update folded into the
+// first (PagerDuty sends nothing for updates of an open incident). Each is
+// written "/name=value" after the grouping's values, only when the alert
+// has it, so keys of alerts without them are as before.
+var DefaultScope = []string{"cluster", "namespace"}
+
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed
 // so that PagerDuty's 255-character dedup_key limit always holds.
 const maxReadableKey = 160
@@ -20,9 +28,10 @@ const maxReadableKey = 160
 // IncidentKey returns the stable key of the incident an alert belongs to:
 // "slo/<identity>" when the decision names an SLO, otherwise the values of
 // groupBy joined with "/" (prefixed by the alertname when the sector is
-// unknown, so unrelated unknown alerts stay apart). Characters that would
-// break a Redis hash tag are replaced; over-long keys are hashed.
-func IncidentKey(r *alert.Result, groupBy []string, get LabelFunc) string {
+// unknown, so unrelated unknown alerts stay apart), then "/name=value" for
+// each label of scope the alert has. Characters that would break a Redis
+// hash tag are replaced; over-long keys are hashed.
+func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
 	var b strings.Builder
 	if r.Decision.SLO != "" {
 		b.WriteString("slo/")
@@ -41,6 +50,11 @@ func IncidentKey(r *alert.Result, groupBy []string, get LabelFunc) string {
 				v = get("job")
 			}
 			b.WriteString(v)
+		}
+		for _, name := range scope {
+			if v := get(name); v != "" {
+				b.WriteString("/" + name + "=" + v)
+			}
 		}
 	}
 	key := strings.Map(func(r rune) rune {

@@ -231,16 +231,16 @@ func (p *Pipeline) cancelled(sum *alert.Summary, err error) error {
 // `router explain` prints.
 func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	now := p.now()
-	groupBy := p.GroupBy
+	groupBy, scope := p.GroupBy, []string(nil)
 	if len(groupBy) == 0 {
-		groupBy = DefaultGroupBy
+		groupBy, scope = DefaultGroupBy, DefaultScope
 	}
 	results := make([]*alert.Result, len(msg.Items))
 	backing := make([]alert.Result, len(msg.Items))
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
-		p.evaluate(r, groupBy, now)
+		p.evaluate(r, groupBy, scope, now)
 		results[i] = r
 	}
 	suppressInPayload(results)
@@ -259,20 +259,20 @@ const PolicyEvaluationFailed = "evaluation-failed"
 // as usual. Unhandled, the panic would answer the whole webhook 500, and
 // every retry of it would meet the same panic: none of its alerts would ever
 // go out.
-func (p *Pipeline) evaluate(r *alert.Result, groupBy []string, now time.Time) {
-	defer p.evaluateRecover(r, groupBy)
+func (p *Pipeline) evaluate(r *alert.Result, groupBy, scope []string, now time.Time) {
+	defer p.evaluateRecover(r, groupBy, scope)
 	r.Classification = p.Classifier.Classify(r.Alert)
 	r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
-	routeGroupBy := groupBy
 	if gb := p.route(r); len(gb) > 0 {
-		routeGroupBy = expandGroupBy(gb, r.Alert.Labels)
+		// A route's own group_by is the incident as written.
+		groupBy, scope = expandGroupBy(gb, r.Alert.Labels), nil
 	}
-	r.Incident = IncidentKey(r, routeGroupBy, r.Label)
+	r.Incident = IncidentKey(r, groupBy, scope, r.Label)
 }
 
 // evaluateRecover, deferred by evaluate, turns a panic of r's evaluation
 // into the fallback decision.
-func (p *Pipeline) evaluateRecover(r *alert.Result, groupBy []string) {
+func (p *Pipeline) evaluateRecover(r *alert.Result, groupBy, scope []string) {
 	v := recover()
 	if v == nil {
 		return
@@ -284,13 +284,13 @@ func (p *Pipeline) evaluateRecover(r *alert.Result, groupBy []string) {
 	if p.Metrics != nil {
 		p.Metrics.evaluatePanics.Inc()
 	}
-	p.evaluateFallback(r, groupBy, fmt.Sprint(v))
+	p.evaluateFallback(r, groupBy, scope, fmt.Sprint(v))
 }
 
 // evaluateFallback gives r the decision of an alert whose evaluation
 // panicked: a page, routed by the route tree or else to the root route's
 // receiver, in an incident of the default grouping or else of its own.
-func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause string) {
+func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy, scope []string, cause string) {
 	r.Classification = alert.Classification{}
 	r.Decision = alert.Decision{Action: alert.ActionPage, Policy: PolicyEvaluationFailed, Tier: PolicyEvaluationFailed,
 		Reasons: []string{"the router failed to evaluate this alert (" + cause + "; a bug, logged with its stack): it pages so that it is not lost"}}
@@ -302,7 +302,7 @@ func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy []string, cause str
 			r.Receivers, r.MutedBy = nil, p.Routes.mutedBy(p.now())
 		}
 	}
-	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, r.Label) }) {
+	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, scope, r.Label) }) {
 		r.Incident = PolicyEvaluationFailed + "/" + r.Alert.Fingerprint
 	}
 }
