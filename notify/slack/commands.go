@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
@@ -31,7 +33,6 @@ const (
 	minCommandSilence  = time.Minute
 	maxCommandSilence  = 7 * 24 * time.Hour
 	maxIncidentsListed = 20
-	maxJournalRead     = 5000
 )
 
 // command handles one /alertrouter invocation (form fields of Slack's
@@ -69,78 +70,204 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	}
 }
 
-// recent reads the decision entries of the last commandLookback, newest
-// first, matching text.
-func (t *Triage) recent(ctx context.Context, text string) ([]journal.Entry, error) {
-	return journal.Read(ctx, t.o.Journal, journal.Query{
+// maxJournalRead bounds the decision entries one look-up reads (newest
+// first, within commandLookback); past it the answer says it read only the
+// newest ones. A variable for the tests.
+var maxJournalRead = 100_000
+
+// errScanned ends a journal scan early.
+var errScanned = errors.New("scanned enough")
+
+// scan calls fn with the decision entries of the last commandLookback that
+// f matches, newest first, reading the journal a page at a time, until fn
+// returns false or maxJournalRead entries were read; truncated reports the
+// latter with older entries left unread.
+func (t *Triage) scan(ctx context.Context, f journal.Filter, fn func(*journal.Entry) bool) (truncated bool, err error) {
+	n := 0
+	err = journal.Each(ctx, t.o.Journal, journal.Query{
 		Since: t.o.Now().Add(-time.Duration(commandLookback)), Kind: journal.KindDecision,
-		Filter: journal.Filter{Text: text}, Newest: true, Limit: maxJournalRead,
+		Filter: f, Newest: true, Limit: maxJournalRead + 1,
+	}, func(e *journal.Entry) error {
+		if n++; n > maxJournalRead {
+			truncated = true
+			return errScanned
+		}
+		if !fn(e) {
+			return errScanned
+		}
+		return nil
 	})
+	if errors.Is(err, errScanned) {
+		err = nil
+	}
+	return truncated, err
 }
 
-// firingLabels returns the labels every alert of incident that fires in
-// the journal's recent decisions has in common — starting from base when
-// given, so only base's labels can stay — or nil when none fires there.
-func (t *Triage) firingLabels(ctx context.Context, incident string, base map[string]string) (map[string]string, error) {
-	entries, err := t.recent(ctx, incident)
-	if err != nil {
-		return nil, err
-	}
-	labels, found := maps.Clone(base), false
-	for _, e := range latestPerAlert(entries) {
-		if e.Incident != incident || e.Status != "firing" {
-			continue
+// incidentView is what the journal says of one incident: the labels of its
+// alerts firing now (the newest decision of each), and the Slack targets
+// (receiver/integration) that were or would have been notified of it.
+type incidentView struct {
+	firing  []map[string]string
+	targets []string
+}
+
+// readIncident reads incident's decisions of the last commandLookback.
+func (t *Triage) readIncident(ctx context.Context, incident string) (incidentView, error) {
+	var v incidentView
+	seen, targets := map[string]bool{}, map[string]bool{}
+	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
+		for _, d := range e.Deliveries {
+			targets[d.Receiver+"/"+d.Integration] = true
 		}
-		if labels == nil {
-			labels = maps.Clone(e.Labels)
+		for _, r := range e.Receivers {
+			for k := range t.targets {
+				if strings.HasPrefix(k, r+"/") {
+					targets[k] = true
+				}
+			}
 		}
-		found = true
-		maps.DeleteFunc(labels, func(k, v string) bool { return e.Labels[k] != v })
+		if !seen[e.Fingerprint] {
+			seen[e.Fingerprint] = true
+			if e.Status == "firing" && len(e.Labels) > 0 {
+				v.firing = append(v.firing, e.Labels)
+			}
+		}
+		return true
+	})
+	v.targets = slices.Sorted(maps.Keys(targets))
+	return v, err
+}
+
+// maxSilences bounds the silences made for one incident: their ids are
+// kept in the Unsilence button's value (Slack allows 2000 characters).
+const maxSilences = 20
+
+// refusal is an action not taken for a reason the user is told as is,
+// counted with outcome.
+type refusal struct{ msg, outcome string }
+
+func (r *refusal) Error() string { return r.msg }
+
+// incidentSilences returns the matchers of the silences that mute the
+// firing alerts of incident (label sets read from the journal) and no other
+// alert (amsilence.Pin); each has two matchers at least, not on generic
+// labels only (amsilence.CheckSafe). drawn are the labels the message was
+// drawn with (nil for the slash command): when firing is empty (the
+// journal is off, unreadable, or the alerts fire since longer than it
+// reaches) they make the one silence, if they name an alertname. A
+// *refusal says why no safe silence can be made.
+func incidentSilences(incident string, firing []map[string]string, drawn map[string]string) ([][]amsilence.Matcher, error) {
+	sets := amsilence.Pin(firing)
+	if len(sets) == 0 {
+		if drawn == nil {
+			return nil, &refusal{fmt.Sprintf("No firing alert of incident `%s` in the last %s: nothing to silence. See `/alertrouter incidents`.", esc(incident), commandLookback), OutcomeUnknown}
+		}
+		if drawn["alertname"] == "" {
+			return nil, &refusal{fmt.Sprintf("Nothing was silenced: the journal has none of incident `%s`'s firing alerts, and the labels this message was drawn with (`%s`) name no alertname: a silence on them could mute other incidents' alerts. Silence the alerts in Alertmanager.", esc(incident), esc(amsilence.Text(amsilence.Equal(drawn)))), OutcomeFailed}
+		}
+		sets = [][]amsilence.Matcher{amsilence.Equal(drawn)}
 	}
-	if !found {
-		return nil, nil
+	if len(sets) > maxSilences {
+		return nil, &refusal{fmt.Sprintf("Nothing was silenced: incident `%s`'s firing alerts differ too much to be muted by at most %d silences that match no other alert. Silence them in Alertmanager.", esc(incident), maxSilences), OutcomeFailed}
 	}
-	return labels, nil
+	for _, ms := range sets {
+		if err := amsilence.CheckSafe(ms); err != nil {
+			return nil, &refusal{fmt.Sprintf("Nothing was silenced for incident `%s`: %s. Silence its alerts in Alertmanager.", esc(incident), esc(err.Error())), OutcomeFailed}
+		}
+	}
+	return sets, nil
+}
+
+// createSilences creates one silence per matcher set, all alike otherwise,
+// and returns their ids; when one fails, those already made are expired.
+func (t *Triage) createSilences(ctx context.Context, sets [][]amsilence.Matcher, s amsilence.Silence) ([]string, error) {
+	var ids []string
+	for _, ms := range sets {
+		s.Matchers = ms
+		id, err := t.o.Silences.Create(ctx, s)
+		if err != nil {
+			if len(ids) > 0 {
+				if xerr := t.expireSilences(context.WithoutCancel(ctx), ids); xerr != nil {
+					t.o.Logger.Warn("expire the silences made before one failed (they end on their own)", "silences", ids, "err", xerr)
+				}
+			}
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// expireSilences expires every silence of ids (all of them, whatever one
+// answers).
+func (t *Triage) expireSilences(ctx context.Context, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		if err := t.o.Silences.Expire(ctx, id); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// silenceIDs splits the silence ids kept in a message's state.
+func silenceIDs(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' })
+}
+
+// silencesText lists silences and their matchers for a message.
+func silencesText(ids []string, sets [][]amsilence.Matcher) string {
+	if len(ids) == 1 {
+		return fmt.Sprintf("silence `%s` matching `%s`", ids[0], esc(amsilence.Text(sets[0])))
+	}
+	parts := make([]string, len(ids))
+	for i, id := range ids {
+		parts[i] = fmt.Sprintf("`%s` matching `%s`", id, esc(amsilence.Text(sets[i])))
+	}
+	return fmt.Sprintf("%d silences, one per group of alerts so that no other alert matches: %s", len(ids), strings.Join(parts, "; "))
 }
 
 // explain describes the newest decision about the alert with fingerprint fp.
 func (t *Triage) explain(ctx context.Context, fp string) string {
-	entries, err := t.recent(ctx, fp)
+	var found *journal.Entry
+	_, err := t.scan(ctx, journal.Filter{Text: fp}, func(e *journal.Entry) bool {
+		if e.Fingerprint != fp {
+			return true
+		}
+		c := *e
+		found = &c
+		return false
+	})
 	if err != nil {
 		return "Reading the journal failed: " + err.Error()
 	}
-	for _, e := range entries {
-		if e.Fingerprint != fp {
-			continue
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, "*%s* `%s` (%s, %s)\n", esc(e.Alertname), esc(e.Fingerprint), esc(e.Status), e.Time.UTC().Format(time.RFC3339))
-		fmt.Fprintf(&b, "*Decision:* %s", esc(string(e.Decision.Action)))
-		if e.Decision.Policy != "" {
-			fmt.Fprintf(&b, " (%s, %s)", esc(e.Decision.Policy), esc(e.Decision.Tier))
-		}
-		fmt.Fprintf(&b, "\n*Sector:* %s · *Incident:* `%s`", esc(e.Sector), esc(e.Incident))
-		for _, r := range e.Decision.Reasons {
-			b.WriteString("\n• " + esc(r))
-		}
-		for _, d := range e.Deliveries {
-			fmt.Fprintf(&b, "\n→ %s/%s: %s", esc(d.Receiver), esc(d.Integration), esc(d.Outcome))
-		}
-		if e.Suppressed {
-			fmt.Fprintf(&b, "\nSuppressed by %s", esc(e.SuppressedBy))
-		}
-		return b.String()
+	if found == nil {
+		return fmt.Sprintf("No decision about fingerprint `%s` in the last %s.", esc(fp), commandLookback)
 	}
-	return fmt.Sprintf("No decision about fingerprint `%s` in the last %s.", esc(fp), commandLookback)
+	e := found
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%s* `%s` (%s, %s)\n", esc(e.Alertname), esc(e.Fingerprint), esc(e.Status), e.Time.UTC().Format(time.RFC3339))
+	fmt.Fprintf(&b, "*Decision:* %s", esc(string(e.Decision.Action)))
+	if e.Decision.Policy != "" {
+		fmt.Fprintf(&b, " (%s, %s)", esc(e.Decision.Policy), esc(e.Decision.Tier))
+	}
+	fmt.Fprintf(&b, "\n*Sector:* %s · *Incident:* `%s`", esc(e.Sector), esc(e.Incident))
+	for _, r := range e.Decision.Reasons {
+		b.WriteString("\n• " + esc(r))
+	}
+	for _, d := range e.Deliveries {
+		fmt.Fprintf(&b, "\n→ %s/%s: %s", esc(d.Receiver), esc(d.Integration), esc(d.Outcome))
+	}
+	if e.Suppressed {
+		fmt.Fprintf(&b, "\nSuppressed by %s", esc(e.SuppressedBy))
+	}
+	return b.String()
 }
 
-// incidents lists the incidents whose newest alert decision is firing.
+// incidents lists the incidents with an alert whose newest decision is
+// firing and notified: decisions of none, and alerts suppressed or muted,
+// were never sent anywhere and make no incident of their own.
 func (t *Triage) incidents(ctx context.Context) string {
-	entries, err := t.recent(ctx, "")
-	if err != nil {
-		return "Reading the journal failed: " + err.Error()
-	}
-	newest := latestPerAlert(entries)
 	type inc struct {
 		key    string
 		action string
@@ -149,9 +276,14 @@ func (t *Triage) incidents(ctx context.Context) string {
 	}
 	byKey := map[string]*inc{}
 	var order []string
-	for _, e := range newest {
-		if e.Incident == "" || e.Status != "firing" {
-			continue
+	seen := map[string]bool{}
+	truncated, err := t.scan(ctx, journal.Filter{}, func(e *journal.Entry) bool {
+		if seen[e.Fingerprint] {
+			return true
+		}
+		seen[e.Fingerprint] = true
+		if e.Incident == "" || e.Status != "firing" || e.Decision.Action == alert.ActionNone || e.Decision.Action == "" || e.Suppressed || e.Muted {
+			return true
 		}
 		i := byKey[e.Incident]
 		if i == nil {
@@ -161,15 +293,25 @@ func (t *Triage) incidents(ctx context.Context) string {
 		}
 		i.firing++
 		i.names[e.Alertname] = true
-		if i.action == "" || e.Decision.Action == "page" {
+		if i.action == "" || e.Decision.Action == alert.ActionPage {
 			i.action = string(e.Decision.Action)
 		}
+		return true
+	})
+	if err != nil {
+		return "Reading the journal failed: " + err.Error()
+	}
+	span := fmt.Sprintf("last %s", commandLookback)
+	if truncated {
+		// Older decisions were not read: an incident whose alerts were
+		// all decided before them is missing.
+		span = fmt.Sprintf("newest %d decisions only, of the last %s", maxJournalRead, commandLookback)
 	}
 	if len(order) == 0 {
-		return fmt.Sprintf("No firing incident in the last %s.", commandLookback)
+		return fmt.Sprintf("No firing incident (%s).", span)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Firing incidents* (last %s):", commandLookback)
+	fmt.Fprintf(&b, "*Firing incidents* (%s):", span)
 	for n, k := range order {
 		if n == maxIncidentsListed {
 			fmt.Fprintf(&b, "\n…and %d more", len(order)-n)
@@ -181,25 +323,12 @@ func (t *Triage) incidents(ctx context.Context) string {
 	return b.String()
 }
 
-// latestPerAlert keeps the newest entry of each fingerprint (entries come
-// newest first).
-func latestPerAlert(entries []journal.Entry) []journal.Entry {
-	seen := map[string]bool{}
-	var out []journal.Entry
-	for _, e := range entries {
-		if seen[e.Fingerprint] {
-			continue
-		}
-		seen[e.Fingerprint] = true
-		out = append(out, e)
-	}
-	return out
-}
-
-// silenceCommand silences the firing alerts of incident for dur: equality
-// matchers on the labels they share, once per invocation (its trigger_id
-// is claimed), authorized as the silence button of a target verified by the
-// same signing secret.
+// silenceCommand silences the firing alerts of incident for dur, and no
+// other alert (incidentSilences), once per invocation (its trigger_id is
+// claimed). The user must be allowed to silence by every Slack target the
+// journal says the incident was notified through (their
+// authorized.silence); when none of them is known, by every target of the
+// same signing secret that offers silence.
 func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incident, durText, secret string) {
 	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}
 	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID)
@@ -209,19 +338,17 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		t.ephemeral(ctx, cb, fmt.Sprintf("%q is no duration between 1m and %s (e.g. 2h).", durText, model.Duration(maxCommandSilence)))
 		return
 	}
-	var tg *triageTarget
+	var offering []string // receiver/integration
 	for _, k := range slices.Sorted(maps.Keys(t.targets)) {
 		if c := t.targets[k]; c.secret == secret && c.n.cfg.offers(ActionSilence) {
-			tg = c
-			break
+			offering = append(offering, k)
 		}
 	}
-	if tg == nil || t.o.Silences == nil {
+	if len(offering) == 0 || t.o.Silences == nil {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
 		t.ephemeral(ctx, cb, "Silencing is not enabled for this Slack app (actions: [silence] and the alertmanager block).")
 		return
 	}
-	c := &click{b: button{action: ActionSilence, silence: time.Duration(dur)}, tg: tg, user: cmd.UserID, channel: cmd.ChannelID, cb: cb}
 	won, err := dedup.Leases{Store: t.o.Store, TTL: t.o.ClaimTTL}.Acquire(ctx, []string{store.Key(t.o.KeyPrefix, "slack-command", incident, cmd.TriggerID)}, dedup.NewToken())
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
@@ -234,7 +361,28 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		log.Info("slash command already handled")
 		return
 	}
-	if ok, err := t.authorized(ctx, c); !ok {
+	v, err := t.readIncident(ctx, incident)
+	if err != nil {
+		t.o.Metrics.count(ActionSilence, OutcomeFailed)
+		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
+		return
+	}
+	// The targets that posted the incident decide, as their buttons would;
+	// unknown, the strictest: every target that could have.
+	var judges []string
+	for _, k := range v.targets {
+		if slices.Contains(offering, k) {
+			judges = append(judges, k)
+		}
+	}
+	if len(judges) == 0 {
+		judges = offering
+	}
+	for _, k := range judges {
+		ok, err := t.authorized(ctx, t.targets[k], ActionSilence, cmd.UserID)
+		if ok {
+			continue
+		}
 		if err != nil {
 			t.o.Metrics.count(ActionSilence, OutcomeFailed)
 			log.Error("action not taken: the user-group lookup failed", "err", err)
@@ -242,28 +390,25 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 			return
 		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
-		log.Warn("action refused: user not authorized")
-		t.ephemeral(ctx, cb, "You are not allowed to silence incidents.")
+		log.Warn("action refused: user not authorized", "target", k)
+		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident `%s`.", esc(incident)))
 		return
 	}
-	labels, err := t.firingLabels(ctx, incident, nil)
+	sets, err := incidentSilences(incident, v.firing, nil)
 	if err != nil {
-		t.o.Metrics.count(ActionSilence, OutcomeFailed)
-		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
-		return
-	}
-	if len(labels) == 0 {
-		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
-		t.ephemeral(ctx, cb, fmt.Sprintf("No firing alert of incident `%s` in the last %s (or they share no label): nothing to silence. See `/alertrouter incidents`.", esc(incident), commandLookback))
+		r := &refusal{err.Error(), OutcomeFailed}
+		errors.As(err, &r)
+		t.o.Metrics.count(ActionSilence, r.outcome)
+		log.Info("action not taken", "reason", r.msg)
+		t.ephemeral(ctx, cb, r.msg)
 		return
 	}
 	now := t.o.Now()
-	s := amsilence.Silence{
-		Matchers: amsilence.Equal(labels), StartsAt: now, EndsAt: now.Add(time.Duration(dur)),
+	ids, err := t.createSilences(ctx, sets, amsilence.Silence{
+		StartsAt: now, EndsAt: now.Add(time.Duration(dur)),
 		CreatedBy: createdBy(sl.User{ID: cmd.UserID, Name: cmd.UserName}),
 		Comment:   fmt.Sprintf("Silenced from Slack with /alertrouter for %s (incident %s)", model.Duration(dur), incident),
-	}
-	id, err := t.o.Silences.Create(ctx, s)
+	})
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("action failed", "err", err)
@@ -271,9 +416,9 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		return
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)
-	log.Info("action taken from Slack", "silence", id)
+	log.Info("action taken from Slack", "silences", ids)
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel,
-		Text: fmt.Sprintf("<@%s> silenced incident `%s` in Alertmanager for %s: silence `%s` matching `%s`.", cmd.UserID, esc(incident), model.Duration(dur), id, matcherText(s.Matchers))}
+		Text: fmt.Sprintf("<@%s> silenced incident `%s` in Alertmanager for %s: %s.", cmd.UserID, esc(incident), model.Duration(dur), silencesText(ids, sets))}
 	if err := sl.PostWebhookCustomHTTPContext(ctx, cmd.ResponseURL, t.http, msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
@@ -63,8 +64,10 @@ func TestSlashCommand(t *testing.T) {
 	if err != nil || len(list) != 1 {
 		t.Fatalf("silences = %+v, %v (answers %+v)", list, err, e.h.srv.Responses())
 	}
-	if got := list[0].Matchers; len(got) != 2 || got[0].Name != "alertname" || got[1].Name != "job" || got[1].Value != "vllm" {
-		t.Fatalf("matchers = %+v, want the labels the incident's firing alerts share", got)
+	// The labels the firing alerts share, and exactly their instances: no
+	// other instance of the rule is muted.
+	if got := amsilence.Text(list[0].Matchers); got != `{alertname="TTFTHigh", instance=~"gpu-1|gpu-2", job="vllm"}` {
+		t.Fatalf("matchers = %s, want the labels the incident's firing alerts share and their instances", got)
 	}
 	if a := answer("t3"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, list[0].ID) {
 		t.Fatalf("silence answer: %+v", a)

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"runtime/debug"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -381,7 +380,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		return
 	}
 
-	if ok, err := t.authorized(ctx, c); !ok {
+	if ok, err := t.authorizedClick(ctx, c); !ok {
 		if err != nil {
 			// Slack did not say whether the user is in an allowed group
 			// (rate limited, a missing scope): not a refusal.
@@ -399,12 +398,26 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 
 	// The incident resolved since the message was drawn (its parent now
 	// says so): acting on it — silencing, paging — would act on a stale
-	// view. Expiring a silence still makes sense.
-	if b.action != ActionUnsilence && t.resolvedMessage(ctx, c) {
-		t.o.Metrics.count(b.action, OutcomeStale)
-		log.Info("click on the message of a resolved incident")
-		t.ephemeral(ctx, cb, fmt.Sprintf("Incident `%s` has resolved since this message was drawn (its alerts stopped firing): nothing was done.", st.Incident))
-		return
+	// view. Expiring a silence still makes sense. The store says so, and
+	// so does Slack's copy of the message in the click when the store lost
+	// it (restarted empty): a resolved parent is drawn without buttons, and
+	// a button taken away no longer applies.
+	if b.action != ActionUnsilence {
+		stale := ""
+		switch {
+		case t.resolvedMessage(ctx, c):
+			stale = fmt.Sprintf("Incident `%s` has resolved since this message was drawn (its alerts stopped firing): nothing was done.", esc(st.Incident))
+		case !hasActionsBlock(cb):
+			stale = fmt.Sprintf("Incident `%s` has resolved since this message was drawn (the message offers no action any more): nothing was done.", esc(st.Incident))
+		case !offersButton(cb, act.ActionID):
+			stale = fmt.Sprintf("Incident `%s` has changed since this message was drawn (it no longer offers this button: the action was taken, or the incident resolved): nothing was done.", esc(st.Incident))
+		}
+		if stale != "" {
+			t.o.Metrics.count(b.action, OutcomeStale)
+			log.Info("click on a stale message", "why", stale)
+			t.ephemeral(ctx, cb, stale)
+			return
+		}
 	}
 
 	// Exactly once per message: a double click (another action_ts) finds
@@ -438,6 +451,15 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	}
 
 	rec, err := t.perform(ctx, c)
+	if r := (*refusal)(nil); errors.As(err, &r) {
+		// Not done, and nothing failed: said as is.
+		t.release(reqKey, token)
+		t.release(stateKey, token)
+		t.o.Metrics.count(b.action, r.outcome)
+		log.Warn("action not taken", "reason", r.msg)
+		t.ephemeral(ctx, cb, r.msg)
+		return
+	}
 	if err != nil {
 		t.release(reqKey, token)
 		t.release(stateKey, token)
@@ -502,6 +524,38 @@ func (t *Triage) resolvedMessage(ctx context.Context, c *click) bool {
 	return err == nil && found[0]
 }
 
+// hasActionsBlock reports whether Slack's copy of the clicked message (in
+// the click's payload) carries the triage buttons' block.
+func hasActionsBlock(cb *sl.InteractionCallback) bool {
+	return actionsOf(cb) != nil
+}
+
+// offersButton reports whether Slack's copy of the clicked message carries
+// a triage button with actionID.
+func offersButton(cb *sl.InteractionCallback, actionID string) bool {
+	ab := actionsOf(cb)
+	if ab == nil || ab.Elements == nil {
+		return false
+	}
+	for _, e := range ab.Elements.ElementSet {
+		if b, ok := e.(*sl.ButtonBlockElement); ok && b.ActionID == actionID {
+			return true
+		}
+	}
+	return false
+}
+
+// actionsOf returns the triage buttons' block of Slack's copy of the
+// clicked message, or nil.
+func actionsOf(cb *sl.InteractionCallback) *sl.ActionBlock {
+	for _, b := range cb.Message.Blocks.BlockSet {
+		if ab, ok := b.(*sl.ActionBlock); ok && ab.BlockID == actionsBlockID {
+			return ab
+		}
+	}
+	return nil
+}
+
 // release frees a claim after a failure, on its own short deadline (the
 // click's may be spent).
 func (t *Triage) release(key, token string) {
@@ -512,21 +566,27 @@ func (t *Triage) release(key, token string) {
 	}
 }
 
-// authorized reports whether c's user may take c's action: the action's
-// list in Config.Authorized (unsilence falls back to silence's), user ids
-// compared directly, user groups asked from Slack. No list: anyone. A
-// refusal with an error means a group could not be read: the user may be
-// allowed.
-func (t *Triage) authorized(ctx context.Context, c *click) (bool, error) {
-	cfg := &c.tg.n.cfg
-	ids, ok := cfg.Authorized[c.b.action]
-	if !ok && c.b.action == ActionUnsilence {
+// authorizedClick reports whether c's user may take c's action on c's
+// target (authorized).
+func (t *Triage) authorizedClick(ctx context.Context, c *click) (bool, error) {
+	return t.authorized(ctx, c.tg, c.b.action, c.user)
+}
+
+// authorized reports whether user may take action on target tg's messages:
+// the action's list in its Config.Authorized (unsilence falls back to
+// silence's), user ids compared directly, user groups asked from Slack. No
+// list: anyone. A refusal with an error means a group could not be read:
+// the user may be allowed.
+func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user string) (bool, error) {
+	cfg := &tg.n.cfg
+	ids, ok := cfg.Authorized[action]
+	if !ok && action == ActionUnsilence {
 		ids, ok = cfg.Authorized[ActionSilence]
 	}
 	if !ok {
 		return true, nil
 	}
-	if slices.Contains(ids, c.user) {
+	if slices.Contains(ids, user) {
 		return true, nil
 	}
 	var errs []error
@@ -534,12 +594,12 @@ func (t *Triage) authorized(ctx context.Context, c *click) (bool, error) {
 		if !strings.HasPrefix(id, "S") {
 			continue
 		}
-		members, err := c.tg.n.api.GetUserGroupMembersContext(ctx, id)
+		members, err := tg.n.api.GetUserGroupMembersContext(ctx, id)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("user group %s: %w", id, err))
 			continue
 		}
-		if slices.Contains(members, c.user) {
+		if slices.Contains(members, user) {
 			return true, nil
 		}
 	}
@@ -609,50 +669,64 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if t.o.Silences == nil {
 			return record{}, errors.New("no alertmanager is configured to create silences in")
 		}
-		if len(st.Labels) == 0 {
-			return record{}, errors.New("the message carries no labels to silence")
-		}
 		// The button was drawn with the labels of the incident's first
-		// alerts; alerts that joined since may differ in some of them (an
-		// instance). What every alert firing now shares is read from the
-		// journal when there is one, so the silence covers them all.
-		labels := st.Labels
+		// alerts; alerts that joined since may differ (an instance, an
+		// alertname). The alerts firing now are read from the journal when
+		// there is one, and silenced so that no other alert matches.
+		var firing []map[string]string
 		if t.o.Journal != nil {
-			cur, err := t.firingLabels(ctx, st.Incident, st.Labels)
-			switch {
-			case err != nil:
+			// A read cut short would leave alerts out: none is used then.
+			v, err := t.readIncident(ctx, st.Incident)
+			if err != nil {
 				t.o.Logger.Warn("read the incident's alerts from the journal; silencing the labels the message was drawn with", "incident", st.Incident, "err", err)
-			case len(cur) > 0:
-				labels = cur
+			} else {
+				firing = v.firing
 			}
+		}
+		drawn := st.Labels
+		if drawn == nil {
+			drawn = map[string]string{}
+		}
+		sets, err := incidentSilences(st.Incident, firing, drawn)
+		if err != nil {
+			return record{}, err
 		}
 		now := t.o.Now()
 		s := amsilence.Silence{
-			Matchers:  amsilence.Equal(labels),
 			StartsAt:  now,
 			EndsAt:    now.Add(c.b.silence),
 			CreatedBy: createdBy(c.cb.User),
 			Comment:   fmt.Sprintf("Silenced from Slack for %s (incident %s): %s", shortDuration(c.b.silence), st.Incident, permalink(c)),
 		}
-		id, err := t.o.Silences.Create(ctx, s)
+		ids, err := t.createSilences(ctx, sets, s)
 		if err != nil {
 			return record{}, err
 		}
-		st.Silence = id
-		return record{st: st, extra: id, line: fmt.Sprintf("Silenced for %s by %s (until %s, silence `%s`)", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), id),
-			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: silence `%s` matching `%s`.", mention, shortDuration(c.b.silence), id, matcherText(s.Matchers))}, nil
+		// Several ids are kept comma-separated (Unsilence expires them all).
+		st.Silence = strings.Join(ids, ",")
+		which := "silence `" + ids[0] + "`"
+		if len(ids) > 1 {
+			which = fmt.Sprintf("%d silences `%s`", len(ids), strings.Join(ids, "`, `"))
+		}
+		return record{st: st, extra: st.Silence, line: fmt.Sprintf("Silenced for %s by %s (until %s, %s)", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), which),
+			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.", mention, shortDuration(c.b.silence), silencesText(ids, sets))}, nil
 	case ActionUnsilence:
 		if t.o.Silences == nil {
 			return record{}, errors.New("no alertmanager is configured")
 		}
 		by := t.silencedBy(ctx, c)
-		if err := t.o.Silences.Expire(ctx, st.Silence); err != nil {
+		ids := silenceIDs(st.Silence)
+		if err := t.expireSilences(ctx, ids); err != nil {
 			return record{}, err
 		}
 		id := st.Silence
 		st.Silence = ""
-		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (silence `" + id + "` expired)",
-			thread: fmt.Sprintf("%s expired silence `%s`: Alertmanager notifies the incident's alerts again.", mention, id)}, nil
+		which := "silence `" + id + "`"
+		if len(ids) > 1 {
+			which = fmt.Sprintf("silences `%s`", strings.Join(ids, "`, `"))
+		}
+		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " expired)",
+			thread: fmt.Sprintf("%s expired %s: Alertmanager notifies the incident's alerts again.", mention, which)}, nil
 	}
 	return record{}, fmt.Errorf("unknown action %q", c.b.action)
 }
@@ -869,14 +943,4 @@ func permalink(c *click) string {
 		return "channel " + c.channel + ", message " + c.ts
 	}
 	return "https://" + domain + ".slack.com/archives/" + c.channel + "/p" + strings.ReplaceAll(c.ts, ".", "")
-}
-
-func matcherText(ms []amsilence.Matcher) string {
-	parts := make([]string, len(ms))
-	for i, m := range ms {
-		b, _ := json.Marshal(m.Value)
-		parts[i] = m.Name + "=" + string(b)
-	}
-	sort.Strings(parts)
-	return "{" + strings.Join(parts, ", ") + "}"
 }

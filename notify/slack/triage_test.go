@@ -623,7 +623,8 @@ func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 
 // The Silence button was drawn with the labels of the incident's first
 // alert; a click made after another alert joined (another job here)
-// silences what every alert firing now shares, read from the journal.
+// silences what every alert firing now shares, read from the journal, and
+// exactly the values in which they differ.
 func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	c := silences(t)
@@ -642,9 +643,9 @@ func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := amsilence.Matcher{Name: "alertname", Value: "TTFTHigh", IsEqual: true}
-	if len(list) != 1 || len(list[0].Matchers) != 1 || list[0].Matchers[0] != want {
-		t.Fatalf("silences = %+v (responses %+v), want one matching alertname=TTFTHigh only: both jobs fire", list, e.h.srv.Responses())
+	want := `{alertname="TTFTHigh", job=~"vllm|vllm-canary"}`
+	if len(list) != 1 || amsilence.Text(list[0].Matchers) != want {
+		t.Fatalf("silences = %+v (responses %+v), want one matching %s: both jobs fire, and no other job", list, e.h.srv.Responses(), want)
 	}
 }
 
