@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	tmpltext "text/template"
+	"text/template/parse"
 
 	"github.com/prometheus/alertmanager/template"
 
@@ -255,8 +256,10 @@ func BuiltinTemplates() *Templates {
 }
 
 // Check reports whether text parses as a template against the loaded
-// files, for config validation. Errors that only show when rendering real
-// data (a missing field) are not reported: Render falls back on those.
+// files, and whether every template it calls ({{ template "name" . }},
+// directly or through the templates it calls) is defined, for config
+// validation. Errors that only show when rendering real data (a missing
+// field) are not reported: Render falls back on those.
 func (t *Templates) Check(text string) error {
 	_, err := t.user.ExecuteTextString(text, &Data{Data: &template.Data{}})
 	// text/template reports execution errors as "template: NAME:LINE:COL:
@@ -264,7 +267,71 @@ func (t *Templates) Check(text string) error {
 	if err != nil && !strings.Contains(err.Error(), "executing") {
 		return err
 	}
+	if text == "" {
+		return nil
+	}
+	ct := t.userTexts.compile(text)
+	if ct.err != nil {
+		return ct.err
+	}
+	// An undefined template is an execution error too, but one no data
+	// avoids: every notification would fall back to the built-in text.
+	if name, ok := undefinedTemplate(ct.t); ok {
+		return fmt.Errorf("template %q is not defined: every notification would fail to render it and fall back to the built-in text; define it in a file listed under templates:", name)
+	}
 	return nil
+}
+
+// undefinedTemplate returns the first template that t, or a template it
+// calls, calls by a name its set does not define.
+func undefinedTemplate(t *tmpltext.Template) (string, bool) {
+	seen := map[string]bool{t.Name(): true}
+	var walk func(n parse.Node) (string, bool)
+	walk = func(n parse.Node) (string, bool) {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			if n == nil {
+				return "", false
+			}
+			for _, c := range n.Nodes {
+				if name, ok := walk(c); ok {
+					return name, true
+				}
+			}
+		case *parse.IfNode:
+			return walkBranch(walk, &n.BranchNode)
+		case *parse.RangeNode:
+			return walkBranch(walk, &n.BranchNode)
+		case *parse.WithNode:
+			return walkBranch(walk, &n.BranchNode)
+		case *parse.TemplateNode:
+			if seen[n.Name] {
+				return "", false
+			}
+			seen[n.Name] = true
+			called := t.Lookup(n.Name)
+			if called == nil || called.Tree == nil || called.Root == nil {
+				return n.Name, true
+			}
+			return walk(called.Root)
+		}
+		return "", false
+	}
+	if t.Tree == nil {
+		return "", false
+	}
+	return walk(t.Root)
+}
+
+// walkBranch walks the lists of an if, range or with action.
+func walkBranch(walk func(parse.Node) (string, bool), b *parse.BranchNode) (string, bool) {
+	if name, ok := walk(b.List); ok {
+		return name, true
+	}
+	if b.ElseList != nil {
+		return walk(b.ElseList)
+	}
+	return "", false
 }
 
 // Render renders text with data. An empty text renders fallback. When text

@@ -84,6 +84,43 @@ func TestCheckTellsParseErrorsFromDataErrors(t *testing.T) {
 	}
 }
 
+// A text calling a template nobody defined fails on every notification
+// (Render falls back to the built-in text, losing what the text added: an
+// on-call mention); Check reports it, naming the template, however deep
+// the call, while a call to a template the files define passes.
+func TestCheckReportsAnUndefinedTemplate(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "t.tmpl"), []byte(`{{ define "custom_title" }}<!subteam^S0> {{ template "__subject" . }}{{ end }}
+{{ define "custom_text" }}{{ range .Alerts }}{{ if .Labels.team }}{{ template "team_line" . }}{{ end }}{{ end }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tm, err := notify.LoadTemplates([]string{filepath.Join(dir, "*.tmpl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ text, undefined string }{
+		{`{{ template "custom_slack_text" . }}`, "custom_slack_text"},
+		{`{{ if .CommonLabels.team }}{{ else }}{{ template "custom_slack_text" . }}{{ end }}`, "custom_slack_text"},
+		{`{{ range .Alerts }}{{ with .Labels }}{{ template "custom_slack_text" . }}{{ end }}{{ end }}`, "custom_slack_text"},
+		{`{{ template "custom_text" . }}`, "team_line"},
+		{`{{ template "custom_title" . }}`, ""},
+		{`{{ template "alertrouter.text" . }} {{ template "__text_alert_list" .Alerts }}`, ""},
+		{`{{ define "inline" }}x{{ end }}{{ template "inline" . }}`, ""},
+		{`{{ block "fallback" . }}x{{ end }}`, ""},
+	} {
+		err := tm.Check(tc.text)
+		switch {
+		case tc.undefined == "" && err != nil:
+			t.Errorf("Check(%q) = %v, want nil", tc.text, err)
+		case tc.undefined != "" && (err == nil || !strings.Contains(err.Error(), `template "`+tc.undefined+`" is not defined`)):
+			t.Errorf("Check(%q) = %v, want an error naming %q", tc.text, err, tc.undefined)
+		}
+	}
+	if got := tm.Render(nil, "text", `{{ template "custom_slack_text" . }}`, notify.DefaultText, fixture()); got != "Time to first token of model llama-70b breaches its SLO." {
+		t.Errorf("Render = %q, want the built-in text (what Check warns of)", got)
+	}
+}
+
 func TestUserTemplatesOverrideBuiltins(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "t.tmpl"), []byte(`{{ define "alertrouter.title" }}custom {{ .Incident }}{{ end }}`), 0o600); err != nil {

@@ -3,8 +3,10 @@ package routing
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
+	"github.com/prometheus/alertmanager/matcher/compat"
 	"github.com/prometheus/alertmanager/pkg/labels"
 )
 
@@ -66,7 +68,7 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 	r.matchers = r.matchers[:0]
 	errs = append(errs, r.compileCompat(path)...)
 	for i, s := range r.Matchers {
-		ms, err := labels.ParseMatchers(s)
+		ms, err := ParseMatchers(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.matchers[%d]: %w", path, i, err))
 			continue
@@ -84,6 +86,21 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 		errs = append(errs, c.compile(fmt.Sprintf("%s.routes[%d]", path, i), r.Receiver, known))
 	}
 	return errors.Join(errs...)
+}
+
+// parseMatchers is the parser Alertmanager v0.35 uses for a route's
+// `matchers` by default (no feature flag): the UTF-8 parser
+// (`"service.name"="checkout"`), falling back to the classic one for
+// inputs only it accepts (`foo=~bar|baz`), and taking the classic result
+// where both parse an input differently. Alertmanager logs those cases;
+// here the logger discards them.
+var parseMatchers = compat.FallbackMatchersParser(slog.New(slog.DiscardHandler))
+
+// ParseMatchers parses one line of a route's `matchers` list as
+// Alertmanager v0.35 does by default: classic matchers and UTF-8 ones
+// (quoted label names) both.
+func ParseMatchers(s string) (labels.Matchers, error) {
+	return parseMatchers(s, "config")
 }
 
 // LabelFunc returns the value of a label ("" when absent).

@@ -140,6 +140,38 @@ routes:
 	}
 }
 
+// A route's matchers parse as Alertmanager v0.35 parses them by default:
+// UTF-8 matchers (a quoted label name, as OpenTelemetry's service.name)
+// as well as the classic forms, unquoted values and braces included.
+func TestRouteMatchersParseAsAlertmanagerDoes(t *testing.T) {
+	tree := compileRoute(t, `
+receiver: log
+routes:
+  - receiver: pagerduty-llm
+    matchers: ['"service.name"="checkout"']
+  - receiver: pagerduty-hft
+    matchers: ['"service.name"=~"pay.*"', 'team=db']
+  - receiver: slack-hft
+    matchers: ['severity="critical", team="db"']
+  - receiver: slack-triage
+    matchers: ['{owner=~team-X|team-Y}']
+`)
+	for _, tt := range []struct {
+		labels map[string]string
+		want   string
+	}{
+		{map[string]string{"service.name": "checkout"}, "pagerduty-llm"},
+		{map[string]string{"service.name": "payments", "team": "db"}, "pagerduty-hft"},
+		{map[string]string{"severity": "critical", "team": "db"}, "slack-hft"},
+		{map[string]string{"owner": "team-Y"}, "slack-triage"},
+		{map[string]string{"service": "checkout"}, "log"},
+	} {
+		if got := tree.Match(labelsOf(tt.labels)); !slices.Equal(got, []string{tt.want}) {
+			t.Errorf("Match(%v) = %v, want [%s]", tt.labels, got, tt.want)
+		}
+	}
+}
+
 func TestParseLabelSet(t *testing.T) {
 	tests := []struct {
 		name    string

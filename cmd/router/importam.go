@@ -1,47 +1,86 @@
 package main
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	amlabels "github.com/prometheus/alertmanager/pkg/labels"
-	"go.yaml.in/yaml/v2"
+	"github.com/prometheus/alertmanager/pkg/labels"
+	yamlv2 "go.yaml.in/yaml/v2"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // importAlertmanager is `router import-alertmanager FILE`: it prints a
-// router.yml made of the Alertmanager config's receivers, routes and time
-// intervals, with a comment for everything the router does otherwise
-// (inhibit rules, receiver kinds it lacks, Slack incoming webhooks,
-// templates).
+// router.yml made of the Alertmanager config's receivers, routes, time
+// intervals and templates, with a comment for everything the router does
+// otherwise (inhibit rules, receiver kinds it lacks, Slack incoming
+// webhooks). A PagerDuty integration it cannot carry over (an Events API
+// v1 service_key) is refused, exit 1, with the file still printed so that
+// it can be edited: check-config cannot see a page that became a Slack
+// post.
 func (m *Main) importAlertmanager(file string) int {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %v\n", err)
 		return 1
 	}
-	out, lost, err := convertAlertmanager(b)
+	res, err := convertAlertmanager(b)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %v\n", file, err)
 		return 1
 	}
-	fmt.Fprint(m.Stdout, out)
-	if len(lost) > 0 {
+	fmt.Fprint(m.Stdout, res.out)
+	if len(res.lost) > 0 {
 		// check-config will say SUCCESS for these: say it where it is seen.
-		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost every integration the router can send to and print notifications on stdout instead: %s (see the comments at the top)\n", len(lost), strings.Join(lost, ", "))
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost every integration the router can send to and print notifications on stdout instead: %s (see the comments at the top)\n", len(res.lost), strings.Join(res.lost, ", "))
+	}
+	if len(res.pagesLost) > 0 {
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %d PagerDuty integration(s) cannot be imported; the printed file leaves them out, so their pages would not reach PagerDuty: fix each, then run check-config\n", file, len(res.pagesLost))
+		for _, l := range res.pagesLost {
+			fmt.Fprintf(m.Stderr, "  %s\n", l)
+		}
+		return 1
 	}
 	return 0
 }
 
-type mapSlice = yaml.MapSlice
+// imported is what convertAlertmanager makes of an alertmanager.yml.
+type imported struct {
+	// out is the router.yml, its notes as comments at the top.
+	out string
+	// lost names the receivers left with no integration the router can
+	// send to (turned into log receivers).
+	lost []string
+	// pagesLost says, for each PagerDuty entry left out, its receiver, why
+	// and what to do.
+	pagesLost []string
+}
+
+// mapSlice is a YAML mapping, its keys in keyRank order.
+type mapSlice []mapItem
+
+// mapItem is one key of a mapSlice and its value: a mapSlice, a list
+// ([]interface{}), a scalar as the input wrote it (*yaml.Node: its text,
+// tag and quoting go to the output unchanged, so that the router reads
+// the string Alertmanager read — 1.20, 010, yes, 0x1F stay what they are),
+// nil (null), or a string or bool the importer writes.
+type mapItem struct {
+	Key   string
+	Value interface{}
+}
 
 func get(ms mapSlice, key string) (interface{}, bool) {
 	for _, it := range ms {
@@ -59,26 +98,44 @@ func set(ms mapSlice, key string, v interface{}) mapSlice {
 			return ms
 		}
 	}
-	return append(ms, yaml.MapItem{Key: key, Value: v})
+	return append(ms, mapItem{Key: key, Value: v})
 }
 
 func del(ms mapSlice, keys ...string) mapSlice {
 	out := ms[:0]
 	for _, it := range ms {
-		drop := false
-		for _, k := range keys {
-			drop = drop || it.Key == k
-		}
-		if !drop {
+		if !slices.Contains(keys, it.Key) {
 			out = append(out, it)
 		}
 	}
 	return out
 }
 
+// str is the text of a scalar as written (a label value 010 is "010", as
+// Alertmanager reads it into a string), "" for anything else.
 func str(v interface{}) string {
-	s, _ := v.(string)
-	return s
+	switch t := v.(type) {
+	case string:
+		return t
+	case *yaml.Node:
+		if t.Kind == yaml.ScalarNode {
+			return t.Value
+		}
+	}
+	return ""
+}
+
+// isTrue reports whether v is a true boolean, as Alertmanager's YAML
+// decoder reads a boolean key (true, yes, on …).
+func isTrue(v interface{}) bool {
+	switch t := v.(type) {
+	case bool:
+		return t
+	case *yaml.Node:
+		var b bool
+		return t.Kind == yaml.ScalarNode && t.Decode(&b) == nil && b
+	}
+	return false
 }
 
 // topKeys are the top-level keys of an Alertmanager configuration the
@@ -87,35 +144,210 @@ func str(v interface{}) string {
 var topKeys = map[string]bool{"global": true, "route": true, "receivers": true, "templates": true,
 	"inhibit_rules": true, "time_intervals": true, "mute_time_intervals": true}
 
+// globalKeys are the keys of Alertmanager's `global` the importer applies;
+// the others (resolve_timeout, smtp_*, opsgenie_api_key …) are dropped,
+// each named in a note.
+var globalKeys = map[string]bool{"http_config": true, "pagerduty_url": true,
+	"slack_app_token": true, "slack_app_token_file": true, "slack_app_url": true,
+	"slack_api_url": true, "slack_api_url_file": true}
+
 // keyRank orders the keys of an imported mapping: names and receivers
 // first, child routes last, the rest alphabetically.
 var keyRank = map[string]int{"name": -3, "receiver": -2, "matchers": -1, "routes": 1}
 
-// ordered turns a generically decoded YAML value into mapSlices in keyRank
-// order, recursively.
-func ordered(v interface{}) interface{} {
-	switch t := v.(type) {
-	case map[interface{}]interface{}:
-		out := make(mapSlice, 0, len(t))
-		for k, v := range t {
-			out = append(out, yaml.MapItem{Key: k, Value: ordered(v)})
-		}
-		sort.Slice(out, func(i, j int) bool {
-			a, b := fmt.Sprint(out[i].Key), fmt.Sprint(out[j].Key)
-			if keyRank[a] != keyRank[b] {
-				return keyRank[a] < keyRank[b]
-			}
-			return a < b
-		})
-		return out
-	case []interface{}:
-		out := make([]interface{}, len(t))
-		for i, e := range t {
-			out[i] = ordered(e)
-		}
-		return out
+// maxValues bounds the values an input may expand into through its
+// aliases (an alias of a list of aliases of lists … grows exponentially).
+const maxValues = 1 << 20
+
+// decoder turns a yaml.v3 document into the importer's values, aliases
+// and merge keys (<<: *defaults) applied, each alias into a copy of its own
+// (the importer edits entries in place), mappings in keyRank order.
+type decoder struct {
+	values int
+	// expanding are the anchors whose alias is being expanded: an alias
+	// inside its own anchor would never end.
+	expanding map[*yaml.Node]bool
+}
+
+func (d *decoder) value(n *yaml.Node) (interface{}, error) {
+	if d.values++; d.values > maxValues {
+		return nil, errors.New("the file expands into more than a million values through its aliases")
 	}
-	return v
+	switch n.Kind {
+	case 0:
+		return nil, nil // an empty file
+	case yaml.DocumentNode:
+		if len(n.Content) == 0 {
+			return nil, nil
+		}
+		return d.value(n.Content[0])
+	case yaml.AliasNode:
+		if n.Alias == nil || d.expanding[n.Alias] {
+			return nil, fmt.Errorf("line %d: alias *%s refers to a value containing it", n.Line, n.Value)
+		}
+		d.expanding[n.Alias] = true
+		defer delete(d.expanding, n.Alias)
+		return d.value(n.Alias)
+	case yaml.ScalarNode:
+		if n.ShortTag() == "!!null" {
+			return nil, nil
+		}
+		return n, nil
+	case yaml.SequenceNode:
+		out := make([]interface{}, 0, len(n.Content))
+		for _, c := range n.Content {
+			v, err := d.value(c)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case yaml.MappingNode:
+		return d.mapping(n)
+	}
+	return nil, fmt.Errorf("line %d: unexpected YAML node", n.Line)
+}
+
+// mapping decodes a YAML mapping; the keys of merged mappings (<<) come
+// after the mapping's own, which override them, the first merged mapping
+// overriding the next, as YAML merge keys do.
+func (d *decoder) mapping(n *yaml.Node) (mapSlice, error) {
+	out := make(mapSlice, 0, len(n.Content)/2)
+	seen := map[string]bool{}
+	var merged []mapSlice
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode && k.Alias != nil {
+			k = k.Alias
+		}
+		if k.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: a mapping key must be a string", k.Line)
+		}
+		if k.ShortTag() == "!!merge" {
+			ms, err := d.merge(v)
+			if err != nil {
+				return nil, err
+			}
+			merged = append(merged, ms...)
+			continue
+		}
+		if seen[k.Value] {
+			return nil, fmt.Errorf("line %d: key %q already set in this mapping", k.Line, k.Value)
+		}
+		seen[k.Value] = true
+		val, err := d.value(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, mapItem{Key: k.Value, Value: val})
+	}
+	for _, m := range merged {
+		for _, it := range m {
+			if !seen[it.Key] {
+				seen[it.Key] = true
+				out = append(out, it)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Key, out[j].Key
+		if keyRank[a] != keyRank[b] {
+			return keyRank[a] < keyRank[b]
+		}
+		return a < b
+	})
+	return out, nil
+}
+
+// merge decodes the value of a merge key: a mapping or a list of them.
+func (d *decoder) merge(n *yaml.Node) ([]mapSlice, error) {
+	v, err := d.value(n)
+	if err != nil {
+		return nil, err
+	}
+	switch t := v.(type) {
+	case mapSlice:
+		return []mapSlice{t}, nil
+	case []interface{}:
+		out := make([]mapSlice, 0, len(t))
+		for _, e := range t {
+			m, ok := e.(mapSlice)
+			if !ok {
+				return nil, fmt.Errorf("line %d: << merges a mapping or a list of mappings", n.Line)
+			}
+			out = append(out, m)
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("line %d: << merges a mapping or a list of mappings", n.Line)
+}
+
+// toNode turns an imported value back into YAML; a scalar of the input
+// keeps its text, tag and quoting.
+func toNode(v interface{}) *yaml.Node {
+	switch t := v.(type) {
+	case mapSlice:
+		n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+		for _, it := range t {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: it.Key}, toNode(it.Value))
+		}
+		return n
+	case []interface{}:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+		for _, e := range t {
+			n.Content = append(n.Content, toNode(e))
+		}
+		return n
+	case *yaml.Node:
+		c := *t
+		c.Anchor, c.HeadComment, c.LineComment, c.FootComment, c.Line, c.Column = "", "", "", "", 0, 0
+		if c.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 && c.Style&yaml.TaggedStyle == 0 && plainReadsAs(c.Value) {
+			// Quotes it does not need go, as a re-marshal dropped them
+			// before; the encoder quotes again where YAML 1.2 needs it.
+			c.Style = 0
+		}
+		return &c
+	case nil:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	case bool:
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(t)}
+	}
+	// A string (quoted when its plain form would read as another type).
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
+}
+
+// plainReadsAs reports whether s written unquoted reads as the string s
+// in YAML 1.1, as Alertmanager and the router decode (yaml.v2): not
+// "010", "yes", "1.20", "#x", " x" nor "a: b"; nor "17:00" or "1:10",
+// YAML 1.1 base-60 numbers to other readers of the file (yaml.v2 quotes
+// them too).
+func plainReadsAs(s string) bool {
+	if base60.MatchString(s) {
+		return false
+	}
+	var v interface{}
+	err := yamlv2.Unmarshal([]byte(s), &v)
+	got, ok := v.(string)
+	return err == nil && ok && got == s
+}
+
+// base60 matches YAML 1.1's base-60 numbers (190:20:30).
+var base60 = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$`)
+
+// marshal writes v as block YAML, two spaces per level.
+func marshal(v interface{}) (string, error) {
+	var b bytes.Buffer
+	e := yaml.NewEncoder(&b)
+	e.SetIndent(2)
+	e.CompactSeqIndent()
+	if err := e.Encode(toNode(v)); err != nil {
+		return "", err
+	}
+	if err := e.Close(); err != nil {
+		return "", err
+	}
+	return b.String(), nil
 }
 
 // routeKeys are the route keys the router reads (Alertmanager v0.35's);
@@ -167,13 +399,18 @@ func sequence(v interface{}, path string) ([]interface{}, error) {
 }
 
 func yamlKind(v interface{}) string {
-	switch v.(type) {
+	switch t := v.(type) {
 	case mapSlice:
 		return "a mapping"
 	case []interface{}:
 		return "a list"
+	case *yaml.Node:
+		if t.ShortTag() == "!!str" {
+			return fmt.Sprintf("the string %q", t.Value)
+		}
+		return t.Value
 	case string:
-		return fmt.Sprintf("the string %q", v)
+		return fmt.Sprintf("the string %q", t)
 	}
 	return fmt.Sprintf("%v", v)
 }
@@ -182,24 +419,29 @@ func yamlKind(v interface{}) string {
 // whose shape Alertmanager would refuse (a receiver without a name, a
 // route naming an undefined receiver, a list where a mapping belongs) is
 // an error naming the YAML path; anything else converts into a file
-// check-config loads (but for the secret files it names, read then).
-func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
-	// Decoded generically, so that YAML merge keys (<<: *defaults) are
-	// applied (yaml.v2 drops them when decoding into a MapSlice), then
-	// turned into mapSlices in a fixed, readable key order.
-	var top interface{}
-	if err := yaml.Unmarshal(b, &top); err != nil {
-		return "", nil, err
+// check-config loads (but for the secret and template files it names, read
+// then).
+func convertAlertmanager(b []byte) (imported, error) {
+	// Decoded into yaml.v3 nodes, so that every scalar keeps the text
+	// Alertmanager reads into its string fields (a generic decode turned
+	// the label value 1.20 into the float 1.2, 010 into 8, yes into true).
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return imported{}, err
 	}
-	am, err := mapping(ordered(top), "the file")
+	top, err := (&decoder{expanding: map[*yaml.Node]bool{}}).value(&root)
 	if err != nil {
-		return "", nil, fmt.Errorf("%w (route:, receivers: …)", err)
+		return imported{}, err
+	}
+	am, err := mapping(top, "the file")
+	if err != nil {
+		return imported{}, fmt.Errorf("%w (route:, receivers: …)", err)
 	}
 	var notes []string
 	var unknown []string
 	for _, it := range am {
-		if k := fmt.Sprint(it.Key); !topKeys[k] {
-			unknown = append(unknown, k)
+		if !topKeys[it.Key] {
+			unknown = append(unknown, it.Key)
 		}
 	}
 	if len(unknown) > 0 {
@@ -208,53 +450,68 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 	global, _ := get(am, "global")
 	g, err := mapping(global, "global")
 	if err != nil {
-		return "", nil, err
+		return imported{}, err
+	}
+	var droppedGlobal []string
+	for _, it := range g {
+		if !globalKeys[it.Key] {
+			droppedGlobal = append(droppedGlobal, it.Key)
+		}
+	}
+	if len(droppedGlobal) > 0 {
+		notes = append(notes, fmt.Sprintf("global: %s: not read by the router; dropped (settings of Alertmanager itself or of integrations the router lacks: keep them in Alertmanager's file)", strings.Join(droppedGlobal, ", ")))
 	}
 	gHTTP, _ := get(g, "http_config")
 	gPDURL, _ := get(g, "pagerduty_url")
-	gSlackToken, _ := get(g, "slack_app_token")
-	gSlackTokenFile, _ := get(g, "slack_app_token_file")
-	gSlackURL, _ := get(g, "slack_api_url")
-	gSlackURLFile, _ := get(g, "slack_api_url_file")
+	gSlack := slackGlobals{
+		token: mustGet(g, "slack_app_token"), tokenFile: mustGet(g, "slack_app_token_file"), appURL: mustGet(g, "slack_app_url"),
+		apiURL: mustGet(g, "slack_api_url"), apiURLFile: mustGet(g, "slack_api_url_file"), http: gHTTP,
+	}
 
 	rv, ok := get(am, "route")
 	if !ok || rv == nil {
-		return "", nil, fmt.Errorf("route: missing (Alertmanager requires the root route)")
+		return imported{}, fmt.Errorf("route: missing (Alertmanager requires the root route)")
 	}
 	recvs, _ := get(am, "receivers")
 	list, err := sequence(recvs, "receivers")
 	if err != nil {
-		return "", nil, err
+		return imported{}, err
 	}
 	names := map[string]bool{}
 	var receivers []interface{}
 	var slackResolvedOff bool
+	var lost, pagesLost []string
 	for i, v := range list {
 		path := fmt.Sprintf("receivers[%d]", i)
 		r, err := mapping(v, path)
 		if err != nil {
-			return "", nil, err
+			return imported{}, err
 		}
-		name := str(mustGet(r, "name"))
+		nameV := mustGet(r, "name")
+		name := str(nameV)
 		if name == "" {
-			return "", nil, fmt.Errorf("%s.name: missing", path)
+			return imported{}, fmt.Errorf("%s.name: missing", path)
 		}
 		if names[name] {
-			return "", nil, fmt.Errorf("%s.name: receiver %q defined twice", path, name)
+			return imported{}, fmt.Errorf("%s.name: receiver %q defined twice", path, name)
 		}
 		names[name] = true
-		out := mapSlice{{Key: "name", Value: name}}
+		out := mapSlice{{Key: "name", Value: nameV}}
 		var kept int
 		pdl, err := integrations(r, path, "pagerduty_configs")
 		if err != nil {
-			return "", nil, err
+			return imported{}, err
 		}
 		var pds []interface{}
+		var pdLost []string
 		for i, c := range pdl {
-			if hasKey(c, "service_key") || hasKey(c, "service_key_file") {
-				notes = append(notes, fmt.Sprintf("receiver %q: pagerduty_configs[%d] uses an Events API v1 service_key; the router speaks Events API v2: add the service's v2 integration key as routing_key", name, i))
+			if str(mustGet(c, "service_key")) != "" || str(mustGet(c, "service_key_file")) != "" {
+				why := fmt.Sprintf("pagerduty_configs[%d]: Events API v1 service_key: create an Events API v2 integration in PagerDuty and set routing_key", i)
+				notes = append(notes, fmt.Sprintf("receiver %q: %s; the router speaks Events API v2 only, so this entry is left out", name, why))
+				pdLost = append(pdLost, why)
 				continue
 			}
+			c = del(c, "service_key", "service_key_file") // null: unset
 			if !hasKey(c, "url") && gPDURL != nil {
 				c = set(c, "url", gPDURL)
 			}
@@ -264,12 +521,12 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 			pds = append(pds, c)
 		}
 		if len(pds) > 0 {
-			out = append(out, yaml.MapItem{Key: "pagerduty_configs", Value: pds})
+			out = append(out, mapItem{Key: "pagerduty_configs", Value: pds})
 			kept += len(pds)
 		}
 		sll, err := integrations(r, path, "slack_configs")
 		if err != nil {
-			return "", nil, err
+			return imported{}, err
 		}
 		var sls []interface{}
 		for i, c := range sll {
@@ -277,7 +534,7 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 				// Alertmanager's Slack default; the router's is true.
 				c, slackResolvedOff = set(c, "send_resolved", false), true
 			}
-			c, why := convertSlack(c, gSlackToken, gSlackTokenFile, gSlackURL, gSlackURLFile, gHTTP)
+			c, why := convertSlack(c, gSlack)
 			if why != "" {
 				notes = append(notes, fmt.Sprintf("receiver %q: slack_configs[%d] %s", name, i, why))
 				continue
@@ -285,12 +542,12 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 			sls = append(sls, c)
 		}
 		if len(sls) > 0 {
-			out = append(out, yaml.MapItem{Key: "slack_configs", Value: sls})
+			out = append(out, mapItem{Key: "slack_configs", Value: sls})
 			kept += len(sls)
 		}
 		var others []string
 		for _, it := range r {
-			k := str(it.Key)
+			k := it.Key
 			if l, _ := it.Value.([]interface{}); strings.HasSuffix(k, "_configs") && k != "pagerduty_configs" && k != "slack_configs" && len(l) > 0 {
 				others = append(others, k)
 			}
@@ -306,7 +563,18 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 		default:
 			notes = append(notes, fmt.Sprintf("receiver %q: nothing the router can send to is left; it prints notifications on stdout (log_configs) until you add one", name))
 			lost = append(lost, name)
-			out = append(out, yaml.MapItem{Key: "log_configs", Value: []interface{}{mapSlice{}}})
+			out = append(out, mapItem{Key: "log_configs", Value: []interface{}{mapSlice{}}})
+		}
+		left := "it is left with log_configs: its pages would only be printed on stdout"
+		if kept > 0 {
+			var keys []string
+			for _, it := range out[1:] {
+				keys = append(keys, it.Key)
+			}
+			left = fmt.Sprintf("it keeps %s: its pages would only reach those", strings.Join(keys, ", "))
+		}
+		for _, why := range pdLost {
+			pagesLost = append(pagesLost, fmt.Sprintf("receiver %q: %s (%s)", name, why, left))
 		}
 		receivers = append(receivers, out)
 	}
@@ -315,51 +583,64 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 	}
 	route, err := portRoute(rv, "route", names, &notes)
 	if err != nil {
-		return "", nil, err
+		return imported{}, err
 	}
 	notes = append(notes, "alerts the policies decide none (by default severity info, debug, notice, p5 …) are recorded but never sent, where Alertmanager sent them to their route's receiver: map such values to ticket under policies.severity to keep them (docs/policies.md)")
 	notes = append(notes, routeDifferences(route, "route", nil)...)
 	for _, k := range []string{"matchers", "match", "match_re", "continue", "mute_time_intervals", "active_time_intervals"} {
 		given := false
 		switch v := mustGet(route, k).(type) {
-		case bool:
-			given = v
+		case *yaml.Node:
+			given = isTrue(v)
 		case []interface{}:
 			given = len(v) > 0
 		case mapSlice:
 			given = len(v) > 0
 		}
 		if given {
-			return "", nil, fmt.Errorf("route.%s: the root route cannot have it (Alertmanager refuses it too: the root is every alert's fallback)", k)
+			return imported{}, fmt.Errorf("route.%s: the root route cannot have it (Alertmanager refuses it too: the root is every alert's fallback)", k)
 		}
 	}
 	if str(mustGet(route, "receiver")) == "" {
-		return "", nil, fmt.Errorf("route.receiver: missing (the root route names the default receiver)")
+		return imported{}, fmt.Errorf("route.receiver: missing (the root route names the default receiver)")
 	}
 
-	doc := mapSlice{{Key: "route", Value: route}, {Key: "receivers", Value: receivers}}
+	var doc mapSlice
+	tv, _ := get(am, "templates")
+	templates, err := sequence(tv, "templates")
+	if err != nil {
+		return imported{}, err
+	}
+	if len(templates) > 0 {
+		// The router reads Alertmanager's template files, in the same
+		// language, and resolves relative globs against its config file's
+		// directory, as Alertmanager does.
+		doc = append(doc, mapItem{Key: "templates", Value: templates})
+		notes = append(notes, "templates: kept; relative globs are resolved against this file's directory, as Alertmanager resolves them against its own: copy the template files next to router.yml (an absolute glob must match where the router runs). check-config fails on a message that calls a template no file defines")
+	}
+	doc = append(doc, mapItem{Key: "route", Value: route}, mapItem{Key: "receivers", Value: receivers})
 	var intervals []interface{}
 	for _, key := range []string{"time_intervals", "mute_time_intervals"} {
 		v, _ := get(am, key)
 		l, err := sequence(v, key)
 		if err != nil {
-			return "", nil, err
+			return imported{}, err
 		}
 		intervals = append(intervals, l...)
 	}
 	if len(intervals) > 0 {
-		doc = append(doc, yaml.MapItem{Key: "time_intervals", Value: intervals})
-	}
-	if v, ok := get(am, "templates"); ok {
-		notes = append(notes, fmt.Sprintf("templates %v: Alertmanager's template files; add them under templates: once they are next to this file (the router's templates use the same language)", v))
+		doc = append(doc, mapItem{Key: "time_intervals", Value: intervals})
 	}
 	if v, ok := get(am, "inhibit_rules"); ok {
-		rules, _ := yaml.Marshal(v)
-		notes = append(notes, "inhibit_rules: the router suppresses by decision tier instead (a firing SLO page suppresses the tickets of the same SLO, across payloads); keep severity inhibition in Alertmanager, where it runs before the router. The rules were:\n"+strings.TrimRight(string(rules), "\n"))
+		rules, err := marshal(v)
+		if err != nil {
+			return imported{}, err
+		}
+		notes = append(notes, "inhibit_rules: the router suppresses by decision tier instead (a firing SLO page suppresses the tickets of the same SLO, across payloads); keep severity inhibition in Alertmanager, where it runs before the router. The rules were:\n"+strings.TrimRight(rules, "\n"))
 	}
-	body, err := yaml.Marshal(doc)
+	body, err := marshal(doc)
 	if err != nil {
-		return "", nil, err
+		return imported{}, err
 	}
 	var sb strings.Builder
 	sb.WriteString("# router.yml imported from an Alertmanager configuration by `router import-alertmanager`.\n")
@@ -370,8 +651,8 @@ func convertAlertmanager(b []byte) (_ string, lost []string, _ error) {
 			sb.WriteString("# " + line + "\n")
 		}
 	}
-	sb.Write(body)
-	return sb.String(), lost, nil
+	sb.WriteString(body)
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost}, nil
 }
 
 // portRoute copies the route at path and its children: the keys the
@@ -386,14 +667,14 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 	out := make(mapSlice, 0, len(r))
 	var dropped []string
 	for _, it := range r {
-		k := str(it.Key)
+		k := it.Key
 		switch {
 		case !routeKeys[k]:
-			dropped = append(dropped, fmt.Sprint(it.Key))
+			dropped = append(dropped, k)
 			continue
 		case k == "receiver":
 			if name := str(it.Value); !receivers[name] {
-				return nil, fmt.Errorf("%s.receiver: undefined receiver %q", path, fmt.Sprint(it.Value))
+				return nil, fmt.Errorf("%s.receiver: undefined receiver %q", path, name)
 			}
 		case k == "routes":
 			l, err := sequence(it.Value, path+".routes")
@@ -436,24 +717,24 @@ func routeDifferences(r mapSlice, path string, inherited map[string]string) []st
 	var names []string
 	if m, ok := mustGet(r, "match").(mapSlice); ok {
 		for _, it := range m {
-			names = append(names, str(it.Key))
-			eq[str(it.Key)] = str(it.Value)
+			names = append(names, it.Key)
+			eq[it.Key] = str(it.Value)
 		}
 	}
 	if m, ok := mustGet(r, "match_re").(mapSlice); ok {
 		for _, it := range m {
-			names = append(names, str(it.Key))
+			names = append(names, it.Key)
 		}
 	}
 	if l, ok := mustGet(r, "matchers").([]interface{}); ok {
 		for _, v := range l {
-			ms, err := amlabels.ParseMatchers(str(v))
+			ms, err := routing.ParseMatchers(str(v))
 			if err != nil {
 				continue // check-config names it
 			}
 			for _, m := range ms {
 				names = append(names, m.Name)
-				if m.Type == amlabels.MatchEqual {
+				if m.Type == labels.MatchEqual {
 					eq[m.Name] = m.Value
 				}
 			}
@@ -504,37 +785,55 @@ func hasKey(ms mapSlice, key string) bool { _, ok := get(ms, key); return ok }
 
 func mustGet(ms mapSlice, key string) interface{} { v, _ := get(ms, key); return v }
 
+// slackGlobals are the keys of Alertmanager's `global` its slack_configs
+// entries inherit.
+type slackGlobals struct {
+	token, tokenFile, appURL, apiURL, apiURLFile, http interface{}
+}
+
 // convertSlack turns one Alertmanager slack_configs entry into the
 // router's — Web API with a bot token, or an incoming webhook as in
-// Alertmanager when no token is given — or says why it cannot.
-func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interface{}) (mapSlice, string) {
+// Alertmanager when no token is given — or says why it cannot. The
+// globals apply as Alertmanager v0.35 applies them (config.go): the app
+// token only to an entry with no token, no api_url and no http_config
+// authorization of its own; the API URL to an entry with no api_url or
+// api_url_file; the app URL, where a token posts, to an entry with none.
+func convertSlack(c mapSlice, g slackGlobals) (mapSlice, string) {
+	ownToken := hasKey(c, "app_token") || hasKey(c, "app_token_file") || hasKey(c, "token") || hasKey(c, "token_file")
+	ownAuth := hasAuthorization(mustGet(c, "http_config"))
+	globalToken := !ownToken && !ownAuth && str(mustGet(c, "api_url")) == ""
 	apiURL := str(mustGet(c, "api_url"))
 	if apiURL == "" && !hasKey(c, "api_url_file") {
-		apiURL = str(gURL)
-		if apiURL == "" && gURLFile != nil {
-			c = set(c, "api_url_file", gURLFile)
+		apiURL = str(g.apiURL)
+		if apiURL == "" && g.apiURLFile != nil {
+			c = set(c, "api_url_file", g.apiURLFile)
 		}
-	}
-	if strings.HasSuffix(apiURL, "chat.postMessage") && !hasKey(c, "app_url") {
-		c = set(c, "app_url", apiURL)
 	}
 	webhook := mustGet(c, "api_url_file")
 	c = del(c, "api_url", "api_url_file")
-	if !hasKey(c, "http_config") && gHTTP != nil {
+	if !hasKey(c, "http_config") && g.http != nil {
 		// global.http_config applies to every integration, webhooks too.
-		c = set(c, "http_config", gHTTP)
+		c = set(c, "http_config", g.http)
 	}
-	hasToken := hasKey(c, "app_token") || hasKey(c, "app_token_file") || hasKey(c, "token") || hasKey(c, "token_file")
-	if !hasToken && gToken != nil {
-		c, hasToken = set(c, "app_token", gToken), true
+	hasToken := ownToken
+	if globalToken && g.token != nil {
+		c, hasToken = set(c, "app_token", g.token), true
+	} else if globalToken && g.tokenFile != nil {
+		c, hasToken = set(c, "app_token_file", g.tokenFile), true
 	}
-	if !hasToken && gTokenFile != nil {
-		c, hasToken = set(c, "app_token_file", gTokenFile), true
+	if hasToken && !hasKey(c, "app_url") && g.appURL != nil {
+		// With a token Alertmanager posts to the entry's app_url, else to
+		// global.slack_app_url.
+		c = set(c, "app_url", g.appURL)
 	}
 	if !hasToken && webhook == nil && (apiURL == "" || strings.HasSuffix(apiURL, "chat.postMessage")) {
 		// Before app_token, a bot token rode in http_config for the Web
-		// API: authorization.credentials(_file) or bearer_token(_file).
+		// API: authorization.credentials(_file) or bearer_token(_file),
+		// posting to api_url.
 		c, hasToken = liftBearer(c)
+		if hasToken && apiURL != "" && !hasKey(c, "app_url") {
+			c = set(c, "app_url", apiURL)
+		}
 	}
 	if !hasToken {
 		// An incoming webhook stays one: one message per notification, no
@@ -553,6 +852,14 @@ func convertSlack(c mapSlice, gToken, gTokenFile, gURL, gURLFile, gHTTP interfac
 		return nil, "names no channel; the router posts with the Web API and needs one"
 	}
 	return c, ""
+}
+
+// hasAuthorization reports whether an http_config sets the Authorization
+// header: authorization, or bearer_token(_file), which Alertmanager's
+// HTTP client config turns into one.
+func hasAuthorization(hc interface{}) bool {
+	m, _ := hc.(mapSlice)
+	return mustGet(m, "authorization") != nil || str(mustGet(m, "bearer_token")) != "" || str(mustGet(m, "bearer_token_file")) != ""
 }
 
 // liftBearer moves a bearer token out of c's http_config into app_token or

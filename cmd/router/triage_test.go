@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,7 +52,10 @@ func TestServeMountsSlackInteractions(t *testing.T) {
 	p := writeFile(t, "router.yml", oncallTriageConfig(pd, sl))
 	base, errb := serveConfig(t, p)
 
-	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1"}
+	// Slack sends the message with the click: it carries the button clicked
+	// (a message without it is a stale copy, and the click does nothing).
+	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1",
+		Blocks: json.RawMessage(`[{"type":"actions","block_id":"alertrouter-actions","elements":[{"type":"button","action_id":"alertrouter:ack","text":{"type":"plain_text","text":"Acknowledge"}}]}]`)}
 	body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000001.000001",
 		Value: `{"r":"oncall","g":"slack/0","i":"inc-1","p":true}`})
 	if err != nil {

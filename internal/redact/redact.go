@@ -12,18 +12,18 @@ import (
 // Placeholder replaces every hidden value.
 const Placeholder = "<secret>"
 
-// URL returns raw with its password, its query and a Slack incoming
-// webhook's path hidden, the way
-// Alertmanager's notify.RedactURL treats a URL in an error. A string that
-// is not a URL with a scheme and host is returned whole only when it
-// contains no '@' (it could be a user:password@host address).
+// URL returns raw with its password, its query and the path of an incoming
+// webhook (Slack's …/services/…, a Slack-compatible one's …/hooks/…)
+// hidden, the way Alertmanager's notify.RedactURL treats a URL in an
+// error. A string that does not parse as a URL with a scheme and a host (a
+// URL without its scheme, one with a control character) is hidden the
+// same way by text: what precedes its last '@' (it could be a
+// user:password@host address), what follows /services/ or /hooks/, and
+// what follows '?'.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		if i := strings.LastIndex(raw, "@"); i >= 0 {
-			return Placeholder + raw[i:]
-		}
-		return raw
+		return unparsed(raw)
 	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
@@ -33,11 +33,39 @@ func URL(raw string) string {
 	if u.RawQuery != "" {
 		u.RawQuery = "xxxxx"
 	}
-	// A Slack incoming webhook's path is its credential.
-	if strings.HasPrefix(u.Path, "/services/") {
-		u.Path, u.RawPath = "/services/xxxxx", ""
+	// An incoming webhook's path is its credential.
+	for _, p := range webhookPaths {
+		if i := strings.Index(u.Path, p); i >= 0 {
+			u.Path, u.RawPath = u.Path[:i+len(p)]+"xxxxx", ""
+			break
+		}
 	}
 	return u.String()
+}
+
+// webhookPaths start the path of an incoming webhook, whose rest is the
+// webhook's secret: Slack's (/services/T…/B…/…) and Slack-compatible ones
+// (Mattermost's /hooks/…).
+var webhookPaths = []string{"/services/", "/hooks/"}
+
+// unparsed hides the credentials of a URL that url.Parse refused or that
+// has no host, by text.
+func unparsed(raw string) string {
+	s := raw
+	prefix := ""
+	if i := strings.LastIndex(s, "@"); i >= 0 {
+		prefix, s = Placeholder, s[i:]
+	}
+	if i := strings.IndexByte(s, '?'); i >= 0 {
+		s = s[:i+1] + "xxxxx"
+	}
+	for _, p := range webhookPaths {
+		if i := strings.Index(s, p); i >= 0 {
+			s = s[:i+len(p)] + "xxxxx"
+			break
+		}
+	}
+	return prefix + s
 }
 
 // Secrets hides known secret values in text.

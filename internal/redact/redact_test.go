@@ -39,3 +39,23 @@ func TestURLHidesASlackIncomingWebhooksPath(t *testing.T) {
 		t.Errorf("URL = %q, want the webhook's path hidden", got)
 	}
 }
+
+// A webhook URL that does not parse (a control character, as a stray byte
+// of a copy-paste leaves) or has no scheme, so no host, still hides its
+// secret path: check-config prints it in the error that refuses it.
+func TestURLHidesTheSecretsOfAURLThatDoesNotParse(t *testing.T) {
+	for in, want := range map[string]string{
+		"https://hooks.slack.com/services/T0/B0/SUPERSECRETWEBHOOK\x7f": "https://hooks.slack.com/services/xxxxx",
+		"hooks.slack.com/services/T0/B0/SUPERSECRETWEBHOOK":             "hooks.slack.com/services/xxxxx",
+		"chat.example.org/hooks/SUPERSECRETWEBHOOK":                     "chat.example.org/hooks/xxxxx",
+		"https://chat.example.org/hooks/SUPERSECRETWEBHOOK":             "https://chat.example.org/hooks/xxxxx",
+		"example.com/v2/enqueue?token=SUPERSECRET":                      "example.com/v2/enqueue?xxxxx",
+		"http://u:SUPERSECRET@example.com/%zz":                          "<secret>@example.com/%zz",
+		"http://127.0.0.1:1/v2/enqueue%zz":                              "http://127.0.0.1:1/v2/enqueue%zz",
+	} {
+		got := URL(in)
+		if strings.Contains(got, "SUPERSECRET") || got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
