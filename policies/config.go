@@ -31,6 +31,11 @@ type Config struct {
 	// the first whose value is recognised decides. The default list puts
 	// Grafana SLO's grafana_slo_severity right after severity.
 	SeverityLabels []string `yaml:"severity_labels"`
+	// PageLabels are labels that ask for a page explicitly (GitLab's
+	// `pager: pagerduty`): any value other than "", false, no, none, off or
+	// 0 pages, before the severity labels are read. An empty list turns
+	// them off.
+	PageLabels []string `yaml:"page_labels"`
 	// Severity maps severity words to actions (keys are matched
 	// case-insensitively).
 	Severity map[string]alert.Action `yaml:"severity"`
@@ -180,6 +185,7 @@ func DefaultConfig() Config {
 			},
 		},
 		SeverityLabels:  []string{"severity", "grafana_slo_severity", "severity_level", "priority", "level", "urgency"},
+		PageLabels:      []string{"pager", "page"},
 		Severity:        defaultSeverityWords(),
 		SeverityNumbers: SeverityNumbers{Page: 3, Ticket: 6},
 		DefaultAction:   alert.ActionTicket,
@@ -189,7 +195,7 @@ func DefaultConfig() Config {
 // defaultSeverityWords is the word map of docs/policies.md (severity): the
 // seed's words, plus the most severe spellings of incident tooling that
 // are common in rules (P0, SEV0, S0/S1, crit, Zabbix's disaster, Jira's
-// blocker) — a P0 must not be a ticket — and sev4/S2/S3 tickets. Values are
+// blocker) — a P0 must not be a ticket — and sev4/S2/S3/S4 tickets. Values are
 // also matched without "-", "_" or spaces (SEV-1, P_0, sev 2).
 //
 // high/medium/low follow the tools that use them as a scale where high is
@@ -201,7 +207,7 @@ func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
 		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker", "high"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "low", "sev2", "sev3", "sev4", "s2", "s3", "p3", "p4", "err"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "low", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
 		alert.ActionNone:   {"info", "informational", "none", "debug", "notice", "p5"},
 	} {
 		for _, w := range words {
@@ -213,7 +219,8 @@ func defaultSeverityWords() map[string]alert.Action {
 
 // UnmarshalYAML fills the defaults and then decodes the section over them:
 // a key left out keeps its default; a list given (pyrra.windows,
-// burn_rate.tiers, severity_labels) replaces the default list; a map given
+// burn_rate.tiers, severity_labels, page_labels) replaces the default list
+// (an empty page_labels turns paging labels off); a map given
 // (sloth, pyrra.severity, severity)
 // adds to or overrides the default entries (map a default key to none to
 // silence it).
@@ -326,6 +333,11 @@ func (c *Config) Validate() error {
 	for i, l := range c.SeverityLabels {
 		if !validLabelName(l) {
 			add(fmt.Sprintf("severity_labels[%d]", i), "%q is not a label name", l)
+		}
+	}
+	for i, l := range c.PageLabels {
+		if !validLabelName(l) {
+			add(fmt.Sprintf("page_labels[%d]", i), "%q is not a label name", l)
 		}
 	}
 	if c.SeverityNumbers.Page < 0 {

@@ -54,9 +54,13 @@ func TestGrafanaSLOSeverity(t *testing.T) {
 			want{alert.ActionPage, PolicySeverity, "critical", `grafana_slo_severity="critical" → page`}},
 		{"slow burn (warning) tickets", slo("grafana_slo_severity", "warning"),
 			want{alert.ActionTicket, PolicySeverity, "warning", `grafana_slo_severity="warning" → ticket`}},
-		{"an explicit severity label comes first", slo("grafana_slo_severity", "critical", "severity", "warning"),
-			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
-		{"an unrecognised severity gives way to grafana_slo_severity", slo("grafana_slo_severity", "critical", "severity", "slo"),
+		// Grafana SLO's tier label beats a team-wide severity, as
+		// sloth_severity does (grafana_slo_uuid says Grafana SLO made it).
+		{"Grafana SLO's tier label beats an explicit severity", slo("grafana_slo_severity", "critical", "severity", "warning"),
+			want{alert.ActionPage, PolicySeverity, "critical", `it beats severity="warning" → ticket`}},
+		{"Grafana SLO's tier label decides over an unrecognised severity", slo("grafana_slo_severity", "critical", "severity", "slo"),
+			want{alert.ActionPage, PolicySeverity, "critical", `grafana_slo_severity="critical" → page (Grafana SLO's tier label, grafana_slo_uuid present)`}},
+		{"without a marker an unrecognised severity gives way to grafana_slo_severity", map[string]string{"grafana_slo_severity": "critical", "severity": "slo"},
 			want{alert.ActionPage, PolicySeverity, "critical", `severity label "slo" is not a recognised severity`}},
 		{"grafana_slo_severity comes before the other aliases", slo("grafana_slo_severity", "warning", "priority", "P1"),
 			want{alert.ActionTicket, PolicySeverity, "warning", `grafana_slo_severity="warning" → ticket`}},

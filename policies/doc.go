@@ -11,7 +11,9 @@
 //     short window labels, or a custom severity that the severity table
 //     maps to page or ticket; without either the pair ranked against the
 //     SLO period, or the 28-day table, or default_period: 30d, which ranks
-//     28-day and 30-day windows right).
+//     28-day and 30-day windows right). Alerts with long and short but no
+//     slo label (kube-prometheus' KubeAPIErrorBudgetBurn) are decided the
+//     same way, their reasons naming a burn-rate window pair, not Pyrra.
 //  2. Burn-rate tiers from burn_rate_<window> labels or annotations.
 //  3. Capacity from utilization (firing alerts only). A bare number in
 //     (1, 2] is read as a percentage; when that reading decides none, a
@@ -22,9 +24,12 @@
 //     worse. Lower is worse regresses below 1/threshold. With the direction
 //     unknown, a drop that would regress if lower were worse gives way to a
 //     severity that pages or tickets.
-//  5. Severity: the labels severity, grafana_slo_severity, severity_level,
-//     priority, level and urgency, by word (critical, high, p1, info …) or
-//     number (1 = most severe).
+//  5. Severity: a paging label (pager, page: any value but "", false, no,
+//     none, off or 0) pages; on an alert Grafana SLO generated
+//     (grafana_slo_uuid …) grafana_slo_severity decides; otherwise the
+//     labels severity, grafana_slo_severity, severity_level, priority,
+//     level and urgency, by word (critical, high, p1, s4, info …) or number
+//     (1 = most severe), a louder grafana_slo_severity winning.
 //  6. Default: an alert with no input for any policy, or only unrecognised
 //     severities, is a ticket by policy "default" (default_action), so that
 //     a human sees it. None is never silent: it comes from an info-level

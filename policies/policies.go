@@ -46,6 +46,13 @@ const (
 	labelSensitivity     = "sensitivity"
 	labelBudgetRemaining = "budget_remaining"
 	labelErrorBudgetRem  = "error_budget_remaining"
+	labelWindow          = "window"
+	labelGrafanaSeverity = "grafana_slo_severity"
+	labelGrafanaUUID     = "grafana_slo_uuid"
+	labelGrafanaWindow   = "grafana_slo_window"
+	labelGrafanaOrigin   = "__grafana_origin"
+	grafanaSLOOrigin     = "plugin/grafana-slo-app"
+	slothPrefix          = "sloth_"
 )
 
 // Engine applies the policies of a Config. It implements alert.Decider
@@ -64,9 +71,17 @@ type Engine struct {
 	regr      RegressionConfig
 	baseline  string // regression.baseline_window, rendered once
 	sevLabels []string
-	severity  map[string]alert.Action
-	sevNums   SeverityNumbers
-	deflt     alert.Action
+	// grafana: grafana_slo_severity is one of sevLabels, so Grafana SLO's
+	// tier label is read (decideSeverity).
+	grafana    bool
+	pageLabels []string
+	// notInIdentity are the labels left out of SLO identities: the fixed
+	// ones (identityExcluded) and the configured severity and paging
+	// labels, which differ between the page and the ticket of one SLO.
+	notInIdentity map[string]bool
+	severity      map[string]alert.Action
+	sevNums       SeverityNumbers
+	deflt         alert.Action
 }
 
 type pyrraWindow struct {
@@ -93,20 +108,25 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("validate policies: %w", err)
 	}
 	e := &Engine{
-		sloth:     lowerKeys(cfg.Sloth),
-		windows:   map[string]time.Duration{},
-		capacity:  cfg.Capacity,
-		capWarn:   fmtPercent(cfg.Capacity.Warn),
-		capCrit:   fmtPercent(cfg.Capacity.Critical),
-		regr:      cfg.Regression,
-		baseline:  windowName(cfg.Regression.BaselineWindow),
-		pyrraSev:  lowerKeys(cfg.Pyrra.Severity),
-		pyrraDiv:  cfg.Pyrra.PageDivisor,
-		pyrraDef:  time.Duration(cfg.Pyrra.DefaultPeriod),
-		sevLabels: append([]string(nil), cfg.SeverityLabels...),
-		severity:  lowerKeys(cfg.Severity),
-		sevNums:   cfg.SeverityNumbers,
-		deflt:     cfg.DefaultAction,
+		sloth:         lowerKeys(cfg.Sloth),
+		windows:       map[string]time.Duration{},
+		capacity:      cfg.Capacity,
+		capWarn:       fmtPercent(cfg.Capacity.Warn),
+		capCrit:       fmtPercent(cfg.Capacity.Critical),
+		regr:          cfg.Regression,
+		baseline:      windowName(cfg.Regression.BaselineWindow),
+		pyrraSev:      lowerKeys(cfg.Pyrra.Severity),
+		pyrraDiv:      cfg.Pyrra.PageDivisor,
+		pyrraDef:      time.Duration(cfg.Pyrra.DefaultPeriod),
+		sevLabels:     append([]string(nil), cfg.SeverityLabels...),
+		pageLabels:    append([]string(nil), cfg.PageLabels...),
+		notInIdentity: identityExclusions(cfg),
+		severity:      lowerKeys(cfg.Severity),
+		sevNums:       cfg.SeverityNumbers,
+		deflt:         cfg.DefaultAction,
+	}
+	for _, l := range cfg.SeverityLabels {
+		e.grafana = e.grafana || l == labelGrafanaSeverity
 	}
 	for _, w := range cfg.Pyrra.Windows {
 		e.pyrra = append(e.pyrra, pyrraWindow{
@@ -190,12 +210,13 @@ func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) 
 		}
 		out = alert.Decision{
 			Action: e.deflt, Policy: PolicyDefault, Tier: "default",
-			Reasons: []string{r + " (no sloth_severity, Pyrra long/short, burn_rate_<window>, " +
-				"utilization, baseline_ratio (or value and baseline) or recognised " + strings.Join(e.sevLabels, "/") + ")"},
+			Reasons: []string{r + " (no sloth_severity, long/short window labels, burn_rate_<window>, " +
+				"utilization, baseline_ratio (or value and baseline)" + e.pageLabelsText() +
+				" or recognised " + strings.Join(e.sevLabels, "/") + ")"},
 		}
 	}
 	out.Reasons = append(out.Reasons, st.notes...)
-	out.SLO = SLOIdentity(a)
+	out.SLO = sloIdentity(a, e.notInIdentity)
 	if b := budgetFacts(a); b != "" {
 		out.Budget = b
 		out.Reasons = append(out.Reasons, "budget: "+b)
@@ -237,16 +258,21 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 	return alert.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
 }
 
-// decidePyrra decides Pyrra's multi-window alerts (long and short window
-// labels). Pyrra's own severity label is authoritative: Pyrra scales its
-// windows with the SLO period (a 7-day SLO's slow pair is 6h/30m), so a
-// pair alone does not say which tier it is. A severity value that is not in
-// the pyrra table but that the general severity table maps to page or
-// ticket (page, P1, high, sev2 …: Pyrra writes whatever value the SLO was
-// configured with) is honoured as that table says. Without such a severity
-// the pair is ranked against the period the alert names (slo_period or
-// period): long window ≤ period ÷ page_divisor pages, else tickets; with no
-// period, the 28-day table decides, and a pair not in it is ranked against
+// decidePyrra decides multi-window burn-rate alerts by their long and
+// short window labels: Pyrra's (which also carry Pyrra's slo label) and
+// hand-written ones such as kube-prometheus' KubeAPIErrorBudgetBurn (long,
+// short and severity, no slo). The reasons name Pyrra only for Pyrra's
+// alerts; the policy is PolicyPyrra for both.
+//
+// The severity label is authoritative: Pyrra scales its windows with the
+// SLO period (a 7-day SLO's slow pair is 6h/30m), so a pair alone does not
+// say which tier it is. A severity value that is not in the pyrra table
+// but that the general severity table maps to page or ticket (page, P1,
+// high, sev2 …: Pyrra writes whatever value the SLO was configured with)
+// is honoured as that table says. Without such a severity the pair is
+// ranked against the period the alert names (slo_period or period): long
+// window ≤ period ÷ page_divisor pages, else tickets; with no period, the
+// 28-day table decides, and a pair not in it is ranked against
 // default_period (30d, which ranks both 28-day and 30-day windows right).
 func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	ls, okL := st.a.Labels[labelLong]
@@ -254,44 +280,51 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	if !okL || !okS {
 		return alert.Decision{}, false
 	}
+	// Pyrra puts its slo label on every alert it generates; long and
+	// short alone are a hand-written multi-window alert.
+	slo := st.a.Labels[labelSLO]
+	gen, pairWord, table, suffix := "", "burn-rate window pair", "window-pair", ""
+	if slo != "" {
+		gen, pairWord, table, suffix = "pyrra ", "pyrra window pair", "pyrra", " (pyrra SLO "+slo+")"
+	}
 	long, errL := model.ParseDuration(strings.TrimSpace(ls))
 	short, errS := model.ParseDuration(strings.TrimSpace(ss))
 	if errL != nil || errS != nil {
-		st.note("pyrra windows long=%q short=%q ignored: not Prometheus durations", ls, ss)
+		st.note("%swindows long=%q short=%q ignored: not Prometheus durations", gen, ls, ss)
 		return alert.Decision{}, false
 	}
 	pair := pairName(long, short)
-	suffix := ""
-	if slo := st.a.Labels[labelSLO]; slo != "" {
-		suffix = " (pyrra SLO " + slo + ")"
+	inPair := "window pair " + pair
+	if slo == "" {
+		inPair = "burn-rate " + inPair
 	}
 	if sev, ok := st.a.Labels[labelSeverity]; ok && strings.TrimSpace(sev) != "" {
 		key := strings.ToLower(strings.TrimSpace(sev))
 		if act, known := e.pyrraSev[key]; known {
-			r := "pyrra severity=" + strconv.Quote(sev) + " → " + string(act) + " (window pair " + pair + ")" + suffix
+			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) + " (" + inPair + ")" + suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
 		}
 		if act, known := e.severityAction(sev); known && act != alert.ActionNone {
-			r := "pyrra severity=" + strconv.Quote(sev) + " → " + string(act) +
-				" by the severity table (not in the pyrra severity table; window pair " + pair + ")" + suffix
+			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) +
+				" by the severity table (not in the " + table + " severity table; " + inPair + ")" + suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
 		}
-		st.note("pyrra severity=%q names neither page nor ticket in the pyrra or the severity table: the window pair decides", sev)
+		st.note("%sseverity=%q names neither page nor ticket in the %s or the severity table: the window pair decides", gen, sev, table)
 	}
 	if raw, src, ok := e.pyrraPeriod(st); ok {
 		p, err := model.ParseDuration(strings.TrimSpace(raw))
 		if err == nil && p > 0 {
-			return e.rankPyrra(long, short, time.Duration(p), src+" "+strings.TrimSpace(raw), suffix), true
+			return e.rankPyrra(long, short, time.Duration(p), src+" "+strings.TrimSpace(raw), pairWord, suffix), true
 		}
-		st.note("pyrra period %s %q ignored: not a Prometheus duration", src, raw)
+		st.note("%speriod %s %q ignored: not a Prometheus duration", gen, src, raw)
 	}
 	for _, w := range e.pyrra {
 		if w.long == time.Duration(long) && w.short == time.Duration(short) {
-			r := "pyrra window pair " + w.name + " → " + string(w.action) + " (28-day table, no severity or period)" + suffix
+			r := pairWord + " " + w.name + " → " + string(w.action) + " (28-day table, no severity or period)" + suffix
 			return alert.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
 		}
 	}
-	return e.rankPyrra(long, short, e.pyrraDef, "default_period "+windowName(model.Duration(e.pyrraDef)), suffix), true
+	return e.rankPyrra(long, short, e.pyrraDef, "default_period "+windowName(model.Duration(e.pyrraDef)), pairWord, suffix), true
 }
 
 // pyrraPeriod returns the SLO period an alert names, if any.
@@ -305,15 +338,16 @@ func (e *Engine) pyrraPeriod(st *decision) (string, string, bool) {
 	return "", "", false
 }
 
-// rankPyrra ranks a window pair against an SLO period.
-func (e *Engine) rankPyrra(long, short model.Duration, period time.Duration, what, suffix string) alert.Decision {
+// rankPyrra ranks a window pair against an SLO period. pairWord names the
+// pair in the reason ("pyrra window pair", "burn-rate window pair").
+func (e *Engine) rankPyrra(long, short model.Duration, period time.Duration, what, pairWord, suffix string) alert.Decision {
 	limit := time.Duration(float64(period) / e.pyrraDiv).Round(time.Minute)
 	pair := pairName(long, short)
 	act, op := alert.ActionTicket, ">"
 	if time.Duration(long) <= limit {
 		act, op = alert.ActionPage, "≤"
 	}
-	r := "pyrra window pair " + pair + ": long window " + windowName(long) + " " + op + " " +
+	r := pairWord + " " + pair + ": long window " + windowName(long) + " " + op + " " +
 		windowName(model.Duration(period)) + "/" + fmtNum(e.pyrraDiv) + " = " + windowName(model.Duration(limit)) +
 		" (" + what + ") → " + string(act) + suffix
 	return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}
@@ -687,11 +721,47 @@ func (e *Engine) severityAction(v string) (alert.Action, bool) {
 	return alert.ActionNone, true
 }
 
-// decideSeverity reads the severity labels in the configured order
-// (severity, severity_level, priority, level, urgency): the first whose
-// value is recognised decides. Values that are not recognised are noted and
-// leave the alert to the default action.
+// decideSeverity reads, in turn:
+//
+//  1. the paging labels (page_labels: pager, page): a value other than
+//     "", false, no, none, off or 0 pages — an explicit request for a page
+//     (GitLab's `pager: pagerduty` on its S1 and S2 alerts) beats the
+//     severity words;
+//  2. Grafana SLO's tier label grafana_slo_severity, on an alert that a
+//     Grafana SLO marker label says Grafana SLO generated (grafana_slo_uuid,
+//     grafana_slo_window or __grafana_origin): like sloth_severity, the
+//     generator's tier beats a team-wide severity;
+//  3. the severity labels in the configured order (severity,
+//     grafana_slo_severity, severity_level, priority, level, urgency): the
+//     first whose value is recognised decides — except that, without a
+//     marker, a louder grafana_slo_severity wins, said so.
+//
+// Values that are not recognised are noted and leave the alert to the
+// default action.
 func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
+	if d, ok := e.decidePageLabel(st); ok {
+		return d, true
+	}
+	// Grafana SLO's tier, when the alert carries a recognised one.
+	var gAct alert.Action
+	var gVal string
+	if e.grafana {
+		if v, _, ok := lookup(st.a, labelGrafanaSeverity); ok && strings.TrimSpace(v) != "" {
+			if act, known := e.severityAction(v); known {
+				gAct, gVal = act, v
+			}
+		}
+	}
+	if gVal != "" {
+		if marker, ok := grafanaSLOMarker(st.a); ok {
+			r := labelGrafanaSeverity + "=" + strconv.Quote(gVal) + " → " + string(gAct) +
+				" (Grafana SLO's tier label, " + marker
+			if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != gAct {
+				r += "; it beats " + other.Reasons[0]
+			}
+			return severityDecision(gAct, gVal, r+")"), true
+		}
+	}
 	for _, name := range e.sevLabels {
 		v, src, ok := lookup(st.a, name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -702,61 +772,192 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			st.note("%s %s %q is not a recognised severity", name, src, v)
 			continue
 		}
+		r := name + "=" + strconv.Quote(v) + " → " + string(act)
+		if gVal != "" && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
+			return severityDecision(gAct, gVal, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
+				", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
+				" says which is the generator's tier: the louder decides)"), true
+		}
+		return severityDecision(act, v, r), true
+	}
+	return alert.Decision{}, false
+}
+
+// severityDecision is a decision of the severity policy on value v.
+func severityDecision(act alert.Action, v, reason string) alert.Decision {
+	return alert.Decision{
+		Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(v)),
+		Reasons: []string{reason},
+	}
+}
+
+// firstSeverity is what the first recognised severity label other than
+// skip says, without notes: the label a deciding one is compared with.
+func (e *Engine) firstSeverity(st *decision, skip string) (alert.Decision, bool) {
+	for _, name := range e.sevLabels {
+		if name == skip {
+			continue
+		}
+		v, _, ok := lookup(st.a, name)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if act, known := e.severityAction(v); known {
+			return severityDecision(act, v, name+"="+strconv.Quote(v)+" → "+string(act)), true
+		}
+	}
+	return alert.Decision{}, false
+}
+
+// grafanaSLOMarker returns the label that says Grafana SLO generated the
+// alert ("grafana_slo_uuid present"), if one does.
+func grafanaSLOMarker(a *alert.Alert) (string, bool) {
+	for _, l := range []string{labelGrafanaUUID, labelGrafanaWindow} {
+		if strings.TrimSpace(a.Labels[l]) != "" {
+			return l + " present", true
+		}
+	}
+	if a.Labels[labelGrafanaOrigin] == grafanaSLOOrigin {
+		return labelGrafanaOrigin + "=" + strconv.Quote(grafanaSLOOrigin), true
+	}
+	return "", false
+}
+
+// noPageValues are the values of a paging label that ask for no page.
+var noPageValues = map[string]bool{"": true, "false": true, "no": true, "none": true, "off": true, "0": true}
+
+// decidePageLabel pages on the first paging label (page_labels) whose value
+// asks for a page. Paging labels are read from labels only: they are
+// routing labels, and an annotation named page is often a link.
+func (e *Engine) decidePageLabel(st *decision) (alert.Decision, bool) {
+	for _, name := range e.pageLabels {
+		v := st.a.Labels[name]
+		if noPageValues[strings.ToLower(strings.TrimSpace(v))] {
+			continue
+		}
+		r := name + "=" + strconv.Quote(v) + " → page (an explicit paging label"
+		if other, ok := e.firstSeverity(st, ""); ok && other.Action != alert.ActionPage {
+			r += "; without it " + other.Reasons[0]
+		}
+		r += ")"
 		return alert.Decision{
-			Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(v)),
-			Reasons: []string{name + "=" + strconv.Quote(v) + " → " + string(act)},
+			Action: alert.ActionPage, Policy: PolicySeverity,
+			Tier: name + "=" + strings.ToLower(strings.TrimSpace(v)), Reasons: []string{r},
 		}, true
 	}
 	return alert.Decision{}, false
 }
 
-// identityExcluded are labels that differ between the alerts of one Pyrra
-// SLO (window pair, severity, exhaustion) or carry policy inputs; they are
-// left out of the SLO identity.
-var identityExcluded = map[string]bool{
-	model.AlertNameLabel: true,
-	labelLong:            true,
-	labelShort:           true,
-	labelSeverity:        true,
-	labelExhaustion:      true,
-	labelUtilization:     true,
-	labelLatencyAboveSLO: true,
-	labelBaselineRatio:   true,
-	labelValue:           true,
-	labelBaseline:        true,
-	labelSensitivity:     true,
-	labelBudgetRemaining: true,
-	labelErrorBudgetRem:  true,
-	labelSLO:             true,
+// pageLabelsText names the paging labels for the default reason.
+func (e *Engine) pageLabelsText() string {
+	if len(e.pageLabels) == 0 {
+		return ""
+	}
+	return ", paging label " + strings.Join(e.pageLabels, "/")
 }
+
+// identityExcluded are labels left out of every SLO identity built from
+// an alert's labels: those that differ between the alerts of one SLO
+// (alertname for a generator's, window pair, severity, exhaustion, the
+// window of GitLab-style alerts), policy inputs (burn_rate_*, utilization,
+// kpi …), the slo label itself, and labels that say where a notification
+// goes (Sloth's documented page_alert and ticket_alert labels routing_key
+// and slack_channel), which the page and the ticket of one SLO carry
+// differently. The configured severity and paging labels are left out too
+// (identityExclusions), and for Sloth every sloth_* label.
+var identityExcluded = map[string]bool{
+	model.AlertNameLabel:     true,
+	labelLong:                true,
+	labelShort:               true,
+	labelWindow:              true,
+	labelSeverity:            true,
+	labelExhaustion:          true,
+	labelUtilization:         true,
+	labelLatencyAboveSLO:     true,
+	labelBaselineRatio:       true,
+	labelValue:               true,
+	labelBaseline:            true,
+	labelSensitivity:         true,
+	labelBudgetRemaining:     true,
+	labelErrorBudgetRem:      true,
+	labelSLOPeriod:           true,
+	labelPeriod:              true,
+	labelKPI:                 true,
+	labelRegressionDirection: true,
+	labelSLO:                 true,
+	"routing_key":            true,
+	"slack_channel":          true,
+}
+
+// identityExclusions returns identityExcluded plus cfg's severity and
+// paging labels.
+func identityExclusions(cfg Config) map[string]bool {
+	m := make(map[string]bool, len(identityExcluded)+len(cfg.SeverityLabels)+len(cfg.PageLabels))
+	for k := range identityExcluded {
+		m[k] = true
+	}
+	for _, l := range cfg.SeverityLabels {
+		m[l] = true
+	}
+	for _, l := range cfg.PageLabels {
+		m[l] = true
+	}
+	return m
+}
+
+// defaultNotInIdentity are the exclusions of the default configuration,
+// for SLOIdentity.
+var defaultNotInIdentity = identityExclusions(DefaultConfig())
 
 // sloScopeLabels tell apart the SLOs of a plain slo label (SLOIdentity).
 var sloScopeLabels = []string{"cluster", "namespace", "service"}
 
-// SLOIdentity returns the SLO an alert belongs to, so that the alerts one
-// SLO generator fires for one problem can be told apart from other SLOs:
+// SLOIdentity returns the SLO an alert belongs to under the default
+// configuration, so that the alerts one SLO generator fires for one
+// problem can be told apart from other SLOs (Engine.Decide puts the same,
+// with the configured severity and paging labels left out, in
+// Decision.SLO):
 //
-//   - Sloth: the sloth_id label ("myservice-requests-availability");
+//   - Sloth: the sloth_id label followed by the alert's other labels,
+//     sorted, except alertname, the sloth_* labels and those of
+//     identityExcluded: "checkout-availability/service_name=checkout".
+//     Sloth keeps the labels of the SLI (sum by (service_name) …) on its
+//     alerts, so one SLO fires one page per service, and each is a problem
+//     of its own; an alert with nothing else is its sloth_id alone;
 //   - Pyrra (slo plus long and short labels): the slo label followed by the
-//     alert's other labels, sorted, except alertname, long, short,
-//     severity, exhaustion and policy inputs (burn_rate_*, utilization, …):
+//     alert's other labels, sorted, except those of identityExcluded:
 //     `api-errors{job="api",namespace="prod"}`;
+//   - a hand-written multi-window alert (long and short, no slo, as
+//     kube-prometheus' KubeAPIErrorBudgetBurn): its alertname followed by
+//     the other labels as for Sloth: "KubeAPIErrorBudgetBurn/cluster=prod";
 //   - any other alert with an slo label: its value followed by the scope
 //     labels it carries (sloScopeLabels): `availability/service=checkout`
 //     — a hand-written rule's slo is often a category (availability,
-//     latency) that several services share, and one incident for them all
+//     latency) that several services share, and one identity for them all
 //     folded a second service's page into the first's;
 //   - otherwise "".
+//
+// The "/name=value" identities have no braces (a brace in a value is
+// written "_"): identities are part of incident keys, PagerDuty dedup keys
+// and Redis hash tags.
 func SLOIdentity(a *alert.Alert) string {
+	return sloIdentity(a, defaultNotInIdentity)
+}
+
+// sloIdentity is SLOIdentity with the labels of excl left out.
+func sloIdentity(a *alert.Alert, excl map[string]bool) string {
 	if id := a.Labels[labelSlothID]; id != "" {
-		return id
+		return labelPath(id, a.Labels, excl, slothPrefix)
 	}
 	slo := a.Labels[labelSLO]
-	if slo == "" {
-		return ""
-	}
 	_, okL := a.Labels[labelLong]
 	_, okS := a.Labels[labelShort]
+	if slo == "" {
+		if name := a.Labels[model.AlertNameLabel]; okL && okS && name != "" {
+			return labelPath(name, a.Labels, excl, "")
+		}
+		return ""
+	}
 	if !okL || !okS {
 		id := slo
 		for _, k := range sloScopeLabels {
@@ -769,7 +970,7 @@ func SLOIdentity(a *alert.Alert) string {
 	var buf [16]string
 	keys := buf[:0]
 	for k := range a.Labels {
-		if identityExcluded[k] || strings.HasPrefix(k, burnRatePrefix) {
+		if excl[k] || strings.HasPrefix(k, burnRatePrefix) {
 			continue
 		}
 		keys = append(keys, k)
@@ -791,6 +992,39 @@ func SLOIdentity(a *alert.Alert) string {
 		b.WriteString(strconv.Quote(a.Labels[k]))
 	}
 	b.WriteByte('}')
+	return b.String()
+}
+
+// noBraces writes the braces of a label value as "_", as IncidentKey does.
+var noBraces = strings.NewReplacer("{", "_", "}", "_")
+
+// labelPath renders name followed by "/k=v" for each label of l, sorted,
+// except empty ones, those of excl, burn_rate_* and those starting with
+// skipPrefix (when not empty).
+func labelPath(name string, l map[string]string, excl map[string]bool, skipPrefix string) string {
+	var buf [16]string
+	keys := buf[:0]
+	for k, v := range l {
+		if v == "" || excl[k] || strings.HasPrefix(k, burnRatePrefix) ||
+			(skipPrefix != "" && strings.HasPrefix(k, skipPrefix)) {
+			continue
+		}
+		keys = append(keys, k)
+	}
+	name = noBraces.Replace(name)
+	if len(keys) == 0 {
+		return name
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.Grow(len(name) + 24*len(keys))
+	b.WriteString(name)
+	for _, k := range keys {
+		b.WriteByte('/')
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(noBraces.Replace(l[k]))
+	}
 	return b.String()
 }
 

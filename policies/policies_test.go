@@ -448,6 +448,18 @@ func TestSLOIdentity(t *testing.T) {
 		// share: their pages are separate incidents.
 		{"a plain slo label with its scope", map[string]string{"slo": "availability", "service": "checkout", "namespace": "shop", "job": "x"}, "availability/namespace=shop/service=checkout"},
 		{"another service's SLO of the same name is another SLO", map[string]string{"slo": "availability", "service": "payments", "namespace": "shop"}, "availability/namespace=shop/service=payments"},
+		// Sloth keeps the SLI's labels on its alerts: one SLO, one page
+		// per service (autometrics' sum by (service_name) …).
+		{"sloth adds the labels that tell its alerts apart", map[string]string{
+			"alertname": "High Error Rate SLO - 99%", "sloth_id": "svc-avail", "sloth_service": "svc", "sloth_slo": "avail",
+			"sloth_window": "5m", "sloth_severity": "page", "severity": "critical", "service_name": "search",
+			"routing_key": "myteam", "pager": "pagerduty", "burn_rate_1h": "15",
+		}, "svc-avail/service_name=search"},
+		{"braces are written _", map[string]string{"sloth_id": "svc-{avail}", "route": "/v1/{id}"}, "svc-_avail_/route=/v1/_id_"},
+		{"a hand-written multi-window alert is its alertname and labels", map[string]string{
+			"alertname": "KubeAPIErrorBudgetBurn", "cluster": "prod-eu1", "long": "1h", "short": "5m", "severity": "critical", "window": "1h",
+		}, "KubeAPIErrorBudgetBurn/cluster=prod-eu1"},
+		{"window labels without alertname or slo are no SLO", map[string]string{"long": "1h", "short": "5m"}, ""},
 		{"no SLO is empty", map[string]string{"alertname": "HighCPU"}, ""},
 	}
 	for _, tc := range cases {
