@@ -59,6 +59,24 @@ var HintIDs = [numHints]string{
 	HintMicroburst, HintOpticalHealth, HintSpillLag, HintBurnExemplars, HintPercentiles,
 }
 
+// hintClasses are the incident classes each hint diagnoses. A sector's
+// alert without KPI gets the hints of its sector's KPIs of its incident
+// class only when the hint diagnoses that class: a saturated load
+// balancer gets queue-time (from LQ), but a full Ceph disk (capacity, as
+// job duration is) does not get spill-lag, which is about backpressure.
+var hintClasses = [numHints][]string{
+	{ClassLatency, ClassSaturation},                          // queue-time
+	{ClassLatency},                                           // prefill-decode
+	{ClassCacheEfficiency},                                   // kv-cache
+	{ClassTrainingStability},                                 // moe-router
+	{ClassSaturation, ClassLatency, ClassCacheEfficiency},    // cpu-ready (ready, co-stop, NUMA misses)
+	{ClassSaturation, ClassLatency, ClassNetworkIntegrity},   // microburst
+	{ClassNetworkIntegrity, ClassAvailability, ClassLatency}, // optical-health
+	{ClassBackpressure},                                      // spill-lag
+	{ClassBudgetBurn},                                        // burn-exemplars
+	nil,                                                      // percentiles-not-averages: see hints
+}
+
 // defaultHintTexts are the generic texts of the hints (SPEC §4), used when
 // the alert does not carry the numbers that make a hint specific.
 var defaultHintTexts = map[string]string{
@@ -89,8 +107,11 @@ type sectorDef struct {
 	KPIs        []kpiDef
 	AlertStyle  string
 	Sensitivity string
-	// Hints apply when the alert is known to be of this sector but no KPI
-	// was identified.
+	// Hints are the sector-level hints: true of any alert of the sector,
+	// so attached even when neither a KPI nor an incident class was
+	// identified. Only the dark-fiber sector has one (its network is
+	// optical, so optical health bears on every alert of it); every other
+	// hint belongs to KPIs (see hintClasses).
 	Hints []string
 }
 
@@ -100,7 +121,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-inference-gpu", Name: "LLM Inference (GP-GPU Service Infra)",
 		AlertStyle: "SLO-derived or baseline-relative", Sensitivity: sensitivityMedium,
-		Hints: []string{HintQueueTime, HintPrefillDecode},
 		KPIs: []kpiDef{
 			{"TTFT", "time to first token", ClassLatency, []string{HintQueueTime, HintPrefillDecode, HintKVCache}},
 			{"ITL", "inter-token latency", ClassLatency, []string{HintPrefillDecode}},
@@ -112,7 +132,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-inference-api", Name: "LLM Inference (API Service Infra)",
 		AlertStyle: "SLO-derived", Sensitivity: sensitivityMedium,
-		Hints: []string{HintQueueTime},
 		KPIs: []kpiDef{
 			{"P95 LAT", "p95 latency", ClassLatency, []string{HintQueueTime}},
 			{"ERR", "error rate", ClassErrors, nil},
@@ -123,7 +142,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-inference-network", Name: "LLM Inference (Network Hardware + Protocol Infra)",
 		AlertStyle: "baseline-relative; budget-relative", Sensitivity: sensitivityHigh,
-		Hints: []string{HintMicroburst},
 		KPIs: []kpiDef{
 			{"OWD", "one-way delay", ClassLatency, []string{HintMicroburst}},
 			{"PDV", "packet delay variation (jitter)", ClassLatency, []string{HintMicroburst}},
@@ -134,7 +152,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-prompt-cache-compute", Name: "LLM Inference (Prompt Caching, Compute + Re-Compute)",
 		AlertStyle: "absolute for cache-eligible traffic", Sensitivity: sensitivityMedium,
-		Hints: []string{HintKVCache},
 		KPIs: []kpiDef{
 			{"PCHR", "prefix-cache hit rate", ClassCacheEfficiency, []string{HintKVCache}},
 			{"CTR", "cached-token ratio", ClassCacheEfficiency, []string{HintKVCache}},
@@ -145,7 +162,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-prompt-cache-storage", Name: "LLM Inference (Prompt Caching, Storage Infra)",
 		AlertStyle: "absolute; absolute for cache-eligible traffic", Sensitivity: sensitivityMedium,
-		Hints: []string{HintKVCache},
 		KPIs: []kpiDef{
 			{"CHR", "cache hit ratio", ClassCacheEfficiency, []string{HintKVCache}},
 			{"CLAT", "cache latency", ClassLatency, nil},
@@ -156,7 +172,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-prompt-cache-lb", Name: "LLM Inference (Prompt Caching API + Load-Balancers)",
 		AlertStyle: "absolute", Sensitivity: sensitivityMedium,
-		Hints: []string{HintQueueTime, HintKVCache},
 		KPIs: []kpiDef{
 			{"RCHR", "per-route cache hit rate", ClassCacheEfficiency, []string{HintKVCache}},
 			{"LQ", "load-balancer queue (active + pending requests)", ClassSaturation, []string{HintQueueTime}},
@@ -167,7 +182,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-training-data", Name: "LLM Training (bulk initial datasets)",
 		AlertStyle: "absolute; capacity-envelope", Sensitivity: sensitivityLow,
-		Hints: []string{HintSpillLag},
 		KPIs: []kpiDef{
 			{"ITPS", "ingest throughput", ClassCapacity, []string{HintSpillLag}},
 			{"DHR", "duplicate hit rate", ClassDataQuality, nil},
@@ -178,7 +192,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-training-pretrain-moe", Name: "LLM Training (pre-training MoE)",
 		AlertStyle: "absolute starting point; baseline-relative", Sensitivity: sensitivityLow,
-		Hints: []string{HintMoERouter},
 		KPIs: []kpiDef{
 			{"MFU", "model FLOPs utilization", ClassTrainingStability, []string{HintMoERouter}},
 			{"STEP", "step time", ClassTrainingStability, []string{HintMoERouter}},
@@ -189,7 +202,6 @@ var sectors = []sectorDef{
 	{
 		ID: "llm-training-posttrain-moe", Name: "LLM Training (post-training MoE)",
 		AlertStyle: "absolute starting point; baseline-relative", Sensitivity: sensitivityLow,
-		Hints: []string{HintMoERouter},
 		KPIs: []kpiDef{
 			{"TPS", "tokens/s", ClassTrainingStability, []string{HintMoERouter}},
 			{"MFU", "model FLOPs utilization", ClassTrainingStability, []string{HintMoERouter}},
@@ -200,7 +212,6 @@ var sectors = []sectorDef{
 	{
 		ID: "hft-vm-clusters", Name: "HPC - High Frequency Trading - VM Clusters",
 		AlertStyle: "absolute starting point", Sensitivity: sensitivityHigh,
-		Hints: []string{HintCPUReady},
 		KPIs: []kpiDef{
 			{"RDY", "CPU ready time", ClassSaturation, []string{HintCPUReady}},
 			{"CSTP", "CPU co-stop", ClassSaturation, []string{HintCPUReady}},
@@ -211,7 +222,6 @@ var sectors = []sectorDef{
 	{
 		ID: "hft-baremetal", Name: "HPC - High Frequency Trading - Baremetal",
 		AlertStyle: "baseline-relative; budget-relative", Sensitivity: sensitivityHigh,
-		Hints: []string{HintMicroburst},
 		KPIs: []kpiDef{
 			{"W2W", "wire-to-wire latency", ClassLatency, []string{HintQueueTime, HintMicroburst}},
 			{"JITR", "p99/p999 jitter", ClassLatency, []string{HintMicroburst}},
@@ -222,7 +232,6 @@ var sectors = []sectorDef{
 	{
 		ID: "hft-cdn", Name: "HPC - High Frequency Trading - CDN",
 		AlertStyle: "absolute", Sensitivity: sensitivityHigh,
-		Hints: []string{HintQueueTime},
 		KPIs: []kpiDef{
 			{"CHR", "cache hit ratio", ClassCacheEfficiency, nil},
 			{"OOR", "origin offload ratio", ClassCacheEfficiency, nil},
@@ -233,7 +242,6 @@ var sectors = []sectorDef{
 	{
 		ID: "hft-low-latency-exec", Name: "HPC - High Frequency Trading - Low-Latency Exec",
 		AlertStyle: "baseline-relative; budget-relative", Sensitivity: sensitivityHigh,
-		Hints: []string{HintQueueTime, HintMicroburst},
 		KPIs: []kpiDef{
 			{"OWD", "one-way delay", ClassLatency, []string{HintMicroburst}},
 			{"JIT", "jitter", ClassLatency, []string{HintMicroburst}},
@@ -265,7 +273,6 @@ var sectors = []sectorDef{
 	{
 		ID: "hpc-big-data", Name: "HPC - Big-Data & Multivariate Pattern Analysis",
 		AlertStyle: "SLA-derived; absolute", Sensitivity: sensitivityLow,
-		Hints: []string{HintSpillLag},
 		KPIs: []kpiDef{
 			{"JDUR", "job duration", ClassCapacity, []string{HintSpillLag}},
 			{"SKR", "task skew ratio", ClassBackpressure, []string{HintSpillLag}},
@@ -276,7 +283,6 @@ var sectors = []sectorDef{
 	{
 		ID: "slo-monitoring", Name: "SLA + SLO Monitoring, Telemetry, Alerting Infra",
 		AlertStyle: "SLO-derived", Sensitivity: sensitivityMedium,
-		Hints: []string{HintBurnExemplars},
 		KPIs: []kpiDef{
 			{"SLI-AV", "availability SLI", ClassAvailability, []string{HintBurnExemplars}},
 			{"SLI-LAT", "latency SLI", ClassLatency, []string{HintBurnExemplars}},

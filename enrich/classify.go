@@ -53,6 +53,9 @@ type target struct {
 	kpi    string // canonical KPI acronym, "" when none
 	cands  uint32 // candidate sectors (bit i = sector i) of an ambiguous KPI
 	class  string // class-only words
+	// generic marks a generic word (word.Generic): it counts only when a
+	// signal that is not a generic word points at the same sector.
+	generic bool
 }
 
 type compiledRule struct {
@@ -160,6 +163,7 @@ func New(cfg Config) (*Classifier, error) {
 		key := string(normKey(w.Phrase, buf[:0]))
 		t := c.resolve(w.Sector, w.KPI)
 		t.class = w.Class
+		t.generic = w.Generic
 		c.words[key] = t
 		c.phrases.addKey(key)
 		if len(key) > c.maxWordLen {
@@ -498,15 +502,59 @@ func pointsAt(t target, set uint32) bool {
 	return t.cands&set != 0
 }
 
-// hasTarget reports whether a signal of kind already points where t does.
-func (s *scratch) hasTarget(kind string, t target) bool {
+// sameTarget returns a signal of kind that already points where t does,
+// one that is not a generic word if there is one, or nil.
+func (s *scratch) sameTarget(kind string, t target) *evidence {
+	var found *evidence
 	for i := 0; i < s.n; i++ {
 		e := &s.ev[i]
 		if e.kind == kind && e.tgt.sector == t.sector && e.tgt.kpi == t.kpi && e.tgt.cands == t.cands {
-			return true
+			if !e.tgt.generic {
+				return e
+			}
+			if found == nil {
+				found = e
+			}
 		}
 	}
-	return false
+	return found
+}
+
+// quote returns the words of text between the [start,end) range of the
+// lowered buffer as written in the alert ("" when it cannot be mapped).
+func quote(text string, start, end int) string {
+	if st, en := origSpan(text, start, end); st >= 0 {
+		return text[st:en]
+	}
+	return ""
+}
+
+// sectorSet is the set of sectors (bit i = sector i) a target points at:
+// its sector, or the candidates of an ambiguous KPI.
+func sectorSet(t target) uint32 {
+	if t.sector >= 0 {
+		return 1 << t.sector
+	}
+	return t.cands
+}
+
+// corroborate gives weight 0 to every generic word that no other signal
+// corroborates: a generic word counts only when a signal that is not a
+// generic word (a label, a rule, a metric family, a job, a specific word)
+// points at one of its sectors. Two generic words do not corroborate each
+// other ("vCPU" and "hypervisor" of an OpenStack alert stay uncounted).
+func (s *scratch) corroborate() {
+	var specific uint32 // sectors some counted non-generic signal points at
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; !e.tgt.generic && e.weight > 0 {
+			specific |= sectorSet(e.tgt)
+		}
+	}
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; e.tgt.generic && sectorSet(e.tgt)&specific == 0 {
+			e.weight = 0
+		}
+	}
 }
 
 func matchAll(ms labels.Matchers, lbl map[string]string) bool {
@@ -521,8 +569,9 @@ func matchAll(ms labels.Matchers, lbl map[string]string) bool {
 // readWords adds a signal of the given kind for every catalog phrase in
 // text, longest phrase first. A phrase whose target an earlier signal of the
 // same kind already has adds nothing: a word repeated in the summary and
-// the description is one piece of evidence. With only ≠ 0, a phrase counts
-// only if it points at one of those sectors.
+// the description is one piece of evidence — unless the earlier one is a
+// generic word and this one is not. With only ≠ 0, a phrase counts only if
+// it points at one of those sectors.
 func (c *Classifier) readWords(s *scratch, text string, weight float64, kind string, only uint32) {
 	if text == "" {
 		return
@@ -571,13 +620,13 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 				}
 				break
 			}
-			if (only == 0 || pointsAt(t, only)) && !s.hasTarget(kind, t) {
-				// The value quotes the words as written in the alert.
-				v := text[0:0]
-				if st, en := origSpan(text, spans[i].start, spans[i+run-1].end); st >= 0 {
-					v = text[st:en]
+			if only == 0 || pointsAt(t, only) {
+				// A specific word ("EVR") still counts after a generic one
+				// ("eviction") with the same target: it is what makes the
+				// generic one count (see corroborate).
+				if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
+					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
 				}
-				s.add(evidence{kind: kind, value: v, tgt: t, weight: weight})
 			}
 			break
 		}
@@ -737,15 +786,19 @@ func (c *Classifier) rank(s *scratch) ranking {
 	return r
 }
 
-// conclude scores the evidence and builds the classification (see rank).
-// When the evidence leaves a tie or only ambiguous candidates, the alert's
-// context labels (job, namespace, pod, container, service, instance host)
-// break it: their words count for the candidate sectors only. Confidence is
-// the winner's score minus half the runner-up's.
+// conclude scores the evidence and builds the classification (see rank),
+// after giving weight 0 to the generic words nothing corroborates (see
+// corroborate). When the evidence leaves a tie or only ambiguous
+// candidates, the alert's context labels (job, namespace, pod, container,
+// service, instance host) break it: their words count for the candidate
+// sectors only. Confidence is the winner's score minus half the
+// runner-up's.
 func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
+	s.corroborate()
 	r := c.rank(s)
 	if r.labelSector < 0 && (r.tied || r.tooWeak || (r.best < 0 && r.ambiguous > 0)) {
 		if c.readContext(a, s, r.candidates()) {
+			s.corroborate()
 			r = c.rank(s)
 		}
 	}

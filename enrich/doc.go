@@ -7,10 +7,12 @@
 // of the configuration (Alertmanager label matchers); the metric names found
 // in the PromQL expression of the alert's generatorURL (`g0.expr`), matched
 // against a catalog of well-known metric families; and the words of the
-// alertname and of the summary/description annotations. Every conclusion
-// carries the signals it rests on and a confidence in [0,1]. An alert that
-// nothing identifies stays model.Unknown with confidence 0: the classifier
-// never guesses.
+// alertname and of the summary/description annotations. Ordinary words the
+// catalog also uses ("duplicate", "eviction", "vCPU" …) count only when a
+// signal that is not such a word points at the same sector. Every
+// conclusion carries the signals it rests on and a confidence in [0,1]. An
+// alert that nothing identifies stays model.Unknown with confidence 0: the
+// classifier never guesses.
 //
 // # Incident classes
 //

@@ -38,7 +38,7 @@ const (
 	srcChrony    = "SuperQ/chrony_exporter README"
 	srcPTP       = "k8snetworkplumbingwg/linuxptp-daemon (openshift_ptp_* metrics)"
 	srcVMware    = "pryorda/vmware_exporter README"
-	srcSloth     = "slok/sloth docs (slo:sli_error:ratio_rate*, slo:objective:ratio, slo:error_budget:ratio …)"
+	srcSloth     = "slok/sloth pkg/common/conventions/prometheus.go (Sloth's recording rules: slo:sli_error:ratio_rate<window>, slo:objective:ratio, slo:error_budget:ratio, slo:time_period:days, slo:current_burn_rate:ratio, slo:period_burn_rate:ratio, slo:period_error_budget_remaining:ratio, sloth_slo_info)"
 	srcBudget    = "error-budget recording rules by name (Sloth's slo:error_budget:ratio; ray-project/kuberay config/prometheus/rules/prometheusRules.yaml, ray_gcs_error_budget_5m …)"
 	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
 	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
@@ -206,7 +206,17 @@ var builtinFamilies = []family{
 	{Name: "varnish_main_backend_req", Sector: secCDN, KPI: "OOR", Source: srcVarnish},
 	{Prefix: "varnish_", Sector: secCDN, Source: srcVarnish},
 	// Sloth and Pyrra recording rules; Prometheus and Alertmanager health.
-	{Prefix: "slo:", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	// Sloth's rules by their names, not by the "slo:" level alone: other
+	// generators use that level for their own thresholds (GitLab's
+	// slo:max:hard:gitlab_component_saturation:ratio is a saturation
+	// limit, not an error budget).
+	{Prefix: "slo:sli_error:ratio_rate", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:objective:ratio", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:error_budget:ratio", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:time_period:days", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:current_burn_rate:ratio", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:period_burn_rate:ratio", Sector: secSLO, KPI: "EBR", Source: srcSloth},
+	{Name: "slo:period_error_budget_remaining:ratio", Sector: secSLO, KPI: "EBR", Source: srcSloth},
 	{Prefix: "sloth_", Sector: secSLO, Source: srcSloth},
 	{Contains: ":burnrate", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Contains: "error_budget", Sector: secSLO, KPI: "EBR", Source: srcBudget},

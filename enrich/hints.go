@@ -3,6 +3,7 @@ package enrich
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -50,23 +51,37 @@ const (
 // (sec nil: none), each made specific when the alert carries the numbers,
 // plus specific hints for any numbers it carries, plus
 // percentiles-not-averages for latency-sensitive alerts on an average.
+//
+// A hint is relevant through a KPI of the alert that lists it. An alert of
+// a known sector without KPI gets only what is true of it: the sector-level
+// hints (sectorDef.Hints), and the hints of the sector's KPIs of its
+// incident class that diagnose that class (hintClasses) — a TLS certificate
+// expiring on a load balancer gets no queue-time or KV-cache hint.
 func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []alert.KPI, class string) []alert.Hint {
 	var relevant [numHints]bool
 	if sec != nil {
-		any := false
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID == k.ID {
 					for _, h := range d.Hints {
 						relevant[hintIndex(h)] = true
-						any = true
 					}
 				}
 			}
 		}
-		if !any && len(kpis) == 0 {
+		if len(kpis) == 0 {
 			for _, h := range sec.Hints {
 				relevant[hintIndex(h)] = true
+			}
+			for _, d := range sec.KPIs {
+				if d.Class != class {
+					continue
+				}
+				for _, h := range d.Hints {
+					if i := hintIndex(h); slices.Contains(hintClasses[i], class) {
+						relevant[i] = true
+					}
+				}
 			}
 		}
 	}

@@ -12,11 +12,21 @@ type word struct {
 	// Class is used only to name the incident class of an alert whose
 	// sector is known but whose KPI is not.
 	Class string
+	// Generic marks an ordinary word (English, or IT at large) that names
+	// a KPI or sector of the catalog but just as often something else:
+	// "duplicate" (DHR) is also Istio's duplicate entry, "eviction" (EVR)
+	// also a Kubernetes pod eviction, "vCPU" and "hypervisor" (VM
+	// clusters) also OpenStack capacity. Such a word never classifies
+	// alone: it counts only when a signal that is not a generic word (a
+	// label, a rule, a metric family, a specific word) points at the same
+	// sector; otherwise it is listed with weight 0 (see corroborate).
+	Generic bool
 }
 
 // builtinWords are the words the classifier reads. Bare short acronyms that
 // are ordinary English (ERR, UP, STEP, LOSS, JIT, TPS, CONT) are listed only
-// in their unambiguous longer forms.
+// in their unambiguous longer forms; other ordinary words are marked
+// Generic (see word.Generic).
 var builtinWords = []word{
 	// LLM GPU serving.
 	{Phrase: "ttft", Sector: secGPU, KPI: "TTFT"},
@@ -26,23 +36,23 @@ var builtinWords = []word{
 	{Phrase: "inter token", Sector: secGPU, KPI: "ITL"},
 	{Phrase: "tpot", Sector: secGPU, KPI: "TPOT"},
 	{Phrase: "time per output token", Sector: secGPU, KPI: "TPOT"},
-	{Phrase: "e2e latency", Sector: secGPU, KPI: "E2E"},
-	{Phrase: "end to end latency", Sector: secGPU, KPI: "E2E"},
-	{Phrase: "queue time", Sector: secGPU, KPI: "QTS"},
+	{Phrase: "e2e latency", Sector: secGPU, KPI: "E2E", Generic: true},
+	{Phrase: "end to end latency", Sector: secGPU, KPI: "E2E", Generic: true},
+	{Phrase: "queue time", Sector: secGPU, KPI: "QTS", Generic: true},
 	{Phrase: "qts", Sector: secGPU, KPI: "QTS"},
 	{Phrase: "vllm", Sector: secGPU},
 	{Phrase: "sglang", Sector: secGPU},
 	{Phrase: "tgi", Sector: secGPU},
 	{Phrase: "triton", Sector: secGPU},
 	{Phrase: "prefill", Sector: secGPU},
-	{Phrase: "decode", Sector: secGPU},
+	{Phrase: "decode", Sector: secGPU, Generic: true},
 	// LLM API.
 	{Phrase: "p95 lat", Sector: secAPI, KPI: "P95 LAT"},
-	{Phrase: "p95 latency", Sector: secAPI, KPI: "P95 LAT"},
+	{Phrase: "p95 latency", Sector: secAPI, KPI: "P95 LAT", Generic: true},
 	{Phrase: "429r", Sector: secAPI, KPI: "429R"},
-	{Phrase: "429", Sector: secAPI, KPI: "429R"},
-	{Phrase: "rate limited", Sector: secAPI, KPI: "429R"},
-	{Phrase: "too many requests", Sector: secAPI, KPI: "429R"},
+	{Phrase: "429", Sector: secAPI, KPI: "429R", Generic: true},
+	{Phrase: "rate limited", Sector: secAPI, KPI: "429R", Generic: true},
+	{Phrase: "too many requests", Sector: secAPI, KPI: "429R", Generic: true},
 	{Phrase: "ust", Sector: secAPI, KPI: "UST"},
 	{Phrase: "upstream service time", Sector: secAPI, KPI: "UST"},
 	{Phrase: "api gateway", Sector: secAPI},
@@ -64,13 +74,13 @@ var builtinWords = []word{
 	// Prompt caching, compute.
 	{Phrase: "pchr", Sector: secPCompute, KPI: "PCHR"},
 	{Phrase: "prefix cache", Sector: secPCompute, KPI: "PCHR"},
-	{Phrase: "ctr", Sector: secPCompute, KPI: "CTR"},
+	{Phrase: "ctr", Sector: secPCompute, KPI: "CTR", Generic: true},
 	{Phrase: "cached tokens", Sector: secPCompute, KPI: "CTR"},
 	{Phrase: "cached token", Sector: secPCompute, KPI: "CTR"},
 	{Phrase: "ttftr", Sector: secPCompute, KPI: "TTFTR"},
 	{Phrase: "rcr", Sector: secPCompute, KPI: "RCR"},
-	{Phrase: "recompute", Sector: secPCompute, KPI: "RCR"},
-	{Phrase: "re compute", Sector: secPCompute, KPI: "RCR"},
+	{Phrase: "recompute", Sector: secPCompute, KPI: "RCR", Generic: true},
+	{Phrase: "re compute", Sector: secPCompute, KPI: "RCR", Generic: true},
 	// Prompt caching, storage.
 	{Phrase: "chr", KPI: "CHR"},
 	{Phrase: "cache hit ratio", KPI: "CHR"},
@@ -82,8 +92,8 @@ var builtinWords = []word{
 	{Phrase: "kvcache", Sector: secPStorage, KPI: "COCC"},
 	{Phrase: "cache occupancy", Sector: secPStorage, KPI: "COCC"},
 	{Phrase: "evr", Sector: secPStorage, KPI: "EVR"},
-	{Phrase: "eviction", Sector: secPStorage, KPI: "EVR"},
-	{Phrase: "evictions", Sector: secPStorage, KPI: "EVR"},
+	{Phrase: "eviction", Sector: secPStorage, KPI: "EVR", Generic: true},
+	{Phrase: "evictions", Sector: secPStorage, KPI: "EVR", Generic: true},
 	{Phrase: "lmcache", Sector: secPStorage},
 	{Phrase: "redis", Sector: secPStorage},
 	{Phrase: "memcached", Sector: secPStorage},
@@ -96,9 +106,9 @@ var builtinWords = []word{
 	{Phrase: "urt", Sector: secPLB, KPI: "URT"},
 	{Phrase: "upstream response time", Sector: secPLB, KPI: "URT"},
 	{Phrase: "upstream latency", Sector: secPLB, KPI: "URT"},
-	{Phrase: "rtr", Sector: secPLB, KPI: "RTR"},
-	{Phrase: "retry rate", Sector: secPLB, KPI: "RTR"},
-	{Phrase: "retries", Sector: secPLB, KPI: "RTR"},
+	{Phrase: "rtr", Sector: secPLB, KPI: "RTR", Generic: true},
+	{Phrase: "retry rate", Sector: secPLB, KPI: "RTR", Generic: true},
+	{Phrase: "retries", Sector: secPLB, KPI: "RTR", Generic: true},
 	{Phrase: "envoy", Sector: secPLB},
 	{Phrase: "haproxy", Sector: secPLB},
 	{Phrase: "load balancer", Sector: secPLB},
@@ -110,15 +120,18 @@ var builtinWords = []word{
 	{Phrase: "itps", Sector: secData, KPI: "ITPS"},
 	{Phrase: "ingest throughput", Sector: secData, KPI: "ITPS"},
 	{Phrase: "dhr", Sector: secData, KPI: "DHR"},
-	{Phrase: "duplicate", Sector: secData, KPI: "DHR"},
-	{Phrase: "duplicates", Sector: secData, KPI: "DHR"},
-	{Phrase: "dedup", Sector: secData, KPI: "DHR"},
+	{Phrase: "duplicate hit rate", Sector: secData, KPI: "DHR"},
+	{Phrase: "duplicate", Sector: secData, KPI: "DHR", Generic: true},
+	{Phrase: "duplicates", Sector: secData, KPI: "DHR", Generic: true},
+	{Phrase: "dedup", Sector: secData, KPI: "DHR", Generic: true},
 	{Phrase: "udr", Sector: secData, KPI: "UDR"},
-	{Phrase: "unique data", Sector: secData, KPI: "UDR"},
-	{Phrase: "contamination", Sector: secData, KPI: "CONT"},
-	{Phrase: "dataset", Sector: secData},
+	{Phrase: "unique data ratio", Sector: secData, KPI: "UDR"},
+	{Phrase: "unique data", Sector: secData, KPI: "UDR", Generic: true},
+	{Phrase: "contamination", Sector: secData, KPI: "CONT", Generic: true},
+	{Phrase: "contamination rate", Sector: secData, KPI: "CONT"},
+	{Phrase: "dataset", Sector: secData, Generic: true},
 	{Phrase: "dataloader", Sector: secData},
-	{Phrase: "tokenization", Sector: secData},
+	{Phrase: "tokenization", Sector: secData, Generic: true},
 	// Pre-training MoE.
 	{Phrase: "mfu", KPI: "MFU"},
 	{Phrase: "flops utilization", KPI: "MFU"},
@@ -151,13 +164,13 @@ var builtinWords = []word{
 	{Phrase: "co stop", Sector: secVM, KPI: "CSTP"},
 	{Phrase: "costop", Sector: secVM, KPI: "CSTP"},
 	{Phrase: "numa miss", Sector: secVM, KPI: "NUMA MISS"},
-	{Phrase: "numa", Sector: secVM, KPI: "NUMA MISS"},
+	{Phrase: "numa", Sector: secVM, KPI: "NUMA MISS", Generic: true},
 	{Phrase: "t2d", Sector: secVM, KPI: "T2D"},
 	{Phrase: "tick to decision", Sector: secVM, KPI: "T2D"},
 	{Phrase: "vmware", Sector: secVM},
 	{Phrase: "esxi", Sector: secVM},
-	{Phrase: "hypervisor", Sector: secVM},
-	{Phrase: "vcpu", Sector: secVM},
+	{Phrase: "hypervisor", Sector: secVM, Generic: true},
+	{Phrase: "vcpu", Sector: secVM, Generic: true},
 	// HFT bare metal.
 	{Phrase: "w2w", Sector: secBare, KPI: "W2W"},
 	{Phrase: "wire to wire", Sector: secBare, KPI: "W2W"},
@@ -168,8 +181,8 @@ var builtinWords = []word{
 	{Phrase: "mpki", Sector: secBare, KPI: "MPKI"},
 	{Phrase: "llc miss", Sector: secBare, KPI: "MPKI"},
 	{Phrase: "llc misses", Sector: secBare, KPI: "MPKI"},
-	{Phrase: "baremetal", Sector: secBare},
-	{Phrase: "bare metal", Sector: secBare},
+	{Phrase: "baremetal", Sector: secBare, Generic: true},
+	{Phrase: "bare metal", Sector: secBare, Generic: true},
 	// HFT CDN.
 	{Phrase: "oor", Sector: secCDN, KPI: "OOR"},
 	{Phrase: "origin offload", Sector: secCDN, KPI: "OOR"},
@@ -180,15 +193,15 @@ var builtinWords = []word{
 	{Phrase: "cdn", Sector: secCDN},
 	{Phrase: "varnish", Sector: secCDN},
 	// HFT low-latency execution.
-	{Phrase: "jitter", Sector: secExec, KPI: "JIT"},
-	{Phrase: "flat", KPI: "FLAT"},
+	{Phrase: "jitter", Sector: secExec, KPI: "JIT", Generic: true},
+	{Phrase: "flat", KPI: "FLAT", Generic: true},
 	{Phrase: "feed latency", KPI: "FLAT"},
 	{Phrase: "olat", Sector: secExec, KPI: "OLAT"},
 	{Phrase: "order latency", Sector: secExec, KPI: "OLAT"},
 	{Phrase: "order gateway", Sector: secExec},
 	{Phrase: "market data", Sector: secExec},
 	// Dark fiber.
-	{Phrase: "avail", Sector: secFiber, KPI: "AVAIL"},
+	{Phrase: "avail", Sector: secFiber, KPI: "AVAIL", Generic: true},
 	{Phrase: "pre fec", Sector: secFiber, KPI: "Pre-FEC BER"},
 	{Phrase: "prefec", Sector: secFiber, KPI: "Pre-FEC BER"},
 	{Phrase: "pre fec ber", Sector: secFiber, KPI: "Pre-FEC BER"},
@@ -211,7 +224,7 @@ var builtinWords = []word{
 	{Phrase: "feature store", Sector: secQuant},
 	// Big data.
 	{Phrase: "jdur", Sector: secBigData, KPI: "JDUR"},
-	{Phrase: "job duration", Sector: secBigData, KPI: "JDUR"},
+	{Phrase: "job duration", Sector: secBigData, KPI: "JDUR", Generic: true},
 	{Phrase: "skr", Sector: secBigData, KPI: "SKR"},
 	{Phrase: "task skew", Sector: secBigData, KPI: "SKR"},
 	{Phrase: "straggler", Sector: secBigData, KPI: "SKR"},
@@ -232,7 +245,7 @@ var builtinWords = []word{
 	{Phrase: "burnrate", Sector: secSLO, KPI: "EBR"},
 	{Phrase: "error budget", Sector: secSLO, KPI: "EBR"},
 	{Phrase: "target down", Sector: secSLO, KPI: "UP"},
-	{Phrase: "scrape", Sector: secSLO, KPI: "UP"},
+	{Phrase: "scrape", Sector: secSLO, KPI: "UP", Generic: true},
 	{Phrase: "sloth", Sector: secSLO},
 	{Phrase: "pyrra", Sector: secSLO},
 	{Phrase: "alertmanager", Sector: secSLO},
@@ -257,10 +270,10 @@ var builtinWords = []word{
 	{Phrase: "optics", Sector: secFiber},
 	{Phrase: "rx power", Sector: secFiber, KPI: "OSNRM"},
 	{Phrase: "cpu steal", Sector: secVM, KPI: "RDY"},
-	{Phrase: "steal", Sector: secVM, KPI: "RDY"},
-	{Phrase: "clock skew", KPI: "OWD"},
-	{Phrase: "ptp", KPI: "OWD"},
-	{Phrase: "chrony", KPI: "OWD"},
+	{Phrase: "steal", Sector: secVM, KPI: "RDY", Generic: true},
+	{Phrase: "clock skew", KPI: "OWD", Generic: true},
+	{Phrase: "ptp", KPI: "OWD", Generic: true},
+	{Phrase: "chrony", KPI: "OWD", Generic: true},
 	// Class-only words.
 	{Phrase: "latency", Class: ClassLatency},
 	{Phrase: "slow", Class: ClassLatency},
