@@ -72,7 +72,9 @@ func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
 	case l["sloth_id"] != "":
 		id := l["sloth_id"]
 		sel := fmt.Sprintf(`sloth_id=%s}`, promQuote(id))
-		p = &plan{kind: KindSloth, slo: id, key: "sloth\x00" + id, queries: []query{
+		// One Sloth SLO may record one series per service (an SLI grouped
+		// by a label): each alert reads its own, and caches apart.
+		p = &plan{kind: KindSloth, slo: id, key: "sloth\x00" + id + "\x00" + groupingKey(l), labels: l, queries: []query{
 			{name: qBurn, expr: `{__name__=~"` + slothSLIPrefix + `.+",` + sel},
 			{name: qBurnBefore, expr: `{__name__=~"` + slothSLIPrefix + `.+",` + sel, ago: TrendLookback},
 			{name: qBudget, expr: `{__name__=~"` + slothErrorBudget + `|` + slothBudgetRemaining + `",` + sel},
@@ -209,14 +211,20 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 	var before map[time.Duration]float64
 	switch p.kind {
 	case KindSloth:
-		budget := sampleNamed(r[qBudget], slothErrorBudget)
+		// The series that agree with the alert's labels; all of them (the
+		// worst) when none does, as before series were told apart.
+		match := p.labels
+		if len(burnsByName(r[qBurn], slothSLIPrefix, "", 1, match)) == 0 {
+			match = nil
+		}
+		budget := sampleAgreeing(r[qBudget], slothErrorBudget, match)
 		if budget == nil || !(budget.Value > 0) {
 			return nil, fmt.Errorf("%w: no %s for sloth_id %q", ErrNoData, slothErrorBudget, p.slo)
 		}
 		eb := float64(budget.Value)
-		c.Burns = burnsByName(r[qBurn], slothSLIPrefix, "", eb, nil)
-		before = toMap(burnsByName(r[qBurnBefore], slothSLIPrefix, "", eb, nil))
-		if rem := sampleNamed(r[qBudget], slothBudgetRemaining); rem != nil && finite(float64(rem.Value)) {
+		c.Burns = burnsByName(r[qBurn], slothSLIPrefix, "", eb, match)
+		before = toMap(burnsByName(r[qBurnBefore], slothSLIPrefix, "", eb, match))
+		if rem := sampleAgreeing(r[qBudget], slothBudgetRemaining, match); rem != nil && finite(float64(rem.Value)) {
 			c.BudgetRemaining, c.HasBudget = float64(rem.Value), true
 		}
 	case KindPyrra:
@@ -308,14 +316,15 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[str
 	return out
 }
 
-// agrees reports whether every label of m other than __name__ and slo has
+// agrees reports whether every label of m other than __name__, slo and
+// sloth_window (the series's, never an alert's) has
 // the same value in match (nil match: everything agrees).
 func agrees(m model.Metric, match map[string]string) bool {
 	if match == nil {
 		return true
 	}
 	for k, v := range m {
-		if k == model.MetricNameLabel || k == "slo" {
+		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" {
 			continue
 		}
 		if mv, ok := match[string(k)]; !ok || mv != string(v) {
@@ -363,8 +372,14 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 }
 
 func sampleNamed(v model.Vector, name string) *model.Sample {
+	return sampleAgreeing(v, name, nil)
+}
+
+// sampleAgreeing returns the first sample of v named name whose labels
+// agree with match (agrees), or nil.
+func sampleAgreeing(v model.Vector, name string, match map[string]string) *model.Sample {
 	for _, s := range v {
-		if string(s.Metric[model.MetricNameLabel]) == name {
+		if string(s.Metric[model.MetricNameLabel]) == name && agrees(s.Metric, match) {
 			return s
 		}
 	}

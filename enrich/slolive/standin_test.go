@@ -470,3 +470,54 @@ func TestGroupedPyrraAlertsReadTheirOwnSeries(t *testing.T) {
 		t.Fatalf("worst burn of route /a %g, of /b %g: want 30 and 0, each its own series", a, b)
 	}
 }
+
+// A Sloth SLO whose SLI is grouped by a label (one series per service, as
+// autometrics' generated SLOs are) fires one alert per service; each reads
+// its own service's burn rates, not those of whichever was looked up first
+// (the cache and the query were the sloth_id's alone).
+func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
+	ratios := map[string]float64{"checkout": 0.3, "search": 0}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		q := r.Form.Get("query")
+		var res []string
+		now := time.Now().Unix()
+		sloth := `"sloth_id":"api-success-rate","sloth_service":"api","sloth_slo":"success-rate"`
+		switch {
+		case strings.Contains(q, slothSLIPrefix):
+			for svc, v := range ratios {
+				for _, win := range []string{"5m", "1h"} {
+					res = append(res, fmt.Sprintf(`{"metric":{"__name__":"%s%s",%s,"sloth_window":%q,"service_name":%q},"value":[%d,"%g"]}`, slothSLIPrefix, win, sloth, win, svc, now, v))
+				}
+			}
+		case strings.Contains(q, slothErrorBudget):
+			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,%s},"value":[%d,"0.01"]}`, slothErrorBudget, sloth, now))
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
+	}))
+	t.Cleanup(srv.Close)
+	c := newClient(t, config(srv.URL), Options{})
+	worst := func(svc string) float64 {
+		a := &alert.Alert{}
+		a.Labels = map[string]string{"alertname": "HighErrorRate", "sloth_id": "api-success-rate", "sloth_service": "api",
+			"sloth_slo": "success-rate", "sloth_severity": "page", "service_name": svc}
+		lc, err := c.Lookup(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := 0.0
+		for _, b := range lc.Burns {
+			w = max(w, b.Rate)
+		}
+		return w
+	}
+	if a, b := worst("checkout"), worst("search"); a < 29 || b != 0 {
+		t.Fatalf("worst burn of checkout %g, of search %g: want 30 and 0, each its own series", a, b)
+	}
+	// An alert no series agrees with (labels the recording rules lost)
+	// still reads the SLO: its worst series.
+	if w := worst("unknown"); w < 29 {
+		t.Fatalf("an alert no series agrees with read worst burn %g, want the SLO's worst, 30", w)
+	}
+}
