@@ -262,6 +262,7 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	for _, b := range batches {
 		p.reopenHandResolved(b)
 	}
+	markRepaged(batches) // before any send: Slack's may run beside PagerDuty's
 	// The incidents this webhook sends no update to need not wait for it.
 	in.keep(func(k incidentKey) bool {
 		return slices.ContainsFunc(batches, func(b *batch) bool { return incidentKeyOf(b) == k && waitsForUpdates(b) })
@@ -361,6 +362,29 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "resolved_by", t.handResolved)
 			b.reopen = store.Entry{Key: dedup.HandResolvedKey(p.Dedup.KeyPrefix, b.incident), Value: t.handResolved}
 			return
+		}
+	}
+}
+
+// markRepaged flags (alert.Notification.Repaged) the firing notifications
+// of every incident that reopenHandResolved turned into a new PagerDuty
+// trigger in this webhook — the incident's other integrations, Slack's
+// thread and parent among them, whose parent still says the incident was
+// resolved in PagerDuty. Only this webhook's batches are known here: an
+// update of the incident that reaches Slack in another webhook (the
+// incident's alerts split over several of Alertmanager's groups) is not
+// flagged. The flag is set before the sends: should PagerDuty's trigger
+// fail, Slack has said it was paged, and the webhook's 5xx has
+// Alertmanager's retry send the trigger again.
+func markRepaged(batches []*batch) {
+	for _, r := range batches {
+		if r.reopen.Key == "" {
+			continue
+		}
+		for _, b := range batches {
+			if b.incident == r.incident && b.reopen.Key == "" && b.kind == alert.KindFiring && b.n != nil && b.err == nil && !b.skip {
+				b.n.Repaged = true
+			}
 		}
 	}
 }

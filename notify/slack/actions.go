@@ -222,18 +222,32 @@ func actionsBlock(cfg *Config, st triageState) sl.Block {
 	return sl.NewActionBlock(actionsBlockID, els...)
 }
 
-// withActions appends the triage buttons to a parent message's blocks
-// (nothing when the entry offers no action or the incident is resolved),
-// keeping Slack's 50-block limit by dropping the last alert line.
-func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block) []sl.Block {
-	if len(n.cfg.Actions.Names) == 0 || no.IncidentResolved {
+// withActions appends to a parent message's blocks its triage lines (who
+// did what, kept by the triage) and the buttons st offers (none when the
+// entry offers no action or the incident is resolved), keeping Slack's
+// 50-block limit by dropping the last alert line.
+func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block, lines []string, st triageState) []sl.Block {
+	var ab sl.Block
+	if len(n.cfg.Actions.Names) > 0 && !no.IncidentResolved {
+		ab = actionsBlock(&n.cfg, st)
+	}
+	if ab == nil && len(lines) == 0 {
 		return blocks
 	}
-	ab := actionsBlock(&n.cfg, newTriageState(no))
-	if ab == nil {
-		return blocks
+	out := append(slices.Clone(blocks), logBlocks(lines)...)
+	if ab != nil {
+		out = append(out, ab)
 	}
-	return fitBlocks(append(slices.Clone(blocks), ab))
+	return fitBlocks(out)
+}
+
+// logBlocks draws a parent message's triage lines, one context block each.
+func logBlocks(lines []string) []sl.Block {
+	blocks := make([]sl.Block, len(lines))
+	for i, l := range lines {
+		blocks[i] = sl.NewContextBlock(fmt.Sprintf("%s%d", logBlockPrefix, i+1), sl.NewTextBlockObject(sl.MarkdownType, l, false, false))
+	}
+	return blocks
 }
 
 // fitBlocks keeps at most maxBlocks blocks by removing, as often as needed,

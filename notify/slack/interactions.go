@@ -21,6 +21,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -54,7 +55,8 @@ const (
 
 // TriageMetrics count the triage actions taken from Slack.
 type TriageMetrics struct {
-	actions *prometheus.CounterVec
+	actions            *prometheus.CounterVec
+	escalationResolves *prometheus.CounterVec
 }
 
 // NewTriageMetrics creates alertrouter_slack_actions_total{action,outcome}
@@ -63,7 +65,12 @@ func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 	m := &TriageMetrics{actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "alertrouter_slack_actions_total",
 		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale; panic for a bug, logged with its stack).",
-	}, []string{"action", "outcome"})}
+	}, []string{"action", "outcome"}),
+		escalationResolves: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_slack_escalation_resolves_total",
+			Help: "Resolves sent to PagerDuty for incidents escalated from Slack (the Escalate button) whose alerts resolved, by outcome (done; failed: retryable, the Slack notification failed with it and Alertmanager retries; refused: PagerDuty refused it, or no PagerDuty to send it to — resolve the page by hand).",
+		}, []string{"outcome"}),
+	}
 	// The panic outcome of every action at zero, so that increase() (the
 	// self-monitoring alert AlertrouterPanicked) sees the first panic: a
 	// counter that appears at 1 has no earlier sample to increase from.
@@ -71,9 +78,17 @@ func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 		m.actions.WithLabelValues(a, OutcomePanic)
 	}
 	if reg != nil {
-		reg.MustRegister(m.actions)
+		reg.MustRegister(m.actions, m.escalationResolves)
 	}
 	return m
+}
+
+// countEscalationResolve counts a resolve of an escalated incident.
+func (m *TriageMetrics) countEscalationResolve(outcome string) {
+	if m == nil {
+		return
+	}
+	m.escalationResolves.WithLabelValues(outcome).Inc()
 }
 
 func (m *TriageMetrics) count(action, outcome string) {
@@ -175,8 +190,9 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 	if pager == nil {
 		pager = escalation
 	}
-	n.parentEdited = t.parentEdited
-	t.targets[receiver+"/"+integration] = &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
+	tg := &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
+	n.triage = &triageLink{t: t, tg: tg}
+	t.targets[receiver+"/"+integration] = tg
 	if !slices.Contains(t.secrets, secret) {
 		t.secrets = append(t.secrets, secret)
 	}
@@ -821,15 +837,7 @@ const maxRedraws = 4
 func (t *Triage) logLines(ctx context.Context, c *click, key, own string, shared bool) []string {
 	var kept []string
 	if shared {
-		members, err := t.o.Store.Members(ctx, key)
-		if err == nil {
-			slices.Sort(members)
-			for _, m := range members {
-				if _, l, ok := strings.Cut(m, " "); ok {
-					kept = append(kept, l)
-				}
-			}
-		}
+		kept, _ = t.storedLines(ctx, key)
 	}
 	if len(kept) == 0 {
 		kept = []string{own}
@@ -856,10 +864,7 @@ func (t *Triage) parentBlocks(c *click, st triageState, lines []string) []sl.Blo
 			blocks = append(blocks, b)
 		}
 	}
-	for i, l := range lines {
-		blocks = append(blocks, sl.NewContextBlock(fmt.Sprintf("%s%d", logBlockPrefix, i+1),
-			sl.NewTextBlockObject(sl.MarkdownType, l, false, false)))
-	}
+	blocks = append(blocks, logBlocks(lines)...)
 	if ab := actionsBlock(&c.tg.n.cfg, st); ab != nil {
 		blocks = append(blocks, ab)
 	}
@@ -879,38 +884,253 @@ func (c *click) parentText() string {
 // replica, any click) into st, so concurrent actions draw the same buttons,
 // and reports whether the incident has resolved (its parent edited so).
 func (t *Triage) currentState(ctx context.Context, c *click, st triageState) (triageState, bool) {
-	kinds := []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, resolvedState}
-	keys := make([]string, len(kinds))
-	for i, k := range kinds {
-		keys[i] = t.stateKey(c, k)
-	}
-	vals, found, err := t.o.Store.Get(ctx, keys)
+	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
 	if err != nil {
 		return st, false
 	}
-	done := func(i int) (string, bool) {
-		if !found[i] {
-			return "", false
-		}
-		f := strings.Fields(vals[i])
-		if len(f) < 2 || f[0] != "d" {
-			return "", false
-		}
-		return strings.Join(f[2:], " "), true
+	return m.apply(st, c.b.action != ActionUnsilence), m.resolved
+}
+
+// messageState is what the store says was done on a parent message.
+type messageState struct {
+	// done holds the value of each action's claim on the message once the
+	// action is done ("d <user> <extra>"), by action (ack, escalate,
+	// resolve, silence, escalationResolvedState).
+	done map[string]string
+	// resolved: the incident resolved since (resolvedState).
+	resolved bool
+}
+
+// messageStates are the states readMessage reads.
+var messageStates = []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, escalationResolvedState}
+
+// readMessage reads, in one round trip, what was done on the parent message
+// (channel, ts) of incident.
+func (t *Triage) readMessage(ctx context.Context, incident, channel, ts string) (messageState, error) {
+	prefix := t.messageKey(incident, channel, ts) + ":"
+	keys := make([]string, 0, len(messageStates)+1)
+	for _, k := range messageStates {
+		keys = append(keys, prefix+k)
 	}
-	if _, ok := done(0); ok {
+	keys = append(keys, prefix+resolvedState)
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err != nil {
+		return messageState{}, err
+	}
+	m := messageState{done: map[string]string{}, resolved: found[len(messageStates)]}
+	for i, k := range messageStates {
+		// A claim still held by a click in progress holds its token.
+		if f := strings.Fields(vals[i]); found[i] && len(f) >= 2 && f[0] == "d" {
+			m.done[k] = vals[i]
+		}
+	}
+	return m, nil
+}
+
+// by reports who took action on the message and what its claim keeps
+// (extra: the silence ids), when the action is done.
+func (m messageState) by(action string) (user, extra string, ok bool) {
+	v, ok := m.done[action]
+	if !ok {
+		return "", "", false
+	}
+	f := strings.Fields(v)
+	return f[1], strings.Join(f[2:], " "), true
+}
+
+// apply merges m into st: acknowledged, escalated (paged), resolved, and
+// with silence its silence.
+func (m messageState) apply(st triageState, silence bool) triageState {
+	if _, _, ok := m.by(ActionAck); ok {
 		st.Acked = true
 	}
-	if _, ok := done(1); ok {
+	if _, _, ok := m.by(ActionEscalate); ok {
 		st.Paged, st.Escalated = true, true
 	}
-	if _, ok := done(2); ok {
+	if _, _, ok := m.by(ActionResolve); ok {
 		st.Resolved = true
 	}
-	if id, ok := done(3); ok && c.b.action != ActionUnsilence {
+	if _, id, ok := m.by(ActionSilence); ok && silence {
 		st.Silence = id
 	}
-	return st, found[4]
+	return st
+}
+
+// storedLines are the triage lines kept for a parent message (the set at
+// key), oldest first.
+func (t *Triage) storedLines(ctx context.Context, key string) ([]string, error) {
+	members, err := t.o.Store.Members(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(members)
+	var lines []string
+	for _, m := range members {
+		if _, l, ok := strings.Cut(m, " "); ok {
+			lines = append(lines, l)
+		}
+	}
+	return lines, nil
+}
+
+// addLine adds line, stamped with the time, to the triage lines of the
+// parent message p of incident.
+func (t *Triage) addLine(ctx context.Context, incident string, p parentRef, line string) error {
+	now := t.o.Now()
+	member := fmt.Sprintf("%020d %s · %s", now.UnixNano(), line, now.UTC().Format("2006-01-02 15:04 MST"))
+	return t.o.Store.AddMembers(ctx, t.messageKey(incident, p.channel, p.ts)+":"+logState, messageStateTTL, member)
+}
+
+// triageLink ties a Notifier to the triage of its parent messages
+// (Triage.Add): when the dispatch core has the notifier resolve, open
+// again, escalate or page again an incident, the notifier reads and
+// updates what was done on the incident's parent message.
+type triageLink struct {
+	t  *Triage
+	tg *triageTarget
+}
+
+// escalationResolvedState is the suffix of the key that marks a parent
+// message whose escalation (the Escalate button) was resolved in PagerDuty
+// when its alerts resolved: a retry of that notification sends it no more.
+const escalationResolvedState = "escalation-resolved"
+
+// resolveEscalation resolves in PagerDuty an incident escalated from its
+// parent message p (the Escalate button: a trigger through the escalation
+// pager) that no has resolved. The dispatch core sends a resolve only to
+// the integrations the firing reached — here this Slack channel, not the
+// PagerDuty the button triggered —, so without this PagerDuty would page
+// on-call for it forever, and the resolved parent offers no button left to
+// resolve it. Nothing is sent when the message was not escalated, or
+// someone resolved it there by hand (Resolve). It runs before the
+// notification is posted.
+//
+// A failure a retry may fix (PagerDuty unreachable) is returned,
+// retryable (a store that cannot be read is logged instead: fail open, as
+// the rest of the notification is sent): it fails this Slack notification, the webhook is
+// answered 5xx and Alertmanager's retry sends the resolve again — the
+// dispatch core releases the claims of a failed notification and aborts
+// the incident's closing, so the retry is the same resolve. Returning it
+// before anything is posted keeps that retry from posting the thread reply
+// and editing the parent twice; and a resolve is cheaper to retry than a
+// page left open, while a retry in the background would end with the
+// replica that holds it. A failure no retry fixes (PagerDuty refusing the
+// event, no PagerDuty to send it to) is logged, counted, and said on the
+// parent; the notification goes on.
+//
+// Limit: the resolve goes out when the incident resolves at this
+// integration; a page of the same incident routed to the same PagerDuty
+// service without passing through this channel is resolved with it (one
+// dedup_key), as by a Resolve click.
+func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notification, p parentRef) error {
+	t, tg := l.t, l.tg
+	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	if err != nil {
+		// The store is down: the resolve goes out as every other
+		// notification does then (fail open). Failing it would hold every
+		// Slack resolve of a triage channel — and resend the webhook's
+		// other notifications, undeduplicated — for the rare incident
+		// escalated from Slack, which is logged and counted instead.
+		t.o.Metrics.countEscalationResolve(OutcomeFailed)
+		t.o.Logger.Error("could not read whether this incident was escalated from Slack (store down): if it was, resolve its page in PagerDuty by hand",
+			"incident", no.Incident, "receiver", no.Receiver, "channel", p.channel, "message_ts", p.ts, "err", err)
+		return nil
+	}
+	by, _, escalated := m.by(ActionEscalate)
+	_, _, handResolved := m.by(ActionResolve)
+	_, _, sent := m.by(escalationResolvedState)
+	if !escalated || handResolved || sent {
+		return nil
+	}
+	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
+	if tg.escalation == nil {
+		err = alert.Permanent(errors.New("no PagerDuty integration to send it to (escalate_to changed?)"))
+	} else {
+		err = tg.escalation.Resolve(ctx, no.Incident)
+	}
+	if alert.Retryable(err) {
+		t.o.Metrics.countEscalationResolve(OutcomeFailed)
+		log.Error("resolve in PagerDuty of an incident escalated from Slack failed: the Slack notification fails with it, for Alertmanager to retry", "err", err)
+		return fmt.Errorf("resolve in PagerDuty the incident escalated from Slack by %s: %w", by, err)
+	}
+	line := "Resolved in PagerDuty: the alerts resolved"
+	if err != nil {
+		t.o.Metrics.countEscalationResolve(OutcomeRefused)
+		log.Error("resolve in PagerDuty of an incident escalated from Slack refused: resolve it there by hand", "err", err)
+		why, _ := notify.TruncateInRunes(err.Error(), 300)
+		line = fmt.Sprintf("The alerts resolved, but resolving the escalated page in PagerDuty failed (%s): resolve it there by hand", esc(why))
+	} else {
+		t.o.Metrics.countEscalationResolve(OutcomeDone)
+		log.Info("incident escalated from Slack resolved in PagerDuty: its alerts resolved")
+		mark := store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
+		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
+			log.Warn("record the escalation's resolve (a retry of this notification sends it again)", "err", err)
+		}
+	}
+	if err := t.addLine(ctx, no.Incident, p, line); err != nil {
+		log.Warn("keep the resolve's line on the parent message", "err", err)
+	}
+	return nil
+}
+
+// repaged records on the parent message p that the dispatch core paged
+// PagerDuty again for no's incident (alert.Notification.Repaged): someone
+// resolved it there by hand (Resolve) while its alerts still fired, and a
+// new alert joined it. The message's acknowledgement and resolve are
+// forgotten — they were the closed PagerDuty incident's —, so the parent is
+// drawn with Acknowledge and Resolve again; a line says what happened. It
+// returns who had resolved it ("by <@U…>", "by hand" when the store does
+// not say). Store failures are logged: the thread reply still says it.
+func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p parentRef) string {
+	t := l.t
+	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "channel", p.channel, "message_ts", p.ts)
+	who := "by hand"
+	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	if err != nil {
+		log.Warn("read the parent message's triage state (its Acknowledge and Resolve may stay hidden)", "err", err)
+		return who
+	}
+	if user, _, ok := m.by(ActionResolve); ok {
+		who = "by <@" + user + ">"
+	}
+	var clear []store.Entry
+	for _, a := range []string{ActionAck, ActionResolve} {
+		if v, ok := m.done[a]; ok {
+			clear = append(clear, store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + a, Value: v})
+		}
+	}
+	if len(clear) > 0 {
+		if err := t.o.Store.DeleteIfEqual(ctx, clear); err != nil {
+			log.Warn("forget the message's acknowledgement and resolve (its Acknowledge and Resolve may stay hidden)", "err", err)
+		}
+	}
+	if err := t.addLine(ctx, no.Incident, p, "Paged again in PagerDuty: a new alert joined the incident resolved there "+who+" while its alerts still fired"); err != nil {
+		log.Warn("keep the page's line on the parent message", "err", err)
+	}
+	log.Info("incident paged again in PagerDuty after a hand resolve: Acknowledge and Resolve offered again")
+	return who
+}
+
+// view returns the triage lines of no's parent message p and the state its
+// buttons are drawn from: st merged with what was done on the message,
+// except on an opening (the incident firing again is drawn afresh) and a
+// resolve (drawn without buttons). Store failures are logged: the parent
+// is drawn from st, without lines.
+func (l *triageLink) view(ctx context.Context, no *alert.Notification, p parentRef, st triageState) ([]string, triageState) {
+	t := l.t
+	lines, err := t.storedLines(ctx, t.messageKey(no.Incident, p.channel, p.ts)+":"+logState)
+	if err != nil {
+		t.o.Logger.Warn("read the parent message's triage lines (the edit draws none)", "incident", no.Incident, "err", err)
+	}
+	if no.Opening || no.IncidentResolved {
+		return lines, st
+	}
+	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	if err != nil {
+		t.o.Logger.Warn("read the parent message's triage state (the edit draws the buttons of a fresh message)", "incident", no.Incident, "err", err)
+		return lines, st
+	}
+	return lines, m.apply(st, true)
 }
 
 // ephemeral answers the clicking user only, through the response_url.

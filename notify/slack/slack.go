@@ -53,11 +53,15 @@ type Notifier struct {
 	// (webhook.go), where api is nil.
 	webhookURL string
 	httpClient *http.Client
-	// parentEdited, set by Triage.Add, learns of each edit of an incident's
-	// parent that resolves it (resolved) or opens it again: a click on the
+	// triage, set by Triage.Add, is the triage of this notifier's parent
+	// messages (nil: it offers no action). It learns of each edit of an
+	// incident's parent that resolves it or opens it again (a click on the
 	// message of a resolved incident must not act, nor draw the firing
-	// message back over the resolved one.
-	parentEdited func(ctx context.Context, incident string, p parentRef, resolved bool)
+	// message back over the resolved one), resolves in PagerDuty an
+	// incident escalated from its message, forgets the acknowledgement and
+	// resolve of an incident paged again, and keeps the triage lines and
+	// the state of the buttons on every edit.
+	triage *triageLink
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -151,10 +155,10 @@ type message struct {
 	minimal []sl.Block
 }
 
-// withActions is m with the triage buttons on its blocks and its minimal
-// blocks (Notifier.withActions).
-func (m message) withActions(n *Notifier, no *alert.Notification) message {
-	return message{blocks: n.withActions(no, m.blocks), text: m.text, minimal: n.withActions(no, m.minimal)}
+// withActions is m with the triage lines and the buttons st offers on its
+// blocks and its minimal blocks (Notifier.withActions).
+func (m message) withActions(n *Notifier, no *alert.Notification, lines []string, st triageState) message {
+	return message{blocks: n.withActions(no, m.blocks, lines, st), text: m.text, minimal: n.withActions(no, m.minimal, lines, st)}
 }
 
 func (n *Notifier) render(no *alert.Notification) message {
@@ -186,19 +190,43 @@ func (p parentRef) String() string { return p.channel + " " + p.ts }
 
 // deliver posts the incident's parent when it has none (and hands it back
 // in no.Ref for the dispatch core to keep), or replies in its thread; the
-// parent is edited when the incident resolves or opens again.
+// parent is edited when the incident resolves, opens again, escalates or is
+// paged again. An incident escalated from its parent (the Escalate button)
+// is resolved in PagerDuty first when it resolves (resolveEscalation).
 func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	if p, ok := parseParent(no.Ref); ok {
+		if no.IncidentResolved && n.triage != nil {
+			if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
+				return err
+			}
+		}
+		update := !no.IncidentResolved && !no.Opening
 		var msg message
-		if no.IncidentResolved || no.Opening {
-			msg = n.render(no)
-		} else {
+		if update {
 			msg.blocks, msg.text = UpdateBlocks(no)
 			msg.minimal = msg.blocks[:1:1]
+		} else {
+			msg = n.render(no)
 		}
-		if no.Escalated && !no.IncidentResolved && !no.Opening {
+		if update && no.Repaged {
+			// PagerDuty was triggered again for this update (the incident
+			// was resolved there by hand while it fired): the thread says
+			// so, and the parent, which says resolved in PagerDuty, is
+			// redrawn with Acknowledge and Resolve.
+			who := "by hand"
+			if n.triage != nil {
+				who = n.triage.repaged(ctx, no, p)
+			}
+			note := section("*PagerDuty paged again:* the incident was resolved there " + who +
+				" while its alerts still fired, and a new alert joined it: PagerDuty was triggered again (a new PagerDuty incident).")
+			msg.blocks = append([]sl.Block{note}, msg.blocks...)
+			msg.minimal = []sl.Block{note}
+			msg.text = "PagerDuty paged again. " + msg.text
+		}
+		if update && (no.Escalated || no.Repaged) {
 			// The parent's header says the quieter decision it was drawn
-			// with (a ticket that now pages): redraw it as this one.
+			// with (a ticket that now pages), or its buttons a PagerDuty
+			// incident resolved: redraw it as this one.
 			n.editParent(ctx, no, p, n.render(no), false)
 		}
 		err := n.reply(ctx, no, p, msg)
@@ -210,7 +238,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
 	msg := n.render(no)
-	p, err := n.post(ctx, no, msg.withActions(n, no), "")
+	p, err := n.post(ctx, no, msg.withActions(n, no, nil, newTriageState(no)), "")
 	if err != nil {
 		return err
 	}
@@ -230,18 +258,24 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 	return nil
 }
 
-// editParent redraws the incident's parent message as msg; tell says
-// whether the triage hears of it (the parent resolved, or firing again).
-// The news is in the thread; editing the parent is cosmetic, so a failure
-// is logged rather than making Alertmanager resend the reply.
+// editParent redraws the incident's parent message as msg, with the
+// triage lines kept for it (who acknowledged, escalated… — the resolved
+// parent keeps them too) and the buttons that apply; tell says whether the
+// triage hears of it (the parent resolved, or firing again). The news is in
+// the thread; editing the parent is cosmetic, so a failure is logged rather
+// than making Alertmanager resend the reply.
 func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p parentRef, msg message, tell bool) {
-	if err := n.callRefusable(ctx, no, msg.withActions(n, no), func(ctx context.Context, blocks []sl.Block) error {
+	lines, st := []string(nil), newTriageState(no)
+	if n.triage != nil {
+		lines, st = n.triage.view(ctx, no, p, st)
+	}
+	if err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	}); err != nil {
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
-	} else if tell && n.parentEdited != nil {
-		n.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
+	} else if tell && n.triage != nil {
+		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 	}
 }
 

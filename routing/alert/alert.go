@@ -327,6 +327,13 @@ type Notification struct {
 	// what was notified of it (a ticket that now pages): Slack redraws the
 	// incident's parent, whose header said the quieter decision.
 	Escalated bool
+	// Repaged is true when, in the same webhook, the incident's update to
+	// PagerDuty was sent as a new trigger because someone had resolved the
+	// incident there by hand (the Resolve button in Slack) while its alerts
+	// still fired: Slack says PagerDuty was paged again, and offers its
+	// Acknowledge and Resolve once more. Set on the incident's other
+	// notifications of the webhook only.
+	Repaged bool
 	// Ref is the integration's reference kept with the incident (the Slack
 	// parent message as "channel ts"); "" when none is known. A notifier
 	// that creates a new one sets Ref, and the dispatch core keeps it.
