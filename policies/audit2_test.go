@@ -226,6 +226,11 @@ func TestPagingLabel(t *testing.T) {
 		{"pager", "none", false},
 		{"pager", "0", false},
 		{"page", "false", false},
+		// Not a request: a label named page may be an exporter's own
+		// (a web page's path, a team), and must not page everything.
+		{"page", "/checkout/index.html", false},
+		{"page", "home", false},
+		{"pager", "team-payments", false},
 	}
 	for _, v := range values {
 		a := audit2Alert(t, all, fpGitLabApdex1h)

@@ -32,9 +32,10 @@ type Config struct {
 	// Grafana SLO's grafana_slo_severity right after severity.
 	SeverityLabels []string `yaml:"severity_labels"`
 	// PageLabels are labels that ask for a page explicitly (GitLab's
-	// `pager: pagerduty`): any value other than "", false, no, none, off or
-	// 0 pages, before the severity labels are read. An empty list turns
-	// them off.
+	// `pager: pagerduty`): a yes word (true, yes, on, 1, page) or a pager's
+	// name (pagerduty, pd, opsgenie, victorops, splunk-oncall, incident.io)
+	// pages, before the severity labels are read; any other value is
+	// ignored. An empty list turns them off.
 	PageLabels []string `yaml:"page_labels"`
 	// Severity maps severity words to actions (keys are matched
 	// case-insensitively).

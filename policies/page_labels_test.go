@@ -23,8 +23,8 @@ func TestPageLabelsConfig(t *testing.T) {
 	}
 	check(t, e.Decide(audit2Alert(t, all, fpGitLabApdex1h), nil, testNow), want{alert.ActionTicket, PolicySeverity, "s2", ""})
 	a := audit2Alert(t, all, fpGitLabApdex1h)
-	a.Labels["oncall"] = "sre"
-	check(t, e.Decide(a, nil, testNow), want{alert.ActionPage, PolicySeverity, "oncall=sre", `oncall="sre" → page`})
+	a.Labels["oncall"] = "yes"
+	check(t, e.Decide(a, nil, testNow), want{alert.ActionPage, PolicySeverity, "oncall=yes", `oncall="yes" → page`})
 	cfg.PageLabels = nil
 	if e, err = New(cfg); err != nil {
 		t.Fatal(err)

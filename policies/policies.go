@@ -723,8 +723,8 @@ func (e *Engine) severityAction(v string) (alert.Action, bool) {
 
 // decideSeverity reads, in turn:
 //
-//  1. the paging labels (page_labels: pager, page): a value other than
-//     "", false, no, none, off or 0 pages — an explicit request for a page
+//  1. the paging labels (page_labels: pager, page): a yes word or a
+//     pager's name (pageValues) pages — an explicit request for a page
 //     (GitLab's `pager: pagerduty` on its S1 and S2 alerts) beats the
 //     severity words;
 //  2. Grafana SLO's tier label grafana_slo_severity, on an alert that a
@@ -823,8 +823,14 @@ func grafanaSLOMarker(a *alert.Alert) (string, bool) {
 	return "", false
 }
 
-// noPageValues are the values of a paging label that ask for no page.
-var noPageValues = map[string]bool{"": true, "false": true, "no": true, "none": true, "off": true, "0": true}
+// pageValues are the values of a paging label that ask for a page: yes
+// words and pagers' names (GitLab's `pager: pagerduty`). Any other value is
+// not a request: a label named page may be an exporter's own (a web page's
+// path), and a page storm is as bad as a lost page.
+var pageValues = map[string]bool{
+	"true": true, "yes": true, "on": true, "1": true, "page": true,
+	"pagerduty": true, "pd": true, "opsgenie": true, "victorops": true, "splunk-oncall": true, "incident.io": true,
+}
 
 // decidePageLabel pages on the first paging label (page_labels) whose value
 // asks for a page. Paging labels are read from labels only: they are
@@ -832,7 +838,7 @@ var noPageValues = map[string]bool{"": true, "false": true, "no": true, "none": 
 func (e *Engine) decidePageLabel(st *decision) (alert.Decision, bool) {
 	for _, name := range e.pageLabels {
 		v := st.a.Labels[name]
-		if noPageValues[strings.ToLower(strings.TrimSpace(v))] {
+		if !pageValues[strings.ToLower(strings.TrimSpace(v))] {
 			continue
 		}
 		r := name + "=" + strconv.Quote(v) + " → page (an explicit paging label"
