@@ -576,6 +576,37 @@ func TestPipelineRemindsEachIncidentOncePerInterval(t *testing.T) {
 	}
 }
 
+// An alert whose incident key changed while it fired (an upgrade, a new
+// grouping or classification) is reminded in, and resolves, the incident
+// it was notified in: moved to the new key by its reminder, the old
+// incident — open in PagerDuty — never got its resolve, and the reminder
+// opened (paged) a second one.
+func TestAReminderStaysInTheIncidentItsAlertWasNotifiedIn(t *testing.T) {
+	e := newEnv(t)
+	x := tAlert("TTFTHigh", "firing", "page")
+	mustProcess(t, e.pipeline(), x)
+	opened := e.pd.notifications()
+	if len(opened) != 1 {
+		t.Fatalf("%d PagerDuty notifications for the opening, want 1", len(opened))
+	}
+	old := opened[0].Incident
+	p := e.pipeline()
+	p.GroupBy = []string{"service"} // the alert's incident key is another now
+	e.clock.Advance(5 * time.Hour)
+	mustProcess(t, p, x)
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	var got []string
+	for _, n := range e.pd.notifications()[1:] {
+		got = append(got, string(n.Kind)+" "+n.Incident)
+		if n.Opening {
+			t.Errorf("%s of %s opened an incident: want the reminder and resolve of %s", n.Kind, n.Incident, old)
+		}
+	}
+	if want := []string{"reminder " + old, "resolved " + old}; !slices.Equal(got, want) {
+		t.Errorf("PagerDuty got %q, want %q", got, want)
+	}
+}
+
 // An alert whose group never reminds first (another group of its incident
 // always does) keeps its marker past notified_ttl: the reminder it skips
 // refreshes the marker a sent reminder would have rewritten, so the alert

@@ -117,8 +117,8 @@ type Step struct {
 	// ClaimSuffix tells re-fires and reminders apart from the first firing
 	// in the claim key, so their claims never collide.
 	ClaimSuffix string
-	// Incident is the incident of the notified firing (resolves only; ""
-	// when unknown).
+	// Incident is the incident of the notified firing (resolves and
+	// reminders; "" when unknown).
 	Incident string
 	// Escalates is true for a firing whose decision is louder than the one
 	// notified (a ticket that now pages).
@@ -168,7 +168,12 @@ func Transition(in Input) Step {
 		if in.StartsAt.IsZero() {
 			bucket = in.Now.UnixMilli() / in.RepeatInterval.Milliseconds()
 		}
-		return Step{Verdict: Send, Kind: alert.KindReminder, ClaimSuffix: ":r" + strconv.FormatInt(bucket, 10)}
+		// The reminder of the incident the alert was notified in, even if
+		// the alert's incident key is another now (the grouping, the
+		// classifier or an upgrade changed it): moved to the new key, the
+		// old incident — open in PagerDuty and Slack — would never get its
+		// resolve, and the reminder would page anew.
+		return Step{Verdict: Send, Kind: alert.KindReminder, Incident: m.Incident, ClaimSuffix: ":r" + strconv.FormatInt(bucket, 10)}
 	}
 	return Step{Verdict: Skip}
 }
