@@ -377,6 +377,55 @@ func TestOnlyUpdatesWaitInTheUpdateWindow(t *testing.T) {
 	}
 }
 
+// unsentSink is a sink that also hears of the resolves not sent
+// (alert.UnsentResolves), as Slack's notifier does.
+type unsentSink struct {
+	*sink
+	mu     sync.Mutex
+	unsent []*alert.Notification
+	fail   error
+}
+
+func (u *unsentSink) ResolvedUnsent(_ context.Context, n *alert.Notification) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.unsent = append(u.unsent, n)
+	return u.fail
+}
+
+// An integration that sends no resolves (send_resolved: false) still hears
+// of its incident's resolve when its notifier has work of its own then
+// (Slack: the PagerDuty page an Escalate click opened); a failure of that
+// work fails the webhook, for Alertmanager to retry.
+func TestAnUnsentResolveReachesANotifierThatWantsIt(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	u := &unsentSink{sink: e.slack, fail: errors.New("pagerduty: 503")}
+	p.Receivers["slack"][0].Notifier, p.Receivers["slack"][0].SendResolved = u, false
+	mustProcess(t, p, tAlert("LagHigh", "firing", "ticket"))
+	resolved := tAlert("LagHigh", "resolved", "ticket")
+	if _, err := process(t, p, resolved); err == nil || !alert.Retryable(err) {
+		t.Fatalf("a failed unsent-resolve hook: err = %v, want a retryable failure", err)
+	}
+	u.mu.Lock()
+	u.fail = nil
+	u.mu.Unlock()
+	sum := mustProcess(t, p, resolved) // Alertmanager's retry
+	if sum.Suppressed != 1 {
+		t.Errorf("the retried resolve: %+v, want it suppressed (send_resolved: false)", sum)
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if len(u.unsent) != 2 || !u.unsent[1].IncidentResolved {
+		t.Fatalf("the hook heard %d unsent resolves, want the failed one and its retry", len(u.unsent))
+	}
+	for _, n := range e.slack.notifications() {
+		if n.Kind == alert.KindResolved {
+			t.Errorf("the resolve was sent to an integration with send_resolved: false")
+		}
+	}
+}
+
 // silentSink is a sink whose notifier sends nothing for updates, as
 // PagerDuty's (alert.SilentUpdates).
 type silentSink struct{ *sink }

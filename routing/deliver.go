@@ -282,6 +282,19 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	sem := make(chan struct{}, 16)
 	var pages sloPagesWritten
 	for _, b := range batches {
+		if u, ok := b.integ.Notifier.(alert.UnsentResolves); ok && b.err == nil && b.skip && b.n.IncidentResolved {
+			// Not sent, but the notifier has its own work to do at the
+			// incident's resolve (Slack: the escalation's PagerDuty).
+			go func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				if err := p.notifyWith(ctx, b, func(ctx context.Context) error { return u.ResolvedUnsent(ctx, b.n) }); err != nil {
+					b.fail(fmt.Errorf("notify %s/%s (incident %s, unsent resolve): %w", b.receiver, b.integ.Name, b.incident, err))
+				}
+				done <- b
+			}()
+			continue
+		}
 		if b.err != nil || b.skip {
 			done <- b
 			continue
@@ -420,6 +433,12 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 // fail with it, and Alertmanager, retrying the same payload, would crash
 // every replica in turn — no page would go out at all.
 func (p *Pipeline) notify(ctx context.Context, b *batch, n *alert.Notification) (err error) {
+	return p.notifyWith(ctx, b, func(ctx context.Context) error { return b.integ.Notifier.Notify(ctx, n) })
+}
+
+// notifyWith runs send, a call into b's notifier, a panic turned into a
+// permanent failure as notify says.
+func (p *Pipeline) notifyWith(ctx context.Context, b *batch, send func(ctx context.Context) error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p.Logger.Error("notifier panicked: the notification failed (a bug: please report it with this stack)",
@@ -431,7 +450,7 @@ func (p *Pipeline) notify(ctx context.Context, b *batch, n *alert.Notification) 
 			err = alert.Permanent(fmt.Errorf("notifier panicked: %v", r))
 		}
 	}()
-	return b.integ.Notifier.Notify(ctx, n)
+	return send(ctx)
 }
 
 // waitsForUpdates reports whether b goes out through the coalescer: an

@@ -264,15 +264,20 @@ func fallbackText(s string) string {
 }
 
 // MinimalBlocks is the message sent when Slack refuses the full one (a
-// limit the drawing missed): the header, then the decision, the incident
-// and the number of alerts, without the text, hints, links or alerts.
-func MinimalBlocks(no *alert.Notification, title string) []sl.Block {
+// limit the drawing missed): the header, then the decision, the incident,
+// the PagerDuty dedup_key of a page (pdRef, when set) and the number of
+// alerts, without the text, hints, links or alerts.
+func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	title, _ = notify.TruncateInRunes(title, maxHeader)
 	firing, resolved := no.Counts()
+	paged := ""
+	if pdRef != "" {
+		paged = "\n*PagerDuty:* paged, dedup_key `" + esc(pdRef) + "`"
+	}
 	return []sl.Block{
 		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
-		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`\n%d firing, %d resolved. Slack refused the full message; the alerts are in the router's console and journal.",
-			esc(string(no.Action)), esc(no.Incident), firing, resolved)),
+		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%d firing, %d resolved. Slack refused the full message; the alerts are in the router's console and journal.",
+			esc(string(no.Action)), esc(no.Incident), paged, firing, resolved)),
 	}
 }
 

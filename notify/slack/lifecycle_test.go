@@ -335,3 +335,27 @@ func TestTheResolvedParentKeepsItsTriageLines(t *testing.T) {
 		t.Fatalf("the parent is not drawn resolved without buttons (buttons %v): %s", b, parent.Blocks)
 	}
 }
+
+// An entry that sends no resolves (send_resolved: false) still resolves in
+// PagerDuty the page an Escalate click opened, when the dispatch core tells
+// it the incident resolved unsent (alert.UnsentResolves): nothing is posted.
+func TestAnEscalationIsResolvedAlsoWhereResolvesAreNotSent(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:escalate", ActionTS: "1700001000.000001"}, signingSecret, e.now(), nil)
+	if e.pd.Triggers(dedup) != 1 {
+		t.Fatalf("PagerDuty events %+v, want the escalation's trigger", e.pd.Events())
+	}
+	posts := e.h.srv.Calls("chat.postMessage")
+	if err := n.ResolvedUnsent(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.Resolves(dedup); got != 1 {
+		t.Fatalf("PagerDuty got %d resolves of the escalated incident, want 1", got)
+	}
+	if got := e.h.srv.Calls("chat.postMessage"); got != posts {
+		t.Errorf("%d messages posted for a resolve that is not sent", got-posts)
+	}
+}

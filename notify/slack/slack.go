@@ -174,7 +174,7 @@ func (n *Notifier) render(no *alert.Notification) message {
 	if title == "" {
 		title = no.Incident
 	}
-	return message{blocks: Blocks(no, data, title, text, pdRef), text: fallbackText(title), minimal: MinimalBlocks(no, title)}
+	return message{blocks: Blocks(no, data, title, text, pdRef), text: fallbackText(title), minimal: MinimalBlocks(no, title, pdRef)}
 }
 
 // parentRef is an incident's parent message, kept by the dispatch core as
@@ -187,6 +187,19 @@ func parseParent(v string) (parentRef, bool) {
 }
 
 func (p parentRef) String() string { return p.channel + " " + p.ts }
+
+var _ alert.UnsentResolves = (*Notifier)(nil)
+
+// ResolvedUnsent implements alert.UnsentResolves: an incident escalated
+// from its parent message (Escalate) is resolved in PagerDuty when it
+// resolves, also at an entry that sends no resolves (send_resolved: false).
+func (n *Notifier) ResolvedUnsent(ctx context.Context, no *alert.Notification) error {
+	p, ok := parseParent(no.Ref)
+	if !ok || !no.IncidentResolved || n.triage == nil {
+		return nil
+	}
+	return n.triage.resolveEscalation(ctx, no, p)
+}
 
 // deliver posts the incident's parent when it has none (and hands it back
 // in no.Ref for the dispatch core to keep), or replies in its thread; the

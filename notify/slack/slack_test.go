@@ -774,6 +774,18 @@ func TestARefusedMessageIsSentOnceMoreMinimal(t *testing.T) {
 		t.Errorf("the refusal was not logged:\n%s", h.logs.String())
 	}
 
+	// A page's minimal message still names its PagerDuty incident.
+	h = newHarness(t)
+	h.srv.Fail(slacktest.Fault{Error: "invalid_blocks"})
+	page := note(alert.KindFiring, alert.ActionPage, "firing", "aaa")
+	page.Opening = true
+	if err := h.notifier(t, nil).Notify(context.Background(), page); err != nil {
+		t.Fatal(err)
+	}
+	if body := string(h.srv.Messages()[0].Blocks); !strings.Contains(body, "Slack refused the full message") || !strings.Contains(body, "dedup_key") {
+		t.Fatalf("a page's minimal message lacks its PagerDuty dedup_key: %s", body)
+	}
+
 	h = newHarness(t)
 	h.srv.Fail(slacktest.Fault{Error: "invalid_blocks"}, slacktest.Fault{Error: "invalid_blocks"})
 	err := h.notifier(t, nil).Notify(context.Background(), opening("aaa"))

@@ -379,6 +379,14 @@ type SilentUpdates interface {
 	SilentUpdates() bool
 }
 
+// UnsentResolves is implemented by notifiers with work of their own when an
+// incident resolves at them although its resolve is not sent
+// (send_resolved: false): Slack resolves in PagerDuty an incident escalated
+// from its message. An error fails the notification as a send's would.
+type UnsentResolves interface {
+	ResolvedUnsent(ctx context.Context, n *Notification) error
+}
+
 // NotifierFunc adapts a function to Notifier.
 type NotifierFunc func(ctx context.Context, n *Notification) error
 

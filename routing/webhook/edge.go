@@ -316,9 +316,9 @@ func (h *webhook) serve(c echo.Context) error {
 		return h.fail(c, start, "bad_input", http.StatusUnsupportedMediaType,
 			errorBody{Error: "Content-Encoding " + strconv.Quote(unsupported) + " not supported (send identity or gzip)"})
 	}
-	tooLarge := func() error {
+	tooLarge := func(decompressed bool) error {
 		counted := ""
-		if gzipped {
+		if decompressed {
 			counted = ", counted decompressed"
 		}
 		return h.fail(c, start, "bad_input", http.StatusRequestEntityTooLarge,
@@ -329,13 +329,13 @@ func (h *webhook) serve(c echo.Context) error {
 		// the connection closed after the answer (net/http would otherwise
 		// read what it can of the body to keep the connection).
 		c.Response().Header().Set("Connection", "close")
-		return tooLarge()
+		return tooLarge(false) // the declared length: as sent
 	}
 	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return tooLarge()
+			return tooLarge(gzipped)
 		}
 		if bodyNotReceived(err) {
 			// The sender's payload may be fine: the body did not arrive in
