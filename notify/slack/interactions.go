@@ -150,6 +150,10 @@ type triageTarget struct {
 	// pager pages the receiver's own incidents (ack, resolve); escalation
 	// pages escalations (ack and resolve of escalated ones too).
 	pager, escalation Pager
+	// escalationTo names escalation's receiver (escalate_to, else the
+	// receiver's own): recorded with an escalation, so that its resolve is
+	// not sent to another PagerDuty after a reload changed escalate_to.
+	escalationTo string
 }
 
 // NewTriage returns a handler with no target yet (every click is answered
@@ -190,7 +194,11 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 	if pager == nil {
 		pager = escalation
 	}
-	tg := &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation}
+	to := n.cfg.EscalateTo
+	if to == "" {
+		to = receiver
+	}
+	tg := &triageTarget{n: n, secret: secret, pager: pager, escalation: escalation, escalationTo: to}
 	n.triage = &triageLink{t: t, tg: tg}
 	t.targets[receiver+"/"+integration] = tg
 	if !slices.Contains(t.secrets, secret) {
@@ -679,7 +687,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			return record{}, err
 		}
 		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
-		return record{st: st, extra: "escalated", line: "Escalated to a page by " + mention,
+		return record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
 			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}, nil
 	case ActionSilence:
 		if t.o.Silences == nil {
@@ -901,6 +909,10 @@ type messageState struct {
 	resolved bool
 }
 
+// escalatedExtra starts the record of an escalation, followed by the
+// receiver it paged (triageTarget.escalationTo).
+const escalatedExtra = "escalated "
+
 // messageStates are the states readMessage reads.
 var messageStates = []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, escalationResolvedState}
 
@@ -1036,16 +1048,22 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 			"incident", no.Incident, "receiver", no.Receiver, "channel", p.channel, "message_ts", p.ts, "err", err)
 		return nil
 	}
-	by, _, escalated := m.by(ActionEscalate)
+	by, extra, escalated := m.by(ActionEscalate)
 	_, _, handResolved := m.by(ActionResolve)
 	_, _, sent := m.by(escalationResolvedState)
 	if !escalated || handResolved || sent {
 		return nil
 	}
 	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
-	if tg.escalation == nil {
+	// Escalations recorded before the target was (extra "escalated") go
+	// to the current one.
+	to, recorded := strings.CutPrefix(extra, escalatedExtra)
+	switch {
+	case tg.escalation == nil:
 		err = alert.Permanent(errors.New("no PagerDuty integration to send it to (escalate_to changed?)"))
-	} else {
+	case recorded && to != tg.escalationTo:
+		err = alert.Permanent(fmt.Errorf("escalated to receiver %q's PagerDuty, and escalate_to is now %q (a reload since)", to, tg.escalationTo))
+	default:
 		err = tg.escalation.Resolve(ctx, no.Incident)
 	}
 	if alert.Retryable(err) {

@@ -359,3 +359,34 @@ func TestAnEscalationIsResolvedAlsoWhereResolvesAreNotSent(t *testing.T) {
 		t.Errorf("%d messages posted for a resolve that is not sent", got-posts)
 	}
 }
+
+// An escalation records the receiver it paged: when a reload has changed
+// escalate_to since, the incident's resolve is not sent to the other
+// PagerDuty (it would close nothing and say it did); the parent says to
+// resolve the page by hand.
+func TestAnEscalationIsNotResolvedThroughAnotherEscalateTo(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, func(c *slack.Config) { c.EscalateTo = "oncall" })
+	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:escalate", ActionTS: "1700001000.000001"}, signingSecret, e.now(), nil)
+	if e.pd.Triggers(dedup) != 1 {
+		t.Fatalf("PagerDuty events %+v, want the escalation's trigger", e.pd.Events())
+	}
+
+	// Reloaded: escalate_to names another receiver, with its own PagerDuty.
+	other := pdtest.NewServer()
+	t.Cleanup(other.Close)
+	n2 := e.notifier(t, func(c *slack.Config) { c.EscalateTo = "oncall2" })
+	e.tickingTriage(t, n2, pagerAt(t, other), pagerAt(t, other), slack.NewTriageMetrics(prometheus.NewRegistry()))
+	if err := n2.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+		t.Fatal(err)
+	}
+	if len(other.Events()) != 0 {
+		t.Errorf("the new escalate_to's PagerDuty got %+v for a page it never had", other.Events())
+	}
+	lines := logLines(t, e.current(t))
+	if last := lines[len(lines)-1]; !strings.Contains(last, "resolve it there by hand") || !strings.Contains(last, `"oncall"`) {
+		t.Errorf("the parent's last line %q, want it to say to resolve the page by hand", last)
+	}
+}
