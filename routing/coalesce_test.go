@@ -500,15 +500,7 @@ func TestAPageIsPagedOnlyWhenRoutedToPagerDuty(t *testing.T) {
 		paged        bool
 	}{
 		{"to Slack alone", "receiver: slack\n", false},
-		{"to PagerDuty and Slack", `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-    matchers: ['decision="page"']
-`, true},
+		{"to PagerDuty and Slack", pageToBothRoutes, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)

@@ -233,8 +233,9 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 func (p *Pipeline) routedToPager(results []*alert.Result) bool {
 	for _, r := range results {
 		for _, name := range r.Receivers {
-			for i := range p.Receivers[name] {
-				if p.Receivers[name][i].silentUpdates() {
+			integs := p.Receivers[name]
+			for i := range integs {
+				if integs[i].silentUpdates() {
 					return true
 				}
 			}
@@ -281,36 +282,35 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	done := make(chan *batch, len(batches))
 	sem := make(chan struct{}, 16)
 	var pages sloPagesWritten
-	for _, b := range batches {
-		if u, ok := b.integ.Notifier.(alert.UnsentResolves); ok && b.err == nil && b.skip && b.n.IncidentResolved {
-			// Not sent, but the notifier has its own work to do at the
-			// incident's resolve (Slack: the escalation's PagerDuty).
-			go func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				if err := p.notifyWith(ctx, b, func(ctx context.Context) error { return u.ResolvedUnsent(ctx, b.n) }); err != nil {
-					b.fail(fmt.Errorf("notify %s/%s (incident %s, unsent resolve): %w", b.receiver, b.integ.Name, b.incident, err))
-				}
-				done <- b
-			}()
-			continue
-		}
-		if b.err != nil || b.skip {
-			done <- b
-			continue
-		}
-		if silentUpdate(b) {
-			// Its notifier sends nothing and returns at once: no goroutine.
-			p.send(ctx, b)
-			done <- b
-			continue
-		}
+	// spawn runs work for b in a goroutine, at most 16 at a time, and
+	// hands b to the settles when it is done.
+	spawn := func(b *batch, work func()) {
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			p.send(ctx, b)
+			work()
 			done <- b
 		}()
+	}
+	for _, b := range batches {
+		switch u, ok := b.integ.Notifier.(alert.UnsentResolves); {
+		case ok && b.err == nil && b.skip && b.n.IncidentResolved:
+			// Not sent, but the notifier has its own work to do at the
+			// incident's resolve (Slack: the escalation's PagerDuty).
+			spawn(b, func() {
+				if err := p.notifyWith(ctx, b, func(ctx context.Context) error { return u.ResolvedUnsent(ctx, b.n) }); err != nil {
+					b.fail(fmt.Errorf("notify %s/%s (incident %s, unsent resolve): %w", b.receiver, b.integ.Name, b.incident, err))
+				}
+			})
+		case b.err != nil || b.skip:
+			done <- b
+		case silentUpdate(b):
+			// Its notifier sends nothing and returns at once: no goroutine.
+			p.send(ctx, b)
+			done <- b
+		default:
+			spawn(b, func() { p.send(ctx, b) })
+		}
 	}
 	var errs []error
 	wait := settleGrace

@@ -53,7 +53,10 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		}
 		for _, name := range scope {
 			if v := get(name); v != "" {
-				b.WriteString("/" + name + "=" + v)
+				b.WriteByte('/')
+				b.WriteString(name)
+				b.WriteByte('=')
+				b.WriteString(v)
 			}
 		}
 	}

@@ -18,14 +18,7 @@ import (
 // only that one.
 func TestASlackUpdateSaysPagerDutyWasPagedAgain(t *testing.T) {
 	e := newEnv(t)
-	e.routes = `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-`
+	e.routes = pageToBothRoutes
 	p := e.pipeline()
 	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
 	cfg := flap.DefaultConfig()

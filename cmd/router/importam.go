@@ -376,6 +376,17 @@ func integrations(r mapSlice, path, key string) ([]mapSlice, error) {
 	return out, nil
 }
 
+// unreadKeys are the keys of m that known does not list, in file order.
+func unreadKeys(m mapSlice, known map[string]bool) []string {
+	var out []string
+	for _, it := range m {
+		if !known[it.Key] {
+			out = append(out, it.Key)
+		}
+	}
+	return out
+}
+
 // mapping returns v as a YAML mapping; a null is an empty one.
 func mapping(v interface{}, path string) (mapSlice, error) {
 	switch m := v.(type) {
@@ -438,13 +449,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		return imported{}, fmt.Errorf("%w (route:, receivers: …)", err)
 	}
 	var notes []string
-	var unknown []string
-	for _, it := range am {
-		if !topKeys[it.Key] {
-			unknown = append(unknown, it.Key)
-		}
-	}
-	if len(unknown) > 0 {
+	if unknown := unreadKeys(am, topKeys); len(unknown) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(unknown, ", ")))
 	}
 	global, _ := get(am, "global")
@@ -452,13 +457,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 	if err != nil {
 		return imported{}, err
 	}
-	var droppedGlobal []string
-	for _, it := range g {
-		if !globalKeys[it.Key] {
-			droppedGlobal = append(droppedGlobal, it.Key)
-		}
-	}
-	if len(droppedGlobal) > 0 {
+	if droppedGlobal := unreadKeys(g, globalKeys); len(droppedGlobal) > 0 {
 		notes = append(notes, fmt.Sprintf("global: %s: not read by the router; dropped (settings of Alertmanager itself or of integrations the router lacks: keep them in Alertmanager's file)", strings.Join(droppedGlobal, ", ")))
 	}
 	gHTTP, _ := get(g, "http_config")

@@ -433,11 +433,7 @@ func TestSlothTrendAndDetails(t *testing.T) {
 // first within the cache's TTL (the cache was keyed by the SLO alone).
 func TestGroupedPyrraAlertsReadTheirOwnSeries(t *testing.T) {
 	ratios := map[string]float64{"/a": 0.3, "/b": 0}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		q := r.Form.Get("query")
-		var res []string
-		now := time.Now().Unix()
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
 		switch {
 		case strings.Contains(q, pyrraBurnInfix):
 			for route, v := range ratios {
@@ -448,27 +444,46 @@ func TestGroupedPyrraAlertsReadTheirOwnSeries(t *testing.T) {
 		case strings.Contains(q, pyrraObjective):
 			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,"slo":"api"},"value":[%d,"0.99"]}`, pyrraObjective, now))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
-	}))
-	t.Cleanup(srv.Close)
+		return res
+	})
 	c := newClient(t, config(srv.URL), Options{})
 	worst := func(route string) float64 {
-		a := &alert.Alert{}
-		a.Labels = map[string]string{"alertname": "ErrorBudgetBurn", "slo": "api", "long": "1h", "short": "5m", "severity": "critical", "route": route}
-		lc, err := c.Lookup(context.Background(), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := 0.0
-		for _, b := range lc.Burns {
-			w = max(w, b.Rate)
-		}
-		return w
+		return worstBurn(t, c, map[string]string{"alertname": "ErrorBudgetBurn", "slo": "api", "long": "1h", "short": "5m", "severity": "critical", "route": route})
 	}
 	if a, b := worst("/a"), worst("/b"); a < 29 || b != 0 {
 		t.Fatalf("worst burn of route /a %g, of /b %g: want 30 and 0, each its own series", a, b)
 	}
+}
+
+// vectorServer is a Prometheus stand-in answering every query with the
+// instant vector result gives (the samples' JSON) for the query.
+func vectorServer(t *testing.T, result func(q string, now int64) []string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		res := result(r.Form.Get("query"), time.Now().Unix())
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// worstBurn looks up the live context of an alert with labels and returns
+// its highest burn rate.
+func worstBurn(t *testing.T, c *Client, labels map[string]string) float64 {
+	t.Helper()
+	a := &alert.Alert{}
+	a.Labels = labels
+	lc, err := c.Lookup(context.Background(), a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := 0.0
+	for _, b := range lc.Burns {
+		w = max(w, b.Rate)
+	}
+	return w
 }
 
 // A Sloth SLO whose SLI is grouped by a label (one series per service, as
@@ -477,12 +492,8 @@ func TestGroupedPyrraAlertsReadTheirOwnSeries(t *testing.T) {
 // (the cache and the query were the sloth_id's alone).
 func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
 	ratios := map[string]float64{"checkout": 0.3, "search": 0}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		q := r.Form.Get("query")
-		var res []string
-		now := time.Now().Unix()
-		sloth := `"sloth_id":"api-success-rate","sloth_service":"api","sloth_slo":"success-rate"`
+	sloth := `"sloth_id":"api-success-rate","sloth_service":"api","sloth_slo":"success-rate"`
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
 		switch {
 		case strings.Contains(q, slothSLIPrefix):
 			for svc, v := range ratios {
@@ -493,24 +504,12 @@ func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
 		case strings.Contains(q, slothErrorBudget):
 			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,%s},"value":[%d,"0.01"]}`, slothErrorBudget, sloth, now))
 		}
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","data":{"resultType":"vector","result":[%s]}}`, strings.Join(res, ","))
-	}))
-	t.Cleanup(srv.Close)
+		return res
+	})
 	c := newClient(t, config(srv.URL), Options{})
 	worst := func(svc string) float64 {
-		a := &alert.Alert{}
-		a.Labels = map[string]string{"alertname": "HighErrorRate", "sloth_id": "api-success-rate", "sloth_service": "api",
-			"sloth_slo": "success-rate", "sloth_severity": "page", "service_name": svc}
-		lc, err := c.Lookup(context.Background(), a)
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := 0.0
-		for _, b := range lc.Burns {
-			w = max(w, b.Rate)
-		}
-		return w
+		return worstBurn(t, c, map[string]string{"alertname": "HighErrorRate", "sloth_id": "api-success-rate", "sloth_service": "api",
+			"sloth_slo": "success-rate", "sloth_severity": "page", "service_name": svc})
 	}
 	if a, b := worst("checkout"), worst("search"); a < 29 || b != 0 {
 		t.Fatalf("worst burn of checkout %g, of search %g: want 30 and 0, each its own series", a, b)

@@ -158,11 +158,12 @@ func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 		// Room for this one, and for "…and N more" after it unless it is
 		// the last.
 		fits := len(blocks) < maxBlocks-1 || last && len(blocks) < maxBlocks
-		if !fits || used+blockText(sec) > maxMessageText-len("…and 9999 more") {
+		n := blockText(sec)
+		if !fits || used+n > maxMessageText-len("…and 9999 more") {
 			blocks = append(blocks, moreBlock(len(alerts)-i))
 			break
 		}
-		used += blockText(sec)
+		used += n
 		blocks = append(blocks, sec)
 	}
 	return blocks
