@@ -390,6 +390,6 @@ func merge(bs []*batch) *alert.Notification {
 // countCoalesced counts a batch that went out in another batch's send.
 func (p *Pipeline) countCoalesced(b *batch) {
 	if p.Metrics != nil {
-		p.Metrics.coalesced.WithLabelValues(b.receiver, b.integ.Name).Inc()
+		p.Metrics.coalesced.WithLabelValues(b.receiver, alert.IntegrationType(b.integ.Name)).Inc()
 	}
 }

@@ -421,7 +421,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	b.latency = time.Since(start)
 	if p.Metrics != nil {
-		p.Metrics.sendDuration.WithLabelValues(b.receiver, b.integ.Name).Observe(b.latency.Seconds())
+		p.Metrics.sendDuration.WithLabelValues(b.receiver, alert.IntegrationType(b.integ.Name)).Observe(b.latency.Seconds())
 	}
 }
 
@@ -445,7 +445,7 @@ func (p *Pipeline) notifyWith(ctx context.Context, b *batch, send func(ctx conte
 				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind),
 				"panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			if p.Metrics != nil {
-				p.Metrics.notifierPanics.WithLabelValues(b.receiver, b.integ.Name).Inc()
+				p.Metrics.notifierPanics.WithLabelValues(b.receiver, alert.IntegrationType(b.integ.Name)).Inc()
 			}
 			err = alert.Permanent(fmt.Errorf("notifier panicked: %v", r))
 		}

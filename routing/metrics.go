@@ -125,5 +125,5 @@ func (m *Metrics) InitIntegration(receiver, integration string) {
 	if m == nil {
 		return
 	}
-	m.notifierPanics.WithLabelValues(receiver, integration)
+	m.notifierPanics.WithLabelValues(receiver, alert.IntegrationType(integration))
 }

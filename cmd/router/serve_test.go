@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,8 +58,9 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 
 	metrics := scrape(t, base)
 	want := []string{
-		`alertrouter_notifier_panics_total{integration="pagerduty/0",receiver="oncall"} 0`,
-		`alertrouter_notifier_panics_total{integration="slack/0",receiver="oncall"} 0`,
+		`alertrouter_notifier_panics_total{integration="pagerduty",receiver="oncall"} 0`,
+		`alertrouter_notifier_panics_total{integration="slack",receiver="oncall"} 0`,
+		`alertrouter_dead_letters_total{integration="pagerduty",receiver="oncall"} 0`,
 		`alertrouter_webhooks_total{code="500",outcome="panic"} 0`,
 		`alertrouter_webhooks_total{code="200",outcome="ok"} 0`,
 		`alertrouter_webhooks_total{code="503",outcome="failed"} 0`,
@@ -70,6 +72,21 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 	for _, w := range want {
 		if !strings.Contains(metrics, w+"\n") {
 			t.Errorf("a fresh router's /metrics lacks %s", w)
+		}
+	}
+	// Every series labels an integration as the notification counters do
+	// (Alertmanager's way: its type), so failures, panics, dead letters and
+	// send latency join on it in a query.
+	notified := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^alertrouter_notifications_total\{.*integration="([^"]*)"`).FindAllStringSubmatch(metrics, -1) {
+		notified[m[1]] = true
+	}
+	if !notified["pagerduty"] || !notified["slack"] {
+		t.Fatalf("alertrouter_notifications_total integrations %v, want pagerduty and slack", notified)
+	}
+	for _, m := range regexp.MustCompile(`(?m)^(alertrouter_\w+)\{.*integration="([^"]*)"`).FindAllStringSubmatch(metrics, -1) {
+		if !notified[m[2]] {
+			t.Errorf("%s labels integration %q, which alertrouter_notifications_total does not use", m[1], m[2])
 		}
 	}
 
@@ -86,7 +103,7 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("reload: %d %s", resp.StatusCode, body)
 	}
-	if w := `alertrouter_notifier_panics_total{integration="log/0",receiver="audit"} 0`; !strings.Contains(scrape(t, base), w+"\n") {
+	if w := `alertrouter_notifier_panics_total{integration="log",receiver="audit"} 0`; !strings.Contains(scrape(t, base), w+"\n") {
 		t.Errorf("after a reload adding receiver audit, /metrics lacks %s", w)
 	}
 }

@@ -291,6 +291,15 @@ const (
 	KindResolved Kind = "resolved"
 )
 
+// IntegrationType is the type of a receiver's integration named name
+// ("pagerduty" for "pagerduty/0"): the `integration` label of every metric,
+// as Alertmanager's own notification metrics label it, so the router's
+// notification, send, panic and dead-letter series join on it.
+func IntegrationType(name string) string {
+	t, _, _ := strings.Cut(name, "/")
+	return t
+}
+
 // Notification is one message to one integration of one receiver about
 // one incident: the alert transitions of that incident that this webhook
 // brought and that no replica has notified to that integration yet.

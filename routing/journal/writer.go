@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -67,7 +68,7 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 // InitDeadLetters creates the dead-letter series of a receiver's integration
 // at zero, so that alerts on its rate see it before the first dead letter.
 func (m *Metrics) InitDeadLetters(receiver, integration string) {
-	m.deadLetters.WithLabelValues(receiver, integration)
+	m.deadLetters.WithLabelValues(receiver, alert.IntegrationType(integration))
 }
 
 // WriterOptions configure a Writer.
@@ -151,7 +152,7 @@ func (w *Writer) write(entries []Entry, owned bool) {
 	defer w.mu.RUnlock()
 	for _, e := range entries {
 		if e.Kind == KindDeadLetter && e.DeadLetter != nil {
-			w.m.deadLetters.WithLabelValues(e.DeadLetter.Receiver, e.DeadLetter.Integration).Inc()
+			w.m.deadLetters.WithLabelValues(e.DeadLetter.Receiver, alert.IntegrationType(e.DeadLetter.Integration)).Inc()
 		}
 	}
 	if w.closed || len(entries) == 0 {
