@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -33,16 +32,7 @@ receivers:
       - routing_key_file: %s
         url: %s
 `, keyFile, pd.EnqueueURL()))
-	addr := freeAddr(t)
-	var out, log syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &log}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--config.secret-files-check-interval=50ms"})
-	}()
-	defer func() { cancel(); <-done }()
-	base := "http://" + addr
-	waitReady(t, base)
+	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
 
 	page := func(service string) { // a new incident each
 		t.Helper()

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -45,16 +44,7 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 	defer sl.Close()
 	receivers := oncallTriageConfig(pd, sl)
 	p := writeFile(t, "router.yml", receivers)
-	addr := freeAddr(t)
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--web.enable-lifecycle"})
-	}()
-	defer func() { cancel(); <-done }()
-	base := "http://" + addr
-	waitReady(t, base)
+	base, _, _ := serveWithStdout(t, p, "--web.enable-lifecycle")
 
 	metrics := scrape(t, base)
 	want := []string{

@@ -39,6 +39,7 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 	t := slack.NewTriage(o)
 	for _, r := range cfg.Receivers {
 		pager := firstPager(p.Receivers[r.Name])
+		t.AddPager(r.Name, pagerOrNil(pager))
 		for _, in := range p.Receivers[r.Name] {
 			n, ok := in.Notifier.(*slack.Notifier)
 			if !ok || !strings.HasPrefix(in.Name, "slack/") {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -22,16 +23,18 @@ func serveConfig(t *testing.T, p string) (string, *syncBuffer) {
 	return base, log
 }
 
-// serveWithStdout is serveConfig that also returns what the router prints on
-// stdout (the log receiver's notifications).
-func serveWithStdout(t *testing.T, p string) (base string, stdout, log *syncBuffer) {
+// serveWithStdout is serveConfig, with flags added to the command line, that
+// also returns what the router prints on stdout (the log receiver's
+// notifications).
+func serveWithStdout(t *testing.T, p string, flags ...string) (base string, stdout, log *syncBuffer) {
 	t.Helper()
 	addr := freeAddr(t)
 	stdout, log = &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
+	args := append([]string{"--config.file=" + p, "--web.listen-address=" + addr}, flags...)
 	go func() {
-		done <- (&Main{Stdout: stdout, Stderr: log}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+		done <- (&Main{Stdout: stdout, Stderr: log}).Run(ctx, args)
 	}()
 	t.Cleanup(func() {
 		cancel()
@@ -131,4 +134,82 @@ receivers:
         signing_secret: %s
         actions: [ack, resolve]
 `, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL(), triageSecret)
+}
+
+// A ticket escalated from Slack paged escalate_to's PagerDuty; after a
+// reload points escalate_to at another receiver, its acknowledgement still
+// goes to the PagerDuty that has the page (the router knows every
+// receiver's PagerDuty, not only the current escalate_to's).
+func TestAnEscalationIsAcknowledgedWhereItPagedAfterAReload(t *testing.T) {
+	pd1, pd2 := pdtest.NewServer(), pdtest.NewServer()
+	defer pd1.Close()
+	defer pd2.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	config := func(escalateTo string) string {
+		return fmt.Sprintf(`
+route: {receiver: triage}
+receivers:
+  - name: oncall
+    pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]
+  - name: oncall2
+    pagerduty_configs: [{routing_key: %[1]s, url: %[3]s}]
+  - name: triage
+    slack_configs:
+      - token: xoxb-router
+        api_url: %[4]s
+        channel: '#triage'
+        signing_secret: %[5]s
+        actions: [ack, escalate]
+        escalate_to: %[6]s
+`, pdtest.RoutingKey, pd1.EnqueueURL(), pd2.EnqueueURL(), sl.APIURL(), triageSecret, escalateTo)
+	}
+	p := writeFile(t, "router.yml", config("oncall"))
+	base, _, errb := serveWithStdout(t, p, "--web.enable-lifecycle")
+
+	click := func(action, ts, value string) {
+		t.Helper()
+		parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1",
+			Blocks: json.RawMessage(`[{"type":"actions","block_id":"alertrouter-actions","elements":[{"type":"button","action_id":"alertrouter:` + action + `","text":{"type":"plain_text","text":"` + action + `"}}]}]`)}
+		body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: ts, Value: value})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, err := slacktest.NewRequest(base+"/slack/interactions", slacktest.Sign(triageSecret, time.Now(), body), body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened; log:\n%s", what, errb.String())
+			}
+		}
+	}
+	click("escalate", "1700000001.000001", `{"r":"triage","g":"slack/0","i":"inc-1"}`)
+	wait("the escalation's trigger", func() bool { return pd1.Count("trigger", "inc-1") == 1 })
+
+	if err := os.WriteFile(p, []byte(config("oncall2")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post(base+"/-/reload", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reload: %d", resp.StatusCode)
+	}
+	click("ack", "1700000002.000001", `{"r":"triage","g":"slack/0","i":"inc-1","p":true,"e":true}`)
+	wait("the acknowledgement where the page is", func() bool { return pd1.Count("acknowledge", "inc-1") == 1 })
+	if n := len(pd2.Events()); n != 0 {
+		t.Errorf("the new escalate_to's PagerDuty got %d events for a page it never had", n)
+	}
 }

@@ -139,6 +139,10 @@ type TriageOptions struct {
 type Triage struct {
 	o       TriageOptions
 	targets map[string]*triageTarget
+	// pagers are the receivers' PagerDuty integrations by receiver name
+	// (AddPager): an escalation recorded with a receiver that escalate_to
+	// no longer names is acknowledged and resolved there while it exists.
+	pagers  map[string]Pager
 	secrets []string
 	http    *http.Client
 	wg      sync.WaitGroup
@@ -171,7 +175,28 @@ func NewTriage(o TriageOptions) *Triage {
 	if o.ClaimTTL <= 0 {
 		o.ClaimTTL = 15 * time.Minute
 	}
-	return &Triage{o: o, targets: map[string]*triageTarget{}, http: &http.Client{Timeout: 10 * time.Second}}
+	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, http: &http.Client{Timeout: 10 * time.Second}}
+}
+
+// AddPager names receiver's PagerDuty integration (its first
+// pagerduty_configs entry): an escalation that paged it is acknowledged and
+// resolved through it even after a reload points escalate_to elsewhere.
+func (t *Triage) AddPager(receiver string, p Pager) {
+	if p != nil {
+		t.pagers[receiver] = p
+	}
+}
+
+// escalationPager is the PagerDuty holding tg's escalation recorded as
+// extra (escalatedExtra and the receiver it paged), and that receiver: tg's
+// escalation when it pages the same receiver (or none was recorded), else
+// the recorded receiver's while the configuration still has one (nil: none).
+func (t *Triage) escalationPager(tg *triageTarget, extra string) (Pager, string) {
+	to, recorded := strings.CutPrefix(extra, escalatedExtra)
+	if !recorded || to == tg.escalationTo {
+		return tg.escalation, tg.escalationTo
+	}
+	return t.pagers[to], to
 }
 
 // Add makes the parent messages of notifier n (receiver's integration, as
@@ -645,14 +670,24 @@ type record struct {
 func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	st := c.st
 	mention := "<@" + c.user + ">"
-	pager := c.tg.pager
-	if st.Escalated {
+	pager, noPager := c.tg.pager, "the receiver has no PagerDuty integration"
+	if st.Escalated && (c.b.action == ActionAck || c.b.action == ActionResolve) {
+		// The page went to the receiver the escalation recorded, which a
+		// reload may have taken out of escalate_to since.
 		pager = c.tg.escalation
+		if m, err := t.readMessage(ctx, st.Incident, c.channel, c.ts); err == nil {
+			if _, extra, ok := m.by(ActionEscalate); ok {
+				var to string
+				if pager, to = t.escalationPager(c.tg, extra); pager == nil {
+					noPager = fmt.Sprintf("the escalation paged receiver %q's PagerDuty, which the configuration no longer has: %s it there by hand", to, c.b.action)
+				}
+			}
+		}
 	}
 	switch c.b.action {
 	case ActionAck:
 		if pager == nil {
-			return record{}, errors.New("the receiver has no PagerDuty integration")
+			return record{}, errors.New(noPager)
 		}
 		if err := pager.Acknowledge(ctx, st.Incident); err != nil {
 			return record{}, err
@@ -662,7 +697,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			thread: mention + " acknowledged the incident in PagerDuty."}, nil
 	case ActionResolve:
 		if pager == nil {
-			return record{}, errors.New("the receiver has no PagerDuty integration")
+			return record{}, errors.New(noPager)
 		}
 		if err := pager.Resolve(ctx, st.Incident); err != nil {
 			return record{}, err
@@ -1055,16 +1090,17 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 		return nil
 	}
 	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
-	// Escalations recorded before the target was (extra "escalated") go
-	// to the current one.
-	to, recorded := strings.CutPrefix(extra, escalatedExtra)
+	// The resolve goes where the escalation paged, even when a reload has
+	// pointed escalate_to elsewhere since; escalations recorded before
+	// the receiver was (extra "escalated") go to the current one.
+	pager, to := t.escalationPager(tg, extra)
 	switch {
-	case tg.escalation == nil:
+	case pager == nil && to == tg.escalationTo:
 		err = alert.Permanent(errors.New("no PagerDuty integration to send it to (escalate_to changed?)"))
-	case recorded && to != tg.escalationTo:
-		err = alert.Permanent(fmt.Errorf("escalated to receiver %q's PagerDuty, and escalate_to is now %q (a reload since)", to, tg.escalationTo))
+	case pager == nil:
+		err = alert.Permanent(fmt.Errorf("escalated to receiver %q's PagerDuty, which the configuration no longer has (a reload since)", to))
 	default:
-		err = tg.escalation.Resolve(ctx, no.Incident)
+		err = pager.Resolve(ctx, no.Incident)
 	}
 	if alert.Retryable(err) {
 		t.o.Metrics.countEscalationResolve(OutcomeFailed)

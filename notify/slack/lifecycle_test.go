@@ -360,12 +360,11 @@ func TestAnEscalationIsResolvedAlsoWhereResolvesAreNotSent(t *testing.T) {
 	}
 }
 
-// An escalation records the receiver it paged: when a reload has changed
-// escalate_to since, the incident's resolve is not sent to the other
-// PagerDuty (it would close nothing and say it did); the parent says to
-// resolve the page by hand.
-func TestAnEscalationIsNotResolvedThroughAnotherEscalateTo(t *testing.T) {
-	e := newTriageEnv(t, alert.ActionTicket, nil)
+// escalatedThenReloaded escalates the env's parent to escalate_to "oncall"
+// (PagerDuty e.pd), then builds the notifier and triage of a reload that
+// points escalate_to at "oncall2", whose PagerDuty is other.
+func (e *triageEnv) escalatedThenReloaded(t *testing.T) (other *pdtest.Server, n2 *slack.Notifier, tr2 *slack.Triage) {
+	t.Helper()
 	n := e.notifier(t, func(c *slack.Config) { c.EscalateTo = "oncall" })
 	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
 	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
@@ -373,12 +372,22 @@ func TestAnEscalationIsNotResolvedThroughAnotherEscalateTo(t *testing.T) {
 	if e.pd.Triggers(dedup) != 1 {
 		t.Fatalf("PagerDuty events %+v, want the escalation's trigger", e.pd.Events())
 	}
-
-	// Reloaded: escalate_to names another receiver, with its own PagerDuty.
-	other := pdtest.NewServer()
+	other = pdtest.NewServer()
 	t.Cleanup(other.Close)
-	n2 := e.notifier(t, func(c *slack.Config) { c.EscalateTo = "oncall2" })
-	e.tickingTriage(t, n2, pagerAt(t, other), pagerAt(t, other), slack.NewTriageMetrics(prometheus.NewRegistry()))
+	n2 = e.notifier(t, func(c *slack.Config) { c.EscalateTo = "oncall2" })
+	tr2 = e.tickingTriage(t, n2, pagerAt(t, other), pagerAt(t, other), slack.NewTriageMetrics(prometheus.NewRegistry()))
+	return other, n2, tr2
+}
+
+// An escalation records the receiver it paged: when a reload has changed
+// escalate_to since and that receiver is gone, the incident's resolve is not
+// sent to the other PagerDuty (it would close nothing and say it did); the
+// parent says to resolve the page by hand.
+func TestAnEscalationIsNotResolvedThroughAnotherEscalateTo(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	// Reloaded: escalate_to names another receiver, with its own
+	// PagerDuty, and oncall is gone.
+	other, n2, _ := e.escalatedThenReloaded(t)
 	if err := n2.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
 		t.Fatal(err)
 	}
@@ -388,5 +397,35 @@ func TestAnEscalationIsNotResolvedThroughAnotherEscalateTo(t *testing.T) {
 	lines := logLines(t, e.current(t))
 	if last := lines[len(lines)-1]; !strings.Contains(last, "resolve it there by hand") || !strings.Contains(last, `"oncall"`) {
 		t.Errorf("the parent's last line %q, want it to say to resolve the page by hand", last)
+	}
+}
+
+// An escalation's acknowledgement and resolve go to the PagerDuty it paged
+// while the configuration still has that receiver, even after a reload
+// pointed escalate_to at another one: the new receiver's PagerDuty never
+// had the page, and the one that has it would stay open.
+func TestAnEscalationIsAcknowledgedAndResolvedWhereItPagedAfterAReload(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	// Reloaded: escalate_to names oncall2; oncall is still configured.
+	other, n2, tr2 := e.escalatedThenReloaded(t)
+	tr2.AddPager("oncall", e.pager(t))
+	tr2.AddPager("oncall2", pagerAt(t, other))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+
+	e.click(t, tr2, e.current(t), slacktest.Click{User: "U0ALICE", UserName: "alice", ActionID: "alertrouter:ack", ActionTS: "1700001060.000001"}, signingSecret, e.now(), nil)
+	if got := e.pd.Count("acknowledge", dedup); got != 1 {
+		t.Errorf("the escalated page got %d acknowledgements where it paged (events %+v), want 1", got, e.pd.Events())
+	}
+	if err := n2.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.Resolves(dedup); got != 1 {
+		t.Errorf("the escalated page got %d resolves where it paged, want 1 (events %+v)", got, e.pd.Events())
+	}
+	if len(other.Events()) != 0 {
+		t.Errorf("the new escalate_to's PagerDuty got %+v for a page it never had", other.Events())
+	}
+	if lines := logLines(t, e.current(t)); !hasLine(lines, "Resolved in PagerDuty: the alerts resolved") {
+		t.Errorf("the parent's lines %q do not say the page was resolved", lines)
 	}
 }
