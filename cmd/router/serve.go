@@ -237,7 +237,16 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	rt.current.Store(b)
-	defer func() { rt.current.Load().state.close() }()
+	defer func() {
+		b := rt.current.Load()
+		// A Slack click answered before the shutdown finishes its work
+		// (bounded by its timeout) before the store closes: cut short, it
+		// would leave the action undone and its claim behind.
+		if w, ok := b.edge.Interactions.(interface{ Wait() }); ok {
+			w.Wait()
+		}
+		b.state.close()
+	}()
 	rt.reloadOK.Set(1)
 	rt.reloadTime.SetToCurrentTime()
 

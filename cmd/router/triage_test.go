@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,6 +29,16 @@ func serveConfig(t *testing.T, p string) (string, *syncBuffer) {
 // notifications).
 func serveWithStdout(t *testing.T, p string, flags ...string) (base string, stdout, log *syncBuffer) {
 	t.Helper()
+	base, stdout, log, stop := runRouter(t, p, flags...)
+	t.Cleanup(stop)
+	return base, stdout, log
+}
+
+// runRouter runs the router in process on the config file p with flags added to the
+// command line, once it is ready; stop shuts it down (as SIGTERM does) and
+// returns when Run has.
+func runRouter(t *testing.T, p string, flags ...string) (base string, stdout, log *syncBuffer, stop func()) {
+	t.Helper()
 	addr := freeAddr(t)
 	stdout, log = &syncBuffer{}, &syncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -36,13 +47,35 @@ func serveWithStdout(t *testing.T, p string, flags ...string) (base string, stdo
 	go func() {
 		done <- (&Main{Stdout: stdout, Stderr: log}).Run(ctx, args)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
 	base = "http://" + addr
 	waitReady(t, base)
-	return base, stdout, log
+	return base, stdout, log, stop
+}
+
+// postClick sends sl's signed click on the button action of the parent
+// message inc-1 in #triage, carrying value, to the router at base.
+func postClick(t *testing.T, base string, sl *slacktest.Server, action, actionTS, value string) {
+	t.Helper()
+	parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1",
+		Blocks: json.RawMessage(`[{"type":"actions","block_id":"alertrouter-actions","elements":[{"type":"button","action_id":"alertrouter:` + action + `","text":{"type":"plain_text","text":"` + action + `"}}]}]`)}
+	body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: actionTS, Value: value})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := slacktest.NewRequest(base+"/slack/interactions", slacktest.Sign(triageSecret, time.Now(), body), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("click %s: %d", action, resp.StatusCode)
+	}
 }
 
 const triageSecret = "0123456789abcdef-signing-secret"
@@ -167,24 +200,7 @@ receivers:
 	p := writeFile(t, "router.yml", config("oncall"))
 	base, _, errb := serveWithStdout(t, p, "--web.enable-lifecycle")
 
-	click := func(action, ts, value string) {
-		t.Helper()
-		parent := slacktest.Message{Channel: sl.ChannelID("triage"), TS: "1700000000.000001", Text: "inc-1",
-			Blocks: json.RawMessage(`[{"type":"actions","block_id":"alertrouter-actions","elements":[{"type":"button","action_id":"alertrouter:` + action + `","text":{"type":"plain_text","text":"` + action + `"}}]}]`)}
-		body, err := sl.Interaction(parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: ts, Value: value})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, err := slacktest.NewRequest(base+"/slack/interactions", slacktest.Sign(triageSecret, time.Now(), body), body)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
+	click := func(action, ts, value string) { t.Helper(); postClick(t, base, sl, action, ts, value) }
 	wait := func(what string, ok func() bool) {
 		t.Helper()
 		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
@@ -211,5 +227,33 @@ receivers:
 	wait("the acknowledgement where the page is", func() bool { return pd1.Count("acknowledge", "inc-1") == 1 })
 	if n := len(pd2.Events()); n != 0 {
 		t.Errorf("the new escalate_to's PagerDuty got %d events for a page it never had", n)
+	}
+}
+
+// A Slack click answered before a shutdown (a rollout) finishes its work
+// before the router exits: cut short, it would leave the action undone and
+// its claim on the message behind.
+func TestShutdownWaitsForAnAnsweredClick(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	p := writeFile(t, "router.yml", oncallTriageConfig(pd, sl))
+	base, _, errb, stop := runRouter(t, p)
+	defer stop()
+
+	pd.Fail(pdtest.Fault{Delay: time.Second}) // PagerDuty takes a second to acknowledge
+	postClick(t, base, sl, "ack", "1700000001.000001", `{"r":"oncall","g":"slack/0","i":"inc-1","p":true}`)
+	for deadline := time.Now().Add(10 * time.Second); pd.Requests() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the click never reached PagerDuty; log:\n%s", errb.String())
+		}
+	}
+	stop() // SIGTERM while PagerDuty holds the acknowledgement
+	if n := pd.Count("acknowledge", "inc-1"); n != 1 {
+		t.Fatalf("the router exited with the click's acknowledgement not done (PagerDuty has %d)", n)
+	}
+	if !strings.Contains(errb.String(), "action taken from Slack") {
+		t.Errorf("the click was not recorded before the router exited; log:\n%s", errb.String())
 	}
 }

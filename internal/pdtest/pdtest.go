@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -65,6 +66,9 @@ type Fault struct {
 	RetryAfter string
 	// Hang makes the server answer nothing until the client gives up.
 	Hang bool
+	// Delay holds the request this long, then handles it as usual (a slow
+	// PagerDuty); with no other field set the event is accepted.
+	Delay time.Duration
 	// Unreadable accepts the event as usual (recorded) but answers 202
 	// with a body that is not PagerDuty's JSON: the answer lost on the
 	// way, after the event was taken.
@@ -182,6 +186,15 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if fault != nil && fault.Delay > 0 {
+		select {
+		case <-time.After(fault.Delay):
+		case <-s.closed:
+		}
+		if *fault == (Fault{Delay: fault.Delay}) {
+			fault = nil
+		}
+	}
 	unreadable := fault != nil && fault.Unreadable
 	if unreadable {
 		fault = nil

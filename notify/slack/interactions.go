@@ -484,7 +484,10 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	if b.action == ActionSilence {
 		stateTTL = b.silence
 	}
-	won, err = dedup.Leases{Store: t.o.Store, TTL: stateTTL}.Acquire(ctx, []string{stateKey}, token)
+	// The claim lives as long as the action may take; once done, its
+	// record keeps stateTTL. A replica that dies mid-action (a rollout, an
+	// OOM kill) leaves the button usable again within minutes, not a week.
+	won, err = dedup.Leases{Store: t.o.Store, TTL: min(actionClaimTTL(t.o.Timeout), stateTTL)}.Acquire(ctx, []string{stateKey}, token)
 	if err != nil {
 		t.release(reqKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
@@ -494,6 +497,11 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	}
 	if !won[0] {
 		t.o.Metrics.count(b.action, OutcomeDuplicate)
+		if vals, found, err := t.o.Store.Get(ctx, []string{stateKey}); err == nil && found[0] && !strings.HasPrefix(vals[0], "d ") {
+			log.Info("action in progress on this message")
+			t.ephemeral(ctx, cb, fmt.Sprintf("Someone's %q on this incident is in progress: nothing more was done. If the thread says nothing within %s, try again.", b.action, shortDuration(actionClaimTTL(t.o.Timeout))))
+			return
+		}
 		log.Info("action already taken on this message")
 		t.ephemeral(ctx, cb, fmt.Sprintf("Already done: someone took %q on this incident (see the thread).", b.action))
 		return
@@ -942,6 +950,14 @@ type messageState struct {
 	done map[string]string
 	// resolved: the incident resolved since (resolvedState).
 	resolved bool
+}
+
+// actionClaimTTL is how long the claim of an action on a message lives
+// while the action runs: its work is bounded by timeout, and the margin
+// covers recording it. A click whose replica died leaves the claim to
+// expire after that.
+func actionClaimTTL(timeout time.Duration) time.Duration {
+	return 2*timeout + time.Minute
 }
 
 // escalatedExtra starts the record of an escalation, followed by the

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -740,5 +741,76 @@ func TestAPanicAfterTheAnswerEndsTheClickNotTheRouter(t *testing.T) {
 	e.click(t, tr, e.parent, ack, signingSecret, e.now(), nil)
 	if got := e.actionCount("ack", slack.OutcomeDone); got != 1 {
 		t.Fatalf("ack after the panic: done %v, want 1 (responses %+v)", got, e.h.srv.Responses())
+	}
+}
+
+// hungPager is a PagerDuty whose acknowledgement never returns until the
+// test ends: a replica that died in the middle of a click.
+type hungPager struct {
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (p *hungPager) Acknowledge(ctx context.Context, _ string) error {
+	close(p.entered)
+	select {
+	case <-p.release:
+	case <-ctx.Done():
+	}
+	return errors.New("replica gone")
+}
+func (p *hungPager) Resolve(context.Context, string) error { return errors.New("unused") }
+func (p *hungPager) Escalate(context.Context, string, string, map[string]any) error {
+	return errors.New("unused")
+}
+
+// A replica that dies in the middle of a click (a rollout, an OOM kill)
+// leaves the button's claim behind: another click meanwhile is told the
+// action is in progress — not "already done" —, and once the claim has
+// outlived the action's time the button works again (it used to stay
+// taken for the week the done record lives).
+func TestAClickWhoseReplicaDiedFreesTheButtonAfterTheActionsTime(t *testing.T) {
+	var mu sync.Mutex
+	now := clock
+	e := newTriageEnv(t, alert.ActionPage, store.NewMemory(store.WithClock(func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return now
+	})))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+
+	hung := &hungPager{entered: make(chan struct{}), release: make(chan struct{})}
+	dead := slack.NewTriage(slack.TriageOptions{Store: e.store, Timeout: time.Hour, Now: func() time.Time { return clock }})
+	if err := dead.Add("triage", "slack/0", e.notifier(t, nil), hung, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { close(hung.release); dead.Wait() })
+	body, err := e.h.srv.Interaction(e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000100.000001"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := slacktest.NewRequest("http://router/slack/interactions", slacktest.Sign(signingSecret, e.now(), body), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead.ServeHTTP(httptest.NewRecorder(), req)
+	<-hung.entered // the click holds the message's ack claim, and never finishes
+
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	e.click(t, tr, e.parent, slacktest.Click{User: "U456", UserName: "asmith", ActionID: "alertrouter:ack", ActionTS: "1700000160.000001"}, signingSecret, e.now(), nil)
+	resp := e.h.srv.Responses()
+	if len(resp) != 1 || !strings.Contains(resp[0].Text, "in progress") {
+		t.Fatalf("answers %+v, want one saying the other click is in progress", resp)
+	}
+	if n := e.pd.Count("acknowledge", dedup); n != 0 {
+		t.Fatalf("PagerDuty got %d acknowledges while the first click held the claim", n)
+	}
+
+	mu.Lock()
+	now = now.Add(2*time.Hour + 2*time.Minute) // past the dead click's action time (its timeout: 1h)
+	mu.Unlock()
+	e.click(t, tr, e.parent, slacktest.Click{User: "U456", UserName: "asmith", ActionID: "alertrouter:ack", ActionTS: "1700007400.000001"}, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", dedup); n != 1 {
+		t.Fatalf("PagerDuty got %d acknowledges after the dead click's claim expired, want 1 (answers %+v)", n, e.h.srv.Responses())
 	}
 }
