@@ -105,9 +105,38 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 	return 0, false
 }
 
+// unknownOutcomeError marks the failure of an attempt that may have taken
+// effect (OutcomeUnknown).
+type unknownOutcomeError struct{ err error }
+
+func (e *unknownOutcomeError) Error() string { return e.err.Error() }
+func (e *unknownOutcomeError) Unwrap() error { return e.err }
+
+// OutcomeUnknown wraps err, the failure of an attempt that is not
+// idempotent and may have taken effect all the same: its request was sent
+// and no answer said what became of it (a timeout, a connection lost after
+// the request was written). Retry does not try it again — a second attempt
+// could do it twice (a Slack post shows twice: its API takes no
+// idempotency key) — but the error stays retryable, so the webhook is
+// answered 5xx and Alertmanager's retry sends it later: at most one
+// duplicate per Alertmanager attempt. A nil err stays nil.
+func OutcomeUnknown(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unknownOutcomeError{err: err}
+}
+
+// IsOutcomeUnknown reports whether err went through OutcomeUnknown.
+func IsOutcomeUnknown(err error) bool {
+	var u *unknownOutcomeError
+	return errors.As(err, &u)
+}
+
 // Retry calls attempt until it succeeds, fails permanently
-// (alert.Permanent), the policy's attempts run out, or the next wait would
-// end past ctx's deadline. Between attempts it waits Backoff, or the error's
+// (alert.Permanent) or with an unknown outcome (OutcomeUnknown), the
+// policy's attempts run out, or the next wait would end past ctx's
+// deadline. Between attempts it waits Backoff, or the error's
 // RetryAfter when that is longer. ctx is checked before every attempt. Retry
 // returns nil or the last attempt's error, which stays retryable unless the
 // attempt said otherwise, so the caller (and Alertmanager) can try again
@@ -123,7 +152,7 @@ func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Con
 			return err
 		}
 		last = attempt(ctx)
-		if last == nil || !alert.Retryable(last) || n >= p.MaxAttempts {
+		if last == nil || !alert.Retryable(last) || IsOutcomeUnknown(last) || n >= p.MaxAttempts {
 			return last
 		}
 		wait := p.Backoff(n)

@@ -117,6 +117,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, in *inbound, sum *alert.Summary) error {
 	if err != nil {
 		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
+			sum.Failed += len(trs) // none is sent
 			return err
 		}
 		for _, t := range trs {

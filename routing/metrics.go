@@ -33,6 +33,10 @@ const (
 	dedupReleased = "released"        // send failed, claim released
 	dedupFailOpen = "fail_open"       // store down, sent without a claim
 	dedupUnseen   = "resolved_unseen" // resolve of a firing never notified
+	// dedupUnseenSent: a resolve no marker says was notified, sent to
+	// PagerDuty all the same (lostResolves: its firing may have been
+	// delivered without a marker).
+	dedupUnseenSent = "resolved_unseen_sent"
 )
 
 // NewMetrics registers the pipeline metrics on reg.
@@ -60,7 +64,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"sector", "action", "policy"}),
 		dedup: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_dedup_total",
-			Help: "Notification transitions by dedup result: miss (sent), hit (already sent), in_flight, released, fail_open, resolved_unseen.",
+			Help: "Notification transitions by dedup result: miss (sent), hit (already sent), in_flight, released, fail_open, resolved_unseen (a resolve sent nowhere), resolved_unseen_sent (sent to PagerDuty though no marker says its firing was notified).",
 		}, []string{"result"}),
 		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "alertrouter_dedup_store_errors_total",
@@ -102,7 +106,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	for _, s := range []string{"firing", "resolved"} {
 		m.alerts.WithLabelValues(s)
 	}
-	for _, r := range []string{dedupMiss, dedupHit, dedupInFlight, dedupReleased, dedupFailOpen, dedupUnseen} {
+	for _, r := range []string{dedupMiss, dedupHit, dedupInFlight, dedupReleased, dedupFailOpen, dedupUnseen, dedupUnseenSent} {
 		m.dedup.WithLabelValues(r)
 	}
 	for _, f := range []string{alert.FlagInvalidUTF8, alert.FlagStartsAtMissing, alert.FlagStartsAtInvalid, alert.FlagEndsAtInvalid, alert.FlagStatusInvalid, alert.FlagFingerprint} {

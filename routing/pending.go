@@ -158,6 +158,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			t.claim = p.reminderClaim(t)
 			t.remindedMarker = values[i]
 		}
+		if step.Unseen {
+			p.countDedup(dedupUnseenSent, nil)
+			p.Logger.Info("resolve of an alert no marker says was notified: sent to PagerDuty where routed, in case its firing was delivered without a marker (a resolve of an incident PagerDuty does not hold changes nothing)",
+				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "integration", t.integ.Name, "incident", t.incident)
+		}
 		out = append(out, t)
 	}
 	for _, r := range results {
@@ -177,6 +182,18 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 // duplicate risked, as when the store is down. The epoch is read only
 // when a webhook holds such a resolve, one read per webhook; a failed read
 // is a store failure (fail open: sent; fail_closed: 5xx).
+//
+// A marker may also be missing while the store kept its state: a firing
+// delivered while the store was down (fail open) whose markers were held
+// by dedup.Deferred in a replica that stopped, or that gave them up
+// (MaxAge), before the store answered again. So the other Ignore steps at
+// an integration that holds incidents (PagerDuty) are sent where routed
+// too (dedup.Input.SendUnseen): there a resolve of an incident never
+// triggered changes nothing, the incident step sends the incident's
+// resolve only when no other member remains in it (an update, which
+// PagerDuty folds, otherwise), and one that was triggered is not left
+// open for good. Slack keeps ignoring them: a resolved message for
+// something never posted would be noise.
 func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []dedup.Step, now time.Time, sum *alert.Summary) error {
 	if !slices.ContainsFunc(steps, func(s dedup.Step) bool { return s.Verdict == dedup.Ignore }) {
 		return nil
@@ -199,6 +216,9 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
 			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
 				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
+		} else if t.integ.silentUpdates() {
+			// Logged and counted in pending once routed (dedupUnseenSent).
+			steps[i] = dedup.Transition(dedup.Input{SendUnseen: true, Firing: false, Tier: t.tier, Now: now})
 		}
 	}
 	return nil

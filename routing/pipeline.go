@@ -159,6 +159,11 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	in := p.expectUpdates(results, wasQuiet)
 	defer in.done()
 	trs, histories, err := p.pending(ctx, results, wasQuiet, sum)
+	if err != nil {
+		// The store failed closed (or the request ended) before anything
+		// was claimed: the answer counts what was not sent.
+		sum.Failed += p.unsent(results)
+	}
 	if err != nil || len(trs) == 0 {
 		p.writeHistories(ctx, histories)
 		return sum, err
@@ -205,6 +210,32 @@ func (p *Pipeline) expectUpdates(results []*alert.Result, wasQuiet []bool) *inbo
 		}
 	}
 	return p.updates.expect(keys)
+}
+
+// unsent counts the notifications of results that a webhook stopped
+// before its claims leaves unsent: those the store being down would have
+// had sent (fail open) — each integration a firing alert to notify is
+// routed to, and each a resolve is routed to now.
+func (p *Pipeline) unsent(results []*alert.Result) int {
+	n := 0
+	var last *alert.Result
+	var routed []string
+	for _, t := range p.candidates(results, nil) {
+		if t.res.Alert.Firing() {
+			n++
+			continue
+		}
+		if t.res != last {
+			last, routed = t.res, nil
+			if p.Routes != nil {
+				routed = p.Routes.Match(t.res.Label)
+			}
+		}
+		if slices.Contains(routed, t.receiver) {
+			n++
+		}
+	}
+	return n
 }
 
 // detach returns a context that keeps ctx's values and deadline but not its

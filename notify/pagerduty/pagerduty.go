@@ -201,7 +201,12 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 			cause = c.err
 		}
 		// The http.Client's own timeout and the attempt's context race; either
-		// firing means the attempt ran out of time.
+		// firing means the attempt ran out of time. So does an attempt cut
+		// off by the webhook's deadline (ctx's).
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			n.metrics.Failure(notify.ReasonTimeout)
+			return fmt.Errorf("send %s event: timed out after %s (the webhook's deadline): %w", ev.Action, time.Since(began).Round(time.Millisecond), cause)
+		}
 		if ctx.Err() == nil && (actx.Err() != nil || isTimeout(cause) || time.Since(began) >= time.Duration(n.cfg.Timeout)) {
 			n.metrics.Failure(notify.ReasonTimeout)
 			return fmt.Errorf("send %s event: timed out after %s: %w", ev.Action, time.Duration(n.cfg.Timeout), cause)

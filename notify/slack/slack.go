@@ -12,7 +12,9 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	sl "github.com/slack-go/slack"
@@ -282,7 +284,7 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 	if n.triage != nil {
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
-	if err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), func(ctx context.Context, blocks []sl.Block) error {
+	if err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), false, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	}); err != nil {
@@ -294,7 +296,7 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 
 func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message, threadTS string) (parentRef, error) {
 	var p parentRef
-	err := n.callRefusable(ctx, no, msg, func(ctx context.Context, blocks []sl.Block) error {
+	err := n.callRefusable(ctx, no, msg, true, func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
@@ -306,26 +308,50 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 	return p, err
 }
 
-// callRefusable runs send (call: retries, timeouts) with msg's blocks and,
-// when Slack refuses them (refusedMessage: a limit the router's drawing
-// missed), once more with msg's minimal blocks: a ticket that says less is
-// better than none. A second refusal is permanent.
-func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, send func(ctx context.Context, blocks []sl.Block) error) error {
-	err := n.call(ctx, func(ctx context.Context) error { return send(ctx, msg.blocks) })
+// callRefusable runs send (callWith: retries, timeouts; posts says send
+// is a chat.postMessage) with msg's blocks and, when Slack refuses them
+// (refusedMessage: a limit the router's drawing missed), once more with
+// msg's minimal blocks: a ticket that says less is better than none. A
+// second refusal is permanent.
+func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, posts bool, send func(ctx context.Context, blocks []sl.Block) error) error {
+	err := n.callWith(ctx, posts, func(ctx context.Context) error { return send(ctx, msg.blocks) })
 	var se sl.SlackErrorResponse
 	if !errors.As(err, &se) || !refusedMessage[se.Err] || len(msg.minimal) == 0 {
 		return err
 	}
 	n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "slack_error", se.Err)
-	return n.call(ctx, func(ctx context.Context) error { return send(ctx, msg.minimal) })
+	return n.callWith(ctx, posts, func(ctx context.Context) error { return send(ctx, msg.minimal) })
 }
 
-// call runs one API call with retries, a per-attempt timeout and the
-// classification of its failures.
+// call runs one idempotent API call (callWith).
 func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) error {
+	return n.callWith(ctx, false, f)
+}
+
+// callWith runs one API call with retries, a per-attempt timeout and the
+// classification of its failures. posts says the call is a
+// chat.postMessage, which is not idempotent (Slack takes no idempotency
+// key): an attempt that sent its request and got no answer saying what
+// became of it (a timeout, the connection lost after the request was
+// written, an answer cut off) may have posted, so it is not retried here
+// (notify.OutcomeUnknown) — every retry that completed late was one more
+// parent message, never resolved — and fails retryable: the webhook is
+// answered 5xx and Alertmanager's retry posts it again, at most one
+// duplicate per Alertmanager attempt. Failures known to have posted
+// nothing (a connection refused, an answer from Slack: rate limited, 5xx,
+// an error code) are retried as for any call.
+func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.Context) error) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
+		var wrote atomic.Bool // the whole request went out
+		if posts {
+			actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+				if w.Err == nil {
+					wrote.Store(true)
+				}
+			}})
+		}
 		n.metrics.Attempt()
 		began := time.Now()
 		err := f(actx)
@@ -356,12 +382,23 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 			return fmt.Errorf("call Slack: %w", err)
+		}
+		// No answer from Slack.
+		switch {
+		case errors.Is(ctx.Err(), context.DeadlineExceeded):
+			// Cut off by the webhook's deadline: a timeout too.
+			n.metrics.Failure(notify.ReasonTimeout)
+			err = fmt.Errorf("call Slack: timed out after %s (the webhook's deadline): %w", time.Since(began).Round(time.Millisecond), err)
 		case ctx.Err() == nil && (actx.Err() != nil || errors.As(err, &ne) && ne.Timeout() || time.Since(began) >= time.Duration(n.cfg.Timeout)):
 			n.metrics.Failure(notify.ReasonTimeout)
-			return fmt.Errorf("call Slack: timed out after %s: %w", time.Duration(n.cfg.Timeout), err)
+			err = fmt.Errorf("call Slack: timed out after %s: %w", time.Duration(n.cfg.Timeout), err)
 		default:
 			n.metrics.Failure(notify.ReasonServerError)
-			return fmt.Errorf("call Slack: %w", err)
+			err = fmt.Errorf("call Slack: %w", err)
 		}
+		if posts && wrote.Load() {
+			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
+		}
+		return err
 	})
 }

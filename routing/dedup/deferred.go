@@ -18,7 +18,10 @@ import (
 // still hold it open and a later firing would not open it again. Writes are
 // retried with backoff until they succeed or are older than MaxAge; beyond
 // MaxItems the oldest are dropped, counted and logged. State lives in this
-// process only: it bridges a store outage, not a replica crash.
+// process only: it bridges a store outage, not a replica crash. Close
+// tries the writes still queued once more, bounded, and counts and logs
+// those it gives up. (A resolve whose firing's markers were given up is
+// still sent to PagerDuty: routing's lostResolves.)
 type Deferred struct {
 	store   store.Store
 	logger  *slog.Logger
@@ -27,11 +30,12 @@ type Deferred struct {
 	pending prometheus.Gauge
 	dropped prometheus.Counter
 
-	mu    sync.Mutex
-	queue []job
-	wake  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
+	mu     sync.Mutex
+	queue  []job
+	closed bool // Close has given up what was left: add drops
+	wake   chan struct{}
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 type job struct {
@@ -101,13 +105,21 @@ func (d *Deferred) Len() int {
 func (d *Deferred) add(j job) {
 	j.at = time.Now()
 	d.mu.Lock()
+	if d.closed {
+		// A settle that outlived the retrier (a reload retired its store).
+		d.mu.Unlock()
+		d.dropped.Inc()
+		d.logger.Error("deferred store write after the retrier stopped: given up")
+		return
+	}
 	d.queue = append(d.queue, j)
 	if len(d.queue) > d.maxLen {
 		d.queue = d.queue[1:]
 		d.dropped.Inc()
 		d.logger.Error("deferred store writes over their limit: dropping the oldest")
+	} else {
+		d.pending.Inc()
 	}
-	d.pending.Set(float64(len(d.queue)))
 	d.mu.Unlock()
 	select {
 	case d.wake <- struct{}{}:
@@ -115,7 +127,16 @@ func (d *Deferred) add(j job) {
 	}
 }
 
-// Close stops the retrier; writes still queued are logged as given up.
+// closeFlush bounds Close's last attempt at the writes still queued: a
+// store that answers takes them in milliseconds, and one that does not
+// must not hold the shutdown (or the retirement of a reloaded store) long.
+const closeFlush = 2 * time.Second
+
+// Close stops the retrier after one last attempt, bounded by closeFlush,
+// at the writes still queued (the store may have come back since the last
+// retry, which can be up to 10s ago). Those it cannot apply are given up:
+// counted in alertrouter_dedup_deferred_dropped_total and logged with
+// their risk. Closing twice does nothing.
 func (d *Deferred) Close() {
 	select {
 	case <-d.stop:
@@ -124,8 +145,17 @@ func (d *Deferred) Close() {
 	}
 	close(d.stop)
 	<-d.done
-	if n := d.Len(); n > 0 {
-		d.logger.Warn("stopping with deferred store writes not applied", "writes", n)
+	if d.Len() > 0 {
+		d.flushWithin(time.Now().Add(closeFlush))
+	}
+	d.mu.Lock()
+	n := len(d.queue)
+	d.queue, d.closed = nil, true
+	d.mu.Unlock()
+	if n > 0 {
+		d.dropped.Add(float64(n))
+		d.pending.Sub(float64(n))
+		d.logger.Error("stopping with deferred store writes not applied: given up; the store may not know of notifications sent during its outage (a duplicate, or an incident that does not open again, is possible)", "writes", n)
 	}
 }
 
@@ -142,7 +172,7 @@ func (d *Deferred) run() {
 			t.Stop()
 		case <-t.C:
 		}
-		if d.flush() {
+		if d.flushWithin(time.Time{}) {
 			backoff = 100 * time.Millisecond
 		} else {
 			backoff = min(backoff*2, 10*time.Second)
@@ -150,9 +180,10 @@ func (d *Deferred) run() {
 	}
 }
 
-// flush applies queued jobs in order and stops at the first failure.
-// It reports whether the queue is empty.
-func (d *Deferred) flush() bool {
+// flushWithin applies queued jobs in order and stops at the first failure
+// or, when deadline is not zero, once deadline has passed (each write's
+// timeout is cut to it). It reports whether the queue is empty.
+func (d *Deferred) flushWithin(deadline time.Time) bool {
 	for {
 		d.mu.Lock()
 		if len(d.queue) == 0 {
@@ -167,7 +198,16 @@ func (d *Deferred) flush() bool {
 			d.pop()
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		end := time.Now().Add(2 * time.Second)
+		if !deadline.IsZero() {
+			if !time.Now().Before(deadline) {
+				return false
+			}
+			if deadline.Before(end) {
+				end = deadline
+			}
+		}
+		ctx, cancel := context.WithDeadline(context.Background(), end)
 		err := d.apply(ctx, j)
 		cancel()
 		if err != nil {
@@ -181,7 +221,7 @@ func (d *Deferred) flush() bool {
 func (d *Deferred) pop() {
 	d.mu.Lock()
 	d.queue = d.queue[1:]
-	d.pending.Set(float64(len(d.queue)))
+	d.pending.Dec()
 	d.mu.Unlock()
 }
 

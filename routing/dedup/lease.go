@@ -106,9 +106,12 @@ func (l Leases) Await(ctx context.Context, keys []string, done func(i int, value
 }
 
 // Poll calls try with exponential backoff (from 20ms) until it reports
-// true, returns an error, ctx ends, or the next wait would pass wait. It is
-// the one waiting loop of the dispatch core: claims held by another sender
-// and incidents leased by another sender are both waited for with it.
+// true, returns an error, ctx ends, or wait has passed: the last wait is
+// cut to end at wait, where try is called a last time, so the poll lasts
+// the wait configured (in_flight_wait), not the backoffs that fit in it.
+// It is the one waiting loop of the dispatch core: claims held by another
+// sender and incidents leased by another sender are both waited for with
+// it.
 func Poll(ctx context.Context, wait time.Duration, try func(ctx context.Context) (bool, error)) error {
 	deadline := time.Now().Add(wait)
 	backoff := 20 * time.Millisecond
@@ -117,10 +120,11 @@ func Poll(ctx context.Context, wait time.Duration, try func(ctx context.Context)
 		if ok || err != nil {
 			return err
 		}
-		if time.Now().Add(backoff).After(deadline) {
+		left := time.Until(deadline)
+		if left <= 0 {
 			return nil
 		}
-		t := time.NewTimer(backoff)
+		t := time.NewTimer(min(backoff, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()

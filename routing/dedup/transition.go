@@ -83,7 +83,13 @@ type Input struct {
 	// StoreLost: the store's state began after the alert started (Epoch),
 	// so a missing marker may have been lost with the earlier state.
 	StoreLost bool
-	Firing    bool
+	// SendUnseen: a resolve no marker says was notified is sent all the
+	// same, where routed — to an integration that holds incidents
+	// (PagerDuty), whose resolve of an incident it does not hold changes
+	// nothing there, while one it does hold (its firing's marker lost
+	// with a replica that never wrote it) would otherwise stay open.
+	SendUnseen bool
+	Firing     bool
 	// Tier is Tier(decision) of the alert now.
 	Tier string
 	// StartsAt is the alert's start as it enters the identity (zero when
@@ -105,8 +111,9 @@ const (
 	// Send the transition with Kind.
 	Send
 	// SendIfRouted: fail open on a resolve whose marker could not be read,
-	// or may have been lost with the store's earlier state — send it where
-	// the route tree sends the alert now.
+	// or may have been lost with the store's earlier state, or was never
+	// written (Input.SendUnseen) — send it where the route tree sends the
+	// alert now.
 	SendIfRouted
 )
 
@@ -123,6 +130,9 @@ type Step struct {
 	// Escalates is true for a firing whose decision is louder than the one
 	// notified (a ticket that now pages).
 	Escalates bool
+	// Unseen is true for a resolve sent although no marker says its
+	// firing was notified, nor that the store lost it (Input.SendUnseen).
+	Unseen bool
 }
 
 // Transition is the dedup state machine: given what was notified and what
@@ -130,7 +140,7 @@ type Step struct {
 // function; its table test covers every (marker, status, tier) case.
 //
 //	marker        firing, same tier   firing, other tier   resolved
-//	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down or lost its state since the alert started)
+//	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down or lost its state since the alert started, or SendUnseen)
 //	firing        Skip / reminder     Send firing          Send resolved (to the marker's incident)
 //	resolved      Send firing (re-fire, own claim)         Skip
 func Transition(in Input) Step {
@@ -138,6 +148,8 @@ func Transition(in Input) Step {
 	switch {
 	case !in.Firing && !in.Found && (in.StoreDown || in.StoreLost):
 		return Step{Verdict: SendIfRouted, Kind: alert.KindResolved}
+	case !in.Firing && !in.Found && in.SendUnseen:
+		return Step{Verdict: SendIfRouted, Kind: alert.KindResolved, Unseen: true}
 	case !in.Firing && !in.Found:
 		return Step{Verdict: Ignore}
 	case !in.Firing && m.Resolved:

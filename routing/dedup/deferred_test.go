@@ -1,0 +1,129 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// redisStore is a client of a real redis-server, and the server.
+func redisStore(t *testing.T) (store.Store, *redistest.Server) {
+	t.Helper()
+	srv := redistest.Start(t)
+	cfg := store.DefaultRedisConfig()
+	cfg.Addrs = []string{srv.Addr()}
+	cfg.MaxRetries = -1
+	cfg.DialTimeout = model.Duration(200 * time.Millisecond)
+	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st, srv
+}
+
+// answersOnClose is a store whose Set fails until the retrier's loop has
+// ended (its done channel closed): only Close's last attempt can succeed.
+type answersOnClose struct {
+	store.Store
+	done  <-chan struct{}
+	tries atomic.Int32
+}
+
+func (s *answersOnClose) Set(ctx context.Context, e []store.Entry) error {
+	s.tries.Add(1)
+	select {
+	case <-s.done:
+		return s.Store.Set(ctx, e)
+	default:
+		return fmt.Errorf("dial tcp: connection refused: %w", store.ErrUnavailable)
+	}
+}
+
+// The store answers again between the retrier's last retry and the
+// shutdown: Close applies what was queued instead of dropping it (before,
+// it only logged it — the markers of a firing sent during the outage were
+// lost, and its resolve sent nowhere).
+func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
+	st, _ := redisStore(t)
+	m := NewDeferredMetrics(nil)
+	s := &answersOnClose{Store: st}
+	d := NewDeferred(s, m, nil)
+	s.done = d.done
+	d.Set([]store.Entry{{Key: "n:marker", Value: "page|1|inc", TTL: time.Hour}})
+	for s.tries.Load() == 0 {
+		time.Sleep(time.Millisecond) // the loop's own attempt fails first
+	}
+	d.Close()
+	v, found, err := st.Get(t.Context(), []string{"n:marker"})
+	if err != nil || !found[0] || v[0] != "page|1|inc" {
+		t.Fatalf("after Close: %q found=%v err=%v; want the deferred marker written", v, found, err)
+	}
+	if got := testutil.ToFloat64(m.dropped); got != 0 {
+		t.Errorf("dropped = %v, want 0", got)
+	}
+	if got := testutil.ToFloat64(m.pending); got != 0 {
+		t.Errorf("pending gauge = %v, want 0", got)
+	}
+}
+
+// The store is still down at shutdown: what Close gives up is counted in
+// alertrouter_dedup_deferred_dropped_total (before, only logged), and the
+// pending gauge no longer counts it. A write queued after Close is given
+// up and counted too.
+func TestCloseCountsTheWritesItGivesUp(t *testing.T) {
+	st, srv := redisStore(t)
+	srv.Kill()
+	m := NewDeferredMetrics(nil)
+	d := NewDeferred(st, m, nil)
+	d.Set([]store.Entry{{Key: "n:a", Value: "page|1|inc", TTL: time.Hour}})
+	d.Incidents([]store.IncidentOp{{Key: "inc:x", Step: store.StepResolved, Token: "c:1"}})
+	d.DeleteIfEqual([]store.Entry{{Key: "n:b", Value: "c:1"}})
+	d.Close()
+	if got := testutil.ToFloat64(m.dropped); got != 3 {
+		t.Errorf("dropped = %v, want 3", got)
+	}
+	if got := testutil.ToFloat64(m.pending); got != 0 {
+		t.Errorf("pending gauge = %v, want 0", got)
+	}
+	d.Set([]store.Entry{{Key: "n:late", Value: "page|1|inc"}})
+	if got, n := testutil.ToFloat64(m.dropped), d.Len(); got != 4 || n != 0 {
+		t.Errorf("after a write queued past Close: dropped = %v, queued = %d; want 4 and 0", got, n)
+	}
+	d.Close() // twice: nothing
+}
+
+// A write older than MaxAge is given up and counted, without a restart.
+func TestAWriteOlderThanMaxAgeIsCountedDropped(t *testing.T) {
+	st, srv := redisStore(t)
+	srv.Kill()
+	m := NewDeferredMetrics(nil)
+	d := NewDeferred(st, m, nil)
+	t.Cleanup(d.Close)
+	d.mu.Lock()
+	d.maxAge = time.Millisecond
+	d.mu.Unlock()
+	d.Set([]store.Entry{{Key: "n:a", Value: "page|1|inc"}})
+	deadline := time.Now().Add(10 * time.Second)
+	for d.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the old write is still queued after 10s")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
+	}
+	if got := testutil.ToFloat64(m.dropped); got != 1 {
+		t.Errorf("dropped = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(m.pending); got != 0 {
+		t.Errorf("pending gauge = %v, want 0", got)
+	}
+}
