@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/prometheus/alertmanager/timeinterval"
@@ -82,18 +83,72 @@ type Config struct {
 // EnableReplay lets it re-send dead letters (the same as `router
 // dead-letters replay`).
 type ConsoleConfig struct {
+	// EnableReplay lets the console re-send dead letters. It needs the
+	// console protected: Auth, or basic_auth_users (or required TLS client
+	// certificates) in the web configuration (CheckWebConfig).
 	EnableReplay bool `yaml:"enable_replay,omitempty"`
 	// ExternalURL is the router's address as people reach it; when set,
-	// every PagerDuty and Slack notification links to its incident's page.
+	// every PagerDuty and Slack notification links to its incident's page,
+	// and its host is one the console and the lifecycle endpoints accept
+	// state-changing requests for (see ExternalHost).
 	ExternalURL string `yaml:"external_url,omitempty"`
+	// Auth guards the console (every page, /explain, /journal.jsonl,
+	// /dead-letters and its replay, /static), Go's profiles under
+	// /debug/pprof/ and the lifecycle endpoints /-/reload and /-/quit; nil
+	// leaves them open. It leaves /webhook (guarded by the top-level auth),
+	// /slack/* (Slack's signatures), /metrics, /-/healthy and /-/ready as
+	// they are, so it combines with both. basic_auth is what browsers
+	// prompt for; bearer_token serves scripts.
+	Auth *AuthConfig `yaml:"auth,omitempty"`
 }
 
-// AuthConfig is the inbound authentication of POST /webhook. With neither
-// a bearer token nor basic auth set, webhooks are accepted unauthenticated.
+// ExternalHost returns the host name of ExternalURL, lower-cased and
+// without its port; "" when ExternalURL is unset or invalid.
+func (c ConsoleConfig) ExternalHost() string {
+	u, err := url.Parse(c.ExternalURL)
+	if c.ExternalURL == "" || err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+// AuthConfig is an inbound authentication: the top-level `auth` (POST
+// /webhook) and `console.auth`. With neither a bearer token nor basic auth
+// set, requests are accepted unauthenticated; with both, either suffices.
 type AuthConfig struct {
 	BearerToken     commoncfg.Secret `yaml:"bearer_token,omitempty"`
 	BearerTokenFile string           `yaml:"bearer_token_file,omitempty"`
 	BasicAuth       *BasicAuth       `yaml:"basic_auth,omitempty"`
+}
+
+// Bearer reports whether a bearer token is set (inline or from a file).
+func (a AuthConfig) Bearer() bool { return a.BearerToken != "" || a.BearerTokenFile != "" }
+
+// Enabled reports whether the authentication asks for anything.
+func (a AuthConfig) Enabled() bool { return a.Bearer() || a.BasicAuth != nil }
+
+// validate returns the problems of the block at YAML path path.
+func (a AuthConfig) validate(path string) []error {
+	var errs []error
+	if a.BearerToken != "" && a.BearerTokenFile != "" {
+		errs = append(errs, fmt.Errorf("%s: at most one of bearer_token and bearer_token_file may be set", path))
+	}
+	if ba := a.BasicAuth; ba != nil {
+		if ba.Username == "" {
+			errs = append(errs, fmt.Errorf("%s.basic_auth.username: required", path))
+		}
+		if (ba.Password == "") == (ba.PasswordFile == "") {
+			errs = append(errs, fmt.Errorf("%s.basic_auth: exactly one of password and password_file must be set", path))
+		}
+	}
+	return errs
+}
+
+func (a *AuthConfig) resolvePaths(dir string) {
+	a.BearerTokenFile = resolve(dir, a.BearerTokenFile)
+	if a.BasicAuth != nil {
+		a.BasicAuth.PasswordFile = resolve(dir, a.BasicAuth.PasswordFile)
+	}
 }
 
 // BasicAuth is a username and password for inbound basic auth.
@@ -244,12 +299,12 @@ func Parse(b []byte, dir string) (*Config, error) {
 	c := Default()
 	c.secrets.Add(expanded...)
 	if err := yaml.UnmarshalStrict(b, c); err != nil {
-		return nil, c.secrets.Error(fmt.Errorf("parse YAML: %w", err))
+		return nil, c.Redact(fmt.Errorf("parse YAML: %w", err))
 	}
 	c.collectSecrets()
 	c.resolvePaths(dir)
 	if err := c.Validate(); err != nil {
-		return nil, c.secrets.Error(err)
+		return nil, c.Redact(err)
 	}
 	return c, nil
 }
@@ -262,9 +317,9 @@ func resolve(dir, p string) string {
 }
 
 func (c *Config) resolvePaths(dir string) {
-	c.Auth.BearerTokenFile = resolve(dir, c.Auth.BearerTokenFile)
-	if c.Auth.BasicAuth != nil {
-		c.Auth.BasicAuth.PasswordFile = resolve(dir, c.Auth.BasicAuth.PasswordFile)
+	c.Auth.resolvePaths(dir)
+	if c.Console.Auth != nil {
+		c.Console.Auth.resolvePaths(dir)
 	}
 	for i, t := range c.Templates {
 		c.Templates[i] = resolve(dir, t)
@@ -325,24 +380,20 @@ func (c *Config) Validate() error {
 	errs = append(errs, prefix("policies", c.Policies.Validate())...)
 	if u := c.Console.ExternalURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", u))
+			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", redact.URL(u)))
 		}
+	}
+	if a := c.Console.Auth; a != nil {
+		if !a.Enabled() {
+			errs = append(errs, errors.New("console.auth: set basic_auth (username, password or password_file) or bearer_token(_file); remove the block to leave the console open"))
+		}
+		errs = append(errs, a.validate("console.auth")...)
 	}
 	errs = append(errs, c.Flap.Validate())
 	if c.Prometheus != nil {
 		errs = append(errs, c.Prometheus.Validate())
 	}
-	if c.Auth.BearerToken != "" && c.Auth.BearerTokenFile != "" {
-		errs = append(errs, errors.New("auth: at most one of bearer_token and bearer_token_file may be set"))
-	}
-	if ba := c.Auth.BasicAuth; ba != nil {
-		if ba.Username == "" {
-			errs = append(errs, errors.New("auth.basic_auth.username: required"))
-		}
-		if (ba.Password == "") == (ba.PasswordFile == "") {
-			errs = append(errs, errors.New("auth.basic_auth: exactly one of password and password_file must be set"))
-		}
-	}
+	errs = append(errs, c.Auth.validate("auth")...)
 	if c.Webhook.MaxBodyBytes <= 0 {
 		errs = append(errs, errors.New("webhook.max_body_bytes: must be positive"))
 	}

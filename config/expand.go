@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -11,6 +12,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	yaml3 "go.yaml.in/yaml/v3"
+
+	"github.com/alertrouter/alertrouter/internal/redact"
 )
 
 var (
@@ -160,9 +163,22 @@ func walkStrings(v reflect.Value, f func(reflect.StructField, reflect.Value)) {
 }
 
 // Redact returns err with every secret of the config hidden from its
-// message: what callers building on a loaded config (notifiers, templates,
-// the store client) wrap their errors in before printing them.
-func (c *Config) Redact(err error) error { return c.secrets.Error(err) }
+// message, and the credentials of every URL in it (redact.Text: a library's
+// error may print a URL whole, as prometheus/common does with a proxy_url
+// that does not parse): what callers building on a loaded config
+// (notifiers, templates, the store client) wrap their errors in before
+// printing them. An error with nothing to hide is returned as it is.
+func (c *Config) Redact(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if hidden := c.RedactString(msg); hidden != msg {
+		return errors.New(hidden)
+	}
+	return err
+}
 
-// RedactString hides every secret of the config in s.
-func (c *Config) RedactString(s string) string { return c.secrets.String(s) }
+// RedactString hides every secret of the config in s, and the credentials
+// of every URL in it.
+func (c *Config) RedactString(s string) string { return redact.Text(c.secrets.String(s)) }

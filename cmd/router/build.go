@@ -298,7 +298,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	p.Flap = &fl
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	if p.Live, err = d.liveLookup(cfg); err != nil {
-		return nil, err
+		return nil, cfg.Redact(err) // prometheus/common's errors may print a URL whole
 	}
 	edge, err := edgeOptions(cfg)
 	if err != nil {
@@ -325,19 +325,45 @@ func atPath(path string, err error) error {
 
 func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 	e := webhook.EdgeOptions{MaxBodyBytes: cfg.Webhook.MaxBodyBytes, Timeout: time.Duration(cfg.Webhook.Timeout), MaxConcurrent: cfg.Webhook.MaxConcurrent}
-	tok, err := notify.ReadSecret(cfg.Auth.BearerToken, cfg.Auth.BearerTokenFile)
-	if err != nil {
-		return e, fmt.Errorf("auth.bearer_token_file: %w", err)
+	var err error
+	if e.Auth, err = readAuth("auth", cfg.Auth); err != nil {
+		return e, err
 	}
-	e.Auth.BearerToken = tok
-	if ba := cfg.Auth.BasicAuth; ba != nil {
-		pw, err := notify.ReadSecret(ba.Password, ba.PasswordFile)
-		if err != nil {
-			return e, fmt.Errorf("auth.basic_auth.password_file: %w", err)
+	if a := cfg.Console.Auth; a != nil {
+		if e.ConsoleAuth, err = readAuth("console.auth", *a); err != nil {
+			return e, err
 		}
-		e.Auth.Username, e.Auth.Password = ba.Username, pw
+		// An empty secret file would leave the console open (no token) or
+		// open to an empty password: refused.
+		if a.Bearer() && e.ConsoleAuth.BearerToken == "" {
+			return e, errors.New("console.auth.bearer_token_file: the file is empty")
+		}
+		if a.BasicAuth != nil && e.ConsoleAuth.Password == "" {
+			return e, errors.New("console.auth.basic_auth.password_file: the file is empty")
+		}
+	}
+	if h := cfg.Console.ExternalHost(); h != "" {
+		e.ConsoleHosts = []string{h}
 	}
 	return e, nil
+}
+
+// readAuth reads the secrets of the auth block at YAML path path.
+func readAuth(path string, a config.AuthConfig) (webhook.Auth, error) {
+	var out webhook.Auth
+	tok, err := notify.ReadSecret(a.BearerToken, a.BearerTokenFile)
+	if err != nil {
+		return out, fmt.Errorf("%s.bearer_token_file: %w", path, err)
+	}
+	out.BearerToken = tok
+	if ba := a.BasicAuth; ba != nil {
+		pw, err := notify.ReadSecret(ba.Password, ba.PasswordFile)
+		if err != nil {
+			return out, fmt.Errorf("%s.basic_auth.password_file: %w", path, err)
+		}
+		out.Username, out.Password = ba.Username, pw
+	}
+	return out, nil
 }
 
 // liveLookup returns the live SLO lookup of cfg's generation (nil without a

@@ -30,6 +30,12 @@ func (m *Main) checkConfig(testRoute string) int {
 	if err != nil {
 		return fail(err)
 	}
+	// What serve refuses with the same --web.config.file (none when not
+	// given): basic_auth_users in front of Slack triage or a bearer
+	// webhook, a replaying console nothing protects.
+	if err := m.checkWebConfig(cfg); err != nil {
+		return fail(err)
+	}
 	// Build exactly what serve builds (notifiers with their secrets and
 	// templates, the edge's auth, the store client without connecting),
 	// on a throwaway registry and a silent logger, then drop it.

@@ -189,13 +189,14 @@ receivers:
 	}
 }
 
-// console.enable_replay without a web configuration (no authentication in
-// front of the console) is said at startup: auth: guards /webhook only.
-func TestReplayWithoutWebAuthIsWarnedAbout(t *testing.T) {
+// console.enable_replay with nothing in front of the console (no
+// console.auth, no web configuration's users) is refused at startup,
+// naming console.auth: auth: guards /webhook only.
+func TestReplayWithoutConsoleProtectionIsRefused(t *testing.T) {
 	p := writeFile(t, "router.yml", "console: {enable_replay: true}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-	_, _, log := serveWithStdout(t, p)
-	if !strings.Contains(log.String(), "enable_replay is on without --web.config.file") {
-		t.Fatalf("no warning about replay without web authentication:\n%s", log.String())
+	code, log := serveExit(t, p)
+	if code != 1 || !strings.Contains(log, "console.enable_replay: the console is unprotected") || !strings.Contains(log, "console.auth") {
+		t.Fatalf("serve with an unprotected replaying console: exit %d, log:\n%s\nwant exit 1 naming console.auth", code, log)
 	}
 }
 

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -132,6 +134,9 @@ func (rt *runtime) reload() error {
 	if err != nil {
 		return err
 	}
+	if err := rt.m.checkWebConfig(cfg); err != nil {
+		return err
+	}
 	old := rt.current.Load()
 	st := old.state
 	if !sameStore(old.state.cfg, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
@@ -159,6 +164,39 @@ func (rt *runtime) reload() error {
 	}
 	rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
 	return nil
+}
+
+// checkWebConfig returns what keeps cfg from serving with the web
+// configuration of --web.config.file, read now (exporter-toolkit reads it
+// on every request): config.Config.CheckWebConfig.
+func (m *Main) checkWebConfig(cfg *config.Config) error {
+	path := ""
+	if m.webFlags != nil && m.webFlags.WebConfigFile != nil {
+		path = *m.webFlags.WebConfigFile
+	}
+	w, err := config.LoadWebConfig(path)
+	if err != nil {
+		return err
+	}
+	return cfg.Redact(cfg.CheckWebConfig(w))
+}
+
+// listenHosts returns the host names of the --web.listen-address values
+// (lower-case, without port; none for an empty host or an IP address):
+// state-changing console requests are accepted for them.
+func listenHosts(addrs []string) []string {
+	var hosts []string
+	for _, a := range addrs {
+		h, _, err := net.SplitHostPort(a)
+		if err != nil || h == "" {
+			continue
+		}
+		if _, err := netip.ParseAddr(h); err == nil {
+			continue
+		}
+		hosts = append(hosts, strings.ToLower(h))
+	}
+	return hosts
 }
 
 // serverTimeouts bounds every phase of a connection from the webhook
@@ -212,9 +250,12 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		m.logger.Warn("no configuration file: running on the embedded defaults — in-memory dedup store (one replica only, state lost on restart), the seed's default policies, and the `log` receiver printing each notification to stdout",
 			"how_to_configure", "write router.yml (see README: store.redis for Redis/Sentinel/Cluster, receivers with pagerduty_configs and slack_configs) and pass --config.file=router.yml")
 	}
-	if cfg.Console.EnableReplay && (m.webFlags == nil || m.webFlags.WebConfigFile == nil || *m.webFlags.WebConfigFile == "") {
-		m.logger.Warn("console.enable_replay is on without --web.config.file: anyone who reaches the router can re-send dead letters (auth: protects /webhook only)",
-			"how_to_protect", "set basic auth or TLS client certificates in a --web.config.file, or put an authenticating proxy in front")
+	// A combination with the web configuration that cannot serve (its
+	// basic auth in front of Slack triage or a bearer webhook, a replaying
+	// console nothing protects) stops the router here, loudly, rather than
+	// have it start and answer 401 to every Slack click or webhook.
+	if err := m.checkWebConfig(cfg); err != nil {
+		return fmt.Errorf("refusing to start: %w", err)
 	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		m.logger.Warn("the root route's receiver has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", "receiver", cfg.Route.Receiver)
@@ -262,7 +303,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		cancel()
 		drainOnce.Do(func() { close(drainNow) })
 	}
-	var opts []webhook.Option
+	opts := []webhook.Option{webhook.WithKnownHosts(listenHosts(*m.webFlags.WebListenAddresses)...)}
 	if m.lifecycle {
 		opts = append(opts, webhook.WithLifecycle(quit))
 	}

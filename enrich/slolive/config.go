@@ -10,6 +10,8 @@ import (
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
+
+	"github.com/alertrouter/alertrouter/internal/redact"
 )
 
 // Config is the `prometheus` section of the router's configuration: where
@@ -85,7 +87,9 @@ func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	*c = DefaultConfig()
 	type plain Config
 	if err := unmarshal((*plain)(c)); err != nil {
-		return fmt.Errorf("decode prometheus: %w", err)
+		// A proxy_url that does not parse is printed whole by its decoder:
+		// its credentials hidden.
+		return fmt.Errorf("decode prometheus: %s", redact.Text(err.Error()))
 	}
 	return c.Validate()
 }
@@ -109,7 +113,7 @@ func (c *Config) Validate() error {
 		add("prometheus.cache_ttl: must not be negative, got %s", c.CacheTTL)
 	}
 	if err := c.HTTPConfig.Validate(); err != nil {
-		add("prometheus.http_config: %v", err)
+		add("prometheus.http_config: %s", redact.Text(err.Error())) // a proxy_url's credentials hidden
 	}
 	for _, f := range []struct{ key, text string }{
 		{"prometheus.expr.burn_rate", c.Expr.BurnRate},
@@ -136,20 +140,22 @@ func parseTemplate(name, text string) (*template.Template, error) {
 }
 
 // baseURL checks a Prometheus URL (http or https, a host, no query) and
-// returns it without a trailing slash.
+// returns it without a trailing slash. Its errors print the URL with its
+// credentials hidden (redact.URL): they reach check-config, the logs and
+// the answer of POST /-/reload.
 func baseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%q is not a URL", redact.URL(raw)) // url.Parse's error would print raw whole
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return "", fmt.Errorf("%q: scheme must be http or https", raw)
+		return "", fmt.Errorf("%q: scheme must be http or https", redact.URL(raw))
 	}
 	if u.Host == "" {
-		return "", fmt.Errorf("%q: no host", raw)
+		return "", fmt.Errorf("%q: no host", redact.URL(raw))
 	}
 	if u.RawQuery != "" || u.Fragment != "" {
-		return "", fmt.Errorf("%q: must not have a query or fragment", raw)
+		return "", fmt.Errorf("%q: must not have a query or fragment", redact.URL(raw))
 	}
 	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/"), nil
 }

@@ -5,7 +5,9 @@ package redact
 import (
 	"errors"
 	"net/url"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -66,6 +68,33 @@ func unparsed(raw string) string {
 		}
 	}
 	return prefix + s
+}
+
+var (
+	// quotedURL is a Go-quoted string (%q) that holds a URL: how net/url's
+	// parse errors and most of ours print the URL they refuse.
+	quotedURL = regexp.MustCompile(`"[A-Za-z][A-Za-z0-9+.-]*://(?:[^"\\]|\\.)*"`)
+	// userinfo is the user:password@ of a URL written bare in text.
+	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s/?#@"'\x60]*@`)
+)
+
+// Text hides the credentials of every URL written in text, wherever it comes
+// from (a library's error about a URL it refused: prometheus/common's
+// proxy_url, net/url's parse errors): each quoted URL is replaced by its
+// URL redaction, and the password of a bare user:password@ URL by xxxxx.
+// Text without "://" is returned unchanged.
+func Text(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	text = quotedURL.ReplaceAllStringFunc(text, func(q string) string {
+		raw, err := strconv.Unquote(q)
+		if err != nil {
+			return q // left to the bare-URL pass below
+		}
+		return strconv.Quote(URL(raw))
+	})
+	return userinfo.ReplaceAllString(text, "${1}xxxxx@")
 }
 
 // Secrets hides known secret values in text.

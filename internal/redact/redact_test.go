@@ -59,3 +59,22 @@ func TestURLHidesTheSecretsOfAURLThatDoesNotParse(t *testing.T) {
 		}
 	}
 }
+
+// Text hides the credentials of URLs however an error prints them: quoted
+// (net/url's parse errors, a config key's own message), or bare.
+func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
+	for in, want := range map[string]string{
+		`alertmanager.url: "ftp://am:SUPERSECRET@am:9093" is not an absolute http(s) URL`: `alertmanager.url: "ftp://am:xxxxx@am:9093" is not an absolute http(s) URL`,
+		`parse YAML: parse "http://u:SUPERSECRET@proxy/%zz": invalid URL escape "%zz"`:    `parse YAML: parse "<secret>@proxy/%zz": invalid URL escape "%zz"`,
+		`prometheus.url: "http://p:SUPERSECRET@prom:9090/?x=1": must not have a query`:    `prometheus.url: "http://p:xxxxx@prom:9090/?xxxxx": must not have a query`,
+		`proxy http://u:SUPERSECRET@proxy:3128 refused`:                                   `proxy http://u:xxxxx@proxy:3128 refused`,
+		`url "http://a\"b:SUPERSECRET@h/" odd`:                                            `url "<secret>@h/" odd`,
+		`no URL here: "user:pass"`:                                                        `no URL here: "user:pass"`,
+		`route "http://example.com/x" ok`:                                                 `route "http://example.com/x" ok`,
+	} {
+		got := Text(in)
+		if strings.Contains(got, "SUPERSECRET") || got != want {
+			t.Errorf("Text(%q) =\n  %q, want\n  %q", in, got, want)
+		}
+	}
+}

@@ -18,6 +18,8 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
+
+	"github.com/alertrouter/alertrouter/internal/redact"
 )
 
 // Config is the top-level `alertmanager:` block of the router's config:
@@ -42,10 +44,10 @@ type Config struct {
 func (c *Config) Validate() error {
 	var errs []error
 	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("url: %q is not an absolute http(s) URL", c.URL))
+		errs = append(errs, fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(c.URL))) // its credentials hidden
 	}
 	if err := c.HTTPConfig.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("http_config: %w", err))
+		errs = append(errs, fmt.Errorf("http_config: %s", redact.Text(err.Error()))) // a proxy_url's credentials hidden
 	}
 	return errors.Join(errs...)
 }
@@ -99,7 +101,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	hc, err := commoncfg.NewClientFromConfig(cfg.HTTPConfig, "alertrouter-silences")
 	if err != nil {
-		return nil, fmt.Errorf("alertmanager: http_config: %w", err)
+		return nil, fmt.Errorf("alertmanager: http_config: %s", redact.Text(err.Error()))
 	}
 	hc.Timeout = cfg.Timeout
 	if hc.Timeout <= 0 {

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	_ "net/http/pprof" // registers the profiles on http.DefaultServeMux
+	"net/netip"
 	"net/url"
 	"os"
 	"slices"
@@ -29,8 +30,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// Auth checks inbound webhooks. A zero Auth lets every request through.
-// Bearer and basic auth may both be set; either one then suffices.
+// Auth checks inbound requests: webhooks (the config's `auth`) and the
+// console's routes (`console.auth`). A zero Auth lets every request
+// through. Bearer and basic auth may both be set; either one then suffices.
 type Auth struct {
 	BearerToken string
 	Username    string
@@ -70,6 +72,15 @@ func (a Auth) challenge() string {
 	return `Basic realm="alertrouter"`
 }
 
+// browserChallenge is the challenge of what people open in a browser (the
+// console): Basic whenever basic auth is set, so the browser prompts.
+func (a Auth) browserChallenge() string {
+	if a.Username != "" {
+		return `Basic realm="alertrouter"`
+	}
+	return a.challenge()
+}
+
 // Processor runs the dispatch core on one decoded webhook. A non-nil error
 // that is an *alert.DeliveryError is answered 5xx (502 when no failure is
 // retryable); the summary is the answer's body either way.
@@ -98,7 +109,18 @@ type Runtime interface {
 
 // EdgeOptions are the webhook edge's settings.
 type EdgeOptions struct {
+	// Auth guards POST /webhook (the config's `auth`).
 	Auth Auth
+	// ConsoleAuth guards the console (every path it serves), Go's profiles
+	// under /debug/pprof/ and the lifecycle endpoints /-/reload and
+	// /-/quit (`console.auth`); zero leaves them open. /webhook, /slack/*,
+	// /metrics, /-/healthy and /-/ready never ask for it.
+	ConsoleAuth Auth
+	// ConsoleHosts are host names (console.external_url's), lower-case and
+	// without port, for which the console and the lifecycle endpoints
+	// accept state-changing requests, besides localhost, IP addresses and
+	// the hosts of WithKnownHosts (see KnownHost).
+	ConsoleHosts []string
 	// MaxBodyBytes bounds a webhook body; larger ones get 413.
 	MaxBodyBytes int64
 	// Timeout bounds the processing of one webhook, notifications included;
@@ -123,6 +145,14 @@ type Option func(*serverOptions)
 type serverOptions struct {
 	lifecycle bool
 	quit      func()
+	hosts     []string
+}
+
+// WithKnownHosts adds host names (lower-case, without port: those of
+// --web.listen-address) to those the state-changing console and lifecycle
+// requests are accepted for (see KnownHost).
+func WithKnownHosts(hosts ...string) Option {
+	return func(o *serverOptions) { o.hosts = append(o.hosts, hosts...) }
 }
 
 // WithLifecycle enables POST /-/reload and POST|PUT /-/quit (Prometheus'
@@ -143,6 +173,13 @@ type errorBody struct {
 // GET /-/healthy, GET /-/ready, with WithLifecycle POST /-/reload and
 // /-/quit, Go's profiles under /debug/pprof/, and every other path to rt's
 // Console() handler when rt has one.
+//
+// The console, the profiles and the lifecycle endpoints ask for the
+// generation's EdgeOptions.ConsoleAuth (401 with a Basic challenge
+// otherwise); a state-changing request to the console or the lifecycle
+// endpoints (anything but GET, HEAD, OPTIONS and the side-effect-free POST
+// /explain) must also name a known Host (KnownHost), or it is refused 403:
+// a DNS-rebinding page is same-origin with the router by its own name.
 func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slog.Logger, opts ...Option) http.Handler {
 	var so serverOptions
 	for _, o := range opts {
@@ -182,6 +219,29 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		},
 	}))
 	h := &webhook{rt: rt, m: m, logger: logger}
+	// guard asks for console.auth: the console, the profiles and the
+	// lifecycle endpoints.
+	guard := func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			a := rt.Current().Options.ConsoleAuth
+			if !a.allow(c.Request()) {
+				c.Response().Header().Set("WWW-Authenticate", a.browserChallenge())
+				return c.JSON(http.StatusUnauthorized, errorBody{Error: "missing or invalid credentials: the console, /debug/pprof/ and the lifecycle endpoints need console.auth's"})
+			}
+			return next(c)
+		}
+	}
+	// knownHost reports whether a state-changing request names a Host the
+	// router knows; unknownHost refuses one that does not (DNS rebinding).
+	knownHost := func(c echo.Context) bool {
+		host := c.Request().Host
+		return KnownHost(host, rt.Current().Options.ConsoleHosts) || KnownHost(host, so.hosts)
+	}
+	unknownHost := func(c echo.Context) error {
+		return c.JSON(http.StatusForbidden, errorBody{Error: "request for host " + strconv.Quote(c.Request().Host) +
+			" refused: state-changing requests (replay, reload, quit) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
+			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
+	}
 	e.POST("/webhook", h.serve)
 	slackHandler := func(c echo.Context) error {
 		h := rt.Current().Options.Interactions
@@ -219,6 +279,9 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		if !SameOrigin(c.Request()) {
 			return crossSite(c)
 		}
+		if !knownHost(c) {
+			return unknownHost(c)
+		}
 		if so.quit != nil {
 			so.quit()
 		}
@@ -228,6 +291,9 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		if !SameOrigin(c.Request()) {
 			return crossSite(c)
 		}
+		if !knownHost(c) {
+			return unknownHost(c)
+		}
 		if err := rt.Reload(); err != nil {
 			return c.JSON(http.StatusInternalServerError, errorBody{Error: "reload failed, previous config still serving: " + err.Error()})
 		}
@@ -236,14 +302,16 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	if !so.lifecycle {
 		quit, reload = lifecycleOff, lifecycleOff
 	}
+	quit, reload = guard(quit), guard(reload)
 	e.POST("/-/quit", quit)
 	e.PUT("/-/quit", quit)
 	e.POST("/-/reload", reload)
 	// Go's profiles (net/http/pprof registers them on http.DefaultServeMux:
 	// the index, profile, heap, allocs, goroutine, block, mutex, trace …),
-	// served as Prometheus and Alertmanager serve them, behind the same web
-	// configuration (TLS, basic auth).
-	e.Any("/debug/pprof/*", echo.WrapHandler(http.DefaultServeMux))
+	// served as Prometheus and Alertmanager serve them, behind console.auth
+	// (the command line and every goroutine's stack are in there) and the
+	// web configuration (TLS, basic auth).
+	e.Any("/debug/pprof/*", guard(echo.WrapHandler(http.DefaultServeMux)))
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
 		// The console's catch-all would answer its HTML 404 to a wrong
 		// method on the router's own endpoints: they say 405 and which
@@ -268,7 +336,16 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 				return c.JSON(http.StatusMethodNotAllowed, errorBody{Error: c.Request().Method + " " + path + ": method not allowed (use " + allow + ")"})
 			})
 		}
-		e.Any("/*", echo.WrapHandler(c.Console())) // the operations console (routing/console) at /
+		console := c.Console()
+		// The operations console (routing/console) at /, behind
+		// console.auth; what changes state (replay) only for a known Host.
+		e.Any("/*", guard(func(c echo.Context) error {
+			if changesState(c.Request()) && !knownHost(c) {
+				return unknownHost(c)
+			}
+			console.ServeHTTP(c.Response(), c.Request())
+			return nil
+		}))
 	}
 	return e
 }
@@ -509,12 +586,48 @@ func isTimeout(err error) bool {
 	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
+// changesState reports whether a console request may change state: any
+// method but GET, HEAD and OPTIONS, except POST /explain, which decides a
+// pasted payload and sends nothing.
+func changesState(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return r.Method != http.MethodPost || r.URL.Path != "/explain"
+}
+
+// KnownHost reports whether host (a request's Host: a name or an IP
+// address, with or without a port) is one the router may take a
+// state-changing request for: an IP address, localhost, or one of known
+// (lower-case names without port: console.external_url's host, the
+// --web.listen-address hosts). A request without Host (HTTP/1.0) is no
+// browser's and passes. A page of another site that points its own name
+// at the router's address (DNS rebinding) is same-origin with the router
+// by that name, so SameOrigin lets it through: its Host, that name, is
+// refused here.
+func KnownHost(host string, known []string) bool {
+	name := host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		name = h
+	}
+	name = strings.TrimSuffix(strings.ToLower(strings.Trim(name, "[]")), ".")
+	if name == "" || name == "localhost" {
+		return true
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return true
+	}
+	return slices.Contains(known, name)
+}
+
 // SameOrigin reports whether r may change state on behalf of the browser
 // that sent it: not a request another site's page made (a form posted
 // cross-site carries Sec-Fetch-Site: cross-site or same-site, or an
 // Origin naming another host). A request without either header is no
-// browser's (curl, a script): the web configuration's authentication is
-// its guard. Browsers attach cached basic-auth credentials to cross-site
+// browser's (curl, a script): authentication (console.auth, the web
+// configuration's) is its guard. Requests a DNS-rebinding page makes pass
+// it (their Origin is the Host they name): KnownHost refuses those. Browsers attach cached basic-auth credentials to cross-site
 // form posts, so authentication alone does not stop them.
 func SameOrigin(r *http.Request) bool {
 	if s := r.Header.Get("Sec-Fetch-Site"); s != "" {

@@ -1,0 +1,107 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
+)
+
+// LoadWebConfig reads the exporter-toolkit web configuration at path (the
+// file of --web.config.file) as exporter-toolkit reads it (strict YAML);
+// "" is no web configuration: nil, nil.
+func LoadWebConfig(path string) (*web.Config, error) {
+	if path == "" {
+		return nil, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--web.config.file: %w", err)
+	}
+	w, err := ParseWebConfig(b)
+	if err != nil {
+		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
+	}
+	return w, nil
+}
+
+// ParseWebConfig parses the content of an exporter-toolkit web
+// configuration.
+func ParseWebConfig(b []byte) (*web.Config, error) {
+	var w web.Config
+	if err := yaml.UnmarshalStrict(b, &w); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// SlackTriage returns the YAML paths of the slack_configs entries that list
+// actions: each has Slack send signed requests to /slack/interactions and
+// /slack/commands.
+func (c *Config) SlackTriage() []string {
+	var paths []string
+	for i, r := range c.Receivers {
+		if r == nil {
+			continue
+		}
+		for j, s := range r.SlackConfigs {
+			if s != nil && len(s.Actions.Names) > 0 {
+				paths = append(paths, fmt.Sprintf("receivers[%d].slack_configs[%d].actions", i, j))
+			}
+		}
+	}
+	return paths
+}
+
+// CheckWebConfig returns, joined, every combination of c with the web
+// configuration w (nil: none) that cannot serve, each naming the conflict
+// and its fix; serve refuses to start on them, and check-config given the
+// same --web.config.file fails on them.
+//
+// Exporter-toolkit's basic_auth_users guard every path of the listener,
+// /webhook and /slack/* included: a request without one of their users'
+// credentials is answered 401 before the router sees it. So with them, a
+// Slack triage click (signed by Slack, with no Authorization header) can
+// never arrive, and neither can a webhook authenticated by auth: bearer or
+// by an auth.basic_auth user the web configuration does not know
+// (Alertmanager sends one Authorization header). And console.enable_replay
+// needs the console protected: console.auth, basic_auth_users or required
+// TLS client certificates.
+func (c *Config) CheckWebConfig(w *web.Config) error {
+	var users []string
+	if w != nil {
+		for u := range w.Users {
+			users = append(users, u)
+		}
+		sort.Strings(users)
+	}
+	var errs []error
+	if len(users) > 0 {
+		if triage := c.SlackTriage(); len(triage) > 0 {
+			errs = append(errs, fmt.Errorf("%s: Slack triage cannot work with basic_auth_users in --web.config.file: Slack's signed requests to /slack/interactions and /slack/commands carry no basic-auth credentials, so every click and command would be answered 401. Remove basic_auth_users from the web configuration and protect the console with console.auth (it guards the console, /debug/pprof/ and /-/reload, /-/quit, and leaves /webhook and /slack/* to their own checks)",
+				strings.Join(triage, ", ")))
+		}
+		if c.Auth.Bearer() {
+			errs = append(errs, errors.New("auth.bearer_token: cannot work with basic_auth_users in --web.config.file: Alertmanager sends one Authorization header, and the web configuration answers its bearer token 401 before the router sees it, so no webhook would arrive. Either remove basic_auth_users from the web configuration (protect the console with console.auth), or drop auth: bearer_token and give Alertmanager's webhook_configs http_config the basic_auth of a basic_auth_users user"))
+		}
+		if ba := c.Auth.BasicAuth; ba != nil && !slices.Contains(users, ba.Username) {
+			errs = append(errs, fmt.Errorf("auth.basic_auth.username: %q is not one of the basic_auth_users of --web.config.file (%s): Alertmanager sends one Authorization header, and the web configuration would answer it 401. Use one of those users (same password), drop auth: and let the web configuration check Alertmanager, or remove basic_auth_users and protect the console with console.auth",
+				ba.Username, strings.Join(users, ", ")))
+		}
+	}
+	if c.Console.EnableReplay && c.Console.Auth == nil && len(users) == 0 && !requiresClientCerts(w) {
+		errs = append(errs, errors.New("console.enable_replay: the console is unprotected (no console.auth, no basic_auth_users in --web.config.file): anyone who reaches the router's port could re-send dead letters, PagerDuty pages with the real routing key included. Set console.auth (basic_auth with username and password_file), or turn enable_replay off and replay with `router dead-letters replay`"))
+	}
+	return errors.Join(errs...)
+}
+
+// requiresClientCerts reports whether w lets in only clients with a
+// verified TLS certificate.
+func requiresClientCerts(w *web.Config) bool {
+	return w != nil && w.TLSConfig.ClientAuth == "RequireAndVerifyClientCert"
+}

@@ -1,0 +1,134 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/alertrouter/alertrouter/config"
+)
+
+const routeLog = "route: {receiver: log}\nreceivers:\n  - name: log\n    log_configs: [{}]\n"
+
+const triageReceiver = `  - name: triage
+    slack_configs:
+      - token: xoxb-t
+        channel: '#triage'
+        signing_secret: s1gning-secret
+        actions: [escalate]
+        escalate_to: pd
+  - name: pd
+    pagerduty_configs: [{routing_key: k}]
+`
+
+func mustParse(t *testing.T, y string) *config.Config {
+	t.Helper()
+	c, err := config.Parse([]byte(y), t.TempDir())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, y)
+	}
+	return c
+}
+
+func TestCheckWebConfigNamesEveryConflictAndItsFix(t *testing.T) {
+	users, err := config.ParseWebConfig([]byte("tls_server_config: {cert_file: c, key_file: k}\nbasic_auth_users:\n  prometheus: $2y$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsOnly, err := config.ParseWebConfig([]byte("tls_server_config: {cert_file: c, key_file: k}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientCerts, err := config.ParseWebConfig([]byte("tls_server_config: {cert_file: c, key_file: k, client_ca_file: ca, client_auth_type: RequireAndVerifyClientCert}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, yaml string
+		web        string // users, tls, certs or none
+		want       []string
+	}{
+		{"triage under web users", routeLog + triageReceiver, "users", []string{"receivers[1].slack_configs[0].actions: Slack triage cannot work with basic_auth_users", "console.auth"}},
+		{"bearer under web users", "auth: {bearer_token_file: /x}\n" + routeLog, "users", []string{"auth.bearer_token: cannot work", "basic_auth_users user"}},
+		{"unknown basic user", "auth: {basic_auth: {username: am, password: p4ssword}}\n" + routeLog, "users", []string{`"am" is not one of the basic_auth_users of --web.config.file (prometheus)`}},
+		{"replay, nothing", "console: {enable_replay: true}\n" + routeLog, "none", []string{"console.enable_replay: the console is unprotected", "console.auth"}},
+		{"replay, TLS only", "console: {enable_replay: true}\n" + routeLog, "tls", []string{"console.enable_replay"}},
+		{"replay under web users", "console: {enable_replay: true}\n" + routeLog, "users", nil},
+		{"replay behind client certificates", "console: {enable_replay: true}\n" + routeLog, "certs", nil},
+		{"replay behind console.auth", "console: {enable_replay: true, auth: {basic_auth: {username: ops, password: p4ssword}}}\n" + routeLog, "none", nil},
+		{"triage and bearer, TLS only", "auth: {bearer_token_file: /x}\n" + routeLog + triageReceiver, "tls", nil},
+		{"known basic user", "auth: {basic_auth: {username: prometheus, password: p4ssword}}\n" + routeLog, "users", nil},
+	} {
+		c := mustParse(t, tc.yaml)
+		w := map[string]*web.Config{"users": users, "tls": tlsOnly, "certs": clientCerts, "none": nil}[tc.web]
+		err := c.CheckWebConfig(w)
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("%s: %v, want no conflict", tc.name, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("%s: no conflict found", tc.name)
+			continue
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("%s: %v\ndoes not say %q", tc.name, err, want)
+			}
+		}
+	}
+}
+
+func TestConsoleAuthIsValidatedLikeAuth(t *testing.T) {
+	for y, want := range map[string]string{
+		"console: {auth: {}}\n":                                         "console.auth: set basic_auth",
+		"console: {auth: {basic_auth: {password: p4ssword}}}\n":         "console.auth.basic_auth.username: required",
+		"console: {auth: {basic_auth: {username: ops}}}\n":              "console.auth.basic_auth: exactly one of password and password_file",
+		"console: {auth: {bearer_token: abcd, bearer_token_file: f}}\n": "console.auth: at most one of bearer_token and bearer_token_file",
+	} {
+		_, err := config.Parse([]byte(y+routeLog), t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", y, err, want)
+		}
+	}
+	dir := t.TempDir()
+	c, err := config.Parse([]byte("console:\n  external_url: https://AlertRouter.example.com:8443/ui\n  auth: {basic_auth: {username: ops, password_file: pw}}\n"+routeLog), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Console.Auth.BasicAuth.PasswordFile; got != dir+"/pw" {
+		t.Errorf("password_file = %q, want it resolved against the config's directory", got)
+	}
+	if got := c.Console.ExternalHost(); got != "alertrouter.example.com" {
+		t.Errorf("ExternalHost = %q", got)
+	}
+	found := false
+	for _, f := range c.SecretFiles() {
+		found = found || f == dir+"/pw"
+	}
+	if !found {
+		t.Errorf("SecretFiles %v lacks console.auth's password_file (a rotated password would not reload)", c.SecretFiles())
+	}
+	if s := c.String(); strings.Contains(s, "p4ssword") {
+		t.Errorf("String prints a secret: %s", s)
+	}
+}
+
+// Errors print URLs with their credentials hidden, whichever part of the
+// config (or library) wrote them.
+func TestParseErrorsHideURLCredentials(t *testing.T) {
+	for _, y := range []string{
+		"alertmanager: {url: 'ftp://am:AMPASS7@am:9093'}\n",
+		"prometheus: {url: 'ftp://p:AMPASS7@prom:9090'}\n",
+		"prometheus: {url: 'http://p:AMPASS7@prom:9090/%zz'}\n",
+		"alertmanager: {url: 'http://am:9093', http_config: {proxy_url: 'http://u:AMPASS7@proxy/%zz'}}\n",
+		"console: {external_url: 'ftp://u:AMPASS7@x'}\n",
+	} {
+		_, err := config.Parse([]byte(y+routeLog), t.TempDir())
+		if err == nil || strings.Contains(err.Error(), "AMPASS7") {
+			t.Errorf("%s: %v; want an error without the password", y, err)
+		}
+	}
+}
