@@ -245,9 +245,9 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 		{"allowPrivilegeEscalation", get(c, "securityContext", "allowPrivilegeEscalation"), false},
 		{"dropped capabilities", fmt.Sprint(get(c, "securityContext", "capabilities", "drop")), "[ALL]"},
 		{"cpu request", get(c, "resources", "requests", "cpu"), "50m"},
-		{"memory request", get(c, "resources", "requests", "memory"), "64Mi"},
+		{"memory request", get(c, "resources", "requests", "memory"), "128Mi"},
 		{"cpu limit", get(c, "resources", "limits", "cpu"), "1"},
-		{"memory limit", get(c, "resources", "limits", "memory"), "256Mi"},
+		{"memory limit", get(c, "resources", "limits", "memory"), "512Mi"},
 		{"anti-affinity topology", get(podSpec, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0, "podAffinityTerm", "topologyKey"), "kubernetes.io/hostname"},
 		{"anti-affinity selects its own pods", selects(get(podSpec, "affinity", "podAntiAffinity", "preferredDuringSchedulingIgnoredDuringExecution", 0, "podAffinityTerm", "labelSelector", "matchLabels"), podLabels), true},
 		{"deployment selector selects its pods", selects(get(d, "spec", "selector", "matchLabels"), podLabels), true},
@@ -314,6 +314,11 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 	cfg, err := config.Parse([]byte(routerYML), "/etc/alertrouter")
 	if err != nil {
 		t.Fatalf("router.yml of the ConfigMap does not load with the router's config loader: %v", err)
+	}
+	// The base passes no --web.config.file: router.yml alone must serve
+	// (serve refuses, e.g., a replaying console nothing protects).
+	if err := cfg.CheckWebConfig(nil); err != nil {
+		t.Errorf("the router would refuse to start with the base's router.yml: %v", err)
 	}
 	secretKeys := get(sec, "stringData").(map[interface{}]interface{})
 	var files []string

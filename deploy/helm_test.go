@@ -12,10 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/config"
 )
+
+// webConfig is exporter-toolkit's web configuration (--web.config.file).
+type webConfig = web.Config
 
 const chartDir = "helm/alertrouter"
 
@@ -224,6 +228,12 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 			if err != nil {
 				t.Fatalf("router.yml does not load: %v\n%s", err, get(cm, "data", "router.yml"))
 			}
+			// router.yml and the web config serve together (serve refuses
+			// basic_auth_users with Slack triage or auth: bearer, and an
+			// unprotected replaying console).
+			if err := servesTogether(cfg, m); err != nil {
+				t.Errorf("the router would refuse to start with this rendering: %v", err)
+			}
 			// The grace period covers the shutdown delay, then the drain
 			// of a webhook in flight (webhook.timeout + 5s).
 			grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
@@ -282,6 +292,81 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// servesTogether returns what makes the router refuse the rendered
+// router.yml cfg with the rendered web config (Secret
+// alertrouter-web-config, none when absent): config.CheckWebConfig, as
+// serve and check-config run it.
+func servesTogether(cfg *config.Config, m manifests) error {
+	var web *webConfig
+	if ws := m["Secret/alertrouter-web-config"]; ws != nil {
+		w, err := config.ParseWebConfig([]byte(str(get(ws, "stringData", "web.yml"))))
+		if err != nil {
+			return fmt.Errorf("web.yml of Secret alertrouter-web-config does not parse: %w", err)
+		}
+		web = w
+	}
+	return cfg.CheckWebConfig(web)
+}
+
+// The chart tests' check catches a rendering the router would refuse: the
+// combination values-sentinel.yaml once shipped (web-config basic auth in
+// front of auth: bearer — Alertmanager's webhooks answered 401), and Slack
+// triage behind basic_auth_users.
+func TestHelmRenderingsTheRouterRefusesAreCaught(t *testing.T) {
+	sentinel := chartCases[2]
+	if sentinel.name != "sentinel" {
+		t.Fatalf("chartCases[2] is %s, want sentinel", sentinel.name)
+	}
+	users := filepath.Join(t.TempDir(), "users.yaml")
+	// The probes carry the web config's credentials, as they must with
+	// basic_auth_users (the chart refuses it otherwise).
+	if err := os.WriteFile(users, []byte("webConfig:\n  basic_auth_users:\n    prometheus: $2y$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W\n"+
+		"probes:\n  httpHeaders:\n    - name: Authorization\n      value: Basic cHJvbWV0aGV1czpSRVBMQUNFX01F\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	triage := filepath.Join(t.TempDir(), "triage.yaml")
+	if err := os.WriteFile(triage, []byte(`config:
+  auth: null
+  receivers:
+    - name: slack-triage
+      slack_configs:
+        - token_file: /etc/alertrouter/secrets/slack-token
+          channel: "#alerts-triage"
+          signing_secret_file: /etc/alertrouter/secrets/slack-signing-secret
+          actions: [escalate]
+          escalate_to: pagerduty
+    - name: pagerduty
+      pagerduty_configs:
+        - routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		extra []string
+		want  string
+	}{
+		{"basic_auth_users + auth: bearer", []string{"-f", users}, "auth.bearer_token: cannot work with basic_auth_users"},
+		{"basic_auth_users + Slack triage", []string{"-f", users, "-f", triage}, "Slack triage cannot work with basic_auth_users"},
+	} {
+		// The chart may refuse the combination itself: caught as well.
+		if out, err := exec.Command(helm(t), sentinel.args(tc.extra...)...).CombinedOutput(); err != nil {
+			if !bytes.Contains(out, []byte("basic_auth_users")) {
+				t.Errorf("%s: helm template failed for another reason: %v\n%s", tc.name, err, out)
+			}
+			continue
+		}
+		_, m := render(t, sentinel, tc.extra...)
+		cfg, err := config.Parse([]byte(str(get(m["ConfigMap/alertrouter-config"], "data", "router.yml"))), "/etc/alertrouter")
+		if err != nil {
+			t.Fatalf("%s: router.yml does not load: %v", tc.name, err)
+		}
+		if err := servesTogether(cfg, m); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: the check says %v; want %q", tc.name, err, tc.want)
+		}
 	}
 }
 

@@ -5,7 +5,10 @@
 // monitoring.coreos.com/v1), so an unknown or misspelt field, a value of the
 // wrong type, a duplicated field or an unknown kind is an error. A few rules
 // of the API server's validation that typing cannot express are checked on
-// top (names, labels, selectors, container images and ports).
+// top (names — a Service's is a DNS-1123 label of at most 63 characters,
+// as the API server requires — labels, selectors, container image
+// references, ports, and the duration pattern of the monitoring.coreos.com
+// CRDs).
 //
 // It is a module of its own so the router's go.mod does not carry the
 // Kubernetes API types; deploy/deploy_test.go builds and runs it on the
@@ -29,11 +32,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 
 	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -102,7 +107,7 @@ func main() {
 
 func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
-	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, monitoringv1.AddToScheme} {
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, appsv1.AddToScheme, policyv1.AddToScheme, rbacv1.AddToScheme, networkingv1.AddToScheme, monitoringv1.AddToScheme} {
 		if err := add(s); err != nil {
 			panic(err)
 		}
@@ -226,6 +231,11 @@ func checkPod(spec corev1.PodSpec) []error {
 		}
 		if c.Image == "" {
 			errs = append(errs, fmt.Errorf("container %q has no image", c.Name))
+		} else if !imageRef.MatchString(c.Image) {
+			// The API server takes any image string; the kubelet then
+			// fails the pod with InvalidImageName (e.g. repo:sha256:…,
+			// a digest written as a tag).
+			errs = append(errs, fmt.Errorf("container %q image %q is not a valid image reference (name[:tag][@algorithm:digest])", c.Name, c.Image))
 		}
 		ports := map[string]bool{}
 		for _, p := range c.Ports {
@@ -253,6 +263,18 @@ func checkPod(spec corev1.PodSpec) []error {
 	return errs
 }
 
+var (
+	// imageRef is the grammar of a container image reference (the
+	// distribution/reference package's): [host[:port]/]path[:tag][@digest].
+	imageRef = regexp.MustCompile(`^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?/)?` +
+		`[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*` +
+		`(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?` +
+		`(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$`)
+	// promDuration is the pattern of monitoring.coreos.com/v1 Duration
+	// (the CRD's OpenAPI validation, which the Go type does not carry).
+	promDuration = regexp.MustCompile(`^(0|(([0-9]+)y)?(([0-9]+)w)?(([0-9]+)d)?(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?(([0-9]+)ms)?)$`)
+)
+
 func checkObject(obj runtime.Object) []error {
 	switch o := obj.(type) {
 	case *appsv1.Deployment:
@@ -261,6 +283,12 @@ func checkObject(obj runtime.Object) []error {
 		return append(selectsTemplate(o.Spec.Selector, o.Spec.Template), checkPod(o.Spec.Template.Spec)...)
 	case *corev1.Service:
 		var errs []error
+		// A Service's name becomes a DNS label (<name>.<namespace>.svc):
+		// the API server takes at most 63 characters of a DNS-1123 label,
+		// not the 253 of a subdomain other kinds may have.
+		for _, e := range validation.IsDNS1123Label(o.Name) {
+			errs = append(errs, fmt.Errorf("metadata.name %q of a Service: %s", o.Name, e))
+		}
 		if len(o.Spec.Ports) == 0 && o.Spec.Type != corev1.ServiceTypeExternalName {
 			errs = append(errs, errors.New("service has no ports"))
 		}
@@ -293,6 +321,33 @@ func checkObject(obj runtime.Object) []error {
 		if len(o.Spec.Endpoints) == 0 {
 			return []error{errors.New("spec.endpoints is empty")}
 		}
+		var errs []error
+		for i, ep := range o.Spec.Endpoints {
+			for what, d := range map[string]monitoringv1.Duration{"interval": ep.Interval, "scrapeTimeout": ep.ScrapeTimeout} {
+				if d != "" && !promDuration.MatchString(string(d)) {
+					errs = append(errs, fmt.Errorf("spec.endpoints[%d].%s %q is not a Prometheus duration (e.g. 30s, 1m30s)", i, what, d))
+				}
+			}
+		}
+		return errs
+	case *networkingv1.NetworkPolicy:
+		var errs []error
+		if _, err := metav1.LabelSelectorAsSelector(&o.Spec.PodSelector); err != nil {
+			errs = append(errs, fmt.Errorf("spec.podSelector: %w", err))
+		}
+		for i, r := range o.Spec.Ingress {
+			for j, p := range r.From {
+				if p.PodSelector == nil && p.NamespaceSelector == nil && p.IPBlock == nil {
+					errs = append(errs, fmt.Errorf("spec.ingress[%d].from[%d]: set podSelector, namespaceSelector or ipBlock", i, j))
+				}
+				for _, sel := range []*metav1.LabelSelector{p.PodSelector, p.NamespaceSelector} {
+					if _, err := metav1.LabelSelectorAsSelector(sel); err != nil {
+						errs = append(errs, fmt.Errorf("spec.ingress[%d].from[%d]: %w", i, j, err))
+					}
+				}
+			}
+		}
+		return errs
 	case *monitoringv1.PrometheusRule:
 		if len(o.Spec.Groups) == 0 {
 			return []error{errors.New("spec.groups is empty")}

@@ -17,6 +17,35 @@
 {{- end }}
 {{- end }}
 
+{{/*
+The full name with "-<suffix>" appended, the full name cut first so the
+whole stays within 63 characters: a Service's name is a DNS label, and the
+API server refuses a longer one. Called with (list . "redis").
+*/}}
+{{- define "alertrouter.suffixedName" -}}
+{{- $suffix := index . 1 }}
+{{- printf "%s-%s" (include "alertrouter.fullname" (index . 0) | trunc (int (sub 62 (len $suffix))) | trimSuffix "-") $suffix }}
+{{- end }}
+
+{{/*
+The router's image: repository:tag, repository@digest with image.digest
+(repository:tag@digest when both are set; the digest wins at pull time).
+A digest given as the tag (repo:sha256:…, which no runtime can pull) is
+refused.
+*/}}
+{{- define "alertrouter.image" -}}
+{{- $i := .Values.image }}
+{{- $tag := toString (default "" $i.tag) }}
+{{- if or (contains ":" $tag) (contains "@" $tag) }}
+{{- fail (printf "image.tag %q is not a tag (it would render %s:%s, an invalid image reference): put a digest in image.digest (sha256:…) and leave image.tag empty or a plain tag" $tag $i.repository $tag) }}
+{{- end }}
+{{- if $i.digest }}
+{{- if $tag }}{{ printf "%s:%s@%s" $i.repository $tag $i.digest }}{{ else }}{{ printf "%s@%s" $i.repository $i.digest }}{{ end }}
+{{- else }}
+{{- printf "%s:%s" $i.repository (default .Chart.AppVersion $tag) }}
+{{- end }}
+{{- end }}
+
 {{/* Labels of every object. */}}
 {{- define "alertrouter.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
@@ -46,7 +75,27 @@ app.kubernetes.io/component: redis
 {{- if .Values.secrets.existingSecret }}
 {{- .Values.secrets.existingSecret }}
 {{- else if .Values.secrets.files }}
-{{- include "alertrouter.fullname" . }}-secrets
+{{- include "alertrouter.suffixedName" (list . "secrets") }}
+{{- end }}
+{{- end }}
+
+{{/*
+The bundled Redis' password (redis.mode bundled): the Secret and key that
+hold it, and where the router reads it. redis.passwordKey names a key of the
+router's own Secret; without it the chart generates a Secret
+<fullname>-redis (redis.yaml).
+*/}}
+{{- define "alertrouter.redisAuthSecret" -}}
+{{- if .Values.redis.passwordKey }}{{ include "alertrouter.secretName" . }}{{ else }}{{ include "alertrouter.suffixedName" (list . "redis") }}{{ end }}
+{{- end }}
+{{- define "alertrouter.redisAuthKey" -}}
+{{- default "redis-password" .Values.redis.passwordKey }}
+{{- end }}
+{{- define "alertrouter.redisPasswordFile" -}}
+{{- if .Values.redis.passwordKey }}
+{{- printf "/etc/alertrouter/secrets/%s" .Values.redis.passwordKey }}
+{{- else if eq .Values.redis.mode "bundled" }}
+{{- print "/etc/alertrouter/redis-auth/redis-password" }}
 {{- end }}
 {{- end }}
 
@@ -72,18 +121,21 @@ that cannot work, so a bad install stops at `helm install`.
 {{- if and $r.passwordKey (not (include "alertrouter.secretName" .)) }}
 {{- fail "redis.passwordKey names a key of secrets.existingSecret (or secrets.files), and neither is set" }}
 {{- end }}
+{{- if and (eq $r.mode "bundled") $r.username }}
+{{- fail "redis.username: the bundled Redis has only its default user (a password, requirepass): leave redis.username empty" }}
+{{- end }}
 {{- $store := dict "fail_closed" $r.failClosed "key_prefix" $r.keyPrefix }}
 {{- if ne $r.mode "none" }}
 {{- $redis := dict }}
 {{- if eq $r.mode "bundled" }}
-{{- $_ := set $redis "addrs" (list (printf "%s-redis:6379" (include "alertrouter.fullname" .))) }}
+{{- $_ := set $redis "addrs" (list (printf "%s:6379" (include "alertrouter.suffixedName" (list . "redis")))) }}
 {{- else }}
 {{- $_ := set $redis "addrs" $r.addrs }}
 {{- end }}
 {{- if eq $r.mode "sentinel" }}{{ $_ := set $redis "master_name" $r.masterName }}{{ end }}
 {{- if eq $r.mode "cluster" }}{{ $_ := set $redis "cluster" true }}{{ end }}
 {{- if $r.username }}{{ $_ := set $redis "username" $r.username }}{{ end }}
-{{- if $r.passwordKey }}{{ $_ := set $redis "password_file" (printf "/etc/alertrouter/secrets/%s" $r.passwordKey) }}{{ end }}
+{{- with include "alertrouter.redisPasswordFile" . }}{{ $_ := set $redis "password_file" . }}{{ end }}
 {{- if $r.db }}{{ $_ := set $redis "db" $r.db }}{{ end }}
 {{- if $r.tls }}{{ $_ := set $redis "tls" $r.tls }}{{ end }}
 {{- $_ := set $store "redis" $redis }}
@@ -99,9 +151,14 @@ that cannot work, so a bad install stops at `helm install`.
 {{- end }}
 {{- /* A ConfigMap is no place for a secret: refuse inline secret values
        (a ${VAR} reference or a *_file key is fine). */}}
-{{- $inline := regexFind "(?m)^[ -]*(routing_key|service_key|token|app_token|signing_secret|bearer_token|password|credentials): +['\"]?[^$'\" ]" (toYaml $cfg) }}
-{{- if and $inline (not .Values.allowInlineSecrets) }}
-{{- fail (printf "config: %q holds a secret inline, which would be rendered into a ConfigMap: put it in the Secret and use its *_file key (e.g. routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key), or a ${VAR} from env; allowInlineSecrets: true accepts it" (regexReplaceAll ":.*" (regexReplaceAll "^[ -]*" $inline "") ": …")) }}
+{{- $found := include "alertrouter.inlineSecrets" (dict "v" $cfg "p" "" "k" "") | trim }}
+{{- if and $found (not .Values.allowInlineSecrets) }}
+{{- $lines := splitList "\n" $found }}
+{{- $first := splitList "\t" (first $lines) | first }}
+{{- $leaf := regexReplaceAll "^.*\\." (regexReplaceAll "\\[[0-9]+\\]$" $first "") "" }}
+{{- $what := list }}
+{{- range $lines }}{{ $f := splitList "\t" . }}{{ $what = append $what (printf "%s: %s" (index $f 0) (index $f 1)) }}{{ end }}
+{{- fail (printf "config: %q holds a secret inline, which would be rendered into a ConfigMap (%s): put it in the Secret and use its *_file key (e.g. routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key, api_url_file, key_file, http_headers files), or a ${VAR} from env; allowInlineSecrets: true accepts it" (printf "%s: …" $leaf) (join "; " $what)) }}
 {{- end }}
 {{- $_ := set $cfg "store" (fromYaml (include "alertrouter.store" .)) }}
 {{- toYaml $cfg }}
@@ -141,4 +198,118 @@ so a shorter grace period would have the kubelet kill webhooks in flight.
 {{- fail (printf "terminationGracePeriodSeconds %v is shorter than shutdownDelay %s + config.webhook.timeout %s + 5s = %vs: the kubelet would kill webhooks in flight" .Values.terminationGracePeriodSeconds .Values.shutdownDelay $timeout $need) }}
 {{- end }}
 {{- .Values.terminationGracePeriodSeconds }}
+{{- end }}
+
+{{/*
+Inline secrets in the config values, one "path<TAB>what" line each (""
+when none). Walks maps and lists; called with (dict "v" value "p" path
+"k" key the value is under). A secret is: a value of a secret key
+(routing_key, token, password, oauth2's client_secret, …) other than a
+${VAR} reference; a tls_config (or tls) key; http_headers values or
+secrets (files are fine); a Slack api_url of an incoming webhook (the URL
+is the secret); credentials in any URL (scheme://user:password@host).
+*/}}
+{{- define "alertrouter.inlineSecrets" -}}
+{{- $secretKeys := list "routing_key" "service_key" "token" "app_token" "signing_secret" "bearer_token" "password" "credentials" "client_secret" }}
+{{- $p := .p }}{{- $k := .k }}
+{{- if kindIs "map" .v }}
+{{- $m := .v }}
+{{- range $key, $x := $m }}
+{{- $path := ternary $key (printf "%s.%s" $p $key) (eq $p "") }}
+{{- if and (has $key $secretKeys) (include "alertrouter.isInline" $x) }}
+{{ $path }}	an inline secret
+{{- else if and (eq $key "key") (has $k (list "tls_config" "tls")) (include "alertrouter.isInline" $x) }}
+{{ $path }}	an inline TLS private key (use key_file)
+{{- else if and (eq $key "api_url") (eq $k "slack_configs") (include "alertrouter.isInline" $x) (or (contains "/services/" (toString $x)) (not (or $m.token $m.token_file $m.app_token $m.app_token_file))) }}
+{{ $path }}	a Slack incoming-webhook URL, which is itself the secret (use api_url_file)
+{{- else if and (eq $key "http_headers") (kindIs "map" $x) }}
+{{- range $h, $hv := $x }}
+{{- if and (kindIs "map" $hv) (or (get $hv "values") (get $hv "secrets")) }}
+{{ $path }}.{{ $h }}	header values inline (use files)
+{{- end }}
+{{- end }}
+{{- else }}
+{{- include "alertrouter.inlineSecrets" (dict "v" $x "p" $path "k" $key) }}
+{{- end }}
+{{- end }}
+{{- else if kindIs "slice" .v }}
+{{- range $i, $x := .v }}
+{{- include "alertrouter.inlineSecrets" (dict "v" $x "p" (printf "%s[%d]" $p $i) "k" $k) }}
+{{- end }}
+{{- else if and (kindIs "string" .v) (regexMatch "[A-Za-z][A-Za-z0-9+.-]*://[^/@\\s:]*:[^$/@\\s][^/@\\s]*@" .v) }}
+{{ $p }}	credentials in a URL (user:password@)
+{{- end }}
+{{- end }}
+
+{{/* "true" when a value is an inline secret: a non-empty scalar that is not a ${VAR} reference. */}}
+{{- define "alertrouter.isInline" -}}
+{{- if kindIs "string" . }}
+{{- if and (ne . "") (not (hasPrefix "$" .)) }}true{{ end }}
+{{- else if or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .) }}true
+{{- end }}
+{{- end }}
+
+{{/*
+Bytes of a Kubernetes quantity (512Mi, 1Gi, 500M, 536870912); fails on
+anything else.
+*/}}
+{{- define "alertrouter.quantityBytes" -}}
+{{- $q := . }}
+{{- if not (kindIs "string" $q) }}{{ $q = toString (int64 $q) }}{{ end }}
+{{- if not (regexMatch "^[0-9]+(\\.[0-9]+)?(Ki|Mi|Gi|Ti|k|M|G|T)?$" $q) }}
+{{- fail (printf "memory quantity %q: the chart reads plain bytes or Ki, Mi, Gi, Ti, k, M, G, T" $q) }}
+{{- end }}
+{{- $unit := dict "" 1 "Ki" 1024 "Mi" 1048576 "Gi" 1073741824 "Ti" 1099511627776 "k" 1000 "M" 1000000 "G" 1000000000 "T" 1000000000000 }}
+{{- printf "%d" (int64 (mulf (float64 (regexReplaceAll "[A-Za-z]+$" $q "")) (get $unit (regexReplaceAll "^[0-9.]+" $q "")))) }}
+{{- end }}
+
+{{/* Bytes of a Redis memory setting (100mb, 1gb, 104857600; k/m/g are powers of 1000). */}}
+{{- define "alertrouter.redisBytes" -}}
+{{- $v := lower (toString .) }}
+{{- if not (regexMatch "^[0-9]+(b|k|kb|m|mb|g|gb)?$" $v) }}
+{{- fail (printf "redis.bundled.maxmemory %q: want a Redis memory size such as 100mb" $v) }}
+{{- end }}
+{{- $unit := dict "" 1 "b" 1 "k" 1000 "kb" 1024 "m" 1000000 "mb" 1048576 "g" 1000000000 "gb" 1073741824 }}
+{{- printf "%d" (mul (regexReplaceAll "[a-z]+$" $v "" | int64) (get $unit (regexReplaceAll "^[0-9]+" $v ""))) }}
+{{- end }}
+
+{{/*
+Checks across values that no single value can make; the Deployment
+includes it, so a bad install stops at `helm install`.
+*/}}
+{{- define "alertrouter.validate" -}}
+{{- /* Memory: one webhook's processing peaks at about 16 × its body (the
+       body, its decoded alerts and their copies, and the garbage the
+       collector has not taken yet; measured at 12-17× for 1-20 MB bodies),
+       and max_concurrent of them run at once, over a baseline of 64Mi. */}}
+{{- with dig "limits" "memory" "" .Values.resources }}
+{{- $wh := default dict $.Values.config.webhook }}
+{{- $body := dig "max_body_bytes" 67108864 $wh }}
+{{- $conc := dig "max_concurrent" 128 $wh }}
+{{- range list $body $conc }}
+{{- if not (or (kindIs "float64" .) (kindIs "int64" .) (kindIs "int" .)) }}
+{{- fail (printf "config.webhook: max_body_bytes and max_concurrent must be numbers for the chart to check them against resources.limits.memory, got %v" .) }}
+{{- end }}
+{{- end }}
+{{- $need := add 67108864 (mul 16 (int64 $body) (int64 $conc)) }}
+{{- $have := include "alertrouter.quantityBytes" . | int64 }}
+{{- if gt (int64 $need) $have }}
+{{- fail (printf "resources.limits.memory %v is too small for config.webhook: a webhook's processing peaks at about 16 × its body, so max_concurrent %v × max_body_bytes %v needs 64Mi + 16 × %v × %v = %dMi, and the kernel would OOM-kill the router (every webhook in flight lost) before that: lower config.webhook.max_body_bytes or max_concurrent, or raise the limit (deploy/README.md, section 10)" . $conc (int64 $body) $conc (int64 $body) (div $need 1048576)) }}
+{{- end }}
+{{- end }}
+{{- /* Web config: the kubelet's probes must get through it. */}}
+{{- if .Values.webConfig.basic_auth_users }}
+{{- $auth := false }}
+{{- range .Values.probes.httpHeaders }}{{ if eq (lower (toString .name)) "authorization" }}{{ $auth = true }}{{ end }}{{ end }}
+{{- if not $auth }}
+{{- fail "webConfig.basic_auth_users guards every path, the probes' /-/healthy and /-/ready included: without an Authorization header in probes.httpHeaders (e.g. [{name: Authorization, value: \"Basic <base64 of user:password>\"}]) every probe gets 401 and the kubelet restarts the pods forever" }}
+{{- end }}
+{{- end }}
+{{- $clientAuth := toString (dig "tls_server_config" "client_auth_type" "" (default dict .Values.webConfig)) }}
+{{- if has $clientAuth (list "RequireAndVerifyClientCert" "RequireAnyClientCert") }}
+{{- fail (printf "webConfig.tls_server_config.client_auth_type %s: the kubelet's HTTPS probes present no client certificate, so every probe would fail the TLS handshake and the pods would never be ready (and restart forever). Use VerifyClientCertIfGiven (certificates checked when presented) with console.auth guarding the console, or require client certificates at a proxy in front" $clientAuth) }}
+{{- end }}
+{{- if and .Values.webConfig.tls_server_config .Values.serviceMonitor.enabled (eq .Values.serviceMonitor.scheme "http") }}
+{{- fail "serviceMonitor.scheme http, but webConfig.tls_server_config serves HTTPS only: leave serviceMonitor.scheme empty (https is then automatic) or set https" }}
+{{- end }}
 {{- end }}
