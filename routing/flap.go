@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -85,13 +86,14 @@ func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bo
 	return out
 }
 
-// damp appends each fingerprint's current state to its history (read in
+// damp records each fingerprint's current state in its history (read in
 // values/found) and damps its alerts. It returns the alerts whose decision
-// was downgraded (and routed again) and the writes of the histories that
-// changed — only on a change of state, so Alertmanager repeating an
-// unchanged alert costs no write; the claims carry them to the store
-// (writeHistories when nothing is claimed). A store failure never damps:
-// the alert is decided as its policies say.
+// was downgraded (and routed again) and the writes of the records that
+// changed — on a change of state, or when a firing pages for the first time
+// after it fired (it was held as a ticket, or its policies raised it), so
+// Alertmanager repeating an unchanged alert costs no write; the claims
+// carry them to the store (writeHistories when nothing is claimed). A store
+// failure never damps: the alert is decided as its policies say.
 func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rerouted []*alert.Result, writes []store.Entry) {
 	cfg := *p.Flap
 	window := time.Duration(cfg.Window)
@@ -106,12 +108,15 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 		}
 		a := st.results[0].Alert
 		firing := a.Firing()
-		h, changed := rec.h.Append(flap.Transition{At: transitionTime(a, now), Firing: firing}, window)
+		h, change := rec.h.Record(flap.Transition{At: transitionTime(a, now), Firing: firing}, window)
+		changed := change != flap.Unchanged
+		cur := h[len(h)-1]
 		at := now
-		if last := h[len(h)-1].At; last.After(at) {
-			at = last // Alertmanager's clock is ahead of ours
+		if cur.At.After(at) {
+			at = cur.At // Alertmanager's clock is ahead of ours
 		}
 		pagedBefore := rec.paged // as read: this webhook's page is not one
+		marked := false          // rec.paged set on an unchanged firing
 		for _, r := range st.results {
 			v := cfg.Damp(r.Decision.Action, h, firing, at)
 			if !v.Flapping && firing {
@@ -124,6 +129,9 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 				v.Action = r.Decision.Action
 				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
 			}
+			if firing && change == flap.Resumed {
+				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), resumedReason(a, rec.h[len(rec.h)-1].At))
+			}
 			if v.Flapping {
 				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
 				if !firing {
@@ -131,7 +139,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 					f.Reason = fmt.Sprintf("flapping: %d transitions in %s: resolve sent at once", v.Transitions, cfg.Window)
 				}
 				r.Flap = f
-				r.Decision.Reasons = append(r.Decision.Reasons[:len(r.Decision.Reasons):len(r.Decision.Reasons)], f.Reason)
+				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), f.Reason)
 				if firing && v.Action != r.Decision.Action {
 					f.Downgraded = true
 					r.Decision.Action = v.Action
@@ -145,17 +153,72 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 							"fingerprint", a.Fingerprint, "transitions", v.Transitions, "stable_at", v.StableAt)
 					}
 				}
+			} else if firing && !changed && r.Decision.Action == alert.ActionPage {
+				if why := heldReason(cfg, h, pagedBefore, at); why != "" {
+					r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), why)
+				}
 			}
-			if firing && changed && r.Decision.Action == alert.ActionPage {
-				rec.paged = h[len(h)-1].At
+			if firing && r.Decision.Action == alert.ActionPage {
+				switch {
+				case changed:
+					rec.paged = cur.At
+				case rec.paged.Before(cur.At):
+					// The first page of a firing that did not page when it
+					// fired: marked at the time it pages, so that a re-fire
+					// soon after its resolve is damped, and heldReason
+					// knows it was held.
+					rec.paged, marked = at.Truncate(time.Second), true
+				}
 			}
 		}
-		if changed {
+		if changed || marked {
 			rec.h = h
 			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: cfg.TTL()})
 		}
 	}
 	return rerouted, writes
+}
+
+// resumedReason explains a firing that resumed the one its last resolve
+// (at resolved) ended (flap.Resumed).
+func resumedReason(a *alert.Alert, resolved time.Time) string {
+	return fmt.Sprintf("fired again with startsAt %s, before its resolve at %s: the same firing, which never stopped "+
+		"(Alertmanager resolves an alert whose resends from Prometheus lapse); neither counts as flapping",
+		a.StartsAt.UTC().Format(time.RFC3339), resolved.UTC().Format(time.RFC3339))
+}
+
+// heldReason returns, for a firing that pages without flapping now, why it
+// did not page when it fired ("" when it did, or was not flapping then):
+// damping held it as a ticket, and it has made no transition since, long
+// enough to be flapping no more. paged is the record's page mark as read:
+// the start of the last firing that paged when it fired, or the time a
+// firing paged after it fired — this one's, when its hold ended in an
+// earlier webhook (this is a retry or a reminder of that page).
+func heldReason(cfg flap.Config, h flap.History, paged, now time.Time) string {
+	n := len(h)
+	cur := h[n-1]
+	if !cur.Firing || paged.IsZero() || paged.Equal(cur.At) {
+		return "" // it paged when it fired, or nothing ever paged (then it would have: "paged once")
+	}
+	pagedThen := paged // the mark as it was when this firing started
+	if paged.After(cur.At) {
+		// Overwritten by this firing's own page: the firing before its
+		// last resolve is taken to have paged.
+		pagedThen = time.Time{}
+		if n >= 3 {
+			pagedThen = h[n-3].At
+		}
+	}
+	v := cfg.Damp(alert.ActionPage, h, true, cur.At)
+	if !v.Flapping {
+		v = refired(cfg, v, h, pagedThen, alert.ActionPage, cur.At)
+	}
+	if !v.Flapping {
+		return ""
+	}
+	why := strings.TrimSuffix(strings.TrimPrefix(v.Reason, "flapping: "), ": page downgraded to ticket")
+	return fmt.Sprintf("flapping stopped: held as a ticket since it fired at %s (flapping: %s); stable since, for %s (flap window %s): it pages",
+		cur.At.UTC().Format(time.RFC3339), why, now.Sub(cur.At).Truncate(time.Second), cfg.Window)
 }
 
 // writeHistories writes flap histories when no claim carries them.
@@ -279,7 +342,10 @@ func refired(cfg flap.Config, v flap.Verdict, h flap.History, paged time.Time, a
 	}
 	cur, res, prev := h[n-1], h[n-2], h[n-3]
 	gap := cur.At.Sub(res.At)
-	if !cur.Firing || res.Firing || !prev.At.Equal(paged) || gap > time.Duration(cfg.CoolDown) ||
+	// prev paged: when it fired (paged is its start) or later, before it
+	// resolved (paged is when: its hold ended).
+	prevPaged := !paged.Before(prev.At) && !paged.After(res.At)
+	if !cur.Firing || res.Firing || !prevPaged || gap > time.Duration(cfg.CoolDown) ||
 		now.Sub(cur.At) >= time.Duration(cfg.Window) {
 		return v
 	}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -29,11 +30,24 @@ type Live struct {
 
 // LiveLookup reads the live state of an alert's SLO at decision time (the
 // Prometheus client of enrich/slolive, adapted in cmd/router). It must
-// return within its own timeout; any error means "decide from the alert's
-// labels", and the lookup itself counts and logs it. Implementations must
-// be safe for concurrent use and must not modify a.
+// return within its own timeout, and as soon as ctx ends; any error means
+// "decide from the alert's labels", and the lookup itself counts and logs
+// it. An error that implements LiveUnavailable says why there is no live
+// context, and the notification says so. Implementations must be safe for
+// concurrent use and must not modify a.
 type LiveLookup interface {
 	LookupLive(ctx context.Context, a *alert.Alert) (*Live, error)
+}
+
+// LiveUnavailable is implemented by the errors of a LiveLookup that say why
+// an alert has no live context (slolive.LookupError): LiveUnavailable
+// returns a few words for the on-call ("Prometheus timed out", "no data:
+// …"), or "" when the alert had nothing to look up (the lookup knows no
+// recording rules for its kind of SLO), which the notification then does
+// not mention. An error that does not implement it shows as "live lookup
+// failed".
+type LiveUnavailable interface {
+	LiveUnavailable() string
 }
 
 // LiveLookupFunc adapts a function to LiveLookup.
@@ -44,6 +58,37 @@ func (f LiveLookupFunc) LookupLive(ctx context.Context, a *alert.Alert) (*Live, 
 	return f(ctx, a)
 }
 
+// LiveLookupWithin returns l telling the pipeline that one of its lookups
+// takes at most timeout (prometheus.timeout): the live lookups of a payload
+// then wait about that long all together (liveWait), however many SLOs it
+// has.
+func LiveLookupWithin(l LiveLookup, timeout time.Duration) LiveLookup {
+	return timedLive{LiveLookup: l, timeout: timeout}
+}
+
+// timedLive is a LiveLookup whose lookups' timeout is known.
+type timedLive struct {
+	LiveLookup
+	timeout time.Duration
+}
+
+// defaultLiveTimeout stands for the timeout of a LiveLookup that does not
+// say its own (not made by LiveLookupWithin).
+const defaultLiveTimeout = 800 * time.Millisecond
+
+// liveWait is how long, at most, a payload waits for all its live lookups
+// together: one lookup's timeout and a quarter, so that a lookup that
+// started at once and fails at its own timeout reports its own reason.
+// Lookups not done by then are abandoned, their alerts decided from their
+// labels.
+func (p *Pipeline) liveWait() time.Duration {
+	t := defaultLiveTimeout
+	if tl, ok := p.Live.(timedLive); ok && tl.timeout > 0 {
+		t = tl.timeout
+	}
+	return t + t/4
+}
+
 // LiveTier is the Tier of a decision taken from live burn rates: one name
 // whatever tier the live numbers matched (the reasons say which), so that
 // the transition's identity does not change as the numbers move.
@@ -52,74 +97,183 @@ const LiveTier = "live"
 // ReasonLive is the reason a decision taken from live burn rates carries.
 const ReasonLive = "burn rates live from Prometheus (the alert carried none)"
 
-// maxLiveLookups bounds the SLOs looked up at once for one payload. A
-// Prometheus too slow for the first ones opens the lookup's circuit
-// breaker, and the others then fail at once: a payload of many SLOs still
-// waits about one timeout, not one per SLO.
+// maxLiveLookups bounds the SLOs looked up at once for one payload: a storm
+// of many SLOs must not send Prometheus hundreds of query sets at once.
+// Whatever is not looked up within the payload's wait (liveWait) is
+// abandoned.
 const maxLiveLookups = 16
+
+// liveFound is what the lookup of one alert found: its live state, or why
+// there is none ("" when there was nothing to look up).
+type liveFound struct {
+	live   *Live
+	reason string
+}
+
+// Reasons of alerts whose live state is unavailable that the pipeline
+// itself gives, not the lookup.
+const (
+	reasonLiveFailed   = "live lookup failed"
+	reasonLivePanicked = "live lookup failed (a bug, logged)"
+)
 
 // applyLive looks up the live state of every firing alert with an SLO
 // identity — one goroutine per SLO, at most maxLiveLookups at once, the
-// alerts of one SLO in turn (the lookup answers them from its cache), so a
-// payload costs about one lookup's timeout whatever its size — and
-// re-decides with it. It never
-// delays a decision beyond the lookup's timeout and never fails: an alert
-// whose lookup fails keeps its label decision.
+// alerts of one SLO in turn (the lookup answers them from its cache) — and
+// re-decides with it. All the lookups of a payload share one deadline,
+// liveWait (about one lookup's timeout), whatever the payload's size: a
+// lookup not done by then is abandoned. It never fails: an alert whose
+// lookup fails, times out or is abandoned keeps its label decision, and
+// its notification says that its live context is unavailable, and why
+// (liveUnavailable).
 func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 	if p.Live == nil {
 		return
 	}
-	bySLO := map[string][]*alert.Result{}
+	var bySLO map[string][]*alert.Result
+	var slos []string // in payload order: the first SLOs are looked up first
 	for _, r := range results {
-		if r.Decision.SLO != "" && r.Alert.Firing() {
-			bySLO[r.Decision.SLO] = append(bySLO[r.Decision.SLO], r)
+		if r.Decision.SLO == "" || !r.Alert.Firing() {
+			continue
 		}
+		if bySLO == nil {
+			bySLO = make(map[string][]*alert.Result)
+		}
+		if _, ok := bySLO[r.Decision.SLO]; !ok {
+			slos = append(slos, r.Decision.SLO)
+		}
+		bySLO[r.Decision.SLO] = append(bySLO[r.Decision.SLO], r)
 	}
-	if len(bySLO) == 0 {
+	if len(slos) == 0 {
 		return
 	}
-	lives := make(map[*alert.Result]*Live)
-	var mu sync.Mutex
+	lctx, cancel := context.WithTimeout(ctx, p.liveWait())
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		found  = make(map[*alert.Result]liveFound)
+		closed bool // past the deadline: late answers are dropped
+	)
+	record := func(rs []*alert.Result, f liveFound) {
+		mu.Lock()
+		defer mu.Unlock()
+		if closed {
+			return
+		}
+		for _, r := range rs {
+			found[r] = f
+		}
+	}
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, maxLiveLookups)
-	for _, rs := range bySLO {
+	for _, slo := range slos {
+		rs := bySLO[slo]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
+			select {
+			case sem <- struct{}{}:
+			case <-lctx.Done():
+				return // abandoned before it started
+			}
 			defer func() { <-sem }()
 			defer func() {
 				// A lookup that panics (a bug, or a Prometheus answer
 				// nobody foresaw) fails like any other: the label decision.
 				if v := recover(); v != nil {
 					p.Logger.Error("live SLO lookup panicked (a bug: please report it with this stack); the label decision stands",
-						"slo", rs[0].Decision.SLO, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+						"slo", slo, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					record(rs, liveFound{reason: reasonLivePanicked})
 				}
 			}()
-			for _, r := range rs {
-				l, err := p.Live.LookupLive(ctx, r.Alert)
+			for i, r := range rs {
+				if lctx.Err() != nil {
+					return // abandoned
+				}
+				l, err := p.Live.LookupLive(lctx, r.Alert)
 				if err != nil || l == nil {
 					// One failure stands for the SLO: the others would
 					// wait for the same unanswering Prometheus.
+					record(rs[i:], liveFound{reason: unavailableReason(err)})
 					return
 				}
-				mu.Lock()
-				lives[r] = l
-				mu.Unlock()
+				record(rs[i:i+1], liveFound{live: l})
 			}
 		}()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-lctx.Done():
+		// The lookups still running end at once (lctx); what they find
+		// now is too late for this payload.
+	}
+	mu.Lock()
+	closed = true
+	mu.Unlock()
+	if ctx.Err() != nil {
+		return // the request ended: Process answers so, nothing is sent
+	}
 	now := p.now()
 	rerouted := false
+	abandoned := 0
 	for _, r := range results { // payload order: reasons are deterministic
-		if l := lives[r]; l != nil {
-			rerouted = p.useLive(r, l, now) || rerouted
+		if r.Decision.SLO == "" || !r.Alert.Firing() {
+			continue
 		}
+		f, ok := found[r]
+		if !ok {
+			abandoned++
+			f.reason = fmt.Sprintf("Prometheus too slow for the %d SLOs of this webhook: not looked up within %s", len(slos), p.liveWait())
+		}
+		if f.live != nil {
+			rerouted = p.useLive(r, f.live, now) || rerouted
+		} else if f.reason != "" {
+			liveUnavailable(r, f.reason)
+		}
+	}
+	if abandoned > 0 {
+		p.Logger.Warn("live SLO lookups abandoned at the webhook's deadline; those alerts are decided from their labels",
+			"slos", len(slos), "alerts_abandoned", abandoned, "wait", p.liveWait())
 	}
 	if rerouted {
 		suppressInPayload(results)
 	}
+}
+
+// unavailableReason is what the notification says about the live state
+// that err left out.
+func unavailableReason(err error) string {
+	var u LiveUnavailable
+	switch {
+	case errors.As(err, &u):
+		return u.LiveUnavailable()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "Prometheus timed out"
+	case err == nil:
+		return "no data" // a lookup that found nothing and said nothing
+	}
+	return reasonLiveFailed
+}
+
+// ReasonLiveUnavailable begins the reason of a decision taken without the
+// live state its lookup could not read.
+const ReasonLiveUnavailable = "live SLO context unavailable"
+
+// liveUnavailable records on r that its live state could not be read, and
+// why: the notification says so (Slack's "Live SLO:" line, PagerDuty's
+// custom_details.live_slo.unavailable) and so do the decision's reasons.
+func liveUnavailable(r *alert.Result, reason string) {
+	r.Live = &alert.LiveSLO{
+		Summary:     "unavailable (" + reason + ")",
+		Details:     map[string]string{"unavailable": reason},
+		Unavailable: reason,
+	}
+	r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), ReasonLiveUnavailable+" ("+reason+"): decided from the alert's labels")
 }
 
 // useLive puts l on r and re-decides r with the live burn rates when the

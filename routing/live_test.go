@@ -143,8 +143,8 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		live := &fakeLive{err: errors.New("prometheus unavailable")}
 		mustProcess(t, livePipeline(t, e, live), sloAlert("firing", "severity", "critical"), tAlert("TTFTHigh", "firing", "ticket"))
 		r := only(t, e.pd)
-		if r.Decision.Action != alert.ActionPage || r.Live != nil {
-			t.Errorf("decision %+v, live %+v; want the label page without live context", r.Decision, r.Live)
+		if r.Decision.Action != alert.ActionPage || r.Live == nil || r.Live.Unavailable != "live lookup failed" {
+			t.Errorf("decision %+v, live %+v; want the label page, its live context unavailable", r.Decision, r.Live)
 		}
 		if n := live.calls.Load(); n != 1 {
 			t.Errorf("lookups = %d, want 1 (only the SLO alert)", n)
@@ -154,8 +154,8 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		e := newEnv(t)
 		live := &fakeLive{panics: true}
 		mustProcess(t, livePipeline(t, e, live), sloAlert("firing", "severity", "critical"))
-		if r := only(t, e.pd); r.Decision.Action != alert.ActionPage || r.Live != nil {
-			t.Errorf("decision %+v, live %+v; want the label page without live context", r.Decision, r.Live)
+		if r := only(t, e.pd); r.Decision.Action != alert.ActionPage || r.Live == nil || r.Live.Unavailable == "" {
+			t.Errorf("decision %+v, live %+v; want the label page, its live context unavailable", r.Decision, r.Live)
 		}
 	})
 	t.Run("resolves and alerts without SLO are not looked up", func(t *testing.T) {

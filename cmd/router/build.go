@@ -387,7 +387,8 @@ func (d *deps) liveLookup(cfg *config.Config) (routing.LiveLookup, error) {
 		}
 		d.live = &liveClient{cfg: *cfg.Prometheus, client: c}
 	}
-	return liveAdapter(d.live.client, cfg.Policies.BurnRate.Tiers), nil
+	// The lookups of one webhook share a deadline of about one timeout.
+	return routing.LiveLookupWithin(liveAdapter(d.live.client, cfg.Policies.BurnRate.Tiers), time.Duration(cfg.Prometheus.Timeout)), nil
 }
 
 // liveAdapter adapts a slolive client to routing's LiveLookup.

@@ -209,8 +209,8 @@ func TestLiveSLOThroughTheRouter(t *testing.T) {
 			t.Fatalf("Process: %v (%+v)", err, sum)
 		}
 		live, decision := liveSLODetails(t, pd)
-		if live != nil || !strings.HasPrefix(decision, "page sloth: ") {
-			t.Errorf("live_slo = %v, decision %q; want the label page without live context", live, decision)
+		if live["unavailable"] != "Prometheus timed out" || !strings.HasPrefix(decision, "page sloth: ") {
+			t.Errorf("live_slo = %v, decision %q; want the label page saying the live context timed out", live, decision)
 		}
 		if n := lookups(t, reg, "timeout"); n != 1 {
 			t.Errorf("lookups timeout = %v, want 1", n)
@@ -226,8 +226,8 @@ func TestLiveSLOThroughTheRouter(t *testing.T) {
 			t.Fatalf("Process: %v (%+v)", err, sum)
 		}
 		live, decision := liveSLODetails(t, pd)
-		if live != nil || !strings.HasPrefix(decision, "page sloth: ") {
-			t.Errorf("live_slo = %v, decision %q; want the label page without live context", live, decision)
+		if live["unavailable"] != "Prometheus unreachable" || !strings.HasPrefix(decision, "page sloth: ") {
+			t.Errorf("live_slo = %v, decision %q; want the label page saying Prometheus is unreachable", live, decision)
 		}
 		if n := lookups(t, reg, "error"); n != 1 {
 			t.Errorf("lookups error = %v, want 1", n)

@@ -37,6 +37,66 @@ var (
 	ErrNoData = errors.New("no live data for the SLO")
 )
 
+// LookupError is every error of Lookup: the cause, which wraps one of the
+// errors above (test with errors.Is), and Reason, what the notification
+// says about the live context it lacks.
+type LookupError struct {
+	Err error
+	// Reason says in a few words why the alert has no live context, for
+	// the on-call: "Prometheus timed out", "Prometheus unreachable",
+	// "Prometheus answered an error (server_error)", "no data: …". Empty
+	// for ErrNotSLO: an alert with nothing to look up lacks nothing.
+	Reason string
+}
+
+func (e *LookupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *LookupError) Unwrap() error { return e.Err }
+
+// LiveUnavailable returns Reason: the router shows it in the notification
+// of the alert (routing.LiveLookup).
+func (e *LookupError) LiveUnavailable() string { return e.Reason }
+
+// The reasons of LookupError, telling "Prometheus has nothing for this
+// SLO" apart from "Prometheus did not answer".
+const (
+	ReasonNoData      = "no data: Prometheus has no recording rules or samples for this SLO"
+	ReasonNoLabel     = "no data: the prometheus.expr template needs a label the alert lacks"
+	ReasonTimeout     = "Prometheus timed out"
+	ReasonBreakerOpen = "Prometheus failing: not queried for 30s after repeated failures"
+	ReasonUnreachable = "Prometheus unreachable"
+	ReasonNoServer    = "no Prometheus to ask (no generatorURL and no prometheus.url)"
+)
+
+// lookupError wraps err, an error of Lookup, with its reason.
+func lookupError(err error) error {
+	var apiErr *v1.Error
+	var reason string
+	switch {
+	case errors.Is(err, ErrNotSLO):
+	case errors.Is(err, ErrNoData):
+		reason = ReasonNoData
+	case errors.Is(err, ErrTimeout):
+		reason = ReasonTimeout
+	case errors.Is(err, ErrBreakerOpen):
+		reason = ReasonBreakerOpen
+	case errors.As(err, &apiErr):
+		// Prometheus (or a proxy in front of it) answered, with an error.
+		reason = "Prometheus answered an error (" + string(apiErr.Type) + ")"
+	case errors.Is(err, errNoServer):
+		reason = ReasonNoServer
+	case errors.Is(err, ErrUnavailable):
+		reason = ReasonUnreachable
+	default:
+		reason = ReasonNoLabel // makePlan: a template that cannot render for this alert
+	}
+	return &LookupError{Err: err, Reason: reason}
+}
+
+// errNoServer: neither a usable generatorURL nor prometheus.url.
+var errNoServer = errors.New("no Prometheus to ask")
+
 // maxTargets bounds the Prometheus servers one Client keeps clients and
 // breakers for (more than one only with from_generator_url).
 const maxTargets = 32
@@ -116,8 +176,17 @@ func New(cfg Config, o Options) (*Client, error) {
 // decides from the alert's labels: ErrNotSLO, ErrTimeout, ErrUnavailable,
 // ErrBreakerOpen or ErrNoData, wrapped (test with errors.Is). Concurrent
 // lookups of one SLO share one query set, and its answer is reused for
-// cache_ttl. The returned Context is shared: do not modify it.
+// cache_ttl. The returned Context is shared: do not modify it. Every error
+// is a *LookupError, whose Reason the notification shows.
 func (c *Client) Lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
+	lc, err := c.lookup(ctx, a)
+	if err != nil {
+		return nil, lookupError(err)
+	}
+	return lc, nil
+}
+
+func (c *Client) lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
 	p, err := makePlan(a, c.tpl)
 	if err != nil {
 		c.metrics.lookups.WithLabelValues(resultNotSLO).Inc()
@@ -331,11 +400,11 @@ func (c *Client) baseFor(a *alert.Alert) (string, error) {
 			return strings.TrimSuffix(u.Scheme+"://"+u.Host+prefix, "/"), nil
 		}
 		if c.cfg.URL == "" {
-			return "", fmt.Errorf("%w: generatorURL %q is not an http(s) URL", ErrUnavailable, a.GeneratorURL)
+			return "", fmt.Errorf("%w: %w: generatorURL %q is not an http(s) URL", ErrUnavailable, errNoServer, a.GeneratorURL)
 		}
 	}
 	if c.cfg.URL == "" {
-		return "", fmt.Errorf("%w: alert has no generatorURL and prometheus.url is not set", ErrUnavailable)
+		return "", fmt.Errorf("%w: %w: alert has no generatorURL and prometheus.url is not set", ErrUnavailable, errNoServer)
 	}
 	return baseURL(c.cfg.URL)
 }

@@ -20,8 +20,11 @@
 //
 // Prometheus must never be in the way of a page. Every lookup is bounded by
 // the configured timeout; a slow or unreachable Prometheus makes Lookup
-// return an error that the caller ignores (deciding from the alert's
-// labels), counted in metrics and logged once per failed query set. A
+// return an error (a *LookupError) on which the caller decides from the
+// alert's labels, its Reason telling the notification why the live context
+// is missing ("no data: …" apart from "Prometheus timed out",
+// "Prometheus unreachable", …), counted in metrics and logged once per
+// failed query set. A
 // circuit breaker stops querying a Prometheus for 30 s after 3 consecutive
 // failed lookups. However many alerts of one SLO ask at once, one query set
 // runs (singleflight) and its answer is reused for cache_ttl. The host

@@ -224,8 +224,8 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		eb := float64(budget.Value)
 		c.Burns = burnsByName(r[qBurn], slothSLIPrefix, "", eb, match)
 		before = toMap(burnsByName(r[qBurnBefore], slothSLIPrefix, "", eb, match))
-		if rem := sampleAgreeing(r[qBudget], slothBudgetRemaining, match); rem != nil && finite(float64(rem.Value)) {
-			c.BudgetRemaining, c.HasBudget = float64(rem.Value), true
+		if v, ok := lowest(r[qBudget], slothBudgetRemaining, match); ok {
+			c.BudgetRemaining, c.HasBudget = v, true
 		}
 	case KindPyrra:
 		obj := sampleNamed(r[qBudget], pyrraObjective)
@@ -247,7 +247,10 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		if v, ok := worst(r[qBurnBefore]); ok {
 			before = map[time.Duration]float64{time.Hour: v}
 		}
-		if v, ok := worst(r[qBudget]); ok {
+		// The budget of the worst series is its lowest, as the burn of
+		// the worst is its highest: a hand-rolled SLO recorded per
+		// cluster shows the cluster that is spending its budget.
+		if v, ok := lowest(r[qBudget], "", nil); ok {
 			c.BudgetRemaining, c.HasBudget = v, true
 		}
 	}
@@ -386,7 +389,25 @@ func sampleAgreeing(v model.Vector, name string, match map[string]string) *model
 	return nil
 }
 
-// worst returns the highest finite value of v.
+// lowest returns the lowest finite value of the samples of v named name
+// ("" for any name) whose labels agree with match (agrees): the budget left
+// of the series that has the least.
+func lowest(v model.Vector, name string, match map[string]string) (float64, bool) {
+	low, ok := 0.0, false
+	for _, s := range v {
+		f := float64(s.Value)
+		if (name != "" && string(s.Metric[model.MetricNameLabel]) != name) || !finite(f) || !agrees(s.Metric, match) {
+			continue
+		}
+		if !ok || f < low {
+			low, ok = f, true
+		}
+	}
+	return low, ok
+}
+
+// worst returns the highest finite value of v: the burn rate of the series
+// that burns fastest.
 func worst(v model.Vector) (float64, bool) {
 	best, ok := 0.0, false
 	for _, s := range v {

@@ -2,7 +2,11 @@
 // dropping them.
 //
 // Every alert fingerprint has a History: the times at which it changed
-// state (firing → resolved or resolved → firing), oldest first. Damp looks
+// state (firing → resolved or resolved → firing), oldest first, as
+// History.Record keeps them — a firing that started before the last resolve
+// resumes the firing that resolve ended (the resolve was Alertmanager's,
+// not a change of the alert), and a resolve that ended before the last
+// firing started is a late report of an earlier one. Damp looks
 // at the transitions inside the configured window (default 1h), the one
 // being decided included:
 //

@@ -34,7 +34,7 @@ type Verdict struct {
 
 // Damp applies flap damping to one alert whose policies decided action.
 // h is the alert's history with its current transition already appended
-// (History.Append); firing is the alert's current status. now is injected.
+// (History.Record); firing is the alert's current status. now is injected.
 //
 // The rule: count the transitions with At within (now - Window, now]. More
 // than Threshold makes the alert flapping. A flapping alert that fires is

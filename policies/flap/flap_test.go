@@ -26,7 +26,7 @@ func run(t *testing.T, cfg Config, policy alert.Action, steps []step) {
 	var h History
 	for i, s := range steps {
 		now := t0.Add(time.Duration(s.min * float64(time.Minute)))
-		h, _ = h.Append(Transition{At: now, Firing: s.firing}, time.Duration(cfg.Window))
+		h, _ = h.Record(Transition{At: now, Firing: s.firing}, time.Duration(cfg.Window))
 		v := cfg.Damp(policy, h, s.firing, now)
 		if v.Action == alert.ActionNone && policy != alert.ActionNone {
 			t.Fatalf("step %d (%+v): damped to none: %+v", i, s, v)
@@ -106,7 +106,7 @@ func TestReasonQuotesTheNumbers(t *testing.T) {
 	cfg := DefaultConfig()
 	var h History
 	for i := range 5 {
-		h, _ = h.Append(Transition{At: t0.Add(time.Duration(i) * time.Minute), Firing: i%2 == 0}, time.Hour)
+		h, _ = h.Record(Transition{At: t0.Add(time.Duration(i) * time.Minute), Firing: i%2 == 0}, time.Hour)
 	}
 	now := t0.Add(4 * time.Minute)
 	v := cfg.Damp(alert.ActionPage, h, true, now)
@@ -116,7 +116,7 @@ func TestReasonQuotesTheNumbers(t *testing.T) {
 	if want := now.Add(time.Hour); !v.StableAt.Equal(want) {
 		t.Errorf("stable at %s, want %s", v.StableAt, want)
 	}
-	h, _ = h.Append(Transition{At: t0.Add(5 * time.Minute)}, time.Hour)
+	h, _ = h.Record(Transition{At: t0.Add(5 * time.Minute)}, time.Hour)
 	v = cfg.Damp(alert.ActionPage, h, false, t0.Add(5*time.Minute))
 	if want := "flapping: 6 transitions in 1h: resolve held until 2026-12-02T10:15:00Z"; v.Reason != want {
 		t.Errorf("reason %q, want %q", v.Reason, want)
@@ -126,7 +126,7 @@ func TestReasonQuotesTheNumbers(t *testing.T) {
 func TestHistoryEncoding(t *testing.T) {
 	var h History
 	for i := range 4 {
-		h, _ = h.Append(Transition{At: t0.Add(time.Duration(i) * time.Minute), Firing: i%2 == 0}, time.Hour)
+		h, _ = h.Record(Transition{At: t0.Add(time.Duration(i) * time.Minute), Firing: i%2 == 0}, time.Hour)
 	}
 	s := h.String()
 	if want := "f1796205600,r1796205660,f1796205720,r1796205780"; s != want {
@@ -165,25 +165,20 @@ func TestParseRejectsGarbage(t *testing.T) {
 	}
 }
 
-func TestAppendTrimsAndBounds(t *testing.T) {
+func TestRecordTrimsAndBounds(t *testing.T) {
 	var h History
 	for i := range 200 {
-		h, _ = h.Append(Transition{At: t0.Add(time.Duration(i) * time.Second), Firing: i%2 == 0}, time.Hour)
+		h, _ = h.Record(Transition{At: t0.Add(time.Duration(i) * time.Second), Firing: i%2 == 0}, time.Hour)
 	}
 	if len(h) != MaxEntries {
 		t.Errorf("history of 200 transitions in a minute kept %d, want %d", len(h), MaxEntries)
 	}
-	h, _ = h.Append(Transition{At: t0.Add(3 * time.Hour), Firing: true}, time.Hour)
+	h, _ = h.Record(Transition{At: t0.Add(3 * time.Hour), Firing: true}, time.Hour)
 	if len(h) != 1 {
 		t.Errorf("after 3h, kept %d transitions (%s), want only the new one", len(h), h)
 	}
-	if _, changed := h.Append(Transition{At: t0.Add(4 * time.Hour), Firing: true}, time.Hour); changed {
+	if _, c := h.Record(Transition{At: t0.Add(4 * time.Hour), Firing: true}, time.Hour); c != Unchanged {
 		t.Error("a repeated firing report counted as a transition")
-	}
-	// Out of order: recorded at the newest time seen, order kept.
-	h2, _ := h.Append(Transition{At: t0}, time.Hour)
-	if last := h2[len(h2)-1]; !last.At.Equal(t0.Add(3*time.Hour)) || last.Firing {
-		t.Errorf("out-of-order resolve recorded as %+v", last)
 	}
 }
 

@@ -2,6 +2,7 @@ package flap
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,26 +47,63 @@ func ParseTransition(s string) (Transition, error) {
 // of state from the one before. The zero value is an empty history.
 type History []Transition
 
-// Append records that the alert is firing (or resolved) at t and returns
-// the history trimmed to what Damp needs: transitions older than window
-// before t are dropped, except the newest one (it tells the current state),
-// and at most MaxEntries are kept. A report of the state the alert is
-// already in (Alertmanager repeats firing alerts) changes nothing and
-// changed is false. The receiver is not modified.
-func (h History) Append(t Transition, window time.Duration) (out History, changed bool) {
+// Change says what Record did to a history.
+type Change int
+
+// The changes Record makes.
+const (
+	// Unchanged: the alert was reported in the state it was already in
+	// (Alertmanager repeats firing alerts), or a resolve of an earlier
+	// firing came late.
+	Unchanged Change = iota
+	// Appended: the alert changed state; the transition was appended.
+	Appended
+	// Resumed: a firing that started before the last resolve: the firing
+	// that resolve ended never stopped — the resolve was Alertmanager's,
+	// sent when Prometheus's resends lapsed, and the firing came back with
+	// its startsAt — so that resolve is withdrawn instead of a transition
+	// being appended.
+	Resumed
+)
+
+// Record records that the alert is firing (or resolved) at t.At — its
+// startsAt when firing, its endsAt when resolved — and returns the history
+// trimmed to what Damp needs: transitions older than window before the
+// newest are dropped, except the newest one (it tells the current state),
+// and at most MaxEntries are kept. The receiver is not modified.
+//
+// A report of the state the alert is already in changes nothing. A report
+// whose time is before the newest transition is no transition either, and
+// no time is made up for it:
+//
+//   - a firing that started before the last resolve says that it was
+//     firing all along: that resolve is withdrawn (Resumed) — Alertmanager
+//     resolves an alert whose resends from Prometheus lapsed, and fires it
+//     again, with the same startsAt, when they resume; with the firing
+//     before that resolve no longer in the history (it started more than a
+//     window before it), this firing takes its place;
+//   - a resolve that ended before the last firing started is the late
+//     report of an earlier firing (an Alertmanager peer lagging): nothing
+//     changes.
+func (h History) Record(t Transition, window time.Duration) (out History, c Change) {
 	t.At = t.At.Truncate(time.Second)
-	if n := len(h); n > 0 && h[n-1].Firing == t.Firing {
-		return h, false
+	n := len(h)
+	if n > 0 && h[n-1].Firing == t.Firing {
+		return h, Unchanged
 	}
-	if n := len(h); n > 0 && t.At.Before(h[n-1].At) {
-		// Out-of-order report (clock skew, a late webhook): keep the
-		// order of the history, at the newest time seen.
-		t.At = h[n-1].At
+	if n > 0 && t.At.Before(h[n-1].At) {
+		switch {
+		case !t.Firing:
+			return h, Unchanged
+		case n == 1:
+			return History{t}, Resumed
+		}
+		return slices.Clone(h[:n-1]), Resumed
 	}
-	out = make(History, 0, len(h)+1)
+	out = make(History, 0, n+1)
 	out = append(out, h...)
 	out = append(out, t)
-	return out.Trim(t.At, window), true
+	return out.Trim(t.At, window), Appended
 }
 
 // Trim drops transitions older than window before now, keeping at least the

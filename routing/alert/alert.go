@@ -247,6 +247,11 @@ type LiveSLO struct {
 	// Note says how the live state disagrees with a page decided from the
 	// alert's labels, which is sent all the same ("" when it agrees).
 	Note string `json:"note,omitempty"`
+	// Unavailable, when not empty, says why the live state could not be
+	// read ("Prometheus timed out", "no data: …"): the alert was decided
+	// from its labels alone. Summary is then "unavailable (<reason>)" and
+	// Details {"unavailable": <reason>}.
+	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Flap is the flap damping of an alert that changed state too often.
