@@ -11,10 +11,14 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -33,14 +37,26 @@ var staticFS embed.FS
 
 // Defaults of Options.
 const (
-	DefaultWindow       = 24 * time.Hour
-	DefaultMaxEntries   = 20_000
+	// DefaultWindow is how far back the pages look.
+	DefaultWindow = 24 * time.Hour
+	// DefaultMaxEntries is how many of the newest decisions the overview
+	// and the decisions page read, and how many entries of one incident
+	// its page reads.
+	DefaultMaxEntries = 20_000
+	// DefaultMaxBodyBytes bounds an Explain request's body.
 	DefaultMaxBodyBytes = 4 << 20
 	// maxText bounds the text filter, so a query string cannot make every
 	// entry scan a huge needle.
 	maxText = 256
 	// recentLimit is how many decisions the decisions page lists.
 	recentLimit = 200
+	// incidentAlerts and incidentHistory bound an incident's page: the
+	// alerts listed (the latest entry of each) and the history lines.
+	incidentAlerts  = 1000
+	incidentHistory = 500
+	// deadLetterList is how many dead letters their page lists, newest
+	// first (`router dead-letters list` lists them all).
+	deadLetterList = 500
 )
 
 // DeadLetters replays dead letters; *journal.Replayer implements it.
@@ -70,8 +86,22 @@ type Options struct {
 	Window time.Duration
 	// MaxEntries caps the entries read for one page (DefaultMaxEntries).
 	MaxEntries int
-	// MaxBodyBytes bounds an Explain payload (DefaultMaxBodyBytes).
+	// MaxBodyBytes bounds an Explain request's body (DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MaxRenders bounds the pages built from the journal at once — the
+	// overview, decisions, an incident's page, dead letters
+	// (DefaultMaxRenders when 0). Explain has slots of its own.
+	MaxRenders int
+	// RenderWait is how long a page that finds every render slot taken
+	// (or an explain request, every explain slot) waits for one before it
+	// is answered 503 with Retry-After (DefaultRenderWait when 0).
+	RenderWait time.Duration
+	// CacheTTL is how long a built overview is served to the viewers who
+	// ask for it after it (DefaultCacheTTL when 0; negative: not kept,
+	// though the viewers who ask while it is being built still share
+	// it). An overview of fewer than 1,000 decisions is not kept: it is
+	// cheap to build again.
+	CacheTTL time.Duration
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -84,6 +114,13 @@ type Console struct {
 	mux   *http.ServeMux
 	// exports holds a token per export in progress (maxExports).
 	exports chan struct{}
+	// renders holds a token per page being built from the journal
+	// (MaxRenders), explains one per explain being decided (maxExplains).
+	renders, explains chan struct{}
+	cache             overviewCache
+	// refused counts the pages refused busy since lastBusyLog (unix ns),
+	// so that a flood of them logs a line every busyLogEvery.
+	refused, lastBusyLog atomic.Int64
 }
 
 // Bounds of GET /journal.jsonl: entries streamed by one export (unless
@@ -110,13 +147,23 @@ func New(opts Options) *Console {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if opts.MaxRenders <= 0 {
+		opts.MaxRenders = DefaultMaxRenders
+	}
+	if opts.RenderWait <= 0 {
+		opts.RenderWait = DefaultRenderWait
+	}
+	if opts.CacheTTL == 0 {
+		opts.CacheTTL = DefaultCacheTTL
+	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	c := &Console{opts: opts, pages: parsePages(), mux: http.NewServeMux(), exports: make(chan struct{}, maxExports)}
+	c := &Console{opts: opts, pages: parsePages(), mux: http.NewServeMux(), exports: make(chan struct{}, maxExports),
+		renders: make(chan struct{}, opts.MaxRenders), explains: make(chan struct{}, maxExplains)}
 	static, _ := fs.Sub(staticFS, "static")
 	files := http.StripPrefix("/static/", http.FileServerFS(static))
 	c.mux.HandleFunc("GET /static/", func(w http.ResponseWriter, r *http.Request) {
@@ -205,19 +252,32 @@ type page struct {
 // render executes a page into a buffer first, so a template error becomes a
 // clean 500 rather than half a page.
 func (c *Console) render(w http.ResponseWriter, status int, name string, p page) {
-	p.Now = c.opts.Now()
+	b, err := c.execute(name, p, c.opts.Now())
+	if err != nil {
+		http.Error(w, "console page failed to render", http.StatusInternalServerError)
+		return
+	}
+	writeHTML(w, status, b)
+}
+
+// execute renders a page as of now.
+func (c *Console) execute(name string, p page, now time.Time) ([]byte, error) {
+	p.Now = now
 	p.Window = c.opts.Window
 	p.Explain = c.opts.Evaluate != nil
 	p.Replayer = c.opts.DeadLetters != nil
 	var buf bytes.Buffer
 	if err := c.pages[name].Execute(&buf, p); err != nil {
 		c.opts.Logger.Error("console page failed to render", "page", name, "err", err)
-		http.Error(w, "console page failed to render", http.StatusInternalServerError)
-		return
+		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+func writeHTML(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(b)
 }
 
 func (c *Console) fail(w http.ResponseWriter, r *http.Request, status int, msg string) {
@@ -231,41 +291,85 @@ func (c *Console) storeFailed(w http.ResponseWriter, r *http.Request, err error)
 	c.fail(w, r, http.StatusServiceUnavailable, "the decision journal cannot be read right now: "+err.Error())
 }
 
-// recent reads the decision and dead-letter entries of the window, newest
-// first.
-func (c *Console) recent(ctx context.Context, kind journal.Kind, f journal.Filter, limit int) ([]journal.Entry, error) {
-	return journal.Read(ctx, c.opts.Journal, journal.Query{
-		Since: c.opts.Now().Add(-c.opts.Window), Kind: kind, Filter: f, Newest: true, Limit: limit,
-	})
-}
+// since is the start of the window.
+func (c *Console) since() time.Time { return c.opts.Now().Add(-c.opts.Window) }
 
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
-	entries, err := c.recent(r.Context(), journal.KindDecision, journal.Filter{}, c.opts.MaxEntries)
+	snap, err := c.overviewSnapshot(r.Context())
 	if err != nil {
-		c.storeFailed(w, r, err)
+		c.readFailed(w, r, err)
 		return
 	}
-	dead, err := c.recent(r.Context(), journal.KindDeadLetter, journal.Filter{}, c.opts.MaxEntries)
+	writeHTML(w, http.StatusOK, snap.html)
+}
+
+// buildOverview reads the newest MaxEntries decisions of the window and
+// its dead letters (up to MaxEntries), one at a time, into the overview's
+// aggregates, and renders the page.
+func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
+	release, err := c.acquire(ctx, c.renders)
 	if err != nil {
-		c.storeFailed(w, r, err)
-		return
+		return nil, err
+	}
+	defer release()
+	now := c.opts.Now()
+	since := now.Add(-c.opts.Window)
+	incidents := newIncidentSet(overviewAlerts)
+	act := newActivity(now, c.opts.Window)
+	health := newHealthAgg()
+	options := newOptionSet()
+	n := 0
+	err = c.scan(ctx, journal.KindDecision, since, func(_ *record, _ int, e *journal.Entry) error {
+		if e.Kind != journal.KindDecision {
+			return nil
+		}
+		incidents.add(e)
+		act.add(e)
+		health.decision(e)
+		options.add(e)
+		if n++; n == c.opts.MaxEntries {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	dead := 0
+	err = c.scan(ctx, journal.KindDeadLetter, since, func(_ *record, _ int, e *journal.Entry) error {
+		health.deadLetter(e)
+		if dead++; dead == c.opts.MaxEntries {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	var sectors []string
 	if c.opts.Sectors != nil {
 		sectors = c.opts.Sectors()
 	}
-	now := c.opts.Now()
-	open, openTotal := openIncidents(entries)
+	snap := &snapshot{built: now, decisions: n, options: options.options()}
+	open, openTotal := openIncidents(incidents)
 	notice := ""
-	if len(entries) == c.opts.MaxEntries {
+	if n == c.opts.MaxEntries {
 		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	}
-	c.render(w, http.StatusOK, "overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: overviewBody{
+	body := overviewBody{
 		Incidents: open, OpenTotal: openTotal,
-		Heat:    newHeatMap(entries, sectors, now, c.opts.Window),
-		Actions: newActionChart(entries, now, c.opts.Window),
-		Health:  newHealth(entries, dead),
-	}})
+		Heat:    newHeatMap(act, sectors),
+		Actions: newActionChart(act),
+		Health:  health.health(),
+	}
+	if c.shared(snap, now) {
+		body.SharedFor = c.opts.CacheTTL
+	}
+	snap.html, err = c.execute("overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: body}, now)
+	if err != nil {
+		return nil, err
+	}
+	return snap, nil
 }
 
 type overviewBody struct {
@@ -275,6 +379,9 @@ type overviewBody struct {
 	Heat      heatMap
 	Actions   actionChart
 	Health    health
+	// SharedFor is how long this page is served to every viewer (0: it
+	// is built for each).
+	SharedFor time.Duration
 }
 
 // filterFrom reads and checks the decisions page's query parameters.
@@ -306,54 +413,113 @@ type filterOptions struct {
 	Sectors, Policies, Receivers []string
 }
 
+// decisions lists the newest recentLimit decisions that match the
+// filters, among the newest MaxEntries, and stops there; the filter's
+// options are the overview's (the values seen in the same decisions).
 func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	f, err := filterFrom(r.URL.Query())
 	if err != nil {
 		c.fail(w, r, http.StatusBadRequest, "bad filter: "+err.Error())
 		return
 	}
-	all, err := c.recent(r.Context(), journal.KindDecision, journal.Filter{}, c.opts.MaxEntries)
+	snap, err := c.overviewSnapshot(r.Context())
 	if err != nil {
-		c.storeFailed(w, r, err)
+		c.readFailed(w, r, err)
 		return
 	}
+	release, err := c.acquire(r.Context(), c.renders)
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	defer release()
+	// The summaries have every field a filter reads but the labels: the
+	// text filter decodes whole the records where the others match.
+	byFields := f
+	byFields.Text = ""
 	var shown []journal.Entry
-	for i := range all {
-		if f.Match(&all[i]) {
-			shown = append(shown, all[i])
-			if len(shown) == recentLimit {
-				break
+	n := 0
+	err = c.scan(r.Context(), journal.KindDecision, c.since(), func(rec *record, i int, e *journal.Entry) error {
+		if e.Kind != journal.KindDecision {
+			return nil
+		}
+		switch {
+		case !byFields.Match(e):
+		case f.Text == "":
+			shown = append(shown, *e)
+		case !rec.mayContain(strings.ToLower(f.Text)):
+		default:
+			if full, ok := rec.entry(i); ok && f.Match(full) {
+				shown = append(shown, summarize(full))
 			}
 		}
+		if n++; n == c.opts.MaxEntries || len(shown) == recentLimit {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
 	}
 	c.render(w, http.StatusOK, "decisions", page{Title: "Decisions", Nav: "decisions", Refresh: true,
-		Body: decisionsBody{Filter: f, Entries: shown, Options: optionsOf(all), Limit: recentLimit}})
+		Body: decisionsBody{Filter: f, Entries: shown, Options: snap.options, Limit: recentLimit}})
 }
 
 type incidentBody struct {
 	Incident incidentView
 	History  []journal.Entry
+	// Entries counts the incident's entries read, listed in History or
+	// not.
+	Entries int
 }
 
+// incident shows one incident: its own entries of the window, however
+// many others there are (the page every notification links to), so it
+// reads the whole window; it decodes whole only the records that hold
+// entries of the incident.
 func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 	key := r.PathValue("key")
-	// The incident's own entries, however many others the window holds:
-	// this is the page every notification links to.
-	history, err := c.recent(r.Context(), "", journal.Filter{Incident: key}, c.opts.MaxEntries)
+	release, err := c.acquire(r.Context(), c.renders)
 	if err != nil {
-		c.storeFailed(w, r, err)
+		c.readFailed(w, r, err)
 		return
 	}
-	if len(history) == 0 {
+	defer release()
+	set := newIncidentSet(incidentAlerts)
+	var history []journal.Entry
+	n := 0
+	err = c.scan(r.Context(), "", c.since(), func(rec *record, i int, e *journal.Entry) error {
+		if e.Incident != key {
+			return nil
+		}
+		full, ok := rec.entry(i)
+		if !ok {
+			return nil
+		}
+		set.add(full)
+		if len(history) < incidentHistory {
+			history = append(history, summarize(full))
+		}
+		if n++; n == c.opts.MaxEntries {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	if n == 0 {
 		c.fail(w, r, http.StatusNotFound, "no incident "+key+" in the journal of the last "+c.opts.Window.String())
 		return
 	}
 	view := incidentView{Key: key} // only dead letters of it in the window
-	if inc := incidents(history); len(inc) > 0 {
+	if inc := set.views(false); len(inc) > 0 {
 		view = inc[0]
 	}
 	c.render(w, http.StatusOK, "incident", page{Title: "Incident " + key, Nav: "overview", Refresh: true,
-		Body: incidentBody{Incident: view, History: history}})
+		Body: incidentBody{Incident: view, History: history, Entries: n}})
 }
 
 type explainBody struct {
@@ -382,6 +548,26 @@ func (c *Console) explain(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusForbidden, "cross-site explain request refused")
 		return
 	}
+	if r.ContentLength > c.opts.MaxBodyBytes {
+		// Declared too large: answered at once, the body left unread, and
+		// the connection closed after the answer (net/http would otherwise
+		// read what it can of the body to keep the connection).
+		c.bodyError(w, r, &http.MaxBytesError{Limit: c.opts.MaxBodyBytes})
+		return
+	}
+	// The slot is taken before the body is read: a payload costs its
+	// size in memory as it arrives, and most of a second of CPU at 4 MiB.
+	release, err := c.acquire(r.Context(), c.explains)
+	if err != nil {
+		if errors.Is(err, errBusy) {
+			w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+			c.fail(w, r, http.StatusServiceUnavailable, fmt.Sprintf("%d explain requests are being decided: try again in a few seconds", maxExplains))
+			return
+		}
+		c.readFailed(w, r, err)
+		return
+	}
+	defer release()
 	r.Body = http.MaxBytesReader(w, r.Body, c.opts.MaxBodyBytes)
 	var payload string
 	if webhook.IsJSONContentType(r.Header.Get("Content-Type")) {
@@ -418,30 +604,96 @@ func (c *Console) explain(w http.ResponseWriter, r *http.Request) {
 	c.render(w, http.StatusOK, "explain", page{Title: "Explain", Nav: "explain", Body: body})
 }
 
+// bodyError answers an explain request whose body was not read whole: 413
+// naming the limit when it is larger, 408 when it did not arrive (slower
+// than the server's read timeout, or the connection broke mid-body), 400
+// otherwise. The connection is closed after the answer but for a 400: what
+// is left of the body is not worth reading.
 func (c *Console) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
-	if errors.As(err, &mbe) {
-		c.fail(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload larger than %d bytes", c.opts.MaxBodyBytes))
-		return
+	switch {
+	case errors.As(err, &mbe):
+		w.Header().Set("Connection", "close")
+		c.fail(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload larger than the explain limit of %s: paste a smaller webhook payload (fewer alerts)", byteSize(c.opts.MaxBodyBytes)))
+	case isTimeout(err):
+		w.Header().Set("Connection", "close")
+		c.fail(w, r, http.StatusRequestTimeout, "the payload did not arrive within the server's read timeout: send it again")
+	case bodyNotReceived(err):
+		w.Header().Set("Connection", "close")
+		c.fail(w, r, http.StatusRequestTimeout, "the payload did not arrive whole (the connection ended or broke mid-body): send it again")
+	default:
+		c.fail(w, r, http.StatusBadRequest, "reading the form: "+err.Error())
 	}
-	c.fail(w, r, http.StatusBadRequest, "reading the form: "+err.Error())
+}
+
+// byteSize says n bytes in MiB or KiB when it is a whole number of them.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB (%d bytes)", n>>20, n)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB (%d bytes)", n>>10, n)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// isTimeout reports whether err, from reading a request body, is a
+// deadline's: the server's read timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// bodyNotReceived reports whether err, from reading a request body, says
+// the connection ended or broke before the body did.
+func bodyNotReceived(err error) bool {
+	return errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, net.ErrClosed)
 }
 
 type deadLettersBody struct {
 	Letters []journal.Status
+	// Total counts the dead letters of the window, listed or not.
+	Total int
 }
 
+// deadLetters lists the newest deadLetterList dead letters of the window
+// and counts the others (up to MaxEntries).
 func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
-	entries, err := c.recent(r.Context(), journal.KindDeadLetter, journal.Filter{}, c.opts.MaxEntries)
+	release, err := c.acquire(r.Context(), c.renders)
 	if err != nil {
-		c.storeFailed(w, r, err)
+		c.readFailed(w, r, err)
 		return
 	}
-	letters := make([]journal.Status, len(entries))
-	ids := make([]string, len(entries))
-	for i, e := range entries {
-		letters[i].Entry = e
-		ids[i] = e.ID
+	defer release()
+	var letters []journal.Status
+	total := 0
+	err = c.scan(r.Context(), journal.KindDeadLetter, c.since(), func(rec *record, i int, e *journal.Entry) error {
+		if e.Kind != journal.KindDeadLetter {
+			return nil
+		}
+		if len(letters) < deadLetterList {
+			full, ok := rec.entry(i)
+			if !ok {
+				return nil
+			}
+			letters = append(letters, journal.Status{Entry: summarize(full)})
+		}
+		if total++; total == c.opts.MaxEntries {
+			return errStop
+		}
+		return nil
+	})
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	ids := make([]string, len(letters))
+	for i := range letters {
+		ids[i] = letters[i].ID
 	}
 	if c.opts.DeadLetters != nil && len(ids) > 0 {
 		replayed, err := c.opts.DeadLetters.Replayed(r.Context(), ids)
@@ -453,7 +705,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			letters[i].Replayed = replayed[i]
 		}
 	}
-	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters}}
+	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters, Total: total}}
 	// The replay button redirects here with the id: only an id is shown, so
 	// a crafted link cannot put a message of its own in the banner.
 	switch q := r.URL.Query(); {

@@ -38,7 +38,7 @@ type env struct {
 	decisions []journal.Entry
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	cfg := config.LoadDefault()
 	cls, err := enrich.New(cfg.Classifier)
@@ -69,7 +69,7 @@ func newEnv(t *testing.T) *env {
 	return e
 }
 
-func readTestdata(t *testing.T, elem ...string) []byte {
+func readTestdata(t testing.TB, elem ...string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(append([]string{"..", "..", "testdata"}, elem...)...))
 	if err != nil {

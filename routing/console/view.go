@@ -18,7 +18,7 @@ type incidentView struct {
 	Sector    string
 	Action    alert.Action
 	Open      bool
-	Alerts    []journal.Entry
+	Alerts    []alertRow
 	KPIs      []string
 	Hints     []string
 	Receivers []string
@@ -30,53 +30,127 @@ type incidentView struct {
 	More int
 }
 
-// incidents groups decision entries (newest first) by incident, keeping the
-// latest entry per alert; incidents are ordered loudest, then most recent,
-// first.
-func incidents(entries []journal.Entry) []incidentView {
-	byKey := map[string]*incidentView{}
-	seen := map[string]bool{} // incident + fingerprint
-	var order []string
-	for _, e := range entries {
-		if e.Kind != journal.KindDecision || e.Incident == "" {
-			continue
-		}
-		inc := byKey[e.Incident]
-		if inc == nil {
-			inc = &incidentView{Key: e.Incident, Sector: e.Sector, Last: e.Time}
-			byKey[e.Incident] = inc
-			order = append(order, e.Incident)
-		}
-		inc.First = e.Time
-		if k := e.Incident + "\x00" + e.Fingerprint; !seen[k] {
-			seen[k] = true
-			inc.Alerts = append(inc.Alerts, e)
+// incidentSet groups decision entries, fed newest first, by incident,
+// keeping the latest entry of each alert: at most keep of them per
+// incident (0: all), the others counted in More. It keeps no more than
+// that: the overview feeds it the window's decisions one at a time.
+type incidentSet struct {
+	keep  int
+	byKey map[string]*incidentAgg
+	order []*incidentAgg
+	// seen holds the alerts met (incident and fingerprint).
+	seen map[[2]string]struct{}
+	// strings are the rows' strings, one copy of each.
+	strings map[string]string
+}
+
+type incidentAgg struct {
+	view incidentView
+	// alerts counts the incident's alerts, kept or not.
+	alerts     int
+	deliveries map[string]journal.Delivery
+}
+
+func newIncidentSet(keep int) *incidentSet {
+	return &incidentSet{keep: keep, byKey: map[string]*incidentAgg{}, seen: map[[2]string]struct{}{}, strings: map[string]string{}}
+}
+
+// alertRow is what the overview and an incident's page show of an alert:
+// its latest entry's fields that they print (the labels, URL and start
+// only on the incident's page, which reads its entries whole).
+type alertRow struct {
+	Alertname, Fingerprint, Status string
+	Suppressed, Muted              bool
+	Decision                       alert.Decision
+	Hints                          []string
+	Labels                         map[string]string
+	GeneratorURL                   string
+	StartsAt                       time.Time
+}
+
+// row returns e's row. Its strings but the fingerprint repeat from one
+// alert to the next (names, policies, reasons, hint ids): the row keeps
+// one copy of each.
+func (s *incidentSet) row(e *journal.Entry) alertRow {
+	d := alert.Decision{Action: alert.Action(s.intern(string(e.Decision.Action))), Policy: s.intern(e.Decision.Policy),
+		Tier: s.intern(e.Decision.Tier), Reasons: s.interned(e.Decision.Reasons)}
+	return alertRow{Alertname: s.intern(e.Alertname), Fingerprint: e.Fingerprint, Status: s.intern(e.Status),
+		Suppressed: e.Suppressed, Muted: e.Muted, Decision: d, Hints: s.interned(e.Hints),
+		Labels: e.Labels, GeneratorURL: e.GeneratorURL, StartsAt: e.StartsAt}
+}
+
+func (s *incidentSet) intern(v string) string {
+	if k, ok := s.strings[v]; ok {
+		return k
+	}
+	s.strings[v] = v
+	return v
+}
+
+func (s *incidentSet) interned(vs []string) []string {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = s.intern(v)
+	}
+	return out
+}
+
+// add counts e, the next older entry; e is copied when kept.
+func (s *incidentSet) add(e *journal.Entry) {
+	if e.Kind != journal.KindDecision || e.Incident == "" {
+		return
+	}
+	a := s.byKey[e.Incident]
+	if a == nil {
+		a = &incidentAgg{view: incidentView{Key: e.Incident, Sector: e.Sector, Last: e.Time}, deliveries: map[string]journal.Delivery{}}
+		s.byKey[e.Incident] = a
+		s.order = append(s.order, a)
+	}
+	inc := &a.view
+	inc.First = e.Time
+	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
+	if _, ok := s.seen[k]; ok {
+		return // an older entry of an alert already counted
+	}
+	s.seen[k] = struct{}{}
+	a.alerts++
+	if s.keep == 0 || len(inc.Alerts) < s.keep {
+		inc.Alerts = append(inc.Alerts, s.row(e))
+	}
+	if e.Status == "firing" && e.Decision.Action != alert.ActionNone {
+		inc.Open = true
+	}
+	if alert.Rank(e.Decision.Action) > alert.Rank(inc.Action) || inc.Action == "" {
+		inc.Action = e.Decision.Action
+	}
+	inc.KPIs = union(inc.KPIs, e.KPIs)
+	inc.Hints = union(inc.Hints, e.Hints)
+	inc.Receivers = union(inc.Receivers, e.Receivers)
+	for _, d := range e.Deliveries {
+		if _, ok := a.deliveries[d.Receiver+"/"+d.Integration]; !ok {
+			a.deliveries[d.Receiver+"/"+d.Integration] = d
 		}
 	}
-	out := make([]incidentView, 0, len(order))
-	for _, k := range order {
-		inc := byKey[k]
-		deliveries := map[string]journal.Delivery{}
-		for _, a := range inc.Alerts {
-			if a.Status == "firing" && a.Decision.Action != alert.ActionNone {
-				inc.Open = true
-			}
-			if alert.Rank(a.Decision.Action) > alert.Rank(inc.Action) || inc.Action == "" {
-				inc.Action = a.Decision.Action
-			}
-			inc.KPIs = union(inc.KPIs, a.KPIs)
-			inc.Hints = union(inc.Hints, a.Hints)
-			inc.Receivers = union(inc.Receivers, a.Receivers)
-			for _, d := range a.Deliveries {
-				if _, ok := deliveries[d.Receiver+"/"+d.Integration]; !ok {
-					deliveries[d.Receiver+"/"+d.Integration] = d
-				}
-			}
+}
+
+// views returns the incidents, loudest, then most recent, first; open
+// keeps only the open ones: an alert still firing that deserved a page or
+// a ticket.
+func (s *incidentSet) views(open bool) []incidentView {
+	out := make([]incidentView, 0, len(s.order))
+	for _, a := range s.order {
+		if open && !a.view.Open {
+			continue
 		}
-		for _, k := range slices.Sorted(maps.Keys(deliveries)) {
-			inc.Deliveries = append(inc.Deliveries, deliveries[k])
+		inc := a.view
+		inc.More = a.alerts - len(inc.Alerts)
+		for _, k := range slices.Sorted(maps.Keys(a.deliveries)) {
+			inc.Deliveries = append(inc.Deliveries, a.deliveries[k])
 		}
-		out = append(out, *inc)
+		out = append(out, inc)
 	}
 	slices.SortStableFunc(out, func(a, b incidentView) int {
 		return cmp.Or(alert.Rank(b.Action)-alert.Rank(a.Action), b.Last.Compare(a.Last))
@@ -84,8 +158,6 @@ func incidents(entries []journal.Entry) []incidentView {
 	return out
 }
 
-// openIncidents returns the incidents with an alert still firing that
-// deserved a page or a ticket.
 // Bounds of the overview: the page stays a page in an alert storm (the
 // audit's 625 incidents made 7 MB of HTML); each incident's own page lists
 // everything.
@@ -94,20 +166,14 @@ const (
 	overviewAlerts    = 20
 )
 
-// openIncidents returns the open incidents of entries for the overview: at
-// most overviewIncidents, each listing at most overviewAlerts alerts (More
-// counts the others), and how many open incidents there are in all.
-func openIncidents(entries []journal.Entry) ([]incidentView, int) {
-	open := slices.DeleteFunc(incidents(entries), func(i incidentView) bool { return !i.Open })
+// openIncidents returns the open incidents of s (which keeps at most
+// overviewAlerts alerts of each) for the overview: at most
+// overviewIncidents, and how many open incidents there are in all.
+func openIncidents(s *incidentSet) ([]incidentView, int) {
+	open := s.views(true)
 	total := len(open)
 	if len(open) > overviewIncidents {
 		open = open[:overviewIncidents]
-	}
-	for i := range open {
-		if n := len(open[i].Alerts); n > overviewAlerts {
-			open[i].More = n - overviewAlerts
-			open[i].Alerts = open[i].Alerts[:overviewAlerts]
-		}
 	}
 	return open, total
 }
@@ -161,46 +227,76 @@ type heatTick struct {
 	Label string
 }
 
-// newHeatMap counts decisions per sector and hour over the window: one cell
-// per sector (the catalog's plus those seen) and hour, coloured by the
-// loudest action in it and shaded by count.
-func newHeatMap(entries []journal.Entry, catalog []string, now time.Time, window time.Duration) heatMap {
+// activity counts the window's decisions per sector and hour (the heat
+// map) and per action and hour (the chart), fed one entry at a time.
+type activity struct {
+	start time.Time
+	hours int
+	// sectors are the counts of each sector seen, per hour of the window.
+	sectors map[string][]hourCount
+	// bars are the page/ticket/none counts per hour.
+	bars []actionBar
+}
+
+type hourCount struct{ count, pages, tickets int }
+
+func newActivity(now time.Time, window time.Duration) *activity {
 	hours := int(window / time.Hour)
-	start := now.Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
+	return &activity{start: now.Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour), hours: hours,
+		sectors: map[string][]hourCount{}, bars: make([]actionBar, max(hours, 0))}
+}
+
+// add counts a decision entry.
+func (a *activity) add(e *journal.Entry) {
+	s := cmp.Or(e.Sector, alert.Unknown)
+	row, ok := a.sectors[s]
+	if !ok {
+		row = make([]hourCount, max(a.hours, 0))
+		a.sectors[s] = row
+	}
+	hr := int(e.Time.Sub(a.start).Hours())
+	if e.Time.Before(a.start) || hr >= a.hours {
+		return
+	}
+	row[hr].count++
+	switch e.Decision.Action {
+	case alert.ActionPage:
+		row[hr].pages++
+		a.bars[hr].Page++
+	case alert.ActionTicket:
+		row[hr].tickets++
+		a.bars[hr].Ticket++
+	default:
+		a.bars[hr].None++
+	}
+}
+
+// newHeatMap lays out the decisions per sector and hour over the window:
+// one cell per sector (the catalog's plus those seen) and hour, coloured
+// by the loudest action in it and shaded by count.
+func newHeatMap(a *activity, catalog []string) heatMap {
+	hours, start := a.hours, a.start
 	rows := slices.Clone(catalog)
-	for _, e := range entries {
-		if s := cmp.Or(e.Sector, alert.Unknown); !slices.Contains(rows, s) {
+	for s := range a.sectors {
+		if !slices.Contains(rows, s) {
 			rows = append(rows, s)
 		}
 	}
 	slices.Sort(rows)
-	index := map[string]int{}
-	for i, s := range rows {
-		index[s] = i
-	}
 	h := heatMap{Sectors: rows, Hours: hours, Width: labelWidth + hours*(cellW+cellGap), Height: headerH + len(rows)*(cellH+cellGap)}
 	h.Cells = make([]heatCell, len(rows)*hours)
 	for r, s := range rows {
 		h.Rows = append(h.Rows, heatRow{Sector: s, Y: headerH + r*(cellH+cellGap) + cellH*3/4})
+		counts := a.sectors[s]
 		for hr := range hours {
-			h.Cells[r*hours+hr] = heatCell{Sector: s, Hour: hr, Start: start.Add(time.Duration(hr) * time.Hour),
+			c := heatCell{Sector: s, Hour: hr, Start: start.Add(time.Duration(hr) * time.Hour),
 				X: labelWidth + hr*(cellW+cellGap), Y: headerH + r*(cellH+cellGap)}
+			if counts != nil {
+				c.Count, c.Pages, c.Tickets = counts[hr].count, counts[hr].pages, counts[hr].tickets
+			}
+			h.Max = max(h.Max, c.Count)
+			h.Cells[r*hours+hr] = c
 		}
-	}
-	for _, e := range entries {
-		hr := int(e.Time.Sub(start).Hours())
-		if e.Time.Before(start) || hr >= hours {
-			continue
-		}
-		c := &h.Cells[index[cmp.Or(e.Sector, alert.Unknown)]*hours+hr]
-		c.Count++
-		switch e.Decision.Action {
-		case alert.ActionPage:
-			c.Pages++
-		case alert.ActionTicket:
-			c.Tickets++
-		}
-		h.Max = max(h.Max, c.Count)
 	}
 	for i := range h.Cells {
 		c := &h.Cells[i]
@@ -242,27 +338,14 @@ type actionBar struct {
 
 const chartH = 120
 
-func newActionChart(entries []journal.Entry, now time.Time, window time.Duration) actionChart {
-	hours := int(window / time.Hour)
-	start := now.Truncate(time.Hour).Add(-time.Duration(hours-1) * time.Hour)
+func newActionChart(a *activity) actionChart {
+	hours, start := a.hours, a.start
 	ch := actionChart{Width: labelWidth + hours*(cellW+cellGap), Height: chartH + headerH}
-	bars := make([]actionBar, hours)
-	for _, e := range entries {
-		hr := int(e.Time.Sub(start).Hours())
-		if e.Time.Before(start) || hr >= hours {
-			continue
-		}
-		switch e.Decision.Action {
-		case alert.ActionPage:
-			bars[hr].Page++
-			ch.Page++
-		case alert.ActionTicket:
-			bars[hr].Ticket++
-			ch.Ticket++
-		default:
-			bars[hr].None++
-			ch.None++
-		}
+	bars := slices.Clone(a.bars)
+	for _, b := range bars {
+		ch.Page += b.Page
+		ch.Ticket += b.Ticket
+		ch.None += b.None
 	}
 	peak := 1
 	for _, b := range bars {
@@ -301,67 +384,88 @@ type integrationHealth struct {
 	LastError                               string
 }
 
-func newHealth(decisions, dead []journal.Entry) health {
-	byKey := map[string]*integrationHealth{}
-	get := func(d journal.Delivery) *integrationHealth {
-		k := d.Receiver + "/" + d.Integration
-		if byKey[k] == nil {
-			byKey[k] = &integrationHealth{Receiver: d.Receiver, Integration: d.Integration}
-		}
-		return byKey[k]
+// healthAgg counts the delivery health of the window, fed the decisions
+// (newest first), then the dead letters.
+type healthAgg struct {
+	h     health
+	byKey map[string]*integrationHealth
+}
+
+func newHealthAgg() *healthAgg { return &healthAgg{byKey: map[string]*integrationHealth{}} }
+
+func (a *healthAgg) get(receiver, integration string) *integrationHealth {
+	k := receiver + "/" + integration
+	ih := a.byKey[k]
+	if ih == nil {
+		ih = &integrationHealth{Receiver: receiver, Integration: integration}
+		a.byKey[k] = ih
 	}
-	var h health
-	for _, e := range decisions {
-		for _, d := range e.Deliveries {
-			ih := get(d)
-			switch d.Outcome {
-			case journal.OutcomeSent:
-				ih.Sent++
-			case journal.OutcomeFailed:
-				ih.Failed++
-				h.Failures++
-			case journal.OutcomeDeduplicated:
-				ih.Deduplicated++
-			}
-			if d.Attempts > 1 {
-				ih.Retries += d.Attempts - 1
-				h.Retries += d.Attempts - 1
-			}
-			ih.MaxLatency = max(ih.MaxLatency, d.Latency)
-			if d.Error != "" && ih.LastError == "" {
-				ih.LastError = d.Error
-			}
+	return ih
+}
+
+// decision counts a decision entry's deliveries.
+func (a *healthAgg) decision(e *journal.Entry) {
+	for _, d := range e.Deliveries {
+		ih := a.get(d.Receiver, d.Integration)
+		switch d.Outcome {
+		case journal.OutcomeSent:
+			ih.Sent++
+		case journal.OutcomeFailed:
+			ih.Failed++
+			a.h.Failures++
+		case journal.OutcomeDeduplicated:
+			ih.Deduplicated++
 		}
-	}
-	for _, e := range dead {
-		if e.DeadLetter == nil {
-			continue
+		if d.Attempts > 1 {
+			ih.Retries += d.Attempts - 1
+			a.h.Retries += d.Attempts - 1
 		}
-		ih := get(journal.Delivery{Receiver: e.DeadLetter.Receiver, Integration: e.DeadLetter.Integration})
-		ih.DeadLetters++
-		h.DeadLetters++
-		if ih.LastError == "" {
-			ih.LastError = e.DeadLetter.Error
+		ih.MaxLatency = max(ih.MaxLatency, d.Latency)
+		if d.Error != "" && ih.LastError == "" {
+			ih.LastError = d.Error
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(byKey)) {
-		h.Integrations = append(h.Integrations, *byKey[k])
+}
+
+// deadLetter counts a dead letter; the decisions are all counted first.
+func (a *healthAgg) deadLetter(e *journal.Entry) {
+	if e.DeadLetter == nil {
+		return
+	}
+	ih := a.get(e.DeadLetter.Receiver, e.DeadLetter.Integration)
+	ih.DeadLetters++
+	a.h.DeadLetters++
+	if ih.LastError == "" {
+		ih.LastError = e.DeadLetter.Error
+	}
+}
+
+func (a *healthAgg) health() health {
+	h := a.h
+	for _, k := range slices.Sorted(maps.Keys(a.byKey)) {
+		h.Integrations = append(h.Integrations, *a.byKey[k])
 	}
 	return h
 }
 
-// optionsOf lists the filter values seen in entries.
-func optionsOf(entries []journal.Entry) filterOptions {
-	var o filterOptions
-	for _, e := range entries {
-		o.Sectors = union(o.Sectors, []string{cmp.Or(e.Sector, alert.Unknown)})
-		if e.Decision.Policy != "" {
-			o.Policies = union(o.Policies, []string{e.Decision.Policy})
-		}
-		o.Receivers = union(o.Receivers, e.Receivers)
+// optionSet collects the filter values seen in decision entries.
+type optionSet struct{ sectors, policies, receivers map[string]struct{} }
+
+func newOptionSet() *optionSet {
+	return &optionSet{sectors: map[string]struct{}{}, policies: map[string]struct{}{}, receivers: map[string]struct{}{}}
+}
+
+func (o *optionSet) add(e *journal.Entry) {
+	o.sectors[cmp.Or(e.Sector, alert.Unknown)] = struct{}{}
+	if e.Decision.Policy != "" {
+		o.policies[e.Decision.Policy] = struct{}{}
 	}
-	slices.Sort(o.Sectors)
-	slices.Sort(o.Policies)
-	slices.Sort(o.Receivers)
-	return o
+	for _, r := range e.Receivers {
+		o.receivers[r] = struct{}{}
+	}
+}
+
+func (o *optionSet) options() filterOptions {
+	return filterOptions{Sectors: slices.Sorted(maps.Keys(o.sectors)), Policies: slices.Sorted(maps.Keys(o.policies)),
+		Receivers: slices.Sorted(maps.Keys(o.receivers))}
 }

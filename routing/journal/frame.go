@@ -15,7 +15,7 @@ import (
 	"github.com/alertrouter/alertrouter/store"
 )
 
-// A store record holds a frame: up to maxFrameEntries consecutive entries of
+// A store record holds a frame: up to MaxFrameEntries consecutive entries of
 // one kind, as the writer appends them (one webhook's decisions, or several
 // webhooks' under load), encoded as a JSON array and compressed with S2
 // behind a one-byte header. A webhook's decisions repeat their field names,
@@ -29,9 +29,9 @@ const (
 	// frameS2JSON is the header byte of an S2-compressed JSON array of
 	// entries. A legacy record's first byte is '{'.
 	frameS2JSON byte = 0x01
-	// maxFrameEntries bounds the entries of one frame, so that reading one
+	// MaxFrameEntries bounds the entries of one frame, so that reading one
 	// entry by id decodes at most this many.
-	maxFrameEntries = 32
+	MaxFrameEntries = 32
 	// maxFrameBytes bounds a frame's decompressed size, so that a corrupt
 	// or hostile record cannot make a reader allocate without bound.
 	maxFrameBytes = 64 << 20
@@ -134,20 +134,22 @@ func encodeFrame(entries []Entry, buf *frameBuffers) ([]byte, error) {
 // record's id, the entry at index i > 0 the record's id followed by "." and
 // i.
 func DecodeRecord(r store.JournalRecord) ([]Entry, error) {
+	js, array, err := RecordJSON(r.Data, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
+	}
 	var entries []Entry
-	switch {
-	case len(r.Data) > 0 && r.Data[0] == '{':
+	if array {
+		err = json.Unmarshal(js, &entries)
+		if err == nil && (len(entries) == 0 || len(entries) > MaxFrameEntries) {
+			err = fmt.Errorf("frame of %d entries, want 1 to %d", len(entries), MaxFrameEntries)
+		}
+	} else {
 		entries = make([]Entry, 1)
-		if err := json.Unmarshal(r.Data, &entries[0]); err != nil {
-			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
-		}
-	case len(r.Data) > 0 && r.Data[0] == frameS2JSON:
-		var err error
-		if entries, err = decodeFrame(r.Data[1:]); err != nil {
-			return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
-		}
-	default:
-		return nil, fmt.Errorf("%w %s: unknown encoding", ErrNotDecoded, r.ID)
+		err = json.Unmarshal(js, &entries[0])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w %s: %w", ErrNotDecoded, r.ID, err)
 	}
 	for i := range entries {
 		e := &entries[i]
@@ -159,28 +161,28 @@ func DecodeRecord(r store.JournalRecord) ([]Entry, error) {
 	return entries, nil
 }
 
-// decodeFrame decodes the entries of a frame's compressed body, bounded
-// in size before it is decompressed and in entries after.
-func decodeFrame(z []byte) ([]Entry, error) {
-	n, err := s2.DecodedLen(z)
-	if err != nil {
-		return nil, err
+// RecordJSON returns the JSON of a store record's data: a frame's entries
+// as a JSON array (array true; decompressed into buf when it is large
+// enough, bounded in size before it is), or the one entry of a record
+// written before frames as a JSON object (data itself). Readers that need
+// part of each entry (the console's summaries) decode it themselves; a
+// frame holds 1 to MaxFrameEntries entries.
+func RecordJSON(data, buf []byte) (js []byte, array bool, err error) {
+	switch {
+	case len(data) > 0 && data[0] == '{':
+		return data, false, nil
+	case len(data) > 0 && data[0] == frameS2JSON:
+		n, err := s2.DecodedLen(data[1:])
+		if err != nil {
+			return nil, false, err
+		}
+		if n > maxFrameBytes {
+			return nil, false, fmt.Errorf("frame of %d bytes exceeds %d", n, maxFrameBytes)
+		}
+		js, err := s2.Decode(buf[:cap(buf)], data[1:])
+		return js, true, err
 	}
-	if n > maxFrameBytes {
-		return nil, fmt.Errorf("frame of %d bytes exceeds %d", n, maxFrameBytes)
-	}
-	js, err := s2.Decode(nil, z)
-	if err != nil {
-		return nil, err
-	}
-	var entries []Entry
-	if err := json.Unmarshal(js, &entries); err != nil {
-		return nil, err
-	}
-	if len(entries) == 0 || len(entries) > maxFrameEntries {
-		return nil, fmt.Errorf("frame of %d entries, want 1 to %d", len(entries), maxFrameEntries)
-	}
-	return entries, nil
+	return nil, false, errors.New("unknown encoding")
 }
 
 // entryID is the id of the entry at index i of the record with id rec.
@@ -197,7 +199,7 @@ func splitID(id string) (rec string, i int, ok bool) {
 	rec, idx, dotted := strings.Cut(id, ".")
 	if dotted {
 		n, err := strconv.Atoi(idx)
-		if err != nil || n <= 0 || n >= maxFrameEntries || strconv.Itoa(n) != idx {
+		if err != nil || n <= 0 || n >= MaxFrameEntries || strconv.Itoa(n) != idx {
 			return "", 0, false
 		}
 		i = n

@@ -285,16 +285,16 @@ func (w *Writer) add(batch []Entry, markers []chan struct{}, it item) ([]Entry, 
 }
 
 // append packs one batch into frames — runs of consecutive entries of one
-// kind, at most maxFrameEntries each — and appends them in one store call.
+// kind, at most MaxFrameEntries each — and appends them in one store call.
 func (w *Writer) append(batch []Entry) {
 	if len(batch) == 0 {
 		return
 	}
-	recs := make([]store.JournalRecord, 0, len(batch)/maxFrameEntries+2)
+	recs := make([]store.JournalRecord, 0, len(batch)/MaxFrameEntries+2)
 	entries := 0
 	for start := 0; start < len(batch); {
 		end := start + 1
-		for end < len(batch) && end-start < maxFrameEntries && batch[end].Kind == batch[start].Kind {
+		for end < len(batch) && end-start < MaxFrameEntries && batch[end].Kind == batch[start].Kind {
 			end++
 		}
 		frame := batch[start:end]

@@ -1,0 +1,182 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// The console shares the router's process and its memory limit with the
+// webhook: what a page costs must not depend on how many people look. Pages
+// that read the journal take a render slot (Options.MaxRenders at once; a
+// page that finds none free waits up to Options.RenderWait, then is
+// answered 503 with Retry-After), and read it newest first keeping only
+// what they show (scan.go). The overview, which everyone opens and which
+// refreshes itself, is built once for every viewer who asks while it is
+// being built, and kept for Options.CacheTTL. Explain has slots of its own
+// (maxExplains), the export too (maxExports).
+
+// Defaults of the console's bounds (Options).
+const (
+	// DefaultMaxRenders is how many pages are built from the journal at
+	// once.
+	DefaultMaxRenders = 2
+	// DefaultRenderWait is how long a page waits for a render slot before
+	// it is answered 503.
+	DefaultRenderWait = 3 * time.Second
+	// DefaultCacheTTL is how long a built overview is shared.
+	DefaultCacheTTL = 5 * time.Second
+)
+
+const (
+	// maxExplains bounds the explain requests decided at once: a 4 MiB
+	// payload costs most of a second of CPU.
+	maxExplains = 2
+	// cacheMinDecisions is the smallest overview kept for CacheTTL: one
+	// of fewer decisions is cheap to build again, so a quiet router's
+	// console shows each decision as soon as it is written.
+	cacheMinDecisions = 1000
+	// buildTimeout bounds an overview build, which runs on for the other
+	// viewers when the one who started it leaves.
+	buildTimeout = 30 * time.Second
+	// retryAfter is the Retry-After of a busy answer, in seconds.
+	retryAfter = 5
+)
+
+// errBusy says every slot stayed taken for the whole wait.
+var errBusy = errors.New("console busy")
+
+// acquire takes a slot of sem, waiting up to the render wait; release
+// gives it back.
+func (c *Console) acquire(ctx context.Context, sem chan struct{}) (release func(), err error) {
+	release = func() { <-sem }
+	select {
+	case sem <- struct{}{}:
+		return release, nil
+	default:
+	}
+	t := time.NewTimer(c.opts.RenderWait)
+	defer t.Stop()
+	select {
+	case sem <- struct{}{}:
+		return release, nil
+	case <-t.C:
+		return nil, errBusy
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// readFailed answers a page whose journal read did not happen or failed:
+// 503, with Retry-After when the console was busy.
+func (c *Console) readFailed(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, errBusy):
+		c.logBusy(r.URL.Path)
+		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		c.render(w, http.StatusServiceUnavailable, "error", page{Title: "Busy", Refresh: true, Error: fmt.Sprintf(
+			"The console is busy: %d pages are being built from the decision journal and this one waited %s for its turn. "+
+				"To keep the router's memory bounded it was not started: reload in a few seconds.", c.opts.MaxRenders, c.opts.RenderWait)})
+	case r.Context().Err() != nil:
+		// The viewer left: nobody reads the answer.
+		http.Error(w, "request cancelled", http.StatusServiceUnavailable)
+	default:
+		c.storeFailed(w, r, err)
+	}
+}
+
+// busyLogEvery is how often refused pages are logged, at most.
+const busyLogEvery = 10 * time.Second
+
+// logBusy counts a refused page, and logs the count every busyLogEvery.
+func (c *Console) logBusy(path string) {
+	n := c.refused.Add(1)
+	now := time.Now().UnixNano()
+	last := c.lastBusyLog.Load()
+	if now-last < int64(busyLogEvery) || !c.lastBusyLog.CompareAndSwap(last, now) {
+		return
+	}
+	c.refused.Add(-n)
+	c.opts.Logger.Warn("console busy: pages refused with 503, every render slot taken for the whole wait",
+		"refused", n, "last_path", path, "max_renders", c.opts.MaxRenders, "render_wait", c.opts.RenderWait)
+}
+
+// snapshot is a built overview: the page as served, and what the
+// decisions page reuses.
+type snapshot struct {
+	built time.Time
+	// decisions counts the decisions read.
+	decisions int
+	html      []byte
+	options   filterOptions
+}
+
+// flight is an overview build in progress; done is closed when snap or err
+// is set.
+type flight struct {
+	done chan struct{}
+	snap *snapshot
+	err  error
+}
+
+// overviewCache holds the last overview built and the build in progress.
+type overviewCache struct {
+	mu     sync.Mutex
+	last   *snapshot
+	flight *flight
+}
+
+// shared reports whether s may still be served at now.
+func (c *Console) shared(s *snapshot, now time.Time) bool {
+	return s != nil && s.decisions >= cacheMinDecisions && c.opts.CacheTTL > 0 && now.Sub(s.built) < c.opts.CacheTTL
+}
+
+// overviewSnapshot returns the overview: the one kept when it is recent
+// enough, else the one being built (started now if none is). The build
+// runs detached from ctx, for every viewer waiting on it; ctx bounds only
+// this viewer's wait.
+func (c *Console) overviewSnapshot(ctx context.Context) (*snapshot, error) {
+	c.cache.mu.Lock()
+	if s := c.cache.last; c.shared(s, c.opts.Now()) {
+		c.cache.mu.Unlock()
+		return s, nil
+	}
+	f := c.cache.flight
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		c.cache.flight = f
+		go c.buildFlight(context.WithoutCancel(ctx), f)
+	}
+	c.cache.mu.Unlock()
+	select {
+	case <-f.done:
+		return f.snap, f.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (c *Console) buildFlight(ctx context.Context, f *flight) {
+	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
+	defer cancel()
+	var snap *snapshot
+	err := errors.New("the overview build failed")
+	defer func() {
+		if p := recover(); p != nil { // not in a handler: net/http would not recover it
+			c.opts.Logger.Error("console overview build panicked", "panic", p)
+		}
+		c.cache.mu.Lock()
+		f.snap, f.err = snap, err
+		c.cache.flight = nil
+		if err == nil {
+			c.cache.last = snap
+		}
+		c.cache.mu.Unlock()
+		close(f.done)
+	}()
+	snap, err = c.buildOverview(ctx)
+}
