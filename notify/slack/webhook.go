@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
+	"sync/atomic"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -76,6 +78,12 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
+		var wrote atomic.Bool // the whole request went out
+		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				wrote.Store(true)
+			}
+		}})
 		n.metrics.Attempt()
 		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
 		if err == nil {
@@ -96,6 +104,12 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 		default:
 			n.metrics.Failure(notify.ReasonServerError)
+			if wrote.Load() {
+				// Sent, and no answer (a timeout, a connection lost): Slack
+				// may have posted it. Not posted again before Alertmanager's
+				// retry, as a Web API post (callWith).
+				return notify.OutcomeUnknown(fmt.Errorf("post to the incoming webhook (sent, and Slack may have posted it: not posted again before Alertmanager's retry): %w", err))
+			}
 		}
 		return fmt.Errorf("post to the incoming webhook: %w", err)
 	})

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/slack"
@@ -166,5 +169,38 @@ func TestASlackCompatibleIncomingWebhookIsWebhookMode(t *testing.T) {
 	webAPI.APIURL, webAPI.Token, webAPI.Channel = "https://slack.internal.example/api/", "xoxb-1", "#c"
 	if webAPI.WebhookMode() {
 		t.Error("an api_url with a token was taken for an incoming webhook")
+	}
+}
+
+// A post to the incoming webhook that was sent and never answered in time
+// may have been posted: it is not posted again within the webhook (each
+// retry Slack had made too was one more message); the failure is retryable,
+// so Alertmanager's retry posts it once more.
+func TestIncomingWebhookPostWithAnUnknownOutcomeIsNotPostedAgain(t *testing.T) {
+	var mu sync.Mutex
+	posts := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		<-r.Context().Done() // posted, and answered after the client gave up
+	}))
+	defer srv.Close()
+	cfg := slack.DefaultConfig()
+	cfg.APIURL = srv.URL + webhookPath
+	cfg.Timeout = model.Duration(100 * time.Millisecond)
+	n, err := slack.New(&cfg, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 3, InitialBackoff: 1, MaxBackoff: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = n.Notify(context.Background(), opening("aaa"))
+	if err == nil || !alert.Retryable(err) {
+		t.Fatalf("Notify = %v, want a retryable failure (Alertmanager retries)", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if posts != 1 {
+		t.Fatalf("%d posts reached the incoming webhook, want 1 (not posted again within the webhook)", posts)
 	}
 }
