@@ -87,6 +87,10 @@ type ConsoleConfig struct {
 	// console protected: Auth, or basic_auth_users (or required TLS client
 	// certificates) in the web configuration (CheckWebConfig).
 	EnableReplay bool `yaml:"enable_replay,omitempty"`
+	// ProtectedByProxy says that the console is reached only through an
+	// authenticating proxy (oauth2-proxy, an Ingress with auth): replay is
+	// then allowed without Auth. The router cannot check it.
+	ProtectedByProxy bool `yaml:"protected_by_proxy,omitempty"`
 	// ExternalURL is the router's address as people reach it; when set,
 	// every PagerDuty and Slack notification links to its incident's page,
 	// and its host is one the console and the lifecycle endpoints accept

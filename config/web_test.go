@@ -59,6 +59,10 @@ func TestCheckWebConfigNamesEveryConflictAndItsFix(t *testing.T) {
 		{"replay behind console.auth", "console: {enable_replay: true, auth: {basic_auth: {username: ops, password: p4ssword}}}\n" + routeLog, "none", nil},
 		{"triage and bearer, TLS only", "auth: {bearer_token_file: /x}\n" + routeLog + triageReceiver, "tls", nil},
 		{"known basic user", "auth: {basic_auth: {username: prometheus, password: p4ssword}}\n" + routeLog, "users", nil},
+		{"console user not a web user", "console: {auth: {basic_auth: {username: ops, password: p4ssword}}}\n" + routeLog, "users", []string{"console.auth: cannot work with basic_auth_users in --web.config.file (prometheus)", "everyone 401"}},
+		{"console bearer under web users", "console: {auth: {bearer_token: t0ken-for-scripts}}\n" + routeLog, "users", []string{"console.auth: cannot work"}},
+		{"console user a web user", "console: {auth: {basic_auth: {username: prometheus, password: p4ssword}}}\n" + routeLog, "users", nil},
+		{"replay behind an authenticating proxy", "console: {enable_replay: true, protected_by_proxy: true}\n" + routeLog, "none", nil},
 	} {
 		c := mustParse(t, tc.yaml)
 		w := map[string]*web.Config{"users": users, "tls": tlsOnly, "certs": clientCerts, "none": nil}[tc.web]
