@@ -385,6 +385,8 @@ func (c *Config) Validate() error {
 	if u := c.Console.ExternalURL; u != "" {
 		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
 			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", redact.URL(u)))
+		} else if pu.User != nil {
+			errs = append(errs, fmt.Errorf("console.external_url: %q holds credentials, which every PagerDuty and Slack notification would carry in its link: remove them (protect the console with console.auth)", redact.URL(u)))
 		}
 	}
 	if a := c.Console.Auth; a != nil {

@@ -136,3 +136,15 @@ func TestParseErrorsHideURLCredentials(t *testing.T) {
 		}
 	}
 }
+
+// console.external_url is the link every notification carries: credentials
+// in it would reach every PagerDuty incident and Slack message.
+func TestConsoleExternalURLHoldsNoCredentials(t *testing.T) {
+	_, err := config.Parse([]byte("console: {external_url: 'https://ops:S3CRET@alertrouter.example.com'}\n"+routeLog), t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), "console.external_url") || !strings.Contains(err.Error(), "holds credentials") || strings.Contains(err.Error(), "S3CRET") {
+		t.Fatalf("Parse = %v; want console.external_url refused for its credentials, without printing them", err)
+	}
+	if _, err := config.Parse([]byte("console: {external_url: 'https://alertrouter.example.com'}\n"+routeLog), t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+}
