@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -345,12 +346,9 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
 		var wrote atomic.Bool // the whole request went out
+		var reused atomic.Bool
 		if posts {
-			actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
-				if w.Err == nil {
-					wrote.Store(true)
-				}
-			}})
+			actx = traceWrites(actx, &wrote, &reused)
 		}
 		n.metrics.Attempt()
 		began := time.Now()
@@ -396,9 +394,32 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			n.metrics.Failure(notify.ReasonServerError)
 			err = fmt.Errorf("call Slack: %w", err)
 		}
-		if posts && wrote.Load() {
+		if posts && wrote.Load() && !closedIdle(err, reused.Load()) {
 			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
 		}
 		return err
 	})
+}
+
+// traceWrites records in wrote that a request went out whole, and in reused
+// that it went out on a kept-alive connection.
+func traceWrites(ctx context.Context, wrote, reused *atomic.Bool) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(c httptrace.GotConnInfo) { reused.Store(c.Reused) },
+		WroteRequest: func(w httptrace.WroteRequestInfo) {
+			if w.Err == nil {
+				wrote.Store(true)
+			}
+		},
+	})
+}
+
+// closedIdle reports whether err is a kept-alive connection that the other
+// side had closed while idle, found when the request written on it met
+// end of file before any answer: the request was not taken (Go's transport
+// retries such a request itself only when it is idempotent, which a post is
+// not), so it is retried like a connection refused — every idle connection
+// Slack closes would otherwise fail a post to Alertmanager's retry.
+func closedIdle(err error, reused bool) bool {
+	return reused && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "server closed idle connection"))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/http/httptrace"
 	"sync/atomic"
 	"time"
 
@@ -79,11 +78,8 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
 		var wrote atomic.Bool // the whole request went out
-		actx = httptrace.WithClientTrace(actx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
-			if w.Err == nil {
-				wrote.Store(true)
-			}
-		}})
+		var reused atomic.Bool
+		actx = traceWrites(actx, &wrote, &reused)
 		n.metrics.Attempt()
 		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
 		if err == nil {
@@ -104,7 +100,7 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 		default:
 			n.metrics.Failure(notify.ReasonServerError)
-			if wrote.Load() {
+			if wrote.Load() && !closedIdle(err, reused.Load()) {
 				// Sent, and no answer (a timeout, a connection lost): Slack
 				// may have posted it. Not posted again before Alertmanager's
 				// retry, as a Web API post (callWith).

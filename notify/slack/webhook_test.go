@@ -204,3 +204,41 @@ func TestIncomingWebhookPostWithAnUnknownOutcomeIsNotPostedAgain(t *testing.T) {
 		t.Fatalf("%d posts reached the incoming webhook, want 1 (not posted again within the webhook)", posts)
 	}
 }
+
+// A kept-alive connection that Slack closed while idle fails the next post
+// with end of file before any answer: the post was not taken, so it is
+// posted again at once on a new connection, not failed to Alertmanager's
+// retry as an unknown outcome.
+func TestAPostOnAConnectionSlackClosedIsRetried(t *testing.T) {
+	var mu sync.Mutex
+	requests, posts := 0, 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.ReadAll(r.Body)
+		mu.Lock()
+		requests++
+		n := requests
+		mu.Unlock()
+		if n == 2 { // the connection closes under the second request, unanswered
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		mu.Lock()
+		posts++
+		mu.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	n := newWebhookNotifier(t, srv.URL+webhookPath)
+	for i := range 2 {
+		if err := n.Notify(context.Background(), opening("aaa")); err != nil {
+			t.Fatalf("Notify %d: %v; want the post retried on a new connection", i+1, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if posts != 2 || requests != 3 {
+		t.Fatalf("%d posts in %d requests, want 2 in 3 (the one on the closed connection posted again)", posts, requests)
+	}
+}
