@@ -106,7 +106,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 	}
 	if !storeDown {
-		if err := p.lostResolves(ctx, trs, steps, now, sum); err != nil {
+		if err := p.lostResolves(ctx, trs, steps, prefetched, now, sum); err != nil {
 			return nil, histories, err
 		}
 	}
@@ -194,7 +194,13 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 // PagerDuty folds, otherwise), and one that was triggered is not left
 // open for good. Slack keeps ignoring them: a resolved message for
 // something never posted would be noise.
-func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []dedup.Step, now time.Time, sum *alert.Summary) error {
+//
+// Not when the alert's flap history (read with the markers, flap) says it
+// fired again since this instance started: the resolve is a late report
+// of an earlier instance (another startsAt), and incidents keep their
+// members by fingerprint, so its leave would remove the live instance and
+// could resolve PagerDuty while the alert fires.
+func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []dedup.Step, flap flapRead, now time.Time, sum *alert.Summary) error {
 	if !slices.ContainsFunc(steps, func(s dedup.Step) bool { return s.Verdict == dedup.Ignore }) {
 		return nil
 	}
@@ -216,12 +222,32 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
 			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
 				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
-		} else if t.integ.silentUpdates() {
+		} else if t.integ.silentUpdates() && !p.firedSince(flap, t.res.Alert.Fingerprint, start) {
 			// Logged and counted in pending once routed (dedupUnseenSent).
 			steps[i] = dedup.Transition(dedup.Input{SendUnseen: true, Firing: false, Tier: t.tier, Now: now})
 		}
 	}
 	return nil
+}
+
+// firedSince reports whether the flap history of fingerprint fp, as read in
+// flap, ends with a firing that started after start: the alert fired again
+// (another instance) since the one that started then. False when the
+// history was not read (flap damping off) or says nothing newer.
+func (p *Pipeline) firedSince(flap flapRead, fp string, start time.Time) bool {
+	key := p.flapKey(fp)
+	for i, k := range flap.keys {
+		if k != key || !flap.found[i] {
+			continue
+		}
+		rec, err := parseFlapRecord(flap.values[i])
+		if err != nil || len(rec.h) == 0 {
+			return false
+		}
+		last := rec.h[len(rec.h)-1]
+		return last.Firing && last.At.After(start.Truncate(time.Second))
+	}
+	return false
 }
 
 // mayReopen reports whether t could turn a hand-resolved incident's update

@@ -24,6 +24,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -251,4 +252,51 @@ func (c *claimsDown) SetNX(ctx context.Context, e []store.Entry) ([]bool, error)
 		return nil, fmt.Errorf("claims refused: %w", store.ErrUnavailable)
 	}
 	return c.Store.SetNX(ctx, e)
+}
+
+// A resolve no marker explains, of an instance of an alert that has fired
+// again since (another startsAt: its flap history says so), is a late
+// report of the earlier instance — a lagging Alertmanager peer, a retried
+// old webhook. Incidents keep their members by fingerprint, so sending it
+// would remove the live instance and resolve PagerDuty while the alert
+// fires: it is not sent.
+func TestALateUnseenResolveOfAnEarlierInstanceLeavesTheLiveOneOpen(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	cfg := flap.DefaultConfig()
+	withFlap := func(p *routing.Pipeline) *routing.Pipeline { p.Flap = &cfg; return p }
+
+	// The first instance fires while the store is down; its markers are
+	// given up with the replica.
+	p1 := withFlap(s.replica(e))
+	down := &flaky{Store: e.store}
+	down.setDown(true)
+	p1.Store = down
+	p1.Deferred = dedup.NewDeferred(down, dedup.NewDeferredMetrics(prometheus.NewRegistry()), nil)
+	first := tAlert("TTFTHigh", "firing", "page")
+	mustProcess(t, p1, first)
+	p1.Deferred.Close()
+
+	// It fires again, a new instance two hours later, with the store up:
+	// the incident opens (a second trigger, folded by PagerDuty).
+	p2 := withFlap(s.replica(e))
+	second := webhooktest.MkAlert("firing", first.Labels, first.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(2*time.Hour))
+	mustProcess(t, p2, second)
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the outage's and the new instance's", got)
+	}
+
+	// The first instance's resolve arrives late.
+	late := tAlert("TTFTHigh", "resolved", "page")
+	mustProcess(t, p2, late)
+	if got := s.pd.Resolves(ttftIncident); got != 0 {
+		t.Fatalf("PagerDuty resolves = %d while the second instance fires, want 0", got)
+	}
+	// The second instance's own resolve closes it.
+	resolved := second
+	resolved.Status, resolved.EndsAt = "resolved", webhooktest.Start.Add(3*time.Hour).Format(time.RFC3339Nano)
+	mustProcess(t, p2, resolved)
+	if got := s.pd.Resolves(ttftIncident); got != 1 {
+		t.Errorf("PagerDuty resolves = %d once the live instance resolved, want 1", got)
+	}
 }
