@@ -44,6 +44,19 @@ type runtime struct {
 	// stopping is set on SIGTERM: /-/ready answers 503 from then on, while
 	// the router keeps serving for --web.shutdown-delay.
 	stopping atomic.Bool
+
+	// retired counts the Slack clicks answered by generations a reload
+	// replaced and still working: the shutdown waits for them too.
+	retired sync.WaitGroup
+}
+
+// clicks waits for the Slack clicks b answered to finish their work; nil
+// when b has no Slack triage.
+func clicks(b *built) func() {
+	if w, ok := b.edge.Interactions.(interface{ Wait() }); ok {
+		return w.Wait
+	}
+	return nil
 }
 
 // errShuttingDown is the readiness error of a router told to stop.
@@ -156,11 +169,20 @@ func (rt *runtime) reload() error {
 		return err
 	}
 	rt.current.Store(b)
+	wait := clicks(old)
+	if wait != nil {
+		rt.retired.Go(wait)
+	}
 	if st.store != old.state.store {
 		rt.deps.storeChanged()
 		drain := old.edge.Timeout + 5*time.Second
-		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks", "drain", drain)
-		time.AfterFunc(drain, old.state.close)
+		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks and Slack clicks", "drain", drain)
+		time.AfterFunc(drain, func() {
+			if wait != nil {
+				wait()
+			}
+			old.state.close()
+		})
 	}
 	rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
 	return nil
@@ -282,10 +304,12 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		b := rt.current.Load()
 		// A Slack click answered before the shutdown finishes its work
 		// (bounded by its timeout) before the store closes: cut short, it
-		// would leave the action undone and its claim behind.
-		if w, ok := b.edge.Interactions.(interface{ Wait() }); ok {
-			w.Wait()
+		// would leave the action undone and its claim behind. Those of
+		// generations a reload replaced too.
+		if wait := clicks(b); wait != nil {
+			wait()
 		}
+		rt.retired.Wait()
 		b.state.close()
 	}()
 	rt.reloadOK.Set(1)

@@ -232,28 +232,43 @@ receivers:
 
 // A Slack click answered before a shutdown (a rollout) finishes its work
 // before the router exits: cut short, it would leave the action undone and
-// its claim on the message behind.
+// its claim on the message behind. So does one answered before a reload
+// replaced the configuration that took it.
 func TestShutdownWaitsForAnAnsweredClick(t *testing.T) {
-	pd := pdtest.NewServer()
-	defer pd.Close()
-	sl := slacktest.NewServer("xoxb-router", "triage")
-	defer sl.Close()
-	p := writeFile(t, "router.yml", oncallTriageConfig(pd, sl))
-	base, _, errb, stop := runRouter(t, p)
-	defer stop()
+	for _, reload := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reloaded=%v", reload), func(t *testing.T) {
+			pd := pdtest.NewServer()
+			defer pd.Close()
+			sl := slacktest.NewServer("xoxb-router", "triage")
+			defer sl.Close()
+			p := writeFile(t, "router.yml", oncallTriageConfig(pd, sl))
+			base, _, errb, stop := runRouter(t, p, "--web.enable-lifecycle")
+			defer stop()
 
-	pd.Fail(pdtest.Fault{Delay: time.Second}) // PagerDuty takes a second to acknowledge
-	postClick(t, base, sl, "ack", "1700000001.000001", `{"r":"oncall","g":"slack/0","i":"inc-1","p":true}`)
-	for deadline := time.Now().Add(10 * time.Second); pd.Requests() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the click never reached PagerDuty; log:\n%s", errb.String())
-		}
-	}
-	stop() // SIGTERM while PagerDuty holds the acknowledgement
-	if n := pd.Count("acknowledge", "inc-1"); n != 1 {
-		t.Fatalf("the router exited with the click's acknowledgement not done (PagerDuty has %d)", n)
-	}
-	if !strings.Contains(errb.String(), "action taken from Slack") {
-		t.Errorf("the click was not recorded before the router exited; log:\n%s", errb.String())
+			pd.Fail(pdtest.Fault{Delay: time.Second}) // PagerDuty takes a second to acknowledge
+			postClick(t, base, sl, "ack", "1700000001.000001", `{"r":"oncall","g":"slack/0","i":"inc-1","p":true}`)
+			for deadline := time.Now().Add(10 * time.Second); pd.Requests() == 0; time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatalf("the click never reached PagerDuty; log:\n%s", errb.String())
+				}
+			}
+			if reload {
+				resp, err := http.Post(base+"/-/reload", "", nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusOK {
+					t.Fatalf("reload: %d", resp.StatusCode)
+				}
+			}
+			stop() // SIGTERM while PagerDuty holds the acknowledgement
+			if n := pd.Count("acknowledge", "inc-1"); n != 1 {
+				t.Fatalf("the router exited with the click's acknowledgement not done (PagerDuty has %d)", n)
+			}
+			if !strings.Contains(errb.String(), "action taken from Slack") {
+				t.Errorf("the click was not recorded before the router exited; log:\n%s", errb.String())
+			}
+		})
 	}
 }
