@@ -237,6 +237,9 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 		}
 	}
 	if abandoned > 0 {
+		if p.Metrics != nil {
+			p.Metrics.liveAbandoned.Add(float64(abandoned))
+		}
 		p.Logger.Warn("live SLO lookups abandoned at the webhook's deadline; those alerts are decided from their labels",
 			"slos", len(slos), "alerts_abandoned", abandoned, "wait", p.liveWait())
 	}

@@ -345,7 +345,7 @@ func TestLiveLookupsOfAPayloadShareOneDeadline(t *testing.T) {
 	if n := s.queried(); n > bound || n >= slos {
 		t.Fatalf("%d of %d SLOs were looked up; want at most %d (the lookups of one wait)", n, slos, bound)
 	}
-	var live, abandoned int
+	var live, abandoned, notLookedUp int
 	for _, n := range e.pd.notifications() {
 		for _, r := range n.Results {
 			switch {
@@ -356,6 +356,9 @@ func TestLiveLookupsOfAPayloadShareOneDeadline(t *testing.T) {
 			case strings.HasPrefix(r.Live.Unavailable, "Prometheus too slow for the 320 SLOs of this webhook"),
 				r.Live.Unavailable == "Prometheus timed out": // under way at the deadline
 				abandoned++
+				if r.Live.Unavailable != "Prometheus timed out" {
+					notLookedUp++
+				}
 				if r.Decision.Action != alert.ActionPage {
 					t.Errorf("abandoned alert decided %s, want its label page", r.Decision.Action)
 				}
@@ -366,6 +369,9 @@ func TestLiveLookupsOfAPayloadShareOneDeadline(t *testing.T) {
 	}
 	if live+abandoned != slos || abandoned == 0 {
 		t.Fatalf("paged %d with live context and %d without; want all %d paged, those not looked up in time saying so", live, abandoned, slos)
+	}
+	if got := metric(t, e.reg, "alertrouter_live_lookups_abandoned_total", ""); got != float64(notLookedUp) || got == 0 {
+		t.Errorf("alertrouter_live_lookups_abandoned_total = %v, want %d (the alerts not looked up by the deadline)", got, notLookedUp)
 	}
 	t.Logf("%d SLOs: %d looked up, %d with live context, %d abandoned", slos, s.queried(), live, abandoned)
 }

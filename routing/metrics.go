@@ -23,6 +23,9 @@ type Metrics struct {
 	coalesced      *prometheus.CounterVec
 	notifierPanics *prometheus.CounterVec
 	evaluatePanics prometheus.Counter
+	// liveAbandoned counts the alerts whose live SLO lookup the webhook's
+	// shared deadline left undone.
+	liveAbandoned prometheus.Counter
 }
 
 // Dedup results counted by alertrouter_dedup_total{result}.
@@ -91,6 +94,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_notifications_coalesced_total",
 			Help: "Incident updates that went out in another webhook's send of the same incident (one message for several webhooks' new or resolved members).",
 		}, []string{"receiver", "integration"}),
+		liveAbandoned: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_live_lookups_abandoned_total",
+			Help: "Firing SLO alerts whose live lookup was not done within the webhook's shared deadline (Prometheus too slow for its SLOs): decided from their labels, and the page says so.",
+		}),
 		evaluatePanics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "alertrouter_evaluation_panics_total",
 			Help: "Alerts whose classification, decision or routing panicked (a bug): each paged on the fallback decision instead of failing its webhook.",
@@ -114,7 +121,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics, m.evaluatePanics)
+			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics, m.evaluatePanics, m.liveAbandoned)
 	}
 	return m
 }
