@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/alertrouter/alertrouter/enrich/slolive"
+	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -337,4 +339,27 @@ func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
 		r.MutedBy = "" // a resolve goes wherever its firing went
 	}
 	return groupBy
+}
+
+// SLOLive is the LiveLookup of a slolive client: the live state of an
+// alert's SLO, its burn rates for the policies, and whether they are below
+// every one of tiers.
+func SLOLive(c *slolive.Client, tiers []policies.Tier) LiveLookup {
+	return LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*Live, error) {
+		lc, err := c.Lookup(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		l := &Live{SLO: alert.LiveSLO{Summary: lc.Summary(), Details: lc.Details()}}
+		if cp, ok := lc.WithBurnRates(a); ok {
+			l.WithBurnRates = cp
+		}
+		if below, note := lc.BelowEveryTier(tiers); below {
+			l.BelowEveryTier = note
+		}
+		if h, ok := lc.ExemplarHint(); ok {
+			l.Hint = &h
+		}
+		return l, nil
+	})
 }

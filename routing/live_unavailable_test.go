@@ -1,7 +1,6 @@
 package routing_test
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -134,20 +133,7 @@ func slolivePipeline(t *testing.T, e *env, promURL string, timeout time.Duration
 		t.Fatal(err)
 	}
 	tiers := policies.DefaultConfig().BurnRate.Tiers
-	adapter := routing.LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*routing.Live, error) {
-		lc, err := c.Lookup(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		l := &routing.Live{SLO: alert.LiveSLO{Summary: lc.Summary(), Details: lc.Details()}}
-		if cp, ok := lc.WithBurnRates(a); ok {
-			l.WithBurnRates = cp
-		}
-		if below, note := lc.BelowEveryTier(tiers); below {
-			l.BelowEveryTier = note
-		}
-		return l, nil
-	})
+	adapter := routing.SLOLive(c, tiers)
 	return livePipeline(t, e, routing.LiveLookupWithin(adapter, timeout))
 }
 

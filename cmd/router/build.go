@@ -388,28 +388,7 @@ func (d *deps) liveLookup(cfg *config.Config) (routing.LiveLookup, error) {
 		d.live = &liveClient{cfg: *cfg.Prometheus, client: c}
 	}
 	// The lookups of one webhook share a deadline of about one timeout.
-	return routing.LiveLookupWithin(liveAdapter(d.live.client, cfg.Policies.BurnRate.Tiers), time.Duration(cfg.Prometheus.Timeout)), nil
-}
-
-// liveAdapter adapts a slolive client to routing's LiveLookup.
-func liveAdapter(c *slolive.Client, tiers []policies.Tier) routing.LiveLookup {
-	return routing.LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*routing.Live, error) {
-		lc, err := c.Lookup(ctx, a)
-		if err != nil {
-			return nil, err
-		}
-		l := &routing.Live{SLO: alert.LiveSLO{Summary: lc.Summary(), Details: lc.Details()}}
-		if cp, ok := lc.WithBurnRates(a); ok {
-			l.WithBurnRates = cp
-		}
-		if below, note := lc.BelowEveryTier(tiers); below {
-			l.BelowEveryTier = note
-		}
-		if h, ok := lc.ExemplarHint(); ok {
-			l.Hint = &h
-		}
-		return l, nil
-	})
+	return routing.LiveLookupWithin(routing.SLOLive(d.live.client, cfg.Policies.BurnRate.Tiers), time.Duration(cfg.Prometheus.Timeout)), nil
 }
 
 // replacing is a Registerer whose Register replaces a collector already
