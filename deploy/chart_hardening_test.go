@@ -19,8 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v2"
-
 	"github.com/alertrouter/alertrouter/config"
 )
 
@@ -781,29 +779,12 @@ func TestKubecheckAppliesTheAPIServersRulesTypesMiss(t *testing.T) {
 // The mixin alerts on a router that is down or not scraped at all: every
 // other alert reads the router's own metrics and is silent then.
 func TestSelfMonitoringAlertsOnARouterDownOrMissing(t *testing.T) {
-	b, err := os.ReadFile("prometheus/alertrouter-mixin/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
-		Groups []struct {
-			Rules []struct {
-				Alert string `yaml:"alert"`
-				Expr  string `yaml:"expr"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			if r.Alert == "AlertrouterDown" {
-				if !strings.Contains(r.Expr, "up{") || !strings.Contains(r.Expr, "== 0") || !strings.Contains(r.Expr, "absent(") {
-					t.Errorf("AlertrouterDown expr %q: want up == 0 per instance and absent() for no target", r.Expr)
-				}
-				return // alerts_test.yml has its firing and quiet cases (TestSelfMonitoringAlertsPassTheirUnitTests)
+	for _, r := range mixinRules(t) {
+		if r.Alert == "AlertrouterDown" {
+			if !strings.Contains(r.Expr, "up{") || !strings.Contains(r.Expr, "== 0") || !strings.Contains(r.Expr, "absent(") {
+				t.Errorf("AlertrouterDown expr %q: want up == 0 per instance and absent() for no target", r.Expr)
 			}
+			return // alerts_test.yml has its firing and quiet cases (TestSelfMonitoringAlertsPassTheirUnitTests)
 		}
 	}
 	t.Error("the mixin has no AlertrouterDown (up == 0 or absent)")

@@ -576,21 +576,7 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 	run(t, "", promtool, "check", "rules", "prometheus/alertrouter-mixin/alerts.yml")
 	run(t, "prometheus/alertrouter-mixin", promtool, "test", "rules", "alerts_test.yml")
 
-	b, err := os.ReadFile("prometheus/alertrouter-mixin/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
-		Groups []struct {
-			Rules []struct {
-				Alert string `yaml:"alert"`
-				Expr  string `yaml:"expr"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatal(err)
-	}
+	rules := mixinRules(t)
 	tb, err := os.ReadFile("prometheus/alertrouter-mixin/alerts_test.yml")
 	if err != nil {
 		t.Fatal(err)
@@ -617,14 +603,12 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 		}
 	}
 	metrics := map[string]bool{}
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			if !firing[r.Alert] || !quiet[r.Alert] {
-				t.Errorf("alert %s: want a firing and a not-firing case in alerts_test.yml (firing %v, not firing %v)", r.Alert, firing[r.Alert], quiet[r.Alert])
-			}
-			for _, m := range regexp.MustCompile(`\b(alert(?:router|manager)_[a-z0-9_]+)`).FindAllString(r.Expr, -1) {
-				metrics[m] = true
-			}
+	for _, r := range rules {
+		if !firing[r.Alert] || !quiet[r.Alert] {
+			t.Errorf("alert %s: want a firing and a not-firing case in alerts_test.yml (firing %v, not firing %v)", r.Alert, firing[r.Alert], quiet[r.Alert])
+		}
+		for _, m := range regexp.MustCompile(`\b(alert(?:router|manager)_[a-z0-9_]+)`).FindAllString(r.Expr, -1) {
+			metrics[m] = true
 		}
 	}
 	// What the issue asks to alert on, by the metrics that carry it.
@@ -653,25 +637,9 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 // Every self-monitoring alert is in deploy/README.md's table (section 11)
 // and in README.md's list of alerts, and nothing else is.
 func TestEverySelfMonitoringAlertIsDocumented(t *testing.T) {
-	b, err := os.ReadFile("prometheus/alertrouter-mixin/alerts.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rules struct {
-		Groups []struct {
-			Rules []struct {
-				Alert string `yaml:"alert"`
-			} `yaml:"rules"`
-		} `yaml:"groups"`
-	}
-	if err := yaml.Unmarshal(b, &rules); err != nil {
-		t.Fatal(err)
-	}
 	var alerts []string
-	for _, g := range rules.Groups {
-		for _, r := range g.Rules {
-			alerts = append(alerts, r.Alert)
-		}
+	for _, r := range mixinRules(t) {
+		alerts = append(alerts, r.Alert)
 	}
 	sort.Strings(alerts)
 	alertName := regexp.MustCompile("`(Alert(?:router|manager)[A-Za-z]+)`")
@@ -910,4 +878,33 @@ func TestDockerfileBuildCommandStampsTheVersion(t *testing.T) {
 	if got := run(t, workdir, out, "check-config"); !bytes.Contains(got, []byte("Checking router.yml  SUCCESS")) {
 		t.Errorf("with router.yml mounted in the WORKDIR, check-config says %q, want it to load router.yml", got)
 	}
+}
+
+// mixinRule is one alerting rule of the mixin.
+type mixinRule struct {
+	Alert string `yaml:"alert"`
+	Expr  string `yaml:"expr"`
+}
+
+// mixinRules are the mixin's alerting rules (prometheus/alertrouter-mixin/
+// alerts.yml), in file order.
+func mixinRules(t *testing.T) []mixinRule {
+	t.Helper()
+	b, err := os.ReadFile("prometheus/alertrouter-mixin/alerts.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct {
+		Groups []struct {
+			Rules []mixinRule `yaml:"rules"`
+		} `yaml:"groups"`
+	}
+	if err := yaml.Unmarshal(b, &file); err != nil {
+		t.Fatal(err)
+	}
+	var rules []mixinRule
+	for _, g := range file.Groups {
+		rules = append(rules, g.Rules...)
+	}
+	return rules
 }

@@ -84,14 +84,8 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 	if err := os.WriteFile(p, []byte(receivers+"  - name: audit\n    log_configs: [{}]\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(base+"/-/reload", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("reload: %d %s", resp.StatusCode, body)
+	if code, body := postReload(t, base); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, body)
 	}
 	if w := `alertrouter_notifier_panics_total{integration="log",receiver="audit"} 0`; !strings.Contains(scrape(t, base), w+"\n") {
 		t.Errorf("after a reload adding receiver audit, /metrics lacks %s", w)

@@ -54,6 +54,20 @@ func runRouter(t *testing.T, p string, flags ...string) (base string, stdout, lo
 	return base, stdout, log, stop
 }
 
+// postReload asks the router at base to reload its config (POST /-/reload,
+// which needs --web.enable-lifecycle) and returns the answer's status and
+// body.
+func postReload(t *testing.T, base string) (int, string) {
+	t.Helper()
+	resp, err := http.Post(base+"/-/reload", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
 // postClick sends sl's signed click on the button action of the parent
 // message inc-1 in #triage, carrying value, to the router at base.
 func postClick(t *testing.T, base string, sl *slacktest.Server, action, actionTS, value string) {
@@ -215,13 +229,8 @@ receivers:
 	if err := os.WriteFile(p, []byte(config("oncall2")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Post(base+"/-/reload", "", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("reload: %d", resp.StatusCode)
+	if code, body := postReload(t, base); code != http.StatusOK {
+		t.Fatalf("reload: %d %s", code, body)
 	}
 	click("ack", "1700000002.000001", `{"r":"triage","g":"slack/0","i":"inc-1","p":true,"e":true}`)
 	wait("the acknowledgement where the page is", func() bool { return pd1.Count("acknowledge", "inc-1") == 1 })
@@ -253,13 +262,8 @@ func TestShutdownWaitsForAnAnsweredClick(t *testing.T) {
 				}
 			}
 			if reload {
-				resp, err := http.Post(base+"/-/reload", "", nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
-					t.Fatalf("reload: %d", resp.StatusCode)
+				if code, body := postReload(t, base); code != http.StatusOK {
+					t.Fatalf("reload: %d %s", code, body)
 				}
 			}
 			stop() // SIGTERM while PagerDuty holds the acknowledgement
