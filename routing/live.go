@@ -60,22 +60,16 @@ func (f LiveLookupFunc) LookupLive(ctx context.Context, a *alert.Alert) (*Live, 
 	return f(ctx, a)
 }
 
-// LiveLookupWithin returns l telling the pipeline that one of its lookups
-// takes at most timeout (prometheus.timeout): the live lookups of a payload
-// then wait about that long all together (liveWait), however many SLOs it
-// has.
-func LiveLookupWithin(l LiveLookup, timeout time.Duration) LiveLookup {
-	return timedLive{LiveLookup: l, timeout: timeout}
-}
-
-// timedLive is a LiveLookup whose lookups' timeout is known.
+// timedLive is a LiveLookup whose lookups' timeout is known (SLOLive's:
+// prometheus.timeout): the live lookups of a payload then wait about that
+// long all together (liveWait), however many SLOs it has.
 type timedLive struct {
 	LiveLookup
 	timeout time.Duration
 }
 
 // defaultLiveTimeout stands for the timeout of a LiveLookup that does not
-// say its own (not made by LiveLookupWithin).
+// say its own (not made by SLOLive).
 const defaultLiveTimeout = 800 * time.Millisecond
 
 // liveWait is how long, at most, a payload waits for all its live lookups
@@ -343,9 +337,10 @@ func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
 
 // SLOLive is the LiveLookup of a slolive client: the live state of an
 // alert's SLO, its burn rates for the policies, and whether they are below
-// every one of tiers.
+// every one of tiers. A payload's lookups share one deadline of about the
+// client's timeout (liveWait).
 func SLOLive(c *slolive.Client, tiers []policies.Tier) LiveLookup {
-	return LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*Live, error) {
+	lookup := LiveLookupFunc(func(ctx context.Context, a *alert.Alert) (*Live, error) {
 		lc, err := c.Lookup(ctx, a)
 		if err != nil {
 			return nil, err
@@ -362,4 +357,5 @@ func SLOLive(c *slolive.Client, tiers []policies.Tier) LiveLookup {
 		}
 		return l, nil
 	})
+	return timedLive{LiveLookup: lookup, timeout: c.Timeout()}
 }

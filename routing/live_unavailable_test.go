@@ -133,8 +133,7 @@ func slolivePipeline(t *testing.T, e *env, promURL string, timeout time.Duration
 		t.Fatal(err)
 	}
 	tiers := policies.DefaultConfig().BurnRate.Tiers
-	adapter := routing.SLOLive(c, tiers)
-	return livePipeline(t, e, routing.LiveLookupWithin(adapter, timeout))
+	return livePipeline(t, e, routing.SLOLive(c, tiers))
 }
 
 // withPagerDuty adds a real PagerDuty integration, sending to a stand-in,

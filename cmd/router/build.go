@@ -387,8 +387,7 @@ func (d *deps) liveLookup(cfg *config.Config) (routing.LiveLookup, error) {
 		}
 		d.live = &liveClient{cfg: *cfg.Prometheus, client: c}
 	}
-	// The lookups of one webhook share a deadline of about one timeout.
-	return routing.LiveLookupWithin(routing.SLOLive(d.live.client, cfg.Policies.BurnRate.Tiers), time.Duration(cfg.Prometheus.Timeout)), nil
+	return routing.SLOLive(d.live.client, cfg.Policies.BurnRate.Tiers), nil
 }
 
 // replacing is a Registerer whose Register replaces a collector already

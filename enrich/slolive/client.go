@@ -171,6 +171,9 @@ func New(cfg Config, o Options) (*Client, error) {
 	return c, nil
 }
 
+// Timeout is how long one lookup takes at most (the config's timeout).
+func (c *Client) Timeout() time.Duration { return time.Duration(c.cfg.Timeout) }
+
 // Lookup returns the live context of a's SLO. It returns within the
 // configured timeout (sooner when ctx ends); an error means the caller
 // decides from the alert's labels: ErrNotSLO, ErrTimeout, ErrUnavailable,
