@@ -11,14 +11,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/common/model"
@@ -615,10 +612,10 @@ func (c *Console) bodyError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &mbe):
 		w.Header().Set("Connection", "close")
 		c.fail(w, r, http.StatusRequestEntityTooLarge, fmt.Sprintf("payload larger than the explain limit of %s: paste a smaller webhook payload (fewer alerts)", byteSize(c.opts.MaxBodyBytes)))
-	case isTimeout(err):
+	case webhook.IsTimeout(err):
 		w.Header().Set("Connection", "close")
 		c.fail(w, r, http.StatusRequestTimeout, "the payload did not arrive within the server's read timeout: send it again")
-	case bodyNotReceived(err):
+	case webhook.BodyNotReceived(err):
 		w.Header().Set("Connection", "close")
 		c.fail(w, r, http.StatusRequestTimeout, "the payload did not arrive whole (the connection ended or broke mid-body): send it again")
 	default:
@@ -635,23 +632,6 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d KiB (%d bytes)", n>>10, n)
 	}
 	return fmt.Sprintf("%d bytes", n)
-}
-
-// isTimeout reports whether err, from reading a request body, is a
-// deadline's: the server's read timeout.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
-}
-
-// bodyNotReceived reports whether err, from reading a request body, says
-// the connection ended or broke before the body did.
-func bodyNotReceived(err error) bool {
-	return errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) ||
-		errors.Is(err, syscall.ECONNABORTED) ||
-		errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, net.ErrClosed)
 }
 
 type deadLettersBody struct {

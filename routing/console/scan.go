@@ -261,10 +261,6 @@ func hex4(h []byte) (rune, bool) {
 	return c, true
 }
 
-// readPage is how many records a scan asks the store for at a time (what
-// journal.Read does).
-const readPage = 64
-
 // errStop ends a scan early without an error.
 var errStop = errors.New("stop the scan")
 
@@ -275,7 +271,7 @@ var errStop = errors.New("stop the scan")
 // are skipped, as journal.Read skips them. fn ends the scan early by
 // returning errStop; its other errors are returned.
 func (c *Console) scan(ctx context.Context, kind journal.Kind, since time.Time, fn func(r *record, i int, e *journal.Entry) error) error {
-	q := store.JournalQuery{Since: since, Kind: string(kind), Newest: true, Limit: readPage}
+	q := store.JournalQuery{Since: since, Kind: string(kind), Newest: true, Limit: journal.ReadPage}
 	var sc scratch
 	var cur journal.Entry
 	for {

@@ -60,10 +60,11 @@ type Query struct {
 	Newest bool
 }
 
-// readPage is how many records Read asks the store for at a time when the
-// query has a Limit: a record holds up to 32 entries, so asking for Limit
-// records would read up to 32 times what is needed.
-const readPage = 64
+// ReadPage is how many records Read asks the store for at a time when the
+// query has a Limit (and the console's scans always): a record holds up to
+// MaxFrameEntries entries, so asking for Limit records would read up to
+// that many times what is needed.
+const ReadPage = 64
 
 // Read returns the entries q selects, decoded. Records that do not decode
 // are skipped (a journal shared with a newer or older router must not stop
@@ -91,7 +92,7 @@ func Each(ctx context.Context, j store.Journal, q Query, fn func(*Entry) error) 
 func each(ctx context.Context, j store.Journal, q Query, whole bool, fn func(*Entry) error) error {
 	sq := store.JournalQuery{Since: q.Since, Until: q.Until, Kind: string(q.Kind), Newest: q.Newest}
 	if !whole {
-		sq.Limit = readPage
+		sq.Limit = ReadPage
 	}
 	n := 0
 	for {

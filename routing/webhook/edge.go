@@ -414,7 +414,7 @@ func (h *webhook) serve(c echo.Context) error {
 		if errors.As(err, &mbe) {
 			return tooLarge(gzipped)
 		}
-		if bodyNotReceived(err) {
+		if BodyNotReceived(err) {
 			// The sender's payload may be fine: the body did not arrive in
 			// time (the server's read timeout, webhook.timeout) or the
 			// connection broke mid-body. 503 has Alertmanager retry it,
@@ -423,7 +423,7 @@ func (h *webhook) serve(c echo.Context) error {
 			h.logger.Warn("webhook body not received whole; answered 503 for a retry", "remote", req.RemoteAddr, "err", err)
 			c.Response().Header().Set("Connection", "close")
 			msg := "request body not received within webhook.timeout; retry"
-			if !isTimeout(err) {
+			if !IsTimeout(err) {
 				msg = "request body not received whole (the connection ended or broke mid-body: " + err.Error() + "); retry"
 			}
 			return h.fail(c, start, "body_incomplete", http.StatusServiceUnavailable, errorBody{Error: msg})
@@ -567,12 +567,12 @@ func bodyCoding(h http.Header) (gzipped bool, unsupported string) {
 	return false, strings.Join(values, ", ")
 }
 
-// bodyNotReceived reports whether err, from reading a request body, says
+// BodyNotReceived reports whether err, from reading a request body, says
 // the body did not arrive whole through no fault of its content: the
-// server's read deadline passed, or the connection ended or broke before
-// the body did.
-func bodyNotReceived(err error) bool {
-	return isTimeout(err) ||
+// server's read deadline passed (IsTimeout), or the connection ended or
+// broke before the body did.
+func BodyNotReceived(err error) bool {
+	return IsTimeout(err) ||
 		errors.Is(err, io.ErrUnexpectedEOF) ||
 		errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, syscall.ECONNABORTED) ||
@@ -580,8 +580,8 @@ func bodyNotReceived(err error) bool {
 		errors.Is(err, net.ErrClosed)
 }
 
-// isTimeout reports whether err is a deadline's: the server's read timeout.
-func isTimeout(err error) bool {
+// IsTimeout reports whether err is a deadline's: the server's read timeout.
+func IsTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
