@@ -243,10 +243,11 @@ func TestPagingLabel(t *testing.T) {
 			check(t, d, want{alert.ActionTicket, PolicySeverity, "s2", `severity="s2" → ticket`})
 		}
 	}
-	// Labels only: an annotation named page is often a link.
+	// Labels only: an annotation named page is often a link, and one that
+	// would page as a label does not either.
 	a := audit2Alert(t, all, fpGitLabApdex1h)
 	delete(a.Labels, "pager")
-	a.Annotations = map[string]string{"page": "https://runbooks.example/api"}
+	a.Annotations = map[string]string{"page": "true", "pager": "pagerduty"}
 	check(t, e.Decide(a, nil, testNow), want{alert.ActionTicket, PolicySeverity, "s2", ""})
 	// A paging label does not overrule a generator's tier label.
 	sloth := audit2Alert(t, all, fpCheckoutTicket)

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,9 +126,7 @@ func New(cfg Config) (*Engine, error) {
 		sevNums:       cfg.SeverityNumbers,
 		deflt:         cfg.DefaultAction,
 	}
-	for _, l := range cfg.SeverityLabels {
-		e.grafana = e.grafana || l == labelGrafanaSeverity
-	}
+	e.grafana = slices.Contains(cfg.SeverityLabels, labelGrafanaSeverity)
 	for _, w := range cfg.Pyrra.Windows {
 		e.pyrra = append(e.pyrra, pyrraWindow{
 			long: time.Duration(w.Long), short: time.Duration(w.Short),

@@ -343,7 +343,7 @@ func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 		}
 	}
 	if h := cfg.Console.ExternalHost(); h != "" {
-		e.ConsoleHosts = []string{h}
+		e.ConsoleHosts = []string{webhook.HostName(h)}
 	}
 	return e, nil
 }

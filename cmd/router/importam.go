@@ -800,8 +800,8 @@ type slackGlobals struct {
 func convertSlack(c mapSlice, g slackGlobals) (mapSlice, string) {
 	ownToken := hasKey(c, "app_token") || hasKey(c, "app_token_file") || hasKey(c, "token") || hasKey(c, "token_file")
 	ownAuth := hasAuthorization(mustGet(c, "http_config"))
-	globalToken := !ownToken && !ownAuth && str(mustGet(c, "api_url")) == ""
 	apiURL := str(mustGet(c, "api_url"))
+	globalToken := !ownToken && !ownAuth && apiURL == ""
 	if apiURL == "" && !hasKey(c, "api_url_file") {
 		apiURL = str(g.apiURL)
 		if apiURL == "" && g.apiURLFile != nil {

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"net"
 	"net/http"
-	"net/netip"
 	"os"
 	"os/signal"
 	"slices"
@@ -192,7 +190,7 @@ func (rt *runtime) reload() error {
 // configuration of --web.config.file, read now (exporter-toolkit reads it
 // on every request): config.Config.CheckWebConfig.
 func (m *Main) checkWebConfig(cfg *config.Config) error {
-	path := ""
+	path := "" // a Main built without its flags (tests) has no web config
 	if m.webFlags != nil && m.webFlags.WebConfigFile != nil {
 		path = *m.webFlags.WebConfigFile
 	}
@@ -203,20 +201,13 @@ func (m *Main) checkWebConfig(cfg *config.Config) error {
 	return cfg.Redact(cfg.CheckWebConfig(w))
 }
 
-// listenHosts returns the host names of the --web.listen-address values
-// (lower-case, without port; none for an empty host or an IP address):
-// state-changing console requests are accepted for them.
+// listenHosts returns the hosts of the --web.listen-address values as
+// webhook.KnownHost compares them: state-changing console requests are
+// accepted for them (IP addresses and an empty host are anyway).
 func listenHosts(addrs []string) []string {
-	var hosts []string
-	for _, a := range addrs {
-		h, _, err := net.SplitHostPort(a)
-		if err != nil || h == "" {
-			continue
-		}
-		if _, err := netip.ParseAddr(h); err == nil {
-			continue
-		}
-		hosts = append(hosts, strings.ToLower(h))
+	hosts := make([]string, len(addrs))
+	for i, a := range addrs {
+		hosts[i] = webhook.HostName(a)
 	}
 	return hosts
 }

@@ -71,28 +71,32 @@ func TestHandRolledBudgetIsTheWorstSeries(t *testing.T) {
 // lowest budget left, whatever order Prometheus answers in.
 func TestSlothBudgetOfNoAgreeingSeriesIsTheWorst(t *testing.T) {
 	sloth := `"sloth_id":"api-availability","sloth_service":"api","sloth_slo":"availability"`
-	srv := vectorServer(t, func(q string, now int64) (res []string) {
-		for _, cl := range []struct {
-			name         string
-			ratio, budge float64
-		}{{"us", 0.001, 0.9}, {"eu", 0.2, -0.5}} {
-			switch {
-			case strings.Contains(q, slothSLIPrefix):
-				res = append(res, fmt.Sprintf(`{"metric":{"__name__":"%s1h",%s,"sloth_window":"1h","cluster":%q},"value":[%d,"%g"]}`, slothSLIPrefix, sloth, cl.name, now, cl.ratio))
-			case strings.Contains(q, slothErrorBudget):
-				res = append(res,
-					fmt.Sprintf(`{"metric":{"__name__":%q,%s,"cluster":%q},"value":[%d,"0.01"]}`, slothErrorBudget, sloth, cl.name, now),
-					fmt.Sprintf(`{"metric":{"__name__":%q,%s,"cluster":%q},"value":[%d,"%g"]}`, slothBudgetRemaining, sloth, cl.name, now, cl.budge))
-			}
-		}
-		return res
-	})
-	c := newClient(t, config(srv.URL), Options{})
-	lc, err := c.Lookup(context.Background(), slothAlert()) // no cluster label: no series agrees
-	if err != nil {
-		t.Fatal(err)
+	type series struct {
+		name         string
+		ratio, budge float64
 	}
-	if b, _ := lc.Burn(time.Hour); b != 20 || !lc.HasBudget || lc.BudgetRemaining != -0.5 {
-		t.Errorf("burn 1h %g, budget remaining %g; want eu's 20 and -0.5", b, lc.BudgetRemaining)
+	us, eu := series{"us", 0.001, 0.9}, series{"eu", 0.2, -0.5}
+	for _, order := range [][]series{{us, eu}, {eu, us}} {
+		srv := vectorServer(t, func(q string, now int64) (res []string) {
+			for _, cl := range order {
+				switch {
+				case strings.Contains(q, slothSLIPrefix):
+					res = append(res, fmt.Sprintf(`{"metric":{"__name__":"%s1h",%s,"sloth_window":"1h","cluster":%q},"value":[%d,"%g"]}`, slothSLIPrefix, sloth, cl.name, now, cl.ratio))
+				case strings.Contains(q, slothErrorBudget):
+					res = append(res,
+						fmt.Sprintf(`{"metric":{"__name__":%q,%s,"cluster":%q},"value":[%d,"0.01"]}`, slothErrorBudget, sloth, cl.name, now),
+						fmt.Sprintf(`{"metric":{"__name__":%q,%s,"cluster":%q},"value":[%d,"%g"]}`, slothBudgetRemaining, sloth, cl.name, now, cl.budge))
+				}
+			}
+			return res
+		})
+		c := newClient(t, config(srv.URL), Options{})
+		lc, err := c.Lookup(context.Background(), slothAlert()) // no cluster label: no series agrees
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := lc.Burn(time.Hour); b != 20 || !lc.HasBudget || lc.BudgetRemaining != -0.5 {
+			t.Errorf("series answered %s first: burn 1h %g, budget remaining %g; want eu's 20 and -0.5", order[0].name, b, lc.BudgetRemaining)
+		}
 	}
 }

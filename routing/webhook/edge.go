@@ -607,11 +607,7 @@ func changesState(r *http.Request) bool {
 // by that name, so SameOrigin lets it through: its Host, that name, is
 // refused here.
 func KnownHost(host string, known []string) bool {
-	name := host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		name = h
-	}
-	name = strings.TrimSuffix(strings.ToLower(strings.Trim(name, "[]")), ".")
+	name := HostName(host)
 	if name == "" || name == "localhost" {
 		return true
 	}
@@ -619,6 +615,16 @@ func KnownHost(host string, known []string) bool {
 		return true
 	}
 	return slices.Contains(known, name)
+}
+
+// HostName is host (a Host header, a listen address or a URL's host: a
+// name or an IP address, with or without a port) as KnownHost compares
+// it: without port, brackets or a trailing dot, lower-case.
+func HostName(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
 }
 
 // SameOrigin reports whether r may change state on behalf of the browser
