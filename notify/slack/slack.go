@@ -345,10 +345,9 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
-		var wrote atomic.Bool // the whole request went out
-		var reused atomic.Bool
+		var post postTrace
 		if posts {
-			actx = traceWrites(actx, &wrote, &reused)
+			actx = post.trace(actx)
 		}
 		n.metrics.Attempt()
 		began := time.Now()
@@ -394,32 +393,38 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			n.metrics.Failure(notify.ReasonServerError)
 			err = fmt.Errorf("call Slack: %w", err)
 		}
-		if posts && wrote.Load() && !closedIdle(err, reused.Load()) {
+		if posts && post.mayHavePosted(err) {
 			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
 		}
 		return err
 	})
 }
 
-// traceWrites records in wrote that a request went out whole, and in reused
-// that it went out on a kept-alive connection.
-func traceWrites(ctx context.Context, wrote, reused *atomic.Bool) context.Context {
+// postTrace follows one post on the wire: whether the request went out
+// whole, and on a kept-alive connection.
+type postTrace struct{ wrote, reused atomic.Bool }
+
+// trace returns ctx with p following the request made with it.
+func (p *postTrace) trace(ctx context.Context) context.Context {
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(c httptrace.GotConnInfo) { reused.Store(c.Reused) },
+		GotConn: func(c httptrace.GotConnInfo) { p.reused.Store(c.Reused) },
 		WroteRequest: func(w httptrace.WroteRequestInfo) {
 			if w.Err == nil {
-				wrote.Store(true)
+				p.wrote.Store(true)
 			}
 		},
 	})
 }
 
-// closedIdle reports whether err is a kept-alive connection that the other
-// side had closed while idle, found when the request written on it met
-// end of file before any answer: the request was not taken (Go's transport
-// retries such a request itself only when it is idempotent, which a post is
-// not), so it is retried like a connection refused — every idle connection
-// Slack closes would otherwise fail a post to Alertmanager's retry.
-func closedIdle(err error, reused bool) bool {
-	return reused && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "server closed idle connection"))
+// mayHavePosted reports whether the post that failed with err (no answer
+// from Slack) may have been made all the same: its request went out whole,
+// and not onto a kept-alive connection the other side had closed while
+// idle — that one meets end of file before any answer, and the request was
+// not taken (Go's transport retries such a request itself only when it is
+// idempotent, which a post is not), so it is retried like a connection
+// refused: every idle connection Slack closes would otherwise fail a post
+// to Alertmanager's retry.
+func (p *postTrace) mayHavePosted(err error) bool {
+	closedIdle := p.reused.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "server closed idle connection"))
+	return p.wrote.Load() && !closedIdle
 }

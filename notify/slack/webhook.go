@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -77,9 +76,8 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
-		var wrote atomic.Bool // the whole request went out
-		var reused atomic.Bool
-		actx = traceWrites(actx, &wrote, &reused)
+		var post postTrace
+		actx = post.trace(actx)
 		n.metrics.Attempt()
 		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
 		if err == nil {
@@ -100,7 +98,7 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 		default:
 			n.metrics.Failure(notify.ReasonServerError)
-			if wrote.Load() && !closedIdle(err, reused.Load()) {
+			if post.mayHavePosted(err) {
 				// Sent, and no answer (a timeout, a connection lost): Slack
 				// may have posted it. Not posted again before Alertmanager's
 				// retry, as a Web API post (callWith).
