@@ -31,12 +31,19 @@ func (p *Pipeline) incidentKey(b *batch) string {
 	return store.Key(p.Dedup.KeyPrefix, "inc", b.incident, b.receiver+"/"+b.integ.Name)
 }
 
+// members are the incident members of bs' alerts: fingerprint, start and,
+// for a resolved alert whose endsAt Alertmanager sent, its end (a Leave
+// keeps a member that started after it: store.Member).
 func members(bs []*batch) []store.Member {
 	var out []store.Member
 	for _, b := range bs {
 		for _, t := range b.trs {
-			out = append(out, store.Member{Fingerprint: t.res.Alert.Fingerprint,
-				StartsAt: strconv.FormatInt(t.res.Alert.IdentityStart().UnixMilli(), 10)})
+			a := t.res.Alert
+			m := store.Member{Fingerprint: a.Fingerprint, StartsAt: strconv.FormatInt(a.IdentityStart().UnixMilli(), 10)}
+			if !a.Firing() && !a.EndsAt.IsZero() {
+				m.EndsAt = strconv.FormatInt(a.EndsAt.UnixMilli(), 10)
+			}
+			out = append(out, m)
 		}
 	}
 	return out

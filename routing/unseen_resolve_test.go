@@ -255,48 +255,82 @@ func (c *claimsDown) SetNX(ctx context.Context, e []store.Entry) ([]bool, error)
 }
 
 // A resolve no marker explains, of an instance of an alert that has fired
-// again since (another startsAt: its flap history says so), is a late
-// report of the earlier instance — a lagging Alertmanager peer, a retried
-// old webhook. Incidents keep their members by fingerprint, so sending it
-// would remove the live instance and resolve PagerDuty while the alert
-// fires: it is not sent.
+// again since (another, earlier startsAt), is a late report of the earlier
+// instance — a lagging Alertmanager peer, a retried old webhook. Sending
+// it must not remove the live instance from its incident and resolve
+// PagerDuty while the alert fires. With flap damping the alert's history
+// says it fired again since, and the resolve is not sent; without it the
+// incident keeps the member with the later start (store.Member).
 func TestALateUnseenResolveOfAnEarlierInstanceLeavesTheLiveOneOpen(t *testing.T) {
-	e := unseenEnv(t)
-	s := newStandIns(t)
-	cfg := flap.DefaultConfig()
-	withFlap := func(p *routing.Pipeline) *routing.Pipeline { p.Flap = &cfg; return p }
+	for _, withFlap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("flap damping %v", withFlap), func(t *testing.T) {
+			e := unseenEnv(t)
+			s := newStandIns(t)
+			cfg := flap.DefaultConfig()
+			replica := func() *routing.Pipeline {
+				p := s.replica(e)
+				if withFlap {
+					p.Flap = &cfg
+				}
+				return p
+			}
 
-	// The first instance fires while the store is down; its markers are
-	// given up with the replica.
-	p1 := withFlap(s.replica(e))
-	down := &flaky{Store: e.store}
-	down.setDown(true)
-	p1.Store = down
-	p1.Deferred = dedup.NewDeferred(down, dedup.NewDeferredMetrics(prometheus.NewRegistry()), nil)
-	first := tAlert("TTFTHigh", "firing", "page")
-	mustProcess(t, p1, first)
-	p1.Deferred.Close()
+			// The first instance fires while the store is down; its markers
+			// are given up with the replica.
+			p1 := replica()
+			down := &flaky{Store: e.store}
+			down.setDown(true)
+			p1.Store = down
+			p1.Deferred = dedup.NewDeferred(down, dedup.NewDeferredMetrics(prometheus.NewRegistry()), nil)
+			first := tAlert("TTFTHigh", "firing", "page")
+			mustProcess(t, p1, first)
+			p1.Deferred.Close()
 
-	// It fires again, a new instance two hours later, with the store up:
-	// the incident opens (a second trigger, folded by PagerDuty).
-	p2 := withFlap(s.replica(e))
-	second := webhooktest.MkAlert("firing", first.Labels, first.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(2*time.Hour))
-	mustProcess(t, p2, second)
-	if got := s.pd.Triggers(ttftIncident); got != 2 {
-		t.Fatalf("PagerDuty triggers = %d, want the outage's and the new instance's", got)
+			// It fires again, a new instance two hours later, with the store
+			// up: the incident opens (a second trigger, folded by PagerDuty).
+			p2 := replica()
+			second := webhooktest.MkAlert("firing", first.Labels, first.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(2*time.Hour))
+			mustProcess(t, p2, second)
+			if got := s.pd.Triggers(ttftIncident); got != 2 {
+				t.Fatalf("PagerDuty triggers = %d, want the outage's and the new instance's", got)
+			}
+			checkLateResolve(t, s, p2, tAlert("TTFTHigh", "resolved", "page"), second)
+		})
 	}
+}
 
-	// The first instance's resolve arrives late.
-	late := tAlert("TTFTHigh", "resolved", "page")
-	mustProcess(t, p2, late)
+// checkLateResolve sends late, the resolve of an earlier instance of live's
+// alert, then live's own resolve: PagerDuty is resolved by the second only.
+func checkLateResolve(t *testing.T, s *standIns, p *routing.Pipeline, late, live webhooktest.Alert) {
+	t.Helper()
+	mustProcess(t, p, late)
 	if got := s.pd.Resolves(ttftIncident); got != 0 {
-		t.Fatalf("PagerDuty resolves = %d while the second instance fires, want 0", got)
+		t.Fatalf("PagerDuty resolves = %d while the later instance fires, want 0", got)
 	}
-	// The second instance's own resolve closes it.
-	resolved := second
+	resolved := live
 	resolved.Status, resolved.EndsAt = "resolved", webhooktest.Start.Add(3*time.Hour).Format(time.RFC3339Nano)
-	mustProcess(t, p2, resolved)
+	mustProcess(t, p, resolved)
 	if got := s.pd.Resolves(ttftIncident); got != 1 {
 		t.Errorf("PagerDuty resolves = %d once the live instance resolved, want 1", got)
 	}
+}
+
+// The same late resolve when its firing's marker was found: the first
+// instance paged with the store up, Alertmanager lost its resolve (a
+// restart without its data) and the alert fired again with a new start;
+// then the first instance's resolve arrives (another peer, a retried old
+// webhook). Its marker says it is to be sent, and it is — as an update of
+// the incident the live instance keeps open, not its resolve.
+func TestALateResolveOfANotifiedEarlierInstanceLeavesTheLiveOneOpen(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	p := s.replica(e)
+	first := tAlert("TTFTHigh", "firing", "page")
+	mustProcess(t, p, first)
+	second := webhooktest.MkAlert("firing", first.Labels, first.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(2*time.Hour))
+	mustProcess(t, p, second)
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the first instance's and the new one's", got)
+	}
+	checkLateResolve(t, s, p, tAlert("TTFTHigh", "resolved", "page"), second)
 }

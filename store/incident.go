@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -66,11 +67,33 @@ const (
 )
 
 // Member is one alert of an incident: its fingerprint and the start of its
-// firing. A member that joins again with another start is a new firing of
-// an alert whose resolve the store never saw: the incident opens again.
+// firing (ms since the epoch). A member that joins again with a later start
+// is a new firing of an alert whose resolve the store never saw: the
+// incident opens again. A Join with an earlier start than the member's is a
+// late report of an earlier instance (a lagging Alertmanager peer, an old
+// webhook retried) or the earlier start Alertmanager settled on for the same
+// firing: the later start stays and nothing reopens. A Leave removes a
+// member unless the member started after the leaving alert ended (EndsAt):
+// the late resolve of an earlier instance leaves the live one in place,
+// while any resolve of the firing the member holds (whatever start it
+// carries) removes it.
 type Member struct {
 	Fingerprint string
 	StartsAt    string
+	// EndsAt is when a resolved alert ended, ms since the epoch, read by
+	// Leave; "" when unknown (the Leave removes the member).
+	EndsAt string
+}
+
+// laterStart tells whether start a is after time b (a start, or a Leave's
+// end), both ms since the epoch as the router writes them. A time at or
+// before the epoch (an alert sent without startsAt, known by its fingerprint
+// alone) or one that is no number orders nothing. The incident script's
+// later is the same rule.
+func laterStart(a, b string) bool {
+	x, errx := strconv.ParseInt(a, 10, 64)
+	y, erry := strconv.ParseInt(b, 10, 64)
+	return errx == nil && erry == nil && x > 0 && y > 0 && x > y
 }
 
 // IncidentOp is one incident step. Key is the incident's state key at one

@@ -62,9 +62,12 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		stale := false
 		for _, mb := range op.Members {
 			old, ok := st.members[mb.Fingerprint]
-			if !ok {
+			switch {
+			case !ok:
 				added = append(added, mb)
-			} else if old != mb.StartsAt {
+			case laterStart(old, mb.StartsAt):
+				continue // a late report of an earlier instance: the live one stays
+			case old != mb.StartsAt:
 				stale = true
 			}
 			st.members[mb.Fingerprint] = mb.StartsAt
@@ -79,7 +82,9 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
 		for _, mb := range op.Members {
-			delete(st.members, mb.Fingerprint)
+			if old, ok := st.members[mb.Fingerprint]; ok && !laterStart(old, mb.EndsAt) {
+				delete(st.members, mb.Fingerprint)
+			}
 		}
 		if n := len(st.members); n > 0 {
 			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n)}

@@ -16,7 +16,11 @@ import (
 // the count of its arguments then the arguments: the count of its claim
 // keys, step, token, lease ms, ttl ms, ref, then fingerprint/startsAt pairs,
 // read and written with one HMGET/HSET/HDEL per thousand members (a member
-// twice in one step counts as if added one at a time). A step with claim
+// twice in one step counts as if added one at a time); a Leave's pairs are
+// fingerprint/endsAt instead. A member's start only moves forward
+// (laterStart): a Join with an earlier start than the member's keeps the
+// later one and reopens nothing, and a Leave keeps a member that started
+// after the leaving alert ended (store.Member). A step with claim
 // keys (ClaimJoin: one per member) keeps only the members whose claim holds
 // its token, and answers {skipped} without a change when none is left. It
 // answers one reply per step, {outcome, ref, remaining, added
@@ -37,6 +41,13 @@ end
 -- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
 -- CHUNK arguments (1000 members) per call: Lua's unpack is bounded.
 local CHUNK = 2000
+-- later is laterStart (store/incident.go): whether start a is after start
+-- b, in ms since the epoch; a start at or before the epoch, or no number,
+-- orders nothing.
+local function later(a, b)
+  local x, y = tonumber(a), tonumber(b)
+  return x ~= nil and y ~= nil and x > 0 and y > 0 and x > y
+end
 -- apply runs one step on keys k1, k2 with its arguments A[o+1..last]
 -- (A is ARGV, or the step's arguments with only the members it keeps).
 local function apply(k1, k2, A, o, last)
@@ -69,6 +80,7 @@ local function apply(k1, k2, A, o, last)
       local stop = math.min(c + CHUNK - 1, last)
       local fps = fingerprints(c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
+      local kept
       for j = 1, #fps do
         local fp, sa = fps[j], A[c + 2 * j - 1]
         local old = seen[fp]
@@ -76,12 +88,25 @@ local function apply(k1, k2, A, o, last)
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa
+        elseif later(old, sa) then
+          -- a late report of an earlier instance: the live one stays
+          sa = old
+          kept = kept or {}
+          kept[#kept + 1] = fp
         elseif old ~= sa then
           stale = true
         end
         seen[fp] = sa
       end
       redis.call('HSET', k2, unpack(A, c, stop))
+      if kept then
+        local back = {}
+        for j = 1, #kept do
+          back[#back + 1] = kept[j]
+          back[#back + 1] = seen[kept[j]]
+        end
+        redis.call('HSET', k2, unpack(back))
+      end
     end
     if s == 'open' and not stale then
       out[1] = 'open'
@@ -93,7 +118,15 @@ local function apply(k1, k2, A, o, last)
     return out
   elseif step == 'leave' then
     if leased and not mine then return {'busy', r, 0} end
-    hdel()
+    for c = o + 6, last, CHUNK do
+      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
+      local olds = redis.call('HMGET', k2, unpack(fps))
+      local gone = {}
+      for j = 1, #fps do
+        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then gone[#gone + 1] = fps[j] end
+      end
+      if #gone > 0 then redis.call('HDEL', k2, unpack(gone)) end
+    end
     local n = redis.call('HLEN', k2)
     if n > 0 then touch() return {'still_open', r, n} end
     redis.call('HSET', k1, 's', 'resolving', 't', tok, 'u', clock() + lease)
@@ -256,11 +289,16 @@ func incidentGroups(n int, key func(i int) string) [][]int {
 
 // appendIncidentArgs appends op's arguments to the incident script's ARGV:
 // their count, then the count of its claim keys, step, token, lease ms, ttl
-// ms, ref and the members' fingerprint/startsAt pairs.
+// ms, ref and the members' fingerprint/startsAt pairs (fingerprint/endsAt
+// for a Leave).
 func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	a = append(a, 6+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
 	for _, m := range op.Members {
-		a = append(a, m.Fingerprint, m.StartsAt)
+		if op.Step == StepLeave {
+			a = append(a, m.Fingerprint, m.EndsAt)
+		} else {
+			a = append(a, m.Fingerprint, m.StartsAt)
+		}
 	}
 	return a
 }

@@ -19,6 +19,7 @@ func init() {
 		{"incident: aborts undo a failed opening and a failed closing", testIncidentAbort},
 		{"incident: an expired lease reads as closed", testIncidentLeaseExpiry},
 		{"incident: a member that fires again with another start reopens", testIncidentStaleMember},
+		{"incident: a late report of an earlier instance neither reopens nor removes the live member", testIncidentEarlierInstance},
 		{"incident: concurrent joins elect exactly one opener", testIncidentConcurrentJoin},
 		{"incident: thousands of members, and one twice in a step, as if added one by one", testIncidentManyMembers},
 		{"incident: a call of many steps, some on one incident, applies them in order", testIncidentManySteps},
@@ -134,6 +135,64 @@ func testIncidentStaleMember(t *testing.T, s store.Store, k keyMaker) {
 	want(t, "same firing again", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A")}), store.OutcomeOpen)
 	again := []store.Member{{Fingerprint: "A", StartsAt: "2000"}}
 	want(t, "a new firing of A whose resolve was never recorded", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: again}), store.OutcomeOpening)
+}
+
+func at(fp, startsAt string) []store.Member {
+	return []store.Member{{Fingerprint: fp, StartsAt: startsAt}}
+}
+
+// ended is the Leave of fp's firing that started at startsAt and ended at
+// endsAt.
+func ended(fp, startsAt, endsAt string) []store.Member {
+	return []store.Member{{Fingerprint: fp, StartsAt: startsAt, EndsAt: endsAt}}
+}
+
+func testIncidentEarlierInstance(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("e2")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: at("A", "1000")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	want(t, "A fires again (its resolve never recorded)", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: at("A", "3000")}), store.OutcomeOpening)
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t2"})
+	want(t, "a lagging peer's repeat of the first instance", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: at("A", "1000")}), store.OutcomeOpen)
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t4", Members: ended("A", "1000", "2000")})
+	want(t, "the first instance's late resolve", r, store.OutcomeStillOpen)
+	if r.Remaining != 1 {
+		t.Fatalf("the first instance's late resolve: remaining %d, want the live instance", r.Remaining)
+	}
+	want(t, "the live instance's resolve", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t5", Members: ended("A", "3000", "4000")}), store.OutcomeClosing)
+	want(t, "resolved", step(t, s, store.IncidentOp{Key: key, Step: store.StepResolved, Token: "t5"}), store.OutcomeOK)
+
+	// One firing whose start Alertmanager moved earlier (it merges the
+	// copies of an HA Prometheus pair on the earliest): its resolve carries
+	// the earlier start and removes the member all the same.
+	key = k.incident("e3")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: at("B", "1500")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	want(t, "the same firing with an earlier start", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: at("B", "1000")}), store.OutcomeOpen)
+	want(t, "its resolve", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: ended("B", "1000", "2000")}), store.OutcomeClosing)
+
+	// A resolve without a usable end, and a member sent without startsAt
+	// (the zero time: known by fingerprint alone), leave as before.
+	key = k.incident("e4")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: append(at("C", "5000"), at("D", "-62135596800000")...)})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: ended("C", "1000", "")})
+	want(t, "a resolve without an end", r, store.OutcomeStillOpen)
+	if r.Remaining != 1 {
+		t.Fatalf("a resolve without an end: remaining %d, want D alone (C removed)", r.Remaining)
+	}
+	want(t, "the resolve of a member without a start", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: ended("D", "-62135596800000", "100")}), store.OutcomeClosing)
+
+	// One step carrying the live instance, then an earlier one: the later
+	// start is what the incident keeps.
+	key = k.incident("e5")
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: []store.Member{{Fingerprint: "E", StartsAt: "3000"}, {Fingerprint: "E", StartsAt: "1000"}}})
+	want(t, "a join of two instances", r, store.OutcomeOpening)
+	if len(r.Added) != 1 || r.Added[0] != (store.Member{Fingerprint: "E", StartsAt: "3000"}) {
+		t.Fatalf("a join of two instances added %+v, want [E 3000]", r.Added)
+	}
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	want(t, "a resolve that ended before the later start", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: ended("E", "1000", "2000")}), store.OutcomeStillOpen)
 }
 
 func testIncidentConcurrentJoin(t *testing.T, s store.Store, k keyMaker) {
