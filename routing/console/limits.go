@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 )
 
 // The console shares the router's process and its memory limit with the
@@ -115,19 +117,12 @@ type snapshot struct {
 	options   filterOptions
 }
 
-// flight is an overview build in progress; done is closed when snap or err
-// is set.
-type flight struct {
-	done chan struct{}
-	snap *snapshot
-	err  error
-}
-
-// overviewCache holds the last overview built and the build in progress.
+// overviewCache holds the last overview built; builds share one run
+// (singleflight) among the viewers that ask while it runs.
 type overviewCache struct {
 	mu     sync.Mutex
 	last   *snapshot
-	flight *flight
+	builds singleflight.Group
 }
 
 // shared reports whether s may still be served at now.
@@ -141,42 +136,41 @@ func (c *Console) shared(s *snapshot, now time.Time) bool {
 // this viewer's wait.
 func (c *Console) overviewSnapshot(ctx context.Context) (*snapshot, error) {
 	c.cache.mu.Lock()
-	if s := c.cache.last; c.shared(s, c.opts.Now()) {
-		c.cache.mu.Unlock()
+	s := c.cache.last
+	c.cache.mu.Unlock()
+	if c.shared(s, c.opts.Now()) {
 		return s, nil
 	}
-	f := c.cache.flight
-	if f == nil {
-		f = &flight{done: make(chan struct{})}
-		c.cache.flight = f
-		go c.buildFlight(context.WithoutCancel(ctx), f)
-	}
-	c.cache.mu.Unlock()
+	build := context.WithoutCancel(ctx)
+	ch := c.cache.builds.DoChan("overview", func() (any, error) { return c.buildShared(build) })
 	select {
-	case <-f.done:
-		return f.snap, f.err
+	case r := <-ch:
+		if r.Err != nil {
+			return nil, r.Err
+		}
+		return r.Val.(*snapshot), nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (c *Console) buildFlight(ctx context.Context, f *flight) {
+// buildShared builds the overview for every viewer waiting on it and keeps
+// it. A panic becomes an error: singleflight would re-raise it in a
+// goroutine of its own, where nothing recovers it.
+func (c *Console) buildShared(ctx context.Context) (snap *snapshot, err error) {
 	ctx, cancel := context.WithTimeout(ctx, buildTimeout)
 	defer cancel()
-	var snap *snapshot
-	err := errors.New("the overview build failed")
 	defer func() {
-		if p := recover(); p != nil { // not in a handler: net/http would not recover it
+		if p := recover(); p != nil {
 			c.opts.Logger.Error("console overview build panicked", "panic", p)
+			snap, err = nil, errors.New("the overview build failed")
 		}
-		c.cache.mu.Lock()
-		f.snap, f.err = snap, err
-		c.cache.flight = nil
-		if err == nil {
-			c.cache.last = snap
-		}
-		c.cache.mu.Unlock()
-		close(f.done)
 	}()
 	snap, err = c.buildOverview(ctx)
+	if err == nil {
+		c.cache.mu.Lock()
+		c.cache.last = snap
+		c.cache.mu.Unlock()
+	}
+	return snap, err
 }
