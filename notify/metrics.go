@@ -1,6 +1,10 @@
 package notify
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -144,5 +148,27 @@ func ReasonForStatus(code int) string {
 		return ReasonClientError
 	default:
 		return ReasonServerError
+	}
+}
+
+// NoAnswer counts and describes a request that got no answer (a transport
+// error: nothing was read back). ctx is the webhook's, actx the attempt's
+// (bounded by timeout), began when the attempt started and what the
+// request, as errors name it. An attempt cut off by the webhook's deadline,
+// or that ran out of its own time (the attempt's context, the transport's
+// timeout, or the http.Client's racing it), is a timeout; anything else (a
+// connection refused or lost) a server_error.
+func (m *IntegrationMetrics) NoAnswer(ctx, actx context.Context, began time.Time, timeout time.Duration, what string, err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		m.Failure(ReasonTimeout)
+		return fmt.Errorf("%s: timed out after %s (the webhook's deadline): %w", what, time.Since(began).Round(time.Millisecond), err)
+	case ctx.Err() == nil && (actx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout() || time.Since(began) >= timeout):
+		m.Failure(ReasonTimeout)
+		return fmt.Errorf("%s: timed out after %s: %w", what, timeout, err)
+	default:
+		m.Failure(ReasonServerError)
+		return fmt.Errorf("%s: %w", what, err)
 	}
 }

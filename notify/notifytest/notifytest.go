@@ -144,13 +144,26 @@ func (s *SyncBuffer) String() string {
 // (where notify.NewMetrics registered it), by outcome.
 func Outcomes(t testing.TB, reg prometheus.Gatherer, integration string) map[string]float64 {
 	t.Helper()
+	return byLabel(t, reg, "alertrouter_notifications_total", integration, "outcome")
+}
+
+// Failures reads alertrouter_notification_failures_total of integration by
+// reason.
+func Failures(t testing.TB, reg prometheus.Gatherer, integration string) map[string]float64 {
+	t.Helper()
+	return byLabel(t, reg, "alertrouter_notification_failures_total", integration, "reason")
+}
+
+// byLabel reads the counter name of integration by the value of label.
+func byLabel(t testing.TB, reg prometheus.Gatherer, name, integration, label string) map[string]float64 {
+	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]float64{}
 	for _, mf := range mfs {
-		if mf.GetName() != "alertrouter_notifications_total" {
+		if mf.GetName() != name {
 			continue
 		}
 		for _, m := range mf.GetMetric() {
@@ -159,7 +172,7 @@ func Outcomes(t testing.TB, reg prometheus.Gatherer, integration string) map[str
 				labels[l.GetName()] = l.GetValue()
 			}
 			if labels["integration"] == integration {
-				out[labels["outcome"]] = m.GetCounter().GetValue()
+				out[labels[label]] = m.GetCounter().GetValue()
 			}
 		}
 	}

@@ -7,30 +7,15 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // failures reads alertrouter_notification_failures_total by reason.
 func (h *harness) failures(t *testing.T) map[string]float64 {
 	t.Helper()
-	mfs, err := h.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		if mf.GetName() != "alertrouter_notification_failures_total" {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "reason" {
-					out[l.GetValue()] = m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return out
+	return notifytest.Failures(t, h.reg, pagerduty.Integration)
 }
 
 // An attempt cut off by the webhook's deadline (before the entry's own

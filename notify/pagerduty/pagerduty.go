@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -200,19 +199,7 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		if c.err != nil {
 			cause = c.err
 		}
-		// The http.Client's own timeout and the attempt's context race; either
-		// firing means the attempt ran out of time. So does an attempt cut
-		// off by the webhook's deadline (ctx's).
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			n.metrics.Failure(notify.ReasonTimeout)
-			return fmt.Errorf("send %s event: timed out after %s (the webhook's deadline): %w", ev.Action, time.Since(began).Round(time.Millisecond), cause)
-		}
-		if ctx.Err() == nil && (actx.Err() != nil || isTimeout(cause) || time.Since(began) >= time.Duration(n.cfg.Timeout)) {
-			n.metrics.Failure(notify.ReasonTimeout)
-			return fmt.Errorf("send %s event: timed out after %s: %w", ev.Action, time.Duration(n.cfg.Timeout), cause)
-		}
-		n.metrics.Failure(notify.ReasonServerError)
-		return fmt.Errorf("send %s event: %w", ev.Action, cause)
+		return n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "send "+ev.Action+" event", cause)
 	}
 	if c.status >= 200 && c.status < 300 {
 		// PagerDuty accepted the event (202); only its answer's body could
@@ -236,11 +223,6 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 	default:
 		return alert.Permanent(fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text))
 	}
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // errorText renders PagerDuty's error body ({"status","message","errors"})

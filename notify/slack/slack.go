@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
@@ -359,7 +358,6 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			rl *sl.RateLimitedError
 			se sl.SlackErrorResponse
 			sc sl.StatusCodeError
-			ne net.Error
 		)
 		switch {
 		case errors.As(err, &rl):
@@ -381,18 +379,7 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			return fmt.Errorf("call Slack: %w", err)
 		}
 		// No answer from Slack.
-		switch {
-		case errors.Is(ctx.Err(), context.DeadlineExceeded):
-			// Cut off by the webhook's deadline: a timeout too.
-			n.metrics.Failure(notify.ReasonTimeout)
-			err = fmt.Errorf("call Slack: timed out after %s (the webhook's deadline): %w", time.Since(began).Round(time.Millisecond), err)
-		case ctx.Err() == nil && (actx.Err() != nil || errors.As(err, &ne) && ne.Timeout() || time.Since(began) >= time.Duration(n.cfg.Timeout)):
-			n.metrics.Failure(notify.ReasonTimeout)
-			err = fmt.Errorf("call Slack: timed out after %s: %w", time.Duration(n.cfg.Timeout), err)
-		default:
-			n.metrics.Failure(notify.ReasonServerError)
-			err = fmt.Errorf("call Slack: %w", err)
-		}
+		err = n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "call Slack", err)
 		if posts && post.mayHavePosted(err) {
 			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
 		}

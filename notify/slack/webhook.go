@@ -79,6 +79,7 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 		var post postTrace
 		actx = post.trace(actx)
 		n.metrics.Attempt()
+		began := time.Now()
 		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
 		if err == nil {
 			return nil
@@ -97,13 +98,15 @@ func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Blo
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 		default:
-			n.metrics.Failure(notify.ReasonServerError)
+			// No answer.
+			err = n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "post to the incoming webhook", err)
 			if post.mayHavePosted(err) {
 				// Sent, and no answer (a timeout, a connection lost): Slack
 				// may have posted it. Not posted again before Alertmanager's
 				// retry, as a Web API post (callWith).
-				return notify.OutcomeUnknown(fmt.Errorf("post to the incoming webhook (sent, and Slack may have posted it: not posted again before Alertmanager's retry): %w", err))
+				return notify.OutcomeUnknown(fmt.Errorf("%w (sent, and Slack may have posted it: not posted again before Alertmanager's retry)", err))
 			}
+			return err
 		}
 		return fmt.Errorf("post to the incoming webhook: %w", err)
 	})

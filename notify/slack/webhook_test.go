@@ -14,9 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -187,21 +189,40 @@ func TestIncomingWebhookPostWithAnUnknownOutcomeIsNotPostedAgain(t *testing.T) {
 		<-r.Context().Done() // posted, and answered after the client gave up
 	}))
 	defer srv.Close()
-	cfg := slack.DefaultConfig()
-	cfg.APIURL = srv.URL + webhookPath
-	cfg.Timeout = model.Duration(100 * time.Millisecond)
-	n, err := slack.New(&cfg, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 3, InitialBackoff: 1, MaxBackoff: 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = n.Notify(context.Background(), opening("aaa"))
-	if err == nil || !alert.Retryable(err) {
-		t.Fatalf("Notify = %v, want a retryable failure (Alertmanager retries)", err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if posts != 1 {
-		t.Fatalf("%d posts reached the incoming webhook, want 1 (not posted again within the webhook)", posts)
+	for _, tc := range []struct {
+		name             string
+		attempt, webhook time.Duration
+	}{
+		{"the attempt's timeout", 100 * time.Millisecond, time.Minute},
+		{"the webhook's deadline", 10 * time.Second, 100 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mu.Lock()
+			posts = 0
+			mu.Unlock()
+			cfg := slack.DefaultConfig()
+			cfg.APIURL = srv.URL + webhookPath
+			cfg.Timeout = model.Duration(tc.attempt)
+			reg := prometheus.NewRegistry()
+			n, err := slack.New(&cfg, "triage", notify.Deps{Metrics: notify.NewMetrics(reg), Retry: notify.RetryPolicy{MaxAttempts: 3, InitialBackoff: 1, MaxBackoff: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tc.webhook)
+			defer cancel()
+			err = n.Notify(ctx, opening("aaa"))
+			if err == nil || !alert.Retryable(err) || !strings.Contains(err.Error(), "timed out") {
+				t.Fatalf("Notify = %v, want a retryable timeout (Alertmanager retries)", err)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if posts != 1 {
+				t.Fatalf("%d posts reached the incoming webhook, want 1 (not posted again within the webhook)", posts)
+			}
+			if f := notifytest.Failures(t, reg, slack.Integration); f[notify.ReasonTimeout] != 1 || f[notify.ReasonServerError] != 0 {
+				t.Errorf("failures by reason %v, want one timeout", f)
+			}
+		})
 	}
 }
 
