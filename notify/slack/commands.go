@@ -378,8 +378,9 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	if len(judges) == 0 {
 		judges = offering
 	}
+	lookups := groupLookups{}
 	for _, k := range judges {
-		ok, err := t.authorized(ctx, t.targets[k], ActionSilence, cmd.UserID)
+		ok, err := t.authorized(ctx, t.targets[k], ActionSilence, cmd.UserID, lookups)
 		if ok {
 			continue
 		}

@@ -626,15 +626,23 @@ func (t *Triage) release(key, token string) {
 // authorizedClick reports whether c's user may take c's action on c's
 // target (authorized).
 func (t *Triage) authorizedClick(ctx context.Context, c *click) (bool, error) {
-	return t.authorized(ctx, c.tg, c.b.action, c.user)
+	return t.authorized(ctx, c.tg, c.b.action, c.user, nil)
 }
+
+// groupLookups keeps the user-group lookups of one request, by workspace
+// and group id, for a request judged by several targets (a slash command):
+// their lists often name the same groups, read from Slack once.
+type groupLookups map[groupLookup][]string
+
+type groupLookup struct{ workspace, id string }
 
 // authorized reports whether user may take action on target tg's messages:
 // the action's list in its Config.Authorized (unsilence falls back to
 // silence's), user ids compared directly, user groups asked from Slack. No
 // list: anyone. A refusal with an error means a group could not be read:
-// the user may be allowed.
-func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user string) (bool, error) {
+// the user may be allowed. lookups, when not nil, keeps the groups read for
+// the rest of the request.
+func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user string, lookups groupLookups) (bool, error) {
 	cfg := &tg.n.cfg
 	ids, ok := cfg.Authorized[action]
 	if !ok && action == ActionUnsilence {
@@ -651,10 +659,17 @@ func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user 
 		if !strings.HasPrefix(id, "S") {
 			continue
 		}
-		members, err := tg.n.api.GetUserGroupMembersContext(ctx, id)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("user group %s: %w", id, err))
-			continue
+		members, read := lookups[groupLookup{tg.n.workspace, id}]
+		if !read {
+			var err error
+			members, err = tg.n.api.GetUserGroupMembersContext(ctx, id)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("user group %s: %w", id, err))
+				continue
+			}
+			if lookups != nil {
+				lookups[groupLookup{tg.n.workspace, id}] = members
+			}
 		}
 		if slices.Contains(members, user) {
 			return true, nil

@@ -289,3 +289,30 @@ func TestTheSilenceCommandIsAuthorizedAsTheIncidentsButton(t *testing.T) {
 		t.Fatalf("silences = %+v, want 3", list)
 	}
 }
+
+// A slash command judged by several targets (the incident's targets are
+// unknown: every one offering silence must allow the user) reads a user
+// group their lists share from Slack once, not once per target:
+// usergroups.users.list is rate limited.
+func TestTheSilenceCommandReadsASharedUserGroupOnce(t *testing.T) {
+	am := startAlertmanager(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	e.h.srv.SetUserGroup("S0ONCALL", "U777")
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "ccc", Status: "firing", Incident: "inc/unknown",
+		Labels: map[string]string{"alertname": "Unrouted", "job": "y"}, Decision: alert.Decision{Action: alert.ActionTicket}})
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
+	for _, receiver := range []string{"oncall", "triage", "platform"} {
+		if err := tr.Add(receiver, "slack/0", e.notifier(t, func(c *slack.Config) {
+			c.Authorized = map[string][]string{slack.ActionSilence: {"S0ONCALL"}}
+		}), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := e.h.srv.Calls("usergroups.users.list")
+	if a := e.commandAnswer(t, tr, "silence inc/unknown 1h", "c1", "U777"); a.ResponseType != "in_channel" {
+		t.Fatalf("the command of a group member answered %+v", a)
+	}
+	if got := e.h.srv.Calls("usergroups.users.list") - before; got != 1 {
+		t.Errorf("usergroups.users.list called %d times for three targets sharing the group, want 1", got)
+	}
+}

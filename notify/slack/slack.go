@@ -55,6 +55,9 @@ type Notifier struct {
 	// (webhook.go), where api is nil.
 	webhookURL string
 	httpClient *http.Client
+	// workspace names the Slack workspace and app api calls reach (API URL
+	// and token), for the user-group lookups notifiers of one app share.
+	workspace string
 	// triage, set by Triage.Add, is the triage of this notifier's parent
 	// messages (nil: it offers no action). It learns of each edit of an
 	// incident's parent that resolves it or opens it again (a click on the
@@ -106,12 +109,13 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	}
 	api := sl.New(token, sl.OptionAPIURL(apiURL), sl.OptionHTTPClient(httpClient))
 	return &Notifier{
-		name:    name,
-		cfg:     *cfg,
-		api:     api,
-		deps:    deps,
-		metrics: deps.Metrics.Integration(name, Integration),
-		logger:  deps.Logger.With("integration", Integration, "receiver", name),
+		name:      name,
+		cfg:       *cfg,
+		api:       api,
+		workspace: apiURL + " " + token,
+		deps:      deps,
+		metrics:   deps.Metrics.Integration(name, Integration),
+		logger:    deps.Logger.With("integration", Integration, "receiver", name),
 	}, nil
 }
 
