@@ -816,15 +816,12 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 // silencedBy reads who made the message's silence (the value its claim
 // holds), so that unsilencing can forget exactly that claim.
 func (t *Triage) silencedBy(ctx context.Context, c *click) string {
-	vals, found, err := t.o.Store.Get(ctx, []string{t.stateKey(c, ActionSilence)})
-	if err != nil || !found[0] {
+	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
+	if err != nil {
 		return ""
 	}
-	f := strings.Fields(vals[0])
-	if len(f) == 3 && f[0] == "d" {
-		return f[1]
-	}
-	return ""
+	user, _, _ := m.by(ActionSilence)
+	return user
 }
 
 // record updates the parent message (the action's line, the buttons that
