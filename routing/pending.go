@@ -196,10 +196,13 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 // something never posted would be noise.
 //
 // Not when the alert's flap history (read with the markers, flap) says it
-// fired again since this instance started: the resolve is a late report
-// of an earlier instance (another startsAt), and incidents keep their
-// members by fingerprint, so its leave would remove the live instance and
-// could resolve PagerDuty while the alert fires.
+// fired again after this resolve ended: the resolve is a late report of an
+// earlier instance, whose leave could resolve PagerDuty while the alert
+// fires where the live instance's join never reached the store. A resolve
+// whose startsAt is only earlier than the firing notified (Alertmanager
+// keeps the earliest start of the copies an HA Prometheus pair sends, and
+// says nothing of the change until the resolve) ended after that firing
+// began: it is sent.
 func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []dedup.Step, flap flapRead, now time.Time, sum *alert.Summary) error {
 	if !slices.ContainsFunc(steps, func(s dedup.Step) bool { return s.Verdict == dedup.Ignore }) {
 		return nil
@@ -222,7 +225,7 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
 			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
 				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
-		} else if t.integ.silentUpdates() && !p.firedSince(flap, t.res.Alert.Fingerprint, start) {
+		} else if t.integ.silentUpdates() && !p.firedSince(flap, t.res.Alert.Fingerprint, resolvedAt(t.res.Alert, start)) {
 			// Logged and counted in pending once routed (dedupUnseenSent).
 			steps[i] = dedup.Transition(dedup.Input{SendUnseen: true, Firing: false, Tier: t.tier, Now: now})
 		}
@@ -230,11 +233,20 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 	return nil
 }
 
+// resolvedAt is when resolved alert a ended: its endsAt, or start when
+// Alertmanager sent none.
+func resolvedAt(a *alert.Alert, start time.Time) time.Time {
+	if a.EndsAt.IsZero() {
+		return start
+	}
+	return a.EndsAt
+}
+
 // firedSince reports whether the flap history of fingerprint fp, as read in
-// flap, ends with a firing that started after start: the alert fired again
-// (another instance) since the one that started then. False when the
-// history was not read (flap damping off) or says nothing newer.
-func (p *Pipeline) firedSince(flap flapRead, fp string, start time.Time) bool {
+// flap, ends with a firing that started after since: the alert fired again
+// (another instance) after the one that ended then. False when the history
+// was not read (flap damping off) or says nothing newer.
+func (p *Pipeline) firedSince(flap flapRead, fp string, since time.Time) bool {
 	key := p.flapKey(fp)
 	for i, k := range flap.keys {
 		if k != key || !flap.found[i] {
@@ -245,7 +257,7 @@ func (p *Pipeline) firedSince(flap flapRead, fp string, start time.Time) bool {
 			return false
 		}
 		last := rec.h[len(rec.h)-1]
-		return last.Firing && last.At.After(start.Truncate(time.Second))
+		return last.Firing && last.At.After(since.Truncate(time.Second))
 	}
 	return false
 }

@@ -334,3 +334,36 @@ func TestALateResolveOfANotifiedEarlierInstanceLeavesTheLiveOneOpen(t *testing.T
 	}
 	checkLateResolve(t, s, p, tAlert("TTFTHigh", "resolved", "page"), second)
 }
+
+// An HA Prometheus pair sends two copies of one alert; the copy with the
+// later startsAt reaches Alertmanager first and is notified, then the
+// earlier copy arrives and Alertmanager keeps the earliest start — and
+// says nothing of it until the resolve, the first webhook carrying that
+// start. No marker explains the resolve (markers are keyed by startsAt),
+// and the flap history's last firing started after the resolve's start —
+// but before its end: it resolves the firing that paged, and PagerDuty
+// must get it (before, it was answered 200 and sent nowhere).
+func TestAResolveCarryingAnEarlierStartThanItsFiringReachesPagerDuty(t *testing.T) {
+	for _, withFlap := range []bool{true, false} {
+		t.Run(fmt.Sprintf("flap damping %v", withFlap), func(t *testing.T) {
+			e := unseenEnv(t)
+			s := newStandIns(t)
+			p := s.replica(e)
+			if withFlap {
+				cfg := flap.DefaultConfig()
+				p.Flap = &cfg
+			}
+			base := tAlert("TTFTHigh", "firing", "page")
+			late := webhooktest.MkAlert("firing", base.Labels, base.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(time.Minute))
+			mustProcess(t, p, late)
+			if got := s.pd.Triggers(ttftIncident); got != 1 {
+				t.Fatalf("PagerDuty triggers = %d, want 1", got)
+			}
+			resolve := tAlert("TTFTHigh", "resolved", "page") // startsAt a minute earlier, endsAt 17 minutes after it
+			sum := mustProcess(t, p, resolve)
+			if got := s.pd.Resolves(ttftIncident); got != 1 {
+				t.Fatalf("PagerDuty resolves = %d (summary %+v), want 1: the incident would stay open for good", got, sum)
+			}
+		})
+	}
+}
