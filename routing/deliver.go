@@ -69,7 +69,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		index[t] = i
 	}
 	all := p.group(trs, false)
-	leases := p.incidentLeases(all)
+	leases := p.incidentLeases(all, keepsOpen(msg))
 	var ops []store.ClaimedOp
 	for _, l := range leases {
 		for _, st := range l.pendingSteps() {
@@ -102,7 +102,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		// Some claims were lost (or none taken: fail closed): the batches
 		// and incidents of the won transitions only.
 		batches = p.group(trs, true)
-		leases = p.incidentLeases(batches)
+		leases = p.incidentLeases(batches, keepsOpen(msg))
 	}
 	p.notifications(msg, batches)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), claimErr

@@ -25,6 +25,11 @@ type incidentLease struct {
 	closing        bool // this sender holds the resolving lease
 	added, members []store.Member
 	ref            string // the reference the store kept at the join
+	// keepOpen says the webhook's resolves may not close the incident:
+	// Alertmanager truncated it (max_alerts) while its group still fires,
+	// so alerts of the incident the router never saw may fire on. Its
+	// resolves leave with StepUnjoin, which takes no resolving lease.
+	keepOpen bool
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -133,9 +138,26 @@ func (l *incidentLease) pendingSteps() []leaseStep {
 		out = append(out, leaseStep{store.StepJoin, l.joins})
 	}
 	if len(l.leaves) > 0 && !l.left {
-		out = append(out, leaseStep{store.StepLeave, l.leaves})
+		step := store.StepLeave
+		if l.keepOpen {
+			step = store.StepUnjoin
+		}
+		out = append(out, leaseStep{step, l.leaves})
 	}
 	return out
+}
+
+// keepsOpen reports whether msg's resolves may not close an incident:
+// Alertmanager truncated it (max_alerts: the first alerts of its group in
+// its label order) while the group still fires (its status counts every
+// alert, sent or not). The alerts left out may belong to the incidents
+// this webhook's resolves would empty, and Alertmanager counts them as
+// notified: it sends them again only when the group changes or at its
+// repeat_interval. Such an incident stays open without members until an
+// alert of it resolves in a webhook that says all it holds, or its state
+// expires; its alerts joining meanwhile page no one again.
+func keepsOpen(msg *alert.Message) bool {
+	return msg.TruncatedAlerts > 0 && msg.Status == "firing"
 }
 
 // stepOp is the store step that applies st to l's incident for token.
@@ -180,7 +202,9 @@ func (p *Pipeline) leaseTTL(ctx context.Context) time.Duration {
 	return max(d, settleTimeout)
 }
 
-func (p *Pipeline) incidentLeases(batches []*batch) []*incidentLease {
+// incidentLeases groups batches by incident. keepOpen: see
+// incidentLease.keepOpen (keepsOpen).
+func (p *Pipeline) incidentLeases(batches []*batch, keepOpen bool) []*incidentLease {
 	index := map[string]*incidentLease{}
 	var out []*incidentLease
 	for _, b := range batches {
@@ -190,7 +214,7 @@ func (p *Pipeline) incidentLeases(batches []*batch) []*incidentLease {
 		key := p.incidentKey(b)
 		l := index[key]
 		if l == nil {
-			l = &incidentLease{key: key}
+			l = &incidentLease{key: key, keepOpen: keepOpen}
 			index[key] = l
 			out = append(out, l)
 		}
@@ -228,7 +252,7 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 			b.n.Ref = r.Ref
 			b.n.Opening = l.opening && i == 0
 		}
-	case step == store.StepLeave:
+	case step == store.StepLeave || step == store.StepUnjoin:
 		l.left, l.members = true, members(l.leaves)
 		l.closing = r.Outcome == store.OutcomeClosing
 		for _, b := range l.leaves {
@@ -250,11 +274,15 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string) {
 			// The incident's members cannot be read: it ends with these
 			// resolves unless an alert of this payload still fires in it
 			// (joins it) — a partial resolve is no incident's resolve.
-			closing := len(l.joins) == 0
+			closing := len(l.joins) == 0 && !l.keepOpen
 			for _, b := range l.leaves {
 				b.n.IncidentResolved = closing
 			}
-			later = append(later, store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
+			step := store.StepLeave
+			if l.keepOpen {
+				step = store.StepUnjoin
+			}
+			later = append(later, store.IncidentOp{Key: l.key, Step: step, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
 			if closing {
 				later = append(later, store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
 			}

@@ -47,6 +47,9 @@ func (m *Main) importAlertmanager(file string) int {
 		// check-config will say SUCCESS for these: say it where it is seen.
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost every integration the router can send to and print notifications on stdout instead: %s (see the comments at the top)\n", len(res.lost), strings.Join(res.lost, ", "))
 	}
+	if len(res.partial) > 0 {
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost integrations the router has not, which Alertmanager must keep sending to (see the comments at the top): %s\n", len(res.partial), strings.Join(res.partial, "; "))
+	}
 	if len(res.pagesLost) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %d PagerDuty integration(s) cannot be imported; the printed file leaves them out, so their pages would not reach PagerDuty: fix each, then run check-config\n", file, len(res.pagesLost))
 		for _, l := range res.pagesLost {
@@ -67,6 +70,9 @@ type imported struct {
 	// pagesLost says, for each PagerDuty entry left out, its receiver, why
 	// and what to do.
 	pagesLost []string
+	// partial names the receivers that keep some integrations and lose
+	// others the router has not (email, opsgenie, webhook …), with those.
+	partial []string
 }
 
 // mapSlice is a YAML mapping, its keys in keyRank order.
@@ -302,6 +308,9 @@ func toNode(v interface{}) *yaml.Node {
 	case *yaml.Node:
 		c := *t
 		c.Anchor, c.HeadComment, c.LineComment, c.FootComment, c.Line, c.Column = "", "", "", "", 0, 0
+		if c.Kind == yaml.ScalarNode && c.ShortTag() == "!!str" {
+			c.Value = dollars(c.Value)
+		}
 		if c.Style&(yaml.SingleQuotedStyle|yaml.DoubleQuotedStyle) != 0 && c.Style&yaml.TaggedStyle == 0 && plainReadsAs(c.Value) {
 			// Quotes it does not need go, as a re-marshal dropped them
 			// before; the encoder quotes again where YAML 1.2 needs it.
@@ -314,7 +323,16 @@ func toNode(v interface{}) *yaml.Node {
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(t)}
 	}
 	// A string (quoted when its plain form would read as another type).
-	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: fmt.Sprint(v)}
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: dollars(fmt.Sprint(v))}
+}
+
+// dollars writes every `$` of an Alertmanager string as `$$`: Alertmanager
+// never expands environment variables, the router's configuration does
+// (`${VAR}`, and `$$` for one `$`), so a text such as `over $$500` or
+// `kubectl -n ${NAMESPACE}` must reach the router's notifications as
+// Alertmanager sent it.
+func dollars(s string) string {
+	return strings.ReplaceAll(s, "$", "$$")
 }
 
 // plainReadsAs reports whether s written unquoted reads as the string s
@@ -479,7 +497,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 	names := map[string]bool{}
 	var receivers []interface{}
 	var slackResolvedOff bool
-	var lost, pagesLost []string
+	var lost, pagesLost, partial []string
 	for i, v := range list {
 		path := fmt.Sprintf("receivers[%d]", i)
 		r, err := mapping(v, path)
@@ -554,6 +572,9 @@ func convertAlertmanager(b []byte) (imported, error) {
 		if len(others) > 0 {
 			sort.Strings(others)
 			notes = append(notes, fmt.Sprintf("receiver %q: %s: the router has no such integration (PagerDuty, Slack and log only); keep them on Alertmanager (its own receiver for them, beside the route to the router)", name, strings.Join(others, ", ")))
+			if kept > 0 {
+				partial = append(partial, fmt.Sprintf("%s (%s)", name, strings.Join(others, ", ")))
+			}
 		}
 		switch {
 		case kept > 0:
@@ -651,7 +672,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 	}
 	sb.WriteString(body)
-	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost}, nil
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial}, nil
 }
 
 // portRoute copies the route at path and its children: the keys the

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/alertrouter/alertrouter/config"
 )
 
 // Alertmanager's own good configs (copied from its repository's
@@ -506,4 +508,40 @@ func FuzzImportAlertmanager(f *testing.F) {
 			t.Fatalf("no error and no route in the output:\n%s", res.out)
 		}
 	})
+}
+
+// Alertmanager never expands environment variables; the router's
+// configuration does (`${VAR}`, `$$` for one `$`). An imported text keeps
+// what Alertmanager would send, whatever the router's environment holds,
+// and a receiver that keeps PagerDuty but loses its email and webhook
+// entries is warned about on stderr, not only in the file's comments.
+func TestImportKeepsDollarsAndWarnsOfLostIntegrations(t *testing.T) {
+	t.Setenv("NAMESPACE", "payments")
+	const text = "Budget over $$500; run: kubectl -n ${NAMESPACE} get pods ($HOME)"
+	am := writeFile(t, "alertmanager.yml", `route:
+  receiver: sev1
+receivers:
+- name: sev1
+  pagerduty_configs:
+  - routing_key: 0123456789abcdef0123456789abcdef
+    description: '`+text+`'
+  email_configs:
+  - to: oncall@example.com
+  webhook_configs:
+  - url: http://hooks.example/x
+`)
+	code, out, errs := runMain(t, "import-alertmanager", am)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	if !strings.Contains(errs, "sev1 (email_configs, webhook_configs)") {
+		t.Errorf("stderr does not name the receiver's lost integrations:\n%s", errs)
+	}
+	cfg, err := config.Parse([]byte(out), t.TempDir())
+	if err != nil {
+		t.Fatalf("the import does not load: %v\n%s", err, out)
+	}
+	if got := cfg.Receivers[0].PagerdutyConfigs[0].Description; got != text {
+		t.Errorf("description = %q, want Alertmanager's %q", got, text)
+	}
 }

@@ -50,16 +50,19 @@ func TestPollTriesAtTheDeadline(t *testing.T) {
 	st, _ := redisStore(t)
 	const wait = 100 * time.Millisecond
 	start := time.Now()
-	var last time.Duration
+	var last, ended time.Duration
 	err := Poll(context.Background(), wait, func(ctx context.Context) (bool, error) {
 		last = time.Since(start)
 		_, err := st.Incidents(ctx, []store.IncidentOp{{Key: "inc:x", Step: store.StepLeave, Token: "c:1", Lease: time.Second}})
+		ended = time.Since(start)
 		return false, err
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if last < wait {
-		t.Errorf("last try %v into a %v wait, want one at its end", last, wait)
+	// The last try starts at the deadline, unless the one before it ran
+	// past it (a loaded machine: nothing is left to wait for).
+	if last < wait && ended < wait {
+		t.Errorf("last try %v into a %v wait, ended at %v: want one at its end", last, wait, ended)
 	}
 }

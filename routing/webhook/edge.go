@@ -443,8 +443,8 @@ func (h *webhook) serve(c echo.Context) error {
 		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", "group_key", msg.GroupKey, "index", r.Index, "err", r.Reason)
 	}
 	if msg.TruncatedAlerts > 0 {
-		h.logger.Warn("Alertmanager truncated this webhook (max_alerts); the alerts it left out reach the router on its next group_interval, raise max_alerts to avoid the delay",
-			"group_key", msg.GroupKey, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
+		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval; while the group fires, this webhook's resolves close no incident. Raise max_alerts",
+			"group_key", msg.GroupKey, "group_status", msg.Status, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
 	if n := h.inFlight.Add(1); opts.MaxConcurrent > 0 && n > int64(opts.MaxConcurrent) {
 		h.inFlight.Add(-1)

@@ -1,0 +1,79 @@
+package routing_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+)
+
+// processGroup sends alerts as one webhook of an Alertmanager group whose
+// status is status and that left truncated alerts out (max_alerts).
+func processGroup(t *testing.T, p *routing.Pipeline, status string, truncated uint64, alerts ...webhooktest.Alert) {
+	t.Helper()
+	m := webhooktest.Msg(status, alerts...)
+	m.TruncatedAlerts = truncated
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := webhook.Decode(b, receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum, err := p.Process(context.Background(), msg); err != nil {
+		t.Fatalf("Process: %v (summary %+v)", err, sum)
+	}
+}
+
+// Alertmanager's max_alerts sends a group's first alerts (in its label
+// order) and counts the rest in truncatedAlerts; the webhook's status
+// counts them all. When the alerts the router saw resolve while the group
+// still fires, alerts it never saw may fire on in their incident (and
+// Alertmanager, which counts them as notified, sends them again only at
+// its repeat_interval): PagerDuty's incident must not be resolved. Before,
+// it was, with those alerts firing.
+func TestATruncatedWebhookOfAFiringGroupClosesNoIncident(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	p := s.replica(e)
+	i1 := tAlert("TTFTHigh", "firing", "page", "instance", "i1")
+	i2 := tAlert("TTFTHigh", "firing", "page", "instance", "i2")
+	i3 := tAlert("TTFTHigh", "firing", "page", "instance", "i3")
+	processGroup(t, p, "firing", 2, i1, i2) // i3 and i4 left out
+	if got := s.pd.Triggers(ttftIncident); got != 1 {
+		t.Fatalf("PagerDuty triggers = %d, want 1", got)
+	}
+	r1, r2 := tAlert("TTFTHigh", "resolved", "page", "instance", "i1"), tAlert("TTFTHigh", "resolved", "page", "instance", "i2")
+	processGroup(t, p, "firing", 2, r1, r2)
+	if got := s.pd.Resolves(ttftIncident); got != 0 {
+		t.Fatalf("PagerDuty resolves = %d while alerts the webhook left out fire, want 0", got)
+	}
+	// At Alertmanager's repeat_interval the alerts left out arrive; they
+	// join the incident PagerDuty still holds open: no second trigger.
+	processGroup(t, p, "firing", 0, i3)
+	if got := s.pd.Triggers(ttftIncident); got != 1 {
+		t.Errorf("PagerDuty triggers = %d after the left-out alert arrived, want still 1", got)
+	}
+	// They resolve, the group with them: the incident resolves.
+	processGroup(t, p, "resolved", 0, tAlert("TTFTHigh", "resolved", "page", "instance", "i3"))
+	if got := s.pd.Resolves(ttftIncident); got != 1 {
+		t.Errorf("PagerDuty resolves = %d once the whole group resolved, want 1", got)
+	}
+}
+
+// A truncated webhook of a group that has resolved whole (its status
+// resolved) closes the incident as any other.
+func TestATruncatedWebhookOfAResolvedGroupClosesItsIncident(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	p := s.replica(e)
+	processGroup(t, p, "firing", 2, tAlert("TTFTHigh", "firing", "page", "instance", "i1"), tAlert("TTFTHigh", "firing", "page", "instance", "i2"))
+	processGroup(t, p, "resolved", 2, tAlert("TTFTHigh", "resolved", "page", "instance", "i1"), tAlert("TTFTHigh", "resolved", "page", "instance", "i2"))
+	if got := s.pd.Resolves(ttftIncident); got != 1 {
+		t.Errorf("PagerDuty resolves = %d, want 1", got)
+	}
+}
