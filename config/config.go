@@ -229,12 +229,19 @@ type IncidentsConfig struct {
 	// Openings and resolutions (pages) never wait. See
 	// routing.Pipeline.UpdateWindow.
 	UpdateWindow model.Duration `yaml:"update_window"`
+	// RetriggerInterval is how often, at most, new alerts joining an open
+	// incident send PagerDuty its trigger again, per incident and replica
+	// (folded while PagerDuty's incident is open; a new page when it was
+	// resolved there). 0 never. See routing.Pipeline.RetriggerInterval.
+	RetriggerInterval model.Duration `yaml:"retrigger_interval"`
 }
 
-// DefaultIncidents returns the incidents defaults: the built-in grouping and
-// a 5ms update window (docs/architecture.md, step 6, "Send").
+// DefaultIncidents returns the incidents defaults: the built-in grouping, a
+// 5ms update window (docs/architecture.md, step 6, "Send") and a 5m
+// retrigger interval (Alertmanager's default group_interval, at which its
+// own PagerDuty integration triggers a changed group again).
 func DefaultIncidents() IncidentsConfig {
-	return IncidentsConfig{UpdateWindow: model.Duration(5 * time.Millisecond)}
+	return IncidentsConfig{UpdateWindow: model.Duration(5 * time.Millisecond), RetriggerInterval: model.Duration(5 * time.Minute)}
 }
 
 // UnmarshalYAML fills the defaults, then decodes the section.

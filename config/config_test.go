@@ -196,3 +196,24 @@ func TestUpdateWindowZeroIsOffAndAbsentIsTheDefault(t *testing.T) {
 		}
 	}
 }
+
+// incidents.retrigger_interval defaults to Alertmanager's group_interval,
+// and 0 turns it off.
+func TestRetriggerInterval(t *testing.T) {
+	for _, tt := range []struct {
+		incidents string
+		want      time.Duration
+	}{
+		{"{retrigger_interval: 0s}", 0},
+		{"{retrigger_interval: 1m}", time.Minute},
+		{"{group_by: [sector, service]}", 5 * time.Minute},
+	} {
+		c, err := Parse([]byte("incidents: "+tt.incidents+"\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"), ".")
+		if err != nil {
+			t.Fatalf("incidents %s: %v", tt.incidents, err)
+		}
+		if got := time.Duration(c.Incidents.RetriggerInterval); got != tt.want {
+			t.Errorf("incidents %s: retrigger_interval %s, want %s", tt.incidents, got, tt.want)
+		}
+	}
+}

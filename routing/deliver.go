@@ -261,8 +261,10 @@ const settleGrace = 10 * time.Millisecond
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary) error {
+	now := p.now()
 	for _, b := range batches {
 		p.reopenHandResolved(b)
+		p.retrigger(b, now)
 	}
 	markRepaged(batches) // before any send: Slack's may run beside PagerDuty's
 	// The incidents this webhook sends no update to need not wait for it.
@@ -419,6 +421,8 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
+	} else if p.RetriggerInterval > 0 && b.n.Opening && b.integ.silentUpdates() {
+		p.retriggers.mark(p.incidentKey(b), p.now())
 	}
 	b.latency = time.Since(start)
 	if p.Metrics != nil {

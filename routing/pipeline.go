@@ -86,7 +86,14 @@ type Pipeline struct {
 	// webhooks counted in the incident have arrived); 0 sends it at once.
 	// Openings and resolutions never wait.
 	UpdateWindow time.Duration
+	// RetriggerInterval is how often, at most, new alerts joining an open
+	// incident at an integration that sends nothing for updates
+	// (PagerDuty) send its trigger again, per incident and replica
+	// (retrigger.go); 0 never.
+	RetriggerInterval time.Duration
 
+	// retriggers remembers when this replica last triggered each incident.
+	retriggers retriggers
 	// updates coalesces concurrent updates of one open incident.
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).

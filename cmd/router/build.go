@@ -297,6 +297,7 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	fl := cfg.Flap
 	p.Flap = &fl
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
+	p.RetriggerInterval = time.Duration(cfg.Incidents.RetriggerInterval)
 	if p.Live, err = d.liveLookup(cfg); err != nil {
 		return nil, cfg.Redact(err) // prometheus/common's errors may print a URL whole
 	}

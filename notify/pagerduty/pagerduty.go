@@ -114,7 +114,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 // folds it into the incident while it is open, and opens a new one when
 // the old was resolved outside the router (in PagerDuty, by its
 // auto-resolve) — otherwise an incident still firing would never page
-// again. Errors are retryable unless alert.Permanent.
+// again. For the same reason the dispatch core sends an update that brings
+// new alerts as an opening once per incidents.retrigger_interval
+// (routing/retrigger.go). Errors are retryable unless alert.Permanent.
 func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
