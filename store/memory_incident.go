@@ -135,3 +135,24 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 	}
 	return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
 }
+
+// IncidentStates implements Store.IncidentStates.
+func (m *Memory) IncidentStates(ctx context.Context, keys []string) ([]string, error) {
+	if err := m.begin(ctx, "incident states"); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		st := m.incidents[k]
+		if st == nil || expired(st.expires, now) {
+			continue
+		}
+		out[i] = st.state
+		if (st.state == OutcomeOpening || st.state == "resolving") && !now.Before(st.until) {
+			out[i] = "" // an expired lease reads as closed
+		}
+	}
+	return out, nil
+}

@@ -19,11 +19,12 @@ const (
 	opMembers       = "members"
 	opPing          = "ping"
 	opIncidents     = "incidents"
+	opIncidentState = "incident_states"
 	opWrite         = "write"
 	opClaimJoin     = "claim_join"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opWrite, opClaimJoin}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

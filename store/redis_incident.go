@@ -219,6 +219,44 @@ func (r *Redis) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResu
 	return out, r.observe(opIncidents, start, err)
 }
 
+// incidentStateScript reads the state of the incident at KEYS[1] (its
+// state hash: s, u as incidentScript keeps them), an opening or resolving
+// lease past its end (the server's time) reading as closed (empty).
+var incidentStateScript = redis.NewScript(`
+local h = redis.call('HMGET', KEYS[1], 's', 'u')
+local s, untilms = h[1] or '', tonumber(h[2] or '0') or 0
+if s == 'opening' or s == 'resolving' then
+  local t = redis.call('TIME')
+  if untilms <= tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) then s = '' end
+end
+return s
+`)
+
+// IncidentStates implements Store.IncidentStates: one read-only script
+// call per incident, in one pipeline.
+func (r *Redis) IncidentStates(ctx context.Context, keys []string) ([]string, error) {
+	if len(keys) == 0 {
+		return []string{}, nil
+	}
+	start := time.Now()
+	calls := make([]*scripted, len(keys))
+	for i, k := range keys {
+		calls[i] = &scripted{script: incidentStateScript, keys: []string{k}}
+	}
+	if err := r.runScripts(ctx, calls, nil); err != nil {
+		return nil, r.observe(opIncidentState, start, err)
+	}
+	out := make([]string, len(keys))
+	for i, c := range calls {
+		v, err := c.cmd.Text()
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, r.observe(opIncidentState, start, err)
+		}
+		out[i] = v
+	}
+	return out, r.observe(opIncidentState, start, nil)
+}
+
 // incidentCalls are the incident script calls that apply ops (claimedCalls).
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 	return r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) { return ops[i], nil })

@@ -52,6 +52,11 @@ type Store interface {
 	Members(ctx context.Context, key string) ([]string, error)
 	// Incidents applies incident lifecycle steps (see IncidentStep).
 	Incidents
+	// IncidentStates reads the state of each incident (keys as
+	// IncidentOp.Key) without changing it: "" (closed, or unknown),
+	// "opening" (its opening message is being sent), "open", "resolving";
+	// a lease past its end reads "", as the steps read it.
+	IncidentStates(ctx context.Context, keys []string) ([]string, error)
 	// Ping checks that the store answers.
 	Ping(ctx context.Context) error
 	// Close releases the store's resources.

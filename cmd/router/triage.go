@@ -38,7 +38,7 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 	}
 	t := slack.NewTriage(o)
 	for _, r := range cfg.Receivers {
-		pager := firstPager(p.Receivers[r.Name])
+		pager, pagerName := firstPager(p.Receivers[r.Name])
 		t.AddPager(r.Name, pagerOrNil(pager))
 		for _, in := range p.Receivers[r.Name] {
 			n, ok := in.Notifier.(*slack.Notifier)
@@ -46,15 +46,24 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 				continue
 			}
 			var escalation slack.Pager
+			// Acknowledge and Resolve act on the receiver's own PagerDuty,
+			// else on escalate_to's (slack.Triage.Add): where the dispatch
+			// core keeps the state of the incident's page.
+			pagedBy, pagedName := r.Name, pagerName
 			idx, err := strconv.Atoi(strings.TrimPrefix(in.Name, "slack/"))
 			if err == nil && idx < len(r.SlackConfigs) && r.SlackConfigs[idx].EscalateTo != "" {
-				if e := firstPager(p.Receivers[r.SlackConfigs[idx].EscalateTo]); e != nil {
+				to := r.SlackConfigs[idx].EscalateTo
+				if e, name := firstPager(p.Receivers[to]); e != nil {
 					escalation = e
+					if pager == nil {
+						pagedBy, pagedName = to, name
+					}
 				}
 			}
 			if err := t.Add(r.Name, in.Name, n, pagerOrNil(pager), escalation); err != nil {
 				return nil, err
 			}
+			t.PagedThrough(r.Name, in.Name, pagedBy, pagedName)
 		}
 	}
 	if !t.Enabled() {
@@ -63,13 +72,15 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 	return t, nil
 }
 
-func firstPager(integs []routing.Integration) *pagerduty.Notifier {
+// firstPager is the first PagerDuty integration of integs, and its name
+// (nil, "": none).
+func firstPager(integs []routing.Integration) (*pagerduty.Notifier, string) {
 	for _, in := range integs {
 		if n, ok := in.Notifier.(*pagerduty.Notifier); ok {
-			return n
+			return n, in.Name
 		}
 	}
-	return nil
+	return nil, ""
 }
 
 // pagerOrNil keeps a missing PagerDuty a nil interface (not a typed nil).

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/common/model"
 	sl "github.com/slack-go/slack"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
@@ -22,7 +23,7 @@ import (
 
 // commandUsage answers /alertrouter without (or with an unknown)
 // subcommand.
-const commandUsage = "Usage: `/alertrouter explain <fingerprint>` · `/alertrouter incidents` · `/alertrouter silence <incident> <duration, e.g. 2h>`"
+const commandUsage = "Usage: `/alertrouter explain <fingerprint>` · `/alertrouter incidents` · `/alertrouter silence <incident> <duration, e.g. 2h> [comment]`"
 
 // Slash command bounds.
 const (
@@ -33,6 +34,9 @@ const (
 	minCommandSilence  = time.Minute
 	maxCommandSilence  = 7 * 24 * time.Hour
 	maxIncidentsListed = 20
+	// maxCommandComment bounds the comment of /alertrouter silence, in
+	// characters.
+	maxCommandComment = 500
 )
 
 // command handles one /alertrouter invocation (form fields of Slack's
@@ -57,17 +61,27 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	}
 	switch {
 	case sub == "explain" && len(args) == 2:
-		reply(t.explain(ctx, args[1]))
+		reply(t.explain(ctx, unquote(args[1])))
 	case sub == "incidents" && len(args) == 1:
 		reply(t.incidents(ctx))
-	case sub == "silence" && len(args) == 3:
-		t.silenceCommand(ctx, cmd, args[1], args[2], secret)
+	case sub == "silence" && len(args) >= 3:
+		// Words after the duration are the silence's comment.
+		t.silenceCommand(ctx, cmd, unquote(args[1]), args[2], strings.Join(args[3:], " "), secret)
 	case sub == "help" || sub == "":
 		reply(commandUsage)
 	default:
 		t.o.Metrics.count("command", OutcomeUnknown)
 		reply(commandUsage)
 	}
+}
+
+// unquote strips the backticks around an argument copied from an answer
+// (the incidents list writes `inc/1`).
+func unquote(arg string) string {
+	if s := strings.Trim(arg, "`"); s != "" {
+		return s
+	}
+	return arg
 }
 
 // maxJournalRead bounds the decision entries one look-up reads (newest
@@ -325,11 +339,12 @@ func (t *Triage) incidents(ctx context.Context) string {
 
 // silenceCommand silences the firing alerts of incident for dur, and no
 // other alert (incidentSilences), once per invocation (its trigger_id is
-// claimed). The user must be allowed to silence by every Slack target the
-// journal says the incident was notified through (their
+// claimed), comment (the words after the duration; may be empty) added to
+// the silences' comment. The user must be allowed to silence by every Slack
+// target the journal says the incident was notified through (their
 // authorized.silence); when none of them is known, by every target of the
 // same signing secret that offers silence.
-func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incident, durText, secret string) {
+func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incident, durText, comment, secret string) {
 	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}
 	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID)
 	dur, err := model.ParseDuration(durText)
@@ -392,7 +407,8 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
 		log.Warn("action refused: user not authorized", "target", k)
-		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident `%s`.", esc(incident)))
+		receiver, integration, _ := strings.Cut(k, "/")
+		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident `%s`: %s.", esc(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
 		return
 	}
 	sets, err := incidentSilences(incident, v.firing, nil)
@@ -405,22 +421,46 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		return
 	}
 	now := t.o.Now()
-	ids, err := t.createSilences(ctx, sets, amsilence.Silence{
+	comment, _ = notify.TruncateInRunes(comment, maxCommandComment)
+	why := fmt.Sprintf("Silenced from Slack with /alertrouter for %s (incident %s)", model.Duration(dur), incident)
+	if comment != "" {
+		why += ": " + comment
+	}
+	var sent postTrace
+	ids, err := t.createSilences(sent.trace(ctx), sets, amsilence.Silence{
 		StartsAt: now, EndsAt: now.Add(time.Duration(dur)),
 		CreatedBy: createdBy(sl.User{ID: cmd.UserID, Name: cmd.UserName}),
-		Comment:   fmt.Sprintf("Silenced from Slack with /alertrouter for %s (incident %s)", model.Duration(dur), incident),
+		Comment:   why,
 	})
+	// The answers follow on a deadline of their own: a slow Alertmanager
+	// may have spent the command's.
+	fctx, cancel := afterAction(ctx)
+	defer cancel()
+	if err != nil && unknownOutcome(ctx, &sent, err) {
+		t.o.Metrics.count(ActionSilence, OutcomeUnconfirmed)
+		log.Warn("action not confirmed: its request went out and got no answer in time (it may have been done)", "err", err)
+		t.ephemeral(fctx, cb, fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again.", esc(errText(err)), esc(incident)))
+		return
+	}
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		t.ephemeral(ctx, cb, "Silence failed, nothing changed: "+err.Error())
+		msg := "Silence failed, nothing changed: " + err.Error()
+		if mayRetry(err) {
+			msg += ". Try again in a moment."
+		}
+		t.ephemeral(fctx, cb, msg)
 		return
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)
 	log.Info("action taken from Slack", "silences", ids)
+	said := ""
+	if comment != "" {
+		said = fmt.Sprintf(" (comment: %s)", esc(comment))
+	}
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel,
-		Text: fmt.Sprintf("<@%s> silenced incident `%s` in Alertmanager for %s: %s.", cmd.UserID, esc(incident), model.Duration(dur), silencesText(ids, sets))}
-	if err := sl.PostWebhookCustomHTTPContext(ctx, cmd.ResponseURL, t.http, msg); err != nil {
+		Text: fmt.Sprintf("<@%s> silenced incident `%s` in Alertmanager for %s%s: %s.", cmd.UserID, esc(incident), model.Duration(dur), said, silencesText(ids, sets))}
+	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.http, msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
 	}
 }

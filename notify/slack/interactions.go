@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime/debug"
@@ -43,11 +44,15 @@ type Silencer interface {
 
 // The outcomes of alertrouter_slack_actions_total.
 const (
-	OutcomeDone         = "done"
-	OutcomeDuplicate    = "duplicate"
-	OutcomeRefused      = "refused"
-	OutcomeFailed       = "failed"
-	OutcomeUnknown      = "unknown"
+	OutcomeDone      = "done"
+	OutcomeDuplicate = "duplicate"
+	OutcomeRefused   = "refused"
+	OutcomeFailed    = "failed"
+	OutcomeUnknown   = "unknown"
+	// OutcomeUnconfirmed: the action's request went out and got no answer
+	// in time (PagerDuty or Alertmanager slower than the click's timeout):
+	// it may have been done.
+	OutcomeUnconfirmed  = "unconfirmed"
 	OutcomeBadSignature = "bad_signature"
 	OutcomeStale        = "stale"
 	OutcomePanic        = "panic"
@@ -64,7 +69,7 @@ type TriageMetrics struct {
 func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 	m := &TriageMetrics{actions: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "alertrouter_slack_actions_total",
-		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, bad_signature, stale; panic for a bug, logged with its stack).",
+		Help: "Triage actions requested from Slack, by action (ack, silence, unsilence, escalate, resolve; command for an unknown slash command, none before the signature is verified) and outcome (done, duplicate, refused, failed, unknown, unconfirmed: sent and not answered in time, it may have been done; bad_signature, stale; panic for a bug, logged with its stack).",
 	}, []string{"action", "outcome"}),
 		escalationResolves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_slack_escalation_resolves_total",
@@ -127,6 +132,10 @@ type TriageOptions struct {
 	// Slack's 5-minute signature window, so a replayed or retried request
 	// always finds it).
 	ClaimTTL time.Duration
+	// PageWait bounds how long an Acknowledge or Resolve waits for the
+	// dispatch core's trigger of its page to be confirmed (PagedThrough),
+	// within half of what is left of the click's timeout (default 5s).
+	PageWait time.Duration
 }
 
 // Triage answers Slack's interaction requests (POST /slack/interactions)
@@ -158,6 +167,10 @@ type triageTarget struct {
 	// receiver's own): recorded with an escalation, so that its resolve is
 	// not sent to another PagerDuty after a reload changed escalate_to.
 	escalationTo string
+	// pagedThrough is the "receiver/integration" of the PagerDuty
+	// integration pager acts on, where the dispatch core keeps the state
+	// of the incident's page (PagedThrough); "" when unknown.
+	pagedThrough string
 }
 
 // NewTriage returns a handler with no target yet (every click is answered
@@ -174,6 +187,9 @@ func NewTriage(o TriageOptions) *Triage {
 	}
 	if o.ClaimTTL <= 0 {
 		o.ClaimTTL = 15 * time.Minute
+	}
+	if o.PageWait <= 0 {
+		o.PageWait = 5 * time.Second
 	}
 	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, http: &http.Client{Timeout: 10 * time.Second}}
 }
@@ -230,6 +246,22 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 		t.secrets = append(t.secrets, secret)
 	}
 	return nil
+}
+
+// PagedThrough names the PagerDuty integration that Acknowledge and
+// Resolve of target receiver's integration (added with Add) act on:
+// pdReceiver's integration pdIntegration (as alert.Notification.Integration
+// names it). The dispatch core keeps the state of the incident's page there
+// (store.IncidentStates): while its trigger is still being sent ("opening"
+// — the Slack parent is posted at once, beside it), PagerDuty would drop an
+// acknowledge or resolve of a dedup_key it does not hold yet, and the late
+// trigger would then page on-call for an incident Slack says was handled.
+// Such a click waits for the page (PageWait) and, still unconfirmed, does
+// nothing and says so. Without it, clicks act at once.
+func (t *Triage) PagedThrough(receiver, integration, pdReceiver, pdIntegration string) {
+	if tg := t.targets[receiver+"/"+integration]; tg != nil && pdReceiver != "" && pdIntegration != "" {
+		tg.pagedThrough = pdReceiver + "/" + pdIntegration
+	}
 }
 
 // Enabled reports whether any target was added.
@@ -441,7 +473,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		}
 		t.o.Metrics.count(b.action, OutcomeRefused)
 		log.Warn("action refused: user not authorized")
-		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to %s this incident.", b.action))
+		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to %s this incident: %s.", b.action, whoMay(tg, st.Receiver, st.Integration, b.action)))
 		return
 	}
 
@@ -467,6 +499,17 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 			t.ephemeral(ctx, cb, stale)
 			return
 		}
+	}
+
+	// PagerDuty drops an acknowledge or resolve of a page it does not hold
+	// yet: while the dispatch core's trigger is in flight, wait for it.
+	// (An escalation's page was triggered by its click, and confirmed.)
+	if (b.action == ActionAck || b.action == ActionResolve) && !st.Escalated && !t.pageConfirmed(ctx, c) {
+		t.release(reqKey, token)
+		t.o.Metrics.count(b.action, OutcomeFailed)
+		log.Warn("action not taken: the incident's page is still being sent to PagerDuty")
+		t.ephemeral(ctx, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
+		return
 	}
 
 	// Exactly once per message: a double click (another action_ts) finds
@@ -507,14 +550,42 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		return
 	}
 
-	rec, err := t.perform(ctx, c)
+	// The trace tells whether a request of the action went out: a timeout
+	// after that leaves its outcome unknown.
+	var sent postTrace
+	rec, err := t.perform(sent.trace(ctx), c)
+	// What follows may outlive the click's deadline, spent by a slow
+	// PagerDuty or Alertmanager: the user still hears of the click, and
+	// what was done is still recorded.
+	fctx, cancel := afterAction(ctx)
+	defer cancel()
 	if r := (*refusal)(nil); errors.As(err, &r) {
 		// Not done, and nothing failed: said as is.
 		t.release(reqKey, token)
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, r.outcome)
 		log.Warn("action not taken", "reason", r.msg)
-		t.ephemeral(ctx, cb, r.msg)
+		t.ephemeral(fctx, cb, r.msg)
+		return
+	}
+	unconfirmed := err != nil && unknownOutcome(ctx, &sent, err)
+	if unconfirmed && b.action == ActionEscalate {
+		// PagerDuty may hold the page (it took the trigger and answered
+		// late): the escalation is recorded as taken, so that its resolve
+		// is sent when the alerts resolve — a resolve of a dedup_key
+		// PagerDuty never opened is a no-op there.
+		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
+		log.Warn("escalation not confirmed by PagerDuty (it may have paged): recorded as taken, so that its page is resolved with the alerts", "err", err)
+		t.ephemeral(fctx, cb, fmt.Sprintf("Escalate may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`: if it has none, page from PagerDuty. The escalation is recorded here, so PagerDuty gets its resolve when the alerts resolve.", esc(errText(err)), esc(st.Incident)))
+		t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+		return
+	}
+	if unconfirmed {
+		t.release(reqKey, token)
+		t.release(stateKey, token)
+		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
+		log.Warn("action not confirmed: its request went out and got no answer in time (it may have been done)", "err", err)
+		t.ephemeral(fctx, cb, unconfirmedAnswer(b.action, st.Incident, err))
 		return
 	}
 	if err != nil {
@@ -522,24 +593,92 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		t.ephemeral(ctx, cb, fmt.Sprintf("%s failed, nothing changed: %v", b.action, err))
+		msg := fmt.Sprintf("%s failed, nothing changed: %v", b.action, err)
+		if mayRetry(err) {
+			msg += ". Try again in a moment."
+		}
+		t.ephemeral(fctx, cb, msg)
 		return
 	}
-	// Record: the claims become "done", the state key keeps who and what.
+	t.o.Metrics.count(b.action, OutcomeDone)
+	log.Info("action taken from Slack", "detail", rec.thread)
+	t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+}
+
+// done records c's action as taken: its claims hold "done" (the state key
+// keeps who and what), and the parent and its thread say so (record).
+func (t *Triage) done(ctx context.Context, c *click, reqKey, stateKey string, stateTTL time.Duration, rec record, log *slog.Logger) {
 	now := t.o.Now()
 	done := []store.Entry{{Key: reqKey, Value: dedup.Done, TTL: t.o.ClaimTTL}, {Key: stateKey, Value: "d " + c.user + " " + rec.extra, TTL: stateTTL}}
-	if b.action == ActionUnsilence {
+	if c.b.action == ActionUnsilence {
 		// The message may be silenced again.
-		if err := t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: t.stateKey(c, ActionSilence), Value: "d " + rec.silencedBy + " " + st.Silence}}); err != nil {
+		if err := t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: t.stateKey(c, ActionSilence), Value: "d " + rec.silencedBy + " " + c.st.Silence}}); err != nil {
 			log.Warn("forget the expired silence", "err", err)
 		}
 	}
 	if err := t.o.Store.Set(ctx, done); err != nil {
 		log.Warn("confirm the action in the store (the claim expires on its own)", "err", err)
 	}
-	t.o.Metrics.count(b.action, OutcomeDone)
-	log.Info("action taken from Slack", "detail", rec.thread)
 	t.record(ctx, c, rec, now)
+}
+
+// afterAction is the context of what follows a click's action (answering
+// the user, recording the action): the rest of the click's deadline, and
+// graceTimeout at least.
+func afterAction(ctx context.Context) (context.Context, context.CancelFunc) {
+	deadline := time.Now().Add(graceTimeout)
+	if d, ok := ctx.Deadline(); ok && d.After(deadline) {
+		deadline = d
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
+}
+
+// unknownOutcome reports whether the action that failed with err may have
+// been taken all the same: a request of it went out whole (sent) and no
+// answer said what became of it — the click's deadline (ctx) or a
+// request's own timeout cut it short, or the connection broke after it was
+// written — as notify.OutcomeUnknown marks a Slack post.
+func unknownOutcome(ctx context.Context, sent *postTrace, err error) bool {
+	if notify.IsOutcomeUnknown(err) {
+		return true
+	}
+	if !sent.mayHavePosted(err) {
+		return false
+	}
+	var ne net.Error
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+		errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// unconfirmedAnswer tells the user that action on incident may have been
+// taken (unknownOutcome), what to check, and whether a second click is
+// safe.
+func unconfirmedAnswer(action, incident string, err error) string {
+	why := esc(errText(err))
+	switch action {
+	case ActionSilence:
+		return fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again: a silence it made now is not on this message (no Unsilence button for it), expire it in Alertmanager.", why, esc(incident))
+	case ActionUnsilence:
+		return fmt.Sprintf("Unsilence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences; clicking again is safe.", why)
+	}
+	return fmt.Sprintf("%s may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`; clicking again is safe (PagerDuty takes it once).", action, why, esc(incident))
+}
+
+// errText is err's text for an answer to the user, bounded.
+func errText(err error) string {
+	s, _ := notify.TruncateInRunes(err.Error(), 300)
+	return s
+}
+
+// mayRetry reports whether an action that failed with err may succeed when
+// clicked again: not a refusal of PagerDuty (alert.Permanent) nor an
+// Alertmanager answer refusing the request (4xx but 429).
+func mayRetry(err error) bool {
+	var he *amsilence.HTTPError
+	if errors.As(err, &he) {
+		return he.Status >= 500 || he.Status == http.StatusTooManyRequests || he.Status == http.StatusRequestTimeout
+	}
+	return alert.Retryable(err)
 }
 
 func (t *Triage) stateKey(c *click, action string) string {
@@ -613,10 +752,52 @@ func actionsOf(cb *sl.InteractionCallback) *sl.ActionBlock {
 	return nil
 }
 
+// pagePoll is how often a click waiting for its page reads its state.
+const pagePoll = 200 * time.Millisecond
+
+// pageConfirmed reports whether c's incident's page is not being sent to
+// PagerDuty any more (PagedThrough): it waits while the dispatch core holds
+// the page's opening lease, at most PageWait and half of what is left of
+// the click's deadline. A store that cannot be read, or a target without
+// PagedThrough, says yes: the click acts, as it did before.
+func (t *Triage) pageConfirmed(ctx context.Context, c *click) bool {
+	if c.tg.pagedThrough == "" {
+		return true
+	}
+	key := store.Key(t.o.KeyPrefix, "inc", c.st.Incident, c.tg.pagedThrough)
+	wait := t.o.PageWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		s, err := t.o.Store.IncidentStates(ctx, []string{key})
+		if err != nil || len(s) != 1 || s[0] != store.OutcomeOpening {
+			return true
+		}
+		poll := time.NewTimer(pagePoll)
+		select {
+		case <-timeout.C:
+			poll.Stop()
+			return false
+		case <-ctx.Done():
+			poll.Stop()
+			return false
+		case <-poll.C:
+		}
+	}
+}
+
+// graceTimeout bounds what follows a click's action on a deadline of its
+// own — releasing a claim, answering the user, recording the action — when
+// the action outlived the click's timeout.
+const graceTimeout = 5 * time.Second
+
 // release frees a claim after a failure, on its own short deadline (the
 // click's may be spent).
 func (t *Triage) release(key, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), graceTimeout)
 	defer cancel()
 	if err := t.o.Store.DeleteIfEqual(ctx, dedup.Releases([]string{key}, token)); err != nil {
 		t.o.Logger.Warn("release a triage claim (it expires on its own)", "key", key, "err", err)
@@ -678,6 +859,42 @@ func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user 
 	return false, errors.Join(errs...)
 }
 
+// whoMay says, for a refusal, which list of the configuration decides who
+// may take action on target tg (receiver's integration): its key in the
+// receiver's slack_configs entry, and its user groups (their ids; users it
+// lists are counted, not named).
+func whoMay(tg *triageTarget, receiver, integration, action string) string {
+	key := action
+	ids, ok := tg.n.cfg.Authorized[action]
+	if !ok && action == ActionUnsilence {
+		key, ids = ActionSilence, tg.n.cfg.Authorized[ActionSilence]
+	}
+	var groups []string
+	users := 0
+	for _, id := range ids {
+		if strings.HasPrefix(id, "S") {
+			groups = append(groups, "`"+id+"`")
+		} else {
+			users++
+		}
+	}
+	var who []string
+	if len(groups) > 0 {
+		who = append(who, "the members of user group "+strings.Join(groups, ", "))
+	}
+	switch users {
+	case 0:
+	case 1:
+		who = append(who, "1 user it names")
+	default:
+		who = append(who, fmt.Sprintf("%d users it names", users))
+	}
+	if len(who) == 0 {
+		who = append(who, "nobody")
+	}
+	return fmt.Sprintf("`authorized.%s` of receiver %q's Slack entry (%s) decides who may: %s", key, receiver, integration, strings.Join(who, " and "))
+}
+
 // record is what an action leaves: a line on the parent, a thread reply,
 // and the state the buttons are drawn from.
 type record struct {
@@ -710,7 +927,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	switch c.b.action {
 	case ActionAck:
 		if pager == nil {
-			return record{}, errors.New(noPager)
+			return record{}, alert.Permanent(errors.New(noPager))
 		}
 		if err := pager.Acknowledge(ctx, st.Incident); err != nil {
 			return record{}, err
@@ -720,7 +937,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			thread: mention + " acknowledged the incident in PagerDuty."}, nil
 	case ActionResolve:
 		if pager == nil {
-			return record{}, errors.New(noPager)
+			return record{}, alert.Permanent(errors.New(noPager))
 		}
 		if err := pager.Resolve(ctx, st.Incident); err != nil {
 			return record{}, err
@@ -738,18 +955,22 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			thread: mention + " resolved the incident in PagerDuty. The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil
 	case ActionEscalate:
 		if c.tg.escalation == nil {
-			return record{}, errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)")
+			return record{}, alert.Permanent(errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)"))
 		}
 		details := map[string]any{"escalated_by": c.user, "slack_message": permalink(c), "incident": st.Incident, "receiver": st.Receiver}
-		if err := c.tg.escalation.Escalate(ctx, st.Incident, "Escalated from Slack: "+c.cb.Message.Text, details); err != nil {
-			return record{}, err
-		}
 		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
-		return record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
-			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}, nil
+		rec := record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
+			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}
+		if err := c.tg.escalation.Escalate(ctx, st.Incident, "Escalated from Slack: "+c.cb.Message.Text, details); err != nil {
+			// Kept for an escalation PagerDuty may have taken (act).
+			rec.line = "Escalated to a page by " + mention + " — PagerDuty did not confirm it in time: check it there"
+			rec.thread = mention + " escalated the ticket to a page, but PagerDuty did not answer in time: it may not have paged — check PagerDuty. The escalation is recorded: PagerDuty gets its resolve when the alerts resolve."
+			return rec, err
+		}
+		return rec, nil
 	case ActionSilence:
 		if t.o.Silences == nil {
-			return record{}, errors.New("no alertmanager is configured to create silences in")
+			return record{}, alert.Permanent(errors.New("no alertmanager is configured to create silences in"))
 		}
 		// The button was drawn with the labels of the incident's first
 		// alerts; alerts that joined since may differ (an instance, an
@@ -794,10 +1015,11 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.", mention, shortDuration(c.b.silence), silencesText(ids, sets))}, nil
 	case ActionUnsilence:
 		if t.o.Silences == nil {
-			return record{}, errors.New("no alertmanager is configured")
+			return record{}, alert.Permanent(errors.New("no alertmanager is configured"))
 		}
 		by := t.silencedBy(ctx, c)
 		ids := silenceIDs(st.Silence)
+		ended := t.silencesEnded(ctx, ids)
 		if err := t.expireSilences(ctx, ids); err != nil {
 			return record{}, err
 		}
@@ -807,10 +1029,39 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if len(ids) > 1 {
 			which = fmt.Sprintf("silences `%s`", strings.Join(ids, "`, `"))
 		}
+		if ended {
+			// Expired in Alertmanager, or over on its own: the alerts were
+			// notified again already.
+			return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " had already ended)",
+				thread: fmt.Sprintf("%s unsilenced the incident: %s had already ended in Alertmanager (expired there, or over), nothing was left to expire.", mention, which)}, nil
+		}
 		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " expired)",
 			thread: fmt.Sprintf("%s expired %s: Alertmanager notifies the incident's alerts again.", mention, which)}, nil
 	}
 	return record{}, fmt.Errorf("unknown action %q", c.b.action)
+}
+
+// silenceReader reads a silence; *amsilence.Client implements it.
+type silenceReader interface {
+	Get(ctx context.Context, id string) (amsilence.Silence, error)
+}
+
+// silencesEnded reports whether the silencer says every silence of ids
+// had ended already (expired): an Unsilence then expires nothing, and the
+// thread says so rather than that the alerts are notified again. A
+// silencer that cannot tell (no Get, an error) says no.
+func (t *Triage) silencesEnded(ctx context.Context, ids []string) bool {
+	r, ok := t.o.Silences.(silenceReader)
+	if !ok || len(ids) == 0 {
+		return false
+	}
+	for _, id := range ids {
+		s, err := r.Get(ctx, id)
+		if err != nil || s.Status == nil || s.Status.State != "expired" {
+			return false
+		}
+	}
+	return true
 }
 
 // silencedBy reads who made the message's silence (the value its claim
@@ -1195,31 +1446,82 @@ func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p pare
 
 // view returns the triage lines of no's parent message p and the state its
 // buttons are drawn from: st merged with what was done on the message,
-// except on an opening (the incident firing again is drawn afresh) and a
-// resolve (drawn without buttons). Store failures are logged: the parent
-// is drawn from st, without lines.
+// except on a resolve (drawn without buttons) and an opening (the incident
+// firing again: drawn afresh, but for an escalation still open, reopened).
+// Store failures are logged: the parent is drawn from st, without lines.
 func (l *triageLink) view(ctx context.Context, no *alert.Notification, p parentRef, st triageState) ([]string, triageState) {
 	t := l.t
 	lines, err := t.storedLines(ctx, t.messageKey(no.Incident, p.channel, p.ts)+":"+logState)
 	if err != nil {
 		t.o.Logger.Warn("read the parent message's triage lines (the edit draws none)", "incident", no.Incident, "err", err)
 	}
-	if no.Opening || no.IncidentResolved {
+	if no.IncidentResolved {
 		return lines, st
 	}
-	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	var m messageState
+	if no.Opening {
+		m, err = l.reopened(ctx, no, p)
+	} else {
+		m, err = t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	}
 	if err != nil {
 		t.o.Logger.Warn("read the parent message's triage state (the edit draws the buttons of a fresh message)", "incident", no.Incident, "err", err)
 		return lines, st
 	}
-	return lines, m.apply(st, true)
+	return lines, m.apply(st, !no.Opening)
 }
 
-// ephemeral answers the clicking user only, through the response_url.
+// reopened forgets, when no's incident fires again under its parent
+// message p (an opening: the earlier firing resolved, or its resolve never
+// reached the router), what was done on the message for the earlier
+// firing — its acknowledgement, resolve, escalation and the escalation's
+// resolve —, so that the new firing's buttons act again: their claims on
+// the message answered "Already done" for the week they are kept. An
+// escalation still open (escalated, and resolved neither by hand nor with
+// its alerts) is kept, with its acknowledgement: PagerDuty still holds its
+// page, which is this firing's too, and the escalation's resolve must
+// still be sent when the alerts resolve (resolveEscalation). It returns
+// what stays done on the message (its silence included, which the opening
+// does not draw).
+func (l *triageLink) reopened(ctx context.Context, no *alert.Notification, p parentRef) (messageState, error) {
+	t := l.t
+	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	if err != nil {
+		return m, err
+	}
+	_, _, escalated := m.by(ActionEscalate)
+	_, _, handResolved := m.by(ActionResolve)
+	_, _, resolvedWithAlerts := m.by(escalationResolvedState)
+	if escalated && !handResolved && !resolvedWithAlerts {
+		t.o.Logger.Info("incident firing again under its parent while its escalation is still open in PagerDuty: the escalation is kept (resolved with the alerts)", "incident", no.Incident, "channel", p.channel, "message_ts", p.ts)
+		return m, nil
+	}
+	var clear []store.Entry
+	for _, a := range []string{ActionAck, ActionResolve, ActionEscalate, escalationResolvedState} {
+		if v, ok := m.done[a]; ok {
+			clear = append(clear, store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + a, Value: v})
+			delete(m.done, a)
+		}
+	}
+	if len(clear) > 0 {
+		// Only the records read: a click taking an action meanwhile holds
+		// a claim of its own.
+		if err := t.o.Store.DeleteIfEqual(ctx, clear); err != nil {
+			t.o.Logger.Warn("forget what was done on the parent message for the incident's earlier firing (its buttons may answer \"Already done\")", "incident", no.Incident, "err", err)
+		}
+	}
+	return m, nil
+}
+
+// ephemeral answers the clicking user only, through the response_url, on
+// its own short deadline: the click's may be spent by an action that
+// outlived it, and the user must still hear what became of the click.
 func (t *Triage) ephemeral(ctx context.Context, cb *sl.InteractionCallback, text string) {
 	if cb.ResponseURL == "" {
 		return
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), graceTimeout)
+	defer cancel()
 	msg := &sl.WebhookMessage{Text: text, ResponseType: sl.ResponseTypeEphemeral, ReplaceOriginal: false}
 	if err := sl.PostWebhookCustomHTTPContext(ctx, cb.ResponseURL, t.http, msg); err != nil {
 		t.o.Logger.Warn("answer the user through response_url", "err", err)

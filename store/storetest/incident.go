@@ -24,6 +24,7 @@ func init() {
 		{"incident: thousands of members, and one twice in a step, as if added one by one", testIncidentManyMembers},
 		{"incident: a call of many steps, some on one incident, applies them in order", testIncidentManySteps},
 		{"incident: a write of many steps applies them all", testIncidentManyStepsWritten},
+		{"incident: IncidentStates reads each state without changing it, an expired lease as closed", testIncidentStates},
 	}...)
 }
 
@@ -341,4 +342,46 @@ func testIncidentManyStepsWritten(t *testing.T, s store.Store, k keyMaker) {
 		t.Fatalf("Write of %d incident steps: %v", len(ops), err)
 	}
 	checkManyStepsDone(t, s, k, n)
+}
+
+func states(t *testing.T, s store.Store, keys ...string) []string {
+	t.Helper()
+	got, err := s.IncidentStates(t.Context(), keys)
+	if err != nil {
+		t.Fatalf("IncidentStates: %v", err)
+	}
+	if len(got) != len(keys) {
+		t.Fatalf("IncidentStates returned %d states for %d keys", len(got), len(keys))
+	}
+	return got
+}
+
+func testIncidentStates(t *testing.T, s store.Store, k keyMaker) {
+	opening, open, resolving, closed, never, lapsed := k.incident("s1"), k.incident("s2"), k.incident("s3"), k.incident("s4"), k.incident("s5"), k.incident("s6")
+	step(t, s, store.IncidentOp{Key: opening, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	for _, key := range []string{open, resolving, closed} {
+		step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+		step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	}
+	step(t, s, store.IncidentOp{Key: resolving, Step: store.StepLeave, Token: "t2", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: closed, Step: store.StepLeave, Token: "t2", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: closed, Step: store.StepResolved, Token: "t2"})
+	step(t, s, store.IncidentOp{Key: lapsed, Step: store.StepJoin, Token: "t1", Members: members("A"), Lease: shortTTL})
+	got := states(t, s, opening, open, resolving, closed, never, opening)
+	if want := []string{store.OutcomeOpening, "open", "resolving", "", "", store.OutcomeOpening}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("IncidentStates = %q, want %q", got, want)
+	}
+	// Reading changed nothing: the opener still holds its lease.
+	want(t, "another join while the opening is sent", step(t, s, store.IncidentOp{Key: opening, Step: store.StepJoin, Token: "t3", Members: members("B")}), store.OutcomeBusy)
+	want(t, "the opener's confirm", step(t, s, store.IncidentOp{Key: opening, Step: store.StepOpened, Token: "t1"}), store.OutcomeOK)
+	if got := states(t, s, opening); got[0] != "open" {
+		t.Fatalf("after the opener's confirm: %q, want open", got[0])
+	}
+	eventually(t, "an opening lease past its end reads as closed", func() (bool, error) {
+		got, err := s.IncidentStates(t.Context(), []string{lapsed})
+		return err == nil && len(got) == 1 && got[0] == "", err
+	})
+	if got, err := s.IncidentStates(t.Context(), nil); err != nil || len(got) != 0 {
+		t.Fatalf("IncidentStates of no key = %q, %v", got, err)
+	}
 }

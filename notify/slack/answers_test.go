@@ -1,0 +1,142 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
+)
+
+// silenceCommandEnv is a triage with a real Alertmanager and a journal
+// holding incident inc/1's firing alert.
+func silenceCommandEnv(t *testing.T) (*triageEnv, *slack.Triage, *amsilence.Client) {
+	t.Helper()
+	am := silences(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
+	)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	return e, tr, am
+}
+
+// /alertrouter silence takes words after the duration as the silence's
+// comment (they made the command answer its usage).
+func TestTheSilenceCommandTakesAComment(t *testing.T) {
+	e, tr, am := silenceCommandEnv(t)
+	a := e.commandAnswer(t, tr, "silence inc/1 2h maintenance window", "w1", "U123")
+	if a.ResponseType != "in_channel" || !strings.Contains(a.Text, "maintenance window") {
+		t.Fatalf("silence with a comment answered %+v", a)
+	}
+	list, err := am.List(context.Background())
+	if err != nil || len(list) != 1 || !strings.HasSuffix(list[0].Comment, ": maintenance window") {
+		t.Fatalf("silences %+v, %v: want one whose comment ends with the command's", list, err)
+	}
+}
+
+// /alertrouter silence takes an incident copied with its backticks from
+// the incidents list (`inc/1`).
+func TestTheSilenceCommandTakesABacktickedIncident(t *testing.T) {
+	e, tr, am := silenceCommandEnv(t)
+	if a := e.commandAnswer(t, tr, "silence `inc/1` 2h", "w2", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident `inc/1`") {
+		t.Fatalf("silence of a backticked incident answered %+v", a)
+	}
+	if list, _ := am.List(context.Background()); len(list) != 1 {
+		t.Fatalf("silences %+v, want 1", list)
+	}
+}
+
+// A PagerDuty failure that a second click may not meet (throttled, 5xx)
+// says to try again; one that it will (PagerDuty refusing the event) does
+// not.
+func TestAPagerDutyFailureSaysWhetherToTryAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fault pdtest.Fault
+		again bool
+	}{
+		{"throttled", pdtest.Fault{Status: 429}, true},
+		{"server error", pdtest.Fault{Status: 500}, true},
+		{"refused", pdtest.Fault{Status: 400}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionTicket, nil)
+			tr := e.triage(t, e.notifier(t, nil), nil, e.pager(t), nil)
+			e.pd.Fail(tc.fault)
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700001300.000001"}, signingSecret, e.now(), nil)
+			r := e.h.srv.Responses()
+			if len(r) != 1 || !strings.Contains(r[0].Text, "escalate failed, nothing changed") {
+				t.Fatalf("answers %+v", r)
+			}
+			if got := strings.Contains(r[0].Text, "Try again"); got != tc.again {
+				t.Fatalf("answer %q says to try again: %v, want %v", r[0].Text, got, tc.again)
+			}
+		})
+	}
+}
+
+// A refused click says which list of the configuration decides who may:
+// its key, the receiver, and the user groups it names (users are counted,
+// not named). Unsilence, not listed, names silence's.
+func TestARefusalSaysWhichListDecides(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	e.h.srv.SetUserGroup("S0ONCALL", "U777")
+	tr := e.replica(t, func(c *slack.Config) {
+		c.Authorized = map[string][]string{slack.ActionResolve: {"S0ONCALL", "U024BE7LH"}}
+	}, nil)
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700000400.000001"}, signingSecret, e.now(), nil)
+	r := e.h.srv.Responses()
+	if len(r) != 1 {
+		t.Fatalf("answers %+v", r)
+	}
+	for _, want := range []string{"You are not allowed to resolve this incident", "`authorized.resolve`", `"triage"`, "`S0ONCALL`", "1 user it names"} {
+		if !strings.Contains(r[0].Text, want) {
+			t.Fatalf("refusal %q lacks %q", r[0].Text, want)
+		}
+	}
+	if strings.Contains(r[0].Text, "U024BE7LH") {
+		t.Fatalf("refusal %q names a user", r[0].Text)
+	}
+}
+
+// Unsilence of a silence that had already ended in Alertmanager (expired
+// there, or over): the thread said it was expired and that Alertmanager
+// notifies the alerts again, which it had done since the silence ended.
+func TestUnsilenceOfASilenceThatHadEndedSaysSo(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	c := silences(t)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: c})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000910.000001"}, signingSecret, e.now(), nil)
+	list, err := c.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("silences %+v, %v (answers %+v)", list, err, e.h.srv.Responses())
+	}
+	if err := c.Expire(context.Background(), list[0].ID); err != nil { // in Alertmanager's UI
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:unsilence", ActionTS: "1700000910.000002"}, signingSecret, e.now(), nil)
+	var said string
+	for _, m := range e.h.srv.Thread(e.parent.TS) {
+		if strings.Contains(m.Text, "unsilence") || strings.Contains(m.Text, "expired") {
+			said = m.Text
+		}
+	}
+	if !strings.Contains(said, "had already ended") || strings.Contains(said, "notifies the incident's alerts again") {
+		t.Fatalf("thread says %q, want that the silence had already ended", said)
+	}
+	if !hasLine(logLines(t, e.current(t)), "Unsilenced by <@U123> (silence `"+list[0].ID+"` had already ended)") {
+		t.Fatalf("parent lines %q", logLines(t, e.current(t)))
+	}
+}

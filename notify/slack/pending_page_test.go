@@ -1,0 +1,66 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// The Slack parent of a page is posted beside the PagerDuty trigger, which
+// may still be retried when someone clicks Acknowledge or Resolve: PagerDuty
+// dropped the acknowledge or resolve of a dedup_key it did not hold yet,
+// and the trigger then landed and paged while Slack said it was handled.
+// While the dispatch core holds the page's opening lease (its incident
+// state at the PagerDuty integration is "opening"), the click waits for it
+// and, still unconfirmed, does nothing and says so; once the page is open,
+// the buttons act.
+func TestAClickBeforePagerDutyHasThePageDoesNothingAndSaysSo(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	dk := pagerduty.DedupKey(incident)
+	for _, action := range []string{slack.ActionAck, slack.ActionResolve} {
+		t.Run(action, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionPage, nil)
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Metrics: slack.NewTriageMetrics(e.reg)})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			// The dispatch core's trigger of the page, in flight.
+			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
+			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			if res, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil || res[0].Outcome != store.OutcomeOpening {
+				t.Fatalf("open the page: %+v, %v", res, err)
+			}
+
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+			if n := len(e.pd.Events()); n != 0 {
+				t.Fatalf("PagerDuty got %d events while the page's trigger was in flight", n)
+			}
+			r := e.h.srv.Responses()
+			if len(r) != 1 || !strings.Contains(r[0].Text, "PagerDuty has not confirmed the page") || !strings.Contains(r[0].Text, "nothing was done") {
+				t.Fatalf("answers %+v, want one saying PagerDuty has not confirmed the page yet", r)
+			}
+			if e.current(t).Updates != 0 {
+				t.Fatal("the parent was redrawn")
+			}
+
+			// The trigger lands: the page is open, the button acts.
+			op.Step = store.StepOpened
+			if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
+				t.Fatal(err)
+			}
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000002"}, signingSecret, e.now(), nil)
+			event := map[string]string{slack.ActionAck: "acknowledge", slack.ActionResolve: "resolve"}[action]
+			if got := e.pd.Count(event, dk); got != 1 {
+				t.Fatalf("PagerDuty got %d %s events once the page was open, want 1 (answers %+v)", got, event, e.h.srv.Responses())
+			}
+		})
+	}
+}

@@ -1,0 +1,135 @@
+package slack_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// reopen has the dispatch core open e's incident again under its parent:
+// a new firing of action.
+func (e *triageEnv) reopen(t *testing.T, n *slack.Notifier, action alert.Action) {
+	t.Helper()
+	no := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindFiring, action, "firing", "aaa"))
+	no.Opening, no.Integration = true, "slack/0"
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// noAlreadyDone fails when an answer since the first before of them says
+// "Already done".
+func (e *triageEnv) noAlreadyDone(t *testing.T, before int) {
+	t.Helper()
+	for _, r := range e.h.srv.Responses()[before:] {
+		if strings.Contains(r.Text, "Already done") {
+			t.Fatalf("a button of the new firing answered %q", r.Text)
+		}
+	}
+}
+
+// An incident that fires again under its parent message (an opening) is
+// drawn with the buttons of a fresh message; they answered "Already done"
+// — the earlier firing's acknowledgement, resolve and escalation were kept
+// a week on the message —, so the new firing's page could be neither
+// acknowledged, resolved nor escalated from Slack. Now they act, and an
+// escalation of the new firing is resolved with its alerts again.
+func TestAnIncidentFiringAgainUnderItsParentOffersButtonsThatAct(t *testing.T) {
+	dk := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	t.Run("acknowledged, resolved, firing again", func(t *testing.T) {
+		e := newTriageEnv(t, alert.ActionPage, nil)
+		n := e.notifier(t, nil)
+		tr := e.triage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+		e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700001400.000001"}, signingSecret, e.now(), nil)
+		if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionPage)); err != nil {
+			t.Fatal(err)
+		}
+		e.reopen(t, n, alert.ActionPage)
+		before := len(e.h.srv.Responses())
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700001400.000002"}, signingSecret, e.now(), nil)
+		e.noAlreadyDone(t, before)
+		if got := e.pd.Count("acknowledge", dk); got != 2 {
+			t.Fatalf("PagerDuty got %d acknowledges, want 2: the new firing's page acknowledged too (answers %+v)", got, e.h.srv.Responses()[before:])
+		}
+	})
+	t.Run("resolved by hand, opened again before its alerts resolved", func(t *testing.T) {
+		e := newTriageEnv(t, alert.ActionPage, nil)
+		n := e.notifier(t, nil)
+		tr := e.triage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+		e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700001200.000001"}, signingSecret, e.now(), nil)
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700001200.000002"}, signingSecret, e.now(), nil)
+		e.reopen(t, n, alert.ActionPage)
+		if got := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(got, "alertrouter:ack") || !strings.Contains(got, "alertrouter:resolve") {
+			t.Fatalf("buttons after the opening: %s", got)
+		}
+		before := len(e.h.srv.Responses())
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700001200.000003"}, signingSecret, e.now(), nil)
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:resolve", ActionTS: "1700001200.000004"}, signingSecret, e.now(), nil)
+		e.noAlreadyDone(t, before)
+		if a, r := e.pd.Count("acknowledge", dk), e.pd.Resolves(dk); a != 2 || r != 2 {
+			t.Fatalf("PagerDuty got %d acknowledges and %d resolves, want 2 and 2 (answers %+v)", a, r, e.h.srv.Responses()[before:])
+		}
+	})
+	t.Run("escalated, resolved with its alerts, firing again", func(t *testing.T) {
+		e := newTriageEnv(t, alert.ActionTicket, nil)
+		n := e.notifier(t, nil)
+		tr := e.triage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+		e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700001410.000001"}, signingSecret, e.now(), nil)
+		if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.pd.Resolves(dk); got != 1 {
+			t.Fatalf("the first escalation got %d resolves, want 1", got)
+		}
+		e.reopen(t, n, alert.ActionTicket)
+		if got := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(got, "alertrouter:escalate") {
+			t.Fatalf("buttons after the opening: %s, want Escalate", got)
+		}
+		before := len(e.h.srv.Responses())
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:escalate", ActionTS: "1700001410.000002"}, signingSecret, e.now(), nil)
+		e.noAlreadyDone(t, before)
+		if got := e.pd.Triggers(dk); got != 2 {
+			t.Fatalf("PagerDuty got %d triggers, want 2: the new firing escalated too (answers %+v)", got, e.h.srv.Responses()[before:])
+		}
+		// The second escalation is resolved with its alerts too (the
+		// first one's "resolved" record is gone with it).
+		if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+			t.Fatal(err)
+		}
+		if got := e.pd.Resolves(dk); got != 2 {
+			t.Fatalf("PagerDuty got %d resolves, want 2: the second escalation's page stays open", got)
+		}
+	})
+}
+
+// An escalation still open when the incident fires again under its parent
+// (the earlier firing's resolve never reached the router): PagerDuty still
+// pages for it. It is kept: the parent offers its Acknowledge and Resolve
+// (not an Escalate that answered "Already done"), and PagerDuty gets its
+// resolve when the alerts resolve.
+func TestAnEscalationStillOpenWhenTheIncidentFiresAgainIsKept(t *testing.T) {
+	dk := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.triage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700001420.000001"}, signingSecret, e.now(), nil)
+	e.reopen(t, n, alert.ActionTicket)
+	if got := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(got, "alertrouter:ack") || !strings.Contains(got, "alertrouter:resolve") || strings.Contains(got, "alertrouter:escalate") {
+		t.Fatalf("buttons after the opening: %s, want the open escalation's Acknowledge and Resolve, no Escalate", got)
+	}
+	e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700001420.000002"}, signingSecret, e.now(), nil)
+	if got := e.pd.Count("acknowledge", dk); got != 1 {
+		t.Fatalf("PagerDuty got %d acknowledges of the escalation, want 1 (answers %+v)", got, e.h.srv.Responses())
+	}
+	if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.Resolves(dk); got != 1 {
+		t.Fatalf("PagerDuty got %d resolves once the alerts resolved, want 1: the escalation's page stays open", got)
+	}
+}
