@@ -203,13 +203,16 @@ func DefaultConfig() Config {
 // the most severe: PagerDuty's urgency (high notifies and escalates, low
 // notifies without paging) and high/medium/low severities (Nobl9 and many
 // shops). So high pages, and low is a ticket: a firing alert someone named
-// low is still seen, never silently none.
+// low is still seen, never silently none. The scales' other top words page
+// too: urgent (Zendesk's and Linear's top priority), highest (Jira's),
+// severe (above moderate on low/moderate/severe scales); moderate and
+// Jira's lowest are tickets like medium and low; trace is none like debug.
 func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
-		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker", "high"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "low", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
-		alert.ActionNone:   {"info", "informational", "none", "debug", "notice", "p5"},
+		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker", "high", "highest", "urgent", "severe"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
+		alert.ActionNone:   {"info", "informational", "none", "debug", "trace", "notice", "p5"},
 	} {
 		for _, w := range words {
 			m[w] = act

@@ -28,8 +28,10 @@
 //     none, off or 0) pages; on an alert Grafana SLO generated
 //     (grafana_slo_uuid …) grafana_slo_severity decides; otherwise the
 //     labels severity, grafana_slo_severity, severity_level, priority,
-//     level and urgency, by word (critical, high, p1, s4, info …) or number
-//     (1 = most severe), a louder grafana_slo_severity winning.
+//     level and urgency, by word (critical, high, p1, s4, info …), number
+//     (1 = most severe; 3.0 is 3) or parts that agree (P1-Critical; never
+//     a negation such as non-critical), NFKC-normalised without format
+//     characters, a louder grafana_slo_severity winning.
 //  6. Default: an alert with no input for any policy, or only unrecognised
 //     severities, is a ticket by policy "default" (default_action), so that
 //     a human sees it. None is never silent: it comes from an info-level
@@ -38,9 +40,11 @@
 // A policy "has its input" when the alert carries the values it reads, even
 // if those values are below every threshold: burn_rate_1h="14.4" with
 // burn_rate_5m="20" decides none by the burn-rate policy, it does not fall
-// through to the severity label. Values that cannot be read (NaN, ±Inf,
-// garbage) count as absent, and the decision's reasons say which value was
-// ignored and why.
+// through to the severity label. Numbers are read as Prometheus templates
+// print them, humanize's and humanize1024's unit prefixes included (932m,
+// 1.5k, 2Gi). Values that cannot be read (NaN, ±Inf, a comma, an unknown
+// suffix, garbage) count as absent, and the decision's reasons say which
+// value was ignored and why.
 //
 // Every input is read from the alert's labels first, then its annotations.
 //

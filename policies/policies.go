@@ -116,13 +116,13 @@ func New(cfg Config) (*Engine, error) {
 		capCrit:       fmtPercent(cfg.Capacity.Critical),
 		regr:          cfg.Regression,
 		baseline:      windowName(cfg.Regression.BaselineWindow),
-		pyrraSev:      lowerKeys(cfg.Pyrra.Severity),
+		pyrraSev:      normKeys(cfg.Pyrra.Severity),
 		pyrraDiv:      cfg.Pyrra.PageDivisor,
 		pyrraDef:      time.Duration(cfg.Pyrra.DefaultPeriod),
 		sevLabels:     append([]string(nil), cfg.SeverityLabels...),
 		pageLabels:    append([]string(nil), cfg.PageLabels...),
 		notInIdentity: identityExclusions(cfg),
-		severity:      lowerKeys(cfg.Severity),
+		severity:      normKeys(cfg.Severity),
 		sevNums:       cfg.SeverityNumbers,
 		deflt:         cfg.DefaultAction,
 	}
@@ -298,12 +298,12 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 		inPair = "burn-rate " + inPair
 	}
 	if sev, ok := st.a.Labels[labelSeverity]; ok && strings.TrimSpace(sev) != "" {
-		key := strings.ToLower(strings.TrimSpace(sev))
+		key := severityKey(sev)
 		if act, known := e.pyrraSev[key]; known {
 			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) + " (" + inPair + ")" + suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
 		}
-		if act, known := e.severityAction(sev); known && act != alert.ActionNone {
+		if act, known := e.severityOfKey(key); known && act != alert.ActionNone {
 			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) +
 				" by the severity table (not in the " + table + " severity table; " + inPair + ")" + suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
@@ -662,8 +662,49 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		st.note("baseline %s %q gives no ratio: it must be positive", bsrc, rb)
 		return 0, "", false
 	}
+	if amb, ok := durationAmbiguity(v, rv, b, rb); ok {
+		st.note("value %s %q and baseline %s %q give no ratio: %s", vsrc, rv, bsrc, rb, amb)
+		return 0, "", false
+	}
 	r := v.v / b.v
-	return r, "value " + fmtNum(v.v) + " ÷ baseline " + fmtNum(b.v) + " = " + fmtRatio(r) + "x", true
+	return r, "value " + valueText(v, rv) + " ÷ baseline " + valueText(b, rb) + " = " + fmtRatio(r) + "x", true
+}
+
+// durationAmbiguity says why value ÷ baseline has no reading when one of
+// them ends in a unit prefix that is also a duration unit (m, y) and the
+// other is a plain number or ends in the other such unit: "5m" is 0.005 to
+// Prometheus' humanize and 5 minutes as a duration (a lag, a latency), and
+// the ratio to a baseline "120" (seconds?) differs by orders of magnitude
+// between the two readings. When both end in the same prefix, or the other
+// in one no duration has (k, u …), the readings agree and there is a ratio.
+func durationAmbiguity(v parsedValue, rv string, b parsedValue, rb string) (string, bool) {
+	if v.prefix() == b.prefix() {
+		return "", false
+	}
+	raw, pre := rv, v.prefix()
+	switch {
+	case durationUnit(v.prefix()) && (b.prefix() == "" || durationUnit(b.prefix())):
+	case durationUnit(b.prefix()) && v.prefix() == "":
+		raw, pre = rb, b.prefix()
+	default:
+		return "", false
+	}
+	si, unit := "milli", "minutes"
+	if pre == "y" {
+		si, unit = "yocto", "years"
+	}
+	return strconv.Quote(strings.TrimSpace(raw)) + " is " + si + " to Prometheus' humanize but " + unit +
+		" as a duration, and the ratio differs between the two readings; write value and baseline alike", true
+}
+
+// valueText renders a value of value ÷ baseline for reasons: as written
+// when it had a unit prefix ("1.5k", "300n": fmtNum would print 0.0), else
+// fmtNum.
+func valueText(p parsedValue, raw string) string {
+	if p.prefix() != "" {
+		return strings.TrimSpace(raw)
+	}
+	return fmtNum(p.v)
 }
 
 func (e *Engine) sensitivity(st *decision) (sens, why string) {
@@ -690,34 +731,20 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
-// severitySeparators are left out of a severity word that is not in the
-// table as it is (SEV-1 → sev1).
-var severitySeparators = strings.NewReplacer("-", "", "_", "", " ", "")
-
-// severityAction maps one severity value: a word of the table (as it is,
-// or without "-", "_" and spaces: SEV-1, P_0), else a whole number (1 =
-// most severe).
+// severityAction maps one severity value (severityKey, severityOfKey): a
+// word of the table (as it is, or without "-", "_" and spaces: SEV-1, P_0),
+// else a whole number (1 = most severe; 3.0 is 3), else words and numbers
+// that agree (P1-Critical).
 func (e *Engine) severityAction(v string) (alert.Action, bool) {
-	s := strings.ToLower(strings.TrimSpace(v))
-	if a, ok := e.severity[s]; ok {
-		return a, true
-	}
-	if strings.ContainsAny(s, "-_ ") {
-		if a, ok := e.severity[severitySeparators.Replace(s)]; ok {
-			return a, true
-		}
-	}
-	n, err := strconv.Atoi(s)
-	if err != nil || n < 0 {
-		return "", false
-	}
-	switch {
-	case n <= e.sevNums.Page:
-		return alert.ActionPage, true
-	case n <= e.sevNums.Ticket:
-		return alert.ActionTicket, true
-	}
-	return alert.ActionNone, true
+	return e.severityOfKey(severityKey(v))
+}
+
+// severityOf is severityAction that also returns the value's key, the tier
+// of a decision it makes.
+func (e *Engine) severityOf(v string) (act alert.Action, key string, known bool) {
+	key = severityKey(v)
+	act, known = e.severityOfKey(key)
+	return act, key, known
 }
 
 // decideSeverity reads, in turn:
@@ -743,11 +770,11 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	}
 	// Grafana SLO's tier, when the alert carries a recognised one.
 	var gAct alert.Action
-	var gVal string
+	var gVal, gKey string
 	if e.grafana {
 		if v, _, ok := lookup(st.a, labelGrafanaSeverity); ok && strings.TrimSpace(v) != "" {
-			if act, known := e.severityAction(v); known {
-				gAct, gVal = act, v
+			if act, key, known := e.severityOf(v); known {
+				gAct, gVal, gKey = act, v, key
 			}
 		}
 	}
@@ -758,7 +785,7 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != gAct {
 				r += "; it beats " + other.Reasons[0]
 			}
-			return severityDecision(gAct, gVal, r+")"), true
+			return severityDecision(gAct, gKey, r+")"), true
 		}
 	}
 	for _, name := range e.sevLabels {
@@ -766,26 +793,27 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
 		}
-		act, known := e.severityAction(v)
+		act, key, known := e.severityOf(v)
 		if !known {
-			st.note("%s %s %q is not a recognised severity", name, src, v)
+			st.note("%s %s %q is not a recognised severity%s", name, src, v, e.unrecognisedWhy(v))
 			continue
 		}
 		r := name + "=" + strconv.Quote(v) + " → " + string(act)
 		if gVal != "" && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
-			return severityDecision(gAct, gVal, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
+			return severityDecision(gAct, gKey, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
 				", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
 				" says which is the generator's tier: the louder decides)"), true
 		}
-		return severityDecision(act, v, r), true
+		return severityDecision(act, key, r), true
 	}
 	return alert.Decision{}, false
 }
 
-// severityDecision is a decision of the severity policy on value v.
-func severityDecision(act alert.Action, v, reason string) alert.Decision {
+// severityDecision is a decision of the severity policy on a value whose
+// severityKey is key.
+func severityDecision(act alert.Action, key, reason string) alert.Decision {
 	return alert.Decision{
-		Action: act, Policy: PolicySeverity, Tier: strings.ToLower(strings.TrimSpace(v)),
+		Action: act, Policy: PolicySeverity, Tier: key,
 		Reasons: []string{reason},
 	}
 }
@@ -801,8 +829,8 @@ func (e *Engine) firstSeverity(st *decision, skip string) (alert.Decision, bool)
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
 		}
-		if act, known := e.severityAction(v); known {
-			return severityDecision(act, v, name+"="+strconv.Quote(v)+" → "+string(act)), true
+		if act, key, known := e.severityOf(v); known {
+			return severityDecision(act, key, name+"="+strconv.Quote(v)+" → "+string(act)), true
 		}
 	}
 	return alert.Decision{}, false

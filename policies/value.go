@@ -2,9 +2,11 @@ package policies
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -16,7 +18,21 @@ var (
 	errNotNumber = errors.New("not a number")
 	errNotFinite = errors.New("not finite")
 	errRange     = errors.New("out of range")
+	// errComma: "15,2" is 15.2 with a decimal comma, "1,500" is 1500 with a
+	// thousands separator; no template of Prometheus prints either.
+	errComma = fmt.Errorf("%w: a decimal comma or a thousands separator?", errNotNumber)
 )
+
+// suffixError is a number followed by a suffix that is not one of the unit
+// prefixes Prometheus' humanize and humanize1024 print ("15.2x", "1.2K").
+type suffixError struct{ suffix string }
+
+func (e suffixError) Error() string {
+	return "not a number: " + strconv.Quote(e.suffix) + " is not a unit prefix that Prometheus' humanize or humanize1024 prints"
+}
+
+// Is makes a suffixError an errNotNumber for errors.Is.
+func (e suffixError) Is(target error) bool { return target == errNotNumber }
 
 // parsedValue is a number read from a label or annotation.
 type parsedValue struct {
@@ -24,12 +40,61 @@ type parsedValue struct {
 	// percent is true when the text ended in "%" (v is already divided by
 	// 100).
 	percent bool
+	// unit is 1 + the index in unitPrefixes of the unit prefix the text
+	// ended in, 0 for a plain number (a byte, not a string: parsedValue
+	// stays two words, as it is returned for every value read).
+	unit uint8
 }
+
+// prefix is the unit prefix the text ended in ("m", "k", "Mi"), as written;
+// "" for a plain number.
+func (p parsedValue) prefix() string {
+	if p.unit == 0 {
+		return ""
+	}
+	return unitPrefixes[p.unit-1].text
+}
+
+// unitPrefix is one of the suffixes Prometheus' humanize and humanize1024
+// template functions print after "%.4g" of the scaled value: humanize
+// divides by 1000 and appends k M G T P E Z Y while the value is at least
+// 1000, or multiplies by 1000 and appends m u n p f a z y while it is below
+// 1; humanize1024 divides by 1024 and appends ki Mi Gi Ti Pi Ei Zi Yi.
+type unitPrefix struct {
+	text string
+	// mul multiplies the printed number, or div divides it (one of the
+	// two is 0): dividing by 1000 rather than multiplying by 0.001 reads
+	// "900m" as exactly the float64 of 0.9, so thresholds compare as for
+	// "0.9".
+	mul, div float64
+}
+
+// unitPrefixes lists the suffixes parseValue accepts. Prometheus prints
+// "u" for micro; "µ" (micro sign) and "μ" (Greek mu) are the same prefix.
+// humanize1024 prints "ki"; "Ki" is the IEC spelling.
+var unitPrefixes = [...]unitPrefix{
+	{"k", 1e3, 0}, {"M", 1e6, 0}, {"G", 1e9, 0}, {"T", 1e12, 0},
+	{"P", 1e15, 0}, {"E", 1e18, 0}, {"Z", 1e21, 0}, {"Y", 1e24, 0},
+	{"m", 0, 1e3}, {"u", 0, 1e6}, {"µ", 0, 1e6}, {"μ", 0, 1e6}, {"n", 0, 1e9},
+	{"p", 0, 1e12}, {"f", 0, 1e15}, {"a", 0, 1e18}, {"z", 0, 1e21}, {"y", 0, 1e24},
+	{"ki", 1 << 10, 0}, {"Ki", 1 << 10, 0}, {"Mi", 1 << 20, 0}, {"Gi", 1 << 30, 0},
+	{"Ti", 1 << 40, 0}, {"Pi", 1 << 50, 0}, {"Ei", 1 << 60, 0}, {"Zi", 1 << 70, 0},
+	{"Yi", 1 << 80, 0},
+}
+
+// durationUnit reports whether a unit prefix is also a unit of Prometheus
+// durations: "5m" is 0.005 to humanize and 5 minutes to a duration, "1y"
+// is 1e-24 or a year. See regressionRatio.
+func durationUnit(prefix string) bool { return prefix == "m" || prefix == "y" }
 
 // parseValue reads a number the way Prometheus templates print one:
 // "15.2", "1.52e+01", " 16 " (surrounding space is ignored), "85%"
-// (humanizePercentage; the result is 0.85). NaN, ±Inf and anything else are
-// errors, never panics.
+// (humanizePercentage; the result is 0.85), "932m", "1.5k", "2.5Gi"
+// (humanize and humanize1024: the number followed by a unit prefix of
+// unitPrefixes, with no space; the result is 0.932, 1500, 2.5×2³⁰). NaN,
+// ±Inf, a comma ("15,2": decimal comma or thousands separator?), an unknown
+// suffix ("15.2x", "1.2K": humanize writes k) and anything else are errors,
+// never panics.
 func parseValue(s string) (parsedValue, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -39,6 +104,12 @@ func parseValue(s string) (parsedValue, error) {
 	if strings.HasSuffix(s, "%") {
 		p.percent = true
 		s = strings.TrimSpace(s[:len(s)-1])
+	} else if c := s[len(s)-1]; c >= 0x80 || c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+		// A letter at the end: a unit prefix, checked before ParseFloat
+		// so that "932m" costs no error value.
+		if num, pre, ok := cutPrefix(s); ok {
+			return parsePrefixed(num, pre)
+		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {
@@ -47,6 +118,9 @@ func parseValue(s string) (parsedValue, error) {
 			return parsedValue{}, errNotFinite
 		}
 		if !errors.Is(err, strconv.ErrRange) {
+			if strings.IndexByte(s, ',') >= 0 {
+				return parsedValue{}, errComma
+			}
 			return parsedValue{}, errNotNumber
 		}
 		// Underflow: v is the nearest representable value (0 or a
@@ -60,6 +134,99 @@ func parseValue(s string) (parsedValue, error) {
 	}
 	p.v = v
 	return p, nil
+}
+
+// cutPrefix splits s into a number as "%.4g" prints it and the letters
+// after it ("932m" → "932", "m"; "1e+06Y" → "1e+06", "Y"). ok is false when
+// s is not such a number followed by letters ("NaN", "fast", "0x1p-2").
+func cutPrefix(s string) (num, suffix string, ok bool) {
+	i := len(s)
+	for i > 0 {
+		c := s[i-1]
+		if c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' {
+			i--
+			continue
+		}
+		if c >= 0x80 {
+			// µ and μ are two bytes each; any other non-ASCII ends the
+			// suffix (and makes the number part fail below).
+			if r, size := utf8.DecodeLastRuneInString(s[:i]); r == 'µ' || r == 'μ' {
+				i -= size
+				continue
+			}
+		}
+		break
+	}
+	num, suffix = s[:i], s[i:]
+	return num, suffix, suffix != "" && isDecimal(num)
+}
+
+// isDecimal reports whether s is a decimal number as "%.4g" prints one: an
+// optional sign, digits with at most one '.', and an optional exponent
+// (e+06). No hex, no underscores, no Inf or NaN.
+func isDecimal(s string) bool {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits, dot := 0, false
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			continue
+		case c == '.' && !dot:
+			dot = true
+			continue
+		}
+		break
+	}
+	if digits == 0 {
+		return false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// parsePrefixed reads num (isDecimal) scaled by the unit prefix pre.
+func parsePrefixed(num, pre string) (parsedValue, error) {
+	var u *unitPrefix
+	var unit uint8
+	for i := range unitPrefixes {
+		if unitPrefixes[i].text == pre {
+			u, unit = &unitPrefixes[i], uint8(i+1)
+			break
+		}
+	}
+	if u == nil {
+		return parsedValue{}, suffixError{pre}
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil && !errors.Is(err, strconv.ErrRange) {
+		return parsedValue{}, errNotNumber // not reached: num is decimal
+	}
+	if u.div != 0 {
+		v /= u.div
+	} else {
+		v *= u.mul
+	}
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return parsedValue{}, errNotFinite
+	}
+	return parsedValue{v: v, unit: unit}, nil
 }
 
 // parseRatio reads a ratio in [0, ...) given as a ratio (0.85) or a

@@ -86,7 +86,8 @@ func TestFmtNum(t *testing.T) {
 // FuzzParseValue checks that no text crashes the parser and that every value
 // it accepts is finite, so no NaN ever reaches a comparison.
 func FuzzParseValue(f *testing.F) {
-	for _, s := range []string{"15.2", "1.52e+01", "85%", " 16 ", "NaN", "+Inf", "-Inf", "garbage", "", "%", "1e400", "0x1p-2", "1_000", "１２"} {
+	for _, s := range []string{"15.2", "1.52e+01", "85%", " 16 ", "NaN", "+Inf", "-Inf", "garbage", "", "%", "1e400", "0x1p-2", "1_000", "１２",
+		"932m", "1.5k", "1e+06Y", "5µ", "2.5Gi", "1ki", "15,2", "15.2x", "5ms", "Infk", "1e300Y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -99,6 +100,9 @@ func FuzzParseValue(f *testing.F) {
 		}
 		if p.percent != strings.HasSuffix(strings.TrimSpace(s), "%") {
 			t.Fatalf("parseValue(%q) percent = %v", s, p.percent)
+		}
+		if p.prefix() != "" && (p.percent || !strings.HasSuffix(strings.TrimSpace(s), p.prefix())) {
+			t.Fatalf("parseValue(%q) prefix = %q", s, p.prefix())
 		}
 		r, err := parseRatio(s)
 		if err == nil && (r < 0 || math.IsNaN(r)) {
