@@ -56,6 +56,10 @@ type target struct {
 	// generic marks a generic word (word.Generic): it counts only when a
 	// signal that is not a generic word points at the same sector.
 	generic bool
+	// scrape marks a word about scrape health or the scraping system
+	// (word.Scrape): not evidence in the annotations of an alert about a
+	// target's health.
+	scrape bool
 }
 
 type compiledRule struct {
@@ -164,6 +168,7 @@ func New(cfg Config) (*Classifier, error) {
 		t := c.resolve(w.Sector, w.KPI)
 		t.class = w.Class
 		t.generic = w.Generic
+		t.scrape = w.Scrape
 		c.words[key] = t
 		c.phrases.addKey(key)
 		if len(key) > c.maxWordLen {
@@ -375,6 +380,14 @@ type scratch struct {
 	n     int
 	facts exprFacts
 	class string // first class-only word seen
+	// health is set when the expression reads up or absent(): the alert is
+	// about a target's health (its scrape, its series being there).
+	health bool
+	// lbl are the alert's labels; ctx their context labels' values, read
+	// from lbl on first use (ctxRead).
+	lbl     map[string]string
+	ctx     [len(contextLabels)]string
+	ctxRead bool
 }
 
 func (s *scratch) add(e evidence) {
@@ -413,6 +426,7 @@ func (c *Classifier) Classify(a *alert.Alert) alert.Classification {
 func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	var s scratch
 	lbl := a.Labels
+	s.lbl = lbl
 
 	// 1. Explicit sector label.
 	if v := lbl[LabelSector]; v != "" {
@@ -445,35 +459,48 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	// 4. Metric names of the generator expression.
 	if expr := c.exprs.get(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
-		up, cpu := false, false
+		cpu := false
 		for i := 0; i < s.facts.nMetrics; i++ {
 			m := s.facts.metrics[i]
 			if m == stealMetric {
 				cpu = true
 			}
 			t, w, ok := c.matchMetric(m)
-			if !ok {
-				continue
-			}
-			if m == "up" {
+			switch {
+			case m == "up":
 				// up{job="X"} and absent(up{…}) are about the target X,
 				// not about the monitoring system: the job's words decide.
-				up, w = true, weightUp
+				s.health, w = true, weightUp
+			case s.facts.absentOnly(i):
+				// absent(X) asks whether X's target still reports, not
+				// what X measures: X names its sector, as a vendor prefix
+				// does, but no KPI; the job of its selector names the
+				// target, as for absent(up{…}).
+				s.health = true
+				t.kpi, w = "", weightMetricVendor
 			}
-			s.add(evidence{kind: kindMetric, value: m, tgt: t, weight: w})
+			if ok {
+				s.add(evidence{kind: kindMetric, value: m, tgt: t, weight: w})
+			}
 		}
-		if up {
-			upJobs(expr, func(job string) { c.readWords(&s, job, weightJob, kindJob, 0) })
+		if s.health {
+			for i := 0; i < s.facts.nMetrics; i++ {
+				if m := s.facts.metrics[i]; m == "up" || s.facts.absentOnly(i) {
+					selectorJobs(expr, m, func(job string) { c.readWords(&s, job, weightJob, kindJob, 0, false) })
+				}
+			}
 		}
 		if cpu && strings.Contains(expr, stealSelector) {
 			s.add(evidence{kind: kindMetric, value: stealSignal, tgt: c.stealTgt, weight: weightMetricExact})
 		}
 	}
-	// 5. Words of the alertname and of the text annotations.
-	c.readWords(&s, lbl["alertname"], weightAlertname, kindToken, 0)
+	// 5. Words of the alertname and of the text annotations. A word of an
+	// annotation that quotes a context label's value is context, not a word
+	// of its own (see readWords).
+	c.readWords(&s, lbl["alertname"], weightAlertname, kindToken, 0, false)
 	for _, k := range textAnnotations {
 		if v := a.Annotations[k]; v != "" {
-			c.readWords(&s, v, weightAnnotation, kindToken, 0)
+			c.readWords(&s, v, weightAnnotation, kindToken, 0, true)
 		}
 	}
 	return c.conclude(a, &s)
@@ -481,18 +508,97 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 
 // readContext adds the words of the alert's context labels that point at
 // one of the candidate sectors; it reports whether it added any.
-func (c *Classifier) readContext(a *alert.Alert, s *scratch, cands uint32) bool {
+func (c *Classifier) readContext(s *scratch, cands uint32) bool {
 	if cands == 0 {
 		return false
 	}
 	n := s.n
-	for _, l := range contextLabels {
-		if v := a.Labels[l]; v != "" {
-			c.readWords(s, v, weightContext, kindContext, cands)
+	for _, v := range s.contextValues() {
+		if v != "" {
+			c.readWords(s, v, weightContext, kindContext, cands, false)
 		}
 	}
 	return s.n > n
 }
+
+// maxContextBytes bounds how much of a context label's value wordRunIn
+// reads; label values are names, far shorter.
+const maxContextBytes = 256
+
+// contextValues returns the values of the alert's context labels, in the
+// order of contextLabels ("" for a missing one), read once per alert.
+func (s *scratch) contextValues() *[len(contextLabels)]string {
+	if !s.ctxRead {
+		for i, l := range contextLabels {
+			s.ctx[i] = s.lbl[l]
+		}
+		s.ctxRead = true
+	}
+	return &s.ctx
+}
+
+// quotesContext reports whether key (a phrase key: its words lowered and
+// joined) is a run of whole words of the value of one of the alert's context
+// labels: "vllm" of namespace="vllm" or pod="vllm-llama3-70b-0", "feature
+// store" of namespace="feature-store" — but not "spark" of "sparkle". It
+// does not allocate.
+func (s *scratch) quotesContext(key []byte) bool {
+	for _, v := range s.contextValues() {
+		if len(v) >= len(key) && wordRunIn(v, key) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordRunIn reports whether key is a run of whole words of v, as
+// splitWords splits v: the letters and digits of some v[i:j], lowered, are
+// key, and i and j are word boundaries. It reads v once per candidate start,
+// without splitting it into a buffer.
+func wordRunIn(v string, key []byte) bool {
+	if len(v) > maxContextBytes {
+		v = v[:maxContextBytes]
+	}
+	for i := 0; i+len(key) <= len(v); i++ {
+		if !isAlnum(v[i]) || !wordBoundary(v, i) {
+			continue
+		}
+		k, j := 0, i
+		for ; j < len(v) && k < len(key); j++ {
+			c := v[j]
+			if isUpper(c) {
+				c += 'a' - 'A'
+			} else if !isLower(c) && !isDigit(c) {
+				continue
+			}
+			if c != key[k] {
+				break
+			}
+			k++
+		}
+		if k == len(key) && wordBoundary(v, j) {
+			return true
+		}
+	}
+	return false
+}
+
+// wordBoundary reports whether splitWords ends a word before v[p]: at
+// either end of v, next to a byte that is no ASCII letter or digit, and
+// before an upper-case letter that follows a lower-case one or that starts
+// a capitalised word after an acronym ("KVCache": before "C").
+func wordBoundary(v string, p int) bool {
+	if p == 0 || p >= len(v) {
+		return true
+	}
+	a, b := v[p-1], v[p]
+	if !isAlnum(a) || !isAlnum(b) {
+		return true
+	}
+	return isUpper(b) && (isLower(a) || (isUpper(a) && p+1 < len(v) && isLower(v[p+1])))
+}
+
+func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) }
 
 // pointsAt reports whether t names one of the sectors in set.
 func pointsAt(t target, set uint32) bool {
@@ -503,12 +609,13 @@ func pointsAt(t target, set uint32) bool {
 }
 
 // sameTarget returns a signal of kind that already points where t does,
-// one that is not a generic word if there is one, or nil.
+// one that is not a generic word if there is one, or nil. Signals listed
+// with weight 0 (not evidence) are not counted.
 func (s *scratch) sameTarget(kind string, t target) *evidence {
 	var found *evidence
 	for i := 0; i < s.n; i++ {
 		e := &s.ev[i]
-		if e.kind == kind && e.tgt.sector == t.sector && e.tgt.kpi == t.kpi && e.tgt.cands == t.cands {
+		if e.kind == kind && e.weight > 0 && e.tgt.sector == t.sector && e.tgt.kpi == t.kpi && e.tgt.cands == t.cands {
 			if !e.tgt.generic {
 				return e
 			}
@@ -518,6 +625,18 @@ func (s *scratch) sameTarget(kind string, t target) *evidence {
 		}
 	}
 	return found
+}
+
+// listed reports whether a signal of kind points where t does, counted or
+// not.
+func (s *scratch) listed(kind string, t target) bool {
+	for i := 0; i < s.n; i++ {
+		e := &s.ev[i]
+		if e.kind == kind && e.tgt.sector == t.sector && e.tgt.kpi == t.kpi && e.tgt.cands == t.cands {
+			return true
+		}
+	}
+	return false
 }
 
 // quote returns the words of text between the [start,end) range of the
@@ -572,7 +691,16 @@ func matchAll(ms labels.Matchers, lbl map[string]string) bool {
 // the description is one piece of evidence — unless the earlier one is a
 // generic word and this one is not. With only ≠ 0, a phrase counts only if
 // it points at one of those sectors.
-func (c *Classifier) readWords(s *scratch, text string, weight float64, kind string, only uint32) {
+//
+// annotation is set for the text of an annotation. Its phrases that are
+// whole words of a context label's value ("vllm" in "Pod vllm/vllm-0 is
+// crash looping" with namespace="vllm") add nothing: they quote the
+// context, which counts only as a tie-breaker (readContext), so a namespace
+// does not become evidence by being quoted. On an alert about a target's
+// health (s.health), a phrase about scrape health or the scraping system
+// ("disappeared from Prometheus target discovery") is listed with weight 0:
+// the prose names the observer, the up series already says the rest.
+func (c *Classifier) readWords(s *scratch, text string, weight float64, kind string, only uint32, annotation bool) {
 	if text == "" {
 		return
 	}
@@ -620,11 +748,19 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 				}
 				break
 			}
+			if annotation && s.quotesContext(k) {
+				break
+			}
 			if only == 0 || pointsAt(t, only) {
 				// A specific word ("EVR") still counts after a generic one
 				// ("eviction") with the same target: it is what makes the
 				// generic one count (see corroborate).
-				if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
+				switch prev := s.sameTarget(kind, t); {
+				case annotation && s.health && t.scrape:
+					if prev == nil && !s.listed(kind, t) {
+						s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t})
+					}
+				case prev == nil || (prev.tgt.generic && !t.generic):
 					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
 				}
 			}
@@ -797,7 +933,7 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 	s.corroborate()
 	r := c.rank(s)
 	if r.labelSector < 0 && (r.tied || r.tooWeak || (r.best < 0 && r.ambiguous > 0)) {
-		if c.readContext(a, s, r.candidates()) {
+		if c.readContext(s, r.candidates()) {
 			s.corroborate()
 			r = c.rank(s)
 		}
@@ -827,8 +963,11 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 		cands := r.candidates()
 		out.Candidates = sectorList(cands)
 		out.KPIs = c.unknownKPIs(s)
-		if len(out.KPIs) > 0 && out.Candidates != nil {
+		switch {
+		case len(out.KPIs) > 0 && out.Candidates != nil:
 			out.IncidentClass = c.sharedClass(out.KPIs[0].ID, cands)
+		case len(out.KPIs) == 0 && s.facts.absent():
+			out.IncidentClass = ClassAvailability
 		}
 		out.Hints = c.hints(a, s, nil, out.KPIs, out.IncidentClass)
 		return out
@@ -845,6 +984,9 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 	switch {
 	case len(out.KPIs) > 0:
 		out.IncidentClass = kpiClass(sec, out.KPIs[0].ID)
+	case s.facts.absent():
+		// absent(): the series are gone, whatever they measured.
+		out.IncidentClass = ClassAvailability
 	case s.class != "":
 		out.IncidentClass = s.class
 	}

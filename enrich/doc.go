@@ -9,7 +9,10 @@
 // against a catalog of well-known metric families; and the words of the
 // alertname and of the summary/description annotations. Ordinary words the
 // catalog also uses ("duplicate", "eviction", "vCPU" …) count only when a
-// signal that is not such a word points at the same sector. Every
+// signal that is not such a word points at the same sector. Words of an
+// annotation that quote a context label's value (job, namespace, pod,
+// container, service, instance) are that context label, which only breaks
+// ties. Every
 // conclusion carries the signals it rests on and a confidence in [0,1]. An
 // alert that nothing identifies stays model.Unknown with confidence 0: the
 // classifier never guesses.
@@ -38,6 +41,7 @@
 //   - budget-burn: an error budget is being consumed (EBR).
 //
 // The IncidentClass of a classification is the class of its primary KPI;
-// without a KPI it is read from words of the alertname ("Down",
-// "Errors", "Latency" …) or stays model.Unknown.
+// without a KPI it is availability for an alert on absent(), else read from
+// words of the alertname ("Down", "Errors", "Latency" …) or stays
+// model.Unknown.
 package enrich

@@ -43,6 +43,8 @@ const (
 	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
 	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
 	srcAM        = "prometheus/alertmanager (alertmanager_* self-metrics)"
+	srcThanos    = "samber/awesome-prometheus-alerts dist/rules/thanos/thanos-query.yml, thanos-compactor.yml (thanos_* metrics of Thanos' components)"
+	srcLoki      = "samber/awesome-prometheus-alerts dist/rules/loki/embedded-exporter.yml (loki_* metrics of Loki's components)"
 )
 
 const (
@@ -226,4 +228,6 @@ var builtinFamilies = []family{
 	{Prefix: "scrape_", Sector: secSLO, KPI: "UP", Source: srcProm},
 	{Prefix: "prometheus_", Sector: secSLO, Source: srcProm},
 	{Prefix: "alertmanager_", Sector: secSLO, Source: srcAM},
+	{Prefix: "thanos_", Sector: secSLO, Source: srcThanos},
+	{Prefix: "loki_", Sector: secSLO, Source: srcLoki},
 }

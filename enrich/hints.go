@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -181,23 +182,36 @@ func hintIndex(id string) int {
 	panic("enrich: unknown hint id in catalog: " + id)
 }
 
-// number reads a numeric annotation, or label, of the alert.
-func number(a *alert.Alert, key string) (float64, bool) {
+// value is the annotation, or label, key of the alert.
+func value(a *alert.Alert, key string) (string, bool) {
 	v, ok := a.Annotations[key]
 	if !ok {
 		v, ok = a.Labels[key]
 	}
+	return v, ok
+}
+
+// number reads a unitless numeric annotation, or label, of the alert (a
+// rate, a ratio, a count, bytes, dB) as the policies read theirs
+// (policies.ParseNumber): "15.2", "85%", humanize's "500m" (0.5, not 500
+// minutes) and "1.5k".
+func number(a *alert.Alert, key string) (float64, bool) {
+	v, ok := value(a, key)
+	if !ok {
+		return 0, false
+	}
+	f, err := policies.ParseNumber(v)
+	return f, err == nil
+}
+
+// duration reads a time in seconds: a number ("0.35"), or a Go or
+// Prometheus duration ("350ms", "2m": minutes here, as a time).
+func duration(a *alert.Alert, key string) (float64, bool) {
+	v, ok := value(a, key)
 	if !ok {
 		return 0, false
 	}
 	v = strings.TrimSpace(v)
-	if p, ok := strings.CutSuffix(v, "%"); ok {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || !finite(f) {
-			return 0, false
-		}
-		return f / 100, true
-	}
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		return f, finite(f)
 	}
@@ -222,13 +236,13 @@ func ratio(a *alert.Alert, key string) (float64, bool) {
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 func queueTimeHint(a *alert.Alert) string {
-	q, ok := number(a, AnnQueueTime)
+	q, ok := duration(a, AnnQueueTime)
 	if !ok || q < 0 {
 		return ""
 	}
-	comp, ok := number(a, AnnComputeTime)
+	comp, ok := duration(a, AnnComputeTime)
 	if !ok {
-		lat, ok2 := number(a, AnnLatency)
+		lat, ok2 := duration(a, AnnLatency)
 		if !ok2 || lat < q {
 			return ""
 		}
@@ -248,8 +262,8 @@ func queueTimeHint(a *alert.Alert) string {
 }
 
 func prefillDecodeHint(a *alert.Alert) string {
-	p, ok1 := number(a, AnnPrefill)
-	d, ok2 := number(a, AnnDecode)
+	p, ok1 := duration(a, AnnPrefill)
+	d, ok2 := duration(a, AnnDecode)
 	if !ok1 || !ok2 || p < 0 || d < 0 || p+d <= 0 {
 		return ""
 	}

@@ -45,7 +45,7 @@ func TestPhraseFilterNeverHidesAPhrase(t *testing.T) {
 }
 
 // TestSpecificHintsSkipOnlyAlertsWithoutHintKeys checks the short cut of
-// specificHints: every key a specific hint reads (number(a, K) and
+// specificHints: every key a specific hint reads (number(a, K), duration(a, K) and
 // ratio(a, K) in hints.go, and the burn-rate windows) is a hint key, and
 // alerts carrying one key get the same hints as the full computation.
 func TestSpecificHintsSkipOnlyAlertsWithoutHintKeys(t *testing.T) {
@@ -57,9 +57,9 @@ func TestSpecificHintsSkipOnlyAlertsWithoutHintKeys(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s*(Ann\w+)\s*=\s*"([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
 		consts[m[1]] = m[2]
 	}
-	calls := regexp.MustCompile(`(?:number|ratio)\(a, (\w+)\)`).FindAllStringSubmatch(string(src), -1)
+	calls := regexp.MustCompile(`(?:number|duration|ratio)\(a, (\w+)\)`).FindAllStringSubmatch(string(src), -1)
 	if len(calls) < 20 {
-		t.Fatalf("found only %d number/ratio calls in hints.go", len(calls))
+		t.Fatalf("found only %d number/duration/ratio calls in hints.go", len(calls))
 	}
 	for _, m := range calls {
 		if m[1] == "k" || m[1] == "key" {

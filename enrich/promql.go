@@ -73,9 +73,23 @@ type exprFacts struct {
 	// averages names what makes the expression an average ("avg(",
 	// "avg_over_time(", "_sum/_count", "…_average_…"), "" when none.
 	averages string
+	// inAbsent and outAbsent have bit k set when metrics[k] occurs inside
+	// an absent( or absent_over_time( call, and outside one.
+	inAbsent, outAbsent uint8
 }
 
-const maxMetrics = 8
+// absentOnly reports whether metrics[k] occurs only inside absent() or
+// absent_over_time(): the expression asks whether its series exist, not
+// what they measure.
+func (f *exprFacts) absentOnly(k int) bool {
+	return f.inAbsent&^f.outAbsent&(1<<k) != 0
+}
+
+// absent reports whether some metric occurs only inside absent() or
+// absent_over_time(): the alert fires when series are missing.
+func (f *exprFacts) absent() bool { return f.inAbsent&^f.outAbsent != 0 }
+
+const maxMetrics = 8 // fits the bit sets of exprFacts
 
 // promqlKeywords are identifiers that are not metric names: aggregation
 // operators and modifiers (which may be followed by "by (…)" before their
@@ -102,11 +116,16 @@ var labelListKeywords = map[string]bool{
 // "(" (functions), not keywords, not label names inside {…} or after
 // by/without/on/ignoring, and not inside string literals or durations. A
 // Prometheus 3 quoted metric name ({"my.metric", job="x"}) is recognised too.
-// It never panics on garbage and does not allocate.
+// It records which metrics occur inside absent() or absent_over_time()
+// (exprFacts.absentOnly). It never panics on garbage and does not allocate.
 func scanExpr(expr string, f *exprFacts) {
 	var sumBase, countBase [maxMetrics]string
 	nSum, nCount := 0, 0
 	var lower [32]byte
+	// Parentheses are counted only inside the outermost absent( call
+	// (inAbsent): depth is the number open since its own.
+	inAbsent, openAbsent := false, false // openAbsent: the next '(' opens an absent( call
+	depth := 0
 	n := len(expr)
 	for i := 0; i < n; {
 		c := expr[i]
@@ -114,7 +133,7 @@ func scanExpr(expr string, f *exprFacts) {
 		case c == '"' || c == '\'' || c == '`':
 			i = skipString(expr, i)
 		case c == '{':
-			i = scanBraces(expr, i, f)
+			i = scanBraces(expr, i, f, inAbsent)
 		case c == '[':
 			if j := strings.IndexByte(expr[i:], ']'); j >= 0 {
 				i += j + 1
@@ -157,6 +176,7 @@ func scanExpr(expr string, f *exprFacts) {
 				}
 			case k < n && expr[k] == '(':
 				// A function or aggregation call.
+				openAbsent = !inAbsent && (string(low) == "absent" || string(low) == "absent_over_time")
 				if f.averages == "" {
 					switch string(low) {
 					case "avg":
@@ -170,7 +190,7 @@ func scanExpr(expr string, f *exprFacts) {
 					f.averages = "avg("
 				}
 			default:
-				addMetric(f, id)
+				addMetric(f, id, inAbsent)
 				if b, ok := strings.CutSuffix(id, "_sum"); ok && nSum < maxMetrics {
 					sumBase[nSum] = b
 					nSum++
@@ -184,6 +204,18 @@ func scanExpr(expr string, f *exprFacts) {
 			}
 			i = j
 		default:
+			if inAbsent || openAbsent {
+				switch {
+				case c == '(' && openAbsent:
+					inAbsent, openAbsent, depth = true, false, 1
+				case c == '(':
+					depth++
+				case c == ')' && inAbsent:
+					if depth--; depth == 0 {
+						inAbsent = false
+					}
+				}
+			}
 			i++
 		}
 	}
@@ -201,7 +233,7 @@ func scanExpr(expr string, f *exprFacts) {
 // scanBraces reads a {…} selector starting at expr[i] == '{' and returns
 // the index after it. Label names are skipped; a quoted string that is
 // followed by ',' or '}' (not by a matcher operator) is a metric name.
-func scanBraces(expr string, i int, f *exprFacts) int {
+func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 	n := len(expr)
 	i++
 	for i < n {
@@ -222,7 +254,7 @@ func scanBraces(expr string, i int, f *exprFacts) int {
 					p--
 				}
 				if p >= 0 && (expr[p] == '{' || expr[p] == ',') {
-					addMetric(f, expr[i+1:end-1])
+					addMetric(f, expr[i+1:end-1], inAbsent)
 				}
 			}
 			i = end
@@ -251,18 +283,27 @@ func skipString(expr string, i int) int {
 	return n
 }
 
-func addMetric(f *exprFacts, name string) {
+// addMetric records an occurrence of the metric name, inside an absent()
+// call or not.
+func addMetric(f *exprFacts, name string, inAbsent bool) {
 	if name == "" {
 		return
 	}
-	for k := 0; k < f.nMetrics; k++ {
-		if f.metrics[k] == name {
+	k := 0
+	for k < f.nMetrics && f.metrics[k] != name {
+		k++
+	}
+	if k == f.nMetrics {
+		if k == maxMetrics {
 			return
 		}
-	}
-	if f.nMetrics < maxMetrics {
-		f.metrics[f.nMetrics] = name
+		f.metrics[k] = name
 		f.nMetrics++
+	}
+	if inAbsent {
+		f.inAbsent |= 1 << k
+	} else {
+		f.outAbsent |= 1 << k
 	}
 }
 
@@ -296,14 +337,15 @@ func baseName(m string) string {
 	return m
 }
 
-// upJobs calls fn with the value of every job matcher of an up selector in
-// expr (up{job="x"}, absent(up{job=~"snmp.*"})). It does not allocate.
-func upJobs(expr string, fn func(string)) {
-	for i := 0; i+2 < len(expr); i++ {
-		if expr[i] != 'u' || expr[i+1] != 'p' || (i > 0 && isIdentChar(expr[i-1])) {
+// selectorJobs calls fn with the value of every job matcher of a selector
+// of the metric name in expr (up{job="x"}, absent(up{job=~"snmp.*"}),
+// absent(vllm:num_requests_running{job="vllm"})). It does not allocate.
+func selectorJobs(expr, name string, fn func(string)) {
+	for i := 0; i+len(name) < len(expr); i++ {
+		if !strings.HasPrefix(expr[i:], name) || (i > 0 && isIdentChar(expr[i-1])) {
 			continue
 		}
-		j := i + 2
+		j := i + len(name)
 		for j < len(expr) && isSpace(expr[j]) {
 			j++
 		}

@@ -21,6 +21,15 @@ type word struct {
 	// label, a rule, a metric family, a specific word) points at the same
 	// sector; otherwise it is listed with weight 0 (see corroborate).
 	Generic bool
+	// Scrape marks a word about scrape health ("scrape", "target down") or
+	// naming the scraping system ("Prometheus"). In the annotations of an
+	// alert about a target's health (its expression reads up or absent()),
+	// such a word names the observer — "KubeAPIDown: KubeAPI has
+	// disappeared from Prometheus target discovery" — and is not evidence
+	// (listed with weight 0): the up series itself already is, deliberately
+	// too weak to win alone. In an alertname, and on other alerts, it
+	// counts as usual.
+	Scrape bool
 }
 
 // builtinWords are the words the classifier reads. Bare short acronyms that
@@ -244,12 +253,14 @@ var builtinWords = []word{
 	{Phrase: "burn rate", Sector: secSLO, KPI: "EBR"},
 	{Phrase: "burnrate", Sector: secSLO, KPI: "EBR"},
 	{Phrase: "error budget", Sector: secSLO, KPI: "EBR"},
-	{Phrase: "target down", Sector: secSLO, KPI: "UP"},
-	{Phrase: "scrape", Sector: secSLO, KPI: "UP", Generic: true},
+	{Phrase: "target down", Sector: secSLO, KPI: "UP", Scrape: true},
+	{Phrase: "scrape", Sector: secSLO, KPI: "UP", Generic: true, Scrape: true},
 	{Phrase: "sloth", Sector: secSLO},
 	{Phrase: "pyrra", Sector: secSLO},
 	{Phrase: "alertmanager", Sector: secSLO},
-	{Phrase: "prometheus", Sector: secSLO},
+	{Phrase: "prometheus", Sector: secSLO, Scrape: true},
+	{Phrase: "thanos", Sector: secSLO},
+	{Phrase: "loki", Sector: secSLO},
 	// Systems the catalog of exporters names (see families_exporters.go).
 	{Phrase: "nginx", Sector: secPLB},
 	{Phrase: "traefik", Sector: secPLB},

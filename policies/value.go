@@ -136,6 +136,15 @@ func parseValue(s string) (parsedValue, error) {
 	return p, nil
 }
 
+// ParseNumber reads a unitless number (a rate, a ratio, a count) as
+// Prometheus templates print one — "15.2", "85%" (0.85), humanize's "932m"
+// (0.932) and "1.5k" — with parseValue's rules; the enrichment's hints read
+// their inputs with it, as the policies do.
+func ParseNumber(s string) (float64, error) {
+	p, err := parseValue(s)
+	return p.v, err
+}
+
 // cutPrefix splits s into a number as "%.4g" prints it and the letters
 // after it ("932m" → "932", "m"; "1e+06Y" → "1e+06", "Y"). ok is false when
 // s is not such a number followed by letters ("NaN", "fast", "0x1p-2").
