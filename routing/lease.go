@@ -342,8 +342,9 @@ func anyFailed(bs []*batch) bool {
 // notification builds the message of one batch, with template data
 // computed from the batch's own alerts.
 func notification(msg *alert.Message, b *batch) *alert.Notification {
-	n := &alert.Notification{Receiver: b.receiver, Integration: b.integ.Name, Incident: b.incident, Kind: b.kind, Action: alert.ActionNone}
-	data := &template.Data{Receiver: b.receiver, ExternalURL: msg.ExternalURL, Alerts: make(template.Alerts, 0, len(b.trs))}
+	n := &alert.Notification{Receiver: b.receiver, Integration: b.integ.Name, Incident: b.incident, Kind: b.kind, Action: alert.ActionNone,
+		AlertmanagerReceiver: msg.Receiver}
+	data := &template.Data{Receiver: b.receiver, ExternalURL: msg.ExternalURL, RouteLabels: msg.RouteLabels, Alerts: make(template.Alerts, 0, len(b.trs))}
 	firing := false
 	for _, t := range b.trs {
 		n.Results = append(n.Results, t.res)

@@ -77,3 +77,28 @@ func TestATruncatedWebhookOfAResolvedGroupClosesItsIncident(t *testing.T) {
 		t.Errorf("PagerDuty resolves = %d, want 1", got)
 	}
 }
+
+// The route labels Alertmanager (v0.35) rendered for the route that sent
+// the webhook reach the notifications' template data, as the README says
+// ({{ routeLabels "team" }}, .RouteLabels); they were left out.
+func TestNotificationsCarryTheWebhooksRouteLabels(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	m := webhooktest.Msg("firing", tAlert("TTFTHigh", "firing", "page"))
+	m.RouteLabels = map[string]string{"team": "inference"}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := webhook.Decode(b, receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Process(context.Background(), msg); err != nil {
+		t.Fatal(err)
+	}
+	ns := e.pd.notifications()
+	if len(ns) != 1 || ns[0].Data == nil || ns[0].Data.RouteLabels["team"] != "inference" {
+		t.Fatalf("notifications %+v: want the route label team=inference in their data", ns)
+	}
+}

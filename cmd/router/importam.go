@@ -18,6 +18,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -28,7 +29,8 @@ import (
 // intervals and templates, with a comment for everything the router does
 // otherwise (inhibit rules, receiver kinds it lacks, Slack incoming
 // webhooks). A PagerDuty integration it cannot carry over (an Events API
-// v1 service_key) is refused, exit 1, with the file still printed so that
+// v1 service_key, a templated routing_key) is refused, exit 1, with the
+// file still printed so that
 // it can be edited: check-config cannot see a page that became a Slack
 // post.
 func (m *Main) importAlertmanager(file string) int {
@@ -525,6 +527,14 @@ func convertAlertmanager(b []byte) (imported, error) {
 			if str(mustGet(c, "service_key")) != "" || str(mustGet(c, "service_key_file")) != "" {
 				why := fmt.Sprintf("pagerduty_configs[%d]: Events API v1 service_key: create an Events API v2 integration in PagerDuty and set routing_key", i)
 				notes = append(notes, fmt.Sprintf("receiver %q: %s; the router speaks Events API v2 only, so this entry is left out", name, why))
+				pdLost = append(pdLost, why)
+				continue
+			}
+			if pagerduty.IsTemplate(str(mustGet(c, "routing_key"))) {
+				// Alertmanager renders it per notification; the router
+				// refuses it (check-config too): left out, as a v1 key.
+				why := fmt.Sprintf("%s.pagerduty_configs[%d].routing_key: %s", path, i, pagerduty.TemplatedRoutingKey)
+				notes = append(notes, fmt.Sprintf("receiver %q: %s; this entry is left out", name, why))
 				pdLost = append(pdLost, why)
 				continue
 			}

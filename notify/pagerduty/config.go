@@ -38,8 +38,8 @@ type Config struct {
 	URL string `yaml:"url,omitempty"`
 	// Client is the event's client name shown in PagerDuty.
 	Client string `yaml:"client,omitempty"`
-	// ClientURL is a template for the event's client_url (default: the
-	// Alertmanager alerts page of the receiver).
+	// ClientURL is a template for the event's client_url (default:
+	// Alertmanager's alerts page of the incident, AlertsURL).
 	ClientURL string `yaml:"client_url,omitempty"`
 	// Severity is a template; empty derives it from the decision (page →
 	// critical, ticket → warning, none → info). A rendered value outside
@@ -80,6 +80,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("routing_key: one of routing_key or routing_key_file is required"))
 	case c.RoutingKey != "" && c.RoutingKeyFile != "":
 		errs = append(errs, errors.New("routing_key: at most one of routing_key and routing_key_file may be set"))
+	case IsTemplate(string(c.RoutingKey)):
+		errs = append(errs, errors.New("routing_key: "+TemplatedRoutingKey))
 	}
 	if _, err := endpointBase(c.URL); err != nil {
 		errs = append(errs, fmt.Errorf("url: %w", err))
@@ -90,6 +92,20 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.Compat.validate()...)
 	return errors.Join(errs...)
 }
+
+// TemplatedRoutingKey says why a templated routing key is refused and
+// what to do instead. Alertmanager renders routing_key (and the content of
+// routing_key_file) with each notification's data; the router does not:
+// an incident's trigger and resolve, Slack triage's Acknowledge and
+// Resolve, and Escalate's page and its resolve must all reach the
+// PagerDuty service that holds the incident, and the later ones have no
+// notification to render a key from. A templated key imported as it was
+// would fail every send (PagerDuty answers 400 to the template's text).
+const TemplatedRoutingKey = "a template ({{ … }}): the router sends an incident's trigger, its resolve and the acknowledge and resolve clicked in Slack with one fixed key per pagerduty_configs entry, and does not render it as Alertmanager does. " +
+	"Route by the label instead: one receiver per PagerDuty service, each with its own fixed routing_key (or routing_key_file), and a route per value of the label sending to it (matchers: ['pd_key=\"<value>\"'])"
+
+// IsTemplate reports whether a config value is a template.
+func IsTemplate(s string) bool { return strings.Contains(s, "{{") }
 
 // endpointBase turns the enqueue URL into the base go-pagerduty wants (it
 // appends /v2/enqueue itself).

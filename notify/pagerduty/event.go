@@ -3,11 +3,14 @@ package pagerduty
 import (
 	"encoding/json"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	pd "github.com/PagerDuty/go-pagerduty"
+	"github.com/prometheus/alertmanager/template"
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -104,20 +107,28 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if lead.Alert != nil && !lead.Alert.StartsAt.IsZero() {
 		payload.Timestamp = lead.Alert.StartsAt.UTC().Format(time.RFC3339)
 	}
+	alerts := AlertsURL(no, data)
 	full = &pd.V2Event{
 		RoutingKey: n.routingKey,
 		Action:     "trigger",
 		DedupKey:   dedup,
 		Client:     n.cfg.Client,
-		Links:      append(links(no, data), n.configuredLinks(t, data)...),
+		Links:      append(links(no, data, alerts), n.configuredLinks(t, data)...),
 		Images:     n.images(t, data),
 		Payload:    payload,
 	}
-	if data.ExternalURL != "" {
+	switch {
+	case data.ExternalURL == "":
+	case n.cfg.ClientURL == "":
+		full.ClientURL = alerts
+	default:
+		// The operator's template, as written (Alertmanager's
+		// "pagerduty.default.clientURL" reads .Receiver, the router's
+		// receiver here).
 		full.ClientURL = t.Render(n.logger, "client_url", n.cfg.ClientURL, `{{ template "__alertmanagerURL" . }}`, data)
-		if !notify.WebURL(full.ClientURL) {
-			full.ClientURL = "" // not a web page: no link rather than a script
-		}
+	}
+	if !notify.WebURL(full.ClientURL) {
+		full.ClientURL = "" // not a web page: no link rather than a script
 	}
 	n.shrink(full, minimal)
 	return full, minimal
@@ -220,8 +231,9 @@ func alertDetails(r *alert.Result) map[string]any {
 }
 
 // links collects the generator, runbook and dashboard links of the alerts
-// and the Alertmanager alerts and silence pages, deduplicated and capped.
-func links(no *alert.Notification, data *notify.Data) []interface{} {
+// and the Alertmanager alerts (alerts: AlertsURL) and silence pages,
+// deduplicated and capped.
+func links(no *alert.Notification, data *notify.Data, alerts string) []interface{} {
 	var out []interface{}
 	seen := map[string]bool{}
 	add := func(href, text string) {
@@ -241,10 +253,69 @@ func links(no *alert.Notification, data *notify.Data) []interface{} {
 	}
 	add(data.ConsoleURL, "alertrouter console")
 	if notify.WebURL(data.ExternalURL) {
-		add(data.ExternalURL+"/#/alerts?receiver="+url.QueryEscape(data.Receiver), "Alertmanager")
+		add(alerts, "Alertmanager")
 		add(notify.SilenceURL(data), "Silence")
 	}
 	return out
+}
+
+// AlertsURL is the page of Alertmanager's UI that lists the incident's
+// alerts — the default client_url, and the event's "Alertmanager" link: the
+// alerts of Alertmanager's receiver that sent the webhook
+// (no.AlertmanagerReceiver, matched exactly) and of the Alertmanager group
+// (data.GroupLabels: Alertmanager's group labels the notification's alerts
+// share). Alertmanager's own link filters by .Receiver, which in the
+// router's data is the router's receiver: an empty list. "" without an
+// external URL.
+func AlertsURL(no *alert.Notification, data *notify.Data) string {
+	if !notify.WebURL(data.ExternalURL) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString(data.ExternalURL)
+	b.WriteString("/#/alerts")
+	sep := byte('?')
+	if r := no.AlertmanagerReceiver; r != "" {
+		b.WriteByte(sep)
+		b.WriteString("receiver=")
+		b.WriteString(url.QueryEscape(regexp.QuoteMeta(r))) // a regular expression in Alertmanager's API
+		sep = '&'
+	}
+	if f := groupFilter(data.GroupLabels); f != "" {
+		b.WriteByte(sep)
+		b.WriteString("filter=")
+		b.WriteString(url.QueryEscape(f))
+	}
+	return b.String()
+}
+
+// groupFilter is the matchers {name="value", …} of Alertmanager's UI filter
+// for labels, "" for none. A label whose name the UI's filter cannot hold
+// (spaces, quotes, {}=!~,) is left out: the list is wider, never empty.
+func groupFilter(labels template.KV) string {
+	if len(labels) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range labels.SortedPairs() {
+		if p.Name == "" || strings.ContainsFunc(p.Name, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`{}!=~,\"'`+"`", r) }) {
+			continue
+		}
+		v, err := json.Marshal(p.Value)
+		if err != nil {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(p.Name)
+		b.WriteByte('=')
+		b.Write(v)
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return "{" + b.String() + "}"
 }
 
 // shrink keeps full within PagerDuty's 512 KB: it drops the per-alert

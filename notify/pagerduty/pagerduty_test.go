@@ -117,6 +117,7 @@ func golden(t *testing.T, name string, got []byte) {
 func TestTriggerEventMatchesGolden(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.CustomDetails = map[string]string{"team": "{{ .CommonLabels.job }}-team"} })
 	no := opening("aaa", "bbb")
+	no.AlertmanagerReceiver = "alertrouter" // Alertmanager's webhook receiver
 	no.Results[0].Live = &alert.LiveSLO{Summary: "budget 37 % left · burn 1h 15.2× · 6h 7.1× · rising", Decided: true,
 		Details: map[string]string{"summary": "budget 37 % left · burn 1h 15.2× · 6h 7.1× · rising", "budget_remaining": "0.37",
 			"burn_1h": "15.2", "burn_6h": "7.1", "trend": "rising", "source": "sloth"}}

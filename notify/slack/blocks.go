@@ -50,10 +50,18 @@ func section(text string) *sl.SectionBlock {
 }
 
 // Blocks builds the Block Kit message of a notification: a header with the
-// title, the classification and decision, the text, the reasons and hints,
-// links, then one section per alert, cut with "…and N more" to stay within
-// 50 blocks. pdRef, when set, is the PagerDuty dedup_key of a page.
+// title, the classification and decision, the text (plain text, escaped
+// here), the reasons and hints, links, then one section per alert, cut
+// with "…and N more" to stay within 50 blocks. pdRef, when set, is the
+// PagerDuty dedup_key of a page.
 func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
+	return cardBlocks(no, data, title, esc(text), pdRef)
+}
+
+// cardBlocks is Blocks with text already mrkdwn: an operator's text rendered
+// over escapedData, which keeps its own links and mentions, or the
+// built-in text escaped whole.
+func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
 	if title == "" {
 		title = no.Incident
 	}
@@ -105,7 +113,7 @@ func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string
 	blocks = append(blocks, section(b.String()))
 
 	if text != "" {
-		blocks = append(blocks, section(esc(text)))
+		blocks = append(blocks, section(text))
 	}
 	if items := bullets(d.Reasons, nil); items != "" {
 		blocks = append(blocks, section("*Why:*\n"+items))

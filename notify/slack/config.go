@@ -31,7 +31,10 @@ type Config struct {
 	Token commoncfg.Secret `yaml:"token,omitempty"`
 	// TokenFile names a file holding the token; exclusive with Token.
 	TokenFile string `yaml:"token_file,omitempty"`
-	// Channel is the triage channel (a name like "#triage" or an id).
+	// Channel is the triage channel (a name like "#triage" or an id), or a
+	// template rendered with each incident's data for its parent message
+	// ('#{{ .CommonLabels.team }}-alerts', as Alertmanager renders it);
+	// replies and edits go to the parent's channel.
 	Channel string `yaml:"channel"`
 	// MirrorPages posts pages to the channel too, with their PagerDuty
 	// reference; false leaves pages to PagerDuty alone.

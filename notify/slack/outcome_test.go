@@ -104,7 +104,7 @@ func TestAPostWithAnUnknownOutcomeIsNotPostedAgain(t *testing.T) {
 			if err := n.Notify(context.Background(), retry); err != nil {
 				t.Fatal(err)
 			}
-			if parents := h.srv.Parents(); len(parents) != 2 || retry.Ref != ref(parents[1]) {
+			if parents := h.srv.Parents(); len(parents) != 2 || parentOf(retry.Ref) != ref(parents[1]) {
 				t.Errorf("parents %d, Ref %q; want the stray one and the retry's, its Ref kept", len(parents), retry.Ref)
 			}
 		})

@@ -58,6 +58,9 @@ type Notifier struct {
 	// workspace names the Slack workspace and app api calls reach (API URL
 	// and token), for the user-group lookups notifiers of one app share.
 	workspace string
+	// channelTemplated says cfg.Channel is a template, rendered for each
+	// new parent message (channelFor).
+	channelTemplated bool
 	// triage, set by Triage.Add, is the triage of this notifier's parent
 	// messages (nil: it offers no action). It learns of each edit of an
 	// incident's parent that resolves it or opens it again (a click on the
@@ -91,7 +94,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, fmt.Errorf("app_token_file: %w", err)
 		}
 	}
-	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
+	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text, "channel": cfg.Channel} {
 		if err := deps.Templates.Check(text); err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -109,13 +112,14 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	}
 	api := sl.New(token, sl.OptionAPIURL(apiURL), sl.OptionHTTPClient(httpClient))
 	return &Notifier{
-		name:      name,
-		cfg:       *cfg,
-		api:       api,
-		workspace: apiURL + " " + token,
-		deps:      deps,
-		metrics:   deps.Metrics.Integration(name, Integration),
-		logger:    deps.Logger.With("integration", Integration, "receiver", name),
+		name:             name,
+		cfg:              *cfg,
+		api:              api,
+		workspace:        apiURL + " " + token,
+		deps:             deps,
+		metrics:          deps.Metrics.Integration(name, Integration),
+		logger:           deps.Logger.With("integration", Integration, "receiver", name),
+		channelTemplated: isTemplate(cfg.Channel),
 	}, nil
 }
 
@@ -159,19 +163,37 @@ type message struct {
 	// minimal is what is sent when Slack refuses blocks (refusedMessage):
 	// the header, the decision and the incident, without the alerts.
 	minimal []sl.Block
+	// data is the template data the message was rendered with (nil for a
+	// thread reply's digest).
+	data *notify.Data
 }
 
 // withActions is m with the triage lines and the buttons st offers on its
 // blocks and its minimal blocks (Notifier.withActions).
 func (m message) withActions(n *Notifier, no *alert.Notification, lines []string, st triageState) message {
-	return message{blocks: n.withActions(no, m.blocks, lines, st), text: m.text, minimal: n.withActions(no, m.minimal, lines, st)}
+	return message{blocks: n.withActions(no, m.blocks, lines, st), text: m.text, minimal: n.withActions(no, m.minimal, lines, st), data: m.data}
 }
 
+// render draws the incident's card (the parent message). The operator's
+// title and text are Slack mrkdwn, as in Alertmanager: they render over
+// escapedData, so their own links and mentions (<url|Graph>, <!here>)
+// reach Slack while a "<!channel>" from an alert is shown, not obeyed; the
+// built-in texts are escaped whole. The header is plain text: the title
+// renders there over the data as it is.
 func (n *Notifier) render(no *alert.Notification) message {
 	data := notify.NewData(no)
 	t := n.deps.Templates
+	safe := data
+	if n.cfg.Title != "" || n.cfg.Text != "" {
+		safe = escapedData(data) // data itself when nothing needs escaping
+	}
 	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, data)
-	text := t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, data)
+	var text string // mrkdwn
+	if n.cfg.Text == "" {
+		text = esc(t.Render(n.logger, "text", "", notify.DefaultText, data))
+	} else {
+		text = t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, safe)
+	}
 	pdRef := ""
 	if no.Action == alert.ActionPage && no.Paged {
 		// Only a page that went to PagerDuty names its incident there.
@@ -180,19 +202,82 @@ func (n *Notifier) render(no *alert.Notification) message {
 	if title == "" {
 		title = no.Incident
 	}
-	return message{blocks: Blocks(no, data, title, text, pdRef), text: fallbackText(title), minimal: MinimalBlocks(no, title, pdRef)}
+	fallback := ""
+	switch {
+	case n.cfg.Title == "":
+	case safe == data:
+		fallback = title
+	default:
+		fallback = t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, safe)
+	}
+	if fallback == "" {
+		fallback = fallbackText(title)
+	} else {
+		fallback, _ = notify.TruncateInRunes(fallback, maxText)
+	}
+	return message{blocks: cardBlocks(no, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(no, title, pdRef), data: data}
+}
+
+// isTemplate reports whether a config value is a template.
+func isTemplate(s string) bool { return strings.Contains(s, "{{") }
+
+// channelFor returns the channel a new message of data is posted to: the
+// configured channel, rendered with the notification's data when it is a
+// template (Alertmanager's '#{{ .CommonLabels.team }}-alerts'). Replies
+// and edits go to their parent's channel instead, from its Ref. A template
+// that renders nothing fails the notification, permanently: Slack needs a
+// channel (an incoming webhook, optional, posts to its own).
+func (n *Notifier) channelFor(data *notify.Data, optional bool) (string, error) {
+	if !n.channelTemplated {
+		return n.cfg.Channel, nil
+	}
+	ch := n.deps.Templates.Render(n.logger, "channel", n.cfg.Channel, "", data)
+	if ch == "" && !optional {
+		return "", alert.Permanent(errors.New("channel: the template rendered an empty channel for this notification"))
+	}
+	return ch, nil
 }
 
 // parentRef is an incident's parent message, kept by the dispatch core as
-// the notification's Ref ("channel ts").
-type parentRef struct{ channel, ts string }
-
-func parseParent(v string) (parentRef, bool) {
-	ch, ts, ok := strings.Cut(v, " ")
-	return parentRef{ch, ts}, ok && ch != "" && ts != ""
+// the notification's Ref: "channel ts", then the decision the parent was
+// drawn with when it is quieter than a page ("C0123 1700000000.000100
+// ticket"). A Ref without it is a page's, or was written by an older
+// router, which wrote no decision (read as a page: no redraw). Writing none
+// for a page keeps a page's Ref readable by those routers during a rolling
+// upgrade.
+type parentRef struct {
+	channel, ts string
+	drawn       alert.Action
 }
 
-func (p parentRef) String() string { return p.channel + " " + p.ts }
+func parseParent(v string) (parentRef, bool) {
+	ch, rest, ok := strings.Cut(v, " ")
+	ts, drawn, _ := strings.Cut(rest, " ")
+	return parentRef{channel: ch, ts: ts, drawn: alert.Action(drawn)}, ok && ch != "" && ts != ""
+}
+
+func (p parentRef) String() string {
+	if p.drawn == "" || p.drawn == alert.ActionPage {
+		return p.channel + " " + p.ts
+	}
+	return p.channel + " " + p.ts + " " + string(p.drawn)
+}
+
+// drawnAs returns the Ref of the parent redrawn with decision a.
+func (p parentRef) drawnAs(a alert.Action) parentRef {
+	p.drawn = a
+	return p
+}
+
+// quieterThan reports whether the parent was drawn with a decision quieter
+// than a (a Ref without one reads as a page).
+func (p parentRef) quieterThan(a alert.Action) bool {
+	drawn := p.drawn
+	if drawn == "" {
+		drawn = alert.ActionPage
+	}
+	return alert.Rank(a) > alert.Rank(drawn)
+}
 
 var _ alert.UnsentResolves = (*Notifier)(nil)
 
@@ -242,11 +327,16 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			msg.minimal = []sl.Block{note}
 			msg.text = "PagerDuty paged again. " + msg.text
 		}
-		if update && (no.Escalated || no.Repaged) {
+		if update && (no.Escalated || no.Repaged || p.quieterThan(no.Action)) {
 			// The parent's header says the quieter decision it was drawn
-			// with (a ticket that now pages), or its buttons a PagerDuty
-			// incident resolved: redraw it as this one.
-			n.editParent(ctx, no, p, n.render(no), false)
+			// with — a ticket whose alert now pages (Escalated), or a
+			// ticket's incident that a new alert paging joined (its Ref
+			// says ticket) —, or its buttons a PagerDuty incident resolved:
+			// redraw it as this one, and keep in the Ref what it says now.
+			if n.editParent(ctx, no, p, n.render(no), false) {
+				p = p.drawnAs(no.Action)
+				no.Ref = p.String()
+			}
 		}
 		err := n.reply(ctx, no, p, msg)
 		var se sl.SlackErrorResponse
@@ -257,22 +347,32 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
 	}
 	msg := n.render(no)
-	p, err := n.post(ctx, no, msg.withActions(n, no, nil, newTriageState(no)), "")
+	channel, err := n.channelFor(msg.data, false)
+	if err != nil {
+		return err
+	}
+	p, err := n.post(ctx, no, msg.withActions(n, no, nil, newTriageState(no)), channel, "")
 	if err != nil {
 		return err
 	}
 	if !no.IncidentResolved {
-		no.Ref = p.String()
+		no.Ref = p.drawnAs(no.Action).String()
 	}
 	return nil
 }
 
+// reply posts msg in p's thread, in p's channel (a templated channel is
+// rendered once, for the parent), and edits the parent when the incident
+// resolves or fires again; firing again, the Ref says the decision the
+// parent is now drawn with.
 func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRef, msg message) error {
-	if _, err := n.post(ctx, no, msg, p.ts); err != nil {
+	if _, err := n.post(ctx, no, msg, p.channel, p.ts); err != nil {
 		return err
 	}
 	if no.IncidentResolved || no.Opening {
-		n.editParent(ctx, no, p, msg, true)
+		if n.editParent(ctx, no, p, msg, true) && !no.IncidentResolved {
+			no.Ref = p.drawnAs(no.Action).String()
+		}
 	}
 	return nil
 }
@@ -282,8 +382,9 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 // parent keeps them too) and the buttons that apply; tell says whether the
 // triage hears of it (the parent resolved, or firing again). The news is in
 // the thread; editing the parent is cosmetic, so a failure is logged rather
-// than making Alertmanager resend the reply.
-func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p parentRef, msg message, tell bool) {
+// than making Alertmanager resend the reply; editParent reports whether the
+// parent was edited.
+func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p parentRef, msg message, tell bool) bool {
 	lines, st := []string(nil), newTriageState(no)
 	if n.triage != nil {
 		lines, st = n.triage.view(ctx, no, p, st)
@@ -293,20 +394,24 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		return err
 	}); err != nil {
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
-	} else if tell && n.triage != nil {
+		return false
+	}
+	if tell && n.triage != nil {
 		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 	}
+	return true
 }
 
-func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message, threadTS string) (parentRef, error) {
+// post posts msg to channel, in the thread of threadTS when set.
+func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message, channel, threadTS string) (parentRef, error) {
 	var p parentRef
 	err := n.callRefusable(ctx, no, msg, true, func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}
-		ch, ts, err := n.api.PostMessageContext(ctx, n.cfg.Channel, opts...)
-		p = parentRef{ch, ts}
+		ch, ts, err := n.api.PostMessageContext(ctx, channel, opts...)
+		p = parentRef{channel: ch, ts: ts}
 		return err
 	})
 	return p, err

@@ -6,11 +6,17 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -100,8 +106,19 @@ func (h *harness) opened(t *testing.T) (*slack.Notifier, *alert.Notification) {
 	return n, first
 }
 
-// ref is the Ref of message m: "channel ts".
+// ref is the Ref of message m as a page's parent: "channel ts".
 func ref(m slacktest.Message) string { return m.Channel + " " + m.TS }
+
+// parentOf is the message a Ref names, "channel ts", without the decision
+// a parent drawn quieter than a page adds ("C0001 1700000000.000001
+// ticket").
+func parentOf(r string) string {
+	f := strings.Fields(r)
+	if len(f) < 2 {
+		return r
+	}
+	return f[0] + " " + f[1]
+}
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -141,6 +158,7 @@ func TestPageBlocksMatchGolden(t *testing.T) {
 	if !bytes.Contains(msgs[0].Blocks, []byte("dedup_key `llm-inference-gpu/chat/TTFT`")) {
 		t.Fatal("the mirrored page lacks its PagerDuty reference")
 	}
+	// A page's Ref is "channel ts", as older routers wrote and read it.
 	if no.Ref != ref(msgs[0]) {
 		t.Fatalf("Ref = %q, want the parent %q", no.Ref, ref(msgs[0]))
 	}
@@ -169,7 +187,7 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 		}
 	}
 	parents := h.srv.Parents()
-	if len(parents) != 1 || ref(parents[0]) != first.Ref {
+	if len(parents) != 1 || ref(parents[0]) != parentOf(first.Ref) {
 		t.Fatalf("parents = %+v, want the one of Ref %q", parents, first.Ref)
 	}
 	if got := len(h.srv.Thread(parents[0].TS)); got != 4 {
@@ -187,7 +205,7 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	parents = h.srv.Parents()
-	if len(parents) != 2 || again.Ref != ref(parents[1]) {
+	if len(parents) != 2 || parentOf(again.Ref) != ref(parents[1]) {
 		t.Fatalf("parents = %d, Ref = %q; want a second parent handed back", len(parents), again.Ref)
 	}
 }
@@ -218,21 +236,41 @@ func TestOpeningUnderAKeptRefRepliesAndEditsTheParent(t *testing.T) {
 // notification succeeds.
 func TestAFailedParentEditIsLoggedAndTheReplyStands(t *testing.T) {
 	h := newHarness(t)
-	n, first := h.opened(t)
+	// Slack refuses every edit (cant_update_message), through a front of
+	// the stand-in: the reply goes to the parent's thread, in the parent's
+	// channel (its Ref), and the edit fails.
+	var updates atomic.Int32
+	target, err := url.Parse(h.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/chat.update") {
+			updates.Add(1)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, `{"ok":false,"error":"cant_update_message"}`)
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	n := h.notifier(t, func(c *slack.Config) { c.APIURL = front.URL + "/api/" })
 	ctx := context.Background()
-	// A Ref naming an unknown channel: the reply goes to the configured
-	// channel's thread, the edit of the parent answers channel_not_found.
-	_, ts, _ := strings.Cut(first.Ref, " ")
-	last := under("C9999 "+ts, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"))
+	first := opening("aaa")
+	if err := n.Notify(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	last := under(first.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"))
 	last.IncidentResolved = true
 	if err := n.Notify(ctx, last); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(h.srv.Thread(ts)); got != 1 {
+	if got := len(h.srv.Thread(h.srv.Parents()[0].TS)); got != 1 {
 		t.Fatalf("thread replies = %d, want 1", got)
 	}
-	if h.srv.Calls("chat.update") != 1 || !strings.Contains(h.logs.String(), "edit parent message failed") {
-		t.Fatalf("chat.update calls = %d, logs = %s; want one failed edit, logged", h.srv.Calls("chat.update"), h.logs.String())
+	if updates.Load() != 1 || !strings.Contains(h.logs.String(), "edit parent message failed") {
+		t.Fatalf("chat.update calls = %d, logs = %s; want one failed edit, logged", updates.Load(), h.logs.String())
 	}
 }
 
@@ -295,7 +333,7 @@ func TestSetsRefOnTheParentItPostsAndThreadsUnderAGivenRef(t *testing.T) {
 	}
 	wg.Wait()
 	parents := h.srv.Parents()
-	if len(parents) != 1 || ref(parents[0]) != first.Ref {
+	if len(parents) != 1 || ref(parents[0]) != parentOf(first.Ref) {
 		t.Fatalf("parents = %+v, want the one of Ref %q", parents, first.Ref)
 	}
 	if got := len(h.srv.Thread(parents[0].TS)); got != 4 {
@@ -348,7 +386,7 @@ func TestFailures(t *testing.T) {
 			no := opening("aaa")
 			err := h.notifier(t, tt.mutate).Notify(context.Background(), no)
 			if !tt.wantErr {
-				if err != nil || len(h.srv.Messages()) != 1 || no.Ref != ref(h.srv.Messages()[0]) {
+				if err != nil || len(h.srv.Messages()) != 1 || parentOf(no.Ref) != ref(h.srv.Messages()[0]) {
 					t.Fatalf("err = %v, messages = %d, Ref = %q", err, len(h.srv.Messages()), no.Ref)
 				}
 				for _, w := range h.waits.All() {
@@ -412,7 +450,7 @@ func TestADeletedParentIsReplaced(t *testing.T) {
 	if len(parents) != 1 {
 		t.Fatalf("parents = %d, want 1", len(parents))
 	}
-	if no.Ref != ref(parents[0]) {
+	if parentOf(no.Ref) != ref(parents[0]) {
 		t.Fatalf("Ref = %q, want the new parent %q", no.Ref, ref(parents[0]))
 	}
 
@@ -763,7 +801,7 @@ func TestARefusedMessageIsSentOnceMoreMinimal(t *testing.T) {
 		t.Fatalf("Notify: %v, want the minimal message sent", err)
 	}
 	msgs := h.srv.Messages()
-	if len(msgs) != 1 || no.Ref != ref(msgs[0]) {
+	if len(msgs) != 1 || parentOf(no.Ref) != ref(msgs[0]) {
 		t.Fatalf("%d messages, Ref %q; want the minimal message as the parent", len(msgs), no.Ref)
 	}
 	body := string(msgs[0].Blocks)
@@ -795,23 +833,30 @@ func TestARefusedMessageIsSentOnceMoreMinimal(t *testing.T) {
 }
 
 // A message's fallback text — what Slack shows in notifications — is cut
-// as Alertmanager cuts a Slack title and escaped: Slack reads it as mrkdwn,
-// and an alert's labels must not notify a whole channel.
+// as Alertmanager cuts a Slack title. Slack reads it as mrkdwn: the
+// operator's own mention in the title works, as in Alertmanager, while an
+// alert's label must not notify a whole channel (escaped).
 func TestFallbackTextIsBoundedAndEscaped(t *testing.T) {
 	h := newHarness(t)
 	n := h.notifier(t, func(c *slack.Config) {
-		c.Title = "<!channel> {{ .CommonLabels.alertname }} " + strings.Repeat("x", 5000)
+		c.Title = "<!here> {{ .CommonLabels.alertname }} " + strings.Repeat("x", 5000)
 	})
 	no := opening("aaa")
+	no.Data.CommonLabels = template.KV{"alertname": "<!channel>"}
 	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	text := h.srv.Messages()[0].Text
-	if strings.Contains(text, "<!channel>") || !strings.Contains(text, "&lt;!channel&gt;") {
-		t.Errorf("fallback text not escaped: %.80q", text)
+	if !strings.HasPrefix(text, "<!here> &lt;!channel&gt; xxx") || strings.Contains(text, "<!channel>") {
+		t.Errorf("fallback text = %.80q, want the operator's <!here> and the label escaped", text)
 	}
 	if utf8.RuneCountInString(text) > 1100 {
 		t.Errorf("fallback text is %d characters, want it cut near 1024", utf8.RuneCountInString(text))
+	}
+	// The header is plain text (Slack parses no markup there): the title
+	// as rendered.
+	if h := blocksOf(t, h.srv.Messages()[0])[0]["text"].(map[string]any)["text"].(string); !strings.HasPrefix(h, "<!here> <!channel> xxx") {
+		t.Errorf("header = %.80q, want the title as rendered", h)
 	}
 }
 

@@ -33,7 +33,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, errors.New("api_url_file: does not hold an absolute http(s) incoming-webhook URL")
 		}
 	}
-	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text} {
+	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text, "channel": cfg.Channel} {
 		if err := deps.Templates.Check(text); err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}
@@ -43,13 +43,14 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, err
 	}
 	return &Notifier{
-		name:       name,
-		cfg:        *cfg,
-		deps:       deps,
-		metrics:    deps.Metrics.Integration(name, Integration),
-		logger:     deps.Logger.With("integration", Integration, "receiver", name, "mode", "incoming-webhook"),
-		webhookURL: u,
-		httpClient: hc,
+		name:             name,
+		cfg:              *cfg,
+		deps:             deps,
+		metrics:          deps.Metrics.Integration(name, Integration),
+		logger:           deps.Logger.With("integration", Integration, "receiver", name, "mode", "incoming-webhook"),
+		webhookURL:       u,
+		httpClient:       hc,
+		channelTemplated: isTemplate(cfg.Channel),
 	}, nil
 }
 
@@ -58,20 +59,25 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 // channel) is permanent; anything else is retried.
 func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) error {
 	msg := n.render(no)
-	err := n.postWebhook(ctx, msg.text, msg.blocks)
+	channel, err := n.channelFor(msg.data, true)
+	if err != nil {
+		return err
+	}
+	err = n.postWebhook(ctx, channel, msg.text, msg.blocks)
 	var sc sl.StatusCodeError
 	if errors.As(err, &sc) && sc.Code == http.StatusBadRequest {
 		// Refused as drawn (the webhook answers 400 invalid_blocks …):
 		// once more as the minimal message.
 		n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident)
-		err = n.postWebhook(ctx, msg.text, msg.minimal)
+		err = n.postWebhook(ctx, channel, msg.text, msg.minimal)
 	}
 	return err
 }
 
-// postWebhook posts one message to the incoming webhook, with retries.
-func (n *Notifier) postWebhook(ctx context.Context, text string, blocks []sl.Block) error {
-	wm := &sl.WebhookMessage{Text: text, Blocks: &sl.Blocks{BlockSet: blocks}, Channel: n.cfg.Channel,
+// postWebhook posts one message to the incoming webhook, with retries
+// (channel "": the webhook's own).
+func (n *Notifier) postWebhook(ctx context.Context, channel, text string, blocks []sl.Block) error {
+	wm := &sl.WebhookMessage{Text: text, Blocks: &sl.Blocks{BlockSet: blocks}, Channel: channel,
 		Username: n.cfg.Username, IconEmoji: n.cfg.IconEmoji, IconURL: n.cfg.IconURL}
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))

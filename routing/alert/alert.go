@@ -355,6 +355,12 @@ type Notification struct {
 	// ConsoleURL links to the incident's page in the router's console (""
 	// when console.external_url is not set).
 	ConsoleURL string
+	// AlertmanagerReceiver is the receiver of Alertmanager that sent the
+	// webhook (its receiver field: the webhook to the router), where
+	// Alertmanager's UI lists the incident's alerts; "" when unknown (a
+	// replayed dead letter). Data.Receiver is the router's receiver, which
+	// users' templates expect there.
+	AlertmanagerReceiver string
 	// Data is the template data (Alertmanager's) computed from this
 	// notification's own alerts: Alerts, CommonLabels, CommonAnnotations and
 	// GroupLabels are the incident's, not the whole webhook's.

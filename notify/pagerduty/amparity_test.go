@@ -1,0 +1,103 @@
+package pagerduty_test
+
+import (
+	"context"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/alertmanager/template"
+	"go.yaml.in/yaml/v2"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+)
+
+// Alertmanager renders routing_key (routing_key_file's content too) with
+// each notification's data; the router sends one fixed key per entry — the
+// resolve of an incident and Slack triage's acknowledge and resolve have no
+// notification to render it from. A templated key used to load, pass
+// check-config and then fail every send (PagerDuty answers 400): it is
+// refused, saying what to do instead.
+func TestATemplatedRoutingKeyIsRefused(t *testing.T) {
+	var c pagerduty.Config
+	if err := yaml.UnmarshalStrict([]byte(`routing_key: '{{ .CommonLabels.pd_key }}'`), &c); err != nil {
+		t.Fatal(err)
+	}
+	err := c.Validate()
+	if err == nil || !strings.HasPrefix(err.Error(), "routing_key: a template") || !strings.Contains(err.Error(), "Route by the label instead") {
+		t.Fatalf("Validate: %v, want the templated routing_key refused with what to do", err)
+	}
+	if strings.Contains(err.Error(), "pd_key }}") {
+		t.Errorf("the error quotes the key's text: %v", err)
+	}
+
+	path := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(path, []byte("{{ .CommonLabels.pd_key }}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := pagerduty.DefaultConfig()
+	cfg.RoutingKeyFile = path
+	if _, err := pagerduty.New(&cfg, "oncall", notify.Deps{}); err == nil || !strings.HasPrefix(err.Error(), "routing_key_file: holds a template") {
+		t.Fatalf("New with a templated key file: %v, want it refused", err)
+	}
+}
+
+// The default client_url (and the event's "Alertmanager" link) opens the
+// incident's alerts in Alertmanager: those of Alertmanager's receiver that
+// sent the webhook (the router's receiver is no receiver of Alertmanager's:
+// it listed nothing) and of the group's labels. An operator's client_url
+// template is rendered as written.
+func TestTheClientURLOpensTheIncidentsAlertsInAlertmanager(t *testing.T) {
+	h := newHarness(t, nil)
+	no := opening("aaa")
+	no.AlertmanagerReceiver = "alert.router" // matched exactly: a regular expression there
+	no.Data.GroupLabels = template.KV{"alertname": "TTFTHigh", "namespace": `shop "eu"`, "odd name": "x"}
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.srv.Events()[0]
+	u, err := url.Parse(ev.ClientURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := url.ParseQuery(strings.TrimPrefix(u.Fragment, "/alerts?"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Host != "alertmanager.example.com" || !strings.HasPrefix(u.Fragment, "/alerts?") ||
+		q.Get("receiver") != `alert\.router` || q.Get("filter") != `{alertname="TTFTHigh", namespace="shop \"eu\""}` {
+		t.Fatalf("client_url = %q (receiver %q, filter %q), want Alertmanager's alerts of receiver alert.router and the group's labels", ev.ClientURL, q.Get("receiver"), q.Get("filter"))
+	}
+	var link string
+	for _, l := range ev.Links {
+		if l.Text == "Alertmanager" {
+			link = l.Href
+		}
+	}
+	if link != ev.ClientURL {
+		t.Errorf("the Alertmanager link = %q, want the client_url", link)
+	}
+
+	// Unknown receiver (a replayed dead letter): the group's alerts.
+	no = opening("aaa")
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.srv.Events()[1].ClientURL; got != "http://alertmanager.example.com/#/alerts?filter=%7Balertname%3D%22TTFTHigh%22%7D" {
+		t.Errorf("client_url = %q", got)
+	}
+
+	// The operator's template: as written.
+	h = newHarness(t, func(c *pagerduty.Config) { c.ClientURL = `{{ .ExternalURL }}/#/alerts?receiver={{ .Receiver }}` })
+	no = opening("aaa")
+	no.AlertmanagerReceiver = "alertrouter"
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.srv.Events()[0].ClientURL; got != "http://alertmanager.example.com/#/alerts?receiver=oncall" {
+		t.Errorf("client_url of the operator's template = %q", got)
+	}
+}
