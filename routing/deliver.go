@@ -37,6 +37,11 @@ type batch struct {
 	// cleared once this batch, an update turned into a trigger, is
 	// delivered (reopenHandResolved).
 	reopen store.Entry
+	// retriggered: this update goes out as the incident's trigger again
+	// (retrigger); retriggeredAfter is the incident's previous trigger time
+	// at this replica, put back when the send fails.
+	retriggered      bool
+	retriggeredAfter time.Time
 }
 
 func (b *batch) fail(err error) {
@@ -421,8 +426,12 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
-	} else if p.RetriggerInterval > 0 && b.n.Opening && b.integ.silentUpdates() {
+	} else if p.RetriggerInterval > 0 && b.n.Opening && b.integ.silentUpdates() && !b.retriggered {
 		p.retriggers.mark(p.incidentKey(b), p.now())
+	}
+	if err != nil && b.retriggered {
+		// Not sent: Alertmanager's retry is due again.
+		p.retriggers.restore(p.incidentKey(b), b.retriggeredAfter)
 	}
 	b.latency = time.Since(start)
 	if p.Metrics != nil {

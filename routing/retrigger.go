@@ -23,12 +23,40 @@ func (p *Pipeline) retrigger(b *batch, now time.Time) {
 	if p.RetriggerInterval <= 0 || b.err != nil || b.skip || b.kind != alert.KindFiring || !silentUpdate(b) {
 		return
 	}
-	if !p.retriggers.due(p.incidentKey(b), now, p.RetriggerInterval) {
+	prev, due := p.retriggers.due(p.incidentKey(b), now, p.RetriggerInterval)
+	if !due {
 		return
 	}
-	b.n.Opening = true
+	b.n.Opening, b.retriggered, b.retriggeredAfter = true, true, prev
 	p.Logger.Debug("new alerts joined an open incident not triggered for retrigger_interval: triggering it again",
 		"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident)
+}
+
+// due reports whether key was triggered, or first seen by this replica,
+// interval or longer before now, and then takes the trigger at now: the
+// webhooks joining the incident at the same moment find it taken, so a
+// storm of them sends one event. prev is the time it replaces (restore puts
+// it back when the send fails). An incident first seen counts from now:
+// another replica opened it, maybe a moment ago, and every replica
+// triggering at once on its first update would be a burst of events in a
+// storm.
+func (r *retriggers) due(key string, now time.Time, interval time.Duration) (prev time.Time, due bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.longest = max(r.longest, interval)
+	t, ok := r.last[key]
+	if ok && now.Sub(t) < interval {
+		return t, false
+	}
+	r.markLocked(key, now)
+	return t, ok
+}
+
+// restore puts back key's trigger time prev after a failed send.
+func (r *retriggers) restore(key string, prev time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.last[key] = prev
 }
 
 // retriggers remembers when this replica last sent each incident's trigger
@@ -46,23 +74,6 @@ type retriggers struct {
 // retriggersPrune is the size at which retriggers first drops what it no
 // longer needs.
 const retriggersPrune = 4096
-
-// due reports whether key was triggered, or first seen by this replica,
-// interval or longer before now. An incident first seen counts from now:
-// another replica opened it, maybe a moment ago, and every replica
-// triggering at once on its first update would be a burst of events in a
-// storm.
-func (r *retriggers) due(key string, now time.Time, interval time.Duration) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.longest = max(r.longest, interval)
-	t, ok := r.last[key]
-	if !ok {
-		r.markLocked(key, now)
-		return false
-	}
-	return now.Sub(t) >= interval
-}
 
 // mark records a trigger of key sent at now.
 func (r *retriggers) mark(key string, now time.Time) {

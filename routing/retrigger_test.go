@@ -1,6 +1,9 @@
 package routing_test
 
 import (
+	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -47,5 +50,28 @@ func TestNewAlertsJoiningAnOpenIncidentTriggerItAgainOncePerInterval(t *testing.
 				t.Errorf("PagerDuty triggers = %d after a repeat of a notified alert, want %d", got, want)
 			}
 		})
+	}
+}
+
+// Webhooks bringing new alerts to the incident at the same moment, once
+// the interval has passed, send one trigger between them: the first takes
+// it before its send.
+func TestConcurrentJoinsRetriggerOnce(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	c := newClock()
+	p := s.replica(e)
+	p.Now, p.RetriggerInterval = c.Now, 5*time.Minute
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	c.Advance(6 * time.Minute)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			_, _ = p.Process(context.Background(), payload(t, tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprintf("n%d", i))))
+		})
+	}
+	wg.Wait()
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Errorf("PagerDuty triggers = %d after 8 concurrent webhooks of new alerts, want the opening's and one more", got)
 	}
 }

@@ -54,7 +54,7 @@ func TestTheClientURLOpensTheIncidentsAlertsInAlertmanager(t *testing.T) {
 	h := newHarness(t, nil)
 	no := opening("aaa")
 	no.AlertmanagerReceiver = "alert.router" // matched exactly: a regular expression there
-	no.Data.GroupLabels = template.KV{"alertname": "TTFTHigh", "namespace": `shop "eu"`, "odd name": "x"}
+	no.Data.GroupLabels = template.KV{"alertname": "TTFTHigh", "namespace": `shop "eu"`, "team": "a<b>&c", "odd name": "x"}
 	if err := h.n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
@@ -63,12 +63,12 @@ func TestTheClientURLOpensTheIncidentsAlertsInAlertmanager(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := url.ParseQuery(strings.TrimPrefix(u.Fragment, "/alerts?"))
+	q, err := url.ParseQuery(strings.TrimPrefix(u.EscapedFragment(), "/alerts?"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if u.Host != "alertmanager.example.com" || !strings.HasPrefix(u.Fragment, "/alerts?") ||
-		q.Get("receiver") != `alert\.router` || q.Get("filter") != `{alertname="TTFTHigh", namespace="shop \"eu\""}` {
+		q.Get("receiver") != `alert\.router` || q.Get("filter") != `{alertname="TTFTHigh", namespace="shop \"eu\"", team="a<b>&c"}` {
 		t.Fatalf("client_url = %q (receiver %q, filter %q), want Alertmanager's alerts of receiver alert.router and the group's labels", ev.ClientURL, q.Get("receiver"), q.Get("filter"))
 	}
 	var link string

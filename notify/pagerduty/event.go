@@ -289,6 +289,11 @@ func AlertsURL(no *alert.Notification, data *notify.Data) string {
 	return b.String()
 }
 
+// matcherQuote writes a label value as a double-quoted matcher value of
+// Alertmanager's filter, escaping only what its parser unescapes (\\, \"
+// and newlines): json.Marshal's \u003c for <, > and & would match nothing.
+var matcherQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
 // groupFilter is the matchers {name="value", …} of Alertmanager's UI filter
 // for labels, "" for none. A label whose name the UI's filter cannot hold
 // (spaces, quotes, {}=!~,) is left out: the list is wider, never empty.
@@ -301,16 +306,13 @@ func groupFilter(labels template.KV) string {
 		if p.Name == "" || strings.ContainsFunc(p.Name, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`{}!=~,\"'`+"`", r) }) {
 			continue
 		}
-		v, err := json.Marshal(p.Value)
-		if err != nil {
-			continue
-		}
 		if b.Len() > 0 {
 			b.WriteString(", ")
 		}
 		b.WriteString(p.Name)
-		b.WriteByte('=')
-		b.Write(v)
+		b.WriteString(`="`)
+		b.WriteString(matcherQuote.Replace(p.Value))
+		b.WriteByte('"')
 	}
 	if b.Len() == 0 {
 		return ""
