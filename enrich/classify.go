@@ -755,12 +755,12 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 				// A specific word ("EVR") still counts after a generic one
 				// ("eviction") with the same target: it is what makes the
 				// generic one count (see corroborate).
-				switch prev := s.sameTarget(kind, t); {
-				case annotation && s.health && t.scrape:
-					if prev == nil && !s.listed(kind, t) {
+				if annotation && s.health && t.scrape {
+					// Listed, not counted (listed covers sameTarget's).
+					if !s.listed(kind, t) {
 						s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t})
 					}
-				case prev == nil || (prev.tgt.generic && !t.generic):
+				} else if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
 					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
 				}
 			}

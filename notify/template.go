@@ -359,3 +359,7 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 	}
 	return strings.TrimSpace(s)
 }
+
+// IsTemplate reports whether a configuration value is a template (holds
+// "{{"): Alertmanager renders such a value with each notification's data.
+func IsTemplate(s string) bool { return strings.Contains(s, "{{") }

@@ -731,16 +731,11 @@ func (e *Engine) thresholds(sens string) Thresholds {
 	return e.regr.Sensitivities.Medium
 }
 
-// severityAction maps one severity value (severityKey, severityOfKey): a
-// word of the table (as it is, or without "-", "_" and spaces: SEV-1, P_0),
-// else a whole number (1 = most severe; 3.0 is 3), else words and numbers
-// that agree (P1-Critical).
-func (e *Engine) severityAction(v string) (alert.Action, bool) {
-	return e.severityOfKey(severityKey(v))
-}
-
-// severityOf is severityAction that also returns the value's key, the tier
-// of a decision it makes.
+// severityOf maps one severity value (severityKey, severityOfKey): a word
+// of the table (as it is, or without "-", "_" and spaces: SEV-1, P_0), else
+// a whole number (1 = most severe; 3.0 is 3), else words and numbers that
+// agree (P1-Critical). It also returns the value's key, the tier of a
+// decision it makes.
 func (e *Engine) severityOf(v string) (act alert.Action, key string, known bool) {
 	key = severityKey(v)
 	act, known = e.severityOfKey(key)
@@ -795,7 +790,7 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 		}
 		act, key, known := e.severityOf(v)
 		if !known {
-			st.note("%s %s %q is not a recognised severity%s", name, src, v, e.unrecognisedWhy(v))
+			st.note("%s %s %q is not a recognised severity%s", name, src, v, e.unrecognisedWhy(key))
 			continue
 		}
 		r := name + "=" + strconv.Quote(v) + " → " + string(act)

@@ -257,11 +257,11 @@ func (e *Engine) severityOfKey(s string) (alert.Action, bool) {
 	return "", false
 }
 
-// unrecognisedWhy says why a compound severity value is not recognised,
+// unrecognisedWhy says why a compound severity value (its severityKey) is not recognised,
 // for the note that names it: " (its parts disagree: p3 → ticket, critical
 // → page)", " (\"non\" negates it)"; "" for any other value.
-func (e *Engine) unrecognisedWhy(v string) string {
-	_, parts, n, _ := e.compoundSeverity(severityKey(v))
+func (e *Engine) unrecognisedWhy(key string) string {
+	_, parts, n, _ := e.compoundSeverity(key)
 	if n == 0 {
 		return ""
 	}

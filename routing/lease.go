@@ -33,7 +33,7 @@ type incidentLease struct {
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
-	return store.Key(p.Dedup.KeyPrefix, "inc", b.incident, b.receiver+"/"+b.integ.Name)
+	return store.IncidentKey(p.Dedup.KeyPrefix, b.incident, b.receiver+"/"+b.integ.Name)
 }
 
 // members are the incident members of bs' alerts: fingerprint, start and,
@@ -138,13 +138,18 @@ func (l *incidentLease) pendingSteps() []leaseStep {
 		out = append(out, leaseStep{store.StepJoin, l.joins})
 	}
 	if len(l.leaves) > 0 && !l.left {
-		step := store.StepLeave
-		if l.keepOpen {
-			step = store.StepUnjoin
-		}
-		out = append(out, leaseStep{step, l.leaves})
+		out = append(out, leaseStep{l.leaveStep(), l.leaves})
 	}
 	return out
+}
+
+// leaveStep is the step l's resolves leave the incident with: Leave, or
+// Unjoin when they may not close it (keepOpen).
+func (l *incidentLease) leaveStep() store.IncidentStep {
+	if l.keepOpen {
+		return store.StepUnjoin
+	}
+	return store.StepLeave
 }
 
 // keepsOpen reports whether msg's resolves may not close an incident:
@@ -278,11 +283,7 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string) {
 			for _, b := range l.leaves {
 				b.n.IncidentResolved = closing
 			}
-			step := store.StepLeave
-			if l.keepOpen {
-				step = store.StepUnjoin
-			}
-			later = append(later, store.IncidentOp{Key: l.key, Step: step, Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
+			later = append(later, store.IncidentOp{Key: l.key, Step: l.leaveStep(), Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
 			if closing {
 				later = append(later, store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
 			}

@@ -130,5 +130,13 @@ type Incidents interface {
 	Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error)
 }
 
+// IncidentKey is the state key of incident at one integration (as
+// "receiver/integration", alert.Notification's names): where the dispatch
+// core keeps its lifecycle, and Slack triage reads whether its page is
+// confirmed.
+func IncidentKey(prefix, incident, integration string) string {
+	return Key(prefix, "inc", incident, integration)
+}
+
 // membersKey is where an incident's members live, next to its state.
 func membersKey(stateKey string) string { return stateKey + ":m" }

@@ -18,6 +18,7 @@ import (
 	yamlv2 "go.yaml.in/yaml/v2"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
@@ -530,7 +531,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 				pdLost = append(pdLost, why)
 				continue
 			}
-			if pagerduty.IsTemplate(str(mustGet(c, "routing_key"))) {
+			if notify.IsTemplate(str(mustGet(c, "routing_key"))) {
 				// Alertmanager renders it per notification; the router
 				// refuses it (check-config too): left out, as a v1 key.
 				why := fmt.Sprintf("%s.pagerduty_configs[%d].routing_key: %s", path, i, pagerduty.TemplatedRoutingKey)

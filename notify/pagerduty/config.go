@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redact"
+	"github.com/alertrouter/alertrouter/notify"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
@@ -80,7 +81,7 @@ func (c *Config) Validate() error {
 		errs = append(errs, errors.New("routing_key: one of routing_key or routing_key_file is required"))
 	case c.RoutingKey != "" && c.RoutingKeyFile != "":
 		errs = append(errs, errors.New("routing_key: at most one of routing_key and routing_key_file may be set"))
-	case IsTemplate(string(c.RoutingKey)):
+	case notify.IsTemplate(string(c.RoutingKey)):
 		errs = append(errs, errors.New("routing_key: "+TemplatedRoutingKey))
 	}
 	if _, err := endpointBase(c.URL); err != nil {
@@ -103,9 +104,6 @@ func (c *Config) Validate() error {
 // would fail every send (PagerDuty answers 400 to the template's text).
 const TemplatedRoutingKey = "a template ({{ … }}): the router sends an incident's trigger, its resolve and the acknowledge and resolve clicked in Slack with one fixed key per pagerduty_configs entry, and does not render it as Alertmanager does. " +
 	"Route by the label instead: one receiver per PagerDuty service, each with its own fixed routing_key (or routing_key_file), and a route per value of the label sending to it (matchers: ['pd_key=\"<value>\"'])"
-
-// IsTemplate reports whether a config value is a template.
-func IsTemplate(s string) bool { return strings.Contains(s, "{{") }
 
 // endpointBase turns the enqueue URL into the base go-pagerduty wants (it
 // appends /v2/enqueue itself).

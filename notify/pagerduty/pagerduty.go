@@ -70,7 +70,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("routing_key_file: %w", err)
 	}
-	if IsTemplate(key) {
+	if notify.IsTemplate(key) {
 		// Alertmanager renders the file's content too.
 		return nil, errors.New("routing_key_file: holds " + TemplatedRoutingKey)
 	}

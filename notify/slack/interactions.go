@@ -764,7 +764,7 @@ func (t *Triage) pageConfirmed(ctx context.Context, c *click) bool {
 	if c.tg.pagedThrough == "" {
 		return true
 	}
-	key := store.Key(t.o.KeyPrefix, "inc", c.st.Incident, c.tg.pagedThrough)
+	key := store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough)
 	wait := t.o.PageWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)/2)
@@ -825,10 +825,7 @@ type groupLookup struct{ workspace, id string }
 // the rest of the request.
 func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user string, lookups groupLookups) (bool, error) {
 	cfg := &tg.n.cfg
-	ids, ok := cfg.Authorized[action]
-	if !ok && action == ActionUnsilence {
-		ids, ok = cfg.Authorized[ActionSilence]
-	}
+	_, ids, ok := authorizedList(cfg, action)
 	if !ok {
 		return true, nil
 	}
@@ -859,16 +856,23 @@ func (t *Triage) authorized(ctx context.Context, tg *triageTarget, action, user 
 	return false, errors.Join(errs...)
 }
 
+// authorizedList is the list of cfg.Authorized that decides who may take
+// action, and its key: unsilence falls back to silence's. ok is false when
+// there is none (anyone may).
+func authorizedList(cfg *Config, action string) (key string, ids []string, ok bool) {
+	if ids, ok = cfg.Authorized[action]; ok || action != ActionUnsilence {
+		return action, ids, ok
+	}
+	ids, ok = cfg.Authorized[ActionSilence]
+	return ActionSilence, ids, ok
+}
+
 // whoMay says, for a refusal, which list of the configuration decides who
 // may take action on target tg (receiver's integration): its key in the
 // receiver's slack_configs entry, and its user groups (their ids; users it
 // lists are counted, not named).
 func whoMay(tg *triageTarget, receiver, integration, action string) string {
-	key := action
-	ids, ok := tg.n.cfg.Authorized[action]
-	if !ok && action == ActionUnsilence {
-		key, ids = ActionSilence, tg.n.cfg.Authorized[ActionSilence]
-	}
+	key, ids, _ := authorizedList(&tg.n.cfg, action)
 	var groups []string
 	users := 0
 	for _, id := range ids {

@@ -119,7 +119,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		deps:             deps,
 		metrics:          deps.Metrics.Integration(name, Integration),
 		logger:           deps.Logger.With("integration", Integration, "receiver", name),
-		channelTemplated: isTemplate(cfg.Channel),
+		channelTemplated: notify.IsTemplate(cfg.Channel),
 	}, nil
 }
 
@@ -217,9 +217,6 @@ func (n *Notifier) render(no *alert.Notification) message {
 	}
 	return message{blocks: cardBlocks(no, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(no, title, pdRef), data: data}
 }
-
-// isTemplate reports whether a config value is a template.
-func isTemplate(s string) bool { return strings.Contains(s, "{{") }
 
 // channelFor returns the channel a new message of data is posted to: the
 // configured channel, rendered with the notification's data when it is a

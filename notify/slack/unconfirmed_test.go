@@ -172,6 +172,9 @@ func TestASilenceAlertmanagerConfirmedTooLateIsSaid(t *testing.T) {
 	if got := e.actionCount(slack.ActionSilence, slack.OutcomeUnconfirmed); got != 1 {
 		t.Fatalf("silence counted unconfirmed %v times, want 1", got)
 	}
+	if b := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(b, "alertrouter:silence") {
+		t.Fatalf("buttons after the unconfirmed silence %q, want Silence still offered", b)
+	}
 }
 
 // /alertrouter silence while Alertmanager answers after the command's

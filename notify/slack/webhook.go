@@ -50,7 +50,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		logger:           deps.Logger.With("integration", Integration, "receiver", name, "mode", "incoming-webhook"),
 		webhookURL:       u,
 		httpClient:       hc,
-		channelTemplated: isTemplate(cfg.Channel),
+		channelTemplated: notify.IsTemplate(cfg.Channel),
 	}, nil
 }
 

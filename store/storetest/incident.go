@@ -29,7 +29,7 @@ func init() {
 }
 
 func (k keyMaker) incident(name string) string {
-	return store.Key(k.prefix, "inc", name, "pagerduty/0")
+	return store.IncidentKey(k.prefix, name, "pagerduty/0")
 }
 
 func members(fps ...string) []store.Member {
