@@ -18,6 +18,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v2"
+	yaml3 "go.yaml.in/yaml/v3"
 
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
@@ -303,13 +305,24 @@ func LoadDefault() *Config {
 // `*_file`, TLS files, template globs) is resolved against dir, the config
 // file's directory.
 func Parse(b []byte, dir string) (*Config, error) {
-	b, expanded, err := expandEnv(b)
+	b, doc, expanded, err := expandEnv(b)
 	if err != nil {
 		return nil, err
 	}
 	c := Default()
 	c.secrets.Add(expanded...)
 	if err := yaml.UnmarshalStrict(b, c); err != nil {
+		// Say where: the YAML path and line of each problem (the nodes
+		// of an expanded document keep the lines as written).
+		if doc == nil {
+			var n yaml3.Node
+			if yaml3.Unmarshal(b, &n) == nil {
+				doc = &n
+			}
+		}
+		if located := locateError(doc, reflect.TypeOf(Config{})); located != nil {
+			err = located
+		}
 		return nil, c.Redact(fmt.Errorf("parse YAML: %w", err))
 	}
 	c.collectSecrets()

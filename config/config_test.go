@@ -10,13 +10,13 @@ import (
 
 func TestBadConfigsFailWithTheirYAMLPath(t *testing.T) {
 	cases := map[string]string{
-		"unknown-key.bad.yml":        "field recievers not found",
+		"unknown-key.bad.yml":        "recievers: unknown field (line 3; did you mean receivers?)",
 		"undefined-receiver.bad.yml": `route.routes[0].receiver: undefined receiver "pagerduty"`,
 		"bad-matcher.bad.yml":        "route.routes[0].matchers[0]:",
 		"duplicate-receiver.bad.yml": `receivers[1].name: duplicate receiver name "log"`,
 		"no-route.bad.yml":           "route: required",
 		"dedup-ttl.bad.yml":          "dedup.notified_ttl: 1h must be longer than repeat_interval (4h)",
-		"undefined-env.bad.yml":      "undefined environment variable(s) referenced as ${…}: ALERTROUTER_TEST_UNDEFINED_VARIABLE",
+		"undefined-env.bad.yml":      "auth.bearer_token: undefined environment variable(s) referenced as ${…}: ALERTROUTER_TEST_UNDEFINED_VARIABLE (line 2)",
 		"basic-auth.bad.yml":         "auth.basic_auth: exactly one of password and password_file must be set",
 		"flap.bad.yml":               "flap.threshold: must be at least 1, got 0",
 		"prometheus.bad.yml":         "prometheus.url: required (or set prometheus.from_generator_url)",
@@ -101,7 +101,7 @@ func TestEmbeddedDefaultsAreValid(t *testing.T) {
 }
 
 func TestDollarDollarIsALiteralDollar(t *testing.T) {
-	out, _, err := expandEnv([]byte("a: $$HOME"))
+	out, _, _, err := expandEnv([]byte("a: $$HOME"))
 	if err != nil || string(out) != "a: \"$HOME\"\n" {
 		t.Fatalf("expandEnv = %q, %v; want a literal $HOME", out, err)
 	}
@@ -215,5 +215,71 @@ func TestRetriggerInterval(t *testing.T) {
 		if got := time.Duration(c.Incidents.RetriggerInterval); got != tt.want {
 			t.Errorf("incidents %s: retrigger_interval %s, want %s", tt.incidents, got, tt.want)
 		}
+	}
+}
+
+// What the YAML decode itself refuses (an unknown key deep in the tree, a
+// duration without a unit, an unknown time zone, a word where a number
+// belongs) is named by its YAML path and line, as the checks after the
+// decode name theirs — not by yaml.v2's Go type names, nor with no
+// position at all; in a file with ${ENV} references too (the lines are
+// those of the text as written).
+func TestDecodeErrorsNameTheYAMLPathAndLine(t *testing.T) {
+	t.Setenv("ALERTROUTER_TEST_TOKEN", "tok")
+	const tail = "route:\n  receiver: log\nreceivers:\n  - name: log\n    log_configs: [{}]\n"
+	cases := []struct{ name, yml, want, not string }{
+		{"unknown key in a route", "route:\n  receiver: log\n  recevier: x\nreceivers:\n  - name: log\n    log_configs: [{}]\n",
+			"route.recevier: unknown field (line 3; did you mean receiver?)", "routing.Route"},
+		{"unknown key in a receiver's integration", tail + "  - name: pd\n    pagerduty_configs:\n      - routing_key: k\n        severty: x\n",
+			"receivers[1].pagerduty_configs[0].severty: unknown field (line 9; did you mean severity?)", "pagerduty.Config"},
+		{"a duration without a unit", "dedup:\n  claim_ttl: 5\n" + tail,
+			`dedup.claim_ttl: not a valid duration string: "5" (line 2)`, ""},
+		{"an unknown time zone", "time_intervals:\n  - name: night\n    time_intervals:\n      - location: Mars/Olympus\n" + tail,
+			"time_intervals[0].time_intervals[0].location: unknown time zone Mars/Olympus (line 4)", ""},
+		{"a word where a number belongs", "webhook:\n  max_concurrent: many\n" + tail,
+			"webhook.max_concurrent: cannot unmarshal !!str `many` into int (line 2)", ""},
+		{"after an expanded reference", "auth:\n  bearer_token: ${ALERTROUTER_TEST_TOKEN}\nwebhook:\n  timeout: 10\n" + tail,
+			`webhook.timeout: not a valid duration string: "10" (line 4)`, "tok"},
+		{"a section's own path", "policies:\n  capacity: {warning: 0.9}\n" + tail,
+			"policies.capacity.warning: unknown field (line 2", ""},
+		{"every problem", "dedup:\n  claim_ttl: 5\nflap:\n  treshold: 2\n" + tail,
+			"dedup.claim_ttl: not a valid duration string: \"5\" (line 2)\nflap.treshold: unknown field (line 4; did you mean threshold?)", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse([]byte(tc.yml), ".")
+			if err == nil {
+				t.Fatal("Parse succeeded")
+			}
+			if !strings.Contains(err.Error(), tc.want) || (tc.not != "" && strings.Contains(err.Error(), tc.not)) {
+				t.Errorf("error = %q\nwant it to contain %q (and not %q)", err, tc.want, tc.not)
+			}
+		})
+	}
+}
+
+// Locating a decode error never loops nor expands aliases without bound:
+// a self-referencing anchor and the "billion laughs" keep yaml.v2's error.
+func TestLocatingSurvivesHostileAliases(t *testing.T) {
+	laughs := "a: &a [x, x, x, x, x, x, x, x, x, x]\n"
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		laughs += n + ": &" + n + " [" + strings.Repeat("*"+prev+", ", 9) + "*" + prev + "]\n"
+		prev = n
+	}
+	for _, in := range []string{
+		"a: &x [*x]\n",
+		"route: &r {receiver: log, routes: [*r]}\nreceivers: [{name: log, log_configs: [{}]}]\n",
+		laughs,
+		"x: &m {receiver: log, bogus: 1}\nroute: *m\nreceivers: [{name: log, log_configs: [{}]}]\n",
+	} {
+		if _, err := Parse([]byte(in), "."); err == nil {
+			t.Errorf("Parse(%.40q) succeeded", in)
+		}
+	}
+	// An alias of a shared anchor is located through.
+	_, err := Parse([]byte("x: &m {receiver: log, bogus: 1}\n"+"route: *m\nreceivers: [{name: log, log_configs: [{}]}]\n"), ".")
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Errorf("error = %v, want the unknown key named", err)
 	}
 }

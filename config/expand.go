@@ -31,18 +31,22 @@ var (
 //
 // A plain `${VAR}` whose value is an integer or a boolean stays a plain
 // scalar, so numeric and boolean keys take references too.
-func expandEnv(b []byte) ([]byte, []string, error) {
+//
+// The expanded document is returned too (nil when nothing was expanded):
+// its nodes keep the lines of the text as written, for errors to cite.
+func expandEnv(b []byte) ([]byte, *yaml3.Node, []string, error) {
 	if !envRef.Match(b) {
-		return b, nil, nil
+		return b, nil, nil, nil
 	}
 	var doc yaml3.Node
 	if err := yaml3.Unmarshal(b, &doc); err != nil {
 		// The strict parse that follows reports the syntax error on the
 		// text as written (no value expanded into it).
-		return b, nil, nil
+		return b, nil, nil, nil
 	}
-	var missing, values []string
-	expand := func(n *yaml3.Node) {
+	var values []string
+	var missing []error
+	expand := func(n *yaml3.Node, path string) {
 		if n.Kind != yaml3.ScalarNode || n.ShortTag() != "!!str" || !strings.Contains(n.Value, "$") {
 			return
 		}
@@ -55,7 +59,10 @@ func expandEnv(b []byte) ([]byte, []string, error) {
 			name := m[2 : len(m)-1]
 			v, ok := os.LookupEnv(name)
 			if !ok {
-				missing = append(missing, name)
+				if path == "" {
+					path = "(top level)"
+				}
+				missing = append(missing, fmt.Errorf("%s: undefined environment variable(s) referenced as ${…}: %s (line %d)", path, name, n.Line))
 			}
 			values = append(values, v)
 			return v
@@ -74,31 +81,35 @@ func expandEnv(b []byte) ([]byte, []string, error) {
 			n.Tag, n.Style = "!!str", yaml3.DoubleQuotedStyle
 		}
 	}
-	walkValues(&doc, expand)
+	walkValues(&doc, "", expand)
 	if len(missing) > 0 {
-		return nil, nil, fmt.Errorf("undefined environment variable(s) referenced as ${…}: %s", strings.Join(missing, ", "))
+		return nil, nil, nil, errors.Join(missing...)
 	}
 	out, err := yaml3.Marshal(&doc)
 	if err != nil {
-		return nil, nil, fmt.Errorf("expanding ${…} references: %v", err)
+		return nil, nil, nil, fmt.Errorf("expanding ${…} references: %v", err)
 	}
-	return out, values, nil
+	return out, &doc, values, nil
 }
 
 // walkValues calls f on every value node of the tree under n (mapping keys
-// excluded).
-func walkValues(n *yaml3.Node, f func(*yaml3.Node)) {
+// excluded), with its YAML path (receivers[1].pagerduty_configs[0].routing_key).
+func walkValues(n *yaml3.Node, path string, f func(*yaml3.Node, string)) {
 	switch n.Kind {
-	case yaml3.DocumentNode, yaml3.SequenceNode:
+	case yaml3.DocumentNode:
 		for _, c := range n.Content {
-			walkValues(c, f)
+			walkValues(c, path, f)
+		}
+	case yaml3.SequenceNode:
+		for i, c := range n.Content {
+			walkValues(c, fmt.Sprintf("%s[%d]", path, i), f)
 		}
 	case yaml3.MappingNode:
 		for i := 1; i < len(n.Content); i += 2 {
-			walkValues(n.Content[i], f)
+			walkValues(n.Content[i], join(path, n.Content[i-1].Value), f)
 		}
 	case yaml3.ScalarNode:
-		f(n)
+		f(n, path)
 	}
 }
 

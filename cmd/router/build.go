@@ -230,9 +230,24 @@ func evaluator(cfg *config.Config) (*routing.Pipeline, error) {
 	}, nil
 }
 
+// inConfig names the file of cfg in err, as config.Load names it in its
+// errors: what fails to build (a secret or TLS file missing, a template)
+// is a mistake in that file.
+func inConfig(cfg *config.Config, err error) error {
+	if err == nil || cfg.Source == "" {
+		return err
+	}
+	return fmt.Errorf("config %q: %w", cfg.Source, err)
+}
+
 // build builds a generation from cfg on st (the store to use, from
-// openState or the previous generation).
+// openState or the previous generation). Its errors name the config file.
 func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
+	b, err := d.buildGeneration(cfg, st)
+	return b, inConfig(cfg, err)
+}
+
+func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p, err := evaluator(cfg)
 	if err != nil {
 		return nil, cfg.Redact(err)

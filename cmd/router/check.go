@@ -42,7 +42,7 @@ func (m *Main) checkConfig(testRoute string) int {
 	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
 	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
-		return fail(cfg.Redact(err))
+		return fail(inConfig(cfg, cfg.Redact(err)))
 	}
 	b, err := d.build(cfg, st)
 	st.close()

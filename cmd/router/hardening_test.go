@@ -54,7 +54,7 @@ var breaks = map[string]struct {
 }{
 	"ok":                 {},
 	"unknown key":        {fragment{top: "bogus_key: 1\n"}, "bogus_key"},
-	"secret in int":      {fragment{top: "webhook:\n  max_body_bytes: ${ALERTROUTER_LEAK}\n"}, "line 2: cannot unmarshal"},
+	"secret in int":      {fragment{top: "webhook:\n  max_body_bytes: ${ALERTROUTER_LEAK}\n"}, "webhook.max_body_bytes: cannot unmarshal !!str"},
 	"validation":         {fragment{receivers: "  - name: nokey\n    pagerduty_configs: [{}]\n"}, "receivers[1]"},
 	"missing key file":   {fragment{receivers: "  - name: pdfile\n    pagerduty_configs: [{routing_key_file: nonexistent-key}]\n"}, "pagerduty_configs[0].routing_key_file"},
 	"broken template":    {fragment{receivers: "  - name: pdtmpl\n    pagerduty_configs: [{routing_key: k, summary: '{{ .Broken '}]\n"}, "pagerduty_configs[0].summary"},

@@ -704,7 +704,14 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 			dropped = append(dropped, k)
 			continue
 		case k == "receiver":
-			if name := str(it.Value); !receivers[name] {
+			name := str(it.Value)
+			if name == "" {
+				// `receiver: null` or "": Alertmanager's route inherits
+				// its parent's receiver, as the router's does when the key
+				// is absent (the root's is required: checked after).
+				continue
+			}
+			if !receivers[name] {
 				return nil, fmt.Errorf("%s.receiver: undefined receiver %q", path, name)
 			}
 		case k == "routes":

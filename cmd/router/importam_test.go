@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -543,5 +544,52 @@ receivers:
 	}
 	if got := cfg.Receivers[0].PagerdutyConfigs[0].Description; got != text {
 		t.Errorf("description = %q, want Alertmanager's %q", got, text)
+	}
+}
+
+// A child route with `receiver: null`, `receiver:` or no receiver inherits
+// its parent's in Alertmanager (testdata/alertmanager/receiver-null-inherits.yml,
+// the shape of real files that "silence" a branch this way): the import
+// keeps the route, and the router routes it as Alertmanager does.
+func TestImportInheritsTheReceiverOfARouteWithANullOne(t *testing.T) {
+	code, out, errs := runMain(t, "import-alertmanager", "../../testdata/alertmanager/receiver-null-inherits.yml")
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	p := writeFile(t, "router.yml", out)
+	// What `amtool config routes test` answers for the same file.
+	for labels, want := range map[string]string{
+		"team=db,severity=warning,decision=page":  "db-pager",
+		"team=db,severity=critical,decision=page": "db-pager",
+		"team=web,severity=warning,decision=page": "default-email",
+		"alertname=x,decision=page":               "default-email",
+	} {
+		code, got, errs := runMain(t, "--config.file="+p, "check-config", "--test-route", labels)
+		if code != 0 || strings.TrimSpace(got) != want {
+			t.Errorf("--test-route %s: exit %d, %q (%s); want %q, as Alertmanager", labels, code, got, errs, want)
+		}
+	}
+	// The root's receiver is still required.
+	am := writeFile(t, "alertmanager.yml", "route:\n  receiver: null\nreceivers: [{name: a}]\n")
+	if code, _, errs := runMain(t, "import-alertmanager", am); code != 1 || !strings.Contains(errs, "route.receiver: missing") {
+		t.Errorf("a root route with receiver: null: exit %d, %s; want 1 naming route.receiver", code, errs)
+	}
+}
+
+// What fails only when the config is built (a secret or TLS file that is
+// missing, at check-config, at start or at a reload) names the config file,
+// as the errors of its parse and checks do.
+func TestBuildErrorsNameTheConfigFile(t *testing.T) {
+	p := writeFile(t, "router.yml", `route:
+  receiver: pd
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key_file: missing-routing-key
+`)
+	code, _, errs := runMain(t, "--config.file="+p, "check-config")
+	want := fmt.Sprintf("config %q: receivers[0].pagerduty_configs[0].routing_key_file: read secret file", p)
+	if code != 1 || !strings.Contains(errs, want) {
+		t.Errorf("check-config: exit %d:\n%s\nwant 1 and %q", code, errs, want)
 	}
 }

@@ -152,7 +152,7 @@ func (rt *runtime) reload() error {
 	st := old.state
 	if !sameStore(old.state.cfg, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
-			return cfg.Redact(err)
+			return inConfig(cfg, cfg.Redact(err))
 		}
 	} else {
 		// Same client; fail_closed and key_prefix come from the new config.
@@ -278,7 +278,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	d.current = func() *built { return rt.current.Load() }
 	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
-		return cfg.Redact(err)
+		return inConfig(cfg, cfg.Redact(err))
 	}
 	rt = &runtime{m: m, deps: d,
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),

@@ -534,3 +534,38 @@ func TestAnUnreachableJournalIsA503NotAPanic(t *testing.T) {
 		}
 	}
 }
+
+// Every form control of the pages a person fills in has a label a screen
+// reader announces (WCAG 1.3.1, 4.1.2): wrapped in <label>, or named by a
+// <label for=…>, or an aria-label. The Explain page's payload box had only
+// a placeholder, which is not a label.
+func TestEveryFormControlHasALabel(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	control := regexp.MustCompile(`<(textarea|select|input)\b[^>]*>`)
+	id := regexp.MustCompile(`\bid="([^"]+)"`)
+	for _, path := range []string{"/", "/decisions", "/explain", "/dead-letters"} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(b)
+		for _, loc := range control.FindAllStringIndex(page, -1) {
+			tag := page[loc[0]:loc[1]]
+			if strings.Contains(tag, `type="hidden"`) || strings.Contains(tag, `type="submit"`) || strings.Contains(tag, "aria-label=") {
+				continue
+			}
+			before := page[:loc[0]]
+			if strings.LastIndex(before, "<label") > strings.LastIndex(before, "</label>") {
+				continue // inside its label
+			}
+			if m := id.FindStringSubmatch(tag); m != nil && strings.Contains(page, `<label for="`+m[1]+`"`) {
+				continue
+			}
+			t.Errorf("GET %s: %s has no label", path, tag)
+		}
+	}
+}
