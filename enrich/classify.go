@@ -3,6 +3,7 @@ package enrich
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sort"
 	"strings"
 
@@ -388,6 +389,10 @@ type scratch struct {
 	lbl     map[string]string
 	ctx     [len(contextLabels)]string
 	ctxRead bool
+	// ctxWords are the words of ctx, each value split on first use (bit i
+	// of ctxSplit).
+	ctxWords ctxWords
+	ctxSplit uint8
 }
 
 func (s *scratch) add(e evidence) {
@@ -460,6 +465,7 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	if expr := c.exprs.get(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
 		cpu := false
+		var health uint8 // bit i: metrics[i] is up or only inside absent()
 		for i := 0; i < s.facts.nMetrics; i++ {
 			m := s.facts.metrics[i]
 			if m == stealMetric {
@@ -470,24 +476,26 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 			case m == "up":
 				// up{job="X"} and absent(up{…}) are about the target X,
 				// not about the monitoring system: the job's words decide.
-				s.health, w = true, weightUp
+				health |= 1 << i
+				w = weightUp
 			case s.facts.absentOnly(i):
 				// absent(X) asks whether X's target still reports, not
 				// what X measures: X names its sector, as a vendor prefix
 				// does, but no KPI; the job of its selector names the
 				// target, as for absent(up{…}).
-				s.health = true
+				health |= 1 << i
 				t.kpi, w = "", weightMetricVendor
 			}
 			if ok {
 				s.add(evidence{kind: kindMetric, value: m, tgt: t, weight: w})
 			}
 		}
-		if s.health {
-			for i := 0; i < s.facts.nMetrics; i++ {
-				if m := s.facts.metrics[i]; m == "up" || s.facts.absentOnly(i) {
-					selectorJobs(expr, m, func(job string) { c.readWords(&s, job, weightJob, kindJob, 0, false) })
-				}
+		// The jobs of their selectors, after every metric signal (the
+		// order of the evidence decides the primary KPI).
+		s.health = health != 0
+		for i := 0; health != 0; i, health = i+1, health>>1 {
+			if health&1 != 0 {
+				selectorJobs(expr, s.facts.metrics[i], func(job string) { c.readWords(&s, job, weightJob, kindJob, 0, false) })
 			}
 		}
 		if cpu && strings.Contains(expr, stealSelector) {
@@ -521,8 +529,8 @@ func (c *Classifier) readContext(s *scratch, cands uint32) bool {
 	return s.n > n
 }
 
-// maxContextBytes bounds how much of a context label's value wordRunIn
-// reads; label values are names, far shorter.
+// maxContextBytes bounds how much of a context label's value is read for
+// quoted context; label values are names, far shorter.
 const maxContextBytes = 256
 
 // contextValues returns the values of the alert's context labels, in the
@@ -540,62 +548,99 @@ func (s *scratch) contextValues() *[len(contextLabels)]string {
 // quotesContext reports whether key (a phrase key: its words lowered and
 // joined) is a run of whole words of the value of one of the alert's context
 // labels: "vllm" of namespace="vllm" or pod="vllm-llama3-70b-0", "feature
-// store" of namespace="feature-store" — but not "spark" of "sparkle". It
-// does not allocate.
+// store" of namespace="feature-store" — but not "spark" of "sparkle". Each
+// value is split into words once per alert, when first compared; it does
+// not allocate.
 func (s *scratch) quotesContext(key []byte) bool {
-	for _, v := range s.contextValues() {
-		if len(v) >= len(key) && wordRunIn(v, key) {
+	for i, v := range s.contextValues() {
+		if len(v) < len(key) {
+			continue
+		}
+		if s.ctxSplit&(1<<i) == 0 {
+			s.ctxWords.split(i, v)
+			s.ctxSplit |= 1 << i
+		}
+		if s.ctxWords.hasRun(i, v, key) {
 			return true
 		}
 	}
 	return false
 }
 
-// wordRunIn reports whether key is a run of whole words of v, as
-// splitWords splits v: the letters and digits of some v[i:j], lowered, are
-// key, and i and j are word boundaries. It reads v once per candidate start,
-// without splitting it into a buffer.
-func wordRunIn(v string, key []byte) bool {
+// ctxWords are the words of the context label values as splitWords splits
+// them (its words are runs of ASCII letters and digits of the value, so
+// they are marked in the value itself): bit p of start[i] is set when a
+// word of value i starts at byte p, bit p of last[i] when one ends with
+// byte p.
+type ctxWords struct {
+	start, last [len(contextLabels)][maxContextBytes / 64]uint64
+}
+
+// split marks the words of value vi (its first maxContextBytes bytes) where
+// splitWords would split them: at every byte that is no ASCII letter or
+// digit, and inside a run of them where camelBreak says.
+func (w *ctxWords) split(vi int, v string) {
 	if len(v) > maxContextBytes {
 		v = v[:maxContextBytes]
 	}
-	for i := 0; i+len(key) <= len(v); i++ {
-		if !isAlnum(v[i]) || !wordBoundary(v, i) {
+	start, last := &w.start[vi], &w.last[vi]
+	in := false
+	for p := 0; p < len(v); p++ {
+		c := v[p]
+		switch {
+		case !isAlnum(c):
+			if in {
+				last[(p-1)/64] |= 1 << ((p - 1) % 64)
+			}
+			in = false
+			continue
+		case in && isUpper(c) && camelBreak(v, p):
+			last[(p-1)/64] |= 1 << ((p - 1) % 64)
+		case in:
 			continue
 		}
-		k, j := 0, i
-		for ; j < len(v) && k < len(key); j++ {
-			c := v[j]
-			if isUpper(c) {
-				c += 'a' - 'A'
-			} else if !isLower(c) && !isDigit(c) {
-				continue
+		start[p/64] |= 1 << (p % 64)
+		in = true
+	}
+	if in {
+		last[(len(v)-1)/64] |= 1 << ((len(v) - 1) % 64)
+	}
+}
+
+// hasRun reports whether key is a run of whole words of v, the value vi
+// that split marked: the letters and digits of v from a word's start,
+// lowered, are key, and the last of them ends a word.
+func (w *ctxWords) hasRun(vi int, v string, key []byte) bool {
+	if len(v) > maxContextBytes {
+		v = v[:maxContextBytes]
+	}
+	last := &w.last[vi]
+	for b, set := range w.start[vi] {
+		for set != 0 {
+			p := b*64 + bits.TrailingZeros64(set)
+			set &= set - 1
+			if p+len(key) > len(v) {
+				return false // starts ascend: no later one fits either
 			}
-			if c != key[k] {
-				break
+			k, j := 0, p
+			for ; j < len(v) && k < len(key); j++ {
+				c := v[j]
+				if isUpper(c) {
+					c += 'a' - 'A'
+				} else if !isLower(c) && !isDigit(c) {
+					continue
+				}
+				if c != key[k] {
+					break
+				}
+				k++
 			}
-			k++
-		}
-		if k == len(key) && wordBoundary(v, j) {
-			return true
+			if k == len(key) && last[(j-1)/64]&(1<<((j-1)%64)) != 0 {
+				return true
+			}
 		}
 	}
 	return false
-}
-
-// wordBoundary reports whether splitWords ends a word before v[p]: at
-// either end of v, next to a byte that is no ASCII letter or digit, and
-// before an upper-case letter that follows a lower-case one or that starts
-// a capitalised word after an acronym ("KVCache": before "C").
-func wordBoundary(v string, p int) bool {
-	if p == 0 || p >= len(v) {
-		return true
-	}
-	a, b := v[p-1], v[p]
-	if !isAlnum(a) || !isAlnum(b) {
-		return true
-	}
-	return isUpper(b) && (isLower(a) || (isUpper(a) && p+1 < len(v) && isLower(v[p+1])))
 }
 
 func isAlnum(c byte) bool { return isLower(c) || isUpper(c) || isDigit(c) }

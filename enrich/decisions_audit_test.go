@@ -258,9 +258,10 @@ func crashLoopAlert(ns, pod, container string) *alert.Alert {
 		kv("description", "Pod "+ns+"/"+pod+" ("+container+") is in waiting state."), crashLoopExpr)
 }
 
-// wordRunIn answers as splitting the value into words (splitWords) and
-// comparing runs of them with the key would.
-func TestWordRunInAgreesWithSplitWords(t *testing.T) {
+// The context words, split once per alert, answer as splitting the value
+// into words (splitWords) and comparing runs of them with the key would, in
+// whichever context label the value is.
+func TestContextRunAgreesWithSplitWords(t *testing.T) {
 	reference := func(v string, key []byte) bool {
 		var low [maxContextBytes]byte
 		var spans [maxContextBytes]span
@@ -290,10 +291,14 @@ func TestWordRunInAgreesWithSplitWords(t *testing.T) {
 		}
 		values = append(values, string(b))
 	}
-	for _, v := range values {
+	for n, v := range values {
+		vi := n % len(contextLabels)
+		var w ctxWords
+		w.split(vi, v)
+		w.split((vi+1)%len(contextLabels), values[(n+1)%len(values)]) // a neighbour, which must not leak into v's words
 		for _, k := range append(keys, "az", "9", "bq", "cxv", "zb", "v") {
-			if got, want := wordRunIn(v, []byte(k)), reference(v, []byte(k)); got != want {
-				t.Errorf("wordRunIn(%q, %q) = %v, splitting says %v", v, k, got, want)
+			if got, want := w.hasRun(vi, v, []byte(k)), reference(v, []byte(k)); got != want {
+				t.Errorf("hasRun(%q, %q) = %v, splitting says %v", v, k, got, want)
 			}
 		}
 	}

@@ -204,8 +204,10 @@ func number(a *alert.Alert, key string) (float64, bool) {
 	return f, err == nil
 }
 
-// duration reads a time in seconds: a number ("0.35"), or a Go or
-// Prometheus duration ("350ms", "2m": minutes here, as a time).
+// duration reads a time in seconds: a number ("0.35"), a Go or Prometheus
+// duration ("350ms", "2m": minutes here, as a time, "1h30m"), or what
+// Prometheus' humanizeDuration prints ("1m 30s", "1.64s", "1d 2h 0m 0s")
+// — policies.ParseDuration.
 func duration(a *alert.Alert, key string) (float64, bool) {
 	v, ok := value(a, key)
 	if !ok {
@@ -215,8 +217,8 @@ func duration(a *alert.Alert, key string) (float64, bool) {
 	if f, err := strconv.ParseFloat(v, 64); err == nil {
 		return f, finite(f)
 	}
-	if d, err := time.ParseDuration(v); err == nil {
-		return d.Seconds(), true
+	if d, err := policies.ParseDuration(v); err == nil {
+		return d, true
 	}
 	return 0, false
 }

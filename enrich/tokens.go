@@ -333,11 +333,8 @@ func splitWords(s string, buf []byte, spans []span) (int, int) {
 			// Boundary before an upper-case letter that follows a lower-case
 			// letter or a digit, or that starts a capitalised word after an
 			// acronym ("KVCache": boundary before "C").
-			if start >= 0 && i > 0 {
-				p := s[i-1]
-				if isLower(p) || (isUpper(p) && i+1 < len(s) && isLower(s[i+1])) {
-					flush()
-				}
+			if start >= 0 && i > 0 && camelBreak(s, i) {
+				flush()
 			}
 			if start < 0 {
 				start = n
@@ -356,6 +353,15 @@ func splitWords(s string, buf []byte, spans []span) (int, int) {
 	}
 	flush()
 	return n, ns
+}
+
+// camelBreak reports whether a word that reaches the upper-case letter s[i]
+// (i > 0) ends before it: after a lower-case letter ("kvCache"), or when it
+// starts a capitalised word after an acronym ("KVCache": before "C").
+// splitWords and the context words (ctxWords.split) split with it.
+func camelBreak(s string, i int) bool {
+	p := s[i-1]
+	return isLower(p) || (isUpper(p) && i+1 < len(s) && isLower(s[i+1]))
 }
 
 func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }

@@ -648,14 +648,33 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		// regression input.
 		return 0, "", false
 	}
-	v, err := parseValue(rv)
-	if err != nil {
-		st.note("value %s %q ignored: %v", vsrc, rv, err)
-		return 0, "", false
-	}
-	b, err := parseValue(rb)
-	if err != nil {
-		st.note("baseline %s %q ignored: %v", bsrc, rb, err)
+	v, errV := parseValue(rv)
+	b, errB := parseValue(rb)
+	if errV != nil || errB != nil {
+		// Not numbers: durations as humanizeDuration prints them ("1m 30s",
+		// "1.5s", "250ms") or as they are written ("1h30m"), a plain number
+		// on the other side being seconds.
+		sv, okV := secondsOf(rv)
+		sb, okB := secondsOf(rb)
+		switch {
+		case okV && okB && sb <= 0:
+			st.note("baseline %s %q gives no ratio: it must be positive", bsrc, rb)
+			return 0, "", false
+		case okV && okB:
+			r := sv / sb
+			return r, "value " + strings.TrimSpace(rv) + " ÷ baseline " + strings.TrimSpace(rb) + " = " + fmtRatio(r) + "x", true
+		case okV && errV != nil:
+			st.note("baseline %s %q ignored: value %q is a duration, the baseline %s; write value and baseline alike", bsrc, rb, rv, notSeconds(errB))
+			return 0, "", false
+		case okB && errB != nil:
+			st.note("value %s %q ignored: baseline %q is a duration, the value %s; write value and baseline alike", vsrc, rv, rb, notSeconds(errV))
+			return 0, "", false
+		}
+		if errV != nil {
+			st.note("value %s %q ignored: %v", vsrc, rv, errV)
+		} else {
+			st.note("baseline %s %q ignored: %v", bsrc, rb, errB)
+		}
 		return 0, "", false
 	}
 	if b.v <= 0 {
@@ -668,6 +687,15 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 	}
 	r := v.v / b.v
 	return r, "value " + valueText(v, rv) + " ÷ baseline " + valueText(b, rb) + " = " + fmtRatio(r) + "x", true
+}
+
+// notSeconds says why the other side of a duration is no time: it is no
+// number (err), or a number with a unit prefix or a percent sign.
+func notSeconds(err error) string {
+	if err != nil {
+		return "not a duration and " + err.Error()
+	}
+	return "a number with a unit prefix or a percent sign, not seconds"
 }
 
 // durationAmbiguity says why value ÷ baseline has no reading when one of
@@ -800,6 +828,36 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 				" says which is the generator's tier: the louder decides)"), true
 		}
 		return severityDecision(act, key, r), true
+	}
+	return e.foldedSeverity(st)
+}
+
+// foldedSeverity reads a severity label spelled in another case
+// (`Severity`, `SEVERITY`) when no severity label as configured is
+// recognised: label names are case-sensitive, but the rule's author asked
+// for that severity, and a critical alert must not become the default
+// ticket for the case of a letter. The labels are tried in the order of
+// severity_labels; of two spellings of one name, the first in byte order.
+// Annotations are not read this way.
+func (e *Engine) foldedSeverity(st *decision) (alert.Decision, bool) {
+	for _, name := range e.sevLabels {
+		found := ""
+		for k := range st.a.Labels {
+			if k != name && strings.EqualFold(k, name) && (found == "" || k < found) {
+				found = k
+			}
+		}
+		v := st.a.Labels[found]
+		if found == "" || strings.TrimSpace(v) == "" {
+			continue
+		}
+		act, key, known := e.severityOf(v)
+		if !known {
+			st.note("label %s %q is not a recognised severity%s", found, v, e.unrecognisedWhy(key))
+			continue
+		}
+		return severityDecision(act, key, found+"="+strconv.Quote(v)+" → "+string(act)+
+			" (label "+found+" read as "+name+": label names are case-sensitive, so Alertmanager routes on "+name+" do not match it)"), true
 	}
 	return alert.Decision{}, false
 }

@@ -337,3 +337,80 @@ func fmtMin(v float64, minDecimals int) string {
 
 // fmtPercent formats a ratio as a percentage ("85.0%").
 func fmtPercent(v float64) string { return fmtNum(v*100) + "%" }
+
+// durationUnits are the units ParseDuration reads, in seconds: those of
+// Prometheus durations (ms s m h d w y), of Go durations (ns us µs ms s m
+// h), and the sub-second units humanizeDuration prints with a unit prefix
+// of humanize (ps fs as zs ys).
+var durationUnits = map[string]float64{
+	"y": 365 * 24 * 3600, "w": 7 * 24 * 3600, "d": 24 * 3600, "h": 3600, "m": 60, "s": 1,
+	"ms": 1e-3, "us": 1e-6, "µs": 1e-6, "μs": 1e-6, "ns": 1e-9,
+	"ps": 1e-12, "fs": 1e-15, "as": 1e-18, "zs": 1e-21, "ys": 1e-24,
+}
+
+// ParseDuration reads a duration, in seconds, as Prometheus' humanizeDuration
+// prints one — "1d 2h 3m 4s", "1m 30s", "1.5s", "250ms", "1.5us", "0s",
+// "-1m 30s" — or as a Prometheus or Go duration is written: "1h30m",
+// "1h0m0s", "90s", "5m" (minutes), "2w". Each part is a decimal number
+// followed by its unit; spaces between parts are allowed. A plain number
+// (no unit), NaN, an unknown unit ("5x", "1.5k") or anything else is an
+// error. The enrichment's hints read their times with it, and the
+// regression policy a value and baseline written as durations.
+func ParseDuration(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	neg := false
+	if strings.HasPrefix(s, "-") {
+		neg, s = true, s[1:]
+	}
+	total, parts := 0.0, 0
+	for i := 0; i < len(s); {
+		if s[i] == ' ' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] != ' ' && !(s[k] >= '0' && s[k] <= '9') && s[k] != '.' {
+			k++
+		}
+		num, unit := s[i:j], s[j:k]
+		mul, ok := durationUnits[unit]
+		if !ok || !isDecimal(num) {
+			return 0, errNotDuration
+		}
+		v, err := strconv.ParseFloat(num, 64)
+		if err != nil {
+			return 0, errNotDuration
+		}
+		total += v * mul
+		parts++
+		i = k
+	}
+	if parts == 0 {
+		return 0, errNotDuration
+	}
+	if math.IsInf(total, 0) {
+		return 0, errNotFinite
+	}
+	if neg {
+		total = -total
+	}
+	return total, nil
+}
+
+// errNotDuration: a text that ParseDuration cannot read.
+var errNotDuration = errors.New("not a duration")
+
+// secondsOf reads a side of value ÷ baseline as seconds when the pair is
+// written as durations: a duration (ParseDuration), or a plain number,
+// which is seconds, Prometheus' base unit and what humanizeDuration reads.
+func secondsOf(raw string) (float64, bool) {
+	if d, err := ParseDuration(raw); err == nil {
+		return d, true
+	}
+	p, err := parseValue(raw)
+	return p.v, err == nil && !p.percent && p.unit == 0
+}
