@@ -1,7 +1,6 @@
 package notify
 
 import (
-	"encoding/json"
 	"net/url"
 	"strings"
 )
@@ -33,8 +32,20 @@ func SilenceURL(data *Data) string {
 	pairs := labels.SortedPairs()
 	ms := make([]string, 0, len(pairs))
 	for _, p := range pairs {
-		b, _ := json.Marshal(p.Value)
-		ms = append(ms, p.Name+"="+string(b))
+		ms = append(ms, p.Name+"="+QuoteMatcherValue(p.Value))
 	}
 	return data.ExternalURL + "/#/silences/new?filter=" + url.QueryEscape("{"+strings.Join(ms, ", ")+"}")
+}
+
+// matcherQuote escapes what Alertmanager's matcher parser unescapes in a
+// double-quoted value: \\, \" and newlines.
+var matcherQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+// QuoteMatcherValue writes a label value as a double-quoted matcher value
+// of Alertmanager's UI filter and silence form, escaping only what its
+// parser unescapes: json.Marshal's \u003c for <, > and & (and its other
+// \u escapes) match nothing there, so a silence link of a label "a<b"
+// opened a form whose matcher silenced nothing.
+func QuoteMatcherValue(v string) string {
+	return `"` + matcherQuote.Replace(v) + `"`
 }

@@ -32,6 +32,25 @@ const (
 	// Slack answers msg_blocks_too_long: undocumented, reported at about
 	// 13,200 characters.
 	MaxMessageText = 13200
+	// MaxText bounds chat.postMessage's and chat.update's text argument:
+	// "msg_too_long: Message text is too long" (Slack's chat.postMessage
+	// reference: text is truncated past 40,000 characters, and refused
+	// with msg_too_long when far over; the stand-in refuses past it).
+	MaxText = 40000
+	// MaxBlockID bounds a block's block_id (Block Kit reference: "Maximum
+	// length for this field is 255 characters").
+	MaxBlockID = 255
+	// MaxActionsElements bounds an actions block's elements (Block Kit
+	// reference, actions block: "There is a maximum of 25 elements").
+	MaxActionsElements = 25
+	// MaxButtonText, MaxButtonValue, MaxActionID and MaxButtonURL are the
+	// button element's limits (Block Kit reference, button element: text
+	// "Maximum length for the text in this field is 75 characters", value
+	// 2000, action_id 255, url 3000).
+	MaxButtonText  = 75
+	MaxButtonValue = 2000
+	MaxActionID    = 255
+	MaxButtonURL   = 3000
 )
 
 // Message is one message as the stand-in holds it.
@@ -44,6 +63,9 @@ type Message struct {
 	Blocks json.RawMessage
 	// Updates counts chat.update calls on the message.
 	Updates int
+	// Username, IconEmoji and IconURL are the poster's name and icon the
+	// post asked for (chat.postMessage's username, icon_emoji, icon_url).
+	Username, IconEmoji, IconURL string
 }
 
 // Fault is one programmed response replacing the next request's handling.
@@ -301,6 +323,12 @@ func checkBlocks(raw string) string {
 	total := 0
 	ids := map[string]bool{}
 	for _, b := range blocks {
+		if utf8.RuneCountInString(b.BlockID) > MaxBlockID {
+			return "invalid_blocks"
+		}
+		if b.Type == "actions" && checkActions(b.Elements) != "" {
+			return "invalid_blocks"
+		}
 		if b.BlockID != "" {
 			if ids[b.BlockID] {
 				return "invalid_blocks" // block_id must be unique in a message
@@ -358,6 +386,64 @@ func checkBlocks(raw string) string {
 	return ""
 }
 
+// checkActions enforces the actions block's and the button element's
+// limits (MaxActionsElements, MaxButtonText …).
+func checkActions(elements []json.RawMessage) string {
+	if len(elements) == 0 || len(elements) > MaxActionsElements {
+		return "invalid_blocks"
+	}
+	ids := map[string]bool{}
+	for _, raw := range elements {
+		var e struct {
+			Type     string `json:"type"`
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+			URL      string `json:"url"`
+			Text     *struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"text"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return "invalid_blocks"
+		}
+		if e.Type != "button" {
+			continue
+		}
+		if e.Text == nil || e.Text.Type != "plain_text" || e.Text.Text == "" || utf8.RuneCountInString(e.Text.Text) > MaxButtonText ||
+			utf8.RuneCountInString(e.Value) > MaxButtonValue || utf8.RuneCountInString(e.ActionID) > MaxActionID ||
+			utf8.RuneCountInString(e.URL) > MaxButtonURL {
+			return "invalid_blocks"
+		}
+		if e.ActionID != "" {
+			if ids[e.ActionID] {
+				return "invalid_blocks" // action_id must be unique in a block
+			}
+			ids[e.ActionID] = true
+		}
+	}
+	return ""
+}
+
+// Delete removes a message as a person deleting it in Slack does: a reply
+// in its thread then answers thread_not_found, an update
+// message_not_found.
+func (s *Server) Delete(channel, ts string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.byTS[msgKey{channel, ts}]
+	if m == nil {
+		return
+	}
+	delete(s.byTS, msgKey{channel, ts})
+	for i, x := range s.messages {
+		if x == m {
+			s.messages = append(s.messages[:i], s.messages[i+1:]...)
+			break
+		}
+	}
+}
+
 func (s *Server) post(w http.ResponseWriter, v url.Values) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -370,6 +456,10 @@ func (s *Server) post(w http.ResponseWriter, v url.Values) {
 		reply(w, response{Error: "no_text"})
 		return
 	}
+	if utf8.RuneCountInString(v.Get("text")) > MaxText {
+		reply(w, response{Error: "msg_too_long"})
+		return
+	}
 	if e := checkBlocks(v.Get("blocks")); e != "" {
 		reply(w, response{Error: e})
 		return
@@ -380,7 +470,8 @@ func (s *Server) post(w http.ResponseWriter, v url.Values) {
 		return
 	}
 	s.seq++
-	m := &Message{Channel: ch, TS: fmt.Sprintf("1700000000.%06d", s.seq), ThreadTS: thread, Text: v.Get("text"), Blocks: json.RawMessage(v.Get("blocks"))}
+	m := &Message{Channel: ch, TS: fmt.Sprintf("1700000000.%06d", s.seq), ThreadTS: thread, Text: v.Get("text"), Blocks: json.RawMessage(v.Get("blocks")),
+		Username: v.Get("username"), IconEmoji: v.Get("icon_emoji"), IconURL: v.Get("icon_url")}
 	s.messages = append(s.messages, m)
 	s.byTS[msgKey{ch, m.TS}] = m
 	reply(w, response{OK: true, Channel: ch, TS: m.TS, Message: json.RawMessage(`{"type":"message"}`)})
@@ -397,6 +488,10 @@ func (s *Server) update(w http.ResponseWriter, v url.Values) {
 	m := s.find(ch, v.Get("ts"))
 	if m == nil {
 		reply(w, response{Error: "message_not_found"})
+		return
+	}
+	if utf8.RuneCountInString(v.Get("text")) > MaxText {
+		reply(w, response{Error: "msg_too_long"})
 		return
 	}
 	if e := checkBlocks(v.Get("blocks")); e != "" {

@@ -2,6 +2,7 @@ package pagerduty_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/alertmanager/template"
 	"go.yaml.in/yaml/v2"
 
+	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 )
@@ -99,5 +101,62 @@ func TestTheClientURLOpensTheIncidentsAlertsInAlertmanager(t *testing.T) {
 	}
 	if got := h.srv.Events()[0].ClientURL; got != "http://alertmanager.example.com/#/alerts?receiver=oncall" {
 		t.Errorf("client_url of the operator's template = %q", got)
+	}
+}
+
+// Alertmanager renders client and every string of details — nested ones
+// and the names of nested mappings too — and sends a rendered string that
+// reads as YAML structure or a JSON string as that structure
+// (template.DeepCopyWithTemplate). The router sent client as its template
+// text, rendered only top-level strings of details, and a nested mapping
+// (YAML's map[interface{}]interface{}) made the whole event fail to encode:
+// it went out as the minimal event, every detail and link lost, logged as
+// "over 512 KB".
+func TestClientAndNestedDetailsAreTemplatesAsInAlertmanager(t *testing.T) {
+	var c pagerduty.Config
+	conf := `
+routing_key: ` + pdtest.RoutingKey + `
+client: '{{ .CommonLabels.job }} via alertrouter'
+details:
+  owner: 'team-{{ .CommonLabels.alertname }}'
+  static: 3
+  labels: '{{ .CommonLabels | toJson }}'
+  nested:
+    '{{ .CommonLabels.job }}': 'job {{ .CommonLabels.job }}'
+    list: ['{{ .CommonLabels.alertname }}', 7]
+`
+	if err := yaml.UnmarshalStrict([]byte(conf), &c); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, func(cfg *pagerduty.Config) {
+		cfg.Client, cfg.Details = c.Client, c.Details
+	})
+	if err := h.n.Notify(context.Background(), opening("fp1")); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.srv.Events()[0]
+	if ev.Client != "vllm via alertrouter" {
+		t.Errorf("client = %q, want the template rendered", ev.Client)
+	}
+	var details map[string]any
+	if err := json.Unmarshal(ev.Payload.CustomDetails, &details); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(map[string]any{"owner": details["owner"], "static": details["static"], "labels": details["labels"], "nested": details["nested"]})
+	want := `{"labels":{"alertname":"TTFTHigh","job":"vllm"},"nested":{"list":["TTFTHigh",7],"vllm":"job vllm"},"owner":"team-TTFTHigh","static":3}`
+	if string(got) != want {
+		t.Errorf("details = %s\nwant       %s", got, want)
+	}
+	if details["alerts"] == nil {
+		t.Errorf("custom_details lost the alerts: the full event did not go out: %s", ev.Payload.CustomDetails)
+	}
+
+	// A nested template that does not parse is refused when the notifier
+	// is built.
+	cfg := pagerduty.DefaultConfig()
+	cfg.RoutingKey = pdtest.RoutingKey
+	cfg.Details = map[string]any{"nested": map[any]any{"k": []any{"{{ .Broken "}}}
+	if _, err := pagerduty.New(&cfg, "oncall", notify.Deps{}); err == nil || !strings.HasPrefix(err.Error(), "details.nested.k[0]:") {
+		t.Errorf("New with a broken nested template: %v, want it refused naming details.nested.k[0]", err)
 	}
 }

@@ -25,8 +25,9 @@ type Compat struct {
 	// Description is Alertmanager's name of the summary template; it is
 	// used when summary is not set.
 	Description string `yaml:"description,omitempty"`
-	// Details are templated entries of custom_details (string values are
-	// templates; others are sent as they are), like CustomDetails.
+	// Details are entries of custom_details rendered as Alertmanager renders
+	// them (template.DeepCopyWithTemplate): every string, nested ones and
+	// the names of nested mappings included, is a template.
 	Details map[string]any `yaml:"details,omitempty"`
 	// Images and Links are added to the event; every field is a template.
 	Images []Image `yaml:"images,omitempty"`
@@ -72,9 +73,7 @@ func (c *Compat) validate() []error {
 func (c *Compat) templates() map[string]string {
 	out := map[string]string{"description": c.Description, "class": c.Class, "component": c.Component, "group": c.Group}
 	for k, v := range c.Details {
-		if s, ok := v.(string); ok {
-			out["details."+k] = s
-		}
+		detailTemplates(out, "details."+k, v)
 	}
 	for i, im := range c.Images {
 		out[fmtIndex("images", i, "src")], out[fmtIndex("images", i, "alt")], out[fmtIndex("images", i, "href")] = im.Src, im.Alt, im.Href
@@ -83,6 +82,32 @@ func (c *Compat) templates() map[string]string {
 		out[fmtIndex("links", i, "href")], out[fmtIndex("links", i, "text")] = l.Href, l.Text
 	}
 	return out
+}
+
+// detailTemplates adds the templates of v, an entry of details, to out:
+// every string in it, nested ones and the names of nested mappings
+// included (Alertmanager renders them all).
+func detailTemplates(out map[string]string, path string, v any) {
+	switch v := v.(type) {
+	case string:
+		out[path] = v
+	case []any:
+		for i, e := range v {
+			detailTemplates(out, path+"["+strconv.Itoa(i)+"]", e)
+		}
+	case map[any]any:
+		for k, e := range v {
+			if ks, ok := k.(string); ok {
+				out[path+"."+ks+" (name)"] = ks
+				detailTemplates(out, path+"."+ks, e)
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			out[path+"."+k+" (name)"] = k
+			detailTemplates(out, path+"."+k, e)
+		}
+	}
 }
 
 func fmtIndex(list string, i int, key string) string {

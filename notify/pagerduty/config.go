@@ -37,7 +37,8 @@ type Config struct {
 	RoutingKeyFile string `yaml:"routing_key_file,omitempty"`
 	// URL is the Events API v2 enqueue URL; it must end in /v2/enqueue.
 	URL string `yaml:"url,omitempty"`
-	// Client is the event's client name shown in PagerDuty.
+	// Client is the event's client name shown in PagerDuty, a template (as
+	// in Alertmanager).
 	Client string `yaml:"client,omitempty"`
 	// ClientURL is a template for the event's client_url (default:
 	// Alertmanager's alerts page of the incident, AlertsURL).

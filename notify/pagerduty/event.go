@@ -112,7 +112,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		RoutingKey: n.routingKey,
 		Action:     "trigger",
 		DedupKey:   dedup,
-		Client:     n.cfg.Client,
+		Client:     n.clientName(data),
 		Links:      append(links(no, data, alerts), n.configuredLinks(t, data)...),
 		Images:     n.images(t, data),
 		Payload:    payload,
@@ -195,12 +195,26 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 		if _, taken := m[k]; taken {
 			continue
 		}
-		if text, ok := v.(string); ok {
-			v = n.deps.Templates.Render(n.logger, "details."+k, text, "", data)
-		}
-		m[k] = v
+		m[k] = n.detail(k, v, data)
 	}
 	return m
+}
+
+// detail renders one entry of Alertmanager's details as Alertmanager does
+// (template.DeepCopyWithTemplate): every string in it, nested ones and the
+// names of nested mappings included, is a template, and a rendered string
+// that reads as YAML structure or a JSON string ({{ .CommonLabels | toJson }})
+// is sent as that structure; nested mappings become JSON objects (YAML's
+// map[interface{}]interface{} cannot be marshalled: the whole event failed
+// to encode and went out as the minimal event).
+func (n *Notifier) detail(k string, v any, data *notify.Data) any {
+	out, err := template.DeepCopyWithTemplate(v, func(text string) (string, error) {
+		return n.deps.Templates.Render(n.logger, "details."+k, text, "", data), nil
+	})
+	if err != nil { // never: the render function returns no error
+		return v
+	}
+	return out
 }
 
 func alertDetails(r *alert.Result) map[string]any {
@@ -289,11 +303,6 @@ func AlertsURL(no *alert.Notification, data *notify.Data) string {
 	return b.String()
 }
 
-// matcherQuote writes a label value as a double-quoted matcher value of
-// Alertmanager's filter, escaping only what its parser unescapes (\\, \"
-// and newlines): json.Marshal's \u003c for <, > and & would match nothing.
-var matcherQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-
 // groupFilter is the matchers {name="value", …} of Alertmanager's UI filter
 // for labels, "" for none. A label whose name the UI's filter cannot hold
 // (spaces, quotes, {}=!~,) is left out: the list is wider, never empty.
@@ -310,9 +319,8 @@ func groupFilter(labels template.KV) string {
 			b.WriteString(", ")
 		}
 		b.WriteString(p.Name)
-		b.WriteString(`="`)
-		b.WriteString(matcherQuote.Replace(p.Value))
-		b.WriteByte('"')
+		b.WriteString("=")
+		b.WriteString(notify.QuoteMatcherValue(p.Value))
 	}
 	if b.Len() == 0 {
 		return ""
@@ -376,6 +384,14 @@ func firstNonEmpty(ss ...string) string {
 		}
 	}
 	return ""
+}
+
+// clientName renders the event's client name (a template, as in Alertmanager).
+func (n *Notifier) clientName(data *notify.Data) string {
+	if !notify.IsTemplate(n.cfg.Client) {
+		return n.cfg.Client
+	}
+	return n.deps.Templates.Render(n.logger, "client", n.cfg.Client, "", data)
 }
 
 // orDerived renders the template text of field, or returns derived when

@@ -74,7 +74,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		// Alertmanager renders the file's content too.
 		return nil, errors.New("routing_key_file: holds " + TemplatedRoutingKey)
 	}
-	for field, text := range map[string]string{"severity": cfg.Severity, "summary": cfg.Summary, "source": cfg.Source, "client_url": cfg.ClientURL} {
+	for field, text := range map[string]string{"severity": cfg.Severity, "summary": cfg.Summary, "source": cfg.Source, "client": cfg.Client, "client_url": cfg.ClientURL} {
 		if err := deps.Templates.Check(text); err != nil {
 			return nil, fmt.Errorf("%s: %w", field, err)
 		}

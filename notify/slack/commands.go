@@ -368,7 +368,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("claim the slash command", "err", err)
-		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		t.ephemeral(ctx, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
@@ -402,7 +402,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		if err != nil {
 			t.o.Metrics.count(ActionSilence, OutcomeFailed)
 			log.Error("action not taken: the user-group lookup failed", "err", err)
-			t.ephemeral(ctx, cb, fmt.Sprintf("alertrouter could not check whether you may silence incidents (Slack's user-group lookup failed: %v); nothing was done. Try again.", err))
+			t.ephemeral(ctx, cb, answerLookupFailed("silence incidents", err))
 			return
 		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
@@ -438,18 +438,14 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	defer cancel()
 	if err != nil && unknownOutcome(ctx, &sent, err) {
 		t.o.Metrics.count(ActionSilence, OutcomeUnconfirmed)
-		log.Warn("action not confirmed: its request went out and got no answer in time (it may have been done)", "err", err)
-		t.ephemeral(fctx, cb, fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again.", esc(errText(err)), esc(incident)))
+		log.Warn(logUnconfirmed, "err", err)
+		t.ephemeral(fctx, cb, unconfirmedAnswer(ActionSilence, incident, err, false))
 		return
 	}
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		msg := "Silence failed, nothing changed: " + err.Error()
-		if mayRetry(err) {
-			msg += ". Try again in a moment."
-		}
-		t.ephemeral(fctx, cb, msg)
+		t.ephemeral(fctx, cb, answerFailed("Silence", err))
 		return
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)

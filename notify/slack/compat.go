@@ -8,6 +8,8 @@ import (
 	amslack "github.com/prometheus/alertmanager/notify/slack"
 	commoncfg "github.com/prometheus/common/config"
 	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // Compat are the keys of Alertmanager's slack_configs (v0.35) beyond the
@@ -31,7 +33,9 @@ type Compat struct {
 	// AppURL is Alertmanager's Web API URL (chat.postMessage); the router
 	// uses its base as api_url.
 	AppURL string `yaml:"app_url,omitempty"`
-	// Username, IconEmoji and IconURL set the poster's name and icon.
+	// Username, IconEmoji and IconURL set the poster's name and icon; each
+	// is a template, rendered with the notification's data as Alertmanager
+	// renders it.
 	Username  string `yaml:"username,omitempty"`
 	IconEmoji string `yaml:"icon_emoji,omitempty"`
 	IconURL   string `yaml:"icon_url,omitempty"`
@@ -95,20 +99,43 @@ func (c *Compat) validate(apiURL string) []error {
 	return errs
 }
 
-// postOptions are the message options of the poster keys.
-func (c *Compat) postOptions() []sl.MsgOption {
+// poster returns the poster keys (username, icon_emoji, icon_url) for one
+// message: each a template, rendered with the notification's data as
+// Alertmanager renders them ('{{ .CommonLabels.team }}-alerts'); a literal
+// value is used as it is.
+func (n *Notifier) poster(data *notify.Data) (username, iconEmoji, iconURL string) {
+	render := func(field, text string) string {
+		if !notify.IsTemplate(text) {
+			return text
+		}
+		return n.deps.Templates.Render(n.logger, field, text, "", data)
+	}
+	c := &n.cfg.Compat
+	return render("username", c.Username), render("icon_emoji", c.IconEmoji), render("icon_url", c.IconURL)
+}
+
+// postOptions are the message options of the poster keys, rendered with
+// data (poster).
+func (n *Notifier) postOptions(data *notify.Data) []sl.MsgOption {
+	username, iconEmoji, iconURL := n.poster(data)
 	var opts []sl.MsgOption
-	if c.Username != "" {
-		opts = append(opts, sl.MsgOptionUsername(c.Username))
+	if username != "" {
+		opts = append(opts, sl.MsgOptionUsername(username))
 	}
-	if c.IconEmoji != "" {
-		opts = append(opts, sl.MsgOptionIconEmoji(c.IconEmoji))
+	if iconEmoji != "" {
+		opts = append(opts, sl.MsgOptionIconEmoji(iconEmoji))
 	}
-	if c.IconURL != "" {
-		opts = append(opts, sl.MsgOptionIconURL(c.IconURL))
+	if iconURL != "" {
+		opts = append(opts, sl.MsgOptionIconURL(iconURL))
 	}
-	if c.LinkNames {
+	if n.cfg.LinkNames {
 		opts = append(opts, sl.MsgOptionLinkNames(true))
 	}
 	return opts
+}
+
+// posterTemplates are the poster keys by YAML name, for the parse check of
+// New.
+func (c *Compat) posterTemplates() map[string]string {
+	return map[string]string{"username": c.Username, "icon_emoji": c.IconEmoji, "icon_url": c.IconURL}
 }

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"maps"
 	"reflect"
 	"strings"
 	"unsafe"
@@ -24,33 +25,158 @@ import (
 // escapes text — "&", "<" and ">" only — and the rendered text is not
 // escaped again. Alertmanager escapes nothing. The built-in texts keep
 // being escaped whole (Blocks).
+//
+// The data is walked once: each string is escaped as it is met, and a
+// value holding it (a map, a slice, an alert, a result, the data) is copied
+// only once one of its strings changed — copy on first change. Nothing is
+// checked first and escaped after, and what needs no escaping is shared.
 
-// needsEsc reports whether esc changes s. (Three vectorized byte searches:
+// escIndex returns the index of the first byte of s that Slack escapes
+// ("&", "<", ">"), or -1. (Three vectorized byte searches:
 // strings.ContainsAny was most of the cost of escapedData.)
-func needsEsc(s string) bool {
-	return strings.IndexByte(s, '<') >= 0 || strings.IndexByte(s, '>') >= 0 || strings.IndexByte(s, '&') >= 0
+func escIndex(s string) int {
+	i := strings.IndexByte(s, '<')
+	if i == 0 {
+		return 0
+	}
+	if i < 0 {
+		i = len(s)
+	}
+	if j := strings.IndexByte(s[:i], '&'); j >= 0 {
+		i = j
+	}
+	if j := strings.IndexByte(s[:i], '>'); j >= 0 {
+		i = j
+	}
+	if i == len(s) {
+		return -1
+	}
+	return i
 }
 
-func anyNeedsEsc(ss ...string) bool {
-	for _, s := range ss {
-		if needsEsc(s) {
-			return true
+// escFrom is esc(s) for s whose first byte to escape is at i: the bytes
+// before i are copied as they are, the rest escaped in the same pass.
+func escFrom(s string, i int) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '&':
+			b.WriteString("&amp;")
+		case '<':
+			b.WriteString("&lt;")
+		case '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteByte(c)
 		}
 	}
-	return false
+	return b.String()
 }
 
-func kvNeedsEsc(kv template.KV) bool {
+// escaper escapes the strings of one notification's data, each distinct
+// string that needs it once (the alerts of a notification repeat their
+// labels, tiers and reasons) and each label set once (.Alerts and .Results
+// share an alert's maps).
+type escaper struct {
+	memo map[string]string
+	kvs  map[unsafe.Pointer]template.KV
+}
+
+// str returns s escaped; *changed is set when that differs from s.
+func (e *escaper) str(s string, changed *bool) string {
+	i := escIndex(s)
+	if i < 0 {
+		return s
+	}
+	*changed = true
+	if r, ok := e.memo[s]; ok {
+		return r
+	}
+	if e.memo == nil {
+		e.memo = make(map[string]string)
+	}
+	r := escFrom(s, i)
+	e.memo[s] = r
+	return r
+}
+
+// strs returns ss with each string escaped: ss itself until one changes,
+// then a copy.
+func (e *escaper) strs(ss []string, changed *bool) []string {
+	var out []string
+	for i, s := range ss {
+		c := false
+		r := e.str(s, &c)
+		if !c {
+			if out != nil {
+				out[i] = s
+			}
+			continue
+		}
+		if out == nil {
+			out = make([]string, len(ss))
+			copy(out, ss[:i])
+		}
+		out[i] = r
+	}
+	if out == nil {
+		return ss
+	}
+	*changed = true
+	return out
+}
+
+// kv returns kv with its names and values escaped: kv itself when none
+// changes (template data is read-only, so it is shared), else a copy made
+// at the first change, remembered, so a map that .Alerts and .Results share
+// is escaped once.
+func (e *escaper) kv(kv template.KV, changed *bool) template.KV {
+	if len(kv) == 0 {
+		return kv
+	}
+	id := reflect.ValueOf(kv).UnsafePointer()
+	if out, ok := e.kvs[id]; ok {
+		*changed = true
+		return out
+	}
+	out := kv
 	for k, v := range kv {
-		if needsEsc(k) || needsEsc(v) {
-			return true
+		c := false
+		ek, ev := e.str(k, &c), e.str(v, &c)
+		if !c {
+			continue
 		}
+		if sameKV(out, kv) {
+			out = maps.Clone(kv)
+		}
+		if ek != k {
+			delete(out, k)
+		}
+		out[ek] = ev
 	}
-	return false
+	if sameKV(out, kv) {
+		return kv // not remembered: a clean map met again is walked again, cheaper than a memo of every map
+	}
+	if e.kvs == nil {
+		e.kvs = make(map[unsafe.Pointer]template.KV)
+	}
+	e.kvs[id] = out
+	*changed = true
+	return out
 }
 
-func alertNeedsEsc(a *template.Alert) bool {
-	return anyNeedsEsc(a.Status, a.GeneratorURL, a.Fingerprint) || kvNeedsEsc(a.Labels) || kvNeedsEsc(a.Annotations)
+func sameKV(a, b template.KV) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// alert returns a with its strings escaped and whether any changed.
+func (e *escaper) alert(a template.Alert) (template.Alert, bool) {
+	c := false
+	a.Status, a.GeneratorURL, a.Fingerprint = e.str(a.Status, &c), e.str(a.GeneratorURL, &c), e.str(a.Fingerprint, &c)
+	a.Labels, a.Annotations = e.kv(a.Labels, &c), e.kv(a.Annotations, &c)
+	return a, c
 }
 
 // sameAlert reports whether a and b hold the same strings and the same
@@ -60,269 +186,172 @@ func sameAlert(a, b *template.Alert) bool {
 		sameKV(a.Labels, b.Labels) && sameKV(a.Annotations, b.Annotations)
 }
 
-func sameKV(a, b template.KV) bool {
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-func kpisNeedEsc(ks []alert.KPI) bool {
-	for _, k := range ks {
-		if anyNeedsEsc(k.ID, k.Name) {
-			return true
+// each walks a slice of structs: f escapes one element in place and says
+// whether it changed; the slice is copied at the first change.
+func each[T any](xs []T, changed *bool, f func(x *T) bool) []T {
+	var out []T
+	for i := range xs {
+		x := xs[i]
+		if !f(&x) {
+			if out != nil {
+				out[i] = x
+			}
+			continue
 		}
-	}
-	return false
-}
-
-func signalsNeedEsc(ss []alert.Signal) bool {
-	for _, s := range ss {
-		if anyNeedsEsc(s.Kind, s.Value, s.Sector, s.KPI) {
-			return true
+		if out == nil {
+			out = make([]T, len(xs))
+			copy(out, xs[:i])
 		}
+		out[i] = x
 	}
-	return false
-}
-
-func hintsNeedEsc(hs []alert.Hint) bool {
-	for _, h := range hs {
-		if anyNeedsEsc(h.ID, h.Text) {
-			return true
-		}
+	if out == nil {
+		return xs
 	}
-	return false
-}
-
-func deliveriesNeedEsc(ds []alert.Delivery) bool {
-	for _, d := range ds {
-		if anyNeedsEsc(d.Receiver, d.Integration, d.Outcome, d.Error) {
-			return true
-		}
-	}
-	return false
-}
-
-func liveNeedsEsc(l *alert.LiveSLO) bool {
-	if l == nil {
-		return false
-	}
-	if anyNeedsEsc(l.Summary, l.Note, l.Unavailable) {
-		return true
-	}
-	for k, v := range l.Details {
-		if needsEsc(k) || needsEsc(v) {
-			return true
-		}
-	}
-	return false
-}
-
-// restNeedsEsc reports whether a string of r other than its alert's that
-// templates can print needs escaping: its classification's and decision's,
-// which quote label values (reasons, signals, an SLO identity …). The
-// decision's tier and reasons usually do ("1h/5m>14.4").
-func restNeedsEsc(r *alert.Result) bool {
-	c, d := &r.Classification, &r.Decision
-	return anyNeedsEsc(r.Incident, r.SuppressedBy, r.MutedBy, c.Sector, c.SectorName, c.AlertStyle, c.Sensitivity, c.IncidentClass, d.Policy, d.Tier, d.SLO, d.Budget) ||
-		anyNeedsEsc(d.Reasons...) || anyNeedsEsc(c.Candidates...) || anyNeedsEsc(r.Receivers...) ||
-		kpisNeedEsc(c.KPIs) || signalsNeedEsc(c.Signals) || hintsNeedEsc(c.Hints) || deliveriesNeedEsc(r.Deliveries) ||
-		liveNeedsEsc(r.Live) || r.Flap != nil && needsEsc(r.Flap.Reason)
-}
-
-// escaper escapes the strings of one notification's data, each distinct
-// string once (the alerts of a notification repeat their labels, tiers
-// and reasons) and each label set once (.Alerts and .Results share an
-// alert's maps). What needs no escaping is kept, not copied.
-type escaper struct {
-	memo map[string]string
-	kvs  map[unsafe.Pointer]template.KV
-}
-
-func (e *escaper) str(s string) string {
-	if !needsEsc(s) {
-		return s
-	}
-	if r, ok := e.memo[s]; ok {
-		return r
-	}
-	if e.memo == nil {
-		e.memo = make(map[string]string)
-	}
-	r := esc(s)
-	e.memo[s] = r
-	return r
-}
-
-func (e *escaper) strs(ss []string) []string {
-	if !anyNeedsEsc(ss...) {
-		return ss
-	}
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = e.str(s)
-	}
+	*changed = true
 	return out
 }
 
-// kv returns kv with its names and values escaped: kv itself when none
-// needs it (template data is read-only, so it is shared). Each map is
-// looked at once.
-func (e *escaper) kv(kv template.KV) template.KV {
-	if len(kv) == 0 {
-		return kv
-	}
-	id := reflect.ValueOf(kv).UnsafePointer()
-	if out, ok := e.kvs[id]; ok {
-		return out
-	}
-	out := kv
-	if kvNeedsEsc(kv) {
-		out = make(template.KV, len(kv))
-		for k, v := range kv {
-			out[e.str(k)] = e.str(v)
-		}
-	}
-	if e.kvs == nil {
-		e.kvs = make(map[unsafe.Pointer]template.KV)
-	}
-	e.kvs[id] = out
-	return out
-}
-
-func (e *escaper) alert(a template.Alert) template.Alert {
-	a.Status, a.GeneratorURL, a.Fingerprint = e.str(a.Status), e.str(a.GeneratorURL), e.str(a.Fingerprint)
-	a.Labels, a.Annotations = e.kv(a.Labels), e.kv(a.Annotations)
-	return a
-}
-
-// result returns a copy of r with its alert's strings (when escAlert: its
-// alert needs it) and every string restNeedsEsc reads escaped; the parts
-// that need none are shared.
-func (e *escaper) result(r *alert.Result, escAlert bool) *alert.Result {
+// result returns r with its strings escaped — its alert's (alertDone:
+// already escaped, as escAlert, or known unchanged when escAlert is nil),
+// and those of its classification and decision, which quote label values
+// (reasons, signals, an SLO identity …; the tier usually holds a ">") —
+// and whether any changed. r itself is returned when none did.
+func (e *escaper) result(r *alert.Result, alertDone bool, escAlert *template.Alert) (*alert.Result, bool) {
 	out := *r
-	if escAlert {
-		a := *r.Alert
-		a.Alert = e.alert(a.Alert)
-		out.Alert = &a
+	changed := false
+	switch {
+	case r.Alert == nil:
+	case alertDone:
+		if escAlert != nil {
+			a := *r.Alert
+			a.Alert = *escAlert
+			out.Alert, changed = &a, true
+		}
+	default:
+		if ea, c := e.alert(r.Alert.Alert); c {
+			a := *r.Alert
+			a.Alert = ea
+			out.Alert, changed = &a, true
+		}
 	}
-	out.Incident, out.SuppressedBy, out.MutedBy = e.str(r.Incident), e.str(r.SuppressedBy), e.str(r.MutedBy)
-	out.Receivers = e.strs(r.Receivers)
+	out.Incident, out.SuppressedBy, out.MutedBy = e.str(r.Incident, &changed), e.str(r.SuppressedBy, &changed), e.str(r.MutedBy, &changed)
+	out.Receivers = e.strs(r.Receivers, &changed)
 
 	c := &out.Classification
-	c.Sector, c.SectorName, c.AlertStyle, c.Sensitivity, c.IncidentClass = e.str(c.Sector), e.str(c.SectorName), e.str(c.AlertStyle), e.str(c.Sensitivity), e.str(c.IncidentClass)
-	c.Candidates = e.strs(c.Candidates)
-	if kpisNeedEsc(c.KPIs) {
-		c.KPIs = make([]alert.KPI, len(r.Classification.KPIs))
-		for i, k := range r.Classification.KPIs {
-			c.KPIs[i] = alert.KPI{ID: e.str(k.ID), Name: e.str(k.Name)}
-		}
-	}
-	if signalsNeedEsc(c.Signals) {
-		c.Signals = make([]alert.Signal, len(r.Classification.Signals))
-		for i, s := range r.Classification.Signals {
-			s.Kind, s.Value, s.Sector, s.KPI = e.str(s.Kind), e.str(s.Value), e.str(s.Sector), e.str(s.KPI)
-			c.Signals[i] = s
-		}
-	}
-	if hintsNeedEsc(c.Hints) {
-		c.Hints = make([]alert.Hint, len(r.Classification.Hints))
-		for i, h := range r.Classification.Hints {
-			h.ID, h.Text = e.str(h.ID), e.str(h.Text)
-			c.Hints[i] = h
-		}
-	}
+	c.Sector, c.SectorName, c.AlertStyle = e.str(c.Sector, &changed), e.str(c.SectorName, &changed), e.str(c.AlertStyle, &changed)
+	c.Sensitivity, c.IncidentClass = e.str(c.Sensitivity, &changed), e.str(c.IncidentClass, &changed)
+	c.Candidates = e.strs(c.Candidates, &changed)
+	c.KPIs = each(c.KPIs, &changed, func(k *alert.KPI) bool {
+		ch := false
+		k.ID, k.Name = e.str(k.ID, &ch), e.str(k.Name, &ch)
+		return ch
+	})
+	c.Signals = each(c.Signals, &changed, func(s *alert.Signal) bool {
+		ch := false
+		s.Kind, s.Value, s.Sector, s.KPI = e.str(s.Kind, &ch), e.str(s.Value, &ch), e.str(s.Sector, &ch), e.str(s.KPI, &ch)
+		return ch
+	})
+	c.Hints = each(c.Hints, &changed, func(h *alert.Hint) bool {
+		ch := false
+		h.ID, h.Text = e.str(h.ID, &ch), e.str(h.Text, &ch)
+		return ch
+	})
 
 	d := &out.Decision
-	d.Policy, d.Tier, d.SLO, d.Budget = e.str(d.Policy), e.str(d.Tier), e.str(d.SLO), e.str(d.Budget)
-	d.Reasons = e.strs(d.Reasons)
+	d.Policy, d.Tier, d.SLO, d.Budget = e.str(d.Policy, &changed), e.str(d.Tier, &changed), e.str(d.SLO, &changed), e.str(d.Budget, &changed)
+	d.Reasons = e.strs(d.Reasons, &changed)
 
-	if deliveriesNeedEsc(r.Deliveries) {
-		out.Deliveries = make([]alert.Delivery, len(r.Deliveries))
-		for i, dl := range r.Deliveries {
-			dl.Receiver, dl.Integration, dl.Outcome, dl.Error = e.str(dl.Receiver), e.str(dl.Integration), e.str(dl.Outcome), e.str(dl.Error)
-			out.Deliveries[i] = dl
-		}
-	}
-	if liveNeedsEsc(r.Live) {
+	out.Deliveries = each(r.Deliveries, &changed, func(dl *alert.Delivery) bool {
+		ch := false
+		dl.Receiver, dl.Integration, dl.Outcome, dl.Error = e.str(dl.Receiver, &ch), e.str(dl.Integration, &ch), e.str(dl.Outcome, &ch), e.str(dl.Error, &ch)
+		return ch
+	})
+	if r.Live != nil {
 		l := *r.Live
-		l.Summary, l.Note, l.Unavailable = e.str(l.Summary), e.str(l.Note), e.str(l.Unavailable)
-		if len(l.Details) > 0 {
-			l.Details = make(map[string]string, len(r.Live.Details))
-			for k, v := range r.Live.Details {
-				l.Details[e.str(k)] = e.str(v)
-			}
+		ch := false
+		l.Summary, l.Note, l.Unavailable = e.str(l.Summary, &ch), e.str(l.Note, &ch), e.str(l.Unavailable, &ch)
+		l.Details = e.kv(l.Details, &ch)
+		if ch {
+			out.Live, changed = &l, true
 		}
-		out.Live = &l
 	}
-	if r.Flap != nil && needsEsc(r.Flap.Reason) {
+	if r.Flap != nil {
 		f := *r.Flap
-		f.Reason = e.str(f.Reason)
-		out.Flap = &f
+		ch := false
+		if f.Reason = e.str(f.Reason, &ch); ch {
+			out.Flap, changed = &f, true
+		}
 	}
-	return &out
+	if !changed {
+		return r, false
+	}
+	p := new(alert.Result)
+	*p = out
+	return p, true
 }
 
 // escapedData returns the data an operator's title and text render over:
 // d with the strings from the alerts and the webhook escaped for Slack's
 // mrkdwn. It returns d itself when no string needs it; otherwise only the
-// parts that need escaping are copied.
+// parts that changed are copied.
 func escapedData(d *notify.Data) *notify.Data {
+	var e escaper
 	td := d.Data
-	alerts := false
+	ed := *td
+	changed := false
+	ed.Status, ed.ExternalURL, ed.NotificationReason = e.str(td.Status, &changed), e.str(td.ExternalURL, &changed), e.str(td.NotificationReason, &changed)
+	ed.GroupLabels, ed.CommonLabels = e.kv(td.GroupLabels, &changed), e.kv(td.CommonLabels, &changed)
+	ed.CommonAnnotations, ed.RouteLabels = e.kv(td.CommonAnnotations, &changed), e.kv(td.RouteLabels, &changed)
+	// escAlerts[i] is .Alerts[i] escaped, nil while unchanged: the results'
+	// alerts are usually .Alerts, sharing their maps, and take it from here.
+	var escAlerts []*template.Alert
 	for i := range td.Alerts {
-		if alertNeedsEsc(&td.Alerts[i]) {
-			alerts = true
-			break
+		a, c := e.alert(td.Alerts[i])
+		if !c {
+			continue
 		}
+		if escAlerts == nil {
+			escAlerts = make([]*template.Alert, len(td.Alerts))
+			ed.Alerts = make(template.Alerts, len(td.Alerts))
+			copy(ed.Alerts, td.Alerts)
+		}
+		ed.Alerts[i] = a
+		escAlerts[i] = &ed.Alerts[i]
 	}
-	// The results' alerts are usually .Alerts, sharing their maps: known
-	// clean when those are.
-	resultAlertNeedsEsc := func(i int, r *alert.Result) bool {
-		if r.Alert == nil {
-			return false
-		}
-		if !alerts && i < len(td.Alerts) && sameAlert(&r.Alert.Alert, &td.Alerts[i]) {
-			return false
-		}
-		return alertNeedsEsc(&r.Alert.Alert)
-	}
-	// first: the first result that needs escaping; firstAlert: its alert
-	// does.
-	first, firstAlert := len(d.Results), false
+	changed = changed || escAlerts != nil
+
+	incident, consoleURL := e.str(d.Incident, &changed), e.str(d.ConsoleURL, &changed)
+	var results []*alert.Result
 	for i, r := range d.Results {
-		an := resultAlertNeedsEsc(i, r)
-		if an || restNeedsEsc(r) {
-			first, firstAlert = i, an
-			break
+		done, escAlert := false, (*template.Alert)(nil)
+		if r.Alert != nil && i < len(td.Alerts) && sameAlert(&r.Alert.Alert, &td.Alerts[i]) {
+			done = true
+			if escAlerts != nil {
+				escAlert = escAlerts[i]
+			}
 		}
+		er, c := e.result(r, done, escAlert)
+		if !c {
+			if results != nil {
+				results[i] = r
+			}
+			continue
+		}
+		if results == nil {
+			results = make([]*alert.Result, len(d.Results))
+			copy(results, d.Results[:i])
+		}
+		results[i] = er
 	}
-	results := first < len(d.Results)
-	if !alerts && !results && !anyNeedsEsc(d.Incident, d.ConsoleURL, td.Status, td.ExternalURL, td.NotificationReason) &&
-		!kvNeedsEsc(td.GroupLabels) && !kvNeedsEsc(td.CommonLabels) && !kvNeedsEsc(td.CommonAnnotations) && !kvNeedsEsc(td.RouteLabels) {
+	if !changed && results == nil {
 		return d
 	}
-	var e escaper
-	ed := *td
-	ed.Status, ed.ExternalURL, ed.NotificationReason = e.str(td.Status), e.str(td.ExternalURL), e.str(td.NotificationReason)
-	ed.GroupLabels, ed.CommonLabels, ed.CommonAnnotations, ed.RouteLabels = e.kv(td.GroupLabels), e.kv(td.CommonLabels), e.kv(td.CommonAnnotations), e.kv(td.RouteLabels)
-	if alerts {
-		ed.Alerts = make(template.Alerts, len(td.Alerts))
-		for i, a := range td.Alerts {
-			ed.Alerts[i] = e.alert(a)
-		}
-	}
 	out := *d
-	out.Data = &ed
-	out.Incident, out.ConsoleURL = e.str(d.Incident), e.str(d.ConsoleURL)
-	if results {
-		out.Results = make([]*alert.Result, len(d.Results))
-		copy(out.Results, d.Results[:first])
-		out.Results[first] = e.result(d.Results[first], firstAlert)
-		for i, r := range d.Results[first+1:] {
-			an := resultAlertNeedsEsc(first+1+i, r)
-			if an || restNeedsEsc(r) {
-				r = e.result(r, an)
-			}
-			out.Results[first+1+i] = r
-		}
+	out.Data = new(template.Data)
+	*out.Data = ed
+	out.Incident, out.ConsoleURL = incident, consoleURL
+	if results != nil {
+		out.Results = results
 	}
 	return &out
 }

@@ -452,7 +452,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	if err != nil {
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("claim the click", "err", err)
-		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		t.ephemeral(ctx, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
@@ -468,7 +468,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
 			log.Error("action not taken: the user-group lookup failed", "err", err)
-			t.ephemeral(ctx, cb, fmt.Sprintf("alertrouter could not check whether you may %s this incident (Slack's user-group lookup failed: %v); nothing was done. Try again.", b.action, err))
+			t.ephemeral(ctx, cb, answerLookupFailed(b.action+" this incident", err))
 			return
 		}
 		t.o.Metrics.count(b.action, OutcomeRefused)
@@ -535,7 +535,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(reqKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("claim the action", "err", err)
-		t.ephemeral(ctx, cb, "alertrouter could not reach its store; nothing was done. Try again.")
+		t.ephemeral(ctx, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
@@ -576,7 +576,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		// PagerDuty never opened is a no-op there.
 		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
 		log.Warn("escalation not confirmed by PagerDuty (it may have paged): recorded as taken, so that its page is resolved with the alerts", "err", err)
-		t.ephemeral(fctx, cb, fmt.Sprintf("Escalate may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`: if it has none, page from PagerDuty. The escalation is recorded here, so PagerDuty gets its resolve when the alerts resolve.", esc(errText(err)), esc(st.Incident)))
+		t.ephemeral(fctx, cb, unconfirmedAnswer(ActionEscalate, st.Incident, err, true))
 		t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
 		return
 	}
@@ -584,8 +584,8 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(reqKey, token)
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
-		log.Warn("action not confirmed: its request went out and got no answer in time (it may have been done)", "err", err)
-		t.ephemeral(fctx, cb, unconfirmedAnswer(b.action, st.Incident, err))
+		log.Warn(logUnconfirmed, "err", err)
+		t.ephemeral(fctx, cb, unconfirmedAnswer(b.action, st.Incident, err, true))
 		return
 	}
 	if err != nil {
@@ -593,11 +593,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		msg := fmt.Sprintf("%s failed, nothing changed: %v", b.action, err)
-		if mayRetry(err) {
-			msg += ". Try again in a moment."
-		}
-		t.ephemeral(fctx, cb, msg)
+		t.ephemeral(fctx, cb, answerFailed(b.action, err))
 		return
 	}
 	t.o.Metrics.count(b.action, OutcomeDone)
@@ -650,19 +646,51 @@ func unknownOutcome(ctx context.Context, sent *postTrace, err error) bool {
 		errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// The answers the buttons and the slash command share.
+
+// answerStoreDown answers an action the store's failure stopped before
+// anything was done.
+const answerStoreDown = "alertrouter could not reach its store; nothing was done. Try again."
+
+// answerLookupFailed answers an action stopped because Slack's user-group
+// lookup failed (what: "silence incidents", "ack this incident").
+func answerLookupFailed(what string, err error) string {
+	return fmt.Sprintf("alertrouter could not check whether you may %s (Slack's user-group lookup failed: %v); nothing was done. Try again.", what, err)
+}
+
+// answerFailed answers an action that failed with nothing changed, saying
+// "Try again" when a retry may pass.
+func answerFailed(action string, err error) string {
+	msg := fmt.Sprintf("%s failed, nothing changed: %v", action, err)
+	if mayRetry(err) {
+		msg += ". Try again in a moment."
+	}
+	return msg
+}
+
 // unconfirmedAnswer tells the user that action on incident may have been
 // taken (unknownOutcome), what to check, and whether a second click is
-// safe.
-func unconfirmedAnswer(action, incident string, err error) string {
+// safe. onMessage says the action came from the incident's message (a
+// button), not from the slash command.
+func unconfirmedAnswer(action, incident string, err error, onMessage bool) string {
 	why := esc(errText(err))
 	switch action {
 	case ActionSilence:
-		return fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again: a silence it made now is not on this message (no Unsilence button for it), expire it in Alertmanager.", why, esc(incident))
+		s := fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again", why, esc(incident))
+		if onMessage {
+			return s + ": a silence it made now is not on this message (no Unsilence button for it), expire it in Alertmanager."
+		}
+		return s + "."
 	case ActionUnsilence:
 		return fmt.Sprintf("Unsilence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences; clicking again is safe.", why)
+	case ActionEscalate:
+		return fmt.Sprintf("Escalate may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`: if it has none, page from PagerDuty. The escalation is recorded here, so PagerDuty gets its resolve when the alerts resolve.", why, esc(incident))
 	}
 	return fmt.Sprintf("%s may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`; clicking again is safe (PagerDuty takes it once).", action, why, esc(incident))
 }
+
+// logUnconfirmed is the log line of an action that may have been done.
+const logUnconfirmed = "action not confirmed: its request went out and got no answer in time (it may have been done)"
 
 // errText is err's text for an answer to the user, bounded.
 func errText(err error) string {
@@ -1069,13 +1097,14 @@ func (t *Triage) silencesEnded(ctx context.Context, ids []string) bool {
 }
 
 // silencedBy reads who made the message's silence (the value its claim
-// holds), so that unsilencing can forget exactly that claim.
+// holds), so that unsilencing can forget exactly that claim: the silence's
+// key alone, not the message's whole state (readMessage).
 func (t *Triage) silencedBy(ctx context.Context, c *click) string {
-	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
-	if err != nil {
+	vals, found, err := t.o.Store.Get(ctx, []string{t.stateKey(c, ActionSilence)})
+	if err != nil || !found[0] {
 		return ""
 	}
-	user, _, _ := m.by(ActionSilence)
+	user, _, _ := doneBy(vals[0])
 	return user
 }
 
@@ -1249,23 +1278,29 @@ func (t *Triage) readMessage(ctx context.Context, incident, channel, ts string) 
 	}
 	m := messageState{done: map[string]string{}, resolved: found[len(messageStates)]}
 	for i, k := range messageStates {
-		// A claim still held by a click in progress holds its token.
-		if f := strings.Fields(vals[i]); found[i] && len(f) >= 2 && f[0] == "d" {
+		if _, _, ok := doneBy(vals[i]); found[i] && ok {
 			m.done[k] = vals[i]
 		}
 	}
 	return m, nil
 }
 
+// doneBy reads the value of an action's claim on a message: who took the
+// action and what the claim keeps (extra: the silence ids), when it is
+// done ("d <user> <extra>"); a claim still held by a click in progress
+// holds its token.
+func doneBy(v string) (user, extra string, ok bool) {
+	f := strings.Fields(v)
+	if len(f) < 2 || f[0] != "d" {
+		return "", "", false
+	}
+	return f[1], strings.Join(f[2:], " "), true
+}
+
 // by reports who took action on the message and what its claim keeps
 // (extra: the silence ids), when the action is done.
 func (m messageState) by(action string) (user, extra string, ok bool) {
-	v, ok := m.done[action]
-	if !ok {
-		return "", "", false
-	}
-	f := strings.Fields(v)
-	return f[1], strings.Join(f[2:], " "), true
+	return doneBy(m.done[action])
 }
 
 // apply merges m into st: acknowledged, escalated (paged), resolved, and

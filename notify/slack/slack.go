@@ -27,13 +27,53 @@ import (
 // Integration is the integration label of the metrics.
 const Integration = "slack"
 
-// permanentErrors are Slack error codes a retry cannot fix.
+// permanentErrors are Slack error codes a retry cannot fix (the errors of
+// chat.postMessage and chat.update in Slack's method reference that are
+// about the token, the app, the channel or the message, not about Slack's
+// state): answered at once as permanent (502 to Alertmanager, a dead
+// letter) instead of retried as an outage.
 var permanentErrors = map[string]bool{
 	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true,
 	"token_expired": true, "no_permission": true, "missing_scope": true, "channel_not_found": true,
 	"not_in_channel": true, "is_archived": true, "invalid_blocks": true, "invalid_blocks_format": true,
 	"msg_too_long": true, "msg_blocks_too_long": true, "no_text": true, "invalid_arguments": true,
 	"restricted_action": true, "thread_not_found": true, "message_not_found": true, "cant_update_message": true,
+	"access_denied": true, "team_access_not_granted": true, "ekm_access_denied": true,
+	"two_factor_setup_required": true, "not_allowed_token_type": true, "enterprise_is_restricted": true,
+	"team_not_found": true, "as_user_not_supported": true, "cannot_reply_to_message": true, "edit_window_closed": true,
+	"restricted_action_read_only_channel": true, "restricted_action_thread_only_channel": true,
+	"restricted_action_non_threadable_channel": true, "restricted_action_thread_locked": true,
+	"invalid_form_data": true, "invalid_post_type": true, "invalid_charset": true, "missing_post_type": true,
+}
+
+// errorHints say what an operator does about a permanent Slack error: the
+// bare code ("not_in_channel") was all the log, the dead letter and the
+// console said.
+var errorHints = map[string]string{
+	"invalid_auth":              "the token is not valid for this workspace: check token / token_file",
+	"not_authed":                "no token reached Slack: check token / token_file",
+	"account_inactive":          "the token's app or user was deactivated: reinstall the app and update token / token_file",
+	"token_revoked":             "the token was revoked, the app uninstalled or its token rotated: reinstall the app and update token / token_file",
+	"token_expired":             "the token expired (token rotation is on for the app): update token / token_file",
+	"missing_scope":             "the token lacks a scope the router needs, chat:write (usergroups:read for authorized groups): add it and reinstall the app",
+	"no_permission":             "the token may not post here: check the app's scopes and the channel's posting permissions",
+	"channel_not_found":         "the channel does not exist, or the app cannot see it — a private channel: invite the app to it; check channel",
+	"not_in_channel":            "the app is not a member of the channel: invite it (/invite @app), or add the chat:write.public scope",
+	"is_archived":               "the channel is archived: unarchive it or set another channel",
+	"restricted_action":         "the workspace's settings do not let the app post in this channel",
+	"access_denied":             "the token may not reach this workspace or channel",
+	"team_access_not_granted":   "the token was not granted access to this workspace, an Enterprise Grid org app: grant it",
+	"ekm_access_denied":         "the workspace's Enterprise Key Management denies access to this channel",
+	"two_factor_setup_required": "the token's user must set up two-factor authentication",
+	"not_allowed_token_type":    "the token is of the wrong type: use the app's bot token (xoxb-…)",
+}
+
+// permanentError is a permanent Slack error with what to do about it.
+func permanentError(err error, code string) error {
+	if hint := errorHints[code]; hint != "" {
+		return alert.Permanent(fmt.Errorf("call Slack: %w — %s", err, hint))
+	}
+	return alert.Permanent(fmt.Errorf("call Slack: %w", err))
 }
 
 // refusedMessage are Slack error codes that refuse the message the router
@@ -94,10 +134,8 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, fmt.Errorf("app_token_file: %w", err)
 		}
 	}
-	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text, "channel": cfg.Channel} {
-		if err := deps.Templates.Check(text); err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
+	if err := checkTemplates(cfg, deps.Templates); err != nil {
+		return nil, err
 	}
 	apiURL := cfg.APIURL
 	if cfg.AppURL != "" {
@@ -121,6 +159,18 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		logger:           deps.Logger.With("integration", Integration, "receiver", name),
 		channelTemplated: notify.IsTemplate(cfg.Channel),
 	}, nil
+}
+
+// checkTemplates checks that every template of cfg parses, naming its key.
+func checkTemplates(cfg *Config, t *notify.Templates) error {
+	texts := cfg.posterTemplates()
+	texts["title"], texts["text"], texts["channel"] = cfg.Title, cfg.Text, cfg.Channel
+	for field, text := range texts {
+		if err := t.Check(text); err != nil {
+			return fmt.Errorf("%s: %w", field, err)
+		}
+	}
+	return nil
 }
 
 // Check calls auth.test, for readiness and check-config; a bad token is
@@ -402,8 +452,13 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 // post posts msg to channel, in the thread of threadTS when set.
 func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message, channel, threadTS string) (parentRef, error) {
 	var p parentRef
+	data := msg.data
+	if data == nil {
+		data = notify.NewData(no) // a thread reply's digest renders no template but the poster's
+	}
+	poster := n.postOptions(data)
 	err := n.callRefusable(ctx, no, msg, true, func(ctx context.Context, blocks []sl.Block) error {
-		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, n.cfg.postOptions()...)
+		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, poster...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}
@@ -476,7 +531,7 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			}
 			if permanentErrors[se.Err] {
 				n.metrics.Failure(notify.ReasonClientError)
-				return alert.Permanent(fmt.Errorf("call Slack: %w", err))
+				return permanentError(err, se.Err)
 			}
 			n.metrics.Failure(notify.ReasonServerError)
 			return fmt.Errorf("call Slack: %w", err)

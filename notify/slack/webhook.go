@@ -33,10 +33,8 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, errors.New("api_url_file: does not hold an absolute http(s) incoming-webhook URL")
 		}
 	}
-	for field, text := range map[string]string{"title": cfg.Title, "text": cfg.Text, "channel": cfg.Channel} {
-		if err := deps.Templates.Check(text); err != nil {
-			return nil, fmt.Errorf("%s: %w", field, err)
-		}
+	if err := checkTemplates(cfg, deps.Templates); err != nil {
+		return nil, err
 	}
 	hc, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
 	if err != nil {
@@ -63,22 +61,25 @@ func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) e
 	if err != nil {
 		return err
 	}
-	err = n.postWebhook(ctx, channel, msg.text, msg.blocks)
+	username, iconEmoji, iconURL := n.poster(msg.data)
+	wm := &sl.WebhookMessage{Text: msg.text, Blocks: &sl.Blocks{BlockSet: msg.blocks}, Channel: channel,
+		Username: username, IconEmoji: iconEmoji, IconURL: iconURL}
+	err = n.postWebhook(ctx, wm)
 	var sc sl.StatusCodeError
 	if errors.As(err, &sc) && sc.Code == http.StatusBadRequest {
 		// Refused as drawn (the webhook answers 400 invalid_blocks …):
 		// once more as the minimal message.
 		n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident)
-		err = n.postWebhook(ctx, channel, msg.text, msg.minimal)
+		minimal := *wm
+		minimal.Blocks = &sl.Blocks{BlockSet: msg.minimal}
+		err = n.postWebhook(ctx, &minimal)
 	}
 	return err
 }
 
 // postWebhook posts one message to the incoming webhook, with retries
-// (channel "": the webhook's own).
-func (n *Notifier) postWebhook(ctx context.Context, channel, text string, blocks []sl.Block) error {
-	wm := &sl.WebhookMessage{Text: text, Blocks: &sl.Blocks{BlockSet: blocks}, Channel: channel,
-		Username: n.cfg.Username, IconEmoji: n.cfg.IconEmoji, IconURL: n.cfg.IconURL}
+// (its channel "": the webhook's own).
+func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
