@@ -37,11 +37,11 @@ type batch struct {
 	// cleared once this batch, an update turned into a trigger, is
 	// delivered (reopenHandResolved).
 	reopen store.Entry
-	// retriggered: this update goes out as the incident's trigger again
-	// (retrigger); retriggeredAfter is the incident's previous trigger time
-	// at this replica, put back when the send fails.
-	retriggered      bool
-	retriggeredAfter time.Time
+	// retrigger: the incident's Join took its retrigger for this batch
+	// (store.IncidentOp.Retrigger); retriggered: this update goes out as
+	// the incident's trigger again (retrigger.go). A retrigger taken and not
+	// delivered is given back in the settle (incidentSettleOps).
+	retrigger, retriggered bool
 }
 
 func (b *batch) fail(err error) {
@@ -266,10 +266,9 @@ const settleGrace = 10 * time.Millisecond
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary) error {
-	now := p.now()
 	for _, b := range batches {
 		p.reopenHandResolved(b)
-		p.retrigger(b, now)
+		p.retrigger(b)
 	}
 	markRepaged(batches) // before any send: Slack's may run beside PagerDuty's
 	// The incidents this webhook sends no update to need not wait for it.
@@ -426,12 +425,6 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))
-	} else if p.RetriggerInterval > 0 && b.n.Opening && b.integ.silentUpdates() && !b.retriggered {
-		p.retriggers.mark(p.incidentKey(b), p.now())
-	}
-	if err != nil && b.retriggered {
-		// Not sent: Alertmanager's retry is due again.
-		p.retriggers.restore(p.incidentKey(b), b.retriggeredAfter)
 	}
 	b.latency = time.Since(start)
 	if p.Metrics != nil {

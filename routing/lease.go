@@ -25,9 +25,14 @@ type incidentLease struct {
 	closing        bool // this sender holds the resolving lease
 	added, members []store.Member
 	ref            string // the reference the store kept at the join
+	// trigger is the incident's trigger time the Join took for a
+	// retrigger (store.IncidentResult.Retriggered; "" none), prevTrigger
+	// the one it replaced: given back (StepUntrigger) when no trigger of
+	// the incident was delivered.
+	trigger, prevTrigger string
 	// keepOpen says the webhook's resolves may not close the incident:
-	// Alertmanager truncated it (max_alerts) while its group still fires,
-	// so alerts of the incident the router never saw may fire on. Its
+	// Alertmanager truncated it (max_alerts), so alerts of the incident the
+	// router never saw may fire on (keepsOpen). Its
 	// resolves leave with StepUnjoin, which takes no resolving lease.
 	keepOpen bool
 }
@@ -154,20 +159,29 @@ func (l *incidentLease) leaveStep() store.IncidentStep {
 
 // keepsOpen reports whether msg's resolves may not close an incident:
 // Alertmanager truncated it (max_alerts: the first alerts of its group in
-// its label order) while the group still fires (its status counts every
-// alert, sent or not). The alerts left out may belong to the incidents
-// this webhook's resolves would empty, and Alertmanager counts them as
-// notified: it sends them again only when the group changes or at its
-// repeat_interval. Such an incident stays open without members until an
-// alert of it resolves in a webhook that says all it holds, or its state
-// expires; its alerts joining meanwhile page no one again.
+// its label order). The alerts left out may fire and belong to the
+// incidents this webhook's resolves would empty, and Alertmanager counts
+// them as notified: it sends them again only when the group changes or at
+// its repeat_interval. The webhook's status says nothing of them:
+// Alertmanager computes it from the alerts it sends (notify/webhook
+// truncates before it builds the template data), so a truncated webhook
+// whose alerts all resolved says "resolved" while the alerts it left out
+// fire. Such an incident stays open without members until an alert of it
+// resolves in a webhook that says all it holds, or its state expires; its
+// alerts joining meanwhile page no one again.
 func keepsOpen(msg *alert.Message) bool {
-	return msg.TruncatedAlerts > 0 && msg.Status == "firing"
+	return msg.TruncatedAlerts > 0
 }
 
-// stepOp is the store step that applies st to l's incident for token.
+// stepOp is the store step that applies st to l's incident for token. A
+// Join bringing new firing alerts to an integration that sends nothing for
+// updates (PagerDuty) asks for a retrigger (retrigger.go).
 func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, token string) store.IncidentOp {
-	return store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}
+	op := store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}
+	if st.step == store.StepJoin && p.RetriggerInterval > 0 && slices.ContainsFunc(st.batches, mayRetrigger) {
+		op.Retrigger = p.RetriggerInterval
+	}
+	return op
 }
 
 // stepKey names one incident step of a webhook: an incident at one
@@ -253,12 +267,19 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 	case step == store.StepJoin:
 		l.joined, l.added, l.ref = true, r.Added, r.Ref
 		l.opening = r.Outcome == store.OutcomeOpening
+		l.trigger, l.prevTrigger = r.Retriggered, r.PrevTriggered
+		reserved := r.Retriggered != ""
 		for i, b := range l.joins {
 			b.n.Ref = r.Ref
 			b.n.Opening = l.opening && i == 0
+			if reserved && mayRetrigger(b) {
+				b.retrigger, reserved = true, false
+			}
 		}
 	case step == store.StepLeave || step == store.StepUnjoin:
-		l.left, l.members = true, members(l.leaves)
+		// A failed closing puts back what the Leave removed, with the
+		// starts the incident held.
+		l.left, l.members = true, r.Removed
 		l.closing = r.Outcome == store.OutcomeClosing
 		for _, b := range l.leaves {
 			b.n.Ref = r.Ref
@@ -321,6 +342,11 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 				break
 			}
 		}
+	}
+	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && b.n.Opening }) {
+		// The retrigger the Join took went out as no trigger: give it back,
+		// so the next new alert is due.
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUntrigger, Token: token, Triggered: l.trigger, PrevTriggered: l.prevTrigger})
 	}
 	switch {
 	case l.closing && !leaveFailed:

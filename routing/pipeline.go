@@ -88,12 +88,11 @@ type Pipeline struct {
 	UpdateWindow time.Duration
 	// RetriggerInterval is how often, at most, new alerts joining an open
 	// incident at an integration that sends nothing for updates
-	// (PagerDuty) send its trigger again, per incident and replica
-	// (retrigger.go); 0 never.
+	// (PagerDuty) send its trigger again, per incident across replicas (the
+	// last trigger's time is kept with the incident's state: retrigger.go);
+	// 0 never.
 	RetriggerInterval time.Duration
 
-	// retriggers remembers when this replica last triggered each incident.
-	retriggers retriggers
 	// updates coalesces concurrent updates of one open incident.
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).

@@ -3,10 +3,57 @@ package routing_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
 )
+
+// retriggerEnv is unseenEnv with the address of its redis-server, whose
+// clock the incident's last trigger time follows (ageTrigger moves it).
+func retriggerEnv(t *testing.T) (*env, string) {
+	t.Helper()
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, webhooktest.Start.Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	return e, srv.Addr()
+}
+
+// ageTrigger moves the last trigger time the store keeps with the TTFT
+// incident at PagerDuty back by d, as if d had passed since.
+func ageTrigger(t *testing.T, addr string, d time.Duration) {
+	t.Helper()
+	key := store.IncidentKey("test:", ttftIncident, "pagerduty/pagerduty/0")
+	v, err := redistest.Do(addr, "HGET", key, "g")
+	if err != nil {
+		t.Fatalf("HGET %s g: %v", key, err)
+	}
+	ms, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		t.Logf("the incident keeps no trigger time (%q): nothing to age", v)
+		return
+	}
+	if _, err := redistest.Do(addr, "HSET", key, "g", strconv.FormatInt(ms-d.Milliseconds(), 10)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// retriggering returns a replica of e at s with interval.
+func retriggering(e *env, s *standIns, interval time.Duration) *routing.Pipeline {
+	p := s.replica(e)
+	p.RetriggerInterval = interval
+	return p
+}
 
 // PagerDuty holds one incident per router incident, and an alert joining
 // it open is an update it is sent nothing for (storm control). Someone
@@ -18,33 +65,33 @@ import (
 func TestNewAlertsJoiningAnOpenIncidentTriggerItAgainOncePerInterval(t *testing.T) {
 	for _, interval := range []time.Duration{5 * time.Minute, 0} {
 		t.Run(interval.String(), func(t *testing.T) {
-			e := unseenEnv(t)
+			e, addr := retriggerEnv(t)
 			s := newStandIns(t)
-			c := newClock()
-			p := s.replica(e)
-			p.Now, p.RetriggerInterval = c.Now, interval
-			other := s.replica(e) // a replica that sees the incident first later
-			other.Now, other.RetriggerInterval = c.Now, interval
+			p := retriggering(e, s, interval)
+			other := retriggering(e, s, interval) // a replica that sees the incident first later
 
 			mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 			mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
-			c.Advance(time.Minute)
 			mustProcess(t, other, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
 			if got := s.pd.Triggers(ttftIncident); got != 1 {
 				t.Fatalf("PagerDuty triggers = %d within the interval, want the opening's alone", got)
 			}
-			c.Advance(5 * time.Minute)
+			if interval > 0 {
+				ageTrigger(t, addr, interval)
+			}
 			mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "d"), tAlert("TTFTHigh", "firing", "page", "instance", "e"))
-			mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "f"))
+			mustProcess(t, other, tAlert("TTFTHigh", "firing", "page", "instance", "f"))
 			want := 2
 			if interval == 0 {
 				want = 1
 			}
 			if got := s.pd.Triggers(ttftIncident); got != want {
-				t.Errorf("PagerDuty triggers = %d once the interval passed (two webhooks of new alerts), want %d", got, want)
+				t.Errorf("PagerDuty triggers = %d once the interval passed (two webhooks of new alerts, two replicas), want %d", got, want)
 			}
 			// Alerts firing on with nothing new send nothing.
-			c.Advance(10 * time.Minute)
+			if interval > 0 {
+				ageTrigger(t, addr, 2*interval)
+			}
 			mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 			if got := s.pd.Triggers(ttftIncident); got != want {
 				t.Errorf("PagerDuty triggers = %d after a repeat of a notified alert, want %d", got, want)
@@ -53,25 +100,104 @@ func TestNewAlertsJoiningAnOpenIncidentTriggerItAgainOncePerInterval(t *testing.
 	}
 }
 
-// Webhooks bringing new alerts to the incident at the same moment, once
-// the interval has passed, send one trigger between them: the first takes
-// it before its send.
-func TestConcurrentJoinsRetriggerOnce(t *testing.T) {
-	e := unseenEnv(t)
+// The last trigger's time is kept with the incident in the store: a
+// replica that restarted, or never saw the incident, re-triggers the first
+// new alert joining it once the interval has passed. Before, the time was
+// in each replica's memory, counted from when it first saw the incident:
+// that alert went unpaged in an incident resolved in PagerDuty.
+func TestARetriggerIsDueAtAReplicaThatNeverSawTheIncident(t *testing.T) {
+	e, addr := retriggerEnv(t)
 	s := newStandIns(t)
-	c := newClock()
-	p := s.replica(e)
-	p.Now, p.RetriggerInterval = c.Now, 5*time.Minute
+	mustProcess(t, retriggering(e, s, 5*time.Minute), tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	ageTrigger(t, addr, 6*time.Minute)
+	restarted := retriggering(e, s, 5*time.Minute)
+	mustProcess(t, restarted, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the opening's and the restarted replica's retrigger", got)
+	}
+	// Another replica new to the incident, within the interval: nothing.
+	mustProcess(t, retriggering(e, s, 5*time.Minute), tAlert("TTFTHigh", "firing", "page", "instance", "c"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Errorf("PagerDuty triggers = %d, want still 2 within the interval", got)
+	}
+}
+
+// A retrigger whose send fails is given back: the webhook is answered
+// 5xx, and its retry (or another webhook's new alert) triggers.
+func TestAFailedRetriggerIsGivenBack(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	p := retriggering(e, s, 5*time.Minute)
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
-	c.Advance(6 * time.Minute)
+	ageTrigger(t, addr, 6*time.Minute)
+	s.pd.FailN(5, pdtest.Fault{Status: http.StatusInternalServerError})
+	if _, err := process(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "b")); err == nil {
+		t.Fatal("the failed retrigger was answered as delivered")
+	}
+	other := retriggering(e, s, 5*time.Minute)
+	mustProcess(t, other, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the opening's and the retry's retrigger", got)
+	}
+}
+
+// Webhooks bringing new alerts to the incident at the same moment, at two
+// replicas, once the interval has passed, send one trigger between them:
+// the first takes it in the store before its send.
+func TestConcurrentJoinsRetriggerOnce(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	replicas := []*routing.Pipeline{retriggering(e, s, 5*time.Minute), retriggering(e, s, 5*time.Minute)}
+	mustProcess(t, replicas[0], tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	ageTrigger(t, addr, 6*time.Minute)
 	var wg sync.WaitGroup
+	errs := make([]error, 8)
 	for i := range 8 {
 		wg.Go(func() {
-			_, _ = p.Process(context.Background(), payload(t, tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprintf("n%d", i))))
+			_, errs[i] = replicas[i%2].Process(context.Background(), payload(t, tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprintf("n%d", i))))
 		})
 	}
 	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("webhook %d: %v", i, err)
+		}
+	}
 	if got := s.pd.Triggers(ttftIncident); got != 2 {
-		t.Errorf("PagerDuty triggers = %d after 8 concurrent webhooks of new alerts, want the opening's and one more", got)
+		t.Errorf("PagerDuty triggers = %d after 8 concurrent webhooks of new alerts at 2 replicas, want the opening's and one more", got)
+	}
+}
+
+// A storm of new alerts of one incident at three replicas, webhooks
+// retried until delivered, pages once: the opening's trigger, and once the
+// interval has passed one retrigger however many webhooks join at once.
+func TestAStormAtThreeReplicasTriggersOncePerInterval(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	replicas := []*routing.Pipeline{retriggering(e, s, 5*time.Minute), retriggering(e, s, 5*time.Minute), retriggering(e, s, 5*time.Minute)}
+	storm := func(round string) {
+		t.Helper()
+		var wg sync.WaitGroup
+		errs := make([]error, 30)
+		for i := range 30 {
+			wg.Go(func() {
+				errs[i] = processUntilDelivered(replicas[i%3], []webhooktest.Alert{tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprint(round, i))})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil {
+				t.Fatalf("%s: webhook %d: %v", round, i, err)
+			}
+		}
+	}
+	storm("a")
+	if got := s.pd.Triggers(ttftIncident); got != 1 {
+		t.Fatalf("PagerDuty triggers = %d after a storm of 30 webhooks, want 1", got)
+	}
+	ageTrigger(t, addr, 6*time.Minute)
+	storm("b")
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d after a second storm past the interval, want 2", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
@@ -65,16 +66,25 @@ func TestATruncatedWebhookOfAFiringGroupClosesNoIncident(t *testing.T) {
 	}
 }
 
-// A truncated webhook of a group that has resolved whole (its status
-// resolved) closes the incident as any other.
-func TestATruncatedWebhookOfAResolvedGroupClosesItsIncident(t *testing.T) {
+// Alertmanager computes a webhook's status from the alerts it sends, after
+// max_alerts truncated them: a truncated webhook whose alerts all resolved
+// says "resolved" while the alerts it left out may fire. Its resolves close
+// no incident (before, they resolved PagerDuty while those alerts fired);
+// the alerts left out, once they resolve, arrive in a webhook that is not
+// truncated, and their resolves — never notified firing — close the
+// incident at PagerDuty.
+func TestATruncatedWebhookSayingResolvedClosesNoIncident(t *testing.T) {
 	e := unseenEnv(t)
 	s := newStandIns(t)
 	p := s.replica(e)
 	processGroup(t, p, "firing", 2, tAlert("TTFTHigh", "firing", "page", "instance", "i1"), tAlert("TTFTHigh", "firing", "page", "instance", "i2"))
 	processGroup(t, p, "resolved", 2, tAlert("TTFTHigh", "resolved", "page", "instance", "i1"), tAlert("TTFTHigh", "resolved", "page", "instance", "i2"))
+	if got := s.pd.Resolves(ttftIncident); got != 0 {
+		t.Fatalf("PagerDuty resolves = %d while the alerts the webhook left out may fire, want 0", got)
+	}
+	processGroup(t, p, "resolved", 0, tAlert("TTFTHigh", "resolved", "page", "instance", "i3"), tAlert("TTFTHigh", "resolved", "page", "instance", "i4"))
 	if got := s.pd.Resolves(ttftIncident); got != 1 {
-		t.Errorf("PagerDuty resolves = %d, want 1", got)
+		t.Errorf("PagerDuty resolves = %d once the alerts left out resolved, want 1", got)
 	}
 }
 
@@ -100,5 +110,37 @@ func TestNotificationsCarryTheWebhooksRouteLabels(t *testing.T) {
 	ns := e.pd.notifications()
 	if len(ns) != 1 || ns[0].Data == nil || ns[0].Data.RouteLabels["team"] != "inference" {
 		t.Fatalf("notifications %+v: want the route label team=inference in their data", ns)
+	}
+}
+
+// A truncated webhook of a firing group carrying the late resolve of an
+// earlier instance (a lagging Alertmanager peer, an old webhook retried)
+// of an alert that fires again since: its Unjoin follows the Leave's rule
+// and keeps the live instance, which started after that resolve ended.
+// Before, it removed the alert by fingerprint, and the next resolve of
+// another alert of the incident resolved PagerDuty while the live instance
+// fired.
+func TestATruncatedLateResolveOfAnEarlierInstanceKeepsTheLiveOne(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	p := s.replica(e)
+	first := tAlert("TTFTHigh", "firing", "page")
+	b := tAlert("TTFTHigh", "firing", "page", "instance", "b")
+	processGroup(t, p, "firing", 0, first, b)
+	second := webhooktest.MkAlert("firing", first.Labels, first.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(2*time.Hour))
+	processGroup(t, p, "firing", 0, second, b)
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the first instance's and the new one's", got)
+	}
+	processGroup(t, p, "firing", 1, tAlert("TTFTHigh", "resolved", "page")) // the first instance's resolve, ended 17 minutes after it started
+	processGroup(t, p, "firing", 0, second, tAlert("TTFTHigh", "resolved", "page", "instance", "b"))
+	if got := s.pd.Resolves(ttftIncident); got != 0 {
+		t.Fatalf("PagerDuty resolves = %d while the live instance fires, want 0", got)
+	}
+	resolved := second
+	resolved.Status, resolved.EndsAt = "resolved", webhooktest.Start.Add(3*time.Hour).Format(time.RFC3339Nano)
+	processGroup(t, p, "resolved", 0, resolved)
+	if got := s.pd.Resolves(ttftIncident); got != 1 {
+		t.Errorf("PagerDuty resolves = %d once the live instance resolved, want 1", got)
 	}
 }

@@ -41,11 +41,19 @@ const (
 	StepResolved IncidentStep = "resolved"
 	// StepAbort undoes a failed send: an opening lease is dropped and the
 	// members it added removed; a resolving lease returns the incident to
-	// open with the members put back.
+	// open with the members put back (the Leave's IncidentResult.Removed:
+	// each with the start the incident held).
 	StepAbort IncidentStep = "abort"
 	// StepUnjoin removes members whose update to an open incident failed,
-	// so that a retry joins them again.
+	// so that a retry joins them again, or — a truncated webhook's
+	// resolves, which may not close the incident — the members of resolved
+	// alerts, by the rule of a Leave (a member that started after the
+	// resolve's EndsAt stays), without taking the resolving lease.
 	StepUnjoin IncidentStep = "unjoin"
+	// StepUntrigger gives back a retrigger a Join took (IncidentOp.Retrigger)
+	// whose trigger was not sent: the incident's last trigger time returns
+	// to PrevTriggered if it still is Triggered (no later trigger took it).
+	StepUntrigger IncidentStep = "untrigger"
 	// StepRef keeps Ref with an incident that has state (an integration
 	// that created its reference outside an opening, e.g. a Slack parent
 	// posted for the first ticket of an incident opened by a page that
@@ -65,6 +73,15 @@ const (
 	// the caller's (it expired and another sender took over).
 	OutcomeLost = "lost"
 )
+
+// dueTrigger tells whether an incident last triggered at last (ms since the
+// epoch, "" when unknown) may be triggered again at now (ms) after
+// interval: unknown, interval or longer ago, or after now (the store's
+// clock went back). The incident script's due is the same rule.
+func dueTrigger(last string, now, interval int64) bool {
+	t, err := strconv.ParseInt(last, 10, 64)
+	return err != nil || now-t >= interval || t > now
+}
 
 // Member is one alert of an incident: its fingerprint and the start of its
 // firing (ms since the epoch). A member that joins again with a later start
@@ -110,6 +127,19 @@ type IncidentOp struct {
 	TTL time.Duration
 	// Ref is kept with the incident on Opened ("" keeps the old one).
 	Ref string
+	// Retrigger, on a Join, is the incidents.retrigger_interval of an
+	// integration that sends nothing for updates (PagerDuty), asked when
+	// the Join brings new firing alerts: an opening records its time as the
+	// incident's last trigger, and a Join of the open incident whose last
+	// trigger is Retrigger or longer ago (or unknown) takes the trigger
+	// (IncidentResult.Retriggered) — atomically, so one Join of any replica
+	// takes it per interval, and a restarted replica knows when the
+	// incident was last triggered. The time is the store's (Redis: TIME).
+	// 0: no trigger time is read or written.
+	Retrigger time.Duration
+	// Triggered and PrevTriggered, on an Untrigger, are a Join's
+	// IncidentResult.Retriggered and PrevTriggered.
+	Triggered, PrevTriggered string
 }
 
 // IncidentResult answers one IncidentOp.
@@ -120,8 +150,18 @@ type IncidentResult struct {
 	// Added are the members a Join added (not already members), so that a
 	// failed send removes exactly those (StepAbort, StepUnjoin).
 	Added []Member
+	// Removed are the members a Leave removed, each with the start the
+	// incident held, so that a failed closing puts back exactly those
+	// (StepAbort).
+	Removed []Member
 	// Remaining counts the members left after a Leave.
 	Remaining int64
+	// Retriggered is, when a Join with Retrigger took the incident's
+	// trigger, the time it took (ms since the epoch, the store's clock):
+	// the caller sends the trigger, and gives it back with StepUntrigger if
+	// it does not. PrevTriggered is the trigger time it replaced ("" when
+	// none was known).
+	Retriggered, PrevTriggered string
 }
 
 // Incidents is implemented by stores that keep incident state. Every step is

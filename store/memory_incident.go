@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"strconv"
 	"time"
 )
 
@@ -11,6 +12,7 @@ type incidentState struct {
 	token   string
 	until   time.Time
 	ref     string
+	trigger string            // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
 	members map[string]string // fingerprint → startsAt
 	expires time.Time
 	indexed int64 // the time of its entry in Memory.expiring; 0: none
@@ -73,24 +75,29 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 			st.members[mb.Fingerprint] = mb.StartsAt
 		}
 		if state == "open" && !stale {
-			return IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
+			res := IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
+			if op.Retrigger > 0 && dueTrigger(st.trigger, now.UnixMilli(), op.Retrigger.Milliseconds()) {
+				res.PrevTriggered = st.trigger
+				st.trigger = strconv.FormatInt(now.UnixMilli(), 10)
+				res.Retriggered = st.trigger
+			}
+			return res
 		}
 		st.state, st.token, st.until = "opening", op.Token, now.Add(op.Lease)
+		if op.Retrigger > 0 {
+			st.trigger = strconv.FormatInt(now.UnixMilli(), 10) // the opening triggers
+		}
 		return IncidentResult{Outcome: OutcomeOpening, Ref: st.ref, Added: added}
 	case StepLeave:
 		if leased && !mine {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
-		for _, mb := range op.Members {
-			if old, ok := st.members[mb.Fingerprint]; ok && !laterStart(old, mb.EndsAt) {
-				delete(st.members, mb.Fingerprint)
-			}
-		}
+		removed := st.leave(op.Members)
 		if n := len(st.members); n > 0 {
-			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n)}
+			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n), Removed: removed}
 		}
 		st.state, st.token, st.until = "resolving", op.Token, now.Add(op.Lease)
-		return IncidentResult{Outcome: OutcomeClosing, Ref: st.ref}
+		return IncidentResult{Outcome: OutcomeClosing, Ref: st.ref, Removed: removed}
 	case StepOpened:
 		if state != "opening" || !mine {
 			return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
@@ -128,12 +135,29 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	case StepUnjoin:
-		for _, mb := range op.Members {
-			delete(st.members, mb.Fingerprint)
+		st.leave(op.Members)
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	case StepUntrigger:
+		if op.Triggered != "" && st.trigger == op.Triggered {
+			st.trigger = op.PrevTriggered
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	}
 	return IncidentResult{Outcome: OutcomeLost, Ref: st.ref}
+}
+
+// leave removes members as a Leave does — each unless the member started
+// after the member's EndsAt (store.Member) — and returns those removed,
+// with the starts they held.
+func (st *incidentState) leave(members []Member) []Member {
+	var removed []Member
+	for _, mb := range members {
+		if old, ok := st.members[mb.Fingerprint]; ok && !laterStart(old, mb.EndsAt) {
+			delete(st.members, mb.Fingerprint)
+			removed = append(removed, Member{Fingerprint: mb.Fingerprint, StartsAt: old})
+		}
+	}
+	return removed
 }
 
 // IncidentStates implements Store.IncidentStates.

@@ -11,21 +11,26 @@ import (
 
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
-// lease token, u: lease end in ms, r: ref), the members hash (fingerprint →
-// startsAt) and the step's claim keys, if any; ARGV holds, for each step,
-// the count of its arguments then the arguments: the count of its claim
-// keys, step, token, lease ms, ttl ms, ref, then fingerprint/startsAt pairs,
-// read and written with one HMGET/HSET/HDEL per thousand members (a member
-// twice in one step counts as if added one at a time); a Leave's pairs are
+// lease token, u: lease end in ms, r: ref, g: last trigger in ms), the
+// members hash (fingerprint → startsAt) and the step's claim keys, if any;
+// ARGV holds, for each step, the count of its arguments then the arguments:
+// the count of its claim keys, step, token, lease ms, ttl ms, ref, aux (a
+// Join's retrigger interval in ms; an Untrigger's previous trigger, its
+// taken one in ref), then fingerprint/startsAt pairs, read and written with
+// one HMGET/HSET/HDEL per thousand members (a member twice in one step
+// counts as if added one at a time); a Leave's and an Unjoin's pairs are
 // fingerprint/endsAt instead. A member's start only moves forward
 // (laterStart): a Join with an earlier start than the member's keeps the
-// later one and reopens nothing, and a Leave keeps a member that started
-// after the leaving alert ended (store.Member). A step with claim
+// later one and reopens nothing, and a Leave or Unjoin keeps a member that
+// started after the leaving alert ended (store.Member). A step with claim
 // keys (ClaimJoin: one per member) keeps only the members whose claim holds
 // its token, and answers {skipped} without a change when none is left. It
-// answers one reply per step, {outcome, ref, remaining, added
-// fingerprint/startsAt pairs…}. The time is the server's (TIME), so
-// replicas with skewed clocks agree on leases. On a single node the steps
+// answers one reply per step, {outcome, ref, remaining}, a Join's followed
+// by the trigger it took and the one it replaced (IncidentOp.Retrigger;
+// empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
+// two empty strings and the removed members with the starts they held. The time is
+// the server's (TIME), so replicas with skewed clocks agree on leases and
+// on when an incident was last triggered. On a single node the steps
 // of a batch go in one call (a call's fixed cost in Redis is that of several
 // small steps); on a Cluster each call carries one step, whose two keys
 // share a hash slot, and no claim keys.
@@ -51,9 +56,9 @@ end
 -- apply runs one step on keys k1, k2 with its arguments A[o+1..last]
 -- (A is ARGV, or the step's arguments with only the members it keeps).
 local function apply(k1, k2, A, o, last)
-  local step, tok, lease, ttl, ref = A[o+1], A[o+2], tonumber(A[o+3]), tonumber(A[o+4]), A[o+5]
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r')
-  local s, owner, untilms, r = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or ''
+  local step, tok, lease, ttl, ref, aux = A[o+1], A[o+2], tonumber(A[o+3]), tonumber(A[o+4]), A[o+5], A[o+6]
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g')
+  local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
   local leased = (s == 'opening' or s == 'resolving')
   local mine = leased and owner == tok
@@ -63,7 +68,24 @@ local function apply(k1, k2, A, o, last)
     return fps
   end
   local function hdel()
-    for c = o + 6, last, CHUNK do redis.call('HDEL', k2, unpack(fingerprints(c, math.min(c + CHUNK - 1, last)))) end
+    for c = o + 7, last, CHUNK do redis.call('HDEL', k2, unpack(fingerprints(c, math.min(c + CHUNK - 1, last)))) end
+  end
+  -- leave removes each member unless it started after the pair's endsAt,
+  -- appending the removed ones with the starts they held to out.
+  local function leave(out)
+    for c = o + 7, last, CHUNK do
+      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
+      local olds = redis.call('HMGET', k2, unpack(fps))
+      local gone = {}
+      for j = 1, #fps do
+        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then
+          gone[#gone + 1] = fps[j]
+          out[#out + 1] = fps[j]
+          out[#out + 1] = olds[j]
+        end
+      end
+      if #gone > 0 then redis.call('HDEL', k2, unpack(gone)) end
+    end
   end
   local function touch()
     if ttl > 0 then
@@ -73,10 +95,11 @@ local function apply(k1, k2, A, o, last)
   end
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
-    local out = {'', r, 0}
+    local out = {'', r, 0, '', ''}
     local stale = false
     local seen = {}
-    for c = o + 6, last, CHUNK do
+    local rt = tonumber(aux) or 0
+    for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
       local fps = fingerprints(c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
@@ -110,6 +133,16 @@ local function apply(k1, k2, A, o, last)
     end
     if s == 'open' and not stale then
       out[1] = 'open'
+      -- due is dueTrigger (store/incident.go).
+      local last = tonumber(g)
+      if rt > 0 and (last == nil or clock() - last >= rt or last > clock()) then
+        local taken = string.format('%d', clock())
+        redis.call('HSET', k1, 'g', taken)
+        out[4], out[5] = taken, g
+      end
+    elseif rt > 0 then
+      redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease, 'g', string.format('%d', clock()))
+      out[1] = 'opening'
     else
       redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease)
       out[1] = 'opening'
@@ -118,20 +151,18 @@ local function apply(k1, k2, A, o, last)
     return out
   elseif step == 'leave' then
     if leased and not mine then return {'busy', r, 0} end
-    for c = o + 6, last, CHUNK do
-      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
-      local olds = redis.call('HMGET', k2, unpack(fps))
-      local gone = {}
-      for j = 1, #fps do
-        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then gone[#gone + 1] = fps[j] end
-      end
-      if #gone > 0 then redis.call('HDEL', k2, unpack(gone)) end
-    end
+    local out = {'still_open', r, 0, '', ''}
+    leave(out)
     local n = redis.call('HLEN', k2)
-    if n > 0 then touch() return {'still_open', r, n} end
+    if n > 0 then
+      touch()
+      out[3] = n
+      return out
+    end
     redis.call('HSET', k1, 's', 'resolving', 't', tok, 'u', clock() + lease)
     touch()
-    return {'closing', r, 0}
+    out[1] = 'closing'
+    return out
   elseif step == 'opened' then
     if s ~= 'opening' or not mine then return {'lost', r, 0} end
     redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
@@ -148,7 +179,7 @@ local function apply(k1, k2, A, o, last)
       hdel()
       redis.call('HDEL', k1, 's', 't', 'u')
     else
-      for c = o + 6, last, CHUNK do redis.call('HSET', k2, unpack(A, c, math.min(c + CHUNK - 1, last))) end
+      for c = o + 7, last, CHUNK do redis.call('HSET', k2, unpack(A, c, math.min(c + CHUNK - 1, last))) end
       redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
     end
     touch()
@@ -157,7 +188,12 @@ local function apply(k1, k2, A, o, last)
     if s ~= '' and ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
     return {'ok', r, 0}
   elseif step == 'unjoin' then
-    hdel()
+    leave({})
+    return {'ok', r, 0}
+  elseif step == 'untrigger' then
+    if ref ~= '' and g == ref then
+      if aux == '' then redis.call('HDEL', k1, 'g') else redis.call('HSET', k1, 'g', aux) end
+    end
     return {'ok', r, 0}
   end
   return nil
@@ -167,12 +203,12 @@ end
 -- KEYS[k], holds the step's token, and their count.
 local function claimed(k, m, o, last)
   local A = {}
-  for j = 1, 5 do A[j] = ARGV[o + 1 + j] end
+  for j = 1, 6 do A[j] = ARGV[o + 1 + j] end
   local tok, kept = ARGV[o + 3], 0
   for j = 1, m do
     if redis.call('GET', KEYS[k + j - 1]) == tok then
-      A[#A + 1] = ARGV[o + 5 + 2 * j]
       A[#A + 1] = ARGV[o + 6 + 2 * j]
+      A[#A + 1] = ARGV[o + 7 + 2 * j]
       kept = kept + 1
     end
   end
@@ -327,12 +363,17 @@ func incidentGroups(n int, key func(i int) string) [][]int {
 
 // appendIncidentArgs appends op's arguments to the incident script's ARGV:
 // their count, then the count of its claim keys, step, token, lease ms, ttl
-// ms, ref and the members' fingerprint/startsAt pairs (fingerprint/endsAt
-// for a Leave).
+// ms, ref, aux (a Join's Retrigger in ms; an Untrigger's PrevTriggered, its
+// Triggered in place of ref) and the members' fingerprint/startsAt pairs
+// (fingerprint/endsAt for a Leave and an Unjoin).
 func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
-	a = append(a, 6+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), op.Ref)
+	ref, aux := op.Ref, any(op.Retrigger.Milliseconds())
+	if op.Step == StepUntrigger {
+		ref, aux = op.Triggered, op.PrevTriggered
+	}
+	a = append(a, 7+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), ref, aux)
 	for _, m := range op.Members {
-		if op.Step == StepLeave {
+		if op.Step == StepLeave || op.Step == StepUnjoin {
 			a = append(a, m.Fingerprint, m.EndsAt)
 		} else {
 			a = append(a, m.Fingerprint, m.StartsAt)
@@ -383,10 +424,20 @@ func parseIncidentReply(v any) (IncidentResult, error) {
 	case string:
 		res.Remaining, _ = strconv.ParseInt(n, 10, 64)
 	}
-	for i := 3; i+1 < len(arr); i += 2 {
+	if len(arr) < 5 {
+		return res, nil
+	}
+	res.Retriggered, _ = arr[3].(string)
+	res.PrevTriggered, _ = arr[4].(string)
+	leave := res.Outcome == OutcomeClosing || res.Outcome == OutcomeStillOpen
+	for i := 5; i+1 < len(arr); i += 2 {
 		fp, _ := arr[i].(string)
 		sa, _ := arr[i+1].(string)
-		res.Added = append(res.Added, Member{Fingerprint: fp, StartsAt: sa})
+		if leave {
+			res.Removed = append(res.Removed, Member{Fingerprint: fp, StartsAt: sa})
+		} else {
+			res.Added = append(res.Added, Member{Fingerprint: fp, StartsAt: sa})
+		}
 	}
 	return res, nil
 }

@@ -95,6 +95,18 @@ func (s *Server) Kill() {
 	s.proc = nil
 }
 
+// Signal sends sig to the running server (syscall.SIGSTOP pauses it,
+// syscall.SIGCONT resumes it: a Redis that stops answering without closing
+// its connections). It does nothing when the server is not running.
+func (s *Server) Signal(sig os.Signal) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return nil
+	}
+	return s.proc.Signal(sig)
+}
+
 // Restart starts the server again on the same port (after Kill) and waits
 // until it answers PING. Data is not kept: persistence is off.
 func (s *Server) Restart() error {

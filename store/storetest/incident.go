@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -25,6 +26,10 @@ func init() {
 		{"incident: a call of many steps, some on one incident, applies them in order", testIncidentManySteps},
 		{"incident: a write of many steps applies them all", testIncidentManyStepsWritten},
 		{"incident: IncidentStates reads each state without changing it, an expired lease as closed", testIncidentStates},
+		{"incident: the last trigger is kept with the incident, one join per interval retriggers it", testIncidentRetrigger},
+		{"incident: concurrent joins take one retrigger", testIncidentConcurrentRetrigger},
+		{"incident: an unjoin keeps a member that started after the resolve's end", testIncidentUnjoinEndsAt},
+		{"incident: a leave says what it removed with the starts held, so an abort restores them", testIncidentLeaveRemoved},
 	}...)
 }
 
@@ -383,5 +388,134 @@ func testIncidentStates(t *testing.T, s store.Store, k keyMaker) {
 	})
 	if got, err := s.IncidentStates(t.Context(), nil); err != nil || len(got) != 0 {
 		t.Fatalf("IncidentStates of no key = %q, %v", got, err)
+	}
+}
+
+func testIncidentRetrigger(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("r1")
+	want(t, "opening", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A"), Retrigger: longTTL}), store.OutcomeOpening)
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("B"), Retrigger: longTTL})
+	if want(t, "a join within the interval", r, store.OutcomeOpen); r.Retriggered != "" {
+		t.Fatalf("a join within the interval of the opening took the retrigger: %+v", r)
+	}
+	var taken store.IncidentResult
+	eventually(t, "a join once the interval passed takes the retrigger", func() (bool, error) {
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: time.Millisecond, TTL: longTTL}})
+		if err != nil {
+			return false, err
+		}
+		taken = res[0]
+		return res[0].Retriggered != "", nil
+	})
+	prev, err1 := strconv.ParseInt(taken.PrevTriggered, 10, 64)
+	now, err2 := strconv.ParseInt(taken.Retriggered, 10, 64)
+	if err1 != nil || err2 != nil || prev >= now {
+		t.Fatalf("retrigger %+v: want the opening's time replaced by a later one", taken)
+	}
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("D"), Retrigger: longTTL})
+	if r.Retriggered != "" {
+		t.Fatalf("a join right after a retrigger took another: %+v", r)
+	}
+
+	// Given back: the trigger time returns to what it was, unless a later
+	// trigger took it meanwhile.
+	key = k.incident("r2")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")}) // no trigger time kept
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("B"), Retrigger: longTTL})
+	if r.Retriggered == "" || r.PrevTriggered != "" {
+		t.Fatalf("a join of an incident with no trigger time: %+v, want the retrigger taken, nothing replaced", r)
+	}
+	want(t, "a stale untrigger", step(t, s, store.IncidentOp{Key: key, Step: store.StepUntrigger, Token: "t9", Triggered: "1", PrevTriggered: ""}), store.OutcomeOK)
+	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: longTTL}); r2.Retriggered != "" {
+		t.Fatalf("a stale untrigger gave the retrigger back: %+v", r2)
+	}
+	want(t, "untrigger", step(t, s, store.IncidentOp{Key: key, Step: store.StepUntrigger, Token: "t2", Triggered: r.Retriggered, PrevTriggered: r.PrevTriggered}), store.OutcomeOK)
+	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("D"), Retrigger: longTTL}); r2.Retriggered == "" {
+		t.Fatalf("after the untrigger, a join found no retrigger due: %+v", r2)
+	}
+	// A join without Retrigger (Slack, or new alerts none of which may
+	// retrigger) neither reads nor takes it.
+	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: members("E")}); r2.Retriggered != "" {
+		t.Fatalf("a join without Retrigger took one: %+v", r2)
+	}
+}
+
+func testIncidentConcurrentRetrigger(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("r3")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0"})
+	const n = 16
+	var wg sync.WaitGroup
+	taken := make([]bool, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: fmt.Sprint("t", i),
+				Members: members(fmt.Sprint("fp", i)), Lease: time.Minute, TTL: longTTL, Retrigger: longTTL}})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			taken[i] = res[0].Retriggered != ""
+		})
+	}
+	wg.Wait()
+	got := 0
+	for i := range n {
+		if errs[i] != nil {
+			t.Fatalf("join %d: %v", i, errs[i])
+		}
+		if taken[i] {
+			got++
+		}
+	}
+	if got != 1 {
+		t.Fatalf("%d concurrent joins took %d retriggers, want exactly 1", n, got)
+	}
+}
+
+func testIncidentUnjoinEndsAt(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("u1")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: append(at("A", "3000"), at("B", "1000")...)})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	// The late resolve of A's earlier instance, in a truncated webhook.
+	want(t, "unjoin of an earlier instance", step(t, s, store.IncidentOp{Key: key, Step: store.StepUnjoin, Token: "t2", Members: ended("A", "1000", "2000")}), store.OutcomeOK)
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: ended("B", "1000", "2000")})
+	if want(t, "leave of B", r, store.OutcomeStillOpen); r.Remaining != 1 {
+		t.Fatalf("leave of B: remaining %d, want A's live instance", r.Remaining)
+	}
+	// The resolve of the firing A holds, and an unjoin without an end (a
+	// failed update's), remove.
+	want(t, "unjoin of A's live instance", step(t, s, store.IncidentOp{Key: key, Step: store.StepUnjoin, Token: "t4", Members: ended("A", "3000", "4000")}), store.OutcomeOK)
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: at("C", "5000")})
+	want(t, "unjoin without an end", step(t, s, store.IncidentOp{Key: key, Step: store.StepUnjoin, Token: "t5", Members: at("C", "5000")}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t6", Members: append(at("A", "3000"), at("C", "5000")...)})
+	if len(r.Added) != 2 {
+		t.Fatalf("join after the unjoins added %+v, want A and C again", r.Added)
+	}
+}
+
+func testIncidentLeaveRemoved(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("l1")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: append(at("A", "1500"), at("B", "1000")...)})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: append(ended("B", "1000", "2000"), ended("X", "1000", "2000")...)})
+	if want(t, "leave of B and of a stranger", r, store.OutcomeStillOpen); len(r.Removed) != 1 || r.Removed[0] != (store.Member{Fingerprint: "B", StartsAt: "1000"}) {
+		t.Fatalf("leave removed %+v, want [B 1000]", r.Removed)
+	}
+	// A's resolve carries an earlier start than the incident holds (the
+	// start Alertmanager settles on for an HA Prometheus pair's copies).
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: ended("A", "1000", "2000")})
+	if want(t, "leave of A", r, store.OutcomeClosing); len(r.Removed) != 1 || r.Removed[0] != (store.Member{Fingerprint: "A", StartsAt: "1500"}) {
+		t.Fatalf("leave removed %+v, want [A 1500]: the start the incident held", r.Removed)
+	}
+	want(t, "abort of the closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t3", Members: r.Removed}), store.OutcomeOK)
+	// Put back with its own start: a lagging peer's resolve of an earlier
+	// instance (ended at 1200) leaves it in place.
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t4", Members: ended("A", "900", "1200")})
+	if want(t, "late resolve of an earlier instance", r, store.OutcomeStillOpen); r.Remaining != 1 {
+		t.Fatalf("remaining %d, want A", r.Remaining)
 	}
 }
