@@ -66,6 +66,9 @@ type Message struct {
 	// Username, IconEmoji and IconURL are the poster's name and icon the
 	// post asked for (chat.postMessage's username, icon_emoji, icon_url).
 	Username, IconEmoji, IconURL string
+	// LinkNames is true when the post asked Slack to link names
+	// (chat.postMessage's link_names: "true" or "1").
+	LinkNames bool
 }
 
 // Fault is one programmed response replacing the next request's handling.
@@ -471,7 +474,8 @@ func (s *Server) post(w http.ResponseWriter, v url.Values) {
 	}
 	s.seq++
 	m := &Message{Channel: ch, TS: fmt.Sprintf("1700000000.%06d", s.seq), ThreadTS: thread, Text: v.Get("text"), Blocks: json.RawMessage(v.Get("blocks")),
-		Username: v.Get("username"), IconEmoji: v.Get("icon_emoji"), IconURL: v.Get("icon_url")}
+		Username: v.Get("username"), IconEmoji: v.Get("icon_emoji"), IconURL: v.Get("icon_url"),
+		LinkNames: v.Get("link_names") == "true" || v.Get("link_names") == "1"}
 	s.messages = append(s.messages, m)
 	s.byTS[msgKey{ch, m.TS}] = m
 	reply(w, response{OK: true, Channel: ch, TS: m.TS, Message: json.RawMessage(`{"type":"message"}`)})

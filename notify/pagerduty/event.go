@@ -1,7 +1,6 @@
 package pagerduty
 
 import (
-	"encoding/json"
 	"net/url"
 	"regexp"
 	"sort"
@@ -326,50 +325,6 @@ func groupFilter(labels template.KV) string {
 		return ""
 	}
 	return "{" + b.String() + "}"
-}
-
-// shrink keeps full within PagerDuty's 512 KB: it drops the per-alert
-// details, then replaces custom_details with their truncated JSON, then
-// drops the links, and as a last resort sends the minimal event, so the
-// page always goes out.
-func (n *Notifier) shrink(full, minimal *pd.V2Event) {
-	size := func() int {
-		b, err := json.Marshal(full)
-		if err != nil {
-			return maxEvent + 1
-		}
-		return len(b)
-	}
-	if size() <= maxEvent {
-		return
-	}
-	details, _ := full.Payload.Details.(map[string]any)
-	if details != nil {
-		if a, ok := details["alerts"].([]map[string]any); ok {
-			delete(details, "alerts")
-			details["alerts_omitted"] = len(a) + intOf(details["alerts_omitted"])
-		}
-		if size() <= maxEvent {
-			n.logger.Warn("event over 512 KB, dropped the per-alert details", "dedup_key", full.DedupKey)
-			return
-		}
-		b, _ := json.Marshal(details)
-		full.Payload.Details = nil
-		budget := maxEvent - size() - 1024
-		// A rune costs at most 6 bytes once JSON-escaped (\u003c).
-		s, _ := notify.TruncateInRunes(string(b), max(budget/6, 0))
-		full.Payload.Details = map[string]any{"truncated": true, "details": s}
-		if size() <= maxEvent {
-			n.logger.Warn("event over 512 KB, truncated custom_details", "dedup_key", full.DedupKey)
-			return
-		}
-	}
-	full.Links = nil
-	if size() <= maxEvent {
-		return
-	}
-	n.logger.Warn("event over 512 KB, sending the minimal event", "dedup_key", full.DedupKey)
-	*full = *minimal
 }
 
 func intOf(v any) int {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	amslack "github.com/prometheus/alertmanager/notify/slack"
+	"github.com/prometheus/alertmanager/template"
 	commoncfg "github.com/prometheus/common/config"
 	sl "github.com/slack-go/slack"
 
@@ -115,8 +116,19 @@ func (n *Notifier) poster(data *notify.Data) (username, iconEmoji, iconURL strin
 }
 
 // postOptions are the message options of the poster keys, rendered with
-// data (poster).
+// data (poster), and link_names.
 func (n *Notifier) postOptions(data *notify.Data) []sl.MsgOption {
+	opts := n.posterOptions(data)
+	if n.cfg.LinkNames {
+		opts = append(opts, sl.MsgOptionLinkNames(true))
+	}
+	return opts
+}
+
+// posterOptions are the message options of the poster keys, rendered with
+// data (poster); a key that renders empty is left out (Slack's default
+// name or icon of the app).
+func (n *Notifier) posterOptions(data *notify.Data) []sl.MsgOption {
 	username, iconEmoji, iconURL := n.poster(data)
 	var opts []sl.MsgOption
 	if username != "" {
@@ -128,10 +140,36 @@ func (n *Notifier) postOptions(data *notify.Data) []sl.MsgOption {
 	if iconURL != "" {
 		opts = append(opts, sl.MsgOptionIconURL(iconURL))
 	}
-	if n.cfg.LinkNames {
-		opts = append(opts, sl.MsgOptionLinkNames(true))
-	}
 	return opts
+}
+
+// clickData is the template data of what a triage click posts: all that
+// the click knows of its incident, from the parent's buttons (st) — the
+// receiver (.Receiver), the incident (.Incident) and the labels of its
+// alerts (the common labels, as .CommonLabels and .GroupLabels: Alertmanager's
+// group labels are among them), status "firing". A click has no
+// notification: .Alerts, .CommonAnnotations and .Results are empty, and
+// the labels too when they did not fit the buttons.
+func clickData(st triageState) *notify.Data {
+	labels := template.KV(st.Labels)
+	if labels == nil {
+		labels = template.KV{}
+	}
+	return &notify.Data{
+		Data: &template.Data{Receiver: st.Receiver, Status: "firing", GroupLabels: labels, CommonLabels: labels,
+			CommonAnnotations: template.KV{}, Alerts: template.Alerts{}},
+		Incident: st.Incident,
+	}
+}
+
+// clickPoster are the poster options of the thread reply a triage click
+// posts: username, icon_emoji and icon_url rendered with clickData, so the
+// reply is posted under the name and icon of the parent's other replies.
+// A template that reads what a click has not (an annotation, .Alerts)
+// renders empty or fails, and that key is left out: Slack shows the app's
+// own name or icon.
+func (n *Notifier) clickPoster(st triageState) []sl.MsgOption {
+	return n.posterOptions(clickData(st))
 }
 
 // posterTemplates are the poster keys by YAML name, for the parse check of

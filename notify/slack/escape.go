@@ -26,6 +26,16 @@ import (
 // escaped again. Alertmanager escapes nothing. The built-in texts keep
 // being escaped whole (Blocks).
 //
+// With link_names on, Slack also links a plain "@channel", "@here",
+// "@everyone" or "@name" in the text: one in an alert would notify people.
+// Slack documents no escape for "@" (only "&", "<" and ">"), so the alert
+// data — the escaped template data, and the data the built-in texts are
+// drawn from (mentionSafe) — gets an invisible WORD JOINER (U+2060) after
+// each "@": "@\u2060channel" shows as "@channel" and links nothing. A
+// string that is a web URL as a whole is left as it is (a link's target,
+// which Slack does not scan for names). The operator's own mentions, the
+// literal text of title and text, are not data and keep working.
+//
 // The data is walked once: each string is escaped as it is met, and a
 // value holding it (a map, a slice, an alert, a result, the data) is copied
 // only once one of its strings changed — copy on first change. Nothing is
@@ -75,18 +85,75 @@ func escFrom(s string, i int) string {
 	return b.String()
 }
 
+// wordJoiner follows each "@" of alert data when link_names is on: Slack
+// shows "@\u2060here" as "@here" and links no name from it.
+const wordJoiner = "\u2060"
+
+// atIndex returns the index of the first "@" of s that could link a name
+// when link_names is on, or -1: none in a web URL (a link target).
+func atIndex(s string) int {
+	i := strings.IndexByte(s, '@')
+	if i < 0 || notify.WebURL(s) {
+		return -1
+	}
+	return i
+}
+
+// quietFrom is s with a wordJoiner after each "@" from i on (atIndex),
+// and "&", "<", ">" escaped as well when html is set.
+func quietFrom(s string, i int, html bool) string {
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for ; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '@':
+			b.WriteString("@" + wordJoiner)
+		case html && c == '&':
+			b.WriteString("&amp;")
+		case html && c == '<':
+			b.WriteString("&lt;")
+		case html && c == '>':
+			b.WriteString("&gt;")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// mentionSafeText is s with a wordJoiner after each "@" (not escaped
+// otherwise), for a string of alert data a built-in text prints.
+func mentionSafeText(s string) string {
+	if i := atIndex(s); i >= 0 {
+		return quietFrom(s, i, false)
+	}
+	return s
+}
+
 // escaper escapes the strings of one notification's data, each distinct
 // string that needs it once (the alerts of a notification repeat their
 // labels, tiers and reasons) and each label set once (.Alerts and .Results
-// share an alert's maps).
+// share an alert's maps). html escapes "&", "<" and ">"; mentions puts a
+// wordJoiner after each "@" (link_names on).
 type escaper struct {
+	html, mentions bool
+
 	memo map[string]string
 	kvs  map[unsafe.Pointer]template.KV
 }
 
 // str returns s escaped; *changed is set when that differs from s.
 func (e *escaper) str(s string, changed *bool) string {
-	i := escIndex(s)
+	i, at := -1, -1
+	if e.html {
+		i = escIndex(s)
+	}
+	if e.mentions {
+		if at = atIndex(s); at >= 0 && (i < 0 || at < i) {
+			i = at
+		}
+	}
 	if i < 0 {
 		return s
 	}
@@ -97,7 +164,12 @@ func (e *escaper) str(s string, changed *bool) string {
 	if e.memo == nil {
 		e.memo = make(map[string]string)
 	}
-	r := escFrom(s, i)
+	var r string
+	if at < 0 {
+		r = escFrom(s, i)
+	} else {
+		r = quietFrom(s, i, e.html)
+	}
 	e.memo[s] = r
 	return r
 }
@@ -295,7 +367,33 @@ func (e *escaper) result(r *alert.Result, alertDone bool, escAlert *template.Ale
 // mrkdwn. It returns d itself when no string needs it; otherwise only the
 // parts that changed are copied.
 func escapedData(d *notify.Data) *notify.Data {
-	var e escaper
+	return (&escaper{html: true}).data(d)
+}
+
+// escapedDataFor is escapedData, with each "@" of the alert data followed
+// by a wordJoiner as well when linkNames (link_names on).
+func escapedDataFor(d *notify.Data, linkNames bool) *notify.Data {
+	return (&escaper{html: true, mentions: linkNames}).data(d)
+}
+
+// mentionSafe returns no and its data d as the built-in texts draw them
+// when link_names is on: every string from the alerts and the webhook with
+// a wordJoiner after each "@" (and not escaped otherwise: the built-in
+// texts are escaped whole as they are drawn). It returns no and d
+// themselves when no string has an "@"; only what changed is copied, and
+// the notification's own fields (Ref, Receiver …) are kept.
+func mentionSafe(no *alert.Notification, d *notify.Data) (*alert.Notification, *notify.Data) {
+	q := (&escaper{mentions: true}).data(d)
+	if q == d {
+		return no, d
+	}
+	out := *no
+	out.Data, out.Results, out.Incident, out.ConsoleURL = q.Data, q.Results, q.Incident, q.ConsoleURL
+	return &out, q
+}
+
+// data returns d with its strings escaped (escapedData).
+func (e *escaper) data(d *notify.Data) *notify.Data {
 	td := d.Data
 	ed := *td
 	changed := false

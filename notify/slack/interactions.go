@@ -1163,7 +1163,8 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 		drawn = sig
 	}
 	if err := n.call(ctx, func(ctx context.Context) error {
-		_, _, err := n.api.PostMessageContext(ctx, c.channel, sl.MsgOptionText(rec.thread+" ("+when+")", false), sl.MsgOptionTS(c.ts))
+		opts := append([]sl.MsgOption{sl.MsgOptionText(rec.thread+" ("+when+")", false), sl.MsgOptionTS(c.ts)}, n.clickPoster(c.st)...)
+		_, _, err := n.api.PostMessageContext(ctx, c.channel, opts...)
 		return err
 	}); err != nil {
 		log.Warn("record the action in the thread", "err", err)

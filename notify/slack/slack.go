@@ -229,18 +229,25 @@ func (m message) withActions(n *Notifier, no *alert.Notification, lines []string
 // escapedData, so their own links and mentions (<url|Graph>, <!here>)
 // reach Slack while a "<!channel>" from an alert is shown, not obeyed; the
 // built-in texts are escaped whole. The header is plain text: the title
-// renders there over the data as it is.
+// renders there over the data as it is. With link_names on, no "@" of the
+// alert data links a name (mentionSafe): the card and the built-in texts
+// are drawn from the data with each "@" made inert, and the escaped data
+// has it too; the operator's own mentions keep working.
 func (n *Notifier) render(no *alert.Notification) message {
 	data := notify.NewData(no)
 	t := n.deps.Templates
-	safe := data
-	if n.cfg.Title != "" || n.cfg.Text != "" {
-		safe = escapedData(data) // data itself when nothing needs escaping
+	shown, sdata := no, data // what the card and the built-in texts print
+	if n.cfg.LinkNames {
+		shown, sdata = mentionSafe(no, data)
 	}
-	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, data)
+	safe := sdata
+	if n.cfg.Title != "" || n.cfg.Text != "" {
+		safe = escapedDataFor(data, n.cfg.LinkNames) // data itself when nothing needs escaping
+	}
+	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, sdata)
 	var text string // mrkdwn
 	if n.cfg.Text == "" {
-		text = esc(t.Render(n.logger, "text", "", notify.DefaultText, data))
+		text = esc(t.Render(n.logger, "text", "", notify.DefaultText, sdata))
 	} else {
 		text = t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, safe)
 	}
@@ -248,9 +255,12 @@ func (n *Notifier) render(no *alert.Notification) message {
 	if no.Action == alert.ActionPage && no.Paged {
 		// Only a page that went to PagerDuty names its incident there.
 		pdRef = pagerduty.DedupKey(no.Incident)
+		if n.cfg.LinkNames {
+			pdRef = mentionSafeText(pdRef)
+		}
 	}
 	if title == "" {
-		title = no.Incident
+		title = shown.Incident
 	}
 	fallback := ""
 	switch {
@@ -265,7 +275,18 @@ func (n *Notifier) render(no *alert.Notification) message {
 	} else {
 		fallback, _ = notify.TruncateInRunes(fallback, maxText)
 	}
-	return message{blocks: cardBlocks(no, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(no, title, pdRef), data: data}
+	// The links are built from data as it is: a silence's matchers must
+	// match the labels (and URLs are never changed: atIndex).
+	return message{blocks: cardBlocks(shown, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(shown, title, pdRef), data: data}
+}
+
+// updateBlocks is UpdateBlocks of no, its alert data's "@" made inert
+// with link_names on (mentionSafe).
+func (n *Notifier) updateBlocks(no *alert.Notification) ([]sl.Block, string) {
+	if n.cfg.LinkNames {
+		no, _ = mentionSafe(no, notify.NewData(no))
+	}
+	return UpdateBlocks(no)
 }
 
 // channelFor returns the channel a new message of data is posted to: the
@@ -354,7 +375,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		update := !no.IncidentResolved && !no.Opening
 		var msg message
 		if update {
-			msg.blocks, msg.text = UpdateBlocks(no)
+			msg.blocks, msg.text = n.updateBlocks(no)
 			msg.minimal = msg.blocks[:1:1]
 		} else {
 			msg = n.render(no)
