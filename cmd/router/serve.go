@@ -182,7 +182,7 @@ func (rt *runtime) reload() error {
 			old.state.close()
 		})
 	}
-	rt.m.logger.Info("configuration reloaded", "source", cfg.Source)
+	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
 }
 

@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 )
 
@@ -284,4 +287,28 @@ func TestShutdownDelayKeepsServingUnreadyAfterSIGTERM(t *testing.T) {
 			t.Errorf("--web.shutdown-delay=-1s: exit %d, stderr %q; want 2 naming the flag", code, errs)
 		}
 	})
+}
+
+// The reload line names the config file under a key of its own: "source"
+// is slog's key for the caller (AddSource), so a handler that adds it
+// printed the path as logged_source.
+func TestReloadLogsTheConfigFileNotUnderSlogsSourceKey(t *testing.T) {
+	h := newReloadHarness(t, redistest.Start(t).Addr(), "p:")
+	var buf bytes.Buffer
+	h.rt.m.logger = slog.New(slog.NewJSONHandler(&buf, nil))
+	h.reload()
+	for line := range strings.Lines(buf.String()) {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		if rec["msg"] != "configuration reloaded" {
+			continue
+		}
+		if _, ok := rec[slog.SourceKey]; ok || rec["config_file"] != h.path {
+			t.Fatalf("reload logged %v: want config_file=%s and no %q key", rec, h.path, slog.SourceKey)
+		}
+		return
+	}
+	t.Fatalf("no reload line in:\n%s", buf.String())
 }

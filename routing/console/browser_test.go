@@ -10,11 +10,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
 
@@ -159,10 +163,71 @@ func submit(t *testing.T, tab context.Context, sel string) {
 	}
 }
 
+// navigate runs script, a navigation (location.reload(), history.back()),
+// and waits for the page it fetches; a page the browser shows from its
+// copy, fetched from nowhere, leaves it waiting until the browser's
+// deadline.
+func navigate(t *testing.T, tab context.Context, script string) {
+	t.Helper()
+	resp, err := chromedp.RunResponse(tab, chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+		_, err := chromedp.Evaluate[any](script)(ctx, tg)
+		return err
+	}))
+	if err != nil {
+		t.Fatalf("%s: %v (no page fetched: the browser showed its copy?)", script, err)
+	}
+	if resp.Status != 200 {
+		t.Fatalf("%s: %s answered %d", script, resp.URL, resp.Status)
+	}
+}
+
+// watchErrors records what the browser reports wrong on tab: a JavaScript
+// exception, a console error, a resource that failed to load or answered
+// 4xx or 5xx (a missing favicon included). It returns what it has so far.
+func watchErrors(t *testing.T, tab context.Context) func() []string {
+	t.Helper()
+	var mu sync.Mutex
+	var errs []string
+	add := func(s string) {
+		mu.Lock()
+		errs = append(errs, s)
+		mu.Unlock()
+	}
+	err := chromedp.Listen(tab, func(ev any) {
+		switch e := ev.(type) {
+		case *runtime.EventExceptionThrown:
+			add("exception: " + e.ExceptionDetails.Text)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError {
+				add("console.error")
+			}
+		case *cdplog.EventEntryAdded:
+			if e.Entry.Level == cdplog.EntryLevelError {
+				add("console: " + e.Entry.Text + " " + e.Entry.URL)
+			}
+		case *network.EventLoadingFailed:
+			add("load failed: " + e.ErrorText)
+		case *network.EventResponseReceived:
+			if e.Response.Status >= 400 {
+				add(fmt.Sprintf("%d %s", e.Response.Status, e.Response.URL))
+			}
+		}
+	})
+	if err != nil {
+		t.Fatalf("listen to the browser: %v", err)
+	}
+	return func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(errs)
+	}
+}
+
 func TestConsoleInABrowser(t *testing.T) {
 	e := newEnv(t)
 	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
 	tab := browser(t, basicAuth("ops", "s3cret"))
+	browserErrors := watchErrors(t, tab)
 
 	// Before any webhook the overview says nothing is open.
 	do(t, tab, chromedp.Navigate(base+"/"))
@@ -256,6 +321,27 @@ func TestConsoleInABrowser(t *testing.T) {
 		}
 		if n := evalInt(t, tab, `document.querySelectorAll("button.replay").length`); n != 0 {
 			t.Fatalf("a replayed dead letter still offers %d replay buttons", n)
+		}
+		// The address no longer says what was sent: a reload (or the live
+		// refresh) does not announce the send again.
+		if loc, err := chromedp.Run(tab, chromedp.Location()); err != nil || strings.Contains(loc, "replayed=") {
+			t.Fatalf("after the replay the page stays at %s (%v): a reload would announce the send again", loc, err)
+		}
+		navigate(t, tab, "location.reload()")
+		if n := evalInt(t, tab, `document.querySelectorAll("p.notice").length`); n != 0 || e.replays.Load() != 1 {
+			t.Fatalf("after a reload: %d notices, %d sends; want none and still one", n, e.replays.Load())
+		}
+		// Back to the page the button was clicked on: fetched again (not
+		// the browser's copy), so it no longer offers the button.
+		navigate(t, tab, "history.back()")
+		if n := evalInt(t, tab, `document.querySelectorAll("button.replay").length`); n != 0 {
+			t.Fatalf("back on the page before the replay, it still offers %d replay buttons (a stale copy)", n)
+		}
+	})
+
+	t.Run("no page logged an error or failed to load a resource", func(t *testing.T) {
+		if errs := browserErrors(); len(errs) > 0 {
+			t.Fatalf("the browser reported:\n%s", strings.Join(errs, "\n"))
 		}
 	})
 

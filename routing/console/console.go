@@ -271,8 +271,12 @@ func (c *Console) execute(name string, p page, now time.Time) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// writeHTML answers a page. Pages are not stored by the browser
+// (no-store): back and forward fetch them again, so a page left for a
+// replay does not come back from the cache still offering the button.
 func writeHTML(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

@@ -60,7 +60,9 @@ func TestPagesRenderTheJournal(t *testing.T) {
 		}
 	}
 	for _, want := range []string{`data-incident="` + page.Incident + `"`, template(page.Decision.Reasons[0]),
-		`<span class="policy">` + page.Decision.Policy, "Delivery health", `id="heatmap"`} {
+		`<span class="policy">` + page.Decision.Policy, "Delivery health", `id="heatmap"`,
+		// The hour axes are in UTC: the page says so.
+		"Decisions over 24h, per hour (UTC)", "Sector × hour (UTC)"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %q", want)
 		}
@@ -280,6 +282,24 @@ func TestTheOverviewBoundsAnIncidentsAlerts(t *testing.T) {
 	}
 	if _, page := get(t, srv, console.IncidentPath("big/one")); !strings.Contains(page, "fp24") || !strings.Contains(page, "fp00") {
 		t.Fatal("the incident's page does not list all its alerts")
+	}
+	// At the boundary: one alert past the twenty, one past an incident
+	// page's thousand.
+	for i := range 1001 {
+		e.writer.Write(journal.Entry{Kind: journal.KindDecision, Time: e.now.Add(-time.Minute), Fingerprint: fmt.Sprintf("fp%04d", i),
+			Alertname: "GPUHot", Incident: "big/two", Status: "firing", Sector: "llm-inference-gpu",
+			Decision: alert.Decision{Action: alert.ActionPage, Policy: "severity"}})
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, page := get(t, srv, console.IncidentPath("big/two")); !strings.Contains(page, "…and 1 more alert: the 1000 most recent") {
+		t.Fatal("the page of an incident of 1,001 alerts does not say the one more alert")
+	}
+	one := httptest.NewServer(console.New(console.Options{Journal: e.journal, MaxEntries: 21, Now: func() time.Time { return e.now }}))
+	defer one.Close()
+	if _, page := get(t, one, "/"); !strings.Contains(page, "…and 1 more alert: ") {
+		t.Fatal("an incident of 21 alerts: the overview does not say the one more alert")
 	}
 }
 
@@ -566,6 +586,47 @@ func TestEveryFormControlHasALabel(t *testing.T) {
 				continue
 			}
 			t.Errorf("GET %s: %s has no label", path, tag)
+		}
+	}
+}
+
+// Every page the console answers, an error page included: has a heading
+// (the error page had none); links an icon the console serves (without one
+// the browser asks for /favicon.ico, a 404 in its console on every visit);
+// and is not stored by the browser (no-store), so going back to a page
+// fetches it again rather than show a copy still offering a replay button
+// for a dead letter replayed since.
+func TestEveryPageHasAHeadingAnIconAndIsNotStored(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	icon := regexp.MustCompile(`<link rel="icon" href="([^"]+)"`)
+	for path, status := range map[string]int{"/": 200, "/decisions?q=%5B%28.*": 200, "/explain": 200, "/dead-letters": 200,
+		console.IncidentPath(e.decisions[0].Incident): 200, "/incidents/nope": 404, "/decisions?action=shout": 400} {
+		resp, err := srv.Client().Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		page := string(b)
+		if resp.StatusCode != status {
+			t.Errorf("GET %s = %d, want %d", path, resp.StatusCode, status)
+		}
+		if cc := resp.Header.Get("Cache-Control"); cc != "no-store" {
+			t.Errorf("GET %s: Cache-Control %q, want no-store", path, cc)
+		}
+		if !strings.Contains(page, "<h1>") {
+			t.Errorf("GET %s: the page has no <h1>", path)
+		}
+		m := icon.FindStringSubmatch(page)
+		if m == nil {
+			t.Errorf("GET %s links no icon: the browser asks for /favicon.ico", path)
+			continue
+		}
+		if code, _ := get(t, srv, m[1]); code != http.StatusOK {
+			t.Errorf("GET %s: its icon %s answers %d", path, m[1], code)
 		}
 	}
 }
