@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -44,7 +45,8 @@ type LookupError struct {
 	Err error
 	// Reason says in a few words why the alert has no live context, for
 	// the on-call: "Prometheus timed out", "Prometheus unreachable",
-	// "Prometheus answered an error (server_error)", "no data: …". Empty
+	// "Prometheus answered an error (server_error)", "Prometheus refused the
+	// query (bad_data)", "no data: …". Empty
 	// for ErrNotSLO: an alert with nothing to look up lacks nothing.
 	Reason string
 }
@@ -81,6 +83,9 @@ func lookupError(err error) error {
 		reason = ReasonTimeout
 	case errors.Is(err, ErrBreakerOpen):
 		reason = ReasonBreakerOpen
+	case refused(err) && errors.As(err, &apiErr):
+		// Prometheus is well: it refused this SLO's query.
+		reason = "Prometheus refused the query (" + string(apiErr.Type) + ")"
 	case errors.As(err, &apiErr):
 		// Prometheus (or a proxy in front of it) answered, with an error.
 		reason = "Prometheus answered an error (" + string(apiErr.Type) + ")"
@@ -92,6 +97,15 @@ func lookupError(err error) error {
 		reason = ReasonNoLabel // makePlan: a template that cannot render for this alert
 	}
 	return &LookupError{Err: err, Reason: reason}
+}
+
+// refused reports whether err is Prometheus refusing a query (400
+// bad_data, 422 execution: a query that does not parse, a regex matcher
+// over a label value that is no regex, a many-to-many match): a fault of
+// that SLO's query, not of Prometheus, which answers every other query.
+func refused(err error) bool {
+	var apiErr *v1.Error
+	return errors.As(err, &apiErr) && (apiErr.Type == v1.ErrBadData || apiErr.Type == v1.ErrExec)
 }
 
 // errNoServer: neither a usable generatorURL nor prometheus.url.
@@ -246,7 +260,9 @@ func (c *Client) fetch(ctx context.Context, key string, t *target, p *plan, a *a
 	at := c.now()
 	lc, err := c.run(ctx, t, p, a, at)
 	c.metrics.queryLatency.Observe(time.Since(start).Seconds())
-	failed := err != nil && !errors.Is(err, ErrNoData)
+	// Neither no data nor a refused query says that Prometheus is failing:
+	// they must not open the breaker on every other SLO's lookups.
+	failed := err != nil && !errors.Is(err, ErrNoData) && !refused(err)
 	opened, closed := t.breaker.record(!failed, c.now())
 	if opened {
 		c.metrics.breakerOpen.Inc()
@@ -268,7 +284,7 @@ func (c *Client) fetch(ctx context.Context, key string, t *target, p *plan, a *a
 	default:
 		c.metrics.lookups.WithLabelValues(resultError).Inc()
 	}
-	if failed && !opened {
+	if err != nil && !errors.Is(err, ErrNoData) && !opened {
 		c.log.Warn("live SLO lookup failed; deciding from alert labels", "slo", p.slo, "err", err)
 	}
 	return nil, err
@@ -278,11 +294,12 @@ func (c *Client) fetch(ctx context.Context, key string, t *target, p *plan, a *a
 // time left.
 func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at time.Time) (*Context, error) {
 	res := make(results, len(p.queries))
+	var warnings []string
 	var mu sync.Mutex
 	g, gctx := errgroup.WithContext(ctx)
 	for _, q := range p.queries {
 		g.Go(func() error {
-			v, _, _, err := t.api.Query(gctx, q.expr, at.Add(-q.ago))
+			v, warns, _, err := t.api.Query(gctx, q.expr, at.Add(-q.ago))
 			if err != nil {
 				c.metrics.queries.WithLabelValues("failure").Inc()
 				return c.classify(ctx, p, q, err)
@@ -291,6 +308,11 @@ func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at
 			vec, _ := v.(model.Vector)
 			mu.Lock()
 			res[q.name] = vec
+			for _, w := range warns {
+				if !slices.Contains(warnings, w) {
+					warnings = append(warnings, w)
+				}
+			}
 			mu.Unlock()
 			return nil
 		})
@@ -302,6 +324,10 @@ func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at
 	if err != nil {
 		return nil, err
 	}
+	// A partial answer (Thanos or a federated Prometheus missing a store,
+	// each saying so in a warning) may lack the series that burn.
+	slices.Sort(warnings)
+	lc.Warnings = warnings
 	sel := p.exemplars
 	if sel == "" && p.kind == KindPyrra {
 		sel = pyrraExemplarSelector(res[qBurn], p.labels)

@@ -87,6 +87,23 @@ type Context struct {
 	BurnBefore float64
 	// Exemplars are up to MaxExemplars traces, worst first.
 	Exemplars []Exemplar
+	// Warnings are those Prometheus answered with: the answer may be
+	// partial (a Thanos store or a federated Prometheus that did not
+	// answer), the series that burn among those missing.
+	Warnings []string
+}
+
+// maxWarningLen bounds the warning the summary quotes.
+const maxWarningLen = 120
+
+// partial says, for the summary and BelowEveryTier's note, that the
+// answer may lack series, quoting Prometheus' first warning.
+func (c *Context) partial() string {
+	w := c.Warnings[0]
+	if r := []rune(w); len(r) > maxWarningLen {
+		w = string(r[:maxWarningLen]) + "…"
+	}
+	return "partial answer, Prometheus warned: " + w
 }
 
 // MaxExemplars bounds the exemplars a Context carries.
@@ -141,13 +158,16 @@ func (c *Context) Summary() string {
 	if c.Trend != TrendUnknown {
 		parts = append(parts, string(c.Trend))
 	}
+	if len(c.Warnings) > 0 {
+		parts = append(parts, c.partial())
+	}
 	return strings.Join(parts, " · ")
 }
 
 // Details returns the context as flat fields for PagerDuty custom_details
 // and the journal: "summary", "budget_remaining" (a ratio), "burn_<window>"
-// per window, "trend" and "source" ("sloth", "pyrra" or "custom"), numbers
-// rounded to 3 significant digits.
+// per window, "trend", "source" ("sloth", "pyrra" or "custom") and, for
+// a partial answer, "warnings", numbers rounded to 3 significant digits.
 func (c *Context) Details() map[string]string {
 	d := make(map[string]string, len(c.Burns)+4)
 	d["summary"] = c.Summary()
@@ -160,6 +180,9 @@ func (c *Context) Details() map[string]string {
 	}
 	if c.Trend != TrendUnknown {
 		d["trend"] = string(c.Trend)
+	}
+	if len(c.Warnings) > 0 {
+		d["warnings"] = strings.Join(c.Warnings, "; ")
 	}
 	return d
 }
@@ -208,8 +231,14 @@ func hasBurnRates(kv map[string]string) bool {
 // every tier (over its long or its short window) that it has both windows
 // for, and at least one such tier: a page decided from the alert's labels
 // whose burn has since fallen. note says so with the numbers, for the
-// notification ("live burn now below every tier: 1h 2.1× ≤ 14.4 …").
+// notification ("live burn now below every tier: 1h 2.1× ≤ 14.4 …"). A
+// partial answer (Warnings) is never below every tier.
 func (c *Context) BelowEveryTier(tiers []policies.Tier) (below bool, note string) {
+	if len(c.Warnings) > 0 {
+		// A partial answer may lack the series that burn: it cannot say
+		// that the burn has fallen.
+		return false, ""
+	}
 	var parts []string
 	for _, t := range tiers {
 		lw, sw := time.Duration(t.Long), time.Duration(t.Short)

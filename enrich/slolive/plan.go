@@ -217,8 +217,8 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		if len(burnsByName(r[qBurn], slothSLIPrefix, "", 1, match)) == 0 {
 			match = nil
 		}
-		budget := sampleAgreeing(r[qBudget], slothErrorBudget, match)
-		if budget == nil || !(budget.Value > 0) {
+		budget := strictest(r[qBudget], slothErrorBudget, match)
+		if budget == nil {
 			return nil, fmt.Errorf("%w: no %s for sloth_id %q", ErrNoData, slothErrorBudget, p.slo)
 		}
 		eb := float64(budget.Value)
@@ -228,14 +228,22 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 			c.BudgetRemaining, c.HasBudget = v, true
 		}
 	case KindPyrra:
-		obj := sampleNamed(r[qBudget], pyrraObjective)
-		if obj == nil || !(obj.Value < 1) || !(obj.Value > 0) {
+		// SLOs of one name in several namespaces (or clusters) record
+		// pyrra_objective once each: the alert's is the one whose labels
+		// agree with it; of several (none agrees), the strictest.
+		match := p.labels
+		if strictest(r[qBudget], pyrraObjective, match) == nil {
+			match = nil
+		}
+		obj := strictest(r[qBudget], pyrraObjective, match)
+		if obj == nil {
 			return nil, fmt.Errorf("%w: no %s for slo %q", ErrNoData, pyrraObjective, p.slo)
 		}
 		eb := 1 - float64(obj.Value)
 		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, p.labels)
 		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, p.labels))
-		if av := sampleNamed(r[qBudget], pyrraAvailability); av != nil && finite(float64(av.Value)) {
+		// pyrra_availability is recorded with pyrra_objective's labels.
+		if av := sameSeries(r[qBudget], pyrraAvailability, obj.Metric); av != nil && finite(float64(av.Value)) {
 			c.BudgetRemaining, c.HasBudget = (float64(av.Value)-float64(obj.Value))/eb, true
 		}
 	case KindCustom:
@@ -374,15 +382,48 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 	return ""
 }
 
-func sampleNamed(v model.Vector, name string) *model.Sample {
-	return sampleAgreeing(v, name, nil)
+// strictest returns, of the samples of v named name whose labels agree with
+// match (agrees), the one with the smallest error budget: for Sloth's
+// slo:error_budget:ratio (1 − objective, in (0, 1)) the lowest value, for
+// pyrra_objective (in (0, 1)) the highest. nil when there is none: the
+// burn rates divided by it are the highest any of them gives.
+func strictest(v model.Vector, name string, match map[string]string) *model.Sample {
+	var best *model.Sample
+	for _, s := range v {
+		f := float64(s.Value)
+		if string(s.Metric[model.MetricNameLabel]) != name || !(f > 0 && f < 1) || !agrees(s.Metric, match) {
+			continue
+		}
+		if best == nil {
+			best = s
+			continue
+		}
+		stricter := f < float64(best.Value) // an error budget
+		if name == pyrraObjective {
+			stricter = f > float64(best.Value) // an objective
+		}
+		if stricter {
+			best = s
+		}
+	}
+	return best
 }
 
-// sampleAgreeing returns the first sample of v named name whose labels
-// agree with match (agrees), or nil.
-func sampleAgreeing(v model.Vector, name string, match map[string]string) *model.Sample {
+// sameSeries returns the sample of v named name whose labels, but for
+// __name__, are those of m, or nil.
+func sameSeries(v model.Vector, name string, m model.Metric) *model.Sample {
 	for _, s := range v {
-		if string(s.Metric[model.MetricNameLabel]) == name && agrees(s.Metric, match) {
+		if string(s.Metric[model.MetricNameLabel]) != name || len(s.Metric) != len(m) {
+			continue
+		}
+		same := true
+		for k, val := range m {
+			if k != model.MetricNameLabel && s.Metric[k] != val {
+				same = false
+				break
+			}
+		}
+		if same {
 			return s
 		}
 	}
