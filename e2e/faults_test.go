@@ -132,12 +132,18 @@ store:
   redis:
     addrs: ["{{.Redis}}"]
 webhook:
-  timeout: 8s
+  timeout: {{.WebhookTimeout}}
 dedup:
   claim_ttl: 3s
   in_flight_wait: 1s
+{{- if .RepeatInterval}}
+  repeat_interval: {{.RepeatInterval}}
+{{- end}}
 incidents:
   retrigger_interval: {{.Retrigger}}
+{{- if .GroupBy}}
+  group_by: {{.GroupBy}}
+{{- end}}
 route:
   receiver: slack-triage
   routes:
@@ -162,18 +168,51 @@ receivers:
 // startFaultRouter runs one router replica with retrigger_interval retrigger.
 func (s *stack) startFaultRouter(t *testing.T, name string, retrigger time.Duration) *proc {
 	t.Helper()
-	var cfg bytes.Buffer
-	if err := faultRouterConfig.Execute(&cfg, map[string]string{
-		"WebhookToken": webhookToken, "Redis": s.redis.Addr(), "Retrigger": retrigger.String(),
+	return s.startFaultRouterWith(t, name, faultKnobs{Retrigger: retrigger})
+}
+
+// faultKnobs are the router settings a fault sequence turns; zero values
+// keep the defaults.
+type faultKnobs struct {
+	Retrigger      time.Duration
+	RepeatInterval time.Duration
+	// GroupBy is incidents.group_by as a YAML flow list ("[a, b]").
+	GroupBy string
+	// WebhookTimeout is webhook.timeout (8s when zero): a dead replica's
+	// incident lease lasts about this plus the settle time.
+	WebhookTimeout time.Duration
+}
+
+// writeFaultConfig renders the fault router config with knobs to path.
+func (s *stack) writeFaultConfig(t *testing.T, path string, k faultKnobs) {
+	t.Helper()
+	vars := map[string]string{
+		"WebhookToken": webhookToken, "Redis": s.redis.Addr(), "Retrigger": k.Retrigger.String(),
 		"RoutingKey": pdtest.RoutingKey, "PagerDutyURL": s.pd.EnqueueURL(),
 		"SlackToken": slackToken, "SlackURL": s.slack.APIURL(), "SlackChannel": slackChannel,
-	}); err != nil {
+		"GroupBy": k.GroupBy, "WebhookTimeout": "8s",
+	}
+	if k.WebhookTimeout > 0 {
+		vars["WebhookTimeout"] = k.WebhookTimeout.String()
+	}
+	if k.RepeatInterval > 0 {
+		vars["RepeatInterval"] = k.RepeatInterval.String()
+	}
+	var cfg bytes.Buffer
+	if err := faultRouterConfig.Execute(&cfg, vars); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(t.TempDir(), name+".yml")
 	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// startFaultRouterWith runs one router replica with the knobs k; its
+// config file is <TempDir>/<name>.yml (configPath).
+func (s *stack) startFaultRouterWith(t *testing.T, name string, k faultKnobs) *proc {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".yml")
+	s.writeFaultConfig(t, path, k)
 	addr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	return newProc(t, name, routerBin, addr, []string{"serve", "--config.file=" + path,
 		"--web.listen-address=" + addr, "--log.level=debug"})

@@ -47,6 +47,9 @@ var fakeDecider = alert.DeciderFunc(func(a *alert.Alert, _ *alert.Classification
 		act = alert.ActionNone
 	}
 	tier := a.Labels["test_tier"]
+	if v := a.Annotations["test_tier"]; v != "" {
+		tier = v // the same alert in another tier now
+	}
 	if tier == "" {
 		tier = string(act)
 	}
@@ -604,6 +607,38 @@ func TestAReminderStaysInTheIncidentItsAlertWasNotifiedIn(t *testing.T) {
 	}
 	if want := []string{"reminder " + old, "resolved " + old}; !slices.Equal(got, want) {
 		t.Errorf("PagerDuty got %q, want %q", got, want)
+	}
+}
+
+// An alert whose decision tier changes (a burn rate falling from the fast
+// to the slow page window) after its incident key changed (a reload of
+// incidents.group_by) is notified in the incident it was notified in, as
+// its reminders and its resolve are: sent to the new key, the tier change
+// opened (paged) a second incident, and the first — whose member never
+// left it — was never resolved in PagerDuty.
+func TestATierChangeStaysInTheIncidentItsAlertWasNotifiedIn(t *testing.T) {
+	e := newEnv(t)
+	x := tAlert("TTFTHigh", "firing", "page")
+	x.Annotations["test_tier"] = "1h/5m"
+	mustProcess(t, e.pipeline(), x)
+	opened := e.pd.notifications()
+	if len(opened) != 1 {
+		t.Fatalf("%d PagerDuty notifications for the opening, want 1", len(opened))
+	}
+	old := opened[0].Incident
+	p := e.pipeline()
+	p.GroupBy = []string{"service", "instance"} // the alert's incident key is another now
+	x.Annotations["test_tier"] = "6h/30m"
+	mustProcess(t, p, x)
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	ns := e.pd.notifications()[1:]
+	for _, n := range ns {
+		if n.Incident != old || n.Opening {
+			t.Errorf("%s of %s (opening %v): want it in %s, opening nothing", n.Kind, n.Incident, n.Opening, old)
+		}
+	}
+	if len(ns) == 0 || !ns[len(ns)-1].IncidentResolved || ns[len(ns)-1].Incident != old {
+		t.Errorf("PagerDuty got %d notifications after the opening; want the last to resolve %s", len(ns), old)
 	}
 }
 

@@ -124,8 +124,8 @@ type Step struct {
 	// ClaimSuffix tells re-fires and reminders apart from the first firing
 	// in the claim key, so their claims never collide.
 	ClaimSuffix string
-	// Incident is the incident of the notified firing (resolves and
-	// reminders; "" when unknown).
+	// Incident is the incident of the notified firing (resolves,
+	// reminders and firings in another tier; "" when unknown).
 	Incident string
 	// Escalates is true for a firing whose decision is louder than the one
 	// notified (a ticket that now pages).
@@ -142,6 +142,7 @@ type Step struct {
 //	marker        firing, same tier   firing, other tier   resolved
 //	none          Send firing         Send firing          Ignore (SendIfRouted when the store is down or lost its state since the alert started, or SendUnseen)
 //	firing        Skip / reminder     Send firing          Send resolved (to the marker's incident)
+//	              (reminders and tier changes: to the marker's incident)
 //	resolved      Send firing (re-fire, own claim)         Skip
 func Transition(in Input) Step {
 	m := in.Marker
@@ -170,7 +171,12 @@ func Transition(in Input) Step {
 	case m.Tier != in.Tier:
 		// Claimed after the marker's time: a flip back to a tier notified
 		// before claims afresh instead of finding that tier's old claim.
-		st := Step{Verdict: Send, Kind: alert.KindFiring, Escalates: escalates(m.Tier, in.Tier)}
+		// Sent in the incident the alert was notified in, as a reminder
+		// and a resolve are: the same firing, still a member there. Sent
+		// to a new incident key (a reload of incidents.group_by, a
+		// classification changed), it paged a second incident and the
+		// first never resolved — its member never left it.
+		st := Step{Verdict: Send, Kind: alert.KindFiring, Escalates: escalates(m.Tier, in.Tier), Incident: m.Incident}
 		if !m.At.IsZero() {
 			st.ClaimSuffix = ":t" + strconv.FormatInt(m.At.UnixMilli(), 10)
 		}
