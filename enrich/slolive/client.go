@@ -46,7 +46,8 @@ type LookupError struct {
 	// Reason says in a few words why the alert has no live context, for
 	// the on-call: "Prometheus timed out", "Prometheus unreachable",
 	// "Prometheus answered an error (server_error)", "Prometheus refused the
-	// query (bad_data)", "no data: …". Empty
+	// query (bad_data)", "Prometheus refused the credentials (401)", "no
+	// data: …". Empty
 	// for ErrNotSLO: an alert with nothing to look up lacks nothing.
 	Reason string
 }
@@ -74,6 +75,7 @@ const (
 // lookupError wraps err, an error of Lookup, with its reason.
 func lookupError(err error) error {
 	var apiErr *v1.Error
+	var credErr *credentialsError
 	var reason string
 	switch {
 	case errors.Is(err, ErrNotSLO):
@@ -83,6 +85,10 @@ func lookupError(err error) error {
 		reason = ReasonTimeout
 	case errors.Is(err, ErrBreakerOpen):
 		reason = ReasonBreakerOpen
+	case errors.As(err, &credErr):
+		// Prometheus, or the proxy in front of it, refused the router's
+		// credentials: prometheus.http_config is wrong, not Prometheus.
+		reason = fmt.Sprintf("Prometheus refused the credentials (%d)", credErr.status)
 	case refused(err) && errors.As(err, &apiErr):
 		// Prometheus is well: it refused this SLO's query.
 		reason = "Prometheus refused the query (" + string(apiErr.Type) + ")"
@@ -106,6 +112,45 @@ func lookupError(err error) error {
 func refused(err error) bool {
 	var apiErr *v1.Error
 	return errors.As(err, &apiErr) && (apiErr.Type == v1.ErrBadData || apiErr.Type == v1.ErrExec)
+}
+
+// credentialsError is a query Prometheus answered 401 or 403: the API
+// client's error says only client_error ("client error: 401" in its
+// message), so statusClient keeps the status for lookupError.
+type credentialsError struct {
+	status int
+	err    error
+}
+
+func (e *credentialsError) Error() string { return e.err.Error() }
+func (e *credentialsError) Unwrap() error { return e.err }
+
+// statusKey is the context key of a query's *int: the HTTP status of the
+// last answer to it (statusClient).
+type statusKey struct{}
+
+// statusClient is an api.Client that writes the HTTP status of each
+// answer to the *int its request's context carries (withStatus): v1.API
+// hands the error back without the response.
+type statusClient struct{ api.Client }
+
+func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	resp, body, err := c.Client.Do(ctx, req)
+	if st, ok := ctx.Value(statusKey{}).(*int); ok && resp != nil {
+		*st = resp.StatusCode // the last answer: v1 retries a POST refused 403 as a GET
+	}
+	return resp, body, err
+}
+
+// query runs one instant query; an answer of 401 or 403 fails it with a
+// *credentialsError.
+func (t *target) query(ctx context.Context, expr string, at time.Time) (model.Value, v1.Warnings, error) {
+	var status int
+	v, warns, _, err := t.api.Query(context.WithValue(ctx, statusKey{}, &status), expr, at)
+	if err != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
+		err = &credentialsError{status: status, err: err}
+	}
+	return v, warns, err
 }
 
 // errNoServer: neither a usable generatorURL nor prometheus.url.
@@ -299,7 +344,7 @@ func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at
 	g, gctx := errgroup.WithContext(ctx)
 	for _, q := range p.queries {
 		g.Go(func() error {
-			v, warns, _, err := t.api.Query(gctx, q.expr, at.Add(-q.ago))
+			v, warns, err := t.query(gctx, q.expr, at.Add(-q.ago))
 			if err != nil {
 				c.metrics.queries.WithLabelValues("failure").Inc()
 				return c.classify(ctx, p, q, err)
@@ -452,7 +497,7 @@ func (c *Client) target(base string) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	t := &target{api: v1.NewAPI(cl)}
+	t := &target{api: v1.NewAPI(statusClient{cl})}
 	c.targets[base] = t
 	return t, nil
 }

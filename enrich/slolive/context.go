@@ -126,6 +126,22 @@ func (c *Context) Burn(w time.Duration) (float64, bool) {
 	return best, found
 }
 
+// budgetPercent renders a budget ratio as a percentage for Summary: whole
+// percents, as "37 %" and "-12 %", but one decimal under 1 % ("0.4 %",
+// "-0.4 %") and "< 0.1 %" closer to 0 — rounded to whole percents, an
+// overspend of 0.4 % read "-0 %" and a budget nearly spent "0 % left".
+func budgetPercent(ratio float64) string {
+	p := ratio * 100
+	switch a := math.Abs(p); {
+	case a >= 1 || p == 0:
+		return fmt.Sprintf("%.0f %%", p)
+	case a < 0.05:
+		return "< 0.1 %"
+	default:
+		return fmt.Sprintf("%.1f %%", p)
+	}
+}
+
 // summaryWindows are the windows the one-line summary shows: the long
 // windows of the two page tiers.
 var summaryWindows = []time.Duration{time.Hour, 6 * time.Hour}
@@ -137,9 +153,9 @@ func (c *Context) Summary() string {
 	var parts []string
 	if c.HasBudget {
 		if c.BudgetRemaining < 0 {
-			parts = append(parts, fmt.Sprintf("budget overspent (%.0f %%)", c.BudgetRemaining*100))
+			parts = append(parts, "budget overspent ("+budgetPercent(c.BudgetRemaining)+")")
 		} else {
-			parts = append(parts, fmt.Sprintf("budget %.0f %% left", c.BudgetRemaining*100))
+			parts = append(parts, "budget "+budgetPercent(c.BudgetRemaining)+" left")
 		}
 	}
 	first := true

@@ -38,6 +38,14 @@ func TestSummary(t *testing.T) {
 		{"overspent budget, no trend", &Context{BudgetRemaining: -0.12, HasBudget: true, Burns: []Burn{{h1, 2}}},
 			"budget overspent (-12 %) · burn 1h 2.0×"},
 		{"only burns", &Context{Burns: []Burn{{h6, 2}}, Trend: TrendFalling}, "burn 6h 2.0× · falling"},
+		// Rounded to whole percents, these read "overspent (-0 %)" and "0 %
+		// left": under 1 % the summary keeps a decimal, and the sign.
+		{"overspent by under 1 %", &Context{BudgetRemaining: -0.004, HasBudget: true}, "budget overspent (-0.4 %)"},
+		{"under 1 % left", &Context{BudgetRemaining: 0.004, HasBudget: true}, "budget 0.4 % left"},
+		{"overspent by a hair", &Context{BudgetRemaining: -0.0002, HasBudget: true}, "budget overspent (< 0.1 %)"},
+		{"a hair left", &Context{BudgetRemaining: 0.0002, HasBudget: true}, "budget < 0.1 % left"},
+		{"none left, none overspent", &Context{BudgetRemaining: 0, HasBudget: true}, "budget 0 % left"},
+		{"1 % and more in whole percents", &Context{BudgetRemaining: 0.014, HasBudget: true}, "budget 1 % left"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

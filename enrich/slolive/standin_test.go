@@ -520,3 +520,42 @@ func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
 		t.Fatalf("an alert no series agrees with read worst burn %g, want the SLO's worst, 30", w)
 	}
 }
+
+// A Prometheus (or the proxy in front of it) refusing the router's
+// credentials: the reason said "Prometheus answered an error
+// (client_error)", which does not tell the operator to fix
+// prometheus.http_config. A 403 to the POST is asked again as a GET (the
+// API client's fallback); the status of that last answer is the one said.
+func TestRefusedCredentialsSayTheStatus(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				http.Error(w, "no", status)
+			}))
+			t.Cleanup(srv.Close)
+			cfg := DefaultConfig()
+			cfg.URL = srv.URL
+			c := newClient(t, cfg, Options{})
+			_, err := c.Lookup(context.Background(), slothAlert())
+			var le *LookupError
+			if !errors.As(err, &le) || !errors.Is(err, ErrUnavailable) {
+				t.Fatalf("err %v, want an ErrUnavailable LookupError", err)
+			}
+			if want := fmt.Sprintf("Prometheus refused the credentials (%d)", status); le.Reason != want {
+				t.Errorf("reason %q, want %q", le.Reason, want)
+			}
+		})
+	}
+	// Other client errors keep their reason.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.URL = srv.URL
+	_, err := newClient(t, cfg, Options{}).Lookup(context.Background(), slothAlert())
+	var le *LookupError
+	if !errors.As(err, &le) || le.Reason != "Prometheus answered an error (client_error)" {
+		t.Errorf("a 404: err %v, want the reason %q", err, "Prometheus answered an error (client_error)")
+	}
+}

@@ -87,6 +87,11 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	if no.IncidentResolved {
 		b.WriteString(" · *resolved*")
+		if _, resolved := no.Counts(); resolved > 0 {
+			// The alerts listed below are the last notification's: those
+			// that resolved in earlier webhooks are in the thread.
+			b.WriteString(": no alert of the incident fires; " + lastResolved(resolved) + " (below)")
+		}
 	}
 	sector := c.Sector
 	if c.SectorName != "" {
@@ -283,11 +288,25 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	if pdRef != "" {
 		paged = "\n*PagerDuty:* paged, dedup_key `" + esc(pdRef) + "`"
 	}
+	counts := fmt.Sprintf("%d firing, %d resolved", firing, resolved)
+	if no.IncidentResolved {
+		counts = "Resolved: no alert of the incident fires; " + lastResolved(resolved)
+	}
 	return []sl.Block{
 		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
-		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%d firing, %d resolved. Slack refused the full message; the alerts are in the router's console and journal.",
-			esc(string(no.Action)), esc(no.Incident), paged, firing, resolved)),
+		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
+			esc(string(no.Action)), esc(no.Incident), paged, counts)),
 	}
+}
+
+// lastResolved says how many alerts the last notification of a resolved
+// incident resolved: its alerts only, not those that resolved in earlier
+// webhooks (posted in the thread), so not the incident's count.
+func lastResolved(n int) string {
+	if n == 1 {
+		return "the last notification resolved 1 alert"
+	}
+	return "the last notification resolved " + strconv.Itoa(n) + " alerts"
 }
 
 func bullets(items []string, escape func(string) string) string {

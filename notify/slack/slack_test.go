@@ -210,6 +210,47 @@ func TestIncidentLifecycleUsesOneParentAndItsThread(t *testing.T) {
 	}
 }
 
+// An incident whose two alerts resolve in separate webhooks: the last
+// notification carries one alert, and the parent, edited when the incident
+// resolves, said "[RESOLVED] TTFTHigh (…) 1 resolved" — one of two. Its
+// header now says the incident resolved, and the card labels the count as
+// the last notification's.
+func TestTheResolvedParentDoesNotPassTheLastCountAsTheIncidents(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, nil)
+	ctx := context.Background()
+	first := opening("aaa", "bbb")
+	if err := n.Notify(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	last := under(first.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "bbb"))
+	last.IncidentResolved = true
+	for _, no := range []*alert.Notification{under(first.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa")), last} {
+		if err := n.Notify(ctx, no); err != nil {
+			t.Fatal(err)
+		}
+	}
+	parent := h.srv.Parents()[0]
+	if parent.Updates != 1 {
+		t.Fatalf("the parent was edited %d times, want once, resolved", parent.Updates)
+	}
+	header := fmt.Sprint(blocksOf(t, parent)[0]["text"].(map[string]any)["text"])
+	if want := "[RESOLVED] TTFTHigh (llm-inference-gpu TTFT)"; header != want || parent.Text != want {
+		t.Errorf("the resolved parent's header is %q (text %q), want %q: no count of the last notification's alerts passed as the incident's", header, parent.Text, want)
+	}
+	if s := sectionTexts(t, parent); !strings.Contains(s, "*resolved*: no alert of the incident fires; the last notification resolved 1 alert (below)") {
+		t.Errorf("the resolved parent does not label its count as the last notification's:\n%s", s)
+	}
+	// The minimal message Slack gets when it refuses the card says the same.
+	b, err := json.Marshal(slack.MinimalBlocks(last, "t", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if minimal := string(b); !strings.Contains(minimal, "Resolved: no alert of the incident fires; the last notification resolved 1 alert.") || strings.Contains(minimal, "0 firing") {
+		t.Errorf("the resolved minimal message says %q", minimal)
+	}
+}
+
 // An incident opening again while its Ref is still kept replies in the
 // existing thread and edits the parent back to firing.
 func TestOpeningUnderAKeptRefRepliesAndEditsTheParent(t *testing.T) {
