@@ -8,18 +8,23 @@ package deploy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/config"
+	"github.com/prometheus/exporter-toolkit/web"
 )
 
 // refused runs helm template on the default values plus extra and wants
@@ -624,6 +629,19 @@ func TestHelmRefusesInlineSecretsRenderedIntoTheConfigMap(t *testing.T) {
 	}
 }
 
+// redis.tls is rendered into the ConfigMap as store.redis.tls: an inline
+// private key there is a secret in a ConfigMap too.
+func TestHelmRefusesAnInlineRedisTLSKey(t *testing.T) {
+	external := []string{"redis.mode=external", "redis.addrs={redis.example.internal:6379}"}
+	refused(t, "redis.tls.key: an inline TLS private key",
+		sets(append(external, "redis.tls.key=-----BEGIN PRIVATE KEY-----")...)...)
+	_, m := render(t, chartCases[0], sets(append(external, "redis.tls.key_file=/etc/alertrouter/secrets/redis.key",
+		"redis.tls.cert_file=/etc/alertrouter/secrets/redis.crt", "secrets.existingSecret=alertrouter-secrets")...)...)
+	if cfg := routerConfig(t, m, "alertrouter"); cfg.Store.Redis == nil || cfg.Store.Redis.TLS == nil || cfg.Store.Redis.TLS.KeyFile == "" {
+		t.Errorf("redis.tls.key_file did not reach store.redis.tls: %+v", cfg.Store.Redis)
+	}
+}
+
 func TestHelmProbesGetThroughTheWebConfig(t *testing.T) {
 	users := "webConfig:\n  basic_auth_users:\n    prometheus: $2y$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W\n"
 	refused(t, "without an Authorization header in probes.httpHeaders", valuesFile(t, users)...)
@@ -739,6 +757,49 @@ func TestHelmSchemaAcceptsIPv6AndRefusesBadDurations(t *testing.T) {
 	}
 }
 
+// The schema knows router.yml's and web.yml's top-level keys (and the
+// bundled Redis' image keys), so a misspelt one fails at helm install, not
+// the router at start with every pod crash-looping; the lists are those of
+// the Go types the router decodes strictly, so they cannot drift.
+func TestHelmSchemaRefusesMisspeltConfigAndWebConfigKeys(t *testing.T) {
+	b, err := os.ReadFile("helm/alertrouter/values.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Properties map[string]struct {
+			AdditionalProperties *bool                      `json:"additionalProperties"`
+			Properties           map[string]json.RawMessage `json:"properties"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	yamlKeys := func(typ reflect.Type) []string {
+		var keys []string
+		for i := 0; i < typ.NumField(); i++ {
+			if name, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ","); name != "" && name != "-" {
+				keys = append(keys, name)
+			}
+		}
+		slices.Sort(keys)
+		return keys
+	}
+	for value, typ := range map[string]reflect.Type{"config": reflect.TypeOf(config.Config{}), "webConfig": reflect.TypeOf(web.Config{})} {
+		p := schema.Properties[value]
+		got := slices.Sorted(maps.Keys(p.Properties))
+		if want := yamlKeys(typ); !slices.Equal(got, want) {
+			t.Errorf("values.schema.json %s lists %v; %s decodes %v", value, got, typ, want)
+		}
+		if p.AdditionalProperties == nil || *p.AdditionalProperties {
+			t.Errorf("values.schema.json %s accepts keys it does not list", value)
+		}
+	}
+	refused(t, "at '/config': additional properties 'recievers'", sets("config.recievers[0].name=x")...)
+	refused(t, "at '/webConfig': additional properties 'tls_server_confg'", sets("webConfig.tls_server_confg.cert_file=x")...)
+	refused(t, "at '/redis/bundled/image': additional properties 'tga'", sets("redis.bundled.image.tga=8")...)
+}
+
 // kubecheck's rules beyond the API types: a Service name is a DNS label
 // (63 characters), an image a valid reference, a ServiceMonitor duration a
 // Prometheus duration, a NetworkPolicy peer not empty.
@@ -788,4 +849,48 @@ func TestSelfMonitoringAlertsOnARouterDownOrMissing(t *testing.T) {
 		}
 	}
 	t.Error("the mixin has no AlertrouterDown (up == 0 or absent)")
+}
+
+// The chart's AlertrouterDown must select the job its ServiceMonitor
+// scrapes (the Service's name): with a name that lacks "alertrouter" the
+// mixin's job=~".*alertrouter.*" sees no target, and absent() fires
+// forever. Each rendered job matcher must match the Service's name.
+func TestHelmPrometheusRuleWatchesTheServiceMonitorsJob(t *testing.T) {
+	matcher := regexp.MustCompile(`job(=~?)"([^"]*)"`)
+	for _, extra := range [][]string{nil, {"fullnameOverride=paging-router"}, {"nameOverride=router"}} {
+		_, m := render(t, chartCases[0], sets(append(extra, "prometheusRule.enabled=true", "serviceMonitor.enabled=true")...)...)
+		var svc, rule map[string]interface{}
+		for k, o := range m {
+			if strings.HasPrefix(k, "Service/") && str(get(o, "metadata", "labels", "app.kubernetes.io/component")) == "router" {
+				svc = o
+			}
+			if strings.HasPrefix(k, "PrometheusRule/") {
+				rule = o
+			}
+		}
+		if svc == nil || rule == nil {
+			t.Fatalf("%v: no router Service or PrometheusRule rendered: %v", extra, keys(m))
+		}
+		job := str(get(svc, "metadata", "name"))
+		found := 0
+		groups, _ := get(rule, "spec", "groups").([]interface{})
+		for _, g := range groups {
+			rules, _ := get(g, "rules").([]interface{})
+			for _, r := range rules {
+				for _, mm := range matcher.FindAllStringSubmatch(str(get(r, "expr")), -1) {
+					found++
+					ok := mm[2] == job
+					if mm[1] == "=~" {
+						ok = regexp.MustCompile("^(?:" + mm[2] + ")$").MatchString(job)
+					}
+					if !ok {
+						t.Errorf("%v: alert %s selects job%s%q, which misses the ServiceMonitor's job %q", extra, str(get(r, "alert")), mm[1], mm[2], job)
+					}
+				}
+			}
+		}
+		if found == 0 {
+			t.Errorf("%v: no alert selects the router's job", extra)
+		}
+	}
 }

@@ -634,6 +634,32 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 	}
 }
 
+// Every self-monitoring alert tells the one paged what to do: a runbook
+// annotation of concrete steps, whose references to deploy/README.md's
+// sections name sections that exist.
+func TestEverySelfMonitoringAlertHasARunbook(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range mixinRules(t) {
+		rb := r.Annotations["runbook"]
+		if len(rb) < 100 {
+			t.Errorf("alert %s: runbook annotation %q does not say what to do", r.Alert, rb)
+		}
+		if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
+			t.Errorf("alert %s: no summary or description", r.Alert)
+		}
+		for _, m := range regexp.MustCompile(`sections? ([0-9]+)(?: and ([0-9]+))?`).FindAllStringSubmatch(rb, -1) {
+			for _, n := range m[1:] {
+				if n != "" && !bytes.Contains(b, []byte("\n## "+n+". ")) {
+					t.Errorf("alert %s: runbook cites section %s, which deploy/README.md does not have", r.Alert, n)
+				}
+			}
+		}
+	}
+}
+
 // Every self-monitoring alert is in deploy/README.md's table (section 11)
 // and in README.md's list of alerts, and nothing else is.
 func TestEverySelfMonitoringAlertIsDocumented(t *testing.T) {
@@ -880,10 +906,48 @@ func TestDockerfileBuildCommandStampsTheVersion(t *testing.T) {
 	}
 }
 
+// The build context leaves out what .gitignore does (local binaries,
+// bin/, the release archives in dist/), and the image says what it is in
+// OCI labels, the build args' version and revision included.
+func TestDockerBuildContextAndImageLabels(t *testing.T) {
+	ignore := func(path string) map[string]bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := map[string]bool{}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !strings.HasPrefix(line, "#") {
+				set[line] = true
+			}
+		}
+		return set
+	}
+	docker := ignore("../.dockerignore")
+	for p := range ignore("../.gitignore") {
+		if !docker[p] && !docker["/"+strings.TrimPrefix(p, "/")] {
+			t.Errorf(".dockerignore lacks %q, which .gitignore lists: docker build would send it to the daemon", p)
+		}
+	}
+	b, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	stages := strings.Split(string(b), "\nFROM ")
+	final := stages[len(stages)-1]
+	for _, want := range []string{"ARG VERSION", "ARG REVISION", `org.opencontainers.image.version="${VERSION}"`,
+		`org.opencontainers.image.revision="${REVISION}"`, "org.opencontainers.image.source=", "org.opencontainers.image.licenses=\"Apache-2.0\""} {
+		if !strings.Contains(final, want) {
+			t.Errorf("the Dockerfile's final stage has no %s", want)
+		}
+	}
+}
+
 // mixinRule is one alerting rule of the mixin.
 type mixinRule struct {
-	Alert string `yaml:"alert"`
-	Expr  string `yaml:"expr"`
+	Alert       string            `yaml:"alert"`
+	Expr        string            `yaml:"expr"`
+	Annotations map[string]string `yaml:"annotations"`
 }
 
 // mixinRules are the mixin's alerting rules (prometheus/alertrouter-mixin/

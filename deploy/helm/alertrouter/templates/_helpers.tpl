@@ -152,6 +152,8 @@ that cannot work, so a bad install stops at `helm install`.
 {{- /* A ConfigMap is no place for a secret: refuse inline secret values
        (a ${VAR} reference or a *_file key is fine). */}}
 {{- $found := include "alertrouter.inlineSecrets" (dict "v" $cfg "p" "" "k" "") | trim }}
+{{- /* redis.tls becomes store.redis.tls in the same ConfigMap. */}}
+{{- $found = printf "%s\n%s" $found (include "alertrouter.inlineSecrets" (dict "v" (default dict .Values.redis.tls) "p" "redis.tls" "k" "tls") | trim) | trim }}
 {{- if and $found (not .Values.allowInlineSecrets) }}
 {{- $lines := splitList "\n" $found }}
 {{- $first := splitList "\t" (first $lines) | first }}
