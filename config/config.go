@@ -174,7 +174,7 @@ type WebhookConfig struct {
 	// MaxConcurrent caps the webhooks processed at once (default 128);
 	// beyond it a webhook is answered 503 with Retry-After and Alertmanager
 	// retries it. The HTTP server's read, write and idle timeouts derive
-	// from Timeout (see docs/operations.md).
+	// from Timeout (README.md, "Command line").
 	MaxConcurrent int `yaml:"max_concurrent,omitempty"`
 }
 
