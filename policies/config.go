@@ -205,13 +205,21 @@ func DefaultConfig() Config {
 // shops). So high pages, and low is a ticket: a firing alert someone named
 // low is still seen, never silently none. The scales' other top words page
 // too: urgent (Zendesk's and Linear's top priority), highest (Jira's),
-// severe (above moderate on low/moderate/severe scales); moderate and
-// Jira's lowest are tickets like medium and low; trace is none like debug.
+// severe (above moderate on low/moderate/severe scales), very high (the
+// top of very low … very high scales, as highest); moderate, Jira's lowest
+// and very low are tickets like medium and low; trace is none like debug.
+// "very high" and "very-high" are read as veryhigh (separators dropped).
+//
+// The top-tier words of logging and incident scales page too: emerg
+// (syslog's most severe level, beside its alert, crit and err), panic
+// (syslog's old name for emerg, and Go's and logrus' top level), fatal,
+// catastrophic.
 func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
-		alert.ActionPage:   {"critical", "page", "emergency", "alert", "fatal", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit", "disaster", "blocker", "high", "highest", "urgent", "severe"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
+		alert.ActionPage: {"critical", "page", "emergency", "emerg", "panic", "alert", "fatal", "catastrophic", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit",
+			"disaster", "blocker", "high", "highest", "veryhigh", "urgent", "severe"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
 		alert.ActionNone:   {"info", "informational", "none", "debug", "trace", "notice", "p5"},
 	} {
 		for _, w := range words {

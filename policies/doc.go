@@ -18,10 +18,10 @@
 //  3. Capacity from utilization (firing alerts only). A bare number in
 //     (1, 2] is read as a percentage; when that reading decides none, a
 //     severity that pages or tickets decides instead (1.2 may be 120%).
-//  4. Regression from baseline_ratio, or value ÷ baseline, against the
-//     sector's sensitivity, in the KPI's direction: regression_direction,
-//     else the known-KPI table (kpi label, classification), else higher is
-//     worse. Lower is worse regresses below 1/threshold. With the direction
+//  4. Regression from baseline_ratio ("+35%", with its sign, is a change:
+//     1.35), or value ÷ baseline, against the sector's sensitivity, in the
+//     KPI's direction: regression_direction, else the known-KPI table (kpi
+//     label, classification), else higher is worse. Lower is worse regresses below 1/threshold. With the direction
 //     unknown, a drop that would regress if lower were worse gives way to a
 //     severity that pages or tickets.
 //  5. Severity: a paging label (pager, page: any value but "", false, no,
@@ -31,7 +31,9 @@
 //     level and urgency, by word (critical, high, p1, s4, info …), number
 //     (1 = most severe; 3.0 is 3) or parts that agree (P1-Critical; never
 //     a negation such as non-critical), NFKC-normalised without format
-//     characters, a louder grafana_slo_severity winning.
+//     characters, a louder grafana_slo_severity winning. The first page or
+//     ticket decides; a none (severity="none") only when no label says
+//     more, never over another label's P1.
 //  6. Default: an alert with no input for any policy, or only unrecognised
 //     severities, is a ticket by policy "default" (default_action), so that
 //     a human sees it. None is never silent: it comes from an info-level

@@ -628,17 +628,33 @@ func inverse(t float64) string {
 }
 
 // regressionRatio reads baseline_ratio, else value ÷ baseline, and says how
-// it got it ("1.25x" or "value 125.0 ÷ baseline 100.0 = 1.25x").
+// it got it ("baseline_ratio 1.25x", `baseline_ratio "+35%" read as a
+// change: 1.35x` or "value 125.0 ÷ baseline 100.0 = 1.25x").
+//
+// A baseline_ratio written with an explicit sign and a percent sign is a
+// change relative to the baseline, as a template or a dashboard writes one:
+// "+35%" is 1.35, "-20%" 0.80, "+0%" 1.0 (baselineChange). Without the sign
+// a percentage is the ratio itself ("135%" is 1.35). value and baseline
+// are never read so: a value is not a change.
 func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 	if raw, src, ok := lookup(st.a, labelBaselineRatio); ok {
 		p, err := parseValue(raw)
+		change := err == nil && baselineChange(raw, p)
+		v := p.v
+		if change {
+			v = 1 + p.v
+		}
 		switch {
 		case err != nil:
 			st.note("baseline_ratio %s %q ignored: %v", src, raw, err)
-		case p.v < 0:
+		case v < 0 && change:
+			st.note("baseline_ratio %s %q ignored: a change of %s would make a negative ratio", src, raw, strings.TrimSpace(raw))
+		case v < 0:
 			st.note("baseline_ratio %s %q ignored: %v", src, raw, errRange)
+		case change:
+			return v, "baseline_ratio " + strconv.Quote(strings.TrimSpace(raw)) + " read as a change: " + fmtRatio(v) + "x", true
 		default:
-			return p.v, "baseline_ratio " + fmtRatio(p.v) + "x", true
+			return v, "baseline_ratio " + fmtRatio(v) + "x", true
 		}
 	}
 	rv, vsrc, okV := lookup(st.a, labelValue)
@@ -687,6 +703,14 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 	}
 	r := v.v / b.v
 	return r, "value " + valueText(v, rv) + " ÷ baseline " + valueText(b, rb) + " = " + fmtRatio(r) + "x", true
+}
+
+// baselineChange reports whether a baseline_ratio (raw, read as p) is a
+// change relative to the baseline rather than the ratio itself: a
+// percentage written with an explicit sign ("+35%", "-20%", "+0%").
+func baselineChange(raw string, p parsedValue) bool {
+	s := strings.TrimSpace(raw)
+	return p.percent && s != "" && (s[0] == '+' || s[0] == '-')
 }
 
 // notSeconds says why the other side of a duration is no time: it is no
@@ -779,14 +803,21 @@ func (e *Engine) severityOf(v string) (act alert.Action, key string, known bool)
 //  2. Grafana SLO's tier label grafana_slo_severity, on an alert that a
 //     Grafana SLO marker label says Grafana SLO generated (grafana_slo_uuid,
 //     grafana_slo_window or __grafana_origin): like sloth_severity, the
-//     generator's tier beats a team-wide severity;
+//     generator's tier beats a team-wide severity — a page or a ticket
+//     does; a none there is a none like any other (3.);
 //  3. the severity labels in the configured order (severity,
 //     grafana_slo_severity, severity_level, priority, level, urgency): the
-//     first whose value is recognised decides — except that, without a
-//     marker, a louder grafana_slo_severity wins, said so.
+//     first whose value is recognised as page or ticket decides — except
+//     that, without a marker, a louder grafana_slo_severity wins, said so;
+//     a label spelled in another case (foldedSeverity) when no label as
+//     configured says page or ticket.
 //
-// Values that are not recognised are noted and leave the alert to the
-// default action.
+// A none (none, info, debug, severity_level 7 …) decides only when no
+// severity label says page or ticket: a none read from one label never
+// silences the page or ticket of another (severity="none" beside
+// priority="P1" pages), and the reason of the page or ticket names the
+// label that said none. Values that are not recognised are noted and
+// leave the alert to the default action.
 func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	if d, ok := e.decidePageLabel(st); ok {
 		return d, true
@@ -801,17 +832,29 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			}
 		}
 	}
+	// quiet is the first none read: it decides only when no severity
+	// label says more; quietWhat names it in the reason of one that does.
+	var q quietSeverity
+	marked := false
 	if gVal != "" {
 		if marker, ok := grafanaSLOMarker(st.a); ok {
 			r := labelGrafanaSeverity + "=" + strconv.Quote(gVal) + " → " + string(gAct) +
 				" (Grafana SLO's tier label, " + marker
-			if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != gAct {
-				r += "; it beats " + other.Reasons[0]
+			if gAct == alert.ActionNone {
+				q.set(severityDecision(gAct, gKey, r+")"), labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → none")
+				marked = true
+			} else {
+				if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != gAct {
+					r += "; it beats " + other.Reasons[0]
+				}
+				return severityDecision(gAct, gKey, r+")"), true
 			}
-			return severityDecision(gAct, gKey, r+")"), true
 		}
 	}
 	for _, name := range e.sevLabels {
+		if marked && name == labelGrafanaSeverity {
+			continue // read above: a none that gives way to a louder label
+		}
 		v, src, ok := lookup(st.a, name)
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
@@ -822,24 +865,62 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			continue
 		}
 		r := name + "=" + strconv.Quote(v) + " → " + string(act)
-		if gVal != "" && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
+		if act == alert.ActionNone {
+			q.set(severityDecision(act, key, r), r)
+			continue
+		}
+		if gVal != "" && !marked && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
 			return severityDecision(gAct, gKey, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
 				", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
-				" says which is the generator's tier: the louder decides)"), true
+				" says which is the generator's tier: the louder decides"+q.clause("; ")+")"), true
 		}
-		return severityDecision(act, key, r), true
+		return severityDecision(act, key, r+q.clause(" (")+q.close()), true
 	}
-	return e.foldedSeverity(st)
+	return e.foldedSeverity(st, q)
+}
+
+// quietSeverity is the first none a severity label said: it decides only
+// when no severity label says page or ticket.
+type quietSeverity struct {
+	d    alert.Decision
+	what string // `severity="none" → none`
+}
+
+// set keeps the first none read.
+func (q *quietSeverity) set(d alert.Decision, what string) {
+	if q.what == "" {
+		q.d, q.what = d, what
+	}
+}
+
+// clause says, after open, that the none read gives way to the deciding
+// page or ticket; "" without a none.
+func (q *quietSeverity) clause(open string) string {
+	if q.what == "" {
+		return ""
+	}
+	return open + q.what + " gives way: a none never silences another severity label's page or ticket"
+}
+
+// close ends clause(" (").
+func (q *quietSeverity) close() string {
+	if q.what == "" {
+		return ""
+	}
+	return ")"
 }
 
 // foldedSeverity reads a severity label spelled in another case
-// (`Severity`, `SEVERITY`) when no severity label as configured is
-// recognised: label names are case-sensitive, but the rule's author asked
+// (`Severity`, `SEVERITY`) when no severity label as configured says page
+// or ticket: label names are case-sensitive, but the rule's author asked
 // for that severity, and a critical alert must not become the default
 // ticket for the case of a letter. The labels are tried in the order of
 // severity_labels; of two spellings of one name, the first in byte order.
-// Annotations are not read this way.
-func (e *Engine) foldedSeverity(st *decision) (alert.Decision, bool) {
+// As for the labels as configured, the first page or ticket decides, and
+// a none only when none says more: q, the none of a label as configured,
+// before that of one spelled in another case. Annotations are not read
+// this way.
+func (e *Engine) foldedSeverity(st *decision, q quietSeverity) (alert.Decision, bool) {
 	for _, name := range e.sevLabels {
 		found := ""
 		for k := range st.a.Labels {
@@ -856,10 +937,16 @@ func (e *Engine) foldedSeverity(st *decision) (alert.Decision, bool) {
 			st.note("label %s %q is not a recognised severity%s", found, v, e.unrecognisedWhy(key))
 			continue
 		}
-		return severityDecision(act, key, found+"="+strconv.Quote(v)+" → "+string(act)+
-			" (label "+found+" read as "+name+": label names are case-sensitive, so Alertmanager routes on "+name+" do not match it)"), true
+		r := found + "=" + strconv.Quote(v) + " → " + string(act)
+		d := severityDecision(act, key, r+" (label "+found+" read as "+name+
+			": label names are case-sensitive, so Alertmanager routes on "+name+" do not match it"+q.clause("; ")+")")
+		if act == alert.ActionNone {
+			q.set(d, r)
+			continue
+		}
+		return d, true
 	}
-	return alert.Decision{}, false
+	return q.d, q.what != ""
 }
 
 // severityDecision is a decision of the severity policy on a value whose
@@ -871,9 +958,12 @@ func severityDecision(act alert.Action, key, reason string) alert.Decision {
 	}
 }
 
-// firstSeverity is what the first recognised severity label other than
-// skip says, without notes: the label a deciding one is compared with.
+// firstSeverity is what the severity labels other than skip say, without
+// notes: the first recognised page or ticket, else the first none — the
+// label a deciding one is compared with.
 func (e *Engine) firstSeverity(st *decision, skip string) (alert.Decision, bool) {
+	var quiet alert.Decision
+	found := false
 	for _, name := range e.sevLabels {
 		if name == skip {
 			continue
@@ -882,11 +972,19 @@ func (e *Engine) firstSeverity(st *decision, skip string) (alert.Decision, bool)
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
 		}
-		if act, key, known := e.severityOf(v); known {
-			return severityDecision(act, key, name+"="+strconv.Quote(v)+" → "+string(act)), true
+		act, key, known := e.severityOf(v)
+		if !known {
+			continue
+		}
+		d := severityDecision(act, key, name+"="+strconv.Quote(v)+" → "+string(act))
+		if act != alert.ActionNone {
+			return d, true
+		}
+		if !found {
+			quiet, found = d, true
 		}
 	}
-	return alert.Decision{}, false
+	return quiet, found
 }
 
 // grafanaSLOMarker returns the label that says Grafana SLO generated the
