@@ -45,8 +45,21 @@ const (
 )
 
 // contextLabels are the labels whose words break a tie between candidate
-// sectors (see conclude).
-var contextLabels = [...]string{"job", "namespace", "pod", "container", "service", "instance"}
+// sectors (see conclude) and whose values, quoted in an annotation, are not
+// words of their own (see quotesContext): the labels that name where an
+// alert fires — its target (job, instance, service), its Kubernetes
+// objects (namespace, pod, container, node and the workloads and claims
+// kube-state-metrics labels its alerts with) and a Kafka consumer group —
+// not what it is about. A job named "backtest-nightly-28391" is no backtest
+// KPI, and a consumer group named "spark-streaming" no Spark alert.
+var contextLabels = [...]string{
+	"job", "namespace", "pod", "container", "service", "instance",
+	"job_name", "deployment", "statefulset", "daemonset", "cronjob",
+	"persistentvolumeclaim", "consumergroup", "node",
+}
+
+// scratch.ctxSplit has a bit per context label.
+const _ uint16 = 1 << (len(contextLabels) - 1)
 
 // target is what a signal points at, resolved once in New.
 type target struct {
@@ -371,6 +384,8 @@ type evidence struct {
 	value  string
 	tgt    target
 	weight float64
+	// annotation marks a word of an annotation (kind token).
+	annotation bool
 }
 
 const maxEvidence = 24
@@ -381,6 +396,11 @@ type scratch struct {
 	n     int
 	facts exprFacts
 	class string // first class-only word seen
+	// nameEnd is the number of signals after the alertname's words;
+	// nameWordClass the alertname's first class-only word (see
+	// alertnameClass).
+	nameEnd       int
+	nameWordClass string
 	// health is set when the expression reads up or absent(): the alert is
 	// about a target's health (its scrape, its series being there).
 	health bool
@@ -392,7 +412,7 @@ type scratch struct {
 	// ctxWords are the words of ctx, each value split on first use (bit i
 	// of ctxSplit).
 	ctxWords ctxWords
-	ctxSplit uint8
+	ctxSplit uint16
 }
 
 func (s *scratch) add(e evidence) {
@@ -473,6 +493,15 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 			}
 			t, w, ok := c.matchMetric(m)
 			switch {
+			case ok && t.kpi != "" && c.countOnly(expr, m):
+				// A histogram's or summary's _count series counts
+				// requests; it does not measure what the histogram
+				// observes: vllm:e2e_request_latency_seconds_count in an
+				// error ratio is no E2E latency. The family names its
+				// sector, as a vendor prefix does, but no KPI — unless
+				// the expression also reads the family's _bucket or
+				// _sum (a quantile, or the _sum/_count mean).
+				t.kpi, w = "", weightMetricVendor
 			case m == "up":
 				// up{job="X"} and absent(up{…}) are about the target X,
 				// not about the monitoring system: the job's words decide.
@@ -506,12 +535,124 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	// annotation that quotes a context label's value is context, not a word
 	// of its own (see readWords).
 	c.readWords(&s, lbl["alertname"], weightAlertname, kindToken, 0, false)
+	s.nameEnd, s.nameWordClass = s.n, s.class
 	for _, k := range textAnnotations {
 		if v := a.Annotations[k]; v != "" {
 			c.readWords(&s, v, weightAnnotation, kindToken, 0, true)
 		}
 	}
+	c.yieldToAlertname(&s)
 	return c.conclude(a, &s)
+}
+
+// alertnameClass returns the incident class the alertname's words name,
+// read right after them: the class of its first KPI word that is not a
+// generic word, of any sector ("ErrorBudget" of VLLMErrorBudgetBurnSlow:
+// budget-burn), else its first class-only word ("Abort" of
+// VLLMHighAbortRate: errors; the "Slow" of a slow burn is no latency), else
+// "".
+func (c *Classifier) alertnameClass(s *scratch) string {
+	for i := 0; i < s.nameEnd; i++ {
+		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 && !e.tgt.generic {
+			if class := c.targetClass(e.tgt); class != alert.Unknown {
+				return class
+			}
+		}
+	}
+	return s.nameWordClass
+}
+
+// targetClass is the incident class of a target's KPI: that of its sector,
+// or the one all its candidate sectors agree on (alert.Unknown otherwise).
+func (c *Classifier) targetClass(t target) string {
+	if t.sector >= 0 {
+		return kpiClass(&sectors[t.sector], t.kpi)
+	}
+	return c.sharedClass(t.kpi, t.cands)
+}
+
+// yieldToAlertname gives weight 0 to every KPI word of an annotation whose
+// incident class is not the one the alertname's words name: an annotation
+// word is the weakest evidence, and prose mentions other KPIs as causes or
+// effects ("Usually TTFT too high causing client timeouts" on
+// VLLMHighAbortRate, an alert about aborted requests, class errors). The
+// word is listed, not counted, so neither its KPI nor its class is taken.
+func (c *Classifier) yieldToAlertname(s *scratch) {
+	nameClass, read := "", false
+	for i := s.nameEnd; i < s.n; i++ {
+		e := &s.ev[i]
+		if !e.annotation || e.tgt.kpi == "" || e.weight == 0 {
+			continue
+		}
+		if !read { // most alerts have no annotation KPI word
+			nameClass, read = c.alertnameClass(s), true
+		}
+		if nameClass != "" && c.targetClass(e.tgt) != nameClass {
+			e.weight = 0
+		}
+	}
+}
+
+// countOnly reports whether the metric m of expr is the _count series of a
+// histogram or summary (or a recording rule of one,
+// level:<name>_count:operations) whose family is named without the suffix,
+// and expr reads neither that family's _bucket nor its _sum: the
+// expression counts requests, it does not measure what the family observes.
+// A family whose own name ends in _count (nv_inference_pending_request_count)
+// is not such a series.
+func (c *Classifier) countOnly(expr, m string) bool {
+	const suffix = "_count"
+	i := strings.LastIndex(m, suffix)
+	if i <= 0 {
+		return false
+	}
+	end := i + len(suffix)
+	if end < len(m) && m[end] != ':' {
+		return false
+	}
+	// The series' own name: all of m, or the metric part of a recording
+	// rule (after the level's colon) when m goes on after _count.
+	if c.isFamilyName(m[:end]) {
+		return false
+	}
+	if end < len(m) {
+		if j := strings.IndexByte(m, ':'); j >= 0 && j < i && c.isFamilyName(m[j+1:end]) {
+			return false
+		}
+	}
+	base := m[:i]
+	return !hasSeries(expr, base+"_bucket") && !hasSeries(expr, base+"_sum")
+}
+
+// isFamilyName reports whether name is an exact family name as it is
+// (without stripping a suffix).
+func (c *Classifier) isFamilyName(name string) bool {
+	for i := range c.families {
+		if _, ok := c.families[i].exact[name]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// hasSeries reports whether expr names the series name (or a recording
+// rule of it that goes on after a colon): an occurrence not preceded by an
+// identifier character and not followed by a letter, digit or underscore.
+func hasSeries(expr, name string) bool {
+	for off := 0; ; {
+		k := strings.Index(expr[off:], name)
+		if k < 0 {
+			return false
+		}
+		k += off
+		end := k + len(name)
+		before := k == 0 || !isIdentChar(expr[k-1])
+		after := end == len(expr) || !(isAlnum(expr[end]) || expr[end] == '_')
+		if before && after {
+			return true
+		}
+		off = k + 1
+	}
 }
 
 // readContext adds the words of the alert's context labels that point at
@@ -537,12 +678,57 @@ const maxContextBytes = 256
 // order of contextLabels ("" for a missing one), read once per alert.
 func (s *scratch) contextValues() *[len(contextLabels)]string {
 	if !s.ctxRead {
-		for i, l := range contextLabels {
-			s.ctx[i] = s.lbl[l]
+		if len(s.lbl) < len(contextLabels) {
+			// Fewer labels than context labels (almost every alert):
+			// one pass over them costs less than a look-up of each.
+			for k, v := range s.lbl {
+				if i := contextIndex(k); i >= 0 {
+					s.ctx[i] = v
+				}
+			}
+		} else {
+			for i, l := range contextLabels {
+				s.ctx[i] = s.lbl[l]
+			}
 		}
 		s.ctxRead = true
 	}
 	return &s.ctx
+}
+
+// contextIndex returns the index of the label name k in contextLabels, or -1.
+func contextIndex(k string) int {
+	switch k {
+	case "job":
+		return 0
+	case "namespace":
+		return 1
+	case "pod":
+		return 2
+	case "container":
+		return 3
+	case "service":
+		return 4
+	case "instance":
+		return 5
+	case "job_name":
+		return 6
+	case "deployment":
+		return 7
+	case "statefulset":
+		return 8
+	case "daemonset":
+		return 9
+	case "cronjob":
+		return 10
+	case "persistentvolumeclaim":
+		return 11
+	case "consumergroup":
+		return 12
+	case "node":
+		return 13
+	}
+	return -1
 }
 
 // quotesContext reports whether key (a phrase key: its words lowered and
@@ -796,6 +982,13 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 			if annotation && s.quotesContext(k) {
 				break
 			}
+			if kind == kindContext && t.scrape {
+				// A context label naming the scraping system
+				// (job="kube-state-metrics" on every alert about a
+				// Kubernetes object, job="prometheus-k8s") names the
+				// observer, not the subject: it breaks no tie.
+				break
+			}
 			if only == 0 || pointsAt(t, only) {
 				// A specific word ("EVR") still counts after a generic one
 				// ("eviction") with the same target: it is what makes the
@@ -806,7 +999,7 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 						s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t})
 					}
 				} else if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
-					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
+					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight, annotation: annotation})
 				}
 			}
 			break
@@ -1032,8 +1225,15 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 	case s.facts.absent():
 		// absent(): the series are gone, whatever they measured.
 		out.IncidentClass = ClassAvailability
-	case s.class != "":
-		out.IncidentClass = s.class
+	default:
+		// The alertname's KPI word, even of another sector (a vLLM
+		// error-budget alert is budget-burn), or its class-only word;
+		// else a class-only word of the annotations.
+		if class := c.alertnameClass(s); class != "" {
+			out.IncidentClass = class
+		} else if s.class != "" {
+			out.IncidentClass = s.class
+		}
 	}
 	out.Hints = c.hints(a, s, sec, out.KPIs, out.IncidentClass)
 	return out

@@ -78,7 +78,9 @@ var builtinFamilies = []family{
 	{Name: "vllm:time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcVLLM},
 	{Name: "vllm:request_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcVLLM},
 	{Name: "vllm:e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcVLLM},
-	{Name: "vllm:request_inference_time_seconds", Sector: secGPU, KPI: "E2E", Source: srcVLLM},
+	// The time a request spends running (prefill + decode) is compute
+	// time, not end-to-end latency; the catalog has no compute-time KPI.
+	{Name: "vllm:request_inference_time_seconds", Sector: secGPU, Source: srcVLLM},
 	{Name: "vllm:request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
 	{Name: "vllm:num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
 	{Name: "vllm:request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcVLLM},
@@ -105,17 +107,20 @@ var builtinFamilies = []family{
 	{Prefix: "sglang:", Sector: secGPU, Source: srcSGLang},
 	// Text Generation Inference.
 	{Name: "tgi_request_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
-	{Name: "tgi_request_inference_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Name: "tgi_request_inference_duration", Sector: secGPU, Source: srcTGI}, // compute time (no queue)
 	{Name: "tgi_request_queue_duration", Sector: secGPU, KPI: "QTS", Source: srcTGI},
 	{Name: "tgi_queue_size", Sector: secGPU, KPI: "QTS", Source: srcTGI},
 	{Name: "tgi_request_mean_time_per_token_duration", Sector: secGPU, KPI: "TPOT", Source: srcTGI},
-	{Name: "tgi_batch_inference_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
-	{Name: "tgi_batch_forward_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
+	{Name: "tgi_batch_inference_duration", Sector: secGPU, Source: srcTGI}, // compute time of a batch
+	{Name: "tgi_batch_forward_duration", Sector: secGPU, Source: srcTGI},   // compute time of a forward pass
 	{Prefix: "tgi_", Sector: secGPU, Source: srcTGI},
 	// Triton / TensorRT-LLM.
 	{Name: "nv_inference_queue_duration_us", Sector: secGPU, KPI: "QTS", Source: srcTriton},
 	{Name: "nv_inference_pending_request_count", Sector: secGPU, KPI: "QTS", Source: srcTriton},
-	{Name: "nv_inference_compute_infer_duration_us", Sector: secGPU, KPI: "E2E", Source: srcTriton},
+	// Compute time (Triton's compute_input/infer/output durations), not
+	// end-to-end latency: the catalog has no compute-time KPI, so a
+	// queue-time alert that divides by it stays QTS (queue vs compute).
+	{Name: "nv_inference_compute_infer_duration_us", Sector: secGPU, Source: srcTriton},
 	{Name: "nv_inference_request_duration_us", Sector: secGPU, KPI: "E2E", Source: srcTriton},
 	{Prefix: "nv_inference_", Sector: secGPU, Source: srcTriton},
 	{Prefix: "nv_trt_llm_", Sector: secGPU, Source: srcTRTLLM},

@@ -40,6 +40,16 @@ const (
 	srcOptics       = "czerwonk/junos_exporter interface diagnostics collector (laser_rx_dbm, laser output power in dBm)"
 	srcFEC          = "openconfig/public release/models/platform/openconfig-transport-line-common and -terminal-device (pre-FEC BER, FEC corrected/uncorrectable)"
 	srcPTPLinux     = "k8snetworkplumbingwg/ptp-operator (openshift_ptp_* metrics)"
+	srcGJL          = "grafana/jsonnet-libs "
+	srcJaeger       = srcGJL + "jaeger-mixin/prometheus_rules_out/prometheus_alerts.yaml (jaeger_* metrics of Jaeger's agent, collector and query)"
+	srcOtelcol      = srcGJL + "opentelemetry-collector-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (otelcol_* self-metrics of the OpenTelemetry Collector)"
+	srcVCenter      = srcGJL + "vsphere-mixin/prometheus_rules_out/prometheus_alerts.yaml (vcenter_* metrics of vCenter hosts, VMs and datastores)"
+	srcSNMPScrape   = srcGJL + "snmp-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (snmp_exporter's own snmp_scrape_duration_seconds)"
+	srcKP           = "prometheus-operator/kube-prometheus manifests/"
+	srcGrafana      = srcKP + "grafana-prometheusRule.yaml (grafana_* self-metrics of Grafana)"
+	srcKSM          = srcKP + "kubeStateMetrics-prometheusRule.yaml (kube_state_metrics_* self-metrics of kube-state-metrics)"
+	srcReloader     = srcKP + "prometheusOperator-prometheusRule.yaml (reloader_* metrics of the prometheus-operator config-reloader sidecar)"
+	srcAlerts       = srcKP + "kubePrometheus-prometheusRule.yaml (Prometheus' own ALERTS series, read by InfoInhibitor)"
 )
 
 // exporterFamilies extend builtinFamilies with the exporters the corpus of
@@ -48,7 +58,10 @@ const (
 // signals or by the alert's context labels.
 var exporterFamilies = []family{
 	// vLLM v1 engine names beyond those of builtinFamilies.
-	{Name: "vllm:num_requests_running", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
+	// Running requests are concurrency, not queueing (the waiting ones,
+	// vllm:num_requests_waiting, are QTS): the catalog has no concurrency
+	// or serving-throughput KPI, so the gauge names only its sector.
+	{Name: "vllm:num_requests_running", Sector: secGPU, Source: srcVLLM},
 	{Name: "vllm:request_success", Sector: secGPU, Source: srcVLLM},
 	// Gateway API inference extension and llm-d.
 	{Name: "inference_objective_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcLLMD},
@@ -149,4 +162,19 @@ var exporterFamilies = []family{
 	{Contains: "fec_", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC}, // pre_fec_ber, fec_corrected, fec_uncorrectable
 	// PTP.
 	{Prefix: "openshift_ptp_", KPI: "OWD", Source: srcPTPLinux},
+	// vSphere through vCenter: hosts, VMs and datastores.
+	{Prefix: "vcenter_", Sector: secVM, Source: srcVCenter},
+	// Telemetry and alerting infrastructure: tracing, the OpenTelemetry
+	// Collector, dashboards, kube-state-metrics' own health, the config
+	// reloader of Prometheus and Alertmanager pods, Prometheus' ALERTS.
+	{Prefix: "jaeger_", Sector: secSLO, Source: srcJaeger},
+	{Prefix: "otelcol_", Sector: secSLO, Source: srcOtelcol},
+	{Prefix: "grafana_", Sector: secSLO, Source: srcGrafana},
+	{Prefix: "kube_state_metrics_", Sector: secSLO, Source: srcKSM},
+	{Name: "reloader_last_reload_successful", Sector: secSLO, Source: srcReloader},
+	{Name: "ALERTS", Sector: secSLO, Source: srcAlerts},
+	// An exporter's own scrape of its target (snmp_exporter's
+	// snmp_scrape_duration_seconds) is scrape health, as Prometheus'
+	// scrape_duration_seconds is: monitoring, not the target's latency.
+	{Contains: "_scrape_duration_seconds", Sector: secSLO, KPI: "UP", Source: srcSNMPScrape},
 }

@@ -22,13 +22,15 @@ type word struct {
 	// sector; otherwise it is listed with weight 0 (see corroborate).
 	Generic bool
 	// Scrape marks a word about scrape health ("scrape", "target down") or
-	// naming the scraping system ("Prometheus"). In the annotations of an
-	// alert about a target's health (its expression reads up or absent()),
-	// such a word names the observer — "KubeAPIDown: KubeAPI has
-	// disappeared from Prometheus target discovery" — and is not evidence
-	// (listed with weight 0): the up series itself already is, deliberately
-	// too weak to win alone. In an alertname, and on other alerts, it
-	// counts as usual.
+	// naming the scraping system ("Prometheus", "kube-state-metrics"). In
+	// the annotations of an alert about a target's health (its expression
+	// reads up or absent()), such a word names the observer — "KubeAPIDown:
+	// KubeAPI has disappeared from Prometheus target discovery" — and is
+	// not evidence (listed with weight 0): the up series itself already is,
+	// deliberately too weak to win alone. As a context label's word
+	// (job="kube-state-metrics" on every alert about a Kubernetes object)
+	// it breaks no tie. In an alertname, and in the annotations of other
+	// alerts, it counts as usual.
 	Scrape bool
 }
 
@@ -178,6 +180,8 @@ var builtinWords = []word{
 	{Phrase: "tick to decision", Sector: secVM, KPI: "T2D"},
 	{Phrase: "vmware", Sector: secVM},
 	{Phrase: "esxi", Sector: secVM},
+	{Phrase: "vsphere", Sector: secVM}, // "VSphere…" splits into v, sphere: a run of two words
+	{Phrase: "vcenter", Sector: secVM},
 	{Phrase: "hypervisor", Sector: secVM, Generic: true},
 	{Phrase: "vcpu", Sector: secVM, Generic: true},
 	// HFT bare metal.
@@ -261,6 +265,19 @@ var builtinWords = []word{
 	{Phrase: "prometheus", Sector: secSLO, Scrape: true},
 	{Phrase: "thanos", Sector: secSLO},
 	{Phrase: "loki", Sector: secSLO},
+	// Telemetry and alerting infrastructure beyond Prometheus: tracing,
+	// the OpenTelemetry Collector, dashboards, kube-state-metrics (its own
+	// health; as a job label it names the observer, see word.Scrape), the
+	// prometheus-operator's config reloader. "Watchdog" is kube-prometheus'
+	// always-firing alert, but also a hardware or kernel watchdog: generic.
+	{Phrase: "jaeger", Sector: secSLO},
+	{Phrase: "opentelemetry", Sector: secSLO},
+	{Phrase: "otel", Sector: secSLO},
+	{Phrase: "otelcol", Sector: secSLO},
+	{Phrase: "grafana", Sector: secSLO},
+	{Phrase: "kube state metrics", Sector: secSLO, Scrape: true},
+	{Phrase: "config reloader", Sector: secSLO},
+	{Phrase: "watchdog", Sector: secSLO, Generic: true},
 	// Systems the catalog of exporters names (see families_exporters.go).
 	{Phrase: "nginx", Sector: secPLB},
 	{Phrase: "traefik", Sector: secPLB},
@@ -292,6 +309,10 @@ var builtinWords = []word{
 	{Phrase: "error", Class: ClassErrors},
 	{Phrase: "failures", Class: ClassErrors},
 	{Phrase: "failed", Class: ClassErrors},
+	{Phrase: "abort", Class: ClassErrors},
+	{Phrase: "aborts", Class: ClassErrors},
+	{Phrase: "aborted", Class: ClassErrors},
+	{Phrase: "aborting", Class: ClassErrors},
 	{Phrase: "5xx", Class: ClassErrors},
 	{Phrase: "down", Class: ClassAvailability},
 	{Phrase: "unavailable", Class: ClassAvailability},
