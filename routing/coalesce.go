@@ -353,6 +353,7 @@ func merge(bs []*batch) *alert.Notification {
 		m.Results = append(m.Results, b.n.Results...)
 		m.Escalated = m.Escalated || b.n.Escalated
 		m.Repaged = m.Repaged || b.n.Repaged
+		m.HeldOpen = m.HeldOpen || b.n.HeldOpen
 		if alert.Rank(b.n.Action) > alert.Rank(m.Action) {
 			m.Action = b.n.Action // the loudest, as for one batch
 		}

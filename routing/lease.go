@@ -386,6 +386,7 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 	if firing {
 		data.Status = "firing"
 	}
+	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
 	data.CommonLabels = common(data.Alerts, func(a template.Alert) template.KV { return a.Labels })
 	data.CommonAnnotations = common(data.Alerts, func(a template.Alert) template.KV { return a.Annotations })
 	// Group labels: Alertmanager's group labels, narrowed to what this

@@ -3,6 +3,7 @@ package routing_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -142,5 +143,44 @@ func TestATruncatedLateResolveOfAnEarlierInstanceKeepsTheLiveOne(t *testing.T) {
 	processGroup(t, p, "resolved", 0, resolved)
 	if got := s.pd.Resolves(ttftIncident); got != 1 {
 		t.Errorf("PagerDuty resolves = %d once the live instance resolved, want 1", got)
+	}
+}
+
+// The resolves of a truncated webhook close nothing, and the incident they
+// empty stays open, possibly for good (Alertmanager, which resolved the
+// alerts it left out in the same notification, never sends them): Slack's
+// reply says so and what to do, so the incident left open explains itself.
+// A webhook carrying its whole group says nothing of it.
+func TestATruncatedWebhooksResolvesSayWhyTheIncidentStaysOpen(t *testing.T) {
+	e := unseenEnv(t)
+	s := newStandIns(t)
+	p := s.replica(e)
+	i1 := tAlert("TTFTHigh", "firing", "page", "instance", "i1")
+	i2 := tAlert("TTFTHigh", "firing", "page", "instance", "i2")
+	i3 := tAlert("TTFTHigh", "firing", "page", "instance", "i3")
+	processGroup(t, p, "firing", 1, i1, i2)
+	processGroup(t, p, "firing", 0, i3)
+	processGroup(t, p, "firing", 0, tAlert("TTFTHigh", "resolved", "page", "instance", "i3"))
+	processGroup(t, p, "resolved", 1, tAlert("TTFTHigh", "resolved", "page", "instance", "i1"), tAlert("TTFTHigh", "resolved", "page", "instance", "i2"))
+	if got := s.pd.Resolves(ttftIncident); got != 0 {
+		t.Fatalf("PagerDuty resolves = %d, want 0", got)
+	}
+	var held, plain int
+	for _, m := range s.slack.Messages() {
+		if m.ThreadTS == "" {
+			continue
+		}
+		b := string(m.Blocks)
+		switch {
+		case strings.Contains(b, "max_alerts") && strings.Contains(b, "2 resolved"):
+			held++
+		case strings.Contains(b, "max_alerts"):
+			t.Errorf("reply %s explains a truncation it does not come from", b)
+		case strings.Contains(b, "1 resolved"):
+			plain++
+		}
+	}
+	if held != 1 || plain != 1 {
+		t.Errorf("thread replies: %d explaining the truncated resolves (want 1), %d plain resolves (want 1)", held, plain)
 	}
 }

@@ -266,8 +266,17 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 		}
 	}
 	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], " — ", maxDigestSummary) })
-	return []sl.Block{section(head + "\n" + lines)}, fallbackText(label + " of " + no.Incident + ": " + what)
+	blocks = []sl.Block{section(head + "\n" + lines)}
+	if no.HeldOpen && resolved > 0 {
+		blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, heldOpenNote, false, false)))
+	}
+	return blocks, fallbackText(label + " of " + no.Incident + ": " + what)
 }
+
+// heldOpenNote explains an update whose resolves close nothing
+// (alert.Notification.HeldOpen).
+const heldOpenNote = ":warning: Alertmanager left some alerts of this group out of its webhook (`max_alerts`), so these resolves do not close the incident: " +
+	"it stays open until a webhook carrying the whole group resolves it. If every alert has resolved in Alertmanager, resolve the incident by hand; raise `max_alerts` to avoid this."
 
 // fallbackText is a message's text (what notifications and screen readers
 // show): cut to maxText runes and escaped, since Slack reads it as mrkdwn —

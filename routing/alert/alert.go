@@ -348,6 +348,12 @@ type Notification struct {
 	// Acknowledge and Resolve once more. Set on the incident's other
 	// notifications of the webhook only.
 	Repaged bool
+	// HeldOpen is true for resolves of a webhook Alertmanager truncated
+	// (max_alerts): alerts it left out may still fire in the incident, so
+	// these resolves close nothing and the incident stays open until a
+	// webhook that holds all its group's alerts resolves it (or someone
+	// does by hand). Slack's reply says so; PagerDuty is sent nothing.
+	HeldOpen bool
 	// Ref is the integration's reference kept with the incident (the Slack
 	// parent message as "channel ts"); "" when none is known. A notifier
 	// that creates a new one sets Ref, and the dispatch core keeps it.
