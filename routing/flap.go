@@ -94,7 +94,7 @@ func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bo
 // Alertmanager repeating an unchanged alert costs no write; the claims
 // carry them to the store (writeHistories when nothing is claimed). A store
 // failure never damps: the alert is decided as its policies say.
-func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rerouted []*alert.Result, writes []store.Entry) {
+func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpaged map[*alert.Result]bool) (rerouted []*alert.Result, writes []store.Entry) {
 	cfg := *p.Flap
 	window := time.Duration(cfg.Window)
 	now := p.now()
@@ -114,6 +114,15 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool) (rer
 		at := now
 		if cur.At.After(at) {
 			at = cur.At // Alertmanager's clock is ahead of ours
+		}
+		if !firing && changed && !rec.paged.IsZero() && len(h) >= 2 && !rec.paged.Before(h[len(h)-2].At) &&
+			slices.ContainsFunc(st.results, func(r *alert.Result) bool { return unpaged[r] }) {
+			// The firing this resolves was decided page, but its page
+			// reached no integration (unpagedResolves: PagerDuty down
+			// throughout): nobody was woken, so its mark goes, and a
+			// re-fire within cool_down pages instead of being damped.
+			p.Logger.Info("the resolved firing's page was never delivered: a re-fire will page", "fingerprint", a.Fingerprint)
+			rec.paged = time.Time{}
 		}
 		pagedBefore := rec.paged // as read: this webhook's page is not one
 		marked := false          // rec.paged set on an unchanged firing

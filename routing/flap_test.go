@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"strings"
 	"sync"
@@ -303,4 +304,52 @@ func TestFlapDampingReadsWhatThePrefetchLeftOut(t *testing.T) {
 	other := e.pipeline()
 	other.Flap = &cfg
 	remind(other, 1, 3, "reminder on a replica that never saw the alert (history read with the markers)")
+}
+
+// A page that reached no integration (PagerDuty failing throughout its
+// firing) woke nobody: when the alert resolves and fires again within
+// cool_down, it pages. Before, the firing's page mark, written when it was
+// decided, damped the re-fire to a ticket, and PagerDuty never got a
+// trigger. A page that was delivered still damps the re-fire.
+func TestAnUndeliveredPageDoesNotDampTheRefire(t *testing.T) {
+	for _, delivered := range []bool{false, true} {
+		e := newEnv(t)
+		p := e.pipeline()
+		cfg := flap.DefaultConfig()
+		p.Flap = &cfg
+		if !delivered {
+			e.pd.setFail(func(*alert.Notification) error { return errors.New("PagerDuty: 500") })
+		}
+		t0 := e.clock.Now()
+		fire := func(start time.Time) {
+			a := tAlert("TTFTHigh", "firing", "page")
+			a.StartsAt = start.Format(time.RFC3339Nano)
+			_, _ = process(t, p, a) // a failed page is answered 5xx: its error is expected
+		}
+		resolve := func(start, end time.Time) {
+			a := tAlert("TTFTHigh", "resolved", "page")
+			a.StartsAt, a.EndsAt = start.Format(time.RFC3339Nano), end.Format(time.RFC3339Nano)
+			_, _ = process(t, p, a)
+		}
+		fire(t0)
+		e.clock.Advance(time.Minute)
+		resolve(t0, e.clock.Now())
+		e.pd.setFail(nil) // PagerDuty is back
+		e.clock.Advance(time.Minute)
+		refire := e.clock.Now()
+		before := len(e.pd.notifications())
+		fire(refire)
+		var pages int
+		for _, n := range e.pd.notifications()[before:] {
+			if n.Kind == alert.KindFiring {
+				pages++
+			}
+		}
+		if delivered && pages != 0 {
+			t.Errorf("the first page delivered: the re-fire within cool_down paged %d times, want 0 (damped to a ticket)", pages)
+		}
+		if !delivered && pages != 1 {
+			t.Errorf("the first page never delivered: the re-fire within cool_down paged %d times, want 1", pages)
+		}
+	}
 }

@@ -96,7 +96,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		p.quiet.note(results, wasQuiet, quiet)
 		if states := p.flapStates(results, quiet); len(states) > 0 {
 			var rerouted bool
-			trs, values, found, rerouted, histories, err = p.dampPending(ctx, states, prefetched, trs, values, found, sum)
+			unpaged := p.unpagedResolves(trs, found)
+			trs, values, found, rerouted, histories, err = p.dampPending(ctx, states, prefetched, trs, values, found, unpaged, sum)
 			if err != nil {
 				return nil, histories, err
 			}
@@ -406,7 +407,7 @@ type flapRead struct {
 // their old ones in trs, values and found; rerouted says so). It returns
 // the history writes. A failed read damps nothing: the alerts are decided
 // as their policies say.
-func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, prefetched flapRead, trs []*transition, values []string, found []bool, sum *alert.Summary) (_ []*transition, _ []string, _ []bool, rerouted bool, histories []store.Entry, _ error) {
+func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, prefetched flapRead, trs []*transition, values []string, found []bool, unpaged map[*alert.Result]bool, sum *alert.Summary) (_ []*transition, _ []string, _ []bool, rerouted bool, histories []store.Entry, _ error) {
 	at := make(map[string]int, len(prefetched.keys))
 	for i, k := range prefetched.keys {
 		at[k] = i
@@ -430,12 +431,58 @@ func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, prefetc
 			hv[i], hf[i] = v[k], f[k]
 		}
 	}
-	downgraded, histories := p.damp(states, hv, hf)
+	downgraded, histories := p.damp(states, hv, hf, unpaged)
 	if len(downgraded) == 0 {
 		return trs, values, found, false, histories, nil
 	}
 	trs, values, found, err := p.reroute(ctx, downgraded, trs, values, found, sum)
 	return trs, values, found, true, histories, err
+}
+
+// unpagedResolves returns the resolved alerts whose firing reached none
+// of the integrations it pages through: no marker (nor a claim in flight)
+// at any integration of the alert's route that holds incidents
+// (PagerDuty), or, when its route reaches none, at any integration of it.
+// Their firing's page mark is not a page (damp): a send that failed
+// releases its claim and leaves no marker, and an alert whose page never
+// went out must page when it fires again, whatever cool_down says.
+func (p *Pipeline) unpagedResolves(trs []*transition, found []bool) map[*alert.Result]bool {
+	var out map[*alert.Result]bool
+	for i := 0; i < len(trs); {
+		r := trs[i].res
+		j := i
+		for j < len(trs) && trs[j].res == r {
+			j++
+		}
+		if !r.Alert.Firing() && r.Decision.Action == alert.ActionPage && p.Flap != nil {
+			recvs := p.Routes.Match(r.Label)
+			var routed, holding, notified, notifiedHolding int
+			for k := i; k < j; k++ {
+				if !slices.Contains(recvs, trs[k].receiver) {
+					continue
+				}
+				routed++
+				h := trs[k].integ.silentUpdates()
+				if h {
+					holding++
+				}
+				if found[k] {
+					notified++
+					if h {
+						notifiedHolding++
+					}
+				}
+			}
+			if (holding > 0 && notifiedHolding == 0) || (holding == 0 && routed > 0 && notified == 0) {
+				if out == nil {
+					out = make(map[*alert.Result]bool)
+				}
+				out[r] = true
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 // candidates returns a transition per (alert, receiver, integration) that
