@@ -115,6 +115,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		if cur.At.After(at) {
 			at = cur.At // Alertmanager's clock is ahead of ours
 		}
+		markRead := rec.paged
 		if !firing && changed && !rec.paged.IsZero() && len(h) >= 2 && !rec.paged.Before(h[len(h)-2].At) &&
 			slices.ContainsFunc(st.results, func(r *alert.Result) bool { return unpaged[r] }) {
 			// The firing this resolves was decided page, but its page
@@ -137,6 +138,15 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 				// nobody, so its first page goes out.
 				v.Action = r.Decision.Action
 				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
+			}
+			if !firing && r.Decision.Action == alert.ActionPage && heldAsTicket(h, markRead, a) {
+				// The firing this resolves went out as a ticket (damping
+				// held it): its resolve goes where it went, said as a
+				// ticket's — not to PagerDuty, and not as a page in Slack.
+				r.Decision.Action = alert.ActionTicket
+				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons),
+					"flapping: its firing went out as a ticket (held by flap damping): resolved as one, where it went")
+				p.route(r)
 			}
 			if firing && change == flap.Resumed {
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), resumedReason(a, rec.h[len(rec.h)-1].At))
@@ -186,6 +196,23 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		}
 	}
 	return rerouted, writes
+}
+
+// heldAsTicket reports whether the firing that resolved alert a resolves
+// — the transition before h's last, a resolve — was decided page but went
+// out as a ticket: damping held it, so the page mark (paged, as read) is
+// older than its start, or none. False when h does not hold that firing
+// (flap damping off then, or the history trimmed).
+func heldAsTicket(h flap.History, paged time.Time, a *alert.Alert) bool {
+	n := len(h)
+	if n < 2 || h[n-1].Firing || !h[n-2].Firing {
+		return false
+	}
+	start := a.IdentityStart().Truncate(time.Second)
+	if start.IsZero() || !h[n-2].At.Equal(start) {
+		return false
+	}
+	return paged.Before(h[n-2].At)
 }
 
 // resumedReason explains a firing that resumed the one its last resolve

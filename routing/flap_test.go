@@ -353,3 +353,57 @@ func TestAnUndeliveredPageDoesNotDampTheRefire(t *testing.T) {
 		}
 	}
 }
+
+// holdingSink is a sink that holds incidents as PagerDuty does
+// (alert.SilentUpdates).
+type holdingSink struct{ *sink }
+
+func (holdingSink) SilentUpdates() bool { return true }
+
+// The resolve of a firing damping held as a ticket goes where that firing
+// went, said as a ticket's: not to PagerDuty (before, it reached PagerDuty
+// as the resolve of an incident never triggered by it), and not as a page
+// in Slack (before, Slack's resolved message said "Decision: page").
+func TestTheResolveOfADampedFiringIsATicketsResolve(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	t0 := e.clock.Now()
+	var start time.Time
+	step := func(min float64, firing bool) {
+		t.Helper()
+		e.clock.Advance(t0.Add(time.Duration(min * float64(time.Minute))).Sub(e.clock.Now()))
+		status := "resolved"
+		if firing {
+			status, start = "firing", e.clock.Now()
+		}
+		a := tAlert("TTFTHigh", status, "page")
+		a.StartsAt = start.Format(time.RFC3339Nano)
+		if !firing {
+			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+		}
+		mustProcess(t, p, a)
+	}
+	step(0, true)
+	step(1, false)
+	pdBefore := len(e.pd.notifications())
+	step(2, true) // within cool_down of its page's resolve: a ticket
+	step(3, false)
+	if got := e.pd.notifications()[pdBefore:]; len(got) != 0 {
+		t.Errorf("PagerDuty got %d notifications for the damped firing and its resolve (first %s), want none", len(got), got[0].Kind)
+	}
+	var resolves []*alert.Notification
+	for _, n := range e.slack.notifications() {
+		if n.Kind == alert.KindResolved {
+			resolves = append(resolves, n)
+		}
+	}
+	if len(resolves) != 1 || resolves[0].Action != alert.ActionTicket {
+		t.Fatalf("Slack resolves %v: want one, a ticket's", resolves)
+	}
+	if r := resolves[0].Results[0]; !strings.Contains(strings.Join(r.Decision.Reasons, "; "), "went out as a ticket") {
+		t.Errorf("the resolve's reasons %q do not say its firing went out as a ticket", r.Decision.Reasons)
+	}
+}
