@@ -65,6 +65,7 @@ func (e *LookupError) LiveUnavailable() string { return e.Reason }
 // SLO" apart from "Prometheus did not answer".
 const (
 	ReasonNoData      = "no data: Prometheus has no recording rules or samples for this SLO"
+	ReasonNoBudget    = "no error budget: the SLO's objective is 100 %, so no burn rate can be computed"
 	ReasonNoLabel     = "no data: the prometheus.expr template needs a label the alert lacks"
 	ReasonTimeout     = "Prometheus timed out"
 	ReasonBreakerOpen = "Prometheus failing: not queried for 30s after repeated failures"
@@ -79,6 +80,8 @@ func lookupError(err error) error {
 	var reason string
 	switch {
 	case errors.Is(err, ErrNotSLO):
+	case errors.Is(err, errNoBudget):
+		reason = ReasonNoBudget
 	case errors.Is(err, ErrNoData):
 		reason = ReasonNoData
 	case errors.Is(err, ErrTimeout):

@@ -105,9 +105,11 @@ func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
 	return p, nil
 }
 
-// alertOnlyLabels are the labels of a Pyrra alert that its recording
-// rules' series never carry.
-var alertOnlyLabels = map[string]bool{"alertname": true, "long": true, "short": true, "severity": true, "exhaustion": true, "slo": true}
+// alertOnlyLabels are the labels of a Pyrra or Sloth alert that its
+// recording rules' series never carry: a Sloth SLO's page and ticket
+// alerts (sloth_severity) read one query set, as a Pyrra SLO's do.
+var alertOnlyLabels = map[string]bool{"alertname": true, "long": true, "short": true, "severity": true, "exhaustion": true, "slo": true,
+	"sloth_severity": true}
 
 // groupingKey is the alert's labels that may select among a Pyrra SLO's
 // series (agrees): the alerts of one grouped SLO (one per route, say)
@@ -219,6 +221,9 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		}
 		budget := strictest(r[qBudget], slothErrorBudget, match)
 		if budget == nil {
+			if zeroBudget(r[qBudget], slothErrorBudget, 0) {
+				return nil, fmt.Errorf("%w: %s of sloth_id %q is 0", errNoBudget, slothErrorBudget, p.slo)
+			}
 			return nil, fmt.Errorf("%w: no %s for sloth_id %q", ErrNoData, slothErrorBudget, p.slo)
 		}
 		eb := float64(budget.Value)
@@ -237,6 +242,9 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		}
 		obj := strictest(r[qBudget], pyrraObjective, match)
 		if obj == nil {
+			if zeroBudget(r[qBudget], pyrraObjective, 1) {
+				return nil, fmt.Errorf("%w: %s of slo %q is 1", errNoBudget, pyrraObjective, p.slo)
+			}
 			return nil, fmt.Errorf("%w: no %s for slo %q", ErrNoData, pyrraObjective, p.slo)
 		}
 		eb := 1 - float64(obj.Value)
@@ -311,7 +319,8 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[str
 			suffix = name[i+len(infix):]
 		}
 		d, err := model.ParseDuration(suffix)
-		if err != nil || d <= 0 || !finite(float64(s.Value)) || !agrees(s.Metric, match) {
+		// An error ratio below 0 is a recording rule's defect, not a burn.
+		if err != nil || d <= 0 || !finite(float64(s.Value)) || s.Value < 0 || !agrees(s.Metric, match) {
 			continue
 		}
 		rate := float64(s.Value) / eb
@@ -445,6 +454,21 @@ func lowest(v model.Vector, name string, match map[string]string) (float64, bool
 		}
 	}
 	return low, ok
+}
+
+// errNoBudget is ErrNoData for an SLO whose objective leaves no error
+// budget (100 %): its series are there, but no burn rate is defined.
+var errNoBudget = fmt.Errorf("%w: the objective leaves no error budget", ErrNoData)
+
+// zeroBudget reports whether v holds a sample named name of value at:
+// an error budget of 0 (Sloth) or an objective of 1 (Pyrra).
+func zeroBudget(v model.Vector, name string, at float64) bool {
+	for _, s := range v {
+		if string(s.Metric[model.MetricNameLabel]) == name && float64(s.Value) == at {
+			return true
+		}
+	}
+	return false
 }
 
 // worst returns the highest finite value of v: the burn rate of the series

@@ -249,6 +249,17 @@ func TestCacheTTL(t *testing.T) {
 	if n := s.requests.Load(); n != 9 {
 		t.Errorf("another SLO: %d queries, want 9", n)
 	}
+	// The SLO's ticket alert (Sloth's other tier) reads the same set: its
+	// sloth_severity is the alert's, never its series'.
+	ticket := slothAlert()
+	ticket.Labels["sloth_severity"] = "ticket"
+	ticket.Labels["alertname"] = "AvailabilityLowErrorRate"
+	if _, err := c.Lookup(context.Background(), ticket); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.requests.Load(); n != 9 {
+		t.Errorf("the SLO's ticket alert within the TTL: %d queries, want still 9", n)
+	}
 }
 
 func TestGeneratorURLIsNotFollowedByDefault(t *testing.T) {
