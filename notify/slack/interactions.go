@@ -1022,6 +1022,13 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if drawn == nil {
 			drawn = map[string]string{}
 		}
+		if len(firing) > 0 && drawn["alertname"] != "" && !slices.ContainsFunc(firing, func(l map[string]string) bool { return holds(l, drawn) }) {
+			// The alerts the message was drawn with fire since longer than
+			// the journal reaches (Alertmanager's repeats of them are not
+			// journaled again): the journal holds only those that joined
+			// since. They are silenced too — the message shows them.
+			firing = append(slices.Clip(firing), drawn)
+		}
 		sets, err := incidentSilences(st.Incident, firing, drawn)
 		if err != nil {
 			return record{}, err
@@ -1068,7 +1075,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 				thread: fmt.Sprintf("%s unsilenced the incident: %s had already ended in Alertmanager (expired there, or over), nothing was left to expire.", mention, which)}, nil
 		}
 		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " expired)",
-			thread: fmt.Sprintf("%s expired %s: Alertmanager notifies the incident's alerts again.", mention, which)}, nil
+			thread: fmt.Sprintf("%s expired %s: Alertmanager notifies the incident's alerts again, unless another silence (one made in Alertmanager, or with the slash command) still mutes them.", mention, which)}, nil
 	}
 	return record{}, fmt.Errorf("unknown action %q", c.b.action)
 }
@@ -1131,6 +1138,7 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 	}
 	n := c.tg.n
 	drawn := ""
+	var parentErr error
 	for i := 0; ; i++ {
 		st, resolved := t.currentState(ctx, c, rec.st)
 		lines := t.logLines(ctx, c, logKey, line, shared)
@@ -1155,6 +1163,7 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 			return err
 		}); err != nil {
 			log.Warn("update the parent message after the action", "err", err)
+			parentErr = err
 			break
 		}
 		if !shared {
@@ -1168,6 +1177,16 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 		return err
 	}); err != nil {
 		log.Warn("record the action in the thread", "err", err)
+		// The action was taken, but the channel does not say so (Slack
+		// rate limited, or down): the user who clicked hears it here,
+		// or a second click would be told "see the thread" of an empty one.
+		if c.cb != nil {
+			msg := "Done, but Slack did not take the thread's record of it (" + esc(errText(err)) + "): " + rec.thread
+			if parentErr != nil {
+				msg += " The incident's message could not be redrawn either: it still shows the buttons as they were."
+			}
+			t.ephemeral(ctx, c.cb, msg)
+		}
 	}
 }
 
@@ -1566,6 +1585,16 @@ func (t *Triage) ephemeral(ctx context.Context, cb *sl.InteractionCallback, text
 	if err := sl.PostWebhookCustomHTTPContext(ctx, cb.ResponseURL, t.http, msg); err != nil {
 		t.o.Logger.Warn("answer the user through response_url", "err", err)
 	}
+}
+
+// holds reports whether labels has every label of want, with its value.
+func holds(labels, want map[string]string) bool {
+	for k, v := range want {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 // createdBy names the Slack user in a silence: "name (U…) via Slack".

@@ -316,3 +316,27 @@ func TestTheSilenceCommandReadsASharedUserGroupOnce(t *testing.T) {
 		t.Errorf("usergroups.users.list called %d times for three targets sharing the group, want 1", got)
 	}
 }
+
+// An incident whose first alert fires since longer than the journal reaches
+// (Alertmanager's repeats of it are not journaled again) and a second that
+// joined since: the Silence button muted only the second — the journal's —
+// and said it silenced the incident's alerts while the first kept paging.
+// The alerts the message was drawn with are silenced too.
+func TestASilenceMutesTheMessagesAlertsOlderThanTheJournal(t *testing.T) {
+	am := startAlertmanager(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	old := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "instance": "i-1"}
+	joined := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "instance": "i-2"}
+	other := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "instance": "i-9"}
+	all := []map[string]string{old, joined, other}
+	am.fire(t, all...)
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "f2", Status: "firing", Incident: "llm-inference-gpu/chat/TTFT", Labels: joined,
+		Decision: alert.Decision{Action: alert.ActionPage}})
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	drawn, _ := json.Marshal(map[string]any{"r": "triage", "g": "slack/0", "i": "llm-inference-gpu/chat/TTFT", "p": true, "l": old})
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000900.000001", Value: string(drawn)}, signingSecret, e.now(), nil)
+	am.awaitMuted(t, all, old, joined)
+}
