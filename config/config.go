@@ -178,6 +178,20 @@ type WebhookConfig struct {
 	MaxConcurrent int `yaml:"max_concurrent,omitempty"`
 }
 
+// ShortClaimTTL says, when dedup.claim_ttl is not longer than
+// webhook.timeout, what follows: a send slower than claim_ttl (PagerDuty
+// answering late, within the webhook's timeout) leaves its transition
+// unclaimed while it is in flight, so another replica sends it too. ""
+// otherwise. A warning, not an error: tests and small setups shorten
+// claim_ttl on purpose (docs/architecture.md, step 5).
+func (c *Config) ShortClaimTTL() string {
+	if c.Dedup.ClaimTTL > c.Webhook.Timeout {
+		return ""
+	}
+	return fmt.Sprintf("dedup.claim_ttl (%s) is not longer than webhook.timeout (%s): a send slower than claim_ttl is no longer claimed while in flight, and another replica may send it again (PagerDuty folds a second trigger; Slack may post the parent twice)",
+		c.Dedup.ClaimTTL, c.Webhook.Timeout)
+}
+
 // UnmarshalYAML fills the defaults, then decodes the section.
 func (c *WebhookConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	*c = DefaultWebhook()

@@ -99,6 +99,9 @@ func (m *Main) checkConfig(testRoute string) int {
 	var routes strings.Builder
 	printRoute(&routes, cfg.Route, 1)
 	fmt.Fprint(w, cfg.RedactString(routes.String()))
+	if s := cfg.ShortClaimTTL(); s != "" {
+		fmt.Fprintf(w, "warning: %s\n", s)
+	}
 	if cfg.Route.Blackhole() {
 		fmt.Fprintf(w, "warning: the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent\n", cfg.Route.Receiver)
 	}

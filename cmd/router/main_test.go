@@ -352,3 +352,22 @@ func TestHelpPrintsAndExitsWithoutServing(t *testing.T) {
 		t.Fatal("serve --help went on to serve")
 	}
 }
+
+// A claim_ttl not longer than webhook.timeout lets a slow send go
+// unclaimed while in flight (another replica sends it again): check-config
+// warned of nothing. It says so, and still succeeds; the defaults do not.
+func TestCheckConfigWarnsOfAClaimTTLShorterThanASend(t *testing.T) {
+	for _, tc := range []struct {
+		dedup string
+		warns bool
+	}{{"", false}, {"dedup: {claim_ttl: 2s}\n", true}, {"webhook: {timeout: 5s}\ndedup: {claim_ttl: 6s}\n", false}} {
+		p := writeFile(t, "router.yml", tc.dedup+"route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.dedup, code, errs)
+		}
+		if got := strings.Contains(out, "warning: dedup.claim_ttl"); got != tc.warns {
+			t.Errorf("%q: warns %v, want %v:\n%s", tc.dedup, got, tc.warns, out)
+		}
+	}
+}

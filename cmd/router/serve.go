@@ -270,6 +270,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	if err := m.checkWebConfig(cfg); err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
+	if s := cfg.ShortClaimTTL(); s != "" {
+		m.logger.Warn(s)
+	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		m.logger.Warn("the root route's receiver has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", "receiver", cfg.Route.Receiver)
 	}
