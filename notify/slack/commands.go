@@ -126,10 +126,17 @@ type incidentView struct {
 }
 
 // readIncident reads incident's decisions of the last commandLookback.
-func (t *Triage) readIncident(ctx context.Context, incident string) (incidentView, error) {
+// With receiver set, the firing alerts are only those routed to it: one
+// router incident may hold alerts that routes send to other receivers
+// (another team's channel), which a click on this receiver's message must
+// not silence.
+func (t *Triage) readIncident(ctx context.Context, incident, receiver string) (incidentView, error) {
 	var v incidentView
 	seen, targets := map[string]bool{}, map[string]bool{}
 	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
+		if receiver != "" && len(e.Receivers) > 0 && !slices.Contains(e.Receivers, receiver) {
+			return true // routed elsewhere only (an entry naming no receiver is kept)
+		}
 		for _, d := range e.Deliveries {
 			targets[d.Receiver+"/"+d.Integration] = true
 		}
@@ -376,7 +383,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		log.Info("slash command already handled")
 		return
 	}
-	v, err := t.readIncident(ctx, incident)
+	v, err := t.readIncident(ctx, incident, "")
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())

@@ -1011,7 +1011,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		var firing []map[string]string
 		if t.o.Journal != nil {
 			// A read cut short would leave alerts out: none is used then.
-			v, err := t.readIncident(ctx, st.Incident)
+			v, err := t.readIncident(ctx, st.Incident, st.Receiver)
 			if err != nil {
 				t.o.Logger.Warn("read the incident's alerts from the journal; silencing the labels the message was drawn with", "incident", st.Incident, "err", err)
 			} else {

@@ -340,3 +340,29 @@ func TestASilenceMutesTheMessagesAlertsOlderThanTheJournal(t *testing.T) {
 	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000900.000001", Value: string(drawn)}, signingSecret, e.now(), nil)
 	am.awaitMuted(t, all, old, joined)
 }
+
+// One router incident may hold alerts that routes send to two receivers
+// (two teams' channels, each with its own authorized list): the Silence
+// button of team A's message muted team B's alert too, which team A's
+// message never showed and team B never allowed. It mutes the alerts
+// routed to its own receiver.
+func TestASilenceButtonMutesOnlyItsReceiversAlerts(t *testing.T) {
+	am := startAlertmanager(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	a1 := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "team": "a", "instance": "a-1"}
+	b1 := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "team": "b", "instance": "b-1"}
+	all := []map[string]string{a1, b1}
+	am.fire(t, all...)
+	entry := func(fp string, labels map[string]string, receiver string) journal.Entry {
+		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: "llm-inference-gpu/chat/TTFT", Labels: labels,
+			Decision: alert.Decision{Action: alert.ActionPage}, Receivers: []string{receiver}}
+	}
+	j := journalOf(t, e.store, entry("fa", a1, "triage"), entry("fb", b1, "team-b"))
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	drawn, _ := json.Marshal(map[string]any{"r": "triage", "g": "slack/0", "i": "llm-inference-gpu/chat/TTFT", "p": true, "l": a1})
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000950.000001", Value: string(drawn)}, signingSecret, e.now(), nil)
+	am.awaitMuted(t, all, a1)
+}

@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -401,7 +402,12 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			// ticket's incident that a new alert paging joined (its Ref
 			// says ticket) —, or its buttons a PagerDuty incident resolved:
 			// redraw it as this one, and keep in the Ref what it says now.
-			if n.editParent(ctx, no, p, n.render(no), false) {
+			redraw := n.render(no)
+			// Drawn from this update, the card lists its alerts only: the
+			// incident's earlier alerts, still firing, are in the thread.
+			note := sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, redrawnNote, false, false))
+			redraw.blocks = append(slices.Clip(redraw.blocks), note)
+			if n.editParent(ctx, no, p, redraw, false) {
 				p = p.drawnAs(no.Action)
 				no.Ref = p.String()
 			}
@@ -428,6 +434,10 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	}
 	return nil
 }
+
+// redrawnNote ends a parent redrawn for an update (escalated, paged again):
+// its counts and alert lines are the update's.
+const redrawnNote = "Redrawn for the update that changed the incident: the counts and alerts above are that update's; the incident's earlier alerts, some still firing, are in the thread."
 
 // reply posts msg in p's thread, in p's channel (a templated channel is
 // rendered once, for the parent), and edits the parent when the incident

@@ -680,6 +680,12 @@ func TestAnEscalationRedrawsTheParent(t *testing.T) {
 	if p.Updates != 1 || !bytes.Contains(p.Blocks, []byte("[PAGE]")) || bytes.Contains(p.Blocks, []byte("[TICKET]")) {
 		t.Fatalf("after the escalation the parent (%d updates) reads: %s; want it redrawn as the page", p.Updates, p.Blocks)
 	}
+	// Drawn from the update, it lists the update's alerts: it says so, and
+	// where the incident's earlier ones are (it showed "1 firing" while
+	// the earlier alerts still fired, and said nothing of them).
+	if !bytes.Contains(p.Blocks, []byte("the counts and alerts above are that update's")) {
+		t.Fatalf("the redrawn parent does not say it lists the update's alerts only: %s", p.Blocks)
+	}
 	if replies := h.srv.Thread(p.TS); len(replies) != 2 {
 		t.Fatalf("thread replies = %d, want the update and the escalation", len(replies))
 	}
