@@ -184,7 +184,7 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 		return nil
 	}
 	sum.Failed += failed
-	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet; retry", failed)
+	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: it expires after dedup.claim_ttl); retry", failed)
 	sum.Errors = append(sum.Errors, msg)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
 }
