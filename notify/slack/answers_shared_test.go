@@ -2,8 +2,11 @@ package slack
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 )
@@ -29,5 +32,10 @@ func TestTheButtonsAndTheSlashCommandShareTheirAnswers(t *testing.T) {
 	}
 	if a := answerLookupFailed("silence incidents", errors.New("ratelimited")); !strings.HasSuffix(a, "nothing was done. Try again.") {
 		t.Errorf("lookup failed: %q", a)
+	}
+	// A group Slack does not know is the configuration's error: trying
+	// again never helps (it said "Try again").
+	if a := answerLookupFailed("silence incidents", fmt.Errorf("user group S1: %w", sl.SlackErrorResponse{Err: "no_such_subteam"})); strings.Contains(a, "Try again") || !strings.Contains(a, "authorized list") {
+		t.Errorf("unknown user group: %q, want the configuration named and no Try again", a)
 	}
 }

@@ -655,6 +655,11 @@ const answerStoreDown = "alertrouter could not reach its store; nothing was done
 // answerLookupFailed answers an action stopped because Slack's user-group
 // lookup failed (what: "silence incidents", "ack this incident").
 func answerLookupFailed(what string, err error) string {
+	var se sl.SlackErrorResponse
+	if errors.As(err, &se) && (se.Err == "no_such_subteam" || se.Err == "subteam_not_found") {
+		// A configuration error: trying again never helps.
+		return fmt.Sprintf("alertrouter could not check whether you may %s: a user group of the receiver's authorized list does not exist in this workspace (%v); nothing was done. Ask the router's operators to fix the authorized list.", what, err)
+	}
 	return fmt.Sprintf("alertrouter could not check whether you may %s (Slack's user-group lookup failed: %v); nothing was done. Try again.", what, err)
 }
 
