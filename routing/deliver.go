@@ -98,6 +98,28 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		p.countStoreError("write flap histories", res.AlsoErr)
 	}
 	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, in, sum)
+	if res.ClaimErr != nil && claimErr != nil && p.Deferred != nil {
+		// Nothing is sent (fail closed, or the request gone), but the
+		// store may have run the claims all the same — Redis stalled mid-
+		// round trip runs them once it wakes —, holding the transitions
+		// until claim_ttl with nobody sending them. Released (this token's
+		// only) once the store answers, so Alertmanager's retry sends.
+		p.Deferred.DeleteIfEqual(dedup.Releases(keys, token))
+		// Its joins may have taken an opening lease under this token:
+		// aborted (a no-op where the token holds none), so the retry
+		// opens the incident instead of waiting the lease out. A leave's
+		// resolving lease is left to expire (an abort would put members
+		// back with the resolve's starts): a resolve waits, nothing is lost.
+		var aborts []store.IncidentOp
+		for _, op := range ops {
+			if op.Op.Step == store.StepJoin {
+				aborts = append(aborts, store.IncidentOp{Key: op.Op.Key, Step: store.StepAbort, Members: op.Op.Members, Token: token, TTL: op.Op.TTL})
+			}
+		}
+		if len(aborts) > 0 {
+			p.Deferred.Incidents(aborts)
+		}
+	}
 	first := &stepAnswers{err: res.IncidentsErr, results: make(map[stepKey]store.IncidentResult, len(ops))}
 	for i, r := range res.Incidents {
 		first.results[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = r
@@ -184,7 +206,7 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 		return nil
 	}
 	sum.Failed += failed
-	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: it expires after dedup.claim_ttl); retry", failed)
+	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: released once the store answers that sender, else expiring after dedup.claim_ttl); retry", failed)
 	sum.Errors = append(sum.Errors, msg)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
 }
