@@ -38,10 +38,10 @@ type batch struct {
 	// delivered (reopenHandResolved).
 	reopen store.Entry
 	// retrigger: the incident's Join took its retrigger for this batch
-	// (store.IncidentOp.Retrigger); retriggered: this update goes out as
-	// the incident's trigger again (retrigger.go). A retrigger taken and not
+	// (store.IncidentOp.Retrigger), so this update goes out as the
+	// incident's trigger again (retrigger.go). A retrigger taken and not
 	// delivered is given back in the settle (incidentSettleOps).
-	retrigger, retriggered bool
+	retrigger bool
 }
 
 func (b *batch) fail(err error) {
@@ -98,27 +98,8 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		p.countStoreError("write flap histories", res.AlsoErr)
 	}
 	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, in, sum)
-	if res.ClaimErr != nil && claimErr != nil && p.Deferred != nil {
-		// Nothing is sent (fail closed, or the request gone), but the
-		// store may have run the claims all the same — Redis stalled mid-
-		// round trip runs them once it wakes —, holding the transitions
-		// until claim_ttl with nobody sending them. Released (this token's
-		// only) once the store answers, so Alertmanager's retry sends.
-		p.Deferred.DeleteIfEqual(dedup.Releases(keys, token))
-		// Its joins may have taken an opening lease under this token:
-		// aborted (a no-op where the token holds none), so the retry
-		// opens the incident instead of waiting the lease out. A leave's
-		// resolving lease is left to expire (an abort would put members
-		// back with the resolve's starts): a resolve waits, nothing is lost.
-		var aborts []store.IncidentOp
-		for _, op := range ops {
-			if op.Op.Step == store.StepJoin {
-				aborts = append(aborts, store.IncidentOp{Key: op.Op.Key, Step: store.StepAbort, Members: op.Op.Members, Token: token, TTL: op.Op.TTL})
-			}
-		}
-		if len(aborts) > 0 {
-			p.Deferred.Incidents(aborts)
-		}
+	if res.ClaimErr != nil && claimErr != nil {
+		p.undoGivenUp(keys, ops, token)
 	}
 	first := &stepAnswers{err: res.IncidentsErr, results: make(map[stepKey]store.IncidentResult, len(ops))}
 	for i, r := range res.Incidents {
@@ -133,6 +114,33 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 	}
 	p.notifications(msg, batches)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), claimErr
+}
+
+// undoGivenUp undoes, once the store answers, a claim round trip given
+// up on with nothing sent (fail closed, or the request gone): the store may
+// have run it all the same — Redis stalled mid-round trip runs it once it
+// wakes —, holding the transitions until claim_ttl with nobody sending
+// them. The claims are released (this token's only), and the joins'
+// opening leases aborted (a no-op where the token holds none), so
+// Alertmanager's retry sends and opens. A leave's resolving lease is left
+// to expire (an abort would put members back with the resolve's starts): a
+// resolve waits, nothing is lost. A retrigger a given-up Join took is not
+// given back (its time never came back): the incident's next new alert
+// retriggers one retrigger_interval later at most.
+func (p *Pipeline) undoGivenUp(keys []string, ops []store.ClaimedOp, token string) {
+	if p.Deferred == nil {
+		return
+	}
+	p.Deferred.DeleteIfEqual(dedup.Releases(keys, token))
+	var aborts []store.IncidentOp
+	for _, op := range ops {
+		if op.Op.Step == store.StepJoin {
+			aborts = append(aborts, store.IncidentOp{Key: op.Op.Key, Step: store.StepAbort, Members: op.Op.Members, Token: token, TTL: op.Op.TTL})
+		}
+	}
+	if len(aborts) > 0 {
+		p.Deferred.Incidents(aborts)
+	}
 }
 
 // claimed records the claims' answer on trs: won (the store's answer) or,

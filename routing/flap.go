@@ -115,7 +115,9 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		if cur.At.After(at) {
 			at = cur.At // Alertmanager's clock is ahead of ours
 		}
-		markRead := rec.paged
+		// A resolve of a firing held as a ticket (read before the mark may
+		// go below: the mark of a firing that was held is older than it).
+		held := !firing && heldAsTicket(h, rec.paged, a)
 		if !firing && changed && !rec.paged.IsZero() && len(h) >= 2 && !rec.paged.Before(h[len(h)-2].At) &&
 			slices.ContainsFunc(st.results, func(r *alert.Result) bool { return unpaged[r] }) {
 			// The firing this resolves was decided page, but its page
@@ -139,7 +141,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 				v.Action = r.Decision.Action
 				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
 			}
-			if !firing && r.Decision.Action == alert.ActionPage && heldAsTicket(h, markRead, a) {
+			if held && r.Decision.Action == alert.ActionPage {
 				// The firing this resolves went out as a ticket (damping
 				// held it): its resolve goes where it went, said as a
 				// ticket's — not to PagerDuty, and not as a page in Slack.

@@ -311,10 +311,23 @@ func TestFlapDampingReadsWhatThePrefetchLeftOut(t *testing.T) {
 // cool_down, it pages. Before, the firing's page mark, written when it was
 // decided, damped the re-fire to a ticket, and PagerDuty never got a
 // trigger. A page that was delivered still damps the re-fire.
+//
+// Both ways a page is routed: to PagerDuty alone, and — the production
+// shape — to PagerDuty, which holds incidents, with Slack beside it, where
+// the page's mirror was delivered: Slack's marker is no page.
 func TestAnUndeliveredPageDoesNotDampTheRefire(t *testing.T) {
-	for _, delivered := range []bool{false, true} {
+	for _, c := range []struct {
+		delivered, mirrored bool
+	}{{false, false}, {true, false}, {false, true}, {true, true}} {
+		delivered := c.delivered
 		e := newEnv(t)
+		if c.mirrored {
+			e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+		}
 		p := e.pipeline()
+		if c.mirrored {
+			p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
+		}
 		cfg := flap.DefaultConfig()
 		p.Flap = &cfg
 		if !delivered {
@@ -346,10 +359,10 @@ func TestAnUndeliveredPageDoesNotDampTheRefire(t *testing.T) {
 			}
 		}
 		if delivered && pages != 0 {
-			t.Errorf("the first page delivered: the re-fire within cool_down paged %d times, want 0 (damped to a ticket)", pages)
+			t.Errorf("%+v: the first page delivered: the re-fire within cool_down paged %d times, want 0 (damped to a ticket)", c, pages)
 		}
 		if !delivered && pages != 1 {
-			t.Errorf("the first page never delivered: the re-fire within cool_down paged %d times, want 1", pages)
+			t.Errorf("%+v: the first page never delivered: the re-fire within cool_down paged %d times, want 1", c, pages)
 		}
 	}
 }

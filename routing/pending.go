@@ -96,7 +96,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		p.quiet.note(results, wasQuiet, quiet)
 		if states := p.flapStates(results, quiet); len(states) > 0 {
 			var rerouted bool
-			unpaged := p.unpagedResolves(trs, found)
+			unpaged := unpagedResolves(trs, found)
 			trs, values, found, rerouted, histories, err = p.dampPending(ctx, states, prefetched, trs, values, found, unpaged, sum)
 			if err != nil {
 				return nil, histories, err
@@ -441,12 +441,12 @@ func (p *Pipeline) dampPending(ctx context.Context, states []*flapState, prefetc
 
 // unpagedResolves returns the resolved alerts whose firing reached none
 // of the integrations it pages through: no marker (nor a claim in flight)
-// at any integration of the alert's route that holds incidents
-// (PagerDuty), or, when its route reaches none, at any integration of it.
+// at any integration of the alert's receivers that holds incidents
+// (PagerDuty), or, when they reach none, at any integration of them.
 // Their firing's page mark is not a page (damp): a send that failed
 // releases its claim and leaves no marker, and an alert whose page never
 // went out must page when it fires again, whatever cool_down says.
-func (p *Pipeline) unpagedResolves(trs []*transition, found []bool) map[*alert.Result]bool {
+func unpagedResolves(trs []*transition, found []bool) map[*alert.Result]bool {
 	var out map[*alert.Result]bool
 	for i := 0; i < len(trs); {
 		r := trs[i].res
@@ -454,26 +454,18 @@ func (p *Pipeline) unpagedResolves(trs []*transition, found []bool) map[*alert.R
 		for j < len(trs) && trs[j].res == r {
 			j++
 		}
-		if !r.Alert.Firing() && r.Decision.Action == alert.ActionPage && p.Flap != nil {
-			recvs := p.Routes.Match(r.Label)
-			var routed, holding, notified, notifiedHolding int
+		if !r.Alert.Firing() && r.Decision.Action == alert.ActionPage {
+			var routed, notified, routedPD, pagedPD bool
 			for k := i; k < j; k++ {
-				if !slices.Contains(recvs, trs[k].receiver) {
+				if !slices.Contains(r.Receivers, trs[k].receiver) {
 					continue
 				}
-				routed++
-				h := trs[k].integ.silentUpdates()
-				if h {
-					holding++
-				}
-				if found[k] {
-					notified++
-					if h {
-						notifiedHolding++
-					}
+				routed, notified = true, notified || found[k]
+				if trs[k].integ.silentUpdates() {
+					routedPD, pagedPD = true, pagedPD || found[k]
 				}
 			}
-			if (holding > 0 && notifiedHolding == 0) || (holding == 0 && routed > 0 && notified == 0) {
+			if routedPD && !pagedPD || !routedPD && routed && !notified {
 				if out == nil {
 					out = make(map[*alert.Result]bool)
 				}

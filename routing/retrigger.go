@@ -26,10 +26,12 @@ import (
 // and given back (store.StepUntrigger, with the settle's writes) when no
 // trigger of the incident was delivered.
 func (p *Pipeline) retrigger(b *batch) {
-	if !b.retrigger || !mayRetrigger(b) || !silentUpdate(b) {
+	// mayRetrigger holds a firing at an integration that holds incidents:
+	// silentUpdate's other terms are coalescible's.
+	if !b.retrigger || !mayRetrigger(b) || !coalescible(b) {
 		return
 	}
-	b.n.Opening, b.retriggered = true, true
+	b.n.Opening = true
 	p.Logger.Debug("new alerts joined an open incident not triggered for retrigger_interval: triggering it again",
 		"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident)
 }

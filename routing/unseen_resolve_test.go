@@ -83,11 +83,7 @@ const ttftIncident = "llm-inference-gpu/chat/TTFT"
 // deployment: a missing marker is not explained by a store restart.
 func unseenEnv(t *testing.T) *env {
 	t.Helper()
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, webhooktest.Start.Add(-24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
+	e, _ := retriggerEnv(t)
 	return e
 }
 

@@ -134,17 +134,15 @@ local function apply(k1, k2, A, o, last)
     if s == 'open' and not stale then
       out[1] = 'open'
       -- due is dueTrigger (store/incident.go).
-      local last = tonumber(g)
-      if rt > 0 and (last == nil or clock() - last >= rt or last > clock()) then
+      local prev = tonumber(g)
+      if rt > 0 and (prev == nil or clock() - prev >= rt or prev > clock()) then
         local taken = string.format('%d', clock())
         redis.call('HSET', k1, 'g', taken)
         out[4], out[5] = taken, g
       end
-    elseif rt > 0 then
-      redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease, 'g', string.format('%d', clock()))
-      out[1] = 'opening'
     else
       redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease)
+      if rt > 0 then redis.call('HSET', k1, 'g', string.format('%d', clock())) end
       out[1] = 'opening'
     end
     touch()
