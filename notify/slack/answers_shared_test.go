@@ -11,11 +11,12 @@ import (
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 )
 
-// The buttons and the slash command answer from one set of texts: an
+// The answers the buttons and the slash command share (unconfirmedAnswer,
+// answerFailed, answerLookupFailed) say what to do: an
 // unconfirmed silence says the same thing from both, the button adding
 // only what is about its message; a failure says "Try again" only when a
 // retry may pass.
-func TestTheButtonsAndTheSlashCommandShareTheirAnswers(t *testing.T) {
+func TestTheSharedAnswersSayWhatToDo(t *testing.T) {
 	err := errors.New("context deadline exceeded")
 	cmd, click := unconfirmedAnswer(ActionSilence, "inc/<1>", err, false), unconfirmedAnswer(ActionSilence, "inc/<1>", err, true)
 	if !strings.HasPrefix(click, strings.TrimSuffix(cmd, ".")) || !strings.Contains(click, "not on this message") || strings.Contains(cmd, "message") {

@@ -175,9 +175,17 @@ func (r *refusal) Error() string { return r.msg }
 // labels only (amsilence.CheckSafe). drawn are the labels the message was
 // drawn with (nil for the slash command): when firing is empty (the
 // journal is off, unreadable, or the alerts fire since longer than it
-// reaches) they make the one silence, if they name an alertname. A
+// reaches) they make the one silence, if they name an alertname, and when
+// no alert of firing has them, they are silenced beside it. A
 // *refusal says why no safe silence can be made.
 func incidentSilences(incident string, firing []map[string]string, drawn map[string]string) ([][]amsilence.Matcher, error) {
+	if len(firing) > 0 && drawn["alertname"] != "" && !slices.ContainsFunc(firing, func(l map[string]string) bool { return holds(l, drawn) }) {
+		// The alerts the message was drawn with fire since longer than the
+		// journal reaches (Alertmanager's repeats of them are not journaled
+		// again): the journal holds only those that joined since. They are
+		// silenced too — the message shows them.
+		firing = append(slices.Clip(firing), drawn)
+	}
 	sets := amsilence.Pin(firing)
 	if len(sets) == 0 {
 		if drawn == nil {

@@ -99,9 +99,8 @@ func atIndex(s string) int {
 	return i
 }
 
-// quietFrom is s with a wordJoiner after each "@" from i on (atIndex),
-// and "&", "<", ">" escaped as well when html is set.
-func quietFrom(s string, i int, html bool) string {
+// quietFrom is s with a wordJoiner after each "@" from i on (atIndex).
+func quietFrom(s string, i int) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	b.WriteString(s[:i])
@@ -109,12 +108,6 @@ func quietFrom(s string, i int, html bool) string {
 		switch c := s[i]; {
 		case c == '@':
 			b.WriteString("@" + wordJoiner)
-		case html && c == '&':
-			b.WriteString("&amp;")
-		case html && c == '<':
-			b.WriteString("&lt;")
-		case html && c == '>':
-			b.WriteString("&gt;")
 		default:
 			b.WriteByte(c)
 		}
@@ -126,7 +119,7 @@ func quietFrom(s string, i int, html bool) string {
 // otherwise), for a string of alert data a built-in text prints.
 func mentionSafeText(s string) string {
 	if i := atIndex(s); i >= 0 {
-		return quietFrom(s, i, false)
+		return quietFrom(s, i)
 	}
 	return s
 }
@@ -135,7 +128,8 @@ func mentionSafeText(s string) string {
 // string that needs it once (the alerts of a notification repeat their
 // labels, tiers and reasons) and each label set once (.Alerts and .Results
 // share an alert's maps). html escapes "&", "<" and ">"; mentions puts a
-// wordJoiner after each "@" (link_names on).
+// wordJoiner after each "@" (link_names on): one or the other (with both,
+// escapedData runs over mentionSafe's data).
 type escaper struct {
 	html, mentions bool
 
@@ -145,14 +139,11 @@ type escaper struct {
 
 // str returns s escaped; *changed is set when that differs from s.
 func (e *escaper) str(s string, changed *bool) string {
-	i, at := -1, -1
-	if e.html {
-		i = escIndex(s)
-	}
+	var i int
 	if e.mentions {
-		if at = atIndex(s); at >= 0 && (i < 0 || at < i) {
-			i = at
-		}
+		i = atIndex(s)
+	} else {
+		i = escIndex(s)
 	}
 	if i < 0 {
 		return s
@@ -164,11 +155,9 @@ func (e *escaper) str(s string, changed *bool) string {
 	if e.memo == nil {
 		e.memo = make(map[string]string)
 	}
-	var r string
-	if at < 0 {
-		r = escFrom(s, i)
-	} else {
-		r = quietFrom(s, i, e.html)
+	r := escFrom(s, i)
+	if e.mentions {
+		r = quietFrom(s, i)
 	}
 	e.memo[s] = r
 	return r
@@ -177,27 +166,11 @@ func (e *escaper) str(s string, changed *bool) string {
 // strs returns ss with each string escaped: ss itself until one changes,
 // then a copy.
 func (e *escaper) strs(ss []string, changed *bool) []string {
-	var out []string
-	for i, s := range ss {
+	return each(ss, changed, func(s *string) bool {
 		c := false
-		r := e.str(s, &c)
-		if !c {
-			if out != nil {
-				out[i] = s
-			}
-			continue
-		}
-		if out == nil {
-			out = make([]string, len(ss))
-			copy(out, ss[:i])
-		}
-		out[i] = r
-	}
-	if out == nil {
-		return ss
-	}
-	*changed = true
-	return out
+		*s = e.str(*s, &c)
+		return c
+	})
 }
 
 // kv returns kv with its names and values escaped: kv itself when none
@@ -368,12 +341,6 @@ func (e *escaper) result(r *alert.Result, alertDone bool, escAlert *template.Ale
 // parts that changed are copied.
 func escapedData(d *notify.Data) *notify.Data {
 	return (&escaper{html: true}).data(d)
-}
-
-// escapedDataFor is escapedData, with each "@" of the alert data followed
-// by a wordJoiner as well when linkNames (link_names on).
-func escapedDataFor(d *notify.Data, linkNames bool) *notify.Data {
-	return (&escaper{html: true, mentions: linkNames}).data(d)
 }
 
 // mentionSafe returns no and its data d as the built-in texts draw them

@@ -1027,13 +1027,6 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if drawn == nil {
 			drawn = map[string]string{}
 		}
-		if len(firing) > 0 && drawn["alertname"] != "" && !slices.ContainsFunc(firing, func(l map[string]string) bool { return holds(l, drawn) }) {
-			// The alerts the message was drawn with fire since longer than
-			// the journal reaches (Alertmanager's repeats of them are not
-			// journaled again): the journal holds only those that joined
-			// since. They are silenced too — the message shows them.
-			firing = append(slices.Clip(firing), drawn)
-		}
 		sets, err := incidentSilences(st.Incident, firing, drawn)
 		if err != nil {
 			return record{}, err

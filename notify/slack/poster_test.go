@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -60,7 +61,7 @@ func TestThePostersNameAndIconAreTemplates(t *testing.T) {
 	// naming its key.
 	cfg = slack.DefaultConfig()
 	cfg.Token, cfg.Channel, cfg.Username = token, "#triage", "{{ .CommonLabels.job "
-	if _, err := slack.New(&cfg, "triage", notify.Deps{}); err == nil || err.Error()[:len("username:")] != "username:" {
+	if _, err := slack.New(&cfg, "triage", notify.Deps{}); err == nil || !strings.HasPrefix(err.Error(), "username:") {
 		t.Errorf("New with a broken username template: %v, want it refused as username: …", err)
 	}
 }

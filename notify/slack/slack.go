@@ -243,7 +243,9 @@ func (n *Notifier) render(no *alert.Notification) message {
 	}
 	safe := sdata
 	if n.cfg.Title != "" || n.cfg.Text != "" {
-		safe = escapedDataFor(data, n.cfg.LinkNames) // data itself when nothing needs escaping
+		// Over the mention-safe data: its "@"s already made inert (with
+		// link_names on); sdata itself when nothing needs escaping.
+		safe = escapedData(sdata)
 	}
 	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, sdata)
 	var text string // mrkdwn
