@@ -59,6 +59,26 @@ func TestCountSeriesIsARequestCount(t *testing.T) {
 	}
 }
 
+// absent() of a _count series asks whether its target still reports, as
+// absent() of any series: its selector's job names the target. The _count
+// rule took it first, and the job's words were lost.
+func TestAbsentOfACountSeriesReadsItsJob(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	jobs := func(expr string) []string {
+		var out []string
+		for _, s := range c.Classify(newAlert(kv("alertname", "ServingMetricsAbsent", "severity", "warning"), nil, expr)).Signals {
+			if s.Kind == kindJob {
+				out = append(out, s.Value)
+			}
+		}
+		return out
+	}
+	count, sum := jobs(`absent(vllm:e2e_request_latency_seconds_count{job="vllm"})`), jobs(`absent(vllm:e2e_request_latency_seconds_sum{job="vllm"})`)
+	if len(sum) == 0 || !slices.Equal(count, sum) {
+		t.Errorf("job signals of absent(…_count) %q, of absent(…_sum) %q: want the same, not none", count, sum)
+	}
+}
+
 // A KPI named only by an annotation word does not beat the alertname: an
 // alert about aborted requests whose prose blames TTFT is about errors.
 func TestAnnotationKPIYieldsToTheAlertname(t *testing.T) {

@@ -384,8 +384,6 @@ type evidence struct {
 	value  string
 	tgt    target
 	weight float64
-	// annotation marks a word of an annotation (kind token).
-	annotation bool
 }
 
 const maxEvidence = 24
@@ -493,15 +491,6 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 			}
 			t, w, ok := c.matchMetric(m)
 			switch {
-			case ok && t.kpi != "" && c.countOnly(expr, m):
-				// A histogram's or summary's _count series counts
-				// requests; it does not measure what the histogram
-				// observes: vllm:e2e_request_latency_seconds_count in an
-				// error ratio is no E2E latency. The family names its
-				// sector, as a vendor prefix does, but no KPI — unless
-				// the expression also reads the family's _bucket or
-				// _sum (a quantile, or the _sum/_count mean).
-				t.kpi, w = "", weightMetricVendor
 			case m == "up":
 				// up{job="X"} and absent(up{…}) are about the target X,
 				// not about the monitoring system: the job's words decide.
@@ -513,6 +502,15 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 				// does, but no KPI; the job of its selector names the
 				// target, as for absent(up{…}).
 				health |= 1 << i
+				t.kpi, w = "", weightMetricVendor
+			case ok && t.kpi != "" && c.countOnly(expr, m):
+				// A histogram's or summary's _count series counts
+				// requests; it does not measure what the histogram
+				// observes: vllm:e2e_request_latency_seconds_count in an
+				// error ratio is no E2E latency. The family names its
+				// sector, as a vendor prefix does, but no KPI — unless
+				// the expression also reads the family's _bucket or
+				// _sum (a quantile, or the _sum/_count mean).
 				t.kpi, w = "", weightMetricVendor
 			}
 			if ok {
@@ -579,9 +577,12 @@ func (c *Classifier) targetClass(t target) string {
 // word is listed, not counted, so neither its KPI nor its class is taken.
 func (c *Classifier) yieldToAlertname(s *scratch) {
 	nameClass, read := "", false
+	// Every signal after the alertname's is an annotation's word: it runs
+	// right after they are read (the context labels' come later, in
+	// conclude).
 	for i := s.nameEnd; i < s.n; i++ {
 		e := &s.ev[i]
-		if !e.annotation || e.tgt.kpi == "" || e.weight == 0 {
+		if e.tgt.kpi == "" || e.weight == 0 {
 			continue
 		}
 		if !read { // most alerts have no annotation KPI word
@@ -621,7 +622,7 @@ func (c *Classifier) countOnly(expr, m string) bool {
 		}
 	}
 	base := m[:i]
-	return !hasSeries(expr, base+"_bucket") && !hasSeries(expr, base+"_sum")
+	return !hasSeries(expr, base, "_bucket") && !hasSeries(expr, base, "_sum")
 }
 
 // isFamilyName reports whether name is an exact family name as it is
@@ -635,21 +636,25 @@ func (c *Classifier) isFamilyName(name string) bool {
 	return false
 }
 
-// hasSeries reports whether expr names the series name (or a recording
-// rule of it that goes on after a colon): an occurrence not preceded by an
-// identifier character and not followed by a letter, digit or underscore.
-func hasSeries(expr, name string) bool {
+// hasSeries reports whether expr names the series base+suffix (or a
+// recording rule of it that goes on after a colon): an occurrence not
+// preceded by an identifier character and not followed by a letter, digit
+// or underscore. (base and suffix are matched apart: no string is built.)
+func hasSeries(expr, base, suffix string) bool {
 	for off := 0; ; {
-		k := strings.Index(expr[off:], name)
+		k := strings.Index(expr[off:], base)
 		if k < 0 {
 			return false
 		}
 		k += off
-		end := k + len(name)
-		before := k == 0 || !isIdentChar(expr[k-1])
-		after := end == len(expr) || !(isAlnum(expr[end]) || expr[end] == '_')
-		if before && after {
-			return true
+		end := k + len(base)
+		if strings.HasPrefix(expr[end:], suffix) {
+			end += len(suffix)
+			before := k == 0 || !isIdentChar(expr[k-1])
+			after := end == len(expr) || !(isAlnum(expr[end]) || expr[end] == '_')
+			if before && after {
+				return true
+			}
 		}
 		off = k + 1
 	}
@@ -999,7 +1004,7 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 						s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t})
 					}
 				} else if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
-					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight, annotation: annotation})
+					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
 				}
 			}
 			break

@@ -832,8 +832,8 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			}
 		}
 	}
-	// quiet is the first none read: it decides only when no severity
-	// label says more; quietWhat names it in the reason of one that does.
+	// q is the first none read: it decides only when no severity
+	// label says more; its what names it in the reason of one that does.
 	var q quietSeverity
 	marked := false
 	if gVal != "" {
@@ -869,7 +869,7 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 			q.set(severityDecision(act, key, r), r)
 			continue
 		}
-		if gVal != "" && !marked && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
+		if gVal != "" && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
 			return severityDecision(gAct, gKey, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
 				", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
 				" says which is the generator's tier: the louder decides"+q.clause("; ")+")"), true

@@ -59,3 +59,19 @@ func TestAHundredPercentObjectiveSaysItHasNoBudget(t *testing.T) {
 		t.Errorf("Lookup error %v: still ErrNoData for callers", err)
 	}
 }
+
+// The same for a Pyrra SLO: an objective of 1 leaves no error budget.
+func TestAHundredPercentPyrraObjectiveSaysItHasNoBudget(t *testing.T) {
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
+		if strings.Contains(q, pyrraObjective) {
+			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,"slo":"api-errors"},"value":[%d,"1"]}`, pyrraObjective, now))
+		}
+		return res
+	})
+	c := newClient(t, config(srv.URL), Options{})
+	_, err := c.Lookup(context.Background(), pyrraAlert("api-errors"))
+	var le *LookupError
+	if !errors.As(err, &le) || le.LiveUnavailable() != ReasonNoBudget {
+		t.Fatalf("Lookup error %v: want the reason %q", err, ReasonNoBudget)
+	}
+}

@@ -236,11 +236,10 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		// SLOs of one name in several namespaces (or clusters) record
 		// pyrra_objective once each: the alert's is the one whose labels
 		// agree with it; of several (none agrees), the strictest.
-		match := p.labels
-		if strictest(r[qBudget], pyrraObjective, match) == nil {
-			match = nil
+		obj := strictest(r[qBudget], pyrraObjective, p.labels)
+		if obj == nil {
+			obj = strictest(r[qBudget], pyrraObjective, nil)
 		}
-		obj := strictest(r[qBudget], pyrraObjective, match)
 		if obj == nil {
 			if zeroBudget(r[qBudget], pyrraObjective, 1) {
 				return nil, fmt.Errorf("%w: %s of slo %q is 1", errNoBudget, pyrraObjective, p.slo)
