@@ -231,9 +231,10 @@ func evaluator(cfg *config.Config) (*routing.Pipeline, error) {
 }
 
 // inConfig names the file of cfg in err, as config.Load names it in its
-// errors: what fails to build (a secret or TLS file missing, a template)
-// is a mistake in that file.
+// errors — what fails to build (a secret or TLS file missing, a template)
+// is a mistake in that file —, with cfg's secrets hidden (cfg.Redact).
 func inConfig(cfg *config.Config, err error) error {
+	err = cfg.Redact(err)
 	if err == nil || cfg.Source == "" {
 		return err
 	}
@@ -241,7 +242,8 @@ func inConfig(cfg *config.Config, err error) error {
 }
 
 // build builds a generation from cfg on st (the store to use, from
-// openState or the previous generation). Its errors name the config file.
+// openState or the previous generation). Its errors name the config file
+// and hide its secrets (inConfig).
 func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	b, err := d.buildGeneration(cfg, st)
 	return b, inConfig(cfg, err)
@@ -250,11 +252,11 @@ func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p, err := evaluator(cfg)
 	if err != nil {
-		return nil, cfg.Redact(err)
+		return nil, err
 	}
 	tmpl, err := notify.LoadTemplates(cfg.Templates)
 	if err != nil {
-		return nil, cfg.Redact(fmt.Errorf("templates: %w", err))
+		return nil, fmt.Errorf("templates: %w", err)
 	}
 	nd := notify.Deps{Templates: tmpl, Metrics: d.notifyMetrics, Logger: d.logger}
 	p.Receivers = map[string][]routing.Integration{}
@@ -283,7 +285,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 		p.Receivers[r.Name] = integs
 	}
 	if len(errs) > 0 {
-		return nil, cfg.Redact(errors.Join(errs...))
+		return nil, errors.Join(errs...)
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
@@ -314,11 +316,11 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	p.RetriggerInterval = time.Duration(cfg.Incidents.RetriggerInterval)
 	if p.Live, err = d.liveLookup(cfg); err != nil {
-		return nil, cfg.Redact(err) // prometheus/common's errors may print a URL whole
+		return nil, err // prometheus/common's errors may print a URL whole: build redacts
 	}
 	edge, err := edgeOptions(cfg)
 	if err != nil {
-		return nil, cfg.Redact(err)
+		return nil, err
 	}
 	if edge.Interactions, err = d.triage(cfg, p, st); err != nil {
 		return nil, err

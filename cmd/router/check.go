@@ -42,7 +42,7 @@ func (m *Main) checkConfig(testRoute string) int {
 	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
 	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
-		return fail(inConfig(cfg, cfg.Redact(err)))
+		return fail(inConfig(cfg, err))
 	}
 	b, err := d.build(cfg, st)
 	st.close()
@@ -99,11 +99,8 @@ func (m *Main) checkConfig(testRoute string) int {
 	var routes strings.Builder
 	printRoute(&routes, cfg.Route, 1)
 	fmt.Fprint(w, cfg.RedactString(routes.String()))
-	if s := cfg.ShortClaimTTL(); s != "" {
+	for _, s := range configWarnings(cfg) {
 		fmt.Fprintf(w, "warning: %s\n", s)
-	}
-	if cfg.Route.Blackhole() {
-		fmt.Fprintf(w, "warning: the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent\n", cfg.Route.Receiver)
 	}
 	return 0
 }

@@ -152,7 +152,7 @@ func (rt *runtime) reload() error {
 	st := old.state
 	if !sameStore(old.state.cfg, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
-			return inConfig(cfg, cfg.Redact(err))
+			return inConfig(cfg, err)
 		}
 	} else {
 		// Same client; fail_closed and key_prefix come from the new config.
@@ -182,8 +182,24 @@ func (rt *runtime) reload() error {
 			old.state.close()
 		})
 	}
+	for _, s := range configWarnings(cfg) {
+		rt.m.logger.Warn(s)
+	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
+}
+
+// configWarnings are what check-config prints and a start or a reload
+// logs about a configuration that works but may not do what is meant.
+func configWarnings(cfg *config.Config) []string {
+	var out []string
+	if s := cfg.ShortClaimTTL(); s != "" {
+		out = append(out, s)
+	}
+	if cfg.Route != nil && cfg.Route.Blackhole() {
+		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
+	}
+	return out
 }
 
 // checkWebConfig returns what keeps cfg from serving with the web
@@ -270,18 +286,15 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	if err := m.checkWebConfig(cfg); err != nil {
 		return fmt.Errorf("refusing to start: %w", err)
 	}
-	if s := cfg.ShortClaimTTL(); s != "" {
+	for _, s := range configWarnings(cfg) {
 		m.logger.Warn(s)
-	}
-	if cfg.Route != nil && cfg.Route.Blackhole() {
-		m.logger.Warn("the root route's receiver has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", "receiver", cfg.Route.Receiver)
 	}
 	d := newDeps(reg, m.logger, m.Stdout)
 	var rt *runtime
 	d.current = func() *built { return rt.current.Load() }
 	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
-		return inConfig(cfg, cfg.Redact(err))
+		return inConfig(cfg, err)
 	}
 	rt = &runtime{m: m, deps: d,
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
