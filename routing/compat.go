@@ -177,6 +177,19 @@ func (r *Route) matchRoutes(get LabelFunc, out *[]*Route) bool {
 	return true
 }
 
+// MutedRoutes says, for each of the matched routes muted at now (a time
+// interval, a blackhole), why — also when other routes deliver, which
+// Deliver's mutedBy leaves unsaid. For explain and check-config.
+func MutedRoutes(routes []*Route, now time.Time) []string {
+	var muted []string
+	for _, rt := range routes {
+		if why := rt.mutedBy(now); why != "" {
+			muted = append(muted, why)
+		}
+	}
+	return muted
+}
+
 // Deliver returns the receivers of the matched routes not muted at now,
 // without duplicates, the group_by of the first matched route, and — when
 // every matched route is muted — why.

@@ -122,6 +122,15 @@ func printRoute(w interface{ Write([]byte) (int, error) }, r *routing.Route, dep
 	if r.Continue {
 		cont = " continue"
 	}
+	if len(r.MuteTimeIntervals) > 0 {
+		cont += " mute_time_intervals " + strings.Join(r.MuteTimeIntervals, ",")
+	}
+	if len(r.ActiveTimeIntervals) > 0 {
+		cont += " active_time_intervals " + strings.Join(r.ActiveTimeIntervals, ",")
+	}
+	if r.Blackhole() {
+		cont += " (blackhole: no integrations, recorded as muted)"
+	}
 	fmt.Fprintf(w, "%s%s → %s%s\n", ind, m, r.Receiver, cont)
 	if len(r.Labels) > 0 {
 		names := make([]string, 0, len(r.Labels))
@@ -148,7 +157,8 @@ func (m *Main) testRoute(p *routing.Pipeline, list string) int {
 		fmt.Fprintf(m.Stderr, "router check-config: --test-route: %v\n", err)
 		return 1
 	}
-	r, err := routeOf(p, ls, time.Now())
+	now := time.Now()
+	r, err := routeOf(p, ls, now)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router check-config: --test-route: %v\n", err)
 		return 1
@@ -159,13 +169,21 @@ func (m *Main) testRoute(p *routing.Pipeline, list string) int {
 		}
 		return r.Label(n)
 	}
-	var receivers []string
+	var receivers, muted []string
 	if get("decision") != string(alert.ActionNone) {
+		// The receivers the routes match, as amtool prints them whatever
+		// the time (scripts compare the two); the routes serve would not
+		// send to now — a time interval, a blackhole — are said on stderr.
+		routes := p.Routes.MatchRoutes(get)
 		receivers = p.Routes.Match(get)
+		muted = routing.MutedRoutes(routes, now)
 	}
 	fmt.Fprintf(m.Stderr, "derived: sector=%s kpi=%s incident_class=%s decision=%s\n", get("sector"), get("kpi"), get("incident_class"), get("decision"))
 	if get("decision") == string(alert.ActionNone) {
 		fmt.Fprintln(m.Stderr, "decided none: recorded, never sent (Alertmanager would send it to its route's receiver)")
+	}
+	for _, why := range muted {
+		fmt.Fprintf(m.Stderr, "muted at %s, serve records it and sends nothing through this route: %s\n", now.Format(time.RFC3339), why)
 	}
 	fmt.Fprintln(m.Stdout, strings.Join(receivers, ","))
 	return 0

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
@@ -28,6 +29,7 @@ type explanation struct {
 	Receivers      []string           `json:"receivers"`
 	SuppressedBy   string             `json:"suppressed_by"`
 	MutedBy        string             `json:"muted_by,omitempty"`
+	MutedRoutes    []string           `json:"muted_routes,omitempty"`
 	Flags          []string           `json:"flags,omitempty"`
 }
 
@@ -117,9 +119,17 @@ func (m *Main) explain(file string) int {
 	for _, r := range msg.Rejected {
 		fmt.Fprintf(m.Stderr, "router explain: alert %d rejected: %s\n", r.Index, r.Reason)
 	}
+	now := time.Now()
+	p.Now = func() time.Time { return now }
 	enc := json.NewEncoder(m.Stdout)
 	for _, r := range p.Evaluate(msg) {
-		if err := enc.Encode(explain(r)); err != nil {
+		e := explain(r)
+		if len(r.Receivers) > 0 && r.Alert.Firing() {
+			// A route muted beside one that delivers: say which receiver
+			// this alert matched and does not reach now.
+			e.MutedRoutes = routing.MutedRoutes(p.Routes.MatchRoutes(r.Label), now)
+		}
+		if err := enc.Encode(e); err != nil {
 			fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
 			return 1
 		}

@@ -53,6 +53,9 @@ func (m *Main) importAlertmanager(file string) int {
 	if len(res.partial) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost integrations the router has not, which Alertmanager must keep sending to (see the comments at the top): %s\n", len(res.partial), strings.Join(res.partial, "; "))
 	}
+	if len(res.amOnly) > 0 {
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: not carried over, keep them in Alertmanager's file (see the comments at the top): %s\n", strings.Join(res.amOnly, ", "))
+	}
 	if len(res.pagesLost) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %d PagerDuty integration(s) cannot be imported; the printed file leaves them out, so their pages would not reach PagerDuty: fix each, then run check-config\n", file, len(res.pagesLost))
 		for _, l := range res.pagesLost {
@@ -76,6 +79,10 @@ type imported struct {
 	// partial names the receivers that keep some integrations and lose
 	// others the router has not (email, opsgenie, webhook …), with those.
 	partial []string
+	// amOnly names the settings not carried over that keep working in
+	// Alertmanager (inhibit_rules with their count, global and top-level
+	// keys), said on stderr too: the comments are easy to miss.
+	amOnly []string
 }
 
 // mapSlice is a YAML mapping, its keys in keyRank order.
@@ -470,8 +477,10 @@ func convertAlertmanager(b []byte) (imported, error) {
 		return imported{}, fmt.Errorf("%w (route:, receivers: …)", err)
 	}
 	var notes []string
+	var amOnly []string
 	if unknown := unreadKeys(am, topKeys); len(unknown) > 0 {
 		notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(unknown, ", ")))
+		amOnly = append(amOnly, unknown...)
 	}
 	global, _ := get(am, "global")
 	g, err := mapping(global, "global")
@@ -480,6 +489,9 @@ func convertAlertmanager(b []byte) (imported, error) {
 	}
 	if droppedGlobal := unreadKeys(g, globalKeys); len(droppedGlobal) > 0 {
 		notes = append(notes, fmt.Sprintf("global: %s: not read by the router; dropped (settings of Alertmanager itself or of integrations the router lacks: keep them in Alertmanager's file)", strings.Join(droppedGlobal, ", ")))
+		for _, k := range droppedGlobal {
+			amOnly = append(amOnly, "global."+k)
+		}
 	}
 	gHTTP, _ := get(g, "http_config")
 	gPDURL, _ := get(g, "pagerduty_url")
@@ -668,6 +680,11 @@ func convertAlertmanager(b []byte) (imported, error) {
 			return imported{}, err
 		}
 		notes = append(notes, "inhibit_rules: the router suppresses by decision tier instead (a firing SLO page suppresses the tickets of the same SLO, across payloads); keep severity inhibition in Alertmanager, where it runs before the router. The rules were:\n"+strings.TrimRight(rules, "\n"))
+		n := 0
+		if l, ok := v.([]interface{}); ok {
+			n = len(l)
+		}
+		amOnly = append(amOnly, fmt.Sprintf("inhibit_rules (%d)", n))
 	}
 	body, err := marshal(doc)
 	if err != nil {
@@ -683,7 +700,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 	}
 	sb.WriteString(body)
-	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial}, nil
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly}, nil
 }
 
 // portRoute copies the route at path and its children: the keys the

@@ -29,6 +29,7 @@ func TestImportAlertmanagerOutputPassesCheckConfig(t *testing.T) {
 		} else if code != 0 {
 			t.Fatalf("import %s: exit %d: %s", f, code, errs)
 		}
+		importErrs := errs
 		p := writeFile(t, "router.yml", out)
 		code, sum, errs := runMain(t, "--config.file="+p, "check-config")
 		if code != 0 {
@@ -55,6 +56,11 @@ func TestImportAlertmanagerOutputPassesCheckConfig(t *testing.T) {
 				if !strings.Contains(out+sum, want) {
 					t.Errorf("import of %s lacks %q:\n%s\n%s", f, want, out, sum)
 				}
+			}
+			// What stays in Alertmanager is said where it is seen, not
+			// only in the comments.
+			if !strings.Contains(importErrs, "not carried over, keep them in Alertmanager's file (see the comments at the top): global.smtp_auth_password, global.smtp_auth_username, global.smtp_from, global.smtp_hello, global.smtp_smarthost, inhibit_rules (1)") {
+				t.Errorf("the import of %s does not name on stderr what stays in Alertmanager:\n%s", f, importErrs)
 			}
 			_, got, _ := runMain(t, "--config.file="+p, "check-config", "--test-route", "alertname=X,service=database,owner=team-Y,decision=page")
 			if strings.TrimSpace(got) != "team-Y-pager" {

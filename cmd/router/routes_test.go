@@ -58,15 +58,19 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 	p := writeFile(t, "router.yml", alertmanagerRoutes)
 	for _, tc := range []struct {
 		team, receivers, mutedBy string
+		// mutedRoutes: the matched routes muted while another delivers.
+		mutedRoutes string
+		// matched: the receivers of the matched routes, as amtool says.
+		matched string
 	}{
-		{"db", "db", ""},
-		{"frontend", "", "mute_time_intervals always of route.routes[1]"},
-		{"night", "", "outside active_time_intervals in-1999 of route.routes[2]"},
-		{"both", "db", ""},
-		{"other", "default", ""},
+		{"db", "db", "", "", "db"},
+		{"frontend", "", "mute_time_intervals always of route.routes[1]", "", "front"},
+		{"night", "", "outside active_time_intervals in-1999 of route.routes[2]", "", "night"},
+		{"both", "db", "", "mute_time_intervals always of route.routes[4]", "db,front"},
+		{"other", "default", "", "", "default"},
 		// A receiver without integrations is Alertmanager's blackhole.
-		{"drop", "", `receiver "null" of route.routes[5] has no integrations (a blackhole)`},
-		{"dropsome", "db", ""},
+		{"drop", "", `receiver "null" of route.routes[5] has no integrations (a blackhole)`, "", "null"},
+		{"dropsome", "db", "", `receiver "null" of route.routes[6] has no integrations (a blackhole)`, "null,db"},
 	} {
 		payload := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"DiskFull","severity":"critical","team":"` + tc.team + `","cluster":"c1","instance":"i1"},"startsAt":"2026-12-01T10:00:00Z"}]}`
 		var out, errb syncBuffer
@@ -84,8 +88,33 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 		if got := strings.Join(e.Receivers, ","); got != tc.receivers || e.MutedBy != tc.mutedBy {
 			t.Errorf("team %s: receivers %q muted_by %q; want %q, %q", tc.team, got, e.MutedBy, tc.receivers, tc.mutedBy)
 		}
+		if got := strings.Join(e.MutedRoutes, "; "); got != tc.mutedRoutes {
+			t.Errorf("team %s: muted_routes %q, want %q", tc.team, got, tc.mutedRoutes)
+		}
+		// check-config --test-route prints the receivers the routes
+		// match, as amtool does, and says on stderr which of those routes
+		// serve would not send to now.
+		code, routed, errs := runMain(t, "--config.file="+p, "check-config", "--test-route", "alertname=DiskFull,severity=critical,cluster=c1,team="+tc.team)
+		if code != 0 || strings.TrimSpace(routed) != tc.matched {
+			t.Errorf("team %s: --test-route exit %d, %q; want %q", tc.team, code, routed, tc.matched)
+		}
+		for _, why := range []string{tc.mutedBy, tc.mutedRoutes} {
+			if why != "" && !strings.Contains(errs, "sends nothing through this route: "+why) {
+				t.Errorf("team %s: --test-route does not say %q:\n%s", tc.team, why, errs)
+			}
+		}
+		if tc.mutedBy == "" && tc.mutedRoutes == "" && strings.Contains(errs, "muted") {
+			t.Errorf("team %s: --test-route says muted with nothing muted:\n%s", tc.team, errs)
+		}
 		if !strings.Contains(e.Incident, "DiskFull") || !strings.Contains(e.Incident, "c1") || strings.Contains(e.Incident, "i1") {
 			t.Errorf("team %s: incident %q is not grouped by the route's group_by [alertname, cluster]", tc.team, e.Incident)
+		}
+	}
+	// The route listing shows what stops a route from sending.
+	_, listing, _ := runMain(t, "--config.file="+p, "check-config")
+	for _, want := range []string{`team=~"fro.*" → front mute_time_intervals always`, `team="night" → night active_time_intervals in-1999`, `team="drop" → null (blackhole: no integrations, recorded as muted)`} {
+		if !strings.Contains(listing, want) {
+			t.Errorf("check-config's routes lack %q:\n%s", want, listing)
 		}
 	}
 	bad := writeFile(t, "router.yml", "route:\n  receiver: log\n  routes: [{receiver: log, mute_time_intervals: [nope]}]\nreceivers: [{name: log, log_configs: [{}]}]\n")
