@@ -10,6 +10,9 @@ import (
 
 	"github.com/prometheus/exporter-toolkit/web"
 	"go.yaml.in/yaml/v2"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // LoadWebConfig reads the exporter-toolkit web configuration at path (the
@@ -89,19 +92,38 @@ func (c *Config) CheckWebConfig(w *web.Config) error {
 		if c.Auth.Bearer() {
 			errs = append(errs, errors.New("auth.bearer_token: cannot work with basic_auth_users in --web.config.file: Alertmanager sends one Authorization header, and the web configuration answers its bearer token 401 before the router sees it, so no webhook would arrive. Either remove basic_auth_users from the web configuration (protect the console with console.auth), or drop auth: bearer_token and give Alertmanager's webhook_configs http_config the basic_auth of a basic_auth_users user"))
 		}
-		if ca := c.Console.Auth; ca != nil && (ca.Bearer() || ca.BasicAuth != nil && !slices.Contains(users, ca.BasicAuth.Username)) {
+		if ca := c.Console.Auth; ca != nil && (ca.Bearer() || ca.BasicAuth != nil && !knownUser(w, ca.BasicAuth)) {
 			errs = append(errs, fmt.Errorf("console.auth: cannot work with basic_auth_users in --web.config.file (%s) unless it is basic_auth of one of those users with the same password: a browser sends one Authorization header, which the web configuration and console.auth would both have to accept, so the console would answer everyone 401. Remove basic_auth_users from the web configuration (console.auth then guards the console alone), or drop console.auth",
 				strings.Join(users, ", ")))
 		}
 		if ba := c.Auth.BasicAuth; ba != nil && !slices.Contains(users, ba.Username) {
 			errs = append(errs, fmt.Errorf("auth.basic_auth.username: %q is not one of the basic_auth_users of --web.config.file (%s): Alertmanager sends one Authorization header, and the web configuration would answer it 401. Use one of those users (same password), drop auth: and let the web configuration check Alertmanager, or remove basic_auth_users and protect the console with console.auth",
 				ba.Username, strings.Join(users, ", ")))
+		} else if ba != nil && !knownUser(w, ba) {
+			errs = append(errs, fmt.Errorf("auth.basic_auth.password: user %q of basic_auth_users in --web.config.file has another password: Alertmanager sends one Authorization header, and the web configuration or auth: would answer it 401, so no webhook would arrive. Give both the same password, drop auth: and let the web configuration check Alertmanager, or remove basic_auth_users and protect the console with console.auth",
+				ba.Username))
 		}
 	}
 	if c.Console.EnableReplay && c.Console.Auth == nil && len(users) == 0 && !requiresClientCerts(w) && !c.Console.ProtectedByProxy {
 		errs = append(errs, errors.New("console.enable_replay: the console is unprotected (no console.auth, no basic_auth_users in --web.config.file): anyone who reaches the router's port could re-send dead letters, PagerDuty pages with the real routing key included. Set console.auth (basic_auth with username and password_file); or, when only an authenticating proxy (oauth2-proxy, an Ingress with auth) can reach the router's port, say so with console.protected_by_proxy: true; or turn enable_replay off and replay with `router dead-letters replay`"))
 	}
 	return errors.Join(errs...)
+}
+
+// knownUser reports whether ba is a user of w's basic_auth_users with the
+// same password: its bcrypt hash there matches ba's password, as the web
+// configuration checks each request. A password file that cannot be read
+// is not judged here: building the edge fails on it, naming the file.
+func knownUser(w *web.Config, ba *BasicAuth) bool {
+	hash, ok := w.Users[ba.Username]
+	if !ok {
+		return false
+	}
+	pw, err := notify.ReadSecret(ba.Password, ba.PasswordFile)
+	if err != nil {
+		return true
+	}
+	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(pw)) == nil
 }
 
 // requiresClientCerts reports whether w lets in only clients with a

@@ -1,10 +1,13 @@
 package config_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/alertrouter/alertrouter/config"
 )
@@ -32,7 +35,11 @@ func mustParse(t *testing.T, y string) *config.Config {
 }
 
 func TestCheckWebConfigNamesEveryConflictAndItsFix(t *testing.T) {
-	users, err := config.ParseWebConfig([]byte("tls_server_config: {cert_file: c, key_file: k}\nbasic_auth_users:\n  prometheus: $2y$10$2b2cU8CPhOTaGrs1HRQuAueS7JTT5ZHsHSzYiFPm1leZck7Mc8T4W\n"))
+	hash, err := bcrypt.GenerateFromPassword([]byte("p4ssword"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, err := config.ParseWebConfig([]byte("tls_server_config: {cert_file: c, key_file: k}\nbasic_auth_users:\n  prometheus: " + string(hash) + "\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +69,10 @@ func TestCheckWebConfigNamesEveryConflictAndItsFix(t *testing.T) {
 		{"console user not a web user", "console: {auth: {basic_auth: {username: ops, password: p4ssword}}}\n" + routeLog, "users", []string{"console.auth: cannot work with basic_auth_users in --web.config.file (prometheus)", "everyone 401"}},
 		{"console bearer under web users", "console: {auth: {bearer_token: t0ken-for-scripts}}\n" + routeLog, "users", []string{"console.auth: cannot work"}},
 		{"console user a web user", "console: {auth: {basic_auth: {username: prometheus, password: p4ssword}}}\n" + routeLog, "users", nil},
+		// A web user with another password: one layer or the other
+		// answers every request 401 (Alertmanager drops a 4xx'd page).
+		{"known basic user, another password", "auth: {basic_auth: {username: prometheus, password: s3cret}}\n" + routeLog, "users", []string{`auth.basic_auth.password: user "prometheus" of basic_auth_users in --web.config.file has another password`, "no webhook would arrive"}},
+		{"console user a web user, another password", "console: {auth: {basic_auth: {username: prometheus, password: s3cret}}}\n" + routeLog, "users", []string{"console.auth: cannot work with basic_auth_users in --web.config.file (prometheus) unless it is basic_auth of one of those users with the same password"}},
 		{"replay behind an authenticating proxy", "console: {enable_replay: true, protected_by_proxy: true}\n" + routeLog, "none", nil},
 	} {
 		c := mustParse(t, tc.yaml)
@@ -81,6 +92,21 @@ func TestCheckWebConfigNamesEveryConflictAndItsFix(t *testing.T) {
 			if !strings.Contains(err.Error(), want) {
 				t.Errorf("%s: %v\ndoes not say %q", tc.name, err, want)
 			}
+		}
+	}
+	// The password read from password_file, trailing newline dropped, as
+	// the edge reads it.
+	for content, conflict := range map[string]bool{"p4ssword\n": false, "pw\n": true} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "pw"), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c, err := config.Parse([]byte("auth: {basic_auth: {username: prometheus, password_file: pw}}\n"+routeLog), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.CheckWebConfig(users); (err != nil) != conflict {
+			t.Errorf("password_file holding %q: %v, want a conflict: %v", content, err, conflict)
 		}
 	}
 }

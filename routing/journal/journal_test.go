@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,6 +175,40 @@ func TestWriterCountsEntriesTheStoreRejectsAsDropped(t *testing.T) {
 	}
 	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 2 {
 		t.Fatalf("dropped_total = %v, want 2", v)
+	}
+}
+
+// An entry the encoder refuses (a time in a zone offset JSON cannot write)
+// costs only itself: the others of its frame are written.
+func TestWriterDropsOnlyTheEntryItCannotEncode(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, reg := newWriter(t, j, journal.WriterOptions{})
+	at := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	var batch []journal.Entry
+	for i := range 5 {
+		e := journal.Entry{Kind: journal.KindDecision, Time: at, Fingerprint: fmt.Sprintf("fp%d", i)}
+		if i == 2 {
+			e.StartsAt = at.In(time.FixedZone("bad", 24*60*60))
+		}
+		batch = append(batch, e)
+	}
+	w.Write(batch...)
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var fps []string
+	for _, e := range got {
+		fps = append(fps, e.Fingerprint)
+	}
+	if strings.Join(fps, ",") != "fp0,fp1,fp3,fp4" {
+		t.Errorf("journal holds %v, want every entry but fp2", fps)
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 1 {
+		t.Errorf("dropped_total = %v, want 1", v)
 	}
 }
 

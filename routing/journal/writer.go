@@ -300,13 +300,24 @@ func (w *Writer) append(batch []Entry) {
 		frame := batch[start:end]
 		start = end
 		data, err := encodeFrame(frame, &w.frame)
-		if err != nil { // cannot happen for these types; counted all the same
-			w.m.dropped.Add(float64(len(frame)))
-			w.opts.Logger.Error("journal entries not encodable; dropped", "entries", len(frame), "fingerprint", frame[0].Fingerprint, "err", err)
+		if err == nil {
+			recs = append(recs, store.JournalRecord{Kind: string(frame[0].Kind), Data: data})
+			entries += len(frame)
 			continue
 		}
-		recs = append(recs, store.JournalRecord{Kind: string(frame[0].Kind), Data: data})
-		entries += len(frame)
+		// An entry the encoder refuses (decoding lets no such value in;
+		// were one to pass) costs only itself, not its frame's others:
+		// each is tried in a frame of its own.
+		for i := range frame {
+			data, err := encodeFrame(frame[i:i+1], &w.frame)
+			if err != nil {
+				w.m.dropped.Inc()
+				w.opts.Logger.Error("journal entry not encodable; dropped", "fingerprint", frame[i].Fingerprint, "err", err)
+				continue
+			}
+			recs = append(recs, store.JournalRecord{Kind: string(frame[i].Kind), Data: data})
+			entries++
+		}
 	}
 	if len(recs) == 0 {
 		return

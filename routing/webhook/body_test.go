@@ -329,3 +329,66 @@ func TestAnUnsupportedContentEncodingIs415(t *testing.T) {
 		t.Errorf("%d webhooks of an unsupported coding processed", n)
 	}
 }
+
+// lockedBuffer is a log sink safe for the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// A webhook refused 4xx is a page Alertmanager will not retry: it is
+// logged (at most once a second, so a sender's flood does not flood the
+// log), not only counted. A POST to a mistyped webhook path is answered
+// with JSON naming POST /webhook, not the console's HTML 404.
+func TestARefusedWebhookIsLoggedAndAMistypedPathNamed(t *testing.T) {
+	var logs lockedBuffer
+	reg := prometheus.NewRegistry()
+	h := webhook.NewServer(recorderRuntime{p: &recorder{}, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20}}, reg, webhook.NewMetrics(reg), slog.New(slog.NewTextHandler(&logs, nil)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	url := "http://" + ln.Addr().String()
+	post := func(path, ct string) (int, string) {
+		t.Helper()
+		resp, err := http.Post(url+path, ct, strings.NewReader(`{"version":"4","alerts":[]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Content-Type") + " " + string(b)
+	}
+	for range 3 {
+		if code, body := post("/webhook", "text/plain"); code != http.StatusUnsupportedMediaType {
+			t.Fatalf("text/plain: %d %s, want 415", code, body)
+		}
+	}
+	if n := strings.Count(logs.String(), "webhook refused"); n != 1 {
+		t.Errorf("three refusals within a second logged %d times, want once:\n%s", n, logs.String())
+	}
+	if !strings.Contains(logs.String(), "status=415") || !strings.Contains(logs.String(), `unsupported Content-Type \"text/plain\"`) {
+		t.Errorf("the refusal's log line lacks its status or error:\n%s", logs.String())
+	}
+	for _, path := range []string{"/webhook/", "/Webhook", "/webhooks"} {
+		code, body := post(path, "application/json")
+		if code != http.StatusNotFound || !strings.HasPrefix(body, "application/json") || !strings.Contains(body, "POST /webhook (no trailing slash)") {
+			t.Errorf("POST %s: %d %s, want a JSON 404 naming POST /webhook", path, code, body)
+		}
+	}
+}

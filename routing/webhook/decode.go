@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,9 @@ type slowMessage = wireEnvelope[json.RawMessage]
 // FuzzDecodeMatchesEncodingJSON compare them on every testdata payload and
 // the fuzz corpus).
 func Decode(body []byte, now time.Time) (*alert.Message, error) {
+	// A UTF-8 byte-order mark some senders write first: RFC 8259 §8.1 lets
+	// a parser ignore it, and refusing it would drop the page.
+	body = bytes.TrimPrefix(body, bom)
 	if utf8.Valid(body) {
 		var w wireMessage
 		if err := gojson.UnmarshalNoEscape(body, &w); err == nil {
@@ -98,10 +102,14 @@ func Decode(body []byte, now time.Time) (*alert.Message, error) {
 	return decodeStd(body, now)
 }
 
+// bom is the UTF-8 byte-order mark.
+var bom = []byte("\xef\xbb\xbf")
+
 // decodeStd is Decode with encoding/json alone: the reference the fast path
 // is checked against, and the path of every payload with a defect (a
 // second, alert-by-alert pass finds it).
 func decodeStd(body []byte, now time.Time) (*alert.Message, error) {
+	body = bytes.TrimPrefix(body, bom)
 	validUTF8 := utf8.Valid(body)
 	var w wireMessage
 	err := json.Unmarshal(body, &w)
@@ -128,7 +136,7 @@ func fromWire(w *wireMessage, now time.Time) (*alert.Message, error) {
 	for i := range *w.Alerts {
 		addAlert(msg, i, &(*w.Alerts)[i], false)
 	}
-	mendFingerprintClashes(msg.Items)
+	mendFingerprintClashes(msg)
 	return msg, allRejected(msg)
 }
 
@@ -198,7 +206,7 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 		}
 		addAlert(msg, i, &a, !utf8.Valid(raw))
 	}
-	mendFingerprintClashes(msg.Items)
+	mendFingerprintClashes(msg)
 	// Envelope strings decoded from invalid UTF-8 were replaced by
 	// encoding/json already; nothing more to mend there.
 	return msg, allRejected(msg)
@@ -312,7 +320,7 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 		a.StartsAt = m.ReceivedAt
 		a.Flags = append(a.Flags, alert.FlagStartsAtMissing)
 	default:
-		t, err := time.Parse(time.RFC3339Nano, w.StartsAt)
+		t, err := parseTime(w.StartsAt)
 		if err != nil {
 			t = m.ReceivedAt
 			a.Flags = append(a.Flags, alert.FlagStartsAtInvalid)
@@ -320,7 +328,7 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 		a.StartsAt = t
 	}
 	if w.EndsAt != "" {
-		t, err := time.Parse(time.RFC3339Nano, w.EndsAt)
+		t, err := parseTime(w.EndsAt)
 		if err != nil {
 			a.Flags = append(a.Flags, alert.FlagEndsAtInvalid)
 		} else {
@@ -341,6 +349,22 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 	m.Items = append(m.Items, a)
 }
 
+// parseTime reads an RFC 3339 time. Go's parser takes a zone offset of
+// +24:00 or +23:60, which RFC 3339 does not allow and which time's own
+// JSON encoding then refuses: such a time, kept, made the journal frame
+// and the dead letter holding the alert unwritable (and with them the
+// records of every other alert in the frame). It is unparsable.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return t, err
+	}
+	if _, off := t.Zone(); off <= -24*60*60 || off >= 24*60*60 {
+		return time.Time{}, fmt.Errorf("time %q: zone offset out of range", s)
+	}
+	return t, nil
+}
+
 // labelsFingerprint is Alertmanager's fingerprint of labels.
 func labelsFingerprint(labels template.KV) string {
 	ls := make(model.LabelSet, len(labels))
@@ -355,31 +379,39 @@ func labelsFingerprint(labels template.KV) string {
 // flagged FlagFingerprint. Alertmanager derives a fingerprint from the
 // labels, so such a payload comes from another sender's defect; taken as
 // one alert repeated, only the first would be notified. The same alert
-// twice (same labels) stays as sent.
-func mendFingerprintClashes(items []alert.Alert) {
-	var clashing []string // fingerprints carried with different labels
+// twice (same labels) stays as sent — unless its copies differ in status
+// (keepLatest).
+func mendFingerprintClashes(msg *alert.Message) {
+	items := msg.Items
+	var clashing, conflicting []string // fingerprints carried with different labels; with the same labels and another status
+	note := func(i, j int) {
+		fp := items[j].Fingerprint
+		if !maps.Equal(items[i].Labels, items[j].Labels) {
+			if !slices.Contains(clashing, fp) {
+				clashing = append(clashing, fp)
+			}
+		} else if items[i].Status != items[j].Status && !slices.Contains(conflicting, fp) {
+			conflicting = append(conflicting, fp)
+		}
+	}
 	if len(items) <= 16 {
 		// Few alerts: no map to allocate.
 		for j := 1; j < len(items); j++ {
 			for i := range j {
-				if items[i].Fingerprint == items[j].Fingerprint && !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, items[j].Fingerprint) {
-					clashing = append(clashing, items[j].Fingerprint)
+				if items[i].Fingerprint == items[j].Fingerprint {
+					note(i, j)
 				}
 			}
 		}
 	} else {
 		first := make(map[string]int, len(items))
 		for j := range items {
-			i, seen := first[items[j].Fingerprint]
-			if !seen {
+			if i, seen := first[items[j].Fingerprint]; !seen {
 				first[items[j].Fingerprint] = j
-			} else if !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, items[j].Fingerprint) {
-				clashing = append(clashing, items[j].Fingerprint)
+			} else {
+				note(i, j)
 			}
 		}
-	}
-	if len(clashing) == 0 {
-		return
 	}
 	for k := range items {
 		a := &items[k]
@@ -393,6 +425,74 @@ func mendFingerprintClashes(items []alert.Alert) {
 			}
 		}
 	}
+	if len(conflicting) > 0 {
+		keepLatest(msg, conflicting)
+	}
+}
+
+// keepLatest keeps, of an alert the payload carries twice or more with
+// the same labels and different status (Alertmanager never does; a
+// sender merging or replaying payloads may), the copies of its latest
+// state — a firing that started after the resolved copy ended, else the
+// resolve — and rejects the others alone, each naming the copy kept.
+// Taken as sent, the first copy was notified and the second answered as
+// its duplicate: [firing, resolved] left the page open, [resolved,
+// firing] sent only the resolve.
+func keepLatest(msg *alert.Message, fps []string) {
+	// The payload index of each item: the indexes not rejected, in order.
+	index := make([]int, 0, len(msg.Items))
+	r := 0
+	for i := 0; len(index) < len(msg.Items); i++ {
+		if r < len(msg.Rejected) && msg.Rejected[r].Index == i {
+			r++
+			continue
+		}
+		index = append(index, i)
+	}
+	at := func(a *alert.Alert) time.Time {
+		if a.Status == "resolved" && !a.EndsAt.IsZero() {
+			return a.EndsAt
+		}
+		return a.StartsAt
+	}
+	drop := make([]bool, len(msg.Items))
+	for _, fp := range fps {
+		kept := -1
+		for k := range msg.Items {
+			a := &msg.Items[k]
+			if a.Fingerprint != fp {
+				continue
+			}
+			if kept < 0 {
+				kept = k
+				continue
+			}
+			w := &msg.Items[kept]
+			if t, tw := at(a), at(w); t.After(tw) || t.Equal(tw) && a.Status == "resolved" && w.Status != "resolved" {
+				kept = k
+			}
+		}
+		w := &msg.Items[kept]
+		for k := range msg.Items {
+			a := &msg.Items[k]
+			if a.Fingerprint != fp || a.Status == w.Status || !maps.Equal(a.Labels, w.Labels) {
+				continue
+			}
+			drop[k] = true
+			msg.Rejected = append(msg.Rejected, alert.Rejection{Index: index[k], Reason: fmt.Sprintf(
+				"alerts[%d]: the same alert as alerts[%d] (fingerprint %s, the same labels) with status %s where that one is %s: one payload cannot say both; the later state (%s) was kept",
+				index[k], index[kept], fp, a.Status, w.Status, w.Status)})
+		}
+	}
+	items := msg.Items[:0]
+	for k := range msg.Items {
+		if !drop[k] {
+			items = append(items, msg.Items[k])
+		}
+	}
+	clear(msg.Items[len(items):])
+	msg.Items = items
+	slices.SortFunc(msg.Rejected, func(a, b alert.Rejection) int { return a.Index - b.Index })
 }
 
 // IsJSONContentType reports whether a Content-Type header names JSON

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,109 @@ func TestDecodeFallsBackToTheTimeOfReceipt(t *testing.T) {
 	}
 	if got := msg.Items[1].StartsAt; !got.Equal(webhooktest.Start) {
 		t.Errorf("alert 1 startsAt = %v, want %v", got, webhooktest.Start)
+	}
+}
+
+// Go's RFC 3339 parser takes the zone offsets +24:00 and +23:60, which
+// RFC 3339 does not allow and time's JSON encoding refuses: such a time
+// is unparsable (flagged, the time of receipt), so that the journal and a
+// dead letter can still write the alert.
+func TestDecodeRefusesAZoneOffsetOutOfRange(t *testing.T) {
+	for _, ts := range []string{"2026-12-05T01:00:00+24:00", "2026-12-05T01:00:00+23:60", "2026-12-05T01:00:00-24:00"} {
+		body := []byte(`{"version":"4","alerts":[{"status":"resolved","labels":{"alertname":"X"},"startsAt":"` + ts + `","endsAt":"` + ts + `"}]}`)
+		msg, err := webhook.Decode(body, receivedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := msg.Items[0]
+		if !slices.Contains(a.Flags, alert.FlagStartsAtInvalid) || !slices.Contains(a.Flags, alert.FlagEndsAtInvalid) || !a.StartsAt.Equal(receivedAt) || !a.EndsAt.IsZero() {
+			t.Errorf("%s: flags %v, startsAt %v, endsAt %v; want both flagged invalid, startsAt the time of receipt", ts, a.Flags, a.StartsAt, a.EndsAt)
+		}
+		if _, err := json.Marshal(a); err != nil {
+			t.Errorf("%s: the decoded alert cannot be encoded: %v", ts, err)
+		}
+	}
+	// The widest offsets RFC 3339 allows are kept.
+	msg, err := webhook.Decode([]byte(`{"version":"4","alerts":[{"status":"firing","labels":{"alertname":"X"},"startsAt":"2026-12-05T01:00:00+23:59"}]}`), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := msg.Items[0]; slices.Contains(a.Flags, alert.FlagStartsAtInvalid) || a.StartsAt.Equal(receivedAt) {
+		t.Errorf("+23:59: flags %v, startsAt %v; want it read as written", a.Flags, a.StartsAt)
+	}
+}
+
+// One alert twice in a payload with different status (a sender merging or
+// replaying payloads; never Alertmanager): the later state is kept, the
+// other copy rejected alone, naming the one kept — whatever the order.
+func TestDecodeKeepsTheLaterStateOfAnAlertSentTwice(t *testing.T) {
+	firing := func(start string) string {
+		return `{"status":"firing","labels":{"alertname":"X","job":"api"},"fingerprint":"f1","startsAt":"` + start + `"}`
+	}
+	resolved := func(start, end string) string {
+		return `{"status":"resolved","labels":{"alertname":"X","job":"api"},"fingerprint":"f1","startsAt":"` + start + `","endsAt":"` + end + `"}`
+	}
+	other := `{"status":"firing","labels":{"alertname":"Y"},"startsAt":"2026-12-05T00:00:00Z"}`
+	var many []string
+	for i := range 20 {
+		many = append(many, `{"status":"firing","labels":{"alertname":"Z","i":"`+strconv.Itoa(i)+`"},"startsAt":"2026-12-05T00:00:00Z"}`)
+	}
+	for _, tc := range []struct {
+		name       string
+		alerts     []string
+		want       string // the status kept
+		wantReject int    // the payload index rejected
+	}{
+		{"firing then its resolve", []string{firing("2026-12-05T00:00:00Z"), resolved("2026-12-05T00:00:00Z", "2026-12-05T00:05:00Z")}, "resolved", 0},
+		{"the resolve then the firing it ended", []string{resolved("2026-12-05T00:00:00Z", "2026-12-05T00:05:00Z"), firing("2026-12-05T00:00:00Z")}, "resolved", 1},
+		{"a firing that started after the resolve ended", []string{resolved("2026-12-05T00:00:00Z", "2026-12-05T00:05:00Z"), firing("2026-12-05T00:06:00Z")}, "firing", 0},
+		{"around another alert and a rejected one", []string{other, firing("2026-12-05T00:00:00Z"), `{"labels":{}}`, resolved("2026-12-05T00:00:00Z", "2026-12-05T00:05:00Z")}, "resolved", 1},
+		{"among many (the map's path)", append(many, firing("2026-12-05T00:00:00Z"), resolved("2026-12-05T00:00:00Z", "2026-12-05T00:05:00Z")), "resolved", len(many)},
+	} {
+		body := []byte(`{"version":"4","alerts":[` + strings.Join(tc.alerts, ",") + `]}`)
+		msg, err := webhook.Decode(body, receivedAt)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var kept []string
+		for _, a := range msg.Items {
+			if a.Fingerprint == "f1" {
+				kept = append(kept, a.Status)
+			}
+		}
+		if len(kept) != 1 || kept[0] != tc.want {
+			t.Errorf("%s: copies kept %v, want one %s", tc.name, kept, tc.want)
+		}
+		if len(msg.Items)+len(msg.Rejected) != len(tc.alerts) {
+			t.Errorf("%s: %d items and %d rejected for %d alerts: one went unaccounted", tc.name, len(msg.Items), len(msg.Rejected), len(tc.alerts))
+		}
+		found := false
+		for _, r := range msg.Rejected {
+			if r.Index == tc.wantReject {
+				found = strings.Contains(r.Reason, "the later state ("+tc.want+") was kept")
+			}
+		}
+		if !found {
+			t.Errorf("%s: rejected %+v, want alerts[%d] rejected naming the state kept", tc.name, msg.Rejected, tc.wantReject)
+		}
+		if !slices.IsSortedFunc(msg.Rejected, func(a, b alert.Rejection) int { return a.Index - b.Index }) {
+			t.Errorf("%s: rejections out of order: %+v", tc.name, msg.Rejected)
+		}
+	}
+	// The same alert twice with the same status stays as sent.
+	msg, err := webhook.Decode([]byte(`{"version":"4","alerts":[`+firing("2026-12-05T00:00:00Z")+","+firing("2026-12-05T00:00:00Z")+`]}`), receivedAt)
+	if err != nil || len(msg.Items) != 2 || len(msg.Rejected) != 0 {
+		t.Errorf("an alert sent twice alike: %v, %d items, rejected %+v; want both kept", err, len(msg.Items), msg.Rejected)
+	}
+}
+
+// A UTF-8 byte-order mark before the JSON (RFC 8259 §8.1 lets a parser
+// ignore it) is skipped, not refused with a 400 that drops the page.
+func TestDecodeSkipsAByteOrderMark(t *testing.T) {
+	body := append([]byte("\xef\xbb\xbf"), webhooktest.ReadFixture(t, "firing.json")...)
+	msg, err := webhook.Decode(body, receivedAt)
+	if err != nil || len(msg.Items) != 2 {
+		t.Fatalf("a body after a BOM: %v, %v; want its two alerts", err, msg)
 	}
 }
 

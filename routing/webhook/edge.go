@@ -28,6 +28,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/time/rate"
 )
 
 // Auth checks inbound requests: webhooks (the config's `auth`) and the
@@ -218,7 +219,7 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			return echo.NewHTTPError(http.StatusInternalServerError, "internal error while handling this request (logged by the router); retry")
 		},
 	}))
-	h := &webhook{rt: rt, m: m, logger: logger}
+	h := &webhook{rt: rt, m: m, logger: logger, refusals: rate.Sometimes{Interval: time.Second}}
 	// guard asks for console.auth: the console, the profiles and the
 	// lifecycle endpoints.
 	guard := func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -243,6 +244,15 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
 	}
 	e.POST("/webhook", h.serve)
+	// A webhook URL mistyped with a trailing slash or another case is a
+	// common mistake: name the endpoint in JSON, not the console's HTML
+	// 404 (which Alertmanager logs as the error while it drops the page).
+	misdirected := func(c echo.Context) error {
+		return h.fail(c, time.Now(), "bad_input", http.StatusNotFound, errorBody{Error: "no webhook endpoint at " + strconv.Quote(c.Request().URL.Path) + ": send Alertmanager's webhooks to POST /webhook (no trailing slash)"})
+	}
+	e.POST("/webhook/", misdirected)
+	e.POST("/Webhook", misdirected)
+	e.POST("/webhooks", misdirected)
 	slackHandler := func(c echo.Context) error {
 		h := rt.Current().Options.Interactions
 		if h == nil {
@@ -355,10 +365,21 @@ type webhook struct {
 	m        *Metrics
 	logger   *slog.Logger
 	inFlight atomic.Int64
+	// refusals logs a webhook refused 4xx at most once a second: each
+	// is a page Alertmanager will not retry, so the operator must see
+	// it in the log, not only in alertrouter_webhooks_total — without a
+	// sender's flood flooding the log.
+	refusals rate.Sometimes
 }
 
 func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {
 	h.count(start, outcome, status)
+	if status >= 400 && status < 500 {
+		h.refusals.Do(func() {
+			h.logger.Warn("webhook refused; Alertmanager does not retry a 4xx, so its alerts are not notified (further refusals within a second are counted in alertrouter_webhooks_total, not logged)",
+				"status", status, "outcome", outcome, "remote", c.Request().RemoteAddr, "field", body.Field, "err", body.Error)
+		})
+	}
 	return c.JSON(status, body)
 }
 
@@ -434,7 +455,6 @@ func (h *webhook) serve(c echo.Context) error {
 	if err != nil {
 		var ie *InputError
 		if errors.As(err, &ie) {
-			h.logger.Info("webhook rejected", "status", ie.Status, "field", ie.Field, "err", ie.Msg)
 			return h.fail(c, start, "bad_input", ie.Status, errorBody{Error: ie.Msg, Field: ie.Field})
 		}
 		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: err.Error()})
