@@ -178,7 +178,7 @@ func TestHandWrittenBurnWindowAlerts(t *testing.T) {
 	custom.Labels["severity"] = "team-sre"
 	custom.Labels["long"] = "2d"
 	d := e.Decide(custom, nil, testNow)
-	check(t, d, want{alert.ActionTicket, PolicyPyrra, "2d/5m", "burn-rate window pair 2d/5m: long window 2d > 30d/112.0 = 6h26m"})
+	check(t, d, want{alert.ActionTicket, PolicyPyrra, "2d/5m", "burn-rate window pair 2d/5m: long window 2d > 30d/112 = 6h26m"})
 	for _, r := range d.Reasons {
 		if strings.Contains(strings.ToLower(r), "pyrra") {
 			t.Errorf("reason %q names Pyrra; the alert has no slo label", r)

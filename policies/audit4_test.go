@@ -135,8 +135,12 @@ func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 			want{alert.ActionPage, PolicySeverity, "critical", `grafana_slo_severity="critical" → page (severity="none" → none` + gives}},
 		{"without a marker the louder of the rest still decides", map[string]string{"severity_level": "8", "grafana_slo_severity": "critical", "priority": "P3"}, nil,
 			want{alert.ActionPage, PolicySeverity, "critical", `grafana_slo_severity="critical" → page`}},
-		// Pyrra reads its severity only; the window pair decides.
-		{"Pyrra's none leaves it to the window pair", map[string]string{"slo": "api", "long": "1d", "short": "2h", "severity": "none", "priority": "P1"}, nil,
+		// A long/short alert reads the severity labels as the severity
+		// policy does (audit A, F3): Pyrra's none gives way too; only
+		// nones leave it to the window pair.
+		{"Pyrra's none gives way to priority P1", map[string]string{"slo": "api", "long": "1d", "short": "2h", "severity": "none", "priority": "P1"}, nil,
+			want{alert.ActionPage, PolicyPyrra, "p1", `priority="P1" → page (severity="none" → none` + gives + `) (window pair 1d/2h) (pyrra SLO api)`}},
+		{"Pyrra's none and P5 leave it to the window pair", map[string]string{"slo": "api", "long": "1d", "short": "2h", "severity": "none", "priority": "P5"}, nil,
 			want{alert.ActionTicket, PolicyPyrra, "1d/2h", "the window pair decides"}},
 	}
 	for _, tc := range cases {

@@ -121,7 +121,7 @@ func TestPyrraWindowsOf28And30DaySLOs(t *testing.T) {
 	e := engines["default"]
 	t.Run("the reason of a 30-day page pair", func(t *testing.T) {
 		check(t, e.Decide(firing(pyrra("6h26m", "32m")), nil, testNow),
-			want{alert.ActionPage, PolicyPyrra, "6h26m/32m", "long window 6h26m ≤ 30d/112.0 = 6h26m (default_period 30d) → page"})
+			want{alert.ActionPage, PolicyPyrra, "6h26m/32m", "long window 6h26m ≤ 30d/112 = 6h26m (default_period 30d) → page"})
 	})
 	// Custom severities that the general table maps to page or ticket are
 	// honoured, whatever the pair.

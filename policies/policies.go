@@ -59,19 +59,25 @@ const (
 // Engine applies the policies of a Config. It implements alert.Decider
 // and is safe for concurrent use: it is never written after New.
 type Engine struct {
-	sloth     map[string]alert.Action
-	pyrraSev  map[string]alert.Action
-	pyrraDiv  float64
-	pyrraDef  time.Duration
-	pyrra     []pyrraWindow
-	tiers     []tier
-	windows   map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
-	capacity  CapacityConfig
-	capWarn   string // capacity thresholds rendered once ("80.0%")
-	capCrit   string
-	regr      RegressionConfig
-	baseline  string // regression.baseline_window, rendered once
-	sevLabels []string
+	sloth    map[string]alert.Action
+	pyrraSev map[string]alert.Action
+	pyrraDiv float64
+	// pyrraDivText is pyrraDiv as the reasons print it ("112").
+	pyrraDivText string
+	// pyrraTable names the window table in reasons: "28-day table", or
+	// "configured window table" when pyrra.windows is not the default.
+	pyrraTable string
+	pyrraDef   time.Duration
+	pyrra      []pyrraWindow
+	tiers      []tier
+	windows    map[string]time.Duration // burn_rate_<suffix> → window, for the configured windows
+	tierPairs  string                   // the tiers' window pairs, for reasons: "1h/5m, 6h/30m, …"
+	capacity   CapacityConfig
+	capWarn    string // capacity thresholds rendered once ("80.0%")
+	capCrit    string
+	regr       RegressionConfig
+	baseline   string // regression.baseline_window, rendered once
+	sevLabels  []string
 	// grafana: grafana_slo_severity is one of sevLabels, so Grafana SLO's
 	// tier label is read (decideSeverity).
 	grafana    bool
@@ -127,6 +133,11 @@ func New(cfg Config) (*Engine, error) {
 		deflt:         cfg.DefaultAction,
 	}
 	e.grafana = slices.Contains(cfg.SeverityLabels, labelGrafanaSeverity)
+	e.pyrraDivText = strconv.FormatFloat(cfg.Pyrra.PageDivisor, 'f', -1, 64)
+	e.pyrraTable = "28-day table"
+	if !slices.Equal(cfg.Pyrra.Windows, DefaultConfig().Pyrra.Windows) {
+		e.pyrraTable = "configured window table"
+	}
 	for _, w := range cfg.Pyrra.Windows {
 		e.pyrra = append(e.pyrra, pyrraWindow{
 			long: time.Duration(w.Long), short: time.Duration(w.Short),
@@ -149,6 +160,11 @@ func New(cfg Config) (*Engine, error) {
 	sort.SliceStable(e.tiers, func(i, j int) bool {
 		return actionRank(e.tiers[i].action) < actionRank(e.tiers[j].action)
 	})
+	pairs := make([]string, len(e.tiers))
+	for i, t := range e.tiers {
+		pairs[i] = t.longName + "/" + t.shortName
+	}
+	e.tierPairs = strings.Join(pairs, ", ")
 	return e, nil
 }
 
@@ -170,6 +186,9 @@ type decision struct {
 	// notes explain inputs that were present but not used (garbage values,
 	// a resolved capacity alert); they follow the deciding reasons.
 	notes []string
+	// burnNoTier: the alert has burn_rate_<window> values, but no tier
+	// has both of its windows among them (for the default reason).
+	burnNoTier bool
 }
 
 func (d *decision) note(format string, args ...any) {
@@ -203,20 +222,25 @@ func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) 
 		out, ok = e.decideSeverity(&st)
 	}
 	if !ok {
+		burnText := "burn_rate_<window>"
+		if st.burnNoTier {
+			burnText = "burn_rate_<window> for no tier's pair"
+		}
 		r := ReasonDefault
 		if e.deflt != alert.ActionTicket {
 			r = "no policy input: " + string(e.deflt) + " so that a human sees it"
 		}
 		out = alert.Decision{
 			Action: e.deflt, Policy: PolicyDefault, Tier: "default",
-			Reasons: []string{r + " (no sloth_severity, long/short window labels, burn_rate_<window>, " +
+			Reasons: []string{r + " (no sloth_severity, long/short window labels, " + burnText + ", " +
 				"utilization, baseline_ratio (or value and baseline)" + e.pageLabelsText() +
 				" or recognised " + strings.Join(e.sevLabels, "/") + ")"},
 		}
 	}
+	b := budgetFacts(&st)
 	out.Reasons = append(out.Reasons, st.notes...)
 	out.SLO = sloIdentity(a, e.notInIdentity)
-	if b := budgetFacts(a); b != "" {
+	if b != "" {
 		out.Budget = b
 		out.Reasons = append(out.Reasons, "budget: "+b)
 	}
@@ -254,7 +278,7 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 	if id := st.a.Labels[labelSlothID]; id != "" {
 		r += " (sloth SLO " + id + ")"
 	}
-	return alert.Decision{Action: act, Policy: PolicySloth, Tier: key, Reasons: []string{r}}, true
+	return alert.Decision{Action: act, Policy: PolicySloth, Tier: strings.ToLower(key), Reasons: []string{r}}, true
 }
 
 // decidePyrra decides multi-window burn-rate alerts by their long and
@@ -263,16 +287,18 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 // short and severity, no slo). The reasons name Pyrra only for Pyrra's
 // alerts; the policy is PolicyPyrra for both.
 //
-// The severity label is authoritative: Pyrra scales its windows with the
-// SLO period (a 7-day SLO's slow pair is 6h/30m), so a pair alone does not
-// say which tier it is. A severity value that is not in the pyrra table
-// but that the general severity table maps to page or ticket (page, P1,
-// high, sev2 …: Pyrra writes whatever value the SLO was configured with)
-// is honoured as that table says. Without such a severity the pair is
-// ranked against the period the alert names (slo_period or period): long
-// window ≤ period ÷ page_divisor pages, else tickets; with no period, the
-// 28-day table decides, and a pair not in it is ranked against
-// default_period (30d, which ranks both 28-day and 30-day windows right).
+// The alert's own signals decide first (pyrraSeverity): a paging label,
+// then the severity (label, then annotation: Pyrra up to v0.3.1 wrote it as
+// an annotation) by the pyrra table, then by the severity table, then the
+// other severity labels as the severity policy reads them. The severity is
+// authoritative: Pyrra scales its windows with the SLO period (a 7-day
+// SLO's slow pair is 6h/30m), so a pair alone does not say which tier it
+// is. Without a page or ticket from them the pair is ranked against the
+// period the alert names (slo_period or period): long window ≤ period ÷
+// page_divisor pages, else tickets; with no period, the window table (the
+// 28-day table unless configured) decides, and a pair not in it is ranked
+// against default_period (30d, which ranks both 28-day and 30-day windows
+// right).
 func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	ls, okL := st.a.Labels[labelLong]
 	ss, okS := st.a.Labels[labelShort]
@@ -282,9 +308,13 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 	// Pyrra puts its slo label on every alert it generates; long and
 	// short alone are a hand-written multi-window alert.
 	slo := st.a.Labels[labelSLO]
-	gen, pairWord, table, suffix := "", "burn-rate window pair", "window-pair", ""
+	// gen is pw.gen for notes: a field of pw passed to st.note would move
+	// all of pw, the pair's name included, to the heap.
+	gen := ""
+	pw := pyrraWords{pairWord: "burn-rate window pair", table: "window-pair"}
 	if slo != "" {
-		gen, pairWord, table, suffix = "pyrra ", "pyrra window pair", "pyrra", " (pyrra SLO "+slo+")"
+		gen = "pyrra "
+		pw = pyrraWords{gen: gen, pairWord: "pyrra window pair", table: "pyrra", suffix: " (pyrra SLO " + slo + ")"}
 	}
 	long, errL := model.ParseDuration(strings.TrimSpace(ls))
 	short, errS := model.ParseDuration(strings.TrimSpace(ss))
@@ -292,38 +322,116 @@ func (e *Engine) decidePyrra(st *decision) (alert.Decision, bool) {
 		st.note("%swindows long=%q short=%q ignored: not Prometheus durations", gen, ls, ss)
 		return alert.Decision{}, false
 	}
-	pair := pairName(long, short)
-	inPair := "window pair " + pair
+	pw.inPair = "window pair " + pairName(long, short)
 	if slo == "" {
-		inPair = "burn-rate " + inPair
+		pw.inPair = "burn-rate " + pw.inPair
 	}
-	if sev, ok := st.a.Labels[labelSeverity]; ok && strings.TrimSpace(sev) != "" {
-		key := severityKey(sev)
-		if act, known := e.pyrraSev[key]; known {
-			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) + " (" + inPair + ")" + suffix
-			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
-		}
-		if act, known := e.severityOfKey(key); known && act != alert.ActionNone {
-			r := gen + "severity=" + strconv.Quote(sev) + " → " + string(act) +
-				" by the severity table (not in the " + table + " severity table; " + inPair + ")" + suffix
-			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true
-		}
-		st.note("%sseverity=%q names neither page nor ticket in the %s or the severity table: the window pair decides", gen, sev, table)
+	d, decided, sevWhy := e.pyrraSeverity(st, &pw)
+	if decided {
+		return d, true
 	}
+	periodWhy := "no period"
 	if raw, src, ok := e.pyrraPeriod(st); ok {
 		p, err := model.ParseDuration(strings.TrimSpace(raw))
 		if err == nil && p > 0 {
-			return e.rankPyrra(long, short, time.Duration(p), src+" "+strings.TrimSpace(raw), pairWord, suffix), true
+			return e.rankPyrra(long, short, time.Duration(p), src+" "+strings.TrimSpace(raw), pw.pairWord, pw.suffix), true
 		}
-		st.note("%speriod %s %q ignored: not a Prometheus duration", gen, src, raw)
+		why := "not a Prometheus duration"
+		if err == nil {
+			why = "not positive"
+		}
+		st.note("%speriod %s %q ignored: %s", gen, src, raw, why)
+		periodWhy = "no usable period"
 	}
 	for _, w := range e.pyrra {
 		if w.long == time.Duration(long) && w.short == time.Duration(short) {
-			r := pairWord + " " + w.name + " → " + string(w.action) + " (28-day table, no severity or period)" + suffix
+			why := ", no severity or period"
+			switch {
+			case sevWhy != "no severity":
+				// A severity that named no action: set apart from the table's name.
+				why = "; " + sevWhy + ", " + periodWhy
+			case periodWhy != "no period":
+				why = ", no severity, " + periodWhy
+			}
+			r := pw.pairWord + " " + w.name + " → " + string(w.action) + " (" + e.pyrraTable + why + ")" + pw.suffix
 			return alert.Decision{Action: w.action, Policy: PolicyPyrra, Tier: w.name, Reasons: []string{r}}, true
 		}
 	}
-	return e.rankPyrra(long, short, e.pyrraDef, "default_period "+windowName(model.Duration(e.pyrraDef)), pairWord, suffix), true
+	return e.rankPyrra(long, short, e.pyrraDef, "default_period "+windowName(model.Duration(e.pyrraDef)), pw.pairWord, pw.suffix), true
+}
+
+// pyrraWords are the words of a long/short alert's reasons: gen ("pyrra "
+// or ""), the pair ("pyrra window pair", "burn-rate window pair"), the
+// severity table ("pyrra", "window-pair"), inPair ("window pair 1h/5m")
+// and the suffix naming Pyrra's SLO.
+type pyrraWords struct {
+	gen, pairWord, table, inPair, suffix string
+}
+
+// pyrraSeverity decides a long/short alert by its own signals, as the
+// severity policy reads them: a paging label (decidePageLabel); the
+// severity, label then annotation, by the pyrra table, then by the
+// severity table; then the other severity labels, Grafana SLO's tier
+// label and label names in another case (severityLabels), where a none of
+// severity gives way to another label's page or ticket. A page or ticket
+// decides, with the pair in its reason. Otherwise it returns what the
+// window pair's reason says of the severity: "no severity",
+// `severity="info" names no action` …
+func (e *Engine) pyrraSeverity(st *decision, pw *pyrraWords) (alert.Decision, bool, string) {
+	if d, ok := e.decidePageLabel(st); ok {
+		return pyrraBySeverity(d, pw), true, ""
+	}
+	var q quietSeverity
+	sevWhy := "no severity"
+	sevNote := ""
+	if sev, src, ok := lookup(st.a, labelSeverity); ok && strings.TrimSpace(sev) != "" {
+		what := labelSeverity + "=" + strconv.Quote(sev)
+		if src != "label" {
+			what = labelSeverity + " " + src + " " + strconv.Quote(sev)
+		}
+		key := severityKey(sev)
+		if act, known := e.pyrraSev[key]; known {
+			r := pw.gen + what + " → " + string(act) + " (" + pw.inPair + ")" + pw.suffix
+			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true, ""
+		}
+		act, known := e.severityOfKey(key)
+		if known && act != alert.ActionNone {
+			r := pw.gen + what + " → " + string(act) +
+				" by the severity table (not in the " + pw.table + " severity table; " + pw.inPair + ")" + pw.suffix
+			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true, ""
+		}
+		if known {
+			q.set(severityDecision(act, key, what+" → none"), what+" → none")
+		}
+		sevWhy = what + " names no action"
+		sevNote = pw.gen + what + " names neither page nor ticket in the " + pw.table + " or the severity table"
+	}
+	mark := len(st.notes)
+	d, ok := e.severityLabels(st, labelSeverity, q)
+	if ok && d.Action != alert.ActionNone {
+		if sevNote != "" && q.what == "" {
+			st.note("%s", sevNote) // an unrecognised severity, which the reason does not name
+		}
+		return pyrraBySeverity(d, pw), true, ""
+	}
+	if sevNote != "" {
+		st.note("%s: the window pair decides", sevNote)
+	} else if ok {
+		// A none of another severity label.
+		sevWhy = strings.TrimSuffix(d.Reasons[0], " → none") + " names no action"
+		st.note("%s names neither page nor ticket: the window pair decides", strings.TrimSuffix(d.Reasons[0], " → none"))
+	} else if len(st.notes) > mark {
+		sevWhy = "no recognised severity"
+	}
+	return alert.Decision{}, false, sevWhy
+}
+
+// pyrraBySeverity is d, a decision of the severity policy's rules, as the
+// decision of a long/short alert.
+func pyrraBySeverity(d alert.Decision, pw *pyrraWords) alert.Decision {
+	d.Policy = PolicyPyrra
+	d.Reasons[0] += " (" + pw.inPair + ")" + pw.suffix
+	return d
 }
 
 // pyrraPeriod returns the SLO period an alert names, if any.
@@ -347,15 +455,18 @@ func (e *Engine) rankPyrra(long, short model.Duration, period time.Duration, wha
 		act, op = alert.ActionPage, "≤"
 	}
 	r := pairWord + " " + pair + ": long window " + windowName(long) + " " + op + " " +
-		windowName(model.Duration(period)) + "/" + fmtNum(e.pyrraDiv) + " = " + windowName(model.Duration(limit)) +
+		windowName(model.Duration(period)) + "/" + e.pyrraDivText + " = " + windowName(model.Duration(limit)) +
 		" (" + what + ") → " + string(act) + suffix
 	return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: pair, Reasons: []string{r}}
 }
 
-// burnInput is one burn_rate_<window> value of an alert.
+// burnInput is one burn_rate_<window> value of an alert, with the key and
+// source it was read from and the text (for the note of a value not used).
 type burnInput struct {
-	window time.Duration
-	v      float64
+	window   time.Duration
+	v        float64
+	key, raw string
+	label    bool
 }
 
 // maxBurnInputs bounds the burn-rate values read from one alert; real
@@ -369,17 +480,52 @@ type burnInputs struct {
 }
 
 func (b *burnInputs) get(w time.Duration) (float64, bool) {
-	for i := 0; i < b.n; i++ {
-		if b.in[i].window == w {
-			return b.in[i].v, true
-		}
+	if i := b.index(w); i >= 0 {
+		return b.in[i].v, true
 	}
 	return 0, false
 }
 
-// collect reads every burn_rate_<window> entry of kv into b. Entries whose
-// window b already has (a label read before an annotation) are skipped.
-func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src string) {
+func (b *burnInputs) index(w time.Duration) int {
+	for i := 0; i < b.n; i++ {
+		if b.in[i].window == w {
+			return i
+		}
+	}
+	return -1
+}
+
+// windowsText lists the windows of b, shortest first: "5m, 1h4m".
+func (b *burnInputs) windowsText() string {
+	ws := make([]time.Duration, b.n)
+	for i := range ws {
+		ws[i] = b.in[i].window
+	}
+	slices.Sort(ws)
+	var sb strings.Builder
+	for i, w := range ws {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString(windowName(model.Duration(w)))
+	}
+	return sb.String()
+}
+
+func sourceName(label bool) string {
+	if label {
+		return "label"
+	}
+	return "annotation"
+}
+
+// collect reads every burn_rate_<window> entry of kv into b (labels, then
+// annotations). Two entries for one window (burn_rate_1h and burn_rate_60m,
+// or a label and an annotation) are decided the same way whatever the map
+// order: a label's beats an annotation's, else the higher burn rate (fail
+// towards paging); the value not used is noted when it differs.
+func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, label bool) {
+	src := sourceName(label)
 	for k, raw := range kv {
 		if !strings.HasPrefix(k, burnRatePrefix) {
 			continue
@@ -396,9 +542,6 @@ func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src 
 			}
 			w = time.Duration(d)
 		}
-		if _, dup := b.get(w); dup {
-			continue
-		}
 		p, err := parseValue(raw)
 		if err != nil {
 			st.note("%s %s %q ignored: %v", k, src, raw, err)
@@ -408,11 +551,24 @@ func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src 
 			st.note("%s %s %q ignored: %v", k, src, raw, errRange)
 			continue
 		}
+		in := burnInput{window: w, v: p.v, key: k, raw: raw, label: label}
+		if i := b.index(w); i >= 0 {
+			kept, dropped := b.in[i], in
+			if kept.label == label && (in.v > kept.v || in.v == kept.v && in.key < kept.key) {
+				kept, dropped = in, kept
+				b.in[i] = in
+			}
+			if dropped.v != kept.v {
+				st.note("%s %s %q ignored: %s %s %q gives the %s window", dropped.key, sourceName(dropped.label), dropped.raw,
+					kept.key, sourceName(kept.label), kept.raw, windowName(model.Duration(w)))
+			}
+			continue
+		}
 		if b.n == maxBurnInputs {
 			st.note("%s %s ignored: more than %d burn-rate values", k, src, maxBurnInputs)
 			continue
 		}
-		b.in[b.n] = burnInput{window: w, v: p.v}
+		b.in[b.n] = in
 		b.n++
 	}
 }
@@ -424,8 +580,8 @@ func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, src 
 func (e *Engine) decideBurnRate(st *decision) (alert.Decision, bool) {
 	var b burnInputs
 	start := len(st.notes)
-	e.collect(st, &b, st.a.Labels, "label")
-	e.collect(st, &b, st.a.Annotations, "annotation")
+	e.collect(st, &b, st.a.Labels, true)
+	e.collect(st, &b, st.a.Annotations, false)
 	if len(st.notes) > start+1 {
 		sort.Strings(st.notes[start:]) // map order is random; reasons are not
 	}
@@ -449,7 +605,8 @@ func (e *Engine) decideBurnRate(st *decision) (alert.Decision, bool) {
 			" and "+fmtNum(sv)+" "+cmp(sv, t.factor)+" "+t.factorText+" over "+t.shortName+": no "+string(t.action))
 	}
 	if len(below) == 0 {
-		st.note("burn-rate values present but no tier has both of its windows")
+		st.burnNoTier = true
+		st.note("burn_rate_<window> for %s: no tier has both of its windows (tiers %s)", b.windowsText(), e.tierPairs)
 		return alert.Decision{}, false
 	}
 	return alert.Decision{Action: alert.ActionNone, Policy: PolicyBurnRate, Tier: "below", Reasons: below}, true
@@ -822,6 +979,15 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	if d, ok := e.decidePageLabel(st); ok {
 		return d, true
 	}
+	return e.severityLabels(st, "", quietSeverity{})
+}
+
+// severityLabels is decideSeverity after the paging labels: Grafana SLO's
+// tier label, the severity labels, a label name in another case. skip is a
+// severity label the caller has read already (the severity of a long/short
+// alert, decidePyrra), q the none it said, if any: it gives way to another
+// label's page or ticket as a none read here does.
+func (e *Engine) severityLabels(st *decision, skip string, q quietSeverity) (alert.Decision, bool) {
 	// Grafana SLO's tier, when the alert carries a recognised one.
 	var gAct alert.Action
 	var gVal, gKey string
@@ -834,7 +1000,6 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	}
 	// q is the first none read: it decides only when no severity
 	// label says more; its what names it in the reason of one that does.
-	var q quietSeverity
 	marked := false
 	if gVal != "" {
 		if marker, ok := grafanaSLOMarker(st.a); ok {
@@ -852,8 +1017,8 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 		}
 	}
 	for _, name := range e.sevLabels {
-		if marked && name == labelGrafanaSeverity {
-			continue // read above: a none that gives way to a louder label
+		if name == skip || marked && name == labelGrafanaSeverity {
+			continue // read by the caller, or above: a none that gives way to a louder label
 		}
 		v, src, ok := lookup(st.a, name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -1216,24 +1381,38 @@ func labelPath(name string, l map[string]string, excl map[string]bool, skipPrefi
 // exhaustion label (how long the budget lasts at the alert's burn factor)
 // and a budget_remaining (or error_budget_remaining) ratio, e.g. from
 // Sloth's slo:period_error_budget_remaining:ratio. A remaining budget may
-// be negative (overspent).
-func budgetFacts(a *alert.Alert) string {
+// be negative (overspent). A bare number beyond ±1 and up to ±100 is a
+// percentage, whichever its sign (41 is 41%, -50 is -50%, said so: it may
+// be an overspent ratio); beyond ±100 it is neither, and is noted as
+// ignored, as is anything that is not a number.
+func budgetFacts(st *decision) string {
+	a := st.a
 	var parts [2]string
 	n := 0
-	raw, _, ok := lookup(a, labelBudgetRemaining)
+	name := labelBudgetRemaining
+	raw, src, ok := lookup(a, name)
 	if !ok {
-		raw, _, ok = lookup(a, labelErrorBudgetRem)
+		name = labelErrorBudgetRem
+		raw, src, ok = lookup(a, name)
 	}
 	if ok {
-		if p, err := parseValue(raw); err == nil {
-			v := p.v
-			if !p.percent && v > 1 && v <= 100 {
+		p, err := parseValue(raw)
+		v := p.v
+		switch {
+		case err != nil:
+			st.note("%s %s %q ignored: %v", name, src, raw, err)
+		case !p.percent && (v > 100 || v < -100):
+			st.note("%s %s %q ignored: a bare number beyond ±100 is neither a ratio nor a percentage", name, src, raw)
+		default:
+			if !p.percent && (v > 1 || v < -1) {
 				v /= 100 // a bare percentage, as for utilization
+				if v < 0 {
+					st.note("%s %s %q read as a percentage, %s, as a bare number above 1 is; write \"%s\" if it is the ratio %s",
+						name, src, raw, fmtPercent(v), strconv.FormatFloat(p.v*100, 'f', -1, 64)+"%", strings.TrimSpace(raw))
+				}
 			}
-			if p.percent || v <= 1 {
-				parts[n] = "error budget remaining " + fmtPercent(v)
-				n++
-			}
+			parts[n] = "error budget remaining " + fmtPercent(v)
+			n++
 		}
 	}
 	if ex, _, ok := lookup(a, labelExhaustion); ok && strings.TrimSpace(ex) != "" {
