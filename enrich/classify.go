@@ -74,6 +74,12 @@ type target struct {
 	// (word.Scrape): not evidence in the annotations of an alert about a
 	// target's health.
 	scrape bool
+	// store marks a general-purpose key-value store (word.Store,
+	// family.Store): no evidence that the cache holds prompts.
+	store bool
+	// corrupt marks a counter of corrupted frames (family.Corrupt): loss
+	// that is not congestion.
+	corrupt bool
 }
 
 type compiledRule struct {
@@ -183,6 +189,7 @@ func New(cfg Config) (*Classifier, error) {
 		t.class = w.Class
 		t.generic = w.Generic
 		t.scrape = w.Scrape
+		t.store = w.Store
 		c.words[key] = t
 		c.phrases.addKey(key)
 		if len(key) > c.maxWordLen {
@@ -238,6 +245,7 @@ var otelNamespaces = [...]string{"vllm:", "sglang:", "lmcache:"}
 // familyTarget resolves a family's sector, KPI and candidate sectors.
 func (c *Classifier) familyTarget(f family) target {
 	t := c.resolve(f.Sector, f.KPI)
+	t.store, t.corrupt = f.Store, f.Corrupt
 	if t.sector < 0 {
 		for _, id := range f.Cands {
 			if si := sectorIndexByID(id); si >= 0 {

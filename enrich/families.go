@@ -10,6 +10,16 @@ type family struct {
 	// (shared hardware such as DCGM device counters).
 	Cands  []string
 	Source string
+	// Store marks the metrics of a general-purpose key-value store (Redis,
+	// Memcached): prompt-cache storage by the catalog's reading, but no
+	// evidence that the cache holds prompts or KV blocks (see
+	// promptCacheEvidence).
+	Store bool
+	// Corrupt marks a counter of frames received or sent with errors (CRC,
+	// alignment, symbol errors): packet loss from a bad cable, optic or
+	// port, not congestion, so it does not make the microburst hint
+	// relevant (see congestionLoss). Discards and drops are congestion.
+	Corrupt bool
 }
 
 // Sources (paths in the projects' repositories):
@@ -166,12 +176,12 @@ var builtinFamilies = []family{
 	// node_exporter.
 	{Name: "node_network_receive_drop", Sector: secNet, KPI: "LOSS", Source: srcNode},
 	{Name: "node_network_transmit_drop", Sector: secNet, KPI: "LOSS", Source: srcNode},
-	{Name: "node_network_receive_errs", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_network_receive_errs", Sector: secNet, KPI: "LOSS", Source: srcNode, Corrupt: true},
 	{Name: "node_netstat_Tcp_RetransSegs", Sector: secNet, KPI: "LOSS", Source: srcNode},
 	{Name: "node_softnet_dropped", Sector: secNet, KPI: "LOSS", Source: srcNode},
 	{Name: "node_softnet_times_squeezed", Sector: secNet, KPI: "LOSS", Source: srcNode},
-	{Name: "node_infiniband_symbol_error", Sector: secNet, KPI: "LOSS", Source: srcNode},
-	{Name: "node_infiniband_link_error_recovery", Sector: secNet, KPI: "LOSS", Source: srcNode},
+	{Name: "node_infiniband_symbol_error", Sector: secNet, KPI: "LOSS", Source: srcNode, Corrupt: true},
+	{Name: "node_infiniband_link_error_recovery", Sector: secNet, KPI: "LOSS", Source: srcNode, Corrupt: true},
 	{Name: "node_timex_offset_seconds", KPI: "OWD", Source: srcNode},
 	{Prefix: "node_memory_numa_numa_miss", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
 	{Prefix: "node_memory_numa_numa_foreign", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
@@ -196,17 +206,17 @@ var builtinFamilies = []family{
 	{Prefix: "spark_", Sector: secBigData, Source: srcSpark},
 	{Prefix: "flink_", Sector: secBigData, Source: srcFlink},
 	// Redis and Memcached as prompt-cache stores.
-	{Name: "redis_keyspace_hits", Sector: secPStorage, KPI: "CHR", Source: srcRedis},
-	{Name: "redis_keyspace_misses", Sector: secPStorage, KPI: "CHR", Source: srcRedis},
-	{Name: "redis_evicted_keys", Sector: secPStorage, KPI: "EVR", Source: srcRedis},
-	{Name: "redis_memory_used_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis},
-	{Name: "redis_memory_max_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis},
-	{Prefix: "redis_commands_duration_seconds", Sector: secPStorage, KPI: "CLAT", Source: srcRedis},
-	{Prefix: "redis_latency_percentiles", Sector: secPStorage, KPI: "CLAT", Source: srcRedis},
-	{Name: "memcached_commands", Sector: secPStorage, KPI: "CHR", Source: srcMemcached},
-	{Name: "memcached_items_evicted", Sector: secPStorage, KPI: "EVR", Source: srcMemcached},
-	{Name: "memcached_current_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached},
-	{Name: "memcached_limit_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached},
+	{Name: "redis_keyspace_hits", Sector: secPStorage, KPI: "CHR", Source: srcRedis, Store: true},
+	{Name: "redis_keyspace_misses", Sector: secPStorage, KPI: "CHR", Source: srcRedis, Store: true},
+	{Name: "redis_evicted_keys", Sector: secPStorage, KPI: "EVR", Source: srcRedis, Store: true},
+	{Name: "redis_memory_used_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis, Store: true},
+	{Name: "redis_memory_max_bytes", Sector: secPStorage, KPI: "COCC", Source: srcRedis, Store: true},
+	{Prefix: "redis_commands_duration_seconds", Sector: secPStorage, KPI: "CLAT", Source: srcRedis, Store: true},
+	{Prefix: "redis_latency_percentiles", Sector: secPStorage, KPI: "CLAT", Source: srcRedis, Store: true},
+	{Name: "memcached_commands", Sector: secPStorage, KPI: "CHR", Source: srcMemcached, Store: true},
+	{Name: "memcached_items_evicted", Sector: secPStorage, KPI: "EVR", Source: srcMemcached, Store: true},
+	{Name: "memcached_current_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached, Store: true},
+	{Name: "memcached_limit_bytes", Sector: secPStorage, KPI: "COCC", Source: srcMemcached, Store: true},
 	// Varnish as CDN edge.
 	{Name: "varnish_main_cache_hit", Sector: secCDN, KPI: "CHR", Source: srcVarnish},
 	{Name: "varnish_main_cache_miss", Sector: secCDN, KPI: "CHR", Source: srcVarnish},

@@ -45,6 +45,13 @@ const (
 	srcOtelcol      = srcGJL + "opentelemetry-collector-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (otelcol_* self-metrics of the OpenTelemetry Collector)"
 	srcVCenter      = srcGJL + "vsphere-mixin/prometheus_rules_out/prometheus_alerts.yaml (vcenter_* metrics of vCenter hosts, VMs and datastores)"
 	srcSNMPScrape   = srcGJL + "snmp-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (snmp_exporter's own snmp_scrape_duration_seconds)"
+	srcSNMPSelf     = srcGJL + "snmp-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (snmp_exporter's own snmp_scrape_* metrics: snmp_scrape_pdus_returned, snmp_scrape_duration_seconds)"
+	srcMimir        = srcAPA + "grafana-mimir/embedded-exporter.yml, cortex/embedded-exporter.yml (cortex_* metrics of Grafana Mimir and Cortex)"
+	srcTempo        = srcAPA + "grafana-tempo/embedded-exporter.yml (tempo_* and tempodb_* metrics of Grafana Tempo)"
+	srcPromtail     = srcAPA + "promtail/embedded-exporter.yml (promtail_* metrics of Promtail, Loki's log shipper)"
+	srcBlackboxSelf = srcAPA + "blackbox/blackbox-exporter.yml (blackbox_exporter_* self-metrics; probe_* are the probed target's)"
+	srcPresto       = srcGJL + "presto-mixin/prometheus_rules_out/prometheus_alerts.yaml (presto_* JMX metrics of Presto's coordinator and workers)"
+	srcClickHouse   = srcGJL + "clickhouse-mixin/prometheus_rules_out/prometheus_alerts.yaml; " + srcAPA + "clickhouse/embedded-exporter.yml (ClickHouse's built-in endpoint: ClickHouseMetrics_*, ClickHouseProfileEvents_*, ClickHouseAsyncMetrics_*, ClickHouseErrorMetric_*)"
 	srcKP           = "prometheus-operator/kube-prometheus manifests/"
 	srcGrafana      = srcKP + "grafana-prometheusRule.yaml (grafana_* self-metrics of Grafana)"
 	srcKSM          = srcKP + "kubeStateMetrics-prometheusRule.yaml (kube_state_metrics_* self-metrics of kube-state-metrics)"
@@ -87,8 +94,8 @@ var exporterFamilies = []family{
 	// LiteLLM.
 	{Name: "litellm_proxy_failed_requests_metric", Sector: secAPI, KPI: "ERR", Source: srcLiteLLMRules},
 	// Redis, Memcached: vendor prefixes.
-	{Prefix: "redis_", Sector: secPStorage, Source: srcRedisRules},
-	{Prefix: "memcached_", Sector: secPStorage, Source: srcMemcRules},
+	{Prefix: "redis_", Sector: secPStorage, Source: srcRedisRules, Store: true},
+	{Prefix: "memcached_", Sector: secPStorage, Source: srcMemcRules, Store: true},
 	// Squid as a CDN/forward cache.
 	{Prefix: "squid_", Sector: secCDN, Source: srcSquid},
 	// NGINX: stub_status, VTS, knyar's Lua exporter.
@@ -138,7 +145,7 @@ var exporterFamilies = []family{
 	{Prefix: "minio_", Sector: secBigData, Source: srcMinioRules},
 	{Prefix: "ceph_", Sector: secBigData, Source: srcCephRules},
 	// node_exporter.
-	{Name: "node_network_transmit_errs", Sector: secNet, KPI: "LOSS", Source: srcNodeRules},
+	{Name: "node_network_transmit_errs", Sector: secNet, KPI: "LOSS", Source: srcNodeRules, Corrupt: true},
 	{Prefix: "node_timex_", KPI: "OWD", Source: srcNodeRules},
 	// VMware / vSphere: CPU ready and co-stop (guest steal is read from
 	// node_cpu_seconds_total{mode="steal"}, see stealSelector).
@@ -147,8 +154,8 @@ var exporterFamilies = []family{
 	{Prefix: "vsphere_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVSphere},
 	{Prefix: "vsphere_", Sector: secVM, Source: srcVSphere},
 	// SNMP IF-MIB, BGP.
-	{Name: "ifInErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
-	{Name: "ifOutErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
+	{Name: "ifInErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules, Corrupt: true},
+	{Name: "ifOutErrors", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules, Corrupt: true},
 	{Name: "ifInDiscards", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
 	{Name: "ifOutDiscards", Sector: secNet, KPI: "LOSS", Source: srcSNMPRules},
 	{Prefix: "ifHC", Sector: secNet, Source: srcSNMPRules},
@@ -177,4 +184,20 @@ var exporterFamilies = []family{
 	// snmp_scrape_duration_seconds) is scrape health, as Prometheus'
 	// scrape_duration_seconds is: monitoring, not the target's latency.
 	{Contains: "_scrape_duration_seconds", Sector: secSLO, KPI: "UP", Source: srcSNMPScrape},
+	// snmp_exporter's other self-metrics of its scrape (PDUs returned,
+	// walk durations): the exporter's scrape, as above.
+	{Prefix: "snmp_scrape_", Sector: secSLO, KPI: "UP", Source: srcSNMPSelf},
+	// The rest of the monitoring stack: Mimir and Cortex, Tempo, Promtail,
+	// blackbox_exporter's own health (its probe_* series are the target's).
+	// Vendor prefixes, no KPI: Mimir's query-scheduler queue
+	// (cortex_query_scheduler_queue_length) is not an LLM queue.
+	{Prefix: "cortex_", Sector: secSLO, Source: srcMimir},
+	{Prefix: "tempo_", Sector: secSLO, Source: srcTempo},
+	{Prefix: "tempodb_", Sector: secSLO, Source: srcTempo},
+	{Prefix: "promtail_", Sector: secSLO, Source: srcPromtail},
+	{Prefix: "blackbox_exporter_", Sector: secSLO, Source: srcBlackboxSelf},
+	// SQL engines over big data: Presto (its queued tasks are not an LLM
+	// queue) and ClickHouse. Vendor prefixes, no KPI.
+	{Prefix: "presto_", Sector: secBigData, Source: srcPresto},
+	{Prefix: "ClickHouse", Sector: secBigData, Source: srcClickHouse},
 }

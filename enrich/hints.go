@@ -51,7 +51,7 @@ const (
 // hints builds the hints of an alert: the ones its sector/KPIs make relevant
 // (sec nil: none), each made specific when the alert carries the numbers,
 // plus specific hints for any numbers it carries, plus
-// percentiles-not-averages for latency-sensitive alerts on an average.
+// percentiles-not-averages for latency alerts on an average.
 //
 // A hint is relevant through a KPI of the alert that lists it. An alert of
 // a known sector without KPI gets only what is true of it: the sector-level
@@ -60,11 +60,23 @@ const (
 // expiring on a load balancer gets no queue-time or KV-cache hint.
 func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []alert.KPI, class string) []alert.Hint {
 	var relevant [numHints]bool
+	latency := class == ClassLatency
 	if sec != nil {
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
-				if d.ID == k.ID {
-					for _, h := range d.Hints {
+				if d.ID != k.ID {
+					continue
+				}
+				latency = latency || d.Class == ClassLatency
+				for _, h := range d.Hints {
+					switch {
+					case h == HintMicroburst && d.ID == "LOSS" && !congestionLoss(s):
+						// Error counters (CRC, symbol errors) are a bad
+						// cable, optic or port, not congestion.
+					case h == HintKVCache && sec.ID == secPStorage && !promptCacheEvidence(s):
+						// A Redis or Memcached eviction is not a prefix
+						// cache recomputing prompts.
+					default:
 						relevant[hintIndex(h)] = true
 					}
 				}
@@ -87,7 +99,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 		}
 	}
 	specific := specificHints(a)
-	if s.facts.averages != "" && ((sec != nil && sec.Sensitivity == sensitivityHigh) || class == ClassLatency) {
+	if s.facts.averages != "" && latency {
 		relevant[9] = true
 	}
 	n := 0
@@ -113,6 +125,49 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 		}
 	}
 	return out
+}
+
+// congestionLoss reports whether the packet loss (LOSS) of the alert is
+// read from anything but error counters (family.Corrupt): discards, drops,
+// retransmits, a word or a label. Loss read only from frames received or
+// sent with errors is a bad cable, optic or port, which microburst depth
+// and ECN/PFC counters do not explain.
+func congestionLoss(s *scratch) bool {
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; e.weight > 0 && e.tgt.kpi == "LOSS" && !e.tgt.corrupt {
+			return true
+		}
+	}
+	return false
+}
+
+// promptCacheEvidence reports whether something in the alert says its
+// cache serves an LLM: a sector or kpi label or a rule (the operator says
+// so), or a counted signal of GPU serving, prompt-cache compute or
+// prompt-cache storage that is neither a generic word ("evictions") nor a
+// general-purpose store's (Redis, Memcached: family.Store, word.Store) —
+// a vLLM or SGLang cache metric, LMCache, "KV cache". Without it, a cache
+// KPI of prompt-cache storage does not bring the kv-cache hint, whose
+// text is about prefix-cache recompute and TTFT.
+func promptCacheEvidence(s *scratch) bool {
+	for i := 0; i < s.n; i++ {
+		e := &s.ev[i]
+		if e.weight == 0 || e.kind == kindContext {
+			continue
+		}
+		switch e.kind {
+		case kindSectorLabel, kindKPILabel, kindRule:
+			return true
+		}
+		if e.tgt.generic || e.tgt.store || e.tgt.sector < 0 {
+			continue
+		}
+		switch sectors[e.tgt.sector].ID {
+		case secGPU, secPCompute, secPStorage:
+			return true
+		}
+	}
+	return false
 }
 
 // specificHintFuncs compute the specific hints, in HintIDs order. They

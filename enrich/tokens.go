@@ -32,6 +32,11 @@ type word struct {
 	// it breaks no tie. In an alertname, and in the annotations of other
 	// alerts, it counts as usual.
 	Scrape bool
+	// Store marks a general-purpose key-value store ("Redis", "Memcached"):
+	// the catalog reads it as prompt-cache storage, but nothing in the word
+	// says it holds prompts or KV blocks, so it does not make the kv-cache
+	// hint (recompute, TTFT) relevant (see promptCacheEvidence).
+	Store bool
 }
 
 // builtinWords are the words the classifier reads. Bare short acronyms that
@@ -106,8 +111,8 @@ var builtinWords = []word{
 	{Phrase: "eviction", Sector: secPStorage, KPI: "EVR", Generic: true},
 	{Phrase: "evictions", Sector: secPStorage, KPI: "EVR", Generic: true},
 	{Phrase: "lmcache", Sector: secPStorage},
-	{Phrase: "redis", Sector: secPStorage},
-	{Phrase: "memcached", Sector: secPStorage},
+	{Phrase: "redis", Sector: secPStorage, Store: true},
+	{Phrase: "memcached", Sector: secPStorage, Store: true},
 	// Prompt caching, API + load balancers.
 	{Phrase: "rchr", Sector: secPLB, KPI: "RCHR"},
 	{Phrase: "route cache hit", Sector: secPLB, KPI: "RCHR"},
@@ -278,6 +283,14 @@ var builtinWords = []word{
 	{Phrase: "kube state metrics", Sector: secSLO, Scrape: true},
 	{Phrase: "config reloader", Sector: secSLO},
 	{Phrase: "watchdog", Sector: secSLO, Generic: true},
+	// The rest of the monitoring stack: Grafana Mimir and Cortex (metrics,
+	// cortex_…), Tempo (traces, tempo_… and tempodb_…), Promtail (Loki's
+	// log shipper). "Cortex" (also Palo Alto's) and "tempo" are ordinary
+	// words: they count only when a metric family agrees.
+	{Phrase: "mimir", Sector: secSLO},
+	{Phrase: "cortex", Sector: secSLO, Generic: true},
+	{Phrase: "tempo", Sector: secSLO, Generic: true},
+	{Phrase: "promtail", Sector: secSLO},
 	// Systems the catalog of exporters names (see families_exporters.go).
 	{Phrase: "nginx", Sector: secPLB},
 	{Phrase: "traefik", Sector: secPLB},
@@ -291,11 +304,20 @@ var builtinWords = []word{
 	{Phrase: "airflow", Sector: secBigData},
 	{Phrase: "minio", Sector: secBigData},
 	{Phrase: "ceph", Sector: secBigData},
+	// SQL-on-big-data engines. "Presto" is also an ordinary word: it counts
+	// only when a presto_… metric agrees.
+	{Phrase: "presto", Sector: secBigData, Generic: true},
+	{Phrase: "trino", Sector: secBigData},
+	{Phrase: "clickhouse", Sector: secBigData},
 	{Phrase: "snmp", Sector: secNet},
 	{Phrase: "bgp", Sector: secNet},
-	{Phrase: "sfp", Sector: secFiber},
-	{Phrase: "transceiver", Sector: secFiber},
-	{Phrase: "optics", Sector: secFiber},
+	// Every switch port has an SFP, a transceiver, optics: a module's
+	// temperature or presence is switch hardware, not a DWDM span. These
+	// words count only when optical evidence agrees (a …_dbm… or …fec_…
+	// metric, "rx power", OSNR, BER, "optical", "fiber").
+	{Phrase: "sfp", Sector: secFiber, Generic: true},
+	{Phrase: "transceiver", Sector: secFiber, Generic: true},
+	{Phrase: "optics", Sector: secFiber, Generic: true},
 	{Phrase: "rx power", Sector: secFiber, KPI: "OSNRM"},
 	{Phrase: "cpu steal", Sector: secVM, KPI: "RDY"},
 	{Phrase: "steal", Sector: secVM, KPI: "RDY", Generic: true},
