@@ -57,8 +57,16 @@ func (m *Main) checkConfig(testRoute string) int {
 	store := "embedded in-memory (single replica)"
 	if r := cfg.Store.Redis; r != nil {
 		store = "redis " + strings.Join(r.Addrs, ",")
-		if r.MasterName != "" {
+		switch {
+		case r.MasterName != "":
 			store += " (sentinel, master " + r.MasterName + ")"
+		case r.Cluster || len(r.Addrs) > 1:
+			// Several addresses select Redis Cluster: said, since a
+			// primary and its replica given here would be taken for
+			// cluster seeds, and no replica would ever become ready.
+			store += " (Redis Cluster: every address a cluster seed; for one primary give its address alone, for primary and replicas use Sentinel)"
+		default:
+			store += " (single node)"
 		}
 	}
 	mode := "fail open"

@@ -371,3 +371,22 @@ func TestCheckConfigWarnsOfAClaimTTLShorterThanASend(t *testing.T) {
 		}
 	}
 }
+
+// check-config names the Redis topology the addresses select: several
+// addresses are Redis Cluster seeds, which a primary and its replica
+// given together are not (that router never became ready, and nothing
+// said Cluster).
+func TestCheckConfigNamesTheRedisTopology(t *testing.T) {
+	for redis, want := range map[string]string{
+		"{addrs: [redis:6379]}":                                "redis redis:6379 (single node)",
+		"{addrs: [redis-0:6379, redis-1:6379]}":                "redis redis-0:6379,redis-1:6379 (Redis Cluster: every address a cluster seed; for one primary give its address alone, for primary and replicas use Sentinel)",
+		"{addrs: [seed:6379], cluster: true}":                  "redis seed:6379 (Redis Cluster",
+		"{addrs: [s1:26379, s2:26379], master_name: mymaster}": "redis s1:26379,s2:26379 (sentinel, master mymaster)",
+	} {
+		p := writeFile(t, "router.yml", "store: {redis: "+redis+"}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 || !strings.Contains(out, "store: "+want) {
+			t.Errorf("%s: exit %d, %s%s; want %q", redis, code, out, errs, want)
+		}
+	}
+}
