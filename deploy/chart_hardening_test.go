@@ -744,7 +744,8 @@ func TestHelmRefusesAPodDisruptionBudgetThatBlocksEveryDrain(t *testing.T) {
 }
 
 func TestHelmSchemaAcceptsIPv6AndRefusesBadDurations(t *testing.T) {
-	_, m := render(t, chartCases[0], sets("redis.mode=external", "redis.addrs={[fd00::1]:6379,redis.example:6379}")...)
+	// Several addresses: Cluster seed nodes (external is one node).
+	_, m := render(t, chartCases[0], sets("redis.mode=cluster", "redis.addrs={[fd00::1]:6379,redis.example:6379}")...)
 	if got := strings.Join(routerConfig(t, m, "alertrouter").Store.Redis.Addrs, ","); got != "[fd00::1]:6379,redis.example:6379" {
 		t.Errorf("store.redis.addrs = %s, want the IPv6 address as given", got)
 	}
@@ -812,7 +813,7 @@ func TestKubecheckAppliesTheAPIServersRulesTypesMiss(t *testing.T) {
 	for _, tc := range []struct {
 		name, old, new, want string
 	}{
-		{"Service name over 63", "  name: alertrouter-redis\n  labels:", "  name: " + long + "\n  labels:", `metadata.name "` + long + `" of a Service`},
+		{"Service name over 63", "  name: alertrouter-redis\n  namespace: monitoring\n  labels:", "  name: " + long + "\n  namespace: monitoring\n  labels:", `metadata.name "` + long + `" of a Service`},
 		{"digest as tag", "image: \"registry.example.com/alertrouter/alertrouter:v0.1.0\"", "image: \"registry.example.com/alertrouter/alertrouter:sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\"", "is not a valid image reference"},
 		{"interval", "interval: 30s", "interval: banana", `spec.endpoints[0].interval "banana" is not a Prometheus duration`},
 	} {

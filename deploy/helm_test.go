@@ -352,7 +352,9 @@ func TestHelmRenderingsTheRouterRefusesAreCaught(t *testing.T) {
 		{"basic_auth_users + auth: bearer", []string{"-f", users}, "auth.bearer_token: cannot work with basic_auth_users"},
 		{"basic_auth_users + Slack triage", []string{"-f", users, "-f", triage}, "Slack triage cannot work with basic_auth_users"},
 	} {
-		// The chart may refuse the combination itself: caught as well.
+		// The chart refuses the combination itself (helm install fails,
+		// naming the values: TestHelmRefusesWhatTheRouterRefusesAtStart);
+		// were it to render it, the router's own check must catch it.
 		if out, err := exec.Command(helm(t), sentinel.args(tc.extra...)...).CombinedOutput(); err != nil {
 			if !bytes.Contains(out, []byte("basic_auth_users")) {
 				t.Errorf("%s: helm template failed for another reason: %v\n%s", tc.name, err, out)

@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"regexp"
 	"strings"
 
@@ -172,6 +173,11 @@ func checkMeta(m metav1.Object) []error {
 	for _, e := range validation.IsDNS1123Subdomain(m.GetName()) {
 		errs = append(errs, fmt.Errorf("metadata.name %q: %s", m.GetName(), e))
 	}
+	if ns := m.GetNamespace(); ns != "" {
+		for _, e := range validation.IsDNS1123Label(ns) {
+			errs = append(errs, fmt.Errorf("metadata.namespace %q: %s", ns, e))
+		}
+	}
 	errs = append(errs, checkLabels("metadata.labels", m.GetLabels())...)
 	for k := range m.GetAnnotations() {
 		for _, e := range validation.IsQualifiedName(strings.ToLower(k)) {
@@ -223,6 +229,10 @@ func checkPod(spec corev1.PodSpec) []error {
 		for _, e := range validation.IsDNS1123Label(v.Name) {
 			errs = append(errs, fmt.Errorf("volume %q: %s", v.Name, e))
 		}
+		if vols[v.Name] {
+			// The API server: spec.volumes[].name: Duplicate value.
+			errs = append(errs, fmt.Errorf("volume %q is defined twice", v.Name))
+		}
 		vols[v.Name] = true
 	}
 	for _, c := range append(append([]corev1.Container{}, spec.InitContainers...), spec.Containers...) {
@@ -249,10 +259,17 @@ func checkPod(spec corev1.PodSpec) []error {
 				ports[p.Name] = true
 			}
 		}
+		paths := map[string]bool{}
 		for _, m := range c.VolumeMounts {
 			if !vols[m.Name] {
 				errs = append(errs, fmt.Errorf("container %q mounts volume %q, which the pod does not define", c.Name, m.Name))
 			}
+			// The API server: volumeMounts[].mountPath must be unique.
+			p := path.Clean(m.MountPath)
+			if paths[p] {
+				errs = append(errs, fmt.Errorf("container %q mounts two volumes at %s (mountPath must be unique)", c.Name, p))
+			}
+			paths[p] = true
 		}
 		for _, p := range []*corev1.Probe{c.LivenessProbe, c.ReadinessProbe, c.StartupProbe} {
 			if p != nil && p.HTTPGet != nil && p.HTTPGet.Port.Type == 1 && !ports[p.HTTPGet.Port.StrVal] {

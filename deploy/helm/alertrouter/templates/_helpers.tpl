@@ -63,6 +63,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: router
 {{- end }}
 
+{{/*
+The chart's anti-affinity (podAntiAffinity: true): replicas preferably on
+different nodes. Merged into the affinity value unless that sets a
+podAntiAffinity of its own.
+*/}}
+{{- define "alertrouter.podAntiAffinity" -}}
+preferredDuringSchedulingIgnoredDuringExecution:
+  - weight: 100
+    podAffinityTerm:
+      topologyKey: kubernetes.io/hostname
+      labelSelector:
+        matchLabels:
+          {{- include "alertrouter.selectorLabels" . | nindent 10 }}
+{{- end }}
+
 {{/* Selector labels of the bundled Redis pod. */}}
 {{- define "alertrouter.redisSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "alertrouter.name" . }}
@@ -117,6 +132,16 @@ that cannot work, so a bad install stops at `helm install`.
 {{- end }}
 {{- if and (eq $r.mode "sentinel") (empty $r.masterName) }}
 {{- fail "redis.mode sentinel needs redis.masterName" }}
+{{- end }}
+{{- /* The router takes several addrs without master_name as Redis Cluster
+       seed nodes (store/config.go): "external" with several would be a
+       Cluster client against plain nodes, never ready ("NOAUTH" or
+       "MOVED" answers). The topology is said by the mode, never implied. */}}
+{{- if and (eq $r.mode "external") (gt (len $r.addrs) 1) }}
+{{- fail (printf "redis.mode external is one Redis node, but redis.addrs lists %d addresses (%s): the router would take them as Redis Cluster seed nodes, and against a primary and its replica it never becomes ready. Give external only the primary's (or the managed endpoint's) address; for Redis Cluster set redis.mode cluster, for Sentinel redis.mode sentinel with redis.masterName" (len $r.addrs) (join ", " $r.addrs)) }}
+{{- end }}
+{{- if and (eq $r.mode "cluster") (ne (int (default 0 $r.db)) 0) }}
+{{- fail (printf "redis.db %v: Redis Cluster has only db 0 (redis.mode cluster), and the router refuses any other: leave redis.db at 0 (use redis.keyPrefix to separate installations)" $r.db) }}
 {{- end }}
 {{- if and $r.passwordKey (not (include "alertrouter.secretName" .)) }}
 {{- fail "redis.passwordKey names a key of secrets.existingSecret (or secrets.files), and neither is set" }}
@@ -305,6 +330,70 @@ includes it, so a bad install stops at `helm install`.
 {{- range .Values.probes.httpHeaders }}{{ if eq (lower (toString .name)) "authorization" }}{{ $auth = true }}{{ end }}{{ end }}
 {{- if not $auth }}
 {{- fail "webConfig.basic_auth_users guards every path, the probes' /-/healthy and /-/ready included: without an Authorization header in probes.httpHeaders (e.g. [{name: Authorization, value: \"Basic <base64 of user:password>\"}]) every probe gets 401 and the kubelet restarts the pods forever" }}
+{{- end }}
+{{- end }}
+{{- /* The same combinations the router refuses at start
+       (config.CheckWebConfig), caught at helm install: basic_auth_users
+       guard every path, and a client sends one Authorization header. */}}
+{{- with .Values.webConfig.basic_auth_users }}
+{{- $users := keys . | sortAlpha }}
+{{- $cfg := default dict $.Values.config }}
+{{- $auth := default dict $cfg.auth }}
+{{- if or $auth.bearer_token $auth.bearer_token_file }}
+{{- fail (printf "webConfig.basic_auth_users (%s) cannot work with config.auth.bearer_token_file (or bearer_token): Alertmanager sends one Authorization header, and the web configuration answers its bearer token 401 before the router sees it, so no webhook would arrive (the router refuses this combination at start). Either remove webConfig.basic_auth_users (protect the console with config.console.auth), or drop config.auth's bearer token and give Alertmanager's http_config the basic_auth of a basic_auth_users user" (join ", " $users)) }}
+{{- end }}
+{{- with $auth.basic_auth }}
+{{- if not (has (toString .username) $users) }}
+{{- fail (printf "config.auth.basic_auth.username %q is not one of webConfig.basic_auth_users (%s): Alertmanager sends one Authorization header, and the web configuration would answer it 401 (the router refuses this at start). Use one of those users with the same password, or drop one of the two" (toString .username) (join ", " $users)) }}
+{{- end }}
+{{- end }}
+{{- $consoleAuth := dig "console" "auth" dict $cfg }}
+{{- if or (dig "bearer_token" "" (default dict $consoleAuth)) (dig "bearer_token_file" "" (default dict $consoleAuth)) }}
+{{- fail (printf "config.console.auth with a bearer token cannot work with webConfig.basic_auth_users (%s): a browser sends one Authorization header (the router refuses this at start). Remove basic_auth_users, or make console.auth the basic_auth of one of those users" (join ", " $users)) }}
+{{- end }}
+{{- with dig "basic_auth" "username" "" (default dict $consoleAuth) }}
+{{- if not (has (toString .) $users) }}
+{{- fail (printf "config.console.auth.basic_auth.username %q is not one of webConfig.basic_auth_users (%s): a browser sends one Authorization header, so the console would answer everyone 401 (the router refuses this at start). Use one of those users with the same password, or drop one of the two" (toString .) (join ", " $users)) }}
+{{- end }}
+{{- end }}
+{{- range $i, $rcv := default list $cfg.receivers }}
+{{- range $j, $s := default list (dig "slack_configs" list (default dict $rcv)) }}
+{{- $actions := dig "actions" list (default dict $s) }}
+{{- if and (kindIs "slice" $actions) $actions (kindIs "string" (first $actions)) }}
+{{- fail (printf "config.receivers[%d].slack_configs[%d].actions: Slack triage cannot work with webConfig.basic_auth_users (%s): Slack's signed requests to /slack/interactions and /slack/commands carry no basic-auth credentials, so every click and command would be answered 401 (the router refuses this at start). Remove basic_auth_users and protect the console with config.console.auth" $i $j (join ", " $users)) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* extraArgs must not repeat a flag the chart sets: the router refuses a
+       repeated flag ("cannot be repeated") and the pods crash-loop; and the
+       grace period and probes are computed from the values.
+       (--web.listen-address may be repeated: another listener.) */}}
+{{- $own := dict "config.file" "config, rendered into router.yml" "web.shutdown-delay" "shutdownDelay" "web.config.file" "webConfig" }}
+{{- range .Values.extraArgs }}
+{{- $arg := toString . }}
+{{- range $flag, $value := $own }}
+{{- if or (eq $arg (printf "--%s" $flag)) (hasPrefix (printf "--%s=" $flag) $arg) }}
+{{- fail (printf "extraArgs %q: the chart sets --%s itself (from %s), and the router refuses a repeated flag (\"flag '%s' cannot be repeated\"), so the pods would crash-loop: remove it from extraArgs and set %s" $arg $flag $value $flag $value) }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- /* extraVolumes and extraVolumeMounts next to the chart's own. */}}
+{{- $ownVolumes := list "config" "secrets" "web-config" "redis-auth" }}
+{{- $volumes := list }}
+{{- range .Values.extraVolumes }}
+{{- if has (toString .name) $ownVolumes }}
+{{- fail (printf "extraVolumes: the volume name %q is the chart's own (%s): give it another name" (toString .name) (join ", " $ownVolumes)) }}
+{{- end }}
+{{- $volumes = append $volumes (toString .name) }}
+{{- end }}
+{{- $ownMounts := list "/etc/alertrouter/router.yml" "/etc/alertrouter/secrets" "/etc/alertrouter/web" "/etc/alertrouter/redis-auth" }}
+{{- range .Values.extraVolumeMounts }}
+{{- if has (trimSuffix "/" (toString .mountPath)) $ownMounts }}
+{{- fail (printf "extraVolumeMounts: mountPath %s is where the chart mounts its own files (%s): mount elsewhere, e.g. /etc/alertrouter/templates or /etc/alertrouter/tls" (toString .mountPath) (join ", " $ownMounts)) }}
+{{- end }}
+{{- if not (has (toString .name) (concat $volumes $ownVolumes)) }}
+{{- fail (printf "extraVolumeMounts: %s mounts volume %q, which extraVolumes does not define" (toString .mountPath) (toString .name)) }}
 {{- end }}
 {{- end }}
 {{- $clientAuth := toString (dig "tls_server_config" "client_auth_type" "" (default dict .Values.webConfig)) }}
