@@ -192,3 +192,51 @@ func TestServedWebhooksReachTheJournalAndTheConsole(t *testing.T) {
 		t.Error("no journal stream in Redis under the store's key prefix")
 	}
 }
+
+// A reload that removes or renames a receiver or an integration leaves the
+// open incidents it notified with nothing more through it: said in the
+// log, naming each; a reload that keeps them says nothing of the kind.
+func TestReloadWarnsOfRemovedIntegrations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "router.yml")
+	write := func(y string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("route: {receiver: pager}\nreceivers:\n- {name: pager, log_configs: [{}, {}]}\n- {name: chat, log_configs: [{}]}\n")
+	var logs syncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, configFile: path, configFileSet: true, logger: logger}
+	cfg, err := m.loadConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeps(prometheus.NewRegistry(), logger, io.Discard)
+	rt := &runtime{m: m, deps: d, reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ok"}), reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "t"})}
+	d.current = func() *built { return rt.current.Load() }
+	st, err := d.openState(cfg.Store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := d.build(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.current.Store(b)
+	t.Cleanup(func() { rt.current.Load().state.close() })
+	if err := rt.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "removed or renamed") {
+		t.Fatalf("a reload of the same receivers warns:\n%s", logs.String())
+	}
+	// chat renamed to team-chat, pager's second integration dropped.
+	write("route: {receiver: pager}\nreceivers:\n- {name: pager, log_configs: [{}]}\n- {name: team-chat, log_configs: [{}]}\n")
+	if err := rt.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "removed or renamed receivers or integrations") || !strings.Contains(logs.String(), `removed="chat/log/0, pager/log/1"`) {
+		t.Errorf("the reload does not name what it removed:\n%s", logs.String())
+	}
+}

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
@@ -185,8 +186,27 @@ func (rt *runtime) reload() error {
 	for _, s := range configWarnings(cfg) {
 		rt.m.logger.Warn(s)
 	}
+	if gone := removedIntegrations(old.pipeline.Receivers, b.pipeline.Receivers); len(gone) > 0 {
+		rt.m.logger.Warn("this reload removed or renamed receivers or integrations: the incidents they notified that are still open get nothing more through them — a Slack parent stays drawn firing, and a renamed PagerDuty receiver triggers its open incidents again (PagerDuty folds a trigger into an open incident). Keep the old names until their incidents resolve, or resolve those by hand",
+			"removed", strings.Join(gone, ", "))
+	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
+}
+
+// removedIntegrations lists, sorted, the receiver/integration pairs of old
+// that now does not have.
+func removedIntegrations(old, now map[string][]routing.Integration) []string {
+	var gone []string
+	for r, ints := range old {
+		for _, in := range ints {
+			if !slices.ContainsFunc(now[r], func(n routing.Integration) bool { return n.Name == in.Name }) {
+				gone = append(gone, r+"/"+in.Name)
+			}
+		}
+	}
+	slices.Sort(gone)
+	return gone
 }
 
 // configWarnings are what check-config prints and a start or a reload
