@@ -181,28 +181,6 @@ func TestDeployBodyCapGoesWithABoundedMaxAlerts(t *testing.T) {
 	}
 }
 
-// shBlock returns the first ```sh block after marker in deploy/README.md.
-func shBlock(t *testing.T, marker string) string {
-	t.Helper()
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, after, ok := strings.Cut(string(b), marker)
-	if !ok {
-		t.Fatalf("deploy/README.md has no %q", marker)
-	}
-	_, after, ok = strings.Cut(after, "```sh\n")
-	if !ok {
-		t.Fatalf("deploy/README.md has no ```sh block after %q", marker)
-	}
-	block, _, ok := strings.Cut(after, "```")
-	if !ok {
-		t.Fatalf("deploy/README.md: unterminated block after %q", marker)
-	}
-	return block
-}
-
 // helmLine returns the README block's `helm template` command (its
 // continuation lines joined) with helm's path and the chart's absolute
 // path put in.
@@ -239,7 +217,7 @@ func TestHelmTemplateWithAPasswordKeyKeepsTheRedisPassword(t *testing.T) {
 		t.Errorf("two helm template renders of the default values give the Redis password %q and %q: want a new one each (no cluster to look up), the hazard deploy/README.md describes",
 			pw, str(get(b["Secret/alertrouter-redis"], "data", "redis-password")))
 	}
-	block := shBlock(t, "**The bundled Redis' generated password and `helm template`.**")
+	block := fencedBlock(t, "**The bundled Redis' generated password and `helm template`.**", "sh")
 	cmd := helmLine(t, block)
 	if !strings.Contains(cmd, "redis.passwordKey=") {
 		t.Fatalf("the README's helm template command sets no redis.passwordKey: %s", cmd)
@@ -357,7 +335,7 @@ func TestDeployReadmeCheckConfigRunsOnAWorkstation(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/router: %v\n%s", err, out)
 	}
-	check := shBlock(t, "<!-- check-config-example -->")
+	check := fencedBlock(t, "<!-- check-config-example -->", "sh")
 	if !strings.Contains(check, "router check-config") {
 		t.Fatalf("the check-config block runs no check-config: %s", check)
 	}
@@ -381,7 +359,7 @@ func TestDeployReadmeCheckConfigRunsOnAWorkstation(t *testing.T) {
 		}
 	})
 	// The chart: the README's helm line extracts router.yml.
-	helmBlock := shBlock(t, "take the rendered `router.yml` first")
+	helmBlock := fencedBlock(t, "take the rendered `router.yml` first", "sh")
 	for _, c := range chartCases[:3] { // the cluster example's Redis CA must be a real PEM file
 		t.Run("chart "+c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -368,8 +368,16 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 	}
 }
 
-// readmeBlock returns the first fenced block after marker in README.md.
+// readmeBlock returns the first ```yaml block after marker in
+// deploy/README.md.
 func readmeBlock(t *testing.T, marker string) string {
+	t.Helper()
+	return fencedBlock(t, marker, "yaml")
+}
+
+// fencedBlock returns the first ```lang block after marker in
+// deploy/README.md.
+func fencedBlock(t *testing.T, marker, lang string) string {
 	t.Helper()
 	b, err := os.ReadFile("README.md")
 	if err != nil {
@@ -377,15 +385,15 @@ func readmeBlock(t *testing.T, marker string) string {
 	}
 	_, after, ok := strings.Cut(string(b), marker)
 	if !ok {
-		t.Fatalf("README.md has no %q marker", marker)
+		t.Fatalf("deploy/README.md has no %q marker", marker)
 	}
-	_, after, ok = strings.Cut(after, "```yaml\n")
+	_, after, ok = strings.Cut(after, "```"+lang+"\n")
 	if !ok {
-		t.Fatalf("README.md has no ```yaml block after %q", marker)
+		t.Fatalf("deploy/README.md has no ```%s block after %q", lang, marker)
 	}
 	block, _, ok := strings.Cut(after, "```")
 	if !ok {
-		t.Fatalf("README.md: unterminated block after %q", marker)
+		t.Fatalf("deploy/README.md: unterminated block after %q", marker)
 	}
 	return block
 }
