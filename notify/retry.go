@@ -151,6 +151,7 @@ func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Con
 			}
 			return err
 		}
+		alert.Attempted(ctx)
 		last = attempt(ctx)
 		if last == nil || !alert.Retryable(last) || IsOutcomeUnknown(last) || n >= p.MaxAttempts {
 			return last

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -31,6 +32,8 @@ type batch struct {
 	skip    bool
 	err     error
 	latency time.Duration
+	// attempts counts the notifier's sends of the batch (alert.CountAttempts).
+	attempts atomic.Int64
 	// in: the webhook's count in the incidents it may update (coalesce.go).
 	in *inbound
 	// reopen: the incident's dedup.HandResolvedKey and the value read there,
@@ -175,7 +178,7 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 			// notified_ttl in a group that never reminds first, it would
 			// expire and the alert be sent again as new.
 			p.countDedup(dedupHit, sum)
-			t.record(alert.DeliveryDeduplicated, nil, 0)
+			t.record(alert.DeliveryDeduplicated, nil, 0, 0)
 			reminded = append(reminded, store.Entry{Key: t.marker, Value: t.remindedMarker, TTL: p.Dedup.NotifiedTTL})
 		default:
 			lost = append(lost, t)
@@ -203,12 +206,12 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 	for i, t := range lost {
 		if done[i] {
 			p.countDedup(dedupHit, sum)
-			t.record(alert.DeliveryDeduplicated, nil, 0)
+			t.record(alert.DeliveryDeduplicated, nil, 0, 0)
 			continue
 		}
 		failed++
 		p.countDedup(dedupInFlight, nil)
-		t.record(alert.DeliveryInFlight, nil, 0)
+		t.record(alert.DeliveryInFlight, nil, 0, 0)
 	}
 	if failed == 0 {
 		return nil
@@ -447,6 +450,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 		return
 	}
 	start := time.Now()
+	ctx = alert.CountAttempts(ctx, &b.attempts)
 	var err error
 	if waitsForUpdates(b) {
 		err = p.updates.send(ctx, b, p.UpdateWindow, func(ctx context.Context, n *alert.Notification) error { return p.notify(ctx, b, n) }, p.countCoalesced)
@@ -532,14 +536,14 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, b := range batches {
 		if b.err != nil {
 			for _, t := range b.trs {
-				t.record(alert.DeliveryFailed, b.err, b.latency)
+				t.record(alert.DeliveryFailed, b.err, b.latency, int(b.attempts.Load()))
 				if t.held {
 					release = append(release, store.Entry{Key: t.claim, Value: token})
 				}
 			}
 			failures = append(failures, b.err)
 			if p.DeadLetters != nil && !alert.Retryable(b.err) {
-				p.DeadLetters.DeadLetter(b.n, b.err)
+				p.DeadLetters.DeadLetter(b.n, alert.WithAttempts(b.err, int(b.attempts.Load())))
 			}
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
@@ -558,7 +562,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			outcome = alert.DeliverySuppressed
 		}
 		for _, t := range b.trs {
-			t.record(outcome, nil, b.latency)
+			t.record(outcome, nil, b.latency, int(b.attempts.Load()))
 			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
 			p.countDedup(dedupMiss, nil)

@@ -37,9 +37,10 @@ type transition struct {
 	remindedMarker string
 }
 
-// record notes the transition's outcome on its alert's result.
-func (t *transition) record(outcome string, err error, latency time.Duration) {
-	d := alert.Delivery{Receiver: t.receiver, Integration: t.integ.Name, Kind: t.kind, Outcome: outcome, Latency: latency}
+// record notes the transition's outcome on its alert's result, with the
+// notifier's attempts (0 when nothing was sent).
+func (t *transition) record(outcome string, err error, latency time.Duration, attempts int) {
+	d := alert.Delivery{Receiver: t.receiver, Integration: t.integ.Name, Kind: t.kind, Outcome: outcome, Latency: latency, Attempts: attempts}
 	if err != nil {
 		d.Error, d.Retryable = err.Error(), alert.Retryable(err)
 	}

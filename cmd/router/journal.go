@@ -206,7 +206,10 @@ func (m *Main) deadLettersList(ctx context.Context, c *journalCommands) int {
 	fmt.Fprintln(tw, "ID\tTIME\tRECEIVER\tINTEGRATION\tINCIDENT\tKIND\tREPLAYED\tERROR")
 	for _, l := range letters {
 		d := l.DeadLetter
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", l.ID, l.Time.UTC().Format(time.RFC3339), d.Receiver, d.Integration, d.Incident, d.Kind, l.Replayed, d.Error)
+		// Alerts' text is printed escaped: an ESC in a label must not drive
+		// the terminal, a tab or newline not break the table.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", l.ID, l.Time.UTC().Format(time.RFC3339), journal.TerminalSafe(d.Receiver),
+			journal.TerminalSafe(d.Integration), journal.TerminalSafe(d.Incident), journal.TerminalSafe(string(d.Kind)), l.Replayed, journal.TerminalSafe(d.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return m.fail("dead-letters list", err)

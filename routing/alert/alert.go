@@ -231,6 +231,9 @@ type Delivery struct {
 	Retryable   bool          `json:"retryable,omitempty"`
 	Error       string        `json:"error,omitempty"`
 	Latency     time.Duration `json:"latency,omitempty"`
+	// Attempts counts the notifier's sends, retries included (0: none
+	// counted, e.g. deduplicated).
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // LiveSLO is the live state of an alert's SLO, as notifications show it.

@@ -20,6 +20,10 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/console"
+	"github.com/alertrouter/alertrouter/routing/journal"
 )
 
 var update = flag.Bool("update", false, "write the browser test's screenshots to docs/img for the README")
@@ -361,4 +365,77 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Fatal("the console rendered without credentials")
 		}
 	})
+}
+
+// A 20,000-character label value wraps inside its cell instead of widening
+// the page (it made the incident page 171,424 px wide, drawn over the
+// decision column), and a bidi override in a label neither reverses what
+// the console shows nor moves the text around it.
+func TestHostileLabelValuesKeepTheLayout(t *testing.T) {
+	e := newEnv(t)
+	long := strings.Repeat("A", 20000)
+	for i, probe := range []struct{ name, label, value string }{
+		{"LongValueProbe", "long", long},
+		{"BidiProbe", "service", "pay\u202egnp.exe"},
+	} {
+		incident := probe.name + "/unknown/" + probe.value
+		e.writer.Write(journal.Entry{Kind: journal.KindDecision, Time: e.now.Add(-time.Duration(i+1) * time.Minute),
+			Fingerprint: fmt.Sprintf("%016x", i+1), Alertname: probe.name, Status: "firing",
+			Labels:   map[string]string{"alertname": probe.name, "severity": "warning", probe.label: probe.value},
+			Decision: alert.Decision{Action: alert.ActionTicket, Policy: "severity", Reasons: []string{`severity="warning" → ticket`}},
+			Incident: incident, Receivers: []string{"slack"}})
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
+	tab := browser(t, basicAuth("ops", "s3cret"))
+	fits := func(page string) {
+		t.Helper()
+		if w, inner := evalInt(t, tab, `document.documentElement.scrollWidth`), evalInt(t, tab, `window.innerWidth`); w > inner {
+			t.Errorf("%s is %d px wide in a %d px window", page, w, inner)
+		}
+	}
+
+	longPage := base + console.IncidentPath("LongValueProbe/unknown/"+long)
+	do(t, tab, chromedp.Navigate(longPage), chromedp.WaitVisible(chromedp.CSS("table.alerts")))
+	fits("the incident page of a 20,000-character label")
+	// The labels cell ends where the decision cell begins: the value is
+	// not drawn over the decision and its reasons.
+	if overlap := evalInt(t, tab, `(() => {
+		const row = document.querySelector("table.alerts tbody tr");
+		const labels = row.querySelector("td.labels").getBoundingClientRect();
+		const decision = row.cells[3].getBoundingClientRect();
+		let right = 0;
+		for (const r of row.querySelector("td.labels").getClientRects()) right = Math.max(right, r.right);
+		for (const s of row.querySelectorAll("td.labels .label-pair")) for (const r of s.getClientRects()) right = Math.max(right, r.right);
+		return Math.ceil(right - decision.left);
+	})()`); overlap > 0 {
+		t.Errorf("the label value runs %d px into the decision cell", overlap)
+	}
+	if s := text(t, tab, "table.alerts tbody tr td:nth-child(4)"); !strings.Contains(s, `severity="warning" → ticket`) {
+		t.Errorf("the decision cell reads %q", s)
+	}
+	do(t, tab, chromedp.Navigate(base+"/decisions"), chromedp.WaitVisible(chromedp.CSS("table.decisions")))
+	fits("the decisions page")
+
+	do(t, tab, chromedp.Navigate(base+console.IncidentPath("BidiProbe/unknown/pay\u202egnp.exe")), chromedp.WaitVisible(chromedp.CSS("h1 code")))
+	fits("the incident page of a bidi label")
+	// The override is shown, not obeyed, and the status badge stays after
+	// the key.
+	if s := text(t, tab, "h1 code"); s != "BidiProbe/unknown/pay[U+202E]gnp.exe" {
+		t.Errorf("the incident key reads %q", s)
+	}
+	if after := evalInt(t, tab, `(() => {
+		const rects = document.querySelector("h1 code").getClientRects();
+		const code = rects[rects.length - 1];
+		const badge = document.querySelector("h1 code ~ .badge").getBoundingClientRect();
+		return badge.left >= code.right || badge.top >= code.bottom ? 1 : 0;
+	})()`); after != 1 {
+		t.Error("the status badge is drawn inside the incident key")
+	}
+	do(t, tab, chromedp.Navigate(base+"/decisions?q=BidiProbe"), chromedp.WaitVisible(chromedp.CSS("table.decisions")))
+	if s := text(t, tab, "table.decisions tbody tr td:nth-child(5)"); !strings.Contains(s, "pay[U+202E]gnp.exe") {
+		t.Errorf("the decisions page shows the incident as %q", s)
+	}
 }

@@ -128,6 +128,31 @@ const (
 	maxExports         = 2
 )
 
+// showBidi shows the bidirectional controls of a user-supplied value (the
+// embeddings, overrides and isolates U+202A–202E and U+2066–2069, the marks
+// U+200E, U+200F and U+061C) as "[U+202E]", so that a label cannot display
+// as something it is not ("pay\u202egnp.exe" as "payexe.png"). The CSS
+// isolates every value besides (unicode-bidi: isolate), so that none moves
+// the text around it.
+func showBidi(s string) string {
+	if !strings.ContainsFunc(s, isBidiControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if isBidiControl(r) {
+			fmt.Fprintf(&b, "[U+%04X]", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isBidiControl(r rune) bool {
+	return '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
+}
+
 // IncidentPath returns the path of an incident's page, for links from
 // notifications: the console's external URL plus this path.
 func IncidentPath(incident string) string { return "/incidents/" + url.PathEscape(incident) }
@@ -193,6 +218,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var funcs = template.FuncMap{
+	"bidi":     showBidi,
 	"join":     strings.Join,
 	"incident": IncidentPath,
 	"ago": func(now, t time.Time) string {
@@ -407,6 +433,18 @@ type decisionsBody struct {
 	Entries []journal.Entry
 	Options filterOptions
 	Limit   int
+	// Scanned is how many decisions were read; Capped says the read
+	// stopped at MaxEntries before the window's start, at Oldest (the
+	// oldest decision read), so older ones were not searched.
+	Scanned int
+	Capped  bool
+	Oldest  time.Time
+	// Exact is set when the text is an exact fingerprint or incident key
+	// searched past MaxEntries, through the whole window: ExactScanned
+	// decisions were read for it.
+	Exact        bool
+	ExactScanned int
+	Window       string
 }
 
 // filterOptions are the values offered by the filter form's selects.
@@ -414,9 +452,31 @@ type filterOptions struct {
 	Sectors, Policies, Receivers []string
 }
 
+// exactTarget reports whether text may be a fingerprint (16 hex digits) or
+// an incident key (it holds a slash), which the decisions page keeps
+// looking for, past MaxEntries, through the whole window, as the incident
+// page does: matching them needs no record decoded whole.
+func exactTarget(text string) bool {
+	if strings.Contains(text, "/") {
+		return true
+	}
+	if len(text) != 16 {
+		return false
+	}
+	for _, c := range strings.ToLower(text) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // decisions lists the newest recentLimit decisions that match the
-// filters, among the newest MaxEntries, and stops there; the filter's
-// options are the overview's (the values seen in the same decisions).
+// filters, among the newest MaxEntries, and says so when it stops there
+// before the window's start. A text that is an exact fingerprint or
+// incident key is looked for past MaxEntries, through the whole window
+// (as the incident page does). The filter's options are the overview's
+// (the values seen in the same decisions).
 func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	f, err := filterFrom(r.URL.Query())
 	if err != nil {
@@ -438,23 +498,46 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 	// text filter decodes whole the records where the others match.
 	byFields := f
 	byFields.Text = ""
+	lower := strings.ToLower(f.Text)
+	exact := exactTarget(f.Text)
+	body := decisionsBody{Filter: f, Options: snap.options, Limit: recentLimit, Window: model.Duration(c.opts.Window).String()}
 	var shown []journal.Entry
 	n := 0
 	err = c.scan(r.Context(), journal.KindDecision, c.since(), func(rec *record, i int, e *journal.Entry) error {
 		if e.Kind != journal.KindDecision {
 			return nil
 		}
+		if !body.Capped && n == c.opts.MaxEntries {
+			// A decision past MaxEntries: the search stops here, or looks
+			// on for the exact fingerprint or incident only.
+			body.Capped, body.Exact = true, exact
+			if !exact {
+				return errStop
+			}
+		}
+		if body.Capped {
+			body.ExactScanned++
+			if byFields.Match(e) && (strings.EqualFold(e.Fingerprint, f.Text) || e.Incident == f.Text) {
+				shown = append(shown, *e)
+				if len(shown) == recentLimit {
+					return errStop
+				}
+			}
+			return nil
+		}
+		n++
+		body.Oldest = e.Time
 		switch {
 		case !byFields.Match(e):
 		case f.Text == "":
 			shown = append(shown, *e)
-		case !rec.mayContain(strings.ToLower(f.Text)):
+		case !rec.mayContain(lower):
 		default:
 			if full, ok := rec.entry(i); ok && f.Match(full) {
 				shown = append(shown, summarize(full))
 			}
 		}
-		if n++; n == c.opts.MaxEntries || len(shown) == recentLimit {
+		if len(shown) == recentLimit {
 			return errStop
 		}
 		return nil
@@ -463,8 +546,8 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 		c.readFailed(w, r, err)
 		return
 	}
-	c.render(w, http.StatusOK, "decisions", page{Title: "Decisions", Nav: "decisions", Refresh: true,
-		Body: decisionsBody{Filter: f, Entries: shown, Options: snap.options, Limit: recentLimit}})
+	body.Scanned, body.Entries = n, shown
+	c.render(w, http.StatusOK, "decisions", page{Title: "Decisions", Nav: "decisions", Refresh: true, Body: body})
 }
 
 type incidentBody struct {

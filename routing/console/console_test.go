@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -628,5 +629,61 @@ func TestEveryPageHasAHeadingAnIconAndIsNotStored(t *testing.T) {
 		if code, _ := get(t, srv, m[1]); code != http.StatusOK {
 			t.Errorf("GET %s: its icon %s answers %d", path, m[1], code)
 		}
+	}
+}
+
+// Past MaxEntries the decisions search never answers a bare "0 decisions":
+// it says how many it read and that older ones were not searched, and it
+// looks through the whole window for an exact fingerprint or incident key,
+// as the incident page does.
+func TestDecisionsSearchSaysWhereItStopped(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	capped := console.New(console.Options{Journal: e.journal, MaxEntries: 3, Now: func() time.Time { return e.now }})
+	srv := httptest.NewServer(capped)
+	defer srv.Close()
+	// The journal is read newest first: the newest three are the three
+	// latest-timed decisions.
+	newest := slices.SortedStableFunc(slices.Values(e.decisions), func(a, b journal.Entry) int { return b.Time.Compare(a.Time) })
+	recent := map[string]bool{}
+	for _, d := range newest[:3] {
+		recent[d.Fingerprint], recent[d.Alertname], recent[d.Incident] = true, true, true
+	}
+	var old journal.Entry
+	for _, d := range newest[3:] {
+		if d.Incident != "" && !recent[d.Fingerprint] && !recent[d.Alertname] && !recent[d.Incident] {
+			old = d
+			break
+		}
+	}
+	if old.Fingerprint == "" {
+		t.Fatal("the fixture has no decision outside the newest three")
+	}
+	shownRe := regexp.MustCompile(`id="shown">([^<]*)`)
+	for _, c := range []struct{ q, want string }{
+		{old.Fingerprint, "among the newest 3 searched"},
+		{old.Incident, "among the newest 3 searched"},
+	} {
+		code, body := get(t, srv, "/decisions?q="+url.QueryEscape(c.q))
+		if code != http.StatusOK || !strings.Contains(body, `<code>`+old.Fingerprint+`</code>`) {
+			t.Fatalf("q=%s past the cap: %d, the decision is not listed (%q)", c.q, code, shownRe.FindStringSubmatch(body))
+		}
+		if !strings.Contains(body, "searched for the exact fingerprint or incident key") {
+			t.Errorf("q=%s: the page does not say how far it searched", c.q)
+		}
+	}
+	code, body := get(t, srv, "/decisions?q="+url.QueryEscape(old.Alertname))
+	m := shownRe.FindStringSubmatch(body)
+	if code != http.StatusOK || m == nil {
+		t.Fatalf("q=%s: %d", old.Alertname, code)
+	}
+	if !strings.Contains(m[1], "among the newest 3 searched") || !strings.Contains(body, "were <b>not searched</b>") {
+		t.Fatalf("q=%s past the cap says %q without saying older decisions were not searched", old.Alertname, m[1])
+	}
+	// Below the cap, no such notice.
+	whole := httptest.NewServer(console.New(console.Options{Journal: e.journal, Now: func() time.Time { return e.now }}))
+	defer whole.Close()
+	if _, body := get(t, whole, "/decisions?q="+url.QueryEscape(old.Alertname)); strings.Contains(body, `id="capped"`) {
+		t.Fatal("a search of the whole window says it stopped")
 	}
 }

@@ -35,7 +35,7 @@ func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 		}
 		for _, d := range r.Deliveries {
 			e.Deliveries = append(e.Deliveries, Delivery{Receiver: d.Receiver, Integration: d.Integration,
-				Outcome: deliveryOutcome(d), Attempts: 1, Latency: d.Latency, Error: d.Error})
+				Outcome: deliveryOutcome(d), Attempts: deliveryAttempts(d), Latency: d.Latency, Error: d.Error})
 			e.Deduplicated = e.Deduplicated || d.Outcome == alert.DeliveryDeduplicated
 		}
 		entries = append(entries, e)
@@ -55,11 +55,25 @@ func deliveryOutcome(d alert.Delivery) string {
 	return d.Outcome
 }
 
+// deliveryAttempts is the notifier's attempts of d (the pipeline counts
+// them, retries included); a send or failure that counted none (a notifier
+// that does not go through notify.Retry, a send shared with another
+// webhook's) made at least one, a deduplicated or waiting delivery none.
+func deliveryAttempts(d alert.Delivery) int {
+	switch {
+	case d.Attempts > 0:
+		return d.Attempts
+	case d.Outcome == alert.DeliverySent || d.Outcome == alert.DeliveryFailed:
+		return 1
+	}
+	return 0
+}
+
 // DeadLetter writes a dead letter for a notification that failed
 // permanently (a revoked token, a deleted routing key), so it can be
 // replayed once the configuration is fixed.
 func (w *Writer) DeadLetter(n *alert.Notification, cause error) {
-	e, err := NewDeadLetter(n, cause, 1, time.Now())
+	e, err := NewDeadLetter(n, cause, max(1, alert.AttemptsOf(cause)), time.Now())
 	if err != nil {
 		w.opts.Logger.Error("dead letter could not be kept", "receiver", n.Receiver, "integration", n.Integration, "incident", n.Incident, "err", err)
 		return

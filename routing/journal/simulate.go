@@ -6,8 +6,10 @@ import (
 	"io"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -56,6 +58,10 @@ type Report struct {
 	BySector map[string]map[string]int `json:"by_sector"`
 	ByPolicy map[string]map[string]int `json:"by_policy"`
 	Changes  []Change                  `json:"changes"`
+	// AssumedSuppressed counts the tickets suppressed by a page the
+	// entries read do not hold (it paged before the period): they are
+	// assumed still suppressed under the candidate.
+	AssumedSuppressed int `json:"assumed_suppressed,omitempty"`
 }
 
 // episode identifies one alert occurrence in the journal.
@@ -65,35 +71,63 @@ type episode struct {
 }
 
 // Simulate decides the journal's decision entries again with evaluate and
-// reports what changes. Entries of one webhook (same GroupKey and
-// ReceivedAt) are decided together, as the pipeline decided them, so that
-// in-payload SLO suppression is reproduced.
+// reports what changes. Every webhook as journaled (same GroupKey and
+// ReceivedAt) is decided again whole, in journal order, as the pipeline
+// decided it, so that in-payload SLO suppression is reproduced; an alert
+// journaled several times (Alertmanager's repeats, an hourly re-journaled
+// suppression, each replica of an HA pair) is reported once, at its latest
+// decision.
+//
+// SLO suppression across webhooks is reproduced too: the pipeline
+// suppresses a ticket while a page of the same SLO, notified by an earlier
+// webhook at any replica, still fires. A replica whose copy of that page
+// was deduplicated journals the suppressed ticket without the page, and so
+// does a replica re-journaling an unchanged suppression an hour later;
+// deciding such a record alone would report a phantom "unsuppressed". So
+// Simulate keeps, per SLO, the pages the candidate decided firing in the
+// webhooks before (and forgets them when they resolve), and suppresses a
+// later ticket of that SLO as the pipeline would. A ticket suppressed by a
+// page the entries do not hold at all (it paged before the period read) is
+// assumed still suppressed and counted in Report.AssumedSuppressed.
 func Simulate(entries []Entry, evaluate Evaluator) *Report {
 	latest := map[episode]int{}
+	seen := map[string]bool{} // fingerprints of every decision entry
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != KindDecision {
 			continue
 		}
+		seen[e.Fingerprint] = true
 		k := episode{e.Fingerprint, e.Status, e.StartsAt}
 		if j, ok := latest[k]; !ok || !entries[j].Time.After(e.Time) {
 			latest[k] = i
 		}
 	}
-	// Regroup the kept entries by webhook, in journal order.
+	report := make(map[int]bool, len(latest))
+	for _, i := range latest {
+		report[i] = true
+	}
+	// Group every decision entry by webhook, in journal order.
 	type webhookKey struct {
 		groupKey string
 		at       time.Time
 	}
 	groups := map[webhookKey][]int{}
 	var order []webhookKey
-	for _, i := range slices.Sorted(maps.Values(latest)) {
+	for i := range entries {
+		if entries[i].Kind != KindDecision {
+			continue
+		}
 		k := webhookKey{entries[i].GroupKey, entries[i].ReceivedAt}
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
 		groups[k] = append(groups[k], i)
 	}
+	// The pipeline decides webhooks as they arrive: order them by arrival
+	// (stable, so one replica's journal order is kept).
+	slices.SortStableFunc(order, func(a, b webhookKey) int { return a.at.Compare(b.at) })
+	pages := sloPages{}
 	rep := &Report{Counts: map[string]int{}, BySector: map[string]map[string]int{}, ByPolicy: map[string]map[string]int{}}
 	for _, k := range order {
 		idx := groups[k]
@@ -102,15 +136,76 @@ func Simulate(entries []Entry, evaluate Evaluator) *Report {
 			msg.Items[j] = entries[i].Alert()
 		}
 		results := evaluate(msg)
+		pages.suppress(results)
 		for j, i := range idx {
+			if !report[i] {
+				continue
+			}
 			rep.Alerts++
 			if j < len(results) {
-				rep.add(&entries[i], results[j])
+				rep.add(&entries[i], results[j], seen)
 			}
 		}
+		pages.note(results)
 	}
 	slices.SortStableFunc(rep.Changes, func(a, b Change) int { return a.Time.Compare(b.Time) })
 	return rep
+}
+
+// sloPages holds, per SLO, the page-tier alerts firing (fingerprint to
+// alertname) as the simulation decided them so far: the simulated
+// counterpart of the store's SLO page sets.
+type sloPages map[string]map[string]string
+
+// suppress suppresses the firing ticket-tier alerts of SLOs with a page
+// firing from an earlier webhook, as the pipeline's cross-payload
+// suppression does.
+func (p sloPages) suppress(results []*alert.Result) {
+	for _, r := range results {
+		if r == nil || r.Alert == nil || r.SuppressedBy != "" || r.Decision.SLO == "" ||
+			r.Decision.Action != alert.ActionTicket || !r.Alert.Firing() {
+			continue
+		}
+		if fps := p[r.Decision.SLO]; len(fps) > 0 {
+			fp := slices.Min(slices.Collect(maps.Keys(fps)))
+			r.SuppressedBy = "page " + fps[fp] + " (" + fp + ") of SLO " + r.Decision.SLO
+		}
+	}
+}
+
+// note remembers the pages of results that fire and forgets those that
+// resolved.
+func (p sloPages) note(results []*alert.Result) {
+	for _, r := range results {
+		if r == nil || r.Alert == nil || r.Decision.SLO == "" {
+			continue
+		}
+		slo, fp := r.Decision.SLO, r.Alert.Fingerprint
+		switch {
+		case !r.Alert.Firing():
+			delete(p[slo], fp)
+		case r.Decision.Action == alert.ActionPage:
+			if p[slo] == nil {
+				p[slo] = map[string]string{}
+			}
+			p[slo][fp] = r.Alert.Labels["alertname"]
+		}
+	}
+}
+
+// suppressorFingerprint returns the fingerprint of the page a journaled
+// suppressed_by names ("page <alertname> (<fingerprint>) of SLO <slo>"),
+// "" when it names none.
+func suppressorFingerprint(suppressedBy string) string {
+	i := strings.LastIndex(suppressedBy, ") of SLO ")
+	if i < 0 {
+		return ""
+	}
+	j := strings.LastIndex(suppressedBy[:i], "(")
+	if j < 0 {
+		return ""
+	}
+	return suppressedBy[j+1 : i]
 }
 
 func outcomeOf(e *Entry) Outcome {
@@ -146,8 +241,16 @@ func diff(before, after Outcome) []string {
 
 func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
-func (rep *Report) add(e *Entry, r *alert.Result) {
+func (rep *Report) add(e *Entry, r *alert.Result, seen map[string]bool) {
 	before, after := outcomeOf(e), outcomeOfResult(r)
+	if before.Suppressed && !after.Suppressed && after.Action == alert.ActionTicket && r.Alert != nil && r.Alert.Firing() {
+		// Suppressed by a page the entries do not hold: nothing says it
+		// stopped firing, so the ticket is assumed still suppressed.
+		if fp := suppressorFingerprint(e.SuppressedBy); fp != "" && !seen[fp] {
+			after.Suppressed = true
+			rep.AssumedSuppressed++
+		}
+	}
 	kinds := diff(before, after)
 	if len(kinds) == 0 {
 		return
@@ -177,6 +280,9 @@ func (rep *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# What changes under the candidate configuration\n\n")
 	fmt.Fprintf(&b, "%d alerts decided again, %d changed.\n\n", rep.Alerts, rep.Changed)
+	if rep.AssumedSuppressed > 0 {
+		fmt.Fprintf(&b, "%d suppressed tickets name a page that is not in the entries read (it paged earlier): they are assumed still suppressed.\n\n", rep.AssumedSuppressed)
+	}
 	if rep.Changed == 0 {
 		_, err := io.WriteString(w, b.String())
 		return err
@@ -190,8 +296,8 @@ func (rep *Report) Markdown(w io.Writer) error {
 	table(&b, "policy (before)", rep.ByPolicy, kinds)
 	b.WriteString("\n## Changed alerts\n\n| time | alert | sector | change | before | after |\n|---|---|---|---|---|---|\n")
 	for _, c := range rep.Changes {
-		fmt.Fprintf(&b, "| %s | %s `%s` | %s | %s | %s | %s |\n", c.Time.UTC().Format(time.RFC3339), mdEscape(c.Alertname), c.Fingerprint,
-			c.Sector, strings.Join(c.Kinds, ", "), outcomeText(c.Before), outcomeText(c.After))
+		fmt.Fprintf(&b, "| %s | %s `%s` | %s | %s | %s | %s |\n", c.Time.UTC().Format(time.RFC3339), mdEscape(c.Alertname), mdEscape(c.Fingerprint),
+			mdEscape(c.Sector), strings.Join(c.Kinds, ", "), outcomeText(c.Before), outcomeText(c.After))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -223,4 +329,50 @@ func outcomeText(o Outcome) string {
 	return mdEscape(s)
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// mdEscape makes s one inert Markdown table cell: control characters
+// (newlines included) shown escaped (TerminalSafe), and |, backticks and
+// the HTML characters <, > and & escaped, so that an alert's text can
+// neither end the row nor inject markup.
+func mdEscape(s string) string { return mdReplacer.Replace(TerminalSafe(s)) }
+
+var mdReplacer = strings.NewReplacer("|", `\|`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;")
+
+// TerminalSafe returns s with what a terminal would obey rather than show
+// escaped: C0 and C1 control characters (ESC, BEL, newlines, tabs), DEL,
+// the bidirectional controls U+200E, U+200F, U+061C, U+202A–202E and
+// U+2066–2069, as Go escapes them (\x1b, \n, \u202e); bytes that are not
+// UTF-8 as \xNN. The CLI prints alerts' text through it.
+func TerminalSafe(s string) string {
+	clean := true
+	for _, r := range s {
+		if unsafeRune(r) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				fmt.Fprintf(&b, `\x%02x`, s[i])
+				continue
+			}
+			b.WriteRune(r)
+		case unsafeRune(r):
+			q := strconv.QuoteRune(r) // '\x1b', '\n', '\u202e'
+			b.WriteString(q[1 : len(q)-1])
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || 0x80 <= r && r <= 0x9f || r == utf8.RuneError ||
+		r == '\u200e' || r == '\u200f' || r == '\u061c' || '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069'
+}

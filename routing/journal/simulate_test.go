@@ -3,11 +3,14 @@ package journal_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/policies"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
 )
@@ -117,5 +120,107 @@ func TestSimulateSameConfigChangesNothing(t *testing.T) {
 	rep := journal.Simulate(entries, p.Evaluate)
 	if rep.Changed != 0 || rep.Alerts != len(msg.Items) {
 		t.Fatalf("same config: %d of %d changed: %+v", rep.Changed, rep.Alerts, rep.Changes)
+	}
+}
+
+// readmePipeline decides with pc through the README's route tree (page to
+// PagerDuty and Slack, ticket to Slack), the config of the audit's repro.
+func readmePipeline(t *testing.T, pc policies.Config) *routing.Pipeline {
+	t.Helper()
+	cfg, err := config.Load(filepath.Join("testdata", "readme-routes.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline(t, pc)
+	p.Routes = cfg.Route
+	return p
+}
+
+func readJSONL(t *testing.T, file string) []journal.Entry {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries []journal.Entry
+	for line := range strings.SplitSeq(strings.TrimSpace(string(body)), "\n") {
+		var e journal.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// A suppressed ticket journaled without its page — by the replica of an HA
+// pair whose copy of the page was deduplicated, or by one replica
+// re-journaling the unchanged suppression an hour later — is still
+// suppressed under the config in force: the page of an earlier webhook
+// suppresses it, as the pipeline's cross-payload suppression did.
+func TestSimulateUnchangedConfigKeepsSuppressionAcrossWebhooks(t *testing.T) {
+	for _, file := range []string{"ha-suppressed.jsonl", "hourly-suppressed.jsonl"} {
+		t.Run(file, func(t *testing.T) {
+			entries := readJSONL(t, file)
+			rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate)
+			if rep.Alerts != 2 || rep.Changed != 0 {
+				t.Fatalf("unchanged config: %d alerts, %d changed %v, want 2 alerts, 0 changed", rep.Alerts, rep.Changed, rep.Counts)
+			}
+			// A candidate that turns the page into a ticket does lift the
+			// suppression: a real change is still reported.
+			rep = journal.Simulate(entries, readmePipeline(t, strictPages()).Evaluate)
+			if rep.Counts["unsuppressed"] != 1 || rep.Counts["page→ticket"] != 1 {
+				t.Fatalf("strict candidate: counts %v, want page→ticket 1 and unsuppressed 1", rep.Counts)
+			}
+		})
+	}
+}
+
+// A ticket suppressed by a page that paged before the entries read is
+// assumed still suppressed, and the report says so.
+func TestSimulateSuppressorOutsideTheEntriesIsAssumed(t *testing.T) {
+	entries := readJSONL(t, "ha-suppressed.jsonl")[2:] // replica b's ticket alone
+	rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate)
+	if rep.Changed != 0 || rep.AssumedSuppressed != 1 {
+		t.Fatalf("changed %d %v, assumed %d; want 0 changed, 1 assumed", rep.Changed, rep.Counts, rep.AssumedSuppressed)
+	}
+	var b bytes.Buffer
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "assumed still suppressed") {
+		t.Fatalf("report does not say a suppression was assumed:\n%s", b.String())
+	}
+}
+
+// Alerts' text reaches the terminal and the Markdown report inert: no
+// escape sequence, no row broken by a newline or a |, no HTML.
+func TestReportTextIsInert(t *testing.T) {
+	hostile := "Esc\x1b[2J\x1b]0;pwned\x07Probe\n| 2026 | FAKE row <script>alert(1)</script> `x` \u202e\xff"
+	if got := journal.TerminalSafe(hostile); strings.ContainsAny(got, "\x1b\x07\n\u202e") || !strings.Contains(got, `\x1b[2J`) || !strings.Contains(got, `\u202e`) || !strings.Contains(got, `\xff`) {
+		t.Fatalf("TerminalSafe = %q", got)
+	}
+	rep := &journal.Report{Alerts: 1, Changed: 1, Counts: map[string]int{"page→ticket": 1},
+		BySector: map[string]map[string]int{"x\x1b[31m": {"page→ticket": 1}}, ByPolicy: map[string]map[string]int{"severity": {"page→ticket": 1}},
+		Changes: []journal.Change{{Fingerprint: "0123456789abcdef", Alertname: hostile, Sector: "x\x1b[31m", Kinds: []string{"page→ticket"},
+			Before: journal.Outcome{Action: alert.ActionPage, Policy: "severity", Receivers: []string{"a|b"}}, After: journal.Outcome{Action: alert.ActionTicket, Policy: "severity"}}}}
+	var b bytes.Buffer
+	if err := rep.Markdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	if strings.ContainsAny(md, "\x1b\x07\u202e<>") || strings.Contains(md, "<script") {
+		t.Fatalf("the report carries raw control characters or HTML:\n%q", md)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(md), "\n") {
+		if strings.HasPrefix(line, "| 0001") || strings.HasPrefix(line, "| ") && strings.Contains(line, "Probe") {
+			// One row for the change, with its 6 cells: 7 unescaped pipes.
+			if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 7 {
+				t.Errorf("the change's row has %d cell separators, want 7: %q", n, line)
+			}
+		}
+	}
+	if !strings.Contains(md, "&lt;script&gt;") {
+		t.Errorf("the alertname's HTML is not escaped:\n%s", md)
 	}
 }
