@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -243,31 +244,174 @@ func alertDetails(r *alert.Result) map[string]any {
 	return m
 }
 
-// links collects the generator, runbook and dashboard links of the alerts
-// and the Alertmanager alerts (alerts: AlertsURL) and silence pages,
-// deduplicated and capped.
+// links collects the event's links: the alerts' runbook, dashboard and
+// generator (Prometheus) links, then the incident's own — the alertrouter
+// console, Alertmanager's list of the incident's alerts (alerts:
+// AlertsURL) and its silence page —, deduplicated by URL and maxLinks in
+// all. The incident's links always have their place: the alerts' take the
+// rest, a kind at a time (a runbook, a dashboard, a graph, then a second
+// of each …), so a storm of per-instance dashboards crowds out neither
+// the silence nor the runbook. Several links of one kind are told apart
+// by what differs between their alerts (tellApart: "Dashboard
+// (10.0.4.3:9100)"), and the last one kept says how many were left out.
 func links(no *alert.Notification, data *notify.Data, alerts string) []interface{} {
-	var out []interface{}
 	seen := map[string]bool{}
-	add := func(href, text string) {
-		if len(href) > maxLinkHref || seen[href] || len(out) >= maxLinks || !notify.WebURL(href) {
-			return
-		}
-		seen[href] = true
-		out = append(out, link{Href: href, Text: text})
+	usable := func(href string) bool {
+		return href != "" && len(href) <= maxLinkHref && !seen[href] && notify.WebURL(href)
 	}
+	var ibuf [3]link
+	incident := ibuf[:0]
+	addIncident := func(href, text string) {
+		if usable(href) {
+			seen[href] = true
+			incident = append(incident, link{Href: href, Text: text})
+		}
+	}
+	addIncident(data.ConsoleURL, "alertrouter console")
+	if notify.WebURL(data.ExternalURL) {
+		addIncident(alerts, "Alertmanager")
+		addIncident(notify.SilenceURL(data), "Silence")
+	}
+
+	// The alerts' links, each with its kind and the alert it came from.
+	kinds := [...]string{"Runbook", "Dashboard", "Prometheus"}
+	type alertLink struct {
+		kind  int
+		href  string
+		alert *template.Alert
+	}
+	var buf [12]alertLink
+	found := buf[:0]
+	var count [len(kinds)]int
 	for _, r := range no.Results {
 		if r.Alert == nil {
 			continue
 		}
-		add(r.Alert.Annotations["runbook_url"], "Runbook")
-		add(r.Alert.Annotations["dashboard_url"], "Dashboard")
-		add(r.Alert.GeneratorURL, "Prometheus")
+		for k, href := range [len(kinds)]string{r.Alert.Annotations["runbook_url"], r.Alert.Annotations["dashboard_url"], r.Alert.GeneratorURL} {
+			if usable(href) {
+				seen[href] = true
+				found = append(found, alertLink{kind: k, href: href, alert: &r.Alert.Alert})
+				count[k]++
+			}
+		}
 	}
-	add(data.ConsoleURL, "alertrouter console")
-	if notify.WebURL(data.ExternalURL) {
-		add(alerts, "Alertmanager")
-		add(notify.SilenceURL(data), "Silence")
+	var keep [len(kinds)]int
+	for room := maxLinks - len(incident); room > 0; {
+		took := false
+		for k := range kinds {
+			if room > 0 && keep[k] < count[k] {
+				keep[k]++
+				room--
+				took = true
+			}
+		}
+		if !took {
+			break
+		}
+	}
+
+	out := make([]interface{}, 0, keep[0]+keep[1]+keep[2]+len(incident))
+	for k, kind := range kinds {
+		if count[k] <= 1 {
+			for _, l := range found {
+				if l.kind == k && keep[k] == 1 {
+					out = append(out, link{Href: l.href, Text: kind})
+				}
+			}
+			continue
+		}
+		owners := make([]*template.Alert, 0, count[k])
+		for _, l := range found {
+			if l.kind == k {
+				owners = append(owners, l.alert)
+			}
+		}
+		which := tellApart(owners)
+		i := 0
+		for _, l := range found {
+			if l.kind != k || i == keep[k] {
+				continue
+			}
+			text := kind + " (" + which[i] + ")"
+			if left := count[k] - keep[k]; i == keep[k]-1 && left > 0 {
+				text += " · " + strconv.Itoa(left) + " more not linked"
+			}
+			out = append(out, link{Href: l.href, Text: text})
+			i++
+		}
+	}
+	for _, l := range incident {
+		out = append(out, l)
+	}
+	return out
+}
+
+// maxLinkLabel bounds what tellApart takes from a label value.
+const maxLinkLabel = 64
+
+// tellApart returns, for alerts whose links share a kind, what tells each
+// apart in its link's text: the value of a label that differs between all
+// of them (alertname first, then instance, then by name), else the values
+// of every label that differs between any two, else its position ("#2").
+func tellApart(alerts []*template.Alert) []string {
+	var differ []string
+	names := map[string]bool{}
+	for _, a := range alerts {
+		for name := range a.Labels {
+			if names[name] {
+				continue
+			}
+			names[name] = true
+			for _, b := range alerts {
+				if b.Labels[name] != a.Labels[name] {
+					differ = append(differ, name)
+					break
+				}
+			}
+		}
+	}
+	rank := func(name string) int {
+		switch name {
+		case "alertname":
+			return 0
+		case "instance":
+			return 1
+		}
+		return 2
+	}
+	sort.Slice(differ, func(i, j int) bool {
+		if ri, rj := rank(differ[i]), rank(differ[j]); ri != rj {
+			return ri < rj
+		}
+		return differ[i] < differ[j]
+	})
+	out := make([]string, len(alerts))
+	value := func(a *template.Alert, name string) string {
+		v, _ := notify.TruncateInRunes(a.Labels[name], maxLinkLabel)
+		return v
+	}
+	for _, name := range differ {
+		distinct := make(map[string]bool, len(alerts))
+		for _, a := range alerts {
+			distinct[a.Labels[name]] = true
+		}
+		if len(distinct) == len(alerts) {
+			for i, a := range alerts {
+				out[i] = value(a, name)
+			}
+			return out
+		}
+	}
+	for i, a := range alerts {
+		var vs []string
+		for _, name := range differ {
+			if v := value(a, name); v != "" {
+				vs = append(vs, v)
+			}
+		}
+		if out[i] = strings.Join(vs, ", "); out[i] == "" {
+			out[i] = "#" + strconv.Itoa(i+1)
+		}
 	}
 	return out
 }

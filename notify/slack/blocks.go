@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -44,16 +45,25 @@ var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // esc escapes text for mrkdwn.
 func esc(s string) string { return mrkdwnEscaper.Replace(s) }
 
+// section is a section of mrkdwn text, cut to maxSectionText runes at a
+// point that splits no link, escape or code block (truncateMrkdwn).
 func section(text string) *sl.SectionBlock {
-	text, _ = notify.TruncateInRunes(text, maxSectionText)
+	text = truncateMrkdwn(text, maxSectionText)
 	return sl.NewSectionBlock(sl.NewTextBlockObject(sl.MarkdownType, text, false, false), nil, nil)
 }
 
+// maxTextSections bounds the sections a long text is split over: the rest
+// of the message's room is the alerts'.
+const maxTextSections = 3
+
 // Blocks builds the Block Kit message of a notification: a header with the
 // title, the classification and decision, the text (plain text, escaped
-// here), the reasons and hints, links, then one section per alert, cut
-// with "…and N more" to stay within 50 blocks. pdRef, when set, is the
-// PagerDuty dedup_key of a page.
+// here; a long one split over up to maxTextSections sections, at line
+// breaks where it can, within the message's size), the reasons and hints,
+// links, then one section per alert, cut with "…and N more" to stay within
+// 50 blocks. Every cut splits no link, escape, name or character and
+// leaves no code block open (cut.go). pdRef, when set, is the PagerDuty
+// dedup_key of a page.
 func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
 	return cardBlocks(no, data, title, esc(text), pdRef)
 }
@@ -117,9 +127,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	blocks = append(blocks, section(b.String()))
 
-	if text != "" {
-		blocks = append(blocks, section(text))
-	}
+	textAt := len(blocks) // the text's sections go here, once the room the other blocks leave is known
 	if items := bullets(d.Reasons, nil); items != "" {
 		blocks = append(blocks, section("*Why:*\n"+items))
 	}
@@ -147,6 +155,24 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	blocks = append(blocks, sl.NewDividerBlock())
 
+	switch {
+	case text == "":
+	case len(text) <= maxSectionText:
+		blocks = slices.Insert(blocks, textAt, sl.Block(section(text)))
+	default:
+		// A long text is split over sections (at line breaks where it
+		// can), within the message's size less the room of "…and N more".
+		room := maxMessageText - len("…and 9999 more")
+		for _, b := range blocks {
+			room -= blockText(b)
+		}
+		parts := splitMrkdwn(text, maxTextSections, room)
+		secs := make([]sl.Block, len(parts))
+		for i, p := range parts {
+			secs[i] = section(p)
+		}
+		blocks = slices.Insert(blocks, textAt, secs...)
+	}
 	return alertSections(blocks, no.Results)
 }
 
@@ -220,13 +246,39 @@ func blockText(b sl.Block) int {
 func alertLine(r *alert.Result, sep string, maxSummary int) string {
 	a := r.Alert
 	s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
-	if sum := esc(a.Annotations["summary"]); sum != "" {
+	if sum := a.Annotations["summary"]; sum != "" {
 		if maxSummary > 0 {
-			sum, _ = notify.TruncateInRunes(sum, maxSummary)
+			sum = escTruncated(sum, maxSummary)
+		} else {
+			sum = esc(sum) // the section's cut keeps escapes whole
 		}
 		s += sep + sum
 	}
 	return s
+}
+
+// escTruncated is esc(s) in at most n runes: s is cut as written, at a
+// character, and then escaped, "…" marking the cut — a cut of the escaped
+// text could split an "&amp;" and leave a raw "&". An "&" counts five
+// runes and a "<" or ">" four, as escaped.
+func escTruncated(s string, n int) string {
+	w, cut := 0, -1
+	for i, r := range s {
+		c := 1
+		switch r {
+		case '&':
+			c = len("&amp;")
+		case '<', '>':
+			c = len("&lt;")
+		}
+		if cut < 0 && w+c > n-1 {
+			cut = i // s[:cut] and "…" fit
+		}
+		if w += c; w > n {
+			return esc(s[:cut]) + "…"
+		}
+	}
+	return esc(s)
 }
 
 // maxDigestSummary bounds each alert's summary in an update's digest, so

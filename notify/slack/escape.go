@@ -4,6 +4,8 @@ import (
 	"maps"
 	"reflect"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/prometheus/alertmanager/template"
@@ -33,8 +35,11 @@ import (
 // drawn from (mentionSafe) — gets an invisible WORD JOINER (U+2060) after
 // each "@": "@\u2060channel" shows as "@channel" and links nothing. A
 // string that is a web URL as a whole is left as it is (a link's target,
-// which Slack does not scan for names). The operator's own mentions, the
-// literal text of title and text, are not data and keep working.
+// which Slack does not scan for names), and so is an "@" within an
+// http(s):// address in a longer text (urlAt), which Slack links whole:
+// an invisible character there would change the address. The operator's
+// own mentions, the literal text of title and text, are not data and keep
+// working.
 //
 // The data is walked once: each string is escaped as it is met, and a
 // value holding it (a map, a slice, an alert, a result, the data) is copied
@@ -90,28 +95,80 @@ func escFrom(s string, i int) string {
 const wordJoiner = "\u2060"
 
 // atIndex returns the index of the first "@" of s that could link a name
-// when link_names is on, or -1: none in a web URL (a link target).
+// when link_names is on, or -1: none in a web URL — s as a whole (a link
+// target), or an http(s):// token within s (urlAt) — where a word joiner
+// would be an invisible character in the address Slack links.
 func atIndex(s string) int {
 	i := strings.IndexByte(s, '@')
-	if i < 0 || notify.WebURL(s) {
+	if i < 0 || notify.WebURL(s) && !strings.ContainsFunc(s, unicode.IsSpace) {
 		return -1
 	}
-	return i
+	return nextAt(s, i)
 }
 
-// quietFrom is s with a wordJoiner after each "@" from i on (atIndex).
+// nextAt returns the index of the first "@" of s from i on that is not
+// within an http(s):// token (urlAt), or -1.
+func nextAt(s string, i int) int {
+	for i < len(s) {
+		j := strings.IndexByte(s[i:], '@')
+		if j < 0 {
+			return -1
+		}
+		if i += j; !urlAt(s, i) {
+			return i
+		}
+		i++
+	}
+	return -1
+}
+
+// urlAt reports whether the "@" at s[at] is within a URL Slack links as a
+// whole: a token of s that starts with http:// or https:// (the scheme
+// not preceded by a letter or digit) and runs, without a space, a control
+// or non-ASCII character, "<", ">" or "|", to the "@" — as in
+// https://user@host, https://host/@user, https://host/package/@scope/x,
+// Kibana's …sort:!(@timestamp,desc)….
+func urlAt(s string, at int) bool {
+	start := at
+	for start > 0 {
+		c := s[start-1]
+		if c <= ' ' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '|' {
+			break
+		}
+		start--
+	}
+	tok := s[start:at]
+	for k := 0; ; {
+		j := strings.Index(tok[k:], "://")
+		if j < 0 {
+			return false
+		}
+		j += k
+		for _, scheme := range [...]string{"https", "http"} {
+			if b := j - len(scheme); b >= 0 && strings.EqualFold(tok[b:j], scheme) && (b == 0 || !isAlnum(tok[b-1])) {
+				return true
+			}
+		}
+		k = j + len("://")
+	}
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
+
+// quietFrom is s with a wordJoiner after each "@" from i on that could
+// link a name (atIndex: none in a URL).
 func quietFrom(s string, i int) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
-	for ; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '@':
-			b.WriteString("@" + wordJoiner)
-		default:
-			b.WriteByte(c)
-		}
+	last := 0
+	for ; i >= 0; i = nextAt(s, i+1) {
+		b.WriteString(s[last : i+1])
+		b.WriteString(wordJoiner)
+		last = i + 1
 	}
+	b.WriteString(s[last:])
 	return b.String()
 }
 

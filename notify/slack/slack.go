@@ -276,7 +276,7 @@ func (n *Notifier) render(no *alert.Notification) message {
 	if fallback == "" {
 		fallback = fallbackText(title)
 	} else {
-		fallback, _ = notify.TruncateInRunes(fallback, maxText)
+		fallback = truncateMrkdwn(fallback, maxText) // mrkdwn: no link or escape cut in half
 	}
 	// The links are built from data as it is: a silence's matchers must
 	// match the labels (and URLs are never changed: atIndex).
