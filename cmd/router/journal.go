@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -41,8 +42,11 @@ type journalCommands struct {
 
 	simConfig *string
 	simSince  *model.Duration
-	simFrom   *string
-	simFormat *string
+	// simSinceSet: --since was given (with --from it keeps the file's
+	// entries of that period).
+	simSinceSet bool
+	simFrom     *string
+	simFormat   *string
 }
 
 // addJournalCommands registers the journal subcommands on app and returns
@@ -74,7 +78,7 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 
 	sim := app.Command("simulate", "Decide the journal's alerts again under a candidate configuration and print what would change.")
 	c.simConfig = sim.Flag("config", "The candidate configuration file.").Required().String()
-	c.simSince = dur(sim.Flag("since", "Simulate the journal entries of this period (read from the shared journal)."), day)
+	c.simSince = dur(sim.Flag("since", "Simulate the journal entries of this period (read from the shared journal; with --from, the file's entries of this period).").IsSetByUser(&c.simSinceSet), day)
 	c.simFrom = sim.Flag("from", "Read the journal from this JSON-lines file (router journal export) instead of the store.").String()
 	c.simFormat = sim.Flag("format", "Report format.").Default("markdown").Enum("markdown", "json")
 
@@ -301,6 +305,10 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 	var entries []journal.Entry
 	if *c.simFrom != "" {
 		entries, err = readJSONLines(*c.simFrom)
+		if err == nil && c.simSinceSet {
+			from := time.Now().Add(-time.Duration(*c.simSince))
+			entries = slices.DeleteFunc(entries, func(e journal.Entry) bool { return e.Time.Before(from) })
+		}
 	} else {
 		var r *store.Redis
 		var j store.Journal

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
 )
 
 // `dead-letters replay --all --since D` replays the dead letters of the
@@ -29,5 +33,39 @@ func TestReplayAllSince(t *testing.T) {
 	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "list", "--since", "30d")
 	if code != 0 || !strings.Contains(out, deadID) || !strings.Contains(out, "true") {
 		t.Fatalf("list --since 30d after the replay: exit %d, %q; want %s replayed", code, out, deadID)
+	}
+}
+
+// simulate --from with --since keeps the file's entries of that period:
+// --since was silently ignored beside --from.
+func TestSimulateFromAFileHonoursSince(t *testing.T) {
+	now := time.Now().UTC()
+	var lines []string
+	for i, age := range []time.Duration{3 * time.Hour, 2 * time.Hour, 10 * time.Minute} {
+		e := journal.Entry{Kind: journal.KindDecision, Time: now.Add(-age), ReceivedAt: now.Add(-age), GroupKey: fmt.Sprintf("g%d", i),
+			Fingerprint: fmt.Sprintf("%016x", i+1), Alertname: "DiskFull", Status: "firing",
+			Labels:   map[string]string{"alertname": "DiskFull", "severity": "critical", "instance": fmt.Sprint(i)},
+			StartsAt: now.Add(-age), Decision: alert.Decision{Action: alert.ActionPage, Policy: "severity"}}
+		b, err := json.Marshal(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, string(b))
+	}
+	export := writeFile(t, "journal.jsonl", strings.Join(lines, "\n")+"\n")
+	candidate := writeFile(t, "new.yml", "policies: {severity: {critical: ticket}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	for args, want := range map[string]int{"": 3, "1h": 1, "150m": 2} {
+		cmd := []string{"simulate", "--config", candidate, "--from", export, "--format", "json"}
+		if args != "" {
+			cmd = append(cmd, "--since", args)
+		}
+		code, out, errs := runMain(t, cmd...)
+		var rep journal.Report
+		if code != 0 || json.Unmarshal([]byte(out), &rep) != nil {
+			t.Fatalf("simulate --since %q: exit %d, %q, %q", args, code, out, errs)
+		}
+		if rep.Alerts != want {
+			t.Errorf("simulate --from with --since %q: %d alerts decided again, want %d", args, rep.Alerts, want)
+		}
 	}
 }
