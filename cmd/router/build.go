@@ -144,7 +144,10 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 			return ReplaySender(d.current().pipeline)(ctx, dl)
 		}}
 	opts := console.Options{Journal: j, Logger: d.logger, Sectors: enrich.SectorIDs,
-		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) }}
+		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) },
+		Began: func(ctx context.Context) (time.Time, error) {
+			return dedup.Epoch(ctx, s, cfg.KeyPrefix, time.Now())
+		}}
 	if replay {
 		opts.DeadLetters = st.replayer
 	}

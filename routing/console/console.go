@@ -99,6 +99,12 @@ type Options struct {
 	// it). An overview of fewer than 1,000 decisions is not kept: it is
 	// cheap to build again.
 	CacheTTL time.Duration
+	// Began says when the store holding the journal began its current
+	// state (dedup.Epoch): the overview says when that is inside its
+	// window — a Redis restarted empty, or a router without Redis
+	// restarted, lost the journal's older entries, so "no open incident"
+	// would mislead. nil: not said.
+	Began func(ctx context.Context) (time.Time, error)
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -382,6 +388,11 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	notice := ""
 	if n == c.opts.MaxEntries {
 		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
+	} else if c.opts.Began != nil {
+		if began, err := c.opts.Began(ctx); err == nil && began.After(since) {
+			notice = fmt.Sprintf("The journal begins at %s UTC, %s ago: the store's state began then (Redis restarted empty, or a router without Redis restarted), so incidents opened and dead letters kept before it are not shown here — check PagerDuty and Slack for incidents still open from before.",
+				began.UTC().Format("2006-01-02 15:04"), model.Duration(now.Sub(began).Truncate(time.Minute)))
+		}
 	}
 	body := overviewBody{
 		Incidents: open, OpenTotal: openTotal,
