@@ -383,35 +383,16 @@ func labelsFingerprint(labels template.KV) string {
 // (keepLatest).
 func mendFingerprintClashes(msg *alert.Message) {
 	items := msg.Items
-	var clashing, conflicting []string // fingerprints carried with different labels; with the same labels and another status
-	note := func(i, j int) {
-		fp := items[j].Fingerprint
-		if !maps.Equal(items[i].Labels, items[j].Labels) {
-			if !slices.Contains(clashing, fp) {
-				clashing = append(clashing, fp)
-			}
-		} else if items[i].Status != items[j].Status && !slices.Contains(conflicting, fp) {
-			conflicting = append(conflicting, fp)
+	var clashing []string // fingerprints carried with different labels
+	repeated := false
+	eachRepeat(items, func(i, j int) {
+		repeated = true
+		if fp := items[j].Fingerprint; !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, fp) {
+			clashing = append(clashing, fp)
 		}
-	}
-	if len(items) <= 16 {
-		// Few alerts: no map to allocate.
-		for j := 1; j < len(items); j++ {
-			for i := range j {
-				if items[i].Fingerprint == items[j].Fingerprint {
-					note(i, j)
-				}
-			}
-		}
-	} else {
-		first := make(map[string]int, len(items))
-		for j := range items {
-			if i, seen := first[items[j].Fingerprint]; !seen {
-				first[items[j].Fingerprint] = j
-			} else {
-				note(i, j)
-			}
-		}
+	})
+	if !repeated {
+		return
 	}
 	for k := range items {
 		a := &items[k]
@@ -425,8 +406,40 @@ func mendFingerprintClashes(msg *alert.Message) {
 			}
 		}
 	}
+	// Under the fingerprints as mended: copies of one alert with another
+	// status.
+	var conflicting []string
+	eachRepeat(items, func(i, j int) {
+		if fp := items[j].Fingerprint; items[i].Status != items[j].Status && maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(conflicting, fp) {
+			conflicting = append(conflicting, fp)
+		}
+	})
 	if len(conflicting) > 0 {
 		keepLatest(msg, conflicting)
+	}
+}
+
+// eachRepeat calls fn(i, j) for items j whose fingerprint an earlier item
+// i carries: every such earlier item for a few items, the first one for
+// many (a map, allocated only then).
+func eachRepeat(items []alert.Alert, fn func(i, j int)) {
+	if len(items) <= 16 {
+		for j := 1; j < len(items); j++ {
+			for i := range j {
+				if items[i].Fingerprint == items[j].Fingerprint {
+					fn(i, j)
+				}
+			}
+		}
+		return
+	}
+	first := make(map[string]int, len(items))
+	for j := range items {
+		if i, seen := first[items[j].Fingerprint]; !seen {
+			first[items[j].Fingerprint] = j
+		} else {
+			fn(i, j)
+		}
 	}
 }
 
@@ -471,6 +484,9 @@ func keepLatest(msg *alert.Message, fps []string) {
 			if t, tw := at(a), at(w); t.After(tw) || t.Equal(tw) && a.Status == "resolved" && w.Status != "resolved" {
 				kept = k
 			}
+		}
+		if kept < 0 {
+			continue
 		}
 		w := &msg.Items[kept]
 		for k := range msg.Items {

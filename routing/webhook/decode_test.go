@@ -219,8 +219,28 @@ func TestDecodeKeepsTheLaterStateOfAnAlertSentTwice(t *testing.T) {
 			t.Errorf("%s: rejections out of order: %+v", tc.name, msg.Rejected)
 		}
 	}
+	// A fingerprint carried by another alert too (a clash, mended first)
+	// and by two copies of one alert with different status: the copies are
+	// judged under their mended fingerprint (this panicked, and the webhook
+	// was answered 500 on every retry).
+	msg, err := webhook.Decode([]byte(`{"version":"4","alerts":[`+
+		`{"status":"firing","labels":{"alertname":"X"},"fingerprint":"f1","startsAt":"2026-12-05T00:00:00Z"},`+
+		`{"status":"resolved","labels":{"alertname":"X"},"fingerprint":"f1","startsAt":"2026-12-05T00:00:00Z","endsAt":"2026-12-05T00:05:00Z"},`+
+		`{"status":"firing","labels":{"alertname":"Y"},"fingerprint":"f1","startsAt":"2026-12-05T00:00:00Z"}]}`), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var xs []string
+	for _, a := range msg.Items {
+		if a.Labels["alertname"] == "X" {
+			xs = append(xs, a.Status)
+		}
+	}
+	if len(xs) != 1 || xs[0] != "resolved" || len(msg.Rejected) != 1 || msg.Rejected[0].Index != 0 {
+		t.Errorf("a clash beside a status conflict: X kept %v, rejected %+v; want X once resolved, alerts[0] rejected", xs, msg.Rejected)
+	}
 	// The same alert twice with the same status stays as sent.
-	msg, err := webhook.Decode([]byte(`{"version":"4","alerts":[`+firing("2026-12-05T00:00:00Z")+","+firing("2026-12-05T00:00:00Z")+`]}`), receivedAt)
+	msg, err = webhook.Decode([]byte(`{"version":"4","alerts":[`+firing("2026-12-05T00:00:00Z")+","+firing("2026-12-05T00:00:00Z")+`]}`), receivedAt)
 	if err != nil || len(msg.Items) != 2 || len(msg.Rejected) != 0 {
 		t.Errorf("an alert sent twice alike: %v, %d items, rejected %+v; want both kept", err, len(msg.Items), msg.Rejected)
 	}
