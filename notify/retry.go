@@ -151,7 +151,9 @@ func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Con
 			}
 			return err
 		}
-		alert.Attempted(ctx)
+		if n > 1 {
+			alert.Retried(ctx)
+		}
 		last = attempt(ctx)
 		if last == nil || !alert.Retryable(last) || IsOutcomeUnknown(last) || n >= p.MaxAttempts {
 			return last

@@ -32,8 +32,9 @@ type batch struct {
 	skip    bool
 	err     error
 	latency time.Duration
-	// attempts counts the notifier's sends of the batch (alert.CountAttempts).
-	attempts atomic.Int64
+	// retries counts the notifier's retries of the batch's send
+	// (alert.CountAttempts): it made 1 + retries attempts.
+	retries atomic.Int64
 	// in: the webhook's count in the incidents it may update (coalesce.go).
 	in *inbound
 	// reopen: the incident's dedup.HandResolvedKey and the value read there,
@@ -145,6 +146,9 @@ func (p *Pipeline) undoGivenUp(keys []string, ops []store.ClaimedOp, token strin
 		p.Deferred.Incidents(aborts)
 	}
 }
+
+// attempts is how many attempts the batch's send made: 1 + its retries.
+func (b *batch) attempts() int { return 1 + int(b.retries.Load()) }
 
 // claimed records the claims' answer on trs: won (the store's answer) or,
 // when the store failed (err), every transition taken as won (fail open) or
@@ -450,7 +454,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 		return
 	}
 	start := time.Now()
-	ctx = alert.CountAttempts(ctx, &b.attempts)
+	ctx = alert.CountAttempts(ctx, &b.retries)
 	var err error
 	if waitsForUpdates(b) {
 		err = p.updates.send(ctx, b, p.UpdateWindow, func(ctx context.Context, n *alert.Notification) error { return p.notify(ctx, b, n) }, p.countCoalesced)
@@ -536,14 +540,14 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, b := range batches {
 		if b.err != nil {
 			for _, t := range b.trs {
-				t.record(alert.DeliveryFailed, b.err, b.latency, int(b.attempts.Load()))
+				t.record(alert.DeliveryFailed, b.err, b.latency, b.attempts())
 				if t.held {
 					release = append(release, store.Entry{Key: t.claim, Value: token})
 				}
 			}
 			failures = append(failures, b.err)
 			if p.DeadLetters != nil && !alert.Retryable(b.err) {
-				p.DeadLetters.DeadLetter(b.n, alert.WithAttempts(b.err, int(b.attempts.Load())))
+				p.DeadLetters.DeadLetter(b.n, alert.WithAttempts(b.err, b.attempts()))
 			}
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
@@ -561,8 +565,12 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		if folded {
 			outcome = alert.DeliverySuppressed
 		}
+		attempts := b.attempts()
+		if folded {
+			attempts = 0
+		}
 		for _, t := range b.trs {
-			t.record(outcome, nil, b.latency, int(b.attempts.Load()))
+			t.record(outcome, nil, b.latency, attempts)
 			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
 			p.countDedup(dedupMiss, nil)

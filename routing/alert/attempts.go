@@ -9,16 +9,18 @@ import (
 // attemptsKey is the context key of a delivery's attempt counter.
 type attemptsKey struct{}
 
-// CountAttempts returns a context in which the notifier's attempts
-// (notify.Retry's, retries included) are counted in c: the pipeline
-// carries the count into Delivery.Attempts and the journal.
+// CountAttempts returns a context in which the notifier's retries
+// (notify.Retry's attempts after the first of each call) are counted in c:
+// a delivery that sent made 1 + that many attempts. A notification that
+// takes several API calls (Slack's resolve: the parent's edit and a
+// thread reply) is one attempt while none of them is retried.
 func CountAttempts(ctx context.Context, c *atomic.Int64) context.Context {
 	return context.WithValue(ctx, attemptsKey{}, c)
 }
 
-// Attempted counts one attempt in ctx's counter (CountAttempts), if it has
+// Retried counts one retry in ctx's counter (CountAttempts), if it has
 // one.
-func Attempted(ctx context.Context) {
+func Retried(ctx context.Context) {
 	if c, ok := ctx.Value(attemptsKey{}).(*atomic.Int64); ok {
 		c.Add(1)
 	}

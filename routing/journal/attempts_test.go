@@ -25,10 +25,15 @@ func TestJournaledDeliveriesCountTheNotifiersAttempts(t *testing.T) {
 		failures int // retryable failures before a success
 		outcome  string
 		attempts int
+		// apiCalls: the notifier's API calls per notification, each
+		// through notify.Retry (Slack's resolve: an edit and a reply).
+		apiCalls int
 	}{
-		{"sent at once", 0, journal.OutcomeSent, 1},
-		{"sent on the third attempt", 2, journal.OutcomeSent, 3},
-		{"failed after every attempt", 99, journal.OutcomeFailed, 5},
+		{"sent at once", 0, journal.OutcomeSent, 1, 1},
+		{"sent on the third attempt", 2, journal.OutcomeSent, 3, 1},
+		{"failed after every attempt", 99, journal.OutcomeFailed, 5, 1},
+		{"two API calls, none retried", 0, journal.OutcomeSent, 1, 2},
+		{"two API calls, the first retried once", 1, journal.OutcomeSent, 2, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := store.NewMemoryJournal(store.JournalRetention{})
@@ -41,12 +46,17 @@ func TestJournaledDeliveriesCountTheNotifiersAttempts(t *testing.T) {
 			policy := notify.DefaultRetryPolicy()
 			policy.Wait = func(context.Context, time.Duration) error { return nil } // no test sleeps
 			n := alert.NotifierFunc(func(ctx context.Context, _ *alert.Notification) error {
-				return notify.Retry(ctx, policy, func(context.Context) error {
-					if int(calls.Add(1)) <= tc.failures {
-						return errors.New("503 Service Unavailable")
+				for range tc.apiCalls {
+					if err := notify.Retry(ctx, policy, func(context.Context) error {
+						if int(calls.Add(1)) <= tc.failures {
+							return errors.New("503 Service Unavailable")
+						}
+						return nil
+					}); err != nil {
+						return err
 					}
-					return nil
-				})
+				}
+				return nil
 			})
 			p := readmePipeline(t, config.LoadDefault().Policies)
 			p.Receivers = map[string][]routing.Integration{

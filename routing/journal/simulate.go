@@ -91,13 +91,19 @@ type episode struct {
 // assumed still suppressed and counted in Report.AssumedSuppressed.
 func Simulate(entries []Entry, evaluate Evaluator) *Report {
 	latest := map[episode]int{}
-	seen := map[string]bool{} // fingerprints of every decision entry
+	// The fingerprints of pages the entries hold firing: a ticket whose
+	// suppressor is not among them was suppressed by a page that fired
+	// before the period read (its resolve, in the period, says nothing of
+	// when the ticket was decided).
+	seen := map[string]bool{}
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != KindDecision {
 			continue
 		}
-		seen[e.Fingerprint] = true
+		if e.Decision.Action == alert.ActionPage && e.Status != "resolved" {
+			seen[e.Fingerprint] = true
+		}
 		k := episode{e.Fingerprint, e.Status, e.StartsAt}
 		if j, ok := latest[k]; !ok || !entries[j].Time.After(e.Time) {
 			latest[k] = i
@@ -184,7 +190,9 @@ func (p sloPages) note(results []*alert.Result) {
 		switch {
 		case !r.Alert.Firing():
 			delete(p[slo], fp)
-		case r.Decision.Action == alert.ActionPage:
+		case r.Decision.Action == alert.ActionPage && r.MutedBy == "" && len(r.Receivers) > 0:
+			// A page sent somewhere: the pipeline keeps only those (a
+			// muted page, a blackhole's, was notified nowhere).
 			if p[slo] == nil {
 				p[slo] = map[string]string{}
 			}

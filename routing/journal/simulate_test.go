@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/prometheus/alertmanager/template"
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/policies"
@@ -222,5 +225,62 @@ func TestReportTextIsInert(t *testing.T) {
 	}
 	if !strings.Contains(md, "&lt;script&gt;") {
 		t.Errorf("the alertname's HTML is not escaped:\n%s", md)
+	}
+}
+
+// sloAlert is an alert of one Sloth SLO: sev "page" or "ticket".
+func sloAlert(fp, sev, status string, starts time.Time) alert.Alert {
+	a := alert.Alert{Alert: template.Alert{Status: status, Fingerprint: fp, StartsAt: starts,
+		Labels:      template.KV{"alertname": "APIErrorBudgetBurn", "sloth_id": "gw-availability", "sloth_severity": sev, "service": "gateway"},
+		Annotations: template.KV{}}}
+	if status == "resolved" {
+		a.EndsAt = starts.Add(2 * time.Hour)
+	}
+	return a
+}
+
+// decidedAt decides items as one webhook received at at.
+func decidedAt(p *routing.Pipeline, at time.Time, items ...alert.Alert) ([]*alert.Result, *alert.Message) {
+	msg := &alert.Message{GroupKey: "g", ReceivedAt: at, Items: items}
+	p.Now = func() time.Time { return at }
+	return p.Evaluate(msg), msg
+}
+
+// A page that fired before the period read suppressed a ticket in it and
+// resolves in it: under the config in force nothing changes (its resolve
+// made it "seen", and the ticket came out unsuppressed).
+func TestSimulateASuppressorResolvedInThePeriodIsNoChange(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	rs, msg := decidedAt(p, t0.Add(time.Hour), sloAlert("t1", "ticket", "firing", t0))
+	rs[0].SuppressedBy = "page APIErrorBudgetBurn (p1) of SLO " + rs[0].Decision.SLO // the pipeline's cross-payload suppression
+	entries := []journal.Entry{journal.FromResult(msg, rs[0])}
+	rs, msg = decidedAt(p, t0.Add(2*time.Hour), sloAlert("p1", "page", "resolved", t0.Add(-time.Hour)))
+	entries = append(entries, journal.FromResult(msg, rs[0]))
+	if rep := journal.Simulate(entries, p.Evaluate); rep.Changed != 0 {
+		t.Fatalf("same config: %d changed %v (assumed %d), want 0", rep.Changed, rep.Counts, rep.AssumedSuppressed)
+	}
+}
+
+// A muted page (routed to a blackhole) was notified nowhere, so the
+// pipeline kept no SLO page and a later ticket of the SLO was sent: the
+// simulation must not report that ticket suppressed.
+func TestSimulateAMutedPageSuppressesNothing(t *testing.T) {
+	cfg, err := config.Load(filepath.Join("testdata", "blackhole-routes.yml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline(t, config.LoadDefault().Policies)
+	p.Routes = cfg.Route
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	rs, msg := decidedAt(p, t0, sloAlert("p1", "page", "firing", t0))
+	if rs[0].MutedBy == "" {
+		t.Fatalf("the page is not muted (receivers %v): the test needs a blackhole", rs[0].Receivers)
+	}
+	entries := []journal.Entry{journal.FromResult(msg, rs[0])}
+	rs, msg = decidedAt(p, t0.Add(time.Hour), sloAlert("t1", "ticket", "firing", t0))
+	entries = append(entries, journal.FromResult(msg, rs[0]))
+	if rep := journal.Simulate(entries, p.Evaluate); rep.Changed != 0 {
+		t.Fatalf("same config: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
 	}
 }
