@@ -187,7 +187,7 @@ func (rt *runtime) reload() error {
 		rt.m.logger.Warn(s)
 	}
 	if gone := removedIntegrations(old.pipeline.Receivers, b.pipeline.Receivers); len(gone) > 0 {
-		rt.m.logger.Warn("this reload removed or renamed receivers or integrations: the incidents they notified that are still open get nothing more through them — a Slack parent stays drawn firing, and a renamed PagerDuty receiver triggers its open incidents again (PagerDuty folds a trigger into an open incident). Keep the old names until their incidents resolve, or resolve those by hand",
+		rt.m.logger.Warn("this reload removed or renamed receivers or integrations: the incidents they notified that are still open get nothing more through them — a Slack parent stays drawn firing, and a renamed PagerDuty receiver triggers its open incidents again (PagerDuty folds a trigger into an open incident). Keep the old names until their incidents resolve, or resolve those by hand (an integration is named by its place in its receiver: removing one renames those after it)",
 			"removed", strings.Join(gone, ", "))
 	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
