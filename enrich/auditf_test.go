@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -215,6 +216,62 @@ func TestMonitoringStackAndSQLEnginesCoverage(t *testing.T) {
 	} {
 		if cl := c.Classify(tc.a); cl.Sector != alert.Unknown {
 			t.Errorf("%s: %s, want unknown", tc.name, describe(cl))
+		}
+	}
+}
+
+// Review R1 (B1): a general-purpose store's word ("Redis": prompt-cache
+// storage, Store) and a word that says the cache serves an LLM ("LMCache",
+// the same target) are one piece of evidence, and the word that says more
+// holds it whichever comes first: the kv-cache hint does not depend on
+// the order of the words.
+func TestKVCacheHintWordOrder(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	expr := `rate(redis_evicted_keys_total[5m]) > 10`
+	lmFirst := c.Classify(newAlert(kv("alertname", "LMCacheRedisEvictions"), nil, expr))
+	for _, tc := range []struct {
+		name string
+		a    *alert.Alert
+	}{
+		{"LMCache before Redis", newAlert(kv("alertname", "LMCacheRedisEvictions"), nil, expr)},
+		{"Redis before LMCache", newAlert(kv("alertname", "RedisLMCacheEvictions"), nil, expr)},
+		{"a summary naming LMCache after Redis", newAlert(kv("alertname", "CacheEvictions"), kv("summary", "Redis evictions on the LMCache backend"), expr)},
+	} {
+		cl := c.Classify(tc.a)
+		if cl.Sector != "llm-prompt-cache-storage" || !hasAnyHint(cl, HintKVCache) {
+			t.Errorf("%s: %s, want prompt-cache storage with kv-cache", tc.name, describe(cl))
+		}
+	}
+	// One piece of evidence either way, with the same score.
+	rlFirst := c.Classify(newAlert(kv("alertname", "RedisLMCacheEvictions"), nil, expr))
+	if lmFirst.Confidence != rlFirst.Confidence || signalText(lmFirst.Signals) != signalText(rlFirst.Signals) {
+		t.Errorf("word order changed the evidence:\nLMCacheRedisEvictions: %s\nRedisLMCacheEvictions: %s", describe(lmFirst), describe(rlFirst))
+	}
+	// Redis alone still gets no kv-cache hint.
+	if cl := c.Classify(newAlert(kv("alertname", "RedisEvictions"), kv("summary", "Redis evictions on the cache backend"), expr)); hasAnyHint(cl, HintKVCache) {
+		t.Errorf("Redis alone: %s, want no kv-cache", describe(cl))
+	}
+}
+
+// Review R1 (D1): the …_scrape_duration_seconds family is any exporter's
+// own scrape (ipmi_exporter's ipmi_scrape_duration_seconds);
+// snmp_exporter's is snmp_scrape_…'s, which prefixes match first.
+func TestScrapeDurationFamilies(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	ipmi, _, ok := c.matchMetric("ipmi_scrape_duration_seconds")
+	generic, _, _ := c.matchPattern("x_scrape_duration_seconds")
+	if !ok || ipmi != generic || sectors[ipmi.sector].ID != "slo-monitoring" || ipmi.kpi != "UP" {
+		t.Errorf("ipmi_scrape_duration_seconds: %+v, want the …_scrape_duration_seconds family (slo-monitoring/UP)", ipmi)
+	}
+	var snmpSelf family
+	for _, f := range exporterFamilies {
+		if f.Prefix == "snmp_scrape_" {
+			snmpSelf = f
+		}
+	}
+	for _, f := range exporterFamilies {
+		if f.Contains == "_scrape_duration_seconds" && (f.Source == snmpSelf.Source || strings.Contains(f.Source, "snmp")) {
+			t.Errorf("the …_scrape_duration_seconds family names snmp_exporter, whose metric snmp_scrape_… matches: %q", f.Source)
 		}
 	}
 }

@@ -933,8 +933,11 @@ func matchAll(ms labels.Matchers, lbl map[string]string) bool {
 // text, longest phrase first. A phrase whose target an earlier signal of the
 // same kind already has adds nothing: a word repeated in the summary and
 // the description is one piece of evidence — unless the earlier one is a
-// generic word and this one is not. With only ≠ 0, a phrase counts only if
-// it points at one of those sectors.
+// generic word and this one is not; and a word that is neither generic nor
+// a general-purpose store's ("LMCache") takes the place of an earlier
+// store's word ("Redis") of the same target, so that the kv-cache hint
+// does not depend on which was read first. With only ≠ 0, a phrase counts
+// only if it points at one of those sectors.
 //
 // annotation is set for the text of an annotation. Its phrases that are
 // whole words of a context label's value ("vllm" in "Pod vllm/vllm-0 is
@@ -1013,6 +1016,15 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 					}
 				} else if prev := s.sameTarget(kind, t); prev == nil || (prev.tgt.generic && !t.generic) {
 					s.add(evidence{kind: kind, value: quote(text, spans[i].start, spans[i+run-1].end), tgt: t, weight: weight})
+				} else if prev.tgt.store && !t.store && !t.generic {
+					// "Redis … LMCache": the word read second says the
+					// store holds prompts (promptCacheEvidence). It takes
+					// the place of the store's word, as if it had come
+					// first: one piece of evidence, whatever the order.
+					prev.tgt = t
+					if v := quote(text, spans[i].start, spans[i+run-1].end); v != "" {
+						prev.value = v
+					}
 				}
 			}
 			break

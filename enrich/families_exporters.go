@@ -44,7 +44,7 @@ const (
 	srcJaeger       = srcGJL + "jaeger-mixin/prometheus_rules_out/prometheus_alerts.yaml (jaeger_* metrics of Jaeger's agent, collector and query)"
 	srcOtelcol      = srcGJL + "opentelemetry-collector-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (otelcol_* self-metrics of the OpenTelemetry Collector)"
 	srcVCenter      = srcGJL + "vsphere-mixin/prometheus_rules_out/prometheus_alerts.yaml (vcenter_* metrics of vCenter hosts, VMs and datastores)"
-	srcSNMPScrape   = srcGJL + "snmp-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (snmp_exporter's own snmp_scrape_duration_seconds)"
+	srcScrape       = "prometheus-community/ipmi_exporter docs/metrics.md (ipmi_scrape_duration_seconds: an exporter's own <name>_scrape_duration_seconds, as Prometheus' scrape_duration_seconds)"
 	srcSNMPSelf     = srcGJL + "snmp-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (snmp_exporter's own snmp_scrape_* metrics: snmp_scrape_pdus_returned, snmp_scrape_duration_seconds)"
 	srcMimir        = srcAPA + "grafana-mimir/embedded-exporter.yml, cortex/embedded-exporter.yml (cortex_* metrics of Grafana Mimir and Cortex)"
 	srcTempo        = srcAPA + "grafana-tempo/embedded-exporter.yml (tempo_* and tempodb_* metrics of Grafana Tempo)"
@@ -180,12 +180,14 @@ var exporterFamilies = []family{
 	{Prefix: "kube_state_metrics_", Sector: secSLO, Source: srcKSM},
 	{Name: "reloader_last_reload_successful", Sector: secSLO, Source: srcReloader},
 	{Name: "ALERTS", Sector: secSLO, Source: srcAlerts},
-	// An exporter's own scrape of its target (snmp_exporter's
-	// snmp_scrape_duration_seconds) is scrape health, as Prometheus'
+	// An exporter's own scrape of its target (ipmi_exporter's
+	// ipmi_scrape_duration_seconds) is scrape health, as Prometheus'
 	// scrape_duration_seconds is: monitoring, not the target's latency.
-	{Contains: "_scrape_duration_seconds", Sector: secSLO, KPI: "UP", Source: srcSNMPScrape},
-	// snmp_exporter's other self-metrics of its scrape (PDUs returned,
-	// walk durations): the exporter's scrape, as above.
+	// A vendor prefix matches first (redis_exporter_scrape_duration_seconds
+	// stays Redis), and so does snmp_scrape_ below.
+	{Contains: "_scrape_duration_seconds", Sector: secSLO, KPI: "UP", Source: srcScrape},
+	// snmp_exporter's self-metrics of its scrape (its duration, PDUs
+	// returned, walk durations): the exporter's scrape, as above.
 	{Prefix: "snmp_scrape_", Sector: secSLO, KPI: "UP", Source: srcSNMPSelf},
 	// The rest of the monitoring stack: Mimir and Cortex, Tempo, Promtail,
 	// blackbox_exporter's own health (its probe_* series are the target's).

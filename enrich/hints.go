@@ -62,6 +62,8 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	var relevant [numHints]bool
 	latency := class == ClassLatency
 	if sec != nil {
+		// Read once, not for each cache KPI that lists kv-cache.
+		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID != k.ID {
@@ -73,7 +75,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					case h == HintMicroburst && d.ID == "LOSS" && !congestionLoss(s):
 						// Error counters (CRC, symbol errors) are a bad
 						// cable, optic or port, not congestion.
-					case h == HintKVCache && sec.ID == secPStorage && !promptCacheEvidence(s):
+					case h == HintKVCache && noPromptCache:
 						// A Redis or Memcached eviction is not a prefix
 						// cache recomputing prompts.
 					default:

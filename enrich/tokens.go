@@ -286,7 +286,9 @@ var builtinWords = []word{
 	// The rest of the monitoring stack: Grafana Mimir and Cortex (metrics,
 	// cortex_…), Tempo (traces, tempo_… and tempodb_…), Promtail (Loki's
 	// log shipper). "Cortex" (also Palo Alto's) and "tempo" are ordinary
-	// words: they count only when a metric family agrees.
+	// words: they count only when another signal of the monitoring sector
+	// that is not a generic word agrees (a cortex_… or tempo_… metric, a
+	// label, a rule, a job, a word such as "Prometheus"; see corroborate).
 	{Phrase: "mimir", Sector: secSLO},
 	{Phrase: "cortex", Sector: secSLO, Generic: true},
 	{Phrase: "tempo", Sector: secSLO, Generic: true},
@@ -305,7 +307,9 @@ var builtinWords = []word{
 	{Phrase: "minio", Sector: secBigData},
 	{Phrase: "ceph", Sector: secBigData},
 	// SQL-on-big-data engines. "Presto" is also an ordinary word: it counts
-	// only when a presto_… metric agrees.
+	// only when another signal of big data that is not a generic word
+	// agrees (a presto_… metric, a label, a rule, a job, a word such as
+	// "Trino" or "Spark"; see corroborate).
 	{Phrase: "presto", Sector: secBigData, Generic: true},
 	{Phrase: "trino", Sector: secBigData},
 	{Phrase: "clickhouse", Sector: secBigData},
@@ -313,8 +317,9 @@ var builtinWords = []word{
 	{Phrase: "bgp", Sector: secNet},
 	// Every switch port has an SFP, a transceiver, optics: a module's
 	// temperature or presence is switch hardware, not a DWDM span. These
-	// words count only when optical evidence agrees (a …_dbm… or …fec_…
-	// metric, "rx power", OSNR, BER, "optical", "fiber").
+	// words count only when another signal of dark fiber that is not a
+	// generic word agrees (a …_dbm… or …fec_… metric, "rx power", OSNR,
+	// BER, "optical", "fiber", a label, a rule; see corroborate).
 	{Phrase: "sfp", Sector: secFiber, Generic: true},
 	{Phrase: "transceiver", Sector: secFiber, Generic: true},
 	{Phrase: "optics", Sector: secFiber, Generic: true},

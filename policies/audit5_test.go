@@ -160,7 +160,7 @@ func TestBudgetRemainingNamed(t *testing.T) {
 		{"NaN", "", `budget_remaining annotation "NaN" ignored: not finite`},
 		{"abc", "", `budget_remaining annotation "abc" ignored`},
 		{"150", "", `budget_remaining annotation "150" ignored: a bare number beyond ±100 is neither a ratio nor a percentage`},
-		{"-50", "error budget remaining -50.0%", `budget_remaining annotation "-50" read as a percentage, -50.0%, as a bare number above 1 is; write "-5000%" if it is the ratio -50`},
+		{"-50", "error budget remaining -50.0%", `budget_remaining annotation "-50" read as a percentage, -50.0%, as a bare number beyond ±1 is; write "-5000%" if it is the ratio -50`},
 		{"41", "error budget remaining 41.0%", ""},
 		{"-0.2", "error budget remaining -20.0%", ""},
 		{"-150%", "error budget remaining -150.0%", ""},
@@ -189,6 +189,138 @@ func TestAuditACosmetics(t *testing.T) {
 		want{alert.ActionPage, PolicyPyrra, "6h/30m", `pyrra period slo_period label "0s" ignored: not positive`})
 	check(t, e.Decide(firing(map[string]string{"slo": "a", "long": "2d", "short": "4h"}), nil, testNow),
 		want{alert.ActionTicket, PolicyPyrra, "2d/4h", "long window 2d > 30d/112 = 6h26m (default_period 30d) → ticket"})
+}
+
+// Review R1 (B2): three spellings of one window give one reason list
+// whatever the map order: each value not used is named against the value
+// finally used, not against whichever was kept when it was read.
+func TestBurnRateThreeSpellingsReasonsStable(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		labels, ann map[string]string
+		want        []string
+	}{
+		{map[string]string{"alertname": "B"}, map[string]string{"burn_rate_1h": "1", "burn_rate_60m": "20", "burn_rate_3600s": "5", "burn_rate_5m": "20"},
+			[]string{"burn rate 20.0 > 14.4 over 1h and 20.0 > 14.4 over 5m",
+				`burn_rate_1h annotation "1" ignored: burn_rate_60m annotation "20" gives the 1h window`,
+				`burn_rate_3600s annotation "5" ignored: burn_rate_60m annotation "20" gives the 1h window`}},
+		// The label's, lowest, beats both annotations.
+		{map[string]string{"alertname": "B", "burn_rate_1h": "1"}, map[string]string{"burn_rate_60m": "20", "burn_rate_3600s": "5", "burn_rate_5m": "20"},
+			[]string{"burn rate 1.0 ≤ 14.4 over 1h and 20.0 > 14.4 over 5m: no page",
+				`burn_rate_3600s annotation "5" ignored: burn_rate_1h label "1" gives the 1h window`,
+				`burn_rate_60m annotation "20" ignored: burn_rate_1h label "1" gives the 1h window`}},
+	} {
+		for i := 0; i < 300; i++ {
+			d := e.Decide(newAlert("firing", tc.labels, tc.ann), nil, testNow)
+			if got := strings.Join(d.Reasons, "|"); !strings.HasPrefix(got, tc.want[0]) || !strings.HasSuffix(got, strings.Join(tc.want[1:], "|")) {
+				t.Fatalf("run %d: %s %q, want reasons %q", i, d.Action, d.Reasons, tc.want)
+			}
+		}
+	}
+}
+
+// Review R1 (B3): a long/short alert reads Grafana SLO's tier label as the
+// severity policy does: a marked tier beats severity either way, and an
+// unmarked one louder than severity wins.
+func TestLongShortGrafanaTierAsSeverityPolicy(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		labels map[string]string
+		want   want
+	}{
+		{map[string]string{"alertname": "X", "severity": "warning", "grafana_slo_severity": "critical"},
+			want{alert.ActionPage, PolicyPyrra, "critical", `grafana_slo_severity="critical" → page, louder than severity="warning" → ticket (no Grafana SLO marker label such as grafana_slo_uuid says which is the generator's tier: the louder decides) (burn-rate window pair 1d/2h)`}},
+		{map[string]string{"alertname": "X", "severity": "warning", "grafana_slo_severity": "critical", "grafana_slo_uuid": "abc"},
+			want{alert.ActionPage, PolicyPyrra, "critical", `grafana_slo_severity="critical" → page (Grafana SLO's tier label, grafana_slo_uuid present; it beats severity="warning" → ticket) (burn-rate window pair 1d/2h)`}},
+		// A severity the severity table knows but the pyrra table does not.
+		{map[string]string{"alertname": "X", "severity": "P3", "grafana_slo_severity": "critical"},
+			want{alert.ActionPage, PolicyPyrra, "critical", `louder than severity="P3" → ticket`}},
+		// Either way: the generator's marked ticket beats severity's page.
+		{map[string]string{"alertname": "X", "severity": "critical", "grafana_slo_severity": "warning", "grafana_slo_window": "5m"},
+			want{alert.ActionTicket, PolicyPyrra, "warning", `grafana_slo_severity="warning" → ticket (Grafana SLO's tier label, grafana_slo_window present; it beats severity="critical" → page)`}},
+		// Unmarked and quieter: severity decides.
+		{map[string]string{"alertname": "X", "severity": "critical", "grafana_slo_severity": "warning"},
+			want{alert.ActionPage, PolicyPyrra, "critical", `severity="critical" → page (burn-rate window pair 1d/2h)`}},
+		// A marked none gives way, and is the none named.
+		{map[string]string{"alertname": "X", "severity": "info", "grafana_slo_severity": "info", "grafana_slo_uuid": "abc", "priority": "P1"},
+			want{alert.ActionPage, PolicyPyrra, "p1", `priority="P1" → page (grafana_slo_severity="info" → none gives way`}},
+	} {
+		plain := e.Decide(firing(tc.labels), nil, testNow)
+		ls := map[string]string{"long": "1d", "short": "2h"}
+		for k, v := range tc.labels {
+			ls[k] = v
+		}
+		pair := e.Decide(firing(ls), nil, testNow)
+		if plain.Action != pair.Action || plain.Tier != pair.Tier {
+			t.Errorf("%v: severity policy %s %s (%q), long/short %s %s (%q)", tc.labels, plain.Action, plain.Tier, plain.Reasons, pair.Action, pair.Tier, pair.Reasons)
+		}
+		check(t, pair, tc.want)
+	}
+}
+
+// Review R1 (B4): a none read from a label in another case or from a
+// marked Grafana SLO tier is named by its label and value in the window
+// pair's reason, without its parenthetical.
+func TestLongShortNoneReasonText(t *testing.T) {
+	e := newEngine(t)
+	for _, tc := range []struct {
+		labels       map[string]string
+		reason, note string
+	}{
+		{map[string]string{"alertname": "X", "slo": "api", "long": "1d", "short": "2h", "Severity": "info"},
+			`pyrra window pair 1d/2h → ticket (28-day table; Severity="info" names no action, no period) (pyrra SLO api)`,
+			`Severity="info" names neither page nor ticket: the window pair decides`},
+		{map[string]string{"alertname": "X", "slo": "api", "long": "1d", "short": "2h", "grafana_slo_severity": "info", "grafana_slo_uuid": "u"},
+			`pyrra window pair 1d/2h → ticket (28-day table; grafana_slo_severity="info" names no action, no period) (pyrra SLO api)`,
+			`grafana_slo_severity="info" names neither page nor ticket: the window pair decides`},
+	} {
+		d := e.Decide(firing(tc.labels), nil, testNow)
+		if len(d.Reasons) < 2 || d.Reasons[0] != tc.reason || d.Reasons[1] != tc.note {
+			t.Errorf("%v: reasons %q, want %q then %q", tc.labels, d.Reasons, tc.reason, tc.note)
+		}
+	}
+}
+
+// Review R1 (C1): a paging label is read by the long/short and severity
+// policies only (docs/policies.md: "as the severity policy does"): a Sloth
+// ticket or a burn rate below every tier does not page for it.
+func TestPagingLabelOnlyWhereSeverityIsRead(t *testing.T) {
+	e := newEngine(t)
+	check(t, e.Decide(firing(map[string]string{"alertname": "X", "sloth_severity": "ticket", "pager": "pagerduty"}), nil, testNow),
+		want{alert.ActionTicket, PolicySloth, "ticket", `sloth_severity="ticket" → ticket`})
+	check(t, e.Decide(firing(map[string]string{"alertname": "X", "burn_rate_1h": "1", "burn_rate_5m": "1", "pager": "pagerduty"}), nil, testNow),
+		want{alert.ActionNone, PolicyBurnRate, "below", ""})
+	check(t, e.Decide(firing(map[string]string{"alertname": "X", "long": "1d", "short": "2h", "pager": "pagerduty"}), nil, testNow),
+		want{alert.ActionPage, PolicyPyrra, "pager=pagerduty", `pager="pagerduty" → page (an explicit paging label) (burn-rate window pair 1d/2h)`})
+}
+
+// Review R1 (H1): a label name in another case is found with the one-pass
+// check in front of the per-label scan: upper-case ASCII, a non-ASCII
+// letter that folds to ASCII (the long s), and a configured severity
+// label that is not lower-case.
+func TestFoldedSeverityCheapCheck(t *testing.T) {
+	e := newEngine(t)
+	for _, l := range []map[string]string{
+		{"alertname": "X", "SEVERITY": "critical"},
+		{"alertname": "X", "ſeverity": "critical"},
+		{"alertname": "X", "long": "1d", "short": "2h", "Priority": "P1"},
+	} {
+		if d := e.Decide(firing(l), nil, testNow); d.Action != alert.ActionPage || !hasReason(d, "label names are case-sensitive") {
+			t.Errorf("%v: %s %q, want a page by the label in another case", l, d.Action, d.Reasons)
+		}
+	}
+	if d := e.Decide(firing(map[string]string{"alertname": "X", "job": "api", "severity_levels": "1"}), nil, testNow); d.Policy != PolicyDefault {
+		t.Errorf("a lower-case name that is no severity label: %s %s %q", d.Action, d.Policy, d.Reasons)
+	}
+	cfg := DefaultConfig()
+	cfg.SeverityLabels = []string{"Severity"}
+	ue, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := ue.Decide(firing(map[string]string{"alertname": "X", "severity": "critical"}), nil, testNow); d.Action != alert.ActionPage || !hasReason(d, "label severity read as Severity") {
+		t.Errorf("severity_labels [Severity], label severity: %s %q, want a page", d.Action, d.Reasons)
+	}
 }
 
 // BenchmarkDecidePyrra measures the long/short path, which now reads the

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 
@@ -80,7 +81,9 @@ type Engine struct {
 	sevLabels  []string
 	// grafana: grafana_slo_severity is one of sevLabels, so Grafana SLO's
 	// tier label is read (decideSeverity).
-	grafana    bool
+	grafana bool
+	// sevLower: every severity label is lower-case ASCII (mayFold).
+	sevLower   bool
 	pageLabels []string
 	// notInIdentity are the labels left out of SLO identities: the fixed
 	// ones (identityExcluded) and the configured severity and paging
@@ -133,6 +136,7 @@ func New(cfg Config) (*Engine, error) {
 		deflt:         cfg.DefaultAction,
 	}
 	e.grafana = slices.Contains(cfg.SeverityLabels, labelGrafanaSeverity)
+	e.sevLower = !slices.ContainsFunc(cfg.SeverityLabels, func(l string) bool { return !lowerASCII(l) })
 	e.pyrraDivText = strconv.FormatFloat(cfg.Pyrra.PageDivisor, 'f', -1, 64)
 	e.pyrraTable = "28-day table"
 	if !slices.Equal(cfg.Pyrra.Windows, DefaultConfig().Pyrra.Windows) {
@@ -288,9 +292,12 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 // alerts; the policy is PolicyPyrra for both.
 //
 // The alert's own signals decide first (pyrraSeverity): a paging label,
-// then the severity (label, then annotation: Pyrra up to v0.3.1 wrote it as
-// an annotation) by the pyrra table, then by the severity table, then the
-// other severity labels as the severity policy reads them. The severity is
+// then Grafana SLO's tier label on an alert a Grafana SLO marker label
+// says Grafana SLO generated, then the severity (label, then annotation:
+// Pyrra up to v0.3.1 wrote it as an annotation) by the pyrra table, then
+// by the severity table (an unmarked grafana_slo_severity louder than it
+// wins), then the other severity labels as the severity policy reads
+// them. The severity is
 // authoritative: Pyrra scales its windows with the SLO period (a 7-day
 // SLO's slow pair is 6h/30m), so a pair alone does not say which tier it
 // is. Without a page or ticket from them the pair is ranked against the
@@ -369,47 +376,68 @@ type pyrraWords struct {
 }
 
 // pyrraSeverity decides a long/short alert by its own signals, as the
-// severity policy reads them: a paging label (decidePageLabel); the
-// severity, label then annotation, by the pyrra table, then by the
-// severity table; then the other severity labels, Grafana SLO's tier
-// label and label names in another case (severityLabels), where a none of
-// severity gives way to another label's page or ticket. A page or ticket
-// decides, with the pair in its reason. Otherwise it returns what the
-// window pair's reason says of the severity: "no severity",
-// `severity="info" names no action` …
+// severity policy reads them: a paging label (decidePageLabel); Grafana
+// SLO's tier label on an alert a Grafana SLO marker label says Grafana SLO
+// generated (markedGrafana), which beats severity as it does in the
+// severity policy; the severity, label then annotation, by the pyrra
+// table, then by the severity table — except that an unmarked
+// grafana_slo_severity louder than it wins (grafanaTier.louder); then the other
+// severity labels and label names in another case (severityLabelsAfter),
+// where a none of severity gives way to another label's page or ticket. A
+// page or ticket decides, with the pair in its reason. Otherwise it
+// returns what the window pair's reason says of the severity: "no
+// severity", `severity="info" names no action` …
 func (e *Engine) pyrraSeverity(st *decision, pw *pyrraWords) (alert.Decision, bool, string) {
 	if d, ok := e.decidePageLabel(st); ok {
 		return pyrraBySeverity(d, pw), true, ""
 	}
 	var q quietSeverity
+	g := e.grafanaTier(st)
+	if d, ok := e.markedGrafana(st, &g, &q); ok {
+		return pyrraBySeverity(d, pw), true, ""
+	}
 	sevWhy := "no severity"
 	sevNote := ""
+	sevUnknown := false
 	if sev, src, ok := lookup(st.a, labelSeverity); ok && strings.TrimSpace(sev) != "" {
 		what := labelSeverity + "=" + strconv.Quote(sev)
 		if src != "label" {
 			what = labelSeverity + " " + src + " " + strconv.Quote(sev)
 		}
 		key := severityKey(sev)
-		if act, known := e.pyrraSev[key]; known {
-			r := pw.gen + what + " → " + string(act) + " (" + pw.inPair + ")" + pw.suffix
-			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true, ""
+		// The pyrra table decides, none included (a none configured
+		// there is the operator's); the severity table only with a page
+		// or a ticket. An unmarked grafana_slo_severity louder than a
+		// page or ticket wins, as in the severity policy.
+		act, inPyrra := e.pyrraSev[key]
+		known := inPyrra
+		if !inPyrra {
+			act, known = e.severityOfKey(key)
 		}
-		act, known := e.severityOfKey(key)
-		if known && act != alert.ActionNone {
-			r := pw.gen + what + " → " + string(act) +
-				" by the severity table (not in the " + pw.table + " severity table; " + pw.inPair + ")" + pw.suffix
+		if inPyrra || known && act != alert.ActionNone {
+			if g.val != "" && act != alert.ActionNone {
+				if d, ok := g.louder(act, what+" → "+string(act), &q); ok {
+					return pyrraBySeverity(d, pw), true, ""
+				}
+			}
+			r := pw.gen + what + " → " + string(act) + " (" + pw.inPair + ")" + pw.suffix
+			if !inPyrra {
+				r = pw.gen + what + " → " + string(act) +
+					" by the severity table (not in the " + pw.table + " severity table; " + pw.inPair + ")" + pw.suffix
+			}
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true, ""
 		}
 		if known {
 			q.set(severityDecision(act, key, what+" → none"), what+" → none")
 		}
+		sevUnknown = !known
 		sevWhy = what + " names no action"
 		sevNote = pw.gen + what + " names neither page nor ticket in the " + pw.table + " or the severity table"
 	}
 	mark := len(st.notes)
-	d, ok := e.severityLabels(st, labelSeverity, q)
+	d, ok := e.severityLabelsAfter(st, labelSeverity, q, &g)
 	if ok && d.Action != alert.ActionNone {
-		if sevNote != "" && q.what == "" {
+		if sevUnknown {
 			st.note("%s", sevNote) // an unrecognised severity, which the reason does not name
 		}
 		return pyrraBySeverity(d, pw), true, ""
@@ -417,9 +445,11 @@ func (e *Engine) pyrraSeverity(st *decision, pw *pyrraWords) (alert.Decision, bo
 	if sevNote != "" {
 		st.note("%s: the window pair decides", sevNote)
 	} else if ok {
-		// A none of another severity label.
-		sevWhy = strings.TrimSuffix(d.Reasons[0], " → none") + " names no action"
-		st.note("%s names neither page nor ticket: the window pair decides", strings.TrimSuffix(d.Reasons[0], " → none"))
+		// A none of another severity label: its name and value, without
+		// the action and any parenthetical (`Severity="info"`).
+		what, _, _ := strings.Cut(d.Reasons[0], " → ")
+		sevWhy = what + " names no action"
+		st.note("%s names neither page nor ticket: the window pair decides", what)
 	} else if len(st.notes) > mark {
 		sevWhy = "no recognised severity"
 	}
@@ -473,10 +503,15 @@ type burnInput struct {
 // alerts carry two to eight.
 const maxBurnInputs = 16
 
-// burnInputs are the burn-rate values of one alert, on the stack.
+// burnInputs are the burn-rate values of one alert, on the stack: in, the
+// value used for each window, and dropped, the other spellings of a window
+// (burn_rate_60m beside burn_rate_1h), noted once both passes are done. A
+// slice, not an array: it is rare, and zeroing a second array on every
+// decision costs more than its allocation.
 type burnInputs struct {
-	n  int
-	in [maxBurnInputs]burnInput
+	n       int
+	in      [maxBurnInputs]burnInput
+	dropped []burnInput
 }
 
 func (b *burnInputs) get(w time.Duration) (float64, bool) {
@@ -484,6 +519,19 @@ func (b *burnInputs) get(w time.Duration) (float64, bool) {
 		return b.in[i].v, true
 	}
 	return 0, false
+}
+
+// noteDropped notes each dropped spelling whose value differs from the one
+// used for its window: against the value finally kept, so that the notes
+// do not depend on the order the maps were read in.
+func (b *burnInputs) noteDropped(st *decision) {
+	for _, d := range b.dropped {
+		kept := b.in[b.index(d.window)]
+		if d.v != kept.v {
+			st.note("%s %s %q ignored: %s %s %q gives the %s window", d.key, sourceName(d.label), d.raw,
+				kept.key, sourceName(kept.label), kept.raw, windowName(model.Duration(d.window)))
+		}
+	}
 }
 
 func (b *burnInputs) index(w time.Duration) int {
@@ -520,10 +568,12 @@ func sourceName(label bool) string {
 }
 
 // collect reads every burn_rate_<window> entry of kv into b (labels, then
-// annotations). Two entries for one window (burn_rate_1h and burn_rate_60m,
-// or a label and an annotation) are decided the same way whatever the map
-// order: a label's beats an annotation's, else the higher burn rate (fail
-// towards paging); the value not used is noted when it differs.
+// annotations). Two or more entries for one window (burn_rate_1h,
+// burn_rate_60m, burn_rate_3600s, or a label and an annotation) are
+// decided the same way whatever the map order: a label's beats an
+// annotation's, else the higher burn rate (fail towards paging), else the
+// first key in byte order. The values not used are kept in b.dropped, and
+// noteDropped names each that differs from the one used.
 func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, label bool) {
 	src := sourceName(label)
 	for k, raw := range kv {
@@ -553,15 +603,12 @@ func (e *Engine) collect(st *decision, b *burnInputs, kv map[string]string, labe
 		}
 		in := burnInput{window: w, v: p.v, key: k, raw: raw, label: label}
 		if i := b.index(w); i >= 0 {
-			kept, dropped := b.in[i], in
-			if kept.label == label && (in.v > kept.v || in.v == kept.v && in.key < kept.key) {
-				kept, dropped = in, kept
+			dropped := in
+			if kept := b.in[i]; kept.label == label && (in.v > kept.v || in.v == kept.v && in.key < kept.key) {
+				dropped = kept
 				b.in[i] = in
 			}
-			if dropped.v != kept.v {
-				st.note("%s %s %q ignored: %s %s %q gives the %s window", dropped.key, sourceName(dropped.label), dropped.raw,
-					kept.key, sourceName(kept.label), kept.raw, windowName(model.Duration(w)))
-			}
+			b.dropped = append(b.dropped, dropped)
 			continue
 		}
 		if b.n == maxBurnInputs {
@@ -582,6 +629,7 @@ func (e *Engine) decideBurnRate(st *decision) (alert.Decision, bool) {
 	start := len(st.notes)
 	e.collect(st, &b, st.a.Labels, true)
 	e.collect(st, &b, st.a.Annotations, false)
+	b.noteDropped(st)
 	if len(st.notes) > start+1 {
 		sort.Strings(st.notes[start:]) // map order is random; reasons are not
 	}
@@ -979,46 +1027,90 @@ func (e *Engine) decideSeverity(st *decision) (alert.Decision, bool) {
 	if d, ok := e.decidePageLabel(st); ok {
 		return d, true
 	}
-	return e.severityLabels(st, "", quietSeverity{})
+	var q quietSeverity
+	g := e.grafanaTier(st)
+	if d, ok := e.markedGrafana(st, &g, &q); ok {
+		return d, true
+	}
+	return e.severityLabelsAfter(st, "", q, &g)
 }
 
-// severityLabels is decideSeverity after the paging labels: Grafana SLO's
-// tier label, the severity labels, a label name in another case. skip is a
-// severity label the caller has read already (the severity of a long/short
-// alert, decidePyrra), q the none it said, if any: it gives way to another
-// label's page or ticket as a none read here does.
-func (e *Engine) severityLabels(st *decision, skip string, q quietSeverity) (alert.Decision, bool) {
-	// Grafana SLO's tier, when the alert carries a recognised one.
-	var gAct alert.Action
-	var gVal, gKey string
-	if e.grafana {
-		if v, _, ok := lookup(st.a, labelGrafanaSeverity); ok && strings.TrimSpace(v) != "" {
-			if act, key, known := e.severityOf(v); known {
-				gAct, gVal, gKey = act, v, key
-			}
-		}
+// grafanaTier is Grafana SLO's tier label as the severity policy reads it:
+// a recognised grafana_slo_severity (val "" without one) and the marker
+// label that says Grafana SLO generated the alert ("" without one).
+type grafanaTier struct {
+	act         alert.Action
+	val, key    string
+	marker      string
+	markedQuiet bool // a marked none, set in q by markedGrafana
+}
+
+// grafanaTier reads Grafana SLO's tier label, when grafana_slo_severity is
+// a severity label and the alert carries a recognised one.
+func (e *Engine) grafanaTier(st *decision) grafanaTier {
+	var g grafanaTier
+	if !e.grafana {
+		return g
 	}
+	v, _, ok := lookup(st.a, labelGrafanaSeverity)
+	if !ok || strings.TrimSpace(v) == "" {
+		return g
+	}
+	act, key, known := e.severityOf(v)
+	if !known {
+		return g
+	}
+	g.act, g.val, g.key = act, v, key
+	g.marker, _ = grafanaSLOMarker(st.a)
+	return g
+}
+
+// markedGrafana decides by a marked Grafana SLO tier: like sloth_severity,
+// the generator's tier beats every other severity label when it says page
+// or ticket. A marked none is set in q (the first none read), and the
+// label is not read again (severityLabelsAfter).
+func (e *Engine) markedGrafana(st *decision, g *grafanaTier, q *quietSeverity) (alert.Decision, bool) {
+	if g.val == "" || g.marker == "" {
+		return alert.Decision{}, false
+	}
+	r := labelGrafanaSeverity + "=" + strconv.Quote(g.val) + " → " + string(g.act) +
+		" (Grafana SLO's tier label, " + g.marker
+	if g.act == alert.ActionNone {
+		q.set(severityDecision(g.act, g.key, r+")"), labelGrafanaSeverity+"="+strconv.Quote(g.val)+" → none")
+		g.markedQuiet = true
+		return alert.Decision{}, false
+	}
+	if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != g.act {
+		r += "; it beats " + other.Reasons[0]
+	}
+	return severityDecision(g.act, g.key, r+")"), true
+}
+
+// louder decides by an unmarked Grafana SLO tier louder than act, the
+// page or ticket another severity label says (r: `severity="warning" →
+// ticket`): without a marker, nothing says which is the generator's tier,
+// and the louder decides.
+func (g *grafanaTier) louder(act alert.Action, r string, q *quietSeverity) (alert.Decision, bool) {
+	if g.val == "" || alert.Rank(g.act) <= alert.Rank(act) {
+		return alert.Decision{}, false
+	}
+	return severityDecision(g.act, g.key, labelGrafanaSeverity+"="+strconv.Quote(g.val)+" → "+string(g.act)+
+		", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
+		" says which is the generator's tier: the louder decides"+q.clause("; ")+")"), true
+}
+
+// severityLabelsAfter is decideSeverity after the paging labels and
+// Grafana SLO's marked tier (markedGrafana, which read g): the severity
+// labels in the configured order, then a label name in another case. skip
+// is a severity label the caller has read already (the severity of a
+// long/short alert, pyrraSeverity), q the none read so far, if any: it
+// gives way to another label's page or ticket as a none read here does.
+func (e *Engine) severityLabelsAfter(st *decision, skip string, q quietSeverity, g *grafanaTier) (alert.Decision, bool) {
 	// q is the first none read: it decides only when no severity
 	// label says more; its what names it in the reason of one that does.
-	marked := false
-	if gVal != "" {
-		if marker, ok := grafanaSLOMarker(st.a); ok {
-			r := labelGrafanaSeverity + "=" + strconv.Quote(gVal) + " → " + string(gAct) +
-				" (Grafana SLO's tier label, " + marker
-			if gAct == alert.ActionNone {
-				q.set(severityDecision(gAct, gKey, r+")"), labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → none")
-				marked = true
-			} else {
-				if other, ok := e.firstSeverity(st, labelGrafanaSeverity); ok && other.Action != gAct {
-					r += "; it beats " + other.Reasons[0]
-				}
-				return severityDecision(gAct, gKey, r+")"), true
-			}
-		}
-	}
 	for _, name := range e.sevLabels {
-		if name == skip || marked && name == labelGrafanaSeverity {
-			continue // read by the caller, or above: a none that gives way to a louder label
+		if name == skip || g.markedQuiet && name == labelGrafanaSeverity {
+			continue // read by the caller, or a marked none read by markedGrafana
 		}
 		v, src, ok := lookup(st.a, name)
 		if !ok || strings.TrimSpace(v) == "" {
@@ -1034,10 +1126,10 @@ func (e *Engine) severityLabels(st *decision, skip string, q quietSeverity) (ale
 			q.set(severityDecision(act, key, r), r)
 			continue
 		}
-		if gVal != "" && name != labelGrafanaSeverity && alert.Rank(gAct) > alert.Rank(act) {
-			return severityDecision(gAct, gKey, labelGrafanaSeverity+"="+strconv.Quote(gVal)+" → "+string(gAct)+
-				", louder than "+r+" (no Grafana SLO marker label such as "+labelGrafanaUUID+
-				" says which is the generator's tier: the louder decides"+q.clause("; ")+")"), true
+		if name != labelGrafanaSeverity {
+			if d, ok := g.louder(act, r, &q); ok {
+				return d, true
+			}
 		}
 		return severityDecision(act, key, r+q.clause(" (")+q.close()), true
 	}
@@ -1086,6 +1178,9 @@ func (q *quietSeverity) close() string {
 // before that of one spelled in another case. Annotations are not read
 // this way.
 func (e *Engine) foldedSeverity(st *decision, q quietSeverity) (alert.Decision, bool) {
+	if !e.mayFold(st.a.Labels) {
+		return q.d, q.what != ""
+	}
 	for _, name := range e.sevLabels {
 		found := ""
 		for k := range st.a.Labels {
@@ -1112,6 +1207,36 @@ func (e *Engine) foldedSeverity(st *decision, q quietSeverity) (alert.Decision, 
 		return d, true
 	}
 	return q.d, q.what != ""
+}
+
+// mayFold reports whether a label name of l may be a severity label
+// spelled in another case: one pass over the names instead of one per
+// severity label. When every severity label is lower-case ASCII (sevLower,
+// as label names are in practice), a name that is lower-case ASCII too
+// equals one of them or differs in more than case, so only a name with an
+// upper-case or a non-ASCII letter ("Severity", "ſeverity": the long s
+// folds to s) may be one.
+func (e *Engine) mayFold(l map[string]string) bool {
+	if !e.sevLower {
+		return true
+	}
+	for k := range l {
+		if !lowerASCII(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII reports whether s has no upper-case ASCII letter and no
+// byte outside ASCII.
+func lowerASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // severityDecision is a decision of the severity policy on a value whose
@@ -1407,7 +1532,7 @@ func budgetFacts(st *decision) string {
 			if !p.percent && (v > 1 || v < -1) {
 				v /= 100 // a bare percentage, as for utilization
 				if v < 0 {
-					st.note("%s %s %q read as a percentage, %s, as a bare number above 1 is; write \"%s\" if it is the ratio %s",
+					st.note("%s %s %q read as a percentage, %s, as a bare number beyond ±1 is; write \"%s\" if it is the ratio %s",
 						name, src, raw, fmtPercent(v), strconv.FormatFloat(p.v*100, 'f', -1, 64)+"%", strings.TrimSpace(raw))
 				}
 			}
