@@ -244,16 +244,20 @@ func alertDetails(r *alert.Result) map[string]any {
 	return m
 }
 
-// links collects the event's links: the alerts' runbook, dashboard and
-// generator (Prometheus) links, then the incident's own — the alertrouter
-// console, Alertmanager's list of the incident's alerts (alerts:
-// AlertsURL) and its silence page —, deduplicated by URL and maxLinks in
-// all. The incident's links always have their place: the alerts' take the
-// rest, a kind at a time (a runbook, a dashboard, a graph, then a second
-// of each …), so a storm of per-instance dashboards crowds out neither
-// the silence nor the runbook. Several links of one kind are told apart
-// by what differs between their alerts (tellApart: "Dashboard
-// (10.0.4.3:9100)"), and the last one kept says how many were left out.
+// links collects the event's built-in links, at most maxLinks,
+// deduplicated by URL: the alerts' runbook, dashboard and generator
+// (Prometheus) links, then the incident's own — the alertrouter console,
+// Alertmanager's list of the incident's alerts (alerts: AlertsURL) and its
+// silence page. (The links of the config come after them, not counted in
+// maxLinks: configuredLinks.) The incident's links always have their place:
+// the alerts' take the rest, a kind at a time (a runbook, a dashboard, a
+// graph, then a second of each …), so a storm of per-instance dashboards
+// crowds out neither the silence nor the runbook. Several links of one kind
+// are told apart by what differs between the alerts of the links kept
+// (tellApart: "Dashboard (10.0.4.3:9100)"), and the last one kept says how
+// many were left out. Only the links that can be kept are parsed (WebURL)
+// and labelled; the rest are counted — distinct http(s):// URLs —, so a
+// storm of a thousand alerts costs little more than one.
 func links(no *alert.Notification, data *notify.Data, alerts string) []interface{} {
 	seen := map[string]bool{}
 	usable := func(href string) bool {
@@ -273,35 +277,44 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 		addIncident(notify.SilenceURL(data), "Silence")
 	}
 
-	// The alerts' links, each with its kind and the alert it came from.
+	// The alerts' links of each kind, with the alert each came from: the
+	// first room of them (no kind can keep more), and how many in all.
 	kinds := [...]string{"Runbook", "Dashboard", "Prometheus"}
 	type alertLink struct {
-		kind  int
 		href  string
 		alert *template.Alert
 	}
-	var buf [12]alertLink
-	found := buf[:0]
+	room := maxLinks - len(incident)
+	var buf [len(kinds) * maxLinks]alertLink
+	var found [len(kinds)][]alertLink
+	for k := range kinds {
+		found[k] = buf[k*maxLinks : k*maxLinks : k*maxLinks+room]
+	}
 	var count [len(kinds)]int
 	for _, r := range no.Results {
 		if r.Alert == nil {
 			continue
 		}
 		for k, href := range [len(kinds)]string{r.Alert.Annotations["runbook_url"], r.Alert.Annotations["dashboard_url"], r.Alert.GeneratorURL} {
-			if usable(href) {
+			if len(found[k]) < room {
+				if usable(href) {
+					seen[href] = true
+					found[k] = append(found[k], alertLink{href: href, alert: &r.Alert.Alert})
+					count[k]++
+				}
+			} else if href != "" && len(href) <= maxLinkHref && !seen[href] && webPrefix(href) {
 				seen[href] = true
-				found = append(found, alertLink{kind: k, href: href, alert: &r.Alert.Alert})
 				count[k]++
 			}
 		}
 	}
 	var keep [len(kinds)]int
-	for room := maxLinks - len(incident); room > 0; {
+	for left := room; left > 0; {
 		took := false
 		for k := range kinds {
-			if room > 0 && keep[k] < count[k] {
+			if left > 0 && keep[k] < count[k] {
 				keep[k]++
-				room--
+				left--
 				took = true
 			}
 		}
@@ -312,32 +325,24 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 
 	out := make([]interface{}, 0, keep[0]+keep[1]+keep[2]+len(incident))
 	for k, kind := range kinds {
-		if count[k] <= 1 {
-			for _, l := range found {
-				if l.kind == k && keep[k] == 1 {
-					out = append(out, link{Href: l.href, Text: kind})
-				}
+		kept := found[k][:keep[k]]
+		var which []string
+		if len(kept) > 1 {
+			owners := make([]*template.Alert, len(kept))
+			for i, l := range kept {
+				owners[i] = l.alert
 			}
-			continue
+			which = tellApart(owners)
 		}
-		owners := make([]*template.Alert, 0, count[k])
-		for _, l := range found {
-			if l.kind == k {
-				owners = append(owners, l.alert)
+		for i, l := range kept {
+			text := kind
+			if which != nil {
+				text += " (" + which[i] + ")"
 			}
-		}
-		which := tellApart(owners)
-		i := 0
-		for _, l := range found {
-			if l.kind != k || i == keep[k] {
-				continue
-			}
-			text := kind + " (" + which[i] + ")"
-			if left := count[k] - keep[k]; i == keep[k]-1 && left > 0 {
+			if left := count[k] - keep[k]; i == len(kept)-1 && left > 0 {
 				text += " · " + strconv.Itoa(left) + " more not linked"
 			}
 			out = append(out, link{Href: l.href, Text: text})
-			i++
 		}
 	}
 	for _, l := range incident {
@@ -346,13 +351,27 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 	return out
 }
 
+// webPrefix reports whether href starts with http:// or https://, in any
+// case, and a host: the check of a link links only counts (WebURL parses).
+func webPrefix(href string) bool {
+	for _, scheme := range [...]string{"https://", "http://"} {
+		if len(href) > len(scheme) && strings.EqualFold(href[:len(scheme)], scheme) {
+			c := href[len(scheme)]
+			return c != '/' && c != '?' && c != '#'
+		}
+	}
+	return false
+}
+
 // maxLinkLabel bounds what tellApart takes from a label value.
 const maxLinkLabel = 64
 
 // tellApart returns, for alerts whose links share a kind, what tells each
 // apart in its link's text: the value of a label that differs between all
-// of them (alertname first, then instance, then by name), else the values
-// of every label that differs between any two, else its position ("#2").
+// of them as shown, cut to maxLinkLabel runes (alertname first, then
+// instance, then by name), else the values of every label that differs
+// between any two, the alert's position added where that text repeats
+// ("h1 #2"), else its position alone ("#2").
 func tellApart(alerts []*template.Alert) []string {
 	var differ []string
 	names := map[string]bool{}
@@ -391,17 +410,18 @@ func tellApart(alerts []*template.Alert) []string {
 		return v
 	}
 	for _, name := range differ {
+		// Distinct as shown: values that differ only past maxLinkLabel
+		// runes read alike.
 		distinct := make(map[string]bool, len(alerts))
-		for _, a := range alerts {
-			distinct[a.Labels[name]] = true
+		for i, a := range alerts {
+			out[i] = value(a, name)
+			distinct[out[i]] = true
 		}
 		if len(distinct) == len(alerts) {
-			for i, a := range alerts {
-				out[i] = value(a, name)
-			}
 			return out
 		}
 	}
+	times := make(map[string]int, len(alerts))
 	for i, a := range alerts {
 		var vs []string
 		for _, name := range differ {
@@ -409,8 +429,17 @@ func tellApart(alerts []*template.Alert) []string {
 				vs = append(vs, v)
 			}
 		}
-		if out[i] = strings.Join(vs, ", "); out[i] == "" {
+		out[i] = strings.Join(vs, ", ")
+		times[out[i]]++
+	}
+	// A text that several alerts share ({instance=h1} and {pod=h1}, or
+	// values cut alike) gets the alert's position too.
+	for i := range out {
+		switch {
+		case out[i] == "":
 			out[i] = "#" + strconv.Itoa(i+1)
+		case times[out[i]] > 1:
+			out[i] += " #" + strconv.Itoa(i+1)
 		}
 	}
 	return out

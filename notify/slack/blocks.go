@@ -248,7 +248,15 @@ func alertLine(r *alert.Result, sep string, maxSummary int) string {
 	s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
 	if sum := a.Annotations["summary"]; sum != "" {
 		if maxSummary > 0 {
-			sum = escTruncated(sum, maxSummary)
+			// A code block the cut (or the summary) leaves open is closed,
+			// within maxSummary: the rest of the reply would render as code.
+			cut := escTruncated(sum, maxSummary)
+			if openFence(cut) {
+				if cut = escTruncated(sum, maxSummary-len(fence)); openFence(cut) {
+					cut += fence
+				}
+			}
+			sum = cut
 		} else {
 			sum = esc(sum) // the section's cut keeps escapes whole
 		}
@@ -331,11 +339,11 @@ const heldOpenNote = ":warning: Alertmanager left some alerts of this group out 
 	"it stays open until a webhook carrying the whole group resolves it. If every alert has resolved in Alertmanager, resolve the incident by hand; raise `max_alerts` to avoid this."
 
 // fallbackText is a message's text (what notifications and screen readers
-// show): cut to maxText runes and escaped, since Slack reads it as mrkdwn —
-// a label value of "<!channel>" must not notify a channel.
+// show): escaped, since Slack reads it as mrkdwn — a label value of
+// "<!channel>" must not notify a channel —, in at most maxText runes as
+// escaped (escTruncated: an "&" counts five).
 func fallbackText(s string) string {
-	s, _ = notify.TruncateInRunes(s, maxText)
-	return esc(s)
+	return escTruncated(s, maxText)
 }
 
 // MinimalBlocks is the message sent when Slack refuses the full one (a

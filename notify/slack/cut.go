@@ -11,12 +11,17 @@ import (
 // land inside what Slack reads as one unit — a link or mention <url|text>,
 // <!here>, <@U…>; an escape &amp; &lt; &gt; (the router writes them for
 // every "&", "<", ">" of alert data); a plain @name (link_names); a
-// multi-byte character — and breaks it: Slack shows "<https://…" as text
+// multi-byte character, or one with its marks, joiners and modifiers, or a
+// flag — and breaks it: Slack shows "<https://…" as text
 // and the link is gone, "&am" as written. A cut inside a ``` fence leaves
 // the fence open, and the rest of the message renders as code. So a cut
 // is made at a line break, else at a space or after a link, in the second
 // half of what fits; else at the last point that splits none of those
-// units. A fence the kept part leaves open is closed.
+// units. A "<" starts a link only where Slack reads one (isLinkStart): an
+// operator's "p99 < 500ms" is text, and the spaces after it are places to
+// cut. A fence the kept part leaves open is closed. A cut at a line break
+// (splitMrkdwn) drops the break and adds no "…"; every other cut is marked
+// with "…".
 
 // fence is Slack's code block delimiter.
 const fence = "```"
@@ -33,19 +38,22 @@ const minPart = 2*len(fence) + len("…")
 // cutIndex returns the byte index at which to end a part of s holding at
 // most n runes (s holds more), and whether the part ends at a line break
 // (s[i] is that "\n", which neither part keeps). It never splits a
-// <…> link or mention, an &…; escape, an @name, a run of backticks or a
-// character.
+// <…> link or mention, an &…; escape, an @name, a run of backticks, a
+// character from its marks or a flag, unless one of them is longer than
+// the part (then it cuts at a character).
 func cutIndex(s string, n int) (i int, line bool) {
 	end := 0
 	for k := 0; k < n && end < len(s); k++ {
 		_, size := utf8.DecodeRuneInString(s[end:])
 		end += size
 	}
-	open, lastNL, lastGap := -1, -1, -1 // an unclosed "<"; the last line break and space or link end outside <…>
+	open, lastNL, lastGap := -1, -1, -1 // an unclosed "<" of a link or mention; the last line break and space or link end outside <…>
 	for k := 0; k < end; k++ {
 		switch s[k] {
 		case '<':
-			open = k
+			if isLinkStart(s[k+1:]) { // else text, as in "p99 < 500ms"
+				open = k
+			}
 		case '>':
 			if open >= 0 {
 				open, lastGap = -1, k+1
@@ -91,11 +99,12 @@ func cutIndex(s string, n int) (i int, line bool) {
 		}
 	}
 	// Nor is a character split from the marks, joiners and modifiers that
-	// follow it (é as e + U+0301, 👩‍💻, 👍🏽, ❤️).
+	// follow it (é as e + U+0301, 👩‍💻, 👍🏽, ❤️), nor a flag (🇺🇸, two
+	// regional indicators) in two.
 	for p > 0 && p < len(s) {
 		r, _ := utf8.DecodeRuneInString(s[p:])
 		prev, size := utf8.DecodeLastRuneInString(s[:p])
-		if !joins(r) && prev != '\u200d' {
+		if !joins(r) && prev != '\u200d' && !(isRegional(r) && isRegional(prev) && oddRegionalRun(s[:p])) {
 			break
 		}
 		p -= size
@@ -110,6 +119,23 @@ func cutIndex(s string, n int) (i int, line bool) {
 func joins(r rune) bool {
 	return unicode.In(r, unicode.Mn, unicode.Me) || r == '\u200d' || r == '\u2060' ||
 		r >= 0xfe00 && r <= 0xfe0f || r >= 0x1f3fb && r <= 0x1f3ff || r >= 0xe0020 && r <= 0xe007f
+}
+
+// isRegional reports whether r is a regional indicator: two make a flag.
+func isRegional(r rune) bool { return r >= 0x1f1e6 && r <= 0x1f1ff }
+
+// oddRegionalRun reports whether s ends with an odd number of regional
+// indicators: its last one is the first half of a flag.
+func oddRegionalRun(s string) bool {
+	n := 0
+	for {
+		r, size := utf8.DecodeLastRuneInString(s)
+		if !isRegional(r) {
+			return n%2 == 1
+		}
+		n++
+		s = s[:len(s)-size]
+	}
 }
 
 // openFence reports whether s leaves a ``` code block open.

@@ -6,6 +6,11 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // entity matches what Slack reads as one unit in mrkdwn: a <…> link or
@@ -14,6 +19,8 @@ var (
 	wholeLink  = regexp.MustCompile(`<[^<>\n]*>`)
 	wholeEsc   = regexp.MustCompile(`&(amp|lt|gt);`)
 	splitGlyph = regexp.MustCompile("\u0301|\u200d|\U0001f3fd|\ufe0f") // a mark, a joiner, a modifier a cut left first
+
+	regionalIndicators = "🇦🇧🇨🇩🇪🇫🇬🇭🇮🇯🇰🇱🇲🇳🇴🇵🇶🇷🇸🇹🇺🇻🇼🇽🇾🇿"
 )
 
 // brokenMrkdwn says what of part a cut broke, "" when nothing: a "<" or
@@ -34,8 +41,13 @@ func brokenMrkdwn(part string, names ...string) string {
 	if openFence(part) {
 		return "a code block left open"
 	}
-	if loc := splitGlyph.FindStringIndex(part); loc != nil && loc[0] == 0 {
+	// A part after the first begins with "…" or a fence the cut added: the
+	// mark would follow them.
+	if loc := splitGlyph.FindStringIndex(strings.TrimPrefix(strings.TrimPrefix(part, fence), "…")); loc != nil && loc[0] == 0 {
 		return "a mark without its character"
+	}
+	if body := strings.TrimSuffix(strings.TrimSuffix(part, fence), "…"); utf8.RuneCountInString(body[len(strings.TrimRight(body, regionalIndicators)):])%2 == 1 {
+		return "a flag cut in half"
 	}
 	if strings.HasSuffix(strings.TrimSuffix(strings.TrimSuffix(part, fence), "…"), "\u200d") {
 		return "a joiner without what it joins"
@@ -75,6 +87,10 @@ func cutCases() map[string]func(pad int) string {
 		"characters": func(pad int) string {
 			return strings.Repeat("y", pad) + strings.Repeat("üß漢e\u0301👩\u200d💻👍\U0001f3fd❤\ufe0f", 400)
 		},
+		// Flags, two regional indicators each.
+		"flags": func(pad int) string {
+			return strings.Repeat("y", pad) + strings.Repeat("🇺🇸", 2000)
+		},
 		// An operator's @name (link_names) where the cut falls.
 		"name": func(pad int) string {
 			return strings.Repeat("z", 2980+pad%25) + "@oncall-team" + strings.Repeat("z", 100)
@@ -100,6 +116,12 @@ func TestTruncateMrkdwnKeepsUnitsWhole(t *testing.T) {
 			}
 			if why := brokenMrkdwn(got, "@oncall-team"); why != "" {
 				t.Fatalf("%s/%d: %s: …%q", name, pad, why, tail(got))
+			}
+			// What the cut left out does not begin with a mark of the last
+			// character kept (brokenMrkdwn sees only the part kept).
+			kept := strings.TrimSuffix(strings.TrimSuffix(got, fence), "…")
+			if loc := splitGlyph.FindStringIndex(s[len(kept):]); strings.HasPrefix(s, kept) && loc != nil && loc[0] == 0 {
+				t.Fatalf("%s/%d: a mark cut from its character: …%q|%q", name, pad, tail(kept), s[len(kept):len(kept)+8])
 			}
 			if section(s).Text.Text != got {
 				t.Fatalf("%s/%d: section cuts otherwise", name, pad)
@@ -218,6 +240,96 @@ func TestMentionSafeTextLeavesURLsAlone(t *testing.T) {
 		"@channel https://grafana.example.com/d/x?var-user=@me @every":              "@" + j + "channel https://grafana.example.com/d/x?var-user=@me @" + j + "every",
 		"https://grafana.example.com/d/x@y":                                         "https://grafana.example.com/d/x@y",
 		"@":                                                                         "@" + j,
+	} {
+		if got := mentionSafeText(in); got != want {
+			t.Errorf("mentionSafeText(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A "<" that starts no link or mention — an operator's "p99 < 500ms" — is
+// text: the spaces after it are places to cut. Before, every space after
+// it stopped counting, and the cut fell at the "<": 17 of 3,000 runes
+// kept ("*Threshold:* p99…"), and a split made a 17-rune first section.
+// A "<" that starts a link still keeps it whole.
+func TestCutAfterAPlainLessThan(t *testing.T) {
+	s := "*Threshold:* p99 < 500ms. " + strings.Repeat("word ", 1000)
+	if got := truncateMrkdwn(s, maxSectionText); utf8.RuneCountInString(got) < maxSectionText-10 {
+		t.Errorf("kept %d of %d runes: %q", utf8.RuneCountInString(got), maxSectionText, tail(got))
+	}
+	if parts := splitMrkdwn(s, 3, 3*maxSectionText); utf8.RuneCountInString(parts[0]) < maxSectionText-10 {
+		t.Errorf("first part of %d runes: %q", utf8.RuneCountInString(parts[0]), parts[0])
+	}
+	for _, link := range []string{"<https://grafana.example.com/d/x|Graph>", "<!here>", "<@U123ABC>", "<#C123|ops>", "<mailto:ops@example.com|ops>"} {
+		for pad := range 40 {
+			s := strings.Repeat("x", 2950+pad) + link + strings.Repeat(" y", 100)
+			if got := truncateMrkdwn(s, maxSectionText); brokenMrkdwn(got) != "" {
+				t.Fatalf("%s/%d: %s: …%q", link, pad, brokenMrkdwn(got), tail(got))
+			}
+		}
+	}
+	for in, want := range map[string]bool{"!here>": true, "@U1>": true, "#C1>": true, "https://x>": true, "HTTP://x": true, "mailto:a@b": true, " 500ms": false, "= 1%": false, "b": false, "": false, "httpx": false} {
+		if got := isLinkStart(in); got != want {
+			t.Errorf("isLinkStart(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// A summary cut in a thread reply's digest closes the code block it leaves
+// open, within maxDigestSummary: before, every line after it rendered as
+// code. So does a fence that falls at the cut.
+func TestDigestCutClosesFence(t *testing.T) {
+	for _, sum := range []string{
+		"TTFT high, run ```kubectl -n vllm logs deploy/vllm " + strings.Repeat("x", 250) + "```",
+		strings.Repeat("y", 196) + "```code``` and more text after it to cut",
+		strings.Repeat("y", 190) + "```code``` and more text after it to cut",
+		"```" + strings.Repeat("&", 100) + "```",
+	} {
+		var rs []*alert.Result
+		for i := range 3 {
+			r := notifytest.Result("TTFTHigh", fmt.Sprint("fp", i), "firing", alert.ActionTicket)
+			r.Alert.Annotations["summary"] = sum
+			rs = append(rs, r)
+		}
+		blocks, _ := UpdateBlocks(notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, rs...))
+		for i, line := range strings.Split(blocks[0].(*sl.SectionBlock).Text.Text, "\n")[1:] {
+			got := line[strings.Index(line, " — ")+len(" — "):]
+			if openFence(got) || utf8.RuneCountInString(got) > maxDigestSummary {
+				t.Errorf("digest line %d: %d runes, code block open %v: %q", i, utf8.RuneCountInString(got), openFence(got), got)
+			}
+		}
+	}
+}
+
+// The built-in notification text is escaped within maxText runes: cut and
+// then escaped, a title of "&"s was five times as long.
+func TestFallbackTextWithinMaxText(t *testing.T) {
+	for _, s := range []string{strings.Repeat("a&b ", 500), strings.Repeat("<", 2000), strings.Repeat("é", 2000)} {
+		got := fallbackText(s)
+		if n := utf8.RuneCountInString(got); n > maxText || n < maxText/2 || !strings.HasSuffix(got, "…") || brokenMrkdwn(got) != "" {
+			t.Errorf("fallback text of %d runes (at most %d), %q: …%q", n, maxText, brokenMrkdwn(got), tail(got))
+		}
+	}
+	if got := fallbackText("Update of a<b: 1 firing"); got != "Update of a&lt;b: 1 firing" {
+		t.Errorf("a short text: %q", got)
+	}
+}
+
+// With link_names on, an address ends at a quote and at a mrkdwn
+// formatting character that could close bold, italics or strikethrough:
+// an "@" after them gets the word joiner, while an address that goes on
+// past a "_" (Kibana's ?_a=…) keeps its "@"s.
+func TestMentionSafeTextEndsAddressAtQuotesAndFormatting(t *testing.T) {
+	j := wordJoiner
+	for in, want := range map[string]string{
+		`see https://x.example/"@channel`:                        `see https://x.example/"@` + j + "channel",
+		"see https://x.example/'@channel":                        "see https://x.example/'@" + j + "channel",
+		"*https://x.example/*@channel":                           "*https://x.example/*@" + j + "channel",
+		"`https://x.example/`@channel":                           "`https://x.example/`@" + j + "channel",
+		"_https://x.example/_@channel":                           "_https://x.example/_@" + j + "channel",
+		"~https://x.example/~,@channel":                          "~https://x.example/~,@" + j + "channel",
+		"see https://kibana.example/app#/?_a=(sort:!(@ts,desc))": "see https://kibana.example/app#/?_a=(sort:!(@ts,desc))",
+		"see https://x.example/a_b/@user":                        "see https://x.example/a_b/@user",
 	} {
 		if got := mentionSafeText(in); got != want {
 			t.Errorf("mentionSafeText(%q) = %q, want %q", in, got, want)

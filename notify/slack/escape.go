@@ -36,7 +36,7 @@ import (
 // each "@": "@\u2060channel" shows as "@channel" and links nothing. A
 // string that is a web URL as a whole is left as it is (a link's target,
 // which Slack does not scan for names), and so is an "@" within an
-// http(s):// address in a longer text (urlAt), which Slack links whole:
+// http(s):// address in a longer text (atScan), which Slack links whole:
 // an invisible character there would change the address. The operator's
 // own mentions, the literal text of title and text, are not data and keep
 // working.
@@ -96,74 +96,125 @@ const wordJoiner = "\u2060"
 
 // atIndex returns the index of the first "@" of s that could link a name
 // when link_names is on, or -1: none in a web URL — s as a whole (a link
-// target), or an http(s):// token within s (urlAt) — where a word joiner
-// would be an invisible character in the address Slack links.
+// target), or an http(s):// address within s (atScan) — where a word
+// joiner would be an invisible character in the address Slack links.
 func atIndex(s string) int {
 	i := strings.IndexByte(s, '@')
 	if i < 0 || notify.WebURL(s) && !strings.ContainsFunc(s, unicode.IsSpace) {
 		return -1
 	}
-	return nextAt(s, i)
+	t := tokenStart(s, i)
+	sc := atScan{s: s, k: t, tok: t}
+	return sc.next()
 }
 
-// nextAt returns the index of the first "@" of s from i on that is not
-// within an http(s):// token (urlAt), or -1.
-func nextAt(s string, i int) int {
-	for i < len(s) {
-		j := strings.IndexByte(s[i:], '@')
-		if j < 0 {
-			return -1
+// atScan finds the "@"s of s that could link a name: those not within an
+// address Slack links as a whole — a token of s that starts with http://
+// or https:// (hasWebScheme; the scheme not preceded by a letter or digit)
+// and runs to the "@" without a byte that ends a token (endsToken) — as in
+// https://user@host, https://host/@user, https://host/package/@scope/x,
+// Kibana's …sort:!(@timestamp,desc)…. It reads s forward, once; only the
+// token of the first "@" is read again, walking back to its start
+// (tokenStart). So the work is linear in s whatever the number of "@"s:
+// link_names must not make a long annotation cost its square.
+type atScan struct {
+	s     string
+	k     int  // the next byte to read
+	tok   int  // where the token holding s[k] starts
+	inURL bool // the token holds an http(s):// scheme before s[k]
+}
+
+// next returns the index of the next "@" that could link a name, or -1.
+func (sc *atScan) next() int {
+	s := sc.s
+	for ; sc.k < len(s); sc.k++ {
+		k := sc.k
+		switch c := s[k]; {
+		case c == '@':
+			if !sc.inURL {
+				sc.k++
+				return k
+			}
+		case endsToken(s, k):
+			sc.tok, sc.inURL = k+1, false
+		case c == ':' && !sc.inURL && strings.HasPrefix(s[k:], "://"):
+			for _, n := range [...]int{len("https"), len("http")} {
+				if b := k - n; b >= sc.tok && hasWebScheme(s[b:]) && (b == sc.tok || !isAlnum(s[b-1])) {
+					sc.inURL = true
+					break
+				}
+			}
 		}
-		if i += j; !urlAt(s, i) {
-			return i
-		}
-		i++
 	}
 	return -1
 }
 
-// urlAt reports whether the "@" at s[at] is within a URL Slack links as a
-// whole: a token of s that starts with http:// or https:// (the scheme
-// not preceded by a letter or digit) and runs, without a space, a control
-// or non-ASCII character, "<", ">" or "|", to the "@" — as in
-// https://user@host, https://host/@user, https://host/package/@scope/x,
-// Kibana's …sort:!(@timestamp,desc)….
-func urlAt(s string, at int) bool {
-	start := at
-	for start > 0 {
-		c := s[start-1]
-		if c <= ' ' || c >= utf8.RuneSelf || c == '<' || c == '>' || c == '|' {
-			break
-		}
-		start--
+// endsToken reports whether s[k] ends an address token: a space, a control
+// or non-ASCII character, "<", ">" or "|" (which end a link in mrkdwn), a
+// quote ('"', "'", "`"), or a mrkdwn formatting character ("*", "_", "~")
+// not followed by a letter or digit — one that could close bold, italics
+// or strikethrough around an address, as in "*https://host/*@channel".
+// Slack does not document where its URL detection ends an address; these
+// end it here, so an "@" after them gets its word joiner.
+func endsToken(s string, k int) bool {
+	switch c := s[k]; c {
+	case '<', '>', '|', '"', '\'', '`':
+		return true
+	case '*', '_', '~':
+		return k+1 == len(s) || !isAlnum(s[k+1])
+	default:
+		return c <= ' ' || c >= utf8.RuneSelf
 	}
-	tok := s[start:at]
-	for k := 0; ; {
-		j := strings.Index(tok[k:], "://")
-		if j < 0 {
-			return false
-		}
-		j += k
-		for _, scheme := range [...]string{"https", "http"} {
-			if b := j - len(scheme); b >= 0 && strings.EqualFold(tok[b:j], scheme) && (b == 0 || !isAlnum(tok[b-1])) {
-				return true
-			}
-		}
-		k = j + len("://")
+}
+
+// tokenStart returns where the token holding s[i] starts (endsToken).
+func tokenStart(s string, i int) int {
+	for i > 0 && !endsToken(s, i-1) {
+		i--
 	}
+	return i
+}
+
+// hasWebScheme reports whether s starts with http:// or https://, in any
+// case: an address Slack links whole (atScan), and a link a "<" can start
+// (isLinkStart).
+func hasWebScheme(s string) bool {
+	for _, scheme := range [...]string{"https://", "http://"} {
+		if len(s) >= len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
+			return true
+		}
+	}
+	return false
+}
+
+// isLinkStart reports whether s, what follows a "<" in mrkdwn, starts what
+// Slack reads as a link or mention: a special mention (<!here>), a user
+// (<@U…>), a channel (<#C…>), or a web or mailto address. Any other "<"
+// (an operator's "p99 < 500ms") is text.
+func isLinkStart(s string) bool {
+	if s == "" {
+		return false
+	}
+	switch s[0] {
+	case '!', '@', '#':
+		return true
+	}
+	return hasWebScheme(s) || len(s) >= len("mailto:") && strings.EqualFold(s[:len("mailto:")], "mailto:")
 }
 
 func isAlnum(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
-// quietFrom is s with a wordJoiner after each "@" from i on that could
-// link a name (atIndex: none in a URL).
+// quietFrom is s with a wordJoiner after each "@" that could link a name
+// (atScan: none in a URL), i being the first (atIndex). The scan goes on
+// from i, s[:i] is not read again but for i's token.
 func quietFrom(s string, i int) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
+	sc := atScan{s: s, k: i + 1, tok: tokenStart(s, i)}
 	last := 0
-	for ; i >= 0; i = nextAt(s, i+1) {
+	for ; i >= 0; i = sc.next() {
 		b.WriteString(s[last : i+1])
 		b.WriteString(wordJoiner)
 		last = i + 1
@@ -212,9 +263,11 @@ func (e *escaper) str(s string, changed *bool) string {
 	if e.memo == nil {
 		e.memo = make(map[string]string)
 	}
-	r := escFrom(s, i)
+	var r string
 	if e.mentions {
 		r = quietFrom(s, i)
+	} else {
+		r = escFrom(s, i)
 	}
 	e.memo[s] = r
 	return r

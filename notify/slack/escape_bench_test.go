@@ -2,6 +2,7 @@ package slack
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -28,6 +29,26 @@ func BenchmarkEscapedData(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					escapedData(d)
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkMentionSafeText puts the word joiners (link_names) into one long
+// annotation: a token full of "@"s, and an address full of them. The scan
+// reads each byte once, so 100 KB costs ten times 10 KB; it was quadratic
+// (2–5 s for 100 KB).
+func BenchmarkMentionSafeText(b *testing.B) {
+	for _, size := range []int{10_000, 100_000} {
+		for name, s := range map[string]string{
+			"token": "owners: " + strings.Repeat("a@", size/2),
+			"url":   "see https://x.example/" + strings.Repeat("@", size),
+		} {
+			b.Run(fmt.Sprintf("%s/bytes=%d", name, size), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					mentionSafeText(s)
 				}
 			})
 		}
