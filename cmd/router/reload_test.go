@@ -59,14 +59,22 @@ receivers: [{name: log, log_configs: [{}]}]
 func newReloadHarness(t *testing.T, addr, prefix string) *reloadHarness {
 	h := &reloadHarness{t: t, path: filepath.Join(t.TempDir(), "router.yml")}
 	h.write(addr, prefix, false)
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, configFile: h.path, configFileSet: true, logger: logger}
+	h.rt = startRuntime(t, h.path, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return h
+}
+
+// startRuntime builds the serving runtime of the config file at path, as
+// serve does, for a test to reload.
+func startRuntime(t *testing.T, path string, logger *slog.Logger) *runtime {
+	t.Helper()
+	m := &Main{Stdout: io.Discard, Stderr: io.Discard, configFile: path, configFileSet: true, logger: logger}
 	cfg, err := m.loadConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := newDeps(prometheus.NewRegistry(), logger, io.Discard)
-	d.current = func() *built { return h.rt.current.Load() }
+	rt := &runtime{m: m, deps: d, reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ok"}), reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "t"})}
+	d.current = func() *built { return rt.current.Load() }
 	st, err := d.openState(cfg.Store, false)
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +83,9 @@ func newReloadHarness(t *testing.T, addr, prefix string) *reloadHarness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.rt = &runtime{m: m, deps: d, reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ok"}), reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "t"})}
-	h.rt.current.Store(b)
-	t.Cleanup(func() { h.rt.current.Load().state.close() })
-	return h
+	rt.current.Store(b)
+	t.Cleanup(func() { rt.current.Load().state.close() })
+	return rt
 }
 
 func (h *reloadHarness) reload() {
@@ -206,25 +213,7 @@ func TestReloadWarnsOfRemovedIntegrations(t *testing.T) {
 	}
 	write("route: {receiver: pager}\nreceivers:\n- {name: pager, log_configs: [{}, {}]}\n- {name: chat, log_configs: [{}]}\n")
 	var logs syncBuffer
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
-	m := &Main{Stdout: io.Discard, Stderr: io.Discard, configFile: path, configFileSet: true, logger: logger}
-	cfg, err := m.loadConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := newDeps(prometheus.NewRegistry(), logger, io.Discard)
-	rt := &runtime{m: m, deps: d, reloadOK: prometheus.NewGauge(prometheus.GaugeOpts{Name: "ok"}), reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "t"})}
-	d.current = func() *built { return rt.current.Load() }
-	st, err := d.openState(cfg.Store, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := d.build(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rt.current.Store(b)
-	t.Cleanup(func() { rt.current.Load().state.close() })
+	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err := rt.Reload(); err != nil {
 		t.Fatal(err)
 	}
