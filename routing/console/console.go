@@ -141,22 +141,18 @@ const (
 // isolates every value besides (unicode-bidi: isolate), so that none moves
 // the text around it.
 func showBidi(s string) string {
-	if !strings.ContainsFunc(s, isBidiControl) {
+	if !strings.ContainsFunc(s, journal.IsBidiControl) {
 		return s
 	}
 	var b strings.Builder
 	for _, r := range s {
-		if isBidiControl(r) {
+		if journal.IsBidiControl(r) {
 			fmt.Fprintf(&b, "[U+%04X]", r)
 			continue
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
-}
-
-func isBidiControl(r rune) bool {
-	return '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }
 
 // IncidentPath returns the path of an incident's page, for links from

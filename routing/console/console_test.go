@@ -661,8 +661,8 @@ func TestDecisionsSearchSaysWhereItStopped(t *testing.T) {
 	}
 	shownRe := regexp.MustCompile(`id="shown">([^<]*)`)
 	for _, c := range []struct{ q, want string }{
-		{old.Fingerprint, "among the newest 3 searched"},
-		{old.Incident, "among the newest 3 searched"},
+		{old.Fingerprint, "(the whole window searched for this key)"},
+		{old.Incident, "(the whole window searched for this key)"},
 	} {
 		code, body := get(t, srv, "/decisions?q="+url.QueryEscape(c.q))
 		if code != http.StatusOK || !strings.Contains(body, `<code>`+old.Fingerprint+`</code>`) {
@@ -670,6 +670,9 @@ func TestDecisionsSearchSaysWhereItStopped(t *testing.T) {
 		}
 		if !strings.Contains(body, "searched for the exact fingerprint or incident key") {
 			t.Errorf("q=%s: the page does not say how far it searched", c.q)
+		}
+		if m := shownRe.FindStringSubmatch(body); m == nil || !strings.Contains(m[1], c.want) {
+			t.Errorf("q=%s: the count says %q, want %q", c.q, m, c.want)
 		}
 	}
 	code, body := get(t, srv, "/decisions?q="+url.QueryEscape(old.Alertname))
