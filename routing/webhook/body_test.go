@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
@@ -330,30 +331,12 @@ func TestAnUnsupportedContentEncodingIs415(t *testing.T) {
 	}
 }
 
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // A webhook refused 4xx is a page Alertmanager will not retry: it is
 // logged (at most once a second, so a sender's flood does not flood the
 // log), not only counted. A POST to a mistyped webhook path is answered
 // with JSON naming POST /webhook, not the console's HTML 404.
 func TestARefusedWebhookIsLoggedAndAMistypedPathNamed(t *testing.T) {
-	var logs lockedBuffer
+	var logs notifytest.SyncBuffer
 	reg := prometheus.NewRegistry()
 	h := webhook.NewServer(recorderRuntime{p: &recorder{}, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20}}, reg, webhook.NewMetrics(reg), slog.New(slog.NewTextHandler(&logs, nil)))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
