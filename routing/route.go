@@ -109,9 +109,14 @@ type LabelFunc func(name string) string
 // Match returns the receivers an alert with the given labels reaches, in
 // tree order, without duplicates.
 func (r *Route) Match(get LabelFunc) []string {
+	return Receivers(r.MatchRoutes(get))
+}
+
+// Receivers returns the receivers of routes, in order, without duplicates.
+func Receivers(routes []*Route) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, rt := range r.MatchRoutes(get) {
+	for _, rt := range routes {
 		if !seen[rt.Receiver] {
 			seen[rt.Receiver] = true
 			out = append(out, rt.Receiver)

@@ -183,8 +183,7 @@ func (m *Main) testRoute(p *routing.Pipeline, list string) int {
 		// the time (scripts compare the two); the routes serve would not
 		// send to now — a time interval, a blackhole — are said on stderr.
 		routes := p.Routes.MatchRoutes(get)
-		receivers = p.Routes.Match(get)
-		muted = routing.MutedRoutes(routes, now)
+		receivers, muted = routing.Receivers(routes), routing.MutedRoutes(routes, now)
 	}
 	fmt.Fprintf(m.Stderr, "derived: sector=%s kpi=%s incident_class=%s decision=%s\n", get("sector"), get("kpi"), get("incident_class"), get("decision"))
 	if get("decision") == string(alert.ActionNone) {
