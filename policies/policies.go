@@ -420,11 +420,11 @@ func (e *Engine) pyrraSeverity(st *decision, pw *pyrraWords) (alert.Decision, bo
 					return pyrraBySeverity(d, pw), true, ""
 				}
 			}
-			r := pw.gen + what + " → " + string(act) + " (" + pw.inPair + ")" + pw.suffix
+			by := " (" + pw.inPair + ")"
 			if !inPyrra {
-				r = pw.gen + what + " → " + string(act) +
-					" by the severity table (not in the " + pw.table + " severity table; " + pw.inPair + ")" + pw.suffix
+				by = " by the severity table (not in the " + pw.table + " severity table; " + pw.inPair + ")"
 			}
+			r := pw.gen + what + " → " + string(act) + by + pw.suffix
 			return alert.Decision{Action: act, Policy: PolicyPyrra, Tier: key, Reasons: []string{r}}, true, ""
 		}
 		if known {
