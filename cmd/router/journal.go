@@ -69,7 +69,7 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 	dl := app.Command("dead-letters", "List, show and replay notifications that failed permanently.")
 	list := dl.Command("list", "List dead letters, newest first, with whether each was replayed.")
 	c.dlSince = dur(list.Flag("since", "How far back to list."), week)
-	show := dl.Command("show", "Print one dead letter as JSON.")
+	show := dl.Command("show", "Print one dead letter as JSON, with whether it was replayed.")
 	c.dlShowID = show.Arg("id", "Dead letter id (from list).").Required().String()
 	replay := dl.Command("replay", "Send dead letters again through the current configuration, each at most once.")
 	c.dlID = replay.Arg("id", "Dead letter id (from list).").String()
@@ -222,7 +222,7 @@ func (m *Main) deadLettersList(ctx context.Context, c *journalCommands) int {
 }
 
 func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
-	_, r, j, err := m.openJournal()
+	cfg, r, j, err := m.openJournal()
 	if err != nil {
 		return m.fail("dead-letters show", err)
 	}
@@ -237,9 +237,20 @@ func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
 	case !ok || e.Kind != journal.KindDeadLetter:
 		return m.fail("dead-letters show", fmt.Errorf("%s: %w", *c.dlShowID, journal.ErrNotFound))
 	}
+	rp := &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix}
+	replayed, err := rp.Replayed(ctx, []string{e.ID})
+	if err != nil {
+		return m.fail("dead-letters show", err)
+	}
+	// The entry as the journal holds it, and whether it was replayed (as
+	// list says): someone deciding to replay it by hand needs both.
+	shown := struct {
+		journal.Entry
+		Replayed bool `json:"replayed"`
+	}{e, replayed[0]}
 	enc := json.NewEncoder(m.Stdout)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(e); err != nil {
+	if err := enc.Encode(shown); err != nil {
 		return m.fail("dead-letters show", err)
 	}
 	return 0

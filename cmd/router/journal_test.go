@@ -147,7 +147,7 @@ func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
 	}
 	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "show", deadID)
 	var shown journal.Entry
-	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.DeadLetter == nil || shown.DeadLetter.Receiver != "log" {
+	if code != 0 || json.Unmarshal([]byte(out), &shown) != nil || shown.DeadLetter == nil || shown.DeadLetter.Receiver != "log" || !strings.Contains(out, `"replayed": false`) {
 		t.Fatalf("dead-letters show: exit %d, %q", code, out)
 	}
 	if code, _, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "show", "nonsense"); code != 1 || !strings.Contains(errs, "not a dead letter id") {
@@ -162,6 +162,15 @@ func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
 	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", deadID)
 	if code != 0 || !strings.Contains(out, "nothing sent") || strings.Contains(out, shown.DeadLetter.Incident) {
 		t.Fatalf("second replay: exit %d, stdout %q", code, out)
+	}
+	// show says what list says: replayed now, not before.
+	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "show", deadID)
+	var after struct {
+		journal.Entry
+		Replayed bool `json:"replayed"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &after) != nil || !after.Replayed || after.DeadLetter == nil || after.ID != deadID {
+		t.Fatalf("dead-letters show after the replay: exit %d, %q", code, out)
 	}
 	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", "--all")
 	if code != 0 || !strings.Contains(out, "sent 0, already replayed 1, delivered since 0, failed 0") {
