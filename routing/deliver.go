@@ -63,14 +63,14 @@ func (p *Pipeline) leases() dedup.Leases {
 // of the transitions it wins: each step carries its members' claims, and
 // the store leaves out a member whose claim another replica holds, so a
 // member is never joined or removed for a claim this webhook lost (the
-// winner's own step does it). Transitions claimed by another replica are
-// then waited for (claimed); the batches are those of the won transitions
+// winner's own step does it). The batches are those of the won transitions
 // (the grouping the steps were built from, when every claim was won) and
 // the steps' answers are applied to their incidents (leaseIncidents). The
-// webhook leaves the update counts (in) of the incidents where it won no
-// claim before it waits for another replica: what that replica sends is
-// not this webhook's update.
-func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, error) {
+// transitions claimed by another replica are returned for awaitLost, after
+// the sends. The webhook leaves the update counts (in) of the incidents
+// where it won no claim: what another replica sends is not this webhook's
+// update.
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
@@ -101,7 +101,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 	if res.AlsoErr != nil {
 		p.countStoreError("write flap histories", res.AlsoErr)
 	}
-	claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, in, sum)
+	lost, claimErr := p.claimed(ctx, trs, res.Won, res.ClaimErr, in, sum)
 	if res.ClaimErr != nil && claimErr != nil {
 		p.undoGivenUp(keys, ops, token)
 	}
@@ -117,7 +117,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		leases = p.incidentLeases(batches, keepsOpen(msg))
 	}
 	p.notifications(msg, batches)
-	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), claimErr
+	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr
 }
 
 // undoGivenUp undoes, once the store answers, a claim round trip given
@@ -150,23 +150,29 @@ func (p *Pipeline) undoGivenUp(keys []string, ops []store.ClaimedOp, token strin
 // attempts is how many attempts the batch's send made: 1 + its retries.
 func (b *batch) attempts() int { return 1 + int(b.retries.Load()) }
 
+// lostClaims are the transitions another sender claimed, with their
+// marker keys: awaitLost waits for them once this webhook's own sends are
+// done.
+type lostClaims struct {
+	trs     []*transition
+	markers []string
+}
+
 // claimed records the claims' answer on trs: won (the store's answer) or,
 // when the store failed (err), every transition taken as won (fail open) or
-// none (fail closed). Transitions claimed by another replica are waited for
-// (bounded) until their markers say that replica delivered them; when it has
-// not in time they count as failures so Alertmanager retries — a claim is
-// never taken as proof of delivery.
-func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, in *inbound, sum *alert.Summary) error {
+// none (fail closed). It returns the transitions claimed by another
+// replica, for awaitLost.
+func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, err error, in *inbound, sum *alert.Summary) (*lostClaims, error) {
 	if err != nil {
 		if err := p.storeFailed(ctx, "claim transitions", err, sum); err != nil {
 			sum.Failed += len(trs) // none is sent
-			return err
+			return nil, err
 		}
 		for _, t := range trs {
 			t.won = true
 			p.countDedup(dedupFailOpen, nil)
 		}
-		return nil
+		return nil, nil
 	}
 	var lost []*transition
 	var markers []string
@@ -195,12 +201,29 @@ func (p *Pipeline) claimed(ctx context.Context, trs []*transition, won []bool, e
 		}
 	}
 	if len(lost) == 0 {
-		return nil
+		return nil, nil
 	}
 	in.keep(func(k incidentKey) bool {
 		return slices.ContainsFunc(trs, func(t *transition) bool { return t.won && k.of(t) })
 	})
-	done, err := p.leases().Await(ctx, markers, func(i int, marker string) bool {
+	return &lostClaims{trs: lost, markers: markers}, nil
+}
+
+// awaitLost waits (bounded: in_flight_wait) until the markers of the
+// transitions another replica claimed say that replica delivered them;
+// those it has not delivered in time count as failures so Alertmanager
+// retries — a claim is never taken as proof of delivery. It runs after
+// this webhook's own sends: two replicas that split one incident's alerts
+// between them (an HA pair's webhooks arriving together) each wait for
+// the other's transitions, and the other's may wait for this webhook's
+// opening of the incident (a join answered busy) — waiting before sending
+// held both until in_flight_wait and answered both 5xx.
+func (p *Pipeline) awaitLost(ctx context.Context, l *lostClaims, sum *alert.Summary) error {
+	if l == nil {
+		return nil
+	}
+	lost := l.trs
+	done, err := p.leases().Await(ctx, l.markers, func(i int, marker string) bool {
 		return p.notified(lost[i], marker)
 	})
 	if err != nil {

@@ -140,11 +140,12 @@ type DeadLetterSink interface {
 //     the incidents their won alerts join or leave: who opens, who resolves
 //     (one round trip on a single Redis node or Sentinel, two on a
 //     Cluster: store.ClaimJoin);
-//  5. wait briefly for the transitions another replica claimed, and for
-//     incidents another replica is opening or resolving;
+//  5. wait briefly for incidents another replica is opening or resolving;
 //  6. send every notification, each integration on its own, and settle
 //     each as it completes: confirm what was sent, release what failed
-//     (detached writes).
+//     (detached writes);
+//  7. wait briefly for the transitions another replica claimed (after the
+//     sends: that replica may be waiting for this webhook's opening).
 //
 // A client that hangs up before step 4 stops the work cleanly (its retry
 // will redo it); from step 4 on the work runs to the end detached from the
@@ -182,8 +183,9 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	token := dedup.NewToken()
-	batches, leases, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, in, sum)
-	return sum, joinDeliveryErrors(claimErr, p.deliver(dctx, batches, leases, token, in, sum))
+	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, trs, histories, token, in, sum)
+	deliverErr := p.deliver(dctx, batches, leases, token, in, sum)
+	return sum, joinDeliveryErrors(claimErr, deliverErr, p.awaitLost(dctx, lost, sum))
 }
 
 // expectUpdates counts the webhook in the incidents its alerts may send an
