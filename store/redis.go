@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -95,7 +96,50 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Info("using redis store", "mode", cfg.mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
-	return &Redis{client: redis.NewUniversalClient(opts), metrics: m, logger: logger}, nil
+	client := redis.NewUniversalClient(opts)
+	if c, ok := client.(*redis.ClusterClient); ok {
+		c.AddHook(clusterReload{c})
+	}
+	return &Redis{client: client, metrics: m, logger: logger}, nil
+}
+
+// clusterReload has a cluster client load the cluster's layout again as
+// soon as a command finds a node it cannot reach. go-redis reloads it on
+// MOVED, ASK and READONLY answers and otherwise once a minute: after a
+// master died and its replica was promoted, every command for the dead
+// master's slots kept dialling its address (connection refused: the store
+// read as down, so fail open and duplicate notifications) for up to a
+// minute while the cluster was healthy again. The reloads are coalesced
+// by go-redis (one at a time, 200 ms apart at most while failures go on).
+type clusterReload struct{ c *redis.ClusterClient }
+
+func (h clusterReload) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h clusterReload) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if err != nil && unreachable(err) {
+			h.c.ReloadState(ctx)
+		}
+		return err
+	}
+}
+
+func (h clusterReload) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		if err != nil && slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Err() != nil && unreachable(c.Err()) }) {
+			h.c.ReloadState(ctx)
+		}
+		return err
+	}
+}
+
+// unreachable reports whether err says a node could not be reached or
+// cannot serve for now — not the caller's own deadline, which says nothing
+// of the layout.
+func unreachable(err error) bool {
+	return unavailable(err) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
 }
 
 // observe records an operation's duration and, on failure, counts it and
