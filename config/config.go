@@ -192,6 +192,31 @@ func (c *Config) ShortClaimTTL() string {
 		c.Dedup.ClaimTTL, c.Webhook.Timeout)
 }
 
+// LongSendTimeouts says, for each PagerDuty or Slack entry whose timeout
+// (one request's bound) is not shorter than webhook.timeout, what follows:
+// an answer slower than the webhook's deadline leaves the send's outcome
+// unknown when the webhook must answer, so it is answered 5xx and
+// Alertmanager's retry sends it again although it may have arrived.
+// Warnings, not errors: PagerDuty folds a repeated trigger (one dedup_key).
+func (c *Config) LongSendTimeouts() []string {
+	var out []string
+	for _, r := range c.Receivers {
+		for i, pd := range r.PagerdutyConfigs {
+			if pd.Timeout >= c.Webhook.Timeout {
+				out = append(out, fmt.Sprintf("receiver %q pagerduty_configs[%d].timeout (%s) is not shorter than webhook.timeout (%s): a PagerDuty answer slower than the webhook's deadline is answered 5xx though the event may have been taken, and Alertmanager's retry sends it again (PagerDuty folds a repeated trigger with the same dedup_key)",
+					r.Name, i, pd.Timeout, c.Webhook.Timeout))
+			}
+		}
+		for i, sl := range r.SlackConfigs {
+			if sl.Timeout >= c.Webhook.Timeout {
+				out = append(out, fmt.Sprintf("receiver %q slack_configs[%d].timeout (%s) is not shorter than webhook.timeout (%s): a Slack answer slower than the webhook's deadline is answered 5xx though the message may have been posted, and Alertmanager's retry may post it again",
+					r.Name, i, sl.Timeout, c.Webhook.Timeout))
+			}
+		}
+	}
+	return out
+}
+
 // UnmarshalYAML fills the defaults, then decodes the section.
 func (c *WebhookConfig) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	*c = DefaultWebhook()

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -368,6 +369,36 @@ func TestCheckConfigWarnsOfAClaimTTLShorterThanASend(t *testing.T) {
 		}
 		if got := strings.Contains(out, "warning: dedup.claim_ttl"); got != tc.warns {
 			t.Errorf("%q: warns %v, want %v:\n%s", tc.dedup, got, tc.warns, out)
+		}
+	}
+}
+
+// A PagerDuty or Slack timeout not shorter than webhook.timeout: a slow
+// answer is cut by the webhook's deadline, answered 5xx, and the retry
+// sends again what may have arrived (an audit: every slow PagerDuty event
+// triggered twice). check-config warns; the defaults (10s against 25s) do
+// not.
+func TestCheckConfigWarnsOfASendTimeoutLongerThanTheWebhooks(t *testing.T) {
+	const pd = "receivers: [{name: pd, pagerduty_configs: [{routing_key: 0123456789abcdef0123456789abcdef%s}]}, {name: sl, slack_configs: [{api_url: 'http://127.0.0.1:1/api/', token: xoxb-t, channel: c%s}]}]\nroute: {receiver: pd}\n"
+	for _, tc := range []struct {
+		webhook, pdTimeout, slTimeout string
+		pdWarns, slWarns              bool
+	}{
+		{"", "", "", false, false},
+		{"webhook: {timeout: 4s}\n", "", "", true, true},
+		{"webhook: {timeout: 4s}\n", ", timeout: 3s", ", timeout: 3s", false, false},
+		{"", ", timeout: 25s", "", true, false},
+	} {
+		p := writeFile(t, "router.yml", tc.webhook+fmt.Sprintf(pd, tc.pdTimeout, tc.slTimeout))
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%+v: exit %d: %s", tc, code, errs)
+		}
+		if got := strings.Contains(out, `warning: receiver "pd" pagerduty_configs[0].timeout`); got != tc.pdWarns {
+			t.Errorf("%+v: PagerDuty warning %v, want %v:\n%s", tc, got, tc.pdWarns, out)
+		}
+		if got := strings.Contains(out, `warning: receiver "sl" slack_configs[0].timeout`); got != tc.slWarns {
+			t.Errorf("%+v: Slack warning %v, want %v:\n%s", tc, got, tc.slWarns, out)
 		}
 	}
 }

@@ -216,6 +216,7 @@ func configWarnings(cfg *config.Config) []string {
 	if s := cfg.ShortClaimTTL(); s != "" {
 		out = append(out, s)
 	}
+	out = append(out, cfg.LongSendTimeouts()...)
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
 	}
