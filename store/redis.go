@@ -180,17 +180,36 @@ func unavailable(err error) bool {
 		errors.Is(err, syscall.EPIPE):
 		return true
 	}
-	// Server states in which it cannot serve for now.
-	for _, prefix := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY"} {
+	// Server states in which it cannot serve for now, and refusals of the
+	// connection itself: a password Redis no longer takes (rotated on one
+	// side first), a user without the commands' permissions, a db out of
+	// range. No command of the router's can run then: that is an outage
+	// (fail open or closed), not an answer — read as one, a claim that never
+	// ran looked lost to another replica, and nothing was sent.
+	for _, prefix := range []string{"LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN", "READONLY", "WRONGPASS", "NOAUTH", "NOPERM"} {
 		if redis.HasErrorPrefix(err, prefix) {
 			return true
 		}
 	}
 	// go-redis' sentinel and cluster clients report unreachable nodes as
-	// plain errors.
+	// plain errors; older Redis words a refused password and a bad db so.
 	msg := err.Error()
 	return strings.Contains(msg, "all sentinels are unreachable") ||
-		strings.Contains(msg, "cluster has no nodes")
+		strings.Contains(msg, "cluster has no nodes") ||
+		strings.Contains(msg, "invalid password") ||
+		strings.Contains(msg, "DB index is out of range")
+}
+
+// pipelineFailed reports whether err, a pipeline's, means its commands did
+// not all run: Redis unavailable, or an error none of the commands carries
+// (the connection could not be set up: go-redis then leaves every command
+// without a reply or an error). A command's own error (NOSCRIPT, a
+// wrong type) is its reply, read by the caller.
+func pipelineFailed(err error, cmds []redis.Cmder) bool {
+	if err == nil {
+		return false
+	}
+	return unavailable(err) || !slices.ContainsFunc(cmds, func(c redis.Cmder) bool { return c.Err() != nil })
 }
 
 // SetNX sends SET key value NX PX ttl for every entry in one pipeline; a ttl
@@ -209,11 +228,11 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 	start := time.Now()
 	cmds := make([]*redis.StatusCmd, len(claims))
 	var sets []*redis.StatusCmd
-	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	ran, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		sets = queueClaims(ctx, p, claims, also, cmds)
 		return nil
 	})
-	if err != nil && unavailable(err) {
+	if pipelineFailed(err, ran) {
 		err = r.observe(opSetNX, start, err)
 		return nil, err, err
 	}

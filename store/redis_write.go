@@ -47,7 +47,7 @@ type scripted struct {
 // load the script while this pipeline arrives), so callers keep what must
 // run in order inside one call (claimedCalls).
 func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(redis.Pipeliner)) error {
-	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	ran, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if more != nil {
 			more(p)
 		}
@@ -56,7 +56,7 @@ func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(red
 		}
 		return nil
 	})
-	if err != nil && unavailable(err) {
+	if pipelineFailed(err, ran) {
 		return err
 	}
 	var retry []*scripted
@@ -68,13 +68,13 @@ func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(red
 	if len(retry) == 0 {
 		return nil
 	}
-	_, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+	ran, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range retry {
 			c.cmd = c.script.Eval(ctx, p, c.keys, c.args...)
 		}
 		return nil
 	})
-	if err != nil && unavailable(err) {
+	if pipelineFailed(err, ran) {
 		return err
 	}
 	return nil
