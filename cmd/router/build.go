@@ -202,11 +202,19 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	return nil
 }
 
-// storeChanged resets readiness when a reload switches stores: the new one
-// must answer before the router says ready again.
-func (d *deps) storeChanged() {
+// storeChanged resets readiness when a reload switches stores and
+// fail_closed is set: the new one must answer before the router says ready
+// again, since it delivers nothing until then. A fail-open router keeps its
+// readiness (its failures are counted afresh): it delivers while the new
+// store is down, and every replica reloading the same config (a typo in
+// the address) would otherwise leave the Service without an endpoint and
+// Alertmanager with nowhere to deliver.
+func (d *deps) storeChanged(failClosed bool) {
 	d.mu.Lock()
-	d.answered, d.failures = false, 0
+	if failClosed {
+		d.answered = false
+	}
+	d.failures = 0
 	d.mu.Unlock()
 }
 

@@ -145,6 +145,24 @@ func TestReloadAppliesEveryStoreField(t *testing.T) {
 			t.Errorf("%d keys written under the old prefix after the reload", n-old)
 		}
 	})
+	t.Run("a store that does not answer: a fail-open router stays ready and delivers", func(t *testing.T) {
+		dead := redistest.Start(t)
+		addr := dead.Addr()
+		dead.Kill()
+		if err := h.rt.Ready(context.Background()); err != nil {
+			t.Fatalf("ready before the reload: %v", err)
+		}
+		h.write(addr, "p2:", false)
+		h.reload()
+		// Every replica reloading the same typo would leave the Service
+		// without an endpoint: Alertmanager could deliver nowhere.
+		if err := h.rt.Ready(context.Background()); err != nil {
+			t.Errorf("a fail-open router reloaded to a store that does not answer is unready: %v", err)
+		}
+		if err := h.process("FailOpenAfterReload"); err != nil {
+			t.Errorf("webhook after the reload: %v; want it delivered fail-open", err)
+		}
+	})
 	t.Run("fail_closed: webhooks answer 5xx and readiness follows", func(t *testing.T) {
 		h.write(b.Addr(), "p2:", true)
 		h.reload()

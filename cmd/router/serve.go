@@ -173,7 +173,7 @@ func (rt *runtime) reload() error {
 		rt.retired.Go(wait)
 	}
 	if st.store != old.state.store {
-		rt.deps.storeChanged()
+		rt.deps.storeChanged(cfg.Store.FailClosed)
 		drain := old.edge.Timeout + 5*time.Second
 		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks and Slack clicks", "drain", drain)
 		time.AfterFunc(drain, func() {
