@@ -421,6 +421,14 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		}
 		// The parent was deleted: this notification becomes the new parent.
 		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
+	} else if !no.Opening {
+		// An update or a resolve of an incident whose parent the store does
+		// not know: lost with its state (restarted empty, a failover that
+		// dropped the last writes), or posted with an unknown outcome. The
+		// message becomes a parent of its own; an earlier parent, if there
+		// is one, is not edited and keeps saying what it said.
+		n.logger.Warn("the incident's Slack parent is not known to the store: posting a message of its own (an earlier parent, if any, is left as drawn)",
+			"incident", no.Incident, "resolved", no.IncidentResolved)
 	}
 	msg := n.render(no)
 	channel, err := n.channelFor(msg.data, false)
