@@ -537,7 +537,7 @@ func TestHints(t *testing.T) {
 			HintQueueTime, true, "queue time is 75% of latency"},
 		{"percentiles-not-averages is given for a latency alert on avg_over_time",
 			newAlert(kv("alertname", "HAProxySlowBackend"), nil, `avg_over_time(haproxy_backend_response_time_average_seconds[5m]) > 0.5`),
-			HintPercentiles, false, "The expression averages (avg_over_time(): for a latency-sensitive sector, alert on percentile"},
+			HintPercentiles, false, "The expression averages (avg_over_time()): for a latency-sensitive sector, alert on percentile"},
 		{"percentiles-not-averages is given for a _sum/_count ratio",
 			newAlert(kv("alertname", "VLLMSlowE2E"), nil, `rate(vllm:e2e_request_latency_seconds_sum[5m]) / rate(vllm:e2e_request_latency_seconds_count[5m]) > 10`),
 			HintPercentiles, false, "_sum/_count"},

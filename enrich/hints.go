@@ -106,7 +106,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	}
 	n := 0
 	for i := range HintIDs {
-		if !c.hintOff[i] && (relevant[i] || specific[i] != "") {
+		if !c.hintOff[i] && (relevant[i] || specific[i] != specificHint{}) {
 			n++
 		}
 	}
@@ -116,12 +116,19 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 			continue
 		}
 		switch {
-		case specific[i] != "":
-			out = append(out, alert.Hint{ID: id, Text: specific[i], Specific: true})
-		case relevant[i]:
+		case specific[i].text != "":
+			out = append(out, alert.Hint{ID: id, Text: specific[i].text, Specific: true})
+		case relevant[i] || specific[i].note != "":
 			text := c.hintText[i]
 			if i == 9 && text == defaultHintTexts[HintPercentiles] {
-				text = "The expression averages (" + s.facts.averages + "): " + text[len("This alert is on an average: "):]
+				avg := s.facts.averages
+				if strings.HasSuffix(avg, "(") {
+					avg += ")"
+				}
+				text = "The expression averages (" + avg + "): " + text[len("This alert is on an average: "):]
+			}
+			if note := specific[i].note; note != "" {
+				text += " (" + note + ")"
 			}
 			out = append(out, alert.Hint{ID: id, Text: text})
 		}
@@ -172,27 +179,37 @@ func promptCacheEvidence(s *scratch) bool {
 	return false
 }
 
+// specificHint is what a specific hint made of the alert's numbers: its
+// text, or a note saying why numbers the alert carries give none (then
+// the hint's generic text is attached with the note), or both empty.
+type specificHint struct{ text, note string }
+
 // specificHintFuncs compute the specific hints, in HintIDs order. They
-// read the alert only through number and ratio, by the keys isHintKey
-// knows.
-var specificHintFuncs = [...]func(*alert.Alert) string{
-	queueTimeHint, prefillDecodeHint, kvCacheHint, moeRouterHint, cpuReadyHint,
-	microburstHint, opticalHint, spillLagHint, burnHint,
+// read the alert only through number, ratio and times, by the keys
+// isHintKey knows.
+var specificHintFuncs = [...]func(*alert.Alert) specificHint{
+	queueTimeHint, prefillDecodeHint, textOnly(kvCacheHint), textOnly(moeRouterHint), textOnly(cpuReadyHint),
+	microburstHint, opticalHint, spillLagHint, textOnly(burnHint),
+}
+
+// textOnly adapts a specific hint that makes no notes.
+func textOnly(f func(*alert.Alert) string) func(*alert.Alert) specificHint {
+	return func(a *alert.Alert) specificHint { return specificHint{text: f(a)} }
 }
 
 // specificHints computes the specific hints of a. Most alerts carry none
 // of their keys; for those it returns at once what the hints give an alert
 // without them (computed once, at start-up), instead of some forty map
 // look-ups that all miss.
-func specificHints(a *alert.Alert) [numHints]string {
+func specificHints(a *alert.Alert) [numHints]specificHint {
 	if !carriesHintKey(a) {
 		return noSpecificHints
 	}
 	return computeSpecificHints(a)
 }
 
-func computeSpecificHints(a *alert.Alert) [numHints]string {
-	var out [numHints]string
+func computeSpecificHints(a *alert.Alert) [numHints]specificHint {
+	var out [numHints]specificHint
 	for i, f := range specificHintFuncs {
 		out[i] = f(a)
 	}
@@ -261,23 +278,40 @@ func number(a *alert.Alert, key string) (float64, bool) {
 	return f, err == nil
 }
 
-// duration reads a time in seconds: a number ("0.35"), a Go or Prometheus
-// duration ("350ms", "2m": minutes here, as a time, "1h30m"), or what
-// Prometheus' humanizeDuration prints ("1m 30s", "1.64s", "1d 2h 0m 0s")
-// — policies.ParseDuration.
-func duration(a *alert.Alert, key string) (float64, bool) {
-	v, ok := value(a, key)
-	if !ok {
-		return 0, false
+// times reads two times of the alert that are compared with each other
+// (queue and compute time, prefill and decode) as policies.ReadTimes reads
+// them: numbers are seconds ("0.35", humanize's "510m" is 0.51 s), and so
+// are durations ("350ms", "1h30m", humanizeDuration's "1m 30s"), "2m"
+// beside another duration being minutes. ok is false when either is
+// missing. A pair with no one reading ("2.9" beside "510m": milli or
+// minutes?), a time that is no time, or a negative one gives a note
+// saying why instead; t.Relative says the two are known only relative to
+// each other ("164m" beside "36m").
+func times(a *alert.Alert, k1, k2 string) (t policies.Times, note string, ok bool) {
+	v1, ok1 := value(a, k1)
+	v2, ok2 := value(a, k2)
+	if !ok1 || !ok2 {
+		return policies.Times{}, "", false
 	}
-	v = strings.TrimSpace(v)
-	if f, err := strconv.ParseFloat(v, 64); err == nil {
-		return f, finite(f)
+	pair := k1 + " " + strconv.Quote(strings.TrimSpace(v1)) + " and " + k2 + " " + strconv.Quote(strings.TrimSpace(v2))
+	t, err := policies.ReadTimes(v1, v2)
+	switch {
+	case err != nil:
+		return t, pair + " give no split: " + err.Error() + "; write both in seconds", false
+	case t.A < 0 || t.B < 0:
+		return t, pair + " give no split: a time is never negative", false
 	}
-	if d, err := policies.ParseDuration(v); err == nil {
-		return d, true
+	return t, "", true
+}
+
+// timeText renders a time of a pair read by times: in seconds, or as
+// written when the pair is only relative.
+func timeText(a *alert.Alert, key string, v float64, relative bool) string {
+	if relative {
+		raw, _ := value(a, key)
+		return strings.TrimSpace(raw)
 	}
-	return 0, false
+	return seconds(v)
 }
 
 // ratio reads a ratio in [0,1]; values in (1,100] are taken as percents.
@@ -294,45 +328,71 @@ func ratio(a *alert.Alert, key string) (float64, bool) {
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
-func queueTimeHint(a *alert.Alert) string {
-	q, ok := duration(a, AnnQueueTime)
-	if !ok || q < 0 {
-		return ""
+// relativeNote ends a queue-time or prefill-decode text whose times are
+// known only relative to each other.
+const relativeNote = ", as written: milli or minutes, the share is the same either way"
+
+func queueTimeHint(a *alert.Alert) specificHint {
+	other := AnnComputeTime
+	if _, ok := value(a, AnnComputeTime); !ok {
+		other = AnnLatency
 	}
-	comp, ok := duration(a, AnnComputeTime)
+	t, note, ok := times(a, AnnQueueTime, other)
 	if !ok {
-		lat, ok2 := duration(a, AnnLatency)
-		if !ok2 || lat < q {
-			return ""
-		}
-		comp = lat - q
+		return specificHint{note: note}
 	}
-	total := q + comp
-	if comp < 0 || total <= 0 {
-		return ""
+	q, comp, total := t.A, t.B, t.A+t.B
+	if other == AnnLatency {
+		if t.B < q {
+			return specificHint{note: AnnQueueTime + " exceeds " + AnnLatency + ": no split"}
+		}
+		comp, total = t.B-q, t.B
+	}
+	if total <= 0 {
+		return specificHint{}
 	}
 	share := q / total
-	if share >= 0.5 {
-		return fmt.Sprintf("queue time is %.0f%% of latency (%s queued of %s): saturation, not slow compute — scale out or shed load",
-			share*100, seconds(q), seconds(total))
+	var where string
+	switch {
+	case t.Relative && other == AnnComputeTime && share >= 0.5:
+		where = timeText(a, AnnQueueTime, q, true) + " queued, " + timeText(a, other, comp, true) + " computing" + relativeNote
+	case t.Relative && other == AnnComputeTime:
+		where = timeText(a, other, comp, true) + " computing, " + timeText(a, AnnQueueTime, q, true) + " queued" + relativeNote
+	case t.Relative:
+		where = timeText(a, AnnQueueTime, q, true) + " queued of " + timeText(a, other, total, true) + relativeNote
+	case share >= 0.5:
+		where = seconds(q) + " queued of " + seconds(total)
+	default:
+		where = seconds(comp) + " computing of " + seconds(total) + ", " + seconds(q) + " queued"
 	}
-	return fmt.Sprintf("compute time is %.0f%% of latency (%s computing of %s, %s queued): the work itself got slower, not saturation — profile the model or backend; scaling out will not help",
-		(1-share)*100, seconds(comp), seconds(total), seconds(q))
+	if share >= 0.5 {
+		return specificHint{text: fmt.Sprintf("queue time is %.0f%% of latency (%s): saturation, not slow compute — scale out or shed load",
+			share*100, where)}
+	}
+	return specificHint{text: fmt.Sprintf("compute time is %.0f%% of latency (%s): the work itself got slower, not saturation — profile the model or backend; scaling out will not help",
+		(1-share)*100, where)}
 }
 
-func prefillDecodeHint(a *alert.Alert) string {
-	p, ok1 := duration(a, AnnPrefill)
-	d, ok2 := duration(a, AnnDecode)
-	if !ok1 || !ok2 || p < 0 || d < 0 || p+d <= 0 {
-		return ""
+func prefillDecodeHint(a *alert.Alert) specificHint {
+	t, note, ok := times(a, AnnPrefill, AnnDecode)
+	if !ok {
+		return specificHint{note: note}
+	}
+	p, d := t.A, t.B
+	if p+d <= 0 {
+		return specificHint{}
+	}
+	pt, dt, rel := timeText(a, AnnPrefill, p, t.Relative), timeText(a, AnnDecode, d, t.Relative), ""
+	if t.Relative {
+		rel = relativeNote
 	}
 	share := p / (p + d)
 	if share >= 0.5 {
-		return fmt.Sprintf("prefill is %.0f%% of request time (%s prefill vs %s decode): prompt processing is the bottleneck — check prompt lengths, prefix-cache hits and chunked prefill",
-			share*100, seconds(p), seconds(d))
+		return specificHint{text: fmt.Sprintf("prefill is %.0f%% of request time (%s prefill vs %s decode%s): prompt processing is the bottleneck — check prompt lengths, prefix-cache hits and chunked prefill",
+			share*100, pt, dt, rel)}
 	}
-	return fmt.Sprintf("decode is %.0f%% of request time (%s decode vs %s prefill): token generation is the bottleneck — check batch size, KV-cache pressure and output lengths",
-		(1-share)*100, seconds(d), seconds(p))
+	return specificHint{text: fmt.Sprintf("decode is %.0f%% of request time (%s decode vs %s prefill%s): token generation is the bottleneck — check batch size, KV-cache pressure and output lengths",
+		(1-share)*100, dt, pt, rel)}
 }
 
 func kvCacheHint(a *alert.Alert) string {
@@ -398,11 +458,73 @@ func cpuReadyHint(a *alert.Alert) string {
 	return b.String()
 }
 
-func microburstHint(a *alert.Alert) string {
-	d, okD := number(a, AnnMicroburstDepth)
+// bytesOf reads a size in bytes: a number as number reads it ("1258291",
+// humanize's "1.2M", humanize1024's "1.2Mi"), or one followed by B, with
+// or without a space ("1.2 MiB", "1.2MB", "512 KiB", "1.5 kB", "300 B";
+// "KB" is 1000 B, as "kB"). present is true when the alert carries key,
+// and ok when its value is such a size, not negative.
+func bytesOf(a *alert.Alert, key string) (b float64, present, ok bool) {
+	v, present := value(a, key)
+	if !present {
+		return 0, false, false
+	}
+	s := strings.TrimSpace(v)
+	s = strings.TrimSpace(strings.TrimSuffix(s, "B"))
+	i := len(s)
+	for i > 0 && (s[i-1] >= 'a' && s[i-1] <= 'z' || s[i-1] >= 'A' && s[i-1] <= 'Z') {
+		i--
+	}
+	num, pre := strings.TrimSpace(s[:i]), s[i:]
+	if pre == "K" {
+		pre = "k"
+	}
+	f, err := policies.ParseNumber(num + pre)
+	return f, true, err == nil && f >= 0
+}
+
+// decibels reads a value in dB: a number as number reads it, with or
+// without a "dB" after it ("1.5", "1.5 dB", "-0.5dB").
+func decibels(a *alert.Alert, key string) (db float64, present, ok bool) {
+	v, present := value(a, key)
+	if !present {
+		return 0, false, false
+	}
+	s := strings.TrimSpace(v)
+	if len(s) >= 2 && strings.EqualFold(s[len(s)-2:], "db") {
+		s = s[:len(s)-2]
+	}
+	f, err := policies.ParseNumber(s)
+	return f, true, err == nil
+}
+
+// notUnderstood is the note of a value a specific hint could not read.
+func notUnderstood(a *alert.Alert, key, want string) string {
+	v, _ := value(a, key)
+	return key + " " + strconv.Quote(strings.TrimSpace(v)) + " not understood: want " + want
+}
+
+// withNote is text with notes added: in parentheses after it when there is
+// a text, else as the note of the generic text.
+func withNote(text string, notes []string) specificHint {
+	if len(notes) == 0 {
+		return specificHint{text: text}
+	}
+	note := strings.Join(notes, "; ")
+	if text == "" {
+		return specificHint{note: note}
+	}
+	return specificHint{text: text + " (" + note + ")"}
+}
+
+func microburstHint(a *alert.Alert) specificHint {
+	d, presentD, okD := bytesOf(a, AnnMicroburstDepth)
 	e, okE := ratio(a, AnnECNMarkRatio)
+	var notes []string
+	if presentD && !okD {
+		notes = append(notes, notUnderstood(a, AnnMicroburstDepth, "bytes, such as 1258291, 1.2Mi or 1.2 MiB"))
+	}
 	if !okD && !okE {
-		return ""
+		return withNote("", notes)
 	}
 	var b strings.Builder
 	if okD {
@@ -415,14 +537,22 @@ func microburstHint(a *alert.Alert) string {
 		fmt.Fprintf(&b, "ECN marks on %.2f%% of packets", e*100)
 	}
 	b.WriteString(": queues fill in bursts that average bandwidth hides — check switch buffer occupancy and PFC pauses on the path")
-	return b.String()
+	return withNote(b.String(), notes)
 }
 
-func opticalHint(a *alert.Alert) string {
-	m, okM := number(a, AnnOSNRMargin)
+// opticalHint reads the OSNR margin (dB above the receiver's required
+// OSNR) and the pre-FEC BER. A margin at or below 0 is exhausted: the
+// receiver is at the edge of what FEC corrects, failing now rather than
+// degrading.
+func opticalHint(a *alert.Alert) specificHint {
+	m, presentM, okM := decibels(a, AnnOSNRMargin)
 	ber, okB := number(a, AnnPreFECBER)
+	var notes []string
+	if presentM && !okM {
+		notes = append(notes, notUnderstood(a, AnnOSNRMargin, "dB, such as 1.5 or 1.5 dB"))
+	}
 	if !okM && !okB {
-		return ""
+		return withNote("", notes)
 	}
 	var b strings.Builder
 	if okM {
@@ -434,32 +564,62 @@ func opticalHint(a *alert.Alert) string {
 		}
 		fmt.Fprintf(&b, "pre-FEC BER %.1e", ber)
 	}
-	if okM && m < osnrMarginLimit {
+	switch {
+	case okM && m <= 0:
+		b.WriteString(" (margin exhausted): the span is failing now, at the edge of what FEC corrects — check amplifiers, connectors and dispersion now, and move traffic off the span")
+	case okM && m < osnrMarginLimit:
 		fmt.Fprintf(&b, " (below %.0f dB): the span is degrading before it fails — check amplifiers, connectors and dispersion, and plan maintenance before FEC runs out", osnrMarginLimit)
-	} else {
+	default:
 		b.WriteString(": watch the trend of OSNR, CD and PMD — optical health degrades long before the link fails")
 	}
-	return b.String()
+	return withNote(b.String(), notes)
 }
 
-func spillLagHint(a *alert.Alert) string {
+// spillLagHint reads consumer lag and spill bytes. A negative lag is
+// unknown, not a backlog (kafka_exporter and Burrow give -1 for a group
+// with no committed offset); the data path backs up only when the lag or
+// the spill is above 0.
+func spillLagHint(a *alert.Alert) specificHint {
 	lag, okL := number(a, AnnConsumerLag)
-	sp, okS := number(a, AnnSpillBytes)
+	sp, presentS, okS := bytesOf(a, AnnSpillBytes)
+	var notes []string
+	if presentS && !okS {
+		notes = append(notes, notUnderstood(a, AnnSpillBytes, "bytes, such as 3650722201, 3.4Gi or 3.4 GiB"))
+	}
 	if !okL && !okS {
-		return ""
+		return withNote("", notes)
 	}
-	var b strings.Builder
-	if okL {
-		fmt.Fprintf(&b, "consumer lag is %s messages", count(lag))
+	var parts []string
+	backing, unknown := false, false
+	switch {
+	case !okL:
+	case lag < 0:
+		unknown = true
+		parts = append(parts, "consumer lag is unknown ("+count(lag)+": no committed offset to measure it from)")
+	case lag == 0:
+		parts = append(parts, "no consumer lag")
+	default:
+		backing = true
+		parts = append(parts, "consumer lag is "+count(lag)+" messages")
 	}
-	if okS {
-		if okL {
-			b.WriteString(" and ")
-		}
-		fmt.Fprintf(&b, "%s spilled to disk", bytesIEC(sp))
+	switch {
+	case !okS:
+	case sp == 0:
+		parts = append(parts, "nothing spilled to disk")
+	default:
+		backing = true
+		parts = append(parts, bytesIEC(sp)+" spilled to disk")
 	}
-	b.WriteString(": the data path is backing up — check partition/task skew and consumer throughput before adding consumers")
-	return b.String()
+	text := strings.Join(parts, " and ")
+	switch {
+	case backing:
+		text += ": the data path is backing up — check partition/task skew and consumer throughput before adding consumers"
+	case unknown:
+		text += ": lag is not measured, so it says nothing of backpressure — check that the consumer group commits offsets"
+	default:
+		text += ": no backpressure by these numbers — the data path is not backing up"
+	}
+	return withNote(text, notes)
 }
 
 func burnHint(a *alert.Alert) string {

@@ -45,9 +45,10 @@ func TestPhraseFilterNeverHidesAPhrase(t *testing.T) {
 }
 
 // TestSpecificHintsSkipOnlyAlertsWithoutHintKeys checks the short cut of
-// specificHints: every key a specific hint reads (number(a, K), duration(a, K) and
-// ratio(a, K) in hints.go, and the burn-rate windows) is a hint key, and
-// alerts carrying one key get the same hints as the full computation.
+// specificHints: every key a specific hint reads (number(a, K), ratio(a, K),
+// bytesOf(a, K), decibels(a, K), times(a, K1, K2) and value(a, K) in
+// hints.go, and the burn-rate windows) is a hint key, and alerts carrying
+// one key get the same hints as the full computation.
 func TestSpecificHintsSkipOnlyAlertsWithoutHintKeys(t *testing.T) {
 	src, err := os.ReadFile("hints.go")
 	if err != nil {
@@ -57,17 +58,20 @@ func TestSpecificHintsSkipOnlyAlertsWithoutHintKeys(t *testing.T) {
 	for _, m := range regexp.MustCompile(`(?m)^\s*(Ann\w+)\s*=\s*"([^"]+)"`).FindAllStringSubmatch(string(src), -1) {
 		consts[m[1]] = m[2]
 	}
-	calls := regexp.MustCompile(`(?:number|duration|ratio)\(a, (\w+)\)`).FindAllStringSubmatch(string(src), -1)
+	calls := regexp.MustCompile(`(?:number|ratio|bytesOf|decibels|times|value)\(a, (\w+)(?:, (\w+))?\)`).FindAllStringSubmatch(string(src), -1)
 	if len(calls) < 20 {
-		t.Fatalf("found only %d number/duration/ratio calls in hints.go", len(calls))
+		t.Fatalf("found only %d number/ratio/bytesOf/decibels/times/value calls in hints.go", len(calls))
 	}
 	for _, m := range calls {
-		if m[1] == "k" || m[1] == "key" {
-			continue // burnHint's loop over burnWindows; number's own ratio helper
-		}
-		v, ok := consts[m[1]]
-		if !ok || !isHintKey(v) {
-			t.Errorf("a hint reads %s (%q), which isHintKey does not know", m[1], v)
+		for _, key := range m[1:] {
+			switch key {
+			case "", "k", "key", "k1", "k2", "other":
+				continue // burnHint's loop over burnWindows; the helpers' own calls; queueTimeHint's AnnComputeTime or AnnLatency
+			}
+			v, ok := consts[key]
+			if !ok || !isHintKey(v) {
+				t.Errorf("a hint reads %s (%q), which isHintKey does not know", key, v)
+			}
 		}
 	}
 	for _, k := range burnWindows {

@@ -71,7 +71,12 @@ type exprFacts struct {
 	metrics  [maxMetrics]string
 	nMetrics int
 	// averages names what makes the expression an average ("avg(",
-	// "avg_over_time(", "_sum/_count", "…_average_…"), "" when none.
+	// "avg_over_time(", "_sum/_count", "…_average_…"), "" when none. An
+	// average on the threshold side of a comparison (after its operator:
+	// `histogram_quantile(…) > avg_over_time(x[7d]) * 1.3`) or of a
+	// quantile series (`avg_over_time(latency_p99_seconds[5m])`,
+	// {quantile="0.99"}, a histogram's _bucket) is none: the alert is on
+	// a percentile.
 	averages string
 	// inAbsent and outAbsent have bit k set when metrics[k] occurs inside
 	// an absent( or absent_over_time( call, and outside one.
@@ -111,6 +116,9 @@ var labelListKeywords = map[string]bool{
 	"group_left": true, "group_right": true,
 }
 
+// noRHS is scanExpr's rhsDepth outside the threshold side of a comparison.
+const noRHS = -1
+
 // scanExpr extracts metric names from a PromQL expression with a small hand
 // tokenizer: identifiers [a-zA-Z_:][a-zA-Z0-9_:]* that are not followed by
 // "(" (functions), not keywords, not label names inside {…} or after
@@ -126,6 +134,10 @@ func scanExpr(expr string, f *exprFacts) {
 	// (inAbsent): depth is the number open since its own.
 	inAbsent, openAbsent := false, false // openAbsent: the next '(' opens an absent( call
 	depth := 0
+	// paren is the number of parentheses open; rhsDepth is paren at the
+	// comparison operator whose right side (the threshold) is being read,
+	// noRHS when none: an average there is not what the alert is on.
+	paren, rhsDepth := 0, noRHS
 	n := len(expr)
 	for i := 0; i < n; {
 		c := expr[i]
@@ -177,7 +189,7 @@ func scanExpr(expr string, f *exprFacts) {
 			case k < n && expr[k] == '(':
 				// A function or aggregation call.
 				openAbsent = !inAbsent && (string(low) == "absent" || string(low) == "absent_over_time")
-				if f.averages == "" {
+				if f.averages == "" && rhsDepth == noRHS && !quantileSeries(callArg(expr, k)) {
 					switch string(low) {
 					case "avg":
 						f.averages = "avg("
@@ -186,11 +198,21 @@ func scanExpr(expr string, f *exprFacts) {
 					}
 				}
 			case promqlKeywords[string(low)]:
-				if f.averages == "" && string(low) == "avg" {
-					f.averages = "avg("
+				switch string(low) {
+				case "avg":
+					if f.averages == "" && rhsDepth == noRHS && !quantileSeries(aggregationArg(expr, k)) {
+						f.averages = "avg("
+					}
+				case "and", "or", "unless":
+					if paren <= rhsDepth {
+						rhsDepth = noRHS // a new operand, not the threshold
+					}
 				}
 			default:
 				addMetric(f, id, inAbsent)
+				if rhsDepth != noRHS || quantileSeries(id) {
+					break
+				}
 				if b, ok := strings.CutSuffix(id, "_sum"); ok && nSum < maxMetrics {
 					sumBase[nSum] = b
 					nSum++
@@ -204,6 +226,21 @@ func scanExpr(expr string, f *exprFacts) {
 			}
 			i = j
 		default:
+			switch {
+			case c == '(':
+				paren++
+			case c == ')':
+				if paren--; paren < rhsDepth {
+					rhsDepth = noRHS
+				}
+			case c == '>' || c == '<' || (c == '=' || c == '!') && i+1 < n && expr[i+1] == '=':
+				// A comparison (>, >=, <, <=, ==, !=; =~ and !~ are
+				// matchers, inside braces): its right side is the
+				// threshold.
+				if rhsDepth == noRHS {
+					rhsDepth = paren
+				}
+			}
 			if inAbsent || openAbsent {
 				switch {
 				case c == '(' && openAbsent:
@@ -228,6 +265,90 @@ func scanExpr(expr string, f *exprFacts) {
 			}
 		}
 	}
+}
+
+// callArg returns the argument list of the call whose parenthesis is at
+// expr[k] (to the end of expr when it is not closed).
+func callArg(expr string, k int) string {
+	depth := 0
+	for i := k; i < len(expr); i++ {
+		switch expr[i] {
+		case '"', '\'', '`':
+			i = skipString(expr, i) - 1
+		case '(':
+			depth++
+		case ')':
+			if depth--; depth == 0 {
+				return expr[k+1 : i]
+			}
+		}
+	}
+	if k+1 > len(expr) {
+		return ""
+	}
+	return expr[k+1:]
+}
+
+// aggregationArg returns the argument of an aggregation whose name ends
+// before expr[k]: after an optional by (…) or without (…) clause.
+func aggregationArg(expr string, k int) string {
+	for k < len(expr) && isSpace(expr[k]) {
+		k++
+	}
+	for _, kw := range [...]string{"by", "without"} {
+		if len(expr) >= k+len(kw) && strings.EqualFold(expr[k:k+len(kw)], kw) {
+			if p := strings.IndexByte(expr[k:], ')'); p >= 0 {
+				k += p + 1
+			}
+			for k < len(expr) && isSpace(expr[k]) {
+				k++
+			}
+			break
+		}
+	}
+	if k < len(expr) && expr[k] == '(' {
+		return callArg(expr, k)
+	}
+	return ""
+}
+
+// quantileSeries reports whether s (a metric name or a call's argument)
+// names a quantile already: a word quantile or percentile (a quantile
+// label, histogram_quantile), a percentile word such as p99, p95 or p999
+// (latency_p99_seconds, api:p95:baseline), or a histogram's _bucket
+// series. Words are split at anything but letters and digits. It does not
+// allocate.
+func quantileSeries(s string) bool {
+	for i := 0; i < len(s); {
+		for i < len(s) && !isAlnum(s[i]) {
+			i++
+		}
+		j := i
+		for j < len(s) && isAlnum(s[j]) {
+			j++
+		}
+		if w := s[i:j]; w != "" {
+			switch {
+			case strings.EqualFold(w, "quantile"), strings.EqualFold(w, "quantiles"),
+				strings.EqualFold(w, "percentile"), strings.EqualFold(w, "percentiles"),
+				strings.EqualFold(w, "bucket"):
+				return true
+			case len(w) >= 3 && len(w) <= 5 && (w[0] == 'p' || w[0] == 'P') && allDigits(w[1:]):
+				return true
+			}
+		}
+		i = j
+	}
+	return false
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(s[i]) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // scanBraces reads a {…} selector starting at expr[i] == '{' and returns

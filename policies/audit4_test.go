@@ -169,9 +169,9 @@ func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 }
 
 // TestBaselineRatioChange: a baseline_ratio written with an explicit sign
-// and a percent sign is a change relative to the baseline ("+35%" is
-// 1.35x); without the sign a percentage is the ratio itself; a value is
-// never a change.
+// is a change relative to the baseline ("+35%" and "+0.35" are 1.35x);
+// without the sign a percentage is the ratio itself; a value is never a
+// change.
 func TestBaselineRatioChange(t *testing.T) {
 	e := newEngine(t)
 	lower := map[string]string{"regression_direction": "lower_is_worse"}
@@ -204,10 +204,12 @@ func TestBaselineRatioChange(t *testing.T) {
 			want{alert.ActionPage, PolicyRegression, "critical", `baseline_ratio 1.35x the 7d baseline`}},
 		{"35% is the ratio 0.35x", nil, map[string]string{"baseline_ratio": "35%"},
 			want{alert.ActionNone, PolicyRegression, "below", `baseline_ratio 0.35x the 7d baseline`}},
-		{"+1.35 is the ratio 1.35x", nil, map[string]string{"baseline_ratio": "+1.35"},
-			want{alert.ActionPage, PolicyRegression, "critical", `baseline_ratio 1.35x the 7d baseline`}},
+		// A signed plain number is a change too (fixer M, F5): a ratio is
+		// never signed.
+		{"+1.35 is a change of +135%: 2.35x", nil, map[string]string{"baseline_ratio": "+1.35"},
+			want{alert.ActionPage, PolicyRegression, "critical", `baseline_ratio "+1.35" read as a change: 2.35x the 7d baseline`}},
 		{"-1.35 is still refused", nil, map[string]string{"baseline_ratio": "-1.35"},
-			want{alert.ActionTicket, PolicyDefault, "default", `baseline_ratio annotation "-1.35" ignored: out of range`}},
+			want{alert.ActionTicket, PolicyDefault, "default", `baseline_ratio annotation "-1.35" ignored: a change of -1.35 would make a negative ratio`}},
 		// A value is not a change.
 		{"value +35% is 0.35 of its baseline", nil, map[string]string{"value": "+35%", "baseline": "1"},
 			want{alert.ActionNone, PolicyRegression, "below", `value 0.35 ÷ baseline 1.0 = 0.35x`}},

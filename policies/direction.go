@@ -24,6 +24,25 @@ type regressionDirection struct {
 	lower bool   // true: lower is worse (throughput, hit rate …)
 	known bool   // said by the alert (regression_direction, its kpi); false: unknown, or guessed from the classification
 	text  string // e.g. "lower is worse (kpi label \"goodput\")"
+	// shortfall names 1 − value of a KPI that is a share of good events,
+	// bounded by 1 ("unavailability" of AVAIL), "" for other KPIs: see
+	// boundedKPIs.
+	shortfall string
+}
+
+// boundedKPIs are the lower-is-worse KPIs of knownKPIDirections that are
+// shares of good events, bounded by 1 and normally close to it
+// (availability, success rate, apdex), by kpiKey, with the name of their
+// shortfall from 1. Their regression is the rise of that shortfall:
+// 0.95 against 0.9999 is 500 times the unavailability, though 0.95 ÷
+// 0.9999 is 0.95x (decideRegression). Hit rates and accuracies are not
+// near 1 by nature and keep value ÷ baseline.
+var boundedKPIs = map[string]string{
+	"avail": "unavailability", "availability": "unavailability",
+	"sliav": "unavailability", "availabilitysli": "unavailability",
+	"up": "unavailability", "targetupscrapehealth": "unavailability",
+	"successrate": "failure rate", "successratio": "failure rate",
+	"apdex": "apdex shortfall",
 }
 
 // kpiDirection is one row of the known-KPI table: a KPI of the catalog (its
@@ -173,21 +192,23 @@ func (e *Engine) direction(st *decision) regressionDirection {
 	}
 	if raw, src, ok := lookup(st.a, labelKPI); ok {
 		if lower, known := kpiLowerIsWorse[kpiKey(raw)]; known {
-			return regressionDirection{lower: lower, known: true,
+			return regressionDirection{lower: lower, known: true, shortfall: boundedKPIs[kpiKey(raw)],
 				text: directionWord(lower) + " (kpi " + src + " " + strconv.Quote(raw) + ")"}
 		}
 	}
 	if st.c != nil && len(st.c.KPIs) > 0 {
 		k := st.c.KPIs[0]
-		lower, known := kpiLowerIsWorse[kpiKey(k.ID)]
+		key := kpiKey(k.ID)
+		lower, known := kpiLowerIsWorse[key]
 		if !known && k.Name != "" {
-			lower, known = kpiLowerIsWorse[kpiKey(k.Name)]
+			key = kpiKey(k.Name)
+			lower, known = kpiLowerIsWorse[key]
 		}
 		if known {
 			// The classification's KPI is a guess (an `up` gate in the
 			// expression reads as KPI UP): it may add a regression the
 			// default reading misses, never remove one (decideRegression).
-			return regressionDirection{lower: lower,
+			return regressionDirection{lower: lower, shortfall: boundedKPIs[key],
 				text: directionWord(lower) + " (KPI " + k.ID + ", as classified)"}
 		}
 	}

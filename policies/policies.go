@@ -696,8 +696,11 @@ func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 		sustained = ", firing for " + st.now.Sub(st.a.StartsAt).Truncate(time.Second).String()
 	}
 	latency := false
-	if lv, _, ok := lookup(st.a, labelLatencyAboveSLO); ok {
-		latency = parseBool(lv)
+	if lv, lsrc, ok := lookup(st.a, labelLatencyAboveSLO); ok {
+		var known bool
+		if latency, known = parseFlag(lv); !known {
+			st.note("latency_above_slo %s %q ignored: not a yes or no word (%s)", lsrc, lv, flagWordsText)
+		}
 	}
 	d := e.capacityDecision(u, latency, sustained)
 	if !ambiguous || d.Action != alert.ActionNone {
@@ -753,8 +756,14 @@ func (e *Engine) capacityDecision(u float64, latency bool, sustained string) ale
 // regression if lower is worse), a none of the default reading gives way
 // to the severity labels when they decide page or ticket: a page is never
 // lost to a guess about the KPI.
+//
+// A KPI that is a share of good events, bounded by 1 (availability,
+// success rate, apdex: boundedKPIs), whose value and baseline are both
+// ratios in [0, 1] regresses as its shortfall from 1 rises: lower is worse
+// is read as (1 − value) ÷ (1 − baseline), higher is worse
+// (shortfallReading).
 func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
-	ratio, what, ok := e.regressionRatio(st)
+	ratio, what, pair, ok := e.regressionRatio(st)
 	if !ok {
 		return alert.Decision{}, false
 	}
@@ -764,6 +773,11 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	head := what + " the " + e.baseline + " baseline, "
 	tail := " for " + sens + " sensitivity (" + why + "); " + dir.text
 	lower := regressionReading(ratio, th, true, head, tail)
+	if dir.lower && dir.shortfall != "" && pair != nil {
+		if sf, ok := e.shortfallReading(*pair, dir.shortfall, th, tail); ok {
+			lower = sf
+		}
+	}
 	d := regressionReading(ratio, th, false, head, tail)
 	switch {
 	case dir.known && dir.lower:
@@ -827,6 +841,46 @@ func regressionReading(ratio float64, th Thresholds, lower bool, head, tail stri
 	return d
 }
 
+// shortfallReading reads a value + baseline pair of a KPI bounded by 1
+// (boundedKPIs), both ratios in [0, 1], as the rise of its shortfall from
+// 1, named name ("unavailability"): (1 − value) ÷ (1 − baseline) against
+// the thresholds, higher is worse. 0.95 against 0.9999 is 0.05 ÷ 0.0001 =
+// 500x the unavailability, where 0.95 ÷ 0.9999 = 0.95x would never reach
+// 1/1.10. A baseline of exactly 1 has no shortfall to divide by: any
+// shortfall of the value is beyond every threshold. ok is false when a
+// side is not such a ratio.
+func (e *Engine) shortfallReading(p numberPair, name string, th Thresholds, tail string) (alert.Decision, bool) {
+	v, b := p.v.v, p.b.v
+	if v < 0 || v > 1 || b < 0 || b > 1 {
+		return alert.Decision{}, false
+	}
+	sv, sb := 1-v, 1-b
+	tail += ", compared as its " + name + ", (1 − value) ÷ (1 − baseline): a share of good events bounded by 1"
+	if sb == 0 {
+		d := alert.Decision{Policy: PolicyRegression}
+		head := name + " " + fmtPercent(sv) + " (value " + strings.TrimSpace(p.rv) + ") against none at baseline " + strings.TrimSpace(p.rb)
+		if sv > 0 {
+			d.Action, d.Tier = alert.ActionPage, "critical"
+			d.Reasons = []string{head + ": any shortfall from a baseline of 100% is beyond every threshold, > " + fmtRatio(th.Critical) + " critical" + tail}
+		} else {
+			d.Action, d.Tier = alert.ActionNone, "below"
+			d.Reasons = []string{head + ": no change, ≤ " + fmtRatio(th.Warn) + " warn" + tail}
+		}
+		return d, true
+	}
+	r := sv / sb
+	head := name + " " + fmtPercent(sv) + " ÷ baseline " + fmtPercent(sb) + " = " + fmtRatio(r) + "x the " + e.baseline +
+		" baseline (value " + strings.TrimSpace(p.rv) + ", baseline " + strings.TrimSpace(p.rb) + "), "
+	return regressionReading(r, th, false, head, tail), true
+}
+
+// numberPair is a value + baseline pair read as numbers, as written (rv,
+// rb) and parsed.
+type numberPair struct {
+	v, b   parsedValue
+	rv, rb string
+}
+
 // inverse renders 1/t for reasons: "0.7692 (1/1.30)".
 func inverse(t float64) string {
 	return fmtRatio(1/t) + " (1/" + fmtRatio(t) + ")"
@@ -836,12 +890,16 @@ func inverse(t float64) string {
 // it got it ("baseline_ratio 1.25x", `baseline_ratio "+35%" read as a
 // change: 1.35x` or "value 125.0 ÷ baseline 100.0 = 1.25x").
 //
-// A baseline_ratio written with an explicit sign and a percent sign is a
-// change relative to the baseline, as a template or a dashboard writes one:
-// "+35%" is 1.35, "-20%" 0.80, "+0%" 1.0 (baselineChange). Without the sign
-// a percentage is the ratio itself ("135%" is 1.35). value and baseline
-// are never read so: a value is not a change.
-func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
+// A baseline_ratio written with an explicit sign is a change relative to
+// the baseline, as a template or a dashboard writes one: "+35%" is 1.35,
+// "-20%" 0.80, "+0%" 1.0, "+0.35" 1.35, "-0.2" 0.8 (baselineChange); a
+// change below -100% ("-1.5") would be a negative ratio and is refused.
+// Without the sign a number is the ratio itself ("135%" and "1.35" are
+// 1.35). value and baseline are never read so: a value is not a change.
+//
+// pair is the value + baseline pair when the ratio is theirs, as numbers
+// (not durations); nil otherwise.
+func (e *Engine) regressionRatio(st *decision) (float64, string, *numberPair, bool) {
 	if raw, src, ok := lookup(st.a, labelBaselineRatio); ok {
 		p, err := parseValue(raw)
 		change := err == nil && baselineChange(raw, p)
@@ -857,9 +915,9 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		case v < 0:
 			st.note("baseline_ratio %s %q ignored: %v", src, raw, errRange)
 		case change:
-			return v, "baseline_ratio " + strconv.Quote(strings.TrimSpace(raw)) + " read as a change: " + fmtRatio(v) + "x", true
+			return v, "baseline_ratio " + strconv.Quote(strings.TrimSpace(raw)) + " read as a change: " + fmtRatio(v) + "x", nil, true
 		default:
-			return v, "baseline_ratio " + fmtRatio(v) + "x", true
+			return v, "baseline_ratio " + fmtRatio(v) + "x", nil, true
 		}
 	}
 	rv, vsrc, okV := lookup(st.a, labelValue)
@@ -867,7 +925,7 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 	if !okV || !okB {
 		// A lone value annotation is common ({{ $value }}) and is not a
 		// regression input.
-		return 0, "", false
+		return 0, "", nil, false
 	}
 	v, errV := parseValue(rv)
 	b, errB := parseValue(rb)
@@ -880,42 +938,48 @@ func (e *Engine) regressionRatio(st *decision) (float64, string, bool) {
 		switch {
 		case okV && okB && sb <= 0:
 			st.note("baseline %s %q gives no ratio: it must be positive", bsrc, rb)
-			return 0, "", false
+			return 0, "", nil, false
 		case okV && okB:
 			r := sv / sb
-			return r, "value " + strings.TrimSpace(rv) + " ÷ baseline " + strings.TrimSpace(rb) + " = " + fmtRatio(r) + "x", true
+			return r, "value " + strings.TrimSpace(rv) + " ÷ baseline " + strings.TrimSpace(rb) + " = " + fmtRatio(r) + "x", nil, true
 		case okV && errV != nil:
 			st.note("baseline %s %q ignored: value %q is a duration, the baseline %s; write value and baseline alike", bsrc, rb, rv, notSeconds(errB))
-			return 0, "", false
+			return 0, "", nil, false
 		case okB && errB != nil:
 			st.note("value %s %q ignored: baseline %q is a duration, the value %s; write value and baseline alike", vsrc, rv, rb, notSeconds(errV))
-			return 0, "", false
+			return 0, "", nil, false
 		}
 		if errV != nil {
 			st.note("value %s %q ignored: %v", vsrc, rv, errV)
 		} else {
 			st.note("baseline %s %q ignored: %v", bsrc, rb, errB)
 		}
-		return 0, "", false
+		return 0, "", nil, false
 	}
 	if b.v <= 0 {
 		st.note("baseline %s %q gives no ratio: it must be positive", bsrc, rb)
-		return 0, "", false
+		return 0, "", nil, false
 	}
 	if amb, ok := durationAmbiguity(v, rv, b, rb); ok {
 		st.note("value %s %q and baseline %s %q give no ratio: %s", vsrc, rv, bsrc, rb, amb)
-		return 0, "", false
+		return 0, "", nil, false
+	}
+	if amb, ok := percentAmbiguity(v, rv, b, rb); ok {
+		st.note("value %s %q and baseline %s %q give no ratio: %s", vsrc, rv, bsrc, rb, amb)
+		return 0, "", nil, false
 	}
 	r := v.v / b.v
-	return r, "value " + valueText(v, rv) + " ÷ baseline " + valueText(b, rb) + " = " + fmtRatio(r) + "x", true
+	return r, "value " + valueText(v, rv) + " ÷ baseline " + valueText(b, rb) + " = " + fmtRatio(r) + "x", &numberPair{v, b, rv, rb}, true
 }
 
 // baselineChange reports whether a baseline_ratio (raw, read as p) is a
-// change relative to the baseline rather than the ratio itself: a
-// percentage written with an explicit sign ("+35%", "-20%", "+0%").
+// change relative to the baseline rather than the ratio itself: a number
+// written with an explicit sign, a percentage ("+35%", "-20%", "+0%") or
+// not ("+0.35" from `printf "%+.2f"` of current/baseline − 1, "-0.2"). A
+// ratio is never signed, so the sign can only mean a change.
 func baselineChange(raw string, p parsedValue) bool {
 	s := strings.TrimSpace(raw)
-	return p.percent && s != "" && (s[0] == '+' || s[0] == '-')
+	return s != "" && (s[0] == '+' || s[0] == '-')
 }
 
 // notSeconds says why the other side of a duration is no time: it is no
@@ -935,6 +999,17 @@ func notSeconds(err error) string {
 // between the two readings. When both end in the same prefix, or the other
 // in one no duration has (k, u …), the readings agree and there is a ratio.
 func durationAmbiguity(v parsedValue, rv string, b parsedValue, rb string) (string, bool) {
+	amb, ok := unitAmbiguity(v, rv, b, rb)
+	if !ok {
+		return "", false
+	}
+	return amb + "; write value and baseline alike", true
+}
+
+// unitAmbiguity is durationAmbiguity's reason without its advice: why two
+// numbers compared with each other have no one reading ("5m" beside "120").
+// ReadTimes shares it.
+func unitAmbiguity(v parsedValue, rv string, b parsedValue, rb string) (string, bool) {
 	if v.prefix() == b.prefix() {
 		return "", false
 	}
@@ -951,7 +1026,30 @@ func durationAmbiguity(v parsedValue, rv string, b parsedValue, rb string) (stri
 		si, unit = "yocto", "years"
 	}
 	return strconv.Quote(strings.TrimSpace(raw)) + " is " + si + " to Prometheus' humanize but " + unit +
-		" as a duration, and the ratio differs between the two readings; write value and baseline alike", true
+		" as a duration, and the ratio differs between the two readings", true
+}
+
+// percentAmbiguity says why value ÷ baseline has no reading when exactly
+// one side is a percentage and the other a number above 1 without one
+// ("85" beside "80%"): a template printing `{{ $value }}` of a `* 100`
+// query writes 85 for 85%, one printing a ratio 85 for 8500%, and the
+// ratio to the baseline differs a hundredfold between the two readings. A
+// number in [0, 1] beside a percentage is a ratio ("0.85" beside "80%" is
+// 1.0625x).
+func percentAmbiguity(v parsedValue, rv string, b parsedValue, rb string) (string, bool) {
+	bare := ""
+	switch {
+	case v.percent == b.percent:
+		return "", false
+	case v.percent && b.v > 1:
+		bare = rb
+	case b.percent && v.v > 1:
+		bare = rv
+	default:
+		return "", false
+	}
+	return "a percentage beside a bare number above 1: is " + strconv.Quote(strings.TrimSpace(bare)) +
+		" a ratio or a percentage? Write value and baseline alike", true
 }
 
 // valueText renders a value of value ÷ baseline for reasons: as written

@@ -286,15 +286,33 @@ func lookup(a *alert.Alert, name string) (value, source string, ok bool) {
 	return "", "", false
 }
 
-// parseBool reads a flag such as latency_above_slo: true, 1, yes (any
-// case) are true; everything else is false.
-func parseBool(s string) bool {
-	s = strings.TrimSpace(s)
-	if strings.EqualFold(s, "yes") {
-		return true
+// flagWords are the words of a yes/no flag such as latency_above_slo, by
+// their lower case: the yes words of a paging label (true, yes, on, 1) and
+// their no words, with the short forms strconv.ParseBool and YAML know.
+var flagWords = map[string]bool{
+	"true": true, "t": true, "yes": true, "y": true, "on": true, "1": true, "enabled": true,
+	"false": false, "f": false, "no": false, "n": false, "off": false, "0": false, "disabled": false,
+}
+
+// flagWordsText lists flagWords for reasons.
+const flagWordsText = "yes: true, yes, y, on, 1, enabled; no: false, no, n, off, 0, disabled"
+
+// parseFlag reads a yes/no flag such as latency_above_slo: a word of
+// flagWords in any case, or a number that is 1 or 0 ("1.0", "0.0", "1e0").
+// known is false for anything else ("maybe", "2", "NaN"), which reads as
+// no; the caller names it in the reasons. An empty value is no.
+func parseFlag(s string) (yes, known bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "" {
+		return false, true
 	}
-	b, err := strconv.ParseBool(s)
-	return err == nil && b
+	if yes, ok := flagWords[s]; ok {
+		return yes, true
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil && (f == 0 || f == 1) {
+		return f == 1, true
+	}
+	return false, false
 }
 
 // fmtNum formats a number for reasons: shortest exact form, at least one
@@ -413,4 +431,53 @@ func secondsOf(raw string) (float64, bool) {
 	}
 	p, err := parseValue(raw)
 	return p.v, err == nil && !p.percent && p.unit == 0
+}
+
+// Times are two times read by ReadTimes.
+type Times struct {
+	// A and B are the two times, in seconds unless Relative.
+	A, B float64
+	// Relative is true when both were written with the same letter that
+	// is a unit prefix of humanize and a duration unit ("164m" and "36m":
+	// milli or minutes, "2y" and "1y"): A ÷ B is the same either way, but
+	// not A and B themselves, which are humanize's reading.
+	Relative bool
+}
+
+// ReadTimes reads two times that are compared with each other — a queue
+// time beside a compute time, a prefill beside a decode time — by the
+// rules of a value + baseline pair (regressionRatio): two numbers as
+// Prometheus prints them are seconds ("2.9", humanize's "510m" is 0.51 s,
+// "1.5k"); two durations ("1m 30s", "250ms", "1h30m"), or a duration
+// beside a plain number (seconds), are read as durations ("5m" beside
+// "90s" is minutes). When one side ends in m or y and the other is a plain
+// number or ends in the other letter ("2.9" beside "510m": 0.51 s or 8.5
+// minutes?), the readings disagree and the error says so; when both end in
+// the same one, Times.Relative is set. A percentage is no time. The
+// enrichment's hints read their times with it.
+func ReadTimes(a, b string) (Times, error) {
+	pa, errA := parseValue(a)
+	pb, errB := parseValue(b)
+	if errA != nil || errB != nil {
+		sa, okA := secondsOf(a)
+		sb, okB := secondsOf(b)
+		switch {
+		case okA && okB:
+			return Times{A: sa, B: sb}, nil
+		case !okA:
+			return Times{}, fmt.Errorf("%q is not a time", strings.TrimSpace(a))
+		default:
+			return Times{}, fmt.Errorf("%q is not a time", strings.TrimSpace(b))
+		}
+	}
+	switch {
+	case pa.percent:
+		return Times{}, fmt.Errorf("%q is a percentage, not a time", strings.TrimSpace(a))
+	case pb.percent:
+		return Times{}, fmt.Errorf("%q is a percentage, not a time", strings.TrimSpace(b))
+	}
+	if amb, ok := unitAmbiguity(pa, a, pb, b); ok {
+		return Times{}, errors.New(amb)
+	}
+	return Times{A: pa.v, B: pb.v, Relative: pa.unit != 0 && pa.unit == pb.unit && durationUnit(pa.prefix())}, nil
 }
