@@ -1,7 +1,9 @@
 // Package amsilence creates, lists and expires silences in Alertmanager
 // through its API v2 (POST /api/v2/silences, GET /api/v2/silences, DELETE
-// /api/v2/silence/{id}). It is what the Slack triage buttons use; the JSON
-// shapes are Alertmanager's PostableSilence and GettableSilence.
+// /api/v2/silence/{id}), and lists the alerts a silence would match (GET
+// /api/v2/alerts). It is what the Slack triage buttons use; the JSON
+// shapes are Alertmanager's PostableSilence, GettableSilence and
+// GettableAlert.
 package amsilence
 
 import (
@@ -12,9 +14,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -110,19 +114,84 @@ func New(cfg Config) (*Client, error) {
 	return &Client{base: strings.TrimSuffix(cfg.URL, "/") + "/api/v2", http: hc}, nil
 }
 
+// ErrUnconfirmed marks a create whose request went out whole and got no
+// answer (the connection lost after it was written, a timeout), and whose
+// silence a look-up did not find: Alertmanager may have made it.
+var ErrUnconfirmed = errors.New("Alertmanager may have made the silence: the request went out and no answer came")
+
+// lookupTimeout bounds the look-up of a silence whose create got no
+// answer; it runs on a deadline of its own (the create's may be spent).
+const lookupTimeout = 5 * time.Second
+
 // Create creates s and returns its id.
+//
+// A create is not idempotent, and its request may be taken with no answer
+// coming back: Alertmanager (or a proxy before it) closing the connection
+// after reading it, or answering after the timeout. Then Create looks for
+// the silence in Alertmanager (GET /api/v2/silences: not expired, the same
+// createdBy, comment, matchers and end — the router's comments name the
+// message or the command, so they tell its silences apart) and, found,
+// returns its id as if it had been answered. Not found, or the look-up
+// failing, the error wraps ErrUnconfirmed: the silence may exist, and
+// creating it again may make a second one. An error without
+// ErrUnconfirmed means nothing was made: the request was not sent whole,
+// went onto a kept-alive connection the server had closed while idle, or
+// Alertmanager answered with an error status (but 504, a proxy's before
+// it: the request may have reached Alertmanager).
 func (c *Client) Create(ctx context.Context, s Silence) (string, error) {
 	s.ID, s.Status, s.UpdatedAt = "", nil, time.Time{}
 	var out struct {
 		SilenceID string `json:"silenceID"`
 	}
-	if err := c.do(ctx, http.MethodPost, "/silences", s, &out); err != nil {
-		return "", fmt.Errorf("create silence: %w", err)
+	var wrote atomic.Bool
+	tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(w httptrace.WroteRequestInfo) {
+		if w.Err == nil {
+			wrote.Store(true)
+		}
+	}})
+	err := c.do(tctx, http.MethodPost, "/silences", s, &out)
+	if err == nil && out.SilenceID != "" {
+		return out.SilenceID, nil
 	}
-	if out.SilenceID == "" {
+	if err == nil {
 		return "", errors.New("create silence: Alertmanager answered no silenceID")
 	}
-	return out.SilenceID, nil
+	var he *HTTPError
+	answered := errors.As(err, &he) && he.Status != http.StatusGatewayTimeout // a proxy's: Alertmanager did not answer it
+	if answered || !wrote.Load() || strings.Contains(err.Error(), "server closed idle connection") {
+		return "", fmt.Errorf("create silence: %w", err)
+	}
+	// Sent, and no answer said what became of it.
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lookupTimeout)
+	defer cancel()
+	id, lerr := c.find(lctx, s)
+	switch {
+	case lerr != nil:
+		return "", fmt.Errorf("create silence: %w (%w; looking it up failed: %w)", ErrUnconfirmed, err, lerr)
+	case id == "":
+		return "", fmt.Errorf("create silence: %w (%w; not found in Alertmanager's silences yet)", ErrUnconfirmed, err)
+	}
+	return id, nil
+}
+
+// find returns the id of a silence Alertmanager holds, not expired, made
+// as s (createdBy, comment, matchers, end), or "" when there is none.
+func (c *Client) find(ctx context.Context, s Silence) (string, error) {
+	list, err := c.List(ctx)
+	if err != nil {
+		return "", err
+	}
+	want := Text(s.Matchers)
+	for _, g := range list {
+		if g.Status != nil && g.Status.State == "expired" {
+			continue
+		}
+		// Alertmanager answers times to the millisecond.
+		if g.CreatedBy == s.CreatedBy && g.Comment == s.Comment && Text(g.Matchers) == want && g.EndsAt.Sub(s.EndsAt).Abs() < time.Second {
+			return g.ID, nil
+		}
+	}
+	return "", nil
 }
 
 // Expire ends the silence id now. Expiring a silence that is already

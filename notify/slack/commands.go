@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"net/url"
 	"slices"
@@ -121,7 +122,10 @@ func (t *Triage) scan(ctx context.Context, f journal.Filter, fn func(*journal.En
 // alerts firing now (the newest decision of each), and the Slack targets
 // (receiver/integration) that were or would have been notified of it.
 type incidentView struct {
-	firing  []map[string]string
+	firing []map[string]string
+	// others are the labels of the incident's alerts firing now that
+	// routes send to other receivers only (with readIncident's receiver).
+	others  []map[string]string
 	targets []string
 }
 
@@ -129,82 +133,40 @@ type incidentView struct {
 // With receiver set, the firing alerts are only those routed to it: one
 // router incident may hold alerts that routes send to other receivers
 // (another team's channel), which a click on this receiver's message must
-// not silence.
+// not silence; those are the view's others. An alert's newest decision
+// says where it is routed.
 func (t *Triage) readIncident(ctx context.Context, incident, receiver string) (incidentView, error) {
 	var v incidentView
 	seen, targets := map[string]bool{}, map[string]bool{}
 	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
-		if receiver != "" && len(e.Receivers) > 0 && !slices.Contains(e.Receivers, receiver) {
-			return true // routed elsewhere only (an entry naming no receiver is kept)
-		}
-		for _, d := range e.Deliveries {
-			targets[d.Receiver+"/"+d.Integration] = true
-		}
-		for _, r := range e.Receivers {
-			for k := range t.targets {
-				if strings.HasPrefix(k, r+"/") {
-					targets[k] = true
+		// An entry naming no receiver is kept.
+		mine := receiver == "" || len(e.Receivers) == 0 || slices.Contains(e.Receivers, receiver)
+		if mine {
+			for _, d := range e.Deliveries {
+				targets[d.Receiver+"/"+d.Integration] = true
+			}
+			for _, r := range e.Receivers {
+				for k := range t.targets {
+					if strings.HasPrefix(k, r+"/") {
+						targets[k] = true
+					}
 				}
 			}
 		}
 		if !seen[e.Fingerprint] {
 			seen[e.Fingerprint] = true
 			if e.Status == "firing" && len(e.Labels) > 0 {
-				v.firing = append(v.firing, e.Labels)
+				if mine {
+					v.firing = append(v.firing, e.Labels)
+				} else {
+					v.others = append(v.others, e.Labels)
+				}
 			}
 		}
 		return true
 	})
 	v.targets = slices.Sorted(maps.Keys(targets))
 	return v, err
-}
-
-// maxSilences bounds the silences made for one incident: their ids are
-// kept in the Unsilence button's value (Slack allows 2000 characters).
-const maxSilences = 20
-
-// refusal is an action not taken for a reason the user is told as is,
-// counted with outcome.
-type refusal struct{ msg, outcome string }
-
-func (r *refusal) Error() string { return r.msg }
-
-// incidentSilences returns the matchers of the silences that mute the
-// firing alerts of incident (label sets read from the journal) and no other
-// alert (amsilence.Pin); each has two matchers at least, not on generic
-// labels only (amsilence.CheckSafe). drawn are the labels the message was
-// drawn with (nil for the slash command): when firing is empty (the
-// journal is off, unreadable, or the alerts fire since longer than it
-// reaches) they make the one silence, if they name an alertname, and when
-// no alert of firing has them, they are silenced beside it. A
-// *refusal says why no safe silence can be made.
-func incidentSilences(incident string, firing []map[string]string, drawn map[string]string) ([][]amsilence.Matcher, error) {
-	if len(firing) > 0 && drawn["alertname"] != "" && !slices.ContainsFunc(firing, func(l map[string]string) bool { return holds(l, drawn) }) {
-		// The alerts the message was drawn with fire since longer than the
-		// journal reaches (Alertmanager's repeats of them are not journaled
-		// again): the journal holds only those that joined since. They are
-		// silenced too — the message shows them.
-		firing = append(slices.Clip(firing), drawn)
-	}
-	sets := amsilence.Pin(firing)
-	if len(sets) == 0 {
-		if drawn == nil {
-			return nil, &refusal{fmt.Sprintf("No firing alert of incident `%s` in the last %s: nothing to silence. See `/alertrouter incidents`.", esc(incident), commandLookback), OutcomeUnknown}
-		}
-		if drawn["alertname"] == "" {
-			return nil, &refusal{fmt.Sprintf("Nothing was silenced: the journal has none of incident `%s`'s firing alerts, and the labels this message was drawn with (`%s`) name no alertname: a silence on them could mute other incidents' alerts. Silence the alerts in Alertmanager.", esc(incident), esc(amsilence.Text(amsilence.Equal(drawn)))), OutcomeFailed}
-		}
-		sets = [][]amsilence.Matcher{amsilence.Equal(drawn)}
-	}
-	if len(sets) > maxSilences {
-		return nil, &refusal{fmt.Sprintf("Nothing was silenced: incident `%s`'s firing alerts differ too much to be muted by at most %d silences that match no other alert. Silence them in Alertmanager.", esc(incident), maxSilences), OutcomeFailed}
-	}
-	for _, ms := range sets {
-		if err := amsilence.CheckSafe(ms); err != nil {
-			return nil, &refusal{fmt.Sprintf("Nothing was silenced for incident `%s`: %s. Silence its alerts in Alertmanager.", esc(incident), esc(err.Error())), OutcomeFailed}
-		}
-	}
-	return sets, nil
 }
 
 // createSilences creates one silence per matcher set, all alike otherwise,
@@ -242,18 +204,6 @@ func (t *Triage) expireSilences(ctx context.Context, ids []string) error {
 // silenceIDs splits the silence ids kept in a message's state.
 func silenceIDs(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' })
-}
-
-// silencesText lists silences and their matchers for a message.
-func silencesText(ids []string, sets [][]amsilence.Matcher) string {
-	if len(ids) == 1 {
-		return fmt.Sprintf("silence `%s` matching `%s`", ids[0], esc(amsilence.Text(sets[0])))
-	}
-	parts := make([]string, len(ids))
-	for i, id := range ids {
-		parts[i] = fmt.Sprintf("`%s` matching `%s`", id, esc(amsilence.Text(sets[i])))
-	}
-	return fmt.Sprintf("%d silences, one per group of alerts so that no other alert matches: %s", len(ids), strings.Join(parts, "; "))
 }
 
 // explain describes the newest decision about the alert with fingerprint fp.
@@ -358,9 +308,10 @@ func (t *Triage) incidents(ctx context.Context) string {
 // the silences' comment. The user must be allowed to silence by every Slack
 // target the journal says the incident was notified through (their
 // authorized.silence); when none of them is known, by every target of the
-// same signing secret that offers silence.
+// same signing secret that offers silence. An incident with no firing alert
+// in the journal is said so before that check: nothing would be silenced.
 func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incident, durText, comment, secret string) {
-	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}
+	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL, User: sl.User{ID: cmd.UserID}}
 	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID)
 	dur, err := model.ParseDuration(durText)
 	if err != nil || time.Duration(dur) < minCommandSilence || time.Duration(dur) > maxCommandSilence {
@@ -397,36 +348,24 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
 		return
 	}
-	// The targets that posted the incident decide, as their buttons would;
-	// unknown, the strictest: every target that could have.
-	var judges []string
-	for _, k := range v.targets {
-		if slices.Contains(offering, k) {
-			judges = append(judges, k)
-		}
-	}
-	if len(judges) == 0 {
-		judges = offering
-	}
-	lookups := groupLookups{}
-	for _, k := range judges {
-		ok, err := t.authorized(ctx, t.targets[k], ActionSilence, cmd.UserID, lookups)
-		if ok {
-			continue
-		}
-		if err != nil {
-			t.o.Metrics.count(ActionSilence, OutcomeFailed)
-			log.Error("action not taken: the user-group lookup failed", "err", err)
-			t.ephemeral(ctx, cb, answerLookupFailed("silence incidents", err))
-			return
-		}
-		t.o.Metrics.count(ActionSilence, OutcomeRefused)
-		log.Warn("action refused: user not authorized", "target", k)
-		receiver, integration, _ := strings.Cut(k, "/")
-		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident `%s`: %s.", esc(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
+	if len(v.firing) == 0 {
+		// Nothing would be silenced, whoever asks: said before the
+		// authorization, so that a mistyped id is not answered "not
+		// allowed" (and the answer is the same for an incident that does
+		// not exist and one that stopped firing: it tells nobody which
+		// incidents exist).
+		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
+		log.Info("action not taken", "reason", "no firing alert")
+		t.ephemeral(ctx, cb, noFiringAlert(incident))
 		return
 	}
-	sets, err := incidentSilences(incident, v.firing, nil)
+	if !t.commandAllowed(ctx, cb, log, incident, v.targets, offering) {
+		return
+	}
+	p, err := incidentSilences(incident, v.firing, nil, nil)
+	if err == nil {
+		err = t.spareOthers(ctx, &p)
+	}
 	if err != nil {
 		r := &refusal{err.Error(), OutcomeFailed}
 		errors.As(err, &r)
@@ -435,14 +374,14 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		t.ephemeral(ctx, cb, r.msg)
 		return
 	}
+	sets := p.sets
 	now := t.o.Now()
 	comment, _ = notify.TruncateInRunes(comment, maxCommandComment)
 	why := fmt.Sprintf("Silenced from Slack with /alertrouter for %s (incident %s)", model.Duration(dur), incident)
 	if comment != "" {
 		why += ": " + comment
 	}
-	var sent postTrace
-	ids, err := t.createSilences(sent.trace(ctx), sets, amsilence.Silence{
+	ids, err := t.createSilences(ctx, sets, amsilence.Silence{
 		StartsAt: now, EndsAt: now.Add(time.Duration(dur)),
 		CreatedBy: createdBy(sl.User{ID: cmd.UserID, Name: cmd.UserName}),
 		Comment:   why,
@@ -451,7 +390,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	// may have spent the command's.
 	fctx, cancel := afterAction(ctx)
 	defer cancel()
-	if err != nil && unknownOutcome(ctx, &sent, err) {
+	if errors.Is(err, amsilence.ErrUnconfirmed) {
 		t.o.Metrics.count(ActionSilence, OutcomeUnconfirmed)
 		log.Warn(logUnconfirmed, "err", err)
 		t.ephemeral(fctx, cb, unconfirmedAnswer(ActionSilence, incident, err, false))
@@ -470,8 +409,43 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		said = fmt.Sprintf(" (comment: %s)", esc(comment))
 	}
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel,
-		Text: fmt.Sprintf("<@%s> silenced incident `%s` in Alertmanager for %s%s: %s.", cmd.UserID, esc(incident), model.Duration(dur), said, silencesText(ids, sets))}
+		Text: fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets))}
 	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.http, msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
 	}
+}
+
+// commandAllowed reports whether the slash command's user may silence
+// incident, answering them when not: the targets that posted the incident
+// (targets, as the journal says) decide, as their buttons would; unknown,
+// the strictest: every target of the Slack app offering silence.
+func (t *Triage) commandAllowed(ctx context.Context, cb *sl.InteractionCallback, log *slog.Logger, incident string, targets, offering []string) bool {
+	var judges []string
+	for _, k := range targets {
+		if slices.Contains(offering, k) {
+			judges = append(judges, k)
+		}
+	}
+	if len(judges) == 0 {
+		judges = offering
+	}
+	lookups := groupLookups{}
+	for _, k := range judges {
+		ok, err := t.authorized(ctx, t.targets[k], ActionSilence, cb.User.ID, lookups)
+		if ok {
+			continue
+		}
+		if err != nil {
+			t.o.Metrics.count(ActionSilence, OutcomeFailed)
+			log.Error("action not taken: the user-group lookup failed", "err", err)
+			t.ephemeral(ctx, cb, answerLookupFailed("silence incidents", err))
+			return false
+		}
+		t.o.Metrics.count(ActionSilence, OutcomeRefused)
+		log.Warn("action refused: user not authorized", "target", k)
+		receiver, integration, _ := strings.Cut(k, "/")
+		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident %s: %s.", code(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
+		return false
+	}
+	return true
 }

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	sl "github.com/slack-go/slack"
@@ -35,11 +36,14 @@ type Pager interface {
 	Escalate(ctx context.Context, incident, summary string, details map[string]any) error
 }
 
-// Silencer creates and expires Alertmanager silences; *amsilence.Client
-// implements it.
+// Silencer creates and expires Alertmanager silences, and lists the alerts
+// a silence would match (checked before creating it); *amsilence.Client
+// implements it. Create's errors wrapping amsilence.ErrUnconfirmed say the
+// silence may have been made.
 type Silencer interface {
 	Create(ctx context.Context, s amsilence.Silence) (string, error)
 	Expire(ctx context.Context, id string) error
+	Alerts(ctx context.Context, ms []amsilence.Matcher) ([]amsilence.Alert, error)
 }
 
 // The outcomes of alertrouter_slack_actions_total.
@@ -316,19 +320,25 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		t.background(func(ctx context.Context) { t.command(ctx, form, secret) })
 		return
 	}
+	if form.Get("payload") == "" && strings.HasSuffix(r.URL.Path, "/commands") {
+		// /slack/commands: what is missing is the command.
+		http.Error(w, "no command parameter", http.StatusBadRequest)
+		return
+	}
 	cb, err := parseInteraction(form)
 	if err != nil {
+		t.o.Logger.Info("slack interaction refused: not an interaction payload", "err", err, "remote", r.RemoteAddr)
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	// Other interaction types (a shortcut, a modal's submission: the
+	// router's app offers none) are answered 200, and nothing is done:
+	// Slack would show the user an error for anything else.
 	w.WriteHeader(http.StatusOK)
 	if cb.Type != sl.InteractionTypeBlockActions {
 		return
 	}
 	for _, act := range cb.ActionCallback.BlockActions {
-		if act == nil {
-			continue
-		}
 		t.background(func(ctx context.Context) { t.act(ctx, cb, act, secret) })
 	}
 }
@@ -383,14 +393,52 @@ func (t *Triage) verify(h http.Header, body []byte) (string, string) {
 	return "", OutcomeBadSignature
 }
 
+// parseInteraction reads the interaction in form's payload parameter. Its
+// errors name the problem for a 400, in words, not Go's type names: no
+// payload, not valid UTF-8 (Slack sends none such: Go's decoder would
+// swap the bytes for U+FFFD and act on the rest), not a JSON object, no
+// type, block_actions without actions or with one that is not an object
+// (null), a field of the wrong JSON type.
 func parseInteraction(form url.Values) (*sl.InteractionCallback, error) {
 	payload := form.Get("payload")
 	if payload == "" {
 		return nil, errors.New("no payload parameter")
 	}
+	if !utf8.ValidString(payload) {
+		return nil, errors.New("payload is not valid UTF-8")
+	}
+	if !json.Valid([]byte(payload)) {
+		return nil, errors.New("payload is not valid JSON")
+	}
+	var head map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(payload), &head); err != nil || head == nil {
+		return nil, errors.New("payload is not a JSON object")
+	}
+	var typ string
+	if err := json.Unmarshal(head["type"], &typ); err != nil || typ == "" {
+		return nil, errors.New("payload has no type (a string)")
+	}
+	if sl.InteractionType(typ) == sl.InteractionTypeBlockActions {
+		var actions []json.RawMessage
+		if err := json.Unmarshal(head["actions"], &actions); err != nil || len(actions) == 0 {
+			return nil, errors.New("payload: block_actions without actions (a non-empty array)")
+		}
+		for i, a := range actions {
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(a, &obj); err != nil || obj == nil {
+				return nil, fmt.Errorf("payload: actions[%d] is not an object", i)
+			}
+		}
+	}
 	cb := &sl.InteractionCallback{}
 	if err := json.Unmarshal([]byte(payload), cb); err != nil {
-		return nil, fmt.Errorf("payload: %w", err)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			// slack-go decodes through a type named alias, which Go's
+			// decoder puts in the path.
+			return nil, fmt.Errorf("payload: %s is a JSON %s, not what Slack sends there", strings.TrimPrefix(te.Field, "alias."), te.Value)
+		}
+		return nil, errors.New("payload is not a Slack interaction: a field has a shape Slack does not send")
 	}
 	return cb, nil
 }
@@ -569,6 +617,11 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		return
 	}
 	unconfirmed := err != nil && unknownOutcome(ctx, &sent, err)
+	if b.action == ActionSilence {
+		// amsilence.Client.Create tells: it looks up a silence whose
+		// create got no answer.
+		unconfirmed = errors.Is(err, amsilence.ErrUnconfirmed)
+	}
 	if unconfirmed && b.action == ActionEscalate {
 		// PagerDuty may hold the page (it took the trigger and answered
 		// late): the escalation is recorded as taken, so that its resolve
@@ -681,7 +734,7 @@ func unconfirmedAnswer(action, incident string, err error, onMessage bool) strin
 	why := esc(errText(err))
 	switch action {
 	case ActionSilence:
-		s := fmt.Sprintf("Silence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences for incident `%s` before silencing again", why, esc(incident))
+		s := fmt.Sprintf("Silence may have been done: Alertmanager did not confirm it (%s). Check Alertmanager's silences for incident `%s` before silencing again", why, esc(incident))
 		if onMessage {
 			return s + ": a silence it made now is not on this message (no Unsilence button for it), expire it in Alertmanager."
 		}
@@ -1012,25 +1065,30 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// The button was drawn with the labels of the incident's first
 		// alerts; alerts that joined since may differ (an instance, an
 		// alertname). The alerts firing now are read from the journal when
-		// there is one, and silenced so that no other alert matches.
-		var firing []map[string]string
+		// there is one, and silenced so that no other alert matches: those
+		// routed to other receivers, and any other Alertmanager holds, are
+		// spared (spareOthers).
+		var v incidentView
 		if t.o.Journal != nil {
 			// A read cut short would leave alerts out: none is used then.
-			v, err := t.readIncident(ctx, st.Incident, st.Receiver)
-			if err != nil {
+			var err error
+			if v, err = t.readIncident(ctx, st.Incident, st.Receiver); err != nil {
 				t.o.Logger.Warn("read the incident's alerts from the journal; silencing the labels the message was drawn with", "incident", st.Incident, "err", err)
-			} else {
-				firing = v.firing
+				v = incidentView{}
 			}
 		}
 		drawn := st.Labels
 		if drawn == nil {
 			drawn = map[string]string{}
 		}
-		sets, err := incidentSilences(st.Incident, firing, drawn)
+		p, err := incidentSilences(st.Incident, v.firing, v.others, drawn)
+		if err == nil {
+			err = t.spareOthers(ctx, &p)
+		}
 		if err != nil {
 			return record{}, err
 		}
+		sets := p.sets
 		now := t.o.Now()
 		s := amsilence.Silence{
 			StartsAt:  now,

@@ -718,6 +718,10 @@ func (panickingSilencer) Create(context.Context, amsilence.Silence) (string, err
 
 func (panickingSilencer) Expire(context.Context, string) error { panic("silencer bug") }
 
+func (panickingSilencer) Alerts(context.Context, []amsilence.Matcher) ([]amsilence.Alert, error) {
+	return nil, nil
+}
+
 // A panic in the work after the answer ends that click only: counted,
 // logged with its stack, and the next click is handled.
 func TestAPanicAfterTheAnswerEndsTheClickNotTheRouter(t *testing.T) {

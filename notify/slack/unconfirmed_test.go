@@ -28,11 +28,20 @@ import (
 // timeout does; later requests pass through.
 func lateFront(t *testing.T, target http.Handler, n int) *httptest.Server {
 	t.Helper()
+	return lateFrontFor(t, target, n, func(*http.Request) bool { return true })
+}
+
+// lateFrontFor is lateFront answering late the first n requests that
+// match (others pass through).
+func lateFrontFor(t *testing.T, target http.Handler, n int, match func(*http.Request) bool) *httptest.Server {
+	t.Helper()
 	var mu sync.Mutex
 	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		mu.Lock()
-		late := n > 0
-		n--
+		late := n > 0 && match(r)
+		if late {
+			n--
+		}
 		mu.Unlock()
 		if !late {
 			target.ServeHTTP(w, r)
@@ -140,17 +149,70 @@ func TestAnAcknowledgePagerDutyConfirmedTooLateIsSaidAndCanBeClickedAgain(t *tes
 	}
 }
 
+// silenceCreate matches Alertmanager's POST /api/v2/silences.
+func silenceCreate(r *http.Request) bool {
+	return r.Method == http.MethodPost && r.URL.Path == "/api/v2/silences"
+}
+
+// failingLookups answers GET /api/v2/silences 503 (the look-up of a
+// silence whose create got no answer), and passes the rest to target.
+func failingLookups(target http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet && r.URL.Path == "/api/v2/silences" {
+			http.Error(w, "lookups fail", http.StatusServiceUnavailable)
+			return
+		}
+		target.ServeHTTP(w, r)
+	})
+}
+
 // A Silence Alertmanager made after the click's timeout (its answer came
-// too late): the user was answered nothing. There is no silence id to
-// keep: the user is told the silence may exist and to check Alertmanager's
-// silences, and the button stays.
+// too late): the user was answered nothing, and the silence was on no
+// message. The router looks it up in Alertmanager, finds it, and records
+// it as done — the thread names it and the parent offers Unsilence.
+func TestASilenceAlertmanagerConfirmedTooLateIsFoundAndKept(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	direct, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := lateFrontFor(t, proxyTo(t, am.URL), 1, silenceCreate)
+	late, err := amsilence.New(amsilence.Config{URL: front.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: late, Timeout: clickTimeout, Metrics: slack.NewTriageMetrics(e.reg)})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:4h", ActionTS: "1700001310.000001"}, signingSecret, e.now(), nil)
+	list, err := direct.List(context.Background())
+	if err != nil || len(list) != 1 {
+		t.Fatalf("silences %+v, %v: want the one Alertmanager made late", list, err)
+	}
+	if got := e.actionCount(slack.ActionSilence, slack.OutcomeDone); got != 1 {
+		t.Fatalf("silence done %v times, want 1 (answers %+v)", got, e.h.srv.Responses())
+	}
+	if thread := e.h.srv.Thread(e.parent.TS); len(thread) != 1 || !strings.Contains(thread[0].Text, list[0].ID) {
+		t.Fatalf("thread %+v, want the reply naming silence %s", thread, list[0].ID)
+	}
+	if b := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(b, "alertrouter:unsilence") {
+		t.Fatalf("buttons after the silence %q, want Unsilence", b)
+	}
+}
+
+// A Silence Alertmanager answered too late, and Alertmanager's silences
+// cannot be read to look it up: the user was answered nothing. There is
+// no silence id to keep: the user is told the silence may exist and to
+// check Alertmanager's silences, and the button stays.
 func TestASilenceAlertmanagerConfirmedTooLateIsSaid(t *testing.T) {
 	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
 	direct, err := amsilence.New(amsilence.Config{URL: am.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
-	front := lateFront(t, proxyTo(t, am.URL), 1)
+	front := lateFrontFor(t, failingLookups(proxyTo(t, am.URL)), 1, silenceCreate)
 	late, err := amsilence.New(amsilence.Config{URL: front.URL})
 	if err != nil {
 		t.Fatal(err)
@@ -178,11 +240,11 @@ func TestASilenceAlertmanagerConfirmedTooLateIsSaid(t *testing.T) {
 }
 
 // /alertrouter silence while Alertmanager answers after the command's
-// timeout: the user hears that the silence may exist (the answer shared the
-// spent deadline: none came).
+// timeout, and its silences cannot be read: the user hears that the
+// silence may exist (the answer shared the spent deadline: none came).
 func TestASilenceCommandAlertmanagerConfirmedTooLateIsSaid(t *testing.T) {
 	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
-	front := lateFront(t, proxyTo(t, am.URL), 1)
+	front := lateFrontFor(t, failingLookups(proxyTo(t, am.URL)), 1, silenceCreate)
 	late, err := amsilence.New(amsilence.Config{URL: front.URL})
 	if err != nil {
 		t.Fatal(err)

@@ -46,6 +46,11 @@ type fakeSilencer struct {
 
 func (f *fakeSilencer) Create(context.Context, amsilence.Silence) (string, error) { return "s1", nil }
 
+// Alerts says Alertmanager holds no alert.
+func (f *fakeSilencer) Alerts(context.Context, []amsilence.Matcher) ([]amsilence.Alert, error) {
+	return nil, nil
+}
+
 func (f *fakeSilencer) Expire(_ context.Context, id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -1,0 +1,109 @@
+package amsilence
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+
+	amlabels "github.com/prometheus/alertmanager/pkg/labels"
+	"github.com/prometheus/common/model"
+)
+
+// Alert is an alert as Alertmanager's GET /api/v2/alerts returns it
+// (GettableAlert), the parts a silence is judged by.
+type Alert struct {
+	Fingerprint string            `json:"fingerprint"`
+	Labels      map[string]string `json:"labels"`
+	Status      struct {
+		// State is "active", "suppressed" (silenced or inhibited) or
+		// "unprocessed".
+		State string `json:"state"`
+	} `json:"status"`
+}
+
+// Alerts returns the alerts Alertmanager holds now that a silence with
+// matchers ms would match: active, silenced, inhibited and unprocessed
+// ones (GET /api/v2/alerts?filter=…). Resolved alerts are not listed.
+// Alertmanager filters them; each is checked again with Matches.
+func (c *Client) Alerts(ctx context.Context, ms []Matcher) ([]Alert, error) {
+	q := url.Values{}
+	for _, k := range []string{"active", "silenced", "inhibited", "unprocessed"} {
+		q.Set(k, "true")
+	}
+	for _, m := range ms {
+		q.Add("filter", filterText(m))
+	}
+	var out []Alert
+	if err := c.do(ctx, "GET", "/alerts?"+q.Encode(), nil, &out); err != nil {
+		return nil, fmt.Errorf("list the alerts %s matches: %w", Text(ms), err)
+	}
+	kept := out[:0]
+	for _, a := range out {
+		if Matches(ms, a.Labels) {
+			kept = append(kept, a)
+		}
+	}
+	return kept, nil
+}
+
+// filterText writes m in the matcher syntax of Alertmanager's filter
+// parameter: name, operator, and the value double-quoted with only \\, \"
+// and \n escaped — what both Alertmanager's classic parser (0.25) and its
+// UTF-8 one (0.27 and later) read back as the value; any other character
+// is written as is.
+func filterText(m Matcher) string {
+	op := "="
+	switch {
+	case m.IsRegex && m.IsEqual:
+		op = "=~"
+	case m.IsRegex:
+		op = "!~"
+	case !m.IsEqual:
+		op = "!="
+	}
+	v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(m.Value)
+	return m.Name + op + `"` + v + `"`
+}
+
+// Matches reports whether a silence with matchers ms matches an alert with
+// labels, as Alertmanager decides it: every matcher must match, an absent
+// label reads as "" (so name="" matches an alert without the label), and
+// regexes are anchored at both ends. A matcher whose regex does not compile
+// is taken to match: the safe side when asking which alerts a silence
+// may mute.
+func Matches(ms []Matcher, labels map[string]string) bool {
+	ls := make(model.LabelSet, len(labels))
+	for k, v := range labels {
+		ls[model.LabelName(k)] = model.LabelValue(v)
+	}
+	for _, m := range ms {
+		typ := amlabels.MatchEqual
+		switch {
+		case m.IsRegex && m.IsEqual:
+			typ = amlabels.MatchRegexp
+		case m.IsRegex:
+			typ = amlabels.MatchNotRegexp
+		case !m.IsEqual:
+			typ = amlabels.MatchNotEqual
+		}
+		am, err := amlabels.NewMatcher(typ, m.Name, m.Value)
+		if err != nil {
+			continue
+		}
+		if !am.Matches(string(ls[model.LabelName(m.Name)])) {
+			return false
+		}
+	}
+	return true
+}
+
+// Absent returns the matchers name="" of names: Alertmanager reads an
+// absent label as "", so they match only alerts without those labels.
+func Absent(names []string) []Matcher {
+	out := make([]Matcher, len(names))
+	for i, n := range names {
+		out[i] = Matcher{Name: n, Value: "", IsEqual: true}
+	}
+	return out
+}

@@ -1,0 +1,105 @@
+package slack
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+)
+
+// The journal's view of an incident: the silences of the alerts routed to
+// the message's receiver spare the incident's alerts routed elsewhere, or
+// refuse when no absent label tells them apart.
+func TestIncidentSilencesSpareTheIncidentsAlertsRoutedElsewhere(t *testing.T) {
+	l := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	teamA := l("alertname", "KVCacheUsageHigh", "service", "search", "instance", "s-1")
+	teamB := l("alertname", "KVCacheUsageHigh", "service", "search", "instance", "s-1", "team", "b", "zone", "z")
+	teamA2 := l("alertname", "KVCacheUsageHigh", "service", "search", "instance", "s-2")
+	for _, tc := range []struct {
+		name        string
+		own, others []map[string]string
+		drawn       map[string]string
+		want        []string
+	}{{
+		name:   "another team's alert with the same labels and more is spared with absent matchers of its extra labels",
+		own:    []map[string]string{teamA},
+		others: []map[string]string{teamB},
+		want:   []string{`{alertname="KVCacheUsageHigh", instance="s-1", service="search", team="", zone=""}`},
+	}, {
+		name:   "an alert elsewhere that the silence does not match adds nothing",
+		own:    []map[string]string{teamA2},
+		others: []map[string]string{teamB},
+		want:   []string{`{alertname="KVCacheUsageHigh", instance="s-2", service="search"}`},
+	}, {
+		name:   "several silences each spare what they match",
+		own:    []map[string]string{teamA, l("alertname", "Other", "job", "x")},
+		others: []map[string]string{teamB, l("alertname", "Other", "job", "x", "team", "b")},
+		want:   []string{`{alertname="KVCacheUsageHigh", instance="s-1", service="search", team="", zone=""}`, `{alertname="Other", job="x", team=""}`},
+	}, {
+		name:   "the message's labels, the journal holding none of its alerts, spare the alerts routed elsewhere",
+		others: []map[string]string{teamB},
+		drawn:  teamA,
+		want:   []string{`{alertname="KVCacheUsageHigh", instance="s-1", service="search", team="", zone=""}`},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := incidentSilences("inc/1", tc.own, tc.others, tc.drawn)
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			var got []string
+			for _, ms := range p.sets {
+				got = append(got, amsilence.Text(ms))
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("silences %q, want %q", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("silence %d = %s, want %s", i, got[i], tc.want[i])
+				}
+			}
+			for _, o := range tc.others {
+				for _, ms := range p.sets {
+					if amsilence.Matches(ms, o) {
+						t.Errorf("silence %s matches %v, routed elsewhere", amsilence.Text(ms), o)
+					}
+				}
+			}
+		})
+	}
+}
+
+// exclude refuses, naming the alert, when the alert to spare carries no
+// label the silenced alerts lack.
+func TestExcludeNamesAnAlertNoAbsentLabelSpares(t *testing.T) {
+	own := []map[string]string{{"alertname": "A", "job": "x", "team": "a"}, {"alertname": "A", "job": "y"}}
+	other := map[string]string{"alertname": "A", "job": "x", "team": "a", "zone": "z"}
+	// A silence matching both own alerts (as the message's labels do) and
+	// the other: zone tells them apart.
+	ms := []amsilence.Matcher{{Name: "alertname", Value: "A", IsEqual: true}}
+	got, clash := exclude(ms, own, []map[string]string{other})
+	if clash != nil || amsilence.Text(got) != `{alertname="A", zone=""}` {
+		t.Fatalf("exclude = %s, %v; want zone=\"\" added", amsilence.Text(got), clash)
+	}
+	// Without zone, every label of the other is on a silenced alert.
+	delete(other, "zone")
+	other["job"] = "y"
+	if _, clash := exclude(ms, own, []map[string]string{other}); clash == nil || clash["job"] != "y" {
+		t.Fatalf("exclude clash = %v, want the alert named", clash)
+	}
+	p, err := incidentSilences("inc/1", []map[string]string{{"alertname": "A", "job": "x"}}, []map[string]string{{"alertname": "A", "job": "x", "team": ""}}, nil)
+	if err != nil || len(p.sets) != 1 {
+		t.Fatalf("an alert elsewhere with the same labels (an empty one aside) is the same alert: %v", err)
+	}
+	var r *refusal
+	_, err = incidentSilences("inc/1", nil, nil, nil)
+	if !errors.As(err, &r) || r.outcome != OutcomeUnknown {
+		t.Fatalf("no firing alert: %v, want a refusal", err)
+	}
+}
