@@ -42,7 +42,11 @@ const (
 	// StepAbort undoes a failed send: an opening lease is dropped and the
 	// members it added removed; a resolving lease returns the incident to
 	// open with the members put back (the Leave's IncidentResult.Removed:
-	// each with the start the incident held).
+	// each with the start the incident held) — or, with none to put back
+	// (the Leave of a resolve whose alert was never a member: an incident
+	// never opened, its opening aborted), to closed, so the next firing
+	// opens it: an incident marked open that the integration never held
+	// would take every later alert as an update and page nobody.
 	StepAbort IncidentStep = "abort"
 	// StepUnjoin removes members whose update to an open incident failed,
 	// so that a retry joins them again, or — a truncated webhook's

@@ -127,6 +127,11 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 				st.members[mb.Fingerprint] = mb.StartsAt
 			}
 			st.state, st.token, st.until = "open", "", time.Time{}
+			if len(st.members) == 0 {
+				// Nothing to put back: it was never open (an unseen
+				// resolve's Leave).
+				st.state = ""
+			}
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	case StepRef:

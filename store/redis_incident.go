@@ -178,7 +178,12 @@ local function apply(k1, k2, A, o, last)
       redis.call('HDEL', k1, 's', 't', 'u')
     else
       for c = o + 7, last, CHUNK do redis.call('HSET', k2, unpack(A, c, math.min(c + CHUNK - 1, last))) end
-      redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
+      if redis.call('HLEN', k2) > 0 then
+        redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
+      else
+        -- nothing to put back: it was never open (an unseen resolve's Leave)
+        redis.call('HDEL', k1, 's', 't', 'u')
+      end
     end
     touch()
     return {'ok', r, 0}

@@ -30,6 +30,7 @@ func init() {
 		{"incident: concurrent joins take one retrigger", testIncidentConcurrentRetrigger},
 		{"incident: an unjoin keeps a member that started after the resolve's end", testIncidentUnjoinEndsAt},
 		{"incident: a leave says what it removed with the starts held, so an abort restores them", testIncidentLeaveRemoved},
+		{"incident: an aborted closing of an incident never opened leaves it closed", testIncidentAbortNeverOpened},
 	}...)
 }
 
@@ -118,6 +119,21 @@ func testIncidentAbort(t *testing.T, s store.Store, k keyMaker) {
 	want(t, "join after a failed closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("B")}), store.OutcomeOpen)
 	want(t, "retried leave", step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t5", Members: members("A")}), store.OutcomeStillOpen)
 	want(t, "abort by a stranger", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "nobody"}), store.OutcomeLost)
+}
+
+// A resolve whose alert was never a member (its opening failed and was
+// aborted; the resolve sent "in case" to PagerDuty) takes the closing
+// lease of an incident with no member; its send fails too. The abort put
+// the incident in state open: every later alert joined it as an update
+// and PagerDuty, which never held it, was paged by nobody.
+func testIncidentAbortNeverOpened(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("never")
+	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A")})
+	want(t, "abort of the opening", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t1", Members: r.Added}), store.OutcomeOK)
+	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: members("A")})
+	want(t, "leave of the unseen resolve", r, store.OutcomeClosing)
+	want(t, "abort of that closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t2", Members: r.Removed}), store.OutcomeOK)
+	want(t, "the re-fire", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("A")}), store.OutcomeOpening)
 }
 
 func testIncidentLeaseExpiry(t *testing.T, s store.Store, k keyMaker) {
