@@ -52,6 +52,29 @@ type LiveUnavailable interface {
 	LiveUnavailable() string
 }
 
+// LiveUnwell is implemented by the errors of a LiveLookup that tell a
+// failure of Prometheus itself (PrometheusUnwell true: timed out,
+// unreachable …), which every other lookup of the moment would meet, from
+// one of the alert's own lookup (false: its template lacks a label, no data
+// for its series), which says nothing of the next alert's. An error that
+// does not implement it, or a deadline, counts as Prometheus'.
+type LiveUnwell interface {
+	PrometheusUnwell() bool
+}
+
+// prometheusUnwell reports whether err, a lookup's, is Prometheus' failure
+// (LiveUnwell): the SLO's other alerts are not looked up after it.
+func prometheusUnwell(err error) bool {
+	if err == nil {
+		return false // no data for this alert
+	}
+	var u LiveUnwell
+	if errors.As(err, &u) {
+		return u.PrometheusUnwell()
+	}
+	return true
+}
+
 // LiveLookupFunc adapts a function to LiveLookup.
 type LiveLookupFunc func(ctx context.Context, a *alert.Alert) (*Live, error)
 
@@ -188,8 +211,15 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 				}
 				l, err := p.Live.LookupLive(lctx, r.Alert)
 				if err != nil || l == nil {
-					// One failure stands for the SLO: the others would
-					// wait for the same unanswering Prometheus.
+					if !prometheusUnwell(err) {
+						// This alert's own failure (its template lacks
+						// a label, no data for its series): the next
+						// alert's lookup may succeed.
+						record(rs[i:i+1], liveFound{reason: unavailableReason(err)})
+						continue
+					}
+					// Prometheus' failure stands for the SLO: the others
+					// would wait for the same unanswering Prometheus.
 					record(rs[i:], liveFound{reason: unavailableReason(err)})
 					return
 				}

@@ -61,16 +61,43 @@ func (e *LookupError) Unwrap() error { return e.Err }
 // of the alert (routing.LiveLookup).
 func (e *LookupError) LiveUnavailable() string { return e.Reason }
 
+// PrometheusUnwell reports whether the failure is Prometheus' (timed out,
+// unreachable, its breaker open, an error answer, the credentials refused):
+// every lookup of the moment would meet it. Those of the alert's own
+// lookup — its template lacks a label, no data for its series, the query
+// refused, not an SLO — are not: the next alert's lookup may succeed
+// (routing.LiveUnwell).
+func (e *LookupError) PrometheusUnwell() bool {
+	var apiErr *v1.Error
+	var credErr *credentialsError
+	switch {
+	case errors.Is(e.Err, ErrNotSLO), errors.Is(e.Err, errNoBudget), errors.Is(e.Err, ErrNoData):
+		return false
+	case errors.Is(e.Err, ErrTimeout), errors.Is(e.Err, ErrBreakerOpen), errors.As(e.Err, &credErr):
+		return true
+	case refused(e.Err) && errors.As(e.Err, &apiErr):
+		return false
+	case errors.As(e.Err, &apiErr), errors.Is(e.Err, errNoServer), errors.Is(e.Err, ErrUnavailable):
+		return true
+	}
+	return false // a template that cannot render for this alert
+}
+
 // The reasons of LookupError, telling "Prometheus has nothing for this
 // SLO" apart from "Prometheus did not answer".
 const (
-	ReasonNoData      = "no data: Prometheus has no recording rules or samples for this SLO"
-	ReasonNoBudget    = "no error budget: the SLO's objective is 100 %, so no burn rate can be computed"
-	ReasonNoLabel     = "no data: the prometheus.expr template needs a label the alert lacks"
-	ReasonTimeout     = "Prometheus timed out"
-	ReasonBreakerOpen = "Prometheus failing: not queried for 30s after repeated failures"
-	ReasonUnreachable = "Prometheus unreachable"
-	ReasonNoServer    = "no Prometheus to ask (no generatorURL and no prometheus.url)"
+	ReasonNoData   = "no data: Prometheus has no recording rules or samples for this SLO"
+	ReasonNoBudget = "no error budget: the SLO's objective is 100 %, so no burn rate can be computed"
+	// ReasonNoObjective: Pyrra's burn-rate series are there, its
+	// pyrra_objective (written with --generic-rules) is not.
+	ReasonNoObjective = "no data: Prometheus has this SLO's burn-rate series but no pyrra_objective (Pyrra writes it with --generic-rules)"
+	// ReasonNoFiniteBurn: the burn-rate series are all NaN or infinite.
+	ReasonNoFiniteBurn = "no data: every burn-rate series of this SLO is NaN or infinite (no traffic in the window?)"
+	ReasonNoLabel      = "no data: the prometheus.expr template needs a label the alert lacks"
+	ReasonTimeout      = "Prometheus timed out"
+	ReasonBreakerOpen  = "Prometheus failing: not queried for 30s after repeated failures"
+	ReasonUnreachable  = "Prometheus unreachable"
+	ReasonNoServer     = "no Prometheus to ask (no generatorURL and no prometheus.url)"
 )
 
 // lookupError wraps err, an error of Lookup, with its reason.
@@ -82,6 +109,10 @@ func lookupError(err error) error {
 	case errors.Is(err, ErrNotSLO):
 	case errors.Is(err, errNoBudget):
 		reason = ReasonNoBudget
+	case errors.Is(err, errNoObjective):
+		reason = ReasonNoObjective
+	case errors.Is(err, errNoFiniteBurn):
+		reason = ReasonNoFiniteBurn
 	case errors.Is(err, ErrNoData):
 		reason = ReasonNoData
 	case errors.Is(err, ErrTimeout):

@@ -244,6 +244,11 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 			if zeroBudget(r[qBudget], pyrraObjective, 1) {
 				return nil, fmt.Errorf("%w: %s of slo %q is 1", errNoBudget, pyrraObjective, p.slo)
 			}
+			if len(burnsByName(r[qBurn], "", pyrraBurnInfix, 1, nil)) > 0 {
+				// The burn series are there: only the objective is not
+				// (Pyrra records it with --generic-rules).
+				return nil, fmt.Errorf("%w: no %s for slo %q", errNoObjective, pyrraObjective, p.slo)
+			}
 			return nil, fmt.Errorf("%w: no %s for slo %q", ErrNoData, pyrraObjective, p.slo)
 		}
 		eb := 1 - float64(obj.Value)
@@ -270,6 +275,9 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		}
 	}
 	if len(c.Burns) == 0 {
+		if len(r[qBurn]) > 0 && !slices.ContainsFunc(r[qBurn], func(s *model.Sample) bool { return finite(float64(s.Value)) }) {
+			return nil, fmt.Errorf("%w: %s SLO %q", errNoFiniteBurn, p.kind, p.slo)
+		}
 		return nil, fmt.Errorf("%w: no burn rate for %s SLO %q", ErrNoData, p.kind, p.slo)
 	}
 	c.Burns = sortBurns(c.Burns)
@@ -454,6 +462,15 @@ func lowest(v model.Vector, name string, match map[string]string) (float64, bool
 	}
 	return low, ok
 }
+
+// errNoObjective is ErrNoData for a Pyrra SLO whose burn-rate series
+// Prometheus holds without pyrra_objective (Pyrra writes that series with
+// --generic-rules only): the burn rates cannot be scaled by the budget.
+var errNoObjective = fmt.Errorf("%w: the burn-rate series are there, the objective is not", ErrNoData)
+
+// errNoFiniteBurn is ErrNoData for an SLO whose burn-rate series are all
+// NaN or infinite (no traffic: 0/0).
+var errNoFiniteBurn = fmt.Errorf("%w: every burn-rate series is NaN or infinite", ErrNoData)
 
 // errNoBudget is ErrNoData for an SLO whose objective leaves no error
 // budget (100 %): its series are there, but no burn rate is defined.
