@@ -364,6 +364,7 @@ func Parse(b []byte, dir string) (*Config, error) {
 		}
 		return nil, c.Redact(fmt.Errorf("parse YAML: %w", err))
 	}
+	c.restoreNullSections(b)
 	c.collectSecrets()
 	c.resolvePaths(dir)
 	if err := c.Validate(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v2"
@@ -15,6 +16,9 @@ var (
 	// unknownField is yaml.v2's strict-mode message for a key no field
 	// takes.
 	unknownField = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	// alreadySet is yaml.v2's strict-mode message for a key given twice in
+	// one mapping: a struct's field, or a map's key (quoted as Go does).
+	alreadySet = regexp.MustCompile(`field (\S+) already set in type \S+|key "((?:[^"\\]|\\.)*)" already set in map`)
 	// v2Line is the "line N: " yaml.v2 puts before each of its unmarshal
 	// errors, relative to the text it decoded.
 	v2Line = regexp.MustCompile(`^\s*line \d+: `)
@@ -151,7 +155,36 @@ func locate(n *yaml3.Node, t reflect.Type, path string) []error {
 	if len(found) > 0 {
 		return found
 	}
+	if dup := duplicateKey(n, path, err); dup != nil {
+		return []error{dup}
+	}
 	return []error{at(path, n.Line, err, fields)}
+}
+
+// duplicateKey names the key the mapping n at path gives twice, with the
+// lines of both, when err (its decode error) is yaml.v2's "already set";
+// nil otherwise. yaml.v2 names a Go type and the line of the mapping.
+func duplicateKey(n *yaml3.Node, path string, err error) error {
+	m := alreadySet.FindStringSubmatch(err.Error())
+	if m == nil || n.Kind != yaml3.MappingNode {
+		return nil
+	}
+	key := m[1]
+	if key == "" {
+		if uq, qerr := strconv.Unquote(`"` + m[2] + `"`); qerr == nil {
+			key = uq
+		}
+	}
+	var lines []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			lines = append(lines, strconv.Itoa(n.Content[i].Line))
+		}
+	}
+	if len(lines) < 2 {
+		return nil
+	}
+	return fmt.Errorf("%s: duplicate key (lines %s)", join(path, key), strings.Join(lines, ", "))
 }
 
 // at phrases err, the decode error of the node at path on line, without

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -16,8 +17,11 @@ import (
 )
 
 // LoadWebConfig reads the exporter-toolkit web configuration at path (the
-// file of --web.config.file) as exporter-toolkit reads it (strict YAML);
-// "" is no web configuration: nil, nil.
+// file of --web.config.file) as exporter-toolkit reads it (strict YAML,
+// TLS files relative to its directory) and loads its TLS material as
+// serve would (checkWebTLS), so check-config fails where serve does; ""
+// is no web configuration: nil, nil. Errors name the flag, the file and
+// the key.
 func LoadWebConfig(path string) (*web.Config, error) {
 	if path == "" {
 		return nil, nil
@@ -30,7 +34,59 @@ func LoadWebConfig(path string) (*web.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
 	}
+	w.TLSConfig.SetDirectory(filepath.Dir(path))
+	if err := checkWebTLS(&w.TLSConfig); err != nil {
+		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
+	}
 	return w, nil
+}
+
+// checkWebTLS loads the tls_server_config c as exporter-toolkit does when
+// serve starts (web.ConfigToTLSConfig: the certificate and its key, the
+// client CA, the client_auth_type), after reading each file itself to
+// name the key of one missing, unreadable or empty. Without TLS (no
+// tls_server_config) there is nothing to load.
+func checkWebTLS(c *web.TLSConfig) error {
+	if !c.IsEnabled() {
+		return nil
+	}
+	var errs []error
+	for _, f := range []struct{ key, name string }{{"cert_file", c.TLSCertPath}, {"key_file", c.TLSKeyPath}, {"client_ca_file", c.ClientCAs}} {
+		if f.name == "" {
+			continue
+		}
+		b, err := os.ReadFile(f.name)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("tls_server_config.%s: %w", f.key, err))
+		case strings.TrimSpace(string(b)) == "":
+			errs = append(errs, fmt.Errorf("tls_server_config.%s: %q: %w", f.key, f.name, notify.ErrEmptySecretFile))
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	if _, err := web.ConfigToTLSConfig(c); err != nil {
+		return fmt.Errorf("tls_server_config%s: %w", webTLSKey(err), err)
+	}
+	return nil
+}
+
+// webTLSKey is the key of tls_server_config an error of
+// web.ConfigToTLSConfig is about, from "." on ("" when it does not say).
+func webTLSKey(err error) string {
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "X509KeyPair"):
+		return ".cert_file, key_file"
+	case strings.Contains(msg, "ClientAuth"), strings.Contains(msg, "Client Auth"):
+		return ".client_auth_type"
+	case strings.Contains(msg, "missing one of cert"):
+		return ".cert_file"
+	case strings.Contains(msg, "missing one of key"):
+		return ".key_file"
+	}
+	return ""
 }
 
 // ParseWebConfig parses the content of an exporter-toolkit web

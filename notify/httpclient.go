@@ -1,8 +1,10 @@
 package notify
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
@@ -11,7 +13,9 @@ import (
 // HTTPClient builds the http.Client of an outbound integration from its
 // Alertmanager-style http_config (proxy, TLS, authorization, OAuth2; nil
 // means the defaults) with an explicit timeout per request. name labels
-// the client in prometheus/common's round trippers.
+// the client in prometheus/common's round trippers. Every file the
+// http_config names is read first (CheckHTTPFiles): its errors name the
+// key, from "http_config." on.
 func HTTPClient(cfg *commoncfg.HTTPClientConfig, name string, timeout time.Duration) (*http.Client, error) {
 	c := commoncfg.DefaultHTTPClientConfig
 	if cfg != nil {
@@ -20,10 +24,88 @@ func HTTPClient(cfg *commoncfg.HTTPClientConfig, name string, timeout time.Durat
 	if err := c.Validate(); err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
+	if err := CheckHTTPFiles(&c); err != nil {
+		return nil, err
+	}
 	client, err := commoncfg.NewClientFromConfig(c, name)
 	if err != nil {
 		return nil, fmt.Errorf("http_config: %w", err)
 	}
 	client.Timeout = timeout
 	return client, nil
+}
+
+// CheckHTTPFiles reads every file of the http_config cfg (nil: none) as
+// its first request would, and returns, joined, one error per file that
+// is missing, unreadable or empty (ReadSecret), or whose TLS material does
+// not load, each prefixed by its YAML path from "http_config." on:
+// basic_auth.{username,password}_file, authorization.credentials_file,
+// bearer_token_file, oauth2.client_secret_file,
+// oauth2.client_certificate_key_file, tls_config.{ca,cert,key}_file (and
+// oauth2.tls_config's), http_headers.NAME.files. prometheus/common reads
+// the secret files only when a request is sent, so without this a missing
+// one would pass check-config and start, and fail every notification.
+func CheckHTTPFiles(cfg *commoncfg.HTTPClientConfig) error {
+	if cfg == nil {
+		return nil
+	}
+	var errs []error
+	file := func(path, name string) {
+		if name == "" {
+			return
+		}
+		if _, err := ReadSecret("", name); err != nil {
+			errs = append(errs, fmt.Errorf("http_config.%s: %w", path, err))
+		}
+	}
+	if ba := cfg.BasicAuth; ba != nil {
+		file("basic_auth.username_file", ba.UsernameFile)
+		file("basic_auth.password_file", ba.PasswordFile)
+	}
+	if a := cfg.Authorization; a != nil {
+		file("authorization.credentials_file", a.CredentialsFile)
+	}
+	file("bearer_token_file", cfg.BearerTokenFile)
+	if o := cfg.OAuth2; o != nil {
+		file("oauth2.client_secret_file", o.ClientSecretFile)
+		file("oauth2.client_certificate_key_file", o.ClientCertificateKeyFile)
+		errs = append(errs, checkTLSFiles("oauth2.tls_config", &o.TLSConfig)...)
+	}
+	errs = append(errs, checkTLSFiles("tls_config", &cfg.TLSConfig)...)
+	if h := cfg.HTTPHeaders; h != nil {
+		names := make([]string, 0, len(h.Headers))
+		for n := range h.Headers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			for i, f := range h.Headers[n].Files {
+				file(fmt.Sprintf("http_headers.%s.files[%d]", n, i), f)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkTLSFiles reads the files of the TLS config at path and, when all
+// can be read, loads them as prometheus/common does when it builds the
+// client (a CA that is no PEM certificate, a key that does not match its
+// certificate).
+func checkTLSFiles(path string, c *commoncfg.TLSConfig) []error {
+	var errs []error
+	for _, f := range []struct{ key, name string }{{"ca_file", c.CAFile}, {"cert_file", c.CertFile}, {"key_file", c.KeyFile}} {
+		if f.name == "" {
+			continue
+		}
+		if _, err := ReadSecret("", f.name); err != nil {
+			errs = append(errs, fmt.Errorf("http_config.%s.%s: %w", path, f.key, err))
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	if _, err := commoncfg.NewTLSConfig(c); err != nil {
+		return []error{fmt.Errorf("http_config.%s: %w", path, err)}
+	}
+	return nil
 }

@@ -74,12 +74,24 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	journalCmds := m.addJournalCommands(app)
 
 	cmd, err := app.Parse(args)
+	if exited {
+		// --help or --version printed: kingpin's parse goes on after its
+		// Terminate (ours returns) and then misses a required argument,
+		// flag or subcommand the help was asked instead of.
+		return 0
+	}
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router: %v (see --help)\n", err)
 		return 2
 	}
-	if exited || cmd == "" {
+	if cmd == "" {
 		return 0
+	}
+	// A top-level flag: refused whatever the subcommand, as kingpin
+	// refuses a value it cannot parse.
+	if r := m.runtime.ratio; r <= 0 || r > 1 {
+		fmt.Fprintf(m.Stderr, "router: --auto-gomemlimit.ratio=%v: want a ratio in (0, 1] (see --help)\n", r)
+		return 2
 	}
 	m.logger = promslog.New(m.logConfig)
 	if run, ok := journalCmds[cmd]; ok {
@@ -100,12 +112,25 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck)
 			return 2
 		}
+		m.logger.Info("starting router", "version", version.Version, "revision", version.Revision, "branch", version.Branch,
+			"build_date", version.BuildDate, "go", version.GoVersion, "platform", version.GoOS+"/"+version.GoArch)
 		if err := m.serveWith(ctx, m.serveOpts); err != nil {
 			m.logger.Error("router stopped", "err", err)
 			return 1
 		}
+		m.logger.Info("router stopped: in-flight webhooks drained", "by", stoppedBy(ctx), "exit_code", 0)
 		return 0
 	}
+}
+
+// stoppedBy names what ended a serve that returned cleanly: the signal of
+// ctx (main's signal.NotifyContext names it in its cause), else POST
+// /-/quit, which cancels serve's own context only.
+func stoppedBy(ctx context.Context) string {
+	if cause := context.Cause(ctx); cause != nil {
+		return cause.Error()
+	}
+	return "POST /-/quit"
 }
 
 // loadConfig loads --config.file, or the embedded defaults when the flag was

@@ -79,6 +79,11 @@ type state struct {
 	replayer *journal.Replayer
 	console  http.Handler
 	replay   bool // the console may replay dead letters
+	// memory is set by openState on an embedded in-memory store, until
+	// the first generation built on it says so (deps.build): a reload
+	// that fails after opening it installs nothing, and must not log that
+	// the router switched to it.
+	memory bool
 }
 
 // built is one config generation: what a webhook runs with.
@@ -118,7 +123,6 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 	var s store.Store
 	if cfg.Redis == nil {
-		d.logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
 		s = store.NewMemory()
 	} else {
 		r, err := store.NewRedis(*cfg.Redis, d.reg, d.logger)
@@ -127,7 +131,7 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 		}
 		s = r
 	}
-	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay}
+	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay, memory: cfg.Redis == nil}
 	// When the store's state began (dedup.Epoch): marked now, and on every
 	// readiness probe, so a store restarted empty gets an epoch close to
 	// its restart. Best effort: a resolve reads it too, and marks it when
@@ -254,10 +258,19 @@ func inConfig(cfg *config.Config, err error) error {
 
 // build builds a generation from cfg on st (the store to use, from
 // openState or the previous generation). Its errors name the config file
-// and hide its secrets (inConfig).
+// and hide its secrets (inConfig). The first generation built on an
+// embedded in-memory store warns of it: the store a router starts with,
+// or switches to by a reload, since nothing after build fails.
 func (d *deps) build(cfg *config.Config, st *state) (*built, error) {
 	b, err := d.buildGeneration(cfg, st)
-	return b, inConfig(cfg, err)
+	if err != nil {
+		return nil, inConfig(cfg, err)
+	}
+	if st.memory {
+		st.memory = false
+		d.logger.Warn("no store.redis configured: using the embedded in-memory store — run ONE replica only (replicas would not share dedup state) and expect state to be lost on restart")
+	}
+	return b, nil
 }
 
 func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
@@ -295,6 +308,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 		}
 		p.Receivers[r.Name] = integs
 	}
+	errs = append(errs, sectionFiles(cfg)...)
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
@@ -339,6 +353,32 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	return &built{pipeline: p, edge: edge, state: st, files: fileSums(cfg.SecretFiles())}, nil
 }
 
+// sectionFiles reads the secret and TLS files of the sections outside the
+// receivers (whose notifiers read their own): the http_config of
+// alertmanager and prometheus (notify.CheckHTTPFiles) and
+// store.redis.password_file. A file missing, unreadable or empty is an
+// error at its YAML path, at check-config, at start and at every reload
+// alike (a reload that keeps the store client reads them too).
+func sectionFiles(cfg *config.Config) []error {
+	var errs []error
+	if am := cfg.Alertmanager; am != nil {
+		if err := notify.CheckHTTPFiles(&am.HTTPConfig); err != nil {
+			errs = append(errs, atPath("alertmanager", err))
+		}
+	}
+	if pc := cfg.Prometheus; pc != nil {
+		if err := notify.CheckHTTPFiles(&pc.HTTPConfig); err != nil {
+			errs = append(errs, atPath("prometheus", err))
+		}
+	}
+	if r := cfg.Store.Redis; r != nil && r.PasswordFile != "" {
+		if _, err := notify.ReadSecret("", r.PasswordFile); err != nil {
+			errs = append(errs, fmt.Errorf("store.redis.password_file: %w", err))
+		}
+	}
+	return errs
+}
+
 // atPath prefixes every error joined in err with the YAML path of the
 // entry it belongs to, so each names its path once.
 func atPath(path string, err error) error {
@@ -362,14 +402,6 @@ func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 		if e.ConsoleAuth, err = readAuth("console.auth", *a); err != nil {
 			return e, err
 		}
-		// An empty secret file would leave the console open (no token) or
-		// open to an empty password: refused.
-		if a.Bearer() && e.ConsoleAuth.BearerToken == "" {
-			return e, errors.New("console.auth.bearer_token_file: the file is empty")
-		}
-		if a.BasicAuth != nil && e.ConsoleAuth.Password == "" {
-			return e, errors.New("console.auth.basic_auth.password_file: the file is empty")
-		}
 	}
 	if h := cfg.Console.ExternalHost(); h != "" {
 		e.ConsoleHosts = []string{webhook.HostName(h)}
@@ -377,7 +409,9 @@ func edgeOptions(cfg *config.Config) (webhook.EdgeOptions, error) {
 	return e, nil
 }
 
-// readAuth reads the secrets of the auth block at YAML path path.
+// readAuth reads the secrets of the auth block at YAML path path. An empty
+// secret file is refused (notify.ReadSecret): it would leave the webhook or
+// the console open (no token) or open to an empty password.
 func readAuth(path string, a config.AuthConfig) (webhook.Auth, error) {
 	var out webhook.Auth
 	tok, err := notify.ReadSecret(a.BearerToken, a.BearerTokenFile)
