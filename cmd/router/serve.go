@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -451,8 +452,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	// (bounded by their own timeout plus a margin) before the store closes.
 	{
 		g.Add(func() error {
-			m.logger.Info("router listening", "addresses", fmt.Sprint(*m.webFlags.WebListenAddresses), "config", cfg.Source)
-			err := web.ListenAndServe(srv, m.webFlags, m.logger)
+			err := m.listenAndServe(srv, cfg.Source)
 			if errors.Is(err, http.ErrServerClosed) {
 				return nil
 			}
@@ -467,4 +467,35 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		})
 	}
 	return g.Run()
+}
+
+// listenAndServe binds every --web.listen-address, says "router listening"
+// once they are bound (a port in use fails before it, with nothing saying
+// the router listened), and serves them through exporter-toolkit, TLS and
+// basic auth of --web.config.file included. Systemd socket activation and
+// vsock addresses are left to exporter-toolkit's ListenAndServe.
+func (m *Main) listenAndServe(srv *http.Server, source string) error {
+	addrs := *m.webFlags.WebListenAddresses
+	if (m.webFlags.WebSystemdSocket != nil && *m.webFlags.WebSystemdSocket) ||
+		slices.ContainsFunc(addrs, func(a string) bool { return strings.HasPrefix(a, "vsock://") }) {
+		m.logger.Info("router starting", "addresses", fmt.Sprint(addrs), "config", source)
+		return web.ListenAndServe(srv, m.webFlags, m.logger)
+	}
+	listeners := make([]net.Listener, 0, len(addrs))
+	for _, a := range addrs {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Close()
+			}
+			return fmt.Errorf("--web.listen-address %s: %w", a, err)
+		}
+		listeners = append(listeners, l)
+	}
+	bound := make([]string, len(listeners))
+	for i, l := range listeners {
+		bound[i] = l.Addr().String()
+	}
+	m.logger.Info("router listening", "addresses", fmt.Sprint(bound), "config", source)
+	return web.ServeMultiple(listeners, srv, m.webFlags, m.logger)
 }
