@@ -210,9 +210,15 @@ type Options struct {
 
 // Client reads live SLO context. It is safe for concurrent use.
 type Client struct {
-	cfg     Config
-	tpl     *templates
-	rt      http.RoundTripper
+	cfg Config
+	tpl *templates
+	rt  http.RoundTripper
+	// anon is rt without http_config's credentials (authorization, basic
+	// auth, OAuth2, client certificates, headers): for the hosts an
+	// alert's generatorURL names (from_generator_url), which anyone who can
+	// send the router an alert chooses — the credentials go to
+	// prometheus.url's origin only.
+	anon    http.RoundTripper
 	metrics *metrics
 	log     *slog.Logger
 	now     func() time.Time
@@ -247,8 +253,12 @@ func New(cfg Config, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
+	anon, err := commoncfg.NewRoundTripperFromConfig(withoutCredentials(cfg.HTTPConfig), "alertrouter-slolive")
+	if err != nil {
+		return nil, fmt.Errorf("prometheus.http_config: %w", err)
+	}
 	c := &Client{
-		cfg: cfg, tpl: tpl, rt: rt,
+		cfg: cfg, tpl: tpl, rt: rt, anon: anon,
 		metrics: newMetrics(o.Registerer),
 		log:     o.Logger,
 		now:     o.Now,
@@ -527,7 +537,11 @@ func (c *Client) target(base string) (*target, error) {
 	if len(c.targets) >= maxTargets {
 		return nil, fmt.Errorf("%w: more than %d Prometheus servers named by generatorURLs", ErrUnavailable, maxTargets)
 	}
-	cl, err := api.NewClient(api.Config{Address: base, RoundTripper: c.rt})
+	rt := c.anon
+	if c.cfg.URL != "" && sameOrigin(base, c.cfg.URL) {
+		rt = c.rt
+	}
+	cl, err := api.NewClient(api.Config{Address: base, RoundTripper: rt})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
@@ -564,4 +578,25 @@ func (c *Client) store(key string, lc *Context) {
 		}
 	}
 	c.cache[key] = cached{ctx: lc, expires: now.Add(time.Duration(c.cfg.CacheTTL))}
+}
+
+// withoutCredentials returns a copy of hc that proves nothing about the
+// router: no authorization, basic auth, OAuth2, client certificate or
+// extra headers; its TLS trust (CA, server name, insecure_skip_verify) and
+// proxy settings stay.
+func withoutCredentials(hc commoncfg.HTTPClientConfig) commoncfg.HTTPClientConfig {
+	hc.BasicAuth, hc.Authorization, hc.OAuth2 = nil, nil, nil
+	hc.BearerToken, hc.BearerTokenFile = "", ""
+	hc.HTTPHeaders = nil
+	hc.TLSConfig.Cert, hc.TLSConfig.CertFile, hc.TLSConfig.CertRef = "", "", ""
+	hc.TLSConfig.Key, hc.TLSConfig.KeyFile, hc.TLSConfig.KeyRef = "", "", ""
+	return hc
+}
+
+// sameOrigin reports whether the URLs a and b have the same scheme and
+// host (port included).
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }

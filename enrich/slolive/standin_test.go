@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	commoncfg "github.com/prometheus/common/config"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -30,6 +31,8 @@ type standIn struct {
 	*httptest.Server
 	requests atomic.Int64
 	fail     atomic.Bool
+	// authorized counts the requests that carried an Authorization header.
+	authorized atomic.Int64
 	// risingSince, when set, makes the error ratio 3 % (instead of 5 %)
 	// for queries evaluated more than 10 minutes before it.
 	risingSince time.Time
@@ -39,6 +42,9 @@ func newStandIn(t *testing.T) *standIn {
 	s := &standIn{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.requests.Add(1)
+		if r.Header.Get("Authorization") != "" {
+			s.authorized.Add(1)
+		}
 		if s.fail.Load() {
 			http.Error(w, `{"status":"error","errorType":"unavailable","error":"overloaded"}`, http.StatusServiceUnavailable)
 			return
@@ -285,6 +291,34 @@ func TestGeneratorURLIsNotFollowedByDefault(t *testing.T) {
 	cfg.URL, cfg.FromGeneratorURL = configured.URL, true
 	if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), a); err != nil || configured.requests.Load() != 6 {
 		t.Errorf("file: generatorURL: err %v, configured requests %d", err, configured.requests.Load())
+	}
+}
+
+// With from_generator_url, anyone who can send the router an alert chooses
+// the host it queries: prometheus.http_config's credentials went there
+// too. They go to prometheus.url's origin only.
+func TestCredentialsGoOnlyToTheConfiguredPrometheus(t *testing.T) {
+	configured, named := newStandIn(t), newStandIn(t)
+	cfg := DefaultConfig()
+	cfg.URL, cfg.FromGeneratorURL = configured.URL, true
+	cfg.HTTPConfig.Authorization = &commoncfg.Authorization{Type: "Bearer", Credentials: "SECRET-PROM-555"}
+	c := newClient(t, cfg, Options{})
+	a := slothAlert()
+	a.GeneratorURL = named.URL + "/graph?g0.expr=up"
+	if _, err := c.Lookup(context.Background(), a); err != nil {
+		t.Fatal(err)
+	}
+	b := slothAlert()
+	b.Labels["sloth_id"] = "other"
+	b.GeneratorURL = configured.URL + "/graph?g0.expr=up"
+	if _, err := c.Lookup(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if named.requests.Load() == 0 || named.authorized.Load() != 0 {
+		t.Errorf("the generatorURL's host got %d requests, %d with credentials; want some, none with credentials", named.requests.Load(), named.authorized.Load())
+	}
+	if configured.requests.Load() == 0 || configured.authorized.Load() != configured.requests.Load() {
+		t.Errorf("prometheus.url got %d requests, %d with credentials; want all with them", configured.requests.Load(), configured.authorized.Load())
 	}
 }
 
