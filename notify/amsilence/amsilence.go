@@ -49,6 +49,11 @@ func (c *Config) Validate() error {
 	var errs []error
 	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(c.URL))) // its credentials hidden
+	} else if u.RawQuery != "" || u.Fragment != "" {
+		// The API paths are appended to it (…?token=…/api/v2/silences
+		// reaches no API), and a query there is often a credential every
+		// error would then print: give credentials in http_config.
+		errs = append(errs, fmt.Errorf("url: %q must not have a query or fragment: the API paths are appended to it (give credentials in http_config)", redact.URL(c.URL)))
 	}
 	if err := c.HTTPConfig.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("http_config: %s", redact.Text(err.Error()))) // a proxy_url's credentials hidden

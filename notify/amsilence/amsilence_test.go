@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -208,5 +209,11 @@ func TestConfigValidate(t *testing.T) {
 	c := amsilence.Config{URL: "http://am:9093"}
 	if err := c.Validate(); err != nil {
 		t.Errorf("valid config refused: %v", err)
+	}
+	// A query: the API path went after it (every silence failed), and its
+	// token was printed in the click's answer and the log.
+	c = amsilence.Config{URL: "http://am:9093/am?token=SECRET-AMQ-91"}
+	if err := c.Validate(); err == nil || strings.Contains(err.Error(), "SECRET") || !strings.Contains(err.Error(), "query") {
+		t.Errorf("url with a query: %v; want refused, the query hidden", err)
 	}
 }

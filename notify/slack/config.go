@@ -157,12 +157,30 @@ func (c *Config) Validate() error {
 	}
 	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", redact.URL(c.APIURL)))
+	} else if err := noQuery(u); err != nil {
+		errs = append(errs, fmt.Errorf("api_url: %q %w", redact.URL(c.APIURL), err))
+	}
+	if c.AppURL != "" {
+		if u, err := url.Parse(c.AppURL); err == nil && noQuery(u) != nil {
+			errs = append(errs, fmt.Errorf("app_url: %q %w", redact.URL(c.AppURL), noQuery(u)))
+		}
 	}
 	if c.Timeout <= 0 {
 		errs = append(errs, errors.New("timeout: must be positive"))
 	}
 	errs = append(errs, c.validateTriage()...)
 	return errors.Join(errs...)
+}
+
+// noQuery refuses a Web API base URL with a query or a fragment: the
+// methods' paths are appended to it (…/api/?token=…/chat.postMessage
+// reaches no method), and a query there is often a credential that every
+// error would then print.
+func noQuery(u *url.URL) error {
+	if u.RawQuery != "" || u.Fragment != "" {
+		return errors.New("must not have a query or fragment: the Web API methods are appended to its path (give a token with token or token_file)")
+	}
+	return nil
 }
 
 // validateWebhookMode checks an incoming-webhook entry: the URL (from
