@@ -338,3 +338,24 @@ func TestARefWithoutADecisionReadsAsAPage(t *testing.T) {
 		t.Fatalf("the next page: %d updates, header %q, Ref %q; want the parent redrawn", p.Updates, header(t, p), again.Ref)
 	}
 }
+
+// An alert's generatorURL printed inside an operator's link (the README's
+// `<{{ .GeneratorURL }}|Graph>`): a "|" in it started the label, so the
+// alert chose what the link said ("Acknowledge in PagerDuty"). A URL holds
+// no literal "|": it is percent-encoded, the same address.
+func TestAGeneratorURLCannotRelabelAnOperatorsLink(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, func(c *slack.Config) {
+		c.Text = `<{{ (index .Alerts 0).GeneratorURL }}|Graph>`
+	})
+	no := dirty()
+	no.Results[0].Alert.GeneratorURL = "https://evil.example/login|Acknowledge in PagerDuty"
+	no.Data.Alerts[0] = no.Results[0].Alert.Alert
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	got := withText(t, h.srv.Messages()[0], "Graph")
+	if got != "<https://evil.example/login%7CAcknowledge in PagerDuty|Graph>" {
+		t.Errorf("text section = %q, want the generatorURL's | encoded, the operator's label kept", got)
+	}
+}

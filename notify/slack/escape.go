@@ -273,6 +273,22 @@ func (e *escaper) str(s string, changed *bool) string {
 	return r
 }
 
+// url returns s, a URL the alert or Alertmanager gives (generatorURL,
+// externalURL), escaped as str does and, for templates, with every "|"
+// percent-encoded: a template draws it as a link (`<{{ .GeneratorURL
+// }}|Graph>`, the README's example), where a "|" in the value would start
+// the label — `https://evil.example/login|Acknowledge in PagerDuty` drew a
+// link labelled as the alert wished. A URL holds no literal "|" (RFC
+// 3986): %7C is the same address.
+func (e *escaper) url(s string, changed *bool) string {
+	s = e.str(s, changed)
+	if e.html && strings.Contains(s, "|") {
+		*changed = true
+		s = strings.ReplaceAll(s, "|", "%7C")
+	}
+	return s
+}
+
 // strs returns ss with each string escaped: ss itself until one changes,
 // then a copy.
 func (e *escaper) strs(ss []string, changed *bool) []string {
@@ -329,7 +345,7 @@ func sameKV(a, b template.KV) bool {
 // alert returns a with its strings escaped and whether any changed.
 func (e *escaper) alert(a template.Alert) (template.Alert, bool) {
 	c := false
-	a.Status, a.GeneratorURL, a.Fingerprint = e.str(a.Status, &c), e.str(a.GeneratorURL, &c), e.str(a.Fingerprint, &c)
+	a.Status, a.GeneratorURL, a.Fingerprint = e.str(a.Status, &c), e.url(a.GeneratorURL, &c), e.str(a.Fingerprint, &c)
 	a.Labels, a.Annotations = e.kv(a.Labels, &c), e.kv(a.Annotations, &c)
 	return a, c
 }
@@ -474,7 +490,7 @@ func (e *escaper) data(d *notify.Data) *notify.Data {
 	td := d.Data
 	ed := *td
 	changed := false
-	ed.Status, ed.ExternalURL, ed.NotificationReason = e.str(td.Status, &changed), e.str(td.ExternalURL, &changed), e.str(td.NotificationReason, &changed)
+	ed.Status, ed.ExternalURL, ed.NotificationReason = e.str(td.Status, &changed), e.url(td.ExternalURL, &changed), e.str(td.NotificationReason, &changed)
 	ed.GroupLabels, ed.CommonLabels = e.kv(td.GroupLabels, &changed), e.kv(td.CommonLabels, &changed)
 	ed.CommonAnnotations, ed.RouteLabels = e.kv(td.CommonAnnotations, &changed), e.kv(td.RouteLabels, &changed)
 	// escAlerts[i] is .Alerts[i] escaped, nil while unchanged: the results'
