@@ -21,6 +21,11 @@ import (
 type flapRecord struct {
 	h     flap.History
 	paged time.Time // At of the last firing transition decided page; zero if none
+	// start is the exact identity start (Unix ms, as the markers' keys
+	// hold it) of the last firing recorded; 0 when unknown. The history's
+	// times are seconds: this finds the markers of that firing when a
+	// resolve carries a later instance's startsAt (earlierFirings).
+	start int64
 }
 
 func (r flapRecord) String() string {
@@ -28,22 +33,35 @@ func (r flapRecord) String() string {
 	if !r.paged.IsZero() {
 		s += ";p" + strconv.FormatInt(r.paged.Unix(), 10)
 	}
+	if r.start > 0 {
+		s += ";s" + strconv.FormatInt(r.start, 10)
+	}
 	return s
 }
 
 func parseFlapRecord(s string) (flapRecord, error) {
-	hs, ps, marked := strings.Cut(s, ";p")
-	h, err := flap.Parse(hs)
+	parts := strings.Split(s, ";")
+	h, err := flap.Parse(parts[0])
 	if err != nil {
 		return flapRecord{}, err
 	}
 	rec := flapRecord{h: h}
-	if marked {
-		sec, err := strconv.ParseInt(ps, 10, 64)
-		if err != nil || sec < 0 {
-			return flapRecord{}, fmt.Errorf("flap record %q: bad page mark", s)
+	for _, part := range parts[1:] {
+		if part == "" {
+			return flapRecord{}, fmt.Errorf("flap record %q: empty field", s)
 		}
-		rec.paged = time.Unix(sec, 0).UTC()
+		n, err := strconv.ParseInt(part[1:], 10, 64)
+		if err != nil || n < 0 {
+			return flapRecord{}, fmt.Errorf("flap record %q: bad field %q", s, part)
+		}
+		switch part[0] {
+		case 'p':
+			rec.paged = time.Unix(n, 0).UTC()
+		case 's':
+			rec.start = n
+		default:
+			return flapRecord{}, fmt.Errorf("flap record %q: unknown field %q", s, part)
+		}
 	}
 	return rec, nil
 }
@@ -126,6 +144,9 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 			// re-fire within cool_down pages instead of being damped.
 			p.Logger.Info("the resolved firing's page was never delivered: a re-fire will page", "fingerprint", a.Fingerprint)
 			rec.paged = time.Time{}
+		}
+		if firing && changed {
+			rec.start = a.IdentityStart().UnixMilli()
 		}
 		pagedBefore := rec.paged // as read: this webhook's page is not one
 		marked := false          // rec.paged set on an unchanged firing

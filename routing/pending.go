@@ -90,6 +90,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	tagHandResolved(trs, hand, values[flapEnd:], found[flapEnd:])
 	prefetched := flapRead{keys: keys[len(trs):flapEnd], values: values[len(trs):flapEnd], found: found[len(trs):flapEnd]}
 	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]
+	if !storeDown {
+		if err := p.earlierFirings(ctx, trs, values, found, prefetched); err != nil {
+			p.countStoreError("read the markers of an earlier firing", err)
+		}
+	}
 	now := p.now()
 	steps := p.steps(trs, values, found, storeDown, now)
 	if !storeDown && p.Flap != nil {
@@ -173,6 +178,65 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 	}
 	return out, histories, nil
+}
+
+// earlierFirings points each resolve whose marker is missing at the firing
+// of the same alert that was notified, when the alert's flap history (read
+// with the markers) says its last firing started earlier than the resolve's
+// startsAt and before its endsAt: Alertmanager sends only an alert's last
+// instance, so a firing that resolved, fired again and resolved within one
+// group_interval reaches the router as one resolve carrying the later
+// instance's startsAt — and the firing the router notified never got its
+// resolve (Slack's parent stayed firing for good) while its page mark went
+// as if it had paged nobody (flap damping then let every re-fire page).
+// Their markers are read in one more round trip, only then. A marker found
+// replaces the transition's: the resolve is that firing's.
+func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values []string, found []bool, flap flapRead) error {
+	var idx []int
+	var keys []string
+	for i, t := range trs {
+		a := t.res.Alert
+		if found[i] || a.Firing() {
+			continue
+		}
+		start := p.lastFiringStart(flap, a.Fingerprint)
+		if start <= 0 || start == a.IdentityStart().UnixMilli() || (!a.EndsAt.IsZero() && start >= a.EndsAt.UnixMilli()) {
+			continue
+		}
+		idx = append(idx, i)
+		keys = append(keys, store.Key(p.Dedup.KeyPrefix, "n", a.Fingerprint, t.receiver+"/"+t.integ.Name+":"+strconv.FormatInt(start, 10)))
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	vs, fs, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		return err
+	}
+	for j, i := range idx {
+		if fs[j] {
+			trs[i].marker, values[i], found[i] = keys[j], vs[j], true
+		}
+	}
+	return nil
+}
+
+// lastFiringStart is the exact start (Unix ms) of the last firing the flap
+// history of fp (read in flap) records, when that is its newest
+// transition; 0 otherwise (not read, unknown, or resolved since).
+func (p *Pipeline) lastFiringStart(flap flapRead, fp string) int64 {
+	key := p.flapKey(fp)
+	for i, k := range flap.keys {
+		if k != key || !flap.found[i] {
+			continue
+		}
+		rec, err := parseFlapRecord(flap.values[i])
+		if err != nil || len(rec.h) == 0 || !rec.h[len(rec.h)-1].Firing {
+			return 0
+		}
+		return rec.start
+	}
+	return 0
 }
 
 // lostResolves turns the Ignore steps — resolves of alerts no marker says
