@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -134,4 +135,53 @@ receivers:
 	if want := "/s/ca.pem /s/pd /s/slack-signing /s/slack-token"; got != want {
 		t.Fatalf("SecretFiles = %q, want %q", got, want)
 	}
+}
+
+// A secret file deleted and put back as it was (a rotation undone): the
+// failed reload of the deletion kept alertrouter_config_last_reload_successful
+// at 0 — AlertrouterConfigReloadFailed fired on a router serving as it
+// should — until a SIGHUP. The files back as the configuration was built
+// from reload it, and the metric says so.
+func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	keyFile := filepath.Join(t.TempDir(), "routing_key")
+	const key = "old0000000000000000000000000key0"
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "router.yml", fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL()))
+	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
+	metric := func() string {
+		resp, err := http.Get(base + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "alertrouter_config_last_reload_successful ") {
+				return strings.TrimPrefix(line, "alertrouter_config_last_reload_successful ")
+			}
+		}
+		return ""
+	}
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened; log:\n%s", what, log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the failed reload", func() bool { return metric() == "0" })
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the reload of the restored file", func() bool { return metric() == "1" })
 }

@@ -434,6 +434,20 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 					_ = rt.Reload()
 				case <-tick:
 					changed, sums := rt.changedFiles()
+					if len(changed) == 0 && failed != nil {
+						// The files are back to those the running
+						// configuration was built from (a rotation undone,
+						// a deleted file restored): reload them, so that
+						// alertrouter_config_last_reload_successful does
+						// not keep reporting a failure of files that no
+						// longer exist.
+						m.logger.Info("secret files are back to those the configuration was built from: reloading to clear the failed reload")
+						failed = nil
+						if rt.Reload() != nil {
+							failed = sums
+						}
+						continue
+					}
 					if len(changed) == 0 || maps.Equal(sums, failed) {
 						continue
 					}
