@@ -53,17 +53,34 @@ func (c *Client) Alerts(ctx context.Context, ms []Matcher) ([]Alert, error) {
 // UTF-8 one (0.27 and later) read back as the value; any other character
 // is written as is.
 func filterText(m Matcher) string {
-	op := "="
+	v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(m.Value)
+	return m.Name + m.operator() + `"` + v + `"`
+}
+
+// operator is m's operator as Alertmanager writes it: =, !=, =~ or !~.
+func (m Matcher) operator() string {
 	switch {
 	case m.IsRegex && m.IsEqual:
-		op = "=~"
+		return "=~"
 	case m.IsRegex:
-		op = "!~"
+		return "!~"
 	case !m.IsEqual:
-		op = "!="
+		return "!="
 	}
-	v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(m.Value)
-	return m.Name + op + `"` + v + `"`
+	return "="
+}
+
+// matchType is m's operator as Alertmanager's labels package types it.
+func (m Matcher) matchType() amlabels.MatchType {
+	switch {
+	case m.IsRegex && m.IsEqual:
+		return amlabels.MatchRegexp
+	case m.IsRegex:
+		return amlabels.MatchNotRegexp
+	case !m.IsEqual:
+		return amlabels.MatchNotEqual
+	}
+	return amlabels.MatchEqual
 }
 
 // Matches reports whether a silence with matchers ms matches an alert with
@@ -78,16 +95,7 @@ func Matches(ms []Matcher, labels map[string]string) bool {
 		ls[model.LabelName(k)] = model.LabelValue(v)
 	}
 	for _, m := range ms {
-		typ := amlabels.MatchEqual
-		switch {
-		case m.IsRegex && m.IsEqual:
-			typ = amlabels.MatchRegexp
-		case m.IsRegex:
-			typ = amlabels.MatchNotRegexp
-		case !m.IsEqual:
-			typ = amlabels.MatchNotEqual
-		}
-		am, err := amlabels.NewMatcher(typ, m.Name, m.Value)
+		am, err := amlabels.NewMatcher(m.matchType(), m.Name, m.Value)
 		if err != nil {
 			continue
 		}

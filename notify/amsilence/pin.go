@@ -163,16 +163,7 @@ func CheckSafe(ms []Matcher) error {
 func Text(ms []Matcher) string {
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		op := "="
-		switch {
-		case m.IsRegex && m.IsEqual:
-			op = "=~"
-		case m.IsRegex:
-			op = "!~"
-		case !m.IsEqual:
-			op = "!="
-		}
-		parts[i] = m.Name + op + fmt.Sprintf("%q", m.Value)
+		parts[i] = m.Name + m.operator() + fmt.Sprintf("%q", m.Value)
 	}
 	sort.Strings(parts)
 	return "{" + strings.Join(parts, ", ") + "}"
