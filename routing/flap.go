@@ -145,8 +145,10 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 			p.Logger.Info("the resolved firing's page was never delivered: a re-fire will page", "fingerprint", a.Fingerprint)
 			rec.paged = time.Time{}
 		}
-		if firing && changed {
-			rec.start = a.IdentityStart().UnixMilli()
+		startMoved := false // a firing with another start, its resolve never seen
+		if ms := a.IdentityStart().UnixMilli(); firing && (changed || rec.start != ms) {
+			startMoved = !changed && rec.start != ms
+			rec.start = ms
 		}
 		pagedBefore := rec.paged // as read: this webhook's page is not one
 		marked := false          // rec.paged set on an unchanged firing
@@ -213,7 +215,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 				}
 			}
 		}
-		if changed || marked {
+		if changed || marked || startMoved {
 			rec.h = h
 			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: cfg.TTL()})
 		}

@@ -194,17 +194,30 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values []string, found []bool, flap flapRead) error {
 	var idx []int
 	var keys []string
-	for i, t := range trs {
-		a := t.res.Alert
-		if found[i] || a.Firing() {
+	for i := 0; i < len(trs); {
+		a := trs[i].res.Alert
+		j := i
+		for j < len(trs) && trs[j].res == trs[i].res {
+			j++
+		}
+		from := i
+		i = j
+		if a.Firing() || !slices.Contains(found[from:j], false) {
 			continue
 		}
+		// One parse per alert, not per integration.
 		start := p.lastFiringStart(flap, a.Fingerprint)
-		if start <= 0 || start == a.IdentityStart().UnixMilli() || (!a.EndsAt.IsZero() && start >= a.EndsAt.UnixMilli()) {
+		if start <= 0 || start == a.IdentityStart().UnixMilli() || start >= resolvedAt(a, a.IdentityStart()).UnixMilli() {
 			continue
 		}
-		idx = append(idx, i)
-		keys = append(keys, store.Key(p.Dedup.KeyPrefix, "n", a.Fingerprint, t.receiver+"/"+t.integ.Name+":"+strconv.FormatInt(start, 10)))
+		for k := from; k < j; k++ {
+			t := trs[k]
+			if found[k] {
+				continue
+			}
+			idx = append(idx, k)
+			keys = append(keys, store.Key(p.Dedup.KeyPrefix, "n", a.Fingerprint, t.receiver+"/"+t.integ.Name+":"+strconv.FormatInt(start, 10)))
+		}
 	}
 	if len(keys) == 0 {
 		return nil

@@ -1,0 +1,56 @@
+package routing_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+)
+
+// A late resolve of an earlier instance (never notified here) sent
+// without endsAt, while a later instance fires and paged. lostResolves
+// keeps it from resolving the live page (firedSince, resolvedAt = its
+// start); earlierFirings has no such bound and points it at the live
+// firing's marker: PagerDuty's incident is resolved while the alert fires.
+func TestALateResolveWithoutEndsAtKeepsTheLivePage(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	t0 := e.clock.Now()
+	if err := dedup.MarkEpoch(context.Background(), e.store, e.dedup.KeyPrefix, t0.Add(-2*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(status string, start, end time.Time) webhooktest.Alert {
+		a := tAlert("TTFTHigh", status, "page")
+		a.StartsAt = start.Format(time.RFC3339Nano)
+		a.EndsAt = webhooktest.ZeroTime
+		if !end.IsZero() {
+			a.EndsAt = end.Format(time.RFC3339Nano)
+		}
+		return a
+	}
+	s1 := t0.Add(-40 * time.Minute)
+	mustProcess(t, p, mk("firing", s1, time.Time{}))
+	e.clock.Advance(time.Minute)
+	mustProcess(t, p, mk("resolved", s1, t0.Add(-30*time.Minute)))
+	e.clock.Advance(time.Minute)
+	s2 := t0.Add(-5*time.Minute + 321*time.Millisecond)
+	mustProcess(t, p, mk("firing", s2, time.Time{})) // the live instance pages
+	e.clock.Advance(time.Minute)
+	// A late report of an instance before s1 (never seen here), with no endsAt.
+	mustProcess(t, p, mk("resolved", t0.Add(-90*time.Minute), time.Time{}))
+	n := 0
+	for _, x := range e.pd.notifications() {
+		if x.Kind == alert.KindResolved {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("PagerDuty got %d resolves, want 1 (s1's): the live instance s2 still fires (events %v)", n, e.pd.events())
+	}
+}
