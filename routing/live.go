@@ -68,6 +68,9 @@ func prometheusUnwell(err error) bool {
 	if err == nil {
 		return false // no data for this alert
 	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
 	var u LiveUnwell
 	if errors.As(err, &u) {
 		return u.PrometheusUnwell()

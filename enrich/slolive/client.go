@@ -50,6 +50,8 @@ type LookupError struct {
 	// data: …". Empty
 	// for ErrNotSLO: an alert with nothing to look up lacks nothing.
 	Reason string
+	// unwell: the failure is Prometheus' own (PrometheusUnwell).
+	unwell bool
 }
 
 func (e *LookupError) Error() string { return e.Err.Error() }
@@ -65,23 +67,9 @@ func (e *LookupError) LiveUnavailable() string { return e.Reason }
 // unreachable, its breaker open, an error answer, the credentials refused):
 // every lookup of the moment would meet it. Those of the alert's own
 // lookup — its template lacks a label, no data for its series, the query
-// refused, not an SLO — are not: the next alert's lookup may succeed
-// (routing.LiveUnwell).
-func (e *LookupError) PrometheusUnwell() bool {
-	var apiErr *v1.Error
-	var credErr *credentialsError
-	switch {
-	case errors.Is(e.Err, ErrNotSLO), errors.Is(e.Err, errNoBudget), errors.Is(e.Err, ErrNoData):
-		return false
-	case errors.Is(e.Err, ErrTimeout), errors.Is(e.Err, ErrBreakerOpen), errors.As(e.Err, &credErr):
-		return true
-	case refused(e.Err) && errors.As(e.Err, &apiErr):
-		return false
-	case errors.As(e.Err, &apiErr), errors.Is(e.Err, errNoServer), errors.Is(e.Err, ErrUnavailable):
-		return true
-	}
-	return false // a template that cannot render for this alert
-}
+// refused, no Prometheus its generatorURL names, not an SLO — are not: the
+// next alert's lookup may succeed (routing.LiveUnwell).
+func (e *LookupError) PrometheusUnwell() bool { return e.unwell }
 
 // The reasons of LookupError, telling "Prometheus has nothing for this
 // SLO" apart from "Prometheus did not answer".
@@ -105,6 +93,7 @@ func lookupError(err error) error {
 	var apiErr *v1.Error
 	var credErr *credentialsError
 	var reason string
+	var unwell bool
 	switch {
 	case errors.Is(err, ErrNotSLO):
 	case errors.Is(err, errNoBudget):
@@ -116,27 +105,27 @@ func lookupError(err error) error {
 	case errors.Is(err, ErrNoData):
 		reason = ReasonNoData
 	case errors.Is(err, ErrTimeout):
-		reason = ReasonTimeout
+		reason, unwell = ReasonTimeout, true
 	case errors.Is(err, ErrBreakerOpen):
-		reason = ReasonBreakerOpen
+		reason, unwell = ReasonBreakerOpen, true
 	case errors.As(err, &credErr):
 		// Prometheus, or the proxy in front of it, refused the router's
 		// credentials: prometheus.http_config is wrong, not Prometheus.
-		reason = fmt.Sprintf("Prometheus refused the credentials (%d)", credErr.status)
+		reason, unwell = fmt.Sprintf("Prometheus refused the credentials (%d)", credErr.status), true
 	case refused(err) && errors.As(err, &apiErr):
 		// Prometheus is well: it refused this SLO's query.
 		reason = "Prometheus refused the query (" + string(apiErr.Type) + ")"
 	case errors.As(err, &apiErr):
 		// Prometheus (or a proxy in front of it) answered, with an error.
-		reason = "Prometheus answered an error (" + string(apiErr.Type) + ")"
+		reason, unwell = "Prometheus answered an error ("+string(apiErr.Type)+")", true
 	case errors.Is(err, errNoServer):
 		reason = ReasonNoServer
 	case errors.Is(err, ErrUnavailable):
-		reason = ReasonUnreachable
+		reason, unwell = ReasonUnreachable, true
 	default:
 		reason = ReasonNoLabel // makePlan: a template that cannot render for this alert
 	}
-	return &LookupError{Err: err, Reason: reason}
+	return &LookupError{Err: err, Reason: reason, unwell: unwell}
 }
 
 // refused reports whether err is Prometheus refusing a query (400

@@ -21,7 +21,7 @@ func TestLookupErrorSaysWhetherPrometheusIsUnwell(t *testing.T) {
 		{fmt.Errorf("dial: %w", ErrUnavailable), true},
 		{&credentialsError{status: 401, err: errors.New("401")}, true},
 		{&v1.Error{Type: v1.ErrServer, Msg: "boom"}, true},
-		{errNoServer, true},
+		{errNoServer, false}, // the alert's own generatorURL names no Prometheus
 		{ErrNoData, false},
 		{errNoBudget, false},
 		{ErrNotSLO, false},
