@@ -58,17 +58,7 @@ func filterText(m Matcher) string {
 }
 
 // operator is m's operator as Alertmanager writes it: =, !=, =~ or !~.
-func (m Matcher) operator() string {
-	switch {
-	case m.IsRegex && m.IsEqual:
-		return "=~"
-	case m.IsRegex:
-		return "!~"
-	case !m.IsEqual:
-		return "!="
-	}
-	return "="
-}
+func (m Matcher) operator() string { return m.matchType().String() }
 
 // matchType is m's operator as Alertmanager's labels package types it.
 func (m Matcher) matchType() amlabels.MatchType {

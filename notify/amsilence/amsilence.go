@@ -162,7 +162,9 @@ func (c *Client) Create(ctx context.Context, s Silence) (string, error) {
 		return "", errors.New("create silence: Alertmanager answered no silenceID")
 	}
 	var he *HTTPError
-	answered := errors.As(err, &he) && he.Status != http.StatusGatewayTimeout // a proxy's: Alertmanager did not answer it
+	// A proxy's 502, 503 or 504: Alertmanager may have taken the silence
+	// and not answered it (a dropped connection behind nginx or Envoy).
+	answered := errors.As(err, &he) && he.Status != http.StatusBadGateway && he.Status != http.StatusServiceUnavailable && he.Status != http.StatusGatewayTimeout
 	if answered || !wrote.Load() || strings.Contains(err.Error(), "server closed idle connection") {
 		return "", fmt.Errorf("create silence: %w", err)
 	}
