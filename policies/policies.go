@@ -775,7 +775,7 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	lower := regressionReading(ratio, th, true, head, tail)
 	if dir.lower && dir.shortfall != "" && pair != nil {
 		if sf, ok := e.shortfallReading(*pair, dir.shortfall, th, tail); ok {
-			lower = sf
+			lower = e.capShortfall(st, sf)
 		}
 	}
 	d := regressionReading(ratio, th, false, head, tail)
@@ -851,6 +851,13 @@ func regressionReading(ratio float64, th Thresholds, lower bool, head, tail stri
 // side is not such a ratio.
 func (e *Engine) shortfallReading(p numberPair, name string, th Thresholds, tail string) (alert.Decision, bool) {
 	v, b := p.v.v, p.b.v
+	if v > 1 && b > 1 && v <= 100 && b <= 100 {
+		// Two bare numbers above 1 and up to 100 of a share of good
+		// events: percentages (95 against 99.99), as utilization reads a
+		// bare number.
+		v, b = v/100, b/100
+		tail += ", value and baseline read as percentages"
+	}
 	if v < 0 || v > 1 || b < 0 || b > 1 {
 		return alert.Decision{}, false
 	}
@@ -872,6 +879,27 @@ func (e *Engine) shortfallReading(p numberPair, name string, th Thresholds, tail
 	head := name + " " + fmtPercent(sv) + " ÷ baseline " + fmtPercent(sb) + " = " + fmtRatio(r) + "x the " + e.baseline +
 		" baseline (value " + strings.TrimSpace(p.rv) + ", baseline " + strings.TrimSpace(p.rb) + "), "
 	return regressionReading(r, th, false, head, tail), true
+}
+
+// capShortfall bounds a page of the shortfall comparison by the alert's
+// own severity: the sector's regression thresholds (1.10–1.50) read on an
+// unavailability ratio page on changes that are noise at four nines
+// (99.985 % against 99.99 % is 1.5x), so a shortfall pages only when no
+// severity label says less — a warning alert's is a ticket. Without a
+// severity label the comparison decides alone.
+func (e *Engine) capShortfall(st *decision, d alert.Decision) alert.Decision {
+	if d.Action != alert.ActionPage {
+		return d
+	}
+	mark := len(st.notes)
+	sev, ok := e.decideSeverity(st)
+	st.notes = st.notes[:mark] // the severity's notes are not this decision's
+	if !ok || sev.Action == alert.ActionPage {
+		return d
+	}
+	d.Action, d.Tier = alert.ActionTicket, "warn"
+	d.Reasons = append(d.Reasons, "a ticket: the alert's severity ("+sev.Tier+") does not say page, and a shortfall comparison pages only when it does not say less")
+	return d
 }
 
 // numberPair is a value + baseline pair read as numbers, as written (rv,
