@@ -185,3 +185,44 @@ func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
 	}
 	waitFor("the reload of the restored file", func() bool { return metric() == "1" })
 }
+
+// Files put back while router.yml itself is broken: the reload fails once,
+// not at every check (it was reloaded and logged every interval).
+func TestARestoredSecretFileWithABrokenConfigFailsOnce(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	keyFile := filepath.Join(t.TempDir(), "routing_key")
+	const key = "old0000000000000000000000000key0"
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL())
+	p := writeFile(t, "router.yml", good)
+	_, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
+	const failed = "configuration reload failed"
+	waitFor := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened; log:\n%s", what, log.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	if err := os.Remove(keyFile); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the failed reload", func() bool { return strings.Count(log.String(), failed) == 1 })
+	if err := os.WriteFile(p, []byte(good+"bogus: key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("the reload of the restored file", func() bool { return strings.Count(log.String(), failed) == 2 })
+	time.Sleep(time.Second) // twenty checks
+	if n := strings.Count(log.String(), failed); n != 2 {
+		t.Errorf("%d failed reloads logged, want 2 (the deletion, then the restore with the broken config, once):\n%s", n, log.String())
+	}
+}

@@ -431,10 +431,15 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			for {
 				select {
 				case <-hup:
-					_ = rt.Reload()
+					if rt.Reload() == nil {
+						failed = nil
+					}
 				case <-tick:
 					changed, sums := rt.changedFiles()
-					if len(changed) == 0 && failed != nil {
+					if maps.Equal(sums, failed) || (len(changed) == 0 && failed == nil) {
+						continue // as a reload failed with them (once), or as in force
+					}
+					if len(changed) == 0 {
 						// The files are back to those the running
 						// configuration was built from (a rotation undone,
 						// a deleted file restored): reload them, so that
@@ -442,16 +447,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 						// not keep reporting a failure of files that no
 						// longer exist.
 						m.logger.Info("secret files are back to those the configuration was built from: reloading to clear the failed reload")
-						failed = nil
-						if rt.Reload() != nil {
-							failed = sums
-						}
-						continue
+					} else {
+						m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
 					}
-					if len(changed) == 0 || maps.Equal(sums, failed) {
-						continue
-					}
-					m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
 					failed = nil
 					if rt.Reload() != nil {
 						failed = sums
