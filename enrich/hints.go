@@ -266,7 +266,8 @@ func value(a *alert.Alert, key string) (string, bool) {
 }
 
 // number reads a unitless numeric annotation, or label, of the alert (a
-// rate, a ratio, a count, bytes, dB) as the policies read theirs
+// rate, a ratio, a count; bytes and dB go through bytesOf and decibels)
+// as the policies read theirs
 // (policies.ParseNumber): "15.2", "85%", humanize's "500m" (0.5, not 500
 // minutes) and "1.5k".
 func number(a *alert.Alert, key string) (float64, bool) {

@@ -171,3 +171,18 @@ func TestPercentilesNotAveragesOnlyForAnAlertOnAnAverage(t *testing.T) {
 		})
 	}
 }
+
+// A storage bucket in a metric's name is no histogram bucket: averaging
+// it still gets the percentiles hint (the quantile check took every
+// "bucket" word).
+func TestAStorageBucketIsNoHistogramBucket(t *testing.T) {
+	for expr, want := range map[string]bool{
+		`avg_over_time(gcs_bucket_request_latency_seconds[5m]) > 0.5`:             true,
+		`avg(rate(http_request_duration_seconds_bucket[5m])) > 0.5`:               false,
+		`avg_over_time(storage_bucket_request_latency_seconds{job="s3"}[5m]) > 1`: true,
+	} {
+		if got := quantileSeries(callArg(expr, strings.IndexByte(expr, '('))); got == want {
+			t.Errorf("%s: quantileSeries %v, want %v", expr, got, !want)
+		}
+	}
+}

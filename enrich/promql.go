@@ -189,13 +189,9 @@ func scanExpr(expr string, f *exprFacts) {
 			case k < n && expr[k] == '(':
 				// A function or aggregation call.
 				openAbsent = !inAbsent && (string(low) == "absent" || string(low) == "absent_over_time")
-				if f.averages == "" && rhsDepth == noRHS && !quantileSeries(callArg(expr, k)) {
-					switch string(low) {
-					case "avg":
-						f.averages = "avg("
-					case "avg_over_time":
-						f.averages = "avg_over_time("
-					}
+				// The argument is scanned only for the two averages.
+				if isAvg := string(low) == "avg" || string(low) == "avg_over_time"; isAvg && f.averages == "" && rhsDepth == noRHS && !quantileSeries(callArg(expr, k)) {
+					f.averages = string(low) + "("
 				}
 			case promqlKeywords[string(low)]:
 				switch string(low) {
@@ -330,8 +326,11 @@ func quantileSeries(s string) bool {
 		if w := s[i:j]; w != "" {
 			switch {
 			case strings.EqualFold(w, "quantile"), strings.EqualFold(w, "quantiles"),
-				strings.EqualFold(w, "percentile"), strings.EqualFold(w, "percentiles"),
-				strings.EqualFold(w, "bucket"):
+				strings.EqualFold(w, "percentile"), strings.EqualFold(w, "percentiles"):
+				return true
+			case strings.EqualFold(w, "bucket") && (j == len(s) || s[j] != '_' && s[j] != ':'):
+				// A histogram's _bucket series ends its name; a storage
+				// bucket in the middle of one (gcs_bucket_bytes) is no quantile.
 				return true
 			case len(w) >= 3 && len(w) <= 5 && (w[0] == 'p' || w[0] == 'P') && allDigits(w[1:]):
 				return true

@@ -128,8 +128,9 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 			}
 			st.state, st.token, st.until = "open", "", time.Time{}
 			if len(st.members) == 0 {
-				// Nothing to put back: it was never open (an unseen
-				// resolve's Leave).
+				// No member left to put back (an unseen resolve's Leave
+				// of an incident never opened, or one a truncated
+				// webhook emptied): closed, the next firing opens it.
 				st.state = ""
 			}
 		}

@@ -104,7 +104,9 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 }
 
 // clusterReload has a cluster client load the cluster's layout again as
-// soon as a command finds a node it cannot reach. go-redis reloads it on
+// soon as a command finds a node it cannot reach or that cannot serve
+// (unavailable's list, refusals of the connection included: a reload then
+// changes nothing, and go-redis spaces them). go-redis reloads it on
 // MOVED, ASK and READONLY answers and otherwise once a minute: after a
 // master died and its replica was promoted, every command for the dead
 // master's slots kept dialling its address (connection refused: the store

@@ -181,7 +181,7 @@ local function apply(k1, k2, A, o, last)
       if redis.call('HLEN', k2) > 0 then
         redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
       else
-        -- nothing to put back: it was never open (an unseen resolve's Leave)
+        -- no member left to put back (an unseen resolve's Leave): closed
         redis.call('HDEL', k1, 's', 't', 'u')
       end
     end
