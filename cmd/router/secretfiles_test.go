@@ -145,13 +145,8 @@ receivers:
 func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
 	pd := pdtest.NewServer()
 	defer pd.Close()
-	keyFile := filepath.Join(t.TempDir(), "routing_key")
 	const key = "old0000000000000000000000000key0"
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := writeFile(t, "router.yml", fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL()))
-	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
+	keyFile, _, _, base, log := keyFileRouter(t, pd, key)
 	metric := func() string {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
@@ -166,24 +161,14 @@ func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
 		}
 		return ""
 	}
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never happened; log:\n%s", what, log.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
 	if err := os.Remove(keyFile); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the failed reload", func() bool { return metric() == "0" })
+	waitUntil(t, "the failed reload", log, func() bool { return metric() == "0" })
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the reload of the restored file", func() bool { return metric() == "1" })
+	waitUntil(t, "the reload of the restored file", log, func() bool { return metric() == "1" })
 }
 
 // Files put back while router.yml itself is broken: the reload fails once,
@@ -191,25 +176,10 @@ func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
 func TestARestoredSecretFileWithABrokenConfigFailsOnce(t *testing.T) {
 	pd := pdtest.NewServer()
 	defer pd.Close()
-	keyFile := filepath.Join(t.TempDir(), "routing_key")
 	const key = "old0000000000000000000000000key0"
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	good := fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL())
-	p := writeFile(t, "router.yml", good)
-	_, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
+	keyFile, p, good, _, log := keyFileRouter(t, pd, key)
 	const failed = "configuration reload failed"
-	waitFor := func(what string, cond func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never happened; log:\n%s", what, log.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitFor := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, log, cond) }
 	if err := os.Remove(keyFile); err != nil {
 		t.Fatal(err)
 	}
@@ -224,5 +194,33 @@ func TestARestoredSecretFileWithABrokenConfigFailsOnce(t *testing.T) {
 	time.Sleep(time.Second) // twenty checks
 	if n := strings.Count(log.String(), failed); n != 2 {
 		t.Errorf("%d failed reloads logged, want 2 (the deletion, then the restore with the broken config, once):\n%s", n, log.String())
+	}
+}
+
+// keyFileRouter writes a routing key file and a config paging through it,
+// and serves it with the secret files checked every 50ms: the key file's
+// path, the config's, its text, the base URL and the log.
+func keyFileRouter(t *testing.T, pd *pdtest.Server, key string) (keyFile, cfgPath, cfgText, base string, log fmt.Stringer) {
+	t.Helper()
+	keyFile = filepath.Join(t.TempDir(), "routing_key")
+	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfgText = fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL())
+	cfgPath = writeFile(t, "router.yml", cfgText)
+	base, _, l := serveWithStdout(t, cfgPath, "--config.secret-files-check-interval=50ms")
+	return keyFile, cfgPath, cfgText, base, l
+}
+
+// waitUntil polls cond every 20ms until it holds, at most 20s (the log is
+// printed when it never does).
+func waitUntil(t *testing.T, what string, log fmt.Stringer, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never happened; log:\n%s", what, log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
