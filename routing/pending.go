@@ -216,7 +216,7 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 				continue
 			}
 			idx = append(idx, k)
-			keys = append(keys, store.Key(p.Dedup.KeyPrefix, "n", a.Fingerprint, t.receiver+"/"+t.integ.Name+":"+strconv.FormatInt(start, 10)))
+			keys = append(keys, p.markerKey(a.Fingerprint, t.receiver, t.integ, strconv.FormatInt(start, 10)))
 		}
 	}
 	if len(keys) == 0 {
@@ -238,18 +238,32 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 // history of fp (read in flap) records, when that is its newest
 // transition; 0 otherwise (not read, unknown, or resolved since).
 func (p *Pipeline) lastFiringStart(flap flapRead, fp string) int64 {
+	if rec, ok := p.flapRecordOf(flap, fp); ok && rec.h[len(rec.h)-1].Firing {
+		return rec.start
+	}
+	return 0
+}
+
+// flapRecordOf is fp's flap record as read in flap; false when it was not
+// read, is missing, unreadable or holds no transition.
+func (p *Pipeline) flapRecordOf(flap flapRead, fp string) (flapRecord, bool) {
 	key := p.flapKey(fp)
 	for i, k := range flap.keys {
 		if k != key || !flap.found[i] {
 			continue
 		}
 		rec, err := parseFlapRecord(flap.values[i])
-		if err != nil || len(rec.h) == 0 || !rec.h[len(rec.h)-1].Firing {
-			return 0
-		}
-		return rec.start
+		return rec, err == nil && len(rec.h) > 0
 	}
-	return 0
+	return flapRecord{}, false
+}
+
+// markerKey is the key of what was notified of the alert with fingerprint
+// fp and identity start start (Unix ms) at a receiver's integration:
+// keyed by fingerprint (its hash tag), not by incident, so it is found
+// whatever the alert is grouped into now.
+func (p *Pipeline) markerKey(fp, receiver string, integ *Integration, start string) string {
+	return store.Key(p.Dedup.KeyPrefix, "n", fp, receiver+"/"+integ.Name+":"+start)
 }
 
 // lostResolves turns the Ignore steps — resolves of alerts no marker says
@@ -326,19 +340,12 @@ func resolvedAt(a *alert.Alert, start time.Time) time.Time {
 // (another instance) after the one that ended then. False when the history
 // was not read (flap damping off) or says nothing newer.
 func (p *Pipeline) firedSince(flap flapRead, fp string, since time.Time) bool {
-	key := p.flapKey(fp)
-	for i, k := range flap.keys {
-		if k != key || !flap.found[i] {
-			continue
-		}
-		rec, err := parseFlapRecord(flap.values[i])
-		if err != nil || len(rec.h) == 0 {
-			return false
-		}
-		last := rec.h[len(rec.h)-1]
-		return last.Firing && last.At.After(since.Truncate(time.Second))
+	rec, ok := p.flapRecordOf(flap, fp)
+	if !ok {
+		return false
 	}
-	return false
+	last := rec.h[len(rec.h)-1]
+	return last.Firing && last.At.After(since.Truncate(time.Second))
 }
 
 // mayReopen reports whether t could turn a hand-resolved incident's update
@@ -588,11 +595,9 @@ func (p *Pipeline) candidates(results []*alert.Result, sum *alert.Summary) []*tr
 		tier := dedup.Tier(&r.Decision)
 		backing := make([]transition, len(targets)) // one allocation per alert
 		for i, tg := range targets {
-			// Keyed by fingerprint (its hash tag), not by incident: what was
-			// notified for an alert is found whatever it is grouped into now.
 			t := &backing[i]
 			*t = transition{res: r, receiver: tg.receiver, integ: tg.integ, incident: r.Incident, tier: tier,
-				marker: store.Key(p.Dedup.KeyPrefix, "n", r.Alert.Fingerprint, tg.receiver+"/"+tg.integ.Name+":"+start)}
+				marker: p.markerKey(r.Alert.Fingerprint, tg.receiver, tg.integ, start)}
 			trs = append(trs, t)
 		}
 	}
