@@ -409,9 +409,8 @@ func links(no *alert.Notification, data *notify.Data) []string {
 		if seen[text] || len(href) > maxLinkText || !notify.WebURL(href) {
 			return
 		}
-		// "|" ends a link's URL in Slack's mrkdwn: escaped, a URL cannot
-		// relabel its link ("https://evil/|Runbook (official)").
-		l := "<" + strings.ReplaceAll(esc(href), "|", "%7C") + "|" + text + ">"
+		// A URL cannot relabel its link ("https://evil/|Runbook (official)").
+		l := "<" + linkSafe(esc(href)) + "|" + text + ">"
 		if utf8.RuneCountInString(l) > maxLinkText {
 			return
 		}

@@ -362,10 +362,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 	if !t.commandAllowed(ctx, cb, log, incident, v.targets, offering) {
 		return
 	}
-	p, err := incidentSilences(incident, v.firing, nil, nil)
-	if err == nil {
-		err = t.spareOthers(ctx, &p)
-	}
+	p, err := t.planSilences(ctx, incident, v.firing, nil, nil)
 	if err != nil {
 		r := &refusal{err.Error(), OutcomeFailed}
 		errors.As(err, &r)

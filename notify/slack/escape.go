@@ -284,10 +284,14 @@ func (e *escaper) url(s string, changed *bool) string {
 	s = e.str(s, changed)
 	if e.html && strings.Contains(s, "|") {
 		*changed = true
-		s = strings.ReplaceAll(s, "|", "%7C")
+		s = linkSafe(s)
 	}
 	return s
 }
+
+// linkSafe percent-encodes every "|" of the URL s: "|" ends a link's URL in
+// Slack's mrkdwn, and a URL holds none literally (%7C is the same address).
+func linkSafe(s string) string { return strings.ReplaceAll(s, "|", "%7C") }
 
 // strs returns ss with each string escaped: ss itself until one changes,
 // then a copy.

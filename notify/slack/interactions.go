@@ -1081,10 +1081,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if drawn == nil {
 			drawn = map[string]string{}
 		}
-		p, err := incidentSilences(st.Incident, v.firing, v.others, drawn)
-		if err == nil {
-			err = t.spareOthers(ctx, &p)
-		}
+		p, err := t.planSilences(ctx, st.Incident, v.firing, v.others, drawn)
 		if err != nil {
 			return record{}, err
 		}

@@ -152,6 +152,17 @@ func labelsKey(l map[string]string) string {
 	return amsilence.Text(amsilence.Equal(kept))
 }
 
+// planSilences is incidentSilences spared, then, of what Alertmanager holds
+// besides (spareOthers): the silences the button and the slash command
+// create.
+func (t *Triage) planSilences(ctx context.Context, incident string, own, others []map[string]string, drawn map[string]string) (silencePlan, error) {
+	p, err := incidentSilences(incident, own, others, drawn)
+	if err == nil {
+		err = t.spareOthers(ctx, &p)
+	}
+	return p, err
+}
+
 // spareOthers asks Alertmanager which alerts each silence of p would match
 // (active, silenced, inhibited or unprocessed) and narrows the silence, as
 // exclude does, so that it mutes none but the alerts being silenced (p.own,
