@@ -89,7 +89,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	}
 	// A top-level flag: refused whatever the subcommand, as kingpin
 	// refuses a value it cannot parse.
-	if r := m.runtime.ratio; !(r > 0 && r <= 1) { // NaN too
+	if r := m.runtime.ratio; !ratioOK(r) {
 		fmt.Fprintf(m.Stderr, "router: --auto-gomemlimit.ratio=%v: want a ratio in (0, 1] (see --help)\n", r)
 		return 2
 	}

@@ -42,6 +42,9 @@ type runtimeOptions struct {
 	ratio        float64
 }
 
+// ratioOK reports whether r is a --auto-gomemlimit.ratio: in (0, 1], not NaN.
+func ratioOK(r float64) bool { return r > 0 && r <= 1 }
+
 // applyGoRuntime sets the GC target to gogc (unless GOGC is set) and GOMEMLIMIT to
 // ratio × the container's memory limit (cgroup; unless GOMEMLIMIT or
 // AUTOMEMLIMIT=off is set, or --no-auto-gomemlimit), so that a burst of
@@ -57,7 +60,7 @@ func applyGoRuntime(o runtimeOptions, gogc int, provider memlimit.Provider, logg
 	if !o.autoMemLimit {
 		return out, nil
 	}
-	if o.ratio <= 0 || o.ratio > 1 {
+	if !ratioOK(o.ratio) {
 		return out, fmt.Errorf("--auto-gomemlimit.ratio=%v: want a ratio in (0, 1]", o.ratio)
 	}
 	limit, err := memlimit.Set(memlimit.WithRatio(o.ratio), memlimit.WithProvider(provider))
