@@ -143,11 +143,7 @@ func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 		{"Pyrra's none and P5 leave it to the window pair", map[string]string{"slo": "api", "long": "1d", "short": "2h", "severity": "none", "priority": "P5"}, nil,
 			want{alert.ActionTicket, PolicyPyrra, "1d/2h", "the window pair decides"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 	t.Run("the configured maps", func(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Severity["critical"] = alert.ActionNone // silenced on purpose
@@ -216,9 +212,5 @@ func TestBaselineRatioChange(t *testing.T) {
 		{"value +135% against 100%", nil, map[string]string{"value": "+135%", "baseline": "100%"},
 			want{alert.ActionPage, PolicyRegression, "critical", `value 1.35 ÷ baseline 1.0 = 1.35x`}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }

@@ -278,11 +278,7 @@ func TestCapacityAmbiguousValue(t *testing.T) {
 		{"1 is a ratio: 100%", map[string]string{"severity": "warning"}, map[string]string{"utilization": "1"},
 			want{alert.ActionPage, PolicyCapacity, "critical", "utilization 100.0% > 90.0% critical"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }
 
 func TestReadRatioAmbiguity(t *testing.T) {

@@ -242,9 +242,5 @@ func TestHumanizedInputsDecide(t *testing.T) {
 			map[string]string{"severity": "critical"}, map[string]string{"budget_remaining": "410m"},
 			want{alert.ActionPage, PolicySeverity, "critical", "budget: error budget remaining 41.0%"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }

@@ -60,11 +60,7 @@ func TestRegressionOfABoundedKPIComparesShortfalls(t *testing.T) {
 			map[string]string{"kpi": "AVAIL"}, map[string]string{"baseline_ratio": "0.95"},
 			want{alert.ActionNone, PolicyRegression, "below", "baseline_ratio 0.95x"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }
 
 // TestLatencyAboveSLOReadsYesAndNoWords: latency_above_slo takes the yes
@@ -119,11 +115,7 @@ func TestSignedPlainBaselineRatioIsAChange(t *testing.T) {
 		{"0.35 without a sign stays the ratio", map[string]string{"kpi": "TTFT"}, map[string]string{"baseline_ratio": "0.35"},
 			want{alert.ActionNone, PolicyRegression, "below", `baseline_ratio 0.35x`}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }
 
 // TestPercentBesideABareNumberAboveOne: exactly one side of value +

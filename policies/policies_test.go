@@ -45,6 +45,25 @@ type want struct {
 	reason string
 }
 
+// firingCases are decisions of firing alerts with the given labels and
+// annotations, each checked against its want (runFiring).
+type firingCases []struct {
+	name   string
+	labels map[string]string
+	annot  map[string]string
+	want   want
+}
+
+// runFiring decides each case's firing alert with e, as a subtest.
+func runFiring(t *testing.T, e *Engine, cases firingCases) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
+		})
+	}
+}
+
 func check(t *testing.T, got alert.Decision, w want) {
 	t.Helper()
 	if got.Action != w.action || got.Policy != w.policy {
@@ -120,11 +139,7 @@ func TestBurnRateTiers(t *testing.T) {
 		{"a negative burn rate is no input", map[string]string{"burn_rate_1h": "-20", "burn_rate_5m": "20"}, nil,
 			want{alert.ActionTicket, PolicyDefault, "default", "out of range"}},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			check(t, e.Decide(newAlert("firing", tc.labels, tc.annot), nil, testNow), tc.want)
-		})
-	}
+	runFiring(t, e, cases)
 }
 
 func TestSLOGenerators(t *testing.T) {
