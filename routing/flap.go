@@ -217,10 +217,23 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		}
 		if changed || marked || startMoved {
 			rec.h = h
-			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: cfg.TTL()})
+			writes = append(writes, store.Entry{Key: st.key, Value: rec.String(), TTL: p.flapTTL(cfg, firing)})
 		}
 	}
 	return rerouted, writes
+}
+
+// flapTTL is how long a history written now lives: window + cool_down
+// after a resolve (a re-fire later than that is judged without it); while
+// the alert fires, as long as its markers (dedup's notified TTL), since a
+// firing repeated by Alertmanager writes nothing: a firing longer than the
+// window that paged is still known to have paged when it resolves, and its
+// re-fire within cool_down is damped like a short firing's.
+func (p *Pipeline) flapTTL(cfg flap.Config, firing bool) time.Duration {
+	if firing {
+		return max(cfg.TTL(), p.Dedup.NotifiedTTL)
+	}
+	return cfg.TTL()
 }
 
 // heldAsTicket reports whether the firing that resolved alert a resolves

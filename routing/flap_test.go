@@ -420,3 +420,27 @@ func TestTheResolveOfADampedFiringIsATicketsResolve(t *testing.T) {
 		t.Errorf("the resolve's reasons %q do not say its firing went out as a ticket", r.Decision.Reasons)
 	}
 }
+
+// A firing that paged and lasted longer than the flap window (and than the
+// history's own TTL, window + cool_down) still counts as the page its
+// re-fire follows: re-fired within cool_down of its resolve, it is damped
+// to a ticket, as a short firing's re-fire is. Before, its resolve found
+// the history expired (a long firing writes nothing while Alertmanager
+// repeats it) or trimmed the firing out of it, and the re-fire paged again:
+// two wake-ups for one trouble. A re-fire after the cool-down still pages.
+func TestALongFiringsRefireWithinCoolDownIsDamped(t *testing.T) {
+	long := []flapStep{
+		{0, true, "pagerduty", ""}, {180, false, "pagerduty", ""}, // 3h: past the window and the history's TTL
+		{182, true, "slack", ""}, {183, false, "slack", ""}, // 2m after its page resolved: damped
+	}
+	later := []flapStep{
+		{0, true, "pagerduty", ""}, {180, false, "pagerduty", ""},
+		{195, true, "pagerduty", ""}, // 15m after: past the cool-down, a new page
+	}
+	t.Run("memory", func(t *testing.T) { runFlap(t, newEnv(t), long) })
+	t.Run("memory, after the cool-down", func(t *testing.T) { runFlap(t, newEnv(t), later) })
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t)
+		runFlap(t, redisEnv(t, []string{srv.Addr()}, false), long)
+	})
+}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
 	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -174,8 +175,12 @@ func TestRecordTrimsAndBounds(t *testing.T) {
 		t.Errorf("history of 200 transitions in a minute kept %d, want %d", len(h), MaxEntries)
 	}
 	h, _ = h.Record(Transition{At: t0.Add(3 * time.Hour), Firing: true}, time.Hour)
-	if len(h) != 1 {
-		t.Errorf("after 3h, kept %d transitions (%s), want only the new one", len(h), h)
+	if len(h) != MinKept {
+		t.Errorf("after 3h, kept %d transitions (%s), want the newest %d", len(h), h, MinKept)
+	}
+	c := Config{Threshold: 1, Window: model.Duration(time.Hour)}
+	if v := c.Damp(alert.ActionPage, h, true, t0.Add(3*time.Hour)); v.Transitions != 1 || v.Flapping {
+		t.Errorf("after 3h, the old transitions kept counted: %+v, want 1 transition, not flapping", v)
 	}
 	if _, c := h.Record(Transition{At: t0.Add(4 * time.Hour), Firing: true}, time.Hour); c != Unchanged {
 		t.Error("a repeated firing report counted as a transition")

@@ -69,8 +69,9 @@ const (
 // Record records that the alert is firing (or resolved) at t.At — its
 // startsAt when firing, its endsAt when resolved — and returns the history
 // trimmed to what Damp needs: transitions older than window before the
-// newest are dropped, except the newest one (it tells the current state),
-// and at most MaxEntries are kept. The receiver is not modified.
+// newest are dropped, except the newest MinKept (the newest tells the
+// current state; the two before it, the firing a resolve ended and that
+// resolve), and at most MaxEntries are kept. The receiver is not modified.
 //
 // A report of the state the alert is already in changes nothing. A report
 // whose time is before the newest transition is no transition either, and
@@ -79,9 +80,9 @@ const (
 //   - a firing that started before the last resolve says that it was
 //     firing all along: that resolve is withdrawn (Resumed) — Alertmanager
 //     resolves an alert whose resends from Prometheus lapsed, and fires it
-//     again, with the same startsAt, when they resume; with the firing
-//     before that resolve no longer in the history (it started more than a
-//     window before it), this firing takes its place;
+//     again, with the same startsAt, when they resume; with no firing
+//     before that resolve in the history (the resolve was the first
+//     transition recorded), this firing takes its place;
 //   - a resolve that ended before the last firing started is the late
 //     report of an earlier firing (an Alertmanager peer lagging): nothing
 //     changes.
@@ -106,13 +107,22 @@ func (h History) Record(t Transition, window time.Duration) (out History, c Chan
 	return out.Trim(t.At, window), Appended
 }
 
+// MinKept is the fewest transitions Trim keeps however old they are: a
+// firing, its resolve and the firing after it — what the cool-down rule
+// reads (a re-fire within cool_down of the resolve of a firing that
+// paged), and what tells whether a resolve's firing was held as a ticket.
+// A firing that lasted longer than the window is still the one its
+// resolve ended. Older transitions count towards nothing: Damp counts
+// those within the window only.
+const MinKept = 3
+
 // Trim drops transitions older than window before now, keeping at least the
-// newest one, and keeps at most the newest MaxEntries. It returns a
+// newest MinKept, and keeps at most the newest MaxEntries. It returns a
 // sub-slice of h.
 func (h History) Trim(now time.Time, window time.Duration) History {
 	from := now.Add(-window)
 	i := 0
-	for i < len(h)-1 && h[i].At.Before(from) {
+	for i < len(h)-MinKept && h[i].At.Before(from) {
 		i++
 	}
 	if len(h)-i > MaxEntries {
