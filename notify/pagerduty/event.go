@@ -373,37 +373,7 @@ const maxLinkLabel = 64
 // between any two, the alert's position added where that text repeats
 // ("h1 #2"), else its position alone ("#2").
 func tellApart(alerts []*template.Alert) []string {
-	var differ []string
-	names := map[string]bool{}
-	for _, a := range alerts {
-		for name := range a.Labels {
-			if names[name] {
-				continue
-			}
-			names[name] = true
-			for _, b := range alerts {
-				if b.Labels[name] != a.Labels[name] {
-					differ = append(differ, name)
-					break
-				}
-			}
-		}
-	}
-	rank := func(name string) int {
-		switch name {
-		case "alertname":
-			return 0
-		case "instance":
-			return 1
-		}
-		return 2
-	}
-	sort.Slice(differ, func(i, j int) bool {
-		if ri, rj := rank(differ[i]), rank(differ[j]); ri != rj {
-			return ri < rj
-		}
-		return differ[i] < differ[j]
-	})
+	differ := notify.DifferingLabels(alerts)
 	out := make([]string, len(alerts))
 	value := func(a *template.Alert, name string) string {
 		v, _ := notify.TruncateInRunes(a.Labels[name], maxLinkLabel)
