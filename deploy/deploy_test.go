@@ -559,7 +559,8 @@ func TestAlertmanagerSnippetIsValidAndFitsTheRouter(t *testing.T) {
 		{"max_alerts is 1000", wh.MaxAlerts == 1000},
 		{"the timeout is below group_interval", dur(wh.Timeout) < dur(am.Route.GroupInterval)},
 		{"the timeout outlasts the router's webhook.timeout, so the router answers first", dur(wh.Timeout) > time.Duration(config.DefaultWebhook().Timeout)},
-		{"repeat_interval equals the router's dedup.repeat_interval", dur(am.Route.RepeatInterval) == time.Duration(rc.Dedup.RepeatInterval)},
+		{"repeat_interval is at most 15m (a page held by a mute interval or flap damping goes out at the first repeat after the hold) and below the router's dedup.repeat_interval (its reminders)",
+			dur(am.Route.RepeatInterval) <= 15*time.Minute && dur(am.Route.RepeatInterval) < time.Duration(rc.Dedup.RepeatInterval)},
 		{"the authorization is a bearer token from a file", wh.HTTPConfig.Authorization.Type == "Bearer" && wh.HTTPConfig.Authorization.CredentialsFile != ""},
 		{"group_by is alertname, service, slo", fmt.Sprint(am.Route.GroupBy) == "[alertname service slo]"},
 	}

@@ -190,7 +190,14 @@ func (m *Main) testRoute(p *routing.Pipeline, list string) int {
 		fmt.Fprintln(m.Stderr, "decided none: recorded, never sent (Alertmanager would send it to its route's receiver)")
 	}
 	for _, why := range muted {
-		fmt.Fprintf(m.Stderr, "muted at %s, serve records it and sends nothing through this route: %s\n", now.Format(time.RFC3339), why)
+		later := ""
+		if strings.Contains(why, "time_intervals") {
+			// Alertmanager sends a notification its own interval muted at
+			// the group's next flush after the interval; the router has no
+			// timer: the alert goes out when Alertmanager sends it again.
+			later = " (a firing muted now is sent when Alertmanager sends it again after the interval: at the group's next change or its repeat_interval)"
+		}
+		fmt.Fprintf(m.Stderr, "muted at %s, serve records it and sends nothing through this route: %s%s\n", now.Format(time.RFC3339), why, later)
 	}
 	fmt.Fprintln(m.Stdout, strings.Join(receivers, ","))
 	return 0

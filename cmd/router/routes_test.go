@@ -102,6 +102,12 @@ func TestAlertmanagerRouteKeysRouteMuteAndGroup(t *testing.T) {
 			if why != "" && !strings.Contains(errs, "sends nothing through this route: "+why) {
 				t.Errorf("team %s: --test-route does not say %q:\n%s", tc.team, why, errs)
 			}
+			// A time interval holds a firing until Alertmanager sends it
+			// again (the router has no timer); a blackhole never sends.
+			later := strings.Contains(errs, why+" (a firing muted now is sent when Alertmanager sends it again after the interval")
+			if why != "" && later != strings.Contains(why, "time_intervals") {
+				t.Errorf("team %s: --test-route says when %q sends (%v), want only for a time interval:\n%s", tc.team, why, later, errs)
+			}
 		}
 		if tc.mutedBy == "" && tc.mutedRoutes == "" && strings.Contains(errs, "muted") {
 			t.Errorf("team %s: --test-route says muted with nothing muted:\n%s", tc.team, errs)
