@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -52,5 +53,43 @@ func TestALateResolveWithoutEndsAtKeepsTheLivePage(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("PagerDuty got %d resolves, want 1 (s1's): the live instance s2 still fires (events %v)", n, e.pd.events())
+	}
+}
+
+// A resolve whose endsAt is before its own startsAt (Alertmanager refuses
+// such alerts; another sender's defect) resolves its page: decode drops the
+// end (flagged endsAt_invalid), so the resolve goes by its fingerprint and
+// start. Before, the incident's Leave kept the member as one that started
+// after the resolve ended: answered 200, PagerDuty never resolved, the
+// incident open for good.
+func TestAResolveEndingBeforeItsStartResolvesThePage(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { resolveEndingBeforeStart(t, newEnv(t)) })
+	t.Run("redis", func(t *testing.T) {
+		srv := redistest.Start(t)
+		resolveEndingBeforeStart(t, redisEnv(t, []string{srv.Addr()}, false))
+	})
+}
+
+func resolveEndingBeforeStart(t *testing.T, e *env) {
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd} // holds incidents, as PagerDuty does
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	start := e.clock.Now().Add(-5 * time.Minute)
+	a := tAlert("TTFTHigh", "firing", "page")
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	mustProcess(t, p, a)
+	e.clock.Advance(time.Minute)
+	a.Status, a.EndsAt = "resolved", "2001-01-01T00:00:00Z"
+	sum := mustProcess(t, p, a)
+	var resolves int
+	for _, n := range e.pd.notifications() {
+		if n.Kind == alert.KindResolved && n.IncidentResolved { // PagerDuty's resolve event
+			resolves++
+		}
+	}
+	if resolves != 1 {
+		t.Errorf("PagerDuty got %d resolves, want 1 (summary %+v)", resolves, sum)
 	}
 }

@@ -315,23 +315,35 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 	if badUTF8 {
 		a.Flags = append(a.Flags, alert.FlagInvalidUTF8)
 	}
+	var start time.Time
+	var startErr error
+	if w.StartsAt != "" {
+		start, startErr = parseTime(w.StartsAt)
+	}
 	switch {
-	case w.StartsAt == "":
+	case w.StartsAt == "" || (startErr == nil && start.IsZero()):
+		// Go's zero time (0001-01-01T00:00:00Z) is how a Go sender says
+		// "no start": taken as missing, not shown as year 1.
 		a.StartsAt = m.ReceivedAt
 		a.Flags = append(a.Flags, alert.FlagStartsAtMissing)
+	case startErr != nil:
+		a.StartsAt = m.ReceivedAt
+		a.Flags = append(a.Flags, alert.FlagStartsAtInvalid)
 	default:
-		t, err := parseTime(w.StartsAt)
-		if err != nil {
-			t = m.ReceivedAt
-			a.Flags = append(a.Flags, alert.FlagStartsAtInvalid)
-		}
-		a.StartsAt = t
+		a.StartsAt = start
 	}
 	if w.EndsAt != "" {
 		t, err := parseTime(w.EndsAt)
-		if err != nil {
+		switch {
+		case err != nil:
 			a.Flags = append(a.Flags, alert.FlagEndsAtInvalid)
-		} else {
+		case !t.IsZero() && !a.IdentityStart().IsZero() && t.Before(a.StartsAt):
+			// An end before the alert's own start (Alertmanager refuses
+			// such alerts; another sender's defect) would read as the late
+			// resolve of an earlier instance and close nothing: dropped,
+			// so a resolve goes by its fingerprint, as one without endsAt.
+			a.Flags = append(a.Flags, alert.FlagEndsAtInvalid)
+		default:
 			a.EndsAt = t
 		}
 	}

@@ -133,6 +133,38 @@ func TestDecodeFallsBackToTheTimeOfReceipt(t *testing.T) {
 	}
 }
 
+// Go's zero time as startsAt is "no start" (a Go sender's empty
+// time.Time): the time of receipt, flagged startsAt_missing like a missing
+// one, the same identity (the fingerprint alone). An endsAt before the
+// alert's own start (Alertmanager refuses those) is dropped and flagged:
+// kept, it read as the late resolve of an earlier instance and the resolve
+// closed nothing. An endsAt of the zero time (Alertmanager's for a firing)
+// is no end and no defect.
+func TestDecodeReadsZeroStartAndEndBeforeStart(t *testing.T) {
+	body := `{"version":"4","status":"resolved","receiver":"r","groupKey":"{}:{}","alerts":[
+	 {"status":"firing","labels":{"alertname":"A"},"fingerprint":"a1","startsAt":"0001-01-01T00:00:00Z","endsAt":"0001-01-01T00:00:00Z"},
+	 {"status":"resolved","labels":{"alertname":"B"},"fingerprint":"b1","startsAt":"2026-12-02T10:00:00Z","endsAt":"2001-01-01T00:00:00Z"},
+	 {"status":"resolved","labels":{"alertname":"C"},"fingerprint":"c1","startsAt":"2026-12-02T10:00:00Z","endsAt":"2026-12-02T10:05:00+05:30"},
+	 {"status":"resolved","labels":{"alertname":"D"},"fingerprint":"d1","startsAt":"2026-12-02T10:00:00Z","endsAt":"2026-12-02T10:05:00Z"}]}`
+	msg, err := webhook.Decode([]byte(body), receivedAt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := msg.Items[0]
+	if !a.StartsAt.Equal(receivedAt) || !a.IdentityStart().IsZero() || !slices.Equal(a.Flags, []string{alert.FlagStartsAtMissing}) || !a.EndsAt.IsZero() {
+		t.Errorf("zero startsAt: startsAt %v identity %v flags %v endsAt %v; want the time of receipt, no identity start, startsAt_missing, no end",
+			a.StartsAt, a.IdentityStart(), a.Flags, a.EndsAt)
+	}
+	for _, i := range []int{1, 2} { // 10:05+05:30 is 04:35Z, before the start
+		if b := msg.Items[i]; !b.EndsAt.IsZero() || !slices.Equal(b.Flags, []string{alert.FlagEndsAtInvalid}) || b.Status != "resolved" {
+			t.Errorf("alert %d, endsAt before startsAt: endsAt %v flags %v status %s; want no end, endsAt_invalid, still resolved", i, b.EndsAt, b.Flags, b.Status)
+		}
+	}
+	if d := msg.Items[3]; d.EndsAt.IsZero() || len(d.Flags) != 0 {
+		t.Errorf("a good resolve: endsAt %v flags %v", d.EndsAt, d.Flags)
+	}
+}
+
 // Go's RFC 3339 parser takes the zone offsets +24:00 and +23:60, which
 // RFC 3339 does not allow and time's JSON encoding refuses: such a time
 // is unparsable (flagged, the time of receipt), so that the journal and a
