@@ -433,14 +433,23 @@ func refired(cfg flap.Config, v flap.Verdict, h flap.History, paged time.Time, a
 	return v
 }
 
+// maxClockAhead bounds how far an alert's time may be ahead of this
+// replica's clock and still be taken as it is: Alertmanager's and
+// Prometheus' clocks ahead of this replica's (replicas whose clocks
+// disagree by minutes must record one alert's transitions alike), not a
+// time made up (a startsAt years ahead), which reads as now.
+const maxClockAhead = time.Hour
+
 // transitionTime is when the alert entered its current state: its startsAt
-// when firing, its endsAt when resolved, now when Alertmanager sent none.
+// when firing, its endsAt when resolved — the alert's own times, which all
+// replicas read alike —, now when Alertmanager sent none or one more than
+// maxClockAhead ahead of now.
 func transitionTime(a *alert.Alert, now time.Time) time.Time {
 	t := a.IdentityStart()
 	if !a.Firing() {
 		t = a.EndsAt
 	}
-	if t.IsZero() || t.After(now) {
+	if t.IsZero() || t.After(now.Add(maxClockAhead)) {
 		return now
 	}
 	return t

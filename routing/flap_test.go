@@ -117,6 +117,14 @@ type flapStep struct {
 // with the default flap damping, and checks where each transition went.
 func runFlap(t *testing.T, e *env, steps []flapStep) {
 	t.Helper()
+	runFlapSkewed(t, e, steps, 0)
+}
+
+// runFlapSkewed is runFlap with the alerts' timestamps skew ahead of the
+// router's clock (Alertmanager's and Prometheus' clock ahead of this
+// replica's).
+func runFlapSkewed(t *testing.T, e *env, steps []flapStep, skew time.Duration) {
+	t.Helper()
 	p := e.pipeline()
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
@@ -135,9 +143,9 @@ func runFlap(t *testing.T, e *env, steps []flapStep) {
 		}
 		a := tAlert("TTFTHigh", status, "page")
 		a.Annotations["test_action"] = action
-		a.StartsAt = start.Format(time.RFC3339Nano)
+		a.StartsAt = start.Add(skew).Format(time.RFC3339Nano)
 		if !s.firing {
-			a.EndsAt = at.Format(time.RFC3339Nano)
+			a.EndsAt = at.Add(skew).Format(time.RFC3339Nano)
 		}
 		pdBefore, slackBefore := len(e.pd.notifications()), len(e.slack.notifications())
 		mustProcess(t, p, a)
@@ -443,4 +451,41 @@ func TestALongFiringsRefireWithinCoolDownIsDamped(t *testing.T) {
 		srv := redistest.Start(t)
 		runFlap(t, redisEnv(t, []string{srv.Addr()}, false), long)
 	})
+}
+
+// Two replicas whose clocks disagree by minutes (a broken NTP) damp a
+// flapping alert as replicas in step do. Before, the replica behind took
+// every alert time in its future for its own now: a re-fire it handled
+// read as earlier than the resolve the other replica recorded (that
+// resolve withdrawn as Alertmanager's own), so the re-fire paged again.
+func TestFlapDampingHoldsAcrossReplicasWhoseClocksDisagree(t *testing.T) {
+	for _, behind := range []time.Duration{2 * time.Minute, 10 * time.Minute} {
+		t.Run(behind.String(), func(t *testing.T) {
+			e := newEnv(t)
+			cfg := flap.DefaultConfig()
+			inStep, late := e.pipeline(), e.pipeline()
+			inStep.Flap, late.Flap = &cfg, &cfg
+			late.Now = func() time.Time { return e.clock.Now().Add(-behind) }
+			start := e.clock.Now()
+			send := func(p *routing.Pipeline, status string) {
+				t.Helper()
+				a := tAlert("TTFTHigh", status, "page")
+				a.StartsAt = start.Format(time.RFC3339Nano)
+				if status == "resolved" {
+					a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+				}
+				mustProcess(t, p, a)
+			}
+			send(inStep, "firing") // pages
+			e.clock.Advance(5 * time.Second)
+			send(inStep, "resolved")
+			e.clock.Advance(5 * time.Second)
+			start = e.clock.Now()
+			before := len(e.pd.notifications())
+			send(late, "firing") // 5s after its page resolved: damped
+			if got := e.pd.notifications()[before:]; len(got) != 0 {
+				t.Fatalf("the re-fire on the replica %s behind sent PagerDuty %d notifications (%s), want none: damped to a ticket", behind, len(got), got[0].Kind)
+			}
+		})
+	}
 }
