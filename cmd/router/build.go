@@ -118,6 +118,19 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 	return d
 }
 
+// markEpoch marks when the store's state began (dedup.Epoch), in the
+// background: serve does it for each store it opens, and on every readiness
+// probe, so a store restarted empty gets an epoch close to its restart.
+// Best effort: a resolve reads it too, and marks it when missing. Not done
+// by openState: check-config opens the store without writing to it.
+func (st *state) markEpoch() {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = dedup.MarkEpoch(ctx, st.store, st.cfg.KeyPrefix, time.Now())
+	}()
+}
+
 // openState builds the store client of cfg (it connects lazily) and what
 // lives on it; replay lets the console re-send dead letters.
 func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
@@ -132,15 +145,6 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 		s = r
 	}
 	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay, memory: cfg.Redis == nil}
-	// When the store's state began (dedup.Epoch): marked now, and on every
-	// readiness probe, so a store restarted empty gets an epoch close to
-	// its restart. Best effort: a resolve reads it too, and marks it when
-	// missing.
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = dedup.MarkEpoch(ctx, s, cfg.KeyPrefix, time.Now())
-	}()
 	j := store.OpenJournal(s, journal.StreamKey(cfg.KeyPrefix), store.DefaultJournalRetention)
 	st.journal = journal.NewWriter(j, d.journalMetrics, journal.WriterOptions{Replica: d.replica, Logger: d.logger})
 	st.replayer = &journal.Replayer{Journal: j, Claims: s, KeyPrefix: cfg.KeyPrefix, Owner: d.replica,

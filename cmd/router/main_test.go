@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes of a server.
@@ -419,5 +421,25 @@ func TestCheckConfigNamesTheRedisTopology(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "store: "+want) {
 			t.Errorf("%s: exit %d, %s%s; want %q", redis, code, out, errs, want)
 		}
+	}
+}
+
+// check-config opens the store client without writing to the store (the
+// README says it does not connect): before, it marked the store's epoch
+// (SET NX <prefix>epoch) in the production Redis, with the clock of the
+// machine it ran on. serve marks it.
+func TestCheckConfigWritesNothingToRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}, key_prefix: 'chk:'}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	if code, out, errs := runMain(t, "--config.file="+p, "check-config"); code != 0 {
+		t.Fatalf("check-config exit %d: %s%s", code, out, errs)
+	}
+	// The epoch was marked in the background: look for a second, longer
+	// than that write takes on a loopback Redis.
+	for range 10 {
+		if n, err := redistest.Do(srv.Addr(), "DBSIZE"); err != nil || n != "0" {
+			t.Fatalf("after check-config the store holds %s keys (%v), want none", n, err)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }

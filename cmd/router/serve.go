@@ -156,6 +156,7 @@ func (rt *runtime) reload() error {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
 			return inConfig(cfg, err)
 		}
+		st.markEpoch()
 	} else {
 		// Same client; fail_closed and key_prefix come from the new config.
 		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred, journal: st.journal,
@@ -318,6 +319,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return inConfig(cfg, err)
 	}
+	st.markEpoch()
 	rt = &runtime{m: m, deps: d,
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
