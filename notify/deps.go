@@ -26,6 +26,7 @@ func (d Deps) WithDefaults() Deps {
 	if d.Templates == nil {
 		d.Templates = BuiltinTemplates()
 	}
+	d.Templates = d.Templates.WithMetrics(d.Metrics) // count render failures (nil Metrics: unchanged)
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -38,6 +38,9 @@ type Metrics struct {
 	failures      *prometheus.CounterVec
 	attempts      *prometheus.CounterVec
 	duration      *prometheus.HistogramVec
+	// renders counts the template renders that failed, or rendered empty
+	// where a built-in text stood in (Templates.WithMetrics).
+	renders *prometheus.CounterVec
 }
 
 // NewMetrics creates the metrics and registers them on reg (nil: not
@@ -62,11 +65,37 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "Time to deliver one notification, retries included, per integration.",
 			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}, []string{"receiver", "integration"}),
+		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "alertrouter_template_render_failures_total",
+			Help: "Template renders that failed, or rendered empty where a built-in text stood in, by receiver and field (the configuration key rendered: summary, title, details.<key> …).",
+		}, []string{"receiver", "field"}),
 	}
 	if reg != nil {
-		reg.MustRegister(m.notifications, m.failures, m.attempts, m.duration)
+		reg.MustRegister(m.notifications, m.failures, m.attempts, m.duration, m.renders)
 	}
 	return m
+}
+
+// PrecreateRenderFailures creates the series of
+// alertrouter_template_render_failures_total of a receiver's fields at
+// zero, so that an alert on its increase sees the first failure. A nil
+// Metrics does nothing.
+func (m *Metrics) PrecreateRenderFailures(receiver string, fields ...string) {
+	if m == nil {
+		return
+	}
+	for _, f := range fields {
+		m.renders.WithLabelValues(receiver, f)
+	}
+}
+
+// renderFailure counts one failed (or empty, fallen back) render of field
+// for receiver. A nil Metrics does nothing.
+func (m *Metrics) renderFailure(receiver, field string) {
+	if m == nil {
+		return
+	}
+	m.renders.WithLabelValues(receiver, field).Inc()
 }
 
 // Integration returns the metrics of one integration of a receiver with

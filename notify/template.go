@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	tmplhtml "html/template"
@@ -59,12 +60,16 @@ type Data struct {
 func NewData(n *alert.Notification) *Data {
 	d := n.Data
 	if d == nil {
+		// No webhook (a replayed dead letter, a test): the alerts' common
+		// labels and annotations computed as Alertmanager does, so the
+		// texts that read them say what the alerts share.
 		d = &template.Data{Receiver: n.Receiver}
 		for _, r := range n.Results {
 			if r.Alert != nil {
 				d.Alerts = append(d.Alerts, r.Alert.Alert)
 			}
 		}
+		alert.SetCommon(d)
 	}
 	return &Data{
 		Data:             d,
@@ -75,6 +80,47 @@ func NewData(n *alert.Notification) *Data {
 		Results:          n.Results,
 		ConsoleURL:       n.ConsoleURL,
 	}
+}
+
+// maxLocationValue bounds the runes Location takes from a label value.
+const maxLocationValue = 64
+
+// Location says where the notification's alerts fire, from the labels they
+// all share (.CommonLabels): cluster and namespace, then the object — the
+// pod, else the node, else the instance — as "cluster=prod namespace=shop
+// pod=api-7f9c", each value cut to 64 runes. The instance is left out when
+// the job is kube-state-metrics: it is the exporter's, not the object's.
+// For one alert these are its own labels; "" when the alerts share none.
+// The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
+func (d *Data) Location() string {
+	if d == nil || d.Data == nil {
+		return ""
+	}
+	l := d.CommonLabels
+	object := ""
+	switch {
+	case l["pod"] != "":
+		object = "pod"
+	case l["node"] != "":
+		object = "node"
+	case l["instance"] != "" && l["job"] != "kube-state-metrics":
+		object = "instance"
+	}
+	var b strings.Builder
+	for _, name := range [...]string{"cluster", "namespace", object} {
+		v := l[name]
+		if name == "" || v == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		v, _ = TruncateInRunes(v, maxLocationValue)
+		b.WriteString(name)
+		b.WriteByte('=')
+		b.WriteString(v)
+	}
+	return b.String()
 }
 
 // Templates renders notification text in Alertmanager's template language:
@@ -88,6 +134,26 @@ type Templates struct {
 	// ExecuteTextString, with each text parsed once instead of on every call.
 	userTexts    *compiledTexts
 	builtinTexts *compiledTexts
+	// metrics counts the failed and empty renders (nil: not counted).
+	metrics *Metrics
+	// emptyLogged holds the receiver and field ("receiver\x00field") of
+	// every empty render already logged at warn; later ones are logged at
+	// debug (the counter tells how often). Shared by WithMetrics copies.
+	emptyLogged *sync.Map
+}
+
+// WithMetrics returns t counting its failed renders, and its empty ones a
+// built-in text stood in for, in m's
+// alertrouter_template_render_failures_total (labelled by the data's
+// receiver and the field rendered). The copy shares t's parsed templates.
+// A nil m returns t.
+func (t *Templates) WithMetrics(m *Metrics) *Templates {
+	if m == nil {
+		return t
+	}
+	c := *t
+	c.metrics = m
+	return &c
 }
 
 var (
@@ -246,13 +312,13 @@ func LoadTemplates(globs []string) (*Templates, error) {
 		}
 	}
 	b, bt := builtinTemplate()
-	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt}, nil
+	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}}, nil
 }
 
 // BuiltinTemplates returns Templates with the built-in templates only.
 func BuiltinTemplates() *Templates {
 	b, bt := builtinTemplate()
-	return &Templates{user: b, builtin: b, userTexts: bt, builtinTexts: bt}
+	return &Templates{user: b, builtin: b, userTexts: bt, builtinTexts: bt, emptyLogged: &sync.Map{}}
 }
 
 // Check reports whether text parses as a template against the loaded
@@ -338,26 +404,87 @@ func walkBranch(walk func(parse.Node) (string, bool), b *parse.BranchNode) (stri
 // fails to parse or execute, Render logs the error (field names what was
 // being rendered) and renders fallback with the built-in templates only, so
 // a broken user template never costs a notification; if even that fails it
-// returns "" and the caller uses its own plain text.
+// returns "" and the caller uses its own plain text. When text renders
+// empty (white space only) and there is a fallback, Render renders the
+// fallback with the built-in templates too — '{{ .CommonAnnotations.summary }}'
+// is empty whenever the alerts' summaries differ — and logs it at warn the
+// first time for the receiver and field, at debug after that. Without a
+// fallback an empty result is returned as it is: empty means something
+// there (no severity, no class). Failed renders, and empty ones the
+// fallback stood in for, are counted (WithMetrics).
 func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, data *Data) string {
 	if text == "" {
 		text = fallback
 	}
 	s, err := t.userTexts.execute(text, data)
 	if err == nil {
-		return strings.TrimSpace(s)
+		if s = strings.TrimSpace(s); s != "" || fallback == "" {
+			return s
+		}
+	} else if logger != nil {
+		logger.Warn("template render failed, using the built-in text", "field", field, "err", err)
 	}
-	if logger != nil {
-		logger.Warn("template render failed, using the built-in text", "field", field, "receiver", data.Receiver, "err", err)
-	}
-	s, err = t.builtinTexts.execute(fallback, data)
-	if err != nil {
+	b, berr := t.builtinTexts.execute(fallback, data)
+	if berr != nil {
+		t.metrics.renderFailure(receiverOf(data), field)
 		if logger != nil {
-			logger.Error("built-in template render failed, using plain text", "field", field, "receiver", data.Receiver, "err", err)
+			logger.Error("built-in template render failed, using plain text", "field", field, "err", berr)
 		}
 		return ""
 	}
-	return strings.TrimSpace(s)
+	b = strings.TrimSpace(b)
+	if err == nil {
+		if b == "" {
+			return "" // the built-in text is empty too: nothing was lost
+		}
+		t.renderedEmpty(logger, field, text, data)
+	} else {
+		t.metrics.renderFailure(receiverOf(data), field)
+	}
+	return b
+}
+
+// renderedEmpty counts and logs a text of field that rendered empty, the
+// built-in text used instead.
+func (t *Templates) renderedEmpty(logger *slog.Logger, field, text string, data *Data) {
+	receiver := receiverOf(data)
+	t.metrics.renderFailure(receiver, field)
+	if logger == nil {
+		return
+	}
+	level := slog.LevelWarn
+	if t.emptyLogged != nil {
+		if _, logged := t.emptyLogged.LoadOrStore(receiver+"\x00"+field, true); logged {
+			level = slog.LevelDebug
+		}
+	}
+	shown, _ := TruncateInRunes(text, 200)
+	logger.Log(context.Background(), level, "template rendered empty, using the built-in text (logged at warn once per receiver and field, counted in alertrouter_template_render_failures_total)",
+		"field", field, "template", shown)
+}
+
+// TryRender renders text with data, for a field that is left out when its
+// template fails: it returns false when text fails to parse or execute,
+// after logging the error and counting it (WithMetrics). An empty text
+// renders "".
+func (t *Templates) TryRender(logger *slog.Logger, field, text string, data *Data) (string, bool) {
+	s, err := t.userTexts.execute(text, data)
+	if err != nil {
+		t.metrics.renderFailure(receiverOf(data), field)
+		if logger != nil {
+			logger.Warn("template render failed, leaving the field out", "field", field, "err", err)
+		}
+		return "", false
+	}
+	return strings.TrimSpace(s), true
+}
+
+// receiverOf is the receiver of template data ("" for none).
+func receiverOf(data *Data) string {
+	if data == nil || data.Data == nil {
+		return ""
+	}
+	return data.Receiver
 }
 
 // IsTemplate reports whether a configuration value is a template (holds

@@ -26,7 +26,7 @@ func TestBuiltinTemplates(t *testing.T) {
 	tm := notify.BuiltinTemplates()
 	tests := []struct{ name, text, want string }{
 		{"the title names decision, alert, sector, KPI and counts", notify.DefaultTitle, "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 2 firing"},
-		{"the summary adds the alert's summary annotation", notify.DefaultSummary, "TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)"},
+		{"the summary counts the alerts and adds their summary annotation", notify.DefaultSummary, "[FIRING:2] TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)"},
 		{"the text is the description", notify.DefaultText, "Time to first token of model llama-70b breaches its SLO."},
 		{"results expose the classification", `{{ range .Results }}{{ .Classification.IncidentClass }} {{ end }}`, "latency latency"},
 		{"Alertmanager's own templates work", `{{ template "__subject" . }}`, "[FIRING:2] TTFTHigh (vllm)"},
@@ -158,6 +158,7 @@ func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
 	}
 	var nilMetrics *notify.Metrics
 	nilMetrics.Integration("r", "x").Attempt() // must not panic
+	nilMetrics.PrecreateRenderFailures("r", "summary")
 }
 
 // routeLabels "name" renders the route label Alertmanager (v0.35 and later)

@@ -368,8 +368,7 @@ func merge(bs []*batch) *alert.Notification {
 			break
 		}
 	}
-	data.CommonLabels = common(data.Alerts, func(a template.Alert) template.KV { return a.Labels })
-	data.CommonAnnotations = common(data.Alerts, func(a template.Alert) template.KV { return a.Annotations })
+	alert.SetCommon(&data)
 	groups := data.GroupLabels
 	data.GroupLabels = template.KV{}
 	for k, v := range groups {

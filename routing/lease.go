@@ -387,8 +387,7 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 		data.Status = "firing"
 	}
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
-	data.CommonLabels = common(data.Alerts, func(a template.Alert) template.KV { return a.Labels })
-	data.CommonAnnotations = common(data.Alerts, func(a template.Alert) template.KV { return a.Annotations })
+	alert.SetCommon(data)
 	// Group labels: Alertmanager's group labels, narrowed to what this
 	// incident's alerts have in common.
 	data.GroupLabels = template.KV{}
@@ -399,29 +398,4 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 	}
 	n.Data = data
 	return n
-}
-
-// common returns the pairs every alert has (Alertmanager's CommonLabels):
-// for one alert its own map, shared (template data is read-only).
-func common(alerts template.Alerts, kv func(template.Alert) template.KV) template.KV {
-	switch len(alerts) {
-	case 0:
-		return template.KV{}
-	case 1:
-		return kv(alerts[0])
-	}
-	out := template.KV{}
-	for k, v := range kv(alerts[0]) {
-		shared := true
-		for _, a := range alerts[1:] {
-			if kv(a)[k] != v {
-				shared = false
-				break
-			}
-		}
-		if shared {
-			out[k] = v
-		}
-	}
-	return out
 }

@@ -87,6 +87,11 @@ func Notification(receiver string, kind alert.Kind, action alert.Action, results
 	if resolved {
 		d.Status = "resolved"
 	}
+	// The annotations the alerts share, as routing computes them (the
+	// labels stay the fixed ones above).
+	labels := d.CommonLabels
+	alert.SetCommon(d)
+	d.CommonLabels = labels
 	return &alert.Notification{
 		Receiver: receiver,
 		Incident: "llm-inference-gpu/chat/TTFT",
@@ -154,8 +159,26 @@ func Failures(t testing.TB, reg prometheus.Gatherer, integration string) map[str
 	return byLabel(t, reg, "alertrouter_notification_failures_total", integration, "reason")
 }
 
+// RenderFailures reads alertrouter_template_render_failures_total by
+// "receiver/field".
+func RenderFailures(t testing.TB, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
+	return counters(t, reg, "alertrouter_template_render_failures_total", func(l map[string]string) (string, bool) {
+		return l["receiver"] + "/" + l["field"], true
+	})
+}
+
 // byLabel reads the counter name of integration by the value of label.
 func byLabel(t testing.TB, reg prometheus.Gatherer, name, integration, label string) map[string]float64 {
+	t.Helper()
+	return counters(t, reg, name, func(l map[string]string) (string, bool) {
+		return l[label], l["integration"] == integration
+	})
+}
+
+// counters reads the counter name by the key key makes of each series'
+// labels, skipping the series it reports false for.
+func counters(t testing.TB, reg prometheus.Gatherer, name string, key func(labels map[string]string) (string, bool)) map[string]float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -171,8 +194,8 @@ func byLabel(t testing.TB, reg prometheus.Gatherer, name, integration, label str
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			if labels["integration"] == integration {
-				out[labels[label]] = m.GetCounter().GetValue()
+			if k, ok := key(labels); ok {
+				out[k] = m.GetCounter().GetValue()
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package pagerduty
 
 import (
+	"errors"
 	"net/url"
 	"regexp"
 	"sort"
@@ -62,7 +63,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if summary == "" {
 		summary = no.Incident
 	}
-	summary, _ = notify.TruncateInRunes(summary, maxSummary)
+	summary = notify.TruncateText(summary, maxSummary)
 
 	severity := derivedSeverity(no.Action)
 	if n.cfg.Severity != "" {
@@ -108,12 +109,13 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		payload.Timestamp = lead.Alert.StartsAt.UTC().Format(time.RFC3339)
 	}
 	alerts := AlertsURL(no, data)
+	builtin := links(no, data, alerts)
 	full = &pd.V2Event{
 		RoutingKey: n.routingKey,
 		Action:     "trigger",
 		DedupKey:   dedup,
 		Client:     n.clientName(data),
-		Links:      append(links(no, data, alerts), n.configuredLinks(t, data)...),
+		Links:      append(builtin, n.configuredLinks(t, data, builtin)...),
 		Images:     n.images(t, data),
 		Payload:    payload,
 	}
@@ -136,6 +138,16 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 
 // details builds custom_details. A map keeps the JSON keys sorted, so the
 // event is stable for golden files and readable in PagerDuty.
+//
+// The operator's keys (details, Alertmanager's; custom_details, the
+// router's, which wins when both set one key) are their explicit choice and
+// win over the router's own of the same name: Alertmanager's default
+// details — firing and resolved as the list of instances, num_firing and
+// num_resolved — kept by a receiver ported from Alertmanager read as there.
+// The router's value a key displaces moves to its second name (detailName):
+// the counts firing and resolved to num_firing and num_resolved,
+// Alertmanager's names for them; any other key k to alertrouter_k. A key
+// whose template fails is left out (logged and counted), not sent as null.
 func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string]any {
 	lead := loudest(no)
 	c, d := lead.Classification, lead.Decision
@@ -158,7 +170,7 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 			alerts = append(alerts, alertDetails(r))
 		}
 	}
-	m := map[string]any{
+	builtin := map[string]any{
 		"incident":       no.Incident,
 		"kind":           string(no.Kind),
 		"sector":         c.Sector,
@@ -175,29 +187,63 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 		"alerts":   alerts,
 	}
 	if c.SectorName != "" {
-		m["sector_name"] = c.SectorName
+		builtin["sector_name"] = c.SectorName
 	}
 	if live := no.LiveSLO(lead); live != nil {
-		m["live_slo"] = live.Details
+		builtin["live_slo"] = live.Details
 	}
 	if len(hints) > 0 {
-		m["hints"] = hints
+		builtin["hints"] = hints
 	}
 	if omitted := len(no.Results) - len(alerts); omitted > 0 {
-		m["alerts_omitted"] = omitted
+		builtin["alerts_omitted"] = omitted
 	}
-	for k, text := range n.cfg.CustomDetails {
-		if _, taken := m[k]; !taken {
-			m[k] = n.deps.Templates.Render(n.logger, "custom_details."+k, text, "", data)
+	m := make(map[string]any, len(builtin)+len(n.cfg.Details)+len(n.cfg.CustomDetails))
+	for k, v := range builtin {
+		if name := n.detailName(k); name != "" {
+			m[name] = v
 		}
 	}
 	for k, v := range n.cfg.Details { // Alertmanager's details
-		if _, taken := m[k]; taken {
-			continue
+		if out, ok := n.detail(k, v, data); ok {
+			m[k] = out
 		}
-		m[k] = n.detail(k, v, data)
+	}
+	for k, text := range n.cfg.CustomDetails {
+		if out, ok := n.deps.Templates.TryRender(n.logger, "custom_details."+k, text, data); ok {
+			m[k] = out
+		}
 	}
 	return m
+}
+
+// configuresDetail reports whether the config sets custom_details key k,
+// in details or custom_details.
+func (n *Notifier) configuresDetail(k string) bool {
+	_, inDetails := n.cfg.Details[k]
+	_, inCustom := n.cfg.CustomDetails[k]
+	return inDetails || inCustom
+}
+
+// detailName is the key of custom_details that holds the router's own
+// detail k: k itself, or, when the config sets k, its second name —
+// num_firing and num_resolved for the counts firing and resolved,
+// alertrouter_k for any other —, or "" when the config sets that too.
+func (n *Notifier) detailName(k string) string {
+	if !n.configuresDetail(k) {
+		return k
+	}
+	alias := "alertrouter_" + k
+	switch k {
+	case "firing":
+		alias = "num_firing"
+	case "resolved":
+		alias = "num_resolved"
+	}
+	if n.configuresDetail(alias) {
+		return ""
+	}
+	return alias
 }
 
 // detail renders one entry of Alertmanager's details as Alertmanager does
@@ -206,16 +252,24 @@ func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string
 // that reads as YAML structure or a JSON string ({{ .CommonLabels | toJson }})
 // is sent as that structure; nested mappings become JSON objects (YAML's
 // map[interface{}]interface{} cannot be marshalled: the whole event failed
-// to encode and went out as the minimal event).
-func (n *Notifier) detail(k string, v any, data *notify.Data) any {
+// to encode and went out as the minimal event). It reports false when a
+// template of the entry fails: the entry is left out (Alertmanager fails
+// the whole notification; the router still pages, and a null would read as
+// a value).
+func (n *Notifier) detail(k string, v any, data *notify.Data) (any, bool) {
 	out, err := template.DeepCopyWithTemplate(v, func(text string) (string, error) {
-		return n.deps.Templates.Render(n.logger, "details."+k, text, "", data), nil
+		s, ok := n.deps.Templates.TryRender(n.logger, "details."+k, text, data)
+		if !ok {
+			return "", errDetailFailed
+		}
+		return s, nil
 	})
-	if err != nil { // never: the render function returns no error
-		return v
-	}
-	return out
+	return out, err == nil
 }
+
+// errDetailFailed stops the rendering of a details entry whose template
+// failed (TryRender logged it).
+var errDetailFailed = errors.New("details entry failed to render")
 
 func alertDetails(r *alert.Result) map[string]any {
 	a := r.Alert
@@ -239,7 +293,12 @@ func alertDetails(r *alert.Result) map[string]any {
 		m["labels_omitted"] = len(names) - maxLabels
 	}
 	if s := a.Annotations["summary"]; s != "" {
-		m["summary"], _ = notify.TruncateInRunes(s, 1024)
+		m["summary"] = notify.TruncateText(s, maxAlertText)
+	}
+	// The description says what the summary does not (mixin rules: the
+	// pod, the mountpoint, the % left).
+	if s := a.Annotations["description"]; s != "" && s != a.Annotations["summary"] {
+		m["description"] = notify.TruncateText(s, maxAlertText)
 	}
 	return m
 }
@@ -502,14 +561,23 @@ func (n *Notifier) orDerived(t *notify.Templates, field, text, derived string, d
 }
 
 // configuredLinks renders the links of the config; a link whose href
-// renders empty is dropped, as Alertmanager does.
-func (n *Notifier) configuredLinks(t *notify.Templates, data *notify.Data) []interface{} {
+// renders empty is dropped, as Alertmanager does, and so is one whose href
+// is already linked — by builtin (the event's own links: the runbook, the
+// generator URL …) or by an earlier link of the config.
+func (n *Notifier) configuredLinks(t *notify.Templates, data *notify.Data, builtin []interface{}) []interface{} {
 	var out []interface{}
+	seen := make(map[string]bool, len(builtin)+len(n.cfg.Links))
+	for _, l := range builtin {
+		if l, ok := l.(link); ok {
+			seen[l.Href] = true
+		}
+	}
 	for _, l := range n.cfg.Links {
 		href := t.Render(n.logger, "links.href", l.Href, "", data)
-		if len(href) > maxLinkHref || !notify.WebURL(href) {
+		if len(href) > maxLinkHref || !notify.WebURL(href) || seen[href] {
 			continue
 		}
+		seen[href] = true
 		out = append(out, Link{Href: href, Text: t.Render(n.logger, "links.text", l.Text, "", data)})
 	}
 	return out

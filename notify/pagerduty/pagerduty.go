@@ -42,6 +42,9 @@ const (
 	maxLabels       = 30
 	maxLinks        = 10
 	maxLinkHref     = 2048
+	// maxAlertText bounds, in runes, each alert's summary and description
+	// in custom_details.alerts.
+	maxAlertText = 1024
 )
 
 // Notifier sends notifications to one PagerDuty service. Safe for
@@ -89,6 +92,8 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, fmt.Errorf("custom_details.%s: %w", k, err)
 		}
 	}
+	deps.Templates = deps.Templates.WithMetrics(deps.Metrics)
+	deps.Metrics.PrecreateRenderFailures(name, renderedFields(cfg)...)
 	base, _ := endpointBase(cfg.URL) // checked by Validate
 	httpClient, err := notify.HTTPClient(cfg.HTTPConfig, "pagerduty", time.Duration(cfg.Timeout))
 	if err != nil {
@@ -106,6 +111,35 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		metrics:    deps.Metrics.Integration(name, Integration),
 		logger:     deps.Logger.With("integration", Integration, "receiver", name),
 	}, nil
+}
+
+// renderedFields are the fields of cfg whose renders
+// alertrouter_template_render_failures_total counts: the summary (the
+// built-in one when unset) and every template the config sets.
+func renderedFields(cfg *Config) []string {
+	fields := []string{"summary"}
+	for field, text := range map[string]string{"severity": cfg.Severity, "source": cfg.Source, "client_url": cfg.ClientURL,
+		"class": cfg.Class, "component": cfg.Component, "group": cfg.Group} {
+		if text != "" {
+			fields = append(fields, field)
+		}
+	}
+	if notify.IsTemplate(cfg.Client) {
+		fields = append(fields, "client")
+	}
+	for k := range cfg.Details {
+		fields = append(fields, "details."+k)
+	}
+	for k := range cfg.CustomDetails {
+		fields = append(fields, "custom_details."+k)
+	}
+	if len(cfg.Links) > 0 {
+		fields = append(fields, "links.href", "links.text")
+	}
+	if len(cfg.Images) > 0 {
+		fields = append(fields, "images.src", "images.alt", "images.href")
+	}
+	return fields
 }
 
 // Notify triggers the incident of n when n opens it, resolves it when n

@@ -50,9 +50,15 @@ func (n *Notifier) shrink(full, minimal *pd.V2Event) {
 	}
 	details, _ := full.Payload.Details.(map[string]any)
 	if details != nil {
-		if a, ok := details["alerts"].([]map[string]any); ok {
-			delete(details, "alerts")
-			details["alerts_omitted"] = len(a) + intOf(details["alerts_omitted"])
+		// The router's per-alert details, under the names the operator's
+		// keys leave them (detailName).
+		if alerts := n.detailName("alerts"); alerts != "" {
+			if a, ok := details[alerts].([]map[string]any); ok {
+				delete(details, alerts)
+				if omitted := n.detailName("alerts_omitted"); omitted != "" {
+					details[omitted] = len(a) + intOf(details[omitted])
+				}
+			}
 		}
 		if size() <= maxEvent {
 			n.logger.Warn("event over 512 KB, dropped the per-alert details", "dedup_key", full.DedupKey)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/prometheus/alertmanager/template"
 	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -45,10 +46,17 @@ var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 // esc escapes text for mrkdwn.
 func esc(s string) string { return mrkdwnEscaper.Replace(s) }
 
+var mrkdwnUnescaper = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">")
+
+// unescMrkdwn undoes esc: text escaped for mrkdwn as plain text (a
+// header).
+func unescMrkdwn(s string) string { return mrkdwnUnescaper.Replace(s) }
+
 // section is a section of mrkdwn text, cut to maxSectionText runes at a
-// point that splits no link, escape or code block (truncateMrkdwn).
+// point that splits no link, escape or code block, the cut saying how much
+// it left out (truncateNoted).
 func section(text string) *sl.SectionBlock {
-	text = truncateMrkdwn(text, maxSectionText)
+	text = truncateNoted(text, maxSectionText)
 	return sl.NewSectionBlock(sl.NewTextBlockObject(sl.MarkdownType, text, false, false), nil, nil)
 }
 
@@ -60,10 +68,11 @@ const maxTextSections = 3
 // title, the classification and decision, the text (plain text, escaped
 // here; a long one split over up to maxTextSections sections, at line
 // breaks where it can, within the message's size), the reasons and hints,
-// links, then one section per alert, cut with "…and N more" to stay within
-// 50 blocks. Every cut splits no link, escape, name or character and
-// leaves no code block open (cut.go). pdRef, when set, is the PagerDuty
-// dedup_key of a page.
+// links, then one section per alert (alertLine: what tells it apart from
+// the message's other alerts), cut with "…and N more" to stay within 50
+// blocks. Every cut splits no link, escape, name or character and leaves
+// no code block open (cut.go). pdRef, when set, is the PagerDuty dedup_key
+// of a page.
 func Blocks(no *alert.Notification, data *notify.Data, title, text, pdRef string) []sl.Block {
 	return cardBlocks(no, data, title, esc(text), pdRef)
 }
@@ -75,7 +84,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	if title == "" {
 		title = no.Incident
 	}
-	title, _ = notify.TruncateInRunes(title, maxHeader)
+	title = notify.TruncateText(title, maxHeader)
 	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
 
 	lead := &alert.Result{}
@@ -184,14 +193,10 @@ func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 	for _, b := range blocks {
 		used += blockText(b)
 	}
-	var alerts []*alert.Result
-	for _, r := range results {
-		if r.Alert != nil {
-			alerts = append(alerts, r)
-		}
-	}
+	alerts := withAlert(results)
+	tell := tellApart(alerts)
 	for i, r := range alerts {
-		sec := section(alertLine(r, "\n", 0))
+		sec := section(alertLine(r, tell, "\n", 0, 0))
 		sec.BlockID = alertBlockPrefix + strconv.Itoa(i)
 		last := i == len(alerts)-1
 		// Room for this one, and for "…and N more" after it unless it is
@@ -240,35 +245,185 @@ func blockText(b sl.Block) int {
 	return n
 }
 
-// alertLine is one alert in a message: its name, status, action and
-// fingerprint, then sep and its summary annotation, if any, cut to
-// maxSummary runes when maxSummary > 0.
-func alertLine(r *alert.Result, sep string, maxSummary int) string {
-	a := r.Alert
-	s := "*" + esc(a.Labels["alertname"]) + "* · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
-	if sum := a.Annotations["summary"]; sum != "" {
-		if maxSummary > 0 {
-			// A code block the cut (or the summary) leaves open is closed,
-			// within maxSummary: the rest of the reply would render as code.
-			cut := escTruncated(sum, maxSummary)
-			if openFence(cut) {
-				if cut = escTruncated(sum, maxSummary-len(fence)); openFence(cut) {
-					cut += fence
-				}
-			}
-			sum = cut
-		} else {
-			sum = esc(sum) // the section's cut keeps escapes whole
+// withAlert returns the results of results that carry an alert.
+func withAlert(results []*alert.Result) []*alert.Result {
+	alerts := make([]*alert.Result, 0, len(results))
+	for _, r := range results {
+		if r.Alert != nil {
+			alerts = append(alerts, r)
 		}
-		s += sep + sum
 	}
-	return s
+	return alerts
+}
+
+// tellingLabels are the labels that say where an alert fires, the most
+// telling first. The lines of a message whose alerts no label tells apart
+// but alertname (a single alert, or alerts of different names) show the
+// first maxLineLabels of them the alerts carry — but an instance of
+// kube-state-metrics, the exporter's address, not the object's; among the
+// labels that tell alerts apart, these come first.
+var tellingLabels = []string{"instance", "pod", "namespace", "node", "mountpoint", "device", "container", "cluster", "job", "service"}
+
+// What an alert's line shows of its labels and annotations.
+const (
+	// maxLineLabels bounds the labels on an alert's line.
+	maxLineLabels = 4
+	// maxLineLabel bounds a label's name and its value on an alert's line,
+	// in runes as escaped (escTruncated).
+	maxLineLabel = 64
+	// maxLineDescription bounds a description shown on an alert's line of
+	// the card, in runes as escaped: alerts sharing one summary show their
+	// descriptions, which run long.
+	maxLineDescription = 300
+)
+
+// lineDetail is what the lines of one message show besides each alert's
+// name, status, decision and fingerprint, chosen for the message as a
+// whole (tellApart).
+type lineDetail struct {
+	// labels are the names of the labels whose values each line shows.
+	labels []string
+	// description says the alerts share one summary while their
+	// descriptions differ: each line shows its description instead.
+	description bool
+}
+
+// tellApart returns what the lines of alerts (each with an Alert) show:
+// the labels whose values differ between them (notify.DifferingLabels),
+// alertname left out (it is each line's title), tellingLabels first, at
+// most maxLineLabels — or, when none differs (one alert, or alerts told
+// apart by name alone), the first maxLineLabels tellingLabels they carry,
+// which say where; and the description rather than the summary when the
+// alerts share one summary (or none) but not one description.
+func tellApart(alerts []*alert.Result) lineDetail {
+	var d lineDetail
+	if len(alerts) == 0 {
+		return d
+	}
+	all := make([]*template.Alert, len(alerts))
+	for i, r := range alerts {
+		all[i] = &r.Alert.Alert
+	}
+	differ := slices.DeleteFunc(notify.DifferingLabels(all), func(name string) bool { return name == "alertname" })
+	if len(differ) > 0 {
+		rank := func(name string) int {
+			if i := slices.Index(tellingLabels, name); i >= 0 {
+				return i
+			}
+			return len(tellingLabels)
+		}
+		slices.SortStableFunc(differ, func(a, b string) int { return rank(a) - rank(b) })
+		d.labels = differ[:min(len(differ), maxLineLabels)]
+	} else {
+		// No label differs: every alert carries the first one's.
+		l := all[0].Labels
+		for _, name := range tellingLabels {
+			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") {
+				d.labels = append(d.labels, name)
+			}
+		}
+	}
+	sum, desc := all[0].Annotations["summary"], all[0].Annotations["description"]
+	sameSum, sameDesc := true, true
+	for _, a := range all[1:] {
+		sameSum = sameSum && a.Annotations["summary"] == sum
+		sameDesc = sameDesc && a.Annotations["description"] == desc
+	}
+	d.description = sameSum && !sameDesc
+	return d
+}
+
+// alertLine is one alert in a message: its name, the values of d's labels
+// it carries (labelPairs), its status, action and fingerprint, then sep and
+// its summary annotation, if any — its description instead when d says so
+// and it has one, cut to maxLineDescription runes. maxText > 0 bounds the
+// summary (or description) and maxLine > 0 the line, the labels taking at
+// most a third of it; a bound of 0 is none (a card's line is bounded by its
+// section).
+func alertLine(r *alert.Result, d lineDetail, sep string, maxLine, maxText int) string {
+	a := r.Alert
+	s := "*" + esc(a.Labels["alertname"]) + "*"
+	if pairs := labelPairs(a, d.labels, maxLine/3); pairs != "" {
+		s += " · " + pairs
+	}
+	s += " · " + esc(a.Status) + " · " + esc(string(r.Decision.Action)) + " · `" + esc(a.Fingerprint) + "`"
+	text := a.Annotations["summary"]
+	if desc := a.Annotations["description"]; d.description && desc != "" {
+		text = desc
+		if maxText == 0 || maxText > maxLineDescription {
+			maxText = maxLineDescription
+		}
+	}
+	if maxLine > 0 {
+		room := maxLine - utf8.RuneCountInString(s) - utf8.RuneCountInString(sep)
+		if maxText == 0 || maxText > room {
+			maxText = room
+		}
+		if maxText < minLineText {
+			return s // the labels and the name fill the line
+		}
+	}
+	if text == "" {
+		return s
+	}
+	if maxText > 0 {
+		// A code block the cut (or the text) leaves open is closed, within
+		// maxText: the rest of the reply would render as code.
+		cut := escTruncated(text, maxText)
+		if openFence(cut) {
+			if cut = escTruncated(text, maxText-len(fence)); openFence(cut) {
+				cut += fence
+			}
+		}
+		return s + sep + cut
+	}
+	return s + sep + esc(text) // the section's cut keeps escapes whole
+}
+
+// minLineText is the fewest runes of its summary an alert's line shows:
+// with less room, none.
+const minLineText = 10
+
+// minLabelValue is the fewest runes of a label's value labelPairs shows:
+// with less room, the label is left out, and those after it.
+const minLabelValue = 8
+
+// labelPairs is "pod=api-7d9f, namespace=shop": the values of the labels
+// names that a carries, each name and value cut to maxLineLabel runes and
+// escaped, in at most room runes when room > 0 (a value cut shorter to fit,
+// the labels that do not fit left out).
+func labelPairs(a *alert.Alert, names []string, room int) string {
+	var b strings.Builder
+	w := 0 // runes written
+	for _, name := range names {
+		v := a.Labels[name]
+		if v == "" {
+			continue
+		}
+		sep := ""
+		if w > 0 {
+			sep = ", "
+		}
+		k := escTruncated(name, maxLineLabel) + "="
+		n := maxLineLabel
+		if room > 0 {
+			if n = min(n, room-w-len(sep)-utf8.RuneCountInString(k)); n < minLabelValue {
+				break
+			}
+		}
+		pair := sep + k + escTruncated(v, n)
+		b.WriteString(pair)
+		w += utf8.RuneCountInString(pair)
+	}
+	return b.String()
 }
 
 // escTruncated is esc(s) in at most n runes: s is cut as written, at a
-// character, and then escaped, "…" marking the cut — a cut of the escaped
-// text could split an "&amp;" and leave a raw "&". An "&" counts five
-// runes and a "<" or ">" four, as escaped.
+// character (notify.ClusterStart: no accent, emoji sequence or flag split; one
+// character longer than n is cut at a code point), and then escaped, "…"
+// marking the cut — a cut of the escaped text could split an "&amp;" and
+// leave a raw "&". An "&" counts five runes and a "<" or ">" four, as
+// escaped.
 func escTruncated(s string, n int) string {
 	w, cut := 0, -1
 	for i, r := range s {
@@ -283,23 +438,30 @@ func escTruncated(s string, n int) string {
 			cut = i // s[:cut] and "…" fit
 		}
 		if w += c; w > n {
+			if p := notify.ClusterStart(s, cut); p > 0 {
+				cut = p
+			}
 			return esc(s[:cut]) + "…"
 		}
 	}
 	return esc(s)
 }
 
-// maxDigestSummary bounds each alert's summary in an update's digest, so
-// that its lines and "…and N more" stay within one section's 3000
-// characters.
-const maxDigestSummary = 200
+// maxDigestLine bounds each alert's line in an update's digest, and
+// maxDigestSummary its summary (or description), so that its lines and
+// "…and N more" stay within one section's 3000 characters.
+const (
+	maxDigestLine    = 270
+	maxDigestSummary = 200
+)
 
 // UpdateBlocks builds the thread reply of an update of an open incident
 // (members joining, or resolving while others still fire): the parent
 // message already carries the incident's card — title, decision, sector,
 // KPIs, text, reasons, hints and links —, so the reply says what changed,
 // in one section: a line with the counts and the loudest decision, then a
-// line per alert of the update, the first maxListItems and "…and N more"
+// line per alert of the update (alertLine, within maxDigestLine), the
+// first maxListItems and "…and N more"
 // ("Reminder" instead of "Update" for a reminder). The update window
 // gathers many webhooks' alerts into one reply, which stays a short digest
 // whatever their number. text is the message's fallback text
@@ -319,13 +481,9 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 		label = "Reminder"
 	}
 	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`"
-	alerts := make([]*alert.Result, 0, len(no.Results))
-	for _, r := range no.Results {
-		if r.Alert != nil {
-			alerts = append(alerts, r)
-		}
-	}
-	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], " — ", maxDigestSummary) })
+	alerts := withAlert(no.Results)
+	tell := tellApart(alerts)
+	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], tell, " — ", maxDigestLine, maxDigestSummary) })
 	blocks = []sl.Block{section(head + "\n" + lines)}
 	if no.HeldOpen && resolved > 0 {
 		blocks = append(blocks, sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, heldOpenNote, false, false)))
@@ -351,7 +509,7 @@ func fallbackText(s string) string {
 // the PagerDuty dedup_key of a page (pdRef, when set) and the number of
 // alerts, without the text, hints, links or alerts.
 func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
-	title, _ = notify.TruncateInRunes(title, maxHeader)
+	title = notify.TruncateText(title, maxHeader)
 	firing, resolved := no.Counts()
 	paged := ""
 	if pdRef != "" {

@@ -1,9 +1,12 @@
 package slack
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // Cutting mrkdwn. A section holds at most maxSectionText characters, a
@@ -21,7 +24,8 @@ import (
 // operator's "p99 < 500ms" is text, and the spaces after it are places to
 // cut. A fence the kept part leaves open is closed. A cut at a line break
 // (splitMrkdwn) drops the break and adds no "…"; every other cut is marked
-// with "…".
+// with "…", and a section's cut says how much it left out too
+// (truncateNoted).
 
 // fence is Slack's code block delimiter.
 const fence = "```"
@@ -99,43 +103,12 @@ func cutIndex(s string, n int) (i int, line bool) {
 		}
 	}
 	// Nor is a character split from the marks, joiners and modifiers that
-	// follow it (é as e + U+0301, 👩‍💻, 👍🏽, ❤️), nor a flag (🇺🇸, two
-	// regional indicators) in two.
-	for p > 0 && p < len(s) {
-		r, _ := utf8.DecodeRuneInString(s[p:])
-		prev, size := utf8.DecodeLastRuneInString(s[:p])
-		if !joins(r) && prev != '\u200d' && !(isRegional(r) && isRegional(prev) && oddRegionalRun(s[:p])) {
-			break
-		}
-		p -= size
-	}
+	// follow it, nor a flag in two (notify.ClusterStart).
+	p = notify.ClusterStart(s, p)
 	if p <= minPart { // one unit longer than the part: cut it, at a character
 		p = end
 	}
 	return p, false
-}
-
-// joins reports whether r belongs to the character before it.
-func joins(r rune) bool {
-	return unicode.In(r, unicode.Mn, unicode.Me) || r == '\u200d' || r == '\u2060' ||
-		r >= 0xfe00 && r <= 0xfe0f || r >= 0x1f3fb && r <= 0x1f3ff || r >= 0xe0020 && r <= 0xe007f
-}
-
-// isRegional reports whether r is a regional indicator: two make a flag.
-func isRegional(r rune) bool { return r >= 0x1f1e6 && r <= 0x1f1ff }
-
-// oddRegionalRun reports whether s ends with an odd number of regional
-// indicators: its last one is the first half of a flag.
-func oddRegionalRun(s string) bool {
-	n := 0
-	for {
-		r, size := utf8.DecodeLastRuneInString(s)
-		if !isRegional(r) {
-			return n%2 == 1
-		}
-		n++
-		s = s[:len(s)-size]
-	}
 }
 
 // openFence reports whether s leaves a ``` code block open.
@@ -147,15 +120,60 @@ func openFence(s string) bool {
 // (cutIndex), "…" marking the cut, an open code block closed; s itself
 // when it fits.
 func truncateMrkdwn(s string, n int) string {
+	return cutMrkdwn(s, n, false)
+}
+
+// truncateNoted is truncateMrkdwn whose mark says how much the cut left
+// out, where n leaves room for it (at least ten times the note): "… (41,230
+// more characters)" — characters as shown, an escape counting one. The
+// sections of a message are cut so (section, splitMrkdwn): a 50 KB
+// description cut to a few thousand characters says it was.
+func truncateNoted(s string, n int) string {
+	return cutMrkdwn(s, n, true)
+}
+
+// cutMrkdwn is truncateMrkdwn, with the note of truncateNoted when noted.
+func cutMrkdwn(s string, n int, noted bool) string {
 	if len(s) <= n || utf8.RuneCountInString(s) <= n {
 		return s
 	}
-	i, _ := cutIndex(s, n-cutReserve)
+	// The longest note s can need (what is left out is shorter than s), so
+	// that the note written after the cut fits.
+	room := len(cutNote(utf8.RuneCountInString(s)))
+	if !noted || n < 10*room {
+		room = 0
+	}
+	i, _ := cutIndex(s, n-cutReserve-room)
 	head := strings.TrimRight(s[:i], " \t\n") + "…"
 	if openFence(head) {
 		head += fence
 	}
+	if room > 0 {
+		head += cutNote(shownLen(s[i:]))
+	}
 	return head
+}
+
+// cutNote says how many characters a cut left out: " (41,230 more
+// characters)" (ASCII: its length in bytes is its length in runes).
+func cutNote(n int) string {
+	return " (" + thousands(n) + " more characters)"
+}
+
+// shownLen is the number of characters mrkdwn s shows: its runes, each
+// escape (&amp; &lt; &gt;) counting one.
+func shownLen(s string) int {
+	return utf8.RuneCountInString(s) - (len("&amp;")-1)*strings.Count(s, "&amp;") -
+		(len("&lt;")-1)*(strings.Count(s, "&lt;")+strings.Count(s, "&gt;"))
+}
+
+// thousands formats n with a comma between thousands: 41,230.
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // splitMrkdwn splits mrkdwn s into at most maxParts parts of at most
@@ -163,7 +181,8 @@ func truncateMrkdwn(s string, n int) string {
 // worth), each cut at a safe point (cutIndex): at a line break, the break
 // dropped; else "…" ends the part and begins the next. A code block open
 // at a cut is closed and opened again in the next part. What exceeds
-// maxParts or budget is left out, "…" marking the cut.
+// maxParts or budget is left out, "…" and how much marking the cut
+// (truncateNoted).
 func splitMrkdwn(s string, maxParts, budget int) []string {
 	budget = max(budget, maxSectionText)
 	var parts []string
@@ -173,7 +192,7 @@ func splitMrkdwn(s string, maxParts, budget int) []string {
 			return append(parts, s)
 		}
 		if len(parts) == maxParts-1 || budget-room < maxSectionText/10 {
-			return append(parts, truncateMrkdwn(s, room))
+			return append(parts, truncateNoted(s, room))
 		}
 		i, line := cutIndex(s, room-cutReserve)
 		head, rest := s[:i], s[i:]

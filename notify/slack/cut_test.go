@@ -21,6 +21,10 @@ var (
 	splitGlyph = regexp.MustCompile("\u0301|\u200d|\U0001f3fd|\ufe0f") // a mark, a joiner, a modifier a cut left first
 
 	regionalIndicators = "🇦🇧🇨🇩🇪🇫🇬🇭🇮🇯🇰🇱🇲🇳🇴🇵🇶🇷🇸🇹🇺🇻🇼🇽🇾🇿"
+
+	// cutNoteText is the note a section's cut adds after its mark
+	// (truncateNoted).
+	cutNoteText = regexp.MustCompile(` \(\d[\d,]* more characters\)$`)
 )
 
 // brokenMrkdwn says what of part a cut broke, "" when nothing: a "<" or
@@ -28,6 +32,7 @@ var (
 // left open, half a character or a character's mark without it, an @name
 // cut short (names: the whole names the text holds).
 func brokenMrkdwn(part string, names ...string) string {
+	part = cutNoteText.ReplaceAllString(part, "") // what follows the mark: the part as cut ends before it
 	if !utf8.ValidString(part) {
 		return "half a character"
 	}
@@ -123,7 +128,15 @@ func TestTruncateMrkdwnKeepsUnitsWhole(t *testing.T) {
 			if loc := splitGlyph.FindStringIndex(s[len(kept):]); strings.HasPrefix(s, kept) && loc != nil && loc[0] == 0 {
 				t.Fatalf("%s/%d: a mark cut from its character: …%q|%q", name, pad, tail(kept), s[len(kept):len(kept)+8])
 			}
-			if section(s).Text.Text != got {
+			// A section's cut says how much it left out, and cuts alike.
+			noted := truncateNoted(s, maxSectionText)
+			if n := utf8.RuneCountInString(noted); n > maxSectionText || n < maxSectionText/2 || !cutNoteText.MatchString(noted) {
+				t.Fatalf("%s/%d: noted cut of %d runes: …%q", name, pad, n, tail(noted))
+			}
+			if why := brokenMrkdwn(noted, "@oncall-team"); why != "" {
+				t.Fatalf("%s/%d: noted: %s: …%q", name, pad, why, tail(noted))
+			}
+			if section(s).Text.Text != noted {
 				t.Fatalf("%s/%d: section cuts otherwise", name, pad)
 			}
 		}
@@ -186,12 +199,13 @@ func TestSplitMrkdwn(t *testing.T) {
 		t.Fatalf("code block split as %q", parts)
 	}
 
-	// Over the parts or the budget: the last part is cut with "…".
+	// Over the parts or the budget: the last part is cut with "…" and says
+	// how much it left out.
 	long := strings.Repeat("word ", 4000)
 	for _, tc := range []struct{ parts, budget, want int }{{2, 100000, 2}, {5, 6500, 3}, {5, 100, 1}} {
 		parts = splitMrkdwn(long, tc.parts, tc.budget)
-		if len(parts) != tc.want || !strings.HasSuffix(parts[len(parts)-1], "…") {
-			t.Errorf("%d parts, budget %d: %d parts ending %q, want %d cut with …", tc.parts, tc.budget, len(parts), tail(parts[len(parts)-1]), tc.want)
+		if last := parts[len(parts)-1]; len(parts) != tc.want || !strings.HasSuffix(cutNoteText.ReplaceAllString(last, ""), "…") || !cutNoteText.MatchString(last) {
+			t.Errorf("%d parts, budget %d: %d parts ending %q, want %d cut with … and a note", tc.parts, tc.budget, len(parts), tail(last), tc.want)
 		}
 		if n := utf8.RuneCountInString(strings.Join(parts, "")); n > max(tc.budget, maxSectionText) {
 			t.Errorf("%d parts, budget %d: %d runes", tc.parts, tc.budget, n)

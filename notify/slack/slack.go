@@ -229,11 +229,13 @@ func (m message) withActions(n *Notifier, no *alert.Notification, lines []string
 // title and text are Slack mrkdwn, as in Alertmanager: they render over
 // escapedData, so their own links and mentions (<url|Graph>, <!here>)
 // reach Slack while a "<!channel>" from an alert is shown, not obeyed; the
-// built-in texts are escaped whole. The header is plain text: the title
-// renders there over the data as it is. With link_names on, no "@" of the
-// alert data links a name (mentionSafe): the card and the built-in texts
-// are drawn from the data with each "@" made inert, and the escaped data
-// has it too; the operator's own mentions keep working.
+// built-in texts are escaped whole. The header is plain text: the title as
+// rendered over the data as it is (an operator's title is rendered once,
+// over escapedData, for the fallback text, and unescaped for the header).
+// With link_names on, no "@" of the alert data links a name (mentionSafe):
+// the card and the built-in texts are drawn from the data with each "@"
+// made inert, and the escaped data has it too; the operator's own mentions
+// keep working.
 func (n *Notifier) render(no *alert.Notification) message {
 	data := notify.NewData(no)
 	t := n.deps.Templates
@@ -247,7 +249,18 @@ func (n *Notifier) render(no *alert.Notification) message {
 		// link_names on); sdata itself when nothing needs escaping.
 		safe = escapedData(sdata)
 	}
-	title := t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, sdata)
+	// The title is rendered once. The built-in one over the data as it is:
+	// the header shows it, the fallback text escapes it whole. An
+	// operator's over the escaped data, as mrkdwn: the fallback text is
+	// that, and the header, plain text, that unescaped — the title as
+	// rendered over the data as it is.
+	var title, fallback string
+	if n.cfg.Title == "" {
+		title = t.Render(n.logger, "title", "", notify.DefaultTitle, sdata)
+	} else {
+		fallback = t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, safe)
+		title = unescMrkdwn(fallback)
+	}
 	var text string // mrkdwn
 	if n.cfg.Text == "" {
 		text = esc(t.Render(n.logger, "text", "", notify.DefaultText, sdata))
@@ -264,14 +277,6 @@ func (n *Notifier) render(no *alert.Notification) message {
 	}
 	if title == "" {
 		title = shown.Incident
-	}
-	fallback := ""
-	switch {
-	case n.cfg.Title == "":
-	case safe == data:
-		fallback = title
-	default:
-		fallback = t.Render(n.logger, "title", n.cfg.Title, notify.DefaultTitle, safe)
 	}
 	if fallback == "" {
 		fallback = fallbackText(title)

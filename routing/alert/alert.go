@@ -515,3 +515,35 @@ func Rank(a Action) int {
 	}
 	return 0
 }
+
+// SetCommon sets d's CommonLabels and CommonAnnotations to the pairs all
+// of d.Alerts hold alike, as Alertmanager computes them for the alerts of
+// one notification.
+func SetCommon(d *template.Data) {
+	d.CommonLabels = commonKV(d.Alerts, func(a template.Alert) template.KV { return a.Labels })
+	d.CommonAnnotations = commonKV(d.Alerts, func(a template.Alert) template.KV { return a.Annotations })
+}
+
+// commonKV returns the pairs of kv that every alert holds alike.
+func commonKV(alerts template.Alerts, kv func(template.Alert) template.KV) template.KV {
+	switch len(alerts) {
+	case 0:
+		return template.KV{}
+	case 1:
+		return kv(alerts[0])
+	}
+	out := template.KV{}
+	for k, v := range kv(alerts[0]) {
+		shared := true
+		for _, a := range alerts[1:] {
+			if kv(a)[k] != v {
+				shared = false
+				break
+			}
+		}
+		if shared {
+			out[k] = v
+		}
+	}
+	return out
+}

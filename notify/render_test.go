@@ -1,0 +1,203 @@
+package notify_test
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/alertmanager/template"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// alerts returns template data of n alerts named alertname, of sector
+// (no KPI when it is alert.Unknown), each with labels (%d in a value
+// replaced by the alert's index) and the summary annotation, and the
+// common labels the router computes for them.
+func alerts(alertname, sector string, n int, labels map[string]string, summary string) *notify.Data {
+	var rs []*alert.Result
+	for i := range n {
+		r := notifytest.Result(alertname, fmt.Sprintf("fp%d", i), "firing", alert.ActionPage)
+		r.Alert.Labels = template.KV{"alertname": alertname}
+		for k, v := range labels {
+			if strings.Contains(v, "%d") {
+				v = fmt.Sprintf(v, i)
+			}
+			r.Alert.Labels[k] = v
+		}
+		r.Alert.Annotations = template.KV{"summary": summary}
+		r.Classification.Sector = sector
+		if sector == alert.Unknown {
+			r.Classification.KPIs = nil
+		}
+		rs = append(rs, r)
+	}
+	data := notify.NewData(notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...))
+	common := template.KV{}
+	for k, v := range rs[0].Alert.Labels {
+		shared := true
+		for _, r := range rs[1:] {
+			shared = shared && r.Alert.Labels[k] == v
+		}
+		if shared {
+			common[k] = v
+		}
+	}
+	data.CommonLabels = common
+	data.CommonAnnotations = template.KV{"summary": summary}
+	return data
+}
+
+// The built-in summary said what, not where nor how many:
+// "NodeFilesystemSpaceFillingUp (unknown): Filesystem is predicted …" on
+// every host, "(unknown)" on every unclassified alert, and a 149-alert page
+// read as one alert. It now counts the alerts when more than one fires,
+// says where from the labels they share (cluster, namespace, then the pod,
+// node or instance; not kube-state-metrics' own instance), and names the
+// sector only when one is known.
+func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
+	tests := []struct {
+		name string
+		data *notify.Data
+		want string
+	}{
+		{"one unclassified alert names its instance and no sector",
+			alerts("NodeFilesystemSpaceFillingUp", alert.Unknown, 1, map[string]string{"instance": "node-1:9100", "job": "node-exporter", "mountpoint": "/var"}, "Filesystem is predicted to run out of space within the next 4 hours."),
+			"NodeFilesystemSpaceFillingUp on instance=node-1:9100: Filesystem is predicted to run out of space within the next 4 hours."},
+		{"a storm counts the alerts and names what they share",
+			alerts("KubePodCrashLooping", "k8s-workloads", 149, map[string]string{"cluster": "prod-eu", "namespace": "shop", "pod": "api-%d", "job": "kube-state-metrics", "instance": "10.2.0.5:8080"}, "Pod is crash looping."),
+			"[FIRING:149] KubePodCrashLooping on cluster=prod-eu namespace=shop (k8s-workloads TTFT): Pod is crash looping."},
+		{"one pod's alert names the pod, not kube-state-metrics' instance",
+			alerts("KubePodCrashLooping", alert.Unknown, 1, map[string]string{"cluster": "prod-eu", "namespace": "shop", "pod": "api-0", "job": "kube-state-metrics", "instance": "10.2.0.5:8080"}, "Pod is crash looping."),
+			"KubePodCrashLooping on cluster=prod-eu namespace=shop pod=api-0: Pod is crash looping."},
+		{"kube-state-metrics' instance is never the place",
+			alerts("KubeDeploymentReplicasMismatch", alert.Unknown, 1, map[string]string{"namespace": "shop", "deployment": "api", "job": "kube-state-metrics", "instance": "10.2.0.5:8080"}, "Deployment has not matched the expected number of replicas."),
+			"KubeDeploymentReplicasMismatch on namespace=shop: Deployment has not matched the expected number of replicas."},
+		{"a node's alerts name the node they share",
+			alerts("KubeletTooManyPods", alert.Unknown, 2, map[string]string{"node": "worker-3", "job": "kubelet", "instance": "10.0.0.%d:10250"}, "Kubelet is running at capacity."),
+			"[FIRING:2] KubeletTooManyPods on node=worker-3: Kubelet is running at capacity."},
+		{"alerts sharing no place say none",
+			alerts("VLLMQueueTooLong", alert.Unknown, 3, map[string]string{"model_name": "llama-70b", "instance": "gpu-%d:8000"}, "Requests are queueing."),
+			"[FIRING:3] VLLMQueueTooLong: Requests are queueing."},
+		{"a long label value is cut",
+			alerts("X", alert.Unknown, 1, map[string]string{"namespace": strings.Repeat("n", 100)}, "s"),
+			"X on namespace=" + strings.Repeat("n", 63) + "…: s"},
+	}
+	tm := notify.BuiltinTemplates()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tm.Render(nil, "summary", "", notify.DefaultSummary, tt.data); got != tt.want {
+				t.Fatalf("summary\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+	// The title (Slack's header) drops "(unknown)" too.
+	data := alerts("NodeFilesystemSpaceFillingUp", alert.Unknown, 1, map[string]string{"instance": "node-1:9100"}, "s")
+	if got := tm.Render(nil, "title", "", notify.DefaultTitle, data); got != "[PAGE] NodeFilesystemSpaceFillingUp 1 firing" {
+		t.Errorf("title = %q, want no sector", got)
+	}
+}
+
+// A user text that renders empty where a built-in text exists — Alertmanager
+// configs' description: '{{ .CommonAnnotations.summary }}', empty whenever
+// the alerts' summaries differ — used to come back "", and the PagerDuty
+// summary and the Slack header became the raw incident key, with no log. It
+// is now treated like a failed render: the built-in text, a warning the
+// first time for the receiver and field (debug after), and the counter.
+// Where there is no built-in text, empty means something (no severity) and
+// stays empty, unlogged and uncounted; so does a built-in text that is
+// itself empty.
+func TestAnEmptyRenderFallsBackToTheBuiltinText(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	tm := notify.BuiltinTemplates().WithMetrics(notify.NewMetrics(reg))
+	logs := &notifytest.SyncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	data := differingSummaries() // two alerts whose summaries differ
+
+	for range 3 {
+		if got := tm.Render(logger, "summary", "{{ .CommonAnnotations.summary }}", notify.DefaultSummary, data); got != "[FIRING:2] TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)" {
+			t.Fatalf("got %q, want the built-in summary", got)
+		}
+	}
+	if got := tm.Render(logger, "severity", "  {{ .CommonLabels.nope }} ", "", data); got != "" {
+		t.Fatalf("severity = %q, want empty (no built-in text)", got)
+	}
+	empty := notify.NewData(notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage)) // no alerts: the built-in text is empty
+	if got := tm.Render(logger, "text", "", notify.DefaultText, empty); got != "" {
+		t.Fatalf("text = %q, want the built-in text's empty result", got)
+	}
+
+	out := logs.String()
+	if n := strings.Count(out, "level=WARN msg=\"template rendered empty"); n != 1 || !strings.Contains(out, "field=summary") {
+		t.Errorf("want one warning naming the field and receiver:\n%s", out)
+	}
+	if n := strings.Count(out, "level=DEBUG msg=\"template rendered empty"); n != 2 {
+		t.Errorf("want the later empty renders at debug:\n%s", out)
+	}
+	if strings.Contains(out, "field=severity") || strings.Contains(out, "field=text") {
+		t.Errorf("an empty render without a built-in text, or of the built-in text, was logged:\n%s", out)
+	}
+	if got := notifytest.RenderFailures(t, reg); len(got) != 1 || got["oncall/summary"] != 3 {
+		t.Errorf("render failures = %v, want oncall/summary 3", got)
+	}
+}
+
+// A failed render is counted as an empty one is, by receiver and field;
+// TryRender (for fields left out when they fail) reports the failure,
+// logs and counts it.
+func TestRenderFailuresAreCounted(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := notify.NewMetrics(reg)
+	tm := notify.BuiltinTemplates().WithMetrics(m)
+	logs := &notifytest.SyncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	m.PrecreateRenderFailures("oncall", "summary", "details.owner", "title")
+
+	if got := tm.Render(logger, "summary", "{{ .Nope.Deeper }}", notify.DefaultSummary, fixture()); !strings.HasPrefix(got, "[FIRING:2] TTFTHigh") {
+		t.Fatalf("got %q, want the built-in summary", got)
+	}
+	if got, ok := tm.TryRender(logger, "details.owner", "{{ .Nope.Deeper }}", fixture()); ok || got != "" {
+		t.Fatalf("TryRender = %q, %v; want a failure", got, ok)
+	}
+	if got, ok := tm.TryRender(logger, "details.team", " {{ .CommonLabels.job }} ", fixture()); !ok || got != "vllm" {
+		t.Fatalf("TryRender = %q, %v; want vllm", got, ok)
+	}
+	if !strings.Contains(logs.String(), `msg="template render failed, leaving the field out" field=details.owner`) {
+		t.Errorf("the failed detail was not logged:\n%s", logs.String())
+	}
+	want := map[string]float64{"oncall/summary": 1, "oncall/details.owner": 1, "oncall/title": 0}
+	if got := notifytest.RenderFailures(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("render failures = %v, want %v", got, want)
+	}
+	// Without metrics nothing is counted, nothing panics.
+	if _, ok := notify.BuiltinTemplates().TryRender(nil, "x", "{{ .Nope.Deeper }}", fixture()); ok {
+		t.Error("TryRender without metrics succeeded")
+	}
+}
+
+// differingSummaries is the fixture's two alerts with summaries that
+// differ: '{{ .CommonAnnotations.summary }}' renders empty.
+func differingSummaries() *notify.Data {
+	n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage,
+		notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionPage),
+		notifytest.Result("TTFTHigh", "bbb", "firing", alert.ActionPage))
+	n.Results[1].Alert.Annotations["summary"] = "TTFT p99 is 3.1s (SLO 1s)"
+	alert.SetCommon(n.Data)
+	n.Data.CommonLabels = template.KV{"alertname": "TTFTHigh", "job": "vllm"}
+	return notify.NewData(n)
+}
+
+// Every integration built from Deps counts its render failures (Slack's
+// as PagerDuty's): WithDefaults wires the templates to the metrics.
+func TestDepsCountRenderFailures(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	d := notify.Deps{Metrics: notify.NewMetrics(reg)}.WithDefaults()
+	d.Templates.Render(nil, "title", "{{ .Nope.Deeper }}", notify.DefaultTitle, fixture())
+	if got := notifytest.RenderFailures(t, reg); got["oncall/title"] != 1 {
+		t.Errorf("render failures = %v, want oncall/title 1", got)
+	}
+}
