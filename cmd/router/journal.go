@@ -282,7 +282,7 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		for _, e := range rep.Errors {
 			fmt.Fprintf(m.Stderr, "router dead-letters replay: %v\n", e)
 		}
-		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.Failed)
+		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, repeated by a later one %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.Repeated, rep.Failed)
 		if rep.Failed > 0 {
 			return 1
 		}

@@ -572,3 +572,43 @@ func TestRecordJournalsAQuietDecisionOncePerHour(t *testing.T) {
 		t.Fatalf("journaled %d none and %d page entries, want 2 none (first and an hour later) and 2 pages (every delivery)", none, page)
 	}
 }
+
+// A permanent failure answered 5xx is retried by Alertmanager, and each
+// retry that fails alike writes one more dead letter of the same
+// notification: replay --all sends it once (the newest), not once per
+// retry — an audit's replay sent one incident's Slack page 14 times and a
+// PagerDuty resolve 7 times. Another notification of the incident (its
+// resolve) is sent too, after.
+func TestReplayAllSendsANotificationRetriedIntoManyDeadLettersOnce(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	msg, results := decide(t, "firing.json")
+	write := func(kind alert.Kind, reason string) {
+		r := *results[0]
+		r.Decision.Reasons = []string{reason} // what differs between retries
+		n := &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: r.Incident, Kind: kind,
+			Action: r.Decision.Action, Opening: kind == alert.KindFiring, Results: []*alert.Result{&r}, Data: &msg.Data}
+		e, err := journal.NewDeadLetter(n, errors.New("slack: invalid_auth"), 1, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(e)
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 { // the firing, and Alertmanager's four retries
+		write(alert.KindFiring, fmt.Sprintf("retry %d", i))
+	}
+	write(alert.KindResolved, "resolved")
+	var sent []string
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(_ context.Context, d journal.DeadLetter) error {
+			sent = append(sent, string(d.Kind))
+			return nil
+		}}
+	rep, err := r.ReplayAll(t.Context(), time.Time{})
+	if err != nil || rep.Sent != 2 || rep.Repeated != 4 || strings.Join(sent, ",") != "firing,resolved" {
+		t.Fatalf("replay --all = %+v, %v, sent %v; want the firing once, then its resolve, 4 repeats left", rep, err, sent)
+	}
+}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/alertrouter/alertrouter/store"
@@ -187,19 +190,37 @@ type AllReport struct {
 	// DeliveredSince counts the dead letters left because a later
 	// notification of their incident was delivered (ErrDeliveredSince).
 	DeliveredSince int
-	Errors         []error
+	// Repeated counts the dead letters left because a later one holds the
+	// same notification (sameNotification): Alertmanager retried the
+	// webhook and each retry failed alike.
+	Repeated int
+	Errors   []error
 }
 
 // ReplayAll replays every dead letter since the given time that was not
-// replayed yet, oldest first; one failure does not stop the others.
+// replayed yet, oldest first; one failure does not stop the others. Of the
+// dead letters of one notification — a permanent failure answered 5xx is
+// retried by Alertmanager, and every retry that fails alike writes one
+// more — only the newest is sent: replaying each would send the page, or
+// the resolve, as many times.
 func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, error) {
 	var rep AllReport
 	entries, err := Read(ctx, r.Journal, Query{Since: since, Kind: KindDeadLetter})
 	if err != nil {
 		return rep, err
 	}
-	for _, e := range entries {
+	newest := make(map[string]int, len(entries))
+	for i, e := range entries {
+		if e.DeadLetter != nil {
+			newest[sameNotification(e.DeadLetter)] = i
+		}
+	}
+	for i, e := range entries {
 		if e.DeadLetter == nil {
+			continue
+		}
+		if newest[sameNotification(e.DeadLetter)] != i {
+			rep.Repeated++
 			continue
 		}
 		sent, err := r.replay(ctx, e.DeadLetter, e.Time)
@@ -216,6 +237,36 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		}
 	}
 	return rep, nil
+}
+
+// sameNotification is what dead letters of one notification share: its
+// target, incident, kind and decision, and its alerts — each one's
+// fingerprint, status and start — whatever changed in their decision's
+// reasons between the retries.
+func sameNotification(d *DeadLetter) string {
+	var results []struct {
+		Alert *struct {
+			Fingerprint string    `json:"fingerprint"`
+			Status      string    `json:"status"`
+			StartsAt    time.Time `json:"startsAt"`
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\x00%s\x00%s\x00%s\x00%s\x00%t\x00%t", d.Receiver, d.Integration, d.Incident, d.Kind, d.Action, d.Opening, d.IncidentResolved)
+	if err := json.Unmarshal(d.Results, &results); err != nil {
+		return b.String() + "\x00" + string(d.Results) // unreadable: the same bytes only
+	}
+	alerts := make([]string, 0, len(results))
+	for _, res := range results {
+		if res.Alert != nil {
+			alerts = append(alerts, res.Alert.Fingerprint+"/"+res.Alert.Status+"/"+res.Alert.StartsAt.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	slices.Sort(alerts)
+	for _, a := range alerts {
+		b.WriteString("\x00" + a)
+	}
+	return b.String()
 }
 
 func token() string {
