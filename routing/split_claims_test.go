@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -91,4 +92,45 @@ func testSplitClaims(t *testing.T, e *env) {
 	if after := len(e.pd.notifications()) + len(e.slack.notifications()); after != before {
 		t.Errorf("the repeats sent %d more notifications, want none", after-before)
 	}
+}
+
+// blockingNotifier is an integration that answers only when the webhook's
+// deadline ends (a PagerDuty slower than webhook.timeout).
+type blockingNotifier struct{}
+
+func (blockingNotifier) Notify(ctx context.Context, _ *alert.Notification) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// A webhook whose own sends took all its time (a slow PagerDuty) and that
+// lost a claim to another replica has no time left to wait for that
+// replica's delivery: it answers 5xx without reading the store. Before,
+// the read ran with the webhook's context already done and was counted as
+// a store outage (alertrouter_dedup_store_errors_total, "dedup store
+// failed; continuing without it") during a PagerDuty slowdown.
+func TestASlowSendIsNotCountedAsAStoreFailure(t *testing.T) {
+	e := redisEnv(t, []string{redistest.Start(t).Addr()}, false)
+	b := e.pipeline()
+	sb := &stepStore{Store: e.store, claimed: make(chan struct{}), proceed: make(chan struct{})}
+	b.Store = sb
+	a := e.pipeline() // e.reg is a's
+	a.Receivers["pagerduty"][0].Notifier = blockingNotifier{}
+	x, y := tAlert("TTFTHigh", "firing", "page", "instance", "x"), tAlert("TTFTHigh", "firing", "page", "instance", "y")
+
+	bDone := make(chan error, 1)
+	msgB := payload(t, y)
+	go func() { _, err := b.Process(context.Background(), msgB); bDone <- err }()
+	<-sb.claimed // b holds y's claim
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := a.Process(ctx, payload(t, x, y)); err == nil {
+		t.Error("a's webhook, whose send timed out, was answered 2xx")
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_store_errors_total", ""); got != 0 {
+		t.Errorf("dedup store errors = %v after a slow send, want 0 (the store answered every call)", got)
+	}
+	close(sb.proceed)
+	<-bDone
 }
