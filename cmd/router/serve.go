@@ -254,14 +254,16 @@ func listenHosts(addrs []string) []string {
 // serverTimeouts bounds every phase of a connection from the webhook
 // timeout, so a slow or idle client holds a connection no longer than a
 // webhook may take: headers within min(timeout, 10s), the whole request
-// within the timeout, the answer within the timeout plus 5s (processing is
-// bounded by the timeout itself), and an idle keep-alive connection for
-// at most the timeout. They are taken at start; a reload does not change
-// them.
+// within the timeout, the answer within the timeout plus
+// webhook.WriteGrace (processing is bounded by the timeout itself), and an
+// idle keep-alive connection for at most the timeout. They are taken at
+// start; the webhook edge sets each webhook's read and write deadlines
+// from the configuration it runs with, so a reload's webhook.timeout
+// applies to the webhooks after it.
 func serverTimeouts(srv *http.Server, timeout time.Duration) {
 	srv.ReadHeaderTimeout = min(timeout, 10*time.Second)
 	srv.ReadTimeout = timeout
-	srv.WriteTimeout = timeout + 5*time.Second
+	srv.WriteTimeout = timeout + webhook.WriteGrace
 	srv.IdleTimeout = timeout
 }
 

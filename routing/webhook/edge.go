@@ -400,6 +400,15 @@ func (h *webhook) serve(c echo.Context) error {
 	gen := h.rt.Current()
 	opts := gen.Options
 	req := c.Request()
+	if opts.Timeout > 0 {
+		// The connection's deadlines from this configuration's timeout: the
+		// server's own (cmd/router's serverTimeouts) are taken at start, and a reload that
+		// raised webhook.timeout had the answer of a slow webhook cut off
+		// (an empty reply, counted as answered).
+		rc := http.NewResponseController(c.Response())
+		_ = rc.SetReadDeadline(start.Add(opts.Timeout))
+		_ = rc.SetWriteDeadline(start.Add(opts.Timeout + WriteGrace))
+	}
 	if !opts.Auth.allow(req) {
 		c.Response().Header().Set("WWW-Authenticate", opts.Auth.challenge())
 		return h.fail(c, start, "unauthorized", http.StatusUnauthorized, errorBody{Error: "missing or invalid credentials"})
@@ -599,6 +608,10 @@ func BodyNotReceived(err error) bool {
 		errors.Is(err, syscall.EPIPE) ||
 		errors.Is(err, net.ErrClosed)
 }
+
+// WriteGrace is how long after webhook.timeout the answer may still be
+// written: processing is bounded by the timeout itself.
+const WriteGrace = 5 * time.Second
 
 // IsTimeout reports whether err is a deadline's: the server's read timeout.
 func IsTimeout(err error) bool {
