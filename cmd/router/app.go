@@ -55,6 +55,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		Default("0s").DurationVar(&m.serveOpts.shutdownDelay)
 	app.Flag("config.secret-files-check-interval", "How often the files the configuration reads secrets and TLS material from (every *_file key) are checked; a changed one reloads the configuration, as SIGHUP does. 0 turns it off.").
 		Default("30s").DurationVar(&m.serveOpts.secretCheck)
+	app.Flag("store.probe-interval", "How often the store is pinged as /-/ready pings it, besides /-/ready's own probes, so that its health (alertrouter_store_errors_total{operation=\"ping\"}, AlertrouterStoreDown) and readiness follow the store where nothing probes /-/ready (docker run, a bare binary). 0 turns it off.").
+		Default("10s").DurationVar(&m.serveOpts.storeProbe)
 	app.Flag("auto-gomemlimit", "Set GOMEMLIMIT to --auto-gomemlimit.ratio of the container's memory limit (cgroup) unless GOMEMLIMIT is set; --no-auto-gomemlimit leaves it.").
 		Default("true").BoolVar(&m.runtime.autoMemLimit)
 	app.Flag("auto-gomemlimit.ratio", "Share of the container's memory limit given to GOMEMLIMIT, in (0, 1].").Default("0.9").Float64Var(&m.runtime.ratio)
@@ -108,8 +110,8 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	case "explain":
 		return m.explain(*explainFile)
 	default:
-		if m.serveOpts.shutdownDelay < 0 || m.serveOpts.secretCheck < 0 {
-			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck)
+		if m.serveOpts.shutdownDelay < 0 || m.serveOpts.secretCheck < 0 || m.serveOpts.storeProbe < 0 {
+			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s, --store.probe-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck, m.serveOpts.storeProbe)
 			return 2
 		}
 		m.logger.Info("starting router", "version", version.Version, "revision", version.Revision, "branch", version.Branch,

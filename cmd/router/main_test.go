@@ -443,3 +443,37 @@ func TestCheckConfigWritesNothingToRedis(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// Where nothing probes /-/ready (docker run, a bare binary), serve pings
+// the store itself (--store.probe-interval): a store that does not answer
+// shows in alertrouter_store_errors_total{operation="ping"}, which
+// AlertrouterStoreDown reads. Before, only /-/ready pinged it: without a
+// prober that alert never fired.
+func TestServePingsTheStoreWithoutReadinessProbes(t *testing.T) {
+	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+freeAddr(t)+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=100ms"})
+	}()
+	defer func() { cancel(); <-done }()
+	base := "http://" + addr
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) { // /metrics only: /-/ready would ping
+		resp, err := http.Get(base + "/metrics")
+		if err == nil {
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(resp.Body)
+			resp.Body.Close()
+			for line := range strings.SplitSeq(b.String(), "\n") {
+				if strings.HasPrefix(line, `alertrouter_store_errors_total{operation="ping"} `) && !strings.HasSuffix(line, " 0") {
+					return
+				}
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no failed store ping counted without a readiness probe:\n%s", errb.String())
+}

@@ -70,6 +70,9 @@ type serveOptions struct {
 	// secretCheck is how often the secret files of the configuration are
 	// checked for a new content (0: never).
 	secretCheck time.Duration
+	// storeProbe is how often the store is pinged as /-/ready pings it,
+	// besides /-/ready's own probes (0: never).
+	storeProbe time.Duration
 }
 
 // changedFiles are the files of the current generation whose content
@@ -463,6 +466,27 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				}
 			}
 		}, func(error) { signal.Stop(hup); close(stop) })
+	}
+	// Store probe: the readiness probe's ping, every --store.probe-interval,
+	// so the store's health (alertrouter_store_errors_total{operation=
+	// "ping"}, AlertrouterStoreDown) and readiness follow the store where
+	// nothing probes /-/ready (docker run, a bare binary).
+	if o.storeProbe > 0 {
+		stop := make(chan struct{})
+		g.Add(func() error {
+			t := time.NewTicker(o.storeProbe)
+			defer t.Stop()
+			for {
+				select {
+				case <-stop:
+					return nil
+				case <-t.C:
+					pctx, cancel := context.WithTimeout(context.Background(), min(o.storeProbe, 5*time.Second))
+					_ = rt.deps.ready(pctx, rt.current.Load())
+					cancel()
+				}
+			}
+		}, func(error) { close(stop) })
 	}
 	// HTTP: stops accepting on shutdown, then waits for in-flight webhooks
 	// (bounded by their own timeout plus a margin) before the store closes.
