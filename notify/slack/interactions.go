@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -303,6 +304,22 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	secret, outcome := t.verify(r.Header, body)
+	if outcome == OutcomeStale {
+		// Slack signs the time it sent the request: more than 5 minutes
+		// from this replica's clock either way. A request from the future
+		// is this replica's clock behind (a broken NTP): every click and
+		// command it gets is refused so, while other replicas take them.
+		t.o.Metrics.count("", outcome)
+		ts, _ := strconv.ParseInt(r.Header.Get("X-Slack-Request-Timestamp"), 10, 64)
+		offset := time.Unix(ts, 0).Sub(time.Now()).Round(time.Second)
+		why := "the request's timestamp is more than 5 minutes old (a replay, or this server's clock ahead)"
+		if offset > 0 {
+			why = "the request's timestamp is " + offset.String() + " ahead of this server's clock: check the clock (NTP) of this host"
+		}
+		t.o.Logger.Warn("slack interaction refused", "reason", outcome, "remote", r.RemoteAddr, "request_time", time.Unix(ts, 0).UTC(), "offset", offset, "why", why)
+		http.Error(w, "stale request timestamp: "+why, http.StatusUnauthorized)
+		return
+	}
 	if outcome != "" {
 		t.o.Metrics.count("", outcome)
 		t.o.Logger.Warn("slack interaction refused", "reason", outcome, "remote", r.RemoteAddr)

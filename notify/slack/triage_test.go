@@ -818,3 +818,27 @@ func TestAClickWhoseReplicaDiedFreesTheButtonAfterTheActionsTime(t *testing.T) {
 		t.Fatalf("PagerDuty got %d acknowledges after the dead click's claim expired, want 1 (answers %+v)", n, e.h.srv.Responses())
 	}
 }
+
+// A click signed ahead of this replica's clock (its clock behind: a broken
+// NTP) is refused as stale, and says why: before, it read "invalid request
+// signature", nothing naming the clock, while the click failed at random
+// behind a load balancer.
+func TestAClickFromThisReplicasFutureSaysItsClockIsBehind(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	c := slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000100.000001"}
+	body, _ := e.h.srv.Interaction(e.parent, c)
+	req, err := slacktest.NewRequest("http://router/slack/interactions", slacktest.Sign(signingSecret, time.Now().Add(10*time.Minute), body), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := httptest.NewRecorder()
+	tr.ServeHTTP(rec, req)
+	tr.Wait()
+	if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "ahead of this server's clock") {
+		t.Errorf("answer %d %q, want 401 naming the clock", rec.Code, rec.Body.String())
+	}
+	if e.actionCount("none", "stale") != 1 {
+		t.Errorf("stale refusals = %v, want 1", e.actionCount("none", "stale"))
+	}
+}
