@@ -275,3 +275,27 @@ func TestScrapeDurationFamilies(t *testing.T) {
 		}
 	}
 }
+
+// An alert on the KV cache's occupancy (vLLM's KV cache usage near full)
+// gets the kv-cache hint in its occupancy wording — preemptions first —
+// instead of one about a falling hit rate the alert does not show; an
+// alert on the hit rate keeps the hit-rate wording.
+func TestKVCacheHintOfAFullCacheSpeaksOfPreemptions(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	hint := func(a *alert.Alert) string {
+		for _, h := range c.Classify(a).Hints {
+			if h.ID == HintKVCache {
+				return h.Text
+			}
+		}
+		return ""
+	}
+	full := newAlert(kv("alertname", "VllmKvCacheNearFull"), nil, `avg_over_time(vllm:kv_cache_usage_perc[5m]) > 0.95`)
+	if got := hint(full); !strings.Contains(got, "preemptions") {
+		t.Errorf("KV cache usage near full: kv-cache hint %q, want the occupancy wording (preemptions)", got)
+	}
+	hit := newAlert(kv("alertname", "PrefixCacheHitRateLow"), nil, `vllm:gpu_prefix_cache_hit_rate < 0.3`)
+	if got := hint(hit); got == "" || strings.Contains(got, "preemptions") {
+		t.Errorf("prefix cache hit rate low: kv-cache hint %q, want the hit-rate wording", got)
+	}
+}

@@ -37,6 +37,12 @@ const (
 	AnnECNMarkRatio    = "ecn_mark_ratio"
 )
 
+// kvOccupancyText is the kv-cache hint of an alert on the cache's
+// occupancy (COCC: vLLM's KV cache usage, SGLang's token usage) rather than
+// its hit rate: a nearly full KV cache preempts running requests before the
+// hit rate says anything.
+const kvOccupancyText = "The KV cache is nearly full: check preemptions (running requests recomputed or swapped out, e.g. vllm:num_preemptions) and whether the prefix/KV cache hit rate is falling — a full cache evicts reusable prefixes — both raise TTFT; more KV memory per replica (gpu_memory_utilization), fewer concurrent sequences or more replicas relieve it."
+
 // burnWindows are the burn_rate_<window> keys read for burn-exemplars, the
 // shortest page window first.
 var burnWindows = [...]string{"burn_rate_1h", "burn_rate_5m", "burn_rate_6h", "burn_rate_30m", "burn_rate_1d", "burn_rate_2h", "burn_rate_3d"}
@@ -61,6 +67,9 @@ const (
 func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []alert.KPI, class string) []alert.Hint {
 	var relevant [numHints]bool
 	latency := class == ClassLatency
+	// kv-cache made relevant by cache occupancy (COCC) alone, or also by
+	// another KPI (a hit rate, an eviction rate, TTFT).
+	var kvByOccupancy, kvByOther bool
 	if sec != nil {
 		// Read once, not for each cache KPI that lists kv-cache.
 		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
@@ -80,6 +89,10 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 						// cache recomputing prompts.
 					default:
 						relevant[hintIndex(h)] = true
+						if h == HintKVCache {
+							kvByOccupancy = kvByOccupancy || d.ID == "COCC"
+							kvByOther = kvByOther || d.ID != "COCC"
+						}
 					}
 				}
 			}
@@ -126,6 +139,9 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					avg += ")"
 				}
 				text = "The expression averages (" + avg + "): " + text[len("This alert is on an average: "):]
+			}
+			if id == HintKVCache && text == defaultHintTexts[HintKVCache] && kvByOccupancy && !kvByOther {
+				text = kvOccupancyText
 			}
 			if note := specific[i].note; note != "" {
 				text += " (" + note + ")"
