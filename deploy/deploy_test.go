@@ -645,16 +645,29 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 
 // Every self-monitoring alert tells the one paged what to do: a runbook
 // annotation of concrete steps, whose references to deploy/README.md's
-// sections name sections that exist.
+// sections name sections that exist, and a runbook_url (the annotation
+// kubernetes-mixin and the Prometheus Operator's alerts carry, an absolute
+// URL as PagerDuty and Slack links need) to a heading of deploy/README.md.
 func TestEverySelfMonitoringAlertHasARunbook(t *testing.T) {
 	b, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// GitHub's anchors of the headings: lower case, punctuation dropped,
+	// spaces as hyphens.
+	anchors := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^#+ (.+)$`).FindAllStringSubmatch(string(b), -1) {
+		a := strings.ToLower(regexp.MustCompile(`[^\p{L}\p{N} _-]`).ReplaceAllString(m[1], ""))
+		anchors[strings.ReplaceAll(a, " ", "-")] = true
+	}
+	const readme = "https://github.com/alertrouter/alertrouter/blob/main/deploy/README.md#"
 	for _, r := range mixinRules(t) {
 		rb := r.Annotations["runbook"]
 		if len(rb) < 100 {
 			t.Errorf("alert %s: runbook annotation %q does not say what to do", r.Alert, rb)
+		}
+		if u := r.Annotations["runbook_url"]; !strings.HasPrefix(u, readme) || !anchors[strings.TrimPrefix(u, readme)] {
+			t.Errorf("alert %s: runbook_url %q is not %s followed by a heading's anchor", r.Alert, u, readme)
 		}
 		if r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 			t.Errorf("alert %s: no summary or description", r.Alert)
@@ -836,6 +849,130 @@ func TestDashboardQueriesParseAndUseOnlyTheRoutersMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	run(t, "", promtool, "check", "rules", f)
+}
+
+// The dashboard tells the truth when nothing happens and with any
+// Alertmanager: a ratio reads 0, or shows no data, on an idle router
+// rather than 0/0 = NaN; and the panel of Alertmanager's failed webhooks
+// has every label its legend names whatever the version's labels (0.25:
+// integration alone; 0.26 adds reason; receiver_name needs 0.27 and
+// --enable-feature=receiver-name-in-metrics), since Grafana writes a
+// missing label's name into the legend ("alertmanager reason").
+func TestDashboardReadsAnIdleRouterAndAnyAlertmanager(t *testing.T) {
+	b, err := os.ReadFile("grafana/alertrouter-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type target struct {
+		Expr         string `json:"expr"`
+		LegendFormat string `json:"legendFormat"`
+	}
+	type dashPanel struct {
+		Title   string      `json:"title"`
+		Panels  []dashPanel `json:"panels"`
+		Targets []target    `json:"targets"`
+	}
+	var dash struct {
+		Panels []dashPanel `json:"panels"`
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	targets := map[string]target{} // the first query of each panel, by title
+	var walk func([]dashPanel)
+	walk = func(ps []dashPanel) {
+		for _, p := range ps {
+			if len(p.Targets) > 0 {
+				targets[p.Title] = p.Targets[0]
+			}
+			walk(p.Panels)
+		}
+	}
+	walk(dash.Panels)
+
+	type sample struct {
+		Labels string  `yaml:"labels"`
+		Value  float64 `yaml:"value"`
+	}
+	type series struct {
+		Series string `yaml:"series"`
+		Values string `yaml:"values"`
+	}
+	const (
+		ok200  = `alertrouter_webhooks_total{job="alertrouter",outcome="ok",code="200"}`
+		err503 = `alertrouter_webhooks_total{job="alertrouter",outcome="failed",code="503"}`
+		hit    = `alertrouter_dedup_total{job="alertrouter",result="hit"}`
+		miss   = `alertrouter_dedup_total{job="alertrouter",result="miss"}`
+	)
+	legendLabel := regexp.MustCompile(`\{\{\s*([a-z_]+)\s*\}\}`)
+	amFailed := func(labels string) string {
+		return `alertmanager_notifications_failed_total{integration="webhook",` + labels + `}`
+	}
+	for _, c := range []struct {
+		name, panel string
+		input       []series
+		want        []sample // none: no data
+	}{
+		{"an idle router's 5xx ratio is 0", "Webhook 5xx ratio",
+			[]series{{ok200, "5x10"}, {err503, "0x10"}}, []sample{{"{}", 0}}},
+		{"a busy router's 5xx ratio is the share of 5xx", "Webhook 5xx ratio",
+			[]series{{ok200, "0+540x10"}, {err503, "0+60x10"}}, []sample{{"{}", 0.1}}},
+		{"no router scraped shows no 5xx ratio rather than a reassuring 0", "Webhook 5xx ratio",
+			[]series{{`up{job="node"}`, "1x10"}}, nil},
+		{"an idle router has no dedup hit ratio", "Dedup hit ratio",
+			[]series{{hit, "3x10"}, {miss, "7x10"}}, nil},
+		{"a busy router's dedup hit ratio is hits over hits and misses", "Dedup hit ratio",
+			[]series{{hit, "0+60x10"}, {miss, "0+180x10"}}, []sample{{"{}", 0.25}}},
+		{"every Alertmanager's failed webhooks carry a receiver and a reason", "Alertmanager → router webhook failures",
+			[]series{
+				{amFailed(`job="am-0.25",instance="a"`), "0+60x10"},
+				{amFailed(`job="am-0.26",instance="b",reason="serverError"`), "0+60x10"},
+				{amFailed(`job="am-0.27",instance="c",reason="clientError",receiver_name="alertrouter"`), "0+60x10"},
+			},
+			[]sample{
+				{`{job="am-0.25",receiver_name="webhook",reason="failed"}`, 1},
+				{`{job="am-0.26",receiver_name="webhook",reason="serverError"}`, 1},
+				{`{job="am-0.27",receiver_name="alertrouter",reason="clientError"}`, 1},
+			}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tg, ok := targets[c.panel]
+			if !ok {
+				t.Fatalf("the dashboard has no panel %q", c.panel)
+			}
+			for _, s := range c.want {
+				for _, m := range legendLabel.FindAllStringSubmatch(tg.LegendFormat, -1) {
+					if !strings.Contains(s.Labels, m[1]+"=") {
+						t.Errorf("panel %q: legend %q names %s, which the series %s lacks", c.panel, tg.LegendFormat, m[1], s.Labels)
+					}
+				}
+			}
+			expr := strings.NewReplacer(`$__rate_interval`, "5m", `"$job"`, `".+"`).Replace(tg.Expr)
+			type exprTest struct {
+				Expr       string   `yaml:"expr"`
+				EvalTime   string   `yaml:"eval_time"`
+				ExpSamples []sample `yaml:"exp_samples"`
+			}
+			type unitTest struct {
+				Interval       string     `yaml:"interval"`
+				InputSeries    []series   `yaml:"input_series"`
+				PromqlExprTest []exprTest `yaml:"promql_expr_test"`
+			}
+			file := struct {
+				EvaluationInterval string     `yaml:"evaluation_interval"`
+				Tests              []unitTest `yaml:"tests"`
+			}{"1m", []unitTest{{"1m", c.input, []exprTest{{expr, "10m", c.want}}}}}
+			y, err := yaml.Marshal(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := filepath.Join(t.TempDir(), "dashboard_test.yml")
+			if err := os.WriteFile(f, y, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run(t, "", tool(t, "promtool"), "test", "rules", f)
+		})
+	}
 }
 
 func TestDockerfileBuildCommandStampsTheVersion(t *testing.T) {
