@@ -56,6 +56,9 @@ func (m *Main) importAlertmanager(file string) int {
 	if len(res.amOnly) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: not carried over, keep them in Alertmanager's file (see the comments at the top): %s\n", strings.Join(res.amOnly, ", "))
 	}
+	if len(res.severityDerived) > 0 {
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: %d PagerDuty entry(ies) without severity, which Alertmanager sends as \"error\" and the router derives from its decision (a ticket is \"warning\": low urgency where the service's urgency follows severity); set severity: error to keep Alertmanager's: %s\n", len(res.severityDerived), strings.Join(res.severityDerived, ", "))
+	}
 	if len(res.pagesLost) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %d PagerDuty integration(s) cannot be imported; the printed file leaves them out, so their pages would not reach PagerDuty: fix each, then run check-config\n", file, len(res.pagesLost))
 		for _, l := range res.pagesLost {
@@ -83,6 +86,11 @@ type imported struct {
 	// Alertmanager (inhibit_rules with their count, global and top-level
 	// keys), said on stderr too: the comments are easy to miss.
 	amOnly []string
+	// severityDerived names the PagerDuty entries without a severity:
+	// Alertmanager sends those as "error", the router derives it from its
+	// decision (a ticket is "warning", low urgency on a service whose
+	// urgency follows severity).
+	severityDerived []string
 }
 
 // mapSlice is a YAML mapping, its keys in keyRank order.
@@ -378,9 +386,21 @@ func marshal(v interface{}) (string, error) {
 	return b.String(), nil
 }
 
+// receiverKey reports whether k may be a key of an Alertmanager receiver:
+// its name, its labels or an integration's list (*_configs: the ones the
+// router lacks, a later Alertmanager's too, are named and left on
+// Alertmanager). Anything else Alertmanager refuses — a misspelled
+// integration such as pagerduty_config, which carried on would leave the
+// receiver a blackhole recording every page as muted.
+func receiverKey(k string) bool {
+	return k == "name" || k == "labels" || strings.HasSuffix(k, "_configs")
+}
+
 // routeKeys are the route keys the router reads (Alertmanager v0.35's);
 // a route key outside them (a later Alertmanager's) is dropped with a note
-// rather than making the imported file fail to load.
+// rather than making the imported file fail to load — unless the route
+// is left matching every alert (no match, match_re or matchers below the
+// root): a misspelled matchers made that route a catch-all.
 var routeKeys = map[string]bool{
 	"receiver": true, "group_by": true, "match": true, "match_re": true, "matchers": true,
 	"mute_time_intervals": true, "active_time_intervals": true, "continue": true, "routes": true,
@@ -512,7 +532,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 	names := map[string]bool{}
 	var receivers []interface{}
 	var slackResolvedOff bool
-	var lost, pagesLost, partial []string
+	var lost, pagesLost, partial, severityDerived []string
 	for i, v := range list {
 		path := fmt.Sprintf("receivers[%d]", i)
 		r, err := mapping(v, path)
@@ -526,6 +546,11 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 		if names[name] {
 			return imported{}, fmt.Errorf("%s.name: receiver %q defined twice", path, name)
+		}
+		for _, it := range r {
+			if !receiverKey(it.Key) {
+				return imported{}, fmt.Errorf("%s.%s: not a receiver key of Alertmanager (it refuses this file: field %s not found); a misspelled integration, such as pagerduty_config, would leave receiver %q sending nothing", path, it.Key, it.Key, name)
+			}
 		}
 		names[name] = true
 		out := mapSlice{{Key: "name", Value: nameV}}
@@ -557,6 +582,11 @@ func convertAlertmanager(b []byte) (imported, error) {
 			}
 			if !hasKey(c, "http_config") && gHTTP != nil {
 				c = set(c, "http_config", gHTTP)
+			}
+			if str(mustGet(c, "severity")) == "" {
+				entry := fmt.Sprintf("%s.pagerduty_configs[%d]", path, i)
+				notes = append(notes, fmt.Sprintf("receiver %q: pagerduty_configs[%d]: no severity: Alertmanager sends \"error\", the router derives it from its decision (page: critical, ticket: warning); set severity: error to keep Alertmanager's urgency", name, i))
+				severityDerived = append(severityDerived, entry)
 			}
 			pds = append(pds, c)
 		}
@@ -700,7 +730,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 	}
 	sb.WriteString(body)
-	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly}, nil
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived}, nil
 }
 
 // portRoute copies the route at path and its children: the keys the
@@ -750,6 +780,12 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 	}
 	if len(dropped) > 0 {
 		sort.Strings(dropped)
+		if path != "route" && !hasKey(r, "match") && !hasKey(r, "match_re") && !hasKey(r, "matchers") {
+			// Without the key, the route matches every alert: a misspelled
+			// matchers (Alertmanager refuses the file) would send them all
+			// to this route's receiver.
+			return nil, fmt.Errorf("%s: %s: not a route key of Alertmanager v0.35, and without it the route matches every alert (a misspelled matchers? Alertmanager refuses this file: field %s not found)", path, strings.Join(dropped, ", "), dropped[0])
+		}
 		*notes = append(*notes, fmt.Sprintf("%s: %s: not an Alertmanager v0.35 route key the router knows; dropped", path, strings.Join(dropped, ", ")))
 	}
 	return out, nil

@@ -169,6 +169,14 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 		{"time_intervals a mapping", "route: {receiver: a}\nreceivers: [{name: a}]\ntime_intervals: {x: 1}\n", "time_intervals: want a list"},
 		{"a null integration list", "route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: }]\n", ""},
 		{"a later route key", "route: {receiver: a, routes: [{receiver: a, matchers: ['x=\"y\"'], some_future_key: 1}]}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}]}]\n", ""},
+		// Alertmanager refuses both files; carried on, the first route
+		// matched every alert (a page storm to b), the second receiver was
+		// a blackhole recording every critical page as muted.
+		{"a misspelled matchers", "route: {receiver: a, routes: [{receiver: b, matcher: ['team=\"db\"']}]}\nreceivers: [{name: a}, {name: b, pagerduty_configs: [{routing_key: k}]}]\n",
+			"route.routes[0]: matcher: not a route key of Alertmanager v0.35, and without it the route matches every alert"},
+		{"a misspelled integration", "route: {receiver: a, routes: [{receiver: b, matchers: ['severity=\"critical\"']}]}\nreceivers: [{name: a}, {name: b, pagerduty_config: [{routing_key: k}]}]\n",
+			`receivers[1].pagerduty_config: not a receiver key of Alertmanager`},
+		{"a PagerDuty entry without severity", "route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}, {routing_key: k2, severity: error}]}]\n", ""},
 		{"a Slack-compatible incoming webhook", "global: {slack_api_url: 'https://chat.example.org/hooks/x4pmq3s8d7'}\nroute: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#c'}]}]\n", ""},
 		{"a root that continues", "route: {receiver: a, continue: true}\nreceivers: [{name: a}]\n", "route.continue: the root route cannot have it"},
 		{"a root with matchers", "route: {receiver: a, matchers: ['x=\"y\"']}\nreceivers: [{name: a}]\n", "route.matchers: the root route cannot have it"},
@@ -245,6 +253,11 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 				if !strings.Contains(importErrs, "warning: 1 receiver(s) lost every integration") || !strings.Contains(importErrs, "mail") {
 					t.Errorf("no warning on stderr for a receiver turned into a log receiver: %q", importErrs)
 				}
+			case "a PagerDuty entry without severity":
+				if !strings.Contains(importErrs, `1 PagerDuty entry(ies) without severity, which Alertmanager sends as "error"`) || !strings.Contains(importErrs, "receivers[0].pagerduty_configs[0]") || strings.Contains(importErrs, "pagerduty_configs[1]") {
+					t.Errorf("stderr does not name the one PagerDuty entry without severity: %q", importErrs)
+				}
+				has(`pagerduty_configs[0]: no severity: Alertmanager sends "error"`)
 			case "a later route key":
 				if strings.Contains(out, "some_future_key: 1") || !strings.Contains(out, "route.routes[0]: some_future_key: not an Alertmanager v0.35 route key the router knows; dropped") {
 					t.Errorf("the unknown route key was not dropped with a note:\n%s", out)

@@ -477,3 +477,32 @@ func TestServePingsTheStoreWithoutReadinessProbes(t *testing.T) {
 	}
 	t.Fatalf("no failed store ping counted without a readiness probe:\n%s", errb.String())
 }
+
+// A PagerDuty routing key that is not 32 characters (an Events API v2
+// integration key's length) is refused by PagerDuty on every event — found
+// only when pages fail and become dead letters. check-config warns, for an
+// inline key and a key file alike; a 32-character key is not warned of.
+func TestCheckConfigWarnsOfARoutingKeyOfTheWrongLength(t *testing.T) {
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "pd-key")
+	if err := os.WriteFile(keyFile, []byte("0123456789abcdef0123456789abcdef0\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		key   string
+		warns bool
+	}{
+		{"routing_key: 0123456789abcdef0123456789abcdef", false},
+		{"routing_key: 0123456789abcdef0123456789abcdef0", true},
+		{"routing_key_file: " + keyFile, true},
+	} {
+		p := writeFile(t, "router.yml", "receivers: [{name: pd, pagerduty_configs: [{"+tc.key+"}]}]\nroute: {receiver: pd}\n")
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.key, code, errs)
+		}
+		if got := strings.Contains(out, `warning: receiver "pd" pagerduty_configs[0].routing_key is 33 characters long`); got != tc.warns {
+			t.Errorf("%s: warning %v, want %v:\n%s", tc.key, got, tc.warns, out)
+		}
+	}
+}

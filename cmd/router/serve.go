@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
@@ -214,6 +215,10 @@ func removedIntegrations(old, now map[string][]routing.Integration) []string {
 	return gone
 }
 
+// pagerDutyKeyLen is the length of a PagerDuty Events API v2 integration
+// (routing) key.
+const pagerDutyKeyLen = 32
+
 // configWarnings are what check-config prints and a start or a reload
 // logs about a configuration that works but may not do what is meant.
 func configWarnings(cfg *config.Config) []string {
@@ -222,6 +227,16 @@ func configWarnings(cfg *config.Config) []string {
 		out = append(out, s)
 	}
 	out = append(out, cfg.LongSendTimeouts()...)
+	for _, r := range cfg.Receivers {
+		for i, pd := range r.PagerdutyConfigs {
+			// PagerDuty refuses every event whose key is not an Events API
+			// v2 integration key (32 characters): 400, dead letters.
+			if key, err := notify.ReadSecret(pd.RoutingKey, pd.RoutingKeyFile); err == nil && key != "" && len(key) != pagerDutyKeyLen {
+				out = append(out, fmt.Sprintf("receiver %q pagerduty_configs[%d].routing_key is %d characters long: a PagerDuty Events API v2 integration key has %d, and PagerDuty refuses every event sent with another (400: Length of 'routing_key' is incorrect)",
+					r.Name, i, len(key), pagerDutyKeyLen))
+			}
+		}
+	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
 	}
