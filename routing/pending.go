@@ -97,6 +97,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	}
 	now := p.now()
 	steps := p.steps(trs, values, found, storeDown, now)
+	var stale map[*alert.Result]bool
+	if !storeDown {
+		stale = p.staleRefires(ctx, trs, steps)
+		skipStale(trs, steps, stale)
+	}
 	if !storeDown && p.Flap != nil {
 		quiet := notifiedFirings(trs, steps)
 		p.quiet.note(results, wasQuiet, quiet)
@@ -109,6 +114,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			}
 			if rerouted {
 				steps = p.steps(trs, values, found, storeDown, now)
+				skipStale(trs, steps, stale)
 			}
 		}
 	}

@@ -80,6 +80,12 @@ type Pipeline struct {
 	Live LiveLookup
 	// Flap damps alerts that keep firing and resolving (nil: off).
 	Flap *flap.Config
+	// FiringAlerts returns the fingerprints of the alerts named alertname
+	// that Alertmanager holds now, resolved ones left out (alertmanager.url:
+	// GET /api/v2/alerts); nil: not asked. A firing that arrives after its
+	// notified resolve with the same startsAt is sent only when
+	// Alertmanager still holds it (staleRefires).
+	FiringAlerts func(ctx context.Context, alertname string) (map[string]bool, error)
 	// UpdateWindow is how long, at most, an update of an open incident
 	// that finds none of that incident's updates being sent waits for
 	// others to share its send (coalesce.go: the wait ends once the

@@ -19,6 +19,7 @@ import (
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/lognotify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
@@ -318,6 +319,13 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
+	if cfg.Alertmanager != nil {
+		am, err := amsilence.New(*cfg.Alertmanager)
+		if err != nil {
+			return nil, fmt.Errorf("alertmanager: %w", err)
+		}
+		p.FiringAlerts = am.Fingerprints
+	}
 	if base := strings.TrimSuffix(cfg.Console.ExternalURL, "/"); base != "" {
 		p.ConsoleURL = func(incident string) string { return base + console.IncidentPath(incident) }
 	}

@@ -47,6 +47,21 @@ func (c *Client) Alerts(ctx context.Context, ms []Matcher) ([]Alert, error) {
 	return kept, nil
 }
 
+// Fingerprints returns the fingerprints of the alerts named alertname that
+// Alertmanager holds now: active, silenced, inhibited or unprocessed —
+// not resolved (routing.Pipeline.FiringAlerts).
+func (c *Client) Fingerprints(ctx context.Context, alertname string) (map[string]bool, error) {
+	alerts, err := c.Alerts(ctx, []Matcher{{Name: "alertname", Value: alertname, IsEqual: true}})
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]bool, len(alerts))
+	for _, a := range alerts {
+		held[a.Fingerprint] = true
+	}
+	return held, nil
+}
+
 // filterText writes m in the matcher syntax of Alertmanager's filter
 // parameter: name, operator, and the value double-quoted with only \\, \"
 // and \n escaped — what both Alertmanager's classic parser (0.25) and its

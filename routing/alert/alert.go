@@ -3,6 +3,7 @@ package alert
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,9 @@ type Alert struct {
 
 // Firing reports whether the alert's status is "firing".
 func (a *Alert) Firing() bool { return a.Status == "firing" }
+
+// HasFlag reports whether decoding flagged the alert with flag.
+func (a *Alert) HasFlag(flag string) bool { return slices.Contains(a.Flags, flag) }
 
 // IdentityStart is the startsAt that identifies this firing: the zero time
 // when Alertmanager sent none (or an unreadable one), so that the

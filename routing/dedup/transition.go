@@ -133,6 +133,11 @@ type Step struct {
 	// Unseen is true for a resolve sent although no marker says its
 	// firing was notified, nor that the store lost it (Input.SendUnseen).
 	Unseen bool
+	// Refire is true for a firing whose marker says its resolve was
+	// notified, the same startsAt: Alertmanager firing again an alert it
+	// had resolved — or an Alertmanager HA peer's copy of the firing,
+	// flushed before the resolve and sent after it.
+	Refire bool
 }
 
 // Transition is the dedup state machine: given what was notified and what
@@ -167,7 +172,7 @@ func Transition(in Input) Step {
 	case m.Resolved:
 		// Alertmanager re-fired an alert it had resolved (same startsAt,
 		// e.g. Prometheus missed its resends): a new transition.
-		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10)}
+		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10), Refire: true}
 	case m.Tier != in.Tier:
 		// Claimed after the marker's time: a flip back to a tier notified
 		// before claims afresh instead of finding that tier's old claim.

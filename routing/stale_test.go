@@ -1,0 +1,116 @@
+package routing_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// postToAM posts one alert with labels to Alertmanager, firing until
+// endsAt.
+func postToAM(t *testing.T, url string, labels map[string]string, startsAt, endsAt time.Time) {
+	t.Helper()
+	b, _ := json.Marshal([]map[string]any{{"labels": labels, "startsAt": startsAt, "endsAt": endsAt}})
+	resp, err := http.Post(url+"/api/v2/alerts", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("post alert to Alertmanager: %s", resp.Status)
+	}
+}
+
+// In an Alertmanager HA pair, a peer that flushed the group while the
+// alert still fired waits its peer_timeout and sends that firing after the
+// other peer sent the resolve: the same startsAt, after a notified
+// resolve. Sent, it paged again for a trouble that had cleared (an audit:
+// on 3 of 3 resolves, a new PagerDuty incident and a new Slack parent,
+// resolved 15s later). The router asks Alertmanager (alertmanager.url),
+// which no longer holds the alert: deduplicated. Alertmanager firing again
+// an alert it had resolved itself (Prometheus' resends lapsed and resumed)
+// still holds it: that firing pages, as it does when Alertmanager cannot
+// be asked.
+func TestAStaleFiringFromALaggingAlertmanagerPeerDoesNotPageAgain(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	client, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	p.FiringAlerts = client.Fingerprints
+
+	a := tAlert("TTFTHigh", "firing", "page")
+	start := e.clock.Now().Add(-5 * time.Minute)
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+	mustProcess(t, p, a)
+	pdFirings := func() int {
+		n := 0
+		for _, x := range e.pd.notifications() {
+			if x.Kind == alert.KindFiring {
+				n++
+			}
+		}
+		return n
+	}
+	if pdFirings() != 1 {
+		t.Fatalf("the firing paged %d times, want 1", pdFirings())
+	}
+
+	// Prometheus resolves it: Alertmanager holds it no more; one peer sends
+	// the resolve, the other its stale firing.
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
+	e.clock.Advance(time.Minute)
+	resolved := a
+	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	e.clock.Advance(10 * time.Second)
+	sum := mustProcess(t, p, a)
+	if pdFirings() != 1 || sum.Deduplicated == 0 {
+		t.Errorf("the lagging peer's firing paged (%d pages, summary %+v), want it deduplicated", pdFirings(), sum)
+	}
+	if got := metric(t, e.reg, "alertrouter_flap_downgrades_total", ""); got != 0 {
+		t.Errorf("the stale firing counted as a flap downgrade (%v)", got)
+	}
+
+	// Alertmanager fires it again (Prometheus resumed its resends): a page.
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+	e.clock.Advance(10 * time.Second)
+	mustProcess(t, p, a)
+	if pdFirings() != 2 {
+		t.Errorf("a firing Alertmanager holds again paged %d times in all, want 2", pdFirings())
+	}
+}
+
+// When Alertmanager cannot answer, a firing after its resolve is sent, as
+// before the question was asked: better a second page than none.
+func TestAFiringAfterItsResolveIsSentWhenAlertmanagerCannotBeAsked(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.FiringAlerts = func(context.Context, string) (map[string]bool, error) {
+		return nil, errors.New("alertmanager: connection refused")
+	}
+	a := tAlert("TTFTHigh", "firing", "page")
+	mustProcess(t, p, a)
+	resolved := a
+	resolved.Status = "resolved"
+	mustProcess(t, p, resolved)
+	before := len(e.pd.notifications())
+	mustProcess(t, p, a)
+	if got := e.pd.notifications()[before:]; len(got) != 1 || got[0].Kind != alert.KindFiring {
+		t.Errorf("PagerDuty got %d notifications for the firing after its resolve, want its page", len(got))
+	}
+}
