@@ -268,7 +268,7 @@ func TestHelmBundledRedisRequiresAPasswordAndAdmitsOnlyTheRouter(t *testing.T) {
 }
 
 func TestHelmBundledRedisNeverEvictsAndFitsItsLimit(t *testing.T) {
-	refused(t, "redis.bundled.maxmemory 200mb is more than half of redis.bundled.resources.limits.memory 256Mi", "--set", "redis.bundled.maxmemory=200mb")
+	refused(t, "redis.bundled.maxmemory 600mb is more than half of redis.bundled.resources.limits.memory 1Gi", "--set", "redis.bundled.maxmemory=600mb")
 	refused(t, "redis.bundled.maxmemory: 0 is no limit", "--set-string", "redis.bundled.maxmemory=0")
 	refused(t, "at '/redis/bundled/maxmemory'", "--set", "redis.bundled.maxmemory=lots")
 	// The policy is not a value: no way to set an evicting one.
@@ -276,6 +276,13 @@ func TestHelmBundledRedisNeverEvictsAndFitsItsLimit(t *testing.T) {
 	_, m := render(t, chartCases[0], sets("redis.bundled.maxmemory=300mb", "redis.bundled.resources.limits.memory=1Gi")...)
 	if got := argAfter(argList(container(t, m["Deployment/alertrouter-redis"], "redis"), "args"), "--maxmemory"); got != "300mb" {
 		t.Errorf("--maxmemory = %q, want the 300mb set", got)
+	}
+	// The default holds a 100k-alert storm (~1 KB per alert kept, plus the
+	// journal: deploy/README.md section 1); 100mb did not, and a full
+	// Redis refused the writes after delivery, so repeats paged again.
+	_, m = render(t, chartCases[0])
+	if got := argAfter(argList(container(t, m["Deployment/alertrouter-redis"], "redis"), "args"), "--maxmemory"); redisBytes(t, got) < 400<<20 {
+		t.Errorf("default --maxmemory = %q, want room for a 100k-alert storm and the journal (≥ 400mb)", got)
 	}
 }
 
