@@ -256,6 +256,13 @@ func TestConsoleInABrowser(t *testing.T) {
 				t.Errorf("incident card lacks %q:\n%s", want, card)
 			}
 		}
+		// Each delivery shown says the notification was sent, not the
+		// deduplicated repeats of the webhooks that followed it.
+		shown := evalInt(t, tab, `document.querySelectorAll("article.incident .delivery > .badge:first-child").length`)
+		notSent := evalInt(t, tab, `[...document.querySelectorAll("article.incident .delivery > .badge:first-child")].filter(b => b.textContent != "sent").length`)
+		if shown == 0 || notSent != 0 {
+			t.Errorf("the overview shows %d deliveries, %d of them not as sent", shown, notSent)
+		}
 		screenshot(t, tab, "overview")
 	})
 

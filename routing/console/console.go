@@ -101,9 +101,9 @@ type Options struct {
 	CacheTTL time.Duration
 	// Began says when the store holding the journal began its current
 	// state (dedup.Epoch): the overview says when that is inside its
-	// window — a Redis restarted empty, or a router without Redis
-	// restarted, lost the journal's older entries, so "no open incident"
-	// would mislead. nil: not said.
+	// window — a new store has no older entries, and a Redis restarted
+	// empty, or a router without Redis restarted, lost them, so "no open
+	// incident" could mislead. nil: not said.
 	Began func(ctx context.Context) (time.Time, error)
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
@@ -381,17 +381,17 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	}
 	snap := &snapshot{built: now, decisions: n, options: options.options()}
 	open, openTotal := openIncidents(incidents)
+	paged, ticketed := incidents.closed()
 	notice := ""
 	if n == c.opts.MaxEntries {
 		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	} else if c.opts.Began != nil {
 		if began, err := c.opts.Began(ctx); err == nil && began.After(since) {
-			notice = fmt.Sprintf("The journal begins at %s UTC, %s ago: the store's state began then (Redis restarted empty, or a router without Redis restarted), so incidents opened and dead letters kept before it are not shown here — check PagerDuty and Slack for incidents still open from before.",
-				began.UTC().Format("2006-01-02 15:04"), model.Duration(now.Sub(began).Truncate(time.Minute)))
+			notice = beganNotice(began, now)
 		}
 	}
 	body := overviewBody{
-		Incidents: open, OpenTotal: openTotal,
+		Incidents: open, OpenTotal: openTotal, Paged: paged, Ticketed: ticketed,
 		Heat:    newHeatMap(act, sectors),
 		Actions: newActionChart(act),
 		Health:  health.health(),
@@ -406,13 +406,32 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	return snap, nil
 }
 
+// beganNotice says that the journal begins at began, inside the window,
+// now. It does not say why: a store new, restarted or failed over empty,
+// and a router without Redis restarted, all look the same from here.
+func beganNotice(began, now time.Time) string {
+	return fmt.Sprintf("The journal begins at %s UTC, %s ago, when the store's current state began (a new store, a Redis restarted or failed over empty, or a router without Redis restarted): incidents opened and dead letters kept before then are not shown here. If the router ran before then, check PagerDuty and Slack for incidents still open.",
+		began.UTC().Format("2006-01-02 15:04:05"), elapsed(now.Sub(began)))
+}
+
+// elapsed says d to the second under a minute, to the minute above.
+func elapsed(d time.Duration) string {
+	if d < time.Minute {
+		return model.Duration(d.Truncate(time.Second)).String()
+	}
+	return model.Duration(d.Truncate(time.Minute)).String()
+}
+
 type overviewBody struct {
 	Incidents []incidentView
 	// OpenTotal counts the open incidents, listed or not.
 	OpenTotal int
-	Heat      heatMap
-	Actions   actionChart
-	Health    health
+	// Paged and Ticketed count the window's incidents no longer open whose
+	// loudest decision was a page, a ticket.
+	Paged, Ticketed int
+	Heat            heatMap
+	Actions         actionChart
+	Health          health
 	// SharedFor is how long this page is served to every viewer (0: it
 	// is built for each).
 	SharedFor time.Duration

@@ -690,28 +690,3 @@ func TestDecisionsSearchSaysWhereItStopped(t *testing.T) {
 		t.Fatal("a search of the whole window says it stopped")
 	}
 }
-
-// A journal that begins inside the overview's window (the store restarted
-// empty) is said: "No open incident" alone would mislead on-call after a
-// Redis restart lost the open incidents' decisions.
-func TestOverviewSaysWhenTheJournalBegan(t *testing.T) {
-	e := newEnv(t)
-	for _, tc := range []struct {
-		ago  time.Duration
-		says bool
-	}{{90 * time.Minute, true}, {48 * time.Hour, false}} {
-		began := e.now.Add(-tc.ago)
-		c := console.New(console.Options{Journal: e.journal, Now: func() time.Time { return e.now }, CacheTTL: -1,
-			Began: func(context.Context) (time.Time, error) { return began, nil }})
-		srv := httptest.NewServer(c)
-		code, body := get(t, srv, "/")
-		srv.Close()
-		said := strings.Contains(body, "The journal begins at")
-		if tc.says && !strings.Contains(body, "The journal begins at "+began.UTC().Format("2006-01-02 15:04")+" UTC, 1h30m ago") {
-			t.Errorf("journal begun %s ago: the notice does not say when:\n%s", tc.ago, body)
-		}
-		if code != http.StatusOK || said != tc.says {
-			t.Errorf("journal begun %s ago: %d, says so %v, want %v:\n%s", tc.ago, code, said, tc.says, body)
-		}
-	}
-}

@@ -22,8 +22,10 @@ type incidentView struct {
 	KPIs      []string
 	Hints     []string
 	Receivers []string
-	// Deliveries is the latest outcome per receiver and integration.
-	Deliveries []journal.Delivery
+	// Deliveries is, per receiver and integration, the outcome that
+	// matters most over the incident's entries, with the latest beside it
+	// when it is another (deliveryView).
+	Deliveries []deliveryView
 	First      time.Time
 	Last       time.Time
 	// More counts the alerts the overview leaves out (its page lists them).
@@ -32,8 +34,10 @@ type incidentView struct {
 
 // incidentSet groups decision entries, fed newest first, by incident,
 // keeping the latest entry of each alert: at most keep of them per
-// incident (0: all), the others counted in More. It keeps no more than
-// that: the overview feeds it the window's decisions one at a time.
+// incident (0: all), the others counted in More; and, per integration,
+// the deliveries of every entry that matter (deliveryView). It keeps no
+// more than that: the overview feeds it the window's decisions one at a
+// time.
 type incidentSet struct {
 	keep  int
 	byKey map[string]*incidentAgg
@@ -47,8 +51,73 @@ type incidentSet struct {
 type incidentAgg struct {
 	view incidentView
 	// alerts counts the incident's alerts, kept or not.
-	alerts     int
-	deliveries map[string]journal.Delivery
+	alerts int
+	// deliveries are keyed by receiver and integration.
+	deliveries map[[2]string]*deliveryView
+}
+
+// deliveryAt is a delivery and the time of the entry that recorded it:
+// when the router concluded it.
+type deliveryAt struct {
+	journal.Delivery
+	At time.Time
+}
+
+// deliveryView is what an incident shows of its notifications to one
+// integration of a receiver: the outcome that matters most (outcomeRank)
+// over the incident's entries, and the latest beside it when that is
+// another entry's. The newest outcome alone misleads: once a second alert
+// joined an incident that paged, the update PagerDuty's open incident
+// folded ("suppressed") hid that the page was sent; and another replica's
+// "in_flight" would hide the send it waited for.
+type deliveryView struct {
+	deliveryAt
+	// Latest is the newest outcome when it is not the one above; nil when
+	// it is.
+	Latest *deliveryAt
+}
+
+// outcomeRank orders the delivery outcomes by what on-call must see first
+// of an incident's notifications to an integration: a failure (a dead
+// letter, then a failure Alertmanager retries) before a send, a send
+// before the one another replica was making (in_flight), and that before
+// a notification that needed no send (suppressed: an update PagerDuty's
+// open incident folds, a resolve not sent; deduplicated). An outcome it
+// does not know ranks last.
+func outcomeRank(outcome string) int {
+	switch outcome {
+	case journal.OutcomeDeadLetter:
+		return 5
+	case journal.OutcomeFailed:
+		return 4
+	case journal.OutcomeSent:
+		return 3
+	case alert.DeliveryInFlight:
+		return 2
+	case journal.OutcomeDeduplicated, alert.DeliverySuppressed:
+		return 1
+	}
+	return 0
+}
+
+// addDelivery counts d, recorded at t, older than the deliveries counted
+// before it: it becomes the one shown if it outranks it (an equal rank
+// keeps the newer), the newest staying as Latest.
+func (a *incidentAgg) addDelivery(d journal.Delivery, t time.Time) {
+	k := [2]string{d.Receiver, d.Integration}
+	v := a.deliveries[k]
+	if v == nil {
+		a.deliveries[k] = &deliveryView{deliveryAt: deliveryAt{Delivery: d, At: t}}
+		return
+	}
+	if outcomeRank(d.Outcome) <= outcomeRank(v.Outcome) {
+		return
+	}
+	if v.Latest == nil {
+		latest := v.deliveryAt
+		v.Latest = &latest
+	}
+	v.deliveryAt = deliveryAt{Delivery: d, At: t}
 }
 
 func newIncidentSet(keep int) *incidentSet {
@@ -56,8 +125,8 @@ func newIncidentSet(keep int) *incidentSet {
 }
 
 // alertRow is what the overview and an incident's page show of an alert:
-// its latest entry's fields that they print (the labels, URL and start
-// only on the incident's page, which reads its entries whole).
+// its latest entry's fields that they print (the labels, URL, start and
+// end only on the incident's page, which reads its entries whole).
 type alertRow struct {
 	Alertname, Fingerprint, Status string
 	Suppressed, Muted              bool
@@ -65,7 +134,19 @@ type alertRow struct {
 	Hints                          []string
 	Labels                         map[string]string
 	GeneratorURL                   string
-	StartsAt                       time.Time
+	StartsAt, EndsAt               time.Time
+	// At is the latest entry's time: when the router decided it.
+	At time.Time
+}
+
+// ResolvedAt returns when a resolved alert resolved: its endsAt, or, when
+// it has none (or one later than the resolve the router received), the
+// time the router journaled the resolve.
+func (r alertRow) ResolvedAt() time.Time {
+	if r.EndsAt.IsZero() || r.EndsAt.After(r.At) {
+		return r.At
+	}
+	return r.EndsAt
 }
 
 // row returns e's row. Its strings but the fingerprint repeat from one
@@ -76,7 +157,7 @@ func (s *incidentSet) row(e *journal.Entry) alertRow {
 		Tier: s.intern(e.Decision.Tier), Reasons: s.interned(e.Decision.Reasons)}
 	return alertRow{Alertname: s.intern(e.Alertname), Fingerprint: e.Fingerprint, Status: s.intern(e.Status),
 		Suppressed: e.Suppressed, Muted: e.Muted, Decision: d, Hints: s.interned(e.Hints),
-		Labels: e.Labels, GeneratorURL: e.GeneratorURL, StartsAt: e.StartsAt}
+		Labels: e.Labels, GeneratorURL: e.GeneratorURL, StartsAt: e.StartsAt, EndsAt: e.EndsAt, At: e.Time}
 }
 
 func (s *incidentSet) intern(v string) string {
@@ -105,12 +186,18 @@ func (s *incidentSet) add(e *journal.Entry) {
 	}
 	a := s.byKey[e.Incident]
 	if a == nil {
-		a = &incidentAgg{view: incidentView{Key: e.Incident, Sector: e.Sector, Last: e.Time}, deliveries: map[string]journal.Delivery{}}
+		a = &incidentAgg{view: incidentView{Key: e.Incident, Sector: e.Sector, Last: e.Time}, deliveries: map[[2]string]*deliveryView{}}
 		s.byKey[e.Incident] = a
 		s.order = append(s.order, a)
 	}
 	inc := &a.view
 	inc.First = e.Time
+	// Every entry's deliveries count, not only each alert's latest: the
+	// page may be an older entry's, its resolve or a joining alert's
+	// update the newer ones.
+	for _, d := range e.Deliveries {
+		a.addDelivery(d, e.Time)
+	}
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
 	if _, ok := s.seen[k]; ok {
 		return // an older entry of an alert already counted
@@ -129,11 +216,6 @@ func (s *incidentSet) add(e *journal.Entry) {
 	inc.KPIs = union(inc.KPIs, e.KPIs)
 	inc.Hints = union(inc.Hints, e.Hints)
 	inc.Receivers = union(inc.Receivers, e.Receivers)
-	for _, d := range e.Deliveries {
-		if _, ok := a.deliveries[d.Receiver+"/"+d.Integration]; !ok {
-			a.deliveries[d.Receiver+"/"+d.Integration] = d
-		}
-	}
 }
 
 // views returns the incidents, loudest, then most recent, first; open
@@ -147,8 +229,10 @@ func (s *incidentSet) views(open bool) []incidentView {
 		}
 		inc := a.view
 		inc.More = a.alerts - len(inc.Alerts)
-		for _, k := range slices.Sorted(maps.Keys(a.deliveries)) {
-			inc.Deliveries = append(inc.Deliveries, a.deliveries[k])
+		for _, k := range slices.SortedFunc(maps.Keys(a.deliveries), func(x, y [2]string) int {
+			return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
+		}) {
+			inc.Deliveries = append(inc.Deliveries, *a.deliveries[k])
 		}
 		out = append(out, inc)
 	}
@@ -156,6 +240,21 @@ func (s *incidentSet) views(open bool) []incidentView {
 		return cmp.Or(alert.Rank(b.Action)-alert.Rank(a.Action), b.Last.Compare(a.Last))
 	})
 	return out
+}
+
+// closed counts the incidents no longer open whose loudest decision was a
+// page, and those whose loudest was a ticket.
+func (s *incidentSet) closed() (paged, ticketed int) {
+	for _, a := range s.order {
+		switch {
+		case a.view.Open:
+		case a.view.Action == alert.ActionPage:
+			paged++
+		case a.view.Action == alert.ActionTicket:
+			ticketed++
+		}
+	}
+	return paged, ticketed
 }
 
 // Bounds of the overview: the page stays a page in an alert storm (the
