@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sl "github.com/slack-go/slack"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -222,11 +224,66 @@ func actionsBlock(cfg *Config, st triageState) sl.Block {
 	return sl.NewActionBlock(actionsBlockID, els...)
 }
 
+// Titles of a ticket escalated to a page from Slack (Escalate). The
+// alerts' decision stays a ticket (the card's Decision line says so): the
+// title says the incident now pages, and why.
+const (
+	ticketPrefix = "[TICKET] "
+	pagePrefix   = "[PAGE] "
+	// escalatedNote ends the parent's header.
+	escalatedNote = " (escalated from a ticket)"
+)
+
+// escalatedTitle is title (a parent's header, or its fallback text) as the
+// page it was escalated to: "[PAGE] " in place of "[TICKET] " (or before
+// a title without it), note after, in at most max runes with note kept
+// whole: the rest is cut with cut (notify.TruncateText for plain text,
+// truncateMrkdwn for mrkdwn).
+func escalatedTitle(title, note string, max int, cut func(string, int) string) string {
+	rest := strings.TrimPrefix(title, ticketPrefix)
+	if !strings.HasPrefix(rest, pagePrefix) {
+		rest = pagePrefix + rest
+	}
+	return cut(rest, max-utf8.RuneCountInString(note)) + note
+}
+
+// pagesAlready reports whether a parent's title already says it pages (a
+// page's, or escalated: escalatedTitle) or that the incident resolved:
+// escalatedHeader leaves it as it is.
+func pagesAlready(title string) bool {
+	return strings.HasPrefix(title, strings.TrimSpace(pagePrefix)) || strings.HasPrefix(title, "[RESOLVED]")
+}
+
+// escalatedHeader returns blocks with their header saying the incident
+// was escalated to a page (escalatedTitle), for the parent of a ticket
+// escalated from Slack: it kept saying [TICKET] while PagerDuty paged.
+// A header already saying [PAGE] or [RESOLVED] is kept; blocks is not
+// modified.
+func escalatedHeader(blocks []sl.Block) []sl.Block {
+	if len(blocks) == 0 {
+		return blocks
+	}
+	h, ok := blocks[0].(*sl.HeaderBlock)
+	if !ok || h.Text == nil || pagesAlready(h.Text.Text) {
+		return blocks
+	}
+	text := *h.Text
+	text.Text = escalatedTitle(text.Text, escalatedNote, maxHeader, notify.TruncateText)
+	header := *h
+	header.Text = &text
+	out := slices.Clone(blocks)
+	out[0] = &header
+	return out
+}
+
 // withActions appends to a parent message's blocks its triage lines (who
 // did what, kept by the triage) and the buttons st offers (none when the
 // entry offers no action or the incident is resolved), keeping Slack's
 // 50-block limit by dropping the last alert line.
 func (n *Notifier) withActions(no *alert.Notification, blocks []sl.Block, lines []string, st triageState) []sl.Block {
+	if st.Escalated && !no.IncidentResolved && no.Action != alert.ActionPage {
+		blocks = escalatedHeader(blocks)
+	}
 	var ab sl.Block
 	if len(n.cfg.Actions.Names) > 0 && !no.IncidentResolved {
 		ab = actionsBlock(&n.cfg, st)

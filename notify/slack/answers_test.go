@@ -47,7 +47,7 @@ func TestTheSilenceCommandTakesAComment(t *testing.T) {
 // the incidents list (`inc/1`).
 func TestTheSilenceCommandTakesABacktickedIncident(t *testing.T) {
 	e, tr, am := silenceCommandEnv(t)
-	if a := e.commandAnswer(t, tr, "silence `inc/1` 2h", "w2", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident `inc/1`") {
+	if a := e.commandAnswer(t, tr, "silence `inc/1` 2h", "w2", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident `inc/1`") || !strings.Contains(a.Text, "Alertmanager sends no resolve of silenced alerts") {
 		t.Fatalf("silence of a backticked incident answered %+v", a)
 	}
 	if list, _ := am.List(context.Background()); len(list) != 1 {

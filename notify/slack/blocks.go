@@ -112,11 +112,16 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 			b.WriteString(": no alert of the incident fires; " + lastResolved(resolved) + " (below)")
 		}
 	}
-	sector := c.Sector
-	if c.SectorName != "" {
-		sector = c.SectorName + " (`" + c.Sector + "`)"
+	// An alert no sector matched has no Sector (nor Class) line: "unknown"
+	// says nothing the card's absence of one does not, as the title and
+	// PagerDuty's summary drop it too (alertrouter.sector).
+	if identified(c.Sector) {
+		sector := c.Sector
+		if c.SectorName != "" {
+			sector = c.SectorName + " (`" + c.Sector + "`)"
+		}
+		b.WriteString("\n*Sector:* " + esc(sector))
 	}
-	b.WriteString("\n*Sector:* " + esc(sector))
 	if len(c.KPIs) > 0 {
 		kpis := make([]string, 0, len(c.KPIs))
 		for _, k := range c.KPIs {
@@ -124,7 +129,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 		}
 		b.WriteString("\n*KPIs:* " + esc(strings.Join(kpis, ", ")))
 	}
-	if c.IncidentClass != "" {
+	if identified(c.IncidentClass) {
 		b.WriteString("\n*Class:* " + esc(c.IncidentClass))
 	}
 	if live := no.LiveSLO(lead); live != nil && live.Summary != "" {
@@ -184,6 +189,10 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	return alertSections(blocks, no.Results)
 }
+
+// identified reports whether a sector or incident class was identified: set,
+// and not alert.Unknown.
+func identified(v string) bool { return v != "" && v != alert.Unknown }
 
 // alertSections appends one section per alert of results to blocks, cut
 // with "…and N more" to stay within 50 blocks and maxMessageText

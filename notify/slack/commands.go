@@ -230,7 +230,12 @@ func (t *Triage) explain(ctx context.Context, fp string) string {
 	if e.Decision.Policy != "" {
 		fmt.Fprintf(&b, " (%s, %s)", esc(e.Decision.Policy), esc(e.Decision.Tier))
 	}
-	fmt.Fprintf(&b, "\n*Sector:* %s · *Incident:* `%s`", esc(e.Sector), esc(e.Incident))
+	if identified(e.Sector) {
+		fmt.Fprintf(&b, "\n*Sector:* %s ·", esc(e.Sector))
+	} else {
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, " *Incident:* `%s`", esc(e.Incident))
 	for _, r := range e.Decision.Reasons {
 		b.WriteString("\n• " + esc(r))
 	}
@@ -406,7 +411,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		said = fmt.Sprintf(" (comment: %s)", esc(comment))
 	}
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel,
-		Text: fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets))}
+		Text: fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), silencedCommandNote)}
 	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.http, msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
 	}

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -1068,7 +1069,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
 		rec := record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
 			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}
-		if err := c.tg.escalation.Escalate(ctx, st.Incident, "Escalated from Slack: "+c.cb.Message.Text, details); err != nil {
+		if err := c.tg.escalation.Escalate(ctx, st.Incident, escalationSummary(c), details); err != nil {
 			// Kept for an escalation PagerDuty may have taken (act).
 			rec.line = "Escalated to a page by " + mention + " — PagerDuty did not confirm it in time: check it there"
 			rec.thread = mention + " escalated the ticket to a page, but PagerDuty did not answer in time: it may not have paged — check PagerDuty. The escalation is recorded: PagerDuty gets its resolve when the alerts resolve."
@@ -1120,8 +1121,10 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if len(ids) > 1 {
 			which = fmt.Sprintf("%d silences `%s`", len(ids), strings.Join(ids, "`, `"))
 		}
-		return record{st: st, extra: st.Silence, line: fmt.Sprintf("Silenced for %s by %s (until %s, %s)", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), which),
-			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.", mention, shortDuration(c.b.silence), silencesText(ids, sets))}, nil
+		// A silence hides the alerts' resolve: the line and the reply say
+		// so, and how to close the incident (silencedLineNote).
+		return record{st: st, extra: st.Silence, line: fmt.Sprintf("Silenced for %s by %s (until %s, %s)%s", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), which, silencedLineNote(st)),
+			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.%s", mention, shortDuration(c.b.silence), silencesText(ids, sets), silencedThreadNote(st))}, nil
 	case ActionUnsilence:
 		if t.o.Silences == nil {
 			return record{}, alert.Permanent(errors.New("no alertmanager is configured"))
@@ -1229,7 +1232,7 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 			break
 		}
 		if err := n.call(ctx, func(ctx context.Context) error {
-			_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(t.parentBlocks(c, st, lines)...), sl.MsgOptionText(c.parentText(), false))
+			_, _, _, err := n.api.UpdateMessageContext(ctx, c.channel, c.ts, sl.MsgOptionBlocks(t.parentBlocks(c, st, lines)...), sl.MsgOptionText(c.parentText(st), false))
 			return err
 		}); err != nil {
 			log.Warn("update the parent message after the action", "err", err)
@@ -1293,13 +1296,17 @@ func (t *Triage) logLines(ctx context.Context, c *click, key, own string, shared
 }
 
 // parentBlocks is c's parent message with the triage lines and the buttons
-// st still offers in place of its copy's.
+// st still offers in place of its copy's, its header saying so when st was
+// escalated from Slack (escalatedHeader).
 func (t *Triage) parentBlocks(c *click, st triageState, lines []string) []sl.Block {
 	var blocks []sl.Block
 	for _, b := range c.cb.Message.Blocks.BlockSet {
 		if !isTriageBlock(b) {
 			blocks = append(blocks, b)
 		}
+	}
+	if st.Escalated {
+		blocks = escalatedHeader(blocks)
 	}
 	blocks = append(blocks, logBlocks(lines)...)
 	if ab := actionsBlock(&c.tg.n.cfg, st); ab != nil {
@@ -1309,12 +1316,41 @@ func (t *Triage) parentBlocks(c *click, st triageState, lines []string) []sl.Blo
 }
 
 // parentText is the parent's notification text (the incident when the
-// click's copy carries none).
-func (c *click) parentText() string {
-	if c.cb.Message.Text != "" {
-		return c.cb.Message.Text
+// click's copy carries none), as the page it was escalated to when st was
+// escalated from Slack.
+func (c *click) parentText(st triageState) string {
+	text := c.cb.Message.Text
+	if text == "" {
+		text = c.st.Incident
 	}
-	return c.st.Incident
+	if st.Escalated && !pagesAlready(text) {
+		text = escalatedTitle(text, escalatedNote, maxText, truncateMrkdwn)
+	}
+	return text
+}
+
+// maxPDSummary is PagerDuty's limit on an event's summary, in runes.
+const maxPDSummary = 1024
+
+// escalationSummary is the summary of the PagerDuty incident c's Escalate
+// triggers: the parent's title as a page, saying it was escalated from a
+// ticket and by whom ("[PAGE] CheckoutErrorsHigh 1 firing (escalated from a
+// ticket in Slack by @jdoe)") — not that the alerts' decision changed.
+func escalationSummary(c *click) string {
+	title := c.st.Incident
+	if c.cb.Message.Text != "" {
+		title = unescMrkdwn(c.cb.Message.Text)
+	}
+	if bs := c.cb.Message.Blocks.BlockSet; len(bs) > 0 {
+		if h, ok := bs[0].(*sl.HeaderBlock); ok && h.Text != nil && h.Text.Text != "" {
+			title = h.Text.Text // plain text, as PagerDuty shows it
+		}
+	}
+	who := c.user
+	if name := cmp.Or(c.cb.User.Username, c.cb.User.Name); name != "" {
+		who = "@" + name
+	}
+	return escalatedTitle(title, " (escalated from a ticket in Slack by "+who+")", maxPDSummary, notify.TruncateText)
 }
 
 // currentState merges what the store says was done on the message (by any

@@ -222,3 +222,32 @@ func silencesText(ids []string, sets [][]amsilence.Matcher) string {
 func code(s string) string {
 	return "`" + strings.ReplaceAll(esc(s), "`", "ˋ") + "`"
 }
+
+// Silencing hides the resolve: Alertmanager does not notify muted alerts,
+// their resolve included — and a real Alertmanager never sent the resolve
+// of an alert that cleared while silenced, even after the silence ended —,
+// so the incident stays open (firing here, open in PagerDuty) after the
+// trouble clears. The Silence's line on the parent and its thread reply say
+// so, and what to do about it.
+
+// silencedLineNote ends the parent's line of a Silence of an incident in
+// state st: short, as the line sits among the others on the parent.
+func silencedLineNote(st triageState) string {
+	if st.Paged && !st.Resolved {
+		return " — Alertmanager sends no resolve while silenced: Resolve here once the trouble clears, or Unsilence"
+	}
+	return " — Alertmanager sends no resolve while silenced: this stays firing after the trouble clears unless you Unsilence first"
+}
+
+// silencedThreadNote ends the thread reply of a Silence of an incident in
+// state st.
+// silencedCommandNote is silencedThreadNote for the slash command's
+// silence, which does not know whether the incident paged.
+const silencedCommandNote = " Alertmanager sends no resolve of silenced alerts, not even after the silence ends: the incident stays open after the trouble clears — resolve it by hand (Resolve, or in PagerDuty) once it has cleared, or unsilence while its alerts still fire."
+
+func silencedThreadNote(st triageState) string {
+	if st.Paged && !st.Resolved {
+		return " Alertmanager sends no resolve of silenced alerts, not even after the silence ends: PagerDuty and this message stay open after the trouble clears. Resolve the incident here (Resolve) once it has cleared, or Unsilence while its alerts still fire."
+	}
+	return " Alertmanager sends no resolve of silenced alerts, not even after the silence ends: this message stays firing after the trouble clears. Unsilence while its alerts still fire to get their resolve."
+}

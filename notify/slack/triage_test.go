@@ -367,8 +367,8 @@ func TestEscalateTriggersOncePerTicket(t *testing.T) {
 		t.Fatalf("PagerDuty got %d triggers (%d events), want 1", n, len(e.pd.Events()))
 	}
 	ev := e.pd.Events()[0]
-	if ev.Payload == nil || ev.Payload.Severity != "critical" || !strings.HasPrefix(ev.Payload.Summary, "Escalated from Slack: ") {
-		t.Fatalf("trigger = %+v", ev)
+	if ev.Payload == nil || ev.Payload.Severity != "critical" || ev.Payload.Summary != "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 1 firing (escalated from a ticket in Slack by @jdoe)" {
+		t.Fatalf("trigger = %+v, payload %+v", ev, ev.Payload)
 	}
 	// The escalated incident is now acknowledged once from the updated
 	// message.

@@ -1,0 +1,53 @@
+package slack_test
+
+import (
+	"strings"
+	"testing"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// The card says nothing of a sector or class no rule identified: it read
+// "Sector: unknown" and "Class: unknown" for every alert no sector matched,
+// while the title and PagerDuty's summary leave the sector out.
+func TestTheCardLeavesOutWhatWasNotClassified(t *testing.T) {
+	for _, tc := range []struct {
+		name          string
+		sector, class string
+		want, notWant []string
+	}{
+		{"a sector and class identified", "llm-inference-gpu", "latency", []string{"*Sector:* LLM Inference", "*Class:* latency"}, nil},
+		{"no sector matched", alert.Unknown, alert.Unknown, nil, []string{"*Sector:*", "*Class:*", "unknown"}},
+		{"a sector without a class", "llm-inference-gpu", alert.Unknown, []string{"*Sector:* LLM Inference"}, []string{"*Class:*", "unknown"}},
+		{"no classification at all", "", "", nil, []string{"*Sector:*", "*Class:*"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := notifytest.Result("CheckoutErrorsHigh", "aaa", "firing", alert.ActionTicket)
+			r.Classification.Sector, r.Classification.IncidentClass = tc.sector, tc.class
+			if tc.sector != "llm-inference-gpu" {
+				r.Classification.SectorName, r.Classification.KPIs = "", nil
+			}
+			no := notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, r)
+			blocks := slack.Blocks(no, notify.NewData(no), "", "", "")
+			card := blocks[1].(*sl.SectionBlock).Text.Text
+			for _, w := range tc.want {
+				if !strings.Contains(card, w) {
+					t.Errorf("the card lacks %q:\n%s", w, card)
+				}
+			}
+			for _, w := range tc.notWant {
+				if strings.Contains(card, w) {
+					t.Errorf("the card has %q:\n%s", w, card)
+				}
+			}
+			if !strings.Contains(card, "*Decision:* ticket") || !strings.Contains(card, "*Incident:*") {
+				t.Errorf("the card lost its decision or incident:\n%s", card)
+			}
+		})
+	}
+}
