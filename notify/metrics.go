@@ -23,11 +23,14 @@ const (
 	ReasonServerError = "server_error"
 	ReasonRateLimited = "rate_limited"
 	ReasonTimeout     = "timeout"
+	// ReasonNoAnswer: the request got no answer — the connection refused,
+	// reset or cut, the name not resolved, TLS refused — not a timeout.
+	ReasonNoAnswer = "no_answer"
 )
 
 var (
 	outcomes = []string{OutcomeSuccess, OutcomeFailure, OutcomeDeduplicated}
-	reasons  = []string{ReasonClientError, ReasonServerError, ReasonRateLimited, ReasonTimeout}
+	reasons  = []string{ReasonClientError, ReasonServerError, ReasonRateLimited, ReasonTimeout, ReasonNoAnswer}
 )
 
 // Metrics are the delivery metrics of every integration, labelled by
@@ -186,7 +189,7 @@ func ReasonForStatus(code int) string {
 // request, as errors name it. An attempt cut off by the webhook's deadline,
 // or that ran out of its own time (the attempt's context, the transport's
 // timeout, or the http.Client's racing it), is a timeout; anything else (a
-// connection refused or lost) a server_error.
+// connection refused or lost) no_answer: no answer of the server's.
 func (m *IntegrationMetrics) NoAnswer(ctx, actx context.Context, began time.Time, timeout time.Duration, what string, err error) error {
 	var ne net.Error
 	switch {
@@ -197,7 +200,7 @@ func (m *IntegrationMetrics) NoAnswer(ctx, actx context.Context, began time.Time
 		m.Failure(ReasonTimeout)
 		return fmt.Errorf("%s: timed out after %s: %w", what, timeout, err)
 	default:
-		m.Failure(ReasonServerError)
+		m.Failure(ReasonNoAnswer)
 		return fmt.Errorf("%s: %w", what, err)
 	}
 }

@@ -153,8 +153,8 @@ func TestMetricsPrecreateEveryLabelValue(t *testing.T) {
 	if n := series["alertrouter_notifications_total"]; n != 3 {
 		t.Errorf("notifications series = %d, want 3", n)
 	}
-	if n := series["alertrouter_notification_failures_total"]; n != 4 {
-		t.Errorf("failure series = %d, want 4", n)
+	if n := series["alertrouter_notification_failures_total"]; n != 5 {
+		t.Errorf("failure series = %d, want 5", n)
 	}
 	var nilMetrics *notify.Metrics
 	nilMetrics.Integration("r", "x").Attempt() // must not panic
