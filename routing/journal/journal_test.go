@@ -611,4 +611,50 @@ func TestReplayAllSendsANotificationRetriedIntoManyDeadLettersOnce(t *testing.T)
 	if err != nil || rep.Sent != 2 || rep.Repeated != 4 || strings.Join(sent, ",") != "firing,resolved" {
 		t.Fatalf("replay --all = %+v, %v, sent %v; want the firing once, then its resolve, 4 repeats left", rep, err, sent)
 	}
+	// The copies left are handled too: listed replayed, and a replay of
+	// one by id, or another replay --all, sends nothing (an audit: an old
+	// replica's replay --all, or one by id, sent them again).
+	list, err := r.List(t.Context(), time.Time{})
+	if err != nil || len(list) != 6 {
+		t.Fatalf("List = %d, %v", len(list), err)
+	}
+	for _, l := range list {
+		if !l.Replayed {
+			t.Errorf("dead letter %s (%s) listed not replayed after replay --all", l.ID, l.DeadLetter.Kind)
+		}
+	}
+	oldest := list[len(list)-1] // newest first
+	if got, err := r.Replay(t.Context(), oldest.ID); got || err != nil || len(sent) != 2 {
+		t.Errorf("replay of an older copy = %v, %v (%d sends in all), want nothing sent", got, err, len(sent))
+	}
+	if rep, err := r.ReplayAll(t.Context(), time.Time{}); err != nil || rep.Sent != 0 || len(sent) != 2 {
+		t.Errorf("a second replay --all = %+v, %v, want nothing sent", rep, err)
+	}
+}
+
+// A dead letter replayed by id makes the older copies of its notification
+// (Alertmanager's retries failing alike) replayed too: a replay of one of
+// them by id sends nothing.
+func TestReplayOfAnOlderCopyAfterTheNewestWasReplayedSendsNothing(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	deadLetter(t, w, j)
+	newest := deadLetter(t, w, j)
+	var sends int
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return nil }}
+	if sent, err := r.Replay(t.Context(), newest); !sent || err != nil {
+		t.Fatalf("replay of the newest = %v, %v", sent, err)
+	}
+	list, err := r.List(t.Context(), time.Time{})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("List = %d, %v", len(list), err)
+	}
+	older := list[1].ID
+	if sent, err := r.Replay(t.Context(), older); sent || err != nil || sends != 1 {
+		t.Errorf("replay of the older copy = %v, %v (%d sends), want nothing sent", sent, err, sends)
+	}
+	if l, _ := r.List(t.Context(), time.Time{}); !l[1].Replayed {
+		t.Error("the older copy is not listed replayed")
+	}
 }

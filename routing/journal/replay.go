@@ -76,7 +76,48 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 	if e.Kind != KindDeadLetter || e.DeadLetter == nil {
 		return false, fmt.Errorf("replay %s: %w", id, ErrNotDeadLetter)
 	}
+	if newer, err := r.replayedLater(ctx, e); err != nil {
+		return false, fmt.Errorf("replay %s: %w", id, err)
+	} else if newer != "" {
+		// A later dead letter of the same notification (Alertmanager's
+		// retry failing alike) was replayed: this one was with it.
+		return false, r.markRepeated(ctx, []string{id}, newer)
+	}
 	return r.replay(ctx, e.DeadLetter, e.Time)
+}
+
+// replayedLater returns the id of a later dead letter of e's notification
+// (sameNotification) that was replayed, "" when none was.
+func (r *Replayer) replayedLater(ctx context.Context, e Entry) (string, error) {
+	later, err := Read(ctx, r.Journal, Query{Since: e.Time, Kind: KindDeadLetter})
+	if err != nil {
+		return "", fmt.Errorf("read the later dead letters: %w", err)
+	}
+	k := sameNotification(e.DeadLetter)
+	var ids []string
+	after := false // the journal's order: those written after e
+	for _, l := range later {
+		if l.ID == e.ID {
+			after = true
+			continue
+		}
+		if after && l.DeadLetter != nil && sameNotification(l.DeadLetter) == k {
+			ids = append(ids, l.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return "", nil
+	}
+	done, err := r.Replayed(ctx, ids)
+	if err != nil {
+		return "", fmt.Errorf("dead letter replay marks: %w", err)
+	}
+	for i, d := range done {
+		if d {
+			return ids[i], nil
+		}
+	}
+	return "", nil
 }
 
 func (r *Replayer) replay(ctx context.Context, d *DeadLetter, at time.Time) (bool, error) {
@@ -85,11 +126,7 @@ func (r *Replayer) replay(ctx context.Context, d *DeadLetter, at time.Time) (boo
 	} else if ok {
 		return false, fmt.Errorf("replay %s (%s/%s, incident %s, delivered %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, when.UTC().Format(time.RFC3339), ErrDeliveredSince)
 	}
-	ttl := r.TTL
-	if ttl <= 0 {
-		ttl = DefaultReplayClaimTTL
-	}
-	claim := store.Entry{Key: r.key(d.ID), Value: r.Owner + "/" + token(), TTL: ttl}
+	claim := store.Entry{Key: r.key(d.ID), Value: r.Owner + "/" + token(), TTL: r.ttl()}
 	won, err := r.Claims.SetNX(ctx, []store.Entry{claim})
 	if err != nil {
 		return false, fmt.Errorf("replay %s: claim: %w", d.ID, err)
@@ -210,20 +247,33 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		return rep, err
 	}
 	newest := make(map[string]int, len(entries))
+	older := map[string][]string{} // the ids each newest one repeats
 	for i, e := range entries {
 		if e.DeadLetter != nil {
-			newest[sameNotification(e.DeadLetter)] = i
+			k := sameNotification(e.DeadLetter)
+			if j, ok := newest[k]; ok {
+				older[k] = append(older[k], entries[j].ID)
+			}
+			newest[k] = i
 		}
 	}
 	for i, e := range entries {
 		if e.DeadLetter == nil {
 			continue
 		}
-		if newest[sameNotification(e.DeadLetter)] != i {
+		k := sameNotification(e.DeadLetter)
+		if newest[k] != i {
 			rep.Repeated++
 			continue
 		}
 		sent, err := r.replay(ctx, e.DeadLetter, e.Time)
+		if err == nil {
+			// Sent now or before: the older copies are handled too, for
+			// list, the console and a replay of one of them by id.
+			if merr := r.markRepeated(ctx, older[k], e.ID); merr != nil {
+				rep.Errors = append(rep.Errors, merr)
+			}
+		}
 		switch {
 		case errors.Is(err, ErrDeliveredSince):
 			rep.DeliveredSince++
@@ -237,6 +287,30 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		}
 	}
 	return rep, nil
+}
+
+// markRepeated marks the dead letters ids replayed, repeated by the dead
+// letter newest (sent, or replayed before): a mark already there stays.
+func (r *Replayer) markRepeated(ctx context.Context, ids []string, newest string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	entries := make([]store.Entry, len(ids))
+	for i, id := range ids {
+		entries[i] = store.Entry{Key: r.key(id), Value: "repeated-by/" + newest, TTL: r.ttl()}
+	}
+	if _, err := r.Claims.SetNX(ctx, entries); err != nil {
+		return fmt.Errorf("mark the dead letters %s repeated by %s replayed: %w", strings.Join(ids, ", "), newest, err)
+	}
+	return nil
+}
+
+// ttl is the replay marks' lifetime.
+func (r *Replayer) ttl() time.Duration {
+	if r.TTL <= 0 {
+		return DefaultReplayClaimTTL
+	}
+	return r.TTL
 }
 
 // sameNotification is what dead letters of one notification share: its
