@@ -3,6 +3,9 @@ package notify
 import (
 	"net/url"
 	"strings"
+
+	"github.com/prometheus/alertmanager/template"
+	"github.com/prometheus/common/model"
 )
 
 // WebURL reports whether s is an absolute http(s) URL: the only links the
@@ -17,7 +20,10 @@ func WebURL(s string) bool {
 
 // SilenceURL returns the Alertmanager page that creates a silence matching
 // the notification's common labels (the first alert's labels when there are
-// none in common), or "" without an external URL.
+// none in common), or "" without an external URL — or when a label name is
+// one Alertmanager's UI filter cannot read (UIFilter): left out, the form
+// would silence more than the alerts; kept, the UI drops the whole filter
+// and opens an empty form.
 func SilenceURL(data *Data) string {
 	if !WebURL(data.ExternalURL) {
 		return ""
@@ -26,15 +32,39 @@ func SilenceURL(data *Data) string {
 	if len(labels) == 0 && len(data.Alerts) > 0 {
 		labels = data.Alerts[0].Labels
 	}
-	if len(labels) == 0 {
+	f, all := UIFilter(labels)
+	if f == "" || !all {
 		return ""
 	}
-	pairs := labels.SortedPairs()
-	ms := make([]string, 0, len(pairs))
-	for _, p := range pairs {
+	return data.ExternalURL + "/#/silences/new?filter=" + UIQueryEscape(f)
+}
+
+// UIFilter writes labels as the matchers {name="value",…} of Alertmanager's
+// UI filter, sorted by name, and reports whether every label is in it: the
+// UI's filter parser (0.28's included) reads only names of letters, digits
+// and _, and a name it cannot read (OpenTelemetry's service.name, a space)
+// drops the whole filter, so such names are left out. "" when none is left.
+func UIFilter(labels template.KV) (filter string, all bool) {
+	all = true
+	var ms []string
+	for _, p := range labels.SortedPairs() {
+		if !model.LabelName(p.Name).IsValidLegacy() {
+			all = false
+			continue
+		}
 		ms = append(ms, p.Name+"="+QuoteMatcherValue(p.Value))
 	}
-	return data.ExternalURL + "/#/silences/new?filter=" + url.QueryEscape("{"+strings.Join(ms, ", ")+"}")
+	if len(ms) == 0 {
+		return "", all
+	}
+	return "{" + strings.Join(ms, ",") + "}", all
+}
+
+// UIQueryEscape escapes s for a query parameter of Alertmanager's UI, a
+// space as %20: the UI does not read + back as a space, and a filter whose
+// matchers or values held one was dropped.
+func UIQueryEscape(s string) string {
+	return strings.ReplaceAll(url.QueryEscape(s), "+", "%20")
 }
 
 // matcherQuote escapes what Alertmanager's matcher parser unescapes in a

@@ -22,7 +22,28 @@ func TestTheSilenceLinkQuotesValuesAsAlertmanagerReadsThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := v.Get("filter"), `{alertname="X", team="a<b>&c \"d\" \\e"}`; got != want {
+	if got, want := v.Get("filter"), `{alertname="X",team="a<b>&c \"d\" \\e"}`; got != want {
 		t.Errorf("filter = %s, want %s", got, want)
+	}
+	if strings.Contains(u, "+") {
+		t.Errorf("silence link %s writes a space as +, which Alertmanager's UI does not read back (it drops the filter)", u)
+	}
+}
+
+// Alertmanager's UI reads only classic label names in its filter; one it
+// cannot read (OpenTelemetry's service.name) drops the whole filter — an
+// empty silence form, or the alerts of every group. The silence link is
+// then left out (without the label, the form would silence more than the
+// alerts); the alerts list's filter leaves the label out (a wider list).
+func TestUILinksLeaveOutWhatAlertmanagersUICannotRead(t *testing.T) {
+	otel := template.KV{"alertname": "HighErrorRate", "service.name": "checkout", "severity": "critical"}
+	if u := notify.SilenceURL(&notify.Data{Data: &template.Data{ExternalURL: "http://am.example", CommonLabels: otel}}); u != "" {
+		t.Errorf("silence link %s for labels the UI cannot read, want none", u)
+	}
+	if f, all := notify.UIFilter(otel); f != `{alertname="HighErrorRate",severity="critical"}` || all {
+		t.Errorf("UIFilter = %s, %v; want the classic names only, not all", f, all)
+	}
+	if f, all := notify.UIFilter(template.KV{"k8s.pod.name": "p"}); f != "" || all {
+		t.Errorf("UIFilter of an OpenTelemetry name alone = %q, %v; want none", f, all)
 	}
 }

@@ -88,7 +88,9 @@ const maxLocationValue = 64
 // Location says where the notification's alerts fire, from the labels they
 // all share (.CommonLabels): cluster and namespace, then the object — the
 // pod, else the node, else the instance — as "cluster=prod namespace=shop
-// pod=api-7f9c", each value cut to 64 runes. The instance is left out when
+// pod=api-7f9c", each value cut to 64 runes; OpenTelemetry's
+// k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
+// stand in for a classic label the alerts lack. The instance is left out when
 // the job is kube-state-metrics: it is the exporter's, not the object's.
 // For one alert these are its own labels; "" when the alerts share none.
 // The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
@@ -97,17 +99,22 @@ func (d *Data) Location() string {
 		return ""
 	}
 	l := d.CommonLabels
-	object := ""
-	switch {
-	case l["pod"] != "":
-		object = "pod"
-	case l["node"] != "":
-		object = "node"
-	case l["instance"] != "" && l["job"] != "kube-state-metrics":
+	first := func(names ...string) string {
+		for _, n := range names {
+			if l[n] != "" {
+				return n
+			}
+		}
+		return ""
+	}
+	object := first("pod", "k8s.pod.name", "node", "k8s.node.name")
+	if object == "" && l["instance"] != "" && l["job"] != "kube-state-metrics" {
 		object = "instance"
 	}
 	var b strings.Builder
-	for _, name := range [...]string{"cluster", "namespace", object} {
+	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
+	// classic ones are missing.
+	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), first("namespace", "k8s.namespace.name"), object} {
 		v := l[name]
 		if name == "" || v == "" {
 			continue

@@ -491,6 +491,40 @@ func TestAPageInAnotherClusterIsAnIncidentOfItsOwn(t *testing.T) {
 	}
 }
 
+// OpenTelemetry's label names (Prometheus 3 rules written `sum by
+// ("service.name")`): an alert without a service label is grouped by its
+// service.name, and kept apart by k8s.cluster.name and k8s.namespace.name.
+// Before, the pages of two services fell into one incident (the second a
+// thread reply, no PagerDuty trigger of its own), as did two clusters'.
+func TestOpenTelemetryServicesAndClustersAreIncidentsOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	otel := func(svc, cluster string) webhooktest.Alert {
+		return tAlert("HighErrorRate", "firing", "page", "service", "", "job", "", "service.name", svc, "k8s.cluster.name", cluster, "k8s.namespace.name", "shop")
+	}
+	for _, a := range []webhooktest.Alert{otel("checkout", "prod-eu"), otel("payments", "prod-eu"), otel("checkout", "prod-us")} {
+		if sum := mustProcess(t, p, a); sum.Notified != 1 {
+			t.Errorf("%s in %s: %+v, want it notified (not folded as an update)", a.Labels["service.name"], a.Labels["k8s.cluster.name"], sum)
+		}
+	}
+	var incidents []string
+	for _, n := range e.pd.notifications() {
+		if !n.Opening {
+			t.Errorf("PagerDuty got %s for %s as an update, want an opening", n.Kind, n.Incident)
+		}
+		incidents = append(incidents, n.Incident)
+	}
+	want := []string{
+		"llm-inference-gpu/checkout/TTFT/k8s.cluster.name=prod-eu/k8s.namespace.name=shop",
+		"llm-inference-gpu/payments/TTFT/k8s.cluster.name=prod-eu/k8s.namespace.name=shop",
+		"llm-inference-gpu/checkout/TTFT/k8s.cluster.name=prod-us/k8s.namespace.name=shop",
+	}
+	if !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+}
+
 // A page's Slack copy names a PagerDuty incident only when the page went
 // to PagerDuty too (Notification.Paged): a route that sends pages to Slack
 // alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).

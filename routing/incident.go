@@ -10,8 +10,15 @@ import (
 
 // DefaultGroupBy are the labels whose values form an incident when the alert
 // has no SLO identity: alerts of one sector, service and KPI are one problem.
-// "service" falls back to the job label when the alert has no service label.
+// "service" falls back to OpenTelemetry's service.name (Prometheus 3's
+// UTF-8 label names), then to the job label, when the alert has no service
+// label: rules written `sum by ("service.name")` carry neither service nor
+// job, and their services' pages folded into one incident.
 var DefaultGroupBy = []string{"sector", "service", "kpi"}
+
+// serviceFallbacks are the labels read, in order, for "service" when the
+// alert has no service label.
+var serviceFallbacks = []string{"service.name", "job"}
 
 // DefaultScope are the labels that, with the default grouping, keep apart
 // the incidents of one service and KPI in different places: a page for
@@ -19,7 +26,8 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // first (PagerDuty sends nothing for updates of an open incident). Each is
 // written "/name=value" after the grouping's values, only when the alert
 // has it, so keys of alerts without them are as before.
-var DefaultScope = []string{"cluster", "namespace"}
+// OpenTelemetry's k8s.cluster.name and k8s.namespace.name count as well.
+var DefaultScope = []string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name"}
 
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed
 // so that PagerDuty's 255-character dedup_key limit always holds.
@@ -46,8 +54,13 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 				b.WriteByte('/')
 			}
 			v := get(name)
-			if v == "" && name == "service" {
-				v = get("job")
+			if name == "service" {
+				for _, f := range serviceFallbacks {
+					if v != "" {
+						break
+					}
+					v = get(f)
+				}
 			}
 			b.WriteString(v)
 		}

@@ -66,10 +66,26 @@ func (c *Client) Fingerprints(ctx context.Context, alertname string) (map[string
 // parameter: name, operator, and the value double-quoted with only \\, \"
 // and \n escaped — what both Alertmanager's classic parser (0.25) and its
 // UTF-8 one (0.27 and later) read back as the value; any other character
-// is written as is.
+// is written as is. A name that is not a classic label name (a UTF-8 one of
+// Alertmanager 0.27 and later: "my label", service.name) is quoted the
+// same way, as that parser requires; a classic one stays bare for 0.25's.
 func filterText(m Matcher) string {
-	v := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(m.Value)
-	return m.Name + m.operator() + `"` + v + `"`
+	return quoteName(m.Name) + m.operator() + quoteValue(m.Value)
+}
+
+// valueQuote escapes what Alertmanager's matcher parser unescapes in a
+// double-quoted string.
+var valueQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func quoteValue(v string) string { return `"` + valueQuote.Replace(v) + `"` }
+
+// quoteName writes a label name as Alertmanager's matchers need it: bare
+// when classic ([a-zA-Z_][a-zA-Z0-9_]*), double-quoted otherwise.
+func quoteName(name string) string {
+	if model.LabelName(name).IsValidLegacy() {
+		return name
+	}
+	return quoteValue(name)
 }
 
 // operator is m's operator as Alertmanager writes it: =, !=, =~ or !~.

@@ -163,7 +163,7 @@ func CheckSafe(ms []Matcher) error {
 func Text(ms []Matcher) string {
 	parts := make([]string, len(ms))
 	for i, m := range ms {
-		parts[i] = m.Name + m.operator() + fmt.Sprintf("%q", m.Value)
+		parts[i] = quoteName(m.Name) + m.operator() + fmt.Sprintf("%q", m.Value)
 	}
 	sort.Strings(parts)
 	return "{" + strings.Join(parts, ", ") + "}"

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	pd "github.com/PagerDuty/go-pagerduty"
 	"github.com/prometheus/alertmanager/template"
@@ -496,37 +495,14 @@ func AlertsURL(no *alert.Notification, data *notify.Data) string {
 		b.WriteString(url.QueryEscape(regexp.QuoteMeta(r))) // a regular expression in Alertmanager's API
 		sep = '&'
 	}
-	if f := groupFilter(data.GroupLabels); f != "" {
+	// A label the UI cannot read is left out (notify.UIFilter): the list
+	// is wider, never dropped whole.
+	if f, _ := notify.UIFilter(data.GroupLabels); f != "" {
 		b.WriteByte(sep)
 		b.WriteString("filter=")
-		b.WriteString(url.QueryEscape(f))
+		b.WriteString(notify.UIQueryEscape(f))
 	}
 	return b.String()
-}
-
-// groupFilter is the matchers {name="value", …} of Alertmanager's UI filter
-// for labels, "" for none. A label whose name the UI's filter cannot hold
-// (spaces, quotes, {}=!~,) is left out: the list is wider, never empty.
-func groupFilter(labels template.KV) string {
-	if len(labels) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	for _, p := range labels.SortedPairs() {
-		if p.Name == "" || strings.ContainsFunc(p.Name, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(`{}!=~,\"'`+"`", r) }) {
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(p.Name)
-		b.WriteString("=")
-		b.WriteString(notify.QuoteMatcherValue(p.Value))
-	}
-	if b.Len() == 0 {
-		return ""
-	}
-	return "{" + b.String() + "}"
 }
 
 func intOf(v any) int {

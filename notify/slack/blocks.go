@@ -271,7 +271,7 @@ func withAlert(results []*alert.Result) []*alert.Result {
 // first maxLineLabels of them the alerts carry — but an instance of
 // kube-state-metrics, the exporter's address, not the object's; among the
 // labels that tell alerts apart, these come first.
-var tellingLabels = []string{"instance", "pod", "namespace", "node", "mountpoint", "device", "container", "cluster", "job", "service"}
+var tellingLabels = []string{"instance", "pod", "k8s.pod.name", "namespace", "k8s.namespace.name", "node", "k8s.node.name", "mountpoint", "device", "container", "cluster", "k8s.cluster.name", "job", "service", "service.name"}
 
 // What an alert's line shows of its labels and annotations.
 const (
