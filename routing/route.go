@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/prometheus/alertmanager/matcher/compat"
@@ -135,19 +136,77 @@ func (r *Route) matches(get LabelFunc) bool {
 }
 
 // ParseLabelSet parses "a=b,c=d" (as `check-config --test-route` takes it)
-// into a map.
+// into a map, braces around it allowed, as Alertmanager 0.28 writes label
+// sets: a name or a value may be double-quoted (with Go's escapes), which a
+// UTF-8 name such as "service.name" needs to be read as one, and which lets
+// a value hold a comma.
 func ParseLabelSet(s string) (map[string]string, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+		s = s[1 : len(s)-1]
+	}
 	out := map[string]string{}
-	for _, kv := range strings.Split(s, ",") {
+	for _, kv := range splitUnquoted(s) {
 		kv = strings.TrimSpace(kv)
 		if kv == "" {
 			continue
 		}
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("label %q: expected name=value", kv)
+		k, rest, err := quotedOrBare(kv, "=")
+		if err != nil || k == "" || !strings.HasPrefix(rest, "=") {
+			return nil, fmt.Errorf("label %q: expected name=value (a name or value may be double-quoted)", kv)
 		}
-		out[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"`)
+		rest = strings.TrimSpace(rest[1:])
+		if strings.HasPrefix(rest, "~") || strings.HasSuffix(k, "!") {
+			return nil, fmt.Errorf("label %q: a label set takes name=value only, not a matcher's !=, =~ or !~", kv)
+		}
+		v, tail, err := quotedOrBare(rest, "")
+		if err != nil || tail != "" {
+			return nil, fmt.Errorf("label %q: expected name=value (a name or value may be double-quoted)", kv)
+		}
+		out[k] = v
 	}
 	return out, nil
+}
+
+// splitUnquoted splits s at the commas outside double quotes.
+func splitUnquoted(s string) []string {
+	var out []string
+	quoted, escaped, from := false, false, 0
+	for i, r := range s {
+		switch {
+		case escaped:
+			escaped = false
+		case r == '\\' && quoted:
+			escaped = true
+		case r == '"':
+			quoted = !quoted
+		case r == ',' && !quoted:
+			out = append(out, s[from:i])
+			from = i + 1
+		}
+	}
+	return append(out, s[from:])
+}
+
+// quotedOrBare reads from s a double-quoted string (unquoted) or, bare, the
+// text up to the first of stop (all of it when stop is empty), trimmed, and
+// returns it with what follows, trimmed.
+func quotedOrBare(s, stop string) (string, string, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, `"`) {
+		q, err := strconv.QuotedPrefix(s)
+		if err != nil {
+			return "", "", err
+		}
+		v, err := strconv.Unquote(q)
+		return v, strings.TrimSpace(s[len(q):]), err
+	}
+	if stop == "" {
+		return s, "", nil
+	}
+	i := strings.Index(s, stop)
+	if i < 0 {
+		return strings.TrimSpace(s), "", nil
+	}
+	return strings.TrimSpace(s[:i]), strings.TrimSpace(s[i:]), nil
 }

@@ -185,6 +185,13 @@ func TestParseLabelSet(t *testing.T) {
 		{"an empty value is kept", "team=", map[string]string{"team": ""}, false},
 		{"a pair without = is an error", "sector", nil, true},
 		{"a pair without a name is an error", "=x", nil, true},
+		// Alertmanager 0.28's syntax: a UTF-8 name quoted, braces around.
+		{"a quoted UTF-8 name is the name", `"service.name"="checkout",severity=critical`, map[string]string{"service.name": "checkout", "severity": "critical"}, false},
+		{"braces are Alertmanager's label set", `{"k8s.pod.name"="p-1", team="a"}`, map[string]string{"k8s.pod.name": "p-1", "team": "a"}, false},
+		{"a quoted value may hold a comma", `msg="a, b",x=y`, map[string]string{"msg": "a, b", "x": "y"}, false},
+		{"a matcher's != is an error", "team!=a", nil, true},
+		{"a matcher's =~ is an error", "team=~a.*", nil, true},
+		{"an unterminated quote is an error", `"service.name=checkout`, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

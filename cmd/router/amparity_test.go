@@ -84,7 +84,7 @@ receivers:
 		t.Fatal(err)
 	}
 	q, _ := url.ParseQuery(strings.TrimPrefix(u.Fragment, "/alerts?"))
-	if u.Host != "am.example:9093" || q.Get("receiver") != "router" || q.Get("filter") != `{alertname="KubePodCrashLooping", namespace="shop"}` {
+	if u.Host != "am.example:9093" || q.Get("receiver") != "router" || q.Get("filter") != `{alertname="KubePodCrashLooping",namespace="shop"}` {
 		t.Errorf("client_url = %q, want Alertmanager's alerts of its receiver router and the group", evs[0].ClientURL)
 	}
 	parent := sl.Parents()[0]
