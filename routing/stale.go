@@ -12,6 +12,14 @@ import (
 // longer for it, and is sent when it gets no answer.
 const staleLookup = 2 * time.Second
 
+// staleWindow bounds how long after its resolve was notified a firing is
+// asked about: an HA peer's copy comes within its peer_timeout (15s a
+// peer by default). Later, the firing is sent without asking — should
+// alertmanager.url name another Alertmanager than the one sending (one
+// router behind several clusters), a firing it does not hold is delayed
+// to the next repeat past the window, never dropped for good.
+const staleWindow = 5 * time.Minute
+
 // staleRefires returns the firings of trs that fire again after their
 // notified resolve with the same startsAt (dedup.Step.Refire) and that
 // Alertmanager no longer holds (FiringAlerts): an Alertmanager HA peer
@@ -23,7 +31,8 @@ const staleLookup = 2 * time.Second
 // resends lapsed, then resumed) still holds it: that firing is sent, as
 // is every firing when Alertmanager is not configured, does not answer in
 // time (staleLookup), or the alert's fingerprint is not Alertmanager's
-// (decode computed it). One question per alert name in the webhook.
+// (decode computed it), or the resolve was notified more than staleWindow
+// ago. One question per alert name in the webhook.
 func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []dedup.Step) map[*alert.Result]bool {
 	if p.FiringAlerts == nil {
 		return nil
@@ -32,7 +41,7 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 	var stale map[*alert.Result]bool
 	for i, t := range trs {
 		a := t.res.Alert
-		if !steps[i].Refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) {
+		if !steps[i].Refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) || p.now().Sub(steps[i].ResolvedAt) > staleWindow {
 			continue
 		}
 		name := a.Labels["alertname"]

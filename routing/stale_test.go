@@ -114,3 +114,29 @@ func TestAFiringAfterItsResolveIsSentWhenAlertmanagerCannotBeAsked(t *testing.T)
 		t.Errorf("PagerDuty got %d notifications for the firing after its resolve, want its page", len(got))
 	}
 }
+
+// A firing after its resolve is asked about only within staleWindow of
+// the resolve: a lagging peer's copy comes within seconds. Later it is
+// sent whatever Alertmanager says — should alertmanager.url name another
+// Alertmanager than the sender's (one router behind two clusters), its
+// firings would otherwise be dropped at every repeat.
+func TestAFiringLongAfterItsResolveIsSentWithoutAsking(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	asked := 0
+	p.FiringAlerts = func(context.Context, string) (map[string]bool, error) {
+		asked++
+		return map[string]bool{}, nil // another cluster's Alertmanager: holds none of these
+	}
+	a := tAlert("TTFTHigh", "firing", "page")
+	mustProcess(t, p, a)
+	resolved := a
+	resolved.Status = "resolved"
+	mustProcess(t, p, resolved)
+	e.clock.Advance(10 * time.Minute)
+	before := len(e.pd.notifications())
+	mustProcess(t, p, a)
+	if got := e.pd.notifications()[before:]; len(got) != 1 || got[0].Kind != alert.KindFiring || asked != 0 {
+		t.Errorf("a firing 10m after its resolve: %d notifications, Alertmanager asked %d times; want its page, unasked", len(got), asked)
+	}
+}

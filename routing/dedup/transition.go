@@ -138,6 +138,8 @@ type Step struct {
 	// had resolved — or an Alertmanager HA peer's copy of the firing,
 	// flushed before the resolve and sent after it.
 	Refire bool
+	// ResolvedAt is when the resolve a Refire follows was notified.
+	ResolvedAt time.Time
 }
 
 // Transition is the dedup state machine: given what was notified and what
@@ -172,7 +174,7 @@ func Transition(in Input) Step {
 	case m.Resolved:
 		// Alertmanager re-fired an alert it had resolved (same startsAt,
 		// e.g. Prometheus missed its resends): a new transition.
-		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10), Refire: true}
+		return Step{Verdict: Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + strconv.FormatInt(m.At.UnixMilli(), 10), Refire: true, ResolvedAt: m.At}
 	case m.Tier != in.Tier:
 		// Claimed after the marker's time: a flip back to a tier notified
 		// before claims afresh instead of finding that tier's old claim.

@@ -55,7 +55,7 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 		{name: "resolved marker, resolved → dedup hit", found: true, marker: resolved, tier: page,
 			want: dedup.Step{Verdict: dedup.Skip}},
 		{name: "resolved marker, firing → re-fire with its own claim", found: true, marker: resolved, firing: true, tier: page,
-			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + itoa(resolved.At.UnixMilli()), Refire: true}},
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, ClaimSuffix: ":a" + itoa(resolved.At.UnixMilli()), Refire: true, ResolvedAt: resolved.At}},
 		{name: "unreadable marker, firing → sent again rather than lost", found: true, marker: dedup.ParseMarker("garbage"), firing: true, tier: page,
 			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring}},
 	}
