@@ -506,3 +506,24 @@ func TestCheckConfigWarnsOfARoutingKeyOfTheWrongLength(t *testing.T) {
 		}
 	}
 }
+
+// A group_by name written quoted ('"service.name"', as matchers write a
+// UTF-8 name) is a label named with its quotes: no alert has it, every
+// alert has the same empty value there, and incidents merge. check-config
+// warns, for incidents.group_by and a route's group_by; a bare dotted name
+// is not warned of.
+func TestCheckConfigWarnsOfAQuotedGroupByName(t *testing.T) {
+	p := writeFile(t, "router.yml", "incidents: {group_by: [sector, '\"service.name\"', kpi]}\nreceivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, routes: [{receiver: log, group_by: [alertname, k8s.pod.name, '\"k8s.cluster.name\"']}]}\n")
+	code, out, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{`warning: incidents.group_by[1] is "service.name", a label named with its quotes`, `warning: route.routes[0].group_by[2] is "k8s.cluster.name"`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config does not say %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "group_by[1] is k8s.pod.name") || strings.Count(out, "a label named with its quotes") != 2 {
+		t.Errorf("check-config warns of a bare name, or not of both quoted ones:\n%s", out)
+	}
+}

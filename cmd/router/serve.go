@@ -237,6 +237,24 @@ func configWarnings(cfg *config.Config) []string {
 			}
 		}
 	}
+	quoted := func(path string, names []string) {
+		for i, n := range names {
+			if len(n) >= 2 && strings.HasPrefix(n, `"`) && strings.HasSuffix(n, `"`) {
+				out = append(out, fmt.Sprintf("%s[%d] is %s, a label named with its quotes: write the name bare (service.name), as group_by takes names, not matchers; quoted, no alert has it and every alert has the same empty value there", path, i, n))
+			}
+		}
+	}
+	quoted("incidents.group_by", cfg.Incidents.GroupBy)
+	var walk func(path string, r *routing.Route)
+	walk = func(path string, r *routing.Route) {
+		quoted(path+".group_by", r.GroupBy)
+		for i, c := range r.Routes {
+			walk(fmt.Sprintf("%s.routes[%d]", path, i), c)
+		}
+	}
+	if cfg.Route != nil {
+		walk("route", cfg.Route)
+	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
 	}
