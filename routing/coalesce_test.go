@@ -473,13 +473,7 @@ func TestAPageInAnotherClusterIsAnIncidentOfItsOwn(t *testing.T) {
 			t.Errorf("a page: %+v, want it notified (not folded as an update)", sum)
 		}
 	}
-	var incidents []string
-	for _, n := range e.pd.notifications() {
-		if !n.Opening {
-			t.Errorf("PagerDuty got %s for %s as an update, want an opening", n.Kind, n.Incident)
-		}
-		incidents = append(incidents, n.Incident)
-	}
+	incidents := openings(t, e)
 	want := []string{
 		"llm-inference-gpu/chat/TTFT/cluster=prod-eu1",
 		"llm-inference-gpu/chat/TTFT/cluster=prod-us1",
@@ -489,6 +483,20 @@ func TestAPageInAnotherClusterIsAnIncidentOfItsOwn(t *testing.T) {
 	if !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
 	}
+}
+
+// openings returns the incidents of PagerDuty's notifications, each of
+// which must be an opening (a page folded as an update is an error).
+func openings(t *testing.T, e *env) []string {
+	t.Helper()
+	var incidents []string
+	for _, n := range e.pd.notifications() {
+		if !n.Opening {
+			t.Errorf("PagerDuty got %s for %s as an update, want an opening", n.Kind, n.Incident)
+		}
+		incidents = append(incidents, n.Incident)
+	}
+	return incidents
 }
 
 // OpenTelemetry's label names (Prometheus 3 rules written `sum by
@@ -508,13 +516,7 @@ func TestOpenTelemetryServicesAndClustersAreIncidentsOfTheirOwn(t *testing.T) {
 			t.Errorf("%s in %s: %+v, want it notified (not folded as an update)", a.Labels["service.name"], a.Labels["k8s.cluster.name"], sum)
 		}
 	}
-	var incidents []string
-	for _, n := range e.pd.notifications() {
-		if !n.Opening {
-			t.Errorf("PagerDuty got %s for %s as an update, want an opening", n.Kind, n.Incident)
-		}
-		incidents = append(incidents, n.Incident)
-	}
+	incidents := openings(t, e)
 	want := []string{
 		"llm-inference-gpu/checkout/TTFT/k8s.cluster.name=prod-eu/k8s.namespace.name=shop",
 		"llm-inference-gpu/payments/TTFT/k8s.cluster.name=prod-eu/k8s.namespace.name=shop",

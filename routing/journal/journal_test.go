@@ -250,11 +250,9 @@ func TestWriterSurvivesAPanicAndDropsOnlyThatBatch(t *testing.T) {
 
 // deadLetter writes the dead letter of the first notification-worthy
 // result of firing.json and returns its id.
-func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {
+// writeDeadLetter journals n as a dead letter (Slack refusing its token).
+func writeDeadLetter(t *testing.T, w *journal.Writer, n *alert.Notification) {
 	t.Helper()
-	msg, results := decide(t, "firing.json")
-	n := &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
-		Action: results[0].Decision.Action, Opening: true, Results: results[:1], Data: &msg.Data}
 	e, err := journal.NewDeadLetter(n, errors.New("slack: invalid_auth"), 1, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -263,6 +261,13 @@ func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {
 	if err := w.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func deadLetter(t *testing.T, w *journal.Writer, j store.Journal) string {
+	t.Helper()
+	msg, results := decide(t, "firing.json")
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: results[0].Decision.Action, Opening: true, Results: results[:1], Data: &msg.Data})
 	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
 	if err != nil || len(got) != 1 {
 		t.Fatalf("dead letter not in the journal: %v, %v", got, err)
@@ -586,16 +591,8 @@ func TestReplayAllSendsANotificationRetriedIntoManyDeadLettersOnce(t *testing.T)
 	write := func(kind alert.Kind, reason string) {
 		r := *results[0]
 		r.Decision.Reasons = []string{reason} // what differs between retries
-		n := &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: r.Incident, Kind: kind,
-			Action: r.Decision.Action, Opening: kind == alert.KindFiring, Results: []*alert.Result{&r}, Data: &msg.Data}
-		e, err := journal.NewDeadLetter(n, errors.New("slack: invalid_auth"), 1, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(e)
-		if err := w.Flush(t.Context()); err != nil {
-			t.Fatal(err)
-		}
+		writeDeadLetter(t, w, &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: r.Incident, Kind: kind,
+			Action: r.Decision.Action, Opening: kind == alert.KindFiring, Results: []*alert.Result{&r}, Data: &msg.Data})
 	}
 	for i := range 5 { // the firing, and Alertmanager's four retries
 		write(alert.KindFiring, fmt.Sprintf("retry %d", i))
