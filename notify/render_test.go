@@ -122,7 +122,7 @@ func TestAnEmptyRenderFallsBackToTheBuiltinText(t *testing.T) {
 	data := differingSummaries() // two alerts whose summaries differ
 
 	for range 3 {
-		if got := tm.Render(logger, "summary", "{{ .CommonAnnotations.summary }}", notify.DefaultSummary, data); got != "[FIRING:2] TTFTHigh (llm-inference-gpu TTFT): TTFT p99 is 2.4s (SLO 1s)" {
+		if got := tm.Render(logger, "summary", "{{ .CommonAnnotations.summary }}", notify.DefaultSummary, data); got != "[FIRING:2] TTFTHigh (llm-inference-gpu TTFT)" { // the summaries differ: none is the incident's
 			t.Fatalf("got %q, want the built-in summary", got)
 		}
 	}

@@ -501,7 +501,11 @@ func TestCheckConfigWarnsOfARoutingKeyOfTheWrongLength(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.key, code, errs)
 		}
-		if got := strings.Contains(out, `warning: receiver "pd" pagerduty_configs[0].routing_key is 33 characters long`); got != tc.warns {
+		field := "routing_key"
+		if strings.HasPrefix(tc.key, "routing_key_file") {
+			field = "routing_key_file's content"
+		}
+		if got := strings.Contains(out, `warning: receiver "pd" pagerduty_configs[0].`+field+` is 33 characters long`); got != tc.warns {
 			t.Errorf("%s: warning %v, want %v:\n%s", tc.key, got, tc.warns, out)
 		}
 	}
@@ -522,6 +526,9 @@ func TestCheckConfigWarnsOfAQuotedGroupByName(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("check-config does not say %q:\n%s", want, out)
 		}
+	}
+	if !strings.Contains(out, "write the name bare (k8s.cluster.name)") {
+		t.Errorf("the warning does not name the bare name:\n%s", out)
 	}
 	if strings.Contains(out, "group_by[1] is k8s.pod.name") || strings.Count(out, "a label named with its quotes") != 2 {
 		t.Errorf("check-config warns of a bare name, or not of both quoted ones:\n%s", out)

@@ -232,15 +232,19 @@ func configWarnings(cfg *config.Config) []string {
 			// PagerDuty refuses every event whose key is not an Events API
 			// v2 integration key (32 characters): 400, dead letters.
 			if key, err := notify.ReadSecret(pd.RoutingKey, pd.RoutingKeyFile); err == nil && key != "" && len(key) != pagerDutyKeyLen {
-				out = append(out, fmt.Sprintf("receiver %q pagerduty_configs[%d].routing_key is %d characters long: a PagerDuty Events API v2 integration key has %d, and PagerDuty refuses every event sent with another (400: Length of 'routing_key' is incorrect)",
-					r.Name, i, len(key), pagerDutyKeyLen))
+				field := "routing_key"
+				if pd.RoutingKeyFile != "" {
+					field = "routing_key_file's content"
+				}
+				out = append(out, fmt.Sprintf("receiver %q pagerduty_configs[%d].%s is %d characters long: a PagerDuty Events API v2 integration key has %d, and PagerDuty refuses every event sent with another (400: Length of 'routing_key' is incorrect)",
+					r.Name, i, field, len(key), pagerDutyKeyLen))
 			}
 		}
 	}
 	quoted := func(path string, names []string) {
 		for i, n := range names {
 			if len(n) >= 2 && strings.HasPrefix(n, `"`) && strings.HasSuffix(n, `"`) {
-				out = append(out, fmt.Sprintf("%s[%d] is %s, a label named with its quotes: write the name bare (service.name), as group_by takes names, not matchers; quoted, no alert has it and every alert has the same empty value there", path, i, n))
+				out = append(out, fmt.Sprintf("%s[%d] is %s, a label named with its quotes: write the name bare (%s), as group_by takes names, not matchers; quoted, no alert has it and every alert has the same empty value there", path, i, n, strings.Trim(n, `"`)))
 			}
 		}
 	}

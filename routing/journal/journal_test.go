@@ -655,3 +655,33 @@ func TestReplayOfAnOlderCopyAfterTheNewestWasReplayedSendsNothing(t *testing.T) 
 		t.Error("the older copy is not listed replayed")
 	}
 }
+
+// A dead letter replayed by id marks the other copies of its notification,
+// older and newer, replayed at once: listed so, and a replay --all sends
+// none of them (an audit: replaying a middle copy by id, then replay --all,
+// sent the newest too — two triggers).
+func TestReplayByIDMarksTheNotificationsOtherCopies(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	deadLetter(t, w, j)
+	middle := deadLetter(t, w, j)
+	deadLetter(t, w, j)
+	var sends int
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return nil }}
+	if sent, err := r.Replay(t.Context(), middle); !sent || err != nil {
+		t.Fatalf("replay of the middle copy = %v, %v", sent, err)
+	}
+	list, err := r.List(t.Context(), time.Time{})
+	if err != nil || len(list) != 3 {
+		t.Fatalf("List = %d, %v", len(list), err)
+	}
+	for _, l := range list {
+		if !l.Replayed {
+			t.Errorf("dead letter %s listed not replayed after its notification was replayed by id", l.ID)
+		}
+	}
+	if rep, err := r.ReplayAll(t.Context(), time.Time{}); err != nil || rep.Sent != 0 || sends != 1 {
+		t.Errorf("replay --all after a replay by id = %+v, %v (%d sends in all), want nothing more sent", rep, err, sends)
+	}
+}

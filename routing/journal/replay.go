@@ -83,7 +83,36 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 		// retry failing alike) was replayed: this one was with it.
 		return false, r.markRepeated(ctx, []string{id}, newer)
 	}
-	return r.replay(ctx, e.DeadLetter, e.Time)
+	sent, err = r.replay(ctx, e.DeadLetter, e.Time)
+	if sent {
+		// Its other dead letters, older and newer, are handled with it:
+		// a replay --all, an old replica's included, sends none of them.
+		others, rerr := r.copiesOf(ctx, e)
+		if rerr == nil {
+			rerr = r.markRepeated(ctx, others, id)
+		}
+		if rerr != nil {
+			return true, fmt.Errorf("replay %s: sent, but its other dead letters are not marked replayed: %w", id, rerr)
+		}
+	}
+	return sent, err
+}
+
+// copiesOf returns the ids of the other dead letters of e's notification
+// (sameNotification) in the journal.
+func (r *Replayer) copiesOf(ctx context.Context, e Entry) ([]string, error) {
+	all, err := Read(ctx, r.Journal, Query{Kind: KindDeadLetter})
+	if err != nil {
+		return nil, fmt.Errorf("read the dead letters: %w", err)
+	}
+	k := sameNotification(e.DeadLetter)
+	var ids []string
+	for _, l := range all {
+		if l.ID != e.ID && l.DeadLetter != nil && sameNotification(l.DeadLetter) == k {
+			ids = append(ids, l.ID)
+		}
+	}
+	return ids, nil
 }
 
 // replayedLater returns the id of a later dead letter of e's notification
