@@ -34,10 +34,8 @@ func (a *Alert) HasFlag(flag string) bool { return slices.Contains(a.Flags, flag
 // fingerprint alone identifies the alert and every resend of it — the
 // receipt time that replaced it differs per resend and per replica.
 func (a *Alert) IdentityStart() time.Time {
-	for _, f := range a.Flags {
-		if f == FlagStartsAtMissing || f == FlagStartsAtInvalid {
-			return time.Time{}
-		}
+	if a.HasFlag(FlagStartsAtMissing) || a.HasFlag(FlagStartsAtInvalid) {
+		return time.Time{}
 	}
 	return a.StartsAt
 }

@@ -76,64 +76,56 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 	if e.Kind != KindDeadLetter || e.DeadLetter == nil {
 		return false, fmt.Errorf("replay %s: %w", id, ErrNotDeadLetter)
 	}
-	if newer, err := r.replayedLater(ctx, e); err != nil {
+	// One read of the journal: the other dead letters of this one's
+	// notification (Alertmanager's retries failing alike).
+	copies, later, err := r.copiesOf(ctx, e)
+	if err != nil {
+		return false, fmt.Errorf("replay %s: %w", id, err)
+	}
+	if newer, err := r.firstReplayed(ctx, later); err != nil {
 		return false, fmt.Errorf("replay %s: %w", id, err)
 	} else if newer != "" {
-		// A later dead letter of the same notification (Alertmanager's
-		// retry failing alike) was replayed: this one was with it.
+		// A later copy was replayed: this one was with it.
 		return false, r.markRepeated(ctx, []string{id}, newer)
 	}
 	sent, err = r.replay(ctx, e.DeadLetter, e.Time)
 	if sent {
-		// Its other dead letters, older and newer, are handled with it:
-		// a replay --all, an old replica's included, sends none of them.
-		others, rerr := r.copiesOf(ctx, e)
-		if rerr == nil {
-			rerr = r.markRepeated(ctx, others, id)
-		}
-		if rerr != nil {
-			return true, fmt.Errorf("replay %s: sent, but its other dead letters are not marked replayed: %w", id, rerr)
+		// Its other copies, older and newer, are handled with it: a
+		// replay --all, an old replica's included, sends none of them.
+		if merr := r.markRepeated(ctx, copies, id); merr != nil {
+			return true, fmt.Errorf("replay %s: sent, but its other dead letters are not marked replayed: %w", id, merr)
 		}
 	}
 	return sent, err
 }
 
 // copiesOf returns the ids of the other dead letters of e's notification
-// (sameNotification) in the journal.
-func (r *Replayer) copiesOf(ctx context.Context, e Entry) ([]string, error) {
+// (sameNotification) in the journal, and of those the ones written after
+// e.
+func (r *Replayer) copiesOf(ctx context.Context, e Entry) (copies, later []string, err error) {
 	all, err := Read(ctx, r.Journal, Query{Kind: KindDeadLetter})
 	if err != nil {
-		return nil, fmt.Errorf("read the dead letters: %w", err)
+		return nil, nil, fmt.Errorf("read the dead letters: %w", err)
 	}
 	k := sameNotification(e.DeadLetter)
-	var ids []string
+	after := false // the journal's order
 	for _, l := range all {
-		if l.ID != e.ID && l.DeadLetter != nil && sameNotification(l.DeadLetter) == k {
-			ids = append(ids, l.ID)
+		switch {
+		case l.ID == e.ID:
+			after = true
+		case l.DeadLetter != nil && sameNotification(l.DeadLetter) == k:
+			copies = append(copies, l.ID)
+			if after {
+				later = append(later, l.ID)
+			}
 		}
 	}
-	return ids, nil
+	return copies, later, nil
 }
 
-// replayedLater returns the id of a later dead letter of e's notification
-// (sameNotification) that was replayed, "" when none was.
-func (r *Replayer) replayedLater(ctx context.Context, e Entry) (string, error) {
-	later, err := Read(ctx, r.Journal, Query{Since: e.Time, Kind: KindDeadLetter})
-	if err != nil {
-		return "", fmt.Errorf("read the later dead letters: %w", err)
-	}
-	k := sameNotification(e.DeadLetter)
-	var ids []string
-	after := false // the journal's order: those written after e
-	for _, l := range later {
-		if l.ID == e.ID {
-			after = true
-			continue
-		}
-		if after && l.DeadLetter != nil && sameNotification(l.DeadLetter) == k {
-			ids = append(ids, l.ID)
-		}
-	}
+// firstReplayed returns the first of ids that was replayed, "" when none
+// was.
+func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, error) {
 	if len(ids) == 0 {
 		return "", nil
 	}
@@ -275,11 +267,13 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 	if err != nil {
 		return rep, err
 	}
+	keys := make([]string, len(entries)) // sameNotification, once each
 	newest := make(map[string]int, len(entries))
 	older := map[string][]string{} // the ids each newest one repeats
 	for i, e := range entries {
 		if e.DeadLetter != nil {
 			k := sameNotification(e.DeadLetter)
+			keys[i] = k
 			if j, ok := newest[k]; ok {
 				older[k] = append(older[k], entries[j].ID)
 			}
@@ -290,7 +284,7 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		if e.DeadLetter == nil {
 			continue
 		}
-		k := sameNotification(e.DeadLetter)
+		k := keys[i]
 		if newest[k] != i {
 			rep.Repeated++
 			continue
