@@ -71,7 +71,7 @@ func TestAResolveEndingBeforeItsStartResolvesThePage(t *testing.T) {
 }
 
 func resolveEndingBeforeStart(t *testing.T, e *env) {
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pageToBothRoutes
 	p := e.pipeline()
 	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd} // holds incidents, as PagerDuty does
 	cfg := flap.DefaultConfig()

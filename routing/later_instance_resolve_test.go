@@ -29,14 +29,7 @@ func TestAResolveCarryingALaterInstancesStartResolvesTheNotifiedFiring(t *testin
 
 func testLaterInstanceResolve(t *testing.T, e *env) {
 	// Pages go to PagerDuty and to Slack, as the README's route tree does.
-	e.routes = `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-`
+	e.routes = pageToBothRoutes
 	p := e.pipeline()
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
