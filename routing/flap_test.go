@@ -117,14 +117,6 @@ type flapStep struct {
 // with the default flap damping, and checks where each transition went.
 func runFlap(t *testing.T, e *env, steps []flapStep) {
 	t.Helper()
-	runFlapSkewed(t, e, steps, 0)
-}
-
-// runFlapSkewed is runFlap with the alerts' timestamps skew ahead of the
-// router's clock (Alertmanager's and Prometheus' clock ahead of this
-// replica's).
-func runFlapSkewed(t *testing.T, e *env, steps []flapStep, skew time.Duration) {
-	t.Helper()
 	p := e.pipeline()
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
@@ -143,9 +135,9 @@ func runFlapSkewed(t *testing.T, e *env, steps []flapStep, skew time.Duration) {
 		}
 		a := tAlert("TTFTHigh", status, "page")
 		a.Annotations["test_action"] = action
-		a.StartsAt = start.Add(skew).Format(time.RFC3339Nano)
+		a.StartsAt = start.Format(time.RFC3339Nano)
 		if !s.firing {
-			a.EndsAt = at.Add(skew).Format(time.RFC3339Nano)
+			a.EndsAt = at.Format(time.RFC3339Nano)
 		}
 		pdBefore, slackBefore := len(e.pd.notifications()), len(e.slack.notifications())
 		mustProcess(t, p, a)
