@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"sync/atomic"
@@ -665,5 +666,5 @@ func (p *Pipeline) settleFailed(op string, err error, n int, risk string, retry 
 	if deferred {
 		retry(p.Deferred)
 	}
-	p.Logger.Error("store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
+	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelError, "settle:"+op, "store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
 }

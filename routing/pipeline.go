@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
@@ -103,6 +104,9 @@ type Pipeline struct {
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).
 	quiet quietAlerts
+	// storeLogs throttles the store-failure lines every webhook logs
+	// during an outage (the metrics count each).
+	storeLogs logthrottle.Throttle
 	// settleGrace overrides settleGrace (deliver.go) when positive (tests).
 	settleGrace time.Duration
 }
@@ -423,11 +427,11 @@ func (p *Pipeline) storeFailed(ctx context.Context, op string, err error, sum *a
 		p.Metrics.storeErrors.Inc()
 	}
 	if p.Dedup.FailClosed {
-		p.Logger.Error("dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
+		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op, "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
 		sum.Errors = append(sum.Errors, op+": "+err.Error())
 		return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
 	}
-	p.Logger.Warn("dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "open:"+op, "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 	return nil
 }
 

@@ -1,7 +1,12 @@
 package routing_test
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,4 +54,72 @@ func TestPipelineFailsOpenWhenRedisRefusesItsPassword(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Redis outage met by every webhook: each step's failure is logged once
+// (then at most every 30 s, saying how many were left out), not on every
+// webhook — the router logged about 40 lines per webhook, burying
+// everything else — while alertrouter_dedup_store_errors_total counts
+// every one.
+func TestStoreOutageLogsEachFailureOnceWhileTheMetricCountsAll(t *testing.T) {
+	srv := redistest.Start(t)
+	srv.Kill() // an address where Redis was and is no more
+	c := store.DefaultRedisConfig()
+	c.Addrs = []string{srv.Addr()}
+	c.MaxRetries = -1
+	c.DialTimeout = model.Duration(200 * time.Millisecond)
+	st, err := store.NewRedis(c, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	e := newEnv(t)
+	e.store = st
+	p := e.pipeline()
+	var logs lockedBuffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	const webhooks = 5
+	for i := range webhooks {
+		sum := mustProcess(t, p, tAlert(fmt.Sprint("TTFTHigh", i), "firing", "page"))
+		if sum.Notified != 1 {
+			t.Fatalf("webhook %d with the store down: summary %+v; want the page delivered (fail open)", i, sum)
+		}
+	}
+	ops := map[string]int{}
+	for line := range strings.Lines(logs.String()) {
+		if strings.Contains(line, "store failed") || strings.Contains(line, "store write after delivery failed") {
+			_, op, _ := strings.Cut(line, " op=")
+			op, _, _ = strings.Cut(op, " ")
+			ops[op]++
+		}
+	}
+	if len(ops) == 0 {
+		t.Fatalf("no store failure logged:\n%s", logs.String())
+	}
+	for op, n := range ops {
+		if n != 1 {
+			t.Errorf("store failure op=%s logged %d times over %d webhooks, want once:\n%s", op, n, webhooks, logs.String())
+		}
+	}
+	if got := metric(t, e.reg, "alertrouter_dedup_store_errors_total", ""); got < webhooks {
+		t.Errorf("alertrouter_dedup_store_errors_total = %v after %d webhooks with the store down; want every failure counted", got, webhooks)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the pipeline's concurrent logging.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

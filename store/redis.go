@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 )
 
 // deleteIfEqual deletes KEYS[1] only if it holds ARGV[1], atomically, so a
@@ -513,7 +515,13 @@ func (r *Redis) Close() error {
 // redisLogger adapts slog to go-redis' logging interface.
 type redisLogger struct{ l *slog.Logger }
 
-// Printf logs one go-redis line as a warning: go-redis only logs trouble.
+// redisLogs throttles go-redis' lines: while Redis is down every command
+// of every webhook logs the same failed dial (about 30 lines per webhook).
+var redisLogs logthrottle.Throttle
+
+// Printf logs one go-redis line as a warning (go-redis only logs
+// trouble), the same line at most once per logthrottle.DefaultEvery.
 func (r redisLogger) Printf(ctx context.Context, format string, v ...interface{}) {
-	r.l.WarnContext(ctx, fmt.Sprintf(format, v...))
+	msg := fmt.Sprintf(format, v...)
+	redisLogs.Log(ctx, r.l, slog.LevelWarn, msg, msg)
 }

@@ -196,6 +196,9 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
+		if d.failures > 0 {
+			d.logger.Info("store answering again", "failed_probes", d.failures)
+		}
 		d.answered = true
 		d.failures = 0
 		return nil

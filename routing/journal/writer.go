@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -112,6 +113,9 @@ type Writer struct {
 	queued atomic.Int64
 	// frame holds encodeFrame's buffers, used by the run goroutine only.
 	frame frameBuffers
+
+	// failLogs throttles the append failures logged during a store outage.
+	failLogs logthrottle.Throttle
 
 	quietMu sync.Mutex           // guards quiet (record.go)
 	quiet   map[string]time.Time // quiet decisions journaled recently
@@ -327,7 +331,7 @@ func (w *Writer) append(batch []Entry) {
 	if _, err := w.journal.AppendJournal(ctx, recs); err != nil {
 		w.m.failed.Inc()
 		w.m.dropped.Add(float64(entries))
-		w.opts.Logger.Warn("journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
+		w.failLogs.Log(ctx, w.opts.Logger, slog.LevelWarn, "append", "journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
 		return
 	}
 	w.m.written.Add(float64(entries))

@@ -1,0 +1,104 @@
+// Package logthrottle keeps a line that repeats on every request from
+// flooding the log while a dependency is down: during a Redis outage each
+// webhook met the same failures in several steps, and the router logged
+// about 40 lines per webhook. The first line of a kind is logged at once;
+// later ones at most once per interval, carrying how many were left out.
+// The metrics still count every failure.
+package logthrottle
+
+import (
+	"context"
+	"log/slog"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// DefaultEvery is the interval of a zero Throttle.
+const DefaultEvery = 30 * time.Second
+
+// maxKeys bounds the kinds remembered; past it, kinds not logged for an
+// interval are forgotten (the keys are a handful of operations in practice).
+const maxKeys = 256
+
+// Throttle logs at most one line per key and interval. The zero value
+// throttles to DefaultEvery; it is safe for concurrent use.
+type Throttle struct {
+	// Every is the interval (DefaultEvery when 0).
+	Every time.Duration
+	// Now returns the current time (time.Now when nil; tests).
+	Now func() time.Time
+
+	mu   sync.Mutex
+	seen map[string]*kind
+}
+
+type kind struct {
+	last       time.Time
+	suppressed int
+}
+
+// Allow reports whether a line of kind key is logged now and, when it is,
+// how many lines of that kind were left out since the last one logged.
+func (t *Throttle) Allow(key string) (ok bool, suppressed int) {
+	now := time.Now
+	if t.Now != nil {
+		now = t.Now
+	}
+	every := t.Every
+	if every <= 0 {
+		every = DefaultEvery
+	}
+	at := now()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := t.seen[key]
+	if k == nil {
+		if t.seen == nil {
+			t.seen = map[string]*kind{}
+		}
+		if len(t.seen) >= maxKeys {
+			for key, old := range t.seen {
+				if at.Sub(old.last) >= every {
+					delete(t.seen, key)
+				}
+			}
+		}
+		if len(t.seen) < maxKeys {
+			t.seen[key] = &kind{last: at}
+		}
+		return true, 0
+	}
+	if at.Sub(k.last) < every {
+		k.suppressed++
+		return false, 0
+	}
+	suppressed, k.suppressed, k.last = k.suppressed, 0, at
+	return true, suppressed
+}
+
+// Log logs msg with args at level through l unless a line of kind key was
+// logged less than an interval ago; a line logged after some were left out
+// says how many ("suppressed_since_last") and over what interval.
+func (t *Throttle) Log(ctx context.Context, l *slog.Logger, level slog.Level, key, msg string, args ...any) {
+	if l == nil || !l.Enabled(ctx, level) {
+		return
+	}
+	ok, n := t.Allow(key)
+	if !ok {
+		return
+	}
+	if n > 0 {
+		every := t.Every
+		if every <= 0 {
+			every = DefaultEvery
+		}
+		args = append(args, "suppressed_since_last", n, "throttled_to_one_per", every.String())
+	}
+	// The line's source is Log's caller, as if it had logged it.
+	var pcs [1]uintptr
+	runtime.Callers(2, pcs[:])
+	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
+	r.Add(args...)
+	_ = l.Handler().Handle(ctx, r)
+}

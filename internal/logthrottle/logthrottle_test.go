@@ -1,0 +1,76 @@
+package logthrottle
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLogsFirstThenOncePerIntervalWithTheCountLeftOut(t *testing.T) {
+	now := time.Unix(1000, 0)
+	th := &Throttle{Every: 30 * time.Second, Now: func() time.Time { return now }}
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{AddSource: true}))
+	ctx := context.Background()
+	for range 5 {
+		th.Log(ctx, l, slog.LevelWarn, "store:claim", "store failed", "op", "claim")
+	}
+	th.Log(ctx, l, slog.LevelWarn, "store:write", "store write failed", "op", "write")
+	if got := strings.Count(buf.String(), "\n"); got != 2 {
+		t.Fatalf("after 5 lines of one kind and 1 of another within the interval, %d lines logged, want 2 (one per kind):\n%s", got, buf.String())
+	}
+	if strings.Contains(buf.String(), "suppressed_since_last") {
+		t.Fatalf("the first line of a kind says lines were left out:\n%s", buf.String())
+	}
+	if !strings.Contains(buf.String(), "source=") || strings.Contains(buf.String(), "logthrottle.go") {
+		t.Fatalf("the lines' source is not their caller's:\n%s", buf.String())
+	}
+	now = now.Add(30 * time.Second)
+	buf.Reset()
+	th.Log(ctx, l, slog.LevelWarn, "store:claim", "store failed", "op", "claim")
+	if !strings.Contains(buf.String(), "suppressed_since_last=4") || !strings.Contains(buf.String(), "throttled_to_one_per=30s") {
+		t.Fatalf("the line an interval later does not say the 4 left out:\n%s", buf.String())
+	}
+	buf.Reset()
+	th.Log(ctx, l, slog.LevelWarn, "store:claim", "store failed", "op", "claim")
+	if buf.Len() != 0 {
+		t.Fatalf("a line right after the one logged was logged too:\n%s", buf.String())
+	}
+}
+
+func TestDisabledLevelCountsNothing(t *testing.T) {
+	th := &Throttle{}
+	var buf bytes.Buffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelError}))
+	th.Log(context.Background(), l, slog.LevelWarn, "k", "hidden")
+	th.Log(context.Background(), l, slog.LevelError, "k", "shown")
+	if !strings.Contains(buf.String(), "shown") {
+		t.Fatalf("a line at an enabled level was throttled by one at a disabled level:\n%s", buf.String())
+	}
+}
+
+func TestKindsStayBounded(t *testing.T) {
+	now := time.Unix(1000, 0)
+	th := &Throttle{Every: time.Second, Now: func() time.Time { return now }}
+	for i := range 10 * maxKeys {
+		if i%maxKeys == 0 {
+			now = now.Add(2 * time.Second)
+		}
+		th.Allow(fmt.Sprint(i))
+	}
+	if len(th.seen) > maxKeys {
+		t.Fatalf("%d kinds remembered, want at most %d", len(th.seen), maxKeys)
+	}
+	// A kind not remembered (the map full of kinds within their interval)
+	// is still logged: never a line lost for want of room.
+	for i := range maxKeys {
+		th.Allow(fmt.Sprint("fresh", i))
+	}
+	if ok, _ := th.Allow("one more"); !ok {
+		t.Fatal("a new kind with the map full was not logged")
+	}
+}
