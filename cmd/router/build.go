@@ -51,6 +51,9 @@ type deps struct {
 	// explains and the replayer sends under the current configuration.
 	current func() *built
 
+	// evict watches the store's maxmemory-policy (evict.go).
+	evict *evictionCheck
+
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
 	failures int
@@ -112,6 +115,7 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 		notifyMetrics:   notify.NewMetrics(reg),
 		deferredMetrics: dedup.NewDeferredMetrics(reg),
 		triageMetrics:   slack.NewTriageMetrics(reg),
+		evict:           newEvictionCheck(reg),
 		logger:          logger,
 		stdout:          stdout,
 	}
@@ -192,6 +196,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
 	if err == nil {
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+		d.evict.check(ctx, b.state.store, d.logger)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+)
+
+// Every key the router writes has a time to live, so a Redis whose
+// maxmemory-policy evicts — allkeys-* and the volatile-* policies managed
+// services default to — deletes dedup markers once full and alerts page
+// again. Nothing told the operator: serve now warns (naming the policy)
+// and sets alertrouter_store_evicting, which AlertrouterStoreEvicts reads;
+// noeviction reads 0 and is not warned of.
+func TestServeWarnsOfARedisThatEvicts(t *testing.T) {
+	for _, tc := range []struct {
+		policy string
+		evicts bool
+	}{
+		{"volatile-lru", true},
+		{"allkeys-lru", true},
+		{"noeviction", false},
+	} {
+		t.Run(tc.policy, func(t *testing.T) {
+			srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", tc.policy)
+			p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+			addr := freeAddr(t)
+			var out, errb syncBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan int, 1)
+			go func() {
+				done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=100ms"})
+			}()
+			defer func() { cancel(); <-done }()
+			want := "alertrouter_store_evicting 0"
+			if tc.evicts {
+				want = "alertrouter_store_evicting 1"
+			}
+			deadline := time.Now().Add(15 * time.Second)
+			got := ""
+			for time.Now().Before(deadline) {
+				if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+					var b bytes.Buffer
+					_, _ = b.ReadFrom(resp.Body)
+					resp.Body.Close()
+					got = b.String()
+					// The gauge starts at 0: wait for the check to have run
+					// (its log line, or a second probe past it).
+					if strings.Contains(got, "\n"+want+"\n") && (!tc.evicts || strings.Contains(errb.String(), "Redis deletes keys when full")) {
+						break
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if !strings.Contains(got, "\n"+want+"\n") {
+				t.Fatalf("maxmemory-policy %s: /metrics lacks %q:\n%s", tc.policy, want, grepLines(got, "alertrouter_store_evicting"))
+			}
+			warned := strings.Contains(errb.String(), "Redis deletes keys when full") && strings.Contains(errb.String(), "maxmemory_policy="+tc.policy)
+			if warned != tc.evicts {
+				t.Fatalf("maxmemory-policy %s: warned %v, want %v:\n%s", tc.policy, warned, tc.evicts, errb.String())
+			}
+		})
+	}
+}
+
+// grepLines returns the lines of s containing sub.
+func grepLines(s, sub string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
