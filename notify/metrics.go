@@ -57,7 +57,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"receiver", "integration", "outcome"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notification_failures_total",
-			Help: "Failed delivery attempts per integration, by reason (client_error, server_error, rate_limited, timeout).",
+			Help: "Failed delivery attempts per integration, by reason (client_error, server_error, rate_limited, timeout, no_answer: refused, reset or cut connections, names not resolved, TLS refused).",
 		}, []string{"receiver", "integration", "reason"}),
 		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notification_attempts_total",
