@@ -503,6 +503,25 @@ func (r *Redis) Ping(ctx context.Context) error {
 	return r.observe(opPing, start, err)
 }
 
+// probeScript is what every webhook's claims need of Redis, on one key: a
+// script that writes with a time to live, reads the server's clock and
+// deletes.
+var probeScript = redis.NewScript(`redis.call('SET', KEYS[1], ARGV[1], 'PX', 60000)
+redis.call('TIME')
+return redis.call('DEL', KEYS[1])`)
+
+// ProbeWrite runs probeScript on key. PING passes on a Redis that refuses
+// the router's commands — a read-only replica named by mistake, an ACL
+// user without scripting, TIME or the key prefix, a renamed EVALSHA —
+// while every webhook fails on them; the readiness probe runs this after
+// PING so such a store reads as down (AlertrouterStoreDown; unready with
+// fail_closed). Its failures count as the ping operation's.
+func (r *Redis) ProbeWrite(ctx context.Context, key string) error {
+	start := time.Now()
+	err := probeScript.Run(ctx, r.client, []string{key}, "probe").Err()
+	return r.observe(opPing, start, err)
+}
+
 // Close closes the connections; later calls fail with
 // ErrUnavailable.
 func (r *Redis) Close() error {

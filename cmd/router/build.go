@@ -194,6 +194,9 @@ func (s *state) close() {
 // so one slow command never flaps readiness.
 func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
+	if p, ok := b.state.store.(writeProber); ok && err == nil {
+		err = p.ProbeWrite(ctx, b.state.cfg.KeyPrefix+"probe")
+	}
 	if err == nil {
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
 		d.evict.check(ctx, b.state.store, d.logger)
@@ -215,8 +218,29 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	case b.state.cfg.FailClosed && d.failures >= 3:
 		return fmt.Errorf("store failed %d consecutive probes and fail_closed is set: %w", d.failures, err)
 	}
-	d.logger.Warn("store probe failed; staying ready", "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
+	msg := "store probe failed; staying ready"
+	if refused(err) {
+		msg = "store probe failed: Redis refuses the router's commands — a read-only replica, or an ACL user lacking scripting, TIME or the key prefix (deploy/README.md section 1): every webhook fails open meanwhile; staying ready"
+	}
+	d.logger.Warn(msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
+}
+
+// writeProber is a store that can check it takes the router's writes and
+// scripts (store.Redis).
+type writeProber interface {
+	ProbeWrite(ctx context.Context, key string) error
+}
+
+// refused reports whether err is Redis refusing a command rather than
+// being out of reach.
+func refused(err error) bool {
+	for _, s := range []string{"NOPERM", "READONLY", "unknown command", "NOSCRIPT"} {
+		if strings.Contains(err.Error(), s) {
+			return true
+		}
+	}
+	return false
 }
 
 // storeChanged resets readiness when a reload switches stores and

@@ -78,3 +78,64 @@ func grepLines(s, sub string) string {
 	}
 	return b.String()
 }
+
+// A Redis that answers PING but refuses the router's commands — a
+// read-only replica named by mistake, an ACL user without scripting —
+// passed the readiness probe: every webhook then failed open (duplicates)
+// or, with fail_closed, 503 on every replica while all read ready. The
+// probe now runs a script that writes, so a replica starting against such
+// a store stays unready, naming the refusal, and the failure counts as a
+// ping's (AlertrouterStoreDown).
+func TestReadinessProbeFindsARedisThatRefusesTheRoutersCommands(t *testing.T) {
+	master := redistest.Start(t)
+	for name, tc := range map[string]struct {
+		args  []string
+		store string
+		want  string
+	}{
+		"read-only replica":     {[]string{"--replicaof", "127.0.0.1", strings.TrimPrefix(master.Addr(), "127.0.0.1:")}, "", "READONLY"},
+		"ACL without scripting": {[]string{"--user", "router", "on", ">pw", "~*", "+@all", "-@scripting"}, ", username: router, password: pw", "NOPERM"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			srv := redistest.Start(t, tc.args...)
+			p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]"+tc.store+"}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+			addr := freeAddr(t)
+			var out, errb syncBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan int, 1)
+			go func() {
+				done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=0"})
+			}()
+			defer func() { cancel(); <-done }()
+			var code int
+			var body string
+			deadline := time.Now().Add(15 * time.Second)
+			for time.Now().Before(deadline) {
+				resp, err := http.Get("http://" + addr + "/-/ready")
+				if err == nil {
+					var b bytes.Buffer
+					_, _ = b.ReadFrom(resp.Body)
+					resp.Body.Close()
+					code, body = resp.StatusCode, b.String()
+					if strings.Contains(body, tc.want) {
+						break
+					}
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			if code != http.StatusServiceUnavailable || !strings.Contains(body, tc.want) {
+				t.Fatalf("/-/ready against a Redis refusing writes: %d %q; want 503 naming %s", code, body, tc.want)
+			}
+			resp, err := http.Get("http://" + addr + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b bytes.Buffer
+			_, _ = b.ReadFrom(resp.Body)
+			resp.Body.Close()
+			if line := grepLines(b.String(), `alertrouter_store_errors_total{operation="ping"}`); line == "" || strings.HasSuffix(strings.TrimSpace(line), " 0") {
+				t.Fatalf("the refused probe is not counted as a failed ping: %q", line)
+			}
+		})
+	}
+}
