@@ -534,3 +534,37 @@ func TestCheckConfigWarnsOfAQuotedGroupByName(t *testing.T) {
 		t.Errorf("check-config warns of a bare name, or not of both quoted ones:\n%s", out)
 	}
 }
+
+// An alert is one incident, grouped by the first route it matches: a
+// `continue` route above a team's (an SRE route with a coarser group_by)
+// made the team's pages one incident — one PagerDuty dedup key — where
+// Alertmanager groups per route. check-config warns of a continue route
+// whose group_by differs from a later sibling's (nested ones too), and not
+// where they agree.
+func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
+	for _, tc := range []struct {
+		routes string
+		warns  []string
+	}{
+		{"[{receiver: log, continue: true, group_by: [cluster], matchers: ['tier=\"1\"']}, {receiver: log, group_by: [alertname, cluster, service], matchers: ['team=\"a\"']}]",
+			[]string{"route.routes[0] has continue: true and group_by [cluster], route.routes[1] group_by [alertname, cluster, service]"}},
+		{"[{receiver: log, matchers: ['org=\"p\"'], group_by: [service], routes: [{receiver: log, continue: true}, {receiver: log, group_by: [alertname]}]}]",
+			[]string{"route.routes[0].routes[0] has continue: true and group_by [service], route.routes[0].routes[1] group_by [alertname]"}},
+		{"[{receiver: log, continue: true, group_by: [cluster]}, {receiver: log, group_by: [cluster]}]", nil},
+		{"[{receiver: log, continue: true}, {receiver: log}]", nil},
+	} {
+		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", tc.routes, code, errs)
+		}
+		for _, want := range tc.warns {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: check-config does not say %q:\n%s", tc.routes, want, out)
+			}
+		}
+		if got := strings.Count(out, "has continue: true and group_by"); got != len(tc.warns) {
+			t.Errorf("%s: %d continue-grouping warnings, want %d:\n%s", tc.routes, got, len(tc.warns), out)
+		}
+	}
+}

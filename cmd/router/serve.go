@@ -258,11 +258,52 @@ func configWarnings(cfg *config.Config) []string {
 	}
 	if cfg.Route != nil {
 		walk("route", cfg.Route)
+		out = append(out, continueGroupings("route", cfg.Route, cfg.Route.GroupBy)...)
 	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
 		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
 	}
 	return out
+}
+
+// continueGroupings warns of a route with continue whose group_by differs
+// from a later sibling's: an alert belongs to one incident (one PagerDuty
+// dedup key, one Slack thread per receiver), grouped by the first route it
+// matches, so an alert matching both gets the continue route's grouping at
+// every receiver — unlike Alertmanager, where each route groups its own.
+// eff is r's group_by, inherited where unset.
+func continueGroupings(path string, r *routing.Route, eff []string) []string {
+	var out []string
+	effOf := func(c *routing.Route) []string {
+		if c.GroupBy != nil {
+			return c.GroupBy
+		}
+		return eff
+	}
+	for i, c := range r.Routes {
+		if c == nil {
+			continue
+		}
+		if c.Continue {
+			for j := i + 1; j < len(r.Routes); j++ {
+				if d := r.Routes[j]; d != nil && !slices.Equal(effOf(c), effOf(d)) {
+					out = append(out, fmt.Sprintf("%s.routes[%d] has continue: true and group_by %v, %s.routes[%d] group_by %v: an alert both match is one incident grouped by the first route it matches (%s.routes[%d]'s) at every receiver, %s.routes[%d]'s included — Alertmanager would group it per route. Give them the same group_by, or accept the first route's grouping",
+						path, i, groupByText(effOf(c)), path, j, groupByText(effOf(d)), path, i, path, j))
+					break
+				}
+			}
+		}
+		out = append(out, continueGroupings(fmt.Sprintf("%s.routes[%d]", path, i), c, effOf(c))...)
+	}
+	return out
+}
+
+// groupByText writes a group_by for a warning; unset is the default grouping.
+func groupByText(g []string) string {
+	if g == nil {
+		return "(unset: the default grouping)"
+	}
+	return "[" + strings.Join(g, ", ") + "]"
 }
 
 // checkWebConfig returns what keeps cfg from serving with the web
