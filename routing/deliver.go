@@ -38,10 +38,10 @@ type batch struct {
 	retries atomic.Int64
 	// in: the webhook's count in the incidents it may update (coalesce.go).
 	in *inbound
-	// reopen: the incident's dedup.HandResolvedKey and the value read there,
-	// cleared once this batch, an update turned into a trigger, is
-	// delivered (reopenHandResolved).
-	reopen store.Entry
+	// reopen: the hand-resolve marks of this integration (the keys and the
+	// values read there), cleared once this batch, an update turned into a
+	// trigger, is delivered (reopenHandResolved).
+	reopen []store.Entry
 	// retrigger: the incident's Join took its retrigger for this batch
 	// (store.IncidentOp.Retrigger), so this update goes out as the
 	// incident's trigger again (retrigger.go). A retrigger taken and not
@@ -439,8 +439,10 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 // integration that sends nothing for updates (PagerDuty) — into an opening
 // when someone resolved the incident by hand there (the Resolve button in
 // Slack) while it still fired: PagerDuty's incident is closed, and the
-// alerts joining it would otherwise never page. Replicas that do this at
-// once send the same trigger (one dedup_key): PagerDuty opens one incident.
+// alerts joining it would otherwise never page. Only b's own integration's
+// mark counts (tagHandResolved): another receiver's resolve of the same
+// incident key is another team's page. Replicas that do this at once send
+// the same trigger (one dedup_key): PagerDuty opens one incident.
 func (p *Pipeline) reopenHandResolved(b *batch) {
 	if b.err != nil || b.skip || b.kind != alert.KindFiring || !silentUpdate(b) {
 		return
@@ -450,7 +452,7 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 			b.n.Opening = true
 			p.Logger.Info("new alerts joined an incident resolved by hand in PagerDuty while it fired: triggering it again",
 				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "resolved_by", t.handResolved)
-			b.reopen = store.Entry{Key: dedup.HandResolvedKey(p.Dedup.KeyPrefix, b.incident), Value: t.handResolved}
+			b.reopen = t.handMarks
 			return
 		}
 	}
@@ -460,7 +462,9 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 // of every incident that reopenHandResolved turned into a new PagerDuty
 // trigger in this webhook — the incident's other integrations, Slack's
 // thread and parent among them, whose parent still says the incident was
-// resolved in PagerDuty. Only this webhook's batches are known here: an
+// resolved in PagerDuty — that carry alerts routed to the receiver paged
+// again: one incident key holds the alerts of several teams, and another
+// team was not paged again. Only this webhook's batches are known here: an
 // update of the incident that reaches Slack in another webhook (the
 // incident's alerts split over several of Alertmanager's groups) is not
 // flagged. The flag is set before the sends: should PagerDuty's trigger
@@ -468,15 +472,25 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 // Alertmanager's retry send the trigger again.
 func markRepaged(batches []*batch) {
 	for _, r := range batches {
-		if r.reopen.Key == "" {
+		if len(r.reopen) == 0 {
 			continue
 		}
 		for _, b := range batches {
-			if b.incident == r.incident && b.reopen.Key == "" && b.kind == alert.KindFiring && b.n != nil && b.err == nil && !b.skip {
+			if b.incident == r.incident && len(b.reopen) == 0 && b.kind == alert.KindFiring && b.n != nil && b.err == nil && !b.skip && routedTo(b, r.receiver) {
 				b.n.Repaged = true
 			}
 		}
 	}
+}
+
+// routedTo reports whether any of b's alerts was routed to receiver.
+func routedTo(b *batch, receiver string) bool {
+	for _, t := range b.trs {
+		if slices.Contains(t.res.Receivers, receiver) {
+			return true
+		}
+	}
+	return false
 }
 
 // send delivers one batch to its integration; an update of an open
@@ -621,8 +635,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	// the next update triggers once more; PagerDuty folds it in).
 	clears := slices.Clip(release) // appending copies: release is counted below
 	for _, b := range batches {
-		if b.err == nil && b.reopen.Key != "" {
-			clears = append(clears, b.reopen)
+		if b.err == nil {
+			clears = append(clears, b.reopen...)
 		}
 	}
 	add, remove := p.sloPageWrites(batches, *pages)

@@ -27,9 +27,13 @@ type transition struct {
 	// held: this sender holds the claim in the store (false when it
 	// delivers without one: fail open, or a duplicate of the payload).
 	held bool
-	// handResolved: who resolved the incident by hand at PagerDuty while it
-	// still fired (dedup.HandResolvedKey; "" when nobody did).
+	// handResolved: who resolved the incident by hand at this PagerDuty
+	// integration while it still fired ("" when nobody did); handMarks:
+	// the marks that said so (dedup.HandResolvedAtKey, and the incident's
+	// dedup.HandResolvedKey of an earlier build), cleared once the trigger
+	// they cause is delivered.
 	handResolved string
+	handMarks    []store.Entry
 	// escalates: a firing now louder than what was notified of it.
 	escalates bool
 	// remindedMarker: for a reminder, the marker it was read with (the
@@ -75,10 +79,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	}
 	keys = append(keys, p.prefetchFlap(results, wasQuiet)...)
 	flapEnd := len(keys)
-	hand := handResolvedIncidents(trs, results, wasQuiet)
-	for _, inc := range hand {
-		keys = append(keys, dedup.HandResolvedKey(p.Dedup.KeyPrefix, inc))
-	}
+	hand := handResolvedKeys(p.Dedup.KeyPrefix, trs, results, wasQuiet)
+	keys = append(keys, hand...)
 	values, found, err := p.Store.Get(ctx, keys)
 	storeDown := err != nil
 	if storeDown {
@@ -87,7 +89,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
-	tagHandResolved(trs, hand, values[flapEnd:], found[flapEnd:])
+	tagHandResolved(p.Dedup.KeyPrefix, trs, hand, values[flapEnd:], found[flapEnd:])
 	prefetched := flapRead{keys: keys[len(trs):flapEnd], values: values[len(trs):flapEnd], found: found[len(trs):flapEnd]}
 	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]
 	if !storeDown {
@@ -361,36 +363,61 @@ func mayReopen(t *transition) bool {
 	return t.res.Alert.Firing() && t.integ.silentUpdates()
 }
 
-// handResolvedIncidents returns, each once, the incidents whose
-// dedup.HandResolvedKey the read asks for: those of the transitions that
-// mayReopen, of alerts not quiet when this replica last saw them — a quiet
-// firing brings no update, so Alertmanager repeating unchanged alerts
-// reads no mark. trs are in results' order (candidates). Few per webhook,
-// so a slice.
-func handResolvedIncidents(trs []*transition, results []*alert.Result, wasQuiet []bool) []string {
+// handResolvedKeys returns, each once, the hand-resolve marks the read
+// asks for: those of the transitions that mayReopen, of alerts not quiet
+// when this replica last saw them — a quiet firing brings no update, so
+// Alertmanager repeating unchanged alerts reads no mark. Each such
+// transition reads the mark of its own integration (dedup.HandResolvedAtKey)
+// and its incident's mark of an earlier build (dedup.HandResolvedKey). trs
+// are in results' order (candidates). Few per webhook, so a slice.
+func handResolvedKeys(prefix string, trs []*transition, results []*alert.Result, wasQuiet []bool) []string {
 	var out []string
 	j := 0
 	for _, t := range trs {
 		for j < len(results) && results[j] != t.res {
 			j++
 		}
-		if (wasQuiet != nil && j < len(wasQuiet) && wasQuiet[j]) || !mayReopen(t) || slices.Contains(out, t.incident) {
+		if (wasQuiet != nil && j < len(wasQuiet) && wasQuiet[j]) || !mayReopen(t) {
 			continue
 		}
-		out = append(out, t.incident)
+		for _, k := range handResolvedKeysOf(prefix, t) {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
 	}
 	return out
 }
 
-// tagHandResolved notes on the transitions that mayReopen the value read
-// at their incident's dedup.HandResolvedKey (hand[i]'s in values[i]).
-func tagHandResolved(trs []*transition, hand, values []string, found []bool) {
+// handResolvedKeysOf are the marks that say t's integration was resolved
+// by hand: its own, and its incident's of an earlier build.
+func handResolvedKeysOf(prefix string, t *transition) [2]string {
+	return [2]string{
+		dedup.HandResolvedAtKey(prefix, t.incident, t.receiver+"/"+t.integ.Name),
+		dedup.HandResolvedKey(prefix, t.incident),
+	}
+}
+
+// tagHandResolved notes on the transitions that mayReopen the marks read
+// for them (keys[i]'s in values[i]): who resolved their integration by
+// hand, and the marks to clear once triggered. Another integration's mark
+// is not theirs: another team resolving its page of the same incident
+// does not page this one, nor consume this one's mark.
+func tagHandResolved(prefix string, trs []*transition, keys, values []string, found []bool) {
 	if !slices.Contains(found, true) {
 		return
 	}
 	for _, t := range trs {
-		if i := slices.Index(hand, t.incident); i >= 0 && found[i] && mayReopen(t) {
-			t.handResolved = values[i]
+		if !mayReopen(t) {
+			continue
+		}
+		for _, k := range handResolvedKeysOf(prefix, t) {
+			if i := slices.Index(keys, k); i >= 0 && found[i] {
+				if t.handResolved == "" {
+					t.handResolved = values[i]
+				}
+				t.handMarks = append(t.handMarks, store.Entry{Key: k, Value: values[i]})
+			}
 		}
 	}
 }

@@ -20,7 +20,7 @@ func silenceCommandEnv(t *testing.T) (*triageEnv, *slack.Triage, *amsilence.Clie
 	am := silences(t)
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	j := journalOf(t, e.store,
-		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
 	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

@@ -24,7 +24,8 @@ import (
 
 // commandUsage answers /alertrouter without (or with an unknown)
 // subcommand.
-const commandUsage = "Usage: `/alertrouter explain <fingerprint>` · `/alertrouter incidents` · `/alertrouter silence <incident> <duration, e.g. 2h> [comment]`"
+const commandUsage = "Usage: `/alertrouter explain <fingerprint> [all]` · `/alertrouter incidents [all]` · `/alertrouter silence <incident> <duration, e.g. 2h> [comment]`. " +
+	"Each acts on this channel's alerts: those routed to the receivers posting here. With `all`, explain and incidents read every channel's."
 
 // Slash command bounds.
 const (
@@ -60,14 +61,23 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 		reply("The decision journal is not available: nothing to look up.")
 		return
 	}
+	ch := commandChannel{id: cmd.ChannelID, name: form.Get("channel_name")}
 	switch {
-	case sub == "explain" && len(args) == 2:
-		reply(t.explain(ctx, unquote(args[1])))
-	case sub == "incidents" && len(args) == 1:
-		reply(t.incidents(ctx))
+	case sub == "explain" && (len(args) == 2 || len(args) == 3 && strings.EqualFold(args[2], "all")):
+		var scope *channelScope // nil: every channel's
+		if len(args) == 2 {
+			scope = t.channelScope(ch, secret)
+		}
+		reply(t.explain(ctx, unquote(args[1]), scope))
+	case sub == "incidents" && (len(args) == 1 || len(args) == 2 && strings.EqualFold(args[1], "all")):
+		var scope *channelScope
+		if len(args) == 1 {
+			scope = t.channelScope(ch, secret)
+		}
+		reply(t.incidents(ctx, scope))
 	case sub == "silence" && len(args) >= 3:
 		// Words after the duration are the silence's comment.
-		t.silenceCommand(ctx, cmd, unquote(args[1]), args[2], strings.Join(args[3:], " "), secret)
+		t.silenceCommand(ctx, cmd, ch, unquote(args[1]), args[2], strings.Join(args[3:], " "), secret)
 	case sub == "help" || sub == "":
 		reply(commandUsage)
 	default:
@@ -124,23 +134,26 @@ func (t *Triage) scan(ctx context.Context, f journal.Filter, fn func(*journal.En
 type incidentView struct {
 	firing []map[string]string
 	// others are the labels of the incident's alerts firing now that
-	// routes send to other receivers only (with readIncident's receiver).
+	// routes send to other receivers only, or to none (with readIncident's
+	// receivers).
 	others  []map[string]string
 	targets []string
 }
 
 // readIncident reads incident's decisions of the last commandLookback.
-// With receiver set, the firing alerts are only those routed to it: one
-// router incident may hold alerts that routes send to other receivers
-// (another team's channel), which a click on this receiver's message must
-// not silence; those are the view's others. An alert's newest decision
-// says where it is routed.
-func (t *Triage) readIncident(ctx context.Context, incident, receiver string) (incidentView, error) {
+// With receivers set, the firing alerts are only those routed to one of
+// them: one router incident may hold alerts that routes send to other
+// receivers (another team's channel), which a click on this receiver's
+// message must not silence, and alerts sent to no receiver at all (muted by
+// a time interval, or decided none) — another team's as likely as this
+// one's, theirs to silence; both are the view's others. With no receivers
+// every alert is the view's. An alert's newest decision says where it is
+// routed.
+func (t *Triage) readIncident(ctx context.Context, incident string, receivers []string) (incidentView, error) {
 	var v incidentView
 	seen, targets := map[string]bool{}, map[string]bool{}
 	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
-		// An entry naming no receiver is kept.
-		mine := receiver == "" || len(e.Receivers) == 0 || slices.Contains(e.Receivers, receiver)
+		mine := receivers == nil || slices.ContainsFunc(e.Receivers, func(r string) bool { return slices.Contains(receivers, r) })
 		if mine {
 			for _, d := range e.Deliveries {
 				targets[d.Receiver+"/"+d.Integration] = true
@@ -206,8 +219,10 @@ func silenceIDs(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' })
 }
 
-// explain describes the newest decision about the alert with fingerprint fp.
-func (t *Triage) explain(ctx context.Context, fp string) string {
+// explain describes the newest decision about the alert with fingerprint
+// fp: when scope is set, only an alert it holds (another team's alert, and
+// where it went, is theirs to look up).
+func (t *Triage) explain(ctx context.Context, fp string, scope *channelScope) string {
 	var found *journal.Entry
 	_, err := t.scan(ctx, journal.Filter{Text: fp}, func(e *journal.Entry) bool {
 		if e.Fingerprint != fp {
@@ -222,6 +237,12 @@ func (t *Triage) explain(ctx context.Context, fp string) string {
 	}
 	if found == nil {
 		return fmt.Sprintf("No decision about fingerprint `%s` in the last %s.", esc(fp), commandLookback)
+	}
+	if scope != nil {
+		parents := t.scopeParents(ctx, scope, []*journal.Entry{found})
+		if !scope.holds(found, parents) {
+			return fmt.Sprintf("Fingerprint `%s` is not an alert of this channel (its newest decision routes it to %s). Run the command in that channel, or `/alertrouter explain %s all`.", esc(fp), t.routedText(found, parents), esc(fp))
+		}
 	}
 	e := found
 	var b strings.Builder
@@ -250,8 +271,9 @@ func (t *Triage) explain(ctx context.Context, fp string) string {
 
 // incidents lists the incidents with an alert whose newest decision is
 // firing and notified: decisions of none, and alerts suppressed or muted,
-// were never sent anywhere and make no incident of their own.
-func (t *Triage) incidents(ctx context.Context) string {
+// were never sent anywhere and make no incident of their own. With scope
+// set, only the alerts it holds are listed and counted.
+func (t *Triage) incidents(ctx context.Context, scope *channelScope) string {
 	type inc struct {
 		key    string
 		action string
@@ -261,6 +283,7 @@ func (t *Triage) incidents(ctx context.Context) string {
 	byKey := map[string]*inc{}
 	var order []string
 	seen := map[string]bool{}
+	var kept []*journal.Entry
 	truncated, err := t.scan(ctx, journal.Filter{}, func(e *journal.Entry) bool {
 		if seen[e.Fingerprint] {
 			return true
@@ -269,6 +292,15 @@ func (t *Triage) incidents(ctx context.Context) string {
 		if e.Incident == "" || e.Status != "firing" || e.Decision.Action == alert.ActionNone || e.Decision.Action == "" || e.Suppressed || e.Muted {
 			return true
 		}
+		c := *e
+		kept = append(kept, &c)
+		return true
+	})
+	if err == nil && scope != nil {
+		parents := t.scopeParents(ctx, scope, kept)
+		kept = slices.DeleteFunc(kept, func(e *journal.Entry) bool { return !scope.holds(e, parents) })
+	}
+	for _, e := range kept {
 		i := byKey[e.Incident]
 		if i == nil {
 			i = &inc{key: e.Incident, names: map[string]bool{}}
@@ -280,8 +312,7 @@ func (t *Triage) incidents(ctx context.Context) string {
 		if i.action == "" || e.Decision.Action == alert.ActionPage {
 			i.action = string(e.Decision.Action)
 		}
-		return true
-	})
+	}
 	if err != nil {
 		return "Reading the journal failed: " + err.Error()
 	}
@@ -291,11 +322,15 @@ func (t *Triage) incidents(ctx context.Context) string {
 		// all decided before them is missing.
 		span = fmt.Sprintf("newest %d decisions only, of the last %s", maxJournalRead, commandLookback)
 	}
+	where, none, hint := "", "No firing incident", ""
+	if scope != nil {
+		where, none, hint = " of this channel", "No firing incident in this channel", " — `/alertrouter incidents all` lists every channel's"
+	}
 	if len(order) == 0 {
-		return fmt.Sprintf("No firing incident (%s).", span)
+		return fmt.Sprintf("%s (%s)%s.", none, span, hint)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "*Firing incidents* (%s):", span)
+	fmt.Fprintf(&b, "*Firing incidents%s* (%s)%s:", where, span, hint)
 	for n, k := range order {
 		if n == maxIncidentsListed {
 			fmt.Fprintf(&b, "\n…and %d more", len(order)-n)
@@ -310,14 +345,19 @@ func (t *Triage) incidents(ctx context.Context) string {
 // silenceCommand silences the firing alerts of incident for dur, and no
 // other alert (incidentSilences), once per invocation (its trigger_id is
 // claimed), comment (the words after the duration; may be empty) added to
-// the silences' comment. The user must be allowed to silence by every Slack
-// target the journal says the incident was notified through (their
-// authorized.silence); when none of them is known, by every target of the
-// same signing secret that offers silence. An incident with no firing alert
-// in the journal is said so before that check: nothing would be silenced.
-func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incident, durText, comment, secret string) {
+// the silences' comment. It acts for the Slack targets (receiver/
+// integration, of the same signing secret, offering silence) that post in
+// the command's channel (here): the incident's alerts routed to their
+// receivers are silenced, the user must be allowed by their
+// authorized.silence as by their buttons, and each of their parents of the
+// incident is told in its thread. The incident's other alerts — another
+// team's, posted in its own channel, or sent nowhere — are spared, and the
+// answer names the channels left alone. An incident with no firing alert
+// in the journal is said so before any other check: nothing would be
+// silenced.
+func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch commandChannel, incident, durText, comment, secret string) {
 	cb := &sl.InteractionCallback{ResponseURL: cmd.ResponseURL, User: sl.User{ID: cmd.UserID}}
-	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID)
+	log := t.o.Logger.With("action", "silence", "command", true, "incident", incident, "user", cmd.UserID, "channel", cmd.ChannelID)
 	dur, err := model.ParseDuration(durText)
 	if err != nil || time.Duration(dur) < minCommandSilence || time.Duration(dur) > maxCommandSilence {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
@@ -347,13 +387,13 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		log.Info("slash command already handled")
 		return
 	}
-	v, err := t.readIncident(ctx, incident, "")
+	all, err := t.readIncident(ctx, incident, nil)
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
 		return
 	}
-	if len(v.firing) == 0 {
+	if len(all.firing) == 0 {
 		// Nothing would be silenced, whoever asks: said before the
 		// authorization, so that a mistyped id is not answered "not
 		// allowed" (and the answer is the same for an incident that does
@@ -364,10 +404,27 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		t.ephemeral(ctx, cb, noFiringAlert(incident))
 		return
 	}
-	if !t.commandAllowed(ctx, cb, log, incident, v.targets, offering) {
+	sc := t.scopeIncident(ctx, incident, ch, offering, all.targets)
+	var v incidentView
+	if len(sc.receivers) > 0 {
+		if v, err = t.readIncident(ctx, incident, sc.receivers); err != nil {
+			t.o.Metrics.count(ActionSilence, OutcomeFailed)
+			t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
+			return
+		}
+	}
+	if len(v.firing) == 0 {
+		// The incident is another channel's (another team's): theirs to
+		// silence, from their channel, by their authorized list.
+		t.o.Metrics.count(ActionSilence, OutcomeRefused)
+		log.Warn("action refused: the incident is not posted in the command's channel", "posted_in", sc.elsewhere)
+		t.ephemeral(ctx, cb, fmt.Sprintf("Nothing was silenced: incident %s has no firing alert posted in this channel%s. Run the command in the channel the incident is posted in: the silence is for its team to make.", code(incident), elsewhereText(sc.elsewhere, " (it is posted in %s)")))
 		return
 	}
-	p, err := t.planSilences(ctx, incident, v.firing, nil, nil)
+	if !t.commandAllowed(ctx, cb, log, incident, v.targets, sc.here) {
+		return
+	}
+	p, err := t.planSilences(ctx, incident, v.firing, v.others, nil)
 	if err != nil {
 		r := &refusal{err.Error(), OutcomeFailed}
 		errors.As(err, &r)
@@ -405,22 +462,318 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, incide
 		return
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)
-	log.Info("action taken from Slack", "silences", ids)
+	log.Info("action taken from Slack", "silences", ids, "left_alone", sc.elsewhere)
 	said := ""
 	if comment != "" {
 		said = fmt.Sprintf(" (comment: %s)", esc(comment))
 	}
-	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel,
-		Text: fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), silencedCommandNote)}
+	done := fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), sparedNote(len(v.others)))
+	left := elsewhereText(sc.elsewhere, " Left alone: the incident as posted in %s — theirs to silence from there.")
+	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel, Text: done + left + silencedCommandNote}
 	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.http, msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
+	}
+	until := now.Add(time.Duration(dur)).UTC().Format("2006-01-02 15:04 MST")
+	for _, k := range sc.here {
+		if pr, ok := sc.parents[k]; ok && slices.Contains(v.targets, k) {
+			t.silencedByCommand(fctx, k, incident, pr, cmd.UserID, ids, time.Duration(dur), until, done, log)
+		}
+	}
+}
+
+// commandChannel is the channel a slash command was run in: its id and,
+// as Slack sends it, its name without "#".
+type commandChannel struct{ id, name string }
+
+// postsIn reports whether target tg posts in channel ch: its parent of the
+// incident is there (p, when known), else its configured channel is ch's
+// id or name. A templated channel whose parent is not known is not.
+func (tg *triageTarget) postsIn(ch commandChannel, p parentRef, known bool) bool {
+	if known {
+		return p.channel == ch.id
+	}
+	c := tg.n.cfg.Channel
+	if tg.n.channelTemplated || c == "" {
+		return false
+	}
+	return c == ch.id || ch.name != "" && strings.EqualFold(strings.TrimPrefix(c, "#"), ch.name)
+}
+
+// channelText names target k's channel for a message: its parent's
+// channel when known (a link Slack draws with the channel's name), else
+// its configured channel.
+func (t *Triage) channelText(k string, p parentRef, known bool) string {
+	if known {
+		return "<#" + p.channel + ">"
+	}
+	if tg := t.targets[k]; tg != nil && !tg.n.channelTemplated {
+		return esc(tg.n.cfg.Channel)
+	}
+	receiver, _, _ := strings.Cut(k, "/")
+	return fmt.Sprintf("receiver %q's channel", receiver)
+}
+
+// channelScope is what a slash command that reads the journal shows: the
+// alerts routed to the receivers whose Slack targets post in its channel.
+type channelScope struct {
+	ch commandChannel
+	// receivers are those of the targets whose configured channel is ch;
+	// templated are the targets whose channel is a template, which post in
+	// ch for an incident when its parent is there.
+	receivers, templated []string
+}
+
+// channelScope is the scope of a slash command run in ch with the Slack
+// app of secret.
+func (t *Triage) channelScope(ch commandChannel, secret string) *channelScope {
+	sc := &channelScope{ch: ch}
+	for _, k := range slices.Sorted(maps.Keys(t.targets)) {
+		tg := t.targets[k]
+		if tg.secret != secret {
+			continue
+		}
+		r, _, _ := strings.Cut(k, "/")
+		switch {
+		case tg.n.channelTemplated:
+			sc.templated = append(sc.templated, k)
+		case tg.postsIn(ch, parentRef{}, false) && !slices.Contains(sc.receivers, r):
+			sc.receivers = append(sc.receivers, r)
+		}
+	}
+	return sc
+}
+
+// entryReceivers are the receivers entry e was routed or delivered to.
+func entryReceivers(e *journal.Entry) []string {
+	rs := slices.Clone(e.Receivers)
+	for _, d := range e.Deliveries {
+		if !slices.Contains(rs, d.Receiver) {
+			rs = append(rs, d.Receiver)
+		}
+	}
+	return rs
+}
+
+// incidentTarget is one incident at one target (receiver/integration).
+type incidentTarget struct{ incident, target string }
+
+// scopeParents reads, in one round trip, the parents that sc's templated
+// targets recorded for the incidents of entries routed to them (none when
+// sc has no templated target).
+func (t *Triage) scopeParents(ctx context.Context, sc *channelScope, entries []*journal.Entry) map[incidentTarget]parentRef {
+	out := map[incidentTarget]parentRef{}
+	if len(sc.templated) == 0 {
+		return out
+	}
+	var its []incidentTarget
+	for _, e := range entries {
+		rs := entryReceivers(e)
+		for _, k := range sc.templated {
+			r, _, _ := strings.Cut(k, "/")
+			if it := (incidentTarget{e.Incident, k}); slices.Contains(rs, r) && !slices.Contains(its, it) {
+				its = append(its, it)
+			}
+		}
+	}
+	if len(its) == 0 {
+		return out
+	}
+	keys := make([]string, len(its))
+	for i, it := range its {
+		keys[i] = t.parentKey(it.incident, it.target)
+	}
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err != nil {
+		t.o.Logger.Warn("read the parents of templated channels (their incidents are left out of the channel's)", "err", err)
+		return out
+	}
+	for i, it := range its {
+		if p, ok := parseParent(vals[i]); found[i] && ok {
+			out[it] = p
+		}
+	}
+	return out
+}
+
+// holds reports whether the alert of entry e is sc's: routed to a
+// receiver posting in its channel, or to a templated target whose parent of
+// the incident is there (parents, from scopeParents).
+func (sc *channelScope) holds(e *journal.Entry, parents map[incidentTarget]parentRef) bool {
+	rs := entryReceivers(e)
+	if slices.ContainsFunc(rs, func(r string) bool { return slices.Contains(sc.receivers, r) }) {
+		return true
+	}
+	for _, k := range sc.templated {
+		r, _, _ := strings.Cut(k, "/")
+		if p, ok := parents[incidentTarget{e.Incident, k}]; ok && slices.Contains(rs, r) && p.channel == sc.ch.id {
+			return true
+		}
+	}
+	return false
+}
+
+// routedText names, for an answer, where the alert of entry e went: the
+// channels of its receivers' Slack targets (parents: scopeParents'), else
+// its receivers.
+func (t *Triage) routedText(e *journal.Entry, parents map[incidentTarget]parentRef) string {
+	rs := entryReceivers(e)
+	if len(rs) == 0 {
+		return "no receiver"
+	}
+	var names []string
+	for _, k := range slices.Sorted(maps.Keys(t.targets)) {
+		r, _, _ := strings.Cut(k, "/")
+		if !slices.Contains(rs, r) {
+			continue
+		}
+		p, known := parents[incidentTarget{e.Incident, k}]
+		if name := t.channelText(k, p, known); !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		quoted := make([]string, len(rs))
+		for i, r := range rs {
+			quoted[i] = fmt.Sprintf("%q", r)
+		}
+		return "receivers " + esc(strings.Join(quoted, ", ")) + ", with no Slack channel of this app"
+	}
+	return strings.Join(names, ", ")
+}
+
+// incidentScope is where a slash command may act on an incident.
+type incidentScope struct {
+	// here are the targets offering the action that post in the command's
+	// channel; receivers their receivers.
+	here, receivers []string
+	// elsewhere names the channels of the incident's other Slack targets
+	// (the journal's), left alone.
+	elsewhere []string
+	// parents are the incident's parents the targets recorded.
+	parents map[string]parentRef
+}
+
+// scopeIncident splits incident's Slack targets between the command's
+// channel ch (among offering) and the others (among notified: the
+// journal's targets of the incident).
+func (t *Triage) scopeIncident(ctx context.Context, incident string, ch commandChannel, offering, notified []string) incidentScope {
+	var keys []string
+	for _, k := range notified {
+		if t.targets[k] != nil {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range offering {
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	sc := incidentScope{parents: t.parents(ctx, incident, keys)}
+	var names []string
+	for _, k := range keys {
+		p, known := sc.parents[k]
+		if slices.Contains(offering, k) && t.targets[k].postsIn(ch, p, known) {
+			sc.here = append(sc.here, k)
+			if r, _, _ := strings.Cut(k, "/"); !slices.Contains(sc.receivers, r) {
+				sc.receivers = append(sc.receivers, r)
+			}
+			continue
+		}
+		if slices.Contains(notified, k) && !t.targets[k].postsIn(ch, p, known) {
+			if name := t.channelText(k, p, known); !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	sc.elsewhere = names
+	return sc
+}
+
+// elsewhereText is format with the channels of elsewhere, "" when none.
+func elsewhereText(elsewhere []string, format string) string {
+	if len(elsewhere) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(format, strings.Join(elsewhere, ", "))
+}
+
+// parentKey is where the parent message of incident posted by target
+// (receiver/integration) is recorded (parentPosted), for the slash command
+// to find it.
+func (t *Triage) parentKey(incident, target string) string {
+	return store.Key(t.o.KeyPrefix, "slack-parent", incident, target)
+}
+
+// parentPosted records p, the parent message of incident that target
+// (receiver/integration) posted. A failure is logged: the slash command
+// then knows the target's channel from its configuration only, and tells
+// no thread.
+func (t *Triage) parentPosted(ctx context.Context, incident, target string, p parentRef) {
+	e := store.Entry{Key: t.parentKey(incident, target), Value: p.channel + " " + p.ts, TTL: messageStateTTL}
+	if err := t.o.Store.Set(ctx, []store.Entry{e}); err != nil {
+		t.o.Logger.Warn("record the incident's parent message (the slash command will not tell its thread)", "incident", incident, "target", target, "err", err)
+	}
+}
+
+// parents reads the parents of incident that targets recorded, by target;
+// an unreadable store knows none.
+func (t *Triage) parents(ctx context.Context, incident string, targets []string) map[string]parentRef {
+	out := map[string]parentRef{}
+	if len(targets) == 0 {
+		return out
+	}
+	keys := make([]string, len(targets))
+	for i, k := range targets {
+		keys[i] = t.parentKey(incident, k)
+	}
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err != nil {
+		t.o.Logger.Warn("read the incident's parent messages (their channels are taken from the configuration)", "incident", incident, "err", err)
+		return out
+	}
+	for i, k := range targets {
+		if p, ok := parseParent(vals[i]); found[i] && ok {
+			out[k] = p
+		}
+	}
+	return out
+}
+
+// silencedByCommand records on target k's parent p of incident the silence
+// the slash command made (ids, for dur, by user): its state (Unsilence
+// expires them, a Silence click finds it done), a triage line, and a reply
+// in its thread (text). The parent itself is drawn again with them at its
+// next edit: redrawing it now would need its blocks, which only a click
+// carries. Failures are logged: the silence is made.
+func (t *Triage) silencedByCommand(ctx context.Context, k, incident string, p parentRef, user string, ids []string, dur time.Duration, until, text string, log *slog.Logger) {
+	tg := t.targets[k]
+	receiver, integration, _ := strings.Cut(k, "/")
+	log = log.With("target", k, "message_ts", p.ts)
+	state := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + ActionSilence, Value: "d " + user + " " + strings.Join(ids, ","), TTL: dur}
+	if won, err := t.o.Store.SetNX(ctx, []store.Entry{state}); err != nil || !won[0] {
+		// A silence of the message's own (its Unsilence expires that one).
+		log.Info("the parent keeps its own silence's Unsilence", "err", err)
+	}
+	line := fmt.Sprintf("Silenced with /alertrouter for %s by <@%s> (until %s)", shortDuration(dur), user, until)
+	if err := t.addLine(ctx, incident, p, line); err != nil {
+		log.Warn("keep the silence's line for the parent", "err", err)
+	}
+	st := triageState{Receiver: receiver, Integration: integration, Incident: incident}
+	when := t.o.Now().UTC().Format("2006-01-02 15:04 MST")
+	if err := tg.n.call(ctx, func(ctx context.Context) error {
+		opts := append([]sl.MsgOption{sl.MsgOptionText(text+" ("+when+")", false), sl.MsgOptionTS(p.ts)}, tg.n.clickPoster(st)...)
+		_, _, err := tg.n.api.PostMessageContext(ctx, p.channel, opts...)
+		return err
+	}); err != nil {
+		log.Warn("record the silence in the parent's thread", "err", err)
 	}
 }
 
 // commandAllowed reports whether the slash command's user may silence
-// incident, answering them when not: the targets that posted the incident
-// (targets, as the journal says) decide, as their buttons would; unknown,
-// the strictest: every target of the Slack app offering silence.
+// incident, answering them when not: the targets of offering (those posting
+// in the command's channel) that posted the incident (targets, as the
+// journal says) decide, as their buttons would; none of them known, every
+// target of offering.
 func (t *Triage) commandAllowed(ctx context.Context, cb *sl.InteractionCallback, log *slog.Logger, incident string, targets, offering []string) bool {
 	var judges []string
 	for _, k := range targets {

@@ -20,12 +20,12 @@ func TestSlashCommand(t *testing.T) {
 	am := silences(t)
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	j := journalOf(t, e.store,
-		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"},
 			Decision:   alert.Decision{Action: alert.ActionPage, Policy: "burn-rate", Tier: "fast", Reasons: []string{"burn rate 15.2 over 1h"}},
 			Deliveries: []journal.Delivery{{Receiver: "triage", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}},
-		journal.Entry{Fingerprint: "bbb", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-2"}, Decision: alert.Decision{Action: alert.ActionPage}},
-		journal.Entry{Fingerprint: "ccc", Status: "firing", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
-		journal.Entry{Fingerprint: "ccc", Status: "resolved", Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-2"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "ccc", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
+		journal.Entry{Fingerprint: "ccc", Status: "resolved", Receivers: []string{"triage"}, Incident: "inc/2", Labels: map[string]string{"alertname": "Old", "job": "x"}, Decision: alert.Decision{Action: alert.ActionTicket}},
 	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

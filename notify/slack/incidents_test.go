@@ -36,7 +36,7 @@ func TestIncidentsListsNotifiedIncidentsOfTheWholeDay(t *testing.T) {
 	}
 
 	a := e.commandAnswer(t, tr, "incidents", "i1", "U123")
-	if want := "*Firing incidents* (last 1d):\n• `llm/chat/TTFT` · page · 1 firing · TTFTHigh"; a.Text != want {
+	if want := "*Firing incidents of this channel* (last 1d) — `/alertrouter incidents all` lists every channel's:\n• `llm/chat/TTFT` · page · 1 firing · TTFTHigh"; a.Text != want {
 		t.Fatalf("incidents answered\n%s\nwant\n%s", a.Text, want)
 	}
 

@@ -176,7 +176,8 @@ type triageTarget struct {
 	// pagedThrough is the "receiver/integration" of the PagerDuty
 	// integration pager acts on, where the dispatch core keeps the state
 	// of the incident's page (PagedThrough); "" when unknown.
-	pagedThrough string
+	// pagedReceiver is its receiver.
+	pagedThrough, pagedReceiver string
 }
 
 // NewTriage returns a handler with no target yet (every click is answered
@@ -266,8 +267,20 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 // nothing and says so. Without it, clicks act at once.
 func (t *Triage) PagedThrough(receiver, integration, pdReceiver, pdIntegration string) {
 	if tg := t.targets[receiver+"/"+integration]; tg != nil && pdReceiver != "" && pdIntegration != "" {
-		tg.pagedThrough = pdReceiver + "/" + pdIntegration
+		tg.pagedThrough, tg.pagedReceiver = pdReceiver+"/"+pdIntegration, pdReceiver
 	}
+}
+
+// pagedAt is the "receiver/integration" of receiver's PagerDuty
+// integration that Acknowledge and Resolve act on, as PagedThrough named
+// it for a target paging through receiver ("" when none does).
+func (t *Triage) pagedAt(receiver string) string {
+	for _, tg := range t.targets {
+		if tg.pagedReceiver == receiver && tg.pagedThrough != "" {
+			return tg.pagedThrough
+		}
+	}
+	return ""
 }
 
 // Enabled reports whether any target was added.
@@ -1018,17 +1031,19 @@ type record struct {
 func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	st := c.st
 	mention := "<@" + c.user + ">"
-	pager, noPager := c.tg.pager, "the receiver has no PagerDuty integration"
+	// pagedAt is the "receiver/integration" pager acts on ("" unknown).
+	pager, pagedAt, noPager := c.tg.pager, c.tg.pagedThrough, "the receiver has no PagerDuty integration"
 	if st.Escalated && (c.b.action == ActionAck || c.b.action == ActionResolve) {
 		// The page went to the receiver the escalation recorded, which a
 		// reload may have taken out of escalate_to since.
-		pager = c.tg.escalation
+		pager, pagedAt = c.tg.escalation, t.pagedAt(c.tg.escalationTo)
 		if m, err := t.readMessage(ctx, st.Incident, c.channel, c.ts); err == nil {
 			if _, extra, ok := m.by(ActionEscalate); ok {
 				var to string
 				if pager, to = t.escalationPager(c.tg, extra); pager == nil {
 					noPager = fmt.Sprintf("the escalation paged receiver %q's PagerDuty, which the configuration no longer has: %s it there by hand", to, c.b.action)
 				}
+				pagedAt = t.pagedAt(to)
 			}
 		}
 	}
@@ -1053,10 +1068,19 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// While its alerts fire, the router's incident stays open and
 		// PagerDuty hears nothing of its updates: the mark makes the next
 		// alert that joins it trigger PagerDuty again (routing's
-		// reopenHandResolved), instead of never paging.
-		mark := store.Entry{Key: dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident), Value: createdBy(c.cb.User), TTL: messageStateTTL}
+		// reopenHandResolved), instead of never paging. It names the
+		// PagerDuty integration resolved: the incident key holds the
+		// alerts of every team they were routed to, and this click
+		// resolved one team's page only. Where that integration is unknown
+		// (an escalation's PagerDuty no message pages through), the
+		// incident's mark pages the next PagerDuty the incident updates.
+		key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
+		if pagedAt != "" {
+			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, pagedAt)
+		}
+		mark := store.Entry{Key: key, Value: createdBy(c.cb.User), TTL: messageStateTTL}
 		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "err", err)
+			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", pagedAt, "err", err)
 		}
 		st.Resolved = true
 		return record{st: st, line: "Resolved in PagerDuty by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
@@ -1084,13 +1108,17 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// alerts; alerts that joined since may differ (an instance, an
 		// alertname). The alerts firing now are read from the journal when
 		// there is one, and silenced so that no other alert matches: those
-		// routed to other receivers, and any other Alertmanager holds, are
-		// spared (spareOthers).
+		// routed to other receivers or to none (muted, decided none), and
+		// any other Alertmanager holds, are spared (spareOthers).
 		var v incidentView
 		if t.o.Journal != nil {
 			// A read cut short would leave alerts out: none is used then.
 			var err error
-			if v, err = t.readIncident(ctx, st.Incident, st.Receiver); err != nil {
+			var receivers []string // none: every alert of the incident
+			if st.Receiver != "" {
+				receivers = []string{st.Receiver}
+			}
+			if v, err = t.readIncident(ctx, st.Incident, receivers); err != nil {
 				t.o.Logger.Warn("read the incident's alerts from the journal; silencing the labels the message was drawn with", "incident", st.Incident, "err", err)
 				v = incidentView{}
 			}
@@ -1124,7 +1152,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// A silence hides the alerts' resolve: the line and the reply say
 		// so, and how to close the incident (silencedLineNote).
 		return record{st: st, extra: st.Silence, line: fmt.Sprintf("Silenced for %s by %s (until %s, %s)%s", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), which, silencedLineNote(st)),
-			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.%s", mention, shortDuration(c.b.silence), silencesText(ids, sets), silencedThreadNote(st))}, nil
+			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.%s%s", mention, shortDuration(c.b.silence), silencesText(ids, sets), sparedNote(len(v.others)), silencedThreadNote(st))}, nil
 	case ActionUnsilence:
 		if t.o.Silences == nil {
 			return record{}, alert.Permanent(errors.New("no alertmanager is configured"))

@@ -85,11 +85,25 @@ func incidentSilences(incident string, own, others []map[string]string, drawn ma
 	for i, ms := range p.sets {
 		narrowed, clash := exclude(ms, p.own, others)
 		if clash != nil {
-			return p, &refusal{fmt.Sprintf("Nothing was silenced: a silence of incident %s's alerts would also mute %s, an alert of the incident routed to another receiver (theirs to silence), and no label tells them apart. Silence the alerts in Alertmanager.", code(incident), code(amsilence.Text(amsilence.Equal(clash)))), OutcomeFailed}
+			return p, &refusal{fmt.Sprintf("Nothing was silenced: a silence of incident %s's alerts would also mute %s, an alert of the incident routed to another receiver or to none (theirs to silence), and no label tells them apart. Silence the alerts in Alertmanager.", code(incident), code(amsilence.Text(amsilence.Equal(clash)))), OutcomeFailed}
 		}
 		p.sets[i] = narrowed
 	}
 	return p, nil
+}
+
+// sparedNote says that n firing alerts of the incident were left out of
+// its silence: routed to other receivers (another team's channel), or to
+// none (muted by a time interval, or decided none) — theirs to silence.
+// "" when n is 0.
+func sparedNote(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return " 1 firing alert of the incident was not silenced: it is routed to another receiver, or to none (muted, or decided none) — theirs to silence."
+	}
+	return fmt.Sprintf(" %d firing alerts of the incident were not silenced: they are routed to other receivers, or to none (muted, or decided none) — theirs to silence.", n)
 }
 
 // noFiringAlert answers a silence of an incident with no firing alert in

@@ -124,7 +124,7 @@ func TestASilenceCommandWhoseConnectionDroppedSaysItMayHaveBeenDone(t *testing.T
 		t.Fatal(err)
 	}
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1",
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1",
 		Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}})
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: c, Journal: j, Metrics: slack.NewTriageMetrics(e.reg)})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

@@ -66,7 +66,7 @@ func TestASilenceSparesTheAlertsAlertmanagerHoldsBesidesTheIncidents(t *testing.
 	elsewhere := map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1", "cluster": "eu-2"}
 	all := []map[string]string{mine, elsewhere}
 	am.fire(t, all...)
-	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: mine, Decision: alert.Decision{Action: alert.ActionPage}})
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1", Labels: mine, Decision: alert.Decision{Action: alert.ActionPage}})
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)
@@ -127,7 +127,7 @@ func TestASilenceReplyShowsABacktickInAValueWithoutBreakingItsCodeSpan(t *testin
 	odd := map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "q\"1`|*"}
 	other := map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "q2"}
 	am.fire(t, odd, other)
-	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "llm-inference-gpu/chat/TTFT", Labels: odd, Decision: alert.Decision{Action: alert.ActionPage}})
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "llm-inference-gpu/chat/TTFT", Labels: odd, Decision: alert.Decision{Action: alert.ActionPage}})
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)

@@ -145,7 +145,7 @@ func TestASilenceMutesTheIncidentsFiringAlertsAndNoOther(t *testing.T) {
 	am.fire(t, all...)
 
 	firing := func(fp, incident string, labels map[string]string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: labels, Decision: alert.Decision{Action: alert.ActionPage}}
+		return journal.Entry{Fingerprint: fp, Status: "firing", Receivers: []string{"triage"}, Incident: incident, Labels: labels, Decision: alert.Decision{Action: alert.ActionPage}}
 	}
 	j := journalOf(t, e.store,
 		firing("f1", "llm-inference-gpu/chat/TTFT", vllm),
@@ -231,8 +231,8 @@ func TestASilenceClickWithoutTheJournalRefusesLabelsNamingNoAlertname(t *testing
 // /alertrouter silence is authorized as the Silence button of the message
 // that notified the incident (the journal's deliveries), not as the first
 // target of the Slack app: a user the button refuses is refused by the
-// command too. When the journal does not say, every target offering
-// silence must allow the user.
+// command too. An incident routed to no receiver is no channel's to
+// silence: the command refuses it, whoever asks.
 func TestTheSilenceCommandIsAuthorizedAsTheIncidentsButton(t *testing.T) {
 	am := startAlertmanager(t)
 	e := newTriageEnv(t, alert.ActionPage, nil)
@@ -265,8 +265,8 @@ func TestTheSilenceCommandIsAuthorizedAsTheIncidentsButton(t *testing.T) {
 	if a := e.commandAnswer(t, tr, "silence "+incident+" 1h", "c1", "U123"); a.ResponseType != "ephemeral" || !strings.Contains(a.Text, "not allowed") {
 		t.Fatalf("the command of a user the button refuses answered %+v", a)
 	}
-	if a := e.commandAnswer(t, tr, "silence inc/unknown 1h", "c2", "U123"); !strings.Contains(a.Text, "not allowed") {
-		t.Fatalf("the command on an incident of no known target answered %+v, want the strictest target's refusal", a)
+	if a := e.commandAnswer(t, tr, "silence inc/unknown 1h", "c2", "U123"); !strings.Contains(a.Text, "no firing alert posted in this channel") {
+		t.Fatalf("the command on an incident routed to no receiver answered %+v, want that it is not this channel's", a)
 	}
 	if list, _ := am.List(context.Background()); len(list) != 0 {
 		t.Fatalf("refused users made silences: %+v", list)
@@ -282,23 +282,23 @@ func TestTheSilenceCommandIsAuthorizedAsTheIncidentsButton(t *testing.T) {
 	if a := e.commandAnswer(t, tr, "silence "+incident+" 1h", "c4", "U777"); a.ResponseType != "in_channel" {
 		t.Fatalf("the command of an authorized user answered %+v", a)
 	}
-	if a := e.commandAnswer(t, tr, "silence inc/unknown 1h", "c5", "U777"); a.ResponseType != "in_channel" {
-		t.Fatalf("the command of an authorized user answered %+v", a)
+	if a := e.commandAnswer(t, tr, "silence inc/unknown 1h", "c5", "U777"); a.ResponseType != "ephemeral" || !strings.Contains(a.Text, "no firing alert posted in this channel") {
+		t.Fatalf("the command of an authorized user on an incident routed to no receiver answered %+v", a)
 	}
-	if list, _ := am.List(context.Background()); len(list) != 3 {
-		t.Fatalf("silences = %+v, want 3", list)
+	if list, _ := am.List(context.Background()); len(list) != 2 {
+		t.Fatalf("silences = %+v, want 2", list)
 	}
 }
 
-// A slash command judged by several targets (the incident's targets are
-// unknown: every one offering silence must allow the user) reads a user
-// group their lists share from Slack once, not once per target:
-// usergroups.users.list is rate limited.
+// A slash command judged by several targets (the incident is routed to
+// three receivers posting in the command's channel: each must allow the
+// user) reads a user group their lists share from Slack once, not once per
+// target: usergroups.users.list is rate limited.
 func TestTheSilenceCommandReadsASharedUserGroupOnce(t *testing.T) {
 	am := startAlertmanager(t)
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	e.h.srv.SetUserGroup("S0ONCALL", "U777")
-	j := journalOf(t, e.store, journal.Entry{Fingerprint: "ccc", Status: "firing", Incident: "inc/unknown",
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "ccc", Status: "firing", Receivers: []string{"oncall", "triage", "platform"}, Incident: "inc/unknown",
 		Labels: map[string]string{"alertname": "Unrouted", "job": "y"}, Decision: alert.Decision{Action: alert.ActionTicket}})
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	for _, receiver := range []string{"oncall", "triage", "platform"} {
@@ -330,7 +330,7 @@ func TestASilenceMutesTheMessagesAlertsOlderThanTheJournal(t *testing.T) {
 	other := map[string]string{"alertname": "VLLMTimeToFirstTokenHigh", "service": "chat", "severity": "critical", "instance": "i-9"}
 	all := []map[string]string{old, joined, other}
 	am.fire(t, all...)
-	j := journalOf(t, e.store, journal.Entry{Fingerprint: "f2", Status: "firing", Incident: "llm-inference-gpu/chat/TTFT", Labels: joined,
+	j := journalOf(t, e.store, journal.Entry{Fingerprint: "f2", Status: "firing", Receivers: []string{"triage"}, Incident: "llm-inference-gpu/chat/TTFT", Labels: joined,
 		Decision: alert.Decision{Action: alert.ActionPage}})
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

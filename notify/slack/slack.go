@@ -446,6 +446,12 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	}
 	if !no.IncidentResolved {
 		no.Ref = p.drawnAs(no.Action).String()
+		if n.triage != nil {
+			// The slash command finds the incident's parent here (its
+			// channel, its thread): the dispatch core keeps the Ref out
+			// of the triage's reach.
+			n.triage.t.parentPosted(ctx, no.Incident, no.Receiver+"/"+no.Integration, p)
+		}
 	}
 	return nil
 }

@@ -631,9 +631,9 @@ func TestASilenceClickCoversAlertsThatJoinedLater(t *testing.T) {
 	c := silences(t)
 	incident := "llm-inference-gpu/chat/TTFT"
 	j := journalOf(t, e.store,
-		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm"}, Decision: alert.Decision{Action: alert.ActionPage}},
-		journal.Entry{Fingerprint: "bbb", Status: "firing", Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm-canary"}, Decision: alert.Decision{Action: alert.ActionPage}},
-		journal.Entry{Fingerprint: "zzz", Status: "firing", Incident: "another/incident", Labels: map[string]string{"alertname": "Other"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Receivers: []string{"triage"}, Incident: incident, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm-canary"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "zzz", Status: "firing", Receivers: []string{"triage"}, Incident: "another/incident", Labels: map[string]string{"alertname": "Other"}, Decision: alert.Decision{Action: alert.ActionPage}},
 	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: c, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

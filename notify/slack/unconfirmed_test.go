@@ -251,7 +251,7 @@ func TestASilenceCommandAlertmanagerConfirmedTooLateIsSaid(t *testing.T) {
 	}
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	j := journalOf(t, e.store,
-		journal.Entry{Fingerprint: "aaa", Status: "firing", Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: "inc/1", Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
 	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: late, Journal: j, Timeout: clickTimeout})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {

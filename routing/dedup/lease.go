@@ -135,13 +135,30 @@ func Poll(ctx context.Context, wait time.Duration, try func(ctx context.Context)
 	}
 }
 
-// HandResolvedKey is the key that records an incident resolved by hand at
-// PagerDuty (the Resolve button in Slack) while its alerts still fire; its
-// value names who. An integration that sends nothing for updates of an
-// open incident (PagerDuty) would never page for the alerts that join it
-// afterwards: while the key is there, the first such update triggers
-// PagerDuty again (a new PagerDuty incident, as the old one is resolved),
-// and the key is cleared once that trigger is delivered.
+// HandResolvedAtKey is the key that records someone resolving an incident
+// by hand at one PagerDuty integration (the Resolve button in Slack) while
+// its alerts still fire; its value names who. target is the integration
+// the click resolved, "receiver/integration" (as store.IncidentKey names
+// it). An integration that sends nothing for updates of an open incident
+// (PagerDuty) would never page for the alerts that join it afterwards:
+// while the key is there, the first such update at that integration
+// triggers PagerDuty again (a new PagerDuty incident, as the old one is
+// resolved), and the key is cleared once that trigger is delivered. The key
+// is per integration, not per incident: an incident key (made of label
+// values, never of the receiver) holds the alerts of every receiver they
+// were routed to, and one team resolving its page says nothing of
+// another's.
+func HandResolvedAtKey(prefix, incident, target string) string {
+	return store.Key(prefix, "handresolved", incident, target)
+}
+
+// HandResolvedKey is the key of a hand resolve recorded once per incident,
+// whichever integration was resolved: what the builds before
+// HandResolvedAtKey wrote, and what a resolve whose integration is unknown
+// still writes. It is read beside HandResolvedAtKey and honoured as those
+// builds did — the incident's next update at any PagerDuty integration
+// triggers it again and consumes the mark — so that a resolve clicked
+// before an upgrade still pages again; such marks expire within a week.
 func HandResolvedKey(prefix, incident string) string {
 	return store.Key(prefix, "handresolved", incident, "")
 }

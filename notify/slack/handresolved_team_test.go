@@ -1,0 +1,68 @@
+package slack_test
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
+	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+)
+
+// A Resolve click records the hand resolve at the PagerDuty integration it
+// resolved (the team's), not once per incident: one incident key holds the
+// alerts of every team they were routed to, and the per-incident mark made
+// the next PagerDuty trigger of any team consume it — another team got a
+// needless page, and the resolving team's own re-page was lost (routing:
+// TestAHandResolveRepagesOnlyTheTeamThatResolved).
+func TestAResolveClickMarksItsOwnPagerDutyIntegration(t *testing.T) {
+	const incident = "llm-inference-gpu/chat/TTFT"
+	for _, tc := range []struct {
+		name string
+		// escalated: the message is a ticket escalated from Slack.
+		escalated bool
+	}{
+		{"a page resolved", false},
+		{"an escalated ticket resolved", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			action := alert.ActionPage
+			if tc.escalated {
+				action = alert.ActionTicket
+			}
+			e := newTriageEnv(t, action, nil)
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+			// team-02's Slack receiver ("triage" here) pages through team-02-pd
+			// (escalate_to).
+			if err := tr.Add("triage", "slack/0", e.notifier(t, func(c *slack.Config) { c.EscalateTo = "team-02-pd" }), nil, e.pager(t)); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "team-02-pd", "pagerduty/0")
+			m := e.parent
+			if tc.escalated {
+				e.click(t, tr, m, slacktest.Click{User: "U0TEAM02A", UserName: "ann", ActionID: "alertrouter:escalate", ActionTS: "1700003000.000001"}, signingSecret, e.now(), nil)
+				m = e.current(t)
+			}
+			e.click(t, tr, m, slacktest.Click{User: "U0TEAM02A", UserName: "ann", ActionID: "alertrouter:resolve", ActionTS: "1700003000.000002"}, signingSecret, e.now(), nil)
+			if n := e.pd.Count("resolve", pagerduty.DedupKey(incident)); n != 1 {
+				t.Fatalf("PagerDuty got %d resolves, want 1 (answers %+v)", n, e.h.srv.Responses())
+			}
+			own := dedup.HandResolvedAtKey("", incident, "team-02-pd/pagerduty/0")
+			legacy := dedup.HandResolvedKey("", incident)
+			_, found, err := e.store.Get(context.Background(), []string{own, legacy})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !found[0] {
+				t.Error("no hand-resolve mark at team-02-pd's PagerDuty integration")
+			}
+			if found[1] {
+				t.Error("the hand resolve was marked once per incident: any team's next trigger would consume it")
+			}
+		})
+	}
+}
