@@ -446,3 +446,50 @@ func TestHostileLabelValuesKeepTheLayout(t *testing.T) {
 		t.Errorf("the decisions page shows the incident as %q", s)
 	}
 }
+
+// The overview lists 200 incidents, loudest first: it says so, and the
+// ones after — newer tickets behind older pages — are a click away.
+// Before, it said "the 200 most recent" and nothing reached the others.
+func TestTheOpenIncidentsPastTheFirstPageAreReachable(t *testing.T) {
+	e := newEnv(t)
+	for i := range 200 {
+		e.writer.Write(probe(e.now.Add(-2*time.Hour), fmt.Sprintf("paged/%03d", i), fmt.Sprintf("%016x", i+1), "firing", alert.ActionPage))
+	}
+	for i := range 5 {
+		e.writer.Write(probe(e.now.Add(-5*time.Minute), fmt.Sprintf("ticketed/%d", i), fmt.Sprintf("%016x", 0x1000+i), "firing", alert.ActionTicket))
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
+	tab := browser(t, basicAuth("ops", "s3cret"))
+	browserErrors := watchErrors(t, tab)
+
+	do(t, tab, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#listed")))
+	if s := text(t, tab, "#listed"); !strings.Contains(s, "Listed: 1–200 of 205, pages first, then tickets, the most recently journaled first among equals") {
+		t.Errorf("the overview says %q", s)
+	}
+	if n, tickets := evalInt(t, tab, `document.querySelectorAll("article.incident").length`), evalInt(t, tab, `document.querySelectorAll("article.incident.ticket").length`); n != 200 || tickets != 0 {
+		t.Fatalf("the first page lists %d incidents, %d tickets; want the 200 pages", n, tickets)
+	}
+	submit(t, tab, "#next-page")
+	if loc, err := chromedp.Run(tab, chromedp.Location()); err != nil || !strings.HasSuffix(loc, "/?offset=200") {
+		t.Fatalf("the next page is at %s (%v)", loc, err)
+	}
+	if n, tickets := evalInt(t, tab, `document.querySelectorAll("article.incident").length`), evalInt(t, tab, `document.querySelectorAll("article.incident.ticket").length`); n != 5 || tickets != 5 {
+		t.Fatalf("the next page lists %d incidents, %d tickets; want the 5 tickets", n, tickets)
+	}
+	if s := text(t, tab, "#listed"); !strings.Contains(s, "Listed: 201–205 of 205") {
+		t.Errorf("the next page says %q", s)
+	}
+	if n := evalInt(t, tab, `document.querySelectorAll("#activity, #health, #next-page").length`); n != 0 {
+		t.Errorf("the next page repeats the charts or offers a page after the last (%d elements)", n)
+	}
+	submit(t, tab, "#prev-page")
+	if n := evalInt(t, tab, `document.querySelectorAll("article.incident.page").length`); n != 200 {
+		t.Fatalf("back on the first page: %d pages listed", n)
+	}
+	if errs := browserErrors(); len(errs) > 0 {
+		t.Fatalf("the browser reported:\n%s", strings.Join(errs, "\n"))
+	}
+}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/routing/webhook"
@@ -221,6 +222,7 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 var funcs = template.FuncMap{
 	"bidi":     showBidi,
+	"weburl":   notify.WebURL, // only an http(s) link is drawn: not javascript:, data:
 	"join":     strings.Join,
 	"incident": IncidentPath,
 	"ago": func(now, t time.Time) string {
@@ -323,7 +325,22 @@ func (c *Console) storeFailed(w http.ResponseWriter, r *http.Request, err error)
 // since is the start of the window.
 func (c *Console) since() time.Time { return c.opts.Now().Add(-c.opts.Window) }
 
+// overview answers GET / and, with ?offset=N, the incidents the overview
+// lists from the N+1th on (moreIncidents).
 func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
+	offset := 0
+	if s := r.URL.Query().Get("offset"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 {
+			c.fail(w, r, http.StatusBadRequest, fmt.Sprintf("offset %q: want a whole number from 0", s))
+			return
+		}
+		offset = n
+	}
+	if offset > 0 {
+		c.moreIncidents(w, r, offset)
+		return
+	}
 	snap, err := c.overviewSnapshot(r.Context())
 	if err != nil {
 		c.readFailed(w, r, err)
@@ -332,8 +349,119 @@ func (c *Console) overview(w http.ResponseWriter, r *http.Request) {
 	writeHTML(w, http.StatusOK, snap.html)
 }
 
-// buildOverview reads the newest MaxEntries decisions of the window and
-// its dead letters (up to MaxEntries), one at a time, into the overview's
+// moreIncidents lists the overview's incidents from offset on, read
+// afresh (a render slot, as the overview): the pages past the first are
+// rarely asked for, so no build keeps every incident for them.
+func (c *Console) moreIncidents(w http.ResponseWriter, r *http.Request, offset int) {
+	release, err := c.acquire(r.Context(), c.renders)
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	defer release()
+	now := c.opts.Now()
+	sc, err := c.scanOverview(r.Context(), now)
+	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	body := overviewBody{incidentsPage: sc.incidentPages(offset)}
+	c.render(w, http.StatusOK, "overview", page{Title: "Open incidents", Nav: "overview", Refresh: true,
+		Notice: c.overviewNotice(r.Context(), sc, now), Body: body})
+}
+
+// overviewTail bounds, as a multiple of MaxEntries, the decisions the
+// overview reads past its newest MaxEntries for the incidents it lists.
+const overviewTail = 5
+
+// overviewScan is what the overview reads of the window's decisions.
+type overviewScan struct {
+	incidents *incidentSet
+	act       *activity
+	health    *healthAgg
+	options   *optionSet
+	sent      deliveredSince
+	// n counts the decisions read into every aggregate (up to MaxEntries),
+	// tail those read past them for the incidents met; complete says the
+	// read reached the window's start, at oldest.
+	n, tail, maxTail int
+	complete         bool
+	oldest           time.Time
+	since            time.Time
+}
+
+// scanOverview reads the newest MaxEntries decisions of the window, one
+// at a time, into the overview's aggregates. Past MaxEntries it reads on,
+// through the window, up to overviewTail × MaxEntries more decisions, for
+// the incidents already met only: an alert whose latest entry is older
+// than the newest MaxEntries (one still firing, whose repeats Alertmanager
+// sends are not journaled again) must not leave its incident shown
+// closed. When that read stops before the window's start, an incident
+// none of whose alerts read is firing is of unknown state, never closed.
+func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewScan, error) {
+	sc := &overviewScan{incidents: newIncidentSet(overviewAlerts), act: newActivity(now, c.opts.Window), health: newHealthAgg(),
+		options: newOptionSet(), sent: deliveredSince{}, maxTail: overviewTail * c.opts.MaxEntries, complete: true,
+		since: now.Add(-c.opts.Window)}
+	err := c.scan(ctx, journal.KindDecision, sc.since, func(r *record, _ int, e *journal.Entry) error {
+		if e.Kind != journal.KindDecision {
+			return nil
+		}
+		if sc.n < c.opts.MaxEntries {
+			sc.n++
+			sc.oldest = e.Time
+			sc.incidents.add(e)
+			sc.act.add(e)
+			sc.health.decision(e)
+			sc.options.add(e)
+			sc.sent.add(r, e)
+			return nil
+		}
+		if sc.tail == sc.maxTail {
+			sc.complete = false
+			return errStop
+		}
+		sc.tail++
+		sc.oldest = e.Time
+		if sc.incidents.addKnown(e) {
+			sc.sent.add(r, e)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !sc.complete {
+		sc.incidents.markUnknown()
+	}
+	return sc, nil
+}
+
+// incidentPages returns the incidents listed from offset on.
+func (sc *overviewScan) incidentPages(offset int) incidentsPage {
+	listed, open, unknown := openIncidents(sc.incidents)
+	paged, ticketed := sc.incidents.closed()
+	return newIncidentsPage(listed, open, unknown, paged, ticketed, offset)
+}
+
+// overviewNotice says what the overview read when it stopped at
+// MaxEntries before the window's start, or when the journal began inside
+// the window.
+func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time.Time) string {
+	switch {
+	case sc.tail > 0 && sc.complete:
+		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read too, back to the window's start, so each of their alerts shows its latest state.", c.opts.MaxEntries, model.Duration(c.opts.Window))
+	case sc.tail > 0:
+		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read for %d more, back to %s only: an incident none of whose alerts read is firing is listed as \"state unknown\" — open its page, which reads all its entries.", c.opts.MaxEntries, model.Duration(c.opts.Window), sc.maxTail, sc.oldest.UTC().Format("2006-01-02 15:04:05Z"))
+	case c.opts.Began != nil:
+		if began, err := c.opts.Began(ctx); err == nil && began.After(sc.since) {
+			return beganNotice(began, now)
+		}
+	}
+	return ""
+}
+
+// buildOverview reads the window's decisions (scanOverview) and its dead
+// letters (up to MaxEntries), one at a time, into the overview's
 // aggregates, and renders the page.
 func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	release, err := c.acquire(ctx, c.renders)
@@ -342,31 +470,13 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	}
 	defer release()
 	now := c.opts.Now()
-	since := now.Add(-c.opts.Window)
-	incidents := newIncidentSet(overviewAlerts)
-	act := newActivity(now, c.opts.Window)
-	health := newHealthAgg()
-	options := newOptionSet()
-	n := 0
-	err = c.scan(ctx, journal.KindDecision, since, func(_ *record, _ int, e *journal.Entry) error {
-		if e.Kind != journal.KindDecision {
-			return nil
-		}
-		incidents.add(e)
-		act.add(e)
-		health.decision(e)
-		options.add(e)
-		if n++; n == c.opts.MaxEntries {
-			return errStop
-		}
-		return nil
-	})
+	sc, err := c.scanOverview(ctx, now)
 	if err != nil {
 		return nil, err
 	}
 	dead := 0
-	err = c.scan(ctx, journal.KindDeadLetter, since, func(_ *record, _ int, e *journal.Entry) error {
-		health.deadLetter(e)
+	err = c.scan(ctx, journal.KindDeadLetter, sc.since, func(_ *record, _ int, e *journal.Entry) error {
+		sc.health.deadLetter(e, sc.sent.superseded(e))
 		if dead++; dead == c.opts.MaxEntries {
 			return errStop
 		}
@@ -379,27 +489,17 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	if c.opts.Sectors != nil {
 		sectors = c.opts.Sectors()
 	}
-	snap := &snapshot{built: now, decisions: n, options: options.options()}
-	open, openTotal := openIncidents(incidents)
-	paged, ticketed := incidents.closed()
-	notice := ""
-	if n == c.opts.MaxEntries {
-		notice = fmt.Sprintf("Showing the newest %d decisions of the last %s: an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is).", c.opts.MaxEntries, model.Duration(c.opts.Window))
-	} else if c.opts.Began != nil {
-		if began, err := c.opts.Began(ctx); err == nil && began.After(since) {
-			notice = beganNotice(began, now)
-		}
-	}
+	snap := &snapshot{built: now, decisions: sc.n, options: sc.options.options()}
 	body := overviewBody{
-		Incidents: open, OpenTotal: openTotal, Paged: paged, Ticketed: ticketed,
-		Heat:    newHeatMap(act, sectors),
-		Actions: newActionChart(act),
-		Health:  health.health(),
+		incidentsPage: sc.incidentPages(0),
+		Heat:          newHeatMap(sc.act, sectors),
+		Actions:       newActionChart(sc.act),
+		Health:        sc.health.health(),
 	}
 	if c.shared(snap, now) {
 		body.SharedFor = c.opts.CacheTTL
 	}
-	snap.html, err = c.execute("overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: notice, Body: body}, now)
+	snap.html, err = c.execute("overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: c.overviewNotice(ctx, sc, now), Body: body}, now)
 	if err != nil {
 		return nil, err
 	}
@@ -422,16 +522,47 @@ func elapsed(d time.Duration) string {
 	return model.Duration(d.Truncate(time.Minute)).String()
 }
 
-type overviewBody struct {
+// newIncidentsPage returns the page of listed, the incidents an
+// overview lists in its order (views), from offset on; open and unknown
+// count them, paged and ticketed the closed ones whose loudest decision
+// was a page, a ticket.
+func newIncidentsPage(listed []incidentView, open, unknown, paged, ticketed, offset int) incidentsPage {
+	ip := incidentsPage{OpenTotal: open, UnknownTotal: unknown, Paged: paged, Ticketed: ticketed,
+		Listed: len(listed), Offset: offset, PerPage: overviewIncidents}
+	if offset < len(listed) {
+		ip.Incidents = listed[offset:min(offset+overviewIncidents, len(listed))]
+	}
+	ip.From, ip.To = offset+1, offset+len(ip.Incidents)
+	if offset+overviewIncidents < len(listed) {
+		ip.Next = offset + overviewIncidents
+		ip.NextCount = min(overviewIncidents, len(listed)-ip.Next)
+	}
+	ip.Prev = max(offset-overviewIncidents, 0)
+	return ip
+}
+
+// incidentsPage is the overview's list of incidents, or one of its pages
+// past the first (Offset > 0: the page shows the list alone).
+type incidentsPage struct {
 	Incidents []incidentView
-	// OpenTotal counts the open incidents, listed or not.
-	OpenTotal int
+	// OpenTotal counts the open incidents, listed or not; UnknownTotal
+	// those of unknown state (incidentView.Unknown); Listed both.
+	OpenTotal, UnknownTotal, Listed int
+	// Offset is the index of the first incident listed, From and To the
+	// rank of the first and last (1-based), Next the offset of the page
+	// after (0: none) and NextCount how many it lists, Prev the offset of
+	// the page before, PerPage how many a page lists.
+	Offset, From, To, Next, NextCount, Prev, PerPage int
 	// Paged and Ticketed count the window's incidents no longer open whose
 	// loudest decision was a page, a ticket.
 	Paged, Ticketed int
-	Heat            heatMap
-	Actions         actionChart
-	Health          health
+}
+
+type overviewBody struct {
+	incidentsPage
+	Heat    heatMap
+	Actions actionChart
+	Health  health
 	// SharedFor is how long this page is served to every viewer (0: it
 	// is built for each).
 	SharedFor time.Duration
@@ -599,9 +730,14 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 	set := newIncidentSet(incidentAlerts)
 	var history []journal.Entry
 	n := 0
+	capped := false
 	err = c.scan(r.Context(), "", c.since(), func(rec *record, i int, e *journal.Entry) error {
 		if e.Incident != key {
 			return nil
+		}
+		if n == c.opts.MaxEntries {
+			capped = true // an older entry not read
+			return errStop
 		}
 		full, ok := rec.entry(i)
 		if !ok {
@@ -611,9 +747,7 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 		if len(history) < incidentHistory {
 			history = append(history, summarize(full))
 		}
-		if n++; n == c.opts.MaxEntries {
-			return errStop
-		}
+		n++
 		return nil
 	})
 	if err != nil {
@@ -623,6 +757,9 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 	if n == 0 {
 		c.fail(w, r, http.StatusNotFound, "no incident "+key+" in the journal of the last "+c.opts.Window.String())
 		return
+	}
+	if capped {
+		set.markUnknown() // an alert read resolved may have a firing one older
 	}
 	view := incidentView{Key: key} // only dead letters of it in the window
 	if inc := set.views(false); len(inc) > 0 {
@@ -748,13 +885,23 @@ func byteSize(n int64) string {
 }
 
 type deadLettersBody struct {
-	Letters []journal.Status
+	Letters []deadLetterRow
 	// Total counts the dead letters of the window, listed or not.
 	Total int
 }
 
+// deadLetterRow is a dead letter listed, with whether it was replayed and
+// whether it is superseded: a later notification of its incident was
+// delivered to its integration since, so the replay refuses to send it
+// (journal.ErrDeliveredSince) and the page offers no button.
+type deadLetterRow struct {
+	journal.Status
+	Superseded bool
+}
+
 // deadLetters lists the newest deadLetterList dead letters of the window
-// and counts the others (up to MaxEntries).
+// and counts the others (up to MaxEntries). It reads the decisions since
+// the oldest listed for the deliveries that superseded them.
 func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 	release, err := c.acquire(r.Context(), c.renders)
 	if err != nil {
@@ -762,7 +909,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	var letters []journal.Status
+	var letters []deadLetterRow
 	total := 0
 	err = c.scan(r.Context(), journal.KindDeadLetter, c.since(), func(rec *record, i int, e *journal.Entry) error {
 		if e.Kind != journal.KindDeadLetter {
@@ -773,7 +920,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return nil
 			}
-			letters = append(letters, journal.Status{Entry: summarize(full)})
+			letters = append(letters, deadLetterRow{Status: journal.Status{Entry: summarize(full)}})
 		}
 		if total++; total == c.opts.MaxEntries {
 			return errStop
@@ -781,6 +928,10 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 		return nil
 	})
 	if err != nil {
+		c.readFailed(w, r, err)
+		return
+	}
+	if err := c.supersede(r.Context(), letters); err != nil {
 		c.readFailed(w, r, err)
 		return
 	}
@@ -808,6 +959,47 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 		p.Notice = "dead letter " + q.Get("already") + " had already been replayed: nothing sent"
 	}
 	c.render(w, http.StatusOK, "deadletters", p)
+}
+
+// supersede marks the letters (newest first) a later delivery superseded,
+// reading the decisions of the window since the oldest of them.
+func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error {
+	if len(letters) == 0 {
+		return nil
+	}
+	wanted := map[[3]string]struct{}{}
+	for _, l := range letters {
+		if d := l.DeadLetter; d != nil && d.Incident != "" {
+			wanted[[3]string{d.Incident, d.Receiver, d.Integration}] = struct{}{}
+		}
+	}
+	if len(wanted) == 0 {
+		return nil
+	}
+	since := letters[len(letters)-1].Time.Truncate(time.Millisecond)
+	if w := c.since(); since.Before(w) {
+		since = w
+	}
+	sent := deliveredSince{}
+	err := c.scan(ctx, journal.KindDecision, since, func(rec *record, _ int, e *journal.Entry) error {
+		if e.Kind != journal.KindDecision || len(e.Deliveries) == 0 {
+			return nil
+		}
+		for _, d := range e.Deliveries {
+			if _, ok := wanted[[3]string{e.Incident, d.Receiver, d.Integration}]; ok {
+				sent.add(rec, e)
+				break
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i := range letters {
+		letters[i].Superseded = sent.superseded(&letters[i].Entry)
+	}
+	return nil
 }
 
 func (c *Console) replay(w http.ResponseWriter, r *http.Request) {

@@ -77,9 +77,11 @@ func TestPagesRenderTheJournal(t *testing.T) {
 		t.Fatalf("dead letters page %d lacks the dead letter:\n%s", code, body)
 	}
 	for path, want := range map[string]int{
-		"/incidents/nope":                          http.StatusNotFound,
-		"/no-such-page":                            http.StatusNotFound,
-		"/decisions?action=shout":                  http.StatusBadRequest,
+		"/incidents/nope":         http.StatusNotFound,
+		"/no-such-page":           http.StatusNotFound,
+		"/decisions?action=shout": http.StatusBadRequest,
+		"/?offset=-1":             http.StatusBadRequest,
+		"/?offset=400":            http.StatusOK,
 		"/decisions?q=" + strings.Repeat("x", 300): http.StatusBadRequest,
 		"/static/console.css":                      http.StatusOK,
 	} {
@@ -297,7 +299,16 @@ func TestTheOverviewBoundsAnIncidentsAlerts(t *testing.T) {
 	if _, page := get(t, srv, console.IncidentPath("big/two")); !strings.Contains(page, "…and 1 more alert: the 1000 most recent") {
 		t.Fatal("the page of an incident of 1,001 alerts does not say the one more alert")
 	}
-	one := httptest.NewServer(console.New(console.Options{Journal: e.journal, MaxEntries: 21, Now: func() time.Time { return e.now }}))
+	small := newEnv(t)
+	for i := range 21 {
+		small.writer.Write(journal.Entry{Kind: journal.KindDecision, Time: small.now.Add(-time.Minute), Fingerprint: fmt.Sprintf("fp%02d", i),
+			Alertname: "GPUHot", Incident: "big/three", Status: "firing", Sector: "llm-inference-gpu",
+			Decision: alert.Decision{Action: alert.ActionPage, Policy: "severity"}})
+	}
+	if err := small.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	one := httptest.NewServer(small.console)
 	defer one.Close()
 	if _, page := get(t, one, "/"); !strings.Contains(page, "…and 1 more alert: ") {
 		t.Fatal("an incident of 21 alerts: the overview does not say the one more alert")

@@ -25,8 +25,10 @@ import (
 // Defaults of the console's bounds (Options).
 const (
 	// DefaultMaxRenders is how many pages are built from the journal at
-	// once.
-	DefaultMaxRenders = 2
+	// once: one, so that on a router of two cores the console's pages
+	// never take both from the webhooks (two viewers browsing made the
+	// webhook's p99 ten times longer with two).
+	DefaultMaxRenders = 1
 	// DefaultRenderWait is how long a page waits for a render slot before
 	// it is answered 503.
 	DefaultRenderWait = 3 * time.Second
@@ -80,9 +82,13 @@ func (c *Console) readFailed(w http.ResponseWriter, r *http.Request, err error) 
 	case errors.Is(err, errBusy):
 		c.logBusy(r.URL.Path)
 		w.Header().Set("Retry-After", strconv.Itoa(retryAfter))
+		building := fmt.Sprintf("%d pages are being built", c.opts.MaxRenders)
+		if c.opts.MaxRenders == 1 {
+			building = "a page is being built"
+		}
 		c.render(w, http.StatusServiceUnavailable, "error", page{Title: "Busy", Refresh: true, Error: fmt.Sprintf(
-			"The console is busy: %d pages are being built from the decision journal and this one waited %s for its turn. "+
-				"To keep the router's memory bounded it was not started: reload in a few seconds.", c.opts.MaxRenders, c.opts.RenderWait)})
+			"The console is busy: %s from the decision journal and this one waited %s for its turn. "+
+				"To keep the router's memory and its webhooks' CPU bounded it was not started: reload in a few seconds.", building, c.opts.RenderWait)})
 	case r.Context().Err() != nil:
 		// The viewer left: nobody reads the answer.
 		http.Error(w, "request cancelled", http.StatusServiceUnavailable)

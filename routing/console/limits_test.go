@@ -443,3 +443,50 @@ func TestLongListsAreCut(t *testing.T) {
 		t.Fatalf("the incident's page: %d, without the count of its 510 entries", code)
 	}
 }
+
+// By default the console builds one page from the journal at a time: on a
+// router of two cores, two viewers browsing (the overview, a search, an
+// incident, the dead letters) never take both from the webhooks, which
+// the audit saw slow ten times at the p99 with two pages built at once.
+// The others wait for the slot, then are answered 503 with Retry-After.
+func TestByDefaultOnePageReadsTheJournalAtATime(t *testing.T) {
+	e := newEnv(t)
+	e.write(t)
+	j := &gateJournal{Journal: e.journal, hold: make(chan struct{}), entered: make(chan struct{}, 64)}
+	c := console.New(console.Options{Journal: j, Now: func() time.Time { return e.now }, RenderWait: 100 * time.Millisecond})
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(j.hold)
+		}
+	}
+	defer release()
+	paths := []string{"/dead-letters", console.IncidentPath(e.decisions[0].Incident), "/", "/?offset=200", "/dead-letters"}
+	answers := make(chan answer, len(paths))
+	for _, p := range paths {
+		go func() { answers <- fetch(srv, p) }()
+	}
+	<-j.entered
+	for i := range len(paths) - 1 {
+		if n := j.maxInFlight.Load(); n != 1 {
+			t.Fatalf("%d journal reads ran at once, want 1", n)
+		}
+		a := await(t, answers, fmt.Sprintf("refused page %d", i+1), j)
+		if a.code != http.StatusServiceUnavailable || a.retryAfter == "" || !strings.Contains(a.body, "The console is busy") {
+			t.Fatalf("a page past the one slot: %d, Retry-After %q, %v; want 503 with Retry-After saying the console is busy:\n%s", a.code, a.retryAfter, a.err, a.body)
+		}
+		if !strings.Contains(a.body, "The console is busy: a page is being built") {
+			t.Errorf("the busy page does not say a page is being built:\n%s", a.body)
+		}
+	}
+	if n := j.maxInFlight.Load(); n != 1 {
+		t.Fatalf("%d journal reads ran at once, want 1", n)
+	}
+	release()
+	if a := await(t, answers, "the page that held the slot", j); a.code != http.StatusOK {
+		t.Fatalf("the page that held the slot ended %d, %v", a.code, a.err)
+	}
+}

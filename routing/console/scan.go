@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	gojson "github.com/goccy/go-json"
 
@@ -27,8 +26,9 @@ import (
 
 // slimEntry is a journal entry (journal.Entry, whose JSON names these
 // fields carry) without what the console's lists and aggregates do not
-// read: the alert's labels, annotations, times and URL, the webhook's
-// group key, the classification's details, and a dead letter's payload.
+// read: the alert's labels, annotations, end and URL (its start is when
+// the overview says an incident began), the webhook's group key, the
+// classification's details, and a dead letter's payload.
 type slimEntry struct {
 	Kind         journal.Kind       `json:"kind"`
 	Time         time.Time          `json:"time"`
@@ -36,6 +36,7 @@ type slimEntry struct {
 	Fingerprint  string             `json:"fingerprint"`
 	Alertname    string             `json:"alertname"`
 	Status       string             `json:"status"`
+	StartsAt     time.Time          `json:"starts_at"`
 	Sector       string             `json:"sector"`
 	KPIs         []string           `json:"kpis"`
 	Decision     alert.Decision     `json:"decision"`
@@ -65,7 +66,7 @@ type slimDeadLetter struct {
 func (s *slimEntry) into(e *journal.Entry) {
 	*e = journal.Entry{
 		Kind: s.Kind, Time: s.Time, Replica: s.Replica,
-		Fingerprint: s.Fingerprint, Alertname: s.Alertname, Status: s.Status,
+		Fingerprint: s.Fingerprint, Alertname: s.Alertname, Status: s.Status, StartsAt: s.StartsAt,
 		Sector: s.Sector, KPIs: s.KPIs, Decision: s.Decision, Hints: s.Hints,
 		Incident: s.Incident, Receivers: s.Receivers, Deliveries: s.Deliveries,
 		SuppressedBy: s.SuppressedBy, Suppressed: s.Suppressed, Deduplicated: s.Deduplicated, Muted: s.Muted,
@@ -200,33 +201,46 @@ func (r *record) jsonMayContain(text string) bool {
 		return true
 	}
 	js := r.js
-	low := r.sc.lowered[:0]
-	for i := 0; i < len(js); {
-		b := js[i]
-		switch {
-		case b >= utf8.RuneSelf:
-			c, size := utf8.DecodeRune(js[i:])
-			if lowersToASCII(c) {
-				return true
-			}
-			low = append(low, js[i:i+size]...) // never part of an ASCII needle
-			i += size
-			continue
-		case b == '\\' && i+5 < len(js) && js[i+1] == 'u':
-			if c, ok := hex4(js[i+2 : i+6]); !ok || lowersToASCII(c) {
-				return true
-			}
-		case 'A' <= b && b <= 'Z':
-			b += 'a' - 'A'
+	// The two runes that lower-case into ASCII, written as they are or
+	// escaped, make the answer true; a \u escape that does not parse too.
+	if bytes.Contains(js, dottedCapitalI) || bytes.Contains(js, kelvinSign) {
+		return true
+	}
+	for i := 0; ; {
+		k := bytes.Index(js[i:], escapeU)
+		if k < 0 {
+			break
 		}
-		low = append(low, b)
-		i++
+		k += i
+		if k+5 < len(js) {
+			if c, ok := hex4(js[k+2 : k+6]); !ok || lowersToASCII(c) {
+				return true
+			}
+		}
+		i = k + 2
+	}
+	// Every other byte lower-cases on its own: ASCII letters into ASCII,
+	// the bytes of other runes (never part of an ASCII needle) as they
+	// are. One copy, one pass, no rune decoded.
+	low := append(r.sc.lowered[:0], js...)
+	for i, b := range low {
+		if 'A' <= b && b <= 'Z' {
+			low[i] = b + ('a' - 'A')
+		}
 	}
 	if cap(low) <= keptScratch {
 		r.sc.lowered = low
 	}
 	return bytes.Contains(low, []byte(text))
 }
+
+// The bytes jsonMayContain looks for first: İ and the Kelvin sign in UTF-8,
+// and the start of a \u escape.
+var (
+	dottedCapitalI = []byte("\u0130")
+	kelvinSign     = []byte("\u212a")
+	escapeU        = []byte(`\u`)
+)
 
 // lowersToASCII reports whether unicode.ToLower (strings.ToLower's) maps c,
 // beyond ASCII, into ASCII: only İ (to i) and the Kelvin sign (to k) do.

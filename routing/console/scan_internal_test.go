@@ -83,7 +83,7 @@ func journalOfEveryKind(t *testing.T) *store.MemoryJournal {
 // summary.
 func expected(e *journal.Entry) journal.Entry {
 	s := journal.Entry{
-		Kind: e.Kind, Time: e.Time, Replica: e.Replica, Fingerprint: e.Fingerprint, Alertname: e.Alertname, Status: e.Status,
+		Kind: e.Kind, Time: e.Time, Replica: e.Replica, Fingerprint: e.Fingerprint, Alertname: e.Alertname, Status: e.Status, StartsAt: e.StartsAt,
 		Sector: e.Sector, KPIs: e.KPIs, Decision: e.Decision, Hints: e.Hints, Incident: e.Incident, Receivers: e.Receivers,
 		Deliveries: e.Deliveries, SuppressedBy: e.SuppressedBy, Suppressed: e.Suppressed, Deduplicated: e.Deduplicated, Muted: e.Muted,
 	}

@@ -3,6 +3,7 @@ package console
 import (
 	"cmp"
 	"fmt"
+	"hash/maphash"
 	"maps"
 	"slices"
 	"time"
@@ -26,8 +27,18 @@ type incidentView struct {
 	// matters most over the incident's entries, with the latest beside it
 	// when it is another (deliveryView).
 	Deliveries []deliveryView
-	First      time.Time
-	Last       time.Time
+	// First and Last are the times of the oldest and newest entries read:
+	// when the router first and last journaled the incident.
+	First time.Time
+	Last  time.Time
+	// Started is the earliest startsAt of the alerts read: when the
+	// incident began firing (zero when no entry read has one).
+	Started time.Time
+	// Unknown says the incident's alerts were not all read back to their
+	// latest entry (the read stopped at its bound before the window's
+	// start) and none read is firing: it may be open or closed. Its page
+	// reads its own entries and says which.
+	Unknown bool
 	// More counts the alerts the overview leaves out (its page lists them).
 	More int
 }
@@ -190,8 +201,42 @@ func (s *incidentSet) add(e *journal.Entry) {
 		s.byKey[e.Incident] = a
 		s.order = append(s.order, a)
 	}
+	s.addTo(a, e)
+}
+
+// addKnown counts e, the next older entry, when its incident was already
+// met, and reports whether it was: past its bound the overview reads on
+// for the alerts of the incidents it lists only, so that each of their
+// alerts has its latest state, whatever the number of newer decisions of
+// other incidents.
+func (s *incidentSet) addKnown(e *journal.Entry) bool {
+	if e.Kind != journal.KindDecision || e.Incident == "" {
+		return false
+	}
+	a := s.byKey[e.Incident]
+	if a == nil {
+		return false
+	}
+	s.addTo(a, e)
+	return true
+}
+
+// markUnknown marks the incidents that no alert read shows firing as of
+// unknown state: their older entries were not all read.
+func (s *incidentSet) markUnknown() {
+	for _, a := range s.order {
+		if !a.view.Open {
+			a.view.Unknown = true
+		}
+	}
+}
+
+func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	inc := &a.view
 	inc.First = e.Time
+	if !e.StartsAt.IsZero() && (inc.Started.IsZero() || e.StartsAt.Before(inc.Started)) {
+		inc.Started = e.StartsAt
+	}
 	// Every entry's deliveries count, not only each alert's latest: the
 	// page may be an older entry's, its resolve or a joining alert's
 	// update the newer ones.
@@ -219,12 +264,12 @@ func (s *incidentSet) add(e *journal.Entry) {
 }
 
 // views returns the incidents, loudest, then most recent, first; open
-// keeps only the open ones: an alert still firing that deserved a page or
-// a ticket.
+// keeps only the open ones — an alert still firing that deserved a page or
+// a ticket — and those of unknown state (incidentView.Unknown).
 func (s *incidentSet) views(open bool) []incidentView {
 	out := make([]incidentView, 0, len(s.order))
 	for _, a := range s.order {
-		if open && !a.view.Open {
+		if open && !a.view.Open && !a.view.Unknown {
 			continue
 		}
 		inc := a.view
@@ -237,17 +282,18 @@ func (s *incidentSet) views(open bool) []incidentView {
 		out = append(out, inc)
 	}
 	slices.SortStableFunc(out, func(a, b incidentView) int {
-		return cmp.Or(alert.Rank(b.Action)-alert.Rank(a.Action), b.Last.Compare(a.Last))
+		return cmp.Or(boolRank(a.Unknown)-boolRank(b.Unknown), alert.Rank(b.Action)-alert.Rank(a.Action), b.Last.Compare(a.Last))
 	})
 	return out
 }
 
 // closed counts the incidents no longer open whose loudest decision was a
-// page, and those whose loudest was a ticket.
+// page, and those whose loudest was a ticket (those of unknown state are
+// neither).
 func (s *incidentSet) closed() (paged, ticketed int) {
 	for _, a := range s.order {
 		switch {
-		case a.view.Open:
+		case a.view.Open, a.view.Unknown:
 		case a.view.Action == alert.ActionPage:
 			paged++
 		case a.view.Action == alert.ActionTicket:
@@ -266,15 +312,26 @@ const (
 )
 
 // openIncidents returns the open incidents of s (which keeps at most
-// overviewAlerts alerts of each) for the overview: at most
-// overviewIncidents, and how many open incidents there are in all.
-func openIncidents(s *incidentSet) ([]incidentView, int) {
-	open := s.views(true)
-	total := len(open)
-	if len(open) > overviewIncidents {
-		open = open[:overviewIncidents]
+// overviewAlerts alerts of each) and those of unknown state, in the
+// overview's order (views), how many of them are open and how many of
+// unknown state.
+func openIncidents(s *incidentSet) (listed []incidentView, open, unknown int) {
+	listed = s.views(true)
+	for i := range listed {
+		if listed[i].Unknown {
+			unknown++
+		}
 	}
-	return open, total
+	return listed, len(listed) - unknown, unknown
+}
+
+// boolRank is 1 for true: the incidents of unknown state sort after the
+// open ones.
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func union(a, b []string) []string {
@@ -467,30 +524,64 @@ func newActionChart(a *activity) actionChart {
 	return ch
 }
 
-// health is the delivery health of the window.
+// health is the delivery health of the window, in notifications (not
+// alerts): what alertrouter_notifications_total counts.
 type health struct {
 	Integrations []integrationHealth
 	DeadLetters  int
-	Failures     int
-	Retries      int
+	// Superseded counts the dead letters a later notification of their
+	// incident delivered to their integration since (superseded).
+	Superseded int
+	Failures   int
+	Retries    int
 }
 
 type integrationHealth struct {
 	Receiver, Integration                   string
 	Sent, Failed, DeadLetters, Deduplicated int
+	Superseded                              int
 	Retries                                 int
 	MaxLatency                              time.Duration
 	LastError                               string
 }
 
+// notificationKey identifies one notification in the journal: the
+// dispatch core sends one per receiver's integration, incident and kind
+// for a webhook, and records its outcome on every alert entry of it (the
+// entries of one webhook share their replica and time). The alert's
+// status stands in for the kind (a reminder counts with the firing), the
+// outcome keeps apart the alerts of one webhook that another replica
+// delivered (deduplicated) from those this one sent. The strings are
+// kept as their hash: the set holds no string of the entries it saw.
+type notificationKey struct {
+	strings uint64
+	at      int64
+}
+
 // healthAgg counts the delivery health of the window, fed the decisions
-// (newest first), then the dead letters.
+// (newest first), then the dead letters. A notification of many alerts
+// counts once: one of 22 alerts failing after 5 attempts is 1 failure
+// and 4 retries, not 22 and 88.
 type healthAgg struct {
 	h     health
 	byKey map[string]*integrationHealth
+	seen  map[notificationKey]struct{}
+	hash  maphash.Hash
 }
 
-func newHealthAgg() *healthAgg { return &healthAgg{byKey: map[string]*integrationHealth{}} }
+func newHealthAgg() *healthAgg {
+	return &healthAgg{byKey: map[string]*integrationHealth{}, seen: map[notificationKey]struct{}{}}
+}
+
+// key returns the notificationKey of d, a delivery of e.
+func (a *healthAgg) key(e *journal.Entry, d *journal.Delivery) notificationKey {
+	a.hash.Reset()
+	for _, s := range [...]string{e.Replica, d.Receiver, d.Integration, e.Incident, e.Status, d.Outcome} {
+		a.hash.WriteString(s)
+		a.hash.WriteByte(0)
+	}
+	return notificationKey{strings: a.hash.Sum64(), at: e.Time.UnixNano()}
+}
 
 func (a *healthAgg) get(receiver, integration string) *integrationHealth {
 	k := receiver + "/" + integration
@@ -502,9 +593,15 @@ func (a *healthAgg) get(receiver, integration string) *integrationHealth {
 	return ih
 }
 
-// decision counts a decision entry's deliveries.
+// decision counts a decision entry's deliveries, each notification once.
 func (a *healthAgg) decision(e *journal.Entry) {
-	for _, d := range e.Deliveries {
+	for i := range e.Deliveries {
+		d := &e.Deliveries[i]
+		k := a.key(e, d)
+		if _, ok := a.seen[k]; ok {
+			continue
+		}
+		a.seen[k] = struct{}{}
 		ih := a.get(d.Receiver, d.Integration)
 		switch d.Outcome {
 		case journal.OutcomeSent:
@@ -526,12 +623,18 @@ func (a *healthAgg) decision(e *journal.Entry) {
 	}
 }
 
-// deadLetter counts a dead letter; the decisions are all counted first.
-func (a *healthAgg) deadLetter(e *journal.Entry) {
+// deadLetter counts a dead letter, apart when superseded; the decisions
+// are all counted first.
+func (a *healthAgg) deadLetter(e *journal.Entry, superseded bool) {
 	if e.DeadLetter == nil {
 		return
 	}
 	ih := a.get(e.DeadLetter.Receiver, e.DeadLetter.Integration)
+	if superseded {
+		ih.Superseded++
+		a.h.Superseded++
+		return
+	}
 	ih.DeadLetters++
 	a.h.DeadLetters++
 	if ih.LastError == "" {
@@ -567,4 +670,37 @@ func (o *optionSet) add(e *journal.Entry) {
 func (o *optionSet) options() filterOptions {
 	return filterOptions{Sectors: slices.Sorted(maps.Keys(o.sectors)), Policies: slices.Sorted(maps.Keys(o.policies)),
 		Receivers: slices.Sorted(maps.Keys(o.receivers))}
+}
+
+// deliveredSince remembers, per incident, receiver and integration, the
+// newest journal record holding a decision whose delivery there was sent:
+// a dead letter older than it is superseded — the check the replay makes
+// (journal.ErrDeliveredSince), which refuses to send it.
+type deliveredSince map[[3]string]time.Time
+
+// add notes the sent deliveries of e, a decision of record r, fed newest
+// first.
+func (s deliveredSince) add(r *record, e *journal.Entry) {
+	for _, d := range e.Deliveries {
+		if d.Outcome != journal.OutcomeSent || !slices.Contains(e.Receivers, d.Receiver) {
+			continue
+		}
+		k := [3]string{e.Incident, d.Receiver, d.Integration}
+		if _, ok := s[k]; !ok {
+			s[k] = r.raw.Time()
+		}
+	}
+}
+
+// superseded reports whether the dead letter e was delivered since: a
+// decision of its incident sent to its receiver's integration is in a
+// record written at or after it (the replay reads the journal from the
+// dead letter's time on, to the millisecond).
+func (s deliveredSince) superseded(e *journal.Entry) bool {
+	d := e.DeadLetter
+	if d == nil || d.Incident == "" || e.Time.IsZero() {
+		return false
+	}
+	at, ok := s[[3]string{d.Incident, d.Receiver, d.Integration}]
+	return ok && !at.Before(e.Time.Truncate(time.Millisecond))
 }
