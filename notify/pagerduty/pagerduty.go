@@ -186,8 +186,9 @@ func (n *Notifier) SilentUpdates() bool { return true }
 
 // sendWithFallback sends ev with retries. A refused event (400, or 413/422
 // from PagerDuty or a proxy before it) is logged with PagerDuty's error
-// text and answered by sending minimal once (when given); a second refusal
-// is permanent.
+// text and answered by sending minimal once (when given), which counts as
+// an attempt of its own (alert.Retried): a dead letter then says the two
+// requests PagerDuty received. A second refusal is permanent.
 func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification, ev, minimal *pd.V2Event) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		err := n.send(ctx, ev)
@@ -200,6 +201,7 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification,
 		}
 		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
 		ev = minimal
+		alert.Retried(ctx)
 		err = n.send(ctx, ev)
 		if errors.As(err, &bad) {
 			return alert.Permanent(err)
@@ -228,9 +230,13 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 	defer cancel()
 	n.metrics.Attempt()
 	began := time.Now()
-	_, err := n.client.ManageEventWithContext(actx, ev)
-	if err == nil {
+	res, err := n.client.ManageEventWithContext(actx, ev)
+	if err == nil && (c.status == http.StatusAccepted || res.Status == "success") {
 		return nil
+	}
+	if err == nil {
+		// A 2xx whose JSON is not PagerDuty's answer: see below.
+		err = fmt.Errorf("an answer that is not PagerDuty's (status %q)", res.Status)
 	}
 	if c.status == 0 {
 		// No response: go-pagerduty flattens the transport error to text,
@@ -241,11 +247,21 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		}
 		return n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "send "+ev.Action+" event", cause)
 	}
-	if c.status >= 200 && c.status < 300 {
+	if c.status == http.StatusAccepted {
 		// PagerDuty accepted the event (202); only its answer's body could
 		// not be read (empty, not JSON, cut off). Retrying would page twice.
 		n.logger.Warn("PagerDuty accepted the event but its answer was unreadable", "status", c.status, "event_action", ev.Action, "err", err)
 		return nil
+	}
+	if c.status >= 200 && c.status < 300 {
+		// PagerDuty answers 202 with its JSON. Another 2xx without it is
+		// something between: an egress proxy's or firewall's block page, a
+		// login page reached through a redirect (the POST followed as a
+		// GET). Taken as delivered, the page was lost and Alertmanager told
+		// it was sent: it is retried, and fails the webhook if it lasts.
+		n.metrics.Failure(notify.ReasonServerError)
+		return fmt.Errorf("send %s event: HTTP %d (%s) from %s is not PagerDuty's answer (202 with its JSON): a proxy, firewall or redirect took the event; not delivered: %w",
+			ev.Action, c.status, c.header.Get("Content-Type"), c.url, err)
 	}
 	n.metrics.Failure(notify.ReasonForStatus(c.status))
 	text := errorText(c.body)
@@ -296,6 +312,7 @@ type captureKey struct{}
 type capture struct {
 	status int
 	header http.Header
+	url    string // the URL that answered (after redirects), redacted
 	body   []byte
 	err    error
 }
@@ -317,6 +334,7 @@ func (t *capturingTransport) RoundTrip(req *http.Request) (*http.Response, error
 	}
 	c.status = resp.StatusCode
 	c.header = resp.Header
+	c.url = req.URL.Redacted()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		body, rerr := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		_ = resp.Body.Close()
