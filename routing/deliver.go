@@ -70,8 +70,9 @@ func (p *Pipeline) leases() dedup.Leases {
 // transitions claimed by another replica are returned for awaitLost, after
 // the sends. The webhook leaves the update counts (in) of the incidents
 // where it won no claim: what another replica sends is not this webhook's
-// update.
-func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
+// update. open says which incidents the webhook's resolves may not close
+// (heldOpen).
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open openBy, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
@@ -79,7 +80,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		index[t] = i
 	}
 	all := p.group(trs, false)
-	leases := p.incidentLeases(all, keepsOpen(msg))
+	leases := p.incidentLeases(all, open)
 	var ops []store.ClaimedOp
 	for _, l := range leases {
 		for _, st := range l.pendingSteps() {
@@ -115,7 +116,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, trs []
 		// Some claims were lost (or none taken: fail closed): the batches
 		// and incidents of the won transitions only.
 		batches = p.group(trs, true)
-		leases = p.incidentLeases(batches, keepsOpen(msg))
+		leases = p.incidentLeases(batches, open)
 	}
 	p.notifications(msg, batches)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr

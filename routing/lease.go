@@ -32,7 +32,8 @@ type incidentLease struct {
 	trigger, prevTrigger string
 	// keepOpen says the webhook's resolves may not close the incident:
 	// Alertmanager truncated it (max_alerts), so alerts of the incident the
-	// router never saw may fire on (keepsOpen). Its
+	// router never saw may fire on (keepsOpen), or the webhook carries a
+	// firing alert of it (heldOpen). Its
 	// resolves leave with StepUnjoin, which takes no resolving lease.
 	keepOpen bool
 }
@@ -173,6 +174,54 @@ func keepsOpen(msg *alert.Message) bool {
 	return msg.TruncatedAlerts > 0
 }
 
+// openBy says which incidents a webhook's resolves may not close (their
+// leases take incidentLease.keepOpen).
+type openBy struct {
+	// truncated: none (keepsOpen).
+	truncated bool
+	// firing: the incident at the receiver a firing alert of the webhook
+	// is routed to — delivered now or deduplicated.
+	firing map[incidentAt]bool
+}
+
+// incidentAt is an incident at one receiver.
+type incidentAt struct{ incident, receiver string }
+
+// heldOpen returns what msg's resolves may not close: every incident when
+// Alertmanager truncated it (keepsOpen), and an incident at a receiver to
+// which the webhook routes a firing alert of that incident, whatever the
+// store says of its members. The store's incident state can be lost while
+// the markers survive — a Redis evicting keys when full (the markers, read
+// by every repeat, stay recently used while the incident hashes are
+// evicted), a restart from an older snapshot: the resolve of one alert then
+// found no member left and closed the incident, and PagerDuty was resolved
+// while another alert of it, in the same webhook, still fired (its repeats
+// deduplicated, nobody paged until a reminder). Muted and suppressed
+// alerts are left out: never delivered, they were never members.
+func heldOpen(msg *alert.Message, results []*alert.Result) openBy {
+	o := openBy{truncated: keepsOpen(msg)}
+	if o.truncated || !slices.ContainsFunc(results, func(r *alert.Result) bool { return !r.Alert.Firing() }) {
+		return o // nothing to close, or nothing closes
+	}
+	for _, r := range results {
+		if !r.Alert.Firing() || r.Incident == "" || r.MutedBy != "" || r.SuppressedBy != "" || r.Decision.Action == alert.ActionNone {
+			continue
+		}
+		for _, recv := range r.Receivers {
+			if o.firing == nil {
+				o.firing = map[incidentAt]bool{}
+			}
+			o.firing[incidentAt{r.Incident, recv}] = true
+		}
+	}
+	return o
+}
+
+// keeps reports whether b's resolves may not close its incident.
+func (o openBy) keeps(b *batch) bool {
+	return o.truncated || o.firing[incidentAt{b.incident, b.receiver}]
+}
+
 // stepOp is the store step that applies st to l's incident for token. A
 // Join bringing new firing alerts to an integration that sends nothing for
 // updates (PagerDuty) asks for a retrigger (retrigger.go).
@@ -223,7 +272,7 @@ func (p *Pipeline) leaseTTL(ctx context.Context) time.Duration {
 
 // incidentLeases groups batches by incident. keepOpen: see
 // incidentLease.keepOpen (keepsOpen).
-func (p *Pipeline) incidentLeases(batches []*batch, keepOpen bool) []*incidentLease {
+func (p *Pipeline) incidentLeases(batches []*batch, open openBy) []*incidentLease {
 	index := map[string]*incidentLease{}
 	var out []*incidentLease
 	for _, b := range batches {
@@ -233,7 +282,7 @@ func (p *Pipeline) incidentLeases(batches []*batch, keepOpen bool) []*incidentLe
 		key := p.incidentKey(b)
 		l := index[key]
 		if l == nil {
-			l = &incidentLease{key: key, keepOpen: keepOpen}
+			l = &incidentLease{key: key, keepOpen: open.keeps(b)}
 			index[key] = l
 			out = append(out, l)
 		}
