@@ -228,9 +228,28 @@ func (o openBy) keeps(b *batch) bool {
 func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, token string) store.IncidentOp {
 	op := store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}
 	if st.step == store.StepJoin && p.RetriggerInterval > 0 && slices.ContainsFunc(st.batches, mayRetrigger) {
-		op.Retrigger = p.RetriggerInterval
+		op.Retrigger = p.retriggerInterval()
 	}
 	return op
+}
+
+// retriggerInterval is RetriggerInterval, or less within it of the store's
+// new run (StoreLife): the time since that run began, so that an incident
+// last triggered before it — possibly resolved in PagerDuty since, its
+// resolve lost with the store's newest writes — is due, and one triggered
+// since is not.
+func (p *Pipeline) retriggerInterval() time.Duration {
+	if p.StoreLife == nil {
+		return p.RetriggerInterval
+	}
+	life := p.StoreLife()
+	if life.IsZero() {
+		return p.RetriggerInterval
+	}
+	if since := p.now().Sub(life); since < p.RetriggerInterval {
+		return max(since, time.Millisecond)
+	}
+	return p.RetriggerInterval
 }
 
 // stepKey names one incident step of a webhook: an incident at one

@@ -99,6 +99,12 @@ type Pipeline struct {
 	// last trigger's time is kept with the incident's state: retrigger.go);
 	// 0 never.
 	RetriggerInterval time.Duration
+	// StoreLife returns when the store's current run began
+	// (dedup.StoreLife; the zero time or nil: unknown). Within
+	// RetriggerInterval of it, a Join retriggers every incident last
+	// triggered before it: the store may have come back older than it was
+	// (a snapshot, a failover), holding open an incident PagerDuty resolved.
+	StoreLife func() time.Time
 
 	// updates coalesces concurrent updates of one open incident.
 	updates coalescer

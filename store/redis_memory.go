@@ -93,3 +93,23 @@ func parseMemoryPolicy(info string) (MemoryPolicy, error) {
 	}
 	return m, nil
 }
+
+// RunID returns the run_id of the Redis serving the router's keys (INFO
+// server): a new one means Redis restarted or failed over, and its data may
+// be older than what the router last wrote (dedup.StoreLife). A Redis
+// Cluster has one per master: "" (unknown) there.
+func (r *Redis) RunID(ctx context.Context) (string, error) {
+	if _, ok := r.client.(*redis.ClusterClient); ok {
+		return "", nil
+	}
+	info, err := r.client.Info(ctx, "server").Result()
+	if err != nil {
+		return "", fmt.Errorf("redis INFO server: %w", err)
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "run_id:"); ok {
+			return v, nil
+		}
+	}
+	return "", nil
+}

@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,6 +54,9 @@ type deps struct {
 
 	// evict watches the store's maxmemory-policy (evict.go).
 	evict *evictionCheck
+	// life is when the store's current run began (dedup.StoreLife), in
+	// Unix milliseconds, 0 unknown: read by the readiness probe.
+	life atomic.Int64
 
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
@@ -200,6 +204,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	if err == nil {
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
 		d.evict.check(ctx, b.state.store, d.logger)
+		d.checkLife(ctx, b)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -224,6 +229,28 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	}
 	d.logger.Warn(msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
+}
+
+// checkLife reads when the store's current run began (dedup.StoreLife) for
+// the pipelines' retriggers, and says when Redis started a new run.
+func (d *deps) checkLife(ctx context.Context, b *built) {
+	life, err := dedup.StoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+	if err != nil || life.IsZero() {
+		return
+	}
+	if old := d.life.Swap(life.UnixMilli()); old != 0 && old != life.UnixMilli() {
+		d.logger.Warn("Redis started a new run (restarted or failed over): its data may be older than what was written last, so for incidents.retrigger_interval every incident triggered before now triggers PagerDuty again on its next new alert (folded by PagerDuty while its incident is open)",
+			"run_began", life.UTC().Format(time.RFC3339))
+	}
+}
+
+// storeLife is when the store's current run began, as the probe last read
+// it (the zero time: unknown); the pipelines' StoreLife.
+func (d *deps) storeLife() time.Time {
+	if ms := d.life.Load(); ms != 0 {
+		return time.UnixMilli(ms)
+	}
+	return time.Time{}
 }
 
 // writeProber is a store that can check it takes the router's writes and
@@ -384,6 +411,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p.Flap = &fl
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	p.RetriggerInterval = time.Duration(cfg.Incidents.RetriggerInterval)
+	p.StoreLife = d.storeLife
 	if p.Live, err = d.liveLookup(cfg); err != nil {
 		return nil, err // prometheus/common's errors may print a URL whole: build redacts
 	}
