@@ -109,3 +109,32 @@ func checkTLSFiles(path string, c *commoncfg.TLSConfig) []error {
 	}
 	return nil
 }
+
+// Proxied reports whether a client of the http_config cfg (nil: the
+// defaults) goes through a proxy: proxy_url or proxy_from_environment.
+func Proxied(cfg *commoncfg.HTTPClientConfig) bool {
+	return cfg != nil && (cfg.ProxyURL.URL != nil && cfg.ProxyURL.String() != "" || cfg.ProxyFromEnvironment)
+}
+
+// ProxyRefused returns err, a request's transport error, saying that the
+// proxy refused when it is the refusal of a tunnel (CONNECT) by the
+// client's proxy, proxied says there is one (Proxied). Go's transport
+// says only the status text of the proxy's answer ("Forbidden", "Proxy
+// Authentication Required"), which reads as the remote service refusing.
+// Any other err is returned as it is.
+func ProxyRefused(err error, proxied bool) error {
+	if err == nil || !proxied {
+		return err
+	}
+	inner := err
+	for u := errors.Unwrap(inner); u != nil; u = errors.Unwrap(inner) {
+		inner = u
+	}
+	text := inner.Error()
+	for code := 400; code < 600; code++ {
+		if http.StatusText(code) == text {
+			return fmt.Errorf("the proxy refused the connection (CONNECT answered %d %s: check http_config's proxy settings and the proxy's access rules and credentials): %w", code, text, err)
+		}
+	}
+	return err
+}

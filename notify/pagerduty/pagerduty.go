@@ -245,6 +245,9 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		if c.err != nil {
 			cause = c.err
 		}
+		// A proxy refusing the tunnel says so, not "Forbidden" as if
+		// PagerDuty had.
+		cause = notify.ProxyRefused(cause, notify.Proxied(n.cfg.HTTPConfig))
 		return n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "send "+ev.Action+" event", cause)
 	}
 	if c.status == http.StatusAccepted {

@@ -50,7 +50,7 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 		ResponseURL: form.Get("response_url"), TriggerID: form.Get("trigger_id"),
 	}
 	reply := func(text string) {
-		t.ephemeral(ctx, &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}, text)
+		t.ephemeral(ctx, secret, &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}, text)
 	}
 	args := strings.Fields(cmd.Text)
 	sub := ""
@@ -361,7 +361,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	dur, err := model.ParseDuration(durText)
 	if err != nil || time.Duration(dur) < minCommandSilence || time.Duration(dur) > maxCommandSilence {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
-		t.ephemeral(ctx, cb, fmt.Sprintf("%q is no duration between 1m and %s (e.g. 2h).", durText, model.Duration(maxCommandSilence)))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("%q is no duration between 1m and %s (e.g. 2h).", durText, model.Duration(maxCommandSilence)))
 		return
 	}
 	var offering []string // receiver/integration
@@ -372,14 +372,14 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	}
 	if len(offering) == 0 || t.o.Silences == nil {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
-		t.ephemeral(ctx, cb, "Silencing is not enabled for this Slack app (actions: [silence] and the alertmanager block).")
+		t.ephemeral(ctx, secret, cb, "Silencing is not enabled for this Slack app (actions: [silence] and the alertmanager block).")
 		return
 	}
 	won, err := dedup.Leases{Store: t.o.Store, TTL: t.o.ClaimTTL}.Acquire(ctx, []string{store.Key(t.o.KeyPrefix, "slack-command", incident, cmd.TriggerID)}, dedup.NewToken())
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("claim the slash command", "err", err)
-		t.ephemeral(ctx, cb, answerStoreDown)
+		t.ephemeral(ctx, secret, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
@@ -390,7 +390,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	all, err := t.readIncident(ctx, incident, nil)
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
-		t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
+		t.ephemeral(ctx, secret, cb, "Reading the journal failed: "+err.Error())
 		return
 	}
 	if len(all.firing) == 0 {
@@ -401,7 +401,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 		// incidents exist).
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
 		log.Info("action not taken", "reason", "no firing alert")
-		t.ephemeral(ctx, cb, noFiringAlert(incident))
+		t.ephemeral(ctx, secret, cb, noFiringAlert(incident))
 		return
 	}
 	sc := t.scopeIncident(ctx, incident, ch, offering, all.targets)
@@ -409,7 +409,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	if len(sc.receivers) > 0 {
 		if v, err = t.readIncident(ctx, incident, sc.receivers); err != nil {
 			t.o.Metrics.count(ActionSilence, OutcomeFailed)
-			t.ephemeral(ctx, cb, "Reading the journal failed: "+err.Error())
+			t.ephemeral(ctx, secret, cb, "Reading the journal failed: "+err.Error())
 			return
 		}
 	}
@@ -418,10 +418,10 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 		// silence, from their channel, by their authorized list.
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
 		log.Warn("action refused: the incident is not posted in the command's channel", "posted_in", sc.elsewhere)
-		t.ephemeral(ctx, cb, fmt.Sprintf("Nothing was silenced: incident %s has no firing alert posted in this channel%s. Run the command in the channel the incident is posted in: the silence is for its team to make.", code(incident), elsewhereText(sc.elsewhere, " (it is posted in %s)")))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Nothing was silenced: incident %s has no firing alert posted in this channel%s. Run the command in the channel the incident is posted in: the silence is for its team to make.", code(incident), elsewhereText(sc.elsewhere, " (it is posted in %s)")))
 		return
 	}
-	if !t.commandAllowed(ctx, cb, log, incident, v.targets, sc.here) {
+	if !t.commandAllowed(ctx, secret, cb, log, incident, v.targets, sc.here) {
 		return
 	}
 	p, err := t.planSilences(ctx, incident, v.firing, v.others, nil)
@@ -430,7 +430,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 		errors.As(err, &r)
 		t.o.Metrics.count(ActionSilence, r.outcome)
 		log.Info("action not taken", "reason", r.msg)
-		t.ephemeral(ctx, cb, r.msg)
+		t.ephemeral(ctx, secret, cb, r.msg)
 		return
 	}
 	sets := p.sets
@@ -452,13 +452,13 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	if errors.Is(err, amsilence.ErrUnconfirmed) {
 		t.o.Metrics.count(ActionSilence, OutcomeUnconfirmed)
 		log.Warn(logUnconfirmed, "err", err)
-		t.ephemeral(fctx, cb, unconfirmedAnswer(ActionSilence, incident, err, false))
+		t.ephemeral(fctx, secret, cb, unconfirmedAnswer(ActionSilence, incident, err, false))
 		return
 	}
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		t.ephemeral(fctx, cb, answerFailed("Silence", err))
+		t.ephemeral(fctx, secret, cb, answerFailed("Silence", err))
 		return
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)
@@ -470,7 +470,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	done := fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), sparedNote(len(v.others)))
 	left := elsewhereText(sc.elsewhere, " Left alone: the incident as posted in %s — theirs to silence from there.")
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel, Text: done + left + silencedCommandNote}
-	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.http, msg); err != nil {
+	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.answerClient(secret), msg); err != nil {
 		log.Warn("answer through response_url", "err", err)
 	}
 	until := now.Add(time.Duration(dur)).UTC().Format("2006-01-02 15:04 MST")
@@ -770,11 +770,12 @@ func (t *Triage) silencedByCommand(ctx context.Context, k, incident string, p pa
 }
 
 // commandAllowed reports whether the slash command's user may silence
-// incident, answering them when not: the targets of offering (those posting
-// in the command's channel) that posted the incident (targets, as the
-// journal says) decide, as their buttons would; none of them known, every
-// target of offering.
-func (t *Triage) commandAllowed(ctx context.Context, cb *sl.InteractionCallback, log *slog.Logger, incident string, targets, offering []string) bool {
+// incident, answering them when not (with the client of secret's Slack
+// app: answerClient): the targets of offering (those posting in the
+// command's channel) that posted the incident (targets, as the journal
+// says) decide, as their buttons would; none of them known, every target
+// of offering.
+func (t *Triage) commandAllowed(ctx context.Context, secret string, cb *sl.InteractionCallback, log *slog.Logger, incident string, targets, offering []string) bool {
 	var judges []string
 	for _, k := range targets {
 		if slices.Contains(offering, k) {
@@ -793,13 +794,13 @@ func (t *Triage) commandAllowed(ctx context.Context, cb *sl.InteractionCallback,
 		if err != nil {
 			t.o.Metrics.count(ActionSilence, OutcomeFailed)
 			log.Error("action not taken: the user-group lookup failed", "err", err)
-			t.ephemeral(ctx, cb, answerLookupFailed("silence incidents", err))
+			t.ephemeral(ctx, secret, cb, answerLookupFailed("silence incidents", err))
 			return false
 		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
 		log.Warn("action refused: user not authorized", "target", k)
 		receiver, integration, _ := strings.Cut(k, "/")
-		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to silence incident %s: %s.", code(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("You are not allowed to silence incident %s: %s.", code(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
 		return false
 	}
 	return true

@@ -159,7 +159,9 @@ type Triage struct {
 	// no longer names is acknowledged and resolved there while it exists.
 	pagers  map[string]Pager
 	secrets []string
-	http    *http.Client
+	// answers are the clients the response_url answers are posted with,
+	// by signing secret (answerClient).
+	answers map[string]*http.Client
 	wg      sync.WaitGroup
 }
 
@@ -198,7 +200,7 @@ func NewTriage(o TriageOptions) *Triage {
 	if o.PageWait <= 0 {
 		o.PageWait = 5 * time.Second
 	}
-	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, http: &http.Client{Timeout: 10 * time.Second}}
+	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, answers: map[string]*http.Client{}}
 }
 
 // AddPager names receiver's PagerDuty integration (its first
@@ -251,8 +253,36 @@ func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalatio
 	t.targets[receiver+"/"+integration] = tg
 	if !slices.Contains(t.secrets, secret) {
 		t.secrets = append(t.secrets, secret)
+		t.answers[secret] = n.answerClient()
 	}
 	return nil
+}
+
+// answerClient is the client that answers a request signed with secret
+// through its response_url: the http_config (proxy, TLS) of the first
+// Slack entry added with that secret — the Slack app the request came
+// from —, so that answers leave as its posts do (behind an egress proxy a
+// bare client reaches no Slack, and the channel never heard of a silence
+// made). An unknown secret gets a client with the defaults.
+func (t *Triage) answerClient(secret string) *http.Client {
+	if hc := t.answers[secret]; hc != nil {
+		return hc
+	}
+	return &http.Client{Timeout: answerTimeout}
+}
+
+// answerTimeout bounds one response_url answer.
+const answerTimeout = 10 * time.Second
+
+// answerClient is n's client (its http_config) with answerTimeout, for
+// the triage's response_url answers.
+func (n *Notifier) answerClient() *http.Client {
+	if n.httpClient == nil {
+		return &http.Client{Timeout: answerTimeout}
+	}
+	hc := *n.httpClient
+	hc.Timeout = answerTimeout
+	return &hc
 }
 
 // PagedThrough names the PagerDuty integration that Acknowledge and
@@ -502,21 +532,21 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	b, ok := parseActionID(act.ActionID)
 	if !ok {
 		t.o.Metrics.count("", OutcomeUnknown)
-		t.ephemeral(ctx, cb, fmt.Sprintf("Unknown action %q.", act.ActionID))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Unknown action %q.", act.ActionID))
 		return
 	}
 	c.b = b
 	st, err := decodeTriageState(act.Value)
 	if err != nil {
 		t.o.Metrics.count(b.action, OutcomeUnknown)
-		t.ephemeral(ctx, cb, "This button carries no incident alertrouter knows: "+err.Error())
+		t.ephemeral(ctx, secret, cb, "This button carries no incident alertrouter knows: "+err.Error())
 		return
 	}
 	c.st = st
 	tg := t.targets[st.Receiver+"/"+st.Integration]
 	if tg == nil || tg.secret != secret || !tg.n.cfg.offers(b.action) {
 		t.o.Metrics.count(b.action, OutcomeUnknown)
-		t.ephemeral(ctx, cb, fmt.Sprintf("Incident `%s` of receiver %q is unknown here, or %s is not offered for it (the configuration changed?).", st.Incident, st.Receiver, b.action))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Incident `%s` of receiver %q is unknown here, or %s is not offered for it (the configuration changed?).", st.Incident, st.Receiver, b.action))
 		return
 	}
 	c.tg = tg
@@ -531,7 +561,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	if err != nil {
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("claim the click", "err", err)
-		t.ephemeral(ctx, cb, answerStoreDown)
+		t.ephemeral(ctx, secret, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
@@ -547,12 +577,12 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
 			log.Error("action not taken: the user-group lookup failed", "err", err)
-			t.ephemeral(ctx, cb, answerLookupFailed(b.action+" this incident", err))
+			t.ephemeral(ctx, secret, cb, answerLookupFailed(b.action+" this incident", err))
 			return
 		}
 		t.o.Metrics.count(b.action, OutcomeRefused)
 		log.Warn("action refused: user not authorized")
-		t.ephemeral(ctx, cb, fmt.Sprintf("You are not allowed to %s this incident: %s.", b.action, whoMay(tg, st.Receiver, st.Integration, b.action)))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("You are not allowed to %s this incident: %s.", b.action, whoMay(tg, st.Receiver, st.Integration, b.action)))
 		return
 	}
 
@@ -575,7 +605,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		if stale != "" {
 			t.o.Metrics.count(b.action, OutcomeStale)
 			log.Info("click on a stale message", "why", stale)
-			t.ephemeral(ctx, cb, stale)
+			t.ephemeral(ctx, secret, cb, stale)
 			return
 		}
 	}
@@ -587,7 +617,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(reqKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Warn("action not taken: the incident's page is still being sent to PagerDuty")
-		t.ephemeral(ctx, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
 		return
 	}
 
@@ -597,7 +627,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	if b.action == ActionUnsilence {
 		if st.Silence == "" {
 			t.o.Metrics.count(b.action, OutcomeUnknown)
-			t.ephemeral(ctx, cb, "This message has no silence to expire.")
+			t.ephemeral(ctx, secret, cb, "This message has no silence to expire.")
 			return
 		}
 		stateKey += ":" + st.Silence
@@ -614,18 +644,18 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(reqKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("claim the action", "err", err)
-		t.ephemeral(ctx, cb, answerStoreDown)
+		t.ephemeral(ctx, secret, cb, answerStoreDown)
 		return
 	}
 	if !won[0] {
 		t.o.Metrics.count(b.action, OutcomeDuplicate)
 		if vals, found, err := t.o.Store.Get(ctx, []string{stateKey}); err == nil && found[0] && !strings.HasPrefix(vals[0], "d ") {
 			log.Info("action in progress on this message")
-			t.ephemeral(ctx, cb, fmt.Sprintf("Someone's %q on this incident is in progress: nothing more was done. If the thread says nothing within %s, try again.", b.action, shortDuration(actionClaimTTL(t.o.Timeout))))
+			t.ephemeral(ctx, secret, cb, fmt.Sprintf("Someone's %q on this incident is in progress: nothing more was done. If the thread says nothing within %s, try again.", b.action, shortDuration(actionClaimTTL(t.o.Timeout))))
 			return
 		}
 		log.Info("action already taken on this message")
-		t.ephemeral(ctx, cb, fmt.Sprintf("Already done: someone took %q on this incident (see the thread).", b.action))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Already done: someone took %q on this incident (see the thread).", b.action))
 		return
 	}
 
@@ -644,7 +674,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, r.outcome)
 		log.Warn("action not taken", "reason", r.msg)
-		t.ephemeral(fctx, cb, r.msg)
+		t.ephemeral(fctx, secret, cb, r.msg)
 		return
 	}
 	unconfirmed := err != nil && unknownOutcome(ctx, &sent, err)
@@ -660,7 +690,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		// PagerDuty never opened is a no-op there.
 		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
 		log.Warn("escalation not confirmed by PagerDuty (it may have paged): recorded as taken, so that its page is resolved with the alerts", "err", err)
-		t.ephemeral(fctx, cb, unconfirmedAnswer(ActionEscalate, st.Incident, err, true))
+		t.ephemeral(fctx, secret, cb, unconfirmedAnswer(ActionEscalate, st.Incident, err, true))
 		t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
 		return
 	}
@@ -669,7 +699,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, OutcomeUnconfirmed)
 		log.Warn(logUnconfirmed, "err", err)
-		t.ephemeral(fctx, cb, unconfirmedAnswer(b.action, st.Incident, err, true))
+		t.ephemeral(fctx, secret, cb, unconfirmedAnswer(b.action, st.Incident, err, true))
 		return
 	}
 	if err != nil {
@@ -677,7 +707,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		t.release(stateKey, token)
 		t.o.Metrics.count(b.action, OutcomeFailed)
 		log.Error("action failed", "err", err)
-		t.ephemeral(fctx, cb, answerFailed(b.action, err))
+		t.ephemeral(fctx, secret, cb, answerFailed(b.action, err))
 		return
 	}
 	t.o.Metrics.count(b.action, OutcomeDone)
@@ -1286,7 +1316,7 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 			if parentErr != nil {
 				msg += " The incident's message could not be redrawn either: it still shows the buttons as they were."
 			}
-			t.ephemeral(ctx, c.cb, msg)
+			t.ephemeral(ctx, c.tg.secret, c.cb, msg)
 		}
 	}
 }
@@ -1708,15 +1738,17 @@ func (l *triageLink) reopened(ctx context.Context, no *alert.Notification, p par
 
 // ephemeral answers the clicking user only, through the response_url, on
 // its own short deadline: the click's may be spent by an action that
-// outlived it, and the user must still hear what became of the click.
-func (t *Triage) ephemeral(ctx context.Context, cb *sl.InteractionCallback, text string) {
+// outlived it, and the user must still hear what became of the click. It
+// posts with the client of the Slack app whose signing secret the request
+// verified with (answerClient).
+func (t *Triage) ephemeral(ctx context.Context, secret string, cb *sl.InteractionCallback, text string) {
 	if cb.ResponseURL == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), graceTimeout)
 	defer cancel()
 	msg := &sl.WebhookMessage{Text: text, ResponseType: sl.ResponseTypeEphemeral, ReplaceOriginal: false}
-	if err := sl.PostWebhookCustomHTTPContext(ctx, cb.ResponseURL, t.http, msg); err != nil {
+	if err := sl.PostWebhookCustomHTTPContext(ctx, cb.ResponseURL, t.answerClient(secret), msg); err != nil {
 		t.o.Logger.Warn("answer the user through response_url", "err", err)
 	}
 }

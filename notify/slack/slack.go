@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
@@ -18,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	amnotify "github.com/prometheus/alertmanager/notify"
 	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify"
@@ -92,9 +92,12 @@ type Notifier struct {
 	deps    notify.Deps
 	metrics *notify.IntegrationMetrics
 	logger  *slog.Logger
-	// webhookURL and httpClient are set in incoming-webhook mode
-	// (webhook.go), where api is nil.
+	// webhookURL is set in incoming-webhook mode (webhook.go), where api
+	// is nil.
 	webhookURL string
+	// httpClient is the client of the entry's http_config (proxy, TLS):
+	// slack-go's in Web API mode, the incoming webhook's, and the one the
+	// triage answers response_urls with (Triage.Add).
 	httpClient *http.Client
 	// workspace names the Slack workspace and app api calls reach (API URL
 	// and token), for the user-group lookups notifiers of one app share.
@@ -145,7 +148,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if !strings.HasSuffix(apiURL, "/") {
 		apiURL += "/"
 	}
-	httpClient, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
+	httpClient, err := httpClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +157,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		name:             name,
 		cfg:              *cfg,
 		api:              api,
+		httpClient:       httpClient,
 		workspace:        apiURL + " " + token,
 		deps:             deps,
 		metrics:          deps.Metrics.Integration(name, Integration),
@@ -202,6 +206,12 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	}
 	if err := deliver(ctx, no); err != nil {
 		n.metrics.Outcome(notify.OutcomeFailure)
+		if notify.IsOutcomeUnknown(err) {
+			// The one line that says a stray message may be in the
+			// channel: the post is not made again within this webhook.
+			n.logger.Warn("Slack post with an unknown outcome: Slack may have made it; not posted again now, Alertmanager's retry posts it (a duplicate message if Slack did make it)",
+				"incident", no.Incident, "err", err)
+		}
 		return fmt.Errorf("slack receiver %q, incident %q: %w", n.name, no.Incident, err)
 	}
 	n.metrics.Outcome(notify.OutcomeSuccess)
@@ -546,13 +556,15 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 // chat.postMessage, which is not idempotent (Slack takes no idempotency
 // key): an attempt that sent its request and got no answer saying what
 // became of it (a timeout, the connection lost after the request was
-// written, an answer cut off) may have posted, so it is not retried here
-// (notify.OutcomeUnknown) — every retry that completed late was one more
-// parent message, never resolved — and fails retryable: the webhook is
-// answered 5xx and Alertmanager's retry posts it again, at most one
-// duplicate per Alertmanager attempt. Failures known to have posted
-// nothing (a connection refused, an answer from Slack: rate limited, 5xx,
-// an error code) are retried as for any call.
+// written, an answer cut off, a proxy's 502, 503 or 504: proxyAnswer) may
+// have posted, so it is not retried here (notify.OutcomeUnknown) — every
+// retry that completed late was one more parent message, never resolved —
+// and fails retryable: the webhook is answered 5xx and Alertmanager's
+// retry posts it again, at most one duplicate per Alertmanager attempt.
+// Failures known to have posted nothing (a connection refused, an answer
+// from Slack: rate limited, another 5xx, an error code) are retried as for
+// any call; so is every failure of a call that is no post (chat.update is
+// idempotent).
 func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.Context) error) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
@@ -589,9 +601,14 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 			return fmt.Errorf("call Slack: %w", err)
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
-			return fmt.Errorf("call Slack: %w", err)
+			err = fmt.Errorf("call Slack: %w", err)
+			if posts && proxyAnswer(sc.Code, &post) {
+				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
+			}
+			return post.retryAfterOf(err)
 		}
-		// No answer from Slack.
+		// No answer from Slack (or a proxy refusing the tunnel to it).
+		err = notify.ProxyRefused(err, notify.Proxied(n.cfg.HTTPConfig))
 		err = n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "call Slack", err)
 		if posts && post.mayHavePosted(err) {
 			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
@@ -601,30 +618,105 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 }
 
 // postTrace follows one post on the wire: whether the request went out
-// whole, and on a kept-alive connection.
-type postTrace struct{ wrote, reused atomic.Bool }
+// whole, whether an answer began to arrive, and the Retry-After of the
+// answer (recorded by retryAfterTransport: slack-go drops the headers of
+// an error status).
+type postTrace struct {
+	wrote, answered atomic.Bool
+	// retryAfter is the answer's Retry-After, as a duration; hasRetryAfter
+	// says it had one (even one that did not parse).
+	retryAfter    atomic.Int64
+	hasRetryAfter atomic.Bool
+}
 
-// trace returns ctx with p following the request made with it.
+// postTraceKey keys a postTrace in the context of the request it follows,
+// for retryAfterTransport.
+type postTraceKey struct{}
+
+// trace returns ctx with p following the request made with it. Every
+// request made with ctx adds to p: once one wrote or was answered, p says
+// so.
 func (p *postTrace) trace(ctx context.Context) context.Context {
+	ctx = context.WithValue(ctx, postTraceKey{}, p)
 	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(c httptrace.GotConnInfo) { p.reused.Store(c.Reused) },
 		WroteRequest: func(w httptrace.WroteRequestInfo) {
 			if w.Err == nil {
 				p.wrote.Store(true)
 			}
 		},
+		GotFirstResponseByte: func() { p.answered.Store(true) },
 	})
 }
 
-// mayHavePosted reports whether the post that failed with err (no answer
-// from Slack) may have been made all the same: its request went out whole,
-// and not onto a kept-alive connection the other side had closed while
-// idle — that one meets end of file before any answer, and the request was
-// not taken (Go's transport retries such a request itself only when it is
-// idempotent, which a post is not), so it is retried like a connection
-// refused: every idle connection Slack closes would otherwise fail a post
-// to Alertmanager's retry.
+// mayHavePosted reports whether the post that failed with err (no full
+// answer from Slack) may have been made all the same: an answer began to
+// arrive (a status line came, and was then cut: the request was taken), or
+// the request went out whole. End of file after the request was written,
+// also on a kept-alive connection, is such a case: a proxy that forwarded
+// the post and then closed the connection looks the same as Slack closing
+// an idle connection as the request arrived. Go's transport itself sends a
+// request again, on a new connection, when the connection proved closed
+// before any of it was written (its nothingWrittenError: slack-go's and
+// the incoming webhook's requests can be rewound, GetBody); what reaches
+// here as end of file was written, and the transport does not retry a
+// POST then, as it cannot tell either. Its "server closed idle connection"
+// is a connection it had closed before the request could be written:
+// nothing was sent.
 func (p *postTrace) mayHavePosted(err error) bool {
-	closedIdle := p.reused.Load() && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "server closed idle connection"))
-	return p.wrote.Load() && !closedIdle
+	if p.answered.Load() {
+		return true
+	}
+	return p.wrote.Load() && !strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// proxyAnswer reports whether an error status code answering a post
+// leaves its outcome unknown: a 502 or a 504 — what a proxy (an egress
+// proxy, a TLS-inspecting one, Slack's own load balancers) answers when
+// the server behind it failed or was slow, after it may have forwarded the
+// request — or a 503 without Retry-After (a 503 with one asks that the
+// request be sent again later: it was not taken). Slack's own errors come
+// with 200 (ok: false), 429, or another status.
+func proxyAnswer(code int, p *postTrace) bool {
+	switch code {
+	case http.StatusBadGateway, http.StatusGatewayTimeout:
+		return true
+	case http.StatusServiceUnavailable:
+		return !p.hasRetryAfter.Load()
+	}
+	return false
+}
+
+// retryAfterOf is err with the wait the answer's Retry-After asked for
+// (notify.RetryAfter), when it had one.
+func (p *postTrace) retryAfterOf(err error) error {
+	if !p.hasRetryAfter.Load() {
+		return err
+	}
+	return notify.RetryAfter(err, time.Duration(p.retryAfter.Load()))
+}
+
+// retryAfterTransport records the Retry-After of every answer to a request
+// a postTrace follows (postTraceKey) in it.
+type retryAfterTransport struct{ base http.RoundTripper }
+
+// RoundTrip implements http.RoundTripper.
+func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if p, ok := req.Context().Value(postTraceKey{}).(*postTrace); ok && err == nil {
+		// One that does not parse is a wait of 0: the policy's backoff.
+		p.hasRetryAfter.Store(resp.Header.Get("Retry-After") != "")
+		p.retryAfter.Store(int64(amnotify.ParseRetryAfter(resp.Header, time.Now())))
+	}
+	return resp, err
+}
+
+// httpClient builds the client of cfg's http_config (notify.HTTPClient),
+// its answers' Retry-After recorded for the posts (retryAfterTransport).
+func httpClient(cfg *Config) (*http.Client, error) {
+	hc, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
+	if err != nil {
+		return nil, err
+	}
+	hc.Transport = retryAfterTransport{base: hc.Transport}
+	return hc, nil
 }

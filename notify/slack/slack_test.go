@@ -409,7 +409,7 @@ func TestFailures(t *testing.T) {
 		wantWaitMin   time.Duration
 	}{
 		{name: "a 429 is retried after its Retry-After", faults: []slacktest.Fault{{Status: 429, RetryAfter: "2"}}, wantWaitMin: 2 * time.Second},
-		{name: "a 500 is retried", faults: []slacktest.Fault{{Status: 500}, {Status: 502}}},
+		{name: "a 500 is retried", faults: []slacktest.Fault{{Status: 500}, {Status: 500}}},
 		{name: "internal_error is retried", faults: []slacktest.Fault{{Error: "internal_error"}}},
 		{name: "invalid_auth is permanent", mutate: func(c *slack.Config) { c.Token = "xoxb-wrong" }, wantErr: true},
 		{name: "channel_not_found is permanent", mutate: func(c *slack.Config) { c.Channel = "#nope" }, wantErr: true},

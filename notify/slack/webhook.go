@@ -36,7 +36,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	if err := checkTemplates(cfg, deps.Templates); err != nil {
 		return nil, err
 	}
-	hc, err := notify.HTTPClient(cfg.HTTPConfig, "slack", time.Duration(cfg.Timeout))
+	hc, err := httpClient(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +54,8 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 
 // deliverWebhook posts n as one message to the incoming webhook. A 400,
 // 403, 404 or 410 (bad payload, revoked or deleted webhook, archived
-// channel) is permanent; anything else is retried.
+// channel) is permanent; a post that may have been made (postWebhook) is
+// not made again before Alertmanager's retry; anything else is retried.
 func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) error {
 	msg := n.render(no)
 	channel, err := n.channelFor(msg.data, true)
@@ -78,7 +79,10 @@ func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) e
 }
 
 // postWebhook posts one message to the incoming webhook, with retries
-// (its channel "": the webhook's own).
+// (its channel "": the webhook's own). An attempt that may have posted —
+// sent, and no answer said what became of it, or a proxy's 502, 503 or 504
+// (proxyAnswer) — is not retried (notify.OutcomeUnknown), as a Web API
+// post (callWith).
 func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
@@ -104,8 +108,14 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error
 			return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w", err))
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
+			err = fmt.Errorf("post to the incoming webhook: %w", err)
+			if proxyAnswer(sc.Code, &post) {
+				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
+			}
+			return post.retryAfterOf(err)
 		default:
-			// No answer.
+			// No answer (or a proxy refusing the tunnel to Slack).
+			err = notify.ProxyRefused(err, notify.Proxied(n.cfg.HTTPConfig))
 			err = n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "post to the incoming webhook", err)
 			if post.mayHavePosted(err) {
 				// Sent, and no answer (a timeout, a connection lost): Slack
@@ -115,6 +125,5 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error
 			}
 			return err
 		}
-		return fmt.Errorf("post to the incoming webhook: %w", err)
 	})
 }
