@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -192,8 +193,9 @@ func MutedRoutes(routes []*Route, now time.Time) []string {
 
 // Deliver returns the receivers of the matched routes not muted at now,
 // without duplicates, the group_by of the first matched route, and — when
-// every matched route is muted — why.
-func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, mutedBy string) {
+// every matched route is muted — why, and the receivers of those muted
+// routes (without duplicates; for the record only, never to deliver to).
+func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, mutedBy string, mutedReceivers []string) {
 	var muted []string
 	seen := map[string]bool{}
 	for i, rt := range routes {
@@ -202,6 +204,9 @@ func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, muted
 		}
 		if why := rt.mutedBy(now); why != "" {
 			muted = append(muted, why)
+			if !slices.Contains(mutedReceivers, rt.Receiver) {
+				mutedReceivers = append(mutedReceivers, rt.Receiver)
+			}
 			continue
 		}
 		if !seen[rt.Receiver] {
@@ -209,10 +214,10 @@ func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, muted
 			receivers = append(receivers, rt.Receiver)
 		}
 	}
-	if len(receivers) == 0 && len(muted) > 0 {
-		mutedBy = strings.Join(muted, "; ")
+	if len(receivers) > 0 || len(muted) == 0 {
+		return receivers, groupBy, "", nil
 	}
-	return receivers, groupBy, mutedBy
+	return nil, groupBy, strings.Join(muted, "; "), mutedReceivers
 }
 
 // expandGroupBy returns group_by with Alertmanager's "..." (every label)

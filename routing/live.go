@@ -354,16 +354,17 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 }
 
 // route selects r's receivers from its (possibly changed) decision, minus
-// the routes muted now (r.MutedBy says why when every one is), and returns
-// the group_by of the first matched route.
+// the routes muted now (r.MutedBy says why when every one is, and
+// r.MutedReceivers whose they were), and returns the group_by of the first
+// matched route.
 func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
-	r.Receivers, r.MutedBy = nil, ""
+	r.Receivers, r.MutedBy, r.MutedReceivers = nil, "", nil
 	if r.Decision.Action == alert.ActionNone {
 		return nil
 	}
-	r.Receivers, groupBy, r.MutedBy = Deliver(p.Routes.MatchRoutes(r.Label), p.now())
+	r.Receivers, groupBy, r.MutedBy, r.MutedReceivers = Deliver(p.Routes.MatchRoutes(r.Label), p.now())
 	if !r.Alert.Firing() {
-		r.MutedBy = "" // a resolve goes wherever its firing went
+		r.MutedBy, r.MutedReceivers = "", nil // a resolve goes wherever its firing went
 	}
 	return groupBy
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/lognotify"
@@ -52,6 +53,9 @@ type deps struct {
 	// explains and the replayer sends under the current configuration.
 	current func() *built
 
+	// probeLogs throttles the failed probes' lines (a kubelet probes every
+	// few seconds while Redis is down).
+	probeLogs logthrottle.Throttle
 	// evict watches the store's maxmemory-policy (evict.go).
 	evict *evictionCheck
 	// life is when the store's current run began (dedup.StoreLife), in
@@ -164,7 +168,8 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) },
 		Began: func(ctx context.Context) (time.Time, error) {
 			return dedup.Epoch(ctx, s, cfg.KeyPrefix, time.Now())
-		}}
+		},
+		WriteFailure: st.journal.Failure}
 	if replay {
 		opts.DeadLetters = st.replayer
 	}
@@ -227,7 +232,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	if refused(err) {
 		msg = "store probe failed: Redis refuses the router's commands — a read-only replica, or an ACL user lacking scripting, TIME or the key prefix (deploy/README.md section 1): every webhook fails open meanwhile; staying ready"
 	}
-	d.logger.Warn(msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
+	d.probeLogs.Log(ctx, d.logger, slog.LevelWarn, msg, msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
 }
 

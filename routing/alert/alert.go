@@ -203,6 +203,11 @@ type Result struct {
 	// MutedBy says why a firing alert is recorded but not sent: every route
 	// it matched is muted by its mute or active time intervals ("" if not).
 	MutedBy string `json:"muted_by,omitempty"`
+	// MutedReceivers are the receivers of the routes that muted the alert
+	// (set with MutedBy only), so that the journal and the console can say
+	// whose alert it was. They are never delivered to: delivery reads
+	// Receivers, which stays empty for a muted alert.
+	MutedReceivers []string `json:"muted_receivers,omitempty"`
 	// Deliveries are what happened to the alert at each integration in this
 	// webhook (empty for explain and for alerts with nothing to send).
 	Deliveries []Delivery `json:"deliveries,omitempty"`

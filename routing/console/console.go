@@ -106,6 +106,12 @@ type Options struct {
 	// empty, or a router without Redis restarted, lost them, so "no open
 	// incident" could mislead. nil: not said.
 	Began func(ctx context.Context) (time.Time, error)
+	// WriteFailure reports the journal writer's current run of failed
+	// appends (journal.Writer.Failure): while there is one, every page but
+	// Explain says that the journal is incomplete, since when and why, and
+	// the overview does not blame the store's beginning (Began) for what
+	// is missing. nil: not said.
+	WriteFailure func() (journal.AppendFailure, bool)
 	// Now is the clock (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -274,6 +280,9 @@ type page struct {
 	Notice   string
 	Body     any
 	Replayer bool
+	// JournalFailure says that the journal's writes are failing (set by
+	// execute): what the page shows is incomplete.
+	JournalFailure string
 }
 
 // render executes a page into a buffer first, so a template error becomes a
@@ -293,12 +302,54 @@ func (c *Console) execute(name string, p page, now time.Time) ([]byte, error) {
 	p.Window = c.opts.Window
 	p.Explain = c.opts.Evaluate != nil
 	p.Replayer = c.opts.DeadLetters != nil
+	if f, failing := c.writeFailure(); failing && name != "explain" && p.JournalFailure == "" {
+		p.JournalFailure = writeFailureBanner(f, now)
+	}
 	var buf bytes.Buffer
 	if err := c.pages[name].Execute(&buf, p); err != nil {
 		c.opts.Logger.Error("console page failed to render", "page", name, "err", err)
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// writeFailure returns the journal writer's current run of failed appends
+// (Options.WriteFailure); failing is false when there is none.
+func (c *Console) writeFailure() (f journal.AppendFailure, failing bool) {
+	if c.opts.WriteFailure == nil {
+		return f, false
+	}
+	return c.opts.WriteFailure()
+}
+
+// failing reports whether the journal's writes are failing now.
+func (c *Console) failing() bool {
+	_, failing := c.writeFailure()
+	return failing
+}
+
+// writeFailureBanner says, at now, that the journal's writes have been
+// failing since f.Since and what was lost: the pages read a journal with
+// holes, while delivery goes on.
+func writeFailureBanner(f journal.AppendFailure, now time.Time) string {
+	lost := plural(f.Decisions, "decision")
+	if f.DeadLetters > 0 {
+		lost += " and " + plural(f.DeadLetters, "dead letter")
+	}
+	verb := "were"
+	if f.Decisions+f.DeadLetters == 1 {
+		verb = "was"
+	}
+	return fmt.Sprintf("This router's journal writes are failing since %s UTC, %s ago (%s): %s %s not recorded; this view is incomplete — pages and tickets are still delivered.",
+		f.Since.UTC().Format("2006-01-02 15:04:05"), elapsed(now.Sub(f.Since)), f.Err, lost, verb)
+}
+
+// plural says n things.
+func plural(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return strconv.Itoa(n) + " " + thing + "s"
 }
 
 // writeHTML answers a page. Pages are not stored by the browser
@@ -367,7 +418,7 @@ func (c *Console) moreIncidents(w http.ResponseWriter, r *http.Request, offset i
 	}
 	body := overviewBody{incidentsPage: sc.incidentPages(offset)}
 	c.render(w, http.StatusOK, "overview", page{Title: "Open incidents", Nav: "overview", Refresh: true,
-		Notice: c.overviewNotice(r.Context(), sc, now), Body: body})
+		Notice: c.overviewNotice(r.Context(), sc, now, c.failing()), Body: body})
 }
 
 // overviewTail bounds, as a multiple of MaxEntries, the decisions the
@@ -445,14 +496,16 @@ func (sc *overviewScan) incidentPages(offset int) incidentsPage {
 
 // overviewNotice says what the overview read when it stopped at
 // MaxEntries before the window's start, or when the journal began inside
-// the window.
-func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time.Time) string {
+// the window — unless failing (the journal's writes are failing): the
+// entries missing are then those not written, which the page's banner
+// says (writeFailureBanner), not a store that began afresh.
+func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time.Time, failing bool) string {
 	switch {
 	case sc.tail > 0 && sc.complete:
 		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read too, back to the window's start, so each of their alerts shows its latest state.", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	case sc.tail > 0:
 		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read for %d more, back to %s only: an incident none of whose alerts read is firing is listed as \"state unknown\" — open its page, which reads all its entries.", c.opts.MaxEntries, model.Duration(c.opts.Window), sc.maxTail, sc.oldest.UTC().Format("2006-01-02 15:04:05Z"))
-	case c.opts.Began != nil:
+	case c.opts.Began != nil && !failing:
 		if began, err := c.opts.Began(ctx); err == nil && began.After(sc.since) {
 			return beganNotice(began, now)
 		}
@@ -489,7 +542,9 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	if c.opts.Sectors != nil {
 		sectors = c.opts.Sectors()
 	}
-	snap := &snapshot{built: now, decisions: sc.n, options: sc.options.options()}
+	// The banner is the one the snapshot is kept for (shared).
+	f, failing := c.writeFailure()
+	snap := &snapshot{built: now, decisions: sc.n, options: sc.options.options(), failing: failing}
 	body := overviewBody{
 		incidentsPage: sc.incidentPages(0),
 		Heat:          newHeatMap(sc.act, sectors),
@@ -499,7 +554,11 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	if c.shared(snap, now) {
 		body.SharedFor = c.opts.CacheTTL
 	}
-	snap.html, err = c.execute("overview", page{Title: "Overview", Nav: "overview", Refresh: true, Notice: c.overviewNotice(ctx, sc, now), Body: body}, now)
+	p := page{Title: "Overview", Nav: "overview", Refresh: true, Notice: c.overviewNotice(ctx, sc, now, failing), Body: body}
+	if failing {
+		p.JournalFailure = writeFailureBanner(f, now)
+	}
+	snap.html, err = c.execute("overview", p, now)
 	if err != nil {
 		return nil, err
 	}

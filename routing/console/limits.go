@@ -121,6 +121,9 @@ type snapshot struct {
 	decisions int
 	html      []byte
 	options   filterOptions
+	// failing says the journal's writes were failing when it was built
+	// (its page says so): it is not served once that changes.
+	failing bool
 }
 
 // overviewCache holds the last overview built; builds share one run
@@ -131,9 +134,15 @@ type overviewCache struct {
 	builds singleflight.Group
 }
 
-// shared reports whether s may still be served at now.
+// shared reports whether s may still be served at now: recent enough, and
+// built while the journal's writes were failing only if they still are,
+// and the other way round, so that the banner that says so comes and goes
+// with the failure.
 func (c *Console) shared(s *snapshot, now time.Time) bool {
-	return s != nil && s.decisions >= cacheMinDecisions && c.opts.CacheTTL > 0 && now.Sub(s.built) < c.opts.CacheTTL
+	if s == nil || s.decisions < cacheMinDecisions || c.opts.CacheTTL <= 0 || now.Sub(s.built) >= c.opts.CacheTTL {
+		return false
+	}
+	return s.failing == c.failing()
 }
 
 // overviewSnapshot returns the overview: the one kept when it is recent

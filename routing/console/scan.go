@@ -30,25 +30,26 @@ import (
 // the overview says an incident began), the webhook's group key, the
 // classification's details, and a dead letter's payload.
 type slimEntry struct {
-	Kind         journal.Kind       `json:"kind"`
-	Time         time.Time          `json:"time"`
-	Replica      string             `json:"replica"`
-	Fingerprint  string             `json:"fingerprint"`
-	Alertname    string             `json:"alertname"`
-	Status       string             `json:"status"`
-	StartsAt     time.Time          `json:"starts_at"`
-	Sector       string             `json:"sector"`
-	KPIs         []string           `json:"kpis"`
-	Decision     alert.Decision     `json:"decision"`
-	Hints        []string           `json:"hints"`
-	Incident     string             `json:"incident"`
-	Receivers    []string           `json:"receivers"`
-	Deliveries   []journal.Delivery `json:"deliveries"`
-	SuppressedBy string             `json:"suppressed_by"`
-	Suppressed   bool               `json:"suppressed"`
-	Deduplicated bool               `json:"deduplicated"`
-	Muted        bool               `json:"muted"`
-	DeadLetter   *slimDeadLetter    `json:"dead_letter"`
+	Kind           journal.Kind       `json:"kind"`
+	Time           time.Time          `json:"time"`
+	Replica        string             `json:"replica"`
+	Fingerprint    string             `json:"fingerprint"`
+	Alertname      string             `json:"alertname"`
+	Status         string             `json:"status"`
+	StartsAt       time.Time          `json:"starts_at"`
+	Sector         string             `json:"sector"`
+	KPIs           []string           `json:"kpis"`
+	Decision       alert.Decision     `json:"decision"`
+	Hints          []string           `json:"hints"`
+	Incident       string             `json:"incident"`
+	Receivers      []string           `json:"receivers"`
+	Deliveries     []journal.Delivery `json:"deliveries"`
+	SuppressedBy   string             `json:"suppressed_by"`
+	Suppressed     bool               `json:"suppressed"`
+	Deduplicated   bool               `json:"deduplicated"`
+	Muted          bool               `json:"muted"`
+	MutedReceivers []string           `json:"muted_receivers"`
+	DeadLetter     *slimDeadLetter    `json:"dead_letter"`
 }
 
 // slimDeadLetter is a dead letter without the notification it keeps.
@@ -70,6 +71,7 @@ func (s *slimEntry) into(e *journal.Entry) {
 		Sector: s.Sector, KPIs: s.KPIs, Decision: s.Decision, Hints: s.Hints,
 		Incident: s.Incident, Receivers: s.Receivers, Deliveries: s.Deliveries,
 		SuppressedBy: s.SuppressedBy, Suppressed: s.Suppressed, Deduplicated: s.Deduplicated, Muted: s.Muted,
+		MutedReceivers: s.MutedReceivers,
 	}
 	if d := s.DeadLetter; d != nil {
 		e.DeadLetter = &journal.DeadLetter{Receiver: d.Receiver, Integration: d.Integration, Incident: d.Incident,

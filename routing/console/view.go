@@ -23,6 +23,10 @@ type incidentView struct {
 	KPIs      []string
 	Hints     []string
 	Receivers []string
+	// MutedReceivers are the receivers of the routes that muted its
+	// alerts (journal.Entry.MutedReceivers) that none routed to: shown
+	// "muted (…)".
+	MutedReceivers []string
 	// Deliveries is, per receiver and integration, the outcome that
 	// matters most over the incident's entries, with the latest beside it
 	// when it is another (deliveryView).
@@ -261,6 +265,7 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	inc.KPIs = union(inc.KPIs, e.KPIs)
 	inc.Hints = union(inc.Hints, e.Hints)
 	inc.Receivers = union(inc.Receivers, e.Receivers)
+	inc.MutedReceivers = union(inc.MutedReceivers, e.MutedReceivers)
 }
 
 // views returns the incidents, loudest, then most recent, first; open
@@ -274,6 +279,7 @@ func (s *incidentSet) views(open bool) []incidentView {
 		}
 		inc := a.view
 		inc.More = a.alerts - len(inc.Alerts)
+		inc.MutedReceivers = slices.DeleteFunc(slices.Clone(inc.MutedReceivers), func(r string) bool { return slices.Contains(inc.Receivers, r) })
 		for _, k := range slices.SortedFunc(maps.Keys(a.deliveries), func(x, y [2]string) int {
 			return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 		}) {
@@ -663,6 +669,9 @@ func (o *optionSet) add(e *journal.Entry) {
 		o.policies[e.Decision.Policy] = struct{}{}
 	}
 	for _, r := range e.Receivers {
+		o.receivers[r] = struct{}{}
+	}
+	for _, r := range e.MutedReceivers {
 		o.receivers[r] = struct{}{}
 	}
 }

@@ -91,6 +91,12 @@ type Entry struct {
 	Muted        bool       `json:"muted,omitempty"`
 	// MutedBy says which time interval muted the alert.
 	MutedBy string `json:"muted_by,omitempty"`
+	// MutedReceivers are the receivers of the routes that muted the alert
+	// (alert.Result.MutedReceivers): whose alert it was. Receivers stays
+	// empty for a muted alert — nothing was sent — so readers that ask
+	// where an alert was routed read Receivers alone; the console's
+	// receiver filter matches either.
+	MutedReceivers []string `json:"muted_receivers,omitempty"`
 	// LiveSLO is the one-line live SLO context read from Prometheus.
 	LiveSLO string `json:"live_slo,omitempty"`
 	// Flapping is the flap damping's reason, when the alert was flapping.
@@ -134,6 +140,9 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		Suppressed:    r.SuppressedBy != "",
 		Muted:         r.MutedBy != "",
 		MutedBy:       r.MutedBy,
+	}
+	if r.MutedBy != "" {
+		e.MutedReceivers = slices.Clone(r.MutedReceivers)
 	}
 	if r.Live != nil {
 		e.LiveSLO = r.Live.Summary

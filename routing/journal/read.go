@@ -17,6 +17,8 @@ type Filter struct {
 	Sector   string
 	Action   string
 	Policy   string
+	// Receiver matches an entry routed to it (Receivers) or muted on a
+	// route of it (MutedReceivers).
 	Receiver string
 	// Text matches, case-insensitively, the alertname, fingerprint,
 	// incident, a label value, a reason or a hint id.
@@ -30,7 +32,7 @@ func (f Filter) Match(e *Entry) bool {
 		f.Sector != "" && e.Sector != f.Sector,
 		f.Action != "" && string(e.Decision.Action) != f.Action,
 		f.Policy != "" && e.Decision.Policy != f.Policy,
-		f.Receiver != "" && !slices.Contains(e.Receivers, f.Receiver):
+		f.Receiver != "" && !slices.Contains(e.Receivers, f.Receiver) && !slices.Contains(e.MutedReceivers, f.Receiver):
 		return false
 	}
 	return f.Text == "" || containsText(e, strings.ToLower(f.Text))

@@ -98,8 +98,9 @@ type item struct {
 // blocks and never fails. One goroutine drains a bounded channel and appends
 // what it finds in batches, packed into frames (frame.go); entries that do
 // not fit the buffer, or whose batch the store rejects, are dropped and
-// counted in alertrouter_journal_dropped_total. It is safe for concurrent
-// use.
+// counted in alertrouter_journal_dropped_total; while appends fail,
+// Failure says since when and how many were lost, for the console. It is
+// safe for concurrent use.
 type Writer struct {
 	journal store.Journal
 	m       *Metrics
@@ -117,8 +118,87 @@ type Writer struct {
 	// failLogs throttles the append failures logged during a store outage.
 	failLogs logthrottle.Throttle
 
+	failMu  sync.Mutex    // guards failure and failing
+	failure AppendFailure // the current run of failed appends, if failing
+	failing bool
+
 	quietMu sync.Mutex           // guards quiet (record.go)
 	quiet   map[string]time.Time // quiet decisions journaled recently
+}
+
+// AppendFailure is a run of failed appends: the store refuses or cannot
+// take the journal's entries (a full Redis under noeviction, an ACL user
+// without XADD, a read-only replica, Redis down). Webhooks are not
+// affected, but what the journal's readers show is incomplete.
+type AppendFailure struct {
+	// Since is when the first append of the run failed.
+	Since time.Time
+	// Err is the last failure's error.
+	Err string
+	// Decisions and DeadLetters count the entries of each kind dropped
+	// since: in the appends that failed, and for want of room in the
+	// buffer while the writer waited on the failing store.
+	Decisions, DeadLetters int
+}
+
+// Failure returns the current run of failed appends; ok is false when the
+// last append succeeded, or none failed yet. A successful append ends the
+// run. It is safe for concurrent use.
+func (w *Writer) Failure() (f AppendFailure, ok bool) {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	return w.failure, w.failing
+}
+
+// appendFailed starts or extends the run of failed appends with the
+// entries of a failed append.
+func (w *Writer) appendFailed(err error, counts [2]int) {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	if !w.failing {
+		w.failing, w.failure = true, AppendFailure{Since: w.opts.Now()}
+	}
+	w.failure.Err = err.Error()
+	w.failure.Decisions += counts[0]
+	w.failure.DeadLetters += counts[1]
+}
+
+// droppedWhileFailing adds entries dropped for want of room in the buffer
+// to the run of failed appends, if there is one.
+func (w *Writer) droppedWhileFailing(entries []Entry) {
+	w.failMu.Lock()
+	defer w.failMu.Unlock()
+	if w.failing {
+		c := countKinds(entries)
+		w.failure.Decisions += c[0]
+		w.failure.DeadLetters += c[1]
+	}
+}
+
+// appendSucceeded ends the run of failed appends, if there is one, and
+// logs what it lost.
+func (w *Writer) appendSucceeded() {
+	w.failMu.Lock()
+	f, failing := w.failure, w.failing
+	w.failing, w.failure = false, AppendFailure{}
+	w.failMu.Unlock()
+	if failing {
+		w.opts.Logger.Info("journal appends succeed again; the entries dropped while they failed are not in the journal",
+			"since", f.Since, "decisions", f.Decisions, "dead_letters", f.DeadLetters, "err", f.Err)
+	}
+}
+
+// countKinds counts the decisions ([0]) and dead letters ([1]) of entries.
+func countKinds(entries []Entry) (c [2]int) {
+	for i := range entries {
+		switch entries[i].Kind {
+		case KindDecision:
+			c[0]++
+		case KindDeadLetter:
+			c[1]++
+		}
+	}
+	return c
 }
 
 // NewWriter starts a writer appending to j; Close stops it.
@@ -170,6 +250,7 @@ func (w *Writer) write(entries []Entry, owned bool) {
 		drop := min(over, n)
 		w.queued.Add(-drop)
 		w.m.dropped.Add(float64(drop))
+		w.droppedWhileFailing(entries[n-drop:])
 		entries = entries[:n-drop]
 		if len(entries) == 0 {
 			return
@@ -296,6 +377,7 @@ func (w *Writer) append(batch []Entry) {
 	}
 	recs := make([]store.JournalRecord, 0, len(batch)/MaxFrameEntries+2)
 	entries := 0
+	var kinds [2]int // the decisions and dead letters in recs
 	for start := 0; start < len(batch); {
 		end := start + 1
 		for end < len(batch) && end-start < MaxFrameEntries && batch[end].Kind == batch[start].Kind {
@@ -307,6 +389,8 @@ func (w *Writer) append(batch []Entry) {
 		if err == nil {
 			recs = append(recs, store.JournalRecord{Kind: string(frame[0].Kind), Data: data})
 			entries += len(frame)
+			c := countKinds(frame)
+			kinds[0], kinds[1] = kinds[0]+c[0], kinds[1]+c[1]
 			continue
 		}
 		// An entry the encoder refuses (decoding lets no such value in;
@@ -321,6 +405,8 @@ func (w *Writer) append(batch []Entry) {
 			}
 			recs = append(recs, store.JournalRecord{Kind: string(frame[i].Kind), Data: data})
 			entries++
+			c := countKinds(frame[i : i+1])
+			kinds[0], kinds[1] = kinds[0]+c[0], kinds[1]+c[1]
 		}
 	}
 	if len(recs) == 0 {
@@ -331,8 +417,10 @@ func (w *Writer) append(batch []Entry) {
 	if _, err := w.journal.AppendJournal(ctx, recs); err != nil {
 		w.m.failed.Inc()
 		w.m.dropped.Add(float64(entries))
+		w.appendFailed(err, kinds)
 		w.failLogs.Log(ctx, w.opts.Logger, slog.LevelWarn, "append", "journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
 		return
 	}
 	w.m.written.Add(float64(entries))
+	w.appendSucceeded()
 }
