@@ -1,10 +1,12 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
 // A rotated secret file (a Kubernetes Secret's new value in its mounted
@@ -222,5 +225,64 @@ func waitUntil(t *testing.T, what string, log fmt.Stringer, cond func() bool) {
 			t.Fatalf("%s never happened; log:\n%s", what, log.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A rotated Redis password (README: rotate on Redis' side first, then the
+// Secret) reached no client: the reload compared store.redis by its
+// password_file's path, kept the old client, and its new connections —
+// after Redis dropped the old ones — failed WRONGPASS: every webhook sent
+// without deduplication (duplicate pages) while the reload said success.
+// A changed store file builds a new client; the repeat is deduplicated.
+func TestARotatedRedisPasswordFileReachesANewClient(t *testing.T) {
+	srv := redistest.Start(t, "--requirepass", "pw1")
+	pwFile := filepath.Join(t.TempDir(), "redis-password")
+	if err := os.WriteFile(pwFile, []byte("pw1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "router.yml", fmt.Sprintf("store: {redis: {addrs: [%s], password_file: %s}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.Addr(), pwFile))
+	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms", "--store.probe-interval=0")
+	send := func(service string) map[string]any {
+		t.Helper()
+		body := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"router","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUDown","severity":"critical","service":%q},"startsAt":"2026-12-04T10:00:00Z"}]}`, service)
+		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var sum map[string]any
+		if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("webhook answered %d (%v)", resp.StatusCode, err)
+		}
+		return sum
+	}
+	send("before")
+	// Rotate on Redis' side first (a fresh connection authenticates with
+	// pw1 to change it), then the file; Redis drops the old connections.
+	rotate := exec.Command("redis-cli", "-p", strings.TrimPrefix(srv.Addr(), "127.0.0.1:"), "-a", "pw1", "--no-auth-warning", "CONFIG", "SET", "requirepass", "pw2")
+	if out, err := rotate.CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli CONFIG SET requirepass: %v %s", err, out)
+	}
+	tmp := pwFile + ".new"
+	if err := os.WriteFile(tmp, []byte("pw2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, pwFile); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for !strings.Contains(log.String(), "store settings changed") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the rotated password_file built no new store client:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	kill := exec.Command("redis-cli", "-p", strings.TrimPrefix(srv.Addr(), "127.0.0.1:"), "-a", "pw2", "--no-auth-warning", "CLIENT", "KILL", "TYPE", "normal")
+	if out, err := kill.CombinedOutput(); err != nil {
+		t.Fatalf("redis-cli CLIENT KILL: %v %s", err, out)
+	}
+	send("after")
+	if sum := send("after"); sum["deduplicated"] != float64(1) {
+		t.Fatalf("the repeat after the rotation answered %v; want it deduplicated (the store answering with the new password):\n%s", sum, log.String())
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/webhook"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // runtime is the running service: the current generation (pipeline, edge
@@ -156,7 +157,7 @@ func (rt *runtime) reload() error {
 	}
 	old := rt.current.Load()
 	st := old.state
-	if !sameStore(old.state.cfg, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
+	if !sameStore(old.state.cfg, cfg.Store) || storeFilesChanged(old, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
 			return inConfig(cfg, err)
 		}
@@ -179,6 +180,12 @@ func (rt *runtime) reload() error {
 		rt.retired.Go(wait)
 	}
 	if st.store != old.state.store {
+		if st.cfg.KeyPrefix == old.state.cfg.KeyPrefix {
+			// The same keyspace through a new client: what the old one
+			// could not write (an outage, a password it no longer has)
+			// is the new one's to write.
+			old.state.deferred.HandOver(st.deferred)
+		}
 		rt.deps.storeChanged(cfg.Store.FailClosed)
 		drain := old.edge.Timeout + 5*time.Second
 		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks and Slack clicks", "drain", drain)
@@ -264,6 +271,20 @@ func configWarnings(cfg *config.Config) []string {
 		out = append(out, fmt.Sprintf("the root route's receiver %q has no integrations (a blackhole): every alert no other route matches is recorded as muted, not sent", cfg.Route.Receiver))
 	}
 	return out
+}
+
+// storeFilesChanged reports whether a file the store client of old was
+// built from (store.redis.password_file, its TLS files) has changed since:
+// a rotated Redis password must reach a new client — the old one, whose
+// config names the same path, kept logging in with the old password, every
+// webhook failing open (duplicate pages) while the reload said success.
+func storeFilesChanged(old *built, c store.Config) bool {
+	for p, sum := range fileSums((&config.Config{Store: c}).SecretFiles()) {
+		if was, ok := old.files[p]; !ok || was != sum {
+			return true
+		}
+	}
+	return false
 }
 
 // continueGroupings warns of a route with continue whose group_by differs

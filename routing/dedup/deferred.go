@@ -33,9 +33,11 @@ type Deferred struct {
 	mu     sync.Mutex
 	queue  []job
 	closed bool // Close has given up what was left: add drops
-	wake   chan struct{}
-	stop   chan struct{}
-	done   chan struct{}
+	// next took the queue over (HandOver): add forwards to it.
+	next *Deferred
+	wake chan struct{}
+	stop chan struct{}
+	done chan struct{}
 }
 
 type job struct {
@@ -104,7 +106,18 @@ func (d *Deferred) Len() int {
 
 func (d *Deferred) add(j job) {
 	j.at = time.Now()
+	d.enqueue(j)
+}
+
+// enqueue queues j (its time kept), or forwards it to the Deferred that
+// took the queue over.
+func (d *Deferred) enqueue(j job) {
 	d.mu.Lock()
+	if next := d.next; next != nil {
+		d.mu.Unlock()
+		next.enqueue(j)
+		return
+	}
 	if d.closed {
 		// A settle that outlived the retrier (a reload retired its store).
 		d.mu.Unlock()
@@ -156,6 +169,35 @@ func (d *Deferred) Close() {
 		d.dropped.Add(float64(n))
 		d.pending.Sub(float64(n))
 		d.logger.Error("stopping with deferred store writes not applied: given up; the store may not know of notifications sent during its outage (a duplicate, or an incident that does not open again, is possible)", "writes", n)
+	}
+}
+
+// HandOver stops d's retrier and moves the writes it holds — and those
+// added later, by the webhooks of d's generation still in flight — to
+// next, which retries them on its store: a reload that builds a new client
+// for the same keyspace (a rotated Redis password, new TLS files, new
+// timeouts) keeps what an outage left to write, where Close would try the
+// old client once and give them up (the notifications sent during the
+// outage then sent again). Close afterwards does nothing; handing over
+// twice, or after Close, does nothing.
+func (d *Deferred) HandOver(next *Deferred) {
+	if next == nil || next == d {
+		return
+	}
+	select {
+	case <-d.stop:
+		return
+	default:
+	}
+	close(d.stop)
+	<-d.done
+	d.mu.Lock()
+	q := d.queue
+	d.queue, d.next = nil, next
+	d.mu.Unlock()
+	d.pending.Sub(float64(len(q)))
+	for _, j := range q {
+		next.enqueue(j)
 	}
 }
 

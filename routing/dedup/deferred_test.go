@@ -127,3 +127,43 @@ func TestAWriteOlderThanMaxAgeIsCountedDropped(t *testing.T) {
 		t.Errorf("pending gauge = %v, want 0", got)
 	}
 }
+
+// A reload that builds a new store client (a rotated Redis password: the
+// old client's connections refused) handed the retrier's queue to Close,
+// which tried the old client once and gave it up: the notifications sent
+// during the outage were sent again. HandOver moves the queue, and the
+// writes of the old generation's webhooks still in flight, to the new
+// client's retrier, which applies them.
+func TestHandOverAppliesTheQueueThroughTheNewClient(t *testing.T) {
+	old, oldSrv := redisStore(t)
+	oldSrv.Kill()
+	st, _ := redisStore(t)
+	m := NewDeferredMetrics(nil)
+	d := NewDeferred(old, m, nil)
+	next := NewDeferred(st, m, nil)
+	defer next.Close()
+	d.Set([]store.Entry{{Key: "n:queued", Value: "page|1|inc", TTL: time.Hour}})
+	d.HandOver(next)
+	d.Set([]store.Entry{{Key: "n:late", Value: "page|1|inc", TTL: time.Hour}})
+	d.Close() // the old state retired: nothing left to give up
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		v, found, err := st.Get(t.Context(), []string{"n:queued", "n:late"})
+		if err == nil && found[0] && found[1] && v[0] == "page|1|inc" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the handed-over writes never reached the new client's store: %q %v %v", v, found, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(m.dropped); got != 0 {
+		t.Errorf("dropped = %v, want 0", got)
+	}
+	for next.Len() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(m.pending); got != 0 {
+		t.Errorf("pending gauge = %v once applied, want 0", got)
+	}
+}
