@@ -65,6 +65,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 
 	check := app.Command("check-config", "Validate the configuration and print a summary of receivers and routes.")
 	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).String()
+	probe := check.Flag("probe", "Also reach what the configuration names, without paging anyone: Slack (auth.test), PagerDuty's events URL (a GET), the store (PING, then a key written under key_prefix and deleted) and Alertmanager (its alerts API), each through its own HTTP settings; exit 1 if one fails.").Bool()
 
 	explain := app.Command("explain", "Dry run: classify, decide and route every alert of a webhook payload and print one JSON object per alert.")
 	explainFile := explain.Arg("file", "Webhook JSON payload file, or - (the default) for standard input.").Default("-").String()
@@ -104,7 +105,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintln(m.Stdout, version.Print("router"))
 		return 0
 	case "check-config":
-		return m.checkConfig(*testRoute)
+		return m.checkConfig(*testRoute, *probe)
 	case "import-alertmanager":
 		return m.importAlertmanager(*importFile)
 	case "explain":

@@ -18,7 +18,7 @@ import (
 
 // checkConfig is `router check-config`: exit 0 with a one-screen summary, or
 // 1 with every error, each prefixed by its YAML path.
-func (m *Main) checkConfig(testRoute string) int {
+func (m *Main) checkConfig(testRoute string, probe bool) int {
 	fail := func(err error) int {
 		fmt.Fprintf(m.Stderr, "router check-config: FAILED\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -45,6 +45,10 @@ func (m *Main) checkConfig(testRoute string) int {
 		return fail(inConfig(cfg, err))
 	}
 	b, err := d.build(cfg, st)
+	probed, failed := "", 0
+	if err == nil && probe && testRoute == "" {
+		probed, failed = probeAll(cfg, b)
+	}
 	st.close()
 	if err != nil {
 		return fail(err)
@@ -109,6 +113,11 @@ func (m *Main) checkConfig(testRoute string) int {
 	fmt.Fprint(w, cfg.RedactString(routes.String()))
 	for _, s := range configWarnings(cfg) {
 		fmt.Fprintf(w, "warning: %s\n", s)
+	}
+	fmt.Fprint(w, probed)
+	if failed > 0 {
+		fmt.Fprintf(m.Stderr, "router check-config: %d probes FAILED (above)\n", failed)
+		return 1
 	}
 	return 0
 }

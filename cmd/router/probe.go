@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/notify/amsilence"
+)
+
+// prober is a notifier that can check its way to its service without
+// notifying (pagerduty.Notifier, slack.Notifier).
+type prober interface {
+	Probe(ctx context.Context) (string, error)
+}
+
+// probeTimeout bounds each probe.
+const probeTimeout = 10 * time.Second
+
+// probeAll is `check-config --probe`: it reaches, without paging anyone,
+// every integration that can be checked, the store and Alertmanager, each
+// through its own HTTP settings (proxy, TLS), and prints one line each —
+// so a wrong CA, an egress proxy refusing, a name that does not resolve or
+// a revoked Slack token shows before the first page rather than at it. It
+// returns the lines to print and how many failed.
+func probeAll(cfg *config.Config, b *built) (string, int) {
+	failed := 0
+	var out strings.Builder
+	report := func(what, ok string, err error) {
+		if err != nil {
+			failed++
+			fmt.Fprintf(&out, "probe %s: FAILED: %v\n", what, cfg.Redact(err))
+			return
+		}
+		fmt.Fprintf(&out, "probe %s: ok: %s\n", what, ok)
+	}
+	run := func(f func(ctx context.Context) (string, error)) (string, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
+		defer cancel()
+		return f(ctx)
+	}
+	for _, r := range cfg.Receivers {
+		for _, in := range b.pipeline.Receivers[r.Name] {
+			if p, ok := in.Notifier.(prober); ok {
+				s, err := run(p.Probe)
+				report(fmt.Sprintf("receiver %q %s", r.Name, in.Name), s, err)
+			}
+		}
+	}
+	if cfg.Store.Redis != nil {
+		s, err := run(func(ctx context.Context) (string, error) {
+			if err := b.state.store.Ping(ctx); err != nil {
+				return "", err
+			}
+			if p, ok := b.state.store.(writeProber); ok {
+				if err := p.ProbeWrite(ctx, b.state.cfg.KeyPrefix+"probe"); err != nil {
+					return "", err
+				}
+			}
+			out := "PING, and a key written under the prefix (with TIME, in a script) and deleted"
+			if r, ok := b.state.store.(memoryPolicyReader); ok {
+				if mp, err := r.MemoryPolicy(ctx); err == nil {
+					out += fmt.Sprintf("; maxmemory-policy %s", mp.Policy)
+					if mp.Evicts() {
+						out += " EVICTS keys when full: set noeviction (deploy/README.md section 1)"
+					}
+				}
+			}
+			return out, nil
+		})
+		report("store", s, err)
+	}
+	if cfg.Alertmanager != nil {
+		s, err := run(func(ctx context.Context) (string, error) {
+			am, err := amsilence.New(*cfg.Alertmanager)
+			if err != nil {
+				return "", err
+			}
+			if _, err := am.Fingerprints(ctx, "AlertrouterProbe"); err != nil {
+				return "", err
+			}
+			return "its alerts API (GET /api/v2/alerts) answered", nil
+		})
+		report("alertmanager", s, err)
+	}
+	return out.String(), failed
+}

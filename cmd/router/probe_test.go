@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+)
+
+// Egress was found at the first page: a wrong CA, a refusing proxy, a
+// revoked Slack token or an unreachable PagerDuty passed check-config and
+// a ready router. check-config --probe reaches each (Slack's auth.test,
+// PagerDuty's events URL, the store with a write, Alertmanager's API)
+// through its own HTTP settings without paging anyone, prints a line
+// each, and exits 1 naming what failed.
+func TestCheckConfigProbeReachesWhatTheConfigNames(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	sl := slacktest.NewServer("xoxb-good", "alerts")
+	defer sl.Close()
+	srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru")
+	cfg := func(token, am string) string {
+		return writeFile(t, "router.yml", fmt.Sprintf(`
+store: {redis: {addrs: [%s]}}
+alertmanager: {url: %s}
+route: {receiver: slack}
+receivers:
+  - name: pd
+    pagerduty_configs: [{url: %s, routing_key: 0123456789abcdef0123456789abcdef}]
+  - name: slack
+    slack_configs: [{api_url: %s, token: %s, channel: "#alerts"}]
+`, srv.Addr(), am, pd.EnqueueURL(), sl.APIURL(), token))
+	}
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n").URL
+	code, out, errs := runMain(t, "--config.file="+cfg("xoxb-good", am), "check-config", "--probe")
+	if code != 0 {
+		t.Fatalf("every probe should pass: exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{`probe receiver "pd" pagerduty/0: ok`, `probe receiver "slack" slack/0: ok: auth.test`, "probe store: ok", "maxmemory-policy volatile-lru EVICTS", "probe alertmanager: ok"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config --probe does not say %q:\n%s", want, out)
+		}
+	}
+	if len(pd.Events()) != 0 {
+		t.Errorf("the probe sent PagerDuty %d events; want none", len(pd.Events()))
+	}
+	if n, err := redistest.Do(srv.Addr(), "DBSIZE"); err != nil || n != "0" {
+		t.Errorf("the store probe left %s keys (%v); want its key deleted", n, err)
+	}
+
+	code, out, errs = runMain(t, "--config.file="+cfg("xoxb-revoked", "http://"+freeAddr(t)), "check-config", "--probe")
+	if code != 1 {
+		t.Fatalf("a revoked token and an unreachable Alertmanager: exit %d, want 1\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{`probe receiver "slack" slack/0: FAILED: auth.test: invalid_auth`, "probe alertmanager: FAILED", `probe receiver "pd" pagerduty/0: ok`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config --probe does not say %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errs, "2 probes FAILED") {
+		t.Errorf("stderr does not count the failed probes: %s", errs)
+	}
+}
