@@ -124,6 +124,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		if err := p.lostResolves(ctx, trs, steps, prefetched, now, sum); err != nil {
 			return nil, histories, err
 		}
+		p.renewMarkers(ctx, trs, steps, values)
 	}
 	out := trs[:0]
 	// notified: the resolves notified or already notified (only they are
@@ -463,6 +464,26 @@ func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bo
 	return m
 }
 
+// renewMarkers renews the lifetime of the markers of the firings skipped
+// whose markers have lived half of dedup.notified_ttl (dedup.Step.Renew):
+// only while the marker still holds the value read (a resolve notified
+// meanwhile is left as it is). Best effort: a failure is counted, and the
+// next repeat tries again.
+func (p *Pipeline) renewMarkers(ctx context.Context, trs []*transition, steps []dedup.Step, values []string) {
+	var renew []store.Entry
+	for i, t := range trs {
+		if steps[i].Verdict == dedup.Skip && steps[i].Renew {
+			renew = append(renew, store.Entry{Key: t.marker, Value: values[i], TTL: p.Dedup.NotifiedTTL})
+		}
+	}
+	if len(renew) == 0 {
+		return
+	}
+	if err := p.Store.ExpireIfEqual(ctx, renew); err != nil {
+		p.countStoreError("renew the markers of long-firing alerts", err)
+	}
+}
+
 // steps returns what dedup.Transition decides for each of trs given its
 // marker's value.
 func (p *Pipeline) steps(trs []*transition, values []string, found []bool, storeDown bool, now time.Time) []dedup.Step {
@@ -481,7 +502,7 @@ func (p *Pipeline) input(t *transition, marker string, found, storeDown bool, no
 		m = dedup.ParseMarker(marker)
 	}
 	return dedup.Input{Found: found, Marker: m, StoreDown: storeDown, Firing: t.res.Alert.Firing(),
-		Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval}
+		Tier: t.tier, StartsAt: t.res.Alert.IdentityStart(), Now: now, RepeatInterval: p.Dedup.RepeatInterval, NotifiedTTL: p.Dedup.NotifiedTTL}
 }
 
 // notifiedFirings returns the firing alerts every integration of which was

@@ -97,6 +97,9 @@ type Input struct {
 	StartsAt       time.Time
 	Now            time.Time
 	RepeatInterval time.Duration
+	// NotifiedTTL is how long a marker lives (dedup.notified_ttl; 0: not
+	// renewed).
+	NotifiedTTL time.Duration
 }
 
 // Verdict says what to do with one transition.
@@ -140,6 +143,12 @@ type Step struct {
 	Refire bool
 	// ResolvedAt is when the resolve a Refire follows was notified.
 	ResolvedAt time.Time
+	// Renew, on a Skip of a firing, says its marker has lived half its
+	// NotifiedTTL or more: its lifetime is renewed, so an alert firing
+	// longer than notified_ttl with no reminder sent (repeat_interval 0,
+	// or Alertmanager repeating less often than the marker lives) is not
+	// notified again as new when the marker expires.
+	Renew bool
 }
 
 // Transition is the dedup state machine: given what was notified and what
@@ -200,5 +209,5 @@ func Transition(in Input) Step {
 		// resolve, and the reminder would page anew.
 		return Step{Verdict: Send, Kind: alert.KindReminder, Incident: m.Incident, ClaimSuffix: ":r" + strconv.FormatInt(bucket, 10)}
 	}
-	return Step{Verdict: Skip}
+	return Step{Verdict: Skip, Renew: in.Firing && in.NotifiedTTL > 0 && !m.At.IsZero() && in.Now.Sub(m.At) >= in.NotifiedTTL/2}
 }

@@ -119,3 +119,25 @@ func TestIsClaimTellsTokensFromMarkers(t *testing.T) {
 		}
 	}
 }
+
+// A firing skipped once its marker has lived half of NotifiedTTL renews
+// it; a younger marker, a resolve, and no NotifiedTTL do not.
+func TestASkippedFiringRenewsAnAgingMarker(t *testing.T) {
+	now := time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC)
+	ttl := 7 * 24 * time.Hour
+	for _, tc := range []struct {
+		name   string
+		in     dedup.Input
+		renews bool
+	}{
+		{"half its life", dedup.Input{Found: true, Marker: dedup.Marker{Tier: "p", At: now.Add(-ttl / 2)}, Firing: true, Tier: "p", Now: now, NotifiedTTL: ttl}, true},
+		{"young", dedup.Input{Found: true, Marker: dedup.Marker{Tier: "p", At: now.Add(-ttl/2 + time.Minute)}, Firing: true, Tier: "p", Now: now, NotifiedTTL: ttl}, false},
+		{"resolve already notified", dedup.Input{Found: true, Marker: dedup.Marker{Resolved: true, At: now.Add(-ttl)}, Firing: false, Now: now, NotifiedTTL: ttl}, false},
+		{"no ttl", dedup.Input{Found: true, Marker: dedup.Marker{Tier: "p", At: now.Add(-ttl)}, Firing: true, Tier: "p", Now: now}, false},
+	} {
+		st := dedup.Transition(tc.in)
+		if st.Verdict != dedup.Skip || st.Renew != tc.renews {
+			t.Errorf("%s: %+v; want a Skip with Renew %v", tc.name, st, tc.renews)
+		}
+	}
+}
