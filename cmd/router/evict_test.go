@@ -29,14 +29,7 @@ func TestServeWarnsOfARedisThatEvicts(t *testing.T) {
 		t.Run(tc.policy, func(t *testing.T) {
 			srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", tc.policy)
 			p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-			addr := freeAddr(t)
-			var out, errb syncBuffer
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan int, 1)
-			go func() {
-				done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=100ms"})
-			}()
-			defer func() { cancel(); <-done }()
+			addr, errb := serveUnready(t, p, "--store.probe-interval=100ms")
 			want := "alertrouter_store_evicting 0"
 			if tc.evicts {
 				want = "alertrouter_store_evicting 1"
@@ -99,14 +92,7 @@ func TestReadinessProbeFindsARedisThatRefusesTheRoutersCommands(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			srv := redistest.Start(t, tc.args...)
 			p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]"+tc.store+"}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-			addr := freeAddr(t)
-			var out, errb syncBuffer
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan int, 1)
-			go func() {
-				done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=0"})
-			}()
-			defer func() { cancel(); <-done }()
+			addr, _ := serveUnready(t, p, "--store.probe-interval=0")
 			var code int
 			var body string
 			deadline := time.Now().Add(15 * time.Second)
@@ -138,4 +124,21 @@ func TestReadinessProbeFindsARedisThatRefusesTheRoutersCommands(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serveUnready runs serve in process on the config file p with flags added,
+// without waiting for it to be ready (tests of readiness itself), and stops
+// it at the test's end; it returns its address and its log.
+func serveUnready(t *testing.T, p string, flags ...string) (addr string, log *syncBuffer) {
+	t.Helper()
+	addr = freeAddr(t)
+	var out syncBuffer
+	log = &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: log}).Run(ctx, append([]string{"--config.file=" + p, "--web.listen-address=" + addr}, flags...))
+	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return addr, log
 }

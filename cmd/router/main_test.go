@@ -451,14 +451,7 @@ func TestCheckConfigWritesNothingToRedis(t *testing.T) {
 // prober that alert never fired.
 func TestServePingsTheStoreWithoutReadinessProbes(t *testing.T) {
 	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+freeAddr(t)+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-	addr := freeAddr(t)
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr, "--store.probe-interval=100ms"})
-	}()
-	defer func() { cancel(); <-done }()
+	addr, errb := serveUnready(t, p, "--store.probe-interval=100ms")
 	base := "http://" + addr
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) { // /metrics only: /-/ready would ping
