@@ -182,3 +182,30 @@ func TestIncidentsAndExplainReadTheChannelsAlerts(t *testing.T) {
 		t.Errorf("help answered %q, want the all argument documented", a.Text)
 	}
 }
+
+// A command run in a private channel: Slack sends "privategroup" for its
+// name, so a channel configured by name ("#team-01") matched nothing —
+// "No firing incident in this channel", and explain refused the team's
+// own alert as another channel's. Such a channel is known by the channel
+// id its parents were posted in.
+func TestCommandsInAPrivateChannelFindItsIncidents(t *testing.T) {
+	entry := func(fp, incident, alertname, team string) journal.Entry {
+		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
+			Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
+			Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
+	}
+	tm := newTeams(t, nil, []journal.Entry{
+		entry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
+		entry("f01", sharedIncident, "SharedCacheDown", "team-01"),
+	}, "team-01-slack")
+	a := tm.command(t, "C0002", "privategroup", "incidents", "p1", "U0TEAM01A")
+	if !strings.Contains(a.Text, "`"+sharedIncident+"`") || strings.Contains(a.Text, "disk/node/prod") {
+		t.Errorf("incidents in the private #team-01 answered %q, want its incident only", a.Text)
+	}
+	if a = tm.command(t, "C0002", "privategroup", "explain f01", "p2", "U0TEAM01A"); !strings.Contains(a.Text, "team-01-pd/pagerduty/0: sent") {
+		t.Errorf("explain of the private channel's own alert answered %q", a.Text)
+	}
+	if a = tm.command(t, "C0002", "privategroup", "explain f00", "p3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
+		t.Errorf("explain of another channel's alert from a private channel answered %q, want it refused", a.Text)
+	}
+}

@@ -485,6 +485,14 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 // as Slack sends it, its name without "#".
 type commandChannel struct{ id, name string }
 
+// nameHidden reports whether Slack sent a placeholder for the channel's
+// name: "privategroup" for a private channel, "directmessage" for a DM,
+// "mpdm-…" for a group DM. A configured channel name cannot be matched
+// against it: only the id tells such a channel.
+func (ch commandChannel) nameHidden() bool {
+	return ch.name == "privategroup" || ch.name == "directmessage" || strings.HasPrefix(ch.name, "mpdm-")
+}
+
 // postsIn reports whether target tg posts in channel ch: its parent of the
 // incident is there (p, when known), else its configured channel is ch's
 // id or name. A templated channel whose parent is not known is not.
@@ -496,7 +504,7 @@ func (tg *triageTarget) postsIn(ch commandChannel, p parentRef, known bool) bool
 	if tg.n.channelTemplated || c == "" {
 		return false
 	}
-	return c == ch.id || ch.name != "" && strings.EqualFold(strings.TrimPrefix(c, "#"), ch.name)
+	return c == ch.id || ch.name != "" && !ch.nameHidden() && strings.EqualFold(strings.TrimPrefix(c, "#"), ch.name)
 }
 
 // channelText names target k's channel for a message: its parent's
@@ -518,8 +526,9 @@ func (t *Triage) channelText(k string, p parentRef, known bool) string {
 type channelScope struct {
 	ch commandChannel
 	// receivers are those of the targets whose configured channel is ch;
-	// templated are the targets whose channel is a template, which post in
-	// ch for an incident when its parent is there.
+	// templated are the targets whose channel is a template — or a name,
+	// in a private channel, whose name Slack hides — which post in ch for
+	// an incident when its parent is there.
 	receivers, templated []string
 }
 
@@ -536,8 +545,15 @@ func (t *Triage) channelScope(ch commandChannel, secret string) *channelScope {
 		switch {
 		case tg.n.channelTemplated:
 			sc.templated = append(sc.templated, k)
-		case tg.postsIn(ch, parentRef{}, false) && !slices.Contains(sc.receivers, r):
-			sc.receivers = append(sc.receivers, r)
+		case tg.postsIn(ch, parentRef{}, false):
+			if !slices.Contains(sc.receivers, r) {
+				sc.receivers = append(sc.receivers, r)
+			}
+		case ch.nameHidden():
+			// A private channel: Slack sends "privategroup" for its name,
+			// so a channel configured by name is known here by the
+			// channel id its parents were posted in.
+			sc.templated = append(sc.templated, k)
 		}
 	}
 	return sc
