@@ -22,8 +22,13 @@ type transition struct {
 	tier     string // dedup.Tier of the alert's decision, part of its identity
 	kind     alert.Kind
 	marker   string // key remembering what was notified
-	claim    string // key claimed while sending
-	won      bool
+	// ownMarker, when marker is the same firing's under the start it was
+	// notified with (earlierFirings: Alertmanager moved the start earlier),
+	// is the key of the alert's start now, given that marker's value so
+	// later repeats find it at once.
+	ownMarker string
+	claim     string // key claimed while sending
+	won       bool
 	// held: this sender holds the claim in the store (false when it
 	// delivers without one: fail open, or a duplicate of the payload).
 	held bool
@@ -189,7 +194,17 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	return out, histories, nil
 }
 
-// earlierFirings points each resolve whose marker is missing at the firing
+// earlierFirings points a firing whose markers are all missing at the
+// same firing notified under a later start, when the alert's flap history
+// says that firing is its last transition: Alertmanager merges an alert's
+// copies to the earliest start (an HA Prometheus pair whose copies started
+// apart, a re-post) and sends the moved start at its next repeat, which
+// read as a new firing — a thread reply repeating the alert, and a
+// PagerDuty retrigger past retrigger_interval (a page again where someone
+// resolved it there). The found marker's value is written under the new
+// start too (renewMarkers), so later repeats find it at once.
+//
+// earlierFirings also points each resolve whose marker is missing at the firing
 // of the same alert that was notified, when the alert's flap history (read
 // with the markers) says its last firing started earlier than the resolve's
 // startsAt and before its endsAt: Alertmanager sends only an alert's last
@@ -211,12 +226,17 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 		}
 		from := i
 		i = j
-		if a.Firing() || !slices.Contains(found[from:j], false) {
+		if a.Firing() && slices.Contains(found[from:j], true) || !a.Firing() && !slices.Contains(found[from:j], false) {
 			continue
 		}
 		// One parse per alert, not per integration.
 		start := p.lastFiringStart(flap, a.Fingerprint)
-		if start <= 0 || start == a.IdentityStart().UnixMilli() || start >= resolvedAt(a, a.IdentityStart()).UnixMilli() {
+		switch {
+		case start <= 0 || start == a.IdentityStart().UnixMilli():
+			continue
+		case a.Firing() && start < a.IdentityStart().UnixMilli():
+			continue // a later firing than the one recorded: new
+		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
 		}
 		for k := from; k < j; k++ {
@@ -237,6 +257,9 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 	}
 	for j, i := range idx {
 		if fs[j] {
+			if trs[i].res.Alert.Firing() {
+				trs[i].ownMarker = trs[i].marker
+			}
 			trs[i].marker, values[i], found[i] = keys[j], vs[j], true
 		}
 	}
@@ -467,20 +490,30 @@ func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bo
 // renewMarkers renews the lifetime of the markers of the firings skipped
 // whose markers have lived half of dedup.notified_ttl (dedup.Step.Renew):
 // only while the marker still holds the value read (a resolve notified
-// meanwhile is left as it is). Best effort: a failure is counted, and the
-// next repeat tries again.
+// meanwhile is left as it is); and writes a skipped firing's marker under
+// its start now when it was found under the start it was notified with
+// (transition.ownMarker). Best effort: a failure is counted, and the next
+// repeat tries again.
 func (p *Pipeline) renewMarkers(ctx context.Context, trs []*transition, steps []dedup.Step, values []string) {
-	var renew []store.Entry
+	var renew, moved []store.Entry
 	for i, t := range trs {
-		if steps[i].Verdict == dedup.Skip && steps[i].Renew {
+		switch {
+		case steps[i].Verdict != dedup.Skip:
+		case t.ownMarker != "":
+			moved = append(moved, store.Entry{Key: t.ownMarker, Value: values[i], TTL: p.Dedup.NotifiedTTL})
+		case steps[i].Renew:
 			renew = append(renew, store.Entry{Key: t.marker, Value: values[i], TTL: p.Dedup.NotifiedTTL})
 		}
 	}
-	if len(renew) == 0 {
-		return
+	if len(moved) > 0 {
+		if err := p.Store.Set(ctx, moved); err != nil {
+			p.countStoreError("write the markers of firings whose start moved earlier", err)
+		}
 	}
-	if err := p.Store.ExpireIfEqual(ctx, renew); err != nil {
-		p.countStoreError("renew the markers of long-firing alerts", err)
+	if len(renew) > 0 {
+		if err := p.Store.ExpireIfEqual(ctx, renew); err != nil {
+			p.countStoreError("renew the markers of long-firing alerts", err)
+		}
 	}
 }
 
