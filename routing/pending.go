@@ -5,8 +5,10 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/recent"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -488,7 +490,9 @@ func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bo
 }
 
 // renewMarkers renews the lifetime of the markers of the firings skipped
-// whose markers have lived half of dedup.notified_ttl (dedup.Step.Renew):
+// whose markers have lived half of dedup.notified_ttl (dedup.Step.Renew),
+// and of their incidents' state, at most once per quarter of it per marker
+// and replica (renewals):
 // only while the marker still holds the value read (a resolve notified
 // meanwhile is left as it is); and writes a skipped firing's marker under
 // its start now when it was found under the start it was notified with
@@ -496,13 +500,31 @@ func markResolve(m map[*alert.Result]bool, r *alert.Result) map[*alert.Result]bo
 // repeat tries again.
 func (p *Pipeline) renewMarkers(ctx context.Context, trs []*transition, steps []dedup.Step, values []string) {
 	var renew, moved []store.Entry
+	var incidents []string
+	now := p.now()
 	for i, t := range trs {
 		switch {
 		case steps[i].Verdict != dedup.Skip:
 		case t.ownMarker != "":
 			moved = append(moved, store.Entry{Key: t.ownMarker, Value: values[i], TTL: p.Dedup.NotifiedTTL})
-		case steps[i].Renew:
+		case steps[i].Renew && p.renewed.due(t.marker, now, p.Dedup.NotifiedTTL/4):
 			renew = append(renew, store.Entry{Key: t.marker, Value: values[i], TTL: p.Dedup.NotifiedTTL})
+			// The incident the firing was notified in lives as long: its
+			// state expiring while the marker is renewed, the resolve of
+			// another of its alerts, alone, found no member left and
+			// closed it while this one still fired — never paged again.
+			incident := dedup.ParseMarker(values[i]).Incident
+			if incident == "" {
+				incident = t.incident
+			}
+			if k := store.IncidentKey(p.Dedup.KeyPrefix, incident, t.receiver+"/"+t.integ.Name); !slices.Contains(incidents, k) {
+				incidents = append(incidents, k)
+			}
+		}
+	}
+	if len(incidents) > 0 {
+		if err := p.Store.RenewIncidents(ctx, incidents, p.Dedup.NotifiedTTL); err != nil {
+			p.countStoreError("renew the incidents of long-firing alerts", err)
 		}
 	}
 	if len(moved) > 0 {
@@ -764,4 +786,23 @@ func (p *Pipeline) countDedup(result string, sum *alert.Summary) {
 	if sum != nil && result == dedupHit {
 		sum.Deduplicated++
 	}
+}
+
+// renewals remembers when this replica last renewed a marker
+// (renewMarkers), so Alertmanager's repeats of an alert firing for days
+// renew it once per interval, not on every repeat.
+type renewals struct {
+	once sync.Once
+	m    *recent.Map[string, time.Time]
+}
+
+// due reports whether key was not renewed within every before now, and
+// notes now as its renewal when it was not.
+func (r *renewals) due(key string, now time.Time, every time.Duration) bool {
+	r.once.Do(func() { r.m = recent.New[string, time.Time](quietSize) })
+	if last, ok := r.m.Get(key); ok && now.Sub(last) < every {
+		return false
+	}
+	r.m.Put(key, now)
+	return true
 }

@@ -110,6 +110,8 @@ type Pipeline struct {
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).
 	quiet quietAlerts
+	// renewed remembers the markers this replica renewed (renewMarkers).
+	renewed renewals
 	// storeLogs throttles the store-failure lines every webhook logs
 	// during an outage (the metrics count each).
 	storeLogs logthrottle.Throttle

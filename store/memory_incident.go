@@ -48,6 +48,23 @@ func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentRes
 	return out, nil
 }
 
+// RenewIncidents sets the expiry of each incident that exists to ttl from
+// now.
+func (m *Memory) RenewIncidents(ctx context.Context, keys []string, ttl time.Duration) error {
+	if err := m.begin(ctx, "renew incidents"); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	now := m.now()
+	for _, k := range keys {
+		if st := m.incidents[k]; st != nil && !expired(st.expires, now) {
+			st.expires = expiry(now, ttl)
+			m.schedule(k, true, st.expires, &st.indexed)
+		}
+	}
+	return nil
+}
+
 func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 	state := st.state
 	if (state == "opening" || state == "resolving") && !now.Before(st.until) {

@@ -9,22 +9,23 @@ import (
 
 // Operation label values of the Redis store's metrics.
 const (
-	opSetNX         = "set_nx"
-	opSet           = "set"
-	opGet           = "get"
-	opDeleteIfEqual = "delete_if_equal"
-	opExpireIfEqual = "expire_if_equal"
-	opAddMembers    = "add_members"
-	opRemoveMembers = "remove_members"
-	opMembers       = "members"
-	opPing          = "ping"
-	opIncidents     = "incidents"
-	opIncidentState = "incident_states"
-	opWrite         = "write"
-	opClaimJoin     = "claim_join"
+	opSetNX          = "set_nx"
+	opSet            = "set"
+	opGet            = "get"
+	opDeleteIfEqual  = "delete_if_equal"
+	opExpireIfEqual  = "expire_if_equal"
+	opAddMembers     = "add_members"
+	opRemoveMembers  = "remove_members"
+	opMembers        = "members"
+	opPing           = "ping"
+	opIncidents      = "incidents"
+	opIncidentState  = "incident_states"
+	opWrite          = "write"
+	opClaimJoin      = "claim_join"
+	opRenewIncidents = "renew_incidents"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

@@ -515,11 +515,17 @@ return redis.call('DEL', KEYS[1])`)
 // user without scripting, TIME or the key prefix, a renamed EVALSHA —
 // while every webhook fails on them; the readiness probe runs this after
 // PING so such a store reads as down (AlertrouterStoreDown; unready with
-// fail_closed). Its failures count as the ping operation's.
+// fail_closed). Its failures count as the ping operation's errors, and
+// it is not a ping of its own: the probe's PING is the operation counted,
+// so that AlertrouterStoreDown (every ping failed) fires when PING passes
+// and the write is refused.
 func (r *Redis) ProbeWrite(ctx context.Context, key string) error {
-	start := time.Now()
 	err := probeScript.Run(ctx, r.client, []string{key}, "probe").Err()
-	return r.observe(opPing, start, err)
+	if err == nil {
+		return nil
+	}
+	r.metrics.errors[opPing].Inc()
+	return wrapErr("write probe", err)
 }
 
 // Close closes the connections; later calls fail with

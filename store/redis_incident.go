@@ -486,3 +486,21 @@ func (r *Redis) ClaimJoin(ctx context.Context, claims, also []Entry, ops []Claim
 	res.IncidentsErr = r.observe(opClaimJoin, start, res.IncidentsErr)
 	return res
 }
+
+// RenewIncidents sets the time to live of each incident's state and
+// members that exist (PEXPIRE does nothing to a missing key), in one
+// pipeline.
+func (r *Redis) RenewIncidents(ctx context.Context, keys []string, ttl time.Duration) error {
+	if len(keys) == 0 || ttl <= 0 {
+		return nil
+	}
+	start := time.Now()
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for _, k := range keys {
+			p.PExpire(ctx, k, ttl)
+			p.PExpire(ctx, membersKey(k), ttl)
+		}
+		return nil
+	})
+	return r.observe(opRenewIncidents, start, err)
+}

@@ -52,6 +52,11 @@ type Store interface {
 	Members(ctx context.Context, key string) ([]string, error)
 	// Incidents applies incident lifecycle steps (see IncidentStep).
 	Incidents
+	// RenewIncidents sets the time to live of each incident (keys as
+	// IncidentOp.Key) that exists, its members included, to ttl: an
+	// incident whose alert keeps firing with no step outlives its markers'
+	// renewal (dedup.Step.Renew) no more.
+	RenewIncidents(ctx context.Context, keys []string, ttl time.Duration) error
 	// IncidentStates reads the state of each incident (keys as
 	// IncidentOp.Key) without changing it: "" (closed, or unknown),
 	// "opening" (its opening message is being sent), "open", "resolving";

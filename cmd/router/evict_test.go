@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,8 +120,18 @@ func TestReadinessProbeFindsARedisThatRefusesTheRoutersCommands(t *testing.T) {
 			var b bytes.Buffer
 			_, _ = b.ReadFrom(resp.Body)
 			resp.Body.Close()
-			if line := grepLines(b.String(), `alertrouter_store_errors_total{operation="ping"}`); line == "" || strings.HasSuffix(strings.TrimSpace(line), " 0") {
-				t.Fatalf("the refused probe is not counted as a failed ping: %q", line)
+			// AlertrouterStoreDown fires when the failed pings are as many
+			// as the pings: the write probe is no ping of its own.
+			value := func(name string) float64 {
+				line := strings.TrimSpace(grepLines(b.String(), name+`{operation="ping"} `))
+				f, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+				if line == "" || err != nil {
+					t.Fatalf("no %s{operation=\"ping\"} in /metrics (%q)", name, line)
+				}
+				return f
+			}
+			if errs, pings := value("alertrouter_store_errors_total"), value("alertrouter_store_operation_duration_seconds_count"); errs == 0 || errs < pings {
+				t.Fatalf("refused probes: %v failed pings of %v; want every ping counted failed (AlertrouterStoreDown's condition)", errs, pings)
 			}
 		})
 	}

@@ -31,6 +31,7 @@ func init() {
 		{"incident: an unjoin keeps a member that started after the resolve's end", testIncidentUnjoinEndsAt},
 		{"incident: a leave says what it removed with the starts held, so an abort restores them", testIncidentLeaveRemoved},
 		{"incident: an aborted closing of an incident never opened leaves it closed", testIncidentAbortNeverOpened},
+		{"incident: RenewIncidents keeps an incident and its members past their time to live, and makes none", testIncidentRenew},
 	}...)
 }
 
@@ -533,5 +534,30 @@ func testIncidentLeaveRemoved(t *testing.T, s store.Store, k keyMaker) {
 	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t4", Members: ended("A", "900", "1200")})
 	if want(t, "late resolve of an earlier instance", r, store.OutcomeStillOpen); r.Remaining != 1 {
 		t.Fatalf("remaining %d, want A", r.Remaining)
+	}
+}
+
+// testIncidentRenew: an incident renewed outlives the time to live its
+// steps gave it, members included (a member's leave still finds it), and
+// renewing an incident that does not exist creates nothing.
+func testIncidentRenew(t *testing.T, s store.Store, k keyMaker) {
+	key, other, none := k.incident("i1"), k.incident("i2"), k.incident("i3")
+	for _, kk := range []string{key, other} {
+		step(t, s, store.IncidentOp{Key: kk, Step: store.StepJoin, Token: "t1", Members: members("A", "B"), TTL: shortTTL})
+		step(t, s, store.IncidentOp{Key: kk, Step: store.StepOpened, Token: "t1", TTL: shortTTL})
+	}
+	if err := s.RenewIncidents(t.Context(), []string{key, none}, longTTL); err != nil {
+		t.Fatalf("RenewIncidents: %v", err)
+	}
+	eventually(t, "the incident not renewed expired", func() (bool, error) {
+		st, err := s.IncidentStates(t.Context(), []string{other})
+		return err == nil && st[0] == "", err
+	})
+	st, err := s.IncidentStates(t.Context(), []string{key, none})
+	if err != nil || st[0] != "open" || st[1] != "" {
+		t.Fatalf("IncidentStates after the renewal = %q, %v; want the renewed incident open, the missing one still missing", st, err)
+	}
+	if res := step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: members("A")}); res.Outcome == store.OutcomeClosing {
+		t.Fatalf("a leave of one of two members closed the renewed incident (%+v): its members expired", res)
 	}
 }
