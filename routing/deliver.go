@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -681,5 +682,5 @@ func (p *Pipeline) settleFailed(op string, err error, n int, risk string, retry 
 	if deferred {
 		retry(p.Deferred)
 	}
-	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelError, "settle:"+op, "store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
+	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelError, "settle:"+op+":"+logthrottle.ErrorClass(err), "store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
 }

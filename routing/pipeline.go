@@ -435,11 +435,11 @@ func (p *Pipeline) storeFailed(ctx context.Context, op string, err error, sum *a
 		p.Metrics.storeErrors.Inc()
 	}
 	if p.Dedup.FailClosed {
-		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op, "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
+		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
 		sum.Errors = append(sum.Errors, op+": "+err.Error())
 		return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
 	}
-	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "open:"+op, "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -59,7 +60,7 @@ func (p *Pipeline) countStoreError(op string, err error) {
 	if p.Metrics != nil {
 		p.Metrics.storeErrors.Inc()
 	}
-	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op, "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 }
 
 // sloPagesWritten is what the settles of one webhook have already written to

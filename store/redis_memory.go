@@ -36,7 +36,9 @@ func (r *Redis) MemoryPolicy(ctx context.Context) (MemoryPolicy, error) {
 			return MemoryPolicy{}, fmt.Errorf("redis INFO memory: %w", err)
 		}
 		m, err := parseMemoryPolicy(info)
-		m.Node = c.Options().Addr
+		if addr := c.Options().Addr; addr != "FailoverClient" { // go-redis' name for a Sentinel-managed master
+			m.Node = addr
+		}
 		return m, err
 	}
 	switch c := r.client.(type) {

@@ -61,6 +61,8 @@ type deps struct {
 	// life is when the store's current run began (dedup.StoreLife), in
 	// Unix milliseconds, 0 unknown: read by the readiness probe.
 	life atomic.Int64
+	// lifeUnread: the run could not be read once (logged once).
+	lifeUnread atomic.Bool
 
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
@@ -232,7 +234,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	if refused(err) {
 		msg = "store probe failed: Redis refuses the router's commands — a read-only replica, or an ACL user lacking scripting, TIME or the key prefix (deploy/README.md section 1): every webhook fails open meanwhile; staying ready"
 	}
-	d.probeLogs.Log(ctx, d.logger, slog.LevelWarn, msg, msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
+	d.probeLogs.Log(ctx, d.logger, slog.LevelWarn, msg+logthrottle.ErrorClass(err), msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
 }
 
@@ -240,12 +242,18 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 // the pipelines' retriggers, and says when Redis started a new run.
 func (d *deps) checkLife(ctx context.Context, b *built) {
 	life, err := dedup.StoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+	if err != nil && ctx.Err() == nil && d.lifeUnread.CompareAndSwap(false, true) {
+		d.logger.Warn("cannot tell Redis' runs apart (INFO server refused, or the life key not written): a Redis restored older or failed over is not noticed, so an incident it holds open again is not retriggered (deploy/README.md section 1: the ACL user needs +info)", "err", err)
+	}
 	if err != nil || life.IsZero() {
 		return
 	}
 	if old := d.life.Swap(life.UnixMilli()); old != 0 && old != life.UnixMilli() {
-		d.logger.Warn("Redis started a new run (restarted or failed over): its data may be older than what was written last, so for incidents.retrigger_interval every incident triggered before now triggers PagerDuty again on its next new alert (folded by PagerDuty while its incident is open)",
-			"run_began", life.UTC().Format(time.RFC3339))
+		msg := "Redis started a new run (restarted or failed over): its data may be older than what was written last, so for incidents.retrigger_interval every incident triggered before now triggers PagerDuty again on its next new alert (folded by PagerDuty while its incident is open)"
+		if b.pipeline.RetriggerInterval <= 0 {
+			msg = "Redis started a new run (restarted or failed over): its data may be older than what was written last — an incident resolved since may read open again, and with incidents.retrigger_interval 0 its next new alert does not page; check PagerDuty's open incidents"
+		}
+		d.logger.Warn(msg, "run_began", life.UTC().Format(time.RFC3339))
 	}
 }
 

@@ -62,10 +62,10 @@ func probeAll(cfg *config.Config, b *built) (string, int) {
 			out := "PING, and a key written under the prefix (with TIME, in a script) and deleted"
 			if r, ok := b.state.store.(memoryPolicyReader); ok {
 				if mp, err := r.MemoryPolicy(ctx); err == nil {
-					out += fmt.Sprintf("; maxmemory-policy %s", mp.Policy)
 					if mp.Evicts() {
-						out += " EVICTS keys when full: set noeviction (deploy/README.md section 1)"
+						return "", fmt.Errorf("maxmemory-policy %s evicts keys when full (maxmemory %d bytes): dedup markers and incident state would be deleted and alerts page again; set noeviction (deploy/README.md section 1)", mp.Policy, mp.MaxMemory)
 					}
+					out += fmt.Sprintf("; maxmemory-policy %s", mp.Policy)
 				}
 			}
 			return out, nil

@@ -37,10 +37,10 @@ receivers:
 	}
 	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n").URL
 	code, out, errs := runMain(t, "--config.file="+cfg("xoxb-good", am), "check-config", "--probe")
-	if code != 0 {
-		t.Fatalf("every probe should pass: exit %d\n%s\n%s", code, out, errs)
+	if code != 1 || !strings.Contains(errs, "1 probes FAILED") {
+		t.Fatalf("every probe but the evicting store's should pass: exit %d\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{`probe receiver "pd" pagerduty/0: ok`, `probe receiver "slack" slack/0: ok: auth.test`, "probe store: ok", "maxmemory-policy volatile-lru EVICTS", "probe alertmanager: ok"} {
+	for _, want := range []string{`probe receiver "pd" pagerduty/0: ok`, `probe receiver "slack" slack/0: ok: auth.test`, "probe store: FAILED: maxmemory-policy volatile-lru evicts keys when full", "probe alertmanager: ok"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check-config --probe does not say %q:\n%s", want, out)
 		}
@@ -50,6 +50,12 @@ receivers:
 	}
 	if n, err := redistest.Do(srv.Addr(), "DBSIZE"); err != nil || n != "0" {
 		t.Errorf("the store probe left %s keys (%v); want its key deleted", n, err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "CONFIG", "SET", "maxmemory-policy", "noeviction"); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs = runMain(t, "--config.file="+cfg("xoxb-good", am), "check-config", "--probe"); code != 0 || !strings.Contains(out, "probe store: ok") || !strings.Contains(out, "maxmemory-policy noeviction") {
+		t.Fatalf("with noeviction every probe should pass: exit %d\n%s\n%s", code, out, errs)
 	}
 
 	code, out, errs = runMain(t, "--config.file="+cfg("xoxb-revoked", "http://"+freeAddr(t)), "check-config", "--probe")

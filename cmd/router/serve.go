@@ -174,18 +174,19 @@ func (rt *runtime) reload() error {
 		}
 		return err
 	}
+	if st.store != old.state.store && st.cfg.KeyPrefix == old.state.cfg.KeyPrefix {
+		// The same keyspace through a new client: what the old one could
+		// not write (an outage, a password it no longer has) is the new
+		// one's to write — handed over before the new generation queues
+		// writes of its own, so they apply in order.
+		old.state.deferred.HandOver(st.deferred)
+	}
 	rt.current.Store(b)
 	wait := clicks(old)
 	if wait != nil {
 		rt.retired.Go(wait)
 	}
 	if st.store != old.state.store {
-		if st.cfg.KeyPrefix == old.state.cfg.KeyPrefix {
-			// The same keyspace through a new client: what the old one
-			// could not write (an outage, a password it no longer has)
-			// is the new one's to write.
-			old.state.deferred.HandOver(st.deferred)
-		}
 		rt.deps.storeChanged(cfg.Store.FailClosed)
 		drain := old.edge.Timeout + 5*time.Second
 		rt.m.logger.Info("store settings changed: new store client in use, the old one closes after in-flight webhooks and Slack clicks", "drain", drain)

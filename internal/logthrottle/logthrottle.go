@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -101,4 +102,26 @@ func (t *Throttle) Log(ctx context.Context, l *slog.Logger, level slog.Level, ke
 	r := slog.NewRecord(time.Now(), level, msg, pcs[0])
 	r.Add(args...)
 	_ = l.Handler().Handle(ctx, r)
+}
+
+// errorClasses are the causes ErrorClass tells apart, as they appear in
+// the errors of Redis and of the network.
+var errorClasses = []string{"connection refused", "i/o timeout", "deadline exceeded", "broken pipe", "connection reset",
+	"no such host", "NOAUTH", "WRONGPASS", "NOPERM", "READONLY", "OOM", "LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"}
+
+// ErrorClass is a coarse cause of err, for a throttling key: lines of one
+// kind whose cause changed (Redis back with another password: connection
+// refused, then WRONGPASS) are logged at once rather than a whole interval
+// later.
+func ErrorClass(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	for _, c := range errorClasses {
+		if strings.Contains(msg, c) {
+			return c
+		}
+	}
+	return "other"
 }

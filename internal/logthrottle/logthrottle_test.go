@@ -74,3 +74,19 @@ func TestKindsStayBounded(t *testing.T) {
 		t.Fatal("a new kind with the map full was not logged")
 	}
 }
+
+// A line whose cause changed is another kind: keyed by ErrorClass, Redis
+// back with another password is logged at once, not an interval later.
+func TestErrorClassTellsCausesApart(t *testing.T) {
+	for err, want := range map[error]string{
+		fmt.Errorf("redis get: state store unavailable: dial tcp 127.0.0.1:6379: connect: connection refused"): "connection refused",
+		fmt.Errorf("redis get: state store unavailable: WRONGPASS invalid username-password pair"):             "WRONGPASS",
+		fmt.Errorf("redis write probe: READONLY You can't write against a read only replica."):                 "READONLY",
+		fmt.Errorf("something else"): "other",
+		nil:                          "",
+	} {
+		if got := ErrorClass(err); got != want {
+			t.Errorf("ErrorClass(%v) = %q, want %q", err, got, want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package slack
 import (
 	"context"
 	"fmt"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // Probe checks the entry without posting (`router check-config --probe`):
@@ -15,7 +17,7 @@ func (n *Notifier) Probe(ctx context.Context) (string, error) {
 	}
 	r, err := n.api.AuthTestContext(ctx)
 	if err != nil {
-		return "", fmt.Errorf("auth.test: %w", err)
+		return "", notify.ProxyRefused(fmt.Errorf("auth.test: %w", err), notify.Proxied(n.cfg.HTTPConfig))
 	}
 	return fmt.Sprintf("auth.test: team %q, bot user %q", r.Team, r.User), nil
 }

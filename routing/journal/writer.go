@@ -418,7 +418,7 @@ func (w *Writer) append(batch []Entry) {
 		w.m.failed.Inc()
 		w.m.dropped.Add(float64(entries))
 		w.appendFailed(err, kinds)
-		w.failLogs.Log(ctx, w.opts.Logger, slog.LevelWarn, "append", "journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
+		w.failLogs.Log(ctx, w.opts.Logger, slog.LevelWarn, "append:"+logthrottle.ErrorClass(err), "journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
 		return
 	}
 	w.m.written.Add(float64(entries))
