@@ -197,14 +197,18 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 }
 
 // earlierFirings points a firing whose markers are all missing at the
-// same firing notified under a later start, when the alert's flap history
-// says that firing is its last transition: Alertmanager merges an alert's
-// copies to the earliest start (an HA Prometheus pair whose copies started
-// apart, a re-post) and sends the moved start at its next repeat, which
-// read as a new firing — a thread reply repeating the alert, and a
-// PagerDuty retrigger past retrigger_interval (a page again where someone
-// resolved it there). The found marker's value is written under the new
-// start too (renewMarkers), so later repeats find it at once.
+// same firing notified under another start, when the alert's flap history
+// says that firing is its last transition, with no resolve since:
+// Alertmanager merges an alert's copies to the earliest start (an HA
+// Prometheus pair whose copies started apart, a re-post) and sends the
+// moved start at its next repeat; an Alertmanager restarted, or a peer,
+// may hold a restarted Prometheus' later copy first. Either read as a new
+// firing — a thread reply repeating the alert and a PagerDuty trigger (a
+// later start reopened the incident: a page again where someone resolved
+// it in PagerDuty). Like Alertmanager, whose notification log knows the
+// alert by its fingerprint, the router takes it for the firing it
+// notified. The found marker's value is written under the new start too
+// (renewMarkers), so later repeats find it at once.
 //
 // earlierFirings also points each resolve whose marker is missing at the firing
 // of the same alert that was notified, when the alert's flap history (read
@@ -236,8 +240,6 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 		switch {
 		case start <= 0 || start == a.IdentityStart().UnixMilli():
 			continue
-		case a.Firing() && start < a.IdentityStart().UnixMilli():
-			continue // a later firing than the one recorded: new
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
 		}
