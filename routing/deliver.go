@@ -258,6 +258,12 @@ func (p *Pipeline) awaitLost(ctx context.Context, l *lostClaims, sum *alert.Summ
 	sum.Failed += failed
 	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: released once the store answers that sender, else expiring after dedup.claim_ttl); retry", failed)
 	sum.Errors = append(sum.Errors, msg)
+	// A replica killed mid-send holds its claims until claim_ttl: every
+	// retry of those alerts is answered 5xx meanwhile, and the next change
+	// of their Alertmanager groups waits behind them. Said once per 30 s.
+	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "claimed-elsewhere",
+		"answering 5xx: notifications claimed by another sender are not confirmed; if that replica died mid-send they are held until dedup.claim_ttl, and Alertmanager's retries of them (and their groups' next changes) wait until then",
+		"transitions", failed, "claim_ttl", p.Dedup.ClaimTTL.String(), "incident", lost[0].incident)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
 }
 

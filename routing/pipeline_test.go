@@ -1494,12 +1494,19 @@ func TestATokenAtAMarkerIsAClaimInFlight(t *testing.T) {
 	if won, err := e.store.SetNX(context.Background(), theirs); err != nil || slices.Contains(won, false) {
 		t.Fatalf("the other sender's claims: won %v, %v", won, err)
 	}
+	var logs lockedBuffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	sum, err := process(t, p, x)
 	if !isRetryable(err) {
 		t.Fatalf("while the other sender's claim holds: %v (summary %+v), want a retryable in-flight error", err, sum)
 	}
 	if n := len(e.pd.notifications()); n != 0 {
 		t.Fatalf("sent %d while another sender holds the claim; want none", n)
+	}
+	// The 5xx says why in the log (a replica killed mid-send holds its
+	// claims until claim_ttl: nothing else said so).
+	if !strings.Contains(logs.String(), "claimed by another sender are not confirmed") || !strings.Contains(logs.String(), "claim_ttl=1m0s") {
+		t.Errorf("the in-flight 5xx logged nothing that says why:\n%s", logs.String())
 	}
 	e.clock.Advance(e.dedup.ClaimTTL + time.Second) // the other sender died: its claim expires
 	mustProcess(t, p, x)
