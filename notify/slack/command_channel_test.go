@@ -141,16 +141,11 @@ func TestTheSilenceCommandActsOnItsChannelsTeamOnly(t *testing.T) {
 // where it went. Both read the channel's alerts — those routed to the
 // receivers posting there —, counted so; `all` reads every channel's.
 func TestIncidentsAndExplainReadTheChannelsAlerts(t *testing.T) {
-	entry := func(fp, incident, alertname, team string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
-			Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
-			Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
-	}
 	tm := newTeams(t, nil, []journal.Entry{
-		entry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
-		entry("f01", sharedIncident, "SharedCacheDown", "team-01"),
-		entry("f05", sharedIncident, "SharedCacheDown", "team-05"),
-		entry("g05", "queue/lag/prod", "QueueLag", "team-05"),
+		teamEntry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
+		teamEntry("f01", sharedIncident, "SharedCacheDown", "team-01"),
+		teamEntry("f05", sharedIncident, "SharedCacheDown", "team-05"),
+		teamEntry("g05", "queue/lag/prod", "QueueLag", "team-05"),
 	})
 
 	a := tm.command(t, "C0001", "team-00", "incidents", "i1", "U0TEAM00A")
@@ -189,14 +184,9 @@ func TestIncidentsAndExplainReadTheChannelsAlerts(t *testing.T) {
 // own alert as another channel's. Such a channel is known by the channel
 // id its parents were posted in.
 func TestCommandsInAPrivateChannelFindItsIncidents(t *testing.T) {
-	entry := func(fp, incident, alertname, team string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
-			Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
-			Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
-	}
 	tm := newTeams(t, nil, []journal.Entry{
-		entry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
-		entry("f01", sharedIncident, "SharedCacheDown", "team-01"),
+		teamEntry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
+		teamEntry("f01", sharedIncident, "SharedCacheDown", "team-01"),
 	}, "team-01-slack")
 	a := tm.command(t, "C0002", "privategroup", "incidents", "p1", "U0TEAM01A")
 	if !strings.Contains(a.Text, "`"+sharedIncident+"`") || strings.Contains(a.Text, "disk/node/prod") {
@@ -208,4 +198,13 @@ func TestCommandsInAPrivateChannelFindItsIncidents(t *testing.T) {
 	if a = tm.command(t, "C0002", "privategroup", "explain f00", "p3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
 		t.Errorf("explain of another channel's alert from a private channel answered %q, want it refused", a.Text)
 	}
+}
+
+// teamEntry is a journal entry of team's page alertname, fingerprint fp, in
+// incident: routed to the team's PagerDuty and Slack receivers, sent at
+// PagerDuty.
+func teamEntry(fp, incident, alertname, team string) journal.Entry {
+	return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
+		Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
+		Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
 }
