@@ -222,6 +222,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 // Their markers are read in one more round trip, only then. A marker found
 // replaces the transition's: the resolve is that firing's.
 func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values []string, found []bool, flap flapRead) error {
+	if !slices.Contains(flap.found, true) {
+		// No alert of the webhook has a flap record: none has fired
+		// before (the fresh path: every alert new, no lookups).
+		return nil
+	}
 	var idx []int
 	var keys []string
 	for i := 0; i < len(trs); {
