@@ -61,6 +61,14 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 		reply("The decision journal is not available: nothing to look up.")
 		return
 	}
+	if sub == "explain" || sub == "incidents" || sub == "silence" {
+		release, ok := t.commandSlot(ctx)
+		if !ok {
+			reply("Busy: another `/alertrouter` command is reading the decision journal on this replica. Try again in a few seconds.")
+			return
+		}
+		defer release()
+	}
 	ch := commandChannel{id: cmd.ChannelID, name: form.Get("channel_name")}
 	switch {
 	case sub == "explain" && (len(args) == 2 || len(args) == 3 && strings.EqualFold(args[2], "all")):
@@ -100,6 +108,25 @@ func unquote(arg string) string {
 // newest ones. A variable for the tests.
 var maxJournalRead = 100_000
 
+// commandSlotWait is how long a command waits for the journal-reading
+// slot before it is answered busy. A variable for the tests.
+var commandSlotWait = 5 * time.Second
+
+// commandSlot takes the slot of the commands that read the journal: one
+// at a time per replica, as the console builds one page at a time, so the
+// webhooks keep a core. It waits up to commandSlotWait; ok false: busy.
+func (t *Triage) commandSlot(ctx context.Context) (release func(), ok bool) {
+	timer := time.NewTimer(commandSlotWait)
+	defer timer.Stop()
+	select {
+	case t.reads <- struct{}{}:
+		return func() { <-t.reads }, true
+	case <-timer.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
 // errScanned ends a journal scan early.
 var errScanned = errors.New("scanned enough")
 
@@ -109,13 +136,19 @@ var errScanned = errors.New("scanned enough")
 // latter with older entries left unread.
 func (t *Triage) scan(ctx context.Context, f journal.Filter, fn func(*journal.Entry) bool) (truncated bool, err error) {
 	n := 0
+	// The filter is applied here, after the count: given to Each, which
+	// counts the entries it matches, a filtered look-up (explain, an
+	// incident's silence) read the whole window however large.
 	err = journal.Each(ctx, t.o.Journal, journal.Query{
 		Since: t.o.Now().Add(-time.Duration(commandLookback)), Kind: journal.KindDecision,
-		Filter: f, Newest: true, Limit: maxJournalRead + 1,
+		Newest: true, Limit: maxJournalRead + 1,
 	}, func(e *journal.Entry) error {
 		if n++; n > maxJournalRead {
 			truncated = true
 			return errScanned
+		}
+		if !f.Match(e) {
+			return nil
 		}
 		if !fn(e) {
 			return errScanned

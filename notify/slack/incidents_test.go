@@ -47,4 +47,19 @@ func TestIncidentsListsNotifiedIncidentsOfTheWholeDay(t *testing.T) {
 	if !strings.Contains(a.Text, "newest 1000 decisions only") || strings.Contains(a.Text, "noise/") || strings.Contains(a.Text, "llm/chat/TTFT") {
 		t.Fatalf("incidents past the bound answered %q", a.Text)
 	}
+	// A filtered look-up is bound by the decisions it reads, not by those
+	// it matches: explain read the whole window (seconds of CPU per
+	// 100,000 decisions, from one user), and found an alert past the bound.
+	if a = e.commandAnswer(t, tr, "explain real all", "i3", "U123"); !strings.Contains(a.Text, "No decision about fingerprint `real`") {
+		t.Fatalf("explain of an alert older than the newest 1000 decisions answered %q; want it past the bound", a.Text)
+	}
+	// One command reads the journal at a time (twenty at once took both
+	// cores from the webhooks): another waits a little, then is told.
+	slack.HoldCommandSlot(t, tr)
+	if a = e.commandAnswer(t, tr, "incidents", "i4", "U123"); !strings.Contains(a.Text, "Busy: another `/alertrouter` command is reading the decision journal") {
+		t.Fatalf("a command while another reads the journal answered %q; want busy", a.Text)
+	}
+	if a = e.commandAnswer(t, tr, "help", "i5", "U123"); strings.Contains(a.Text, "Busy") {
+		t.Fatalf("help, which reads no journal, answered %q", a.Text)
+	}
 }

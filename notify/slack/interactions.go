@@ -163,6 +163,11 @@ type Triage struct {
 	// by signing secret (answerClient).
 	answers map[string]*http.Client
 	wg      sync.WaitGroup
+	// reads holds the one slot of the slash commands that read the
+	// journal (commandSlot): a scan of a large journal takes seconds of
+	// CPU, and twenty at once took both cores from the webhooks (p99
+	// 773 ms) and ran each past its deadline.
+	reads chan struct{}
 }
 
 type triageTarget struct {
@@ -200,7 +205,7 @@ func NewTriage(o TriageOptions) *Triage {
 	if o.PageWait <= 0 {
 		o.PageWait = 5 * time.Second
 	}
-	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, answers: map[string]*http.Client{}}
+	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, answers: map[string]*http.Client{}, reads: make(chan struct{}, 1)}
 }
 
 // AddPager names receiver's PagerDuty integration (its first
