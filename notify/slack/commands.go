@@ -183,9 +183,27 @@ type incidentView struct {
 // every alert is the view's. An alert's newest decision says where it is
 // routed.
 func (t *Triage) readIncident(ctx context.Context, incident string, receivers []string) (incidentView, error) {
+	entries, err := t.incidentEntries(ctx, incident)
+	return t.viewOf(entries, receivers), err
+}
+
+// incidentEntries are the decision entries of incident in the journal's
+// last commandLookback, newest first.
+func (t *Triage) incidentEntries(ctx context.Context, incident string) ([]*journal.Entry, error) {
+	var entries []*journal.Entry
+	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
+		entries = append(entries, e)
+		return true
+	})
+	return entries, err
+}
+
+// viewOf is what entries (an incident's, newest first) say of it
+// for receivers (nil: every one): readIncident's.
+func (t *Triage) viewOf(entries []*journal.Entry, receivers []string) incidentView {
 	var v incidentView
 	seen, targets := map[string]bool{}, map[string]bool{}
-	_, err := t.scan(ctx, journal.Filter{Incident: incident}, func(e *journal.Entry) bool {
+	for _, e := range entries {
 		mine := receivers == nil || slices.ContainsFunc(e.Receivers, func(r string) bool { return slices.Contains(receivers, r) })
 		if mine {
 			for _, d := range e.Deliveries {
@@ -209,10 +227,9 @@ func (t *Triage) readIncident(ctx context.Context, incident string, receivers []
 				}
 			}
 		}
-		return true
-	})
+	}
 	v.targets = slices.Sorted(maps.Keys(targets))
-	return v, err
+	return v
 }
 
 // createSilences creates one silence per matcher set, all alike otherwise,
@@ -420,12 +437,15 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 		log.Info("slash command already handled")
 		return
 	}
-	all, err := t.readIncident(ctx, incident, nil)
+	// The journal is read once: the whole incident's view, then the
+	// channel's receivers' view of the same entries.
+	entries, err := t.incidentEntries(ctx, incident)
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		t.ephemeral(ctx, secret, cb, "Reading the journal failed: "+err.Error())
 		return
 	}
+	all := t.viewOf(entries, nil)
 	if len(all.firing) == 0 {
 		// Nothing would be silenced, whoever asks: said before the
 		// authorization, so that a mistyped id is not answered "not
@@ -440,11 +460,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	sc := t.scopeIncident(ctx, incident, ch, offering, all.targets)
 	var v incidentView
 	if len(sc.receivers) > 0 {
-		if v, err = t.readIncident(ctx, incident, sc.receivers); err != nil {
-			t.o.Metrics.count(ActionSilence, OutcomeFailed)
-			t.ephemeral(ctx, secret, cb, "Reading the journal failed: "+err.Error())
-			return
-		}
+		v = t.viewOf(entries, sc.receivers)
 	}
 	if len(v.firing) == 0 {
 		// The incident is another channel's (another team's): theirs to
