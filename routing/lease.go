@@ -204,7 +204,7 @@ func heldOpen(msg *alert.Message, results []*alert.Result) openBy {
 		return o // nothing to close, or nothing closes
 	}
 	for _, r := range results {
-		if !r.Alert.Firing() || r.Incident == "" || r.MutedBy != "" || r.SuppressedBy != "" || r.Decision.Action == alert.ActionNone {
+		if !deliveredFiring(r) {
 			continue
 		}
 		for _, recv := range r.Receivers {

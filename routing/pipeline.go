@@ -206,6 +206,13 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	return sum, joinDeliveryErrors(claimErr, deliverErr, p.awaitLost(dctx, lost, sum))
 }
 
+// deliveredFiring reports whether r is a firing alert routed to be
+// delivered in an incident: not decided none, not suppressed by an SLO
+// page, not muted by a time interval.
+func deliveredFiring(r *alert.Result) bool {
+	return r.Alert.Firing() && r.Incident != "" && r.MutedBy == "" && r.SuppressedBy == "" && r.Decision.Action != alert.ActionNone
+}
+
 // expectUpdates counts the webhook in the incidents its alerts may send an
 // update to (coalesce.go): those of its firing alerts that are to be
 // notified, at each integration of their receivers that sends updates —
@@ -219,7 +226,7 @@ func (p *Pipeline) expectUpdates(results []*alert.Result, wasQuiet []bool) *inbo
 	}
 	var keys []incidentKey
 	for i, r := range results {
-		if r.SuppressedBy != "" || r.MutedBy != "" || !r.Alert.Firing() || r.Decision.Action == alert.ActionNone || r.Incident == "" ||
+		if !deliveredFiring(r) ||
 			(wasQuiet != nil && wasQuiet[i]) {
 			continue
 		}

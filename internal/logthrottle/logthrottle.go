@@ -39,6 +39,14 @@ type kind struct {
 	suppressed int
 }
 
+// every is the interval, DefaultEvery when unset.
+func (t *Throttle) every() time.Duration {
+	if t.Every <= 0 {
+		return DefaultEvery
+	}
+	return t.Every
+}
+
 // Allow reports whether a line of kind key is logged now and, when it is,
 // how many lines of that kind were left out since the last one logged.
 func (t *Throttle) Allow(key string) (ok bool, suppressed int) {
@@ -46,10 +54,7 @@ func (t *Throttle) Allow(key string) (ok bool, suppressed int) {
 	if t.Now != nil {
 		now = t.Now
 	}
-	every := t.Every
-	if every <= 0 {
-		every = DefaultEvery
-	}
+	every := t.every()
 	at := now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -90,11 +95,7 @@ func (t *Throttle) Log(ctx context.Context, l *slog.Logger, level slog.Level, ke
 		return
 	}
 	if n > 0 {
-		every := t.Every
-		if every <= 0 {
-			every = DefaultEvery
-		}
-		args = append(args, "suppressed_since_last", n, "throttled_to_one_per", every.String())
+		args = append(args, "suppressed_since_last", n, "throttled_to_one_per", t.every().String())
 	}
 	// The line's source is Log's caller, as if it had logged it.
 	var pcs [1]uintptr
