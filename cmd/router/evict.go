@@ -13,8 +13,9 @@ import (
 )
 
 // evictionCheckEvery spaces the reads of the store's memory policy: the
-// readiness probe runs every few seconds, the policy changes by hand.
-const evictionCheckEvery = time.Minute
+// readiness probe runs every few seconds, the policy changes by hand. A
+// variable for the tests.
+var evictionCheckEvery = time.Minute
 
 // memoryPolicyReader is a store that says whether it deletes keys when full
 // (store.Redis).

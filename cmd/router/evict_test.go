@@ -17,48 +17,54 @@ import (
 // services default to — deletes dedup markers once full and alerts page
 // again. Nothing told the operator: serve now warns (naming the policy)
 // and sets alertrouter_store_evicting, which AlertrouterStoreEvicts reads;
-// noeviction reads 0 and is not warned of.
+// noeviction reads 0. The policy is changed on the running Redis, so each
+// reading is the check's, not the gauge's initial 0.
 func TestServeWarnsOfARedisThatEvicts(t *testing.T) {
+	old := evictionCheckEvery
+	evictionCheckEvery = 100 * time.Millisecond
+	t.Cleanup(func() { evictionCheckEvery = old })
+	srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", "volatile-lru")
+	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	addr, errb := serveUnready(t, p, "--store.probe-interval=100ms")
 	for _, tc := range []struct {
 		policy string
 		evicts bool
 	}{
 		{"volatile-lru", true},
-		{"allkeys-lru", true},
 		{"noeviction", false},
+		{"allkeys-lru", true},
 	} {
-		t.Run(tc.policy, func(t *testing.T) {
-			srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", tc.policy)
-			p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
-			addr, errb := serveUnready(t, p, "--store.probe-interval=100ms")
-			want := "alertrouter_store_evicting 0"
-			if tc.evicts {
-				want = "alertrouter_store_evicting 1"
-			}
-			deadline := time.Now().Add(15 * time.Second)
-			got := ""
-			for time.Now().Before(deadline) {
-				if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
-					var b bytes.Buffer
-					_, _ = b.ReadFrom(resp.Body)
-					resp.Body.Close()
-					got = b.String()
-					// The gauge starts at 0: wait for the check to have run
-					// (its log line, or a second probe past it).
-					if strings.Contains(got, "\n"+want+"\n") && (!tc.evicts || strings.Contains(errb.String(), "Redis deletes keys when full")) {
-						break
-					}
+		if _, err := redistest.Do(srv.Addr(), "CONFIG", "SET", "maxmemory-policy", tc.policy); err != nil {
+			t.Fatal(err)
+		}
+		want := "alertrouter_store_evicting 0"
+		if tc.evicts {
+			want = "alertrouter_store_evicting 1"
+		}
+		warning := "maxmemory_policy=" + tc.policy
+		deadline := time.Now().Add(15 * time.Second)
+		got := ""
+		for time.Now().Before(deadline) {
+			if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+				var b bytes.Buffer
+				_, _ = b.ReadFrom(resp.Body)
+				resp.Body.Close()
+				got = b.String()
+				if strings.Contains(got, "\n"+want+"\n") && (!tc.evicts || strings.Contains(errb.String(), warning)) {
+					break
 				}
-				time.Sleep(50 * time.Millisecond)
 			}
-			if !strings.Contains(got, "\n"+want+"\n") {
-				t.Fatalf("maxmemory-policy %s: /metrics lacks %q:\n%s", tc.policy, want, grepLines(got, "alertrouter_store_evicting"))
-			}
-			warned := strings.Contains(errb.String(), "Redis deletes keys when full") && strings.Contains(errb.String(), "maxmemory_policy="+tc.policy)
-			if warned != tc.evicts {
-				t.Fatalf("maxmemory-policy %s: warned %v, want %v:\n%s", tc.policy, warned, tc.evicts, errb.String())
-			}
-		})
+			time.Sleep(50 * time.Millisecond)
+		}
+		if !strings.Contains(got, "\n"+want+"\n") {
+			t.Fatalf("maxmemory-policy %s: /metrics lacks %q:\n%s", tc.policy, want, grepLines(got, "alertrouter_store_evicting"))
+		}
+		if warned := strings.Contains(errb.String(), warning); warned != tc.evicts {
+			t.Fatalf("maxmemory-policy %s: warned %v, want %v:\n%s", tc.policy, warned, tc.evicts, errb.String())
+		}
+	}
+	if !strings.Contains(errb.String(), "Redis deletes keys when full") {
+		t.Fatalf("the warning does not say what an evicting Redis does:\n%s", errb.String())
 	}
 }
 
