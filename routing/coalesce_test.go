@@ -527,6 +527,38 @@ func TestOpenTelemetryServicesAndClustersAreIncidentsOfTheirOwn(t *testing.T) {
 	}
 }
 
+// Pods scraped by one job (Prometheus' example kubernetes-pods, or a
+// collector) are told apart by the application their labels name: two
+// services' pages sharing that job are incidents of their own, each a
+// PagerDuty trigger. Before, the second joined the first as an update
+// (a thread reply, nothing sent to PagerDuty).
+func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	pod := func(name, value string) webhooktest.Alert {
+		return tAlert("HighErrorRate", "firing", "page", "service", "", "job", "kubernetes-pods", name, value, "namespace", "prod")
+	}
+	alerts := []webhooktest.Alert{
+		pod("app", "orders"), pod("app", "billing"),
+		pod("app_kubernetes_io_name", "cart"), pod("service_name", "search"),
+	}
+	for _, a := range alerts {
+		if sum := mustProcess(t, p, a); sum.Notified != 1 {
+			t.Errorf("%v: %+v, want it notified (not folded as an update)", a.Labels, sum)
+		}
+	}
+	want := []string{
+		"llm-inference-gpu/orders/TTFT/namespace=prod",
+		"llm-inference-gpu/billing/TTFT/namespace=prod",
+		"llm-inference-gpu/cart/TTFT/namespace=prod",
+		"llm-inference-gpu/search/TTFT/namespace=prod",
+	}
+	if incidents := openings(t, e); !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+}
+
 // A page's Slack copy names a PagerDuty incident only when the page went
 // to PagerDuty too (Notification.Paged): a route that sends pages to Slack
 // alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).

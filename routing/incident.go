@@ -10,15 +10,22 @@ import (
 
 // DefaultGroupBy are the labels whose values form an incident when the alert
 // has no SLO identity: alerts of one sector, service and KPI are one problem.
-// "service" falls back to OpenTelemetry's service.name (Prometheus 3's
-// UTF-8 label names), then to the job label, when the alert has no service
-// label: rules written `sum by ("service.name")` carry neither service nor
-// job, and their services' pages folded into one incident.
+// "service" falls back to the labels of serviceFallbacks when the alert has
+// no service label.
 var DefaultGroupBy = []string{"sector", "service", "kpi"}
 
 // serviceFallbacks are the labels read, in order, for "service" when the
-// alert has no service label.
-var serviceFallbacks = []string{"service.name", "job"}
+// alert has no service label: OpenTelemetry's service.name (Prometheus 3's
+// UTF-8 label names: rules written `sum by ("service.name")` carry neither
+// service nor job) and service_name (the same attribute through
+// Prometheus 2's OTLP name translation), then the application a pod's
+// labels name (app.kubernetes.io/name, copied by the usual
+// `labelmap: __meta_kubernetes_pod_label_(.+)` as app_kubernetes_io_name,
+// and app), and only then job. A job is often the scrape job of every
+// annotated pod (Prometheus' example `kubernetes-pods`) or of a collector:
+// grouped by it, two services' pages folded into one incident, the second
+// an update PagerDuty is sent nothing for.
+var serviceFallbacks = []string{"service.name", "service_name", "app.kubernetes.io/name", "app_kubernetes_io_name", "app", "job"}
 
 // DefaultScope are the labels that, with the default grouping, keep apart
 // the incidents of one service and KPI in different places: a page for
