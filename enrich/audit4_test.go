@@ -243,3 +243,26 @@ func TestContextIndexMatchesContextLabels(t *testing.T) {
 		t.Error("contextIndex names a label that is no context label")
 	}
 }
+
+// Message brokers and clocks the catalog lacked (a later audit's unseen
+// rules: awesome-prometheus-alerts' Pulsar, Strimzi's Kafka Bridge rules,
+// a switch exporter's PTP offset) were unknown, with no KPI or hint.
+func TestPulsarStrimziAndPTPOffsets(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	cases := []struct {
+		name, expr, sector, kpi string
+	}{
+		{"PulsarSubscriptionHighNumberOfBacklogEntries", `sum(pulsar_subscription_back_log) by (subscription) > 5000`, "hpc-big-data", "CLAG"},
+		{"PulsarHighWriteLatency", `sum(pulsar_storage_write_latency_overflow > 0) by (topic)`, "hpc-big-data", ""},
+		{"AvgProducerLatency", `strimzi_bridge_kafka_producer_request_latency_avg > 10`, "hpc-big-data", ""},
+		// OWD is a KPI of three sectors: the sector stays unknown, the KPI
+		// and the candidates are told.
+		{"SwitchPTPOffsetHigh", `abs(switchmetrics_ptp_offset_ns) > 1000`, "unknown", "OWD"},
+	}
+	for _, tc := range cases {
+		cl := c.Classify(newAlert(kv("alertname", tc.name, "severity", "warning"), nil, tc.expr))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s: %s, want %s with KPI %q", tc.name, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}

@@ -40,6 +40,9 @@ const (
 	srcOptics       = "czerwonk/junos_exporter interface diagnostics collector (laser_rx_dbm, laser output power in dBm)"
 	srcFEC          = "openconfig/public release/models/platform/openconfig-transport-line-common and -terminal-device (pre-FEC BER, FEC corrected/uncorrectable)"
 	srcPTPLinux     = "k8snetworkplumbingwg/ptp-operator (openshift_ptp_* metrics)"
+	srcPTPSwitch    = "switch and NIC PTP exporters' <vendor>_ptp_offset_ns gauges (\"PTP offset compared to GrandMaster in ns\")"
+	srcPulsar       = srcAPA + "pulsar/embedded-exporter.yml (pulsar_* broker metrics; pulsar_subscription_back_log: a subscription's unacknowledged messages)"
+	srcStrimzi      = "strimzi/strimzi-kafka-operator packaging/examples/metrics/prometheus-install/prometheus-rules/ (strimzi_* metrics of the Kafka Bridge, Connect and the operators)"
 	srcGJL          = "grafana/jsonnet-libs "
 	srcJaeger       = srcGJL + "jaeger-mixin/prometheus_rules_out/prometheus_alerts.yaml (jaeger_* metrics of Jaeger's agent, collector and query)"
 	srcOtelcol      = srcGJL + "opentelemetry-collector-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (otelcol_* self-metrics of the OpenTelemetry Collector)"
@@ -133,6 +136,10 @@ var exporterFamilies = []family{
 	{Name: "kafka_consumer_fetch_manager_records_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
 	{Name: "kafka_consumer_fetch_manager_records_lag_max", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
 	{Prefix: "kafka_", Sector: secBigData, Source: srcKafkaRules},
+	{Prefix: "strimzi_", Sector: secBigData, Source: srcStrimzi},
+	// Pulsar: a subscription's backlog is its consumer lag.
+	{Name: "pulsar_subscription_back_log", Sector: secBigData, KPI: "CLAG", Source: srcPulsar},
+	{Prefix: "pulsar_", Sector: secBigData, Source: srcPulsar},
 	// Spark (PrometheusServlet), Flink, Airflow, Hadoop, MinIO, Ceph.
 	{Prefix: "metrics_master_", Sector: secBigData, Source: srcSparkRules},
 	{Prefix: "metrics_worker_", Sector: secBigData, Source: srcSparkRules},
@@ -169,6 +176,7 @@ var exporterFamilies = []family{
 	{Contains: "fec_", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC}, // pre_fec_ber, fec_corrected, fec_uncorrectable
 	// PTP.
 	{Prefix: "openshift_ptp_", KPI: "OWD", Source: srcPTPLinux},
+	{Contains: "ptp_offset", KPI: "OWD", Source: srcPTPSwitch}, // switchmetrics_ptp_offset_ns, ptp_offset_ns
 	// vSphere through vCenter: hosts, VMs and datastores.
 	{Prefix: "vcenter_", Sector: secVM, Source: srcVCenter},
 	// Telemetry and alerting infrastructure: tracing, the OpenTelemetry
