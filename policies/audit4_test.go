@@ -82,7 +82,9 @@ func TestTopTierSeverityWords(t *testing.T) {
 
 // TestNoneNeverSilencesAnotherSeverity: a none read from one severity
 // label never overrides the page or ticket another gives; between page and
-// ticket the label order decides; when no label says more, none stands.
+// ticket the louder decides (a later label's page beats an earlier one's
+// ticket: a page is never lost to the order of the labels); when no label
+// says more, none stands.
 func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 	e := newEngine(t)
 	const gives = " gives way: a none never silences another severity label's page or ticket"
@@ -103,8 +105,12 @@ func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 			want{alert.ActionPage, PolicySeverity, "high", `severity_level="7" → none` + gives}},
 		{"the first none is named", map[string]string{"severity": "debug", "priority": "P5", "level": "critical"}, nil,
 			want{alert.ActionPage, PolicySeverity, "critical", `severity="debug" → none` + gives}},
-		{"between ticket and page the label order decides", map[string]string{"severity": "none", "priority": "P3", "urgency": "high"}, nil,
-			want{alert.ActionTicket, PolicySeverity, "p3", `priority="P3" → ticket (severity="none" → none` + gives}},
+		{"between ticket and page the louder decides", map[string]string{"severity": "none", "priority": "P3", "urgency": "high"}, nil,
+			want{alert.ActionPage, PolicySeverity, "high", `urgency="high" → page, louder than priority="P3" → ticket (of two severity labels the louder decides; severity="none" → none` + gives + `)`}},
+		{"a later label's page beats an earlier label's ticket", map[string]string{"severity": "warning", "priority": "P1"}, nil,
+			want{alert.ActionPage, PolicySeverity, "p1", `priority="P1" → page, louder than severity="warning" → ticket (of two severity labels the louder decides)`}},
+		{"a later label's ticket leaves an earlier label's ticket", map[string]string{"severity": "warning", "priority": "P3"}, nil,
+			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
 		{"a none after the deciding label changes nothing", map[string]string{"severity": "warning", "priority": "none"}, nil,
 			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
 		{"none stands when no label says more", map[string]string{"severity": "none", "priority": "P5"}, nil,

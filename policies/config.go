@@ -196,7 +196,10 @@ func DefaultConfig() Config {
 // defaultSeverityWords is the word map of docs/policies.md (severity): the
 // seed's words, plus the most severe spellings of incident tooling that
 // are common in rules (P0, SEV0, S0/S1, crit, Zabbix's disaster, Jira's
-// blocker) — a P0 must not be a ticket — and sev4/S2/S3/S4 tickets. Values are
+// blocker) — a P0 must not be a ticket — and sev4/S2/S3/S4 tickets. SEV-2
+// pages like P2: on the incident scales that write it (PagerDuty's response
+// guide, Atlassian's) a SEV-2 is a major incident someone is paged for,
+// while GitLab's S2 pages only with its pager label. Values are
 // also matched without "-", "_" or spaces (SEV-1, P_0, sev 2).
 //
 // high/medium/low follow the tools that use them as a scale where high is
@@ -217,9 +220,9 @@ func DefaultConfig() Config {
 func defaultSeverityWords() map[string]alert.Action {
 	m := map[string]alert.Action{}
 	for act, words := range map[alert.Action][]string{
-		alert.ActionPage: {"critical", "page", "emergency", "emerg", "panic", "alert", "fatal", "catastrophic", "sev1", "p1", "p2", "p0", "sev0", "s0", "s1", "crit",
+		alert.ActionPage: {"critical", "page", "emergency", "emerg", "panic", "alert", "fatal", "catastrophic", "sev1", "sev2", "p1", "p2", "p0", "sev0", "s0", "s1", "crit",
 			"disaster", "blocker", "high", "highest", "veryhigh", "urgent", "severe"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "sev2", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
 		alert.ActionNone:   {"info", "informational", "none", "debug", "trace", "notice", "p5"},
 	} {
 		for _, w := range words {

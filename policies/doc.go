@@ -32,8 +32,10 @@
 //     (1 = most severe; 3.0 is 3) or parts that agree (P1-Critical; never
 //     a negation such as non-critical), NFKC-normalised without format
 //     characters, a louder grafana_slo_severity winning. The first page or
-//     ticket decides; a none (severity="none") only when no label says
-//     more, never over another label's P1.
+//     ticket decides, but a later label's page beats an earlier label's
+//     ticket (severity="warning" beside priority="P1" pages); a none
+//     (severity="none") only when no label says more, never over another
+//     label's P1.
 //  6. Default: an alert with no input for any policy, or only unrecognised
 //     severities, is a ticket by policy "default" (default_action), so that
 //     a human sees it. None is never silent: it comes from an info-level

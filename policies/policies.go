@@ -1257,9 +1257,38 @@ func (e *Engine) severityLabelsAfter(st *decision, skip string, q quietSeverity,
 				return d, true
 			}
 		}
+		if act == alert.ActionTicket {
+			if d, ok := e.laterPage(st, name, skip, r, q, g); ok {
+				return d, true
+			}
+		}
 		return severityDecision(act, key, r+q.clause(" (")+q.close()), true
 	}
 	return e.foldedSeverity(st, q)
+}
+
+// laterPage decides by a page a severity label after name says, when name
+// said a ticket (r: `severity="warning" → ticket`): of two configured
+// severity labels, the louder decides — `severity="warning"` beside
+// `priority="P1"` pages, as `severity="info"` beside it does — so that a
+// page is never lost to the order of the labels. skip and a marked none of
+// Grafana SLO's tier are not read (severityLabelsAfter).
+func (e *Engine) laterPage(st *decision, name, skip, r string, q quietSeverity, g *grafanaTier) (alert.Decision, bool) {
+	i := slices.Index(e.sevLabels, name)
+	for _, later := range e.sevLabels[i+1:] {
+		if later == skip || g.markedQuiet && later == labelGrafanaSeverity {
+			continue
+		}
+		v, _, ok := lookup(st.a, later)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		if act, key, known := e.severityOf(v); known && act == alert.ActionPage {
+			return severityDecision(act, key, later+"="+strconv.Quote(v)+" → page, louder than "+r+
+				" (of two severity labels the louder decides"+q.clause("; ")+")"), true
+		}
+	}
+	return alert.Decision{}, false
 }
 
 // quietSeverity is the first none a severity label said: it decides only
