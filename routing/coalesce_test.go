@@ -539,9 +539,15 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 	pod := func(name, value string) webhooktest.Alert {
 		return tAlert("HighErrorRate", "firing", "page", "service", "", "job", "kubernetes-pods", name, value, "namespace", "prod")
 	}
+	// Grafana's DatasourceNoData of two rules: one alertname, no service
+	// or job, the rule in rulename.
+	noData := func(rule string) webhooktest.Alert {
+		return tAlert("DatasourceNoData", "firing", "page", "service", "", "job", "", "sector", "", "kpi", "", "rulename", rule)
+	}
 	alerts := []webhooktest.Alert{
 		pod("app", "orders"), pod("app", "billing"),
 		pod("app_kubernetes_io_name", "cart"), pod("service_name", "search"),
+		noData("High memory usage"), noData("Disk full"),
 	}
 	for _, a := range alerts {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -553,6 +559,8 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		"llm-inference-gpu/billing/TTFT/namespace=prod",
 		"llm-inference-gpu/cart/TTFT/namespace=prod",
 		"llm-inference-gpu/search/TTFT/namespace=prod",
+		"DatasourceNoData/unknown///rulename=High_memory_usage",
+		"DatasourceNoData/unknown///rulename=Disk_full",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)

@@ -33,8 +33,10 @@ var serviceFallbacks = []string{"service.name", "service_name", "app.kubernetes.
 // first (PagerDuty sends nothing for updates of an open incident). Each is
 // written "/name=value" after the grouping's values, only when the alert
 // has it, so keys of alerts without them are as before.
-// OpenTelemetry's k8s.cluster.name and k8s.namespace.name count as well.
-var DefaultScope = []string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name"}
+// OpenTelemetry's k8s.cluster.name and k8s.namespace.name count as well, and
+// Grafana's rulename, which names the rule of its DatasourceNoData and
+// DatasourceError alerts (one alertname for every rule's).
+var DefaultScope = []string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name", "rulename"}
 
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed
 // so that PagerDuty's 255-character dedup_key limit always holds.

@@ -57,6 +57,10 @@ type wireEnvelope[A any] struct {
 	RouteLabels       map[string]string `json:"routeLabels"`
 	ExternalURL       string            `json:"externalURL"`
 	Alerts            *[]A              `json:"alerts"`
+	// OrgID is Grafana's: its webhook contact point posts Alertmanager's
+	// envelope and alerts with more fields, as version "1" with its
+	// organisation's id (grafana/alerting receivers/webhook).
+	OrgID *int64 `json:"orgId"`
 }
 
 // wireMessage is the fast path: every alert decoded in one pass.
@@ -188,14 +192,14 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 		return nil, badRequest("alerts", "missing: a webhook must carry an alerts array")
 	}
 	raws := *s.Alerts
-	if err := checkEnvelopeFields(s.Version, len(raws)); err != nil {
+	if err := checkEnvelopeFields(s.Version, s.OrgID != nil, len(raws)); err != nil {
 		return nil, err
 	}
 	msg := newMessage(wireEnvelope[wireAlert]{
 		Version: s.Version, GroupKey: s.GroupKey, TruncatedAlerts: s.TruncatedAlerts,
 		Receiver: s.Receiver, Status: s.Status, NotificationRsn: s.NotificationRsn,
 		GroupLabels: s.GroupLabels, CommonLabels: s.CommonLabels, CommonAnnotations: s.CommonAnnotations,
-		RouteLabels: s.RouteLabels, ExternalURL: s.ExternalURL,
+		RouteLabels: s.RouteLabels, ExternalURL: s.ExternalURL, OrgID: s.OrgID,
 	}, now, len(raws))
 	for i, raw := range raws {
 		var a wireAlert
@@ -267,15 +271,19 @@ func checkEnvelope(w *wireMessage) error {
 	if w.Alerts == nil {
 		return badRequest("alerts", "missing: a webhook must carry an alerts array")
 	}
-	return checkEnvelopeFields(w.Version, len(*w.Alerts))
+	return checkEnvelopeFields(w.Version, w.OrgID != nil, len(*w.Alerts))
 }
 
-func checkEnvelopeFields(version *string, n int) error {
+// grafanaVersion is the version Grafana's webhook contact point writes,
+// with orgId beside it.
+const grafanaVersion = "1"
+
+func checkEnvelopeFields(version *string, grafana bool, n int) error {
 	if version == nil {
 		return badRequest("version", `missing: expected "4" (Alertmanager webhook v4)`)
 	}
-	if *version != "4" {
-		return badRequest("version", "unsupported version %q: expected \"4\" (Alertmanager webhook v4)", *version)
+	if *version != "4" && !(grafana && *version == grafanaVersion) {
+		return badRequest("version", "unsupported version %q: expected \"4\" (Alertmanager webhook v4), or \"1\" with orgId (Grafana's webhook contact point)", *version)
 	}
 	if n == 0 {
 		return badRequest("alerts", "empty: a webhook must carry at least one alert")
@@ -284,6 +292,13 @@ func checkEnvelopeFields(version *string, n int) error {
 }
 
 func newMessage(w wireMessage, now time.Time, n int) *alert.Message {
+	if w.OrgID != nil && *w.Version == grafanaVersion {
+		// Grafana's externalURL is Grafana's own root, not an
+		// Alertmanager's: the links built on it (Alertmanager's silence
+		// form, its alert list) would lead nowhere. Its alerts' links
+		// (generatorURL: the rule) stay.
+		w.ExternalURL = ""
+	}
 	return &alert.Message{
 		Data: template.Data{
 			Receiver:           w.Receiver,

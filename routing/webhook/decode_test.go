@@ -32,6 +32,7 @@ func TestDecodeRejectsPayloadsThatCannotBeReadAsAWhole(t *testing.T) {
 		{"truncated JSON names the byte offset", webhooktest.ReadFixture(t, "malformed.bad.json"), "", "malformed JSON at byte offset"},
 		{"alerts of the wrong JSON type names the field", webhooktest.ReadFixture(t, "wrong-types.bad.json"), "alerts", "expected JSON array, got string"},
 		{"webhook version 3 is unsupported", webhooktest.ReadFixture(t, "version-3.bad.json"), "version", `unsupported version "3"`},
+		{"version 1 without Grafana's orgId is unsupported", []byte(`{"version":"1","alerts":[{"labels":{"alertname":"A"}}]}`), "version", `unsupported version "1"`},
 		{"a payload without alerts says they are missing", webhooktest.ReadFixture(t, "no-alerts.bad.json"), "alerts", "missing"},
 		{"an empty alerts array says it is empty", []byte(`{"version":"4","alerts":[]}`), "alerts", "empty"},
 		{"a missing version is named", []byte(`{"alerts":[{"labels":{"a":"b"}}]}`), "version", "missing"},
@@ -311,6 +312,21 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 			}
 			if m.Items[1].EndsAt.IsZero() {
 				t.Error("resolved alert lost its endsAt")
+			}
+		}},
+		// Grafana's webhook contact point (grafana/alerting
+		// receivers/webhook: version "1", orgId, title, state, message; per
+		// alert silenceURL, dashboardURL, panelURL, values, valueString):
+		// refused as a whole before, which Grafana does not retry.
+		{"Grafana's webhook contact point (version 1 with orgId)", "grafana-v1.json", func(t *testing.T, m *alert.Message) {
+			if len(m.Items) != 2 || !m.Items[0].Firing() || m.Items[0].Labels["alertname"] != "High memory usage" || m.Items[1].Labels["rulename"] != "High memory usage" {
+				t.Fatalf("alerts not decoded: %+v", m.Items)
+			}
+			if m.ExternalURL != "" {
+				t.Errorf("ExternalURL = %q, want none: Grafana's root is no Alertmanager to link silences and alert lists to", m.ExternalURL)
+			}
+			if m.Items[0].GeneratorURL == "" || m.Items[0].Annotations["runbook_url"] == "" {
+				t.Errorf("the rule's links were lost: %+v", m.Items[0])
 			}
 		}},
 		{"truncatedAlerts is kept", "truncated.json", func(t *testing.T, m *alert.Message) {
