@@ -42,10 +42,10 @@ func newTeams(t *testing.T, silences slack.Silencer, entries []journal.Entry, po
 			c.SigningSecret = signingSecret
 			c.Actions = slack.TriageActions{Names: []string{slack.ActionAck, slack.ActionSilence, slack.ActionResolve}}
 		})
-		if err := tm.tr.Add(team+"-slack", "slack/0", n, nil, nil); err != nil {
+		if err := tm.tr.Add(receiverPrefix+team+"-slack", "slack/0", n, nil, nil); err != nil {
 			t.Fatal(err)
 		}
-		notifiers[team+"-slack"] = n
+		notifiers[receiverPrefix+team+"-slack"] = n
 	}
 	for _, receiver := range posted {
 		no := notifytest.Notification(receiver, alert.KindFiring, alert.ActionPage, notifytest.Result("SharedCacheDown", "fp-"+receiver, "firing", alert.ActionPage))
@@ -115,7 +115,7 @@ func TestTheSilenceCommandActsOnItsChannelsTeamOnly(t *testing.T) {
 	}
 
 	a = tm.command(t, "C0002", "team-01", "silence "+sharedIncident+" 1h", "x2", "U0TEAM01A")
-	if a.ResponseType != "in_channel" || !strings.Contains(a.Text, "Left alone") || !strings.Contains(a.Text, "<#C0003>") || strings.Contains(a.Text, "<#C0002>") {
+	if a.ResponseType != "in_channel" || !strings.Contains(a.Text, "Left alone") || !strings.Contains(a.Text, "<#C0003>") || strings.Contains(a.Text, "<#C0002>") || strings.Contains(a.Text, "holds none") {
 		t.Errorf("the command from #team-01 answered %+v, want a silence and #team-05 named as left alone", a)
 	}
 	am.awaitMuted(t, all, team01)
@@ -132,6 +132,28 @@ func TestTheSilenceCommandActsOnItsChannelsTeamOnly(t *testing.T) {
 	}
 	if list, _ := am.List(context.Background()); len(list) != 1 {
 		t.Errorf("silences %+v, want the command's one", list)
+	}
+}
+
+// A router whose alertmanager.url names another Alertmanager than the one
+// sending its alerts (another cluster's, another tenant's): the silence
+// was said made — "silenced the incident's alerts" — while it muted
+// nothing where they fire. The answer says that Alertmanager holds none of
+// them.
+func TestASilenceWhereNoneOfTheAlertsIsHeldSaysSo(t *testing.T) {
+	am := startAlertmanager(t) // holds no alert: they fire elsewhere
+	team01 := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "cluster": "prod-eu1", "team": "team-01"}
+	entry := journal.Entry{Fingerprint: "f01", Status: "firing", Incident: sharedIncident, Labels: team01, Decision: alert.Decision{Action: alert.ActionPage},
+		Receivers:  []string{"team-01-slack"},
+		Deliveries: []journal.Delivery{{Receiver: "team-01-slack", Integration: "slack/0", Outcome: journal.OutcomeSent}}}
+	tm := newTeams(t, am.Client, []journal.Entry{entry}, "team-01-slack")
+	a := tm.command(t, "C0002", "team-01", "silence "+sharedIncident+" 1h", "n1", "U0TEAM01A")
+	if !strings.Contains(a.Text, "silenced incident") || !strings.Contains(a.Text, "holds none of these alerts") {
+		t.Errorf("the command answered %q, want the silence made and said to mute nothing there now", a.Text)
+	}
+	p := tm.parents["team-01-slack"]
+	if th := tm.h.srv.Thread(p.TS); len(th) == 0 || !strings.Contains(th[0].Text, "holds none of these alerts") {
+		t.Errorf("the thread %+v, want the silence told with the warning", th)
 	}
 }
 
@@ -204,7 +226,35 @@ func TestCommandsInAPrivateChannelFindItsIncidents(t *testing.T) {
 // incident: routed to the team's PagerDuty and Slack receivers, sent at
 // PagerDuty.
 func teamEntry(fp, incident, alertname, team string) journal.Entry {
+	team = receiverPrefix + team
 	return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
 		Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
 		Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
+}
+
+// receiverPrefix begins the teams' receiver names (newTeams, teamEntry).
+var receiverPrefix = ""
+
+// The Prometheus Operator names the receivers of its AlertmanagerConfig
+// resources "namespace/name/receiver": the commands split a target's key
+// at its first "/", took "shop" for the receiver, and saw nothing of the
+// channel ("No firing incident in this channel"; explain refused the
+// channel's own alert).
+func TestCommandsFindReceiversNamedWithSlashes(t *testing.T) {
+	receiverPrefix = "shop/checkout-amc/"
+	t.Cleanup(func() { receiverPrefix = "" })
+	tm := newTeams(t, nil, []journal.Entry{
+		teamEntry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
+		teamEntry("f01", sharedIncident, "SharedCacheDown", "team-01"),
+	}, "shop/checkout-amc/team-01-slack")
+	a := tm.command(t, "C0002", "team-01", "incidents", "s1", "U0TEAM01A")
+	if !strings.Contains(a.Text, "`"+sharedIncident+"`") || strings.Contains(a.Text, "disk/node/prod") {
+		t.Errorf("incidents in #team-01 answered %q, want its incident only", a.Text)
+	}
+	if a = tm.command(t, "C0002", "team-01", "explain f01", "s2", "U0TEAM01A"); !strings.Contains(a.Text, "shop/checkout-amc/team-01-pd/pagerduty/0: sent") {
+		t.Errorf("explain of the channel's own alert answered %q", a.Text)
+	}
+	if a = tm.command(t, "C0002", "team-01", "explain f00", "s3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
+		t.Errorf("explain of another channel's alert answered %q, want it refused", a.Text)
+	}
 }

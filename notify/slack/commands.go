@@ -211,7 +211,7 @@ func (t *Triage) viewOf(entries []*journal.Entry, receivers []string) incidentVi
 			}
 			for _, r := range e.Receivers {
 				for k := range t.targets {
-					if strings.HasPrefix(k, r+"/") {
+					if kr, _ := splitTarget(k); kr == r {
 						targets[k] = true
 					}
 				}
@@ -516,7 +516,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	if comment != "" {
 		said = fmt.Sprintf(" (comment: %s)", esc(comment))
 	}
-	done := fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), sparedNote(len(v.others)))
+	done := fmt.Sprintf("<@%s> silenced incident %s in Alertmanager for %s%s: %s.%s%s", cmd.UserID, code(incident), model.Duration(dur), said, silencesText(ids, sets), sparedNote(len(v.others)), heldNote(p))
 	left := elsewhereText(sc.elsewhere, " Left alone: the incident as posted in %s — theirs to silence from there.")
 	msg := &sl.WebhookMessage{ResponseType: sl.ResponseTypeInChannel, Text: done + left + silencedCommandNote}
 	if err := sl.PostWebhookCustomHTTPContext(fctx, cmd.ResponseURL, t.answerClient(secret), msg); err != nil {
@@ -566,7 +566,7 @@ func (t *Triage) channelText(k string, p parentRef, known bool) string {
 	if tg := t.targets[k]; tg != nil && !tg.n.channelTemplated {
 		return esc(tg.n.cfg.Channel)
 	}
-	receiver, _, _ := strings.Cut(k, "/")
+	receiver, _ := splitTarget(k)
 	return fmt.Sprintf("receiver %q's channel", receiver)
 }
 
@@ -590,7 +590,7 @@ func (t *Triage) channelScope(ch commandChannel, secret string) *channelScope {
 		if tg.secret != secret {
 			continue
 		}
-		r, _, _ := strings.Cut(k, "/")
+		r, _ := splitTarget(k)
 		switch {
 		case tg.n.channelTemplated:
 			sc.templated = append(sc.templated, k)
@@ -634,7 +634,7 @@ func (t *Triage) scopeParents(ctx context.Context, sc *channelScope, entries []*
 	for _, e := range entries {
 		rs := entryReceivers(e)
 		for _, k := range sc.templated {
-			r, _, _ := strings.Cut(k, "/")
+			r, _ := splitTarget(k)
 			if it := (incidentTarget{e.Incident, k}); slices.Contains(rs, r) && !slices.Contains(its, it) {
 				its = append(its, it)
 			}
@@ -669,7 +669,7 @@ func (sc *channelScope) holds(e *journal.Entry, parents map[incidentTarget]paren
 		return true
 	}
 	for _, k := range sc.templated {
-		r, _, _ := strings.Cut(k, "/")
+		r, _ := splitTarget(k)
 		if p, ok := parents[incidentTarget{e.Incident, k}]; ok && slices.Contains(rs, r) && p.channel == sc.ch.id {
 			return true
 		}
@@ -687,7 +687,7 @@ func (t *Triage) routedText(e *journal.Entry, parents map[incidentTarget]parentR
 	}
 	var names []string
 	for _, k := range slices.Sorted(maps.Keys(t.targets)) {
-		r, _, _ := strings.Cut(k, "/")
+		r, _ := splitTarget(k)
 		if !slices.Contains(rs, r) {
 			continue
 		}
@@ -739,7 +739,7 @@ func (t *Triage) scopeIncident(ctx context.Context, incident string, ch commandC
 		p, known := sc.parents[k]
 		if slices.Contains(offering, k) && t.targets[k].postsIn(ch, p, known) {
 			sc.here = append(sc.here, k)
-			if r, _, _ := strings.Cut(k, "/"); !slices.Contains(sc.receivers, r) {
+			if r, _ := splitTarget(k); !slices.Contains(sc.receivers, r) {
 				sc.receivers = append(sc.receivers, r)
 			}
 			continue
@@ -760,6 +760,22 @@ func elsewhereText(elsewhere []string, format string) string {
 		return ""
 	}
 	return fmt.Sprintf(format, strings.Join(elsewhere, ", "))
+}
+
+// splitTarget splits a target's key, receiver + "/" + integration, where
+// the integration is its last two segments ("slack/0"): a receiver's name
+// may hold "/" (the Prometheus Operator names its receivers
+// "namespace/name/receiver").
+func splitTarget(k string) (receiver, integration string) {
+	i := strings.LastIndexByte(k, '/')
+	if i < 0 {
+		return k, ""
+	}
+	j := strings.LastIndexByte(k[:i], '/')
+	if j < 0 {
+		return k, ""
+	}
+	return k[:j], k[j+1:]
 }
 
 // parentKey is where the parent message of incident posted by target
@@ -812,7 +828,7 @@ func (t *Triage) parents(ctx context.Context, incident string, targets []string)
 // carries. Failures are logged: the silence is made.
 func (t *Triage) silencedByCommand(ctx context.Context, k, incident string, p parentRef, user string, ids []string, dur time.Duration, until, text string, log *slog.Logger) {
 	tg := t.targets[k]
-	receiver, integration, _ := strings.Cut(k, "/")
+	receiver, integration := splitTarget(k)
 	log = log.With("target", k, "message_ts", p.ts)
 	state := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + ActionSilence, Value: "d " + user + " " + strings.Join(ids, ","), TTL: dur}
 	if won, err := t.o.Store.SetNX(ctx, []store.Entry{state}); err != nil || !won[0] {
@@ -864,7 +880,7 @@ func (t *Triage) commandAllowed(ctx context.Context, secret string, cb *sl.Inter
 		}
 		t.o.Metrics.count(ActionSilence, OutcomeRefused)
 		log.Warn("action refused: user not authorized", "target", k)
-		receiver, integration, _ := strings.Cut(k, "/")
+		receiver, integration := splitTarget(k)
 		t.ephemeral(ctx, secret, cb, fmt.Sprintf("You are not allowed to silence incident %s: %s.", code(incident), whoMay(t.targets[k], receiver, integration, ActionSilence)))
 		return false
 	}
