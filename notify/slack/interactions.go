@@ -1187,7 +1187,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// A silence hides the alerts' resolve: the line and the reply say
 		// so, and how to close the incident (silencedLineNote).
 		return record{st: st, extra: st.Silence, line: fmt.Sprintf("Silenced for %s by %s (until %s, %s)%s", shortDuration(c.b.silence), mention, s.EndsAt.UTC().Format("2006-01-02 15:04 MST"), which, silencedLineNote(st)),
-			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.%s%s", mention, shortDuration(c.b.silence), silencesText(ids, sets), sparedNote(len(v.others)), silencedThreadNote(st))}, nil
+			thread: fmt.Sprintf("%s silenced the incident's alerts in Alertmanager for %s: %s.%s%s%s", mention, shortDuration(c.b.silence), silencesText(ids, sets), sparedNote(len(v.others)), heldNote(p), silencedThreadNote(st))}, nil
 	case ActionUnsilence:
 		if t.o.Silences == nil {
 			return record{}, alert.Permanent(errors.New("no alertmanager is configured"))

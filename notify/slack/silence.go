@@ -40,6 +40,21 @@ type silencePlan struct {
 	// knowing their alerts (its fallback), are those labels: an alert
 	// Alertmanager holds with them is taken as the message's own.
 	drawn map[string]string
+	// held says Alertmanager, asked which alerts the silences would mute
+	// (spareOthers), holds at least one of those being silenced.
+	held bool
+}
+
+// heldNote warns, when the Alertmanager the router asked holds none of the
+// alerts being silenced, that the silence mutes nothing there now: the
+// router's alertmanager.url may name another Alertmanager than the one
+// that sent them (another cluster's, another tenant's) — a silence said to
+// be made there must not read as the incident silenced.
+func heldNote(p silencePlan) string {
+	if p.held {
+		return ""
+	}
+	return " :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
 }
 
 // incidentSilences returns the silences that mute the firing alerts of
@@ -201,9 +216,11 @@ func (t *Triage) spareOthers(ctx context.Context, p *silencePlan) error {
 		for _, a := range alerts {
 			switch {
 			case ownKeys[labelsKey(a.Labels)]:
+				p.held = true
 			case p.drawn != nil && holds(a.Labels, p.drawn):
 				// The message's own alert, which the journal does not hold.
 				own = append(slices.Clip(own), a.Labels)
+				p.held = true
 			default:
 				others = append(others, a.Labels)
 			}
