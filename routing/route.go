@@ -29,6 +29,24 @@ type Route struct {
 	path     string
 }
 
+// Disjoint reports whether no alert can match both r and o: each has an
+// equality matcher on one label name, with different values (the sibling
+// routes the Prometheus Operator writes, one per namespace). Compile must
+// have run.
+func (r *Route) Disjoint(o *Route) bool {
+	for _, a := range r.matchers {
+		if a.Type != labels.MatchEqual {
+			continue
+		}
+		for _, b := range o.matchers {
+			if b.Type == labels.MatchEqual && b.Name == a.Name && b.Value != a.Value {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // DerivedLabels are the label names the router adds for route matching.
 var DerivedLabels = []string{"sector", "kpi", "incident_class", "decision"}
 

@@ -545,6 +545,11 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 			[]string{"route.routes[0].routes[0] has continue: true and group_by [service], route.routes[0].routes[1] group_by [alertname]"}},
 		{"[{receiver: log, continue: true, group_by: [cluster]}, {receiver: log, group_by: [cluster]}]", nil},
 		{"[{receiver: log, continue: true}, {receiver: log}]", nil},
+		// The Prometheus Operator's sibling routes, one per namespace:
+		// no alert matches two of them.
+		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"monitoring\"']}, {receiver: log, continue: true, group_by: [namespace], matchers: ['namespace=\"shop\"']}]", nil},
+		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"monitoring\"']}, {receiver: log, group_by: [namespace], matchers: ['namespace=~\"shop|monitoring\"']}]",
+			[]string{"route.routes[0] has continue: true and group_by [namespace, alertname], route.routes[1] group_by [namespace]"}},
 	} {
 		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")
