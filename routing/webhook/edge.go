@@ -253,6 +253,15 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/webhook/", misdirected)
 	e.POST("/Webhook", misdirected)
 	e.POST("/webhooks", misdirected)
+	// Prometheus' alertmanagers:, vmalert's -notifier.url and Grafana's
+	// external Alertmanager post alerts to Alertmanager's API: the router
+	// is a receiver behind Alertmanager, not one.
+	notAlertmanager := func(c echo.Context) error {
+		return h.fail(c, time.Now(), "bad_input", http.StatusNotFound, errorBody{Error: "this is Alertmanager's webhook receiver, not an Alertmanager: " + strconv.Quote(c.Request().URL.Path) +
+			" is Alertmanager's alerts API — point Prometheus (or vmalert, Grafana) at Alertmanager, and Alertmanager's webhook_configs at POST /webhook"})
+	}
+	e.POST("/api/v1/alerts", notAlertmanager)
+	e.POST("/api/v2/alerts", notAlertmanager)
 	slackHandler := func(c echo.Context) error {
 		h := rt.Current().Options.Interactions
 		if h == nil {
