@@ -1,9 +1,11 @@
 package slolive
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -21,6 +23,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/singleflight"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -81,17 +84,20 @@ const (
 	ReasonNoObjective = "no data: Prometheus has this SLO's burn-rate series but no pyrra_objective (Pyrra writes it with --generic-rules)"
 	// ReasonNoFiniteBurn: the burn-rate series are all NaN or infinite.
 	ReasonNoFiniteBurn = "no data: every burn-rate series of this SLO is NaN or infinite (no traffic in the window?)"
-	ReasonNoLabel      = "no data: the prometheus.expr template needs a label the alert lacks"
+	ReasonNoLabel      = "no data: the prometheus.expr template does not render for this alert (a label it lacks, or a dotted label name read without index)"
 	ReasonTimeout      = "Prometheus timed out"
 	ReasonBreakerOpen  = "Prometheus failing: not queried for 30s after repeated failures"
 	ReasonUnreachable  = "Prometheus unreachable"
 	ReasonNoServer     = "no Prometheus to ask (no generatorURL and no prometheus.url)"
+	// ReasonNotFound: the query API answered 404, a URL with a wrong path.
+	ReasonNotFound = "Prometheus answered 404: check prometheus.url's path (a route prefix such as /prometheus belongs in it; /graph does not)"
 )
 
 // lookupError wraps err, an error of Lookup, with its reason.
 func lookupError(err error) error {
 	var apiErr *v1.Error
 	var credErr *credentialsError
+	var notFound *notFoundError
 	var reason string
 	var unwell bool
 	switch {
@@ -108,6 +114,12 @@ func lookupError(err error) error {
 		reason, unwell = ReasonTimeout, true
 	case errors.Is(err, ErrBreakerOpen):
 		reason, unwell = ReasonBreakerOpen, true
+	case errors.Is(err, errAnswerTooLarge):
+		// This SLO's query, not Prometheus.
+		reason = errAnswerTooLarge.Error()
+	case errors.As(err, &notFound):
+		// Every query meets it: prometheus.url names no query API.
+		reason, unwell = ReasonNotFound, true
 	case errors.As(err, &credErr):
 		// Prometheus, or the proxy in front of it, refused the router's
 		// credentials: prometheus.http_config is wrong, not Prometheus.
@@ -123,19 +135,85 @@ func lookupError(err error) error {
 	case errors.Is(err, ErrUnavailable):
 		reason, unwell = ReasonUnreachable, true
 	default:
-		reason = ReasonNoLabel // makePlan: a template that cannot render for this alert
+		// makePlan: a template that cannot render for this alert.
+		reason = ReasonNoLabel + " (" + err.Error() + ")"
 	}
 	return &LookupError{Err: err, Reason: reason, unwell: unwell}
 }
 
 // refused reports whether err is Prometheus refusing a query (400
 // bad_data, 422 execution: a query that does not parse, a regex matcher
-// over a label value that is no regex, a many-to-many match): a fault of
-// that SLO's query, not of Prometheus, which answers every other query.
+// over a label value that is no regex, a many-to-many match), whatever its
+// errorType when answered 400 or 422 (Prometheus 3's cost_limit, a query
+// over its series limit; other backends' own types), or answering more
+// than maxAnswer: a fault of that SLO's query, not of Prometheus, which
+// answers every other query.
 func refused(err error) bool {
 	var apiErr *v1.Error
-	return errors.As(err, &apiErr) && (apiErr.Type == v1.ErrBadData || apiErr.Type == v1.ErrExec)
+	var qe *queryRefusedError
+	return errors.As(err, &qe) || errors.Is(err, errAnswerTooLarge) || errors.As(err, &apiErr) && (apiErr.Type == v1.ErrBadData || apiErr.Type == v1.ErrExec)
 }
+
+// maxAnswer bounds the body of one answer: an SLO's queries answer a few
+// kilobytes; a selector matching far more (a hand-rolled template, a
+// label missing from it) answered 51 MB and took the router from 41 MB to
+// 498 MB while it decoded — 16 such lookups at once would outgrow the
+// deploy files' 512Mi.
+const maxAnswer = 8 << 20
+
+// errAnswerTooLarge: an answer longer than maxAnswer, left unread.
+var errAnswerTooLarge = fmt.Errorf("Prometheus' answer is over %d MiB (the query matches too many series)", maxAnswer>>20)
+
+// boundedAnswers is a RoundTripper whose answers fail reading past
+// maxAnswer.
+type boundedAnswers struct{ http.RoundTripper }
+
+func (b boundedAnswers) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.RoundTripper.RoundTrip(req)
+	if err == nil {
+		resp.Body = &boundedBody{ReadCloser: resp.Body, left: maxAnswer}
+	}
+	return resp, err
+}
+
+// boundedBody reads at most left more bytes, then fails with
+// errAnswerTooLarge.
+type boundedBody struct {
+	io.ReadCloser
+	left int64
+}
+
+func (b *boundedBody) Read(p []byte) (int, error) {
+	if b.left <= 0 {
+		// One byte more tells an answer of exactly maxAnswer from a
+		// longer one.
+		var one [1]byte
+		n, err := b.ReadCloser.Read(one[:])
+		if n > 0 {
+			return 0, errAnswerTooLarge
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+// notFoundError is a query answered 404: no query API at that URL.
+type notFoundError struct{ err error }
+
+func (e *notFoundError) Error() string { return e.err.Error() }
+func (e *notFoundError) Unwrap() error { return e.err }
+
+// queryRefusedError is an API error Prometheus answered 400 or 422: it
+// refused this query (query).
+type queryRefusedError struct{ err error }
+
+func (e *queryRefusedError) Error() string { return e.err.Error() }
+func (e *queryRefusedError) Unwrap() error { return e.err }
 
 // credentialsError is a query Prometheus answered 401 or 403: the API
 // client's error says only client_error ("client error: 401" in its
@@ -148,30 +226,56 @@ type credentialsError struct {
 func (e *credentialsError) Error() string { return e.err.Error() }
 func (e *credentialsError) Unwrap() error { return e.err }
 
-// statusKey is the context key of a query's *int: the HTTP status of the
-// last answer to it (statusClient).
-type statusKey struct{}
+// answerKey is the context key of a query's *answerMeta (statusClient).
+type answerKey struct{}
 
-// statusClient is an api.Client that writes the HTTP status of each
-// answer to the *int its request's context carries (withStatus): v1.API
-// hands the error back without the response.
+// answerMeta is what statusClient saw of the last answer to a query: its
+// HTTP status, and whether it said it was partial (VictoriaMetrics'
+// top-level "isPartial": true, which v1.API does not read).
+type answerMeta struct {
+	status  int
+	partial bool
+}
+
+// statusClient is an api.Client that writes what it saw of each answer to
+// the *answerMeta its request's context carries: v1.API hands the error
+// back without the response, and drops fields it does not know.
 type statusClient struct{ api.Client }
+
+// isPartial is VictoriaMetrics' mark of an answer some vmstorage nodes did
+// not contribute to.
+var isPartial = []byte(`"isPartial":true`)
 
 func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, body, err := c.Client.Do(ctx, req)
-	if st, ok := ctx.Value(statusKey{}).(*int); ok && resp != nil {
-		*st = resp.StatusCode // the last answer: v1 retries a POST refused 403 as a GET
+	if m, ok := ctx.Value(answerKey{}).(*answerMeta); ok && resp != nil {
+		m.status = resp.StatusCode // the last answer: v1 retries a POST refused 403 as a GET
+		m.partial = bytes.Contains(body, isPartial)
 	}
 	return resp, body, err
 }
 
+// partialWarning is the warning a partial answer without warnings of its
+// own is read with.
+const partialWarning = "the answer is partial (isPartial: some storage nodes did not answer)"
+
 // query runs one instant query; an answer of 401 or 403 fails it with a
-// *credentialsError.
+// *credentialsError, an API error answered 400 or 422 with a
+// *queryRefusedError; an answer marked partial (isPartial) carries a
+// warning, as Thanos' partial answers do.
 func (t *target) query(ctx context.Context, expr string, at time.Time) (model.Value, v1.Warnings, error) {
-	var status int
-	v, warns, _, err := t.api.Query(context.WithValue(ctx, statusKey{}, &status), expr, at)
-	if err != nil && (status == http.StatusUnauthorized || status == http.StatusForbidden) {
-		err = &credentialsError{status: status, err: err}
+	var m answerMeta
+	v, warns, _, err := t.api.Query(context.WithValue(ctx, answerKey{}, &m), expr, at)
+	var apiErr *v1.Error
+	switch {
+	case err != nil && (m.status == http.StatusUnauthorized || m.status == http.StatusForbidden):
+		err = &credentialsError{status: m.status, err: err}
+	case err != nil && m.status == http.StatusNotFound:
+		err = &notFoundError{err: err}
+	case (m.status == http.StatusBadRequest || m.status == http.StatusUnprocessableEntity) && errors.As(err, &apiErr):
+		err = &queryRefusedError{err: err}
+	case err == nil && m.partial && len(warns) == 0:
+		warns = v1.Warnings{partialWarning}
 	}
 	return v, warns, err
 }
@@ -212,6 +316,9 @@ type Client struct {
 	log     *slog.Logger
 	now     func() time.Time
 	flights singleflight.Group
+	// templateLogs throttles the log of a prometheus.expr template that
+	// fails to render (once per error text and interval).
+	templateLogs logthrottle.Throttle
 
 	mu      sync.Mutex
 	targets map[string]*target
@@ -247,7 +354,7 @@ func New(cfg Config, o Options) (*Client, error) {
 		return nil, fmt.Errorf("prometheus.http_config: %w", err)
 	}
 	c := &Client{
-		cfg: cfg, tpl: tpl, rt: rt, anon: anon,
+		cfg: cfg, tpl: tpl, rt: boundedAnswers{rt}, anon: boundedAnswers{anon},
 		metrics: newMetrics(o.Registerer),
 		log:     o.Logger,
 		now:     o.Now,
@@ -283,8 +390,17 @@ func (c *Client) Lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
 
 func (c *Client) lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
 	p, err := makePlan(a, c.tpl)
-	if err != nil {
+	if errors.Is(err, ErrNotSLO) {
 		c.metrics.lookups.WithLabelValues(resultNotSLO).Inc()
+		return nil, err
+	}
+	if err != nil {
+		// A template of prometheus.expr (or exemplar_query) that does not
+		// render for this SLO's alert: the operator's to mend, so it is
+		// counted as an error and logged, not taken for an alert that is
+		// no SLO's.
+		c.metrics.lookups.WithLabelValues(resultError).Inc()
+		c.templateLogs.Log(ctx, c.log, slog.LevelWarn, err.Error(), "live SLO query template does not render for this alert; deciding from alert labels", "alertname", a.Labels["alertname"], "err", err)
 		return nil, err
 	}
 	base, err := c.baseFor(a)
@@ -502,9 +618,18 @@ func (c *Client) baseFor(a *alert.Alert) (string, error) {
 		u, err := url.Parse(a.GeneratorURL)
 		if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
 			// Prometheus serves its API beside /graph, under any prefix
-			// of its external URL.
-			prefix, _, _ := strings.Cut(u.Path, "/graph")
-			return strings.TrimSuffix(u.Scheme+"://"+u.Host+prefix, "/"), nil
+			// of its external URL. A generatorURL without /graph is
+			// another rule evaluator's page (vmalert's
+			// /vmalert/alert?…, Grafana's /alerting/grafana/…/view), with
+			// no query API under its path: prometheus.url, else its
+			// scheme://host.
+			prefix, _, graph := strings.Cut(u.Path, "/graph")
+			if graph {
+				return strings.TrimSuffix(u.Scheme+"://"+u.Host+prefix, "/"), nil
+			}
+			if c.cfg.URL == "" {
+				return u.Scheme + "://" + u.Host, nil
+			}
 		}
 		if c.cfg.URL == "" {
 			return "", fmt.Errorf("%w: %w: generatorURL %q is not an http(s) URL", ErrUnavailable, errNoServer, a.GeneratorURL)
@@ -537,6 +662,28 @@ func (c *Client) target(base string) (*target, error) {
 	t := &target{api: v1.NewAPI(statusClient{cl})}
 	c.targets[base] = t
 	return t, nil
+}
+
+// Probe asks prometheus.url, through prometheus.http_config, for
+// vector(1) (check-config --probe): a wrong path, refused credentials or an
+// unknown CA show before the first SLO page reads "unavailable". Without a
+// url there is nothing to ask.
+func (c *Client) Probe(ctx context.Context) (string, error) {
+	if c.cfg.URL == "" {
+		return "no url: only the alerts' generatorURLs are asked", nil
+	}
+	t, err := c.target(c.cfg.URL)
+	if err != nil {
+		return "", err
+	}
+	if _, _, err := t.query(ctx, "vector(1)", c.now()); err != nil {
+		le := lookupError(err).(*LookupError)
+		if le.Reason == "" {
+			return "", err
+		}
+		return "", fmt.Errorf("%s: %w", le.Reason, err)
+	}
+	return "its query API (GET /api/v1/query) answered", nil
 }
 
 func (c *Client) cached(key string) *Context {

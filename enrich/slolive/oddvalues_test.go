@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 // slothVectors answers a Sloth SLO's queries: its error ratios per window
@@ -73,5 +77,92 @@ func TestAHundredPercentPyrraObjectiveSaysItHasNoBudget(t *testing.T) {
 	var le *LookupError
 	if !errors.As(err, &le) || le.LiveUnavailable() != ReasonNoBudget {
 		t.Fatalf("Lookup error %v: want the reason %q", err, ReasonNoBudget)
+	}
+}
+
+// Pyrra's series carrying a label the alert lacks — an undeduplicated
+// Prometheus HA pair's replica, a federated tenant's id — agreed with no
+// alert, and the live context read "no recording rules" although they
+// were there. The worst of them is read, as for Sloth.
+func TestPyrraSeriesWithALabelTheAlertLacksAreRead(t *testing.T) {
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
+		for _, replica := range []string{"a", "b"} {
+			switch {
+			case strings.Contains(q, pyrraObjective):
+				res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,"slo":"api-errors","replica":%q},"value":[%d,"0.99"]}`, pyrraObjective, replica, now))
+			case strings.Contains(q, pyrraBurnInfix):
+				for _, win := range []string{"5m", "1h"} {
+					res = append(res, fmt.Sprintf(`{"metric":{"__name__":"http_requests%s%s","slo":"api-errors","job":"api","replica":%q},"value":[%d,"0.2"]}`, pyrraBurnInfix, win, replica, now))
+				}
+			}
+		}
+		return res
+	})
+	c := newClient(t, config(srv.URL), Options{})
+	lc, err := c.Lookup(context.Background(), pyrraAlert("api-errors"))
+	if err != nil {
+		t.Fatalf("Lookup: %v, want the replicas' burn", err)
+	}
+	if len(lc.Burns) != 2 || lc.Burns[0].Rate < 19.9 {
+		t.Errorf("burns %+v, want 5m and 1h at 20×", lc.Burns)
+	}
+}
+
+// A hand-rolled SLO's burn below 0 (a recording rule's defect) was shown
+// as "-0.5×" and claimed the burn below every tier.
+func TestNegativeHandRolledBurnsAreNoBurn(t *testing.T) {
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
+		if strings.Contains(q, "slo:burn_rate") {
+			res = append(res, fmt.Sprintf(`{"metric":{"__name__":"slo:burn_rate","slo":"payments"},"value":[%d,"-0.5"]}`, now))
+		}
+		return res
+	})
+	cfg := config(srv.URL)
+	cfg.Expr.BurnRate = `slo:burn_rate{slo={{quote .Labels.slo}},window="{{.Window}}"}`
+	c := newClient(t, cfg, Options{})
+	a := &alert.Alert{}
+	a.Status = "firing"
+	a.Labels = map[string]string{"alertname": "PaymentsErrors", "slo": "payments"}
+	lc, err := c.Lookup(context.Background(), a)
+	if err == nil {
+		for _, b := range lc.Burns {
+			if b.Rate < 0 {
+				t.Errorf("burn over %s = %g: a negative burn was used", b.Window, b.Rate)
+			}
+		}
+	} else if !errors.Is(err, ErrNoData) {
+		t.Errorf("Lookup: %v, want no data (no burn that is one)", err)
+	}
+}
+
+// A prometheus.expr template that does not render for an SLO's alert (a
+// dotted OpenTelemetry label read as .Labels.service.name, which needs
+// index) was counted as an alert of no SLO, logged nowhere, and its
+// reason blamed a missing label the alert had. It is an error now, logged
+// (throttled), and the reason carries the template's error.
+func TestATemplateThatDoesNotRenderIsAnError(t *testing.T) {
+	srv := vectorServer(t, func(q string, now int64) []string { return nil })
+	cfg := config(srv.URL)
+	cfg.Expr.BurnRate = `slo:burn_rate{{.Window}}{"service.name"={{quote .Labels.service.name}}}`
+	var logs strings.Builder
+	c := newClient(t, cfg, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	a := &alert.Alert{}
+	a.Status = "firing"
+	a.Labels = map[string]string{"alertname": "PayErrors", "slo": "pay", "service.name": "pay"}
+	for range 3 {
+		_, err := c.Lookup(context.Background(), a)
+		var le *LookupError
+		if !errors.As(err, &le) || !strings.Contains(le.Reason, "does not render") || !strings.Contains(le.Reason, "service") {
+			t.Fatalf("Lookup: %v, want the template's failure as the reason", err)
+		}
+	}
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultError)); got != 3 {
+		t.Errorf("lookups{result=error} = %v, want 3", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultNotSLO)); got != 0 {
+		t.Errorf("lookups{result=not_slo} = %v, want 0", got)
+	}
+	if n := strings.Count(logs.String(), "does not render"); n != 1 {
+		t.Errorf("logged %d times, want once (throttled):\n%s", n, logs.String())
 	}
 }

@@ -252,8 +252,16 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 			return nil, fmt.Errorf("%w: no %s for slo %q", ErrNoData, pyrraObjective, p.slo)
 		}
 		eb := 1 - float64(obj.Value)
-		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, p.labels)
-		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, p.labels))
+		// As Sloth's: the series that agree with the alert's labels, else
+		// the worst of all — series carrying a label the alert lacks (an
+		// undeduplicated HA pair's replica, a federated tenant's id) read
+		// as no recording rules.
+		match := p.labels
+		if len(burnsByName(r[qBurn], "", pyrraBurnInfix, eb, match)) == 0 {
+			match = nil
+		}
+		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, match)
+		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, match))
 		// pyrra_availability is recorded with pyrra_objective's labels.
 		if av := sameSeries(r[qBudget], pyrraAvailability, obj.Metric); av != nil && finite(float64(av.Value)) {
 			c.BudgetRemaining, c.HasBudget = (float64(av.Value)-float64(obj.Value))/eb, true
@@ -487,13 +495,14 @@ func zeroBudget(v model.Vector, name string, at float64) bool {
 	return false
 }
 
-// worst returns the highest finite value of v: the burn rate of the series
-// that burns fastest.
+// worst returns the highest finite value of v that is not below 0: the
+// burn rate of the series that burns fastest (a burn below 0 is a
+// recording rule's defect, as burnsByName reads it).
 func worst(v model.Vector) (float64, bool) {
 	best, ok := 0.0, false
 	for _, s := range v {
 		f := float64(s.Value)
-		if finite(f) && (!ok || f > best) {
+		if finite(f) && f >= 0 && (!ok || f > best) {
 			best, ok = f, true
 		}
 	}

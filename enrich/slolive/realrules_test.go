@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,22 @@ func TestABadQueryOfOneSLODoesNotOpenTheBreaker(t *testing.T) {
 // dropped.
 func TestPartialAnswerIsSaidAndClaimsNoFall(t *testing.T) {
 	const warning = `partial response: store eu-1 (10.0.0.7:10901): rpc error: code = Unavailable`
+	partialAnswer(t, `"warnings":[`+strconv.Quote(warning)+`]`, warning)
+}
+
+// VictoriaMetrics marks an answer some vmstorage nodes did not contribute
+// to with a top-level "isPartial": true and no warning: it was read as a
+// whole answer — its low burn shown as the SLO's, "below every tier"
+// claimed.
+func TestVictoriaMetricsPartialAnswerIsSaid(t *testing.T) {
+	partialAnswer(t, `"isPartial":true`, partialWarning)
+}
+
+// partialAnswer looks up a Sloth SLO whose every answer carries field (a
+// top-level JSON field) and checks that the live context says warning and
+// claims no fall.
+func partialAnswer(t *testing.T, field, warning string) {
+	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_ = r.ParseForm()
 		q, now := r.Form.Get("query"), time.Now().Unix()
@@ -153,7 +170,7 @@ func TestPartialAnswerIsSaidAndClaimsNoFall(t *testing.T) {
 			res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,"sloth_id":"svc","cluster":"us-1"},"value":[%d,"0.01"]}`, slothErrorBudget, now))
 		}
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"success","warnings":[%q],"data":{"resultType":"vector","result":[%s]}}`, warning, strings.Join(res, ","))
+		fmt.Fprintf(w, `{"status":"success",%s,"data":{"resultType":"vector","result":[%s]}}`, field, strings.Join(res, ","))
 	}))
 	t.Cleanup(srv.Close)
 	c := newClient(t, config(srv.URL), Options{})

@@ -292,6 +292,17 @@ func TestGeneratorURLIsNotFollowedByDefault(t *testing.T) {
 	if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), a); err != nil || configured.requests.Load() != 6 {
 		t.Errorf("file: generatorURL: err %v, configured requests %d", err, configured.requests.Load())
 	}
+	// vmalert's and Grafana's generatorURLs name a page, not Prometheus'
+	// /graph: their paths were taken as the API's prefix
+	// (/vmalert/alert/api/v1/query: 404, "unavailable"). prometheus.url is
+	// asked.
+	for _, g := range []string{"/vmalert/alert?group_id=1&alert_id=2", "/alerting/grafana/1afz29v7z/view?orgId=1"} {
+		before := configured.requests.Load()
+		a.GeneratorURL = named.URL + g
+		if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), a); err != nil || configured.requests.Load() != before+3 {
+			t.Errorf("generatorURL %s: err %v, configured requests %d, want 3 more", g, err, configured.requests.Load()-before)
+		}
+	}
 }
 
 // With from_generator_url, anyone who can send the router an alert chooses
@@ -591,16 +602,91 @@ func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 			}
 		})
 	}
-	// Other client errors keep their reason.
+	// A 404 — prometheus.url without its route prefix, or with /graph —
+	// says to check the URL's path (it said "client_error"); other client
+	// errors keep their reason.
+	for status, want := range map[int]string{http.StatusNotFound: ReasonNotFound, http.StatusMethodNotAllowed: "Prometheus answered an error (client_error)"} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			http.Error(w, "no", status)
+		}))
+		t.Cleanup(srv.Close)
+		cfg := DefaultConfig()
+		cfg.URL = srv.URL
+		c := newClient(t, cfg, Options{})
+		_, err := c.Lookup(context.Background(), slothAlert())
+		var le *LookupError
+		if !errors.As(err, &le) || le.Reason != want {
+			t.Errorf("a %d: err %v, want the reason %q", status, err, want)
+		}
+		// check-config --probe says the same.
+		if _, err := c.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the probe of a %d: %v, want it failed with %q", status, err, want)
+		}
+	}
+}
+
+// The probe of a Prometheus that answers.
+func TestProbeAsksForVector1(t *testing.T) {
+	s := newStandIn(t)
+	cfg := DefaultConfig()
+	cfg.URL = s.URL
+	if got, err := newClient(t, cfg, Options{}).Probe(context.Background()); err != nil || !strings.Contains(got, "answered") {
+		t.Errorf("probe: %q, %v; want it answered", got, err)
+	}
+}
+
+// Prometheus 3 refuses a query over its limits (--enable-feature=query-cost)
+// with 422 and errorType cost_limit, other Prometheus-compatible backends
+// with their own types: the SLO's query is refused, Prometheus is well.
+// Read as "Prometheus answered an error", three such lookups opened the
+// circuit breaker and took the live burn away from every other SLO — a
+// hand-rolled SLO paging on its live burn became a ticket for 30s.
+func TestAQueryRefusedOverALimitDoesNotOpenTheBreaker(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "no", http.StatusNotFound)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		fmt.Fprint(w, `{"status":"error","errorType":"cost_limit","error":"query processing would load too many series"}`)
 	}))
 	t.Cleanup(srv.Close)
 	cfg := DefaultConfig()
-	cfg.URL = srv.URL
-	_, err := newClient(t, cfg, Options{}).Lookup(context.Background(), slothAlert())
-	var le *LookupError
-	if !errors.As(err, &le) || le.Reason != "Prometheus answered an error (client_error)" {
-		t.Errorf("a 404: err %v, want the reason %q", err, "Prometheus answered an error (client_error)")
+	cfg.URL, cfg.CacheTTL = srv.URL, 0
+	c := newClient(t, cfg, Options{})
+	for i := range 5 {
+		_, err := c.Lookup(context.Background(), slothAlert())
+		var le *LookupError
+		if !errors.As(err, &le) || errors.Is(err, ErrBreakerOpen) {
+			t.Fatalf("lookup %d: %v, want the query's refusal, not an open breaker", i, err)
+		}
+		if want := "Prometheus refused the query (cost_limit)"; le.Reason != want || le.PrometheusUnwell() {
+			t.Errorf("lookup %d: reason %q (Prometheus unwell %v), want %q", i, le.Reason, le.PrometheusUnwell(), want)
+		}
+	}
+}
+
+// An answer of tens of megabytes (a selector matching 300,000 series) was
+// read whole: the router grew from 41 MB to 498 MB decoding one. Answers
+// are read up to maxAnswer; past it the lookup fails with its own reason,
+// as the query's fault (the breaker stays closed).
+func TestAnOversizedAnswerIsNotRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"status":"success","data":{"resultType":"vector","result":[`)
+		series := `{"metric":{"__name__":"slo:sli_error:ratio_rate5m","sloth_id":"api-availability","pod":"p-000000000"},"value":[1,"0.01"]},`
+		for written := 0; written <= maxAnswer; written += len(series) {
+			fmt.Fprint(w, series)
+		}
+		fmt.Fprint(w, `{"metric":{},"value":[1,"0"]}]}}`)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.URL, cfg.CacheTTL = srv.URL, 0
+	cfg.Timeout = cfg.Timeout * 30
+	c := newClient(t, cfg, Options{})
+	for i := range 4 {
+		_, err := c.Lookup(context.Background(), slothAlert())
+		var le *LookupError
+		if !errors.As(err, &le) || errors.Is(err, ErrBreakerOpen) || !strings.Contains(le.Reason, "MiB") || le.PrometheusUnwell() {
+			t.Fatalf("lookup %d: %v, want the answer's size named, the breaker closed", i, err)
+		}
 	}
 }
