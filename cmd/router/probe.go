@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 )
 
@@ -20,7 +21,8 @@ type prober interface {
 const probeTimeout = 10 * time.Second
 
 // probeAll is `check-config --probe`: it reaches, without paging anyone,
-// every integration that can be checked, the store and Alertmanager, each
+// every integration that can be checked, the store, Alertmanager and
+// Prometheus (prometheus.url: live SLO context), each
 // through its own HTTP settings (proxy, TLS), and prints one line each —
 // so a wrong CA, an egress proxy refusing, a name that does not resolve or
 // a revoked Slack token shows before the first page rather than at it. It
@@ -84,6 +86,16 @@ func probeAll(cfg *config.Config, b *built) (string, int) {
 			return "its alerts API (GET /api/v2/alerts) answered", nil
 		})
 		report("alertmanager", s, err)
+	}
+	if cfg.Prometheus != nil {
+		s, err := run(func(ctx context.Context) (string, error) {
+			c, err := slolive.New(*cfg.Prometheus, slolive.Options{})
+			if err != nil {
+				return "", err
+			}
+			return c.Probe(ctx)
+		})
+		report("prometheus", s, err)
 	}
 	return out.String(), failed
 }

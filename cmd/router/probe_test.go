@@ -7,6 +7,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/promtest"
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 )
@@ -69,5 +70,25 @@ receivers:
 	}
 	if !strings.Contains(errs, "2 probes FAILED") {
 		t.Errorf("stderr does not count the failed probes: %s", errs)
+	}
+}
+
+// prometheus.url was never probed: a URL without its route prefix (or
+// with /graph) made every SLO page read "unavailable" for good, and
+// hand-rolled SLOs paging on their live burn ticketed, while
+// check-config --probe passed. It asks Prometheus for vector(1) now; a
+// 404 names the URL's path.
+func TestCheckConfigProbeAsksPrometheus(t *testing.T) {
+	prom := promtest.Start(t, promtest.Options{})
+	cfg := func(url string) string {
+		return writeFile(t, "router.yml", fmt.Sprintf("prometheus: {url: %q}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", url))
+	}
+	code, out, errs := runMain(t, "--config.file="+cfg(prom.URL()), "check-config", "--probe")
+	if code != 0 || !strings.Contains(out, "probe prometheus: ok: its query API") {
+		t.Fatalf("a reachable Prometheus: exit %d\n%s\n%s", code, out, errs)
+	}
+	code, out, errs = runMain(t, "--config.file="+cfg(prom.URL()+"/graph"), "check-config", "--probe")
+	if code != 1 || !strings.Contains(out, "probe prometheus: FAILED: Prometheus answered 404: check prometheus.url's path") {
+		t.Errorf("prometheus.url with /graph: exit %d, want the 404 named\n%s\n%s", code, out, errs)
 	}
 }
