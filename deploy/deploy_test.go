@@ -729,6 +729,8 @@ func routerMetricNames(t *testing.T) map[string]bool {
 		"alertrouter_build_info": true, // client_golang collectors/version, namespace "alertrouter"
 	}
 	re := regexp.MustCompile(`"(alertrouter_[a-z0-9_]+)"`)
+	// Names built by client_golang from their parts (enrich/slolive).
+	parts := regexp.MustCompile(`Namespace:\s*"alertrouter",\s*Subsystem:\s*"([a-z0-9_]+)",\s*Name:\s*"([a-z0-9_]+)"`)
 	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -745,6 +747,9 @@ func routerMetricNames(t *testing.T) map[string]bool {
 		}
 		for _, m := range re.FindAllSubmatch(b, -1) {
 			names[string(m[1])] = true
+		}
+		for _, m := range parts.FindAllSubmatch(b, -1) {
+			names["alertrouter_"+string(m[1])+"_"+string(m[2])] = true
 		}
 		return nil
 	})
