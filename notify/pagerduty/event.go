@@ -1,7 +1,9 @@
 package pagerduty
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 	"regexp"
 	"sort"
@@ -23,6 +25,10 @@ type link struct {
 }
 
 var severities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
+
+// urgent reports whether PagerDuty severity s is one a service whose
+// urgency follows severity pages for (critical, error: high urgency).
+func urgent(s string) bool { return s == "critical" || s == "error" }
 
 // derivedSeverity maps a decision to PagerDuty's severity.
 func derivedSeverity(a alert.Action) string {
@@ -67,10 +73,21 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	severity := derivedSeverity(no.Action)
 	if n.cfg.Severity != "" {
 		s := strings.ToLower(t.Render(n.logger, "severity", n.cfg.Severity, "", data))
-		if severities[s] {
-			severity = s
-		} else {
+		switch {
+		case !severities[s]:
 			n.logger.Warn("templated severity is not one of critical, error, warning, info; using the decision's", "incident", no.Incident, "severity", s, "used", severity)
+		case urgent(s) != (no.Action == alert.ActionPage) && no.Action != alert.ActionNone:
+			// The template chooses within the decision's urgency, never
+			// across it: Alertmanager's common `{{ .CommonLabels.severity }}`
+			// sent a page the router decided (a burn rate, a capacity over
+			// its threshold, Grafana SLO's tier beating a team-wide
+			// warning) as warning — low urgency where the PagerDuty
+			// service's urgency follows severity: no page at 3 a.m. — and
+			// a ticket of a critical label as a high-urgency page.
+			n.severityLogs.Log(context.Background(), n.logger, slog.LevelWarn, s+"/"+string(no.Action),
+				"templated severity would change the decision's urgency; using the decision's", "incident", no.Incident, "action", no.Action, "severity", s, "used", severity)
+		default:
+			severity = s
 		}
 	}
 
@@ -353,14 +370,14 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 		if r.Alert == nil {
 			continue
 		}
-		for k, href := range [len(kinds)]string{r.Alert.Annotations["runbook_url"], r.Alert.Annotations["dashboard_url"], r.Alert.GeneratorURL} {
+		for k, href := range [len(kinds)]string{notify.RunbookURL(r.Alert.Annotations), notify.DashboardURL(r.Alert.Annotations), r.Alert.GeneratorURL} {
 			if len(found[k]) < room {
 				if usable(href) {
 					seen[href] = true
 					found[k] = append(found[k], alertLink{href: href, alert: &r.Alert.Alert})
 					count[k]++
 				}
-			} else if href != "" && len(href) <= maxLinkHref && !seen[href] && webPrefix(href) {
+			} else if href != "" && len(href) <= maxLinkHref && !seen[href] && notify.WebPrefix(href) {
 				seen[href] = true
 				count[k]++
 			}
@@ -407,18 +424,6 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 		out = append(out, l)
 	}
 	return out
-}
-
-// webPrefix reports whether href starts with http:// or https://, in any
-// case, and a host: the check of a link links only counts (WebURL parses).
-func webPrefix(href string) bool {
-	for _, scheme := range [...]string{"https://", "http://"} {
-		if len(href) > len(scheme) && strings.EqualFold(href[:len(scheme)], scheme) {
-			c := href[len(scheme)]
-			return c != '/' && c != '?' && c != '#'
-		}
-	}
-	return false
 }
 
 // maxLinkLabel bounds what tellApart takes from a label value.

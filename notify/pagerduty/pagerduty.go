@@ -22,6 +22,7 @@ import (
 
 	pd "github.com/PagerDuty/go-pagerduty"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -57,6 +58,9 @@ type Notifier struct {
 	deps       notify.Deps
 	metrics    *notify.IntegrationMetrics
 	logger     *slog.Logger
+	// severityLogs throttles the warning of a templated severity across
+	// the decision's urgency (buildTrigger).
+	severityLogs logthrottle.Throttle
 }
 
 var _ alert.Notifier = (*Notifier)(nil)

@@ -488,6 +488,54 @@ func TestEventContent(t *testing.T) {
 				}
 			},
 		},
+		// Alertmanager's common PagerDuty snippet templates severity from
+		// the alerts' label: a page the router decided over a warning
+		// label (a burn rate, a capacity over its threshold) went out as
+		// warning, low urgency — no page where the service's urgency
+		// follows severity. The template chooses within the decision's
+		// urgency only.
+		{
+			name:   "a templated severity never makes a page low urgency",
+			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
+			n: func() *alert.Notification {
+				n := opening("aaa")
+				n.Data.CommonLabels["tier"] = "warning"
+				return n
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "critical" {
+					t.Fatalf("severity = %q, want the page's critical", e.Payload.Severity)
+				}
+			},
+		},
+		{
+			name:   "a templated severity chooses within a page's urgency",
+			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
+			n: func() *alert.Notification {
+				n := opening("aaa")
+				n.Data.CommonLabels["tier"] = "error"
+				return n
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "error" {
+					t.Fatalf("severity = %q, want the template's error", e.Payload.Severity)
+				}
+			},
+		},
+		{
+			name:   "a templated severity never makes a ticket high urgency",
+			mutate: func(c *pagerduty.Config) { c.Severity = "critical" },
+			n: func() *alert.Notification {
+				n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
+				n.Opening = true
+				return n
+			},
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "warning" {
+					t.Fatalf("severity = %q, want the ticket's warning", e.Payload.Severity)
+				}
+			},
+		},
 		{
 			name: "a ticket is sent with severity warning",
 			n: func() *alert.Notification {
