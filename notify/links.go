@@ -18,6 +18,48 @@ func WebURL(s string) bool {
 	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
 }
 
+// The annotations read for an alert's runbook and dashboard links, in
+// order: runbook_url and dashboard_url (the Prometheus ecosystem's), then
+// the other names real rule files write them under.
+var (
+	runbookAnnotations   = []string{"runbook_url", "runbook", "runbook_link", "playbook_url", "playbook"}
+	dashboardAnnotations = []string{"dashboard_url", "dashboard", "grafana_url", "grafana_dashboard", "dashboard_link"}
+)
+
+// RunbookURL returns the alert's runbook: the first of runbookAnnotations
+// whose value starts as an absolute http(s) URL (WebPrefix), or "".
+func RunbookURL(annotations map[string]string) string {
+	return firstWebURL(annotations, runbookAnnotations)
+}
+
+// DashboardURL returns the alert's dashboard: the first of
+// dashboardAnnotations whose value starts as an absolute http(s) URL, or "".
+func DashboardURL(annotations map[string]string) string {
+	return firstWebURL(annotations, dashboardAnnotations)
+}
+
+func firstWebURL(annotations map[string]string, names []string) string {
+	for _, n := range names {
+		if v := annotations[n]; WebPrefix(v) {
+			return v
+		}
+	}
+	return ""
+}
+
+// WebPrefix reports whether href starts like an absolute http(s) URL with a
+// host, without parsing it: the cheap test of a link that may be shown
+// (WebURL checks one that is).
+func WebPrefix(href string) bool {
+	for _, scheme := range [...]string{"https://", "http://"} {
+		if len(href) > len(scheme) && strings.EqualFold(href[:len(scheme)], scheme) {
+			c := href[len(scheme)]
+			return c != '/' && c != '?' && c != '#'
+		}
+	}
+	return false
+}
+
 // SilenceURL returns the Alertmanager page that creates a silence matching
 // the notification's common labels (the first alert's labels when there are
 // none in common), or "" without an external URL — or when a label name is

@@ -176,3 +176,31 @@ func BenchmarkLinks(b *testing.B) {
 		}
 	}
 }
+
+// Rule files write their runbook and dashboard under other names —
+// runbook, runbook_link, playbook_url; dashboard, grafana_url — which no
+// link was made of. The first absolute http(s) one of each kind is linked;
+// a relative runbook (GitLab's docs/… paths) is not a link.
+func TestRunbookAndDashboardUnderOtherNames(t *testing.T) {
+	for _, tc := range []struct {
+		ann  template.KV
+		want string
+	}{
+		{template.KV{"runbook": "https://wiki.example.com/x", "grafana_url": "https://grafana.example.com/d/x"}, "Runbook, Dashboard, Prometheus"},
+		{template.KV{"playbook_url": "https://wiki.example.com/p", "dashboard": "https://grafana.example.com/d/y"}, "Runbook, Dashboard, Prometheus"},
+		{template.KV{"runbook": "docs/pgbouncer/README.md", "runbook_link": "https://wiki.example.com/r"}, "Runbook, Prometheus"},
+		{template.KV{"runbook": "docs/pgbouncer/README.md"}, "Prometheus"},
+	} {
+		no, data := storm(1)
+		no.Results[0].Alert.Annotations = tc.ann
+		var texts []string
+		for _, l := range linksOf(no, data) {
+			if l.Text != "alertrouter console" && l.Text != "Alertmanager" && l.Text != "Silence" {
+				texts = append(texts, l.Text)
+			}
+		}
+		if got := strings.Join(texts, ", "); got != tc.want {
+			t.Errorf("annotations %v: links %s, want %s", tc.ann, got, tc.want)
+		}
+	}
+}

@@ -586,8 +586,8 @@ func links(no *alert.Notification, data *notify.Data) []string {
 	}
 	for _, r := range no.Results {
 		if r.Alert != nil {
-			add(r.Alert.Annotations["runbook_url"], "Runbook")
-			add(r.Alert.Annotations["dashboard_url"], "Dashboard")
+			add(notify.RunbookURL(r.Alert.Annotations), "Runbook")
+			add(notify.DashboardURL(r.Alert.Annotations), "Dashboard")
 			add(r.Alert.GeneratorURL, "Prometheus")
 		}
 	}
