@@ -318,6 +318,27 @@ func newMessage(w wireMessage, now time.Time, n int) *alert.Message {
 	}
 }
 
+// textFallbacks fills the summary and description annotations, when an
+// alert has none, from the names other rule files write them under:
+// summary from title (GitLab's) or message (kubernetes-mixin's before it
+// split message into summary and description, OpenShift's), description
+// from message — so the on-call reads the rule's text in PagerDuty and
+// Slack, as Alertmanager's default PagerDuty details listed every
+// annotation. The annotations of those names stay as they are.
+func textFallbacks(an template.KV) {
+	if an["summary"] == "" {
+		switch {
+		case an["title"] != "":
+			an["summary"] = an["title"]
+		case an["message"] != "":
+			an["summary"] = an["message"]
+		}
+	}
+	if an["description"] == "" && an["message"] != "" && an["message"] != an["summary"] {
+		an["description"] = an["message"]
+	}
+}
+
 // add converts one wire alert, mending what it can. badUTF8 says the raw
 // alert held invalid UTF-8, which encoding/json has replaced by U+FFFD.
 func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
@@ -335,6 +356,7 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 	if a.Annotations == nil {
 		a.Annotations = template.KV{}
 	}
+	textFallbacks(a.Annotations)
 	if badUTF8 {
 		a.Flags = append(a.Flags, alert.FlagInvalidUTF8)
 	}

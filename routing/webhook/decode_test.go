@@ -574,3 +574,30 @@ func BenchmarkJSONFloor(b *testing.B) {
 		})
 	}
 }
+
+// Rule files that write their text under other names: kubernetes-mixin's
+// message (before summary and description), GitLab's title. Their text
+// reached no notification: PagerDuty's summary was the alert's name, the
+// Slack card had no text.
+func TestTextUnderOtherNamesFillsSummaryAndDescription(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		ann               string
+		summary, descript string
+	}{
+		{"message alone", `{"message":"Pod shop/checkout is restarting 2.35 times / 5 minutes."}`, "Pod shop/checkout is restarting 2.35 times / 5 minutes.", ""},
+		{"title and message", `{"title":"Sidekiq uses most PgBouncer connections","message":"152 of 160 in use"}`, "Sidekiq uses most PgBouncer connections", "152 of 160 in use"},
+		{"summary and message", `{"summary":"S","message":"M"}`, "S", "M"},
+		{"the rule's own summary and description stay", `{"summary":"S","description":"D","title":"T","message":"M"}`, "S", "D"},
+	} {
+		body := `{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"A"},"annotations":` + tc.ann + `,"startsAt":"2026-12-05T10:00:00Z"}]}`
+		m, err := webhook.Decode([]byte(body), receivedAt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		an := m.Items[0].Annotations
+		if an["summary"] != tc.summary || an["description"] != tc.descript {
+			t.Errorf("%s: summary %q, description %q; want %q, %q", tc.name, an["summary"], an["description"], tc.summary, tc.descript)
+		}
+	}
+}
