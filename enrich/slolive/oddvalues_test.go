@@ -10,6 +10,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/prometheus/common/model"
 )
 
 // slothVectors answers a Sloth SLO's queries: its error ratios per window
@@ -164,5 +165,21 @@ func TestATemplateThatDoesNotRenderIsAnError(t *testing.T) {
 	}
 	if n := strings.Count(logs.String(), "does not render"); n != 1 {
 		t.Errorf("logged %d times, want once (throttled):\n%s", n, logs.String())
+	}
+}
+
+// A Pyrra SLO over an OpenTelemetry metric (Prometheus 3: UTF-8 names,
+// service.name): the exemplar selector wrote the label name bare, which
+// Prometheus 3 refuses (bad_data: unexpected character inside braces) —
+// the traces were dropped — and the metric's dots went into the regex as
+// wildcards.
+func TestPyrraExemplarSelectorQuotesUTF8Names(t *testing.T) {
+	v := model.Vector{&model.Sample{Metric: model.Metric{
+		model.MetricNameLabel: "http.server.requests:burnrate5m", "slo": "checkout", "service.name": "checkout", "job": "api",
+	}}}
+	got := pyrraExemplarSelector(v, nil)
+	want := `{__name__=~"http\\.server\\.requests_bucket|http\\.server\\.requests_total|http\\.server\\.requests_count|http\\.server\\.requests",job="api","service.name"="checkout"}`
+	if got != want {
+		t.Errorf("selector\n%s\nwant\n%s", got, want)
 	}
 }

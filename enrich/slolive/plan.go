@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -390,7 +391,12 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 		if base == "" {
 			continue
 		}
-		parts := []string{fmt.Sprintf(`__name__=~"%s_bucket|%s_total|%s_count|%s"`, base, base, base, base)}
+		// The name as a regex of itself (a UTF-8 name's dots are no
+		// wildcards), the label names quoted where Prometheus 3 needs it
+		// (service.name): unquoted, the selector was refused (bad_data)
+		// and the traces dropped.
+		q := regexp.QuoteMeta(base)
+		parts := []string{"__name__=~" + promQuote(q+"_bucket|"+q+"_total|"+q+"_count|"+q)}
 		var keys []string
 		for k := range s.Metric {
 			if k != model.MetricNameLabel && k != "slo" {
@@ -399,11 +405,26 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			parts = append(parts, k+"="+promQuote(string(s.Metric[model.LabelName(k)])))
+			name := k
+			if !classicLabelName(k) {
+				name = promQuote(k)
+			}
+			parts = append(parts, name+"="+promQuote(string(s.Metric[model.LabelName(k)])))
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return ""
+}
+
+// classicLabelName reports whether name is a label name PromQL reads bare
+// ([a-zA-Z_][a-zA-Z0-9_]*); others (UTF-8 names) are quoted.
+func classicLabelName(name string) bool {
+	for i, c := range name {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return name != ""
 }
 
 // strictest returns, of the samples of v named name whose labels agree with
