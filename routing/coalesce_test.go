@@ -544,10 +544,17 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 	noData := func(rule string) webhooktest.Alert {
 		return tAlert("DatasourceNoData", "firing", "page", "service", "", "job", "", "sector", "", "kpi", "", "rulename", rule)
 	}
+	// A job of its own names the service: its pods' app values (a
+	// canary beside the stable pods) neither split it nor merge two
+	// releases of one chart.
+	own := func(job, name, value string) webhooktest.Alert {
+		return tAlert("HighErrorRate", "firing", "page", "service", "", "job", job, name, value, "namespace", "prod")
+	}
 	alerts := []webhooktest.Alert{
 		pod("app", "orders"), pod("app", "billing"),
 		pod("app_kubernetes_io_name", "cart"), pod("service_name", "search"),
 		noData("High memory usage"), noData("Disk full"),
+		own("payments", "app", "payments"), own("a-postgresql", "app_kubernetes_io_name", "postgresql"), own("b-postgresql", "app_kubernetes_io_name", "postgresql"),
 	}
 	for _, a := range alerts {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -561,9 +568,17 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		"llm-inference-gpu/search/TTFT/namespace=prod",
 		"DatasourceNoData/unknown///rulename=High_memory_usage",
 		"DatasourceNoData/unknown///rulename=Disk_full",
+		"llm-inference-gpu/payments/TTFT/namespace=prod",
+		"llm-inference-gpu/a-postgresql/TTFT/namespace=prod",
+		"llm-inference-gpu/b-postgresql/TTFT/namespace=prod",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+	// The canary of payments joins its incident: an update, no opening.
+	mustProcess(t, p, own("payments", "app", "payments-canary"))
+	if ns := e.pd.notifications(); len(ns) != len(want)+1 || ns[len(ns)-1].Incident != "llm-inference-gpu/payments/TTFT/namespace=prod" || ns[len(ns)-1].Opening {
+		t.Errorf("the canary of a job's service: %+v, want an update of the service's incident", ns[len(ns)-1])
 	}
 }
 

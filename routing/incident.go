@@ -10,22 +10,46 @@ import (
 
 // DefaultGroupBy are the labels whose values form an incident when the alert
 // has no SLO identity: alerts of one sector, service and KPI are one problem.
-// "service" falls back to the labels of serviceFallbacks when the alert has
-// no service label.
+// "service" falls back to serviceOf when the alert has no service label.
 var DefaultGroupBy = []string{"sector", "service", "kpi"}
 
-// serviceFallbacks are the labels read, in order, for "service" when the
-// alert has no service label: OpenTelemetry's service.name (Prometheus 3's
-// UTF-8 label names: rules written `sum by ("service.name")` carry neither
-// service nor job) and service_name (the same attribute through
-// Prometheus 2's OTLP name translation), then the application a pod's
-// labels name (app.kubernetes.io/name, copied by the usual
-// `labelmap: __meta_kubernetes_pod_label_(.+)` as app_kubernetes_io_name,
-// and app), and only then job. A job is often the scrape job of every
-// annotated pod (Prometheus' example `kubernetes-pods`) or of a collector:
-// grouped by it, two services' pages folded into one incident, the second
-// an update PagerDuty is sent nothing for.
-var serviceFallbacks = []string{"service.name", "service_name", "app.kubernetes.io/name", "app_kubernetes_io_name", "app", "job"}
+// serviceOf is the value "service" reads when the alert has no service
+// label: OpenTelemetry's service.name (Prometheus 3's UTF-8 label names:
+// rules written `sum by ("service.name")` carry neither service nor job)
+// or service_name (the same attribute through Prometheus 2's OTLP name
+// translation); else the job — but for a job that scrapes every annotated
+// pod or endpoint (Prometheus' example kubernetes-pods and
+// kubernetes-service-endpoints jobs, the community chart's -slow twins),
+// or no job, the application the pod's labels name
+// (app.kubernetes.io/name, copied by the usual `labelmap:
+// __meta_kubernetes_pod_label_(.+)` as app_kubernetes_io_name, and app):
+// grouped by such a job, two services' pages folded into one incident, the
+// second an update PagerDuty is sent nothing for. Only there: elsewhere a
+// job names its service, and the app of its pods (checkout and
+// checkout-canary, a chart's name shared by two releases) would split it or
+// merge two.
+func serviceOf(get LabelFunc) string {
+	for _, f := range [...]string{"service.name", "service_name"} {
+		if v := get(f); v != "" {
+			return v
+		}
+	}
+	job := get("job")
+	if job == "" || catchAllJob(job) {
+		for _, f := range [...]string{"app.kubernetes.io/name", "app_kubernetes_io_name", "app"} {
+			if v := get(f); v != "" {
+				return v
+			}
+		}
+	}
+	return job
+}
+
+// catchAllJob reports whether job scrapes whatever pods or endpoints ask to
+// be (the prometheus.io/scrape annotation): a discovery job, not a service.
+func catchAllJob(job string) bool {
+	return strings.HasPrefix(job, "kubernetes-pods") || strings.HasPrefix(job, "kubernetes-service-endpoints")
+}
 
 // DefaultScope are the labels that, with the default grouping, keep apart
 // the incidents of one service and KPI in different places: a page for
@@ -63,13 +87,8 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 				b.WriteByte('/')
 			}
 			v := get(name)
-			if name == "service" {
-				for _, f := range serviceFallbacks {
-					if v != "" {
-						break
-					}
-					v = get(f)
-				}
+			if name == "service" && v == "" {
+				v = serviceOf(get)
 			}
 			b.WriteString(v)
 		}
