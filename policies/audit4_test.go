@@ -111,6 +111,14 @@ func TestNoneNeverSilencesAnotherSeverity(t *testing.T) {
 			want{alert.ActionPage, PolicySeverity, "p1", `priority="P1" → page, louder than severity="warning" → ticket (of two severity labels the louder decides)`}},
 		{"a later label's ticket leaves an earlier label's ticket", map[string]string{"severity": "warning", "priority": "P3"}, nil,
 			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
+		// The author's own action word is not overruled, and level, as
+		// often a log level, overrules nothing.
+		{"the word ticket is not overruled", map[string]string{"severity": "ticket", "priority": "sev2"}, nil,
+			want{alert.ActionTicket, PolicySeverity, "ticket", `severity="ticket" → ticket`}},
+		{"a log level overrules no ticket", map[string]string{"severity": "warning", "level": "fatal"}, nil,
+			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
+		{"a later label past level still does", map[string]string{"severity": "warning", "level": "fatal", "urgency": "high"}, nil,
+			want{alert.ActionPage, PolicySeverity, "high", `urgency="high" → page, louder than severity="warning" → ticket`}},
 		{"a none after the deciding label changes nothing", map[string]string{"severity": "warning", "priority": "none"}, nil,
 			want{alert.ActionTicket, PolicySeverity, "warning", `severity="warning" → ticket`}},
 		{"none stands when no label says more", map[string]string{"severity": "none", "priority": "P5"}, nil,

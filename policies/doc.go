@@ -33,7 +33,8 @@
 //     a negation such as non-critical), NFKC-normalised without format
 //     characters, a louder grafana_slo_severity winning. The first page or
 //     ticket decides, but a later label's page beats an earlier label's
-//     ticket (severity="warning" beside priority="P1" pages); a none
+//     ticket (severity="warning" beside priority="P1" pages; not over
+//     the word ticket, nor from level, often a log level); a none
 //     (severity="none") only when no label says more, never over another
 //     label's P1.
 //  6. Default: an alert with no input for any policy, or only unrecognised

@@ -50,11 +50,14 @@ const (
 	labelErrorBudgetRem  = "error_budget_remaining"
 	labelWindow          = "window"
 	labelGrafanaSeverity = "grafana_slo_severity"
-	labelGrafanaUUID     = "grafana_slo_uuid"
-	labelGrafanaWindow   = "grafana_slo_window"
-	labelGrafanaOrigin   = "__grafana_origin"
-	grafanaSLOOrigin     = "plugin/grafana-slo-app"
-	slothPrefix          = "sloth_"
+	// labelLevel is the severity label a later page does not read over
+	// an earlier ticket (laterPage).
+	labelLevel         = "level"
+	labelGrafanaUUID   = "grafana_slo_uuid"
+	labelGrafanaWindow = "grafana_slo_window"
+	labelGrafanaOrigin = "__grafana_origin"
+	grafanaSLOOrigin   = "plugin/grafana-slo-app"
+	slothPrefix        = "sloth_"
 )
 
 // Engine applies the policies of a Config. It implements alert.Decider
@@ -1257,7 +1260,7 @@ func (e *Engine) severityLabelsAfter(st *decision, skip string, q quietSeverity,
 				return d, true
 			}
 		}
-		if act == alert.ActionTicket {
+		if act == alert.ActionTicket && key != string(alert.ActionTicket) {
 			if d, ok := e.laterPage(st, name, skip, r, q, g); ok {
 				return d, true
 			}
@@ -1271,12 +1274,14 @@ func (e *Engine) severityLabelsAfter(st *decision, skip string, q quietSeverity,
 // said a ticket (r: `severity="warning" → ticket`): of two configured
 // severity labels, the louder decides — `severity="warning"` beside
 // `priority="P1"` pages, as `severity="info"` beside it does — so that a
-// page is never lost to the order of the labels. skip and a marked none of
-// Grafana SLO's tier are not read (severityLabelsAfter).
+// page is never lost to the order of the labels. Not over the word ticket
+// itself (severityLabelsAfter: the author chose the action), and not from
+// level, which is as often a log level (a log rule's level="fatal") as a
+// severity. skip and a marked none of Grafana SLO's tier are not read.
 func (e *Engine) laterPage(st *decision, name, skip, r string, q quietSeverity, g *grafanaTier) (alert.Decision, bool) {
 	i := slices.Index(e.sevLabels, name)
 	for _, later := range e.sevLabels[i+1:] {
-		if later == skip || g.markedQuiet && later == labelGrafanaSeverity {
+		if later == skip || later == labelLevel || g.markedQuiet && later == labelGrafanaSeverity {
 			continue
 		}
 		v, _, ok := lookup(st.a, later)
