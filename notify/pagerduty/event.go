@@ -76,14 +76,16 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		switch {
 		case !severities[s]:
 			n.logger.Warn("templated severity is not one of critical, error, warning, info; using the decision's", "incident", no.Incident, "severity", s, "used", severity)
-		case urgent(s) != (no.Action == alert.ActionPage) && no.Action != alert.ActionNone:
+		case notify.IsTemplate(n.cfg.Severity) && urgent(s) != (no.Action == alert.ActionPage) && no.Action != alert.ActionNone:
 			// The template chooses within the decision's urgency, never
 			// across it: Alertmanager's common `{{ .CommonLabels.severity }}`
 			// sent a page the router decided (a burn rate, a capacity over
 			// its threshold, Grafana SLO's tier beating a team-wide
 			// warning) as warning — low urgency where the PagerDuty
 			// service's urgency follows severity: no page at 3 a.m. — and
-			// a ticket of a critical label as a high-urgency page.
+			// a ticket of a critical label as a high-urgency page. A
+			// constant is the operator's choice for the receiver (a
+			// low-urgency service's pages) and is kept.
 			n.severityLogs.Log(context.Background(), n.logger, slog.LevelWarn, s+"/"+string(no.Action),
 				"templated severity would change the decision's urgency; using the decision's", "incident", no.Incident, "action", no.Action, "severity", s, "used", severity)
 		default:

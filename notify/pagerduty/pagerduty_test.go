@@ -523,10 +523,21 @@ func TestEventContent(t *testing.T) {
 			},
 		},
 		{
+			name:   "a constant severity is the receiver's choice, kept",
+			mutate: func(c *pagerduty.Config) { c.Severity = "info" },
+			n:      func() *alert.Notification { return opening("aaa") },
+			check: func(t *testing.T, e pdtest.Event) {
+				if e.Payload.Severity != "info" {
+					t.Fatalf("severity = %q, want the configured info", e.Payload.Severity)
+				}
+			},
+		},
+		{
 			name:   "a templated severity never makes a ticket high urgency",
-			mutate: func(c *pagerduty.Config) { c.Severity = "critical" },
+			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
 			n: func() *alert.Notification {
 				n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
+				n.Data.CommonLabels["tier"] = "critical"
 				n.Opening = true
 				return n
 			},
