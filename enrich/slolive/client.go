@@ -90,7 +90,7 @@ const (
 	ReasonUnreachable  = "Prometheus unreachable"
 	ReasonNoServer     = "no Prometheus to ask (no generatorURL and no prometheus.url)"
 	// ReasonNotFound: the query API answered 404, a URL with a wrong path.
-	ReasonNotFound = "Prometheus answered 404: check prometheus.url's path (a route prefix such as /prometheus belongs in it; /graph does not)"
+	ReasonNotFound = "Prometheus answered 404: check the path of the URL asked — prometheus.url's, or the generatorURL's with from_generator_url (a route prefix such as /prometheus belongs in it; /graph does not)"
 )
 
 // lookupError wraps err, an error of Lookup, with its reason.
@@ -272,7 +272,11 @@ func (t *target) query(ctx context.Context, expr string, at time.Time) (model.Va
 		err = &credentialsError{status: m.status, err: err}
 	case err != nil && m.status == http.StatusNotFound:
 		err = &notFoundError{err: err}
-	case (m.status == http.StatusBadRequest || m.status == http.StatusUnprocessableEntity) && errors.As(err, &apiErr):
+	case (m.status == http.StatusBadRequest || m.status == http.StatusUnprocessableEntity) && errors.As(err, &apiErr) &&
+		apiErr.Type != v1.ErrClient && apiErr.Type != v1.ErrBadResponse:
+		// Prometheus' JSON error, its errorType named: a proxy's plain
+		// 400 (prom-label-proxy's "the namespace parameter must be
+		// provided") is client_error, refusing every query alike.
 		err = &queryRefusedError{err: err}
 	case err == nil && m.partial && len(warns) == 0:
 		warns = v1.Warnings{partialWarning}

@@ -661,6 +661,21 @@ func TestAQueryRefusedOverALimitDoesNotOpenTheBreaker(t *testing.T) {
 			t.Errorf("lookup %d: reason %q (Prometheus unwell %v), want %q", i, le.Reason, le.PrometheusUnwell(), want)
 		}
 	}
+	// A proxy in front refusing every query with a plain 400 (not
+	// Prometheus' JSON error) is no one query's fault: the breaker opens.
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "the namespace parameter must be provided", http.StatusBadRequest)
+	}))
+	t.Cleanup(proxy.Close)
+	cfg.URL = proxy.URL
+	c = newClient(t, cfg, Options{})
+	var err error
+	for range 4 {
+		_, err = c.Lookup(context.Background(), slothAlert())
+	}
+	if !errors.Is(err, ErrBreakerOpen) {
+		t.Errorf("after 4 plain 400s: %v, want the breaker open", err)
+	}
 }
 
 // An answer of tens of megabytes (a selector matching 300,000 series) was
