@@ -382,4 +382,7 @@ func TestARefusedWebhookIsLoggedAndAMistypedPathNamed(t *testing.T) {
 			t.Errorf("POST %s: %d %s, want a JSON 404 saying the router is no Alertmanager", path, code, body)
 		}
 	}
+	if !strings.Contains(logs.String(), "points at the router as at an Alertmanager") || strings.Count(logs.String(), "Alertmanager does not retry") != 1 {
+		t.Errorf("the alerts-API posts are logged as Alertmanager's refused webhooks:\n%s", logs.String())
+	}
 }

@@ -219,7 +219,7 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			return echo.NewHTTPError(http.StatusInternalServerError, "internal error while handling this request (logged by the router); retry")
 		},
 	}))
-	h := &webhook{rt: rt, m: m, logger: logger, refusals: rate.Sometimes{Interval: time.Second}}
+	h := &webhook{rt: rt, m: m, logger: logger, refusals: rate.Sometimes{Interval: time.Second}, apiPosts: rate.Sometimes{Interval: time.Second}}
 	// guard asks for console.auth: the console, the profiles and the
 	// lifecycle endpoints.
 	guard := func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -257,7 +257,12 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	// external Alertmanager post alerts to Alertmanager's API: the router
 	// is a receiver behind Alertmanager, not one.
 	notAlertmanager := func(c echo.Context) error {
-		return h.fail(c, time.Now(), "bad_input", http.StatusNotFound, errorBody{Error: "this is Alertmanager's webhook receiver, not an Alertmanager: " + strconv.Quote(c.Request().URL.Path) +
+		h.count(time.Now(), "not_alertmanager", http.StatusNotFound)
+		h.apiPosts.Do(func() {
+			h.logger.Warn("alerts posted to Alertmanager's alerts API at the router: a sender (Prometheus, vmalert, Grafana) points at the router as at an Alertmanager, and its alerts reach no one; point it at Alertmanager (further ones within a second are counted in alertrouter_webhooks_total{outcome=\"not_alertmanager\"}, not logged)",
+				"path", c.Request().URL.Path, "remote", c.Request().RemoteAddr)
+		})
+		return c.JSON(http.StatusNotFound, errorBody{Error: "this is Alertmanager's webhook receiver, not an Alertmanager: " + strconv.Quote(c.Request().URL.Path) +
 			" is Alertmanager's alerts API — point Prometheus (or vmalert, Grafana) at Alertmanager, and Alertmanager's webhook_configs at POST /webhook"})
 	}
 	e.POST("/api/v1/alerts", notAlertmanager)
@@ -379,6 +384,9 @@ type webhook struct {
 	// it in the log, not only in alertrouter_webhooks_total — without a
 	// sender's flood flooding the log.
 	refusals rate.Sometimes
+	// apiPosts logs alerts posted to Alertmanager's API path at most once
+	// a second.
+	apiPosts rate.Sometimes
 }
 
 func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {

@@ -17,6 +17,7 @@ var webhookOutcomes = []struct{ outcome, code string }{
 	{"body_incomplete", "503"}, // body not received whole: read timeout, connection broken mid-body
 	{"unauthorized", "401"},
 	{"bad_input", "400"}, {"bad_input", "413"}, {"bad_input", "415"},
+	{"not_alertmanager", "404"}, // alerts posted to Alertmanager's API path: the sender points at the wrong service
 	{"panic", "500"},
 }
 
