@@ -74,6 +74,9 @@ type wireAlert struct {
 	EndsAt       string            `json:"endsAt"`
 	GeneratorURL string            `json:"generatorURL"`
 	Fingerprint  string            `json:"fingerprint"`
+	// DashboardURL is Grafana's (its webhook contact point's): the
+	// dashboard of the rule's panel.
+	DashboardURL string `json:"dashboardURL"`
 }
 
 // slowMessage isolates per-alert defects: each alert is decoded on its own
@@ -357,6 +360,9 @@ func addAlert(m *alert.Message, i int, w *wireAlert, badUTF8 bool) {
 		a.Annotations = template.KV{}
 	}
 	textFallbacks(a.Annotations)
+	if w.DashboardURL != "" && a.Annotations["dashboard_url"] == "" {
+		a.Annotations["dashboard_url"] = w.DashboardURL
+	}
 	if badUTF8 {
 		a.Flags = append(a.Flags, alert.FlagInvalidUTF8)
 	}

@@ -328,6 +328,10 @@ func TestDecodeReadsEveryAlertmanagerShape(t *testing.T) {
 			if m.Items[0].GeneratorURL == "" || m.Items[0].Annotations["runbook_url"] == "" {
 				t.Errorf("the rule's links were lost: %+v", m.Items[0])
 			}
+			// Grafana's dashboardURL is the alert's dashboard link.
+			if got := m.Items[0].Annotations["dashboard_url"]; got != "https://grafana.example/d/abc?orgId=1" {
+				t.Errorf("dashboard_url %q, want Grafana's dashboardURL", got)
+			}
 		}},
 		{"truncatedAlerts is kept", "truncated.json", func(t *testing.T, m *alert.Message) {
 			if m.TruncatedAlerts != 5 || len(m.Items) != 5 {
