@@ -213,6 +213,10 @@ func DefaultConfig() Config {
 // and very low are tickets like medium and low; trace is none like debug.
 // "very high" and "very-high" are read as veryhigh (separators dropped).
 //
+// Zabbix's scale (not classified, information, warning, average, high,
+// disaster) reads as its words say: information is none like info,
+// average a ticket between warning and high.
+//
 // The top-tier words of logging and incident scales page too: emerg
 // (syslog's most severe level, beside its alert, crit and err), panic
 // (syslog's old name for emerg, and Go's and logrus' top level), fatal,
@@ -222,8 +226,8 @@ func defaultSeverityWords() map[string]alert.Action {
 	for act, words := range map[alert.Action][]string{
 		alert.ActionPage: {"critical", "page", "emergency", "emerg", "panic", "alert", "fatal", "catastrophic", "sev1", "sev2", "p1", "p2", "p0", "sev0", "s0", "s1", "crit",
 			"disaster", "blocker", "high", "highest", "veryhigh", "urgent", "severe"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
-		alert.ActionNone:   {"info", "informational", "none", "debug", "trace", "notice", "p5"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "average", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
+		alert.ActionNone:   {"info", "informational", "information", "none", "debug", "trace", "notice", "p5"},
 	} {
 		for _, w := range words {
 			m[w] = act

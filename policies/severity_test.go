@@ -69,6 +69,8 @@ func TestSeverityValues(t *testing.T) {
 		{"sev-1 | critical", alert.ActionPage},
 		{"SEV 3 / warning", alert.ActionTicket},
 		{"SEV-2", alert.ActionPage},
+		{"Information", alert.ActionNone}, // Zabbix
+		{"Average", alert.ActionTicket},   // Zabbix
 		{"sev 2 / critical", alert.ActionPage},
 		{"P3 - Warning", alert.ActionTicket},
 		{"4 - warning", alert.ActionTicket},
