@@ -88,7 +88,7 @@ func TestCheckConfigProbeAsksPrometheus(t *testing.T) {
 		t.Fatalf("a reachable Prometheus: exit %d\n%s\n%s", code, out, errs)
 	}
 	code, out, errs = runMain(t, "--config.file="+cfg(prom.URL()+"/graph"), "check-config", "--probe")
-	if code != 1 || !strings.Contains(out, "probe prometheus: FAILED: Prometheus answered 404: check the path of the URL asked") {
+	if code != 1 || !strings.Contains(out, "probe prometheus: FAILED: Prometheus answered 404 at "+prom.URL()+"/graph: check the path of that URL") {
 		t.Errorf("prometheus.url with /graph: exit %d, want the 404 named\n%s\n%s", code, out, errs)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/alertrouter/alertrouter/internal/logthrottle"
+	"github.com/alertrouter/alertrouter/internal/redact"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -84,13 +85,13 @@ const (
 	ReasonNoObjective = "no data: Prometheus has this SLO's burn-rate series but no pyrra_objective (Pyrra writes it with --generic-rules)"
 	// ReasonNoFiniteBurn: the burn-rate series are all NaN or infinite.
 	ReasonNoFiniteBurn = "no data: every burn-rate series of this SLO is NaN or infinite (no traffic in the window?)"
-	ReasonNoLabel      = "no data: the prometheus.expr template does not render for this alert (a label it lacks, or a dotted label name read without index)"
+	ReasonNoLabel      = "the prometheus.expr template does not render for this alert (a label it lacks: read dotted label names with label, as {{quote (label .Labels \"service.name\")}})"
 	ReasonTimeout      = "Prometheus timed out"
 	ReasonBreakerOpen  = "Prometheus failing: not queried for 30s after repeated failures"
 	ReasonUnreachable  = "Prometheus unreachable"
 	ReasonNoServer     = "no Prometheus to ask (no generatorURL and no prometheus.url)"
 	// ReasonNotFound: the query API answered 404, a URL with a wrong path.
-	ReasonNotFound = "Prometheus answered 404: check the path of the URL asked — prometheus.url's, or the generatorURL's with from_generator_url (a route prefix such as /prometheus belongs in it; /graph does not)"
+	ReasonNotFound = "check the path of that URL — prometheus.url's, or the generatorURL's with from_generator_url (a route prefix such as /prometheus belongs in it; /graph does not)"
 )
 
 // lookupError wraps err, an error of Lookup, with its reason.
@@ -118,8 +119,8 @@ func lookupError(err error) error {
 		// This SLO's query, not Prometheus.
 		reason = errAnswerTooLarge.Error()
 	case errors.As(err, &notFound):
-		// Every query meets it: prometheus.url names no query API.
-		reason, unwell = ReasonNotFound, true
+		// Every query meets it: the URL asked names no query API.
+		reason, unwell = "Prometheus answered 404 at "+notFound.url+": "+ReasonNotFound, true
 	case errors.As(err, &credErr):
 		// Prometheus, or the proxy in front of it, refused the router's
 		// credentials: prometheus.http_config is wrong, not Prometheus.
@@ -202,8 +203,12 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// notFoundError is a query answered 404: no query API at that URL.
-type notFoundError struct{ err error }
+// notFoundError is a query answered 404: no query API at url (the base
+// asked, without credentials).
+type notFoundError struct {
+	url string
+	err error
+}
 
 func (e *notFoundError) Error() string { return e.err.Error() }
 func (e *notFoundError) Unwrap() error { return e.err }
@@ -242,15 +247,33 @@ type answerMeta struct {
 // back without the response, and drops fields it does not know.
 type statusClient struct{ api.Client }
 
-// isPartial is VictoriaMetrics' mark of an answer some vmstorage nodes did
-// not contribute to.
-var isPartial = []byte(`"isPartial":true`)
+// isPartialKey is VictoriaMetrics' mark of an answer some vmstorage nodes
+// did not contribute to ("isPartial": true).
+var isPartialKey = []byte(`"isPartial"`)
+
+// isPartial reports whether body says "isPartial": true, spaces
+// around the colon allowed (a proxy re-encoding the JSON).
+func isPartial(body []byte) bool {
+	for {
+		i := bytes.Index(body, isPartialKey)
+		if i < 0 {
+			return false
+		}
+		rest := bytes.TrimLeft(body[i+len(isPartialKey):], " \t\r\n")
+		if len(rest) > 0 && rest[0] == ':' {
+			if bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte("true")) {
+				return true
+			}
+		}
+		body = body[i+len(isPartialKey):]
+	}
+}
 
 func (c statusClient) Do(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
 	resp, body, err := c.Client.Do(ctx, req)
 	if m, ok := ctx.Value(answerKey{}).(*answerMeta); ok && resp != nil {
 		m.status = resp.StatusCode // the last answer: v1 retries a POST refused 403 as a GET
-		m.partial = bytes.Contains(body, isPartial)
+		m.partial = isPartial(body)
 	}
 	return resp, body, err
 }
@@ -271,7 +294,7 @@ func (t *target) query(ctx context.Context, expr string, at time.Time) (model.Va
 	case err != nil && (m.status == http.StatusUnauthorized || m.status == http.StatusForbidden):
 		err = &credentialsError{status: m.status, err: err}
 	case err != nil && m.status == http.StatusNotFound:
-		err = &notFoundError{err: err}
+		err = &notFoundError{url: redact.URL(t.base), err: err}
 	case (m.status == http.StatusBadRequest || m.status == http.StatusUnprocessableEntity) && errors.As(err, &apiErr) &&
 		apiErr.Type != v1.ErrClient && apiErr.Type != v1.ErrBadResponse:
 		// Prometheus' JSON error, its errorType named: a proxy's plain
@@ -331,6 +354,7 @@ type Client struct {
 
 // target is one Prometheus server.
 type target struct {
+	base    string // the URL asked, below which /api/v1/query is
 	api     v1.API
 	breaker breaker
 }
@@ -401,9 +425,9 @@ func (c *Client) lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
 	if err != nil {
 		// A template of prometheus.expr (or exemplar_query) that does not
 		// render for this SLO's alert: the operator's to mend, so it is
-		// counted as an error and logged, not taken for an alert that is
-		// no SLO's.
-		c.metrics.lookups.WithLabelValues(resultError).Inc()
+		// counted (result="template") and logged, not taken for an alert
+		// that is no SLO's — nor for a failing Prometheus.
+		c.metrics.lookups.WithLabelValues(resultTemplate).Inc()
 		c.templateLogs.Log(ctx, c.log, slog.LevelWarn, err.Error(), "live SLO query template does not render for this alert; deciding from alert labels", "alertname", a.Labels["alertname"], "err", err)
 		return nil, err
 	}
@@ -479,6 +503,10 @@ func (c *Client) fetch(ctx context.Context, key string, t *target, p *plan, a *a
 		c.metrics.lookups.WithLabelValues(resultNoData).Inc()
 	case errors.Is(err, ErrTimeout):
 		c.metrics.lookups.WithLabelValues(resultTimeout).Inc()
+	case refused(err):
+		// The SLO's query, not Prometheus (AlertrouterLiveSLOUnavailable
+		// counts error and timeout only).
+		c.metrics.lookups.WithLabelValues(resultRefused).Inc()
 	default:
 		c.metrics.lookups.WithLabelValues(resultError).Inc()
 	}
@@ -663,7 +691,7 @@ func (c *Client) target(base string) (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
-	t := &target{api: v1.NewAPI(statusClient{cl})}
+	t := &target{base: base, api: v1.NewAPI(statusClient{cl})}
 	c.targets[base] = t
 	return t, nil
 }
@@ -676,18 +704,23 @@ func (c *Client) Probe(ctx context.Context) (string, error) {
 	if c.cfg.URL == "" {
 		return "no url: only the alerts' generatorURLs are asked", nil
 	}
-	t, err := c.target(c.cfg.URL)
+	base, err := baseURL(c.cfg.URL)
+	if err != nil {
+		return "", err
+	}
+	t, err := c.target(base)
 	if err != nil {
 		return "", err
 	}
 	if _, _, err := t.query(ctx, "vector(1)", c.now()); err != nil {
-		le := lookupError(err).(*LookupError)
-		if le.Reason == "" {
-			return "", err
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", ErrTimeout, err)
+		} else {
+			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		}
-		return "", fmt.Errorf("%s: %w", le.Reason, err)
+		return "", fmt.Errorf("%s: %w", lookupError(err).(*LookupError).Reason, err)
 	}
-	return "its query API (GET /api/v1/query) answered", nil
+	return "its query API (/api/v1/query) answered", nil
 }
 
 func (c *Client) cached(key string) *Context {

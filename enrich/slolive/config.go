@@ -136,7 +136,20 @@ func parseTemplate(name, text string) (*template.Template, error) {
 	if text == "" {
 		return nil, nil
 	}
-	return template.New(name).Option("missingkey=error").Funcs(template.FuncMap{"quote": promQuote}).Parse(text)
+	return template.New(name).Option("missingkey=error").Funcs(template.FuncMap{"quote": promQuote, "label": label}).Parse(text)
+}
+
+// label is the templates' reading of a label by name, the dotted ones
+// (OpenTelemetry's service.name) included: an alert without it fails the
+// template, so there is no lookup — index would give "", and a selector
+// `svc=""` matches the series without the label (an all-services
+// aggregate), deciding the alert on another SLO's numbers.
+func label(labels map[string]string, name string) (string, error) {
+	v, ok := labels[name]
+	if !ok {
+		return "", fmt.Errorf("the alert has no label %q", name)
+	}
+	return v, nil
 }
 
 // baseURL checks a Prometheus URL (http or https, a host, no query) and

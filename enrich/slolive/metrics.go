@@ -11,6 +11,8 @@ const (
 	resultNoData      = "no_data"
 	resultBreakerOpen = "breaker_open"
 	resultNotSLO      = "not_slo"
+	resultRefused     = "refused"  // Prometheus refused the SLO's query (or answered too much)
+	resultTemplate    = "template" // an expr template does not render for the alert
 )
 
 // metrics are the package's metrics, registered on the Registerer given to
@@ -26,7 +28,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	m := &metrics{
 		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "alertrouter", Subsystem: "slolive", Name: "lookups_total",
-			Help: "Live SLO lookups by result (ok, cached, timeout, error, no_data, breaker_open, not_slo).",
+			Help: "Live SLO lookups by result (ok, cached, timeout, error, no_data, breaker_open, not_slo, refused: Prometheus refused the SLO's query, template: an expr template does not render for the alert).",
 		}, []string{"result"}),
 		queries: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "alertrouter", Subsystem: "slolive", Name: "queries_total",
@@ -42,7 +44,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help: "Prometheus servers whose circuit breaker is open (not queried).",
 		}),
 	}
-	for _, r := range []string{resultOK, resultCached, resultTimeout, resultError, resultNoData, resultBreakerOpen, resultNotSLO} {
+	for _, r := range []string{resultOK, resultCached, resultTimeout, resultError, resultNoData, resultBreakerOpen, resultNotSLO, resultRefused, resultTemplate} {
 		m.lookups.WithLabelValues(r)
 	}
 	m.queries.WithLabelValues("success")

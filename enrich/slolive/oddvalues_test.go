@@ -139,8 +139,9 @@ func TestNegativeHandRolledBurnsAreNoBurn(t *testing.T) {
 // A prometheus.expr template that does not render for an SLO's alert (a
 // dotted OpenTelemetry label read as .Labels.service.name, which needs
 // index) was counted as an alert of no SLO, logged nowhere, and its
-// reason blamed a missing label the alert had. It is an error now, logged
-// (throttled), and the reason carries the template's error.
+// reason blamed a missing label the alert had. It is counted as
+// result="template" now, logged (throttled), and the reason carries the
+// template's error.
 func TestATemplateThatDoesNotRenderIsAnError(t *testing.T) {
 	srv := vectorServer(t, func(q string, now int64) []string { return nil })
 	cfg := config(srv.URL)
@@ -157,8 +158,11 @@ func TestATemplateThatDoesNotRenderIsAnError(t *testing.T) {
 			t.Fatalf("Lookup: %v, want the template's failure as the reason", err)
 		}
 	}
-	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultError)); got != 3 {
-		t.Errorf("lookups{result=error} = %v, want 3", got)
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultTemplate)); got != 3 {
+		t.Errorf("lookups{result=template} = %v, want 3", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultError)); got != 0 {
+		t.Errorf("lookups{result=error} = %v, want 0: Prometheus is not failing", got)
 	}
 	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultNotSLO)); got != 0 {
 		t.Errorf("lookups{result=not_slo} = %v, want 0", got)
@@ -181,5 +185,32 @@ func TestPyrraExemplarSelectorQuotesUTF8Names(t *testing.T) {
 	want := `{__name__=~"http\\.server\\.requests_bucket|http\\.server\\.requests_total|http\\.server\\.requests_count|http\\.server\\.requests",job="api","service.name"="checkout"}`
 	if got != want {
 		t.Errorf("selector\n%s\nwant\n%s", got, want)
+	}
+}
+
+// label reads a dotted label for the templates and fails when the alert
+// lacks it: index gave "", and `svc=""` matched the series without the
+// label (an all-services aggregate) — the alert decided on another SLO's
+// burn.
+func TestTheLabelFunctionFailsWithoutTheLabel(t *testing.T) {
+	var queries []string
+	srv := vectorServer(t, func(q string, now int64) []string {
+		queries = append(queries, q)
+		return []string{fmt.Sprintf(`{"metric":{"__name__":"slo:burn_rate"},"value":[%d,"20"]}`, now)}
+	})
+	cfg := config(srv.URL)
+	cfg.Expr.BurnRate = `slo:burn_rate{{.Window}}{slo={{quote .SLO}},svc={{quote (label .Labels "service.name")}}}`
+	c := newClient(t, cfg, Options{})
+	a := &alert.Alert{}
+	a.Status = "firing"
+	a.Labels = map[string]string{"alertname": "SLOBurn", "slo": "pay"}
+	_, err := c.Lookup(context.Background(), a)
+	var le *LookupError
+	if !errors.As(err, &le) || !strings.Contains(le.Reason, `the alert has no label "service.name"`) || len(queries) != 0 {
+		t.Fatalf("without the label: %v, %d queries; want no lookup, the label named", err, len(queries))
+	}
+	a.Labels["service.name"] = "pay"
+	if _, err := c.Lookup(context.Background(), a); err != nil || len(queries) == 0 || !strings.Contains(queries[0], `svc="pay"`) {
+		t.Errorf("with the label: %v, queries %q", err, queries)
 	}
 }

@@ -150,6 +150,8 @@ func TestPartialAnswerIsSaidAndClaimsNoFall(t *testing.T) {
 // claimed.
 func TestVictoriaMetricsPartialAnswerIsSaid(t *testing.T) {
 	partialAnswer(t, `"isPartial":true`, partialWarning)
+	// Spaces around the colon, as a proxy re-encoding the JSON writes it.
+	partialAnswer(t, `"isPartial" :  true`, partialWarning)
 }
 
 // partialAnswer looks up a Sloth SLO whose every answer carries field (a

@@ -606,6 +606,9 @@ func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 	// says to check the URL's path (it said "client_error"); other client
 	// errors keep their reason.
 	for status, want := range map[int]string{http.StatusNotFound: ReasonNotFound, http.StatusMethodNotAllowed: "Prometheus answered an error (client_error)"} {
+		if status == http.StatusNotFound {
+			want = "Prometheus answered 404 at %s: " + want
+		}
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "no", status)
 		}))
@@ -613,6 +616,9 @@ func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.URL = srv.URL
 		c := newClient(t, cfg, Options{})
+		if strings.Contains(want, "%s") {
+			want = fmt.Sprintf(want, srv.URL) // the URL asked is named
+		}
 		_, err := c.Lookup(context.Background(), slothAlert())
 		var le *LookupError
 		if !errors.As(err, &le) || le.Reason != want {
@@ -625,13 +631,20 @@ func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 	}
 }
 
-// The probe of a Prometheus that answers.
+// The probe of a Prometheus that answers, and of one that does not: it
+// said the template did not render.
 func TestProbeAsksForVector1(t *testing.T) {
 	s := newStandIn(t)
 	cfg := DefaultConfig()
 	cfg.URL = s.URL
 	if got, err := newClient(t, cfg, Options{}).Probe(context.Background()); err != nil || !strings.Contains(got, "answered") {
 		t.Errorf("probe: %q, %v; want it answered", got, err)
+	}
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	cfg.URL = down.URL
+	if _, err := newClient(t, cfg, Options{}).Probe(context.Background()); err == nil || !strings.HasPrefix(err.Error(), ReasonUnreachable) {
+		t.Errorf("probe of a closed port: %v, want %q", err, ReasonUnreachable)
 	}
 }
 
@@ -660,6 +673,14 @@ func TestAQueryRefusedOverALimitDoesNotOpenTheBreaker(t *testing.T) {
 		if want := "Prometheus refused the query (cost_limit)"; le.Reason != want || le.PrometheusUnwell() {
 			t.Errorf("lookup %d: reason %q (Prometheus unwell %v), want %q", i, le.Reason, le.PrometheusUnwell(), want)
 		}
+	}
+	// Counted apart from Prometheus' failures, which
+	// AlertrouterLiveSLOUnavailable reads.
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultRefused)); got != 5 {
+		t.Errorf("lookups{result=refused} = %v, want 5", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.lookups.WithLabelValues(resultError)); got != 0 {
+		t.Errorf("lookups{result=error} = %v, want 0", got)
 	}
 	// A proxy in front refusing every query with a plain 400 (not
 	// Prometheus' JSON error) is no one query's fault: the breaker opens.
