@@ -1543,8 +1543,12 @@ func identityExclusions(cfg Config) map[string]bool {
 // for SLOIdentity.
 var defaultNotInIdentity = identityExclusions(DefaultConfig())
 
-// sloScopeLabels tell apart the SLOs of a plain slo label (SLOIdentity).
-var sloScopeLabels = []string{"cluster", "namespace", "service"}
+// sloScopeLabels tell apart the SLOs of a plain slo label (SLOIdentity):
+// where the alert fires, as an incident's scope does (routing's
+// DefaultScope: another cluster, environment, region or tenant), and its
+// service. Without region, a second region's page of one SLO was folded
+// into the first's, and its ticket suppressed by the first's page.
+var sloScopeLabels = []string{"cluster", "namespace", "env", "environment", "region", "datacenter", "tenant", "__tenant_id__", "service"}
 
 // SLOIdentity returns the SLO an alert belongs to under the default
 // configuration, so that the alerts one SLO generator fires for one

@@ -465,6 +465,10 @@ func TestSLOIdentity(t *testing.T) {
 		// share: their pages are separate incidents.
 		{"a plain slo label with its scope", map[string]string{"slo": "availability", "service": "checkout", "namespace": "shop", "job": "x"}, "availability/namespace=shop/service=checkout"},
 		{"another service's SLO of the same name is another SLO", map[string]string{"slo": "availability", "service": "payments", "namespace": "shop"}, "availability/namespace=shop/service=payments"},
+		// Several Alertmanagers feeding the router: another region's SLO
+		// of one service is another SLO (its ticket was suppressed by
+		// the first region's page).
+		{"another region's SLO is another SLO", map[string]string{"slo": "availability", "service": "shop", "region": "eu"}, "availability/region=eu/service=shop"},
 		// Sloth keeps the SLI's labels on its alerts: one SLO, one page
 		// per service (autometrics' sum by (service_name) …).
 		{"sloth adds the labels that tell its alerts apart", map[string]string{

@@ -555,6 +555,9 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		pod("app_kubernetes_io_name", "cart"), pod("service_name", "search"),
 		noData("High memory usage"), noData("Disk full"),
 		own("payments", "app", "payments"), own("a-postgresql", "app_kubernetes_io_name", "postgresql"), own("b-postgresql", "app_kubernetes_io_name", "postgresql"),
+		// One service in two regions (two Alertmanagers feeding the
+		// router): two incidents, as for two clusters.
+		own("search", "region", "us"), own("search", "region", "eu"),
 	}
 	for _, a := range alerts {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -571,6 +574,8 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		"llm-inference-gpu/payments/TTFT/namespace=prod",
 		"llm-inference-gpu/a-postgresql/TTFT/namespace=prod",
 		"llm-inference-gpu/b-postgresql/TTFT/namespace=prod",
+		"llm-inference-gpu/search/TTFT/namespace=prod/region=us",
+		"llm-inference-gpu/search/TTFT/namespace=prod/region=eu",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
