@@ -157,6 +157,27 @@ func TestASilenceWhereNoneOfTheAlertsIsHeldSaysSo(t *testing.T) {
 	}
 }
 
+// An incident fed by two Alertmanagers (two regions, one service): the
+// silence made in alertmanager.url's mutes its region only, and the answer
+// said the incident was silenced. It says how many of the alerts that
+// Alertmanager holds.
+func TestASilenceWhereSomeOfTheAlertsAreHeldSaysSo(t *testing.T) {
+	am := startAlertmanager(t)
+	us := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "region": "us", "team": "team-01"}
+	eu := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "region": "eu", "team": "team-01"}
+	am.fire(t, us) // eu fires in another Alertmanager
+	entry := func(fp string, labels map[string]string) journal.Entry {
+		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: sharedIncident, Labels: labels, Decision: alert.Decision{Action: alert.ActionPage},
+			Receivers:  []string{"team-01-slack"},
+			Deliveries: []journal.Delivery{{Receiver: "team-01-slack", Integration: "slack/0", Outcome: journal.OutcomeSent}}}
+	}
+	tm := newTeams(t, am.Client, []journal.Entry{entry("fus", us), entry("feu", eu)}, "team-01-slack")
+	a := tm.command(t, "C0002", "team-01", "silence "+sharedIncident+" 1h", "p1", "U0TEAM01A")
+	if !strings.Contains(a.Text, "silenced incident") || !strings.Contains(a.Text, "holds 1 of the 2 alerts silenced") {
+		t.Errorf("the command answered %q, want the silence made and the unheld alert told", a.Text)
+	}
+}
+
 // The 30-team audit: in #team-00, /alertrouter incidents listed the whole
 // organisation's incidents (the first 20 of 125, team-00's own possibly
 // hidden, counts mixing teams), and explain showed any team's alert and

@@ -40,9 +40,10 @@ type silencePlan struct {
 	// knowing their alerts (its fallback), are those labels: an alert
 	// Alertmanager holds with them is taken as the message's own.
 	drawn map[string]string
-	// held says Alertmanager, asked which alerts the silences would mute
-	// (spareOthers), holds at least one of those being silenced.
-	held bool
+	// held are the label sets (labelsKey) of the alerts being silenced
+	// that Alertmanager, asked which alerts the silences would mute
+	// (spareOthers), holds.
+	held map[string]bool
 }
 
 // heldNote warns, when the Alertmanager the router asked holds none of the
@@ -51,10 +52,19 @@ type silencePlan struct {
 // that sent them (another cluster's, another tenant's) — a silence said to
 // be made there must not read as the incident silenced.
 func heldNote(p silencePlan) string {
-	if p.held {
-		return ""
+	own := map[string]bool{}
+	for _, l := range p.own {
+		own[labelsKey(l)] = true
 	}
-	return " :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
+	switch n := len(p.held); {
+	case n == 0:
+		return " :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
+	case n < len(own):
+		// An incident fed by several Alertmanagers: the others' alerts
+		// fire on, unmuted.
+		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, len(own))
+	}
+	return ""
 }
 
 // incidentSilences returns the silences that mute the firing alerts of
@@ -206,6 +216,7 @@ func (t *Triage) spareOthers(ctx context.Context, p *silencePlan) error {
 	for _, l := range p.own {
 		ownKeys[labelsKey(l)] = true
 	}
+	p.held = map[string]bool{}
 	for i, ms := range p.sets {
 		alerts, err := t.o.Silences.Alerts(ctx, ms)
 		if err != nil {
@@ -214,13 +225,13 @@ func (t *Triage) spareOthers(ctx context.Context, p *silencePlan) error {
 		own := p.own
 		var others []map[string]string
 		for _, a := range alerts {
-			switch {
-			case ownKeys[labelsKey(a.Labels)]:
-				p.held = true
+			switch k := labelsKey(a.Labels); {
+			case ownKeys[k]:
+				p.held[k] = true
 			case p.drawn != nil && holds(a.Labels, p.drawn):
 				// The message's own alert, which the journal does not hold.
 				own = append(slices.Clip(own), a.Labels)
-				p.held = true
+				p.held[k] = true
 			default:
 				others = append(others, a.Labels)
 			}
