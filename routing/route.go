@@ -29,17 +29,24 @@ type Route struct {
 	path     string
 }
 
-// Disjoint reports whether no alert can match both r and o: each has an
-// equality matcher on one label name, with different values (the sibling
-// routes the Prometheus Operator writes, one per namespace). Compile must
-// have run.
+// Disjoint reports whether no alert can match both r and o: one has an
+// equality matcher on a label name whose value the other's matcher on that
+// name refuses (namespace="a" beside namespace="b" or namespace=~"c|d": the
+// sibling routes the Prometheus Operator writes, one per namespace).
+// Compile must have run.
 func (r *Route) Disjoint(o *Route) bool {
-	for _, a := range r.matchers {
-		if a.Type != labels.MatchEqual {
+	return equalRefused(r.matchers, o.matchers) || equalRefused(o.matchers, r.matchers)
+}
+
+// equalRefused reports whether an equality matcher of a has a value a
+// matcher of b on the same name refuses.
+func equalRefused(a, b labels.Matchers) bool {
+	for _, x := range a {
+		if x.Type != labels.MatchEqual {
 			continue
 		}
-		for _, b := range o.matchers {
-			if b.Type == labels.MatchEqual && b.Name == a.Name && b.Value != a.Value {
+		for _, y := range b {
+			if y.Name == x.Name && !y.Matches(x.Value) {
 				return true
 			}
 		}

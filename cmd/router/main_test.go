@@ -550,8 +550,13 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"monitoring\"']}, {receiver: log, continue: true, group_by: [namespace], matchers: ['namespace=\"shop\"']}]", nil},
 		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"monitoring\"']}, {receiver: log, group_by: [namespace], matchers: ['namespace=~\"shop|monitoring\"']}]",
 			[]string{"route.routes[0] has continue: true and group_by [namespace, alertname], route.routes[1] group_by [namespace]"}},
+		// A regex the other's value does not match is disjoint too; a
+		// blackhole sibling (kube-prometheus-stack's Watchdog → "null")
+		// sends nothing to group.
+		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"b\"']}, {receiver: log, group_by: [namespace], matchers: ['namespace=~\"c|a\"']}]", nil},
+		{"[{receiver: log, continue: true, group_by: [namespace, alertname]}, {receiver: none, group_by: [namespace], matchers: ['alertname=\"Watchdog\"']}]", nil},
 	} {
-		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
+		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}, {name: none}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.routes, code, errs)
