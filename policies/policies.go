@@ -1548,7 +1548,7 @@ var defaultNotInIdentity = identityExclusions(DefaultConfig())
 // DefaultScope: another cluster, environment, region or tenant), and its
 // service. Without region, a second region's page of one SLO was folded
 // into the first's, and its ticket suppressed by the first's page.
-var sloScopeLabels = []string{"cluster", "namespace", "env", "environment", "region", "datacenter", "tenant", "__tenant_id__", "service"}
+var sloScopeLabels = []string{"cluster", "namespace", "env", "environment", "region", "datacenter", "__tenant_id__", "service"}
 
 // SLOIdentity returns the SLO an alert belongs to under the default
 // configuration, so that the alerts one SLO generator fires for one
