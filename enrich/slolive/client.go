@@ -431,6 +431,9 @@ func (c *Client) lookup(ctx context.Context, a *alert.Alert) (*Context, error) {
 		c.templateLogs.Log(ctx, c.log, slog.LevelWarn, err.Error(), "live SLO query template does not render for this alert; deciding from alert labels", "alertname", a.Labels["alertname"], "err", err)
 		return nil, err
 	}
+	if p.exemplarsErr != nil {
+		c.templateLogs.Log(ctx, c.log, slog.LevelWarn, p.exemplarsErr.Error(), "live SLO exemplar query does not render for this alert; burn and budget read without traces", "alertname", a.Labels["alertname"], "err", p.exemplarsErr)
+	}
 	base, err := c.baseFor(a)
 	if err != nil {
 		c.metrics.lookups.WithLabelValues(resultError).Inc()

@@ -214,3 +214,27 @@ func TestTheLabelFunctionFailsWithoutTheLabel(t *testing.T) {
 		t.Errorf("with the label: %v, queries %q", err, queries)
 	}
 }
+
+// An exemplar_query that does not render for an alert (a label it lacks,
+// read with label) failed the whole lookup: a hand-rolled SLO paging on
+// its live burn was decided from its labels, a ticket. The burn is read;
+// only the traces are left out.
+func TestAnExemplarQueryThatDoesNotRenderKeepsTheBurn(t *testing.T) {
+	srv := vectorServer(t, func(q string, now int64) []string {
+		if strings.Contains(q, "slo:burn_rate") {
+			return []string{fmt.Sprintf(`{"metric":{"__name__":"slo:burn_rate","slo":"availability"},"value":[%d,"20"]}`, now)}
+		}
+		return nil
+	})
+	cfg := config(srv.URL)
+	cfg.Expr.BurnRate = `max(slo:burn_rate{slo={{quote .SLO}}})`
+	cfg.ExemplarQuery = `http_request_duration_seconds_bucket{service_name={{quote (label .Labels "service.name")}}}`
+	c := newClient(t, cfg, Options{})
+	a := &alert.Alert{}
+	a.Status = "firing"
+	a.Labels = map[string]string{"alertname": "APIBurn", "slo": "availability", "service": "api"}
+	lc, err := c.Lookup(context.Background(), a)
+	if err != nil || len(lc.Burns) == 0 || lc.Burns[0].Rate != 20 {
+		t.Fatalf("Lookup: %+v, %v; want the burn of 20× without exemplars", lc, err)
+	}
+}

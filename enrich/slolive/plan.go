@@ -58,6 +58,9 @@ type plan struct {
 	// exemplars is the exemplar selector, "" to derive it from the results
 	// (Pyrra) or to read none.
 	exemplars string
+	// exemplarsErr is why exemplar_query did not render for the alert
+	// (no exemplars then), nil when it did or there is none.
+	exemplarsErr error
 }
 
 // ErrNotSLO says that an alert has no SLO identity that live context can be
@@ -97,11 +100,14 @@ func makePlan(a *alert.Alert, tpl *templates) (*plan, error) {
 		return nil, ErrNotSLO
 	}
 	if tpl.exemplars != nil {
-		sel, err := render(tpl.exemplars, TemplateData{SLO: p.slo, Labels: l})
-		if err != nil {
-			return nil, fmt.Errorf("render prometheus.exemplar_query: %w", err)
+		// Exemplars are trace links beside the burn: a query that does
+		// not render for this alert (a label it lacks) drops them, not
+		// the lookup — which decided a page on its live burn.
+		if sel, err := render(tpl.exemplars, TemplateData{SLO: p.slo, Labels: l}); err == nil {
+			p.exemplars = sel
+		} else {
+			p.exemplarsErr = fmt.Errorf("render prometheus.exemplar_query: %w", err)
 		}
-		p.exemplars = sel
 	}
 	return p, nil
 }
