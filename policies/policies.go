@@ -1245,6 +1245,12 @@ func (e *Engine) severityLabelsAfter(st *decision, skip string, q quietSeverity,
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
 		}
+		if name == labelLevel && q.what != "" {
+			// level, as often a log level (a log rule's level="fatal"),
+			// does not overrule another label's none, as it overrules no
+			// ticket (laterPage).
+			continue
+		}
 		act, key, known := e.severityOf(v)
 		if !known {
 			st.note("%s %s %q is not a recognised severity%s", name, src, v, e.unrecognisedWhy(key))
