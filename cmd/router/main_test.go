@@ -555,6 +555,9 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		// sends nothing to group.
 		{"[{receiver: log, continue: true, group_by: [namespace, alertname], matchers: ['namespace=\"b\"']}, {receiver: log, group_by: [namespace], matchers: ['namespace=~\"c|a\"']}]", nil},
 		{"[{receiver: log, continue: true, group_by: [namespace, alertname]}, {receiver: none, group_by: [namespace], matchers: ['alertname=\"Watchdog\"']}]", nil},
+		// A blackhole whose child route delivers groups what it sends.
+		{"[{receiver: log, continue: true, group_by: [alertname]}, {receiver: none, group_by: [cluster], matchers: ['severity=\"critical\"'], routes: [{receiver: log, matchers: ['service=\"payments\"']}]}]",
+			[]string{"route.routes[0] has continue: true and group_by [alertname], route.routes[1] group_by [cluster]"}},
 	} {
 		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}, {name: none}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

@@ -294,7 +294,7 @@ func storeFilesChanged(old *built, c store.Config) bool {
 // matches, so an alert matching both gets the continue route's grouping at
 // every receiver — unlike Alertmanager, where each route groups its own.
 // Siblings no alert can match both of (routing.Route.Disjoint), and a later
-// blackhole sibling (which sends nothing), are left alone. eff is r's
+// sibling that sends nothing (a blackhole, its routes too), are left alone. eff is r's
 // group_by, inherited where unset.
 func continueGroupings(path string, r *routing.Route, eff []string) []string {
 	var out []string
@@ -310,7 +310,7 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 		}
 		if c.Continue {
 			for j := i + 1; j < len(r.Routes); j++ {
-				if d := r.Routes[j]; d != nil && !d.Blackhole() && !c.Disjoint(d) && !slices.Equal(effOf(c), effOf(d)) {
+				if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !slices.Equal(effOf(c), effOf(d)) {
 					out = append(out, fmt.Sprintf("%s.routes[%d] has continue: true and group_by %v, %s.routes[%d] group_by %v: an alert both match is one incident grouped by the first route it matches (%s.routes[%d]'s) at every receiver, %s.routes[%d]'s included — Alertmanager would group it per route. Give them the same group_by, or accept the first route's grouping",
 						path, i, groupByText(effOf(c)), path, j, groupByText(effOf(d)), path, i, path, j))
 					break
@@ -320,6 +320,19 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 		out = append(out, continueGroupings(fmt.Sprintf("%s.routes[%d]", path, i), c, effOf(c))...)
 	}
 	return out
+}
+
+// sendsNothing reports whether r and every route below it are blackholes.
+func sendsNothing(r *routing.Route) bool {
+	if !r.Blackhole() {
+		return false
+	}
+	for _, c := range r.Routes {
+		if c != nil && !sendsNothing(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // groupByText writes a group_by for a warning; unset is the default grouping.

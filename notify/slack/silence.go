@@ -62,7 +62,7 @@ func heldNote(p silencePlan) string {
 	case n < len(own):
 		// An incident fed by several Alertmanagers: the others' alerts
 		// fire on, unmuted.
-		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, len(own))
+		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others have resolved since, or are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, len(own))
 	}
 	return ""
 }
