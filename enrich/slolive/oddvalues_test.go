@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -193,8 +194,11 @@ func TestPyrraExemplarSelectorQuotesUTF8Names(t *testing.T) {
 // label (an all-services aggregate) — the alert decided on another SLO's
 // burn.
 func TestTheLabelFunctionFailsWithoutTheLabel(t *testing.T) {
+	var mu sync.Mutex // the lookup's queries run in parallel
 	var queries []string
 	srv := vectorServer(t, func(q string, now int64) []string {
+		mu.Lock()
+		defer mu.Unlock()
 		queries = append(queries, q)
 		return []string{fmt.Sprintf(`{"metric":{"__name__":"slo:burn_rate"},"value":[%d,"20"]}`, now)}
 	})
@@ -206,11 +210,17 @@ func TestTheLabelFunctionFailsWithoutTheLabel(t *testing.T) {
 	a.Labels = map[string]string{"alertname": "SLOBurn", "slo": "pay"}
 	_, err := c.Lookup(context.Background(), a)
 	var le *LookupError
-	if !errors.As(err, &le) || !strings.Contains(le.Reason, `the alert has no label "service.name"`) || len(queries) != 0 {
-		t.Fatalf("without the label: %v, %d queries; want no lookup, the label named", err, len(queries))
+	mu.Lock()
+	n := len(queries)
+	mu.Unlock()
+	if !errors.As(err, &le) || !strings.Contains(le.Reason, `the alert has no label "service.name"`) || n != 0 {
+		t.Fatalf("without the label: %v, %d queries; want no lookup, the label named", err, n)
 	}
 	a.Labels["service.name"] = "pay"
-	if _, err := c.Lookup(context.Background(), a); err != nil || len(queries) == 0 || !strings.Contains(queries[0], `svc="pay"`) {
+	_, err = c.Lookup(context.Background(), a)
+	mu.Lock()
+	defer mu.Unlock()
+	if err != nil || len(queries) == 0 || !strings.Contains(queries[0], `svc="pay"`) {
 		t.Errorf("with the label: %v, queries %q", err, queries)
 	}
 }
