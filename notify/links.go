@@ -47,6 +47,16 @@ func firstWebURL(annotations map[string]string, names []string) string {
 	return ""
 }
 
+// GeneratorText is the text of an alert's generatorURL link: "Prometheus"
+// for Prometheus' graph page (a path with /graph), else "Alert rule" —
+// vmalert's and Grafana's rule pages are no Prometheus.
+func GeneratorText(href string) string {
+	if strings.Contains(href, "/graph") {
+		return "Prometheus"
+	}
+	return "Alert rule"
+}
+
 // WebPrefix reports whether href starts like an absolute http(s) URL with a
 // host, without parsing it: the cheap test of a link that may be shown
 // (WebURL checks one that is).

@@ -413,6 +413,9 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 		}
 		for i, l := range kept {
 			text := kind
+			if k == len(kinds)-1 {
+				text = notify.GeneratorText(l.href) // vmalert's, Grafana's rule page
+			}
 			if which != nil {
 				text += " (" + which[i] + ")"
 			}

@@ -204,3 +204,25 @@ func TestRunbookAndDashboardUnderOtherNames(t *testing.T) {
 		}
 	}
 }
+
+// vmalert's and Grafana's generatorURLs are their rule pages, not
+// Prometheus': the link said "Prometheus".
+func TestAGeneratorLinkIsNamedForWhatItOpens(t *testing.T) {
+	for href, want := range map[string]string{
+		"http://prometheus.example.com/graph?g0.expr=up":                      "Prometheus",
+		"http://vmalert.example.com/vmalert/alert?group_id=1&alert_id=2":      "Alert rule",
+		"https://grafana.example.com/alerting/grafana/1afz29v7z/view?orgId=1": "Alert rule",
+	} {
+		no, data := storm(1)
+		no.Results[0].Alert.GeneratorURL = href
+		var got string
+		for _, l := range linksOf(no, data) {
+			if l.Href == href {
+				got = l.Text
+			}
+		}
+		if got != want {
+			t.Errorf("%s: link %q, want %q", href, got, want)
+		}
+	}
+}

@@ -588,7 +588,7 @@ func links(no *alert.Notification, data *notify.Data) []string {
 		if r.Alert != nil {
 			add(notify.RunbookURL(r.Alert.Annotations), "Runbook")
 			add(notify.DashboardURL(r.Alert.Annotations), "Dashboard")
-			add(r.Alert.GeneratorURL, "Prometheus")
+			add(r.Alert.GeneratorURL, notify.GeneratorText(r.Alert.GeneratorURL))
 		}
 	}
 	add(notify.SilenceURL(data), "Silence")
