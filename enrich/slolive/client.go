@@ -567,13 +567,19 @@ func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at
 	return lc, nil
 }
 
-// classify wraps a query error with ErrTimeout when the lookup's deadline
-// passed, else with ErrUnavailable.
+// classify wraps a query error of plan p's query q with ErrTimeout or
+// ErrUnavailable (queryFailed).
 func (c *Client) classify(ctx context.Context, p *plan, q query, err error) error {
+	return fmt.Errorf("live SLO %q: %w", p.slo, queryFailed(ctx, fmt.Errorf("query %s: %w", q.name, err)))
+}
+
+// queryFailed wraps a query error with ErrTimeout when ctx's deadline
+// passed, else with ErrUnavailable.
+func queryFailed(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("live SLO %q: %w: query %s: %w", p.slo, ErrTimeout, q.name, err)
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
 	}
-	return fmt.Errorf("live SLO %q: %w: query %s: %w", p.slo, ErrUnavailable, q.name, err)
+	return fmt.Errorf("%w: %w", ErrUnavailable, err)
 }
 
 // exemplarWindowMax bounds how far back exemplars are read.
@@ -716,11 +722,7 @@ func (c *Client) Probe(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if _, _, err := t.query(ctx, "vector(1)", c.now()); err != nil {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w: %w", ErrTimeout, err)
-		} else {
-			err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		}
+		err = queryFailed(ctx, err)
 		return "", fmt.Errorf("%s: %w", lookupError(err).(*LookupError).Reason, err)
 	}
 	return "its query API (/api/v1/query) answered", nil

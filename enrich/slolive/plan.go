@@ -222,10 +222,7 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 	case KindSloth:
 		// The series that agree with the alert's labels; all of them (the
 		// worst) when none does, as before series were told apart.
-		match := p.labels
-		if len(burnsByName(r[qBurn], slothSLIPrefix, "", 1, match)) == 0 {
-			match = nil
-		}
+		match := agreeingOrAll(r[qBurn], slothSLIPrefix, "", p.labels)
 		budget := strictest(r[qBudget], slothErrorBudget, match)
 		if budget == nil {
 			if zeroBudget(r[qBudget], slothErrorBudget, 0) {
@@ -260,13 +257,8 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		}
 		eb := 1 - float64(obj.Value)
 		// As Sloth's: the series that agree with the alert's labels, else
-		// the worst of all — series carrying a label the alert lacks (an
-		// undeduplicated HA pair's replica, a federated tenant's id) read
-		// as no recording rules.
-		match := p.labels
-		if len(burnsByName(r[qBurn], "", pyrraBurnInfix, eb, match)) == 0 {
-			match = nil
-		}
+		// the worst of all.
+		match := agreeingOrAll(r[qBurn], "", pyrraBurnInfix, p.labels)
 		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, match)
 		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, match))
 		// pyrra_availability is recorded with pyrra_objective's labels.
@@ -358,6 +350,18 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[str
 	return out
 }
 
+// agreeingOrAll is the match burnsByName reads the burn series v with:
+// labels when some series agree with them, else nil (all of them: the
+// worst wins) — series carrying a label the alert lacks (an
+// undeduplicated HA pair's replica, a federated tenant's id) agree with
+// none.
+func agreeingOrAll(v model.Vector, prefix, infix string, labels map[string]string) map[string]string {
+	if len(burnsByName(v, prefix, infix, 1, labels)) == 0 {
+		return nil
+	}
+	return labels
+}
+
 // agrees reports whether every label of m other than __name__, slo and
 // sloth_window (the series's, never an alert's) has
 // the same value in match (nil match: everything agrees).
@@ -412,25 +416,14 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 		sort.Strings(keys)
 		for _, k := range keys {
 			name := k
-			if !classicLabelName(k) {
-				name = promQuote(k)
+			if !model.LegacyValidation.IsValidLabelName(k) {
+				name = promQuote(k) // a UTF-8 name, as Prometheus 3 writes it
 			}
 			parts = append(parts, name+"="+promQuote(string(s.Metric[model.LabelName(k)])))
 		}
 		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return ""
-}
-
-// classicLabelName reports whether name is a label name PromQL reads bare
-// ([a-zA-Z_][a-zA-Z0-9_]*); others (UTF-8 names) are quoted.
-func classicLabelName(name string) bool {
-	for i, c := range name {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return name != ""
 }
 
 // strictest returns, of the samples of v named name whose labels agree with
