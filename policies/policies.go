@@ -1550,11 +1550,11 @@ func identityExclusions(cfg Config) map[string]bool {
 var defaultNotInIdentity = identityExclusions(DefaultConfig())
 
 // sloScopeLabels tell apart the SLOs of a plain slo label (SLOIdentity):
-// where the alert fires, as an incident's scope does (routing's
-// DefaultScope: another cluster, environment, region or tenant), and its
-// service. Without region, a second region's page of one SLO was folded
-// into the first's, and its ticket suppressed by the first's page.
-var sloScopeLabels = []string{"cluster", "namespace", "env", "environment", "region", "datacenter", "__tenant_id__", "service"}
+// where the alert fires — its cluster, namespace and alert.SiteLabels, as
+// an incident's scope does (without region, a second region's page of one
+// SLO was folded into the first's, and its ticket suppressed by the
+// first's page) — and its service.
+var sloScopeLabels = slices.Concat([]string{"cluster", "namespace"}, alert.SiteLabels, []string{"service"})
 
 // SLOIdentity returns the SLO an alert belongs to under the default
 // configuration, so that the alerts one SLO generator fires for one

@@ -3,6 +3,7 @@ package routing
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"strings"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -58,17 +59,15 @@ func catchAllJob(job string) bool {
 // written "/name=value" after the grouping's values, only when the alert
 // has it, so keys of alerts without them are as before.
 // OpenTelemetry's k8s.cluster.name and k8s.namespace.name count as well; so
-// do the labels that name another environment, region or tenant when
-// several Prometheus/Alertmanager pairs feed one router (env, environment,
-// region, datacenter, Mimir's __tenant_id__: a second region's page joined
-// the first's incident as an update PagerDuty was sent nothing for), and
-// Grafana's rulename, which names the rule of its DatasourceNoData and
-// DatasourceError alerts (one alertname for every rule's). Not prometheus:
-// kube-prometheus writes the same "monitoring/k8s" in every cluster. Not
-// tenant: as often a SaaS's customer on a per-customer SLI (`sum by
-// (tenant)`), where one outage would page once per customer.
-var DefaultScope = []string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name",
-	"env", "environment", "region", "datacenter", "__tenant_id__", "rulename"}
+// do alert.SiteLabels, which name another environment, region or tenant
+// when several Prometheus/Alertmanager pairs feed one router (a second
+// region's page joined the first's incident as an update PagerDuty was
+// sent nothing for), and Grafana's rulename, which names the rule of its
+// DatasourceNoData and DatasourceError alerts (one alertname for every
+// rule's). Not prometheus: kube-prometheus writes the same "monitoring/k8s"
+// in every cluster.
+var DefaultScope = slices.Concat([]string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name"},
+	alert.SiteLabels, []string{"rulename"})
 
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed
 // so that PagerDuty's 255-character dedup_key limit always holds.
