@@ -42,8 +42,9 @@ type silencePlan struct {
 	drawn map[string]string
 	// held are the label sets (labelsKey) of the alerts being silenced
 	// that Alertmanager, asked which alerts the silences would mute
-	// (spareOthers), holds.
-	held map[string]bool
+	// (spareOthers), holds; owned how many distinct label sets own has.
+	held  map[string]bool
+	owned int
 }
 
 // heldNote warns, when the Alertmanager the router asked holds none of the
@@ -52,17 +53,13 @@ type silencePlan struct {
 // that sent them (another cluster's, another tenant's) — a silence said to
 // be made there must not read as the incident silenced.
 func heldNote(p silencePlan) string {
-	own := map[string]bool{}
-	for _, l := range p.own {
-		own[labelsKey(l)] = true
-	}
 	switch n := len(p.held); {
 	case n == 0:
 		return " :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
-	case n < len(own):
+	case n < p.owned:
 		// An incident fed by several Alertmanagers: the others' alerts
 		// fire on, unmuted.
-		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others have resolved since, or are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, len(own))
+		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others have resolved since, or are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, p.owned)
 	}
 	return ""
 }
@@ -216,7 +213,7 @@ func (t *Triage) spareOthers(ctx context.Context, p *silencePlan) error {
 	for _, l := range p.own {
 		ownKeys[labelsKey(l)] = true
 	}
-	p.held = map[string]bool{}
+	p.held, p.owned = map[string]bool{}, len(ownKeys)
 	for i, ms := range p.sets {
 		alerts, err := t.o.Silences.Alerts(ctx, ms)
 		if err != nil {
