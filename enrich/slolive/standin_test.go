@@ -585,13 +585,7 @@ func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
 func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 	for _, status := range []int{http.StatusUnauthorized, http.StatusForbidden} {
 		t.Run(strconv.Itoa(status), func(t *testing.T) {
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				http.Error(w, "no", status)
-			}))
-			t.Cleanup(srv.Close)
-			cfg := DefaultConfig()
-			cfg.URL = srv.URL
-			c := newClient(t, cfg, Options{})
+			c, _ := answering(t, status)
 			_, err := c.Lookup(context.Background(), slothAlert())
 			var le *LookupError
 			if !errors.As(err, &le) || !errors.Is(err, ErrUnavailable) {
@@ -605,19 +599,11 @@ func TestRefusedCredentialsSayTheStatus(t *testing.T) {
 	// A 404 — prometheus.url without its route prefix, or with /graph —
 	// says to check the URL's path (it said "client_error"); other client
 	// errors keep their reason.
-	for status, want := range map[int]string{http.StatusNotFound: ReasonNotFound, http.StatusMethodNotAllowed: "Prometheus answered an error (client_error)"} {
+	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
+		c, url := answering(t, status)
+		want := "Prometheus answered an error (client_error)"
 		if status == http.StatusNotFound {
-			want = "Prometheus answered 404 at %s: " + want
-		}
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			http.Error(w, "no", status)
-		}))
-		t.Cleanup(srv.Close)
-		cfg := DefaultConfig()
-		cfg.URL = srv.URL
-		c := newClient(t, cfg, Options{})
-		if strings.Contains(want, "%s") {
-			want = fmt.Sprintf(want, srv.URL) // the URL asked is named
+			want = "Prometheus answered 404 at " + url + ": " + ReasonNotFound // the URL asked is named
 		}
 		_, err := c.Lookup(context.Background(), slothAlert())
 		var le *LookupError
@@ -646,6 +632,19 @@ func TestProbeAsksForVector1(t *testing.T) {
 	if _, err := newClient(t, cfg, Options{}).Probe(context.Background()); err == nil || !strings.HasPrefix(err.Error(), ReasonUnreachable) {
 		t.Errorf("probe of a closed port: %v, want %q", err, ReasonUnreachable)
 	}
+}
+
+// answering returns a client of a Prometheus that answers every query
+// status, and that Prometheus' URL.
+func answering(t *testing.T, status int) (*Client, string) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", status)
+	}))
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.URL = srv.URL
+	return newClient(t, cfg, Options{}), srv.URL
 }
 
 // Prometheus 3 refuses a query over its limits (--enable-feature=query-cost)

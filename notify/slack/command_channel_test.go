@@ -143,10 +143,7 @@ func TestTheSilenceCommandActsOnItsChannelsTeamOnly(t *testing.T) {
 func TestASilenceWhereNoneOfTheAlertsIsHeldSaysSo(t *testing.T) {
 	am := startAlertmanager(t) // holds no alert: they fire elsewhere
 	team01 := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "cluster": "prod-eu1", "team": "team-01"}
-	entry := journal.Entry{Fingerprint: "f01", Status: "firing", Incident: sharedIncident, Labels: team01, Decision: alert.Decision{Action: alert.ActionPage},
-		Receivers:  []string{"team-01-slack"},
-		Deliveries: []journal.Delivery{{Receiver: "team-01-slack", Integration: "slack/0", Outcome: journal.OutcomeSent}}}
-	tm := newTeams(t, am.Client, []journal.Entry{entry}, "team-01-slack")
+	tm := newTeams(t, am.Client, []journal.Entry{slackEntry("f01", team01)}, "team-01-slack")
 	a := tm.command(t, "C0002", "team-01", "silence "+sharedIncident+" 1h", "n1", "U0TEAM01A")
 	if !strings.Contains(a.Text, "silenced incident") || !strings.Contains(a.Text, "holds none of these alerts") {
 		t.Errorf("the command answered %q, want the silence made and said to mute nothing there now", a.Text)
@@ -166,12 +163,7 @@ func TestASilenceWhereSomeOfTheAlertsAreHeldSaysSo(t *testing.T) {
 	us := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "region": "us", "team": "team-01"}
 	eu := map[string]string{"alertname": "SharedCacheDown", "service": "cache", "region": "eu", "team": "team-01"}
 	am.fire(t, us) // eu fires in another Alertmanager
-	entry := func(fp string, labels map[string]string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: "firing", Incident: sharedIncident, Labels: labels, Decision: alert.Decision{Action: alert.ActionPage},
-			Receivers:  []string{"team-01-slack"},
-			Deliveries: []journal.Delivery{{Receiver: "team-01-slack", Integration: "slack/0", Outcome: journal.OutcomeSent}}}
-	}
-	tm := newTeams(t, am.Client, []journal.Entry{entry("fus", us), entry("feu", eu)}, "team-01-slack")
+	tm := newTeams(t, am.Client, []journal.Entry{slackEntry("fus", us), slackEntry("feu", eu)}, "team-01-slack")
 	a := tm.command(t, "C0002", "team-01", "silence "+sharedIncident+" 1h", "p1", "U0TEAM01A")
 	if !strings.Contains(a.Text, "silenced incident") || !strings.Contains(a.Text, "holds 1 of the 2 alerts silenced") {
 		t.Errorf("the command answered %q, want the silence made and the unheld alert told", a.Text)
@@ -231,15 +223,25 @@ func TestCommandsInAPrivateChannelFindItsIncidents(t *testing.T) {
 		teamEntry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
 		teamEntry("f01", sharedIncident, "SharedCacheDown", "team-01"),
 	}, "team-01-slack")
-	a := tm.command(t, "C0002", "privategroup", "incidents", "p1", "U0TEAM01A")
+	channelReadsItsOwn(t, tm, "privategroup", "team-01-pd/pagerduty/0")
+}
+
+// channelReadsItsOwn runs incidents and explain in #team-01 (id C0002,
+// named name as Slack sends it) over the journal of newTeams' two teams'
+// entries f00 (team-00) and f01 (team-01, sharedIncident), and checks
+// that they read team-01's alert only; pd is team-01's PagerDuty target as
+// explain names it.
+func channelReadsItsOwn(t *testing.T, tm *teams, name, pd string) {
+	t.Helper()
+	a := tm.command(t, "C0002", name, "incidents", name+"-1", "U0TEAM01A")
 	if !strings.Contains(a.Text, "`"+sharedIncident+"`") || strings.Contains(a.Text, "disk/node/prod") {
-		t.Errorf("incidents in the private #team-01 answered %q, want its incident only", a.Text)
+		t.Errorf("incidents in #team-01 (%s) answered %q, want its incident only", name, a.Text)
 	}
-	if a = tm.command(t, "C0002", "privategroup", "explain f01", "p2", "U0TEAM01A"); !strings.Contains(a.Text, "team-01-pd/pagerduty/0: sent") {
-		t.Errorf("explain of the private channel's own alert answered %q", a.Text)
+	if a = tm.command(t, "C0002", name, "explain f01", name+"-2", "U0TEAM01A"); !strings.Contains(a.Text, pd+": sent") {
+		t.Errorf("explain of the channel's own alert answered %q", a.Text)
 	}
-	if a = tm.command(t, "C0002", "privategroup", "explain f00", "p3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
-		t.Errorf("explain of another channel's alert from a private channel answered %q, want it refused", a.Text)
+	if a = tm.command(t, "C0002", name, "explain f00", name+"-3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
+		t.Errorf("explain of another channel's alert answered %q, want it refused", a.Text)
 	}
 }
 
@@ -251,6 +253,14 @@ func teamEntry(fp, incident, alertname, team string) journal.Entry {
 	return journal.Entry{Fingerprint: fp, Status: "firing", Incident: incident, Labels: map[string]string{"alertname": alertname, "team": team, "instance": fp},
 		Decision: alert.Decision{Action: alert.ActionPage, Policy: "test"}, Receivers: []string{team + "-pd", team + "-slack"},
 		Deliveries: []journal.Delivery{{Receiver: team + "-pd", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}}}
+}
+
+// slackEntry is a journal entry of team-01's page fp, labels, in
+// sharedIncident, routed to and sent by its Slack receiver only.
+func slackEntry(fp string, labels map[string]string) journal.Entry {
+	return journal.Entry{Fingerprint: fp, Status: "firing", Incident: sharedIncident, Labels: labels, Decision: alert.Decision{Action: alert.ActionPage},
+		Receivers:  []string{"team-01-slack"},
+		Deliveries: []journal.Delivery{{Receiver: "team-01-slack", Integration: "slack/0", Outcome: journal.OutcomeSent}}}
 }
 
 // receiverPrefix begins the teams' receiver names (newTeams, teamEntry).
@@ -268,14 +278,5 @@ func TestCommandsFindReceiversNamedWithSlashes(t *testing.T) {
 		teamEntry("f00", "disk/node/prod", "NodeDiskFull", "team-00"),
 		teamEntry("f01", sharedIncident, "SharedCacheDown", "team-01"),
 	}, "shop/checkout-amc/team-01-slack")
-	a := tm.command(t, "C0002", "team-01", "incidents", "s1", "U0TEAM01A")
-	if !strings.Contains(a.Text, "`"+sharedIncident+"`") || strings.Contains(a.Text, "disk/node/prod") {
-		t.Errorf("incidents in #team-01 answered %q, want its incident only", a.Text)
-	}
-	if a = tm.command(t, "C0002", "team-01", "explain f01", "s2", "U0TEAM01A"); !strings.Contains(a.Text, "shop/checkout-amc/team-01-pd/pagerduty/0: sent") {
-		t.Errorf("explain of the channel's own alert answered %q", a.Text)
-	}
-	if a = tm.command(t, "C0002", "team-01", "explain f00", "s3", "U0TEAM01A"); !strings.Contains(a.Text, "not an alert of this channel") {
-		t.Errorf("explain of another channel's alert answered %q, want it refused", a.Text)
-	}
+	channelReadsItsOwn(t, tm, "team-01", "shop/checkout-amc/team-01-pd/pagerduty/0")
 }
