@@ -446,6 +446,30 @@ func TestTimeoutIsRetryable(t *testing.T) {
 	}
 }
 
+// tierSeverity templates the severity from the alerts' tier label, as
+// Alertmanager's common `{{ .CommonLabels.severity }}` does.
+func tierSeverity(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" }
+
+// tiered is the opening notification of a decision act whose alerts share
+// tier.
+func tiered(act alert.Action, tier string) func() *alert.Notification {
+	return func() *alert.Notification {
+		n := notifytest.Notification("oncall", alert.KindFiring, act, notifytest.Result("TTFTHigh", "aaa", "firing", act))
+		n.Data.CommonLabels["tier"] = tier
+		n.Opening = true
+		return n
+	}
+}
+
+// severityIs checks the event's severity.
+func severityIs(want string) func(*testing.T, pdtest.Event) {
+	return func(t *testing.T, e pdtest.Event) {
+		if e.Payload.Severity != want {
+			t.Fatalf("severity = %q, want %q", e.Payload.Severity, want)
+		}
+	}
+}
+
 func TestEventContent(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	huge := strings.Repeat("é", 20000)
@@ -496,56 +520,27 @@ func TestEventContent(t *testing.T) {
 		// urgency only.
 		{
 			name:   "a templated severity never makes a page low urgency",
-			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
-			n: func() *alert.Notification {
-				n := opening("aaa")
-				n.Data.CommonLabels["tier"] = "warning"
-				return n
-			},
-			check: func(t *testing.T, e pdtest.Event) {
-				if e.Payload.Severity != "critical" {
-					t.Fatalf("severity = %q, want the page's critical", e.Payload.Severity)
-				}
-			},
+			mutate: tierSeverity,
+			n:      tiered(alert.ActionPage, "warning"),
+			check:  severityIs("critical"), // the page's
 		},
 		{
 			name:   "a templated severity chooses within a page's urgency",
-			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
-			n: func() *alert.Notification {
-				n := opening("aaa")
-				n.Data.CommonLabels["tier"] = "error"
-				return n
-			},
-			check: func(t *testing.T, e pdtest.Event) {
-				if e.Payload.Severity != "error" {
-					t.Fatalf("severity = %q, want the template's error", e.Payload.Severity)
-				}
-			},
+			mutate: tierSeverity,
+			n:      tiered(alert.ActionPage, "error"),
+			check:  severityIs("error"), // the template's
 		},
 		{
 			name:   "a constant severity is the receiver's choice, kept",
 			mutate: func(c *pagerduty.Config) { c.Severity = "info" },
 			n:      func() *alert.Notification { return opening("aaa") },
-			check: func(t *testing.T, e pdtest.Event) {
-				if e.Payload.Severity != "info" {
-					t.Fatalf("severity = %q, want the configured info", e.Payload.Severity)
-				}
-			},
+			check:  severityIs("info"),
 		},
 		{
 			name:   "a templated severity never makes a ticket high urgency",
-			mutate: func(c *pagerduty.Config) { c.Severity = "{{ .CommonLabels.tier }}" },
-			n: func() *alert.Notification {
-				n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionTicket, notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket))
-				n.Data.CommonLabels["tier"] = "critical"
-				n.Opening = true
-				return n
-			},
-			check: func(t *testing.T, e pdtest.Event) {
-				if e.Payload.Severity != "warning" {
-					t.Fatalf("severity = %q, want the ticket's warning", e.Payload.Severity)
-				}
-			},
+			mutate: tierSeverity,
+			n:      tiered(alert.ActionTicket, "critical"),
+			check:  severityIs("warning"), // the ticket's
 		},
 		{
 			name: "a ticket is sent with severity warning",
