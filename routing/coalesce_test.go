@@ -587,6 +587,37 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 	}
 }
 
+// Aggregated rules (`sum by (model)`, `max by (gpu, Hostname)`) keep no
+// service, job or KPI: two unrelated pages of one sector — a Triton model
+// failing, a GPU's XID error — are incidents of their own, each a PagerDuty
+// trigger. Before, both were keyed "<sector>//" and the second joined the
+// first as an update (a thread reply without its runbook, nothing sent to
+// PagerDuty). Another firing of the same rule still joins its incident.
+func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	aggregated := func(name string, kv ...string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "kpi", ""}, kv...)...)
+	}
+	for _, a := range []webhooktest.Alert{
+		aggregated("TritonInferenceFailures", "model", "bert-large"),
+		aggregated("GPUXidErrorInference", "gpu", "3", "Hostname", "gpu-node-7"),
+	} {
+		if sum := mustProcess(t, p, a); sum.Notified != 1 {
+			t.Errorf("%s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], sum)
+		}
+	}
+	want := []string{"TritonInferenceFailures/llm-inference-gpu//", "GPUXidErrorInference/llm-inference-gpu//"}
+	if incidents := openings(t, e); !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+	mustProcess(t, p, aggregated("TritonInferenceFailures", "model", "llama-3-70b"))
+	if ns := e.pd.notifications(); len(ns) != len(want)+1 || ns[len(ns)-1].Incident != want[0] || ns[len(ns)-1].Opening {
+		t.Errorf("another model's failures: %+v, want an update of the rule's incident", ns[len(ns)-1])
+	}
+}
+
 // A page's Slack copy names a PagerDuty incident only when the page went
 // to PagerDuty too (Notification.Paged): a route that sends pages to Slack
 // alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).

@@ -76,7 +76,11 @@ const maxReadableKey = 160
 // IncidentKey returns the stable key of the incident an alert belongs to:
 // "slo/<identity>" when the decision names an SLO, otherwise the values of
 // groupBy joined with "/" (prefixed by the alertname when the sector is
-// unknown, so unrelated unknown alerts stay apart), then "/name=value" for
+// unknown, or when no grouping label but the sector has a value — an
+// aggregated rule's `sum by (model)` keeps no service, job or KPI, and two
+// unrelated pages of one sector, a Triton failure and a GPU's XID error,
+// would be one incident, the second an update PagerDuty is sent nothing
+// for —, so unrelated alerts stay apart), then "/name=value" for
 // each label of scope the alert has. Characters that would break a Redis
 // hash tag are replaced; over-long keys are hashed.
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
@@ -85,17 +89,24 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		b.WriteString("slo/")
 		b.WriteString(r.Decision.SLO)
 	} else {
-		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" {
-			b.WriteString(get("alertname"))
-			b.WriteByte('/')
-		}
-		for i, name := range groupBy {
-			if i > 0 {
-				b.WriteByte('/')
-			}
+		var buf [8]string
+		values, named := buf[:0], false
+		for _, name := range groupBy {
 			v := get(name)
 			if name == "service" && v == "" {
 				v = serviceOf(get)
+			}
+			named = named || (v != "" && name != "sector")
+			values = append(values, v)
+		}
+		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" ||
+			(!named && len(groupBy) > 1) {
+			b.WriteString(get("alertname"))
+			b.WriteByte('/')
+		}
+		for i, v := range values {
+			if i > 0 {
+				b.WriteByte('/')
 			}
 			b.WriteString(v)
 		}
