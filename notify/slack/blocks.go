@@ -427,12 +427,14 @@ func labelPairs(a *alert.Alert, names []string, room int) string {
 	return b.String()
 }
 
-// escTruncated is esc(s) in at most n runes: s is cut as written, at a
-// character (notify.ClusterStart: no accent, emoji sequence or flag split; one
-// character longer than n is cut at a code point), and then escaped, "…"
-// marking the cut — a cut of the escaped text could split an "&amp;" and
-// leave a raw "&". An "&" counts five runes and a "<" or ">" four, as
-// escaped.
+// escTruncated is esc(s) in at most n runes: s is cut as written, after
+// its last word that fits when that keeps more than half of what fits (a
+// summary cut "…on the llama-3-70b schedule…" read as a word of its own),
+// else at a character (notify.ClusterStart: no accent, emoji sequence or
+// flag split; one character longer than n is cut at a code point), and
+// then escaped, "…" marking the cut — a cut of the escaped text could
+// split an "&amp;" and leave a raw "&". An "&" counts five runes and a "<"
+// or ">" four, as escaped.
 func escTruncated(s string, n int) string {
 	w, cut := 0, -1
 	for i, r := range s {
@@ -449,6 +451,9 @@ func escTruncated(s string, n int) string {
 		if w += c; w > n {
 			if p := notify.ClusterStart(s, cut); p > 0 {
 				cut = p
+			}
+			if sp := strings.LastIndexAny(s[:cut], " \n\t"); sp > cut/2 {
+				cut = sp
 			}
 			return esc(s[:cut]) + "…"
 		}

@@ -230,6 +230,15 @@ func TestEscTruncated(t *testing.T) {
 	if got := escTruncated(strings.Repeat("&", 100), 12); got != "&amp;&amp;…" {
 		t.Fatalf("escapes: %q", got)
 	}
+	// A summary is cut after its last whole word that fits: a cut word
+	// ("schedule" of "scheduler") reads as a word of its own.
+	summary := "vLLM queue on the llama-3-70b scheduler has grown past 400 waiting requests"
+	if got := escTruncated(summary, 32); got != "vLLM queue on the llama-3-70b…" {
+		t.Errorf("a cut summary: %q, want it cut after a whole word", got)
+	}
+	if got := escTruncated("a "+strings.Repeat("x", 40), 20); got != "a "+strings.Repeat("x", 17)+"…" {
+		t.Errorf("a long word: %q, want it cut at a character (a word would keep too little)", got)
+	}
 }
 
 // With link_names on, an "@" within an http(s) address in alert data is
