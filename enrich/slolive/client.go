@@ -559,7 +559,7 @@ func (c *Client) run(ctx context.Context, t *target, p *plan, a *alert.Alert, at
 	lc.Warnings = warnings
 	sel := p.exemplars
 	if sel == "" && p.kind == KindPyrra {
-		sel = pyrraExemplarSelector(res[qBurn], p.labels)
+		sel = pyrraExemplarSelector(res[qBurn], agreeing(res[qBurn], "", pyrraBurnInfix, p.labels))
 	}
 	if sel != "" {
 		lc.Exemplars = c.exemplars(ctx, t, sel, a, at)

@@ -153,7 +153,9 @@ func label(labels map[string]string, name string) (string, error) {
 }
 
 // baseURL checks a Prometheus URL (http or https, a host, no query) and
-// returns it without a trailing slash. Its errors print the URL with its
+// returns it without a trailing slash, its credentials kept (user:password@
+// is sent as basic auth, as for alertmanager.url: they were dropped, and
+// every lookup answered 401). Its errors print the URL with its
 // credentials hidden (redact.URL): they reach check-config, the logs and
 // the answer of POST /-/reload.
 func baseURL(raw string) (string, error) {
@@ -170,7 +172,11 @@ func baseURL(raw string) (string, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Errorf("%q: must not have a query or fragment", redact.URL(raw))
 	}
-	return strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/"), nil
+	userinfo := ""
+	if u.User != nil {
+		userinfo = u.User.String() + "@"
+	}
+	return strings.TrimSuffix(u.Scheme+"://"+userinfo+u.Host+u.Path, "/"), nil
 }
 
 // promQuote renders s as a PromQL double-quoted string literal.

@@ -182,7 +182,7 @@ func TestPyrraExemplarSelectorQuotesUTF8Names(t *testing.T) {
 	v := model.Vector{&model.Sample{Metric: model.Metric{
 		model.MetricNameLabel: "http.server.requests:burnrate5m", "slo": "checkout", "service.name": "checkout", "job": "api",
 	}}}
-	got := pyrraExemplarSelector(v, nil)
+	got := pyrraExemplarSelector(v, matcher{})
 	want := `{__name__=~"http\\.server\\.requests_bucket|http\\.server\\.requests_total|http\\.server\\.requests_count|http\\.server\\.requests",job="api","service.name"="checkout"}`
 	if got != want {
 		t.Errorf("selector\n%s\nwant\n%s", got, want)

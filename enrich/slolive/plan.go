@@ -220,9 +220,9 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 	var before map[time.Duration]float64
 	switch p.kind {
 	case KindSloth:
-		// The series that agree with the alert's labels; all of them (the
-		// worst) when none does, as before series were told apart.
-		match := agreeingOrAll(r[qBurn], slothSLIPrefix, "", p.labels)
+		// The series that agree with the alert's labels; when none does,
+		// those that contradict none of them (agreeing).
+		match := agreeing(r[qBurn], slothSLIPrefix, "", p.labels)
 		budget := strictest(r[qBudget], slothErrorBudget, match)
 		if budget == nil {
 			if zeroBudget(r[qBudget], slothErrorBudget, 0) {
@@ -240,15 +240,15 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		// SLOs of one name in several namespaces (or clusters) record
 		// pyrra_objective once each: the alert's is the one whose labels
 		// agree with it; of several (none agrees), the strictest.
-		obj := strictest(r[qBudget], pyrraObjective, p.labels)
+		obj := strictest(r[qBudget], pyrraObjective, matcher{labels: p.labels})
 		if obj == nil {
-			obj = strictest(r[qBudget], pyrraObjective, nil)
+			obj = strictest(r[qBudget], pyrraObjective, matcher{labels: p.labels, loose: true})
 		}
 		if obj == nil {
 			if zeroBudget(r[qBudget], pyrraObjective, 1) {
 				return nil, fmt.Errorf("%w: %s of slo %q is 1", errNoBudget, pyrraObjective, p.slo)
 			}
-			if len(burnsByName(r[qBurn], "", pyrraBurnInfix, 1, nil)) > 0 {
+			if len(burnsByName(r[qBurn], "", pyrraBurnInfix, 1, matcher{})) > 0 {
 				// The burn series are there: only the objective is not
 				// (Pyrra records it with --generic-rules).
 				return nil, fmt.Errorf("%w: no %s for slo %q", errNoObjective, pyrraObjective, p.slo)
@@ -257,8 +257,8 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		}
 		eb := 1 - float64(obj.Value)
 		// As Sloth's: the series that agree with the alert's labels, else
-		// the worst of all.
-		match := agreeingOrAll(r[qBurn], "", pyrraBurnInfix, p.labels)
+		// those that contradict none of them.
+		match := agreeing(r[qBurn], "", pyrraBurnInfix, p.labels)
 		c.Burns = burnsByName(r[qBurn], "", pyrraBurnInfix, eb, match)
 		before = toMap(burnsByName(r[qBurnBefore], "", pyrraBurnInfix, eb, match))
 		// pyrra_availability is recorded with pyrra_objective's labels.
@@ -277,7 +277,7 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 		// The budget of the worst series is its lowest, as the burn of
 		// the worst is its highest: a hand-rolled SLO recorded per
 		// cluster shows the cluster that is spending its budget.
-		if v, ok := lowest(r[qBudget], "", nil); ok {
+		if v, ok := lowest(r[qBudget], "", matcher{}); ok {
 			c.BudgetRemaining, c.HasBudget = v, true
 		}
 	}
@@ -314,7 +314,7 @@ func (c *Context) setTrend(before map[time.Duration]float64) {
 // ratio by the error budget eb. With match, only series whose labels (other
 // than __name__ and slo) agree with match count; of several series of a
 // window the highest burn wins.
-func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[string]string) []Burn {
+func burnsByName(v model.Vector, prefix, infix string, eb float64, match matcher) []Burn {
 	by := map[time.Duration]float64{}
 	for _, s := range v {
 		name := string(s.Metric[model.MetricNameLabel])
@@ -350,30 +350,42 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match map[str
 	return out
 }
 
-// agreeingOrAll is the match burnsByName reads the burn series v with:
-// labels when some series agree with them, else nil (all of them: the
-// worst wins) — series carrying a label the alert lacks (an
-// undeduplicated HA pair's replica, a federated tenant's id) agree with
-// none.
-func agreeingOrAll(v model.Vector, prefix, infix string, labels map[string]string) map[string]string {
-	if len(burnsByName(v, prefix, infix, 1, labels)) == 0 {
-		return nil
-	}
-	return labels
+// matcher picks the series of an SLO's answer that are the alert's. Its
+// zero value takes every series (a hand-rolled SLO shows its worst).
+// Strict, a series agrees when each of its labels (but __name__, slo and
+// sloth_window, the series's, never an alert's) has the alert's value.
+// Loose, when none of them has another value than the alert's: a series
+// may carry a label the alert lacks (an undeduplicated HA pair's replica,
+// a federated tenant's id), never another value of one it has — another
+// objective_name's, another service's burn is not this alert's (an
+// autometrics SLO's alert for checkout read api's 20× when checkout had
+// no series).
+type matcher struct {
+	labels map[string]string
+	loose  bool
 }
 
-// agrees reports whether every label of m other than __name__, slo and
-// sloth_window (the series's, never an alert's) has
-// the same value in match (nil match: everything agrees).
-func agrees(m model.Metric, match map[string]string) bool {
-	if match == nil {
+// agreeing is the matcher burnsByName reads the burn series v with:
+// strict when some series agree with labels, else loose.
+func agreeing(v model.Vector, prefix, infix string, labels map[string]string) matcher {
+	strict := matcher{labels: labels}
+	if len(burnsByName(v, prefix, infix, 1, strict)) > 0 {
+		return strict
+	}
+	return matcher{labels: labels, loose: true}
+}
+
+// agrees reports whether match takes the series m.
+func agrees(m model.Metric, match matcher) bool {
+	if match.labels == nil {
 		return true
 	}
 	for k, v := range m {
 		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" {
 			continue
 		}
-		if mv, ok := match[string(k)]; !ok || mv != string(v) {
+		mv, ok := match.labels[string(k)]
+		if (ok || !match.loose) && mv != string(v) {
 			return false
 		}
 	}
@@ -392,7 +404,7 @@ func pyrraBase(name string) string {
 // pyrraExemplarSelector derives an exemplar selector from the Pyrra burn
 // series that matched the alert: the histogram buckets or counter of the
 // metric the SLO was generated from, with the series' equality labels.
-func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
+func pyrraExemplarSelector(v model.Vector, match matcher) string {
 	for _, s := range v {
 		if !agrees(s.Metric, match) {
 			continue
@@ -431,7 +443,7 @@ func pyrraExemplarSelector(v model.Vector, match map[string]string) string {
 // slo:error_budget:ratio (1 − objective, in (0, 1)) the lowest value, for
 // pyrra_objective (in (0, 1)) the highest. nil when there is none: the
 // burn rates divided by it are the highest any of them gives.
-func strictest(v model.Vector, name string, match map[string]string) *model.Sample {
+func strictest(v model.Vector, name string, match matcher) *model.Sample {
 	var best *model.Sample
 	for _, s := range v {
 		f := float64(s.Value)
@@ -477,7 +489,7 @@ func sameSeries(v model.Vector, name string, m model.Metric) *model.Sample {
 // lowest returns the lowest finite value of the samples of v named name
 // ("" for any name) whose labels agree with match (agrees): the budget left
 // of the series that has the least.
-func lowest(v model.Vector, name string, match map[string]string) (float64, bool) {
+func lowest(v model.Vector, name string, match matcher) (float64, bool) {
 	low, ok := 0.0, false
 	for _, s := range v {
 		f := float64(s.Value)

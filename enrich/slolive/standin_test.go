@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,8 +53,13 @@ func newStandIn(t *testing.T) *standIn {
 		_ = r.ParseForm()
 		q := r.Form.Get("query")
 		var res []string
+		// Prometheus answers the series of the sloth_id asked for.
+		id := "svc"
+		if m := queriedSlothID.FindStringSubmatch(q); m != nil {
+			id = m[1]
+		}
 		sample := func(name string, v float64, extra string) string {
-			return fmt.Sprintf(`{"metric":{"__name__":%q,"sloth_id":"svc"%s},"value":[%d,"%g"]}`, name, extra, time.Now().Unix(), v)
+			return fmt.Sprintf(`{"metric":{"__name__":%q,"sloth_id":%q%s},"value":[%d,"%g"]}`, name, id, extra, time.Now().Unix(), v)
 		}
 		switch {
 		case strings.Contains(q, slothSLIPrefix):
@@ -74,6 +80,9 @@ func newStandIn(t *testing.T) *standIn {
 	t.Cleanup(s.Close)
 	return s
 }
+
+// queriedSlothID finds the sloth_id a query selects.
+var queriedSlothID = regexp.MustCompile(`sloth_id="([^"]*)"`)
 
 func slothAlertID(id string) *alert.Alert {
 	a := slothAlert()
@@ -302,6 +311,33 @@ func TestGeneratorURLIsNotFollowedByDefault(t *testing.T) {
 		if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), a); err != nil || configured.requests.Load() != before+3 {
 			t.Errorf("generatorURL %s: err %v, configured requests %d, want 3 more", g, err, configured.requests.Load()-before)
 		}
+	}
+}
+
+// Credentials written in prometheus.url (user:password@, as
+// alertmanager.url takes them) were dropped: a Prometheus behind basic auth
+// answered every lookup 401. They are sent as basic auth.
+func TestCredentialsInTheURLAreSent(t *testing.T) {
+	prom := newStandIn(t)
+	inner := prom.Config.Handler
+	prom.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if u, p, ok := r.BasicAuth(); !ok || u != "pu" || p != "prom Pw" {
+			http.Error(w, "Unauthorized", http.StatusUnauthorized)
+			return
+		}
+		inner.ServeHTTP(w, r)
+	})
+	u, err := url.Parse(prom.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User, u.Path = url.UserPassword("pu", "prom Pw"), "/prom/"
+	c := newClient(t, config(u.String()), Options{})
+	if _, err := c.Lookup(context.Background(), slothAlert()); err != nil {
+		t.Fatalf("Lookup with credentials in the URL: %v", err)
+	}
+	if _, err := c.Probe(context.Background()); err != nil {
+		t.Fatalf("Probe with credentials in the URL: %v", err)
 	}
 }
 
@@ -570,10 +606,20 @@ func TestPerServiceSlothAlertsReadTheirOwnSeries(t *testing.T) {
 	if a, b := worst("checkout"), worst("search"); a < 29 || b != 0 {
 		t.Fatalf("worst burn of checkout %g, of search %g: want 30 and 0, each its own series", a, b)
 	}
-	// An alert no series agrees with (labels the recording rules lost)
-	// still reads the SLO: its worst series.
-	if w := worst("unknown"); w < 29 {
-		t.Fatalf("an alert no series agrees with read worst burn %g, want the SLO's worst, 30", w)
+	// An alert whose service has no series (its traffic fell below the
+	// rules' floor, a renamed function) reads none: before, it read the
+	// SLO's worst, another service's burn shown on its page.
+	payments := &alert.Alert{}
+	payments.Labels = map[string]string{"alertname": "HighErrorRate", "sloth_id": "api-success-rate", "sloth_service": "api",
+		"sloth_slo": "success-rate", "sloth_severity": "page", "service_name": "payments"}
+	if lc, err := c.Lookup(context.Background(), payments); !errors.Is(err, ErrNoData) {
+		t.Fatalf("a service without series: %+v, %v; want ErrNoData, not another service's burn", lc, err)
+	}
+	// An alert without the label the series are told apart by (the rule
+	// aggregates it away) contradicts none: the SLO's worst.
+	if w := worstBurn(t, c, map[string]string{"alertname": "HighErrorRate", "sloth_id": "api-success-rate", "sloth_service": "api",
+		"sloth_slo": "success-rate", "sloth_severity": "page"}); w < 29 {
+		t.Fatalf("an alert without service_name read worst burn %g, want the SLO's worst, 30", w)
 	}
 }
 
