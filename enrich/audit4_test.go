@@ -255,9 +255,10 @@ func TestPulsarStrimziAndPTPOffsets(t *testing.T) {
 		{"PulsarSubscriptionHighNumberOfBacklogEntries", `sum(pulsar_subscription_back_log) by (subscription) > 5000`, "hpc-big-data", "CLAG"},
 		{"PulsarHighWriteLatency", `sum(pulsar_storage_write_latency_overflow > 0) by (topic)`, "hpc-big-data", ""},
 		{"AvgProducerLatency", `strimzi_bridge_kafka_producer_request_latency_avg > 10`, "hpc-big-data", ""},
-		// OWD is a KPI of three sectors: the sector stays unknown, the KPI
-		// and the candidates are told.
-		{"SwitchPTPOffsetHigh", `abs(switchmetrics_ptp_offset_ns) > 1000`, "unknown", "OWD"},
+		// A PTP offset is clock sync, no one-way delay (audit K3): the
+		// sector stays unknown among the sectors that watch clocks, without
+		// KPI.
+		{"SwitchPTPOffsetHigh", `abs(switchmetrics_ptp_offset_ns) > 1000`, "unknown", ""},
 	}
 	for _, tc := range cases {
 		cl := c.Classify(newAlert(kv("alertname", tc.name, "severity", "warning"), nil, tc.expr))

@@ -274,7 +274,9 @@ var sectors = []sectorDef{
 		ID: "hpc-big-data", Name: "HPC - Big-Data & Multivariate Pattern Analysis",
 		AlertStyle: "SLA-derived; absolute", Sensitivity: sensitivityLow,
 		KPIs: []kpiDef{
-			{"JDUR", "job duration", ClassCapacity, []string{HintSpillLag}},
+			// A long job (an Airflow DAG run) is no backpressure: spill and
+			// consumer lag explain a Spark stage or a stream, not a DAG.
+			{"JDUR", "job duration", ClassCapacity, nil},
 			{"SKR", "task skew ratio", ClassBackpressure, []string{HintSpillLag}},
 			{"SPILL", "shuffle spill bytes", ClassBackpressure, []string{HintSpillLag}},
 			{"CLAG", "consumer lag", ClassBackpressure, []string{HintSpillLag}},

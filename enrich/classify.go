@@ -80,6 +80,9 @@ type target struct {
 	// corrupt marks a counter of corrupted frames (family.Corrupt): loss
 	// that is not congestion.
 	corrupt bool
+	// decode, kvFull, hardware and postFEC are family.Decode, KVFull,
+	// Hardware and PostFEC: they choose hint texts (see hints).
+	decode, kvFull, hardware, postFEC bool
 }
 
 type compiledRule struct {
@@ -190,6 +193,9 @@ func New(cfg Config) (*Classifier, error) {
 		t.generic = w.Generic
 		t.scrape = w.Scrape
 		t.store = w.Store
+		if t.sector < 0 && t.cands == 0 {
+			t.cands = c.candSet(w.Cands)
+		}
 		c.words[key] = t
 		c.phrases.addKey(key)
 		if len(key) > c.maxWordLen {
@@ -246,14 +252,22 @@ var otelNamespaces = [...]string{"vllm:", "sglang:", "lmcache:"}
 func (c *Classifier) familyTarget(f family) target {
 	t := c.resolve(f.Sector, f.KPI)
 	t.store, t.corrupt = f.Store, f.Corrupt
+	t.decode, t.kvFull, t.hardware, t.postFEC = f.Decode, f.KVFull, f.Hardware, f.PostFEC
 	if t.sector < 0 {
-		for _, id := range f.Cands {
-			if si := sectorIndexByID(id); si >= 0 {
-				t.cands |= 1 << si
-			}
-		}
+		t.cands |= c.candSet(f.Cands)
 	}
 	return t
+}
+
+// candSet is the set of the sectors ids names (bit i = sector i).
+func (c *Classifier) candSet(ids []string) uint32 {
+	var set uint32
+	for _, id := range ids {
+		if si := sectorIndexByID(id); si >= 0 {
+			set |= 1 << si
+		}
+	}
+	return set
 }
 
 func (c *Classifier) indexFamilies(fams []family) familyIndex {
@@ -504,6 +518,13 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 				// not about the monitoring system: the job's words decide.
 				health |= 1 << i
 				w = weightUp
+				if s.facts.absentOnly(i) && s.facts.outAbsent != 0 {
+					// absent(up{…}) beside what the alert reads outside
+					// absent() ("node_timex_sync_status == 0 and on()
+					// absent(up{job="ptp-monitor-service"})"): a guard that
+					// another monitor is missing, not the alert's KPI.
+					t.kpi = ""
+				}
 			case s.facts.absentOnly(i):
 				// absent(X) asks whether X's target still reports, not
 				// what X measures: X names its sector, as a vendor prefix

@@ -20,6 +20,25 @@ type family struct {
 	// port, not congestion, so it does not make the microburst hint
 	// relevant (see congestionLoss). Discards and drops are congestion.
 	Corrupt bool
+	// Decode marks a per-request decode time (vLLM's
+	// vllm:request_decode_time_seconds): token generation after the first
+	// token, as inter-token latency is, but summed over a request's output,
+	// so it is no ITL or TPOT. It names its sector without KPI and makes
+	// the prefill-decode hint relevant with its decode text.
+	Decode bool
+	// KVFull marks a count of what a full KV cache does: vLLM preempts
+	// running requests (vllm:num_preemptions) when it runs out of KV
+	// blocks. Its kv-cache hint is the occupancy text (kvOccupancyText),
+	// not the prefix-cache hit-rate one.
+	KVFull bool
+	// Hardware marks a GPU interconnect device counter (DCGM's NVLink
+	// bandwidth): a drop is first a link, NVSwitch or fabric-manager
+	// matter, so it does not bring the moe-router hint (router losses).
+	Hardware bool
+	// PostFEC marks a count of what FEC could not correct (uncorrectable
+	// blocks, post-FEC errors): no pre-FEC BER, and its optical-health hint
+	// says the span is corrupting traffic now (postFECText).
+	PostFEC bool
 }
 
 // Sources (paths in the projects' repositories):
@@ -77,6 +96,11 @@ const (
 	secSLO      = "slo-monitoring"
 )
 
+// clockSectors are the sectors a clock-sync metric or word (PTP, chrony,
+// the kernel's timex state) may belong to: those that measure one-way
+// delay, whose measurements and timestamps need synchronised clocks.
+var clockSectors = []string{secNet, secExec, secFiber}
+
 // builtinFamilies is the catalog of well-known metric families. A family
 // without Sector points at every sector that has its KPI (an ambiguous KPI
 // such as OWD or MFU is settled by other signals). A family without KPI names
@@ -94,12 +118,16 @@ var builtinFamilies = []family{
 	{Name: "vllm:request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
 	{Name: "vllm:num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
 	{Name: "vllm:request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcVLLM},
-	{Name: "vllm:request_decode_time_seconds", Sector: secGPU, KPI: "ITL", Source: srcVLLM},
+	// The decode time of a whole request is no inter-token latency: it
+	// grows with the output length. It names the sector and the decode
+	// text of prefill-decode, no KPI.
+	{Name: "vllm:request_decode_time_seconds", Sector: secGPU, Source: srcVLLM, Decode: true},
 	{Name: "vllm:prefix_cache_hits", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
 	{Name: "vllm:prefix_cache_queries", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
 	{Name: "vllm:gpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
 	{Name: "vllm:cpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
-	{Name: "vllm:num_preemptions", Sector: secPCompute, KPI: "RCR", Source: srcVLLM},
+	// Preempted requests are recomputed (RCR) because the KV cache ran out.
+	{Name: "vllm:num_preemptions", Sector: secPCompute, KPI: "RCR", Source: srcVLLM, KVFull: true},
 	{Name: "vllm:gpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
 	{Name: "vllm:cpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
 	{Name: "vllm:kv_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
@@ -145,7 +173,7 @@ var builtinFamilies = []family{
 	// share it, so it is ambiguous on its own.
 	{Name: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", KPI: "MFU", Source: srcDCGM},
 	{Name: "DCGM_FI_PROF_SM_ACTIVE", KPI: "MFU", Source: srcDCGM},
-	{Prefix: "DCGM_FI_PROF_NVLINK_", Sector: secPretrain, KPI: "A2AS", Source: srcDCGM},
+	{Prefix: "DCGM_FI_PROF_NVLINK_", Sector: secPretrain, KPI: "A2AS", Source: srcDCGM, Hardware: true},
 	// Envoy.
 	{Name: "envoy_cluster_upstream_rq_time", Sector: secPLB, KPI: "URT", Source: srcEnvoy},
 	{Prefix: "envoy_cluster_upstream_rq_retry", Sector: secPLB, KPI: "RTR", Source: srcEnvoy},
@@ -189,10 +217,12 @@ var builtinFamilies = []family{
 	{Name: "node_schedstat_waiting_seconds", Sector: secVM, KPI: "RDY", Source: srcNode},
 	{Prefix: "node_perf_cache_", Sector: secBare, KPI: "MPKI", Source: srcNode},
 	{Name: "node_perf_cpucycles", Sector: secBare, KPI: "CPM", Source: srcNode},
-	// Clock sync: time offsets bound one-way-delay measurements, which
-	// several sectors watch; ambiguous on their own.
-	{Prefix: "chrony_tracking_", KPI: "OWD", Source: srcChrony},
-	{Prefix: "openshift_ptp_offset", KPI: "OWD", Source: srcPTP},
+	// Clock sync (PTP, chrony): the sectors that time one-way delay and
+	// orders watch it, but an offset from the grandmaster is no one-way
+	// delay, and the catalog has no clock-sync KPI: candidate sectors, no
+	// KPI (see clockSectors).
+	{Prefix: "chrony_tracking_", Cands: clockSectors, Source: srcChrony},
+	{Prefix: "openshift_ptp_offset", Cands: clockSectors, Source: srcPTP},
 	// VMware.
 	{Prefix: "vmware_vm_cpu_ready", Sector: secVM, KPI: "RDY", Source: srcVMware},
 	{Prefix: "vmware_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVMware},

@@ -93,7 +93,7 @@ var exporterFamilies = []family{
 	{Prefix: "trtllm_", Sector: secGPU, Source: srcTRTLLMDynamo},
 	// DCGM device counters are shared GPU hardware.
 	{Prefix: "DCGM_FI_DEV_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcDCGMDefault},
-	{Name: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Sector: secPretrain, KPI: "A2AS", Source: srcDCGMDefault},
+	{Name: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Sector: secPretrain, KPI: "A2AS", Source: srcDCGMDefault, Hardware: true},
 	// LiteLLM.
 	{Name: "litellm_proxy_failed_requests_metric", Sector: secAPI, KPI: "ERR", Source: srcLiteLLMRules},
 	// Redis, Memcached: vendor prefixes.
@@ -153,7 +153,9 @@ var exporterFamilies = []family{
 	{Prefix: "ceph_", Sector: secBigData, Source: srcCephRules},
 	// node_exporter.
 	{Name: "node_network_transmit_errs", Sector: secNet, KPI: "LOSS", Source: srcNodeRules, Corrupt: true},
-	{Prefix: "node_timex_", KPI: "OWD", Source: srcNodeRules},
+	// The kernel's clock state (sync status, max error, frequency): clock
+	// sync, no KPI. node_timex_offset_seconds (builtinFamilies) stays OWD.
+	{Prefix: "node_timex_", Cands: clockSectors, Source: srcNodeRules},
 	// VMware / vSphere: CPU ready and co-stop (guest steal is read from
 	// node_cpu_seconds_total{mode="steal"}, see stealSelector).
 	{Prefix: "vmware_", Sector: secVM, Source: srcVMwareRules},
@@ -171,12 +173,19 @@ var exporterFamilies = []family{
 	{Name: "ifSpeed", Sector: secNet, Source: srcSNMPRules},
 	{Name: "sysUpTime", Sector: secNet, Source: srcSNMPRules},
 	{Prefix: "bgpPeer", Sector: secNet, Source: srcBGP},
-	// SFP/DOM optics and FEC.
-	{Contains: "_dbm", Sector: secFiber, KPI: "OSNRM", Source: srcOptics},    // laser_rx_dbm, laser_output_power_dbm
-	{Contains: "fec_", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC}, // pre_fec_ber, fec_corrected, fec_uncorrectable
+	// SFP/DOM optics and FEC. Rx and Tx power (laser_rx_dbm,
+	// laser_output_power_dbm) are no OSNR margin: the sector, no KPI. FEC
+	// corrected counts are the errors before FEC (pre-FEC BER); the
+	// uncorrectable ones (post-FEC) are what FEC could not correct.
+	{Contains: "_dbm", Sector: secFiber, Source: srcOptics},
+	{Contains: "pre_fec", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC},
+	{Contains: "fec_corrected", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcFEC},
+	{Contains: "post_fec", Sector: secFiber, Source: srcFEC, PostFEC: true},
+	{Contains: "fec_uncorrect", Sector: secFiber, Source: srcFEC, PostFEC: true},
+	{Contains: "fec_", Sector: secFiber, Source: srcFEC},
 	// PTP.
-	{Prefix: "openshift_ptp_", KPI: "OWD", Source: srcPTPLinux},
-	{Contains: "ptp_offset", KPI: "OWD", Source: srcPTPSwitch}, // switchmetrics_ptp_offset_ns, ptp_offset_ns
+	{Prefix: "openshift_ptp_", Cands: clockSectors, Source: srcPTPLinux},
+	{Contains: "ptp_offset", Cands: clockSectors, Source: srcPTPSwitch}, // switchmetrics_ptp_offset_ns, ptp_offset_ns
 	// vSphere through vCenter: hosts, VMs and datastores.
 	{Prefix: "vcenter_", Sector: secVM, Source: srcVCenter},
 	// Telemetry and alerting infrastructure: tracing, the OpenTelemetry

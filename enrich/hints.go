@@ -43,6 +43,28 @@ const (
 // hit rate says anything.
 const kvOccupancyText = "The KV cache is nearly full: check preemptions (running requests recomputed or swapped out, e.g. vllm:num_preemptions) and whether the prefix/KV cache hit rate is falling — a full cache evicts reusable prefixes — both raise TTFT; more KV memory per replica (gpu_memory_utilization), fewer concurrent sequences or more replicas relieve it."
 
+// prefillText is the prefill-decode hint of an alert on time to first
+// token only: TTFT is queueing plus prefill; decode does not enter it.
+const prefillText = "TTFT is queue time plus prefill, before any decode: check requests waiting (saturation: scale out or shed load), prompt lengths and the prefix-cache hit rate (prompts recomputed), and whether long prompts are split (chunked prefill)."
+
+// decodeText is the prefill-decode hint of an alert on decode only:
+// inter-token latency and time per output token (ITL, TPOT), and a
+// request's decode time.
+const decodeText = "This is decode time (token generation after the first token), not prefill: check batch size and running requests, KV-cache pressure and preemptions, and long prefills interleaving with decode steps (chunked prefill); prompt length and the prefix cache do not explain it."
+
+// decodeTimeNote ends decodeText for a request's decode time
+// (vllm:request_decode_time_seconds), which grows with the output length.
+const decodeTimeNote = " A request's decode time also grows with its output length: compare time per output token (TPOT) before blaming the engine."
+
+// spanDownText is the optical-health hint of an alert that the span or
+// link is down (class availability): it failed, it is not degrading.
+const spanDownText = "The span is down, not degrading: check loss of signal and Rx power at both ends and the amplifiers' alarms along the span — light lost at both ends with healthy amplifiers points at a fibre cut: locate it with an OTDR and move traffic to the protection path."
+
+// postFECText is the optical-health hint of an alert on errors FEC could
+// not correct (uncorrectable blocks, post-FEC errors): traffic is
+// corrupted now.
+const postFECText = "FEC can no longer correct every error: traffic on this span is being corrupted now — check pre-FEC BER and OSNR margin against their limits, then amplifiers, connectors and dispersion, and move traffic off the span."
+
 // burnWindows are the burn_rate_<window> keys read for burn-exemplars, the
 // shortest page window first.
 var burnWindows = [...]string{"burn_rate_1h", "burn_rate_5m", "burn_rate_6h", "burn_rate_30m", "burn_rate_1d", "burn_rate_2h", "burn_rate_3d"}
@@ -51,7 +73,24 @@ var burnWindows = [...]string{"burn_rate_1h", "burn_rate_5m", "burn_rate_6h", "b
 const (
 	cpuReadyLimit   = 0.05 // VMware guidance: > 5% ready per vCPU hurts latency
 	osnrMarginLimit = 3.0  // dB of margin below which a span needs attention
-	budgetPeriod    = 30 * 24 * time.Hour
+	// hdFECBERLimit is the pre-FEC BER that hard-decision FEC (ITU-T
+	// G.975.1 class, 7% overhead) still corrects to an error-free output:
+	// above it traffic takes errors; within a decade below it the span has
+	// little margin left. Soft-decision FEC of coherent optics corrects
+	// more (about 2e-2): the hint's words are then conservative.
+	hdFECBERLimit = 3.8e-3
+	// defaultBudgetPeriod is the SLO period the burn hint assumes, and says
+	// it assumes, when the alert names none (Sloth's and the SRE
+	// workbook's 30 days).
+	defaultBudgetPeriod = 30 * 24 * time.Hour
+)
+
+// Indices of HintIDs, for the hints that hints and its helpers single out.
+const (
+	hiQueueTime     = 0
+	hiPrefillDecode = 1
+	hiSpillLag      = 7
+	hiPercentiles   = 9
 )
 
 // hints builds the hints of an alert: the ones its sector/KPIs make relevant
@@ -67,12 +106,19 @@ const (
 func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []alert.KPI, class string) []alert.Hint {
 	var relevant [numHints]bool
 	latency := class == ClassLatency
-	// kv-cache made relevant by cache occupancy (COCC) alone, or also by
-	// another KPI (a hit rate, an eviction rate, TTFT).
+	// kv-cache made relevant by cache occupancy (COCC, or preemptions: the
+	// KV cache ran out) alone, or also by another KPI (a hit rate, an
+	// eviction rate, TTFT).
 	var kvByOccupancy, kvByOther bool
+	// prefill-decode made relevant by TTFT only (prefill), by ITL or TPOT
+	// only (decode), or by something else as well (both halves).
+	var pdPrefill, pdDecode, pdBoth bool
+	// decodeTime: the alert reads a request's decode time (family.Decode).
+	decodeTime := false
 	if sec != nil {
 		// Read once, not for each cache KPI that lists kv-cache.
 		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
+		decodeTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.decode })
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID != k.ID {
@@ -87,11 +133,25 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					case h == HintKVCache && noPromptCache:
 						// A Redis or Memcached eviction is not a prefix
 						// cache recomputing prompts.
+					case h == HintMoERouter && onlyHardware(s, d.ID):
+						// An NVLink bandwidth drop is a link, NVSwitch or
+						// fabric-manager matter before it is the router's.
 					default:
 						relevant[hintIndex(h)] = true
-						if h == HintKVCache {
-							kvByOccupancy = kvByOccupancy || d.ID == "COCC"
-							kvByOther = kvByOther || d.ID != "COCC"
+						switch h {
+						case HintKVCache:
+							occ := d.ID == "COCC" || d.ID == "RCR" && countedSignal(s, func(t *target) bool { return t.kvFull })
+							kvByOccupancy = kvByOccupancy || occ
+							kvByOther = kvByOther || !occ
+						case HintPrefillDecode:
+							switch d.ID {
+							case "TTFT", "TTFTR":
+								pdPrefill = true
+							case "ITL", "TPOT":
+								pdDecode = true
+							default:
+								pdBoth = true
+							}
 						}
 					}
 				}
@@ -106,16 +166,28 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					continue
 				}
 				for _, h := range d.Hints {
-					if i := hintIndex(h); slices.Contains(hintClasses[i], class) {
+					i := hintIndex(h)
+					switch {
+					case !slices.Contains(hintClasses[i], class):
+					case decodeTime && i == hiQueueTime:
+						// A request's decode time holds no queueing.
+					default:
 						relevant[i] = true
+						pdBoth = pdBoth || i == hiPrefillDecode && !decodeTime
 					}
 				}
+			}
+			if decodeTime {
+				relevant[hiPrefillDecode], pdDecode = true, true
 			}
 		}
 	}
 	specific := specificHints(a)
+	if specific[hiSpillLag].text != "" && lagInSeconds(s) {
+		specific[hiSpillLag] = spillLag(a, true)
+	}
 	if s.facts.averages != "" && latency {
-		relevant[9] = true
+		relevant[hiPercentiles] = true
 	}
 	n := 0
 	for i := range HintIDs {
@@ -133,15 +205,15 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 			out = append(out, alert.Hint{ID: id, Text: specific[i].text, Specific: true})
 		case relevant[i] || specific[i].note != "":
 			text := c.hintText[i]
-			if i == 9 && text == defaultHintTexts[HintPercentiles] {
-				avg := s.facts.averages
-				if strings.HasSuffix(avg, "(") {
-					avg += ")"
-				}
-				text = "The expression averages (" + avg + "): " + text[len("This alert is on an average: "):]
-			}
-			if id == HintKVCache && text == defaultHintTexts[HintKVCache] && kvByOccupancy && !kvByOther {
-				text = kvOccupancyText
+			// A configured text is the operator's; the generic one is
+			// made to fit what the alert is about.
+			if text == defaultHintTexts[id] {
+				text = fittingText(id, text, fit{
+					averages: s.facts.averages, kvOccupancy: kvByOccupancy && !kvByOther,
+					prefill: pdPrefill && !pdDecode && !pdBoth, decode: pdDecode && !pdPrefill && !pdBoth, decodeTime: decodeTime,
+					spanDown: sec != nil && sec.ID == secFiber && (class == ClassAvailability || len(kpis) > 0 && kpis[0].ID == "AVAIL"),
+					postFEC:  sec != nil && sec.ID == secFiber && countedSignal(s, func(t *target) bool { return t.postFEC }),
+				})
 			}
 			if note := specific[i].note; note != "" {
 				text += " (" + note + ")"
@@ -152,18 +224,93 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	return out
 }
 
+// fit is what an alert is about, as far as the generic text of a hint
+// depends on it (see fittingText).
+type fit struct {
+	averages    string // exprFacts.averages
+	kvOccupancy bool   // kv-cache by cache occupancy or preemptions only
+	prefill     bool   // prefill-decode by TTFT only
+	decode      bool   // prefill-decode by decode only (ITL, TPOT, a decode time)
+	decodeTime  bool   // a request's decode time (family.Decode)
+	spanDown    bool   // a dark-fiber span or link is down
+	postFEC     bool   // errors FEC could not correct (family.PostFEC)
+}
+
+// fittingText returns the generic text of hint id (text) as it fits the
+// alert: percentiles-not-averages names the average; kv-cache speaks of a
+// full cache when occupancy or preemptions brought it; prefill-decode
+// keeps only the half the alert's KPI measures; optical-health says that a
+// span that is down or corrupting traffic is failing, not degrading.
+func fittingText(id, text string, f fit) string {
+	switch {
+	case id == HintPercentiles:
+		avg := f.averages
+		if strings.HasSuffix(avg, "(") {
+			avg += ")"
+		}
+		return "The expression averages (" + avg + "): " + text[len("This alert is on an average: "):]
+	case id == HintKVCache && f.kvOccupancy:
+		return kvOccupancyText
+	case id == HintPrefillDecode && f.decode && f.decodeTime:
+		return decodeText + decodeTimeNote
+	case id == HintPrefillDecode && f.decode:
+		return decodeText
+	case id == HintPrefillDecode && f.prefill:
+		return prefillText
+	case id == HintOpticalHealth && f.spanDown:
+		return spanDownText
+	case id == HintOpticalHealth && f.postFEC:
+		return postFECText
+	}
+	return text
+}
+
+// countedSignal reports whether a counted signal of the alert has a target
+// for which is returns true.
+func countedSignal(s *scratch, is func(*target) bool) bool {
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; e.weight > 0 && is(&e.tgt) {
+			return true
+		}
+	}
+	return false
+}
+
+// onlyHardware reports whether every counted signal of KPI kpi is a GPU
+// interconnect device counter (family.Hardware): DCGM's NVLink bandwidth
+// as A2AS says nothing of the MoE router.
+func onlyHardware(s *scratch, kpi string) bool {
+	hw := false
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; e.weight > 0 && e.tgt.kpi == kpi {
+			if !e.tgt.hardware {
+				return false
+			}
+			hw = true
+		}
+	}
+	return hw
+}
+
+// lagInSeconds reports whether the expression reads a consumer lag in
+// seconds (kafka-lag-exporter's kafka_consumergroup_group_max_lag_seconds,
+// any …lag_seconds…): a consumer_lag annotation is then seconds too.
+func lagInSeconds(s *scratch) bool {
+	for i := 0; i < s.facts.nMetrics; i++ {
+		if strings.Contains(s.facts.metrics[i], "lag_seconds") {
+			return true
+		}
+	}
+	return false
+}
+
 // congestionLoss reports whether the packet loss (LOSS) of the alert is
 // read from anything but error counters (family.Corrupt): discards, drops,
 // retransmits, a word or a label. Loss read only from frames received or
 // sent with errors is a bad cable, optic or port, which microburst depth
 // and ECN/PFC counters do not explain.
 func congestionLoss(s *scratch) bool {
-	for i := 0; i < s.n; i++ {
-		if e := &s.ev[i]; e.weight > 0 && e.tgt.kpi == "LOSS" && !e.tgt.corrupt {
-			return true
-		}
-	}
-	return false
+	return countedSignal(s, func(t *target) bool { return t.kpi == "LOSS" && !t.corrupt })
 }
 
 // promptCacheEvidence reports whether something in the alert says its
@@ -205,7 +352,7 @@ type specificHint struct{ text, note string }
 // isHintKey knows.
 var specificHintFuncs = [...]func(*alert.Alert) specificHint{
 	queueTimeHint, prefillDecodeHint, textOnly(kvCacheHint), textOnly(moeRouterHint), textOnly(cpuReadyHint),
-	microburstHint, opticalHint, spillLagHint, textOnly(burnHint),
+	microburstHint, opticalHint, func(a *alert.Alert) specificHint { return spillLag(a, false) }, textOnly(burnHint),
 }
 
 // textOnly adapts a specific hint that makes no notes.
@@ -558,9 +705,10 @@ func microburstHint(a *alert.Alert) specificHint {
 }
 
 // opticalHint reads the OSNR margin (dB above the receiver's required
-// OSNR) and the pre-FEC BER. A margin at or below 0 is exhausted: the
-// receiver is at the edge of what FEC corrects, failing now rather than
-// degrading.
+// OSNR) and the pre-FEC BER. A margin at or below 0, or a BER above the
+// hard-decision FEC limit (hdFECBERLimit), is a span failing now, at the
+// edge of what FEC corrects; a margin below osnrMarginLimit, or a BER
+// within a decade of the limit, a span degrading before it fails.
 func opticalHint(a *alert.Alert) specificHint {
 	m, presentM, okM := decibels(a, AnnOSNRMargin)
 	ber, okB := number(a, AnnPreFECBER)
@@ -572,32 +720,58 @@ func opticalHint(a *alert.Alert) specificHint {
 		return withNote("", notes)
 	}
 	var b strings.Builder
+	level := 0 // 0 healthy, 1 degrading, 2 failing
 	if okM {
 		fmt.Fprintf(&b, "OSNR margin is %.1f dB", m)
+		switch {
+		case m <= 0:
+			b.WriteString(" (margin exhausted)")
+			level = 2
+		case m < osnrMarginLimit:
+			fmt.Fprintf(&b, " (below %.0f dB)", osnrMarginLimit)
+			level = 1
+		}
 	}
 	if okB {
 		if okM {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "pre-FEC BER %.1e", ber)
+		switch {
+		case ber > hdFECBERLimit:
+			fmt.Fprintf(&b, " (above the %.1e HD-FEC limit)", hdFECBERLimit)
+			level = 2
+		case ber > hdFECBERLimit/10:
+			fmt.Fprintf(&b, " (within a decade of the %.1e HD-FEC limit)", hdFECBERLimit)
+			level = max(level, 1)
+		}
 	}
-	switch {
-	case okM && m <= 0:
-		b.WriteString(" (margin exhausted): the span is failing now, at the edge of what FEC corrects — check amplifiers, connectors and dispersion now, and move traffic off the span")
-	case okM && m < osnrMarginLimit:
-		fmt.Fprintf(&b, " (below %.0f dB): the span is degrading before it fails — check amplifiers, connectors and dispersion, and plan maintenance before FEC runs out", osnrMarginLimit)
+	switch level {
+	case 2:
+		b.WriteString(": the span is failing now, at the edge of what FEC corrects — traffic takes errors or is about to; check amplifiers, connectors and dispersion now, and move traffic off the span")
+	case 1:
+		b.WriteString(": the span is degrading before it fails — check amplifiers, connectors and dispersion, and plan maintenance before FEC runs out")
 	default:
 		b.WriteString(": watch the trend of OSNR, CD and PMD — optical health degrades long before the link fails")
 	}
 	return withNote(b.String(), notes)
 }
 
-// spillLagHint reads consumer lag and spill bytes. A negative lag is
-// unknown, not a backlog (kafka_exporter and Burrow give -1 for a group
-// with no committed offset); the data path backs up only when the lag or
-// the spill is above 0.
-func spillLagHint(a *alert.Alert) specificHint {
+// spillLag reads consumer lag and spill bytes. A negative lag is unknown,
+// not a backlog (kafka_exporter and Burrow give -1 for a group with no
+// committed offset); the data path backs up only when the lag or the spill
+// is above 0. The lag is a count (offsets or messages, as the exporter
+// counts them), or seconds when secs is set (the expression reads a lag in
+// seconds, see lagInSeconds) or the value is a duration ("14m 0s").
+// Spilled bytes are a Spark job outgrowing executor memory; lag is
+// consumers falling behind: each gets its own advice.
+func spillLag(a *alert.Alert, secs bool) specificHint {
 	lag, okL := number(a, AnnConsumerLag)
+	if raw, present := value(a, AnnConsumerLag); present && !okL {
+		if d, err := policies.ParseDuration(raw); err == nil {
+			lag, okL, secs = d, true, true
+		}
+	}
 	sp, presentS, okS := bytesOf(a, AnnSpillBytes)
 	var notes []string
 	if presentS && !okS {
@@ -607,7 +781,7 @@ func spillLagHint(a *alert.Alert) specificHint {
 		return withNote("", notes)
 	}
 	var parts []string
-	backing, unknown := false, false
+	lagging, spilling, unknown := false, false, false
 	switch {
 	case !okL:
 	case lag < 0:
@@ -615,22 +789,29 @@ func spillLagHint(a *alert.Alert) specificHint {
 		parts = append(parts, "consumer lag is unknown ("+count(lag)+": no committed offset to measure it from)")
 	case lag == 0:
 		parts = append(parts, "no consumer lag")
+	case secs:
+		lagging = true
+		parts = append(parts, "consumer lag is "+lagDuration(lag))
 	default:
-		backing = true
-		parts = append(parts, "consumer lag is "+count(lag)+" messages")
+		lagging = true
+		parts = append(parts, "consumer lag is "+count(lag))
 	}
 	switch {
 	case !okS:
 	case sp == 0:
 		parts = append(parts, "nothing spilled to disk")
 	default:
-		backing = true
+		spilling = true
 		parts = append(parts, bytesIEC(sp)+" spilled to disk")
 	}
 	text := strings.Join(parts, " and ")
 	switch {
-	case backing:
-		text += ": the data path is backing up — check partition/task skew and consumer throughput before adding consumers"
+	case lagging && spilling:
+		text += ": the data path is backing up — check partition/task skew, executor memory and consumer throughput before adding consumers"
+	case lagging:
+		text += ": the data path is backing up — check partition skew and consumer throughput before adding consumers"
+	case spilling:
+		text += ": the job's shuffle outgrows executor memory — check task skew, executor memory and the number of shuffle partitions"
 	case unknown:
 		text += ": lag is not measured, so it says nothing of backpressure — check that the consumer group commits offsets"
 	default:
@@ -639,24 +820,115 @@ func spillLagHint(a *alert.Alert) specificHint {
 	return withNote(text, notes)
 }
 
+// lagDuration renders a lag in seconds: as seconds() does below a minute,
+// else as a duration to the second ("14m0s").
+func lagDuration(s float64) string {
+	if s < 60 {
+		return seconds(s)
+	}
+	return (time.Duration(s) * time.Second).Round(time.Second).String()
+}
+
+// burnHint says how long the error budget lasts at the alert's burn rate,
+// over the SLO period the alert names (budgetPeriodOf), else over an
+// assumed 30-day one, and says so.
 func burnHint(a *alert.Alert) string {
 	for _, k := range burnWindows {
 		r, ok := number(a, k)
 		if !ok || r <= 0 {
 			continue
 		}
-		left := time.Duration(float64(budgetPeriod) / r).Round(time.Hour)
-		return fmt.Sprintf("burn rate %.1f over %s: at this pace a 30-day error budget lasts %s — use the exemplars of the failing requests to find what spends it",
-			r, strings.TrimPrefix(k, "burn_rate_"), days(left))
+		period, from := budgetPeriodOf(a)
+		left := time.Duration(float64(period) / r).Round(time.Hour)
+		budget := "a 30-day error budget (assumed: the alert names no SLO period)"
+		if from != "" {
+			budget = "the " + periodName(period) + " error budget (" + from + ")"
+		}
+		return fmt.Sprintf("burn rate %.1f over %s: at this pace %s lasts %s — use the exemplars of the failing requests to find what spends it",
+			r, strings.TrimPrefix(k, "burn_rate_"), budget, days(left))
 	}
 	return ""
 }
 
-func seconds(s float64) string {
-	if s < 1 {
-		return strconv.FormatFloat(s*1000, 'f', 0, 64) + "ms"
+// pyrraTiers are Pyrra's burn-rate alerts (pyrra-dev/pyrra slo/rules.go):
+// the long window is the SLO period ÷ div, and the exhaustion label the
+// period ÷ factor, so exhaustion ÷ long window = div ÷ factor tells the
+// tier (48, 16, 14, 7 for the 1h/5m, 6h/30m, 1d/2h and 4d/6h pairs of a
+// 28-day SLO).
+var pyrraTiers = [...]struct{ div, factor float64 }{{672, 14}, {112, 7}, {28, 2}, {7, 1}}
+
+// budgetPeriodOf returns the SLO period the alert names and where it was
+// read, or defaultBudgetPeriod and "": an slo_period or period label or
+// annotation (as the Pyrra policy reads them), else Pyrra's exhaustion
+// label over its long window (see pyrraTiers).
+func budgetPeriodOf(a *alert.Alert) (time.Duration, string) {
+	for _, k := range [...]string{"slo_period", "period"} {
+		if raw, ok := value(a, k); ok {
+			if p, err := policies.ParseDuration(raw); err == nil && p > 0 {
+				return time.Duration(p * float64(time.Second)), k + " " + strings.TrimSpace(raw)
+			}
+		}
 	}
-	return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+	rawEx, okE := value(a, "exhaustion")
+	rawLong, okL := value(a, "long")
+	if !okE || !okL {
+		return defaultBudgetPeriod, ""
+	}
+	ex, errE := policies.ParseDuration(rawEx)
+	long, errL := policies.ParseDuration(rawLong)
+	if errE != nil || errL != nil || ex <= 0 || long <= 0 {
+		return defaultBudgetPeriod, ""
+	}
+	for _, t := range pyrraTiers {
+		// Pyrra rounds its windows to the minute: 2% of slack.
+		if r := ex / long / (t.div / t.factor); r > 0.98 && r < 1.02 {
+			p := time.Duration(long * t.div * float64(time.Second)).Round(time.Hour)
+			return p, "Pyrra's exhaustion " + strings.TrimSpace(rawEx) + " on its " + strings.TrimSpace(rawLong) + " window"
+		}
+	}
+	return defaultBudgetPeriod, ""
+}
+
+// periodName names an SLO period: "28-day", or as days renders it when it
+// is no whole number of days.
+func periodName(d time.Duration) string {
+	if d%(24*time.Hour) == 0 {
+		return strconv.Itoa(int(d/(24*time.Hour))) + "-day"
+	}
+	return days(d)
+}
+
+// seconds renders a time in seconds: "1.35s" from a second up, "810ms",
+// "42.5ms" or "1.35ms" from a millisecond up, "400µs" or "950µs" below,
+// each with two or three significant digits, so that a sub-millisecond
+// queue time is not shown as 0ms.
+func seconds(s float64) string {
+	switch {
+	case s >= 1:
+		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
+	case s == 0:
+		return "0ms"
+	case s >= 1e-3:
+		return sigDigits(s*1e3) + "ms"
+	}
+	return sigDigits(s*1e6) + "µs"
+}
+
+// sigDigits renders v (at most 1000) with three significant digits, no
+// trailing zeros after the point: "810", "42.5", "1.35", "9.5".
+func sigDigits(v float64) string {
+	prec := 2
+	switch {
+	case v >= 99.95:
+		prec = 0
+	case v >= 9.995:
+		prec = 1
+	}
+	out := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.IndexByte(out, '.') >= 0 {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }
 
 func count(f float64) string {

@@ -61,7 +61,7 @@ func TestHintNumbersAsTemplatesPrintThem(t *testing.T) {
 			[]string{"Compare queue time", "a percentage, not a time"}, nil},
 		{"an OSNR margin in dB is read",
 			kv("osnr_margin_db", "1.5 dB", "pre_fec_ber", "2.1e-03"), HintOpticalHealth, true,
-			[]string{"OSNR margin is 1.5 dB, pre-FEC BER 2.1e-03 (below 3 dB): the span is degrading before it fails"}, nil},
+			[]string{"OSNR margin is 1.5 dB (below 3 dB), pre-FEC BER 2.1e-03 (within a decade of the 3.8e-03 HD-FEC limit): the span is degrading before it fails"}, nil},
 		{"an OSNR margin in dB without a space is read",
 			kv("osnr_margin_db", "4dB"), HintOpticalHealth, true,
 			[]string{"OSNR margin is 4.0 dB: watch the trend"}, nil},
@@ -98,10 +98,10 @@ func TestHintNumbersAsTemplatesPrintThem(t *testing.T) {
 			[]string{"no consumer lag and nothing spilled to disk", "not backing up"}, nil},
 		{"a lag with zero spill is backing up, the spill named as none",
 			kv("consumer_lag", "1.2M", "spill_bytes", "0"), HintSpillLag, true,
-			[]string{"consumer lag is 1.2M messages and nothing spilled to disk: the data path is backing up"}, []string{"0 B"}},
+			[]string{"consumer lag is 1.2M and nothing spilled to disk: the data path is backing up"}, []string{"0 B"}},
 		{"spill in GiB is read",
 			kv("spill_bytes", "3.4 GiB"), HintSpillLag, true,
-			[]string{"3.4 GiB spilled to disk: the data path is backing up"}, nil},
+			[]string{"3.4 GiB spilled to disk: the job's shuffle outgrows executor memory"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

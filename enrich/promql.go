@@ -71,7 +71,8 @@ type exprFacts struct {
 	metrics  [maxMetrics]string
 	nMetrics int
 	// averages names what makes the expression an average ("avg(",
-	// "avg_over_time(", "_sum/_count", "…_average_…"), "" when none. An
+	// "avg_over_time(", "_sum/_count", "…_average_…", a duration counter
+	// divided by a request count: durationCountAverage), "" when none. An
 	// average on the threshold side of a comparison (after its operator:
 	// `histogram_quantile(…) > avg_over_time(x[7d]) * 1.3`) or of a
 	// quantile series (`avg_over_time(latency_p99_seconds[5m])`,
@@ -134,6 +135,11 @@ func scanExpr(expr string, f *exprFacts) {
 	// (inAbsent): depth is the number open since its own.
 	inAbsent, openAbsent := false, false // openAbsent: the next '(' opens an absent( call
 	depth := 0
+	// durCounter: a duration counter (Triton's nv_inference_request_duration_us,
+	// the total time of all requests) was read on the alert's side; divided
+	// is set by a "/" after it. A request count read after both makes the
+	// expression a sum-over-count average (durationCountAverage).
+	durCounter, divided := false, false
 	// paren is the number of parentheses open; rhsDepth is paren at the
 	// comparison operator whose right side (the threshold) is being read,
 	// noRHS when none: an average there is not what the alert is on.
@@ -203,6 +209,7 @@ func scanExpr(expr string, f *exprFacts) {
 					if paren <= rhsDepth {
 						rhsDepth = noRHS // a new operand, not the threshold
 					}
+					durCounter, divided = false, false
 				}
 			default:
 				addMetric(f, id, inAbsent)
@@ -219,10 +226,18 @@ func scanExpr(expr string, f *exprFacts) {
 				if f.averages == "" && (strings.Contains(id, "_average") || strings.Contains(id, "_avg_")) {
 					f.averages = id
 				}
+				switch {
+				case isDurationCounter(id):
+					durCounter, divided = true, false
+				case durCounter && divided && isRequestCount(id) && f.averages == "":
+					f.averages = durationCountAverage
+				}
 			}
 			i = j
 		default:
 			switch {
+			case c == '/':
+				divided = durCounter
 			case c == '(':
 				paren++
 			case c == ')':
@@ -261,6 +276,37 @@ func scanExpr(expr string, f *exprFacts) {
 			}
 		}
 	}
+}
+
+// durationCountAverage is exprFacts.averages of a duration counter divided
+// by a request count.
+const durationCountAverage = "total duration / request count"
+
+// isDurationCounter reports whether metric m is a counter of the total
+// time spent (Triton's nv_inference_request_duration_us and …_queue_…,
+// any …_duration_… that is not a histogram's or summary's series, which
+// _sum/_count and quantiles cover).
+func isDurationCounter(m string) bool {
+	if !strings.Contains(m, "_duration") {
+		return false
+	}
+	for _, suf := range [...]string{"_bucket", "_sum", "_count"} {
+		if strings.HasSuffix(m, suf) {
+			return false
+		}
+	}
+	return true
+}
+
+// isRequestCount reports whether metric m counts requests (Triton's
+// nv_inference_request_success, nv_inference_count, an …_requests_total):
+// a count, not a time or a size, so a duration divided by it is a mean.
+func isRequestCount(m string) bool {
+	if strings.Contains(m, "_duration") || strings.Contains(m, "_seconds") || strings.Contains(m, "_bytes") ||
+		strings.HasSuffix(m, "_us") || strings.HasSuffix(m, "_ms") {
+		return false
+	}
+	return strings.Contains(m, "success") || strings.Contains(m, "count") || strings.Contains(m, "request")
 }
 
 // callArg returns the argument list of the call whose parenthesis is at

@@ -37,6 +37,9 @@ type word struct {
 	// says it holds prompts or KV blocks, so it does not make the kv-cache
 	// hint (recompute, TTFT) relevant (see promptCacheEvidence).
 	Store bool
+	// Cands are the candidate sectors of a word that names no sector and
+	// no KPI of its own (clock sync: "PTP", "chrony"), as family.Cands.
+	Cands []string
 }
 
 // builtinWords are the words the classifier reads. Bare short acronyms that
@@ -323,12 +326,13 @@ var builtinWords = []word{
 	{Phrase: "sfp", Sector: secFiber, Generic: true},
 	{Phrase: "transceiver", Sector: secFiber, Generic: true},
 	{Phrase: "optics", Sector: secFiber, Generic: true},
-	{Phrase: "rx power", Sector: secFiber, KPI: "OSNRM"},
+	{Phrase: "rx power", Sector: secFiber}, // optical power, no OSNR margin
 	{Phrase: "cpu steal", Sector: secVM, KPI: "RDY"},
 	{Phrase: "steal", Sector: secVM, KPI: "RDY", Generic: true},
-	{Phrase: "clock skew", KPI: "OWD", Generic: true},
-	{Phrase: "ptp", KPI: "OWD", Generic: true},
-	{Phrase: "chrony", KPI: "OWD", Generic: true},
+	// Clock sync is no one-way delay: candidate sectors, no KPI.
+	{Phrase: "clock skew", Cands: clockSectors, Generic: true},
+	{Phrase: "ptp", Cands: clockSectors, Generic: true},
+	{Phrase: "chrony", Cands: clockSectors, Generic: true},
 	// Class-only words.
 	{Phrase: "latency", Class: ClassLatency},
 	{Phrase: "slow", Class: ClassLatency},
