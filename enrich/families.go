@@ -69,6 +69,10 @@ const (
 	srcVMware    = "pryorda/vmware_exporter README"
 	srcSloth     = "slok/sloth pkg/common/conventions/prometheus.go (Sloth's recording rules: slo:sli_error:ratio_rate<window>, slo:objective:ratio, slo:error_budget:ratio, slo:time_period:days, slo:current_burn_rate:ratio, slo:period_burn_rate:ratio, slo:period_error_budget_remaining:ratio, sloth_slo_info)"
 	srcBudget    = "error-budget recording rules by name (Sloth's slo:error_budget:ratio; ray-project/kuberay config/prometheus/rules/prometheusRules.yaml, ray_gcs_error_budget_5m …)"
+	// srcGitLabSLO: GitLab's metrics catalog writes a multi-window burn-rate
+	// alert (ErrorSLOViolation, ApdexSLOViolation) over these ratios per
+	// service (type) and component.
+	srcGitLabSLO = "gitlab-com/runbooks metrics-catalog (gitlab_component_errors:ratio_<window>, gitlab_component_apdex:ratio_<window>, gitlab_service_errors:ratio_<window>, gitlab_service_apdex:ratio_<window>)"
 	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
 	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
 	srcAM        = "prometheus/alertmanager (alertmanager_* self-metrics)"
@@ -267,6 +271,10 @@ var builtinFamilies = []family{
 	{Prefix: "sloth_", Sector: secSLO, Source: srcSloth},
 	{Contains: ":burnrate", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Contains: "error_budget", Sector: secSLO, KPI: "EBR", Source: srcBudget},
+	{Prefix: "gitlab_component_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
+	{Prefix: "gitlab_component_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
+	{Prefix: "gitlab_service_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
+	{Prefix: "gitlab_service_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
 	{Name: "pyrra_availability", Sector: secSLO, KPI: "SLI-AV", Source: srcPyrra},
 	{Prefix: "pyrra_", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Name: "up", Sector: secSLO, KPI: "UP", Source: srcProm},

@@ -588,9 +588,9 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 }
 
 // Aggregated rules (`sum by (model)`, `max by (gpu, Hostname)`) keep no
-// service, job or KPI: two unrelated pages of one sector — a Triton model
-// failing, a GPU's XID error — are incidents of their own, each a PagerDuty
-// trigger. Before, both were keyed "<sector>//" and the second joined the
+// service or job: two unrelated pages of one sector — a Triton model
+// failing, a GPU's XID error, GitLab's burn-rate pages of two services
+// (one KPI) — are incidents of their own, each a PagerDuty trigger. Before, both were keyed "<sector>//" and the second joined the
 // first as an update (a thread reply without its runbook, nothing sent to
 // PagerDuty). Another firing of the same rule still joins its incident.
 func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing.T) {
@@ -600,15 +600,23 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 	aggregated := func(name string, kv ...string) webhooktest.Alert {
 		return tAlert(name, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "kpi", ""}, kv...)...)
 	}
+	// GitLab's generated burn-rate pages of two services: no service or
+	// job (the service is its own `type` label), one KPI, EBR.
+	burn := func(name, service string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "", "instance", "", "sector", "slo-monitoring", "kpi", "EBR", "type", service, "env", "gprd")
+	}
 	for _, a := range []webhooktest.Alert{
 		aggregated("TritonInferenceFailures", "model", "bert-large"),
 		aggregated("GPUXidErrorInference", "gpu", "3", "Hostname", "gpu-node-7"),
+		burn("CamoproxyServiceLoadbalancerErrorSLOViolation", "camoproxy"),
+		burn("WebServiceLoadbalancerErrorSLOViolation", "web"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
 			t.Errorf("%s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], sum)
 		}
 	}
-	want := []string{"TritonInferenceFailures/llm-inference-gpu//", "GPUXidErrorInference/llm-inference-gpu//"}
+	want := []string{"TritonInferenceFailures/llm-inference-gpu//", "GPUXidErrorInference/llm-inference-gpu//",
+		"CamoproxyServiceLoadbalancerErrorSLOViolation/slo-monitoring//EBR/env=gprd", "WebServiceLoadbalancerErrorSLOViolation/slo-monitoring//EBR/env=gprd"}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
 	}
