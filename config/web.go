@@ -41,6 +41,33 @@ func LoadWebConfig(path string) (*web.Config, error) {
 	return w, nil
 }
 
+// WebConfigFiles returns the files the web configuration at path (the
+// file of --web.config.file) is read from: path itself and the TLS files
+// it names (cert_file, key_file, client_ca_file, relative to its
+// directory), as exporter-toolkit reads them on every request. A file that
+// cannot be read or parsed names only itself; "" is no web configuration.
+func WebConfigFiles(path string) []string {
+	if path == "" {
+		return nil
+	}
+	files := []string{path}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return files
+	}
+	w, err := ParseWebConfig(b)
+	if err != nil {
+		return files
+	}
+	w.TLSConfig.SetDirectory(filepath.Dir(path))
+	for _, f := range []string{w.TLSConfig.TLSCertPath, w.TLSConfig.TLSKeyPath, w.TLSConfig.ClientCAs} {
+		if f != "" && !slices.Contains(files, f) {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
 // checkWebTLS loads the tls_server_config c as exporter-toolkit does when
 // serve starts (web.ConfigToTLSConfig: the certificate and its key, the
 // client CA, the client_auth_type), after reading each file itself to

@@ -3,6 +3,7 @@ package config_test
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -172,5 +173,26 @@ func TestConsoleExternalURLHoldsNoCredentials(t *testing.T) {
 	}
 	if _, err := config.Parse([]byte("console: {external_url: 'https://alertrouter.example.com'}\n"+routeLog), t.TempDir()); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The secret-file check watches --web.config.file and the TLS files it
+// names (relative ones from its directory): exporter-toolkit reads them on
+// every request, so a change of any is checked by a reload.
+func TestWebConfigFilesNameTheFileAndItsTLSFiles(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "web.yml")
+	if err := os.WriteFile(path, []byte("tls_server_config:\n  cert_file: tls.crt\n  key_file: /abs/tls.key\n  client_ca_file: ca.crt\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{path, filepath.Join(dir, "tls.crt"), "/abs/tls.key", filepath.Join(dir, "ca.crt")}
+	if got := config.WebConfigFiles(path); !slices.Equal(got, want) {
+		t.Errorf("WebConfigFiles = %v; want %v", got, want)
+	}
+	if got := config.WebConfigFiles(filepath.Join(dir, "missing.yml")); len(got) != 1 {
+		t.Errorf("WebConfigFiles of a missing file = %v; want the file alone", got)
+	}
+	if got := config.WebConfigFiles(""); got != nil {
+		t.Errorf("WebConfigFiles(\"\") = %v; want none", got)
 	}
 }

@@ -459,6 +459,8 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 		{[]string{"replicas=3"}, "additional properties 'replicas' not allowed"},
 		{[]string{"redis.mode=external", "redis.addrs={r:6379}", "redis.passwordKey=pw"}, "redis.passwordKey names a key of secrets.existingSecret"},
 		{[]string{"config.store.redis.addrs={r:6379}"}, "config.store: set the store through the redis values"},
+		// The bundled Redis has no TLS port: a TLS client never connects.
+		{[]string{"redis.mode=bundled", "redis.tls.ca_file=/etc/alertrouter/tls/ca.crt"}, "redis.tls: the bundled Redis speaks plain TCP"},
 		// The grace period must cover shutdown delay + webhook.timeout + 5s.
 		{[]string{"terminationGracePeriodSeconds=34"}, "terminationGracePeriodSeconds 34 is shorter than shutdownDelay 5s + config.webhook.timeout 25s + 5s = 35s"},
 		{[]string{"config.webhook.timeout=1m"}, "terminationGracePeriodSeconds 40 is shorter than shutdownDelay 5s + config.webhook.timeout 1m + 5s = 70s"},

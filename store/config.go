@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -128,8 +129,8 @@ func (c *RedisConfig) Validate() error {
 		errs = append(errs, errors.New("addrs: at least one host:port is required"))
 	}
 	for i, a := range c.Addrs {
-		if host, port, err := net.SplitHostPort(a); err != nil || host == "" || port == "" {
-			errs = append(errs, fmt.Errorf("addrs[%d]: %q is not host:port", i, redact.URL(a)))
+		if !hostPort(a) {
+			errs = append(errs, fmt.Errorf("addrs[%d]: %q is not host:port (a port number 1-65535): %s", i, redact.URL(a), addrForms))
 		}
 	}
 	if c.Password != "" && c.PasswordFile != "" {
@@ -164,6 +165,22 @@ func (c *RedisConfig) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// addrForms says what store.redis.addrs takes, for an address it refuses
+// (a redis:// URL, a database suffix, a unix socket path): go-redis would
+// take it here and fail at every connection.
+const addrForms = "store.redis.addrs takes host:port only (IPv6: [::1]:6379); TLS goes in store.redis.tls, the password in store.redis.password_file, the database in store.redis.db; unix sockets are not supported"
+
+// hostPort reports whether a is host:port with a host and a port number
+// from 1 to 65535.
+func hostPort(a string) bool {
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || host == "" || strings.ContainsAny(host, "/@") {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n > 0
 }
 
 // SetDirectory joins relative file paths (password_file, TLS files) with

@@ -23,9 +23,12 @@ const (
 	opWrite          = "write"
 	opClaimJoin      = "claim_join"
 	opRenewIncidents = "renew_incidents"
+	// opDial counts failed connection attempts (TCP, TLS handshake); its
+	// duration series stays empty.
+	opDial = "dial"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents, opDial}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

@@ -36,6 +36,12 @@ type Redis struct {
 	client  redis.UniversalClient
 	metrics *metrics
 	logger  *slog.Logger
+	// opts are the client's options, for the probe's fresh connection
+	// (freshPing).
+	opts *redis.UniversalOptions
+	// tls is whether the client speaks TLS to Redis, for the hints of
+	// wrapErr.
+	tls bool
 }
 
 var _ Store = (*Redis)(nil)
@@ -98,12 +104,41 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger.Info("using redis store", "mode", cfg.mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
+	opts.Dialer = countDials(opts, m)
 	client := redis.NewUniversalClient(opts)
 	if c, ok := client.(*redis.ClusterClient); ok {
 		c.AddHook(clusterReload{c})
 	}
-	return &Redis{client: client, metrics: m, logger: logger}, nil
+	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil}, nil
 }
+
+// countDials returns go-redis' own dialer for opts (TCP, and the TLS
+// handshake when TLS is set), which counts each failed attempt as
+// alertrouter_store_errors_total{operation="dial"} and marks its error as
+// a dial's (dialError), for the hints of wrapErr. Set as the Dialer of the
+// options, it dials for every node of a cluster and for the sentinels
+// too, where a DialHook of the client would not.
+func countDials(opts *redis.UniversalOptions, m *metrics) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	dial := redis.NewDialer(&redis.Options{DialTimeout: opts.DialTimeout, TLSConfig: opts.TLSConfig})
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			m.errors[opDial].Inc()
+			return nil, &dialError{addr: addr, err: err}
+		}
+		return c, nil
+	}
+}
+
+// dialError is a failed dial of addr: TCP connect, and with TLS its
+// handshake.
+type dialError struct {
+	addr string
+	err  error
+}
+
+func (e *dialError) Error() string { return "dial " + e.addr + ": " + e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
 
 // clusterReload has a cluster client load the cluster's layout again as
 // soon as a command finds a node it cannot reach or that cannot serve
@@ -155,16 +190,38 @@ func (r *Redis) observe(op string, start time.Time, err error) error {
 		return nil
 	}
 	r.metrics.errors[op].Inc()
-	return wrapErr(op, err)
+	return r.wrapErr(op, err)
 }
 
 // wrapErr names op in err and marks an unreachable Redis with
-// ErrUnavailable.
-func wrapErr(op string, err error) error {
+// ErrUnavailable, adding tlsHint's hint.
+func (r *Redis) wrapErr(op string, err error) error {
 	if unavailable(err) {
-		return fmt.Errorf("redis %s: %w: %w", op, ErrUnavailable, err)
+		return fmt.Errorf("redis %s: %w: %w%s", op, ErrUnavailable, err, tlsHint(err, r.tls))
 	}
 	return fmt.Errorf("redis %s: %w", op, err)
+}
+
+// tlsHint is what to say of err when it looks like TLS on one side only
+// (withTLS: whether the client speaks TLS): a plain client's first command
+// to a port that takes TLS only is answered by the connection closed (EOF);
+// a TLS handshake with a port that speaks plain TCP gets no answer until
+// the dial timeout. "" otherwise.
+func tlsHint(err error, withTLS bool) string {
+	var de *dialError
+	switch {
+	case !withTLS && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)):
+		return " (Redis closed the connection: if its port takes TLS only — tls-port — set store.redis.tls)"
+	case withTLS && errors.As(err, &de) && timedOut(err):
+		return fmt.Sprintf(" (no TLS handshake with %s within store.redis.dial_timeout: if that port speaks plain TCP, turn store.redis.tls off or point addrs at Redis' tls-port)", de.addr)
+	}
+	return ""
+}
+
+// timedOut reports whether err is a deadline or a network timeout.
+func timedOut(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
 // unavailable reports whether err means Redis could not be reached or could
@@ -257,7 +314,7 @@ func (r *Redis) setsErr(sets []*redis.StatusCmd) error {
 	for _, c := range sets {
 		if err := c.Err(); err != nil {
 			r.metrics.errors[opSet].Inc()
-			return wrapErr(opSet, err)
+			return r.wrapErr(opSet, err)
 		}
 	}
 	return nil
@@ -489,18 +546,45 @@ func (r *Redis) Members(ctx context.Context, key string) ([]string, error) {
 }
 
 // Ping sends PING; on a cluster, to every master, so a node that is down is
-// noticed.
+// noticed. Then it does so again on fresh connections (freshPing): the
+// client's pooled connections were set up before, and a Redis that now
+// refuses new ones — a server certificate expired or renewed without the
+// CA the router trusts, a password changed on one side, maxclients
+// reached — still answers them while every webhook needing a new
+// connection fails. Either failure is the ping operation's error.
 func (r *Redis) Ping(ctx context.Context) error {
 	start := time.Now()
-	var err error
-	if c, ok := r.client.(*redis.ClusterClient); ok {
-		err = c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
-			return n.Ping(ctx).Err()
-		})
-	} else {
-		err = r.client.Ping(ctx).Err()
+	err := pingAll(ctx, r.client)
+	if err == nil {
+		if err = r.freshPing(ctx); err != nil {
+			err = fmt.Errorf("a new connection fails while the pooled ones still answer (the webhooks that need a new connection fail): %w", err)
+		}
 	}
 	return r.observe(opPing, start, err)
+}
+
+// pingAll sends PING through c: to every master of a cluster.
+func pingAll(ctx context.Context, c redis.UniversalClient) error {
+	if cc, ok := c.(*redis.ClusterClient); ok {
+		return cc.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			return n.Ping(ctx).Err()
+		})
+	}
+	return c.Ping(ctx).Err()
+}
+
+// freshPing dials Redis anew with the client's options — TCP, the TLS
+// handshake, AUTH/HELLO, SELECT — and sends PING, through a one-shot
+// client of one connection per node closed at once: for a cluster every
+// master (and the seed asked for the layout), for Sentinel a sentinel and
+// the master it names. Without retries: the probe runs again soon.
+func (r *Redis) freshPing(ctx context.Context) error {
+	o := *r.opts
+	o.PoolSize = 1
+	o.MaxRetries = -1
+	c := redis.NewUniversalClient(&o)
+	defer c.Close()
+	return pingAll(ctx, c)
 }
 
 // probeScript is what every webhook's claims need of Redis, on one key: a
@@ -525,7 +609,7 @@ func (r *Redis) ProbeWrite(ctx context.Context, key string) error {
 		return nil
 	}
 	r.metrics.errors[opPing].Inc()
-	return wrapErr("write probe", err)
+	return r.wrapErr("write probe", err)
 }
 
 // Close closes the connections; later calls fail with

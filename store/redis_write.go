@@ -157,7 +157,7 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	_ = r.observe(opWrite, start, e.Err())
 	for _, part := range []*error{&e.Set, &e.Release, &e.Incidents, &e.Add, &e.Remove} {
 		if *part != nil {
-			*part = wrapErr(opWrite, *part)
+			*part = r.wrapErr(opWrite, *part)
 		}
 	}
 	return e

@@ -53,7 +53,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	app.Flag("web.enable-lifecycle", "Enable shutdown and reload via HTTP request (POST /-/quit, POST /-/reload).").Default("false").BoolVar(&m.lifecycle)
 	app.Flag("web.shutdown-delay", "On SIGTERM, answer /-/ready with 503 at once and keep serving for this long before draining, so that the endpoints of a Kubernetes Service drop the pod before its listener closes (e.g. 5s). SIGINT and POST /-/quit drain at once, also during the delay.").
 		Default("0s").DurationVar(&m.serveOpts.shutdownDelay)
-	app.Flag("config.secret-files-check-interval", "How often the files the configuration reads secrets and TLS material from (every *_file key) are checked; a changed one reloads the configuration, as SIGHUP does. 0 turns it off.").
+	app.Flag("config.secret-files-check-interval", "How often the files the configuration reads secrets and TLS material from (every *_file key, and --web.config.file with its TLS files) are checked; a changed one reloads the configuration, as SIGHUP does. 0 turns it off.").
 		Default("30s").DurationVar(&m.serveOpts.secretCheck)
 	app.Flag("store.probe-interval", "How often the store is pinged as /-/ready pings it, besides /-/ready's own probes, so that its health (alertrouter_store_errors_total{operation=\"ping\"}, AlertrouterStoreDown) and readiness follow the store where nothing probes /-/ready (docker run, a bare binary). 0 turns it off.").
 		Default("10s").DurationVar(&m.serveOpts.storeProbe)

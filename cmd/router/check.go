@@ -72,6 +72,12 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 		default:
 			store += " (single node)"
 		}
+		if r.TLS != nil {
+			store += " over TLS"
+		}
+		if r.Username != "" {
+			store += fmt.Sprintf(" as ACL user %q", r.Username)
+		}
 	}
 	mode := "fail open"
 	if cfg.Store.FailClosed {

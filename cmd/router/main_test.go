@@ -415,6 +415,9 @@ func TestCheckConfigNamesTheRedisTopology(t *testing.T) {
 		"{addrs: [redis-0:6379, redis-1:6379]}":                "redis redis-0:6379,redis-1:6379 (Redis Cluster: every address a cluster seed; for one primary give its address alone, for primary and replicas use Sentinel)",
 		"{addrs: [seed:6379], cluster: true}":                  "redis seed:6379 (Redis Cluster",
 		"{addrs: [s1:26379, s2:26379], master_name: mymaster}": "redis s1:26379,s2:26379 (sentinel, master mymaster)",
+		// TLS and the ACL user are said too (the summary left them out).
+		"{addrs: [redis:6380], tls: {insecure_skip_verify: true}, username: alertrouter}": `redis redis:6380 (single node) over TLS as ACL user "alertrouter", fail open`,
+		"{addrs: [redis:6380], tls: {}}": "redis redis:6380 (single node) over TLS, fail open",
 	} {
 		p := writeFile(t, "router.yml", "store: {redis: "+redis+"}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

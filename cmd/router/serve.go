@@ -115,12 +115,18 @@ func (rt *runtime) Ready(ctx context.Context) error {
 }
 
 // build builds a generation and creates the series of its receivers'
-// integrations at zero, so that increase() sees their first event.
+// integrations at zero, so that increase() sees their first event. The
+// files of --web.config.file join those the secret-file check watches:
+// exporter-toolkit applies that file to every request as it is, so a
+// change of it alone (a new bcrypt hash) is checked against the
+// configuration again (checkWebConfig, by the reload it triggers) — before,
+// a mismatch answered every webhook 401 with nothing saying so.
 func (rt *runtime) build(cfg *config.Config, st *state) (*built, error) {
 	b, err := rt.deps.build(cfg, st)
 	if err != nil {
 		return nil, err
 	}
+	maps.Copy(b.files, fileSums(config.WebConfigFiles(rt.m.webConfigFile())))
 	for name, integs := range b.pipeline.Receivers {
 		for _, in := range integs {
 			b.pipeline.Metrics.InitIntegration(name, in.Name)
@@ -153,13 +159,19 @@ func (rt *runtime) reload() error {
 		return err
 	}
 	if err := rt.m.checkWebConfig(cfg); err != nil {
-		return err
+		return fmt.Errorf("%w (exporter-toolkit applies --web.config.file to every request as the file is now, whatever a reload decides)", err)
 	}
 	old := rt.current.Load()
 	st := old.state
 	if !sameStore(old.state.cfg, cfg.Store) || storeFilesChanged(old, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
 			return inConfig(cfg, err)
+		}
+		if sameStore(old.state.cfg, cfg.Store) && old.state.replay == cfg.Console.EnableReplay {
+			if err := keepWorkingStore(old.state, st); err != nil {
+				st.close()
+				return inConfig(cfg, err)
+			}
 		}
 		st.markEpoch()
 	} else {
@@ -288,6 +300,35 @@ func storeFilesChanged(old *built, c store.Config) bool {
 	return false
 }
 
+// keepWorkingStore is the check of a reload on which only the store's
+// files changed (its password_file, its TLS files: same addresses and
+// settings): the new client, next, must answer before it replaces the old
+// one, whose connections still work. A CA rotated before Redis' own
+// certificate (cert-manager's usual order), or a password file changed
+// before Redis' requirepass, built a client that could not connect: every
+// store operation failed, webhooks failed open (duplicate pages), while the
+// reload said success. An error refuses the reload, keeping old's client,
+// when next cannot connect and old still can (new connections included:
+// Ping); when neither can, next is taken (nil), as a store down either
+// way is better served by the files now in force. Each ping is bounded by
+// store.redis.dial_timeout plus read_timeout.
+func keepWorkingStore(old, next *state) error {
+	r := next.cfg.Redis
+	if r == nil {
+		return nil
+	}
+	ping := func(s store.Store) error {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.DialTimeout)+time.Duration(r.ReadTimeout))
+		defer cancel()
+		return s.Ping(ctx)
+	}
+	err := ping(next.store)
+	if err == nil || ping(old.store) != nil {
+		return nil
+	}
+	return fmt.Errorf("store.redis: new store TLS/credentials cannot connect: %w; keeping the previous client, which still does (the store's files are tried again when they change next, or on SIGHUP)", err)
+}
+
 // continueGroupings warns of a route with continue whose group_by differs
 // from a later sibling's: an alert belongs to one incident (one PagerDuty
 // dedup key, one Slack thread per receiver), grouped by the first route it
@@ -347,15 +388,20 @@ func groupByText(g []string) string {
 // configuration of --web.config.file, read now (exporter-toolkit reads it
 // on every request): config.Config.CheckWebConfig.
 func (m *Main) checkWebConfig(cfg *config.Config) error {
-	path := "" // a Main built without its flags (tests) has no web config
-	if m.webFlags != nil && m.webFlags.WebConfigFile != nil {
-		path = *m.webFlags.WebConfigFile
-	}
-	w, err := config.LoadWebConfig(path)
+	w, err := config.LoadWebConfig(m.webConfigFile())
 	if err != nil {
 		return err
 	}
 	return cfg.Redact(cfg.CheckWebConfig(w))
+}
+
+// webConfigFile is the path of --web.config.file, "" without one (a Main
+// built without its flags, in tests, has none).
+func (m *Main) webConfigFile() string {
+	if m.webFlags != nil && m.webFlags.WebConfigFile != nil {
+		return *m.webFlags.WebConfigFile
+	}
+	return ""
 }
 
 // listenHosts returns the hosts of the --web.listen-address values as

@@ -38,7 +38,7 @@ func startCluster(t testing.TB, replicas int, nodeTimeout string) *Cluster {
 			"--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, "nodes.conf"),
 			"--cluster-node-timeout", nodeTimeout,
-		})
+		}, false)
 		if err != nil {
 			t.Fatalf("start cluster node %d: %v", i, err)
 		}

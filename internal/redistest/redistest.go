@@ -35,6 +35,8 @@ type Server struct {
 	port int
 	dir  string
 	args []string
+	// tlsPort is the port serving TLS besides port (StartTLS); 0: none.
+	tlsPort int
 
 	mu     sync.Mutex
 	proc   *os.Process
@@ -47,7 +49,7 @@ type Server struct {
 func Start(t testing.TB, extraArgs ...string) *Server {
 	t.Helper()
 	bin := lookPath(t, "redis-server")
-	s, err := start(bin, t.TempDir(), extraArgs)
+	s, err := start(bin, t.TempDir(), extraArgs, false)
 	if err != nil {
 		t.Fatalf("start redis-server: %v", err)
 	}
@@ -55,9 +57,35 @@ func Start(t testing.TB, extraArgs ...string) *Server {
 	return s
 }
 
-// start picks a free port and starts a server on it, retrying with another
-// port when the one picked was taken in the meantime.
-func start(bin, dir string, extraArgs []string) (*Server, error) {
+// StartTLS starts redis-server as Start does, serving TLS too on another
+// free loopback port (TLSAddr) with the certificate and key of tls (see
+// NewTLS); clients are not asked for a certificate. The plain port (Addr)
+// stays open: the harness checks the server through it.
+func StartTLS(t testing.TB, tls TLSFiles, extraArgs ...string) *Server {
+	t.Helper()
+	bin := lookPath(t, "redis-server")
+	args := append([]string{"--tls-cert-file", tls.Cert, "--tls-key-file", tls.Key, "--tls-auth-clients", "no"}, extraArgs...)
+	s, err := start(bin, t.TempDir(), args, true)
+	if err != nil {
+		t.Fatalf("start redis-server with TLS: %v", err)
+	}
+	t.Cleanup(s.Kill)
+	return s
+}
+
+// TLSAddr returns the "127.0.0.1:port" address of the server's TLS port
+// (StartTLS), "" without one.
+func (s *Server) TLSAddr() string {
+	if s.tlsPort == 0 {
+		return ""
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.tlsPort))
+}
+
+// start picks a free port (and one for TLS when withTLS) and starts a
+// server on it, retrying with another port when the one picked was taken
+// in the meantime.
+func start(bin, dir string, extraArgs []string, withTLS bool) (*Server, error) {
 	var errs []error
 	for range 3 {
 		port, err := freePort()
@@ -65,6 +93,11 @@ func start(bin, dir string, extraArgs []string) (*Server, error) {
 			return nil, err
 		}
 		s := &Server{bin: bin, port: port, dir: dir, args: extraArgs}
+		if withTLS {
+			if s.tlsPort, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
 		err = s.Restart()
 		if errors.Is(err, errExited) {
 			// Most likely the port was taken in the meantime: try another.
@@ -121,6 +154,9 @@ func (s *Server) Restart() error {
 		"--dir", s.dir,
 		"--save", "",
 		"--appendonly", "no",
+	}
+	if s.tlsPort != 0 {
+		args = append(args, "--tls-port", strconv.Itoa(s.tlsPort))
 	}
 	args = append(args, s.args...)
 	logPath := filepath.Join(s.dir, fmt.Sprintf("redis-%d.log", s.port))

@@ -149,6 +149,9 @@ that cannot work, so a bad install stops at `helm install`.
 {{- if and (eq $r.mode "bundled") $r.username }}
 {{- fail "redis.username: the bundled Redis has only its default user (a password, requirepass): leave redis.username empty" }}
 {{- end }}
+{{- if and (eq $r.mode "bundled") $r.tls }}
+{{- fail "redis.tls: the bundled Redis speaks plain TCP (no tls-port), so a router set to TLS never connects (\"context deadline exceeded\" at every handshake): leave redis.tls empty with redis.mode bundled, or run a Redis with TLS yourself and use redis.mode external, sentinel or cluster" }}
+{{- end }}
 {{- $store := dict "fail_closed" $r.failClosed "key_prefix" $r.keyPrefix }}
 {{- if ne $r.mode "none" }}
 {{- $redis := dict }}

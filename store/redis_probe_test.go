@@ -1,0 +1,120 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+
+	commoncfg "github.com/prometheus/common/config"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/store"
+)
+
+// A Redis that refuses NEW connections — its server certificate renewed
+// by a CA the router does not trust, a password changed on one side,
+// maxclients reached — still answers the connections the client pooled
+// before, so Ping on them passed: readiness stayed green and
+// AlertrouterStoreDown silent while every webhook needing a new
+// connection failed open (duplicate pages). Ping now fails, counted as
+// the ping operation's error (every ping failed: the alert fires).
+func TestRedisPingFailsWhenRedisRefusesNewConnections(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T) (store.RedisConfig, func(t *testing.T))
+	}{
+		{"a password changed on Redis' side", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
+			srv := redistest.Start(t, "--requirepass", "pw1")
+			cfg := redisConfig(srv.Addr())
+			cfg.Password = "pw1"
+			return cfg, func(t *testing.T) { configSet(t, srv.Addr(), "pw1", "requirepass", "pw2") }
+		}},
+		{"maxclients reached", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
+			srv := redistest.Start(t)
+			return redisConfig(srv.Addr()), func(t *testing.T) { configSet(t, srv.Addr(), "", "maxclients", "1") }
+		}},
+		{"a server certificate the router's CA did not sign", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
+			first := redistest.NewTLS(t)
+			srv := redistest.StartTLS(t, first)
+			cfg := redisConfig(srv.TLSAddr())
+			cfg.TLS = &commoncfg.TLSConfig{CAFile: first.CA}
+			return cfg, func(t *testing.T) {
+				renewed := redistest.NewTLS(t) // another CA: cert-manager's rotation, the router's CA file not yet
+				configSet(t, srv.Addr(), "", "tls-cert-file", renewed.Cert, "tls-key-file", renewed.Key)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, refuseNew := tc.setup(t)
+			s, reg := newRedis(t, cfg)
+			if err := s.Ping(t.Context()); err != nil {
+				t.Fatalf("Ping before = %v", err)
+			}
+			refuseNew(t)
+			// The pooled connection still answers the router's commands.
+			if _, _, err := s.Get(t.Context(), []string{"k"}); err != nil {
+				t.Fatalf("Get on the pooled connection = %v; the test needs it to pass", err)
+			}
+			errsBefore, pingsBefore := series(t, reg, "alertrouter_store_errors_total")["ping"], series(t, reg, "alertrouter_store_operation_duration_seconds")["ping"]
+			err := s.Ping(t.Context())
+			if err == nil || !strings.Contains(err.Error(), "new connection") {
+				t.Fatalf("Ping = %v; want an error saying a new connection fails", err)
+			}
+			errs, pings := series(t, reg, "alertrouter_store_errors_total")["ping"]-errsBefore, series(t, reg, "alertrouter_store_operation_duration_seconds")["ping"]-pingsBefore
+			if errs != 1 || pings != 1 {
+				t.Errorf("one failed Ping counted %v ping errors of %v pings; want 1 of 1 (AlertrouterStoreDown: every ping failed)", errs, pings)
+			}
+		})
+	}
+}
+
+// configSet sends CONFIG SET name value... to the Redis at addr on a
+// fresh connection, authenticated with password when not empty.
+func configSet(t *testing.T, addr, password string, nameValues ...string) {
+	t.Helper()
+	admin := redis.NewClient(&redis.Options{Addr: addr, Password: password})
+	defer admin.Close()
+	args := []any{"CONFIG", "SET"}
+	for _, v := range nameValues {
+		args = append(args, v)
+	}
+	if err := admin.Do(t.Context(), args...).Err(); err != nil {
+		t.Fatalf("CONFIG SET %v: %v", nameValues, err)
+	}
+}
+
+// TLS on one side only said "EOF" (a plain client to Redis' tls-port) or
+// "context deadline exceeded" (store.redis.tls against a plain port):
+// the errors now say which setting to look at, and each failed
+// connection attempt is counted as alertrouter_store_errors_total
+// {operation="dial"}.
+func TestRedisTLSOnOneSideOnlyIsNamedInTheError(t *testing.T) {
+	srv := redistest.StartTLS(t, redistest.NewTLS(t))
+	t.Run("a plain client to the TLS port", func(t *testing.T) {
+		s, _ := newRedis(t, fastConfig(srv.TLSAddr()))
+		err := s.Ping(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "set store.redis.tls") {
+			t.Errorf("Ping = %v; want it to suggest store.redis.tls", err)
+		}
+	})
+	t.Run("a TLS client to the plain port", func(t *testing.T) {
+		cfg := fastConfig(srv.Addr())
+		cfg.TLS = &commoncfg.TLSConfig{InsecureSkipVerify: true}
+		s, reg := newRedis(t, cfg)
+		err := s.Ping(t.Context())
+		if err == nil || !strings.Contains(err.Error(), "speaks plain TCP") {
+			t.Errorf("Ping = %v; want it to say the port may speak plain TCP", err)
+		}
+		if n := series(t, reg, "alertrouter_store_errors_total")["dial"]; n == 0 {
+			t.Errorf(`alertrouter_store_errors_total{operation="dial"} = %v after failed handshakes; want them counted`, n)
+		}
+	})
+	t.Run("TLS on both sides", func(t *testing.T) {
+		cfg := fastConfig(srv.TLSAddr())
+		cfg.TLS = &commoncfg.TLSConfig{InsecureSkipVerify: true}
+		s, _ := newRedis(t, cfg)
+		if err := s.Ping(t.Context()); err != nil {
+			t.Errorf("Ping = %v", err)
+		}
+	})
+}
