@@ -126,7 +126,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		}
 		a := st.results[0].Alert
 		firing := a.Firing()
-		h, change := rec.h.Record(flap.Transition{At: transitionTime(a, now), Firing: firing}, window)
+		h, change := rec.h.Record(flap.Transition{At: flap.TransitionTime(a, now), Firing: firing}, window)
 		changed := change != flap.Unchanged
 		cur := h[len(h)-1]
 		at := now
@@ -135,7 +135,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		}
 		// A resolve of a firing held as a ticket (read before the mark may
 		// go below: the mark of a firing that was held is older than it).
-		held := !firing && heldAsTicket(h, rec.paged, a)
+		held := !firing && flap.HeldAsTicket(h, rec.paged, a)
 		if !firing && changed && !rec.paged.IsZero() && len(h) >= 2 && !rec.paged.Before(h[len(h)-2].At) &&
 			slices.ContainsFunc(st.results, func(r *alert.Result) bool { return unpaged[r] }) {
 			// The firing this resolves was decided page, but its page
@@ -155,7 +155,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		for _, r := range st.results {
 			v := cfg.Damp(r.Decision.Action, h, firing, at)
 			if !v.Flapping && firing {
-				v = refired(cfg, v, h, rec.paged, r.Decision.Action, at)
+				v = cfg.Refired(v, h, rec.paged, r.Decision.Action, at)
 			}
 			if v.Flapping && firing && v.Action != r.Decision.Action && pagedBefore.IsZero() {
 				// Damping spares someone a second wake-up: an alert that
@@ -236,23 +236,6 @@ func (p *Pipeline) flapTTL(cfg flap.Config, firing bool) time.Duration {
 	return cfg.TTL()
 }
 
-// heldAsTicket reports whether the firing that resolved alert a resolves
-// — the transition before h's last, a resolve — was decided page but went
-// out as a ticket: damping held it, so the page mark (paged, as read) is
-// older than its start, or none. False when h does not hold that firing
-// (flap damping off then, or the history trimmed).
-func heldAsTicket(h flap.History, paged time.Time, a *alert.Alert) bool {
-	n := len(h)
-	if n < 2 || h[n-1].Firing || !h[n-2].Firing {
-		return false
-	}
-	start := a.IdentityStart().Truncate(time.Second)
-	if start.IsZero() || !h[n-2].At.Equal(start) {
-		return false
-	}
-	return paged.Before(h[n-2].At)
-}
-
 // resumedReason explains a firing that resumed the one its last resolve
 // (at resolved) ended (flap.Resumed).
 func resumedReason(a *alert.Alert, resolved time.Time) string {
@@ -285,7 +268,7 @@ func heldReason(cfg flap.Config, h flap.History, paged, now time.Time) string {
 	}
 	v := cfg.Damp(alert.ActionPage, h, true, cur.At)
 	if !v.Flapping {
-		v = refired(cfg, v, h, pagedThen, alert.ActionPage, cur.At)
+		v = cfg.Refired(v, h, pagedThen, alert.ActionPage, cur.At)
 	}
 	if !v.Flapping {
 		return ""
@@ -401,56 +384,4 @@ func (p *Pipeline) prefetchFlap(results []*alert.Result, wasQuiet []bool) (keys 
 		}
 	}
 	return keys
-}
-
-// refired damps a firing that came back within cool_down of the resolve of
-// a firing that paged, even before the count of transitions says flapping:
-// the page already woke someone for this trouble, and an alert that pages,
-// resolves and fires again minutes later is the start of a flap. So a
-// flapping alert pages once, not once per cycle until the threshold. It is
-// stable again, and pages, once a whole window has passed since it fired.
-func refired(cfg flap.Config, v flap.Verdict, h flap.History, paged time.Time, action alert.Action, now time.Time) flap.Verdict {
-	n := len(h)
-	if n < 3 || paged.IsZero() {
-		return v
-	}
-	cur, res, prev := h[n-1], h[n-2], h[n-3]
-	gap := cur.At.Sub(res.At)
-	// prev paged: when it fired (paged is its start) or later, before it
-	// resolved (paged is when: its hold ended).
-	prevPaged := !paged.Before(prev.At) && !paged.After(res.At)
-	if !cur.Firing || res.Firing || !prevPaged || gap > time.Duration(cfg.CoolDown) ||
-		now.Sub(cur.At) >= time.Duration(cfg.Window) {
-		return v
-	}
-	v.Flapping = true
-	v.StableAt = cur.At.Add(time.Duration(cfg.Window))
-	v.Reason = fmt.Sprintf("flapping: fired again %s after its page resolved (within cool_down %s)", gap, cfg.CoolDown)
-	if action == alert.ActionPage {
-		v.Action = alert.ActionTicket
-		v.Reason += ": page downgraded to ticket"
-	}
-	return v
-}
-
-// maxClockAhead bounds how far an alert's time may be ahead of this
-// replica's clock and still be taken as it is: Alertmanager's and
-// Prometheus' clocks ahead of this replica's (replicas whose clocks
-// disagree by minutes must record one alert's transitions alike), not a
-// time made up (a startsAt years ahead), which reads as now.
-const maxClockAhead = time.Hour
-
-// transitionTime is when the alert entered its current state: its startsAt
-// when firing, its endsAt when resolved — the alert's own times, which all
-// replicas read alike —, now when Alertmanager sent none or one more than
-// maxClockAhead ahead of now.
-func transitionTime(a *alert.Alert, now time.Time) time.Time {
-	t := a.IdentityStart()
-	if !a.Firing() {
-		t = a.EndsAt
-	}
-	if t.IsZero() || t.After(now.Add(maxClockAhead)) {
-		return now
-	}
-	return t
 }

@@ -358,11 +358,19 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 // r.MutedReceivers whose they were), and returns the group_by of the first
 // matched route.
 func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
+	return p.RouteAt(r, p.now())
+}
+
+// RouteAt routes r as decided, at now: nowhere when decided none; a
+// resolve wherever its firing went (no time interval mutes it). It returns
+// the matched route's group_by. The policy simulator routes the alerts it
+// decides again with it.
+func (p *Pipeline) RouteAt(r *alert.Result, now time.Time) (groupBy []string) {
 	r.Receivers, r.MutedBy, r.MutedReceivers = nil, "", nil
 	if r.Decision.Action == alert.ActionNone {
 		return nil
 	}
-	r.Receivers, groupBy, r.MutedBy, r.MutedReceivers = Deliver(p.Routes.MatchRoutes(r.Label), p.now())
+	r.Receivers, groupBy, r.MutedBy, r.MutedReceivers = Deliver(p.Routes.MatchRoutes(r.Label), now)
 	if !r.Alert.Firing() {
 		r.MutedBy, r.MutedReceivers = "", nil // a resolve goes wherever its firing went
 	}

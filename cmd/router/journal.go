@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"slices"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -309,7 +311,7 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 	if err != nil {
 		return m.fail("simulate", fmt.Errorf("candidate config: %w", err))
 	}
-	p, err := evaluator(candidate)
+	p, err := candidatePipeline(candidate)
 	if err != nil {
 		return m.fail("simulate", fmt.Errorf("candidate config: %w", err))
 	}
@@ -331,7 +333,7 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 	if err != nil {
 		return m.fail("simulate", err)
 	}
-	rep := journal.Simulate(entries, evaluateAt(p))
+	rep := journal.Simulate(entries, evaluateAt(p), simulateOptions(p))
 	if *c.simFormat == "json" {
 		enc := json.NewEncoder(m.Stdout)
 		enc.SetIndent("", "  ")
@@ -343,6 +345,43 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 		return m.fail("simulate", err)
 	}
 	return 0
+}
+
+// candidatePipeline builds the candidate configuration as check-config
+// does — exactly what serve builds: notifiers with their secret files and
+// templates, the edge's auth, the store client without connecting — on a
+// throwaway registry and a silent logger, so that a candidate serve would
+// refuse is refused with the same message. The store is closed at once:
+// the pipeline returned is for Evaluate and its Receivers only.
+func candidatePipeline(cfg *config.Config) (*routing.Pipeline, error) {
+	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
+	st, err := d.openState(cfg.Store, false)
+	if err != nil {
+		return nil, inConfig(cfg, err)
+	}
+	b, err := d.build(cfg, st)
+	st.close()
+	if err != nil {
+		return nil, err
+	}
+	return b.pipeline, nil
+}
+
+// simulateOptions tells the simulator what the candidate pipeline p
+// decides beyond Evaluate: its integrations, its flap damping, whether it
+// reads live burn rates, and how it routes an alert whose action changed.
+func simulateOptions(p *routing.Pipeline) journal.Options {
+	opts := journal.Options{Integrations: map[string][]journal.Integration{}, Flap: p.Flap, Live: p.Live != nil}
+	for name, integs := range p.Receivers {
+		out := make([]journal.Integration, 0, len(integs))
+		for _, in := range integs {
+			t, _, _ := strings.Cut(in.Name, "/")
+			out = append(out, journal.Integration{Type: t, SendResolved: in.SendResolved})
+		}
+		opts.Integrations[name] = out
+	}
+	opts.Route = func(r *alert.Result, now time.Time) { p.RouteAt(r, now) }
+	return opts
 }
 
 // evaluateAt decides each message at the time the router received it, so

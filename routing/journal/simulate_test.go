@@ -70,7 +70,7 @@ func TestSimulateRaisedPageThresholdsTurnPagesIntoTickets(t *testing.T) {
 	}
 	t.Logf("corpus: %d alerts, %d pages", len(msg.Items), pages)
 	candidate := pipeline(t, strictPages())
-	rep := journal.Simulate(entries, candidate.Evaluate)
+	rep := journal.Simulate(entries, candidate.Evaluate, journal.Options{})
 
 	if rep.Alerts != len(msg.Items) {
 		t.Fatalf("decided %d alerts again, want %d (repeats count once)", rep.Alerts, len(msg.Items))
@@ -120,7 +120,7 @@ func TestSimulateSameConfigChangesNothing(t *testing.T) {
 	for _, r := range p.Evaluate(msg) {
 		entries = append(entries, journal.FromResult(msg, r))
 	}
-	rep := journal.Simulate(entries, p.Evaluate)
+	rep := journal.Simulate(entries, p.Evaluate, journal.Options{})
 	if rep.Changed != 0 || rep.Alerts != len(msg.Items) {
 		t.Fatalf("same config: %d of %d changed: %+v", rep.Changed, rep.Alerts, rep.Changes)
 	}
@@ -165,13 +165,13 @@ func TestSimulateUnchangedConfigKeepsSuppressionAcrossWebhooks(t *testing.T) {
 	for _, file := range []string{"ha-suppressed.jsonl", "hourly-suppressed.jsonl"} {
 		t.Run(file, func(t *testing.T) {
 			entries := readJSONL(t, file)
-			rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate)
+			rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate, journal.Options{})
 			if rep.Alerts != 2 || rep.Changed != 0 {
 				t.Fatalf("unchanged config: %d alerts, %d changed %v, want 2 alerts, 0 changed", rep.Alerts, rep.Changed, rep.Counts)
 			}
 			// A candidate that turns the page into a ticket does lift the
 			// suppression: a real change is still reported.
-			rep = journal.Simulate(entries, readmePipeline(t, strictPages()).Evaluate)
+			rep = journal.Simulate(entries, readmePipeline(t, strictPages()).Evaluate, journal.Options{})
 			if rep.Counts["unsuppressed"] != 1 || rep.Counts["page→ticket"] != 1 {
 				t.Fatalf("strict candidate: counts %v, want page→ticket 1 and unsuppressed 1", rep.Counts)
 			}
@@ -183,7 +183,7 @@ func TestSimulateUnchangedConfigKeepsSuppressionAcrossWebhooks(t *testing.T) {
 // assumed still suppressed, and the report says so.
 func TestSimulateSuppressorOutsideTheEntriesIsAssumed(t *testing.T) {
 	entries := readJSONL(t, "ha-suppressed.jsonl")[2:] // replica b's ticket alone
-	rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate)
+	rep := journal.Simulate(entries, readmePipeline(t, config.LoadDefault().Policies).Evaluate, journal.Options{})
 	if rep.Changed != 0 || rep.AssumedSuppressed != 1 {
 		t.Fatalf("changed %d %v, assumed %d; want 0 changed, 1 assumed", rep.Changed, rep.Counts, rep.AssumedSuppressed)
 	}
@@ -217,9 +217,9 @@ func TestReportTextIsInert(t *testing.T) {
 	}
 	for _, line := range strings.Split(strings.TrimSpace(md), "\n") {
 		if strings.HasPrefix(line, "| 0001") || strings.HasPrefix(line, "| ") && strings.Contains(line, "Probe") {
-			// One row for the change, with its 6 cells: 7 unescaped pipes.
-			if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 7 {
-				t.Errorf("the change's row has %d cell separators, want 7: %q", n, line)
+			// One row for the change, with its 8 cells: 9 unescaped pipes.
+			if n := strings.Count(line, "|") - strings.Count(line, `\|`); n != 9 {
+				t.Errorf("the change's row has %d cell separators, want 9: %q", n, line)
 			}
 		}
 	}
@@ -257,7 +257,7 @@ func TestSimulateASuppressorResolvedInThePeriodIsNoChange(t *testing.T) {
 	entries := []journal.Entry{journal.FromResult(msg, rs[0])}
 	rs, msg = decidedAt(p, t0.Add(2*time.Hour), sloAlert("p1", "page", "resolved", t0.Add(-time.Hour)))
 	entries = append(entries, journal.FromResult(msg, rs[0]))
-	if rep := journal.Simulate(entries, p.Evaluate); rep.Changed != 0 {
+	if rep := journal.Simulate(entries, p.Evaluate, journal.Options{}); rep.Changed != 0 {
 		t.Fatalf("same config: %d changed %v (assumed %d), want 0", rep.Changed, rep.Counts, rep.AssumedSuppressed)
 	}
 }
@@ -280,7 +280,7 @@ func TestSimulateAMutedPageSuppressesNothing(t *testing.T) {
 	entries := []journal.Entry{journal.FromResult(msg, rs[0])}
 	rs, msg = decidedAt(p, t0.Add(time.Hour), sloAlert("t1", "ticket", "firing", t0))
 	entries = append(entries, journal.FromResult(msg, rs[0]))
-	if rep := journal.Simulate(entries, p.Evaluate); rep.Changed != 0 {
+	if rep := journal.Simulate(entries, p.Evaluate, journal.Options{}); rep.Changed != 0 {
 		t.Fatalf("same config: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
 	}
 }

@@ -1,0 +1,148 @@
+package journal_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/journal"
+)
+
+// routeWith routes a result again through p's route tree, as cmd/router's
+// simulate does.
+func routeWith(p *routing.Pipeline) func(r *alert.Result, now time.Time) {
+	return func(r *alert.Result, now time.Time) {
+		r.Receivers, r.MutedBy, r.MutedReceivers = nil, "", nil
+		if r.Decision.Action == alert.ActionNone {
+			return
+		}
+		r.Receivers, _, r.MutedBy, r.MutedReceivers = routing.Deliver(p.Routes.MatchRoutes(r.Label), now)
+		if !r.Alert.Firing() {
+			r.MutedBy, r.MutedReceivers = "", nil
+		}
+	}
+}
+
+// evaluateAt decides each webhook at the time it was received.
+func evaluateAt(p *routing.Pipeline) journal.Evaluator {
+	return func(msg *alert.Message) []*alert.Result {
+		at := msg.ReceivedAt
+		p.Now = func() time.Time { return at }
+		return p.Evaluate(msg)
+	}
+}
+
+// The audit's journal of a link flapping under the default flap section
+// (threshold 4, window 1h, cool_down 10m): it paged, resolved, fired again
+// a minute later (damped: re-fire within cool_down) and kept flapping
+// (damped: 5 and 7 transitions in 1h). Under the very config in force the
+// simulator reported "ticket→page" for each damped firing (phantom pages);
+// replaying the fingerprint's transitions under the candidate's flap
+// section reports nothing. A looser flap section (threshold 10, cool_down
+// 1m) is reported as what the router then did: the 5-transition firing
+// pages, with a "flap" change.
+func TestSimulateReplaysFlapDamping(t *testing.T) {
+	entries := readJSONL(t, "flap-linkflap.jsonl")
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	def := flap.DefaultConfig()
+	rep := journal.Simulate(entries, evaluateAt(p), journal.Options{Flap: &def, Route: routeWith(p)})
+	if rep.Changed != 0 {
+		t.Fatalf("same flap section: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
+	}
+	loose := flap.Config{Threshold: 10, Window: def.Window, CoolDown: flap.DefaultConfig().CoolDown / 10}
+	rep = journal.Simulate(entries, evaluateAt(p), journal.Options{Flap: &loose, Route: routeWith(p)})
+	if rep.ByStatus["firing"]["flap"] != 1 || rep.ByStatus["firing"]["ticket→page"] != 1 {
+		t.Fatalf("looser flap section: by status %v, want one firing ticket→page with a flap change", rep.ByStatus)
+	}
+	for _, c := range rep.Changes {
+		if c.Status == "firing" && (!strings.Contains(c.Before.Flapping, "5 transitions in 1h") || c.After.Flapping != "") {
+			t.Fatalf("change %+v: want the 5-transition firing, damped before and not after", c)
+		}
+	}
+}
+
+// A page the live burn rates raised (tier "live") is decided from the
+// alert's labels alone by the simulator, which does not query Prometheus:
+// it showed "page→ticket" under the very config. With a prometheus section
+// in the candidate the journaled live decision is carried, and said so;
+// without one the change is real, and explained.
+func TestSimulateCarriesLiveDecisions(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	rs, msg := decidedAt(p, t0, sloAlert("t1", "ticket", "firing", t0))
+	if rs[0].Decision.Action != alert.ActionTicket {
+		t.Fatalf("label decision %s, want ticket", rs[0].Decision.Action)
+	}
+	e := journal.FromResult(msg, rs[0])
+	e.Decision.Action, e.Decision.Tier = alert.ActionPage, "live"
+	e.Decision.Reasons = append(e.Decision.Reasons, "burn rates live from Prometheus (the alert carried none), tier page-fast")
+	e.Receivers = []string{"pagerduty", "slack-triage"}
+	entries := []journal.Entry{e}
+
+	rep := journal.Simulate(entries, evaluateAt(p), journal.Options{Live: true, Route: routeWith(p)})
+	if rep.Changed != 0 {
+		t.Fatalf("candidate with prometheus: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
+	}
+	rep = journal.Simulate(entries, evaluateAt(p), journal.Options{Route: routeWith(p)})
+	if rep.Counts["page→ticket"] != 1 || !strings.Contains(strings.Join(rep.Changes[0].Reasons, "\n"), "no prometheus section") {
+		t.Fatalf("candidate without prometheus: counts %v, changes %+v; want page→ticket saying why", rep.Counts, rep.Changes)
+	}
+}
+
+// Rows say which occurrence changed (status, start) and the counts tell
+// firings from resolves.
+func TestSimulateRowsCarryStatusAndStart(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	var entries []journal.Entry
+	for i, status := range []string{"firing", "resolved"} {
+		rs, msg := decidedAt(p, t0.Add(time.Duration(i)*time.Hour), sloAlert("p1", "page", status, t0))
+		entries = append(entries, journal.FromResult(msg, rs[0]))
+	}
+	rep := journal.Simulate(entries, evaluateAt(readmePipeline(t, strictPages())), journal.Options{})
+	if rep.ByStatus["firing"]["page→ticket"] != 1 || rep.ByStatus["resolved"]["page→ticket"] != 1 {
+		t.Fatalf("by status %v, want one firing and one resolved page→ticket", rep.ByStatus)
+	}
+	b, err := json.Marshal(rep.Changes)
+	if err != nil || !bytes.Contains(b, []byte(`"status":"resolved"`)) || !bytes.Contains(b, []byte(`"starts_at":"2026-12-05T01:00:00Z"`)) {
+		t.Fatalf("changes %s, %v: want status and starts_at", b, err)
+	}
+	var md bytes.Buffer
+	if err := rep.Markdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| change | alerts | firing | resolved |", "| page→ticket | 2 | 1 | 1 |", "| status | starts at |", "| resolved | 2026-12-05T01:00:00Z |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Fatalf("markdown lacks %q:\n%s", want, md.String())
+		}
+	}
+}
+
+// Entries without received_at and group_key (hand-made, foreign exports)
+// were decided as one webhook at 0001-01-01: a page that had resolved
+// before a ticket of its SLO fired suppressed it "in the same payload".
+// Each is now decided alone, at its time.
+func TestSimulateEntriesWithoutWebhookIdentity(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	var entries []journal.Entry
+	for i, a := range []alert.Alert{sloAlert("p1", "page", "firing", t0), sloAlert("p1", "page", "resolved", t0), sloAlert("t1", "ticket", "firing", t0.Add(3*time.Hour))} {
+		rs, msg := decidedAt(p, t0.Add(time.Duration(i)*3*time.Hour), a)
+		e := journal.FromResult(msg, rs[0])
+		e.GroupKey, e.ReceivedAt = "", time.Time{}
+		entries = append(entries, e)
+	}
+	if entries[2].Suppressed {
+		t.Fatal("the ticket was suppressed when journaled: the test needs it sent")
+	}
+	rep := journal.Simulate(entries, evaluateAt(p), journal.Options{})
+	if rep.Changed != 0 {
+		t.Fatalf("same config: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
+	}
+}
