@@ -76,13 +76,15 @@ const maxReadableKey = 160
 // IncidentKey returns the stable key of the incident an alert belongs to:
 // "slo/<identity>" when the decision names an SLO, otherwise the values of
 // groupBy joined with "/" (prefixed by the alertname when the sector is
-// unknown, or when no grouping label but the sector and the KPI has a
-// value: an aggregated rule's `sum by (model)` keeps no service or job,
-// and what is measured says nothing of whose problem it is — two unrelated
-// pages of one sector, a Triton failure and a GPU's XID error, or GitLab's
-// burn-rate pages of two services, would be one incident, the second an
-// update PagerDuty is sent nothing for —, so unrelated alerts stay
-// apart), then "/name=value" for
+// unknown, or when groupBy groups by service and the alert names none —
+// no service, OpenTelemetry service name, job or catch-all job's app: an
+// aggregated rule's `sum by (model)` keeps none, and what is measured or
+// where says nothing of whose problem it is; two unrelated pages of one
+// sector, a Triton failure and a GPU's XID error, or GitLab's burn-rate
+// pages of two services, would be one incident, the second an update
+// PagerDuty is sent nothing for —, so unrelated alerts stay apart; a
+// configured groupBy without service is taken as written), then
+// "/name=value" for
 // each label of scope the alert has. Characters that would break a Redis
 // hash tag are replaced; over-long keys are hashed.
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
@@ -92,17 +94,16 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		b.WriteString(r.Decision.SLO)
 	} else {
 		var buf [8]string
-		values, named := buf[:0], false
+		values, noService := buf[:0], false
 		for _, name := range groupBy {
 			v := get(name)
 			if name == "service" && v == "" {
 				v = serviceOf(get)
+				noService = v == ""
 			}
-			named = named || (v != "" && name != "sector" && name != "kpi")
 			values = append(values, v)
 		}
-		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" ||
-			(!named && len(groupBy) > 1) {
+		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
 			b.WriteString(get("alertname"))
 			b.WriteByte('/')
 		}
