@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -107,6 +108,35 @@ func TestPyrraSeriesWithALabelTheAlertLacksAreRead(t *testing.T) {
 	}
 	if len(lc.Burns) != 2 || lc.Burns[0].Rate < 19.9 {
 		t.Errorf("burns %+v, want 5m and 1h at 20×", lc.Burns)
+	}
+}
+
+// An alert of one replica of an HA pair (its prometheus_replica) reads the
+// SLO's series recorded by the other replicas, as a querier that does not
+// deduplicate answers them: a review found replica 2's alert reading "no
+// data" when replicas 0 and 1 answered, once series contradicting an
+// alert's label were no longer read.
+func TestAnAlertOfAnotherReplicaReadsTheReplicasSeries(t *testing.T) {
+	sloth := `"sloth_id":"api-availability","sloth_service":"api","sloth_slo":"availability"`
+	srv := vectorServer(t, func(q string, now int64) (res []string) {
+		for _, replica := range []string{"prometheus-k8s-0", "prometheus-k8s-1"} {
+			switch {
+			case strings.Contains(q, slothSLIPrefix):
+				res = append(res, fmt.Sprintf(`{"metric":{"__name__":"%s1h",%s,"sloth_window":"1h","prometheus_replica":%q},"value":[%d,"0.2"]}`, slothSLIPrefix, sloth, replica, now))
+			case strings.Contains(q, slothErrorBudget):
+				res = append(res, fmt.Sprintf(`{"metric":{"__name__":%q,%s,"prometheus_replica":%q},"value":[%d,"0.01"]}`, slothErrorBudget, sloth, replica, now))
+			}
+		}
+		return res
+	})
+	a := slothAlert()
+	a.Labels["prometheus_replica"] = "prometheus-k8s-2"
+	lc, err := newClient(t, config(srv.URL), Options{}).Lookup(context.Background(), a)
+	if err != nil {
+		t.Fatalf("Lookup: %v, want the replicas' burn", err)
+	}
+	if b, _ := lc.Burn(time.Hour); b < 19.9 {
+		t.Errorf("burn 1h %g, want 20", b)
 	}
 }
 

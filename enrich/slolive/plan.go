@@ -248,6 +248,11 @@ func (p *plan) assemble(r results, at time.Time) (*Context, error) {
 			if zeroBudget(r[qBudget], pyrraObjective, 1) {
 				return nil, fmt.Errorf("%w: %s of slo %q is 1", errNoBudget, pyrraObjective, p.slo)
 			}
+			if strictest(r[qBudget], pyrraObjective, matcher{}) != nil {
+				// Objectives there are, of other namespaces (or tenants)
+				// than the alert's: not a missing flag.
+				return nil, fmt.Errorf("%w: no %s of slo %q agrees with the alert's labels", ErrNoData, pyrraObjective, p.slo)
+			}
 			if len(burnsByName(r[qBurn], "", pyrraBurnInfix, 1, matcher{})) > 0 {
 				// The burn series are there: only the objective is not
 				// (Pyrra records it with --generic-rules).
@@ -353,7 +358,8 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match matcher
 // matcher picks the series of an SLO's answer that are the alert's. Its
 // zero value takes every series (a hand-rolled SLO shows its worst).
 // Strict, a series agrees when each of its labels (but __name__, slo and
-// sloth_window, the series's, never an alert's) has the alert's value.
+// sloth_window, the series's, never an alert's, and replicaLabels) has the
+// alert's value.
 // Loose, when none of them has another value than the alert's: a series
 // may carry a label the alert lacks (an undeduplicated HA pair's replica,
 // a federated tenant's id), never another value of one it has — another
@@ -364,6 +370,14 @@ type matcher struct {
 	labels map[string]string
 	loose  bool
 }
+
+// replicaLabels name the replica of an HA pair (Prometheus Operator's
+// prometheus_replica, Thanos' replica and rule_replica, Cortex/Mimir's
+// __replica__): the series of one SLO recorded by either replica, and
+// read through a querier that does not deduplicate them, agree with an
+// alert sent by any (the alert of replica 2 read "no data" when only
+// replicas 0 and 1 answered).
+var replicaLabels = map[model.LabelName]bool{"prometheus_replica": true, "replica": true, "rule_replica": true, "__replica__": true}
 
 // agreeing is the matcher burnsByName reads the burn series v with:
 // strict when some series agree with labels, else loose.
@@ -381,7 +395,7 @@ func agrees(m model.Metric, match matcher) bool {
 		return true
 	}
 	for k, v := range m {
-		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" {
+		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" || replicaLabels[k] {
 			continue
 		}
 		mv, ok := match.labels[string(k)]

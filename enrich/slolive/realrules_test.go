@@ -98,6 +98,16 @@ func TestPyrraSLOsSharingANameReadTheirOwnObjective(t *testing.T) {
 			t.Logf("summary of %s: %s", ns, lc.Summary())
 		})
 	}
+	// A namespace with no SLO of that name reads no data, and says that no
+	// objective agrees with the alert — not that pyrra_objective is
+	// missing (written with --generic-rules), which sent the operator to a
+	// flag already on.
+	a := pyrraAlert("api-errors")
+	a.Labels["namespace"] = "team-c"
+	_, err := c.Lookup(context.Background(), a)
+	if !errors.Is(err, ErrNoData) || errors.Is(err, errNoObjective) || !strings.Contains(err.Error(), "agrees with the alert's labels") {
+		t.Errorf("team-c: %v, want no data: no objective agrees with the alert's labels", err)
+	}
 }
 
 // TestABadQueryOfOneSLODoesNotOpenTheBreaker: a hand-rolled template that
