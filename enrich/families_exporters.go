@@ -60,6 +60,18 @@ const (
 	srcKSM          = srcKP + "kubeStateMetrics-prometheusRule.yaml (kube_state_metrics_* self-metrics of kube-state-metrics)"
 	srcReloader     = srcKP + "prometheusOperator-prometheusRule.yaml (reloader_* metrics of the prometheus-operator config-reloader sidecar)"
 	srcAlerts       = srcKP + "kubePrometheus-prometheusRule.yaml (Prometheus' own ALERTS series, read by InfoInhibitor)"
+	// Serving frameworks beyond the engines of builtinFamilies.
+	srcKServe       = "kserve/website docs/modelserving/observability/prometheus_metrics.md (request_{preprocess,predict,postprocess,explain}_seconds step latencies)"
+	srcRayServe     = "ray-project/ray doc/source/serve/monitoring.md (built-in Ray Serve metrics, ray_serve_*)"
+	srcLMCacheRef   = "LMCache/LMCache docs/source/production/observability/metrics.rst (lmcache:* metrics reference)"
+	srcTRTLLMServe  = "NVIDIA/TensorRT-LLM tensorrt_llm/metrics/collector.py (trtllm_* metrics of trtllm-serve's MetricsCollector)"
+	srcTRTLLMBlocks = "triton-inference-server/tensorrtllm_backend README (nv_trt_llm_kv_cache_block_metrics: max, free and used KV cache blocks, tokens per block)"
+	srcDynamo       = "ai-dynamo/dynamo docs/observability/metrics.md (dynamo_frontend_*, dynamo_component_* and kvstats metrics)"
+	srcNIM          = "NVIDIA NIM for LLMs docs observability.html (docs.nvidia.com/nim/large-language-models/latest: unprefixed engine metrics)"
+	srcLLMDRouter   = "llm-d docs operations/observability/router-metrics (llm-d.ai: llm_d_epp_* Endpoint Picker metrics, renamed from inference_objective_* and inference_extension_*)"
+	srcTorchServe   = "pytorch/serve docs/metrics.md, docs/metrics_api.md (ts_* Prometheus metrics)"
+	srcMLServer     = "SeldonIO/MLServer docs/user-guide/metrics.md (default metrics)"
+	srcBentoML      = "bentoml/BentoML docs/source/build-with-bentoml/observability/metrics.rst (bentoml_service_* default metrics)"
 )
 
 // exporterFamilies extend builtinFamilies with the exporters the corpus of
@@ -219,4 +231,117 @@ var exporterFamilies = []family{
 	// queue) and ClickHouse. Vendor prefixes, no KPI.
 	{Prefix: "presto_", Sector: secBigData, Source: srcPresto},
 	{Prefix: "ClickHouse", Sector: secBigData, Source: srcClickHouse},
+	// Serving frameworks: model servers are GPU serving (as Triton and TF
+	// Serving); their proxies' HTTP/gRPC error responses are the API's
+	// error rate (as a load balancer's); KV-cache occupancy, prefix reuse and a KV
+	// cache tier's hit ratio are what vLLM's equivalents are. Read by the
+	// names' own words, as vLLM's: waiting requests and queue sizes are
+	// queue time, running or in-flight requests concurrency (no KPI), a
+	// step or processing latency compute time (no KPI).
+	//
+	// KServe's model server: the latency of each step of a request. None
+	// is end-to-end (predict leaves out pre/post-processing) nor queueing.
+	{Name: "request_preprocess_seconds", Sector: secGPU, Source: srcKServe},
+	{Name: "request_predict_seconds", Sector: secGPU, Source: srcKServe},
+	{Name: "request_postprocess_seconds", Sector: secGPU, Source: srcKServe},
+	{Name: "request_explain_seconds", Sector: secGPU, Source: srcKServe},
+	// Ray Serve. Requests waiting for a replica are queue time; the HTTP
+	// and gRPC proxies' latency is end to end ("measured from the Serve
+	// HTTP proxy"); a replica's processing latency is its compute time;
+	// ongoing, processing and router request counts are concurrency.
+	{Name: "ray_serve_deployment_queued_queries", Sector: secGPU, KPI: "QTS", Source: srcRayServe},
+	{Name: "ray_serve_replica_queued_queries", Sector: secGPU, KPI: "QTS", Source: srcRayServe},
+	{Name: "ray_serve_deployment_queuing_latency_ms", Sector: secGPU, KPI: "QTS", Source: srcRayServe},
+	{Name: "ray_serve_http_request_latency_ms", Sector: secGPU, KPI: "E2E", Source: srcRayServe},
+	{Name: "ray_serve_grpc_request_latency_ms", Sector: secGPU, KPI: "E2E", Source: srcRayServe},
+	{Name: "ray_serve_deployment_processing_latency_ms", Sector: secGPU, Source: srcRayServe},
+	{Name: "ray_serve_num_http_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
+	{Name: "ray_serve_num_grpc_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
+	{Name: "ray_serve_num_deployment_http_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
+	{Name: "ray_serve_num_deployment_grpc_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
+	{Prefix: "ray_serve_", Sector: secGPU, Source: srcRayServe},
+	// LMCache, the KV cache storage tier (lmcache: stays its sector):
+	// retrieve and lookup hit rates and hit tokens are its hit ratio,
+	// local and remote cache usage its occupancy, retrieve, store and
+	// lookup times its latency, CPU-backend evictions its eviction rate.
+	{Name: "lmcache:retrieve_hit_rate", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:lookup_hit_rate", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:request_cache_hit_rate", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:num_hit_tokens", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:num_requested_tokens", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:num_lookup_hits", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:num_lookup_tokens", Sector: secPStorage, KPI: "CHR", Source: srcLMCacheRef},
+	{Name: "lmcache:local_cache_usage", Sector: secPStorage, KPI: "COCC", Source: srcLMCacheRef},
+	{Name: "lmcache:remote_cache_usage", Sector: secPStorage, KPI: "COCC", Source: srcLMCacheRef},
+	{Name: "lmcache:local_storage_usage", Sector: secPStorage, KPI: "COCC", Source: srcLMCacheRef},
+	{Name: "lmcache:time_to_retrieve", Sector: secPStorage, KPI: "CLAT", Source: srcLMCacheRef},
+	{Name: "lmcache:time_to_store", Sector: secPStorage, KPI: "CLAT", Source: srcLMCacheRef},
+	{Name: "lmcache:time_to_lookup", Sector: secPStorage, KPI: "CLAT", Source: srcLMCacheRef},
+	{Name: "lmcache:local_cpu_evict_count", Sector: secPStorage, KPI: "EVR", Source: srcLMCacheRef},
+	{Name: "lmcache:local_cpu_evict_keys_count", Sector: secPStorage, KPI: "EVR", Source: srcLMCacheRef},
+	// TensorRT-LLM (trtllm-serve, and Dynamo's pass-through): its names
+	// follow vLLM's. Block reuse is prefix reuse (PCHR); KV cache
+	// utilization and blocks in use are occupancy.
+	{Name: "trtllm_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcTRTLLMServe},
+	{Name: "trtllm_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcTRTLLMServe},
+	{Name: "trtllm_e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcTRTLLMServe},
+	{Name: "trtllm_request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcTRTLLMServe},
+	{Name: "trtllm_num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcTRTLLMServe},
+	{Name: "trtllm_request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcTRTLLMServe},
+	{Name: "trtllm_request_decode_time_seconds", Sector: secGPU, Source: srcTRTLLMServe, Decode: true},
+	{Name: "trtllm_kv_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_iter_reuse_rate", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_reused_blocks", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_missed_blocks", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
+	{Name: "trtllm_prompt_cached_tokens", Sector: secPCompute, KPI: "CTR", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_utilization", Sector: secPStorage, KPI: "COCC", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_host_utilization", Sector: secPStorage, KPI: "COCC", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_used_blocks", Sector: secPStorage, KPI: "COCC", Source: srcTRTLLMServe},
+	{Name: "trtllm_kv_cache_free_blocks", Sector: secPStorage, KPI: "COCC", Source: srcTRTLLMServe},
+	{Name: "nv_trt_llm_kv_cache_block_metrics", Sector: secPStorage, KPI: "COCC", Source: srcTRTLLMBlocks},
+	// NVIDIA Dynamo: the frontend's TTFT, ITL and request duration, its
+	// queued requests (waiting for a first token); inflight requests are
+	// concurrency. The workers' kvstats are vLLM's KV usage and prefix
+	// hit rate.
+	{Name: "dynamo_frontend_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcDynamo},
+	{Name: "dynamo_frontend_inter_token_latency_seconds", Sector: secGPU, KPI: "ITL", Source: srcDynamo},
+	{Name: "dynamo_frontend_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcDynamo},
+	{Name: "dynamo_frontend_queued_requests", Sector: secGPU, KPI: "QTS", Source: srcDynamo},
+	{Name: "dynamo_component_kvstats_gpu_cache_usage_percent", Sector: secPStorage, KPI: "COCC", Source: srcDynamo},
+	{Name: "dynamo_component_kvstats_active_blocks", Sector: secPStorage, KPI: "COCC", Source: srcDynamo},
+	{Name: "dynamo_component_kvstats_gpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcDynamo},
+	{Prefix: "dynamo_frontend_", Sector: secGPU, Source: srcDynamo},
+	{Prefix: "dynamo_component_", Sector: secGPU, Source: srcDynamo},
+	// NVIDIA NIM for LLMs exports the engine's names without a namespace.
+	{Name: "time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcNIM},
+	{Name: "time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcNIM},
+	{Name: "e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcNIM},
+	{Name: "num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcNIM},
+	{Name: "num_requests_running", Sector: secGPU, Source: srcNIM},
+	{Name: "gpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcNIM},
+	// llm-d's Endpoint Picker under its own prefix: its request metrics
+	// are those of inference_objective_* (the API's), the rest the
+	// endpoint picker's (the prompt-cache load balancer, as
+	// inference_extension_*).
+	{Name: "llm_d_epp_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcLLMDRouter},
+	{Name: "llm_d_epp_request_error", Sector: secAPI, KPI: "ERR", Source: srcLLMDRouter},
+	{Name: "llm_d_epp_request", Sector: secAPI, Source: srcLLMDRouter},
+	{Prefix: "llm_d_epp_", Sector: secPLB, Source: srcLLMDRouter},
+	// TorchServe: cumulative queue and inference latency counters (the
+	// inference latency runs from the request's arrival to its response).
+	{Name: "ts_queue_latency_microseconds", Sector: secGPU, KPI: "QTS", Source: srcTorchServe},
+	{Name: "ts_inference_latency_microseconds", Sector: secGPU, KPI: "E2E", Source: srcTorchServe},
+	{Name: "ts_inference_requests", Sector: secGPU, Source: srcTorchServe},
+	// MLServer (Seldon): its adaptive-batching and inference-worker
+	// queues. Failed inference requests are the model server's own
+	// failures, as a deployment's exceptions (ray_serve_deployment_error_counter)
+	// or vLLM's aborts: GPU serving without KPI, class errors from the
+	// alertname; only HTTP and gRPC responses are the API's ERR.
+	{Name: "batch_request_queue", Sector: secGPU, KPI: "QTS", Source: srcMLServer},
+	{Name: "parallel_request_queue", Sector: secGPU, KPI: "QTS", Source: srcMLServer},
+	{Name: "model_infer_request_failure", Sector: secGPU, Source: srcMLServer},
+	{Name: "model_infer_request_success", Sector: secGPU, Source: srcMLServer},
+	// BentoML (and OpenLLM, which serves through it).
+	{Name: "bentoml_service_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcBentoML},
+	{Prefix: "bentoml_", Sector: secGPU, Source: srcBentoML},
 }

@@ -64,6 +64,15 @@ var builtinWords = []word{
 	{Phrase: "tgi", Sector: secGPU},
 	{Phrase: "triton", Sector: secGPU},
 	{Phrase: "prefill", Sector: secGPU},
+	// Serving frameworks (families_exporters.go). Not "Dynamo" (also
+	// DynamoDB: "DynamoDBThrottling" splits into dynamo, db) nor "NIM".
+	{Phrase: "kserve", Sector: secGPU},
+	{Phrase: "ray serve", Sector: secGPU},
+	{Phrase: "torchserve", Sector: secGPU},
+	{Phrase: "bentoml", Sector: secGPU},
+	{Phrase: "mlserver", Sector: secGPU},
+	{Phrase: "trtllm", Sector: secGPU},
+	{Phrase: "tensorrt llm", Sector: secGPU},
 	{Phrase: "decode", Sector: secGPU, Generic: true},
 	// LLM API.
 	{Phrase: "p95 lat", Sector: secAPI, KPI: "P95 LAT"},
