@@ -525,7 +525,7 @@ func TestHints(t *testing.T) {
 			newAlert(kv("alertname", "X", "kpi", "EBR"), nil, ""), HintBurnExemplars, false, "exemplars"},
 		{"burn-exemplars says how long the budget lasts",
 			newAlert(kv("alertname", "X", "kpi", "EBR", "burn_rate_1h", "15.2"), nil, ""),
-			HintBurnExemplars, true, "burn rate 15.2 over 1h: at this pace a 30-day error budget (assumed: the alert names no SLO period) lasts 1d 23h"},
+			HintBurnExemplars, true, "burn rate 15.2 over 1h: at this pace a 30-day error budget (assumed: no slo_period or period label says the SLO's) lasts 1d 23h"},
 		{"burn-exemplars reads humanize's milli, not minutes",
 			newAlert(kv("alertname", "X", "kpi", "EBR", "burn_rate_1h", "500m"), nil, ""),
 			HintBurnExemplars, true, "burn rate 0.5 over 1h"},

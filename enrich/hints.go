@@ -839,13 +839,18 @@ func burnHint(a *alert.Alert) string {
 			continue
 		}
 		period, from := budgetPeriodOf(a)
-		left := time.Duration(float64(period) / r).Round(time.Hour)
-		budget := "a 30-day error budget (assumed: the alert names no SLO period)"
+		budget := "a 30-day error budget (assumed: no slo_period or period label says the SLO's)"
 		if from != "" {
 			budget = "the " + periodName(period) + " error budget (" + from + ")"
 		}
+		// A burn far below 1 outlasts any budget: a year says so (the
+		// hours of a burn of 1e-9 overflowed a Duration: "-2562047h").
+		lasts := "more than a year"
+		if left := float64(period) / r; left < float64(365*24*time.Hour) {
+			lasts = days(time.Duration(left).Round(time.Hour))
+		}
 		return fmt.Sprintf("burn rate %.1f over %s: at this pace %s lasts %s — use the exemplars of the failing requests to find what spends it",
-			r, strings.TrimPrefix(k, "burn_rate_"), budget, days(left))
+			r, strings.TrimPrefix(k, "burn_rate_"), budget, lasts)
 	}
 	return ""
 }
@@ -882,7 +887,9 @@ func budgetPeriodOf(a *alert.Alert) (time.Duration, string) {
 	for _, t := range pyrraTiers {
 		// Pyrra rounds its windows to the minute: 2% of slack.
 		if r := ex / long / (t.div / t.factor); r > 0.98 && r < 1.02 {
-			p := time.Duration(long * t.div * float64(time.Second)).Round(time.Hour)
+			// Periods are whole days: 1h4m × 672 is a 30-day SLO's
+			// rounded window, not 29d 21h.
+			p := time.Duration(long * t.div * float64(time.Second)).Round(24 * time.Hour)
 			return p, "Pyrra's exhaustion " + strings.TrimSpace(rawEx) + " on its " + strings.TrimSpace(rawLong) + " window"
 		}
 	}
@@ -903,12 +910,14 @@ func periodName(d time.Duration) string {
 // each with two or three significant digits, so that a sub-millisecond
 // queue time is not shown as 0ms.
 func seconds(s float64) string {
+	// The unit is chosen on the value as shown: 0.99996 s is "1.00s",
+	// not "1000ms", and 999.97 µs "1ms".
 	switch {
-	case s >= 1:
+	case s >= 0.9995:
 		return strconv.FormatFloat(s, 'f', 2, 64) + "s"
 	case s == 0:
 		return "0ms"
-	case s >= 1e-3:
+	case s >= 0.9995e-3:
 		return sigDigits(s*1e3) + "ms"
 	}
 	return sigDigits(s*1e6) + "µs"

@@ -289,6 +289,10 @@ func TestK3SubMillisecondTimes(t *testing.T) {
 	split := c.Classify(newAlert(kv("alertname", "FeedDecodeSplit", "severity", "critical", "sector", "llm-inference-gpu"),
 		kv("prefill_seconds", "0.00004", "decode_seconds", "0.0042"), ""))
 	wantHint(t, "prefill 40µs, decode 4.2ms", split, HintPrefillDecode, []string{"4.2ms decode vs 40µs prefill"}, []string{"0ms"})
+	// The unit follows the value as shown: 0.99996 s is 1.00s, not 1000ms.
+	edge := c.Classify(newAlert(kv("alertname", "QueueEdge", "severity", "critical", "sector", "llm-inference-gpu", "kpi", "QTS"),
+		kv("queue_time_seconds", "0.99996", "compute_time_seconds", "0.5"), ""))
+	wantHint(t, "queue 0.99996s", edge, HintQueueTime, []string{"1.00s queued"}, []string{"1000ms", "1000µs"})
 }
 
 // F10: the burn hint uses the SLO period the alert carries and says when
@@ -308,6 +312,15 @@ func TestK3BurnHintUsesTheSLOPeriod(t *testing.T) {
 	wantHint(t, "slo_period=28d", named, HintBurnExemplars, []string{"28-day error budget", "lasts 2d"}, []string{"30-day"})
 	none := c.Classify(newAlert(kv("alertname", "ErrorBudgetBurn", "severity", "critical"), kv("burn_rate_1h", "15.2"), ""))
 	wantHint(t, "no period", none, HintBurnExemplars, []string{"30-day", "assumed", "lasts 1d 23h"}, nil)
+	// A 30-day Pyrra SLO's windows, rounded to the minute by Pyrra (1h4m,
+	// exhaustion 2d3h): a 30-day budget, not "29d 21h".
+	month := c.Classify(newAlert(kv("alertname", "ErrorBudgetBurn", "severity", "critical", "slo", "x", "long", "1h4m", "short", "5m", "exhaustion", "2d3h"),
+		kv("burn_rate_1h", "15"), ""))
+	wantHint(t, "ErrorBudgetBurn (Pyrra, 30d)", month, HintBurnExemplars, []string{"30-day error budget (Pyrra's", "lasts 2d"}, []string{"29d", "assumed"})
+	// A burn far below 1 outlasts any budget; its hours overflowed
+	// ("lasts -2562047h").
+	slow := c.Classify(newAlert(kv("alertname", "ErrorBudgetBurn", "severity", "warning"), kv("burn_rate_1h", "1e-9"), ""))
+	wantHint(t, "burn 1e-9", slow, HintBurnExemplars, []string{"lasts more than a year"}, []string{"lasts -"})
 }
 
 // F6: with clock sync no OWD, OpenShift's NodeClockNotSynchronising must
