@@ -90,10 +90,13 @@ type Change struct {
 
 // Report is what a candidate config would change over a journal.
 type Report struct {
-	// Alerts is how many alerts were decided again: one per fingerprint,
-	// status and start time (an alert Alertmanager re-sent several times
-	// counts once, at its latest decision).
+	// Alerts is how many firings and resolves were decided again: one per
+	// fingerprint, status and start time (an alert Alertmanager re-sent
+	// several times counts once, at its latest decision; an alert that
+	// fired and resolved three times, six).
 	Alerts int `json:"alerts"`
+	// Fingerprints is how many distinct alerts those are.
+	Fingerprints int `json:"fingerprints"`
 	// Changed is how many of them changed in any way.
 	Changed int `json:"changed"`
 	// Counts counts the changes by kind ("page→ticket": 3, "receivers": 1).
@@ -214,6 +217,7 @@ func Simulate(entries []Entry, evaluate Evaluator, opts Options) *Report {
 	}
 	rep := &Report{Counts: map[string]int{}, ByStatus: map[string]map[string]int{}, BySector: map[string]map[string]int{},
 		ByPolicy: map[string]map[string]int{}, IntegrationsCompared: opts.Integrations != nil}
+	fps := map[string]bool{}
 	for _, k := range order {
 		idx := groups[k]
 		msg := &alert.Message{GroupKey: k.groupKey, ReceivedAt: k.at, Items: make([]alert.Alert, len(idx))}
@@ -238,6 +242,10 @@ func Simulate(entries []Entry, evaluate Evaluator, opts Options) *Report {
 				continue
 			}
 			rep.Alerts++
+			if !fps[entries[i].Fingerprint] {
+				fps[entries[i].Fingerprint] = true
+				rep.Fingerprints++
+			}
 			if j < len(results) {
 				rep.add(&entries[i], results[j], seen, opts.Integrations, reached)
 			}
@@ -619,7 +627,11 @@ func bump(m map[string]map[string]int, key, kind string) {
 func (rep *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# What changes under the candidate configuration\n\n")
-	fmt.Fprintf(&b, "%d alerts decided again, %d changed.\n\n", rep.Alerts, rep.Changed)
+	alerts := "alerts"
+	if rep.Fingerprints == 1 {
+		alerts = "alert"
+	}
+	fmt.Fprintf(&b, "%d firings and resolves of %d %s decided again, %d changed.\n\n", rep.Alerts, rep.Fingerprints, alerts, rep.Changed)
 	if rep.IntegrationsCompared {
 		fmt.Fprintf(&b, "**Pages that would no longer reach PagerDuty: %d**\n\nPages that would newly reach PagerDuty: %d\n\n", rep.PagesLostToPagerDuty, rep.PagesNewToPagerDuty)
 	}

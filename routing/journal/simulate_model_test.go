@@ -117,7 +117,9 @@ func TestSimulateRowsCarryStatusAndStart(t *testing.T) {
 	if err := rep.Markdown(&md); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| change | alerts | firing | resolved |", "| page→ticket | 2 | 1 | 1 |", "| status | starts at |", "| resolved | 2026-12-05T01:00:00Z |"} {
+	// One alert, fired and resolved: two transitions of one alert, not
+	// "2 alerts".
+	for _, want := range []string{"2 firings and resolves of 1 alert decided again, 2 changed.", "| change | alerts | firing | resolved |", "| page→ticket | 2 | 1 | 1 |", "| status | starts at |", "| resolved | 2026-12-05T01:00:00Z |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md.String())
 		}
