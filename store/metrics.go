@@ -26,9 +26,12 @@ const (
 	// opDial counts failed connection attempts (TCP, TLS handshake); its
 	// duration series stays empty.
 	opDial = "dial"
+	// opNewConn is the probe's ping on fresh connections
+	// (Redis.PingNewConnection), apart from the pooled ping's.
+	opNewConn = "new_conn"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents, opDial}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents, opDial, opNewConn}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {

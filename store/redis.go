@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -545,22 +547,14 @@ func (r *Redis) Members(ctx context.Context, key string) ([]string, error) {
 	return members, r.observe(opMembers, start, nil)
 }
 
-// Ping sends PING; on a cluster, to every master, so a node that is down is
-// noticed. Then it does so again on fresh connections (freshPing): the
-// client's pooled connections were set up before, and a Redis that now
-// refuses new ones — a server certificate expired or renewed without the
-// CA the router trusts, a password changed on one side, maxclients
-// reached — still answers them while every webhook needing a new
-// connection fails. Either failure is the ping operation's error.
+// Ping sends PING on the client's connections (pooled ones when it has
+// some); on a cluster, to every master, so a node that is down is
+// noticed. It decides readiness and AlertrouterStoreDown: whether the
+// router's commands can run. A Redis that refuses only new connections is
+// PingNewConnection's to tell.
 func (r *Redis) Ping(ctx context.Context) error {
 	start := time.Now()
-	err := pingAll(ctx, r.client)
-	if err == nil {
-		if err = r.freshPing(ctx); err != nil {
-			err = fmt.Errorf("a new connection fails while the pooled ones still answer (the webhooks that need a new connection fail): %w", err)
-		}
-	}
-	return r.observe(opPing, start, err)
+	return r.observe(opPing, start, pingAll(ctx, r.client))
 }
 
 // pingAll sends PING through c: to every master of a cluster.
@@ -573,18 +567,101 @@ func pingAll(ctx context.Context, c redis.UniversalClient) error {
 	return c.Ping(ctx).Err()
 }
 
+// PingNewConnection pings Redis on fresh connections (freshPing): the
+// client's pooled connections were set up before, and a Redis that now
+// refuses new ones — a server certificate expired or renewed without the
+// CA the router trusts, a password changed on one side, maxclients
+// reached — still answers them while every webhook needing a new
+// connection fails. Its failures are counted as
+// alertrouter_store_errors_total{operation="new_conn"}
+// (AlertrouterStoreRefusesNewConnections), apart from the ping's: the
+// pooled connections still serve, so readiness does not follow it. The
+// error carries Redis' own reply when it sent one before closing the
+// connection (maxclients: go-redis reports the closed connection, a
+// broken pipe, instead).
+func (r *Redis) PingNewConnection(ctx context.Context) error {
+	start := time.Now()
+	var mu sync.Mutex
+	var addrs []string
+	err := r.freshPing(ctx, func(addr string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !slices.Contains(addrs, addr) {
+			addrs = append(addrs, addr)
+		}
+	})
+	if err != nil && closedConn(err) {
+		for _, a := range addrs {
+			if reply := r.greeting(ctx, a); reply != "" {
+				// Redis' reply says it all; go-redis' closed
+				// connection would bring a misleading TLS hint.
+				err = fmt.Errorf("%s answers a new connection %q and closes it (go-redis: %v)", a, reply, err)
+				break
+			}
+		}
+	}
+	return r.observe(opNewConn, start, err)
+}
+
 // freshPing dials Redis anew with the client's options — TCP, the TLS
 // handshake, AUTH/HELLO, SELECT — and sends PING, through a one-shot
 // client of one connection per node closed at once: for a cluster every
 // master (and the seed asked for the layout), for Sentinel a sentinel and
-// the master it names. Without retries: the probe runs again soon.
-func (r *Redis) freshPing(ctx context.Context) error {
+// the master it names. Without retries: the probe runs again soon. dialed
+// is called with each address a connection was set up to (TCP and TLS).
+func (r *Redis) freshPing(ctx context.Context, dialed func(addr string)) error {
 	o := *r.opts
 	o.PoolSize = 1
 	o.MaxRetries = -1
+	dial := o.Dialer
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err == nil {
+			dialed(addr)
+		}
+		return c, err
+	}
 	c := redis.NewUniversalClient(&o)
 	defer c.Close()
 	return pingAll(ctx, c)
+}
+
+// closedConn reports whether err is a connection the other side closed
+// (EOF, reset, broken pipe): what go-redis reports of a Redis that wrote
+// an error and closed at once.
+func closedConn(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// greetingWait bounds how long greeting waits for Redis to speak first.
+const greetingWait = 500 * time.Millisecond
+
+// greeting connects to addr as the client does and returns the error
+// Redis writes on its own before closing a connection it refuses ("ERR
+// max number of clients reached"); "" when it writes nothing within
+// greetingWait (it waits for a command: the normal case) or cannot be
+// reached.
+func (r *Redis) greeting(ctx context.Context, addr string) string {
+	if ctx.Err() != nil {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, greetingWait)
+	defer cancel()
+	c, err := redis.NewDialer(&redis.Options{DialTimeout: r.opts.DialTimeout, TLSConfig: r.opts.TLSConfig})(ctx, "tcp", addr)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	dl, _ := ctx.Deadline()
+	if c.SetReadDeadline(dl) != nil {
+		return ""
+	}
+	line, _ := bufio.NewReader(io.LimitReader(c, 512)).ReadString('\n')
+	if !strings.HasPrefix(line, "-") {
+		return ""
+	}
+	return strings.TrimSpace(strings.TrimPrefix(line, "-"))
 }
 
 // probeScript is what every webhook's claims need of Redis, on one key: a

@@ -14,25 +14,29 @@ import (
 // A Redis that refuses NEW connections — its server certificate renewed
 // by a CA the router does not trust, a password changed on one side,
 // maxclients reached — still answers the connections the client pooled
-// before, so Ping on them passed: readiness stayed green and
-// AlertrouterStoreDown silent while every webhook needing a new
-// connection failed open (duplicate pages). Ping now fails, counted as
-// the ping operation's error (every ping failed: the alert fires).
-func TestRedisPingFailsWhenRedisRefusesNewConnections(t *testing.T) {
+// before. Ping, which decides readiness and AlertrouterStoreDown, keeps
+// answering on them (it failed when it also dialed anew, and with
+// fail_closed every replica sharing the Redis went unready while the
+// pooled connections served every webhook); PingNewConnection fails,
+// counted as alertrouter_store_errors_total{operation="new_conn"}
+// (AlertrouterStoreRefusesNewConnections) and naming Redis' own reply
+// where it sent one (maxclients: go-redis says "broken pipe").
+func TestRedisPingNewConnectionFailsApartWhenRedisRefusesNewConnections(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		setup func(t *testing.T) (store.RedisConfig, func(t *testing.T))
+		want  string // in PingNewConnection's error
 	}{
 		{"a password changed on Redis' side", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
 			srv := redistest.Start(t, "--requirepass", "pw1")
 			cfg := redisConfig(srv.Addr())
 			cfg.Password = "pw1"
 			return cfg, func(t *testing.T) { configSet(t, srv.Addr(), "pw1", "requirepass", "pw2") }
-		}},
+		}, "WRONGPASS"},
 		{"maxclients reached", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
 			srv := redistest.Start(t)
 			return redisConfig(srv.Addr()), func(t *testing.T) { configSet(t, srv.Addr(), "", "maxclients", "1") }
-		}},
+		}, "max number of clients reached"},
 		{"a server certificate the router's CA did not sign", func(t *testing.T) (store.RedisConfig, func(*testing.T)) {
 			first := redistest.NewTLS(t)
 			srv := redistest.StartTLS(t, first)
@@ -42,27 +46,35 @@ func TestRedisPingFailsWhenRedisRefusesNewConnections(t *testing.T) {
 				renewed := redistest.NewTLS(t) // another CA: cert-manager's rotation, the router's CA file not yet
 				configSet(t, srv.Addr(), "", "tls-cert-file", renewed.Cert, "tls-key-file", renewed.Key)
 			}
-		}},
+		}, "certificate"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, refuseNew := tc.setup(t)
 			s, reg := newRedis(t, cfg)
+			if n, ok := series(t, reg, "alertrouter_store_errors_total")["new_conn"]; !ok || n != 0 {
+				t.Fatalf(`alertrouter_store_errors_total{operation="new_conn"} = %v (present %v) at start; want it created at 0`, n, ok)
+			}
 			if err := s.Ping(t.Context()); err != nil {
 				t.Fatalf("Ping before = %v", err)
+			}
+			if err := s.PingNewConnection(t.Context()); err != nil {
+				t.Fatalf("PingNewConnection before = %v", err)
 			}
 			refuseNew(t)
 			// The pooled connection still answers the router's commands.
 			if _, _, err := s.Get(t.Context(), []string{"k"}); err != nil {
 				t.Fatalf("Get on the pooled connection = %v; the test needs it to pass", err)
 			}
-			errsBefore, pingsBefore := series(t, reg, "alertrouter_store_errors_total")["ping"], series(t, reg, "alertrouter_store_operation_duration_seconds")["ping"]
-			err := s.Ping(t.Context())
-			if err == nil || !strings.Contains(err.Error(), "new connection") {
-				t.Fatalf("Ping = %v; want an error saying a new connection fails", err)
+			if err := s.Ping(t.Context()); err != nil {
+				t.Fatalf("Ping = %v; want it to pass on the pooled connections (readiness, AlertrouterStoreDown)", err)
 			}
-			errs, pings := series(t, reg, "alertrouter_store_errors_total")["ping"]-errsBefore, series(t, reg, "alertrouter_store_operation_duration_seconds")["ping"]-pingsBefore
-			if errs != 1 || pings != 1 {
-				t.Errorf("one failed Ping counted %v ping errors of %v pings; want 1 of 1 (AlertrouterStoreDown: every ping failed)", errs, pings)
+			err := s.PingNewConnection(t.Context())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("PingNewConnection = %v; want an error naming %q", err, tc.want)
+			}
+			errs := series(t, reg, "alertrouter_store_errors_total")
+			if errs["new_conn"] != 1 || errs["ping"] != 0 {
+				t.Errorf("counted %v new_conn errors and %v ping errors; want 1 and 0", errs["new_conn"], errs["ping"])
 			}
 		})
 	}

@@ -340,7 +340,7 @@ func series(t *testing.T, reg *prometheus.Registry, name string) map[string]floa
 
 func TestRedisMetricsExistAtZeroForEveryOperation(t *testing.T) {
 	_, reg := newRedis(t, redisConfig("127.0.0.1:1"))
-	ops := []string{"add_members", "claim_join", "delete_if_equal", "dial", "expire_if_equal", "get", "incident_states", "incidents", "members", "ping", "remove_members", "renew_incidents", "set", "set_nx", "write"}
+	ops := []string{"add_members", "claim_join", "delete_if_equal", "dial", "expire_if_equal", "get", "incident_states", "incidents", "members", "new_conn", "ping", "remove_members", "renew_incidents", "set", "set_nx", "write"}
 	for _, name := range []string{"alertrouter_store_errors_total", "alertrouter_store_operation_duration_seconds"} {
 		got := series(t, reg, name)
 		for _, op := range ops {

@@ -212,6 +212,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
 		d.evict.check(ctx, b.state.store, d.logger)
 		d.checkLife(ctx, b)
+		d.checkNewConnections(ctx, b)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -236,6 +237,35 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	}
 	d.probeLogs.Log(ctx, d.logger, slog.LevelWarn, msg+logthrottle.ErrorClass(err), msg, "consecutive_failures", d.failures, "fail_closed", b.state.cfg.FailClosed, "err", err)
 	return nil
+}
+
+// checkNewConnections pings the store on a fresh connection
+// (store.Redis.PingNewConnection) once its pooled ping passed, and warns
+// (throttled as the probe's lines) when that fails: a Redis refusing new
+// connections — a server certificate expired or re-signed without the
+// CA, a password changed on one side, maxclients — fails every webhook
+// that needs one (fail-open: sent without deduplication; fail_closed:
+// 503) while the pooled connections serve the rest. Readiness does not
+// follow it: the pooled connections still work, and every replica
+// sharing that Redis going unready left the Service without endpoints
+// (alertrouter_store_errors_total{operation="new_conn"} and
+// AlertrouterStoreRefusesNewConnections report it).
+func (d *deps) checkNewConnections(ctx context.Context, b *built) {
+	p, ok := b.state.store.(newConnPinger)
+	if !ok {
+		return
+	}
+	err := p.PingNewConnection(ctx)
+	if err == nil || ctx.Err() != nil {
+		return
+	}
+	msg := "store refuses new connections while the pooled ones answer: every webhook that needs a new connection fails (fail-open: sent without deduplication; fail_closed: 503) — a server certificate expired or re-signed without the CA store.redis.tls trusts, a password changed on one side only, or Redis' maxclients reached; staying ready"
+	d.probeLogs.Log(ctx, d.logger, slog.LevelWarn, "new_conn"+logthrottle.ErrorClass(err), msg, "fail_closed", b.state.cfg.FailClosed, "err", err)
+}
+
+// newConnPinger is a store whose probe can dial it anew (store.Redis).
+type newConnPinger interface {
+	PingNewConnection(ctx context.Context) error
 }
 
 // checkLife reads when the store's current run began (dedup.StoreLife) for

@@ -50,6 +50,14 @@ type runtime struct {
 	// retired counts the Slack clicks answered by generations a reload
 	// replaced and still working: the shutdown waits for them too.
 	retired sync.WaitGroup
+
+	// storePending is set while the last reload was refused because its
+	// new store files could not connect (errStoreKept): it is retried on
+	// every secret-file check and store probe tick (retryStoreReload).
+	storePending atomic.Bool
+	// retries says when a refused store-file reload is tried again, for
+	// its error (retryText).
+	retries string
 }
 
 // clicks waits for the Slack clicks b answered to finish their work; nil
@@ -142,15 +150,49 @@ func (rt *runtime) build(cfg *config.Config, st *state) (*built, error) {
 func (rt *runtime) Reload() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	err := rt.reload()
-	if err != nil {
+	return rt.settle(rt.reload(), false)
+}
+
+// retryStoreReload reloads again while a reload is pending that was
+// refused because its new store files could not connect while the
+// previous client still could (keepWorkingStore): nothing else retries
+// it — the files do not change again when Redis takes the new password or
+// certificate, and meanwhile the previous client fails (WRONGPASS once
+// Redis drops its connections) until a SIGHUP. The new client is taken as
+// soon as it answers. A retry refused again logs nothing (the refusal was
+// logged); any other outcome is a reload's.
+func (rt *runtime) retryStoreReload() {
+	if !rt.storePending.Load() {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.storePending.Load() {
+		return // a reload in between settled it
+	}
+	_ = rt.settle(rt.reload(), true)
+}
+
+// settle records the outcome err of a reload: the reload metrics, its log,
+// and whether a store-file reload is pending (storePending). retry is
+// whether it was retryStoreReload's.
+func (rt *runtime) settle(err error, retry bool) error {
+	kept := errors.Is(err, errStoreKept)
+	rt.storePending.Store(kept)
+	switch {
+	case err == nil:
+		if retry {
+			rt.m.logger.Info("the reload refused because its new store files could not connect went through on retry: they connect now")
+		}
+		rt.reloadOK.Set(1)
+		rt.reloadTime.SetToCurrentTime()
+	case kept && retry:
+		rt.m.logger.Debug("store-file reload retried: still refused", "err", err)
+	default:
 		rt.reloadOK.Set(0)
 		rt.m.logger.Error("configuration reload failed; the previous configuration keeps serving", "err", err)
-		return err
 	}
-	rt.reloadOK.Set(1)
-	rt.reloadTime.SetToCurrentTime()
-	return nil
+	return err
 }
 
 func (rt *runtime) reload() error {
@@ -170,7 +212,7 @@ func (rt *runtime) reload() error {
 		if sameStore(old.state.cfg, cfg.Store) && old.state.replay == cfg.Console.EnableReplay {
 			if err := keepWorkingStore(old.state, st); err != nil {
 				st.close()
-				return inConfig(cfg, err)
+				return &storeKeptError{err: inConfig(cfg, err), retries: rt.retries}
 			}
 		}
 		st.markEpoch()
@@ -308,10 +350,13 @@ func storeFilesChanged(old *built, c store.Config) bool {
 // before Redis' requirepass, built a client that could not connect: every
 // store operation failed, webhooks failed open (duplicate pages), while the
 // reload said success. An error refuses the reload, keeping old's client,
-// when next cannot connect and old still can (new connections included:
-// Ping); when neither can, next is taken (nil), as a store down either
-// way is better served by the files now in force. Each ping is bounded by
-// store.redis.dial_timeout plus read_timeout.
+// when next cannot connect and old's connections still answer (Ping: the
+// pooled ones, which serve the webhooks; a client without any, such as
+// next, dials); when neither can, next is taken (nil), as a store down
+// either way is better served by the files now in force. The refused
+// reload is retried (retryStoreReload), and goes through once next
+// answers — Redis took the new files — or old no longer does. Each ping is
+// bounded by store.redis.dial_timeout plus read_timeout.
 func keepWorkingStore(old, next *state) error {
 	r := next.cfg.Redis
 	if r == nil {
@@ -326,7 +371,46 @@ func keepWorkingStore(old, next *state) error {
 	if err == nil || ping(old.store) != nil {
 		return nil
 	}
-	return fmt.Errorf("store.redis: new store TLS/credentials cannot connect: %w; keeping the previous client, which still does (the store's files are tried again when they change next, or on SIGHUP)", err)
+	return fmt.Errorf("store.redis: the new store files (TLS, password) cannot connect while the previous client still does: %w", err)
+}
+
+// errStoreKept marks the error of a reload refused by keepWorkingStore
+// (storeKeptError).
+var errStoreKept = errors.New("the whole reload is refused")
+
+// storeKeptError is a reload refused because its new store files could
+// not connect while the previous client still does: the whole reload,
+// routing and every other change of it included, since one generation
+// carries them all with its store client.
+type storeKeptError struct {
+	err     error
+	retries string // retryText
+}
+
+func (e *storeKeptError) Error() string {
+	retries := e.retries
+	if retries == "" { // a runtime built without serve's flags (tests)
+		retries = retryText(serveOptions{})
+	}
+	return e.err.Error() + " — " + errStoreKept.Error() + ", routing and every other change in it included, and the previous configuration and store client keep serving; " + retries
+}
+
+func (e *storeKeptError) Unwrap() []error { return []error{e.err, errStoreKept} }
+
+// retryText says when a reload refused by keepWorkingStore is tried
+// again, from serve's flags.
+func retryText(o serveOptions) string {
+	var every []string
+	if o.secretCheck > 0 {
+		every = append(every, fmt.Sprintf("every %s (--config.secret-files-check-interval)", o.secretCheck))
+	}
+	if o.storeProbe > 0 {
+		every = append(every, fmt.Sprintf("every %s (--store.probe-interval)", o.storeProbe))
+	}
+	if len(every) == 0 {
+		return "it is not retried (--config.secret-files-check-interval and --store.probe-interval are 0): reload again (SIGHUP, POST /-/reload) once Redis takes the new files"
+	}
+	return "it is retried automatically, " + strings.Join(every, " and ") + ", and goes through as soon as the new files connect (Redis took them) or the previous client no longer does"
 }
 
 // continueGroupings warns of a route with continue whose group_by differs
@@ -486,7 +570,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		return inConfig(cfg, err)
 	}
 	st.markEpoch()
-	rt = &runtime{m: m, deps: d,
+	rt = &runtime{m: m, deps: d, retries: retryText(o),
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
 	}
@@ -603,6 +687,13 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 						failed = nil
 					}
 				case <-tick:
+					if rt.storePending.Load() {
+						// A reload refused as its new store files could
+						// not connect yet: retried until they do (the
+						// files are not expected to change again).
+						rt.retryStoreReload()
+						continue
+					}
 					changed, sums := rt.changedFiles()
 					if maps.Equal(sums, failed) || (len(changed) == 0 && failed == nil) {
 						continue // as a reload failed with them (once), or as in force
@@ -619,7 +710,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 						m.logger.Info("secret files changed: reloading the configuration", "files", strings.Join(changed, ","))
 					}
 					failed = nil
-					if rt.Reload() != nil {
+					if err := rt.Reload(); err != nil && !errors.Is(err, errStoreKept) {
 						failed = sums
 					}
 				case <-stop:
@@ -645,6 +736,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 					pctx, cancel := context.WithTimeout(context.Background(), min(o.storeProbe, 5*time.Second))
 					_ = rt.deps.ready(pctx, rt.current.Load())
 					cancel()
+					rt.retryStoreReload()
 				}
 			}
 		}, func(error) { close(stop) })

@@ -102,7 +102,7 @@ func TestAReloadKeepsTheStoreClientWhenTheNewFilesCannotConnect(t *testing.T) {
 			base, log, send := storeFilesRouter(t, srv, caFile, pwFile)
 			send("before")
 			tc.rotate(t, caFile, pwFile)
-			waitLog(t, log, "new store TLS/credentials cannot connect")
+			waitLog(t, log, "cannot connect while the previous client still does")
 			if m := scrape(t, base); !strings.Contains(m, "alertrouter_config_last_reload_successful 0") {
 				t.Errorf("the refused store client left alertrouter_config_last_reload_successful at 1")
 			}

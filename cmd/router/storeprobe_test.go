@@ -1,0 +1,111 @@
+package main
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+)
+
+// redisCLI runs redis-cli against the plain port of srv, authenticated
+// with password when not empty.
+func redisCLI(t *testing.T, srv *redistest.Server, password string, args ...string) {
+	t.Helper()
+	a := []string{"-p", strings.TrimPrefix(srv.Addr(), "127.0.0.1:")}
+	if password != "" {
+		a = append(a, "-a", password, "--no-auth-warning")
+	}
+	if out, err := exec.Command("redis-cli", append(a, args...)...).CombinedOutput(); err != nil || strings.HasPrefix(string(out), "ERR") {
+		t.Fatalf("redis-cli %v: %v %s", args, err, out)
+	}
+}
+
+// A reload refused because the rotated password file could not connect
+// yet (Redis still on the old password) was never tried again: the file
+// does not change when Redis switches to the new password and drops its
+// connections, so the previous client failed every command (WRONGPASS)
+// from then on — fail-open, every repeat paged again; fail_closed, nothing
+// paged — until a SIGHUP. The refused reload is retried on every check
+// tick and goes through once the new files connect; its log says the whole
+// reload was refused and is retried.
+func TestARefusedStoreFileReloadIsRetriedUntilTheNewFilesConnect(t *testing.T) {
+	tlsFiles := redistest.NewTLS(t)
+	srv := redistest.StartTLS(t, tlsFiles, "--requirepass", "pw1")
+	dir := t.TempDir()
+	caFile, pwFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "redis-password")
+	ca, err := os.ReadFile(tlsFiles.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, caFile, ca)
+	replaceFile(t, pwFile, []byte("pw1\n"))
+	base, log, send := storeFilesRouter(t, srv, caFile, pwFile)
+	send("before")
+
+	// The Secret first: Redis does not take pw2 yet, the reload is refused.
+	replaceFile(t, pwFile, []byte("pw2\n"))
+	waitLog(t, log, "cannot connect while the previous client still does")
+	for _, want := range []string{"the whole reload is refused, routing and every other change in it included", "it is retried automatically"} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the refused reload's log does not say %q:\n%s", want, log.String())
+		}
+	}
+	if m := scrape(t, base); !strings.Contains(m, "alertrouter_config_last_reload_successful 0") {
+		t.Fatalf("the refused reload left alertrouter_config_last_reload_successful at 1")
+	}
+
+	// Then Redis: it takes pw2 and drops the connections of pw1.
+	redisCLI(t, srv, "pw1", "CONFIG", "SET", "requirepass", "pw2")
+	redisCLI(t, srv, "pw2", "CLIENT", "KILL", "TYPE", "normal")
+	waitLog(t, log, "store settings changed")
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(scrape(t, base), "alertrouter_config_last_reload_successful 1") {
+		if time.Now().After(deadline) {
+			t.Fatalf("alertrouter_config_last_reload_successful stayed 0 after the retried reload went through:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if sum := send("before"); sum["deduplicated"] != float64(1) {
+		t.Fatalf("the repeat after Redis took the new password answered %v; want it deduplicated (the new client in use):\n%s", sum, log.String())
+	}
+}
+
+// With fail_closed, a Redis refusing new connections (maxclients) while
+// the pooled ones served every webhook failed the readiness probe's
+// fresh-connection ping: every replica sharing that Redis went unready and
+// the Service lost all its endpoints. The pooled ping decides readiness
+// again; the fresh connection's failure is counted apart
+// (alertrouter_store_errors_total{operation="new_conn"}) and logged with
+// Redis' own reply.
+func TestARedisRefusingNewConnectionsKeepsAFailClosedRouterReady(t *testing.T) {
+	srv := redistest.Start(t)
+	p := writeFile(t, "router.yml", fmt.Sprintf("store: {fail_closed: true, redis: {addrs: [%s]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.Addr()))
+	base, _, log := serveWithStdout(t, p, "--store.probe-interval=20ms")
+	if m := scrape(t, base); !strings.Contains(m, `alertrouter_store_errors_total{operation="new_conn"} 0`) {
+		t.Fatalf(`alertrouter_store_errors_total{operation="new_conn"} is not created at 0`)
+	}
+	redisCLI(t, srv, "", "CONFIG", "SET", "maxclients", "1")
+	time.Sleep(300 * time.Millisecond) // 15 probes: unready after 3 failed ones
+	resp, err := http.Get(base + "/-/ready")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/-/ready = %d while the pooled connections answer; want 200:\n%s", resp.StatusCode, log.String())
+	}
+	waitLog(t, log, "store refuses new connections while the pooled ones answer")
+	if !strings.Contains(log.String(), "max number of clients reached") {
+		t.Errorf("the log does not name Redis' refusal (max number of clients reached):\n%s", log.String())
+	}
+	m := scrape(t, base)
+	if !strings.Contains(m, `alertrouter_store_errors_total{operation="ping"} 0`) || strings.Contains(m, `alertrouter_store_errors_total{operation="new_conn"} 0`) {
+		t.Errorf("want the failures counted as new_conn errors, not ping errors:\n%s", grepLines(m, "alertrouter_store_errors_total"))
+	}
+}
