@@ -176,7 +176,7 @@ const addrForms = "store.redis.addrs takes host:port only (IPv6: [::1]:6379); TL
 // from 1 to 65535.
 func hostPort(a string) bool {
 	host, port, err := net.SplitHostPort(a)
-	if err != nil || host == "" || strings.ContainsAny(host, "/@") {
+	if err != nil || host == "" || strings.ContainsAny(host, "/@ \t\r\n") {
 		return false
 	}
 	n, err := strconv.ParseUint(port, 10, 16)

@@ -76,6 +76,9 @@ func TestConfigRejects(t *testing.T) {
 		{"a port name", "redis:\n  addrs: ['r:redis']", []string{`redis.addrs[0]: "r:redis" is not host:port (a port number 1-65535)`}},
 		{"port 0", "redis:\n  addrs: ['r:0']", []string{`redis.addrs[0]: "r:0" is not host:port`}},
 		{"a port above 65535", "redis:\n  addrs: ['r:70000']", []string{`redis.addrs[0]: "r:70000" is not host:port`}},
+		// Spaces passed check-config and failed at serve ("lookup  127.0.0.1").
+		{"a leading space", "redis:\n  addrs: [' 127.0.0.1:6379']", []string{`redis.addrs[0]: " 127.0.0.1:6379" is not host:port`}},
+		{"a space before the port", "redis:\n  addrs: ['127.0.0.1 :6379']", []string{`redis.addrs[0]: "127.0.0.1 :6379" is not host:port`}},
 		{"both password and password_file", "redis:\n  addrs: [a:1]\n  password: x\n  password_file: /f", []string{"redis.password, password_file: at most one"}},
 		{"sentinel and cluster together", "redis:\n  addrs: [a:1]\n  master_name: m\n  cluster: true", []string{"redis.master_name, cluster: "}},
 		{"a db other than 0 on a cluster", "redis:\n  addrs: [a:1, b:1]\n  db: 2", []string{"redis.db: Redis Cluster has only db 0"}},

@@ -23,8 +23,8 @@ const (
 	opWrite          = "write"
 	opClaimJoin      = "claim_join"
 	opRenewIncidents = "renew_incidents"
-	// opDial counts failed connection attempts (TCP, TLS handshake); its
-	// duration series stays empty.
+	// opDial counts failed connection attempts (TCP, TLS handshake); it
+	// has no duration series.
 	opDial = "dial"
 	// opNewConn is the probe's ping on fresh connections
 	// (Redis.PingNewConnection), apart from the pooled ping's.
@@ -67,7 +67,9 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m := &metrics{duration: map[string]prometheus.Observer{}, errors: map[string]prometheus.Counter{}}
 	for _, op := range operations {
-		m.duration[op] = duration.WithLabelValues(op)
+		if op != opDial { // a dial is counted when it fails, never timed
+			m.duration[op] = duration.WithLabelValues(op)
+		}
 		m.errors[op] = errs.WithLabelValues(op)
 	}
 	return m, nil

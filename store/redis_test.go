@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -343,6 +344,11 @@ func TestRedisMetricsExistAtZeroForEveryOperation(t *testing.T) {
 	ops := []string{"add_members", "claim_join", "delete_if_equal", "dial", "expire_if_equal", "get", "incident_states", "incidents", "members", "new_conn", "ping", "remove_members", "renew_incidents", "set", "set_nx", "write"}
 	for _, name := range []string{"alertrouter_store_errors_total", "alertrouter_store_operation_duration_seconds"} {
 		got := series(t, reg, name)
+		if name == "alertrouter_store_operation_duration_seconds" {
+			// A dial is counted when it fails, never timed: no duration
+			// series that would stay at 0 for ever.
+			ops = slices.DeleteFunc(slices.Clone(ops), func(op string) bool { return op == "dial" })
+		}
 		for _, op := range ops {
 			if v, ok := got[op]; !ok || v != 0 {
 				t.Errorf("%s{operation=%q} = %v (present %v); want 0", name, op, v, ok)
