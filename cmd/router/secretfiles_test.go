@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -241,21 +240,7 @@ func TestARotatedRedisPasswordFileReachesANewClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := writeFile(t, "router.yml", fmt.Sprintf("store: {redis: {addrs: [%s], password_file: %s}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.Addr(), pwFile))
-	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms", "--store.probe-interval=0")
-	send := func(service string) map[string]any {
-		t.Helper()
-		body := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"router","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUDown","severity":"critical","service":%q},"startsAt":"2026-12-04T10:00:00Z"}]}`, service)
-		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var sum map[string]any
-		if err := json.NewDecoder(resp.Body).Decode(&sum); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("webhook answered %d (%v)", resp.StatusCode, err)
-		}
-		return sum
-	}
+	_, log, send := serveStore(t, p)
 	send("before")
 	// Rotate on Redis' side first (a fresh connection authenticates with
 	// pw1 to change it), then the file; Redis drops the old connections.

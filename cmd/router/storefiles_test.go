@@ -20,7 +20,14 @@ import (
 // the webhook's summary.
 func storeFilesRouter(t *testing.T, srv *redistest.Server, caFile, pwFile string) (string, *syncBuffer, func(service string) map[string]any) {
 	t.Helper()
-	p := writeFile(t, "router.yml", fmt.Sprintf("store: {redis: {addrs: [%s], password_file: %s, tls: {ca_file: %s}}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.TLSAddr(), pwFile, caFile))
+	return serveStore(t, writeFile(t, "router.yml", fmt.Sprintf("store: {redis: {addrs: [%s], password_file: %s, tls: {ca_file: %s}}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.TLSAddr(), pwFile, caFile)))
+}
+
+// serveStore serves the config file p, its secret files checked every
+// 50ms and no store probe, and returns its base URL, its log and a send
+// of one firing alert of service, answering the webhook's summary.
+func serveStore(t *testing.T, p string) (string, *syncBuffer, func(service string) map[string]any) {
+	t.Helper()
 	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms", "--store.probe-interval=0")
 	send := func(service string) map[string]any {
 		t.Helper()
@@ -37,6 +44,23 @@ func storeFilesRouter(t *testing.T, srv *redistest.Server, caFile, pwFile string
 		return sum
 	}
 	return base, log, send
+}
+
+// tlsStoreFiles starts a TLS redis-server requiring password pw1, and
+// writes its CA and the password into files of a temporary directory.
+func tlsStoreFiles(t *testing.T) (srv *redistest.Server, caFile, pwFile string) {
+	t.Helper()
+	tlsFiles := redistest.NewTLS(t)
+	srv = redistest.StartTLS(t, tlsFiles, "--requirepass", "pw1")
+	dir := t.TempDir()
+	caFile, pwFile = filepath.Join(dir, "ca.crt"), filepath.Join(dir, "redis-password")
+	ca, err := os.ReadFile(tlsFiles.CA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replaceFile(t, caFile, ca)
+	replaceFile(t, pwFile, []byte("pw1\n"))
+	return srv, caFile, pwFile
 }
 
 // replaceFile writes content to path as a Kubernetes Secret update does:
@@ -89,16 +113,7 @@ func TestAReloadKeepsTheStoreClientWhenTheNewFilesCannotConnect(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tlsFiles := redistest.NewTLS(t)
-			srv := redistest.StartTLS(t, tlsFiles, "--requirepass", "pw1")
-			dir := t.TempDir()
-			caFile, pwFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "redis-password")
-			ca, err := os.ReadFile(tlsFiles.CA)
-			if err != nil {
-				t.Fatal(err)
-			}
-			replaceFile(t, caFile, ca)
-			replaceFile(t, pwFile, []byte("pw1\n"))
+			srv, caFile, pwFile := tlsStoreFiles(t)
 			base, log, send := storeFilesRouter(t, srv, caFile, pwFile)
 			send("before")
 			tc.rotate(t, caFile, pwFile)

@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -35,16 +33,7 @@ func redisCLI(t *testing.T, srv *redistest.Server, password string, args ...stri
 // tick and goes through once the new files connect; its log says the whole
 // reload was refused and is retried.
 func TestARefusedStoreFileReloadIsRetriedUntilTheNewFilesConnect(t *testing.T) {
-	tlsFiles := redistest.NewTLS(t)
-	srv := redistest.StartTLS(t, tlsFiles, "--requirepass", "pw1")
-	dir := t.TempDir()
-	caFile, pwFile := filepath.Join(dir, "ca.crt"), filepath.Join(dir, "redis-password")
-	ca, err := os.ReadFile(tlsFiles.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	replaceFile(t, caFile, ca)
-	replaceFile(t, pwFile, []byte("pw1\n"))
+	srv, caFile, pwFile := tlsStoreFiles(t)
 	base, log, send := storeFilesRouter(t, srv, caFile, pwFile)
 	send("before")
 
