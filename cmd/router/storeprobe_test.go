@@ -76,8 +76,10 @@ func TestARedisRefusingNewConnectionsKeepsAFailClosedRouterReady(t *testing.T) {
 	srv := redistest.Start(t)
 	p := writeFile(t, "router.yml", fmt.Sprintf("store: {fail_closed: true, redis: {addrs: [%s]}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", srv.Addr()))
 	base, _, log := serveWithStdout(t, p, "--store.probe-interval=20ms")
-	if m := scrape(t, base); !strings.Contains(m, `alertrouter_store_errors_total{operation="new_conn"} 0`) {
-		t.Fatalf(`alertrouter_store_errors_total{operation="new_conn"} is not created at 0`)
+	// Created at start (a probe's fresh connection may already have timed
+	// out on a loaded machine: its value is not asserted here).
+	if m := scrape(t, base); !strings.Contains(m, `alertrouter_store_errors_total{operation="new_conn"} `) {
+		t.Fatalf(`alertrouter_store_errors_total{operation="new_conn"} is not created at start`)
 	}
 	redisCLI(t, srv, "", "CONFIG", "SET", "maxclients", "1")
 	time.Sleep(300 * time.Millisecond) // 15 probes: unready after 3 failed ones
