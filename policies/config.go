@@ -226,7 +226,7 @@ func defaultSeverityWords() map[string]alert.Action {
 	for act, words := range map[alert.Action][]string{
 		alert.ActionPage: {"critical", "page", "emergency", "emerg", "panic", "alert", "fatal", "catastrophic", "sev1", "sev2", "p1", "p2", "p0", "sev0", "s0", "s1", "crit",
 			"disaster", "blocker", "high", "highest", "veryhigh", "urgent", "severe"},
-		alert.ActionTicket: {"warning", "warn", "ticket", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "average", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
+		alert.ActionTicket: {"warning", "warn", "ticket", "task", "error", "major", "minor", "medium", "moderate", "low", "lowest", "verylow", "average", "sev3", "sev4", "s2", "s3", "s4", "p3", "p4", "err"},
 		alert.ActionNone:   {"info", "informational", "information", "none", "debug", "trace", "notice", "p5"},
 	} {
 		for _, w := range words {

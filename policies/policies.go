@@ -272,6 +272,10 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 	if !ok {
 		return alert.Decision{}, false
 	}
+	if slothMeta(st.a) {
+		st.note("sloth_severity %s %q ignored: the alert carries sloth_slo_info's labels (sloth_version, sloth_mode, sloth_spec): a rule about Sloth's own series, not an SLO's burn", src, v)
+		return alert.Decision{}, false
+	}
 	key := strings.TrimSpace(v)
 	act, known := e.sloth[key]
 	if !known {
@@ -286,6 +290,22 @@ func (e *Engine) decideSloth(st *decision) (alert.Decision, bool) {
 		r += " (sloth SLO " + id + ")"
 	}
 	return alert.Decision{Action: act, Policy: PolicySloth, Tier: strings.ToLower(key), Reasons: []string{r}}, true
+}
+
+// slothMeta reports whether a carries the labels of Sloth's sloth_slo_info
+// series (sloth_version, sloth_mode, sloth_spec), which Sloth's generated
+// burn-rate alerts never carry: a rule written over that series — an
+// absent() check that an SLO's recording rules run, Wikimedia's
+// SlothSliErrorRatioRateAbsent — keeps them, and with them the SLO's
+// sloth_id and sloth_severity, but is about Sloth's rules, not the SLO's
+// burn: it paged as the SLO whatever its severity said.
+func slothMeta(a *alert.Alert) bool {
+	for _, k := range [...]string{"sloth_version", "sloth_mode", "sloth_spec"} {
+		if _, ok := a.Labels[k]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 // decidePyrra decides multi-window burn-rate alerts by their long and
@@ -1590,7 +1610,7 @@ func SLOIdentity(a *alert.Alert) string {
 
 // sloIdentity is SLOIdentity with the labels of excl left out.
 func sloIdentity(a *alert.Alert, excl map[string]bool) string {
-	if id := a.Labels[labelSlothID]; id != "" {
+	if id := a.Labels[labelSlothID]; id != "" && !slothMeta(a) {
 		return labelPath(id, a.Labels, excl, slothPrefix)
 	}
 	slo := a.Labels[labelSLO]
