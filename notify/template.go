@@ -114,7 +114,7 @@ func (d *Data) Location() string {
 	var b strings.Builder
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
 	// classic ones are missing.
-	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), first("namespace", "k8s.namespace.name"), object} {
+	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), first("namespace", "kubernetes_namespace", "k8s.namespace.name"), object} {
 		v := l[name]
 		if name == "" || v == "" {
 			continue

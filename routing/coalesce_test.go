@@ -558,6 +558,13 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		// One service in two regions (two Alertmanagers feeding the
 		// router): two incidents, as for two clusters.
 		own("search", "region", "us"), own("search", "region", "eu"),
+		// Two sites (Wikimedia's per-site Prometheus' external label),
+		// two Kubernetes namespaces as Prometheus' example scrape
+		// configs name them: two incidents each.
+		own("probes", "site", "eqiad"), own("probes", "site", "codfw"),
+		own("airflow", "kubernetes_namespace", "airflow-main"), own("airflow", "kubernetes_namespace", "airflow-analytics"),
+		// Wikimedia's catch-all pod job.
+		own("k8s-pods", "app", "jaeger"), own("k8s-pods", "app", "thanos"),
 	}
 	for _, a := range alerts {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -576,6 +583,12 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		"llm-inference-gpu/b-postgresql/TTFT/namespace=prod",
 		"llm-inference-gpu/search/TTFT/namespace=prod/region=us",
 		"llm-inference-gpu/search/TTFT/namespace=prod/region=eu",
+		"llm-inference-gpu/probes/TTFT/namespace=prod/site=eqiad",
+		"llm-inference-gpu/probes/TTFT/namespace=prod/site=codfw",
+		"llm-inference-gpu/airflow/TTFT/namespace=prod/kubernetes_namespace=airflow-main",
+		"llm-inference-gpu/airflow/TTFT/namespace=prod/kubernetes_namespace=airflow-analytics",
+		"llm-inference-gpu/jaeger/TTFT/namespace=prod",
+		"llm-inference-gpu/thanos/TTFT/namespace=prod",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
@@ -601,7 +614,7 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 		return tAlert(name, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "kpi", ""}, kv...)...)
 	}
 	// GitLab's generated burn-rate pages of two services: no service or
-	// job (the service is its own `type` label), one KPI, EBR.
+	// job, one KPI, EBR; the service is GitLab's `type` label.
 	burn := func(name, service string) webhooktest.Alert {
 		return tAlert(name, "firing", "page", "service", "", "job", "", "instance", "", "sector", "slo-monitoring", "kpi", "EBR", "type", service, "env", "gprd")
 	}
@@ -616,7 +629,7 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 		}
 	}
 	want := []string{"TritonInferenceFailures/llm-inference-gpu//", "GPUXidErrorInference/llm-inference-gpu//",
-		"CamoproxyServiceLoadbalancerErrorSLOViolation/slo-monitoring//EBR/env=gprd", "WebServiceLoadbalancerErrorSLOViolation/slo-monitoring//EBR/env=gprd"}
+		"slo-monitoring/camoproxy/EBR/env=gprd", "slo-monitoring/web/EBR/env=gprd"}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
 	}

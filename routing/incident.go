@@ -20,15 +20,15 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // or service_name (the same attribute through Prometheus 2's OTLP name
 // translation); else the job — but for a job that scrapes every annotated
 // pod or endpoint (Prometheus' example kubernetes-pods and
-// kubernetes-service-endpoints jobs, the community chart's -slow twins),
-// or no job, the application the pod's labels name
+// kubernetes-service-endpoints jobs, the community chart's -slow twins,
+// Wikimedia's k8s-pods), or no job, the application the pod's labels name
 // (app.kubernetes.io/name, copied by the usual `labelmap:
 // __meta_kubernetes_pod_label_(.+)` as app_kubernetes_io_name, and app):
 // grouped by such a job, two services' pages folded into one incident, the
 // second an update PagerDuty is sent nothing for. Only there: elsewhere a
 // job names its service, and the app of its pods (checkout and
 // checkout-canary, a chart's name shared by two releases) would split it or
-// merge two.
+// merge two. Without a job or an application, GitLab's `type`.
 func serviceOf(get LabelFunc) string {
 	for _, f := range [...]string{"service.name", "service_name"} {
 		if v := get(f); v != "" {
@@ -43,13 +43,19 @@ func serviceOf(get LabelFunc) string {
 			}
 		}
 	}
+	if job == "" {
+		// GitLab's rules name the service `type` and keep no job:
+		// redis-cache's and redis-sessions' RedisMasterMissing pages
+		// were one incident.
+		return get("type")
+	}
 	return job
 }
 
 // catchAllJob reports whether job scrapes whatever pods or endpoints ask to
 // be (the prometheus.io/scrape annotation): a discovery job, not a service.
 func catchAllJob(job string) bool {
-	return strings.HasPrefix(job, "kubernetes-pods") || strings.HasPrefix(job, "kubernetes-service-endpoints")
+	return strings.HasPrefix(job, "kubernetes-pods") || strings.HasPrefix(job, "kubernetes-service-endpoints") || strings.HasPrefix(job, "k8s-pods")
 }
 
 // DefaultScope are the labels that, with the default grouping, keep apart
@@ -58,7 +64,9 @@ func catchAllJob(job string) bool {
 // first (PagerDuty sends nothing for updates of an open incident). Each is
 // written "/name=value" after the grouping's values, only when the alert
 // has it, so keys of alerts without them are as before.
-// OpenTelemetry's k8s.cluster.name and k8s.namespace.name count as well; so
+// kubernetes_namespace (Prometheus' example Kubernetes scrape configs
+// write it), OpenTelemetry's k8s.cluster.name and k8s.namespace.name count
+// as well; so
 // do alert.SiteLabels, which name another environment, region or tenant
 // when several Prometheus/Alertmanager pairs feed one router (a second
 // region's page joined the first's incident as an update PagerDuty was
@@ -66,7 +74,7 @@ func catchAllJob(job string) bool {
 // DatasourceNoData and DatasourceError alerts (one alertname for every
 // rule's). Not prometheus: kube-prometheus writes the same "monitoring/k8s"
 // in every cluster.
-var DefaultScope = slices.Concat([]string{"cluster", "namespace", "k8s.cluster.name", "k8s.namespace.name"},
+var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace", "k8s.cluster.name", "k8s.namespace.name"},
 	alert.SiteLabels, []string{"rulename"})
 
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed

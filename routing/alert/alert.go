@@ -25,11 +25,13 @@ type Alert struct {
 
 // SiteLabels name where an alert fires, beyond its cluster and namespace,
 // when several Prometheus/Alertmanager pairs feed one router: an
-// environment, a region, a datacenter, a Mimir tenant (not tenant: as often
-// a customer on a per-customer SLI, where one outage would page once per
-// customer). They keep incidents (routing.DefaultScope) and plain slo
+// environment, a region, a datacenter (datacenter, site — Wikimedia's
+// per-site Prometheus' external label —, dc), a Mimir tenant (not tenant:
+// as often a customer on a per-customer SLI, where one outage would page
+// once per customer; not zone: a zone is a part of one site, whose outage
+// pages once). They keep incidents (routing.DefaultScope) and plain slo
 // identities (policies.SLOIdentity) apart.
-var SiteLabels = []string{"env", "environment", "region", "datacenter", "__tenant_id__"}
+var SiteLabels = []string{"env", "environment", "region", "datacenter", "site", "dc", "__tenant_id__"}
 
 // Firing reports whether the alert's status is "firing".
 func (a *Alert) Firing() bool { return a.Status == "firing" }
