@@ -488,20 +488,24 @@ type firedTo map[episode][]string
 
 // of returns what r would reach under the candidate's integrations, as
 // "receiver/type": a firing nothing when decided none, suppressed or
-// muted; a resolve where its firing went (else where it routes), only to
-// integrations with send_resolved.
+// muted; a resolve where its firing was routed (else where it routes) —
+// that of a ticket an SLO's page suppressed too, as the pipeline sends it —,
+// only to integrations with send_resolved.
 func (f firedTo) of(r *alert.Result, integrations map[string][]Integration) []string {
 	if r == nil || r.Alert == nil {
 		return nil
 	}
 	firing := r.Alert.Firing()
 	receivers := r.Receivers
-	if r.Decision.Action == alert.ActionNone || r.SuppressedBy != "" || r.MutedBy != "" {
+	if r.Decision.Action == alert.ActionNone || r.MutedBy != "" {
 		receivers = []string{}
 	}
 	k := episode{r.Alert.Fingerprint, "firing", r.Alert.StartsAt}
 	if firing {
 		f[k] = receivers
+		if r.SuppressedBy != "" {
+			receivers = nil
+		}
 	} else if went, ok := f[k]; ok {
 		receivers = went
 	}
@@ -643,7 +647,7 @@ func (rep *Report) Markdown(w io.Writer) error {
 		return err
 	}
 	kinds := slices.Sorted(maps.Keys(rep.Counts))
-	b.WriteString("| change | alerts | firing | resolved |\n|---|---:|---:|---:|\n")
+	b.WriteString("| change | total | firing | resolved |\n|---|---:|---:|---:|\n")
 	for _, k := range kinds {
 		fmt.Fprintf(&b, "| %s | %d | %d | %d |\n", k, rep.Counts[k], rep.ByStatus["firing"][k], rep.ByStatus["resolved"][k])
 	}

@@ -119,7 +119,7 @@ func TestSimulateRowsCarryStatusAndStart(t *testing.T) {
 	}
 	// One alert, fired and resolved: two transitions of one alert, not
 	// "2 alerts".
-	for _, want := range []string{"2 firings and resolves of 1 alert decided again, 2 changed.", "| change | alerts | firing | resolved |", "| page→ticket | 2 | 1 | 1 |", "| status | starts at |", "| resolved | 2026-12-05T01:00:00Z |"} {
+	for _, want := range []string{"2 firings and resolves of 1 alert decided again, 2 changed.", "| change | total | firing | resolved |", "| page→ticket | 2 | 1 | 1 |", "| status | starts at |", "| resolved | 2026-12-05T01:00:00Z |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Fatalf("markdown lacks %q:\n%s", want, md.String())
 		}
@@ -146,5 +146,36 @@ func TestSimulateEntriesWithoutWebhookIdentity(t *testing.T) {
 	rep := journal.Simulate(entries, evaluateAt(p), journal.Options{})
 	if rep.Changed != 0 {
 		t.Fatalf("same config: %d changed %v: %+v", rep.Changed, rep.Counts, rep.Changes)
+	}
+}
+
+// The resolve of a ticket its SLO's page suppressed goes where the ticket
+// was routed (the pipeline sends it): under the config in force, the
+// simulator predicted it reached nothing and reported an `integrations`
+// change (a review found it under every candidate).
+func TestSimulateSameConfigSendsASuppressedTicketsResolve(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	sent := func(receiver, integration string) journal.Delivery {
+		return journal.Delivery{Receiver: receiver, Integration: integration, Outcome: journal.OutcomeSent}
+	}
+	var entries []journal.Entry
+	rs, msg := decidedAt(p, t0, sloAlert("p1", "page", "firing", t0), sloAlert("t1", "ticket", "firing", t0))
+	page, ticket := journal.FromResult(msg, rs[0]), journal.FromResult(msg, rs[1])
+	page.Deliveries = []journal.Delivery{sent("pagerduty", "pagerduty/0"), sent("slack-triage", "slack/0")}
+	if !ticket.Suppressed {
+		t.Fatalf("the ticket was not suppressed by its page: %+v", ticket)
+	}
+	entries = append(entries, page, ticket)
+	rs, msg = decidedAt(p, t0.Add(time.Hour), sloAlert("t1", "ticket", "resolved", t0))
+	resolve := journal.FromResult(msg, rs[0])
+	resolve.Deliveries = []journal.Delivery{sent("slack-triage", "slack/0")}
+	entries = append(entries, resolve)
+	opts := journal.Options{Integrations: map[string][]journal.Integration{
+		"pagerduty":    {{Type: "pagerduty", SendResolved: true}},
+		"slack-triage": {{Type: "slack", SendResolved: true}},
+	}}
+	if rep := journal.Simulate(entries, evaluateAt(p), opts); rep.Changed != 0 {
+		t.Fatalf("the config in force: %d changed %v %+v, want none", rep.Changed, rep.Counts, rep.Changes)
 	}
 }
