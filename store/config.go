@@ -202,8 +202,9 @@ func (c *RedisConfig) isCluster() bool {
 	return c.MasterName == "" && (c.Cluster || len(c.Addrs) > 1)
 }
 
-// mode names the deployment the config selects, for logs.
-func (c *RedisConfig) mode() string {
+// Mode names the deployment the config selects, for logs: "single",
+// "sentinel" or "cluster".
+func (c *RedisConfig) Mode() string {
 	switch {
 	case c.MasterName != "":
 		return "sentinel"

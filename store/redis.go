@@ -105,7 +105,9 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	logger.Info("using redis store", "mode", cfg.mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
+	// Debug: a reload waiting for new store files builds a client on every
+	// retry (serve logs the store it starts with).
+	logger.Debug("redis store client built", "mode", cfg.Mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
 	opts.Dialer = countDials(opts, m)
 	client := redis.NewUniversalClient(opts)
 	if c, ok := client.(*redis.ClusterClient); ok {
@@ -555,6 +557,16 @@ func (r *Redis) Members(ctx context.Context, key string) ([]string, error) {
 func (r *Redis) Ping(ctx context.Context) error {
 	start := time.Now()
 	return r.observe(opPing, start, pingAll(ctx, r.client))
+}
+
+// Answers sends PING through the pooled connections, counted nowhere: a
+// reload asks whether a client it built for new store files connects
+// (those pings are not the probe's, whose errors say the store is down).
+func (r *Redis) Answers(ctx context.Context) error {
+	if err := pingAll(ctx, r.client); err != nil {
+		return r.wrapErr(opPing, err)
+	}
+	return nil
 }
 
 // pingAll sends PING through c: to every master of a cluster.

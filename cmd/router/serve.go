@@ -365,6 +365,9 @@ func keepWorkingStore(old, next *state) error {
 	ping := func(s store.Store) error {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(r.DialTimeout)+time.Duration(r.ReadTimeout))
 		defer cancel()
+		if a, ok := s.(interface{ Answers(context.Context) error }); ok {
+			return a.Answers(ctx) // not counted as the probe's pings
+		}
 		return s.Ping(ctx)
 	}
 	err := ping(next.store)
@@ -568,6 +571,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	st, err := d.openState(cfg.Store, cfg.Console.EnableReplay)
 	if err != nil {
 		return inConfig(cfg, err)
+	}
+	if r := cfg.Store.Redis; r != nil {
+		m.logger.Info("using redis store", "mode", r.Mode(), "addrs", strings.Join(r.Addrs, ","), "tls", r.TLS != nil)
 	}
 	st.markEpoch()
 	rt = &runtime{m: m, deps: d, retries: retryText(o),

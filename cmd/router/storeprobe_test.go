@@ -48,6 +48,16 @@ func TestARefusedStoreFileReloadIsRetriedUntilTheNewFilesConnect(t *testing.T) {
 	if m := scrape(t, base); !strings.Contains(m, "alertrouter_config_last_reload_successful 0") {
 		t.Fatalf("the refused reload left alertrouter_config_last_reload_successful at 1")
 	}
+	// The retries (every 50ms here) ask the new client without counting
+	// the probe's ping errors of a store that serves (a review saw 407 in
+	// 100s), and log at debug only.
+	time.Sleep(300 * time.Millisecond)
+	if m := scrape(t, base); !strings.Contains(m, `alertrouter_store_errors_total{operation="ping"} 0`) {
+		t.Errorf("pending retries counted ping errors:\n%s", grepLines(m, "alertrouter_store_errors_total"))
+	}
+	if n := strings.Count(log.String(), "redis store client built"); n > 0 {
+		t.Errorf("pending retries logged %d store clients at info", n)
+	}
 
 	// Then Redis: it takes pw2 and drops the connections of pw1.
 	redisCLI(t, srv, "pw1", "CONFIG", "SET", "requirepass", "pw2")
