@@ -165,6 +165,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		t.kind, t.escalates = step.Kind, step.Escalates
 		if step.Incident != "" {
 			t.incident = step.Incident
+			if step.Incident != t.res.Incident {
+				t.res.NotifiedIn = step.Incident
+			}
 		}
 		t.claim = claimKey(t, step, found[i] && !dedup.IsClaim(values[i]))
 		notified = markResolve(notified, t.res)

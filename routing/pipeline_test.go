@@ -20,6 +20,7 @@ import (
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -742,6 +743,66 @@ func TestPipelineSuppressesTicketsOfAPagingSLO(t *testing.T) {
 			t.Errorf("after the page resolved: summary %+v, slack %d; want the ticket notified", sum, len(e.slack.notifications()))
 		}
 	})
+}
+
+// A page whose resolve is decided under another SLO identity than its
+// firing (an upgrade that changed the identity: a rule over Sloth's info
+// series has none now) is still forgotten by the SLO it paged as: its
+// member stayed in that SLO's page set for days, suppressing every ticket
+// of the SLO (answered 2xx, sent nothing). The marker's incident names it.
+func TestAResolveUnderAnotherSLOIdentityClearsThePageItPagedAs(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	mustProcess(t, p, tAlert("ErrorBudgetBurn", "firing", "page", "slo", "gateway-availability", "long", "1h"))
+	// The new build decides the same alert with no SLO identity.
+	p.Decider = alert.DeciderFunc(func(a *alert.Alert, c *alert.Classification, now time.Time) alert.Decision {
+		d := fakeDecider(a, c, now)
+		if a.Labels["long"] == "1h" {
+			d.SLO = ""
+		}
+		return d
+	})
+	mustProcess(t, p, tAlert("ErrorBudgetBurn", "resolved", "page", "slo", "gateway-availability", "long", "1h"))
+	sum := mustProcess(t, p, tAlert("ErrorBudgetBurn", "firing", "ticket", "slo", "gateway-availability", "long", "3d"))
+	if sum.Suppressed != 0 || sum.Notified == 0 {
+		t.Errorf("the SLO's ticket after its page resolved: %+v, want it notified, not suppressed by the resolved page", sum)
+	}
+}
+
+// recorded keeps the journal entries of each webhook processed.
+type recorded struct {
+	mu      sync.Mutex
+	entries []journal.Entry
+}
+
+func (r *recorded) Record(msg *alert.Message, results []*alert.Result) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, res := range results {
+		r.entries = append(r.entries, journal.FromResult(msg, res))
+	}
+}
+
+// A resolve goes to the incident its firing was notified in, whose key an
+// upgrade or a changed incidents.group_by may have changed since: it was
+// journaled under the key computed now, which PagerDuty never got, and the
+// console showed the incident it resolved open for good (the resolved
+// alert filed elsewhere).
+func TestAResolveIsJournaledInTheIncidentItWasSentTo(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	rec := &recorded{}
+	p.Recorder = rec
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page"))
+	p.GroupBy = []string{"sector", "kpi"} // the key computed now differs
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
+	var sent []string
+	for _, n := range e.pd.notifications() {
+		sent = append(sent, n.Incident)
+	}
+	if len(rec.entries) != 2 || len(sent) != 2 || sent[1] != sent[0] || rec.entries[1].Incident != sent[1] {
+		t.Fatalf("PagerDuty got %q; journaled in %q; want the resolve sent to and journaled in the firing's incident", sent, []string{rec.entries[0].Incident, rec.entries[len(rec.entries)-1].Incident})
+	}
 }
 
 // pageToBothRoutes sends pages to PagerDuty and to Slack.

@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"log/slog"
+	"strings"
 
 	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -90,29 +91,43 @@ func (p *Pipeline) sloPageWrites(batches []*batch, written sloPagesWritten) (add
 		}
 		for _, t := range b.trs {
 			d := &t.res.Decision
-			if d.SLO == "" {
-				continue
+			slos := []string{d.SLO}
+			if t.kind == alert.KindResolved {
+				// Also the SLO its firing paged as, which the marker's
+				// incident names: a resolve decided under another
+				// identity (an upgrade that changed it: a rule over
+				// Sloth's info series has none now) left the page in
+				// that SLO's set, suppressing its tickets for days.
+				if id, ok := strings.CutPrefix(t.incident, "slo/"); ok && id != d.SLO &&
+					(d.SLO == "" || IncidentKey(t.res, nil, nil, nil) != t.incident) {
+					slos = append(slos, id)
+				}
 			}
-			to, op := adds, "+"
-			switch {
-			case t.kind == alert.KindResolved:
-				to, op = dels, "-"
-			case d.Action != alert.ActionPage:
-				continue
+			for _, slo := range slos {
+				if slo == "" {
+					continue
+				}
+				to, op := adds, "+"
+				switch {
+				case t.kind == alert.KindResolved:
+					to, op = dels, "-"
+				case d.Action != alert.ActionPage:
+					continue
+				}
+				key, ok := keys[slo]
+				if !ok {
+					key = p.sloPagesKey(slo)
+					keys[slo] = key
+					order = append(order, slo)
+				}
+				member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+				id := pageWriteID(op, key, member)
+				if seen[id] || written[id] {
+					continue
+				}
+				seen[id] = true
+				to[slo] = append(to[slo], member)
 			}
-			key, ok := keys[d.SLO]
-			if !ok {
-				key = p.sloPagesKey(d.SLO)
-				keys[d.SLO] = key
-				order = append(order, d.SLO)
-			}
-			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
-			id := pageWriteID(op, key, member)
-			if seen[id] || written[id] {
-				continue
-			}
-			seen[id] = true
-			to[d.SLO] = append(to[d.SLO], member)
 		}
 	}
 	for _, slo := range order {

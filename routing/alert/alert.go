@@ -206,6 +206,12 @@ type Result struct {
 	Decision       Decision
 	// Incident is the key of the incident the alert belongs to.
 	Incident string
+	// NotifiedIn, when set, is the incident this webhook notified the
+	// alert in, where it differs from Incident: a reminder or resolve goes
+	// to the incident its firing was notified in (its marker names it),
+	// whose key an upgrade or a changed incidents.group_by may have
+	// changed since. The journal files the alert there.
+	NotifiedIn string `json:"notified_in,omitempty"`
 	// Receivers are the receivers the route tree selected.
 	Receivers []string
 	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).

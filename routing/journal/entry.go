@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -134,7 +135,7 @@ func FromResult(msg *alert.Message, r *alert.Result) Entry {
 		IncidentClass: r.Classification.IncidentClass,
 		Confidence:    r.Classification.Confidence,
 		Decision:      d,
-		Incident:      r.Incident,
+		Incident:      cmp.Or(r.NotifiedIn, r.Incident),
 		Receivers:     slices.Clone(r.Receivers),
 		SuppressedBy:  r.SuppressedBy,
 		Suppressed:    r.SuppressedBy != "",
