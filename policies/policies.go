@@ -1574,7 +1574,7 @@ var defaultNotInIdentity = identityExclusions(DefaultConfig())
 // an incident's scope does (without region, a second region's page of one
 // SLO was folded into the first's, and its ticket suppressed by the
 // first's page) — and its service.
-var sloScopeLabels = slices.Concat([]string{"cluster", "namespace"}, alert.SiteLabels, []string{"service"})
+var sloScopeLabels = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace"}, alert.SiteLabels, []string{"service"})
 
 // SLOIdentity returns the SLO an alert belongs to under the default
 // configuration, so that the alerts one SLO generator fires for one

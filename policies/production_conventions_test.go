@@ -36,3 +36,15 @@ func TestARuleOverSlothsInfoSeriesIsNoSLOBurn(t *testing.T) {
 	burn := map[string]string{"alertname": "SLOLatencyBurn", "sloth_id": "test-kitchen-latency", "sloth_service": "test-kitchen", "sloth_slo": "latency", "sloth_severity": "page", "severity": "warning"}
 	runFiring(t, newEngine(t), firingCases{{"burn alert", burn, nil, want{alert.ActionPage, PolicySloth, "page", ""}}})
 }
+
+// A plain slo label's identity names the Kubernetes namespace as
+// Prometheus' example scrape configs write it (kubernetes_namespace), as
+// it names namespace: two namespaces' pages of one SLO category are two
+// SLOs (the second's tickets were suppressed by the first's page).
+func TestPlainSLOIdentityNamesKubernetesNamespace(t *testing.T) {
+	a := SLOIdentity(firing(map[string]string{"alertname": "AvailabilityLow", "slo": "availability", "kubernetes_namespace": "airflow-main"}))
+	b := SLOIdentity(firing(map[string]string{"alertname": "AvailabilityLow", "slo": "availability", "kubernetes_namespace": "airflow-analytics"}))
+	if a == b || a != "availability/kubernetes_namespace=airflow-main" {
+		t.Errorf("identities %q and %q, want two, naming kubernetes_namespace", a, b)
+	}
+}

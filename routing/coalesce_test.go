@@ -616,20 +616,27 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 	// GitLab's generated burn-rate pages of two services: no service or
 	// job, one KPI, EBR; the service is GitLab's `type` label.
 	burn := func(name, service string) webhooktest.Alert {
-		return tAlert(name, "firing", "page", "service", "", "job", "", "instance", "", "sector", "slo-monitoring", "kpi", "EBR", "type", service, "env", "gprd")
+		return tAlert(name, "firing", "page", "service", "", "job", "", "instance", "", "sector", "slo-monitoring", "kpi", "EBR", "type", service, "tier", "sv", "env", "gprd")
+	}
+	// Ceph's mixin writes type="ceph_default" on every rule (no tier): no
+	// service, each aggregated alert its own incident.
+	ceph := func(name string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "", "instance", "", "sector", "hpc-big-data", "kpi", "", "type", "ceph_default")
 	}
 	for _, a := range []webhooktest.Alert{
 		aggregated("TritonInferenceFailures", "model", "bert-large"),
 		aggregated("GPUXidErrorInference", "gpu", "3", "Hostname", "gpu-node-7"),
 		burn("CamoproxyServiceLoadbalancerErrorSLOViolation", "camoproxy"),
 		burn("WebServiceLoadbalancerErrorSLOViolation", "web"),
+		ceph("CephMonQuorumAtRisk"), ceph("CephFilesystemDamaged"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
 			t.Errorf("%s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], sum)
 		}
 	}
 	want := []string{"TritonInferenceFailures/llm-inference-gpu//", "GPUXidErrorInference/llm-inference-gpu//",
-		"slo-monitoring/camoproxy/EBR/env=gprd", "slo-monitoring/web/EBR/env=gprd"}
+		"slo-monitoring/camoproxy/EBR/env=gprd", "slo-monitoring/web/EBR/env=gprd",
+		"CephMonQuorumAtRisk/hpc-big-data//", "CephFilesystemDamaged/hpc-big-data//"}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
 	}

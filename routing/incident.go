@@ -28,7 +28,8 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // second an update PagerDuty is sent nothing for. Only there: elsewhere a
 // job names its service, and the app of its pods (checkout and
 // checkout-canary, a chart's name shared by two releases) would split it or
-// merge two. Without a job or an application, GitLab's `type`.
+// merge two. Without a job or an application, GitLab's `type` (beside
+// its `tier`).
 func serviceOf(get LabelFunc) string {
 	for _, f := range [...]string{"service.name", "service_name"} {
 		if v := get(f); v != "" {
@@ -43,10 +44,13 @@ func serviceOf(get LabelFunc) string {
 			}
 		}
 	}
-	if job == "" {
-		// GitLab's rules name the service `type` and keep no job:
-		// redis-cache's and redis-sessions' RedisMasterMissing pages
-		// were one incident.
+	if job == "" && get("tier") != "" {
+		// GitLab's rules name the service `type`, beside its `tier`, and
+		// keep no job: redis-cache's and redis-sessions'
+		// RedisMasterMissing pages were one incident. Only with `tier`:
+		// elsewhere `type` is no service (Ceph's mixin writes
+		// type="ceph_default" on every rule, and its aggregated alerts
+		// would be one incident).
 		return get("type")
 	}
 	return job
