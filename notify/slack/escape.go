@@ -409,7 +409,7 @@ func (e *escaper) result(r *alert.Result, alertDone bool, escAlert *template.Ale
 			out.Alert, changed = &a, true
 		}
 	}
-	out.Incident, out.SuppressedBy, out.MutedBy = e.str(r.Incident, &changed), e.str(r.SuppressedBy, &changed), e.str(r.MutedBy, &changed)
+	out.Incident, out.NotifiedIn, out.SuppressedBy, out.MutedBy = e.str(r.Incident, &changed), e.str(r.NotifiedIn, &changed), e.str(r.SuppressedBy, &changed), e.str(r.MutedBy, &changed)
 	out.Receivers = e.strs(r.Receivers, &changed)
 
 	c := &out.Classification
