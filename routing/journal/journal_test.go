@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -575,6 +576,39 @@ func TestRecordJournalsAQuietDecisionOncePerHour(t *testing.T) {
 	}
 	if none != 2 || page != 2 {
 		t.Fatalf("journaled %d none and %d page entries, want 2 none (first and an hour later) and 2 pages (every delivery)", none, page)
+	}
+}
+
+// The resolve of a ticket its SLO's page suppressed has nothing to send:
+// it was not journaled, the episode's last entry stayed "firing", and the
+// console listed the SLO's incident open after everything had resolved
+// (a review). A resolve is journaled (once per quiet repeat, as a quiet
+// decision).
+func TestRecordJournalsAResolveWithNothingToSend(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	firing := &alert.Alert{}
+	firing.Status, firing.Fingerprint = "firing", "t1"
+	resolved := &alert.Alert{}
+	resolved.Status, resolved.Fingerprint = "resolved", "t1"
+	ticket := alert.Decision{Action: alert.ActionTicket, Policy: "pyrra", SLO: "cart-latency"}
+	msg := &alert.Message{}
+	w.Record(msg, []*alert.Result{{Alert: firing, Decision: ticket, SuppressedBy: "page ErrorBudgetBurn (p1) of SLO cart-latency"}})
+	w.Record(msg, []*alert.Result{{Alert: resolved, Decision: ticket}})
+	w.Record(msg, []*alert.Result{{Alert: resolved, Decision: ticket}}) // Alertmanager's repeat
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := journal.Read(t.Context(), j, journal.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []string
+	for _, e := range got {
+		statuses = append(statuses, e.Status)
+	}
+	if !slices.Equal(statuses, []string{"firing", "resolved"}) {
+		t.Fatalf("journaled %q, want the suppressed firing and its resolve, once", statuses)
 	}
 }
 

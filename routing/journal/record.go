@@ -9,7 +9,7 @@ import (
 // Record writes one decision entry for every alert of a processed webhook
 // that had something to record: a delivery at any integration (sent,
 // failed, waiting for another replica, deliberately not sent), a decision
-// of none, a suppression, or a mute by a time interval. Alertmanager's
+// of none, a suppression, a mute by a time interval, or a resolve. Alertmanager's
 // repeats of what was already notified (dedup hits with nothing new) are
 // counted by the dispatch core, not journaled again; so are its repeats of
 // an unchanged none, suppression or mute, which this replica journals once
@@ -19,7 +19,12 @@ func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 	var entries []Entry
 	for i, r := range results {
 		if len(r.Deliveries) == 0 {
-			if r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone {
+			// A resolve with nothing to send (its firing was suppressed,
+			// muted or decided none, or another replica sent it) is
+			// journaled too, once per quietRepeat: without it the
+			// episode's last entry stayed "firing", and the console
+			// listed its incident open after everything had resolved.
+			if r.SuppressedBy == "" && r.MutedBy == "" && r.Decision.Action != alert.ActionNone && r.Alert.Firing() {
 				continue
 			}
 			if w.recentlyJournaled(r) {
