@@ -26,6 +26,19 @@ func LoadWebConfig(path string) (*web.Config, error) {
 	if path == "" {
 		return nil, nil
 	}
+	w, err := readWebConfig(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkWebTLS(&w.TLSConfig); err != nil {
+		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
+	}
+	return w, nil
+}
+
+// readWebConfig reads and parses the web configuration at path, its TLS
+// files made relative to its directory, without loading them.
+func readWebConfig(path string) (*web.Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("--web.config.file: %w", err)
@@ -35,9 +48,6 @@ func LoadWebConfig(path string) (*web.Config, error) {
 		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
 	}
 	w.TLSConfig.SetDirectory(filepath.Dir(path))
-	if err := checkWebTLS(&w.TLSConfig); err != nil {
-		return nil, fmt.Errorf("--web.config.file %q: %w", path, err)
-	}
 	return w, nil
 }
 
@@ -51,15 +61,10 @@ func WebConfigFiles(path string) []string {
 		return nil
 	}
 	files := []string{path}
-	b, err := os.ReadFile(path)
+	w, err := readWebConfig(path)
 	if err != nil {
 		return files
 	}
-	w, err := ParseWebConfig(b)
-	if err != nil {
-		return files
-	}
-	w.TLSConfig.SetDirectory(filepath.Dir(path))
 	for _, f := range []string{w.TLSConfig.TLSCertPath, w.TLSConfig.TLSKeyPath, w.TLSConfig.ClientCAs} {
 		if f != "" && !slices.Contains(files, f) {
 			files = append(files, f)
