@@ -44,6 +44,9 @@ type Redis struct {
 	// tls is whether the client speaks TLS to Redis, for the hints of
 	// wrapErr.
 	tls bool
+	// dial is go-redis' own dialer of the options (TCP and the TLS
+	// handshake), uncounted: countDials wraps it, greeting uses it.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 var _ Store = (*Redis)(nil)
@@ -108,22 +111,22 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 	// Debug: a reload waiting for new store files builds a client on every
 	// retry (serve logs the store it starts with).
 	logger.Debug("redis store client built", "mode", cfg.Mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
-	opts.Dialer = countDials(opts, m)
+	dial := redis.NewDialer(&redis.Options{DialTimeout: opts.DialTimeout, TLSConfig: opts.TLSConfig})
+	opts.Dialer = countDials(dial, m)
 	client := redis.NewUniversalClient(opts)
 	if c, ok := client.(*redis.ClusterClient); ok {
 		c.AddHook(clusterReload{c})
 	}
-	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil}, nil
+	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil, dial: dial}, nil
 }
 
-// countDials returns go-redis' own dialer for opts (TCP, and the TLS
-// handshake when TLS is set), which counts each failed attempt as
-// alertrouter_store_errors_total{operation="dial"} and marks its error as
-// a dial's (dialError), for the hints of wrapErr. Set as the Dialer of the
-// options, it dials for every node of a cluster and for the sentinels
+// countDials returns dial (go-redis' own dialer of the options: TCP, and
+// the TLS handshake when TLS is set) counting each failed attempt as
+// alertrouter_store_errors_total{operation="dial"} and marking its error
+// as a dial's (dialError), for the hints of wrapErr. Set as the Dialer of
+// the options, it dials for every node of a cluster and for the sentinels
 // too, where a DialHook of the client would not.
-func countDials(opts *redis.UniversalOptions, m *metrics) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	dial := redis.NewDialer(&redis.Options{DialTimeout: opts.DialTimeout, TLSConfig: opts.TLSConfig})
+func countDials(dial func(ctx context.Context, network, addr string) (net.Conn, error), m *metrics) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := dial(ctx, network, addr)
 		if err != nil {
@@ -660,7 +663,7 @@ func (r *Redis) greeting(ctx context.Context, addr string) string {
 	}
 	ctx, cancel := context.WithTimeout(ctx, greetingWait)
 	defer cancel()
-	c, err := redis.NewDialer(&redis.Options{DialTimeout: r.opts.DialTimeout, TLSConfig: r.opts.TLSConfig})(ctx, "tcp", addr)
+	c, err := r.dial(ctx, "tcp", addr)
 	if err != nil {
 		return ""
 	}
