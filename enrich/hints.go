@@ -86,11 +86,11 @@ const (
 )
 
 // Indices of HintIDs, for the hints that hints and its helpers single out.
-const (
-	hiQueueTime     = 0
-	hiPrefillDecode = 1
-	hiSpillLag      = 7
-	hiPercentiles   = 9
+var (
+	hiQueueTime     = hintIndex(HintQueueTime)
+	hiPrefillDecode = hintIndex(HintPrefillDecode)
+	hiSpillLag      = hintIndex(HintSpillLag)
+	hiPercentiles   = hintIndex(HintPercentiles)
 )
 
 // hints builds the hints of an alert: the ones its sector/KPIs make relevant
@@ -196,6 +196,13 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 		}
 	}
 	out := make([]alert.Hint, 0, n)
+	// What the generic texts are made to fit (fittingText).
+	f := fit{
+		averages: s.facts.averages, kvOccupancy: kvByOccupancy && !kvByOther,
+		prefill: pdPrefill && !pdDecode && !pdBoth, decode: pdDecode && !pdPrefill && !pdBoth, decodeTime: decodeTime,
+		spanDown: sec != nil && sec.ID == secFiber && (class == ClassAvailability || len(kpis) > 0 && kpis[0].ID == "AVAIL"),
+		postFEC:  sec != nil && sec.ID == secFiber && countedSignal(s, func(t *target) bool { return t.postFEC }),
+	}
 	for i, id := range HintIDs {
 		if c.hintOff[i] {
 			continue
@@ -208,12 +215,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 			// A configured text is the operator's; the generic one is
 			// made to fit what the alert is about.
 			if text == defaultHintTexts[id] {
-				text = fittingText(id, text, fit{
-					averages: s.facts.averages, kvOccupancy: kvByOccupancy && !kvByOther,
-					prefill: pdPrefill && !pdDecode && !pdBoth, decode: pdDecode && !pdPrefill && !pdBoth, decodeTime: decodeTime,
-					spanDown: sec != nil && sec.ID == secFiber && (class == ClassAvailability || len(kpis) > 0 && kpis[0].ID == "AVAIL"),
-					postFEC:  sec != nil && sec.ID == secFiber && countedSignal(s, func(t *target) bool { return t.postFEC }),
-				})
+				text = fittingText(id, text, f)
 			}
 			if note := specific[i].note; note != "" {
 				text += " (" + note + ")"
@@ -280,16 +282,8 @@ func countedSignal(s *scratch, is func(*target) bool) bool {
 // interconnect device counter (family.Hardware): DCGM's NVLink bandwidth
 // as A2AS says nothing of the MoE router.
 func onlyHardware(s *scratch, kpi string) bool {
-	hw := false
-	for i := 0; i < s.n; i++ {
-		if e := &s.ev[i]; e.weight > 0 && e.tgt.kpi == kpi {
-			if !e.tgt.hardware {
-				return false
-			}
-			hw = true
-		}
-	}
-	return hw
+	return countedSignal(s, func(t *target) bool { return t.kpi == kpi && t.hardware }) &&
+		!countedSignal(s, func(t *target) bool { return t.kpi == kpi && !t.hardware })
 }
 
 // lagInSeconds reports whether the expression reads a consumer lag in
