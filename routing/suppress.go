@@ -70,6 +70,20 @@ func (p *Pipeline) countStoreError(op string, err error) {
 // once. Keys are pageWriteID's; nil until something is written.
 type sloPagesWritten map[string]bool
 
+// pagedAs returns the SLO a resolve's firing paged as, when it differs
+// from the resolve's own: the one its marker's incident names ("slo/<id>").
+// A resolve decided under another identity (an upgrade that changed it: a
+// rule over Sloth's info series has none now) left the page in that SLO's
+// set, suppressing its tickets for days. An identity the key wrote
+// otherwise (a brace replaced, a long key hashed) is not recovered: "".
+func pagedAs(t *transition) string {
+	id, ok := strings.CutPrefix(t.incident, "slo/")
+	if !ok || id == t.res.Decision.SLO || (t.res.Decision.SLO != "" && IncidentKey(t.res, nil, nil, nil) == t.incident) {
+		return ""
+	}
+	return id
+}
+
 // pageWriteID names the addition ("+") or removal ("-") of member in the
 // set at key.
 func pageWriteID(op, key, member string) string { return op + key + "\x00" + member }
@@ -91,42 +105,34 @@ func (p *Pipeline) sloPageWrites(batches []*batch, written sloPagesWritten) (add
 		}
 		for _, t := range b.trs {
 			d := &t.res.Decision
-			slos := []string{d.SLO}
-			if t.kind == alert.KindResolved {
-				// Also the SLO its firing paged as, which the marker's
-				// incident names: a resolve decided under another
-				// identity (an upgrade that changed it: a rule over
-				// Sloth's info series has none now) left the page in
-				// that SLO's set, suppressing its tickets for days.
-				if id, ok := strings.CutPrefix(t.incident, "slo/"); ok && id != d.SLO &&
-					(d.SLO == "" || IncidentKey(t.res, nil, nil, nil) != t.incident) {
-					slos = append(slos, id)
-				}
+			to, op, also := adds, "+", ""
+			switch {
+			case t.kind == alert.KindResolved:
+				to, op, also = dels, "-", pagedAs(t)
+			case d.Action != alert.ActionPage:
+				continue
 			}
-			for _, slo := range slos {
-				if slo == "" {
-					continue
-				}
-				to, op := adds, "+"
-				switch {
-				case t.kind == alert.KindResolved:
-					to, op = dels, "-"
-				case d.Action != alert.ActionPage:
-					continue
-				}
+			if d.SLO == "" && also == "" {
+				continue
+			}
+			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
+			write := func(slo string) {
 				key, ok := keys[slo]
 				if !ok {
 					key = p.sloPagesKey(slo)
 					keys[slo] = key
 					order = append(order, slo)
 				}
-				member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
-				id := pageWriteID(op, key, member)
-				if seen[id] || written[id] {
-					continue
+				if id := pageWriteID(op, key, member); !seen[id] && !written[id] {
+					seen[id] = true
+					to[slo] = append(to[slo], member)
 				}
-				seen[id] = true
-				to[slo] = append(to[slo], member)
+			}
+			if d.SLO != "" {
+				write(d.SLO)
+			}
+			if also != "" {
+				write(also)
 			}
 		}
 	}
