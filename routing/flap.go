@@ -153,17 +153,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		pagedBefore := rec.paged // as read: this webhook's page is not one
 		marked := false          // rec.paged set on an unchanged firing
 		for _, r := range st.results {
-			v := cfg.Damp(r.Decision.Action, h, firing, at)
-			if !v.Flapping && firing {
-				v = cfg.Refired(v, h, rec.paged, r.Decision.Action, at)
-			}
-			if v.Flapping && firing && v.Action != r.Decision.Action && pagedBefore.IsZero() {
-				// Damping spares someone a second wake-up: an alert that
-				// flapped as a ticket and reaches the page tier has woken
-				// nobody, so its first page goes out.
-				v.Action = r.Decision.Action
-				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
-			}
+			v := cfg.Judge(r.Decision.Action, h, firing, at, rec.paged, pagedBefore)
 			if held && r.Decision.Action == alert.ActionPage {
 				// The firing this resolves went out as a ticket (damping
 				// held it): its resolve goes where it went, said as a
@@ -178,10 +168,6 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 			}
 			if v.Flapping {
 				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
-				if !firing {
-					// Resolves are sent at once (docs/policies.md says why).
-					f.Reason = fmt.Sprintf("flapping: %d transitions in %s: resolve sent at once", v.Transitions, cfg.Window)
-				}
 				r.Flap = f
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), f.Reason)
 				if firing && v.Action != r.Decision.Action {

@@ -78,3 +78,27 @@ func TransitionTime(a *alert.Alert, now time.Time) time.Time {
 	}
 	return t
 }
+
+// Judge is the damping's verdict on one decision (action) of an alert whose
+// history is h, its current transition last, at at: Damp's count, then a
+// firing back within cool_down of a resolved page (Refired, with paged, the
+// page mark now). A firing that flaps but never paged (pagedBefore, the
+// mark as read, is zero) pages once: damping spares someone a second
+// wake-up, and nobody was woken. A flapping resolve is sent at once, and
+// its reason says so.
+func (cfg Config) Judge(action alert.Action, h History, firing bool, at, paged, pagedBefore time.Time) Verdict {
+	v := cfg.Damp(action, h, firing, at)
+	if !v.Flapping && firing {
+		v = cfg.Refired(v, h, paged, action, at)
+	}
+	switch {
+	case !v.Flapping:
+	case !firing:
+		// Resolves are sent at once (docs/policies.md says why).
+		v.Reason = fmt.Sprintf("flapping: %d transitions in %s: resolve sent at once", v.Transitions, cfg.Window)
+	case v.Action != action && pagedBefore.IsZero():
+		v.Action = action
+		v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
+	}
+	return v
+}

@@ -324,9 +324,8 @@ func (p sloPages) note(results []*alert.Result) {
 // fingerprint, the transitions of the alerts as decided so far and when a
 // firing last went out as a page, as the store's flap records hold them
 // (routing's damp). The counting rule is the flap package's own
-// (History.Record, Config.Damp, Config.Refired, HeldAsTicket,
-// TransitionTime); the first page of an alert that flapped as a ticket
-// ("paged once") follows routing/flap.go.
+// (History.Record, Config.Judge, HeldAsTicket, TransitionTime), as
+// routing/flap.go reads them.
 type flapSim struct {
 	cfg   flap.Config
 	recs  map[string]*flapRec
@@ -378,14 +377,7 @@ func (f *flapSim) damp(results []*alert.Result, now time.Time) {
 		held := !firing && flap.HeldAsTicket(h, rec.paged, a)
 		pagedBefore := rec.paged
 		for _, r := range rs {
-			v := f.cfg.Damp(r.Decision.Action, h, firing, at)
-			if !v.Flapping && firing {
-				v = f.cfg.Refired(v, h, rec.paged, r.Decision.Action, at)
-			}
-			if v.Flapping && firing && v.Action != r.Decision.Action && pagedBefore.IsZero() {
-				v.Action = r.Decision.Action
-				v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, f.cfg.Window)
-			}
+			v := f.cfg.Judge(r.Decision.Action, h, firing, at, rec.paged, pagedBefore)
 			if held && r.Decision.Action == alert.ActionPage {
 				r.Decision.Action = alert.ActionTicket
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons),
@@ -394,9 +386,6 @@ func (f *flapSim) damp(results []*alert.Result, now time.Time) {
 			}
 			if v.Flapping {
 				fl := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
-				if !firing {
-					fl.Reason = fmt.Sprintf("flapping: %d transitions in %s: resolve sent at once", v.Transitions, f.cfg.Window)
-				}
 				r.Flap = fl
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), fl.Reason)
 				if firing && v.Action != r.Decision.Action {
