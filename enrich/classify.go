@@ -314,8 +314,9 @@ func (c *Classifier) indexFamilies(fams []family) familyIndex {
 // target and the weight of the match: an exact name first; then, for a
 // recording rule named after the convention level:metric:operations, the
 // metric it aggregates (what lies between the first and the last colon; of
-// a two-part name, the first part and then the second); then prefixes and
-// substrings of the whole name ("vllm:", ":burnrate").
+// a two-part name, the first part and then the second) — unless its last
+// part is an operation a substring family names (":burnrate"); then
+// prefixes and substrings of the whole name ("vllm:").
 func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
@@ -325,6 +326,13 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 	}
 	if first := strings.IndexByte(m, ':'); first >= 0 {
 		last := strings.LastIndexByte(m, ':')
+		// An operation that carries meaning of its own (a substring family
+		// beginning with a colon: Pyrra's ":burnrate") names what the rule
+		// measures whatever it aggregates: the error-budget burn of
+		// haproxy_backend_http_responses_total, not its errors.
+		if t, ok := c.matchOperation(m[last:]); ok {
+			return t, familyWeight(t), true
+		}
 		if last > first {
 			if t, w, ok := c.matchName(m[first+1 : last]); ok {
 				return t, w, ok
@@ -339,6 +347,19 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 		}
 	}
 	return c.matchPattern(m)
+}
+
+// matchOperation looks the last part of a recording rule's name (":op",
+// colon included) up among the substring families that begin with a colon.
+func (c *Classifier) matchOperation(op string) (target, bool) {
+	for i := range c.families {
+		for _, p := range c.families[i].contains {
+			if p.s[0] == ':' && strings.HasPrefix(op, p.s) {
+				return p.tgt, true
+			}
+		}
+	}
+	return target{}, false
 }
 
 // matchName looks one metric name up in the families.

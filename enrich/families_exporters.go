@@ -43,6 +43,7 @@ const (
 	srcPTPSwitch    = "switch and NIC PTP exporters' <vendor>_ptp_offset_ns gauges (\"PTP offset compared to GrandMaster in ns\")"
 	srcPulsar       = srcAPA + "pulsar/embedded-exporter.yml (pulsar_* broker metrics; pulsar_subscription_back_log: a subscription's unacknowledged messages)"
 	srcStrimzi      = "strimzi/strimzi-kafka-operator packaging/examples/metrics/prometheus-install/prometheus-rules/ (strimzi_* metrics of the Kafka Bridge, Connect and the operators)"
+	srcRedpanda     = "redpanda-data/docs modules/reference/pages/public-metrics-reference.adoc (redpanda_* public metrics; redpanda_kafka_consumer_group_lag_{max,sum} with enable_consumer_group_metrics) and internal-metrics-reference.adoc (vectorized_*)"
 	srcGJL          = "grafana/jsonnet-libs "
 	srcJaeger       = srcGJL + "jaeger-mixin/prometheus_rules_out/prometheus_alerts.yaml (jaeger_* metrics of Jaeger's agent, collector and query)"
 	srcOtelcol      = srcGJL + "opentelemetry-collector-observ-lib/prometheus_rules_out/prometheus_alerts.yaml (otelcol_* self-metrics of the OpenTelemetry Collector)"
@@ -149,6 +150,12 @@ var exporterFamilies = []family{
 	{Name: "kafka_consumer_fetch_manager_records_lag_max", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
 	{Prefix: "kafka_", Sector: secBigData, Source: srcKafkaRules},
 	{Prefix: "strimzi_", Sector: secBigData, Source: srcStrimzi},
+	// Redpanda, a Kafka-API broker: its public metrics (redpanda_…) and its
+	// internal endpoint's (vectorized_…).
+	{Name: "redpanda_kafka_consumer_group_lag_max", Sector: secBigData, KPI: "CLAG", Source: srcRedpanda},
+	{Name: "redpanda_kafka_consumer_group_lag_sum", Sector: secBigData, KPI: "CLAG", Source: srcRedpanda},
+	{Prefix: "redpanda_", Sector: secBigData, Source: srcRedpanda},
+	{Prefix: "vectorized_", Sector: secBigData, Source: srcRedpanda},
 	// Pulsar: a subscription's backlog is its consumer lag.
 	{Name: "pulsar_subscription_back_log", Sector: secBigData, KPI: "CLAG", Source: srcPulsar},
 	{Prefix: "pulsar_", Sector: secBigData, Source: srcPulsar},

@@ -1,6 +1,7 @@
 package enrich
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -29,5 +30,37 @@ func TestGitLabServiceLevelAlertsAreBurnRateSLOs(t *testing.T) {
 		if cl.Sector != "slo-monitoring" || len(cl.KPIs) == 0 || cl.KPIs[0].ID != "EBR" {
 			t.Errorf("%s: %s, want slo-monitoring, EBR", tc.name, describe(cl))
 		}
+	}
+}
+
+// A Pyrra burn-rate recording rule over a metric the catalog knows
+// (<metric>:burnrate<window>) is the SLO's error-budget burn: Open Data
+// Hub's route burn-rate alerts over haproxy_backend_http_responses_total
+// read as the LLM API's errors, and one over vLLM's end-to-end latency
+// brought the queue-time and prefill/decode hints with no burn hint.
+func TestAPyrraBurnRateOverACatalogMetricIsErrorBudgetBurn(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, metric := range []string{
+		"haproxy_backend_http_responses_total:burnrate5m",
+		"nginx_ingress_controller_requests:burnrate1h",
+		"envoy_cluster_upstream_rq:burnrate30m",
+		"vllm:e2e_request_latency_seconds:burnrate5m",
+		"http_requests_total:burnrate5m",
+	} {
+		cl := c.Classify(newAlert(kv("alertname", "RouteErrorBurnRate", "slo", "dashboard-route", "long", "1h", "short", "5m", "severity", "critical"),
+			kv("summary", "High error budget burn"),
+			metric+`{slo="dashboard-route"} > (14.40 * (1-0.99000)) and `+strings.Replace(metric, ":burnrate5m", ":burnrate1h", 1)+` > (14.40 * (1-0.99000))`))
+		if cl.Sector != "slo-monitoring" || len(cl.KPIs) == 0 || cl.KPIs[0].ID != "EBR" {
+			t.Errorf("%s: %s, want slo-monitoring, EBR", metric, describe(cl))
+		}
+		for _, h := range cl.Hints {
+			if h.ID == HintQueueTime || h.ID == HintPrefillDecode {
+				t.Errorf("%s: hint %s on an error-budget burn", metric, h.ID)
+			}
+		}
+	}
+	// The metric a plain recording rule aggregates still decides.
+	if cl := c.Classify(newAlert(kv("alertname", "TTFTHigh"), nil, `model:vllm:time_to_first_token_seconds:p99 > 2`)); len(cl.KPIs) == 0 || cl.KPIs[0].ID != "TTFT" {
+		t.Errorf("model:vllm:time_to_first_token_seconds:p99: %s, want TTFT", describe(cl))
 	}
 }

@@ -212,7 +212,10 @@ func (d *decision) note(format string, args ...any) {
 // that a resolve normally reaches the receivers its firing alert reached.
 func (e *Engine) Decide(a *alert.Alert, c *alert.Classification, now time.Time) alert.Decision {
 	st := decision{a: a, c: c, now: now}
-	out, ok := e.decideSloth(&st)
+	out, ok := e.decideHeartbeat(&st)
+	if !ok {
+		out, ok = e.decideSloth(&st)
+	}
 	if !ok {
 		out, ok = e.decidePyrra(&st)
 	}

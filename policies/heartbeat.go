@@ -1,0 +1,61 @@
+package policies
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// PolicyHeartbeat names the decision of an always-firing alert.
+const PolicyHeartbeat = "heartbeat"
+
+// heartbeatExpr returns the expression of an alert whose rule always fires
+// — a constant vector (`vector(1)`): a heartbeat, the dead man's switch
+// that proves the alerting pipeline works (kube-prometheus' Watchdog, Open
+// Data Hub's DeadManSnitch) — or "" for any other alert. Such a rule is
+// labelled critical by teams whose Alertmanager forwards it to a heartbeat
+// monitor; paged, it would open an incident that never resolves and remind
+// every repeat interval.
+func heartbeatExpr(a *alert.Alert) string {
+	u := a.GeneratorURL
+	if !strings.Contains(u, "vector") {
+		return ""
+	}
+	parsed, err := url.Parse(u)
+	if err != nil {
+		return ""
+	}
+	expr := strings.TrimSpace(parsed.Query().Get("g0.expr"))
+	inner, ok := strings.CutPrefix(expr, "vector")
+	if !ok {
+		return ""
+	}
+	inner = strings.TrimSpace(inner)
+	inner, ok = strings.CutPrefix(inner, "(")
+	if !ok {
+		return ""
+	}
+	inner, ok = strings.CutSuffix(inner, ")")
+	if !ok {
+		return ""
+	}
+	if _, err := strconv.ParseFloat(strings.TrimSpace(inner), 64); err != nil {
+		return ""
+	}
+	return expr
+}
+
+// decideHeartbeat decides an always-firing alert none, whatever its
+// severity says, naming why and what to do instead.
+func (e *Engine) decideHeartbeat(st *decision) (alert.Decision, bool) {
+	expr := heartbeatExpr(st.a)
+	if expr == "" {
+		return alert.Decision{}, false
+	}
+	return alert.Decision{Action: alert.ActionNone, Policy: PolicyHeartbeat, Tier: "heartbeat", Reasons: []string{
+		"the rule always fires (" + expr + "): a heartbeat that proves the alerting pipeline works, not a problem — " +
+			"paged, it would open an incident that never resolves; route it in Alertmanager to a heartbeat monitor (dead man's switch)",
+	}}, true
+}

@@ -1,0 +1,54 @@
+package policies
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// withExpr is a firing alert whose generatorURL carries expr, URL-encoded
+// as Prometheus writes it.
+func withExpr(labels map[string]string, expr string) *alert.Alert {
+	a := firing(labels)
+	a.GeneratorURL = "http://prometheus:9090/graph?g0.expr=" + url.QueryEscape(expr) + "&g0.tab=1"
+	return a
+}
+
+// An always-firing rule is a heartbeat (Open Data Hub's DeadManSnitch,
+// `vector(1)` labelled critical so that Alertmanager forwards it to a
+// heartbeat monitor): it paged, an incident that never resolves, reminded
+// every repeat interval. It is decided none whatever its severity says;
+// a rule that only falls back to a constant (`or vector(0)`) is not one.
+func TestAnAlwaysFiringHeartbeatIsNotPaged(t *testing.T) {
+	e := newEngine(t)
+	for _, c := range []struct {
+		name   string
+		labels map[string]string
+		expr   string
+		want   alert.Action
+		policy string
+	}{
+		{"DeadManSnitch critical", map[string]string{"alertname": "DeadManSnitch", "severity": "critical", "namespace": "redhat-ods-monitoring"}, "vector(1)", alert.ActionNone, PolicyHeartbeat},
+		{"Watchdog none", map[string]string{"alertname": "Watchdog", "severity": "none"}, "vector(1)", alert.ActionNone, PolicyHeartbeat},
+		{"spaced", map[string]string{"alertname": "Heartbeat", "severity": "page"}, " vector ( 1.0 ) ", alert.ActionNone, PolicyHeartbeat},
+		{"fallback to a constant", map[string]string{"alertname": "ErrorsHigh", "severity": "critical"}, "sum(rate(errors_total[5m])) > 1 or vector(0) > 0", alert.ActionPage, PolicySeverity},
+		{"vector of a series", map[string]string{"alertname": "Up", "severity": "critical"}, "vector(time()) - last_success > 3600", alert.ActionPage, PolicySeverity},
+		{"no generator URL", map[string]string{"alertname": "DeadManSnitch", "severity": "critical"}, "", alert.ActionPage, PolicySeverity},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := firing(c.labels)
+			if c.expr != "" {
+				a = withExpr(c.labels, c.expr)
+			}
+			d := e.Decide(a, nil, testNow)
+			if d.Action != c.want || d.Policy != c.policy {
+				t.Fatalf("decision %s by %s (%v), want %s by %s", d.Action, d.Policy, d.Reasons, c.want, c.policy)
+			}
+			if c.policy == PolicyHeartbeat && (len(d.Reasons) == 0 || !strings.Contains(d.Reasons[0], "always fires") || !strings.Contains(d.Reasons[0], "heartbeat monitor")) {
+				t.Errorf("reasons %q: want why and what to do instead", d.Reasons)
+			}
+		})
+	}
+}
