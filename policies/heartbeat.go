@@ -56,6 +56,8 @@ func (e *Engine) decideHeartbeat(st *decision) (alert.Decision, bool) {
 	}
 	return alert.Decision{Action: alert.ActionNone, Policy: PolicyHeartbeat, Tier: "heartbeat", Reasons: []string{
 		"the rule always fires (" + expr + "): a heartbeat that proves the alerting pipeline works, not a problem — " +
-			"paged, it would open an incident that never resolves; route it in Alertmanager to a heartbeat monitor (dead man's switch)",
+			"paged, it would open an incident that never resolves; recorded as the router's heartbeat " +
+			"(alertrouter_heartbeat_last_received_timestamp_seconds, AlertrouterHeartbeatMissing) and sent nowhere: " +
+			"route it in Alertmanager to a heartbeat monitor too (dead man's switch)",
 	}}, true
 }

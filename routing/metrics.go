@@ -13,6 +13,7 @@ type Metrics struct {
 	flagged     *prometheus.CounterVec
 	truncated   prometheus.Counter
 	decisions   *prometheus.CounterVec
+	heartbeat   prometheus.Gauge
 	dedup       *prometheus.CounterVec
 	storeErrors prometheus.Counter
 	suppressed  prometheus.Counter
@@ -65,6 +66,10 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "alertrouter_decisions_total",
 			Help: "Policy decisions, by sector, action and policy.",
 		}, []string{"sector", "action", "policy"}),
+		heartbeat: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "alertrouter_heartbeat_last_received_timestamp_seconds",
+			Help: "When this replica last received an always-firing heartbeat alert (policy heartbeat, vector(1)) firing, in Unix seconds; 0 before the first. AlertrouterHeartbeatMissing reads it: the path from Alertmanager to the router is broken when heartbeats stop.",
+		}),
 		dedup: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_dedup_total",
 			Help: "Notification transitions by dedup result: miss (sent), hit (already sent), in_flight, released, fail_open, resolved_unseen (a resolve sent nowhere), resolved_unseen_sent (sent to PagerDuty though no marker says its firing was notified).",
@@ -121,7 +126,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	if reg != nil {
 		reg.MustRegister(m.alerts, m.rejected, m.flagged, m.truncated,
-			m.decisions, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics, m.evaluatePanics, m.liveAbandoned)
+			m.decisions, m.heartbeat, m.dedup, m.storeErrors, m.suppressed, m.sendDuration, m.settleErrors, m.flapDowngrades, m.coalesced, m.notifierPanics, m.evaluatePanics, m.liveAbandoned)
 	}
 	return m
 }

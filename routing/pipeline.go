@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/logthrottle"
+	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
@@ -424,6 +425,9 @@ func (p *Pipeline) observe(msg *alert.Message, results []*alert.Result, sum *ale
 	for _, r := range results {
 		m.alerts.WithLabelValues(r.Alert.Status).Inc()
 		m.decisions.WithLabelValues(r.Classification.Sector, string(r.Decision.Action), r.Decision.Policy).Inc()
+		if r.Decision.Policy == policies.PolicyHeartbeat && r.Alert.Firing() {
+			m.heartbeat.Set(float64(msg.ReceivedAt.UnixNano()) / 1e9)
+		}
 		for _, f := range r.Alert.Flags {
 			m.flagged.WithLabelValues(f).Inc()
 		}
