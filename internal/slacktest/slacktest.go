@@ -82,6 +82,10 @@ type Fault struct {
 	Error string
 	// Hang makes the server answer nothing until the client gives up.
 	Hang bool
+	// Applied makes the call take effect before the fault answers it, as
+	// Slack documents of fatal_error and internal_error: "some aspect of
+	// the operation [may have] succeeded before the error was raised".
+	Applied bool
 }
 
 // Server is the stand-in. Point slack-go at it with
@@ -248,6 +252,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 
+	if fault != nil && fault.Applied {
+		s.call(httptest.NewRecorder(), r, method)
+		reply(w, response{Error: fault.Error})
+		return
+	}
 	if fault != nil {
 		if fault.Hang {
 			// The server notices a client hanging up only once the body is read.
@@ -268,7 +277,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		reply(w, response{Error: fault.Error})
 		return
 	}
+	s.call(w, r, method)
+}
 
+// call answers one Web API call to method.
+func (s *Server) call(w http.ResponseWriter, r *http.Request, method string) {
 	v, err := params(r)
 	if err != nil {
 		reply(w, response{Error: "invalid_form_data"})

@@ -561,9 +561,10 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 // retry that completed late was one more parent message, never resolved —
 // and fails retryable: the webhook is answered 5xx and Alertmanager's
 // retry posts it again, at most one duplicate per Alertmanager attempt.
+// So is a post Slack answers fatal_error or internal_error (mayHaveActed).
 // Failures known to have posted nothing (a connection refused, an answer
-// from Slack: rate limited, another 5xx, an error code) are retried as for
-// any call; so is every failure of a call that is no post (chat.update is
+// from Slack: rate limited, another 5xx, another error code) are retried
+// as for any call; so is every failure of a call that is no post (chat.update is
 // idempotent).
 func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.Context) error) error {
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
@@ -598,6 +599,9 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 				return permanentError(err, se.Err)
 			}
 			n.metrics.Failure(notify.ReasonServerError)
+			if posts && mayHaveActed[se.Err] {
+				return notify.OutcomeUnknown(fmt.Errorf("call Slack: %w (Slack says the post may have been made before it failed: not posted again before Alertmanager's retry)", err))
+			}
 			return fmt.Errorf("call Slack: %w", err)
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
@@ -616,6 +620,11 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 		return err
 	})
 }
+
+// mayHaveActed are the Slack error codes its Web API reference says of
+// that "some aspect of the operation [may have] succeeded before the error
+// was raised": a post they answer may have been made.
+var mayHaveActed = map[string]bool{"fatal_error": true, "internal_error": true}
 
 // postTrace follows one post on the wire: whether the request went out
 // whole, whether an answer began to arrive, and the Retry-After of the
