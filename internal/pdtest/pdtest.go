@@ -23,7 +23,7 @@ const RoutingKey = "0123456789abcdef0123456789abcdef"
 const (
 	MaxSummary  = 1024
 	MaxDedupKey = 255
-	MaxBody     = 512 * 1024
+	MaxBody     = 512000 // "512 KB", in bytes as Alertmanager and Grafana read it
 )
 
 // Link is one link of an event.

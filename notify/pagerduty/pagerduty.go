@@ -34,7 +34,7 @@ const Integration = "pagerduty"
 const (
 	maxSummary  = 1024
 	maxDedupKey = 255
-	maxEvent    = 512 * 1024
+	maxEvent    = 512000 // bytes, as Alertmanager (maxEventSize) and Grafana read PagerDuty's "512 KB"
 )
 
 // Caps that keep an event readable.

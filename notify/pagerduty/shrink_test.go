@@ -153,3 +153,35 @@ func TestShrinkCapsNestedDetails(t *testing.T) {
 		t.Fatalf("the labels left out are not counted: %q", d.Nested.Labels["…"])
 	}
 }
+
+// PagerDuty documents its event size limit as "512 KB"; Alertmanager
+// (maxEventSize) and Grafana read it as 512,000 bytes. An event between
+// 512,000 and 524,288 bytes (512 KiB, the limit the router kept) went out
+// whole, and a PagerDuty that counts as they do refuses it: the router's
+// fallback then sent the minimal event, without the custom details and
+// the runbook link. It is shrunk to 512,000 bytes instead.
+func TestAnEventJustOver512000BytesIsShrunkNotMinimal(t *testing.T) {
+	h := newHarness(t, func(c *pagerduty.Config) {
+		c.CustomDetails = map[string]string{"all": "{{ .CommonAnnotations.description }}"}
+	})
+	no := opening("aaa")
+	no.Data.CommonAnnotations["description"] = strings.Repeat("x", 514_000) // the event: ~518,000 bytes
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 || len(h.srv.Rejections()) != 0 {
+		t.Fatalf("events %d, rejections %v: want one event, none refused", len(evs), h.srv.Rejections())
+	}
+	e := evs[0]
+	if len(e.Raw) > 512_000 {
+		t.Fatalf("event of %d bytes, over 512,000", len(e.Raw))
+	}
+	var d struct {
+		Incident string `json:"incident"`
+		All      string `json:"all"`
+	}
+	if err := json.Unmarshal(e.Payload.CustomDetails, &d); err != nil || d.Incident != incident || !cutMarker.MatchString(d.All) || len(e.Links) == 0 {
+		t.Errorf("custom_details %.200s…, links %d: want the details kept with the large field cut, and the links", e.Payload.CustomDetails, len(e.Links))
+	}
+}
