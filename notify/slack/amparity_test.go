@@ -359,3 +359,28 @@ func TestAGeneratorURLCannotRelabelAnOperatorsLink(t *testing.T) {
 		t.Errorf("text section = %q, want the generatorURL's | encoded, the operator's label kept", got)
 	}
 }
+
+// An annotation that is a URL, drawn inside an operator's link
+// (`<{{ .Annotations.runbook_url }}|Runbook>`): a "|" in it ended the URL,
+// so the link opened the runbook's address cut at the "|" and read as the
+// rest of the value. Like generatorURL, its "|" is percent-encoded; a text
+// annotation that merely begins with an address keeps its "|".
+func TestAnAnnotationURLCannotRelabelAnOperatorsLink(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, func(c *slack.Config) {
+		c.Text = `<{{ (index .Alerts 0).Annotations.runbook_url }}|Runbook> {{ (index .Alerts 0).Annotations.note }}`
+	})
+	no := dirty()
+	no.Results[0].Alert.Annotations = map[string]string{
+		"runbook_url": "https://runbooks.example/db?a=1|b=2",
+		"note":        "https://status.example is down | see the runbook",
+	}
+	no.Data.Alerts[0] = no.Results[0].Alert.Alert
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	got := withText(t, h.srv.Messages()[0], "Runbook")
+	if got != "<https://runbooks.example/db?a=1%7Cb=2|Runbook> https://status.example is down | see the runbook" {
+		t.Errorf("text section = %q, want the runbook URL's | encoded and the note's kept", got)
+	}
+}

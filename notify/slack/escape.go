@@ -289,6 +289,13 @@ func (e *escaper) url(s string, changed *bool) string {
 	return s
 }
 
+// isURLValue reports whether s, a label or annotation value, is a web URL
+// as a whole (no space in it) holding a "|" that linkSafe encodes. A text
+// that only begins with an address keeps its "|".
+func isURLValue(s string) bool {
+	return hasWebScheme(s) && strings.IndexByte(s, '|') >= 0 && strings.IndexFunc(s, unicode.IsSpace) < 0
+}
+
 // linkSafe percent-encodes every "|" of the URL s: "|" ends a link's URL in
 // Slack's mrkdwn, and a URL holds none literally (%7C is the same address).
 func linkSafe(s string) string { return strings.ReplaceAll(s, "|", "%7C") }
@@ -320,6 +327,12 @@ func (e *escaper) kv(kv template.KV, changed *bool) template.KV {
 	for k, v := range kv {
 		c := false
 		ek, ev := e.str(k, &c), e.str(v, &c)
+		if e.html && isURLValue(ev) {
+			// A runbook_url or dashboard annotation drawn as an operator's
+			// link (`<{{ .Annotations.runbook_url }}|Runbook>`), as url does
+			// for generatorURL.
+			ev, c = linkSafe(ev), true
+		}
 		if !c {
 			continue
 		}
