@@ -137,7 +137,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	b.WriteString("\n*Incident:* `" + esc(no.Incident) + "`")
 	if pdRef != "" {
-		b.WriteString("\n*PagerDuty:* paged, dedup_key `" + esc(pdRef) + "`")
+		b.WriteString(pagerDutyLine(pdRef))
 	}
 	blocks = append(blocks, section(b.String()))
 
@@ -518,6 +518,15 @@ func fallbackText(s string) string {
 	return escTruncated(s, maxText)
 }
 
+// pagerDutyLine names the PagerDuty incident of a page whose route reached
+// PagerDuty: the page is sent there beside this message, not confirmed by
+// it — a PagerDuty refusing it is answered 5xx to Alertmanager (a dead
+// letter when permanent, AlertrouterDeadLetters), so the line does not say
+// "paged".
+func pagerDutyLine(pdRef string) string {
+	return "\n*PagerDuty:* page routed there, dedup_key `" + esc(pdRef) + "`"
+}
+
 // MinimalBlocks is the message sent when Slack refuses the full one (a
 // limit the drawing missed): the header, then the decision, the incident,
 // the PagerDuty dedup_key of a page (pdRef, when set) and the number of
@@ -527,7 +536,7 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	firing, resolved := no.Counts()
 	paged := ""
 	if pdRef != "" {
-		paged = "\n*PagerDuty:* paged, dedup_key `" + esc(pdRef) + "`"
+		paged = pagerDutyLine(pdRef)
 	}
 	counts := fmt.Sprintf("%d firing, %d resolved", firing, resolved)
 	if no.IncidentResolved {
