@@ -410,7 +410,10 @@ func TestFailures(t *testing.T) {
 	}{
 		{name: "a 429 is retried after its Retry-After", faults: []slacktest.Fault{{Status: 429, RetryAfter: "2"}}, wantWaitMin: 2 * time.Second},
 		{name: "a 500 is retried", faults: []slacktest.Fault{{Status: 500}, {Status: 500}}},
-		{name: "internal_error is retried", faults: []slacktest.Fault{{Error: "internal_error"}}},
+		{name: "service_unavailable is retried", faults: []slacktest.Fault{{Error: "service_unavailable"}}},
+		// Slack says internal_error may come after the post was made: not
+		// posted again at once, a retryable error for Alertmanager's retry.
+		{name: "internal_error on a post is left to Alertmanager's retry", faults: []slacktest.Fault{{Error: "internal_error"}}, wantErr: true, wantRetryable: true},
 		{name: "invalid_auth is permanent", mutate: func(c *slack.Config) { c.Token = "xoxb-wrong" }, wantErr: true},
 		{name: "channel_not_found is permanent", mutate: func(c *slack.Config) { c.Channel = "#nope" }, wantErr: true},
 		{name: "not_in_channel is permanent", faults: []slacktest.Fault{{Error: "not_in_channel"}}, wantErr: true},
