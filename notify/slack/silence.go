@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/routing/journal"
 )
 
 // The silences of an incident (the Silence button, /alertrouter silence)
@@ -73,8 +74,9 @@ func heldNote(p silencePlan) string {
 // (nil for the slash command): when own is empty (the journal is off,
 // unreadable, or the alerts fire since longer than it reaches) they make
 // the one silence, if they name an alertname, and when no alert of own
-// has them, they are silenced beside it. A *refusal says why no safe
-// silence can be made.
+// has them, they are silenced beside it — the caller passes no drawn labels
+// when the journal shows their alerts resolved (drawnResolved). A *refusal
+// says why no safe silence can be made.
 func incidentSilences(incident string, own, others []map[string]string, drawn map[string]string) (silencePlan, error) {
 	p := silencePlan{incident: incident, own: own}
 	if len(own) > 0 && drawn["alertname"] != "" && !slices.ContainsFunc(own, func(l map[string]string) bool { return holds(l, drawn) }) {
@@ -113,6 +115,48 @@ func incidentSilences(incident string, own, others []map[string]string, drawn ma
 	}
 	return p, nil
 }
+
+// drawnResolved reports whether entries, an incident's decisions in the
+// journal (newest first), show the alerts the message was drawn with
+// (drawn, its labels) resolved: an alert holding those labels whose newest
+// decision is its resolve, and none whose newest is a firing. The journal
+// then reaches back to them, and they are not among the incident's firing
+// alerts: a silence of the drawn labels would mute them when they fire
+// again — a page lost —, so incidentSilences is given no drawn labels. With
+// no alert of the journal holding them (they fire since longer than it
+// reaches, or it is off or unreadable), false: the drawn labels are
+// silenced as before.
+//
+// Limit: drawn labels common to several alerts (the first notification's
+// common labels) are taken as resolved when every alert of the journal
+// holding them is; one of those alerts firing since longer than the
+// journal reaches, beside one that resolved within it, is not silenced.
+func drawnResolved(entries []*journal.Entry, drawn map[string]string) bool {
+	if len(drawn) == 0 {
+		return false
+	}
+	seen := map[string]bool{}
+	resolved := false
+	for _, e := range entries {
+		if seen[e.Fingerprint] {
+			continue
+		}
+		seen[e.Fingerprint] = true
+		if len(e.Labels) == 0 || !holds(e.Labels, drawn) {
+			continue
+		}
+		if e.Status != "resolved" {
+			return false
+		}
+		resolved = true
+	}
+	return resolved
+}
+
+// drawnResolvedNote says, in a Silence's thread reply, that the alerts the
+// message was drawn with were not silenced: the journal shows them
+// resolved.
+const drawnResolvedNote = " The alerts this message was first drawn with have resolved since (the journal says so): they are not silenced, and are notified as usual if they fire again."
 
 // sparedNote says that n firing alerts of the incident were left out of
 // its silence: routed to other receivers (another team's channel), or to
