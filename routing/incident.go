@@ -100,72 +100,47 @@ const maxReadableKey = 160
 // each label of scope the alert has. Characters that would break a Redis
 // hash tag are replaced; over-long keys are hashed.
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
-	if r.Decision.SLO != "" {
-		return "slo/" + sloKeyID(r.Decision.SLO)
-	}
 	var b strings.Builder
-	var buf [8]string
-	values, noService := buf[:0], false
-	for _, name := range groupBy {
-		v := get(name)
-		if name == "service" && v == "" {
-			v = serviceOf(get)
-			noService = v == ""
+	if r.Decision.SLO != "" {
+		b.WriteString("slo/")
+		b.WriteString(r.Decision.SLO)
+	} else {
+		var buf [8]string
+		values, noService := buf[:0], false
+		for _, name := range groupBy {
+			v := get(name)
+			if name == "service" && v == "" {
+				v = serviceOf(get)
+				noService = v == ""
+			}
+			values = append(values, v)
 		}
-		values = append(values, v)
-	}
-	if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
-		b.WriteString(get("alertname"))
-		b.WriteByte('/')
-	}
-	for i, v := range values {
-		if i > 0 {
+		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
+			b.WriteString(get("alertname"))
 			b.WriteByte('/')
 		}
-		b.WriteString(v)
-	}
-	for _, name := range scope {
-		if v := get(name); v != "" {
-			b.WriteByte('/')
-			b.WriteString(name)
-			b.WriteByte('=')
+		for i, v := range values {
+			if i > 0 {
+				b.WriteByte('/')
+			}
 			b.WriteString(v)
 		}
+		for _, name := range scope {
+			if v := get(name); v != "" {
+				b.WriteByte('/')
+				b.WriteString(name)
+				b.WriteByte('=')
+				b.WriteString(v)
+			}
+		}
 	}
-	return boundKey(keySafe(b.String()))
-}
-
-// sloKeyID is an SLO identity as the store's keys and the incident key
-// ("slo/" + sloKeyID) write it: characters that would break a Redis hash
-// tag replaced, an identity whose incident key would be over-long hashed.
-// A resolve's marker names its firing's incident, so the SLO page set its
-// firing was written to is found from the marker alone, whatever identity
-// the resolve is decided under now (Pyrra's brace identities and long
-// ones included).
-func sloKeyID(slo string) string {
-	id := keySafe(slo)
-	if len("slo/")+len(id) > maxReadableKey {
-		return boundKey("slo/" + id)[len("slo/"):]
-	}
-	return id
-}
-
-// keySafe replaces the characters that would break a Redis hash tag or a
-// log line; it allocates only when it replaces one.
-func keySafe(key string) string {
-	return strings.Map(func(r rune) rune {
+	key := strings.Map(func(r rune) rune {
 		switch r {
 		case '{', '}', ' ', '\n', '\r', '\t':
 			return '_'
 		}
 		return r
-	}, key)
-}
-
-// boundKey hashes a key over maxReadableKey, keeping its first 64 bytes
-// readable, so that PagerDuty's 255-character dedup_key limit always
-// holds.
-func boundKey(key string) string {
+	}, b.String())
 	if len(key) > maxReadableKey {
 		sum := sha256.Sum256([]byte(key))
 		key = strings.ToValidUTF8(key[:64], "") + "~" + hex.EncodeToString(sum[:12])

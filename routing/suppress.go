@@ -10,12 +10,9 @@ import (
 	"github.com/alertrouter/alertrouter/store"
 )
 
-// sloPagesKey is the set of an SLO's page-tier alerts notified firing,
-// named by the SLO's key form (sloKeyID: the identity its incident key
-// writes), so that a resolve finds the set its firing was written to from
-// its marker's incident alone.
-func (p *Pipeline) sloPagesKey(sloID string) string {
-	return store.Key(p.Dedup.KeyPrefix, "slo", sloID, "pages")
+// sloPagesKey is the set of an SLO's page-tier alerts notified firing.
+func (p *Pipeline) sloPagesKey(slo string) string {
+	return store.Key(p.Dedup.KeyPrefix, "slo", slo, "pages")
 }
 
 // suppressAcrossPayloads suppresses ticket-tier alerts of SLOs for which
@@ -34,7 +31,7 @@ func (p *Pipeline) suppressAcrossPayloads(ctx context.Context, results []*alert.
 		members, ok := seen[slo]
 		if !ok {
 			var err error
-			members, err = p.Store.Members(ctx, p.sloPagesKey(sloKeyID(slo)))
+			members, err = p.Store.Members(ctx, p.sloPagesKey(slo))
 			if err != nil {
 				if ctx.Err() != nil {
 					return p.cancelled(sum, ctx.Err())
@@ -73,15 +70,15 @@ func (p *Pipeline) countStoreError(op string, err error) {
 // once. Keys are pageWriteID's; nil until something is written.
 type sloPagesWritten map[string]bool
 
-// pagedAs returns the SLO a resolve's firing paged as, in its key form
-// (sloKeyID), when it differs from the resolve's own: the one its marker's
-// incident names ("slo/<id>"). A resolve decided under another identity (an
-// upgrade that changed it: a rule over Sloth's info series has none now; a
-// reload of page_labels) left the page in that SLO's set, suppressing its
-// tickets for days.
-func pagedAs(t *transition, own string) string {
+// pagedAs returns the SLO a resolve's firing paged as, when it differs
+// from the resolve's own: the one its marker's incident names ("slo/<id>").
+// A resolve decided under another identity (an upgrade that changed it: a
+// rule over Sloth's info series has none now) left the page in that SLO's
+// set, suppressing its tickets for days. An identity the key wrote
+// otherwise (a brace replaced, a long key hashed) is not recovered: "".
+func pagedAs(t *transition) string {
 	id, ok := strings.CutPrefix(t.incident, "slo/")
-	if !ok || id == own {
+	if !ok || id == t.res.Decision.SLO || (t.res.Decision.SLO != "" && IncidentKey(t.res, nil, nil, nil) == t.incident) {
 		return ""
 	}
 	return id
@@ -108,48 +105,43 @@ func (p *Pipeline) sloPageWrites(batches []*batch, written sloPagesWritten) (add
 		}
 		for _, t := range b.trs {
 			d := &t.res.Decision
-			resolved := t.kind == alert.KindResolved
-			if !resolved && d.Action != alert.ActionPage {
+			to, op, also := adds, "+", ""
+			switch {
+			case t.kind == alert.KindResolved:
+				to, op, also = dels, "-", pagedAs(t)
+			case d.Action != alert.ActionPage:
 				continue
 			}
-			own := ""
-			if d.SLO != "" {
-				own = sloKeyID(d.SLO)
-			}
-			to, op, also := adds, "+", ""
-			if resolved {
-				to, op, also = dels, "-", pagedAs(t, own)
-			}
-			if own == "" && also == "" {
+			if d.SLO == "" && also == "" {
 				continue
 			}
 			member := t.res.Alert.Labels["alertname"] + " (" + t.res.Alert.Fingerprint + ")"
-			write := func(id string) {
-				key, ok := keys[id]
+			write := func(slo string) {
+				key, ok := keys[slo]
 				if !ok {
-					key = p.sloPagesKey(id)
-					keys[id] = key
-					order = append(order, id)
+					key = p.sloPagesKey(slo)
+					keys[slo] = key
+					order = append(order, slo)
 				}
-				if wid := pageWriteID(op, key, member); !seen[wid] && !written[wid] {
-					seen[wid] = true
-					to[id] = append(to[id], member)
+				if id := pageWriteID(op, key, member); !seen[id] && !written[id] {
+					seen[id] = true
+					to[slo] = append(to[slo], member)
 				}
 			}
-			if own != "" {
-				write(own)
+			if d.SLO != "" {
+				write(d.SLO)
 			}
 			if also != "" {
 				write(also)
 			}
 		}
 	}
-	for _, id := range order {
-		if m := adds[id]; len(m) > 0 {
-			add = append(add, store.Members{Key: keys[id], TTL: p.Dedup.NotifiedTTL, Members: m})
+	for _, slo := range order {
+		if m := adds[slo]; len(m) > 0 {
+			add = append(add, store.Members{Key: keys[slo], TTL: p.Dedup.NotifiedTTL, Members: m})
 		}
-		if m := dels[id]; len(m) > 0 {
-			remove = append(remove, store.Members{Key: keys[id], Members: m})
+		if m := dels[slo]; len(m) > 0 {
+			remove = append(remove, store.Members{Key: keys[slo], Members: m})
 		}
 	}
 	return add, remove
