@@ -368,19 +368,22 @@ func TestAGeneratorURLCannotRelabelAnOperatorsLink(t *testing.T) {
 func TestAnAnnotationURLCannotRelabelAnOperatorsLink(t *testing.T) {
 	h := newHarness(t)
 	n := h.notifier(t, func(c *slack.Config) {
-		c.Text = `<{{ (index .Alerts 0).Annotations.runbook_url }}|Runbook> {{ (index .Alerts 0).Annotations.note }}`
+		c.Text = `<{{ (index .Alerts 0).Annotations.runbook_url }}|Runbook> {{ (index .Alerts 0).Annotations.note }} <http://am/#/silences/new?filter=%7Bsource%3D%22{{ (index .Alerts 0).Labels.source | urlquery }}%22%7D|Silence>`
 	})
 	no := dirty()
 	no.Results[0].Alert.Annotations = map[string]string{
 		"runbook_url": "https://runbooks.example/db?a=1|b=2",
 		"note":        "https://status.example is down | see the runbook",
 	}
+	// A label is what a silence matches: a template's silence link quotes
+	// it raw (urlquery), so a label that is a URL keeps its "|".
+	no.Results[0].Alert.Labels["source"] = "https://ci.example/job?a=1|b=2"
 	no.Data.Alerts[0] = no.Results[0].Alert.Alert
 	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	got := withText(t, h.srv.Messages()[0], "Runbook")
-	if got != "<https://runbooks.example/db?a=1%7Cb=2|Runbook> https://status.example is down | see the runbook" {
-		t.Errorf("text section = %q, want the runbook URL's | encoded and the note's kept", got)
+	if got != "<https://runbooks.example/db?a=1%7Cb=2|Runbook> https://status.example is down | see the runbook <http://am/#/silences/new?filter=%7Bsource%3D%22https%3A%2F%2Fci.example%2Fjob%3Fa%3D1%7Cb%3D2%22%7D|Silence>" {
+		t.Errorf("text section = %q, want the runbook URL's | encoded, the note's kept, the label quoted raw", got)
 	}
 }

@@ -289,7 +289,7 @@ func (e *escaper) url(s string, changed *bool) string {
 	return s
 }
 
-// isURLValue reports whether s, a label or annotation value, is a web URL
+// isURLValue reports whether s, an annotation value, is a web URL
 // as a whole (no space in it) holding a "|" that linkSafe encodes. A text
 // that only begins with an address keeps its "|".
 func isURLValue(s string) bool {
@@ -314,7 +314,17 @@ func (e *escaper) strs(ss []string, changed *bool) []string {
 // changes (template data is read-only, so it is shared), else a copy made
 // at the first change, remembered, so a map that .Alerts and .Results share
 // is escaped once.
-func (e *escaper) kv(kv template.KV, changed *bool) template.KV {
+func (e *escaper) kv(kv template.KV, changed *bool) template.KV { return e.kvOf(kv, false, changed) }
+
+// annotations is kv for annotations: a value that is a URL as a whole has
+// its "|" percent-encoded (isURLValue). Labels stay as they are: they are
+// what silences match (a template's silence link quotes them with
+// urlquery), and the router's links to them are built from raw data.
+func (e *escaper) annotations(kv template.KV, changed *bool) template.KV {
+	return e.kvOf(kv, true, changed)
+}
+
+func (e *escaper) kvOf(kv template.KV, urls bool, changed *bool) template.KV {
 	if len(kv) == 0 {
 		return kv
 	}
@@ -327,7 +337,7 @@ func (e *escaper) kv(kv template.KV, changed *bool) template.KV {
 	for k, v := range kv {
 		c := false
 		ek, ev := e.str(k, &c), e.str(v, &c)
-		if e.html && isURLValue(ev) {
+		if urls && e.html && isURLValue(ev) {
 			// A runbook_url or dashboard annotation drawn as an operator's
 			// link (`<{{ .Annotations.runbook_url }}|Runbook>`), as url does
 			// for generatorURL.
@@ -363,7 +373,7 @@ func sameKV(a, b template.KV) bool {
 func (e *escaper) alert(a template.Alert) (template.Alert, bool) {
 	c := false
 	a.Status, a.GeneratorURL, a.Fingerprint = e.str(a.Status, &c), e.url(a.GeneratorURL, &c), e.str(a.Fingerprint, &c)
-	a.Labels, a.Annotations = e.kv(a.Labels, &c), e.kv(a.Annotations, &c)
+	a.Labels, a.Annotations = e.kv(a.Labels, &c), e.annotations(a.Annotations, &c)
 	return a, c
 }
 
@@ -509,7 +519,7 @@ func (e *escaper) data(d *notify.Data) *notify.Data {
 	changed := false
 	ed.Status, ed.ExternalURL, ed.NotificationReason = e.str(td.Status, &changed), e.url(td.ExternalURL, &changed), e.str(td.NotificationReason, &changed)
 	ed.GroupLabels, ed.CommonLabels = e.kv(td.GroupLabels, &changed), e.kv(td.CommonLabels, &changed)
-	ed.CommonAnnotations, ed.RouteLabels = e.kv(td.CommonAnnotations, &changed), e.kv(td.RouteLabels, &changed)
+	ed.CommonAnnotations, ed.RouteLabels = e.annotations(td.CommonAnnotations, &changed), e.kv(td.RouteLabels, &changed)
 	// escAlerts[i] is .Alerts[i] escaped, nil while unchanged: the results'
 	// alerts are usually .Alerts, sharing their maps, and take it from here.
 	var escAlerts []*template.Alert
