@@ -28,7 +28,11 @@ func heartbeatExpr(a *alert.Alert) string {
 		return ""
 	}
 	expr := strings.TrimSpace(parsed.Query().Get("g0.expr"))
-	inner, ok := strings.CutPrefix(expr, "vector")
+	inner := expr
+	for len(inner) > 1 && inner[0] == '(' && inner[len(inner)-1] == ')' { // (vector(1)), as some rule files write it
+		inner = strings.TrimSpace(inner[1 : len(inner)-1])
+	}
+	inner, ok := strings.CutPrefix(inner, "vector")
 	if !ok {
 		return ""
 	}

@@ -33,6 +33,8 @@ func TestAnAlwaysFiringHeartbeatIsNotPaged(t *testing.T) {
 		{"DeadManSnitch critical", map[string]string{"alertname": "DeadManSnitch", "severity": "critical", "namespace": "redhat-ods-monitoring"}, "vector(1)", alert.ActionNone, PolicyHeartbeat},
 		{"Watchdog none", map[string]string{"alertname": "Watchdog", "severity": "none"}, "vector(1)", alert.ActionNone, PolicyHeartbeat},
 		{"spaced", map[string]string{"alertname": "Heartbeat", "severity": "page"}, " vector ( 1.0 ) ", alert.ActionNone, PolicyHeartbeat},
+		{"parenthesized", map[string]string{"alertname": "DeadMansSwitch", "severity": "critical"}, "(vector(1))", alert.ActionNone, PolicyHeartbeat},
+		{"two constants", map[string]string{"alertname": "Odd", "severity": "critical"}, "(vector(1)) + (vector(2))", alert.ActionPage, PolicySeverity},
 		{"fallback to a constant", map[string]string{"alertname": "ErrorsHigh", "severity": "critical"}, "sum(rate(errors_total[5m])) > 1 or vector(0) > 0", alert.ActionPage, PolicySeverity},
 		{"vector of a series", map[string]string{"alertname": "Up", "severity": "critical"}, "vector(time()) - last_success > 3600", alert.ActionPage, PolicySeverity},
 		{"no generator URL", map[string]string{"alertname": "DeadManSnitch", "severity": "critical"}, "", alert.ActionPage, PolicySeverity},
