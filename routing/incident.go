@@ -102,6 +102,7 @@ const maxReadableKey = 160
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
 	var b strings.Builder
 	if r.Decision.SLO != "" {
+		b.Grow(len("slo/") + len(r.Decision.SLO)) // one allocation
 		b.WriteString("slo/")
 		b.WriteString(r.Decision.SLO)
 	} else {
