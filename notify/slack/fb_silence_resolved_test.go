@@ -26,11 +26,7 @@ func TestASilenceDoesNotMuteTheMessagesAlertThatResolved(t *testing.T) {
 	x1 := map[string]string{"alertname": "DiskFull", "instance": "db-1", "service": "chg2", "severity": "critical"}
 	x2 := map[string]string{"alertname": "HighLatency", "instance": "api-1", "service": "chg2", "severity": "critical"}
 	am.fire(t, x2) // X1 resolved: Alertmanager holds X2 alone
-	entry := func(fp, status string, labels map[string]string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: status, Receivers: []string{"triage"}, Incident: incident, Labels: labels,
-			Decision: alert.Decision{Action: alert.ActionPage}}
-	}
-	j := journalOf(t, e.store, entry("x1", "firing", x1), entry("x2", "firing", x2), entry("x1", "resolved", x1))
+	j := journalOf(t, e.store, pageEntry(incident, "x1", "firing", x1), pageEntry(incident, "x2", "firing", x2), pageEntry(incident, "x1", "resolved", x1))
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)
@@ -71,11 +67,7 @@ func TestASilenceMutesTheMessagesAlertFiringAgainAfterItsResolve(t *testing.T) {
 	x2 := map[string]string{"alertname": "HighLatency", "instance": "api-1", "service": "chg3", "severity": "critical"}
 	all := []map[string]string{x1, x2}
 	am.fire(t, all...)
-	entry := func(fp, status string, labels map[string]string) journal.Entry {
-		return journal.Entry{Fingerprint: fp, Status: status, Receivers: []string{"triage"}, Incident: incident, Labels: labels,
-			Decision: alert.Decision{Action: alert.ActionPage}}
-	}
-	j := journalOf(t, e.store, entry("x1", "firing", x1), entry("x2", "firing", x2), entry("x1", "resolved", x1), entry("x1", "firing", x1))
+	j := journalOf(t, e.store, pageEntry(incident, "x1", "firing", x1), pageEntry(incident, "x2", "firing", x2), pageEntry(incident, "x1", "resolved", x1), pageEntry(incident, "x1", "firing", x1))
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
 		t.Fatal(err)
@@ -86,4 +78,11 @@ func TestASilenceMutesTheMessagesAlertFiringAgainAfterItsResolve(t *testing.T) {
 	if thread := e.h.srv.Thread(e.parent.TS); len(thread) != 1 || strings.Contains(thread[0].Text, "have resolved since") {
 		t.Fatalf("thread = %+v, want the silence recorded without saying the message's alerts resolved", thread)
 	}
+}
+
+// pageEntry is a journal entry of a paged alert of incident sent to the
+// triage receiver.
+func pageEntry(incident, fp, status string, labels map[string]string) journal.Entry {
+	return journal.Entry{Fingerprint: fp, Status: status, Receivers: []string{"triage"}, Incident: incident, Labels: labels,
+		Decision: alert.Decision{Action: alert.ActionPage}}
 }
