@@ -25,7 +25,6 @@ import (
 
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
-	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/journal"
@@ -81,7 +80,7 @@ func NewTriageMetrics(reg prometheus.Registerer) *TriageMetrics {
 	}, []string{"action", "outcome"}),
 		escalationResolves: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_slack_escalation_resolves_total",
-			Help: "Resolves sent to PagerDuty for incidents escalated from Slack (the Escalate button) whose alerts resolved, by outcome (done; failed: retryable, the Slack notification failed with it and Alertmanager retries; refused: PagerDuty refused it, or no PagerDuty to send it to, or it failed when sent by the Escalate click the alerts resolved during — resolve the page by hand).",
+			Help: "Resolves sent to PagerDuty for incidents escalated from Slack (the Escalate button) whose alerts resolved, by outcome (done; failed: retryable, the Slack notification failed with it and Alertmanager retries; refused: PagerDuty refused it, or no PagerDuty to send it to — resolve the page by hand).",
 		}, []string{"outcome"}),
 	}
 	// The panic outcome of every action at zero, so that increase() (the
@@ -736,60 +735,7 @@ func (t *Triage) done(ctx context.Context, c *click, reqKey, stateKey string, st
 	if err := t.o.Store.Set(ctx, done); err != nil {
 		log.Warn("confirm the action in the store (the claim expires on its own)", "err", err)
 	}
-	if c.b.action == ActionEscalate {
-		// Read after the escalation is recorded (alertsResolvedState).
-		t.resolveLateEscalation(ctx, c, &rec, log)
-	}
 	t.record(ctx, c, rec, now)
-}
-
-// resolveLateEscalation resolves in PagerDuty the page c's Escalate just
-// triggered when the incident's alerts resolved while the trigger was in
-// flight: the resolve's notification read the message before the
-// escalation was recorded, so sent PagerDuty no resolve (resolveEscalation),
-// and none would come — on-call paged for a cleared incident, the resolved
-// parent offering nothing to close it. The resolve goes through the pager
-// the trigger went through, with its retries; rec (the parent's line, the
-// thread reply, the state) says what became of it, and a resolve that
-// failed is also said to the clicking user: resolve the page in PagerDuty
-// by hand, its dedup_key named. Nothing is sent when the resolve's
-// notification sent it (escalationResolvedState), or no resolve was seen
-// since the incident last fired (the mark is forgotten when it fires
-// again: a later escalation's page is not resolved). Sent by both — the
-// resolve read the escalation recorded, and this the mark —, PagerDuty
-// takes the second resolve of a resolved dedup_key as a no-op.
-func (t *Triage) resolveLateEscalation(ctx context.Context, c *click, rec *record, log *slog.Logger) {
-	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
-	if err != nil {
-		log.Warn("could not read whether the incident resolved while PagerDuty was triggered (store down): if it did, resolve its page in PagerDuty by hand", "err", err)
-		return
-	}
-	_, _, alertsResolved := m.by(alertsResolvedState)
-	_, _, sent := m.by(escalationResolvedState)
-	if !(alertsResolved || m.resolved) || sent {
-		return
-	}
-	key := pagerduty.DedupKey(c.st.Incident)
-	log = log.With("dedup_key", key)
-	if err := c.tg.escalation.Resolve(ctx, c.st.Incident); err != nil {
-		t.o.Metrics.countEscalationResolve(OutcomeRefused)
-		log.Error("the incident resolved while its escalation was triggered, and resolving the page in PagerDuty failed: resolve it there by hand", "err", err)
-		why, _ := notify.TruncateInRunes(errText(err), 300)
-		rec.line += fmt.Sprintf(" — the alerts resolved meanwhile, and resolving the page in PagerDuty failed: resolve it there by hand (dedup_key %s)", code(key))
-		msg := fmt.Sprintf("The incident's alerts resolved before the escalation was recorded, and resolving its page in PagerDuty failed (%s): on-call stays paged for a cleared incident — resolve the page in PagerDuty by hand (dedup_key %s).", esc(why), code(key))
-		rec.thread += " :warning: " + msg
-		t.ephemeral(ctx, c.tg.secret, c.cb, "Escalated, but "+strings.ToLower(msg[:1])+msg[1:])
-		return
-	}
-	t.o.Metrics.countEscalationResolve(OutcomeDone)
-	log.Info("the incident resolved while its escalation was triggered: its page resolved in PagerDuty")
-	mark := store.Entry{Key: t.stateKey(c, escalationResolvedState), Value: "d alertrouter", TTL: messageStateTTL}
-	if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-		log.Warn("record the escalation's resolve (a retry of the resolve's notification sends it again)", "err", err)
-	}
-	rec.st.Resolved = true
-	rec.line += " — the alerts resolved meanwhile: resolved in PagerDuty"
-	rec.thread += fmt.Sprintf(" The incident's alerts resolved before the escalation was recorded: alertrouter sent PagerDuty the page's resolve (dedup_key %s), so on-call is not left paged for a cleared incident.", code(key))
 }
 
 // afterAction is the context of what follows a click's action (answering
@@ -1495,7 +1441,7 @@ func (t *Triage) currentState(ctx context.Context, c *click, st triageState) (tr
 type messageState struct {
 	// done holds the value of each action's claim on the message once the
 	// action is done ("d <user> <extra>"), by action (ack, escalate,
-	// resolve, silence, escalationResolvedState, alertsResolvedState).
+	// resolve, silence, escalationResolvedState).
 	done map[string]string
 	// resolved: the incident resolved since (resolvedState).
 	resolved bool
@@ -1514,7 +1460,7 @@ func actionClaimTTL(timeout time.Duration) time.Duration {
 const escalatedExtra = "escalated "
 
 // messageStates are the states readMessage reads.
-var messageStates = []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, escalationResolvedState, alertsResolvedState}
+var messageStates = []string{ActionAck, ActionEscalate, ActionResolve, ActionSilence, escalationResolvedState}
 
 // readMessage reads, in one round trip, what was done on the parent message
 // (channel, ts) of incident.
@@ -1613,16 +1559,6 @@ type triageLink struct {
 // when its alerts resolved: a retry of that notification sends it no more.
 const escalationResolvedState = "escalation-resolved"
 
-// alertsResolvedState is the suffix of the key that marks a parent message
-// whose incident's alerts resolved ("d alertrouter <token>"):
-// resolveEscalation writes it before it reads whether the message was
-// escalated, and an Escalate click reads it once its escalation is recorded
-// (resolveLateEscalation) — so that of a resolve and an escalation whose
-// trigger was in flight meanwhile, one at least sees the other, and the
-// page is resolved. The incident firing again under the message forgets it
-// (reopened): a later escalation is not resolved for an earlier resolve.
-const alertsResolvedState = "alerts-resolved"
-
 // resolveEscalation resolves in PagerDuty an incident escalated from its
 // parent message p (the Escalate button: a trigger through the escalation
 // pager) that no has resolved. The dispatch core sends a resolve only to
@@ -1646,22 +1582,12 @@ const alertsResolvedState = "alerts-resolved"
 // event, no PagerDuty to send it to) is logged, counted, and said on the
 // parent; the notification goes on.
 //
-// An escalation whose trigger is still in flight (its click's claim is not
-// done yet) is not resolved here — PagerDuty would drop a resolve of a page
-// it does not hold, and the trigger then page —: the mark written first
-// (alertsResolvedState) has its click resolve it (resolveLateEscalation).
-//
 // Limit: the resolve goes out when the incident resolves at this
 // integration; a page of the same incident routed to the same PagerDuty
 // service without passing through this channel is resolved with it (one
 // dedup_key), as by a Resolve click.
 func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notification, p parentRef) error {
 	t, tg := l.t, l.tg
-	mark := store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + alertsResolvedState, Value: "d alertrouter " + dedup.NewToken(), TTL: messageStateTTL}
-	if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-		t.o.Logger.Warn("record that the incident's alerts resolved (an Escalate click racing this resolve may leave its page open)",
-			"incident", no.Incident, "channel", p.channel, "message_ts", p.ts, "err", err)
-	}
 	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
 	if err != nil {
 		// The store is down: the resolve goes out as every other
@@ -1800,15 +1726,6 @@ func (l *triageLink) reopened(ctx context.Context, no *alert.Notification, p par
 	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
 	if err != nil {
 		return m, err
-	}
-	if v, ok := m.done[alertsResolvedState]; ok {
-		// Firing again: an escalation from now on is this firing's, not to
-		// be resolved for the earlier resolve. Only the mark read: a
-		// resolve meanwhile wrote its own.
-		if err := t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + alertsResolvedState, Value: v}}); err != nil {
-			t.o.Logger.Warn("forget that the incident's earlier firing resolved (an Escalate click may resolve its page at once)", "incident", no.Incident, "err", err)
-		}
-		delete(m.done, alertsResolvedState)
 	}
 	_, _, escalated := m.by(ActionEscalate)
 	_, _, handResolved := m.by(ActionResolve)
