@@ -1,49 +1,21 @@
 package enrich
 
 import (
-	"net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
-)
 
-// exprFromGeneratorURL returns the PromQL expression of the g0.expr query
-// parameter of a Prometheus generatorURL, URL-decoded, or "" when there is
-// none or it cannot be decoded. It allocates only the decoded string.
-func exprFromGeneratorURL(u string) string {
-	q := strings.IndexByte(u, '?')
-	if q < 0 {
-		return ""
-	}
-	rest := u[q+1:]
-	if h := strings.IndexByte(rest, '#'); h >= 0 {
-		rest = rest[:h]
-	}
-	for rest != "" {
-		var param string
-		param, rest, _ = strings.Cut(rest, "&")
-		if v, ok := strings.CutPrefix(param, "g0.expr="); ok {
-			if strings.IndexByte(v, '%') < 0 && strings.IndexByte(v, '+') < 0 {
-				return v
-			}
-			dec, err := url.QueryUnescape(v)
-			if err != nil {
-				return ""
-			}
-			return dec
-		}
-	}
-	return ""
-}
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
 
 // maxCachedExprs bounds exprCache; past it, expressions are unescaped on
 // every call as before.
 const maxCachedExprs = 2048
 
-// exprCache memoizes exprFromGeneratorURL for URLs whose expression needs
+// exprCache memoizes alert.GeneratorExpr for URLs whose expression needs
 // unescaping (url.QueryUnescape allocates on every call, and Alertmanager
 // resends the same alerts, with the same URLs, every group interval). Safe
-// for concurrent use; a cached value is what exprFromGeneratorURL returns.
+// for concurrent use; a cached value is what alert.GeneratorExpr returns.
 type exprCache struct {
 	m sync.Map // generator URL → expression
 	n atomic.Int32
@@ -53,7 +25,7 @@ func (c *exprCache) get(u string) string {
 	if v, ok := c.m.Load(u); ok {
 		return v.(string)
 	}
-	e := exprFromGeneratorURL(u)
+	e := alert.GeneratorExpr(u)
 	if strings.ContainsAny(u, "%+") { // unescaped (or undecodable): worth remembering
 		if c.n.Load() < maxCachedExprs {
 			if _, loaded := c.m.LoadOrStore(u, e); !loaded {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 func TestExprFromGeneratorURL(t *testing.T) {
@@ -28,8 +30,8 @@ func TestExprFromGeneratorURL(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := exprFromGeneratorURL(tt.url); got != tt.want {
-				t.Errorf("exprFromGeneratorURL() = %q, want %q", got, tt.want)
+			if got := alert.GeneratorExpr(tt.url); got != tt.want {
+				t.Errorf("alert.GeneratorExpr() = %q, want %q", got, tt.want)
 			}
 		})
 	}
@@ -120,7 +122,7 @@ func FuzzParseGeneratorURL(f *testing.F) {
 	f.Add("?g0.expr=`\\")
 	f.Add("?g0.expr={\"")
 	f.Fuzz(func(t *testing.T, u string) {
-		expr := exprFromGeneratorURL(u)
+		expr := alert.GeneratorExpr(u)
 		var facts exprFacts
 		scanExpr(expr, &facts)
 		scanExpr(u, &facts)
@@ -143,7 +145,7 @@ func TestExprCacheAnswersAsExprFromGeneratorURL(t *testing.T) {
 	}
 	for range 2 {
 		for _, u := range urls {
-			if got, want := c.get(u), exprFromGeneratorURL(u); got != want {
+			if got, want := c.get(u), alert.GeneratorExpr(u); got != want {
 				t.Fatalf("%q: cache %q, direct %q", u, got, want)
 			}
 		}

@@ -1,7 +1,6 @@
 package policies
 
 import (
-	"net/url"
 	"strconv"
 	"strings"
 
@@ -19,15 +18,10 @@ const PolicyHeartbeat = "heartbeat"
 // monitor; paged, it would open an incident that never resolves and remind
 // every repeat interval.
 func heartbeatExpr(a *alert.Alert) string {
-	u := a.GeneratorURL
-	if !strings.Contains(u, "vector") {
+	if !strings.Contains(a.GeneratorURL, "vector") {
 		return ""
 	}
-	parsed, err := url.Parse(u)
-	if err != nil {
-		return ""
-	}
-	expr := strings.TrimSpace(parsed.Query().Get("g0.expr"))
+	expr := strings.TrimSpace(alert.GeneratorExpr(a.GeneratorURL))
 	inner := expr
 	for len(inner) > 1 && inner[0] == '(' && inner[len(inner)-1] == ')' { // (vector(1)), as some rule files write it
 		inner = strings.TrimSpace(inner[1 : len(inner)-1])
