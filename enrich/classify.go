@@ -99,6 +99,10 @@ type familyIndex struct {
 	// only with the prefixes it can have.
 	byHead   map[uint16][]prefixTarget
 	contains []prefixTarget
+	// ops are the substring families that begin with a colon (Pyrra's
+	// ":burnrate"): operations a recording rule's last part names
+	// (matchOperation), also among contains.
+	ops []prefixTarget
 }
 
 type prefixTarget struct {
@@ -283,6 +287,9 @@ func (c *Classifier) indexFamilies(fams []family) familyIndex {
 			idx.prefixes = append(idx.prefixes, prefixTarget{f.Prefix, t})
 		case f.Contains != "":
 			idx.contains = append(idx.contains, prefixTarget{f.Contains, t})
+			if f.Contains[0] == ':' {
+				idx.ops = append(idx.ops, prefixTarget{f.Contains, t})
+			}
 		}
 	}
 	// The OpenTelemetry (and Prometheus 3 translation) spelling of colon
@@ -353,8 +360,8 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 // colon included) up among the substring families that begin with a colon.
 func (c *Classifier) matchOperation(op string) (target, bool) {
 	for i := range c.families {
-		for _, p := range c.families[i].contains {
-			if p.s[0] == ':' && strings.HasPrefix(op, p.s) {
+		for _, p := range c.families[i].ops {
+			if strings.HasPrefix(op, p.s) {
 				return p.tgt, true
 			}
 		}
