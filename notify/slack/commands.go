@@ -167,24 +167,10 @@ func (t *Triage) scan(ctx context.Context, f journal.Filter, fn func(*journal.En
 type incidentView struct {
 	firing []map[string]string
 	// others are the labels of the incident's alerts firing now that
-	// routes send to other receivers only, or to none (with readIncident's
+	// routes send to other receivers only, or to none (with viewOf's
 	// receivers).
 	others  []map[string]string
 	targets []string
-}
-
-// readIncident reads incident's decisions of the last commandLookback.
-// With receivers set, the firing alerts are only those routed to one of
-// them: one router incident may hold alerts that routes send to other
-// receivers (another team's channel), which a click on this receiver's
-// message must not silence, and alerts sent to no receiver at all (muted by
-// a time interval, or decided none) — another team's as likely as this
-// one's, theirs to silence; both are the view's others. With no receivers
-// every alert is the view's. An alert's newest decision says where it is
-// routed.
-func (t *Triage) readIncident(ctx context.Context, incident string, receivers []string) (incidentView, error) {
-	entries, err := t.incidentEntries(ctx, incident)
-	return t.viewOf(entries, receivers), err
 }
 
 // incidentEntries are the decision entries of incident in the journal's
@@ -198,8 +184,16 @@ func (t *Triage) incidentEntries(ctx context.Context, incident string) ([]*journ
 	return entries, err
 }
 
-// viewOf is what entries (an incident's, newest first) say of it
-// for receivers (nil: every one): readIncident's.
+// viewOf is what entries (an incident's decisions of the last
+// commandLookback, newest first: incidentEntries) say of it. With
+// receivers set, the firing alerts are only those routed to one of them:
+// one router incident may hold alerts that routes send to other receivers
+// (another team's channel), which a click on this receiver's message must
+// not silence, and alerts sent to no receiver at all (muted by a time
+// interval, or decided none) — another team's as likely as this one's,
+// theirs to silence; both are the view's others. With no receivers (nil)
+// every alert is the view's. An alert's newest decision says where it is
+// routed.
 func (t *Triage) viewOf(entries []*journal.Entry, receivers []string) incidentView {
 	var v incidentView
 	seen, targets := map[string]bool{}, map[string]bool{}
