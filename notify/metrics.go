@@ -70,8 +70,8 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}, []string{"receiver", "integration"}),
 		renders: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_template_render_failures_total",
-			Help: "Template renders that failed, or rendered empty where a built-in text stood in, by receiver and field (the configuration key rendered: summary, title, details.<key> …).",
-		}, []string{"receiver", "field"}),
+			Help: "Template renders that failed (reason=\"error\": the template did not execute; the built-in text stood in or the field was left out), or rendered empty where a built-in text stood in (reason=\"empty\"), by receiver and field (the configuration key rendered: summary, title, details.<key> …).",
+		}, []string{"receiver", "field", "reason"}),
 	}
 	if reg != nil {
 		reg.MustRegister(m.notifications, m.failures, m.attempts, m.duration, m.renders)
@@ -79,26 +79,40 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	return m
 }
 
+// The reasons of alertrouter_template_render_failures_total.
+const (
+	// RenderError is a template that did not execute (a missing key
+	// indexed, a function given the wrong type): what the operator wrote
+	// is not shown; AlertrouterTemplatesFailing fires on it.
+	RenderError = "error"
+	// RenderEmpty is a template that rendered empty where a built-in
+	// text stood in ('{{ .CommonAnnotations.summary }}' whenever the
+	// alerts' summaries differ): common and harmless, not alerted on.
+	RenderEmpty = "empty"
+)
+
 // PrecreateRenderFailures creates the series of
 // alertrouter_template_render_failures_total of a receiver's fields at
-// zero, so that an alert on its increase sees the first failure. A nil
-// Metrics does nothing.
+// zero, for both reasons, so that an alert on its increase sees the first
+// failure. A nil Metrics does nothing.
 func (m *Metrics) PrecreateRenderFailures(receiver string, fields ...string) {
 	if m == nil {
 		return
 	}
 	for _, f := range fields {
-		m.renders.WithLabelValues(receiver, f)
+		m.renders.WithLabelValues(receiver, f, RenderError)
+		m.renders.WithLabelValues(receiver, f, RenderEmpty)
 	}
 }
 
-// renderFailure counts one failed (or empty, fallen back) render of field
-// for receiver. A nil Metrics does nothing.
-func (m *Metrics) renderFailure(receiver, field string) {
+// renderFailure counts one render of field for receiver that failed
+// (RenderError) or rendered empty, fallen back (RenderEmpty). A nil
+// Metrics does nothing.
+func (m *Metrics) renderFailure(receiver, field, reason string) {
 	if m == nil {
 		return
 	}
-	m.renders.WithLabelValues(receiver, field).Inc()
+	m.renders.WithLabelValues(receiver, field, reason).Inc()
 }
 
 // Integration returns the metrics of one integration of a receiver with

@@ -176,6 +176,18 @@ func TestRenderFailuresAreCounted(t *testing.T) {
 	if got := notifytest.RenderFailures(t, reg); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("render failures = %v, want %v", got, want)
 	}
+	// A failure is counted apart from an empty render (the alert on the
+	// router's templates reads reason="error" alone): an empty summary
+	// the built-in text stands in for is counted as empty.
+	tm.Render(logger, "summary", "{{ .CommonAnnotations.summary }}", notify.DefaultSummary, differingSummaries())
+	wantByReason := map[string]float64{
+		"oncall/summary/error": 1, "oncall/summary/empty": 1,
+		"oncall/details.owner/error": 1, "oncall/details.owner/empty": 0,
+		"oncall/title/error": 0, "oncall/title/empty": 0,
+	}
+	if got := notifytest.RenderFailuresByReason(t, reg); fmt.Sprint(got) != fmt.Sprint(wantByReason) {
+		t.Errorf("render failures by reason = %v, want %v", got, wantByReason)
+	}
 	// Without metrics nothing is counted, nothing panics.
 	if _, ok := notify.BuiltinTemplates().TryRender(nil, "x", "{{ .Nope.Deeper }}", fixture()); ok {
 		t.Error("TryRender without metrics succeeded")

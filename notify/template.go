@@ -433,7 +433,7 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 	}
 	b, berr := t.builtinTexts.execute(fallback, data)
 	if berr != nil {
-		t.metrics.renderFailure(receiverOf(data), field)
+		t.metrics.renderFailure(receiverOf(data), field, RenderError)
 		if logger != nil {
 			logger.Error("built-in template render failed, using plain text", "field", field, "err", berr)
 		}
@@ -446,7 +446,7 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 		}
 		t.renderedEmpty(logger, field, text, data)
 	} else {
-		t.metrics.renderFailure(receiverOf(data), field)
+		t.metrics.renderFailure(receiverOf(data), field, RenderError)
 	}
 	return b
 }
@@ -455,7 +455,7 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 // built-in text used instead.
 func (t *Templates) renderedEmpty(logger *slog.Logger, field, text string, data *Data) {
 	receiver := receiverOf(data)
-	t.metrics.renderFailure(receiver, field)
+	t.metrics.renderFailure(receiver, field, RenderEmpty)
 	if logger == nil {
 		return
 	}
@@ -477,7 +477,7 @@ func (t *Templates) renderedEmpty(logger *slog.Logger, field, text string, data 
 func (t *Templates) TryRender(logger *slog.Logger, field, text string, data *Data) (string, bool) {
 	s, err := t.userTexts.execute(text, data)
 	if err != nil {
-		t.metrics.renderFailure(receiverOf(data), field)
+		t.metrics.renderFailure(receiverOf(data), field, RenderError)
 		if logger != nil {
 			logger.Warn("template render failed, leaving the field out", "field", field, "err", err)
 		}

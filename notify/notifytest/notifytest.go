@@ -5,6 +5,7 @@ package notifytest
 import (
 	"bytes"
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,11 +161,22 @@ func Failures(t testing.TB, reg prometheus.Gatherer, integration string) map[str
 }
 
 // RenderFailures reads alertrouter_template_render_failures_total by
-// "receiver/field".
+// "receiver/field", both reasons summed.
 func RenderFailures(t testing.TB, reg prometheus.Gatherer) map[string]float64 {
 	t.Helper()
+	out := map[string]float64{}
+	for k, v := range RenderFailuresByReason(t, reg) {
+		out[k[:strings.LastIndexByte(k, '/')]] += v
+	}
+	return out
+}
+
+// RenderFailuresByReason reads alertrouter_template_render_failures_total
+// by "receiver/field/reason".
+func RenderFailuresByReason(t testing.TB, reg prometheus.Gatherer) map[string]float64 {
+	t.Helper()
 	return counters(t, reg, "alertrouter_template_render_failures_total", func(l map[string]string) (string, bool) {
-		return l["receiver"] + "/" + l["field"], true
+		return l["receiver"] + "/" + l["field"] + "/" + l["reason"], true
 	})
 }
 

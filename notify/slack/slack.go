@@ -138,7 +138,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, fmt.Errorf("app_token_file: %w", err)
 		}
 	}
-	if err := checkTemplates(cfg, deps.Templates); err != nil {
+	if err := checkTemplates(cfg, name, deps); err != nil {
 		return nil, err
 	}
 	apiURL := cfg.APIURL
@@ -166,15 +166,22 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	}, nil
 }
 
-// checkTemplates checks that every template of cfg parses, naming its key.
-func checkTemplates(cfg *Config, t *notify.Templates) error {
+// checkTemplates checks that every template of cfg parses, naming its key,
+// and creates the render-failure series of the receiver's rendered fields
+// at zero (notify.Metrics.PrecreateRenderFailures).
+func checkTemplates(cfg *Config, name string, deps notify.Deps) error {
 	texts := cfg.posterTemplates()
 	texts["title"], texts["text"], texts["channel"] = cfg.Title, cfg.Text, cfg.Channel
+	fields := []string{"title", "text"} // rendered always: the built-in texts when unset
 	for field, text := range texts {
-		if err := t.Check(text); err != nil {
+		if err := deps.Templates.Check(text); err != nil {
 			return fmt.Errorf("%s: %w", field, err)
 		}
+		if field != "title" && field != "text" && notify.IsTemplate(text) {
+			fields = append(fields, field)
+		}
 	}
+	deps.Metrics.PrecreateRenderFailures(name, fields...)
 	return nil
 }
 

@@ -33,7 +33,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 			return nil, errors.New("api_url_file: does not hold an absolute http(s) incoming-webhook URL")
 		}
 	}
-	if err := checkTemplates(cfg, deps.Templates); err != nil {
+	if err := checkTemplates(cfg, name, deps); err != nil {
 		return nil, err
 	}
 	hc, err := httpClient(cfg)
