@@ -646,6 +646,63 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 	}
 }
 
+// Grafana-managed alerts: a rule's title is its alertname, free text two
+// teams reuse ("Latency SLO breached" in two folders), and no service or
+// job is written. Their pages are incidents of their own, kept apart by
+// the rule's UID where the alertname leads the key; the second team's page
+// was an update of the first's incident, nothing sent to PagerDuty. Alerts
+// naming their service still group by sector, service and KPI whatever
+// rule fired them. A datasource that fails raises a DatasourceError per
+// rule querying it: one incident per datasource, not a page per rule.
+func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	grafana := func(title, uid, folder string, kv ...string) webhooktest.Alert {
+		return tAlert(title, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "sector", "", "kpi", "",
+			"__alert_rule_uid__", uid, "__alert_rule_namespace_uid__", folder + "-uid", "grafana_folder", folder}, kv...)...)
+	}
+	dsError := func(rule, uid, datasource string) webhooktest.Alert {
+		a := grafana("DatasourceError", uid, "Team Ranking", "rulename", rule, "datasource_uid", datasource, "ref_id", "A")
+		return a
+	}
+	for _, a := range []webhooktest.Alert{
+		grafana("Latency SLO breached", "ranking-latency", "Team Ranking"),
+		grafana("Latency SLO breached", "embeddings-latency", "Team Embeddings"),
+		dsError("Latency SLO breached", "ranking-latency", "prom-main"),
+		dsError("Disk full", "ranking-disk", "prom-infra"),
+		// A rule that names its service: grouped as any such alert.
+		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
+	} {
+		if sum := mustProcess(t, p, a); sum.Notified != 1 {
+			t.Errorf("%s %s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], sum)
+		}
+	}
+	want := []string{
+		"Latency_SLO_breached/unknown///__alert_rule_uid__=ranking-latency",
+		"Latency_SLO_breached/unknown///__alert_rule_uid__=embeddings-latency",
+		"DatasourceError/unknown///datasource_uid=prom-main",
+		"DatasourceError/unknown///datasource_uid=prom-infra",
+		"llm-inference-gpu/chat/TTFT",
+	}
+	if incidents := openings(t, e); !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+	// The same datasource failing another rule, another rule of the same
+	// service and KPI, another series of a rule: updates, no opening.
+	for i, a := range []webhooktest.Alert{
+		dsError("Error budget burn", "ranking-burn", "prom-main"),
+		grafana("TTFT p99 high", "chat-ttft-p99", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
+		grafana("Latency SLO breached", "embeddings-latency", "Team Embeddings", "pod", "embed-1"),
+	} {
+		mustProcess(t, p, a)
+		ns := e.pd.notifications()
+		if last := ns[len(ns)-1]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != want[[]int{2, 4, 1}[i]] {
+			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, want[[]int{2, 4, 1}[i]])
+		}
+	}
+}
+
 // A page's Slack copy names a PagerDuty incident only when the page went
 // to PagerDuty too (Notification.Paged): a route that sends pages to Slack
 // alone must not say "PagerDuty: paged" (nor offer its Ack and Resolve).

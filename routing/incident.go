@@ -75,11 +75,43 @@ func catchAllJob(job string) bool {
 // when several Prometheus/Alertmanager pairs feed one router (a second
 // region's page joined the first's incident as an update PagerDuty was
 // sent nothing for), and Grafana's rulename, which names the rule of its
-// DatasourceNoData and DatasourceError alerts (one alertname for every
-// rule's). Not prometheus: kube-prometheus writes the same "monitoring/k8s"
-// in every cluster.
+// DatasourceNoData alerts (one alertname for every rule's), and Grafana's
+// rule UID when the alertname leads the key (grafanaRuleUID). Not
+// prometheus: kube-prometheus writes the same "monitoring/k8s" in every
+// cluster.
 var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace", "k8s.cluster.name", "k8s.namespace.name"},
-	alert.SiteLabels, []string{"rulename"})
+	alert.SiteLabels, []string{"rulename", grafanaRuleUID})
+
+// grafanaRuleUID is the label a Grafana-managed alert carries naming its
+// rule. A Grafana rule's title is its alertname, free text that teams
+// reuse across folders and organisations ("High error rate",
+// "Latency SLO breached"): where the alertname leads the key (no service,
+// or an unknown sector), two teams' rules of one title were one incident,
+// the second team's page an update PagerDuty was sent nothing for. The UID
+// keeps them apart there, and only there: alerts that name their service
+// group by sector, service and KPI whichever rule fired them.
+const grafanaRuleUID = "__alert_rule_uid__"
+
+// datasourceErrorScope reports the datasource a Grafana DatasourceError
+// alert names (its datasource_uid): one unreachable datasource fails every
+// rule that queries it at once, and Grafana raises a DatasourceError per
+// rule, each carrying the rule's labels — keyed by rule, a datasource
+// outage paged once per rule (a hundred rules, a hundred pages). Keyed by
+// the datasource, the first pages and the others join it as updates.
+func datasourceErrorScope(get LabelFunc) string {
+	if get("alertname") != "DatasourceError" {
+		return ""
+	}
+	return get("datasource_uid")
+}
+
+// writeScope writes "/name=value" to b.
+func writeScope(b *strings.Builder, name, value string) {
+	b.WriteByte('/')
+	b.WriteString(name)
+	b.WriteByte('=')
+	b.WriteString(value)
+}
 
 // maxReadableKey bounds incident keys kept readable; longer ones are hashed
 // so that PagerDuty's 255-character dedup_key limit always holds.
@@ -97,7 +129,9 @@ const maxReadableKey = 160
 // PagerDuty is sent nothing for —, so unrelated alerts stay apart; a
 // configured groupBy without service is taken as written), then
 // "/name=value" for
-// each label of scope the alert has. Characters that would break a Redis
+// each label of scope the alert has (Grafana's rule UID only where the
+// alertname leads; a Grafana DatasourceError by its datasource instead of
+// its rule: datasourceErrorScope). Characters that would break a Redis
 // hash tag are replaced; over-long keys are hashed.
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
 	var b strings.Builder
@@ -116,7 +150,8 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			}
 			values = append(values, v)
 		}
-		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
+		led := r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService
+		if led {
 			b.WriteString(get("alertname"))
 			b.WriteByte('/')
 		}
@@ -126,13 +161,19 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			}
 			b.WriteString(v)
 		}
+		datasource := ""
+		if len(scope) > 0 {
+			datasource = datasourceErrorScope(get)
+		}
 		for _, name := range scope {
-			if v := get(name); v != "" {
-				b.WriteByte('/')
-				b.WriteString(name)
-				b.WriteByte('=')
-				b.WriteString(v)
+			v := get(name)
+			if v == "" || (name == grafanaRuleUID && !led) || (datasource != "" && (name == "rulename" || name == grafanaRuleUID)) {
+				continue
 			}
+			writeScope(&b, name, v)
+		}
+		if datasource != "" {
+			writeScope(&b, "datasource_uid", datasource)
 		}
 	}
 	key := strings.Map(func(r rune) rune {
