@@ -38,10 +38,25 @@ func TestAnAlwaysFiringHeartbeatIsNotPaged(t *testing.T) {
 		{"fallback to a constant", map[string]string{"alertname": "ErrorsHigh", "severity": "critical"}, "sum(rate(errors_total[5m])) > 1 or vector(0) > 0", alert.ActionPage, PolicySeverity},
 		{"vector of a series", map[string]string{"alertname": "Up", "severity": "critical"}, "vector(time()) - last_success > 3600", alert.ActionPage, PolicySeverity},
 		{"no generator URL", map[string]string{"alertname": "DeadManSnitch", "severity": "critical"}, "", alert.ActionPage, PolicySeverity},
+		// The Loki ruler's link is always Grafana Explore's (its ruler's
+		// grafanaLinkForExpression), and vmalert's when its
+		// -external.alert.source points there (VictoriaMetrics' docs):
+		// the expression is the first query's expr of the left JSON, or
+		// of a pane in Grafana 10's panes.
+		{"Loki ruler", map[string]string{"alertname": "LokiDeadMansSwitch", "severity": "critical"},
+			"explore:/explore?" + url.Values{"left": {`{"queries":[{"expr":"vector(1)","queryType":"range","datasource":{"type":"loki","uid":"P8E80F9AEF21F6940"}}]}`}}.Encode(), alert.ActionNone, PolicyHeartbeat},
+		{"vmalert to Grafana", map[string]string{"alertname": "DeadMansSwitch", "severity": "critical"},
+			"explore:/explore?orgId=1&left=" + url.QueryEscape(`{"datasource":"VictoriaMetrics","queries":[{"expr":"vector(1)","refId":"A"}],"range":{"from":"1700000000000","to":"now"}}`), alert.ActionNone, PolicyHeartbeat},
+		{"Grafana 10 panes", map[string]string{"alertname": "Heartbeat", "severity": "critical"},
+			"explore:/explore?schemaVersion=1&panes=" + url.QueryEscape(`{"x1y":{"datasource":"loki","queries":[{"refId":"A","expr":"vector(1)"}],"range":{"from":"now-1h","to":"now"}}}`), alert.ActionNone, PolicyHeartbeat},
+		{"Loki ruler, a real rule", map[string]string{"alertname": "VLLMCudaOOM", "severity": "critical"},
+			"explore:/explore?" + url.Values{"left": {`{"queries":[{"expr":"sum(count_over_time({app=\"vllm\"} |= \"CUDA out of memory\" [5m])) > 0 or vector(0)","queryType":"range"}]}`}}.Encode(), alert.ActionPage, PolicySeverity},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := firing(c.labels)
-			if c.expr != "" {
+			if u, ok := strings.CutPrefix(c.expr, "explore:"); ok {
+				a.GeneratorURL = "http://grafana:3000" + u
+			} else if c.expr != "" {
 				a = withExpr(c.labels, c.expr)
 			}
 			d := e.Decide(a, nil, testNow)
