@@ -80,9 +80,10 @@ type target struct {
 	// corrupt marks a counter of corrupted frames (family.Corrupt): loss
 	// that is not congestion.
 	corrupt bool
-	// decode, kvFull, hardware and postFEC are family.Decode, KVFull,
-	// Hardware and PostFEC: they choose hint texts (see hints).
-	decode, kvFull, hardware, postFEC bool
+	// decode, kvFull, hardware, postFEC, prefill and noSplit are
+	// family.Decode, KVFull, Hardware, PostFEC, Prefill and NoSplit: they
+	// choose hints and hint texts (see hints).
+	decode, kvFull, hardware, postFEC, prefill, noSplit bool
 }
 
 type compiledRule struct {
@@ -257,6 +258,7 @@ func (c *Classifier) familyTarget(f family) target {
 	t := c.resolve(f.Sector, f.KPI)
 	t.store, t.corrupt = f.Store, f.Corrupt
 	t.decode, t.kvFull, t.hardware, t.postFEC = f.Decode, f.KVFull, f.Hardware, f.PostFEC
+	t.prefill, t.noSplit = f.Prefill, f.NoSplit
 	if t.sector < 0 {
 		t.cands |= c.candSet(f.Cands)
 	}

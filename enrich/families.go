@@ -39,6 +39,24 @@ type family struct {
 	// blocks, post-FEC errors): no pre-FEC BER, and its optical-health hint
 	// says the span is corrupting traffic now (postFECText).
 	PostFEC bool
+	// Prefill marks a per-request prefill time (vLLM's
+	// vllm:request_prefill_time_seconds, "time spent in PREFILL phase"):
+	// prompt processing from the engine taking the request to its first
+	// token. It is a part of TTFT but no TTFT, which also holds the time
+	// the request waited (vllm:request_queue_time_seconds), so it names
+	// its sector without KPI, as Decode does. It keeps the queue-time hint
+	// off — generic, or made of queue_time_seconds annotations — and makes
+	// the prefill-decode hint relevant with its prefill text
+	// (prefillTimeText).
+	Prefill bool
+	// NoSplit marks a duration that is neither queueing nor prefill or
+	// decode compute: a KV-cache transfer between prefill and decode
+	// workers (NIXL, SGLang's disaggregation), a model server's request
+	// validation and tokenization, its detokenization of a batch's tokens
+	// (TGI). An alert on it without KPI gets no queue-time or
+	// prefill-decode hint from its incident class: neither split explains
+	// it.
+	NoSplit bool
 }
 
 // Sources (paths in the projects' repositories):
@@ -78,6 +96,18 @@ const (
 	srcAM        = "prometheus/alertmanager (alertmanager_* self-metrics)"
 	srcThanos    = "samber/awesome-prometheus-alerts dist/rules/thanos/thanos-query.yml, thanos-compactor.yml (thanos_* metrics of Thanos' components)"
 	srcLoki      = "samber/awesome-prometheus-alerts dist/rules/loki/embedded-exporter.yml (loki_* metrics of Loki's components)"
+)
+
+// Sources of the names audit H found missing (current releases' own
+// definitions of the names).
+const (
+	srcNodeIB          = "prometheus/node_exporter collector/infiniband_linux.go (node_infiniband_* port counters and RoCE hw_counters)"
+	srcTritonCore      = "triton-inference-server/core src/metrics.cc (nv_* server, GPU, CPU and response-cache metrics)"
+	srcVLLMLoggers     = "vllm-project/vllm vllm/v1/metrics/loggers.py (PrometheusStatLogger: v1 engine metrics)"
+	srcVLLMNIXL        = "vllm-project/vllm vllm/distributed/kv_transfer/kv_connector/v1 (NIXL connector: vllm:nixl_* metrics)"
+	srcSGLangCollector = "sgl-project/sglang python/sglang/srt/metrics/collector.py (sglang:* scheduler and HiCache metrics)"
+	srcLiteLLMTypes    = "BerriAI/litellm litellm/types/integrations/prometheus.py (DEFINED_PROMETHEUS_METRICS)"
+	srcDCGMProf        = "NVIDIA/dcgm-exporter etc/default-counters.csv, etc/dcp-metrics-included.csv (DCGM_FI_PROF_* profiling counters)"
 )
 
 const (
@@ -121,7 +151,9 @@ var builtinFamilies = []family{
 	{Name: "vllm:request_inference_time_seconds", Sector: secGPU, Source: srcVLLM},
 	{Name: "vllm:request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
 	{Name: "vllm:num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcVLLM},
-	{Name: "vllm:request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcVLLM},
+	// Time in the PREFILL phase, after the queue: a part of TTFT, no TTFT
+	// (see family.Prefill).
+	{Name: "vllm:request_prefill_time_seconds", Sector: secGPU, Source: srcVLLM, Prefill: true},
 	// The decode time of a whole request is no inter-token latency: it
 	// grows with the output length. It names the sector and the decode
 	// text of prefill-decode, no KPI.
@@ -130,11 +162,32 @@ var builtinFamilies = []family{
 	{Name: "vllm:prefix_cache_queries", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
 	{Name: "vllm:gpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
 	{Name: "vllm:cpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcVLLM},
+	// v1 engine: the deprecated GPU prefix-cache counters (renamed
+	// vllm:prefix_cache_*), the KV connector's (LMCache, offloading,
+	// cross-instance sharing) prefix-cache hits, and cached prompt tokens
+	// (CTR). Recomputed tokens are cached tokens computed again for the
+	// forward pass (RCR).
+	{Name: "vllm:gpu_prefix_cache_hits", Sector: secPCompute, KPI: "PCHR", Source: srcVLLMLoggers},
+	{Name: "vllm:gpu_prefix_cache_queries", Sector: secPCompute, KPI: "PCHR", Source: srcVLLMLoggers},
+	{Name: "vllm:external_prefix_cache_hits", Sector: secPCompute, KPI: "PCHR", Source: srcVLLMLoggers},
+	{Name: "vllm:external_prefix_cache_queries", Sector: secPCompute, KPI: "PCHR", Source: srcVLLMLoggers},
+	{Name: "vllm:prompt_tokens_cached", Sector: secPCompute, KPI: "CTR", Source: srcVLLMLoggers},
+	{Name: "vllm:prompt_tokens_recomputed", Sector: secPCompute, KPI: "RCR", Source: srcVLLMLoggers},
 	// Preempted requests are recomputed (RCR) because the KV cache ran out.
 	{Name: "vllm:num_preemptions", Sector: secPCompute, KPI: "RCR", Source: srcVLLM, KVFull: true},
 	{Name: "vllm:gpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
 	{Name: "vllm:cpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
 	{Name: "vllm:kv_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcVLLM},
+	// KV-cache residency (--kv-cache-metrics): a block's lifetime from
+	// allocation to eviction and its idle time before eviction measure how
+	// fast the cache evicts (EVR); the gap between two uses of a block is
+	// the workload's reuse distance, the cache's sector without KPI.
+	{Name: "vllm:kv_block_lifetime_seconds", Sector: secPStorage, KPI: "EVR", Source: srcVLLMLoggers},
+	{Name: "vllm:kv_block_idle_before_evict_seconds", Sector: secPStorage, KPI: "EVR", Source: srcVLLMLoggers},
+	{Name: "vllm:kv_block_reuse_gap_seconds", Sector: secPStorage, Source: srcVLLMLoggers},
+	// A NIXL KV-cache transfer (prefill to decode worker) is neither
+	// queueing nor a phase of the request (see family.NoSplit).
+	{Name: "vllm:nixl_xfer_time_seconds", Sector: secGPU, Source: srcVLLMNIXL, NoSplit: true},
 	{Prefix: "vllm:", Sector: secGPU, Source: srcVLLM},
 	// SGLang.
 	{Name: "sglang:time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcSGLang},
@@ -146,6 +199,23 @@ var builtinFamilies = []family{
 	{Name: "sglang:avg_request_queue_latency", Sector: secGPU, KPI: "QTS", Source: srcSGLang},
 	{Name: "sglang:cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcSGLang},
 	{Name: "sglang:token_usage", Sector: secPStorage, KPI: "COCC", Source: srcSGLang},
+	// Cached prompt tokens (CTR); HiCache's evictions from GPU to host
+	// memory (EVR) and the time to evict or load KV back (CLAT);
+	// retracted requests, SGLang's preemptions: recomputed because the KV
+	// cache ran out (RCR, as vllm:num_preemptions). The prealloc and
+	// transfer queues of prefill/decode disaggregation hold waiting
+	// requests (QTS); a KV transfer between them is no queueing and no
+	// phase (family.NoSplit).
+	{Name: "sglang:cached_tokens", Sector: secPCompute, KPI: "CTR", Source: srcSGLangCollector},
+	{Name: "sglang:evicted_tokens", Sector: secPStorage, KPI: "EVR", Source: srcSGLangCollector},
+	{Name: "sglang:eviction_duration_seconds", Sector: secPStorage, KPI: "CLAT", Source: srcSGLangCollector},
+	{Name: "sglang:load_back_duration_seconds", Sector: secPStorage, KPI: "CLAT", Source: srcSGLangCollector},
+	{Name: "sglang:num_retracted_requests", Sector: secPCompute, KPI: "RCR", Source: srcSGLangCollector, KVFull: true},
+	{Name: "sglang:num_retracted_reqs", Sector: secPCompute, KPI: "RCR", Source: srcSGLangCollector, KVFull: true},
+	{Name: "sglang:num_prefill_prealloc_queue_reqs", Sector: secGPU, KPI: "QTS", Source: srcSGLangCollector},
+	{Name: "sglang:num_decode_prealloc_queue_reqs", Sector: secGPU, KPI: "QTS", Source: srcSGLangCollector},
+	{Name: "sglang:num_decode_transfer_queue_reqs", Sector: secGPU, KPI: "QTS", Source: srcSGLangCollector},
+	{Name: "sglang:kv_transfer_latency_ms", Sector: secGPU, Source: srcSGLangCollector, NoSplit: true},
 	{Prefix: "sglang:", Sector: secGPU, Source: srcSGLang},
 	// Text Generation Inference.
 	{Name: "tgi_request_duration", Sector: secGPU, KPI: "E2E", Source: srcTGI},
@@ -155,6 +225,12 @@ var builtinFamilies = []family{
 	{Name: "tgi_request_mean_time_per_token_duration", Sector: secGPU, KPI: "TPOT", Source: srcTGI},
 	{Name: "tgi_batch_inference_duration", Sector: secGPU, Source: srcTGI}, // compute time of a batch
 	{Name: "tgi_batch_forward_duration", Sector: secGPU, Source: srcTGI},   // compute time of a forward pass
+	// Validating (and tokenizing) a request, and turning a batch step's
+	// tokens into text ("decode" here is detokenization, recorded for
+	// prefill and decode steps alike: method="prefill"|"decode"): neither
+	// queueing nor a phase of the request (family.NoSplit).
+	{Name: "tgi_request_validation_duration", Sector: secGPU, Source: srcTGI, NoSplit: true},
+	{Name: "tgi_batch_decode_duration", Sector: secGPU, Source: srcTGI, NoSplit: true},
 	{Prefix: "tgi_", Sector: secGPU, Source: srcTGI},
 	// Triton / TensorRT-LLM.
 	{Name: "nv_inference_queue_duration_us", Sector: secGPU, KPI: "QTS", Source: srcTriton},
@@ -164,12 +240,33 @@ var builtinFamilies = []family{
 	// queue-time alert that divides by it stays QTS (queue vs compute).
 	{Name: "nv_inference_compute_infer_duration_us", Sector: secGPU, Source: srcTriton},
 	{Name: "nv_inference_request_duration_us", Sector: secGPU, KPI: "E2E", Source: srcTriton},
+	// The summaries of the same durations, and the time to a decoupled
+	// (streaming) model's first response: Triton's TTFT, queueing included.
+	{Name: "nv_inference_request_summary_us", Sector: secGPU, KPI: "E2E", Source: srcTritonCore},
+	{Name: "nv_inference_queue_summary_us", Sector: secGPU, KPI: "QTS", Source: srcTritonCore},
+	{Name: "nv_inference_first_response_histogram_ms", Sector: secGPU, KPI: "TTFT", Source: srcTritonCore},
+	// The server's own GPU, CPU and memory gauges, its response cache (a
+	// cache of whole inference responses, no prompt or KV cache) and
+	// model loading: GPU serving without KPI.
+	{Prefix: "nv_gpu_", Sector: secGPU, Source: srcTritonCore},
+	{Prefix: "nv_cpu_", Sector: secGPU, Source: srcTritonCore},
+	{Prefix: "nv_cache_", Sector: secGPU, Source: srcTritonCore},
+	{Prefix: "nv_pinned_memory_pool_", Sector: secGPU, Source: srcTritonCore},
+	{Name: "nv_energy_consumption", Sector: secGPU, Source: srcTritonCore},
+	{Name: "nv_model_load_duration_secs", Sector: secGPU, Source: srcTritonCore},
 	{Prefix: "nv_inference_", Sector: secGPU, Source: srcTriton},
 	{Prefix: "nv_trt_llm_", Sector: secGPU, Source: srcTRTLLM},
 	// LiteLLM (API gateway in front of model servers).
 	{Name: "litellm_request_total_latency_metric", Sector: secAPI, KPI: "P95 LAT", Source: srcLiteLLM},
 	{Name: "litellm_llm_api_latency_metric", Sector: secAPI, KPI: "UST", Source: srcLiteLLM},
 	{Name: "litellm_deployment_failure_responses", Sector: secAPI, KPI: "ERR", Source: srcLiteLLM},
+	// The upstream API's time to first token and latency per output token
+	// are its service time (UST), seen from the gateway; the requests and
+	// tokens the provider says remain before its rate limit lead its 429s.
+	{Name: "litellm_llm_api_time_to_first_token_metric", Sector: secAPI, KPI: "UST", Source: srcLiteLLMTypes},
+	{Name: "litellm_deployment_latency_per_output_token", Sector: secAPI, KPI: "UST", Source: srcLiteLLMTypes},
+	{Name: "litellm_remaining_requests_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
+	{Name: "litellm_remaining_tokens_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
 	{Prefix: "litellm_", Sector: secAPI, Source: srcLiteLLM},
 	// LMCache (KV cache storage tier).
 	{Prefix: "lmcache:", Sector: secPStorage, Source: srcLMCache},
@@ -178,6 +275,11 @@ var builtinFamilies = []family{
 	{Name: "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", KPI: "MFU", Source: srcDCGM},
 	{Name: "DCGM_FI_PROF_SM_ACTIVE", KPI: "MFU", Source: srcDCGM},
 	{Prefix: "DCGM_FI_PROF_NVLINK_", Sector: secPretrain, KPI: "A2AS", Source: srcDCGM, Hardware: true},
+	// The other profiling counters (graphics-engine, DRAM, PCIe and pipe
+	// activity) are shared GPU hardware as the device counters are:
+	// candidate sectors, settled by context. Engine activity is no FLOPs
+	// utilization (the tensor pipe is).
+	{Prefix: "DCGM_FI_PROF_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcDCGMProf},
 	// Envoy.
 	{Name: "envoy_cluster_upstream_rq_time", Sector: secPLB, KPI: "URT", Source: srcEnvoy},
 	{Prefix: "envoy_cluster_upstream_rq_retry", Sector: secPLB, KPI: "RTR", Source: srcEnvoy},
@@ -214,6 +316,25 @@ var builtinFamilies = []family{
 	{Name: "node_softnet_times_squeezed", Sector: secNet, KPI: "LOSS", Source: srcNode},
 	{Name: "node_infiniband_symbol_error", Sector: secNet, KPI: "LOSS", Source: srcNode, Corrupt: true},
 	{Name: "node_infiniband_link_error_recovery", Sector: secNet, KPI: "LOSS", Source: srcNode, Corrupt: true},
+	// InfiniBand port counters: received packets with errors, link
+	// integrity and buffer-overrun errors are a bad link (loss, not
+	// congestion); discards and RoCE's out-of-sequence packets are loss;
+	// transmit wait (data to send, no flow-control credit) is the
+	// fabric's congestion backpressure, as PFC pauses are (ECN); RoCE's
+	// congestion notification (ECN-marked packets, CNPs) is ECN. A link
+	// that went down is the network without KPI.
+	{Name: "node_infiniband_port_errors_received", Sector: secNet, KPI: "LOSS", Source: srcNodeIB, Corrupt: true},
+	{Name: "node_infiniband_port_receive_remote_physical_errors", Sector: secNet, KPI: "LOSS", Source: srcNodeIB, Corrupt: true},
+	{Name: "node_infiniband_local_link_integrity_errors", Sector: secNet, KPI: "LOSS", Source: srcNodeIB, Corrupt: true},
+	{Name: "node_infiniband_excessive_buffer_overrun_errors", Sector: secNet, KPI: "LOSS", Source: srcNodeIB, Corrupt: true},
+	{Name: "node_infiniband_port_discards_received", Sector: secNet, KPI: "LOSS", Source: srcNodeIB},
+	{Name: "node_infiniband_port_discards_transmitted", Sector: secNet, KPI: "LOSS", Source: srcNodeIB},
+	{Name: "node_infiniband_out_of_sequence_packets_received", Sector: secNet, KPI: "LOSS", Source: srcNodeIB},
+	{Name: "node_infiniband_port_transmit_wait", Sector: secNet, KPI: "ECN", Source: srcNodeIB},
+	{Name: "node_infiniband_np_ecn_marked_roce_packets_received", Sector: secNet, KPI: "ECN", Source: srcNodeIB},
+	{Name: "node_infiniband_np_cnp_packets_sent", Sector: secNet, KPI: "ECN", Source: srcNodeIB},
+	{Name: "node_infiniband_rp_cnp_packets_handled", Sector: secNet, KPI: "ECN", Source: srcNodeIB},
+	{Prefix: "node_infiniband_", Sector: secNet, Source: srcNodeIB},
 	{Name: "node_timex_offset_seconds", KPI: "OWD", Source: srcNode},
 	{Prefix: "node_memory_numa_numa_miss", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
 	{Prefix: "node_memory_numa_numa_foreign", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},

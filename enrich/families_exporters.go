@@ -73,6 +73,12 @@ const (
 	srcTorchServe   = "pytorch/serve docs/metrics.md, docs/metrics_api.md (ts_* Prometheus metrics)"
 	srcMLServer     = "SeldonIO/MLServer docs/user-guide/metrics.md (default metrics)"
 	srcBentoML      = "bentoml/BentoML docs/source/build-with-bentoml/observability/metrics.rst (bentoml_service_* default metrics)"
+	srcDynamoNames  = "ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs (dynamo_frontend_*, dynamo_component_*, dynamo_router_*, dynamo_kvindexer_* names)"
+	srcLlamaCpp     = "ggml-org/llama.cpp tools/server/server-context.cpp (llamacpp:* metrics of llama-server --metrics; kv_cache_usage_ratio in the older examples/server/server.cpp)"
+	srcRoCEEthtool  = "prometheus/node_exporter collector/infiniband_linux.go, collector/ethtool_linux.go (RoCE congestion counters as node_infiniband_* and NIC ethtool stats as node_ethtool_*; mlx5 rx_prio<N>_pause PFC counters)"
+	srcOpenConfig   = "openconfig/public release/models/optical-transport/openconfig-terminal-device.yang (optical-channel state osnr, chromatic-dispersion, polarization-mode-dispersion, input-power; otn state q-value, esnr), named as gnmic's Prometheus output joins a path's elements with _"
+	srcRayNode      = "ray-project/ray python/ray/dashboard/modules/reporter/reporter_agent.py (ray_node_* metrics of Ray's node agent)"
+	srcRayGCS       = "ray-project/ray src/ray/stats/metric_defs.cc (ray_gcs_* metrics of Ray's GCS); ray-project/kuberay config/prometheus/rules/prometheusRules.yaml (ray_gcs_update_resource_usage_time)"
 )
 
 // exporterFamilies extend builtinFamilies with the exporters the corpus of
@@ -202,6 +208,33 @@ var exporterFamilies = []family{
 	{Contains: "post_fec", Sector: secFiber, Source: srcFEC, PostFEC: true},
 	{Contains: "fec_uncorrect", Sector: secFiber, Source: srcFEC, PostFEC: true},
 	{Contains: "fec_", Sector: secFiber, Source: srcFEC},
+	// OpenConfig terminal-device optics through gnmic
+	// (…optical_channel_state_osnr_instant, …otn_state_q_value_instant):
+	// OSNR is the OSNR margin's measure; the Q-factor is pre-FEC BER in dB;
+	// chromatic and polarization-mode dispersion, input power and ESNR are
+	// the span's optical health without KPI (OSNR margin is not ESNR).
+	{Contains: "osnr", Sector: secFiber, KPI: "OSNRM", Source: srcOpenConfig},
+	{Contains: "otn_state_q_value", Sector: secFiber, KPI: "Pre-FEC BER", Source: srcOpenConfig},
+	{Contains: "chromatic_dispersion", Sector: secFiber, Source: srcOpenConfig},
+	{Contains: "polarization_mode_dispersion", Sector: secFiber, Source: srcOpenConfig},
+	{Contains: "optical_channel_state_", Sector: secFiber, Source: srcOpenConfig},
+	{Contains: "otn_state_", Sector: secFiber, Source: srcOpenConfig},
+	// RoCE congestion as other exporters spell the NIC's counters
+	// (node_ethtool_np_cnp_sent, …np_ecn_marked_roce_packets…): ECN marks
+	// and CNPs are ECN, out-of-sequence packets loss; mlx5's per-priority
+	// PFC pause counters (rx_prio3_pause, tx_prio3_pause, their _duration)
+	// are the lossless fabric's backpressure (ECN, as the word "PFC").
+	{Contains: "np_ecn_marked_roce_packets", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "np_cnp_", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "out_of_sequence", Sector: secNet, KPI: "LOSS", Source: srcRoCEEthtool},
+	{Contains: "prio0_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio1_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio2_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio3_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio4_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio5_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio6_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
+	{Contains: "prio7_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
 	// PTP.
 	{Prefix: "openshift_ptp_", Cands: clockSectors, Source: srcPTPLinux},
 	{Contains: "ptp_offset", Cands: clockSectors, Source: srcPTPSwitch}, // switchmetrics_ptp_offset_ns, ptp_offset_ns
@@ -267,6 +300,16 @@ var exporterFamilies = []family{
 	{Name: "ray_serve_num_deployment_http_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
 	{Name: "ray_serve_num_deployment_grpc_error_requests", Sector: secAPI, KPI: "ERR", Source: srcRayServe},
 	{Prefix: "ray_serve_", Sector: secGPU, Source: srcRayServe},
+	// Ray's node agent (CPU, GPU, memory of a Ray node) and its GCS
+	// (control store) serve model serving and training alike: candidate
+	// sectors, settled by context, as DCGM's device counters. The GCS by
+	// exact names: KubeRay's ray_gcs_error_budget_<window> recording rules
+	// are error-budget burn (…error_budget…), which a ray_gcs_ prefix
+	// would shadow.
+	{Prefix: "ray_node_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcRayNode},
+	{Name: "ray_gcs_storage_operation_latency_ms", Cands: []string{secGPU, secPretrain, secPost}, Source: srcRayGCS},
+	{Name: "ray_gcs_storage_operation_count", Cands: []string{secGPU, secPretrain, secPost}, Source: srcRayGCS},
+	{Name: "ray_gcs_update_resource_usage_time", Cands: []string{secGPU, secPretrain, secPost}, Source: srcRayGCS},
 	// LMCache, the KV cache storage tier (lmcache: stays its sector):
 	// retrieve and lookup hit rates and hit tokens are its hit ratio,
 	// local and remote cache usage its occupancy, retrieve, store and
@@ -294,7 +337,7 @@ var exporterFamilies = []family{
 	{Name: "trtllm_e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcTRTLLMServe},
 	{Name: "trtllm_request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcTRTLLMServe},
 	{Name: "trtllm_num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcTRTLLMServe},
-	{Name: "trtllm_request_prefill_time_seconds", Sector: secGPU, KPI: "TTFT", Source: srcTRTLLMServe},
+	{Name: "trtllm_request_prefill_time_seconds", Sector: secGPU, Source: srcTRTLLMServe, Prefill: true},
 	{Name: "trtllm_request_decode_time_seconds", Sector: secGPU, Source: srcTRTLLMServe, Decode: true},
 	{Name: "trtllm_kv_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
 	{Name: "trtllm_kv_cache_iter_reuse_rate", Sector: secPCompute, KPI: "PCHR", Source: srcTRTLLMServe},
@@ -317,8 +360,33 @@ var exporterFamilies = []family{
 	{Name: "dynamo_component_kvstats_gpu_cache_usage_percent", Sector: secPStorage, KPI: "COCC", Source: srcDynamo},
 	{Name: "dynamo_component_kvstats_active_blocks", Sector: secPStorage, KPI: "COCC", Source: srcDynamo},
 	{Name: "dynamo_component_kvstats_gpu_prefix_cache_hit_rate", Sector: secPCompute, KPI: "PCHR", Source: srcDynamo},
+	// Current names: the workers' KV stats without the kvstats_ level, the
+	// KV router's TTFT and ITL (dynamo_component_router_*), its pending
+	// queue (requests waiting for a worker: QTS, as the frontend's queued
+	// requests). The frontend's kv_hit_rate is the router's predicted
+	// prefix overlap for the worker it picked: the hit rate of a
+	// cache-aware load balancer (RCHR, as llm-d's endpoint picker is the
+	// prompt-cache LB); its cached tokens per request are CTR. The KV
+	// router's own overhead (dynamo_router_*) and the standalone KV
+	// indexer it queries (dynamo_kvindexer_*) are that load balancer.
+	{Name: "dynamo_component_gpu_cache_usage_percent", Sector: secPStorage, KPI: "COCC", Source: srcDynamoNames},
+	{Name: "dynamo_component_total_blocks", Sector: secPStorage, KPI: "COCC", Source: srcDynamoNames},
+	{Name: "dynamo_component_router_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcDynamoNames},
+	{Name: "dynamo_component_router_inter_token_latency_seconds", Sector: secGPU, KPI: "ITL", Source: srcDynamoNames},
+	{Name: "dynamo_frontend_router_queue_pending_requests", Sector: secGPU, KPI: "QTS", Source: srcDynamoNames},
+	{Name: "dynamo_frontend_kv_hit_rate", Sector: secPLB, KPI: "RCHR", Source: srcDynamoNames},
+	{Name: "dynamo_frontend_cached_tokens", Sector: secPCompute, KPI: "CTR", Source: srcDynamoNames},
 	{Prefix: "dynamo_frontend_", Sector: secGPU, Source: srcDynamo},
 	{Prefix: "dynamo_component_", Sector: secGPU, Source: srcDynamo},
+	{Prefix: "dynamo_router_", Sector: secPLB, Source: srcDynamoNames},
+	{Prefix: "dynamo_kvindexer_", Sector: secPLB, Source: srcDynamoNames},
+	// llama.cpp's server: requests deferred for want of a free slot wait
+	// (QTS); its KV cache usage is occupancy. Prompt and generation
+	// throughput, busy slots per decode call and the cumulative prompt and
+	// generation times are GPU serving without KPI.
+	{Name: "llamacpp:requests_deferred", Sector: secGPU, KPI: "QTS", Source: srcLlamaCpp},
+	{Name: "llamacpp:kv_cache_usage_ratio", Sector: secPStorage, KPI: "COCC", Source: srcLlamaCpp},
+	{Prefix: "llamacpp:", Sector: secGPU, Source: srcLlamaCpp},
 	// NVIDIA NIM for LLMs exports the engine's names without a namespace.
 	{Name: "time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcNIM},
 	{Name: "time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcNIM},

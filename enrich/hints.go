@@ -47,6 +47,12 @@ const kvOccupancyText = "The KV cache is nearly full: check preemptions (running
 // token only: TTFT is queueing plus prefill; decode does not enter it.
 const prefillText = "TTFT is queue time plus prefill, before any decode: check requests waiting (saturation: scale out or shed load), prompt lengths and the prefix-cache hit rate (prompts recomputed), and whether long prompts are split (chunked prefill)."
 
+// prefillTimeText is the prefill-decode hint of an alert on prefill time
+// only (family.Prefill: vllm:request_prefill_time_seconds, time in the
+// PREFILL phase): prompt processing after the queue, so neither requests
+// waiting nor decode explain it.
+const prefillTimeText = "This is prefill time (processing the prompt, after the request left the queue, up to its first token), not queue time or decode: check prompt lengths, the prefix-cache hit rate (prompt tokens recomputed instead of reused) and whether long prompts are split (chunked prefill); requests waiting and token generation do not enter it."
+
 // decodeText is the prefill-decode hint of an alert on decode only:
 // inter-token latency and time per output token (ITL, TPOT), and a
 // request's decode time.
@@ -113,12 +119,16 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	// prefill-decode made relevant by TTFT only (prefill), by ITL or TPOT
 	// only (decode), or by something else as well (both halves).
 	var pdPrefill, pdDecode, pdBoth bool
-	// decodeTime: the alert reads a request's decode time (family.Decode).
-	decodeTime := false
+	// decodeTime, prefillTime: the alert reads a request's decode or
+	// prefill time (family.Decode, family.Prefill); noSplit: a duration
+	// that is neither queueing nor a phase (family.NoSplit).
+	decodeTime, prefillTime, noSplit := false, false, false
 	if sec != nil {
 		// Read once, not for each cache KPI that lists kv-cache.
 		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
 		decodeTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.decode })
+		prefillTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.prefill })
+		noSplit = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.noSplit })
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID != k.ID {
@@ -169,20 +179,32 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					i := hintIndex(h)
 					switch {
 					case !slices.Contains(hintClasses[i], class):
-					case decodeTime && i == hiQueueTime:
-						// A request's decode time holds no queueing.
+					case (decodeTime || prefillTime || noSplit) && i == hiQueueTime:
+						// A request's decode or prefill time holds no
+						// queueing, nor does a KV transfer or validation.
+					case noSplit && !decodeTime && !prefillTime && i == hiPrefillDecode:
+						// A KV transfer or validation is no phase.
 					default:
 						relevant[i] = true
-						pdBoth = pdBoth || i == hiPrefillDecode && !decodeTime
+						pdBoth = pdBoth || i == hiPrefillDecode && !decodeTime && !prefillTime
 					}
 				}
 			}
 			if decodeTime {
 				relevant[hiPrefillDecode], pdDecode = true, true
 			}
+			if prefillTime {
+				relevant[hiPrefillDecode], pdPrefill = true, true
+			}
 		}
 	}
 	specific := specificHints(a)
+	if (decodeTime || prefillTime || noSplit) && !relevant[hiQueueTime] {
+		// No queue share of a time that holds no queueing: queue_time and
+		// compute_time annotations (copied from a TTFT or E2E rule) do not
+		// split a prefill, decode or transfer time.
+		specific[hiQueueTime] = specificHint{}
+	}
 	if specific[hiSpillLag].text != "" && lagInSeconds(s) {
 		specific[hiSpillLag] = spillLag(a, true)
 	}
@@ -199,7 +221,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	// What the generic texts are made to fit (fittingText).
 	f := fit{
 		averages: s.facts.averages, kvOccupancy: kvByOccupancy && !kvByOther,
-		prefill: pdPrefill && !pdDecode && !pdBoth, decode: pdDecode && !pdPrefill && !pdBoth, decodeTime: decodeTime,
+		prefill: pdPrefill && !pdDecode && !pdBoth, decode: pdDecode && !pdPrefill && !pdBoth, decodeTime: decodeTime, prefillTime: prefillTime,
 		spanDown: sec != nil && sec.ID == secFiber && (class == ClassAvailability || len(kpis) > 0 && kpis[0].ID == "AVAIL"),
 		postFEC:  sec != nil && sec.ID == secFiber && countedSignal(s, func(t *target) bool { return t.postFEC }),
 	}
@@ -234,6 +256,7 @@ type fit struct {
 	prefill     bool   // prefill-decode by TTFT only
 	decode      bool   // prefill-decode by decode only (ITL, TPOT, a decode time)
 	decodeTime  bool   // a request's decode time (family.Decode)
+	prefillTime bool   // a request's prefill time (family.Prefill)
 	spanDown    bool   // a dark-fiber span or link is down
 	postFEC     bool   // errors FEC could not correct (family.PostFEC)
 }
@@ -257,6 +280,8 @@ func fittingText(id, text string, f fit) string {
 		return decodeText + decodeTimeNote
 	case id == HintPrefillDecode && f.decode:
 		return decodeText
+	case id == HintPrefillDecode && f.prefill && f.prefillTime:
+		return prefillTimeText
 	case id == HintPrefillDecode && f.prefill:
 		return prefillText
 	case id == HintOpticalHealth && f.spanDown:

@@ -73,6 +73,9 @@ var builtinWords = []word{
 	{Phrase: "mlserver", Sector: secGPU},
 	{Phrase: "trtllm", Sector: secGPU},
 	{Phrase: "tensorrt llm", Sector: secGPU},
+	// llama.cpp's server: "llama.cpp", "llama-cpp", "LlamaCpp" and
+	// "llamacpp" all join to llamacpp. Not "llama" alone (a model family).
+	{Phrase: "llama cpp", Sector: secGPU},
 	{Phrase: "decode", Sector: secGPU, Generic: true},
 	// LLM API.
 	{Phrase: "p95 lat", Sector: secAPI, KPI: "P95 LAT"},
