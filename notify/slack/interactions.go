@@ -698,6 +698,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		log.Warn("escalation not confirmed by PagerDuty (it may have paged): recorded as taken, so that its page is resolved with the alerts", "err", err)
 		t.ephemeral(fctx, secret, cb, unconfirmedAnswer(ActionEscalate, st.Incident, err, true))
 		t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+		t.resolveRacedEscalation(fctx, c, rec, log)
 		return
 	}
 	if unconfirmed {
@@ -719,6 +720,88 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	t.o.Metrics.count(b.action, OutcomeDone)
 	log.Info("action taken from Slack", "detail", rec.thread)
 	t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+	if b.action == ActionEscalate {
+		t.resolveRacedEscalation(fctx, c, rec, log)
+	}
+}
+
+// resolveRacedEscalation resolves in PagerDuty the page c's Escalate has
+// just made when the incident resolved while its trigger was on its way:
+// the dispatch core's resolve read the message before the escalation was
+// recorded (triageLink.resolveEscalation), so it sent none, and the page
+// would stay open for a cleared incident. It acts on the dispatch core's
+// own word only, read now that the escalation is recorded: the incident's
+// state at the message's Slack integration closed (store.IncidentStates
+// "", read again while it is "resolving", at most PageWait) and the
+// parent marked resolved by that resolve (parentEdited) — a mark the click
+// did not find before it acted (a click on a resolved message stops
+// there). A firing again reopens both (an opening under the parent
+// removes the mark; under a new parent the state is open), a resolve
+// whose post failed leaves the incident open for Alertmanager's retry
+// (which reads the escalation and resolves it), and a store that lost its
+// state has no mark: in each the page stays, as the alerts may fire.
+func (t *Triage) resolveRacedEscalation(ctx context.Context, c *click, rec record, log *slog.Logger) {
+	if c.st.Receiver == "" || c.st.Integration == "" {
+		return
+	}
+	key := store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.st.Receiver+"/"+c.st.Integration)
+	wait := t.o.PageWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	giveUp := time.Now().Add(wait)
+	for {
+		s, err := t.o.Store.IncidentStates(ctx, []string{key})
+		if err != nil || len(s) != 1 {
+			log.Warn("could not read whether the incident resolved while it was escalated: if its parent reads resolved, resolve the escalated page in PagerDuty by hand", "err", err)
+			return
+		}
+		if s[0] == "" {
+			break
+		}
+		if s[0] != "resolving" {
+			return // open: its resolve reads the escalation and resolves the page
+		}
+		if !time.Now().Before(giveUp) {
+			log.Warn("the incident was still resolving when the escalation was recorded: if its parent reads resolved and PagerDuty still holds the escalated page, resolve it there by hand")
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(pagePoll):
+		}
+	}
+	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
+	if err != nil {
+		log.Warn("could not read whether the incident resolved while it was escalated: if its parent reads resolved, resolve the escalated page in PagerDuty by hand", "err", err)
+		return
+	}
+	_, _, handResolved := m.by(ActionResolve)
+	_, _, sent := m.by(escalationResolvedState)
+	if !m.resolved || handResolved || sent {
+		return
+	}
+	p := parentRef{channel: c.channel, ts: c.ts}
+	line := "Resolved in PagerDuty: the alerts resolved while this escalation was on its way"
+	if done, refused, err := t.resolveEscalated(ctx, c.st.Incident, p, c.tg, rec.extra, log.With("escalated_by", c.user)); !done {
+		if err == nil {
+			err = refused
+		}
+		log.Error("the alerts resolved while this escalation was on its way, and resolving its page in PagerDuty failed: resolve it there by hand", "err", err)
+		line = fmt.Sprintf("The alerts resolved while this escalation was on its way, and resolving its page in PagerDuty failed (%s): resolve it there by hand", esc(errText(err)))
+	}
+	if err := t.addLine(ctx, c.st.Incident, p, line); err != nil {
+		log.Warn("keep the resolve's line on the parent message", "err", err)
+	}
+	n := c.tg.n
+	if err := n.call(ctx, func(ctx context.Context) error {
+		opts := append([]sl.MsgOption{sl.MsgOptionText(line, false), sl.MsgOptionTS(c.ts)}, n.clickPoster(c.st)...)
+		_, _, err := n.api.PostMessageContext(ctx, c.channel, opts...)
+		return err
+	}); err != nil {
+		log.Warn("say in the thread that the escalated page was resolved", "err", err)
+	}
 }
 
 // done records c's action as taken: its claims hold "done" (the state key
@@ -1607,9 +1690,30 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 		return nil
 	}
 	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
-	// The resolve goes where the escalation paged, even when a reload has
-	// pointed escalate_to elsewhere since; escalations recorded before
-	// the receiver was (extra "escalated") go to the current one.
+	done, refused, err := t.resolveEscalated(ctx, no.Incident, p, tg, extra, log)
+	if err != nil {
+		log.Error("resolve in PagerDuty of an incident escalated from Slack failed: the Slack notification fails with it, for Alertmanager to retry", "err", err)
+		return fmt.Errorf("resolve in PagerDuty the incident escalated from Slack by %s: %w", by, err)
+	}
+	line := "Resolved in PagerDuty: the alerts resolved"
+	if !done {
+		line = fmt.Sprintf("The alerts resolved, but resolving the escalated page in PagerDuty failed (%s): resolve it there by hand", esc(errText(refused)))
+	}
+	if err := t.addLine(ctx, no.Incident, p, line); err != nil {
+		log.Warn("keep the resolve's line on the parent message", "err", err)
+	}
+	return nil
+}
+
+// resolveEscalated sends the resolve of incident's escalation from parent
+// p, recorded with extra, where the escalation paged — even when a reload
+// has pointed escalate_to elsewhere since; escalations recorded before the
+// receiver was (extra "escalated") go to the current one — and counts it.
+// Done, it marks p's escalation resolved (a retry sends it no more);
+// refused (PagerDuty refusing the event, no PagerDuty to send it to), it
+// logs and returns the refusal; a failure a retry may fix is returned as
+// err, nothing recorded.
+func (t *Triage) resolveEscalated(ctx context.Context, incident string, p parentRef, tg *triageTarget, extra string, log *slog.Logger) (done bool, refused, err error) {
 	pager, to := t.escalationPager(tg, extra)
 	switch {
 	case pager == nil && to == tg.escalationTo:
@@ -1617,31 +1721,24 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 	case pager == nil:
 		err = alert.Permanent(fmt.Errorf("escalated to receiver %q's PagerDuty, which the configuration no longer has (a reload since)", to))
 	default:
-		err = pager.Resolve(ctx, no.Incident)
+		err = pager.Resolve(ctx, incident)
 	}
 	if alert.Retryable(err) {
 		t.o.Metrics.countEscalationResolve(OutcomeFailed)
-		log.Error("resolve in PagerDuty of an incident escalated from Slack failed: the Slack notification fails with it, for Alertmanager to retry", "err", err)
-		return fmt.Errorf("resolve in PagerDuty the incident escalated from Slack by %s: %w", by, err)
+		return false, nil, err
 	}
-	line := "Resolved in PagerDuty: the alerts resolved"
 	if err != nil {
 		t.o.Metrics.countEscalationResolve(OutcomeRefused)
 		log.Error("resolve in PagerDuty of an incident escalated from Slack refused: resolve it there by hand", "err", err)
-		why, _ := notify.TruncateInRunes(err.Error(), 300)
-		line = fmt.Sprintf("The alerts resolved, but resolving the escalated page in PagerDuty failed (%s): resolve it there by hand", esc(why))
-	} else {
-		t.o.Metrics.countEscalationResolve(OutcomeDone)
-		log.Info("incident escalated from Slack resolved in PagerDuty: its alerts resolved")
-		mark := store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
-		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-			log.Warn("record the escalation's resolve (a retry of this notification sends it again)", "err", err)
-		}
+		return false, err, nil
 	}
-	if err := t.addLine(ctx, no.Incident, p, line); err != nil {
-		log.Warn("keep the resolve's line on the parent message", "err", err)
+	t.o.Metrics.countEscalationResolve(OutcomeDone)
+	log.Info("incident escalated from Slack resolved in PagerDuty: its alerts resolved")
+	mark := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
+	if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
+		log.Warn("record the escalation's resolve (a retry of this notification sends it again)", "err", err)
 	}
-	return nil
+	return true, nil, nil
 }
 
 // repaged records on the parent message p that the dispatch core paged
