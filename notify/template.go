@@ -6,6 +6,8 @@ import (
 	"fmt"
 	tmplhtml "html/template"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,6 +84,41 @@ func NewData(n *alert.Notification) *Data {
 	}
 }
 
+// groupKey is the context key of WithGroup.
+type groupKey struct{}
+
+// WithGroup returns ctx carrying group, the template data of a
+// notification's incident as the webhook that brought it held it: every
+// alert of the incident routed to the notification's receiver, those that
+// changed and those that did not (a firing already notified, which
+// Alertmanager sends again with the group), in the webhook's order, with
+// their status, common labels and annotations. The dispatch core sets it
+// for the notifiers that read it (GroupData); nil leaves ctx as it is.
+func WithGroup(ctx context.Context, group *template.Data) context.Context {
+	if group == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, groupKey{}, group)
+}
+
+// GroupData is the template data of n for a notifier whose every
+// notification is a message of its own (Slack's incoming webhook: no
+// parent message or thread holds the incident's earlier alerts): NewData
+// with .Alerts, .Status, .CommonLabels, .CommonAnnotations and
+// .GroupLabels those of the group ctx carries (WithGroup), so that the
+// user's templates read the group as Alertmanager renders it
+// ([FIRING:{{ .Alerts.Firing | len }}] counts every alert still firing,
+// not only the new ones). .Results are still the notification's own
+// alerts, those that changed. Without a group in ctx (a dead letter
+// replayed, a test) it is NewData(n).
+func GroupData(ctx context.Context, n *alert.Notification) *Data {
+	d := NewData(n)
+	if g, ok := ctx.Value(groupKey{}).(*template.Data); ok && g != nil {
+		d.Data = g
+	}
+	return d
+}
+
 // maxLocationValue bounds the runes Location takes from a label value.
 const maxLocationValue = 64
 
@@ -147,6 +184,9 @@ type Templates struct {
 	// every empty render already logged at warn; later ones are logged at
 	// debug (the counter tells how often). Shared by WithMetrics copies.
 	emptyLogged *sync.Map
+	// userDefined are the names of the templates the user's files define
+	// (parsed apart from Alertmanager's and the built-in ones).
+	userDefined map[string]bool
 }
 
 // WithMetrics returns t counting its failed renders, and its empty ones a
@@ -318,9 +358,133 @@ func LoadTemplates(globs []string) (*Templates, error) {
 			return nil, fmt.Errorf("parse template files %q: %w", g, err)
 		}
 	}
+	defined, err := definedIn(globs)
+	if err != nil {
+		return nil, err
+	}
 	b, bt := builtinTemplate()
-	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}}, nil
+	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}, userDefined: defined}, nil
 }
+
+// definedIn returns the names of the templates that the files of globs
+// define, each file parsed on its own (its functions not looked up). An
+// empty definition is left out: text/template does not let it replace a
+// template already defined.
+func definedIn(globs []string) (map[string]bool, error) {
+	defined := map[string]bool{}
+	for _, g := range globs {
+		files, err := filepath.Glob(g)
+		if err != nil {
+			return nil, fmt.Errorf("parse template files %q: %w", g, err)
+		}
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, fmt.Errorf("parse template files %q: %w", g, err)
+			}
+			trees := map[string]*parse.Tree{}
+			t := parse.New(f)
+			t.Mode = parse.SkipFuncCheck
+			if _, err := t.Parse(string(b), "", "", trees); err != nil {
+				return nil, fmt.Errorf("parse template files %q: %w", g, err)
+			}
+			for name, tree := range trees {
+				if name != f && tree.Root != nil && !parse.IsEmptyTree(tree.Root) {
+					defined[name] = true
+				}
+			}
+		}
+	}
+	return defined, nil
+}
+
+// Redefines reports whether name, one of Alertmanager's default templates
+// (slack.default.title, pagerduty.default.client …), renders differently
+// in Alertmanager because the user's template files redefine it or a
+// template it calls, directly or not (slack.default.title calls
+// __subject; pagerduty.default.client calls __alertmanager).
+func (t *Templates) Redefines(name string) bool {
+	if len(t.userDefined) == 0 {
+		return false
+	}
+	if t.userDefined[name] {
+		return true
+	}
+	start := t.userTexts.base.Lookup(name)
+	if start == nil || start.Tree == nil || start.Root == nil {
+		return false
+	}
+	found := false
+	walkCalls(t.userTexts.base, start.Root, map[string]bool{name: true}, func(called string, _ *tmpltext.Template) bool {
+		found = t.userDefined[called]
+		return found
+	})
+	return found
+}
+
+// TemplateText is the text that renders the template name, as
+// Alertmanager renders its default templates for a key left unset:
+// {{ template "name" . }}.
+func TemplateText(name string) string { return `{{ template "` + name + `" . }}` }
+
+// RedefinedDefaults returns, for each key of keys (its YAML name and the
+// Alertmanager default template it renders when unset, in order) whose
+// value is unset and whose default the user's files redefine (Redefines),
+// the key and the text it takes (TemplateText). Set that text on the key
+// to render it as Alertmanager does.
+func (t *Templates) RedefinedDefaults(keys []DefaultKey) []DefaultKey {
+	var out []DefaultKey
+	for _, k := range keys {
+		if k.Unset && t.Redefines(k.Template) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// DefaultKey is a configuration key and the Alertmanager default template
+// that Alertmanager renders when the key is unset.
+type DefaultKey struct {
+	// Key is the YAML key (title, client_url …).
+	Key string
+	// Template is the default template (slack.default.title …).
+	Template string
+	// Unset is true when the configuration leaves the key to its default.
+	Unset bool
+	// Field is the configuration's value of the key, which
+	// FollowRedefined sets.
+	Field *string
+}
+
+// FollowRedefined returns a copy of cfg, an integration's configuration,
+// whose keys (keys lists them, with their fields in the copy) that
+// t.RedefinedDefaults returns are set to their TemplateText, so that each
+// renders its Alertmanager default as Alertmanager does, and says so at
+// info on logger (which names the integration); cfg itself when there are
+// none.
+func FollowRedefined[C any](t *Templates, logger *slog.Logger, cfg *C, keys func(*C) []DefaultKey) *C {
+	c := *cfg
+	followed := t.RedefinedDefaults(keys(&c))
+	if len(followed) == 0 {
+		return cfg
+	}
+	texts := make([]string, len(followed))
+	for i, k := range followed {
+		if k.Field != nil {
+			*k.Field = TemplateText(k.Template)
+		}
+		texts[i] = k.String()
+	}
+	if logger != nil {
+		logger.Info("keys left unset render Alertmanager's default templates, which the template files redefine, as Alertmanager does (not the router's built-in texts)",
+			"keys", strings.Join(texts, "; "))
+	}
+	return &c
+}
+
+// String is the key as a configuration would set it:
+// `title: {{ template "slack.default.title" . }}`.
+func (k DefaultKey) String() string { return k.Key + ": " + TemplateText(k.Template) }
 
 // BuiltinTemplates returns Templates with the built-in templates only.
 func BuiltinTemplates() *Templates {
@@ -358,53 +522,64 @@ func (t *Templates) Check(text string) error {
 // undefinedTemplate returns the first template that t, or a template it
 // calls, calls by a name its set does not define.
 func undefinedTemplate(t *tmpltext.Template) (string, bool) {
-	seen := map[string]bool{t.Name(): true}
-	var walk func(n parse.Node) (string, bool)
-	walk = func(n parse.Node) (string, bool) {
-		switch n := n.(type) {
-		case *parse.ListNode:
-			if n == nil {
-				return "", false
-			}
-			for _, c := range n.Nodes {
-				if name, ok := walk(c); ok {
-					return name, true
-				}
-			}
-		case *parse.IfNode:
-			return walkBranch(walk, &n.BranchNode)
-		case *parse.RangeNode:
-			return walkBranch(walk, &n.BranchNode)
-		case *parse.WithNode:
-			return walkBranch(walk, &n.BranchNode)
-		case *parse.TemplateNode:
-			if seen[n.Name] {
-				return "", false
-			}
-			seen[n.Name] = true
-			called := t.Lookup(n.Name)
-			if called == nil || called.Tree == nil || called.Root == nil {
-				return n.Name, true
-			}
-			return walk(called.Root)
-		}
-		return "", false
-	}
 	if t.Tree == nil {
 		return "", false
 	}
-	return walk(t.Root)
+	undefined := ""
+	walkCalls(t, t.Root, map[string]bool{t.Name(): true}, func(name string, called *tmpltext.Template) bool {
+		if called == nil || called.Tree == nil || called.Root == nil {
+			undefined = name
+			return true
+		}
+		return false
+	})
+	return undefined, undefined != ""
 }
 
-// walkBranch walks the lists of an if, range or with action.
-func walkBranch(walk func(parse.Node) (string, bool), b *parse.BranchNode) (string, bool) {
-	if name, ok := walk(b.List); ok {
-		return name, true
+// walkCalls calls visit with every template that root, or a template it
+// calls, calls ({{ template "name" . }}), each once (seen holds those
+// already visited), with its definition in set (nil when set has none),
+// until visit returns true.
+func walkCalls(set *tmpltext.Template, root *parse.ListNode, seen map[string]bool, visit func(name string, called *tmpltext.Template) bool) {
+	var walk func(n parse.Node) bool
+	walkList := func(l *parse.ListNode) bool {
+		if l == nil {
+			return false
+		}
+		for _, c := range l.Nodes {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
 	}
-	if b.ElseList != nil {
-		return walk(b.ElseList)
+	walkBranch := func(b *parse.BranchNode) bool { return walkList(b.List) || walkList(b.ElseList) }
+	walk = func(n parse.Node) bool {
+		switch n := n.(type) {
+		case *parse.ListNode:
+			return walkList(n)
+		case *parse.IfNode:
+			return walkBranch(&n.BranchNode)
+		case *parse.RangeNode:
+			return walkBranch(&n.BranchNode)
+		case *parse.WithNode:
+			return walkBranch(&n.BranchNode)
+		case *parse.TemplateNode:
+			if seen[n.Name] {
+				return false
+			}
+			seen[n.Name] = true
+			called := set.Lookup(n.Name)
+			if visit(n.Name, called) {
+				return true
+			}
+			if called != nil && called.Tree != nil && called.Root != nil {
+				return walk(called.Root)
+			}
+		}
+		return false
 	}
-	return "", false
+	walkList(root)
 }
 
 // Render renders text with data. An empty text renders fallback. When text

@@ -295,7 +295,7 @@ func (in *inbound) done() { in.keep(nil) }
 // sendRound sends r's batches as one notification, then hands k off.
 func (c *coalescer) sendRound(k coalesceKey, r *coalesceRound, notify func(context.Context, *alert.Notification) error) {
 	r.n = merge(r.batches)
-	r.err = notify(r.ctx, r.n)
+	r.err = notify(withGroup(r.ctx, r.batches), r.n)
 	close(r.done)
 	c.handOff(k, notify)
 }
@@ -361,28 +361,9 @@ func merge(bs []*batch) *alert.Notification {
 			data.Alerts = append(data.Alerts, b.n.Data.Alerts...)
 		}
 	}
-	data.Status = string(alert.KindResolved)
-	for _, a := range data.Alerts {
-		if a.Status == string(alert.KindFiring) {
-			data.Status = string(alert.KindFiring)
-			break
-		}
-	}
+	data.Status = mergedStatus(data.Alerts)
 	alert.SetCommon(&data)
-	groups := data.GroupLabels
-	data.GroupLabels = template.KV{}
-	for k, v := range groups {
-		shared := true
-		for _, b := range bs[1:] {
-			if b.n.Data == nil || b.n.Data.GroupLabels[k] != v {
-				shared = false
-				break
-			}
-		}
-		if shared {
-			data.GroupLabels[k] = v
-		}
-	}
+	data.GroupLabels = sharedGroupLabels(data.GroupLabels, bs[1:], func(b *batch) *template.Data { return b.n.Data })
 	m.Data = &data
 	return &m
 }

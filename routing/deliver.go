@@ -10,7 +10,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/alertmanager/template"
+
 	"github.com/alertrouter/alertrouter/internal/logthrottle"
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -43,6 +46,9 @@ type batch struct {
 	// values read there), cleared once this batch, an update turned into a
 	// trigger, is delivered (reopenHandResolved).
 	reopen []store.Entry
+	// group: the template data of the batch's incident as the webhook
+	// held it, for a notifier that reads it (groups); nil otherwise.
+	group *template.Data
 	// retrigger: the incident's Join took its retrigger for this batch
 	// (store.IncidentOp.Retrigger), so this update goes out as the
 	// incident's trigger again (retrigger.go). A retrigger taken and not
@@ -514,7 +520,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	if waitsForUpdates(b) {
 		err = p.updates.send(ctx, b, p.UpdateWindow, func(ctx context.Context, n *alert.Notification) error { return p.notify(ctx, b, n) }, p.countCoalesced)
 	} else {
-		err = p.notify(ctx, b, b.n)
+		err = p.notify(notify.WithGroup(ctx, b.group), b, b.n)
 	}
 	if err != nil {
 		b.fail(fmt.Errorf("notify %s/%s (incident %s, %s): %w", b.receiver, b.integ.Name, b.incident, b.kind, err))

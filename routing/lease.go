@@ -439,31 +439,18 @@ func anyFailed(bs []*batch) bool {
 func notification(msg *alert.Message, b *batch) *alert.Notification {
 	n := &alert.Notification{Receiver: b.receiver, Integration: b.integ.Name, Incident: b.incident, Kind: b.kind, Action: alert.ActionNone,
 		AlertmanagerReceiver: msg.Receiver}
-	data := &template.Data{Receiver: b.receiver, ExternalURL: msg.ExternalURL, RouteLabels: msg.RouteLabels, Alerts: make(template.Alerts, 0, len(b.trs))}
-	firing := false
+	alerts := make(template.Alerts, 0, len(b.trs))
 	for _, t := range b.trs {
 		n.Results = append(n.Results, t.res)
-		data.Alerts = append(data.Alerts, t.res.Alert.Alert)
-		firing = firing || t.res.Alert.Firing()
+		alerts = append(alerts, t.res.Alert.Alert)
 		n.Escalated = n.Escalated || t.escalates
 		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
 			n.Action = t.res.Decision.Action
 		}
 	}
-	data.Status = "resolved"
-	if firing {
-		data.Status = "firing"
-	}
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
-	alert.SetCommon(data)
 	// Group labels: Alertmanager's group labels, narrowed to what this
 	// incident's alerts have in common.
-	data.GroupLabels = template.KV{}
-	for k, v := range msg.GroupLabels {
-		if data.CommonLabels[k] == v {
-			data.GroupLabels[k] = v
-		}
-	}
-	n.Data = data
+	n.Data = templateData(msg, b.receiver, alerts)
 	return n
 }

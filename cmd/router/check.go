@@ -11,6 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
@@ -86,6 +87,17 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 	fmt.Fprintf(w, "store: %s, %s, key prefix %q\n", store, mode, cfg.Store.KeyPrefix)
 	fmt.Fprintf(w, "dedup: claim %s, remember %s, repeat %s\n", cfg.Dedup.ClaimTTL, cfg.Dedup.NotifiedTTL, cfg.Dedup.RepeatInterval)
 	fmt.Fprintf(w, "receivers (%d):\n", len(cfg.Receivers))
+	tmpl, _ := notify.LoadTemplates(cfg.Templates) // loaded by build above
+	followed := func(kind string, j int, keys []notify.DefaultKey) {
+		if len(keys) == 0 {
+			return
+		}
+		texts := make([]string, len(keys))
+		for i, k := range keys {
+			texts[i] = k.String()
+		}
+		fmt.Fprintf(w, "    %s[%d]: keys left unset render Alertmanager's defaults, which your template files redefine, as Alertmanager does: %s\n", kind, j, strings.Join(texts, "; "))
+	}
 	for _, r := range cfg.Receivers {
 		var kinds []string
 		if n := len(r.PagerdutyConfigs); n > 0 {
@@ -102,9 +114,17 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 			kinds = append(kinds, "no integrations: a blackhole (what routes here is recorded as muted, not sent)")
 		}
 		fmt.Fprintf(w, "  - %s: %s\n", r.Name, strings.Join(kinds, ", "))
+		for j, p := range r.PagerdutyConfigs {
+			if tmpl != nil {
+				followed("pagerduty_configs", j, p.RedefinedDefaults(tmpl))
+			}
+		}
 		for j, s := range r.SlackConfigs {
 			if s.WebhookMode() {
-				fmt.Fprintf(w, "    slack_configs[%d]: incoming webhook (api_url): one message per notification — no incident parent, no thread, no edit on resolve, no triage buttons; set token and channel for those\n", j)
+				fmt.Fprintf(w, "    slack_configs[%d]: incoming webhook (api_url): one message per notification — no incident parent, no thread, no edit on resolve, no triage buttons; set token and channel for those; your title and text read the incident's alerts as the webhook held them, the card lists what changed\n", j)
+			}
+			if tmpl != nil {
+				followed("slack_configs", j, s.RedefinedDefaults(tmpl))
 			}
 			if u := s.Unused(); len(u) > 0 {
 				fmt.Fprintf(w, "    slack_configs[%d]: Alertmanager keys accepted without effect (the router's Block Kit message replaces the attachment): %s\n", j, strings.Join(u, ", "))

@@ -101,6 +101,52 @@ receivers:
 	}
 }
 
+// A team's template file that redefines Alertmanager's defaults (its
+// receivers leave title, description … unset) is carried over, and
+// check-config names the keys that now render those defaults, as
+// Alertmanager does; a receiver whose defaults nobody redefined is not
+// named.
+func TestCheckConfigNamesTheKeysFollowingRedefinedDefaults(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "custom.tmpl"), []byte(`{{ define "__subject" }}[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }} for team {{ .CommonLabels.team }}{{ end }}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	am := filepath.Join(dir, "alertmanager.yml")
+	if err := os.WriteFile(am, []byte(`route: {receiver: oncall}
+templates: ['*.tmpl']
+receivers:
+  - name: oncall
+    pagerduty_configs:
+      - routing_key: 0123456789abcdef0123456789abcdef
+        client: alertmanager-prod
+    slack_configs:
+      - api_url: https://hooks.slack.com/services/T000/B000/XXXXXXXX
+        channel: '#alerts'
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runMain(t, "import-alertmanager", am)
+	if code != 0 {
+		t.Fatalf("import: exit %d: %s", code, errs)
+	}
+	p := filepath.Join(dir, "router.yml")
+	if err := os.WriteFile(p, []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, sum, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 0 {
+		t.Fatalf("check-config: exit %d:\n%s\n%s", code, errs, out)
+	}
+	for _, want := range []string{
+		`pagerduty_configs[0]: keys left unset render Alertmanager's defaults, which your template files redefine, as Alertmanager does: description: {{ template "pagerduty.default.description" . }}` + "\n",
+		`slack_configs[0]: keys left unset render Alertmanager's defaults, which your template files redefine, as Alertmanager does: title: {{ template "slack.default.title" . }}` + "\n",
+	} {
+		if !strings.Contains(sum, want) {
+			t.Errorf("check-config does not say %q:\n%s", want, sum)
+		}
+	}
+}
+
 // Where the router would send other alerts than Alertmanager the import
 // says so: a route whose alerts the default policies decide none (never
 // sent; Alertmanager sent them to the route's receiver), and a matcher on a

@@ -59,19 +59,56 @@ type Config struct {
 	// Compat holds Alertmanager's keys (send_resolved, http_config,
 	// description, details, links, images, class, component, group …).
 	Compat `yaml:",inline"`
+
+	// clientSet is true when the entry sets client, DefaultClient included.
+	clientSet bool
 }
+
+// DefaultClient is the event's client name when client is unset.
+const DefaultClient = "alertrouter"
 
 // DefaultConfig returns the defaults: PagerDuty's URL, client
 // "alertrouter", a 10s timeout.
 func DefaultConfig() Config {
-	return Config{URL: DefaultURL, Client: "alertrouter", Timeout: model.Duration(10 * time.Second)}
+	return Config{URL: DefaultURL, Client: DefaultClient, Timeout: model.Duration(10 * time.Second)}
 }
 
 // UnmarshalYAML fills the defaults, then decodes the entry.
 func (c *Config) UnmarshalYAML(unmarshal func(interface{}) error) error {
 	*c = DefaultConfig()
 	type plain Config
-	return unmarshal((*plain)(c))
+	if err := unmarshal((*plain)(c)); err != nil {
+		return err
+	}
+	var keys map[string]interface{}
+	if unmarshal(&keys) == nil {
+		_, c.clientSet = keys["client"]
+	}
+	return nil
+}
+
+// alertmanagerDefaults are the keys of c that Alertmanager renders from its
+// default templates when they are unset (pagerduty.default.description
+// …), and whether c leaves them unset: description with summary (the
+// router's name of it), client when it is the router's default.
+func (c *Config) alertmanagerDefaults() []notify.DefaultKey {
+	return []notify.DefaultKey{
+		{Key: "description", Template: "pagerduty.default.description", Unset: c.Summary == "" && c.Description == "", Field: &c.Description},
+		{Key: "client", Template: "pagerduty.default.client", Unset: c.Client == DefaultClient && !c.clientSet, Field: &c.Client},
+		{Key: "client_url", Template: "pagerduty.default.clientURL", Unset: c.ClientURL == "", Field: &c.ClientURL},
+	}
+}
+
+// RedefinedDefaults returns the keys c leaves unset whose Alertmanager
+// default template the template files of t redefine, directly or in a
+// template it calls (a file defining pagerduty.default.description, or
+// __subject, which it calls; __alertmanager for the client,
+// __alertmanagerURL for the client URL): Alertmanager's event changes with
+// them, so the router renders that default too instead of its own
+// (alertrouter.summary, client "alertrouter", the incident's alerts page).
+// Keys left unset whose defaults nobody redefined keep the router's.
+func (c *Config) RedefinedDefaults(t *notify.Templates) []notify.DefaultKey {
+	return t.RedefinedDefaults(c.alertmanagerDefaults())
 }
 
 // Validate returns every problem of the entry, each prefixed by its YAML key.

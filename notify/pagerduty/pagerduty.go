@@ -73,6 +73,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
+	// Keys left unset whose Alertmanager default the template files
+	// redefine render that default, as in Alertmanager.
+	cfg = notify.FollowRedefined(deps.Templates, deps.Logger.With("integration", Integration, "receiver", name), cfg, (*Config).alertmanagerDefaults)
 	key, err := notify.ReadSecret(cfg.RoutingKey, cfg.RoutingKeyFile)
 	if err != nil {
 		return nil, fmt.Errorf("routing_key_file: %w", err)

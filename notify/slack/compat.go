@@ -177,3 +177,28 @@ func (n *Notifier) clickPoster(st triageState) []sl.MsgOption {
 func (c *Compat) posterTemplates() map[string]string {
 	return map[string]string{"username": c.Username, "icon_emoji": c.IconEmoji, "icon_url": c.IconURL}
 }
+
+// alertmanagerDefaults are the keys of c that Alertmanager renders from its
+// default templates when they are unset (slack.default.title …), and
+// whether c leaves them unset.
+func (c *Config) alertmanagerDefaults() []notify.DefaultKey {
+	return []notify.DefaultKey{
+		{Key: "title", Template: "slack.default.title", Unset: c.Title == "", Field: &c.Title},
+		{Key: "text", Template: "slack.default.text", Unset: c.Text == "", Field: &c.Text},
+		{Key: "username", Template: "slack.default.username", Unset: c.Username == "", Field: &c.Username},
+		{Key: "icon_emoji", Template: "slack.default.iconemoji", Unset: c.IconEmoji == "", Field: &c.IconEmoji},
+		{Key: "icon_url", Template: "slack.default.iconurl", Unset: c.IconURL == "", Field: &c.IconURL},
+	}
+}
+
+// RedefinedDefaults returns the keys c leaves unset whose Alertmanager
+// default template the template files of t redefine, directly or in a
+// template it calls (a file defining slack.default.title, or __subject,
+// which it calls; __alertmanager for the username): Alertmanager's
+// message changes with them, so the router renders that default too
+// instead of its own text (its built-in title and text; no username, the
+// app's name). Keys left unset whose defaults nobody redefined keep the
+// router's texts.
+func (c *Config) RedefinedDefaults(t *notify.Templates) []notify.DefaultKey {
+	return t.RedefinedDefaults(c.alertmanagerDefaults())
+}

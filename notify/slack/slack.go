@@ -126,6 +126,9 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		return nil, err
 	}
 	deps = deps.WithDefaults()
+	// Keys left unset whose Alertmanager default the template files
+	// redefine render that default, as in Alertmanager.
+	cfg = notify.FollowRedefined(deps.Templates, deps.Logger.With("integration", Integration, "receiver", name), cfg, (*Config).alertmanagerDefaults)
 	if cfg.WebhookMode() {
 		return newWebhook(cfg, name, deps)
 	}
@@ -254,17 +257,33 @@ func (m message) withActions(n *Notifier, no *alert.Notification, lines []string
 // made inert, and the escaped data has it too; the operator's own mentions
 // keep working.
 func (n *Notifier) render(no *alert.Notification) message {
+	return n.renderWith(no, nil)
+}
+
+// renderWith is render with the operator's templates (title, text, and
+// the message's data: channel, username, icons) rendered over group
+// instead of the notification's own data (nil: over that):
+// notify.GroupData, for an incoming webhook. The card and the built-in
+// texts still draw the notification's own alerts.
+func (n *Notifier) renderWith(no *alert.Notification, group *notify.Data) message {
 	data := notify.NewData(no)
 	t := n.deps.Templates
 	shown, sdata := no, data // what the card and the built-in texts print
 	if n.cfg.LinkNames {
 		shown, sdata = mentionSafe(no, data)
 	}
+	udata, msgData := sdata, data // what the operator's templates read
+	if group != nil {
+		udata, msgData = group, group
+		if n.cfg.LinkNames {
+			udata = (&escaper{mentions: true}).data(group)
+		}
+	}
 	safe := sdata
 	if n.cfg.Title != "" || n.cfg.Text != "" {
 		// Over the mention-safe data: its "@"s already made inert (with
-		// link_names on); sdata itself when nothing needs escaping.
-		safe = escapedData(sdata)
+		// link_names on); udata itself when nothing needs escaping.
+		safe = escapedData(udata)
 	}
 	// The title is rendered once. The built-in one over the data as it is:
 	// the header shows it, the fallback text escapes it whole. An
@@ -302,7 +321,7 @@ func (n *Notifier) render(no *alert.Notification) message {
 	}
 	// The links are built from data as it is: a silence's matchers must
 	// match the labels (and URLs are never changed: atIndex).
-	return message{blocks: cardBlocks(shown, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(shown, title, pdRef), data: data}
+	return message{blocks: cardBlocks(shown, data, title, text, pdRef), text: fallback, minimal: MinimalBlocks(shown, title, pdRef), data: msgData}
 }
 
 // updateBlocks is UpdateBlocks of no, its alert data's "@" made inert

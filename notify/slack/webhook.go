@@ -57,7 +57,10 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 // channel) is permanent; a post that may have been made (postWebhook) is
 // not made again before Alertmanager's retry; anything else is retried.
 func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) error {
-	msg := n.render(no)
+	// No parent message or thread holds the incident's earlier alerts:
+	// the operator's templates read the incident as the webhook held it
+	// (notify.GroupData), as Alertmanager renders its group.
+	msg := n.renderWith(no, notify.GroupData(ctx, no))
 	channel, err := n.channelFor(msg.data, true)
 	if err != nil {
 		return err
@@ -127,3 +130,9 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error
 		}
 	})
 }
+
+// ReadsGroup reports whether n posts to an incoming webhook: each
+// notification is a message of its own, so the dispatch core hands it the
+// incident's alerts as the webhook held them (notify.WithGroup) for the
+// operator's templates to read, as Alertmanager renders its group.
+func (n *Notifier) ReadsGroup() bool { return n.webhookURL != "" }
