@@ -41,6 +41,42 @@ func TestBuiltinTemplates(t *testing.T) {
 	}
 }
 
+// Grafana names every rule's datasource failure DatasourceError (and
+// DatasourceNoData): the built-in title and summary say which rule — or,
+// for several rules' errors in one incident, which datasource — and the
+// text leads with Grafana's error (its Error annotation), not only the
+// rule's own description of what it watches.
+func TestBuiltinTextsNameGrafanasFailingRuleAndError(t *testing.T) {
+	tm := notify.BuiltinTemplates()
+	grafana := func(rules ...string) *notify.Data {
+		var rs []*alert.Result
+		for i, rule := range rules {
+			r := notifytest.Result("DatasourceError", string(rune('a'+i))+"aa", "firing", alert.ActionPage)
+			r.Alert.Labels["rulename"], r.Alert.Labels["datasource_uid"] = rule, "prom-main"
+			r.Alert.Annotations = map[string]string{"description": "p95 latency of checkout above 1s", "Error": "[sse.dataQueryError] failed to execute query [A]: dial tcp 10.0.0.7:9090: connect: connection refused"}
+			rs = append(rs, r)
+		}
+		n := notifytest.Notification("oncall", alert.KindFiring, alert.ActionPage, rs...)
+		alert.SetCommon(n.Data)
+		return notify.NewData(n)
+	}
+	one, two := grafana("Latency SLO breached"), grafana("Latency SLO breached", "Disk full")
+	if got := tm.Render(nil, "title", notify.DefaultTitle, "", one); !strings.Contains(got, "DatasourceError of rule Latency SLO breached") {
+		t.Errorf("title %q: want the rule named", got)
+	}
+	if got := tm.Render(nil, "summary", notify.DefaultSummary, "", two); !strings.Contains(got, "DatasourceError on datasource prom-main") {
+		t.Errorf("summary %q: want the datasource named", got)
+	}
+	want := "Grafana could not evaluate the rule: [sse.dataQueryError] failed to execute query [A]: dial tcp 10.0.0.7:9090: connect: connection refused\np95 latency of checkout above 1s"
+	if got := tm.Render(nil, "text", notify.DefaultText, "", one); got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	// Other alerts are drawn as before.
+	if got := tm.Render(nil, "title", notify.DefaultTitle, "", fixture()); got != "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 2 firing" {
+		t.Errorf("title %q of a Prometheus alert changed", got)
+	}
+}
+
 func TestRenderFallsBackToTheBuiltinTextAndLogs(t *testing.T) {
 	dir := t.TempDir()
 	// The user file redefines the built-in title with a template that fails
