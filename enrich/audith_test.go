@@ -327,3 +327,22 @@ func TestAuditHRay(t *testing.T) {
 		}
 	}
 }
+
+// OpenTelemetry's GenAI semantic conventions, as Prometheus 3 keeps them
+// (quoted UTF-8 names) and as its underscore translation writes them:
+// gen_ai.server.* is the model server's own (GPU serving), gen_ai.client.*
+// the caller's view of an LLM API. An audit of alerts from other rule
+// engines found the server's TTFT read with no sector.
+func TestGenAISemanticConventionsNameTheirSector(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, tc := range []struct{ name, expr, sector, kpi string }{
+		{"GenAITTFTHigh", `histogram_quantile(0.95, sum by (le, "service.name") (rate({"gen_ai.server.time_to_first_token_bucket"}[5m]))) > 2`, "llm-inference-gpu", "TTFT"},
+		{"GenAITTFTHigh", `histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket[5m]))) > 2`, "llm-inference-gpu", "TTFT"},
+		{"GenAIRequestsSlow", `histogram_quantile(0.95, sum by (le) (rate({"gen_ai.client.operation.duration_bucket"}[5m]))) > 10`, "llm-inference-api", ""},
+	} {
+		cl := c.Classify(newAlert(kv("alertname", tc.name, "severity", "critical"), nil, tc.expr))
+		if cl.Sector != tc.sector || (tc.kpi != "" && kpiOf(cl) != tc.kpi) {
+			t.Errorf("%s: %s, want %s/%q", tc.expr, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}

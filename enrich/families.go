@@ -67,6 +67,7 @@ const (
 	srcTriton    = "triton-inference-server/server docs/user_guide/metrics.md"
 	srcTRTLLM    = "triton-inference-server/tensorrtllm_backend README (nv_trt_llm_* metrics)"
 	srcLiteLLM   = "BerriAI/litellm docs/my-website/docs/proxy/prometheus.md"
+	srcGenAI     = "open-telemetry/semantic-conventions docs/gen-ai/gen-ai-metrics.md (gen_ai.client.* and gen_ai.server.* metrics)"
 	srcLMCache   = "LMCache/LMCache docs/source/production/observability (lmcache:* metrics)"
 	srcDCGM      = "NVIDIA/dcgm-exporter etc/default-counters.csv"
 	srcEnvoy     = "envoyproxy/envoy docs/root/configuration/upstream/cluster_manager/cluster_stats.rst"
@@ -268,6 +269,21 @@ var builtinFamilies = []family{
 	{Name: "litellm_remaining_requests_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
 	{Name: "litellm_remaining_tokens_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
 	{Prefix: "litellm_", Sector: secAPI, Source: srcLiteLLM},
+	// OpenTelemetry's GenAI semantic conventions: gen_ai.server.* is the
+	// model server's own (time to first token, time per output token,
+	// request duration), gen_ai.client.* the caller's view of an LLM API
+	// (operation duration, token usage). As Prometheus 3 keeps them
+	// (UTF-8, quoted) and as its underscore translation writes them.
+	{Name: "gen_ai.server.time_to_first_token", Sector: secGPU, KPI: "TTFT", Source: srcGenAI},
+	{Name: "gen_ai_server_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcGenAI},
+	{Name: "gen_ai.server.time_per_output_token", Sector: secGPU, KPI: "TPOT", Source: srcGenAI},
+	{Name: "gen_ai_server_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcGenAI},
+	{Name: "gen_ai.server.request.duration", Sector: secGPU, KPI: "E2E", Source: srcGenAI},
+	{Name: "gen_ai_server_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI},
+	{Prefix: "gen_ai.server.", Sector: secGPU, Source: srcGenAI},
+	{Prefix: "gen_ai_server_", Sector: secGPU, Source: srcGenAI},
+	{Prefix: "gen_ai.client.", Sector: secAPI, Source: srcGenAI},
+	{Prefix: "gen_ai_client_", Sector: secAPI, Source: srcGenAI},
 	// LMCache (KV cache storage tier).
 	{Prefix: "lmcache:", Sector: secPStorage, Source: srcLMCache},
 	// DCGM: tensor-pipe activity is the usual MFU proxy; training sectors
