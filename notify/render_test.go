@@ -80,6 +80,15 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"a node's alerts name the node they share",
 			alerts("KubeletTooManyPods", alert.Unknown, 2, map[string]string{"node": "worker-3", "job": "kubelet", "instance": "10.0.0.%d:10250"}, "Kubelet is running at capacity."),
 			"[FIRING:2] KubeletTooManyPods on node=worker-3: Kubelet is running at capacity."},
+		// kube-prometheus' node-exporter targets carry the exporter's pod
+		// and namespace, and the node as the instance: the page named
+		// node-exporter-05abc in monitoring while node06's disk filled.
+		{"a node exporter's alert names the node, not the exporter's pod",
+			alerts("NodeFilesystemSpaceFillingUp", alert.Unknown, 1, map[string]string{"cluster": "prod-eu", "namespace": "monitoring", "pod": "node-exporter-05abc", "container": "kube-rbac-proxy", "job": "node-exporter", "instance": "node06", "mountpoint": "/var"}, "Filesystem is predicted to run out of space within the next 4 hours."),
+			"NodeFilesystemSpaceFillingUp on cluster=prod-eu instance=node06: Filesystem is predicted to run out of space within the next 4 hours."},
+		{"a DCGM exporter's alert names the GPU's host",
+			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "job": "nvidia-dcgm-exporter", "Hostname": "gpu-node-7", "instance": "10.0.3.7:9400"}, "XID 79 on GPU 3."),
+			"GPUXidError on Hostname=gpu-node-7: XID 79 on GPU 3."},
 		{"alerts sharing no place say none",
 			alerts("VLLMQueueTooLong", alert.Unknown, 3, map[string]string{"model_name": "llama-70b", "instance": "gpu-%d:8000"}, "Requests are queueing."),
 			"[FIRING:3] VLLMQueueTooLong: Requests are queueing."},

@@ -119,6 +119,15 @@ func GroupData(ctx context.Context, n *alert.Notification) *Data {
 	return d
 }
 
+// nodeExporterJob reports whether job scrapes an exporter that runs on
+// each node and reports on the node, not on itself — node_exporter
+// (kube-prometheus' node-exporter, Prometheus' example node job) and
+// NVIDIA's DCGM exporter: the pod and namespace of its target are the
+// exporter's.
+func nodeExporterJob(job string) bool {
+	return job == "node" || strings.Contains(job, "node-exporter") || strings.Contains(job, "node_exporter") || strings.Contains(job, "dcgm-exporter") || strings.Contains(job, "dcgm_exporter")
+}
+
 // maxLocationValue bounds the runes Location takes from a label value.
 const maxLocationValue = 64
 
@@ -128,7 +137,10 @@ const maxLocationValue = 64
 // pod=api-7f9c", each value cut to 64 runes; OpenTelemetry's
 // k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
 // stand in for a classic label the alerts lack. The instance is left out when
-// the job is kube-state-metrics: it is the exporter's, not the object's.
+// the job is kube-state-metrics: it is the exporter's, not the object's;
+// for a node exporter's job (nodeExporterJob) the pod and namespace are
+// the exporter's, and the node (DCGM's Hostname, else the instance) is the
+// object.
 // For one alert these are its own labels; "" when the alerts share none.
 // The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
 func (d *Data) Location() string {
@@ -148,10 +160,17 @@ func (d *Data) Location() string {
 	if object == "" && l["instance"] != "" && l["job"] != "kube-state-metrics" {
 		object = "instance"
 	}
+	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")
+	if nodeExporterJob(l["job"]) {
+		// The pod and namespace a node exporter's target carries are the
+		// exporter's own (node-exporter-05abc in monitoring): the alert is
+		// about the node, which kube-prometheus writes as the instance.
+		object, namespace = first("node", "k8s.node.name", "Hostname", "instance"), ""
+	}
 	var b strings.Builder
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
 	// classic ones are missing.
-	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), first("namespace", "kubernetes_namespace", "k8s.namespace.name"), object} {
+	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), namespace, object} {
 		v := l[name]
 		if name == "" || v == "" {
 			continue
