@@ -139,3 +139,27 @@ func TestAnEscalationIsNotResolvedByItsClickWhileTheIncidentIsOpen(t *testing.T)
 		t.Fatalf("the retried resolve sent %d resolves of the escalated page, want 1 (events %+v)", got, e.pd.Events())
 	}
 }
+
+// With send_resolved: false the resolve posts nothing and does not redraw
+// the parent (ResolvedUnsent), but it is the incident's resolve all the
+// same: an Escalate whose trigger raced it resolves its page too — the
+// default of every Slack entry import-alertmanager writes.
+func TestAnEscalationRacingAnUnsentResolveIsResolvedInPagerDuty(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey(raceIncident)
+	e.incidentStep(t, store.StepJoin, "open1")
+	e.incidentStep(t, store.StepOpened, "open1")
+
+	e.escalateWhileResolving(t, tr, func() {
+		e.incidentStep(t, store.StepLeave, "close1")
+		if err := n.ResolvedUnsent(context.Background(), e.resolvedNote(alert.ActionTicket)); err != nil {
+			t.Fatal(err)
+		}
+		e.incidentStep(t, store.StepResolved, "close1")
+	})
+	if e.pd.Triggers(dedup) != 1 || e.pd.Resolves(dedup) != 1 {
+		t.Fatalf("PagerDuty events %+v, want the escalation's trigger, then its resolve", e.pd.Events())
+	}
+}

@@ -779,7 +779,14 @@ func (t *Triage) resolveRacedEscalation(ctx context.Context, c *click, rec recor
 	}
 	_, _, handResolved := m.by(ActionResolve)
 	_, _, sent := m.by(escalationResolvedState)
-	if !m.resolved || handResolved || sent {
+	if !m.resolved {
+		// Closed in the store, and no resolve of this parent recorded: a
+		// store that lost the incident's state (or an older build's
+		// resolve). The alerts may fire: the page stays.
+		log.Warn("the incident reads closed but no resolve of its message is recorded: the escalated page stays open; if the alerts resolved, resolve it in PagerDuty by hand")
+		return
+	}
+	if handResolved || sent {
 		return
 	}
 	p := parentRef{channel: c.channel, ts: c.ts}

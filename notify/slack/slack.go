@@ -401,7 +401,15 @@ func (n *Notifier) ResolvedUnsent(ctx context.Context, no *alert.Notification) e
 	if !ok || !no.IncidentResolved || n.triage == nil {
 		return nil
 	}
-	return n.triage.resolveEscalation(ctx, no, p)
+	if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
+		return err
+	}
+	// The parent is not redrawn, but its incident resolved: a click on it
+	// is answered so, and an Escalate whose trigger raced this resolve
+	// reads it (resolveRacedEscalation). Firing again under this parent
+	// clears it (editParent).
+	n.triage.t.parentEdited(ctx, no.Incident, p, true)
+	return nil
 }
 
 // deliver posts the incident's parent when it has none (and hands it back
@@ -524,15 +532,19 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 	if n.triage != nil {
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
-	if err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), false, func(ctx context.Context, blocks []sl.Block) error {
+	err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), false, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
-	}); err != nil {
+	})
+	if tell && n.triage != nil {
+		// Whether or not Slack took the edit: the incident resolved (or
+		// fires again), which a click on the parent must hear and an
+		// Escalate racing the resolve reads.
+		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
+	}
+	if err != nil {
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
 		return false
-	}
-	if tell && n.triage != nil {
-		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 	}
 	return true
 }
