@@ -29,7 +29,8 @@ func readsGroup(i *Integration) bool {
 // does not (a firing already notified, which Alertmanager sends again with
 // its group; a resolve already sent) —, in the webhook's order. Alerts
 // decided none, suppressed by an SLO page or muted reach no receiver and
-// are left out.
+// are left out, and so are resolved alerts where the integration sends no
+// resolves (send_resolved: false), as Alertmanager renders them.
 func groups(msg *alert.Message, results []*alert.Result, batches []*batch) {
 	var byIncident map[string][]int // result indexes by incident
 	var index map[*alert.Result]int
@@ -60,6 +61,16 @@ func groups(msg *alert.Message, results []*alert.Result, batches []*batch) {
 			r := results[i]
 			if r.MutedBy == "" && r.SuppressedBy == "" && slices.Contains(r.Receivers, b.receiver) {
 				in[i] = true
+			}
+		}
+		if !b.integ.SendResolved {
+			// Alertmanager leaves resolved alerts out of what such an
+			// integration renders (send_resolved: false): (index .Alerts 0)
+			// and len .Alerts are the firing ones.
+			for i := range in {
+				if !results[i].Alert.Firing() {
+					delete(in, i)
+				}
 			}
 		}
 		idx := make([]int, 0, len(in))

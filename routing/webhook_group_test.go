@@ -100,3 +100,25 @@ func TestIncomingWebhookTemplatesReadTheWholeGroup(t *testing.T) {
 		t.Fatalf("messages posted:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// With send_resolved: false Alertmanager leaves resolved alerts out of what
+// the integration renders: when api-0 resolves while api-1 fires and api-2
+// joins, its message counts two of two and (index .Alerts 0) is api-1 —
+// not the resolved api-0 named as the problem.
+func TestIncomingWebhookTemplatesLeaveResolvedAlertsOutWithoutSendResolved(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	hook := webhookSlack(t, p, `[{{ .Status | toUpper }}:{{ .Alerts.Firing | len }}] {{ (index .Alerts 0).Labels.pod }} of {{ len .Alerts }}`)
+	p.Receivers["slack"][0].SendResolved = false
+	mustProcess(t, p,
+		tAlert("KubePodCrashLooping", "firing", "ticket", "pod", "api-0"),
+		tAlert("KubePodCrashLooping", "firing", "ticket", "pod", "api-1"))
+	mustProcess(t, p,
+		tAlert("KubePodCrashLooping", "resolved", "ticket", "pod", "api-0"),
+		tAlert("KubePodCrashLooping", "firing", "ticket", "pod", "api-1"),
+		tAlert("KubePodCrashLooping", "firing", "ticket", "pod", "api-2"))
+	want := []string{"[FIRING:2] api-0 of 2", "[FIRING:2] api-1 of 2"}
+	if got := hook.texts(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("messages posted:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
