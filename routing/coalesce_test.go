@@ -659,20 +659,30 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	p := e.pipeline()
 	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
 	grafana := func(title, uid, folder string, kv ...string) webhooktest.Alert {
-		return tAlert(title, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "sector", "", "kpi", "",
+		a := tAlert(title, "firing", "page", append([]string{"service", "", "job", "", "instance", "", "sector", "", "kpi", "",
 			"__alert_rule_uid__", uid, "__alert_rule_namespace_uid__", folder + "-uid", "grafana_folder", folder}, kv...)...)
-	}
-	dsError := func(rule, uid, datasource string) webhooktest.Alert {
-		a := grafana("DatasourceError", uid, "Team Ranking", "rulename", rule, "datasource_uid", datasource, "ref_id", "A")
+		a.GeneratorURL = "https://grafana.example.com/alerting/grafana/" + uid + "/view?orgId=1"
 		return a
 	}
+	dsError := func(rule, uid, datasource string) webhooktest.Alert {
+		return grafana("DatasourceError", uid, "Team Ranking", "rulename", rule, "datasource_uid", datasource, "ref_id", "A")
+	}
+	// Another Grafana (kube-prometheus-stack's of another cluster) calls
+	// its Prometheus by the same UID: its outage is another incident.
+	otherGrafana := dsError("Checkout 5xx", "checkout-5xx", "prom-main")
+	otherGrafana.GeneratorURL = "https://grafana.cluster-b.example.com/alerting/grafana/checkout-5xx/view?orgId=1"
 	for _, a := range []webhooktest.Alert{
 		grafana("Latency SLO breached", "ranking-latency", "Team Ranking"),
 		grafana("Latency SLO breached", "embeddings-latency", "Team Embeddings"),
 		dsError("Latency SLO breached", "ranking-latency", "prom-main"),
 		dsError("Disk full", "ranking-disk", "prom-infra"),
+		otherGrafana,
 		// A rule that names its service: grouped as any such alert.
 		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
+		// Two teams' rules of one title on one service, the sector
+		// unknown: one incident, the service's (the UID does not split
+		// alerts that name their service).
+		grafana("High error rate", "search-errors-a", "Team Search", "service", "search"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
 			t.Errorf("%s %s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], sum)
@@ -681,9 +691,11 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	want := []string{
 		"Latency_SLO_breached/unknown///__alert_rule_uid__=ranking-latency",
 		"Latency_SLO_breached/unknown///__alert_rule_uid__=embeddings-latency",
-		"DatasourceError/unknown///datasource_uid=prom-main",
-		"DatasourceError/unknown///datasource_uid=prom-infra",
+		"DatasourceError/unknown///datasource_uid=prom-main@grafana.example.com/1",
+		"DatasourceError/unknown///datasource_uid=prom-infra@grafana.example.com/1",
+		"DatasourceError/unknown///datasource_uid=prom-main@grafana.cluster-b.example.com/1",
 		"llm-inference-gpu/chat/TTFT",
+		"High_error_rate/unknown/search/",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)
@@ -694,11 +706,12 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		dsError("Error budget burn", "ranking-burn", "prom-main"),
 		grafana("TTFT p99 high", "chat-ttft-p99", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
 		grafana("Latency SLO breached", "embeddings-latency", "Team Embeddings", "pod", "embed-1"),
+		grafana("High error rate", "search-errors-b", "Team Search Infra", "service", "search"),
 	} {
 		mustProcess(t, p, a)
 		ns := e.pd.notifications()
-		if last := ns[len(ns)-1]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != want[[]int{2, 4, 1}[i]] {
-			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, want[[]int{2, 4, 1}[i]])
+		if last, of := ns[len(ns)-1], want[[]int{2, 5, 1, 6}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
+			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, of)
 		}
 	}
 }

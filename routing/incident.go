@@ -85,24 +85,60 @@ var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_na
 // grafanaRuleUID is the label a Grafana-managed alert carries naming its
 // rule. A Grafana rule's title is its alertname, free text that teams
 // reuse across folders and organisations ("High error rate",
-// "Latency SLO breached"): where the alertname leads the key (no service,
-// or an unknown sector), two teams' rules of one title were one incident,
-// the second team's page an update PagerDuty was sent nothing for. The UID
-// keeps them apart there, and only there: alerts that name their service
-// group by sector, service and KPI whichever rule fired them.
+// "Latency SLO breached"): alerts naming no service were keyed by that
+// title, and two teams' rules of one title were one incident, the second
+// team's page an update PagerDuty was sent nothing for. The UID keeps them
+// apart there, and only there: alerts that name their service group by
+// sector, service and KPI whichever rule fired them.
 const grafanaRuleUID = "__alert_rule_uid__"
 
 // datasourceErrorScope reports the datasource a Grafana DatasourceError
-// alert names (its datasource_uid): one unreachable datasource fails every
-// rule that queries it at once, and Grafana raises a DatasourceError per
-// rule, each carrying the rule's labels — keyed by rule, a datasource
-// outage paged once per rule (a hundred rules, a hundred pages). Keyed by
-// the datasource, the first pages and the others join it as updates.
-func datasourceErrorScope(get LabelFunc) string {
+// alert names: its datasource_uid, after the Grafana it came from (the
+// host and orgId of its generatorURL, the rule's page there) — a
+// datasource's UID is unique within one Grafana organisation only, and
+// every kube-prometheus-stack Grafana calls its Prometheus "prometheus".
+// One unreachable datasource fails every rule that queries it at once, and
+// Grafana raises a DatasourceError per rule, each carrying the rule's
+// labels: keyed by rule, a datasource outage paged once per rule (a
+// hundred rules, a hundred pages). Keyed by the datasource, the first
+// pages and the others join it as updates. "" for any other alert.
+func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
 	if get("alertname") != "DatasourceError" {
 		return ""
 	}
-	return get("datasource_uid")
+	uid := get("datasource_uid")
+	if uid == "" {
+		return ""
+	}
+	if r.Alert == nil {
+		return uid
+	}
+	return uid + grafanaOf(r.Alert.GeneratorURL)
+}
+
+// grafanaOf names the Grafana organisation of a Grafana rule's page,
+// "@<host>/<orgId>" ("" when u has no host).
+func grafanaOf(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return ""
+	}
+	host, query, _ := strings.Cut(rest, "/")
+	if host == "" {
+		return ""
+	}
+	org := "1" // Grafana's default organisation
+	if _, q, ok := strings.Cut(query, "?"); ok {
+		for q != "" {
+			var param string
+			param, q, _ = strings.Cut(q, "&")
+			if v, ok := strings.CutPrefix(param, "orgId="); ok && v != "" {
+				org = v
+				break
+			}
+		}
+	}
+	return "@" + host + "/" + org
 }
 
 // writeScope writes "/name=value" to b.
@@ -129,9 +165,9 @@ const maxReadableKey = 160
 // PagerDuty is sent nothing for —, so unrelated alerts stay apart; a
 // configured groupBy without service is taken as written), then
 // "/name=value" for
-// each label of scope the alert has (Grafana's rule UID only where the
-// alertname leads; a Grafana DatasourceError by its datasource instead of
-// its rule: datasourceErrorScope). Characters that would break a Redis
+// each label of scope the alert has (Grafana's rule UID only for an alert
+// naming no service; a Grafana DatasourceError by its Grafana and
+// datasource instead of its rule: datasourceErrorScope). Characters that would break a Redis
 // hash tag are replaced; over-long keys are hashed.
 func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string {
 	var b strings.Builder
@@ -150,8 +186,7 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			}
 			values = append(values, v)
 		}
-		led := r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService
-		if led {
+		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
 			b.WriteString(get("alertname"))
 			b.WriteByte('/')
 		}
@@ -163,11 +198,11 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		}
 		datasource := ""
 		if len(scope) > 0 {
-			datasource = datasourceErrorScope(get)
+			datasource = datasourceErrorScope(r, get)
 		}
 		for _, name := range scope {
 			v := get(name)
-			if v == "" || (name == grafanaRuleUID && !led) || (datasource != "" && (name == "rulename" || name == grafanaRuleUID)) {
+			if v == "" || (name == grafanaRuleUID && !noService) || (datasource != "" && (name == "rulename" || name == grafanaRuleUID)) {
 				continue
 			}
 			writeScope(&b, name, v)
