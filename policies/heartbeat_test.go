@@ -49,6 +49,16 @@ func TestAnAlwaysFiringHeartbeatIsNotPaged(t *testing.T) {
 			"explore:/explore?orgId=1&left=" + url.QueryEscape(`{"datasource":"VictoriaMetrics","queries":[{"expr":"vector(1)","refId":"A"}],"range":{"from":"1700000000000","to":"now"}}`), alert.ActionNone, PolicyHeartbeat},
 		{"Grafana 10 panes", map[string]string{"alertname": "Heartbeat", "severity": "critical"},
 			"explore:/explore?schemaVersion=1&panes=" + url.QueryEscape(`{"x1y":{"datasource":"loki","queries":[{"refId":"A","expr":"vector(1)"}],"range":{"from":"now-1h","to":"now"}}}`), alert.ActionNone, PolicyHeartbeat},
+		// Only a query's own expression counts: not one under the
+		// datasource, not one that is no string, not a hidden query's.
+		{"Explore, expr under the datasource", map[string]string{"alertname": "Odd", "severity": "critical"},
+			"explore:/explore?left=" + url.QueryEscape(`{"datasource":{"uid":"x","expr":"vector(1)"},"queries":[{"refId":"A"}]}`), alert.ActionPage, PolicySeverity},
+		{"Explore, expr no string", map[string]string{"alertname": "Odd", "severity": "critical"},
+			"explore:/explore?left=" + url.QueryEscape(`{"queries":[{"expr":{"expr":"vector(1)"}}]}`), alert.ActionPage, PolicySeverity},
+		{"Explore, a hidden query first", map[string]string{"alertname": "ErrorsHigh", "severity": "critical"},
+			"explore:/explore?left=" + url.QueryEscape(`{"queries":[{"expr":"vector(1)","hide":true},{"expr":"sum(rate(errors_total[5m])) > 1"}]}`), alert.ActionPage, PolicySeverity},
+		{"Explore, the older array form", map[string]string{"alertname": "Heartbeat", "severity": "critical"},
+			"explore:/explore?left=" + url.QueryEscape(`["now-1h","now","Loki",{"expr":"vector(1)"}]`), alert.ActionNone, PolicyHeartbeat},
 		{"Loki ruler, a real rule", map[string]string{"alertname": "VLLMCudaOOM", "severity": "critical"},
 			"explore:/explore?" + url.Values{"left": {`{"queries":[{"expr":"sum(count_over_time({app=\"vllm\"} |= \"CUDA out of memory\" [5m])) > 0 or vector(0)","queryType":"range"}]}`}}.Encode(), alert.ActionPage, PolicySeverity},
 	} {

@@ -54,43 +54,54 @@ func GeneratorExpr(u string) string {
 	if json.Unmarshal([]byte(dec), &state) != nil {
 		return ""
 	}
-	return exploreExpr(state, 0)
+	return exploreExpr(state)
 }
 
-// exploreExpr returns the first "expr" string of a Grafana Explore state
-// (left's {"queries":[{"expr":…}]} or its older array form, panes' map of
-// panes each holding queries), searched depth first, keys in sorted order
-// (a map's order is random; a pane's queries lie two levels down). depth
-// bounds the search.
-func exploreExpr(v any, depth int) string {
-	if depth > 6 {
-		return ""
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		if e, ok := v["expr"].(string); ok {
-			return e
-		}
-		if qs, ok := v["queries"]; ok {
-			if e := exploreExpr(qs, depth+1); e != "" {
-				return e
-			}
-		}
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			if e := exploreExpr(v[k], depth+1); e != "" {
-				return e
-			}
-		}
+// exploreExpr returns the expression of a Grafana Explore state: the
+// first query (not hidden) with a string expr of left's {"queries":[…]}, of
+// its older array form (["now-1h","now","Loki",{"expr":…}]), or of panes'
+// map of panes each holding queries (panes by sorted id: a map's order is
+// random). Nothing else is searched: an expr under a datasource, or one
+// that is no string, is no query's.
+func exploreExpr(state any) string {
+	switch v := state.(type) {
 	case []any:
-		for _, x := range v {
-			if e := exploreExpr(x, depth+1); e != "" {
-				return e
+		return firstQueryExpr(v)
+	case map[string]any:
+		if qs, ok := v["queries"].([]any); ok {
+			return firstQueryExpr(qs)
+		}
+		ids := make([]string, 0, len(v))
+		for id := range v {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			if pane, ok := v[id].(map[string]any); ok {
+				if qs, ok := pane["queries"].([]any); ok {
+					if e := firstQueryExpr(qs); e != "" {
+						return e
+					}
+				}
 			}
+		}
+	}
+	return ""
+}
+
+// firstQueryExpr is the expr of the first of qs that is a query with a
+// string expr and not hidden (Grafana's "hide": true).
+func firstQueryExpr(qs []any) string {
+	for _, q := range qs {
+		m, ok := q.(map[string]any)
+		if !ok {
+			continue
+		}
+		if hidden, _ := m["hide"].(bool); hidden {
+			continue
+		}
+		if e, ok := m["expr"].(string); ok && e != "" {
+			return e
 		}
 	}
 	return ""
