@@ -226,7 +226,7 @@ var exporterFamilies = []family{
 	// are the lossless fabric's backpressure (ECN, as the word "PFC").
 	{Contains: "np_ecn_marked_roce_packets", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
 	{Contains: "np_cnp_", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
-	{Contains: "out_of_sequence", Sector: secNet, KPI: "LOSS", Source: srcRoCEEthtool},
+	{Prefix: "node_ethtool_out_of_sequence", Sector: secNet, KPI: "LOSS", Source: srcRoCEEthtool},
 	{Contains: "prio0_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
 	{Contains: "prio1_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
 	{Contains: "prio2_pause", Sector: secNet, KPI: "ECN", Source: srcRoCEEthtool},
