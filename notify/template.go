@@ -128,6 +128,14 @@ func nodeExporterJob(job string) bool {
 	return job == "node" || strings.Contains(job, "node-exporter") || strings.Contains(job, "node_exporter") || strings.Contains(job, "dcgm-exporter") || strings.Contains(job, "dcgm_exporter")
 }
 
+// nodeExporterApp reports whether a pod's application label names a node
+// exporter (node-exporter, prometheus-node-exporter, nvidia-dcgm-exporter):
+// scraped by a job that scrapes every annotated pod (kubernetes-pods), the
+// job does not say so.
+func nodeExporterApp(app string) bool {
+	return strings.Contains(app, "node-exporter") || strings.Contains(app, "dcgm-exporter")
+}
+
 // maxLocationValue bounds the runes Location takes from a label value.
 const maxLocationValue = 64
 
@@ -138,7 +146,8 @@ const maxLocationValue = 64
 // k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
 // stand in for a classic label the alerts lack. The instance is left out when
 // the job is kube-state-metrics: it is the exporter's, not the object's;
-// for a node exporter's job (nodeExporterJob) the pod and namespace are
+// for a node exporter's job (nodeExporterJob) or pod (its application
+// label: nodeExporterApp) the pod and namespace are
 // the exporter's, and the node (DCGM's Hostname, else the instance) is the
 // object.
 // For one alert these are its own labels; "" when the alerts share none.
@@ -161,7 +170,7 @@ func (d *Data) Location() string {
 		object = "instance"
 	}
 	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")
-	if nodeExporterJob(l["job"]) {
+	if nodeExporterJob(l["job"]) || nodeExporterApp(l["app.kubernetes.io/name"]) || nodeExporterApp(l["app_kubernetes_io_name"]) || nodeExporterApp(l["app"]) {
 		// The pod and namespace a node exporter's target carries are the
 		// exporter's own (node-exporter-05abc in monitoring): the alert is
 		// about the node, which kube-prometheus writes as the instance.
@@ -495,7 +504,7 @@ func FollowRedefined[C any](t *Templates, logger *slog.Logger, cfg *C, keys func
 		texts[i] = k.String()
 	}
 	if logger != nil {
-		logger.Info("keys left unset render Alertmanager's default templates, which the template files redefine, as Alertmanager does (not the router's built-in texts)",
+		logger.Info("keys left unset render Alertmanager's defaults, which your template files redefine, as Alertmanager does (not the router's built-in texts)",
 			"keys", strings.Join(texts, "; "))
 	}
 	return &c
@@ -622,6 +631,8 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 		if s = strings.TrimSpace(s); s != "" || fallback == "" {
 			return s
 		}
+	} else if logger != nil && fallback == "" {
+		logger.Warn("template render failed, leaving the field empty", "field", field, "err", err)
 	} else if logger != nil {
 		logger.Warn("template render failed, using the built-in text", "field", field, "err", err)
 	}

@@ -667,6 +667,12 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	dsError := func(rule, uid, datasource string) webhooktest.Alert {
 		return grafana("DatasourceError", uid, "Team Ranking", "rulename", rule, "datasource_uid", datasource, "ref_id", "A")
 	}
+	contactPoint := func(title, uid, folder string) webhooktest.Alert {
+		a := grafana(title, uid, folder)
+		delete(a.Labels, "__alert_rule_uid__")
+		delete(a.Labels, "__alert_rule_namespace_uid__")
+		return a
+	}
 	// Another Grafana (kube-prometheus-stack's of another cluster) calls
 	// its Prometheus by the same UID: its outage is another incident.
 	otherGrafana := dsError("Checkout 5xx", "checkout-5xx", "prom-main")
@@ -683,6 +689,9 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		// unknown: one incident, the service's (the UID does not split
 		// alerts that name their service).
 		grafana("High error rate", "search-errors-a", "Team Search", "service", "search"),
+		// Grafana's webhook contact point drops the __labels__: the
+		// rule's UID is read from its page's URL.
+		contactPoint("Latency SLO breached", "ads-latency", "Team Ads"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
 			t.Errorf("%s %s: %+v, want it notified (not folded as an update)", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], sum)
@@ -696,6 +705,7 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		"DatasourceError/unknown///datasource_uid=prom-main@grafana.cluster-b.example.com/1",
 		"llm-inference-gpu/chat/TTFT",
 		"High_error_rate/unknown/search/",
+		"Latency_SLO_breached/unknown///__alert_rule_uid__=ads-latency",
 	}
 	if incidents := openings(t, e); !slices.Equal(incidents, want) {
 		t.Errorf("incidents %q, want %q", incidents, want)

@@ -92,6 +92,22 @@ var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_na
 // sector, service and KPI whichever rule fired them.
 const grafanaRuleUID = "__alert_rule_uid__"
 
+// grafanaRuleUIDOf returns the rule UID of a Grafana rule's page
+// (…/alerting/grafana/<uid>/view), "" for any other URL: Grafana's webhook
+// contact point drops the labels written __like_this__, the rule's UID
+// among them, and keeps its generatorURL.
+func grafanaRuleUIDOf(u string) string {
+	_, rest, ok := strings.Cut(u, "/alerting/grafana/")
+	if !ok {
+		return ""
+	}
+	uid, tail, ok := strings.Cut(rest, "/")
+	if !ok || uid == "" || !strings.HasPrefix(tail, "view") {
+		return ""
+	}
+	return uid
+}
+
 // datasourceErrorScope reports the datasource a Grafana DatasourceError
 // alert names: its datasource_uid, after the Grafana it came from (the
 // host and orgId of its generatorURL, the rule's page there) — a
@@ -202,6 +218,9 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		}
 		for _, name := range scope {
 			v := get(name)
+			if name == grafanaRuleUID && v == "" && noService && r.Alert != nil {
+				v = grafanaRuleUIDOf(r.Alert.GeneratorURL)
+			}
 			if v == "" || (name == grafanaRuleUID && !noService) || (datasource != "" && (name == "rulename" || name == grafanaRuleUID)) {
 				continue
 			}

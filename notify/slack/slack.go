@@ -345,7 +345,7 @@ func (n *Notifier) channelFor(data *notify.Data, optional bool) (string, error) 
 	}
 	ch := n.deps.Templates.Render(n.logger, "channel", n.cfg.Channel, "", data)
 	if ch == "" && !optional {
-		return "", alert.Permanent(errors.New("channel: the template rendered an empty channel for this notification"))
+		return "", alert.Permanent(errors.New("channel: the template rendered an empty channel for this notification, or failed to render (the log names the error)"))
 	}
 	return ch, nil
 }
