@@ -119,21 +119,15 @@ func GroupData(ctx context.Context, n *alert.Notification) *Data {
 	return d
 }
 
-// nodeExporterJob reports whether job scrapes an exporter that runs on
-// each node and reports on the node, not on itself — node_exporter
-// (kube-prometheus' node-exporter, Prometheus' example node job) and
-// NVIDIA's DCGM exporter: the pod and namespace of its target are the
-// exporter's.
-func nodeExporterJob(job string) bool {
-	return job == "node" || strings.Contains(job, "node-exporter") || strings.Contains(job, "node_exporter") || strings.Contains(job, "dcgm-exporter") || strings.Contains(job, "dcgm_exporter")
-}
-
-// nodeExporterApp reports whether a pod's application label names a node
-// exporter (node-exporter, prometheus-node-exporter, nvidia-dcgm-exporter):
-// scraped by a job that scrapes every annotated pod (kubernetes-pods), the
-// job does not say so.
-func nodeExporterApp(app string) bool {
-	return strings.Contains(app, "node-exporter") || strings.Contains(app, "dcgm-exporter")
+// exporterPod reports whether pod is the pod of an exporter that reports
+// on something else than itself — the node (node-exporter, NVIDIA's
+// dcgm-exporter) or a probed target (blackbox-exporter): its target's pod
+// and namespace are the exporter's (node-exporter-05abc in monitoring),
+// not the alert's place. Read from the pod's name, not the job's: a
+// Node.js application's job may be called "node", and a DCGM exporter
+// kept with honorLabels carries the GPU workload's own pod.
+func exporterPod(pod string) bool {
+	return strings.Contains(pod, "node-exporter") || strings.Contains(pod, "dcgm-exporter") || strings.Contains(pod, "blackbox-exporter")
 }
 
 // maxLocationValue bounds the runes Location takes from a label value.
@@ -146,10 +140,9 @@ const maxLocationValue = 64
 // k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
 // stand in for a classic label the alerts lack. The instance is left out when
 // the job is kube-state-metrics: it is the exporter's, not the object's;
-// for a node exporter's job (nodeExporterJob) or pod (its application
-// label: nodeExporterApp) the pod and namespace are
-// the exporter's, and the node (DCGM's Hostname, else the instance) is the
-// object.
+// for an exporter's own pod (exporterPod: node-exporter, dcgm-exporter,
+// blackbox-exporter) the pod and namespace are the exporter's, and the
+// node (DCGM's Hostname, else the instance) is the object.
 // For one alert these are its own labels; "" when the alerts share none.
 // The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
 func (d *Data) Location() string {
@@ -170,11 +163,17 @@ func (d *Data) Location() string {
 		object = "instance"
 	}
 	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")
-	if nodeExporterJob(l["job"]) || nodeExporterApp(l["app.kubernetes.io/name"]) || nodeExporterApp(l["app_kubernetes_io_name"]) || nodeExporterApp(l["app"]) {
-		// The pod and namespace a node exporter's target carries are the
-		// exporter's own (node-exporter-05abc in monitoring): the alert is
-		// about the node, which kube-prometheus writes as the instance.
-		object, namespace = first("node", "k8s.node.name", "Hostname", "instance"), ""
+	if pod := l[first("pod", "k8s.pod.name")]; exporterPod(pod) {
+		// The alert is about the node (kube-prometheus writes it as the
+		// node-exporter's instance; DCGM's Hostname, unless it is the
+		// exporter pod's own name) or the probed target (the instance).
+		object, namespace = first("node", "k8s.node.name"), ""
+		if object == "" && l["Hostname"] != "" && !exporterPod(l["Hostname"]) {
+			object = "Hostname"
+		}
+		if object == "" && l["instance"] != "" {
+			object = "instance"
+		}
 	}
 	var b strings.Builder
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the

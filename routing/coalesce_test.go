@@ -677,12 +677,26 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	// its Prometheus by the same UID: its outage is another incident.
 	otherGrafana := dsError("Checkout 5xx", "checkout-5xx", "prom-main")
 	otherGrafana.GeneratorURL = "https://grafana.cluster-b.example.com/alerting/grafana/checkout-5xx/view?orgId=1"
+	// Through an Alertmanager Grafana writes the organisation as the
+	// __orgId__ annotation, not in the URL.
+	otherOrg := dsError("Search latency", "search-latency", "prom-main")
+	otherOrg.GeneratorURL = "https://grafana.example.com/alerting/grafana/search-latency/view"
+	otherOrg.Annotations["__orgId__"] = "2"
+	// Grafana's default root_url (localhost) tells no Grafana apart:
+	// its DatasourceErrors stay keyed by rule, none hidden.
+	defaultRoot := func(rule, uid string) webhooktest.Alert {
+		a := dsError(rule, uid, "prometheus")
+		a.GeneratorURL = "http://localhost:3000/alerting/grafana/" + uid + "/view"
+		return a
+	}
 	for _, a := range []webhooktest.Alert{
 		grafana("Latency SLO breached", "ranking-latency", "Team Ranking"),
 		grafana("Latency SLO breached", "embeddings-latency", "Team Embeddings"),
 		dsError("Latency SLO breached", "ranking-latency", "prom-main"),
 		dsError("Disk full", "ranking-disk", "prom-infra"),
 		otherGrafana,
+		otherOrg,
+		defaultRoot("Checkout 5xx", "cluster-a-5xx"), defaultRoot("Checkout 5xx", "cluster-b-5xx"),
 		// A rule that names its service: grouped as any such alert.
 		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
 		// Two teams' rules of one title on one service, the sector
@@ -703,6 +717,9 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		"DatasourceError/unknown///datasource_uid=prom-main@grafana.example.com/1",
 		"DatasourceError/unknown///datasource_uid=prom-infra@grafana.example.com/1",
 		"DatasourceError/unknown///datasource_uid=prom-main@grafana.cluster-b.example.com/1",
+		"DatasourceError/unknown///datasource_uid=prom-main@grafana.example.com/2",
+		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-a-5xx",
+		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-b-5xx",
 		"llm-inference-gpu/chat/TTFT",
 		"High_error_rate/unknown/search/",
 		"Latency_SLO_breached/unknown///__alert_rule_uid__=ads-latency",
@@ -720,7 +737,7 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	} {
 		mustProcess(t, p, a)
 		ns := e.pd.notifications()
-		if last, of := ns[len(ns)-1], want[[]int{2, 5, 1, 6}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
+		if last, of := ns[len(ns)-1], want[[]int{2, 8, 1, 9}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
 			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, of)
 		}
 	}

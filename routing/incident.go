@@ -109,41 +109,47 @@ func grafanaRuleUIDOf(u string) string {
 }
 
 // datasourceErrorScope reports the datasource a Grafana DatasourceError
-// alert names: its datasource_uid, after the Grafana it came from (the
-// host and orgId of its generatorURL, the rule's page there) — a
-// datasource's UID is unique within one Grafana organisation only, and
-// every kube-prometheus-stack Grafana calls its Prometheus "prometheus".
-// One unreachable datasource fails every rule that queries it at once, and
+// alert names: its datasource_uid in the Grafana organisation it came from
+// (the host of its generatorURL, the rule's page there, and the orgId of
+// that URL or of Grafana's __orgId__ annotation) — a datasource's UID is
+// unique within one Grafana organisation only, and every
+// kube-prometheus-stack Grafana calls its Prometheus "prometheus". One
+// unreachable datasource fails every rule that queries it at once, and
 // Grafana raises a DatasourceError per rule, each carrying the rule's
 // labels: keyed by rule, a datasource outage paged once per rule (a
 // hundred rules, a hundred pages). Keyed by the datasource, the first
-// pages and the others join it as updates. "" for any other alert.
+// pages and the others join it as updates. "" — keyed by rule, as before —
+// for any other alert, and where the generatorURL names no Grafana apart
+// from others (none, or Grafana's default root_url, localhost: every
+// cluster's Grafana left at it writes the same): extra pages, none hidden.
 func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
-	if get("alertname") != "DatasourceError" {
+	if get("alertname") != "DatasourceError" || r.Alert == nil {
 		return ""
 	}
 	uid := get("datasource_uid")
 	if uid == "" {
 		return ""
 	}
-	if r.Alert == nil {
-		return uid
+	grafana := grafanaOf(r.Alert.GeneratorURL, r.Alert.Annotations["__orgId__"])
+	if grafana == "" {
+		return ""
 	}
-	return uid + grafanaOf(r.Alert.GeneratorURL)
+	return uid + grafana
 }
 
-// grafanaOf names the Grafana organisation of a Grafana rule's page,
-// "@<host>/<orgId>" ("" when u has no host).
-func grafanaOf(u string) string {
+// grafanaOf names the Grafana organisation of a Grafana rule's page u,
+// "@<host>/<orgId>" — the orgId of u, else org (Grafana's __orgId__
+// annotation), else 1, Grafana's first —, or "" when u's host does not
+// tell one Grafana from another (none, or a loopback name).
+func grafanaOf(u, org string) string {
 	_, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return ""
 	}
 	host, query, _ := strings.Cut(rest, "/")
-	if host == "" {
+	if name, _, _ := strings.Cut(host, ":"); name == "" || name == "localhost" || strings.HasPrefix(name, "127.") || strings.HasPrefix(host, "[::1]") {
 		return ""
 	}
-	org := "1" // Grafana's default organisation
 	if _, q, ok := strings.Cut(query, "?"); ok {
 		for q != "" {
 			var param string
@@ -153,6 +159,9 @@ func grafanaOf(u string) string {
 				break
 			}
 		}
+	}
+	if org == "" {
+		org = "1"
 	}
 	return "@" + host + "/" + org
 }
