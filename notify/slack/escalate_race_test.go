@@ -59,6 +59,21 @@ func (e *triageEnv) escalateWhileResolving(t *testing.T, tr *slack.Triage, durin
 	tr.Wait()
 }
 
+// openRaceEnv is a triage env whose ticket incident is open at the
+// parent's Slack integration, its notifier, triage and the incident's
+// PagerDuty dedup key.
+func openRaceEnv(t *testing.T) (*triageEnv, *slack.Notifier, *slack.Triage, string) {
+	t.Helper()
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
+	if got := e.incidentStep(t, store.StepJoin, "open1"); got != store.OutcomeOpening {
+		t.Fatalf("join: %s", got)
+	}
+	e.incidentStep(t, store.StepOpened, "open1")
+	return e, n, tr, pagerduty.DedupKey(raceIncident)
+}
+
 // An Escalate whose PagerDuty trigger was on its way while the incident
 // resolved: the resolve read the message before the escalation was
 // recorded and sent no resolve, so the page stayed open for a cleared
@@ -66,14 +81,7 @@ func (e *triageEnv) escalateWhileResolving(t *testing.T, tr *slack.Triage, durin
 // closed by the dispatch core and its parent drawn resolved, and resolves
 // the page itself; the thread says so.
 func TestAnEscalationRacingTheResolveIsResolvedInPagerDuty(t *testing.T) {
-	e := newTriageEnv(t, alert.ActionTicket, nil)
-	n := e.notifier(t, nil)
-	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
-	dedup := pagerduty.DedupKey(raceIncident)
-	if got := e.incidentStep(t, store.StepJoin, "open1"); got != store.OutcomeOpening {
-		t.Fatalf("join: %s", got)
-	}
-	e.incidentStep(t, store.StepOpened, "open1")
+	e, n, tr, dedup := openRaceEnv(t)
 
 	e.escalateWhileResolving(t, tr, func() {
 		if got := e.incidentStep(t, store.StepLeave, "close1"); got != store.OutcomeClosing {
@@ -110,12 +118,7 @@ func TestAnEscalationRacingTheResolveIsResolvedInPagerDuty(t *testing.T) {
 // that retry — which reads the escalation and resolves it — not resolved
 // by the click while the alerts may fire.
 func TestAnEscalationIsNotResolvedByItsClickWhileTheIncidentIsOpen(t *testing.T) {
-	e := newTriageEnv(t, alert.ActionTicket, nil)
-	n := e.notifier(t, nil)
-	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
-	dedup := pagerduty.DedupKey(raceIncident)
-	e.incidentStep(t, store.StepJoin, "open1")
-	e.incidentStep(t, store.StepOpened, "open1")
+	e, n, tr, dedup := openRaceEnv(t)
 
 	e.escalateWhileResolving(t, tr, func() {
 		e.incidentStep(t, store.StepLeave, "close1")
@@ -145,12 +148,7 @@ func TestAnEscalationIsNotResolvedByItsClickWhileTheIncidentIsOpen(t *testing.T)
 // same: an Escalate whose trigger raced it resolves its page too — the
 // default of every Slack entry import-alertmanager writes.
 func TestAnEscalationRacingAnUnsentResolveIsResolvedInPagerDuty(t *testing.T) {
-	e := newTriageEnv(t, alert.ActionTicket, nil)
-	n := e.notifier(t, nil)
-	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(e.reg))
-	dedup := pagerduty.DedupKey(raceIncident)
-	e.incidentStep(t, store.StepJoin, "open1")
-	e.incidentStep(t, store.StepOpened, "open1")
+	e, n, tr, dedup := openRaceEnv(t)
 
 	e.escalateWhileResolving(t, tr, func() {
 		e.incidentStep(t, store.StepLeave, "close1")
