@@ -92,9 +92,24 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"a DCGM exporter's alert names the GPU's host",
 			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "job": "nvidia-dcgm-exporter", "Hostname": "gpu-node-7", "instance": "10.0.3.7:9400"}, "XID 79 on GPU 3."),
 			"GPUXidError on Hostname=gpu-node-7: XID 79 on GPU 3."},
-		{"a DCGM exporter whose Hostname is its own pod names the instance",
-			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "Hostname": "nvidia-dcgm-exporter-x7k2p", "instance": "10.0.3.7:9400"}, "s"),
-			"GPUXidError on instance=10.0.3.7:9400: s"},
+		// Without NODE_NAME the DCGM exporter's Hostname is its pod's
+		// name: still more use than the pod's address.
+		{"a DCGM exporter whose Hostname is its own pod names that",
+			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "Hostname": "nvidia-dcgm-exporter-x7k2p", "instance": "10.244.3.17:9400"}, "s"),
+			"GPUXidError on Hostname=nvidia-dcgm-exporter-x7k2p: s"},
+		// kube-state-metrics' alert about the exporter's own pod: the pod
+		// is the place.
+		{"kube-state-metrics' alert about an exporter pod names that pod",
+			alerts("KubePodCrashLooping", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-7hx2k", "job": "kube-state-metrics", "instance": "10.2.0.14:8080"}, "s"),
+			"KubePodCrashLooping on namespace=gpu-operator pod=nvidia-dcgm-exporter-7hx2k: s"},
+		// Several nodes' alerts share no pod: the job says whose they are,
+		// and the exporter's namespace is no place.
+		{"node exporter alerts of two nodes name no exporter namespace",
+			alerts("NodeFilesystemSpaceFillingUp", alert.Unknown, 2, map[string]string{"namespace": "monitoring", "pod": "node-exporter-0%d", "job": "node-exporter", "instance": "node0%d"}, "s"),
+			"[FIRING:2] NodeFilesystemSpaceFillingUp: s"},
+		{"a node exporter behind a service-endpoints job names its node",
+			alerts("NodeFilesystemSpaceFillingUp", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "job": "kubernetes-service-endpoints", "app": "prometheus-node-exporter", "node": "node06"}, "s"),
+			"NodeFilesystemSpaceFillingUp on node=node06: s"},
 		// DCGM's pod mapping kept with honorLabels: the pod is the GPU
 		// workload's, which is the place.
 		{"a DCGM alert carrying the workload's pod names that pod",
@@ -103,9 +118,7 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"a Node.js application's job called node keeps its pod",
 			alerts("HighErrorRate", alert.Unknown, 1, map[string]string{"namespace": "shop", "pod": "checkout-7f9c-x2", "job": "node", "instance": "10.2.3.4:3000"}, "s"),
 			"HighErrorRate on namespace=shop pod=checkout-7f9c-x2: s"},
-		{"a node exporter's TargetDown keeps its namespace",
-			alerts("TargetDown", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "job": "node-exporter", "service": "node-exporter"}, "s"),
-			"TargetDown on namespace=monitoring: s"},
+
 		{"a blackbox probe names the probed target",
 			alerts("BlackboxProbeFailed", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "blackbox-exporter-1", "job": "blackbox", "instance": "https://shop.example.com"}, "s"),
 			"BlackboxProbeFailed on instance=https://shop.example.com: s"},

@@ -119,15 +119,34 @@ func GroupData(ctx context.Context, n *alert.Notification) *Data {
 	return d
 }
 
-// exporterPod reports whether pod is the pod of an exporter that reports
-// on something else than itself — the node (node-exporter, NVIDIA's
-// dcgm-exporter) or a probed target (blackbox-exporter): its target's pod
-// and namespace are the exporter's (node-exporter-05abc in monitoring),
-// not the alert's place. Read from the pod's name, not the job's: a
-// Node.js application's job may be called "node", and a DCGM exporter
-// kept with honorLabels carries the GPU workload's own pod.
-func exporterPod(pod string) bool {
-	return strings.Contains(pod, "node-exporter") || strings.Contains(pod, "dcgm-exporter") || strings.Contains(pod, "blackbox-exporter")
+// exporterName reports whether name (a pod, a job, an application)
+// names an exporter that reports on something else than itself — the
+// node (node-exporter, NVIDIA's dcgm-exporter) or a probed target
+// (blackbox-exporter).
+func exporterName(name string) bool {
+	return strings.Contains(name, "node-exporter") || strings.Contains(name, "node_exporter") || strings.Contains(name, "dcgm-exporter") || strings.Contains(name, "blackbox-exporter")
+}
+
+// exporterTarget reports whether labels l are those of such an exporter's
+// target, whose pod and namespace are the exporter's (node-exporter-05abc
+// in monitoring), not the alert's place: the pod's name says so, or —
+// with no pod in common (alerts of several nodes grouped; a
+// kubernetes-service-endpoints job, which writes none) — the job or the
+// application does (Prometheus' example `node` job only without a pod: a
+// Node.js application's job may be called node). Not for
+// kube-state-metrics' or the kubelet's alerts, which are about the
+// exporter's pod itself (crash looping, throttled), nor for a pod that is
+// not the exporter's (DCGM's pod mapping kept with honorLabels: the GPU
+// workload's pod is the place).
+func exporterTarget(l template.KV, pod string) bool {
+	job := l["job"]
+	if job == "kube-state-metrics" || strings.Contains(job, "kubelet") || strings.Contains(job, "cadvisor") {
+		return false
+	}
+	if pod != "" {
+		return exporterName(pod)
+	}
+	return job == "node" || exporterName(job) || exporterName(l["app.kubernetes.io/name"]) || exporterName(l["app_kubernetes_io_name"]) || exporterName(l["app"])
 }
 
 // maxLocationValue bounds the runes Location takes from a label value.
@@ -140,7 +159,7 @@ const maxLocationValue = 64
 // k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
 // stand in for a classic label the alerts lack. The instance is left out when
 // the job is kube-state-metrics: it is the exporter's, not the object's;
-// for an exporter's own pod (exporterPod: node-exporter, dcgm-exporter,
+// for an exporter's target (exporterTarget: node-exporter, dcgm-exporter,
 // blackbox-exporter) the pod and namespace are the exporter's, and the
 // node (DCGM's Hostname, else the instance) is the object.
 // For one alert these are its own labels; "" when the alerts share none.
@@ -163,17 +182,11 @@ func (d *Data) Location() string {
 		object = "instance"
 	}
 	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")
-	if pod := l[first("pod", "k8s.pod.name")]; exporterPod(pod) {
+	if exporterTarget(l, l[first("pod", "k8s.pod.name")]) {
 		// The alert is about the node (kube-prometheus writes it as the
-		// node-exporter's instance; DCGM's Hostname, unless it is the
-		// exporter pod's own name) or the probed target (the instance).
-		object, namespace = first("node", "k8s.node.name"), ""
-		if object == "" && l["Hostname"] != "" && !exporterPod(l["Hostname"]) {
-			object = "Hostname"
-		}
-		if object == "" && l["instance"] != "" {
-			object = "instance"
-		}
+		// node-exporter's instance; DCGM's Hostname) or the probed target
+		// (the instance).
+		object, namespace = first("node", "k8s.node.name", "Hostname", "instance"), ""
 	}
 	var b strings.Builder
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the

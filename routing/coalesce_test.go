@@ -684,9 +684,15 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	otherOrg.Annotations["__orgId__"] = "2"
 	// Grafana's default root_url (localhost) tells no Grafana apart:
 	// its DatasourceErrors stay keyed by rule, none hidden.
-	defaultRoot := func(rule, uid string) webhooktest.Alert {
+	defaultRoot := func(rule, uid, root string) webhooktest.Alert {
 		a := dsError(rule, uid, "prometheus")
-		a.GeneratorURL = "http://localhost:3000/alerting/grafana/" + uid + "/view"
+		a.GeneratorURL = root + "/alerting/grafana/" + uid + "/view"
+		return a
+	}
+	// Two Grafanas served from sub-paths of one host are two.
+	subPath := func(uid, path string) webhooktest.Alert {
+		a := dsError("Latency", uid, "prometheus")
+		a.GeneratorURL = "https://obs.example.com" + path + "/alerting/grafana/" + uid + "/view"
 		return a
 	}
 	for _, a := range []webhooktest.Alert{
@@ -696,7 +702,8 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		dsError("Disk full", "ranking-disk", "prom-infra"),
 		otherGrafana,
 		otherOrg,
-		defaultRoot("Checkout 5xx", "cluster-a-5xx"), defaultRoot("Checkout 5xx", "cluster-b-5xx"),
+		defaultRoot("Checkout 5xx", "cluster-a-5xx", "http://localhost:3000"), defaultRoot("Checkout 5xx", "cluster-b-5xx", "http://grafana.monitoring.svc:3000"),
+		subPath("eu-latency", "/grafana-eu"), subPath("us-latency", "/grafana-us"),
 		// A rule that names its service: grouped as any such alert.
 		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
 		// Two teams' rules of one title on one service, the sector
@@ -720,6 +727,8 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		"DatasourceError/unknown///datasource_uid=prom-main@grafana.example.com/2",
 		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-a-5xx",
 		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-b-5xx",
+		"DatasourceError/unknown///datasource_uid=prometheus@obs.example.com/grafana-eu/1",
+		"DatasourceError/unknown///datasource_uid=prometheus@obs.example.com/grafana-us/1",
 		"llm-inference-gpu/chat/TTFT",
 		"High_error_rate/unknown/search/",
 		"Latency_SLO_breached/unknown///__alert_rule_uid__=ads-latency",
@@ -737,7 +746,7 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	} {
 		mustProcess(t, p, a)
 		ns := e.pd.notifications()
-		if last, of := ns[len(ns)-1], want[[]int{2, 8, 1, 9}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
+		if last, of := ns[len(ns)-1], want[[]int{2, 10, 1, 11}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
 			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, of)
 		}
 	}

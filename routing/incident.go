@@ -120,8 +120,9 @@ func grafanaRuleUIDOf(u string) string {
 // hundred rules, a hundred pages). Keyed by the datasource, the first
 // pages and the others join it as updates. "" — keyed by rule, as before —
 // for any other alert, and where the generatorURL names no Grafana apart
-// from others (none, or Grafana's default root_url, localhost: every
-// cluster's Grafana left at it writes the same): extra pages, none hidden.
+// from others (grafanaHostShared: none, Grafana's default root_url,
+// localhost, an in-cluster name — every cluster's Grafana left at it
+// writes the same): extra pages, none hidden.
 func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
 	if get("alertname") != "DatasourceError" || r.Alert == nil {
 		return ""
@@ -138,32 +139,52 @@ func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
 }
 
 // grafanaOf names the Grafana organisation of a Grafana rule's page u,
-// "@<host>/<orgId>" — the orgId of u, else org (Grafana's __orgId__
-// annotation), else 1, Grafana's first —, or "" when u's host does not
-// tell one Grafana from another (none, or a loopback name).
+// "@<host><root path>/<orgId>" — the address Grafana serves from (its
+// root_url: host, and the path before /alerting/grafana/, as Grafanas
+// served from sub-paths of one host are), and the orgId of u, else org
+// (Grafana's __orgId__ annotation), else 1, Grafana's first — or "" when
+// u does not tell one Grafana from another (grafanaHostShared).
 func grafanaOf(u, org string) string {
 	_, rest, ok := strings.Cut(u, "://")
 	if !ok {
 		return ""
 	}
-	host, query, _ := strings.Cut(rest, "/")
-	if name, _, _ := strings.Cut(host, ":"); name == "" || name == "localhost" || strings.HasPrefix(name, "127.") || strings.HasPrefix(host, "[::1]") {
+	rest, query, _ := strings.Cut(rest, "?")
+	rest, _, _ = strings.Cut(rest, "#")
+	host, path, _ := strings.Cut(rest, "/")
+	if grafanaHostShared(strings.ToLower(host)) {
 		return ""
 	}
-	if _, q, ok := strings.Cut(query, "?"); ok {
-		for q != "" {
-			var param string
-			param, q, _ = strings.Cut(q, "&")
-			if v, ok := strings.CutPrefix(param, "orgId="); ok && v != "" {
-				org = v
-				break
-			}
+	root, _, _ := strings.Cut("/"+path, "/alerting/grafana/")
+	for query != "" {
+		var param string
+		param, query, _ = strings.Cut(query, "&")
+		if v, ok := strings.CutPrefix(param, "orgId="); ok && v != "" {
+			org = v
+			break
 		}
 	}
 	if org == "" {
 		org = "1"
 	}
-	return "@" + host + "/" + org
+	return "@" + strings.ToLower(host) + strings.TrimSuffix(root, "/") + "/" + org
+}
+
+// grafanaHostShared reports whether host (lower case, with its port) is one
+// many Grafanas write alike, so that it tells none apart: none, a loopback
+// or unspecified address (Grafana's default root_url is localhost; the
+// Helm chart without an ingress leaves the domain empty), or a name that
+// only resolves inside a cluster (no dot; .svc, .cluster.local, .local).
+func grafanaHostShared(host string) bool {
+	name := host
+	if strings.HasPrefix(name, "[") {
+		name, _, _ = strings.Cut(name[1:], "]")
+		return name == "::1" || name == "::" || strings.Trim(name, "0:") == "1" || strings.Trim(name, "0:") == ""
+	}
+	name, _, _ = strings.Cut(name, ":")
+	name = strings.TrimSuffix(name, ".")
+	return name == "" || name == "localhost" || strings.HasPrefix(name, "127.") || name == "0.0.0.0" ||
+		!strings.Contains(name, ".") || strings.HasSuffix(name, ".svc") || strings.HasSuffix(name, ".cluster.local") || strings.HasSuffix(name, ".local")
 }
 
 // writeScope writes "/name=value" to b.
