@@ -95,13 +95,22 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		// Without NODE_NAME the DCGM exporter's Hostname is its pod's
 		// name: still more use than the pod's address.
 		{"a DCGM exporter whose Hostname is its own pod names that",
-			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "Hostname": "nvidia-dcgm-exporter-x7k2p", "instance": "10.244.3.17:9400"}, "s"),
+			alerts("GPUXidError", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-x7k2p", "job": "nvidia-dcgm-exporter", "Hostname": "nvidia-dcgm-exporter-x7k2p", "instance": "10.244.3.17:9400"}, "s"),
 			"GPUXidError on Hostname=nvidia-dcgm-exporter-x7k2p: s"},
 		// kube-state-metrics' alert about the exporter's own pod: the pod
 		// is the place.
 		{"kube-state-metrics' alert about an exporter pod names that pod",
 			alerts("KubePodCrashLooping", alert.Unknown, 1, map[string]string{"namespace": "gpu-operator", "pod": "nvidia-dcgm-exporter-7hx2k", "job": "kube-state-metrics", "instance": "10.2.0.14:8080"}, "s"),
 			"KubePodCrashLooping on namespace=gpu-operator pod=nvidia-dcgm-exporter-7hx2k: s"},
+		// kube-state-metrics scraped under another job name (Grafana's
+		// k8s-monitoring, the community chart's service endpoints).
+		{"kube-state-metrics under another job keeps the exporter pod",
+			alerts("KubePodCrashLooping", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "prometheus-prometheus-node-exporter-abc12", "job": "kubernetes-service-endpoints", "app_kubernetes_io_name": "kube-state-metrics", "node": "node03", "instance": "10.244.3.9:8080"}, "s"),
+			"KubePodCrashLooping on namespace=monitoring pod=prometheus-prometheus-node-exporter-abc12: s"},
+		// kubernetes-mixin's pod alerts aggregate the job away.
+		{"an aggregated pod alert about an exporter pod names the pod",
+			alerts("KubePodNotReady", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "node-exporter-05abc", "cluster": "prod"}, "s"),
+			"KubePodNotReady on cluster=prod namespace=monitoring pod=node-exporter-05abc: s"},
 		// Several nodes' alerts share no pod: the job says whose they are,
 		// and the exporter's namespace is no place.
 		{"node exporter alerts of two nodes name no exporter namespace",

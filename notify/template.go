@@ -137,10 +137,14 @@ func exporterName(name string) bool {
 // kube-state-metrics' or the kubelet's alerts, which are about the
 // exporter's pod itself (crash looping, throttled), nor for a pod that is
 // not the exporter's (DCGM's pod mapping kept with honorLabels: the GPU
-// workload's pod is the place).
+// workload's pod is the place), nor for an alert with no job — a rule
+// aggregating the job away (kubernetes-mixin's KubePodNotReady,
+// CPUThrottlingHigh) is about the pod it names.
 func exporterTarget(l template.KV, pod string) bool {
 	job := l["job"]
-	if job == "kube-state-metrics" || strings.Contains(job, "kubelet") || strings.Contains(job, "cadvisor") {
+	if job == "" || strings.Contains(job, "kube-state-metrics") || strings.Contains(job, "kubelet") || strings.Contains(job, "cadvisor") ||
+		l["app.kubernetes.io/name"] == "kube-state-metrics" || l["app_kubernetes_io_name"] == "kube-state-metrics" || l["app"] == "kube-state-metrics" ||
+		strings.Contains(l["service"], "kube-state-metrics") || strings.Contains(l["service"], "kubelet") {
 		return false
 	}
 	if pod != "" {

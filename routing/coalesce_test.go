@@ -703,6 +703,9 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		otherGrafana,
 		otherOrg,
 		defaultRoot("Checkout 5xx", "cluster-a-5xx", "http://localhost:3000"), defaultRoot("Checkout 5xx", "cluster-b-5xx", "http://grafana.monitoring.svc:3000"),
+		// kube-prometheus-stack's in-cluster <service>.<namespace>, the
+		// same in every cluster.
+		defaultRoot("Checkout 5xx", "cluster-c-5xx", "http://kube-prometheus-stack-grafana.monitoring"), defaultRoot("Checkout 5xx", "cluster-d-5xx", "http://kube-prometheus-stack-grafana.monitoring"),
 		subPath("eu-latency", "/grafana-eu"), subPath("us-latency", "/grafana-us"),
 		// A rule that names its service: grouped as any such alert.
 		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),
@@ -727,6 +730,8 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		"DatasourceError/unknown///datasource_uid=prom-main@grafana.example.com/2",
 		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-a-5xx",
 		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-b-5xx",
+		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-c-5xx",
+		"DatasourceError/unknown///rulename=Checkout_5xx/__alert_rule_uid__=cluster-d-5xx",
 		"DatasourceError/unknown///datasource_uid=prometheus@obs.example.com/grafana-eu/1",
 		"DatasourceError/unknown///datasource_uid=prometheus@obs.example.com/grafana-us/1",
 		"llm-inference-gpu/chat/TTFT",
@@ -746,7 +751,7 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 	} {
 		mustProcess(t, p, a)
 		ns := e.pd.notifications()
-		if last, of := ns[len(ns)-1], want[[]int{2, 10, 1, 11}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
+		if last, of := ns[len(ns)-1], want[[]int{2, 12, 1, 13}[i]]; len(ns) != len(want)+i+1 || last.Opening || last.Incident != of {
 			t.Errorf("%s %s: %+v, want an update of %s", a.Labels["alertname"], a.Labels["__alert_rule_uid__"], last, of)
 		}
 	}

@@ -149,8 +149,8 @@ func grafanaOf(u, org string) string {
 	if !ok {
 		return ""
 	}
-	rest, query, _ := strings.Cut(rest, "?")
 	rest, _, _ = strings.Cut(rest, "#")
+	rest, query, _ := strings.Cut(rest, "?")
 	host, path, _ := strings.Cut(rest, "/")
 	if grafanaHostShared(strings.ToLower(host)) {
 		return ""
@@ -170,21 +170,26 @@ func grafanaOf(u, org string) string {
 	return "@" + strings.ToLower(host) + strings.TrimSuffix(root, "/") + "/" + org
 }
 
-// grafanaHostShared reports whether host (lower case, with its port) is one
-// many Grafanas write alike, so that it tells none apart: none, a loopback
-// or unspecified address (Grafana's default root_url is localhost; the
-// Helm chart without an ingress leaves the domain empty), or a name that
-// only resolves inside a cluster (no dot; .svc, .cluster.local, .local).
+// grafanaHostShared reports whether host (lower case, with its port) may
+// be one many Grafanas write alike, so that it tells none apart — anything
+// but a domain name of three labels or more outside a cluster's own
+// domains: none, an address (Grafana's default root_url is localhost; the
+// Helm chart without an ingress leaves the domain empty; private addresses
+// repeat across clusters), or a name that resolves inside a cluster only
+// (grafana, grafana.monitoring, *.svc…, *.cluster.local, *.local,
+// *.localdomain). A Grafana whose root_url is a public or company name
+// (grafana.example.com) is told apart by it.
 func grafanaHostShared(host string) bool {
-	name := host
-	if strings.HasPrefix(name, "[") {
-		name, _, _ = strings.Cut(name[1:], "]")
-		return name == "::1" || name == "::" || strings.Trim(name, "0:") == "1" || strings.Trim(name, "0:") == ""
+	if strings.HasPrefix(host, "[") {
+		return true // an IPv6 address
 	}
-	name, _, _ = strings.Cut(name, ":")
+	name, _, _ := strings.Cut(host, ":")
 	name = strings.TrimSuffix(name, ".")
-	return name == "" || name == "localhost" || strings.HasPrefix(name, "127.") || name == "0.0.0.0" ||
-		!strings.Contains(name, ".") || strings.HasSuffix(name, ".svc") || strings.HasSuffix(name, ".cluster.local") || strings.HasSuffix(name, ".local")
+	if strings.Count(name, ".") < 2 || strings.Trim(name, "0123456789.") == "" {
+		return true // one or two labels, or an IPv4 address
+	}
+	return strings.Contains(name, ".svc.") || strings.HasSuffix(name, ".svc") || strings.HasSuffix(name, ".cluster.local") ||
+		strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".localdomain") || strings.HasPrefix(name, "localhost.")
 }
 
 // writeScope writes "/name=value" to b.
