@@ -107,6 +107,12 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"kube-state-metrics under another job keeps the exporter pod",
 			alerts("KubePodCrashLooping", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "prometheus-prometheus-node-exporter-abc12", "job": "kubernetes-service-endpoints", "app_kubernetes_io_name": "kube-state-metrics", "node": "node03", "instance": "10.244.3.9:8080"}, "s"),
 			"KubePodCrashLooping on namespace=monitoring pod=prometheus-prometheus-node-exporter-abc12: s"},
+		{"kube-state-metrics under another job never names its own instance",
+			alerts("KubeDeploymentReplicasMismatch", alert.Unknown, 1, map[string]string{"cluster": "c1", "namespace": "shop", "deployment": "checkout", "job": "integrations/kubernetes/kube-state-metrics", "instance": "10.1.1.1:8080"}, "s"),
+			"KubeDeploymentReplicasMismatch on cluster=c1 namespace=shop: s"},
+		{"a Windows node's alert names the node, not the exporter's pod",
+			alerts("WindowsDiskFull", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "windows-exporter-abcde", "job": "windows-exporter", "instance": "winnode01"}, "s"),
+			"WindowsDiskFull on instance=winnode01: s"},
 		// kubernetes-mixin's pod alerts aggregate the job away.
 		{"an aggregated pod alert about an exporter pod names the pod",
 			alerts("KubePodNotReady", alert.Unknown, 1, map[string]string{"namespace": "monitoring", "pod": "node-exporter-05abc", "cluster": "prod"}, "s"),

@@ -124,7 +124,18 @@ func GroupData(ctx context.Context, n *alert.Notification) *Data {
 // node (node-exporter, NVIDIA's dcgm-exporter) or a probed target
 // (blackbox-exporter).
 func exporterName(name string) bool {
-	return strings.Contains(name, "node-exporter") || strings.Contains(name, "node_exporter") || strings.Contains(name, "dcgm-exporter") || strings.Contains(name, "blackbox-exporter")
+	return strings.Contains(name, "node-exporter") || strings.Contains(name, "node_exporter") || strings.Contains(name, "dcgm-exporter") ||
+		strings.Contains(name, "blackbox-exporter") || strings.Contains(name, "windows-exporter") || strings.Contains(name, "windows_exporter")
+}
+
+// kubeStateMetrics reports whether labels l are those of a
+// kube-state-metrics target, under any job name (Grafana's k8s-monitoring
+// writes integrations/kubernetes/kube-state-metrics; the community chart
+// scrapes it as kubernetes-service-endpoints): its instance is the
+// exporter's, not the object's.
+func kubeStateMetrics(l template.KV) bool {
+	return strings.Contains(l["job"], "kube-state-metrics") || l["app.kubernetes.io/name"] == "kube-state-metrics" ||
+		l["app_kubernetes_io_name"] == "kube-state-metrics" || l["app"] == "kube-state-metrics" || strings.Contains(l["service"], "kube-state-metrics")
 }
 
 // exporterTarget reports whether labels l are those of such an exporter's
@@ -142,9 +153,7 @@ func exporterName(name string) bool {
 // CPUThrottlingHigh) is about the pod it names.
 func exporterTarget(l template.KV, pod string) bool {
 	job := l["job"]
-	if job == "" || strings.Contains(job, "kube-state-metrics") || strings.Contains(job, "kubelet") || strings.Contains(job, "cadvisor") ||
-		l["app.kubernetes.io/name"] == "kube-state-metrics" || l["app_kubernetes_io_name"] == "kube-state-metrics" || l["app"] == "kube-state-metrics" ||
-		strings.Contains(l["service"], "kube-state-metrics") || strings.Contains(l["service"], "kubelet") {
+	if job == "" || kubeStateMetrics(l) || strings.Contains(job, "kubelet") || strings.Contains(job, "cadvisor") || strings.Contains(l["service"], "kubelet") {
 		return false
 	}
 	if pod != "" {
@@ -161,8 +170,8 @@ const maxLocationValue = 64
 // pod, else the node, else the instance — as "cluster=prod namespace=shop
 // pod=api-7f9c", each value cut to 64 runes; OpenTelemetry's
 // k8s.cluster.name, k8s.namespace.name, k8s.pod.name and k8s.node.name
-// stand in for a classic label the alerts lack. The instance is left out when
-// the job is kube-state-metrics: it is the exporter's, not the object's;
+// stand in for a classic label the alerts lack. The instance is left out for
+// kube-state-metrics (kubeStateMetrics): it is the exporter's, not the object's;
 // for an exporter's target (exporterTarget: node-exporter, dcgm-exporter,
 // blackbox-exporter) the pod and namespace are the exporter's, and the
 // node (DCGM's Hostname, else the instance) is the object.
@@ -182,7 +191,7 @@ func (d *Data) Location() string {
 		return ""
 	}
 	object := first("pod", "k8s.pod.name", "node", "k8s.node.name")
-	if object == "" && l["instance"] != "" && l["job"] != "kube-state-metrics" {
+	if object == "" && l["instance"] != "" && !kubeStateMetrics(l) {
 		object = "instance"
 	}
 	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")

@@ -705,7 +705,7 @@ func TestGrafanaRulesAreIncidentsOfTheirOwnAndADatasourceOutageOne(t *testing.T)
 		defaultRoot("Checkout 5xx", "cluster-a-5xx", "http://localhost:3000"), defaultRoot("Checkout 5xx", "cluster-b-5xx", "http://grafana.monitoring.svc:3000"),
 		// kube-prometheus-stack's in-cluster <service>.<namespace>, the
 		// same in every cluster.
-		defaultRoot("Checkout 5xx", "cluster-c-5xx", "http://kube-prometheus-stack-grafana.monitoring"), defaultRoot("Checkout 5xx", "cluster-d-5xx", "http://kube-prometheus-stack-grafana.monitoring"),
+		defaultRoot("Checkout 5xx", "cluster-c-5xx", "http://kube-prometheus-stack-grafana.monitoring"), defaultRoot("Checkout 5xx", "cluster-d-5xx", "http://grafana.service.consul:3000"),
 		subPath("eu-latency", "/grafana-eu"), subPath("us-latency", "/grafana-us"),
 		// A rule that names its service: grouped as any such alert.
 		grafana("TTFT p95 high", "chat-ttft-p95", "Team Chat", "service", "chat", "sector", "llm-inference-gpu", "kpi", "TTFT"),

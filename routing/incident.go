@@ -177,7 +177,8 @@ func grafanaOf(u, org string) string {
 // Helm chart without an ingress leaves the domain empty; private addresses
 // repeat across clusters), or a name that resolves inside a cluster only
 // (grafana, grafana.monitoring, *.svc…, *.cluster.local, *.local,
-// *.localdomain). A Grafana whose root_url is a public or company name
+// *.localdomain, *.internal, Consul's *.consul) or an address written into
+// a name (*.nip.io). A Grafana whose root_url is a public or company name
 // (grafana.example.com) is told apart by it.
 func grafanaHostShared(host string) bool {
 	if strings.HasPrefix(host, "[") {
@@ -188,8 +189,30 @@ func grafanaHostShared(host string) bool {
 	if strings.Count(name, ".") < 2 || strings.Trim(name, "0123456789.") == "" {
 		return true // one or two labels, or an IPv4 address
 	}
-	return strings.Contains(name, ".svc.") || strings.HasSuffix(name, ".svc") || strings.HasSuffix(name, ".cluster.local") ||
-		strings.HasSuffix(name, ".local") || strings.HasSuffix(name, ".localdomain") || strings.HasPrefix(name, "localhost.")
+	for _, suffix := range [...]string{".svc", ".cluster.local", ".local", ".localdomain", ".internal", ".consul", ".nip.io", ".sslip.io"} {
+		if strings.HasSuffix(name, suffix) {
+			return true
+		}
+	}
+	return strings.Contains(name, ".svc.") || strings.HasPrefix(name, "localhost.") || holdsIPv4(name)
+}
+
+// holdsIPv4 reports whether four of name's labels in a row are numbers —
+// an address written into a name (grafana.10.0.0.5.nip.io, AWS'
+// ip-10-0-1-5… is caught by .internal): private addresses repeat.
+func holdsIPv4(name string) bool {
+	run := 0
+	for _, label := range strings.Split(name, ".") {
+		if label != "" && strings.Trim(label, "0123456789") == "" {
+			run++
+			if run == 4 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
 }
 
 // writeScope writes "/name=value" to b.
