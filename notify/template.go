@@ -256,6 +256,20 @@ func (t *Templates) WithMetrics(m *Metrics) *Templates {
 	return &c
 }
 
+// Uncounted returns t without its metrics: for renders over data that
+// lacks what templates may read by design — what a Slack triage click
+// knows has no .Alerts — whose failures leave a key out as documented and
+// are no defect of the configuration for AlertrouterTemplatesFailing to
+// report.
+func (t *Templates) Uncounted() *Templates {
+	if t.metrics == nil {
+		return t
+	}
+	c := *t
+	c.metrics = nil
+	return &c
+}
+
 var (
 	builtinOnce  sync.Once
 	builtin      *template.Template

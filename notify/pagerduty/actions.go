@@ -35,7 +35,7 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 		RoutingKey: n.routingKey,
 		Action:     "trigger",
 		DedupKey:   DedupKey(incident),
-		Client:     n.clientName(notify.NewData(&alert.Notification{Receiver: n.name, Incident: incident, Action: alert.ActionPage})),
+		Client:     n.escalationClient(incident),
 		Payload: &pd.V2Payload{
 			Summary:  summary,
 			Source:   "alertrouter",

@@ -537,6 +537,18 @@ func (n *Notifier) clientName(data *notify.Data) string {
 	return n.deps.Templates.Render(n.logger, "client", n.cfg.Client, "", data)
 }
 
+// escalationClient is the client of a trigger a Slack click escalates:
+// its template rendered over what the click knows — no alerts —, its
+// failure (a client reading .Alerts, as a redefined __alertmanager may)
+// leaving the client out, uncounted: the notifications' own renders tell
+// whether the template works.
+func (n *Notifier) escalationClient(incident string) string {
+	if !notify.IsTemplate(n.cfg.Client) {
+		return n.cfg.Client
+	}
+	return n.deps.Templates.Uncounted().Render(nil, "client", n.cfg.Client, "", notify.NewData(&alert.Notification{Receiver: n.name, Incident: incident, Action: alert.ActionPage}))
+}
+
 // orDerived renders the template text of field, or returns derived when
 // text is empty or renders empty.
 func (n *Notifier) orDerived(t *notify.Templates, field, text, derived string, data *notify.Data) string {

@@ -2,6 +2,7 @@ package slack
 
 import (
 	"errors"
+	"log/slog"
 	"sort"
 	"strings"
 
@@ -105,11 +106,16 @@ func (c *Compat) validate(apiURL string) []error {
 // Alertmanager renders them ('{{ .CommonLabels.team }}-alerts'); a literal
 // value is used as it is.
 func (n *Notifier) poster(data *notify.Data) (username, iconEmoji, iconURL string) {
+	return n.posterWith(n.deps.Templates, n.logger, data)
+}
+
+// posterWith is poster rendered with t, logging to logger.
+func (n *Notifier) posterWith(t *notify.Templates, logger *slog.Logger, data *notify.Data) (username, iconEmoji, iconURL string) {
 	render := func(field, text string) string {
 		if !notify.IsTemplate(text) {
 			return text
 		}
-		return n.deps.Templates.Render(n.logger, field, text, "", data)
+		return t.Render(logger, field, text, "", data)
 	}
 	c := &n.cfg.Compat
 	return render("username", c.Username), render("icon_emoji", c.IconEmoji), render("icon_url", c.IconURL)
@@ -129,7 +135,13 @@ func (n *Notifier) postOptions(data *notify.Data) []sl.MsgOption {
 // data (poster); a key that renders empty is left out (Slack's default
 // name or icon of the app).
 func (n *Notifier) posterOptions(data *notify.Data) []sl.MsgOption {
-	username, iconEmoji, iconURL := n.poster(data)
+	return n.posterOptionsWith(n.deps.Templates, n.logger, data)
+}
+
+// posterOptionsWith is posterOptions rendered with t, logging to logger
+// (nil: not logged).
+func (n *Notifier) posterOptionsWith(t *notify.Templates, logger *slog.Logger, data *notify.Data) []sl.MsgOption {
+	username, iconEmoji, iconURL := n.posterWith(t, logger, data)
 	var opts []sl.MsgOption
 	if username != "" {
 		opts = append(opts, sl.MsgOptionUsername(username))
@@ -169,7 +181,7 @@ func clickData(st triageState) *notify.Data {
 // renders empty or fails, and that key is left out: Slack shows the app's
 // own name or icon.
 func (n *Notifier) clickPoster(st triageState) []sl.MsgOption {
-	return n.posterOptions(clickData(st))
+	return n.posterOptionsWith(n.deps.Templates.Uncounted(), nil, clickData(st))
 }
 
 // posterTemplates are the poster keys by YAML name, for the parse check of

@@ -9,9 +9,11 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // A Slack receiver's rendered fields have their render-failure series at
@@ -50,5 +52,32 @@ func TestSlackRenderFailuresArePrecreatedAndCounted(t *testing.T) {
 	}
 	if got := notifytest.RenderFailuresByReason(t, reg); got["triage/title/error"] != 1 || got["triage/title/empty"] != 0 {
 		t.Errorf("render failures = %v, want triage/title/error 1", got)
+	}
+}
+
+// A triage click posts with what it knows — no alerts — so a poster
+// template reading .Alerts (a team's redefined __alertmanager, which the
+// router follows for an unset username) fails there by design and the
+// key is left out, as documented: not counted as a render failure, or
+// AlertrouterTemplatesFailing would fire on every click.
+func TestAClickRendersPosterTemplatesUncounted(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	reg := prometheus.NewPedanticRegistry()
+	cfg := slack.DefaultConfig()
+	cfg.Token, cfg.Channel, cfg.APIURL, cfg.SigningSecret = token, "#triage", e.h.srv.APIURL(), signingSecret
+	cfg.Actions = slack.TriageActions{Names: []string{slack.ActionEscalate}}
+	cfg.Compat.Username = "{{ (index .Alerts 0).Labels.job }}-bot"
+	n, err := slack.New(&cfg, "triage", notify.Deps{Metrics: notify.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(e.h.logs, nil)),
+		Retry: notify.RetryPolicy{MaxAttempts: 2, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: e.h.waits.Wait}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := e.tickingTriage(t, n, e.pager(t), e.pager(t), slack.NewTriageMetrics(prometheus.NewRegistry()))
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:escalate", ActionTS: "1700001000.000001"}, signingSecret, e.now(), nil)
+	if len(e.h.srv.Thread(e.parent.TS)) == 0 {
+		t.Fatalf("the click posted nothing in the thread (answers %+v)", e.h.srv.Responses())
+	}
+	if got := notifytest.RenderFailuresByReason(t, reg); got["triage/username/error"] != 0 {
+		t.Errorf("render failures = %v: a click's poster render was counted", got)
 	}
 }
