@@ -6,8 +6,6 @@ import (
 	"fmt"
 	tmplhtml "html/template"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -420,49 +418,31 @@ func LoadTemplates(globs []string) (*Templates, error) {
 	if err := user.Parse(strings.NewReader(defaultTemplates)); err != nil {
 		return nil, fmt.Errorf("parse built-in templates: %w", err)
 	}
+	before := map[string]*parse.Tree{}
+	for _, tt := range texts.base.Templates() {
+		before[tt.Name()] = tt.Tree
+	}
 	for _, g := range globs {
 		if err := user.FromGlob(g); err != nil {
 			return nil, fmt.Errorf("parse template files %q: %w", g, err)
 		}
 	}
-	defined, err := definedIn(globs)
-	if err != nil {
-		return nil, err
-	}
 	b, bt := builtinTemplate()
-	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}, userDefined: defined}, nil
+	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}, userDefined: definedSince(texts.base, before)}, nil
 }
 
-// definedIn returns the names of the templates that the files of globs
-// define, each file parsed on its own (its functions not looked up). An
-// empty definition is left out: text/template does not let it replace a
-// template already defined.
-func definedIn(globs []string) (map[string]bool, error) {
+// definedSince returns the names of the templates of set whose definition
+// is not the one before held: those the user's files define. text/template
+// keeps an earlier definition over an empty one, so an empty redefinition
+// is none, as in Alertmanager.
+func definedSince(set *tmpltext.Template, before map[string]*parse.Tree) map[string]bool {
 	defined := map[string]bool{}
-	for _, g := range globs {
-		files, err := filepath.Glob(g)
-		if err != nil {
-			return nil, fmt.Errorf("parse template files %q: %w", g, err)
-		}
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				return nil, fmt.Errorf("parse template files %q: %w", g, err)
-			}
-			trees := map[string]*parse.Tree{}
-			t := parse.New(f)
-			t.Mode = parse.SkipFuncCheck
-			if _, err := t.Parse(string(b), "", "", trees); err != nil {
-				return nil, fmt.Errorf("parse template files %q: %w", g, err)
-			}
-			for name, tree := range trees {
-				if name != f && tree.Root != nil && !parse.IsEmptyTree(tree.Root) {
-					defined[name] = true
-				}
-			}
+	for _, tt := range set.Templates() {
+		if tt.Tree != nil && tt.Tree != before[tt.Name()] && !parse.IsEmptyTree(tt.Root) {
+			defined[tt.Name()] = true
 		}
 	}
-	return defined, nil
+	return defined
 }
 
 // Redefines reports whether name, one of Alertmanager's default templates
