@@ -3,6 +3,7 @@ package routing
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -108,6 +109,15 @@ func grafanaRuleUIDOf(u string) string {
 	return uid
 }
 
+// grafanaRuleUIDOfAlert is the Grafana rule UID of r: its label, else
+// read from its generatorURL (grafanaRuleUIDOf).
+func grafanaRuleUIDOfAlert(r *alert.Result, get LabelFunc) string {
+	if v := get(grafanaRuleUID); v != "" || r.Alert == nil {
+		return v
+	}
+	return grafanaRuleUIDOf(r.Alert.GeneratorURL)
+}
+
 // datasourceErrorScope reports the datasource a Grafana DatasourceError
 // alert names: its datasource_uid in the Grafana organisation it came from
 // (the host of its generatorURL, the rule's page there, and the orgId of
@@ -123,8 +133,8 @@ func grafanaRuleUIDOf(u string) string {
 // from others (grafanaHostShared: none, Grafana's default root_url,
 // localhost, an in-cluster name — every cluster's Grafana left at it
 // writes the same): extra pages, none hidden.
-func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
-	if get("alertname") != "DatasourceError" || r.Alert == nil {
+func datasourceErrorScope(r *alert.Result, alertname string, get LabelFunc) string {
+	if alertname != "DatasourceError" || r.Alert == nil {
 		return ""
 	}
 	uid := get("datasource_uid")
@@ -145,29 +155,18 @@ func datasourceErrorScope(r *alert.Result, get LabelFunc) string {
 // (Grafana's __orgId__ annotation), else 1, Grafana's first — or "" when
 // u does not tell one Grafana from another (grafanaHostShared).
 func grafanaOf(u, org string) string {
-	_, rest, ok := strings.Cut(u, "://")
-	if !ok {
+	parsed, err := url.Parse(u)
+	if err != nil || grafanaHostShared(strings.ToLower(parsed.Host)) {
 		return ""
 	}
-	rest, _, _ = strings.Cut(rest, "#")
-	rest, query, _ := strings.Cut(rest, "?")
-	host, path, _ := strings.Cut(rest, "/")
-	if grafanaHostShared(strings.ToLower(host)) {
-		return ""
-	}
-	root, _, _ := strings.Cut("/"+path, "/alerting/grafana/")
-	for query != "" {
-		var param string
-		param, query, _ = strings.Cut(query, "&")
-		if v, ok := strings.CutPrefix(param, "orgId="); ok && v != "" {
-			org = v
-			break
-		}
+	root, _, _ := strings.Cut(parsed.Path, "/alerting/grafana/")
+	if v := parsed.Query().Get("orgId"); v != "" {
+		org = v
 	}
 	if org == "" {
 		org = "1"
 	}
-	return "@" + strings.ToLower(host) + strings.TrimSuffix(root, "/") + "/" + org
+	return "@" + strings.ToLower(parsed.Host) + strings.TrimSuffix(root, "/") + "/" + org
 }
 
 // grafanaHostShared reports whether host (lower case, with its port) may
@@ -260,8 +259,9 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			}
 			values = append(values, v)
 		}
+		alertname := get("alertname")
 		if r.Classification.Sector == alert.Unknown || r.Classification.Sector == "" || noService {
-			b.WriteString(get("alertname"))
+			b.WriteString(alertname)
 			b.WriteByte('/')
 		}
 		for i, v := range values {
@@ -272,17 +272,23 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		}
 		datasource := ""
 		if len(scope) > 0 {
-			datasource = datasourceErrorScope(r, get)
+			datasource = datasourceErrorScope(r, alertname, get)
 		}
 		for _, name := range scope {
-			v := get(name)
-			if name == grafanaRuleUID && v == "" && noService && r.Alert != nil {
-				v = grafanaRuleUIDOf(r.Alert.GeneratorURL)
+			var v string
+			switch {
+			case datasource != "" && (name == "rulename" || name == grafanaRuleUID):
+				// The datasource, not the rule, keys a DatasourceError.
+			case name == grafanaRuleUID:
+				if noService {
+					v = grafanaRuleUIDOfAlert(r, get)
+				}
+			default:
+				v = get(name)
 			}
-			if v == "" || (name == grafanaRuleUID && !noService) || (datasource != "" && (name == "rulename" || name == grafanaRuleUID)) {
-				continue
+			if v != "" {
+				writeScope(&b, name, v)
 			}
-			writeScope(&b, name, v)
 		}
 		if datasource != "" {
 			writeScope(&b, "datasource_uid", datasource)
