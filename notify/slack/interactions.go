@@ -744,33 +744,16 @@ func (t *Triage) resolveRacedEscalation(ctx context.Context, c *click, rec recor
 	if c.st.Receiver == "" || c.st.Integration == "" {
 		return
 	}
-	key := store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.st.Receiver+"/"+c.st.Integration)
-	wait := t.o.PageWait
-	if d, ok := ctx.Deadline(); ok {
-		wait = min(wait, time.Until(d)/2)
-	}
-	giveUp := time.Now().Add(wait)
-	for {
-		s, err := t.o.Store.IncidentStates(ctx, []string{key})
-		if err != nil || len(s) != 1 {
-			log.Warn("could not read whether the incident resolved while it was escalated: if its parent reads resolved, resolve the escalated page in PagerDuty by hand", "err", err)
-			return
-		}
-		if s[0] == "" {
-			break
-		}
-		if s[0] != "resolving" {
-			return // open: its resolve reads the escalation and resolves the page
-		}
-		if !time.Now().Before(giveUp) {
-			log.Warn("the incident was still resolving when the escalation was recorded: if its parent reads resolved and PagerDuty still holds the escalated page, resolve it there by hand")
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(pagePoll):
-		}
+	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.st.Receiver+"/"+c.st.Integration), "resolving")
+	switch {
+	case err != nil:
+		log.Warn("could not read whether the incident resolved while it was escalated: if its parent reads resolved, resolve the escalated page in PagerDuty by hand", "err", err)
+		return
+	case !settled:
+		log.Warn("the incident was still resolving when the escalation was recorded: if its parent reads resolved and PagerDuty still holds the escalated page, resolve it there by hand")
+		return
+	case state != "":
+		return // open: its resolve reads the escalation and resolves the page
 	}
 	m, err := t.readMessage(ctx, c.st.Incident, c.channel, c.ts)
 	if err != nil {
@@ -801,14 +784,20 @@ func (t *Triage) resolveRacedEscalation(ctx context.Context, c *click, rec recor
 	if err := t.addLine(ctx, c.st.Incident, p, line); err != nil {
 		log.Warn("keep the resolve's line on the parent message", "err", err)
 	}
-	n := c.tg.n
-	if err := n.call(ctx, func(ctx context.Context) error {
-		opts := append([]sl.MsgOption{sl.MsgOptionText(line, false), sl.MsgOptionTS(c.ts)}, n.clickPoster(c.st)...)
-		_, _, err := n.api.PostMessageContext(ctx, c.channel, opts...)
-		return err
-	}); err != nil {
+	if err := t.threadReply(ctx, c, line); err != nil {
 		log.Warn("say in the thread that the escalated page was resolved", "err", err)
 	}
+}
+
+// threadReply posts text in the thread of c's message, as the clicking
+// receiver's poster (clickPoster).
+func (t *Triage) threadReply(ctx context.Context, c *click, text string) error {
+	n := c.tg.n
+	return n.call(ctx, func(ctx context.Context) error {
+		opts := append([]sl.MsgOption{sl.MsgOptionText(text, false), sl.MsgOptionTS(c.ts)}, n.clickPoster(c.st)...)
+		_, _, err := n.api.PostMessageContext(ctx, c.channel, opts...)
+		return err
+	})
 }
 
 // done records c's action as taken: its claims hold "done" (the state key
@@ -1007,7 +996,16 @@ func (t *Triage) pageConfirmed(ctx context.Context, c *click) bool {
 	if c.tg.pagedThrough == "" {
 		return true
 	}
-	key := store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough)
+	_, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough), store.OutcomeOpening)
+	return err != nil || settled
+}
+
+// stateAfter reads the dispatch core's state of the incident at key
+// (store.IncidentStates) again every pagePoll while it is busy (a lease:
+// "opening", "resolving"), at most PageWait and half of what is left of
+// ctx's deadline. It returns the last state read and whether it left busy
+// in time (false when the wait or ctx ended first), or the store's error.
+func (t *Triage) stateAfter(ctx context.Context, key, busy string) (state string, settled bool, err error) {
 	wait := t.o.PageWait
 	if d, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(d)/2)
@@ -1016,17 +1014,23 @@ func (t *Triage) pageConfirmed(ctx context.Context, c *click) bool {
 	defer timeout.Stop()
 	for {
 		s, err := t.o.Store.IncidentStates(ctx, []string{key})
-		if err != nil || len(s) != 1 || s[0] != store.OutcomeOpening {
-			return true
+		if err == nil && len(s) != 1 {
+			err = fmt.Errorf("%d states read for one incident", len(s))
+		}
+		if err != nil {
+			return "", false, err
+		}
+		if s[0] != busy {
+			return s[0], true, nil
 		}
 		poll := time.NewTimer(pagePoll)
 		select {
 		case <-timeout.C:
 			poll.Stop()
-			return false
+			return s[0], false, nil
 		case <-ctx.Done():
 			poll.Stop()
-			return false
+			return s[0], false, nil
 		case <-poll.C:
 		}
 	}
@@ -1407,11 +1411,7 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 		}
 		drawn = sig
 	}
-	if err := n.call(ctx, func(ctx context.Context) error {
-		opts := append([]sl.MsgOption{sl.MsgOptionText(rec.thread+" ("+when+")", false), sl.MsgOptionTS(c.ts)}, n.clickPoster(c.st)...)
-		_, _, err := n.api.PostMessageContext(ctx, c.channel, opts...)
-		return err
-	}); err != nil {
+	if err := t.threadReply(ctx, c, rec.thread+" ("+when+")"); err != nil {
 		log.Warn("record the action in the thread", "err", err)
 		// The action was taken, but the channel does not say so (Slack
 		// rate limited, or down): the user who clicked hears it here,
