@@ -109,6 +109,9 @@ type built struct {
 	// built from (config.Config.SecretFiles): serve reloads when one
 	// changes.
 	files map[string]string
+	// templates are the notification templates the generation's
+	// notifiers render with (check-config reads what they redefine).
+	templates *notify.Templates
 }
 
 func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *deps {
@@ -465,7 +468,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	if edge.Interactions, err = d.triage(cfg, p, st); err != nil {
 		return nil, err
 	}
-	return &built{pipeline: p, edge: edge, state: st, files: fileSums(cfg.SecretFiles())}, nil
+	return &built{pipeline: p, edge: edge, state: st, files: fileSums(cfg.SecretFiles()), templates: tmpl}, nil
 }
 
 // sectionFiles reads the secret and TLS files of the sections outside the

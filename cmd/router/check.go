@@ -87,7 +87,6 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 	fmt.Fprintf(w, "store: %s, %s, key prefix %q\n", store, mode, cfg.Store.KeyPrefix)
 	fmt.Fprintf(w, "dedup: claim %s, remember %s, repeat %s\n", cfg.Dedup.ClaimTTL, cfg.Dedup.NotifiedTTL, cfg.Dedup.RepeatInterval)
 	fmt.Fprintf(w, "receivers (%d):\n", len(cfg.Receivers))
-	tmpl, _ := notify.LoadTemplates(cfg.Templates) // loaded by build above
 	followed := func(kind string, j int, keys []notify.DefaultKey) {
 		if len(keys) == 0 {
 			return
@@ -115,17 +114,13 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 		}
 		fmt.Fprintf(w, "  - %s: %s\n", r.Name, strings.Join(kinds, ", "))
 		for j, p := range r.PagerdutyConfigs {
-			if tmpl != nil {
-				followed("pagerduty_configs", j, p.RedefinedDefaults(tmpl))
-			}
+			followed("pagerduty_configs", j, p.RedefinedDefaults(b.templates))
 		}
 		for j, s := range r.SlackConfigs {
 			if s.WebhookMode() {
 				fmt.Fprintf(w, "    slack_configs[%d]: incoming webhook (api_url): one message per notification — no incident parent, no thread, no edit on resolve, no triage buttons; set token and channel for those; your title and text read the incident's alerts as the webhook held them, the card lists what changed\n", j)
 			}
-			if tmpl != nil {
-				followed("slack_configs", j, s.RedefinedDefaults(tmpl))
-			}
+			followed("slack_configs", j, s.RedefinedDefaults(b.templates))
 			if u := s.Unused(); len(u) > 0 {
 				fmt.Fprintf(w, "    slack_configs[%d]: Alertmanager keys accepted without effect (the router's Block Kit message replaces the attachment): %s\n", j, strings.Join(u, ", "))
 			}
