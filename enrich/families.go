@@ -91,6 +91,8 @@ const (
 	// srcGitLabSLO: GitLab's metrics catalog writes a multi-window burn-rate
 	// alert (ErrorSLOViolation, ApdexSLOViolation) over these ratios per
 	// service (type) and component.
+	srcATS       = "Apache Traffic Server stats_over_http as exported by trafficserver_exporter (trafficserver_restart_count, trafficserver_connections_total, trafficserver_requests_total); wikimedia/operations-alerts team-traffic/ats.yaml"
+	srcGitLabSLI = "gitlab-com/runbooks metrics-catalog, regional and per-node SLIs (gitlab_regional_sli_apdex:ratio_<window>, gitlab_component_node_apdex:ratio_<window>)"
 	srcGitLabSLO = "gitlab-com/runbooks metrics-catalog (gitlab_component_errors:ratio_<window>, gitlab_component_apdex:ratio_<window>, gitlab_service_errors:ratio_<window>, gitlab_service_apdex:ratio_<window>)"
 	srcPyrra     = "pyrra-dev/pyrra slo/rules.go (<metric>:burnrate<window> recording rules, pyrra_* generic rules)"
 	srcProm      = "prometheus/prometheus docs (up, scrape_* synthetic series, prometheus_* self-metrics)"
@@ -393,6 +395,9 @@ var builtinFamilies = []family{
 	{Name: "varnish_main_cache_miss", Sector: secCDN, KPI: "CHR", Source: srcVarnish},
 	{Name: "varnish_main_backend_req", Sector: secCDN, KPI: "OOR", Source: srcVarnish},
 	{Prefix: "varnish_", Sector: secCDN, Source: srcVarnish},
+	// Apache Traffic Server, the other cache of CDN edges (Wikimedia's
+	// backend layer beside Varnish).
+	{Prefix: "trafficserver_", Sector: secCDN, Source: srcATS},
 	// Sloth and Pyrra recording rules; Prometheus and Alertmanager health.
 	// Sloth's rules by their names, not by the "slo:" level alone: other
 	// generators use that level for their own thresholds (GitLab's
@@ -412,6 +417,11 @@ var builtinFamilies = []family{
 	{Prefix: "gitlab_component_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
 	{Prefix: "gitlab_service_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
 	{Prefix: "gitlab_service_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
+	// The regional and per-node SLIs of the same catalog, which its
+	// …SLOViolationRegional and …SLOViolationSingleNode alerts burn.
+	{Prefix: "gitlab_regional_sli_", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLI},
+	{Prefix: "gitlab_component_node_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLI},
+	{Prefix: "gitlab_component_node_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLI},
 	{Name: "pyrra_availability", Sector: secSLO, KPI: "SLI-AV", Source: srcPyrra},
 	{Prefix: "pyrra_", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Name: "up", Sector: secSLO, KPI: "UP", Source: srcProm},

@@ -76,6 +76,7 @@ const (
 	srcDynamoNames  = "ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs (dynamo_frontend_*, dynamo_component_*, dynamo_router_*, dynamo_kvindexer_* names)"
 	srcLlamaCpp     = "ggml-org/llama.cpp tools/server/server-context.cpp (llamacpp:* metrics of llama-server --metrics; kv_cache_usage_ratio in the older examples/server/server.cpp)"
 	srcRoCEEthtool  = "prometheus/node_exporter collector/infiniband_linux.go, collector/ethtool_linux.go (RoCE congestion counters as node_infiniband_* and NIC ethtool stats as node_ethtool_*; mlx5 rx_prio<N>_pause PFC counters)"
+	srcOCInterfaces = "openconfig/public release/models/interfaces/openconfig-interfaces.yang (state/counters in-errors, out-errors, in-discards, out-discards, in-fcs-errors) and openconfig-bgp neighbor state, as gnmic names them; wikimedia/operations-alerts team-netops"
 	srcOpenConfig   = "openconfig/public release/models/optical-transport/openconfig-terminal-device.yang (optical-channel state osnr, chromatic-dispersion, polarization-mode-dispersion, input-power; otn state q-value, esnr), named as gnmic's Prometheus output joins a path's elements with _"
 	srcRayNode      = "ray-project/ray python/ray/dashboard/modules/reporter/reporter_agent.py (ray_node_* metrics of Ray's node agent)"
 	srcRayGCS       = "ray-project/ray src/ray/stats/metric_defs.cc (ray_gcs_* metrics of Ray's GCS); ray-project/kuberay config/prometheus/rules/prometheusRules.yaml (ray_gcs_update_resource_usage_time)"
@@ -198,6 +199,17 @@ var exporterFamilies = []family{
 	{Name: "ifSpeed", Sector: secNet, Source: srcSNMPRules},
 	{Name: "sysUpTime", Sector: secNet, Source: srcSNMPRules},
 	{Prefix: "bgpPeer", Sector: secNet, Source: srcBGP},
+	// The same counters in OpenConfig's interface model through gNMI
+	// (gnmic joins a path's elements with _: gnmi_interfaces_interface_
+	// state_counters_in_errors), with Juniper's per-queue WRED drops.
+	{Contains: "interface_state_counters_in_errors", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces, Corrupt: true},
+	{Contains: "interface_state_counters_in_fcs_errors", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces, Corrupt: true},
+	{Contains: "interface_state_counters_out_errors", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces, Corrupt: true},
+	{Contains: "interface_state_counters_in_discards", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
+	{Contains: "interface_state_counters_out_discards", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
+	{Contains: "queue_red_drop", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
+	{Contains: "interface_state_counters_", Sector: secNet, Source: srcOCInterfaces},
+	{Contains: "bgp_neighbor_", Sector: secNet, Source: srcOCInterfaces},
 	// SFP/DOM optics and FEC. Rx and Tx power (laser_rx_dbm,
 	// laser_output_power_dbm) are no OSNR margin: the sector, no KPI. FEC
 	// corrected counts are the errors before FEC (pre-FEC BER); the

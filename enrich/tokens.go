@@ -132,7 +132,10 @@ var builtinWords = []word{
 	{Phrase: "rchr", Sector: secPLB, KPI: "RCHR"},
 	{Phrase: "route cache hit", Sector: secPLB, KPI: "RCHR"},
 	{Phrase: "lq", Sector: secPLB, KPI: "LQ"},
-	{Phrase: "pending requests", Sector: secPLB, KPI: "LQ"},
+	// Generic: Argo CD's repo server, Celery and every HTTP server have
+	// pending requests (ArgoCdRepoServerPendingRequests read as a load
+	// balancer's queue, with its scale-out hint).
+	{Phrase: "pending requests", Sector: secPLB, KPI: "LQ", Generic: true},
 	{Phrase: "lb queue", Sector: secPLB, KPI: "LQ"},
 	{Phrase: "urt", Sector: secPLB, KPI: "URT"},
 	{Phrase: "upstream response time", Sector: secPLB, KPI: "URT"},
@@ -225,6 +228,8 @@ var builtinWords = []word{
 	{Phrase: "origin ttfb", Sector: secCDN, KPI: "OTTFB"},
 	{Phrase: "cdn", Sector: secCDN},
 	{Phrase: "varnish", Sector: secCDN},
+	{Phrase: "traffic server", Sector: secCDN},
+	{Phrase: "trafficserver", Sector: secCDN},
 	// HFT low-latency execution.
 	{Phrase: "jitter", Sector: secExec, KPI: "JIT", Generic: true},
 	{Phrase: "flat", KPI: "FLAT", Generic: true},
