@@ -646,6 +646,63 @@ func TestUnrelatedPagesOfASectorWithoutAServiceAreIncidentsOfTheirOwn(t *testing
 	}
 }
 
+// Real rules that name their service in Istio's destination labels, run
+// under a collector's job, or name which cluster of a system is failing
+// (Wikimedia's operations-alerts): two models' error rates (LiftWing's
+// rule sums by destination_canonical_service and keeps no job), two
+// routers' different BGP failures under job="gnmi", two Kafka clusters'
+// under-replicated partitions were each one incident, the second page an
+// update PagerDuty was sent nothing for. Each is its own incident now;
+// another router's firing of one rule still joins its incident, as
+// Alertmanager's grouping by alertname would.
+func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	model := func(svc string) webhooktest.Alert {
+		return tAlert("LiftWingServiceErrorRate", "firing", "page", "service", "", "job", "", "sector", "llm-inference-api", "kpi", "ERR",
+			"destination_canonical_service", svc, "kubernetes_namespace", "istio-system", "site", "eqiad")
+	}
+	bgp := func(name, router string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "gnmi", "instance", router, "sector", "llm-inference-network", "kpi", "", "site", "eqiad")
+	}
+	// kube-prometheus writes the exporter's Kubernetes Service as
+	// `service`: GPU Operator's DCGM exporter is no service either.
+	gpu := func(name, node string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "nvidia-dcgm-exporter", "job", "nvidia-dcgm-exporter", "Hostname", node, "sector", "llm-inference-gpu", "kpi", "")
+	}
+	kafka := func(cluster string) webhooktest.Alert {
+		return tAlert("KafkaUnderReplicatedPartitions", "firing", "page", "service", "", "job", "", "sector", "hpc-big-data", "kpi", "", "kafka_cluster", cluster, "site", "eqiad")
+	}
+	for _, a := range []webhooktest.Alert{
+		model("revertrisk-language-agnostic-predictor-default"), model("aya-llm-predictor-default"),
+		bgp("TransitBGPDown", "cr1-eqiad"), bgp("CoreBGPDown", "cr2-eqiad"),
+		gpu("GPUXidErrors", "gpu-node-3"), gpu("GPUFellOffTheBus", "gpu-node-9"),
+		kafka("main-eqiad"), kafka("jumbo-eqiad"),
+	} {
+		if sum := mustProcess(t, p, a); sum.Notified != 1 {
+			t.Errorf("%v: %+v, want it notified (not folded as an update)", a.Labels, sum)
+		}
+	}
+	want := []string{
+		"llm-inference-api/revertrisk-language-agnostic-predictor-default/ERR/kubernetes_namespace=istio-system/site=eqiad",
+		"llm-inference-api/aya-llm-predictor-default/ERR/kubernetes_namespace=istio-system/site=eqiad",
+		"TransitBGPDown/llm-inference-network///site=eqiad",
+		"CoreBGPDown/llm-inference-network///site=eqiad",
+		"GPUXidErrors/llm-inference-gpu//",
+		"GPUFellOffTheBus/llm-inference-gpu//",
+		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=main-eqiad/site=eqiad",
+		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=jumbo-eqiad/site=eqiad",
+	}
+	if incidents := openings(t, e); !slices.Equal(incidents, want) {
+		t.Errorf("incidents %q, want %q", incidents, want)
+	}
+	mustProcess(t, p, bgp("TransitBGPDown", "cr2-codfw-but-same-site"))
+	if ns := e.pd.notifications(); len(ns) != len(want)+1 || ns[len(ns)-1].Incident != want[2] || ns[len(ns)-1].Opening {
+		t.Errorf("another router's transit session down: %+v, want an update of the rule's incident", ns[len(ns)-1])
+	}
+}
+
 // Grafana-managed alerts: a rule's title is its alertname, free text two
 // teams reuse ("Latency SLO breached" in two folders), and no service or
 // job is written. Their pages are incidents of their own, kept apart by

@@ -32,18 +32,22 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // merge two. Without a job or an application, GitLab's `type` (beside
 // its `tier`).
 func serviceOf(get LabelFunc) string {
-	for _, f := range [...]string{"service.name", "service_name"} {
+	for _, f := range [...]string{"service.name", "service_name", "destination_canonical_service", "destination_service_name", "destination_workload"} {
 		if v := get(f); v != "" {
 			return v
 		}
 	}
 	job := get("job")
-	if job == "" || catchAllJob(job) {
+	collector := collectorJob(job)
+	if job == "" || catchAllJob(job) || collector {
 		for _, f := range [...]string{"app.kubernetes.io/name", "app_kubernetes_io_name", "app"} {
-			if v := get(f); v != "" {
+			if v := get(f); v != "" && !collectorJob(v) {
 				return v
 			}
 		}
+	}
+	if collector {
+		return ""
 	}
 	if job == "" && get("tier") != "" {
 		// GitLab's rules name the service `type`, beside its `tier`, and
@@ -55,6 +59,25 @@ func serviceOf(get LabelFunc) string {
 		return get("type")
 	}
 	return job
+}
+
+// collectorJob reports whether job (or a service or application label:
+// kube-prometheus writes the exporter's Kubernetes Service as `service`)
+// is an exporter that reports on other
+// things — nodes (node-exporter, dcgm-exporter, windows-exporter), probed
+// targets (blackbox), network devices (snmp, gnmi/gnmic), BMCs (ipmi):
+// its name says what collected the alert, not whose problem it is. Two
+// routers' different BGP failures under Wikimedia's job="gnmi" were one
+// incident, the second router's page an update PagerDuty was sent nothing
+// for; without a service the alertname leads the key, as for a rule that
+// aggregated its job away.
+func collectorJob(job string) bool {
+	for _, w := range [...]string{"node-exporter", "node_exporter", "dcgm", "windows-exporter", "windows_exporter", "blackbox", "snmp", "gnmi", "ipmi"} {
+		if strings.Contains(job, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // catchAllJob reports whether job scrapes whatever pods or endpoints ask to
@@ -81,7 +104,16 @@ func catchAllJob(job string) bool {
 // prometheus: kube-prometheus writes the same "monitoring/k8s" in every
 // cluster.
 var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace", "k8s.cluster.name", "k8s.namespace.name"},
+	systemClusterLabels,
 	alert.SiteLabels, []string{"rulename", grafanaRuleUID})
+
+// systemClusterLabels name which cluster of one system an alert is about,
+// where exporters and mixins write it beside (or instead of) Kubernetes'
+// cluster: Kafka's (Grafana's kafka observability library, Wikimedia's
+// kafka_cluster; Strimzi's strimzi_io_cluster), Redis Enterprise's,
+// Aerospike's, Slurm's and vCenter's. Two Kafka clusters' under-replicated
+// partitions were one incident.
+var systemClusterLabels = []string{"kafka_cluster", "strimzi_io_cluster", "redis_cluster", "aerospike_cluster", "cluster_name", "vcenter_cluster_name"}
 
 // grafanaRuleUID is the label a Grafana-managed alert carries naming its
 // rule. A Grafana rule's title is its alertname, free text that teams
@@ -253,7 +285,7 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		values, noService := buf[:0], false
 		for _, name := range groupBy {
 			v := get(name)
-			if name == "service" && v == "" {
+			if name == "service" && (v == "" || collectorJob(v)) {
 				v = serviceOf(get)
 				noService = v == ""
 			}
