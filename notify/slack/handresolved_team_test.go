@@ -42,6 +42,9 @@ func TestAResolveClickMarksItsOwnPagerDutyIntegration(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr.PagedThrough("triage", "slack/0", "team-02-pd", "pagerduty/0")
+			if !tc.escalated {
+				e.openPage(t, incident, "team-02-pd/pagerduty/0")
+			}
 			m := e.parent
 			if tc.escalated {
 				e.click(t, tr, m, slacktest.Click{User: "U0TEAM02A", UserName: "ann", ActionID: "alertrouter:escalate", ActionTS: "1700003000.000001"}, signingSecret, e.now(), nil)

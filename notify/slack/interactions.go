@@ -619,12 +619,26 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	// PagerDuty drops an acknowledge or resolve of a page it does not hold
 	// yet: while the dispatch core's trigger is in flight, wait for it.
 	// (An escalation's page was triggered by its click, and confirmed.)
-	if (b.action == ActionAck || b.action == ActionResolve) && !st.Escalated && !t.pageConfirmed(ctx, c) {
-		t.release(reqKey, token)
-		t.o.Metrics.count(b.action, OutcomeFailed)
-		log.Warn("action not taken: the incident's page is still being sent to PagerDuty")
-		t.ephemeral(ctx, secret, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
-		return
+	if (b.action == ActionAck || b.action == ActionResolve) && !st.Escalated {
+		switch confirmed, held := t.pageConfirmed(ctx, c); {
+		case !confirmed:
+			t.release(reqKey, token)
+			t.o.Metrics.count(b.action, OutcomeFailed)
+			log.Warn("action not taken: the incident's page is still being sent to PagerDuty")
+			t.ephemeral(ctx, secret, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
+			return
+		case !held:
+			// The trigger failed (a refused routing key: a dead letter)
+			// or the incident closed: PagerDuty drops an acknowledge or
+			// resolve of a page it does not hold, and Slack would say the
+			// page was handled — a replay of the dead letter then paged
+			// on-call for it.
+			t.release(reqKey, token)
+			t.o.Metrics.count(b.action, OutcomeFailed)
+			log.Warn("action not taken: alertrouter delivered no open page of the incident to PagerDuty")
+			t.ephemeral(ctx, secret, cb, fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (see the dead letters in the console or `router dead-letters list`) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident)))
+			return
+		}
 	}
 
 	// Exactly once per message: a double click (another action_ts) finds
@@ -990,14 +1004,20 @@ const pagePoll = 200 * time.Millisecond
 // pageConfirmed reports whether c's incident's page is not being sent to
 // PagerDuty any more (PagedThrough): it waits while the dispatch core holds
 // the page's opening lease, at most PageWait and half of what is left of
-// the click's deadline. A store that cannot be read, or a target without
-// PagedThrough, says yes: the click acts, as it did before.
-func (t *Triage) pageConfirmed(ctx context.Context, c *click) bool {
+// the click's deadline. held reports whether the dispatch core then holds
+// the page open there — no state is a trigger that failed (its opening
+// aborted, a dead letter written) or an incident closed. A store that
+// cannot be read, or a target without PagedThrough, says yes to both: the
+// click acts, as it did before.
+func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
 	if c.tg.pagedThrough == "" {
-		return true
+		return true, true
 	}
-	_, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough), store.OutcomeOpening)
-	return err != nil || settled
+	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough), store.OutcomeOpening)
+	if err != nil {
+		return true, true
+	}
+	return settled, state != ""
 }
 
 // stateAfter reads the dispatch core's state of the incident at key

@@ -64,3 +64,68 @@ func TestAClickBeforePagerDutyHasThePageDoesNothingAndSaysSo(t *testing.T) {
 		})
 	}
 }
+
+// openPage opens incident's page at the PagerDuty integration through
+// ("receiver/integration") in the store, as the dispatch core does once
+// PagerDuty took its trigger.
+func (e *triageEnv) openPage(t *testing.T, incident, through string) {
+	t.Helper()
+	op := store.IncidentOp{Key: store.Key("", "inc", incident, through), Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+	for _, step := range []store.IncidentStep{store.StepJoin, store.StepOpened} {
+		op.Step = step
+		if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// A page whose PagerDuty trigger failed — a routing key PagerDuty refuses:
+// the opening aborted, a dead letter written — has its Slack parent all the
+// same. Acknowledge and Resolve said "acknowledged the incident in
+// PagerDuty" for a page PagerDuty never held (it drops the event), and a
+// replay of the dead letter then paged on-call for an incident Slack showed
+// as handled. The click does nothing and says why; once the page is open
+// (a replay, Alertmanager's retry), the button acts.
+func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	dk := pagerduty.DedupKey(incident)
+	for _, action := range []string{slack.ActionAck, slack.ActionResolve} {
+		t.Run(action, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionPage, nil)
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Metrics: slack.NewTriageMetrics(e.reg)})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			// The dispatch core's trigger was refused: its opening aborted.
+			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
+			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			for _, step := range []store.IncidentStep{store.StepJoin, store.StepAbort} {
+				op.Step = step
+				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
+					t.Fatal(err)
+				}
+			}
+
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+			if n := len(e.pd.Events()); n != 0 {
+				t.Fatalf("PagerDuty got %d events for a page it never held", n)
+			}
+			r := e.h.srv.Responses()
+			if len(r) != 1 || !strings.Contains(r[0].Text, "no open PagerDuty page") || !strings.Contains(r[0].Text, "dead letters") || !strings.Contains(r[0].Text, "Nothing was done") {
+				t.Fatalf("answers %+v, want one saying PagerDuty holds no page and nothing was done", r)
+			}
+			if m := e.current(t); m.Updates != 0 || len(e.h.srv.Thread(m.TS)) != 0 {
+				t.Fatal("the parent was redrawn or the thread told it was handled")
+			}
+
+			// Alertmanager's retry opens the page: the button acts.
+			e.openPage(t, incident, "pagerduty/pagerduty/0")
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000002"}, signingSecret, e.now(), nil)
+			event := map[string]string{slack.ActionAck: "acknowledge", slack.ActionResolve: "resolve"}[action]
+			if got := e.pd.Count(event, dk); got != 1 {
+				t.Fatalf("PagerDuty got %d %s events once the page was open, want 1 (answers %+v)", got, event, e.h.srv.Responses())
+			}
+		})
+	}
+}
