@@ -163,6 +163,13 @@ func Simulate(entries []Entry, evaluate Evaluator, opts Options) *Report {
 	// before the period read (its resolve, in the period, says nothing of
 	// when the ticket was decided).
 	seen := map[string]bool{}
+	// What every entry of an episode delivered: Alertmanager's retry of a
+	// webhook one integration of failed journals only the integration it
+	// delivered again (the other is deduplicated), and so does the replica
+	// of an HA pair whose copy was deduplicated. Compared against the
+	// latest entry's alone, an unchanged configuration showed a phantom
+	// "integrations" change after every partial failure.
+	delivered := map[episode][]Delivery{}
 	for i := range entries {
 		e := &entries[i]
 		if e.Kind != KindDecision {
@@ -175,6 +182,7 @@ func Simulate(entries []Entry, evaluate Evaluator, opts Options) *Report {
 		if j, ok := latest[k]; !ok || !entries[j].Time.After(e.Time) {
 			latest[k] = i
 		}
+		delivered[k] = append(delivered[k], e.Deliveries...)
 	}
 	report := make(map[int]bool, len(latest))
 	for _, i := range latest {
@@ -247,7 +255,8 @@ func Simulate(entries []Entry, evaluate Evaluator, opts Options) *Report {
 				rep.Fingerprints++
 			}
 			if j < len(results) {
-				rep.add(&entries[i], results[j], seen, opts.Integrations, reached)
+				e := &entries[i]
+				rep.add(e, delivered[episode{e.Fingerprint, e.Status, e.StartsAt}], results[j], seen, opts.Integrations, reached)
 			}
 		}
 		pages.note(results)
@@ -449,16 +458,17 @@ func integrationType(name string) string {
 	return t
 }
 
-// reachedBefore returns what e reached, as "receiver/type", and the
-// integrations whose outcome says nothing of the configuration (a resolve
-// folded or skipped, "suppressed": send_resolved: false or an update of an
-// incident PagerDuty keeps open — the entry does not say which). ok is
-// false when the entry does not say: routed, but no deliveries journaled.
-func reachedBefore(e *Entry) (reached, unknown []string, ok bool) {
-	if len(e.Deliveries) == 0 {
+// reachedBefore returns what e's episode reached (deliveries: those of
+// every entry of it), as "receiver/type", and the integrations whose
+// outcome says nothing of the configuration (a resolve folded or skipped,
+// "suppressed": send_resolved: false or an update of an incident PagerDuty
+// keeps open — the entry does not say which). ok is false when the entries
+// do not say: routed, but no deliveries journaled.
+func reachedBefore(e *Entry, deliveries []Delivery) (reached, unknown []string, ok bool) {
+	if len(deliveries) == 0 {
 		return nil, nil, len(e.Receivers) == 0
 	}
-	for _, d := range e.Deliveries {
+	for _, d := range deliveries {
 		key := d.Receiver + "/" + integrationType(d.Integration)
 		if d.Outcome == alert.DeliverySuppressed && e.Status == "resolved" {
 			unknown = append(unknown, key)
@@ -549,7 +559,7 @@ func diff(before, after Outcome) []string {
 
 func sortedCopy(s []string) []string { return slices.Sorted(slices.Values(s)) }
 
-func (rep *Report) add(e *Entry, r *alert.Result, seen map[string]bool, integrations map[string][]Integration, fired firedTo) {
+func (rep *Report) add(e *Entry, deliveries []Delivery, r *alert.Result, seen map[string]bool, integrations map[string][]Integration, fired firedTo) {
 	before, after := outcomeOf(e), outcomeOfResult(r)
 	if before.Suppressed && !after.Suppressed && after.Action == alert.ActionTicket && r.Alert != nil && r.Alert.Firing() {
 		// Suppressed by a page the entries do not hold: nothing says it
@@ -563,7 +573,7 @@ func (rep *Report) add(e *Entry, r *alert.Result, seen map[string]bool, integrat
 	kinds := diff(before, after)
 	if integrations != nil {
 		afterReached := fired.of(r, integrations)
-		if reached, unknown, ok := reachedBefore(e); ok {
+		if reached, unknown, ok := reachedBefore(e, deliveries); ok {
 			before.Integrations = uniq(reached, unknown)
 			after.Integrations = uniq(afterReached, unknown)
 			if before.Action == after.Action && !slices.Contains(kinds, "receivers") && !slices.Equal(before.Integrations, after.Integrations) {

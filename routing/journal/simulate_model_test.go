@@ -179,3 +179,36 @@ func TestSimulateSameConfigSendsASuppressedTicketsResolve(t *testing.T) {
 		t.Fatalf("the config in force: %d changed %v %+v, want none", rep.Changed, rep.Counts, rep.Changes)
 	}
 }
+
+// Alertmanager retries a webhook one integration of failed (PagerDuty
+// answered 429 or 5xx): the retry delivers PagerDuty again and Slack's copy
+// is deduplicated, so the page's latest entry journals PagerDuty alone. The
+// simulator compared the candidate against that entry only and reported
+// the configuration in force as a change (`integrations`: Slack added) after
+// every partial failure; it compares against what the episode's entries
+// delivered together.
+func TestSimulateSameConfigAfterAPartialFailureRetried(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	delivery := func(receiver, integration, outcome string) journal.Delivery {
+		return journal.Delivery{Receiver: receiver, Integration: integration, Outcome: outcome}
+	}
+	rs, msg := decidedAt(p, t0, sloAlert("p1", "page", "firing", t0))
+	first := journal.FromResult(msg, rs[0])
+	first.Deliveries = []journal.Delivery{delivery("pagerduty", "pagerduty/0", journal.OutcomeDeadLetter), delivery("slack-triage", "slack/0", journal.OutcomeSent)}
+	rs, msg = decidedAt(p, t0.Add(10*time.Second), sloAlert("p1", "page", "firing", t0))
+	retry := journal.FromResult(msg, rs[0])
+	retry.Deliveries = []journal.Delivery{delivery("pagerduty", "pagerduty/0", journal.OutcomeSent)}
+	opts := journal.Options{Integrations: map[string][]journal.Integration{
+		"pagerduty":    {{Type: "pagerduty", SendResolved: true}},
+		"slack-triage": {{Type: "slack", SendResolved: true}},
+	}}
+	if rep := journal.Simulate([]journal.Entry{first, retry}, evaluateAt(p), opts); rep.Changed != 0 {
+		t.Fatalf("the config in force: %d changed %v %+v, want none", rep.Changed, rep.Counts, rep.Changes)
+	}
+	// A candidate without Slack is still a change.
+	opts.Integrations["slack-triage"] = nil
+	if rep := journal.Simulate([]journal.Entry{first, retry}, evaluateAt(p), opts); rep.Counts["integrations"] != 1 {
+		t.Fatalf("a candidate without Slack's integration: %v %+v, want an integrations change", rep.Counts, rep.Changes)
+	}
+}
