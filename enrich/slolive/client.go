@@ -3,6 +3,7 @@ package slolive
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -99,6 +100,8 @@ func lookupError(err error) error {
 	var apiErr *v1.Error
 	var credErr *credentialsError
 	var notFound *notFoundError
+	var redirect *redirectError
+	var certErr *tls.CertificateVerificationError
 	var reason string
 	var unwell bool
 	switch {
@@ -118,6 +121,14 @@ func lookupError(err error) error {
 	case errors.Is(err, errAnswerTooLarge):
 		// This SLO's query, not Prometheus.
 		reason = errAnswerTooLarge.Error()
+	case errors.As(err, &redirect):
+		// Every query meets it: prometheus.url is not where Prometheus
+		// answers (an http→https redirect, a sign-in page).
+		reason, unwell = redirect.Error(), true
+	case errors.As(err, &certErr):
+		// Every query meets it: the CA or name prometheus.http_config
+		// trusts is not the certificate's.
+		reason, unwell = "Prometheus' TLS certificate is not trusted (prometheus.http_config.tls_config: ca_file, server_name): "+certErr.Err.Error(), true
 	case errors.As(err, &notFound):
 		// Every query meets it: the URL asked names no query API.
 		reason, unwell = "Prometheus answered 404 at "+notFound.url+": "+ReasonNotFound, true
@@ -201,6 +212,35 @@ func (b *boundedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.left -= int64(n)
 	return n, err
+}
+
+// redirectError is a query answered with a redirect that would lose it:
+// client_golang POSTs a query's form, and Go follows a 301, 302 or 303 as a
+// GET without it, so Prometheus answered "no expression found in input" —
+// read as that SLO's query refused (bad_data), and an http→https redirect
+// in front of prometheus.url turned every hand-rolled SLO's live page
+// into a ticket with advice to mend its query. A 307 or 308 keeps the
+// POST and is followed.
+type redirectError struct{ to string }
+
+func (e *redirectError) Error() string {
+	return "Prometheus answered a redirect to " + e.to + " (set prometheus.url to the address Prometheus answers at)"
+}
+
+// checkRedirect returns the query clients' redirect policy: redirectError
+// for every redirect when http_config's follow_redirects is false, and for
+// one that turns the query's POST into a GET; Go's default (at most 10)
+// otherwise.
+func checkRedirect(follow bool) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		if !follow || len(via) > 0 && via[0].Method != req.Method {
+			return &redirectError{to: redact.URL(req.URL.String())}
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
 }
 
 // notFoundError is a query answered 404: no query API at url (the base
@@ -696,7 +736,7 @@ func (c *Client) target(base string) (*target, error) {
 	if c.cfg.URL != "" && sameOrigin(base, c.cfg.URL) {
 		rt = c.rt
 	}
-	cl, err := api.NewClient(api.Config{Address: base, RoundTripper: rt})
+	cl, err := api.NewClient(api.Config{Address: base, Client: &http.Client{Transport: rt, CheckRedirect: checkRedirect(c.cfg.HTTPConfig.FollowRedirects)}})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}

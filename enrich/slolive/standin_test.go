@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -769,5 +770,71 @@ func TestAnOversizedAnswerIsNotRead(t *testing.T) {
 		if !errors.As(err, &le) || errors.Is(err, ErrBreakerOpen) || !strings.Contains(le.Reason, "MiB") || le.PrometheusUnwell() {
 			t.Fatalf("lookup %d: %v, want the answer's size named, the breaker closed", i, err)
 		}
+	}
+}
+
+// redirecting answers every request with status, redirecting to the same
+// path at target.
+func redirecting(t *testing.T, status int, target string) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target+r.URL.RequestURI(), status)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// prometheus.url behind an http→https redirect (a load balancer's listener,
+// nginx's `return 301`): Go follows a 301, 302 or 303 as a GET without the
+// query's POSTed form, Prometheus answered "no expression found in input"
+// (bad_data), and every SLO's lookup read as its query refused — the
+// breaker never opened, AlertrouterLiveSLOUnavailable could not fire, the
+// advice was to mend the query, and hand-rolled SLOs paging on their live
+// burn became tickets. The redirect is named, as a fault of the URL; a 307
+// or 308 keeps the POST and is followed; with follow_redirects: false no
+// redirect is followed.
+func TestARedirectInFrontOfPrometheusNamesTheURL(t *testing.T) {
+	s := newStandIn(t)
+	for _, status := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther} {
+		cfg := DefaultConfig()
+		cfg.URL, cfg.CacheTTL, cfg.Timeout = redirecting(t, status, s.URL).URL, 0, model.Duration(30*time.Second)
+		c := newClient(t, cfg, Options{})
+		_, err := c.Lookup(context.Background(), slothAlert())
+		var le *LookupError
+		if !errors.As(err, &le) || !errors.Is(err, ErrUnavailable) || !le.unwell {
+			t.Fatalf("a %d: err %v, want an ErrUnavailable LookupError counted against Prometheus", status, err)
+		}
+		if want := "Prometheus answered a redirect to " + s.URL + "/api/v1/query"; !strings.HasPrefix(le.Reason, want) || !strings.Contains(le.Reason, "set prometheus.url") {
+			t.Errorf("a %d: reason %q, want it to start %q and say to set prometheus.url", status, le.Reason, want)
+		}
+		if _, err := c.Probe(context.Background()); err == nil || !strings.Contains(err.Error(), "redirect") {
+			t.Errorf("the probe behind a %d: %v, want it failed naming the redirect", status, err)
+		}
+	}
+	for _, status := range []int{http.StatusTemporaryRedirect, http.StatusPermanentRedirect} {
+		cfg := DefaultConfig()
+		cfg.URL, cfg.CacheTTL, cfg.Timeout = redirecting(t, status, s.URL).URL, 0, model.Duration(30*time.Second)
+		if _, err := newClient(t, cfg, Options{}).Lookup(context.Background(), slothAlert()); err != nil {
+			t.Errorf("a %d keeps the POST: %v, want the lookup answered", status, err)
+		}
+		cfg.HTTPConfig.FollowRedirects = false
+		_, err := newClient(t, cfg, Options{}).Lookup(context.Background(), slothAlert())
+		if le := (*LookupError)(nil); !errors.As(err, &le) || !strings.Contains(le.Reason, "redirect") {
+			t.Errorf("a %d with follow_redirects false: %v, want the redirect named", status, err)
+		}
+	}
+}
+
+// A self-signed Prometheus without its CA in http_config: the reason said
+// "Prometheus unreachable", sending the on-call to the network.
+func TestAnUntrustedCertificateSaysSo(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	cfg := DefaultConfig()
+	cfg.URL, cfg.CacheTTL, cfg.Timeout = srv.URL, 0, model.Duration(30*time.Second) // a handshake under -race
+	_, err := newClient(t, cfg, Options{}).Lookup(context.Background(), slothAlert())
+	var le *LookupError
+	if !errors.As(err, &le) || !le.unwell || !strings.HasPrefix(le.Reason, "Prometheus' TLS certificate is not trusted") || !strings.Contains(le.Reason, "ca_file") {
+		t.Fatalf("err %v, want the untrusted certificate named, counted against Prometheus", err)
 	}
 }
