@@ -148,10 +148,14 @@ var summaryWindows = []time.Duration{time.Hour, 6 * time.Hour}
 
 // Summary renders the context in one line for PagerDuty custom_details,
 // Slack and the journal, e.g. "budget 37 % left · burn 1h 15.2× · 6h 7.1× ·
-// rising". Parts without data are left out.
+// rising". Parts without data are left out, but the budget: "budget
+// unknown" when it was not read (a renamed recording rule, a hand-rolled
+// SLO without one), so that an on-call tells "not read" from "not shown".
 func (c *Context) Summary() string {
 	var parts []string
-	if c.HasBudget {
+	if !c.HasBudget {
+		parts = append(parts, "budget unknown")
+	} else {
 		if c.BudgetRemaining < 0 {
 			parts = append(parts, "budget overspent ("+budgetPercent(c.BudgetRemaining)+")")
 		} else {

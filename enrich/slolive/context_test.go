@@ -37,7 +37,7 @@ func TestSummary(t *testing.T) {
 			"budget 37 % left · burn 1h 3.0× · 6h 1.0× · rising"},
 		{"overspent budget, no trend", &Context{BudgetRemaining: -0.12, HasBudget: true, Burns: []Burn{{h1, 2}}},
 			"budget overspent (-12 %) · burn 1h 2.0×"},
-		{"only burns", &Context{Burns: []Burn{{h6, 2}}, Trend: TrendFalling}, "burn 6h 2.0× · falling"},
+		{"only burns: the budget is said unknown", &Context{Burns: []Burn{{h6, 2}}, Trend: TrendFalling}, "budget unknown · burn 6h 2.0× · falling"},
 		// Rounded to whole percents, these read "overspent (-0 %)" and "0 %
 		// left": under 1 % the summary keeps a decimal, and the sign.
 		{"overspent by under 1 %", &Context{BudgetRemaining: -0.004, HasBudget: true}, "budget overspent (-0.4 %)"},

@@ -194,7 +194,7 @@ func partialAnswer(t *testing.T, field, warning string) {
 	if below, note := lc.BelowEveryTier(policies.DefaultConfig().BurnRate.Tiers); below {
 		t.Errorf("a partial answer claimed the burn fell: %s", note)
 	}
-	if got, want := lc.Summary(), "burn 1h 0.1× · 6h 0.1× · steady · partial answer, Prometheus warned: "+warning; got != want {
+	if got, want := lc.Summary(), "budget unknown · burn 1h 0.1× · 6h 0.1× · steady · partial answer, Prometheus warned: "+warning; got != want {
 		t.Errorf("summary %q, want %q", got, want)
 	}
 	if got := lc.Details()["warnings"]; got != warning {
