@@ -198,8 +198,15 @@ func (c *Config) ShortClaimTTL() string {
 // unknown when the webhook must answer, so it is answered 5xx and
 // Alertmanager's retry sends it again although it may have arrived.
 // Warnings, not errors: PagerDuty folds a repeated trigger (one dedup_key).
+// prometheus.timeout too: a webhook's live lookups wait one timeout and a
+// quarter, at most half of the webhook's time left, so a longer timeout
+// is cut short by the webhook's deadline.
 func (c *Config) LongSendTimeouts() []string {
 	var out []string
+	if p := c.Prometheus; p != nil && time.Duration(p.Timeout)*5/4 > time.Duration(c.Webhook.Timeout)/2 {
+		out = append(out, fmt.Sprintf("prometheus.timeout (%s) and a quarter is longer than half of webhook.timeout (%s): a webhook's live SLO lookups are cut at half of its time left, and a Prometheus that slow reads as too slow for its SLOs (their alerts decided from their labels)",
+			p.Timeout, c.Webhook.Timeout))
+	}
 	for _, r := range c.Receivers {
 		for i, pd := range r.PagerdutyConfigs {
 			if pd.Timeout >= c.Webhook.Timeout {

@@ -102,13 +102,19 @@ const defaultLiveTimeout = 800 * time.Millisecond
 // together: one lookup's timeout and a quarter, so that a lookup that
 // started at once and fails at its own timeout reports its own reason.
 // Lookups not done by then are abandoned, their alerts decided from their
-// labels.
-func (p *Pipeline) liveWait() time.Duration {
+// labels. At most half of what is left of ctx's deadline (the webhook's):
+// a prometheus.timeout as long as webhook.timeout held a page until the
+// webhook was answered 503, nothing sent.
+func (p *Pipeline) liveWait(ctx context.Context) time.Duration {
 	t := defaultLiveTimeout
 	if tl, ok := p.Live.(timedLive); ok && tl.timeout > 0 {
 		t = tl.timeout
 	}
-	return t + t/4
+	wait := t + t/4
+	if d, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(d)/2)
+	}
+	return wait
 }
 
 // LiveTier is the Tier of a decision taken from live burn rates: one name
@@ -169,7 +175,8 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 	if len(slos) == 0 {
 		return
 	}
-	lctx, cancel := context.WithTimeout(ctx, p.liveWait())
+	wait := p.liveWait(ctx)
+	lctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	var (
 		mu     sync.Mutex
@@ -257,7 +264,7 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 		f, ok := found[r]
 		if !ok {
 			abandoned++
-			f.reason = fmt.Sprintf("Prometheus too slow for the %d SLOs of this webhook: not looked up within %s", len(slos), p.liveWait())
+			f.reason = fmt.Sprintf("Prometheus too slow for the %d SLOs of this webhook: not looked up within %s", len(slos), wait)
 		}
 		if f.live != nil {
 			rerouted = p.useLive(r, f.live, now) || rerouted
@@ -270,7 +277,7 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 			p.Metrics.liveAbandoned.Add(float64(abandoned))
 		}
 		p.Logger.Warn("live SLO lookups abandoned at the webhook's deadline; those alerts are decided from their labels",
-			"slos", len(slos), "alerts_abandoned", abandoned, "wait", p.liveWait())
+			"slos", len(slos), "alerts_abandoned", abandoned, "wait", wait)
 	}
 	if rerouted {
 		suppressInPayload(results)

@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -359,4 +360,25 @@ func TestLiveLookupsOfAPayloadShareOneDeadline(t *testing.T) {
 		t.Errorf("alertrouter_live_lookups_abandoned_total = %v, want %d (the alerts not looked up by the deadline)", got, notLookedUp)
 	}
 	t.Logf("%d SLOs: %d looked up, %d with live context, %d abandoned", slos, s.queried(), live, abandoned)
+}
+
+// A prometheus.timeout as long as the webhook's (30s against 25s) held a
+// page's live lookup until the webhook's deadline: answered 503, nothing
+// sent, the page delayed to Alertmanager's retry. The webhook's live
+// lookups wait at most half of its time left; then the page goes out from
+// its labels, saying why.
+func TestALiveLookupLongerThanTheWebhookLeavesItTimeToDeliver(t *testing.T) {
+	s := newSlothStandIn(t, func(s *slothStandIn) { s.hold = make(chan struct{}) }) // never answers
+	e := newEnv(t)
+	p := slolivePipeline(t, e, s.URL, time.Hour)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	sum, err := p.Process(ctx, payload(t, slothPage("api-availability")))
+	if err != nil || sum.Notified != 1 {
+		t.Fatalf("Process: %+v, %v; want the page notified within the webhook's deadline", sum, err)
+	}
+	r := only(t, e.pd)
+	if r.Live == nil || r.Live.Unavailable == "" || r.Decision.Action != alert.ActionPage {
+		t.Fatalf("live %+v, action %s; want the page from its labels, saying live context was unavailable", r.Live, r.Decision.Action)
+	}
 }

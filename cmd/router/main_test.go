@@ -405,6 +405,32 @@ func TestCheckConfigWarnsOfASendTimeoutLongerThanTheWebhooks(t *testing.T) {
 	}
 }
 
+// A prometheus.timeout whose wait (a timeout and a quarter) is longer than
+// half of webhook.timeout is cut by the webhook's deadline: check-config
+// says so (an audit set 30s against 25s and saw nothing); the defaults
+// (300ms against 25s) do not.
+func TestCheckConfigWarnsOfALiveTimeoutLongerThanHalfTheWebhooks(t *testing.T) {
+	const cfg = "%sprometheus: {url: 'http://127.0.0.1:1'%s}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: 0123456789abcdef0123456789abcdef}]}]\nroute: {receiver: pd}\n"
+	for _, tc := range []struct {
+		webhook, timeout string
+		warns            bool
+	}{
+		{"", "", false},
+		{"", ", timeout: 30s", true},
+		{"webhook: {timeout: 4s}\n", ", timeout: 2s", true},
+		{"webhook: {timeout: 4s}\n", ", timeout: 1s", false},
+	} {
+		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.webhook, tc.timeout))
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%+v: exit %d: %s", tc, code, errs)
+		}
+		if got := strings.Contains(out, "warning: prometheus.timeout"); got != tc.warns {
+			t.Errorf("%+v: warning %v, want %v:\n%s", tc, got, tc.warns, out)
+		}
+	}
+}
+
 // check-config names the Redis topology the addresses select: several
 // addresses are Redis Cluster seeds, which a primary and its replica
 // given together are not (that router never became ready, and nothing
