@@ -108,8 +108,9 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	steps := p.steps(trs, values, found, storeDown, now)
 	var stale map[*alert.Result]bool
 	if !storeDown {
-		stale = p.staleRefires(ctx, trs, steps)
-		skipStale(trs, steps, stale)
+		lagging := p.laggingCopies(trs, steps, found, prefetched, now)
+		stale = p.staleRefires(ctx, trs, steps, lagging)
+		skipStale(trs, steps, stale, lagging)
 	}
 	if !storeDown && p.Flap != nil {
 		quiet := notifiedFirings(trs, steps)
@@ -123,7 +124,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			}
 			if rerouted {
 				steps = p.steps(trs, values, found, storeDown, now)
-				skipStale(trs, steps, stale)
+				skipStale(trs, steps, stale, p.laggingCopies(trs, steps, found, prefetched, now))
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -33,7 +34,10 @@ const staleWindow = 5 * time.Minute
 // time (staleLookup), or the alert's fingerprint is not Alertmanager's
 // (decode computed it), or the resolve was notified more than staleWindow
 // ago. One question per alert name in the webhook.
-func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []dedup.Step) map[*alert.Result]bool {
+//
+// lagging (laggingCopies) adds the firings that may be such a copy under
+// another start.
+func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []dedup.Step, lagging []time.Time) map[*alert.Result]bool {
 	if p.FiringAlerts == nil {
 		return nil
 	}
@@ -41,7 +45,11 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 	var stale map[*alert.Result]bool
 	for i, t := range trs {
 		a := t.res.Alert
-		if !steps[i].Refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) || p.now().Sub(steps[i].ResolvedAt) > staleWindow {
+		refire, resolvedAt := steps[i].Refire, steps[i].ResolvedAt
+		if !refire && lagging != nil && !lagging[i].IsZero() {
+			refire, resolvedAt = true, lagging[i]
+		}
+		if !refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) || p.now().Sub(resolvedAt) > staleWindow {
 			continue
 		}
 		name := a.Labels["alertname"]
@@ -69,7 +77,7 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 			stale = map[*alert.Result]bool{}
 		}
 		stale[t.res] = true
-		p.Logger.Info("firing after its notified resolve, with the same startsAt, that the Alertmanager at alertmanager.url no longer holds: a lagging Alertmanager peer's copy of a firing that resolved — or, from another Alertmanager than alertmanager.url's, a re-fire sent at its next repeat; not sent now",
+		p.Logger.Info("firing after its notified resolve, with the same startsAt or one before that resolve, that the Alertmanager at alertmanager.url no longer holds: a lagging Alertmanager peer's copy of a firing that resolved — or, from another Alertmanager than alertmanager.url's, a re-fire sent at its next repeat; not sent now",
 			"fingerprint", a.Fingerprint, "alertname", name, "starts_at", a.StartsAt)
 	}
 	return stale
@@ -77,13 +85,57 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 
 // skipStale makes the steps of stale firings (staleRefires) skips: already
 // notified, as their resolve says.
-func skipStale(trs []*transition, steps []dedup.Step, stale map[*alert.Result]bool) {
+func skipStale(trs []*transition, steps []dedup.Step, stale map[*alert.Result]bool, lagging []time.Time) {
 	if len(stale) == 0 {
 		return
 	}
 	for i, t := range trs {
-		if stale[t.res] && steps[i].Refire {
+		if stale[t.res] && (steps[i].Refire || lagging != nil && !lagging[i].IsZero()) {
 			steps[i] = dedup.Step{Verdict: dedup.Skip}
 		}
 	}
+}
+
+// laggingCopies returns, per transition, the time of the resolve a firing
+// may be an Alertmanager HA peer's lagging copy of although its start is
+// not the resolved firing's (zero otherwise; nil when there is none): a
+// firing that no marker knows under any start, whose flap history's newest
+// transition is a resolve at most staleWindow ago that came after this
+// firing's start — the same trouble, which that resolve ended. Peers stamp
+// their own startsAt on an alert pushed without one (amtool alert add
+// without --start, a script posting to every peer), so the lagging peer's
+// copy of the resolved firing carried another start, found no marker, and
+// paged again. Such a firing is asked about as a Refire is (staleRefires);
+// one Alertmanager still holds is sent as before.
+func (p *Pipeline) laggingCopies(trs []*transition, steps []dedup.Step, found []bool, flap flapRead, now time.Time) []time.Time {
+	var out []time.Time
+	for i := 0; i < len(trs); {
+		a := trs[i].res.Alert
+		j := i
+		for j < len(trs) && trs[j].res == trs[i].res {
+			j++
+		}
+		from := i
+		i = j
+		if !a.Firing() || slices.Contains(found[from:j], true) || a.HasFlag(alert.FlagFingerprint) {
+			continue
+		}
+		rec, ok := p.flapRecordOf(flap, a.Fingerprint)
+		if !ok {
+			continue
+		}
+		last := rec.h[len(rec.h)-1]
+		if last.Firing || !a.StartsAt.Before(last.At) || now.Sub(last.At) > staleWindow {
+			continue
+		}
+		for k := from; k < j; k++ {
+			if steps[k].Verdict == dedup.Send && steps[k].Kind == alert.KindFiring {
+				if out == nil {
+					out = make([]time.Time, len(trs))
+				}
+				out[k] = last.At
+			}
+		}
+	}
+	return out
 }

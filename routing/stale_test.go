@@ -95,6 +95,79 @@ func TestAStaleFiringFromALaggingAlertmanagerPeerDoesNotPageAgain(t *testing.T) 
 	}
 }
 
+// An alert pushed to both peers of an HA pair without a start (amtool alert
+// add without --start, a script) gets each peer's own clock: the lagging
+// peer's copy of the resolved firing carried a start 24ms later than the
+// one notified, found no marker, and paged again — a second PagerDuty
+// incident for a trouble that had cleared (audit AM35, Alertmanager 0.35).
+// A firing that started before the notified resolve is the same trouble:
+// Alertmanager is asked, and one it no longer holds is not sent (its
+// resolve then finds nothing to resolve); one it still holds is.
+func TestALaggingPeersCopyUnderItsOwnStartDoesNotPageAgain(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	client, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	p.FiringAlerts = client.Fingerprints
+	pdEvents := func(kind alert.Kind) int {
+		n := 0
+		for _, x := range e.pd.notifications() {
+			if x.Kind == kind {
+				n++
+			}
+		}
+		return n
+	}
+
+	a := tAlert("LedgerDown", "firing", "page")
+	start := e.clock.Now().Add(-time.Minute)
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+	mustProcess(t, p, a)
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
+	e.clock.Advance(40 * time.Second)
+	resolved := a
+	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	if pdEvents(alert.KindFiring) != 1 || pdEvents(alert.KindResolved) != 1 {
+		t.Fatalf("PagerDuty got %d firings and %d resolves, want 1 and 1", pdEvents(alert.KindFiring), pdEvents(alert.KindResolved))
+	}
+
+	// The lagging peer: its own start, 24ms later, and its resolve after.
+	lagging := a
+	lagging.StartsAt = start.Add(24 * time.Millisecond).Format(time.RFC3339Nano)
+	e.clock.Advance(5 * time.Second)
+	if sum := mustProcess(t, p, lagging); pdEvents(alert.KindFiring) != 1 || sum.Deduplicated == 0 {
+		t.Errorf("the lagging peer's copy under its own start paged (%d pages, summary %+v), want it deduplicated", pdEvents(alert.KindFiring), sum)
+	}
+	laggingResolved := lagging
+	laggingResolved.Status, laggingResolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	e.clock.Advance(15 * time.Second)
+	mustProcess(t, p, laggingResolved)
+	// Its resolve is one no marker knows: PagerDuty is sent it where
+	// routed (lostResolves: a resolve of a closed incident changes
+	// nothing there), and nothing is triggered.
+	if ns := e.pd.notifications(); pdEvents(alert.KindFiring) != 1 || ns[len(ns)-1].Kind != alert.KindResolved {
+		t.Errorf("after the lagging peer's resolve PagerDuty got %d firings (want 1), the last event %s (want a resolve)", pdEvents(alert.KindFiring), ns[len(ns)-1].Kind)
+	}
+
+	// A copy under another start that Alertmanager still holds (it fires
+	// again there): sent.
+	again := a
+	again.StartsAt = start.Add(50 * time.Millisecond).Format(time.RFC3339Nano)
+	postToAM(t, am.URL, a.Labels, start.Add(50*time.Millisecond), time.Now().Add(time.Hour))
+	e.clock.Advance(5 * time.Second)
+	mustProcess(t, p, again)
+	if pdEvents(alert.KindFiring) != 2 {
+		t.Errorf("a firing Alertmanager holds again paged %d times in all, want 2", pdEvents(alert.KindFiring))
+	}
+}
+
 // When Alertmanager cannot answer, a firing after its resolve is sent, as
 // before the question was asked: better a second page than none.
 func TestAFiringAfterItsResolveIsSentWhenAlertmanagerCannotBeAsked(t *testing.T) {
