@@ -671,6 +671,9 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 	gpu := func(name, node string) webhooktest.Alert {
 		return tAlert(name, "firing", "page", "service", "nvidia-dcgm-exporter", "job", "nvidia-dcgm-exporter", "Hostname", node, "sector", "llm-inference-gpu", "kpi", "")
 	}
+	targetDown := func(job string) webhooktest.Alert {
+		return tAlert("TargetDown", "firing", "page", "service", job, "job", job, "sector", "slo-monitoring", "kpi", "UP", "namespace", "monitoring")
+	}
 	kafka := func(cluster string) webhooktest.Alert {
 		return tAlert("KafkaUnderReplicatedPartitions", "firing", "page", "service", "", "job", "", "sector", "hpc-big-data", "kpi", "", "kafka_cluster", cluster, "site", "eqiad")
 	}
@@ -678,6 +681,9 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 		model("revertrisk-language-agnostic-predictor-default"), model("aya-llm-predictor-default"),
 		bgp("TransitBGPDown", "cr1-eqiad"), bgp("CoreBGPDown", "cr2-eqiad"),
 		gpu("GPUXidErrors", "gpu-node-3"), gpu("GPUFellOffTheBus", "gpu-node-9"),
+		// An alert on the scrape itself is about the exporter: two
+		// exporters' TargetDown stay apart, keyed by their jobs.
+		targetDown("node-exporter"), targetDown("nvidia-dcgm-exporter"),
 		kafka("main-eqiad"), kafka("jumbo-eqiad"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -691,6 +697,8 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 		"CoreBGPDown/llm-inference-network///site=eqiad",
 		"GPUXidErrors/llm-inference-gpu//",
 		"GPUFellOffTheBus/llm-inference-gpu//",
+		"slo-monitoring/node-exporter/UP/namespace=monitoring",
+		"slo-monitoring/nvidia-dcgm-exporter/UP/namespace=monitoring",
 		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=main-eqiad/site=eqiad",
 		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=jumbo-eqiad/site=eqiad",
 	}

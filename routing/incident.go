@@ -32,16 +32,20 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // merge two. Without a job or an application, GitLab's `type` (beside
 // its `tier`).
 func serviceOf(get LabelFunc) string {
+	// An alert on the scrape itself (KPI UP: TargetDown, an exporter's
+	// up == 0) is about the exporter: its job names what is down, and
+	// node-exporter's and dcgm-exporter's TargetDown stay apart.
+	scrape := get("kpi") == "UP"
 	for _, f := range [...]string{"service.name", "service_name", "destination_canonical_service", "destination_service_name", "destination_workload"} {
 		if v := get(f); v != "" {
 			return v
 		}
 	}
 	job := get("job")
-	collector := collectorJob(job)
+	collector := collectorJob(job) && !scrape
 	if job == "" || catchAllJob(job) || collector {
 		for _, f := range [...]string{"app.kubernetes.io/name", "app_kubernetes_io_name", "app"} {
-			if v := get(f); v != "" && !collectorJob(v) {
+			if v := get(f); v != "" && (scrape || !collectorJob(v)) {
 				return v
 			}
 		}
@@ -285,7 +289,7 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		values, noService := buf[:0], false
 		for _, name := range groupBy {
 			v := get(name)
-			if name == "service" && (v == "" || collectorJob(v)) {
+			if name == "service" && (v == "" || collectorJob(v) && get("kpi") != "UP") {
 				v = serviceOf(get)
 				noService = v == ""
 			}
