@@ -1006,18 +1006,25 @@ const pagePoll = 200 * time.Millisecond
 // the page's opening lease, at most PageWait and half of what is left of
 // the click's deadline. held reports whether the dispatch core then holds
 // the page open there — no state is a trigger that failed (its opening
-// aborted, a dead letter written) or an incident closed. A store that
-// cannot be read, or a target without PagedThrough, says yes to both: the
-// click acts, as it did before.
+// aborted, a dead letter written) or an incident closed, unless the store
+// began its state (dedup.Epoch: restarted empty, failed over) after the
+// message was posted: the page's state may have been lost with it, and the
+// click acts. A store that cannot be read, or a target without
+// PagedThrough, says yes to both: the click acts, as it did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
 	if c.tg.pagedThrough == "" {
 		return true, true
 	}
 	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough), store.OutcomeOpening)
+	if err != nil || !settled || state != "" {
+		return err != nil || settled, true
+	}
+	posted, err := strconv.ParseFloat(c.ts, 64)
 	if err != nil {
 		return true, true
 	}
-	return settled, state != ""
+	epoch, err := dedup.Epoch(ctx, t.o.Store, t.o.KeyPrefix, t.o.Now())
+	return true, err != nil || epoch.After(time.UnixMilli(int64(posted*1000)))
 }
 
 // stateAfter reads the dispatch core's state of the incident at key

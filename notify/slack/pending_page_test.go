@@ -10,6 +10,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -85,7 +86,9 @@ func (e *triageEnv) openPage(t *testing.T, incident, through string) {
 // PagerDuty" for a page PagerDuty never held (it drops the event), and a
 // replay of the dead letter then paged on-call for an incident Slack showed
 // as handled. The click does nothing and says why; once the page is open
-// (a replay, Alertmanager's retry), the button acts.
+// (a replay, Alertmanager's retry), the button acts. A store whose state
+// began after the message was posted (restarted empty) may have lost the
+// page's: the button acts, as before.
 func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 	incident := "llm-inference-gpu/chat/TTFT"
 	dk := pagerduty.DedupKey(incident)
@@ -97,6 +100,10 @@ func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			// The store's state began before the message was posted.
+			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
+				t.Fatal(err)
+			}
 			// The dispatch core's trigger was refused: its opening aborted.
 			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
 			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
@@ -127,5 +134,24 @@ func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 				t.Fatalf("PagerDuty got %d %s events once the page was open, want 1 (answers %+v)", got, event, e.h.srv.Responses())
 			}
 		})
+	}
+}
+
+// A store restarted empty after the page was posted holds no state of the
+// page PagerDuty holds open: Acknowledge acts, as before the router read
+// the page's state.
+func TestAClickAfterTheStoreLostItsStateActs(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+	// No page state, and the store's epoch (marked by the click's read:
+	// now) after the message's ts.
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+	if got := e.pd.Count("acknowledge", pagerduty.DedupKey(incident)); got != 1 {
+		t.Fatalf("PagerDuty got %d acknowledges after the store lost its state, want 1 (answers %+v)", got, e.h.srv.Responses())
 	}
 }
