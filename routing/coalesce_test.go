@@ -671,6 +671,19 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 	gpu := func(name, node string) webhooktest.Alert {
 		return tAlert(name, "firing", "page", "service", "nvidia-dcgm-exporter", "job", "nvidia-dcgm-exporter", "Hostname", node, "sector", "llm-inference-gpu", "kpi", "")
 	}
+	egress := func(name, host string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "", "sector", "slo-monitoring", "kpi", "EBR",
+			"destination_canonical_service", "unknown", "destination_service_name", host)
+	}
+	probe := func(job string) webhooktest.Alert {
+		return tAlert("SnmpTargetDown", "firing", "page", "service", "", "job", job, "sector", "llm-inference-network", "kpi", "")
+	}
+	catchAll := func(name string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "kubernetes-service-endpoints", "app", "nvidia-dcgm-exporter", "sector", "llm-inference-gpu", "kpi", "")
+	}
+	nodeJob := func(name string) webhooktest.Alert {
+		return tAlert(name, "firing", "page", "service", "", "job", "node", "instance", "host-7:9100", "sector", "llm-inference-network", "kpi", "LOSS")
+	}
 	targetDown := func(job string) webhooktest.Alert {
 		return tAlert("TargetDown", "firing", "page", "service", job, "job", job, "sector", "slo-monitoring", "kpi", "UP", "namespace", "monitoring")
 	}
@@ -684,6 +697,15 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 		// An alert on the scrape itself is about the exporter: two
 		// exporters' TargetDown stay apart, keyed by their jobs.
 		targetDown("node-exporter"), targetDown("nvidia-dcgm-exporter"),
+		// Review R11a: Istio's "unknown" is no service (two egress
+		// destinations' burns stay apart by alertname and host); two
+		// collector jobs of one kind stay apart by their exporter; an
+		// exporter under a catch-all job is no service either.
+		egress("ErrorBudgetBurn", "api.stripe.com"), egress("EgressErrorBudgetBurn", "BlackHoleCluster"),
+		probe("snmp_if_mib"), probe("snmp_apcups"),
+		catchAll("GPUUncorrectableRemappedRows"), catchAll("GPURowRemapFailure"),
+		// Prometheus' node exporter guide's job is plain `node`.
+		nodeJob("HostNetworkReceiveErrors"), nodeJob("HostNetworkTransmitErrors"),
 		kafka("main-eqiad"), kafka("jumbo-eqiad"),
 	} {
 		if sum := mustProcess(t, p, a); sum.Notified != 1 {
@@ -693,12 +715,20 @@ func TestIstioServicesCollectorJobsAndSystemClustersAreIncidentsOfTheirOwn(t *te
 	want := []string{
 		"llm-inference-api/revertrisk-language-agnostic-predictor-default/ERR/kubernetes_namespace=istio-system/site=eqiad",
 		"llm-inference-api/aya-llm-predictor-default/ERR/kubernetes_namespace=istio-system/site=eqiad",
-		"TransitBGPDown/llm-inference-network///site=eqiad",
-		"CoreBGPDown/llm-inference-network///site=eqiad",
-		"GPUXidErrors/llm-inference-gpu//",
-		"GPUFellOffTheBus/llm-inference-gpu//",
+		"TransitBGPDown/llm-inference-network///exporter=gnmi/site=eqiad",
+		"CoreBGPDown/llm-inference-network///exporter=gnmi/site=eqiad",
+		"GPUXidErrors/llm-inference-gpu///exporter=nvidia-dcgm-exporter",
+		"GPUFellOffTheBus/llm-inference-gpu///exporter=nvidia-dcgm-exporter",
 		"slo-monitoring/node-exporter/UP/namespace=monitoring",
 		"slo-monitoring/nvidia-dcgm-exporter/UP/namespace=monitoring",
+		"slo-monitoring/api.stripe.com/EBR",
+		"EgressErrorBudgetBurn/slo-monitoring//EBR", // BlackHoleCluster is a placeholder too
+		"SnmpTargetDown/llm-inference-network///exporter=snmp_if_mib",
+		"SnmpTargetDown/llm-inference-network///exporter=snmp_apcups",
+		"GPUUncorrectableRemappedRows/llm-inference-gpu///exporter=nvidia-dcgm-exporter",
+		"GPURowRemapFailure/llm-inference-gpu///exporter=nvidia-dcgm-exporter",
+		"HostNetworkReceiveErrors/llm-inference-network//LOSS/exporter=node",
+		"HostNetworkTransmitErrors/llm-inference-network//LOSS/exporter=node",
 		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=main-eqiad/site=eqiad",
 		"KafkaUnderReplicatedPartitions/hpc-big-data///kafka_cluster=jumbo-eqiad/site=eqiad",
 	}

@@ -31,27 +31,38 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // checkout-canary, a chart's name shared by two releases) would split it or
 // merge two. Without a job or an application, GitLab's `type` (beside
 // its `tier`).
-func serviceOf(get LabelFunc) string {
+func serviceOf(get LabelFunc) (service, exporter string) {
 	// An alert on the scrape itself (KPI UP: TargetDown, an exporter's
 	// up == 0) is about the exporter: its job names what is down, and
 	// node-exporter's and dcgm-exporter's TargetDown stay apart.
 	scrape := get("kpi") == "UP"
-	for _, f := range [...]string{"service.name", "service_name", "destination_canonical_service", "destination_service_name", "destination_workload"} {
+	for _, f := range [...]string{"service.name", "service_name"} {
 		if v := get(f); v != "" {
-			return v
+			return v, ""
+		}
+	}
+	// Istio's destination, but its placeholders: "unknown" for every
+	// destination it cannot tell (egress, passthrough), named in each
+	// such alert alike.
+	for _, f := range [...]string{"destination_canonical_service", "destination_service_name", "destination_workload"} {
+		if v := get(f); v != "" && !istioPlaceholder(v) {
+			return v, ""
 		}
 	}
 	job := get("job")
-	collector := collectorJob(job) && !scrape
+	collector := !scrape && collectorJob(job, get)
 	if job == "" || catchAllJob(job) || collector {
 		for _, f := range [...]string{"app.kubernetes.io/name", "app_kubernetes_io_name", "app"} {
-			if v := get(f); v != "" && (scrape || !collectorJob(v)) {
-				return v
+			if v := get(f); v != "" {
+				if !scrape && collectorJob(v, get) {
+					return "", v // an exporter scraped by a catch-all job
+				}
+				return v, ""
 			}
 		}
 	}
 	if collector {
-		return ""
+		return "", job
 	}
 	if job == "" && get("tier") != "" {
 		// GitLab's rules name the service `type`, beside its `tier`, and
@@ -60,9 +71,15 @@ func serviceOf(get LabelFunc) string {
 		// elsewhere `type` is no service (Ceph's mixin writes
 		// type="ceph_default" on every rule, and its aggregated alerts
 		// would be one incident).
-		return get("type")
+		return get("type"), ""
 	}
-	return job
+	return job, ""
+}
+
+// istioPlaceholder reports whether v is a value Istio writes for a
+// destination it cannot tell, not a service.
+func istioPlaceholder(v string) bool {
+	return v == "unknown" || v == "PassthroughCluster" || v == "BlackHoleCluster" || v == "InboundPassthroughClusterIpv4" || v == "InboundPassthroughClusterIpv6"
 }
 
 // collectorJob reports whether job (or a service or application label:
@@ -74,8 +91,17 @@ func serviceOf(get LabelFunc) string {
 // routers' different BGP failures under Wikimedia's job="gnmi" were one
 // incident, the second router's page an update PagerDuty was sent nothing
 // for; without a service the alertname leads the key, as for a rule that
-// aggregated its job away.
-func collectorJob(job string) bool {
+// aggregated its job away — and the exporter (its job, or its app under a
+// catch-all job) scopes the key, so that two fleets' exporters (an
+// snmp_if_mib job's switches, an snmp_apcups job's UPSes) stay apart.
+//
+// Prometheus' node exporter guide names its job plain `node` (and Grafana
+// Alloy's integration `integrations/unix`): taken as node-exporter's when
+// the alert names no pod (a Node.js application's job may be `node` too).
+func collectorJob(job string, get LabelFunc) bool {
+	if (job == "node" || strings.HasSuffix(job, "/unix")) && get("pod") == "" {
+		return true
+	}
 	for _, w := range [...]string{"node-exporter", "node_exporter", "dcgm", "windows-exporter", "windows_exporter", "blackbox", "snmp", "gnmi", "ipmi"} {
 		if strings.Contains(job, w) {
 			return true
@@ -115,9 +141,11 @@ var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_na
 // where exporters and mixins write it beside (or instead of) Kubernetes'
 // cluster: Kafka's (Grafana's kafka observability library, Wikimedia's
 // kafka_cluster; Strimzi's strimzi_io_cluster), Redis Enterprise's,
-// Aerospike's, Slurm's and vCenter's. Two Kafka clusters' under-replicated
-// partitions were one incident.
-var systemClusterLabels = []string{"kafka_cluster", "strimzi_io_cluster", "redis_cluster", "aerospike_cluster", "cluster_name", "vcenter_cluster_name"}
+// Aerospike's and vCenter's. Two Kafka clusters' under-replicated
+// partitions were one incident. Not cluster_name: Envoy's and Istio's
+// metrics name an upstream cluster by it (one per port and subset), and one
+// service's outage paged once per upstream.
+var systemClusterLabels = []string{"kafka_cluster", "strimzi_io_cluster", "redis_cluster", "aerospike_cluster", "vcenter_cluster_name"}
 
 // grafanaRuleUID is the label a Grafana-managed alert carries naming its
 // rule. A Grafana rule's title is its alertname, free text that teams
@@ -286,11 +314,11 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		b.WriteString(r.Decision.SLO)
 	} else {
 		var buf [8]string
-		values, noService := buf[:0], false
+		values, noService, exporter := buf[:0], false, ""
 		for _, name := range groupBy {
 			v := get(name)
-			if name == "service" && (v == "" || collectorJob(v) && get("kpi") != "UP") {
-				v = serviceOf(get)
+			if name == "service" && (v == "" || collectorJob(v, get) && get("kpi") != "UP") {
+				v, exporter = serviceOf(get)
 				noService = v == ""
 			}
 			values = append(values, v)
@@ -309,6 +337,9 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		datasource := ""
 		if len(scope) > 0 {
 			datasource = datasourceErrorScope(r, alertname, get)
+			if exporter != "" {
+				writeScope(&b, "exporter", exporter)
+			}
 		}
 		for _, name := range scope {
 			var v string
