@@ -22,6 +22,16 @@ const (
 	// KindDeadLetter is one notification that failed permanently, with what
 	// is needed to send it again.
 	KindDeadLetter Kind = "dead_letter"
+	// KindTriage is one action a Slack click (or the slash command's
+	// silence) took on an incident: acknowledged, escalated, silenced,
+	// unsilenced or resolved by hand. Readers that decide or count alerts
+	// (the simulator, the slash command's look-ups, the console's
+	// aggregates) read decisions only and skip it.
+	KindTriage Kind = "triage"
+	// KindReplay is the outcome of one dead letter sent again (the
+	// console's button, `router dead-letters replay`): the incident's page
+	// shows it beside the dead letter.
+	KindReplay Kind = "replay"
 )
 
 // Delivery is the outcome of one notification to one integration of a
@@ -105,6 +115,67 @@ type Entry struct {
 
 	// DeadLetter is set on KindDeadLetter entries only.
 	DeadLetter *DeadLetter `json:"dead_letter,omitempty"`
+	// Triage is set on KindTriage entries only.
+	Triage *Triage `json:"triage,omitempty"`
+	// Replay is set on KindReplay entries only; its outcome is the entry's
+	// one delivery.
+	Replay *Replay `json:"replay,omitempty"`
+}
+
+// The triage actions of a KindTriage entry (Slack's buttons).
+const (
+	TriageAck       = "ack"
+	TriageEscalate  = "escalate"
+	TriageSilence   = "silence"
+	TriageUnsilence = "unsilence"
+	TriageResolve   = "resolve"
+)
+
+// Triage is what a click on an incident's Slack message did, as the
+// incident's page and the overview show it.
+type Triage struct {
+	// Action is one of the Triage* constants.
+	Action string `json:"action"`
+	// UserID and UserName are the Slack user's id and name (the name as
+	// Slack sent it, possibly empty).
+	UserID   string `json:"user_id,omitempty"`
+	UserName string `json:"user_name,omitempty"`
+	// Receiver and Integration are the Slack integration whose message
+	// was clicked (empty for the slash command).
+	Receiver    string `json:"receiver,omitempty"`
+	Integration string `json:"integration,omitempty"`
+	// Silence holds the silence ids made (silence) or expired (unsilence),
+	// comma-separated; Until is when a silence made ends.
+	Silence string    `json:"silence,omitempty"`
+	Until   time.Time `json:"until,omitzero"`
+	// EscalatedTo is the receiver an escalation paged.
+	EscalatedTo string `json:"escalated_to,omitempty"`
+	// Unconfirmed says PagerDuty did not confirm an escalation in time: it
+	// may have paged (recorded as taken, as the Slack message says).
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
+	// Command says the slash command took it, not a button.
+	Command bool `json:"command,omitempty"`
+}
+
+// By is who took the action: the user's name, else their id.
+func (t *Triage) By() string {
+	if t.UserName != "" {
+		return t.UserName
+	}
+	return t.UserID
+}
+
+// Replay is a dead letter sent again.
+type Replay struct {
+	// DeadLetter is the id of the dead letter sent.
+	DeadLetter string `json:"dead_letter"`
+	// Via says what sent it: "console" (its Replay button) or "cli"
+	// (router dead-letters replay); empty when unknown.
+	Via string `json:"via,omitempty"`
+	// Kind and Action are the notification's (firing, resolved; page,
+	// ticket).
+	Kind   alert.Kind   `json:"kind,omitempty"`
+	Action alert.Action `json:"action,omitempty"`
 }
 
 // FromResult returns the decision entry of one decided alert of msg. The

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -54,6 +55,15 @@ type Replayer struct {
 	Owner string
 	// TTL is the claim's lifetime (DefaultReplayClaimTTL when 0).
 	TTL time.Duration
+	// Via says what replays (Replay.Via: "console", "cli"), journaled with
+	// each replay's outcome.
+	Via string
+	// Recorder journals each replay's outcome (a KindReplay entry, sent or
+	// failed), so that the incident's page shows it beside the dead
+	// letter; *Writer implements it. nil: appended to Journal at once (the
+	// CLI, which has no writer), a failure to append logged nowhere — the
+	// send is done, and the dead letter is marked replayed all the same.
+	Recorder interface{ Write(entries ...Entry) }
 }
 
 func (r *Replayer) key(id string) string { return store.Key(r.KeyPrefix, "replayed", id, "") }
@@ -88,7 +98,7 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 		// A later copy was replayed: this one was with it.
 		return false, r.markRepeated(ctx, []string{id}, newer)
 	}
-	sent, err = r.replay(ctx, e.DeadLetter, e.Time)
+	sent, err = r.replay(ctx, &e)
 	if sent {
 		// Its other copies, older and newer, are handled with it: a
 		// replay --all, an old replica's included, sends none of them.
@@ -141,7 +151,8 @@ func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, err
 	return "", nil
 }
 
-func (r *Replayer) replay(ctx context.Context, d *DeadLetter, at time.Time) (bool, error) {
+func (r *Replayer) replay(ctx context.Context, e *Entry) (bool, error) {
+	d, at := e.DeadLetter, e.Time
 	if when, ok, err := r.deliveredSince(ctx, d, at); err != nil {
 		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
 	} else if ok {
@@ -155,14 +166,63 @@ func (r *Replayer) replay(ctx context.Context, d *DeadLetter, at time.Time) (boo
 	if !won[0] {
 		return false, nil
 	}
+	start := time.Now()
 	if err := r.Send(ctx, *d); err != nil {
+		r.record(ctx, e, time.Since(start), err)
 		// Released so that replaying after the cause is fixed sends it.
 		if rerr := r.Claims.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{claim}); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("release claim: %w", rerr))
 		}
 		return false, fmt.Errorf("replay %s to %s/%s: %w", d.ID, d.Receiver, d.Integration, err)
 	}
+	r.record(ctx, e, time.Since(start), nil)
 	return true, nil
+}
+
+// NewReplay returns the entry of dead letter e sent again by owner (a
+// replica, "cli@host") via what (Replay.Via), at now: sent, or failed
+// with cause, after latency.
+func NewReplay(e *Entry, owner, via string, now time.Time, latency time.Duration, cause error) Entry {
+	d := e.DeadLetter
+	out := Delivery{Receiver: d.Receiver, Integration: d.Integration, Outcome: OutcomeSent, Attempts: 1, Latency: latency}
+	if cause != nil {
+		out.Outcome, out.Error = OutcomeFailed, cause.Error()
+	}
+	return Entry{Kind: KindReplay, Time: now, Replica: owner, Incident: d.Incident,
+		Fingerprint: e.Fingerprint, Alertname: e.Alertname, Status: e.Status,
+		Decision: alert.Decision{Action: d.Action}, Deliveries: []Delivery{out},
+		Replay: &Replay{DeadLetter: e.ID, Via: via, Kind: d.Kind, Action: d.Action}}
+}
+
+// record journals the outcome of e's send (cause nil: sent): through the
+// Recorder, else appended to the journal at once.
+func (r *Replayer) record(ctx context.Context, e *Entry, latency time.Duration, cause error) {
+	entry := NewReplay(e, r.Owner, r.Via, time.Now(), latency, cause)
+	if r.Recorder != nil {
+		r.Recorder.Write(entry)
+		return
+	}
+	_ = AppendEntries(context.WithoutCancel(ctx), r.Journal, entry)
+}
+
+// AppendEntries appends entries, all of one kind, to j at once, in one
+// frame (at most MaxFrameEntries): for a writer of a few entries that has
+// no Writer (the CLI).
+func AppendEntries(ctx context.Context, j store.Journal, entries ...Entry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	if len(entries) > MaxFrameEntries {
+		return fmt.Errorf("append %d journal entries: at most %d at once", len(entries), MaxFrameEntries)
+	}
+	data, err := encodeFrame(entries, &frameBuffers{})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, appendTimeout)
+	defer cancel()
+	_, err = j.AppendJournal(ctx, []store.JournalRecord{{Kind: string(entries[0].Kind), Data: data}})
+	return err
 }
 
 // deliveredSince looks in the journal, from the dead letter's time on, for
@@ -289,7 +349,7 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 			rep.Repeated++
 			continue
 		}
-		sent, err := r.replay(ctx, e.DeadLetter, e.Time)
+		sent, err := r.replay(ctx, &e)
 		if err == nil {
 			// Sent now or before: the older copies are handled too, for
 			// list, the console and a replay of one of them by id.
