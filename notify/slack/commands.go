@@ -506,6 +506,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	}
 	t.o.Metrics.count(ActionSilence, OutcomeDone)
 	log.Info("action taken from Slack", "silences", ids, "left_alone", sc.elsewhere)
+	t.journalSilenceCommand(incident, cmd.UserID, cmd.UserName, ids, now, time.Duration(dur))
 	said := ""
 	if comment != "" {
 		said = fmt.Sprintf(" (comment: %s)", esc(comment))

@@ -143,6 +143,10 @@ type TriageOptions struct {
 	// dispatch core's trigger of its page to be confirmed (PagedThrough),
 	// within half of what is left of the click's timeout (default 5s).
 	PageWait time.Duration
+	// Recorder journals each action a click took (journal.KindTriage), for
+	// the console (interactions_journal.go); nil records nothing.
+	// *journal.Writer implements it.
+	Recorder Recorder
 }
 
 // Triage answers Slack's interaction requests (POST /slack/interactions)
@@ -712,6 +716,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		log.Warn("escalation not confirmed by PagerDuty (it may have paged): recorded as taken, so that its page is resolved with the alerts", "err", err)
 		t.ephemeral(fctx, secret, cb, unconfirmedAnswer(ActionEscalate, st.Incident, err, true))
 		t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+		t.journalClick(c, rec, true)
 		t.resolveRacedEscalation(fctx, c, rec, log)
 		return
 	}
@@ -734,6 +739,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	t.o.Metrics.count(b.action, OutcomeDone)
 	log.Info("action taken from Slack", "detail", rec.thread)
 	t.done(fctx, c, reqKey, stateKey, stateTTL, rec, log)
+	t.journalClick(c, rec, false)
 	if b.action == ActionEscalate {
 		t.resolveRacedEscalation(fctx, c, rec, log)
 	}
