@@ -165,7 +165,7 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 	st := &state{cfg: cfg, store: s, deferred: dedup.NewDeferred(s, d.deferredMetrics, d.logger), replay: replay, memory: cfg.Redis == nil}
 	j := store.OpenJournal(s, journal.StreamKey(cfg.KeyPrefix), store.DefaultJournalRetention)
 	st.journal = journal.NewWriter(j, d.journalMetrics, journal.WriterOptions{Replica: d.replica, Logger: d.logger})
-	st.replayer = &journal.Replayer{Journal: j, Claims: s, KeyPrefix: cfg.KeyPrefix, Owner: d.replica,
+	st.replayer = &journal.Replayer{Journal: j, Claims: s, KeyPrefix: cfg.KeyPrefix, Owner: d.replica, Via: "console", Recorder: st.journal,
 		Send: func(ctx context.Context, dl journal.DeadLetter) error {
 			return ReplaySender(d.current().pipeline)(ctx, dl)
 		}}

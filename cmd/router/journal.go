@@ -175,7 +175,7 @@ func (m *Main) replayer(cfg *config.Config, r *store.Redis, j store.Journal) (*j
 		return nil, err
 	}
 	host, _ := os.Hostname()
-	return &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix, Owner: "cli@" + host, Send: ReplaySender(b.pipeline)}, nil
+	return &journal.Replayer{Journal: j, Claims: r, KeyPrefix: cfg.Store.KeyPrefix, Owner: "cli@" + host, Via: "cli", Send: ReplaySender(b.pipeline)}, nil
 }
 
 // ReplaySender sends a dead letter through the integration that failed, as

@@ -29,6 +29,11 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 	if st.replayer != nil {
 		o.Journal = st.replayer.Journal
 	}
+	if st.journal != nil {
+		// What a click did is journaled for the console (a second
+		// engineer sees the page acknowledged, escalated, silenced).
+		o.Recorder = st.journal
+	}
 	if cfg.Alertmanager != nil {
 		am, err := amsilence.New(*cfg.Alertmanager)
 		if err != nil {

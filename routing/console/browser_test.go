@@ -493,3 +493,54 @@ func TestTheOpenIncidentsPastTheFirstPageAreReachable(t *testing.T) {
 		t.Fatalf("the browser reported:\n%s", strings.Join(errs, "\n"))
 	}
 }
+
+// The alert's annotations and what was done in Slack are visible in a
+// browser, as text: a <script> in a summary or a user name is shown, not
+// run, and a javascript: link is not drawn.
+func TestAnnotationsAndSlackActionsInABrowser(t *testing.T) {
+	e := newEnv(t)
+	e.writer.Write(annotatedProbe(e.now.Add(-30*time.Minute), "ledger/down", "00000000000000a1"))
+	e.writer.Write(probe(e.now.Add(-20*time.Minute), "search/ticket", "00000000000000a2", "firing", alert.ActionTicket))
+	e.writer.Write(
+		triageEntry(e.now.Add(-10*time.Minute), "search/ticket", journal.Triage{Action: journal.TriageEscalate, UserID: "U1", UserName: "alice<script>x()</script>"}),
+		triageEntry(e.now.Add(-5*time.Minute), "ledger/down", journal.Triage{Action: journal.TriageAck, UserID: "U2", UserName: "bob"}),
+	)
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	base := serveWithWebConfig(t, e.console, "ops", "s3cret")
+	tab := browser(t, basicAuth("ops", "s3cret"))
+	browserErrors := watchErrors(t, tab)
+
+	do(t, tab, chromedp.Navigate(base+console.IncidentPath("ledger/down")), chromedp.WaitVisible(chromedp.CSS("td.alert-text .summary")))
+	if s := text(t, tab, "td.alert-text .summary"); s != "Ledger <script>alert(1)</script> is down in eu-1" {
+		t.Errorf("the summary reads %q", s)
+	}
+	do(t, tab, chromedp.WaitVisible(chromedp.CSS("td.alert-text .description")), chromedp.WaitVisible(chromedp.CSS("a.runbook")), chromedp.WaitVisible(chromedp.CSS(".mark.acked")))
+	if n := evalInt(t, tab, `document.querySelectorAll("main script, a[href^='javascript'], a[href^='data'], a.dashboard").length`); n != 0 {
+		t.Errorf("the incident page has %d script elements or script links", n)
+	}
+	if s := text(t, tab, ".mark.acked"); !strings.Contains(s, "acknowledged by bob") {
+		t.Errorf("the acknowledgement reads %q", s)
+	}
+	if s := text(t, tab, "table.triage"); !strings.Contains(s, "acknowledged in PagerDuty") {
+		t.Errorf("the Slack actions read %q", s)
+	}
+	screenshot(t, tab, "incident")
+
+	do(t, tab, chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS(`article[data-incident="ledger/down"] .summary-line`)))
+	if s := text(t, tab, `article[data-incident="ledger/down"] .summary-line`); s != "Ledger <script>alert(1)</script> is down in eu-1" {
+		t.Errorf("the overview's summary line reads %q", s)
+	}
+	sel := `article.incident.page[data-incident="search/ticket"] .mark.escalated`
+	do(t, tab, chromedp.WaitVisible(chromedp.CSS(sel)))
+	if s := text(t, tab, sel); !strings.Contains(s, "escalated to a page by alice<script>x()</script>") {
+		t.Errorf("the escalation reads %q", s)
+	}
+	if n := evalInt(t, tab, `document.querySelectorAll("main script").length`); n != 0 {
+		t.Errorf("the overview has %d script elements", n)
+	}
+	if errs := browserErrors(); len(errs) > 0 {
+		t.Fatalf("the browser reported:\n%s", strings.Join(errs, "\n"))
+	}
+}

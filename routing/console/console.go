@@ -231,6 +231,7 @@ var funcs = template.FuncMap{
 	"weburl":   notify.WebURL, // only an http(s) link is drawn: not javascript:, data:
 	"join":     strings.Join,
 	"incident": IncidentPath,
+	"did":      actionText,
 	"ago": func(now, t time.Time) string {
 		if t.IsZero() {
 			return "—"
@@ -450,10 +451,10 @@ type overviewScan struct {
 // closed. When that read stops before the window's start, an incident
 // none of whose alerts read is firing is of unknown state, never closed.
 func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewScan, error) {
-	sc := &overviewScan{incidents: newIncidentSet(overviewAlerts), act: newActivity(now, c.opts.Window), health: newHealthAgg(),
+	sc := &overviewScan{incidents: newIncidentSet(overviewAlerts, now), act: newActivity(now, c.opts.Window), health: newHealthAgg(),
 		options: newOptionSet(), sent: deliveredSince{}, maxTail: overviewTail * c.opts.MaxEntries, complete: true,
 		since: now.Add(-c.opts.Window)}
-	err := c.scan(ctx, journal.KindDecision, sc.since, func(r *record, _ int, e *journal.Entry) error {
+	err := c.scan(ctx, journal.KindDecision, sc.since, func(r *record, i int, e *journal.Entry) error {
 		if e.Kind != journal.KindDecision {
 			return nil
 		}
@@ -461,6 +462,7 @@ func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewSca
 			sc.n++
 			sc.oldest = e.Time
 			sc.incidents.add(e)
+			sc.incidents.noteSummary(e, r.summary(i, e))
 			sc.act.add(e)
 			sc.health.decision(e)
 			sc.options.add(e)
@@ -474,6 +476,7 @@ func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewSca
 		sc.tail++
 		sc.oldest = e.Time
 		if sc.incidents.addKnown(e) {
+			sc.incidents.noteSummary(e, r.summary(i, e))
 			sc.sent.add(r, e)
 		}
 		return nil
@@ -484,8 +487,43 @@ func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewSca
 	if !sc.complete {
 		sc.incidents.markUnknown()
 	}
+	if err := c.scanOthers(ctx, sc); err != nil {
+		return nil, err
+	}
 	return sc, nil
 }
+
+// scanOthers reads, in one pass over the window, its entries other than
+// decisions, the decisions read first: the dead letters (delivery health,
+// up to MaxEntries), and for the incidents listed what was done from
+// Slack (journal.KindTriage: the markers) and the dead letters' replays
+// (journal.KindReplay: beside the dead letter), up to MaxEntries.
+func (c *Console) scanOthers(ctx context.Context, sc *overviewScan) error {
+	dead, actions := 0, 0
+	return c.scanKinds(ctx, sc.since, otherKinds, func(r *record, i int, e *journal.Entry) error {
+		switch e.Kind {
+		case journal.KindDeadLetter:
+			if dead < c.opts.MaxEntries {
+				dead++
+				sc.health.deadLetter(e, sc.sent.superseded(e))
+			}
+		case journal.KindTriage, journal.KindReplay:
+			if actions < c.opts.MaxEntries {
+				actions++
+				if full, ok := r.entry(i); ok {
+					sc.incidents.addAction(full, false)
+				}
+			}
+		}
+		if dead == c.opts.MaxEntries && actions == c.opts.MaxEntries {
+			return errStop
+		}
+		return nil
+	})
+}
+
+// otherKinds are the kinds scanOthers reads.
+var otherKinds = []journal.Kind{journal.KindDeadLetter, journal.KindTriage, journal.KindReplay}
 
 // incidentPages returns the incidents listed from offset on.
 func (sc *overviewScan) incidentPages(offset int) incidentsPage {
@@ -513,9 +551,9 @@ func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time
 	return ""
 }
 
-// buildOverview reads the window's decisions (scanOverview) and its dead
-// letters (up to MaxEntries), one at a time, into the overview's
-// aggregates, and renders the page.
+// buildOverview reads the window's decisions, then its dead letters,
+// Slack actions and replays (scanOverview), one at a time, into the
+// overview's aggregates, and renders the page.
 func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	release, err := c.acquire(ctx, c.renders)
 	if err != nil {
@@ -524,17 +562,6 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 	defer release()
 	now := c.opts.Now()
 	sc, err := c.scanOverview(ctx, now)
-	if err != nil {
-		return nil, err
-	}
-	dead := 0
-	err = c.scan(ctx, journal.KindDeadLetter, sc.since, func(_ *record, _ int, e *journal.Entry) error {
-		sc.health.deadLetter(e, sc.sent.superseded(e))
-		if dead++; dead == c.opts.MaxEntries {
-			return errStop
-		}
-		return nil
-	})
 	if err != nil {
 		return nil, err
 	}
@@ -786,8 +813,11 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer release()
-	set := newIncidentSet(incidentAlerts)
+	set := newIncidentSet(incidentAlerts, c.opts.Now())
 	var history []journal.Entry
+	// actions are the incident's entries, of which addAction keeps the
+	// Slack actions and replays once its decisions made the incident.
+	var actions []*journal.Entry
 	n := 0
 	capped := false
 	err = c.scan(r.Context(), "", c.since(), func(rec *record, i int, e *journal.Entry) error {
@@ -803,6 +833,9 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 			return nil
 		}
 		set.add(full)
+		if full.Kind == journal.KindTriage || full.Kind == journal.KindReplay {
+			actions = append(actions, full) // counted once the decisions are
+		}
 		if len(history) < incidentHistory {
 			history = append(history, summarize(full))
 		}
@@ -819,6 +852,9 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 	}
 	if capped {
 		set.markUnknown() // an alert read resolved may have a firing one older
+	}
+	for _, e := range actions {
+		set.addAction(e, true)
 	}
 	view := incidentView{Key: key} // only dead letters of it in the window
 	if inc := set.views(false); len(inc) > 0 {
@@ -1121,8 +1157,8 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 		since = time.Duration(d)
 	}
 	kind := journal.Kind(q.Get("kind"))
-	if kind != "" && kind != journal.KindDecision && kind != journal.KindDeadLetter {
-		http.Error(w, fmt.Sprintf("kind %q: want decision or dead_letter", kind), http.StatusBadRequest)
+	if kind != "" && kind != journal.KindDecision && kind != journal.KindDeadLetter && kind != journal.KindTriage && kind != journal.KindReplay {
+		http.Error(w, fmt.Sprintf("kind %q: want decision, dead_letter, triage or replay", kind), http.StatusBadRequest)
 		return
 	}
 	select {

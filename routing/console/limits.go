@@ -189,3 +189,20 @@ func (c *Console) buildShared(ctx context.Context) (snap *snapshot, err error) {
 	}
 	return snap, err
 }
+
+// Bounds of the alert text the console shows (annotations): written by
+// whoever writes rules, it is cut, not trusted to be short. Each cut is
+// at a character and says so ("…").
+const (
+	// maxSummaryLine bounds the overview's summary line of an incident
+	// (one line a card, 200 cards a page).
+	maxSummaryLine = 200
+	// maxSummary and maxDescription bound an alert's summary and
+	// description on its incident's page, in runes.
+	maxSummary     = 1000
+	maxDescription = 4000
+	// maxAnnotations bounds the other annotations listed per alert, and
+	// maxAnnotationText each one's name and value, in runes.
+	maxAnnotations    = 20
+	maxAnnotationText = 500
+)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,6 +51,14 @@ type slimEntry struct {
 	Muted          bool               `json:"muted"`
 	MutedReceivers []string           `json:"muted_receivers"`
 	DeadLetter     *slimDeadLetter    `json:"dead_letter"`
+	// Annotations keeps the summary alone: the overview's line of an
+	// incident (the other annotations are skipped by the decoder).
+	Annotations slimAnnotations `json:"annotations"`
+}
+
+// slimAnnotations are the annotations the overview reads.
+type slimAnnotations struct {
+	Summary string `json:"summary"`
 }
 
 // slimDeadLetter is a dead letter without the notification it keeps.
@@ -77,6 +86,16 @@ func (s *slimEntry) into(e *journal.Entry) {
 		e.DeadLetter = &journal.DeadLetter{Receiver: d.Receiver, Integration: d.Integration, Incident: d.Incident,
 			Kind: d.Kind, Action: d.Action, Error: d.Error, Attempts: d.Attempts}
 	}
+}
+
+// summary returns the summary annotation of the record's entry i, e: read
+// from its summary, or from e when the record has none (e is then the
+// entry decoded whole).
+func (r *record) summary(i int, e *journal.Entry) string {
+	if r.slim != nil && i < len(r.slim) {
+		return r.slim[i].Annotations.Summary
+	}
+	return e.Annotations["summary"]
 }
 
 // summarize returns what a page keeps of an entry decoded whole for a
@@ -287,7 +306,25 @@ var errStop = errors.New("stop the scan")
 // are skipped, as journal.Read skips them. fn ends the scan early by
 // returning errStop; its other errors are returned.
 func (c *Console) scan(ctx context.Context, kind journal.Kind, since time.Time, fn func(r *record, i int, e *journal.Entry) error) error {
-	q := store.JournalQuery{Since: since, Kind: string(kind), Newest: true, Limit: journal.ReadPage}
+	return c.scanRecords(ctx, store.JournalQuery{Since: since, Kind: string(kind), Newest: true, Limit: journal.ReadPage}, nil, fn)
+}
+
+// kindsPage is how many records scanKinds asks the store for at a time:
+// it reads every record of the window, and decodes only those of its
+// kinds (rare beside the decisions), so larger pages save round trips.
+const kindsPage = 512
+
+// scanKinds is scan for the entries of several kinds, in one read of the
+// window: the records of other kinds are skipped undecoded.
+func (c *Console) scanKinds(ctx context.Context, since time.Time, kinds []journal.Kind, fn func(r *record, i int, e *journal.Entry) error) error {
+	return c.scanRecords(ctx, store.JournalQuery{Since: since, Newest: true, Limit: kindsPage}, func(k string) bool {
+		return slices.Contains(kinds, journal.Kind(k))
+	}, fn)
+}
+
+// scanRecords is scan of the records q selects that want (nil: all)
+// accepts by their kind.
+func (c *Console) scanRecords(ctx context.Context, q store.JournalQuery, want func(kind string) bool, fn func(r *record, i int, e *journal.Entry) error) error {
 	var sc scratch
 	var cur journal.Entry
 	for {
@@ -296,6 +333,9 @@ func (c *Console) scan(ctx context.Context, kind journal.Kind, since time.Time, 
 			return fmt.Errorf("read journal: %w", err)
 		}
 		for k := range recs {
+			if want != nil && !want(recs[k].Kind) {
+				continue
+			}
 			r := record{raw: recs[k], sc: &sc}
 			var ok bool
 			if r.slim, r.js, ok = decodeSlim(recs[k].Data, &sc); !ok {

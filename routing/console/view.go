@@ -45,6 +45,42 @@ type incidentView struct {
 	Unknown bool
 	// More counts the alerts the overview leaves out (its page lists them).
 	More int
+	// Summary is the summary annotation of its newest firing alert (of
+	// its newest alert when none fires), bounded (maxSummaryLine): the
+	// overview's line under the key.
+	Summary string
+	// Slack is what was done on it from Slack (journal.KindTriage); nil
+	// when nothing was.
+	Slack *slackView
+}
+
+// slackView is what was done on an incident from Slack.
+type slackView struct {
+	// Acked, Escalated, Silenced and HandResolved are the newest actions
+	// of each kind: who and when. Silenced is set only while the silence
+	// lasts (not unsilenced since, not ended).
+	Acked, Escalated, Silenced, HandResolved *triageMark
+	// Triage lists the actions, newest first (the incident's page only; at
+	// most incidentHistory).
+	Triage []journal.Entry
+}
+
+// triageMark is one Slack action on an incident, as its marker shows it.
+type triageMark struct {
+	By          string
+	At          time.Time
+	Until       time.Time // a silence's end
+	Unconfirmed bool      // an escalation PagerDuty did not confirm
+}
+
+// Loudness is the action the incident is listed and counted as: a
+// ticket escalated from Slack pages (PagerDuty holds the escalation's
+// page), so it is listed and counted with the pages.
+func (v incidentView) Loudness() alert.Action {
+	if v.Slack != nil && v.Slack.Escalated != nil && alert.Rank(alert.ActionPage) > alert.Rank(v.Action) {
+		return alert.ActionPage
+	}
+	return v.Action
 }
 
 // incidentSet groups decision entries, fed newest first, by incident,
@@ -54,7 +90,10 @@ type incidentView struct {
 // more than that: the overview feeds it the window's decisions one at a
 // time.
 type incidentSet struct {
-	keep  int
+	keep int
+	// now is when the page is built: a silence that ended by then is not
+	// shown.
+	now   time.Time
 	byKey map[string]*incidentAgg
 	order []*incidentAgg
 	// seen holds the alerts met (incident and fingerprint).
@@ -69,6 +108,14 @@ type incidentAgg struct {
 	alerts int
 	// deliveries are keyed by receiver and integration.
 	deliveries map[[2]string]*deliveryView
+	// replays are the newest replay of a dead letter (journal.KindReplay)
+	// per receiver and integration (nil until one is met).
+	replays map[[2]string]*replayView
+	// summaryFiring says Summary is a firing alert's.
+	summaryFiring bool
+	// silenceSeen says the newest silence or unsilence was met (they are
+	// fed newest first): an older one says nothing of now.
+	silenceSeen bool
 }
 
 // deliveryAt is a delivery and the time of the entry that recorded it:
@@ -90,6 +137,17 @@ type deliveryView struct {
 	// Latest is the newest outcome when it is not the one above; nil when
 	// it is.
 	Latest *deliveryAt
+	// Replay is the newest replay of a dead letter to this integration
+	// (journal.KindReplay): sent or failed, when, by which replica and
+	// how (console, CLI); nil when none was.
+	Replay *replayView
+}
+
+// replayView is a dead letter's replay as the deliveries show it.
+type replayView struct {
+	deliveryAt
+	Replica string
+	journal.Replay
 }
 
 // outcomeRank orders the delivery outcomes by what on-call must see first
@@ -135,8 +193,8 @@ func (a *incidentAgg) addDelivery(d journal.Delivery, t time.Time) {
 	v.deliveryAt = deliveryAt{Delivery: d, At: t}
 }
 
-func newIncidentSet(keep int) *incidentSet {
-	return &incidentSet{keep: keep, byKey: map[string]*incidentAgg{}, seen: map[[2]string]struct{}{}, strings: map[string]string{}}
+func newIncidentSet(keep int, now time.Time) *incidentSet {
+	return &incidentSet{keep: keep, now: now, byKey: map[string]*incidentAgg{}, seen: map[[2]string]struct{}{}, strings: map[string]string{}}
 }
 
 // alertRow is what the overview and an incident's page show of an alert:
@@ -152,6 +210,12 @@ type alertRow struct {
 	StartsAt, EndsAt               time.Time
 	// At is the latest entry's time: when the router decided it.
 	At time.Time
+	// Text is what the incident's page shows of the alert's annotations:
+	// its summary and description (bounded), its runbook and dashboard
+	// links (http(s) only), and its other annotations; nil on the
+	// overview, whose summaries leave the annotations out (a pointer: the
+	// overview keeps thousands of rows).
+	Text *annotated
 }
 
 // ResolvedAt returns when a resolved alert resolved: its endsAt, or, when
@@ -172,7 +236,8 @@ func (s *incidentSet) row(e *journal.Entry) alertRow {
 		Tier: s.intern(e.Decision.Tier), Reasons: s.interned(e.Decision.Reasons)}
 	return alertRow{Alertname: s.intern(e.Alertname), Fingerprint: e.Fingerprint, Status: s.intern(e.Status),
 		Suppressed: e.Suppressed, Muted: e.Muted, Decision: d, Hints: s.interned(e.Hints),
-		Labels: e.Labels, GeneratorURL: e.GeneratorURL, StartsAt: e.StartsAt, EndsAt: e.EndsAt, At: e.Time}
+		Labels: e.Labels, GeneratorURL: e.GeneratorURL, StartsAt: e.StartsAt, EndsAt: e.EndsAt, At: e.Time,
+		Text: annotationsOf(e.Annotations)}
 }
 
 func (s *incidentSet) intern(v string) string {
@@ -247,6 +312,7 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	for _, d := range e.Deliveries {
 		a.addDelivery(d, e.Time)
 	}
+	a.summarize(e, e.Annotations["summary"])
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
 	if _, ok := s.seen[k]; ok {
 		return // an older entry of an alert already counted
@@ -283,12 +349,14 @@ func (s *incidentSet) views(open bool) []incidentView {
 		for _, k := range slices.SortedFunc(maps.Keys(a.deliveries), func(x, y [2]string) int {
 			return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 		}) {
-			inc.Deliveries = append(inc.Deliveries, *a.deliveries[k])
+			d := *a.deliveries[k]
+			d.Replay = a.replays[k]
+			inc.Deliveries = append(inc.Deliveries, d)
 		}
 		out = append(out, inc)
 	}
 	slices.SortStableFunc(out, func(a, b incidentView) int {
-		return cmp.Or(boolRank(a.Unknown)-boolRank(b.Unknown), alert.Rank(b.Action)-alert.Rank(a.Action), b.Last.Compare(a.Last))
+		return cmp.Or(boolRank(a.Unknown)-boolRank(b.Unknown), alert.Rank(b.Loudness())-alert.Rank(a.Loudness()), b.Last.Compare(a.Last))
 	})
 	return out
 }
@@ -300,9 +368,9 @@ func (s *incidentSet) closed() (paged, ticketed int) {
 	for _, a := range s.order {
 		switch {
 		case a.view.Open, a.view.Unknown:
-		case a.view.Action == alert.ActionPage:
+		case a.view.Loudness() == alert.ActionPage:
 			paged++
-		case a.view.Action == alert.ActionTicket:
+		case a.view.Loudness() == alert.ActionTicket:
 			ticketed++
 		}
 	}

@@ -50,7 +50,7 @@ func TestAnIncidentShowsTheDeliveryThatMatters(t *testing.T) {
 			want:  "failed", at: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newIncidentSet(0)
+			s := newIncidentSet(0, time.Time{})
 			for i := len(tc.steps) - 1; i >= 0; i-- { // fed newest first
 				st := tc.steps[i]
 				s.add(&journal.Entry{Kind: journal.KindDecision, Time: t0.Add(time.Duration(i) * time.Minute), Incident: "inc",
