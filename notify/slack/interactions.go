@@ -640,7 +640,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
 			log.Warn("action not taken: alertrouter delivered no open page of the incident to PagerDuty")
-			t.ephemeral(ctx, secret, cb, fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is a dead letter in the console or `router dead-letters list` — a replayed one is held open again at the alert's next webhook) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident)))
+			t.ephemeral(ctx, secret, cb, fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list` — a replayed one is held open again at the alert's next webhook) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident)))
 			return
 		}
 	}
