@@ -233,14 +233,8 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 	}
 	var idx []int
 	var keys []string
-	for i := 0; i < len(trs); {
-		a := trs[i].res.Alert
-		j := i
-		for j < len(trs) && trs[j].res == trs[i].res {
-			j++
-		}
-		from := i
-		i = j
+	for from, j := range alertRuns(trs) {
+		a := trs[from].res.Alert
 		if a.Firing() && slices.Contains(found[from:j], true) || !a.Firing() && !slices.Contains(found[from:j], false) {
 			continue
 		}

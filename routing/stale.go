@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"iter"
 	"slices"
 	"time"
 
@@ -109,14 +110,8 @@ func skipStale(trs []*transition, steps []dedup.Step, stale map[*alert.Result]bo
 // one Alertmanager still holds is sent as before.
 func (p *Pipeline) laggingCopies(trs []*transition, steps []dedup.Step, found []bool, flap flapRead, now time.Time) []time.Time {
 	var out []time.Time
-	for i := 0; i < len(trs); {
-		a := trs[i].res.Alert
-		j := i
-		for j < len(trs) && trs[j].res == trs[i].res {
-			j++
-		}
-		from := i
-		i = j
+	for from, j := range alertRuns(trs) {
+		a := trs[from].res.Alert
 		if !a.Firing() || slices.Contains(found[from:j], true) || a.HasFlag(alert.FlagFingerprint) {
 			continue
 		}
@@ -138,4 +133,21 @@ func (p *Pipeline) laggingCopies(trs []*transition, steps []dedup.Step, found []
 		}
 	}
 	return out
+}
+
+// alertRuns yields the bounds [from, to) of each run of trs' transitions
+// of one alert (they are built alert by alert, an integration each).
+func alertRuns(trs []*transition) iter.Seq2[int, int] {
+	return func(yield func(int, int) bool) {
+		for i := 0; i < len(trs); {
+			j := i + 1
+			for j < len(trs) && trs[j].res == trs[i].res {
+				j++
+			}
+			if !yield(i, j) {
+				return
+			}
+			i = j
+		}
+	}
 }

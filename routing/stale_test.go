@@ -12,6 +12,7 @@ import (
 	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -30,6 +31,23 @@ func postToAM(t *testing.T, url string, labels map[string]string, startsAt, ends
 	}
 }
 
+// askingAlertmanager starts a real Alertmanager and a pipeline with flap
+// damping that asks it whether a firing after its resolve still fires.
+func askingAlertmanager(t *testing.T) (*amtest.Alertmanager, *env, *routing.Pipeline) {
+	t.Helper()
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	client, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	p.FiringAlerts = client.Fingerprints
+	return am, e, p
+}
+
 // In an Alertmanager HA pair, a peer that flushed the group while the
 // alert still fired waits its peer_timeout and sends that firing after the
 // other peer sent the resolve: the same startsAt, after a notified
@@ -41,16 +59,7 @@ func postToAM(t *testing.T, url string, labels map[string]string, startsAt, ends
 // still holds it: that firing pages, as it does when Alertmanager cannot
 // be asked.
 func TestAStaleFiringFromALaggingAlertmanagerPeerDoesNotPageAgain(t *testing.T) {
-	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
-	client, err := amsilence.New(amsilence.Config{URL: am.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t)
-	p := e.pipeline()
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
-	p.FiringAlerts = client.Fingerprints
+	am, e, p := askingAlertmanager(t)
 
 	a := tAlert("TTFTHigh", "firing", "page")
 	start := e.clock.Now().Add(-5 * time.Minute)
@@ -104,16 +113,7 @@ func TestAStaleFiringFromALaggingAlertmanagerPeerDoesNotPageAgain(t *testing.T) 
 // Alertmanager is asked, and one it no longer holds is not sent (its
 // resolve then finds nothing to resolve); one it still holds is.
 func TestALaggingPeersCopyUnderItsOwnStartDoesNotPageAgain(t *testing.T) {
-	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
-	client, err := amsilence.New(amsilence.Config{URL: am.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := newEnv(t)
-	p := e.pipeline()
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
-	p.FiringAlerts = client.Fingerprints
+	am, e, p := askingAlertmanager(t)
 	pdEvents := func(kind alert.Kind) int {
 		n := 0
 		for _, x := range e.pd.notifications() {
