@@ -624,23 +624,22 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	// yet: while the dispatch core's trigger is in flight, wait for it.
 	// (An escalation's page was triggered by its click, and confirmed.)
 	if (b.action == ActionAck || b.action == ActionResolve) && !st.Escalated {
-		switch confirmed, held := t.pageConfirmed(ctx, c); {
-		case !confirmed:
+		if confirmed, held := t.pageConfirmed(ctx, c); !confirmed || !held {
+			why, answer := "the incident's page is still being sent to PagerDuty",
+				fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident))
+			if confirmed {
+				// The trigger failed (a refused routing key: a dead
+				// letter) or the incident closed: PagerDuty drops an
+				// acknowledge or resolve of a page it does not hold, and
+				// Slack would say the page was handled — a replay of the
+				// dead letter then paged on-call for it.
+				why, answer = "alertrouter delivered no open page of the incident to PagerDuty",
+					fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list` — a replayed one is held open again at the alert's next webhook) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident))
+			}
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
-			log.Warn("action not taken: the incident's page is still being sent to PagerDuty")
-			t.ephemeral(ctx, secret, cb, fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident)))
-			return
-		case !held:
-			// The trigger failed (a refused routing key: a dead letter)
-			// or the incident closed: PagerDuty drops an acknowledge or
-			// resolve of a page it does not hold, and Slack would say the
-			// page was handled — a replay of the dead letter then paged
-			// on-call for it.
-			t.release(reqKey, token)
-			t.o.Metrics.count(b.action, OutcomeFailed)
-			log.Warn("action not taken: alertrouter delivered no open page of the incident to PagerDuty")
-			t.ephemeral(ctx, secret, cb, fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list` — a replayed one is held open again at the alert's next webhook) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident)))
+			log.Warn("action not taken: " + why)
+			t.ephemeral(ctx, secret, cb, answer)
 			return
 		}
 	}

@@ -28,11 +28,7 @@ func TestAClickBeforePagerDutyHasThePageDoesNothingAndSaysSo(t *testing.T) {
 	for _, action := range []string{slack.ActionAck, slack.ActionResolve} {
 		t.Run(action, func(t *testing.T) {
 			e := newTriageEnv(t, alert.ActionPage, nil)
-			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Metrics: slack.NewTriageMetrics(e.reg)})
-			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
-				t.Fatal(err)
-			}
-			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			tr := e.pagedTriage(t, slack.NewTriageMetrics(e.reg))
 			// The dispatch core's trigger of the page, in flight.
 			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
 			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
@@ -95,11 +91,7 @@ func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 	for _, action := range []string{slack.ActionAck, slack.ActionResolve} {
 		t.Run(action, func(t *testing.T) {
 			e := newTriageEnv(t, alert.ActionPage, nil)
-			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Metrics: slack.NewTriageMetrics(e.reg)})
-			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
-				t.Fatal(err)
-			}
-			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			tr := e.pagedTriage(t, slack.NewTriageMetrics(e.reg))
 			// The store's state began before the message was posted.
 			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
 				t.Fatal(err)
@@ -143,15 +135,23 @@ func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 func TestAClickAfterTheStoreLostItsStateActs(t *testing.T) {
 	incident := "llm-inference-gpu/chat/TTFT"
 	e := newTriageEnv(t, alert.ActionPage, nil)
-	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond})
-	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
-		t.Fatal(err)
-	}
-	tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+	tr := e.pagedTriage(t, nil)
 	// No page state, and the store's epoch (marked by the click's read:
 	// now) after the message's ts.
 	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 	if got := e.pd.Count("acknowledge", pagerduty.DedupKey(incident)); got != 1 {
 		t.Fatalf("PagerDuty got %d acknowledges after the store lost its state, want 1 (answers %+v)", got, e.h.srv.Responses())
 	}
+}
+
+// pagedTriage is a triage handler whose parent pages through PagerDuty's
+// pagerduty/0 (PagedThrough), waiting at most 50ms for its trigger.
+func (e *triageEnv) pagedTriage(t *testing.T, metrics *slack.TriageMetrics) *slack.Triage {
+	t.Helper()
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Metrics: metrics})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+	return tr
 }
