@@ -163,14 +163,26 @@ func (a *incidentAgg) triage(e *journal.Entry, now time.Time) {
 		if v.HandResolved == nil {
 			v.HandResolved = m
 		}
-	case journal.TriageSilence, journal.TriageUnsilence:
-		if a.silenceSeen {
-			return // an older one: the newest says what holds
+	case journal.TriageUnsilence:
+		// Newer than the silences it expired (fed newest first).
+		if a.unsilenced == nil {
+			a.unsilenced = map[string]bool{}
 		}
-		a.silenceSeen = true
-		if t.Action == journal.TriageSilence && (now.IsZero() || t.Until.After(now)) {
-			v.Silenced = m
+		for id := range strings.SplitSeq(t.Silence, ",") {
+			a.unsilenced[id] = true
 		}
+	case journal.TriageSilence:
+		// The newest silence still lasting, none of its ids expired: an
+		// unsilence of the message's silence leaves the slash command's.
+		if v.Silenced != nil || !now.IsZero() && !t.Until.After(now) {
+			return
+		}
+		for id := range strings.SplitSeq(t.Silence, ",") {
+			if a.unsilenced[id] {
+				return
+			}
+		}
+		v.Silenced = m
 	}
 }
 

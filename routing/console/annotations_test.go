@@ -190,4 +190,68 @@ func TestAReplayedDeadLetterShowsTheReplayBesideIt(t *testing.T) {
 			t.Errorf("GET %s: the dead letter shows %s, %s; want the replay sent beside it", path, m[1], m[2])
 		}
 	}
+	// A later firing failed for good too (review R12a): the replay sent
+	// the earlier dead letter, not this one, and is not shown beside it.
+	later := failed
+	later.Time = e.now.Add(time.Minute)
+	e.writer.Write(later)
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	code, body := get(t, srv, console.IncidentPath(dl.DeadLetter.Incident))
+	if m := pd.FindStringSubmatch(body); code != http.StatusOK || m == nil || m[1] != journal.OutcomeDeadLetter || strings.Contains(m[2], "replayed") {
+		t.Errorf("a dead letter newer than the replay: %d %q, want it shown without the replay", code, m)
+	}
+}
+
+// started is probe firing since start, journaled at at.
+func started(at, start time.Time, incident, fp string) journal.Entry {
+	e := probe(at, incident, fp, "firing", alert.ActionPage)
+	e.StartsAt = start
+	return e
+}
+
+// Review R12a: the marks are of the incident's current episode. An
+// acknowledgement before a resolve and a re-fire was shown on a page nobody
+// acknowledged; after a resolve by hand, an alert joining re-paged while the
+// console still said acknowledged and resolved; an Unsilence of the
+// message's silence hid the slash command's, still muting the alerts.
+func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
+	e := newEnv(t)
+	now := e.now
+	e.writer.Write(
+		// api: acknowledged, resolved, firing again since -10m.
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "api/page", "00000000000000c1"),
+		triageEntry(now.Add(-50*time.Minute), "api/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		probe(now.Add(-40*time.Minute), "api/page", "00000000000000c1", "resolved", alert.ActionPage),
+		started(now.Add(-10*time.Minute), now.Add(-10*time.Minute), "api/page", "00000000000000c1"),
+		// vault: acknowledged and resolved by hand; another alert joined.
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "vault/page", "00000000000000c2"),
+		triageEntry(now.Add(-40*time.Minute), "vault/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		triageEntry(now.Add(-30*time.Minute), "vault/page", journal.Triage{Action: journal.TriageResolve, UserID: "U2", UserName: "bob"}),
+		started(now.Add(-20*time.Minute), now.Add(-20*time.Minute), "vault/page", "00000000000000c3"),
+		// db: the message's silence unsilenced, the slash command's lasts.
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "db/page", "00000000000000c4"),
+		triageEntry(now.Add(-30*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U1", UserName: "alice", Silence: "s-1", Until: now.Add(time.Hour)}),
+		triageEntry(now.Add(-25*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U2", UserName: "bob", Silence: "s-2", Until: now.Add(2 * time.Hour), Command: true}),
+		triageEntry(now.Add(-20*time.Minute), "db/page", journal.Triage{Action: journal.TriageUnsilence, UserID: "U1", UserName: "alice", Silence: "s-1"}),
+	)
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	code, body := get(t, srv, "/")
+	if code != http.StatusOK {
+		t.Fatalf("overview: %d", code)
+	}
+	c := cards(body)
+	for key, bad := range map[string]string{"api/page": "acknowledged", "vault/page": "by hand"} {
+		if strings.Contains(c[key], bad) || key == "vault/page" && strings.Contains(c[key], "acknowledged") {
+			t.Errorf("the card of %s shows a mark of an earlier episode:\n%s", key, c[key])
+		}
+	}
+	if want := `silenced by <bdi>bob</bdi> until ` + clock(now.Add(2*time.Hour)); !strings.Contains(c["db/page"], want) {
+		t.Errorf("the card of db/page lacks %q (the slash command's silence lasts):\n%s", want, c["db/page"])
+	}
 }

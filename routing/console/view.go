@@ -113,9 +113,42 @@ type incidentAgg struct {
 	replays map[[2]string]*replayView
 	// summaryFiring says Summary is a firing alert's.
 	summaryFiring bool
-	// silenceSeen says the newest silence or unsilence was met (they are
-	// fed newest first): an older one says nothing of now.
-	silenceSeen bool
+	// unsilenced are the silence ids an unsilence met so far expired
+	// (triage entries are fed newest first).
+	unsilenced map[string]bool
+	// firingSince and newestStart are the earliest and latest start of the
+	// alerts whose newest entry fires: the incident's current episode
+	// began at firingSince, and an alert joined it at newestStart.
+	firingSince, newestStart time.Time
+	// settled says stale marks were dropped (settleMarks).
+	settled bool
+}
+
+// settleMarks drops the Slack marks that say nothing of the incident's
+// current episode: of an open incident, those older than its firing
+// alerts' earliest start (an acknowledgement or escalation of an earlier
+// episode, before a resolve and a re-fire, was shown on a page nobody
+// acknowledged, and listed a new ticket with the pages), and once an alert
+// joined after a resolve by hand (PagerDuty paged again) that resolve and
+// every mark before the alert's start.
+func (a *incidentAgg) settleMarks() {
+	v := a.view.Slack
+	if a.settled || v == nil || !a.view.Open {
+		a.settled = true
+		return
+	}
+	a.settled = true
+	cut := a.firingSince
+	if hr := v.HandResolved; hr != nil && a.newestStart.After(hr.At) {
+		cut = a.newestStart
+	}
+	c := *v
+	for _, m := range []**triageMark{&c.Acked, &c.Escalated, &c.Silenced, &c.HandResolved} {
+		if *m != nil && (*m).At.Before(cut) {
+			*m = nil
+		}
+	}
+	a.view.Slack = &c
 }
 
 // deliveryAt is a delivery and the time of the entry that recorded it:
@@ -325,6 +358,14 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	if e.Status == "firing" && e.Decision.Action != alert.ActionNone {
 		inc.Open = true
 	}
+	if e.Status == "firing" && !e.StartsAt.IsZero() {
+		if a.firingSince.IsZero() || e.StartsAt.Before(a.firingSince) {
+			a.firingSince = e.StartsAt
+		}
+		if e.StartsAt.After(a.newestStart) {
+			a.newestStart = e.StartsAt
+		}
+	}
 	if alert.Rank(e.Decision.Action) > alert.Rank(inc.Action) || inc.Action == "" {
 		inc.Action = e.Decision.Action
 	}
@@ -343,6 +384,7 @@ func (s *incidentSet) views(open bool) []incidentView {
 		if open && !a.view.Open && !a.view.Unknown {
 			continue
 		}
+		a.settleMarks()
 		inc := a.view
 		inc.More = a.alerts - len(inc.Alerts)
 		inc.MutedReceivers = slices.DeleteFunc(slices.Clone(inc.MutedReceivers), func(r string) bool { return slices.Contains(inc.Receivers, r) })
@@ -350,7 +392,12 @@ func (s *incidentSet) views(open bool) []incidentView {
 			return cmp.Or(cmp.Compare(x[0], y[0]), cmp.Compare(x[1], y[1]))
 		}) {
 			d := *a.deliveries[k]
-			d.Replay = a.replays[k]
+			// A replay is shown beside the outcome it followed: one older
+			// than the delivery shown replayed an earlier dead letter, and
+			// "sent" beside a later one never replayed read as handled.
+			if r := a.replays[k]; r != nil && !r.At.Before(d.At) {
+				d.Replay = r
+			}
 			inc.Deliveries = append(inc.Deliveries, d)
 		}
 		out = append(out, inc)
@@ -366,6 +413,7 @@ func (s *incidentSet) views(open bool) []incidentView {
 // neither).
 func (s *incidentSet) closed() (paged, ticketed int) {
 	for _, a := range s.order {
+		a.settleMarks()
 		switch {
 		case a.view.Open, a.view.Unknown:
 		case a.view.Loudness() == alert.ActionPage:
