@@ -125,6 +125,22 @@ func TestRevokedSlackTokenDeadLetterReplaysOnceAfterTheFix(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "nothing sent") || len(slack.Messages()) != 1 {
 		t.Fatalf("second replay: exit %d, %q, %d messages", code, out, len(slack.Messages()))
 	}
+	// Both replays that tried are journaled — the revoked token's failed,
+	// the fixed one's sent —, and exported by their kind (the flag refused
+	// `replay` and `triage`).
+	code, out, errs = runMain(t, "--config.file="+cfgFile, "journal", "export", "--since", "1h", "--kind", "replay")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var outcomes []string
+	for _, l := range lines {
+		var replay journal.Entry
+		if json.Unmarshal([]byte(l), &replay) != nil || replay.Kind != journal.KindReplay || replay.Replay == nil || replay.Replay.DeadLetter != id || len(replay.Deliveries) != 1 {
+			t.Fatalf("journal export --kind replay: %q is no replay of %s", l, id)
+		}
+		outcomes = append(outcomes, replay.Deliveries[0].Outcome)
+	}
+	if code != 0 || strings.Join(outcomes, ",") != journal.OutcomeFailed+","+journal.OutcomeSent {
+		t.Fatalf("journal export --kind replay: exit %d, outcomes %v, %q; want failed then sent", code, outcomes, errs)
+	}
 }
 
 func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
