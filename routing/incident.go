@@ -46,6 +46,13 @@ func serviceOf(get LabelFunc) (service, exporter string) {
 	// such alert alike.
 	for _, f := range [...]string{"destination_canonical_service", "destination_service_name", "destination_workload"} {
 		if v := get(f); v != "" && !istioPlaceholder(v) {
+			// A request that reached no server sidecar names its
+			// destination by the Service's host name
+			// (payments.shop.svc.cluster.local) beside the placeholder:
+			// the same service as its short name.
+			if host, _, ok := strings.Cut(v, ".svc"); ok && strings.Contains(host, ".") {
+				v, _, _ = strings.Cut(host, ".")
+			}
 			return v, ""
 		}
 	}
@@ -318,8 +325,15 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		for _, name := range groupBy {
 			v := get(name)
 			if name == "service" && (v == "" || collectorJob(v, get) && get("kpi") != "UP") {
+				label := v
 				v, exporter = serviceOf(get)
 				noService = v == ""
+				if exporter != "" && label != "" {
+					// The exporter's own Service (snmp-exporter-dc1 under
+					// Prometheus Operator's jobLabel job="snmp-exporter")
+					// tells it from another better than the job.
+					exporter = label
+				}
 			}
 			values = append(values, v)
 		}
@@ -334,12 +348,14 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			}
 			b.WriteString(v)
 		}
+		if exporter != "" {
+			// With a configured grouping too: the exporter was the
+			// service there before, and two fleets' pages stayed apart.
+			writeScope(&b, "exporter", exporter)
+		}
 		datasource := ""
 		if len(scope) > 0 {
 			datasource = datasourceErrorScope(r, alertname, get)
-			if exporter != "" {
-				writeScope(&b, "exporter", exporter)
-			}
 		}
 		for _, name := range scope {
 			var v string
