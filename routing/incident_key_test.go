@@ -1,6 +1,7 @@
 package routing_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/routing"
@@ -31,5 +32,35 @@ func TestConfiguredGroupByLeadsAServicelessKeyWithTheAlertname(t *testing.T) {
 				t.Errorf("group_by %v, %s: key %q, want %q", tc.groupBy, name, got, tc.want[i])
 			}
 		}
+	}
+}
+
+// Review R12b: an exporter that is no service still scopes the key with a
+// configured group_by (two snmp jobs' SnmpTargetDown were one key there, a
+// page lost), and is named by its own Service when it has one (two
+// snmp_exporter Services under Prometheus Operator's jobLabel share the job
+// snmp-exporter); an Istio destination named by its Service's host name is
+// the service its short name names (one outage, two series, two pages).
+func TestExportersAndIstioHostNamesKeepTheirIncidents(t *testing.T) {
+	r := &alert.Result{Classification: alert.Classification{Sector: "llm-inference-network"}}
+	key := func(groupBy, scope []string, kv ...string) string {
+		l := map[string]string{"alertname": "SnmpTargetDown", "sector": "llm-inference-network"}
+		for i := 0; i < len(kv); i += 2 {
+			l[kv[i]] = kv[i+1]
+		}
+		return routing.IncidentKey(r, groupBy, scope, func(k string) string { return l[k] })
+	}
+	configured := []string{"sector", "service", "kpi", "cluster", "namespace"}
+	if a, b := key(configured, nil, "job", "snmp_if_mib", "cluster", "prod"), key(configured, nil, "job", "snmp_apcups", "cluster", "prod"); a == b {
+		t.Errorf("two snmp jobs share the key %q under a configured group_by", a)
+	}
+	if a, b := key(routing.DefaultGroupBy, routing.DefaultScope, "job", "snmp-exporter", "service", "snmp-exporter-dc1"),
+		key(routing.DefaultGroupBy, routing.DefaultScope, "job", "snmp-exporter", "service", "snmp-exporter-dc2"); a == b || !strings.Contains(a, "exporter=snmp-exporter-dc1") {
+		t.Errorf("two exporter Services of one job: keys %q and %q, want them apart by the Service", a, b)
+	}
+	a := key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "payments", "destination_service_name", "payments")
+	b := key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "unknown", "destination_service_name", "payments.shop.svc.cluster.local")
+	if a != b || !strings.Contains(a, "/payments/") {
+		t.Errorf("one Istio service's two series: keys %q and %q, want one naming payments", a, b)
 	}
 }
