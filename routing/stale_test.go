@@ -213,3 +213,37 @@ func TestAFiringLongAfterItsResolveIsSentWithoutAsking(t *testing.T) {
 		t.Errorf("a firing 10m after its resolve: %d notifications, Alertmanager asked %d times; want its page, unasked", len(got), asked)
 	}
 }
+
+// The journal's deliveries say which notification closed an incident and
+// which paged PagerDuty again after a resolve by hand: the console tells an
+// incident's current episode by them (review R13a: alerts' starts did not —
+// an alert released from a silence fires with an old start).
+func TestDeliveriesSayWhenAnIncidentClosed(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	rec := &recorder{}
+	p.Recorder = rec
+	a := tAlert("LedgerDown", "firing", "page")
+	mustProcess(t, p, a)
+	closed := func() (n int) {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, r := range rec.results {
+			for _, d := range r.Deliveries {
+				if d.Closed {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	if n := closed(); n != 0 {
+		t.Fatalf("the firing's deliveries say closed %d times", n)
+	}
+	resolved := a
+	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	if n := closed(); n == 0 {
+		t.Fatalf("the resolve that closed the incident: no delivery says closed (%v)", rec.outcomes())
+	}
+}

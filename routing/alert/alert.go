@@ -257,6 +257,12 @@ type Delivery struct {
 	// Attempts counts the notifier's sends, retries included (0: none
 	// counted, e.g. deduplicated).
 	Attempts int `json:"attempts,omitempty"`
+	// Closed: the notification closed the incident at the integration
+	// (Notification.IncidentResolved); Repaged: it paged PagerDuty again
+	// after a resolve by hand (Notification.Repaged). The console tells
+	// the incident's current episode by them.
+	Closed  bool `json:"closed,omitempty"`
+	Repaged bool `json:"repaged,omitempty"`
 }
 
 // LiveSLO is the live state of an alert's SLO, as notifications show it.

@@ -204,6 +204,19 @@ func TestAReplayedDeadLetterShowsTheReplayBesideIt(t *testing.T) {
 	}
 }
 
+// closing gives e the PagerDuty delivery that closed its incident.
+func closing(e journal.Entry) journal.Entry {
+	e.Deliveries = []journal.Delivery{{Receiver: "oncall", Integration: "pagerduty/0", Outcome: journal.OutcomeSent, Closed: true}}
+	return e
+}
+
+// repaging gives e the PagerDuty delivery that paged again after a
+// resolve by hand.
+func repaging(e journal.Entry) journal.Entry {
+	e.Deliveries = []journal.Delivery{{Receiver: "oncall", Integration: "pagerduty/0", Outcome: journal.OutcomeSent, Repaged: true}}
+	return e
+}
+
 // started is probe firing since start, journaled at at.
 func started(at, start time.Time, incident, fp string) journal.Entry {
 	e := probe(at, incident, fp, "firing", alert.ActionPage)
@@ -211,7 +224,11 @@ func started(at, start time.Time, incident, fp string) journal.Entry {
 	return e
 }
 
-// Review R12a: the marks are of the incident's current episode. An
+// Reviews R12a and R13a: the marks are of the incident's current episode,
+// as the notifications that closed it and paged again after a resolve by
+// hand say — not alerts' starts (an alert released from a silence fires
+// with an old start; one joining a page PagerDuty keeps acknowledged moves
+// nothing). An
 // acknowledgement before a resolve and a re-fire was shown on a page nobody
 // acknowledged; after a resolve by hand, an alert joining re-paged while the
 // console still said acknowledged and resolved; an Unsilence of the
@@ -223,13 +240,26 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		// api: acknowledged, resolved, firing again since -10m.
 		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "api/page", "00000000000000c1"),
 		triageEntry(now.Add(-50*time.Minute), "api/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
-		probe(now.Add(-40*time.Minute), "api/page", "00000000000000c1", "resolved", alert.ActionPage),
+		closing(probe(now.Add(-40*time.Minute), "api/page", "00000000000000c1", "resolved", alert.ActionPage)),
 		started(now.Add(-10*time.Minute), now.Add(-10*time.Minute), "api/page", "00000000000000c1"),
 		// vault: acknowledged and resolved by hand; another alert joined.
 		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "vault/page", "00000000000000c2"),
 		triageEntry(now.Add(-40*time.Minute), "vault/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
 		triageEntry(now.Add(-30*time.Minute), "vault/page", journal.Triage{Action: journal.TriageResolve, UserID: "U2", UserName: "bob"}),
-		started(now.Add(-20*time.Minute), now.Add(-20*time.Minute), "vault/page", "00000000000000c3"),
+		repaging(started(now.Add(-20*time.Minute), now.Add(-20*time.Minute), "vault/page", "00000000000000c3")),
+		// pay: acknowledged; another alert joined (PagerDuty keeps it
+		// acknowledged), the first resolved: still acknowledged.
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "pay/page", "00000000000000c5"),
+		triageEntry(now.Add(-40*time.Minute), "pay/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		started(now.Add(-30*time.Minute), now.Add(-30*time.Minute), "pay/page", "00000000000000c6"),
+		probe(now.Add(-20*time.Minute), "pay/page", "00000000000000c5", "resolved", alert.ActionPage),
+		// mq: an alert released from a silence joins with an old start
+		// after the incident closed: the acknowledgement was of the
+		// closed episode.
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "mq/page", "00000000000000c7"),
+		triageEntry(now.Add(-50*time.Minute), "mq/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		closing(probe(now.Add(-40*time.Minute), "mq/page", "00000000000000c7", "resolved", alert.ActionPage)),
+		started(now.Add(-5*time.Minute), now.Add(-55*time.Minute), "mq/page", "00000000000000c8"),
 		// db: the message's silence unsilenced, the slash command's lasts.
 		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "db/page", "00000000000000c4"),
 		triageEntry(now.Add(-30*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U1", UserName: "alice", Silence: "s-1", Until: now.Add(time.Hour)}),
@@ -246,7 +276,10 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		t.Fatalf("overview: %d", code)
 	}
 	c := cards(body)
-	for key, bad := range map[string]string{"api/page": "acknowledged", "vault/page": "by hand"} {
+	if !strings.Contains(c["pay/page"], "acknowledged by") {
+		t.Errorf("the card of pay/page lost its acknowledgement (PagerDuty keeps it):\n%s", c["pay/page"])
+	}
+	for key, bad := range map[string]string{"api/page": "acknowledged", "vault/page": "by hand", "mq/page": "acknowledged"} {
 		if strings.Contains(c[key], bad) || key == "vault/page" && strings.Contains(c[key], "acknowledged") {
 			t.Errorf("the card of %s shows a mark of an earlier episode:\n%s", key, c[key])
 		}

@@ -116,21 +116,24 @@ type incidentAgg struct {
 	// unsilenced are the silence ids an unsilence met so far expired
 	// (triage entries are fed newest first).
 	unsilenced map[string]bool
-	// firingSince and newestStart are the earliest and latest start of the
-	// alerts whose newest entry fires: the incident's current episode
-	// began at firingSince, and an alert joined it at newestStart.
-	firingSince, newestStart time.Time
+	// closedAt is when a notification last closed the incident (a
+	// delivery journaled Closed): its current episode began after it.
+	// repagedAt is when PagerDuty was last paged again after a resolve by
+	// hand (Repaged).
+	closedAt, repagedAt time.Time
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
 }
 
 // settleMarks drops the Slack marks that say nothing of the incident's
-// current episode: of an open incident, those older than its firing
-// alerts' earliest start (an acknowledgement or escalation of an earlier
+// current episode: of an open incident, those older than the notification
+// that last closed it (an acknowledgement or escalation of an earlier
 // episode, before a resolve and a re-fire, was shown on a page nobody
-// acknowledged, and listed a new ticket with the pages), and once an alert
-// joined after a resolve by hand (PagerDuty paged again) that resolve and
-// every mark before the alert's start.
+// acknowledged, and listed a new ticket with the pages), and, once
+// PagerDuty was paged again after a resolve by hand, that resolve and the
+// acknowledgements before the re-page. A silence is no episode's: it holds
+// until it ends or is unsilenced. Alerts' starts say nothing of episodes
+// (an alert released from a silence fires with an old start).
 func (a *incidentAgg) settleMarks() {
 	v := a.view.Slack
 	if a.settled || v == nil || !a.view.Open {
@@ -138,14 +141,16 @@ func (a *incidentAgg) settleMarks() {
 		return
 	}
 	a.settled = true
-	cut := a.firingSince
-	if hr := v.HandResolved; hr != nil && a.newestStart.After(hr.At) {
-		cut = a.newestStart
-	}
 	c := *v
-	for _, m := range []**triageMark{&c.Acked, &c.Escalated, &c.Silenced, &c.HandResolved} {
-		if *m != nil && (*m).At.Before(cut) {
+	for _, m := range []**triageMark{&c.Acked, &c.Escalated, &c.HandResolved} {
+		if *m != nil && (*m).At.Before(a.closedAt) {
 			*m = nil
+		}
+	}
+	if hr := c.HandResolved; hr != nil && a.repagedAt.After(hr.At) {
+		c.HandResolved = nil
+		if c.Acked != nil && c.Acked.At.Before(a.repagedAt) {
+			c.Acked = nil
 		}
 	}
 	a.view.Slack = &c
@@ -344,6 +349,12 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	// update the newer ones.
 	for _, d := range e.Deliveries {
 		a.addDelivery(d, e.Time)
+		if d.Closed && e.Time.After(a.closedAt) {
+			a.closedAt = e.Time
+		}
+		if d.Repaged && e.Time.After(a.repagedAt) {
+			a.repagedAt = e.Time
+		}
 	}
 	a.summarize(e, e.Annotations["summary"])
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
@@ -358,14 +369,7 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	if e.Status == "firing" && e.Decision.Action != alert.ActionNone {
 		inc.Open = true
 	}
-	if e.Status == "firing" && !e.StartsAt.IsZero() {
-		if a.firingSince.IsZero() || e.StartsAt.Before(a.firingSince) {
-			a.firingSince = e.StartsAt
-		}
-		if e.StartsAt.After(a.newestStart) {
-			a.newestStart = e.StartsAt
-		}
-	}
+
 	if alert.Rank(e.Decision.Action) > alert.Rank(inc.Action) || inc.Action == "" {
 		inc.Action = e.Decision.Action
 	}

@@ -48,6 +48,11 @@ type Delivery struct {
 	Latency time.Duration `json:"latency_ns,omitempty"`
 	// Error is the last error ("" on success).
 	Error string `json:"error,omitempty"`
+	// Closed: the notification closed the incident at the integration;
+	// Repaged: it paged PagerDuty again after a resolve by hand (the
+	// console's marks are of the incident's current episode).
+	Closed  bool `json:"closed,omitempty"`
+	Repaged bool `json:"repaged,omitempty"`
 }
 
 // The delivery outcomes.

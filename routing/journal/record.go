@@ -40,7 +40,7 @@ func (w *Writer) Record(msg *alert.Message, results []*alert.Result) {
 		}
 		for _, d := range r.Deliveries {
 			e.Deliveries = append(e.Deliveries, Delivery{Receiver: d.Receiver, Integration: d.Integration,
-				Outcome: deliveryOutcome(d), Attempts: deliveryAttempts(d), Latency: d.Latency, Error: d.Error})
+				Outcome: deliveryOutcome(d), Attempts: deliveryAttempts(d), Latency: d.Latency, Error: d.Error, Closed: d.Closed, Repaged: d.Repaged})
 			e.Deduplicated = e.Deduplicated || d.Outcome == alert.DeliveryDeduplicated
 		}
 		entries = append(entries, e)
