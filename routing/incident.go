@@ -46,14 +46,7 @@ func serviceOf(get LabelFunc) (service, exporter string) {
 	// such alert alike.
 	for _, f := range [...]string{"destination_canonical_service", "destination_service_name", "destination_workload"} {
 		if v := get(f); v != "" && !istioPlaceholder(v) {
-			// A request that reached no server sidecar names its
-			// destination by the Service's host name
-			// (payments.shop.svc.cluster.local) beside the placeholder:
-			// the same service as its short name.
-			if host, _, ok := strings.Cut(v, ".svc"); ok && strings.Contains(host, ".") {
-				v, _, _ = strings.Cut(host, ".")
-			}
-			return v, ""
+			return kubernetesServiceName(v), ""
 		}
 	}
 	job := get("job")
@@ -81,6 +74,18 @@ func serviceOf(get LabelFunc) (service, exporter string) {
 		return get("type"), ""
 	}
 	return job, ""
+}
+
+// kubernetesServiceName returns the Service a Kubernetes Service host
+// name names (payments.shop.svc, payments.shop.svc.cluster.local →
+// payments), else host: a request that reached no server sidecar names its
+// destination so, beside Istio's placeholder, and one outage paged twice.
+func kubernetesServiceName(host string) string {
+	parts := strings.Split(host, ".")
+	if len(parts) >= 3 && parts[2] == "svc" && (len(parts) == 3 || strings.HasSuffix(host, ".cluster.local")) {
+		return parts[0]
+	}
+	return host
 }
 
 // istioPlaceholder reports whether v is a value Istio writes for a
@@ -327,13 +332,20 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 			if name == "service" && (v == "" || collectorJob(v, get) && get("kpi") != "UP") {
 				label := v
 				v, exporter = serviceOf(get)
-				noService = v == ""
-				if exporter != "" && label != "" {
-					// The exporter's own Service (snmp-exporter-dc1 under
-					// Prometheus Operator's jobLabel job="snmp-exporter")
-					// tells it from another better than the job.
-					exporter = label
+				if label != "" {
+					// The exporter's own Service scopes the key too, beside
+					// the job when they differ: two Services under Prometheus
+					// Operator's jobLabel (job="snmp-exporter"), one Service
+					// under two teams' jobs, a Service and a job naming no
+					// exporter — each a page of its own.
+					v = ""
+					if exporter == "" {
+						exporter = label
+					} else if exporter != label {
+						exporter += "," + label
+					}
 				}
+				noService = v == ""
 			}
 			values = append(values, v)
 		}

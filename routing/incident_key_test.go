@@ -55,12 +55,41 @@ func TestExportersAndIstioHostNamesKeepTheirIncidents(t *testing.T) {
 		t.Errorf("two snmp jobs share the key %q under a configured group_by", a)
 	}
 	if a, b := key(routing.DefaultGroupBy, routing.DefaultScope, "job", "snmp-exporter", "service", "snmp-exporter-dc1"),
-		key(routing.DefaultGroupBy, routing.DefaultScope, "job", "snmp-exporter", "service", "snmp-exporter-dc2"); a == b || !strings.Contains(a, "exporter=snmp-exporter-dc1") {
+		key(routing.DefaultGroupBy, routing.DefaultScope, "job", "snmp-exporter", "service", "snmp-exporter-dc2"); a == b || !strings.Contains(a, "snmp-exporter-dc1") {
 		t.Errorf("two exporter Services of one job: keys %q and %q, want them apart by the Service", a, b)
+	}
+	// Review R13b: one Service under two teams' jobs; two Services with no
+	// job, or under a job naming no exporter.
+	for _, pair := range [][2][]string{
+		{{"job", "blackbox-team0", "service", "prometheus-blackbox-exporter"}, {"job", "blackbox-team1", "service", "prometheus-blackbox-exporter"}},
+		{{"service", "snmp-exporter-dc1"}, {"service", "snmp-exporter-dc2"}},
+		{{"job", "network-devices", "service", "snmp-exporter-dc1"}, {"job", "network-devices", "service", "snmp-exporter-dc2"}},
+		{{"job", "kubernetes-service-endpoints", "service", "snmp-exporter-dc1"}, {"job", "kubernetes-service-endpoints", "service", "snmp-exporter-dc2"}},
+	} {
+		for _, groupBy := range [][]string{routing.DefaultGroupBy, configured} {
+			scope := routing.DefaultScope
+			if len(groupBy) != len(routing.DefaultGroupBy) {
+				scope = nil
+			}
+			if a, b := key(groupBy, scope, pair[0]...), key(groupBy, scope, pair[1]...); a == b {
+				t.Errorf("%v and %v share the key %q (group_by %v)", pair[0], pair[1], a, groupBy)
+			}
+		}
 	}
 	a := key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "payments", "destination_service_name", "payments")
 	b := key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "unknown", "destination_service_name", "payments.shop.svc.cluster.local")
 	if a != b || !strings.Contains(a, "/payments/") {
 		t.Errorf("one Istio service's two series: keys %q and %q, want one naming payments", a, b)
+	}
+	// A namespace named svc-prod; external hosts holding a "svc" label.
+	a = key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "checkout")
+	b = key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "IstioHigh5xxRate", "destination_canonical_service", "unknown", "destination_service_name", "checkout.svc-prod.svc.cluster.local")
+	if a != b {
+		t.Errorf("checkout in namespace svc-prod: keys %q and %q, want one", a, b)
+	}
+	a = key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "EgressHighErrorRate", "destination_canonical_service", "unknown", "destination_service_name", "orders.eu.svc.partner-api.com")
+	b = key(routing.DefaultGroupBy, routing.DefaultScope, "alertname", "EgressHighErrorRate", "destination_canonical_service", "unknown", "destination_service_name", "orders.us.svc.partner-api.com")
+	if a == b {
+		t.Errorf("two external hosts share the key %q", a)
 	}
 }
