@@ -210,6 +210,16 @@ func closing(e journal.Entry) journal.Entry {
 	return e
 }
 
+// suppressedAtPagerDuty gives e a resolve that closed the incident but
+// was not sent to PagerDuty (send_resolved: false), and Slack's that was.
+func suppressedAtPagerDuty(e journal.Entry) journal.Entry {
+	e.Deliveries = []journal.Delivery{
+		{Receiver: "oncall", Integration: "pagerduty/0", Outcome: alert.DeliverySuppressed, Closed: true},
+		{Receiver: "oncall", Integration: "slack/0", Outcome: journal.OutcomeSent, Closed: true},
+	}
+	return e
+}
+
 // repaging gives e the PagerDuty delivery that paged again after a
 // resolve by hand.
 func repaging(e journal.Entry) journal.Entry {
@@ -260,6 +270,13 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		triageEntry(now.Add(-50*time.Minute), "mq/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
 		closing(probe(now.Add(-40*time.Minute), "mq/page", "00000000000000c7", "resolved", alert.ActionPage)),
 		started(now.Add(-5*time.Minute), now.Add(-55*time.Minute), "mq/page", "00000000000000c8"),
+		// nores: PagerDuty with send_resolved: false — its resolve was
+		// suppressed, Slack's closed the thread: PagerDuty's incident stays
+		// open and acknowledged when the alert fires again (review R14).
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "nores/page", "00000000000000c9"),
+		triageEntry(now.Add(-50*time.Minute), "nores/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		suppressedAtPagerDuty(probe(now.Add(-40*time.Minute), "nores/page", "00000000000000c9", "resolved", alert.ActionPage)),
+		started(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "nores/page", "00000000000000c9"),
 		// db: the message's silence unsilenced, the slash command's lasts.
 		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "db/page", "00000000000000c4"),
 		triageEntry(now.Add(-30*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U1", UserName: "alice", Silence: "s-1", Until: now.Add(time.Hour)}),
@@ -276,6 +293,9 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		t.Fatalf("overview: %d", code)
 	}
 	c := cards(body)
+	if !strings.Contains(c["nores/page"], "acknowledged by") {
+		t.Errorf("the card of nores/page lost its acknowledgement (PagerDuty's incident never closed):\n%s", c["nores/page"])
+	}
 	if !strings.Contains(c["pay/page"], "acknowledged by") {
 		t.Errorf("the card of pay/page lost its acknowledgement (PagerDuty keeps it):\n%s", c["pay/page"])
 	}

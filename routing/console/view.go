@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -117,10 +118,14 @@ type incidentAgg struct {
 	// (triage entries are fed newest first).
 	unsilenced map[string]bool
 	// closedAt is when a notification last closed the incident (a
-	// delivery journaled Closed): its current episode began after it.
-	// repagedAt is when PagerDuty was last paged again after a resolve by
-	// hand (Repaged).
-	closedAt, repagedAt time.Time
+	// delivery journaled Closed): its current episode began after it;
+	// pdClosedAt when PagerDuty last received the resolve that closed it
+	// there (with send_resolved: false it never does, and its incident
+	// stays open, acknowledged). pagerDuty says the incident was notified
+	// to PagerDuty. repagedAt is when PagerDuty was last paged again after
+	// a resolve by hand (Repaged).
+	closedAt, pdClosedAt, repagedAt time.Time
+	pagerDuty                       bool
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
 }
@@ -141,9 +146,15 @@ func (a *incidentAgg) settleMarks() {
 		return
 	}
 	a.settled = true
+	// What was done in PagerDuty holds until PagerDuty's incident closed,
+	// where the incident was notified there.
+	cut := a.closedAt
+	if a.pagerDuty {
+		cut = a.pdClosedAt
+	}
 	c := *v
 	for _, m := range []**triageMark{&c.Acked, &c.Escalated, &c.HandResolved} {
-		if *m != nil && (*m).At.Before(a.closedAt) {
+		if *m != nil && (*m).At.Before(cut) {
 			*m = nil
 		}
 	}
@@ -349,8 +360,13 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	// update the newer ones.
 	for _, d := range e.Deliveries {
 		a.addDelivery(d, e.Time)
+		pd := strings.HasPrefix(d.Integration, "pagerduty")
+		a.pagerDuty = a.pagerDuty || pd
 		if d.Closed && e.Time.After(a.closedAt) {
 			a.closedAt = e.Time
+		}
+		if d.Closed && pd && d.Outcome == journal.OutcomeSent && e.Time.After(a.pdClosedAt) {
+			a.pdClosedAt = e.Time
 		}
 		if d.Repaged && e.Time.After(a.repagedAt) {
 			a.repagedAt = e.Time
