@@ -110,16 +110,7 @@ func TestWhatWasDoneInSlackShowsOnTheConsole(t *testing.T) {
 		triageEntry(now.Add(-8*time.Minute), "search/ticket", journal.Triage{Action: journal.TriageUnsilence, UserID: "U4"}),
 		triageEntry(now.Add(-7*time.Minute), "ledger/ticket", journal.Triage{Action: journal.TriageSilence, UserID: "U5", Until: now.Add(-time.Minute)}),
 	)
-	if err := e.writer.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e.console)
-	defer srv.Close()
-
-	code, body := get(t, srv, "/")
-	if code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	srv, body := flushedOverview(t, e)
 	order := regexp.MustCompile(`<article class="incident (\w+)" data-incident="([^"]+)">`).FindAllStringSubmatch(body, -1)
 	var got []string
 	for _, m := range order {
@@ -143,7 +134,7 @@ func TestWhatWasDoneInSlackShowsOnTheConsole(t *testing.T) {
 		t.Error("a silence unsilenced since, or ended, is shown")
 	}
 
-	code, body = get(t, srv, console.IncidentPath("payments/page"))
+	code, body := get(t, srv, console.IncidentPath("payments/page"))
 	rows := regexp.MustCompile(`<tr data-action="(\w+)">`).FindAllStringSubmatch(body, -1)
 	if code != http.StatusOK || len(rows) != 3 || rows[0][1] != "resolve" || rows[1][1] != "ack" || rows[2][1] != "silence" {
 		t.Fatalf("the incident page lists the Slack actions %v (%d)", rows, code)
@@ -283,15 +274,7 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		triageEntry(now.Add(-25*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U2", UserName: "bob", Silence: "s-2", Until: now.Add(2 * time.Hour), Command: true}),
 		triageEntry(now.Add(-20*time.Minute), "db/page", journal.Triage{Action: journal.TriageUnsilence, UserID: "U1", UserName: "alice", Silence: "s-1"}),
 	)
-	if err := e.writer.Flush(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(e.console)
-	defer srv.Close()
-	code, body := get(t, srv, "/")
-	if code != http.StatusOK {
-		t.Fatalf("overview: %d", code)
-	}
+	_, body := flushedOverview(t, e)
 	c := cards(body)
 	if !strings.Contains(c["nores/page"], "acknowledged by") {
 		t.Errorf("the card of nores/page lost its acknowledgement (PagerDuty's incident never closed):\n%s", c["nores/page"])
@@ -307,4 +290,20 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 	if want := `silenced by <bdi>bob</bdi> until ` + clock(now.Add(2*time.Hour)); !strings.Contains(c["db/page"], want) {
 		t.Errorf("the card of db/page lacks %q (the slash command's silence lasts):\n%s", want, c["db/page"])
 	}
+}
+
+// flushedOverview flushes e's journal writer and serves its console; it
+// returns the server and the overview's page.
+func flushedOverview(t *testing.T, e *env) (*httptest.Server, string) {
+	t.Helper()
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.console)
+	t.Cleanup(srv.Close)
+	code, body := get(t, srv, "/")
+	if code != http.StatusOK {
+		t.Fatalf("overview: %d", code)
+	}
+	return srv, body
 }
