@@ -126,6 +126,7 @@ func (s *incidentSet) addAction(e *journal.Entry, withList bool) {
 	switch {
 	case e.Kind == journal.KindReplay && e.Replay != nil && len(e.Deliveries) > 0:
 		d := e.Deliveries[0]
+		a.notePagerDutyClose(d, e.Time)
 		k := [2]string{d.Receiver, d.Integration}
 		if a.replays == nil {
 			a.replays = map[[2]string]*replayView{}

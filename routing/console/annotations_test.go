@@ -201,6 +201,12 @@ func closing(e journal.Entry) journal.Entry {
 	return e
 }
 
+// delivered gives e the deliveries ds.
+func delivered(e journal.Entry, ds ...journal.Delivery) journal.Entry {
+	e.Deliveries = ds
+	return e
+}
+
 // suppressedAtPagerDuty gives e a resolve that closed the incident but
 // was not sent to PagerDuty (send_resolved: false), and Slack's that was.
 func suppressedAtPagerDuty(e journal.Entry) journal.Entry {
@@ -268,6 +274,25 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 		triageEntry(now.Add(-50*time.Minute), "nores/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
 		suppressedAtPagerDuty(probe(now.Add(-40*time.Minute), "nores/page", "00000000000000c9", "resolved", alert.ActionPage)),
 		started(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "nores/page", "00000000000000c9"),
+		// two: two teams' PagerDuty, one with send_resolved: false — its
+		// incident stays open and acknowledged (review R15).
+		delivered(started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "two/page", "00000000000000ca"),
+			journal.Delivery{Receiver: "team-a", Integration: "pagerduty/0", Outcome: journal.OutcomeSent},
+			journal.Delivery{Receiver: "team-b", Integration: "pagerduty/0", Outcome: journal.OutcomeSent}),
+		triageEntry(now.Add(-50*time.Minute), "two/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		delivered(probe(now.Add(-40*time.Minute), "two/page", "00000000000000ca", "resolved", alert.ActionPage),
+			journal.Delivery{Receiver: "team-a", Integration: "pagerduty/0", Outcome: journal.OutcomeSent, Closed: true},
+			journal.Delivery{Receiver: "team-b", Integration: "pagerduty/0", Outcome: alert.DeliverySuppressed, Closed: true}),
+		started(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "two/page", "00000000000000ca"),
+		// dlq: the resolve PagerDuty refused, replayed: PagerDuty closed
+		// the incident the acknowledgement was of (review R15).
+		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "dlq/page", "00000000000000cb"),
+		triageEntry(now.Add(-50*time.Minute), "dlq/page", journal.Triage{Action: journal.TriageAck, UserID: "U1", UserName: "alice"}),
+		delivered(probe(now.Add(-40*time.Minute), "dlq/page", "00000000000000cb", "resolved", alert.ActionPage),
+			journal.Delivery{Receiver: "oncall", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Closed: true}),
+		journal.Entry{Kind: journal.KindReplay, Time: now.Add(-30 * time.Minute), Incident: "dlq/page", Replay: &journal.Replay{DeadLetter: "1-0"},
+			Deliveries: []journal.Delivery{{Receiver: "oncall", Integration: "pagerduty/0", Outcome: journal.OutcomeSent, Closed: true}}},
+		started(now.Add(-5*time.Minute), now.Add(-5*time.Minute), "dlq/page", "00000000000000cb"),
 		// db: the message's silence unsilenced, the slash command's lasts.
 		started(now.Add(-60*time.Minute), now.Add(-60*time.Minute), "db/page", "00000000000000c4"),
 		triageEntry(now.Add(-30*time.Minute), "db/page", journal.Triage{Action: journal.TriageSilence, UserID: "U1", UserName: "alice", Silence: "s-1", Until: now.Add(time.Hour)}),
@@ -276,6 +301,12 @@ func TestSlackMarksSayWhatHoldsNow(t *testing.T) {
 	)
 	_, body := flushedOverview(t, e)
 	c := cards(body)
+	if !strings.Contains(c["two/page"], "acknowledged by") {
+		t.Errorf("the card of two/page lost its acknowledgement (team-b's incident never closed):\n%s", c["two/page"])
+	}
+	if strings.Contains(c["dlq/page"], "acknowledged by") {
+		t.Errorf("the card of dlq/page keeps an acknowledgement of the incident the replayed resolve closed:\n%s", c["dlq/page"])
+	}
 	if !strings.Contains(c["nores/page"], "acknowledged by") {
 		t.Errorf("the card of nores/page lost its acknowledgement (PagerDuty's incident never closed):\n%s", c["nores/page"])
 	}

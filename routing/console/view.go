@@ -118,14 +118,14 @@ type incidentAgg struct {
 	// (triage entries are fed newest first).
 	unsilenced map[string]bool
 	// closedAt is when a notification last closed the incident (a
-	// delivery journaled Closed): its current episode began after it;
-	// pdClosedAt when PagerDuty last received the resolve that closed it
-	// there (with send_resolved: false it never does, and its incident
-	// stays open, acknowledged). pagerDuty says the incident was notified
-	// to PagerDuty. repagedAt is when PagerDuty was last paged again after
-	// a resolve by hand (Repaged).
-	closedAt, pdClosedAt, repagedAt time.Time
-	pagerDuty                       bool
+	// delivery journaled Closed): its current episode began after it.
+	// pdClosed holds, per PagerDuty integration notified, when it last
+	// received the resolve that closed the incident there (zero: never —
+	// with send_resolved: false, or a resolve that failed, its incident
+	// stays open and acknowledged). repagedAt is when PagerDuty was last
+	// paged again after a resolve by hand (Repaged).
+	closedAt, repagedAt time.Time
+	pdClosed            map[[2]string]time.Time
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
 }
@@ -149,8 +149,17 @@ func (a *incidentAgg) settleMarks() {
 	// What was done in PagerDuty holds until PagerDuty's incident closed,
 	// where the incident was notified there.
 	cut := a.closedAt
-	if a.pagerDuty {
-		cut = a.pdClosedAt
+	if len(a.pdClosed) > 0 {
+		// The earliest of the integrations' last closes: a mark holds while
+		// any PagerDuty integration notified may still hold the incident
+		// it acted on (two teams, one with send_resolved: false).
+		cut = time.Time{}
+		first := true
+		for _, at := range a.pdClosed {
+			if first || at.Before(cut) {
+				cut, first = at, false
+			}
+		}
 	}
 	c := *v
 	for _, m := range []**triageMark{&c.Acked, &c.Escalated, &c.HandResolved} {
@@ -360,14 +369,10 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 	// update the newer ones.
 	for _, d := range e.Deliveries {
 		a.addDelivery(d, e.Time)
-		pd := strings.HasPrefix(d.Integration, "pagerduty")
-		a.pagerDuty = a.pagerDuty || pd
 		if d.Closed && e.Time.After(a.closedAt) {
 			a.closedAt = e.Time
 		}
-		if d.Closed && pd && d.Outcome == journal.OutcomeSent && e.Time.After(a.pdClosedAt) {
-			a.pdClosedAt = e.Time
-		}
+		a.notePagerDutyClose(d, e.Time)
 		if d.Repaged && e.Time.After(a.repagedAt) {
 			a.repagedAt = e.Time
 		}
@@ -848,4 +853,24 @@ func (s deliveredSince) superseded(e *journal.Entry) bool {
 	}
 	at, ok := s[[3]string{d.Incident, d.Receiver, d.Integration}]
 	return ok && !at.Before(e.Time.Truncate(time.Millisecond))
+}
+
+// notePagerDutyClose notes a delivery to a PagerDuty integration at at:
+// the integration is one the incident was notified to, and a resolve it
+// received that closed the incident there (Closed, sent — by the dispatch
+// core or a replay of its dead letter) ends what was done in PagerDuty
+// before it.
+func (a *incidentAgg) notePagerDutyClose(d journal.Delivery, at time.Time) {
+	if !strings.HasPrefix(d.Integration, "pagerduty") {
+		return
+	}
+	if a.pdClosed == nil {
+		a.pdClosed = map[[2]string]time.Time{}
+	}
+	k := [2]string{d.Receiver, d.Integration}
+	last := a.pdClosed[k]
+	if d.Closed && d.Outcome == journal.OutcomeSent && at.After(last) {
+		last = at
+	}
+	a.pdClosed[k] = last
 }

@@ -184,7 +184,7 @@ func (r *Replayer) replay(ctx context.Context, e *Entry) (bool, error) {
 // with cause, after latency.
 func NewReplay(e *Entry, owner, via string, now time.Time, latency time.Duration, cause error) Entry {
 	d := e.DeadLetter
-	out := Delivery{Receiver: d.Receiver, Integration: d.Integration, Outcome: OutcomeSent, Attempts: 1, Latency: latency}
+	out := Delivery{Receiver: d.Receiver, Integration: d.Integration, Outcome: OutcomeSent, Attempts: 1, Latency: latency, Closed: d.IncidentResolved}
 	if cause != nil {
 		out.Outcome, out.Error = OutcomeFailed, cause.Error()
 	}

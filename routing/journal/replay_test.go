@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -94,5 +95,18 @@ func TestTheSimulatorSkipsTriageAndReplayEntries(t *testing.T) {
 	rep := journal.Simulate(mixed, p.Evaluate, journal.Options{})
 	if rep.Alerts != want.Alerts || rep.Changed != want.Changed || rep.Changed != 0 {
 		t.Fatalf("with triage and replay entries: %d alerts, %d changed; without: %d, %d", rep.Alerts, rep.Changed, want.Alerts, want.Changed)
+	}
+}
+
+// A replay of a resolve that closed the incident says so on its delivery:
+// the console then knows PagerDuty's incident closed, and an acknowledgement
+// of it says nothing of the next page (review R15).
+func TestAReplayOfAClosingResolveSaysItClosed(t *testing.T) {
+	for _, closing := range []bool{true, false} {
+		e := &journal.Entry{ID: "1-0", DeadLetter: &journal.DeadLetter{Receiver: "oncall", Integration: "pagerduty/0", Incident: "inc", Kind: alert.KindResolved, IncidentResolved: closing}}
+		r := journal.NewReplay(e, "router-0", "console", time.Now(), time.Millisecond, nil)
+		if len(r.Deliveries) != 1 || r.Deliveries[0].Closed != closing || r.Deliveries[0].Outcome != journal.OutcomeSent {
+			t.Errorf("a replay of a dead letter closing=%v: deliveries %+v", closing, r.Deliveries)
+		}
 	}
 }
