@@ -109,6 +109,11 @@ func skipStale(trs []*transition, steps []dedup.Step, stale map[*alert.Result]bo
 // paged again. Such a firing is asked about as a Refire is (staleRefires);
 // one Alertmanager still holds is sent as before.
 func (p *Pipeline) laggingCopies(trs []*transition, steps []dedup.Step, found []bool, flap flapRead, now time.Time) []time.Time {
+	if p.FiringAlerts == nil || !slices.Contains(flap.found, true) {
+		// Nothing to ask, or no alert of the webhook has fired before
+		// (the fresh path: no lookups).
+		return nil
+	}
 	var out []time.Time
 	for from, j := range alertRuns(trs) {
 		a := trs[from].res.Alert
