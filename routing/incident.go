@@ -15,9 +15,42 @@ import (
 // "service" falls back to serviceOf when the alert has no service label.
 var DefaultGroupBy = []string{"sector", "service", "kpi"}
 
-// serviceOf is the value "service" reads when the alert has no service
-// label: OpenTelemetry's service.name (Prometheus 3's UTF-8 label names:
-// rules written `sum by ("service.name")` carry neither service nor job)
+// serviceOf is the value "service" reads, and the exporter that scopes the
+// key of an alert naming no service (collectorJob): the alert's service
+// label, unless it names an exporter; else serviceFallback. A service label
+// naming an exporter scopes the key beside the exporter found.
+func serviceOf(get LabelFunc) (service, exporter string) {
+	label := get("service")
+	if label != "" && !collectorJob(label, get) {
+		return label, ""
+	}
+	// An alert on the scrape itself (KPI UP: TargetDown, an exporter's
+	// up == 0) is about the exporter: its job names what is down, and
+	// node-exporter's and dcgm-exporter's TargetDown stay apart.
+	scrape := get("kpi") == "UP"
+	if label != "" && scrape {
+		return label, ""
+	}
+	service, exporter = serviceFallback(get, scrape)
+	if label != "" {
+		// An exporter's own Service scopes the key too, beside the job
+		// when they differ: two Services under Prometheus Operator's
+		// jobLabel (job="snmp-exporter"), one Service under two teams'
+		// jobs, a Service and a job naming no exporter — each a page of
+		// its own.
+		service = ""
+		if exporter == "" {
+			exporter = label
+		} else if exporter != label {
+			exporter += "," + label
+		}
+	}
+	return service, exporter
+}
+
+// serviceFallback names the service of an alert whose service label is
+// none or an exporter's: OpenTelemetry's service.name (Prometheus 3's
+// UTF-8 label names: rules written `sum by ("service.name")` carry neither service nor job)
 // or service_name (the same attribute through Prometheus 2's OTLP name
 // translation); else the job — but for a job that scrapes every annotated
 // pod or endpoint (Prometheus' example kubernetes-pods and
@@ -30,12 +63,9 @@ var DefaultGroupBy = []string{"sector", "service", "kpi"}
 // job names its service, and the app of its pods (checkout and
 // checkout-canary, a chart's name shared by two releases) would split it or
 // merge two. Without a job or an application, GitLab's `type` (beside
-// its `tier`).
-func serviceOf(get LabelFunc) (service, exporter string) {
-	// An alert on the scrape itself (KPI UP: TargetDown, an exporter's
-	// up == 0) is about the exporter: its job names what is down, and
-	// node-exporter's and dcgm-exporter's TargetDown stay apart.
-	scrape := get("kpi") == "UP"
+// its `tier`). scrape: the alert is on the scrape itself, whose exporter
+// is the service.
+func serviceFallback(get LabelFunc, scrape bool) (service, exporter string) {
 	for _, f := range [...]string{"service.name", "service_name"} {
 		if v := get(f); v != "" {
 			return v, ""
@@ -328,24 +358,12 @@ func IncidentKey(r *alert.Result, groupBy, scope []string, get LabelFunc) string
 		var buf [8]string
 		values, noService, exporter := buf[:0], false, ""
 		for _, name := range groupBy {
-			v := get(name)
-			if name == "service" && (v == "" || collectorJob(v, get) && get("kpi") != "UP") {
-				label := v
+			var v string
+			if name == "service" {
 				v, exporter = serviceOf(get)
-				if label != "" {
-					// The exporter's own Service scopes the key too, beside
-					// the job when they differ: two Services under Prometheus
-					// Operator's jobLabel (job="snmp-exporter"), one Service
-					// under two teams' jobs, a Service and a job naming no
-					// exporter — each a page of its own.
-					v = ""
-					if exporter == "" {
-						exporter = label
-					} else if exporter != label {
-						exporter += "," + label
-					}
-				}
 				noService = v == ""
+			} else {
+				v = get(name)
 			}
 			values = append(values, v)
 		}
