@@ -631,8 +631,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			attempts = 0
 		}
 		for _, t := range b.trs {
-			t.record(outcome, nil, b.latency, attempts)
-			d := &t.res.Deliveries[len(t.res.Deliveries)-1]
+			d := t.record(outcome, nil, b.latency, attempts)
 			d.Closed, d.Repaged = b.n.IncidentResolved, (b.n.Repaged || t.handResolved != "") && !folded
 			m := dedup.Marker{Tier: t.tier, At: now, Incident: t.incident, Resolved: t.kind == alert.KindResolved}
 			markers = append(markers, store.Entry{Key: t.marker, Value: m.String(), TTL: p.Dedup.NotifiedTTL})

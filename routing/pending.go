@@ -49,13 +49,14 @@ type transition struct {
 }
 
 // record notes the transition's outcome on its alert's result, with the
-// notifier's attempts (0 when nothing was sent).
-func (t *transition) record(outcome string, err error, latency time.Duration, attempts int) {
+// notifier's attempts (0 when nothing was sent), and returns it.
+func (t *transition) record(outcome string, err error, latency time.Duration, attempts int) *alert.Delivery {
 	d := alert.Delivery{Receiver: t.receiver, Integration: t.integ.Name, Kind: t.kind, Outcome: outcome, Latency: latency, Attempts: attempts}
 	if err != nil {
 		d.Error, d.Retryable = err.Error(), alert.Retryable(err)
 	}
 	t.res.Deliveries = append(t.res.Deliveries, d)
+	return &t.res.Deliveries[len(t.res.Deliveries)-1]
 }
 
 // target is one (receiver, integration) an alert may be notified to.

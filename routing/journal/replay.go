@@ -202,26 +202,19 @@ func (r *Replayer) record(ctx context.Context, e *Entry, latency time.Duration, 
 		r.Recorder.Write(entry)
 		return
 	}
-	_ = AppendEntries(context.WithoutCancel(ctx), r.Journal, entry)
+	_ = appendEntry(context.WithoutCancel(ctx), r.Journal, entry)
 }
 
-// AppendEntries appends entries, all of one kind, to j at once, in one
-// frame (at most MaxFrameEntries): for a writer of a few entries that has
-// no Writer (the CLI).
-func AppendEntries(ctx context.Context, j store.Journal, entries ...Entry) error {
-	if len(entries) == 0 {
-		return nil
-	}
-	if len(entries) > MaxFrameEntries {
-		return fmt.Errorf("append %d journal entries: at most %d at once", len(entries), MaxFrameEntries)
-	}
-	data, err := encodeFrame(entries, &frameBuffers{})
+// appendEntry appends e to j at once, a frame of its own: for the CLI,
+// which has no Writer.
+func appendEntry(ctx context.Context, j store.Journal, e Entry) error {
+	data, err := encodeFrame([]Entry{e}, &frameBuffers{})
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, appendTimeout)
 	defer cancel()
-	_, err = j.AppendJournal(ctx, []store.JournalRecord{{Kind: string(entries[0].Kind), Data: data}})
+	_, err = j.AppendJournal(ctx, []store.JournalRecord{{Kind: string(e.Kind), Data: data}})
 	return err
 }
 
