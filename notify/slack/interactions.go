@@ -634,7 +634,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 				// Slack would say the page was handled — a replay of the
 				// dead letter then paged on-call for it.
 				why, answer = "alertrouter delivered no open page of the incident to PagerDuty",
-					fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list` — a replayed one is held open again at the alert's next webhook) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident))
+					fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list`: once it is replayed, this button acts) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident))
 			}
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
@@ -1028,8 +1028,39 @@ func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held b
 	if err != nil {
 		return true, true
 	}
+	at := time.UnixMilli(int64(posted * 1000))
 	epoch, err := dedup.Epoch(ctx, t.o.Store, t.o.KeyPrefix, t.o.Now())
-	return true, err != nil || epoch.After(time.UnixMilli(int64(posted*1000)))
+	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, c.tg.pagedThrough, at)
+}
+
+// replayHeld reports whether the journal shows incident's page sent again
+// through the PagerDuty integration through ("receiver/integration") from
+// its dead letter after posted, with nothing sent through it since that
+// closed the incident: PagerDuty holds that page open, while the dispatch
+// core's state learns it only at the alert's next webhook (an audit: after
+// a replay, Acknowledge was refused until then).
+func (t *Triage) replayHeld(ctx context.Context, incident, through string, posted time.Time) bool {
+	if t.o.Journal == nil {
+		return false
+	}
+	held := false
+	err := journal.Each(ctx, t.o.Journal, journal.Query{Since: posted, Newest: true, Limit: maxJournalRead}, func(e *journal.Entry) error {
+		if e.Incident != incident || (e.Kind != journal.KindDecision && e.Kind != journal.KindReplay) {
+			return nil
+		}
+		for _, d := range e.Deliveries {
+			if d.Receiver+"/"+d.Integration != through || d.Outcome != journal.OutcomeSent {
+				continue
+			}
+			// The newest send through the integration tells: a close (a
+			// resolve, a replayed resolve) ends the page, a replayed
+			// trigger holds it.
+			held = !d.Closed && e.Kind == journal.KindReplay && e.Replay != nil && e.Replay.Kind == alert.KindFiring
+			return errScanned
+		}
+		return nil
+	})
+	return held && (err == nil || errors.Is(err, errScanned))
 }
 
 // stateAfter reads the dispatch core's state of the incident at key

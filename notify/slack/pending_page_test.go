@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -154,4 +156,69 @@ func (e *triageEnv) pagedTriage(t *testing.T, metrics *slack.TriageMetrics) *sla
 	}
 	tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
 	return tr
+}
+
+// A page whose trigger failed (a dead letter) and was then replayed from the
+// console or the CLI is open in PagerDuty, while the dispatch core's state
+// learns so only at the alert's next webhook: Acknowledge was refused until
+// then (an audit). The journal's replay entry lets it act; a replay that
+// failed, or a resolve sent through the integration since, does not.
+func TestAClickAfterTheFailedTriggerWasReplayedActs(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	dk := pagerduty.DedupKey(incident)
+	replay := func(outcome string, kind alert.Kind, closed bool) journal.Entry {
+		return journal.Entry{Kind: journal.KindReplay, Time: time.Now(), Incident: incident, Status: string(kind),
+			Deliveries: []journal.Delivery{{Receiver: "pagerduty", Integration: "pagerduty/0", Outcome: outcome, Closed: closed}},
+			Replay:     &journal.Replay{DeadLetter: "1-0", Via: "console", Kind: kind, Action: alert.ActionPage}}
+	}
+	for _, tc := range []struct {
+		name    string
+		entries []journal.Entry
+		acts    bool
+	}{
+		{"replayed", []journal.Entry{replay(journal.OutcomeSent, alert.KindFiring, false)}, true},
+		{"replay failed", []journal.Entry{replay(journal.OutcomeFailed, alert.KindFiring, false)}, false},
+		{"resolve replayed since", []journal.Entry{replay(journal.OutcomeSent, alert.KindFiring, false), replay(journal.OutcomeSent, alert.KindResolved, true)}, false},
+		{"another integration's replay", []journal.Entry{func() journal.Entry {
+			e := replay(journal.OutcomeSent, alert.KindFiring, false)
+			e.Deliveries[0].Integration = "pagerduty/1"
+			return e
+		}()}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionPage, nil)
+			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
+				t.Fatal(err)
+			}
+			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
+			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			for _, step := range []store.IncidentStep{store.StepJoin, store.StepAbort} {
+				op.Step = step
+				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
+			for _, en := range tc.entries {
+				b, _ := json.Marshal(en)
+				if _, err := j.AppendJournal(context.Background(), []store.JournalRecord{{Kind: string(en.Kind), Data: b}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Journal: j})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+			got := e.pd.Count("acknowledge", dk)
+			if tc.acts && got != 1 {
+				t.Fatalf("PagerDuty got %d acknowledges after the page was replayed, want 1 (answers %+v)", got, e.h.srv.Responses())
+			}
+			if !tc.acts && (got != 0 || len(e.h.srv.Responses()) != 1 || !strings.Contains(e.h.srv.Responses()[0].Text, "no open PagerDuty page")) {
+				t.Fatalf("PagerDuty got %d acknowledges (answers %+v), want none and the answer that it holds no open page", got, e.h.srv.Responses())
+			}
+		})
+	}
 }
