@@ -26,6 +26,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
@@ -258,8 +259,34 @@ func (rt *runtime) reload() error {
 		rt.m.logger.Warn("this reload removed or renamed receivers or integrations: the incidents they notified that are still open get nothing more through them — a Slack parent stays drawn firing, and a renamed PagerDuty receiver triggers its open incidents again (PagerDuty folds a trigger into an open incident). Keep the old names until their incidents resolve, or resolve those by hand (an integration is named by its place in its receiver: removing one renames those after it)",
 			"removed", strings.Join(gone, ", "))
 	}
+	if moved := movedPagerDutyKeys(old.pipeline.Receivers, b.pipeline.Receivers); len(moved) > 0 {
+		rt.m.logger.Warn("this reload changed the routing key or events URL of PagerDuty integrations: incidents triggered before it keep receiving their retriggers, reminders and resolve at the previous key while this process runs, new incidents go to the new one. A replica started after the change knows only the new key: PagerDuty opens a separate incident there for an old incident's next trigger, and its resolve does not close the old one — change every replica by reload, not restart, until the old incidents resolve, or resolve those in PagerDuty by hand",
+			"changed", strings.Join(moved, ", "))
+	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
+}
+
+// movedPagerDutyKeys lists, sorted, the receiver/integration pairs whose
+// PagerDuty notifier sends, in now, to another routing key or events URL
+// than in old.
+func movedPagerDutyKeys(old, now map[string][]routing.Integration) []string {
+	var moved []string
+	for r, ints := range old {
+		for _, in := range ints {
+			prev, ok := in.Notifier.(*pagerduty.Notifier)
+			if !ok {
+				continue
+			}
+			for _, n := range now[r] {
+				if next, ok := n.Notifier.(*pagerduty.Notifier); ok && n.Name == in.Name && pagerduty.RoutingKeyChanged(prev, next) {
+					moved = append(moved, r+"/"+in.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(moved)
+	return moved
 }
 
 // removedIntegrations lists, sorted, the receiver/integration pairs of old

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -54,10 +55,13 @@ type Notifier struct {
 	name       string
 	cfg        Config
 	routingKey string
-	client     *pd.Client
-	deps       notify.Deps
-	metrics    *notify.IntegrationMetrics
-	logger     *slog.Logger
+	// ref is keyRef of the events URL and routing key: the Ref an
+	// incident triggered here keeps.
+	ref     string
+	client  *pd.Client
+	deps    notify.Deps
+	metrics *notify.IntegrationMetrics
+	logger  *slog.Logger
 	// severityLogs throttles the warning of a templated severity across
 	// the decision's urgency (buildTrigger).
 	severityLogs logthrottle.Throttle
@@ -109,15 +113,61 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	httpClient.Transport = &capturingTransport{base: httpClient.Transport}
 	client := pd.NewClient("", pd.WithV2EventsAPIEndpoint(base))
 	client.HTTPClient = httpClient
-	return &Notifier{
+	n := &Notifier{
 		name:       name,
 		cfg:        *cfg,
 		routingKey: key,
+		ref:        keyRef(cfg.URL, key),
 		client:     client,
 		deps:       deps,
 		metrics:    deps.Metrics.Integration(name, Integration),
 		logger:     deps.Logger.With("integration", Integration, "receiver", name),
-	}, nil
+	}
+	keyring.Store(n.ref, n)
+	return n, nil
+}
+
+// keyRef is the reference an incident keeps of the PagerDuty endpoint its
+// trigger went to (alert.Notification.Ref, which the dispatch core keeps
+// with the incident's state at the integration): a digest of the events
+// URL and the routing key, never the key itself.
+func keyRef(url, key string) string {
+	sum := sha256.Sum256([]byte(url + "\x00" + key))
+	return refPrefix + hex.EncodeToString(sum[:8])
+}
+
+const refPrefix = "pd:"
+
+// keyring holds every notifier this process built, by its ref (keyRef):
+// after a reload changed an integration's routing key or URL (a rotated
+// routing_key_file, a team moved to another PagerDuty service), an
+// incident triggered under the old one keeps receiving its retriggers,
+// reminders and resolve there — PagerDuty opens a separate incident for a
+// dedup_key sent to another integration, and a resolve sent to the new
+// key left the old incident open, paging on (an audit). Entries live as
+// long as the process: one per routing key and URL it was configured with.
+var keyring sync.Map
+
+// RoutingKeyChanged reports whether next sends what was, under prev, sent
+// to another PagerDuty endpoint (its routing key or events URL changed):
+// the reload's warning.
+func RoutingKeyChanged(prev, next *Notifier) bool { return prev.ref != next.ref }
+
+// target is the notifier holding the endpoint of no's incident: n, or the
+// one its Ref names when a reload changed the key since the incident was
+// triggered. A Ref this process never knew (it started after the change,
+// or another replica triggered under a key it was never given) leaves n,
+// and says so: the incident opened under that key is not reached.
+func (n *Notifier) target(no *alert.Notification) *Notifier {
+	if no.Ref == "" || no.Ref == n.ref || !strings.HasPrefix(no.Ref, refPrefix) {
+		return n
+	}
+	if t, ok := keyring.Load(no.Ref); ok {
+		return t.(*Notifier)
+	}
+	n.logger.Warn("the incident was triggered through a PagerDuty routing key or events URL this router does not hold (changed before this process started, or on another replica only): sending to the configured one, where PagerDuty keeps a separate incident; resolve the old incident in PagerDuty by hand",
+		"incident", no.Incident, "event_action", map[bool]string{true: "resolve", false: "trigger"}[no.IncidentResolved])
+	return n
 }
 
 // renderedFields are the fields of cfg whose renders
@@ -166,12 +216,18 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
 	var err error
+	t := n.target(no)
 	switch {
 	case no.IncidentResolved:
-		err = n.sendWithFallback(ctx, no, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}, nil)
+		err = t.sendWithFallback(ctx, no, &pd.V2Event{RoutingKey: t.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}, nil)
 	case no.Opening && no.Kind != alert.KindResolved, no.Kind == alert.KindReminder:
 		full, minimal := n.buildTrigger(no)
-		err = n.sendWithFallback(ctx, no, full, minimal)
+		full.RoutingKey, minimal.RoutingKey = t.routingKey, t.routingKey
+		if err = t.sendWithFallback(ctx, no, full, minimal); err == nil {
+			// The dispatch core keeps the endpoint the incident is
+			// triggered at with its state.
+			no.Ref = t.ref
+		}
 	default:
 		n.metrics.Outcome(notify.OutcomeDeduplicated)
 		return nil
