@@ -1527,7 +1527,10 @@ func (e *Engine) pageLabelsText() string {
 // goes (Sloth's documented page_alert and ticket_alert labels routing_key
 // and slack_channel), which the page and the ticket of one SLO carry
 // differently. The configured severity and paging labels are left out too
-// (identityExclusions), and for Sloth every sloth_* label.
+// (identityExclusions), and for Sloth every sloth_* label; and the labels
+// naming the replica of an HA pair (alert.ReplicaLabels): both replicas of a
+// pair whose Alertmanager keeps them send one SLO's alert, which paged twice
+// under two identities (an audit).
 var identityExcluded = map[string]bool{
 	model.AlertNameLabel:     true,
 	labelLong:                true,
@@ -1555,8 +1558,11 @@ var identityExcluded = map[string]bool{
 // identityExclusions returns identityExcluded plus cfg's severity and
 // paging labels.
 func identityExclusions(cfg Config) map[string]bool {
-	m := make(map[string]bool, len(identityExcluded)+len(cfg.SeverityLabels)+len(cfg.PageLabels))
+	m := make(map[string]bool, len(identityExcluded)+len(alert.ReplicaLabels)+len(cfg.SeverityLabels)+len(cfg.PageLabels))
 	for k := range identityExcluded {
+		m[k] = true
+	}
+	for k := range alert.ReplicaLabels {
 		m[k] = true
 	}
 	for _, l := range cfg.SeverityLabels {

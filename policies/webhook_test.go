@@ -2,6 +2,7 @@ package policies
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"testing"
@@ -95,6 +96,30 @@ func TestOneSLOOneIdentity(t *testing.T) {
 		}
 		if len(ids) != wantIDs {
 			t.Errorf("%s: %d SLO identities %v, want %d", name, len(ids), ids, wantIDs)
+		}
+	}
+}
+
+// Both replicas of an HA pair of Prometheus servers (or Thanos rulers)
+// whose Alertmanager does not drop the replica label send one SLO's alert
+// with their own value: one SLO, one identity — it paged twice, under two
+// identities (an audit). Sloth's, Pyrra's and a hand-written burn alert's.
+func TestOneSLOOneIdentityAcrossHAReplicas(t *testing.T) {
+	for _, base := range []template.KV{
+		{"alertname": "CheckoutAvailability", "sloth_id": "checkout-requests-availability", "sloth_service": "checkout", "sloth_slo": "requests-availability", "sloth_severity": "page", "cluster": "prod"},
+		{"alertname": "APIErrorBudgetBurn", "slo": "api-errors", "long": "1h", "short": "5m", "severity": "critical", "cluster": "prod"},
+		{"alertname": "KubeAPIErrorBudgetBurn", "long": "1h", "short": "5m", "severity": "critical", "cluster": "prod"},
+	} {
+		for _, replica := range []string{"prometheus_replica", "replica", "rule_replica", "__replica__"} {
+			ids := map[string]bool{}
+			for _, v := range []string{"A", "B"} {
+				ls := maps.Clone(base)
+				ls[replica] = v
+				ids[SLOIdentity(&alert.Alert{Alert: template.Alert{Labels: ls}})] = true
+			}
+			if len(ids) != 1 {
+				t.Errorf("%s with %s: identities %v, want one", base["alertname"], replica, ids)
+			}
 		}
 	}
 }

@@ -358,7 +358,11 @@ func burnsByName(v model.Vector, prefix, infix string, eb float64, match matcher
 // matcher picks the series of an SLO's answer that are the alert's. Its
 // zero value takes every series (a hand-rolled SLO shows its worst).
 // Strict, a series agrees when each of its labels (but __name__, slo and
-// sloth_window, the series's, never an alert's, and replicaLabels) has the
+// sloth_window, the series's, never an alert's, and alert.ReplicaLabels —
+// the series of one SLO recorded by either replica of an HA pair, read
+// through a querier that does not deduplicate them, agree with an alert
+// sent by any: the alert of replica 2 read "no data" when only replicas 0
+// and 1 answered) has the
 // alert's value.
 // Loose, when none of them has another value than the alert's: a series
 // may carry a label the alert lacks (an undeduplicated HA pair's replica,
@@ -371,13 +375,6 @@ type matcher struct {
 	loose  bool
 }
 
-// replicaLabels name the replica of an HA pair (Prometheus Operator's
-// prometheus_replica, Thanos' replica and rule_replica, Cortex/Mimir's
-// __replica__): the series of one SLO recorded by either replica, and
-// read through a querier that does not deduplicate them, agree with an
-// alert sent by any (the alert of replica 2 read "no data" when only
-// replicas 0 and 1 answered).
-var replicaLabels = map[model.LabelName]bool{"prometheus_replica": true, "replica": true, "rule_replica": true, "__replica__": true}
 
 // agreeing is the matcher burnsByName reads the burn series v with:
 // strict when some series agree with labels, else loose.
@@ -395,7 +392,7 @@ func agrees(m model.Metric, match matcher) bool {
 		return true
 	}
 	for k, v := range m {
-		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" || replicaLabels[k] {
+		if k == model.MetricNameLabel || k == "slo" || k == "sloth_window" || alert.ReplicaLabels[string(k)] {
 			continue
 		}
 		mv, ok := match.labels[string(k)]
