@@ -166,6 +166,10 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 			if firing && change == flap.Resumed {
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), resumedReason(a, rec.h[len(rec.h)-1].At))
 			}
+			if !v.Flapping && v.Reason != "" {
+				// A re-fire past its cool-down (flap.Config.Refired).
+				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), v.Reason)
+			}
 			if v.Flapping {
 				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
 				r.Flap = f

@@ -481,3 +481,67 @@ func TestFlapDampingHoldsAcrossReplicasWhoseClocksDisagree(t *testing.T) {
 		})
 	}
 }
+
+// Alertmanager resolves an alert whose resends from Prometheus stop (a
+// Prometheus restart or outage longer than four resend delays: a long WAL
+// replay), and Prometheus fires it again with a new start when it is back
+// (its start is not kept across a restart, whatever
+// --rules.alert.for-grace-period). The re-fire, within cool_down of the
+// page's resolve, was held as a ticket for a whole window: the trouble went
+// on with its page resolved in PagerDuty (an audit). A re-fire still firing
+// cool_down after it started pages at the webhook after (Alertmanager's
+// next repeat); before that, repeats stay the ticket they were.
+func TestARefireStillFiringAfterTheCoolDownPages(t *testing.T) {
+	for name, mk := range map[string]func(t *testing.T) *env{
+		"memory": newEnv,
+		"redis":  func(t *testing.T) *env { return redisEnv(t, []string{redistest.Start(t).Addr()}, false) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := mk(t)
+			p := e.pipeline()
+			cfg := flap.DefaultConfig()
+			p.Flap = &cfg
+			t0 := e.clock.Now()
+			send := func(min float64, status string, startMin float64) (pd, slack []string) {
+				t.Helper()
+				e.clock.Advance(t0.Add(time.Duration(min * float64(time.Minute))).Sub(e.clock.Now()))
+				a := tAlert("TTFTHigh", status, "page")
+				a.StartsAt = t0.Add(time.Duration(startMin * float64(time.Minute))).Format(time.RFC3339Nano)
+				if status == "resolved" {
+					a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+				}
+				pdBefore, slackBefore := len(e.pd.notifications()), len(e.slack.notifications())
+				mustProcess(t, p, a)
+				for _, n := range e.pd.notifications()[pdBefore:] {
+					pd = append(pd, string(n.Kind))
+				}
+				for _, n := range e.slack.notifications()[slackBefore:] {
+					slack = append(slack, string(n.Kind)+" "+string(n.Action))
+				}
+				return pd, slack
+			}
+			if pd, _ := send(0, "firing", 0); len(pd) != 1 {
+				t.Fatalf("the first firing sent PagerDuty %v, want its page", pd)
+			}
+			send(5, "resolved", 0) // Alertmanager timed it out: Prometheus is down
+			pd, slack := send(7, "firing", 7)
+			if len(pd) != 0 || len(slack) != 1 || slack[0] != "firing ticket" {
+				t.Fatalf("the re-fire 2m after its page resolved sent PagerDuty %v, Slack %v; want a ticket (within cool_down)", pd, slack)
+			}
+			if pd, _ := send(12, "firing", 7); len(pd) != 0 {
+				t.Fatalf("a repeat 5m into the re-fire sent PagerDuty %v, want nothing (still within cool_down)", pd)
+			}
+			pdBefore := len(e.pd.notifications())
+			pd, _ = send(18, "firing", 7)
+			if len(pd) != 1 || pd[0] != string(alert.KindFiring) {
+				t.Fatalf("a repeat 11m into the re-fire sent PagerDuty %v, want its page: a trouble that goes on", pd)
+			}
+			if why := strings.Join(e.pd.notifications()[pdBefore].Results[0].Decision.Reasons, "; "); !strings.Contains(why, "fired again 2m0s after its page resolved and has fired for 11m0s since") {
+				t.Errorf("the late page's reasons %q do not say why it pages now", why)
+			}
+			if pd, _ := send(28, "firing", 7); len(pd) != 0 {
+				t.Fatalf("the next repeat sent PagerDuty %v, want nothing more", pd)
+			}
+		})
+	}
+}

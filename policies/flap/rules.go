@@ -31,8 +31,14 @@ func HeldAsTicket(h History, paged time.Time, a *alert.Alert) bool {
 // a firing that paged, even before the count of transitions says flapping:
 // the page already woke someone for this trouble, and an alert that pages,
 // resolves and fires again minutes later is the start of a flap. So a
-// flapping alert pages once, not once per cycle until the threshold. It is
-// stable again, and pages, once a whole window has passed since it fired.
+// flapping alert pages once, not once per cycle until the threshold. A
+// re-fire still firing cool_down after it started is no flap but a trouble
+// that goes on, and pages: Alertmanager resolves an alert whose resends
+// from Prometheus stopped (a Prometheus restart or outage longer than four
+// resend delays), and Prometheus fires it again with a new start when it
+// is back (its start is not kept across a restart) — held for a whole
+// window, the trouble went on with its page resolved in PagerDuty (an
+// audit).
 func (cfg Config) Refired(v Verdict, h History, paged time.Time, action alert.Action, now time.Time) Verdict {
 	n := len(h)
 	if n < 3 || paged.IsZero() {
@@ -43,12 +49,16 @@ func (cfg Config) Refired(v Verdict, h History, paged time.Time, action alert.Ac
 	// prev paged: when it fired (paged is its start) or later, before it
 	// resolved (paged is when: its hold ended).
 	prevPaged := !paged.Before(prev.At) && !paged.After(res.At)
-	if !cur.Firing || res.Firing || !prevPaged || gap > time.Duration(cfg.CoolDown) ||
-		now.Sub(cur.At) >= time.Duration(cfg.Window) {
+	if !cur.Firing || res.Firing || !prevPaged || gap > time.Duration(cfg.CoolDown) {
+		return v
+	}
+	if since := now.Sub(cur.At); since >= time.Duration(cfg.CoolDown) {
+		v.Reason = fmt.Sprintf("fired again %s after its page resolved and has fired for %s since (cool_down %s): a trouble that goes on, not a flap — Alertmanager resolves an alert whose resends from Prometheus stopped (a Prometheus restart), and it fires again with a new start",
+			gap, since.Truncate(time.Second), cfg.CoolDown)
 		return v
 	}
 	v.Flapping = true
-	v.StableAt = cur.At.Add(time.Duration(cfg.Window))
+	v.StableAt = cur.At.Add(time.Duration(cfg.CoolDown))
 	v.Reason = fmt.Sprintf("flapping: fired again %s after its page resolved (within cool_down %s)", gap, cfg.CoolDown)
 	if action == alert.ActionPage {
 		v.Action = alert.ActionTicket
