@@ -375,7 +375,6 @@ type matcher struct {
 	loose  bool
 }
 
-
 // agreeing is the matcher burnsByName reads the burn series v with:
 // strict when some series agree with labels, else loose.
 func agreeing(v model.Vector, prefix, infix string, labels map[string]string) matcher {
