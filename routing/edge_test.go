@@ -391,3 +391,66 @@ func (r *processorRuntime) Current() webhook.Generation {
 }
 func (r *processorRuntime) Ready(ctx context.Context) error { return nil }
 func (r *processorRuntime) Reload() error                   { return nil }
+
+// heldTickets is the env's pipeline behind the edge, holding the webhooks
+// that page nothing in Process until released: ticket webhooks whose Slack
+// posts wait out Slack's rate limit.
+type heldTickets struct {
+	*routing.Pipeline
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldTickets) Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error) {
+	if !h.Pages(msg) {
+		h.entered <- struct{}{}
+		<-h.release
+	}
+	return h.Pipeline.Process(ctx, msg)
+}
+
+// Ticket webhooks holding every webhook.max_concurrent slot (their Slack
+// posts waiting out Slack's rate limit) refused the pages behind them 503:
+// pages reached PagerDuty a minute late, after Alertmanager's retries (an
+// audit). A webhook carrying a page is let in beyond the cap, up to twice
+// it; one that pages nothing is still refused.
+func TestAPageIsLetInWhileTicketsHoldEveryWebhookSlot(t *testing.T) {
+	e := newEnv(t)
+	reg := prometheus.NewRegistry()
+	h := &heldTickets{Pipeline: e.pipeline(), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	rt := &processorRuntime{p: h, opts: webhook.EdgeOptions{MaxBodyBytes: 64 << 10, Timeout: 5 * time.Second, MaxConcurrent: 1}}
+	srv := httptest.NewServer(webhook.NewServer(rt, reg, webhook.NewMetrics(reg), slog.New(slog.DiscardHandler)))
+	defer srv.Close()
+	body := func(a webhooktest.Alert) []byte {
+		b, err := json.Marshal(webhooktest.Msg("firing", a))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first := make(chan answer, 1)
+	go func() { first <- post(t, srv, body(tAlert("QueueBacklog", "firing", "ticket"))) }()
+	<-h.entered
+	if a := post(t, srv, body(tAlert("CacheMiss", "firing", "ticket", "service", "embed"))); a.status != 503 {
+		t.Errorf("a ticket webhook beyond the cap: %d %s, want 503", a.status, a.body)
+	}
+	if a := post(t, srv, body(tAlert("TTFTHigh", "firing", "page", "service", "search"))); a.status != 200 {
+		t.Errorf("a page webhook beyond the cap: %d %s, want it let in and answered 200", a.status, a.body)
+	}
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Errorf("PagerDuty got %d notifications while the ticket held the slot, want the page", n)
+	}
+	// Beyond the bodies the cap is sized for (max_concurrent × max_body_bytes).
+	big := tAlert("TTFTHigh", "firing", "page", "service", "rerank")
+	big.Annotations["description"] = ""
+	for len(body(big)) < 63<<10 { // under max_body_bytes, over it with the held ticket's body
+		big.Annotations["description"] += strings.Repeat("x", 512)
+	}
+	if a := post(t, srv, body(big)); a.status != 503 {
+		t.Errorf("a page webhook beyond the cap whose body would pass the cap's memory: %d %.200s, want 503", a.status, a.body)
+	}
+	close(h.release)
+	if a := <-first; a.status != 200 {
+		t.Errorf("the held ticket webhook: %d, want 200", a.status)
+	}
+}

@@ -313,6 +313,18 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	return results
 }
 
+// Pages reports whether msg carries an alert decided page (firing or
+// resolved), evaluated as Process would without the live SLO lookups: the
+// webhook edge lets such a webhook past webhook.max_concurrent.
+func (p *Pipeline) Pages(msg *alert.Message) bool {
+	for _, r := range p.Evaluate(msg) {
+		if r.Decision.Action == alert.ActionPage {
+			return true
+		}
+	}
+	return false
+}
+
 // PolicyEvaluationFailed is the policy (and tier) of the decision an alert
 // gets when classifying, deciding or routing it panicked.
 const PolicyEvaluationFailed = "evaluation-failed"

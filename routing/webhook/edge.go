@@ -89,6 +89,13 @@ type Processor interface {
 	Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error)
 }
 
+// Pager is implemented by a Processor that can tell, before running the
+// dispatch core, whether a webhook carries an alert decided page.
+// routing.Pipeline implements it.
+type Pager interface {
+	Pages(msg *alert.Message) bool
+}
+
 // Generation is one loaded configuration as the edge sees it.
 type Generation struct {
 	Processor Processor
@@ -379,6 +386,10 @@ type webhook struct {
 	m        *Metrics
 	logger   *slog.Logger
 	inFlight atomic.Int64
+	// inFlightBytes adds up the bodies of the webhooks in flight: pages let
+	// in beyond webhook.max_concurrent stay within max_concurrent bodies
+	// of max_body_bytes, the memory the cap is sized for.
+	inFlightBytes atomic.Int64
 	// refusals logs a webhook refused 4xx at most once a second: each
 	// is a page Alertmanager will not retry, so the operator must see
 	// it in the log, not only in alertrouter_webhooks_total — without a
@@ -492,7 +503,11 @@ func (h *webhook) serve(c echo.Context) error {
 		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval, so this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
 			"group_key", msg.GroupKey, "group_status", msg.Status, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
-	if n := h.inFlight.Add(1); opts.MaxConcurrent > 0 && n > int64(opts.MaxConcurrent) {
+	size := int64(len(body))
+	bytes := h.inFlightBytes.Add(size)
+	defer h.inFlightBytes.Add(-size)
+	if n := h.inFlight.Add(1); opts.MaxConcurrent > 0 && n > int64(opts.MaxConcurrent) &&
+		!pageWithin(gen.Processor, msg, n, bytes, opts.MaxConcurrent, opts.MaxBodyBytes) {
 		h.inFlight.Add(-1)
 		c.Response().Header().Set("Retry-After", RetryAfter)
 		return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
@@ -694,4 +709,16 @@ func SameOrigin(r *http.Request) bool {
 		return err == nil && u.Host == r.Host
 	}
 	return true
+}
+
+// pageWithin reports whether a webhook over webhook.max_concurrent (the
+// n-th in flight, the bodies in flight adding up to bytes) is let in all
+// the same: it carries an alert decided page (p is a Pager), no more than
+// max more webhooks are in flight than the cap, and their bodies fit in
+// max of maxBody (the memory the cap is sized for). Ticket webhooks
+// holding every slot while Slack rate-limits their posts refused the pages
+// behind them, which reached PagerDuty a minute late (an audit).
+func pageWithin(p Processor, msg *alert.Message, n, bytes int64, max int, maxBody int64) bool {
+	pg, ok := p.(Pager)
+	return ok && n <= 2*int64(max) && (maxBody <= 0 || bytes <= int64(max)*maxBody) && pg.Pages(msg)
 }
