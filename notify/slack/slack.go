@@ -532,7 +532,7 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 	if n.triage != nil {
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
-	err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), false, func(ctx context.Context, blocks []sl.Block) error {
+	err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	})
@@ -557,7 +557,7 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		data = notify.NewData(no) // a thread reply's digest renders no template but the poster's
 	}
 	poster := n.postOptions(data)
-	err := n.callRefusable(ctx, no, msg, true, func(ctx context.Context, blocks []sl.Block) error {
+	err := n.callRefusable(ctx, no, msg, pacerOf(n.cfg.APIURL, channel), func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, poster...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
@@ -569,29 +569,30 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 	return p, err
 }
 
-// callRefusable runs send (callWith: retries, timeouts; posts says send
-// is a chat.postMessage) with msg's blocks and, when Slack refuses them
-// (refusedMessage: a limit the router's drawing missed), once more with
-// msg's minimal blocks: a ticket that says less is better than none. A
-// second refusal is permanent.
-func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, posts bool, send func(ctx context.Context, blocks []sl.Block) error) error {
-	err := n.callWith(ctx, posts, func(ctx context.Context) error { return send(ctx, msg.blocks) })
+// callRefusable runs send (callWith: retries, timeouts; a pace says send
+// is a chat.postMessage to its channel) with msg's blocks and, when Slack
+// refuses them (refusedMessage: a limit the router's drawing missed), once
+// more with msg's minimal blocks: a ticket that says less is better than
+// none. A second refusal is permanent.
+func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, pace *pacer, send func(ctx context.Context, blocks []sl.Block) error) error {
+	err := n.callWith(ctx, pace, func(ctx context.Context) error { return send(ctx, msg.blocks) })
 	var se sl.SlackErrorResponse
 	if !errors.As(err, &se) || !refusedMessage[se.Err] || len(msg.minimal) == 0 {
 		return err
 	}
 	n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "slack_error", se.Err)
-	return n.callWith(ctx, posts, func(ctx context.Context) error { return send(ctx, msg.minimal) })
+	return n.callWith(ctx, pace, func(ctx context.Context) error { return send(ctx, msg.minimal) })
 }
 
 // call runs one idempotent API call (callWith).
 func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) error {
-	return n.callWith(ctx, false, f)
+	return n.callWith(ctx, nil, f)
 }
 
 // callWith runs one API call with retries, a per-attempt timeout and the
-// classification of its failures. posts says the call is a
-// chat.postMessage, which is not idempotent (Slack takes no idempotency
+// classification of its failures. A pace says the call is a
+// chat.postMessage to its channel, paced once Slack rate-limited it
+// (pace.go), and not idempotent (Slack takes no idempotency
 // key): an attempt that sent its request and got no answer saying what
 // became of it (a timeout, the connection lost after the request was
 // written, an answer cut off, a proxy's 502, 503 or 504: proxyAnswer) may
@@ -604,8 +605,14 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 // from Slack: rate limited, another 5xx, another error code) are retried
 // as for any call; so is every failure of a call that is no post (chat.update is
 // idempotent).
-func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.Context) error) error {
+func (n *Notifier) callWith(ctx context.Context, pace *pacer, f func(ctx context.Context) error) error {
+	posts := pace != nil
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		if posts {
+			if err := n.awaitTurn(ctx, pace); err != nil {
+				return err
+			}
+		}
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
 		var post postTrace
@@ -626,10 +633,16 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 		switch {
 		case errors.As(err, &rl):
 			n.metrics.Failure(notify.ReasonRateLimited)
+			if posts {
+				pace.limit(time.Now(), rl.RetryAfter)
+			}
 			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
 		case errors.As(err, &se):
 			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
+				if posts {
+					pace.limit(time.Now(), 0)
+				}
 				return fmt.Errorf("call Slack: %w", err)
 			}
 			if permanentErrors[se.Err] {
@@ -657,6 +670,32 @@ func (n *Notifier) callWith(ctx context.Context, posts bool, f func(ctx context.
 		}
 		return err
 	})
+}
+
+// awaitTurn waits for the post's turn on its channel (pacer.turn), at most
+// maxPaceWait and half of what is left of ctx; a turn further off fails
+// the attempt, retryable after it, sending nothing.
+func (n *Notifier) awaitTurn(ctx context.Context, pace *pacer) error {
+	max := maxPaceWait
+	if dl, ok := ctx.Deadline(); ok {
+		max = min(max, time.Until(dl)/2)
+	}
+	wait, ok := pace.turn(time.Now(), max)
+	if !ok {
+		n.metrics.Failure(notify.ReasonRateLimited)
+		return notify.RetryAfter(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)), wait)
+	}
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // mayHaveActed are the Slack error codes its Web API reference says of

@@ -1,0 +1,73 @@
+package slack_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// posts opens n new incidents at once through h's notifier, each webhook
+// given timeout, and returns their errors.
+func postAtOnce(t *testing.T, h *harness, n int, timeout time.Duration, prefix string) []error {
+	t.Helper()
+	no := h.notifier(t, nil)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			o := opening(fmt.Sprintf("%s%d", prefix, i))
+			o.Incident = fmt.Sprintf("%s-incident-%d", prefix, i)
+			errs[i] = no.Notify(ctx, o)
+		})
+	}
+	wg.Wait()
+	return errs
+}
+
+// Slack takes about one post a second per channel and answers 429 with
+// Retry-After beyond it. Each post honoured its own Retry-After, so every
+// post waiting on the channel retried in the same second: thousands of 429s
+// in a storm, and every webhook's slot held meanwhile (an audit). Once Slack
+// rate-limited a channel its posts are paced, one a second; a post whose
+// turn is too far off is not sent and fails retryable (Alertmanager retries
+// its webhook). Before any 429 nothing is paced.
+func TestPostsToARateLimitedChannelArePaced(t *testing.T) {
+	h := newHarness(t)
+	for i, err := range postAtOnce(t, h, 10, 5*time.Second, "free") {
+		if err != nil {
+			t.Fatalf("post %d on a channel Slack never rate-limited: %v", i, err)
+		}
+	}
+	if n := h.srv.Calls("chat.postMessage"); n != 10 {
+		t.Fatalf("%d posts made for 10 parents, want 10", n)
+	}
+
+	h = newHarness(t)
+	h.srv.Fail(slacktest.Fault{Status: 429, RetryAfter: "1"})
+	if err := postAtOnce(t, h, 1, 5*time.Second, "first")[0]; err != nil {
+		t.Fatalf("the post Slack rate-limited once: %v, want it posted after its Retry-After", err)
+	}
+	errs := postAtOnce(t, h, 10, 3*time.Second, "storm")
+	var sent int
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			sent++
+		case !alert.Retryable(err) || !strings.Contains(err.Error(), "paced to one a second"):
+			t.Errorf("post %d: %v; want sent, or not sent and retryable, saying the channel is paced", i, err)
+		}
+	}
+	// The 429, the first post after it, and at most the turns that fit
+	// within half of each 3s webhook (one a second after the first's).
+	if n := h.srv.Calls("chat.postMessage"); n > 4 || n != 2+sent {
+		t.Errorf("Slack got %d posts (%d of the 10 sent) after rate-limiting the channel, want at most 4: each made, none refused", n, sent)
+	}
+}
