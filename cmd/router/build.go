@@ -169,17 +169,24 @@ func (d *deps) openState(cfg store.Config, replay bool) (*state, error) {
 		Send: func(ctx context.Context, dl journal.DeadLetter) error {
 			return ReplaySender(d.current().pipeline)(ctx, dl)
 		}}
-	opts := console.Options{Journal: j, Logger: d.logger, Sectors: enrich.SectorIDs,
+	st.console = d.console(st)
+	return st, nil
+}
+
+// console builds the operations console of st, offering the replay of
+// dead letters when st.replay.
+func (d *deps) console(st *state) http.Handler {
+	s, prefix := st.store, st.cfg.KeyPrefix
+	opts := console.Options{Journal: st.replayer.Journal, Logger: d.logger, Sectors: enrich.SectorIDs,
 		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) },
 		Began: func(ctx context.Context) (time.Time, error) {
-			return dedup.Epoch(ctx, s, cfg.KeyPrefix, time.Now())
+			return dedup.Epoch(ctx, s, prefix, time.Now())
 		},
 		WriteFailure: st.journal.Failure}
-	if replay {
+	if st.replay {
 		opts.DeadLetters = st.replayer
 	}
-	st.console = console.New(opts)
-	return st, nil
+	return console.New(opts)
 }
 
 // sameStore reports whether a and b select the same store client.

@@ -247,3 +247,61 @@ func TestReloadWarnsOfRemovedIntegrations(t *testing.T) {
 		t.Errorf("the reload does not name what it removed:\n%s", logs.String())
 	}
 }
+
+// Turning the console's replay on by a reload opened a new store: on the
+// embedded memory store a new, empty one — the dead letters to replay, the
+// open incidents and the journal gone, every firing alert paged again (an
+// audit). The store is kept; only the console changes. A reload that
+// changes store.key_prefix warns of what that does.
+func TestReloadTurningReplayOnKeepsTheMemoryStore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "router.yml")
+	const receivers = "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"
+	write := func(y string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(y+receivers), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("")
+	var logs syncBuffer
+	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := &reloadHarness{t: t, path: path, rt: rt}
+	send := func() *alert.Summary {
+		t.Helper()
+		body := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"KeptPage","severity":"critical"},"startsAt":"2026-12-01T10:00:00Z"}]}`
+		msg, err := webhook.Decode([]byte(body), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := rt.Current().Processor.Process(context.Background(), msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum
+	}
+	if sum := send(); sum.Notified != 1 {
+		t.Fatalf("first webhook: %+v, want it notified", sum)
+	}
+	before := rt.current.Load().state.store
+	write("console: {enable_replay: true, auth: {basic_auth: {username: ops, password: c0nsole-pass}}}\n")
+	h.reload()
+	if rt.current.Load().state.store != before {
+		t.Error("turning replays on opened a new store")
+	}
+	if sum := send(); sum.Deduplicated != 1 || sum.Notified != 0 {
+		t.Fatalf("the repeat after turning replays on: %+v, want it deduplicated (the store kept)", sum)
+	}
+	rec := httptest.NewRecorder()
+	rt.Console().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/dead-letters/1-0/replay", nil))
+	if strings.Contains(rec.Body.String(), "read-only") {
+		t.Errorf("the console still refuses replays after they were turned on: %d %s", rec.Code, rec.Body.String())
+	}
+	if strings.Contains(logs.String(), "key_prefix") {
+		t.Errorf("a reload keeping store.key_prefix warns of it:\n%s", logs.String())
+	}
+	write("store: {key_prefix: other}\nconsole: {enable_replay: true, auth: {basic_auth: {username: ops, password: c0nsole-pass}}}\n")
+	h.reload()
+	if !strings.Contains(logs.String(), "this reload changed store.key_prefix") || !strings.Contains(logs.String(), "key_prefix=other") {
+		t.Errorf("a reload changing store.key_prefix does not warn, naming it:\n%s", logs.String())
+	}
+}

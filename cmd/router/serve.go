@@ -206,11 +206,11 @@ func (rt *runtime) reload() error {
 	}
 	old := rt.current.Load()
 	st := old.state
-	if !sameStore(old.state.cfg, cfg.Store) || storeFilesChanged(old, cfg.Store) || old.state.replay != cfg.Console.EnableReplay {
+	if !sameStore(old.state.cfg, cfg.Store) || storeFilesChanged(old, cfg.Store) {
 		if st, err = rt.deps.openState(cfg.Store, cfg.Console.EnableReplay); err != nil {
 			return inConfig(cfg, err)
 		}
-		if sameStore(old.state.cfg, cfg.Store) && old.state.replay == cfg.Console.EnableReplay {
+		if sameStore(old.state.cfg, cfg.Store) {
 			if err := keepWorkingStore(old.state, st); err != nil {
 				st.close()
 				return &storeKeptError{err: inConfig(cfg, err), retries: rt.retries}
@@ -218,9 +218,22 @@ func (rt *runtime) reload() error {
 		}
 		st.markEpoch()
 	} else {
-		// Same client; fail_closed and key_prefix come from the new config.
+		// Same client; fail_closed comes from the new config, and the
+		// console offers replays or not as it says. Turning replays on
+		// opened a new store: on the embedded memory store that was a
+		// new, empty one — the dead letters to replay, the open
+		// incidents and the journal gone, and every firing alert paged
+		// again (an audit).
 		st = &state{cfg: cfg.Store, store: st.store, deferred: st.deferred, journal: st.journal,
 			replayer: st.replayer, console: st.console, replay: st.replay}
+		if st.replay != cfg.Console.EnableReplay {
+			st.replay = cfg.Console.EnableReplay
+			st.console = rt.deps.console(st)
+		}
+	}
+	if prev, next := old.state.cfg.KeyPrefix, cfg.Store.KeyPrefix; prev != next {
+		rt.m.logger.Warn("this reload changed store.key_prefix: the router now keeps its state under another prefix, and what it kept under the previous one is not read — each alert still firing opens its incident again at Alertmanager's next repeat (PagerDuty folds the trigger into its open incident; Slack gets a second parent, the first stays drawn firing), and the console, the journal and the dead letters show the new prefix's only. Change it with no incident open, on every replica at once",
+			"previous", prev, "key_prefix", next)
 	}
 	b, err := rt.build(cfg, st)
 	if err != nil {
