@@ -30,6 +30,14 @@ type pacer struct {
 	limited time.Time // Slack's last 429 for the channel
 }
 
+// paced is one post's pacer, and whether it is a page's mirror: a page
+// may take a turn further off than a ticket (awaitTurn), so that in a storm
+// of tickets the page's message still gets one.
+type paced struct {
+	*pacer
+	page bool
+}
+
 // pacers holds the pacer of every channel posted to, by API URL and
 // channel (name or id, as posted to: a parent goes to the configured
 // channel, its thread replies to the id Slack answered).

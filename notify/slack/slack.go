@@ -557,7 +557,7 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		data = notify.NewData(no) // a thread reply's digest renders no template but the poster's
 	}
 	poster := n.postOptions(data)
-	err := n.callRefusable(ctx, no, msg, pacerOf(n.cfg.APIURL, channel), func(ctx context.Context, blocks []sl.Block) error {
+	err := n.callRefusable(ctx, no, msg, &paced{pacer: pacerOf(n.cfg.APIURL, channel), page: no.Action == alert.ActionPage}, func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, poster...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
@@ -574,7 +574,7 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 // refuses them (refusedMessage: a limit the router's drawing missed), once
 // more with msg's minimal blocks: a ticket that says less is better than
 // none. A second refusal is permanent.
-func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, pace *pacer, send func(ctx context.Context, blocks []sl.Block) error) error {
+func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, msg message, pace *paced, send func(ctx context.Context, blocks []sl.Block) error) error {
 	err := n.callWith(ctx, pace, func(ctx context.Context) error { return send(ctx, msg.blocks) })
 	var se sl.SlackErrorResponse
 	if !errors.As(err, &se) || !refusedMessage[se.Err] || len(msg.minimal) == 0 {
@@ -605,7 +605,7 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 // from Slack: rate limited, another 5xx, another error code) are retried
 // as for any call; so is every failure of a call that is no post (chat.update is
 // idempotent).
-func (n *Notifier) callWith(ctx context.Context, pace *pacer, f func(ctx context.Context) error) error {
+func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context.Context) error) error {
 	posts := pace != nil
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		if posts {
@@ -673,10 +673,15 @@ func (n *Notifier) callWith(ctx context.Context, pace *pacer, f func(ctx context
 }
 
 // awaitTurn waits for the post's turn on its channel (pacer.turn), at most
-// maxPaceWait and half of what is left of ctx; a turn further off fails
-// the attempt, retryable after it, sending nothing.
-func (n *Notifier) awaitTurn(ctx context.Context, pace *pacer) error {
+// maxPaceWait (a ticket's: a postInterval less, so the last turn within
+// reach is left to the mirror of a page) and half of what is left of ctx;
+// a turn further off fails the attempt, retryable after it, sending
+// nothing.
+func (n *Notifier) awaitTurn(ctx context.Context, pace *paced) error {
 	max := maxPaceWait
+	if !pace.page {
+		max -= postInterval
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		max = min(max, time.Until(dl)/2)
 	}

@@ -1,0 +1,37 @@
+package slack
+
+import (
+	"testing"
+	"time"
+)
+
+// The pacer of a channel: nothing paced before Slack's first 429; then one
+// turn a second, none before the Retry-After; a ticket's reach a second
+// shorter than a page's, so that the mirror of a page still gets a turn the
+// tickets cannot take; pacing ends pacedFor after the last 429.
+func TestPacerTurns(t *testing.T) {
+	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	var p pacer
+	for range 5 {
+		if wait, ok := p.turn(t0, maxPaceWait-postInterval); !ok || wait != 0 {
+			t.Fatalf("a turn before any 429: %v, %t; want at once", wait, ok)
+		}
+	}
+	p.limit(t0, time.Second)
+	ticket, page := maxPaceWait-postInterval, maxPaceWait
+	if wait, ok := p.turn(t0, ticket); !ok || wait != time.Second {
+		t.Fatalf("the first turn after a 429 with Retry-After 1s: %v, %t; want 1s", wait, ok)
+	}
+	if wait, ok := p.turn(t0, ticket); ok || wait != 2*time.Second {
+		t.Fatalf("a ticket's turn 2s away: %v, %t; want refused", wait, ok)
+	}
+	if wait, ok := p.turn(t0, page); !ok || wait != 2*time.Second {
+		t.Fatalf("a page's turn 2s away: %v, %t; want taken", wait, ok)
+	}
+	if wait, ok := p.turn(t0, page); ok || wait != 3*time.Second {
+		t.Fatalf("a page's turn 3s away: %v, %t; want refused", wait, ok)
+	}
+	if wait, ok := p.turn(t0.Add(pacedFor+time.Second), ticket); !ok || wait != 0 {
+		t.Fatalf("a turn %s after the last 429: %v, %t; want at once", pacedFor+time.Second, wait, ok)
+	}
+}
