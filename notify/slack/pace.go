@@ -72,15 +72,19 @@ func (p *pacer) turn(now time.Time, max time.Duration) (wait time.Duration, ok b
 }
 
 // limit records Slack's 429 at now, asking to wait retryAfter (none given:
-// one postInterval).
-func (p *pacer) limit(now time.Time, retryAfter time.Duration) {
+// one postInterval), and returns the turn of the post it refused: its
+// retry keeps its place, the first after the wait.
+func (p *pacer) limit(now time.Time, retryAfter time.Duration) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.limited = now
 	if retryAfter <= 0 {
 		retryAfter = postInterval
 	}
-	if at := now.Add(retryAfter); at.After(p.next) {
-		p.next = at
+	at := now.Add(retryAfter)
+	if p.next.After(at) {
+		at = p.next
 	}
+	p.next = at.Add(postInterval)
+	return at
 }

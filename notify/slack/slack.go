@@ -607,9 +607,10 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 // idempotent).
 func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context.Context) error) error {
 	posts := pace != nil
+	var turn time.Time // the turn a 429 kept for this post's retry
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		if posts {
-			if err := n.awaitTurn(ctx, pace); err != nil {
+			if err := n.awaitTurn(ctx, pace, turn); err != nil {
 				return err
 			}
 		}
@@ -634,14 +635,14 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 		case errors.As(err, &rl):
 			n.metrics.Failure(notify.ReasonRateLimited)
 			if posts {
-				pace.limit(time.Now(), rl.RetryAfter)
+				turn = pace.limit(time.Now(), rl.RetryAfter)
 			}
 			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
 		case errors.As(err, &se):
 			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
 				if posts {
-					pace.limit(time.Now(), 0)
+					turn = pace.limit(time.Now(), 0)
 				}
 				return fmt.Errorf("call Slack: %w", err)
 			}
@@ -672,23 +673,27 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 	})
 }
 
-// awaitTurn waits for the post's turn on its channel (pacer.turn), at most
-// maxPaceWait (a ticket's: a postInterval less, so the last turn within
-// reach is left to the mirror of a page) and half of what is left of ctx;
-// a turn further off fails the attempt, retryable after it, sending
-// nothing.
-func (n *Notifier) awaitTurn(ctx context.Context, pace *paced) error {
-	max := maxPaceWait
-	if !pace.page {
-		max -= postInterval
-	}
-	if dl, ok := ctx.Deadline(); ok {
-		max = min(max, time.Until(dl)/2)
-	}
-	wait, ok := pace.turn(time.Now(), max)
-	if !ok {
-		n.metrics.Failure(notify.ReasonRateLimited)
-		return notify.RetryAfter(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)), wait)
+// awaitTurn waits for the post's turn on its channel: kept (the turn a 429
+// of its own kept for its retry: the Retry-After its retry waited), or the
+// next (pacer.turn), at most maxPaceWait away (a ticket's: a postInterval
+// less, so the last turn within reach is left to the mirror of a page) and
+// half of what is left of ctx; a turn further off fails the attempt,
+// retryable after it, sending nothing.
+func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) error {
+	wait := time.Until(kept)
+	if kept.IsZero() {
+		max := maxPaceWait
+		if !pace.page {
+			max -= postInterval
+		}
+		if dl, ok := ctx.Deadline(); ok {
+			max = min(max, time.Until(dl)/2)
+		}
+		var ok bool
+		if wait, ok = pace.turn(time.Now(), max); !ok {
+			n.metrics.Failure(notify.ReasonRateLimited)
+			return notify.RetryAfter(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)), wait)
+		}
 	}
 	if wait <= 0 {
 		return nil
