@@ -2,9 +2,7 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,36 +17,14 @@ import (
 // audit). The incident's later events now go to the key its trigger went
 // to; new incidents go to the new key; the reload says so.
 func TestARotatedRoutingKeyKeepsOpenIncidentsAtTheirKey(t *testing.T) {
+	const oldKey, newKey = "old0000000000000000000000000key0", "new0000000000000000000000000key0"
 	pd := pdtest.NewServer()
 	defer pd.Close()
-	keyFile := filepath.Join(t.TempDir(), "routing_key")
-	const oldKey, newKey = "old0000000000000000000000000key0", "new0000000000000000000000000key0"
-	if err := os.WriteFile(keyFile, []byte(oldKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := writeFile(t, "router.yml", fmt.Sprintf(`
-incidents: {retrigger_interval: 1s}
-route: {receiver: pd}
-receivers:
-  - name: pd
-    pagerduty_configs:
-      - routing_key_file: %s
-        url: %s
-`, keyFile, pd.EnqueueURL()))
-	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
-
+	keyFile, _, _, base, log := keyFileRouter(t, pd, oldKey, "incidents: {retrigger_interval: 1s}\n")
 	post := func(status, service, instance string) {
 		t.Helper()
-		body := fmt.Sprintf(`{"version":"4","status":%q,"receiver":"router","groupKey":"{}:{}","alerts":[{"status":%q,"labels":{"alertname":"GPUDown","severity":"critical","service":%q,"instance":%q},"startsAt":"2026-12-04T10:00:00Z"%s}]}`,
-			status, status, service, instance, map[string]string{"resolved": `,"endsAt":"2026-12-04T10:30:00Z"`}[status])
-		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("webhook answered %d", resp.StatusCode)
-		}
+		postAlerts(t, base, fmt.Sprintf(`{"version":"4","status":%q,"receiver":"router","groupKey":"{}:{}","alerts":[{"status":%q,"labels":{"alertname":"GPUDown","severity":"critical","service":%q,"instance":%q},"startsAt":"2026-12-04T10:00:00Z"%s}]}`,
+			status, status, service, instance, map[string]string{"resolved": `,"endsAt":"2026-12-04T10:30:00Z"`}[status]))
 	}
 	events := func() []string {
 		var out []string

@@ -20,34 +20,13 @@ import (
 // file) is picked up without a restart or a SIGHUP: the next page goes out
 // with the new routing key. Before, *_file secrets were read once.
 func TestARotatedSecretFileIsUsedWithoutARestart(t *testing.T) {
+	const oldKey, newKey = "old0000000000000000000000000key0", "new0000000000000000000000000key0"
 	pd := pdtest.NewServer()
 	defer pd.Close()
-	keyFile := filepath.Join(t.TempDir(), "routing_key")
-	const oldKey, newKey = "old0000000000000000000000000key0", "new0000000000000000000000000key0"
-	if err := os.WriteFile(keyFile, []byte(oldKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	p := writeFile(t, "router.yml", fmt.Sprintf(`
-route: {receiver: pd}
-receivers:
-  - name: pd
-    pagerduty_configs:
-      - routing_key_file: %s
-        url: %s
-`, keyFile, pd.EnqueueURL()))
-	base, _, log := serveWithStdout(t, p, "--config.secret-files-check-interval=50ms")
-
+	keyFile, _, _, base, log := keyFileRouter(t, pd, oldKey, "")
 	page := func(service string) { // a new incident each
 		t.Helper()
-		body := fmt.Sprintf(`{"version":"4","status":"firing","receiver":"router","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUDown","severity":"critical","service":%q},"startsAt":"2026-12-04T10:00:00Z"}]}`, service)
-		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("webhook answered %d", resp.StatusCode)
-		}
+		postAlerts(t, base, fmt.Sprintf(`{"version":"4","status":"firing","receiver":"router","groupKey":"{}:{}","alerts":[{"status":"firing","labels":{"alertname":"GPUDown","severity":"critical","service":%q},"startsAt":"2026-12-04T10:00:00Z"}]}`, service))
 	}
 	keys := func() []string {
 		var ks []string
@@ -148,7 +127,7 @@ func TestASecretFileRestoredAsItWasClearsTheFailedReload(t *testing.T) {
 	pd := pdtest.NewServer()
 	defer pd.Close()
 	const key = "old0000000000000000000000000key0"
-	keyFile, _, _, base, log := keyFileRouter(t, pd, key)
+	keyFile, _, _, base, log := keyFileRouter(t, pd, key, "")
 	metric := func() string {
 		resp, err := http.Get(base + "/metrics")
 		if err != nil {
@@ -179,7 +158,7 @@ func TestARestoredSecretFileWithABrokenConfigFailsOnce(t *testing.T) {
 	pd := pdtest.NewServer()
 	defer pd.Close()
 	const key = "old0000000000000000000000000key0"
-	keyFile, p, good, _, log := keyFileRouter(t, pd, key)
+	keyFile, p, good, _, log := keyFileRouter(t, pd, key, "")
 	const failed = "configuration reload failed"
 	waitFor := func(what string, cond func() bool) { t.Helper(); waitUntil(t, what, log, cond) }
 	if err := os.Remove(keyFile); err != nil {
@@ -199,16 +178,17 @@ func TestARestoredSecretFileWithABrokenConfigFailsOnce(t *testing.T) {
 	}
 }
 
-// keyFileRouter writes a routing key file and a config paging through it,
-// and serves it with the secret files checked every 50ms: the key file's
-// path, the config's, its text, the base URL and the log.
-func keyFileRouter(t *testing.T, pd *pdtest.Server, key string) (keyFile, cfgPath, cfgText, base string, log fmt.Stringer) {
+// keyFileRouter writes a routing key file and a config paging through it
+// (extra YAML first), and serves it with the secret files checked every
+// 50ms: the key file's path, the config's, its text, the base URL and the
+// log.
+func keyFileRouter(t *testing.T, pd *pdtest.Server, key, extra string) (keyFile, cfgPath, cfgText, base string, log fmt.Stringer) {
 	t.Helper()
 	keyFile = filepath.Join(t.TempDir(), "routing_key")
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfgText = fmt.Sprintf("route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", keyFile, pd.EnqueueURL())
+	cfgText = fmt.Sprintf("%sroute: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key_file: %s, url: %s}]}]\n", extra, keyFile, pd.EnqueueURL())
 	cfgPath = writeFile(t, "router.yml", cfgText)
 	base, _, l := serveWithStdout(t, cfgPath, "--config.secret-files-check-interval=50ms")
 	return keyFile, cfgPath, cfgText, base, l

@@ -69,8 +69,16 @@ func TestAClickBeforePagerDutyHasThePageDoesNothingAndSaysSo(t *testing.T) {
 // PagerDuty took its trigger.
 func (e *triageEnv) openPage(t *testing.T, incident, through string) {
 	t.Helper()
-	op := store.IncidentOp{Key: store.Key("", "inc", incident, through), Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
-	for _, step := range []store.IncidentStep{store.StepJoin, store.StepOpened} {
+	e.pageSteps(t, incident, through, store.StepJoin, store.StepOpened)
+}
+
+// pageSteps runs steps on incident's page at through in the store, as the
+// dispatch core does: Join then Opened once PagerDuty took its trigger,
+// Join then Abort when it refused it.
+func (e *triageEnv) pageSteps(t *testing.T, incident, through string, steps ...store.IncidentStep) {
+	t.Helper()
+	op := store.IncidentOp{Key: store.Key("", "inc", incident, through), Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+	for _, step := range steps {
 		op.Step = step
 		if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
 			t.Fatal(err)
@@ -99,14 +107,7 @@ func TestAClickOnAPageWhoseTriggerFailedDoesNothingAndSaysSo(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The dispatch core's trigger was refused: its opening aborted.
-			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
-			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
-			for _, step := range []store.IncidentStep{store.StepJoin, store.StepAbort} {
-				op.Step = step
-				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.pageSteps(t, incident, "pagerduty/pagerduty/0", store.StepJoin, store.StepAbort)
 
 			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 			if n := len(e.pd.Events()); n != 0 {
@@ -190,14 +191,7 @@ func TestAClickAfterTheFailedTriggerWasReplayedActs(t *testing.T) {
 			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
 				t.Fatal(err)
 			}
-			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
-			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
-			for _, step := range []store.IncidentStep{store.StepJoin, store.StepAbort} {
-				op.Step = step
-				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
-					t.Fatal(err)
-				}
-			}
+			e.pageSteps(t, incident, "pagerduty/pagerduty/0", store.StepJoin, store.StepAbort)
 			j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
 			for _, en := range tc.entries {
 				b, _ := json.Marshal(en)
