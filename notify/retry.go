@@ -133,8 +133,35 @@ func IsOutcomeUnknown(err error) bool {
 	return errors.As(err, &u)
 }
 
+// laterError marks a failure to retry later, not within the webhook
+// (Later).
+type laterError struct{ err error }
+
+func (e *laterError) Error() string { return e.err.Error() }
+func (e *laterError) Unwrap() error { return e.err }
+
+// Later wraps err, the failure of an attempt that sent nothing and should
+// not be tried again within this webhook — a Slack post whose turn on a
+// rate-limited channel is far off: waiting would hold the webhook's slot
+// for nothing. Retry returns it at once; it stays retryable, so the
+// webhook is answered 5xx and Alertmanager's retry sends it later. A nil
+// err stays nil.
+func Later(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &laterError{err: err}
+}
+
+// IsLater reports whether err went through Later.
+func IsLater(err error) bool {
+	var l *laterError
+	return errors.As(err, &l)
+}
+
 // Retry calls attempt until it succeeds, fails permanently
-// (alert.Permanent) or with an unknown outcome (OutcomeUnknown), the
+// (alert.Permanent), with an unknown outcome (OutcomeUnknown) or for later
+// (Later), the
 // policy's attempts run out, or the next wait would end past ctx's
 // deadline. Between attempts it waits Backoff, or the error's
 // RetryAfter when that is longer. ctx is checked before every attempt. Retry
@@ -155,7 +182,7 @@ func Retry(ctx context.Context, policy RetryPolicy, attempt func(ctx context.Con
 			alert.Retried(ctx)
 		}
 		last = attempt(ctx)
-		if last == nil || !alert.Retryable(last) || IsOutcomeUnknown(last) || n >= p.MaxAttempts {
+		if last == nil || !alert.Retryable(last) || IsOutcomeUnknown(last) || IsLater(last) || n >= p.MaxAttempts {
 			return last
 		}
 		wait := p.Backoff(n)

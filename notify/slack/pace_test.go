@@ -55,6 +55,7 @@ func TestPostsToARateLimitedChannelArePaced(t *testing.T) {
 	if err := postAtOnce(t, h, 1, 5*time.Second, "first")[0]; err != nil {
 		t.Fatalf("the post Slack rate-limited once: %v, want it posted after its Retry-After", err)
 	}
+	waited := len(h.waits.All())
 	errs := postAtOnce(t, h, 10, 3*time.Second, "storm")
 	var sent int
 	for i, err := range errs {
@@ -64,6 +65,11 @@ func TestPostsToARateLimitedChannelArePaced(t *testing.T) {
 		case !alert.Retryable(err) || !strings.Contains(err.Error(), "paced to one a second"):
 			t.Errorf("post %d: %v; want sent, or not sent and retryable, saying the channel is paced", i, err)
 		}
+	}
+	// A post refused its turn fails at once: no wait in the webhook for
+	// a retry (its slot is for the webhooks behind it).
+	if w := h.waits.All()[waited:]; len(w) != 0 {
+		t.Errorf("the posts waited %v for retries within their webhooks, want none", w)
 	}
 	// The 429, the first post after it, and at most the turns that fit
 	// within half of each 3s webhook (one a second after the first's).

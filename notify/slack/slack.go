@@ -692,7 +692,7 @@ func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) e
 		var ok bool
 		if wait, ok = pace.turn(time.Now(), max); !ok {
 			n.metrics.Failure(notify.ReasonRateLimited)
-			return notify.RetryAfter(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)), wait)
+			return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)))
 		}
 	}
 	if wait <= 0 {
