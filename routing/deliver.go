@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -340,7 +341,8 @@ func (p *Pipeline) routedToPager(results []*alert.Result) bool {
 // the confirmation of the others by no more than this.
 const settleGrace = 10 * time.Millisecond
 
-// deliver sends every batch concurrently (at most 16 at a time) — each
+// deliver sends every batch concurrently (at most 16 at a time per kind of
+// integration) — each
 // integration has its own time budget and retries, so a slow PagerDuty
 // never delays Slack — and settles the batches as they complete: once
 // every send has completed, or settleGrace after the first unsettled one
@@ -371,11 +373,21 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 		}
 	}
 	done := make(chan *batch, len(batches))
-	sem := make(chan struct{}, 16)
+	// One semaphore per kind of integration: a page's PagerDuty send
+	// waited behind a hundred tickets' Slack posts of the same webhook,
+	// which a hanging Slack held until the webhook's deadline — the page
+	// never sent, on every retry (an audit).
+	sems := map[string]chan struct{}{}
 	var pages sloPagesWritten
-	// spawn runs work for b in a goroutine, at most 16 at a time, and
-	// hands b to the settles when it is done.
+	// spawn runs work for b in a goroutine, at most 16 at a time per kind
+	// of integration, and hands b to the settles when it is done.
 	spawn := func(b *batch, work func()) {
+		kind, _, _ := strings.Cut(b.integ.Name, "/")
+		sem := sems[kind]
+		if sem == nil {
+			sem = make(chan struct{}, 16)
+			sems[kind] = sem
+		}
 		go func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()

@@ -1600,3 +1600,51 @@ func TestAResolveDuringItsFiringsSendWaitsForIt(t *testing.T) {
 		t.Errorf("pagerduty events %q, want the firing's trigger then its resolve", got)
 	}
 }
+
+// hangingNotifier answers nothing until the send's deadline: a Slack that
+// hangs.
+type hangingNotifier struct{}
+
+func (hangingNotifier) Notify(ctx context.Context, _ *alert.Notification) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// liveSender sends through n while the send's context is live, as a real
+// notifier's HTTP request does.
+type liveSender struct{ n alert.Notifier }
+
+func (l liveSender) Notify(ctx context.Context, no *alert.Notification) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return l.n.Notify(ctx, no)
+}
+
+// A webhook of a hundred alerts — Alertmanager sorts a group's alerts by
+// their labels, not their severity — whose page came last: its PagerDuty
+// send waited for one of the webhook's 16 send slots behind the tickets'
+// Slack posts, which a hanging Slack held until the webhook's deadline, so
+// the page was never sent, on any retry (an audit). Sends of different
+// integrations no longer wait for each other.
+func TestAPageIsSentWhileTheWebhooksSlackPostsHang(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["slack"] = []routing.Integration{{Name: "slack/0", Notifier: hangingNotifier{}, SendResolved: true}}
+	p.Receivers["pagerduty"] = []routing.Integration{{Name: "pagerduty/0", Notifier: liveSender{e.pd}, SendResolved: true}}
+	var alerts []webhooktest.Alert
+	for i := range 40 {
+		alerts = append(alerts, tAlert("QueueBacklog", "firing", "ticket", "service", fmt.Sprintf("svc-%02d", i)))
+		if i == 20 {
+			alerts = append(alerts, tAlert("TTFTHigh", "firing", "page", "service", "svc-page"))
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if _, err := p.Process(ctx, payload(t, alerts...)); err == nil {
+		t.Fatal("the webhook succeeded while Slack hung")
+	}
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("PagerDuty got %d notifications, want the page, whatever Slack does", n)
+	}
+}
