@@ -167,7 +167,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), resumedReason(a, rec.h[len(rec.h)-1].At))
 			}
 			if !v.Flapping && v.Reason != "" {
-				// A re-fire past its cool-down (flap.Config.Refired).
+				// A re-fire that goes on past cool_down (flap.Config.Refired).
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), v.Reason)
 			}
 			if v.Flapping {
@@ -259,6 +259,9 @@ func heldReason(cfg flap.Config, h flap.History, paged, now time.Time) string {
 	v := cfg.Damp(alert.ActionPage, h, true, cur.At)
 	if !v.Flapping {
 		v = cfg.Refired(v, h, pagedThen, alert.ActionPage, cur.At)
+		if v.Flapping && now.Sub(cur.At) >= time.Duration(cfg.CoolDown) {
+			return "" // released as a trouble that goes on: its reason (flap.GoesOn) says so
+		}
 	}
 	if !v.Flapping {
 		return ""

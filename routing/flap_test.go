@@ -536,7 +536,7 @@ func TestARefireStillFiringAfterTheCoolDownPages(t *testing.T) {
 			if len(pd) != 1 || pd[0] != string(alert.KindFiring) {
 				t.Fatalf("a repeat 11m into the re-fire sent PagerDuty %v, want its page: a trouble that goes on", pd)
 			}
-			if why := strings.Join(e.pd.notifications()[pdBefore].Results[0].Decision.Reasons, "; "); !strings.Contains(why, "fired again 2m0s after its page resolved and has fired for 11m0s since") {
+			if why := strings.Join(e.pd.notifications()[pdBefore].Results[0].Decision.Reasons, "; "); !strings.Contains(why, "fired again 2m0s after its page resolved, at ") || !strings.Contains(why, "has fired since, for 11m0s (past cool_down 10m0s): a trouble that goes on") || strings.Contains(why, "stable since") {
 				t.Errorf("the late page's reasons %q do not say why it pages now", why)
 			}
 			if pd, _ := send(28, "firing", 7); len(pd) != 0 {

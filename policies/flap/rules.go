@@ -32,13 +32,7 @@ func HeldAsTicket(h History, paged time.Time, a *alert.Alert) bool {
 // the page already woke someone for this trouble, and an alert that pages,
 // resolves and fires again minutes later is the start of a flap. So a
 // flapping alert pages once, not once per cycle until the threshold. A
-// re-fire still firing cool_down after it started is no flap but a trouble
-// that goes on, and pages: Alertmanager resolves an alert whose resends
-// from Prometheus stopped (a Prometheus restart or outage longer than four
-// resend delays), and Prometheus fires it again with a new start when it
-// is back (its start is not kept across a restart) — held for a whole
-// window, the trouble went on with its page resolved in PagerDuty (an
-// audit).
+// re-fire still firing cool_down after it started pages (GoesOn).
 func (cfg Config) Refired(v Verdict, h History, paged time.Time, action alert.Action, now time.Time) Verdict {
 	n := len(h)
 	if n < 3 || paged.IsZero() {
@@ -53,8 +47,14 @@ func (cfg Config) Refired(v Verdict, h History, paged time.Time, action alert.Ac
 		return v
 	}
 	if since := now.Sub(cur.At); since >= time.Duration(cfg.CoolDown) {
-		v.Reason = fmt.Sprintf("fired again %s after its page resolved and has fired for %s since (cool_down %s): a trouble that goes on, not a flap — Alertmanager resolves an alert whose resends from Prometheus stopped (a Prometheus restart), and it fires again with a new start",
-			gap, since.Truncate(time.Second), cfg.CoolDown)
+		// No flap but a trouble that goes on, and it pages: Alertmanager
+		// resolves an alert whose resends from Prometheus stopped (a
+		// Prometheus restart or outage longer than four resend delays: a
+		// long WAL replay), and Prometheus fires it again with a new start
+		// when it is back (it keeps no start across a restart). Held for a
+		// whole window, the trouble went on with its page resolved in
+		// PagerDuty (an audit).
+		v.Reason = GoesOn(cur.At, gap, since, time.Duration(cfg.CoolDown))
 		return v
 	}
 	v.Flapping = true
@@ -111,4 +111,12 @@ func (cfg Config) Judge(action alert.Action, h History, firing bool, at, paged, 
 		v.Reason = fmt.Sprintf("flapping: %d transitions in %s, none of them paged: paged once", v.Transitions, cfg.Window)
 	}
 	return v
+}
+
+// GoesOn is the reason a re-fire, gap after its page resolved, pages once
+// it has fired since start, for since, past cool_down (Refired).
+func GoesOn(start time.Time, gap, since, coolDown time.Duration) string {
+	return fmt.Sprintf("fired again %s after its page resolved, at %s, and has fired since, for %s (past cool_down %s): a trouble that goes on, not a flap — "+
+		"Alertmanager resolves an alert whose resends from Prometheus stopped (a Prometheus restart), and it fires again with a new start",
+		gap, start.UTC().Format(time.RFC3339), since.Truncate(time.Second), coolDown)
 }
