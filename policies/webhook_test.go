@@ -110,7 +110,7 @@ func TestOneSLOOneIdentityAcrossHAReplicas(t *testing.T) {
 		{"alertname": "APIErrorBudgetBurn", "slo": "api-errors", "long": "1h", "short": "5m", "severity": "critical", "cluster": "prod"},
 		{"alertname": "KubeAPIErrorBudgetBurn", "long": "1h", "short": "5m", "severity": "critical", "cluster": "prod"},
 	} {
-		for _, replica := range []string{"prometheus_replica", "replica", "rule_replica", "__replica__"} {
+		for _, replica := range []string{"prometheus_replica", "replica", "rule_replica", "thanos_ruler_replica", "__replica__"} {
 			ids := map[string]bool{}
 			for _, v := range []string{"A", "B"} {
 				ls := maps.Clone(base)
