@@ -57,3 +57,36 @@ func TestAnIncidentsEventsGoToTheKeyItWasTriggeredWith(t *testing.T) {
 		t.Fatalf("an unknown Ref's resolve went to %q; log:\n%s", ev[3].RoutingKey, h.logs.String())
 	}
 }
+
+// Slack's Acknowledge and Resolve went to the configured key only: after a
+// rotation, PagerDuty dropped them for an incident open at the old key,
+// which paged on while Slack said it was resolved (an audit). They now also
+// reach the keys the same integration had before; another integration's
+// keys are not sent to.
+func TestAcknowledgeAndResolveReachTheIntegrationsEarlierKeys(t *testing.T) {
+	const newKey, otherKey = "fedcba9876543210fedcba9876543210", "00000000000000001111111111111111"
+	old := newHarness(t, nil)
+	old.n.Named("oncall/pagerduty/0")
+	other := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = otherKey; c.URL = old.srv.EnqueueURL() })
+	other.n.Named("oncall/pagerduty/1")
+	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = newKey; c.URL = old.srv.EnqueueURL() })
+	h.n.Named("oncall/pagerduty/0")
+	for _, act := range []struct {
+		name string
+		do   func(context.Context, string) error
+	}{{"acknowledge", h.n.Acknowledge}, {"resolve", h.n.Resolve}} {
+		before := len(old.srv.Events())
+		if err := act.do(context.Background(), incident); err != nil {
+			t.Fatal(err)
+		}
+		keys := map[string]bool{}
+		for _, e := range old.srv.Events()[before:] {
+			if e.EventAction == act.name {
+				keys[e.RoutingKey] = true
+			}
+		}
+		if len(keys) != 2 || !keys[newKey] || !keys[pdtest.RoutingKey] {
+			t.Errorf("%s went to %v, want the configured key and the integration's earlier one, not another integration's", act.name, keys)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -57,11 +58,14 @@ type Notifier struct {
 	routingKey string
 	// ref is keyRef of the events URL and routing key: the Ref an
 	// incident triggered here keeps.
-	ref     string
-	client  *pd.Client
-	deps    notify.Deps
-	metrics *notify.IntegrationMetrics
-	logger  *slog.Logger
+	ref string
+	// integration is "receiver/integration" once Named: the notifiers of
+	// one integration across reloads (keyring).
+	integration atomic.Pointer[string]
+	client      *pd.Client
+	deps        notify.Deps
+	metrics     *notify.IntegrationMetrics
+	logger      *slog.Logger
 	// severityLogs throttles the warning of a templated severity across
 	// the decision's urgency (buildTrigger).
 	severityLogs logthrottle.Throttle
@@ -147,6 +151,30 @@ const refPrefix = "pd:"
 // key left the old incident open, paging on (an audit). Entries live as
 // long as the process: one per routing key and URL it was configured with.
 var keyring sync.Map
+
+// Named records that n is integration ("receiver/integration" of the
+// configuration): Acknowledge and Resolve also reach the keys that
+// integration had before a reload changed it.
+func (n *Notifier) Named(integration string) { n.integration.Store(&integration) }
+
+// earlier returns the notifiers this process built for n's integration
+// with another routing key or events URL.
+func (n *Notifier) earlier() []*Notifier {
+	name := n.integration.Load()
+	if name == nil {
+		return nil
+	}
+	var out []*Notifier
+	keyring.Range(func(_, v any) bool {
+		if t := v.(*Notifier); t.ref != n.ref {
+			if tn := t.integration.Load(); tn != nil && *tn == *name {
+				out = append(out, t)
+			}
+		}
+		return true
+	})
+	return out
+}
 
 // RoutingKeyChanged reports whether next sends what was, under prev, sent
 // to another PagerDuty endpoint (its routing key or events URL changed):
