@@ -454,3 +454,22 @@ func TestAPageIsLetInWhileTicketsHoldEveryWebhookSlot(t *testing.T) {
 		t.Errorf("the held ticket webhook: %d, want 200", a.status)
 	}
 }
+
+// A firing SLO ticket that live burn rates may raise to a page counts as a
+// page at the webhook cap when live lookups are on (an audit: such a page
+// was refused 503 while tickets held every slot); without them it does not.
+func TestAnSLOTicketLiveDataMayRaiseCountsAsAPage(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	msg := payload(t, tAlert("CheckoutAvailability", "firing", "ticket", "slo", "checkout-availability"))
+	if p.Pages(msg) {
+		t.Fatal("an SLO ticket counts as a page without live lookups")
+	}
+	p.Live = &fakeLive{}
+	if !p.Pages(msg) {
+		t.Fatal("an SLO ticket live lookups may raise does not count as a page")
+	}
+	if p.Pages(payload(t, tAlert("QueueBacklog", "firing", "ticket"))) {
+		t.Fatal("a ticket with no SLO counts as a page")
+	}
+}

@@ -314,11 +314,14 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 }
 
 // Pages reports whether msg carries an alert decided page (firing or
-// resolved), evaluated as Process would without the live SLO lookups: the
+// resolved), evaluated as Process would without the live SLO lookups — or,
+// with them (Live), a firing SLO ticket they may raise to a page: the
 // webhook edge lets such a webhook past webhook.max_concurrent.
 func (p *Pipeline) Pages(msg *alert.Message) bool {
 	for _, r := range p.Evaluate(msg) {
-		if r.Decision.Action == alert.ActionPage {
+		switch {
+		case r.Decision.Action == alert.ActionPage,
+			p.Live != nil && r.Decision.Action == alert.ActionTicket && r.Decision.SLO != "" && r.Alert.Firing():
 			return true
 		}
 	}
