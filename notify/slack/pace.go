@@ -40,7 +40,8 @@ type paced struct {
 
 // pacers holds the pacer of every channel posted to, by API URL and
 // channel (name or id, as posted to: a parent goes to the configured
-// channel, its thread replies to the id Slack answered).
+// channel, its thread replies to the id Slack answered, which alias makes
+// share the name's pacer).
 var pacers sync.Map
 
 func pacerOf(apiURL, channel string) *pacer {
@@ -50,6 +51,12 @@ func pacerOf(apiURL, channel string) *pacer {
 	}
 	p, _ := pacers.LoadOrStore(key, &pacer{})
 	return p.(*pacer)
+}
+
+// alias makes p the pacer of channel too (the id Slack answered for the
+// name p paces), unless channel has one already.
+func alias(apiURL, channel string, p *pacer) {
+	pacers.LoadOrStore(apiURL+"\x00"+channel, p)
 }
 
 // turn takes the next post's turn at now and returns how long to wait for

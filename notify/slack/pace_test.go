@@ -77,3 +77,27 @@ func TestPostsToARateLimitedChannelArePaced(t *testing.T) {
 		t.Errorf("Slack got %d posts (%d of the 10 sent) after rate-limiting the channel, want at most 4: each made, none refused", n, sent)
 	}
 }
+
+// A parent is posted to the channel's name, its thread replies to the id
+// Slack answered: two pacers for one channel, each posting its own one a
+// second (an audit). The id shares the name's pacer once a post by name
+// has answered it.
+func TestAChannelsNameAndIDShareOnePace(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t) // posted to #triage; Slack answered its id
+	h.srv.Fail(slacktest.Fault{Status: 429, RetryAfter: "1"})
+	second := opening("bbb")
+	second.Incident = "another-incident"
+	if err := n.Notify(context.Background(), second); err != nil {
+		t.Fatalf("the post Slack rate-limited once: %v", err)
+	}
+	// A reply in the first parent's thread (to the id) is paced with the
+	// name's posts: its turn, a second after the retried post, is beyond
+	// half of its webhook's 1.5s.
+	reply := under(first.Ref, note(alert.KindFiring, alert.ActionTicket, "firing", "ccc"))
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if err := n.Notify(ctx, reply); err == nil || !strings.Contains(err.Error(), "paced to one a second") {
+		t.Fatalf("a reply by the channel's id right after a 429 on its name: %v; want it paced (not sent, retryable)", err)
+	}
+}

@@ -557,13 +557,19 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		data = notify.NewData(no) // a thread reply's digest renders no template but the poster's
 	}
 	poster := n.postOptions(data)
-	err := n.callRefusable(ctx, no, msg, &paced{pacer: pacerOf(n.cfg.APIURL, channel), page: no.Action == alert.ActionPage}, func(ctx context.Context, blocks []sl.Block) error {
+	pace := &paced{pacer: pacerOf(n.cfg.APIURL, channel), page: no.Action == alert.ActionPage}
+	err := n.callRefusable(ctx, no, msg, pace, func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, poster...)
 		if threadTS != "" {
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}
 		ch, ts, err := n.api.PostMessageContext(ctx, channel, opts...)
 		p = parentRef{channel: ch, ts: ts}
+		if err == nil && ch != "" && ch != channel {
+			// Parents go to the channel's name, their replies to the id
+			// Slack answered: one channel, one pace.
+			alias(n.cfg.APIURL, ch, pace.pacer)
+		}
 		return err
 	})
 	return p, err
