@@ -67,6 +67,10 @@ func TestAcknowledgeAndResolveReachTheIntegrationsEarlierKeys(t *testing.T) {
 	const newKey, otherKey = "fedcba9876543210fedcba9876543210", "00000000000000001111111111111111"
 	old := newHarness(t, nil)
 	old.n.Named("oncall/pagerduty/0")
+	// Another receiver reading the same key file: built after, the same
+	// key's entry of the keyring is its notifier.
+	shared := newHarness(t, func(c *pagerduty.Config) { c.URL = old.srv.EnqueueURL() })
+	shared.n.Named("infra/pagerduty/0")
 	other := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = otherKey; c.URL = old.srv.EnqueueURL() })
 	other.n.Named("oncall/pagerduty/1")
 	h := newHarness(t, func(c *pagerduty.Config) { c.RoutingKey = newKey; c.URL = old.srv.EnqueueURL() })

@@ -60,7 +60,7 @@ type Notifier struct {
 	// incident triggered here keeps.
 	ref string
 	// integration is "receiver/integration" once Named: the notifiers of
-	// one integration across reloads (keyring).
+	// one integration across reloads (integrations).
 	integration atomic.Pointer[string]
 	client      *pd.Client
 	deps        notify.Deps
@@ -152,10 +152,30 @@ const refPrefix = "pd:"
 // long as the process: one per routing key and URL it was configured with.
 var keyring sync.Map
 
+// integrations holds, by integration ("receiver/integration"), the
+// notifiers this process built for it, by ref: the keys it had. Kept apart
+// from keyring, which holds one notifier per key — two receivers reading
+// one routing key file share its entry there (an audit: the second's name
+// hid the first's earlier key).
+var integrations = struct {
+	sync.Mutex
+	refs map[string]map[string]*Notifier
+}{refs: map[string]map[string]*Notifier{}}
+
 // Named records that n is integration ("receiver/integration" of the
 // configuration): Acknowledge and Resolve also reach the keys that
 // integration had before a reload changed it.
-func (n *Notifier) Named(integration string) { n.integration.Store(&integration) }
+func (n *Notifier) Named(integration string) {
+	n.integration.Store(&integration)
+	integrations.Lock()
+	defer integrations.Unlock()
+	m := integrations.refs[integration]
+	if m == nil {
+		m = map[string]*Notifier{}
+		integrations.refs[integration] = m
+	}
+	m[n.ref] = n
+}
 
 // earlier returns the notifiers this process built for n's integration
 // with another routing key or events URL.
@@ -164,15 +184,14 @@ func (n *Notifier) earlier() []*Notifier {
 	if name == nil {
 		return nil
 	}
+	integrations.Lock()
+	defer integrations.Unlock()
 	var out []*Notifier
-	keyring.Range(func(_, v any) bool {
-		if t := v.(*Notifier); t.ref != n.ref {
-			if tn := t.integration.Load(); tn != nil && *tn == *name {
-				out = append(out, t)
-			}
+	for ref, t := range integrations.refs[*name] {
+		if ref != n.ref {
+			out = append(out, t)
 		}
-		return true
-	})
+	}
 	return out
 }
 
