@@ -698,7 +698,8 @@ func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) e
 		var ok bool
 		if wait, ok = pace.turn(time.Now(), max); !ok {
 			n.metrics.Failure(notify.ReasonRateLimited)
-			return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away; not posted (retried later)", wait.Round(time.Millisecond)))
+			return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away, past the %s a post waits (a page's mirror %s; at most half of the webhook's time left); not posted (retried later)",
+				wait.Round(time.Millisecond), max.Round(time.Millisecond), maxPaceWait))
 		}
 	}
 	if wait <= 0 {
