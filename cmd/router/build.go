@@ -410,7 +410,6 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 				errs = append(errs, atPath(fmt.Sprintf("receivers[%d].pagerduty_configs[%d]", ri, i), err))
 				continue
 			}
-			n.Named(fmt.Sprintf("%s/pagerduty/%d", r.Name, i))
 			integs = append(integs, routing.Integration{Name: fmt.Sprintf("pagerduty/%d", i), Notifier: n, SendResolved: c.Resolved()})
 		}
 		for i, c := range r.SlackConfigs {

@@ -14,30 +14,13 @@ import (
 // Acknowledge sends an Events v2 acknowledge for incident (its dedup_key is
 // DedupKey(incident)), with the notifier's retries.
 func (n *Notifier) Acknowledge(ctx context.Context, incident string) error {
-	return n.everyKey(ctx, incident, "acknowledge")
+	return n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: "acknowledge", DedupKey: DedupKey(incident)})
 }
 
 // Resolve sends an Events v2 resolve for incident. PagerDuty closes its
 // incident; the alerts keep firing in Alertmanager until their rule clears.
 func (n *Notifier) Resolve(ctx context.Context, incident string) error {
-	return n.everyKey(ctx, incident, "resolve")
-}
-
-// everyKey sends action for incident at n's routing key and, after a
-// reload changed the integration's key (Named, keyring), at each earlier
-// one this process holds: an incident triggered before the change is open
-// at the key its trigger went to, and PagerDuty drops an acknowledge or
-// resolve of a dedup_key another key holds — a Slack click said "resolved"
-// while the page went on (an audit). The configured key's outcome is the
-// answer; the earlier keys' failures are logged.
-func (n *Notifier) everyKey(ctx context.Context, incident, action string) error {
-	err := n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: action, DedupKey: DedupKey(incident)})
-	for _, t := range n.earlier() {
-		if e := t.event(ctx, incident, &pd.V2Event{RoutingKey: t.routingKey, Action: action, DedupKey: DedupKey(incident)}); e != nil {
-			n.logger.Warn("PagerDuty refused the event at the integration's earlier routing key", "incident", incident, "event_action", action, "err", e)
-		}
-	}
-	return err
+	return n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(incident)})
 }
 
 // Escalate triggers incident in PagerDuty (a ticket escalated to a page by a

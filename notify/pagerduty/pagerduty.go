@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -58,14 +57,11 @@ type Notifier struct {
 	routingKey string
 	// ref is keyRef of the events URL and routing key: the Ref an
 	// incident triggered here keeps.
-	ref string
-	// integration is "receiver/integration" once Named: the notifiers of
-	// one integration across reloads (integrations).
-	integration atomic.Pointer[string]
-	client      *pd.Client
-	deps        notify.Deps
-	metrics     *notify.IntegrationMetrics
-	logger      *slog.Logger
+	ref     string
+	client  *pd.Client
+	deps    notify.Deps
+	metrics *notify.IntegrationMetrics
+	logger  *slog.Logger
 	// severityLogs throttles the warning of a templated severity across
 	// the decision's urgency (buildTrigger).
 	severityLogs logthrottle.Throttle
@@ -151,49 +147,6 @@ const refPrefix = "pd:"
 // key left the old incident open, paging on (an audit). Entries live as
 // long as the process: one per routing key and URL it was configured with.
 var keyring sync.Map
-
-// integrations holds, by integration ("receiver/integration"), the
-// notifiers this process built for it, by ref: the keys it had. Kept apart
-// from keyring, which holds one notifier per key — two receivers reading
-// one routing key file share its entry there (an audit: the second's name
-// hid the first's earlier key).
-var integrations = struct {
-	sync.Mutex
-	refs map[string]map[string]*Notifier
-}{refs: map[string]map[string]*Notifier{}}
-
-// Named records that n is integration ("receiver/integration" of the
-// configuration): Acknowledge and Resolve also reach the keys that
-// integration had before a reload changed it.
-func (n *Notifier) Named(integration string) {
-	n.integration.Store(&integration)
-	integrations.Lock()
-	defer integrations.Unlock()
-	m := integrations.refs[integration]
-	if m == nil {
-		m = map[string]*Notifier{}
-		integrations.refs[integration] = m
-	}
-	m[n.ref] = n
-}
-
-// earlier returns the notifiers this process built for n's integration
-// with another routing key or events URL.
-func (n *Notifier) earlier() []*Notifier {
-	name := n.integration.Load()
-	if name == nil {
-		return nil
-	}
-	integrations.Lock()
-	defer integrations.Unlock()
-	var out []*Notifier
-	for ref, t := range integrations.refs[*name] {
-		if ref != n.ref {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 // RoutingKeyChanged reports whether next sends what was, under prev, sent
 // to another PagerDuty endpoint (its routing key or events URL changed):
