@@ -174,6 +174,14 @@ type Incidents interface {
 	Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentResult, error)
 }
 
+// IncidentRefReader is implemented by stores that read the Ref kept with
+// an incident (IncidentResult.Ref) at its state key (IncidentKey) without
+// a step: Slack's Acknowledge and Resolve reach the PagerDuty key the
+// incident's trigger went to. Memory and Redis implement it.
+type IncidentRefReader interface {
+	IncidentRef(ctx context.Context, key string) (string, error)
+}
+
 // IncidentKey is the state key of incident at one integration (as
 // "receiver/integration", alert.Notification's names): where the dispatch
 // core keeps its lifecycle, and Slack triage reads whether its page is

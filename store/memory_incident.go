@@ -183,6 +183,19 @@ func (st *incidentState) leave(members []Member) []Member {
 	return removed
 }
 
+// IncidentRef implements IncidentRefReader.
+func (m *Memory) IncidentRef(ctx context.Context, key string) (string, error) {
+	if err := m.begin(ctx, "incident ref"); err != nil {
+		return "", err
+	}
+	defer m.mu.Unlock()
+	st := m.incidents[key]
+	if st == nil || expired(st.expires, m.now()) {
+		return "", nil
+	}
+	return st.ref, nil
+}
+
 // IncidentStates implements Store.IncidentStates.
 func (m *Memory) IncidentStates(ctx context.Context, keys []string) ([]string, error) {
 	if err := m.begin(ctx, "incident states"); err != nil {

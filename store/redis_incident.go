@@ -296,6 +296,17 @@ func (r *Redis) IncidentStates(ctx context.Context, keys []string) ([]string, er
 	return out, r.observe(opIncidentState, start, nil)
 }
 
+// IncidentRef implements IncidentRefReader: the Ref kept with the incident
+// at key (its state hash's r), "" when none.
+func (r *Redis) IncidentRef(ctx context.Context, key string) (string, error) {
+	start := time.Now()
+	v, err := r.client.HGet(ctx, key, "r").Result()
+	if errors.Is(err, redis.Nil) {
+		return "", r.observe(opIncidentState, start, nil)
+	}
+	return v, r.observe(opIncidentState, start, err)
+}
+
 // incidentCalls are the incident script calls that apply ops (claimedCalls).
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 	return r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) { return ops[i], nil })

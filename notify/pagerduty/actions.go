@@ -23,6 +23,22 @@ func (n *Notifier) Resolve(ctx context.Context, incident string) error {
 	return n.event(ctx, incident, &pd.V2Event{RoutingKey: n.routingKey, Action: "resolve", DedupKey: DedupKey(incident)})
 }
 
+// AcknowledgeAt is Acknowledge for an incident whose Ref at this
+// integration is ref (kept by the dispatch core with its state): sent to
+// the routing key its trigger went to, which a reload may have changed
+// since (target).
+func (n *Notifier) AcknowledgeAt(ctx context.Context, incident, ref string) error {
+	t := n.targetOf(incident, ref, "acknowledge")
+	return t.event(ctx, incident, &pd.V2Event{RoutingKey: t.routingKey, Action: "acknowledge", DedupKey: DedupKey(incident)})
+}
+
+// ResolveAt is Resolve for an incident whose Ref at this integration is
+// ref (AcknowledgeAt).
+func (n *Notifier) ResolveAt(ctx context.Context, incident, ref string) error {
+	t := n.targetOf(incident, ref, "resolve")
+	return t.event(ctx, incident, &pd.V2Event{RoutingKey: t.routingKey, Action: "resolve", DedupKey: DedupKey(incident)})
+}
+
 // Escalate triggers incident in PagerDuty (a ticket escalated to a page by a
 // person): summary is cut to PagerDuty's limit, details land in
 // custom_details.

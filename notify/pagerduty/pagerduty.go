@@ -159,14 +159,19 @@ func RoutingKeyChanged(prev, next *Notifier) bool { return prev.ref != next.ref 
 // or another replica triggered under a key it was never given) leaves n,
 // and says so: the incident opened under that key is not reached.
 func (n *Notifier) target(no *alert.Notification) *Notifier {
-	if no.Ref == "" || no.Ref == n.ref || !strings.HasPrefix(no.Ref, refPrefix) {
+	return n.targetOf(no.Incident, no.Ref, map[bool]string{true: "resolve", false: "trigger"}[no.IncidentResolved])
+}
+
+// targetOf is target for incident whose Ref is ref, sending action.
+func (n *Notifier) targetOf(incident, ref, action string) *Notifier {
+	if ref == "" || ref == n.ref || !strings.HasPrefix(ref, refPrefix) {
 		return n
 	}
-	if t, ok := keyring.Load(no.Ref); ok {
+	if t, ok := keyring.Load(ref); ok {
 		return t.(*Notifier)
 	}
 	n.logger.Warn("the incident was triggered through a PagerDuty routing key or events URL this router does not hold (changed before this process started, or on another replica only): sending to the configured one, where PagerDuty keeps a separate incident; resolve the old incident in PagerDuty by hand",
-		"incident", no.Incident, "event_action", map[bool]string{true: "resolve", false: "trigger"}[no.IncidentResolved])
+		"incident", incident, "event_action", action)
 	return n
 }
 

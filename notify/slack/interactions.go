@@ -39,6 +39,15 @@ type Pager interface {
 	Escalate(ctx context.Context, incident, summary string, details map[string]any) error
 }
 
+// RefPager is a Pager that acts at the PagerDuty routing key an incident's
+// Ref names (the dispatch core keeps it with the incident's state at the
+// integration): the key its trigger went to, which a reload may have
+// changed since. *pagerduty.Notifier implements it.
+type RefPager interface {
+	AcknowledgeAt(ctx context.Context, incident, ref string) error
+	ResolveAt(ctx context.Context, incident, ref string) error
+}
+
 // Silencer creates and expires Alertmanager silences, and lists the alerts
 // a silence would match (checked before creating it); *amsilence.Client
 // implements it. Create's errors wrapping amsilence.ErrUnconfirmed say the
@@ -1245,7 +1254,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if pager == nil {
 			return record{}, alert.Permanent(errors.New(noPager))
 		}
-		if err := pager.Acknowledge(ctx, st.Incident); err != nil {
+		if err := t.acknowledge(ctx, pager, st.Incident, pagedAt); err != nil {
 			return record{}, err
 		}
 		st.Acked = true
@@ -1255,7 +1264,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if pager == nil {
 			return record{}, alert.Permanent(errors.New(noPager))
 		}
-		if err := pager.Resolve(ctx, st.Incident); err != nil {
+		if err := t.resolve(ctx, pager, st.Incident, pagedAt); err != nil {
 			return record{}, err
 		}
 		// While its alerts fire, the router's incident stays open and
@@ -1964,4 +1973,41 @@ func permalink(c *click) string {
 		return "channel " + c.channel + ", message " + c.ts
 	}
 	return "https://" + domain + ".slack.com/archives/" + c.channel + "/p" + strings.ReplaceAll(c.ts, ".", "")
+}
+
+// pageRef is the Ref the dispatch core keeps with incident's page at
+// pagedAt ("receiver/integration"): the PagerDuty key its trigger went to
+// ("" when unknown: the store reads none, or the page was Slack's
+// escalation).
+func (t *Triage) pageRef(ctx context.Context, incident, pagedAt string) string {
+	rr, ok := t.o.Store.(store.IncidentRefReader)
+	if !ok || pagedAt == "" {
+		return ""
+	}
+	ref, err := rr.IncidentRef(ctx, store.IncidentKey(t.o.KeyPrefix, incident, pagedAt))
+	if err != nil {
+		t.o.Logger.Warn("read the page's PagerDuty key; acting at the configured one", "incident", incident, "err", err)
+		return ""
+	}
+	return ref
+}
+
+// acknowledge acknowledges incident through pager, at the key its
+// trigger went to (RefPager) — a reload that rotated the routing key sent
+// the click to the new key, where PagerDuty dropped it, and the page went
+// on while Slack said it was acknowledged (an audit).
+func (t *Triage) acknowledge(ctx context.Context, pager Pager, incident, pagedAt string) error {
+	if rp, ok := pager.(RefPager); ok {
+		return rp.AcknowledgeAt(ctx, incident, t.pageRef(ctx, incident, pagedAt))
+	}
+	return pager.Acknowledge(ctx, incident)
+}
+
+// resolve resolves incident through pager, at the key its trigger went
+// to (acknowledge).
+func (t *Triage) resolve(ctx context.Context, pager Pager, incident, pagedAt string) error {
+	if rp, ok := pager.(RefPager); ok {
+		return rp.ResolveAt(ctx, incident, t.pageRef(ctx, incident, pagedAt))
+	}
+	return pager.Resolve(ctx, incident)
 }

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -212,6 +214,57 @@ func TestAClickAfterTheFailedTriggerWasReplayedActs(t *testing.T) {
 			}
 			if !tc.acts && (got != 0 || len(e.h.srv.Responses()) != 1 || !strings.Contains(e.h.srv.Responses()[0].Text, "no open PagerDuty page")) {
 				t.Fatalf("PagerDuty got %d acknowledges (answers %+v), want none and the answer that it holds no open page", got, e.h.srv.Responses())
+			}
+		})
+	}
+}
+
+// A reload that rotated the PagerDuty routing key sent Slack's Acknowledge
+// and Resolve to the new key, where PagerDuty dropped them: the page
+// triggered at the old key went on while Slack said it was handled (an
+// audit). They go to the key the incident's Ref (kept by the dispatch core
+// with its state at the integration) names.
+func TestAckAndResolveReachTheKeyThePageWasTriggeredAt(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	const newKey = "fedcba9876543210fedcba9876543210"
+	for _, action := range []string{slack.ActionAck, slack.ActionResolve} {
+		t.Run(action, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionPage, nil)
+			// The page's trigger, through the key in force then: its Ref.
+			open := &alert.Notification{Receiver: "pagerduty", Integration: "pagerduty/0", Incident: incident, Kind: alert.KindFiring, Action: alert.ActionPage, Opening: true,
+				Results: []*alert.Result{{Alert: &alert.Alert{}, Decision: alert.Decision{Action: alert.ActionPage}}}}
+			if err := e.pager(t).Notify(context.Background(), open); err != nil || open.Ref == "" {
+				t.Fatalf("trigger: %v, Ref %q", err, open.Ref)
+			}
+			op := store.IncidentOp{Key: store.Key("", "inc", incident, "pagerduty/pagerduty/0"), Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			for _, step := range []store.IncidentStep{store.StepJoin, store.StepOpened} {
+				op.Step, op.Ref = step, open.Ref
+				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// A reload rotated the key: the triage's pager sends with the new one.
+			pcfg := pagerduty.DefaultConfig()
+			pcfg.RoutingKey, pcfg.URL = newKey, e.pd.EnqueueURL()
+			rotated, err := pagerduty.New(&pcfg, "triage", notify.Deps{Retry: notify.RetryPolicy{MaxAttempts: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), rotated, nil); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+			event := map[string]string{slack.ActionAck: "acknowledge", slack.ActionResolve: "resolve"}[action]
+			var keys []string
+			for _, ev := range e.pd.Events() {
+				if ev.EventAction == event {
+					keys = append(keys, ev.RoutingKey)
+				}
+			}
+			if len(keys) != 1 || keys[0] != pdtest.RoutingKey {
+				t.Fatalf("%s went to %q (answers %+v), want the key the page was triggered at", event, keys, e.h.srv.Responses())
 			}
 		})
 	}
