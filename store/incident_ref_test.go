@@ -12,14 +12,7 @@ import (
 // memory store and on Redis alike; "" for an incident the store does not
 // hold.
 func TestIncidentRefReadsTheKeptRef(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	r, err := NewRedis(cfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := startRedis(t)
 	for name, s := range map[string]interface {
 		Incidents
 		IncidentRefReader
@@ -41,4 +34,17 @@ func TestIncidentRefReadsTheKeptRef(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startRedis is a Redis store on a redis-server of its own, closed with t.
+func startRedis(t *testing.T) *Redis {
+	t.Helper()
+	cfg := DefaultRedisConfig()
+	cfg.Addrs = []string{redistest.Start(t).Addr()}
+	r, err := NewRedis(cfg, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
 }

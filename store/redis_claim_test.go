@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
-	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
 // replyLost is a go-redis hook that sends the first pipeline holding a SET
@@ -35,14 +33,7 @@ func (h *replyLost) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // read as lost, so the webhook waited for "another replica" (itself) until
 // claim_ttl and answered 503 meanwhile.
 func TestAClaimRetriedAfterALostReplyIsWon(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	r, err := NewRedis(cfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
+	r := startRedis(t)
 	hook := &replyLost{}
 	r.client.AddHook(hook)
 	claims := []Entry{{Key: "t:claim:{a}:x", Value: "token-1", TTL: time.Minute}, {Key: "t:claim:{b}:x", Value: "token-1", TTL: time.Minute}}
