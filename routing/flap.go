@@ -258,10 +258,9 @@ func heldReason(cfg flap.Config, h flap.History, paged, now time.Time) string {
 	}
 	v := cfg.Damp(alert.ActionPage, h, true, cur.At)
 	if !v.Flapping {
-		v = cfg.Refired(v, h, pagedThen, alert.ActionPage, cur.At)
-		if v.Flapping && now.Sub(cur.At) >= time.Duration(cfg.CoolDown) {
-			return "" // released as a trouble that goes on: its reason (flap.GoesOn) says so
-		}
+		// Judged now: a re-fire released past its cool-down is no longer
+		// held, and its own reason (flap.GoesOn) says why it pages.
+		v = cfg.Refired(v, h, pagedThen, alert.ActionPage, now)
 	}
 	if !v.Flapping {
 		return ""

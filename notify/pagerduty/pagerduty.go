@@ -158,8 +158,8 @@ func RoutingKeyChanged(prev, next *Notifier) bool { return prev.ref != next.ref 
 // triggered. A Ref this process never knew (it started after the change,
 // or another replica triggered under a key it was never given) leaves n,
 // and says so: the incident opened under that key is not reached.
-func (n *Notifier) target(no *alert.Notification) *Notifier {
-	return n.targetOf(no.Incident, no.Ref, map[bool]string{true: "resolve", false: "trigger"}[no.IncidentResolved])
+func (n *Notifier) target(no *alert.Notification, action string) *Notifier {
+	return n.targetOf(no.Incident, no.Ref, action)
 }
 
 // targetOf is target for incident whose Ref is ref, sending action.
@@ -221,12 +221,13 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)
 	var err error
-	t := n.target(no)
 	switch {
 	case no.IncidentResolved:
+		t := n.target(no, "resolve")
 		err = t.sendWithFallback(ctx, no, &pd.V2Event{RoutingKey: t.routingKey, Action: "resolve", DedupKey: DedupKey(no.Incident)}, nil)
 	case no.Opening && no.Kind != alert.KindResolved, no.Kind == alert.KindReminder:
 		full, minimal := n.buildTrigger(no)
+		t := n.target(no, "trigger")
 		full.RoutingKey, minimal.RoutingKey = t.routingKey, t.routingKey
 		if err = t.sendWithFallback(ctx, no, full, minimal); err == nil {
 			// The dispatch core keeps the endpoint the incident is

@@ -44,8 +44,10 @@ type paced struct {
 // share the name's pacer).
 var pacers sync.Map
 
+func pacerKey(apiURL, channel string) string { return apiURL + "\x00" + channel }
+
 func pacerOf(apiURL, channel string) *pacer {
-	key := apiURL + "\x00" + channel
+	key := pacerKey(apiURL, channel)
 	if p, ok := pacers.Load(key); ok {
 		return p.(*pacer)
 	}
@@ -56,7 +58,7 @@ func pacerOf(apiURL, channel string) *pacer {
 // alias makes p the pacer of channel too (the id Slack answered for the
 // name p paces), unless channel has one already.
 func alias(apiURL, channel string, p *pacer) {
-	pacers.LoadOrStore(apiURL+"\x00"+channel, p)
+	pacers.LoadOrStore(pacerKey(apiURL, channel), p)
 }
 
 // turn takes the next post's turn at now and returns how long to wait for

@@ -616,7 +616,9 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 	var turn time.Time // the turn a 429 kept for this post's retry
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
 		if posts {
-			if err := n.awaitTurn(ctx, pace, turn); err != nil {
+			err := n.awaitTurn(ctx, pace, turn)
+			turn = time.Time{} // kept for the retry after its 429 only
+			if err != nil {
 				return err
 			}
 		}
