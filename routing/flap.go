@@ -17,7 +17,9 @@ import (
 
 // flapRecord is what the store keeps per fingerprint: the alert's
 // transition history and when its last firing notified as a page started,
-// encoded as "<history>;p<unix seconds>" (History.String, then the mark).
+// encoded as "<history>;p<unix seconds>;s<unix ms>" (History.String, then
+// the fields; a field a later build adds is a new letter, which this build
+// skips).
 type flapRecord struct {
 	h     flap.History
 	paged time.Time // At of the last firing transition decided page; zero if none
@@ -50,17 +52,20 @@ func parseFlapRecord(s string) (flapRecord, error) {
 		if part == "" {
 			return flapRecord{}, fmt.Errorf("flap record %q: empty field", s)
 		}
+		if part[0] != 'p' && part[0] != 's' {
+			// A later build's field: skipped, so that a rolling upgrade
+			// or a rollback keeps the history this build reads (its
+			// fields are added, never changed in meaning).
+			continue
+		}
 		n, err := strconv.ParseInt(part[1:], 10, 64)
 		if err != nil || n < 0 {
 			return flapRecord{}, fmt.Errorf("flap record %q: bad field %q", s, part)
 		}
-		switch part[0] {
-		case 'p':
+		if part[0] == 'p' {
 			rec.paged = time.Unix(n, 0).UTC()
-		case 's':
+		} else {
 			rec.start = n
-		default:
-			return flapRecord{}, fmt.Errorf("flap record %q: unknown field %q", s, part)
 		}
 	}
 	return rec, nil

@@ -14,6 +14,7 @@ import (
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
+	"github.com/redis/go-redis/v9"
 )
 
 // countingStore counts the round trips of a store by method.
@@ -544,4 +545,32 @@ func TestARefireStillFiringAfterTheCoolDownPages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A flap record a later build wrote, with a field this build does not
+// know, is read for what this build knows: the re-fire of an alert whose
+// page resolved a minute ago is damped as the history says. Before, the
+// unknown field made the whole record unreadable — the history started
+// afresh and the re-fire paged again, on every replica of the older build
+// during a rolling upgrade or a rollback (an audit).
+func TestAFlapRecordWithAFieldOfALaterBuildKeepsItsHistory(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	runFlap(t, e, []flapStep{{0, true, "pagerduty", ""}, {1, false, "pagerduty", ""}})
+
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr()})
+	defer c.Close()
+	ctx := context.Background()
+	keys, err := c.Keys(ctx, "test:flap:*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("flap keys %v (%v), want one", keys, err)
+	}
+	rec, err := c.Get(ctx, keys[0]).Result()
+	if err != nil || !strings.Contains(rec, ";p") {
+		t.Fatalf("flap record %q (%v), want a page mark", rec, err)
+	}
+	if err := c.Set(ctx, keys[0], rec+";x17;qsome-text", time.Hour).Err(); err != nil {
+		t.Fatal(err)
+	}
+	runFlap(t, e, []flapStep{{1, true, "slack", ""}}) // 2m after the page's resolve: damped
 }
