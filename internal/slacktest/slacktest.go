@@ -96,6 +96,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	channels map[string]string // name and id → id
+	archived map[string]bool   // ids of archived channels (Archive)
 	faults   []Fault
 	messages []*Message
 	// byTS indexes messages by channel and ts (msgKey): a reply or an
@@ -120,7 +121,7 @@ func (s *Server) Close() {
 // NewServer starts a stand-in that accepts token and knows channels (names
 // without "#"); channel i gets the id "C%04d" (C0001, …).
 func NewServer(token string, channels ...string) *Server {
-	s := &Server{token: token, channels: map[string]string{}, byTS: map[msgKey]*Message{}, calls: map[string]int{}, closed: make(chan struct{})}
+	s := &Server{token: token, channels: map[string]string{}, archived: map[string]bool{}, byTS: map[msgKey]*Message{}, calls: map[string]int{}, closed: make(chan struct{})}
 	for i, c := range channels {
 		id := fmt.Sprintf("C%04d", i+1)
 		s.channels[c], s.channels["#"+c], s.channels[id] = id, id, id
@@ -441,6 +442,14 @@ func checkActions(elements []json.RawMessage) string {
 	return ""
 }
 
+// Archive archives a channel (name or id) as a person archiving it in
+// Slack does: posts, replies and updates in it answer is_archived.
+func (s *Server) Archive(channel string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.archived[s.channels[channel]] = true
+}
+
 // Delete removes a message as a person deleting it in Slack does: a reply
 // in its thread then answers thread_not_found, an update
 // message_not_found.
@@ -466,6 +475,10 @@ func (s *Server) post(w http.ResponseWriter, v url.Values) {
 	ch, ok := s.channels[v.Get("channel")]
 	if !ok {
 		reply(w, response{Error: "channel_not_found"})
+		return
+	}
+	if s.archived[ch] {
+		reply(w, response{Error: "is_archived"})
 		return
 	}
 	if v.Get("text") == "" && v.Get("blocks") == "" {
@@ -500,6 +513,10 @@ func (s *Server) update(w http.ResponseWriter, v url.Values) {
 	ch, ok := s.channels[v.Get("channel")]
 	if !ok {
 		reply(w, response{Error: "channel_not_found"})
+		return
+	}
+	if s.archived[ch] {
+		reply(w, response{Error: "is_archived"})
 		return
 	}
 	m := s.find(ch, v.Get("ts"))

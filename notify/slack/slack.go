@@ -465,11 +465,24 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		}
 		err := n.reply(ctx, no, p, msg)
 		var se sl.SlackErrorResponse
-		if !errors.As(err, &se) || (se.Err != "thread_not_found" && se.Err != "message_not_found") {
+		if !errors.As(err, &se) {
 			return err
 		}
-		// The parent was deleted: this notification becomes the new parent.
-		n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
+		switch se.Err {
+		case "thread_not_found", "message_not_found":
+			// The parent was deleted: this notification becomes the new parent.
+			n.logger.Warn("parent message is gone, posting a new parent", "incident", no.Incident)
+		case "channel_not_found", "is_archived", "not_in_channel":
+			// The parent's channel was deleted or archived, or the app
+			// removed from it — the triage moved to another channel: the
+			// incident's thread cannot go on, so this notification becomes
+			// a parent in the channel configured now. Still that channel,
+			// the post fails as the reply did.
+			n.logger.Warn("the incident's Slack parent is in a channel the app can no longer post to: posting a new parent in the configured channel",
+				"incident", no.Incident, "parent_channel", p.channel, "slack_error", se.Err)
+		default:
+			return err
+		}
 	} else if !no.Opening {
 		// An update or a resolve of an incident whose parent the store does
 		// not know: lost with its state (restarted empty, a failover that
