@@ -315,24 +315,38 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 		if p.ConsoleURL != nil {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}
-		b.n.Paged = b.n.Action == alert.ActionPage && p.routedToPager(b.n.Results)
+		if b.n.Action == alert.ActionPage {
+			b.n.PagedAt = p.pagedAt(b.receiver, b.n.Results)
+			b.n.Paged = b.n.PagedAt != ""
+		}
 	}
 }
 
-// routedToPager reports whether any of results was routed to a receiver
-// with an integration that holds incidents (PagerDuty).
-func (p *Pipeline) routedToPager(results []*alert.Result) bool {
+// pagedAt is the "receiver/integration" of the first integration holding
+// incidents (PagerDuty) of receiver, when results were routed to one there,
+// else of the first receiver results were routed to that has one ("":
+// none; alert.Notification.PagedAt).
+func (p *Pipeline) pagedAt(receiver string, results []*alert.Result) string {
+	pager := func(name string) string {
+		integs := p.Receivers[name]
+		for i := range integs {
+			if integs[i].silentUpdates() {
+				return name + "/" + integs[i].Name
+			}
+		}
+		return ""
+	}
+	if at := pager(receiver); at != "" {
+		return at // the notification is receiver's: its alerts were routed there
+	}
 	for _, r := range results {
 		for _, name := range r.Receivers {
-			integs := p.Receivers[name]
-			for i := range integs {
-				if integs[i].silentUpdates() {
-					return true
-				}
+			if at := pager(name); at != "" {
+				return at
 			}
 		}
 	}
-	return false
+	return ""
 }
 
 // settleGrace is how long deliver waits, after a send completes, for the

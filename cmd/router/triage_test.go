@@ -276,3 +276,79 @@ func TestShutdownWaitsForAnAnsweredClick(t *testing.T) {
 		})
 	}
 }
+
+// A channel shared by teams mirrors a page routed to one team's PagerDuty
+// (continue: true), its Slack entry escalating to another team's: the
+// message's Acknowledge acts on the PagerDuty the page went to. Before, it
+// went to escalate_to's PagerDuty — where PagerDuty dropped it, or, when
+// that team had a page of the same incident key, acknowledged theirs —
+// while Slack said the page was acknowledged (an audit of a multi-team
+// configuration).
+func TestAMirroredPageIsAcknowledgedWhereItPagedNotAtEscalateTo(t *testing.T) {
+	checkout, platform := pdtest.NewServer(), pdtest.NewServer()
+	defer checkout.Close()
+	defer platform.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	p := writeFile(t, "router.yml", fmt.Sprintf(`
+route:
+  receiver: team-channel
+  routes:
+    - matchers: ['decision="page"']
+      receiver: pd-checkout
+      continue: true
+    - receiver: team-channel
+receivers:
+  - name: pd-checkout
+    pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]
+  - name: pd-platform
+    pagerduty_configs: [{routing_key: %[1]s, url: %[3]s}]
+  - name: team-channel
+    slack_configs:
+      - token: xoxb-router
+        api_url: %[4]s
+        channel: '#triage'
+        signing_secret: %[5]s
+        mirror_pages: true
+        actions: [ack, resolve]
+        escalate_to: pd-platform
+`, pdtest.RoutingKey, checkout.EnqueueURL(), platform.EnqueueURL(), sl.APIURL(), triageSecret))
+	base, errb := serveConfig(t, p)
+	if code := postWebhook(t, base, nil); code != http.StatusOK {
+		t.Fatalf("webhook: %d; log:\n%s", code, errb.String())
+	}
+	parents := sl.Parents()
+	if len(parents) != 1 || len(checkout.Events()) != 1 {
+		t.Fatalf("%d Slack parents, %d checkout PagerDuty events; want the page's one each", len(parents), len(checkout.Events()))
+	}
+	var blocks []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	if err := json.Unmarshal(parents[0].Blocks, &blocks); err != nil {
+		t.Fatal(err)
+	}
+	var value string
+	for _, b := range blocks {
+		for _, e := range b.Elements {
+			if e.ActionID == "alertrouter:ack" {
+				value = e.Value
+			}
+		}
+	}
+	if value == "" {
+		t.Fatalf("the mirrored page offers no Acknowledge: %s", parents[0].Blocks)
+	}
+	incident := checkout.Events()[0].DedupKey
+	postClick(t, base, sl, "ack", "1700000001.000001", value)
+	for deadline := time.Now().Add(20 * time.Second); checkout.Count("acknowledge", incident) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no acknowledge reached the PagerDuty the page went to (platform's got %d events); log:\n%s", len(platform.Events()), errb.String())
+		}
+	}
+	if n := len(platform.Events()); n != 0 {
+		t.Errorf("escalate_to's PagerDuty got %d events for a page it never had", n)
+	}
+}

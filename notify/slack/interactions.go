@@ -1026,10 +1026,11 @@ const pagePoll = 200 * time.Millisecond
 // click acts. A store that cannot be read, or a target without
 // PagedThrough, says yes to both: the click acts, as it did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
-	if c.tg.pagedThrough == "" {
+	through := c.pagedThrough()
+	if through == "" {
 		return true, true
 	}
-	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.tg.pagedThrough), store.OutcomeOpening)
+	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, through), store.OutcomeOpening)
 	if err != nil || !settled || state != "" {
 		return err != nil || settled, true
 	}
@@ -1039,7 +1040,30 @@ func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held b
 	}
 	at := time.UnixMilli(int64(posted * 1000))
 	epoch, err := dedup.Epoch(ctx, t.o.Store, t.o.KeyPrefix, t.o.Now())
-	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, c.tg.pagedThrough, at)
+	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at)
+}
+
+// receiverOf is the receiver of "receiver/integration", whose integration
+// is "<type>/<index>" (a receiver's name may hold a "/").
+func receiverOf(at string) string {
+	i := strings.LastIndexByte(at, '/')
+	if i <= 0 {
+		return at
+	}
+	if j := strings.LastIndexByte(at[:i], '/'); j >= 0 {
+		return at[:j]
+	}
+	return at
+}
+
+// pagedThrough is the "receiver/integration" of the PagerDuty integration
+// c's page went to: the message's own record of it (triageState.PagedAt),
+// else its target's (PagedThrough) — an escalation's is the escalation's.
+func (c *click) pagedThrough() string {
+	if c.st.PagedAt != "" && !c.st.Escalated {
+		return c.st.PagedAt
+	}
+	return c.tg.pagedThrough
 }
 
 // replayHeld reports whether the journal shows incident's page sent again
@@ -1235,6 +1259,18 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	mention := "<@" + c.user + ">"
 	// pagedAt is the "receiver/integration" pager acts on ("" unknown).
 	pager, pagedAt, noPager := c.tg.pager, c.tg.pagedThrough, "the receiver has no PagerDuty integration"
+	if at := c.pagedThrough(); at != pagedAt {
+		// The page went to another receiver's PagerDuty than the one this
+		// message's receiver pages through (a channel shared by teams, a
+		// mirror of pages routed elsewhere): act there, never on
+		// escalate_to's page of the same incident (an audit: a click in
+		// one team's channel resolved another team's page).
+		receiver := receiverOf(at)
+		pager, pagedAt = t.pagers[receiver], at
+		if pager == nil {
+			noPager = fmt.Sprintf("the page went to receiver %q's PagerDuty, which the configuration no longer has: %s it there by hand", receiver, c.b.action)
+		}
+	}
 	if st.Escalated && (c.b.action == ActionAck || c.b.action == ActionResolve) {
 		// The page went to the receiver the escalation recorded, which a
 		// reload may have taken out of escalate_to since.

@@ -369,6 +369,13 @@ type Notification struct {
 	// that holds incidents (alert.SilentUpdates: PagerDuty): Slack's copy
 	// names the PagerDuty incident and offers its triage only then.
 	Paged bool
+	// PagedAt is, for a Paged notification, the "receiver/integration" of
+	// the PagerDuty integration its page went to: the notification's own
+	// receiver's when the alerts were routed to it, else the first reached
+	// in the alerts' routing order. Slack's Acknowledge and Resolve act
+	// there — a channel shared by teams mirrors pages sent to each team's
+	// own PagerDuty.
+	PagedAt string
 	// Escalated is true when an alert of this notification is louder than
 	// what was notified of it (a ticket that now pages): Slack redraws the
 	// incident's parent, whose header said the quieter decision.
