@@ -603,3 +603,41 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		}
 	}
 }
+
+// A multi-team configuration whose receivers share one PagerDuty routing
+// key, or whose Slack channel is templated on a label the incident key does
+// not hold, makes one team's resolve close another's page, or posts a
+// team's page into another team's channel (an audit): check-config says
+// so, naming the receivers and the label; keys of their own and the label
+// in incidents.group_by do not warn.
+func TestCheckConfigWarnsOfTeamsSharingAPagerDutyKeyOrAChannelLabel(t *testing.T) {
+	const cfg = `%s
+receivers:
+  - name: pd-payments
+    pagerduty_configs: [{routing_key: 0123456789abcdef0123456789abcdef}]
+  - name: pd-checkout
+    pagerduty_configs: [{routing_key: %s}]
+  - name: teams
+    slack_configs: [{api_url: 'http://127.0.0.1:1/api/', token: xoxb-t, channel: '#{{ .CommonLabels.team }}-alerts'}]
+route: {receiver: teams}
+`
+	for _, tc := range []struct {
+		incidents, checkoutKey string
+		keyWarns, channelWarns bool
+	}{
+		{"", "0123456789abcdef0123456789abcdef", true, true},
+		{"incidents: {group_by: [sector, service, kpi, team]}", "fedcba9876543210fedcba9876543210", false, false},
+	} {
+		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.incidents, tc.checkoutKey))
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%+v: exit %d: %s", tc, code, errs)
+		}
+		if got := strings.Contains(out, `warning: receivers "pd-payments" pagerduty_configs[0] and "pd-checkout" pagerduty_configs[0] send to one PagerDuty routing key`); got != tc.keyWarns {
+			t.Errorf("%+v: shared key warning %v, want %v:\n%s", tc, got, tc.keyWarns, out)
+		}
+		if got := strings.Contains(out, `warning: receiver "teams" slack_configs[0].channel is templated on label team, which incidents.group_by does not hold`); got != tc.channelWarns {
+			t.Errorf("%+v: channel label warning %v, want %v:\n%s", tc, got, tc.channelWarns, out)
+		}
+	}
+}

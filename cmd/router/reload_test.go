@@ -252,7 +252,7 @@ func TestReloadWarnsOfRemovedIntegrations(t *testing.T) {
 // embedded memory store a new, empty one — the dead letters to replay, the
 // open incidents and the journal gone, every firing alert paged again (an
 // audit). The store is kept; only the console changes. A reload that
-// changes store.key_prefix warns of what that does.
+// changes store.key_prefix or incidents.group_by warns of what that does.
 func TestReloadTurningReplayOnKeepsTheMemoryStore(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "router.yml")
 	const receivers = "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"
@@ -303,5 +303,15 @@ func TestReloadTurningReplayOnKeepsTheMemoryStore(t *testing.T) {
 	h.reload()
 	if !strings.Contains(logs.String(), "this reload changed store.key_prefix") || !strings.Contains(logs.String(), "key_prefix=other") {
 		t.Errorf("a reload changing store.key_prefix does not warn, naming it:\n%s", logs.String())
+	}
+	// So does one changing incidents.group_by (an audit: the next alert of
+	// an open incident opened a second PagerDuty incident, silently).
+	if strings.Contains(logs.String(), "incidents.group_by") {
+		t.Errorf("reloads keeping incidents.group_by warn of it:\n%s", logs.String())
+	}
+	write("store: {key_prefix: other}\nincidents: {group_by: [service, team]}\nconsole: {enable_replay: true, auth: {basic_auth: {username: ops, password: c0nsole-pass}}}\n")
+	h.reload()
+	if !strings.Contains(logs.String(), "this reload changed incidents.group_by") || !strings.Contains(logs.String(), "group_by=service,team") {
+		t.Errorf("a reload changing incidents.group_by does not warn, naming it:\n%s", logs.String())
 	}
 }

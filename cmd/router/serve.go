@@ -276,6 +276,10 @@ func (rt *runtime) reload() error {
 		rt.m.logger.Warn("this reload changed the routing key or events URL of PagerDuty integrations: incidents triggered before it keep receiving their retriggers, reminders and resolve at the previous key while this process runs, new incidents go to the new one. A replica started after the change knows only the new key: PagerDuty opens a separate incident there for an old incident's next trigger, and its resolve does not close the old one — change every replica by reload, not restart, until the old incidents resolve, or resolve those in PagerDuty by hand",
 			"changed", strings.Join(moved, ", "))
 	}
+	if prev, next := old.pipeline.GroupBy, b.pipeline.GroupBy; !slices.Equal(prev, next) {
+		rt.m.logger.Warn("this reload changed incidents.group_by: alerts now form incidents under other keys — the next alert of an incident open before it opens its new key's incident (a second PagerDuty incident, a second Slack parent). Change it with few incidents open, and resolve by hand the old ones left open",
+			"previous", strings.Join(prev, ","), "group_by", strings.Join(next, ","))
+	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
 }
@@ -343,6 +347,8 @@ func configWarnings(cfg *config.Config) []string {
 			}
 		}
 	}
+	out = append(out, sharedPagerDutyKeys(cfg)...)
+	out = append(out, channelLabelsOutsideIncidents(cfg)...)
 	quoted := func(path string, names []string) {
 		for i, n := range names {
 			if len(n) >= 2 && strings.HasPrefix(n, `"`) && strings.HasSuffix(n, `"`) {
