@@ -63,10 +63,16 @@ func probeAll(cfg *config.Config, b *built) (string, int) {
 			}
 			out := "PING, and a key written under the prefix (with TIME, in a script) and deleted"
 			if r, ok := b.state.store.(memoryPolicyReader); ok {
-				if mp, err := r.MemoryPolicy(ctx); err == nil {
-					if mp.Evicts() {
-						return "", fmt.Errorf("maxmemory-policy %s evicts keys when full (maxmemory %d bytes): dedup markers and incident state would be deleted and alerts page again; set noeviction (deploy/README.md section 1)", mp.Policy, mp.MaxMemory)
-					}
+				mp, err := r.MemoryPolicy(ctx)
+				switch {
+				case err != nil:
+					// An ACL user without +info: the probe passed without
+					// a word while an evicting Redis failed it through
+					// another user (an audit).
+					out += fmt.Sprintf("; maxmemory-policy NOT checked (%v): grant the user +info (deploy/README.md section 1), or check that it is noeviction", err)
+				case mp.Evicts():
+					return "", fmt.Errorf("maxmemory-policy %s evicts keys when full (maxmemory %d bytes): dedup markers and incident state would be deleted and alerts page again; set noeviction (deploy/README.md section 1)", mp.Policy, mp.MaxMemory)
+				default:
 					out += fmt.Sprintf("; maxmemory-policy %s", mp.Policy)
 				}
 			}

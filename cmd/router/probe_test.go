@@ -92,3 +92,16 @@ func TestCheckConfigProbeAsksPrometheus(t *testing.T) {
 		t.Errorf("prometheus.url with /graph: exit %d, want the 404 named\n%s\n%s", code, out, errs)
 	}
 }
+
+// An ACL user without +info cannot read maxmemory-policy: the probe passed
+// an evicting Redis without a word, while the same Redis failed it through
+// the default user (an audit). It says the policy went unchecked.
+func TestCheckConfigProbeSaysWhenItCannotReadTheMemoryPolicy(t *testing.T) {
+	srv := redistest.Start(t, "--maxmemory", "64mb", "--maxmemory-policy", "allkeys-lru",
+		"--user", "router", "on", ">pw", "~*", "+@all", "-info")
+	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"], username: router, password: pw}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	code, out, errs := runMain(t, "--config.file="+p, "check-config", "--probe")
+	if code != 0 || !strings.Contains(out, "probe store: ok") || !strings.Contains(out, "maxmemory-policy NOT checked") || !strings.Contains(out, "+info") {
+		t.Fatalf("exit %d, want the store probed with the policy said unchecked:\n%s%s", code, out, errs)
+	}
+}
