@@ -82,6 +82,9 @@ type Fault struct {
 	Error string
 	// Hang makes the server answer nothing until the client gives up.
 	Hang bool
+	// HTML answers with an HTML page at Status (200 when 0), as a proxy's
+	// error page, a captive portal or a wrong api_url does.
+	HTML bool
 	// Applied makes the call take effect before the fault answers it, as
 	// Slack documents of fatal_error and internal_error: "some aspect of
 	// the operation [may have] succeeded before the error was raised".
@@ -270,6 +273,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		if fault.RetryAfter != "" {
 			w.Header().Set("Retry-After", fault.RetryAfter)
+		}
+		if fault.HTML {
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteHeader(max(fault.Status, http.StatusOK))
+			_, _ = io.WriteString(w, "<!DOCTYPE html><html><head><title>Access denied</title></head><body>Blocked by policy</body></html>")
+			return
 		}
 		if fault.Status != 0 && fault.Status != http.StatusOK {
 			http.Error(w, http.StatusText(fault.Status), fault.Status)

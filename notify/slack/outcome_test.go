@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/model"
 
+	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -152,5 +155,47 @@ func TestAParentEditThatTimesOutIsRetried(t *testing.T) {
 	}
 	if ps := h.srv.Parents(); len(ps) != 1 || ps[0].Updates != 2 {
 		t.Errorf("parents %+v; want one, edited (twice: the late edit was made too)", ps)
+	}
+}
+
+// An HTML page answered 200 (a proxy's error page, a captive portal, a
+// wrong api_url) was counted and told as no answer — "unreachable from the
+// pod" — sending the operator after the network (an audit). It is a
+// server error saying the answer was not Slack's, naming api_url and the
+// proxy; the post is not made again within the webhook.
+func TestAnHTMLAnswerIsSaidToBeNoSlackAnswer(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Fail(slacktest.Fault{HTML: true})
+	reg := prometheus.NewRegistry()
+	cfg := slack.DefaultConfig()
+	cfg.Token, cfg.Channel, cfg.APIURL = token, "#triage", h.srv.APIURL()
+	n, err := slack.New(&cfg, "triage", notify.Deps{Metrics: notify.NewMetrics(reg), Logger: slog.New(slog.NewTextHandler(h.logs, nil)),
+		Retry: notify.RetryPolicy{MaxAttempts: 5, InitialBackoff: time.Millisecond, MaxBackoff: time.Millisecond, Wait: h.waits.Wait}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = n.Notify(context.Background(), opening("aaa"))
+	if err == nil || !alert.Retryable(err) || !notify.IsOutcomeUnknown(err) || !strings.Contains(err.Error(), "not Slack's JSON") || !strings.Contains(err.Error(), "api_url") {
+		t.Fatalf("err = %v; want a retryable failure saying the answer was no Slack JSON", err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]float64{}
+	for _, mf := range mfs {
+		if mf.GetName() != "alertrouter_notification_failures_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "reason" {
+					reasons[l.GetValue()] += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	if reasons["server_error"] != 1 || reasons["no_answer"] != 0 {
+		t.Errorf("failures by reason %v, want one server_error and no no_answer", reasons)
 	}
 }

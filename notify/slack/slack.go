@@ -7,6 +7,7 @@ package slack
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -683,6 +684,20 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
 			}
 			return post.retryAfterOf(err)
+		}
+		var syntax *json.SyntaxError
+		if errors.As(err, &syntax) {
+			// An answer that is no Slack JSON — an HTML page answered 200
+			// by a proxy, a captive portal or a wrong api_url — was
+			// counted and told as no answer, sending the operator after
+			// the network (an audit). It may have come after Slack took a
+			// post: not posted again before Alertmanager's retry.
+			n.metrics.Failure(notify.ReasonServerError)
+			err = fmt.Errorf("call Slack: the answer is not Slack's JSON (an HTML page? a proxy's, a captive portal's or a wrong api_url's): check api_url and the egress proxy: %w", err)
+			if posts {
+				return notify.OutcomeUnknown(err)
+			}
+			return err
 		}
 		// No answer from Slack (or a proxy refusing the tunnel to it).
 		err = notify.ProxyRefused(err, notify.Proxied(n.cfg.HTTPConfig))
