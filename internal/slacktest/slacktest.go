@@ -82,6 +82,9 @@ type Fault struct {
 	Error string
 	// Hang makes the server answer nothing until the client gives up.
 	Hang bool
+	// Method, when set, makes the fault answer the next call of that Web
+	// API method ("chat.update") only; calls of other methods pass it by.
+	Method string
 	// HTML answers with an HTML page at Status (200 when 0), as a proxy's
 	// error page, a captive portal or a wrong api_url does.
 	HTML bool
@@ -249,10 +252,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[method]++
 	var fault *Fault
-	if len(s.faults) > 0 {
-		f := s.faults[0]
-		s.faults = s.faults[1:]
+	for i, f := range s.faults {
+		if f.Method != "" && f.Method != method {
+			continue // waits for its method; the faults before it apply first
+		}
+		s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 		fault = &f
+		break
 	}
 	s.mu.Unlock()
 

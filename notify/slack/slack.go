@@ -546,7 +546,8 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 	if n.triage != nil {
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
-	err := n.callRefusable(ctx, no, msg.withActions(n, no, lines, st), nil, func(ctx context.Context, blocks []sl.Block) error {
+	drawn := msg.withActions(n, no, lines, st)
+	err := n.callRefusable(ctx, no, drawn, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	})
@@ -557,9 +558,14 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 	}
 	if err != nil {
+		if wait, ok := notify.RetryAfterOf(err); ok && n.redrawLater(no, p, drawn, wait) {
+			n.logger.Warn("edit parent message refused for now (rate limited, or Retry-After) past the webhook's time: drawn again after Slack's Retry-After", "incident", no.Incident, "retry_after", wait, "err", err)
+			return false
+		}
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
 		return false
 	}
+	n.redrawn(p)
 	return true
 }
 
@@ -666,7 +672,9 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 				if posts {
 					turn = pace.limit(time.Now(), 0)
 				}
-				return fmt.Errorf("call Slack: %w", err)
+				// No Retry-After: the backoff's wait (RetryAfter 0), and a
+				// parent's redraw is tried again later (redrawLater).
+				return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), 0)
 			}
 			if permanentErrors[se.Err] {
 				n.metrics.Failure(notify.ReasonClientError)

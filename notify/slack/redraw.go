@@ -1,0 +1,121 @@
+package slack
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	sl "github.com/slack-go/slack"
+
+	"github.com/alertrouter/alertrouter/notify"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// Limits of the redraws Slack rate-limited (redrawLater).
+const (
+	// maxLaterRedraws bounds the parents waiting for a redraw in one
+	// process; past it a rate-limited redraw is only logged, as before.
+	maxLaterRedraws = 10000
+	// maxRedrawTries bounds the later attempts of one parent's redraw.
+	maxRedrawTries = 10
+	// minRedrawWait is the least wait before a later attempt (Slack's
+	// ratelimited code carries no Retry-After).
+	minRedrawWait = 5 * time.Second
+)
+
+// laterRedraw is a parent's latest drawing waiting for its turn.
+type laterRedraw struct {
+	n     *Notifier
+	no    *alert.Notification
+	p     parentRef
+	msg   message
+	tries int
+	timer *time.Timer
+}
+
+// laterRedraws holds, by Slack API URL, channel and message, the parents
+// whose redraw Slack rate-limited past the webhook's time: chat.update is
+// Tier 3 (about 50 a minute), and a storm of resolves left a third of
+// the parents drawn firing for good, their alerts resolved (an audit: 30
+// of 80 after Retry-After: 30). Each is drawn again after Slack's
+// Retry-After, the latest drawing of a parent winning; an edit of the
+// parent that succeeds meanwhile cancels it. Process-wide, as the
+// parents outlive a reload's notifiers; lost with the process.
+var laterRedraws = struct {
+	sync.Mutex
+	m map[string]*laterRedraw
+}{m: map[string]*laterRedraw{}}
+
+func redrawKey(n *Notifier, p parentRef) string {
+	return n.cfg.APIURL + "\x00" + p.channel + "\x00" + p.ts
+}
+
+// redrawLater draws p as msg after wait (at least minRedrawWait), replacing
+// a drawing of p already waiting; it reports whether it was scheduled.
+func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message, wait time.Duration) bool {
+	key := redrawKey(n, p)
+	laterRedraws.Lock()
+	defer laterRedraws.Unlock()
+	prev := laterRedraws.m[key]
+	tries := 0
+	if prev != nil {
+		prev.timer.Stop()
+		tries = prev.tries
+	} else if len(laterRedraws.m) >= maxLaterRedraws {
+		return false
+	}
+	if tries >= maxRedrawTries {
+		delete(laterRedraws.m, key)
+		return false
+	}
+	r := &laterRedraw{n: n, no: no, p: p, msg: msg, tries: tries + 1}
+	r.timer = time.AfterFunc(max(wait, minRedrawWait), func() { r.draw(key) })
+	laterRedraws.m[key] = r
+	return true
+}
+
+// redrawn cancels p's waiting redraw: the parent was just drawn.
+func (n *Notifier) redrawn(p parentRef) {
+	key := redrawKey(n, p)
+	laterRedraws.Lock()
+	defer laterRedraws.Unlock()
+	if r := laterRedraws.m[key]; r != nil {
+		r.timer.Stop()
+		delete(laterRedraws.m, key)
+	}
+}
+
+// draw makes r's attempt, unless a later drawing replaced it.
+func (r *laterRedraw) draw(key string) {
+	laterRedraws.Lock()
+	current := laterRedraws.m[key] == r
+	laterRedraws.Unlock()
+	if !current {
+		return
+	}
+	n := r.n
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Duration(n.cfg.Timeout))
+	defer cancel()
+	err := n.callRefusable(ctx, r.no, r.msg, nil, func(ctx context.Context, blocks []sl.Block) error {
+		_, _, _, err := n.api.UpdateMessageContext(ctx, r.p.channel, r.p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(r.msg.text, false))
+		return err
+	})
+	if err == nil {
+		laterRedraws.Lock()
+		if laterRedraws.m[key] == r {
+			delete(laterRedraws.m, key)
+		}
+		laterRedraws.Unlock()
+		n.logger.Info("parent message redrawn after Slack's rate limit", "incident", r.no.Incident, "tries", r.tries)
+		return
+	}
+	if wait, ok := notify.RetryAfterOf(err); ok && n.redrawLater(r.no, r.p, r.msg, wait) {
+		return
+	}
+	laterRedraws.Lock()
+	if laterRedraws.m[key] == r {
+		delete(laterRedraws.m, key)
+	}
+	laterRedraws.Unlock()
+	n.logger.Warn("edit parent message failed after Slack's rate limit: the parent keeps its last drawing", "incident", r.no.Incident, "tries", r.tries, "err", err)
+}
