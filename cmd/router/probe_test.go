@@ -63,7 +63,7 @@ receivers:
 	if code != 1 {
 		t.Fatalf("a revoked token and an unreachable Alertmanager: exit %d, want 1\n%s\n%s", code, out, errs)
 	}
-	for _, want := range []string{`probe receiver "slack" slack/0: FAILED: auth.test: invalid_auth`, "probe alertmanager: FAILED", `probe receiver "pd" pagerduty/0: ok`} {
+	for _, want := range []string{`probe receiver "slack" slack/0: FAILED: auth.test: invalid_auth — `, "probe alertmanager: FAILED", `probe receiver "pd" pagerduty/0: ok`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("check-config --probe does not say %q:\n%s", want, out)
 		}

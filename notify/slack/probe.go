@@ -2,7 +2,10 @@ package slack
 
 import (
 	"context"
+	"errors"
 	"fmt"
+
+	sl "github.com/slack-go/slack"
 
 	"github.com/alertrouter/alertrouter/notify"
 )
@@ -17,6 +20,11 @@ func (n *Notifier) Probe(ctx context.Context) (string, error) {
 	}
 	r, err := n.api.AuthTestContext(ctx)
 	if err != nil {
+		var se sl.SlackErrorResponse
+		if errors.As(err, &se) && errorHints[se.Err] != "" {
+			// What to do, as a notification failing with it says.
+			return "", fmt.Errorf("auth.test: %w — %s", err, errorHints[se.Err])
+		}
 		return "", notify.ProxyRefused(fmt.Errorf("auth.test: %w", err), notify.Proxied(n.cfg.HTTPConfig))
 	}
 	return fmt.Sprintf("auth.test: team %q, bot user %q", r.Team, r.User), nil
