@@ -25,6 +25,10 @@ const (
 
 // laterRedraw is a parent's latest drawing waiting for its turn.
 type laterRedraw struct {
+	// mu is held while the redraw is sent, and by an edit of the parent
+	// meanwhile (holdRedraw): the later drawing never lands after a newer
+	// one.
+	mu    sync.Mutex
 	n     *Notifier
 	no    *alert.Notification
 	p     parentRef
@@ -85,8 +89,25 @@ func (n *Notifier) redrawn(p parentRef) {
 	}
 }
 
-// draw makes r's attempt, unless a later drawing replaced it.
+// holdRedraw keeps p's waiting redraw, if any, from being sent until the
+// returned func is called, after waiting for one being sent: an edit of p
+// in between lands after it, and cancels it when it succeeds (redrawn).
+func (n *Notifier) holdRedraw(p parentRef) func() {
+	laterRedraws.Lock()
+	r := laterRedraws.m[redrawKey(n, p)]
+	laterRedraws.Unlock()
+	if r == nil {
+		return func() {}
+	}
+	r.mu.Lock()
+	return r.mu.Unlock
+}
+
+// draw makes r's attempt, unless a later drawing replaced it or an edit
+// drew the parent meanwhile.
 func (r *laterRedraw) draw(key string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	laterRedraws.Lock()
 	current := laterRedraws.m[key] == r
 	laterRedraws.Unlock()

@@ -58,3 +58,40 @@ func TestAParentRedrawRateLimitedPastTheWebhookIsDrawnLater(t *testing.T) {
 		t.Errorf("log %s, want the later redraw said", h.logs.String())
 	}
 }
+
+// The incident fires again while its resolved drawing waits for Slack's
+// Retry-After: the firing drawing, which Slack took, stays — the later
+// redraw is cancelled, never painting a firing incident resolved.
+func TestALaterRedrawNeverPaintsOverANewerDrawing(t *testing.T) {
+	h := newHarness(t)
+	n, no := h.opened(t)
+	parent := h.srv.Parents()[0]
+	resolved := under(no.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa"))
+	resolved.IncidentResolved = true
+	limited := slacktest.Fault{Method: "chat.update", Status: 429, RetryAfter: "6"}
+	h.srv.Fail(limited, limited, limited, limited, limited)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := n.Notify(ctx, resolved); err != nil {
+		t.Fatalf("the resolve: %v", err)
+	}
+	again := under(no.Ref, opening("bbb"))
+	if err := n.Notify(context.Background(), again); err != nil {
+		t.Fatalf("the re-fire: %v", err)
+	}
+	drawn := func() string {
+		for _, m := range h.srv.Parents() {
+			if m.TS == parent.TS {
+				return string(m.Blocks)
+			}
+		}
+		return ""
+	}
+	if strings.Contains(drawn(), "*resolved*") {
+		t.Fatalf("the re-fire left the parent drawn resolved: %s", drawn())
+	}
+	time.Sleep(8 * time.Second) // past the Retry-After
+	if strings.Contains(drawn(), "*resolved*") {
+		t.Fatalf("the later redraw painted the firing incident resolved; log:\n%s", h.logs.String())
+	}
+}

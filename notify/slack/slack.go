@@ -547,6 +547,8 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
 	drawn := msg.withActions(n, no, lines, st)
+	release := n.holdRedraw(p)
+	defer release()
 	err := n.callRefusable(ctx, no, drawn, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
