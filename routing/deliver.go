@@ -317,36 +317,34 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 		}
 		if b.n.Action == alert.ActionPage {
 			b.n.PagedAt = p.pagedAt(b.receiver, b.n.Results)
-			b.n.Paged = b.n.PagedAt != ""
+			b.n.Paged = len(b.n.PagedAt) > 0
 		}
 	}
 }
 
-// pagedAt is the "receiver/integration" of the first integration holding
-// incidents (PagerDuty) of receiver, when results were routed to one there,
-// else of the first receiver results were routed to that has one ("":
-// none; alert.Notification.PagedAt).
-func (p *Pipeline) pagedAt(receiver string, results []*alert.Result) string {
-	pager := func(name string) string {
+// pagedAt are the "receiver/integration" of the first integration holding
+// incidents (PagerDuty) of each receiver results were routed to that has
+// one, receiver's first (nil: none; alert.Notification.PagedAt).
+func (p *Pipeline) pagedAt(receiver string, results []*alert.Result) []string {
+	var out []string
+	add := func(name string) {
 		integs := p.Receivers[name]
 		for i := range integs {
 			if integs[i].silentUpdates() {
-				return name + "/" + integs[i].Name
+				if at := name + "/" + integs[i].Name; !slices.Contains(out, at) {
+					out = append(out, at)
+				}
+				return
 			}
 		}
-		return ""
 	}
-	if at := pager(receiver); at != "" {
-		return at // the notification is receiver's: its alerts were routed there
-	}
+	add(receiver) // the notification is receiver's: its alerts were routed there
 	for _, r := range results {
 		for _, name := range r.Receivers {
-			if at := pager(name); at != "" {
-				return at
-			}
+			add(name)
 		}
 	}
-	return ""
+	return out
 }
 
 // settleGrace is how long deliver waits, after a send completes, for the

@@ -283,20 +283,32 @@ func TestShutdownWaitsForAnAnsweredClick(t *testing.T) {
 // went to escalate_to's PagerDuty — where PagerDuty dropped it, or, when
 // that team had a page of the same incident key, acknowledged theirs —
 // while Slack said the page was acknowledged (an audit of a multi-team
-// configuration).
+// configuration). A page routed to two PagerDuty receivers (a team's and
+// the platform's) is acknowledged and resolved at both (its review).
 func TestAMirroredPageIsAcknowledgedWhereItPagedNotAtEscalateTo(t *testing.T) {
-	checkout, platform := pdtest.NewServer(), pdtest.NewServer()
-	defer checkout.Close()
-	defer platform.Close()
-	sl := slacktest.NewServer("xoxb-router", "triage")
-	defer sl.Close()
-	p := writeFile(t, "router.yml", fmt.Sprintf(`
+	for name, tc := range map[string]struct {
+		alsoPlatform bool
+	}{
+		"one team's page":                   {false},
+		"a page at the team's and platform": {true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			checkout, platform := pdtest.NewServer(), pdtest.NewServer()
+			defer checkout.Close()
+			defer platform.Close()
+			sl := slacktest.NewServer("xoxb-router", "triage")
+			defer sl.Close()
+			also := ""
+			if tc.alsoPlatform {
+				also = "\n    - matchers: ['decision=\"page\"']\n      receiver: pd-platform\n      continue: true"
+			}
+			p := writeFile(t, "router.yml", fmt.Sprintf(`
 route:
   receiver: team-channel
   routes:
     - matchers: ['decision="page"']
       receiver: pd-checkout
-      continue: true
+      continue: true%[6]s
     - receiver: team-channel
 receivers:
   - name: pd-checkout
@@ -312,43 +324,59 @@ receivers:
         mirror_pages: true
         actions: [ack, resolve]
         escalate_to: pd-platform
-`, pdtest.RoutingKey, checkout.EnqueueURL(), platform.EnqueueURL(), sl.APIURL(), triageSecret))
-	base, errb := serveConfig(t, p)
-	if code := postWebhook(t, base, nil); code != http.StatusOK {
-		t.Fatalf("webhook: %d; log:\n%s", code, errb.String())
-	}
-	parents := sl.Parents()
-	if len(parents) != 1 || len(checkout.Events()) != 1 {
-		t.Fatalf("%d Slack parents, %d checkout PagerDuty events; want the page's one each", len(parents), len(checkout.Events()))
-	}
-	var blocks []struct {
-		Elements []struct {
-			ActionID string `json:"action_id"`
-			Value    string `json:"value"`
-		} `json:"elements"`
-	}
-	if err := json.Unmarshal(parents[0].Blocks, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	var value string
-	for _, b := range blocks {
-		for _, e := range b.Elements {
-			if e.ActionID == "alertrouter:ack" {
-				value = e.Value
+`, pdtest.RoutingKey, checkout.EnqueueURL(), platform.EnqueueURL(), sl.APIURL(), triageSecret, also))
+			base, errb := serveConfig(t, p)
+			if code := postWebhook(t, base, nil); code != http.StatusOK {
+				t.Fatalf("webhook: %d; log:\n%s", code, errb.String())
 			}
-		}
-	}
-	if value == "" {
-		t.Fatalf("the mirrored page offers no Acknowledge: %s", parents[0].Blocks)
-	}
-	incident := checkout.Events()[0].DedupKey
-	postClick(t, base, sl, "ack", "1700000001.000001", value)
-	for deadline := time.Now().Add(20 * time.Second); checkout.Count("acknowledge", incident) == 0; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("no acknowledge reached the PagerDuty the page went to (platform's got %d events); log:\n%s", len(platform.Events()), errb.String())
-		}
-	}
-	if n := len(platform.Events()); n != 0 {
-		t.Errorf("escalate_to's PagerDuty got %d events for a page it never had", n)
+			wantPlatform := 0
+			if tc.alsoPlatform {
+				wantPlatform = 1
+			}
+			parents := sl.Parents()
+			if len(parents) != 1 || len(checkout.Events()) != 1 || len(platform.Events()) != wantPlatform {
+				t.Fatalf("%d Slack parents, %d checkout and %d platform PagerDuty events; want the page's", len(parents), len(checkout.Events()), len(platform.Events()))
+			}
+			value := func(action string) string {
+				var blocks []struct {
+					Elements []struct {
+						ActionID string `json:"action_id"`
+						Value    string `json:"value"`
+					} `json:"elements"`
+				}
+				if err := json.Unmarshal(parents[0].Blocks, &blocks); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range blocks {
+					for _, e := range b.Elements {
+						if e.ActionID == "alertrouter:"+action {
+							return e.Value
+						}
+					}
+				}
+				t.Fatalf("the mirrored page offers no %s: %s", action, parents[0].Blocks)
+				return ""
+			}
+			incident := checkout.Events()[0].DedupKey
+			waitFor := func(what string, ok func() bool) {
+				t.Helper()
+				for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatalf("%s never happened (checkout %d, platform %d events); log:\n%s", what, len(checkout.Events()), len(platform.Events()), errb.String())
+					}
+				}
+			}
+			postClick(t, base, sl, "ack", "1700000001.000001", value("ack"))
+			waitFor("the acknowledgement where the page went", func() bool {
+				return checkout.Count("acknowledge", incident) == 1 && platform.Count("acknowledge", incident) == wantPlatform
+			})
+			postClick(t, base, sl, "resolve", "1700000002.000001", value("resolve"))
+			waitFor("the resolve where the page went", func() bool {
+				return checkout.Count("resolve", incident) == 1 && platform.Count("resolve", incident) == wantPlatform
+			})
+			if n := len(platform.Events()); n != 3*wantPlatform {
+				t.Errorf("escalate_to's PagerDuty got %d events, want %d", n, 3*wantPlatform)
+			}
+		})
 	}
 }

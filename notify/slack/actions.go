@@ -89,11 +89,11 @@ type triageState struct {
 	Incident    string `json:"i"`
 	// Paged is true when PagerDuty holds an incident (a page, or escalated).
 	Paged bool `json:"p,omitempty"`
-	// PagedAt is the "receiver/integration" of the PagerDuty integration
-	// the page went to (alert.Notification.PagedAt): Acknowledge and
-	// Resolve act there. Empty in messages of earlier builds and for an
-	// escalation.
-	PagedAt string `json:"d,omitempty"`
+	// PagedAt are the "receiver/integration" of the PagerDuty
+	// integrations the page went to (alert.Notification.PagedAt):
+	// Acknowledge and Resolve act there. Empty in messages of earlier
+	// builds and for an escalation.
+	PagedAt []string `json:"d,omitempty"`
 	// Escalated is true when the page came from Escalate (acknowledge and
 	// resolve then go to the escalation's PagerDuty).
 	Escalated bool `json:"e,omitempty"`
@@ -110,7 +110,7 @@ type triageState struct {
 func newTriageState(no *alert.Notification) triageState {
 	st := triageState{Receiver: no.Receiver, Integration: no.Integration, Incident: no.Incident, Paged: no.Action == alert.ActionPage && no.Paged}
 	if st.Paged {
-		st.PagedAt = no.PagedAt
+		st.PagedAt = slices.Clone(no.PagedAt)
 	}
 	if no.Data != nil {
 		labels := no.Data.CommonLabels

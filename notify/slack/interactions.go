@@ -533,6 +533,10 @@ type click struct {
 	channel string
 	ts      string
 	user    string
+	// held are the PagerDuty integrations ("receiver/integration") whose
+	// page of the incident the dispatch core holds open (pageConfirmed):
+	// Acknowledge and Resolve act on each.
+	held []string
 }
 
 func (c *click) logAttrs() []any {
@@ -1027,9 +1031,23 @@ const pagePoll = 200 * time.Millisecond
 // PagedThrough, says yes to both: the click acts, as it did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
 	through := c.pagedThrough()
-	if through == "" {
+	if len(through) == 0 {
 		return true, true
 	}
+	confirmed = true
+	for _, at := range through {
+		ok, h := t.pageHeld(ctx, c, at)
+		confirmed = confirmed && ok
+		if ok && h {
+			c.held = append(c.held, at)
+		}
+	}
+	return confirmed, len(c.held) > 0
+}
+
+// pageHeld is pageConfirmed for the page at one PagerDuty integration
+// ("receiver/integration").
+func (t *Triage) pageHeld(ctx context.Context, c *click, through string) (confirmed, held bool) {
 	state, settled, err := t.stateAfter(ctx, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, through), store.OutcomeOpening)
 	if err != nil || !settled || state != "" {
 		return err != nil || settled, true
@@ -1056,14 +1074,61 @@ func receiverOf(at string) string {
 	return at
 }
 
-// pagedThrough is the "receiver/integration" of the PagerDuty integration
-// c's page went to: the message's own record of it (triageState.PagedAt),
-// else its target's (PagedThrough) — an escalation's is the escalation's.
-func (c *click) pagedThrough() string {
-	if c.st.PagedAt != "" && !c.st.Escalated {
+// pagedThrough are the "receiver/integration" of the PagerDuty
+// integrations c's page went to: the message's own record of them
+// (triageState.PagedAt), else its target's (PagedThrough; none when
+// unknown) — an escalation's is the escalation's.
+func (c *click) pagedThrough() []string {
+	if len(c.st.PagedAt) > 0 && !c.st.Escalated {
 		return c.st.PagedAt
 	}
-	return c.tg.pagedThrough
+	if c.tg.pagedThrough == "" {
+		return nil
+	}
+	return []string{c.tg.pagedThrough}
+}
+
+// pageAt is one PagerDuty integration a click acts on.
+type pageAt struct {
+	pager Pager
+	at    string // "receiver/integration" ("" unknown)
+}
+
+// pagesOf are the pages c's Acknowledge or Resolve acts on: each held
+// page of those the message records (pageConfirmed), else the one its
+// target pages through (pager, pagedAt). An error names a page whose
+// PagerDuty the configuration no longer has.
+func (t *Triage) pagesOf(c *click, pager Pager, pagedAt, noPager string) ([]pageAt, error) {
+	if len(c.held) == 0 || c.st.Escalated {
+		if pager == nil {
+			return nil, alert.Permanent(errors.New(noPager))
+		}
+		return []pageAt{{pager, pagedAt}}, nil
+	}
+	var out []pageAt
+	for _, at := range c.held {
+		p := c.tg.pager
+		if at != c.tg.pagedThrough {
+			p = t.pagers[receiverOf(at)]
+		}
+		if p == nil {
+			return nil, alert.Permanent(fmt.Errorf("the page went to receiver %q's PagerDuty, which the configuration no longer has: %s it there by hand", receiverOf(at), c.b.action))
+		}
+		out = append(out, pageAt{p, at})
+	}
+	return out, nil
+}
+
+// where names the receivers of pages when there are several (" (a, b)").
+func where(pages []pageAt) string {
+	if len(pages) < 2 {
+		return ""
+	}
+	names := make([]string, len(pages))
+	for i, p := range pages {
+		names[i] = receiverOf(p.at)
+	}
+	return " (" + strings.Join(names, ", ") + ")"
 }
 
 // replayHeld reports whether the journal shows incident's page sent again
@@ -1259,18 +1324,6 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	mention := "<@" + c.user + ">"
 	// pagedAt is the "receiver/integration" pager acts on ("" unknown).
 	pager, pagedAt, noPager := c.tg.pager, c.tg.pagedThrough, "the receiver has no PagerDuty integration"
-	if at := c.pagedThrough(); at != pagedAt {
-		// The page went to another receiver's PagerDuty than the one this
-		// message's receiver pages through (a channel shared by teams, a
-		// mirror of pages routed elsewhere): act there, never on
-		// escalate_to's page of the same incident (an audit: a click in
-		// one team's channel resolved another team's page).
-		receiver := receiverOf(at)
-		pager, pagedAt = t.pagers[receiver], at
-		if pager == nil {
-			noPager = fmt.Sprintf("the page went to receiver %q's PagerDuty, which the configuration no longer has: %s it there by hand", receiver, c.b.action)
-		}
-	}
 	if st.Escalated && (c.b.action == ActionAck || c.b.action == ActionResolve) {
 		// The page went to the receiver the escalation recorded, which a
 		// reload may have taken out of escalate_to since.
@@ -1287,21 +1340,32 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 	}
 	switch c.b.action {
 	case ActionAck:
-		if pager == nil {
-			return record{}, alert.Permanent(errors.New(noPager))
-		}
-		if err := t.acknowledge(ctx, pager, st.Incident, pagedAt); err != nil {
+		// Each page the message records that PagerDuty holds — a page
+		// routed to a team's PagerDuty and a platform's, mirrored in one
+		// channel, is acknowledged at both; never escalate_to's for a page
+		// that went elsewhere (an audit: a click in a channel shared by
+		// teams acknowledged another team's page, or nothing).
+		pages, err := t.pagesOf(c, pager, pagedAt, noPager)
+		if err != nil {
 			return record{}, err
+		}
+		for _, p := range pages {
+			if err := t.acknowledge(ctx, p.pager, st.Incident, p.at); err != nil {
+				return record{}, err
+			}
 		}
 		st.Acked = true
-		return record{st: st, line: "Acknowledged in PagerDuty by " + mention,
-			thread: mention + " acknowledged the incident in PagerDuty."}, nil
+		return record{st: st, line: "Acknowledged in PagerDuty" + where(pages) + " by " + mention,
+			thread: mention + " acknowledged the incident in PagerDuty" + where(pages) + "."}, nil
 	case ActionResolve:
-		if pager == nil {
-			return record{}, alert.Permanent(errors.New(noPager))
-		}
-		if err := t.resolve(ctx, pager, st.Incident, pagedAt); err != nil {
+		pages, err := t.pagesOf(c, pager, pagedAt, noPager)
+		if err != nil {
 			return record{}, err
+		}
+		for _, p := range pages {
+			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
+				return record{}, err
+			}
 		}
 		// While its alerts fire, the router's incident stays open and
 		// PagerDuty hears nothing of its updates: the mark makes the next
@@ -1312,17 +1376,20 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// resolved one team's page only. Where that integration is unknown
 		// (an escalation's PagerDuty no message pages through), the
 		// incident's mark pages the next PagerDuty the incident updates.
-		key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
-		if pagedAt != "" {
-			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, pagedAt)
+		var marks []store.Entry
+		for _, p := range pages {
+			key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
+			if p.at != "" {
+				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
+			}
+			marks = append(marks, store.Entry{Key: key, Value: createdBy(c.cb.User), TTL: messageStateTTL})
 		}
-		mark := store.Entry{Key: key, Value: createdBy(c.cb.User), TTL: messageStateTTL}
-		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", pagedAt, "err", err)
+		if err := t.o.Store.Set(ctx, marks); err != nil {
+			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 		}
 		st.Resolved = true
-		return record{st: st, line: "Resolved in PagerDuty by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
-			thread: mention + " resolved the incident in PagerDuty. The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil
+		return record{st: st, line: "Resolved in PagerDuty" + where(pages) + " by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
+			thread: mention + " resolved the incident in PagerDuty" + where(pages) + ". The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil
 	case ActionEscalate:
 		if c.tg.escalation == nil {
 			return record{}, alert.Permanent(errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)"))

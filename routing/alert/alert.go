@@ -369,13 +369,14 @@ type Notification struct {
 	// that holds incidents (alert.SilentUpdates: PagerDuty): Slack's copy
 	// names the PagerDuty incident and offers its triage only then.
 	Paged bool
-	// PagedAt is, for a Paged notification, the "receiver/integration" of
-	// the PagerDuty integration its page went to: the notification's own
-	// receiver's when the alerts were routed to it, else the first reached
-	// in the alerts' routing order. Slack's Acknowledge and Resolve act
-	// there — a channel shared by teams mirrors pages sent to each team's
-	// own PagerDuty.
-	PagedAt string
+	// PagedAt are, for a Paged notification, the "receiver/integration"
+	// of each PagerDuty integration its page went to (the first of each
+	// receiver its alerts were routed to): the notification's own
+	// receiver's first, then in the alerts' routing order. Slack's
+	// Acknowledge and Resolve act there — a channel shared by teams
+	// mirrors pages sent to each team's own PagerDuty, and one alert may
+	// page a team's and a platform's.
+	PagedAt []string
 	// Escalated is true when an alert of this notification is louder than
 	// what was notified of it (a ticket that now pages): Slack redraws the
 	// incident's parent, whose header said the quieter decision.
