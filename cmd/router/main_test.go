@@ -619,16 +619,21 @@ receivers:
     pagerduty_configs: [{routing_key: %s}]
   - name: teams
     slack_configs: [{api_url: 'http://127.0.0.1:1/api/', token: xoxb-t, channel: '#{{ .CommonLabels.team }}-alerts'}]
-route: {receiver: teams}
+route: {receiver: teams%s}
 `
 	for _, tc := range []struct {
-		incidents, checkoutKey string
-		keyWarns, channelWarns bool
+		incidents, checkoutKey, route string
+		keyWarns, channelWarns        bool
 	}{
-		{"", "0123456789abcdef0123456789abcdef", true, true},
-		{"incidents: {group_by: [sector, service, kpi, team]}", "fedcba9876543210fedcba9876543210", false, false},
+		{"", "0123456789abcdef0123456789abcdef", "", true, true},
+		{"incidents: {group_by: [sector, service, kpi, team]}", "fedcba9876543210fedcba9876543210", "", false, false},
+		// A route's group_by forms the incidents of the alerts it routes
+		// (an Alertmanager config imported): no warning (a review).
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team]", false, false},
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname], routes: [{receiver: teams, group_by: [alertname, team]}]", false, false},
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname], routes: [{receiver: teams, matchers: [severity=critical], group_by: [alertname, team]}]", false, true},
 	} {
-		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.incidents, tc.checkoutKey))
+		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.incidents, tc.checkoutKey, tc.route))
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")
 		if code != 0 {
 			t.Fatalf("%+v: exit %d: %s", tc, code, errs)
@@ -636,7 +641,7 @@ route: {receiver: teams}
 		if got := strings.Contains(out, `warning: receivers "pd-payments" pagerduty_configs[0] and "pd-checkout" pagerduty_configs[0] send to one PagerDuty routing key`); got != tc.keyWarns {
 			t.Errorf("%+v: shared key warning %v, want %v:\n%s", tc, got, tc.keyWarns, out)
 		}
-		if got := strings.Contains(out, `warning: receiver "teams" slack_configs[0].channel is templated on label team, which incidents.group_by does not hold`); got != tc.channelWarns {
+		if got := strings.Contains(out, `warning: receiver "teams" slack_configs[0].channel is templated on label team, which the incidents of its alerts are not grouped by`); got != tc.channelWarns {
 			t.Errorf("%+v: channel label warning %v, want %v:\n%s", tc, got, tc.channelWarns, out)
 		}
 	}

@@ -315,3 +315,30 @@ func TestReloadTurningReplayOnKeepsTheMemoryStore(t *testing.T) {
 		t.Errorf("a reload changing incidents.group_by does not warn, naming it:\n%s", logs.String())
 	}
 }
+
+// A reload changing a route's group_by forms the incidents of the alerts
+// it routes under other keys, as changing incidents.group_by does: it
+// warns too, naming the route (a review found it silent).
+func TestAReloadChangingARoutesGroupByWarns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "router.yml")
+	write := func(groupBy string) {
+		t.Helper()
+		y := "route: {receiver: log, group_by: [" + groupBy + "]}\nreceivers: [{name: log, log_configs: [{}]}]\n"
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("alertname")
+	var logs syncBuffer
+	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := &reloadHarness{t: t, path: path, rt: rt}
+	h.reload()
+	if strings.Contains(logs.String(), "group_by of routes") {
+		t.Errorf("a reload keeping the routes' group_by warns of it:\n%s", logs.String())
+	}
+	write("alertname, team")
+	h.reload()
+	if !strings.Contains(logs.String(), "this reload changed the group_by of routes") || !strings.Contains(logs.String(), "route.group_by=alertname,team") {
+		t.Errorf("a reload changing a route's group_by does not warn, naming it:\n%s", logs.String())
+	}
+}

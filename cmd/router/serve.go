@@ -280,8 +280,33 @@ func (rt *runtime) reload() error {
 		rt.m.logger.Warn("this reload changed incidents.group_by: alerts now form incidents under other keys — the next alert of an incident open before it opens its new key's incident (a second PagerDuty incident, a second Slack parent). Change it with few incidents open, and resolve by hand the old ones left open",
 			"previous", strings.Join(prev, ","), "group_by", strings.Join(next, ","))
 	}
+	if prev, next := routeGroupings(old.pipeline.Routes), routeGroupings(b.pipeline.Routes); prev != next {
+		rt.m.logger.Warn("this reload changed the group_by of routes: the alerts they route now form incidents under other keys — the next alert of an incident open before it opens its new key's incident (a second PagerDuty incident, a second Slack parent). Change it with few incidents open, and resolve by hand the old ones left open",
+			"previous", prev, "routes", next)
+	}
 	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
 	return nil
+}
+
+// routeGroupings describes the group_by of every route of r that sets
+// one, by its place in the tree ("" when none does): a reload that changes
+// it warns, as one changing incidents.group_by does (a review).
+func routeGroupings(r *routing.Route) string {
+	var b strings.Builder
+	var walk func(path string, r *routing.Route)
+	walk = func(path string, r *routing.Route) {
+		if r == nil {
+			return
+		}
+		if r.GroupBy != nil {
+			fmt.Fprintf(&b, "%s.group_by=%s ", path, strings.Join(r.GroupBy, ","))
+		}
+		for i, c := range r.Routes {
+			walk(fmt.Sprintf("%s.routes[%d]", path, i), c)
+		}
+	}
+	walk("route", r)
+	return strings.TrimSpace(b.String())
 }
 
 // movedPagerDutyKeys lists, sorted, the receiver/integration pairs whose

@@ -63,19 +63,58 @@ func channelLabelsOutsideIncidents(cfg *config.Config) []string {
 	if len(held) == 0 {
 		held = slices.Concat(routing.DefaultGroupBy, routing.DefaultScope)
 	}
+	// A route's own group_by (inherited by its children, as in
+	// Alertmanager; what import-alertmanager writes) forms the incidents
+	// of the alerts it matches instead.
+	groupings := map[string][][]string{}
+	var walk func(r *routing.Route, receiver string, eff []string)
+	walk = func(r *routing.Route, receiver string, eff []string) {
+		if r.Receiver != "" {
+			receiver = r.Receiver
+		}
+		if r.GroupBy != nil {
+			eff = r.GroupBy
+		}
+		// A node delivers to its own receiver when all its children miss:
+		// never under a child that matches every alert.
+		if !slices.ContainsFunc(r.Routes, func(c *routing.Route) bool {
+			return c != nil && !c.Continue && len(c.Matchers) == 0 && len(c.RouteCompat.Match) == 0 && len(c.MatchRE) == 0
+		}) {
+			groupings[receiver] = append(groupings[receiver], eff)
+		}
+		for _, c := range r.Routes {
+			if c != nil {
+				walk(c, receiver, eff)
+			}
+		}
+	}
+	if cfg.Route != nil {
+		walk(cfg.Route, "", nil)
+	}
+	holds := func(receiver, label string) bool {
+		for _, g := range groupings[receiver] {
+			if len(g) == 0 {
+				g = held
+			}
+			if !slices.Contains(g, label) && !slices.Contains(g, "...") {
+				return false
+			}
+		}
+		return true
+	}
 	var out []string
 	for _, r := range cfg.Receivers {
 		for i, sc := range r.SlackConfigs {
 			var missing []string
 			for _, m := range channelLabel.FindAllStringSubmatch(sc.Channel, -1) {
 				name := m[1] + m[2]
-				if !slices.Contains(held, name) && !slices.Contains(missing, name) {
+				if !holds(r.Name, name) && !slices.Contains(missing, name) {
 					missing = append(missing, name)
 				}
 			}
 			for _, name := range missing {
-				out = append(out, fmt.Sprintf("receiver %q slack_configs[%d].channel is templated on label %s, which incidents.group_by does not hold: alerts of several %s values may share one incident, whose messages all go to the channel of the alerts that opened it, and a notification whose alerts differ in %s renders the channel without it (channel_not_found); add %s to incidents.group_by",
-					r.Name, i, name, name, name, name))
+				out = append(out, fmt.Sprintf("receiver %q slack_configs[%d].channel is templated on label %s, which the incidents of its alerts are not grouped by: alerts of several %s values may share one incident, whose messages all go to the channel of the alerts that opened it, and a notification whose alerts differ in %s renders the channel without it (channel_not_found); group by it too — incidents.group_by: [sector, service, kpi, cluster, namespace, %s] keeps the default's labels — or in the group_by of the routes to %q",
+					r.Name, i, name, name, name, name, r.Name))
 			}
 		}
 	}
