@@ -45,6 +45,7 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 	for _, r := range cfg.Receivers {
 		pager, pagerName := firstPager(p.Receivers[r.Name])
 		t.AddPager(r.Name, pagerOrNil(pager))
+		t.PagesAt(r.Name, pagerName)
 		for _, in := range p.Receivers[r.Name] {
 			n, ok := in.Notifier.(*slack.Notifier)
 			if !ok || !strings.HasPrefix(in.Name, "slack/") {

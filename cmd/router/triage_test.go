@@ -380,3 +380,75 @@ receivers:
 		})
 	}
 }
+
+// One team's ticket escalated from Slack to the PagerDuty service another
+// team's page of the same incident key went to shares that page's
+// dedup_key: when the ticket's alerts resolve, the escalation's resolve is
+// not sent while the other team's page still fires there (a review: it
+// resolved that live page); the page resolves with its own alerts.
+func TestAnEscalationsResolveLeavesAnotherTeamsOpenPageOpen(t *testing.T) {
+	shop := pdtest.NewServer()
+	defer shop.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	p := writeFile(t, "router.yml", fmt.Sprintf(`
+route:
+  receiver: payments
+  routes:
+    - matchers: ['team="checkout"']
+      receiver: pd-shop
+    - matchers: ['team="payments"']
+      receiver: payments
+receivers:
+  - name: pd-shop
+    pagerduty_configs: [{routing_key: %s, url: %s}]
+  - name: payments
+    slack_configs:
+      - token: xoxb-router
+        api_url: %s
+        channel: '#triage'
+        signing_secret: %s
+        actions: [escalate]
+        escalate_to: pd-shop
+`, pdtest.RoutingKey, shop.EnqueueURL(), sl.APIURL(), triageSecret))
+	base, errb := serveConfig(t, p)
+	alertJSON := func(team, severity, status string) string {
+		a := `{"status":"` + status + `","labels":{"alertname":"TaxErrors","service":"tax","team":"` + team + `","severity":"` + severity + `"},"startsAt":"2026-12-01T10:00:00Z"`
+		if status == "resolved" {
+			a += `,"endsAt":"2026-12-01T10:30:00Z"`
+		}
+		return a + "}"
+	}
+	send := func(alerts ...string) {
+		t.Helper()
+		body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Join(alerts, ",") + `]}`
+		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("webhook: %d; log:\n%s", resp.StatusCode, errb.String())
+		}
+	}
+	send(alertJSON("checkout", "critical", "firing"), alertJSON("payments", "warning", "firing"))
+	events := shop.Events()
+	if len(events) != 1 || len(sl.Parents()) != 1 {
+		t.Fatalf("%d PagerDuty events, %d Slack parents; want checkout's page and payments' ticket", len(events), len(sl.Parents()))
+	}
+	incident := events[0].DedupKey
+	postClick(t, base, sl, "escalate", "1700000001.000001", `{"r":"payments","g":"slack/0","i":"`+incident+`"}`)
+	for deadline := time.Now().Add(20 * time.Second); shop.Count("trigger", incident) < 2; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the escalation never reached PagerDuty; log:\n%s", errb.String())
+		}
+	}
+	send(alertJSON("checkout", "critical", "firing"), alertJSON("payments", "warning", "resolved"))
+	if n := shop.Count("resolve", incident); n != 0 {
+		t.Fatalf("the escalated ticket's resolve resolved checkout's page, still firing (%d resolves); log:\n%s", n, errb.String())
+	}
+	send(alertJSON("checkout", "critical", "resolved"))
+	if n := shop.Count("resolve", incident); n != 1 {
+		t.Fatalf("checkout's page got %d resolves when its alert resolved, want 1", n)
+	}
+}

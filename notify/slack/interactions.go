@@ -171,7 +171,10 @@ type Triage struct {
 	// pagers are the receivers' PagerDuty integrations by receiver name
 	// (AddPager): an escalation recorded with a receiver that escalate_to
 	// no longer names is acknowledged and resolved there while it exists.
-	pagers  map[string]Pager
+	pagers map[string]Pager
+	// pagerAt are the "receiver/integration" of those integrations
+	// (PagesAt), where the dispatch core keeps the incidents they page.
+	pagerAt map[string]string
 	secrets []string
 	// answers are the clients the response_url answers are posted with,
 	// by signing secret (answerClient).
@@ -219,7 +222,7 @@ func NewTriage(o TriageOptions) *Triage {
 	if o.PageWait <= 0 {
 		o.PageWait = 5 * time.Second
 	}
-	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, answers: map[string]*http.Client{}, reads: make(chan struct{}, 1)}
+	return &Triage{o: o, targets: map[string]*triageTarget{}, pagers: map[string]Pager{}, pagerAt: map[string]string{}, answers: map[string]*http.Client{}, reads: make(chan struct{}, 1)}
 }
 
 // AddPager names receiver's PagerDuty integration (its first
@@ -228,6 +231,16 @@ func NewTriage(o TriageOptions) *Triage {
 func (t *Triage) AddPager(receiver string, p Pager) {
 	if p != nil {
 		t.pagers[receiver] = p
+	}
+}
+
+// PagesAt names the integration of receiver's PagerDuty (AddPager),
+// "pagerduty/0": the escalation of an incident whose page the dispatch
+// core holds open there (another team's alerts of the same incident key,
+// routed to it) is not resolved with the escalated ticket.
+func (t *Triage) PagesAt(receiver, integration string) {
+	if receiver != "" && integration != "" {
+		t.pagerAt[receiver] = receiver + "/" + integration
 	}
 }
 
@@ -1872,6 +1885,21 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 		return nil
 	}
 	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
+	if _, to := t.escalationPager(tg, extra); t.pageOpenAt(ctx, no.Incident, to, log) {
+		// A page of the same incident routed to that PagerDuty (another
+		// team's alerts, still firing) shares the escalation's dedup_key:
+		// resolving the escalation would resolve that page (a review).
+		// Its own alerts' resolve closes it.
+		log.Info("the escalation's resolve is not sent: the router holds a page of the incident open at the same PagerDuty integration (alerts routed there still fire), which resolves with them", "escalated_to", to)
+		mark := store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
+		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
+			log.Warn("record the escalation's resolve as not needed (a retry of this notification reads the page again)", "err", err)
+		}
+		if err := t.addLine(ctx, no.Incident, p, "The alerts resolved; the escalated page stays open in PagerDuty with the incident's other alerts paged there, and resolves with them"); err != nil {
+			log.Warn("keep the resolve's line on the parent message", "err", err)
+		}
+		return nil
+	}
 	done, refused, err := t.resolveEscalated(ctx, no.Incident, p, tg, extra, log)
 	if err != nil {
 		log.Error("resolve in PagerDuty of an incident escalated from Slack failed: the Slack notification fails with it, for Alertmanager to retry", "err", err)
@@ -1921,6 +1949,22 @@ func (t *Triage) resolveEscalated(ctx context.Context, incident string, p parent
 		log.Warn("record the escalation's resolve (a retry of this notification sends it again)", "err", err)
 	}
 	return true, nil, nil
+}
+
+// pageOpenAt reports whether the dispatch core holds a page of incident
+// open at receiver's PagerDuty integration (PagesAt). A store that cannot
+// be read says no: the escalation is resolved, as before.
+func (t *Triage) pageOpenAt(ctx context.Context, incident, receiver string, log *slog.Logger) bool {
+	at := t.pagerAt[receiver]
+	if at == "" {
+		return false
+	}
+	states, err := t.o.Store.IncidentStates(ctx, []string{store.IncidentKey(t.o.KeyPrefix, incident, at)})
+	if err != nil || len(states) != 1 {
+		log.Warn("read whether a page of the incident is open at the escalation's PagerDuty; resolving the escalation", "err", err)
+		return false
+	}
+	return states[0] != ""
 }
 
 // repaged records on the parent message p that the dispatch core paged
