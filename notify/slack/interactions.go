@@ -1860,10 +1860,12 @@ const escalationResolvedState = "escalation-resolved"
 // event, no PagerDuty to send it to) is logged, counted, and said on the
 // parent; the notification goes on.
 //
-// Limit: the resolve goes out when the incident resolves at this
-// integration; a page of the same incident routed to the same PagerDuty
-// service without passing through this channel is resolved with it (one
-// dedup_key), as by a Resolve click.
+// The resolve goes out when the incident resolves at this integration,
+// unless the dispatch core holds a page of the incident open at the
+// escalation's PagerDuty integration (another team's alerts routed there:
+// one dedup_key), which resolves with its own alerts. Limit: a page sent
+// to the same PagerDuty service through another integration sharing its
+// routing key (check-config warns of shared keys) is resolved with it.
 func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notification, p parentRef) error {
 	t, tg := l.t, l.tg
 	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
