@@ -452,3 +452,100 @@ receivers:
 		t.Fatalf("checkout's page got %d resolves when its alert resolved, want 1", n)
 	}
 }
+
+// A ticket escalated from Slack (paging escalate_to's PagerDuty) that a
+// page of the same incident then joins (paging the team's own PagerDuty,
+// the parent redrawn as a page): Acknowledge acts on both pages. Before,
+// it acknowledged the escalation only, while the team's page went on
+// escalating and Slack said acknowledged (a review).
+func TestAnEscalatedTicketAPageJoinedIsAcknowledgedAtBoth(t *testing.T) {
+	checkout, platform := pdtest.NewServer(), pdtest.NewServer()
+	defer checkout.Close()
+	defer platform.Close()
+	sl := slacktest.NewServer("xoxb-router", "triage")
+	defer sl.Close()
+	p := writeFile(t, "router.yml", fmt.Sprintf(`
+route:
+  receiver: checkout
+  routes:
+    - matchers: ['decision="page"']
+      receiver: pd-checkout
+      continue: true
+    - receiver: checkout
+receivers:
+  - name: pd-checkout
+    pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]
+  - name: pd-platform
+    pagerduty_configs: [{routing_key: %[1]s, url: %[3]s}]
+  - name: checkout
+    slack_configs:
+      - token: xoxb-router
+        api_url: %[4]s
+        channel: '#triage'
+        signing_secret: %[5]s
+        mirror_pages: true
+        actions: [ack, escalate]
+        escalate_to: pd-platform
+`, pdtest.RoutingKey, checkout.EnqueueURL(), platform.EnqueueURL(), sl.APIURL(), triageSecret))
+	base, errb := serveConfig(t, p)
+	alertJSON := func(name, severity string) string {
+		return `{"status":"firing","labels":{"alertname":"TaxErrors","service":"tax","instance":"` + name + `","severity":"` + severity + `"},"startsAt":"2026-12-01T10:00:00Z"}`
+	}
+	send := func(alerts ...string) {
+		t.Helper()
+		body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Join(alerts, ",") + `]}`
+		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("webhook: %d; log:\n%s", resp.StatusCode, errb.String())
+		}
+	}
+	waitFor := func(what string, ok func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never happened (checkout %d, platform %d events); log:\n%s", what, len(checkout.Events()), len(platform.Events()), errb.String())
+			}
+		}
+	}
+	send(alertJSON("a", "warning"))
+	parents := sl.Parents()
+	if len(parents) != 1 || len(checkout.Events()) != 0 {
+		t.Fatalf("%d Slack parents, %d PagerDuty events; want the ticket only", len(parents), len(checkout.Events()))
+	}
+	buttonValue := func(action string) string {
+		t.Helper()
+		var blocks []struct {
+			Elements []struct {
+				ActionID string `json:"action_id"`
+				Value    string `json:"value"`
+			} `json:"elements"`
+		}
+		if err := json.Unmarshal(sl.Parents()[0].Blocks, &blocks); err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range blocks {
+			for _, e := range b.Elements {
+				if e.ActionID == "alertrouter:"+action {
+					return e.Value
+				}
+			}
+		}
+		t.Fatalf("the parent offers no %s: %s", action, sl.Parents()[0].Blocks)
+		return ""
+	}
+	postClick(t, base, sl, "escalate", "1700000001.000001", buttonValue("escalate"))
+	waitFor("the escalation", func() bool { return len(platform.Events()) == 1 })
+	incident := platform.Events()[0].DedupKey
+
+	send(alertJSON("a", "warning"), alertJSON("b", "critical"))
+	waitFor("the joining page", func() bool { return checkout.Count("trigger", incident) == 1 })
+	waitFor("the parent redrawn as a page", func() bool { return strings.Contains(string(sl.Parents()[0].Blocks), "alertrouter:ack") })
+	postClick(t, base, sl, "ack", "1700000002.000001", buttonValue("ack"))
+	waitFor("the acknowledgement of both pages", func() bool {
+		return checkout.Count("acknowledge", incident) == 1 && platform.Count("acknowledge", incident) == 1
+	})
+}

@@ -668,6 +668,15 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 			t.ephemeral(ctx, secret, cb, answer)
 			return
 		}
+	} else if (b.action == ActionAck || b.action == ActionResolve) && len(st.PagedAt) > 0 {
+		// An escalated ticket a page then joined (the parent redrawn for
+		// it): the page's integrations PagerDuty holds are acted on with
+		// the escalation's (a review: only the escalation was).
+		for _, at := range st.PagedAt {
+			if ok, h := t.pageHeld(ctx, c, at); ok && h {
+				c.held = append(c.held, at)
+			}
+		}
 	}
 
 	// Exactly once per message: a double click (another action_ts) finds
@@ -1112,14 +1121,20 @@ type pageAt struct {
 // target pages through (pager, pagedAt). An error names a page whose
 // PagerDuty the configuration no longer has.
 func (t *Triage) pagesOf(c *click, pager Pager, pagedAt, noPager string) ([]pageAt, error) {
+	var out []pageAt
 	if len(c.held) == 0 || c.st.Escalated {
 		if pager == nil {
 			return nil, alert.Permanent(errors.New(noPager))
 		}
-		return []pageAt{{pager, pagedAt}}, nil
+		out = append(out, pageAt{pager, pagedAt})
+		if !c.st.Escalated {
+			return out, nil
+		}
 	}
-	var out []pageAt
 	for _, at := range c.held {
+		if at == pagedAt && c.st.Escalated {
+			continue // the escalation's own integration
+		}
 		p := c.tg.pager
 		if at != c.tg.pagedThrough {
 			p = t.pagers[receiverOf(at)]
@@ -1139,7 +1154,9 @@ func where(pages []pageAt) string {
 	}
 	names := make([]string, len(pages))
 	for i, p := range pages {
-		names[i] = receiverOf(p.at)
+		if names[i] = receiverOf(p.at); names[i] == "" {
+			names[i] = "the escalation's"
+		}
 	}
 	return " (" + strings.Join(names, ", ") + ")"
 }
