@@ -2,6 +2,7 @@ package slack
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -23,7 +24,7 @@ const (
 	minRedrawWait = 5 * time.Second
 )
 
-// laterRedraw is a parent's latest drawing waiting for its turn.
+// laterRedraw is a resolved parent's drawing waiting for its turn.
 type laterRedraw struct {
 	// mu is held while the redraw is sent, and by an edit of the parent
 	// meanwhile (holdRedraw): the later drawing never lands after a newer
@@ -32,19 +33,24 @@ type laterRedraw struct {
 	n     *Notifier
 	no    *alert.Notification
 	p     parentRef
-	msg   message
+	msg   message // without its actions: drawn with the triage's state at its turn
 	tries int
 	timer *time.Timer
 }
 
 // laterRedraws holds, by Slack API URL, channel and message, the parents
-// whose redraw Slack rate-limited past the webhook's time: chat.update is
-// Tier 3 (about 50 a minute), and a storm of resolves left a third of
-// the parents drawn firing for good, their alerts resolved (an audit: 30
-// of 80 after Retry-After: 30). Each is drawn again after Slack's
-// Retry-After, the latest drawing of a parent winning; an edit of the
-// parent that succeeds meanwhile cancels it. Process-wide, as the
-// parents outlive a reload's notifiers; lost with the process.
+// drawn resolved whose redraw Slack rate-limited past the webhook's time:
+// chat.update is Tier 3 (about 50 a minute), and a storm of resolves left
+// a third of the parents drawn firing for good, their alerts resolved (an
+// audit: 30 of 80 after Retry-After: 30). Each is drawn again after
+// Slack's Retry-After (spread by up to half of it, so a storm's parents do
+// not all retry in the same second), with the triage's lines of that
+// moment, only while the store still marks the parent resolved — another
+// replica, or a click, may have drawn it since (a review: a waiting redraw
+// of a firing drawing painted a resolved parent firing again, so only
+// resolved drawings wait). An edit of the parent by this process that
+// succeeds meanwhile cancels it. Process-wide, as the parents outlive a
+// reload's notifiers; lost with the process.
 var laterRedraws = struct {
 	sync.Mutex
 	m map[string]*laterRedraw
@@ -73,7 +79,9 @@ func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message,
 		return false
 	}
 	r := &laterRedraw{n: n, no: no, p: p, msg: msg, tries: tries + 1}
-	r.timer = time.AfterFunc(max(wait, minRedrawWait), func() { r.draw(key) })
+	wait = max(wait, minRedrawWait)
+	wait += rand.N(wait/2 + 1)
+	r.timer = time.AfterFunc(wait, func() { r.draw(key) })
 	laterRedraws.m[key] = r
 	return true
 }
@@ -117,7 +125,20 @@ func (r *laterRedraw) draw(key string) {
 	n := r.n
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Duration(n.cfg.Timeout))
 	defer cancel()
-	err := n.callRefusable(ctx, r.no, r.msg, nil, func(ctx context.Context, blocks []sl.Block) error {
+	if m, err := n.triage.t.readMessage(ctx, r.no.Incident, r.p.channel, r.p.ts); err != nil || !m.resolved {
+		laterRedraws.Lock()
+		if laterRedraws.m[key] == r {
+			delete(laterRedraws.m, key)
+		}
+		laterRedraws.Unlock()
+		if err != nil {
+			n.logger.Warn("the parent's later redraw is not sent: its state could not be read", "incident", r.no.Incident, "err", err)
+		}
+		return // the incident fires again: its own drawing stands
+	}
+	lines, st := n.triage.view(ctx, r.no, r.p, newTriageState(r.no))
+	msg := r.msg.withActions(n, r.no, lines, st)
+	err := n.callRefusable(ctx, r.no, msg, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, r.p.channel, r.p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(r.msg.text, false))
 		return err
 	})

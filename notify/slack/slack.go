@@ -560,7 +560,7 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
 	}
 	if err != nil {
-		if wait, ok := notify.RetryAfterOf(err); ok && n.redrawLater(no, p, drawn, wait) {
+		if wait, ok := notify.RetryAfterOf(err); ok && tell && no.IncidentResolved && n.triage != nil && n.redrawLater(no, p, msg, wait) {
 			n.logger.Warn("edit parent message refused for now (rate limited, or Retry-After) past the webhook's time: drawn again after Slack's Retry-After", "incident", no.Incident, "retry_after", wait, "err", err)
 			return false
 		}
