@@ -1849,6 +1849,70 @@ type triageLink struct {
 	tg *triageTarget
 }
 
+// replacedState is the suffix of the key on a parent message that a new
+// parent replaces (its message deleted, its channel archived): "pending"
+// while a replica posts the new parent, then the new parent's Ref.
+const replacedState = "replaced"
+
+// replacementPending is replacedState's value while the new parent is
+// being posted.
+const replacementPending = "pending"
+
+// claimReplacement claims the replacement of incident's parent old: won,
+// this replica posts the new parent; lost, next is the parent another
+// replica posted ("" while it is still posting it). Two replicas replacing
+// one parent posted two, one left drawn firing for good (a review).
+func (l *triageLink) claimReplacement(ctx context.Context, incident string, old parentRef) (won bool, next string, err error) {
+	key := l.t.messageKey(incident, old.channel, old.ts) + ":" + replacedState
+	ok, err := l.t.o.Store.SetNX(ctx, []store.Entry{{Key: key, Value: replacementPending, TTL: 2 * time.Minute}})
+	if err != nil || len(ok) != 1 {
+		return false, "", fmt.Errorf("claim the replacement of the incident's Slack parent: %w", err)
+	}
+	if ok[0] {
+		return true, "", nil
+	}
+	vals, found, err := l.t.o.Store.Get(ctx, []string{key})
+	if err != nil {
+		return false, "", err
+	}
+	if !found[0] || vals[0] == replacementPending {
+		return false, "", nil
+	}
+	return false, vals[0], nil
+}
+
+// replaced records that parent next replaced old (claimReplacement) and
+// carries old's triage — what was done on it (acknowledged, escalated:
+// an escalation's resolve reads it there), its lines — to next. Failures
+// are logged.
+func (l *triageLink) replaced(ctx context.Context, incident string, old, next parentRef) {
+	t := l.t
+	from, to := t.messageKey(incident, old.channel, old.ts)+":", t.messageKey(incident, next.channel, next.ts)+":"
+	keys := make([]string, 0, len(messageStates))
+	for _, k := range messageStates {
+		keys = append(keys, from+k)
+	}
+	entries := []store.Entry{{Key: from + replacedState, Value: next.String(), TTL: messageStateTTL}}
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err == nil {
+		for i, k := range messageStates {
+			if found[i] {
+				entries = append(entries, store.Entry{Key: to + k, Value: vals[i], TTL: messageStateTTL})
+			}
+		}
+		err = t.o.Store.Set(ctx, entries)
+	}
+	if err == nil {
+		var lines []string
+		if lines, err = t.o.Store.Members(ctx, from+logState); err == nil && len(lines) > 0 {
+			err = t.o.Store.AddMembers(ctx, to+logState, messageStateTTL, lines...)
+		}
+	}
+	if err != nil {
+		t.o.Logger.Warn("carry the replaced Slack parent's triage to the new one (an escalation's resolve, its lines may be missed)", "incident", incident, "err", err)
+	}
+}
+
 // escalationResolvedState is the suffix of the key that marks a parent
 // message whose escalation (the Escalate button) was resolved in PagerDuty
 // when its alerts resolved: a retry of that notification sends it no more.

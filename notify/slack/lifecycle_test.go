@@ -429,3 +429,50 @@ func TestAnEscalationIsAcknowledgedAndResolvedWhereItPagedAfterAReload(t *testin
 		t.Errorf("the parent's lines %q do not say the page was resolved", lines)
 	}
 }
+
+// An escalated ticket whose parent was deleted: the update that replaces
+// the parent carries what was done on it, so the incident's resolve still
+// resolves the escalation in PagerDuty (a review: the new parent started
+// blank, offered Escalate again, and the escalated page stayed open).
+func TestAnEscalationSurvivesItsParentBeingReplaced(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:escalate", ActionTS: "1700001000.000001"}, signingSecret, e.now(), nil)
+	if e.pd.Triggers(dedup) != 1 {
+		t.Fatalf("PagerDuty events %+v, want the escalation's trigger", e.pd.Events())
+	}
+	e.h.srv.Delete(e.parent.Channel, e.parent.TS)
+	update := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindFiring, alert.ActionTicket, "firing", "bbb"))
+	update.Integration = "slack/0"
+	if err := n.Notify(context.Background(), update); err != nil {
+		t.Fatalf("the update replacing the parent: %v", err)
+	}
+	parents := e.h.srv.Parents()
+	if len(parents) != 1 || strings.Contains(string(parents[0].Blocks), "alertrouter:escalate") {
+		t.Fatalf("%d parents (escalate offered: %v), want one new parent that does not offer Escalate again", len(parents), len(parents) > 0 && strings.Contains(string(parents[0].Blocks), "alertrouter:escalate"))
+	}
+	// Another replica's update, sent with the deleted parent's Ref as the
+	// first was (an Alertmanager HA pair): it goes on in the new parent's
+	// thread — one new parent, not two (a review: two replicas posted
+	// two, one left drawn firing for good).
+	other := e.notifier(t, func(c *slack.Config) { c.APIURL = strings.Replace(c.APIURL, "127.0.0.1", "localhost", 1) })
+	e.tickingTriage(t, other, nil, e.pager(t), slack.NewTriageMetrics(prometheus.NewRegistry()))
+	racing := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindFiring, alert.ActionTicket, "firing", "ccc"))
+	racing.Integration = "slack/0"
+	if err := other.Notify(context.Background(), racing); err != nil {
+		t.Fatalf("the other replica's update: %v", err)
+	}
+	if got := e.h.srv.Parents(); len(got) != 1 || len(e.h.srv.Thread(got[0].TS)) != 1 || parentOf(racing.Ref) != ref(got[0]) {
+		t.Fatalf("%d parents, Ref %q; want the other replica's update in the new parent's thread", len(got), racing.Ref)
+	}
+	resolved := under(update.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa", "bbb"))
+	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
+	if err := n.Notify(context.Background(), resolved); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.Resolves(dedup); got != 1 {
+		t.Fatalf("PagerDuty got %d resolves of the escalated incident once its alerts resolved, want 1 (events %+v)", got, e.pd.Events())
+	}
+}

@@ -419,6 +419,7 @@ func (n *Notifier) ResolvedUnsent(ctx context.Context, no *alert.Notification) e
 // paged again. An incident escalated from its parent (the Escalate button)
 // is resolved in PagerDuty first when it resolves (resolveEscalation).
 func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
+	var replaced *parentRef // the parent a new one replaces
 	if p, ok := parseParent(no.Ref); ok {
 		if no.IncidentResolved && n.triage != nil {
 			if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
@@ -484,6 +485,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		default:
 			return err
 		}
+		replaced = &p
 	} else if !no.Opening {
 		// An update or a resolve of an incident whose parent the store does
 		// not know: lost with its state (restarted empty, a failover that
@@ -498,9 +500,30 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	if err != nil {
 		return err
 	}
-	p, err := n.post(ctx, no, msg.withActions(n, no, nil, newTriageState(no)), channel, "")
+	lines, st := []string(nil), newTriageState(no)
+	if replaced != nil && n.triage != nil {
+		won, next, err := n.triage.claimReplacement(ctx, no.Incident, *replaced)
+		if err != nil {
+			return err
+		}
+		if !won {
+			if np, ok := parseParent(next); ok && next != no.Ref {
+				// Another replica replaced it: this notification goes on
+				// in the new parent's thread.
+				no.Ref = next
+				return n.deliverUnder(ctx, no, np)
+			}
+			return fmt.Errorf("the incident's Slack parent is being replaced by another replica: retried")
+		}
+		// The new parent is drawn with what was done on the old one.
+		lines, st = n.triage.view(ctx, no, *replaced, st)
+	}
+	p, err := n.post(ctx, no, msg.withActions(n, no, lines, st), channel, "")
 	if err != nil {
 		return err
+	}
+	if replaced != nil && n.triage != nil {
+		n.triage.replaced(ctx, no.Incident, *replaced, p.drawnAs(no.Action))
 	}
 	if !no.IncidentResolved {
 		no.Ref = p.drawnAs(no.Action).String()
@@ -512,6 +535,18 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		}
 	}
 	return nil
+}
+
+// deliverUnder delivers no in parent p's thread, which another replica
+// posted to replace its earlier parent: a reply, the parent edited on a
+// resolve (no's Ref names p).
+func (n *Notifier) deliverUnder(ctx context.Context, no *alert.Notification, p parentRef) error {
+	msg := n.render(no)
+	if !no.IncidentResolved && !no.Opening {
+		msg.blocks, msg.text = n.updateBlocks(no)
+		msg.minimal = msg.blocks[:1:1]
+	}
+	return n.reply(ctx, no, p, msg)
 }
 
 // redrawnNote ends a parent redrawn for an update (escalated, paged again):
@@ -586,6 +621,11 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 			opts = append(opts, sl.MsgOptionTS(threadTS))
 		}
 		ch, ts, err := n.api.PostMessageContext(ctx, channel, opts...)
+		if err == nil && ts == "" {
+			// slack-go takes `{}` (no "ok", no "error") for a success: a
+			// 2xx that posted nothing (a review).
+			err = errNoMessage
+		}
 		p = parentRef{channel: ch, ts: ts}
 		if err == nil && ch != "" && ch != channel {
 			// Parents go to the channel's name, their replies to the id
@@ -596,6 +636,9 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 	})
 	return p, err
 }
+
+// errNoMessage is a post answered without the message it made (no ts).
+var errNoMessage = errors.New("the answer names no message posted")
 
 // callRefusable runs send (callWith: retries, timeouts; a pace says send
 // is a chat.postMessage to its channel) with msg's blocks and, when Slack
@@ -696,7 +739,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 			return post.retryAfterOf(err)
 		}
 		var syntax *json.SyntaxError
-		if errors.As(err, &syntax) {
+		if errors.As(err, &syntax) || errors.Is(err, errNoMessage) {
 			// An answer that is no Slack JSON — an HTML page answered 200
 			// by a proxy, a captive portal or a wrong api_url — was
 			// counted and told as no answer, sending the operator after
