@@ -88,6 +88,8 @@ type Fault struct {
 	// HTML answers with an HTML page at Status (200 when 0), as a proxy's
 	// error page, a captive portal or a wrong api_url does.
 	HTML bool
+	// Body, when set, is answered as is with 200 (`{}`: no ok, no error).
+	Body string
 	// Applied makes the call take effect before the fault answers it, as
 	// Slack documents of fatal_error and internal_error: "some aspect of
 	// the operation [may have] succeeded before the error was raised".
@@ -279,6 +281,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		if fault.RetryAfter != "" {
 			w.Header().Set("Retry-After", fault.RetryAfter)
+		}
+		if fault.Body != "" {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = io.WriteString(w, fault.Body)
+			return
 		}
 		if fault.HTML {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")

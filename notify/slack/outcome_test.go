@@ -164,8 +164,19 @@ func TestAParentEditThatTimesOutIsRetried(t *testing.T) {
 // server error saying the answer was not Slack's, naming api_url and the
 // proxy; the post is not made again within the webhook.
 func TestAnHTMLAnswerIsSaidToBeNoSlackAnswer(t *testing.T) {
+	for name, fault := range map[string]slacktest.Fault{
+		"HTML": {HTML: true},
+		// `{}` answered 200: slack-go reads no error, the post made
+		// nothing, and the notification was answered 2xx (a review).
+		"an empty object": {Body: "{}"},
+	} {
+		t.Run(name, func(t *testing.T) { noSlackAnswer(t, fault) })
+	}
+}
+
+func noSlackAnswer(t *testing.T, fault slacktest.Fault) {
 	h := newHarness(t)
-	h.srv.Fail(slacktest.Fault{HTML: true})
+	h.srv.Fail(fault)
 	reg := prometheus.NewRegistry()
 	cfg := slack.DefaultConfig()
 	cfg.Token, cfg.Channel, cfg.APIURL = token, "#triage", h.srv.APIURL()
