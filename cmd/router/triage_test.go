@@ -337,41 +337,13 @@ receivers:
 			if len(parents) != 1 || len(checkout.Events()) != 1 || len(platform.Events()) != wantPlatform {
 				t.Fatalf("%d Slack parents, %d checkout and %d platform PagerDuty events; want the page's", len(parents), len(checkout.Events()), len(platform.Events()))
 			}
-			value := func(action string) string {
-				var blocks []struct {
-					Elements []struct {
-						ActionID string `json:"action_id"`
-						Value    string `json:"value"`
-					} `json:"elements"`
-				}
-				if err := json.Unmarshal(parents[0].Blocks, &blocks); err != nil {
-					t.Fatal(err)
-				}
-				for _, b := range blocks {
-					for _, e := range b.Elements {
-						if e.ActionID == "alertrouter:"+action {
-							return e.Value
-						}
-					}
-				}
-				t.Fatalf("the mirrored page offers no %s: %s", action, parents[0].Blocks)
-				return ""
-			}
 			incident := checkout.Events()[0].DedupKey
-			waitFor := func(what string, ok func() bool) {
-				t.Helper()
-				for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatalf("%s never happened (checkout %d, platform %d events); log:\n%s", what, len(checkout.Events()), len(platform.Events()), errb.String())
-					}
-				}
-			}
-			postClick(t, base, sl, "ack", "1700000001.000001", value("ack"))
-			waitFor("the acknowledgement where the page went", func() bool {
+			postClick(t, base, sl, "ack", "1700000001.000001", parentButton(t, sl, "ack"))
+			waitUntil(t, "the acknowledgement where the page went", errb, func() bool {
 				return checkout.Count("acknowledge", incident) == 1 && platform.Count("acknowledge", incident) == wantPlatform
 			})
-			postClick(t, base, sl, "resolve", "1700000002.000001", value("resolve"))
-			waitFor("the resolve where the page went", func() bool {
+			postClick(t, base, sl, "resolve", "1700000002.000001", parentButton(t, sl, "resolve"))
+			waitUntil(t, "the resolve where the page went", errb, func() bool {
 				return checkout.Count("resolve", incident) == 1 && platform.Count("resolve", incident) == wantPlatform
 			})
 			if n := len(platform.Events()); n != 3*wantPlatform {
@@ -412,44 +384,28 @@ receivers:
         escalate_to: pd-shop
 `, pdtest.RoutingKey, shop.EnqueueURL(), sl.APIURL(), triageSecret))
 	base, errb := serveConfig(t, p)
-	alertJSON := func(team, severity, status string) string {
-		a := `{"status":"` + status + `","labels":{"alertname":"TaxErrors","service":"tax","team":"` + team + `","severity":"` + severity + `"},"startsAt":"2026-12-01T10:00:00Z"`
-		if status == "resolved" {
-			a += `,"endsAt":"2026-12-01T10:30:00Z"`
-		}
-		return a + "}"
+	tax := func(team, severity, status string) string {
+		return alertJSON(status, "alertname", "TaxErrors", "service", "tax", "team", team, "severity", severity)
 	}
-	send := func(alerts ...string) {
-		t.Helper()
-		body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Join(alerts, ",") + `]}`
-		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("webhook: %d; log:\n%s", resp.StatusCode, errb.String())
-		}
-	}
-	send(alertJSON("checkout", "critical", "firing"), alertJSON("payments", "warning", "firing"))
+	sendAlerts(t, base, errb, tax("checkout", "critical", "firing"), tax("payments", "warning", "firing"))
 	events := shop.Events()
 	if len(events) != 1 || len(sl.Parents()) != 1 {
 		t.Fatalf("%d PagerDuty events, %d Slack parents; want checkout's page and payments' ticket", len(events), len(sl.Parents()))
 	}
 	incident := events[0].DedupKey
 	postClick(t, base, sl, "escalate", "1700000001.000001", `{"r":"payments","g":"slack/0","i":"`+incident+`"}`)
-	for deadline := time.Now().Add(20 * time.Second); shop.Count("trigger", incident) < 2; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the escalation never reached PagerDuty; log:\n%s", errb.String())
-		}
-	}
-	send(alertJSON("checkout", "critical", "firing"), alertJSON("payments", "warning", "resolved"))
+	waitUntil(t, "the escalation's trigger", errb, func() bool { return shop.Count("trigger", incident) == 2 })
+	sendAlerts(t, base, errb, tax("checkout", "critical", "firing"), tax("payments", "warning", "resolved"))
 	if n := shop.Count("resolve", incident); n != 0 {
 		t.Fatalf("the escalated ticket's resolve resolved checkout's page, still firing (%d resolves); log:\n%s", n, errb.String())
 	}
-	send(alertJSON("checkout", "critical", "resolved"))
+	sendAlerts(t, base, errb, tax("checkout", "critical", "resolved"))
 	if n := shop.Count("resolve", incident); n != 1 {
-		t.Fatalf("checkout's page got %d resolves when its alert resolved, want 1", n)
+		var actions []string
+		for _, e := range shop.Events() {
+			actions = append(actions, e.EventAction)
+		}
+		t.Fatalf("checkout's page got %d resolves when its alert resolved, want 1 (events %v); log:\n%s", n, actions, errb.String())
 	}
 }
 
@@ -488,64 +444,62 @@ receivers:
         escalate_to: pd-platform
 `, pdtest.RoutingKey, checkout.EnqueueURL(), platform.EnqueueURL(), sl.APIURL(), triageSecret))
 	base, errb := serveConfig(t, p)
-	alertJSON := func(name, severity string) string {
-		return `{"status":"firing","labels":{"alertname":"TaxErrors","service":"tax","instance":"` + name + `","severity":"` + severity + `"},"startsAt":"2026-12-01T10:00:00Z"}`
+	tax := func(instance, severity string) string {
+		return alertJSON("firing", "alertname", "TaxErrors", "service", "tax", "instance", instance, "severity", severity)
 	}
-	send := func(alerts ...string) {
-		t.Helper()
-		body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Join(alerts, ",") + `]}`
-		resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("webhook: %d; log:\n%s", resp.StatusCode, errb.String())
-		}
-	}
-	waitFor := func(what string, ok func() bool) {
-		t.Helper()
-		for deadline := time.Now().Add(20 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never happened (checkout %d, platform %d events); log:\n%s", what, len(checkout.Events()), len(platform.Events()), errb.String())
-			}
-		}
-	}
-	send(alertJSON("a", "warning"))
+	sendAlerts(t, base, errb, tax("a", "warning"))
 	parents := sl.Parents()
 	if len(parents) != 1 || len(checkout.Events()) != 0 {
 		t.Fatalf("%d Slack parents, %d PagerDuty events; want the ticket only", len(parents), len(checkout.Events()))
 	}
-	buttonValue := func(action string) string {
-		t.Helper()
-		var blocks []struct {
-			Elements []struct {
-				ActionID string `json:"action_id"`
-				Value    string `json:"value"`
-			} `json:"elements"`
-		}
-		if err := json.Unmarshal(sl.Parents()[0].Blocks, &blocks); err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range blocks {
-			for _, e := range b.Elements {
-				if e.ActionID == "alertrouter:"+action {
-					return e.Value
-				}
-			}
-		}
-		t.Fatalf("the parent offers no %s: %s", action, sl.Parents()[0].Blocks)
-		return ""
-	}
-	postClick(t, base, sl, "escalate", "1700000001.000001", buttonValue("escalate"))
-	waitFor("the escalation", func() bool { return len(platform.Events()) == 1 })
+	postClick(t, base, sl, "escalate", "1700000001.000001", parentButton(t, sl, "escalate"))
+	waitUntil(t, "the escalation", errb, func() bool { return len(platform.Events()) == 1 })
 	incident := platform.Events()[0].DedupKey
 
-	send(alertJSON("a", "warning"), alertJSON("b", "critical"))
-	waitFor("the joining page", func() bool { return checkout.Count("trigger", incident) == 1 })
-	waitFor("the parent redrawn as a page", func() bool { return strings.Contains(string(sl.Parents()[0].Blocks), "alertrouter:ack") })
-	postClick(t, base, sl, "ack", "1700000002.000001", buttonValue("ack"))
-	waitFor("the acknowledgement of both pages", func() bool {
+	sendAlerts(t, base, errb, tax("a", "warning"), tax("b", "critical"))
+	waitUntil(t, "the joining page", errb, func() bool { return checkout.Count("trigger", incident) == 1 })
+	waitUntil(t, "the parent redrawn as a page", errb, func() bool { return strings.Contains(string(sl.Parents()[0].Blocks), "alertrouter:ack") })
+	postClick(t, base, sl, "ack", "1700000002.000001", parentButton(t, sl, "ack"))
+	waitUntil(t, "the acknowledgement of both pages", errb, func() bool {
 		return checkout.Count("acknowledge", incident) == 1 && platform.Count("acknowledge", incident) == 1
 	})
+}
+
+// alertJSON is one alert of a webhook: status firing or resolved, with
+// labels given as name, value pairs.
+func alertJSON(status string, kv ...string) string {
+	var labels []string
+	for i := 0; i+1 < len(kv); i += 2 {
+		labels = append(labels, fmt.Sprintf("%q:%q", kv[i], kv[i+1]))
+	}
+	a := `{"status":"` + status + `","labels":{` + strings.Join(labels, ",") + `},"startsAt":"2026-12-01T10:00:00Z"`
+	if status == "resolved" {
+		a += `,"endsAt":"2026-12-01T10:30:00Z"`
+	}
+	return a + "}"
+}
+
+// sendAlerts posts one webhook of alerts (alertJSON) to the router at base
+// and fails the test unless it is answered 200.
+func sendAlerts(t *testing.T, base string, log *syncBuffer, alerts ...string) {
+	t.Helper()
+	body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Join(alerts, ",") + `]}`
+	resp, err := http.Post(base+"/webhook", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("webhook: %d; log:\n%s", resp.StatusCode, log.String())
+	}
+}
+
+// parentButton is the value of the button action of sl's first parent.
+func parentButton(t *testing.T, sl *slacktest.Server, action string) string {
+	t.Helper()
+	v, ok := sl.Parents()[0].ButtonValue("alertrouter:" + action)
+	if !ok {
+		t.Fatalf("the parent offers no %s", action)
+	}
+	return v
 }

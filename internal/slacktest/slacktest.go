@@ -464,6 +464,28 @@ func checkActions(elements []json.RawMessage) string {
 	return ""
 }
 
+// ButtonValue is the value of m's button whose action_id is actionID, and
+// whether m has one.
+func (m Message) ButtonValue(actionID string) (string, bool) {
+	var blocks []struct {
+		Elements []struct {
+			ActionID string `json:"action_id"`
+			Value    string `json:"value"`
+		} `json:"elements"`
+	}
+	if json.Unmarshal(m.Blocks, &blocks) != nil {
+		return "", false
+	}
+	for _, b := range blocks {
+		for _, el := range b.Elements {
+			if el.ActionID == actionID {
+				return el.Value, true
+			}
+		}
+	}
+	return "", false
+}
+
 // Archive archives a channel (name or id) as a person archiving it in
 // Slack does: posts, replies and updates in it answer is_archived.
 func (s *Server) Archive(channel string) {

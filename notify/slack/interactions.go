@@ -828,7 +828,9 @@ func (t *Triage) resolveRacedEscalation(ctx context.Context, c *click, rec recor
 	}
 	p := parentRef{channel: c.channel, ts: c.ts}
 	line := "Resolved in PagerDuty: the alerts resolved while this escalation was on its way"
-	if done, refused, err := t.resolveEscalated(ctx, c.st.Incident, p, c.tg, rec.extra, log.With("escalated_by", c.user)); !done {
+	if done, refused, err := t.resolveEscalated(ctx, c.st.Incident, p, c.tg, rec.extra, log.With("escalated_by", c.user)); errors.Is(refused, errLeftOpen) {
+		line = leftOpenLine
+	} else if !done {
 		if err == nil {
 			err = refused
 		}
@@ -1968,22 +1970,13 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 		return nil
 	}
 	log := t.o.Logger.With("incident", no.Incident, "receiver", no.Receiver, "integration", no.Integration, "escalated_by", by, "channel", p.channel, "message_ts", p.ts)
-	if _, to := t.escalationPager(tg, extra); t.pageOpenAt(ctx, no.Incident, to, log) {
-		// A page of the same incident routed to that PagerDuty (another
-		// team's alerts, still firing) shares the escalation's dedup_key:
-		// resolving the escalation would resolve that page (a review).
-		// Its own alerts' resolve closes it.
-		log.Info("the escalation's resolve is not sent: the router holds a page of the incident open at the same PagerDuty integration (alerts routed there still fire), which resolves with them", "escalated_to", to)
-		mark := store.Entry{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
-		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
-			log.Warn("record the escalation's resolve as not needed (a retry of this notification reads the page again)", "err", err)
-		}
-		if err := t.addLine(ctx, no.Incident, p, "The alerts resolved; the escalated page stays open in PagerDuty with the incident's other alerts paged there, and resolves with them"); err != nil {
+	done, refused, err := t.resolveEscalated(ctx, no.Incident, p, tg, extra, log)
+	if errors.Is(refused, errLeftOpen) {
+		if err := t.addLine(ctx, no.Incident, p, leftOpenLine); err != nil {
 			log.Warn("keep the resolve's line on the parent message", "err", err)
 		}
 		return nil
 	}
-	done, refused, err := t.resolveEscalated(ctx, no.Incident, p, tg, extra, log)
 	if err != nil {
 		log.Error("resolve in PagerDuty of an incident escalated from Slack failed: the Slack notification fails with it, for Alertmanager to retry", "err", err)
 		return fmt.Errorf("resolve in PagerDuty the incident escalated from Slack by %s: %w", by, err)
@@ -2008,6 +2001,18 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 // err, nothing recorded.
 func (t *Triage) resolveEscalated(ctx context.Context, incident string, p parentRef, tg *triageTarget, extra string, log *slog.Logger) (done bool, refused, err error) {
 	pager, to := t.escalationPager(tg, extra)
+	mark := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
+	if pager != nil && t.pageOpenAt(ctx, incident, to, log) {
+		// A page of the same incident routed to that PagerDuty (another
+		// team's alerts, still firing) shares the escalation's dedup_key:
+		// resolving the escalation would resolve that page (a review).
+		// Its own alerts' resolve closes it.
+		log.Info("the escalation's resolve is not sent: the router holds a page of the incident open at the same PagerDuty integration (alerts routed there still fire), which resolves with them", "escalated_to", to)
+		if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
+			log.Warn("record the escalation's resolve as not needed (a retry of this notification reads the page again)", "err", err)
+		}
+		return false, errLeftOpen, nil
+	}
 	switch {
 	case pager == nil && to == tg.escalationTo:
 		err = alert.Permanent(errors.New("no PagerDuty integration to send it to (escalate_to changed?)"))
@@ -2027,7 +2032,6 @@ func (t *Triage) resolveEscalated(ctx context.Context, incident string, p parent
 	}
 	t.o.Metrics.countEscalationResolve(OutcomeDone)
 	log.Info("incident escalated from Slack resolved in PagerDuty: its alerts resolved")
-	mark := store.Entry{Key: t.messageKey(incident, p.channel, p.ts) + ":" + escalationResolvedState, Value: "d alertrouter", TTL: messageStateTTL}
 	if err := t.o.Store.Set(ctx, []store.Entry{mark}); err != nil {
 		log.Warn("record the escalation's resolve (a retry of this notification sends it again)", "err", err)
 	}
@@ -2049,6 +2053,13 @@ func (t *Triage) pageOpenAt(ctx context.Context, incident, receiver string, log 
 	}
 	return states[0] != ""
 }
+
+// errLeftOpen is resolveEscalated's refusal to resolve an escalation that
+// shares its PagerDuty incident with a page the router holds open there.
+var errLeftOpen = errors.New("a page of the incident is open at the same PagerDuty integration")
+
+// leftOpenLine is the parent's line for an escalation errLeftOpen kept.
+const leftOpenLine = "The alerts resolved; the escalated page stays open in PagerDuty with the incident's other alerts paged there, and resolves with them"
 
 // repaged records on the parent message p that the dispatch core paged
 // PagerDuty again for no's incident (alert.Notification.Repaged): someone

@@ -2,7 +2,6 @@ package slack_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -16,24 +15,11 @@ import (
 // buttonValue is the value of m's button actionID.
 func buttonValue(t *testing.T, m slacktest.Message, actionID string) string {
 	t.Helper()
-	var blocks []struct {
-		Elements []struct {
-			ActionID string `json:"action_id"`
-			Value    string `json:"value"`
-		} `json:"elements"`
+	v, ok := m.ButtonValue(actionID)
+	if !ok {
+		t.Fatalf("message %s has no button %s", m.TS, actionID)
 	}
-	if err := json.Unmarshal(m.Blocks, &blocks); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range blocks {
-		for _, el := range b.Elements {
-			if el.ActionID == actionID {
-				return el.Value
-			}
-		}
-	}
-	t.Fatalf("message %s has no button %s", m.TS, actionID)
-	return ""
+	return v
 }
 
 // The store restarted empty (Redis FLUSHALL) after the incident resolved:
