@@ -1424,3 +1424,54 @@ func TestASharedUpdateWhoseNotifierPanicsFailsItsWebhooksNotTheRouter(t *testing
 		t.Fatalf("retry of member 0: %+v, want it notified", sum)
 	}
 }
+
+// An incident resolved by hand at PagerDuty while its alert still fires
+// gets no reminder at PagerDuty — a reminder is its trigger again, which
+// opened a new PagerDuty incident and paged on-call within repeat_interval
+// of the Resolve, while Slack said resolved (an audit) —; Slack's thread
+// still gets it. Once the alert resolves, the incident's next episode
+// opens PagerDuty as any page does, the old mark spent: its reminders
+// reach PagerDuty again.
+func TestAnIncidentResolvedByHandGetsNoPagerDutyReminder(t *testing.T) {
+	e := newEnv(t)
+	e.routes = "receiver: pagerduty\nroutes:\n  - receiver: pagerduty\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	sent := e.pd.notifications()
+	if len(sent) != 1 || !sent[0].Opening || len(e.slack.notifications()) != 1 {
+		t.Fatalf("pagerduty got %d notifications, slack %d; want the opening at each", len(sent), len(e.slack.notifications()))
+	}
+	key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
+	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: 24 * time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
+	mustProcess(t, p, tAlert("First", "firing", "page")) // Alertmanager's repeat past repeat_interval
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("pagerduty got %d notifications after the hand resolve, want no reminder", n)
+	}
+	if sl := e.slack.notifications(); len(sl) != 2 || sl[1].Kind != alert.KindReminder {
+		t.Fatalf("slack got %d notifications, want its reminder", len(sl))
+	}
+
+	resolved := tAlert("First", "resolved", "page")
+	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	e.clock.Advance(time.Hour)
+	again := tAlert("First", "firing", "page")
+	again.StartsAt = e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, again)
+	if got := e.pd.notifications(); !got[len(got)-1].Opening {
+		t.Fatalf("the next episode did not open PagerDuty")
+	}
+	if _, found, _ := e.store.Get(context.Background(), []string{key}); found[0] {
+		t.Fatal("the earlier episode's hand-resolve mark is still there after the next episode's trigger")
+	}
+	before := len(e.pd.notifications())
+	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
+	mustProcess(t, p, again)
+	if got := e.pd.notifications(); len(got) != before+1 || got[len(got)-1].Kind != alert.KindReminder {
+		t.Fatalf("the next episode's reminder did not reach PagerDuty (%d notifications, %d before)", len(got), before)
+	}
+}

@@ -47,6 +47,9 @@ type batch struct {
 	// values read there), cleared once this batch, an update turned into a
 	// trigger, is delivered (reopenHandResolved).
 	reopen []store.Entry
+	// spent: the hand-resolve marks of an earlier episode of the incident,
+	// cleared once this batch, its new trigger, is delivered.
+	spent []store.Entry
 	// group: the template data of the batch's incident as the webhook
 	// held it, for a notifier that reads it (groups); nil otherwise.
 	group *template.Data
@@ -482,7 +485,19 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 // incident key is another team's page. Replicas that do this at once send
 // the same trigger (one dedup_key): PagerDuty opens one incident.
 func (p *Pipeline) reopenHandResolved(b *batch) {
-	if b.err != nil || b.skip || b.kind != alert.KindFiring || !silentUpdate(b) {
+	if b.err != nil || b.skip || b.kind != alert.KindFiring {
+		return
+	}
+	if b.n != nil && b.n.Opening && b.integ.silentUpdates() {
+		// A new episode's trigger: a mark of an earlier one is spent — left,
+		// it would hold back this episode's reminders (pending's
+		// skipHandResolvedReminders).
+		for _, t := range b.trs {
+			b.spent = append(b.spent, t.handMarks...)
+		}
+		return
+	}
+	if !silentUpdate(b) {
 		return
 	}
 	for _, t := range b.trs {
@@ -676,6 +691,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, b := range batches {
 		if b.err == nil {
 			clears = append(clears, b.reopen...)
+			clears = append(clears, b.spent...)
 		}
 	}
 	add, remove := p.sloPageWrites(batches, *pages)

@@ -198,6 +198,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 			p.countDedup(dedupUnseen, nil)
 		}
 	}
+	out = p.skipHandResolvedReminders(ctx, out)
 	return out, histories, nil
 }
 
@@ -417,6 +418,49 @@ func handResolvedKeys(prefix string, trs []*transition, results []*alert.Result,
 				out = append(out, k)
 			}
 		}
+	}
+	return out
+}
+
+// skipHandResolvedReminders drops from trs the reminders to an integration
+// that sends nothing for updates (PagerDuty) of incidents someone resolved
+// there by hand (Slack's Resolve) while they fired: a reminder is
+// PagerDuty's trigger again, which opened a new incident and paged on-call
+// within repeat_interval of their Resolve, while Slack said resolved and
+// offered nothing to act on it (an audit). The reminder still reaches the
+// incident's other integrations (Slack's thread); a new alert joining the
+// incident triggers PagerDuty again (reopenHandResolved). One read, only
+// when such a reminder is due; a store that cannot be read reminds as
+// before.
+func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transition) []*transition {
+	var keys []string
+	for _, t := range trs {
+		if t.kind == alert.KindReminder && t.integ.silentUpdates() {
+			for _, k := range handResolvedKeysOf(p.Dedup.KeyPrefix, t) {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return trs
+	}
+	_, found, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		return trs
+	}
+	out := make([]*transition, 0, len(trs))
+	for _, t := range trs {
+		if t.kind == alert.KindReminder && t.integ.silentUpdates() {
+			marks := handResolvedKeysOf(p.Dedup.KeyPrefix, t)
+			if slices.ContainsFunc(marks[:], func(k string) bool { return found[slices.Index(keys, k)] }) {
+				p.Logger.Debug("reminder not sent to PagerDuty: the incident was resolved there by hand while it fired (a new alert joining it triggers it again)",
+					"receiver", t.receiver, "integration", t.integ.Name, "incident", t.incident)
+				continue
+			}
+		}
+		out = append(out, t)
 	}
 	return out
 }
