@@ -1856,9 +1856,16 @@ type triageLink struct {
 // while a replica posts the new parent, then the new parent's Ref.
 const replacedState = "replaced"
 
-// replacementPending is replacedState's value while the new parent is
-// being posted.
-const replacementPending = "pending"
+// replacementPending starts replacedState's value while the new parent is
+// being posted, followed by the posting attempt's own token: a claim the
+// store reads as won only by the attempt that holds that value (a review:
+// one value for every replica let each win while a post was in flight).
+const replacementPending = "pending "
+
+// replacesState is the suffix of the key on a new parent naming the parent
+// it replaced ("channel ts"): a click on the old one (Escalate) is read
+// from there when the incident resolves.
+const replacesState = "replaces"
 
 // claimReplacement claims the replacement of incident's parent old: won,
 // this replica posts the new parent; lost, next is the parent another
@@ -1866,7 +1873,7 @@ const replacementPending = "pending"
 // one parent posted two, one left drawn firing for good (a review).
 func (l *triageLink) claimReplacement(ctx context.Context, incident string, old parentRef) (won bool, next string, err error) {
 	key := l.t.messageKey(incident, old.channel, old.ts) + ":" + replacedState
-	ok, err := l.t.o.Store.SetNX(ctx, []store.Entry{{Key: key, Value: replacementPending, TTL: 2 * time.Minute}})
+	ok, err := l.t.o.Store.SetNX(ctx, []store.Entry{{Key: key, Value: replacementPending + dedup.NewToken(), TTL: 2 * time.Minute}})
 	if err != nil || len(ok) != 1 {
 		return false, "", fmt.Errorf("claim the replacement of the incident's Slack parent: %w", err)
 	}
@@ -1877,7 +1884,7 @@ func (l *triageLink) claimReplacement(ctx context.Context, incident string, old 
 	if err != nil {
 		return false, "", err
 	}
-	if !found[0] || vals[0] == replacementPending {
+	if !found[0] || strings.HasPrefix(vals[0], replacementPending) {
 		return false, "", nil
 	}
 	return false, vals[0], nil
@@ -1894,11 +1901,14 @@ func (l *triageLink) replaced(ctx context.Context, incident string, old, next pa
 	for _, k := range messageStates {
 		keys = append(keys, from+k)
 	}
-	entries := []store.Entry{{Key: from + replacedState, Value: next.String(), TTL: messageStateTTL}}
+	entries := []store.Entry{{Key: from + replacedState, Value: next.String(), TTL: messageStateTTL},
+		{Key: to + replacesState, Value: old.channel + " " + old.ts, TTL: messageStateTTL}}
 	vals, found, err := t.o.Store.Get(ctx, keys)
 	if err == nil {
 		for i, k := range messageStates {
-			if found[i] {
+			// Done actions only: a click in progress on the old parent
+			// would lock its button on the new one.
+			if _, _, done := doneBy(vals[i]); found[i] && done {
 				entries = append(entries, store.Entry{Key: to + k, Value: vals[i], TTL: messageStateTTL})
 			}
 		}
@@ -1913,6 +1923,31 @@ func (l *triageLink) replaced(ctx context.Context, incident string, old, next pa
 	if err != nil {
 		t.o.Logger.Warn("carry the replaced Slack parent's triage to the new one (an escalation's resolve, its lines may be missed)", "incident", incident, "err", err)
 	}
+}
+
+// escalatedBefore follows the parents p replaced (replacesState, at most
+// three) to the first one escalated: that parent, what was done on it, and
+// true; else false.
+func (t *Triage) escalatedBefore(ctx context.Context, incident string, p parentRef) (parentRef, messageState, bool) {
+	for range 3 {
+		vals, found, err := t.o.Store.Get(ctx, []string{t.messageKey(incident, p.channel, p.ts) + ":" + replacesState})
+		if err != nil || !found[0] {
+			return p, messageState{}, false
+		}
+		old, ok := parseParent(vals[0])
+		if !ok {
+			return p, messageState{}, false
+		}
+		m, err := t.readMessage(ctx, incident, old.channel, old.ts)
+		if err != nil {
+			return p, messageState{}, false
+		}
+		if _, _, escalated := m.by(ActionEscalate); escalated {
+			return old, m, true
+		}
+		p = old
+	}
+	return p, messageState{}, false
 }
 
 // escalationResolvedState is the suffix of the key that marks a parent
@@ -1964,6 +1999,14 @@ func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notificati
 		return nil
 	}
 	by, extra, escalated := m.by(ActionEscalate)
+	if !escalated {
+		// A parent replaced since (deleted, its channel archived) may have
+		// been escalated by a click after the replacement copied its state
+		// (a review: that page was never resolved).
+		if p, m, escalated = t.escalatedBefore(ctx, no.Incident, p); escalated {
+			by, extra, _ = m.by(ActionEscalate)
+		}
+	}
 	_, _, handResolved := m.by(ActionResolve)
 	_, _, sent := m.by(escalationResolvedState)
 	if !escalated || handResolved || sent {

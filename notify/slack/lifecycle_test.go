@@ -476,3 +476,32 @@ func TestAnEscalationSurvivesItsParentBeingReplaced(t *testing.T) {
 		t.Fatalf("PagerDuty got %d resolves of the escalated incident once its alerts resolved, want 1 (events %+v)", got, e.pd.Events())
 	}
 }
+
+// A click on the old parent after it was replaced (the app removed from
+// its channel: the message stays clickable) escalates the ticket: the
+// incident's resolve, drawn on the new parent, still resolves that page
+// in PagerDuty (a review: it stayed open).
+func TestAnEscalationOfAReplacedParentIsResolved(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+	dedup := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e.h.srv.Delete(e.parent.Channel, e.parent.TS)
+	update := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindFiring, alert.ActionTicket, "firing", "bbb"))
+	update.Integration = "slack/0"
+	if err := n.Notify(context.Background(), update); err != nil {
+		t.Fatalf("the update replacing the parent: %v", err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:escalate", ActionTS: "1700001000.000001"}, signingSecret, e.now(), nil)
+	if e.pd.Triggers(dedup) != 1 {
+		t.Fatalf("PagerDuty got %d triggers, want the escalation of the old parent", e.pd.Triggers(dedup))
+	}
+	resolved := under(update.Ref, note(alert.KindResolved, alert.ActionTicket, "resolved", "aaa", "bbb"))
+	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
+	if err := n.Notify(context.Background(), resolved); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.Resolves(dedup); got != 1 {
+		t.Fatalf("PagerDuty got %d resolves of the old parent's escalation once the alerts resolved, want 1", got)
+	}
+}

@@ -17,8 +17,11 @@ const (
 	// maxLaterRedraws bounds the parents waiting for a redraw in one
 	// process; past it a rate-limited redraw is only logged, as before.
 	maxLaterRedraws = 10000
-	// maxRedrawTries bounds the later attempts of one parent's redraw.
-	maxRedrawTries = 10
+	// maxRedrawTries bounds the later attempts of one parent's redraw:
+	// at Slack's usual Retry-After of 30 s, about half an hour — a storm
+	// of a thousand resolves at Tier 3's 50 a minute takes 20 (a review
+	// lost 649 of 1000 with 10).
+	maxRedrawTries = 60
 	// minRedrawWait is the least wait before a later attempt (Slack's
 	// ratelimited code carries no Retry-After).
 	minRedrawWait = 5 * time.Second
