@@ -1870,10 +1870,14 @@ const replacesState = "replaces"
 // claimReplacement claims the replacement of incident's parent old: won,
 // this replica posts the new parent; lost, next is the parent another
 // replica posted ("" while it is still posting it). Two replicas replacing
-// one parent posted two, one left drawn firing for good (a review).
+// one parent posted two, one left drawn firing for good (a review). The
+// claim lives twice the Slack entry's timeout (at least 10 seconds): a
+// winner that died mid-post keeps the incident's updates failing (for
+// Alertmanager's retry) no longer than that.
 func (l *triageLink) claimReplacement(ctx context.Context, incident string, old parentRef) (won bool, next string, err error) {
 	key := l.t.messageKey(incident, old.channel, old.ts) + ":" + replacedState
-	ok, err := l.t.o.Store.SetNX(ctx, []store.Entry{{Key: key, Value: replacementPending + dedup.NewToken(), TTL: 2 * time.Minute}})
+	ttl := max(2*time.Duration(l.tg.n.cfg.Timeout), 10*time.Second)
+	ok, err := l.t.o.Store.SetNX(ctx, []store.Entry{{Key: key, Value: replacementPending + dedup.NewToken(), TTL: ttl}})
 	if err != nil || len(ok) != 1 {
 		return false, "", fmt.Errorf("claim the replacement of the incident's Slack parent: %w", err)
 	}

@@ -3,6 +3,7 @@ package slack
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -13,8 +14,10 @@ import (
 // while a post was in flight: two new parents, one never resolved) — and,
 // once the winner posted, the new parent to reply under.
 func TestOneReplicaReplacesAParent(t *testing.T) {
-	st := store.NewMemory()
-	link := func() *triageLink { return &triageLink{t: NewTriage(TriageOptions{Store: st})} }
+	now := time.Now()
+	st := store.NewMemory(store.WithClock(func() time.Time { return now }))
+	tg := &triageTarget{n: &Notifier{cfg: DefaultConfig()}}
+	link := func() *triageLink { return &triageLink{t: NewTriage(TriageOptions{Store: st}), tg: tg} }
 	a, b := link(), link()
 	old := parentRef{channel: "C0001", ts: "1700000000.000001"}
 	ctx := context.Background()
@@ -27,6 +30,12 @@ func TestOneReplicaReplacesAParent(t *testing.T) {
 	}
 	if won, _, _ := a.claimReplacement(ctx, "inc", old); won {
 		t.Fatal("another attempt of the same replica won a claim in flight")
+	}
+	// A winner that died mid-post holds the claim twice the Slack
+	// timeout (20s by default), not minutes: then another replica wins.
+	now = now.Add(21 * time.Second)
+	if won, _, err := b.claimReplacement(ctx, "inc", old); err != nil || !won {
+		t.Fatalf("claim after the first one's lifetime: won %v, %v; want won", won, err)
 	}
 	next := parentRef{channel: "C0002", ts: "1700000000.000002"}
 	a.replaced(ctx, "inc", old, next)
