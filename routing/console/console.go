@@ -223,6 +223,9 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
+	// Incident keys and label values are in the console's URLs: no page
+	// it links to (a runbook, a dashboard) is told them.
+	w.Header().Set("Referrer-Policy", "no-referrer")
 	c.mux.ServeHTTP(w, r)
 }
 
@@ -1170,6 +1173,8 @@ func (c *Console) export(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
+	// The whole journal: no cache (a browser's, a proxy's) keeps a copy.
+	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Trailer", "X-Alertrouter-Truncated")
 	enc := json.NewEncoder(w)
 	n := 0 // entries seen, the one past the limit included

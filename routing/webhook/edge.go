@@ -247,7 +247,7 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	}
 	unknownHost := func(c echo.Context) error {
 		return c.JSON(http.StatusForbidden, errorBody{Error: "request for host " + strconv.Quote(c.Request().Host) +
-			" refused: state-changing requests (replay, reload, quit) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
+			" refused: requests that act or cost (replay, reload, quit, profiles) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
 			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
 	}
 	e.POST("/webhook", h.serve)
@@ -341,8 +341,20 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	// the index, profile, heap, allocs, goroutine, block, mutex, trace …),
 	// served as Prometheus and Alertmanager serve them, behind console.auth
 	// (the command line and every goroutine's stack are in there) and the
-	// web configuration (TLS, basic auth).
-	e.Any("/debug/pprof/*", guard(echo.WrapHandler(http.DefaultServeMux)))
+	// web configuration (TLS, basic auth). A profile or trace costs the
+	// router CPU for its seconds and a browser attaches cached console
+	// credentials to another site's <img src>: such requests (and a
+	// rebinding page's Host) are refused as the lifecycle endpoints' are.
+	profiles := echo.WrapHandler(http.DefaultServeMux)
+	e.Any("/debug/pprof/*", guard(func(c echo.Context) error {
+		if !SameOrigin(c.Request()) {
+			return c.JSON(http.StatusForbidden, errorBody{Error: "cross-site profile request refused (another site's page cannot profile the router)"})
+		}
+		if !knownHost(c) {
+			return unknownHost(c)
+		}
+		return profiles(c)
+	}))
 	if c, ok := rt.(interface{ Console() http.Handler }); ok && c.Console() != nil {
 		// The console's catch-all would answer its HTML 404 to a wrong
 		// method on the router's own endpoints: they say 405 and which
