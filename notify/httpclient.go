@@ -35,6 +35,17 @@ func HTTPClient(cfg *commoncfg.HTTPClientConfig, name string, timeout time.Durat
 	return client, nil
 }
 
+// CloseIdleConnections closes the idle connections rt keeps, when it is
+// an http.Transport or a round tripper that passes the call on (as
+// prometheus/common's do): a round tripper wrapping another implements
+// CloseIdleConnections with it, or http.Client.CloseIdleConnections does
+// nothing.
+func CloseIdleConnections(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
 // CheckHTTPFiles reads every file of the http_config cfg (nil: none) as
 // its first request would, and returns, joined, one error per file that
 // is missing, unreadable or empty (ReadSecret), or whose TLS material does

@@ -566,7 +566,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 	}
 	b.latency = time.Since(start)
 	if p.Metrics != nil {
-		p.Metrics.sendDuration.WithLabelValues(b.receiver, alert.IntegrationType(b.integ.Name)).Observe(b.latency.Seconds())
+		p.Metrics.sendDuration.WithLabelValues(alert.IntegrationType(b.integ.Name)).Observe(b.latency.Seconds())
 	}
 }
 
@@ -652,7 +652,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
 			retryable = retryable || alert.Retryable(b.err)
-			p.Logger.Error("notification failed; claim released so Alertmanager's retry sends it", "receiver", b.receiver,
+			p.deliveryLogs.Log(ctx, p.Logger, slog.LevelError, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), logthrottle.ErrorClass(b.err)),
+				"notification failed; claim released so Alertmanager's retry sends it", "receiver", b.receiver,
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue
 		}

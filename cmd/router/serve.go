@@ -28,6 +28,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -250,6 +251,20 @@ func (rt *runtime) reload() error {
 		old.state.deferred.HandOver(st.deferred)
 	}
 	rt.current.Store(b)
+	// The replaced notifiers' idle connections close now, and those their
+	// in-flight sends leave once webhooks started before the swap are
+	// done: each would otherwise hold a connection, two goroutines and
+	// their buffers per integration it used until the transport's idle
+	// timeout (an audit: 300 more connections to each service per reload
+	// of 300 receivers).
+	// The series of receivers and integrations it removed go too, again
+	// once those webhooks are done (a send of theirs may count again).
+	retire := func() {
+		closeIdleConnections(old.pipeline.Receivers)
+		rt.deps.forgetRemovedSeries(old.pipeline.Receivers, b.pipeline.Receivers)
+	}
+	retire()
+	time.AfterFunc(old.edge.Timeout+5*time.Second, retire)
 	wait := clicks(old)
 	if wait != nil {
 		rt.retired.Go(wait)
@@ -329,6 +344,49 @@ func movedPagerDutyKeys(old, now map[string][]routing.Integration) []string {
 	}
 	slices.Sort(moved)
 	return moved
+}
+
+// closeIdleConnections closes the idle outbound connections of every
+// integration of receivers that keeps any (PagerDuty's, Slack's).
+func closeIdleConnections(receivers map[string][]routing.Integration) {
+	for _, ints := range receivers {
+		for _, in := range ints {
+			if c, ok := in.Notifier.(interface{ CloseIdleConnections() }); ok {
+				c.CloseIdleConnections()
+			}
+		}
+	}
+}
+
+// forgetRemovedSeries deletes the per-receiver metric series of each
+// receiver, and each kind of integration of a receiver, that old has and
+// now does not.
+func (d *deps) forgetRemovedSeries(old, now map[string][]routing.Integration) {
+	kinds := func(ints []routing.Integration) map[string]bool {
+		out := map[string]bool{}
+		for _, in := range ints {
+			out[alert.IntegrationType(in.Name)] = true
+		}
+		return out
+	}
+	forget := func(receiver, kind string) {
+		d.pipelineMetrics.ForgetIntegration(receiver, kind)
+		d.notifyMetrics.ForgetIntegration(receiver, kind)
+		d.journalMetrics.ForgetDeadLetters(receiver, kind)
+	}
+	for r, ints := range old {
+		kept, ok := now[r]
+		if !ok {
+			forget(r, "")
+			continue
+		}
+		have := kinds(kept)
+		for k := range kinds(ints) {
+			if !have[k] {
+				forget(r, k)
+			}
+		}
+	}
 }
 
 // removedIntegrations lists, sorted, the receiver/integration pairs of old

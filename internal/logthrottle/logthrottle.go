@@ -19,8 +19,10 @@ import (
 const DefaultEvery = 30 * time.Second
 
 // maxKeys bounds the kinds remembered; past it, kinds not logged for an
-// interval are forgotten (the keys are a handful of operations in practice).
-const maxKeys = 256
+// interval are forgotten, and a new kind is logged every time. The keys
+// are a handful of store operations, and the delivery failures of each
+// integration: hundreds in a large organisation's configuration.
+const maxKeys = 4096
 
 // Throttle logs at most one line per key and interval. The zero value
 // throttles to DefaultEvery; it is safe for concurrent use.
@@ -124,5 +126,19 @@ func ErrorClass(err error) string {
 			return c
 		}
 	}
+	// An HTTP status as the notifiers' errors write it ("HTTP 500: …",
+	// "HTTP 429"): PagerDuty refusing after failing is another cause.
+	if i := strings.Index(msg, "HTTP "); i >= 0 && len(msg) >= i+8 && isDigits(msg[i+5:i+8]) {
+		return msg[i : i+8]
+	}
 	return "other"
+}
+
+func isDigits(s string) bool {
+	for _, r := range s {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }

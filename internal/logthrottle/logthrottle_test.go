@@ -82,6 +82,9 @@ func TestErrorClassTellsCausesApart(t *testing.T) {
 		fmt.Errorf("redis get: state store unavailable: dial tcp 127.0.0.1:6379: connect: connection refused"): "connection refused",
 		fmt.Errorf("redis get: state store unavailable: WRONGPASS invalid username-password pair"):             "WRONGPASS",
 		fmt.Errorf("redis write probe: READONLY You can't write against a read only replica."):                 "READONLY",
+		fmt.Errorf("send trigger event: HTTP 500: Internal Server Error"):                                      "HTTP 500",
+		fmt.Errorf("send trigger event: HTTP 429"):                                                             "HTTP 429",
+		fmt.Errorf("HTTP 5xx"):       "other",
 		fmt.Errorf("something else"): "other",
 		nil:                          "",
 	} {

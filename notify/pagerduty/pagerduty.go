@@ -57,11 +57,13 @@ type Notifier struct {
 	routingKey string
 	// ref is keyRef of the events URL and routing key: the Ref an
 	// incident triggered here keeps.
-	ref     string
-	client  *pd.Client
-	deps    notify.Deps
-	metrics *notify.IntegrationMetrics
-	logger  *slog.Logger
+	ref    string
+	client *pd.Client
+	// httpClient is client's (CloseIdleConnections).
+	httpClient *http.Client
+	deps       notify.Deps
+	metrics    *notify.IntegrationMetrics
+	logger     *slog.Logger
 	// severityLogs throttles the warning of a templated severity across
 	// the decision's urgency (buildTrigger).
 	severityLogs logthrottle.Throttle
@@ -119,6 +121,7 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		routingKey: key,
 		ref:        keyRef(cfg.URL, key),
 		client:     client,
+		httpClient: httpClient,
 		deps:       deps,
 		metrics:    deps.Metrics.Integration(name, Integration),
 		logger:     deps.Logger.With("integration", Integration, "receiver", name),
@@ -126,6 +129,13 @@ func New(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 	keyring.Store(n.ref, n)
 	return n, nil
 }
+
+// CloseIdleConnections closes the idle keep-alive connections of n's
+// client. A reload replaces every notifier: the old ones' connections
+// would otherwise stay open (two goroutines and their buffers each) until
+// the transport's idle timeout, hundreds per reload with hundreds of
+// receivers (an audit). A later send of n dials again.
+func (n *Notifier) CloseIdleConnections() { n.httpClient.CloseIdleConnections() }
 
 // keyRef is the reference an incident keeps of the PagerDuty endpoint its
 // trigger went to (alert.Notification.Ref, which the dispatch core keeps
@@ -393,6 +403,10 @@ type capture struct {
 // Retry-After and body of non-2xx responses (the body is put back for
 // go-pagerduty to read) and transport errors.
 type capturingTransport struct{ base http.RoundTripper }
+
+// CloseIdleConnections closes the base transport's idle connections
+// (http.Client.CloseIdleConnections reaches them through it).
+func (t *capturingTransport) CloseIdleConnections() { notify.CloseIdleConnections(t.base) }
 
 func (t *capturingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)

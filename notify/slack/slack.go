@@ -896,6 +896,15 @@ func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error
 	return resp, err
 }
 
+// CloseIdleConnections closes the idle keep-alive connections of n's
+// client (pagerduty.Notifier.CloseIdleConnections: a reload replaces every
+// notifier). A later post, redraw or triage answer of n dials again.
+func (n *Notifier) CloseIdleConnections() { n.httpClient.CloseIdleConnections() }
+
+// CloseIdleConnections closes the base transport's idle connections
+// (http.Client.CloseIdleConnections reaches them through it).
+func (t retryAfterTransport) CloseIdleConnections() { notify.CloseIdleConnections(t.base) }
+
 // httpClient builds the client of cfg's http_config (notify.HTTPClient),
 // its answers' Retry-After recorded for the posts (retryAfterTransport).
 func httpClient(cfg *Config) (*http.Client, error) {

@@ -337,6 +337,17 @@ func IntegrationType(name string) string {
 	return t
 }
 
+// IntegrationSeries are the labels every per-receiver metric series of
+// receiver's integrations of type kind ("": every type) carries, for
+// deleting them (prometheus' DeletePartialMatch) when a reload removes
+// them.
+func IntegrationSeries(receiver, kind string) map[string]string {
+	if kind == "" {
+		return map[string]string{"receiver": receiver}
+	}
+	return map[string]string{"receiver": receiver, "integration": kind}
+}
+
 // Notification is one message to one integration of one receiver about
 // one incident: the alert transitions of that incident that this webhook
 // brought and that no replica has notified to that integration yet.

@@ -72,6 +72,12 @@ func (m *Metrics) InitDeadLetters(receiver, integration string) {
 	m.deadLetters.WithLabelValues(receiver, alert.IntegrationType(integration))
 }
 
+// ForgetDeadLetters deletes the dead-letter series of receiver's
+// integrations of a kind ("": every kind), which a reload removed.
+func (m *Metrics) ForgetDeadLetters(receiver, kind string) {
+	m.deadLetters.DeletePartialMatch(alert.IntegrationSeries(receiver, kind))
+}
+
 // WriterOptions configure a Writer.
 type WriterOptions struct {
 	// Replica is stamped on entries that carry none.
