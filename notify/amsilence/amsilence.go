@@ -206,13 +206,9 @@ func (c *Client) find(ctx context.Context, s Silence) (string, error) {
 func (c *Client) Expire(ctx context.Context, id string) error {
 	err := c.do(ctx, http.MethodDelete, "/silence/"+url.PathEscape(id), nil, nil)
 	var he *HTTPError
-	if errors.As(err, &he) && he.Status == http.StatusNotFound {
-		// Alertmanager answers 404 for an unknown id; "already expired"
-		// answers 200 on current versions and 500 ("silence already
-		// expired") on older ones.
-		return fmt.Errorf("expire silence %s: %w", id, err)
-	}
 	if errors.As(err, &he) && strings.Contains(he.Body, "already expired") {
+		// "already expired" answers 200 on current versions and 500
+		// ("silence already expired") on older ones.
 		return nil
 	}
 	if err != nil {
@@ -247,6 +243,17 @@ type HTTPError struct {
 
 func (e *HTTPError) Error() string {
 	return fmt.Sprintf("Alertmanager answered HTTP %d: %s", e.Status, e.Body)
+}
+
+// ErrNotFound is what errors.Is finds in the error of a request about a
+// silence Alertmanager does not know: deleted, or lost when Alertmanager
+// restarted without its data directory.
+var ErrNotFound = errors.New("no such silence in Alertmanager")
+
+// Is reports whether e is ErrNotFound: a 404, or the 500 "silence not
+// found" that Alertmanager 0.25 answers to expiring an unknown silence.
+func (e *HTTPError) Is(target error) bool {
+	return target == ErrNotFound && (e.Status == http.StatusNotFound || strings.Contains(e.Body, "silence not found"))
 }
 
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {

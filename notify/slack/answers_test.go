@@ -2,6 +2,7 @@ package slack_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,5 +139,39 @@ func TestUnsilenceOfASilenceThatHadEndedSaysSo(t *testing.T) {
 	}
 	if !hasLine(logLines(t, e.current(t)), "Unsilenced by <@U123> (silence `"+list[0].ID+"` had already ended)") {
 		t.Fatalf("parent lines %q", logLines(t, e.current(t)))
+	}
+}
+
+// An Alertmanager restarted without its data directory has lost the
+// silence a Silence click made: Unsilence answered "unsilence failed,
+// nothing changed: … HTTP 500: silence not found. Try again in a moment",
+// and every retry failed the same — the parent said silenced for good (an
+// audit with Alertmanager 0.25). A silence Alertmanager does not know has
+// ended: Unsilence goes through and says so.
+func TestUnsilenceOfASilenceAlertmanagerLostSaysItHadEnded(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences(t)})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000910.000001"}, signingSecret, e.now(), nil)
+	if !slices.ContainsFunc(logLines(t, e.current(t)), func(l string) bool { return strings.HasPrefix(l, "Silenced") }) {
+		t.Fatalf("parent lines %q, want the silence", logLines(t, e.current(t)))
+	}
+	// The same router, its Alertmanager now one restarted without data.
+	restarted := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences(t)})
+	if err := restarted.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, restarted, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:unsilence", ActionTS: "1700000910.000002"}, signingSecret, e.now(), nil)
+	for _, r := range e.h.srv.Responses() {
+		if strings.Contains(r.Text, "failed") {
+			t.Fatalf("Unsilence answered %q", r.Text)
+		}
+	}
+	if !slices.ContainsFunc(logLines(t, e.current(t)), func(l string) bool {
+		return strings.HasPrefix(l, "Unsilenced by <@U123>") && strings.Contains(l, "had already ended")
+	}) {
+		t.Fatalf("parent lines %q, want the Unsilence saying the silence had ended", logLines(t, e.current(t)))
 	}
 }

@@ -247,11 +247,13 @@ func (t *Triage) createSilences(ctx context.Context, sets [][]amsilence.Matcher,
 }
 
 // expireSilences expires every silence of ids (all of them, whatever one
-// answers).
+// answers). One Alertmanager does not know is over already (deleted, or
+// lost with a restart without its data): an Unsilence retried on it could
+// never succeed (an audit).
 func (t *Triage) expireSilences(ctx context.Context, ids []string) error {
 	var errs []error
 	for _, id := range ids {
-		if err := t.o.Silences.Expire(ctx, id); err != nil {
+		if err := t.o.Silences.Expire(ctx, id); err != nil && !errors.Is(err, amsilence.ErrNotFound) {
 			errs = append(errs, err)
 		}
 	}

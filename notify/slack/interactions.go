@@ -1519,7 +1519,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			// Expired in Alertmanager, or over on its own: the alerts were
 			// notified again already.
 			return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " had already ended)",
-				thread: fmt.Sprintf("%s unsilenced the incident: %s had already ended in Alertmanager (expired there, or over), nothing was left to expire.", mention, which)}, nil
+				thread: fmt.Sprintf("%s unsilenced the incident: %s had already ended in Alertmanager (expired there, over, or no longer known to it: one restarted without its data loses its silences), nothing was left to expire.", mention, which)}, nil
 		}
 		return record{st: st, extra: id, silencedBy: by, line: "Unsilenced by " + mention + " (" + which + " expired)",
 			thread: fmt.Sprintf("%s expired %s: Alertmanager notifies the incident's alerts again, unless another silence (one made in Alertmanager, or with the slash command) still mutes them.", mention, which)}, nil
@@ -1533,7 +1533,7 @@ type silenceReader interface {
 }
 
 // silencesEnded reports whether the silencer says every silence of ids
-// had ended already (expired): an Unsilence then expires nothing, and the
+// had ended already (expired, or unknown to it): an Unsilence then expires nothing, and the
 // thread says so rather than that the alerts are notified again. A
 // silencer that cannot tell (no Get, an error) says no.
 func (t *Triage) silencesEnded(ctx context.Context, ids []string) bool {
@@ -1543,6 +1543,9 @@ func (t *Triage) silencesEnded(ctx context.Context, ids []string) bool {
 	}
 	for _, id := range ids {
 		s, err := r.Get(ctx, id)
+		if errors.Is(err, amsilence.ErrNotFound) {
+			continue // deleted, or lost when Alertmanager restarted without its data
+		}
 		if err != nil || s.Status == nil || s.Status.State != "expired" {
 			return false
 		}
