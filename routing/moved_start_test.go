@@ -1,12 +1,15 @@
 package routing_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // Alertmanager merges an alert's copies to the earliest start (an HA
@@ -54,5 +57,59 @@ func checkMovedStart(t *testing.T, shift time.Duration) {
 	mustProcess(t, p, resolved)
 	if got := e.pd.events(); !slices.Contains(got, "resolve "+e.pd.notifications()[0].Incident) {
 		t.Fatalf("the resolve with the moved start: PagerDuty %v; want the incident resolved", got)
+	}
+}
+
+// A page resolved by hand from Slack (its resolve lost: an Alertmanager
+// restarted without its data, the alert cleared while silenced) whose
+// alert fired again with a later start was taken for the same firing: the
+// re-fire paged nobody, and reminders skip a hand-resolved PagerDuty — an
+// episode never paged (an audit of Alertmanager operations). After a hand
+// resolve a later start is a new episode, opened as any: a PagerDuty
+// trigger and a new Slack parent. A start moved earlier (an HA pair's
+// copies merged) stays the same firing.
+func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		shift time.Duration
+		pages bool
+	}{
+		{"later start", 10 * time.Minute, true},
+		{"earlier start", -10 * time.Minute, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.routes = pageToBothRoutes
+			p := e.pipeline()
+			p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+			cfg := flap.DefaultConfig()
+			p.Flap = &cfg
+			p.RetriggerInterval = 5 * time.Minute
+			base := tAlert("TTFTHigh", "firing", "page")
+			mustProcess(t, p, base)
+			sent := e.pd.notifications()
+			if len(sent) != 1 || !sent[0].Opening {
+				t.Fatalf("PagerDuty got %d notifications, want the opening", len(sent))
+			}
+			key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
+			if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: 24 * time.Hour}}); err != nil {
+				t.Fatal(err)
+			}
+			e.clock.Advance(20 * time.Minute)
+			again := webhooktest.MkAlert("firing", base.Labels, base.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(tc.shift))
+			mustProcess(t, p, again)
+			mustProcess(t, p, again) // the next repeat
+			pd, sl := e.pd.notifications(), e.slack.notifications()
+			if !tc.pages {
+				if len(pd) != 1 || len(sl) != 1 {
+					t.Fatalf("start moved earlier: PagerDuty %d, Slack %d notifications; want the opening's alone", len(pd), len(sl))
+				}
+				return
+			}
+			if len(pd) != 2 || !pd[1].Opening || len(sl) != 2 || !sl[1].Opening {
+				t.Fatalf("a later start after a hand resolve: PagerDuty %d notifications (the second a trigger: %v), Slack %d (a new parent: %v); want the new episode opened once at each",
+					len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Opening)
+			}
+		})
 	}
 }

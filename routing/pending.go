@@ -247,6 +247,13 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 			continue
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
+		case a.Firing() && start < a.IdentityStart().UnixMilli() && slices.ContainsFunc(trs[from:j], func(t *transition) bool { return t.handResolved != "" }):
+			// Resolved by hand since, firing with a later start: its
+			// resolve was lost (an Alertmanager restarted without its
+			// data, the alert cleared while silenced) and this is a new
+			// episode — taken for the same firing it paged nobody, as
+			// reminders skip a hand-resolved PagerDuty (an audit).
+			continue
 		}
 		for k := from; k < j; k++ {
 			t := trs[k]
