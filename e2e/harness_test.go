@@ -306,7 +306,7 @@ func (s *stack) startRouter(t *testing.T, name string) *proc {
 var amConfig = template.Must(template.New("alertmanager.yml").Parse(`
 route:
   receiver: router
-  group_by: [alertname, service, slo]
+  group_by: {{.GroupBy}}
   group_wait: 1s
   group_interval: 2s
   repeat_interval: 1h
@@ -315,7 +315,7 @@ receivers:
     webhook_configs:
       - url: http://{{.Router}}/webhook
         send_resolved: true
-        max_alerts: 0
+        max_alerts: {{.MaxAlerts}}
         http_config:
           authorization:
             credentials: {{.Token}}
@@ -329,6 +329,11 @@ type amOptions struct {
 	clusterAddr string
 	// peers are the gossip addresses of the other members.
 	peers []string
+	// groupBy is the route's group_by as a YAML flow list (default
+	// [alertname, service, slo]); maxAlerts the webhook's max_alerts (0:
+	// all).
+	groupBy   string
+	maxAlerts int
 }
 
 // startAM runs an Alertmanager sending its webhooks to router.
@@ -336,7 +341,12 @@ func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
 	t.Helper()
 	dir := t.TempDir()
 	var cfg bytes.Buffer
-	if err := amConfig.Execute(&cfg, map[string]string{"Router": router.addr, "Token": webhookToken}); err != nil {
+	groupBy := o.groupBy
+	if groupBy == "" {
+		groupBy = "[alertname, service, slo]"
+	}
+	if err := amConfig.Execute(&cfg, map[string]string{"Router": router.addr, "Token": webhookToken,
+		"GroupBy": groupBy, "MaxAlerts": strconv.Itoa(o.maxAlerts)}); err != nil {
 		t.Fatalf("render alertmanager config: %v", err)
 	}
 	path := filepath.Join(dir, "alertmanager.yml")

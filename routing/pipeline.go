@@ -88,6 +88,14 @@ type Pipeline struct {
 	// notified resolve with the same startsAt is sent only when
 	// Alertmanager still holds it (staleRefires).
 	FiringAlerts func(ctx context.Context, alertname string) (map[string]bool, error)
+	// CompleteTruncated adds to a webhook Alertmanager truncated
+	// (max_alerts) the firing alerts of its group it left out, read from
+	// Alertmanager (alertmanager.url: GET /api/v2/alerts/groups,
+	// webhook.Complete), and returns how many it added; the message then
+	// says it is whole. nil, or when it fails or Alertmanager holds no such
+	// group: the alerts left out wait for Alertmanager's repeat_interval and
+	// the webhook's resolves close no incident (keepsOpen).
+	CompleteTruncated func(ctx context.Context, msg *alert.Message) (int, error)
 	// UpdateWindow is how long, at most, an update of an open incident
 	// that finds none of that incident's updates being sent waits for
 	// others to share its send (coalesce.go: the wait ends once the
@@ -113,6 +121,8 @@ type Pipeline struct {
 	quiet quietAlerts
 	// renewed remembers the markers this replica renewed (renewMarkers).
 	renewed renewals
+	// completeLogs throttles the failures of CompleteTruncated.
+	completeLogs logthrottle.Throttle
 	// storeLogs throttles the store-failure lines every webhook logs
 	// during an outage (the metrics count each).
 	storeLogs logthrottle.Throttle
@@ -176,7 +186,9 @@ type DeadLetterSink interface {
 // request's cancellation, within its deadline, so a send is never cut in
 // half and what was sent is always confirmed.
 func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summary, error) {
-	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: msg.TruncatedAlerts}
+	truncated := msg.TruncatedAlerts
+	completed := p.completeTruncated(ctx, msg)
+	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: truncated, Completed: completed}
 	results := p.Evaluate(msg)
 	p.applyLive(ctx, results)
 	p.observe(msg, results, sum)
@@ -440,8 +452,8 @@ func (p *Pipeline) observe(msg *alert.Message, results []*alert.Result, sum *ale
 		return
 	}
 	m.rejected.Add(float64(len(msg.Rejected)))
-	if msg.TruncatedAlerts > 0 {
-		m.truncated.Add(float64(msg.TruncatedAlerts))
+	if sum.Truncated > 0 {
+		m.truncated.Add(float64(sum.Truncated))
 	}
 	for _, r := range results {
 		m.alerts.WithLabelValues(r.Alert.Status).Inc()
@@ -494,4 +506,34 @@ func joinDeliveryErrors(errs ...error) error {
 		return nil
 	}
 	return out
+}
+
+// completeTimeout bounds the read of a truncated webhook's group from
+// Alertmanager: past it the webhook is processed as it came.
+const completeTimeout = 5 * time.Second
+
+// completeTruncated completes msg when Alertmanager truncated it and
+// CompleteTruncated is set, and returns how many alerts it added. A
+// failure is logged (throttled) and msg stays as it came.
+func (p *Pipeline) completeTruncated(ctx context.Context, msg *alert.Message) int {
+	if msg.TruncatedAlerts == 0 || p.CompleteTruncated == nil {
+		return 0
+	}
+	left := msg.TruncatedAlerts
+	cctx, cancel := context.WithTimeout(ctx, completeTimeout)
+	defer cancel()
+	n, err := p.CompleteTruncated(cctx, msg)
+	switch {
+	case err != nil:
+		p.completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:"+logthrottle.ErrorClass(err),
+			"reading the rest of a truncated webhook's group from Alertmanager failed: the alerts max_alerts left out wait for its repeat_interval, and this webhook's resolves close no incident",
+			"group_key", msg.GroupKey, "truncated", left, "err", err)
+	case msg.TruncatedAlerts > 0:
+		p.Logger.Info("Alertmanager holds no active alert in this truncated webhook's group (all resolved or muted, or alertmanager.url is another Alertmanager): its resolves close no incident",
+			"group_key", msg.GroupKey, "truncated", left)
+	default:
+		p.Logger.Info("truncated webhook completed from Alertmanager: the firing alerts max_alerts left out are processed with it",
+			"group_key", msg.GroupKey, "truncated", left, "added", n)
+	}
+	return n
 }

@@ -437,6 +437,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 			return nil, fmt.Errorf("alertmanager: %w", err)
 		}
 		p.FiringAlerts = am.Fingerprints
+		p.CompleteTruncated = completeFrom(am)
 	}
 	if base := strings.TrimSuffix(cfg.Console.ExternalURL, "/"); base != "" {
 		p.ConsoleURL = func(incident string) string { return base + console.IncidentPath(incident) }
@@ -602,5 +603,23 @@ func (r replacing) MustRegister(cs ...prometheus.Collector) {
 		if err := r.Register(c); err != nil {
 			panic(err)
 		}
+	}
+}
+
+// completeFrom completes a truncated webhook with its group's firing
+// alerts as the Alertmanager at alertmanager.url holds them
+// (routing.Pipeline.CompleteTruncated); a group it does not hold leaves the
+// webhook as it came.
+func completeFrom(am *amsilence.Client) func(ctx context.Context, msg *alert.Message) (int, error) {
+	return func(ctx context.Context, msg *alert.Message) (int, error) {
+		alerts, found, err := am.Group(ctx, msg.Receiver, msg.GroupLabels)
+		if err != nil || !found {
+			return 0, err
+		}
+		left := make([]webhook.LeftOut, len(alerts))
+		for i, a := range alerts {
+			left[i] = webhook.LeftOut{Fingerprint: a.Fingerprint, Labels: a.Labels, Annotations: a.Annotations, StartsAt: a.StartsAt, GeneratorURL: a.GeneratorURL}
+		}
+		return webhook.Complete(msg, left), nil
 	}
 }

@@ -3,7 +3,10 @@ package amsilence
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"regexp"
+	"slices"
 	"strings"
 
 	amlabels "github.com/prometheus/alertmanager/pkg/labels"
@@ -135,4 +138,51 @@ func Absent(names []string) []Matcher {
 		out[i] = Matcher{Name: n, Value: "", IsEqual: true}
 	}
 	return out
+}
+
+// GroupAlert is an alert of one of Alertmanager's aggregation groups as
+// GET /api/v2/alerts/groups lists it, what a webhook carries of it.
+type GroupAlert struct {
+	Fingerprint  string            `json:"fingerprint"`
+	Labels       map[string]string `json:"labels"`
+	Annotations  map[string]string `json:"annotations"`
+	StartsAt     string            `json:"startsAt"`
+	GeneratorURL string            `json:"generatorURL"`
+}
+
+// alertGroup is an AlertGroup of GET /api/v2/alerts/groups.
+type alertGroup struct {
+	Labels   map[string]string `json:"labels"`
+	Receiver struct {
+		Name string `json:"name"`
+	} `json:"receiver"`
+	Alerts []GroupAlert `json:"alerts"`
+}
+
+// Group returns the alerts Alertmanager notifies now in the aggregation
+// group of receiver whose group labels are exactly labels: the active
+// ones — firing, neither silenced nor inhibited (GET /api/v2/alerts/groups).
+// It is what a webhook Alertmanager truncated (max_alerts) left out. found
+// is false when Alertmanager lists no such group with an active alert (all
+// its alerts resolved or muted, or the group another Alertmanager's).
+func (c *Client) Group(ctx context.Context, receiver string, labels map[string]string) (alerts []GroupAlert, found bool, err error) {
+	q := url.Values{}
+	q.Set("active", "true")
+	q.Set("silenced", "false")
+	q.Set("inhibited", "false")
+	// Alertmanager anchors the receiver regex.
+	q.Set("receiver", regexp.QuoteMeta(receiver))
+	for _, name := range slices.Sorted(maps.Keys(labels)) {
+		q.Add("filter", filterText(Matcher{Name: name, Value: labels[name], IsEqual: true}))
+	}
+	var groups []alertGroup
+	if err := c.do(ctx, "GET", "/alerts/groups?"+q.Encode(), nil, &groups); err != nil {
+		return nil, false, fmt.Errorf("read the alert group of receiver %q: %w", receiver, err)
+	}
+	for _, g := range groups {
+		if g.Receiver.Name == receiver && maps.Equal(g.Labels, labels) {
+			alerts, found = append(alerts, g.Alerts...), found || len(g.Alerts) > 0
+		}
+	}
+	return alerts, found, nil
 }

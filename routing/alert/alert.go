@@ -504,15 +504,18 @@ const (
 
 // Summary is the webhook's answer: what happened to its alerts.
 type Summary struct {
-	Alerts       int         `json:"alerts"`
-	Rejected     []Rejection `json:"rejected,omitempty"`
-	Flagged      int         `json:"flagged,omitempty"`
-	Truncated    uint64      `json:"truncated,omitempty"`
-	Notified     int         `json:"notified"`
-	Deduplicated int         `json:"deduplicated"`
-	Suppressed   int         `json:"suppressed"`
-	NoAction     int         `json:"no_action"`
-	Failed       int         `json:"failed"`
+	Alerts    int         `json:"alerts"`
+	Rejected  []Rejection `json:"rejected,omitempty"`
+	Flagged   int         `json:"flagged,omitempty"`
+	Truncated uint64      `json:"truncated,omitempty"`
+	// Completed counts the alerts of a truncated webhook's group read from
+	// Alertmanager (routing.Pipeline.CompleteTruncated), counted in Alerts.
+	Completed    int `json:"completed,omitempty"`
+	Notified     int `json:"notified"`
+	Deduplicated int `json:"deduplicated"`
+	Suppressed   int `json:"suppressed"`
+	NoAction     int `json:"no_action"`
+	Failed       int `json:"failed"`
 	// Errors describe the failures that make the answer a 5xx.
 	Errors []string `json:"errors,omitempty"`
 }

@@ -512,7 +512,7 @@ func (h *webhook) serve(c echo.Context) error {
 		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", "group_key", msg.GroupKey, "index", r.Index, "err", r.Reason)
 	}
 	if msg.TruncatedAlerts > 0 {
-		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval, so this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
+		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval. With alertmanager.url set, the router reads the group's firing alerts from Alertmanager and processes them with it (logged next); without it, or when that fails, they wait, and this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
 			"group_key", msg.GroupKey, "group_status", msg.Status, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
 	size := int64(len(body))

@@ -1,0 +1,58 @@
+package routing_test
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+)
+
+// A webhook Alertmanager truncated is completed before it is evaluated:
+// the alert it left out (another service's page) is paged with it, the
+// answer counts it, and the metric still counts what Alertmanager left out
+// (raise max_alerts). When reading the group fails, the webhook is
+// processed as it came, and the failure logged once per cause.
+func TestATruncatedWebhookIsCompletedBeforeItIsEvaluated(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	var logs notifytest.SyncBuffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	leftOut := tAlert("Down", "firing", "page", "service", "b")
+	p.CompleteTruncated = func(_ context.Context, msg *alert.Message) (int, error) {
+		return webhook.Complete(msg, []webhook.LeftOut{{Fingerprint: "fp-b", Labels: leftOut.Labels, Annotations: leftOut.Annotations, StartsAt: leftOut.StartsAt}}), nil
+	}
+	msg := payload(t, tAlert("Down", "firing", "page", "service", "a"))
+	msg.TruncatedAlerts = 1
+	sum, err := p.Process(context.Background(), msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.events(); len(got) != 2 || sum.Completed != 1 || sum.Truncated != 1 || sum.Alerts != 2 {
+		t.Fatalf("PagerDuty %v, answer %+v; want both services paged, 1 completed of 1 truncated, 2 alerts", got, sum)
+	}
+	if !strings.Contains(logs.String(), "truncated webhook completed from Alertmanager") {
+		t.Errorf("the completion is not logged:\n%s", logs.String())
+	}
+
+	p.CompleteTruncated = func(context.Context, *alert.Message) (int, error) {
+		return 0, errors.New("dial tcp 127.0.0.1:9093: connect: connection refused")
+	}
+	for _, svc := range []string{"c", "d"} {
+		msg := payload(t, tAlert("Down", "firing", "page", "service", svc))
+		msg.TruncatedAlerts = 4
+		if sum, err := p.Process(context.Background(), msg); err != nil || sum.Completed != 0 || sum.Truncated != 4 {
+			t.Fatalf("Alertmanager down: %+v, %v; want the webhook processed as it came", sum, err)
+		}
+	}
+	if got := e.pd.events(); len(got) != 4 {
+		t.Errorf("PagerDuty %v; want c and d paged too", got)
+	}
+	if n := strings.Count(logs.String(), "reading the rest of a truncated webhook's group from Alertmanager failed"); n != 1 {
+		t.Errorf("the failure logged %d times, want once:\n%s", n, logs.String())
+	}
+}
