@@ -85,6 +85,27 @@ func TestSecretsNeverPrint(t *testing.T) {
 	}
 }
 
+// A secret written with a YAML tag it cannot take (routing_key: !!int …)
+// failed to decode, and yaml's error quoted it: the reload's answer, the
+// log and check-config printed it (an audit). The error names the key and
+// the line, not the value; the other keys' values are still quoted.
+func TestAnUndecodableSecretIsNotPrinted(t *testing.T) {
+	_, err := Parse([]byte(`route: {receiver: pd}
+receivers:
+  - name: pd
+    pagerduty_configs:
+      - routing_key: !!int SECRETTAGVAL1
+        timeout: !!int 10x
+`), "")
+	if err == nil {
+		t.Fatal("parsed")
+	}
+	msg := err.Error()
+	if strings.Contains(msg, "SECRETTAGVAL1") || !strings.Contains(msg, "routing_key") || !strings.Contains(msg, "<secret>") || !strings.Contains(msg, "10x") {
+		t.Fatalf("error %q: want routing_key named, its value hidden, timeout's value shown", msg)
+	}
+}
+
 func TestEmbeddedDefaultsAreValid(t *testing.T) {
 	c := LoadDefault()
 	if c.Route.Receiver != "log" || len(c.Receivers) != 1 || len(c.Receivers[0].LogConfigs) != 1 {

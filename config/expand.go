@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	commoncfg "github.com/prometheus/common/config"
 	yaml3 "go.yaml.in/yaml/v3"
 
 	"github.com/alertrouter/alertrouter/internal/redact"
@@ -116,7 +115,6 @@ func walkValues(n *yaml3.Node, path string, f func(*yaml3.Node, string)) {
 // collectSecrets records every inline secret of the config (each
 // commoncfg.Secret field, wherever it is) as a value never to print.
 func (c *Config) collectSecrets() {
-	secretType := reflect.TypeOf(commoncfg.Secret(""))
 	walkStrings(reflect.ValueOf(c).Elem(), func(_ reflect.StructField, v reflect.Value) {
 		if v.Type() == secretType {
 			c.secrets.Add(v.String())

@@ -8,8 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	commoncfg "github.com/prometheus/common/config"
 	"go.yaml.in/yaml/v2"
 	yaml3 "go.yaml.in/yaml/v3"
+
+	"github.com/alertrouter/alertrouter/internal/redact"
 )
 
 var (
@@ -158,8 +161,17 @@ func locate(n *yaml3.Node, t reflect.Type, path string) []error {
 	if dup := duplicateKey(n, path, err); dup != nil {
 		return []error{dup}
 	}
+	if t == secretType && n.Kind == yaml3.ScalarNode && n.Value != "" {
+		// yaml.v2 quotes the value it could not decode ("cannot
+		// unmarshal !!str `…` into int"): a secret's is not printed.
+		err = errors.New(strings.ReplaceAll(err.Error(), n.Value, redact.Placeholder))
+	}
 	return []error{at(path, n.Line, err, fields)}
 }
+
+// secretType is the type of the secrets of the configuration (routing
+// keys, tokens, passwords), whose values no error prints.
+var secretType = reflect.TypeOf(commoncfg.Secret(""))
 
 // duplicateKey names the key the mapping n at path gives twice, with the
 // lines of both, when err (its decode error) is yaml.v2's "already set";

@@ -134,6 +134,11 @@ func (st triageState) encode() (string, bool) {
 
 func decodeTriageState(v string) (triageState, error) {
 	var st triageState
+	if len(v) > maxButtonValue {
+		// Slack's limit: no button of Slack's carries more (a forged
+		// click of a megabyte was decoded and logged whole: an audit).
+		return st, fmt.Errorf("button value: %d bytes, over Slack's %d", len(v), maxButtonValue)
+	}
 	if err := json.Unmarshal([]byte(v), &st); err != nil {
 		return st, fmt.Errorf("button value: %w", err)
 	}

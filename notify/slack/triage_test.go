@@ -608,9 +608,14 @@ func TestUnknownActionOrIncidentAnswersEphemerally(t *testing.T) {
 	e.click(t, tr, e.parent, unknownIncident, signingSecret, e.now(), nil)
 	garbage := slacktest.Click{User: "U123", ActionID: "alertrouter:ack", ActionTS: "1700000500.000003", Value: "not json"}
 	e.click(t, tr, e.parent, garbage, signingSecret, e.now(), nil)
+	// No button of Slack's carries more than 2000 characters: a forged one
+	// of 100 KB (an incident of 100 KB) is refused, not decoded and logged.
+	huge := slacktest.Click{User: "U123", ActionID: "alertrouter:ack", ActionTS: "1700000500.000004", Value: `{"r":"triage","g":"slack/0","i":"` + strings.Repeat("A", 100<<10) + `","p":true}`}
+	e.click(t, tr, e.parent, huge, signingSecret, e.now(), nil)
 	r := e.h.srv.Responses()
-	if len(r) != 3 || !strings.Contains(r[0].Text, "Unknown action") || !strings.Contains(r[1].Text, "unknown here") || !strings.Contains(r[2].Text, "no incident") {
-		t.Fatalf("responses = %+v", r)
+	if len(r) != 4 || !strings.Contains(r[0].Text, "Unknown action") || !strings.Contains(r[1].Text, "unknown here") || !strings.Contains(r[2].Text, "no incident") ||
+		!strings.Contains(r[3].Text, "over Slack's 2000") || len(r[3].Text) > 1000 {
+		t.Fatalf("responses = %.2000v", r)
 	}
 	for _, x := range r {
 		if x.ResponseType != "ephemeral" {
