@@ -57,7 +57,7 @@ func (m *Main) importAlertmanager(file string) int {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: not carried over, keep them in Alertmanager's file (see the comments at the top): %s\n", strings.Join(res.amOnly, ", "))
 	}
 	if len(res.severityDerived) > 0 {
-		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: %d PagerDuty entry(ies) without severity, which Alertmanager sends as \"error\" and the router derives from its decision (a ticket is \"warning\": low urgency where the service's urgency follows severity); set severity: error to keep Alertmanager's: %s\n", len(res.severityDerived), strings.Join(res.severityDerived, ", "))
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: %d PagerDuty entry(ies) without severity, which Alertmanager sends as \"error\" and the router derives from its decision (a ticket is \"warning\": low urgency where the service's urgency follows severity); set severity: error to keep Alertmanager's: %s\n", len(res.severityDerived), listSome(res.severityDerived, 10))
 	}
 	if len(res.pagesLost) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: %s: %d PagerDuty integration(s) cannot be imported; the printed file leaves them out, so their pages would not reach PagerDuty: fix each, then run check-config\n", file, len(res.pagesLost))
@@ -723,7 +723,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 	var sb strings.Builder
 	sb.WriteString("# router.yml imported from an Alertmanager configuration by `router import-alertmanager`.\n")
 	sb.WriteString("# Check it with `router check-config --config.file=router.yml`.\n")
-	for _, n := range notes {
+	for _, n := range foldReceiverNotes(notes) {
 		sb.WriteString("#\n")
 		for _, line := range strings.Split(n, "\n") {
 			sb.WriteString("# " + line + "\n")
@@ -731,6 +731,56 @@ func convertAlertmanager(b []byte) (imported, error) {
 	}
 	sb.WriteString(body)
 	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived}, nil
+}
+
+// foldReceiverNotes makes the notes that say the same of several
+// receivers (`receiver "a": …`) one note naming them, at the first one's
+// place: a file of 300 teams' receivers without a PagerDuty severity wrote
+// the same note 300 times (an audit).
+func foldReceiverNotes(notes []string) []string {
+	var out []string
+	names := map[string][]string{} // what is said → the receivers it is said of
+	at := map[string]int{}         // what is said → its note's index in out
+	for _, n := range notes {
+		name, said, ok := receiverNote(n)
+		if !ok {
+			out = append(out, n)
+			continue
+		}
+		if _, seen := at[said]; !seen {
+			at[said] = len(out)
+			out = append(out, n)
+		}
+		names[said] = append(names[said], name)
+	}
+	for said, i := range at {
+		if rs := names[said]; len(rs) > 1 {
+			out[i] = fmt.Sprintf("receivers %s (%d): %s", listSome(rs, 10), len(rs), said)
+		}
+	}
+	return out
+}
+
+// receiverNote splits a note `receiver "name": said`.
+func receiverNote(n string) (name, said string, ok bool) {
+	rest, found := strings.CutPrefix(n, "receiver ")
+	if !found {
+		return "", "", false
+	}
+	q, err := strconv.QuotedPrefix(rest)
+	if err != nil {
+		return "", "", false
+	}
+	said, found = strings.CutPrefix(rest[len(q):], ": ")
+	return q, said, found
+}
+
+// listSome joins the first max of items, saying how many more there are.
+func listSome(items []string, max int) string {
+	if len(items) <= max {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:max], ", ") + fmt.Sprintf(" and %d more", len(items)-max)
 }
 
 // portRoute copies the route at path and its children: the keys the

@@ -38,7 +38,7 @@ func TestImportAlertmanagerOutputPassesCheckConfig(t *testing.T) {
 		}
 		switch filepath.Base(f) {
 		case "kube-prometheus-default.yml":
-			for _, want := range []string{`receiver "null": no integrations, in Alertmanager as here: a blackhole`, "- null: no integrations: a blackhole", `warning: the root route's receiver "Default" has no integrations`} {
+			for _, want := range []string{`"null" (4): no integrations, in Alertmanager as here: a blackhole`, "- null: no integrations: a blackhole", `warning: the root route's receiver "Default" has no integrations`} {
 				if !strings.Contains(out+sum, want) {
 					t.Errorf("import of %s lacks %q:\n%s\n%s", f, want, out, sum)
 				}
@@ -656,5 +656,36 @@ receivers:
 	want := fmt.Sprintf("config %q: receivers[0].pagerduty_configs[0].routing_key_file: read secret file", p)
 	if code != 1 || !strings.Contains(errs, want) {
 		t.Errorf("check-config: exit %d:\n%s\nwant 1 and %q", code, errs, want)
+	}
+}
+
+// A file of 300 teams wrote the same note 300 times at the top (one per
+// receiver without a PagerDuty severity) and an 11,000-character line on
+// stderr (an audit): the notes that say the same of several receivers are
+// one naming them — the first ten and how many more — and so is stderr's
+// list; a note of one receiver stays as it was.
+func TestImportFoldsTheSameNoteOfManyReceivers(t *testing.T) {
+	var rs, routes []string
+	for i := range 12 {
+		rs = append(rs, fmt.Sprintf("{name: team%02d, pagerduty_configs: [{routing_key: k%d}]}", i, i))
+		routes = append(routes, fmt.Sprintf("{receiver: team%02d, matchers: ['team=\"%02d\"']}", i, i))
+	}
+	rs = append(rs, "{name: chat, slack_configs: [{channel: '#x', api_url: 'https://hooks.slack.com/services/T/B/C', send_resolved: true}], email_configs: [{to: a@example.com}]}")
+	am := writeFile(t, "alertmanager.yml", "route: {receiver: chat, routes: ["+strings.Join(routes, ", ")+"]}\nreceivers: ["+strings.Join(rs, ", ")+"]\n")
+	code, out, errs := runMain(t, "import-alertmanager", am)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(out, "no severity: Alertmanager sends"); n != 1 {
+		t.Errorf("the severity note appears %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, `# receivers "team00", "team01", "team02", "team03", "team04", "team05", "team06", "team07", "team08", "team09" and 2 more (12): pagerduty_configs[0]: no severity`) {
+		t.Errorf("the folded note does not name the receivers:\n%s", out)
+	}
+	if !strings.Contains(out, `# receiver "chat": email_configs`) {
+		t.Errorf("a note of one receiver changed:\n%s", out)
+	}
+	if !strings.Contains(errs, "12 PagerDuty entry(ies) without severity") || !strings.Contains(errs, "receivers[9].pagerduty_configs[0] and 2 more") || strings.Contains(errs, "receivers[11].pagerduty_configs[0]") {
+		t.Errorf("stderr's list is not cut to ten and a count: %q", errs)
 	}
 }

@@ -604,6 +604,35 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 	}
 }
 
+// A configuration of 300 teams, each with an SRE continue route before its
+// own, warned 43 times the same but for the route index (an audit): pairs
+// with the same groupings are one warning naming the first and how many
+// more; pairs of other groupings keep their own.
+func TestCheckConfigFoldsAlikeContinueGroupingWarnings(t *testing.T) {
+	var routes []string
+	for i := range 8 {
+		routes = append(routes, fmt.Sprintf(`{receiver: log, continue: true, group_by: [cluster], matchers: ['team="t%d"']}, {receiver: log, group_by: [alertname], matchers: ['team="t%d"']}`, i, i))
+	}
+	routes = append(routes, `{receiver: log, continue: true, group_by: [service], matchers: ['team="x"']}, {receiver: log, group_by: [alertname], matchers: ['team="x"']}`)
+	p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, routes: ["+strings.Join(routes, ", ")+"]}\n")
+	code, out, errs := runMain(t, "--config.file="+p, "check-config")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if got := strings.Count(out, "has continue: true and group_by"); got != 2 {
+		t.Errorf("%d continue-grouping warnings, want 2 (one per pair of groupings):\n%s", got, out)
+	}
+	for _, want := range []string{
+		"route.routes[0] has continue: true and group_by [cluster], route.routes[1] group_by [alertname]",
+		"so do 7 more pairs of routes with these groupings: route.routes[2] with route.routes[3], ", "and 2 more)",
+		"route.routes[16] has continue: true and group_by [service], route.routes[17] group_by [alertname]",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("check-config does not say %q:\n%s", want, out)
+		}
+	}
+}
+
 // A multi-team configuration whose receivers share one PagerDuty routing
 // key, or whose Slack channel is templated on a label the incident key does
 // not hold, makes one team's resolve close another's page, or posts a
