@@ -256,6 +256,9 @@ func (e *HTTPError) Is(target error) bool {
 	return target == ErrNotFound && (e.Status == http.StatusNotFound || strings.Contains(e.Body, "silence not found"))
 }
 
+// maxAnswer bounds what is read of an answer of Alertmanager's.
+const maxAnswer = 4 << 20
+
 func (c *Client) do(ctx context.Context, method, path string, in, out any) error {
 	var body io.Reader
 	if in != nil {
@@ -278,9 +281,14 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer+1))
 	if err != nil {
 		return err
+	}
+	if len(b) > maxAnswer {
+		// A cut answer would read as malformed JSON: say what it is (a
+		// truncated webhook's group of thousands of alerts).
+		return fmt.Errorf("Alertmanager's answer is over %d MiB: not read", maxAnswer>>20)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}

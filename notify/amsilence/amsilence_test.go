@@ -223,3 +223,40 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("url with a query: %v; want refused, the query hidden", err)
 	}
 }
+
+// A group of thousands of alerts answers more than is read: the error
+// says so, rather than that the JSON is malformed; a group Alertmanager
+// answers is matched by receiver and exact group labels.
+func TestGroupReadsTheWebhooksGroupOnly(t *testing.T) {
+	huge := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if huge {
+			_, _ = w.Write(bytes.Repeat([]byte(" "), 5<<20))
+			return
+		}
+		if r.URL.Path != "/api/v2/alerts/groups" || r.URL.Query().Get("receiver") != `router\.a` || r.URL.Query().Get("silenced") != "false" {
+			http.Error(w, "unexpected "+r.URL.String(), http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, `[
+			{"labels":{"alertname":"Down"},"receiver":{"name":"router.a"},"alerts":[{"fingerprint":"1","labels":{"alertname":"Down","service":"a"},"startsAt":"2026-12-06T10:00:00Z"}]},
+			{"labels":{"alertname":"Down","team":"x"},"receiver":{"name":"router.a"},"alerts":[{"fingerprint":"2","labels":{"alertname":"Down","team":"x"}}]},
+			{"labels":{"alertname":"Down"},"receiver":{"name":"router.ab"},"alerts":[{"fingerprint":"3","labels":{"alertname":"Down"}}]}]`)
+	}))
+	defer srv.Close()
+	c, err := amsilence.New(amsilence.Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alerts, found, err := c.Group(context.Background(), "router.a", map[string]string{"alertname": "Down"})
+	if err != nil || !found || len(alerts) != 1 || alerts[0].Fingerprint != "1" || alerts[0].StartsAt != "2026-12-06T10:00:00Z" {
+		t.Fatalf("Group = %+v, %v, %v; want the one alert of receiver router.a's group {alertname=Down}", alerts, found, err)
+	}
+	if _, found, err := c.Group(context.Background(), "router.a", map[string]string{"alertname": "Other"}); err != nil || found {
+		t.Fatalf("a group Alertmanager does not hold: found %v, %v", found, err)
+	}
+	huge = true
+	if _, _, err := c.Group(context.Background(), "router.a", map[string]string{"alertname": "Down"}); err == nil || !strings.Contains(err.Error(), "over 4 MiB") {
+		t.Fatalf("a 5 MiB answer: %v, want it named as too large", err)
+	}
+}
