@@ -493,6 +493,14 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 		// it would hold back this episode's reminders (pending's
 		// skipHandResolvedReminders).
 		for _, t := range b.trs {
+			if t.handEpisode {
+				// The page resolved by hand opens again (its alert
+				// fired anew, pending's handResolvedEpisode): the
+				// incident's other integrations say it was paged again
+				// (markRepaged).
+				b.reopen = append(b.reopen, t.handMarks...)
+				continue
+			}
 			b.spent = append(b.spent, t.handMarks...)
 		}
 		return

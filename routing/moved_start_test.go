@@ -65,17 +65,24 @@ func checkMovedStart(t *testing.T, shift time.Duration) {
 // alert fired again with a later start was taken for the same firing: the
 // re-fire paged nobody, and reminders skip a hand-resolved PagerDuty — an
 // episode never paged (an audit of Alertmanager operations). After a hand
-// resolve a later start is a new episode, opened as any: a PagerDuty
-// trigger and a new Slack parent. A start moved earlier (an HA pair's
-// copies merged) stays the same firing.
+// resolve a later start is a new episode: a PagerDuty trigger, and Slack
+// told PagerDuty was paged again. A start moved earlier (an HA pair's
+// copies merged), or a later one from before the hand resolve (a copy of
+// the firing that was resolved), stays the same firing.
 func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		shift time.Duration
-		pages bool
+		name string
+		// shift moves the start; resolvedAt is when the page was resolved
+		// by hand, after the first start.
+		shift, resolvedAt time.Duration
+		pages             bool
 	}{
-		{"later start", 10 * time.Minute, true},
-		{"earlier start", -10 * time.Minute, false},
+		{"later start", 10 * time.Minute, 5 * time.Minute, true},
+		{"earlier start", -10 * time.Minute, 5 * time.Minute, false},
+		// A copy of the firing that was resolved (an HA Prometheus pair's,
+		// held by a restarted Alertmanager): it started before the hand
+		// resolve, and the alert never stopped firing (a review).
+		{"later start before the hand resolve", 10 * time.Minute, 15 * time.Minute, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -92,7 +99,7 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 				t.Fatalf("PagerDuty got %d notifications, want the opening", len(sent))
 			}
 			key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
-			if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: 24 * time.Hour}}); err != nil {
+			if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: dedup.HandResolved("jdoe (U123) via Slack", webhooktest.Start.Add(tc.resolvedAt)), TTL: 24 * time.Hour}}); err != nil {
 				t.Fatal(err)
 			}
 			e.clock.Advance(20 * time.Minute)
@@ -102,13 +109,13 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 			pd, sl := e.pd.notifications(), e.slack.notifications()
 			if !tc.pages {
 				if len(pd) != 1 || len(sl) != 1 {
-					t.Fatalf("start moved earlier: PagerDuty %d, Slack %d notifications; want the opening's alone", len(pd), len(sl))
+					t.Fatalf("the same firing: PagerDuty %d, Slack %d notifications; want the opening's alone", len(pd), len(sl))
 				}
 				return
 			}
-			if len(pd) != 2 || !pd[1].Opening || len(sl) != 2 || !sl[1].Opening {
-				t.Fatalf("a later start after a hand resolve: PagerDuty %d notifications (the second a trigger: %v), Slack %d (a new parent: %v); want the new episode opened once at each",
-					len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Opening)
+			if len(pd) != 2 || !pd[1].Opening || len(sl) != 2 || !sl[1].Opening || !sl[1].Repaged {
+				t.Fatalf("a later start after a hand resolve: PagerDuty %d notifications (the second a trigger: %v), Slack %d (told PagerDuty was paged again: %v); want the new episode opened once at each, Slack saying so",
+					len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Repaged)
 			}
 		})
 	}

@@ -41,6 +41,11 @@ type transition struct {
 	// they cause is delivered.
 	handResolved string
 	handMarks    []store.Entry
+	// handResolvedAt: when (zero: a mark of an earlier build, which
+	// wrote who alone); handEpisode: the alert fired again with a later
+	// start since (earlierFirings), a new episode reopening the page.
+	handResolvedAt time.Time
+	handEpisode    bool
 	// escalates: a firing now louder than what was notified of it.
 	escalates bool
 	// remindedMarker: for a reminder, the marker it was read with (the
@@ -247,17 +252,18 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 			continue
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
-		case a.Firing() && start < a.IdentityStart().UnixMilli() && slices.ContainsFunc(trs[from:j], func(t *transition) bool { return t.handResolved != "" }):
-			// Resolved by hand since, firing with a later start: its
-			// resolve was lost (an Alertmanager restarted without its
-			// data, the alert cleared while silenced) and this is a new
-			// episode — taken for the same firing it paged nobody, as
-			// reminders skip a hand-resolved PagerDuty (an audit).
-			continue
+		}
+		var newEpisode func(*transition) bool
+		if a.Firing() && start < a.IdentityStart().UnixMilli() {
+			newEpisode = handResolvedEpisode(trs[from:j], a.IdentityStart())
 		}
 		for k := from; k < j; k++ {
 			t := trs[k]
 			if found[k] {
+				continue
+			}
+			if newEpisode != nil && newEpisode(t) {
+				t.handEpisode = true
 				continue
 			}
 			idx = append(idx, k)
@@ -280,6 +286,29 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 		}
 	}
 	return nil
+}
+
+// handResolvedEpisode says, of the transitions of one firing alert whose
+// start moved later (run), which are a new episode rather than the same
+// firing (nil: none): its page was resolved by hand (Slack's Resolve)
+// before that start, so its resolve was lost — an Alertmanager restarted
+// without its data, the alert cleared while silenced — and it fired again.
+// Taken for the same firing it paged nobody, as reminders skip a
+// hand-resolved PagerDuty (an audit). The integrations resolved by hand
+// open it again, and those that draw the incident (Slack) are told;
+// another team's PagerDuty, not resolved by hand, keeps it as the same
+// firing. A start before the hand resolve is a copy of the firing that
+// was resolved (an HA Prometheus pair's, held by a restarted
+// Alertmanager): the same firing (a review). A mark of an earlier build,
+// without its time, takes any later start.
+func handResolvedEpisode(run []*transition, start time.Time) func(*transition) bool {
+	resolvedBefore := func(t *transition) bool {
+		return t.handResolved != "" && (t.handResolvedAt.IsZero() || start.After(t.handResolvedAt))
+	}
+	if !slices.ContainsFunc(run, resolvedBefore) {
+		return nil
+	}
+	return func(t *transition) bool { return resolvedBefore(t) || !t.integ.silentUpdates() }
 }
 
 // lastFiringStart is the exact start (Unix ms) of the last firing the flap
@@ -497,7 +526,7 @@ func tagHandResolved(prefix string, trs []*transition, keys, values []string, fo
 		for _, k := range handResolvedKeysOf(prefix, t) {
 			if i := slices.Index(keys, k); i >= 0 && found[i] {
 				if t.handResolved == "" {
-					t.handResolved = values[i]
+					t.handResolved, t.handResolvedAt = dedup.ParseHandResolved(values[i])
 				}
 				t.handMarks = append(t.handMarks, store.Entry{Key: k, Value: values[i]})
 			}

@@ -250,10 +250,15 @@ func (e *HTTPError) Error() string {
 // restarted without its data directory.
 var ErrNotFound = errors.New("no such silence in Alertmanager")
 
-// Is reports whether e is ErrNotFound: a 404, or the 500 "silence not
-// found" that Alertmanager 0.25 answers to expiring an unknown silence.
+// Is reports whether e is ErrNotFound: Alertmanager's answer about a
+// silence it does not know — "silence not found" (0.25 answers it 500 to
+// expiring one, later versions 404), or a 404 without a body (0.25's to
+// reading one). A 404 with another body is not: a path Alertmanager does
+// not serve ("404 page not found": alertmanager.url missing a route
+// prefix, a proxy's), which says nothing of the silence (a review: an
+// Unsilence said the silence had ended while it still muted the alerts).
 func (e *HTTPError) Is(target error) bool {
-	return target == ErrNotFound && (e.Status == http.StatusNotFound || strings.Contains(e.Body, "silence not found"))
+	return target == ErrNotFound && (strings.Contains(e.Body, "silence not found") || e.Status == http.StatusNotFound && e.Body == "")
 }
 
 // maxAnswer bounds what is read of an answer of Alertmanager's.

@@ -260,3 +260,36 @@ func TestGroupReadsTheWebhooksGroupOnly(t *testing.T) {
 		t.Fatalf("a 5 MiB answer: %v, want it named as too large", err)
 	}
 }
+
+// Alertmanager's answers about a silence it does not know are ErrNotFound;
+// a 404 of a path it does not serve (alertmanager.url missing a route
+// prefix, a proxy's) is not: it says nothing of the silence (a review: an
+// Unsilence then said the silence had ended while it still muted).
+func TestOnlyAlertmanagersUnknownSilenceIsNotFound(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		body   string
+		want   bool
+	}{
+		{http.StatusInternalServerError, `"silence not found"`, true}, // 0.25, DELETE
+		{http.StatusNotFound, "", true},                               // 0.25, GET
+		{http.StatusNotFound, `"silence not found"`, true},
+		{http.StatusNotFound, "404 page not found", false},
+		{http.StatusNotFound, "<html><body>Not Found</body></html>", false},
+		{http.StatusInternalServerError, "upstream connect error", false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(tc.status)
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		c, err := amsilence.New(amsilence.Config{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Expire(context.Background(), "00000000-0000-0000-0000-000000000000")
+		if got := errors.Is(err, amsilence.ErrNotFound); got != tc.want {
+			t.Errorf("%d %q: not found %v, want %v (%v)", tc.status, tc.body, got, tc.want, err)
+		}
+		srv.Close()
+	}
+}

@@ -200,7 +200,7 @@ func actionText(t *journal.Triage) string {
 	case journal.TriageSilence:
 		return "silenced in Alertmanager"
 	case journal.TriageUnsilence:
-		return "unsilenced (silence expired)"
+		return "unsilenced (its silence expired, or had already ended in Alertmanager)"
 	case journal.TriageResolve:
 		return "resolved in PagerDuty by hand (the alerts keep firing until their rule clears)"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"time"
 
@@ -150,6 +151,29 @@ func Poll(ctx context.Context, wait time.Duration, try func(ctx context.Context)
 // another's.
 func HandResolvedAtKey(prefix, incident, target string) string {
 	return store.Key(prefix, "handresolved", incident, target)
+}
+
+// HandResolved is the value of a hand-resolve mark: who resolved, and when
+// (Unix ms).
+func HandResolved(who string, at time.Time) string {
+	return who + handResolvedAt + strconv.FormatInt(at.UnixMilli(), 10)
+}
+
+// handResolvedAt separates who from when in a hand-resolve mark.
+const handResolvedAt = "; at="
+
+// ParseHandResolved reads a hand-resolve mark's value: who resolved, and
+// when (zero for a mark of a build that wrote who alone).
+func ParseHandResolved(v string) (who string, at time.Time) {
+	i := strings.LastIndex(v, handResolvedAt)
+	if i < 0 {
+		return v, time.Time{}
+	}
+	ms, err := strconv.ParseInt(v[i+len(handResolvedAt):], 10, 64)
+	if err != nil {
+		return v, time.Time{}
+	}
+	return v[:i], time.UnixMilli(ms)
 }
 
 // HandResolvedKey is the key of a hand resolve recorded once per incident,
