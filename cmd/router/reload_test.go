@@ -456,11 +456,13 @@ func TestAReloadForgetsTheSeriesOfRemovedReceivers(t *testing.T) {
   - name: mixed
     slack_configs: [{token: xoxb-router, api_url: %[3]s, channel: '#triage'}]
 `
-	path := writeFile(t, "router.yml", fmt.Sprintf(`route:
+	full := fmt.Sprintf(`webhook: {timeout: 1s}
+route:
   receiver: triage
   routes: [{receiver: oncall, matchers: ['decision="page"'], continue: true}, {receiver: mixed}]
 receivers:`+receivers+`    pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]
-`, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL()))
+`, pdtest.RoutingKey, pd.EnqueueURL(), sl.APIURL())
+	path := writeFile(t, "router.yml", full)
 	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	h := &reloadHarness{t: t, path: path, rt: rt}
 	if err := h.process("GPUDown"); err != nil {
@@ -478,7 +480,8 @@ receivers:`+receivers+`    pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]
 		t.Errorf("send duration has %d series of receiver oncall, want none", got)
 	}
 	// oncall removed, mixed loses its PagerDuty.
-	if err := os.WriteFile(path, []byte(fmt.Sprintf(`route:
+	if err := os.WriteFile(path, []byte(fmt.Sprintf(`webhook: {timeout: 1s}
+route:
   receiver: triage
   routes: [{receiver: mixed}]
 receivers:`+strings.Replace(receivers, "  - {name: oncall, pagerduty_configs: [{routing_key: %[1]s, url: %[2]s}]}\n", "", 1)+"# %[1]s %[2]s\n",
@@ -496,5 +499,20 @@ receivers:`+strings.Replace(receivers, "  - {name: oncall, pagerduty_configs: [{
 		if got := seriesOf(t, rt, m); got["alertrouter_notifications_total"] == 0 || got["alertrouter_notifier_panics_total"] == 0 || got["alertrouter_dead_letters_total"] == 0 {
 			t.Errorf("series of %v after the reload: %v; want them kept", m, got)
 		}
+	}
+	// Put back before the first reload's second look (webhook.timeout
+	// + 5 s after it): that look judges against the configuration then in
+	// force, which holds oncall again — its series stay, and count (a
+	// review: deleted, they were never exported again).
+	if err := os.WriteFile(path, []byte(full), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.reload()
+	time.Sleep(time.Second + 5*time.Second + 500*time.Millisecond)
+	if err := h.process("DiskFull"); err != nil {
+		t.Fatal(err)
+	}
+	if got := seriesOf(t, rt, map[string]string{"receiver": "oncall", "integration": "pagerduty", "outcome": "success"}); got["alertrouter_notifications_total"] != 1 {
+		t.Errorf("oncall's success series after it was put back: %v; want it exported", got)
 	}
 }

@@ -258,10 +258,13 @@ func (rt *runtime) reload() error {
 	// timeout (an audit: 300 more connections to each service per reload
 	// of 300 receivers).
 	// The series of receivers and integrations it removed go too, again
-	// once those webhooks are done (a send of theirs may count again).
+	// once those webhooks are done (a send of theirs may count again) —
+	// judged against the configuration in force then: a reload since that
+	// put a receiver back holds its series (a review: deleted 30 s after
+	// the receivers came back, they were never exported again).
 	retire := func() {
 		closeIdleConnections(old.pipeline.Receivers)
-		rt.deps.forgetRemovedSeries(old.pipeline.Receivers, b.pipeline.Receivers)
+		rt.deps.forgetRemovedSeries(old.pipeline.Receivers, rt.current.Load().pipeline.Receivers)
 	}
 	retire()
 	time.AfterFunc(old.edge.Timeout+5*time.Second, retire)
