@@ -224,8 +224,11 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Frame-Options", "DENY")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'")
 	// Incident keys and label values are in the console's URLs: no page
-	// it links to (a runbook, a dashboard) is told them.
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	// of another site it links to (a runbook, a dashboard) is told them.
+	// same-origin, not no-referrer: under no-referrer a browser posts the
+	// console's own forms (Explain, Replay) over plain HTTP with Origin
+	// "null", which the same-origin check refuses (a review).
+	w.Header().Set("Referrer-Policy", "same-origin")
 	c.mux.ServeHTTP(w, r)
 }
 

@@ -142,9 +142,9 @@ func TestExportIsBoundedAndRefusesOtherSites(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || len(lines) != 2 || resp.Trailer.Get("X-Alertrouter-Truncated") != "true" {
 		t.Fatalf("limit=2 of %d: %d, %d lines, truncated %q", all, resp.StatusCode, len(lines), resp.Trailer.Get("X-Alertrouter-Truncated"))
 	}
-	// The whole journal is kept by no cache and tells no linked page its URL.
-	if cc, rp := resp.Header.Get("Cache-Control"), resp.Header.Get("Referrer-Policy"); cc != "no-store" || rp != "no-referrer" {
-		t.Errorf("export's Cache-Control %q, Referrer-Policy %q; want no-store, no-referrer", cc, rp)
+	// The whole journal is kept by no cache and tells no other site its URL.
+	if cc, rp := resp.Header.Get("Cache-Control"), resp.Header.Get("Referrer-Policy"); cc != "no-store" || rp != "same-origin" {
+		t.Errorf("export's Cache-Control %q, Referrer-Policy %q; want no-store, same-origin", cc, rp)
 	}
 	resp, lines = export(fmt.Sprintf("/journal.jsonl?kind=decision&limit=%d", all), nil)
 	if len(lines) != all || resp.Trailer.Get("X-Alertrouter-Truncated") != "false" {

@@ -247,7 +247,7 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	}
 	unknownHost := func(c echo.Context) error {
 		return c.JSON(http.StatusForbidden, errorBody{Error: "request for host " + strconv.Quote(c.Request().Host) +
-			" refused: requests that act or cost (replay, reload, quit, profiles) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
+			" refused: requests that act (replay, reload, quit) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
 			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
 	}
 	e.POST("/webhook", h.serve)
@@ -343,15 +343,15 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	// (the command line and every goroutine's stack are in there) and the
 	// web configuration (TLS, basic auth). A profile or trace costs the
 	// router CPU for its seconds and a browser attaches cached console
-	// credentials to another site's <img src>: such requests (and a
-	// rebinding page's Host) are refused as the lifecycle endpoints' are.
+	// credentials to another site's <img src>: a request a browser marks
+	// as another site's is refused — but a link followed (a navigation:
+	// the person chose it). Any Host is served, as Prometheus and
+	// Alertmanager serve their profiles: `go tool pprof` and continuous
+	// profilers reach the router by its Service's name (a review).
 	profiles := echo.WrapHandler(http.DefaultServeMux)
 	e.Any("/debug/pprof/*", guard(func(c echo.Context) error {
-		if !SameOrigin(c.Request()) {
-			return c.JSON(http.StatusForbidden, errorBody{Error: "cross-site profile request refused (another site's page cannot profile the router)"})
-		}
-		if !knownHost(c) {
-			return unknownHost(c)
+		if r := c.Request(); !SameOrigin(r) && !followedLink(r) {
+			return c.JSON(http.StatusForbidden, errorBody{Error: "cross-site profile request refused (another site's page cannot profile the router; open the link or type the address)"})
 		}
 		return profiles(c)
 	}))
@@ -702,6 +702,14 @@ func HostName(host string) string {
 		host = h
 	}
 	return strings.TrimSuffix(strings.ToLower(strings.Trim(host, "[]")), ".")
+}
+
+// followedLink reports whether r is a person following a link: a GET of a
+// page navigated to by a user's gesture (Sec-Fetch-User), which another
+// site's script or auto-submitted form cannot make on its own.
+func followedLink(r *http.Request) bool {
+	h := r.Header
+	return r.Method == http.MethodGet && h.Get("Sec-Fetch-Mode") == "navigate" && h.Get("Sec-Fetch-Dest") == "document" && h.Get("Sec-Fetch-User") == "?1"
 }
 
 // SameOrigin reports whether r may change state on behalf of the browser
