@@ -108,8 +108,10 @@ func (t *Throttle) Log(ctx context.Context, l *slog.Logger, level slog.Level, ke
 }
 
 // errorClasses are the causes ErrorClass tells apart, as they appear in
-// the errors of Redis and of the network.
-var errorClasses = []string{"connection refused", "i/o timeout", "deadline exceeded", "broken pipe", "connection reset",
+// the errors of Redis, of the network and of the notifiers ("timed out
+// after 10s" first: the same timeout ends a request as "deadline
+// exceeded" or "request canceled").
+var errorClasses = []string{"timed out", "connection refused", "i/o timeout", "deadline exceeded", "broken pipe", "connection reset",
 	"no such host", "NOAUTH", "WRONGPASS", "NOPERM", "READONLY", "OOM", "LOADING", "CLUSTERDOWN", "MASTERDOWN", "TRYAGAIN"}
 
 // ErrorClass is a coarse cause of err, for a throttling key: lines of one
@@ -127,9 +129,16 @@ func ErrorClass(err error) string {
 		}
 	}
 	// An HTTP status as the notifiers' errors write it ("HTTP 500: …",
-	// "HTTP 429"): PagerDuty refusing after failing is another cause.
-	if i := strings.Index(msg, "HTTP "); i >= 0 && len(msg) >= i+8 && isDigits(msg[i+5:i+8]) {
-		return msg[i : i+8]
+	// "HTTP 429", slack-go's "slack server error: 500 …"): PagerDuty
+	// refusing after failing is another cause.
+	for _, p := range []string{"HTTP ", "server error: "} {
+		if i := strings.Index(msg, p); i >= 0 && len(msg) >= i+len(p)+3 && isDigits(msg[i+len(p):i+len(p)+3]) {
+			return "HTTP " + msg[i+len(p):i+len(p)+3]
+		}
+	}
+	// slack-go's 429 ("slack rate limit exceeded, retry after 30s").
+	if strings.Contains(msg, "rate limit") {
+		return "rate limited"
 	}
 	return "other"
 }

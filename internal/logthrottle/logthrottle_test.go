@@ -84,6 +84,8 @@ func TestErrorClassTellsCausesApart(t *testing.T) {
 		fmt.Errorf("redis write probe: READONLY You can't write against a read only replica."):                 "READONLY",
 		fmt.Errorf("send trigger event: HTTP 500: Internal Server Error"):                                      "HTTP 500",
 		fmt.Errorf("send trigger event: HTTP 429"):                                                             "HTTP 429",
+		fmt.Errorf("slack server error: 500 Internal Server Error"):                                            "HTTP 500",
+		fmt.Errorf("post: slack rate limit exceeded, retry after 30s"):                                         "rate limited",
 		fmt.Errorf("HTTP 5xx"):       "other",
 		fmt.Errorf("something else"): "other",
 		nil:                          "",

@@ -21,6 +21,7 @@ import (
 	amnotify "github.com/prometheus/alertmanager/notify"
 	sl "github.com/slack-go/slack"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -96,6 +97,8 @@ type Notifier struct {
 	// webhookURL is set in incoming-webhook mode (webhook.go), where api
 	// is nil.
 	webhookURL string
+	// unknownLogs throttles the lines of posts with an unknown outcome.
+	unknownLogs logthrottle.Throttle
 	// httpClient is the client of the entry's http_config (proxy, TLS):
 	// slack-go's in Web API mode, the incoming webhook's, and the one the
 	// triage answers response_urls with (Triage.Add).
@@ -220,7 +223,10 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 		if notify.IsOutcomeUnknown(err) {
 			// The one line that says a stray message may be in the
 			// channel: the post is not made again within this webhook.
-			n.logger.Warn("Slack post with an unknown outcome: Slack may have made it; not posted again now, Alertmanager's retry posts it (a duplicate message if Slack did make it)",
+			// Throttled per cause: a Slack that hangs leaves every post
+			// so (a review: 783 lines a second at 50 webhooks/s).
+			n.unknownLogs.Log(ctx, n.logger, slog.LevelWarn, logthrottle.ErrorClass(err),
+				"Slack post with an unknown outcome: Slack may have made it; not posted again now, Alertmanager's retry posts it (a duplicate message if Slack did make it)",
 				"incident", no.Incident, "err", err)
 		}
 		return fmt.Errorf("slack receiver %q, incident %q: %w", n.name, no.Incident, err)
