@@ -104,9 +104,10 @@ func TestARedisRefusingNewConnectionsKeepsAFailClosedRouterReady(t *testing.T) {
 		t.Fatalf("/-/ready = %d while the pooled connections answer; want 200:\n%s", resp.StatusCode, log.String())
 	}
 	waitLog(t, log, "store refuses new connections while the pooled ones answer")
-	if !strings.Contains(log.String(), "max number of clients reached") {
-		t.Errorf("the log does not name Redis' refusal (max number of clients reached):\n%s", log.String())
-	}
+	// Redis' reply names the refusal; a probe may lose it to Redis closing
+	// the connection first ("broken pipe", another cause: logged apart),
+	// the next probes read it.
+	waitLog(t, log, "max number of clients reached")
 	m := scrape(t, base)
 	if !strings.Contains(m, `alertrouter_store_errors_total{operation="ping"} 0`) || strings.Contains(m, `alertrouter_store_errors_total{operation="new_conn"} 0`) {
 		t.Errorf("want the failures counted as new_conn errors, not ping errors:\n%s", grepLines(m, "alertrouter_store_errors_total"))
