@@ -310,6 +310,7 @@ route:
   group_wait: 1s
   group_interval: 2s
   repeat_interval: 1h
+{{.Routes}}
 receivers:
   - name: router
     webhook_configs:
@@ -334,6 +335,9 @@ type amOptions struct {
 	// all).
 	groupBy   string
 	maxAlerts int
+	// routes are the root route's own keys added as YAML (indented two
+	// spaces: "  routes: …"); top, top-level keys (time_intervals: …).
+	routes, top string
 }
 
 // startAM runs an Alertmanager sending its webhooks to router.
@@ -346,9 +350,10 @@ func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
 		groupBy = "[alertname, service, slo]"
 	}
 	if err := amConfig.Execute(&cfg, map[string]string{"Router": router.addr, "Token": webhookToken,
-		"GroupBy": groupBy, "MaxAlerts": strconv.Itoa(o.maxAlerts)}); err != nil {
+		"GroupBy": groupBy, "MaxAlerts": strconv.Itoa(o.maxAlerts), "Routes": o.routes}); err != nil {
 		t.Fatalf("render alertmanager config: %v", err)
 	}
+	cfg.WriteString(o.top)
 	path := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(path, cfg.Bytes(), 0o600); err != nil {
 		t.Fatalf("write alertmanager config: %v", err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,5 +55,50 @@ func TestATruncatedWebhookIsCompletedFromAlertmanager(t *testing.T) {
 	})
 	consistently(t, quietWindow, "no other resolve", func() error {
 		return errAll(wantCount("PagerDuty resolves", events("resolve"), 3), wantCount("PagerDuty triggers", events("trigger"), 6))
+	})
+}
+
+// Alertmanager's API lists every route's group of one receiver and group
+// labels: with team b's route muted by a time interval (Alertmanager sends
+// it nothing), completing team a's truncated webhook paged team b's muted
+// alerts — and their resolves, never sent, left those pages open (a
+// review). Only the alerts of the webhook's own route are added.
+func TestCompletionAddsOnlyTheWebhooksOwnRoute(t *testing.T) {
+	t.Parallel()
+	s := newStack(t)
+	amAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePort(t)))
+	s.triageAM = "http://" + amAddr
+	router := s.startRouter(t, "router")
+	am := startAM(t, "alertmanager", router, amOptions{addr: amAddr, groupBy: "[alertname]", maxAlerts: 3,
+		routes: "  routes:\n    - {receiver: router, matchers: ['team=\"b\"'], mute_time_intervals: [always]}\n    - {receiver: router, matchers: ['team=\"a\"']}\n",
+		top:    "time_intervals:\n  - name: always\n    time_intervals: [{times: [{start_time: '00:00', end_time: '24:00'}]}]\n"})
+	muted, paged := pageAlerts("b", 4), pageAlerts("a", 5)
+	for i := range muted {
+		muted[i].Labels["team"], muted[i].Labels["service"], muted[i].Labels["slo"] = "b", fmt.Sprintf("muted%d", i), fmt.Sprintf("muted%d-ttft", i)
+	}
+	for i := range paged {
+		paged[i].Labels["team"], paged[i].Labels["service"], paged[i].Labels["slo"] = "a", fmt.Sprintf("svc%d", i), fmt.Sprintf("svc%d-ttft", i)
+	}
+	postAlerts(t, muted, am)
+	postAlerts(t, paged, am)
+	triggers := func() (a, b int) {
+		for _, e := range s.pd.Events() {
+			switch {
+			case e.EventAction != "trigger":
+			case strings.Contains(e.Payload.Summary+e.Payload.Component+string(e.Payload.CustomDetails), "muted"):
+				b++
+			default:
+				a++
+			}
+		}
+		return a, b
+	}
+	eventually(t, 30*time.Second, "team a's five services paged", func() error {
+		a, _ := triggers()
+		return wantCount("team a's triggers", a, 5)
+	})
+	consistently(t, quietWindow, "team b's muted alerts unpaged", func() error {
+		a, b := triggers()
+		return errAll(wantCount("team a's triggers", a, 5), wantCount("team b's triggers", b, 0))
 	})
 }

@@ -509,7 +509,10 @@ func joinDeliveryErrors(errs ...error) error {
 }
 
 // completeTimeout bounds the read of a truncated webhook's group from
-// Alertmanager: past it the webhook is processed as it came.
+// Alertmanager, and so does a quarter of the webhook's time left: past it
+// the webhook is processed as it came, with time left to deliver (a
+// review: a slow Alertmanager and a webhook.timeout of 3 s paged nothing,
+// not even the alerts the webhook carried).
 const completeTimeout = 5 * time.Second
 
 // completeTruncated completes msg when Alertmanager truncated it and
@@ -520,7 +523,11 @@ func (p *Pipeline) completeTruncated(ctx context.Context, msg *alert.Message) in
 		return 0
 	}
 	left := msg.TruncatedAlerts
-	cctx, cancel := context.WithTimeout(ctx, completeTimeout)
+	limit := completeTimeout
+	if d, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(d)/4)
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	n, err := p.CompleteTruncated(cctx, msg)
 	switch {
@@ -529,7 +536,8 @@ func (p *Pipeline) completeTruncated(ctx context.Context, msg *alert.Message) in
 			"reading the rest of a truncated webhook's group from Alertmanager failed: the alerts max_alerts left out wait for its repeat_interval, and this webhook's resolves close no incident",
 			"group_key", msg.GroupKey, "truncated", left, "err", err)
 	case msg.TruncatedAlerts > 0:
-		p.Logger.Info("Alertmanager holds no active alert in this truncated webhook's group (all resolved or muted, or alertmanager.url is another Alertmanager): its resolves close no incident",
+		p.completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:mismatch",
+			"the group Alertmanager lists at alertmanager.url does not hold this truncated webhook's firing alerts (alertmanager.url another Alertmanager than the one sending, an alert resolved since, or a group key not Alertmanager's): processed as it came, its resolves close no incident",
 			"group_key", msg.GroupKey, "truncated", left)
 	default:
 		p.Logger.Info("truncated webhook completed from Alertmanager: the firing alerts max_alerts left out are processed with it",

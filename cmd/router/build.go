@@ -608,18 +608,19 @@ func (r replacing) MustRegister(cs ...prometheus.Collector) {
 
 // completeFrom completes a truncated webhook with its group's firing
 // alerts as the Alertmanager at alertmanager.url holds them
-// (routing.Pipeline.CompleteTruncated); a group it does not hold leaves the
-// webhook as it came.
+// (routing.Pipeline.CompleteTruncated, webhook.Complete): a listing that
+// is not of the webhook's group leaves it as it came.
 func completeFrom(am *amsilence.Client) func(ctx context.Context, msg *alert.Message) (int, error) {
 	return func(ctx context.Context, msg *alert.Message) (int, error) {
-		alerts, found, err := am.Group(ctx, msg.Receiver, msg.GroupLabels)
-		if err != nil || !found {
+		alerts, _, err := am.Group(ctx, msg.Receiver, msg.GroupLabels)
+		if err != nil {
 			return 0, err
 		}
 		left := make([]webhook.LeftOut, len(alerts))
 		for i, a := range alerts {
 			left[i] = webhook.LeftOut{Fingerprint: a.Fingerprint, Labels: a.Labels, Annotations: a.Annotations, StartsAt: a.StartsAt, GeneratorURL: a.GeneratorURL}
 		}
-		return webhook.Complete(msg, left), nil
+		added, _ := webhook.Complete(msg, left)
+		return added, nil
 	}
 }
