@@ -267,7 +267,11 @@ func (rt *runtime) reload() error {
 		rt.deps.forgetRemovedSeries(old.pipeline.Receivers, rt.current.Load().pipeline.Receivers)
 	}
 	retire()
-	time.AfterFunc(old.edge.Timeout+5*time.Second, retire)
+	time.AfterFunc(old.edge.Timeout+5*time.Second, func() {
+		rt.mu.Lock() // not amid a reload: its generation is not current yet
+		defer rt.mu.Unlock()
+		retire()
+	})
 	wait := clicks(old)
 	if wait != nil {
 		rt.retired.Go(wait)
