@@ -85,12 +85,7 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 		{"later start before the hand resolve", 10 * time.Minute, 15 * time.Minute, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newEnv(t)
-			e.routes = pageToBothRoutes
-			p := e.pipeline()
-			p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
-			cfg := flap.DefaultConfig()
-			p.Flap = &cfg
+			e, p := handResolvableEnv(t)
 			p.RetriggerInterval = 5 * time.Minute
 			base := tAlert("TTFTHigh", "firing", "page")
 			mustProcess(t, p, base)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
@@ -17,12 +18,7 @@ import (
 // still says the incident was resolved there — is flagged Repaged, and
 // only that one.
 func TestASlackUpdateSaysPagerDutyWasPagedAgain(t *testing.T) {
-	e := newEnv(t)
-	e.routes = pageToBothRoutes
-	p := e.pipeline()
-	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
+	e, p := handResolvableEnv(t)
 	mustProcess(t, p, tAlert("First", "firing", "page"))
 	incident := e.pd.notifications()[0].Incident
 	key := dedup.HandResolvedKey(e.dedup.KeyPrefix, incident)
@@ -53,4 +49,18 @@ func TestASlackUpdateSaysPagerDutyWasPagedAgain(t *testing.T) {
 	if sl[1].Kind != alert.KindFiring || sl[1].Opening || sl[1].Incident != incident {
 		t.Errorf("the flagged notification: kind %s, opening %v, incident %q; want an update of %q", sl[1].Kind, sl[1].Opening, sl[1].Incident, incident)
 	}
+}
+
+// handResolvableEnv is a replica paging to PagerDuty (whose open
+// incidents take no updates: silentSink) and Slack, tracking firings as
+// the router runs (flap damping on): where a Resolve clicked in Slack
+// makes the next alert page again.
+func handResolvableEnv(t *testing.T) (*env, *routing.Pipeline) {
+	e := newEnv(t)
+	e.routes = pageToBothRoutes
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	return e, p
 }
