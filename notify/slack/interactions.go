@@ -2142,7 +2142,11 @@ func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p pare
 			log.Warn("forget the message's acknowledgement and resolve (its Acknowledge and Resolve may stay hidden)", "err", err)
 		}
 	}
-	if err := t.addLine(ctx, no.Incident, p, "Paged again in PagerDuty: a new alert joined the incident resolved there "+who+" while its alerts still fired"); err != nil {
+	line := "Paged again in PagerDuty: a new alert joined the incident resolved there " + who + " while its alerts still fired"
+	if no.Opening {
+		line = "Paged again in PagerDuty: an alert of the incident resolved there " + who + " fired again, its resolve lost (an Alertmanager restarted, or the alert cleared while silenced)"
+	}
+	if err := t.addLine(ctx, no.Incident, p, line); err != nil {
 		log.Warn("keep the page's line on the parent message", "err", err)
 	}
 	log.Info("incident paged again in PagerDuty after a hand resolve: Acknowledge and Resolve offered again")

@@ -505,3 +505,33 @@ func TestAnEscalationOfAReplacedParentIsResolved(t *testing.T) {
 		t.Fatalf("PagerDuty got %d resolves of the old parent's escalation once the alerts resolved, want 1", got)
 	}
 }
+
+// An alert of an incident resolved by hand from Slack fired again after its
+// resolve was lost (routing's handResolvedEpisode): an opening under the
+// same parent, flagged Repaged. PagerDuty was triggered again but Slack
+// drew a plain opening — the parent still said "Resolved in PagerDuty"
+// (a review). The opening says PagerDuty was paged again, in the thread
+// and on the parent, which offers Acknowledge and Resolve again.
+func TestAnIncidentFiringAgainAfterAHandResolveSaysItPagedAgain(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	n := e.notifier(t, nil)
+	tr := e.tickingTriage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+	ref := e.parent.Channel + " " + e.parent.TS
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:resolve", ActionTS: "1700001400.000001"}, signingSecret, e.now(), nil)
+	again := under(ref, note(alert.KindFiring, alert.ActionPage, "firing", "aaa"))
+	again.Integration, again.Opening, again.Repaged = "slack/0", true, true
+	if err := n.Notify(context.Background(), again); err != nil {
+		t.Fatal(err)
+	}
+	thread := e.h.srv.Thread(e.parent.TS)
+	if s := sectionTexts(t, thread[len(thread)-1]); !strings.Contains(s, "PagerDuty paged again") || !strings.Contains(s, "resolved there by <@U0BOB>") || !strings.Contains(s, "fired again") {
+		t.Fatalf("the opening's reply does not say PagerDuty was paged again after Bob's resolve: %s", s)
+	}
+	parent := e.current(t)
+	if got := strings.Join(buttons(t, parent), " "); !strings.Contains(got, "alertrouter:ack") || !strings.Contains(got, "alertrouter:resolve") {
+		t.Fatalf("the parent paged again offers %q, want Acknowledge and Resolve again", got)
+	}
+	if lines := strings.Join(logLines(t, parent), "\n"); !strings.Contains(lines, "Paged again in PagerDuty: an alert of the incident resolved there by <@U0BOB> fired again") {
+		t.Fatalf("the parent's triage lines are %q, want the page again said", lines)
+	}
+}

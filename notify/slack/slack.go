@@ -440,17 +440,25 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		} else {
 			msg = n.render(no)
 		}
-		if update && no.Repaged {
+		if no.Repaged && !no.IncidentResolved {
 			// PagerDuty was triggered again for this update (the incident
-			// was resolved there by hand while it fired): the thread says
-			// so, and the parent, which says resolved in PagerDuty, is
-			// redrawn with Acknowledge and Resolve.
+			// was resolved there by hand while it fired), or for this
+			// opening (an alert of it firing again after its resolve was
+			// lost: routing's handResolvedEpisode): the thread says so,
+			// and the parent, which says resolved in PagerDuty, is redrawn
+			// with Acknowledge and Resolve (by the opening's edit, or
+			// below for an update). An opening said nothing of it (a
+			// review).
 			who := "by hand"
 			if n.triage != nil {
 				who = n.triage.repaged(ctx, no, p)
 			}
-			note := section("*PagerDuty paged again:* the incident was resolved there " + who +
-				" while its alerts still fired, and a new alert joined it: PagerDuty was triggered again (a new PagerDuty incident).")
+			what := " while its alerts still fired, and a new alert joined it"
+			if no.Opening {
+				what = ", and an alert of it fired again (its resolve was lost)"
+			}
+			note := section("*PagerDuty paged again:* the incident was resolved there " + who + what +
+				": PagerDuty was triggered again (a new PagerDuty incident).")
 			msg.blocks = append([]sl.Block{note}, msg.blocks...)
 			msg.minimal = []sl.Block{note}
 			msg.text = "PagerDuty paged again. " + msg.text
