@@ -239,6 +239,8 @@ func (c *Client) List(ctx context.Context) ([]Silence, error) {
 type HTTPError struct {
 	Status int
 	Body   string
+	// Method is the request's (GET, POST, DELETE).
+	Method string
 }
 
 func (e *HTTPError) Error() string {
@@ -252,13 +254,15 @@ var ErrNotFound = errors.New("no such silence in Alertmanager")
 
 // Is reports whether e is ErrNotFound: Alertmanager's answer about a
 // silence it does not know — "silence not found" (0.25 answers it 500 to
-// expiring one, later versions 404), or a 404 without a body (0.25's to
-// reading one). A 404 with another body is not: a path Alertmanager does
-// not serve ("404 page not found": alertmanager.url missing a route
-// prefix, a proxy's), which says nothing of the silence (a review: an
-// Unsilence said the silence had ended while it still muted the alerts).
+// expiring one, later versions 404), or a 404 without a body to reading
+// one (0.25's). A 404 with another body is not, nor an empty one to an
+// expiry: a path Alertmanager does not serve ("404 page not found":
+// alertmanager.url missing a route prefix, a proxy's), which says nothing
+// of the silence (a review: an Unsilence said the silence had ended while
+// it still muted the alerts).
 func (e *HTTPError) Is(target error) bool {
-	return target == ErrNotFound && (strings.Contains(e.Body, "silence not found") || e.Status == http.StatusNotFound && e.Body == "")
+	return target == ErrNotFound && (strings.Contains(e.Body, "silence not found") ||
+		e.Status == http.StatusNotFound && e.Body == "" && e.Method == http.MethodGet)
 }
 
 // maxAnswer bounds what is read of an answer of Alertmanager's.
@@ -296,7 +300,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 		return fmt.Errorf("Alertmanager's answer is over %d MiB: not read", maxAnswer>>20)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b))}
+		return &HTTPError{Status: resp.StatusCode, Body: strings.TrimSpace(string(b)), Method: method}
 	}
 	if out != nil {
 		if err := json.Unmarshal(b, out); err != nil {

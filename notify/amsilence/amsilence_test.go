@@ -267,16 +267,19 @@ func TestGroupReadsTheWebhooksGroupOnly(t *testing.T) {
 // Unsilence then said the silence had ended while it still muted).
 func TestOnlyAlertmanagersUnknownSilenceIsNotFound(t *testing.T) {
 	for _, tc := range []struct {
+		get    bool // read, else expired
 		status int
 		body   string
 		want   bool
 	}{
-		{http.StatusInternalServerError, `"silence not found"`, true}, // 0.25, DELETE
-		{http.StatusNotFound, "", true},                               // 0.25, GET
-		{http.StatusNotFound, `"silence not found"`, true},
-		{http.StatusNotFound, "404 page not found", false},
-		{http.StatusNotFound, "<html><body>Not Found</body></html>", false},
-		{http.StatusInternalServerError, "upstream connect error", false},
+		{false, http.StatusInternalServerError, `"silence not found"`, true}, // 0.25
+		{true, http.StatusNotFound, "", true},                                // 0.25
+		{false, http.StatusNotFound, `"silence not found"`, true},
+		{false, http.StatusNotFound, "", false}, // a proxy's
+		{true, http.StatusNotFound, "404 page not found", false},
+		{false, http.StatusNotFound, "404 page not found", false},
+		{false, http.StatusNotFound, "<html><body>Not Found</body></html>", false},
+		{false, http.StatusInternalServerError, "upstream connect error", false},
 	} {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(tc.status)
@@ -286,9 +289,13 @@ func TestOnlyAlertmanagersUnknownSilenceIsNotFound(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = c.Expire(context.Background(), "00000000-0000-0000-0000-000000000000")
+		if tc.get {
+			_, err = c.Get(context.Background(), "00000000-0000-0000-0000-000000000000")
+		} else {
+			err = c.Expire(context.Background(), "00000000-0000-0000-0000-000000000000")
+		}
 		if got := errors.Is(err, amsilence.ErrNotFound); got != tc.want {
-			t.Errorf("%d %q: not found %v, want %v (%v)", tc.status, tc.body, got, tc.want, err)
+			t.Errorf("get %v, %d %q: not found %v, want %v (%v)", tc.get, tc.status, tc.body, got, tc.want, err)
 		}
 		srv.Close()
 	}
