@@ -349,9 +349,24 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 		// starts the incident held.
 		l.left, l.members = true, r.Removed
 		l.closing = r.Outcome == store.OutcomeClosing
+		// A closing whose Leave removed no member of an incident the store
+		// keeps no reference of: these resolves' alerts had left it before
+		// — a webhook whose update failed after its Leave, retried by
+		// Alertmanager once another webhook closed the incident (an audit:
+		// 97 more "[RESOLVED]" messages in a channel, one per retry) — or
+		// the incident's state was lost. Nothing to resolve at an
+		// integration that draws the incident (alert.DrawsIncidents,
+		// Slack: no parent known, it would post one of its own):
+		// suppressed there. Others' resolves still go (PagerDuty's, by
+		// dedup key, closes a page whose state was lost; again, it changes
+		// nothing).
+		unheld := l.closing && len(r.Removed) == 0 && r.Ref == ""
 		for _, b := range l.leaves {
 			b.n.Ref = r.Ref
 			b.n.IncidentResolved = l.closing
+			if d, ok := b.integ.Notifier.(alert.DrawsIncidents); unheld && ok && d.DrawsIncidents() {
+				b.skip = true
+			}
 		}
 	}
 }

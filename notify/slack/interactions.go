@@ -1001,11 +1001,17 @@ func (t *Triage) parentEdited(ctx context.Context, incident string, p parentRef,
 	}
 }
 
+// parentResolved reports whether incident's parent message p was edited
+// to resolved (parentEdited); a store that cannot tell says no.
+func (t *Triage) parentResolved(ctx context.Context, incident string, p parentRef) bool {
+	_, found, err := t.o.Store.Get(ctx, []string{t.messageKey(incident, p.channel, p.ts) + ":" + resolvedState})
+	return err == nil && found[0]
+}
+
 // resolvedMessage reports whether c's message belongs to an incident that
 // has resolved (its parent was edited so).
 func (t *Triage) resolvedMessage(ctx context.Context, c *click) bool {
-	_, found, err := t.o.Store.Get(ctx, []string{t.stateKey(c, resolvedState)})
-	return err == nil && found[0]
+	return t.parentResolved(ctx, c.st.Incident, parentRef{channel: c.channel, ts: c.ts})
 }
 
 // hasActionsBlock reports whether Slack's copy of the clicked message (in

@@ -535,3 +535,39 @@ func TestAnIncidentFiringAgainAfterAHandResolveSaysItPagedAgain(t *testing.T) {
 		t.Fatalf("the parent's triage lines are %q, want the page again said", lines)
 	}
 }
+
+// A partial resolve reaching Slack after the incident's resolve (another
+// webhook's closing, sent at once while this one waited in the update
+// window, or another replica's) replied "N resolved" under "[RESOLVED]"
+// (an audit: 51 of 80 bursts). Once the parent is drawn resolved, such a
+// reply is not posted; before, it is.
+func TestAPartialResolveAfterTheIncidentsResolveIsNotPosted(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	n := e.notifier(t, nil)
+	e.tickingTriage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+	ref := e.parent.Channel + " " + e.parent.TS
+	partial := func(fp string) *alert.Notification {
+		no := under(ref, note(alert.KindResolved, alert.ActionPage, "resolved", fp))
+		no.Integration = "slack/0"
+		return no
+	}
+	if err := n.Notify(context.Background(), partial("bbb")); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.h.srv.Thread(e.parent.TS))
+	if before == 0 {
+		t.Fatal("a partial resolve of a firing incident was not posted")
+	}
+	resolved := under(ref, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
+	resolved.Integration, resolved.IncidentResolved = "slack/0", true
+	if err := n.Notify(context.Background(), resolved); err != nil {
+		t.Fatal(err)
+	}
+	thread := e.h.srv.Thread(e.parent.TS)
+	if err := n.Notify(context.Background(), partial("ccc")); err != nil {
+		t.Fatal(err)
+	}
+	if after := e.h.srv.Thread(e.parent.TS); len(after) != len(thread) {
+		t.Fatalf("a partial resolve after the incident's resolve was posted: %q", after[len(after)-1].Text)
+	}
+}

@@ -456,6 +456,14 @@ type SilentUpdates interface {
 	SilentUpdates() bool
 }
 
+// DrawsIncidents is implemented by a Notifier that draws an incident in a
+// message it keeps and hands back its reference (Notification.Ref: Slack's
+// parent): a resolve of an incident whose reference the store does not
+// hold would post a message of its own.
+type DrawsIncidents interface {
+	DrawsIncidents() bool
+}
+
 // UnsentResolves is implemented by notifiers with work of their own when an
 // incident resolves at them although its resolve is not sent
 // (send_resolved: false): Slack resolves in PagerDuty an incident escalated
