@@ -92,9 +92,10 @@ type Pipeline struct {
 	// (max_alerts) the firing alerts of its group it left out, read from
 	// Alertmanager (alertmanager.url: GET /api/v2/alerts/groups,
 	// webhook.Complete), and returns how many it added; the message then
-	// says it is whole. nil, or when it fails or Alertmanager holds no such
-	// group: the alerts left out wait for Alertmanager's repeat_interval and
-	// the webhook's resolves close no incident (keepsOpen).
+	// says it is whole. nil, or when it fails or the listing is not of the
+	// webhook's group: the alerts left out wait for Alertmanager's
+	// repeat_interval and the webhook's resolves close no incident
+	// (keepsOpen).
 	CompleteTruncated func(ctx context.Context, msg *alert.Message) (int, error)
 	// UpdateWindow is how long, at most, an update of an open incident
 	// that finds none of that incident's updates being sent waits for
