@@ -32,8 +32,11 @@ type batch struct {
 	// Incident lease: this sender opens (trigger) or closes (resolve) the
 	// incident at this integration; added are the members its join added.
 	opening, closing bool
-	added            []store.Member
-	joined           bool // its members joined the incident's state
+	// unheld: a resolve whose Leave found nothing of the incident, at an
+	// integration that draws it (unheldResolves).
+	unheld bool
+	added  []store.Member
+	joined bool // its members joined the incident's state
 	// skip: deliberately not sent (send_resolved: false); settled as sent.
 	skip    bool
 	err     error
@@ -677,6 +680,11 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		attempts := b.attempts()
 		if folded {
 			attempts = 0
+		}
+		if b.n.IncidentResolved && !folded && !b.unheld && drawsIncidents(b) {
+			// The incident's resolve is drawn: resolves of it the store
+			// no longer holds draw nothing more (unheldResolves).
+			markers = append(markers, store.Entry{Key: p.resolveDrawnKey(b), Value: token, TTL: unheldResolveTTL})
 		}
 		for _, t := range b.trs {
 			d := t.record(outcome, nil, b.latency, attempts)

@@ -354,18 +354,18 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 		// — a webhook whose update failed after its Leave, retried by
 		// Alertmanager once another webhook closed the incident (an audit:
 		// 97 more "[RESOLVED]" messages in a channel, one per retry) — or
-		// the incident's state was lost. Nothing to resolve at an
-		// integration that draws the incident (alert.DrawsIncidents,
-		// Slack: no parent known, it would post one of its own):
-		// suppressed there. Others' resolves still go (PagerDuty's, by
-		// dedup key, closes a page whose state was lost; again, it changes
-		// nothing).
+		// the incident's state was lost. At an integration that draws the
+		// incident (alert.DrawsIncidents, Slack: no parent known, it posts
+		// one of its own) one such resolve per incident is sent, the
+		// others suppressed (unheldResolves). Others' resolves all go
+		// (PagerDuty's, by dedup key, closes a page whose state was lost;
+		// again, it changes nothing).
 		unheld := l.closing && len(r.Removed) == 0 && r.Ref == ""
 		for _, b := range l.leaves {
 			b.n.Ref = r.Ref
 			b.n.IncidentResolved = l.closing
-			if d, ok := b.integ.Notifier.(alert.DrawsIncidents); unheld && ok && d.DrawsIncidents() {
-				b.skip = true
+			if unheld && drawsIncidents(b) {
+				b.unheld = true
 			}
 		}
 	}
@@ -468,4 +468,59 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 	// incident's alerts have in common.
 	n.Data = templateData(msg, b.receiver, alerts)
 	return n
+}
+
+// resolveDrawnKey is the key that says b's incident's resolve was drawn
+// at b's integration within unheldResolveTTL: by a closing (settle writes
+// it) or by the first resolve unheldResolves let through.
+func (p *Pipeline) resolveDrawnKey(b *batch) string {
+	return store.Key(p.Dedup.KeyPrefix, "resolve-drawn", b.incident, b.receiver+"/"+b.integ.Name)
+}
+
+// drawsIncidents reports whether b's integration draws incidents
+// (alert.DrawsIncidents: Slack).
+func drawsIncidents(b *batch) bool {
+	d, ok := b.integ.Notifier.(alert.DrawsIncidents)
+	return ok && d.DrawsIncidents()
+}
+
+// unheldResolveTTL is how long the first resolve of an incident the store
+// no longer held keeps the others from being drawn (unheldResolves).
+const unheldResolveTTL = time.Hour
+
+// unheldResolves lets one resolve per incident and integration through of
+// those whose Leave found nothing of the incident (incidentLease.apply:
+// batch.unheld), across webhooks and replicas, by a claim kept an hour —
+// none when the incident's own closing was drawn within it (settle writes
+// the claim): a partial resolve retried after the close is not drawn
+// again; the others are suppressed. After the store lost an incident's state each
+// of its alerts' resolves closed it anew: Slack posted one "[RESOLVED]"
+// message of its own per alert (200 for a ticket of 200 alerts), and
+// nothing at all once they were suppressed (a review: a ticket left drawn
+// firing, with no trace of its resolve). A store that cannot claim lets
+// the resolve through.
+func (p *Pipeline) unheldResolves(ctx context.Context, batches []*batch, token string) {
+	var keys []string
+	var of []*batch
+	for _, b := range batches {
+		if b.unheld && b.err == nil && !b.skip {
+			keys = append(keys, p.resolveDrawnKey(b))
+			of = append(of, b)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	won, err := dedup.Leases{Store: p.Store, TTL: unheldResolveTTL}.Acquire(ctx, keys, token)
+	if err != nil {
+		return
+	}
+	for i, b := range of {
+		if won[i] {
+			p.Logger.Warn("resolve of an incident the store no longer holds (its state lost, or its alerts left it before): drawn once as a message of its own, the incident's earlier message left as it was",
+				"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident)
+			continue
+		}
+		b.skip = true
+	}
 }

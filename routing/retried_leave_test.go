@@ -3,8 +3,11 @@ package routing_test
 import (
 	"errors"
 	"testing"
+	"time"
 
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // A partial resolve whose Slack send failed (rate limited) had already
@@ -48,3 +51,35 @@ func TestARetriedPartialResolveAfterTheCloseIsNoSecondResolve(t *testing.T) {
 type drawingSink struct{ *sink }
 
 func (drawingSink) DrawsIncidents() bool { return true }
+
+// After the store lost an incident's state, each of its alerts' resolves
+// closed it anew: Slack drew one "[RESOLVED]" message of its own per alert
+// (200 for a ticket of 200 alerts), and then, suppressed, none at all — a
+// ticket left drawn firing with no trace of its resolve (a review). One is
+// drawn per incident; the others are not.
+func TestResolvesOfAnIncidentTheStoreLostAreDrawnOnce(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["slack"][0].Notifier = drawingSink{e.slack}
+	var alerts []webhooktest.Alert
+	for _, i := range []string{"a", "b", "c"} {
+		alerts = append(alerts, tAlert("TTFTHigh", "firing", "ticket", "instance", i))
+	}
+	mustProcess(t, p, alerts...)
+	e.clock.Advance(10 * time.Minute)
+	e.store = store.NewMemory(store.WithClock(e.clock.Now)) // restarted empty
+	p = e.pipeline()
+	p.Receivers["slack"][0].Notifier = drawingSink{e.slack}
+	for _, i := range []string{"a", "b", "c"} {
+		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "ticket", "instance", i))
+	}
+	resolves := 0
+	for _, n := range e.slack.notifications() {
+		if n.IncidentResolved {
+			resolves++
+		}
+	}
+	if resolves != 1 {
+		t.Errorf("Slack drew %d resolves of the incident the store lost, want 1", resolves)
+	}
+}
