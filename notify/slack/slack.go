@@ -436,6 +436,11 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
 				return err
 			}
+			// Marked resolved before the resolve is posted: a partial
+			// resolve checking the mark meanwhile is not posted after it
+			// (a review: marked once the parent was redrawn, four came
+			// between). Should the post fail, Alertmanager's retry posts it.
+			n.triage.t.parentEdited(ctx, no.Incident, p, true)
 		}
 		update := !no.IncidentResolved && !no.Opening
 		if firing, _ := no.Counts(); update && firing == 0 && n.triage != nil && n.triage.t.parentResolved(ctx, no.Incident, p) {
