@@ -436,14 +436,9 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
 				return err
 			}
-			// Marked resolved before the resolve is posted: a partial
-			// resolve checking the mark meanwhile is not posted after it
-			// (a review: marked once the parent was redrawn, four came
-			// between). Should the post fail, Alertmanager's retry posts it.
-			n.triage.t.parentEdited(ctx, no.Incident, p, true)
 		}
 		update := !no.IncidentResolved && !no.Opening
-		if firing, _ := no.Counts(); update && firing == 0 && n.triage != nil && n.triage.t.parentResolved(ctx, no.Incident, p) {
+		if update && n.triage != nil && allResolved(no) && n.triage.t.parentResolved(ctx, no.Incident, p) {
 			// A partial resolve that reached Slack after the incident's
 			// resolve (another webhook's, sent at once while this one
 			// waited in the update window or behind Slack's pacing, or
@@ -453,13 +448,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			n.logger.Debug("partial resolve after the incident's resolve: not posted", "incident", no.Incident)
 			return nil
 		}
-		var msg message
-		if update {
-			msg.blocks, msg.text = n.updateBlocks(no)
-			msg.minimal = msg.blocks[:1:1]
-		} else {
-			msg = n.render(no)
-		}
+		msg := n.threadMessage(no)
 		if no.Repaged && !no.IncidentResolved {
 			// PagerDuty was triggered again for this update (the incident
 			// was resolved there by hand while it fired), or for this
@@ -575,12 +564,25 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 // posted to replace its earlier parent: a reply, the parent edited on a
 // resolve (no's Ref names p).
 func (n *Notifier) deliverUnder(ctx context.Context, no *alert.Notification, p parentRef) error {
-	msg := n.render(no)
-	if !no.IncidentResolved && !no.Opening {
-		msg.blocks, msg.text = n.updateBlocks(no)
-		msg.minimal = msg.blocks[:1:1]
+	return n.reply(ctx, no, p, n.threadMessage(no))
+}
+
+// threadMessage is no's reply in its parent's thread: an update's digest,
+// or the whole card of an opening or a resolve.
+func (n *Notifier) threadMessage(no *alert.Notification) message {
+	if no.IncidentResolved || no.Opening {
+		return n.render(no)
 	}
-	return n.reply(ctx, no, p, msg)
+	var msg message
+	msg.blocks, msg.text = n.updateBlocks(no)
+	msg.minimal = msg.blocks[:1:1]
+	return msg
+}
+
+// allResolved reports whether no carries no firing alert.
+func allResolved(no *alert.Notification) bool {
+	firing, _ := no.Counts()
+	return firing == 0
 }
 
 // redrawnNote ends a parent redrawn for an update (escalated, paged again):
@@ -592,6 +594,13 @@ const redrawnNote = "Redrawn for the update that changed the incident: the count
 // resolves or fires again; firing again, the Ref says the decision the
 // parent is now drawn with.
 func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRef, msg message) error {
+	if no.IncidentResolved && n.triage != nil {
+		// Marked resolved before the resolve is posted: a partial resolve
+		// checking the mark meanwhile (deliver) is not posted after it (a
+		// review: marked once the parent was redrawn, four came between).
+		// Should the post fail, Alertmanager's retry posts it.
+		n.triage.t.parentEdited(ctx, no.Incident, p, true)
+	}
 	if _, err := n.post(ctx, no, msg, p.channel, p.ts); err != nil {
 		return err
 	}
@@ -606,7 +615,8 @@ func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRe
 // editParent redraws the incident's parent message as msg, with the
 // triage lines kept for it (who acknowledged, escalated… — the resolved
 // parent keeps them too) and the buttons that apply; tell says whether the
-// triage hears of it (the parent resolved, or firing again). The news is in
+// triage hears of it (firing again; a resolve reply marked before posting
+// it). The news is in
 // the thread; editing the parent is cosmetic, so a failure is logged rather
 // than making Alertmanager resend the reply; editParent reports whether the
 // parent was edited.
@@ -622,11 +632,11 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	})
-	if tell && n.triage != nil {
-		// Whether or not Slack took the edit: the incident resolved (or
-		// fires again), which a click on the parent must hear and an
-		// Escalate racing the resolve reads.
-		n.triage.t.parentEdited(ctx, no.Incident, p, no.IncidentResolved)
+	if tell && !no.IncidentResolved && n.triage != nil {
+		// Whether or not Slack took the edit: the incident fires again,
+		// which a click on the parent must hear (its resolve was marked
+		// before it was posted: reply).
+		n.triage.t.parentEdited(ctx, no.Incident, p, false)
 	}
 	if err != nil {
 		if wait, ok := notify.RetryAfterOf(err); ok && tell && no.IncidentResolved && n.triage != nil && n.redrawLater(no, p, msg, wait) {
