@@ -612,7 +612,7 @@ func (r replacing) MustRegister(cs ...prometheus.Collector) {
 // is not of the webhook's group leaves it as it came.
 func completeFrom(am *amsilence.Client) func(ctx context.Context, msg *alert.Message) (int, error) {
 	return func(ctx context.Context, msg *alert.Message) (int, error) {
-		alerts, _, err := am.Group(ctx, msg.Receiver, msg.GroupLabels)
+		alerts, err := am.Group(ctx, msg.Receiver, msg.GroupLabels)
 		if err != nil {
 			return 0, err
 		}

@@ -162,10 +162,10 @@ type alertGroup struct {
 // Group returns the alerts Alertmanager notifies now in the aggregation
 // group of receiver whose group labels are exactly labels: the active
 // ones — firing, neither silenced nor inhibited (GET /api/v2/alerts/groups).
-// It is what a webhook Alertmanager truncated (max_alerts) left out. found
-// is false when Alertmanager lists no such group with an active alert (all
-// its alerts resolved or muted, or the group another Alertmanager's).
-func (c *Client) Group(ctx context.Context, receiver string, labels map[string]string) (alerts []GroupAlert, found bool, err error) {
+// It is what a webhook Alertmanager truncated (max_alerts) left out; none
+// when Alertmanager lists no such group with an active alert (all its
+// alerts resolved or muted, or the group another Alertmanager's).
+func (c *Client) Group(ctx context.Context, receiver string, labels map[string]string) ([]GroupAlert, error) {
 	q := url.Values{}
 	q.Set("active", "true")
 	q.Set("silenced", "false")
@@ -177,12 +177,13 @@ func (c *Client) Group(ctx context.Context, receiver string, labels map[string]s
 	}
 	var groups []alertGroup
 	if err := c.do(ctx, "GET", "/alerts/groups?"+q.Encode(), nil, &groups); err != nil {
-		return nil, false, fmt.Errorf("read the alert group of receiver %q: %w", receiver, err)
+		return nil, fmt.Errorf("read the alert group of receiver %q: %w", receiver, err)
 	}
+	var alerts []GroupAlert
 	for _, g := range groups {
 		if g.Receiver.Name == receiver && maps.Equal(g.Labels, labels) {
-			alerts, found = append(alerts, g.Alerts...), found || len(g.Alerts) > 0
+			alerts = append(alerts, g.Alerts...)
 		}
 	}
-	return alerts, found, nil
+	return alerts, nil
 }
