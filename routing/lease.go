@@ -493,8 +493,8 @@ const unheldResolveTTL = time.Hour
 // batch.unheld), across webhooks and replicas, by a claim kept an hour —
 // none when the incident's own closing was drawn within it (settle writes
 // the claim): a partial resolve retried after the close is not drawn
-// again; the others are suppressed. After the store lost an incident's state each
-// of its alerts' resolves closed it anew: Slack posted one "[RESOLVED]"
+// again; the others are suppressed. After the store lost an incident's
+// state each of its alerts' resolves closed it anew: Slack posted one "[RESOLVED]"
 // message of its own per alert (200 for a ticket of 200 alerts), and
 // nothing at all once they were suppressed (a review: a ticket left drawn
 // firing, with no trace of its resolve). A store that cannot claim lets

@@ -559,9 +559,8 @@ func retryText(o serveOptions) string {
 // every receiver — unlike Alertmanager, where each route groups its own.
 // Siblings no alert can match both of (routing.Route.Disjoint), and a later
 // sibling that sends nothing (a blackhole, its routes too), are left alone. eff is r's
-// group_by, inherited where unset.
-// Pairs of routes alike (the same two groupings) make one warning naming
-// the first and how many more: a configuration of 300 teams gave 43
+// group_by, inherited where unset. Pairs of routes alike (the same two
+// groupings) make one warning naming the first and how many more: a configuration of 300 teams gave 43
 // warnings of 388 characters, the same but for the route index, at every
 // start and reload (an audit).
 func continueGroupings(path string, r *routing.Route, eff []string) []string {
@@ -603,14 +602,11 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 		w := fmt.Sprintf("%s has continue: true and group_by %s, %s group_by %s: an alert both match is one incident grouped by the first route it matches (%s's) at every receiver, %s's included — Alertmanager would group it per route. Give them the same group_by, or accept the first route's grouping",
 			ps[0].first, cg, ps[0].second, dg, ps[0].first, ps[0].second)
 		if more := ps[1:]; len(more) > 0 {
-			names := make([]string, 0, min(len(more), 5))
-			for _, p := range more[:min(len(more), 5)] {
-				names = append(names, p.first+" with "+p.second)
+			names := make([]string, len(more))
+			for i, p := range more {
+				names[i] = p.first + " with " + p.second
 			}
-			if len(more) > 5 {
-				names = append(names, fmt.Sprintf("and %d more", len(more)-5))
-			}
-			w += fmt.Sprintf(" (so do %d more pairs of routes with these groupings: %s)", len(more), strings.Join(names, ", "))
+			w += fmt.Sprintf(" (so do %d more pairs of routes with these groupings: %s)", len(more), listSome(names, 5))
 		}
 		out = append(out, w)
 	}
