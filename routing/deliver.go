@@ -35,8 +35,11 @@ type batch struct {
 	// unheld: a resolve whose Leave found nothing of the incident, at an
 	// integration that draws it (unheldResolves).
 	unheld bool
-	added  []store.Member
-	joined bool // its members joined the incident's state
+	// unthreaded: a partial resolve (its incident stays open) whose
+	// incident the store keeps no reference of (unthreadedResolves).
+	unthreaded bool
+	added      []store.Member
+	joined     bool // its members joined the incident's state
 	// skip: deliberately not sent (send_resolved: false); settled as sent.
 	skip    bool
 	err     error

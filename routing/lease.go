@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
@@ -367,6 +368,7 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 			if unheld && drawsIncidents(b) {
 				b.unheld = true
 			}
+			b.unthreaded = !l.closing && r.Ref == ""
 		}
 	}
 }
@@ -482,6 +484,35 @@ func (p *Pipeline) resolveDrawnKey(b *batch) string {
 func drawsIncidents(b *batch) bool {
 	d, ok := b.integ.Notifier.(alert.DrawsIncidents)
 	return ok && d.DrawsIncidents()
+}
+
+// threadsUpdates reports whether b's integration draws an update under
+// the incident's reference (alert.ThreadsUpdates: Slack's Web API).
+func threadsUpdates(b *batch) bool {
+	t, ok := b.integ.Notifier.(alert.ThreadsUpdates)
+	return ok && t.ThreadsUpdates()
+}
+
+// unthreadedResolves suppresses the partial resolves (their incident stays
+// open) of incidents the store keeps no reference of, at integrations that
+// draw updates under it (Slack's thread): the incident's state was lost
+// (Redis emptied or restored, its incident keys evicted) while its alerts
+// fire on, or its opening is not confirmed yet. Each such resolve posted a
+// message of its own — an audit counted 9 top-level "[PAGE] … 20 resolved"
+// messages under one incident's stuck parent, one per webhook. The
+// incident's last resolve is still drawn (once: unheldResolves), and its
+// firing alerts' updates post as before. Logged once per receiver and
+// integration every 30 s.
+func (p *Pipeline) unthreadedResolves(ctx context.Context, batches []*batch) {
+	for _, b := range batches {
+		if !b.unthreaded || b.err != nil || b.skip || !threadsUpdates(b) {
+			continue
+		}
+		b.skip = true
+		p.deliveryLogs.Log(ctx, p.Logger, slog.LevelInfo, "unthreaded:"+b.receiver+"/"+b.integ.Name,
+			"partial resolve of an incident whose message the store does not know (its state lost, or its opening not confirmed yet): not posted as a message of its own; the incident's resolve will be",
+			"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "alerts", len(b.trs))
+	}
 }
 
 // unheldResolveTTL is how long the first resolve of an incident the store

@@ -223,6 +223,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, heldOpen(msg, results), trs, histories, token, in, sum)
 	groups(msg, results, batches)
 	p.unheldResolves(dctx, batches, token)
+	p.unthreadedResolves(dctx, batches)
 	deliverErr := p.deliver(dctx, batches, leases, token, in, sum)
 	return sum, joinDeliveryErrors(claimErr, deliverErr, p.awaitLost(dctx, lost, sum))
 }

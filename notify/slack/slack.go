@@ -405,6 +405,11 @@ var _ alert.UnsentResolves = (*Notifier)(nil)
 // in a message of its own).
 func (n *Notifier) DrawsIncidents() bool { return true }
 
+// ThreadsUpdates implements alert.ThreadsUpdates: through the Web API an
+// update replies in its parent's thread; an incoming webhook posts every
+// notification as a message of its own.
+func (n *Notifier) ThreadsUpdates() bool { return n.webhookURL == "" }
+
 // ResolvedUnsent implements alert.UnsentResolves: an incident escalated
 // from its parent message (Escalate) is resolved in PagerDuty when it
 // resolves, also at an entry that sends no resolves (send_resolved: false).

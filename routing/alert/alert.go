@@ -464,6 +464,15 @@ type DrawsIncidents interface {
 	DrawsIncidents() bool
 }
 
+// ThreadsUpdates is implemented by a Notifier that draws an update of an
+// open incident under the reference the store keeps (Slack's Web API: a
+// reply in the parent's thread); without the reference, the update would
+// be a message of its own (Slack's incoming webhook posts every
+// notification so, reference or not).
+type ThreadsUpdates interface {
+	ThreadsUpdates() bool
+}
+
 // UnsentResolves is implemented by notifiers with work of their own when an
 // incident resolves at them although its resolve is not sent
 // (send_resolved: false): Slack resolves in PagerDuty an incident escalated
