@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -37,6 +38,23 @@ type incidentLease struct {
 	// firing alert of it (heldOpen). Its
 	// resolves leave with StepUnjoin, which takes no resolving lease.
 	keepOpen bool
+	// group names the webhook's Alertmanager group (groupHash), which
+	// the incident's steps record (store.IncidentOp.Group).
+	group string
+	// dropped counts the members a Leave of the restored incident removed
+	// although the webhook did not name them (store.IncidentResult.Dropped).
+	dropped int
+}
+
+// groupHash names msg's Alertmanager group in the store: a short hash of
+// its groupKey ("" when it has none).
+func groupHash(msg *alert.Message) string {
+	if msg.GroupKey == "" {
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write([]byte(msg.GroupKey))
+	return strconv.FormatUint(h.Sum64(), 36)
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -121,6 +139,12 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 		}
 		p.failOpenIncidents(pending, token)
 		return leases
+	}
+	for _, l := range leases {
+		if l.dropped > 0 {
+			p.Logger.Warn("resolve of an incident Redis restored from an earlier run (restarted from an older snapshot, or failed over): closed with members the webhook's Alertmanager group no longer holds — alerts that resolved while the writes Redis lost were made",
+				"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "dropped", l.dropped)
+		}
 	}
 	for _, l := range pending {
 		for _, b := range append(l.joins, l.leaves...) {
@@ -227,7 +251,12 @@ func (o openBy) keeps(b *batch) bool {
 // Join bringing new firing alerts to an integration that sends nothing for
 // updates (PagerDuty) asks for a retrigger (retrigger.go).
 func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, token string) store.IncidentOp {
-	op := store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL}
+	op := store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL, Group: l.group}
+	if p.StoreLife != nil {
+		if life := p.StoreLife(); !life.IsZero() {
+			op.Life = life.UnixMilli()
+		}
+	}
 	if st.step == store.StepJoin && p.RetriggerInterval > 0 && slices.ContainsFunc(st.batches, mayRetrigger) {
 		op.Retrigger = p.retriggerInterval()
 	}
@@ -292,7 +321,7 @@ func (p *Pipeline) leaseTTL(ctx context.Context) time.Duration {
 
 // incidentLeases groups batches by incident. keepOpen: see
 // incidentLease.keepOpen (keepsOpen).
-func (p *Pipeline) incidentLeases(batches []*batch, open openBy) []*incidentLease {
+func (p *Pipeline) incidentLeases(batches []*batch, open openBy, group string) []*incidentLease {
 	index := map[string]*incidentLease{}
 	var out []*incidentLease
 	for _, b := range batches {
@@ -302,7 +331,7 @@ func (p *Pipeline) incidentLeases(batches []*batch, open openBy) []*incidentLeas
 		key := p.incidentKey(b)
 		l := index[key]
 		if l == nil {
-			l = &incidentLease{key: key, keepOpen: open.keeps(b)}
+			l = &incidentLease{key: key, keepOpen: open.keeps(b), group: group}
 			index[key] = l
 			out = append(out, l)
 		}
@@ -348,7 +377,7 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 	case step == store.StepLeave || step == store.StepUnjoin:
 		// A failed closing puts back what the Leave removed, with the
 		// starts the incident held.
-		l.left, l.members = true, r.Removed
+		l.left, l.members, l.dropped = true, r.Removed, r.Dropped
 		l.closing = r.Outcome == store.OutcomeClosing
 		// A closing whose Leave removed no member of an incident the store
 		// keeps no reference of: these resolves' alerts had left it before
