@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	pd "github.com/PagerDuty/go-pagerduty"
 
@@ -63,8 +64,9 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 }
 
 func (n *Notifier) event(ctx context.Context, incident string, ev *pd.V2Event) error {
+	var kept time.Time
 	err := notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
-		err := n.send(ctx, ev)
+		err := n.send(ctx, ev, &kept)
 		var bad *badRequestError
 		if errors.As(err, &bad) {
 			return alert.Permanent(err)

@@ -269,8 +269,9 @@ func (n *Notifier) SilentUpdates() bool { return true }
 // an attempt of its own (alert.Retried): a dead letter then says the two
 // requests PagerDuty received. A second refusal is permanent.
 func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification, ev, minimal *pd.V2Event) error {
+	var kept time.Time
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
-		err := n.send(ctx, ev)
+		err := n.send(ctx, ev, &kept)
 		var bad *badRequestError
 		if !errors.As(err, &bad) {
 			return err
@@ -281,7 +282,7 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification,
 		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
 		ev = minimal
 		alert.Retried(ctx)
-		err = n.send(ctx, ev)
+		err = n.send(ctx, ev, &kept)
 		if errors.As(err, &bad) {
 			return alert.Permanent(err)
 		}
@@ -302,8 +303,65 @@ func (e *badRequestError) Error() string {
 }
 func (e *badRequestError) Unwrap() error { return e.err }
 
-// send makes one attempt and classifies its failure.
-func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
+// PagerDuty's Events API takes about 120 events a minute per routing key,
+// counted over the last minute, and answers 429 beyond it with no
+// Retry-After (its rate-limit reference). Every event retried on its own
+// backoff, a storm's webhooks sent hundreds of requests a second to a
+// throttled key (an audit: 12,728 refused triggers to deliver 300 pages; with
+// refused requests counted against the limit the throttle never cleared and
+// 30 pages never went out). Once PagerDuty has throttled a key, its events
+// are paced (notify.Pacer): one per eventInterval, for paceFor after the last
+// 429; an event whose turn is further than maxPaceWait (or half what is
+// left of its webhook) is not sent — its webhook fails retryable, and
+// Alertmanager's retry sends it later.
+const (
+	eventInterval = 500 * time.Millisecond
+	paceFor       = time.Minute
+	maxPaceWait   = 2 * time.Second
+)
+
+// pacers paces the events to each events URL and routing key (keyRef).
+var pacers = notify.NewPacers(eventInterval, paceFor)
+
+// awaitTurn waits for the event's turn at its routing key (pacers): kept,
+// the turn a 429 of its own kept for its retry, or the next, failing
+// sending nothing when that is too far off.
+func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time) error {
+	limit := maxPaceWait
+	if dl, ok := ctx.Deadline(); ok {
+		limit = min(limit, time.Until(dl)/2)
+	}
+	wait, ok := time.Until(kept), true
+	if kept.IsZero() {
+		wait, ok = pacers.Of(n.ref).Turn(time.Now(), limit)
+	}
+	if !ok {
+		n.metrics.Failure(notify.ReasonRateLimited)
+		return notify.Later(fmt.Errorf("send %s event: PagerDuty throttled this routing key (429): its events are paced to one per %s for %s after the last 429, and this one's turn is %s away, past the %s an event waits (at most half of the webhook's time left); not sent (retried later)",
+			ev.Action, eventInterval, paceFor, wait.Round(time.Millisecond), limit.Round(time.Millisecond)))
+	}
+	if wait <= 0 {
+		return nil
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// send makes one attempt, in its turn at a throttled routing key
+// (awaitTurn), and classifies its failure. kept carries, from one attempt
+// of ev to the next, the turn a 429 kept for its retry.
+func (n *Notifier) send(ctx context.Context, ev *pd.V2Event, kept *time.Time) error {
+	turn := *kept
+	*kept = time.Time{}
+	if err := n.awaitTurn(ctx, ev, turn); err != nil {
+		return err
+	}
 	c := &capture{}
 	actx, cancel := context.WithTimeout(context.WithValue(ctx, captureKey{}, c), time.Duration(n.cfg.Timeout))
 	defer cancel()
@@ -354,7 +412,14 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event) error {
 		return &badRequestError{status: c.status, text: text, err: err}
 	case c.status == http.StatusTooManyRequests || c.status == http.StatusRequestTimeout || c.status >= 500:
 		err = fmt.Errorf("send %s event: HTTP %d: %s", ev.Action, c.status, text)
-		if d := amnotify.ParseRetryAfter(c.header, time.Now()); d > 0 {
+		d := amnotify.ParseRetryAfter(c.header, time.Now())
+		if c.status == http.StatusTooManyRequests {
+			// The key is throttled: its events are paced from now on,
+			// this one's retry in the turn it keeps.
+			*kept = pacers.Of(n.ref).Limit(time.Now(), d)
+			d = max(d, time.Until(*kept))
+		}
+		if d > 0 {
 			return notify.RetryAfter(err, d)
 		}
 		return err

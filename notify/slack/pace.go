@@ -1,8 +1,9 @@
 package slack
 
 import (
-	"sync"
 	"time"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // Slack allows about one message per second per channel on
@@ -23,18 +24,11 @@ const (
 	maxPaceWait  = 2 * time.Second
 )
 
-// pacer paces the posts to one channel of one Slack API.
-type pacer struct {
-	mu      sync.Mutex
-	next    time.Time // the next post's turn
-	limited time.Time // Slack's last 429 for the channel
-}
-
 // paced is one post's pacer, and whether it is a page's mirror: a page
 // may take a turn further off than a ticket (awaitTurn), so that in a storm
 // of tickets the page's message still gets one.
 type paced struct {
-	*pacer
+	*notify.Pacer
 	page bool
 }
 
@@ -42,58 +36,16 @@ type paced struct {
 // channel (name or id, as posted to: a parent goes to the configured
 // channel, its thread replies to the id Slack answered, which alias makes
 // share the name's pacer).
-var pacers sync.Map
+var pacers = notify.NewPacers(postInterval, pacedFor)
 
 func pacerKey(apiURL, channel string) string { return apiURL + "\x00" + channel }
 
-func pacerOf(apiURL, channel string) *pacer {
-	key := pacerKey(apiURL, channel)
-	if p, ok := pacers.Load(key); ok {
-		return p.(*pacer)
-	}
-	p, _ := pacers.LoadOrStore(key, &pacer{})
-	return p.(*pacer)
+func pacerOf(apiURL, channel string) *notify.Pacer {
+	return pacers.Of(pacerKey(apiURL, channel))
 }
 
 // alias makes p the pacer of channel too (the id Slack answered for the
 // name p paces), unless channel has one already.
-func alias(apiURL, channel string, p *pacer) {
-	pacers.LoadOrStore(pacerKey(apiURL, channel), p)
-}
-
-// turn takes the next post's turn at now and returns how long to wait for
-// it; ok is false, and nothing taken, when that is longer than max.
-func (p *pacer) turn(now time.Time, max time.Duration) (wait time.Duration, ok bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.limited.IsZero() || now.Sub(p.limited) > pacedFor {
-		return 0, true
-	}
-	at := p.next
-	if at.Before(now) {
-		at = now
-	}
-	if wait = at.Sub(now); wait > max {
-		return wait, false
-	}
-	p.next = at.Add(postInterval)
-	return wait, true
-}
-
-// limit records Slack's 429 at now, asking to wait retryAfter (none given:
-// one postInterval), and returns the turn of the post it refused: its
-// retry keeps its place, the first after the wait.
-func (p *pacer) limit(now time.Time, retryAfter time.Duration) time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.limited = now
-	if retryAfter <= 0 {
-		retryAfter = postInterval
-	}
-	at := now.Add(retryAfter)
-	if p.next.After(at) {
-		at = p.next
-	}
-	p.next = at.Add(postInterval)
-	return at
+func alias(apiURL, channel string, p *notify.Pacer) {
+	pacers.Alias(pacerKey(apiURL, channel), p)
 }

@@ -3,6 +3,8 @@ package slack
 import (
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // The pacer of a channel: nothing paced before Slack's first 429; then one
@@ -12,26 +14,26 @@ import (
 // tickets cannot take; pacing ends pacedFor after the last 429.
 func TestPacerTurns(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
-	var p pacer
+	p := notify.NewPacers(postInterval, pacedFor).Of("#triage")
 	for range 5 {
-		if wait, ok := p.turn(t0, maxPaceWait-postInterval); !ok || wait != 0 {
+		if wait, ok := p.Turn(t0, maxPaceWait-postInterval); !ok || wait != 0 {
 			t.Fatalf("a turn before any 429: %v, %t; want at once", wait, ok)
 		}
 	}
-	if kept := p.limit(t0, time.Second); !kept.Equal(t0.Add(time.Second)) {
+	if kept := p.Limit(t0, time.Second); !kept.Equal(t0.Add(time.Second)) {
 		t.Fatalf("the refused post's turn after a 429 with Retry-After 1s: %v; want 1s on", kept.Sub(t0))
 	}
 	ticket, page := maxPaceWait-postInterval, maxPaceWait
-	if wait, ok := p.turn(t0, ticket); ok || wait != 2*time.Second {
+	if wait, ok := p.Turn(t0, ticket); ok || wait != 2*time.Second {
 		t.Fatalf("a ticket's turn 2s away: %v, %t; want refused", wait, ok)
 	}
-	if wait, ok := p.turn(t0, page); !ok || wait != 2*time.Second {
+	if wait, ok := p.Turn(t0, page); !ok || wait != 2*time.Second {
 		t.Fatalf("a page's turn 2s away: %v, %t; want taken", wait, ok)
 	}
-	if wait, ok := p.turn(t0, page); ok || wait != 3*time.Second {
+	if wait, ok := p.Turn(t0, page); ok || wait != 3*time.Second {
 		t.Fatalf("a page's turn 3s away: %v, %t; want refused", wait, ok)
 	}
-	if wait, ok := p.turn(t0.Add(pacedFor+time.Second), ticket); !ok || wait != 0 {
+	if wait, ok := p.Turn(t0.Add(pacedFor+time.Second), ticket); !ok || wait != 0 {
 		t.Fatalf("a turn %s after the last 429: %v, %t; want at once", pacedFor+time.Second, wait, ok)
 	}
 }

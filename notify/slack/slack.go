@@ -663,7 +663,7 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		data = notify.NewData(no) // a thread reply's digest renders no template but the poster's
 	}
 	poster := n.postOptions(data)
-	pace := &paced{pacer: pacerOf(n.cfg.APIURL, channel), page: no.Action == alert.ActionPage}
+	pace := &paced{Pacer: pacerOf(n.cfg.APIURL, channel), page: no.Action == alert.ActionPage}
 	err := n.callRefusable(ctx, no, msg, pace, func(ctx context.Context, blocks []sl.Block) error {
 		opts := append([]sl.MsgOption{sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false)}, poster...)
 		if threadTS != "" {
@@ -679,7 +679,7 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		if err == nil && ch != "" && ch != channel {
 			// Parents go to the channel's name, their replies to the id
 			// Slack answered: one channel, one pace.
-			alias(n.cfg.APIURL, ch, pace.pacer)
+			alias(n.cfg.APIURL, ch, pace.Pacer)
 		}
 		return err
 	})
@@ -757,14 +757,14 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 		case errors.As(err, &rl):
 			n.metrics.Failure(notify.ReasonRateLimited)
 			if posts {
-				turn = pace.limit(time.Now(), rl.RetryAfter)
+				turn = pace.Limit(time.Now(), rl.RetryAfter)
 			}
 			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
 		case errors.As(err, &se):
 			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
 				if posts {
-					turn = pace.limit(time.Now(), 0)
+					turn = pace.Limit(time.Now(), 0)
 				}
 				// No Retry-After: the backoff's wait (RetryAfter 0), and a
 				// parent's redraw is tried again later (redrawLater).
@@ -813,7 +813,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 
 // awaitTurn waits for the post's turn on its channel: kept (the turn a 429
 // of its own kept for its retry: the Retry-After its retry waited), or the
-// next (pacer.turn), at most maxPaceWait away (a ticket's: a postInterval
+// next (notify.Pacer.Turn), at most maxPaceWait away (a ticket's: a postInterval
 // less, so the last turn within reach is left to the mirror of a page) and
 // half of what is left of ctx; a turn further off fails the attempt,
 // retryable after it, sending nothing.
@@ -828,7 +828,7 @@ func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) e
 			max = min(max, time.Until(dl)/2)
 		}
 		var ok bool
-		if wait, ok = pace.turn(time.Now(), max); !ok {
+		if wait, ok = pace.Turn(time.Now(), max); !ok {
 			n.metrics.Failure(notify.ReasonRateLimited)
 			return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away, past the %s a post waits (a page's mirror %s; at most half of the webhook's time left); not posted (retried later)",
 				wait.Round(time.Millisecond), max.Round(time.Millisecond), maxPaceWait))

@@ -1,0 +1,91 @@
+package notify
+
+import (
+	"sync"
+	"time"
+)
+
+// Pacer paces the requests to one rate-limited endpoint — a Slack channel,
+// a PagerDuty routing key — once it has refused one (429): before any 429
+// nothing is paced; after one, requests take turns one interval apart, none
+// before the Retry-After, until pacedFor has passed without a 429. Each
+// request honouring only its own Retry-After, every one waiting on the
+// endpoint retried at once: hundreds of requests a second against an
+// endpoint that takes one or two, a storm of 429s that (where refused
+// requests count against the limit) never lets the throttle clear. Safe
+// for concurrent use.
+type Pacer struct {
+	interval, pacedFor time.Duration
+
+	mu      sync.Mutex
+	next    time.Time // the next request's turn
+	limited time.Time // the endpoint's last 429
+}
+
+// Interval is the time between two paced requests.
+func (p *Pacer) Interval() time.Duration { return p.interval }
+
+// Turn takes the next request's turn at now and returns how long to wait
+// for it; ok is false, and nothing taken, when that is longer than max.
+func (p *Pacer) Turn(now time.Time, max time.Duration) (wait time.Duration, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.limited.IsZero() || now.Sub(p.limited) > p.pacedFor {
+		return 0, true
+	}
+	at := p.next
+	if at.Before(now) {
+		at = now
+	}
+	if wait = at.Sub(now); wait > max {
+		return wait, false
+	}
+	p.next = at.Add(p.interval)
+	return wait, true
+}
+
+// Limit records the endpoint's 429 at now, asking to wait retryAfter (none
+// given: one interval), and returns the turn of the request it refused:
+// its retry keeps its place, the first after the wait.
+func (p *Pacer) Limit(now time.Time, retryAfter time.Duration) time.Time {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.limited = now
+	if retryAfter <= 0 {
+		retryAfter = p.interval
+	}
+	at := now.Add(retryAfter)
+	if p.next.After(at) {
+		at = p.next
+	}
+	p.next = at.Add(p.interval)
+	return at
+}
+
+// Pacers holds one Pacer per endpoint key, all with the same interval and
+// pacedFor, shared by every notifier of the process (across reloads: a
+// reloaded notifier keeps its endpoint's pace).
+type Pacers struct {
+	interval, pacedFor time.Duration
+	m                  sync.Map
+}
+
+// NewPacers returns pacers of requests interval apart, for pacedFor after
+// an endpoint's last 429.
+func NewPacers(interval, pacedFor time.Duration) *Pacers {
+	return &Pacers{interval: interval, pacedFor: pacedFor}
+}
+
+// Of returns key's pacer.
+func (ps *Pacers) Of(key string) *Pacer {
+	if p, ok := ps.m.Load(key); ok {
+		return p.(*Pacer)
+	}
+	p, _ := ps.m.LoadOrStore(key, &Pacer{interval: ps.interval, pacedFor: ps.pacedFor})
+	return p.(*Pacer)
+}
+
+// Alias makes p the pacer of key too, unless key has one already.
+func (ps *Pacers) Alias(key string, p *Pacer) {
+	ps.m.LoadOrStore(key, p)
+}
