@@ -261,8 +261,10 @@ func (t *Triage) escalationPager(tg *triageTarget, extra string) (Pager, string)
 // PagerDuty (nil: escalation's — a ticket receiver whose pages go to the
 // escalate_to receiver acks and resolves them there), escalation the one
 // that pages escalations (nil: pager); with neither, ack and resolve answer
-// an error. An n that offers no action is skipped.
+// an error. An n that offers no action gets no buttons, but keeps its
+// parents' resolved marks in t's store all the same (Notifier.marks).
 func (t *Triage) Add(receiver, integration string, n *Notifier, pager, escalation Pager) error {
+	n.marks = t // with or without actions: the parents' resolved marks
 	if len(n.cfg.Actions.Names) == 0 {
 		return nil
 	}

@@ -540,11 +540,23 @@ func TestAnIncidentFiringAgainAfterAHandResolveSaysItPagedAgain(t *testing.T) {
 // webhook's closing, sent at once while this one waited in the update
 // window, or another replica's) replied "N resolved" under "[RESOLVED]"
 // (an audit: 51 of 80 bursts). Once the parent is drawn resolved, such a
-// reply is not posted; before, it is.
+// reply is not posted; before, it is. So also without triage buttons (the
+// parent's resolved mark is kept all the same; before, it was not).
 func TestAPartialResolveAfterTheIncidentsResolveIsNotPosted(t *testing.T) {
+	for _, buttons := range []bool{true, false} {
+		t.Run(fmt.Sprintf("buttons=%t", buttons), func(t *testing.T) { partialAfterResolve(t, buttons) })
+	}
+}
+
+func partialAfterResolve(t *testing.T, buttons bool) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	n := e.notifier(t, nil)
-	e.tickingTriage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+	if buttons {
+		e.tickingTriage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+	} else {
+		n = e.notifier(t, func(c *slack.Config) { c.Actions = slack.TriageActions{} })
+		e.triage(t, n, nil, nil, nil)
+	}
 	ref := e.parent.Channel + " " + e.parent.TS
 	partial := func(fp string) *alert.Notification {
 		no := under(ref, note(alert.KindResolved, alert.ActionPage, "resolved", fp))

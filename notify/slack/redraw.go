@@ -42,7 +42,8 @@ type laterRedraw struct {
 }
 
 // laterRedraws holds, by Slack API URL, channel and message, the parents
-// drawn resolved whose redraw Slack rate-limited past the webhook's time:
+// drawn resolved whose redraw Slack rate-limited past the webhook's time, or
+// refused failing (laterWait):
 // chat.update is Tier 3 (about 50 a minute), and a storm of resolves left
 // a third of the parents drawn firing for good, their alerts resolved (an
 // audit: 30 of 80 after Retry-After: 30). Each is drawn again after
@@ -89,6 +90,18 @@ func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message,
 	return true
 }
 
+// laterWait reports whether a failed redraw is tried again later, and
+// after how long: one Slack refused for now (Retry-After: rate limited),
+// after its wait; one that failed retryable (5xx, the connection cut, a
+// timeout), after minRedrawWait. A permanent failure (the message or
+// channel gone, the token revoked) is not.
+func laterWait(err error) (time.Duration, bool) {
+	if wait, ok := notify.RetryAfterOf(err); ok {
+		return wait, true
+	}
+	return minRedrawWait, alert.Retryable(err)
+}
+
 // redrawn cancels p's waiting redraw: the parent was just drawn.
 func (n *Notifier) redrawn(p parentRef) {
 	key := redrawKey(n, p)
@@ -128,7 +141,7 @@ func (r *laterRedraw) draw(key string) {
 	n := r.n
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Duration(n.cfg.Timeout))
 	defer cancel()
-	if m, err := n.triage.t.readMessage(ctx, r.no.Incident, r.p.channel, r.p.ts); err != nil || !m.resolved {
+	if m, err := n.marks.readMessage(ctx, r.no.Incident, r.p.channel, r.p.ts); err != nil || !m.resolved {
 		laterRedraws.Lock()
 		if laterRedraws.m[key] == r {
 			delete(laterRedraws.m, key)
@@ -139,7 +152,10 @@ func (r *laterRedraw) draw(key string) {
 		}
 		return // the incident fires again: its own drawing stands
 	}
-	lines, st := n.triage.view(ctx, r.no, r.p, newTriageState(r.no))
+	lines, st := []string(nil), newTriageState(r.no)
+	if n.triage != nil {
+		lines, st = n.triage.view(ctx, r.no, r.p, st)
+	}
 	msg := r.msg.withActions(n, r.no, lines, st)
 	err := n.callRefusable(ctx, r.no, msg, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, r.p.channel, r.p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(r.msg.text, false))
@@ -154,7 +170,7 @@ func (r *laterRedraw) draw(key string) {
 		n.logger.Info("parent message redrawn after Slack's rate limit", "incident", r.no.Incident, "tries", r.tries)
 		return
 	}
-	if wait, ok := notify.RetryAfterOf(err); ok && n.redrawLater(r.no, r.p, r.msg, wait) {
+	if wait, ok := laterWait(err); ok && n.redrawLater(r.no, r.p, r.msg, wait) {
 		return
 	}
 	laterRedraws.Lock()

@@ -62,7 +62,7 @@ func TestAParentRedrawRateLimitedPastTheWebhookIsDrawnLater(t *testing.T) {
 			t.Errorf("the parent was updated %d times, want once", m.Updates)
 		}
 	}
-	if !strings.Contains(e.h.logs.String(), "drawn again after Slack's Retry-After") {
+	if !strings.Contains(e.h.logs.String(), "drawn again later") {
 		t.Errorf("log %s, want the later redraw said", e.h.logs.String())
 	}
 }
@@ -93,5 +93,31 @@ func TestALaterRedrawNeverPaintsOverAnotherReplicasDrawing(t *testing.T) {
 	time.Sleep(12 * time.Second) // past the Retry-After and its spread
 	if strings.Contains(e.drawnOf(e.parent.TS), "*resolved*") {
 		t.Fatalf("the later redraw painted the firing incident resolved; log:\n%s", e.h.logs.String())
+	}
+}
+
+// A resolve whose parent's redraw Slack failed on every attempt of the
+// webhook (500s, the connection cut) was answered — its reply is in the
+// thread — and the parent said firing for good (an audit). It is drawn
+// resolved later, also for an entry without triage buttons (the parent's
+// resolved mark is kept all the same).
+func TestAParentRedrawSlackFailedIsDrawnLaterWithoutButtons(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, func(c *slack.Config) { c.Actions = slack.TriageActions{} })
+	e.triage(t, n, nil, nil, nil)
+	failing := slacktest.Fault{Method: "chat.update", Status: 500}
+	e.h.srv.Fail(failing, failing, failing, failing, failing, failing)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if err := n.Notify(ctx, e.resolvedNote(alert.ActionTicket)); err != nil {
+		t.Fatalf("the resolve: %v", err)
+	}
+	if len(e.h.srv.Thread(e.parent.TS)) != 1 || strings.Contains(e.drawnOf(e.parent.TS), "*resolved*") {
+		t.Fatalf("thread %+v, parent %s: want the resolve's reply, the parent not drawn yet", e.h.srv.Thread(e.parent.TS), e.drawnOf(e.parent.TS))
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(e.drawnOf(e.parent.TS), "*resolved*"); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the parent was never drawn resolved after Slack failed its redraw; log:\n%s", e.h.logs.String())
+		}
 	}
 }

@@ -118,6 +118,12 @@ type Notifier struct {
 	// resolve of an incident paged again, and keeps the triage lines and
 	// the state of the buttons on every edit.
 	triage *triageLink
+	// marks, set by Triage.Add with or without actions, keeps in the store
+	// whether each parent is drawn resolved: a partial resolve reaching
+	// Slack after the incident's resolve is not posted under it, and a
+	// resolved drawing Slack refused is drawn again later only while its
+	// parent is still marked resolved (redrawLater). nil: no store.
+	marks *Triage
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -443,7 +449,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			}
 		}
 		update := !no.IncidentResolved && !no.Opening
-		if update && n.triage != nil && allResolved(no) && n.triage.t.parentResolved(ctx, no.Incident, p) {
+		if update && n.marks != nil && allResolved(no) && n.marks.parentResolved(ctx, no.Incident, p) {
 			// A partial resolve that reached Slack after the incident's
 			// resolve (another webhook's, sent at once while this one
 			// waited in the update window or behind Slack's pacing, or
@@ -599,12 +605,12 @@ const redrawnNote = "Redrawn for the update that changed the incident: the count
 // resolves or fires again; firing again, the Ref says the decision the
 // parent is now drawn with.
 func (n *Notifier) reply(ctx context.Context, no *alert.Notification, p parentRef, msg message) error {
-	if no.IncidentResolved && n.triage != nil {
+	if no.IncidentResolved && n.marks != nil {
 		// Marked resolved before the resolve is posted: a partial resolve
 		// checking the mark meanwhile (deliver) is not posted after it (a
 		// review: marked once the parent was redrawn, four came between).
 		// Should the post fail, Alertmanager's retry posts it.
-		n.triage.t.parentEdited(ctx, no.Incident, p, true)
+		n.marks.parentEdited(ctx, no.Incident, p, true)
 	}
 	if _, err := n.post(ctx, no, msg, p.channel, p.ts); err != nil {
 		return err
@@ -637,15 +643,20 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	})
-	if tell && !no.IncidentResolved && n.triage != nil {
+	if tell && !no.IncidentResolved && n.marks != nil {
 		// Whether or not Slack took the edit: the incident fires again,
 		// which a click on the parent must hear (its resolve was marked
 		// before it was posted: reply).
-		n.triage.t.parentEdited(ctx, no.Incident, p, false)
+		n.marks.parentEdited(ctx, no.Incident, p, false)
 	}
 	if err != nil {
-		if wait, ok := notify.RetryAfterOf(err); ok && tell && no.IncidentResolved && n.triage != nil && n.redrawLater(no, p, msg, wait) {
-			n.logger.Warn("edit parent message refused for now (rate limited, or Retry-After) past the webhook's time: drawn again after Slack's Retry-After", "incident", no.Incident, "retry_after", wait, "err", err)
+		// The resolved drawing Slack refused for now — rate limited
+		// (Tier 3), or failing (5xx, the connection cut) on every attempt
+		// within the webhook — is drawn again later: the webhook is
+		// answered, its resolve posted in the thread, and the parent would
+		// say firing for good (an audit: a burst of 500s and resets).
+		if wait, ok := laterWait(err); ok && tell && no.IncidentResolved && n.marks != nil && n.redrawLater(no, p, msg, wait) {
+			n.logger.Warn("edit parent message refused for now (rate limited, Retry-After, or Slack failing): drawn again later", "incident", no.Incident, "retry_after", wait, "err", err)
 			return false
 		}
 		n.logger.Warn("edit parent message failed", "incident", no.Incident, "err", err)
