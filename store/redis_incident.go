@@ -109,10 +109,13 @@ local function apply(k1, k2, A, o, last)
   end
   -- run records the store's run the step saw (l), marking the incident
   -- restored (x) when an earlier run wrote it; create says it may write a
-  -- state hash that has none (a Join's or Leave's, which touch it).
+  -- state hash that has none (a Join's or Leave's, which touch it). A
+  -- replica that has not noticed the new run yet (its life earlier than
+  -- the one recorded) changes nothing: the incident may be the new run's.
   local function run(create)
     if life == '' or l == life then return end
     if l then
+      if (tonumber(life) or 0) < (tonumber(l) or 0) then return end
       if not restored then
         redis.call('HSET', k1, 'x', '1')
         restored = true

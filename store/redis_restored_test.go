@@ -40,22 +40,25 @@ func TestALeaveOfARestoredIncidentClosesItWithTheMembersItsGroupLost(t *testing.
 	cases := []struct {
 		name         string
 		groups       []string // the Joins' groups, one member each
+		joinLife     int64
 		leaveLife    int64
 		leaveGroup   string
 		closes       bool
 		wantDropped  int
 		wantRemained int64
 	}{
-		{"a later run, the only group", []string{"g", "g", "g"}, 2, "g", true, 2, 0},
-		{"the same run (an HA peer's lagging webhook)", []string{"g", "g", "g"}, 1, "g", false, 0, 2},
-		{"a later run, another group joined", []string{"g", "g", "h"}, 2, "g", false, 0, 2},
-		{"a later run, no group known", []string{"g", "g", "g"}, 2, "", false, 0, 2},
-		{"no run known", []string{"g", "g", "g"}, 0, "g", false, 0, 2},
+		{"a later run, the only group", []string{"g", "g", "g"}, 1, 2, "g", true, 2, 0},
+		{"the same run (an HA peer's lagging webhook)", []string{"g", "g", "g"}, 1, 1, "g", false, 0, 2},
+		{"a later run, another group joined", []string{"g", "g", "h"}, 1, 2, "g", false, 0, 2},
+		{"a later run, no group known", []string{"g", "g", "g"}, 1, 2, "", false, 0, 2},
+		{"no run known", []string{"g", "g", "g"}, 1, 0, "g", false, 0, 2},
+		{"a replica that has not noticed the new run", []string{"g", "g", "g"}, 2, 1, "g", false, 0, 2},
+		{"an incident an earlier build wrote (no run recorded)", []string{"g", "g", "g"}, 0, 2, "g", false, 0, 2},
 	}
 	for i, c := range cases {
 		key := store.IncidentKey("t:", "restored-"+string(rune('a'+i)), "pd/pd/0")
 		for j, g := range c.groups {
-			step(key, store.StepJoin, 1, g, string(rune('a'+j)))
+			step(key, store.StepJoin, c.joinLife, g, string(rune('a'+j)))
 		}
 		r := step(key, store.StepLeave, c.leaveLife, c.leaveGroup, "a")
 		if got := r.Outcome == store.OutcomeClosing; got != c.closes || r.Dropped != c.wantDropped || r.Remaining != c.wantRemained {
