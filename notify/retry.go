@@ -46,12 +46,14 @@ func (p RetryPolicy) normalized() RetryPolicy {
 		p.MaxBackoff = p.InitialBackoff
 	}
 	if p.Wait == nil {
-		p.Wait = timerWait
+		p.Wait = Sleep
 	}
 	return p
 }
 
-func timerWait(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (its error); the default
+// RetryPolicy.Wait.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -343,14 +343,7 @@ func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time
 	if wait <= 0 {
 		return nil
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return notify.Sleep(ctx, wait)
 }
 
 // send makes one attempt, in its turn at a throttled routing key

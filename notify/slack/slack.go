@@ -848,14 +848,7 @@ func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) e
 	if wait <= 0 {
 		return nil
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return notify.Sleep(ctx, wait)
 }
 
 // mayHaveActed are the Slack error codes its Web API reference says of
