@@ -163,6 +163,11 @@ receivers:
         api_url: {{.SlackURL}}
         channel: "#{{.SlackChannel}}"
         mirror_pages: true
+{{- if .AlertmanagerURL}}
+alertmanager:
+  url: {{.AlertmanagerURL}}
+  resolve_unsent_after: {{.ResolveUnsentAfter}}
+{{- end}}
 `))
 
 // startFaultRouter runs one router replica with retrigger_interval retrigger.
@@ -181,6 +186,10 @@ type faultKnobs struct {
 	// WebhookTimeout is webhook.timeout (8s when zero): a dead replica's
 	// incident lease lasts about this plus the settle time.
 	WebhookTimeout time.Duration
+	// AlertmanagerURL, when set, is alertmanager.url, with
+	// ResolveUnsentAfter its resolve_unsent_after.
+	AlertmanagerURL    string
+	ResolveUnsentAfter time.Duration
 }
 
 // writeFaultConfig renders the fault router config with knobs to path.
@@ -191,6 +200,7 @@ func (s *stack) writeFaultConfig(t *testing.T, path string, k faultKnobs) {
 		"RoutingKey": pdtest.RoutingKey, "PagerDutyURL": s.pd.EnqueueURL(),
 		"SlackToken": slackToken, "SlackURL": s.slack.APIURL(), "SlackChannel": slackChannel,
 		"GroupBy": k.GroupBy, "WebhookTimeout": "8s",
+		"AlertmanagerURL": k.AlertmanagerURL, "ResolveUnsentAfter": k.ResolveUnsentAfter.String(),
 	}
 	if k.WebhookTimeout > 0 {
 		vars["WebhookTimeout"] = k.WebhookTimeout.String()

@@ -29,6 +29,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -919,6 +920,30 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			}
 		}, func(error) { close(stop) })
 	}
+	// Unsent resolves: the webhooks answered 5xx whose alerts Alertmanager
+	// stopped retrying and no longer holds are resolved on its behalf
+	// (webhook.Orphans), one replica a sweep.
+	{
+		stop := make(chan struct{})
+		g.Add(func() error {
+			for {
+				b := rt.current.Load()
+				every := sweepInterval(b.edge.Orphans)
+				select {
+				case <-stop:
+					return nil
+				case <-time.After(every):
+				}
+				if o := b.edge.Orphans; o != nil && rt.current.Load() == b {
+					ctx, cancel := context.WithTimeout(context.Background(), every+time.Duration(b.edge.Timeout))
+					if won, err := (dedup.Leases{Store: b.state.store, TTL: every / 2}).Acquire(ctx, []string{b.state.cfg.KeyPrefix + "orphan-sweep"}, dedup.NewToken()); err == nil && won[0] {
+						o.Sweep(ctx, b.pipeline, time.Duration(b.edge.Timeout))
+					}
+					cancel()
+				}
+			}
+		}, func(error) { close(stop) })
+	}
 	// HTTP: stops accepting on shutdown, then waits for in-flight webhooks
 	// (bounded by their own timeout plus a margin) before the store closes.
 	{
@@ -969,4 +994,14 @@ func (m *Main) listenAndServe(srv *http.Server, source string) error {
 	}
 	m.logger.Info("router listening", "addresses", fmt.Sprint(bound), "config", source)
 	return web.ServeMultiple(listeners, srv, m.webFlags, m.logger)
+}
+
+// sweepInterval is how often the unsent resolves are swept: a quarter of
+// resolve_unsent_after, between 1 and 30 seconds (30 s when off: the next
+// reload may turn it on).
+func sweepInterval(o *webhook.Orphans) time.Duration {
+	if o == nil {
+		return 30 * time.Second
+	}
+	return min(max(o.After/4, time.Second), 30*time.Second)
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	commoncfg "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/internal/redact"
 )
@@ -42,6 +43,24 @@ type Config struct {
 	HTTPConfig commoncfg.HTTPClientConfig `yaml:"http_config,omitempty"`
 	// Timeout bounds one request (default 10s).
 	Timeout time.Duration `yaml:"-"`
+	// ResolveUnsentAfter is how long a webhook the router answered 5xx
+	// that carried a firing alert goes without a retry from Alertmanager
+	// before the router asks whether its alerts still fire, and resolves
+	// on Alertmanager's behalf those it no longer holds (webhook.Orphans):
+	// Alertmanager sends no resolve of a firing it never counted notified.
+	// Unset: 5m; 0 turns it off.
+	ResolveUnsentAfter *model.Duration `yaml:"resolve_unsent_after,omitempty"`
+}
+
+// DefaultResolveUnsentAfter is ResolveUnsentAfter when unset.
+const DefaultResolveUnsentAfter = 5 * time.Minute
+
+// ResolveUnsent returns ResolveUnsentAfter, or its default when unset.
+func (c *Config) ResolveUnsent() time.Duration {
+	if c.ResolveUnsentAfter == nil {
+		return DefaultResolveUnsentAfter
+	}
+	return time.Duration(*c.ResolveUnsentAfter)
 }
 
 // Validate returns the problems of the block, each prefixed by its YAML key.
@@ -54,6 +73,9 @@ func (c *Config) Validate() error {
 		// reaches no API), and a query there is often a credential every
 		// error would then print: give credentials in http_config.
 		errs = append(errs, fmt.Errorf("url: %q must not have a query or fragment: the API paths are appended to it (give credentials in http_config)", redact.URL(c.URL)))
+	}
+	if d := c.ResolveUnsentAfter; d != nil && *d < 0 {
+		errs = append(errs, fmt.Errorf("resolve_unsent_after: %s is negative (0 turns it off)", d))
 	}
 	if err := c.HTTPConfig.Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("http_config: %s", redact.Text(err.Error()))) // a proxy_url's credentials hidden

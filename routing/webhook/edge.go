@@ -142,6 +142,9 @@ type EdgeOptions struct {
 	// webhook is answered 503 with Retry-After (Alertmanager retries it).
 	// Zero means no cap.
 	MaxConcurrent int
+	// Orphans keeps the webhooks answered 5xx for a resolve on
+	// Alertmanager's behalf (nil: none; alertmanager.url unset).
+	Orphans *Orphans
 }
 
 // RetryAfter is the Retry-After of a webhook refused for overload.
@@ -533,6 +536,15 @@ func (h *webhook) serve(c echo.Context) error {
 		defer cancel()
 	}
 	sum, err := gen.Processor.Process(ctx, msg)
+	if o := opts.Orphans; o != nil {
+		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanWriteTimeout)
+		if err != nil {
+			o.Record(octx, msg, body)
+		} else {
+			o.Forget(octx, msg)
+		}
+		cancel()
+	}
 	if err != nil {
 		status := http.StatusServiceUnavailable
 		var de *alert.DeliveryError
