@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,9 @@ import (
 // alerts resolved: the restored incident holds those alerts again, whose
 // resolves Alertmanager does not send again — and the page stayed
 // triggered in PagerDuty for good when the others resolved (an audit: 60 of
-// 200 restored, no resolve). Two replicas: the last resolve resolves it.
+// 200 restored, no resolve). Two replicas: the last resolve resolves it, at
+// once after the restart (a review: a rule waiting for the replicas to
+// notice Redis' new run missed it).
 func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
 	s := newStack(t)
 	r1, r2 := s.startFaultRouter(t, "router-1", 5*time.Minute), s.startFaultRouter(t, "router-2", 5*time.Minute)
@@ -35,19 +36,11 @@ func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
 		}
 		return fmt.Errorf("webhooks %q", proxy.webhooks())
 	})
+	time.Sleep(2500 * time.Millisecond) // Redis tells its run's start to the second
 	s.redis.Kill()
 	if err := s.redis.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 30*time.Second, "both replicas noticing Redis' new run", func() error {
-		for _, r := range []*proc{r1, r2} {
-			b, _ := os.ReadFile(r.logPath)
-			if !strings.Contains(string(b), "Redis started a new run") {
-				return fmt.Errorf("%s has not said it", r.name)
-			}
-		}
-		return nil
-	})
 	postAlerts(t, resolved(alerts[10:]), am)
 	eventually(t, 30*time.Second, "the page resolved", s.wantPD(1, 1))
 	consistently(t, quietWindow, "nothing more", s.wantPD(1, 1))

@@ -97,7 +97,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open o
 		index[t] = i
 	}
 	all := p.group(trs, false)
-	leases := p.incidentLeases(all, open, groupHash(msg))
+	leases := p.incidentLeases(all, open, msg.GroupID())
 	var ops []store.ClaimedOp
 	for _, l := range leases {
 		for _, st := range l.pendingSteps() {
@@ -133,7 +133,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open o
 		// Some claims were lost (or none taken: fail closed): the batches
 		// and incidents of the won transitions only.
 		batches = p.group(trs, true)
-		leases = p.incidentLeases(batches, open, groupHash(msg))
+		leases = p.incidentLeases(batches, open, msg.GroupID())
 	}
 	p.notifications(msg, batches)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr

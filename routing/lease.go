@@ -3,7 +3,6 @@ package routing
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -38,23 +37,12 @@ type incidentLease struct {
 	// firing alert of it (heldOpen). Its
 	// resolves leave with StepUnjoin, which takes no resolving lease.
 	keepOpen bool
-	// group names the webhook's Alertmanager group (groupHash), which
-	// the incident's steps record (store.IncidentOp.Group).
+	// group names the webhook's Alertmanager group (alert.Message.GroupID),
+	// which the incident's steps record (store.IncidentOp.Group).
 	group string
-	// dropped counts the members a Leave of the restored incident removed
-	// although the webhook did not name them (store.IncidentResult.Dropped).
+	// dropped counts the members a Leave removed although the webhook did
+	// not name them (store.IncidentResult.Dropped).
 	dropped int
-}
-
-// groupHash names msg's Alertmanager group in the store: a short hash of
-// its groupKey ("" when it has none).
-func groupHash(msg *alert.Message) string {
-	if msg.GroupKey == "" {
-		return ""
-	}
-	h := fnv.New64a()
-	h.Write([]byte(msg.GroupKey))
-	return strconv.FormatUint(h.Sum64(), 36)
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -142,7 +130,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 	}
 	for _, l := range leases {
 		if l.dropped > 0 {
-			p.Logger.Warn("resolve of an incident Redis restored from an earlier run (restarted from an older snapshot, or failed over): closed with members the webhook's Alertmanager group no longer holds — alerts that resolved while the writes Redis lost were made",
+			p.Logger.Warn("resolve of an incident holding members its Alertmanager group no longer holds that started before Redis' current run (restarted from an older snapshot, or failed over): alerts that resolved while writes Redis lost were made, removed with it",
 				"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "dropped", l.dropped)
 		}
 	}
@@ -252,11 +240,6 @@ func (o openBy) keeps(b *batch) bool {
 // updates (PagerDuty) asks for a retrigger (retrigger.go).
 func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, token string) store.IncidentOp {
 	op := store.IncidentOp{Key: l.key, Step: st.step, Members: members(st.batches), Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL, Group: l.group}
-	if p.StoreLife != nil {
-		if life := p.StoreLife(); !life.IsZero() {
-			op.Life = life.UnixMilli()
-		}
-	}
 	if st.step == store.StepJoin && p.RetriggerInterval > 0 && slices.ContainsFunc(st.batches, mayRetrigger) {
 		op.Retrigger = p.retriggerInterval()
 	}

@@ -145,22 +145,21 @@ type IncidentOp struct {
 	// IncidentResult.Retriggered and PrevTriggered.
 	Triggered, PrevTriggered string
 	// Group, on a Join, Leave or Unjoin, names the Alertmanager group the
-	// step's alerts came in (a short hash of its groupKey; "" unknown), and
-	// Life is when the store's current run began as the router knows it
-	// (dedup.StoreLife, ms; 0 unknown). A Join keeps its Group among the
-	// incident's groups; a step of a later run than the incident's last
-	// marks it restored (the run may hold older data than was last
-	// written: Redis restarted from an older snapshot, or failed over). A
-	// Leave of a restored incident whose only group is the Leave's closes
-	// it whatever members remain (IncidentResult.Dropped): a Leave is sent
-	// only for a webhook that carries every alert of its group and no
-	// firing one of the incident, so the members left are alerts that
-	// resolved while the lost writes were made — else the page stays open
-	// for good (an audit: a restore from an older snapshot left 60 such
-	// members, PagerDuty never resolved). Redis only: a memory store is
-	// never restored, and ignores both.
+	// step's alerts came in (a short hash of its receiver and groupKey; ""
+	// unknown). A Join keeps it among the incident's groups. A Leave is
+	// sent only for a webhook that carries every alert of its group and no
+	// firing one of the incident: when the incident's only group is the
+	// Leave's and no Join of it ran since Redis' current run began (INFO's
+	// uptime), the members left are alerts that resolved while writes the
+	// run lost were made — Redis restarted from an older snapshot — whose
+	// resolve will not come again: the Leave removes them too and closes
+	// the incident (IncidentResult.Dropped), else the page stayed open for
+	// good (an audit: 60 such members, PagerDuty never resolved). An
+	// incident a Join reached in the current run (an HA peer's lagging
+	// webhook lacks the newest alert: a review saw it closed by a rule that
+	// did not ask), or that several groups joined, keeps them. Redis only:
+	// a memory store is never restored, and ignores it.
 	Group string
-	Life  int64
 }
 
 // IncidentResult answers one IncidentOp.
@@ -177,9 +176,8 @@ type IncidentResult struct {
 	Removed []Member
 	// Remaining counts the members left after a Leave.
 	Remaining int64
-	// Dropped counts the members a Leave of a restored incident removed
-	// although it did not name them (IncidentOp.Group); they are in
-	// Removed too.
+	// Dropped counts the members a Leave removed although it did not name
+	// them (IncidentOp.Group); they are in Removed too.
 	Dropped int
 	// Retriggered is, when a Join with Retrigger took the incident's
 	// trigger, the time it took (ms since the epoch, the store's clock):

@@ -30,10 +30,9 @@ import (
 // empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
 // the count of members it dropped (IncidentOp.Group; empty when none), an
 // empty string and the removed members with the starts they held. A Join's,
-// Leave's and Unjoin's ref argument is "<life> <group>" (IncidentOp.Life and
-// Group, each empty when unknown); the state hash keeps the last run a step
-// saw in l, x when an earlier run wrote it, and k:<group> for each group a
-// Join came in. The time is
+// Leave's and Unjoin's ref argument is its group (IncidentOp.Group, empty
+// when unknown); the state hash keeps k:<group> for each group a Join came
+// in, and j when a Join last ran (the server's time). The time is
 // the server's (TIME), so replicas with skewed clocks agree on leases and
 // on when an incident was last triggered. On a single node the steps
 // of a batch go in one call (a call's fixed cost in Redis is that of several
@@ -62,17 +61,13 @@ end
 -- (A is ARGV, or the step's arguments with only the members it keeps).
 local function apply(k1, k2, A, o, last)
   local step, tok, lease, ttl, ref, aux = A[o+1], A[o+2], tonumber(A[o+3]), tonumber(A[o+4]), A[o+5], A[o+6]
-  -- A Join's, Leave's or Unjoin's ref is "<life> <group>" (IncidentOp.Life,
-  -- Group; either empty when unknown).
-  local life, grp = '', ''
-  if step == 'join' or step == 'leave' or step == 'unjoin' then
-    life, grp = string.match(ref, '^(%d*) ?(.*)$')
-    life, grp = life or '', grp or ''
-  end
+  -- A Join's, Leave's or Unjoin's ref is its group (IncidentOp.Group).
+  local grp = ''
+  if step == 'join' or step == 'leave' or step == 'unjoin' then grp = ref end
   local gf = 'k:' .. grp -- the group's field in the state hash
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', 'l', 'x', gf)
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf, 'j')
   local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
-  local l, restored, ingroup = h[6], h[7] == '1', grp ~= '' and h[8] ~= false
+  local ingroup, joined = grp ~= '' and h[6] ~= false, tonumber(h[7] or '')
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
   local leased = (s == 'opening' or s == 'resolving')
   local mine = leased and owner == tok
@@ -107,24 +102,15 @@ local function apply(k1, k2, A, o, last)
       redis.call('PEXPIRE', k2, ttl)
     end
   end
-  -- run records the store's run the step saw (l), marking the incident
-  -- restored (x) when an earlier run wrote it; create says it may write a
-  -- state hash that has none (a Join's or Leave's, which touch it). A
-  -- replica that has not noticed the new run yet (its life earlier than
-  -- the one recorded) changes nothing: the incident may be the new run's.
-  local function run(create)
-    if life == '' or l == life then return end
-    if l then
-      if (tonumber(life) or 0) < (tonumber(l) or 0) then return end
-      if not restored then
-        redis.call('HSET', k1, 'x', '1')
-        restored = true
-      end
-    elseif not create then
-      return
-    end
-    redis.call('HSET', k1, 'l', life)
-    l = life
+  -- runBegan returns when Redis' current run began, in ms (TIME less
+  -- INFO's uptime); false when INFO is refused (an ACL user without
+  -- +info) or says nothing of it.
+  local function runBegan()
+    local info = redis.pcall('INFO', 'server')
+    if type(info) ~= 'string' then return false end
+    local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+    if not up then return false end
+    return clock() - up * 1000
   end
   -- sole reports whether the step's group is the only one the incident's
   -- Joins recorded.
@@ -137,8 +123,13 @@ local function apply(k1, k2, A, o, last)
   end
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
-    run(true)
-    if grp ~= '' and not ingroup then redis.call('HSET', k1, gf, '1') end
+    -- its group, and when it joined (j: a Leave reads whether any member
+    -- joined in Redis' current run)
+    if grp ~= '' and not ingroup then
+      redis.call('HSET', k1, gf, '1', 'j', string.format('%d', clock()))
+    else
+      redis.call('HSET', k1, 'j', string.format('%d', clock()))
+    end
     local out = {'', r, 0, '', ''}
     local stale = false
     local seen = {}
@@ -193,19 +184,22 @@ local function apply(k1, k2, A, o, last)
     return out
   elseif step == 'leave' then
     if leased and not mine then return {'busy', r, 0} end
-    run(true)
     local out = {'still_open', r, 0, '', ''}
     leave(out)
     local n = redis.call('HLEN', k2)
-    if n > 0 and restored and sole() then
-      -- A restored incident whose members all came in this Leave's group,
-      -- which holds no firing alert of it now: the members left resolved
-      -- while the writes the run lost were made (IncidentOp.Group).
-      local rest = redis.call('HGETALL', k2)
-      for j = 1, #rest do out[#out + 1] = rest[j] end
-      out[4] = string.format('%d', #rest / 2)
-      redis.call('DEL', k2)
-      n = 0
+    if n > 0 and joined and sole() then
+      -- An incident whose members all came in this Leave's group, which
+      -- holds no firing alert of it now, and all joined before Redis'
+      -- current run began: the members left are alerts that resolved
+      -- while writes the run lost were made (IncidentOp.Group).
+      local began = runBegan()
+      if began and joined < began - 2000 then -- uptime is in whole seconds
+        local rest = redis.call('HGETALL', k2)
+        for j = 1, #rest do out[#out + 1] = rest[j] end
+        out[4] = string.format('%d', #rest / 2)
+        redis.call('DEL', k2)
+        n = 0
+      end
     end
     if n > 0 then
       touch()
@@ -246,7 +240,6 @@ local function apply(k1, k2, A, o, last)
     if s ~= '' and ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
     return {'ok', r, 0}
   elseif step == 'unjoin' then
-    run(false)
     leave({})
     return {'ok', r, 0}
   elseif step == 'untrigger' then
@@ -434,8 +427,8 @@ func incidentGroups(n int, key func(i int) string) [][]int {
 // appendIncidentArgs appends op's arguments to the incident script's ARGV:
 // their count, then the count of its claim keys, step, token, lease ms, ttl
 // ms, ref, aux (a Join's Retrigger in ms; an Untrigger's PrevTriggered, its
-// Triggered in place of ref; a Join's, Leave's and Unjoin's Life and Group
-// in place of ref) and the members' fingerprint/startsAt pairs
+// Triggered in place of ref; a Join's, Leave's and Unjoin's Group in place
+// of ref) and the members' fingerprint/startsAt pairs
 // (fingerprint/endsAt for a Leave and an Unjoin).
 func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	ref, aux := op.Ref, any(op.Retrigger.Milliseconds())
@@ -443,13 +436,7 @@ func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	case StepUntrigger:
 		ref, aux = op.Triggered, op.PrevTriggered
 	case StepJoin, StepLeave, StepUnjoin:
-		ref = ""
-		if op.Life > 0 {
-			ref = strconv.FormatInt(op.Life, 10)
-		}
-		if op.Group != "" {
-			ref += " " + op.Group
-		}
+		ref = op.Group
 	}
 	a = append(a, 7+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), ref, aux)
 	for _, m := range op.Members {

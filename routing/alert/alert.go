@@ -3,7 +3,9 @@ package alert
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +67,19 @@ type Message struct {
 	// ReceivedAt is when the router read the payload; it replaces missing or
 	// unparsable timestamps.
 	ReceivedAt time.Time
+}
+
+// GroupID names m's Alertmanager group in the store: a short hash of its
+// receiver and groupKey ("" when it has no groupKey).
+func (m *Message) GroupID() string {
+	if m.GroupKey == "" {
+		return ""
+	}
+	h := fnv.New64a()
+	h.Write([]byte(m.Receiver))
+	h.Write([]byte{0})
+	h.Write([]byte(m.GroupKey))
+	return strconv.FormatUint(h.Sum64(), 36)
 }
 
 // Rejection names an alert that could not be processed and why.

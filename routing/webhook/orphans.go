@@ -3,7 +3,6 @@ package webhook
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -88,28 +87,18 @@ func (o *Orphans) recordKey(group string) string {
 	return store.Key(o.Prefix, "orphan", group, "webhook")
 }
 
-// orphanGroup names msg's group in the store: a hash of its receiver and
-// groupKey.
-func orphanGroup(msg *alert.Message) string {
-	h := fnv.New64a()
-	h.Write([]byte(msg.Receiver))
-	h.Write([]byte{0})
-	h.Write([]byte(msg.GroupKey))
-	return strconv.FormatUint(h.Sum64(), 36)
-}
-
 // Record keeps body, the webhook msg was decoded from, answered 5xx: when
 // it carries a firing alert (its resolve is what may never come).
 func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
-	if !slices.ContainsFunc(msg.Items, func(a alert.Alert) bool { return a.Firing() }) {
-		return
+	if msg.GroupID() == "" || !slices.ContainsFunc(msg.Items, func(a alert.Alert) bool { return a.Firing() }) {
+		return // not Alertmanager's (no groupKey), or nothing fires
 	}
 	if len(body) > maxOrphanBody {
 		o.Logger.Warn("webhook answered 5xx too large to keep for its resolve: should the failure outlast its alerts, Alertmanager sends no resolve and pages it delivered stay open",
 			"group_key", msg.GroupKey, "bytes", len(body))
 		return
 	}
-	group := orphanGroup(msg)
+	group := msg.GroupID()
 	at := strconv.FormatInt(o.now().UnixMilli(), 10)
 	err := o.Store.Set(ctx, []store.Entry{{Key: o.recordKey(group), Value: at + "\n" + string(body), TTL: orphanTTL}})
 	if err == nil {
@@ -130,7 +119,7 @@ func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
 // Forget deletes msg's group's kept webhook, answered 2xx: Alertmanager
 // counts the group notified and sends its resolves itself.
 func (o *Orphans) Forget(ctx context.Context, msg *alert.Message) {
-	group := orphanGroup(msg)
+	group := msg.GroupID()
 	o.mu.Lock()
 	known := o.known[group]
 	o.mu.Unlock()
