@@ -12,25 +12,53 @@ import (
 // request honouring only its own Retry-After, every one waiting on the
 // endpoint retried at once: hundreds of requests a second against an
 // endpoint that takes one or two, a storm of 429s that (where refused
-// requests count against the limit) never lets the throttle clear. Safe
-// for concurrent use.
+// requests count against the limit) never lets the throttle clear. Each
+// replica paces alone, and two at the endpoint's rate are twice over it (a
+// review: a key throttled for good with two replicas): a 429 while paced
+// doubles the interval (at most once an interval, up to maxSlowdown times
+// the base), each pacedFor
+// without one halves it back; pacing ends pacedFor after the last 429 at
+// the base interval. Safe for concurrent use.
 type Pacer struct {
-	interval, pacedFor time.Duration
+	base, pacedFor time.Duration
 
-	mu      sync.Mutex
-	next    time.Time // the next request's turn
-	limited time.Time // the endpoint's last 429
+	mu       sync.Mutex
+	interval time.Duration // now: base, or doubled by 429s while paced
+	next     time.Time     // the next request's turn
+	limited  time.Time     // the endpoint's last 429
+	eased    time.Time     // the last change of interval
 }
 
-// Interval is the time between two paced requests.
-func (p *Pacer) Interval() time.Duration { return p.interval }
+// maxSlowdown bounds how far 429s while paced stretch the interval.
+const maxSlowdown = 16
+
+// Interval is the time between two paced requests now.
+func (p *Pacer) Interval() time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.interval
+}
+
+// ease halves the interval for each pacedFor since its last change, down
+// to the base, and reports whether requests are still paced at now.
+func (p *Pacer) ease(now time.Time) bool {
+	if p.limited.IsZero() {
+		return false
+	}
+	for p.interval > p.base && now.Sub(p.eased) > p.pacedFor {
+		p.interval /= 2
+		p.eased = p.eased.Add(p.pacedFor)
+	}
+	p.interval = max(p.interval, p.base)
+	return now.Sub(p.limited) <= p.pacedFor || now.Sub(p.eased) <= p.pacedFor
+}
 
 // Turn takes the next request's turn at now and returns how long to wait
 // for it; ok is false, and nothing taken, when that is longer than max.
 func (p *Pacer) Turn(now time.Time, max time.Duration) (wait time.Duration, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.limited.IsZero() || now.Sub(p.limited) > p.pacedFor {
+	if !p.ease(now) {
 		return 0, true
 	}
 	at := p.next
@@ -50,6 +78,14 @@ func (p *Pacer) Turn(now time.Time, max time.Duration) (wait time.Duration, ok b
 func (p *Pacer) Limit(now time.Time, retryAfter time.Duration) time.Time {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	switch {
+	case !p.ease(now):
+		p.interval, p.eased = p.base, now
+	case p.interval < maxSlowdown*p.base && now.Sub(p.eased) >= p.interval:
+		// At most once an interval: the 429s of requests sent together
+		// before the pace took hold are one.
+		p.interval, p.eased = 2*p.interval, now
+	}
 	p.limited = now
 	if retryAfter <= 0 {
 		retryAfter = p.interval
@@ -81,7 +117,7 @@ func (ps *Pacers) Of(key string) *Pacer {
 	if p, ok := ps.m.Load(key); ok {
 		return p.(*Pacer)
 	}
-	p, _ := ps.m.LoadOrStore(key, &Pacer{interval: ps.interval, pacedFor: ps.pacedFor})
+	p, _ := ps.m.LoadOrStore(key, &Pacer{base: ps.interval, interval: ps.interval, pacedFor: ps.pacedFor})
 	return p.(*Pacer)
 }
 

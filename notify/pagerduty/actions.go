@@ -66,7 +66,7 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 func (n *Notifier) event(ctx context.Context, incident string, ev *pd.V2Event) error {
 	var kept time.Time
 	err := notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
-		err := n.send(ctx, ev, &kept)
+		err := n.send(ctx, ev, &kept, clickPaceWait)
 		var bad *badRequestError
 		if errors.As(err, &bad) {
 			return alert.Permanent(err)

@@ -271,7 +271,7 @@ func (n *Notifier) SilentUpdates() bool { return true }
 func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification, ev, minimal *pd.V2Event) error {
 	var kept time.Time
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
-		err := n.send(ctx, ev, &kept)
+		err := n.send(ctx, ev, &kept, maxPaceWait)
 		var bad *badRequestError
 		if !errors.As(err, &bad) {
 			return err
@@ -282,7 +282,7 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification,
 		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
 		ev = minimal
 		alert.Retried(ctx)
-		err = n.send(ctx, ev, &kept)
+		err = n.send(ctx, ev, &kept, maxPaceWait)
 		if errors.As(err, &bad) {
 			return alert.Permanent(err)
 		}
@@ -318,27 +318,33 @@ const (
 	eventInterval = 500 * time.Millisecond
 	paceFor       = time.Minute
 	maxPaceWait   = 2 * time.Second
+	// clickPaceWait is how long a person's Acknowledge or Resolve (Slack)
+	// waits its turn, at most half its time: nothing retries a click that
+	// failed (a review: one failed at once behind a storm's events).
+	clickPaceWait = 15 * time.Second
 )
 
 // pacers paces the events to each events URL and routing key (keyRef).
 var pacers = notify.NewPacers(eventInterval, paceFor)
 
 // awaitTurn waits for the event's turn at its routing key (pacers): kept,
-// the turn a 429 of its own kept for its retry, or the next, failing
-// sending nothing when that is too far off.
-func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time) error {
-	limit := maxPaceWait
+// the turn a 429 of its own kept for its retry, or the next within reach
+// (and half of what is left of ctx), failing sending nothing when that is
+// further off.
+func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time, reach time.Duration) error {
+	limit := reach
 	if dl, ok := ctx.Deadline(); ok {
 		limit = min(limit, time.Until(dl)/2)
 	}
+	pace := pacers.Of(n.ref)
 	wait, ok := time.Until(kept), true
 	if kept.IsZero() {
-		wait, ok = pacers.Of(n.ref).Turn(time.Now(), limit)
+		wait, ok = pace.Turn(time.Now(), limit)
 	}
 	if !ok {
 		n.metrics.Failure(notify.ReasonRateLimited)
-		return notify.Later(fmt.Errorf("send %s event: PagerDuty throttled this routing key (429): its events are paced to one per %s for %s after the last 429, and this one's turn is %s away, past the %s an event waits (at most half of the webhook's time left); not sent (retried later)",
-			ev.Action, eventInterval, paceFor, wait.Round(time.Millisecond), limit.Round(time.Millisecond)))
+		return notify.Later(fmt.Errorf("send %s event: PagerDuty throttled this routing key (429): its events are paced (one per %s now, slower while it still refuses, for %s after the last 429), and this one's turn is %s away, past the %s it may wait (at most half of its time left); not sent",
+			ev.Action, pace.Interval(), paceFor, wait.Round(time.Millisecond), limit.Round(time.Millisecond)))
 	}
 	if wait <= 0 {
 		return nil
@@ -347,12 +353,13 @@ func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time
 }
 
 // send makes one attempt, in its turn at a throttled routing key
-// (awaitTurn), and classifies its failure. kept carries, from one attempt
-// of ev to the next, the turn a 429 kept for its retry.
-func (n *Notifier) send(ctx context.Context, ev *pd.V2Event, kept *time.Time) error {
+// (awaitTurn: at most reach away), and classifies its failure. kept
+// carries, from one attempt of ev to the next, the turn a 429 kept for its
+// retry.
+func (n *Notifier) send(ctx context.Context, ev *pd.V2Event, kept *time.Time, reach time.Duration) error {
 	turn := *kept
 	*kept = time.Time{}
-	if err := n.awaitTurn(ctx, ev, turn); err != nil {
+	if err := n.awaitTurn(ctx, ev, turn, reach); err != nil {
 		return err
 	}
 	c := &capture{}
