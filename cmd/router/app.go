@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/alertrouter/alertrouter/config"
+	"github.com/alertrouter/alertrouter/notify/slack"
 )
 
 const defaultConfigFile = "router.yml"
@@ -117,7 +118,11 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		}
 		m.logger.Info("starting router", "version", version.Version, "revision", version.Revision, "branch", version.Branch,
 			"build_date", version.BuildDate, "go", version.GoVersion, "platform", version.GoOS+"/"+version.GoArch)
-		if err := m.serveWith(ctx, m.serveOpts); err != nil {
+		err := m.serveWith(ctx, m.serveOpts)
+		if n := slack.WaitingRedraws(); n > 0 {
+			m.logger.Warn("Slack parents whose resolved drawing waited for a later try are left as last drawn (firing): redraw or resolve them by hand", "parents", n)
+		}
+		if err != nil {
 			m.logger.Error("router stopped", "err", err)
 			return 1
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	sl "github.com/slack-go/slack"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -168,6 +169,9 @@ type TriageOptions struct {
 type Triage struct {
 	o       TriageOptions
 	targets map[string]*triageTarget
+	// markLogs throttles the failures to record a parent's resolved mark
+	// (one per message else: a store down logs one line per resolve).
+	markLogs logthrottle.Throttle
 	// pagers are the receivers' PagerDuty integrations by receiver name
 	// (AddPager): an escalation recorded with a receiver that escalate_to
 	// no longer names is acknowledged and resolved there while it exists.
@@ -999,7 +1003,8 @@ func (t *Triage) parentEdited(ctx context.Context, incident string, p parentRef,
 		err = t.o.Store.DeleteIfEqual(ctx, []store.Entry{mark})
 	}
 	if err != nil {
-		t.o.Logger.Warn("record the parent message's incident state (a click on it may act as if it still fired)", "incident", incident, "resolved", resolved, "err", err)
+		t.markLogs.Log(ctx, t.o.Logger, slog.LevelWarn, logthrottle.ErrorClass(err),
+			"record whether the parent message is drawn resolved (a click on it may act as if it still fired; a partial resolve may be posted after its resolve; a later redraw may not be sent)", "incident", incident, "resolved", resolved, "err", err)
 	}
 }
 

@@ -23,8 +23,13 @@ const (
 	// lost 649 of 1000 with 10).
 	maxRedrawTries = 60
 	// minRedrawWait is the least wait before a later attempt (Slack's
-	// ratelimited code carries no Retry-After).
+	// ratelimited code carries no Retry-After); after a failure without
+	// Retry-After (5xx, the connection cut) the wait doubles with each try,
+	// up to maxRedrawWait: a long Slack outage is waited out for hours at
+	// a few calls an hour per parent, not tried every few seconds (a
+	// review: 200 resolves made 200 chat.update calls a second).
 	minRedrawWait = 5 * time.Second
+	maxRedrawWait = 5 * time.Minute
 )
 
 // laterRedraw is a resolved parent's drawing waiting for its turn.
@@ -83,6 +88,9 @@ func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message,
 		return false
 	}
 	r := &laterRedraw{n: n, no: no, p: p, msg: msg, tries: tries + 1}
+	if wait <= 0 { // no Retry-After: back off
+		wait = min(minRedrawWait<<min(tries, 6), maxRedrawWait)
+	}
 	wait = max(wait, minRedrawWait)
 	wait += rand.N(wait/2 + 1)
 	r.timer = time.AfterFunc(wait, func() { r.draw(key) })
@@ -93,13 +101,21 @@ func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message,
 // laterWait reports whether a failed redraw is tried again later, and
 // after how long: one Slack refused for now (Retry-After: rate limited),
 // after its wait; one that failed retryable (5xx, the connection cut, a
-// timeout), after minRedrawWait. A permanent failure (the message or
-// channel gone, the token revoked) is not.
+// timeout), 0: backing off (redrawLater). A permanent failure (the message
+// or channel gone, the token revoked) is not.
 func laterWait(err error) (time.Duration, bool) {
 	if wait, ok := notify.RetryAfterOf(err); ok {
 		return wait, true
 	}
-	return minRedrawWait, alert.Retryable(err)
+	return 0, alert.Retryable(err)
+}
+
+// WaitingRedraws counts the parents of this process whose resolved drawing
+// waits for a later try (redrawLater): a stop leaves them as last drawn.
+func WaitingRedraws() int {
+	laterRedraws.Lock()
+	defer laterRedraws.Unlock()
+	return len(laterRedraws.m)
 }
 
 // redrawn cancels p's waiting redraw: the parent was just drawn.
@@ -139,17 +155,24 @@ func (r *laterRedraw) draw(key string) {
 		return
 	}
 	n := r.n
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Duration(n.cfg.Timeout))
+	// One attempt (its next try is its retry), in a time of its own.
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oneAttemptKey{}, true), 2*time.Duration(n.cfg.Timeout))
 	defer cancel()
-	if m, err := n.marks.readMessage(ctx, r.no.Incident, r.p.channel, r.p.ts); err != nil || !m.resolved {
+	m, err := n.marks.readMessage(ctx, r.no.Incident, r.p.channel, r.p.ts)
+	if err != nil {
+		// The store cannot say whether it still is resolved: asked again
+		// at the next try, rather than the parent left firing for good.
+		if !n.redrawLater(r.no, r.p, r.msg, 0) {
+			n.logger.Warn("the parent's later redraw is not sent: its state could not be read", "incident", r.no.Incident, "err", err)
+		}
+		return
+	}
+	if !m.resolved {
 		laterRedraws.Lock()
 		if laterRedraws.m[key] == r {
 			delete(laterRedraws.m, key)
 		}
 		laterRedraws.Unlock()
-		if err != nil {
-			n.logger.Warn("the parent's later redraw is not sent: its state could not be read", "incident", r.no.Incident, "err", err)
-		}
 		return // the incident fires again: its own drawing stands
 	}
 	lines, st := []string(nil), newTriageState(r.no)
@@ -157,7 +180,7 @@ func (r *laterRedraw) draw(key string) {
 		lines, st = n.triage.view(ctx, r.no, r.p, st)
 	}
 	msg := r.msg.withActions(n, r.no, lines, st)
-	err := n.callRefusable(ctx, r.no, msg, nil, func(ctx context.Context, blocks []sl.Block) error {
+	err = n.callRefusable(ctx, r.no, msg, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, r.p.channel, r.p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(r.msg.text, false))
 		return err
 	})
@@ -167,7 +190,7 @@ func (r *laterRedraw) draw(key string) {
 			delete(laterRedraws.m, key)
 		}
 		laterRedraws.Unlock()
-		n.logger.Info("parent message redrawn after Slack's rate limit", "incident", r.no.Incident, "tries", r.tries)
+		n.logger.Info("parent message drawn resolved later (Slack had refused or failed the drawing)", "incident", r.no.Incident, "tries", r.tries)
 		return
 	}
 	if wait, ok := laterWait(err); ok && n.redrawLater(r.no, r.p, r.msg, wait) {
@@ -178,5 +201,5 @@ func (r *laterRedraw) draw(key string) {
 		delete(laterRedraws.m, key)
 	}
 	laterRedraws.Unlock()
-	n.logger.Warn("edit parent message failed after Slack's rate limit: the parent keeps its last drawing", "incident", r.no.Incident, "tries", r.tries, "err", err)
+	n.logger.Warn("edit parent message failed on its later tries too: the parent keeps its last drawing", "incident", r.no.Incident, "tries", r.tries, "err", err)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/model"
+
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -27,8 +29,9 @@ func (e *triageEnv) resolveRateLimited(t *testing.T, n interface {
 	Notify(context.Context, *alert.Notification) error
 }) {
 	t.Helper()
+	// The webhook's attempt and the first later try (one attempt each).
 	limited := slacktest.Fault{Method: "chat.update", Status: 429, RetryAfter: "6"}
-	e.h.srv.Fail(limited, limited, limited, limited, limited)
+	e.h.srv.Fail(limited, limited)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	if err := n.Notify(ctx, e.resolvedNote(alert.ActionTicket)); err != nil {
@@ -115,9 +118,41 @@ func TestAParentRedrawSlackFailedIsDrawnLaterWithoutButtons(t *testing.T) {
 	if len(e.h.srv.Thread(e.parent.TS)) != 1 || strings.Contains(e.drawnOf(e.parent.TS), "*resolved*") {
 		t.Fatalf("thread %+v, parent %s: want the resolve's reply, the parent not drawn yet", e.h.srv.Thread(e.parent.TS), e.drawnOf(e.parent.TS))
 	}
-	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(e.drawnOf(e.parent.TS), "*resolved*"); time.Sleep(50 * time.Millisecond) {
+	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(e.drawnOf(e.parent.TS), "*resolved*"); time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("the parent was never drawn resolved after Slack failed its redraw; log:\n%s", e.h.logs.String())
 		}
 	}
+}
+
+// The incident fires again on another replica while this one's resolved
+// drawing waits, and that replica's edit of the parent is slow (Slack
+// hangs): the waiting redraw reads that the parent no longer is resolved —
+// the mark is cleared before the edit, not after it (a review: the later
+// redraw read the old mark during the edit and painted the firing incident
+// resolved).
+func TestALaterRedrawNeverPaintsOverASlowFiringEdit(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionTicket, nil)
+	n := e.notifier(t, nil)
+	e.triage(t, n, e.pager(t), nil, nil)
+	e.resolveRateLimited(t, n)
+	other := e.notifier(t, func(c *slack.Config) {
+		c.APIURL = strings.Replace(c.APIURL, "127.0.0.1", "localhost", 1)
+		c.Timeout = model.Duration(12 * time.Second)
+	})
+	e.triage(t, other, e.pager(t), nil, nil)
+	e.h.srv.Fail(slacktest.Fault{Method: "chat.update", Hang: true})
+	again := under(e.parent.Channel+" "+e.parent.TS, opening("bbb"))
+	again.Integration = "slack/0"
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
+		defer cancel()
+		done <- other.Notify(ctx, again)
+	}()
+	time.Sleep(11 * time.Second) // past the waiting redraw's turn, the firing edit still hanging
+	if strings.Contains(e.drawnOf(e.parent.TS), "*resolved*") {
+		t.Fatalf("the later redraw painted the parent resolved while the incident fired again; log:\n%s", e.h.logs.String())
+	}
+	<-done
 }

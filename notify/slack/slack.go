@@ -637,18 +637,22 @@ func (n *Notifier) editParent(ctx context.Context, no *alert.Notification, p par
 		lines, st = n.triage.view(ctx, no, p, st)
 	}
 	drawn := msg.withActions(n, no, lines, st)
+	if tell && !no.IncidentResolved && n.marks != nil {
+		// Whether or not Slack takes the edit: the incident fires again,
+		// which a click on the parent must hear (its resolve was marked
+		// before it was posted: reply) — before the edit, so that another
+		// replica's resolved drawing waiting for its turn (redrawLater)
+		// reads it and is not sent over this one (a review: cleared after
+		// the edit, a later redraw read the old mark and painted the
+		// firing incident resolved).
+		n.marks.parentEdited(ctx, no.Incident, p, false)
+	}
 	release := n.holdRedraw(p)
 	defer release()
 	err := n.callRefusable(ctx, no, drawn, nil, func(ctx context.Context, blocks []sl.Block) error {
 		_, _, _, err := n.api.UpdateMessageContext(ctx, p.channel, p.ts, sl.MsgOptionBlocks(blocks...), sl.MsgOptionText(msg.text, false))
 		return err
 	})
-	if tell && !no.IncidentResolved && n.marks != nil {
-		// Whether or not Slack took the edit: the incident fires again,
-		// which a click on the parent must hear (its resolve was marked
-		// before it was posted: reply).
-		n.marks.parentEdited(ctx, no.Incident, p, false)
-	}
 	if err != nil {
 		// The resolved drawing Slack refused for now — rate limited
 		// (Tier 3), or failing (5xx, the connection cut) on every attempt
@@ -720,6 +724,10 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 	return n.callWith(ctx, nil, f)
 }
 
+// oneAttemptKey marks a context whose calls make one attempt, not the
+// retry policy's (a later redraw: its next try is its retry).
+type oneAttemptKey struct{}
+
 // callWith runs one API call with retries, a per-attempt timeout and the
 // classification of its failures. A pace says the call is a
 // chat.postMessage to its channel, paced once Slack rate-limited it
@@ -739,7 +747,11 @@ func (n *Notifier) call(ctx context.Context, f func(ctx context.Context) error) 
 func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context.Context) error) error {
 	posts := pace != nil
 	var turn time.Time // the turn a 429 kept for this post's retry
-	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+	policy := n.deps.Retry
+	if ctx.Value(oneAttemptKey{}) != nil {
+		policy.MaxAttempts = 1
+	}
+	return notify.Retry(ctx, policy, func(ctx context.Context) error {
 		if posts {
 			err := n.awaitTurn(ctx, pace, turn)
 			turn = time.Time{} // kept for the retry after its 429 only
