@@ -372,7 +372,7 @@ const settleGrace = 10 * time.Millisecond
 // one is still sending (a replica killed during the slow send never resends
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
-func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary) error {
+func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary, group string) error {
 	for _, b := range batches {
 		p.reopenHandResolved(b)
 		p.retrigger(b)
@@ -475,7 +475,7 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 				}
 			}
 		}
-		if err := p.settle(ctx, ready, settled, token, &pages, sum); err != nil {
+		if err := p.settle(ctx, ready, settled, token, &pages, sum, group); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -643,7 +643,7 @@ const settleTimeout = 5 * time.Second
 // incident steps, SLO page sets) go to the store together, one round trip
 // (store.Write); a part that fails is handed to Deferred (retried in the
 // background) and counted.
-func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incidentLease, token string, pages *sloPagesWritten, sum *alert.Summary) error {
+func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incidentLease, token string, pages *sloPagesWritten, sum *alert.Summary, group string) error {
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), settleTimeout)
 	defer cancel()
 	now := p.now()
@@ -715,7 +715,13 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		}
 	}
 	add, remove := p.sloPageWrites(batches, *pages)
-	errs := store.Write(wctx, p.Store, store.Writes{Set: markers, Release: clears, Incidents: incOps, Add: add, Remove: remove})
+	removals := remove
+	if p.ForgetsUnsent && group != "" && len(failures) == 0 {
+		// Delivered: the group's last webhook answered 5xx is Alertmanager's
+		// to resolve again (Pipeline.ForgetsUnsent).
+		removals = append(slices.Clip(remove), store.Members{Key: dedup.UnsentKey(p.Dedup.KeyPrefix), Members: []string{group}})
+	}
+	errs := store.Write(wctx, p.Store, store.Writes{Set: markers, Release: clears, Incidents: incOps, Add: add, Remove: removals})
 	if errs.Set != nil {
 		p.settleFailed("confirm notified transitions", errs.Set, len(markers),
 			"a retry or a replica may send these notifications again", func(d *dedup.Deferred) { d.Set(markers) })

@@ -109,6 +109,13 @@ type Pipeline struct {
 	// last trigger's time is kept with the incident's state: retrigger.go);
 	// 0 never.
 	RetriggerInterval time.Duration
+	// ForgetsUnsent says a delivered webhook's group leaves the set of
+	// groups whose webhook was answered 5xx (dedup.UnsentKey;
+	// webhook.Orphans keeps them), in the settle's writes: Alertmanager
+	// counted it notified and sends its resolves itself (a review: a group
+	// kept past its 2xx had its live page resolved when Alertmanager
+	// restarted).
+	ForgetsUnsent bool
 	// StoreLife returns when the store's current run began
 	// (dedup.StoreLife; the zero time or nil: unknown). Within
 	// RetriggerInterval of it, a Join retriggers every incident last
@@ -224,7 +231,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	groups(msg, results, batches)
 	p.unheldResolves(dctx, batches, token)
 	p.unthreadedResolves(dctx, batches)
-	deliverErr := p.deliver(dctx, batches, leases, token, in, sum)
+	deliverErr := p.deliver(dctx, batches, leases, token, in, sum, msg.GroupID())
 	return sum, joinDeliveryErrors(claimErr, deliverErr, p.awaitLost(dctx, lost, sum))
 }
 

@@ -479,6 +479,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	if am := cfg.Alertmanager; am != nil && am.ResolveUnsent() > 0 {
 		edge.Orphans = &webhook.Orphans{Store: p.Store, Prefix: cfg.Store.KeyPrefix, Held: p.FiringAlerts,
 			After: am.ResolveUnsent(), Logger: d.logger.With("component", "unsent-resolves")}
+		p.ForgetsUnsent = true
 	}
 	return &built{pipeline: p, edge: edge, state: st, files: fileSums(cfg.SecretFiles()), templates: tmpl}, nil
 }

@@ -375,6 +375,26 @@ func TestCheckConfigWarnsOfAClaimTTLShorterThanASend(t *testing.T) {
 	}
 }
 
+// alertmanager.resolve_unsent_after shorter than Prometheus' resend of
+// firing alerts to an Alertmanager restarted without its data (a review:
+// 10s resolved a live page during such a restart): check-config warns; the
+// default (5m) and 0 (off) do not.
+func TestCheckConfigWarnsOfAShortResolveUnsentAfter(t *testing.T) {
+	for _, tc := range []struct {
+		after string
+		warns bool
+	}{{"", false}, {"resolve_unsent_after: 10s", true}, {"resolve_unsent_after: 0s", false}, {"resolve_unsent_after: 5m", false}} {
+		p := writeFile(t, "router.yml", "alertmanager: {url: http://alertmanager:9093, "+tc.after+"}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+		code, out, errs := runMain(t, "--config.file="+p, "check-config")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.after, code, errs)
+		}
+		if got := strings.Contains(out, "warning: alertmanager.resolve_unsent_after"); got != tc.warns {
+			t.Errorf("%q: warns %v, want %v:\n%s", tc.after, got, tc.warns, out)
+		}
+	}
+}
+
 // A PagerDuty or Slack timeout not shorter than webhook.timeout: a slow
 // answer is cut by the webhook's deadline, answered 5xx, and the retry
 // sends again what may have arrived (an audit: every slow PagerDuty event

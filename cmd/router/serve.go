@@ -412,6 +412,11 @@ func removedIntegrations(old, now map[string][]routing.Integration) []string {
 	return gone
 }
 
+// minResolveUnsent is the least alertmanager.resolve_unsent_after that
+// outlasts Prometheus' resend of firing alerts (every minute) to an
+// Alertmanager restarted without its data, with a margin.
+const minResolveUnsent = 3 * time.Minute
+
 // pagerDutyKeyLen is the length of a PagerDuty Events API v2 integration
 // (routing) key.
 const pagerDutyKeyLen = 32
@@ -424,6 +429,10 @@ func configWarnings(cfg *config.Config) []string {
 		out = append(out, s)
 	}
 	out = append(out, cfg.LongSendTimeouts()...)
+	if am := cfg.Alertmanager; am != nil && am.ResolveUnsent() > 0 && am.ResolveUnsent() < minResolveUnsent {
+		out = append(out, fmt.Sprintf("alertmanager.resolve_unsent_after is %s: an Alertmanager restarted without its data holds no alert until Prometheus sends them again (every minute), and a firing whose webhook was answered 5xx may be resolved on its behalf meanwhile; %s or more, or 0 to turn it off",
+			am.ResolveUnsent(), minResolveUnsent))
+	}
 	for _, r := range cfg.Receivers {
 		for i, pd := range r.PagerdutyConfigs {
 			// PagerDuty refuses every event whose key is not an Events API
@@ -925,6 +934,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	// (webhook.Orphans), one replica a sweep.
 	{
 		stop := make(chan struct{})
+		holder := dedup.NewToken() // this process's sweeps: one holder while it lives
 		g.Add(func() error {
 			for {
 				b := rt.current.Load()
@@ -936,7 +946,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				}
 				if o := b.edge.Orphans; o != nil && rt.current.Load() == b {
 					ctx, cancel := context.WithTimeout(context.Background(), every+time.Duration(b.edge.Timeout))
-					if won, err := (dedup.Leases{Store: b.state.store, TTL: every / 2}).Acquire(ctx, []string{b.state.cfg.KeyPrefix + "orphan-sweep"}, dedup.NewToken()); err == nil && won[0] {
+					if sweeps(ctx, b.state.store, b.state.cfg.KeyPrefix+"orphan-sweep", holder, 3*every) {
 						o.Sweep(ctx, b.pipeline, time.Duration(b.edge.Timeout))
 					}
 					cancel()
@@ -1004,4 +1014,17 @@ func sweepInterval(o *webhook.Orphans) time.Duration {
 		return 30 * time.Second
 	}
 	return min(max(o.After/4, time.Second), 30*time.Second)
+}
+
+// sweeps reports whether holder holds the lease key of the unsent
+// resolves' sweeps, taking it when free and keeping it ttl more: one
+// process sweeps while it lives, so the absences its sweeps saw are all of
+// them (webhook.Orphans).
+func sweeps(ctx context.Context, st store.Store, key, holder string, ttl time.Duration) bool {
+	lease := []store.Entry{{Key: key, Value: holder, TTL: ttl}}
+	won, err := st.SetNX(ctx, lease)
+	if err != nil || !won[0] {
+		return false
+	}
+	return st.ExpireIfEqual(ctx, lease) == nil
 }

@@ -13,6 +13,11 @@ import (
 // saw it: "<run_id> <unix ms>". No TTL.
 func LifeKey(prefix string) string { return prefix + "life" }
 
+// UnsentKey is the set of the Alertmanager groups (alert.Message.GroupID)
+// whose last webhook was answered 5xx while carrying a firing alert
+// (webhook.Orphans): a group leaves it when a webhook of it is delivered.
+func UnsentKey(prefix string) string { return prefix + "orphans" }
+
 // runIDReader is a store that names its current run (store.Redis).
 type runIDReader interface {
 	RunID(ctx context.Context) (string, error)

@@ -536,13 +536,9 @@ func (h *webhook) serve(c echo.Context) error {
 		defer cancel()
 	}
 	sum, err := gen.Processor.Process(ctx, msg)
-	if o := opts.Orphans; o != nil {
+	if o := opts.Orphans; o != nil && err != nil {
 		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanWriteTimeout)
-		if err != nil {
-			o.Record(octx, msg, body)
-		} else {
-			o.Forget(octx, msg)
-		}
+		o.Record(octx, msg, body)
 		cancel()
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -25,18 +26,23 @@ import (
 // audit: 192 of 300 pages with five receivers on one throttled key).
 //
 // So each webhook answered 5xx that carries a firing alert is kept in the
-// store (Record), under its group, until a later webhook of the group is
-// answered 2xx (Forget: Alertmanager counted the group notified and sends
-// its resolves itself). Sweep looks at the kept webhooks Alertmanager has
-// stopped retrying — not written again for After, while it retries a
-// failing notification every minute or so — and resolves their firing
-// alerts that Alertmanager no longer holds (asked through Held, on two
-// sweeps in a row): the webhook is processed again, those alerts resolved
+// store (Record), its group in the set dedup.UnsentKey, until a webhook of
+// the group is delivered (the pipeline's settle removes it:
+// routing.Pipeline.ForgetsUnsent) — Alertmanager counted the group
+// notified and sends its resolves itself. Sweep looks at the kept
+// webhooks Alertmanager has stopped retrying — not written again for
+// After, while it retries a failing notification every minute or so — and
+// resolves their firing alerts that Alertmanager has not held (asked
+// through Held) for After either: an Alertmanager restarted without its
+// data holds no alert until Prometheus sends them again, every minute, so a
+// short absence is no resolve (a review: a page resolved 7 s after such a
+// restart). The webhook is processed again with those alerts resolved
 // (endsAt now), as Alertmanager would have sent it. The integrations that
-// delivered the firing get its resolve; one that never did gets the
-// resolve of an alert it was never sent (PagerDuty ignores it; Slack draws
-// nothing). A Held that fails, or an alert Alertmanager still holds, leaves
-// the webhook kept.
+// delivered the firing get its resolve; one that never did gets the resolve
+// of an alert it was never sent (PagerDuty ignores it; Slack draws
+// nothing). A Held that fails, or an alert Alertmanager holds, resolves
+// nothing. One process sweeps at a time (a lease its holder keeps, so the
+// absences it saw are the sweeps' own).
 type Orphans struct {
 	Store store.Store
 	// Prefix is the store's key prefix.
@@ -44,8 +50,9 @@ type Orphans struct {
 	// Held returns the fingerprints of the alerts named alertname that
 	// Alertmanager holds now (active, silenced, inhibited or unprocessed).
 	Held func(ctx context.Context, alertname string) (map[string]bool, error)
-	// After is how long a kept webhook goes unwritten before its alerts
-	// are looked at (config alertmanager.resolve_unsent_after).
+	// After is how long a kept webhook goes unwritten, and its alerts
+	// unheld by Alertmanager, before they are resolved (config
+	// alertmanager.resolve_unsent_after).
 	After time.Duration
 	// Logger receives what Sweep resolved.
 	Logger *slog.Logger
@@ -53,13 +60,11 @@ type Orphans struct {
 	Now func() time.Time
 
 	mu sync.Mutex
-	// absent holds, by group and fingerprint, the alerts Alertmanager did
-	// not hold on the last sweep; resolved, those Sweep resolved.
-	absent, resolved map[string]bool
-	// known are the groups the last sweep found kept, and those this
-	// process recorded since: Forget deletes only those (no store call on
-	// the webhooks of every other group).
-	known map[string]bool
+	// absent holds, by group and fingerprint, when a sweep first found
+	// Alertmanager not holding the alert (since then it never did);
+	// resolved, those Sweep resolved.
+	absent   map[string]time.Time
+	resolved map[string]bool
 }
 
 // orphanTTL bounds how long a kept webhook lives unwritten: Alertmanager
@@ -67,7 +72,7 @@ type Orphans struct {
 // resolved by Sweep long before, or its alerts still fire with no retry.
 const orphanTTL = 24 * time.Hour
 
-// orphanWriteTimeout bounds the edge's Record and Forget.
+// orphanWriteTimeout bounds the edge's Record.
 const orphanWriteTimeout = 2 * time.Second
 
 // maxOrphanBody bounds the webhooks kept: a larger one is logged and not
@@ -81,7 +86,7 @@ func (o *Orphans) now() time.Time {
 	return time.Now()
 }
 
-func (o *Orphans) indexKey() string { return o.Prefix + "orphans" }
+func (o *Orphans) indexKey() string { return dedup.UnsentKey(o.Prefix) }
 
 func (o *Orphans) recordKey(group string) string {
 	return store.Key(o.Prefix, "orphan", group, "webhook")
@@ -90,7 +95,8 @@ func (o *Orphans) recordKey(group string) string {
 // Record keeps body, the webhook msg was decoded from, answered 5xx: when
 // it carries a firing alert (its resolve is what may never come).
 func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
-	if msg.GroupID() == "" || !slices.ContainsFunc(msg.Items, func(a alert.Alert) bool { return a.Firing() }) {
+	group := msg.GroupID()
+	if group == "" || !slices.ContainsFunc(msg.Items, func(a alert.Alert) bool { return a.Firing() }) {
 		return // not Alertmanager's (no groupKey), or nothing fires
 	}
 	if len(body) > maxOrphanBody {
@@ -98,7 +104,6 @@ func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
 			"group_key", msg.GroupKey, "bytes", len(body))
 		return
 	}
-	group := msg.GroupID()
 	at := strconv.FormatInt(o.now().UnixMilli(), 10)
 	err := o.Store.Set(ctx, []store.Entry{{Key: o.recordKey(group), Value: at + "\n" + string(body), TTL: orphanTTL}})
 	if err == nil {
@@ -106,63 +111,20 @@ func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
 	}
 	if err != nil {
 		o.Logger.Warn("keep the webhook answered 5xx for its resolve: not kept (should the failure outlast its alerts, pages it delivered stay open)", "group_key", msg.GroupKey, "err", err)
-		return
 	}
-	o.mu.Lock()
-	if o.known == nil {
-		o.known = map[string]bool{}
-	}
-	o.known[group] = true
-	o.mu.Unlock()
-}
-
-// Forget deletes msg's group's kept webhook, answered 2xx: Alertmanager
-// counts the group notified and sends its resolves itself.
-func (o *Orphans) Forget(ctx context.Context, msg *alert.Message) {
-	group := msg.GroupID()
-	o.mu.Lock()
-	known := o.known[group]
-	o.mu.Unlock()
-	if !known {
-		return
-	}
-	o.forget(ctx, group)
-}
-
-func (o *Orphans) forget(ctx context.Context, group string) {
-	key := o.recordKey(group)
-	vals, found, err := o.Store.Get(ctx, []string{key})
-	if err == nil && found[0] {
-		err = o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: key, Value: vals[0]}})
-	}
-	if err == nil {
-		_, err = o.Store.RemoveMembers(ctx, o.indexKey(), group)
-	}
-	if err != nil {
-		return // Sweep finds it kept, and Alertmanager's alerts decide
-	}
-	o.mu.Lock()
-	delete(o.known, group)
-	for _, m := range []map[string]bool{o.absent, o.resolved} {
-		for k := range m {
-			if strings.HasPrefix(k, group+"/") {
-				delete(m, k)
-			}
-		}
-	}
-	o.mu.Unlock()
 }
 
 // Sweep resolves the kept webhooks' alerts Alertmanager no longer holds
 // (Orphans), processing each webhook with proc within timeout.
 func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Duration) {
 	groups, err := o.Store.Members(ctx, o.indexKey())
-	if err != nil || len(groups) == 0 {
-		o.mu.Lock()
-		if err == nil {
-			o.known = nil
-		}
-		o.mu.Unlock()
+	if err != nil {
+		return
+	}
+	o.mu.Lock()
+	o.keepOnly(groups)
+	o.mu.Unlock()
+	if len(groups) == 0 {
 		return
 	}
 	keys := make([]string, len(groups))
@@ -173,13 +135,8 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 	if err != nil {
 		return
 	}
-	o.mu.Lock()
-	o.known = map[string]bool{}
-	for i, g := range groups {
-		o.known[g] = found[i]
-	}
-	o.mu.Unlock()
 	now := o.now()
+	held := map[string]map[string]bool{} // by alertname, asked once a sweep
 	for i, g := range groups {
 		if !found[i] {
 			_, _ = o.Store.RemoveMembers(ctx, o.indexKey(), g) // expired
@@ -187,22 +144,47 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 		}
 		at, body, _ := strings.Cut(vals[i], "\n")
 		ms, err := strconv.ParseInt(at, 10, 64)
-		if err != nil || now.Sub(time.UnixMilli(ms)) < o.After {
+		if err != nil {
+			continue
+		}
+		kept := now.Sub(time.UnixMilli(ms))
+		if kept < o.After {
 			continue // Alertmanager may still be retrying it
 		}
 		msg, err := Decode([]byte(body), now)
 		if err != nil {
-			o.forget(ctx, g)
+			_, _ = o.Store.RemoveMembers(ctx, o.indexKey(), g)
 			continue
 		}
-		o.sweepGroup(ctx, proc, timeout, g, msg, now)
+		if !o.sweepGroup(ctx, proc, timeout, g, msg, now, kept, held) {
+			return // Alertmanager cannot be asked: the next sweep
+		}
 	}
 }
 
-// sweepGroup resolves msg's firing alerts that Alertmanager held on
-// neither this sweep nor the last, and forgets the group once none fires.
-func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.Duration, group string, msg *alert.Message, now time.Time) {
-	held := map[string]map[string]bool{}
+// keepOnly forgets what the sweeps saw of groups no longer kept.
+func (o *Orphans) keepOnly(groups []string) {
+	kept := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		kept[g] = true
+	}
+	for k := range o.absent {
+		if g, _, _ := strings.Cut(k, "/"); !kept[g] {
+			delete(o.absent, k)
+		}
+	}
+	for k := range o.resolved {
+		if g, _, _ := strings.Cut(k, "/"); !kept[g] {
+			delete(o.resolved, k)
+		}
+	}
+}
+
+// sweepGroup resolves msg's firing alerts that Alertmanager has not held
+// for After, and forgets the group once none fires; held caches
+// Alertmanager's answers by alertname. It reports false when Alertmanager
+// could not be asked.
+func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.Duration, group string, msg *alert.Message, now time.Time, kept time.Duration, held map[string]map[string]bool) bool {
 	for _, a := range msg.Items {
 		name := a.Labels["alertname"]
 		if _, ok := held[name]; ok || !a.Firing() {
@@ -211,30 +193,39 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 		fps, err := o.Held(ctx, name)
 		if err != nil {
 			o.Logger.Warn("cannot ask Alertmanager whether the alerts of a webhook answered 5xx still fire: kept for the next sweep", "group_key", msg.GroupKey, "err", err)
-			return
+			return false
 		}
 		held[name] = fps
 	}
-	var gone []string
+	var gone, names []string
 	firing := 0
 	o.mu.Lock()
 	if o.absent == nil {
-		o.absent, o.resolved = map[string]bool{}, map[string]bool{}
+		o.absent, o.resolved = map[string]time.Time{}, map[string]bool{}
 	}
 	for i := range msg.Items {
 		a := &msg.Items[i]
 		k := group + "/" + a.Fingerprint
-		switch {
-		case !a.Firing() || o.resolved[k]:
-		case held[a.Labels["alertname"]][a.Fingerprint]:
+		if !a.Firing() || o.resolved[k] {
+			continue
+		}
+		if held[a.Labels["alertname"]][a.Fingerprint] {
 			delete(o.absent, k)
 			firing++
-		case !o.absent[k]:
-			o.absent[k] = true // absent once: asked again next sweep
+			continue
+		}
+		since, seen := o.absent[k]
+		if !seen {
+			o.absent[k] = now
+		}
+		if !seen || now.Sub(since) < o.After {
 			firing++
-		default:
-			a.Status, a.EndsAt = "resolved", now
-			gone = append(gone, k)
+			continue
+		}
+		a.Status, a.EndsAt = "resolved", now
+		gone = append(gone, k)
+		if len(names) < 10 {
+			names = append(names, alertName(a))
 		}
 	}
 	o.mu.Unlock()
@@ -248,10 +239,10 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 		cancel()
 		if err != nil {
 			o.Logger.Warn("resolve on Alertmanager's behalf the alerts of a webhook answered 5xx, which it no longer holds: failed, tried again next sweep", "group_key", msg.GroupKey, "alerts", len(gone), "err", err)
-			return
+			return true
 		}
-		o.Logger.Warn(fmt.Sprintf("resolved on Alertmanager's behalf %d alert(s) of a webhook answered 5xx: Alertmanager no longer holds them and, never having counted their firing notified, sends no resolve", len(gone)),
-			"group_key", msg.GroupKey, "receiver", msg.Receiver, "still_firing", firing)
+		o.Logger.Warn(fmt.Sprintf("resolved on Alertmanager's behalf %d alert(s) of a webhook answered 5xx (a delivery failed; Alertmanager, never having counted the firing notified, sends no resolve): Alertmanager has not held them for %s", len(gone), o.After),
+			"group_key", msg.GroupKey, "receiver", msg.Receiver, "alerts", strings.Join(names, ", "), "kept_for", kept.Round(time.Second), "still_firing", firing)
 		o.mu.Lock()
 		for _, k := range gone {
 			o.resolved[k] = true
@@ -260,6 +251,17 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 		o.mu.Unlock()
 	}
 	if firing == 0 {
-		o.forget(ctx, group)
+		_, _ = o.Store.RemoveMembers(ctx, o.indexKey(), group)
 	}
+	return true
+}
+
+// alertName names a for the log: its alertname and its instance, or its
+// fingerprint.
+func alertName(a *alert.Alert) string {
+	id := a.Labels["instance"]
+	if id == "" {
+		id = a.Fingerprint
+	}
+	return a.Labels["alertname"] + "{" + id + "}"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -44,10 +45,12 @@ func (p *recordingProcessor) processed() []map[string]string {
 // resolve of a firing it never counted notified, and the delivered page
 // stayed open for good (an audit: 192 of 300). Kept, the webhook is
 // processed again once Alertmanager stopped retrying it, each alert
-// Alertmanager no longer holds (on two sweeps in a row) resolved, once;
-// alerts it holds stay firing; the webhook is forgotten when none fires.
-// A webhook of the group answered 2xx since (Alertmanager counts it and
-// sends the resolves itself), or an Alertmanager that cannot be asked,
+// Alertmanager has not held for After resolved, once — an absence shorter
+// than After (an Alertmanager restarted without its data, until Prometheus
+// sends the alerts again: a review saw a live page resolved 7 s after such
+// a restart) resolves nothing; alerts it holds stay firing; the webhook is
+// forgotten when none fires. A group delivered since (the settle removes
+// it from the kept ones), or an Alertmanager that cannot be asked,
 // resolves nothing.
 func TestWebhooksAnswered5xxAreResolvedOnAlertmanagersBehalf(t *testing.T) {
 	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
@@ -64,49 +67,60 @@ func TestWebhooksAnswered5xxAreResolvedOnAlertmanagersBehalf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	held[msg.Items[0].Fingerprint] = true // gpu-a fires on; gpu-b resolved
+	fpA := msg.Items[0].Fingerprint
+	held[fpA] = true // gpu-a fires on; gpu-b resolved
 	ctx := context.Background()
 	proc := &recordingProcessor{}
 	o.Record(ctx, msg, body)
-	sweep := func(at time.Duration) {
+	sweep := func(at time.Duration) int {
 		now = t0.Add(at)
 		o.Sweep(ctx, proc, time.Second)
+		return len(proc.processed())
 	}
-	sweep(time.Minute)
-	sweep(6 * time.Minute) // gpu-b absent once
-	if got := proc.processed(); len(got) != 0 {
-		t.Fatalf("processed %v while Alertmanager may still retry, or after one look; want nothing", got)
+	for _, at := range []time.Duration{time.Minute, 6 * time.Minute, 9 * time.Minute} {
+		if n := sweep(at); n != 0 {
+			t.Fatalf("processed %v at %s: while Alertmanager may still retry, or gpu-b absent for less than 5m; want nothing", proc.processed(), at)
+		}
 	}
-	sweep(6*time.Minute + 30*time.Second)
-	got := proc.processed()
-	if len(got) != 1 || got[0]["gpu-b"] != "resolved" || got[0]["gpu-a"] != "firing" || got[0][""] != "firing" {
-		t.Fatalf("processed %v; want one webhook, gpu-b resolved, gpu-a firing", got)
-	}
-	sweep(7 * time.Minute)
 	heldErr = errors.New("connection refused")
-	delete(held, msg.Items[0].Fingerprint)
-	sweep(8 * time.Minute)
-	sweep(9 * time.Minute)
-	if got := proc.processed(); len(got) != 1 {
-		t.Fatalf("processed %v; want gpu-b resolved once, nothing while Alertmanager cannot be asked", got)
+	if n := sweep(12 * time.Minute); n != 0 {
+		t.Fatalf("processed %v while Alertmanager cannot be asked", proc.processed())
 	}
 	heldErr = nil
-	sweep(10 * time.Minute)
-	sweep(11 * time.Minute)
+	sweep(12*time.Minute + 30*time.Second)
+	got := proc.processed()
+	if len(got) != 1 || got[0]["gpu-b"] != "resolved" || got[0]["gpu-a"] != "firing" || got[0][""] != "firing" {
+		t.Fatalf("processed %v; want one webhook, gpu-b resolved (absent since 6m), gpu-a firing", got)
+	}
+	// gpu-a gone a while (Alertmanager restarted without its data), held
+	// again, then gone: resolved 5 minutes after it was last held.
+	delete(held, fpA)
+	sweep(13 * time.Minute)
+	held[fpA] = true
+	sweep(14 * time.Minute)
+	delete(held, fpA)
+	sweep(15 * time.Minute)
+	if n := sweep(19 * time.Minute); n != 1 {
+		t.Fatalf("processed %v; want gpu-a kept firing: absent 4 minutes since it was last held", proc.processed()[1:])
+	}
+	sweep(20*time.Minute + 30*time.Second)
 	got = proc.processed()
 	if len(got) != 2 || got[1]["gpu-a"] != "resolved" || got[1][""] != "resolved" {
 		t.Fatalf("processed %v; want gpu-a resolved second, the webhook resolved", got)
 	}
-	if members, err := st.Members(ctx, "t:orphans"); err != nil || len(members) != 0 {
+	if members, err := st.Members(ctx, dedup.UnsentKey("t:")); err != nil || len(members) != 0 {
 		t.Fatalf("kept groups %v, %v; want the webhook forgotten once nothing fires", members, err)
 	}
 
-	// Answered 2xx since: forgotten, nothing resolved on Alertmanager's behalf.
+	// Delivered since (the settle takes the group out): nothing resolved.
 	o.Record(ctx, msg, body)
-	o.Forget(ctx, msg)
-	sweep(30 * time.Minute)
-	sweep(31 * time.Minute)
-	if got := proc.processed(); len(got) != 2 {
-		t.Fatalf("processed %v after the group was answered 2xx; want nothing more", got[2:])
+	if _, err := st.RemoveMembers(ctx, dedup.UnsentKey("t:"), msg.GroupID()); err != nil {
+		t.Fatal(err)
+	}
+	delete(held, fpA)
+	for _, at := range []time.Duration{30 * time.Minute, 36 * time.Minute, 42 * time.Minute} {
+		if n := sweep(at); n != 2 {
+			t.Fatalf("processed %v after the group was delivered; want nothing more", proc.processed()[2:])
+		}
 	}
 }
