@@ -45,6 +45,28 @@ func (e *triageEnv) resolveRateLimited(t *testing.T, n interface {
 	}
 }
 
+// refiredElsewhere resolves the env's incident with its parent's redraw
+// rate-limited past the webhook (a redraw waits), and returns another
+// replica's notifier (the same Slack, named by another address, so its
+// edits cannot cancel this process's waiting redraw; mutate changes its
+// config further) with a re-fire of the incident under the same parent.
+func (e *triageEnv) refiredElsewhere(t *testing.T, mutate func(*slack.Config)) (*slack.Notifier, *alert.Notification) {
+	t.Helper()
+	n := e.notifier(t, nil)
+	e.triage(t, n, e.pager(t), nil, nil)
+	e.resolveRateLimited(t, n)
+	other := e.notifier(t, func(c *slack.Config) {
+		c.APIURL = strings.Replace(c.APIURL, "127.0.0.1", "localhost", 1)
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	e.triage(t, other, e.pager(t), nil, nil)
+	again := under(e.parent.Channel+" "+e.parent.TS, opening("bbb"))
+	again.Integration = "slack/0"
+	return other, again
+}
+
 // chat.update is Tier 3 (about 50 a minute): in a storm of resolves Slack
 // answers 429 with a Retry-After longer than the webhook has left, and the
 // parent kept saying firing for good, its alerts resolved (an audit: 30 of
@@ -77,16 +99,7 @@ func TestAParentRedrawRateLimitedPastTheWebhookIsDrawnLater(t *testing.T) {
 // back to its waiting drawing).
 func TestALaterRedrawNeverPaintsOverAnotherReplicasDrawing(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionTicket, nil)
-	n := e.notifier(t, nil)
-	e.triage(t, n, e.pager(t), nil, nil)
-	e.resolveRateLimited(t, n)
-
-	// Another process: the same Slack, named by another address, so its
-	// edits cannot cancel this process's waiting redraw.
-	other := e.notifier(t, func(c *slack.Config) { c.APIURL = strings.Replace(c.APIURL, "127.0.0.1", "localhost", 1) })
-	e.triage(t, other, e.pager(t), nil, nil)
-	again := under(e.parent.Channel+" "+e.parent.TS, opening("bbb"))
-	again.Integration = "slack/0"
+	other, again := e.refiredElsewhere(t, nil)
 	if err := other.Notify(context.Background(), again); err != nil {
 		t.Fatalf("the re-fire: %v", err)
 	}
@@ -133,17 +146,8 @@ func TestAParentRedrawSlackFailedIsDrawnLaterWithoutButtons(t *testing.T) {
 // resolved).
 func TestALaterRedrawNeverPaintsOverASlowFiringEdit(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionTicket, nil)
-	n := e.notifier(t, nil)
-	e.triage(t, n, e.pager(t), nil, nil)
-	e.resolveRateLimited(t, n)
-	other := e.notifier(t, func(c *slack.Config) {
-		c.APIURL = strings.Replace(c.APIURL, "127.0.0.1", "localhost", 1)
-		c.Timeout = model.Duration(12 * time.Second)
-	})
-	e.triage(t, other, e.pager(t), nil, nil)
+	other, again := e.refiredElsewhere(t, func(c *slack.Config) { c.Timeout = model.Duration(12 * time.Second) })
 	e.h.srv.Fail(slacktest.Fault{Method: "chat.update", Hang: true})
-	again := under(e.parent.Channel+" "+e.parent.TS, opening("bbb"))
-	again.Integration = "slack/0"
 	done := make(chan error, 1)
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 14*time.Second)
