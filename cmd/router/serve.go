@@ -934,7 +934,8 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	// (webhook.Orphans), one replica a sweep.
 	{
 		stop := make(chan struct{})
-		holder := dedup.NewToken() // this process's sweeps: one holder while it lives
+		sweepCtx, stopSweep := context.WithCancel(context.Background()) // a stop ends a sweep under way
+		holder := dedup.NewToken()                                      // this process's sweeps: one holder while it lives
 		g.Add(func() error {
 			for {
 				b := rt.current.Load()
@@ -945,14 +946,14 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				case <-time.After(every):
 				}
 				if o := b.edge.Orphans; o != nil && rt.current.Load() == b {
-					ctx, cancel := context.WithTimeout(context.Background(), every+time.Duration(b.edge.Timeout))
+					ctx, cancel := context.WithTimeout(sweepCtx, every+time.Duration(b.edge.Timeout))
 					if sweeps(ctx, b.state.store, b.state.cfg.KeyPrefix+"orphan-sweep", holder, 3*every) {
 						o.Sweep(ctx, b.pipeline, time.Duration(b.edge.Timeout))
 					}
 					cancel()
 				}
 			}
-		}, func(error) { close(stop) })
+		}, func(error) { close(stop); stopSweep() })
 	}
 	// HTTP: stops accepting on shutdown, then waits for in-flight webhooks
 	// (bounded by their own timeout plus a margin) before the store closes.
