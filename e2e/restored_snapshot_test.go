@@ -1,7 +1,11 @@
 package e2e
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,18 +13,18 @@ import (
 	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
-// Redis restarted from a snapshot taken before some of an open page's
-// alerts resolved: the restored incident holds those alerts again, whose
-// resolves Alertmanager does not send again — and the page stayed
-// triggered in PagerDuty for good when the others resolved (an audit: 60 of
-// 200 restored, no resolve). Two replicas: the last resolve resolves it, at
-// once after the restart (a review: a rule waiting for the replicas to
-// notice Redis' new run missed it).
-func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
+// restoredStack runs two replicas asking Alertmanager (alertmanager.url)
+// behind the proxy, and an Alertmanager: a page of 30 alerts opens, Redis
+// saves a snapshot, 10 alerts resolve, and Redis restarts from the
+// snapshot — the restored incident holds those 10 again.
+func restoredStack(t *testing.T) (*stack, *proc, []alert) {
+	t.Helper()
 	s := newStack(t)
-	r1, r2 := s.startFaultRouter(t, "router-1", 5*time.Minute), s.startFaultRouter(t, "router-2", 5*time.Minute)
+	amAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
+	k := faultKnobs{Retrigger: 5 * time.Minute, AlertmanagerURL: "http://" + amAddr}
+	r1, r2 := s.startFaultRouterWith(t, "router-1", k), s.startFaultRouterWith(t, "router-2", k)
 	proxy := newWebhookProxy(t, r1, r2)
-	am := startFaultAM(t, "alertmanager", proxy, 0, amOptions{})
+	am := startFaultAM(t, "alertmanager", proxy, 0, amOptions{addr: amAddr})
 	alerts := pageAlerts("a", 30)
 	postAlerts(t, alerts, am)
 	eventually(t, 20*time.Second, "the opening", s.wantPD(1, 0))
@@ -41,8 +45,46 @@ func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
 	if err := s.redis.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	return s, am, alerts
+}
+
+// Redis restarted from a snapshot taken before some of an open page's
+// alerts resolved: the restored incident holds those alerts again, whose
+// resolves Alertmanager does not send again — and the page stayed
+// triggered in PagerDuty for good when the others resolved (an audit: 60 of
+// 200 restored, no resolve). Two replicas: the last resolve resolves it,
+// Alertmanager holding none of the restored alerts, at once after the
+// restart (a review: a rule waiting for the replicas to notice Redis' new
+// run missed it).
+func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
+	s, am, alerts := restoredStack(t)
 	postAlerts(t, resolved(alerts[10:]), am)
 	eventually(t, 30*time.Second, "the page resolved", s.wantPD(1, 1))
 	consistently(t, quietWindow, "nothing more", s.wantPD(1, 1))
-	t.Logf("answers %v", proxy.answered())
+}
+
+// The same restore, but an alert of the page is silenced (Alertmanager
+// leaves it out of its webhooks) when the others resolve: it still fires,
+// and the page stays open (a review: a rule that did not ask Alertmanager
+// resolved it, and did not page again when the silence ended).
+func TestARestoredPageWithASilencedAlertStaysOpen(t *testing.T) {
+	s, am, alerts := restoredStack(t)
+	silenced := alerts[29]
+	body, err := json.Marshal(map[string]any{
+		"matchers": []map[string]any{{"name": "instance", "value": silenced.Labels["instance"], "isRegex": false, "isEqual": true}},
+		"startsAt": time.Now().UTC(), "endsAt": time.Now().UTC().Add(time.Hour), "createdBy": "e2e", "comment": "maintenance",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Post("http://"+am.addr+"/api/v2/silences", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("silence: %s", resp.Status)
+	}
+	postAlerts(t, append(resolved(alerts[10:29]), silenced), am)
+	consistently(t, 3*quietWindow, "the page open while an alert of it fires, silenced", s.wantPD(1, 0))
 }

@@ -40,9 +40,9 @@ type incidentLease struct {
 	// group names the webhook's Alertmanager group (alert.Message.GroupID),
 	// which the incident's steps record (store.IncidentOp.Group).
 	group string
-	// dropped counts the members a Leave removed although the webhook did
-	// not name them (store.IncidentResult.Dropped).
-	dropped int
+	// restored are the members the Leave left that may have resolved while
+	// Redis lost writes (store.IncidentResult.Restored: leaveRestored).
+	restored []string
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -128,12 +128,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 		p.failOpenIncidents(pending, token)
 		return leases
 	}
-	for _, l := range leases {
-		if l.dropped > 0 {
-			p.Logger.Warn("resolve of an incident holding members its Alertmanager group no longer holds that started before Redis' current run (restarted from an older snapshot, or failed over): alerts that resolved while writes Redis lost were made, removed with it",
-				"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "dropped", l.dropped)
-		}
-	}
+	p.leaveRestored(ctx, leases, token)
 	for _, l := range pending {
 		for _, b := range append(l.joins, l.leaves...) {
 			b.fail(fmt.Errorf("incident %s is being opened or resolved at %s/%s by another replica and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
@@ -360,7 +355,7 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 	case step == store.StepLeave || step == store.StepUnjoin:
 		// A failed closing puts back what the Leave removed, with the
 		// starts the incident held.
-		l.left, l.members, l.dropped = true, r.Removed, r.Dropped
+		l.left, l.members, l.restored = true, r.Removed, r.Restored
 		l.closing = r.Outcome == store.OutcomeClosing
 		// A closing whose Leave removed no member of an incident the store
 		// keeps no reference of: these resolves' alerts had left it before
@@ -496,6 +491,70 @@ func (p *Pipeline) resolveDrawnKey(b *batch) string {
 func drawsIncidents(b *batch) bool {
 	d, ok := b.integ.Notifier.(alert.DrawsIncidents)
 	return ok && d.DrawsIncidents()
+}
+
+// leaveRestored removes from the incidents whose Leave named restored
+// members (store.IncidentResult.Restored: joined before Redis' current run
+// began, left in by this whole-group resolve) those Alertmanager no longer
+// holds (HeldAlerts): alerts that resolved while Redis lost writes — a
+// restart from an older snapshot — whose resolves will not come again; the
+// page stayed open for good (an audit: 60 such members). The incident
+// closes when none is left, and this webhook's resolves resolve it.
+// Members Alertmanager holds (silenced, inhibited) stay: a review saw a
+// silenced alert's page resolved, and not paged again when its silence
+// ended. Without HeldAlerts, or when Alertmanager cannot be asked, nothing
+// is removed.
+func (p *Pipeline) leaveRestored(ctx context.Context, leases []*incidentLease, token string) {
+	var asked []*incidentLease
+	for _, l := range leases {
+		if len(l.restored) > 0 && l.left && !l.closing {
+			asked = append(asked, l)
+		}
+	}
+	if len(asked) == 0 || p.HeldAlerts == nil {
+		return
+	}
+	held, err := p.HeldAlerts(ctx)
+	if err != nil {
+		p.Logger.Warn("cannot ask Alertmanager whether an incident's members left since before Redis' run still fire: the incident stays open", "err", err)
+		return
+	}
+	var ops []store.IncidentOp
+	var owners []*incidentLease
+	for _, l := range asked {
+		var gone []store.Member
+		for _, fp := range l.restored {
+			if !held[fp] {
+				gone = append(gone, store.Member{Fingerprint: fp})
+			}
+		}
+		if len(gone) > 0 {
+			ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepLeave, Members: gone, Token: token, Lease: p.leaseTTL(ctx), TTL: p.Dedup.NotifiedTTL, Group: l.group})
+			owners = append(owners, l)
+		}
+	}
+	if len(ops) == 0 {
+		return
+	}
+	res, err := p.Store.Incidents(ctx, ops)
+	if err != nil {
+		return // the incident stays open; the next whole resolve asks again
+	}
+	for i, r := range res {
+		l := owners[i]
+		if r.Outcome != store.OutcomeClosing && r.Outcome != store.OutcomeStillOpen {
+			continue
+		}
+		l.members = append(l.members, r.Removed...)
+		if r.Outcome == store.OutcomeClosing {
+			l.closing = true
+			for _, b := range l.leaves {
+				b.n.IncidentResolved, b.n.Ref, b.unthreaded = true, r.Ref, false
+			}
+		}
+		p.Logger.Warn("resolve of an incident holding members from before Redis' current run (restarted from an older snapshot) that Alertmanager no longer holds: alerts that resolved while writes Redis lost were made, removed",
+			"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "removed", len(r.Removed), "closed", l.closing)
+	}
 }
 
 // threadsUpdates reports whether b's integration draws an update under

@@ -109,6 +109,11 @@ type Pipeline struct {
 	// last trigger's time is kept with the incident's state: retrigger.go);
 	// 0 never.
 	RetriggerInterval time.Duration
+	// HeldAlerts returns the fingerprints of every alert Alertmanager holds
+	// now (active, silenced, inhibited or unprocessed; nil: it cannot be
+	// asked): an incident's members left since before Redis' run that it no
+	// longer holds are removed (leaveRestored).
+	HeldAlerts func(ctx context.Context) (map[string]bool, error)
 	// ForgetsUnsent says a delivered webhook's group leaves the set of
 	// groups whose webhook was answered 5xx (dedup.UnsentKey;
 	// webhook.Orphans keeps them), in the settle's writes: Alertmanager

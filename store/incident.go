@@ -146,19 +146,21 @@ type IncidentOp struct {
 	Triggered, PrevTriggered string
 	// Group, on a Join, Leave or Unjoin, names the Alertmanager group the
 	// step's alerts came in (a short hash of its receiver and groupKey; ""
-	// unknown). A Join keeps it among the incident's groups. A Leave is
-	// sent only for a webhook that carries every alert of its group and no
-	// firing one of the incident: when the incident's only group is the
-	// Leave's and no Join of it ran since Redis' current run began (INFO's
-	// uptime), the members left are alerts that resolved while writes the
-	// run lost were made — Redis restarted from an older snapshot — whose
-	// resolve will not come again: the Leave removes them too and closes
-	// the incident (IncidentResult.Dropped), else the page stayed open for
-	// good (an audit: 60 such members, PagerDuty never resolved). An
-	// incident a Join reached in the current run (an HA peer's lagging
-	// webhook lacks the newest alert: a review saw it closed by a rule that
-	// did not ask), or that several groups joined, keeps them. Redis only:
-	// a memory store is never restored, and ignores it.
+	// unknown). A Join keeps it among the incident's groups, and its time.
+	// A Leave is sent only for a webhook that carries every alert of its
+	// group and no firing one of the incident: when the incident's only
+	// group is the Leave's and no Join of it ran since Redis' current run
+	// began (INFO's uptime), the members left may be alerts that resolved
+	// while writes the run lost were made — Redis restarted from an older
+	// snapshot — whose resolve will not come again, or alerts Alertmanager
+	// silences or inhibits (left out of webhooks). The Leave names them
+	// (IncidentResult.Restored) and changes nothing more: the caller asks
+	// Alertmanager and sends a Leave of those it no longer holds (a review:
+	// dropped unasked, a silenced alert's page was resolved, and not paged
+	// again when its silence ended). An incident a Join reached in the
+	// current run (an HA peer's lagging webhook lacks the newest alert), or
+	// that several groups joined, names none. Redis only: a memory store
+	// is never restored, and ignores it.
 	Group string
 }
 
@@ -176,9 +178,9 @@ type IncidentResult struct {
 	Removed []Member
 	// Remaining counts the members left after a Leave.
 	Remaining int64
-	// Dropped counts the members a Leave removed although it did not name
-	// them (IncidentOp.Group); they are in Removed too.
-	Dropped int
+	// Restored are the fingerprints of the members a Leave left that may
+	// have resolved while Redis lost writes (IncidentOp.Group).
+	Restored []string
 	// Retriggered is, when a Join with Retrigger took the incident's
 	// trigger, the time it took (ms since the epoch, the store's clock):
 	// the caller sends the trigger, and gives it back with StepUntrigger if

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -28,8 +29,9 @@ import (
 // answers one reply per step, {outcome, ref, remaining}, a Join's followed
 // by the trigger it took and the one it replaced (IncidentOp.Retrigger;
 // empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
-// the count of members it dropped (IncidentOp.Group; empty when none), an
-// empty string and the removed members with the starts they held. A Join's,
+// the members left it names as restored (IncidentOp.Group; comma-separated,
+// empty when none), an empty string and the removed members with the starts
+// they held. A Join's,
 // Leave's and Unjoin's ref argument is its group (IncidentOp.Group, empty
 // when unknown); the state hash keeps k:<group> for each group a Join came
 // in, and j when a Join last ran (the server's time). The time is
@@ -190,15 +192,12 @@ local function apply(k1, k2, A, o, last)
     if n > 0 and joined and sole() then
       -- An incident whose members all came in this Leave's group, which
       -- holds no firing alert of it now, and all joined before Redis'
-      -- current run began: the members left are alerts that resolved
-      -- while writes the run lost were made (IncidentOp.Group).
+      -- current run began: the members left may be alerts that resolved
+      -- while writes the run lost were made — or silenced ones. Named
+      -- (IncidentResult.Restored), for the caller to ask Alertmanager.
       local began = runBegan()
       if began and joined < began - 2000 then -- uptime is in whole seconds
-        local rest = redis.call('HGETALL', k2)
-        for j = 1, #rest do out[#out + 1] = rest[j] end
-        out[4] = string.format('%d', #rest / 2)
-        redis.call('DEL', k2)
-        n = 0
+        out[4] = table.concat(redis.call('HKEYS', k2), ',')
       end
     end
     if n > 0 then
@@ -496,8 +495,9 @@ func parseIncidentReply(v any) (IncidentResult, error) {
 	}
 	leave := res.Outcome == OutcomeClosing || res.Outcome == OutcomeStillOpen
 	if leave {
-		dropped, _ := arr[3].(string)
-		res.Dropped, _ = strconv.Atoi(dropped)
+		if restored, _ := arr[3].(string); restored != "" {
+			res.Restored = strings.Split(restored, ",")
+		}
 	} else {
 		res.Retriggered, _ = arr[3].(string)
 		res.PrevTriggered, _ = arr[4].(string)

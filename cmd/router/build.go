@@ -437,6 +437,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 			return nil, fmt.Errorf("alertmanager: %w", err)
 		}
 		p.FiringAlerts = am.Fingerprints
+		p.HeldAlerts = am.AllFingerprints
 		p.CompleteTruncated = completeFrom(am)
 	}
 	if base := strings.TrimSuffix(cfg.Console.ExternalURL, "/"); base != "" {

@@ -65,6 +65,21 @@ func (c *Client) Fingerprints(ctx context.Context, alertname string) (map[string
 	return held, nil
 }
 
+// AllFingerprints returns the fingerprints of every alert Alertmanager
+// holds now: active, silenced, inhibited or unprocessed — not resolved
+// (routing.Pipeline.HeldAlerts).
+func (c *Client) AllFingerprints(ctx context.Context) (map[string]bool, error) {
+	alerts, err := c.Alerts(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	held := make(map[string]bool, len(alerts))
+	for _, a := range alerts {
+		held[a.Fingerprint] = true
+	}
+	return held, nil
+}
+
 // filterText writes m in the matcher syntax of Alertmanager's filter
 // parameter: name, operator, and the value double-quoted with only \\, \"
 // and \n escaped — what both Alertmanager's classic parser (0.25) and its
