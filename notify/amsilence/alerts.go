@@ -54,22 +54,18 @@ func (c *Client) Alerts(ctx context.Context, ms []Matcher) ([]Alert, error) {
 // Alertmanager holds now: active, silenced, inhibited or unprocessed —
 // not resolved (routing.Pipeline.FiringAlerts).
 func (c *Client) Fingerprints(ctx context.Context, alertname string) (map[string]bool, error) {
-	alerts, err := c.Alerts(ctx, []Matcher{{Name: "alertname", Value: alertname, IsEqual: true}})
-	if err != nil {
-		return nil, err
-	}
-	held := make(map[string]bool, len(alerts))
-	for _, a := range alerts {
-		held[a.Fingerprint] = true
-	}
-	return held, nil
+	return c.fingerprints(ctx, []Matcher{{Name: "alertname", Value: alertname, IsEqual: true}})
 }
 
 // AllFingerprints returns the fingerprints of every alert Alertmanager
-// holds now: active, silenced, inhibited or unprocessed — not resolved
-// (routing.Pipeline.HeldAlerts).
+// holds now, as Fingerprints (routing.Pipeline.HeldAlerts).
 func (c *Client) AllFingerprints(ctx context.Context) (map[string]bool, error) {
-	alerts, err := c.Alerts(ctx, nil)
+	return c.fingerprints(ctx, nil)
+}
+
+// fingerprints returns the fingerprints of the alerts ms match (Alerts).
+func (c *Client) fingerprints(ctx context.Context, ms []Matcher) (map[string]bool, error) {
+	alerts, err := c.Alerts(ctx, ms)
 	if err != nil {
 		return nil, err
 	}
