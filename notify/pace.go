@@ -15,10 +15,12 @@ import (
 // requests count against the limit) never lets the throttle clear. Each
 // replica paces alone, and two at the endpoint's rate are twice over it (a
 // review: a key throttled for good with two replicas): a 429 while paced
-// doubles the interval (at most once an interval, up to maxSlowdown times
-// the base), each pacedFor
-// without one halves it back; pacing ends pacedFor after the last 429 at
-// the base interval. Safe for concurrent use.
+// doubles the interval, at most once a quarter of pacedFor and up to
+// maxSlowdown times the base; each quarter of pacedFor without one halves
+// it back (a second review: doubling once an interval up to 16 times, and
+// halving once a minute, sent a fifth of what PagerDuty allowed for four
+// minutes after its throttle cleared). Pacing ends pacedFor after the last
+// 429. Safe for concurrent use.
 type Pacer struct {
 	base, pacedFor time.Duration
 
@@ -29,8 +31,9 @@ type Pacer struct {
 	eased    time.Time     // the last change of interval
 }
 
-// maxSlowdown bounds how far 429s while paced stretch the interval.
-const maxSlowdown = 16
+// maxSlowdown bounds how far 429s while paced stretch the interval: four
+// replicas at four times the base send the endpoint's rate.
+const maxSlowdown = 4
 
 // Interval is the time between two paced requests now.
 func (p *Pacer) Interval() time.Duration {
@@ -39,18 +42,23 @@ func (p *Pacer) Interval() time.Duration {
 	return p.interval
 }
 
-// ease halves the interval for each pacedFor since its last change, down
-// to the base, and reports whether requests are still paced at now.
+// ease halves the interval for each quarter of pacedFor without a 429
+// since its last change, down to the base, and reports whether requests
+// are still paced at now.
 func (p *Pacer) ease(now time.Time) bool {
 	if p.limited.IsZero() {
 		return false
 	}
-	for p.interval > p.base && now.Sub(p.eased) > p.pacedFor {
+	step := p.pacedFor / 4
+	for p.interval > p.base && now.Sub(p.eased) > step && now.Sub(p.limited) > step {
 		p.interval /= 2
-		p.eased = p.eased.Add(p.pacedFor)
+		p.eased = p.eased.Add(step)
+		if l := p.limited.Add(step); l.After(p.eased) {
+			p.eased = l
+		}
 	}
 	p.interval = max(p.interval, p.base)
-	return now.Sub(p.limited) <= p.pacedFor || now.Sub(p.eased) <= p.pacedFor
+	return now.Sub(p.limited) <= p.pacedFor
 }
 
 // Turn takes the next request's turn at now and returns how long to wait
@@ -81,9 +89,10 @@ func (p *Pacer) Limit(now time.Time, retryAfter time.Duration) time.Time {
 	switch {
 	case !p.ease(now):
 		p.interval, p.eased = p.base, now
-	case p.interval < maxSlowdown*p.base && now.Sub(p.eased) >= p.interval:
-		// At most once an interval: the 429s of requests sent together
-		// before the pace took hold are one.
+	case p.interval < maxSlowdown*p.base && now.Sub(p.eased) >= p.pacedFor/4:
+		// At most once a quarter of pacedFor: the 429s of requests sent
+		// before the pace took hold, and those of a window the endpoint
+		// counts as full whatever is sent now, are one.
 		p.interval, p.eased = 2*p.interval, now
 	}
 	p.limited = now

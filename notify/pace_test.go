@@ -9,10 +9,12 @@ import (
 
 // Each replica paces an endpoint alone: two at its rate are twice over it,
 // and where refused requests count against the limit the throttle never
-// cleared (a review). A 429 while paced doubles the interval — not the 429s
-// of requests sent together before the pace took hold —, each pacedFor
-// without one halves it back, and pacing ends pacedFor after the last 429
-// at the base interval.
+// cleared (a review). A 429 while paced doubles the interval — at most once
+// a quarter of pacedFor (the 429s of requests sent together, or of a window
+// the endpoint counts full, are one), up to four times the base —, each
+// quarter of pacedFor without one halves it back (a second review: halving
+// once a minute from sixteen times kept a fifth of the rate for four
+// minutes), and pacing ends pacedFor after the last 429.
 func TestAPacerSlowsDownWhileRefusedAndBackWhenNot(t *testing.T) {
 	const base, pacedFor = 500 * time.Millisecond, time.Minute
 	p := notify.NewPacers(base, pacedFor).Of("key")
@@ -21,26 +23,28 @@ func TestAPacerSlowsDownWhileRefusedAndBackWhenNot(t *testing.T) {
 	for range 5 { // a burst sent before any 429, refused together
 		p.Limit(t0, 0)
 	}
+	p.Limit(at(5*time.Second), 0) // the same full window
 	if got := p.Interval(); got != base {
-		t.Fatalf("after one burst's 429s: interval %v, want %v", got, base)
+		t.Fatalf("after one window's 429s: interval %v, want %v", got, base)
 	}
-	p.Limit(at(time.Second), 0) // refused while paced: another replica takes the rest
-	p.Limit(at(2*time.Second), 0)
+	for d := 10 * time.Second; d <= 64*time.Second; d += 5 * time.Second { // refused on: another replica takes the rest
+		p.Limit(at(d), 0)
+	}
 	if got := p.Interval(); got != 4*base {
-		t.Fatalf("after two 429s while paced: interval %v, want %v", got, 4*base)
+		t.Fatalf("refused for a minute: interval %v, want %v (at most four times)", got, 4*base)
 	}
-	// A minute without a 429 halves it; another, back to the base.
-	if _, ok := p.Turn(at(2*time.Second+pacedFor+time.Second), time.Hour); !ok || p.Interval() != 2*base {
-		t.Fatalf("a minute on: paced %t, interval %v; want paced at %v", ok, p.Interval(), 2*base)
+	// Quiet from 60s: halved every quarter minute, back to the base in
+	// half a minute.
+	if _, ok := p.Turn(at(76*time.Second), time.Hour); !ok || p.Interval() != 2*base {
+		t.Fatalf("16s quiet: paced %t, interval %v; want paced at %v", ok, p.Interval(), 2*base)
 	}
-	if wait, ok := p.Turn(at(2*time.Second+2*pacedFor+2*time.Second), time.Hour); !ok || p.Interval() != base || wait != 0 {
-		t.Fatalf("two minutes on: wait %v, interval %v; want the base, at once", wait, p.Interval())
+	if _, ok := p.Turn(at(91*time.Second), time.Hour); !ok || p.Interval() != base {
+		t.Fatalf("32s quiet: paced %t, interval %v; want paced at the base", ok, p.Interval())
 	}
-	// Pacing ends a minute after the last change at the base.
-	later := at(2*time.Second + 3*pacedFor + 3*time.Second)
+	// Pacing ends a minute after the last 429.
 	for range 3 {
-		if wait, ok := p.Turn(later, 0); !ok || wait != 0 {
-			t.Fatalf("three minutes on: wait %v, %t; want no pace", wait, ok)
+		if wait, ok := p.Turn(at(121*time.Second), 0); !ok || wait != 0 {
+			t.Fatalf("61s quiet: wait %v, %t; want no pace", wait, ok)
 		}
 	}
 }
