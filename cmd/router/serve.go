@@ -947,6 +947,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				}
 				if o := b.edge.Orphans; o != nil && rt.current.Load() == b {
 					ctx, cancel := context.WithTimeout(sweepCtx, every+time.Duration(b.edge.Timeout))
+					o.Refresh(ctx) // every replica: a 2xx that sent nothing forgets its group
 					if sweeps(ctx, b.state.store, b.state.cfg.KeyPrefix+"orphan-sweep", holder, 3*every) {
 						o.Sweep(ctx, b.pipeline, time.Duration(b.edge.Timeout))
 					}
@@ -1007,14 +1008,13 @@ func (m *Main) listenAndServe(srv *http.Server, source string) error {
 	return web.ServeMultiple(listeners, srv, m.webFlags, m.logger)
 }
 
-// sweepInterval is how often the unsent resolves are swept: a quarter of
-// resolve_unsent_after, between 1 and 30 seconds (30 s when off: the next
-// reload may turn it on).
+// sweepInterval is how often the unsent resolves are swept
+// (webhook.Orphans.Every; 30 s when off: the next reload may turn it on).
 func sweepInterval(o *webhook.Orphans) time.Duration {
 	if o == nil {
 		return 30 * time.Second
 	}
-	return min(max(o.After/4, time.Second), 30*time.Second)
+	return o.Every()
 }
 
 // sweeps reports whether holder holds the lease key of the unsent

@@ -536,9 +536,13 @@ func (h *webhook) serve(c echo.Context) error {
 		defer cancel()
 	}
 	sum, err := gen.Processor.Process(ctx, msg)
-	if o := opts.Orphans; o != nil && err != nil {
+	if o := opts.Orphans; o != nil {
 		octx, cancel := context.WithTimeout(context.WithoutCancel(ctx), orphanWriteTimeout)
-		o.Record(octx, msg, body)
+		if err != nil {
+			o.Record(octx, msg, body)
+		} else {
+			o.Forget(octx, msg) // a store call only for a group kept (Refresh)
+		}
 		cancel()
 	}
 	if err != nil {

@@ -28,12 +28,13 @@ import (
 // So each webhook answered 5xx that carries a firing alert is kept in the
 // store (Record), its group in the set dedup.UnsentKey, until a webhook of
 // the group is delivered (the pipeline's settle removes it:
-// routing.Pipeline.ForgetsUnsent) — Alertmanager counted the group
-// notified and sends its resolves itself. Sweep looks at the kept
+// routing.Pipeline.ForgetsUnsent; Forget, a 2xx that sent nothing) —
+// Alertmanager counted the group notified and sends its resolves itself. Sweep looks at the kept
 // webhooks Alertmanager has stopped retrying — not written again for
 // After, while it retries a failing notification every minute or so — and
-// resolves their firing alerts that Alertmanager has not held (asked
-// through Held) for After either: an Alertmanager restarted without its
+// resolves their firing alerts that Alertmanager has held on no sweep
+// (asked through Held) for After either — consecutive sweeps: a sweep that
+// could not ask, or missed sweeps, start the count again: an Alertmanager restarted without its
 // data holds no alert until Prometheus sends them again, every minute, so a
 // short absence is no resolve (a review: a page resolved 7 s after such a
 // restart). The webhook is processed again with those alerts resolved
@@ -61,18 +62,60 @@ type Orphans struct {
 
 	mu sync.Mutex
 	// absent holds, by group and fingerprint, when a sweep first found
-	// Alertmanager not holding the alert (since then it never did);
-	// resolved, those Sweep resolved.
+	// Alertmanager not holding the alert (since then every sweep found it
+	// so); resolved, those Sweep resolved.
 	absent   map[string]time.Time
 	resolved map[string]bool
+	// swept is when this process last swept and asked Alertmanager; kept
+	// the groups the last Refresh found kept.
+	swept time.Time
+	kept  map[string]bool
+}
+
+// Every is how often the kept webhooks are swept: a quarter of After,
+// between 1 and 30 seconds.
+func (o *Orphans) Every() time.Duration {
+	return min(max(o.After/4, time.Second), 30*time.Second)
+}
+
+// Refresh reads which groups are kept (Kept), on every replica once a
+// sweep interval.
+func (o *Orphans) Refresh(ctx context.Context) {
+	groups, err := o.Store.Members(ctx, o.indexKey())
+	if err != nil {
+		return
+	}
+	kept := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		kept[g] = true
+	}
+	o.mu.Lock()
+	o.kept = kept
+	o.mu.Unlock()
+}
+
+// Forget takes msg's group out of the kept ones when the last Refresh
+// found it kept: a webhook of it answered 2xx that sent nothing (every
+// alert deduplicated: no settle wrote it).
+func (o *Orphans) Forget(ctx context.Context, msg *alert.Message) {
+	group := msg.GroupID()
+	o.mu.Lock()
+	kept := o.kept[group]
+	delete(o.kept, group)
+	o.mu.Unlock()
+	if kept {
+		_, _ = o.Store.RemoveMembers(ctx, o.indexKey(), group)
+	}
 }
 
 // orphanTTL bounds how long a kept webhook lives unwritten: Alertmanager
-// retries a failing notification within minutes; a webhook kept a day was
-// resolved by Sweep long before, or its alerts still fire with no retry.
-const orphanTTL = 24 * time.Hour
+// retries a failing notification within minutes, and not while its alerts
+// are silenced; a webhook kept 6 hours was resolved by Sweep long before,
+// or its alerts were silenced as long (their resolve is then lost as
+// before).
+const orphanTTL = 6 * time.Hour
 
-// orphanWriteTimeout bounds the edge's Record.
+// orphanWriteTimeout bounds the edge's Record and Forget.
 const orphanWriteTimeout = 2 * time.Second
 
 // maxOrphanBody bounds the webhooks kept: a larger one is logged and not
@@ -121,10 +164,17 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 	if err != nil {
 		return
 	}
+	now := o.now()
 	o.mu.Lock()
 	o.keepOnly(groups)
+	if !o.swept.IsZero() && now.Sub(o.swept) > 3*o.Every() {
+		// Sweeps were missed (the lease elsewhere, the store down): an
+		// absence is counted from consecutive sweeps only.
+		clear(o.absent)
+	}
 	o.mu.Unlock()
 	if len(groups) == 0 {
+		o.sweptAt(now)
 		return
 	}
 	keys := make([]string, len(groups))
@@ -135,7 +185,6 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 	if err != nil {
 		return
 	}
-	now := o.now()
 	held := map[string]map[string]bool{} // by alertname, asked once a sweep
 	for i, g := range groups {
 		if !found[i] {
@@ -149,7 +198,8 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 		}
 		kept := now.Sub(time.UnixMilli(ms))
 		if kept < o.After {
-			continue // Alertmanager may still be retrying it
+			o.forgetAbsences(g) // Alertmanager is retrying it: its alerts fire
+			continue
 		}
 		msg, err := Decode([]byte(body), now)
 		if err != nil {
@@ -157,7 +207,32 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 			continue
 		}
 		if !o.sweepGroup(ctx, proc, timeout, g, msg, now, kept, held) {
-			return // Alertmanager cannot be asked: the next sweep
+			// Alertmanager cannot be asked: an absence seen before is
+			// not one any more (a review: a crash-looping Alertmanager's
+			// brief empty answers, minutes apart, resolved a live page).
+			o.mu.Lock()
+			clear(o.absent)
+			o.mu.Unlock()
+			return
+		}
+	}
+	o.sweptAt(now)
+}
+
+// sweptAt records a sweep that asked what it had to.
+func (o *Orphans) sweptAt(now time.Time) {
+	o.mu.Lock()
+	o.swept = now
+	o.mu.Unlock()
+}
+
+// forgetAbsences forgets what the sweeps saw absent of group's alerts.
+func (o *Orphans) forgetAbsences(group string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for k := range o.absent {
+		if g, _, _ := strings.Cut(k, "/"); g == group {
+			delete(o.absent, k)
 		}
 	}
 }
@@ -241,7 +316,7 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 			o.Logger.Warn("resolve on Alertmanager's behalf the alerts of a webhook answered 5xx, which it no longer holds: failed, tried again next sweep", "group_key", msg.GroupKey, "alerts", len(gone), "err", err)
 			return true
 		}
-		o.Logger.Warn(fmt.Sprintf("resolved on Alertmanager's behalf %d alert(s) of a webhook answered 5xx (a delivery failed; Alertmanager, never having counted the firing notified, sends no resolve): Alertmanager has not held them for %s", len(gone), o.After),
+		o.Logger.Warn(fmt.Sprintf("resolved on Alertmanager's behalf %d alert(s) of a webhook answered 5xx (a delivery failed; Alertmanager, never having counted the firing notified, sends no resolve): Alertmanager held none of them on any sweep for %s or more", len(gone), o.After),
 			"group_key", msg.GroupKey, "receiver", msg.Receiver, "alerts", strings.Join(names, ", "), "kept_for", kept.Round(time.Second), "still_firing", firing)
 		o.mu.Lock()
 		for _, k := range gone {
