@@ -545,15 +545,13 @@ func (p *Pipeline) leaveRestored(ctx context.Context, leases []*incidentLease, t
 		if r.Outcome != store.OutcomeClosing && r.Outcome != store.OutcomeStillOpen {
 			continue
 		}
-		l.members = append(l.members, r.Removed...)
-		if r.Outcome == store.OutcomeClosing {
-			l.closing = true
-			for _, b := range l.leaves {
-				b.n.IncidentResolved, b.n.Ref, b.unthreaded = true, r.Ref, false
-			}
-		}
+		// Applied as the webhook's own Leave: a failed closing puts back
+		// what both Leaves removed.
+		removed := len(r.Removed)
+		r.Removed = append(slices.Clip(l.members), r.Removed...)
+		l.apply(store.StepLeave, r)
 		p.Logger.Warn("resolve of an incident holding members from before Redis' current run (restarted from an older snapshot) that Alertmanager no longer holds: alerts that resolved while writes Redis lost were made, removed",
-			"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "removed", len(r.Removed), "closed", l.closing)
+			"incident", l.leaves[0].incident, "receiver", l.leaves[0].receiver, "integration", l.leaves[0].integ.Name, "removed", removed, "closed", l.closing)
 	}
 }
 
