@@ -88,8 +88,8 @@ func (p *Pipeline) leases() dedup.Leases {
 // the sends. The webhook leaves the update counts (in) of the incidents
 // where it won no claim: what another replica sends is not this webhook's
 // update. open says which incidents the webhook's resolves may not close
-// (heldOpen).
-func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open openBy, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
+// (heldOpen); group is msg's (alert.Message.GroupID).
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open openBy, group string, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
@@ -97,7 +97,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open o
 		index[t] = i
 	}
 	all := p.group(trs, false)
-	leases := p.incidentLeases(all, open, msg.GroupID())
+	leases := p.incidentLeases(all, open, group)
 	var ops []store.ClaimedOp
 	for _, l := range leases {
 		for _, st := range l.pendingSteps() {
@@ -133,7 +133,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open o
 		// Some claims were lost (or none taken: fail closed): the batches
 		// and incidents of the won transitions only.
 		batches = p.group(trs, true)
-		leases = p.incidentLeases(batches, open, msg.GroupID())
+		leases = p.incidentLeases(batches, open, group)
 	}
 	p.notifications(msg, batches)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr

@@ -232,11 +232,12 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	dctx, cancel := detach(ctx)
 	defer cancel()
 	token := dedup.NewToken()
-	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, heldOpen(msg, results), trs, histories, token, in, sum)
+	group := msg.GroupID()
+	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, heldOpen(msg, results), group, trs, histories, token, in, sum)
 	groups(msg, results, batches)
 	p.unheldResolves(dctx, batches, token)
 	p.unthreadedResolves(dctx, batches)
-	deliverErr := p.deliver(dctx, batches, leases, token, in, sum, msg.GroupID())
+	deliverErr := p.deliver(dctx, batches, leases, token, in, sum, group)
 	return sum, joinDeliveryErrors(claimErr, deliverErr, p.awaitLost(dctx, lost, sum))
 }
 
