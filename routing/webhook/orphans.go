@@ -2,8 +2,10 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,15 +31,15 @@ import (
 // store (Record), its group in the set dedup.UnsentKey, until a webhook of
 // the group is delivered (the pipeline's settle removes it:
 // routing.Pipeline.ForgetsUnsent; Forget, a 2xx that sent nothing) —
-// Alertmanager counted the group notified and sends its resolves itself. Sweep looks at the kept
-// webhooks Alertmanager has stopped retrying — not written again for
-// After, while it retries a failing notification every minute or so — and
-// resolves their firing alerts that Alertmanager has held on no sweep
-// (asked through Held) for After either — consecutive sweeps: a sweep that
-// could not ask, or missed sweeps, start the count again: an Alertmanager restarted without its
-// data holds no alert until Prometheus sends them again, every minute, so a
-// short absence is no resolve (a review: a page resolved 7 s after such a
-// restart). The webhook is processed again with those alerts resolved
+// Alertmanager counted the group notified and sends its resolves itself.
+// Sweep looks at the kept webhooks Alertmanager has stopped retrying — not
+// written again for After, while it retries a failing notification every
+// minute or so — and resolves their firing alerts that Alertmanager has
+// held on no sweep (asked through Held) for After either, over consecutive
+// sweeps: a sweep that could not ask, or missed sweeps, start the count
+// again. An Alertmanager restarted without its data holds no alert until
+// Prometheus sends them again, every minute, so a short absence is no
+// resolve (a review: a page resolved 7 s after such a restart). The webhook is processed again with those alerts resolved
 // (endsAt now), as Alertmanager would have sent it. The integrations that
 // delivered the firing get its resolve; one that never did gets the resolve
 // of an alert it was never sent (PagerDuty ignores it; Slack draws
@@ -61,11 +63,11 @@ type Orphans struct {
 	Now func() time.Time
 
 	mu sync.Mutex
-	// absent holds, by group and fingerprint, when a sweep first found
+	// absent holds, by group then fingerprint, when a sweep first found
 	// Alertmanager not holding the alert (since then every sweep found it
 	// so); resolved, those Sweep resolved.
-	absent   map[string]time.Time
-	resolved map[string]bool
+	absent   map[string]map[string]time.Time
+	resolved map[string]map[string]bool
 	// swept is when this process last swept and asked Alertmanager; kept
 	// the groups the last Refresh found kept.
 	swept time.Time
@@ -78,7 +80,7 @@ func (o *Orphans) Every() time.Duration {
 	return min(max(o.After/4, time.Second), 30*time.Second)
 }
 
-// Refresh reads which groups are kept (Kept), on every replica once a
+// Refresh reads which groups are kept (Forget), on every replica once a
 // sweep interval.
 func (o *Orphans) Refresh(ctx context.Context) {
 	groups, err := o.Store.Members(ctx, o.indexKey())
@@ -98,8 +100,12 @@ func (o *Orphans) Refresh(ctx context.Context) {
 // found it kept: a webhook of it answered 2xx that sent nothing (every
 // alert deduplicated: no settle wrote it).
 func (o *Orphans) Forget(ctx context.Context, msg *alert.Message) {
-	group := msg.GroupID()
 	o.mu.Lock()
+	if len(o.kept) == 0 { // the usual case: nothing to hash or look up
+		o.mu.Unlock()
+		return
+	}
+	group := msg.GroupID()
 	kept := o.kept[group]
 	delete(o.kept, group)
 	o.mu.Unlock()
@@ -148,11 +154,11 @@ func (o *Orphans) Record(ctx context.Context, msg *alert.Message, body []byte) {
 		return
 	}
 	at := strconv.FormatInt(o.now().UnixMilli(), 10)
-	err := o.Store.Set(ctx, []store.Entry{{Key: o.recordKey(group), Value: at + "\n" + string(body), TTL: orphanTTL}})
-	if err == nil {
-		err = o.Store.AddMembers(ctx, o.indexKey(), orphanTTL, group)
-	}
-	if err != nil {
+	errs := store.Write(ctx, o.Store, store.Writes{
+		Set: []store.Entry{{Key: o.recordKey(group), Value: at + "\n" + string(body), TTL: orphanTTL}},
+		Add: []store.Members{{Key: o.indexKey(), TTL: orphanTTL, Members: []string{group}}},
+	})
+	if err := errors.Join(errs.Set, errs.Add); err != nil {
 		o.Logger.Warn("keep the webhook answered 5xx for its resolve: not kept (should the failure outlast its alerts, pages it delivered stay open)", "group_key", msg.GroupKey, "err", err)
 	}
 }
@@ -198,7 +204,9 @@ func (o *Orphans) Sweep(ctx context.Context, proc Processor, timeout time.Durati
 		}
 		kept := now.Sub(time.UnixMilli(ms))
 		if kept < o.After {
-			o.forgetAbsences(g) // Alertmanager is retrying it: its alerts fire
+			o.mu.Lock()
+			delete(o.absent, g) // Alertmanager is retrying it: its alerts fire
+			o.mu.Unlock()
 			continue
 		}
 		msg, err := Decode([]byte(body), now)
@@ -226,37 +234,18 @@ func (o *Orphans) sweptAt(now time.Time) {
 	o.mu.Unlock()
 }
 
-// forgetAbsences forgets what the sweeps saw absent of group's alerts.
-func (o *Orphans) forgetAbsences(group string) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for k := range o.absent {
-		if g, _, _ := strings.Cut(k, "/"); g == group {
-			delete(o.absent, k)
-		}
-	}
-}
-
 // keepOnly forgets what the sweeps saw of groups no longer kept.
 func (o *Orphans) keepOnly(groups []string) {
 	kept := make(map[string]bool, len(groups))
 	for _, g := range groups {
 		kept[g] = true
 	}
-	for k := range o.absent {
-		if g, _, _ := strings.Cut(k, "/"); !kept[g] {
-			delete(o.absent, k)
-		}
-	}
-	for k := range o.resolved {
-		if g, _, _ := strings.Cut(k, "/"); !kept[g] {
-			delete(o.resolved, k)
-		}
-	}
+	maps.DeleteFunc(o.absent, func(g string, _ map[string]time.Time) bool { return !kept[g] })
+	maps.DeleteFunc(o.resolved, func(g string, _ map[string]bool) bool { return !kept[g] })
 }
 
-// sweepGroup resolves msg's firing alerts that Alertmanager has not held
-// for After, and forgets the group once none fires; held caches
+// sweepGroup resolves msg's firing alerts that Alertmanager has held on no
+// sweep for After, and forgets the group once none fires; held caches
 // Alertmanager's answers by alertname. It reports false when Alertmanager
 // could not be asked.
 func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.Duration, group string, msg *alert.Message, now time.Time, kept time.Duration, held map[string]map[string]bool) bool {
@@ -276,29 +265,34 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 	firing := 0
 	o.mu.Lock()
 	if o.absent == nil {
-		o.absent, o.resolved = map[string]time.Time{}, map[string]bool{}
+		o.absent, o.resolved = map[string]map[string]time.Time{}, map[string]map[string]bool{}
+	}
+	absent, resolved := o.absent[group], o.resolved[group]
+	if absent == nil {
+		absent = map[string]time.Time{}
+		o.absent[group] = absent
 	}
 	for i := range msg.Items {
 		a := &msg.Items[i]
-		k := group + "/" + a.Fingerprint
-		if !a.Firing() || o.resolved[k] {
+		fp := a.Fingerprint
+		if !a.Firing() || resolved[fp] {
 			continue
 		}
-		if held[a.Labels["alertname"]][a.Fingerprint] {
-			delete(o.absent, k)
+		if held[a.Labels["alertname"]][fp] {
+			delete(absent, fp)
 			firing++
 			continue
 		}
-		since, seen := o.absent[k]
+		since, seen := absent[fp]
 		if !seen {
-			o.absent[k] = now
+			absent[fp] = now
 		}
 		if !seen || now.Sub(since) < o.After {
 			firing++
 			continue
 		}
 		a.Status, a.EndsAt = "resolved", now
-		gone = append(gone, k)
+		gone = append(gone, fp)
 		if len(names) < 10 {
 			names = append(names, alertName(a))
 		}
@@ -319,9 +313,12 @@ func (o *Orphans) sweepGroup(ctx context.Context, proc Processor, timeout time.D
 		o.Logger.Warn(fmt.Sprintf("resolved on Alertmanager's behalf %d alert(s) of a webhook answered 5xx (a delivery failed; Alertmanager, never having counted the firing notified, sends no resolve): Alertmanager held none of them on any sweep for %s or more", len(gone), o.After),
 			"group_key", msg.GroupKey, "receiver", msg.Receiver, "alerts", strings.Join(names, ", "), "kept_for", kept.Round(time.Second), "still_firing", firing)
 		o.mu.Lock()
-		for _, k := range gone {
-			o.resolved[k] = true
-			delete(o.absent, k)
+		if o.resolved[group] == nil {
+			o.resolved[group] = map[string]bool{}
+		}
+		for _, fp := range gone {
+			o.resolved[group][fp] = true
+			delete(o.absent[group], fp)
 		}
 		o.mu.Unlock()
 	}
