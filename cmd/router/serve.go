@@ -933,15 +933,14 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	// stopped retrying and no longer holds are resolved on its behalf
 	// (webhook.Orphans), one replica a sweep.
 	{
-		stop := make(chan struct{})
-		sweepCtx, stopSweep := context.WithCancel(context.Background()) // a stop ends a sweep under way
-		holder := dedup.NewToken()                                      // this process's sweeps: one holder while it lives
+		sweepCtx, stop := context.WithCancel(context.Background()) // a stop ends a sweep under way too
+		holder := dedup.NewToken()                                 // this process's sweeps: one holder while it lives
 		g.Add(func() error {
 			for {
 				b := rt.current.Load()
 				every := sweepInterval(b.edge.Orphans)
 				select {
-				case <-stop:
+				case <-sweepCtx.Done():
 					return nil
 				case <-time.After(every):
 				}
@@ -954,7 +953,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 					cancel()
 				}
 			}
-		}, func(error) { close(stop); stopSweep() })
+		}, func(error) { stop() })
 	}
 	// HTTP: stops accepting on shutdown, then waits for in-flight webhooks
 	// (bounded by their own timeout plus a margin) before the store closes.
