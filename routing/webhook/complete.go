@@ -2,6 +2,7 @@ package webhook
 
 import (
 	amlabels "github.com/prometheus/alertmanager/pkg/labels"
+	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -81,8 +82,8 @@ func Complete(msg *alert.Message, group []LeftOut) (added int, ok bool) {
 // routeMatchers reads the matchers of the route of an Alertmanager group
 // key, "{}/{a=\"1\"}/{b=~\"2\"}:{alertname=\"X\"}": one set per route from
 // the root; false when key is not of that form.
-func routeMatchers(key string) ([][]*amlabels.Matcher, bool) {
-	var out [][]*amlabels.Matcher
+func routeMatchers(key string) ([]amlabels.Matchers, bool) {
+	var out []amlabels.Matchers
 	for i := 0; ; {
 		if i >= len(key) || key[i] != '{' {
 			return nil, false
@@ -119,12 +120,14 @@ func routeMatchers(key string) ([][]*amlabels.Matcher, bool) {
 
 // matchesAll reports whether labels match every matcher of route (an
 // absent label reads as "", as in Alertmanager).
-func matchesAll(route [][]*amlabels.Matcher, labels map[string]string) bool {
+func matchesAll(route []amlabels.Matchers, labels map[string]string) bool {
+	ls := make(model.LabelSet, len(labels))
+	for k, v := range labels {
+		ls[model.LabelName(k)] = model.LabelValue(v)
+	}
 	for _, ms := range route {
-		for _, m := range ms {
-			if !m.Matches(labels[m.Name]) {
-				return false
-			}
+		if !ms.Matches(ls) {
+			return false
 		}
 	}
 	return true
