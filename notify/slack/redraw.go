@@ -168,11 +168,7 @@ func (r *laterRedraw) draw(key string) {
 		return
 	}
 	if !m.resolved {
-		laterRedraws.Lock()
-		if laterRedraws.m[key] == r {
-			delete(laterRedraws.m, key)
-		}
-		laterRedraws.Unlock()
+		r.done(key)
 		return // the incident fires again: its own drawing stands
 	}
 	lines, st := []string(nil), newTriageState(r.no)
@@ -185,21 +181,23 @@ func (r *laterRedraw) draw(key string) {
 		return err
 	})
 	if err == nil {
-		laterRedraws.Lock()
-		if laterRedraws.m[key] == r {
-			delete(laterRedraws.m, key)
-		}
-		laterRedraws.Unlock()
+		r.done(key)
 		n.logger.Info("parent message drawn resolved later (Slack had refused or failed the drawing)", "incident", r.no.Incident, "tries", r.tries)
 		return
 	}
 	if wait, ok := laterWait(err); ok && n.redrawLater(r.no, r.p, r.msg, wait) {
 		return
 	}
+	r.done(key)
+	n.logger.Warn("edit parent message failed on its later tries too: the parent keeps its last drawing", "incident", r.no.Incident, "tries", r.tries, "err", err)
+}
+
+// done takes r out of the waiting redraws, unless a later drawing of its
+// parent replaced it there.
+func (r *laterRedraw) done(key string) {
 	laterRedraws.Lock()
+	defer laterRedraws.Unlock()
 	if laterRedraws.m[key] == r {
 		delete(laterRedraws.m, key)
 	}
-	laterRedraws.Unlock()
-	n.logger.Warn("edit parent message failed on its later tries too: the parent keeps its last drawing", "incident", r.no.Incident, "tries", r.tries, "err", err)
 }
