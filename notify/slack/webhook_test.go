@@ -225,3 +225,18 @@ func TestIncomingWebhookPostWithAnUnknownOutcomeIsNotPostedAgain(t *testing.T) {
 		})
 	}
 }
+
+// An incoming webhook posts every notification as a message of its own and
+// keeps no parent: the dispatch core must not take its partial resolves
+// for replies with no thread to go under (alert.ThreadsUpdates), as it does
+// the Web API's, which replies in the parent's thread.
+func TestOnlyTheWebAPIThreadsUpdates(t *testing.T) {
+	srv := httptest.NewServer(&webhookStandIn{})
+	defer srv.Close()
+	if newWebhookNotifier(t, srv.URL+webhookPath).ThreadsUpdates() {
+		t.Error("an incoming webhook says it threads updates")
+	}
+	if !newHarness(t).notifier(t, nil).ThreadsUpdates() {
+		t.Error("the Web API says it does not thread updates")
+	}
+}
