@@ -19,13 +19,18 @@ import (
 // snapshot — the restored incident holds those 10 again.
 func restoredStack(t *testing.T) (*stack, *proc, []alert) {
 	t.Helper()
+	return restoredStackOf(t, pageAlerts("a", 30))
+}
+
+// restoredStackOf is restoredStack with alerts (30) as the page's.
+func restoredStackOf(t *testing.T, alerts []alert) (*stack, *proc, []alert) {
+	t.Helper()
 	s := newStack(t)
 	amAddr := "127.0.0.1:" + strconv.Itoa(freePort(t))
 	k := faultKnobs{Retrigger: 5 * time.Minute, AlertmanagerURL: "http://" + amAddr}
 	r1, r2 := s.startFaultRouterWith(t, "router-1", k), s.startFaultRouterWith(t, "router-2", k)
 	proxy := newWebhookProxy(t, r1, r2)
 	am := startFaultAM(t, "alertmanager", proxy, 0, amOptions{addr: amAddr})
-	alerts := pageAlerts("a", 30)
 	postAlerts(t, alerts, am)
 	eventually(t, 20*time.Second, "the opening", s.wantPD(1, 0))
 	if _, err := redistest.Do(s.redis.Addr(), "SAVE"); err != nil {
@@ -59,6 +64,24 @@ func restoredStack(t *testing.T) (*stack, *proc, []alert) {
 func TestAPageResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
 	s, am, alerts := restoredStack(t)
 	postAlerts(t, resolved(alerts[10:]), am)
+	eventually(t, 30*time.Second, "the page resolved", s.wantPD(1, 1))
+	consistently(t, quietWindow, "nothing more", s.wantPD(1, 1))
+}
+
+// The same restore of a page whose alerts come in two Alertmanager groups
+// (two alert names, one SLO): the first group's resolve removes its alerts
+// restored, the second's resolves the page. The last session's rule named
+// restored members only for an incident a single group joined: the page
+// stayed open for good.
+func TestAPageOfTwoGroupsResolvesAfterRedisRestoredAnOlderSnapshot(t *testing.T) {
+	alerts := pageAlerts("a", 30)
+	for _, a := range alerts[20:] {
+		a.Labels["alertname"] = "VLLMTTFTBurnRateCritical"
+	}
+	s, am, alerts := restoredStackOf(t, alerts)
+	postAlerts(t, resolved(alerts[10:20]), am)
+	consistently(t, quietWindow, "the page open while the other group fires", s.wantPD(1, 0))
+	postAlerts(t, resolved(alerts[20:]), am)
 	eventually(t, 30*time.Second, "the page resolved", s.wantPD(1, 1))
 	consistently(t, quietWindow, "nothing more", s.wantPD(1, 1))
 }

@@ -104,6 +104,10 @@ type Member struct {
 	// EndsAt is when a resolved alert ended, ms since the epoch, read by
 	// Leave; "" when unknown (the Leave removes the member).
 	EndsAt string
+	// held is, in a member a Leave removed (IncidentResult.Removed), the
+	// value the store held for it (Redis: its start, when and in which
+	// group it joined), which an Abort puts back as it was; "" elsewhere.
+	held string
 }
 
 // laterStart tells whether start a is after time b (a start, or a Leave's
@@ -146,21 +150,22 @@ type IncidentOp struct {
 	Triggered, PrevTriggered string
 	// Group, on a Join, Leave or Unjoin, names the Alertmanager group the
 	// step's alerts came in (a short hash of its receiver and groupKey; ""
-	// unknown). A Join keeps it among the incident's groups, and its time.
-	// A Leave is sent only for a webhook that carries every alert of its
-	// group and no firing one of the incident: when the incident's only
-	// group is the Leave's and no Join of it ran since Redis' current run
-	// began (INFO's uptime), the members left may be alerts that resolved
-	// while writes the run lost were made — Redis restarted from an older
-	// snapshot — whose resolve will not come again, or alerts Alertmanager
-	// silences or inhibits (left out of webhooks). The Leave names them
-	// (IncidentResult.Restored) and changes nothing more: the caller asks
-	// Alertmanager and sends a Leave of those it no longer holds (a review:
-	// dropped unasked, a silenced alert's page was resolved, and not paged
-	// again when its silence ended). An incident a Join reached in the
-	// current run (an HA peer's lagging webhook lacks the newest alert), or
-	// that several groups joined, names none. Redis only: a memory store
-	// is never restored, and ignores it.
+	// unknown). A Join keeps, with each member, its group and when it
+	// joined (the store's clock). A Leave is sent only for a webhook that
+	// carries every alert of its group and no firing one of the incident:
+	// the members left that came in the Leave's group and last joined
+	// before Redis' current run began (INFO's uptime) may be alerts that
+	// resolved while writes the run lost were made — Redis restarted from
+	// an older snapshot — whose resolve will not come again, or alerts
+	// Alertmanager silences or inhibits (left out of webhooks). The Leave
+	// names them (IncidentResult.Restored) and changes nothing more: the
+	// caller asks Alertmanager and sends a Leave of those it no longer holds
+	// (a review: dropped unasked, a silenced alert's page was resolved, and
+	// not paged again when its silence ended). A member a Join reached in
+	// the current run (an HA peer's lagging webhook lacks the newest
+	// alert), one of another group (whose alerts may fire on), one of no
+	// known group and one an earlier build wrote are not named. Redis only:
+	// a memory store is never restored, and ignores it.
 	Group string
 }
 
@@ -173,8 +178,8 @@ type IncidentResult struct {
 	// failed send removes exactly those (StepAbort, StepUnjoin).
 	Added []Member
 	// Removed are the members a Leave removed, each with the start the
-	// incident held, so that a failed closing puts back exactly those
-	// (StepAbort).
+	// incident held (and, kept inside, when and in which group it joined),
+	// so that a failed closing puts back exactly those (StepAbort).
 	Removed []Member
 	// Remaining counts the members left after a Leave.
 	Remaining int64

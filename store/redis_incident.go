@@ -12,8 +12,11 @@ import (
 
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
-// lease token, u: lease end in ms, r: ref, g: last trigger in ms), the
-// members hash (fingerprint → startsAt) and the step's claim keys, if any;
+// lease token, u: lease end in ms, r: ref, g: last trigger in ms, o: a
+// time no member's join precedes), the members hash (fingerprint →
+// "startsAt;joined;group": the member's start, the server's time in ms when
+// a Join last wrote it, and the Alertmanager group it came in; a value an
+// earlier build wrote is the start alone) and the step's claim keys, if any;
 // ARGV holds, for each step, the count of its arguments then the arguments:
 // the count of its claim keys, step, token, lease ms, ttl ms, ref, aux (a
 // Join's retrigger interval in ms; an Untrigger's previous trigger, its
@@ -30,13 +33,12 @@ import (
 // by the trigger it took and the one it replaced (IncidentOp.Retrigger;
 // empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
 // the members left it names as restored (IncidentOp.Group; comma-separated,
-// empty when none), an empty string and the removed members with the starts
-// they held. A Join's,
-// Leave's and Unjoin's ref argument is its group (IncidentOp.Group, empty
-// when unknown); the state hash keeps k:<group> for each group a Join came
-// in, and j when a Join last ran (the server's time). The time is
-// the server's (TIME), so replicas with skewed clocks agree on leases and
-// on when an incident was last triggered. On a single node the steps
+// empty when none), an empty string and the removed members with the
+// values they held (put back as they were by an Abort). A Join's, Leave's
+// and Unjoin's ref argument is its group (IncidentOp.Group, empty when
+// unknown). The time is the server's (TIME), so replicas with skewed
+// clocks agree on leases, on when an incident was last triggered and on
+// when a member joined. On a single node the steps
 // of a batch go in one call (a call's fixed cost in Redis is that of several
 // small steps); on a Cluster each call carries one step, whose two keys
 // share a hash slot, and no claim keys.
@@ -59,6 +61,17 @@ local function later(a, b)
   local x, y = tonumber(a), tonumber(b)
   return x ~= nil and y ~= nil and x > 0 and y > 0 and x > y
 end
+-- start is a member's start, from the value the members hash holds.
+local function start(v)
+  local i = string.find(v, ';', 1, true)
+  if i then return string.sub(v, 1, i - 1) end
+  return v
+end
+local stamp -- the server's time in ms, as written in members' values
+local function nowstr()
+  if not stamp then stamp = string.format('%d', clock()) end
+  return stamp
+end
 -- apply runs one step on keys k1, k2 with its arguments A[o+1..last]
 -- (A is ARGV, or the step's arguments with only the members it keeps).
 local function apply(k1, k2, A, o, last)
@@ -66,10 +79,9 @@ local function apply(k1, k2, A, o, last)
   -- A Join's, Leave's or Unjoin's ref is its group (IncidentOp.Group).
   local grp = ''
   if step == 'join' or step == 'leave' or step == 'unjoin' then grp = ref end
-  local gf = 'k:' .. grp -- the group's field in the state hash
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf, 'j')
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', 'o')
   local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
-  local ingroup, joined = grp ~= '' and h[6] ~= false, tonumber(h[7] or '')
+  local oldest = tonumber(h[6] or '')
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
   local leased = (s == 'opening' or s == 'resolving')
   local mine = leased and owner == tok
@@ -89,7 +101,7 @@ local function apply(k1, k2, A, o, last)
       local olds = redis.call('HMGET', k2, unpack(fps))
       local gone = {}
       for j = 1, #fps do
-        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then
+        if olds[j] and not later(start(olds[j]), A[c + 2 * j - 1]) then
           gone[#gone + 1] = fps[j]
           out[#out + 1] = fps[j]
           out[#out + 1] = olds[j]
@@ -114,59 +126,61 @@ local function apply(k1, k2, A, o, last)
     if not up then return false end
     return clock() - up * 1000
   end
-  -- sole reports whether the step's group is the only one the incident's
-  -- Joins recorded.
-  local function sole()
-    if not ingroup then return false end
-    for _, f in ipairs(redis.call('HKEYS', k1)) do
-      if string.sub(f, 1, 2) == 'k:' and f ~= gf then return false end
+  -- restored names the members left by a whole-group Leave (see
+  -- IncidentOp.Group) that came in its group and whose last Join ran
+  -- before Redis' current run began: comma-separated, '' when none. It
+  -- reads every member only while o says some may have joined before the
+  -- run, and raises o when none did.
+  local function restored()
+    if grp == '' then return '' end
+    local began = runBegan()
+    if not began then return '' end
+    began = began - 2000 -- uptime is in whole seconds
+    if oldest and oldest >= began then return '' end
+    local all = redis.call('HGETALL', k2)
+    local names, least = {}, nil
+    for i = 1, #all, 2 do
+      local v = all[i + 1]
+      local a = string.find(v, ';', 1, true)
+      local b = a and string.find(v, ';', a + 1, true)
+      local joined = b and tonumber(string.sub(v, a + 1, b - 1)) or 0 -- an earlier build's: unknown
+      if not least or joined < least then least = joined end
+      if joined < began and b and string.sub(v, b + 1) == grp then names[#names + 1] = all[i] end
     end
-    return true
+    if least and least >= began then redis.call('HSET', k1, 'o', string.format('%d', least)) end
+    return table.concat(names, ',')
   end
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
-    -- its group, and when it joined (j: a Leave reads whether any member
-    -- joined in Redis' current run)
-    if grp ~= '' and not ingroup then
-      redis.call('HSET', k1, gf, '1', 'j', string.format('%d', clock()))
-    else
-      redis.call('HSET', k1, 'j', string.format('%d', clock()))
-    end
+    if not oldest then redis.call('HSET', k1, 'o', nowstr()) end
     local out = {'', r, 0, '', ''}
     local stale = false
     local seen = {}
     local rt = tonumber(aux) or 0
+    local tail = ';' .. nowstr() .. ';' .. grp -- when, and in which group, the members joined
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
       local fps = fingerprints(c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
-      local kept
+      local vals = {}
       for j = 1, #fps do
         local fp, sa = fps[j], A[c + 2 * j - 1]
         local old = seen[fp]
-        if old == nil then old = olds[j] end
+        if old == nil and olds[j] then old = start(olds[j]) end
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa
         elseif later(old, sa) then
           -- a late report of an earlier instance: the live one stays
           sa = old
-          kept = kept or {}
-          kept[#kept + 1] = fp
         elseif old ~= sa then
           stale = true
         end
         seen[fp] = sa
+        vals[#vals + 1] = fp
+        vals[#vals + 1] = sa .. tail
       end
-      redis.call('HSET', k2, unpack(A, c, stop))
-      if kept then
-        local back = {}
-        for j = 1, #kept do
-          back[#back + 1] = kept[j]
-          back[#back + 1] = seen[kept[j]]
-        end
-        redis.call('HSET', k2, unpack(back))
-      end
+      redis.call('HSET', k2, unpack(vals))
     end
     if s == 'open' and not stale then
       out[1] = 'open'
@@ -189,18 +203,13 @@ local function apply(k1, k2, A, o, last)
     local out = {'still_open', r, 0, '', ''}
     leave(out)
     local n = redis.call('HLEN', k2)
-    if n > 0 and joined and sole() then
-      -- An incident whose members all came in this Leave's group, which
-      -- holds no firing alert of it now, and all joined before Redis'
-      -- current run began: the members left may be alerts that resolved
-      -- while writes the run lost were made — or silenced ones. Named
-      -- (IncidentResult.Restored), for the caller to ask Alertmanager.
-      local began = runBegan()
-      if began and joined < began - 2000 then -- uptime is in whole seconds
-        out[4] = table.concat(redis.call('HKEYS', k2), ',')
-      end
-    end
     if n > 0 then
+      -- This Leave's group holds no firing alert of the incident now: its
+      -- members left that joined before Redis' current run began may be
+      -- alerts that resolved while writes the run lost were made — or
+      -- silenced ones. Named (IncidentResult.Restored), for the caller to
+      -- ask Alertmanager.
+      out[4] = restored()
       touch()
       out[3] = n
       return out
@@ -439,9 +448,12 @@ func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	}
 	a = append(a, 7+2*len(op.Members), claims, string(op.Step), op.Token, op.Lease.Milliseconds(), op.TTL.Milliseconds(), ref, aux)
 	for _, m := range op.Members {
-		if op.Step == StepLeave || op.Step == StepUnjoin {
+		switch {
+		case op.Step == StepLeave || op.Step == StepUnjoin:
 			a = append(a, m.Fingerprint, m.EndsAt)
-		} else {
+		case op.Step == StepAbort && m.held != "":
+			a = append(a, m.Fingerprint, m.held) // put back as it was
+		default:
 			a = append(a, m.Fingerprint, m.StartsAt)
 		}
 	}
@@ -506,7 +518,8 @@ func parseIncidentReply(v any) (IncidentResult, error) {
 		fp, _ := arr[i].(string)
 		sa, _ := arr[i+1].(string)
 		if leave {
-			res.Removed = append(res.Removed, Member{Fingerprint: fp, StartsAt: sa})
+			start, _, _ := strings.Cut(sa, ";")
+			res.Removed = append(res.Removed, Member{Fingerprint: fp, StartsAt: start, held: sa})
 		} else {
 			res.Added = append(res.Added, Member{Fingerprint: fp, StartsAt: sa})
 		}

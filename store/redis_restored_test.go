@@ -13,14 +13,17 @@ import (
 // Redis restarted from an older snapshot brings an incident back with
 // members whose alerts resolved while the lost writes were made; their
 // resolves will never come again, and the page stayed open for good (an
-// audit: 60 such members, PagerDuty never resolved). A Leave of an incident
-// whose only Alertmanager group is the Leave's, no Join of which ran since
-// Redis' run began, names the members left (for the caller to ask
-// Alertmanager: silenced alerts are left out of webhooks too) and changes
-// nothing more. An incident a Join reached since (an HA peer's lagging
-// webhook lacks the newest alert: a review saw it closed by a rule that
-// did not ask), one another group joined, a Leave of no known group, and
-// an incident of the current run name none.
+// audit: 60 such members, PagerDuty never resolved). A Leave — its group
+// holds no firing alert of the incident — names the members left that came
+// in its group and last joined before Redis' run began (for the caller to
+// ask Alertmanager: silenced alerts are left out of webhooks too) and
+// changes nothing more. A member a Join reached since (an HA peer's
+// lagging webhook lacks the newest alert: a review saw it closed by a rule
+// that did not ask), one of another group (its alerts may fire on), a
+// Leave of no known group, a member an earlier build wrote (its start
+// alone) and an incident of the current run name none. The last session
+// left open incidents several groups joined, or whose new episode re-joined
+// them: named now, each member by its own group and join.
 func TestALeaveNamesTheMembersAnIncidentRestoredHolds(t *testing.T) {
 	srv := redistest.Start(t)
 	s, _ := newRedis(t, redisConfig(srv.Addr()))
@@ -50,19 +53,28 @@ func TestALeaveNamesTheMembersAnIncidentRestoredHolds(t *testing.T) {
 	cases := []struct {
 		name                  string
 		groups                []string // joined before the restart as a, b, c
-		joinAfter, leaveGroup string   // d joins after the restart in joinAfter, unless empty
-		names                 bool     // the Leave names b and c restored
+		joinAfter, leaveGroup string   // joinAfter's member joins after the restart in group leaveGroup, unless empty
+		want                  []string // the members the Leave of a names restored
 	}{
-		{"one group, restored", []string{"g", "g", "g"}, "", "g", true},
-		{"one group, a Join since", []string{"g", "g", "g"}, "g", "g", false},
-		{"another group joined", []string{"g", "g", "h"}, "", "g", false},
-		{"no group known", []string{"g", "g", "g"}, "", "", false},
+		{"one group, restored", []string{"g", "g", "g"}, "", "g", []string{"b", "c"}},
+		{"one group, a new member joined since", []string{"g", "g", "g"}, "d", "g", []string{"b", "c"}},
+		{"one group, a member joined again since", []string{"g", "g", "g"}, "b", "g", []string{"c"}},
+		{"another group joined", []string{"g", "g", "h"}, "", "g", []string{"b"}},
+		{"another group's Leave", []string{"g", "h", "h"}, "", "h", []string{"b", "c"}},
+		{"no group known", []string{"g", "g", "g"}, "", "", nil},
+		{"joined in no known group", []string{"", "", ""}, "", "g", nil},
 	}
 	key := func(i int) string { return store.IncidentKey("t:", "restored-"+strconv.Itoa(i), "pd/pd/0") }
 	for i, c := range cases {
 		for j, g := range c.groups {
 			step(key(i), store.StepJoin, g, string(rune('a'+j)))
 		}
+	}
+	step(key(10), store.StepJoin, "g", "a")
+	// A member an earlier build wrote: its start alone.
+	step(key(8), store.StepJoin, "g", "a")
+	if _, err := redistest.Do(srv.Addr(), "HSET", key(8)+":m", "b", "1700000000000"); err != nil {
+		t.Fatal(err)
 	}
 	time.Sleep(2100 * time.Millisecond) // the run's start is known to the second
 	if _, err := redistest.Do(srv.Addr(), "SAVE"); err != nil {
@@ -74,17 +86,28 @@ func TestALeaveNamesTheMembersAnIncidentRestoredHolds(t *testing.T) {
 	}
 	for i, c := range cases {
 		if c.joinAfter != "" {
-			step(key(i), store.StepJoin, c.joinAfter, "d")
+			step(key(i), store.StepJoin, c.leaveGroup, c.joinAfter)
 		}
 		r := step(key(i), store.StepLeave, c.leaveGroup, "a")
-		var want []string
-		if c.names {
-			want = []string{"b", "c"}
-		}
 		slices.Sort(r.Restored)
-		if r.Outcome != store.OutcomeStillOpen || len(r.Removed) != 1 || !slices.Equal(r.Restored, want) {
-			t.Errorf("%s: Leave = %s, removed %v, restored %v; want still open, a removed, restored %v", c.name, r.Outcome, r.Removed, r.Restored, want)
+		if r.Outcome != store.OutcomeStillOpen || len(r.Removed) != 1 || !slices.Equal(r.Restored, c.want) {
+			t.Errorf("%s: Leave = %s, removed %v, restored %v; want still open, a removed, restored %v", c.name, r.Outcome, r.Removed, r.Restored, c.want)
 		}
+	}
+	if r := step(key(8), store.StepLeave, "g", "a"); r.Outcome != store.OutcomeStillOpen || len(r.Restored) != 0 {
+		t.Errorf("a member an earlier build wrote: Leave = %s, restored %v; want still open, none", r.Outcome, r.Restored)
+	}
+	// A failed closing puts its member back as it was: joined before the
+	// run, in g.
+	r := step(key(10), store.StepLeave, "g", "a")
+	if r.Outcome != store.OutcomeClosing {
+		t.Fatalf("the Leave of its only member: %s, want closing", r.Outcome)
+	}
+	if res, err := s.Incidents(ctx, []store.IncidentOp{{Key: key(10), Step: store.StepAbort, Token: "tok-leave", Members: r.Removed, TTL: time.Hour}}); err != nil || res[0].Outcome != store.OutcomeOK {
+		t.Fatalf("abort of the closing: %v %v", res, err)
+	}
+	if r := step(key(10), store.StepLeave, "g", "x"); !slices.Equal(r.Restored, []string{"a"}) {
+		t.Errorf("a member put back by an abort: restored %v, want [a]", r.Restored)
 	}
 	// An incident of the current run: nothing restored.
 	for _, fp := range []string{"a", "b"} {

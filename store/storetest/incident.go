@@ -519,13 +519,13 @@ func testIncidentLeaveRemoved(t *testing.T, s store.Store, k keyMaker) {
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: append(at("A", "1500"), at("B", "1000")...)})
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t1"})
 	r := step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t2", Members: append(ended("B", "1000", "2000"), ended("X", "1000", "2000")...)})
-	if want(t, "leave of B and of a stranger", r, store.OutcomeStillOpen); len(r.Removed) != 1 || r.Removed[0] != (store.Member{Fingerprint: "B", StartsAt: "1000"}) {
+	if want(t, "leave of B and of a stranger", r, store.OutcomeStillOpen); len(r.Removed) != 1 || r.Removed[0].Fingerprint != "B" || r.Removed[0].StartsAt != "1000" {
 		t.Fatalf("leave removed %+v, want [B 1000]", r.Removed)
 	}
 	// A's resolve carries an earlier start than the incident holds (the
 	// start Alertmanager settles on for an HA Prometheus pair's copies).
 	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepLeave, Token: "t3", Members: ended("A", "1000", "2000")})
-	if want(t, "leave of A", r, store.OutcomeClosing); len(r.Removed) != 1 || r.Removed[0] != (store.Member{Fingerprint: "A", StartsAt: "1500"}) {
+	if want(t, "leave of A", r, store.OutcomeClosing); len(r.Removed) != 1 || r.Removed[0].Fingerprint != "A" || r.Removed[0].StartsAt != "1500" {
 		t.Fatalf("leave removed %+v, want [A 1500]: the start the incident held", r.Removed)
 	}
 	want(t, "abort of the closing", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t3", Members: r.Removed}), store.OutcomeOK)
