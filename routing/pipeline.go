@@ -494,6 +494,13 @@ func (p *Pipeline) storeFailed(ctx context.Context, op string, err error, sum *a
 	if p.Metrics != nil {
 		p.Metrics.storeErrors.Inc()
 	}
+	if errors.Is(err, store.ErrMisconfigured) {
+		// Not an outage to ride through: every alert would be sent without
+		// deduplication for as long as the configuration stands.
+		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "misconfigured:"+op, "dedup store misconfigured; answering 5xx so Alertmanager retries (failing open would send every alert without deduplication) — fix store.redis", "op", op, "err", err)
+		sum.Errors = append(sum.Errors, op+": "+err.Error())
+		return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
+	}
 	if p.Dedup.FailClosed {
 		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
 		sum.Errors = append(sum.Errors, op+": "+err.Error())

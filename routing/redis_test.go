@@ -1,6 +1,8 @@
 package routing_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // redisEnv is an env whose store is a real redis-server.
@@ -67,4 +70,30 @@ func TestPipelineSurvivesARedisOutage(t *testing.T) {
 			},
 		}
 	})
+}
+
+// A Redis Cluster node named as a single node (store.redis without
+// cluster: true) answers most of a webhook's keys MOVED or CROSSSLOT:
+// failing open on that sent every alert without deduplication for as long
+// as the configuration stood (an audit: 68 of 100 pages sent twice through
+// two replicas). It is answered 5xx instead, fail-open or not, and nothing
+// is sent.
+func TestAClusterNodeNamedAsOneNodeIsAnswered5xxNotFailedOpen(t *testing.T) {
+	if testing.Short() {
+		t.Skip("Redis Cluster skipped under -short")
+	}
+	c := redistest.StartCluster(t)
+	e := redisEnv(t, c.Addrs()[:1], false)
+	p := e.pipeline()
+	_, err := process(t, p, manyAlerts(30)...)
+	var de *alert.DeliveryError
+	if !errors.As(err, &de) || !de.Retryable {
+		t.Fatalf("Process = %v, want a retryable error", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, store.ErrMisconfigured.Error()) || !strings.Contains(msg, "cluster: true") {
+		t.Errorf("error %q does not say the store is misconfigured, and what to set", msg)
+	}
+	if n := len(e.pd.transitions()) + len(e.slack.transitions()); n != 0 {
+		t.Errorf("%d transitions sent without deduplication, want none", n)
+	}
 }

@@ -1,8 +1,11 @@
 package store_test
 
 import (
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	commoncfg "github.com/prometheus/common/config"
 	"github.com/redis/go-redis/v9"
@@ -129,4 +132,34 @@ func TestRedisTLSOnOneSideOnlyIsNamedInTheError(t *testing.T) {
 			t.Errorf("Ping = %v", err)
 		}
 	})
+}
+
+// A Redis Cluster node named as a single node: the probe's key may be the
+// node's own slot, so its write passes, while most webhooks' keys are
+// answered MOVED (an audit saw the router ready and 68 of 100 pages sent
+// twice). ProbeWrite asks INFO and fails it as misconfigured, as does a
+// command answered MOVED or CROSSSLOT; the same node named with
+// cluster: true passes.
+func TestRedisProbeFailsAClusterNodeNamedAsOneNode(t *testing.T) {
+	c := redistest.StartCluster(t)
+	single, _ := newRedis(t, redisConfig(c.Addrs()[0]))
+	for _, key := range []string{"t:probe", "t:{b}probe", "t:{c}probe"} { // whichever node's slot
+		err := single.ProbeWrite(t.Context(), key)
+		if !errors.Is(err, store.ErrMisconfigured) || !strings.Contains(err.Error(), "cluster: true") {
+			t.Errorf("ProbeWrite(%s) = %v, want misconfigured, saying to set cluster: true", key, err)
+		}
+	}
+	entries := make([]store.Entry, 20)
+	for i := range entries {
+		entries[i] = store.Entry{Key: store.Key("t:", "n", strconv.Itoa(i), "x"), Value: "v", TTL: time.Minute}
+	}
+	if _, err := single.SetNX(t.Context(), entries); !errors.Is(err, store.ErrMisconfigured) {
+		t.Errorf("SetNX of keys in several slots = %v, want misconfigured", err)
+	}
+	cfg := redisConfig(c.Addrs()[0])
+	cfg.Cluster = true
+	clustered, _ := newRedis(t, cfg)
+	if err := clustered.ProbeWrite(t.Context(), "t:probe"); err != nil {
+		t.Errorf("ProbeWrite with cluster: true = %v", err)
+	}
 }

@@ -10,6 +10,14 @@ import (
 // the dedup stage fails open or closed on it as configured.
 var ErrUnavailable = errors.New("state store unavailable")
 
+// ErrMisconfigured wraps errors that say the store is not what its
+// configuration names — a Redis Cluster node configured as a single node
+// (MOVED, CROSSSLOT). No retry mends them, and failing open on them sends
+// every alert without deduplication (an audit: 68 of 100 pages sent twice
+// through two replicas): the dedup stage answers 5xx on them whatever
+// fail_closed says, and the readiness probe fails.
+var ErrMisconfigured = errors.New("state store misconfigured")
+
 // Entry is one key with its value and time to live.
 type Entry struct {
 	Key   string

@@ -212,7 +212,9 @@ func (s *state) close() {
 // default) it stays ready while the store is down — it still delivers, and
 // taking every replica out of the Service would lose pages — and with
 // fail_closed it turns unready only after three consecutive failed probes,
-// so one slow command never flaps readiness.
+// so one slow command never flaps readiness. A store configured wrong
+// (store.ErrMisconfigured: a Redis Cluster node named as a single node)
+// is no outage to ride through: unready whatever fail_closed says.
 func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
 	if p, ok := b.state.store.(writeProber); ok && err == nil {
@@ -238,6 +240,8 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	switch {
 	case !d.answered:
 		return fmt.Errorf("store has not answered yet: %w", err)
+	case errors.Is(err, store.ErrMisconfigured):
+		return fmt.Errorf("store misconfigured (every webhook is answered 5xx until it is fixed): %w", err)
 	case b.state.cfg.FailClosed && d.failures >= 3:
 		return fmt.Errorf("store failed %d consecutive probes and fail_closed is set: %w", d.failures, err)
 	}
