@@ -1443,7 +1443,7 @@ func TestAnIncidentResolvedByHandGetsNoPagerDutyReminder(t *testing.T) {
 		t.Fatalf("pagerduty got %d notifications, slack %d; want the opening at each", len(sent), len(e.slack.notifications()))
 	}
 	key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
-	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: 24 * time.Hour}}); err != nil {
+	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: "jdoe (U123) via Slack", TTL: 30 * 24 * time.Hour}}); err != nil {
 		t.Fatal(err)
 	}
 	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
@@ -1453,6 +1453,16 @@ func TestAnIncidentResolvedByHandGetsNoPagerDutyReminder(t *testing.T) {
 	}
 	if sl := e.slack.notifications(); len(sl) != 2 || sl[1].Kind != alert.KindReminder {
 		t.Fatalf("slack got %d notifications, want its reminder", len(sl))
+	}
+	// Firing on past notified_ttl, Alertmanager repeating it: the marker
+	// the held-back reminders keep alive says it was notified (an audit:
+	// it expired, and the next repeat paged again with no new alert).
+	for range 3 {
+		e.clock.Advance(e.dedup.NotifiedTTL / 2)
+		mustProcess(t, p, tAlert("First", "firing", "page"))
+	}
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("pagerduty got %d notifications while the alert fired on past notified_ttl, want none after the hand resolve", n)
 	}
 
 	resolved := tAlert("First", "resolved", "page")

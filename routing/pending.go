@@ -465,9 +465,10 @@ func handResolvedKeys(prefix string, trs []*transition, results []*alert.Result,
 // within repeat_interval of their Resolve, while Slack said resolved and
 // offered nothing to act on it (an audit). The reminder still reaches the
 // incident's other integrations (Slack's thread); a new alert joining the
-// incident triggers PagerDuty again (reopenHandResolved). One read, only
-// when such a reminder is due; a store that cannot be read reminds as
-// before.
+// incident triggers PagerDuty again (reopenHandResolved). The reminder
+// held back keeps the alert's marker and the incident alive, as a sent
+// one would. One read, only when such a reminder is due; a store that
+// cannot be read reminds as before.
 func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transition) []*transition {
 	var keys []string
 	for _, t := range trs {
@@ -487,16 +488,33 @@ func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transit
 		return trs
 	}
 	out := make([]*transition, 0, len(trs))
+	var kept []store.Entry
+	var incidents []string
 	for _, t := range trs {
 		if t.kind == alert.KindReminder && t.integ.silentUpdates() {
 			marks := handResolvedKeysOf(p.Dedup.KeyPrefix, t)
 			if slices.ContainsFunc(marks[:], func(k string) bool { return found[slices.Index(keys, k)] }) {
 				p.Logger.Debug("reminder not sent to PagerDuty: the incident was resolved there by hand while it fired (a new alert joining it triggers it again)",
 					"receiver", t.receiver, "integration", t.integ.Name, "incident", t.incident)
+				// Kept alive as a sent reminder keeps them: the marker
+				// expiring (dedup.notified_ttl) made the next repeat a new
+				// firing, which paged again with no new alert (an audit).
+				kept = append(kept, store.Entry{Key: t.marker, Value: t.remindedMarker, TTL: p.Dedup.NotifiedTTL})
+				if k := store.IncidentKey(p.Dedup.KeyPrefix, t.incident, t.receiver+"/"+t.integ.Name); !slices.Contains(incidents, k) {
+					incidents = append(incidents, k)
+				}
 				continue
 			}
 		}
 		out = append(out, t)
+	}
+	if len(kept) > 0 {
+		if err := p.Store.ExpireIfEqual(ctx, kept); err != nil {
+			p.countStoreError("refresh the markers of alerts whose reminder a hand resolve held back", err)
+		}
+		if err := p.Store.RenewIncidents(ctx, incidents, p.Dedup.NotifiedTTL); err != nil {
+			p.countStoreError("renew the incidents whose reminder a hand resolve held back", err)
+		}
 	}
 	return out
 }
