@@ -67,6 +67,9 @@ type Notifier struct {
 	// severityLogs throttles the warning of a templated severity across
 	// the decision's urgency (buildTrigger).
 	severityLogs logthrottle.Throttle
+	// rejectedLogs throttles the warning of an event PagerDuty rejected,
+	// sent again minimal (each of Alertmanager's retries logged it).
+	rejectedLogs logthrottle.Throttle
 }
 
 var _ alert.Notifier = (*Notifier)(nil)
@@ -279,7 +282,7 @@ func (n *Notifier) sendWithFallback(ctx context.Context, no *alert.Notification,
 		if minimal == nil || ev == minimal {
 			return alert.Permanent(err)
 		}
-		n.logger.Warn("PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
+		n.rejectedLogs.Log(ctx, n.logger, slog.LevelWarn, "rejected:"+bad.text, "PagerDuty rejected the event, retrying once as a minimal event", "incident", no.Incident, "pd_error", bad.text)
 		ev = minimal
 		alert.Retried(ctx)
 		err = n.send(ctx, ev, &kept, maxPaceWait)

@@ -6,10 +6,12 @@
 package slack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptrace"
@@ -97,8 +99,11 @@ type Notifier struct {
 	// webhookURL is set in incoming-webhook mode (webhook.go), where api
 	// is nil.
 	webhookURL string
-	// unknownLogs throttles the lines of posts with an unknown outcome.
-	unknownLogs logthrottle.Throttle
+	// unknownLogs throttles the lines of posts with an unknown outcome;
+	// refusedLogs those of messages Slack refused, sent again minimal
+	// (each of Alertmanager's retries logged it: 38 lines for one alert in
+	// 87 s in an audit).
+	unknownLogs, refusedLogs logthrottle.Throttle
 	// httpClient is the client of the entry's http_config (proxy, TLS):
 	// slack-go's in Web API mode, the incoming webhook's, and the one the
 	// triage answers response_urls with (Triage.Add).
@@ -715,7 +720,7 @@ func (n *Notifier) callRefusable(ctx context.Context, no *alert.Notification, ms
 	if !errors.As(err, &se) || !refusedMessage[se.Err] || len(msg.minimal) == 0 {
 		return err
 	}
-	n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "slack_error", se.Err)
+	n.refusedLogs.Log(ctx, n.logger, slog.LevelWarn, "refused:"+se.Err, "Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "slack_error", se.Err)
 	return n.callWith(ctx, pace, func(ctx context.Context) error { return send(ctx, msg.minimal) })
 }
 
@@ -878,7 +883,25 @@ type postTrace struct {
 	// says it had one (even one that did not parse).
 	retryAfter    atomic.Int64
 	hasRetryAfter atomic.Bool
+	// keepAnswer (set before the request) asks for the answer's status,
+	// Content-Type and the start of its body in answer: slack-go drops an
+	// incoming webhook's body, Slack's error code ("channel_not_found",
+	// "no_service") or the text of a 2xx that is not Slack's "ok".
+	keepAnswer bool
+	answer     atomic.Pointer[webhookAnswer]
 }
+
+// webhookAnswer is what postTrace.keepAnswer keeps of an answer.
+type webhookAnswer struct {
+	status      int
+	contentType string
+	body        []byte // at most maxKeptAnswer bytes
+	// cut: the body ended before its end (a connection lost mid-body).
+	cut bool
+}
+
+// maxKeptAnswer bounds the body kept of an incoming webhook's answer.
+const maxKeptAnswer = 4 << 10
 
 // postTraceKey keys a postTrace in the context of the request it follows,
 // for retryAfterTransport.
@@ -957,6 +980,15 @@ func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error
 		// One that does not parse is a wait of 0: the policy's backoff.
 		p.hasRetryAfter.Store(resp.Header.Get("Retry-After") != "")
 		p.retryAfter.Store(int64(amnotify.ParseRetryAfter(resp.Header, time.Now())))
+		if p.keepAnswer {
+			body, rerr := io.ReadAll(io.LimitReader(resp.Body, maxKeptAnswer))
+			p.answer.Store(&webhookAnswer{status: resp.StatusCode, contentType: resp.Header.Get("Content-Type"), body: body, cut: rerr != nil})
+			// What was read is read again by the client.
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), resp.Body), resp.Body}
+		}
 	}
 	return resp, err
 }

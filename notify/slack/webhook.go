@@ -1,10 +1,15 @@
 package slack
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
 	"time"
 
 	amnotify "github.com/prometheus/alertmanager/notify"
@@ -68,15 +73,16 @@ func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) e
 	username, iconEmoji, iconURL := n.poster(msg.data)
 	wm := &sl.WebhookMessage{Text: msg.text, Blocks: &sl.Blocks{BlockSet: msg.blocks}, Channel: channel,
 		Username: username, IconEmoji: iconEmoji, IconURL: iconURL}
-	err = n.postWebhook(ctx, wm)
+	pace := &paced{Pacer: pacerOf(n.webhookURL, ""), page: no.Action == alert.ActionPage}
+	err = n.postWebhook(ctx, wm, pace)
 	var sc sl.StatusCodeError
 	if errors.As(err, &sc) && sc.Code == http.StatusBadRequest {
 		// Refused as drawn (the webhook answers 400 invalid_blocks …):
 		// once more as the minimal message.
-		n.logger.Warn("Slack refused the message, sending it once more as a minimal message", "incident", no.Incident)
+		n.refusedLogs.Log(ctx, n.logger, slog.LevelWarn, "refused:400", "Slack refused the message, sending it once more as a minimal message", "incident", no.Incident, "err", err)
 		minimal := *wm
 		minimal.Blocks = &sl.Blocks{BlockSet: msg.minimal}
-		err = n.postWebhook(ctx, &minimal)
+		err = n.postWebhook(ctx, &minimal, pace)
 	}
 	return err
 }
@@ -85,17 +91,34 @@ func (n *Notifier) deliverWebhook(ctx context.Context, no *alert.Notification) e
 // (its channel "": the webhook's own). An attempt that may have posted —
 // sent, and no answer said what became of it, or a proxy's 502, 503 or 504
 // (proxyAnswer) — is not retried (notify.OutcomeUnknown), as a Web API
-// post (callWith).
-func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error {
+// post (callWith). Once the webhook answered 429, its posts are paced as
+// a Web API channel's (awaitTurn), the webhook URL their key: an audit saw
+// 80 posts a second against a webhook answering 429. Errors carry the
+// start of Slack's answer (channel_not_found, no_service: slack-go drops
+// it), and a 2xx whose answer is not Slack's "ok" (JSON: "ok": true) fails,
+// permanent, as Alertmanager reads it: a proxy's page answered 200 was
+// counted delivered (an audit).
+func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace *paced) error {
+	var turn time.Time // the turn a 429 kept for this post's retry
 	return notify.Retry(ctx, n.deps.Retry, func(ctx context.Context) error {
+		err := n.awaitTurn(ctx, pace, turn)
+		turn = time.Time{}
+		if err != nil {
+			return err
+		}
 		actx, cancel := context.WithTimeout(ctx, time.Duration(n.cfg.Timeout))
 		defer cancel()
-		var post postTrace
+		post := postTrace{keepAnswer: true}
 		actx = post.trace(actx)
 		n.metrics.Attempt()
 		began := time.Now()
-		err := sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
+		err = sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
+		answer := post.answer.Load()
 		if err == nil {
+			if err := notOK(answer); err != nil {
+				n.metrics.Failure(notify.ReasonClientError)
+				return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w", err))
+			}
 			return nil
 		}
 		// The webhook URL is a secret: keep it out of errors and logs.
@@ -103,15 +126,22 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error
 		var sc sl.StatusCodeError
 		var rl *sl.RateLimitedError
 		switch {
-		case errors.As(err, &rl):
+		case errors.As(err, &rl) || answer != nil && answer.status == http.StatusTooManyRequests:
+			// (slack-go cannot read a Retry-After given as a date: the
+			// trace's reading of it is the wait.)
+			wait := time.Duration(post.retryAfter.Load())
+			if rl != nil {
+				wait = rl.RetryAfter
+			}
 			n.metrics.Failure(notify.ReasonRateLimited)
-			return notify.RetryAfter(fmt.Errorf("post to the incoming webhook: %w", err), rl.RetryAfter)
+			turn = pace.Limit(time.Now(), wait)
+			return notify.RetryAfter(fmt.Errorf("post to the incoming webhook: Slack rate-limited it (429)%s", saying(answer)), wait)
 		case errors.As(err, &sc) && (sc.Code == http.StatusBadRequest || sc.Code == http.StatusForbidden || sc.Code == http.StatusNotFound || sc.Code == http.StatusGone):
 			n.metrics.Failure(notify.ReasonClientError)
-			return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w", err))
+			return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w%s", err, saying(answer)))
 		case errors.As(err, &sc):
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
-			err = fmt.Errorf("post to the incoming webhook: %w", err)
+			err = fmt.Errorf("post to the incoming webhook: %w%s", err, saying(answer))
 			if proxyAnswer(sc.Code, &post) {
 				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
 			}
@@ -129,6 +159,48 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage) error
 			return err
 		}
 	})
+}
+
+// notOK is the error of a 2xx answer of an incoming webhook that is not
+// Slack's success, as Alertmanager's Slack integration reads it: a JSON
+// body (Content-Type application/json) without "ok": true, or any other
+// body than "ok". nil for a success, when the answer was not kept, or
+// when its body was cut: the status said Slack posted it.
+func notOK(a *webhookAnswer) error {
+	if a == nil || a.cut {
+		return nil
+	}
+	if strings.HasPrefix(a.contentType, "application/json") {
+		var r struct {
+			OK    bool   `json:"ok"`
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(a.body, &r) == nil && r.OK {
+			return nil
+		}
+		return fmt.Errorf("answered %d without Slack's \"ok\": true: %s", a.status, quoteAnswer(a.body))
+	}
+	if string(a.body) == "ok" {
+		return nil
+	}
+	return fmt.Errorf("answered %d with %s, not Slack's \"ok\" (a proxy's or a firewall's page? check api_url and the egress proxy): nothing says the message was posted", a.status, quoteAnswer(a.body))
+}
+
+// saying is ": " and the start of a's body, quoted ("" when none was kept).
+func saying(a *webhookAnswer) string {
+	if a == nil || len(bytes.TrimSpace(a.body)) == 0 {
+		return ""
+	}
+	return ": Slack said " + quoteAnswer(a.body)
+}
+
+// quoteAnswer quotes the start of an answer's body (200 bytes at most).
+func quoteAnswer(b []byte) string {
+	b = bytes.TrimSpace(b)
+	if len(b) > 200 {
+		return strconv.Quote(string(b[:200])) + "…"
+	}
+	return strconv.Quote(string(b))
 }
 
 // ReadsGroup reports whether n posts to an incoming webhook: each

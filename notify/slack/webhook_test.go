@@ -105,6 +105,9 @@ func TestIncomingWebhookRevokedIsPermanentAndNeverLeaksTheURL(t *testing.T) {
 	if strings.Contains(err.Error(), "revokedS3cret") {
 		t.Errorf("error names the webhook's secret path: %v", err)
 	}
+	if !strings.Contains(err.Error(), "no_service") {
+		t.Errorf("error %q does not carry Slack's answer (no_service: slack-go drops it)", err)
+	}
 	srv.Close()
 	err = newWebhookNotifier(t, srv.URL+"/services/T000/B000/downS3cret").Notify(context.Background(), opening("aaa"))
 	if err == nil || !alert.Retryable(err) || strings.Contains(err.Error(), "downS3cret") {
@@ -238,5 +241,84 @@ func TestOnlyTheWebAPIThreadsUpdates(t *testing.T) {
 	}
 	if !newHarness(t).notifier(t, nil).ThreadsUpdates() {
 		t.Error("the Web API says it does not thread updates")
+	}
+}
+
+// A 2xx that is not Slack's "ok" — a proxy's or a firewall's page answered
+// 200, an error in a JSON body — was counted delivered and answered 2xx
+// (an audit: 200 "invalid_token" journaled sent). It fails, permanent, as
+// Alertmanager's Slack integration reads it; "ok", and JSON with "ok":
+// true, succeed.
+func TestAnIncomingWebhookAnswerThatIsNotOKFails(t *testing.T) {
+	for _, tc := range []struct {
+		contentType, body string
+		want              string // in the error; "": delivered
+	}{
+		{"text/plain", "ok", ""},
+		{"application/json; charset=utf-8", `{"ok":true}`, ""},
+		{"text/plain", "invalid_token", "invalid_token"},
+		{"text/html", "<html><body>Blocked by policy</body></html>", "Blocked by policy"},
+		{"application/json", `{"ok":false,"error":"channel_not_found"}`, "channel_not_found"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", tc.contentType)
+			_, _ = io.WriteString(w, tc.body)
+		}))
+		err := newWebhookNotifier(t, srv.URL+webhookPath).Notify(context.Background(), opening("aaa"))
+		srv.Close()
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("answer %q: Notify = %v, want delivered", tc.body, err)
+		case tc.want == "":
+		case err == nil || alert.Retryable(err):
+			t.Errorf("answer %q: Notify = %v, want a permanent error", tc.body, err)
+		case !strings.Contains(err.Error(), tc.want):
+			t.Errorf("answer %q: error %q does not quote it", tc.body, err)
+		}
+	}
+}
+
+// After an incoming webhook answered 429, its posts are paced as a Web API
+// channel's: one a second, a post whose turn is too far off failing
+// retryable without being sent. Unpaced, an audit saw 80 posts a second
+// against a webhook answering 429.
+func TestAnIncomingWebhookIsPacedAfterA429(t *testing.T) {
+	var mu sync.Mutex
+	requests := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		requests++
+		first := requests == 1
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "rate_limited", http.StatusTooManyRequests)
+			return
+		}
+		_, _ = io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+	n := newWebhookNotifier(t, srv.URL+webhookPath)
+	if err := n.Notify(context.Background(), opening("first")); err != nil {
+		t.Fatalf("Notify after a 429: %v, want it posted on its retry", err)
+	}
+	const burst = 6
+	errs := make(chan error, burst)
+	for i := range burst {
+		go func() { errs <- n.Notify(context.Background(), opening("b"+string(rune('a'+i)))) }()
+	}
+	paced := 0
+	for range burst {
+		if err := <-errs; err != nil {
+			if !alert.Retryable(err) || !strings.Contains(err.Error(), "paced") {
+				t.Errorf("Notify in the burst = %v, want posted or paced (retryable)", err)
+			}
+			paced++
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if paced == 0 || requests != 2+burst-paced {
+		t.Errorf("%d requests, %d of %d posts paced; want some paced, each other post sent once", requests, paced, burst)
 	}
 }
