@@ -653,9 +653,16 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	retryable := false
 	for _, b := range batches {
 		if b.err != nil {
+			// A post that may have been made (notify.OutcomeUnknown: sent,
+			// no answer) keeps its claims until dedup.claim_ttl: Alertmanager's
+			// retries within it wait and fail (in flight) instead of posting
+			// again — a Slack webhook answering after the router's timeout
+			// drew one ticket 28 times in 87 s in an audit, a message per
+			// retry. Once the claims expire a retry posts it again.
+			unknown := notify.IsOutcomeUnknown(b.err)
 			for _, t := range b.trs {
 				t.record(alert.DeliveryFailed, b.err, b.latency, b.attempts())
-				if t.held {
+				if t.held && !unknown {
 					release = append(release, store.Entry{Key: t.claim, Value: token})
 				}
 			}
@@ -666,8 +673,15 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
 			retryable = retryable || alert.Retryable(b.err)
+			msg := "notification failed; claim released so Alertmanager's retry sends it"
+			switch {
+			case unknown:
+				msg = "notification failed with an unknown outcome (it may have been posted); claim kept until dedup.claim_ttl, so Alertmanager's retries within it do not post it again"
+			case !alert.Retryable(b.err):
+				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
+			}
 			p.deliveryLogs.Log(ctx, p.Logger, slog.LevelError, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), logthrottle.ErrorClass(b.err)),
-				"notification failed; claim released so Alertmanager's retry sends it", "receiver", b.receiver,
+				msg, "receiver", b.receiver,
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue
 		}
