@@ -104,9 +104,10 @@ type Member struct {
 	// EndsAt is when a resolved alert ended, ms since the epoch, read by
 	// Leave; "" when unknown (the Leave removes the member).
 	EndsAt string
-	// held is, in a member a Leave removed (IncidentResult.Removed), the
-	// value the store held for it (Redis: its start, when and in which
-	// group it joined), which an Abort puts back as it was; "" elsewhere.
+	// held is, in a member a Leave removed (IncidentResult.Removed), what
+	// the store held of it (Redis: "start;joined;group", its start, when
+	// its last Join ran and its group), which an Abort puts back as it
+	// was; "" elsewhere.
 	held string
 }
 

@@ -12,11 +12,12 @@ import (
 
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
-// lease token, u: lease end in ms, r: ref, g: last trigger in ms, o: a
-// time no member's join precedes), the members hash (fingerprint →
-// "startsAt;joined;group": the member's start, the server's time in ms when
-// a Join last wrote it, and the Alertmanager group it came in; a value an
-// earlier build wrote is the start alone) and the step's claim keys, if any;
+// lease token, u: lease end in ms, r: ref, g: last trigger in ms;
+// k:<group>: a time no member of that Alertmanager group joined before;
+// m:<fingerprint>: "joined;group" of each member a Join of this build wrote
+// — the server's time in ms of its last Join and the group it came in),
+// the members hash (fingerprint → startsAt, as every build keeps it) and
+// the step's claim keys, if any;
 // ARGV holds, for each step, the count of its arguments then the arguments:
 // the count of its claim keys, step, token, lease ms, ttl ms, ref, aux (a
 // Join's retrigger interval in ms; an Untrigger's previous trigger, its
@@ -34,7 +35,8 @@ import (
 // empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
 // the members left it names as restored (IncidentOp.Group; comma-separated,
 // empty when none), an empty string and the removed members with the
-// values they held (put back as they were by an Abort). A Join's, Leave's
+// starts they held, each followed by ";joined;group" when known (put back
+// as they were by an Abort, whose pairs carry the same). A Join's, Leave's
 // and Unjoin's ref argument is its group (IncidentOp.Group, empty when
 // unknown). The time is the server's (TIME), so replicas with skewed
 // clocks agree on leases, on when an incident was last triggered and on
@@ -61,13 +63,7 @@ local function later(a, b)
   local x, y = tonumber(a), tonumber(b)
   return x ~= nil and y ~= nil and x > 0 and y > 0 and x > y
 end
--- start is a member's start, from the value the members hash holds.
-local function start(v)
-  local i = string.find(v, ';', 1, true)
-  if i then return string.sub(v, 1, i - 1) end
-  return v
-end
-local stamp -- the server's time in ms, as written in members' values
+local stamp -- the server's time in ms, as written in the m: fields
 local function nowstr()
   if not stamp then stamp = string.format('%d', clock()) end
   return stamp
@@ -79,9 +75,10 @@ local function apply(k1, k2, A, o, last)
   -- A Join's, Leave's or Unjoin's ref is its group (IncidentOp.Group).
   local grp = ''
   if step == 'join' or step == 'leave' or step == 'unjoin' then grp = ref end
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', 'o')
+  local gf = 'k:' .. grp -- the group's field in the state hash
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf)
   local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
-  local oldest = tonumber(h[6] or '')
+  local since = tonumber(h[6] or '')
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
   local leased = (s == 'opening' or s == 'resolving')
   local mine = leased and owner == tok
@@ -90,24 +87,45 @@ local function apply(k1, k2, A, o, last)
     for i = c, stop, 2 do fps[#fps + 1] = A[i] end
     return fps
   end
+  -- mfields are the state hash's m: fields of fps.
+  local function mfields(fps)
+    local f = {}
+    for j = 1, #fps do f[j] = 'm:' .. fps[j] end
+    return f
+  end
   local function hdel()
-    for c = o + 7, last, CHUNK do redis.call('HDEL', k2, unpack(fingerprints(c, math.min(c + CHUNK - 1, last)))) end
+    for c = o + 7, last, CHUNK do
+      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
+      redis.call('HDEL', k2, unpack(fps))
+      redis.call('HDEL', k1, unpack(mfields(fps)))
+    end
   end
   -- leave removes each member unless it started after the pair's endsAt,
-  -- appending the removed ones with the starts they held to out.
+  -- appending the removed ones to out (nil: not kept) with the starts
+  -- they held and ";joined;group" when known.
   local function leave(out)
     for c = o + 7, last, CHUNK do
       local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
       local olds = redis.call('HMGET', k2, unpack(fps))
-      local gone = {}
+      local gone, starts = {}, {}
       for j = 1, #fps do
-        if olds[j] and not later(start(olds[j]), A[c + 2 * j - 1]) then
+        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then
           gone[#gone + 1] = fps[j]
-          out[#out + 1] = fps[j]
-          out[#out + 1] = olds[j]
+          starts[#starts + 1] = olds[j]
         end
       end
-      if #gone > 0 then redis.call('HDEL', k2, unpack(gone)) end
+      if #gone > 0 then
+        local mf = mfields(gone)
+        if out then
+          local joins = redis.call('HMGET', k1, unpack(mf))
+          for j = 1, #gone do
+            out[#out + 1] = gone[j]
+            out[#out + 1] = joins[j] and (starts[j] .. ';' .. joins[j]) or starts[j]
+          end
+        end
+        redis.call('HDEL', k2, unpack(gone))
+        redis.call('HDEL', k1, unpack(mf))
+      end
     end
   end
   local function touch()
@@ -129,44 +147,54 @@ local function apply(k1, k2, A, o, last)
   -- restored names the members left by a whole-group Leave (see
   -- IncidentOp.Group) that came in its group and whose last Join ran
   -- before Redis' current run began: comma-separated, '' when none. It
-  -- reads every member only while o says some may have joined before the
-  -- run, and raises o when none did.
+  -- reads the incident's m: fields only while the group's k: field says
+  -- one of its members may have joined before the run, and raises it
+  -- when none did.
   local function restored()
     if grp == '' then return '' end
     local began = runBegan()
     if not began then return '' end
     began = began - 2000 -- uptime is in whole seconds
-    if oldest and oldest >= began then return '' end
-    local all = redis.call('HGETALL', k2)
-    local names, least = {}, nil
+    if since and since >= began then return '' end
+    local all = redis.call('HGETALL', k1)
+    local cand = {}
     for i = 1, #all, 2 do
-      local v = all[i + 1]
-      local a = string.find(v, ';', 1, true)
-      local b = a and string.find(v, ';', a + 1, true)
-      local joined = b and tonumber(string.sub(v, a + 1, b - 1)) or 0 -- an earlier build's: unknown
-      if not least or joined < least then least = joined end
-      if joined < began and b and string.sub(v, b + 1) == grp then names[#names + 1] = all[i] end
+      local f, v = all[i], all[i + 1]
+      if string.sub(f, 1, 2) == 'm:' then
+        local a = string.find(v, ';', 1, true)
+        if a and string.sub(v, a + 1) == grp and (tonumber(string.sub(v, 1, a - 1)) or 0) < began then
+          cand[#cand + 1] = string.sub(f, 3)
+        end
+      end
     end
-    if least and least >= began then redis.call('HSET', k1, 'o', string.format('%d', least)) end
+    local names = {}
+    for c = 1, #cand, CHUNK do -- members still (an earlier build's Leave kept their m: field)
+      local part = {unpack(cand, c, math.min(c + CHUNK - 1, #cand))}
+      local held = redis.call('HMGET', k2, unpack(part))
+      for j = 1, #part do
+        if held[j] then names[#names + 1] = part[j] end
+      end
+    end
+    if #names == 0 then redis.call('HSET', k1, gf, nowstr()) end -- past any reading of began this run
     return table.concat(names, ',')
   end
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
-    if not oldest then redis.call('HSET', k1, 'o', nowstr()) end
+    if grp ~= '' and not since then redis.call('HSET', k1, gf, nowstr()) end
     local out = {'', r, 0, '', ''}
     local stale = false
     local seen = {}
     local rt = tonumber(aux) or 0
-    local tail = ';' .. nowstr() .. ';' .. grp -- when, and in which group, the members joined
+    local joined = nowstr() .. ';' .. grp -- when, and in which group, the members joined
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
       local fps = fingerprints(c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
-      local vals = {}
+      local vals, joins = {}, {}
       for j = 1, #fps do
         local fp, sa = fps[j], A[c + 2 * j - 1]
         local old = seen[fp]
-        if old == nil and olds[j] then old = start(olds[j]) end
+        if old == nil then old = olds[j] end
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa
@@ -178,9 +206,12 @@ local function apply(k1, k2, A, o, last)
         end
         seen[fp] = sa
         vals[#vals + 1] = fp
-        vals[#vals + 1] = sa .. tail
+        vals[#vals + 1] = sa
+        joins[#joins + 1] = 'm:' .. fp
+        joins[#joins + 1] = joined
       end
       redis.call('HSET', k2, unpack(vals))
+      redis.call('HSET', k1, unpack(joins))
     end
     if s == 'open' and not stale then
       out[1] = 'open'
@@ -234,7 +265,25 @@ local function apply(k1, k2, A, o, last)
       hdel()
       redis.call('HDEL', k1, 's', 't', 'u')
     else
-      for c = o + 7, last, CHUNK do redis.call('HSET', k2, unpack(A, c, math.min(c + CHUNK - 1, last))) end
+      -- put back as they were: a pair's value is the start, and
+      -- ";joined;group" when the Leave knew them
+      for c = o + 7, last, CHUNK do
+        local vals, joins = {}, {}
+        for i = c, math.min(c + CHUNK - 1, last), 2 do
+          local fp, v = A[i], A[i + 1]
+          local a = string.find(v, ';', 1, true)
+          vals[#vals + 1] = fp
+          if a then
+            vals[#vals + 1] = string.sub(v, 1, a - 1)
+            joins[#joins + 1] = 'm:' .. fp
+            joins[#joins + 1] = string.sub(v, a + 1)
+          else
+            vals[#vals + 1] = v
+          end
+        end
+        redis.call('HSET', k2, unpack(vals))
+        if #joins > 0 then redis.call('HSET', k1, unpack(joins)) end
+      end
       if redis.call('HLEN', k2) > 0 then
         redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
       else
@@ -248,7 +297,7 @@ local function apply(k1, k2, A, o, last)
     if s ~= '' and ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
     return {'ok', r, 0}
   elseif step == 'unjoin' then
-    leave({})
+    leave(nil)
     return {'ok', r, 0}
   elseif step == 'untrigger' then
     if ref ~= '' and g == ref then

@@ -3,6 +3,7 @@ package store_test
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +117,67 @@ func TestALeaveNamesTheMembersAnIncidentRestoredHolds(t *testing.T) {
 	if r := step(key(9), store.StepLeave, "g", "a"); r.Outcome != store.OutcomeStillOpen || len(r.Restored) != 0 {
 		t.Errorf("an incident of the current run: Leave = %s, restored %v; want still open, none", r.Outcome, r.Restored)
 	}
+}
+
+// Every build reads an incident's members hash as fingerprint → start: a
+// review ran the build before this one on a members hash whose values
+// carried the join and group ("start;joined;group"), where its late-resolve
+// guard read no start — the late resolve of an earlier episode resolved
+// a live page. The join and the group live in the state hash (m:<fp>).
+// A group's whole-group Leave reads the members' joins once after Redis'
+// run began, and no more once none of its members joined before the run.
+func TestAnIncidentsMembersKeepTheirStartAloneAndAGroupIsReadOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	s, _ := newRedis(t, redisConfig(srv.Addr()))
+	ctx := t.Context()
+	key := store.IncidentKey("t:", "members", "pd/pd/0")
+	step := func(st store.IncidentStep, group, fp string) store.IncidentResult {
+		t.Helper()
+		var res []store.IncidentResult
+		var err error
+		for range 50 { // the client reconnects after the restart
+			res, err = s.Incidents(ctx, []store.IncidentOp{{Key: key, Step: st, Token: "tok", Lease: time.Minute, TTL: time.Hour, Group: group,
+				Members: []store.Member{{Fingerprint: fp, StartsAt: "1700000000000"}}}})
+			if err == nil {
+				return res[0]
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Fatal(err)
+		return store.IncidentResult{}
+	}
+	step(store.StepJoin, "g", "a")
+	step(store.StepJoin, "h", "b")
+	if v, err := redistest.Do(srv.Addr(), "HGET", key+":m", "a"); err != nil || v != "1700000000000" {
+		t.Fatalf("members hash holds %q (%v) for a, want its start alone", v, err)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	if _, err := redistest.Do(srv.Addr(), "SAVE"); err != nil {
+		t.Fatal(err)
+	}
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	step(store.StepLeave, "g", "a") // b of h stays: g's members read, none left
+	step(store.StepJoin, "g", "c")
+	step(store.StepLeave, "g", "c")
+	stats, err := redistest.Do(srv.Addr(), "INFO", "commandstats")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stats, "cmdstat_hgetall:calls=1,") {
+		t.Errorf("the state hash was read whole other than once: %s", grep(stats, "hgetall"))
+	}
+}
+
+// grep returns the lines of s that hold sub.
+func grep(s, sub string) string {
+	var out []string
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			out = append(out, strings.TrimSpace(line))
+		}
+	}
+	return strings.Join(out, "\n")
 }
