@@ -435,9 +435,10 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 			}
 		}
 	}
-	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && b.n.Opening }) {
-		// The retrigger the Join took went out as no trigger: give it back,
-		// so the next new alert is due.
+	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && (b.n.Opening || remindsTrigger(b)) }) {
+		// The retrigger the Join took went out as no trigger (nor did a
+		// reminder of the incident): give it back, so the next new alert
+		// is due.
 		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUntrigger, Token: token, Triggered: l.trigger, PrevTriggered: l.prevTrigger})
 	}
 	switch {

@@ -1,6 +1,8 @@
 package routing
 
 import (
+	"slices"
+
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -25,10 +27,18 @@ import (
 // event per incident per interval. The trigger is taken before the send
 // and given back (store.StepUntrigger, with the settle's writes) when no
 // trigger of the incident was delivered.
-func (p *Pipeline) retrigger(b *batch) {
+//
+// A reminder of the incident to the same integration in the same webhook
+// (batches) is the trigger again already: the retrigger is not sent beside
+// it (an audit saw both, 6 ms apart), and the trigger time the Join took
+// stands (remindsTrigger).
+func (p *Pipeline) retrigger(b *batch, batches []*batch) {
 	// mayRetrigger holds a firing at an integration that holds incidents:
 	// silentUpdate's other terms are coalescible's.
 	if !b.retrigger || !mayRetrigger(b) || !coalescible(b) {
+		return
+	}
+	if slices.ContainsFunc(batches, func(o *batch) bool { return remindsTrigger(o) && incidentKeyOf(o) == incidentKeyOf(b) }) {
 		return
 	}
 	b.n.Opening = true
@@ -41,4 +51,11 @@ func (p *Pipeline) retrigger(b *batch) {
 // updates of an open incident.
 func mayRetrigger(b *batch) bool {
 	return b.err == nil && !b.skip && b.kind == alert.KindFiring && b.integ.silentUpdates()
+}
+
+// remindsTrigger reports whether b is a reminder that sends its incident's
+// trigger again: deliverable, at an integration that sends nothing for
+// updates (PagerDuty's reminder is its trigger).
+func remindsTrigger(b *batch) bool {
+	return b.err == nil && !b.skip && b.kind == alert.KindReminder && b.integ.silentUpdates()
 }

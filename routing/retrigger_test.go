@@ -202,3 +202,26 @@ func TestAStormAtThreeReplicasTriggersOncePerInterval(t *testing.T) {
 		t.Fatalf("PagerDuty triggers = %d after a second storm past the interval, want 2", got)
 	}
 }
+
+// A webhook that brings a new alert to an open incident past
+// retrigger_interval and repeats an older one past dedup.repeat_interval
+// sent PagerDuty two triggers 6 ms apart (an audit): the reminder and the
+// retrigger, each a trigger again. The reminder is the trigger: the
+// retrigger is not sent, and the trigger time the Join took stands (a new
+// alert right after sends nothing).
+func TestAReminderAndARetriggerInOneWebhookTriggerOnce(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	p := retriggering(e, s, 5*time.Minute)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	ageTrigger(t, addr, 6*time.Minute)
+	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the opening's and one more (the reminder), not a retrigger beside it", got)
+	}
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Errorf("PagerDuty triggers = %d after a new alert within the interval, want still 2", got)
+	}
+}
