@@ -865,6 +865,14 @@ func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) e
 	if wait <= 0 {
 		return nil
 	}
+	if dl, ok := ctx.Deadline(); ok && !kept.IsZero() && wait > time.Until(dl)/2 {
+		// The retry a 429 kept a turn for: each concurrent 429 pushes
+		// the channel's turns further, and waiting them out held webhooks
+		// until their deadline, answered "context deadline exceeded" (a
+		// review: 7 of 8 held 25 s).
+		n.metrics.Failure(notify.ReasonRateLimited)
+		return notify.Later(fmt.Errorf("Slack rate-limited the channel (429): this post's retry is due in %s, past half of the webhook's time left; not posted (retried later)", wait.Round(time.Millisecond)))
+	}
 	return notify.Sleep(ctx, wait)
 }
 

@@ -114,16 +114,20 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 		began := time.Now()
 		err = sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
 		answer := post.answer.Load()
-		if err == nil {
+		var sc sl.StatusCodeError
+		if err == nil || errors.As(err, &sc) && sc.Code >= 200 && sc.Code < 300 { // slack-go takes 200 alone
 			if err := notOK(answer); err != nil {
+				// A 2xx may have posted it: permanent (a retry cannot mend
+				// the answer), and not posted again before the claims
+				// expire (a review: each of Alertmanager's retries of the
+				// 502 posted it again, 61 times in 100 s).
 				n.metrics.Failure(notify.ReasonClientError)
-				return alert.Permanent(fmt.Errorf("post to the incoming webhook: %w", err))
+				return alert.Permanent(notify.OutcomeUnknown(fmt.Errorf("post to the incoming webhook: %w", err)))
 			}
 			return nil
 		}
 		// The webhook URL is a secret: keep it out of errors and logs.
 		err = amnotify.RedactURL(err)
-		var sc sl.StatusCodeError
 		var rl *sl.RateLimitedError
 		switch {
 		case errors.As(err, &rl) || answer != nil && answer.status == http.StatusTooManyRequests:
@@ -162,12 +166,19 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 }
 
 // notOK is the error of a 2xx answer of an incoming webhook that is not
-// Slack's success, as Alertmanager's Slack integration reads it: a JSON
-// body (Content-Type application/json) without "ok": true, or any other
-// body than "ok". nil for a success, when the answer was not kept, or
-// when its body was cut: the status said Slack posted it.
+// Slack's success, as Alertmanager's Slack integration reads it: a status
+// other than 200, a JSON body (Content-Type application/json) without
+// "ok": true, or any other body than "ok". nil for a success, when the
+// answer was not kept, or when its body was cut: the status said Slack
+// posted it.
 func notOK(a *webhookAnswer) error {
-	if a == nil || a.cut {
+	if a == nil {
+		return nil
+	}
+	if a.status != http.StatusOK {
+		return fmt.Errorf("answered %d, not Slack's 200 \"ok\": nothing says the message was posted", a.status)
+	}
+	if a.cut {
 		return nil
 	}
 	if strings.HasPrefix(a.contentType, "application/json") {
@@ -194,9 +205,9 @@ func saying(a *webhookAnswer) string {
 	return ": Slack said " + quoteAnswer(a.body)
 }
 
-// quoteAnswer quotes the start of an answer's body (200 bytes at most).
+// quoteAnswer quotes the start of an answer's body (200 bytes at most),
+// as it came: "ok\n" is not "ok".
 func quoteAnswer(b []byte) string {
-	b = bytes.TrimSpace(b)
 	if len(b) > 200 {
 		return strconv.Quote(string(b[:200])) + "…"
 	}
