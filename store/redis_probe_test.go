@@ -143,7 +143,8 @@ func TestRedisTLSOnOneSideOnlyIsNamedInTheError(t *testing.T) {
 func TestRedisProbeFailsAClusterNodeNamedAsOneNode(t *testing.T) {
 	c := redistest.StartCluster(t)
 	single, _ := newRedis(t, redisConfig(c.Addrs()[0]))
-	for _, key := range []string{"t:probe", "t:{b}probe", "t:{c}probe"} { // whichever node's slot
+	keys := []string{"t:probe", "t:probe1", "t:probe2", "t:probe3", "t:probe4", "t:probe5"} // whichever node's slot
+	for _, key := range keys {
 		err := single.ProbeWrite(t.Context(), key)
 		if !errors.Is(err, store.ErrMisconfigured) || !strings.Contains(err.Error(), "cluster: true") {
 			t.Errorf("ProbeWrite(%s) = %v, want misconfigured, saying to set cluster: true", key, err)
@@ -155,6 +156,21 @@ func TestRedisProbeFailsAClusterNodeNamedAsOneNode(t *testing.T) {
 	}
 	if _, err := single.SetNX(t.Context(), entries); !errors.Is(err, store.ErrMisconfigured) {
 		t.Errorf("SetNX of keys in several slots = %v, want misconfigured", err)
+	}
+	// An ACL user without +info on every node (a review: INFO was the
+	// check, and refused, passed).
+	for _, n := range c.Nodes() {
+		if _, err := redistest.Do(n.Addr(), "ACL", "SETUSER", "rr", "on", ">pw", "~*", "+@all", "-info"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acl := redisConfig(c.Addrs()[0])
+	acl.Username, acl.Password = "rr", "pw"
+	noInfo, _ := newRedis(t, acl)
+	for _, key := range keys {
+		if err := noInfo.ProbeWrite(t.Context(), key); !errors.Is(err, store.ErrMisconfigured) {
+			t.Errorf("ProbeWrite(%s) as a user without +info = %v, want misconfigured", key, err)
+		}
 	}
 	cfg := redisConfig(c.Addrs()[0])
 	cfg.Cluster = true

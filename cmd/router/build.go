@@ -214,7 +214,10 @@ func (s *state) close() {
 // fail_closed it turns unready only after three consecutive failed probes,
 // so one slow command never flaps readiness. A store configured wrong
 // (store.ErrMisconfigured: a Redis Cluster node named as a single node)
-// is no outage to ride through: unready whatever fail_closed says.
+// never answers, so a replica starting with it stays unready (the rollout
+// stops); reloaded into it, a replica stays ready as for any other store
+// (every replica reloading at once would leave no endpoint) and answers
+// each webhook 5xx naming what to set.
 func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
 	if p, ok := b.state.store.(writeProber); ok && err == nil {
@@ -238,10 +241,10 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	}
 	d.failures++
 	switch {
+	case !d.answered && errors.Is(err, store.ErrMisconfigured):
+		return fmt.Errorf("store misconfigured (every webhook is answered 5xx until it is fixed): %w", err)
 	case !d.answered:
 		return fmt.Errorf("store has not answered yet: %w", err)
-	case errors.Is(err, store.ErrMisconfigured):
-		return fmt.Errorf("store misconfigured (every webhook is answered 5xx until it is fixed): %w", err)
 	case b.state.cfg.FailClosed && d.failures >= 3:
 		return fmt.Errorf("store failed %d consecutive probes and fail_closed is set: %w", d.failures, err)
 	}
