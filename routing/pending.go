@@ -467,7 +467,7 @@ func handResolvedKeys(prefix string, trs []*transition, results []*alert.Result,
 // incident's other integrations (Slack's thread); a new alert joining the
 // incident triggers PagerDuty again (reopenHandResolved). The reminder
 // held back keeps the alert's marker and the incident alive, as a sent
-// one would. One read, only when such a reminder is due; a store that
+// one would, and the mark (dedup.HandResolvedTTL). One read, only when such a reminder is due; a store that
 // cannot be read reminds as before.
 func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transition) []*transition {
 	var keys []string
@@ -483,13 +483,14 @@ func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transit
 	if len(keys) == 0 {
 		return trs
 	}
-	_, found, err := p.Store.Get(ctx, keys)
+	values, found, err := p.Store.Get(ctx, keys)
 	if err != nil {
 		return trs
 	}
 	out := make([]*transition, 0, len(trs))
 	var kept []store.Entry
 	var incidents []string
+	markTTL := max(dedup.HandResolvedTTL, p.Dedup.NotifiedTTL)
 	for _, t := range trs {
 		if t.kind == alert.KindReminder && t.integ.silentUpdates() {
 			marks := handResolvedKeysOf(p.Dedup.KeyPrefix, t)
@@ -500,6 +501,11 @@ func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transit
 				// expiring (dedup.notified_ttl) made the next repeat a new
 				// firing, which paged again with no new alert (an audit).
 				kept = append(kept, store.Entry{Key: t.marker, Value: t.remindedMarker, TTL: p.Dedup.NotifiedTTL})
+				for _, k := range marks { // and the mark, while the alerts fire
+					if i := slices.Index(keys, k); found[i] && !slices.ContainsFunc(kept, func(e store.Entry) bool { return e.Key == k }) {
+						kept = append(kept, store.Entry{Key: k, Value: values[i], TTL: markTTL})
+					}
+				}
 				if k := store.IncidentKey(p.Dedup.KeyPrefix, t.incident, t.receiver+"/"+t.integ.Name); !slices.Contains(incidents, k) {
 					incidents = append(incidents, k)
 				}

@@ -1427,7 +1427,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			if p.at != "" {
 				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
 			}
-			marks = append(marks, store.Entry{Key: key, Value: dedup.HandResolved(createdBy(c.cb.User), t.o.Now()), TTL: messageStateTTL})
+			marks = append(marks, store.Entry{Key: key, Value: dedup.HandResolved(createdBy(c.cb.User), t.o.Now()), TTL: dedup.HandResolvedTTL})
 		}
 		if err := t.o.Store.Set(ctx, marks); err != nil {
 			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", where(pages), "err", err)

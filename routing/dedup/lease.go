@@ -153,6 +153,13 @@ func HandResolvedAtKey(prefix, incident, target string) string {
 	return store.Key(prefix, "handresolved", incident, target)
 }
 
+// HandResolvedTTL is how long a hand-resolve mark lives once written, and
+// at least how long each reminder it holds back from PagerDuty keeps it
+// (with dedup.notified_ttl when longer): while the alerts fire on, the
+// mark lives on — it lapsed after a week and PagerDuty paged again with
+// no new alert (a review).
+const HandResolvedTTL = 7 * 24 * time.Hour
+
 // HandResolved is the value of a hand-resolve mark: who resolved, and when
 // (Unix ms).
 func HandResolved(who string, at time.Time) string {
