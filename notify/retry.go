@@ -108,8 +108,11 @@ func RetryAfterOf(err error) (time.Duration, bool) {
 }
 
 // unknownOutcomeError marks the failure of an attempt that may have taken
-// effect (OutcomeUnknown).
-type unknownOutcomeError struct{ err error }
+// effect (OutcomeUnknown; held: OutcomeUnknownHeld).
+type unknownOutcomeError struct {
+	err  error
+	held bool
+}
 
 func (e *unknownOutcomeError) Error() string { return e.err.Error() }
 func (e *unknownOutcomeError) Unwrap() error { return e.err }
@@ -129,7 +132,32 @@ func OutcomeUnknown(err error) error {
 	return &unknownOutcomeError{err: err}
 }
 
-// IsOutcomeUnknown reports whether err went through OutcomeUnknown.
+// OutcomeUnknownHeld is OutcomeUnknown for an attempt that most likely
+// took effect: its request reached the endpoint and no answer came in time
+// (a timeout, a connection lost after the request was written), or the
+// endpoint said it may have acted, or answered a success the router cannot
+// read as one (a 2xx that is not Slack's "ok"). The dispatch core keeps
+// its claims until they expire (dedup.claim_ttl), so Alertmanager's
+// retries within it do not do it again: a Slack webhook answering late drew
+// one ticket 28 times in 87 s, a message per retry (an audit). A proxy's
+// quick 502, 503 or 504 is OutcomeUnknown alone: it most likely forwarded
+// nothing, and holding its claims kept a ticket from ever posting when the
+// alert resolved within claim_ttl (a review).
+func OutcomeUnknownHeld(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &unknownOutcomeError{err: err, held: true}
+}
+
+// HoldsClaims reports whether err went through OutcomeUnknownHeld.
+func HoldsClaims(err error) bool {
+	var u *unknownOutcomeError
+	return errors.As(err, &u) && u.held
+}
+
+// IsOutcomeUnknown reports whether err went through OutcomeUnknown or
+// OutcomeUnknownHeld.
 func IsOutcomeUnknown(err error) bool {
 	var u *unknownOutcomeError
 	return errors.As(err, &u)

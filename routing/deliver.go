@@ -272,13 +272,13 @@ func (p *Pipeline) awaitLost(ctx context.Context, l *lostClaims, sum *alert.Summ
 		return nil
 	}
 	sum.Failed += failed
-	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: released once the store answers that sender, else expiring after dedup.claim_ttl); retry", failed)
+	msg := fmt.Sprintf("%d notification(s) are being sent by another replica and not confirmed yet (or held by a claim whose sender gave up on the store: released once the store answers that sender, else expiring after dedup.claim_ttl; or by a send whose outcome is unknown — it may have been made —, held until dedup.claim_ttl); retry", failed)
 	sum.Errors = append(sum.Errors, msg)
 	// A replica killed mid-send holds its claims until claim_ttl: every
 	// retry of those alerts is answered 5xx meanwhile, and the next change
 	// of their Alertmanager groups waits behind them. Said once per 30 s.
 	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "claimed-elsewhere",
-		"answering 5xx: notifications claimed by another sender are not confirmed; if that replica died mid-send they are held until dedup.claim_ttl, and Alertmanager's retries of them (and their groups' next changes) wait until then",
+		"answering 5xx: notifications claimed by another sender are not confirmed; if that replica died mid-send, or a send of them had an unknown outcome, they are held until dedup.claim_ttl, and Alertmanager's retries of them (and their groups' next changes) wait until then",
 		"transitions", failed, "claim_ttl", p.Dedup.ClaimTTL.String(), "incident", lost[0].incident)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
 }
@@ -653,13 +653,14 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	retryable := false
 	for _, b := range batches {
 		if b.err != nil {
-			// A post that may have been made (notify.OutcomeUnknown: sent,
-			// no answer) keeps its claims until dedup.claim_ttl: Alertmanager's
-			// retries within it wait and fail (in flight) instead of posting
-			// again — a Slack webhook answering after the router's timeout
-			// drew one ticket 28 times in 87 s in an audit, a message per
-			// retry. Once the claims expire a retry posts it again.
-			unknown := notify.IsOutcomeUnknown(b.err)
+			// A post that most likely was made (notify.OutcomeUnknownHeld:
+			// sent, no answer) keeps its claims until dedup.claim_ttl:
+			// Alertmanager's retries within it wait and fail (in flight)
+			// instead of posting again — a Slack webhook answering after the
+			// router's timeout drew one ticket 28 times in 87 s in an audit,
+			// a message per retry. Once the claims expire a retry posts it
+			// again.
+			unknown := notify.HoldsClaims(b.err)
 			for _, t := range b.trs {
 				t.record(alert.DeliveryFailed, b.err, b.latency, b.attempts())
 				if t.held && !unknown {

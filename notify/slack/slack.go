@@ -236,9 +236,11 @@ func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 			// channel: the post is not made again within this webhook.
 			// Throttled per cause: a Slack that hangs leaves every post
 			// so (a review: 783 lines a second at 50 webhooks/s).
-			n.unknownLogs.Log(ctx, n.logger, slog.LevelWarn, logthrottle.ErrorClass(err),
-				"Slack post with an unknown outcome: Slack may have made it; not posted again now, Alertmanager's retry posts it (a duplicate message if Slack did make it)",
-				"incident", no.Incident, "err", err)
+			msg := "Slack post with an unknown outcome: Slack may have made it; not posted again now, Alertmanager's retry posts it (a duplicate message if Slack did make it)"
+			if notify.HoldsClaims(err) {
+				msg = "Slack post with an unknown outcome: Slack most likely made it; not posted again until the webhook's claims expire (dedup.claim_ttl: Alertmanager's retries wait until then), then posted again (a duplicate message if Slack did make it)"
+			}
+			n.unknownLogs.Log(ctx, n.logger, slog.LevelWarn, logthrottle.ErrorClass(err), msg, "incident", no.Incident, "err", err)
 		}
 		return fmt.Errorf("slack receiver %q, incident %q: %w", n.name, no.Incident, err)
 	}
@@ -804,7 +806,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 			}
 			n.metrics.Failure(notify.ReasonServerError)
 			if posts && mayHaveActed[se.Err] {
-				return notify.OutcomeUnknown(fmt.Errorf("call Slack: %w (Slack says the post may have been made before it failed: not posted again before Alertmanager's retry)", err))
+				return notify.OutcomeUnknownHeld(fmt.Errorf("call Slack: %w (Slack says the post may have been made before it failed: not posted again before Alertmanager's retry)", err))
 			}
 			return fmt.Errorf("call Slack: %w", err)
 		case errors.As(err, &sc):
@@ -825,7 +827,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 			n.metrics.Failure(notify.ReasonServerError)
 			err = fmt.Errorf("call Slack: the answer is not Slack's JSON (an HTML page? a proxy's, a captive portal's or a wrong api_url's): check api_url and the egress proxy: %w", err)
 			if posts {
-				return notify.OutcomeUnknown(err)
+				return notify.OutcomeUnknownHeld(err)
 			}
 			return err
 		}
@@ -833,7 +835,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 		err = notify.ProxyRefused(err, notify.Proxied(n.cfg.HTTPConfig))
 		err = n.metrics.NoAnswer(ctx, actx, began, time.Duration(n.cfg.Timeout), "call Slack", err)
 		if posts && post.mayHavePosted(err) {
-			return notify.OutcomeUnknown(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
+			return notify.OutcomeUnknownHeld(fmt.Errorf("%w (the post was sent and Slack may have made it: not posted again before Alertmanager's retry)", err))
 		}
 		return err
 	})

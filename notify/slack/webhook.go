@@ -122,7 +122,7 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 				// expire (a review: each of Alertmanager's retries of the
 				// 502 posted it again, 61 times in 100 s).
 				n.metrics.Failure(notify.ReasonClientError)
-				return alert.Permanent(notify.OutcomeUnknown(fmt.Errorf("post to the incoming webhook: %w", err)))
+				return alert.Permanent(notify.OutcomeUnknownHeld(fmt.Errorf("post to the incoming webhook: %w", err)))
 			}
 			return nil
 		}
@@ -158,7 +158,7 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 				// Sent, and no answer (a timeout, a connection lost): Slack
 				// may have posted it. Not posted again before Alertmanager's
 				// retry, as a Web API post (callWith).
-				return notify.OutcomeUnknown(fmt.Errorf("%w (sent, and Slack may have posted it: not posted again before Alertmanager's retry)", err))
+				return notify.OutcomeUnknownHeld(fmt.Errorf("%w (sent, and Slack may have posted it: not posted again before Alertmanager's retry)", err))
 			}
 			return err
 		}
