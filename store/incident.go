@@ -105,9 +105,9 @@ type Member struct {
 	// Leave; "" when unknown (the Leave removes the member).
 	EndsAt string
 	// held is, in a member a Leave removed (IncidentResult.Removed), what
-	// the store held of it (Redis: "start;joined;group", its start, when
-	// its last Join ran and its group), which an Abort puts back as it
-	// was; "" elsewhere.
+	// the store held of it (Redis: its start, then ";" and what its state
+	// hash kept of its last Join: when, the start and the group), which an
+	// Abort puts back as it was; "" elsewhere.
 	held string
 }
 

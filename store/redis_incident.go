@@ -13,9 +13,11 @@ import (
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
 // lease token, u: lease end in ms, r: ref, g: last trigger in ms;
+// j: the server's time of the last Join, as the build before kept it;
 // k:<group>: a time no member of that Alertmanager group joined before;
-// m:<fingerprint>: "joined;group" of each member a Join of this build wrote
-// — the server's time in ms of its last Join and the group it came in),
+// m:<fingerprint>: "joined;start;group" of each member a Join of this
+// build wrote — the server's time in ms of its last Join, the start it
+// wrote, and the group it came in),
 // the members hash (fingerprint → startsAt, as every build keeps it) and
 // the step's claim keys, if any;
 // ARGV holds, for each step, the count of its arguments then the arguments:
@@ -35,8 +37,8 @@ import (
 // empty when none) and the added fingerprint/startsAt pairs…, a Leave's by
 // the members left it names as restored (IncidentOp.Group; comma-separated,
 // empty when none), an empty string and the removed members with the
-// starts they held, each followed by ";joined;group" when known (put back
-// as they were by an Abort, whose pairs carry the same). A Join's, Leave's
+// starts they held, each followed by ";" and its m: field when known (put
+// back as they were by an Abort, whose pairs carry the same). A Join's, Leave's
 // and Unjoin's ref argument is its group (IncidentOp.Group, empty when
 // unknown). The time is the server's (TIME), so replicas with skewed
 // clocks agree on leases, on when an incident was last triggered and on
@@ -102,7 +104,7 @@ local function apply(k1, k2, A, o, last)
   end
   -- leave removes each member unless it started after the pair's endsAt,
   -- appending the removed ones to out (nil: not kept) with the starts
-  -- they held and ";joined;group" when known.
+  -- they held and ";" and their m: field when known.
   local function leave(out)
     for c = o + 7, last, CHUNK do
       local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
@@ -151,28 +153,32 @@ local function apply(k1, k2, A, o, last)
   -- one of its members may have joined before the run, and raises it
   -- when none did.
   local function restored()
-    if grp == '' then return '' end
+    if grp == '' or not since then return '' end -- no Join of the group recorded it
     local began = runBegan()
     if not began then return '' end
     began = began - 2000 -- uptime is in whole seconds
-    if since and since >= began then return '' end
+    if since >= began then return '' end
     local all = redis.call('HGETALL', k1)
-    local cand = {}
+    local cand, starts = {}, {}
     for i = 1, #all, 2 do
       local f, v = all[i], all[i + 1]
       if string.sub(f, 1, 2) == 'm:' then
         local a = string.find(v, ';', 1, true)
-        if a and string.sub(v, a + 1) == grp and (tonumber(string.sub(v, 1, a - 1)) or 0) < began then
+        local b = a and string.find(v, ';', a + 1, true)
+        if b and string.sub(v, b + 1) == grp and (tonumber(string.sub(v, 1, a - 1)) or 0) < began then
           cand[#cand + 1] = string.sub(f, 3)
+          starts[#starts + 1] = string.sub(v, a + 1, b - 1)
         end
       end
     end
     local names = {}
-    for c = 1, #cand, CHUNK do -- members still (an earlier build's Leave kept their m: field)
+    for c = 1, #cand, CHUNK do
       local part = {unpack(cand, c, math.min(c + CHUNK - 1, #cand))}
       local held = redis.call('HMGET', k2, unpack(part))
       for j = 1, #part do
-        if held[j] then names[#names + 1] = part[j] end
+        -- a member still, with the start its m: field wrote (an earlier
+        -- build's Join or Leave leaves the field as it was)
+        if held[j] and held[j] == starts[c + j - 1] then names[#names + 1] = part[j] end
       end
     end
     if #names == 0 then redis.call('HSET', k1, gf, nowstr()) end -- past any reading of began this run
@@ -185,7 +191,6 @@ local function apply(k1, k2, A, o, last)
     local stale = false
     local seen = {}
     local rt = tonumber(aux) or 0
-    local joined = nowstr() .. ';' .. grp -- when, and in which group, the members joined
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
       local fps = fingerprints(c, stop)
@@ -208,9 +213,11 @@ local function apply(k1, k2, A, o, last)
         vals[#vals + 1] = fp
         vals[#vals + 1] = sa
         joins[#joins + 1] = 'm:' .. fp
-        joins[#joins + 1] = joined
+        joins[#joins + 1] = nowstr() .. ';' .. sa .. ';' .. grp
       end
       redis.call('HSET', k2, unpack(vals))
+      joins[#joins + 1] = 'j' -- the build before reads when a Join last ran
+      joins[#joins + 1] = nowstr()
       redis.call('HSET', k1, unpack(joins))
     end
     if s == 'open' and not stale then
@@ -265,8 +272,8 @@ local function apply(k1, k2, A, o, last)
       hdel()
       redis.call('HDEL', k1, 's', 't', 'u')
     else
-      -- put back as they were: a pair's value is the start, and
-      -- ";joined;group" when the Leave knew them
+      -- put back as they were: a pair's value is the start, and ";" and
+      -- the m: field when the Leave knew it
       for c = o + 7, last, CHUNK do
         local vals, joins = {}, {}
         for i = c, math.min(c + CHUNK - 1, last), 2 do

@@ -148,8 +148,15 @@ func TestAnIncidentsMembersKeepTheirStartAloneAndAGroupIsReadOnce(t *testing.T) 
 	}
 	step(store.StepJoin, "g", "a")
 	step(store.StepJoin, "h", "b")
+	step(store.StepJoin, "g", "x")
 	if v, err := redistest.Do(srv.Addr(), "HGET", key+":m", "a"); err != nil || v != "1700000000000" {
 		t.Fatalf("members hash holds %q (%v) for a, want its start alone", v, err)
+	}
+	// The build before reads when a Join last ran (j): a review saw it
+	// take members the new build had joined again for members of before
+	// the run, and close an incident whose alert fired.
+	if v, err := redistest.Do(srv.Addr(), "HGET", key, "j"); err != nil || v == "" {
+		t.Fatalf("state hash holds j = %q (%v), want the last Join's time", v, err)
 	}
 	time.Sleep(2100 * time.Millisecond)
 	if _, err := redistest.Do(srv.Addr(), "SAVE"); err != nil {
@@ -159,9 +166,20 @@ func TestAnIncidentsMembersKeepTheirStartAloneAndAGroupIsReadOnce(t *testing.T) 
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	step(store.StepLeave, "g", "a") // b of h stays: g's members read, none left
+	// x joined g again through the build before, with a new start: its m:
+	// field still says the start of before the run, and is not trusted.
+	if _, err := redistest.Do(srv.Addr(), "HSET", key+":m", "x", "1700000099000"); err != nil {
+		t.Fatal(err)
+	}
+	if r := step(store.StepLeave, "g", "a"); len(r.Restored) != 0 { // b of h stays: g's members read, none left
+		t.Errorf("Leave of g named %v, want none: x's start is not the one its m: field wrote", r.Restored)
+	}
 	step(store.StepJoin, "g", "c")
 	step(store.StepLeave, "g", "c")
+	step(store.StepLeave, "never-joined", "y") // a group no Join recorded: nothing read
+	if v, err := redistest.Do(srv.Addr(), "HEXISTS", key, "k:never-joined"); err != nil || v != "0" {
+		t.Errorf("a Leave of a group that never joined wrote its k: field (%q, %v)", v, err)
+	}
 	stats, err := redistest.Do(srv.Addr(), "INFO", "commandstats")
 	if err != nil {
 		t.Fatal(err)
