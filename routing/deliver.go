@@ -375,8 +375,9 @@ const settleGrace = 10 * time.Millisecond
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary, group string) error {
 	for _, b := range batches {
 		p.reopenHandResolved(b)
-		p.retrigger(b, batches)
+		p.retrigger(b)
 	}
+	foldReminders(batches)
 	markRepaged(batches) // before any send: Slack's may run beside PagerDuty's
 	// The incidents this webhook sends no update to need not wait for it.
 	in.keep(func(k incidentKey) bool {

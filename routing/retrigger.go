@@ -27,23 +27,35 @@ import (
 // event per incident per interval. The trigger is taken before the send
 // and given back (store.StepUntrigger, with the settle's writes) when no
 // trigger of the incident was delivered.
-//
-// A reminder of the incident to the same integration in the same webhook
-// (batches) is the trigger again already: the retrigger is not sent beside
-// it (an audit saw both, 6 ms apart), and the trigger time the Join took
-// stands (remindsTrigger).
-func (p *Pipeline) retrigger(b *batch, batches []*batch) {
+func (p *Pipeline) retrigger(b *batch) {
 	// mayRetrigger holds a firing at an integration that holds incidents:
 	// silentUpdate's other terms are coalescible's.
 	if !b.retrigger || !mayRetrigger(b) || !coalescible(b) {
 		return
 	}
-	if slices.ContainsFunc(batches, func(o *batch) bool { return remindsTrigger(o) && incidentKeyOf(o) == incidentKeyOf(b) }) {
-		return
-	}
 	b.n.Opening = true
 	p.Logger.Debug("new alerts joined an open incident not triggered for retrigger_interval: triggering it again",
 		"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident)
+}
+
+// foldReminders suppresses the reminders to an integration whose
+// incident a batch of the same webhook triggers again (retrigger): the
+// reminder is that trigger again — an audit saw both sent, 6 ms apart,
+// spending the routing key's rate limit twice — and the retrigger carries
+// the new alerts (a review: suppressing the retrigger instead left them
+// out of PagerDuty). The reminder is recorded as done, as a reminder
+// PagerDuty's open incident folds in is.
+func foldReminders(batches []*batch) {
+	for _, b := range batches {
+		if !remindsTrigger(b) {
+			continue
+		}
+		if slices.ContainsFunc(batches, func(o *batch) bool {
+			return o.retrigger && o.n.Opening && mayRetrigger(o) && incidentKeyOf(o) == incidentKeyOf(b)
+		}) {
+			b.skip = true
+		}
+	}
 }
 
 // mayRetrigger reports whether b may send its incident's trigger again:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -206,9 +207,10 @@ func TestAStormAtThreeReplicasTriggersOncePerInterval(t *testing.T) {
 // A webhook that brings a new alert to an open incident past
 // retrigger_interval and repeats an older one past dedup.repeat_interval
 // sent PagerDuty two triggers 6 ms apart (an audit): the reminder and the
-// retrigger, each a trigger again. The reminder is the trigger: the
-// retrigger is not sent, and the trigger time the Join took stands (a new
-// alert right after sends nothing).
+// retrigger, each a trigger again. The retrigger is the one sent, naming
+// the new alert (a review: sending the reminder alone left it out of
+// PagerDuty); the reminder is recorded as done, and the trigger time the
+// Join took stands (a new alert right after sends nothing).
 func TestAReminderAndARetriggerInOneWebhookTriggerOnce(t *testing.T) {
 	e, addr := retriggerEnv(t)
 	s := newStandIns(t)
@@ -218,7 +220,11 @@ func TestAReminderAndARetriggerInOneWebhookTriggerOnce(t *testing.T) {
 	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"), tAlert("TTFTHigh", "firing", "page", "instance", "b"))
 	if got := s.pd.Triggers(ttftIncident); got != 2 {
-		t.Fatalf("PagerDuty triggers = %d, want the opening's and one more (the reminder), not a retrigger beside it", got)
+		t.Fatalf("PagerDuty triggers = %d, want the opening's and one more, not a reminder and a retrigger", got)
+	}
+	events := s.pd.Events()
+	if last := events[len(events)-1]; !strings.Contains(string(last.Raw), "instance=b") {
+		t.Errorf("the trigger sent does not name the new alert (instance=b): %s", last.Raw)
 	}
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
 	if got := s.pd.Triggers(ttftIncident); got != 2 {
