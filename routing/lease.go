@@ -426,7 +426,13 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 	case l.opening:
 		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepAbort, Token: token, Members: l.added, TTL: ttl})
 	case l.joined && joinFailed && len(l.added) > 0:
-		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUnjoin, Token: token, Members: l.added, TTL: ttl})
+		// Only the members whose own send failed: another batch of the
+		// webhook delivered (and marked notified) the rest — a review saw a
+		// failed reminder take a new alert its delivered update had joined
+		// out of the incident, leaving it to close while that alert fired.
+		if gone := failedMembers(l.joins, l.added); len(gone) > 0 {
+			ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUnjoin, Token: token, Members: gone, TTL: ttl})
+		}
 	case l.joined && !joinFailed:
 		for _, b := range l.joins {
 			if b.n.Ref != "" && b.n.Ref != l.ref {
@@ -448,6 +454,26 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepAbort, Token: token, Members: l.members, TTL: ttl})
 	}
 	return ops
+}
+
+// failedMembers are the members of added that a failed batch of bs
+// carries.
+func failedMembers(bs []*batch, added []store.Member) []store.Member {
+	failed := map[string]bool{}
+	for _, b := range bs {
+		if b.err != nil {
+			for _, t := range b.trs {
+				failed[t.res.Alert.Fingerprint] = true
+			}
+		}
+	}
+	var out []store.Member
+	for _, m := range added {
+		if failed[m.Fingerprint] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 func anyFailed(bs []*batch) bool {

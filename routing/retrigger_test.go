@@ -231,3 +231,25 @@ func TestAReminderAndARetriggerInOneWebhookTriggerOnce(t *testing.T) {
 		t.Errorf("PagerDuty triggers = %d after a new alert within the interval, want still 2", got)
 	}
 }
+
+// A webhook whose reminder of an open incident fails at PagerDuty while
+// its new alert's update of the incident is delivered (folded, marked
+// notified) took that new alert out of the incident with the failed
+// send's members: a later resolve of the others could close the page while
+// it fired (a review). Only the failed batches' members leave.
+func TestAFailedReminderLeavesTheNewAlertsDeliveredUpdateInTheIncident(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	p := retriggering(e, s, 0)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	e.clock.Advance(e.dedup.RepeatInterval + time.Minute)
+	s.pd.FailN(10, pdtest.Fault{Status: http.StatusInternalServerError}) // the reminder's every attempt
+	b := tAlert("TTFTHigh", "firing", "page", "instance", "b")
+	if _, err := process(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"), b); err == nil {
+		t.Fatal("the failed reminder was answered as delivered")
+	}
+	members := store.IncidentKey("test:", ttftIncident, "pagerduty/pagerduty/0") + ":m"
+	if got, err := redistest.Do(addr, "HEXISTS", members, b.Fingerprint); err != nil || got != "1" {
+		t.Errorf("the new alert whose update was delivered is a member: %q (%v), want 1", got, err)
+	}
+}
