@@ -813,7 +813,7 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 			err = fmt.Errorf("call Slack: %w", err)
 			if posts && proxyAnswer(sc.Code, &post) {
-				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
+				return proxyOutcome(sc.Code, fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
 			}
 			return post.retryAfterOf(err)
 		}
@@ -968,6 +968,20 @@ func proxyAnswer(code int, p *postTrace) bool {
 		return !p.hasRetryAfter.Load()
 	}
 	return false
+}
+
+// proxyOutcome is the unknown outcome of a post a proxy answered code
+// (proxyAnswer): a 502 or a 504 came back from a proxy that handed the post
+// on — the upstream answered badly or late, most likely after Slack made it
+// — so its claims are held (notify.OutcomeUnknownHeld: a review counted 38
+// posts in 70 s of Alertmanager retries when they were released); a 503
+// without Retry-After most likely forwarded nothing ("no healthy
+// upstream"), and is released for Alertmanager's retry.
+func proxyOutcome(code int, err error) error {
+	if code == http.StatusServiceUnavailable {
+		return notify.OutcomeUnknown(err)
+	}
+	return notify.OutcomeUnknownHeld(err)
 }
 
 // retryAfterOf is err with the wait the answer's Retry-After asked for

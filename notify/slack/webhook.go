@@ -147,7 +147,7 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 			n.metrics.Failure(notify.ReasonForStatus(sc.Code))
 			err = fmt.Errorf("post to the incoming webhook: %w%s", err, saying(answer))
 			if proxyAnswer(sc.Code, &post) {
-				return notify.OutcomeUnknown(fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
+				return proxyOutcome(sc.Code, fmt.Errorf("%w (a proxy's answer, or Slack's gateway's: the post may have reached Slack and been made; not posted again before Alertmanager's retry)", err))
 			}
 			return post.retryAfterOf(err)
 		default:
