@@ -1,6 +1,8 @@
 package notify
 
 import (
+	"context"
+	"math"
 	"sync"
 	"time"
 )
@@ -78,6 +80,28 @@ func (p *Pacer) Turn(now time.Time, max time.Duration) (wait time.Duration, ok b
 	}
 	p.next = at.Add(p.interval)
 	return wait, true
+}
+
+// TurnWithin is how long a request waits for its turn at p, and whether
+// it may: kept, the turn a 429 of its own kept for its retry (Limit), when
+// set, else the next turn (Turn) — at most reach away for the next, and
+// either at most half of what is left of ctx. limit is the bound the wait
+// was held to; nothing is taken when ok is false. A kept turn is bounded
+// too: each concurrent 429 pushes the turns further, and waiting them out
+// held Slack posts until their webhook's deadline (a review: 7 of 8 held
+// 25 s, answered "context deadline exceeded").
+func (p *Pacer) TurnWithin(ctx context.Context, kept time.Time, reach time.Duration) (wait, limit time.Duration, ok bool) {
+	half := time.Duration(math.MaxInt64)
+	if dl, has := ctx.Deadline(); has {
+		half = time.Until(dl) / 2
+	}
+	if !kept.IsZero() {
+		wait = time.Until(kept)
+		return wait, half, wait <= half
+	}
+	limit = min(reach, half)
+	wait, ok = p.Turn(time.Now(), limit)
+	return wait, limit, ok
 }
 
 // Limit records the endpoint's 429 at now, asking to wait retryAfter (none

@@ -1,6 +1,7 @@
 package notify_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -46,5 +47,33 @@ func TestAPacerSlowsDownWhileRefusedAndBackWhenNot(t *testing.T) {
 		if wait, ok := p.Turn(at(121*time.Second), 0); !ok || wait != 0 {
 			t.Fatalf("61s quiet: wait %v, %t; want no pace", wait, ok)
 		}
+	}
+}
+
+// A request's turn is within reach and half of what is left of its time,
+// a kept turn (a 429's retry) within half of that time too: each
+// concurrent 429 pushes the turns further, and waiting them out held Slack
+// posts until their webhook's deadline (a review), as it would PagerDuty
+// events. Nothing is taken for a turn out of reach.
+func TestATurnIsWithinReachAndHalfTheTimeLeft(t *testing.T) {
+	p := notify.NewPacers(time.Second, time.Minute).Of("endpoint")
+	now := time.Now()
+	kept := p.Limit(now, 3*time.Second) // the 429's retry, 3 s on
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Second)
+	defer cancel()
+	if _, _, ok := p.TurnWithin(ctx, kept, time.Hour); ok {
+		t.Error("a kept turn 3 s away with 4 s left: ok, want refused (past half the time left)")
+	}
+	long, cancelLong := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelLong()
+	if wait, _, ok := p.TurnWithin(long, kept, 0); !ok || wait <= 0 {
+		t.Errorf("a kept turn 3 s away with a minute left: wait %s ok %v, want it waited for", wait, ok)
+	}
+	// The next turn comes after the kept one: beyond a 2 s reach.
+	if wait, limit, ok := p.TurnWithin(long, time.Time{}, 2*time.Second); ok || limit != 2*time.Second || wait < 3*time.Second {
+		t.Errorf("the next turn: wait %s limit %s ok %v; want refused, held to 2s, at least 3s away", wait, limit, ok)
+	}
+	if wait, _, ok := p.TurnWithin(long, time.Time{}, 10*time.Second); !ok || wait < 3*time.Second {
+		t.Errorf("the next turn within a 10 s reach: wait %s ok %v; want taken, at least 3s away", wait, ok)
 	}
 }

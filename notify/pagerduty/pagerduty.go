@@ -332,18 +332,11 @@ var pacers = notify.NewPacers(eventInterval, paceFor)
 
 // awaitTurn waits for the event's turn at its routing key (pacers): kept,
 // the turn a 429 of its own kept for its retry, or the next within reach
-// (and half of what is left of ctx), failing sending nothing when that is
-// further off.
+// (either within half of what is left of ctx: notify.Pacer.TurnWithin),
+// failing sending nothing when that is further off.
 func (n *Notifier) awaitTurn(ctx context.Context, ev *pd.V2Event, kept time.Time, reach time.Duration) error {
-	limit := reach
-	if dl, ok := ctx.Deadline(); ok {
-		limit = min(limit, time.Until(dl)/2)
-	}
 	pace := pacers.Of(n.ref)
-	wait, ok := time.Until(kept), true
-	if kept.IsZero() {
-		wait, ok = pace.Turn(time.Now(), limit)
-	}
+	wait, limit, ok := pace.TurnWithin(ctx, kept, reach)
 	if !ok {
 		n.metrics.Failure(notify.ReasonRateLimited)
 		return notify.Later(fmt.Errorf("send %s event: PagerDuty throttled this routing key (429): its events are paced (one per %s now, slower while it still refuses, for %s after the last 429), and this one's turn is %s away, past the %s it may wait (at most half of its time left); not sent",

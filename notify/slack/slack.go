@@ -848,32 +848,21 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 // half of what is left of ctx; a turn further off fails the attempt,
 // retryable after it, sending nothing.
 func (n *Notifier) awaitTurn(ctx context.Context, pace *paced, kept time.Time) error {
-	wait := time.Until(kept)
-	if kept.IsZero() {
-		max := maxPaceWait
-		if !pace.page {
-			max -= postInterval
-		}
-		if dl, ok := ctx.Deadline(); ok {
-			max = min(max, time.Until(dl)/2)
-		}
-		var ok bool
-		if wait, ok = pace.Turn(time.Now(), max); !ok {
-			n.metrics.Failure(notify.ReasonRateLimited)
-			return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away, past the %s a post waits (a page's mirror %s; at most half of the webhook's time left); not posted (retried later)",
-				wait.Round(time.Millisecond), max.Round(time.Millisecond), maxPaceWait))
-		}
+	reach := maxPaceWait
+	if !pace.page {
+		reach -= postInterval
 	}
-	if wait <= 0 {
-		return nil
-	}
-	if dl, ok := ctx.Deadline(); ok && !kept.IsZero() && wait > time.Until(dl)/2 {
-		// The retry a 429 kept a turn for: each concurrent 429 pushes
-		// the channel's turns further, and waiting them out held webhooks
-		// until their deadline, answered "context deadline exceeded" (a
-		// review: 7 of 8 held 25 s).
+	wait, limit, ok := pace.TurnWithin(ctx, kept, reach)
+	switch {
+	case !ok && !kept.IsZero():
 		n.metrics.Failure(notify.ReasonRateLimited)
 		return notify.Later(fmt.Errorf("Slack rate-limited the channel (429): this post's retry is due in %s, past half of the webhook's time left; not posted (retried later)", wait.Round(time.Millisecond)))
+	case !ok:
+		n.metrics.Failure(notify.ReasonRateLimited)
+		return notify.Later(fmt.Errorf("Slack rate-limited the channel: its posts are paced to one a second, and this one's turn is %s away, past the %s a post waits (a page's mirror %s; at most half of the webhook's time left); not posted (retried later)",
+			wait.Round(time.Millisecond), limit.Round(time.Millisecond), maxPaceWait))
+	case wait <= 0:
+		return nil
 	}
 	return notify.Sleep(ctx, wait)
 }
