@@ -140,9 +140,9 @@ func OutcomeUnknown(err error) error {
 // its claims until they expire (dedup.claim_ttl), so Alertmanager's
 // retries within it do not do it again: a Slack webhook answering late drew
 // one ticket 28 times in 87 s, a message per retry (an audit). A proxy's
-// quick 502, 503 or 504 is OutcomeUnknown alone: it most likely forwarded
-// nothing, and holding its claims kept a ticket from ever posting when the
-// alert resolved within claim_ttl (a review).
+// 503 without Retry-After is OutcomeUnknown alone: it most likely
+// forwarded nothing, and holding its claims kept a ticket from posting
+// once the fault cleared within claim_ttl (a review).
 func OutcomeUnknownHeld(err error) error {
 	if err == nil {
 		return nil

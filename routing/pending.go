@@ -467,8 +467,8 @@ func handResolvedKeys(prefix string, trs []*transition, results []*alert.Result,
 // incident's other integrations (Slack's thread); a new alert joining the
 // incident triggers PagerDuty again (reopenHandResolved). The reminder
 // held back keeps the alert's marker and the incident alive, as a sent
-// one would, and the mark (dedup.HandResolvedTTL). One read, only when such a reminder is due; a store that
-// cannot be read reminds as before.
+// one would, and the mark (dedup.HandResolvedTTL). One read, only when
+// such a reminder is due; a store that cannot be read reminds as before.
 func (p *Pipeline) skipHandResolvedReminders(ctx context.Context, trs []*transition) []*transition {
 	var keys []string
 	for _, t := range trs {
