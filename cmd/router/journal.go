@@ -284,16 +284,21 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		for _, e := range rep.Errors {
 			fmt.Fprintf(m.Stderr, "router dead-letters replay: %v\n", e)
 		}
-		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, repeated by a later one %d, failed %d\n", rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.Repeated, rep.Failed)
+		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, resolved since %d, repeated by a later one %d, failed %d\n",
+			rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.ResolvedSince, rep.Repeated, rep.Failed)
 		if rep.Failed > 0 {
 			return 1
 		}
 		return 0
 	}
 	sent, err := rp.Replay(ctx, *c.dlID)
-	if errors.Is(err, journal.ErrDeliveredSince) {
+	if errors.Is(err, journal.ErrDeliveredSince) || errors.Is(err, journal.ErrResolvedSince) {
 		fmt.Fprintln(m.Stdout, err)
 		return 0
+	}
+	if sent && err != nil {
+		fmt.Fprintf(m.Stdout, "%s sent\n", *c.dlID)
+		return m.fail("dead-letters replay", err)
 	}
 	if err != nil {
 		return m.fail("dead-letters replay", err)

@@ -998,6 +998,12 @@ type deadLettersBody struct {
 type deadLetterRow struct {
 	journal.Status
 	Superseded bool
+	// ResolvedSince: a firing dead letter whose alerts all resolved since
+	// (journal.ErrResolvedSince): the replay refuses to send it too.
+	ResolvedSince bool
+	// firing: the fingerprints of the alerts it fires (its results are
+	// not kept: summarize).
+	firing []string
 }
 
 // deadLetters lists the newest deadLetterList dead letters of the window
@@ -1021,7 +1027,11 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return nil
 			}
-			letters = append(letters, deadLetterRow{Status: journal.Status{Entry: summarize(full)}})
+			row := deadLetterRow{Status: journal.Status{Entry: summarize(full)}}
+			if full.DeadLetter != nil {
+				row.firing = full.DeadLetter.FiringFingerprints()
+			}
+			letters = append(letters, row)
 		}
 		if total++; total == c.opts.MaxEntries {
 			return errStop
@@ -1069,9 +1079,11 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 		return nil
 	}
 	wanted := map[[3]string]struct{}{}
+	incidents := map[string]bool{}
 	for _, l := range letters {
 		if d := l.DeadLetter; d != nil && d.Incident != "" {
 			wanted[[3]string{d.Incident, d.Receiver, d.Integration}] = struct{}{}
+			incidents[d.Incident] = true
 		}
 	}
 	if len(wanted) == 0 {
@@ -1082,9 +1094,13 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 		since = w
 	}
 	sent := deliveredSince{}
+	resolved := resolvedSince{}
 	err := c.scan(ctx, journal.KindDecision, since, func(rec *record, _ int, e *journal.Entry) error {
-		if e.Kind != journal.KindDecision || len(e.Deliveries) == 0 {
+		if e.Kind != journal.KindDecision {
 			return nil
+		}
+		if e.Status == "resolved" && incidents[e.Incident] {
+			resolved.add(rec, e)
 		}
 		for _, d := range e.Deliveries {
 			if _, ok := wanted[[3]string{e.Incident, d.Receiver, d.Integration}]; ok {
@@ -1099,6 +1115,7 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 	}
 	for i := range letters {
 		letters[i].Superseded = sent.superseded(&letters[i].Entry)
+		letters[i].ResolvedSince = !letters[i].Superseded && resolved.all(&letters[i].Entry, letters[i].firing)
 	}
 	return nil
 }
@@ -1119,8 +1136,16 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, journal.ErrNotDeadLetter):
 		c.fail(w, r, http.StatusBadRequest, err.Error())
-	case errors.Is(err, journal.ErrDeliveredSince):
+	case errors.Is(err, journal.ErrDeliveredSince), errors.Is(err, journal.ErrResolvedSince):
 		c.fail(w, r, http.StatusConflict, err.Error())
+	case sent && err != nil:
+		// Sent; a mark of it was not written (its journaled replay keeps
+		// it from being sent again).
+		c.opts.Logger.Warn("dead letter sent again, not all marked replayed", "id", id, "err", err)
+		http.Redirect(w, r, "/dead-letters?replayed="+url.QueryEscape(id), http.StatusSeeOther)
+	case errors.Is(err, store.ErrUnavailable):
+		c.opts.Logger.Warn("dead letter replay failed; it stays replayable", "id", id, "err", err)
+		c.fail(w, r, http.StatusServiceUnavailable, "the state store is unavailable, nothing sent; the dead letter stays replayable: "+err.Error())
 	case err != nil:
 		c.opts.Logger.Warn("dead letter replay failed; it stays replayable", "id", id, "err", err)
 		c.fail(w, r, http.StatusBadGateway, "replay failed, the dead letter stays replayable: "+err.Error())

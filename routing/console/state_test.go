@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	amtemplate "github.com/prometheus/alertmanager/template"
+
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/console"
 	"github.com/alertrouter/alertrouter/routing/journal"
@@ -243,6 +245,69 @@ func TestASupersededDeadLetterOffersNoReplay(t *testing.T) {
 		if !strings.Contains(overview, want) {
 			t.Errorf("the overview's health lacks %q", want)
 		}
+	}
+}
+
+// A firing dead letter whose alerts all resolved since (their resolve
+// journaled, here not delivered) is shown superseded too, without a Replay
+// button, and the replay refuses it (409): it would page for something
+// over (audit REPLAY). One with an alert still firing keeps its button.
+func TestADeadLetterWhoseAlertsResolvedSinceOffersNoReplay(t *testing.T) {
+	e := newEnv(t)
+	letter := func(incident string, fps ...string) {
+		var results []*alert.Result
+		for _, fp := range fps {
+			results = append(results, &alert.Result{Alert: &alert.Alert{Alert: amtemplate.Alert{Fingerprint: fp, Status: "firing"}}, Incident: incident})
+		}
+		n := &alert.Notification{Receiver: "oncall", Integration: "pagerduty/0", Incident: incident, Kind: alert.KindFiring, Action: alert.ActionPage, Opening: true, Results: results}
+		dl, err := journal.NewDeadLetter(n, errors.New("pagerduty: 400 Bad Request: invalid routing key"), 1, e.now.Add(-2*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.writer.Write(dl)
+	}
+	letter("over/since", "00000000000000d1")
+	letter("half/over", "00000000000000d2", "00000000000000d3")
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []struct{ inc, fp string }{{"over/since", "00000000000000d1"}, {"half/over", "00000000000000d2"}} {
+		resolved := probe(e.now.Add(-time.Hour), r.inc, r.fp, "resolved", alert.ActionPage)
+		resolved.Deliveries = []journal.Delivery{{Receiver: "oncall", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Error: "pagerduty: 400"}}
+		e.writer.Write(resolved)
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	_, body := get(t, srv, "/dead-letters")
+	rows, ids := map[string]string{}, map[string]string{}
+	for _, m := range deadLetterRowRE.FindAllStringSubmatch(body, -1) {
+		for _, inc := range []string{"over/since", "half/over"} {
+			if strings.Contains(m[2], console.IncidentPath(inc)) {
+				rows[inc], ids[inc] = m[2], m[1]
+			}
+		}
+	}
+	if len(rows) != 2 {
+		t.Fatalf("dead letters page rows: %v\n%s", rows, body)
+	}
+	if r := rows["over/since"]; !strings.Contains(r, "superseded (resolved since)") || strings.Contains(r, `class="replay"`) {
+		t.Errorf("the dead letter whose alert resolved since: %s", r)
+	}
+	if r := rows["half/over"]; strings.Contains(r, "superseded") || !strings.Contains(r, `class="replay"`) {
+		t.Errorf("the dead letter with an alert still firing: %s", r)
+	}
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Post(srv.URL+"/dead-letters/"+ids["over/since"]+"/replay", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || e.replays.Load() != 0 {
+		t.Errorf("replay of the dead letter resolved since: %d, %d sends; want 409 and none", resp.StatusCode, e.replays.Load())
 	}
 }
 

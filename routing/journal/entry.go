@@ -281,6 +281,27 @@ type DeadLetter struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
+// FiringFingerprints returns the fingerprints of the dead letter's alerts
+// that were firing when it failed (none when its results do not decode).
+func (d *DeadLetter) FiringFingerprints() []string {
+	var results []struct {
+		Alert *struct {
+			Fingerprint string `json:"fingerprint"`
+			Status      string `json:"status"`
+		}
+	}
+	if json.Unmarshal(d.Results, &results) != nil {
+		return nil
+	}
+	var fps []string
+	for _, res := range results {
+		if res.Alert != nil && res.Alert.Status == "firing" && res.Alert.Fingerprint != "" {
+			fps = append(fps, res.Alert.Fingerprint)
+		}
+	}
+	return fps
+}
+
 // NewDeadLetter returns the dead-letter entry of notification n, which
 // failed permanently on its integration with cause after attempts sends.
 // Time is now; Replica is left to the Writer.

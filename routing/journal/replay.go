@@ -3,6 +3,7 @@ package journal
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -24,15 +25,23 @@ var (
 	// through): sending the old one now would page again for something
 	// handled, or re-open a PagerDuty incident the router will never close.
 	ErrDeliveredSince = errors.New("a later notification of the incident was delivered to that integration since: nothing sent")
+	// ErrResolvedSince: every alert a firing dead letter notifies resolved
+	// after it failed (the journal holds a later resolved decision of each,
+	// delivered or not): sending it now would page, or open a ticket, for
+	// something over — a PagerDuty incident nothing closes unless its
+	// resolve, a dead letter of its own, is replayed too.
+	ErrResolvedSince = errors.New("every alert of the notification resolved since: nothing sent")
 )
 
 // SendFunc sends a dead letter again through the current configuration.
 type SendFunc func(ctx context.Context, d DeadLetter) error
 
 // Claims is the part of store.Store the replayer needs: one claim per dead
-// letter, so that it is replayed once across replicas and retries.
+// letter and one per notification (its copies share it), so that it is
+// replayed once across replicas and retries.
 type Claims interface {
 	SetNX(ctx context.Context, entries []store.Entry) ([]bool, error)
+	Set(ctx context.Context, entries []store.Entry) error
 	Get(ctx context.Context, keys []string) (values []string, found []bool, err error)
 	DeleteIfEqual(ctx context.Context, entries []store.Entry) error
 }
@@ -42,9 +51,24 @@ type Claims interface {
 // replayed twice.
 const DefaultReplayClaimTTL = 30 * 24 * time.Hour
 
+// replayHold is how long a replay's claims live while its send runs: made
+// DefaultReplayClaimTTL (the Replayer's TTL) once the send succeeded,
+// released when it failed. A replica that dies mid-send, or a release
+// that fails (Redis unreachable), leaves a claim that lapses by itself
+// instead of marking the dead letter replayed for a month with nothing
+// sent; a send that succeeded is kept from a second one by its journaled
+// replay all the same (sentBefore). The send is bounded by replaySendTimeout,
+// well inside it.
+const (
+	replayHold        = 10 * time.Minute
+	replaySendTimeout = 2 * time.Minute
+)
+
 // Replayer sends dead letters again, each at most once: it claims the dead
-// letter's id in the store (SET NX) before sending and releases the claim
-// only when the send fails. It is safe for concurrent use.
+// letter's id and its notification (sameNotification: Alertmanager's
+// retries of one failing notification write several dead letters of it) in
+// the store (SET NX) before sending, keeps the claims once sent and
+// releases them when the send fails. It is safe for concurrent use.
 type Replayer struct {
 	Journal store.Journal
 	Claims  Claims
@@ -55,6 +79,8 @@ type Replayer struct {
 	Owner string
 	// TTL is the claim's lifetime (DefaultReplayClaimTTL when 0).
 	TTL time.Duration
+	// Hold is the claims' lifetime while the send runs (replayHold when 0).
+	Hold time.Duration
 	// Via says what replays (Replay.Via: "console", "cli"), journaled with
 	// each replay's outcome.
 	Via string
@@ -68,10 +94,21 @@ type Replayer struct {
 
 func (r *Replayer) key(id string) string { return store.Key(r.KeyPrefix, "replayed", id, "") }
 
+// notificationKey is the claim of d's notification, which every copy of it
+// takes before sending: two copies replayed at once (two SREs, the CLI
+// and the console) send once.
+func (r *Replayer) notificationKey(d *DeadLetter) string {
+	sum := sha256.Sum256([]byte(sameNotification(d)))
+	return store.Key(r.KeyPrefix, "replayed-notification", hex.EncodeToString(sum[:16]), "")
+}
+
 // Replay sends the dead letter with the given id. It returns sent=false and
-// no error when the dead letter was already replayed (by anyone), ErrNotFound
-// or ErrNotDeadLetter for a wrong id, and the send's error (claim released,
-// so a later replay tries again) when sending failed.
+// no error when the dead letter, or another copy of its notification, was
+// already replayed (by anyone) or is being replayed, ErrNotFound or
+// ErrNotDeadLetter for a wrong id, ErrDeliveredSince or ErrResolvedSince
+// when it is superseded, and the send's error (claims released, so a later
+// replay tries again) when sending failed. sent=true with an error: sent,
+// but a mark of it was not written.
 func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error) {
 	if !ValidID(id) {
 		return false, fmt.Errorf("replay %q: %w", id, ErrNotFound)
@@ -103,7 +140,7 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 		// Its other copies, older and newer, are handled with it: a
 		// replay --all, an old replica's included, sends none of them.
 		if merr := r.markRepeated(ctx, copies, id); merr != nil {
-			return true, fmt.Errorf("replay %s: sent, but its other dead letters are not marked replayed: %w", id, merr)
+			err = errors.Join(err, fmt.Errorf("replay %s: sent, but its other dead letters are not marked replayed: %w", id, merr))
 		}
 	}
 	return sent, err
@@ -153,30 +190,112 @@ func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, err
 
 func (r *Replayer) replay(ctx context.Context, e *Entry) (bool, error) {
 	d, at := e.DeadLetter, e.Time
-	if when, ok, err := r.deliveredSince(ctx, d, at); err != nil {
+	if when, resolved, err := r.since(ctx, d, at); err != nil {
 		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
-	} else if ok {
+	} else if !when.IsZero() {
 		return false, fmt.Errorf("replay %s (%s/%s, incident %s, delivered %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, when.UTC().Format(time.RFC3339), ErrDeliveredSince)
+	} else if resolved {
+		return false, fmt.Errorf("replay %s (%s/%s, incident %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, ErrResolvedSince)
 	}
-	claim := store.Entry{Key: r.key(d.ID), Value: r.Owner + "/" + token(), TTL: r.ttl()}
-	won, err := r.Claims.SetNX(ctx, []store.Entry{claim})
-	if err != nil {
-		return false, fmt.Errorf("replay %s: claim: %w", d.ID, err)
+	owner := r.Owner + "/" + token()
+	claims := []store.Entry{
+		{Key: r.notificationKey(d), Value: d.ID + "/" + owner, TTL: r.hold()},
+		{Key: r.key(d.ID), Value: owner, TTL: r.hold()},
 	}
-	if !won[0] {
+	release := func(entries []store.Entry) error {
+		return r.Claims.DeleteIfEqual(context.WithoutCancel(ctx), entries)
+	}
+	// The notification's claim first: a copy holding it is being sent, or
+	// was (a replica of an earlier build claims the dead letter's id alone).
+	for i, c := range claims {
+		won, err := r.Claims.SetNX(ctx, claims[i:i+1])
+		if err == nil && won[0] {
+			continue
+		}
+		if rerr := release(claims[:i]); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release claim: %w", rerr))
+		}
+		if err != nil {
+			return false, fmt.Errorf("replay %s: claim %s: %w", d.ID, c.Key, err)
+		}
+		return false, nil
+	}
+	if ok, err := r.sentBefore(ctx, e); err != nil || ok {
+		// Sent by a replay whose marks did not last: sending again would
+		// page twice.
+		if err == nil {
+			err = r.Claims.Set(context.WithoutCancel(ctx), r.kept(claims))
+		} else if rerr := release(claims); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release claims: %w", rerr))
+		}
+		if err != nil {
+			return false, fmt.Errorf("replay %s: %w", d.ID, err)
+		}
 		return false, nil
 	}
 	start := time.Now()
-	if err := r.Send(ctx, *d); err != nil {
+	sctx, cancel := context.WithTimeout(ctx, min(replaySendTimeout, r.hold()/2))
+	err := r.Send(sctx, *d)
+	cancel()
+	if err != nil {
 		r.record(ctx, e, time.Since(start), err)
-		// Released so that replaying after the cause is fixed sends it.
-		if rerr := r.Claims.DeleteIfEqual(context.WithoutCancel(ctx), []store.Entry{claim}); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("release claim: %w", rerr))
+		// Released so that replaying after the cause is fixed sends it;
+		// a release that fails lapses with replayHold.
+		if rerr := release(claims); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release claims (replayable again within %s): %w", r.hold(), rerr))
 		}
 		return false, fmt.Errorf("replay %s to %s/%s: %w", d.ID, d.Receiver, d.Integration, err)
 	}
 	r.record(ctx, e, time.Since(start), nil)
+	if err := r.Claims.Set(context.WithoutCancel(ctx), r.kept(claims)); err != nil {
+		return true, fmt.Errorf("replay %s: sent, but not marked replayed (its journaled replay keeps it from being sent again): %w", d.ID, err)
+	}
 	return true, nil
+}
+
+// kept returns the claims of a sent replay with the marks' lifetime.
+func (r *Replayer) kept(claims []store.Entry) []store.Entry {
+	out := slices.Clone(claims)
+	for i := range out {
+		out[i].TTL = r.ttl()
+	}
+	return out
+}
+
+// sentBefore reports whether the journal holds a replay of e, or of a copy
+// of its notification, that was sent.
+func (r *Replayer) sentBefore(ctx context.Context, e *Entry) (bool, error) {
+	k := sameNotification(e.DeadLetter)
+	copies := map[string]bool{e.ID: true}
+	all, err := Read(ctx, r.Journal, Query{Since: e.Time, Kind: KindReplay})
+	if err != nil {
+		return false, fmt.Errorf("read the replays: %w", err)
+	}
+	var ids []string
+	for _, l := range all {
+		if l.Replay != nil && len(l.Deliveries) > 0 && l.Deliveries[0].Outcome == OutcomeSent {
+			ids = append(ids, l.Replay.DeadLetter)
+		}
+	}
+	if len(ids) == 0 {
+		return false, nil
+	}
+	for _, id := range ids {
+		if copies[id] {
+			return true, nil
+		}
+	}
+	// A copy's replay: read the dead letters it names.
+	letters, err := Read(ctx, r.Journal, Query{Kind: KindDeadLetter})
+	if err != nil {
+		return false, fmt.Errorf("read the dead letters: %w", err)
+	}
+	for _, l := range letters {
+		if l.DeadLetter != nil && slices.Contains(ids, l.ID) && sameNotification(l.DeadLetter) == k {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // NewReplay returns the entry of dead letter e sent again by owner (a
@@ -218,28 +337,40 @@ func appendEntry(ctx context.Context, j store.Journal, e Entry) error {
 	return err
 }
 
-// deliveredSince looks in the journal, from the dead letter's time on, for
-// a decision of its incident whose delivery to its receiver's integration
-// succeeded, and returns when.
-func (r *Replayer) deliveredSince(ctx context.Context, d *DeadLetter, at time.Time) (time.Time, bool, error) {
+// since looks in the journal, from the dead letter's time on, for a
+// decision of its incident whose delivery to its receiver's integration
+// succeeded, and returns when (zero: none); and, for a dead letter that
+// does not resolve (a firing or an update), whether every alert it fires
+// has a later resolved decision (ErrResolvedSince).
+func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (delivered time.Time, resolved bool, err error) {
 	if at.IsZero() || d.Incident == "" {
 		return time.Time{}, false, nil
 	}
-	var when time.Time
+	firing := map[string]bool{}
+	if d.Kind != alert.KindResolved && !d.IncidentResolved {
+		for _, fp := range d.FiringFingerprints() {
+			firing[fp] = true
+		}
+	}
+	open := len(firing)
 	found := errors.New("found")
-	err := Each(ctx, r.Journal, Query{Since: at, Kind: KindDecision, Filter: Filter{Incident: d.Incident, Receiver: d.Receiver}}, func(e *Entry) error {
+	err = Each(ctx, r.Journal, Query{Since: at, Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
 		for _, dl := range e.Deliveries {
 			if dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
-				when = e.Time
+				delivered = e.Time
 				return found
 			}
+		}
+		if e.Status == "resolved" && firing[e.Fingerprint] {
+			firing[e.Fingerprint] = false
+			open--
 		}
 		return nil
 	})
 	if errors.Is(err, found) {
-		return when, true, nil
+		return delivered, false, nil
 	}
-	return time.Time{}, false, err
+	return time.Time{}, err == nil && len(firing) > 0 && open == 0, err
 }
 
 // Status is a dead letter with whether it was replayed.
@@ -301,6 +432,9 @@ type AllReport struct {
 	// DeliveredSince counts the dead letters left because a later
 	// notification of their incident was delivered (ErrDeliveredSince).
 	DeliveredSince int
+	// ResolvedSince counts the firing dead letters left because their
+	// alerts resolved since (ErrResolvedSince).
+	ResolvedSince int
 	// Repeated counts the dead letters left because a later one holds the
 	// same notification (sameNotification): Alertmanager retried the
 	// webhook and each retry failed alike.
@@ -343,7 +477,7 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 			continue
 		}
 		sent, err := r.replay(ctx, &e)
-		if err == nil {
+		if err == nil || sent {
 			// Sent now or before: the older copies are handled too, for
 			// list, the console and a replay of one of them by id.
 			if merr := r.markRepeated(ctx, older[k], e.ID); merr != nil {
@@ -353,11 +487,16 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 		switch {
 		case errors.Is(err, ErrDeliveredSince):
 			rep.DeliveredSince++
+		case errors.Is(err, ErrResolvedSince):
+			rep.ResolvedSince++
+		case sent:
+			rep.Sent++
+			if err != nil { // sent, a mark of it not written
+				rep.Errors = append(rep.Errors, err)
+			}
 		case err != nil:
 			rep.Failed++
 			rep.Errors = append(rep.Errors, err)
-		case sent:
-			rep.Sent++
 		default:
 			rep.AlreadyReplayed++
 		}
@@ -379,6 +518,14 @@ func (r *Replayer) markRepeated(ctx context.Context, ids []string, newest string
 		return fmt.Errorf("mark the dead letters %s repeated by %s replayed: %w", strings.Join(ids, ", "), newest, err)
 	}
 	return nil
+}
+
+// hold is the claims' lifetime while a send runs.
+func (r *Replayer) hold() time.Duration {
+	if r.Hold <= 0 {
+		return replayHold
+	}
+	return r.Hold
 }
 
 // ttl is the replay marks' lifetime.

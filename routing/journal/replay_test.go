@@ -3,6 +3,11 @@ package journal_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -108,5 +113,176 @@ func TestAReplayOfAClosingResolveSaysItClosed(t *testing.T) {
 		if len(r.Deliveries) != 1 || r.Deliveries[0].Closed != closing || r.Deliveries[0].Outcome != journal.OutcomeSent {
 			t.Errorf("a replay of a dead letter closing=%v: deliveries %+v", closing, r.Deliveries)
 		}
+	}
+}
+
+// Two dead letters of one notification (Alertmanager retried a failing
+// webhook, each retry failed alike) replayed at the same moment — two SREs
+// on two replicas, the CLI and the console — send it once: both copies are
+// claimed through their notification, not through their ids alone (audit
+// REPLAY: 11 runs in 50 paged twice).
+func TestTwoCopiesOfANotificationReplayedAtOnceSendOnce(t *testing.T) {
+	for run := range 30 {
+		j := store.NewMemoryJournal(store.JournalRetention{})
+		w, _ := newWriter(t, j, journal.WriterOptions{})
+		older, newer := deadLetter(t, w, j), deadLetter(t, w, j)
+		var calls atomic.Int32
+		claims := store.NewMemory()
+		replayer := func(owner string) *journal.Replayer {
+			return &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: owner,
+				Send: func(context.Context, journal.DeadLetter) error {
+					calls.Add(1)
+					time.Sleep(2 * time.Millisecond)
+					return nil
+				}}
+		}
+		var wg sync.WaitGroup
+		var sent atomic.Int32
+		for i, id := range []string{older, newer} {
+			r := replayer([]string{"router-a", "router-b"}[i])
+			wg.Go(func() {
+				ok, err := r.Replay(context.Background(), id)
+				if err != nil {
+					t.Errorf("replay %s: %v", id, err)
+				}
+				if ok {
+					sent.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		if calls.Load() != 1 || sent.Load() != 1 {
+			t.Fatalf("run %d: two copies replayed at once sent %d times (reported %d), want 1", run, calls.Load(), sent.Load())
+		}
+		if rep, err := replayer("cli").ReplayAll(t.Context(), time.Time{}); err != nil || rep.Sent != 0 || calls.Load() != 1 {
+			t.Fatalf("run %d: replay --all after = %+v, %v (%d sends)", run, rep, err, calls.Load())
+		}
+	}
+}
+
+// A firing dead letter whose alerts all resolved since — the resolve was
+// journaled, delivered or dead-lettered itself — is not sent: it would page
+// for something over, and PagerDuty's incident would stay open unless the
+// resolve's dead letter is replayed too (audit REPLAY). A resolve's dead
+// letter is still sent, and a firing one whose alerts did not all resolve.
+func TestReplayLeavesAFiringWhoseAlertsResolvedSince(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	msg, results := decide(t, "firing.json")
+	if len(results) < 2 {
+		t.Fatalf("firing.json decides %d alerts, want 2 or more", len(results))
+	}
+	inc := results[0].Incident
+	both := slices.Clone(results[:2])
+	both[1].Incident = inc
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: inc, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Opening: true, Results: both, Data: &msg.Data})
+	got, _ := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter})
+	firing := got[0]
+	var calls []string
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(_ context.Context, d journal.DeadLetter) error {
+			calls = append(calls, d.ID)
+			return nil
+		}}
+	resolve := func(fp string) {
+		w.Write(journal.Entry{Kind: journal.KindDecision, Time: firing.Time.Add(time.Second), Fingerprint: fp, Incident: inc, Status: "resolved",
+			Receivers:  []string{"pd"},
+			Deliveries: []journal.Delivery{{Receiver: "pd", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Error: "pagerduty: 400"}}})
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	resolve(both[0].Alert.Fingerprint) // one of the two: the other still fires
+	resolve("another-alert")
+	if sent, err := r.Replay(t.Context(), firing.ID); !sent || err != nil || len(calls) != 1 {
+		t.Fatalf("a firing with one of its two alerts resolved since: replay = %v, %v (%d sends); want sent", sent, err, len(calls))
+	}
+
+	// The same notification failing again later, both alerts resolving since.
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: inc, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Results: both[1:], Data: &msg.Data})
+	got, _ = journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	firing = got[0]
+	resolve(both[1].Alert.Fingerprint)
+	resolvedCopy := *both[1].Alert
+	resolvedCopy.Status = "resolved"
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: inc, Kind: alert.KindResolved,
+		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{{Alert: &resolvedCopy, Incident: inc, Decision: both[1].Decision}}, Data: &msg.Data})
+	sent, err := r.Replay(t.Context(), firing.ID)
+	if sent || !errors.Is(err, journal.ErrResolvedSince) || len(calls) != 1 {
+		t.Fatalf("a firing whose alert resolved since: replay = %v, %v (%d sends); want ErrResolvedSince, nothing sent", sent, err, len(calls))
+	}
+	rep, err := r.ReplayAll(t.Context(), time.Time{})
+	// Both firings are left resolved since (the first, replayed before its
+	// second alert resolved, is superseded as well now).
+	if err != nil || rep.ResolvedSince != 2 || rep.Sent != 1 || len(calls) != 2 {
+		t.Fatalf("replay --all = %+v, %v (%d sends); want the resolve sent, the firings left resolved since", rep, err, len(calls))
+	}
+	if d, _, _ := journal.Get(t.Context(), j, calls[1]); d.DeadLetter == nil || d.DeadLetter.Kind != alert.KindResolved {
+		t.Fatalf("replay --all sent %s, want the resolve", calls[1])
+	}
+}
+
+// failingClaims fails DeleteIfEqual (a Redis blip as a failed replay
+// releases its claims) or Set (as a sent one keeps them).
+type failingClaims struct {
+	*store.Memory
+	failDelete, failSet bool
+}
+
+func (c *failingClaims) DeleteIfEqual(ctx context.Context, e []store.Entry) error {
+	if c.failDelete {
+		return fmt.Errorf("redis: i/o timeout: %w", store.ErrUnavailable)
+	}
+	return c.Memory.DeleteIfEqual(ctx, e)
+}
+
+func (c *failingClaims) Set(ctx context.Context, e []store.Entry) error {
+	if c.failSet {
+		return fmt.Errorf("redis: i/o timeout: %w", store.ErrUnavailable)
+	}
+	return c.Memory.Set(ctx, e)
+}
+
+// A failed replay whose claims could not be released stays replayable once
+// they lapse (they were marked replayed for a month, nothing sent: audit
+// REPLAY); a sent one whose marks could not be written is not sent again
+// when they lapse: its journaled replay says it went out.
+func TestAReplayWhoseClaimsCouldNotBeWrittenBackSendsOnce(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	id := deadLetter(t, w, j)
+	claims := &failingClaims{Memory: store.NewMemory(), failDelete: true}
+	fail := true
+	var calls int
+	r := &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: "r1", Hold: 50 * time.Millisecond, Recorder: w,
+		Send: func(context.Context, journal.DeadLetter) error {
+			calls++
+			if fail {
+				return errors.New("slack: channel_not_found")
+			}
+			return nil
+		}}
+	if sent, err := r.Replay(t.Context(), id); sent || err == nil || !strings.Contains(err.Error(), "release claims") {
+		t.Fatalf("failed replay, release failing = %v, %v", sent, err)
+	}
+	claims.failDelete, fail = false, false
+	time.Sleep(120 * time.Millisecond) // the hold lapses
+	claims.failSet = true
+	sent, err := r.Replay(t.Context(), id)
+	if !sent || err == nil || calls != 2 {
+		t.Fatalf("replay after the hold lapsed, marks failing = %v, %v (%d sends); want sent and the marks' error", sent, err, calls)
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	claims.failSet = false
+	time.Sleep(120 * time.Millisecond) // the unwritten marks' hold lapses
+	if sent, err := r.Replay(t.Context(), id); sent || err != nil || calls != 2 {
+		t.Fatalf("replay of one sent whose marks lapsed = %v, %v (%d sends); want nothing sent", sent, err, calls)
+	}
+	if list, err := r.List(t.Context(), time.Time{}); err != nil || len(list) != 1 || !list[0].Replayed {
+		t.Fatalf("List = %+v, %v; want it marked replayed now", list, err)
 	}
 }
