@@ -125,7 +125,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 			}
 			return leases
 		}
-		p.failOpenIncidents(pending, token)
+		p.failOpenIncidents(pending, token, err)
 		return leases
 	}
 	p.leaveRestored(ctx, leases, token)
@@ -381,26 +381,39 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 }
 
 // failOpenIncidents lets every batch of leases the store could not answer
-// open or close its incident, and queues the closings for the store.
-func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string) {
+// (cause) open its incident or update it, and queues the partial resolves'
+// Leaves for the store. A resolve that would close its incident is not
+// sent: its batches fail, retryable, and Alertmanager retries them until
+// the store answers. The incident's members cannot be read, so a resolve
+// of every alert of this payload may not be the incident's: an incident
+// fed by several Alertmanager groups (or one whose state was lost) kept
+// open by another group's alert was resolved at PagerDuty while that
+// alert fired, and nothing paged again — Alertmanager's repeats of it
+// were deduplicated (audit SENTINEL: a kill -9 failover). A delayed
+// resolve costs an open incident for the outage's length; a firing still
+// pages at once.
+func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, cause error) {
 	var later []store.IncidentOp
 	for _, l := range leases {
 		for i, b := range l.joins {
 			b.n.Opening = i == 0 && !l.joined
 		}
-		if len(l.leaves) > 0 && !l.left {
-			// The incident's members cannot be read: it ends with these
-			// resolves unless an alert of this payload still fires in it
-			// (joins it) — a partial resolve is no incident's resolve.
-			closing := len(l.joins) == 0 && !l.keepOpen
-			for _, b := range l.leaves {
-				b.n.IncidentResolved = closing
-			}
-			later = append(later, store.IncidentOp{Key: l.key, Step: l.leaveStep(), Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
-			if closing {
-				later = append(later, store.IncidentOp{Key: l.key, Step: store.StepResolved, Token: token})
-			}
+		if len(l.leaves) == 0 || l.left {
+			continue
 		}
+		if len(l.joins) == 0 && !l.keepOpen {
+			err := fmt.Errorf("incident %s: the store cannot be read (%w), so whether these resolves close it is unknown: they wait for it (Alertmanager retries)", l.key, cause)
+			for _, b := range l.leaves {
+				b.fail(err)
+			}
+			continue
+		}
+		// An alert of this payload still fires in the incident (joins
+		// it): a partial resolve, an update.
+		for _, b := range l.leaves {
+			b.n.IncidentResolved = false
+		}
+		later = append(later, store.IncidentOp{Key: l.key, Step: l.leaveStep(), Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
 	}
 	if len(later) > 0 && p.Deferred != nil {
 		p.Deferred.Incidents(later)

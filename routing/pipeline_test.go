@@ -1246,14 +1246,27 @@ func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, s
 			t.Errorf("%d notifications, want 2: one while down, one once back, then dedup", got)
 		}
 	})
-	t.Run("fail open delivers resolves too", func(t *testing.T) {
+	// A resolve that may close its incident waits for the store: the
+	// incident's members cannot be read, and another Alertmanager group's
+	// alert may keep it open (audit SENTINEL: PagerDuty resolved while it
+	// fired, and nothing paged again). Alertmanager's retry delivers it
+	// once the store answers.
+	t.Run("fail open: a resolve that may close its incident waits for the store", func(t *testing.T) {
 		e, o := newEnvWithOutage(t)
 		p := e.pipeline()
 		mustProcess(t, p, x)
 		o.down()
+		sum, err := process(t, p, tAlert("TTFTHigh", "resolved", "page"))
+		if err == nil || sum.Failed != 1 || !strings.Contains(err.Error(), "wait for it") {
+			t.Fatalf("a closing resolve with the store down: %v, summary %+v; want it failed, retryable", err, sum)
+		}
+		if ns := e.pd.notifications(); len(ns) != 1 {
+			t.Fatalf("%d notifications, want the resolve held back while the store is down", len(ns))
+		}
+		o.up()
 		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
-		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != alert.KindResolved {
-			t.Errorf("%d notifications, want the resolve delivered while the store is down", len(ns))
+		if ns := e.pd.notifications(); len(ns) != 2 || ns[1].Kind != alert.KindResolved || !ns[1].IncidentResolved {
+			t.Errorf("%d notifications, want the resolve delivered, closing, once the store answers", len(ns))
 		}
 	})
 	// One alert of an incident resolves while another of the same payload

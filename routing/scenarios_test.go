@@ -244,10 +244,12 @@ func TestScenarioRedisRestartedDuringAResolveNeverSwallowsTheNextPage(t *testing
 	}
 }
 
-// Scenario 5: Redis is down when A resolves (fail open): the resolve is
-// delivered, and once Redis is back the closing reaches it, so a later
-// firing of another alert of the incident pages.
-func TestScenarioRedisDownDuringAResolveDeliversItAndTheNextPage(t *testing.T) {
+// Scenario 5: Redis is down when A resolves (fail open): the resolve, which
+// would close the incident, waits for the store (its members cannot be
+// read: another Alertmanager group's alert may keep it open), answered
+// retryable; Alertmanager's retry once Redis is back delivers it, and a
+// later firing of another alert of the incident pages.
+func TestScenarioRedisDownDuringAResolveHoldsItUntilTheStoreAnswers(t *testing.T) {
 	srv := redistest.Start(t)
 	e := redisEnv(t, []string{srv.Addr()}, false)
 	// Keep the data across the outage: this is a network outage, not a
@@ -260,17 +262,63 @@ func TestScenarioRedisDownDuringAResolveDeliversItAndTheNextPage(t *testing.T) {
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 	f.setDown(true)
 	sum, err := process(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
-	if err != nil || sum.Notified != 1 {
-		t.Fatalf("resolve with the store down: %v, summary %+v; want it delivered (fail open)", err, sum)
+	if err == nil || sum.Notified != 0 || sum.Failed != 1 {
+		t.Fatalf("resolve with the store down: %v, summary %+v; want it held, retryable", err, sum)
 	}
-	if got := e.pd.events(); len(got) != 2 || got[1] != "resolve llm-inference-gpu/chat/TTFT" {
-		t.Fatalf("pagerduty events %v, want the resolve delivered", got)
+	if got := e.pd.events(); len(got) != 1 {
+		t.Fatalf("pagerduty events %v, want no resolve while the store is down", got)
 	}
 	f.setDown(false)
-	eventually(t, "the deferred closing reaches the store", func() bool { return p.Deferred.Len() == 0 })
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
 	mustProcess(t, p, tAlert("TTFTLow", "firing", "page", "instance", "b"))
-	if got := e.pd.events(); len(got) != 3 || got[2] != "trigger llm-inference-gpu/chat/TTFT" {
-		t.Errorf("pagerduty events %v, want a new trigger for b", got)
+	want := []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT", "trigger llm-inference-gpu/chat/TTFT"}
+	if got := e.pd.events(); !slices.Equal(got, want) {
+		t.Errorf("pagerduty events %v, want %v", got, want)
+	}
+}
+
+// Scenario 5b: two Alertmanager groups feed one incident; the store is
+// unreachable (its data kept: a network outage, a failover to a replica)
+// when one group's alert resolves. Its resolve is held, retryable, and once
+// the store answers it is an update: the other group's alert keeps the
+// page (audit SENTINEL: PagerDuty was resolved while it fired, and its
+// repeats were deduplicated, so nothing paged again).
+func TestScenarioOneGroupsResolveDuringAnOutageNeverClosesAnothersPage(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	f := &flaky{Store: e.store}
+	p.Store = f
+	p.Deferred = dedup.NewDeferred(f, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	in := func(group string, alerts ...webhooktest.Alert) (*alert.Summary, error) {
+		msg := payload(t, alerts...)
+		msg.GroupKey = group
+		return p.Process(context.Background(), msg)
+	}
+	const groupA, groupB = `{}:{alertname="A"}`, `{}:{alertname="B"}`
+	if _, err := in(groupA, tAlert("TTFTHigh", "firing", "page", "instance", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := in(groupB, tAlert("TTFTHigh", "firing", "page", "instance", "b")); err != nil {
+		t.Fatal(err)
+	}
+	f.setDown(true)
+	if _, err := in(groupB, tAlert("TTFTHigh", "resolved", "page", "instance", "b")); err == nil {
+		t.Fatal("group B's resolve with the store down answered 2xx; want it held (retryable)")
+	}
+	f.setDown(false)
+	if _, err := in(groupB, tAlert("TTFTHigh", "resolved", "page", "instance", "b")); err != nil {
+		t.Fatalf("group B's resolve once the store answers: %v", err)
+	}
+	if got := e.pd.events(); !slices.Equal(got, []string{"trigger llm-inference-gpu/chat/TTFT"}) {
+		t.Fatalf("pagerduty events %v, want the page left open while group A's alert fires", got)
+	}
+	if _, err := in(groupA, tAlert("TTFTHigh", "resolved", "page", "instance", "a")); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.pd.events(); !slices.Equal(got, []string{"trigger llm-inference-gpu/chat/TTFT", "resolve llm-inference-gpu/chat/TTFT"}) {
+		t.Errorf("pagerduty events %v, want the last alert's resolve to close it", got)
 	}
 }
 
