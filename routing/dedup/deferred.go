@@ -224,8 +224,20 @@ func (d *Deferred) run() {
 
 // flushWithin applies queued jobs in order and stops at the first failure
 // or, when deadline is not zero, once deadline has passed (each write's
-// timeout is cut to it). It reports whether the queue is empty.
+// timeout is cut to it). It reports whether the queue is empty. What it
+// applied and gave up is logged once (an outage of a busy router queues
+// hundreds of writes: a line each was a burst of hundreds at recovery).
 func (d *Deferred) flushWithin(deadline time.Time) bool {
+	var applied, dropped int
+	var oldest time.Duration
+	defer func() {
+		if dropped > 0 {
+			d.logger.Error("deferred store writes older than their limit: given up", "writes", dropped)
+		}
+		if applied > 0 {
+			d.logger.Info("deferred store writes applied", "writes", applied, "oldest_age", oldest.Round(time.Millisecond))
+		}
+	}()
 	for {
 		d.mu.Lock()
 		if len(d.queue) == 0 {
@@ -235,7 +247,7 @@ func (d *Deferred) flushWithin(deadline time.Time) bool {
 		j := d.queue[0]
 		d.mu.Unlock()
 		if time.Since(j.at) > d.maxAge {
-			d.logger.Error("deferred store write older than its limit: given up", "age", time.Since(j.at).Round(time.Second))
+			dropped++
 			d.dropped.Inc()
 			d.pop()
 			continue
@@ -255,7 +267,8 @@ func (d *Deferred) flushWithin(deadline time.Time) bool {
 		if err != nil {
 			return false
 		}
-		d.logger.Info("deferred store write applied", "age", time.Since(j.at).Round(time.Millisecond))
+		applied++
+		oldest = max(oldest, time.Since(j.at))
 		d.pop()
 	}
 }

@@ -1,8 +1,13 @@
 package dedup
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,4 +171,59 @@ func TestHandOverAppliesTheQueueThroughTheNewClient(t *testing.T) {
 	if got := testutil.ToFloat64(m.pending); got != 0 {
 		t.Errorf("pending gauge = %v once applied, want 0", got)
 	}
+}
+
+// The writes an outage queued are applied at recovery with one log line
+// for them all (audit SENTINEL: 138 "deferred store write applied" lines
+// within a millisecond per router), naming how many and the oldest's age.
+func TestTheWritesAnOutageQueuedAreLoggedOnceWhenApplied(t *testing.T) {
+	st, srv := redisStore(t)
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil))
+	srv.Kill()
+	d := NewDeferred(st, NewDeferredMetrics(nil), logger)
+	t.Cleanup(d.Close)
+	for i := range 20 {
+		d.Set([]store.Entry{{Key: fmt.Sprintf("n:%d", i), Value: "page|1|inc", TTL: time.Hour}})
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for d.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the queued writes are not applied after 20s")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	lines, writes := 0, 0
+	for line := range strings.Lines(out) {
+		if !strings.Contains(line, "deferred store writes applied") {
+			continue
+		}
+		lines++
+		var n int
+		if _, err := fmt.Sscanf(line[strings.Index(line, "writes=")+len("writes="):], "%d", &n); err != nil {
+			t.Fatalf("no write count in %q", line)
+		}
+		writes += n
+	}
+	if writes != 20 || lines > 2 {
+		t.Errorf("%d lines for %d writes applied, want the 20 writes in one or two lines:\n%s", lines, writes, out)
+	}
+}
+
+type lockedWriter struct {
+	w  io.Writer
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
