@@ -721,6 +721,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 	for _, l := range leases {
 		incOps = append(incOps, incidentSettleOps(l, token, p.Dedup.NotifiedTTL)...)
 	}
+	p.settledRefs(leases)
 	// A hand-resolved incident triggered again: clear its mark (failing,
 	// the next update triggers once more; PagerDuty folds it in).
 	clears := slices.Clip(release) // appending copies: release is counted below

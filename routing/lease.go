@@ -74,9 +74,10 @@ func members(bs []*batch) []store.Member {
 // (IncidentResolved), with the reference the incident keeps. An incident
 // another sender is opening or resolving is waited for (in_flight_wait),
 // then its batches fail so Alertmanager retries them. Store down: fail open
-// (every batch opens or closes; the closing is replayed into the store by
-// Deferred once it answers, so a later firing opens the incident again) or
-// fail closed (every batch fails). leases are the batches' incidents
+// (firings open or update their incidents, partial resolves update them —
+// their Leaves replayed into the store by Deferred once it answers —, a
+// resolve that would close its incident fails, retryable:
+// failOpenIncidents) or fail closed (every batch fails). leases are the batches' incidents
 // (incidentLeases); first, when set, answers the first try: the steps
 // claimAndLease sent with the claims; every later try is one round trip.
 func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
@@ -129,6 +130,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 		return leases
 	}
 	p.leaveRestored(ctx, leases, token)
+	p.noteRefs(leases)
 	for _, l := range pending {
 		for _, b := range append(l.joins, l.leaves...) {
 			b.fail(fmt.Errorf("incident %s is being opened or resolved at %s/%s by another replica and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
@@ -391,12 +393,22 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 // alert fired, and nothing paged again — Alertmanager's repeats of it
 // were deduplicated (audit SENTINEL: a kill -9 failover). A delayed
 // resolve costs an open incident for the outage's length; a firing still
-// pages at once.
+// pages at once. At an integration that threads updates (Slack), an
+// incident whose parent this replica saw lately is updated in its thread
+// instead of opened again (failopen_refs.go).
 func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, cause error) {
 	var later []store.IncidentOp
+	now := time.Now()
 	for _, l := range leases {
+		ref, known := "", false
+		if b := l.first(); b != nil && threadsUpdates(b) {
+			ref, known = p.refs.get(l.key, now)
+		}
 		for i, b := range l.joins {
-			b.n.Opening = i == 0 && !l.joined
+			b.n.Opening = i == 0 && !l.joined && !known
+			if known {
+				b.n.Ref = ref
+			}
 		}
 		if len(l.leaves) == 0 || l.left {
 			continue
@@ -412,11 +424,58 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 		// it): a partial resolve, an update.
 		for _, b := range l.leaves {
 			b.n.IncidentResolved = false
+			if known {
+				b.n.Ref = ref
+			}
 		}
 		later = append(later, store.IncidentOp{Key: l.key, Step: l.leaveStep(), Members: members(l.leaves), Token: token, Lease: settleTimeout, TTL: p.Dedup.NotifiedTTL})
 	}
 	if len(later) > 0 && p.Deferred != nil {
 		p.Deferred.Incidents(later)
+	}
+}
+
+// first returns the lease's first batch (nil: none).
+func (l *incidentLease) first() *batch {
+	if len(l.joins) > 0 {
+		return l.joins[0]
+	}
+	if len(l.leaves) > 0 {
+		return l.leaves[0]
+	}
+	return nil
+}
+
+// noteRefs remembers the parents the store answered for the leases'
+// incidents at integrations that thread updates (failopen_refs.go).
+func (p *Pipeline) noteRefs(leases []*incidentLease) {
+	now := time.Now()
+	for _, l := range leases {
+		if b := l.first(); l.joined && l.ref != "" && b != nil && threadsUpdates(b) {
+			p.refs.note(l.key, l.ref, now)
+		}
+	}
+}
+
+// settledRefs remembers the parents the leases' delivered openings posted
+// (fail-open ones included: the outage's later updates thread under them)
+// and forgets the incidents their delivered resolves closed.
+func (p *Pipeline) settledRefs(leases []*incidentLease) {
+	now := time.Now()
+	for _, l := range leases {
+		b := l.first()
+		if b == nil || !threadsUpdates(b) {
+			continue
+		}
+		for _, j := range l.joins {
+			if j.err == nil && j.n.Opening && j.n.Ref != "" {
+				p.refs.note(l.key, j.n.Ref, now)
+				break
+			}
+		}
+		if l.closing && !anyFailed(l.leaves) {
+			p.refs.forget(l.key)
+		}
 	}
 }
 

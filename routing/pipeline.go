@@ -132,6 +132,9 @@ type Pipeline struct {
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).
 	quiet quietAlerts
+	// refs remembers incidents' Slack parents for a store outage
+	// (failopen_refs.go).
+	refs knownRefs
 	// renewed remembers the markers this replica renewed (renewMarkers).
 	renewed renewals
 	// completeLogs throttles the failures of CompleteTruncated.
