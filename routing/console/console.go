@@ -481,7 +481,7 @@ func (c *Console) scanOverview(ctx context.Context, now time.Time) (*overviewSca
 		}
 		sc.tail++
 		sc.oldest = e.Time
-		if sc.incidents.addKnown(e) {
+		if sc.incidents.addKnown(e) || sc.incidents.addFound(e) {
 			sc.incidents.noteSummary(e, r.summary(i, e))
 			sc.sent.add(r, e)
 		}
@@ -535,7 +535,11 @@ var otherKinds = []journal.Kind{journal.KindDeadLetter, journal.KindTriage, jour
 func (sc *overviewScan) incidentPages(offset int) incidentsPage {
 	listed, open, unknown := openIncidents(sc.incidents)
 	paged, ticketed := sc.incidents.closed()
-	return newIncidentsPage(listed, open, unknown, paged, ticketed, offset)
+	p := newIncidentsPage(listed, open, unknown, paged, ticketed, offset)
+	if !sc.complete {
+		p.ReadBackTo = sc.oldest
+	}
+	return p
 }
 
 // overviewNotice says what the overview read when it stopped at
@@ -546,9 +550,9 @@ func (sc *overviewScan) incidentPages(offset int) incidentsPage {
 func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time.Time, failing bool) string {
 	switch {
 	case sc.tail > 0 && sc.complete:
-		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read too, back to the window's start, so each of their alerts shows its latest state.", c.opts.MaxEntries, model.Duration(c.opts.Window))
+		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these). The older decisions were read too, back to the window's start, for the incidents' state: an incident is listed when one of its alerts still fires, however old its decisions, and each alert listed shows its latest state.", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	case sc.tail > 0:
-		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these): an incident whose decisions are all older is not listed here (its page, linked from its notifications, still is). The older decisions of the incidents listed were read for %d more, back to %s only: an incident none of whose alerts read is firing is listed as \"state unknown\" — open its page, which reads all its entries.", c.opts.MaxEntries, model.Duration(c.opts.Window), sc.maxTail, sc.oldest.UTC().Format("2006-01-02 15:04:05Z"))
+		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these). The older decisions were read for the incidents' state for %d more, back to %s only: an incident whose decisions are all older is not listed here, open or not — check PagerDuty and Slack, or open its page from its notifications, which reads all its entries; an incident listed none of whose alerts read is firing is marked \"state unknown\".", c.opts.MaxEntries, model.Duration(c.opts.Window), sc.maxTail, sc.oldest.UTC().Format("2006-01-02 15:04:05Z"))
 	case c.opts.Began != nil && !failing:
 		if began, err := c.opts.Began(ctx); err == nil && began.After(sc.since) {
 			return beganNotice(began, now)
@@ -648,6 +652,10 @@ type incidentsPage struct {
 	// Paged and Ticketed count the window's incidents no longer open whose
 	// loudest decision was a page, a ticket.
 	Paged, Ticketed int
+	// ReadBackTo, when set, is the oldest decision the overview read: it
+	// stopped there, before the window's start, so an incident whose
+	// decisions are all older is not listed, open or not.
+	ReadBackTo time.Time
 }
 
 type overviewBody struct {

@@ -60,10 +60,12 @@ func TestAnIncidentFiringPastTheScanCapIsNeverShownClosed(t *testing.T) {
 		notice      string
 		unknownText string
 	}{
-		{name: "read back to the window's start", between: 5, open: 9,
+		// The fillers, firing tickets whose decisions are all past the
+		// bound, are open and listed too (addFound): 5 and the 50 read.
+		{name: "read back to the window's start", between: 5, open: 9 + 5,
 			notice: "were read too, back to the window's start"},
-		{name: "the further read stops at its bound", between: 60, open: 8, unknown: true,
-			notice: "read for 50 more", unknownText: "and 1 of unknown state"},
+		{name: "the further read stops at its bound", between: 60, open: 8 + 50, unknown: true,
+			notice: "for 50 more", unknownText: "and 1 of unknown state"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
@@ -335,6 +337,53 @@ func TestTheIncidentPageDrawsOnlyWebLinksAndAPlainTitle(t *testing.T) {
 	_, body = get(t, srv, console.IncidentPath("pay\u202egnp.exe"))
 	if !strings.Contains(body, "<title>"+template("Incident pay[U+202E]gnp.exe")+" · alertrouter</title>") {
 		t.Errorf("the title is not bidi-escaped: %s", regexp.MustCompile(`<title>.*</title>`).FindString(body))
+	}
+}
+
+// A page still firing whose decisions are all older than the overview's
+// newest MaxEntries (a storm of other incidents since; its repeats are not
+// journaled) is listed open: before, it was not listed at all and the
+// overview said nothing fired (audit CONSOLE: hidden by 49,600 newer
+// decisions). Past the further read's bound the overview does not say
+// nothing fires: it says how far back it read.
+func TestAPageOlderThanTheOverviewsBoundIsListedOpen(t *testing.T) {
+	const capped = 10 // MaxEntries; the further read, 50
+	for _, tc := range []struct {
+		name   string
+		others int
+		listed bool
+	}{{"within the further read", 20, true}, {"past it", 70, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			const x = "payments-db/TTFT"
+			e.writer.Write(probe(e.now.Add(-time.Hour), x, "9999aaaabbbbcccc", "firing", alert.ActionPage))
+			for i := range tc.others { // a storm's incidents, resolved since
+				e.writer.Write(probe(e.now.Add(-50*time.Minute), fmt.Sprintf("storm/%d", i), fmt.Sprintf("%016x", 0x100+i), "firing", alert.ActionTicket))
+				e.writer.Write(probe(e.now.Add(-30*time.Minute), fmt.Sprintf("storm/%d", i), fmt.Sprintf("%016x", 0x100+i), "resolved", alert.ActionTicket))
+			}
+			if err := e.writer.Flush(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(console.New(console.Options{Journal: e.journal, MaxEntries: capped, CacheTTL: -1, Now: func() time.Time { return e.now }}))
+			defer srv.Close()
+			_, body := get(t, srv, "/")
+			card, listed := cards(body)[x]
+			if listed != tc.listed {
+				t.Fatalf("the page still firing listed: %v, want %v:\n%s", listed, tc.listed, body)
+			}
+			if listed && (!strings.Contains(card, "9999aaaabbbbcccc") || strings.Contains(card, "state unknown")) {
+				t.Errorf("its card: %s", card)
+			}
+			if m := openCountRE.FindStringSubmatch(body); listed && (m == nil || m[1] != "1") {
+				t.Errorf("open count %v, want 1", m)
+			}
+			if strings.Contains(body, "nothing firing now deserves a page") {
+				t.Errorf("the overview says nothing fires:\n%s", body)
+			}
+			if !listed && !strings.Contains(body, "is not listed here, open or not — check PagerDuty and Slack") {
+				t.Errorf("the overview does not say how far back it read:\n%s", body)
+			}
+		})
 	}
 }
 

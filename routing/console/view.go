@@ -348,6 +348,31 @@ func (s *incidentSet) addKnown(e *journal.Entry) bool {
 	return true
 }
 
+// addFound counts e, the next older entry past the overview's bound, of an
+// incident not met yet: the incident is listed from its first alert whose
+// latest entry fires (deserving a page or a ticket), and reads on as
+// addKnown from there; an alert whose latest entry does not fire is noted,
+// so that its older entries are not taken for its state. Without it an
+// incident none of whose entries was among the newest MaxEntries was not
+// listed at all, and the overview said nothing fired (an audit: a page
+// still firing, hidden by a storm's 49,600 newer decisions). It reports
+// whether e was counted.
+func (s *incidentSet) addFound(e *journal.Entry) bool {
+	if e.Kind != journal.KindDecision || e.Incident == "" {
+		return false
+	}
+	k := [2]string{e.Incident, e.Fingerprint}
+	if _, ok := s.seen[k]; ok {
+		return false
+	}
+	if e.Status == "firing" && e.Decision.Action != alert.ActionNone {
+		s.add(e)
+		return true
+	}
+	s.seen[k] = struct{}{}
+	return false
+}
+
 // markUnknown marks the incidents that no alert read shows firing as of
 // unknown state: their older entries were not all read.
 func (s *incidentSet) markUnknown() {
