@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -424,6 +425,7 @@ func (c *Console) moreIncidents(w http.ResponseWriter, r *http.Request, offset i
 		return
 	}
 	body := overviewBody{incidentsPage: sc.incidentPages(offset)}
+	body.JournalBegan = c.journalBegan(r.Context(), now)
 	c.render(w, http.StatusOK, "overview", page{Title: "Open incidents", Nav: "overview", Refresh: true,
 		Notice: c.overviewNotice(r.Context(), sc, now, c.failing()), Body: body})
 }
@@ -548,15 +550,23 @@ func (sc *overviewScan) incidentPages(offset int) incidentsPage {
 // entries missing are then those not written, which the page's banner
 // says (writeFailureBanner), not a store that began afresh.
 func (c *Console) overviewNotice(ctx context.Context, sc *overviewScan, now time.Time, failing bool) string {
+	read := c.readNotice(sc)
+	if c.opts.Began != nil && !failing {
+		if began, err := c.opts.Began(ctx); err == nil && began.After(sc.since) {
+			return strings.TrimSpace(beganNotice(began, now) + " " + read)
+		}
+	}
+	return read
+}
+
+// readNotice says what the overview read when it stopped at MaxEntries
+// before the window's start ("" when it read the whole window).
+func (c *Console) readNotice(sc *overviewScan) string {
 	switch {
 	case sc.tail > 0 && sc.complete:
 		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these). The older decisions were read too, back to the window's start, for the incidents' state: an incident is listed when one of its alerts still fires, however old its decisions, and each alert listed shows its latest state.", c.opts.MaxEntries, model.Duration(c.opts.Window))
 	case sc.tail > 0:
 		return fmt.Sprintf("Showing the newest %d decisions of the last %s (the charts and delivery health count these). The older decisions were read for the incidents' state for %d more, back to %s only: an incident whose decisions are all older is not listed here, open or not — check PagerDuty and Slack, or open its page from its notifications, which reads all its entries; an incident listed none of whose alerts read is firing is marked \"state unknown\".", c.opts.MaxEntries, model.Duration(c.opts.Window), sc.maxTail, sc.oldest.UTC().Format("2006-01-02 15:04:05Z"))
-	case c.opts.Began != nil && !failing:
-		if began, err := c.opts.Began(ctx); err == nil && began.After(sc.since) {
-			return beganNotice(began, now)
-		}
 	}
 	return ""
 }
@@ -588,6 +598,7 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 		Actions:       newActionChart(sc.act),
 		Health:        sc.health.health(),
 	}
+	body.JournalBegan = c.journalBegan(ctx, now)
 	if c.shared(snap, now) {
 		body.SharedFor = c.opts.CacheTTL
 	}
@@ -600,6 +611,31 @@ func (c *Console) buildOverview(ctx context.Context) (*snapshot, error) {
 		return nil, err
 	}
 	return snap, nil
+}
+
+// journalBegan returns when the store holding the journal began its current
+// state, when that is inside the window ending now (zero otherwise, and
+// while the journal's writes fail: the entries missing are then those not
+// written, which the page's banner says).
+func (c *Console) journalBegan(ctx context.Context, now time.Time) time.Time {
+	if c.opts.Began == nil || c.failing() {
+		return time.Time{}
+	}
+	began, err := c.opts.Began(ctx)
+	if err != nil || !began.After(now.Add(-c.opts.Window)) {
+		return time.Time{}
+	}
+	return began
+}
+
+// beganNoticeNow is beganNotice when the journal begins inside the window,
+// "" otherwise.
+func (c *Console) beganNoticeNow(ctx context.Context) string {
+	now := c.opts.Now()
+	if began := c.journalBegan(ctx, now); !began.IsZero() {
+		return beganNotice(began, now)
+	}
+	return ""
 }
 
 // beganNotice says that the journal begins at began, inside the window,
@@ -656,6 +692,9 @@ type incidentsPage struct {
 	// stopped there, before the window's start, so an incident whose
 	// decisions are all older is not listed, open or not.
 	ReadBackTo time.Time
+	// JournalBegan, when set, is when the journal begins, inside the
+	// window (Console.journalBegan): what was paged before is not known.
+	JournalBegan time.Time
 }
 
 type overviewBody struct {
@@ -804,7 +843,7 @@ func (c *Console) decisions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.Scanned, body.Entries = n, shown
-	c.render(w, http.StatusOK, "decisions", page{Title: "Decisions", Nav: "decisions", Refresh: true, Body: body})
+	c.render(w, http.StatusOK, "decisions", page{Title: "Decisions", Nav: "decisions", Refresh: true, Body: body, Notice: c.beganNoticeNow(r.Context())})
 }
 
 type incidentBody struct {
@@ -861,7 +900,11 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n == 0 {
-		c.fail(w, r, http.StatusNotFound, "no incident "+key+" in the journal of the last "+c.opts.Window.String())
+		msg := "no incident " + key + " in the journal of the last " + c.opts.Window.String()
+		if began := c.journalBegan(r.Context(), c.opts.Now()); !began.IsZero() {
+			msg += ". " + beganNotice(began, c.opts.Now())
+		}
+		c.fail(w, r, http.StatusNotFound, msg)
 		return
 	}
 	if capped {
@@ -933,12 +976,18 @@ func (c *Console) explain(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		payload = string(b)
-	} else {
+	} else if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
 		if err := r.ParseForm(); err != nil {
 			c.bodyError(w, r, err)
 			return
 		}
 		payload = r.PostForm.Get("payload")
+	} else {
+		// JSON sent as text/plain (or with no type) read as an empty form:
+		// "paste a payload" for one pasted (an audit).
+		c.render(w, http.StatusUnsupportedMediaType, "explain", page{Title: "Explain", Nav: "explain",
+			Error: fmt.Sprintf("Content-Type %q: send the payload as application/json, or as the form's payload field (application/x-www-form-urlencoded)", r.Header.Get("Content-Type")), Body: explainBody{}})
+		return
 	}
 	body := explainBody{Payload: payload}
 	if strings.TrimSpace(payload) == "" {
@@ -1068,7 +1117,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			letters[i].Replayed = replayed[i]
 		}
 	}
-	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters, Total: total}}
+	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters, Total: total}, Notice: c.beganNoticeNow(r.Context())}
 	// The replay button redirects here with the id: only an id is shown, so
 	// a crafted link cannot put a message of its own in the banner.
 	switch q := r.URL.Query(); {

@@ -386,6 +386,24 @@ func TestExplainAnswersAPastedPayload(t *testing.T) {
 			t.Errorf("%s: status %d, want a 4xx", tc.name, resp.StatusCode)
 		}
 	}
+	// A webhook sent as text/plain, or with no type, is not read as an
+	// empty form ("paste a payload" for one pasted: an audit): 415 naming
+	// the types it reads.
+	for _, ct := range []string{"text/plain", ""} {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/explain", strings.NewReader(payload))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := srv.Client().Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(string(b), "application/json") {
+			t.Errorf("explain with Content-Type %q: %d, want 415 naming application/json", ct, resp.StatusCode)
+		}
+	}
 	huge := strings.NewReader(`{"payload":"` + strings.Repeat("x", console.DefaultMaxBodyBytes+1) + `"}`)
 	resp, err = srv.Client().Post(srv.URL+"/explain", "application/json", huge)
 	if err != nil {

@@ -167,3 +167,30 @@ func TestOverviewSaysWhenTheJournalBegan(t *testing.T) {
 		}
 	}
 }
+
+// After the store lost its state (FLUSHALL, a Redis restarted empty), the
+// overview's empty list does not say none was paged in the window, and the
+// incident page notifications link to, the decisions and the dead letters
+// say the journal begins then (audit CONSOLE: "None paged or ticketed in the
+// last 24h" minutes after 25 pages, and a bare 404 on the incident's page).
+func TestEveryPageSaysTheJournalBeganAfterTheStoreLostItsState(t *testing.T) {
+	e := newEnv(t)
+	began := e.now.Add(-3 * time.Minute)
+	c := console.New(console.Options{Journal: e.journal, Now: func() time.Time { return e.now }, CacheTTL: -1,
+		Began: func(context.Context) (time.Time, error) { return began, nil }})
+	srv := httptest.NewServer(c)
+	defer srv.Close()
+	when := began.UTC().Format("2006-01-02 15:04:05")
+	_, body := get(t, srv, "/")
+	empty := regexp.MustCompile(`<p class="empty" id="no-open">([^<]*)</p>`)
+	if m := empty.FindStringSubmatch(body); m == nil || strings.Contains(m[1], "None paged") || strings.Contains(m[1], "nothing firing now") ||
+		!strings.Contains(m[1], "which begins at "+when) || !strings.Contains(m[1], "check PagerDuty and Slack") {
+		t.Errorf("the overview's empty list says %q", m)
+	}
+	for _, path := range []string{"/decisions", "/dead-letters", console.IncidentPath("payments/checkout")} {
+		code, body := get(t, srv, path)
+		if !strings.Contains(body, "The journal begins at "+when) {
+			t.Errorf("GET %s (%d) does not say when the journal begins:\n%s", path, code, body)
+		}
+	}
+}
