@@ -191,7 +191,15 @@ func ReplaySender(p *routing.Pipeline) journal.SendFunc {
 			if err != nil {
 				return err
 			}
-			return in.Notifier.Notify(ctx, n)
+			if err := in.Notifier.Notify(ctx, n); err != nil {
+				return err
+			}
+			// Sent: a failure to record its opening is no failed replay
+			// (sending it again would post twice), only logged.
+			if err := p.AdoptReplayedOpening(context.WithoutCancel(ctx), n); err != nil && p.Logger != nil {
+				p.Logger.Warn("dead letter replayed; its incident's parent not recorded: the incident's next notification may post another", "incident", n.Incident, "err", err)
+			}
+			return nil
 		}
 		return fmt.Errorf("integration %s of receiver %q is not in the current configuration", d.Integration, d.Receiver)
 	}

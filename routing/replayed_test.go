@@ -1,0 +1,62 @@
+package routing_test
+
+import (
+	"sync/atomic"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/alert"
+)
+
+// A dead letter's opening sent again to Slack (a replay) posts a parent the
+// store did not know: Alertmanager's retry of its alerts, or the
+// incident's next alert, posted a second parent and the replayed one said
+// firing for good (audit REPLAY). Adopted, the replayed parent is the
+// incident's: what follows replies under it. An incident opened meanwhile
+// keeps its own parent.
+func TestAReplayedOpeningIsTheIncidentsParent(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	var parents atomic.Int32
+	slack := parentSink{e.slack, &parents}
+	p.Receivers["slack"][0].Notifier = slack
+	a := tAlert("TTFTHigh", "firing", "ticket", "instance", "a")
+	results := p.Evaluate(payload(t, a))
+	replayed := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: alert.ActionTicket, Opening: true, Results: results}
+	if err := slack.Notify(t.Context(), replayed); err != nil { // the replay's send
+		t.Fatal(err)
+	}
+	if err := p.AdoptReplayedOpening(t.Context(), replayed); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, a) // Alertmanager's retry of the same alert
+	mustProcess(t, p, a, tAlert("TTFTHigh", "firing", "ticket", "instance", "b"))
+	if parents.Load() != 1 {
+		t.Errorf("%d parents, want the replayed one only", parents.Load())
+	}
+	for i, n := range e.slack.notifications()[1:] {
+		if n.Opening || n.Ref != "P1" {
+			t.Errorf("notification %d after the replay: opening %v, ref %q; want a reply under P1", i, n.Opening, n.Ref)
+		}
+	}
+
+	// Opened meanwhile by another notification: its parent stays.
+	c := tAlert("TTFTHigh", "firing", "ticket", "instance", "c", "service", "search")
+	mustProcess(t, p, c)
+	other := p.Evaluate(payload(t, c))
+	late := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: other[0].Incident, Kind: alert.KindFiring,
+		Action: alert.ActionTicket, Opening: true, Results: other}
+	if err := slack.Notify(t.Context(), late); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AdoptReplayedOpening(t.Context(), late); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, c, tAlert("TTFTHigh", "firing", "ticket", "instance", "d", "service", "search"))
+	sent := e.slack.notifications()
+	if last := sent[len(sent)-1]; last.Opening || last.Ref != "P2" {
+		t.Errorf("an update of the incident opened before the replay: opening %v, ref %q; want a reply under its own parent P2", last.Opening, last.Ref)
+	}
+}
