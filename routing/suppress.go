@@ -61,7 +61,13 @@ func (p *Pipeline) countStoreError(op string, err error) {
 	if p.Metrics != nil {
 		p.Metrics.storeErrors.Inc()
 	}
-	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+	msg := "dedup store failed; continuing without it (fail open): a duplicate notification is possible"
+	if p.Dedup.FailClosed {
+		// fail_closed answers 5xx when a read or claim that decides a
+		// delivery fails; this step's failure leaves the delivery as it is.
+		msg = "dedup store failed on a step the webhook goes on without (fail_closed holds back deliveries, not this): a duplicate notification is possible"
+	}
+	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), msg, "op", op, "err", err)
 }
 
 // sloPagesWritten is what the settles of one webhook have already written to
