@@ -102,6 +102,11 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 		values, found = make([]string, len(keys)), make([]bool, len(keys))
 	}
+	if p.Deferred != nil {
+		// What this replica sent while the store could not take its
+		// markers is notified (dedup.Deferred.Pending).
+		p.Deferred.Pending(keys, values, found)
+	}
 	tagHandResolved(p.Dedup.KeyPrefix, trs, hand, values[flapEnd:], found[flapEnd:])
 	prefetched := flapRead{keys: keys[len(trs):flapEnd], values: values[len(trs):flapEnd], found: found[len(trs):flapEnd]}
 	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]

@@ -667,3 +667,36 @@ func TestAnAlertWhoseEvaluationPanicsStillPages(t *testing.T) {
 		t.Fatalf("summary %+v under a blackhole root, want the poisoned alert counted suppressed", sum)
 	}
 }
+
+// Scenario 5c: with the store unreachable, a webhook brings a new firing X
+// and the whole resolve of incident Y. Y's resolve waits for the store
+// (503), so Alertmanager retries the whole webhook: each retry sent X again
+// (a review: 25 PagerDuty triggers and 29 Slack parents for one alert in a
+// 40-second outage), and the first retry after the store answered did too,
+// before the queued markers reached it. X is sent once: what this replica
+// delivered during the outage is known to it (dedup.Deferred.Pending).
+func TestScenarioRetriesOfAHeldResolveSendTheirFiringsOnce(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	f := &flaky{Store: e.store}
+	p.Store = f
+	p.Deferred = dedup.NewDeferred(f, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	y := tAlert("TTFTHigh", "firing", "page", "instance", "y")
+	mustProcess(t, p, y)
+	f.setDown(true)
+	x := tAlert("ITLHigh", "firing", "page", "instance", "x", "kpi", "ITL")
+	yResolved := tAlert("TTFTHigh", "resolved", "page", "instance", "y")
+	for i := range 5 {
+		if _, err := process(t, p, x, yResolved); err == nil {
+			t.Fatalf("retry %d with the store down answered 2xx; want Y's resolve held", i)
+		}
+	}
+	f.setDown(false)
+	mustProcess(t, p, x, yResolved) // before the queued markers are applied
+	want := []string{"trigger llm-inference-gpu/chat/TTFT", "trigger llm-inference-gpu/chat/ITL", "resolve llm-inference-gpu/chat/TTFT"}
+	if got := e.pd.events(); !slices.Equal(got, want) {
+		t.Errorf("pagerduty events %v, want %v", got, want)
+	}
+}

@@ -30,14 +30,22 @@ type Deferred struct {
 	pending prometheus.Gauge
 	dropped prometheus.Counter
 
-	mu     sync.Mutex
-	queue  []job
+	mu    sync.Mutex
+	queue []job
+	// sets indexes the entries the queued jobs set, by key: the newest
+	// value and how many queued jobs set the key (Pending).
+	sets   map[string]queuedSet
 	closed bool // Close has given up what was left: add drops
 	// next took the queue over (HandOver): add forwards to it.
 	next *Deferred
 	wake chan struct{}
 	stop chan struct{}
 	done chan struct{}
+}
+
+type queuedSet struct {
+	value string
+	n     int
 }
 
 type job struct {
@@ -97,6 +105,57 @@ func (d *Deferred) DeleteIfEqual(entries []store.Entry) { d.add(job{del: entries
 // Incidents queues incident steps, applied in order.
 func (d *Deferred) Incidents(ops []store.IncidentOp) { d.add(job{inc: ops}) }
 
+// index counts j's set entries in (by 1) or out (by -1) of d.sets; d.mu
+// held.
+func (d *Deferred) index(j job, by int) {
+	for _, e := range j.set {
+		q := d.sets[e.Key]
+		q.n += by
+		switch {
+		case q.n <= 0:
+			delete(d.sets, e.Key)
+			continue
+		case by > 0:
+			q.value = e.Value
+		}
+		if d.sets == nil {
+			d.sets = map[string]queuedSet{}
+		}
+		d.sets[e.Key] = q
+	}
+}
+
+// Pending fills, for each key not found (found[i] false), the value a
+// queued write sets it to, if any, and reports whether it filled one: what
+// this replica delivered while the store could not take its markers is
+// known to it before the store knows it — during the outage, and after it
+// until the queue is applied (up to its backoff, 10s). Without it each of
+// Alertmanager's retries of a webhook answered 5xx (a resolve held for the
+// store) sent its firings again (a review: 25 PagerDuty triggers and 29
+// Slack parents for one alert in a 40-second outage), as did every repeat
+// of a firing group during an outage.
+func (d *Deferred) Pending(keys, values []string, found []bool) bool {
+	d.mu.Lock()
+	if next := d.next; next != nil {
+		d.mu.Unlock()
+		return next.Pending(keys, values, found)
+	}
+	defer d.mu.Unlock()
+	filled := false
+	if len(d.sets) == 0 {
+		return false
+	}
+	for i, k := range keys {
+		if found[i] {
+			continue
+		}
+		if q, ok := d.sets[k]; ok {
+			values[i], found[i], filled = q.value, true, true
+		}
+	}
+	return filled
+}
+
 // Len returns how many writes wait.
 func (d *Deferred) Len() int {
 	d.mu.Lock()
@@ -126,7 +185,9 @@ func (d *Deferred) enqueue(j job) {
 		return
 	}
 	d.queue = append(d.queue, j)
+	d.index(j, 1)
 	if len(d.queue) > d.maxLen {
+		d.index(d.queue[0], -1)
 		d.queue = d.queue[1:]
 		d.dropped.Inc()
 		d.logger.Error("deferred store writes over their limit: dropping the oldest")
@@ -163,7 +224,7 @@ func (d *Deferred) Close() {
 	}
 	d.mu.Lock()
 	n := len(d.queue)
-	d.queue, d.closed = nil, true
+	d.queue, d.sets, d.closed = nil, nil, true
 	d.mu.Unlock()
 	if n > 0 {
 		d.dropped.Add(float64(n))
@@ -193,7 +254,7 @@ func (d *Deferred) HandOver(next *Deferred) {
 	<-d.done
 	d.mu.Lock()
 	q := d.queue
-	d.queue, d.next = nil, next
+	d.queue, d.sets, d.next = nil, nil, next
 	d.mu.Unlock()
 	d.pending.Sub(float64(len(q)))
 	for _, j := range q {
@@ -275,6 +336,7 @@ func (d *Deferred) flushWithin(deadline time.Time) bool {
 
 func (d *Deferred) pop() {
 	d.mu.Lock()
+	d.index(d.queue[0], -1)
 	d.queue = d.queue[1:]
 	d.pending.Dec()
 	d.mu.Unlock()

@@ -227,3 +227,41 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	return l.w.Write(p)
 }
+
+// Pending answers, for keys the store did not, the values queued writes
+// set — the newest when several set one key — until they are applied;
+// after a hand-over, from the Deferred that took the queue.
+func TestPendingAnswersWhatTheQueueWillSet(t *testing.T) {
+	st, srv := redisStore(t)
+	srv.Kill()
+	d := NewDeferred(st, NewDeferredMetrics(nil), nil)
+	t.Cleanup(d.Close)
+	d.Set([]store.Entry{{Key: "n:a", Value: "old", TTL: time.Hour}, {Key: "n:b", Value: "b", TTL: time.Hour}})
+	d.Set([]store.Entry{{Key: "n:a", Value: "new", TTL: time.Hour}})
+	keys := []string{"n:a", "n:b", "n:c"}
+	values, found := []string{"", "from the store", ""}, []bool{false, true, false}
+	if !d.Pending(keys, values, found) || values[0] != "new" || !found[0] || values[1] != "from the store" || found[2] {
+		t.Fatalf("Pending = %q %v; want n:a's newest queued value, n:b as the store said, n:c not found", values, found)
+	}
+	next := NewDeferred(st, NewDeferredMetrics(nil), nil)
+	t.Cleanup(next.Close)
+	d.HandOver(next)
+	values, found = make([]string, 3), make([]bool, 3)
+	if !d.Pending(keys, values, found) || values[0] != "new" || values[1] != "b" {
+		t.Fatalf("after the hand-over: %q %v", values, found)
+	}
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for next.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the queued writes are not applied after 20s")
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
+	}
+	values, found = make([]string, 3), make([]bool, 3)
+	if d.Pending(keys, values, found) || found[0] || found[1] {
+		t.Errorf("after the writes were applied: %q %v; want nothing pending", values, found)
+	}
+}
