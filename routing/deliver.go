@@ -675,14 +675,17 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			sum.Failed += len(b.trs)
 			sum.Errors = append(sum.Errors, b.err.Error())
 			retryable = retryable || alert.Retryable(b.err)
-			msg := "notification failed; claim released so Alertmanager's retry sends it"
+			msg, level := "notification failed; claim released so Alertmanager's retry sends it", slog.LevelError
 			switch {
+			case errors.Is(b.err, errResolveHeld):
+				// Not a delivery failure: nothing was sent (failOpenIncidents).
+				msg, level = "resolve held until the store answers: whether it closes its incident cannot be read; answered 503 so Alertmanager retries it", slog.LevelWarn
 			case unknown:
 				msg = "notification failed with an unknown outcome (it may have been posted); claim kept until dedup.claim_ttl, so Alertmanager's retries within it do not post it again"
 			case !alert.Retryable(b.err):
 				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
 			}
-			p.deliveryLogs.Log(ctx, p.Logger, slog.LevelError, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), logthrottle.ErrorClass(b.err)),
+			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), logthrottle.ErrorClass(b.err)),
 				msg, "receiver", b.receiver,
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue

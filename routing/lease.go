@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -414,7 +415,7 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 			continue
 		}
 		if len(l.joins) == 0 && !l.keepOpen {
-			err := fmt.Errorf("incident %s: the store cannot be read (%w), so whether these resolves close it is unknown: they wait for it (Alertmanager retries)", l.key, cause)
+			err := fmt.Errorf("incident %s: %w: the store cannot be read (%w), so whether these resolves close it is unknown", l.key, errResolveHeld, cause)
 			for _, b := range l.leaves {
 				b.fail(err)
 			}
@@ -434,6 +435,9 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 		p.Deferred.Incidents(later)
 	}
 }
+
+// errResolveHeld marks the batches of a resolve failOpenIncidents holds.
+var errResolveHeld = errors.New("resolve held until the store answers (Alertmanager retries it)")
 
 // first returns the lease's first batch (nil: none).
 func (l *incidentLease) first() *batch {

@@ -1254,14 +1254,19 @@ func checkStoreOutage(t *testing.T, newEnvWithOutage func(t *testing.T) (*env, s
 	t.Run("fail open: a resolve that may close its incident waits for the store", func(t *testing.T) {
 		e, o := newEnvWithOutage(t)
 		p := e.pipeline()
+		var logs lockedBuffer
+		p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 		mustProcess(t, p, x)
 		o.down()
 		sum, err := process(t, p, tAlert("TTFTHigh", "resolved", "page"))
-		if err == nil || sum.Failed != 1 || !strings.Contains(err.Error(), "wait for it") {
+		if err == nil || sum.Failed != 1 || !strings.Contains(err.Error(), "resolve held until the store answers") {
 			t.Fatalf("a closing resolve with the store down: %v, summary %+v; want it failed, retryable", err, sum)
 		}
 		if ns := e.pd.notifications(); len(ns) != 1 {
 			t.Fatalf("%d notifications, want the resolve held back while the store is down", len(ns))
+		}
+		if out := logs.String(); strings.Contains(out, "level=ERROR msg=\"notification failed") || !strings.Contains(out, "level=WARN msg=\"resolve held until the store answers") {
+			t.Errorf("the held resolve is logged as a delivery failure, or not said held:\n%s", out)
 		}
 		o.up()
 		mustProcess(t, p, tAlert("TTFTHigh", "resolved", "page"))
