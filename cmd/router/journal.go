@@ -292,17 +292,21 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 		for _, e := range rep.Errors {
 			fmt.Fprintf(m.Stderr, "router dead-letters replay: %v\n", e)
 		}
-		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, resolved since %d, repeated by a later one %d, failed %d\n",
-			rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.ResolvedSince, rep.Repeated, rep.Failed)
+		fmt.Fprintf(m.Stdout, "sent %d, already replayed %d, delivered since %d, resolved since %d, fired again since %d, being replayed %d, repeated by a later one %d, failed %d\n",
+			rep.Sent, rep.AlreadyReplayed, rep.DeliveredSince, rep.ResolvedSince, rep.FiredSince, rep.InFlight, rep.Repeated, rep.Failed)
 		if rep.Failed > 0 {
 			return 1
 		}
 		return 0
 	}
 	sent, err := rp.Replay(ctx, *c.dlID)
-	if errors.Is(err, journal.ErrDeliveredSince) || errors.Is(err, journal.ErrResolvedSince) {
+	if errors.Is(err, journal.ErrDeliveredSince) || errors.Is(err, journal.ErrResolvedSince) || errors.Is(err, journal.ErrFiredSince) {
 		fmt.Fprintln(m.Stdout, err)
 		return 0
+	}
+	if errors.Is(err, journal.ErrInFlight) {
+		fmt.Fprintln(m.Stdout, err)
+		return 1
 	}
 	if sent && err != nil {
 		fmt.Fprintf(m.Stdout, "%s sent\n", *c.dlID)

@@ -189,7 +189,7 @@ func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
 		t.Fatalf("dead-letters show after the replay: exit %d, %q", code, out)
 	}
 	code, out, _ = runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", "--all")
-	if code != 0 || !strings.Contains(out, "sent 0, already replayed 1, delivered since 0, resolved since 0, repeated by a later one 0, failed 0") {
+	if code != 0 || !strings.Contains(out, "sent 0, already replayed 1, delivered since 0, resolved since 0, fired again since 0, being replayed 0, repeated by a later one 0, failed 0") {
 		t.Fatalf("replay --all: exit %d, stdout %q", code, out)
 	}
 	if code, _, _ := runMain(t, "--config.file="+cfgFile, "dead-letters", "replay"); code != 2 {

@@ -1193,7 +1193,8 @@ func (c *Console) replay(w http.ResponseWriter, r *http.Request) {
 		c.fail(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, journal.ErrNotDeadLetter):
 		c.fail(w, r, http.StatusBadRequest, err.Error())
-	case errors.Is(err, journal.ErrDeliveredSince), errors.Is(err, journal.ErrResolvedSince):
+	case errors.Is(err, journal.ErrDeliveredSince), errors.Is(err, journal.ErrResolvedSince), errors.Is(err, journal.ErrFiredSince),
+		errors.Is(err, journal.ErrInFlight):
 		c.fail(w, r, http.StatusConflict, err.Error())
 	case sent && err != nil:
 		// Sent; a mark of it was not written (its journaled replay keeps

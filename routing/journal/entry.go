@@ -284,22 +284,38 @@ type DeadLetter struct {
 // FiringFingerprints returns the fingerprints of the dead letter's alerts
 // that were firing when it failed (none when its results do not decode).
 func (d *DeadLetter) FiringFingerprints() []string {
-	var results []struct {
-		Alert *struct {
-			Fingerprint string `json:"fingerprint"`
-			Status      string `json:"status"`
+	var fps []string
+	for _, a := range d.alerts() {
+		if a.Status == "firing" && a.Fingerprint != "" {
+			fps = append(fps, a.Fingerprint)
 		}
+	}
+	return fps
+}
+
+// letterAlert is what the replay reads of a dead letter's alert.
+type letterAlert struct {
+	Fingerprint string    `json:"fingerprint"`
+	Status      string    `json:"status"`
+	StartsAt    time.Time `json:"startsAt"`
+}
+
+// alerts returns the dead letter's alerts (none when its results do not
+// decode).
+func (d *DeadLetter) alerts() []letterAlert {
+	var results []struct {
+		Alert *letterAlert
 	}
 	if json.Unmarshal(d.Results, &results) != nil {
 		return nil
 	}
-	var fps []string
+	out := make([]letterAlert, 0, len(results))
 	for _, res := range results {
-		if res.Alert != nil && res.Alert.Status == "firing" && res.Alert.Fingerprint != "" {
-			fps = append(fps, res.Alert.Fingerprint)
+		if res.Alert != nil {
+			out = append(out, *res.Alert)
 		}
 	}
-	return fps
+	return out
 }
 
 // NewDeadLetter returns the dead-letter entry of notification n, which

@@ -31,6 +31,9 @@ var (
 	// something over — a PagerDuty incident nothing closes unless its
 	// resolve, a dead letter of its own, is replayed too.
 	ErrResolvedSince = errors.New("every alert of the notification resolved since: nothing sent")
+	// ErrFiredSince: an alert a resolve's dead letter resolves fired again
+	// since, a new start: the resolve would close an incident that fires.
+	ErrFiredSince = errors.New("an alert of the resolve fired again since: nothing sent")
 )
 
 // SendFunc sends a dead letter again through the current configuration.
@@ -135,7 +138,7 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 		// A later copy was replayed: this one was with it.
 		return false, r.markRepeated(ctx, []string{id}, newer)
 	}
-	sent, err = r.replay(ctx, &e)
+	sent, err = r.replay(ctx, &e, copies)
 	if sent {
 		// Its other copies, older and newer, are handled with it: a
 		// replay --all, an old replica's included, sends none of them.
@@ -188,43 +191,58 @@ func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, err
 	return "", nil
 }
 
-func (r *Replayer) replay(ctx context.Context, e *Entry) (bool, error) {
+func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool, error) {
 	d, at := e.DeadLetter, e.Time
-	if when, resolved, err := r.since(ctx, d, at); err != nil {
+	switch sup, err := r.since(ctx, d, at); {
+	case err != nil:
 		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
-	} else if !when.IsZero() {
-		return false, fmt.Errorf("replay %s (%s/%s, incident %s, delivered %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, when.UTC().Format(time.RFC3339), ErrDeliveredSince)
-	} else if resolved {
+	case !sup.delivered.IsZero():
+		return false, fmt.Errorf("replay %s (%s/%s, incident %s, delivered %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, sup.delivered.UTC().Format(time.RFC3339), ErrDeliveredSince)
+	case sup.resolved:
 		return false, fmt.Errorf("replay %s (%s/%s, incident %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, ErrResolvedSince)
+	case sup.refired:
+		return false, fmt.Errorf("replay %s (%s/%s, incident %s): %w", d.ID, d.Receiver, d.Integration, d.Incident, ErrFiredSince)
 	}
-	owner := r.Owner + "/" + token()
-	claims := []store.Entry{
-		{Key: r.notificationKey(d), Value: d.ID + "/" + owner, TTL: r.hold()},
-		{Key: r.key(d.ID), Value: owner, TTL: r.hold()},
+	owner := holdPrefix + r.Owner + "/" + token()
+	// The notification's claim first, alone: a copy holding it is being
+	// sent, or was. Then the ids of this dead letter and of its copies: a
+	// replica of an earlier build claims the id it replays alone (a review:
+	// 9 notifications in 20 sent twice, one replay on each build).
+	first := []store.Entry{{Key: r.notificationKey(d), Value: d.ID + "/" + owner, TTL: r.hold()}}
+	ids := []store.Entry{{Key: r.key(d.ID), Value: owner, TTL: r.hold()}}
+	for _, id := range copies {
+		ids = append(ids, store.Entry{Key: r.key(id), Value: owner, TTL: r.hold()})
 	}
 	release := func(entries []store.Entry) error {
 		return r.Claims.DeleteIfEqual(context.WithoutCancel(ctx), entries)
 	}
-	// The notification's claim first: a copy holding it is being sent, or
-	// was (a replica of an earlier build claims the dead letter's id alone).
-	for i, c := range claims {
-		won, err := r.Claims.SetNX(ctx, claims[i:i+1])
-		if err == nil && won[0] {
+	var claims []store.Entry
+	for _, part := range [][]store.Entry{first, ids} {
+		won, err := r.Claims.SetNX(ctx, part)
+		lost := -1
+		for i := range part {
+			if err == nil && won[i] {
+				claims = append(claims, part[i])
+			} else if lost < 0 {
+				lost = i
+			}
+		}
+		if lost < 0 {
 			continue
 		}
-		if rerr := release(claims[:i]); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("release claim: %w", rerr))
+		if rerr := release(claims); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("release claims: %w", rerr))
 		}
 		if err != nil {
-			return false, fmt.Errorf("replay %s: claim %s: %w", d.ID, c.Key, err)
+			return false, fmt.Errorf("replay %s: claim: %w", d.ID, err)
 		}
-		return false, nil
+		return false, r.inFlight(ctx, d.ID, part[lost].Key)
 	}
 	if ok, err := r.sentBefore(ctx, e); err != nil || ok {
 		// Sent by a replay whose marks did not last: sending again would
 		// page twice.
 		if err == nil {
-			err = r.Claims.Set(context.WithoutCancel(ctx), r.kept(claims))
+			err = r.Claims.Set(context.WithoutCancel(ctx), r.kept(claims, d.ID))
 		} else if rerr := release(claims); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("release claims: %w", rerr))
 		}
@@ -247,17 +265,69 @@ func (r *Replayer) replay(ctx context.Context, e *Entry) (bool, error) {
 		return false, fmt.Errorf("replay %s to %s/%s: %w", d.ID, d.Receiver, d.Integration, err)
 	}
 	r.record(ctx, e, time.Since(start), nil)
-	if err := r.Claims.Set(context.WithoutCancel(ctx), r.kept(claims)); err != nil {
-		return true, fmt.Errorf("replay %s: sent, but not marked replayed (its journaled replay keeps it from being sent again): %w", d.ID, err)
+	kept := r.kept(claims, d.ID)
+	if err := r.Claims.Set(context.WithoutCancel(ctx), kept); err != nil {
+		// Tried again in the background within the hold: the journaled
+		// replay may have failed with the same store (a review), and once
+		// the hold lapses nothing else keeps it from a second send.
+		go r.keepMarks(kept)
+		return true, fmt.Errorf("replay %s: sent, but not marked replayed yet (tried again for %s; its journaled replay, if written, keeps it from a second send): %w", d.ID, r.hold()/2, err)
 	}
 	return true, nil
 }
 
-// kept returns the claims of a sent replay with the marks' lifetime.
-func (r *Replayer) kept(claims []store.Entry) []store.Entry {
+// holdPrefix starts the value of a claim held while its send runs; a kept
+// mark's value is the dead letter's id ("sent/…") or "repeated-by/…".
+const holdPrefix = "holding/"
+
+// ErrInFlight: the dead letter, or a copy of its notification, is being
+// replayed (its claim held while that send runs): it stays replayable if
+// that send fails.
+var ErrInFlight = errors.New("being replayed (its claim held while that send runs): if that send fails it stays replayable")
+
+// inFlight returns, for a claim at key that another replay holds, nil when
+// that replay sent (or was marked done), ErrInFlight (with who holds it)
+// while its send runs.
+func (r *Replayer) inFlight(ctx context.Context, id, key string) error {
+	v, found, err := r.Claims.Get(ctx, []string{key})
+	if err != nil || !found[0] {
+		return nil // sent, or released since: a replay now tries again
+	}
+	if _, rest, ok := strings.Cut(v[0], holdPrefix); ok {
+		who, _, _ := strings.Cut(rest, "/")
+		return fmt.Errorf("replay %s: by %s: %w", id, who, ErrInFlight)
+	}
+	return nil
+}
+
+// keepMarks writes a sent replay's marks, retrying for half the hold.
+func (r *Replayer) keepMarks(kept []store.Entry) {
+	deadline := time.Now().Add(r.hold() / 2)
+	for wait := time.Second; time.Now().Before(deadline); wait = min(2*wait, 30*time.Second) {
+		time.Sleep(min(wait, time.Until(deadline)))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := r.Claims.Set(ctx, kept)
+		cancel()
+		if err == nil {
+			return
+		}
+	}
+}
+
+// kept returns the marks of a replay of dead letter id that was sent: the
+// notification's and the id's say "sent/", its copies' "repeated-by/".
+func (r *Replayer) kept(claims []store.Entry, id string) []store.Entry {
 	out := slices.Clone(claims)
 	for i := range out {
 		out[i].TTL = r.ttl()
+		switch out[i].Key {
+		case r.key(id):
+			out[i].Value = "sent/" + r.Owner
+		case claims[0].Key:
+			out[i].Value = id + "/sent/" + r.Owner
+		default:
+			out[i].Value = "repeated-by/" + id
+		}
 	}
 	return out
 }
@@ -337,40 +407,70 @@ func appendEntry(ctx context.Context, j store.Journal, e Entry) error {
 	return err
 }
 
-// since looks in the journal, from the dead letter's time on, for a
-// decision of its incident whose delivery to its receiver's integration
-// succeeded, and returns when (zero: none); and, for a dead letter that
-// does not resolve (a firing or an update), whether every alert it fires
-// has a later resolved decision (ErrResolvedSince).
-func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (delivered time.Time, resolved bool, err error) {
+// supersession is what the journal says happened to a dead letter's
+// notification since it failed (Replayer.since).
+type supersession struct {
+	// delivered: when a later notification of its incident was delivered
+	// to its integration (ErrDeliveredSince); zero when none was.
+	delivered time.Time
+	// resolved: every alert a firing dead letter fires resolved since
+	// (ErrResolvedSince).
+	resolved bool
+	// refired: an alert a resolve's dead letter resolves fired again
+	// since, a later start (ErrFiredSince).
+	refired bool
+}
+
+// sinceLookback is how far before a dead letter's time the journal is read
+// for the resolves of its alerts: its decision is journaled when the
+// webhook arrives and the dead letter only once the sends gave up, and a
+// resolve of the same alerts decided meanwhile (a review: 7 s before) is
+// a resolve since all the same.
+const sinceLookback = 10 * time.Minute
+
+// since reads the journal from the dead letter's time on (sinceLookback
+// before, for resolves of the same start or later) for what supersedes it.
+func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supersession, error) {
+	var sup supersession
 	if at.IsZero() || d.Incident == "" {
-		return time.Time{}, false, nil
+		return sup, nil
 	}
-	firing := map[string]bool{}
-	if d.Kind != alert.KindResolved && !d.IncidentResolved {
-		for _, fp := range d.FiringFingerprints() {
-			firing[fp] = true
+	firing := map[string]time.Time{} // a firing's alerts by fingerprint: their start
+	starts := map[string]time.Time{} // a resolve's
+	for _, a := range d.alerts() {
+		switch {
+		case d.Kind == alert.KindResolved:
+			starts[a.Fingerprint] = a.StartsAt
+		case !d.IncidentResolved && a.Status == "firing" && a.Fingerprint != "":
+			firing[a.Fingerprint] = a.StartsAt
 		}
 	}
 	open := len(firing)
+	done := map[string]bool{}
 	found := errors.New("found")
-	err = Each(ctx, r.Journal, Query{Since: at, Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
+	err := Each(ctx, r.Journal, Query{Since: at.Add(-sinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
+		after := !e.Time.Before(at.Truncate(time.Millisecond))
 		for _, dl := range e.Deliveries {
-			if dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
-				delivered = e.Time
+			if after && dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
+				sup.delivered = e.Time
 				return found
 			}
 		}
-		if e.Status == "resolved" && firing[e.Fingerprint] {
-			firing[e.Fingerprint] = false
+		switch start, ok := firing[e.Fingerprint]; {
+		case ok && e.Status == "resolved" && !done[e.Fingerprint] && (after || !e.StartsAt.Before(start)):
+			done[e.Fingerprint] = true
 			open--
+		}
+		if start, ok := starts[e.Fingerprint]; ok && after && e.Status == "firing" && e.StartsAt.After(start) {
+			sup.refired = true
 		}
 		return nil
 	})
 	if errors.Is(err, found) {
-		return delivered, false, nil
+		return supersession{delivered: sup.delivered}, nil
 	}
-	return time.Time{}, err == nil && len(firing) > 0 && open == 0, err
+	sup.resolved = err == nil && len(firing) > 0 && open == 0
+	return sup, err
 }
 
 // Status is a dead letter with whether it was replayed.
@@ -403,12 +503,12 @@ func (r *Replayer) statuses(ctx context.Context, entries []Entry) ([]Status, err
 	if len(keys) == 0 {
 		return out, nil
 	}
-	_, found, err := r.Claims.Get(ctx, keys)
+	values, found, err := r.Claims.Get(ctx, keys)
 	if err != nil {
 		return nil, fmt.Errorf("dead letter replay marks: %w", err)
 	}
 	for i := range out {
-		out[i].Replayed = found[i]
+		out[i].Replayed = found[i] && !strings.HasPrefix(values[i], holdPrefix)
 	}
 	return out, nil
 }
@@ -422,7 +522,10 @@ func (r *Replayer) Replayed(ctx context.Context, ids []string) ([]bool, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	_, found, err := r.Claims.Get(ctx, keys)
+	values, found, err := r.Claims.Get(ctx, keys)
+	for i := range found {
+		found[i] = found[i] && !strings.HasPrefix(values[i], holdPrefix) // in flight: not yet
+	}
 	return found, err
 }
 
@@ -433,8 +536,12 @@ type AllReport struct {
 	// notification of their incident was delivered (ErrDeliveredSince).
 	DeliveredSince int
 	// ResolvedSince counts the firing dead letters left because their
-	// alerts resolved since (ErrResolvedSince).
-	ResolvedSince int
+	// alerts resolved since (ErrResolvedSince), FiredSince the resolves'
+	// because an alert fired again since (ErrFiredSince).
+	ResolvedSince, FiredSince int
+	// InFlight counts the dead letters another replay is sending
+	// (ErrInFlight): replayable again if that send fails.
+	InFlight int
 	// Repeated counts the dead letters left because a later one holds the
 	// same notification (sameNotification): Alertmanager retried the
 	// webhook and each retry failed alike.
@@ -476,7 +583,7 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 			rep.Repeated++
 			continue
 		}
-		sent, err := r.replay(ctx, &e)
+		sent, err := r.replay(ctx, &e, older[k])
 		if err == nil || sent {
 			// Sent now or before: the older copies are handled too, for
 			// list, the console and a replay of one of them by id.
@@ -489,6 +596,10 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 			rep.DeliveredSince++
 		case errors.Is(err, ErrResolvedSince):
 			rep.ResolvedSince++
+		case errors.Is(err, ErrFiredSince):
+			rep.FiredSince++
+		case errors.Is(err, ErrInFlight):
+			rep.InFlight++
 		case sent:
 			rep.Sent++
 			if err != nil { // sent, a mark of it not written

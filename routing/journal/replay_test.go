@@ -142,7 +142,7 @@ func TestTwoCopiesOfANotificationReplayedAtOnceSendOnce(t *testing.T) {
 			r := replayer([]string{"router-a", "router-b"}[i])
 			wg.Go(func() {
 				ok, err := r.Replay(context.Background(), id)
-				if err != nil {
+				if err != nil && !errors.Is(err, journal.ErrInFlight) { // the other copy is being sent
 					t.Errorf("replay %s: %v", id, err)
 				}
 				if ok {
@@ -228,18 +228,18 @@ func TestReplayLeavesAFiringWhoseAlertsResolvedSince(t *testing.T) {
 // releases its claims) or Set (as a sent one keeps them).
 type failingClaims struct {
 	*store.Memory
-	failDelete, failSet bool
+	failDelete, failSet atomic.Bool
 }
 
 func (c *failingClaims) DeleteIfEqual(ctx context.Context, e []store.Entry) error {
-	if c.failDelete {
+	if c.failDelete.Load() {
 		return fmt.Errorf("redis: i/o timeout: %w", store.ErrUnavailable)
 	}
 	return c.Memory.DeleteIfEqual(ctx, e)
 }
 
 func (c *failingClaims) Set(ctx context.Context, e []store.Entry) error {
-	if c.failSet {
+	if c.failSet.Load() {
 		return fmt.Errorf("redis: i/o timeout: %w", store.ErrUnavailable)
 	}
 	return c.Memory.Set(ctx, e)
@@ -253,7 +253,8 @@ func TestAReplayWhoseClaimsCouldNotBeWrittenBackSendsOnce(t *testing.T) {
 	j := store.NewMemoryJournal(store.JournalRetention{})
 	w, _ := newWriter(t, j, journal.WriterOptions{})
 	id := deadLetter(t, w, j)
-	claims := &failingClaims{Memory: store.NewMemory(), failDelete: true}
+	claims := &failingClaims{Memory: store.NewMemory()}
+	claims.failDelete.Store(true)
 	fail := true
 	var calls int
 	r := &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: "r1", Hold: 50 * time.Millisecond, Recorder: w,
@@ -267,9 +268,10 @@ func TestAReplayWhoseClaimsCouldNotBeWrittenBackSendsOnce(t *testing.T) {
 	if sent, err := r.Replay(t.Context(), id); sent || err == nil || !strings.Contains(err.Error(), "release claims") {
 		t.Fatalf("failed replay, release failing = %v, %v", sent, err)
 	}
-	claims.failDelete, fail = false, false
+	claims.failDelete.Store(false)
+	fail = false
 	time.Sleep(120 * time.Millisecond) // the hold lapses
-	claims.failSet = true
+	claims.failSet.Store(true)
 	sent, err := r.Replay(t.Context(), id)
 	if !sent || err == nil || calls != 2 {
 		t.Fatalf("replay after the hold lapsed, marks failing = %v, %v (%d sends); want sent and the marks' error", sent, err, calls)
@@ -277,12 +279,144 @@ func TestAReplayWhoseClaimsCouldNotBeWrittenBackSendsOnce(t *testing.T) {
 	if err := w.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	claims.failSet = false
+	claims.failSet.Store(false)
 	time.Sleep(120 * time.Millisecond) // the unwritten marks' hold lapses
 	if sent, err := r.Replay(t.Context(), id); sent || err != nil || calls != 2 {
 		t.Fatalf("replay of one sent whose marks lapsed = %v, %v (%d sends); want nothing sent", sent, err, calls)
 	}
 	if list, err := r.List(t.Context(), time.Time{}); err != nil || len(list) != 1 || !list[0].Replayed {
 		t.Fatalf("List = %+v, %v; want it marked replayed now", list, err)
+	}
+}
+
+// A replay holds the ids of its notification's other dead letters while it
+// sends: a replica of the build before, which claims the id it replays
+// alone, replaying another copy at the same moment finds it held (a
+// review: 9 notifications in 20 sent twice across the two builds). And a
+// copy the build before holds keeps this build from sending.
+func TestAReplayHoldsItsCopiesAgainstTheBuildBefore(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	older, newer := deadLetter(t, w, j), deadLetter(t, w, j)
+	claims := store.NewMemory()
+	oldKey := func(id string) string { return store.Key("test:", "replayed", id, "") }
+	var sends int
+	r := &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: "router-new",
+		Send: func(ctx context.Context, _ journal.DeadLetter) error {
+			sends++
+			// The build before replaying the older copy now: SET NX of its id.
+			if won, err := claims.SetNX(ctx, []store.Entry{{Key: oldKey(older), Value: "router-old/x", TTL: time.Hour}}); err != nil || won[0] {
+				t.Errorf("the build before claimed the older copy while this one was being sent: %v %v", won, err)
+			}
+			return nil
+		}}
+	if sent, err := r.Replay(t.Context(), newer); !sent || err != nil || sends != 1 {
+		t.Fatalf("replay of the newer copy = %v, %v (%d sends)", sent, err, sends)
+	}
+
+	// The build before holds a copy: this build sends nothing.
+	j2 := store.NewMemoryJournal(store.JournalRetention{})
+	w2, _ := newWriter(t, j2, journal.WriterOptions{})
+	a, b := deadLetter(t, w2, j2), deadLetter(t, w2, j2)
+	claims2 := store.NewMemory()
+	if _, err := claims2.SetNX(t.Context(), []store.Entry{{Key: oldKey(a), Value: "router-old/y", TTL: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	r2 := &journal.Replayer{Journal: j2, Claims: claims2, KeyPrefix: "test:", Owner: "router-new",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return nil }}
+	if sent, err := r2.Replay(t.Context(), b); sent || err != nil || sends != 1 {
+		t.Fatalf("replay of a copy the build before holds = %v, %v (%d sends); want nothing sent", sent, err, sends)
+	}
+}
+
+// A replay in flight is not "already replayed": another replay of it is
+// told it is being sent and stays replayable if that send fails, and the
+// list does not show it replayed meanwhile (a review: told "replayed",
+// nothing sent).
+func TestAReplayInFlightIsSaidInFlight(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	id := deadLetter(t, w, j)
+	claims := store.NewMemory()
+	release, sending := make(chan struct{}), make(chan struct{})
+	var fail atomic.Bool
+	fail.Store(true)
+	slow := &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: "router-a",
+		Send: func(context.Context, journal.DeadLetter) error {
+			close(sending)
+			<-release
+			if fail.Load() {
+				return errors.New("pagerduty: 400")
+			}
+			return nil
+		}}
+	other := &journal.Replayer{Journal: j, Claims: claims, KeyPrefix: "test:", Owner: "router-b",
+		Send: func(context.Context, journal.DeadLetter) error { return nil }}
+	done := make(chan error)
+	go func() { _, err := slow.Replay(context.Background(), id); done <- err }()
+	<-sending
+	if sent, err := other.Replay(t.Context(), id); sent || !errors.Is(err, journal.ErrInFlight) || !strings.Contains(err.Error(), "router-a") {
+		t.Errorf("replay while another sends it = %v, %v; want ErrInFlight naming router-a", sent, err)
+	}
+	if list, err := other.List(t.Context(), time.Time{}); err != nil || len(list) != 1 || list[0].Replayed {
+		t.Errorf("List while it is sent = %+v, %v; want it not replayed yet", list, err)
+	}
+	close(release)
+	if err := <-done; err == nil {
+		t.Fatal("the slow replay did not fail")
+	}
+	if sent, err := other.Replay(t.Context(), id); !sent || err != nil {
+		t.Errorf("replay after the first failed = %v, %v; want sent", sent, err)
+	}
+}
+
+// A resolve's dead letter whose alert fired again since — a later start,
+// a new episode — is not sent: it would close at PagerDuty an incident that
+// fires (a review). A firing of the same start after it (an Alertmanager HA
+// peer lagging) does not stop it. And a firing's dead letter whose alert's
+// resolve was decided before the dead letter was written (its sends gave
+// up later) is resolved since all the same.
+func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	msg, results := decide(t, "firing.json")
+	res := *results[0]
+	al := *res.Alert
+	al.Status = "resolved"
+	res.Alert = &al
+	start := al.StartsAt
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: res.Incident, Kind: alert.KindResolved,
+		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{&res}, Data: &msg.Data})
+	got, _ := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	dl := got[0]
+	var sends int
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return errors.New("still failing") }}
+	firing := func(at time.Time) {
+		w.Write(journal.Entry{Kind: journal.KindDecision, Time: dl.Time.Add(time.Second), Fingerprint: al.Fingerprint, Incident: res.Incident,
+			Status: "firing", StartsAt: at, Receivers: []string{"pd"}})
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	firing(start) // a lagging peer's copy of the same episode
+	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 1 {
+		t.Fatalf("a firing of the same start after the resolve stopped it: %v (%d sends)", err, sends)
+	}
+	firing(start.Add(time.Hour)) // a new episode
+	if sent, err := r.Replay(t.Context(), dl.ID); sent || !errors.Is(err, journal.ErrFiredSince) || sends != 1 {
+		t.Fatalf("replay of a resolve whose alert fired again = %v, %v (%d sends); want ErrFiredSince", sent, err, sends)
+	}
+
+	// The resolve decided before the firing's dead letter was written.
+	j2 := store.NewMemoryJournal(store.JournalRetention{})
+	w2, _ := newWriter(t, j2, journal.WriterOptions{})
+	w2.Write(journal.Entry{Kind: journal.KindDecision, Time: time.Now().Add(-7 * time.Second), Fingerprint: results[0].Alert.Fingerprint,
+		Incident: results[0].Incident, Status: "resolved", StartsAt: start, Receivers: []string{"slack-llm"}})
+	id := deadLetter(t, w2, j2)
+	r2 := &journal.Replayer{Journal: j2, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return nil }}
+	if sent, err := r2.Replay(t.Context(), id); sent || !errors.Is(err, journal.ErrResolvedSince) || sends != 1 {
+		t.Fatalf("replay of a firing resolved just before its dead letter was written = %v, %v; want ErrResolvedSince", sent, err)
 	}
 }
