@@ -19,7 +19,11 @@ import (
 // replica posted it during the outage — and a fail-open update of it goes
 // in that parent's thread. PagerDuty is not concerned: a fail-open firing
 // still triggers there (its dedup key folds it into an open incident), so
-// a page is never held on what a replica remembers.
+// a page is never held on what a replica remembers. What a replica cannot
+// know: another replica resolved the incident and nothing of it reached
+// this one since; an outage's new firing of it within knownRefTTL then
+// replies under the resolved parent (a ticket's, since a page still
+// triggers PagerDuty). A Join that finds the incident closed forgets it.
 
 // knownRefTTL is how long a parent seen is reused in an outage: the
 // incident may have been resolved by another replica since (its new

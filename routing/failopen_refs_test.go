@@ -77,3 +77,31 @@ func TestAStoreOutagePostsNoParentPerWebhook(t *testing.T) {
 		t.Errorf("%d parents, want 2", parents.Load())
 	}
 }
+
+// An incident that closed (another replica resolved it) and opened again
+// with a new parent: a replica whose Join reached the new episode replies
+// under the new parent in an outage, not under the one it saw first.
+func TestAnOutagesUpdateRepliesUnderTheEpisodesParent(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	f := &flaky{Store: e.store}
+	p.Store = f
+	p.Deferred = dedup.NewDeferred(f, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	var parents atomic.Int32
+	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
+	other := e.pipeline() // another replica, same store
+	other.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
+
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "instance", "a"))       // P1, seen by p
+	mustProcess(t, other, tAlert("TTFTHigh", "resolved", "ticket", "instance", "a")) // closed by the other replica
+	mustProcess(t, other, tAlert("TTFTHigh", "firing", "ticket", "instance", "b"))   // P2: a new episode
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "instance", "c"))       // p joins it
+	f.setDown(true)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "instance", "d"))
+	sent := e.slack.notifications()
+	if last := sent[len(sent)-1]; last.Ref != "P2" || last.Opening {
+		t.Errorf("the outage's firing: opening %v, ref %q; want a reply under the open episode's parent P2", last.Opening, last.Ref)
+	}
+}

@@ -455,7 +455,15 @@ func (l *incidentLease) first() *batch {
 func (p *Pipeline) noteRefs(leases []*incidentLease) {
 	now := time.Now()
 	for _, l := range leases {
-		if b := l.first(); l.joined && l.ref != "" && b != nil && threadsUpdates(b) {
+		b := l.first()
+		switch {
+		case b == nil || !l.joined || !threadsUpdates(b):
+		case l.opening:
+			// Closed when this Join came (another replica resolved it):
+			// the parent remembered is of an episode over, which an
+			// outage's new firing must not reply under, hidden.
+			p.refs.forget(l.key)
+		case l.ref != "":
 			p.refs.note(l.key, l.ref, now)
 		}
 	}
