@@ -6,9 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/routing/dedup"
 )
 
 // parentSink draws incidents as Slack's Web API does, each opening posting
@@ -35,13 +33,7 @@ func (parentSink) ThreadsUpdates() bool { return true }
 // its thread; one it never saw gets one parent, which the outage's later
 // updates reply under.
 func TestAStoreOutagePostsNoParentPerWebhook(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	f := &flaky{Store: e.store}
-	p.Store = f
-	p.Deferred = dedup.NewDeferred(f, nil, nil)
-	t.Cleanup(p.Deferred.Close)
+	e, p, f := outageEnv(t)
 	var parents atomic.Int32
 	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
 
@@ -82,13 +74,7 @@ func TestAStoreOutagePostsNoParentPerWebhook(t *testing.T) {
 // with a new parent: a replica whose Join reached the new episode replies
 // under the new parent in an outage, not under the one it saw first.
 func TestAnOutagesUpdateRepliesUnderTheEpisodesParent(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	f := &flaky{Store: e.store}
-	p.Store = f
-	p.Deferred = dedup.NewDeferred(f, nil, nil)
-	t.Cleanup(p.Deferred.Close)
+	e, p, f := outageEnv(t)
 	var parents atomic.Int32
 	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
 	other := e.pipeline() // another replica, same store

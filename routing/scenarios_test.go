@@ -244,21 +244,27 @@ func TestScenarioRedisRestartedDuringAResolveNeverSwallowsTheNextPage(t *testing
 	}
 }
 
+// outageEnv is a pipeline on a real Redis behind flaky (a network outage:
+// the data kept), with the writes its outages leave to Deferred.
+func outageEnv(t *testing.T) (*env, *routing.Pipeline, *flaky) {
+	t.Helper()
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	f := &flaky{Store: e.store}
+	p.Store = f
+	p.Deferred = dedup.NewDeferred(f, nil, nil)
+	t.Cleanup(p.Deferred.Close)
+	return e, p, f
+}
+
 // Scenario 5: Redis is down when A resolves (fail open): the resolve, which
 // would close the incident, waits for the store (its members cannot be
 // read: another Alertmanager group's alert may keep it open), answered
 // retryable; Alertmanager's retry once Redis is back delivers it, and a
 // later firing of another alert of the incident pages.
 func TestScenarioRedisDownDuringAResolveHoldsItUntilTheStoreAnswers(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	// Keep the data across the outage: this is a network outage, not a
-	// restart that would forget the incident anyway.
-	p := e.pipeline()
-	f := &flaky{Store: e.store}
-	p.Store = f
-	p.Deferred = dedup.NewDeferred(f, nil, nil)
-	t.Cleanup(p.Deferred.Close)
+	e, p, f := outageEnv(t)
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 	f.setDown(true)
 	sum, err := process(t, p, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
@@ -284,13 +290,7 @@ func TestScenarioRedisDownDuringAResolveHoldsItUntilTheStoreAnswers(t *testing.T
 // page (audit SENTINEL: PagerDuty was resolved while it fired, and its
 // repeats were deduplicated, so nothing paged again).
 func TestScenarioOneGroupsResolveDuringAnOutageNeverClosesAnothersPage(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	f := &flaky{Store: e.store}
-	p.Store = f
-	p.Deferred = dedup.NewDeferred(f, nil, nil)
-	t.Cleanup(p.Deferred.Close)
+	e, p, f := outageEnv(t)
 	in := func(group string, alerts ...webhooktest.Alert) (*alert.Summary, error) {
 		msg := payload(t, alerts...)
 		msg.GroupKey = group
@@ -676,13 +676,7 @@ func TestAnAlertWhoseEvaluationPanicsStillPages(t *testing.T) {
 // before the queued markers reached it. X is sent once: what this replica
 // delivered during the outage is known to it (dedup.Deferred.Pending).
 func TestScenarioRetriesOfAHeldResolveSendTheirFiringsOnce(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	f := &flaky{Store: e.store}
-	p.Store = f
-	p.Deferred = dedup.NewDeferred(f, nil, nil)
-	t.Cleanup(p.Deferred.Close)
+	e, p, f := outageEnv(t)
 	y := tAlert("TTFTHigh", "firing", "page", "instance", "y")
 	mustProcess(t, p, y)
 	f.setDown(true)

@@ -190,13 +190,7 @@ func TestTheWritesAnOutageQueuedAreLoggedOnceWhenApplied(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for d.Len() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the queued writes are not applied after 20s")
-		}
-		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
-	}
+	waitApplied(t, d)
 	mu.Lock()
 	out := logs.String()
 	mu.Unlock()
@@ -253,15 +247,21 @@ func TestPendingAnswersWhatTheQueueWillSet(t *testing.T) {
 	if err := srv.Restart(); err != nil {
 		t.Fatal(err)
 	}
+	waitApplied(t, next)
+	values, found = make([]string, 3), make([]bool, 3)
+	if d.Pending(keys, values, found) || found[0] || found[1] {
+		t.Errorf("after the writes were applied: %q %v; want nothing pending", values, found)
+	}
+}
+
+// waitApplied waits until d's queue is applied, at most 20s.
+func waitApplied(t *testing.T, d *Deferred) {
+	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
-	for next.Len() > 0 {
+	for d.Len() > 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the queued writes are not applied after 20s")
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
-	}
-	values, found = make([]string, 3), make([]bool, 3)
-	if d.Pending(keys, values, found) || found[0] || found[1] {
-		t.Errorf("after the writes were applied: %q %v; want nothing pending", values, found)
 	}
 }
