@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -22,8 +23,9 @@ import (
 // one was left saying firing for good (audit REPLAY). An incident another
 // notification opened meanwhile keeps its own parent (the replayed one is
 // then an orphan, as before); other integrations (PagerDuty: its dedup key
-// folds a trigger into the open incident) are left as they are.
-func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notification) error {
+// folds a trigger into the open incident) are left as they are. The
+// alerts in resolvedSince (journal.DeadLetter.ResolvedSince) do not join.
+func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notification, resolvedSince []string) error {
 	if !n.Opening || n.Ref == "" || n.IncidentResolved || n.Incident == "" {
 		return nil
 	}
@@ -39,7 +41,10 @@ func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notificati
 	}
 	var members []store.Member
 	for _, r := range n.Results {
-		if r.Alert != nil && r.Alert.Firing() {
+		// An alert that resolved since is no member: the incident closes
+		// when the others resolve (a review: the parent said firing for
+		// good, and took in the next episode).
+		if r.Alert != nil && r.Alert.Firing() && !slices.Contains(resolvedSince, r.Alert.Fingerprint) {
 			members = append(members, store.Member{Fingerprint: r.Alert.Fingerprint, StartsAt: strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)})
 		}
 	}

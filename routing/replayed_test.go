@@ -28,7 +28,7 @@ func TestAReplayedOpeningIsTheIncidentsParent(t *testing.T) {
 	if err := slack.Notify(t.Context(), replayed); err != nil { // the replay's send
 		t.Fatal(err)
 	}
-	if err := p.AdoptReplayedOpening(t.Context(), replayed); err != nil {
+	if err := p.AdoptReplayedOpening(t.Context(), replayed, nil); err != nil {
 		t.Fatal(err)
 	}
 	mustProcess(t, p, a) // Alertmanager's retry of the same alert
@@ -51,12 +51,40 @@ func TestAReplayedOpeningIsTheIncidentsParent(t *testing.T) {
 	if err := slack.Notify(t.Context(), late); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.AdoptReplayedOpening(t.Context(), late); err != nil {
+	if err := p.AdoptReplayedOpening(t.Context(), late, nil); err != nil {
 		t.Fatal(err)
 	}
 	mustProcess(t, p, c, tAlert("TTFTHigh", "firing", "ticket", "instance", "d", "service", "search"))
 	sent := e.slack.notifications()
 	if last := sent[len(sent)-1]; last.Opening || last.Ref != "P2" {
 		t.Errorf("an update of the incident opened before the replay: opening %v, ref %q; want a reply under its own parent P2", last.Opening, last.Ref)
+	}
+}
+
+// A replayed opening's alert that resolved since is no member of the
+// incident it adopts: the incident closes when the others resolve, its
+// parent redrawn resolved, instead of saying firing for good and taking in
+// the next episode (a review).
+func TestAReplayedOpeningLeavesOutAlertsResolvedSince(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	var parents atomic.Int32
+	slack := parentSink{e.slack, &parents}
+	p.Receivers["slack"][0].Notifier = slack
+	y1, y2 := tAlert("TTFTHigh", "firing", "ticket", "instance", "y1"), tAlert("TTFTHigh", "firing", "ticket", "instance", "y2")
+	results := p.Evaluate(payload(t, y1, y2))
+	replayed := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: alert.ActionTicket, Opening: true, Results: results}
+	if err := slack.Notify(t.Context(), replayed); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.AdoptReplayedOpening(t.Context(), replayed, []string{results[0].Alert.Fingerprint}); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, tAlert("TTFTHigh", "resolved", "ticket", "instance", "y2"))
+	sent := e.slack.notifications()
+	if last := sent[len(sent)-1]; !last.IncidentResolved || last.Ref != "P1" {
+		t.Errorf("y2's resolve: closing %v, ref %q; want the incident closed under P1 (y1 resolved before the replay)", last.IncidentResolved, last.Ref)
 	}
 }

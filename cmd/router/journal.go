@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -196,7 +197,7 @@ func ReplaySender(p *routing.Pipeline) journal.SendFunc {
 			}
 			// Sent: a failure to record its opening is no failed replay
 			// (sending it again would post twice), only logged.
-			if err := p.AdoptReplayedOpening(context.WithoutCancel(ctx), n); err != nil && p.Logger != nil {
+			if err := p.AdoptReplayedOpening(context.WithoutCancel(ctx), n, d.ResolvedSince); err != nil && p.Logger != nil {
 				p.Logger.Warn("dead letter replayed; its incident's parent not recorded: the incident's next notification may post another", "incident", n.Incident, "err", err)
 			}
 			return nil
@@ -222,8 +223,12 @@ func (m *Main) deadLettersList(ctx context.Context, c *journalCommands) int {
 		d := l.DeadLetter
 		// Alerts' text is printed escaped: an ESC in a label must not drive
 		// the terminal, a tab or newline not break the table.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%t\t%s\n", l.ID, l.Time.UTC().Format(time.RFC3339), journal.TerminalSafe(d.Receiver),
-			journal.TerminalSafe(d.Integration), journal.TerminalSafe(d.Incident), journal.TerminalSafe(string(d.Kind)), l.Replayed, journal.TerminalSafe(d.Error))
+		replayed := strconv.FormatBool(l.Replayed)
+		if l.Replaying {
+			replayed = "being replayed"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Time.UTC().Format(time.RFC3339), journal.TerminalSafe(d.Receiver),
+			journal.TerminalSafe(d.Integration), journal.TerminalSafe(d.Incident), journal.TerminalSafe(string(d.Kind)), replayed, journal.TerminalSafe(d.Error))
 	}
 	if err := tw.Flush(); err != nil {
 		return m.fail("dead-letters list", err)

@@ -63,8 +63,9 @@ type DeadLetters interface {
 	// Replay sends the dead letter with the given id again; sent is false
 	// when it had already been replayed.
 	Replay(ctx context.Context, id string) (sent bool, err error)
-	// Replayed reports, for each id, whether it was replayed.
-	Replayed(ctx context.Context, ids []string) ([]bool, error)
+	// Marks reports, for each id, whether it was replayed and whether a
+	// replay is sending it.
+	Marks(ctx context.Context, ids []string) (replayed, replaying []bool, err error)
 }
 
 // Options are the console's dependencies.
@@ -1108,13 +1109,13 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 		ids[i] = letters[i].ID
 	}
 	if c.opts.DeadLetters != nil && len(ids) > 0 {
-		replayed, err := c.opts.DeadLetters.Replayed(r.Context(), ids)
+		replayed, replaying, err := c.opts.DeadLetters.Marks(r.Context(), ids)
 		if err != nil {
 			c.storeFailed(w, r, err)
 			return
 		}
 		for i := range letters {
-			letters[i].Replayed = replayed[i]
+			letters[i].Replayed, letters[i].Replaying = replayed[i], replaying[i]
 		}
 	}
 	p := page{Title: "Dead letters", Nav: "dead-letters", Refresh: true, Body: deadLettersBody{Letters: letters, Total: total}, Notice: c.beganNoticeNow(r.Context())}

@@ -279,6 +279,9 @@ type DeadLetter struct {
 	Results json.RawMessage `json:"results"`
 	// Data is the webhook's template data (group labels, external URL).
 	Data json.RawMessage `json:"data,omitempty"`
+	// ResolvedSince, set by a replay for its send, are the fingerprints of
+	// the alerts it fires that resolved since it failed (not stored).
+	ResolvedSince []string `json:"-"`
 }
 
 // FiringFingerprints returns the fingerprints of the dead letter's alerts

@@ -33,7 +33,7 @@ var (
 	ErrResolvedSince = errors.New("every alert of the notification resolved since: nothing sent")
 	// ErrFiredSince: an alert a resolve's dead letter resolves fired again
 	// since, a new start: the resolve would close an incident that fires.
-	ErrFiredSince = errors.New("an alert of the resolve fired again since: nothing sent")
+	ErrFiredSince = errors.New("an alert of the resolve fired again since and fires on: nothing sent (it would close an incident that fires; once that episode resolves, its resolve closes the incident, or replay this one then)")
 )
 
 // SendFunc sends a dead letter again through the current configuration.
@@ -193,7 +193,8 @@ func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, err
 
 func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool, error) {
 	d, at := e.DeadLetter, e.Time
-	switch sup, err := r.since(ctx, d, at); {
+	sup, err := r.since(ctx, d, at)
+	switch {
 	case err != nil:
 		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
 	case !sup.delivered.IsZero():
@@ -253,7 +254,9 @@ func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool,
 	}
 	start := time.Now()
 	sctx, cancel := context.WithTimeout(ctx, min(replaySendTimeout, r.hold()/2))
-	err := r.Send(sctx, *d)
+	send := *d
+	send.ResolvedSince = sup.resolvedAlerts
+	err = r.Send(sctx, send)
 	cancel()
 	if err != nil {
 		r.record(ctx, e, time.Since(start), err)
@@ -417,8 +420,11 @@ type supersession struct {
 	// (ErrResolvedSince).
 	resolved bool
 	// refired: an alert a resolve's dead letter resolves fired again
-	// since, a later start (ErrFiredSince).
+	// since, a later start, and fires on (ErrFiredSince).
 	refired bool
+	// resolvedAlerts are the firing dead letter's alerts that resolved
+	// since (DeadLetter.ResolvedSince).
+	resolvedAlerts []string
 }
 
 // sinceLookback is how far before a dead letter's time the journal is read
@@ -447,6 +453,11 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 	}
 	open := len(firing)
 	done := map[string]bool{}
+	// refire: a resolve's alerts firing again since, a later start, routed
+	// to its receiver — until that episode resolved too. A re-fire decided
+	// none, or resolved since, keeps no incident open: the resolve is
+	// needed (a review: refused for good, PagerDuty left open).
+	refire := map[string]time.Time{}
 	found := errors.New("found")
 	err := Each(ctx, r.Journal, Query{Since: at.Add(-sinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
 		after := !e.Time.Before(at.Truncate(time.Millisecond))
@@ -461,8 +472,15 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 			done[e.Fingerprint] = true
 			open--
 		}
-		if start, ok := starts[e.Fingerprint]; ok && after && e.Status == "firing" && e.StartsAt.After(start) {
-			sup.refired = true
+		if start, ok := starts[e.Fingerprint]; ok && after {
+			switch {
+			case e.Status == "firing" && e.StartsAt.After(start) && e.Decision.Action != alert.ActionNone && slices.Contains(e.Receivers, d.Receiver):
+				refire[e.Fingerprint] = e.StartsAt
+			case e.Status == "resolved":
+				if rs, ok := refire[e.Fingerprint]; ok && !e.StartsAt.Before(rs) {
+					delete(refire, e.Fingerprint)
+				}
+			}
 		}
 		return nil
 	})
@@ -470,13 +488,18 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 		return supersession{delivered: sup.delivered}, nil
 	}
 	sup.resolved = err == nil && len(firing) > 0 && open == 0
+	sup.refired = err == nil && len(refire) > 0
+	for fp := range done {
+		sup.resolvedAlerts = append(sup.resolvedAlerts, fp)
+	}
 	return sup, err
 }
 
-// Status is a dead letter with whether it was replayed.
+// Status is a dead letter with whether it was replayed, or is being
+// replayed (its claim held while a replay sends it: ErrInFlight).
 type Status struct {
 	Entry
-	Replayed bool
+	Replayed, Replaying bool
 }
 
 // List returns the dead letters since the given time, newest first, each
@@ -508,25 +531,38 @@ func (r *Replayer) statuses(ctx context.Context, entries []Entry) ([]Status, err
 		return nil, fmt.Errorf("dead letter replay marks: %w", err)
 	}
 	for i := range out {
-		out[i].Replayed = found[i] && !strings.HasPrefix(values[i], holdPrefix)
+		out[i].Replaying = found[i] && strings.HasPrefix(values[i], holdPrefix)
+		out[i].Replayed = found[i] && !out[i].Replaying
 	}
 	return out, nil
 }
 
 // Replayed reports, for each dead letter id, whether it was replayed.
 func (r *Replayer) Replayed(ctx context.Context, ids []string) ([]bool, error) {
+	replayed, _, err := r.Marks(ctx, ids)
+	return replayed, err
+}
+
+// Marks reports, for each dead letter id, whether it was replayed and
+// whether a replay is sending it (its claim held: ErrInFlight).
+func (r *Replayer) Marks(ctx context.Context, ids []string) (replayed, replaying []bool, err error) {
 	keys := make([]string, len(ids))
 	for i, id := range ids {
 		keys[i] = r.key(id)
 	}
 	if len(keys) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	values, found, err := r.Claims.Get(ctx, keys)
-	for i := range found {
-		found[i] = found[i] && !strings.HasPrefix(values[i], holdPrefix) // in flight: not yet
+	if err != nil {
+		return nil, nil, err
 	}
-	return found, err
+	replaying = make([]bool, len(ids))
+	for i := range found {
+		replaying[i] = found[i] && strings.HasPrefix(values[i], holdPrefix)
+		found[i] = found[i] && !replaying[i] // in flight: not yet
+	}
+	return found, replaying, nil
 }
 
 // AllReport counts what ReplayAll did.

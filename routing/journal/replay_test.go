@@ -358,8 +358,8 @@ func TestAReplayInFlightIsSaidInFlight(t *testing.T) {
 	if sent, err := other.Replay(t.Context(), id); sent || !errors.Is(err, journal.ErrInFlight) || !strings.Contains(err.Error(), "router-a") {
 		t.Errorf("replay while another sends it = %v, %v; want ErrInFlight naming router-a", sent, err)
 	}
-	if list, err := other.List(t.Context(), time.Time{}); err != nil || len(list) != 1 || list[0].Replayed {
-		t.Errorf("List while it is sent = %+v, %v; want it not replayed yet", list, err)
+	if list, err := other.List(t.Context(), time.Time{}); err != nil || len(list) != 1 || list[0].Replayed || !list[0].Replaying {
+		t.Errorf("List while it is sent = %+v, %v; want it being replayed, not replayed yet", list, err)
 	}
 	close(release)
 	if err := <-done; err == nil {
@@ -392,20 +392,30 @@ func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
 	var sends int
 	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
 		Send: func(context.Context, journal.DeadLetter) error { sends++; return errors.New("still failing") }}
-	firing := func(at time.Time) {
+	decision := func(status string, at time.Time, action alert.Action) {
 		w.Write(journal.Entry{Kind: journal.KindDecision, Time: dl.Time.Add(time.Second), Fingerprint: al.Fingerprint, Incident: res.Incident,
-			Status: "firing", StartsAt: at, Receivers: []string{"pd"}})
+			Status: status, StartsAt: at, Receivers: []string{"pd"}, Decision: alert.Decision{Action: action}})
 		if err := w.Flush(t.Context()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	firing(start) // a lagging peer's copy of the same episode
+	decision("firing", start, alert.ActionPage) // a lagging peer's copy of the same episode
 	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 1 {
 		t.Fatalf("a firing of the same start after the resolve stopped it: %v (%d sends)", err, sends)
 	}
-	firing(start.Add(time.Hour)) // a new episode
-	if sent, err := r.Replay(t.Context(), dl.ID); sent || !errors.Is(err, journal.ErrFiredSince) || sends != 1 {
+	// A new episode decided none (a low burn rate): nothing holds the
+	// incident open, the resolve is needed (a review: refused for good).
+	decision("firing", start.Add(30*time.Minute), alert.ActionNone)
+	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 2 {
+		t.Fatalf("a re-fire decided none stopped the resolve: %v (%d sends)", err, sends)
+	}
+	decision("firing", start.Add(time.Hour), alert.ActionPage) // a new episode that pages
+	if sent, err := r.Replay(t.Context(), dl.ID); sent || !errors.Is(err, journal.ErrFiredSince) || sends != 2 {
 		t.Fatalf("replay of a resolve whose alert fired again = %v, %v (%d sends); want ErrFiredSince", sent, err, sends)
+	}
+	decision("resolved", start.Add(time.Hour), alert.ActionPage) // and resolved since: the resolve is needed again
+	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 3 {
+		t.Fatalf("a re-fire resolved since still stopped the resolve: %v (%d sends)", err, sends)
 	}
 
 	// The resolve decided before the firing's dead letter was written.
@@ -416,7 +426,7 @@ func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
 	id := deadLetter(t, w2, j2)
 	r2 := &journal.Replayer{Journal: j2, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
 		Send: func(context.Context, journal.DeadLetter) error { sends++; return nil }}
-	if sent, err := r2.Replay(t.Context(), id); sent || !errors.Is(err, journal.ErrResolvedSince) || sends != 1 {
+	if sent, err := r2.Replay(t.Context(), id); sent || !errors.Is(err, journal.ErrResolvedSince) || sends != 3 {
 		t.Fatalf("replay of a firing resolved just before its dead letter was written = %v, %v; want ErrResolvedSince", sent, err)
 	}
 }
