@@ -19,17 +19,19 @@ import (
 // replica posted it during the outage — and a fail-open update of it goes
 // in that parent's thread. PagerDuty is not concerned: a fail-open firing
 // still triggers there (its dedup key folds it into an open incident), so
-// a page is never held on what a replica remembers. What a replica cannot
-// know: another replica resolved the incident and nothing of it reached
-// this one since; an outage's new firing of it within knownRefTTL then
-// replies under the resolved parent (a ticket's, since a page still
-// triggers PagerDuty). A Join that finds the incident closed forgets it.
+// a page is never held on what a replica remembers. Another replica may
+// have resolved the incident since this one saw it (a review: a new
+// episode replied under the resolved parent, a ticket's hidden): the
+// parent is reused only while the webhook carries an alert of the incident
+// firing since before the parent was seen — the same episode. A Join that
+// finds the incident closed forgets it.
 
-// knownRefTTL is how long a parent seen is reused in an outage: the
-// incident may have been resolved by another replica since (its new
-// firing would then reply under the resolved parent), so only a parent
-// seen lately — any webhook of an incident that is alive refreshes it.
-const knownRefTTL = 10 * time.Minute
+// knownRefTTL is how long a parent seen is reused in an outage. The
+// incident may have been resolved by another replica since: its parent is
+// reused only for a webhook carrying an alert of it that has fired since
+// before the parent was seen (failOpenIncidents), so the episode is the
+// same; a new episode posts a parent of its own.
+const knownRefTTL = time.Hour
 
 // knownRefsSize bounds each generation of the memory of parents.
 const knownRefsSize = 8192
@@ -65,13 +67,13 @@ func (k *knownRefs) forget(key string) {
 	k.m.Delete(key)
 }
 
-// get returns the parent of the incident at key when seen within
-// knownRefTTL of now.
-func (k *knownRefs) get(key string, now time.Time) (string, bool) {
+// get returns the parent of the incident at key, and when it was seen,
+// when seen within knownRefTTL of now.
+func (k *knownRefs) get(key string, now time.Time) (string, time.Time, bool) {
 	k.init()
 	r, ok := k.m.Get(key)
 	if !ok || now.Sub(r.at) > knownRefTTL || r.at.After(now) {
-		return "", false
+		return "", time.Time{}, false
 	}
-	return r.ref, true
+	return r.ref, r.at, true
 }

@@ -3,9 +3,13 @@ package routing_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -89,5 +93,62 @@ func TestAnOutagesUpdateRepliesUnderTheEpisodesParent(t *testing.T) {
 	sent := e.slack.notifications()
 	if last := sent[len(sent)-1]; last.Ref != "P2" || last.Opening {
 		t.Errorf("the outage's firing: opening %v, ref %q; want a reply under the open episode's parent P2", last.Opening, last.Ref)
+	}
+}
+
+// Another replica resolved the incident since this one saw its parent; in
+// an outage a new episode of it (an alert that started after) posts a
+// parent of its own rather than replying under the resolved one, where a
+// ticket was hidden (a review). PagerDuty, for pages, triggers either way.
+func TestAnOutagesNewEpisodePostsANewParent(t *testing.T) {
+	e, p, f := outageEnv(t)
+	var parents atomic.Int32
+	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
+	other := e.pipeline()
+	other.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "instance", "a"))       // P1, seen by p
+	mustProcess(t, other, tAlert("TTFTHigh", "resolved", "ticket", "instance", "a")) // resolved by the other replica
+	f.setDown(true)
+	b := tAlert("TTFTHigh", "firing", "ticket", "instance", "b")
+	b.StartsAt = time.Now().Add(time.Minute).Format(time.RFC3339Nano) // started after P1 was seen
+	mustProcess(t, p, b)
+	sent := e.slack.notifications()
+	if last := sent[len(sent)-1]; !last.Opening || last.Ref != "P2" {
+		t.Errorf("the new episode in the outage: opening %v, ref %q; want a parent of its own, P2", last.Opening, last.Ref)
+	}
+}
+
+// An alert that joined an incident during an outage is a member once the
+// store answers: another alert's resolve then leaves the incident open
+// (a review: PagerDuty resolved while the outage's alert fired, its
+// repeats deduplicated for hours).
+func TestAnAlertJoinedInAnOutageKeepsItsIncidentOpen(t *testing.T) {
+	e, p, f := outageEnv(t)
+	other := e.pipeline()
+	other.Store = f
+	other.Deferred = p.Deferred
+	in := func(pl *routing.Pipeline, group string, alerts ...webhooktest.Alert) {
+		t.Helper()
+		msg := payload(t, alerts...)
+		msg.GroupKey = group
+		if _, err := pl.Process(context.Background(), msg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const groupA, groupB = `{}:{alertname="A"}`, `{}:{alertname="B"}`
+	in(p, groupA, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	f.setDown(true)
+	in(other, groupB, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	f.setDown(false)
+	eventually(t, "the outage's writes reach the store", func() bool { return p.Deferred.Len() == 0 })
+	in(p, groupA, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
+	for _, ev := range e.pd.events() {
+		if strings.HasPrefix(ev, "resolve") {
+			t.Fatalf("pagerduty events %v: the incident was resolved while b, joined in the outage, fires", e.pd.events())
+		}
+	}
+	in(other, groupB, tAlert("TTFTHigh", "resolved", "page", "instance", "b"))
+	if got := e.pd.events(); got[len(got)-1] != "resolve llm-inference-gpu/chat/TTFT" {
+		t.Errorf("pagerduty events %v, want b's resolve to close it", got)
 	}
 }

@@ -44,6 +44,9 @@ type incidentLease struct {
 	// restored are the members the Leave left that may have resolved while
 	// Redis lost writes (store.IncidentResult.Restored: leaveRestored).
 	restored []string
+	// failedOpen: the store could not answer its steps (failOpenIncidents):
+	// the joins delivered are written when it answers (incidentSettleOps).
+	failedOpen bool
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -401,9 +404,17 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 	var later []store.IncidentOp
 	now := time.Now()
 	for _, l := range leases {
+		l.failedOpen = true
 		ref, known := "", false
 		if b := l.first(); b != nil && threadsUpdates(b) {
-			ref, known = p.refs.get(l.key, now)
+			var seen time.Time
+			ref, seen, known = p.refs.get(l.key, now)
+			// Only an episode still going on: an alert of it in this
+			// webhook has fired since before the parent was seen. A new
+			// episode (another replica resolved the incident since) gets
+			// a parent of its own, not a reply under the resolved one,
+			// hidden (a review).
+			known = known && slices.ContainsFunc(l.joins, func(b *batch) bool { return firedSince(b, seen) })
 		}
 		for i, b := range l.joins {
 			b.n.Opening = i == 0 && !l.joined && !known
@@ -434,6 +445,15 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 	if len(later) > 0 && p.Deferred != nil {
 		p.Deferred.Incidents(later)
 	}
+}
+
+// firedSince reports whether one of b's alerts fires and started at or
+// before t.
+func firedSince(b *batch, t time.Time) bool {
+	return slices.ContainsFunc(b.trs, func(tr *transition) bool {
+		a := tr.res.Alert
+		return a.Firing() && !a.StartsAt.IsZero() && !a.StartsAt.After(t)
+	})
 }
 
 // errResolveHeld marks the batches of a resolve failOpenIncidents holds.
@@ -523,6 +543,29 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepRef, Token: token, Ref: b.n.Ref, TTL: ttl})
 				break
 			}
+		}
+	case l.failedOpen && !l.joined:
+		// Sent while the store could not be read: its members join the
+		// incident when the store answers (through Deferred, as this
+		// settle's writes fail meanwhile), opening it with the parent an
+		// opening posted — else a resolve of another alert after the
+		// outage closed the incident while these fired (a review: a page
+		// resolved at PagerDuty, the outage's alert deduplicated for
+		// hours). Opened after a Join that finds the incident open is
+		// lost, harmlessly: its parent stays.
+		var sent []*batch
+		ref := ""
+		for _, b := range l.joins {
+			if b.err == nil {
+				sent = append(sent, b)
+				if b.n.Opening && b.n.Ref != "" {
+					ref = b.n.Ref
+				}
+			}
+		}
+		if len(sent) > 0 {
+			ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepJoin, Members: members(sent), Token: token, Lease: settleTimeout, TTL: ttl, Group: l.group},
+				store.IncidentOp{Key: l.key, Step: store.StepOpened, Token: token, Ref: ref, TTL: ttl})
 		}
 	}
 	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && (b.n.Opening || remindsTrigger(b)) }) {
