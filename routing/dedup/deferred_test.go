@@ -265,3 +265,29 @@ func waitApplied(t *testing.T, d *Deferred) {
 		time.Sleep(10 * time.Millisecond) // poll interval, not a timing assumption
 	}
 }
+
+// Writes dropped over the queue's limit are logged with their count, not a
+// line each (a review: 643 ERROR lines in a minute).
+func TestWritesOverTheLimitAreLoggedWithTheirCount(t *testing.T) {
+	st, srv := redisStore(t)
+	srv.Kill()
+	var logs bytes.Buffer
+	var mu sync.Mutex
+	d := NewDeferred(st, NewDeferredMetrics(nil), slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &mu}, nil)))
+	t.Cleanup(d.Close)
+	d.mu.Lock()
+	d.maxLen = 5
+	d.mu.Unlock()
+	for i := range 50 {
+		d.Set([]store.Entry{{Key: fmt.Sprintf("n:%d", i), Value: "v"}})
+	}
+	mu.Lock()
+	out := logs.String()
+	mu.Unlock()
+	if n := strings.Count(out, "over their limit"); n != 1 {
+		t.Errorf("%d lines for 45 writes dropped over the limit, want 1:\n%s", n, out)
+	}
+	if d.Len() != 5 {
+		t.Errorf("%d writes queued, want the limit, 5", d.Len())
+	}
+}
