@@ -33,7 +33,7 @@ var (
 	ErrResolvedSince = errors.New("every alert of the notification resolved since: nothing sent")
 	// ErrFiredSince: an alert a resolve's dead letter resolves fired again
 	// since, a new start: the resolve would close an incident that fires.
-	ErrFiredSince = errors.New("an alert of the resolve fired again since and fires on: nothing sent (it would close an incident that fires; once that episode resolves, its resolve closes the incident, or replay this one then)")
+	ErrFiredSince = errors.New("an alert of the incident fired since and fires on: nothing sent (it would close an incident that fires; once those alerts resolve, their resolve closes the incident, or replay this one then)")
 )
 
 // SendFunc sends a dead letter again through the current configuration.
@@ -420,7 +420,9 @@ type supersession struct {
 	// (ErrResolvedSince).
 	resolved bool
 	// refired: an alert a resolve's dead letter resolves fired again
-	// since, a later start, and fires on (ErrFiredSince).
+	// since, a later start, and fires on — or, for a resolve closing the
+	// incident, any alert of the incident fired since and fires on
+	// (ErrFiredSince).
 	refired bool
 	// resolvedAlerts are the firing dead letter's alerts that resolved
 	// since (DeadLetter.ResolvedSince).
@@ -472,10 +474,19 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 			done[e.Fingerprint] = true
 			open--
 		}
-		if start, ok := starts[e.Fingerprint]; ok && after {
+		if d.Kind == alert.KindResolved && after {
+			start, own := starts[e.Fingerprint]
 			switch {
-			case e.Status == "firing" && e.StartsAt.After(start) && e.Decision.Action != alert.ActionNone && slices.Contains(e.Receivers, d.Receiver):
-				refire[e.Fingerprint] = e.StartsAt
+			case e.Status == "firing" && e.Decision.Action != alert.ActionNone && slices.Contains(e.Receivers, d.Receiver):
+				// One of its alerts in a new episode (a later start: an HA
+				// peer's lagging copy of the same episode is not), or, for
+				// a resolve that closes the incident, any alert of it: the
+				// incident fires at the integration (PagerDuty's dedup key
+				// is the incident's) — a review saw a replayed resolve
+				// close PagerDuty while another alert, folded in, fired.
+				if (own && e.StartsAt.After(start)) || (!own && d.IncidentResolved) {
+					refire[e.Fingerprint] = e.StartsAt
+				}
 			case e.Status == "resolved":
 				if rs, ok := refire[e.Fingerprint]; ok && !e.StartsAt.Before(rs) {
 					delete(refire, e.Fingerprint)

@@ -430,3 +430,41 @@ func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
 		t.Fatalf("replay of a firing resolved just before its dead letter was written = %v, %v; want ErrResolvedSince", sent, err)
 	}
 }
+
+// A resolve's dead letter that closes its incident is not sent while
+// another alert of the incident fires since: PagerDuty's incident is the
+// incident's (its dedup key), and the other alert was folded into it (a
+// review: the replay resolved PagerDuty while it fired). Once that alert
+// resolved too, the resolve goes.
+func TestAClosingResolveIsNotSentWhileAnotherAlertOfItFires(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	msg, results := decide(t, "firing.json")
+	res := *results[0]
+	al := *res.Alert
+	al.Status = "resolved"
+	res.Alert = &al
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: res.Incident, Kind: alert.KindResolved,
+		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{&res}, Data: &msg.Data})
+	got, _ := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	dl := got[0]
+	var sends int
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
+		Send: func(context.Context, journal.DeadLetter) error { sends++; return errors.New("still failing") }}
+	other := func(status string) {
+		w.Write(journal.Entry{Kind: journal.KindDecision, Time: dl.Time.Add(time.Second), Fingerprint: "bbbbbbbbbbbbbbb2", Incident: res.Incident,
+			Status: status, StartsAt: al.StartsAt.Add(-time.Hour), Receivers: []string{"pd"}, Decision: alert.Decision{Action: alert.ActionPage},
+			Deliveries: []journal.Delivery{{Receiver: "pd", Integration: "pagerduty/0", Outcome: string(alert.DeliverySuppressed)}}})
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other("firing")
+	if sent, err := r.Replay(t.Context(), dl.ID); sent || !errors.Is(err, journal.ErrFiredSince) || sends != 0 {
+		t.Fatalf("replay of the closing resolve while another alert of the incident fires = %v, %v (%d sends); want ErrFiredSince", sent, err, sends)
+	}
+	other("resolved")
+	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 1 {
+		t.Fatalf("the other alert resolved since, the replay is still refused: %v (%d sends)", err, sends)
+	}
+}
