@@ -87,9 +87,11 @@ func (p *Pipeline) leases() dedup.Leases {
 // transitions claimed by another replica are returned for awaitLost, after
 // the sends. The webhook leaves the update counts (in) of the incidents
 // where it won no claim: what another replica sends is not this webhook's
-// update. open says which incidents the webhook's resolves may not close
-// (heldOpen); group is msg's (alert.Message.GroupID).
-func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open openBy, group string, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
+// update. results are msg's alerts: the incidents the webhook's resolves
+// may not close (heldOpen), its oldest firing alert of each incident
+// (noteOldestFiring); group is msg's (alert.Message.GroupID).
+func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, results []*alert.Result, group string, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
+	open := heldOpen(msg, results)
 	keys := make([]string, len(trs))
 	index := make(map[*transition]int, len(trs))
 	for i, t := range trs {
@@ -136,6 +138,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, open o
 		leases = p.incidentLeases(batches, open, group)
 	}
 	p.notifications(msg, batches)
+	noteOldestFiring(leases, results)
 	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr
 }
 

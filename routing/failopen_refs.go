@@ -23,14 +23,15 @@ import (
 // have resolved the incident since this one saw it (a review: a new
 // episode replied under the resolved parent, a ticket's hidden): the
 // parent is reused only while the webhook carries an alert of the incident
-// firing since before the parent was seen — the same episode. A Join that
-// finds the incident closed forgets it.
+// (deduplicated ones included) firing since before the parent was seen,
+// less startSkew — the same episode. A Join that finds the incident closed
+// forgets it.
 
 // knownRefTTL is how long a parent seen is reused in an outage. The
 // incident may have been resolved by another replica since: its parent is
 // reused only for a webhook carrying an alert of it that has fired since
-// before the parent was seen (failOpenIncidents), so the episode is the
-// same; a new episode posts a parent of its own.
+// before the parent was seen (failOpenIncidents, noteOldestFiring), so the
+// episode is the same; a new episode posts a parent of its own.
 const knownRefTTL = time.Hour
 
 // knownRefsSize bounds each generation of the memory of parents.

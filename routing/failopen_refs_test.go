@@ -3,13 +3,11 @@ package routing_test
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
-	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -118,37 +116,30 @@ func TestAnOutagesNewEpisodePostsANewParent(t *testing.T) {
 	}
 }
 
-// An alert that joined an incident during an outage is a member once the
-// store answers: another alert's resolve then leaves the incident open
-// (a review: PagerDuty resolved while the outage's alert fired, its
-// repeats deduplicated for hours).
-func TestAnAlertJoinedInAnOutageKeepsItsIncidentOpen(t *testing.T) {
+// In an outage the webhook's older alerts, which this replica sent since
+// and so deduplicates (dedup.Deferred.Pending), still say the episode goes
+// on: the new alerts beside them reply under the known parent, webhook
+// after webhook, rather than each posting a parent.
+func TestAnOutagesNewAlertsBesideDeduplicatedOnesReplyUnderTheParent(t *testing.T) {
 	e, p, f := outageEnv(t)
-	other := e.pipeline()
-	other.Store = f
-	other.Deferred = p.Deferred
-	in := func(pl *routing.Pipeline, group string, alerts ...webhooktest.Alert) {
-		t.Helper()
-		msg := payload(t, alerts...)
-		msg.GroupKey = group
-		if _, err := pl.Process(context.Background(), msg); err != nil {
-			t.Fatal(err)
-		}
-	}
-	const groupA, groupB = `{}:{alertname="A"}`, `{}:{alertname="B"}`
-	in(p, groupA, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	var parents atomic.Int32
+	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
+	a := tAlert("TTFTHigh", "firing", "ticket", "instance", "a") // started long ago
+	mustProcess(t, p, a)                                         // P1
 	f.setDown(true)
-	in(other, groupB, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
-	f.setDown(false)
-	eventually(t, "the outage's writes reach the store", func() bool { return p.Deferred.Len() == 0 })
-	in(p, groupA, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
-	for _, ev := range e.pd.events() {
-		if strings.HasPrefix(ev, "resolve") {
-			t.Fatalf("pagerduty events %v: the incident was resolved while b, joined in the outage, fires", e.pd.events())
-		}
+	fresh := func(inst string) webhooktest.Alert {
+		x := tAlert("TTFTHigh", "firing", "ticket", "instance", inst)
+		x.StartsAt = time.Now().Format(time.RFC3339Nano)
+		return x
 	}
-	in(other, groupB, tAlert("TTFTHigh", "resolved", "page", "instance", "b"))
-	if got := e.pd.events(); got[len(got)-1] != "resolve llm-inference-gpu/chat/TTFT" {
-		t.Errorf("pagerduty events %v, want b's resolve to close it", got)
+	b, c := fresh("b"), fresh("c")
+	mustProcess(t, p, a, b)
+	mustProcess(t, p, a, b, c) // a and b deduplicated here: c alone is new
+	sent := e.slack.notifications()
+	if last := sent[len(sent)-1]; last.Opening || last.Ref != "P1" || len(last.Results) != 1 {
+		t.Errorf("c in the outage: opening %v, ref %q, %d alerts; want c alone replying under P1", last.Opening, last.Ref, len(last.Results))
+	}
+	if parents.Load() != 1 {
+		t.Errorf("%d parents, want 1", parents.Load())
 	}
 }

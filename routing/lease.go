@@ -44,9 +44,10 @@ type incidentLease struct {
 	// restored are the members the Leave left that may have resolved while
 	// Redis lost writes (store.IncidentResult.Restored: leaveRestored).
 	restored []string
-	// failedOpen: the store could not answer its steps (failOpenIncidents):
-	// the joins delivered are written when it answers (incidentSettleOps).
-	failedOpen bool
+	// oldestFiring is the earliest start of the webhook's firing alerts of
+	// the incident at its receiver, deduplicated ones included (the zero
+	// time: none): failOpenIncidents' guard for a remembered parent.
+	oldestFiring time.Time
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -404,7 +405,6 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 	var later []store.IncidentOp
 	now := time.Now()
 	for _, l := range leases {
-		l.failedOpen = true
 		ref, known := "", false
 		if b := l.first(); b != nil && threadsUpdates(b) {
 			var seen time.Time
@@ -414,7 +414,7 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 			// episode (another replica resolved the incident since) gets
 			// a parent of its own, not a reply under the resolved one,
 			// hidden (a review).
-			known = known && slices.ContainsFunc(l.joins, func(b *batch) bool { return firedSince(b, seen) })
+			known = known && !l.oldestFiring.IsZero() && !l.oldestFiring.After(seen.Add(-startSkew))
 		}
 		for i, b := range l.joins {
 			b.n.Opening = i == 0 && !l.joined && !known
@@ -447,13 +447,35 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 	}
 }
 
-// firedSince reports whether one of b's alerts fires and started at or
-// before t.
-func firedSince(b *batch, t time.Time) bool {
-	return slices.ContainsFunc(b.trs, func(tr *transition) bool {
-		a := tr.res.Alert
-		return a.Firing() && !a.StartsAt.IsZero() && !a.StartsAt.After(t)
-	})
+// startSkew is the margin failOpenIncidents allows between the clocks of
+// Prometheus (an alert's start) and this replica (when it saw a parent): a
+// new episode's alert from a Prometheus a minute behind replied under the
+// resolved parent (a review).
+const startSkew = 2 * time.Minute
+
+// noteOldestFiring sets each lease's oldestFiring from results, the
+// webhook's alerts (deduplicated ones included: an alert this replica sent
+// during an outage is deduplicated there, and still says the episode goes
+// on).
+func noteOldestFiring(leases []*incidentLease, results []*alert.Result) {
+	if len(leases) == 0 {
+		return
+	}
+	for _, l := range leases {
+		b := l.first()
+		if b == nil {
+			continue
+		}
+		for _, r := range results {
+			a := r.Alert
+			if r.Incident != b.incident || !a.Firing() || a.StartsAt.IsZero() || !slices.Contains(r.Receivers, b.receiver) {
+				continue
+			}
+			if l.oldestFiring.IsZero() || a.StartsAt.Before(l.oldestFiring) {
+				l.oldestFiring = a.StartsAt
+			}
+		}
+	}
 }
 
 // errResolveHeld marks the batches of a resolve failOpenIncidents holds.
@@ -543,29 +565,6 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 				ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepRef, Token: token, Ref: b.n.Ref, TTL: ttl})
 				break
 			}
-		}
-	case l.failedOpen && !l.joined:
-		// Sent while the store could not be read: its members join the
-		// incident when the store answers (through Deferred, as this
-		// settle's writes fail meanwhile), opening it with the parent an
-		// opening posted — else a resolve of another alert after the
-		// outage closed the incident while these fired (a review: a page
-		// resolved at PagerDuty, the outage's alert deduplicated for
-		// hours). Opened after a Join that finds the incident open is
-		// lost, harmlessly: its parent stays.
-		var sent []*batch
-		ref := ""
-		for _, b := range l.joins {
-			if b.err == nil {
-				sent = append(sent, b)
-				if b.n.Opening && b.n.Ref != "" {
-					ref = b.n.Ref
-				}
-			}
-		}
-		if len(sent) > 0 {
-			ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepJoin, Members: members(sent), Token: token, Lease: settleTimeout, TTL: ttl, Group: l.group},
-				store.IncidentOp{Key: l.key, Step: store.StepOpened, Token: token, Ref: ref, TTL: ttl})
 		}
 	}
 	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && (b.n.Opening || remindsTrigger(b)) }) {

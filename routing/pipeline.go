@@ -236,7 +236,7 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	defer cancel()
 	token := dedup.NewToken()
 	group := msg.GroupID()
-	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, heldOpen(msg, results), group, trs, histories, token, in, sum)
+	batches, leases, lost, claimErr := p.claimAndLease(dctx, msg, results, group, trs, histories, token, in, sum)
 	groups(msg, results, batches)
 	p.unheldResolves(dctx, batches, token)
 	p.unthreadedResolves(dctx, batches)
