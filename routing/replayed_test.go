@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -15,19 +17,8 @@ import (
 // incident's: what follows replies under it. An incident opened meanwhile
 // keeps its own parent.
 func TestAReplayedOpeningIsTheIncidentsParent(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	var parents atomic.Int32
-	slack := parentSink{e.slack, &parents}
-	p.Receivers["slack"][0].Notifier = slack
 	a := tAlert("TTFTHigh", "firing", "ticket", "instance", "a")
-	results := p.Evaluate(payload(t, a))
-	replayed := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
-		Action: alert.ActionTicket, Opening: true, Results: results}
-	if err := slack.Notify(t.Context(), replayed); err != nil { // the replay's send
-		t.Fatal(err)
-	}
+	e, p, slack, parents, replayed := replayedOpening(t, a)
 	if err := p.AdoptReplayedOpening(t.Context(), replayed, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -66,19 +57,9 @@ func TestAReplayedOpeningIsTheIncidentsParent(t *testing.T) {
 // parent redrawn resolved, instead of saying firing for good and taking in
 // the next episode (a review).
 func TestAReplayedOpeningLeavesOutAlertsResolvedSince(t *testing.T) {
-	srv := redistest.Start(t)
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	p := e.pipeline()
-	var parents atomic.Int32
-	slack := parentSink{e.slack, &parents}
-	p.Receivers["slack"][0].Notifier = slack
 	y1, y2 := tAlert("TTFTHigh", "firing", "ticket", "instance", "y1"), tAlert("TTFTHigh", "firing", "ticket", "instance", "y2")
-	results := p.Evaluate(payload(t, y1, y2))
-	replayed := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
-		Action: alert.ActionTicket, Opening: true, Results: results}
-	if err := slack.Notify(t.Context(), replayed); err != nil {
-		t.Fatal(err)
-	}
+	e, p, _, _, replayed := replayedOpening(t, y1, y2)
+	results := replayed.Results
 	if err := p.AdoptReplayedOpening(t.Context(), replayed, []string{results[0].Alert.Fingerprint}); err != nil {
 		t.Fatal(err)
 	}
@@ -87,4 +68,24 @@ func TestAReplayedOpeningLeavesOutAlertsResolvedSince(t *testing.T) {
 	if last := sent[len(sent)-1]; !last.IncidentResolved || last.Ref != "P1" {
 		t.Errorf("y2's resolve: closing %v, ref %q; want the incident closed under P1 (y1 resolved before the replay)", last.IncidentResolved, last.Ref)
 	}
+}
+
+// replayedOpening is a pipeline on a real Redis whose Slack draws parents
+// (P1, P2, …), and the opening of alerts' incident sent as a replay sends
+// it (P1), not yet adopted.
+func replayedOpening(t *testing.T, alerts ...webhooktest.Alert) (*env, *routing.Pipeline, parentSink, *atomic.Int32, *alert.Notification) {
+	t.Helper()
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	parents := &atomic.Int32{}
+	slack := parentSink{e.slack, parents}
+	p.Receivers["slack"][0].Notifier = slack
+	results := p.Evaluate(payload(t, alerts...))
+	replayed := &alert.Notification{Receiver: "slack", Integration: "slack/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: alert.ActionTicket, Opening: true, Results: results}
+	if err := slack.Notify(t.Context(), replayed); err != nil { // the replay's send
+		t.Fatal(err)
+	}
+	return e, p, slack, parents, replayed
 }

@@ -379,16 +379,9 @@ func TestAReplayInFlightIsSaidInFlight(t *testing.T) {
 func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
 	j := store.NewMemoryJournal(store.JournalRetention{})
 	w, _ := newWriter(t, j, journal.WriterOptions{})
-	msg, results := decide(t, "firing.json")
-	res := *results[0]
+	dl, res, results := closingResolveDeadLetter(t, w, j)
 	al := *res.Alert
-	al.Status = "resolved"
-	res.Alert = &al
 	start := al.StartsAt
-	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: res.Incident, Kind: alert.KindResolved,
-		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{&res}, Data: &msg.Data})
-	got, _ := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
-	dl := got[0]
 	var sends int
 	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
 		Send: func(context.Context, journal.DeadLetter) error { sends++; return errors.New("still failing") }}
@@ -439,15 +432,8 @@ func TestAResolveWhoseAlertFiredAgainSinceIsNotSent(t *testing.T) {
 func TestAClosingResolveIsNotSentWhileAnotherAlertOfItFires(t *testing.T) {
 	j := store.NewMemoryJournal(store.JournalRetention{})
 	w, _ := newWriter(t, j, journal.WriterOptions{})
-	msg, results := decide(t, "firing.json")
-	res := *results[0]
+	dl, res, _ := closingResolveDeadLetter(t, w, j)
 	al := *res.Alert
-	al.Status = "resolved"
-	res.Alert = &al
-	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: res.Incident, Kind: alert.KindResolved,
-		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{&res}, Data: &msg.Data})
-	got, _ := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
-	dl := got[0]
 	var sends int
 	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1",
 		Send: func(context.Context, journal.DeadLetter) error { sends++; return errors.New("still failing") }}
@@ -467,4 +453,23 @@ func TestAClosingResolveIsNotSentWhileAnotherAlertOfItFires(t *testing.T) {
 	if _, err := r.Replay(t.Context(), dl.ID); errors.Is(err, journal.ErrFiredSince) || sends != 1 {
 		t.Fatalf("the other alert resolved since, the replay is still refused: %v (%d sends)", err, sends)
 	}
+}
+
+// closingResolveDeadLetter writes the dead letter of the resolve, closing
+// its incident at PagerDuty, of firing.json's first alert, and returns it
+// with that resolved alert's result and the file's results.
+func closingResolveDeadLetter(t *testing.T, w *journal.Writer, j store.Journal) (journal.Entry, *alert.Result, []*alert.Result) {
+	t.Helper()
+	msg, results := decide(t, "firing.json")
+	res := *results[0]
+	al := *res.Alert
+	al.Status = "resolved"
+	res.Alert = &al
+	writeDeadLetter(t, w, &alert.Notification{Receiver: "pd", Integration: "pagerduty/0", Incident: res.Incident, Kind: alert.KindResolved,
+		Action: alert.ActionPage, IncidentResolved: true, Results: []*alert.Result{&res}, Data: &msg.Data})
+	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter, Newest: true, Limit: 1})
+	if err != nil || len(got) != 1 {
+		t.Fatalf("the resolve's dead letter: %v, %v", got, err)
+	}
+	return got[0], &res, results
 }
