@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -1059,9 +1060,13 @@ type deadLetterRow struct {
 	// ResolvedSince: a firing dead letter whose alerts all resolved since
 	// (journal.ErrResolvedSince): the replay refuses to send it too.
 	ResolvedSince bool
+	// FiredSince: a resolve's dead letter whose incident fires again since
+	// (journal.ErrFiredSince): the replay refuses to send it too.
+	FiredSince bool
 	// firing: the fingerprints of the alerts it fires (its results are
-	// not kept: summarize).
+	// not kept: summarize); refire: a resolve's check (journal.RefireCheck).
 	firing []string
+	refire *journal.RefireCheck
 }
 
 // deadLetters lists the newest deadLetterList dead letters of the window
@@ -1088,6 +1093,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			row := deadLetterRow{Status: journal.Status{Entry: summarize(full)}}
 			if full.DeadLetter != nil {
 				row.firing = full.DeadLetter.FiringFingerprints()
+				row.refire = journal.NewRefireCheck(full.DeadLetter)
 			}
 			letters = append(letters, row)
 		}
@@ -1153,12 +1159,17 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 	}
 	sent := deliveredSince{}
 	resolved := resolvedSince{}
+	var later []timedDecision // the dead letters' incidents' decisions, newest first
 	err := c.scan(ctx, journal.KindDecision, since, func(rec *record, _ int, e *journal.Entry) error {
 		if e.Kind != journal.KindDecision {
 			return nil
 		}
 		if e.Status == "resolved" && incidents[e.Incident] {
 			resolved.add(rec, e)
+		}
+		if incidents[e.Incident] && len(later) < c.opts.MaxEntries {
+			later = append(later, timedDecision{at: rec.raw.Time(), e: journal.Entry{Incident: e.Incident, Fingerprint: e.Fingerprint,
+				Status: e.Status, StartsAt: e.StartsAt, Decision: alert.Decision{Action: e.Decision.Action}, Receivers: slices.Clone(e.Receivers)}})
 		}
 		for _, d := range e.Deliveries {
 			if _, ok := wanted[[3]string{e.Incident, d.Receiver, d.Integration}]; ok {
@@ -1172,10 +1183,27 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 		return err
 	}
 	for i := range letters {
-		letters[i].Superseded = sent.superseded(&letters[i].Entry)
-		letters[i].ResolvedSince = !letters[i].Superseded && resolved.all(&letters[i].Entry, letters[i].firing)
+		l := &letters[i]
+		l.Superseded = sent.superseded(&l.Entry)
+		l.ResolvedSince = !l.Superseded && resolved.all(&l.Entry, l.firing)
+		if l.refire != nil && !l.Superseded {
+			from := l.Time.Truncate(time.Millisecond)
+			for j := len(later) - 1; j >= 0; j-- { // oldest first
+				if !later[j].at.Before(from) {
+					l.refire.Observe(&later[j].e)
+				}
+			}
+			l.FiredSince = l.refire.Refired()
+		}
 	}
 	return nil
+}
+
+// timedDecision is what the dead letters page keeps of a decision for
+// journal.RefireCheck, with its record's time.
+type timedDecision struct {
+	at time.Time
+	e  journal.Entry
 }
 
 func (c *Console) replay(w http.ResponseWriter, r *http.Request) {

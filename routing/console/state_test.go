@@ -412,3 +412,61 @@ func TestAnIncidentPageCutShortDoesNotSayClosed(t *testing.T) {
 		}
 	}
 }
+
+// A resolve's dead letter whose incident fired again since — here another
+// alert of it, routed to its receiver, while this resolve would close the
+// incident — is shown superseded, without a Replay button, and the replay
+// refuses it (409) (a review: the console offered Replay for what the
+// replay refuses). Once that alert resolved, the button is back.
+func TestAResolveWhoseIncidentFiredAgainOffersNoReplay(t *testing.T) {
+	e := newEnv(t)
+	const inc = "payments/refire"
+	n := &alert.Notification{Receiver: "oncall", Integration: "pagerduty/0", Incident: inc, Kind: alert.KindResolved, Action: alert.ActionPage,
+		IncidentResolved: true, Results: []*alert.Result{{Alert: &alert.Alert{Alert: amtemplate.Alert{Fingerprint: "00000000000000e1", Status: "resolved"}}, Incident: inc}}}
+	dl, err := journal.NewDeadLetter(n, errors.New("pagerduty: 400 Bad Request: invalid routing key"), 1, e.now.Add(-2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.writer.Write(dl)
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	other := probe(e.now.Add(-time.Hour), inc, "00000000000000e2", "firing", alert.ActionPage)
+	e.writer.Write(other)
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	row := func() (string, string) {
+		_, body := get(t, srv, "/dead-letters")
+		for _, m := range deadLetterRowRE.FindAllStringSubmatch(body, -1) {
+			if strings.Contains(m[2], console.IncidentPath(inc)) {
+				return m[1], m[2]
+			}
+		}
+		t.Fatalf("no row for the dead letter:\n%s", body)
+		return "", ""
+	}
+	id, r := row()
+	if !strings.Contains(r, "superseded (fired again since)") || strings.Contains(r, `class="replay"`) {
+		t.Errorf("the resolve whose incident fires again: %s", r)
+	}
+	client := srv.Client()
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Post(srv.URL+"/dead-letters/"+id+"/replay", "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusConflict || e.replays.Load() != 0 {
+		t.Errorf("replay of it: %d, %d sends; want 409 and none", resp.StatusCode, e.replays.Load())
+	}
+	e.writer.Write(probe(e.now.Add(-30*time.Minute), inc, "00000000000000e2", "resolved", alert.ActionPage))
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, r := row(); strings.Contains(r, "superseded") || !strings.Contains(r, `class="replay"`) {
+		t.Errorf("once the other alert resolved: %s", r)
+	}
+}

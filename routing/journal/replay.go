@@ -429,6 +429,58 @@ type supersession struct {
 	resolvedAlerts []string
 }
 
+// RefireCheck follows, decision by decision, oldest first from a resolve's
+// dead letter on, whether the incident fires again since it failed
+// (ErrFiredSince): one of its alerts in a new episode (a later start: an
+// HA peer's lagging copy of the same episode is not), or, for a resolve
+// that closes the incident, any alert of it — the incident fires at the
+// integration (PagerDuty's dedup key is the incident's; a review saw a
+// replayed resolve close PagerDuty while another alert, folded in, fired)
+// —, routed to its receiver and not decided none, until that alert
+// resolved too (a re-fire decided none, or resolved since, keeps no
+// incident open: a review saw the resolve refused for good). The replay
+// and the console's dead letters page read it alike.
+type RefireCheck struct {
+	d      *DeadLetter
+	starts map[string]time.Time // the resolve's alerts: their start
+	refire map[string]time.Time // the alerts firing since: their start
+}
+
+// NewRefireCheck returns the check of dead letter d (nil when d is not a
+// resolve's: nothing to check).
+func NewRefireCheck(d *DeadLetter) *RefireCheck {
+	if d == nil || d.Kind != alert.KindResolved {
+		return nil
+	}
+	c := &RefireCheck{d: d, starts: map[string]time.Time{}, refire: map[string]time.Time{}}
+	for _, a := range d.alerts() {
+		c.starts[a.Fingerprint] = a.StartsAt
+	}
+	return c
+}
+
+// Observe notes e, the next decision of the dead letter's incident
+// journaled after it.
+func (c *RefireCheck) Observe(e *Entry) {
+	if c == nil || e.Incident != c.d.Incident {
+		return
+	}
+	start, own := c.starts[e.Fingerprint]
+	switch {
+	case e.Status == "firing" && e.Decision.Action != alert.ActionNone && slices.Contains(e.Receivers, c.d.Receiver):
+		if (own && e.StartsAt.After(start)) || (!own && c.d.IncidentResolved) {
+			c.refire[e.Fingerprint] = e.StartsAt
+		}
+	case e.Status == "resolved":
+		if rs, ok := c.refire[e.Fingerprint]; ok && !e.StartsAt.Before(rs) {
+			delete(c.refire, e.Fingerprint)
+		}
+	}
+}
+
+// Refired reports whether an alert the check saw fire since fires on.
+func (c *RefireCheck) Refired() bool { return c != nil && len(c.refire) > 0 }
+
 // sinceLookback is how far before a dead letter's time the journal is read
 // for the resolves of its alerts: its decision is journaled when the
 // webhook arrives and the dead letter only once the sends gave up, and a
@@ -444,22 +496,14 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 		return sup, nil
 	}
 	firing := map[string]time.Time{} // a firing's alerts by fingerprint: their start
-	starts := map[string]time.Time{} // a resolve's
 	for _, a := range d.alerts() {
-		switch {
-		case d.Kind == alert.KindResolved:
-			starts[a.Fingerprint] = a.StartsAt
-		case !d.IncidentResolved && a.Status == "firing" && a.Fingerprint != "":
+		if d.Kind != alert.KindResolved && !d.IncidentResolved && a.Status == "firing" && a.Fingerprint != "" {
 			firing[a.Fingerprint] = a.StartsAt
 		}
 	}
 	open := len(firing)
 	done := map[string]bool{}
-	// refire: a resolve's alerts firing again since, a later start, routed
-	// to its receiver — until that episode resolved too. A re-fire decided
-	// none, or resolved since, keeps no incident open: the resolve is
-	// needed (a review: refused for good, PagerDuty left open).
-	refire := map[string]time.Time{}
+	refire := NewRefireCheck(d)
 	found := errors.New("found")
 	err := Each(ctx, r.Journal, Query{Since: at.Add(-sinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
 		after := !e.Time.Before(at.Truncate(time.Millisecond))
@@ -474,24 +518,8 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 			done[e.Fingerprint] = true
 			open--
 		}
-		if d.Kind == alert.KindResolved && after {
-			start, own := starts[e.Fingerprint]
-			switch {
-			case e.Status == "firing" && e.Decision.Action != alert.ActionNone && slices.Contains(e.Receivers, d.Receiver):
-				// One of its alerts in a new episode (a later start: an HA
-				// peer's lagging copy of the same episode is not), or, for
-				// a resolve that closes the incident, any alert of it: the
-				// incident fires at the integration (PagerDuty's dedup key
-				// is the incident's) — a review saw a replayed resolve
-				// close PagerDuty while another alert, folded in, fired.
-				if (own && e.StartsAt.After(start)) || (!own && d.IncidentResolved) {
-					refire[e.Fingerprint] = e.StartsAt
-				}
-			case e.Status == "resolved":
-				if rs, ok := refire[e.Fingerprint]; ok && !e.StartsAt.Before(rs) {
-					delete(refire, e.Fingerprint)
-				}
-			}
+		if after {
+			refire.Observe(e)
 		}
 		return nil
 	})
@@ -499,7 +527,7 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 		return supersession{delivered: sup.delivered}, nil
 	}
 	sup.resolved = err == nil && len(firing) > 0 && open == 0
-	sup.refired = err == nil && len(refire) > 0
+	sup.refired = err == nil && refire.Refired()
 	for fp := range done {
 		sup.resolvedAlerts = append(sup.resolvedAlerts, fp)
 	}
