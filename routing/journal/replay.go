@@ -256,6 +256,7 @@ func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool,
 	sctx, cancel := context.WithTimeout(ctx, min(replaySendTimeout, r.hold()/2))
 	send := *d
 	send.ResolvedSince = sup.resolvedAlerts
+	send.Results = withoutAlerts(d.Results, sup.resolvedAlerts)
 	err = r.Send(sctx, send)
 	cancel()
 	if err != nil {
@@ -277,6 +278,41 @@ func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool,
 		return true, fmt.Errorf("replay %s: sent, but not marked replayed yet (tried again for %s; its journaled replay, if written, keeps it from a second send): %w", d.ID, r.hold()/2, err)
 	}
 	return true, nil
+}
+
+// withoutAlerts returns results (a dead letter's, []*alert.Result as
+// JSON) without the alerts of fingerprints fps: a replayed firing does not
+// draw as firing an alert that resolved since (a review: its Slack parent
+// said "2 firing" of one). results as they are when none is left out, or
+// when they do not decode.
+func withoutAlerts(results json.RawMessage, fps []string) json.RawMessage {
+	if len(fps) == 0 {
+		return results
+	}
+	var all []json.RawMessage
+	if json.Unmarshal(results, &all) != nil {
+		return results
+	}
+	kept := all[:0:0]
+	for _, raw := range all {
+		var r struct {
+			Alert *struct {
+				Fingerprint string `json:"fingerprint"`
+			}
+		}
+		if json.Unmarshal(raw, &r) == nil && r.Alert != nil && slices.Contains(fps, r.Alert.Fingerprint) {
+			continue
+		}
+		kept = append(kept, raw)
+	}
+	if len(kept) == len(all) || len(kept) == 0 {
+		return results
+	}
+	out, err := json.Marshal(kept)
+	if err != nil {
+		return results
+	}
+	return out
 }
 
 // holdPrefix starts the value of a claim held while its send runs; a kept

@@ -195,8 +195,25 @@ func TestReplayLeavesAFiringWhoseAlertsResolvedSince(t *testing.T) {
 	}
 	resolve(both[0].Alert.Fingerprint) // one of the two: the other still fires
 	resolve("another-alert")
+	var sentAlerts []string
+	r.Send = func(_ context.Context, d journal.DeadLetter) error {
+		calls = append(calls, d.ID)
+		n, err := d.Notification()
+		if err != nil {
+			return err
+		}
+		for _, res := range n.Results {
+			sentAlerts = append(sentAlerts, res.Alert.Fingerprint)
+		}
+		return nil
+	}
 	if sent, err := r.Replay(t.Context(), firing.ID); !sent || err != nil || len(calls) != 1 {
 		t.Fatalf("a firing with one of its two alerts resolved since: replay = %v, %v (%d sends); want sent", sent, err, len(calls))
+	}
+	// The alert resolved since is not drawn firing (a review: the parent
+	// said "2 firing").
+	if !slices.Equal(sentAlerts, []string{both[1].Alert.Fingerprint}) {
+		t.Errorf("the replay sent alerts %v, want the one still firing, %s", sentAlerts, both[1].Alert.Fingerprint)
 	}
 
 	// The same notification failing again later, both alerts resolving since.
