@@ -88,8 +88,8 @@ func (p *Pipeline) leases() dedup.Leases {
 // the sends. The webhook leaves the update counts (in) of the incidents
 // where it won no claim: what another replica sends is not this webhook's
 // update. results are msg's alerts: the incidents the webhook's resolves
-// may not close (heldOpen), its oldest firing alert of each incident
-// (noteOldestFiring); group is msg's (alert.Message.GroupID).
+// may not close (heldOpen), and what a store outage reads of them
+// (failOpenIncidents); group is msg's (alert.Message.GroupID).
 func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, results []*alert.Result, group string, trs []*transition, histories []store.Entry, token string, in *inbound, sum *alert.Summary) ([]*batch, []*incidentLease, *lostClaims, error) {
 	open := heldOpen(msg, results)
 	keys := make([]string, len(trs))
@@ -138,8 +138,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, result
 		leases = p.incidentLeases(batches, open, group)
 	}
 	p.notifications(msg, batches)
-	noteOldestFiring(leases, results)
-	return batches, p.leaseIncidents(ctx, batches, leases, token, sum, first), lost, claimErr
+	return batches, p.leaseIncidents(ctx, batches, leases, results, token, sum, first), lost, claimErr
 }
 
 // undoGivenUp undoes, once the store answers, a claim round trip given

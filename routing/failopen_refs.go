@@ -30,7 +30,7 @@ import (
 // knownRefTTL is how long a parent seen is reused in an outage. The
 // incident may have been resolved by another replica since: its parent is
 // reused only for a webhook carrying an alert of it that has fired since
-// before the parent was seen (failOpenIncidents, noteOldestFiring), so the
+// before the parent was seen (failOpenIncidents, oldestFiring), so the
 // episode is the same; a new episode posts a parent of its own.
 const knownRefTTL = time.Hour
 

@@ -44,10 +44,6 @@ type incidentLease struct {
 	// restored are the members the Leave left that may have resolved while
 	// Redis lost writes (store.IncidentResult.Restored: leaveRestored).
 	restored []string
-	// oldestFiring is the earliest start of the webhook's firing alerts of
-	// the incident at its receiver, deduplicated ones included (the zero
-	// time: none): failOpenIncidents' guard for a remembered parent.
-	oldestFiring time.Time
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -85,7 +81,8 @@ func members(bs []*batch) []store.Member {
 // failOpenIncidents) or fail closed (every batch fails). leases are the batches' incidents
 // (incidentLeases); first, when set, answers the first try: the steps
 // claimAndLease sent with the claims; every later try is one round trip.
-func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases []*incidentLease, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
+// results are the webhook's alerts (failOpenIncidents reads them).
+func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases []*incidentLease, results []*alert.Result, token string, sum *alert.Summary, first *stepAnswers) []*incidentLease {
 	if len(leases) == 0 {
 		return nil
 	}
@@ -131,7 +128,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 			}
 			return leases
 		}
-		p.failOpenIncidents(pending, token, err)
+		p.failOpenIncidents(pending, results, token, err)
 		return leases
 	}
 	p.leaveRestored(ctx, leases, token)
@@ -401,7 +398,7 @@ func (l *incidentLease) apply(step store.IncidentStep, r store.IncidentResult) {
 // pages at once. At an integration that threads updates (Slack), an
 // incident whose parent this replica saw lately is updated in its thread
 // instead of opened again (failopen_refs.go).
-func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, cause error) {
+func (p *Pipeline) failOpenIncidents(leases []*incidentLease, results []*alert.Result, token string, cause error) {
 	var later []store.IncidentOp
 	now := time.Now()
 	for _, l := range leases {
@@ -414,7 +411,8 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 			// episode (another replica resolved the incident since) gets
 			// a parent of its own, not a reply under the resolved one,
 			// hidden (a review).
-			known = known && !l.oldestFiring.IsZero() && !l.oldestFiring.After(seen.Add(-startSkew))
+			oldest := oldestFiring(b, results)
+			known = known && !oldest.IsZero() && !oldest.After(seen.Add(-startSkew))
 		}
 		for i, b := range l.joins {
 			b.n.Opening = i == 0 && !l.joined && !known
@@ -453,29 +451,22 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, token string, caus
 // resolved parent (a review).
 const startSkew = 2 * time.Minute
 
-// noteOldestFiring sets each lease's oldestFiring from results, the
-// webhook's alerts (deduplicated ones included: an alert this replica sent
-// during an outage is deduplicated there, and still says the episode goes
-// on).
-func noteOldestFiring(leases []*incidentLease, results []*alert.Result) {
-	if len(leases) == 0 {
-		return
-	}
-	for _, l := range leases {
-		b := l.first()
-		if b == nil {
+// oldestFiring is the earliest start of results' firing alerts of b's
+// incident at its receiver, deduplicated ones included (an alert this
+// replica sent during an outage is deduplicated there, and still says the
+// episode goes on); the zero time when none.
+func oldestFiring(b *batch, results []*alert.Result) time.Time {
+	var oldest time.Time
+	for _, r := range results {
+		a := r.Alert
+		if r.Incident != b.incident || !a.Firing() || a.StartsAt.IsZero() || !slices.Contains(r.Receivers, b.receiver) {
 			continue
 		}
-		for _, r := range results {
-			a := r.Alert
-			if r.Incident != b.incident || !a.Firing() || a.StartsAt.IsZero() || !slices.Contains(r.Receivers, b.receiver) {
-				continue
-			}
-			if l.oldestFiring.IsZero() || a.StartsAt.Before(l.oldestFiring) {
-				l.oldestFiring = a.StartsAt
-			}
+		if oldest.IsZero() || a.StartsAt.Before(oldest) {
+			oldest = a.StartsAt
 		}
 	}
+	return oldest
 }
 
 // errResolveHeld marks the batches of a resolve failOpenIncidents holds.

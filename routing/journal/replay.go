@@ -239,7 +239,7 @@ func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool,
 		}
 		return false, r.inFlight(ctx, d.ID, part[lost].Key)
 	}
-	if ok, err := r.sentBefore(ctx, e); err != nil || ok {
+	if ok, err := r.sentBefore(ctx, e, copies); err != nil || ok {
 		// Sent by a replay whose marks did not last: sending again would
 		// page twice.
 		if err == nil {
@@ -371,36 +371,16 @@ func (r *Replayer) kept(claims []store.Entry, id string) []store.Entry {
 	return out
 }
 
-// sentBefore reports whether the journal holds a replay of e, or of a copy
-// of its notification, that was sent.
-func (r *Replayer) sentBefore(ctx context.Context, e *Entry) (bool, error) {
-	k := sameNotification(e.DeadLetter)
-	copies := map[string]bool{e.ID: true}
+// sentBefore reports whether the journal holds a sent replay of e or of
+// one of copies, the other dead letters of its notification.
+func (r *Replayer) sentBefore(ctx context.Context, e *Entry, copies []string) (bool, error) {
 	all, err := Read(ctx, r.Journal, Query{Since: e.Time, Kind: KindReplay})
 	if err != nil {
 		return false, fmt.Errorf("read the replays: %w", err)
 	}
-	var ids []string
 	for _, l := range all {
-		if l.Replay != nil && len(l.Deliveries) > 0 && l.Deliveries[0].Outcome == OutcomeSent {
-			ids = append(ids, l.Replay.DeadLetter)
-		}
-	}
-	if len(ids) == 0 {
-		return false, nil
-	}
-	for _, id := range ids {
-		if copies[id] {
-			return true, nil
-		}
-	}
-	// A copy's replay: read the dead letters it names.
-	letters, err := Read(ctx, r.Journal, Query{Kind: KindDeadLetter})
-	if err != nil {
-		return false, fmt.Errorf("read the dead letters: %w", err)
-	}
-	for _, l := range letters {
-		if l.DeadLetter != nil && slices.Contains(ids, l.ID) && sameNotification(l.DeadLetter) == k {
+		if l.Replay != nil && len(l.Deliveries) > 0 && l.Deliveries[0].Outcome == OutcomeSent &&
+			(l.Replay.DeadLetter == e.ID || slices.Contains(copies, l.Replay.DeadLetter)) {
 			return true, nil
 		}
 	}
