@@ -1063,10 +1063,9 @@ type deadLetterRow struct {
 	// FiredSince: a resolve's dead letter whose incident fires again since
 	// (journal.ErrFiredSince): the replay refuses to send it too.
 	FiredSince bool
-	// firing: the fingerprints of the alerts it fires (its results are
-	// not kept: summarize); refire: a resolve's check (journal.RefireCheck).
-	firing []string
-	refire *journal.RefireCheck
+	// check reads the decisions since it (journal.SinceCheck, built before
+	// summarize drops its results).
+	check *journal.SinceCheck
 }
 
 // deadLetters lists the newest deadLetterList dead letters of the window
@@ -1092,8 +1091,7 @@ func (c *Console) deadLetters(w http.ResponseWriter, r *http.Request) {
 			}
 			row := deadLetterRow{Status: journal.Status{Entry: summarize(full)}}
 			if full.DeadLetter != nil {
-				row.firing = full.DeadLetter.FiringFingerprints()
-				row.refire = journal.NewRefireCheck(full.DeadLetter)
+				row.check = journal.NewSinceCheck(full.DeadLetter, full.Time)
 			}
 			letters = append(letters, row)
 		}
@@ -1153,23 +1151,21 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 	if len(wanted) == 0 {
 		return nil
 	}
-	since := letters[len(letters)-1].Time.Truncate(time.Millisecond)
+	// From SinceLookback before the oldest, as the replay reads (a resolve
+	// decided before its firing's dead letter was written counts).
+	since := letters[len(letters)-1].Time.Truncate(time.Millisecond).Add(-journal.SinceLookback)
 	if w := c.since(); since.Before(w) {
 		since = w
 	}
 	sent := deliveredSince{}
-	resolved := resolvedSince{}
-	var later []timedDecision // the dead letters' incidents' decisions, newest first
+	var later []journal.Entry // the dead letters' incidents' decisions, newest first
 	err := c.scan(ctx, journal.KindDecision, since, func(rec *record, _ int, e *journal.Entry) error {
 		if e.Kind != journal.KindDecision {
 			return nil
 		}
-		if e.Status == "resolved" && incidents[e.Incident] {
-			resolved.add(rec, e)
-		}
 		if incidents[e.Incident] && len(later) < c.opts.MaxEntries {
-			later = append(later, timedDecision{at: rec.raw.Time(), e: journal.Entry{Incident: e.Incident, Fingerprint: e.Fingerprint,
-				Status: e.Status, StartsAt: e.StartsAt, Decision: alert.Decision{Action: e.Decision.Action}, Receivers: slices.Clone(e.Receivers)}})
+			later = append(later, journal.Entry{Time: e.Time, Incident: e.Incident, Fingerprint: e.Fingerprint,
+				Status: e.Status, StartsAt: e.StartsAt, Decision: alert.Decision{Action: e.Decision.Action}, Receivers: slices.Clone(e.Receivers)})
 		}
 		for _, d := range e.Deliveries {
 			if _, ok := wanted[[3]string{e.Incident, d.Receiver, d.Integration}]; ok {
@@ -1185,25 +1181,17 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 	for i := range letters {
 		l := &letters[i]
 		l.Superseded = sent.superseded(&l.Entry)
-		l.ResolvedSince = !l.Superseded && resolved.all(&l.Entry, l.firing)
-		if l.refire != nil && !l.Superseded {
-			from := l.Time.Truncate(time.Millisecond)
-			for j := len(later) - 1; j >= 0; j-- { // oldest first
-				if !later[j].at.Before(from) {
-					l.refire.Observe(&later[j].e)
-				}
-			}
-			l.FiredSince = l.refire.Refired()
+		if l.check == nil || l.Superseded {
+			continue
 		}
+		for j := len(later) - 1; j >= 0; j-- { // oldest first
+			if later[j].Incident == l.DeadLetter.Incident {
+				l.check.Observe(&later[j])
+			}
+		}
+		l.ResolvedSince, l.FiredSince = l.check.Resolved(), l.check.Refired()
 	}
 	return nil
-}
-
-// timedDecision is what the dead letters page keeps of a decision for
-// journal.RefireCheck, with its record's time.
-type timedDecision struct {
-	at time.Time
-	e  journal.Entry
 }
 
 func (c *Console) replay(w http.ResponseWriter, r *http.Request) {

@@ -880,36 +880,6 @@ func (s deliveredSince) superseded(e *journal.Entry) bool {
 	return ok && !at.Before(e.Time.Truncate(time.Millisecond))
 }
 
-// resolvedSince remembers, per incident and alert fingerprint, the newest
-// journal record holding a resolved decision of it.
-type resolvedSince map[[2]string]time.Time
-
-// add notes e, a resolved decision of record r, fed newest first.
-func (s resolvedSince) add(r *record, e *journal.Entry) {
-	k := [2]string{e.Incident, e.Fingerprint}
-	if _, ok := s[k]; !ok {
-		s[k] = r.raw.Time()
-	}
-}
-
-// all reports whether the dead letter e, firing the alerts of fingerprints
-// fps, has them all resolved in records written at or after it — the check
-// the replay makes (journal.ErrResolvedSince), which refuses to send it. A
-// dead letter that resolves is never.
-func (s resolvedSince) all(e *journal.Entry, fps []string) bool {
-	d := e.DeadLetter
-	if d == nil || d.Incident == "" || e.Time.IsZero() || d.Kind == alert.KindResolved || d.IncidentResolved {
-		return false
-	}
-	for _, fp := range fps {
-		at, ok := s[[2]string{d.Incident, fp}]
-		if !ok || at.Before(e.Time.Truncate(time.Millisecond)) {
-			return false
-		}
-	}
-	return len(fps) > 0
-}
-
 // notePagerDutyClose notes a delivery to a PagerDuty integration at at:
 // the integration is one the incident was notified to, and a resolve it
 // received that closed the incident there (Closed, sent — by the dispatch

@@ -284,18 +284,6 @@ type DeadLetter struct {
 	ResolvedSince []string `json:"-"`
 }
 
-// FiringFingerprints returns the fingerprints of the dead letter's alerts
-// that were firing when it failed (none when its results do not decode).
-func (d *DeadLetter) FiringFingerprints() []string {
-	var fps []string
-	for _, a := range d.alerts() {
-		if a.Status == "firing" && a.Fingerprint != "" {
-			fps = append(fps, a.Fingerprint)
-		}
-	}
-	return fps
-}
-
 // letterAlert is what the replay reads of a dead letter's alert.
 type letterAlert struct {
 	Fingerprint string    `json:"fingerprint"`

@@ -445,7 +445,7 @@ type supersession struct {
 	resolvedAlerts []string
 }
 
-// RefireCheck follows, decision by decision, oldest first from a resolve's
+// refireCheck follows, decision by decision, oldest first from a resolve's
 // dead letter on, whether the incident fires again since it failed
 // (ErrFiredSince): one of its alerts in a new episode (a later start: an
 // HA peer's lagging copy of the same episode is not), or, for a resolve
@@ -454,21 +454,21 @@ type supersession struct {
 // replayed resolve close PagerDuty while another alert, folded in, fired)
 // —, routed to its receiver and not decided none, until that alert
 // resolved too (a re-fire decided none, or resolved since, keeps no
-// incident open: a review saw the resolve refused for good). The replay
-// and the console's dead letters page read it alike.
-type RefireCheck struct {
+// incident open: a review saw the resolve refused for good). Part of
+// SinceCheck.
+type refireCheck struct {
 	d      *DeadLetter
 	starts map[string]time.Time // the resolve's alerts: their start
 	refire map[string]time.Time // the alerts firing since: their start
 }
 
-// NewRefireCheck returns the check of dead letter d (nil when d is not a
+// newRefireCheck returns the check of dead letter d (nil when d is not a
 // resolve's: nothing to check).
-func NewRefireCheck(d *DeadLetter) *RefireCheck {
+func newRefireCheck(d *DeadLetter) *refireCheck {
 	if d == nil || d.Kind != alert.KindResolved {
 		return nil
 	}
-	c := &RefireCheck{d: d, starts: map[string]time.Time{}, refire: map[string]time.Time{}}
+	c := &refireCheck{d: d, starts: map[string]time.Time{}, refire: map[string]time.Time{}}
 	for _, a := range d.alerts() {
 		c.starts[a.Fingerprint] = a.StartsAt
 	}
@@ -477,7 +477,7 @@ func NewRefireCheck(d *DeadLetter) *RefireCheck {
 
 // Observe notes e, the next decision of the dead letter's incident
 // journaled after it.
-func (c *RefireCheck) Observe(e *Entry) {
+func (c *refireCheck) Observe(e *Entry) {
 	if c == nil || e.Incident != c.d.Incident {
 		return
 	}
@@ -495,14 +495,14 @@ func (c *RefireCheck) Observe(e *Entry) {
 }
 
 // Refired reports whether an alert the check saw fire since fires on.
-func (c *RefireCheck) Refired() bool { return c != nil && len(c.refire) > 0 }
+func (c *refireCheck) Refired() bool { return c != nil && len(c.refire) > 0 }
 
-// sinceLookback is how far before a dead letter's time the journal is read
+// SinceLookback is how far before a dead letter's time the journal is read
 // for the resolves of its alerts: its decision is journaled when the
 // webhook arrives and the dead letter only once the sends gave up, and a
 // resolve of the same alerts decided meanwhile (a review: 7 s before) is
 // a resolve since all the same.
-const sinceLookback = 10 * time.Minute
+const SinceLookback = 10 * time.Minute
 
 // since reads the journal from the dead letter's time on (sinceLookback
 // before, for resolves of the same start or later) for what supersedes it.
@@ -511,43 +511,81 @@ func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supe
 	if at.IsZero() || d.Incident == "" {
 		return sup, nil
 	}
-	firing := map[string]time.Time{} // a firing's alerts by fingerprint: their start
-	for _, a := range d.alerts() {
-		if d.Kind != alert.KindResolved && !d.IncidentResolved && a.Status == "firing" && a.Fingerprint != "" {
-			firing[a.Fingerprint] = a.StartsAt
-		}
-	}
-	open := len(firing)
-	done := map[string]bool{}
-	refire := NewRefireCheck(d)
+	check := NewSinceCheck(d, at)
 	found := errors.New("found")
-	err := Each(ctx, r.Journal, Query{Since: at.Add(-sinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
-		after := !e.Time.Before(at.Truncate(time.Millisecond))
-		for _, dl := range e.Deliveries {
-			if after && dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
-				sup.delivered = e.Time
-				return found
+	err := Each(ctx, r.Journal, Query{Since: at.Add(-SinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
+		if !e.Time.Before(at.Truncate(time.Millisecond)) {
+			for _, dl := range e.Deliveries {
+				if dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
+					sup.delivered = e.Time
+					return found
+				}
 			}
 		}
-		switch start, ok := firing[e.Fingerprint]; {
-		case ok && e.Status == "resolved" && !done[e.Fingerprint] && (after || !e.StartsAt.Before(start)):
-			done[e.Fingerprint] = true
-			open--
-		}
-		if after {
-			refire.Observe(e)
-		}
+		check.Observe(e)
 		return nil
 	})
 	if errors.Is(err, found) {
 		return supersession{delivered: sup.delivered}, nil
 	}
-	sup.resolved = err == nil && len(firing) > 0 && open == 0
-	sup.refired = err == nil && refire.Refired()
-	for fp := range done {
-		sup.resolvedAlerts = append(sup.resolvedAlerts, fp)
+	if err != nil {
+		return sup, err
 	}
-	return sup, err
+	sup.resolved, sup.refired, sup.resolvedAlerts = check.Resolved(), check.Refired(), check.ResolvedAlerts()
+	return sup, nil
+}
+
+// SinceCheck follows, decision by decision of a dead letter's incident,
+// oldest first from SinceLookback before it, whether the journal
+// supersedes it: every alert a firing fires resolved since
+// (ErrResolvedSince; a resolve decided before the dead letter was written
+// counts when of the same start or a later one), or the incident fires
+// again since a resolve (ErrFiredSince, refireCheck). The replay and the
+// console's dead letters page read it alike.
+type SinceCheck struct {
+	at     time.Time
+	firing map[string]time.Time // a firing's alerts: their start
+	done   map[string]bool      // those resolved since
+	refire *refireCheck
+}
+
+// NewSinceCheck returns the check of dead letter d, written at at.
+func NewSinceCheck(d *DeadLetter, at time.Time) *SinceCheck {
+	c := &SinceCheck{at: at.Truncate(time.Millisecond), firing: map[string]time.Time{}, done: map[string]bool{}, refire: newRefireCheck(d)}
+	for _, a := range d.alerts() {
+		if d.Kind != alert.KindResolved && !d.IncidentResolved && a.Status == "firing" && a.Fingerprint != "" {
+			c.firing[a.Fingerprint] = a.StartsAt
+		}
+	}
+	return c
+}
+
+// Observe notes e, the next decision of the dead letter's incident.
+func (c *SinceCheck) Observe(e *Entry) {
+	after := !e.Time.Before(c.at)
+	if start, ok := c.firing[e.Fingerprint]; ok && e.Status == "resolved" && (after || !e.StartsAt.Before(start)) {
+		c.done[e.Fingerprint] = true
+	}
+	if after {
+		c.refire.Observe(e)
+	}
+}
+
+// Resolved reports whether every alert the firing dead letter fires
+// resolved since.
+func (c *SinceCheck) Resolved() bool { return len(c.firing) > 0 && len(c.done) == len(c.firing) }
+
+// Refired reports whether the resolve's incident fires again since.
+func (c *SinceCheck) Refired() bool { return c.refire.Refired() }
+
+// ResolvedAlerts returns the fingerprints of the firing's alerts that
+// resolved since (DeadLetter.ResolvedSince).
+func (c *SinceCheck) ResolvedAlerts() []string {
+	out := make([]string, 0, len(c.done))
+	for fp := range c.done {
+		out = append(out, fp)
+	}
+	return out
 }
 
 // Status is a dead letter with whether it was replayed, or is being
