@@ -397,6 +397,48 @@ func TestReplayLeavesADeadLetterDeliveredSince(t *testing.T) {
 	}
 }
 
+// replay --all reads the journal once for all its dead letters' checks,
+// and brings that read up to date before each: a delivery journaled while
+// it runs (Alertmanager's retry of a later dead letter's notification going
+// through) leaves that dead letter unsent, and a replay journaled meanwhile
+// by another replayer is seen as sent.
+func TestReplayAllSeesWhatIsJournaledWhileItRuns(t *testing.T) {
+	j := store.NewMemoryJournal(store.JournalRetention{})
+	w, _ := newWriter(t, j, journal.WriterOptions{})
+	msg, results := decide(t, "firing.json")
+	var incidents []string
+	for i := range 3 {
+		r := *results[0]
+		r.Incident = fmt.Sprintf("%s/%d", results[0].Incident, i)
+		incidents = append(incidents, r.Incident)
+		writeDeadLetter(t, w, &alert.Notification{Receiver: "slack-llm", Integration: "slack/0", Incident: r.Incident, Kind: alert.KindFiring,
+			Action: r.Decision.Action, Opening: true, Results: []*alert.Result{&r}, Data: &msg.Data})
+	}
+	dead, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDeadLetter})
+	if err != nil || len(dead) != 3 {
+		t.Fatalf("dead letters = %d, %v", len(dead), err)
+	}
+	var sent []string
+	r := &journal.Replayer{Journal: j, Claims: store.NewMemory(), KeyPrefix: "test:", Owner: "r1"}
+	r.Send = func(_ context.Context, d journal.DeadLetter) error {
+		sent = append(sent, d.Incident)
+		if len(sent) > 1 {
+			return nil
+		}
+		// While the first is sent: the second's incident delivered by
+		// Alertmanager's retry, the third replayed by another replayer.
+		w.Write(journal.Entry{Kind: journal.KindDecision, Time: time.Now(), Fingerprint: "retry", Incident: incidents[1],
+			Receivers:  []string{"slack-llm"},
+			Deliveries: []journal.Delivery{{Receiver: "slack-llm", Integration: "slack/0", Outcome: journal.OutcomeSent}}})
+		w.Write(journal.NewReplay(&dead[2], "r2", "cli", time.Now(), time.Millisecond, nil))
+		return w.Flush(t.Context())
+	}
+	rep, err := r.ReplayAll(t.Context(), time.Time{})
+	if err != nil || rep.Sent != 1 || rep.DeliveredSince != 1 || rep.AlreadyReplayed != 1 || !slices.Equal(sent, incidents[:1]) {
+		t.Fatalf("replay --all = %+v, %v, sent %v; want the first sent, the second delivered since, the third replayed by r2", rep, err, sent)
+	}
+}
+
 func TestReplayRejectsWrongIDs(t *testing.T) {
 	j := store.NewMemoryJournal(store.JournalRetention{})
 	w, _ := newWriter(t, j, journal.WriterOptions{})

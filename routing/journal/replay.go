@@ -138,7 +138,7 @@ func (r *Replayer) Replay(ctx context.Context, id string) (sent bool, err error)
 		// A later copy was replayed: this one was with it.
 		return false, r.markRepeated(ctx, []string{id}, newer)
 	}
-	sent, err = r.replay(ctx, &e, copies)
+	sent, err = r.replay(ctx, liveJournal{r.Journal}, &e, copies)
 	if sent {
 		// Its other copies, older and newer, are handled with it: a
 		// replay --all, an old replica's included, sends none of them.
@@ -191,9 +191,11 @@ func (r *Replayer) firstReplayed(ctx context.Context, ids []string) (string, err
 	return "", nil
 }
 
-func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool, error) {
+// replay sends dead letter e (copies: the other dead letters of its
+// notification) unless the journal, as view reads it, supersedes it.
+func (r *Replayer) replay(ctx context.Context, view journalView, e *Entry, copies []string) (bool, error) {
 	d, at := e.DeadLetter, e.Time
-	sup, err := r.since(ctx, d, at)
+	sup, err := r.since(ctx, view, d, at)
 	switch {
 	case err != nil:
 		return false, fmt.Errorf("replay %s: read the journal since: %w", d.ID, err)
@@ -239,7 +241,7 @@ func (r *Replayer) replay(ctx context.Context, e *Entry, copies []string) (bool,
 		}
 		return false, r.inFlight(ctx, d.ID, part[lost].Key)
 	}
-	if ok, err := r.sentBefore(ctx, e, copies); err != nil || ok {
+	if ok, err := r.sentBefore(ctx, view, e, copies); err != nil || ok {
 		// Sent by a replay whose marks did not last: sending again would
 		// page twice.
 		if err == nil {
@@ -373,14 +375,13 @@ func (r *Replayer) kept(claims []store.Entry, id string) []store.Entry {
 
 // sentBefore reports whether the journal holds a sent replay of e or of
 // one of copies, the other dead letters of its notification.
-func (r *Replayer) sentBefore(ctx context.Context, e *Entry, copies []string) (bool, error) {
-	all, err := Read(ctx, r.Journal, Query{Since: e.Time, Kind: KindReplay})
+func (r *Replayer) sentBefore(ctx context.Context, view journalView, e *Entry, copies []string) (bool, error) {
+	all, err := view.replays(ctx, e.Time, append([]string{e.ID}, copies...))
 	if err != nil {
 		return false, fmt.Errorf("read the replays: %w", err)
 	}
 	for _, l := range all {
-		if l.Replay != nil && len(l.Deliveries) > 0 && l.Deliveries[0].Outcome == OutcomeSent &&
-			(l.Replay.DeadLetter == e.ID || slices.Contains(copies, l.Replay.DeadLetter)) {
+		if len(l.Deliveries) > 0 && l.Deliveries[0].Outcome == OutcomeSent {
 			return true, nil
 		}
 	}
@@ -506,14 +507,14 @@ const SinceLookback = 10 * time.Minute
 
 // since reads the journal from the dead letter's time on (sinceLookback
 // before, for resolves of the same start or later) for what supersedes it.
-func (r *Replayer) since(ctx context.Context, d *DeadLetter, at time.Time) (supersession, error) {
+func (r *Replayer) since(ctx context.Context, view journalView, d *DeadLetter, at time.Time) (supersession, error) {
 	var sup supersession
 	if at.IsZero() || d.Incident == "" {
 		return sup, nil
 	}
 	check := NewSinceCheck(d, at)
 	found := errors.New("found")
-	err := Each(ctx, r.Journal, Query{Since: at.Add(-SinceLookback), Kind: KindDecision, Filter: Filter{Incident: d.Incident}}, func(e *Entry) error {
+	err := view.decisions(ctx, d.Incident, at.Add(-SinceLookback), func(e *Entry) error {
 		if !e.Time.Before(at.Truncate(time.Millisecond)) {
 			for _, dl := range e.Deliveries {
 				if dl.Receiver == d.Receiver && dl.Integration == d.Integration && dl.Outcome == OutcomeSent {
@@ -690,6 +691,8 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 	if err != nil {
 		return rep, err
 	}
+	// The journal read once for every dead letter's checks.
+	view := newReplayIndex(r.Journal, entries)
 	keys := make([]string, len(entries)) // sameNotification, once each
 	newest := make(map[string]int, len(entries))
 	older := map[string][]string{} // the ids each newest one repeats
@@ -712,7 +715,7 @@ func (r *Replayer) ReplayAll(ctx context.Context, since time.Time) (AllReport, e
 			rep.Repeated++
 			continue
 		}
-		sent, err := r.replay(ctx, &e, older[k])
+		sent, err := r.replay(ctx, view, &e, older[k])
 		if err == nil || sent {
 			// Sent now or before: the older copies are handled too, for
 			// list, the console and a replay of one of them by id.
