@@ -29,9 +29,12 @@ const (
 	// opNewConn is the probe's ping on fresh connections
 	// (Redis.PingNewConnection), apart from the pooled ping's.
 	opNewConn = "new_conn"
+	// opStalled counts the times Redis timed out and its commands were
+	// failed at once after it (stallBreaker); it has no duration series.
+	opStalled = "stalled"
 )
 
-var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents, opDial, opNewConn}
+var operations = []string{opSetNX, opSet, opGet, opDeleteIfEqual, opExpireIfEqual, opAddMembers, opRemoveMembers, opMembers, opPing, opIncidents, opIncidentState, opWrite, opClaimJoin, opRenewIncidents, opDial, opNewConn, opStalled}
 
 // metrics of the Redis store, with every operation's series created at zero.
 type metrics struct {
@@ -67,7 +70,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	}
 	m := &metrics{duration: map[string]prometheus.Observer{}, errors: map[string]prometheus.Counter{}}
 	for _, op := range operations {
-		if op != opDial { // a dial is counted when it fails, never timed
+		if op != opDial && op != opStalled { // counted when they happen, never timed
 			m.duration[op] = duration.WithLabelValues(op)
 		}
 		m.errors[op] = errs.WithLabelValues(op)

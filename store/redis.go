@@ -116,6 +116,8 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 	client := redis.NewUniversalClient(opts)
 	if c, ok := client.(*redis.ClusterClient); ok {
 		c.AddHook(clusterReload{c})
+	} else {
+		client.AddHook(newStallBreaker(logger, m.errors[opStalled].Inc))
 	}
 	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil, dial: dial}, nil
 }
@@ -252,6 +254,7 @@ func unavailable(err error) bool {
 	var netErr net.Error
 	switch {
 	case errors.As(err, &netErr),
+		errors.Is(err, errStalled),
 		errors.Is(err, context.DeadlineExceeded),
 		errors.Is(err, redis.ErrPoolTimeout),
 		errors.Is(err, redis.ErrPoolExhausted),
