@@ -68,12 +68,24 @@ func newStallBreaker(logger *slog.Logger, tripped func()) *stallBreaker {
 	})}
 }
 
+// inBreaker marks the context of a command the breaker let through: the
+// commands go-redis sends inside it (a new connection's HELLO, AUTH,
+// SELECT, CLIENT SETINFO) are part of it, not requests of their own — one
+// of them refused as a second request while the first is let through
+// (half-open) failed that first at once, and that failure, no timeout,
+// closed the breaker with Redis still stalled.
+type inBreaker struct{}
+
 // run runs do (one command or pipeline, with ctx) through the breaker: its
 // error, or errStalled without running it while the breaker is tripped.
-func (h *stallBreaker) run(ctx context.Context, do func() error) error {
+func (h *stallBreaker) run(ctx context.Context, do func(context.Context) error) error {
+	if ctx.Value(inBreaker{}) != nil {
+		return do(ctx)
+	}
+	inner := context.WithValue(ctx, inBreaker{}, true)
 	var err error
 	_, berr := h.cb.Execute(func() (struct{}, error) {
-		err = do()
+		err = do(inner)
 		switch {
 		case err == nil || !timedOut(err):
 			return struct{}{}, nil // answered, or failed at once: not stalled
@@ -94,7 +106,7 @@ func (h *stallBreaker) DialHook(next redis.DialHook) redis.DialHook { return nex
 // ProcessHook implements redis.Hook.
 func (h *stallBreaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		err := h.run(ctx, func() error { return next(ctx, cmd) })
+		err := h.run(ctx, func(ctx context.Context) error { return next(ctx, cmd) })
 		if errors.Is(err, errStalled) {
 			cmd.SetErr(err)
 		}
@@ -105,7 +117,7 @@ func (h *stallBreaker) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // ProcessPipelineHook implements redis.Hook.
 func (h *stallBreaker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
-		err := h.run(ctx, func() error { return next(ctx, cmds) })
+		err := h.run(ctx, func(ctx context.Context) error { return next(ctx, cmds) })
 		if errors.Is(err, errStalled) {
 			for _, c := range cmds {
 				c.SetErr(err)

@@ -65,6 +65,18 @@ func TestRedisStalledFailsCommandsAtOnceUntilItAnswers(t *testing.T) {
 	if res := store.ClaimJoin(ctx, s, []store.Entry{{Key: "stall:c", Value: "t", TTL: time.Minute}}, nil, nil); !notSent(res.ClaimErr) {
 		t.Errorf("ClaimJoin while Redis is stalled = %v; want it failed at once, not sent", res.ClaimErr)
 	}
+	// Once per stallRetry (250 ms) one command is let through. The stalled
+	// connections were dropped, so it dials a new one and sends its
+	// handshake inside it: it waits out the timeout, and the breaker stays
+	// tripped (a review: the handshake refused as a second command failed
+	// the first at once, which closed the breaker, Redis still stalled).
+	time.Sleep(300 * time.Millisecond)
+	if _, _, err := s.Get(ctx, keys); !errors.Is(err, store.ErrUnavailable) || notSent(err) {
+		t.Errorf("the command let through while Redis is stalled = %v; want it sent and timed out", err)
+	}
+	if _, _, err := s.Get(ctx, keys); !notSent(err) {
+		t.Errorf("the command after the one let through = %v; want it failed at once, not sent (the breaker tripped again)", err)
+	}
 
 	if err := srv.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
