@@ -68,7 +68,7 @@ func TestRedisStalledFailsCommandsAtOnceUntilItAnswers(t *testing.T) {
 	// Once per stallRetry (250 ms) one command is let through. The stalled
 	// connections were dropped, so it dials a new one and sends its
 	// handshake inside it: it waits out the timeout, and the breaker stays
-	// tripped (a review: the handshake refused as a second command failed
+	// tripped (before: the handshake, refused as a second command, failed
 	// the first at once, which closed the breaker, Redis still stalled).
 	time.Sleep(300 * time.Millisecond)
 	if _, _, err := s.Get(ctx, keys); !errors.Is(err, store.ErrUnavailable) || notSent(err) {
