@@ -113,10 +113,22 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 	logger.Debug("redis store client built", "mode", cfg.Mode(), "addrs", strings.Join(cfg.Addrs, ","), "tls", cfg.TLS != nil)
 	dial := redis.NewDialer(&redis.Options{DialTimeout: opts.DialTimeout, TLSConfig: opts.TLSConfig})
 	opts.Dialer = countDials(dial, m)
-	client := redis.NewUniversalClient(opts)
-	if c, ok := client.(*redis.ClusterClient); ok {
+	var client redis.UniversalClient
+	if opts.MasterName == "" && (len(opts.Addrs) > 1 || opts.IsClusterMode) {
+		// A Cluster (as redis.NewUniversalClient picks it): a stall breaker
+		// per node, so that one stalled node fails at once the commands of
+		// its own slots only.
+		co := opts.Cluster()
+		co.NewClient = func(o *redis.Options) *redis.Client {
+			c := redis.NewClient(o)
+			c.AddHook(newStallBreaker(logger.With("node", o.Addr), m.errors[opStalled].Inc))
+			return c
+		}
+		c := redis.NewClusterClient(co)
 		c.AddHook(clusterReload{c})
+		client = c
 	} else {
+		client = redis.NewUniversalClient(opts)
 		client.AddHook(newStallBreaker(logger, m.errors[opStalled].Inc))
 	}
 	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil, dial: dial}, nil

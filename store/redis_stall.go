@@ -17,16 +17,17 @@ import (
 // round trips, so each one waited 10–15 s before failing open (a review:
 // 12 s a webhook at the README's timeouts), every page that late, while a
 // Redis that is down answers its refusal at once. stallBreaker is a
-// circuit breaker (gobreaker) on a single node's or Sentinel master's
-// commands that trips on that timeout alone: once a command or pipeline
+// circuit breaker (gobreaker) on the commands of a single node, of
+// Sentinel's master, or of one node of a Cluster (each its own, so one
+// stalled node fails at once the commands of its own slots only) that
+// trips on that timeout alone: once a command or pipeline
 // times out with its caller's time left, the commands after it fail at
 // once, as Redis unavailable (ErrUnavailable: fail open or closed decides
 // what follows), without being sent. Every stallRetry one command is let
 // through to try again — it may wait out the timeout, the others still
 // fail at once meanwhile — and the first that gets an answer closes the
 // breaker. A refused connection, an error reply or the caller's own
-// deadline never trips it. A Cluster's client has none: one stalled node
-// would fail the commands of every other.
+// deadline never trips it.
 type stallBreaker struct {
 	cb *gobreaker.CircuitBreaker[struct{}]
 }

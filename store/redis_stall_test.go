@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"syscall"
 	"testing"
@@ -112,4 +113,66 @@ func TestRedisDownIsNotAStall(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitUntilPing(t, s)
+}
+
+// On a Cluster each node has its own breaker: one stalled node costs a
+// command of its slots one timeout, then its commands fail at once, not
+// sent, while the other nodes' keys are read and written as before.
+func TestRedisClusterStalledNodeFailsItsOwnCommandsAtOnce(t *testing.T) {
+	cluster := redistest.StartCluster(t)
+	cfg := fastConfig(cluster.Addrs()...)
+	cfg.Cluster = true
+	cfg.MaxRetries = -1
+	s, reg := newRedis(t, cfg)
+	ctx := context.Background()
+	if err := s.Ping(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// A key on the node to stall, and one on another node.
+	stalled, err := cluster.MasterOf("{stall}a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := ""
+	for i := range 100 {
+		k := fmt.Sprintf("{other-%d}a", i)
+		if m, err := cluster.MasterOf(k); err == nil && m != stalled {
+			other = k
+			break
+		}
+	}
+	if other == "" {
+		t.Fatal("no key on another node")
+	}
+	if err := stalled.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = stalled.Signal(syscall.SIGCONT) })
+	stallKey := []store.Entry{{Key: "{stall}a", Value: "v", TTL: time.Minute}}
+	// Sent, timed out (the Cluster client's retry of it finds the breaker
+	// tripped).
+	if err := s.Set(ctx, stallKey); !errors.Is(err, store.ErrUnavailable) {
+		t.Fatalf("Set on the stalled node = %v; want it unavailable", err)
+	}
+	for range 3 {
+		if err := s.Set(ctx, stallKey); !notSent(err) {
+			t.Errorf("Set on the stalled node after its timeout = %v; want it failed at once, not sent", err)
+		}
+		if err := s.Set(ctx, []store.Entry{{Key: other, Value: "v", TTL: time.Minute}}); err != nil {
+			t.Errorf("Set on another node while one is stalled = %v; want it written", err)
+		}
+	}
+	if got := series(t, reg, "alertrouter_store_errors_total")["stalled"]; got != 1 {
+		t.Errorf(`alertrouter_store_errors_total{operation="stalled"} = %v; want 1 (one node stalled once)`, got)
+	}
+	if err := stalled.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for s.Set(ctx, stallKey) != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the stalled node's keys still fail 10 s after it answers again")
+		}
+		time.Sleep(50 * time.Millisecond) // poll interval
+	}
 }
