@@ -66,3 +66,42 @@ func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notificati
 	p.refs.note(key, n.Ref, time.Now())
 	return nil
 }
+
+// MarkReplayedFirings writes, for n — a dead letter's firing just sent
+// again — the markers of its alerts still firing (not in resolvedSince)
+// at n's integration, as the settle writes them for a firing the pipeline
+// delivers: Alertmanager's next repeat of those alerts is deduplicated.
+// Before, it found no marker and sent them again (a thread reply under the
+// replayed parent; PagerDuty's trigger again). A marker already there —
+// another sender's, a resolve's, a claim — is kept.
+func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notification, resolvedSince []string) error {
+	if n.Kind != alert.KindFiring || n.IncidentResolved {
+		return nil
+	}
+	var integ *Integration
+	for i, in := range p.Receivers[n.Receiver] {
+		if in.Name == n.Integration {
+			integ = &p.Receivers[n.Receiver][i]
+		}
+	}
+	if integ == nil {
+		return nil
+	}
+	now := p.now()
+	var marks []store.Entry
+	for _, r := range n.Results {
+		if r.Alert == nil || !r.Alert.Firing() || slices.Contains(resolvedSince, r.Alert.Fingerprint) {
+			continue
+		}
+		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
+		m := dedup.Marker{Tier: dedup.Tier(&r.Decision), At: now, Incident: r.Incident}
+		marks = append(marks, store.Entry{Key: p.markerKey(r.Alert.Fingerprint, n.Receiver, integ, start), Value: m.String(), TTL: p.Dedup.NotifiedTTL})
+	}
+	if len(marks) == 0 {
+		return nil
+	}
+	if _, err := p.Store.SetNX(ctx, marks); err != nil {
+		return fmt.Errorf("mark the replayed firings of incident %s notified: %w", n.Incident, err)
+	}
+	return nil
+}

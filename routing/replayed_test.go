@@ -70,6 +70,52 @@ func TestAReplayedOpeningLeavesOutAlertsResolvedSince(t *testing.T) {
 	}
 }
 
+// A replayed firing marks its alerts notified at its integration:
+// Alertmanager's next repeat of them sends nothing (it posted one more
+// thread reply under the replayed parent; at PagerDuty, a trigger again);
+// an alert resolved since is not marked, and a new alert of the incident
+// still goes out, under the replayed parent.
+func TestAReplayedFiringMarksItsAlertsNotified(t *testing.T) {
+	a, gone := tAlert("TTFTHigh", "firing", "ticket", "instance", "a"), tAlert("TTFTHigh", "firing", "ticket", "instance", "gone")
+	e, p, _, parents, replayed := replayedOpening(t, a, gone)
+	resolvedSince := []string{replayed.Results[1].Alert.Fingerprint}
+	if err := p.AdoptReplayedOpening(t.Context(), replayed, resolvedSince); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkReplayedFirings(t.Context(), replayed, resolvedSince); err != nil {
+		t.Fatal(err)
+	}
+	before := len(e.slack.notifications())
+	if sum := mustProcess(t, p, a); len(e.slack.notifications()) != before {
+		t.Errorf("Alertmanager's repeat of the replayed alert sent %d Slack notifications (summary %+v); want none", len(e.slack.notifications())-before, sum)
+	}
+	mustProcess(t, p, a, tAlert("TTFTHigh", "firing", "ticket", "instance", "b"))
+	sent := e.slack.notifications()
+	if len(sent) != before+1 || sent[len(sent)-1].Opening || sent[len(sent)-1].Ref != "P1" || parents.Load() != 1 {
+		t.Errorf("a new alert after the replay: %d Slack notifications more, %d parents; want one reply under P1", len(sent)-before, parents.Load())
+	}
+	// The alert resolved since was not marked: its firing is no repeat.
+	if sum := mustProcess(t, p, gone); sum.Deduplicated != 0 {
+		t.Errorf("the alert resolved since the dead letter: %+v; want it not deduplicated (no marker written for it)", sum)
+	}
+
+	// A page replayed to PagerDuty: its repeat triggers nothing more.
+	c := tAlert("TTFTHigh", "firing", "page", "instance", "c", "service", "search")
+	results := p.Evaluate(payload(t, c))
+	page := &alert.Notification{Receiver: "pagerduty", Integration: "pagerduty/0", Incident: results[0].Incident, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Opening: true, Results: results}
+	if err := e.pd.Notify(t.Context(), page); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.MarkReplayedFirings(t.Context(), page, nil); err != nil {
+		t.Fatal(err)
+	}
+	before = len(e.pd.notifications())
+	if sum := mustProcess(t, p, c); len(e.pd.notifications()) != before {
+		t.Errorf("Alertmanager's repeat of the replayed page sent %d PagerDuty notifications (summary %+v); want none", len(e.pd.notifications())-before, sum)
+	}
+}
+
 // replayedOpening is a pipeline on a real Redis whose Slack draws parents
 // (P1, P2, …), and the opening of alerts' incident sent as a replay sends
 // it (P1), not yet adopted.
