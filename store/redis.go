@@ -114,6 +114,7 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 	dial := redis.NewDialer(&redis.Options{DialTimeout: opts.DialTimeout, TLSConfig: opts.TLSConfig})
 	opts.Dialer = countDials(dial, m)
 	var client redis.UniversalClient
+	trip := stallTrip(opts.ReadTimeout, opts.MaxRetries)
 	if opts.MasterName == "" && (len(opts.Addrs) > 1 || opts.IsClusterMode) {
 		// A Cluster (as redis.NewUniversalClient picks it): a stall breaker
 		// per node, so that one stalled node fails at once the commands of
@@ -121,7 +122,9 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		co := opts.Cluster()
 		co.NewClient = func(o *redis.Options) *redis.Client {
 			c := redis.NewClient(o)
-			c.AddHook(newStallBreaker(logger.With("node", o.Addr), m.errors[opStalled].Inc))
+			b := newStallBreaker(logger.With("node", o.Addr), trip, m.errors[opStalled].Inc)
+			b.ping = func(ctx context.Context) error { return c.Ping(ctx).Err() }
+			c.AddHook(b)
 			return c
 		}
 		c := redis.NewClusterClient(co)
@@ -129,7 +132,9 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		client = c
 	} else {
 		client = redis.NewUniversalClient(opts)
-		client.AddHook(newStallBreaker(logger, m.errors[opStalled].Inc))
+		b := newStallBreaker(logger, trip, m.errors[opStalled].Inc)
+		b.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
+		client.AddHook(b)
 	}
 	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil, dial: dial}, nil
 }

@@ -5,74 +5,126 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/sony/gobreaker/v2"
 )
 
-// A stalled Redis — paused, partitioned without a reset, blocked on a long
-// command — takes connections and answers nothing: every command waits out
-// read_timeout (and its retry) before it fails. A webhook makes several
-// round trips, so each one waited 10–15 s before failing open (a review:
-// 12 s a webhook at the README's timeouts), every page that late, while a
-// Redis that is down answers its refusal at once. stallBreaker is a
-// circuit breaker (gobreaker) on the commands of a single node, of
-// Sentinel's master, or of one node of a Cluster (each its own, so one
-// stalled node fails at once the commands of its own slots only) that
-// trips on that timeout alone: once a command or pipeline
-// times out with its caller's time left, the commands after it fail at
-// once, as Redis unavailable (ErrUnavailable: fail open or closed decides
-// what follows), without being sent. Every stallRetry one command is let
-// through to try again — it may wait out the timeout, the others still
-// fail at once meanwhile — and the first that gets an answer closes the
+// A stalled Redis — paused, partitioned without a reset, blocked — takes
+// connections and answers nothing: every command waits out read_timeout
+// (and its retry) before it fails. A webhook makes several round trips, so
+// each one waited 10–15 s before failing open (a review: 12 s a webhook at
+// the README's timeouts), every page that late, while a Redis that is down
+// answers its refusal at once. stallBreaker is a circuit breaker
+// (gobreaker) on the commands of a single node, of Sentinel's master, or
+// of one node of a Cluster (each its own, so one stalled node fails at
+// once the commands of its own slots only) that trips on those timeouts
+// alone, once Redis has answered nothing for stallTrip: one command's
+// whole wait (read_timeout × (max_retries + 1)) after the first timeout,
+// so a stall the retry rides out (a slow command, a short pause, a
+// Sentinel failover) is waited out as before — failing open at the first
+// timeout sent duplicates where waiting sent none (a review: 29 duplicate
+// triggers in a 3 s pause). Tripped, every command fails at once, as
+// Redis unavailable (ErrUnavailable: fail open or closed decides what
+// follows), without being sent, and a background PING every stallRetry —
+// no webhook's command — tries again; the first answered closes the
 // breaker. A refused connection, an error reply or the caller's own
 // deadline never trips it.
 type stallBreaker struct {
 	cb *gobreaker.CircuitBreaker[struct{}]
+	// trip is stallTrip for this client.
+	trip time.Duration
+	// since is when a timeout was first seen with no answer after it
+	// (unix ns; 0: none).
+	since atomic.Int64
+	// ping sends the background PING (set once the client is built).
+	ping func(context.Context) error
 }
 
-// stallRetry is how long a tripped stallBreaker fails commands at once
-// before it lets one through to try again: after Redis answers again, up
-// to this long more of failing open (or closed).
+// stallRetry is how often a tripped stallBreaker tries Redis again: after
+// Redis answers again, up to this long more of failing open (or closed).
 const stallRetry = 250 * time.Millisecond
 
 // errStalled marks the commands a tripped stallBreaker failed without
 // sending them (unavailable reads it as Redis unavailable).
-var errStalled = fmt.Errorf("not sent: Redis timed out on an earlier command and is tried again once per %s until it answers (stalled: paused, partitioned or blocked)", stallRetry)
+var errStalled = fmt.Errorf("not sent: Redis has answered nothing for longer than read_timeout × (max_retries + 1) and is tried again every %s until it answers (stalled: paused, partitioned or blocked)", stallRetry)
 
 // Outcomes of a command for the breaker: a timeout with the caller's time
-// left counts against Redis; the caller's own deadline counts for nothing.
+// left counts against Redis once the stall has lasted stallTrip; the first
+// ones, and the caller's own deadline, count for nothing.
 var (
 	errTimedOut   = errors.New("redis timed out")
+	errNotYet     = errors.New("redis timed out, not for long yet")
 	errCallerGone = errors.New("caller's deadline or cancellation")
 )
 
-// newStallBreaker returns the breaker, counting each trip on tripped and
-// logging trips and recoveries.
-func newStallBreaker(logger *slog.Logger, tripped func()) *stallBreaker {
-	return &stallBreaker{cb: gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
+// stallTrip is how long Redis must answer nothing, after the first
+// timeout, before the breaker trips: one command's whole wait, its read
+// timeout for each attempt, as go-redis reads the options (0: a 3 s
+// timeout, 3 retries; -1: no retry).
+func stallTrip(readTimeout time.Duration, maxRetries int) time.Duration {
+	if readTimeout == 0 {
+		readTimeout = 3 * time.Second
+	}
+	switch maxRetries {
+	case 0:
+		maxRetries = 3
+	case -1:
+		maxRetries = 0
+	}
+	return readTimeout * time.Duration(maxRetries+1)
+}
+
+// newStallBreaker returns the breaker of a client whose commands wait up
+// to trip in all, counting each trip on tripped and logging trips and
+// recoveries; set its ping before the client's first command.
+func newStallBreaker(logger *slog.Logger, trip time.Duration, tripped func()) *stallBreaker {
+	h := &stallBreaker{trip: trip}
+	h.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
 		Name:        "redis",
 		MaxRequests: 1,
 		Timeout:     stallRetry,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= 1 },
-		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) },
+		IsExcluded:  func(err error) bool { return errors.Is(err, errCallerGone) || errors.Is(err, errNotYet) },
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			switch {
 			case from == gobreaker.StateClosed && to == gobreaker.StateOpen:
 				tripped()
-				logger.Warn("redis timed out: its commands fail at once as unavailable (fail open or closed) until one gets an answer, tried once per "+stallRetry.String(), "component", "store")
+				logger.Warn("redis has answered nothing for "+trip.String()+": its commands fail at once as unavailable (fail open or closed), not sent, until a PING every "+stallRetry.String()+" gets an answer", "component", "store")
+				go h.probe()
 			case to == gobreaker.StateClosed:
 				logger.Info("redis answers again: commands are sent again", "component", "store")
 			}
 		},
-	})}
+	})
+	return h
 }
+
+// probe PINGs Redis every stallRetry, through the breaker, until it
+// closes or the client is closed.
+func (h *stallBreaker) probe() {
+	ctx := context.WithValue(context.Background(), probing{}, true)
+	for {
+		time.Sleep(stallRetry)
+		if h.cb.State() == gobreaker.StateClosed {
+			return
+		}
+		if err := h.ping(ctx); errors.Is(err, redis.ErrClosed) {
+			return
+		}
+	}
+}
+
+// probing marks the context of the breaker's own PING: the one command
+// let through while it is tripped.
+type probing struct{}
 
 // inBreaker marks the context of a command the breaker let through: the
 // commands go-redis sends inside it (a new connection's HELLO, AUTH,
 // SELECT, CLIENT SETINFO) are part of it, not requests of their own — one
-// of them refused as a second request while the first is let through
+// of them refused as a second request while the first was let through
 // (half-open) failed that first at once, and that failure, no timeout,
 // closed the breaker with Redis still stalled.
 type inBreaker struct{}
@@ -83,22 +135,49 @@ func (h *stallBreaker) run(ctx context.Context, do func(context.Context) error) 
 	if ctx.Value(inBreaker{}) != nil {
 		return do(ctx)
 	}
+	if ctx.Value(probing{}) == nil && h.cb.State() != gobreaker.StateClosed {
+		return fmt.Errorf("redis: %w", errStalled)
+	}
 	inner := context.WithValue(ctx, inBreaker{}, true)
 	var err error
 	_, berr := h.cb.Execute(func() (struct{}, error) {
 		err = do(inner)
-		switch {
-		case err == nil || !timedOut(err):
-			return struct{}{}, nil // answered, or failed at once: not stalled
-		case callerGone(ctx):
-			return struct{}{}, errCallerGone
-		}
-		return struct{}{}, errTimedOut
+		return struct{}{}, h.judge(ctx, err)
 	})
 	if errors.Is(berr, gobreaker.ErrOpenState) || errors.Is(berr, gobreaker.ErrTooManyRequests) {
 		return fmt.Errorf("redis: %w", errStalled)
 	}
 	return err
+}
+
+// judge is what err, a command's with ctx, says of Redis to the breaker.
+func (h *stallBreaker) judge(ctx context.Context, err error) error {
+	switch {
+	case err == nil || !timedOut(err) && !errors.Is(err, redis.ErrPoolTimeout):
+		// Answered, or failed at once: not stalled. (A pool timeout is
+		// the stall too: every connection waits on Redis.)
+		h.since.Store(0)
+		return nil
+	case callerGone(ctx):
+		return errCallerGone
+	}
+	now := time.Now().UnixNano()
+	if h.since.CompareAndSwap(0, now) || now-h.since.Load() < int64(h.trip) {
+		return errNotYet
+	}
+	return errTimedOut
+}
+
+// callerGone reports whether ctx, a command's, has ended or reached its
+// deadline: go-redis reads until the caller's deadline when it comes before
+// read_timeout (ContextTimeoutEnabled), and that timeout can be seen a
+// moment before the context says it is done.
+func callerGone(ctx context.Context) bool {
+	if ctx.Err() != nil {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d.Add(-time.Millisecond))
 }
 
 // DialHook implements redis.Hook.
@@ -126,16 +205,4 @@ func (h *stallBreaker) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 		}
 		return err
 	}
-}
-
-// callerGone reports whether ctx, a command's, has ended or reached its
-// deadline: go-redis reads until the caller's deadline when it comes before
-// read_timeout (ContextTimeoutEnabled), and that timeout can be seen a
-// moment before the context says it is done.
-func callerGone(ctx context.Context) bool {
-	if ctx.Err() != nil {
-		return true
-	}
-	d, ok := ctx.Deadline()
-	return ok && !time.Now().Before(d.Add(-time.Millisecond))
 }

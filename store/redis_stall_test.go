@@ -16,19 +16,22 @@ import (
 // notSent reports whether err is the stall breaker's: Redis unavailable,
 // the command failed without being sent.
 func notSent(err error) bool {
-	return errors.Is(err, store.ErrUnavailable) && strings.Contains(err.Error(), "not sent: Redis timed out")
+	return errors.Is(err, store.ErrUnavailable) && strings.Contains(err.Error(), "not sent: Redis has answered nothing")
 }
 
-// A stalled Redis (SIGSTOP: connections taken, nothing answered) costs
-// one command its read timeout: the commands after it fail at once as
-// unavailable without being sent (a review: each fail-open webhook waited
-// 10–15 s, one timeout per round trip), counted once as a stall; once
-// Redis answers, the first command let through closes the breaker and
-// every command is sent again. A command that timed out on its caller's
-// own deadline does not trip it.
+// A stalled Redis (SIGSTOP: connections taken, nothing answered): the
+// commands sent wait out their timeouts until Redis has answered nothing
+// for one command's whole wait (read_timeout × attempts) after the first
+// timeout — a stall the retry rides out is waited out, as before — then
+// the commands fail at once as unavailable without being sent (a review:
+// each fail-open webhook waited 10–15 s, one timeout per round trip),
+// counted once as a stall however long it lasts (a review: the breaker
+// closed again every 1.3 s with Redis still stalled). Once Redis answers,
+// the breaker's own PING closes it, no command needed. A command that
+// timed out on its caller's own deadline counts for nothing.
 func TestRedisStalledFailsCommandsAtOnceUntilItAnswers(t *testing.T) {
 	srv := redistest.Start(t)
-	cfg := fastConfig(srv.Addr())
+	cfg := fastConfig(srv.Addr()) // 200 ms timeouts
 	cfg.MaxRetries = -1
 	s, reg := newRedis(t, cfg)
 	ctx := context.Background()
@@ -40,49 +43,61 @@ func TestRedisStalledFailsCommandsAtOnceUntilItAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Signal(syscall.SIGCONT) })
+	stalls := func() float64 { return series(t, reg, "alertrouter_store_errors_total")["stalled"] }
+	sentAndTimedOut := func(what string, err error) {
+		t.Helper()
+		if !errors.Is(err, store.ErrUnavailable) || notSent(err) {
+			t.Fatalf("%s = %v; want it sent and timed out", what, err)
+		}
+	}
 
-	// The caller's own deadline, shorter than the read timeout: not a stall.
+	// The caller's own deadline, shorter than the read timeout: no stall.
 	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	_, _, err := s.Get(short, keys)
 	cancel()
-	if !errors.Is(err, store.ErrUnavailable) || notSent(err) {
-		t.Fatalf("Get with the caller's short deadline = %v; want it sent and timed out", err)
-	}
-	stalls := func() float64 { return series(t, reg, "alertrouter_store_errors_total")["stalled"] }
+	sentAndTimedOut("Get with the caller's short deadline", err)
+	// The first timeout: sent, it waits out its timeout, and trips nothing.
+	_, _, err = s.Get(ctx, keys)
+	sentAndTimedOut("the stall's first Get", err)
 	if got := stalls(); got != 0 {
-		t.Fatalf(`alertrouter_store_errors_total{operation="stalled"} = %v after a timeout on the caller's deadline; want 0`, got)
+		t.Fatalf(`alertrouter_store_errors_total{operation="stalled"} = %v after the first timeout; want 0`, got)
 	}
-	if _, _, err = s.Get(ctx, keys); !errors.Is(err, store.ErrUnavailable) {
-		t.Fatalf("Get, Redis stalled = %v; want unavailable", err)
+	// One command's wait (200 ms) after it, still nothing answered: tripped.
+	_, _, err = s.Get(ctx, keys)
+	sentAndTimedOut("the stall's second Get", err)
+	if got := stalls(); got != 1 {
+		t.Fatalf(`alertrouter_store_errors_total{operation="stalled"} = %v, Redis silent 200 ms after its first timeout; want 1`, got)
+	}
+	// Then, however long it lasts (the breaker's PING tries every 250 ms
+	// meanwhile), nothing is sent.
+	for range 4 {
+		for op, err := range everyOperation(ctx, s) {
+			if !notSent(err) {
+				t.Errorf("%s while Redis is stalled = %v; want it failed at once, not sent", op, err)
+			}
+		}
+		if res := store.ClaimJoin(ctx, s, []store.Entry{{Key: "stall:c", Value: "t", TTL: time.Minute}}, nil, nil); !notSent(res.ClaimErr) {
+			t.Errorf("ClaimJoin while Redis is stalled = %v; want it failed at once, not sent", res.ClaimErr)
+		}
+		time.Sleep(300 * time.Millisecond) // past a PING's turn
 	}
 	if got := stalls(); got != 1 {
-		t.Errorf(`alertrouter_store_errors_total{operation="stalled"} = %v after Redis timed out; want 1`, got)
-	}
-	for op, err := range everyOperation(ctx, s) {
-		if !notSent(err) {
-			t.Errorf("%s while Redis is stalled = %v; want it failed at once, not sent", op, err)
-		}
-	}
-	if res := store.ClaimJoin(ctx, s, []store.Entry{{Key: "stall:c", Value: "t", TTL: time.Minute}}, nil, nil); !notSent(res.ClaimErr) {
-		t.Errorf("ClaimJoin while Redis is stalled = %v; want it failed at once, not sent", res.ClaimErr)
-	}
-	// Once per stallRetry (250 ms) one command is let through. The stalled
-	// connections were dropped, so it dials a new one and sends its
-	// handshake inside it: it waits out the timeout, and the breaker stays
-	// tripped (before: the handshake, refused as a second command, failed
-	// the first at once, which closed the breaker, Redis still stalled).
-	time.Sleep(300 * time.Millisecond)
-	if _, _, err := s.Get(ctx, keys); !errors.Is(err, store.ErrUnavailable) || notSent(err) {
-		t.Errorf("the command let through while Redis is stalled = %v; want it sent and timed out", err)
-	}
-	if _, _, err := s.Get(ctx, keys); !notSent(err) {
-		t.Errorf("the command after the one let through = %v; want it failed at once, not sent (the breaker tripped again)", err)
+		t.Errorf(`alertrouter_store_errors_total{operation="stalled"} = %v after 1.6 s of one stall; want 1`, got)
 	}
 
 	if err := srv.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	waitUntilPing(t, s)
+	// The breaker's PING closes it: the first command after is sent.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		time.Sleep(300 * time.Millisecond) // a PING's turn, no command
+		if _, _, err := s.Get(ctx, keys); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("Get 10 s after Redis answers again: %v", err)
+		}
+	}
 	for op, err := range everyOperation(ctx, s) {
 		if err != nil {
 			t.Errorf("%s once Redis answers: %v", op, err)
