@@ -67,14 +67,19 @@ func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notificati
 	return nil
 }
 
-// MarkReplayedFirings writes, for n — a dead letter's firing just sent
-// again — the markers of its alerts still firing (not in resolvedSince)
-// at n's integration, as the settle writes them for a firing the pipeline
-// delivers: Alertmanager's next repeat of those alerts is deduplicated.
-// Before, it found no marker and sent them again (a thread reply under the
-// replayed parent; PagerDuty's trigger again). A marker already there —
-// another sender's, a resolve's, a claim — is kept.
-func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notification, resolvedSince []string) error {
+// MarkReplayedFirings writes, for n — a dead letter's firing sent again
+// at sentAt — the markers of its alerts still firing (not in
+// resolvedSince) at n's integration, as the settle writes them for a
+// firing the pipeline delivers: Alertmanager's next repeat of those alerts
+// is deduplicated. Before, it found no marker and sent them again (a
+// thread reply under the replayed parent; PagerDuty's trigger again). A
+// marker written before sentAt of another tier (the ticket the replayed
+// escalation supersedes) or of a resolve (an alert that fired again with
+// the same start) is replaced, compare-and-swap, as the settle would (a
+// review: kept, the next repeat posted the escalation again); a claim
+// (another sender's send in flight) and a marker of sentAt or later are
+// kept.
+func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notification, resolvedSince []string, sentAt time.Time) error {
 	if n.Kind != alert.KindFiring || n.IncidentResolved {
 		return nil
 	}
@@ -89,19 +94,49 @@ func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notificatio
 	}
 	now := p.now()
 	var marks []store.Entry
+	var keys []string
 	for _, r := range n.Results {
 		if r.Alert == nil || !r.Alert.Firing() || slices.Contains(resolvedSince, r.Alert.Fingerprint) {
 			continue
 		}
 		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
 		m := dedup.Marker{Tier: dedup.Tier(&r.Decision), At: now, Incident: r.Incident}
-		marks = append(marks, store.Entry{Key: p.markerKey(r.Alert.Fingerprint, n.Receiver, integ, start), Value: m.String(), TTL: p.Dedup.NotifiedTTL})
+		key := p.markerKey(r.Alert.Fingerprint, n.Receiver, integ, start)
+		marks = append(marks, store.Entry{Key: key, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
+		keys = append(keys, key)
 	}
 	if len(marks) == 0 {
 		return nil
 	}
-	if _, err := p.Store.SetNX(ctx, marks); err != nil {
+	fail := func(err error) error {
 		return fmt.Errorf("mark the replayed firings of incident %s notified: %w", n.Incident, err)
+	}
+	values, found, err := p.Store.Get(ctx, keys)
+	if err != nil {
+		return fail(err)
+	}
+	var absent, superseded, replace []store.Entry
+	for i, m := range marks {
+		switch old := dedup.ParseMarker(values[i]); {
+		case !found[i]:
+			absent = append(absent, m)
+		case dedup.IsClaim(values[i]) || !old.At.Before(sentAt):
+			// in flight, or written since the replay's send
+		case old.Resolved || old.Tier != dedup.ParseMarker(m.Value).Tier:
+			superseded = append(superseded, store.Entry{Key: m.Key, Value: values[i]})
+			replace = append(replace, m)
+		}
+	}
+	if len(superseded) > 0 {
+		// Compare-and-swap: deleted only if unchanged since the read, then
+		// written unless another sender wrote it meanwhile.
+		if err := p.Store.DeleteIfEqual(ctx, superseded); err != nil {
+			return fail(err)
+		}
+		absent = append(absent, replace...)
+	}
+	if _, err := p.Store.SetNX(ctx, absent); err != nil {
+		return fail(err)
 	}
 	return nil
 }

@@ -1,13 +1,17 @@
 package routing_test
 
 import (
+	"strconv"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // A dead letter's opening sent again to Slack (a replay) posts a parent the
@@ -82,7 +86,7 @@ func TestAReplayedFiringMarksItsAlertsNotified(t *testing.T) {
 	if err := p.AdoptReplayedOpening(t.Context(), replayed, resolvedSince); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.MarkReplayedFirings(t.Context(), replayed, resolvedSince); err != nil {
+	if err := p.MarkReplayedFirings(t.Context(), replayed, resolvedSince, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	before := len(e.slack.notifications())
@@ -107,12 +111,64 @@ func TestAReplayedFiringMarksItsAlertsNotified(t *testing.T) {
 	if err := e.pd.Notify(t.Context(), page); err != nil {
 		t.Fatal(err)
 	}
-	if err := p.MarkReplayedFirings(t.Context(), page, nil); err != nil {
+	if err := p.MarkReplayedFirings(t.Context(), page, nil, e.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	before = len(e.pd.notifications())
 	if sum := mustProcess(t, p, c); len(e.pd.notifications()) != before {
 		t.Errorf("Alertmanager's repeat of the replayed page sent %d PagerDuty notifications (summary %+v); want none", len(e.pd.notifications())-before, sum)
+	}
+}
+
+// A replayed firing's marker replaces an older one it supersedes, as the
+// settle does for a delivered firing: the ticket marker of an alert whose
+// page (its escalation) was dead-lettered and replayed — kept, the next
+// repeat sent the escalation again (a review) — and the resolve marker of
+// an alert that fired again with the same start. A marker written after
+// the replay's send is kept.
+func TestAReplayedFiringReplacesTheMarkersItSupersedes(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	p := e.pipeline()
+	c := tAlert("TTFTHigh", "firing", "page", "instance", "c")
+	results := p.Evaluate(payload(t, c))
+	r := results[0]
+	key := store.Key("test:", "n", r.Alert.Fingerprint, "pagerduty/pagerduty/0:"+strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10))
+	page := &alert.Notification{Receiver: "pagerduty", Integration: "pagerduty/0", Incident: r.Incident, Kind: alert.KindFiring,
+		Action: alert.ActionPage, Opening: true, Results: results}
+	replay := func(old dedup.Marker, sentAt time.Time) {
+		t.Helper()
+		if err := e.store.Set(t.Context(), []store.Entry{{Key: key, Value: old.String(), TTL: time.Hour}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.pd.Notify(t.Context(), page); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.MarkReplayedFirings(t.Context(), page, nil, sentAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	repeatSends := func() int {
+		t.Helper()
+		before := len(e.pd.notifications())
+		mustProcess(t, p, c)
+		return len(e.pd.notifications()) - before
+	}
+	now := e.clock.Now()
+	earlier := now.Add(-time.Minute)
+	replay(dedup.Marker{Tier: "ticket:severity:warning", At: earlier, Incident: r.Incident}, now)
+	if n := repeatSends(); n != 0 {
+		t.Errorf("the repeat of a replayed escalation (a ticket marker before it) sent %d PagerDuty notifications; want none", n)
+	}
+	replay(dedup.Marker{Resolved: true, At: earlier, Incident: r.Incident}, now)
+	if n := repeatSends(); n != 0 {
+		t.Errorf("the repeat of a replayed re-fire (a resolve marker before it) sent %d PagerDuty notifications; want none", n)
+	}
+	// A resolve written after the replay's send stays: the firing that
+	// follows is a re-fire, sent.
+	replay(dedup.Marker{Resolved: true, At: now.Add(time.Second), Incident: r.Incident}, now)
+	if n := repeatSends(); n != 1 {
+		t.Errorf("a firing after a resolve marked since the replay sent %d PagerDuty notifications; want it sent (1)", n)
 	}
 }
 

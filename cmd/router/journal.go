@@ -192,6 +192,7 @@ func ReplaySender(p *routing.Pipeline) journal.SendFunc {
 			if err != nil {
 				return err
 			}
+			sentAt := time.Now()
 			if err := in.Notifier.Notify(ctx, n); err != nil {
 				return err
 			}
@@ -200,7 +201,7 @@ func ReplaySender(p *routing.Pipeline) journal.SendFunc {
 			if err := p.AdoptReplayedOpening(context.WithoutCancel(ctx), n, d.ResolvedSince); err != nil && p.Logger != nil {
 				p.Logger.Warn("dead letter replayed; its incident's parent not recorded: the incident's next notification may post another", "incident", n.Incident, "err", err)
 			}
-			if err := p.MarkReplayedFirings(context.WithoutCancel(ctx), n, d.ResolvedSince); err != nil && p.Logger != nil {
+			if err := p.MarkReplayedFirings(context.WithoutCancel(ctx), n, d.ResolvedSince, sentAt); err != nil && p.Logger != nil {
 				p.Logger.Warn("dead letter replayed; its alerts not marked notified: Alertmanager's next repeat of them sends them once more", "incident", n.Incident, "err", err)
 			}
 			return nil
