@@ -21,12 +21,13 @@ import (
 // (gobreaker) on the commands of a single node, of Sentinel's master, or
 // of one node of a Cluster (each its own, so one stalled node fails at
 // once the commands of its own slots only) that trips on those timeouts
-// alone, once Redis has answered nothing for stallTrip: one command's
-// whole wait (read_timeout × (max_retries + 1)) after the first timeout,
-// so a stall the retry rides out (a slow command, a short pause, a
-// Sentinel failover) is waited out as before — failing open at the first
-// timeout sent duplicates where waiting sent none (a review: 29 duplicate
-// triggers in a 3 s pause). Tripped, every command fails at once, as
+// alone, once Redis has answered nothing for stallTrip (two commands'
+// whole waits) after the first timeout, so a stall the build before rode
+// out (a slow command, a pause of a few seconds, a Sentinel failover) is
+// waited out as before — failing open sooner sent duplicates where waiting
+// sent none (reviews: 29 duplicate triggers in a 3 s pause tripping at the
+// first timeout, 79 in a 5 s one tripping one command's wait after it).
+// Tripped, every command fails at once, as
 // Redis unavailable (ErrUnavailable: fail open or closed decides what
 // follows), without being sent, and a background PING every stallRetry —
 // no webhook's command — tries again; the first answered closes the
@@ -61,9 +62,14 @@ var (
 )
 
 // stallTrip is how long Redis must answer nothing, after the first
-// timeout, before the breaker trips: one command's whole wait, its read
+// timeout, before the breaker trips: two commands' whole waits, a read
 // timeout for each attempt, as go-redis reads the options (0: a 3 s
-// timeout, 3 retries; -1: no retry).
+// timeout, 3 retries; -1: no retry). A webhook whose read timed out goes
+// on to its claims, which the build before the breaker sent about that
+// long into the stall: a stall shorter than that, once over, took them, and
+// they kept a replica's webhooks from sending what another one sent — a
+// review: tripping one command's wait after the first timeout sent 79 and
+// 86 duplicate triggers in 5 s pauses, where waiting sent none.
 func stallTrip(readTimeout time.Duration, maxRetries int) time.Duration {
 	if readTimeout == 0 {
 		readTimeout = 3 * time.Second
@@ -74,7 +80,7 @@ func stallTrip(readTimeout time.Duration, maxRetries int) time.Duration {
 	case -1:
 		maxRetries = 0
 	}
-	return readTimeout * time.Duration(maxRetries+1)
+	return 2 * readTimeout * time.Duration(maxRetries+1)
 }
 
 // newStallBreaker returns the breaker of a client whose commands wait up
@@ -153,12 +159,15 @@ func (h *stallBreaker) run(ctx context.Context, do func(context.Context) error) 
 // judge is what err, a command's with ctx, says of Redis to the breaker.
 func (h *stallBreaker) judge(ctx context.Context, err error) error {
 	switch {
-	case err == nil || !timedOut(err) && !errors.Is(err, redis.ErrPoolTimeout):
+	case err == nil || !timedOut(err) && !errors.Is(err, redis.ErrPoolTimeout) && !errors.Is(err, redis.ErrClosed):
 		// Answered, or failed at once: not stalled. (A pool timeout is
 		// the stall too: every connection waits on Redis.)
 		h.since.Store(0)
 		return nil
-	case callerGone(ctx):
+	case callerGone(ctx) || errors.Is(err, redis.ErrClosed):
+		// The caller's own deadline, or the client closed (a reload
+		// replaced it: its PING read as an answer closed the breaker, and
+		// logged Redis back, with Redis still stalled).
 		return errCallerGone
 	}
 	now := time.Now().UnixNano()

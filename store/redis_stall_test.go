@@ -1,13 +1,18 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/store"
@@ -21,8 +26,8 @@ func notSent(err error) bool {
 
 // A stalled Redis (SIGSTOP: connections taken, nothing answered): the
 // commands sent wait out their timeouts until Redis has answered nothing
-// for one command's whole wait (read_timeout × attempts) after the first
-// timeout — a stall the retry rides out is waited out, as before — then
+// for two commands' whole waits (read_timeout × attempts) after the first
+// timeout — a stall the build before rode out is waited out, as before — then
 // the commands fail at once as unavailable without being sent (a review:
 // each fail-open webhook waited 10–15 s, one timeout per round trip),
 // counted once as a stall however long it lasts (a review: the breaker
@@ -62,11 +67,14 @@ func TestRedisStalledFailsCommandsAtOnceUntilItAnswers(t *testing.T) {
 	if got := stalls(); got != 0 {
 		t.Fatalf(`alertrouter_store_errors_total{operation="stalled"} = %v after the first timeout; want 0`, got)
 	}
-	// One command's wait (200 ms) after it, still nothing answered: tripped.
-	_, _, err = s.Get(ctx, keys)
-	sentAndTimedOut("the stall's second Get", err)
-	if got := stalls(); got != 1 {
-		t.Fatalf(`alertrouter_store_errors_total{operation="stalled"} = %v, Redis silent 200 ms after its first timeout; want 1`, got)
+	// Sent, each waiting out its timeout, until Redis has answered nothing
+	// for two commands' waits (400 ms) after the first: tripped.
+	for i := 0; stalls() == 0; i++ {
+		if i == 10 {
+			t.Fatal("10 timeouts after the first, 2 s of stall, and not tripped")
+		}
+		_, _, err = s.Get(ctx, keys)
+		sentAndTimedOut(fmt.Sprintf("Get %d of the stall before the trip", i), err)
 	}
 	// Then, however long it lasts (the breaker's PING tries every 250 ms
 	// meanwhile), nothing is sent.
@@ -190,4 +198,57 @@ func TestRedisClusterStalledNodeFailsItsOwnCommandsAtOnce(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // poll interval
 	}
+}
+
+// A client closed while its breaker is tripped (a reload replaced it,
+// Redis still stalled) says nothing of Redis: its PING failing as closed
+// is no answer (it closed the breaker and logged Redis back).
+func TestRedisClosedDuringAStallDoesNotSayRedisAnswers(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := fastConfig(srv.Addr())
+	cfg.MaxRetries = -1
+	var logs syncBuffer
+	s, err := store.NewRedis(cfg, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := srv.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Signal(syscall.SIGCONT) })
+	for i := 0; !strings.Contains(logs.String(), "has answered nothing"); i++ {
+		if i == 20 {
+			t.Fatal("not tripped after 20 timeouts")
+		}
+		_, _, _ = s.Get(ctx, []string{"k"})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * stallRetryForTest) // the PING's turns, on a closed client
+	if got := logs.String(); strings.Contains(got, "answers again") {
+		t.Errorf("a client closed during a stall logged Redis back:\n%s", got)
+	}
+}
+
+// stallRetryForTest is the breaker's PING interval (store.stallRetry).
+const stallRetryForTest = 250 * time.Millisecond
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }
