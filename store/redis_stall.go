@@ -50,7 +50,7 @@ const stallRetry = 250 * time.Millisecond
 
 // errStalled marks the commands a tripped stallBreaker failed without
 // sending them (unavailable reads it as Redis unavailable).
-var errStalled = fmt.Errorf("not sent: Redis has answered nothing for longer than read_timeout × (max_retries + 1) and is tried again every %s until it answers (stalled: paused, partitioned or blocked)", stallRetry)
+var errStalled = fmt.Errorf("not sent: Redis has answered nothing for two commands' waits (2 × read_timeout × (max_retries + 1)) and is tried again every %s until it answers (stalled: paused, partitioned or blocked)", stallRetry)
 
 // Outcomes of a command for the breaker: a timeout with the caller's time
 // left counts against Redis once the stall has lasted stallTrip; the first
@@ -83,9 +83,9 @@ func stallTrip(readTimeout time.Duration, maxRetries int) time.Duration {
 	return 2 * readTimeout * time.Duration(maxRetries+1)
 }
 
-// newStallBreaker returns the breaker of a client whose commands wait up
-// to trip in all, counting each trip on tripped and logging trips and
-// recoveries; set its ping before the client's first command.
+// newStallBreaker returns the breaker of a client, tripping after trip
+// (stallTrip) of silence, counting each trip on tripped and logging trips
+// and recoveries; set its ping before the client's first command.
 func newStallBreaker(logger *slog.Logger, trip time.Duration, tripped func()) *stallBreaker {
 	h := &stallBreaker{trip: trip}
 	h.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
