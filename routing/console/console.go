@@ -1158,13 +1158,15 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 		since = w
 	}
 	sent := deliveredSince{}
-	var later []journal.Entry // the dead letters' incidents' decisions, newest first
+	later := map[string][]journal.Entry{} // the dead letters' incidents' decisions, newest first
+	kept := 0
 	err := c.scan(ctx, journal.KindDecision, since, func(rec *record, _ int, e *journal.Entry) error {
 		if e.Kind != journal.KindDecision {
 			return nil
 		}
-		if incidents[e.Incident] && len(later) < c.opts.MaxEntries {
-			later = append(later, journal.Entry{Time: e.Time, Incident: e.Incident, Fingerprint: e.Fingerprint,
+		if incidents[e.Incident] && kept < c.opts.MaxEntries {
+			kept++
+			later[e.Incident] = append(later[e.Incident], journal.Entry{Time: e.Time, Incident: e.Incident, Fingerprint: e.Fingerprint,
 				Status: e.Status, StartsAt: e.StartsAt, Decision: alert.Decision{Action: e.Decision.Action}, Receivers: slices.Clone(e.Receivers)})
 		}
 		for _, d := range e.Deliveries {
@@ -1184,10 +1186,9 @@ func (c *Console) supersede(ctx context.Context, letters []deadLetterRow) error 
 		if l.check == nil || l.Superseded {
 			continue
 		}
-		for j := len(later) - 1; j >= 0; j-- { // oldest first
-			if later[j].Incident == l.DeadLetter.Incident {
-				l.check.Observe(&later[j])
-			}
+		own := later[l.DeadLetter.Incident]
+		for j := len(own) - 1; j >= 0; j-- { // oldest first
+			l.check.Observe(&own[j])
 		}
 		l.ResolvedSince, l.FiredSince = l.check.Resolved(), l.check.Refired()
 	}

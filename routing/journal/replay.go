@@ -609,24 +609,20 @@ func (r *Replayer) List(ctx context.Context, since time.Time) ([]Status, error) 
 // statuses looks up the replayed marks of entries in one store call.
 func (r *Replayer) statuses(ctx context.Context, entries []Entry) ([]Status, error) {
 	out := make([]Status, 0, len(entries))
-	keys := make([]string, 0, len(entries))
+	ids := make([]string, 0, len(entries))
 	for _, e := range entries {
 		if e.DeadLetter == nil {
 			continue
 		}
 		out = append(out, Status{Entry: e})
-		keys = append(keys, r.key(e.ID))
+		ids = append(ids, e.ID)
 	}
-	if len(keys) == 0 {
-		return out, nil
-	}
-	values, found, err := r.Claims.Get(ctx, keys)
+	replayed, replaying, err := r.Marks(ctx, ids)
 	if err != nil {
 		return nil, fmt.Errorf("dead letter replay marks: %w", err)
 	}
-	for i := range out {
-		out[i].Replaying = found[i] && strings.HasPrefix(values[i], holdPrefix)
-		out[i].Replayed = found[i] && !out[i].Replaying
+	for i := range replayed {
+		out[i].Replayed, out[i].Replaying = replayed[i], replaying[i]
 	}
 	return out, nil
 }
