@@ -701,8 +701,12 @@ func (p *Pipeline) leaveRestored(ctx context.Context, leases []*incidentLease, t
 
 // threadsUpdates reports whether b's integration draws an update under
 // the incident's reference (alert.ThreadsUpdates: Slack's Web API).
-func threadsUpdates(b *batch) bool {
-	t, ok := b.integ.Notifier.(alert.ThreadsUpdates)
+func threadsUpdates(b *batch) bool { return b.integ.threadsUpdates() }
+
+// threadsUpdates reports whether the integration threads updates under
+// the incident's parent (alert.ThreadsUpdates: Slack's Web API).
+func (i *Integration) threadsUpdates() bool {
+	t, ok := i.Notifier.(alert.ThreadsUpdates)
 	return ok && t.ThreadsUpdates()
 }
 

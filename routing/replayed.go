@@ -29,24 +29,15 @@ func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notificati
 	if !n.Opening || n.Ref == "" || n.IncidentResolved || n.Incident == "" {
 		return nil
 	}
-	threads := false
-	for _, in := range p.Receivers[n.Receiver] {
-		if in.Name == n.Integration {
-			t, ok := in.Notifier.(alert.ThreadsUpdates)
-			threads = ok && t.ThreadsUpdates()
-		}
-	}
-	if !threads {
+	if in := p.integration(n.Receiver, n.Integration); in == nil || !in.threadsUpdates() {
 		return nil
 	}
 	var members []store.Member
-	for _, r := range n.Results {
-		// An alert that resolved since is no member: the incident closes
-		// when the others resolve (a review: the parent said firing for
-		// good, and took in the next episode).
-		if r.Alert != nil && r.Alert.Firing() && !slices.Contains(resolvedSince, r.Alert.Fingerprint) {
-			members = append(members, store.Member{Fingerprint: r.Alert.Fingerprint, StartsAt: strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)})
-		}
+	// An alert that resolved since is no member: the incident closes when
+	// the others resolve (a review: the parent said firing for good, and
+	// took in the next episode).
+	for _, r := range stillFiring(n, resolvedSince) {
+		members = append(members, store.Member{Fingerprint: r.Alert.Fingerprint, StartsAt: identityStart(r)})
 	}
 	if len(members) == 0 {
 		return nil
@@ -83,25 +74,16 @@ func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notificatio
 	if n.Kind != alert.KindFiring || n.IncidentResolved {
 		return nil
 	}
-	var integ *Integration
-	for i, in := range p.Receivers[n.Receiver] {
-		if in.Name == n.Integration {
-			integ = &p.Receivers[n.Receiver][i]
-		}
-	}
+	integ := p.integration(n.Receiver, n.Integration)
 	if integ == nil {
 		return nil
 	}
 	now := p.now()
 	var marks []store.Entry
 	var keys []string
-	for _, r := range n.Results {
-		if r.Alert == nil || !r.Alert.Firing() || slices.Contains(resolvedSince, r.Alert.Fingerprint) {
-			continue
-		}
-		start := strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
+	for _, r := range stillFiring(n, resolvedSince) {
 		m := dedup.Marker{Tier: dedup.Tier(&r.Decision), At: now, Incident: r.Incident}
-		key := p.markerKey(r.Alert.Fingerprint, n.Receiver, integ, start)
+		key := p.markerKey(r.Alert.Fingerprint, n.Receiver, integ, identityStart(r))
 		marks = append(marks, store.Entry{Key: key, Value: m.String(), TTL: p.Dedup.NotifiedTTL})
 		keys = append(keys, key)
 	}
@@ -139,4 +121,33 @@ func (p *Pipeline) MarkReplayedFirings(ctx context.Context, n *alert.Notificatio
 		return fail(err)
 	}
 	return nil
+}
+
+// integration returns the integration named name of receiver (nil: none
+// in the current configuration).
+func (p *Pipeline) integration(receiver, name string) *Integration {
+	for i := range p.Receivers[receiver] {
+		if in := &p.Receivers[receiver][i]; in.Name == name {
+			return in
+		}
+	}
+	return nil
+}
+
+// stillFiring returns n's results whose alert fires, those in
+// resolvedSince (journal.DeadLetter.ResolvedSince) left out.
+func stillFiring(n *alert.Notification, resolvedSince []string) []*alert.Result {
+	var out []*alert.Result
+	for _, r := range n.Results {
+		if r.Alert != nil && r.Alert.Firing() && !slices.Contains(resolvedSince, r.Alert.Fingerprint) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// identityStart is r's alert's identity start (alert.Alert.IdentityStart)
+// in ms, as markers and incident members keep it.
+func identityStart(r *alert.Result) string {
+	return strconv.FormatInt(r.Alert.IdentityStart().UnixMilli(), 10)
 }
