@@ -1,13 +1,11 @@
 package store_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -15,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -207,7 +206,7 @@ func TestRedisClosedDuringAStallDoesNotSayRedisAnswers(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := fastConfig(srv.Addr())
 	cfg.MaxRetries = -1
-	var logs syncBuffer
+	var logs notifytest.SyncBuffer
 	s, err := store.NewRedis(cfg, prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if err != nil {
 		t.Fatal(err)
@@ -226,29 +225,8 @@ func TestRedisClosedDuringAStallDoesNotSayRedisAnswers(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * stallRetryForTest) // the PING's turns, on a closed client
+	time.Sleep(time.Second) // the breaker's PING turns (every 250 ms), on a closed client
 	if got := logs.String(); strings.Contains(got, "answers again") {
 		t.Errorf("a client closed during a stall logged Redis back:\n%s", got)
 	}
-}
-
-// stallRetryForTest is the breaker's PING interval (store.stallRetry).
-const stallRetryForTest = 250 * time.Millisecond
-
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
