@@ -13,6 +13,10 @@ import (
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
 // lease token, u: lease end in ms, r: ref, g: last trigger in ms;
+// x: the server's time in ms when a Join last set both keys' time to
+// live — a Join of an open incident within min(ttl/100, 60 s) of it sets
+// none, and every step that removes members deletes it, so a members hash
+// made anew always gets one;
 // j: the server's time of the last Join, as the build before kept it;
 // k:<group>: a time no member of that Alertmanager group joined before;
 // m:<fingerprint>: "joined;start;group" of each member a Join of this
@@ -70,6 +74,109 @@ local function nowstr()
   if not stamp then stamp = string.format('%d', clock()) end
   return stamp
 end
+-- fingerprints are the fingerprints of the pairs A[c..stop].
+local function fingerprints(A, c, stop)
+  local fps = {}
+  for i = c, stop, 2 do fps[#fps + 1] = A[i] end
+  return fps
+end
+-- mfields are the state hash's m: fields of fps.
+local function mfields(fps)
+  local f = {}
+  for j = 1, #fps do f[j] = 'm:' .. fps[j] end
+  return f
+end
+-- hdel removes the members of the pairs A[o+7..last] from k2 and their
+-- m: fields from k1.
+local function hdel(k1, k2, A, o, last)
+  for c = o + 7, last, CHUNK do
+    local fps = fingerprints(A, c, math.min(c + CHUNK - 1, last))
+    redis.call('HDEL', k2, unpack(fps))
+    redis.call('HDEL', k1, 'x', unpack(mfields(fps)))
+  end
+end
+-- leave removes each member of the pairs A[o+7..last] unless it started
+-- after the pair's endsAt, appending the removed ones to out (nil: not
+-- kept) with the starts they held and ";" and their m: field when known.
+local function leave(k1, k2, A, o, last, out)
+  for c = o + 7, last, CHUNK do
+    local fps = fingerprints(A, c, math.min(c + CHUNK - 1, last))
+    local olds = redis.call('HMGET', k2, unpack(fps))
+    local gone, starts = {}, {}
+    for j = 1, #fps do
+      if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then
+        gone[#gone + 1] = fps[j]
+        starts[#starts + 1] = olds[j]
+      end
+    end
+    if #gone > 0 then
+      local mf = mfields(gone)
+      if out then
+        local joins = redis.call('HMGET', k1, unpack(mf))
+        for j = 1, #gone do
+          out[#out + 1] = gone[j]
+          out[#out + 1] = joins[j] and (starts[j] .. ';' .. joins[j]) or starts[j]
+        end
+      end
+      redis.call('HDEL', k2, unpack(gone))
+      redis.call('HDEL', k1, 'x', unpack(mf))
+    end
+  end
+end
+local function touch(k1, k2, ttl)
+  if ttl > 0 then
+    redis.call('PEXPIRE', k1, ttl)
+    redis.call('PEXPIRE', k2, ttl)
+  end
+end
+-- runBegan returns when Redis' current run began, in ms (TIME less
+-- INFO's uptime); false when INFO is refused (an ACL user without
+-- +info) or says nothing of it.
+local function runBegan()
+  local info = redis.pcall('INFO', 'server')
+  if type(info) ~= 'string' then return false end
+  local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
+  if not up then return false end
+  return clock() - up * 1000
+end
+-- restored names the members left by a whole-group Leave (see
+-- IncidentOp.Group) that came in its group and whose last Join ran
+-- before Redis' current run began: comma-separated, '' when none. It
+-- reads the incident's m: fields only while the group's k: field says
+-- one of its members may have joined before the run, and raises it
+-- when none did.
+local function restored(k1, k2, grp, gf, since)
+  if grp == '' or not since then return '' end -- no Join of the group recorded it
+  local began = runBegan()
+  if not began then return '' end
+  began = began - 2000 -- uptime is in whole seconds
+  if since >= began then return '' end
+  local all = redis.call('HGETALL', k1)
+  local cand, starts = {}, {}
+  for i = 1, #all, 2 do
+    local f, v = all[i], all[i + 1]
+    if string.sub(f, 1, 2) == 'm:' then
+      local a = string.find(v, ';', 1, true)
+      local b = a and string.find(v, ';', a + 1, true)
+      if b and string.sub(v, b + 1) == grp and (tonumber(string.sub(v, 1, a - 1)) or 0) < began then
+        cand[#cand + 1] = string.sub(f, 3)
+        starts[#starts + 1] = string.sub(v, a + 1, b - 1)
+      end
+    end
+  end
+  local names = {}
+  for c = 1, #cand, CHUNK do
+    local part = {unpack(cand, c, math.min(c + CHUNK - 1, #cand))}
+    local held = redis.call('HMGET', k2, unpack(part))
+    for j = 1, #part do
+      -- a member still, with the start its m: field wrote (an earlier
+      -- build's Join or Leave leaves the field as it was)
+      if held[j] and held[j] == starts[c + j - 1] then names[#names + 1] = part[j] end
+    end
+  end
+  if #names == 0 then redis.call('HSET', k1, gf, nowstr()) end -- past any reading of began this run
+  return table.concat(names, ',')
+end
 -- apply runs one step on keys k1, k2 with its arguments A[o+1..last]
 -- (A is ARGV, or the step's arguments with only the members it keeps).
 local function apply(k1, k2, A, o, last)
@@ -78,127 +185,40 @@ local function apply(k1, k2, A, o, last)
   local grp = ''
   if step == 'join' or step == 'leave' or step == 'unjoin' then grp = ref end
   local gf = 'k:' .. grp -- the group's field in the state hash
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf)
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf, 'x')
   local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
   local since = tonumber(h[6] or '')
+  local touched = tonumber(h[7] or '')
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
   local leased = (s == 'opening' or s == 'resolving')
   local mine = leased and owner == tok
-  local function fingerprints(c, stop)
-    local fps = {}
-    for i = c, stop, 2 do fps[#fps + 1] = A[i] end
-    return fps
-  end
-  -- mfields are the state hash's m: fields of fps.
-  local function mfields(fps)
-    local f = {}
-    for j = 1, #fps do f[j] = 'm:' .. fps[j] end
-    return f
-  end
-  local function hdel()
-    for c = o + 7, last, CHUNK do
-      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
-      redis.call('HDEL', k2, unpack(fps))
-      redis.call('HDEL', k1, unpack(mfields(fps)))
-    end
-  end
-  -- leave removes each member unless it started after the pair's endsAt,
-  -- appending the removed ones to out (nil: not kept) with the starts
-  -- they held and ";" and their m: field when known.
-  local function leave(out)
-    for c = o + 7, last, CHUNK do
-      local fps = fingerprints(c, math.min(c + CHUNK - 1, last))
-      local olds = redis.call('HMGET', k2, unpack(fps))
-      local gone, starts = {}, {}
-      for j = 1, #fps do
-        if olds[j] and not later(olds[j], A[c + 2 * j - 1]) then
-          gone[#gone + 1] = fps[j]
-          starts[#starts + 1] = olds[j]
-        end
-      end
-      if #gone > 0 then
-        local mf = mfields(gone)
-        if out then
-          local joins = redis.call('HMGET', k1, unpack(mf))
-          for j = 1, #gone do
-            out[#out + 1] = gone[j]
-            out[#out + 1] = joins[j] and (starts[j] .. ';' .. joins[j]) or starts[j]
-          end
-        end
-        redis.call('HDEL', k2, unpack(gone))
-        redis.call('HDEL', k1, unpack(mf))
-      end
-    end
-  end
-  local function touch()
-    if ttl > 0 then
-      redis.call('PEXPIRE', k1, ttl)
-      redis.call('PEXPIRE', k2, ttl)
-    end
-  end
-  -- runBegan returns when Redis' current run began, in ms (TIME less
-  -- INFO's uptime); false when INFO is refused (an ACL user without
-  -- +info) or says nothing of it.
-  local function runBegan()
-    local info = redis.pcall('INFO', 'server')
-    if type(info) ~= 'string' then return false end
-    local up = tonumber(string.match(info, 'uptime_in_seconds:(%d+)'))
-    if not up then return false end
-    return clock() - up * 1000
-  end
-  -- restored names the members left by a whole-group Leave (see
-  -- IncidentOp.Group) that came in its group and whose last Join ran
-  -- before Redis' current run began: comma-separated, '' when none. It
-  -- reads the incident's m: fields only while the group's k: field says
-  -- one of its members may have joined before the run, and raises it
-  -- when none did.
-  local function restored()
-    if grp == '' or not since then return '' end -- no Join of the group recorded it
-    local began = runBegan()
-    if not began then return '' end
-    began = began - 2000 -- uptime is in whole seconds
-    if since >= began then return '' end
-    local all = redis.call('HGETALL', k1)
-    local cand, starts = {}, {}
-    for i = 1, #all, 2 do
-      local f, v = all[i], all[i + 1]
-      if string.sub(f, 1, 2) == 'm:' then
-        local a = string.find(v, ';', 1, true)
-        local b = a and string.find(v, ';', a + 1, true)
-        if b and string.sub(v, b + 1) == grp and (tonumber(string.sub(v, 1, a - 1)) or 0) < began then
-          cand[#cand + 1] = string.sub(f, 3)
-          starts[#starts + 1] = string.sub(v, a + 1, b - 1)
-        end
-      end
-    end
-    local names = {}
-    for c = 1, #cand, CHUNK do
-      local part = {unpack(cand, c, math.min(c + CHUNK - 1, #cand))}
-      local held = redis.call('HMGET', k2, unpack(part))
-      for j = 1, #part do
-        -- a member still, with the start its m: field wrote (an earlier
-        -- build's Join or Leave leaves the field as it was)
-        if held[j] and held[j] == starts[c + j - 1] then names[#names + 1] = part[j] end
-      end
-    end
-    if #names == 0 then redis.call('HSET', k1, gf, nowstr()) end -- past any reading of began this run
-    return table.concat(names, ',')
-  end
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
     if grp ~= '' and not since then redis.call('HSET', k1, gf, nowstr()) end
     local out = {'', r, 0, '', ''}
     local stale = false
-    local seen = {}
+    -- seen holds what this step wrote of a member named twice in it: a
+    -- table when it has more than 8 members, else a scan of vals (the
+    -- step has one chunk then).
+    local seen
+    if last - o - 6 > 16 then seen = {} end
     local rt = tonumber(aux) or 0
+    local keep = ttl > 0 and s == 'open' and touched ~= nil and clock() >= touched and clock() - touched < math.min(math.floor(ttl / 100), 60000)
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
-      local fps = fingerprints(c, stop)
+      local fps = fingerprints(A, c, stop)
       local olds = redis.call('HMGET', k2, unpack(fps))
       local vals, joins = {}, {}
       for j = 1, #fps do
         local fp, sa = fps[j], A[c + 2 * j - 1]
-        local old = seen[fp]
+        local old
+        if seen then
+          old = seen[fp]
+        else
+          for i = #vals - 1, 1, -2 do
+            if vals[i] == fp then old = vals[i + 1] break end
+          end
+        end
         if old == nil then old = olds[j] end
         if not old then
           out[#out + 1] = fp
@@ -209,7 +229,7 @@ local function apply(k1, k2, A, o, last)
         elseif old ~= sa then
           stale = true
         end
-        seen[fp] = sa
+        if seen then seen[fp] = sa end
         vals[#vals + 1] = fp
         vals[#vals + 1] = sa
         joins[#joins + 1] = 'm:' .. fp
@@ -218,6 +238,10 @@ local function apply(k1, k2, A, o, last)
       redis.call('HSET', k2, unpack(vals))
       joins[#joins + 1] = 'j' -- the build before reads when a Join last ran
       joins[#joins + 1] = nowstr()
+      if ttl > 0 and not keep then
+        joins[#joins + 1] = 'x'
+        joins[#joins + 1] = nowstr()
+      end
       redis.call('HSET', k1, unpack(joins))
     end
     if s == 'open' and not stale then
@@ -234,12 +258,12 @@ local function apply(k1, k2, A, o, last)
       if rt > 0 then redis.call('HSET', k1, 'g', string.format('%d', clock())) end
       out[1] = 'opening'
     end
-    touch()
+    if not keep then touch(k1, k2, ttl) end
     return out
   elseif step == 'leave' then
     if leased and not mine then return {'busy', r, 0} end
     local out = {'still_open', r, 0, '', ''}
-    leave(out)
+    leave(k1, k2, A, o, last, out)
     local n = redis.call('HLEN', k2)
     if n > 0 then
       -- This Leave's group holds no firing alert of the incident now: its
@@ -247,20 +271,20 @@ local function apply(k1, k2, A, o, last)
       -- alerts that resolved while writes the run lost were made — or
       -- silenced ones. Named (IncidentResult.Restored), for the caller to
       -- ask Alertmanager.
-      out[4] = restored()
-      touch()
+      out[4] = restored(k1, k2, grp, gf, since)
+      touch(k1, k2, ttl)
       out[3] = n
       return out
     end
     redis.call('HSET', k1, 's', 'resolving', 't', tok, 'u', clock() + lease)
-    touch()
+    touch(k1, k2, ttl)
     out[1] = 'closing'
     return out
   elseif step == 'opened' then
     if s ~= 'opening' or not mine then return {'lost', r, 0} end
     redis.call('HSET', k1, 's', 'open', 't', '', 'u', 0)
     if ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
-    touch()
+    touch(k1, k2, ttl)
     return {'ok', r, 0}
   elseif step == 'resolved' then
     if s ~= 'resolving' or not mine then return {'lost', r, 0} end
@@ -269,8 +293,8 @@ local function apply(k1, k2, A, o, last)
   elseif step == 'abort' then
     if not mine then return {'lost', r, 0} end
     if s == 'opening' then
-      hdel()
-      redis.call('HDEL', k1, 's', 't', 'u')
+      hdel(k1, k2, A, o, last)
+      redis.call('HDEL', k1, 's', 't', 'u', 'x')
     else
       -- put back as they were: a pair's value is the start, and ";" and
       -- the m: field when the Leave knew it
@@ -298,13 +322,13 @@ local function apply(k1, k2, A, o, last)
         redis.call('HDEL', k1, 's', 't', 'u')
       end
     end
-    touch()
+    touch(k1, k2, ttl)
     return {'ok', r, 0}
   elseif step == 'ref' then
     if s ~= '' and ref ~= '' then redis.call('HSET', k1, 'r', ref) r = ref end
     return {'ok', r, 0}
   elseif step == 'unjoin' then
-    leave(nil)
+    leave(k1, k2, A, o, last, nil)
     return {'ok', r, 0}
   elseif step == 'untrigger' then
     if ref ~= '' and g == ref then
@@ -321,8 +345,9 @@ local function claimed(k, m, o, last)
   local A = {}
   for j = 1, 6 do A[j] = ARGV[o + 1 + j] end
   local tok, kept = ARGV[o + 3], 0
+  local held = redis.call('MGET', unpack(KEYS, k, k + m - 1))
   for j = 1, m do
-    if redis.call('GET', KEYS[k + j - 1]) == tok then
+    if held[j] == tok then
       A[#A + 1] = ARGV[o + 6 + 2 * j]
       A[#A + 1] = ARGV[o + 7 + 2 * j]
       kept = kept + 1

@@ -296,6 +296,13 @@ func testIncidentManyMembers(t *testing.T, s store.Store, k keyMaker) {
 	if want(t, "leave of two of three", r, store.OutcomeStillOpen); r.Remaining != 1 {
 		t.Fatalf("remaining %d, want 1 (new2)", r.Remaining)
 	}
+	// A step of more than eight members with one twice (the Redis script
+	// remembers them in a table then, a scan of what it wrote for fewer).
+	ten := members("d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d0")
+	r = step(t, s, store.IncidentOp{Key: k.incident("ten"), Step: store.StepJoin, Token: "t9", Members: ten})
+	if want(t, "join of nine members, one twice", r, store.OutcomeOpening); len(r.Added) != 9 {
+		t.Fatalf("added %+v, want d0 to d8 once each", r.Added)
+	}
 }
 
 // manySteps are 3n steps over n incidents, in an order that interleaves
