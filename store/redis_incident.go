@@ -15,8 +15,10 @@ import (
 // lease token, u: lease end in ms, r: ref, g: last trigger in ms;
 // x: the server's time in ms when a Join last set both keys' time to
 // live — a Join of an open incident within min(ttl/100, 60 s) of it sets
-// none, and every step that removes members deletes it, so a members hash
-// made anew always gets one;
+// none, unless the members hash is new: every step that removes members
+// deletes x, and a Join that finds none of its members there sets both
+// when the hash holds only the members it added (emptied by a build
+// without x);
 // j: the server's time of the last Join, as the build before kept it;
 // k:<group>: a time no member of that Alertmanager group joined before;
 // m:<fingerprint>: "joined;start;group" of each member a Join of this
@@ -203,6 +205,7 @@ local function apply(k1, k2, A, o, last)
     local seen
     if last - o - 6 > 16 then seen = {} end
     local rt = tonumber(aux) or 0
+    local known = false -- a member of this step was in the members hash
     local keep = ttl > 0 and s == 'open' and touched ~= nil and clock() >= touched and clock() - touched < math.min(math.floor(ttl / 100), 60000)
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
@@ -220,6 +223,7 @@ local function apply(k1, k2, A, o, last)
           end
         end
         if old == nil then old = olds[j] end
+        if olds[j] then known = true end
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa
@@ -243,6 +247,12 @@ local function apply(k1, k2, A, o, last)
         joins[#joins + 1] = nowstr()
       end
       redis.call('HSET', k1, unpack(joins))
+    end
+    if keep and not known then
+      -- No member of this step was there before: the members hash may be
+      -- new (emptied by a build that does not delete x), and then holds
+      -- just the members this step added.
+      if redis.call('HLEN', k2) == (#out - 5) / 2 then keep = false end
     end
     if s == 'open' and not stale then
       out[1] = 'open'
@@ -345,7 +355,16 @@ local function claimed(k, m, o, last)
   local A = {}
   for j = 1, 6 do A[j] = ARGV[o + 1 + j] end
   local tok, kept = ARGV[o + 3], 0
-  local held = redis.call('MGET', unpack(KEYS, k, k + m - 1))
+  local held
+  if m <= 1000 then
+    held = redis.call('MGET', unpack(KEYS, k, k + m - 1))
+  else -- a thousand keys per MGET: Lua's unpack is bounded
+    held = {}
+    for c = k, k + m - 1, 1000 do
+      local part = redis.call('MGET', unpack(KEYS, c, math.min(c + 999, k + m - 1)))
+      for j = 1, #part do held[#held + 1] = part[j] end
+    end
+  end
   for j = 1, m do
     if held[j] == tok then
       A[#A + 1] = ARGV[o + 6 + 2 * j]

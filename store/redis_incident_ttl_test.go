@@ -12,7 +12,8 @@ import (
 // A Join of an open incident sets no time to live when a Join set both
 // keys' within min(ttl/100, 60 s) (the incident script's x field), but a
 // members hash made anew — after an Unjoin, a Leave or an Abort emptied
-// it — always gets one, and a Join after that interval sets both again.
+// it, or a build that keeps no x — always gets one, and a Join after that
+// interval sets both again.
 func TestAJoinSetsTheIncidentsTimeToLiveOnlyWhenDue(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := DefaultRedisConfig()
@@ -83,6 +84,23 @@ func TestAJoinSetsTheIncidentsTimeToLiveOnlyWhenDue(t *testing.T) {
 	for _, k := range []string{key, membersKey(key)} {
 		if d := pttl(k); d <= 59*time.Minute {
 			t.Fatalf("%s lives %s after a join that made the members hash anew, want about %s", k, d, ttl)
+		}
+	}
+	// A members hash emptied by a build that leaves x as it was (deleted
+	// here by hand) is made anew by the next Join, with a time to live.
+	join("t5b", "d2")
+	if err := raw.Del(ctx, membersKey(key)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := raw.PExpire(ctx, key, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if res := join("t5c", "d3", "d4"); res.Outcome != OutcomeOpen || len(res.Added) != 2 {
+		t.Fatalf("join into the emptied members hash: %+v, want open with d3 and d4 added", res)
+	}
+	for _, k := range []string{key, membersKey(key)} {
+		if d := pttl(k); d <= 59*time.Minute {
+			t.Fatalf("%s lives %s after a join that made the members hash anew behind x, want about %s", k, d, ttl)
 		}
 	}
 	// A Join once the interval has passed sets both keys' lives again.

@@ -16,6 +16,7 @@ func init() {
 		{"ClaimJoin joins and removes only the members whose claim it took", testClaimJoin},
 		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
 		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},
+		{"ClaimJoin of one step with thousands of claims", testClaimJoinThousands},
 	}...)
 }
 
@@ -132,6 +133,33 @@ func testClaimJoinMany(t *testing.T, s store.Store, k keyMaker) {
 		}
 		want(t, "step "+strconv.Itoa(i), r, store.OutcomeOpening)
 		expect(t, "step "+strconv.Itoa(i)+" added", fingerprints(r.Added), wantAdded[i])
+	}
+}
+
+// A step whose claims outnumber what one Lua unpack takes (8,000 values
+// in Redis' Lua) still reads them all.
+func testClaimJoinThousands(t *testing.T, s store.Store, k keyMaker) {
+	const n = 9000
+	op := store.ClaimedOp{Op: store.IncidentOp{Key: k.incident("thousands"), Step: store.StepJoin, Token: "tok", Lease: longTTL, TTL: longTTL}}
+	claims := make([]store.Entry, n)
+	var theirs []store.Entry
+	for i := range n {
+		fp := "t" + strconv.Itoa(i)
+		claims[i] = store.Entry{Key: k.key("thousands", "claim:"+fp), Value: "tok", TTL: longTTL}
+		if i == n-1 {
+			theirs = append(theirs, store.Entry{Key: claims[i].Key, Value: "other", TTL: longTTL})
+		}
+		op.Op.Members = append(op.Op.Members, store.Member{Fingerprint: fp, StartsAt: "1000"})
+		op.Claims = append(op.Claims, i)
+	}
+	mustSet(t, s, theirs...)
+	res := store.ClaimJoin(t.Context(), s, claims, nil, []store.ClaimedOp{op})
+	if res.ClaimErr != nil || res.IncidentsErr != nil {
+		t.Fatalf("ClaimJoin of %d claims: claims %v, incidents %v", n, res.ClaimErr, res.IncidentsErr)
+	}
+	want(t, "the step", res.Incidents[0], store.OutcomeOpening)
+	if got := len(res.Incidents[0].Added); got != n-1 {
+		t.Fatalf("the step added %d members, want %d (all but the one claimed by another)", got, n-1)
 	}
 }
 
