@@ -132,7 +132,9 @@ type IncidentOp struct {
 	Token string
 	// Lease is how long an opening or resolving lease lasts (Join, Leave).
 	Lease time.Duration
-	// TTL is how long the incident's state lives after its last change.
+	// TTL is how long the incident's state lives after its last change (on
+	// Redis, Joins of an open incident re-arm it at most once every
+	// min(TTL/100, 60 s): up to that much less after a Join).
 	TTL time.Duration
 	// Ref is kept with the incident on Opened ("" keeps the old one).
 	Ref string
