@@ -205,7 +205,7 @@ local function apply(k1, k2, A, o, last)
     local seen
     if last - o - 6 > 16 then seen = {} end
     local rt = tonumber(aux) or 0
-    local known = false -- a member of this step was in the members hash
+    local known = false -- a member of this step was in the members hash before it
     local keep = ttl > 0 and s == 'open' and touched ~= nil and clock() >= touched and clock() - touched < math.min(math.floor(ttl / 100), 60000)
     for c = o + 7, last, CHUNK do
       local stop = math.min(c + CHUNK - 1, last)
@@ -222,8 +222,10 @@ local function apply(k1, k2, A, o, last)
             if vals[i] == fp then old = vals[i + 1] break end
           end
         end
-        if old == nil then old = olds[j] end
-        if olds[j] then known = true end
+        if old == nil then -- not written earlier in this step: as it was before it
+          old = olds[j]
+          if old then known = true end
+        end
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -101,6 +102,25 @@ func TestAJoinSetsTheIncidentsTimeToLiveOnlyWhenDue(t *testing.T) {
 	for _, k := range []string{key, membersKey(key)} {
 		if d := pttl(k); d <= 59*time.Minute {
 			t.Fatalf("%s lives %s after a join that made the members hash anew behind x, want about %s", k, d, ttl)
+		}
+	}
+	// The same with a step of two chunks (more than a thousand members)
+	// naming one member in both: the second chunk reads what the first
+	// wrote, which is not a member the hash held before.
+	if err := raw.Del(ctx, membersKey(key)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	many := make([]string, 1001)
+	for i := range 1000 {
+		many[i] = fmt.Sprint("m", i)
+	}
+	many[1000] = many[0]
+	if res := join("t5d", many...); res.Outcome != OutcomeOpen || len(res.Added) != 1000 {
+		t.Fatalf("join of 1001 members, one twice, into the emptied members hash: outcome %s, %d added; want open, 1000", res.Outcome, len(res.Added))
+	}
+	for _, k := range []string{key, membersKey(key)} {
+		if d := pttl(k); d <= 59*time.Minute {
+			t.Fatalf("%s lives %s after a two-chunk join that made the members hash anew behind x, want about %s", k, d, ttl)
 		}
 	}
 	// A Join once the interval has passed sets both keys' lives again.
