@@ -907,13 +907,24 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			}
 		}, func(error) { signal.Stop(hup); close(stop) })
 	}
-	// Store probe: the readiness probe's ping, every --store.probe-interval,
-	// so the store's health (alertrouter_store_errors_total{operation=
+	// Store probe: the readiness probe's ping, at start and every
+	// --store.probe-interval, so the store's health (alertrouter_store_errors_total{operation=
 	// "ping"}, AlertrouterStoreDown) and readiness follow the store where
-	// nothing probes /-/ready (docker run, a bare binary).
+	// nothing probes /-/ready (docker run, a bare binary). The one at start
+	// also reads when the store's run began (dedup.StoreLife) before the
+	// first webhooks open incidents: read a probe interval later, a fresh
+	// store's run began after them, and each of those incidents triggered
+	// PagerDuty again on its next new alert.
 	if o.storeProbe > 0 {
 		stop := make(chan struct{})
 		g.Add(func() error {
+			probe := func() {
+				pctx, cancel := context.WithTimeout(context.Background(), min(o.storeProbe, 5*time.Second))
+				_ = rt.deps.ready(pctx, rt.current.Load())
+				cancel()
+				rt.retryStoreReload()
+			}
+			probe()
 			t := time.NewTicker(o.storeProbe)
 			defer t.Stop()
 			for {
@@ -921,10 +932,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 				case <-stop:
 					return nil
 				case <-t.C:
-					pctx, cancel := context.WithTimeout(context.Background(), min(o.storeProbe, 5*time.Second))
-					_ = rt.deps.ready(pctx, rt.current.Load())
-					cancel()
-					rt.retryStoreReload()
+					probe()
 				}
 			}
 		}, func(error) { close(stop) })

@@ -1,0 +1,32 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/redistest"
+)
+
+// serve reads when the store's run began (the life key, dedup.StoreLife)
+// at start, not one --store.probe-interval later: read later, a fresh
+// store's run began after the incidents of the first webhooks, and each
+// triggered PagerDuty again on its next new alert (an audit: two routers
+// on a fresh key prefix, an alert 2 s after start, three more of its
+// incident 11 s later — two triggers).
+func TestServeReadsTheStoresRunAtStart(t *testing.T) {
+	srv := redistest.Start(t)
+	p := writeFile(t, "router.yml", "store: {redis: {addrs: ["+srv.Addr()+"]}, key_prefix: 'life:'}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	serveUnready(t, p, "--store.probe-interval=1h")
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		v, err := redistest.Do(srv.Addr(), "GET", "life:life")
+		if err == nil && strings.Contains(v, " ") {
+			return // "<run_id> <ms>"
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("life key after 20 s of a router probing every hour: %q, %v; want it written at start", v, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
