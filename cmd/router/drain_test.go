@@ -1,0 +1,80 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/alertrouter/alertrouter/internal/pdtest"
+)
+
+// A shutdown (SIGTERM, a rolling deploy) while a webhook's page is on its
+// way to a slow PagerDuty waits for it: the webhook is answered 200 after
+// the event is taken, and serve exits 0 — never a connection reset, which
+// Alertmanager would retry against a replica that may see the page as new.
+func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
+	pd := pdtest.NewServer()
+	t.Cleanup(pd.Close)
+	pd.Fail(pdtest.Fault{Delay: 2 * time.Second})
+	wd, _ := os.Getwd()
+	payload, err := os.ReadFile(filepath.Join(wd, "../../testdata/webhook/firing.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := writeFile(t, "router.yml", "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: "+pdtest.RoutingKey+", url: '"+pd.EnqueueURL()+"'}]}]\n")
+	addr := freeAddr(t)
+	var out, errb syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan int, 1)
+	go func() {
+		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
+	}()
+	base := "http://" + addr
+	waitReady(t, base)
+	type answer struct {
+		status int
+		err    error
+	}
+	answered := make(chan answer, 1)
+	go func() {
+		resp, err := http.Post(base+"/webhook", "application/json", bytes.NewReader(payload))
+		if err != nil {
+			answered <- answer{err: err}
+			return
+		}
+		resp.Body.Close()
+		answered <- answer{status: resp.StatusCode}
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for pd.Requests() == 0 { // the event is at PagerDuty, held there
+		if time.Now().After(deadline) {
+			t.Fatal("the page never reached PagerDuty")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel() // shut down while it is held
+	select {
+	case a := <-answered:
+		if a.err != nil || a.status != http.StatusOK {
+			t.Fatalf("webhook in flight at shutdown: status %d, err %v; want 200 once PagerDuty took the page\n%s", a.status, a.err, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the webhook in flight at shutdown was never answered")
+	}
+	if n := len(pd.Events()); n == 0 {
+		t.Fatal("PagerDuty took no event")
+	}
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("serve exited %d after draining, want 0:\n%s", code, errb.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop after draining")
+	}
+}
