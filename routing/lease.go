@@ -403,7 +403,7 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, results []*alert.R
 	now := time.Now()
 	for _, l := range leases {
 		ref, known := "", false
-		if b := l.first(); b != nil && threadsUpdates(b) {
+		if b := l.first(); b != nil && b.integ.threadsUpdates() {
 			var seen time.Time
 			ref, seen, known = p.refs.get(l.key, now)
 			// Only an episode still going on: an alert of it in this
@@ -490,7 +490,7 @@ func (p *Pipeline) noteRefs(leases []*incidentLease) {
 	for _, l := range leases {
 		b := l.first()
 		switch {
-		case b == nil || !l.joined || !threadsUpdates(b):
+		case b == nil || !l.joined || !b.integ.threadsUpdates():
 		case l.opening:
 			// Closed when this Join came (another replica resolved it):
 			// the parent remembered is of an episode over, which an
@@ -509,7 +509,7 @@ func (p *Pipeline) settledRefs(leases []*incidentLease) {
 	now := time.Now()
 	for _, l := range leases {
 		b := l.first()
-		if b == nil || !threadsUpdates(b) {
+		if b == nil || !b.integ.threadsUpdates() {
 			continue
 		}
 		for _, j := range l.joins {
@@ -699,10 +699,6 @@ func (p *Pipeline) leaveRestored(ctx context.Context, leases []*incidentLease, t
 	}
 }
 
-// threadsUpdates reports whether b's integration draws an update under
-// the incident's reference (alert.ThreadsUpdates: Slack's Web API).
-func threadsUpdates(b *batch) bool { return b.integ.threadsUpdates() }
-
 // threadsUpdates reports whether the integration threads updates under
 // the incident's parent (alert.ThreadsUpdates: Slack's Web API).
 func (i *Integration) threadsUpdates() bool {
@@ -722,7 +718,7 @@ func (i *Integration) threadsUpdates() bool {
 // integration every 30 s.
 func (p *Pipeline) unthreadedResolves(ctx context.Context, batches []*batch) {
 	for _, b := range batches {
-		if !b.unthreaded || b.err != nil || b.skip || !threadsUpdates(b) {
+		if !b.unthreaded || b.err != nil || b.skip || !b.integ.threadsUpdates() {
 			continue
 		}
 		b.skip = true

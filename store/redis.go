@@ -122,9 +122,7 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		co := opts.Cluster()
 		co.NewClient = func(o *redis.Options) *redis.Client {
 			c := redis.NewClient(o)
-			b := newStallBreaker(logger.With("node", o.Addr), trip, m.errors[opStalled].Inc)
-			b.ping = func(ctx context.Context) error { return c.Ping(ctx).Err() }
-			c.AddHook(b)
+			addStallBreaker(c, logger.With("node", o.Addr), trip, m.errors[opStalled].Inc)
 			return c
 		}
 		c := redis.NewClusterClient(co)
@@ -132,9 +130,7 @@ func NewRedis(cfg RedisConfig, reg prometheus.Registerer, logger *slog.Logger) (
 		client = c
 	} else {
 		client = redis.NewUniversalClient(opts)
-		b := newStallBreaker(logger, trip, m.errors[opStalled].Inc)
-		b.ping = func(ctx context.Context) error { return client.Ping(ctx).Err() }
-		client.AddHook(b)
+		addStallBreaker(client, logger, trip, m.errors[opStalled].Inc)
 	}
 	return &Redis{client: client, metrics: m, logger: logger, opts: opts, tls: opts.TLSConfig != nil, dial: dial}, nil
 }

@@ -108,6 +108,14 @@ func newStallBreaker(logger *slog.Logger, trip time.Duration, tripped func()) *s
 	return h
 }
 
+// addStallBreaker hooks a stall breaker (newStallBreaker) onto c, its
+// PING sent through c.
+func addStallBreaker(c redis.UniversalClient, logger *slog.Logger, trip time.Duration, tripped func()) {
+	b := newStallBreaker(logger, trip, tripped)
+	b.ping = func(ctx context.Context) error { return c.Ping(ctx).Err() }
+	c.AddHook(b)
+}
+
 // probe PINGs Redis every stallRetry, through the breaker, until it
 // closes or the client is closed.
 func (h *stallBreaker) probe() {

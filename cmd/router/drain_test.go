@@ -2,10 +2,10 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,16 +26,8 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := writeFile(t, "router.yml", "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: "+pdtest.RoutingKey+", url: '"+pd.EnqueueURL()+"'}]}]\n")
-	addr := freeAddr(t)
-	var out, errb syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan int, 1)
-	go func() {
-		done <- (&Main{Stdout: &out, Stderr: &errb}).Run(ctx, []string{"--config.file=" + p, "--web.listen-address=" + addr})
-	}()
-	base := "http://" + addr
-	waitReady(t, base)
+	base, _, errb, stop := runRouter(t, p)
+	defer stop()
 	type answer struct {
 		status int
 		err    error
@@ -57,7 +49,8 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	cancel() // shut down while it is held
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }() // shut down (as SIGTERM does) while it is held
 	select {
 	case a := <-answered:
 		if a.err != nil || a.status != http.StatusOK {
@@ -70,9 +63,9 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 		t.Fatal("PagerDuty took no event")
 	}
 	select {
-	case code := <-done:
-		if code != 0 {
-			t.Fatalf("serve exited %d after draining, want 0:\n%s", code, errb.String())
+	case <-stopped:
+		if !strings.Contains(errb.String(), "exit_code=0") {
+			t.Fatalf("serve did not exit 0 after draining:\n%s", errb.String())
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop after draining")
