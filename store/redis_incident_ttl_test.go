@@ -4,10 +4,6 @@ import (
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/redis/go-redis/v9"
-
-	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
 // A Join of an open incident sets no time to live when a Join set both
@@ -16,16 +12,8 @@ import (
 // it, or a build that keeps no x — always gets one, and a Join after that
 // interval sets both again.
 func TestAJoinSetsTheIncidentsTimeToLiveOnlyWhenDue(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	r, err := NewRedis(cfg, nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	raw := redis.NewClient(&redis.Options{Addr: srv.Addr()})
-	t.Cleanup(func() { _ = raw.Close() })
+	r := startRedis(t)
+	raw := r.client // the keys as Redis holds them
 	ctx := t.Context()
 	run := func(op IncidentOp) IncidentResult {
 		t.Helper()
