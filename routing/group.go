@@ -79,18 +79,23 @@ func groups(msg *alert.Message, results []*alert.Result, batches []*batch) {
 		}
 		sort.Ints(idx)
 		alerts := make(template.Alerts, len(idx))
+		rs := make([]*alert.Result, len(idx))
 		for j, i := range idx {
-			alerts[j] = results[i].Alert.Alert
+			alerts[j], rs[j] = results[i].Alert.Alert, results[i]
 		}
-		b.group = templateData(msg, b.receiver, alerts)
+		b.group = templateData(msg, b.receiver, alerts, rs)
 	}
 }
 
 // templateData is the template data of alerts, alerts of msg routed to
-// receiver: their status (firing when one fires), the labels and
-// annotations they share, and Alertmanager's group labels narrowed to
-// those they share.
-func templateData(msg *alert.Message, receiver string, alerts template.Alerts) *template.Data {
+// receiver (rs their results): their status (firing when one fires), the
+// labels and annotations they share, and as group labels those they share
+// of Alertmanager's group labels and of the labels their incident is
+// grouped by (Result.GroupedBy) — Alertmanager's own group labels are its
+// route's group_by, so a channel templated on `.GroupLabels.team` under a
+// route grouping by team renders the team here too, not only when
+// Alertmanager's route to the router groups by it.
+func templateData(msg *alert.Message, receiver string, alerts template.Alerts, rs []*alert.Result) *template.Data {
 	data := &template.Data{Receiver: receiver, ExternalURL: msg.ExternalURL, RouteLabels: msg.RouteLabels, Alerts: alerts}
 	data.Status = mergedStatus(alerts)
 	alert.SetCommon(data)
@@ -98,6 +103,19 @@ func templateData(msg *alert.Message, receiver string, alerts template.Alerts) *
 	for k, v := range msg.GroupLabels {
 		if data.CommonLabels[k] == v {
 			data.GroupLabels[k] = v
+		}
+	}
+	var last []string
+	for _, r := range rs {
+		g := r.GroupedBy
+		if len(g) == 0 || len(g) == len(last) && &g[0] == &last[0] {
+			continue // a webhook's alerts share the default grouping's slice
+		}
+		last = g
+		for _, name := range g {
+			if v := data.CommonLabels[name]; v != "" {
+				data.GroupLabels[name] = v
+			}
 		}
 	}
 	return data

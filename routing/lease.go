@@ -617,9 +617,7 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 		}
 	}
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
-	// Group labels: Alertmanager's group labels, narrowed to what this
-	// incident's alerts have in common.
-	n.Data = templateData(msg, b.receiver, alerts)
+	n.Data = templateData(msg, b.receiver, alerts, n.Results)
 	return n
 }
 

@@ -339,9 +339,11 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	}
 	results := make([]*alert.Result, len(msg.Items))
 	backing := make([]alert.Result, len(msg.Items))
+	grouped := slices.Concat(groupBy, scope)
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
+		r.GroupedBy = grouped
 		p.evaluate(r, groupBy, scope, now)
 		results[i] = r
 	}
@@ -383,6 +385,7 @@ func (p *Pipeline) evaluate(r *alert.Result, groupBy, scope []string, now time.T
 	if gb := p.route(r); len(gb) > 0 {
 		// A route's own group_by is the incident as written.
 		groupBy, scope = expandGroupBy(gb, r.Alert.Labels), nil
+		r.GroupedBy = groupBy
 	}
 	r.Incident = IncidentKey(r, groupBy, scope, r.Label)
 }

@@ -1457,6 +1457,50 @@ func TestPipelineTemplateDataIsTheIncidentsOwn(t *testing.T) {
 	}
 }
 
+// Alertmanager's group labels are its route's group_by: a template reading
+// .GroupLabels.team under a route grouping by team (a Slack channel
+// '#{{ .GroupLabels.team }}-alerts', as in an imported Alertmanager
+// config) renders the team even when Alertmanager's own route to the router
+// groups by alertname only.
+func TestPipelineGroupLabelsHoldTheIncidentsGrouping(t *testing.T) {
+	e := newEnv(t)
+	e.routes = `
+receiver: slack
+routes:
+  - receiver: pagerduty
+    matchers: ['decision="page"']
+    group_by: [alertname, team]
+`
+	a := tAlert("TTFTHigh", "firing", "page", "team", "team-a", "instance", "a")
+	b := tAlert("TTFTHigh", "firing", "page", "team", "team-b", "instance", "b")
+	c := tAlert("TTFTHigh", "firing", "ticket", "team", "team-c", "instance", "c", "service", "embed")
+	mustProcess(t, e.pipeline(), a, b, c)
+	ns := e.pd.notifications()
+	if len(ns) != 2 {
+		t.Fatalf("%d notifications, want one per team", len(ns))
+	}
+	for _, n := range ns {
+		team := n.Results[0].Alert.Labels["team"]
+		if got := n.Data.GroupLabels["team"]; got != team || n.Data.GroupLabels["alertname"] != "TTFTHigh" {
+			t.Errorf("incident %s: GroupLabels = %v, want team %q and alertname TTFTHigh", n.Incident, n.Data.GroupLabels, team)
+		}
+		if _, ok := n.Data.GroupLabels["instance"]; ok {
+			t.Errorf("incident %s: GroupLabels = %v, want no label the route does not group by", n.Incident, n.Data.GroupLabels)
+		}
+	}
+	// Without a route's group_by the incident is grouped by
+	// incidents.group_by (the default: service among them).
+	sn := e.slack.notifications()
+	if len(sn) != 1 || sn[0].Data.GroupLabels["service"] != "embed" || sn[0].Data.GroupLabels["team"] != "" {
+		t.Fatalf("ticket's group labels %v, want its service and no team", func() any {
+			if len(sn) == 0 {
+				return nil
+			}
+			return sn[0].Data.GroupLabels
+		}())
+	}
+}
+
 // pagerDutyHeld processes alerts on p in the background with e's
 // PagerDuty send held: it returns once that send has started, with the
 // channel that ends it (the send's error) and the one Process's error comes

@@ -227,6 +227,12 @@ type Result struct {
 	// whose key an upgrade or a changed incidents.group_by may have
 	// changed since. The journal files the alert there.
 	NotifiedIn string `json:"notified_in,omitempty"`
+	// GroupedBy are the label names the incident is grouped by: the
+	// matching route's group_by ("..." expanded to the alert's labels),
+	// else incidents.group_by and its scope. Templates' .GroupLabels hold
+	// those of them the notification's alerts share, as Alertmanager's
+	// hold its route's group_by. Not journaled.
+	GroupedBy []string `json:"-"`
 	// Receivers are the receivers the route tree selected.
 	Receivers []string
 	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).
