@@ -205,6 +205,9 @@ func (p *Pipeline) Process(ctx context.Context, msg *alert.Message) (*alert.Summ
 	truncated := msg.TruncatedAlerts
 	completed := p.completeTruncated(ctx, msg)
 	sum := &alert.Summary{Alerts: len(msg.Items) + len(msg.Rejected), Rejected: msg.Rejected, Truncated: truncated, Completed: completed}
+	if len(sum.Rejected) > alert.ListedRejections {
+		sum.Rejected, sum.RejectedMore = sum.Rejected[:alert.ListedRejections], len(sum.Rejected)-alert.ListedRejections
+	}
 	results := p.Evaluate(msg)
 	p.applyLive(ctx, results)
 	p.observe(msg, results, sum)

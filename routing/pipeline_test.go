@@ -1501,6 +1501,21 @@ routes:
 	}
 }
 
+// The answer lists the first alert.ListedRejections rejected alerts and
+// counts the rest: a payload of 200,000 unreadable alerts was answered 19 MB.
+func TestPipelineAnswerListsAHundredRejections(t *testing.T) {
+	e := newEnv(t)
+	alerts := []webhooktest.Alert{tAlert("TTFTHigh", "firing", "ticket")}
+	for range 150 {
+		alerts = append(alerts, webhooktest.MkAlert("firing", map[string]string{}, nil, "", webhooktest.Start))
+	}
+	sum := mustProcess(t, e.pipeline(), alerts...)
+	if len(sum.Rejected) != alert.ListedRejections || sum.RejectedMore != 150-alert.ListedRejections || sum.Alerts != 151 || sum.Notified != 1 {
+		t.Errorf("answer lists %d rejections and %d more of %d alerts (%d notified); want %d listed, %d more, the readable one notified",
+			len(sum.Rejected), sum.RejectedMore, sum.Alerts, sum.Notified, alert.ListedRejections, 150-alert.ListedRejections)
+	}
+}
+
 // pagerDutyHeld processes alerts on p in the background with e's
 // PagerDuty send held: it returns once that send has started, with the
 // channel that ends it (the send's error) and the one Process's error comes

@@ -18,6 +18,7 @@ import (
 type summary struct {
 	Alerts       int   `json:"alerts"`
 	Rejected     []any `json:"rejected"`
+	RejectedMore int   `json:"rejected_more"`
 	Notified     int   `json:"notified"`
 	Deduplicated int   `json:"deduplicated"`
 	Suppressed   int   `json:"suppressed"`
@@ -134,7 +135,7 @@ func stormSend(o options, c *client, bodies [][]byte) (stormPass, []sample) {
 			continue
 		}
 		pass.Alerts += sum.Alerts
-		pass.Rejected += len(sum.Rejected)
+		pass.Rejected += len(sum.Rejected) + sum.RejectedMore
 		pass.Notified += sum.Notified
 		pass.Deduplicated += sum.Deduplicated
 		pass.Suppressed += sum.Suppressed

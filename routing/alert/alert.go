@@ -540,12 +540,19 @@ const (
 	FlagFingerprint     = "fingerprint_computed"
 )
 
+// ListedRejections bounds the rejected alerts a Summary lists.
+const ListedRejections = 100
+
 // Summary is the webhook's answer: what happened to its alerts.
 type Summary struct {
-	Alerts    int         `json:"alerts"`
-	Rejected  []Rejection `json:"rejected,omitempty"`
-	Flagged   int         `json:"flagged,omitempty"`
-	Truncated uint64      `json:"truncated,omitempty"`
+	Alerts   int         `json:"alerts"`
+	Rejected []Rejection `json:"rejected,omitempty"`
+	// RejectedMore counts the rejected alerts beyond the first
+	// ListedRejections, which alone are listed (a payload of 200,000
+	// unreadable alerts was answered 19 MB).
+	RejectedMore int    `json:"rejected_more,omitempty"`
+	Flagged      int    `json:"flagged,omitempty"`
+	Truncated    uint64 `json:"truncated,omitempty"`
 	// Completed counts the alerts of a truncated webhook's group read from
 	// Alertmanager (routing.Pipeline.CompleteTruncated), counted in Alerts.
 	Completed    int `json:"completed,omitempty"`

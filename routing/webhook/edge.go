@@ -15,6 +15,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -229,7 +230,7 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			return echo.NewHTTPError(http.StatusInternalServerError, "internal error while handling this request (logged by the router); retry")
 		},
 	}))
-	h := &webhook{rt: rt, m: m, logger: logger, refusals: rate.Sometimes{Interval: time.Second}, apiPosts: rate.Sometimes{Interval: time.Second}}
+	h := &webhook{rt: rt, m: m, logger: logger, refusals: rate.Sometimes{Interval: time.Second}, apiPosts: rate.Sometimes{Interval: time.Second}, oddPaths: rate.Sometimes{Interval: time.Second}}
 	// guard asks for console.auth: the console, the profiles and the
 	// lifecycle endpoints.
 	guard := func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -253,6 +254,25 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			" refused: requests that act (replay, reload, quit) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
 			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
 	}
+	// A webhook URL that cleans to /webhook (`//webhook` from a base URL
+	// ending in a slash, `/webhook//`, `/./webhook`) is served as
+	// /webhook, whether or not the console's catch-all — behind
+	// console.auth, which answered such a page 401 — or its redirect is
+	// there (Alertmanager follows no redirect with follow_redirects:
+	// false); the operator is told to fix it. The trailing slash and other
+	// cases stay refused below.
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			if p := r.URL.Path; r.Method == http.MethodPost && p != "/webhook" && p != "/webhook/" && path.Clean(p) == "/webhook" {
+				h.oddPaths.Do(func() {
+					h.logger.Warn("webhook posted at a path that is not /webhook exactly; served as POST /webhook — fix the URL in Alertmanager's webhook_configs (further ones within a second are not logged)", "path", p, "remote", r.RemoteAddr)
+				})
+				r.URL.Path, r.URL.RawPath = "/webhook", ""
+			}
+			return next(c)
+		}
+	})
 	e.POST("/webhook", h.serve)
 	// A webhook URL mistyped with a trailing slash or another case is a
 	// common mistake: name the endpoint in JSON, not the console's HTML
@@ -413,6 +433,9 @@ type webhook struct {
 	// apiPosts logs alerts posted to Alertmanager's API path at most once
 	// a second.
 	apiPosts rate.Sometimes
+	// oddPaths logs webhooks posted at a path cleaning to /webhook at most
+	// once a second.
+	oddPaths rate.Sometimes
 }
 
 func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {
@@ -425,6 +448,11 @@ func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status i
 	}
 	return c.JSON(status, body)
 }
+
+// loggedRejections bounds the alerts of one webhook whose rejection is
+// logged one by one: a payload of 200,000 unreadable alerts logged 200,000
+// lines (an audit); the rest are logged as one line.
+const loggedRejections = 5
 
 func (h *webhook) count(start time.Time, outcome string, status int) {
 	if h.m != nil {
@@ -481,6 +509,22 @@ func (h *webhook) serve(c echo.Context) error {
 		c.Response().Header().Set("Connection", "close")
 		return tooLarge(false) // the declared length: as sent
 	}
+	// The body's memory is held from before it is read: its declared
+	// length (the limit when undeclared or gzipped). Read first and counted
+	// after, slow uploads held memory beyond every cap (an audit: 20 bodies
+	// of 30 MB trickled in, 1.5 GB); over max_concurrent bodies of
+	// max_body_bytes, a 503 has the sender retry before any is read.
+	held := req.ContentLength
+	if held < 0 || gzipped {
+		held = opts.MaxBodyBytes
+	}
+	defer func() { h.inFlightBytes.Add(-held) }()
+	if b := h.inFlightBytes.Add(held); opts.MaxConcurrent > 0 && opts.MaxBodyBytes > 0 && b > int64(opts.MaxConcurrent)*opts.MaxBodyBytes {
+		c.Response().Header().Set("Retry-After", RetryAfter)
+		c.Response().Header().Set("Connection", "close") // the body is left unread
+		return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
+			errorBody{Error: "too many webhook bodies in flight (webhook.max_concurrent × webhook.max_body_bytes = " + strconv.FormatInt(int64(opts.MaxConcurrent)*opts.MaxBodyBytes, 10) + " bytes); retry later"})
+	}
 	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped)
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -511,16 +555,20 @@ func (h *webhook) serve(c echo.Context) error {
 		}
 		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: err.Error()})
 	}
-	for _, r := range msg.Rejected {
+	for _, r := range msg.Rejected[:min(len(msg.Rejected), loggedRejections)] {
 		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", "group_key", msg.GroupKey, "index", r.Index, "err", r.Reason)
+	}
+	if n := len(msg.Rejected) - loggedRejections; n > 0 {
+		h.logger.Warn("more alerts of this webhook rejected alone, not logged one by one (alertrouter_alerts_rejected_total counts them; the answer lists the first "+strconv.Itoa(alert.ListedRejections)+")",
+			"group_key", msg.GroupKey, "more", n, "rejected", len(msg.Rejected))
 	}
 	if msg.TruncatedAlerts > 0 {
 		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval. With alertmanager.url set, the router reads the group's firing alerts from Alertmanager and processes them with it (logged next); without it, or when that fails, they wait, and this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
 			"group_key", msg.GroupKey, "group_status", msg.Status, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
 	size := int64(len(body))
-	bytes := h.inFlightBytes.Add(size)
-	defer h.inFlightBytes.Add(-size)
+	bytes := h.inFlightBytes.Add(size - held)
+	held = size
 	if n := h.inFlight.Add(1); opts.MaxConcurrent > 0 && n > int64(opts.MaxConcurrent) &&
 		!pageWithin(gen.Processor, msg, n, bytes, opts.MaxConcurrent, opts.MaxBodyBytes) {
 		h.inFlight.Add(-1)

@@ -1,0 +1,134 @@
+package webhook_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing/webhook"
+)
+
+// A webhook URL that cleans to /webhook (`//webhook` from a base URL ending
+// in a slash) is served as /webhook. Behind console.auth it was answered
+// the console's 401 — Alertmanager does not retry it, the page was lost —
+// while without console.auth the console's redirect served it.
+func TestAWebhookPathThatCleansToWebhookIsServed(t *testing.T) {
+	srv, rt := startGuarded(t, webhook.EdgeOptions{
+		MaxBodyBytes: 1 << 20,
+		Auth:         webhook.Auth{BearerToken: "am-bearer-token"},
+		ConsoleAuth:  webhook.Auth{Username: "ops", Password: "console-pass"},
+	})
+	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer am-bearer-token"}}
+	paths := []string{"//webhook", "/webhook//", "/./webhook", "/webhook/../webhook"}
+	for _, p := range paths {
+		if code, body, _ := do(t, http.MethodPost, srv.URL+p, hdr, webhookBody); code != http.StatusOK {
+			t.Errorf("POST %s with the webhook's bearer token = %d %s; want 200", p, code, body)
+		}
+	}
+	if n := len(rt.p.processed()); n != len(paths) {
+		t.Errorf("%d webhooks processed, want %d", n, len(paths))
+	}
+	// The webhook's own guard still holds there.
+	if code, body, _ := do(t, http.MethodPost, srv.URL+"//webhook", http.Header{"Content-Type": {"application/json"}}, webhookBody); code != http.StatusUnauthorized || !strings.Contains(body, `"missing or invalid credentials"`) {
+		t.Errorf("POST //webhook without the bearer token = %d %s; want the webhook's 401", code, body)
+	}
+	// The trailing slash stays refused, naming POST /webhook.
+	if code, body, _ := do(t, http.MethodPost, srv.URL+"/webhook/", hdr, webhookBody); code != http.StatusNotFound || !strings.Contains(body, "POST /webhook") {
+		t.Errorf("POST /webhook/ = %d %s; want the JSON 404 naming POST /webhook", code, body)
+	}
+}
+
+// One webhook of many unreadable alerts logs the first few rejections, then
+// one line: 200,000 of them logged 200,000 lines (an audit).
+func TestManyRejectedAlertsAreLoggedAsOneLine(t *testing.T) {
+	var logs notifytest.SyncBuffer
+	p := &recorder{}
+	reg := prometheus.NewRegistry()
+	h := webhook.NewServer(recorderRuntime{p: p, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20}}, reg, webhook.NewMetrics(reg), slog.New(slog.NewTextHandler(&logs, nil)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Repeat(`{"labels":{}},`, 200) +
+		`{"status":"firing","labels":{"alertname":"A"},"startsAt":"2026-12-01T10:00:00Z"}]}`
+	resp, err := http.Post("http://"+ln.Addr().String()+"/webhook", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || len(p.processed()) != 1 || len(p.processed()[0].Items) != 1 {
+		t.Fatalf("answer %d %s; want 200 with the readable alert processed", resp.StatusCode, b)
+	}
+	if n := strings.Count(logs.String(), "alert rejected alone"); n != 5 {
+		t.Errorf("%d rejections logged one by one, want 5", n)
+	}
+	if !strings.Contains(logs.String(), "more alerts of this webhook rejected alone") || !strings.Contains(logs.String(), "more=195 rejected=200") {
+		t.Errorf("the other rejections are not logged as one line:\n%s", logs.String())
+	}
+}
+
+// A body's memory is held from before it is read: uploads still arriving
+// count against webhook.max_concurrent bodies of max_body_bytes, and one
+// that does not fit is answered 503 before any of it is read (read first,
+// 20 trickled 30 MB bodies held 1.5 GB beyond every cap).
+func TestBodiesBeingReadCountAgainstTheCap(t *testing.T) {
+	p := &recorder{}
+	reg := prometheus.NewRegistry()
+	h := webhook.NewServer(recorderRuntime{p: p, opts: webhook.EdgeOptions{MaxBodyBytes: 1000, MaxConcurrent: 1}}, reg, webhook.NewMetrics(reg), slog.New(slog.DiscardHandler))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	body := webhookBody + strings.Repeat(" ", 800-len(webhookBody))
+	// The first upload sends its headers and half its body, and waits.
+	slow, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	fmt.Fprintf(slow, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", len(body), body[:400])
+	url := "http://" + ln.Addr().String() + "/webhook"
+	var code int
+	var answer string
+	for range 200 { // until the first upload is being read
+		resp, err := http.Post(url, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		code, answer = resp.StatusCode, string(b)
+		if code != http.StatusOK {
+			break
+		}
+	}
+	if code != http.StatusServiceUnavailable || !strings.Contains(answer, "webhook bodies in flight") {
+		t.Fatalf("a second body beyond max_concurrent × max_body_bytes while the first is read = %d %s; want 503", code, answer)
+	}
+	fmt.Fprint(slow, body[400:])
+	if resp, text := rawAnswer(t, slow); resp.StatusCode != http.StatusOK {
+		t.Fatalf("the first upload, completed = %d %s; want 200", resp.StatusCode, text)
+	}
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a body after the first was read = %d; want 200 (the memory held is given back)", resp.StatusCode)
+	}
+}
