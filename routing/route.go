@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,7 +81,22 @@ func (r *Route) Compile(known map[string]bool) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return r.compile("route", "", known)
+	return errors.Join(append(CheckGroupBy("route", r.GroupBy), r.compile("route", "", known))...)
+}
+
+// CheckGroupBy refuses what Alertmanager refuses in a route's group_by:
+// "..." beside other labels, and a label named twice.
+func CheckGroupBy(path string, groupBy []string) []error {
+	var errs []error
+	if len(groupBy) > 1 && slices.Contains(groupBy, "...") {
+		errs = append(errs, fmt.Errorf("%s.group_by: cannot have wildcard group_by (`...`) and other labels at the same time", path))
+	}
+	for i, name := range groupBy {
+		if slices.Contains(groupBy[:i], name) && name != "..." {
+			errs = append(errs, fmt.Errorf("%s.group_by: duplicated label %q", path, name))
+		}
+	}
+	return errs
 }
 
 func (r *Route) compile(path, parent string, known map[string]bool) error {
@@ -106,10 +122,15 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 			errs = append(errs, fmt.Errorf("%s.routes[%d]: empty route", path, i))
 			continue
 		}
-		if c.GroupBy == nil {
-			c.GroupBy = r.GroupBy // inherited, as in Alertmanager
+		cpath := fmt.Sprintf("%s.routes[%d]", path, i)
+		if len(c.GroupBy) == 0 {
+			// Inherited, as in Alertmanager — `group_by: []` too, which
+			// Alertmanager reads as not set.
+			c.GroupBy = r.GroupBy
+		} else {
+			errs = append(errs, CheckGroupBy(cpath, c.GroupBy)...)
 		}
-		errs = append(errs, c.compile(fmt.Sprintf("%s.routes[%d]", path, i), r.Receiver, known))
+		errs = append(errs, c.compile(cpath, r.Receiver, known))
 	}
 	return errors.Join(errs...)
 }

@@ -115,6 +115,12 @@ matchers: ['team="db"']
 match: {a: b}
 continue: true
 mute_time_intervals: [night]`, []string{"route: the root route must not have matchers", "route.continue: the root route cannot continue", "route: the root route must not have mute_time_intervals"}},
+		{"group_by as Alertmanager refuses it", `
+receiver: log
+group_by: ['...', alertname]
+routes:
+  - receiver: log
+    group_by: [team, team]`, []string{"route.group_by: cannot have wildcard group_by (`...`) and other labels at the same time", `route.routes[0].group_by: duplicated label "team"`}},
 		{"every error is reported at once", `
 receiver: nobody
 routes:
@@ -137,6 +143,26 @@ routes:
 				}
 			}
 		})
+	}
+}
+
+// A child's `group_by: []` inherits its parent's, as in Alertmanager, which
+// reads an empty list as not set; the router grouped such a child's alerts
+// by incidents.group_by instead.
+func TestAnEmptyGroupByInherits(t *testing.T) {
+	r := compileRoute(t, `
+receiver: log
+group_by: [alertname, team]
+routes:
+  - receiver: slack-triage
+    group_by: []
+  - receiver: log
+    group_by: [cluster]`)
+	if got := r.Routes[0].GroupBy; !slices.Equal(got, []string{"alertname", "team"}) {
+		t.Errorf("group_by: [] compiled to %v, want the parent's [alertname team]", got)
+	}
+	if got := r.Routes[1].GroupBy; !slices.Equal(got, []string{"cluster"}) {
+		t.Errorf("a child's own group_by compiled to %v, want [cluster]", got)
 	}
 }
 

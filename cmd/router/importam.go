@@ -600,6 +600,11 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 		var sls []interface{}
 		for i, c := range sll {
+			if str(mustGet(c, "api_url")) != "" && str(mustGet(c, "api_url_file")) != "" {
+				// Alertmanager refuses the file; the import kept the file's
+				// URL and dropped api_url without a word.
+				return imported{}, fmt.Errorf("%s.slack_configs[%d]: at most one of api_url and api_url_file must be configured (Alertmanager refuses both)", path, i)
+			}
 			if !hasKey(c, "send_resolved") {
 				// Alertmanager's Slack default; the router's is true.
 				c, slackResolvedOff = set(c, "send_resolved", false), true
@@ -810,6 +815,16 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 			}
 			if !receivers[name] {
 				return nil, fmt.Errorf("%s.receiver: undefined receiver %q", path, name)
+			}
+		case k == "group_by":
+			if l, ok := it.Value.([]interface{}); ok {
+				names := make([]string, 0, len(l))
+				for _, n := range l {
+					names = append(names, str(n))
+				}
+				if errs := routing.CheckGroupBy(path, names); len(errs) > 0 {
+					return nil, errs[0] // as Alertmanager, which refuses the file
+				}
 			}
 		case k == "routes":
 			l, err := sequence(it.Value, path+".routes")

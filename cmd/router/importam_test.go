@@ -212,6 +212,11 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 		{"an undefined receiver", "route: {receiver: a, routes: [{receiver: b}]}\nreceivers: [{name: a}]\n", `route.routes[0].receiver: undefined receiver "b"`},
 		{"routes a mapping", "route: {receiver: a, routes: {receiver: a}}\nreceivers: [{name: a}]\n", "route.routes: want a list, got a mapping"},
 		{"a root without receiver", "route: {group_by: [x]}\nreceivers: [{name: a}]\n", "route.receiver: missing"},
+		// Alertmanager refuses these; the import accepted them (an audit).
+		{"a wildcard group_by beside labels", "route: {receiver: a, group_by: ['...', alertname]}\nreceivers: [{name: a}]\n", "route.group_by: cannot have wildcard group_by (`...`) and other labels at the same time"},
+		{"a label twice in a child's group_by", "route: {receiver: a, routes: [{receiver: a, group_by: [x, x]}]}\nreceivers: [{name: a}]\n", `route.routes[0].group_by: duplicated label "x"`},
+		{"both api_url and api_url_file", "route: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#a', api_url: 'https://hooks.slack.com/services/T0/B0/x', api_url_file: f}]}]\n",
+			"receivers[0].slack_configs[0]: at most one of api_url and api_url_file must be configured"},
 		{"time_intervals a mapping", "route: {receiver: a}\nreceivers: [{name: a}]\ntime_intervals: {x: 1}\n", "time_intervals: want a list"},
 		{"a null integration list", "route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: }]\n", ""},
 		{"a later route key", "route: {receiver: a, routes: [{receiver: a, matchers: ['x=\"y\"'], some_future_key: 1}]}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}]}]\n", ""},

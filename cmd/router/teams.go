@@ -72,7 +72,7 @@ func channelLabelsOutsideIncidents(cfg *config.Config) []string {
 		if r.Receiver != "" {
 			receiver = r.Receiver
 		}
-		if r.GroupBy != nil {
+		if len(r.GroupBy) > 0 { // `group_by: []` inherits, as in Alertmanager
 			eff = r.GroupBy
 		}
 		// A node delivers to its own receiver when all its children miss:
