@@ -958,10 +958,16 @@ func unconfirmedAnswer(action, incident string, err error, onMessage bool) strin
 // logUnconfirmed is the log line of an action that may have been done.
 const logUnconfirmed = "action not confirmed: its request went out and got no answer in time (it may have been done)"
 
-// errText is err's text for an answer to the user, bounded.
+// errText is err's text for an answer to the user, bounded: its start and
+// its end, where a wrapped error's cause is ("connection refused" after a
+// long URL, which cut at 300 runes left the user no cause).
 func errText(err error) string {
-	s, _ := notify.TruncateInRunes(err.Error(), 300)
-	return s
+	s := err.Error()
+	if _, cut := notify.TruncateInRunes(s, 300); !cut {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:150]) + " … " + string(r[len(r)-147:])
 }
 
 // mayRetry reports whether an action that failed with err may succeed when

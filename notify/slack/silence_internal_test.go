@@ -2,7 +2,11 @@ package slack
 
 import (
 	"errors"
+	"fmt"
+	"net/url"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 )
@@ -101,5 +105,20 @@ func TestExcludeNamesAnAlertNoAbsentLabelSpares(t *testing.T) {
 	_, err = incidentSilences("inc/1", nil, nil, nil)
 	if !errors.As(err, &r) || r.outcome != OutcomeUnknown {
 		t.Fatalf("no firing alert: %v, want a refusal", err)
+	}
+}
+
+// The user's answer keeps a long error's cause, at its end: a failed
+// Silence whose error quoted Alertmanager's long URL was cut before
+// "connection refused".
+func TestErrTextKeepsTheCause(t *testing.T) {
+	err := fmt.Errorf("list the alerts it matches: %w", &url.Error{Op: "Get", URL: "http://127.0.0.1:9093/api/v2/alerts?active=true&filter=" + strings.Repeat("a%3D%22b%22", 40),
+		Err: errors.New("dial tcp 127.0.0.1:9093: connect: connection refused")})
+	got := errText(err)
+	if !strings.HasPrefix(got, "list the alerts it matches: Get") || !strings.HasSuffix(got, "connect: connection refused") || utf8.RuneCountInString(got) > 300 {
+		t.Errorf("errText = %q (%d runes); want its start and its cause within 300 runes", got, utf8.RuneCountInString(got))
+	}
+	if short := errors.New("HTTP 500"); errText(short) != "HTTP 500" {
+		t.Errorf("errText of a short error = %q", errText(short))
 	}
 }
