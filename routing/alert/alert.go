@@ -537,7 +537,11 @@ const (
 	FlagStartsAtInvalid = "startsAt_invalid"
 	FlagEndsAtInvalid   = "endsAt_invalid"
 	FlagStatusInvalid   = "status_invalid"
-	FlagFingerprint     = "fingerprint_computed"
+	// FlagAnnotationsInvalid and FlagGeneratorURLInvalid: the field was of
+	// the wrong JSON type, dropped (the alert kept).
+	FlagAnnotationsInvalid  = "annotations_invalid"
+	FlagGeneratorURLInvalid = "generatorURL_invalid"
+	FlagFingerprint         = "fingerprint_computed"
 )
 
 // ListedRejections bounds the rejected alerts a Summary lists.

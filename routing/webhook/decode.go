@@ -206,7 +206,12 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 	}, now, len(raws))
 	for i, raw := range raws {
 		var a wireAlert
-		if err := json.Unmarshal(raw, &a); err != nil {
+		err := json.Unmarshal(raw, &a)
+		var dropped []string
+		if err != nil {
+			a, dropped, err = dropMistypedFields(raw, err)
+		}
+		if err != nil {
 			field := "alerts[" + strconv.Itoa(i) + "]"
 			reason := "wrong JSON type: " + err.Error()
 			var te *json.UnmarshalTypeError
@@ -220,11 +225,80 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 			continue
 		}
 		addAlert(msg, i, &a, !utf8.Valid(raw))
+		if len(dropped) > 0 {
+			flagDropped(&msg.Items[len(msg.Items)-1], dropped)
+		}
 	}
 	mendFingerprintClashes(msg)
 	// Envelope strings decoded from invalid UTF-8 were replaced by
 	// encoding/json already; nothing more to mend there.
 	return msg, allRejected(msg)
+}
+
+// mistypedDroppable are the fields of an alert that do not identify it: one
+// of the wrong JSON type (`"annotations": []`, PHP's empty map; a numeric
+// startsAt) is dropped and flagged, and the alert goes on — rejected, its
+// page was lost (answered 2xx, Alertmanager never retries). Labels identify
+// the alert: wrong, it is still rejected alone.
+var mistypedDroppable = map[string]string{
+	"annotations": alert.FlagAnnotationsInvalid, "startsAt": alert.FlagStartsAtInvalid, "endsAt": alert.FlagEndsAtInvalid,
+	"status": alert.FlagStatusInvalid, "generatorURL": alert.FlagGeneratorURLInvalid, "fingerprint": alert.FlagFingerprint,
+	"dashboardURL": alert.FlagGeneratorURLInvalid,
+}
+
+// dropMistypedFields decodes raw again without each field err (and the
+// next decodes) finds of the wrong JSON type, as long as it is one of
+// mistypedDroppable; it returns the alert, the fields dropped, and the
+// error that still stands.
+func dropMistypedFields(raw json.RawMessage, err error) (wireAlert, []string, error) {
+	var a wireAlert
+	var fields map[string]json.RawMessage
+	var dropped []string
+	for range len(mistypedDroppable) {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return a, dropped, err
+		}
+		name, _, _ := strings.Cut(te.Field, ".")
+		if _, ok := mistypedDroppable[name]; !ok {
+			return a, dropped, err
+		}
+		if fields == nil && json.Unmarshal(raw, &fields) != nil {
+			return a, dropped, err
+		}
+		var kv map[string]json.RawMessage
+		if name == "annotations" && json.Unmarshal(fields[name], &kv) == nil && kv != nil {
+			// Annotations of the wrong type (a number) go, the others stay.
+			maps.DeleteFunc(kv, func(_ string, v json.RawMessage) bool { return len(v) == 0 || v[0] != '"' })
+			fields[name], _ = json.Marshal(kv)
+		} else {
+			delete(fields, name)
+		}
+		dropped = append(dropped, name)
+		b, merr := json.Marshal(fields)
+		if merr != nil {
+			return a, dropped, err
+		}
+		a = wireAlert{}
+		if err = json.Unmarshal(b, &a); err == nil {
+			return a, dropped, nil
+		}
+	}
+	return a, dropped, err
+}
+
+// flagDropped flags a the fields dropped for their wrong JSON type: a
+// startsAt dropped is invalid, not missing.
+func flagDropped(a *alert.Alert, dropped []string) {
+	for _, name := range dropped {
+		flag := mistypedDroppable[name]
+		if name == "startsAt" {
+			a.Flags = slices.DeleteFunc(a.Flags, func(f string) bool { return f == alert.FlagStartsAtMissing })
+		}
+		if !slices.Contains(a.Flags, flag) {
+			a.Flags = append(a.Flags, flag)
+		}
+	}
 }
 
 // jsonKind names the JSON type a Go type decodes from.

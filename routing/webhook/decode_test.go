@@ -605,3 +605,46 @@ func TestTextUnderOtherNamesFillsSummaryAndDescription(t *testing.T) {
 		}
 	}
 }
+
+// A field that does not identify the alert, of the wrong JSON type
+// (`"annotations": []`, what PHP's json_encode writes for an empty map; a
+// number where a string belongs), is dropped and flagged and the alert
+// kept: rejected alone, its page was lost (the webhook answered 2xx). Labels
+// of the wrong type still reject the alert.
+func TestDecodeDropsAMistypedFieldThatIdentifiesNothing(t *testing.T) {
+	body := `{"version":"4","status":"firing","receiver":"r","alerts":[
+{"status":"firing","labels":{"alertname":"A"},"annotations":[],"startsAt":"2025-03-14T09:00:00Z"},
+{"status":"firing","labels":{"alertname":"B"},"annotations":{"summary":5,"runbook_url":"https://r"},"startsAt":"2025-03-14T09:00:00Z","generatorURL":7},
+{"status":"firing","labels":{"alertname":"C"},"startsAt":12345,"status":1},
+{"status":"firing","labels":5,"annotations":[]}]}`
+	msg, err := webhook.Decode([]byte(body), receivedAt)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	if len(msg.Items) != 3 || len(msg.Rejected) != 1 || msg.Rejected[0].Index != 3 || !strings.Contains(msg.Rejected[0].Reason, "alerts[3].labels") {
+		t.Fatalf("decoded %d alerts, rejected %+v; want A, B and C kept, the alert with numeric labels rejected", len(msg.Items), msg.Rejected)
+	}
+	want := []struct {
+		name  string
+		flags []string
+	}{
+		{"A", []string{alert.FlagAnnotationsInvalid}},
+		{"B", []string{alert.FlagAnnotationsInvalid, alert.FlagGeneratorURLInvalid}},
+		{"C", []string{alert.FlagStartsAtInvalid, alert.FlagStatusInvalid}},
+	}
+	for i, w := range want {
+		a := msg.Items[i]
+		got := slices.DeleteFunc(slices.Clone(a.Flags), func(f string) bool { return f == alert.FlagFingerprint })
+		slices.Sort(got)
+		slices.Sort(w.flags)
+		if a.Labels["alertname"] != w.name || !slices.Equal(got, w.flags) {
+			t.Errorf("alert %d: %s flagged %v, want %s flagged %v", i, a.Labels["alertname"], a.Flags, w.name, w.flags)
+		}
+	}
+	if b := msg.Items[1]; b.Annotations["runbook_url"] != "https://r" || b.Annotations["summary"] != "" || b.GeneratorURL != "" {
+		t.Errorf("B's annotations %v, generatorURL %q; want the numeric summary alone dropped", b.Annotations, b.GeneratorURL)
+	}
+	if c := msg.Items[2]; !c.StartsAt.Equal(receivedAt) || c.Status != "firing" {
+		t.Errorf("C starts %v, status %q; want the time of receipt and firing", c.StartsAt, c.Status)
+	}
+}
