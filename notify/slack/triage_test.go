@@ -280,6 +280,11 @@ func TestBadSignatureOrStaleTimestampIs401AndDoesNothing(t *testing.T) {
 	if code := e.click(t, tr, e.parent, c, signingSecret, e.now().Add(-6*time.Minute), nil); code != http.StatusUnauthorized {
 		t.Errorf("stale timestamp answered %d, want 401", code)
 	}
+	// A forged request with an old time is a bad signature, not a stale
+	// one: it said this host's clock was wrong (an audit).
+	if code := e.click(t, tr, e.parent, c, "not-the-secret", e.now().Add(-time.Hour), nil); code != http.StatusUnauthorized {
+		t.Errorf("forged stale request answered %d, want 401", code)
+	}
 	// A body altered after signing.
 	body, _ := e.h.srv.Interaction(e.parent, c)
 	h := slacktest.Sign(signingSecret, e.now(), body)
@@ -300,7 +305,7 @@ func TestBadSignatureOrStaleTimestampIs401AndDoesNothing(t *testing.T) {
 	if m := e.current(t); m.Updates != 0 || len(e.h.srv.Thread(e.parent.TS)) != 0 || len(e.h.srv.Responses()) != 0 {
 		t.Errorf("something was done: %d updates, thread %v, responses %v", m.Updates, e.h.srv.Thread(e.parent.TS), e.h.srv.Responses())
 	}
-	if e.actionCount("none", "bad_signature") != 3 || e.actionCount("none", "stale") != 1 {
+	if e.actionCount("none", "bad_signature") != 4 || e.actionCount("none", "stale") != 1 {
 		t.Errorf("metrics: bad_signature %v stale %v", e.actionCount("none", "bad_signature"), e.actionCount("none", "stale"))
 	}
 }
