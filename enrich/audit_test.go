@@ -160,6 +160,13 @@ func TestGenericWordsCountWhenASpecificSignalAgrees(t *testing.T) {
 			t.Errorf("got %s", describe(cl))
 		}
 	})
+	t.Run("Traefik v1's backend error ratio: the family of v2's service requests", func(t *testing.T) {
+		cl := c.Classify(newAlert(kv("alertname", "TraefikHighHttp5xxErrorRateBackend", "severity", "critical"), kv("summary", "Traefik high HTTP 5xx error rate backend (instance traefik-0)"),
+			`sum(rate(traefik_backend_requests_total{code=~"5.*"}[3m])) by (backend) / sum(rate(traefik_backend_requests_total[3m])) by (backend) * 100 > 5`))
+		if cl.Sector != "llm-inference-api" || cl.PrimaryKPI() != "ERR" {
+			t.Errorf("got %s", describe(cl))
+		}
+	})
 	t.Run("a sector label", func(t *testing.T) {
 		cl := c.Classify(newAlert(kv("alertname", "HypervisorVcpuOvercommit", "sector", "hft-vm-clusters"), nil, ""))
 		if cl.Sector != "hft-vm-clusters" || weightOf(cl, kindToken, "Hypervisor") != weightAlertname {

@@ -22,6 +22,7 @@ const (
 	srcHAProxyRules = srcAPA + "haproxy/embedded-exporter-v2.yml (HAProxy native exporter)"
 	srcEnvoyRules   = srcAPA + "envoy/embedded-exporter.yml (Envoy admin /stats/prometheus)"
 	srcTraefik      = srcAPA + "traefik/embedded-exporter-v2.yml (Traefik v2 metrics)"
+	srcTraefikV1    = srcAPA + "traefik/embedded-exporter-v1.yml (Traefik v1 metrics)"
 	srcF5           = "ExpressenAB/bigip_exporter README (bigip_* metrics)"
 	srcCloudflare   = srcAPA + "cloudflare/lablabs-cloudflare-exporter.yml (lablabs/cloudflare-exporter)"
 	srcKafkaRules   = srcAPA + "kafka/danielqsj-kafka-exporter.yml (danielqsj/kafka_exporter)"
@@ -146,6 +147,9 @@ var exporterFamilies = []family{
 	// Traefik, F5 BIG-IP.
 	{Name: "traefik_service_requests", Sector: secAPI, KPI: "ERR", Source: srcTraefik},
 	{Name: "traefik_service_request_duration_seconds", Sector: secPLB, KPI: "URT", Source: srcTraefik},
+	// Traefik v1 named them by backend (awesome-prometheus-alerts' v1 rules).
+	{Name: "traefik_backend_requests", Sector: secAPI, KPI: "ERR", Source: srcTraefikV1},
+	{Name: "traefik_backend_request_duration_seconds", Sector: secPLB, KPI: "URT", Source: srcTraefikV1},
 	{Prefix: "traefik_", Sector: secPLB, Source: srcTraefik},
 	{Prefix: "bigip_", Sector: secPLB, Source: srcF5},
 	// Cloudflare as the CDN edge.
