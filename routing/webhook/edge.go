@@ -449,6 +449,39 @@ func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status i
 	return c.JSON(status, body)
 }
 
+// bodiesOverBudget answers a webhook whose body would take the bodies in
+// flight past budget: 503, retried.
+func (h *webhook) bodiesOverBudget(c echo.Context, start time.Time, budget int64) error {
+	c.Response().Header().Set("Retry-After", RetryAfter)
+	return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
+		errorBody{Error: "too many webhook bodies in flight (twice webhook.max_concurrent × webhook.max_body_bytes = " + strconv.FormatInt(budget, 10) + " bytes); retry later"})
+}
+
+// errOverBudget ends the read of a body that took the bodies in flight
+// past their budget.
+var errOverBudget = errors.New("webhook bodies in flight over their budget")
+
+// budgetReader counts a body of undeclared length in the bodies in flight
+// as its bytes arrive (held, given back by serve), and fails the read once
+// they pass budget.
+type budgetReader struct {
+	io.ReadCloser
+	inFlight *atomic.Int64
+	held     *int64
+	budget   int64
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		*b.held += int64(n)
+		if b.inFlight.Add(int64(n)) > b.budget {
+			return n, errOverBudget
+		}
+	}
+	return n, err
+}
+
 // loggedRejections bounds the alerts of one webhook whose rejection is
 // logged one by one: a payload of 200,000 unreadable alerts logged 200,000
 // lines (an audit); the rest are logged as one line.
@@ -510,26 +543,36 @@ func (h *webhook) serve(c echo.Context) error {
 		return tooLarge(false) // the declared length: as sent
 	}
 	// The body's memory is held from before it is read: its declared
-	// length (the limit when undeclared or gzipped). Read first and counted
-	// after, slow uploads held memory beyond every cap (an audit: 20 bodies
-	// of 30 MB trickled in, 1.5 GB); over max_concurrent bodies of
-	// max_body_bytes, a 503 has the sender retry before any is read.
-	held := req.ContentLength
-	if held < 0 || gzipped {
-		held = opts.MaxBodyBytes
+	// length up front (it is read into a buffer of that size), else as its
+	// bytes arrive (chunked, gzip). Read first and counted after, slow
+	// uploads held memory beyond every cap (an audit: 20 bodies of 30 MB
+	// trickled in, 1.5 GB). Beyond twice max_concurrent bodies of
+	// max_body_bytes — room for the pages let in past the cap (pageWithin)
+	// — a 503 has the sender retry; an undeclared body reserving the limit
+	// up front let one trickling upload refuse every page (a review).
+	held, budget := int64(0), int64(0)
+	if opts.MaxConcurrent > 0 && opts.MaxBodyBytes > 0 {
+		budget = 2 * int64(opts.MaxConcurrent) * opts.MaxBodyBytes
 	}
 	defer func() { h.inFlightBytes.Add(-held) }()
-	if b := h.inFlightBytes.Add(held); opts.MaxConcurrent > 0 && opts.MaxBodyBytes > 0 && b > int64(opts.MaxConcurrent)*opts.MaxBodyBytes {
-		c.Response().Header().Set("Retry-After", RetryAfter)
-		c.Response().Header().Set("Connection", "close") // the body is left unread
-		return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
-			errorBody{Error: "too many webhook bodies in flight (webhook.max_concurrent × webhook.max_body_bytes = " + strconv.FormatInt(int64(opts.MaxConcurrent)*opts.MaxBodyBytes, 10) + " bytes); retry later"})
+	if n := req.ContentLength; n > 0 && !gzipped {
+		held = n
+		if b := h.inFlightBytes.Add(n); budget > 0 && b > budget {
+			c.Response().Header().Set("Connection", "close") // the body is left unread
+			return h.bodiesOverBudget(c, start, budget)
+		}
+	} else if budget > 0 {
+		req.Body = &budgetReader{ReadCloser: req.Body, inFlight: &h.inFlightBytes, held: &held, budget: budget}
 	}
 	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return tooLarge(gzipped)
+		}
+		if errors.Is(err, errOverBudget) {
+			c.Response().Header().Set("Connection", "close") // the rest is left unread
+			return h.bodiesOverBudget(c, start, budget)
 		}
 		if BodyNotReceived(err) {
 			// The sender's payload may be fine: the body did not arrive in
