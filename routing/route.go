@@ -88,11 +88,14 @@ func (r *Route) Compile(known map[string]bool) error {
 // "..." beside other labels, and a label named twice.
 func CheckGroupBy(path string, groupBy []string) []error {
 	var errs []error
-	if len(groupBy) > 1 && slices.Contains(groupBy, "...") {
+	if slices.Contains(groupBy, "...") && slices.ContainsFunc(groupBy, func(n string) bool { return n != "..." }) {
 		errs = append(errs, fmt.Errorf("%s.group_by: cannot have wildcard group_by (`...`) and other labels at the same time", path))
 	}
 	for i, name := range groupBy {
-		if slices.Contains(groupBy[:i], name) && name != "..." {
+		switch {
+		case name == "":
+			errs = append(errs, fmt.Errorf("%s.group_by[%d]: invalid label name \"\"", path, i))
+		case slices.Contains(groupBy[:i], name) && name != "...":
 			errs = append(errs, fmt.Errorf("%s.group_by: duplicated label %q", path, name))
 		}
 	}

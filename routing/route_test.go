@@ -120,7 +120,9 @@ receiver: log
 group_by: ['...', alertname]
 routes:
   - receiver: log
-    group_by: [team, team]`, []string{"route.group_by: cannot have wildcard group_by (`...`) and other labels at the same time", `route.routes[0].group_by: duplicated label "team"`}},
+    group_by: [team, team]
+  - receiver: log
+    group_by: ['']`, []string{"route.group_by: cannot have wildcard group_by (`...`) and other labels at the same time", `route.routes[0].group_by: duplicated label "team"`, `route.routes[1].group_by[0]: invalid label name ""`}},
 		{"every error is reported at once", `
 receiver: nobody
 routes:
@@ -157,7 +159,9 @@ routes:
   - receiver: slack-triage
     group_by: []
   - receiver: log
-    group_by: [cluster]`)
+    group_by: [cluster]
+  - receiver: log
+    group_by: ['...', '...']`)
 	if got := r.Routes[0].GroupBy; !slices.Equal(got, []string{"alertname", "team"}) {
 		t.Errorf("group_by: [] compiled to %v, want the parent's [alertname team]", got)
 	}
