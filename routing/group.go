@@ -89,33 +89,34 @@ func groups(msg *alert.Message, results []*alert.Result, batches []*batch) {
 
 // templateData is the template data of alerts, alerts of msg routed to
 // receiver (rs their results): their status (firing when one fires), the
-// labels and annotations they share, and as group labels those they share
-// of Alertmanager's group labels and of the labels their incident is
-// grouped by (Result.GroupedBy) — Alertmanager's own group labels are its
-// route's group_by, so a channel templated on `.GroupLabels.team` under a
-// route grouping by team renders the team here too, not only when
-// Alertmanager's route to the router groups by it.
+// labels and annotations they share, and as group labels, as Alertmanager
+// renders its route's group_by, those they share of the group_by of the
+// route that formed their incident (Result.GroupedBy) — a channel
+// templated on `.GroupLabels.team` under an imported route grouping by
+// team rendered "#-alerts" when Alertmanager's route to the router grouped
+// by less —, else of Alertmanager's own group labels (incidents.group_by
+// and its scope are the router's, not labels Alertmanager's templates
+// knew: they stay out, titles as Alertmanager renders them).
 func templateData(msg *alert.Message, receiver string, alerts template.Alerts, rs []*alert.Result) *template.Data {
 	data := &template.Data{Receiver: receiver, ExternalURL: msg.ExternalURL, RouteLabels: msg.RouteLabels, Alerts: alerts}
 	data.Status = mergedStatus(alerts)
 	alert.SetCommon(data)
 	data.GroupLabels = template.KV{}
-	for k, v := range msg.GroupLabels {
-		if data.CommonLabels[k] == v {
-			data.GroupLabels[k] = v
-		}
-	}
-	var last []string
+	routed := false
 	for _, r := range rs {
-		g := r.GroupedBy
-		if len(g) == 0 || len(g) == len(last) && &g[0] == &last[0] {
-			continue // a webhook's alerts share the default grouping's slice
-		}
-		last = g
-		for _, name := range g {
+		for _, name := range r.GroupedBy {
+			routed = true
 			if v := data.CommonLabels[name]; v != "" {
 				data.GroupLabels[name] = v
 			}
+		}
+	}
+	if routed {
+		return data
+	}
+	for k, v := range msg.GroupLabels {
+		if data.CommonLabels[k] == v {
+			data.GroupLabels[k] = v
 		}
 	}
 	return data

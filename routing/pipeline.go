@@ -342,11 +342,9 @@ func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
 	}
 	results := make([]*alert.Result, len(msg.Items))
 	backing := make([]alert.Result, len(msg.Items))
-	grouped := slices.Concat(groupBy, scope)
 	for i := range msg.Items {
 		r := &backing[i]
 		r.Alert = &msg.Items[i]
-		r.GroupedBy = grouped
 		p.evaluate(r, groupBy, scope, now)
 		results[i] = r
 	}

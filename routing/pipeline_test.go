@@ -1461,15 +1461,17 @@ func TestPipelineTemplateDataIsTheIncidentsOwn(t *testing.T) {
 // .GroupLabels.team under a route grouping by team (a Slack channel
 // '#{{ .GroupLabels.team }}-alerts', as in an imported Alertmanager
 // config) renders the team even when Alertmanager's own route to the router
-// groups by alertname only.
-func TestPipelineGroupLabelsHoldTheIncidentsGrouping(t *testing.T) {
+// groups by alertname only — and, as Alertmanager renders it, only what
+// the route groups by. Without a route's group_by they stay Alertmanager's
+// (incidents.group_by is not Alertmanager's: titles as it renders them).
+func TestPipelineGroupLabelsAreTheRoutesGroupBy(t *testing.T) {
 	e := newEnv(t)
 	e.routes = `
 receiver: slack
 routes:
   - receiver: pagerduty
     matchers: ['decision="page"']
-    group_by: [alertname, team]
+    group_by: [team]
 `
 	a := tAlert("TTFTHigh", "firing", "page", "team", "team-a", "instance", "a")
 	b := tAlert("TTFTHigh", "firing", "page", "team", "team-b", "instance", "b")
@@ -1481,23 +1483,16 @@ routes:
 	}
 	for _, n := range ns {
 		team := n.Results[0].Alert.Labels["team"]
-		if got := n.Data.GroupLabels["team"]; got != team || n.Data.GroupLabels["alertname"] != "TTFTHigh" {
-			t.Errorf("incident %s: GroupLabels = %v, want team %q and alertname TTFTHigh", n.Incident, n.Data.GroupLabels, team)
-		}
-		if _, ok := n.Data.GroupLabels["instance"]; ok {
-			t.Errorf("incident %s: GroupLabels = %v, want no label the route does not group by", n.Incident, n.Data.GroupLabels)
+		if got := n.Data.GroupLabels; len(got) != 1 || got["team"] != team {
+			t.Errorf("incident %s: GroupLabels = %v, want team=%s alone (the route's group_by)", n.Incident, got, team)
 		}
 	}
-	// Without a route's group_by the incident is grouped by
-	// incidents.group_by (the default: service among them).
 	sn := e.slack.notifications()
-	if len(sn) != 1 || sn[0].Data.GroupLabels["service"] != "embed" || sn[0].Data.GroupLabels["team"] != "" {
-		t.Fatalf("ticket's group labels %v, want its service and no team", func() any {
-			if len(sn) == 0 {
-				return nil
-			}
-			return sn[0].Data.GroupLabels
-		}())
+	if len(sn) != 1 {
+		t.Fatalf("%d Slack notifications, want the ticket's", len(sn))
+	}
+	if got := sn[0].Data.GroupLabels; len(got) != 1 || got["alertname"] != "TTFTHigh" {
+		t.Errorf("ticket's group labels %v, want Alertmanager's alertname alone", got)
 	}
 }
 

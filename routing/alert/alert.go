@@ -227,11 +227,11 @@ type Result struct {
 	// whose key an upgrade or a changed incidents.group_by may have
 	// changed since. The journal files the alert there.
 	NotifiedIn string `json:"notified_in,omitempty"`
-	// GroupedBy are the label names the incident is grouped by: the
-	// matching route's group_by ("..." expanded to the alert's labels),
-	// else incidents.group_by and its scope. Templates' .GroupLabels hold
-	// those of them the notification's alerts share, as Alertmanager's
-	// hold its route's group_by. Not journaled.
+	// GroupedBy is the group_by of the route that formed the alert's
+	// incident ("..." expanded to the alert's labels); nil under
+	// incidents.group_by. Templates' .GroupLabels are those of them the
+	// notification's alerts share, as Alertmanager's are its route's
+	// group_by. Not journaled.
 	GroupedBy []string `json:"-"`
 	// Receivers are the receivers the route tree selected.
 	Receivers []string
