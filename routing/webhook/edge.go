@@ -254,25 +254,6 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 			" refused: requests that act (replay, reload, quit) are accepted only for console.external_url's host, localhost, an IP address or a --web.listen-address host, " +
 			"since a page of another site whose name points at this address (DNS rebinding) is same-origin with it; set console.external_url to the address you open the console at"})
 	}
-	// A webhook URL that cleans to /webhook (`//webhook` from a base URL
-	// ending in a slash, `/webhook//`, `/./webhook`) is served as
-	// /webhook, whether or not the console's catch-all — behind
-	// console.auth, which answered such a page 401 — or its redirect is
-	// there (Alertmanager follows no redirect with follow_redirects:
-	// false); the operator is told to fix it. The trailing slash and other
-	// cases stay refused below.
-	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			r := c.Request()
-			if p := r.URL.Path; r.Method == http.MethodPost && p != "/webhook" && p != "/webhook/" && path.Clean(p) == "/webhook" {
-				h.oddPaths.Do(func() {
-					h.logger.Warn("webhook posted at a path that is not /webhook exactly; served as POST /webhook — fix the URL in Alertmanager's webhook_configs (further ones within a second are not logged)", "path", p, "remote", r.RemoteAddr)
-				})
-				r.URL.Path, r.URL.RawPath = "/webhook", ""
-			}
-			return next(c)
-		}
-	})
 	e.POST("/webhook", h.serve)
 	// A webhook URL mistyped with a trailing slash or another case is a
 	// common mistake: name the endpoint in JSON, not the console's HTML
@@ -283,6 +264,33 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/webhook/", misdirected)
 	e.POST("/Webhook", misdirected)
 	e.POST("/webhooks", misdirected)
+	// A webhook URL that cleans to /webhook (`//webhook` from a base URL
+	// ending in a slash, `/webhook//`, `/./webhook`) is served as /webhook,
+	// whether or not the console's catch-all — behind console.auth, which
+	// answered such a page 401 — or its redirect is there (Alertmanager
+	// follows no redirect with follow_redirects: false); the operator is
+	// told to fix it. One ending in a slash, or in another case
+	// (`/WEBHOOK`, `//Webhook/`), is answered the JSON 404 naming POST
+	// /webhook, as `/webhook/` is — before the console's guard.
+	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			r := c.Request()
+			p := r.URL.Path
+			if r.Method != http.MethodPost || p == "/webhook" {
+				return next(c)
+			}
+			switch clean := path.Clean(p); {
+			case clean == "/webhook" && !strings.HasSuffix(p, "/"):
+				h.oddPaths.Do(func() {
+					h.logger.Warn("webhook posted at a path that is not /webhook exactly; served as POST /webhook — fix the URL in Alertmanager's webhook_configs (further ones within a second are not logged)", "path", p, "remote", r.RemoteAddr)
+				})
+				r.URL.Path, r.URL.RawPath = "/webhook", ""
+			case strings.EqualFold(clean, "/webhook") || strings.EqualFold(clean, "/webhooks"):
+				return misdirected(c)
+			}
+			return next(c)
+		}
+	})
 	// Prometheus' alertmanagers:, vmalert's -notifier.url and Grafana's
 	// external Alertmanager post alerts to Alertmanager's API: the router
 	// is a receiver behind Alertmanager, not one.

@@ -26,7 +26,7 @@ func TestAWebhookPathThatCleansToWebhookIsServed(t *testing.T) {
 		ConsoleAuth:  webhook.Auth{Username: "ops", Password: "console-pass"},
 	})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer am-bearer-token"}}
-	paths := []string{"//webhook", "/webhook//", "/./webhook", "/webhook/../webhook"}
+	paths := []string{"//webhook", "/./webhook", "/webhook/../webhook", "/a/../webhook"}
 	for _, p := range paths {
 		if code, body, _ := do(t, http.MethodPost, srv.URL+p, hdr, webhookBody); code != http.StatusOK {
 			t.Errorf("POST %s with the webhook's bearer token = %d %s; want 200", p, code, body)
@@ -39,9 +39,12 @@ func TestAWebhookPathThatCleansToWebhookIsServed(t *testing.T) {
 	if code, body, _ := do(t, http.MethodPost, srv.URL+"//webhook", http.Header{"Content-Type": {"application/json"}}, webhookBody); code != http.StatusUnauthorized || !strings.Contains(body, `"missing or invalid credentials"`) {
 		t.Errorf("POST //webhook without the bearer token = %d %s; want the webhook's 401", code, body)
 	}
-	// The trailing slash stays refused, naming POST /webhook.
-	if code, body, _ := do(t, http.MethodPost, srv.URL+"/webhook/", hdr, webhookBody); code != http.StatusNotFound || !strings.Contains(body, "POST /webhook") {
-		t.Errorf("POST /webhook/ = %d %s; want the JSON 404 naming POST /webhook", code, body)
+	// A trailing slash or another case stays refused, naming POST
+	// /webhook — not the console's 401 behind console.auth.
+	for _, p := range []string{"/webhook/", "/webhook//", "//webhook/", "/WEBHOOK", "//Webhook", "/Webhooks/"} {
+		if code, body, _ := do(t, http.MethodPost, srv.URL+p, hdr, webhookBody); code != http.StatusNotFound || !strings.Contains(body, "POST /webhook") {
+			t.Errorf("POST %s = %d %s; want the JSON 404 naming POST /webhook", p, code, body)
+		}
 	}
 }
 
