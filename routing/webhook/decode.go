@@ -266,13 +266,19 @@ func dropMistypedFields(raw json.RawMessage, err error) (wireAlert, []string, er
 		if fields == nil && json.Unmarshal(raw, &fields) != nil {
 			return a, dropped, err
 		}
-		var kv map[string]json.RawMessage
-		if name == "annotations" && json.Unmarshal(fields[name], &kv) == nil && kv != nil {
-			// Annotations of the wrong type (a number) go, the others stay.
-			maps.DeleteFunc(kv, func(_ string, v json.RawMessage) bool { return len(v) == 0 || v[0] != '"' })
-			fields[name], _ = json.Marshal(kv)
-		} else {
-			delete(fields, name)
+		// encoding/json matches keys case-insensitively ("Annotations").
+		for k, v := range fields {
+			if !strings.EqualFold(k, name) {
+				continue
+			}
+			var kv map[string]json.RawMessage
+			if name == "annotations" && json.Unmarshal(v, &kv) == nil && kv != nil {
+				// Annotations of the wrong type (a number) go, the others stay.
+				maps.DeleteFunc(kv, func(_ string, v json.RawMessage) bool { return len(v) == 0 || v[0] != '"' })
+				fields[k], _ = json.Marshal(kv)
+			} else {
+				delete(fields, k)
+			}
 		}
 		dropped = append(dropped, name)
 		b, merr := json.Marshal(fields)

@@ -615,14 +615,15 @@ func TestDecodeDropsAMistypedFieldThatIdentifiesNothing(t *testing.T) {
 	body := `{"version":"4","status":"firing","receiver":"r","alerts":[
 {"status":"firing","labels":{"alertname":"A"},"annotations":[],"startsAt":"2025-03-14T09:00:00Z"},
 {"status":"firing","labels":{"alertname":"B"},"annotations":{"summary":5,"runbook_url":"https://r"},"startsAt":"2025-03-14T09:00:00Z","generatorURL":7},
-{"status":"firing","labels":{"alertname":"C"},"startsAt":12345,"status":1},
+{"status":"firing","labels":{"alertname":"C"},"STARTSAT":12345,"status":1},
+{"status":"firing","labels":{"alertname":"D"},"Annotations":[],"startsAt":"2025-03-14T09:00:00Z"},
 {"status":"firing","labels":5,"annotations":[]}]}`
 	msg, err := webhook.Decode([]byte(body), receivedAt)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	if len(msg.Items) != 3 || len(msg.Rejected) != 1 || msg.Rejected[0].Index != 3 || !strings.Contains(msg.Rejected[0].Reason, "alerts[3].labels") {
-		t.Fatalf("decoded %d alerts, rejected %+v; want A, B and C kept, the alert with numeric labels rejected", len(msg.Items), msg.Rejected)
+	if len(msg.Items) != 4 || len(msg.Rejected) != 1 || msg.Rejected[0].Index != 4 || !strings.Contains(msg.Rejected[0].Reason, "alerts[4].labels") {
+		t.Fatalf("decoded %d alerts, rejected %+v; want A to D kept, the alert with numeric labels rejected", len(msg.Items), msg.Rejected)
 	}
 	want := []struct {
 		name  string
@@ -631,6 +632,7 @@ func TestDecodeDropsAMistypedFieldThatIdentifiesNothing(t *testing.T) {
 		{"A", []string{alert.FlagAnnotationsInvalid}},
 		{"B", []string{alert.FlagAnnotationsInvalid, alert.FlagGeneratorURLInvalid}},
 		{"C", []string{alert.FlagStartsAtInvalid, alert.FlagStatusInvalid}},
+		{"D", []string{alert.FlagAnnotationsInvalid}}, // keys match in any case, as encoding/json matches them
 	}
 	for i, w := range want {
 		a := msg.Items[i]
