@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/alertmanager/template"
+
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
@@ -220,5 +222,46 @@ func TestSimulateSameConfigAfterAPartialFailureRetried(t *testing.T) {
 	opts.Integrations["slack-triage"] = nil
 	if rep := journal.Simulate([]journal.Entry{first, retry}, evaluateAt(p), opts); rep.Counts["integrations"] != 1 {
 		t.Fatalf("a candidate without Slack's integration: %v %+v, want an integrations change", rep.Counts, rep.Changes)
+	}
+}
+
+// A firing paged, then decided none within the same episode (its burn rates
+// fell), then resolved where its page went: under the config in force
+// nothing changes. The page's deliveries were merged into the none's entry
+// (an "integrations" change), and the resolve was compared against where
+// the latest decision alone routed it (another) — a review counted 14
+// phantom changes in 546 entries, 1,164 in 14,581.
+func TestSimulateSameConfigWhenAFiringIsDecidedAgain(t *testing.T) {
+	p := readmePipeline(t, config.LoadDefault().Policies)
+	t0 := time.Date(2026, 12, 5, 1, 0, 0, 0, time.UTC)
+	sent := func(receiver, integration string) journal.Delivery {
+		return journal.Delivery{Receiver: receiver, Integration: integration, Outcome: journal.OutcomeSent}
+	}
+	burn := func(status, long, short string) alert.Alert {
+		a := alert.Alert{Alert: template.Alert{Status: status, Fingerprint: "b1", StartsAt: t0,
+			Labels:      template.KV{"alertname": "GatewayBurn", "service": "gateway"},
+			Annotations: template.KV{"burn_rate_1h": long, "burn_rate_5m": short}}}
+		if status == "resolved" {
+			a.EndsAt = t0.Add(2 * time.Hour)
+		}
+		return a
+	}
+	rs, msg := decidedAt(p, t0, burn("firing", "20", "16"))
+	page := journal.FromResult(msg, rs[0])
+	page.Deliveries = []journal.Delivery{sent("pagerduty", "pagerduty/0"), sent("slack-triage", "slack/0")}
+	rs, msg = decidedAt(p, t0.Add(time.Minute), burn("firing", "0.5", "0.5"))
+	calm := journal.FromResult(msg, rs[0])
+	rs, msg = decidedAt(p, t0.Add(time.Hour), burn("resolved", "0.5", "0.5"))
+	resolve := journal.FromResult(msg, rs[0])
+	resolve.Deliveries = []journal.Delivery{sent("pagerduty", "pagerduty/0"), sent("slack-triage", "slack/0")}
+	if page.Decision.Action != alert.ActionPage || calm.Decision.Action != alert.ActionNone {
+		t.Fatalf("decisions %s then %s, want page then none", page.Decision.Action, calm.Decision.Action)
+	}
+	opts := journal.Options{Integrations: map[string][]journal.Integration{
+		"pagerduty":    {{Type: "pagerduty", SendResolved: true}},
+		"slack-triage": {{Type: "slack", SendResolved: true}},
+	}}
+	if rep := journal.Simulate([]journal.Entry{page, calm, resolve}, evaluateAt(p), opts); rep.Changed != 0 {
+		t.Fatalf("the config in force: %d changed %v %+v, want none", rep.Changed, rep.Counts, rep.Changes)
 	}
 }
