@@ -574,6 +574,37 @@ func TestHelmPodDisruptionBudgetOnlyWithSeveralReplicas(t *testing.T) {
 	}
 }
 
+// Without Redis (redis.mode none, one replica) a rollout recreates the pod:
+// a rolling update ran the old and the new pod behind the Service, each
+// deduplicating in its own memory, and a firing sent to both paged twice
+// (an audit). With a Redis it rolls, one pod at a time, none unavailable.
+func TestHelmStrategyRecreatesThePodWithoutRedis(t *testing.T) {
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"replicaCount=1", "redis.mode=none"}, "Recreate"},
+		{[]string{"replicaCount=1"}, "RollingUpdate"},
+		{nil, "RollingUpdate"},
+	} {
+		var extra []string
+		for _, s := range tc.set {
+			extra = append(extra, "--set", s)
+		}
+		out, m := render(t, chartCases[0], extra...)
+		strategy := get(m["Deployment/alertrouter"], "spec", "strategy")
+		if got := str(get(strategy, "type")); got != tc.want {
+			t.Errorf("--set %v: strategy %v, want %s", tc.set, strategy, tc.want)
+		}
+		if tc.want == "RollingUpdate" && str(get(strategy, "rollingUpdate", "maxUnavailable")) != "0" {
+			t.Errorf("--set %v: strategy %v, want maxUnavailable 0", tc.set, strategy)
+		}
+		if errs := validate(t, out); errs != "" {
+			t.Errorf("--set %v: invalid manifests:\n%s", tc.set, errs)
+		}
+	}
+}
+
 // env and envFrom reach the router container (GOGC, GOMEMLIMIT: README.md,
 // "Command line"), as Kubernetes types.
 func TestHelmEnvReachesTheRouterContainer(t *testing.T) {
