@@ -206,6 +206,12 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	for _, r := range results {
 		if !r.Alert.Firing() && !notified[r] && r.SuppressedBy == "" {
 			p.countDedup(dedupUnseen, nil)
+			if sum != nil {
+				// Nothing notified its firing: nothing to resolve. Counted
+				// nowhere before, the answer's counts did not add up to
+				// its alerts.
+				sum.NoAction++
+			}
 		}
 	}
 	out = p.skipHandResolvedReminders(ctx, out)

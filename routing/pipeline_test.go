@@ -1511,6 +1511,31 @@ func TestPipelineAnswerListsAHundredRejections(t *testing.T) {
 	}
 }
 
+// The answer accounts for every alert: notified, deduplicated, suppressed,
+// no action or failed. The resolve of an alert nothing notified (decided
+// none when it fired) was counted nowhere: an answer of one alert and all
+// zeros, a 200 that seemed to say nothing happened to it (a review).
+func TestPipelineAnswerAccountsForEveryAlert(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	for _, step := range []struct {
+		name  string
+		alert webhooktest.Alert
+	}{
+		{"a firing decided none", tAlert("Quiet", "firing", "none")},
+		{"its resolve", tAlert("Quiet", "resolved", "none")},
+		{"a page", tAlert("Loud", "firing", "page")},
+		{"its resolve", tAlert("Loud", "resolved", "page")},
+		{"its resolve again", tAlert("Loud", "resolved", "page")},
+	} {
+		e.clock.Advance(time.Minute)
+		sum := mustProcess(t, p, step.alert)
+		if n := sum.Notified + sum.Deduplicated + sum.Suppressed + sum.NoAction + sum.Failed; n != sum.Alerts {
+			t.Errorf("%s: answer %+v accounts for %d of its %d alerts", step.name, *sum, n, sum.Alerts)
+		}
+	}
+}
+
 // pagerDutyHeld processes alerts on p in the background with e's
 // PagerDuty send held: it returns once that send has started, with the
 // channel that ends it (the send's error) and the one Process's error comes
