@@ -341,6 +341,13 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 	if err != nil {
 		return m.fail("simulate", fmt.Errorf("candidate config: %w", err))
 	}
+	// What check-config warns of the candidate (a PagerDuty key PagerDuty
+	// refuses, a channel templated on a label its incidents are not grouped
+	// by …): the simulation decides as if every send went through, and
+	// said nothing of them (a review).
+	for _, w := range configWarnings(candidate) {
+		fmt.Fprintf(m.Stderr, "router simulate: candidate config warning: %s\n", candidate.RedactString(w))
+	}
 	var entries []journal.Entry
 	if *c.simFrom != "" {
 		entries, err = readJSONLines(*c.simFrom)

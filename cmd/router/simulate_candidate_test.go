@@ -99,3 +99,23 @@ func TestSimulateRefusesACandidateCheckConfigRefuses(t *testing.T) {
 		t.Fatalf("simulate of a candidate check-config refuses: exit %d, stdout %q, stderr %q; check-config said %q", code, out, errs, checkErr)
 	}
 }
+
+// A candidate check-config warns of (a PagerDuty key of 31 characters, which
+// PagerDuty refuses with 400) was simulated in silence, its headline "Pages
+// that would no longer reach PagerDuty: 0": simulate prints check-config's
+// warnings on stderr, the report unchanged.
+func TestSimulatePrintsTheCandidatesWarnings(t *testing.T) {
+	export := pdJournal(t)
+	candidate := writeFile(t, "new.yml", simRoutes+"receivers:\n  - name: pagerduty\n    pagerduty_configs:\n      - routing_key: 0123456789abcdef0123456789abcde\n"+simSlack)
+	code, out, errs := runMain(t, "simulate", "--config", candidate, "--from", export)
+	if code != 0 || !strings.Contains(out, "Pages that would no longer reach PagerDuty") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errs)
+	}
+	if !strings.Contains(errs, "router simulate: candidate config warning:") || !strings.Contains(errs, "routing_key is 31 characters long") {
+		t.Fatalf("stderr %q; want check-config's warning of the 31-character routing key", errs)
+	}
+	_, _, errs = runMain(t, "simulate", "--config", writeFile(t, "same.yml", simRoutes+"receivers:\n  - name: pagerduty\n    pagerduty_configs:\n      - routing_key: 0123456789abcdef0123456789abcdef\n"+simSlack), "--from", export)
+	if strings.Contains(errs, "warning") {
+		t.Fatalf("a candidate check-config does not warn of: stderr %q", errs)
+	}
+}
