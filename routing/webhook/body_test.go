@@ -65,9 +65,15 @@ type edgeServer struct {
 
 func startEdge(t *testing.T, maxBody int64, readTimeout time.Duration) *edgeServer {
 	t.Helper()
+	return startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: maxBody}, slog.New(slog.DiscardHandler), readTimeout)
+}
+
+// startEdgeWith is startEdge with opts and logger.
+func startEdgeWith(t *testing.T, opts webhook.EdgeOptions, logger *slog.Logger, readTimeout time.Duration) *edgeServer {
+	t.Helper()
 	p := &recorder{}
 	reg := prometheus.NewRegistry()
-	h := webhook.NewServer(recorderRuntime{p: p, opts: webhook.EdgeOptions{MaxBodyBytes: maxBody}}, reg, webhook.NewMetrics(reg), slog.New(slog.DiscardHandler))
+	h := webhook.NewServer(recorderRuntime{p: p, opts: opts}, reg, webhook.NewMetrics(reg), logger)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -337,16 +343,7 @@ func TestAnUnsupportedContentEncodingIs415(t *testing.T) {
 // with JSON naming POST /webhook, not the console's HTML 404.
 func TestARefusedWebhookIsLoggedAndAMistypedPathNamed(t *testing.T) {
 	var logs notifytest.SyncBuffer
-	reg := prometheus.NewRegistry()
-	h := webhook.NewServer(recorderRuntime{p: &recorder{}, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20}}, reg, webhook.NewMetrics(reg), slog.New(slog.NewTextHandler(&logs, nil)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	url := "http://" + ln.Addr().String()
+	url := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: 1 << 20}, slog.New(slog.NewTextHandler(&logs, nil)), 0).url
 	post := func(path, ct string) (int, string) {
 		t.Helper()
 		resp, err := http.Post(url+path, ct, strings.NewReader(`{"version":"4","alerts":[]}`))

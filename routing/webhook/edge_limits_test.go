@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
@@ -52,19 +50,11 @@ func TestAWebhookPathThatCleansToWebhookIsServed(t *testing.T) {
 // one line: 200,000 of them logged 200,000 lines (an audit).
 func TestManyRejectedAlertsAreLoggedAsOneLine(t *testing.T) {
 	var logs notifytest.SyncBuffer
-	p := &recorder{}
-	reg := prometheus.NewRegistry()
-	h := webhook.NewServer(recorderRuntime{p: p, opts: webhook.EdgeOptions{MaxBodyBytes: 1 << 20}}, reg, webhook.NewMetrics(reg), slog.New(slog.NewTextHandler(&logs, nil)))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	s := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: 1 << 20}, slog.New(slog.NewTextHandler(&logs, nil)), 0)
+	p := s.p
 	body := `{"version":"4","status":"firing","receiver":"r","alerts":[` + strings.Repeat(`{"labels":{}},`, 200) +
 		`{"status":"firing","labels":{"alertname":"A"},"startsAt":"2026-12-01T10:00:00Z"}]}`
-	resp, err := http.Post("http://"+ln.Addr().String()+"/webhook", "application/json", strings.NewReader(body))
+	resp, err := http.Post(s.url+"/webhook", "application/json", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,17 +79,8 @@ func TestManyRejectedAlertsAreLoggedAsOneLine(t *testing.T) {
 // arrive: reserving the limit up front, one trickling chunked upload
 // refused every webhook, pages included (a review).
 func TestBodiesBeingReadCountAgainstTheCap(t *testing.T) {
-	p := &recorder{}
-	reg := prometheus.NewRegistry()
-	h := webhook.NewServer(recorderRuntime{p: p, opts: webhook.EdgeOptions{MaxBodyBytes: 1000, MaxConcurrent: 1}}, reg, webhook.NewMetrics(reg), slog.New(slog.DiscardHandler))
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	url := "http://" + ln.Addr().String() + "/webhook"
+	s := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: 1000, MaxConcurrent: 1}, slog.New(slog.DiscardHandler), 0)
+	url := s.url + "/webhook"
 	post := func() (int, string) {
 		t.Helper()
 		resp, err := http.Post(url, "application/json", strings.NewReader(webhookBody))
@@ -112,7 +93,7 @@ func TestBodiesBeingReadCountAgainstTheCap(t *testing.T) {
 	}
 	dial := func(head, part string) net.Conn {
 		t.Helper()
-		conn, err := net.Dial("tcp", ln.Addr().String())
+		conn, err := net.Dial("tcp", s.addr)
 		if err != nil {
 			t.Fatal(err)
 		}
