@@ -265,12 +265,12 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/Webhook", misdirected)
 	e.POST("/webhooks", misdirected)
 	// A webhook URL that cleans to /webhook (`//webhook` from a base URL
-	// ending in a slash, `/webhook//`, `/./webhook`) is served as /webhook,
+	// ending in a slash, `/./webhook`) is served as /webhook,
 	// whether or not the console's catch-all — behind console.auth, which
 	// answered such a page 401 — or its redirect is there (Alertmanager
 	// follows no redirect with follow_redirects: false); the operator is
-	// told to fix it. One ending in a slash, or in another case
-	// (`/WEBHOOK`, `//Webhook/`), is answered the JSON 404 naming POST
+	// told to fix it. One ending in a slash (`/webhook//`), or in another
+	// case (`/WEBHOOK`, `//Webhook/`), is answered the JSON 404 naming POST
 	// /webhook, as `/webhook/` is — before the console's guard.
 	e.Pre(func(next echo.HandlerFunc) echo.HandlerFunc {
 		return func(c echo.Context) error {
