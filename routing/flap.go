@@ -121,6 +121,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 	cfg := *p.Flap
 	window := time.Duration(cfg.Window)
 	now := p.now()
+	handover := pageHandovers(states, values, found, window, now)
 	for i, st := range states {
 		var rec flapRecord
 		if found[i] {
@@ -179,7 +180,16 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 				f := &alert.Flap{Transitions: v.Transitions, Reason: v.Reason, StableAt: v.StableAt}
 				r.Flap = f
 				r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), f.Reason)
-				if firing && v.Action != r.Decision.Action {
+				if from := handover[r.Incident]; firing && v.Action != r.Decision.Action && from != "" && from != a.Fingerprint {
+					// The page passes to it from another alert of its
+					// incident that resolves in this webhook (Sloth's page
+					// alert moving from sloth_window 5m to 30m and back):
+					// damped, it left the incident at PagerDuty with no
+					// firing member and the page was resolved while the SLO
+					// burned — tickets only for the cool-down (an audit).
+					// Damping holds new pages; this one is open.
+					r.Decision.Reasons = append(slices.Clip(r.Decision.Reasons), "it keeps its incident's page open: the page passes to it from "+from+", which resolves in this webhook, so damping does not hold it")
+				} else if firing && v.Action != r.Decision.Action {
 					f.Downgraded = true
 					r.Decision.Action = v.Action
 					p.route(r)
@@ -216,6 +226,38 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 		}
 	}
 	return rerouted, writes
+}
+
+// pageHandovers returns, by incident, the fingerprint of an alert of
+// states that resolves in this webhook after its firing paged (its history
+// says so; not one damping held as a ticket): the incident's page is open
+// until this webhook leaves it, and a firing of the same incident in the
+// webhook takes it over rather than paging anew.
+func pageHandovers(states []*flapState, values []string, found []bool, window time.Duration, now time.Time) map[string]string {
+	var out map[string]string
+	for i, st := range states {
+		a := st.results[0].Alert
+		if a.Firing() || !found[i] {
+			continue
+		}
+		rec, err := parseFlapRecord(values[i])
+		if err != nil || rec.paged.IsZero() {
+			continue
+		}
+		h, _ := rec.h.Record(flap.Transition{At: flap.TransitionTime(a, now), Firing: false}, window)
+		if flap.HeldAsTicket(h, rec.paged, a) {
+			continue
+		}
+		for _, r := range st.results {
+			if r.Decision.Action == alert.ActionPage && r.Incident != "" {
+				if out == nil {
+					out = map[string]string{}
+				}
+				out[r.Incident] = a.Fingerprint
+			}
+		}
+	}
+	return out
 }
 
 // flapTTL is how long a history written now lives: window + cool_down

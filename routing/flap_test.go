@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -573,4 +574,61 @@ func TestAFlapRecordWithAFieldOfALaterBuildKeepsItsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	runFlap(t, e, []flapStep{{1, true, "slack", ""}}) // 2m after the page's resolve: damped
+}
+
+// Sloth's page alert moves between its windows — `(5m and 1h) or
+// ignoring(sloth_window) (30m and 6h)` keeps the label of the branch that
+// matches, so as the burn rate crosses between the tiers Prometheus
+// resolves the alert under sloth_window="5m" and fires it under "30m" in
+// the same evaluation, and back. Damping judged the 5m alert's return a
+// re-fire within cool_down and held it as a ticket: the 30m alert left the
+// incident in the same webhook, PagerDuty's page was resolved while the
+// SLO burned, and the outage went on as tickets for the cool-down (an
+// audit, 10 minutes). A firing that takes over its incident's open page
+// from an alert resolving in the same webhook keeps paging.
+func TestAPageHandedOverBetweenWindowsStaysOpen(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	starts := map[string]time.Time{}
+	window := func(w, status string) webhooktest.Alert {
+		if status == "firing" {
+			starts[w] = e.clock.Now()
+		}
+		a := tAlert("SLOBurn", status, "page", "slo", "checkout-availability", "sloth_window", w)
+		a.StartsAt = starts[w].Format(time.RFC3339Nano)
+		if status == "resolved" {
+			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+		}
+		return a
+	}
+	mustProcess(t, p, window("5m", "firing"))
+	e.clock.Advance(20 * time.Second)
+	mustProcess(t, p, window("5m", "resolved"), window("30m", "firing"))
+	e.clock.Advance(20 * time.Second)
+	mustProcess(t, p, window("30m", "resolved"), window("5m", "firing"))
+	var triggers, resolves int
+	for _, n := range e.pd.notifications() {
+		switch {
+		case n.Kind == alert.KindFiring && n.Opening:
+			triggers++
+		case n.IncidentResolved:
+			resolves++
+		}
+	}
+	if triggers != 1 || resolves != 0 {
+		t.Fatalf("PagerDuty got %d triggers and %d incident resolves while the SLO's page alert fired throughout; want the one trigger, no resolve", triggers, resolves)
+	}
+	e.clock.Advance(20 * time.Second)
+	mustProcess(t, p, window("5m", "resolved"))
+	resolves = 0
+	for _, n := range e.pd.notifications() {
+		if n.IncidentResolved {
+			resolves++
+		}
+	}
+	if resolves != 1 {
+		t.Errorf("PagerDuty got %d incident resolves once no window fires, want 1", resolves)
+	}
 }
