@@ -344,6 +344,17 @@ func (t *target) query(ctx context.Context, expr string, at time.Time) (model.Va
 	case err == nil && m.partial && len(warns) == 0:
 		warns = v1.Warnings{partialWarning}
 	}
+	if _, ok := v.(model.Vector); err == nil && !ok {
+		// An instant query answers a vector: another type (a proxy's or a
+		// stand-in's broken answer) read as no series, "no recording
+		// rules", and sent on-call looking for rules that were there (an
+		// audit); it is Prometheus answering wrong, counted as a failure.
+		typ := "nothing"
+		if v != nil {
+			typ = v.Type().String()
+		}
+		err = &v1.Error{Type: v1.ErrBadResponse, Msg: "the instant query answered a " + typ + ", not a vector"}
+	}
 	return v, warns, err
 }
 

@@ -175,6 +175,19 @@ func (c *Context) Summary() string {
 		}
 		parts = append(parts, p)
 	}
+	if first {
+		// Neither long window read (the 1h ratio NaN: no traffic in it),
+		// the shorter ones that were: the summary read "budget unknown"
+		// alone while custom_details held burn_5m 20 (an audit).
+		for _, b := range c.Burns[:min(len(c.Burns), 2)] {
+			p := windowName(b.Window) + " " + strconv.FormatFloat(b.Rate, 'f', 1, 64) + "×"
+			if first {
+				p = "burn " + p
+				first = false
+			}
+			parts = append(parts, p)
+		}
+	}
 	if c.Trend != TrendUnknown {
 		parts = append(parts, string(c.Trend))
 	}

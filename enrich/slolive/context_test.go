@@ -38,6 +38,9 @@ func TestSummary(t *testing.T) {
 		{"overspent budget, no trend", &Context{BudgetRemaining: -0.12, HasBudget: true, Burns: []Burn{{h1, 2}}},
 			"budget overspent (-12 %) · burn 1h 2.0×"},
 		{"only burns: the budget is said unknown", &Context{Burns: []Burn{{h6, 2}}, Trend: TrendFalling}, "budget unknown · burn 6h 2.0× · falling"},
+		// The 1h ratio NaN (no traffic in it): the summary read "budget
+		// unknown" alone while the details held burn_5m (an audit).
+		{"no long window: the short ones", &Context{Burns: []Burn{{m5, 20}, {30 * time.Minute, 8}}}, "budget unknown · burn 5m 20.0× · 30m 8.0×"},
 		// Rounded to whole percents, these read "overspent (-0 %)" and "0 %
 		// left": under 1 % the summary keeps a decimal, and the sign.
 		{"overspent by under 1 %", &Context{BudgetRemaining: -0.004, HasBudget: true}, "budget overspent (-0.4 %)"},

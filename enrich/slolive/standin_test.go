@@ -773,6 +773,32 @@ func TestAnOversizedAnswerIsNotRead(t *testing.T) {
 	}
 }
 
+// An answer of the wrong type (a scalar, a matrix, a string, where an
+// instant query answers a vector) is Prometheus answering wrong, named and
+// counted as a failure: it read as no series, "no recording rules", which
+// sent on-call looking for rules that were there (an audit).
+func TestAnAnswerThatIsNoVectorIsABadResponse(t *testing.T) {
+	for _, data := range []string{
+		`{"resultType":"scalar","result":[1,"0.5"]}`,
+		`{"resultType":"matrix","result":[]}`,
+		`{"resultType":"string","result":[1,"x"]}`,
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"status":"success","data":`+data+`}`)
+		}))
+		t.Cleanup(srv.Close)
+		cfg := DefaultConfig()
+		cfg.URL, cfg.CacheTTL = srv.URL, 0
+		c := newClient(t, cfg, Options{})
+		_, err := c.Lookup(context.Background(), slothAlert())
+		var le *LookupError
+		if !errors.As(err, &le) || !strings.Contains(le.Reason, "bad_response") || strings.Contains(le.Reason, "no data") || !le.PrometheusUnwell() {
+			t.Errorf("answer %s: %v, want a bad response, Prometheus unwell", data, err)
+		}
+	}
+}
+
 // redirecting answers every request with status, redirecting to the same
 // path at target.
 func redirecting(t *testing.T, status int, target string) *httptest.Server {
