@@ -461,7 +461,7 @@ func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status i
 // flight past budget: 503, retried.
 func (h *webhook) bodiesOverBudget(c echo.Context, start time.Time, budget int64) error {
 	c.Response().Header().Set("Retry-After", RetryAfter)
-	return h.fail(c, start, "overloaded", http.StatusServiceUnavailable,
+	return h.fail(c, start, "body_budget", http.StatusServiceUnavailable,
 		errorBody{Error: "too many webhook bodies in flight (twice webhook.max_concurrent × webhook.max_body_bytes = " + strconv.FormatInt(budget, 10) + " bytes); retry later"})
 }
 
@@ -469,18 +469,18 @@ func (h *webhook) bodiesOverBudget(c echo.Context, start time.Time, budget int64
 // past their budget.
 var errOverBudget = errors.New("webhook bodies in flight over their budget")
 
-// budgetReader counts a body of undeclared length in the bodies in flight
-// as its bytes arrive (held, given back by serve), and fails the read once
-// they pass budget.
+// budgetReader counts a body that is not read into a buffer of its
+// declared size in the bodies in flight as its bytes arrive (held, given
+// back by serve), and fails the read once they pass budget.
 type budgetReader struct {
-	io.ReadCloser
+	r        io.Reader
 	inFlight *atomic.Int64
 	held     *int64
 	budget   int64
 }
 
 func (b *budgetReader) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
+	n, err := b.r.Read(p)
 	if n > 0 {
 		*b.held += int64(n)
 		if b.inFlight.Add(int64(n)) > b.budget {
@@ -563,16 +563,25 @@ func (h *webhook) serve(c echo.Context) error {
 		budget = 2 * int64(opts.MaxConcurrent) * opts.MaxBodyBytes
 	}
 	defer func() { h.inFlightBytes.Add(-held) }()
-	if n := req.ContentLength; n > 0 && !gzipped {
+	var count func(io.Reader) io.Reader
+	if n := req.ContentLength; n > 0 && presized(n, opts.MaxBodyBytes, gzipped) {
+		// Read into a buffer of that size, allocated at once.
 		held = n
 		if b := h.inFlightBytes.Add(n); budget > 0 && b > budget {
 			c.Response().Header().Set("Connection", "close") // the body is left unread
 			return h.bodiesOverBudget(c, start, budget)
 		}
 	} else if budget > 0 {
-		req.Body = &budgetReader{ReadCloser: req.Body, inFlight: &h.inFlightBytes, held: &held, budget: budget}
+		// Grown as it arrives — decompressed, for gzip: counted so. A
+		// larger declared length reserved up front refused every page for
+		// memory no one held (a review: two uploads declaring 8 MB and
+		// sending a byte); gzip counted as sent let 40 slow uploads of 8
+		// KB inflate to 357 MB.
+		count = func(r io.Reader) io.Reader {
+			return &budgetReader{r: r, inFlight: &h.inFlightBytes, held: &held, budget: budget}
+		}
 	}
-	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped)
+	body, err := readBody(c.Response(), req, opts.MaxBodyBytes, gzipped, count)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -672,23 +681,36 @@ const presizeMax = 1 << 20
 // *http.MaxBytesError. An error of the connection (timeout, hang-up) is
 // returned as it is, also from under gzip; an error of the gzip data
 // itself wraps neither (it is the sender's fault).
-func readBody(w http.ResponseWriter, req *http.Request, limit int64, gzipped bool) ([]byte, error) {
-	r := http.MaxBytesReader(w, req.Body, limit)
+// Bytes that grow in memory as they arrive (the body read without a
+// buffer of its declared size, or decompressed) are read through count
+// when it is not nil.
+func readBody(w http.ResponseWriter, req *http.Request, limit int64, gzipped bool, count func(io.Reader) io.Reader) ([]byte, error) {
+	r := io.Reader(http.MaxBytesReader(w, req.Body, limit))
 	if gzipped {
-		return readGzip(w, r, limit)
+		return readGzip(w, r, limit, count)
 	}
-	if n := req.ContentLength; n > 0 && n <= limit && n <= presizeMax {
+	if n := req.ContentLength; n > 0 && presized(n, limit, false) {
 		body := make([]byte, n)
 		if _, err := io.ReadFull(r, body); err != nil {
 			return nil, err
 		}
 		return body, nil
 	}
+	if count != nil {
+		r = count(r)
+	}
 	return io.ReadAll(r)
 }
 
-// readGzip decompresses the gzip body r, at most limit bytes of it.
-func readGzip(w http.ResponseWriter, r io.Reader, limit int64) ([]byte, error) {
+// presized reports whether readBody reads a body of declared length n
+// into a buffer of that size: not gzipped, within limit and presizeMax.
+func presized(n, limit int64, gzipped bool) bool {
+	return !gzipped && n <= limit && n <= presizeMax
+}
+
+// readGzip decompresses the gzip body r, at most limit bytes of it, the
+// decompressed bytes read through count when it is not nil.
+func readGzip(w http.ResponseWriter, r io.Reader, limit int64, count func(io.Reader) io.Reader) ([]byte, error) {
 	raw := &errRecorder{r: r}
 	// gzipError prefers the connection's error (a timeout surfaces from
 	// the decompressor too, a hang-up as its unexpected EOF) to the
@@ -698,7 +720,7 @@ func readGzip(w http.ResponseWriter, r io.Reader, limit int64) ([]byte, error) {
 			return raw.err
 		}
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if errors.As(err, &mbe) || errors.Is(err, errOverBudget) {
 			return err
 		}
 		return fmt.Errorf("decompressing the gzip body: %v", err) // %v: not the unexpected EOF of a connection
@@ -708,7 +730,11 @@ func readGzip(w http.ResponseWriter, r io.Reader, limit int64) ([]byte, error) {
 		return nil, gzipError(err)
 	}
 	defer zr.Close()
-	body, err := io.ReadAll(http.MaxBytesReader(w, zr, limit))
+	out := io.Reader(http.MaxBytesReader(w, zr, limit))
+	if count != nil {
+		out = count(out)
+	}
+	body, err := io.ReadAll(out)
 	if err != nil {
 		return nil, gzipError(err)
 	}

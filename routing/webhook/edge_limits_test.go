@@ -1,6 +1,8 @@
 package webhook_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"io"
 	"log/slog"
@@ -8,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing/webhook"
@@ -139,4 +142,72 @@ func TestBodiesBeingReadCountAgainstTheCap(t *testing.T) {
 			t.Fatalf("a chunked upload, completed = %d %s; want 200", resp.StatusCode, text)
 		}
 	}
+}
+
+// A gzipped body counts decompressed, as it grows in memory (counted as
+// sent, 40 slow uploads of 8 KB inflated to 357 MB), and a declared length
+// past what readBody reads into a buffer of that size counts as it arrives
+// (reserved up front, two uploads declaring 8 MB and sending a byte refused
+// every page for webhook.timeout) — both reviews.
+func TestGzipAndLargeDeclaredBodiesCountWhatTheyHold(t *testing.T) {
+	t.Run("gzip, decompressed", func(t *testing.T) {
+		s := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: 4000, MaxConcurrent: 1}, slog.New(slog.DiscardHandler), 0)
+		// The whole JSON in a flushed deflate block, then the final block
+		// and the trailer: sent up to the flush, all of it inflates.
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write([]byte(webhookBody + strings.Repeat(" ", 3900-len(webhookBody))))
+		if err := zw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		flushed := buf.Len()
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		body := buf.Bytes()
+		upload := func() net.Conn {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			fmt.Fprintf(conn, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n\r\n", len(body))
+			_, _ = conn.Write(body[:flushed])
+			return conn
+		}
+		held := []net.Conn{upload(), upload()}
+		time.Sleep(100 * time.Millisecond) // both inflated
+		third := upload()                  // 3 × ~3,900 bytes inflated: past 2 × 1 × 4,000
+		if resp, text := rawAnswer(t, third); resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(text, "webhook bodies in flight") {
+			t.Fatalf("a third slow gzip upload = %d %s; want 503 (the bodies counted inflated)", resp.StatusCode, text)
+		}
+		for _, conn := range held {
+			_, _ = conn.Write(body[flushed:])
+			if resp, text := rawAnswer(t, conn); resp.StatusCode != http.StatusOK {
+				t.Fatalf("a held gzip upload, completed = %d %s; want 200", resp.StatusCode, text)
+			}
+		}
+	})
+	t.Run("a large declared length, barely sent", func(t *testing.T) {
+		const limit = 4 << 20 // past readBody's one-buffer size
+		s := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: limit, MaxConcurrent: 1}, slog.New(slog.DiscardHandler), 0)
+		for range 2 {
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { conn.Close() })
+			fmt.Fprintf(conn, "POST /webhook HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", limit)
+		}
+		time.Sleep(100 * time.Millisecond) // both being read
+		resp, err := http.Post(s.url+"/webhook", "application/json", strings.NewReader(webhookBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("a webhook while two uploads declare the limit and send a byte = %d %s; want 200", resp.StatusCode, b)
+		}
+	})
 }
