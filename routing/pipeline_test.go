@@ -1511,8 +1511,9 @@ func TestPipelineAnswerListsAHundredRejections(t *testing.T) {
 	}
 }
 
-// The answer accounts for every alert: notified, deduplicated, suppressed,
-// no action or failed. The resolve of an alert nothing notified (decided
+// The answer accounts for every alert routed to one integration:
+// notified, deduplicated, suppressed, no action or failed (the first three
+// count once per integration reached). The resolve of an alert nothing notified (decided
 // none when it fired) was counted nowhere: an answer of one alert and all
 // zeros, a 200 that seemed to say nothing happened to it (a review).
 func TestPipelineAnswerAccountsForEveryAlert(t *testing.T) {
