@@ -276,11 +276,12 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 		return func(c echo.Context) error {
 			r := c.Request()
 			p := r.URL.Path
-			if r.Method != http.MethodPost || p == "/webhook" {
+			if r.Method != http.MethodPost || p == "/webhook" && r.URL.RawPath == "" {
 				return next(c)
 			}
 			switch clean := path.Clean(p); {
 			case clean == "/webhook" && !strings.HasSuffix(p, "/"):
+				// Also /web%68ook: echo routes by the raw path.
 				h.oddPaths.Do(func() {
 					h.logger.Warn("webhook posted at a path that is not /webhook exactly; served as POST /webhook — fix the URL in Alertmanager's webhook_configs (further ones within a second are not logged)", "path", p, "remote", r.RemoteAddr)
 				})

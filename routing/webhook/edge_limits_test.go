@@ -27,7 +27,7 @@ func TestAWebhookPathThatCleansToWebhookIsServed(t *testing.T) {
 		ConsoleAuth:  webhook.Auth{Username: "ops", Password: "console-pass"},
 	})
 	hdr := http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer am-bearer-token"}}
-	paths := []string{"//webhook", "/./webhook", "/webhook/../webhook", "/a/../webhook"}
+	paths := []string{"//webhook", "/./webhook", "/webhook/../webhook", "/a/../webhook", "/web%68ook"}
 	for _, p := range paths {
 		if code, body, _ := do(t, http.MethodPost, srv.URL+p, hdr, webhookBody); code != http.StatusOK {
 			t.Errorf("POST %s with the webhook's bearer token = %d %s; want 200", p, code, body)
