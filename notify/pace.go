@@ -37,6 +37,14 @@ type Pacer struct {
 // replicas at four times the base send the endpoint's rate.
 const maxSlowdown = 4
 
+// MaxRetryAfter bounds the wait a 429's Retry-After imposes: one of a day
+// (a gateway's, a date read wrong) held every page to that routing key or
+// channel for a day, until a restart (an audit). Past it the endpoint is
+// tried again, and its next 429 says how long to wait anew: at most one
+// request a minute while it keeps refusing. Slack's and PagerDuty's own
+// waits are seconds.
+const MaxRetryAfter = time.Minute
+
 // Interval is the time between two paced requests now.
 func (p *Pacer) Interval() time.Duration {
 	p.mu.Lock()
@@ -123,6 +131,7 @@ func (p *Pacer) Limit(now time.Time, retryAfter time.Duration) time.Time {
 	if retryAfter <= 0 {
 		retryAfter = p.interval
 	}
+	retryAfter = min(retryAfter, MaxRetryAfter)
 	at := now.Add(retryAfter)
 	if p.next.After(at) {
 		at = p.next

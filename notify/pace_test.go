@@ -77,3 +77,17 @@ func TestATurnIsWithinReachAndHalfTheTimeLeft(t *testing.T) {
 		t.Errorf("the next turn within a 10 s reach: wait %s ok %v; want taken, at least 3s away", wait, ok)
 	}
 }
+
+// A 429 asking to wait a day (a gateway's Retry-After, a date read wrong)
+// held every page to that endpoint for the day, until a restart (an
+// audit): the wait is at most MaxRetryAfter, then the endpoint is tried.
+func TestARetryAfterOfADayWaitsAMinute(t *testing.T) {
+	p := notify.NewPacers(500*time.Millisecond, time.Minute).Of("key")
+	t0 := time.Date(2026, 12, 6, 3, 0, 0, 0, time.UTC)
+	if turn := p.Limit(t0, 24*time.Hour); turn.After(t0.Add(notify.MaxRetryAfter)) {
+		t.Fatalf("the refused request's turn is %v after the 429, want at most %v", turn.Sub(t0), notify.MaxRetryAfter)
+	}
+	if wait, ok := p.Turn(t0.Add(notify.MaxRetryAfter+time.Second), time.Hour); !ok || wait > time.Second {
+		t.Fatalf("a request a minute later: wait %v (ok %t), want its turn within the pace", wait, ok)
+	}
+}
