@@ -3,6 +3,7 @@ package pagerduty_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -223,5 +224,35 @@ func TestAConfiguredLinkIsNotRepeated(t *testing.T) {
 	}
 	if seen["https://wiki.example.com/oncall"] != 1 || seen["https://runbooks.example.com/ttft"] != 1 {
 		t.Errorf("links = %v", seen)
+	}
+}
+
+// An alert's details list its first 30 labels: alertname, severity and the
+// labels that say where it fires first, then the others by name. By name
+// alone an alert of 200 labels kept alertname and extra_label_0…, and lost
+// its service, pod, namespace and instance (an audit).
+func TestAnAlertsDetailsKeepTheLabelsThatSayWhereItFires(t *testing.T) {
+	h := newHarness(t, nil)
+	no := opening("aaa")
+	ls := no.Results[0].Alert.Labels
+	for i := range 200 {
+		ls[fmt.Sprintf("extra_label_%03d", i)] = "x"
+	}
+	for k, v := range map[string]string{"service": "checkout", "severity": "critical", "pod": "api-0", "namespace": "shop", "instance": "10.0.0.1:8080"} {
+		ls[k] = v
+	}
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	as, _ := customDetails(t, h.srv.Events()[0])["alerts"].([]any)
+	first, _ := as[0].(map[string]any)
+	labels, _ := first["labels"].(map[string]any)
+	for _, k := range []string{"alertname", "severity", "instance", "pod", "namespace", "service"} {
+		if labels[k] == nil {
+			t.Errorf("details' labels lack %s: %v", k, labels)
+		}
+	}
+	if len(labels) != 30 || first["labels_omitted"] != float64(len(ls)-30) {
+		t.Errorf("%d labels, %v omitted; want 30 and the %d others counted", len(labels), first["labels_omitted"], len(ls)-30)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -296,7 +295,7 @@ func alertDetails(r *alert.Result) map[string]any {
 	for k := range a.Labels {
 		names = append(names, k)
 	}
-	sort.Strings(names)
+	notify.TellingFirst(names)
 	for _, k := range names[:min(len(names), maxLabels)] {
 		labels[k] = a.Labels[k]
 	}

@@ -265,13 +265,12 @@ func withAlert(results []*alert.Result) []*alert.Result {
 	return alerts
 }
 
-// tellingLabels are the labels that say where an alert fires, the most
-// telling first. The lines of a message whose alerts no label tells apart
-// but alertname (a single alert, or alerts of different names) show the
-// first maxLineLabels of them the alerts carry — but an instance of
-// kube-state-metrics, the exporter's address, not the object's; among the
-// labels that tell alerts apart, these come first.
-var tellingLabels = []string{"instance", "pod", "k8s.pod.name", "namespace", "k8s.namespace.name", "node", "k8s.node.name", "mountpoint", "device", "container", "cluster", "k8s.cluster.name", "job", "service", "service.name"}
+// tellingLabels (notify.TellingLabels): the lines of a message whose
+// alerts no label tells apart but alertname (a single alert, or alerts of
+// different names) show the first maxLineLabels of them the alerts carry —
+// but an instance of kube-state-metrics, the exporter's address, not the
+// object's; among the labels that tell alerts apart, these come first.
+var tellingLabels = notify.TellingLabels
 
 // What an alert's line shows of its labels and annotations.
 const (
