@@ -64,6 +64,13 @@ func section(text string) *sl.SectionBlock {
 // of the message's room is the alerts'.
 const maxTextSections = 3
 
+// A long text leaves room for the lines of the first reservedLines
+// alerts, reservedLine characters each.
+const (
+	reservedLines = 3
+	reservedLine  = 600
+)
+
 // Blocks builds the Block Kit message of a notification: a header with the
 // title, the classification and decision, the text (plain text, escaped
 // here; a long one split over up to maxTextSections sections, at line
@@ -180,6 +187,10 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 		for _, b := range blocks {
 			room -= blockText(b)
 		}
+		// And within the room of the first alerts' lines: given it all, a
+		// 10 KB description left a parent that listed none of its alerts
+		// (an audit).
+		room -= min(len(withAlert(no.Results)), reservedLines) * reservedLine
 		parts := splitMrkdwn(text, maxTextSections, room)
 		secs := make([]sl.Block, len(parts))
 		for i, p := range parts {
@@ -212,6 +223,13 @@ func alertSections(blocks []sl.Block, results []*alert.Result) []sl.Block {
 		// the last.
 		fits := len(blocks) < maxBlocks-1 || last && len(blocks) < maxBlocks
 		n := blockText(sec)
+		if left := maxMessageText - len("…and 9999 more") - used; fits && n > left && left >= reservedLine/2 {
+			// Cut to the room left rather than left out whole: a line of
+			// a 5,000-character summary took the room of many.
+			sec = section(alertLine(r, tell, "\n", left, 0))
+			sec.BlockID = alertBlockPrefix + strconv.Itoa(i)
+			n = blockText(sec)
+		}
 		if !fits || used+n > maxMessageText-len("…and 9999 more") {
 			blocks = append(blocks, moreBlock(len(alerts)-i))
 			break

@@ -338,3 +338,37 @@ func TestAFailingTitleIsRenderedOnce(t *testing.T) {
 		t.Fatalf("header %q, text %q: want the built-in title", header, m.Text)
 	}
 }
+
+// A parent whose text fills the message still lists its alerts: a 10 KB
+// description took the room, and alerts of 5,000-character summaries were
+// each left out whole — the parent listed none of them, "…and 2 more" (an
+// audit). The text leaves room for the first alerts' lines, and a line
+// longer than the room left is cut to it.
+func TestALongTextLeavesRoomForTheAlerts(t *testing.T) {
+	h := newHarness(t)
+	no := opening("aaa", "bbb")
+	desc := strings.Repeat("Checkout requests fail at the payment gateway. ", 220) // ~10,300 characters
+	no.Data.CommonAnnotations["description"] = desc
+	for _, r := range no.Results {
+		r.Alert.Annotations["description"] = desc
+		r.Alert.Annotations["summary"] = strings.Repeat("The gateway answers 502. ", 200) // 5,000 characters
+	}
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(h.logs.String(), "Slack refused") {
+		t.Fatalf("Slack refused the card:\n%s", h.logs.String())
+	}
+	shown, total := 0, 0
+	for _, b := range blocksOf(t, h.srv.Messages()[0]) {
+		if t, ok := b["text"].(map[string]any); ok {
+			total += utf8.RuneCountInString(t["text"].(string))
+		}
+		if id, _ := b["block_id"].(string); strings.HasPrefix(id, "alert-") {
+			shown++
+		}
+	}
+	if shown == 0 || total > slacktest.MaxMessageText {
+		t.Fatalf("the parent lists %d alert lines in %d characters; want at least one within %d", shown, total, slacktest.MaxMessageText)
+	}
+}
