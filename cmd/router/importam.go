@@ -436,6 +436,41 @@ func unreadKeys(m mapSlice, known map[string]bool) []string {
 }
 
 // mapping returns v as a YAML mapping; a null is an empty one.
+// checkInhibitRules refuses the inhibit rules Alertmanager refuses, with
+// their YAML path: a matcher that does not parse, a regular expression that
+// does not compile. They stay in Alertmanager's file, which Alertmanager
+// would not load: the import said nothing of it (an audit).
+func checkInhibitRules(v interface{}) error {
+	l, err := sequence(v, "inhibit_rules")
+	if err != nil {
+		return err
+	}
+	for i, r := range l {
+		path := fmt.Sprintf("inhibit_rules[%d]", i)
+		m, err := mapping(r, path)
+		if err != nil {
+			return err
+		}
+		for _, key := range []string{"source_matchers", "target_matchers"} {
+			ms, _ := mustGet(m, key).([]interface{})
+			for j, line := range ms {
+				if _, err := routing.ParseMatchers(str(line)); err != nil {
+					return fmt.Errorf("%s.%s[%d]: %w", path, key, j, err)
+				}
+			}
+		}
+		for _, key := range []string{"source_match_re", "target_match_re"} {
+			re, _ := mustGet(m, key).(mapSlice)
+			for _, it := range re {
+				if _, err := labels.NewMatcher(labels.MatchRegexp, it.Key, str(it.Value)); err != nil {
+					return fmt.Errorf("%s.%s.%s: %w", path, key, it.Key, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 func mapping(v interface{}, path string) (mapSlice, error) {
 	switch m := v.(type) {
 	case mapSlice:
@@ -710,6 +745,9 @@ func convertAlertmanager(b []byte) (imported, error) {
 		doc = append(doc, mapItem{Key: "time_intervals", Value: intervals})
 	}
 	if v, ok := get(am, "inhibit_rules"); ok {
+		if err := checkInhibitRules(v); err != nil {
+			return imported{}, err
+		}
 		rules, err := marshal(v)
 		if err != nil {
 			return imported{}, err

@@ -215,6 +215,11 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 		// Alertmanager refuses these; the import accepted them (an audit).
 		{"a wildcard group_by beside labels", "route: {receiver: a, group_by: ['...', alertname]}\nreceivers: [{name: a}]\n", "route.group_by: cannot have wildcard group_by (`...`) and other labels at the same time"},
 		{"a label twice in a child's group_by", "route: {receiver: a, routes: [{receiver: a, group_by: [x, x]}]}\nreceivers: [{name: a}]\n", `route.routes[0].group_by: duplicated label "x"`},
+		{"an inhibit rule's regex that does not compile", "route: {receiver: a}\nreceivers: [{name: a}]\ninhibit_rules: [{source_matchers: ['severity=\"critical\"'], target_matchers: ['sev=~\"(x\"'], equal: [service]}]\n",
+			"inhibit_rules[0].target_matchers[0]:"},
+		{"an inhibit rule's old-style regex that does not compile", "route: {receiver: a}\nreceivers: [{name: a}]\ninhibit_rules: [{source_match_re: {severity: '(crit'}, target_match: {severity: warning}}]\n",
+			"inhibit_rules[0].source_match_re.severity:"},
+		{"inhibit rules that parse", "route: {receiver: a}\nreceivers: [{name: a, pagerduty_configs: [{routing_key: k}]}]\ninhibit_rules: [{source_matchers: ['severity=\"critical\"'], target_match_re: {severity: 'warning|info'}, equal: [service]}]\n", ""},
 		{"both api_url and api_url_file", "route: {receiver: a}\nreceivers: [{name: a, slack_configs: [{channel: '#a', api_url: 'https://hooks.slack.com/services/T0/B0/x', api_url_file: f}]}]\n",
 			"receivers[0].slack_configs[0]: at most one of api_url and api_url_file must be configured"},
 		{"time_intervals a mapping", "route: {receiver: a}\nreceivers: [{name: a}]\ntime_intervals: {x: 1}\n", "time_intervals: want a list"},
