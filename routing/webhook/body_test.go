@@ -373,7 +373,7 @@ func TestARefusedWebhookIsLoggedAndAMistypedPathNamed(t *testing.T) {
 	}
 	// Prometheus, vmalert or Grafana pointed at the router as if it were
 	// an Alertmanager: the console's HTML 404 before, logged nowhere.
-	for _, path := range []string{"/api/v1/alerts", "/api/v2/alerts"} {
+	for _, path := range []string{"/api/v1/alerts", "/api/v2/alerts", "/api/v2/alerts/", "//api/v1/alerts"} {
 		code, body := post(path, "application/json")
 		if code != http.StatusNotFound || !strings.HasPrefix(body, "application/json") || !strings.Contains(body, "not an Alertmanager") || !strings.Contains(body, "POST /webhook") {
 			t.Errorf("POST %s: %d %s, want a JSON 404 saying the router is no Alertmanager", path, code, body)

@@ -264,6 +264,20 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 	e.POST("/webhook/", misdirected)
 	e.POST("/Webhook", misdirected)
 	e.POST("/webhooks", misdirected)
+	// Prometheus' alertmanagers:, vmalert's -notifier.url and Grafana's
+	// external Alertmanager post alerts to Alertmanager's API: the router
+	// is a receiver behind Alertmanager, not one.
+	notAlertmanager := func(c echo.Context) error {
+		h.count(time.Now(), "not_alertmanager", http.StatusNotFound)
+		h.apiPosts.Do(func() {
+			h.logger.Warn("alerts posted to Alertmanager's alerts API at the router: a sender (Prometheus, vmalert, Grafana) points at the router as at an Alertmanager, and its alerts reach no one; point it at Alertmanager (further ones within a second are counted in alertrouter_webhooks_total{outcome=\"not_alertmanager\"}, not logged)",
+				"path", c.Request().URL.Path, "remote", c.Request().RemoteAddr)
+		})
+		return c.JSON(http.StatusNotFound, errorBody{Error: "this is Alertmanager's webhook receiver, not an Alertmanager: " + strconv.Quote(c.Request().URL.Path) +
+			" is Alertmanager's alerts API — point Prometheus (or vmalert, Grafana) at Alertmanager, and Alertmanager's webhook_configs at POST /webhook"})
+	}
+	e.POST("/api/v1/alerts", notAlertmanager)
+	e.POST("/api/v2/alerts", notAlertmanager)
 	// A webhook URL that cleans to /webhook (`//webhook` from a base URL
 	// ending in a slash, `/./webhook`) is served as /webhook,
 	// whether or not the console's catch-all — behind console.auth, which
@@ -288,24 +302,12 @@ func NewServer(rt Runtime, gatherer prometheus.Gatherer, m *Metrics, logger *slo
 				r.URL.Path, r.URL.RawPath = "/webhook", ""
 			case strings.EqualFold(clean, "/webhook") || strings.EqualFold(clean, "/webhooks"):
 				return misdirected(c)
+			case clean == "/api/v1/alerts" || clean == "/api/v2/alerts":
+				return notAlertmanager(c) // `/api/v2/alerts/` too
 			}
 			return next(c)
 		}
 	})
-	// Prometheus' alertmanagers:, vmalert's -notifier.url and Grafana's
-	// external Alertmanager post alerts to Alertmanager's API: the router
-	// is a receiver behind Alertmanager, not one.
-	notAlertmanager := func(c echo.Context) error {
-		h.count(time.Now(), "not_alertmanager", http.StatusNotFound)
-		h.apiPosts.Do(func() {
-			h.logger.Warn("alerts posted to Alertmanager's alerts API at the router: a sender (Prometheus, vmalert, Grafana) points at the router as at an Alertmanager, and its alerts reach no one; point it at Alertmanager (further ones within a second are counted in alertrouter_webhooks_total{outcome=\"not_alertmanager\"}, not logged)",
-				"path", c.Request().URL.Path, "remote", c.Request().RemoteAddr)
-		})
-		return c.JSON(http.StatusNotFound, errorBody{Error: "this is Alertmanager's webhook receiver, not an Alertmanager: " + strconv.Quote(c.Request().URL.Path) +
-			" is Alertmanager's alerts API — point Prometheus (or vmalert, Grafana) at Alertmanager, and Alertmanager's webhook_configs at POST /webhook"})
-	}
-	e.POST("/api/v1/alerts", notAlertmanager)
-	e.POST("/api/v2/alerts", notAlertmanager)
 	slackHandler := func(c echo.Context) error {
 		h := rt.Current().Options.Interactions
 		if h == nil {
