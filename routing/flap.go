@@ -244,8 +244,10 @@ func pageHandovers(states []*flapState, values []string, found []bool, window ti
 		if err != nil || rec.paged.IsZero() {
 			continue
 		}
-		h, _ := rec.h.Record(flap.Transition{At: flap.TransitionTime(a, now), Firing: false}, window)
-		if flap.HeldAsTicket(h, rec.paged, a) {
+		h, change := rec.h.Record(flap.Transition{At: flap.TransitionTime(a, now), Firing: false}, window)
+		if change == flap.Unchanged || flap.HeldAsTicket(h, rec.paged, a) {
+			// A resolve sent again (a retry, an HA pair's copy) hands
+			// nothing over: the page closed with the first (a review).
 			continue
 		}
 		for _, r := range st.results {

@@ -632,3 +632,47 @@ func TestAPageHandedOverBetweenWindowsStaysOpen(t *testing.T) {
 		t.Errorf("PagerDuty got %d incident resolves once no window fires, want 1", resolves)
 	}
 }
+
+// A resolve sent again (Alertmanager's retry, an HA pair's copy) hands
+// nothing over: its page closed with the first copy, and a firing of the
+// same incident within cool_down of its own paged resolve is damped as
+// before. The hand-over took the repeated resolve for an open page and
+// triggered PagerDuty again (a review).
+func TestARepeatedResolveHandsNoPageOver(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	starts := map[string]time.Time{}
+	window := func(w, status string) webhooktest.Alert {
+		if status == "firing" {
+			starts[w] = e.clock.Now()
+		}
+		a := tAlert("SLOBurn", status, "page", "slo", "checkout-availability", "sloth_window", w)
+		a.StartsAt = starts[w].Format(time.RFC3339Nano)
+		if status == "resolved" {
+			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+		}
+		return a
+	}
+	step := func(alerts ...webhooktest.Alert) {
+		t.Helper()
+		e.clock.Advance(2 * time.Second)
+		mustProcess(t, p, alerts...)
+	}
+	step(window("30m", "firing"))
+	step(window("30m", "resolved"))
+	step(window("5m", "firing"))
+	fiveResolved := window("5m", "resolved")
+	step(fiveResolved)
+	step(fiveResolved, window("30m", "firing")) // 30m within cool_down of its paged resolve; 5m's resolve again
+	triggers := 0
+	for _, n := range e.pd.notifications() {
+		if n.Kind == alert.KindFiring && n.Opening {
+			triggers++
+		}
+	}
+	if triggers != 2 {
+		t.Fatalf("PagerDuty got %d triggers; want 2 (30m's, then 5m's past 30m's resolve), the re-fire damped", triggers)
+	}
+}
