@@ -37,3 +37,20 @@ func TestPacerTurns(t *testing.T) {
 		t.Fatalf("a turn %s after the last 429: %v, %t; want at once", pacedFor+time.Second, wait, ok)
 	}
 }
+
+// A later redraw waits Slack's Retry-After up to notify.MaxRetryAfter: one
+// of a day left a resolved parent drawn firing for a day (a review); without
+// one it backs off up to maxRedrawWait.
+func TestARedrawWaitsAtMostAMinuteForARetryAfter(t *testing.T) {
+	for range 20 {
+		if w := redrawWait(24*time.Hour, 0); w < notify.MaxRetryAfter || w > notify.MaxRetryAfter*3/2 {
+			t.Fatalf("a Retry-After of a day waits %v, want within [%v, %v]", w, notify.MaxRetryAfter, notify.MaxRetryAfter*3/2)
+		}
+		if w := redrawWait(6*time.Second, 0); w < 6*time.Second || w > 9*time.Second {
+			t.Fatalf("a Retry-After of 6s waits %v", w)
+		}
+		if w := redrawWait(0, 10); w < maxRedrawWait || w > maxRedrawWait*3/2 {
+			t.Fatalf("the eleventh try without Retry-After waits %v, want about %v", w, maxRedrawWait)
+		}
+	}
+}

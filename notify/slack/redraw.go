@@ -88,14 +88,25 @@ func (n *Notifier) redrawLater(no *alert.Notification, p parentRef, msg message,
 		return false
 	}
 	r := &laterRedraw{n: n, no: no, p: p, msg: msg, tries: tries + 1}
-	if wait <= 0 { // no Retry-After: back off
-		wait = min(minRedrawWait<<min(tries, 6), maxRedrawWait)
-	}
-	wait = max(wait, minRedrawWait)
-	wait += rand.N(wait/2 + 1)
-	r.timer = time.AfterFunc(wait, func() { r.draw(key) })
+	r.timer = time.AfterFunc(redrawWait(wait, tries), func() { r.draw(key) })
 	laterRedraws.m[key] = r
 	return true
+}
+
+// redrawWait is how long the try after tries earlier ones waits: Slack's
+// Retry-After (wait), bounded by notify.MaxRetryAfter — one of a day left a
+// resolved parent drawn firing for a day (a review) —, or without one a
+// back-off doubling from minRedrawWait up to maxRedrawWait; at least
+// minRedrawWait, and up to half again at random (replicas and parents
+// apart).
+func redrawWait(wait time.Duration, tries int) time.Duration {
+	if wait <= 0 { // no Retry-After: back off
+		wait = min(minRedrawWait<<min(tries, 6), maxRedrawWait)
+	} else {
+		wait = min(wait, notify.MaxRetryAfter)
+	}
+	wait = max(wait, minRedrawWait)
+	return wait + rand.N(wait/2+1)
 }
 
 // laterWait reports whether a failed redraw is tried again later, and
