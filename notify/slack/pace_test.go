@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -99,5 +100,22 @@ func TestAChannelsNameAndIDShareOnePace(t *testing.T) {
 	defer cancel()
 	if err := n.Notify(ctx, reply); err == nil || !strings.Contains(err.Error(), "paced to one a second") {
 		t.Fatalf("a reply by the channel's id right after a 429 on its name: %v; want it paced (not sent, retryable)", err)
+	}
+}
+
+// A 429 whose Retry-After slack-go cannot read (a date, or garbage) was an
+// unknown outcome: the claims held, the pace never engaged, posts went out
+// in bursts (a review). It is a rate limit: the post is paced and sent
+// again within its webhook.
+func TestA429WithAnUnreadableRetryAfterIsARateLimit(t *testing.T) {
+	for _, ra := range []string{"soon!", time.Now().Add(-time.Minute).UTC().Format(http.TimeFormat)} {
+		h := newHarness(t)
+		h.srv.Fail(slacktest.Fault{Status: 429, RetryAfter: ra})
+		if err := postAtOnce(t, h, 1, 5*time.Second, "first")[0]; err != nil {
+			t.Fatalf("Retry-After %q: the post Slack rate-limited once: %v, want it posted after the pace's wait", ra, err)
+		}
+		if n := h.srv.Calls("chat.postMessage"); n != 2 {
+			t.Errorf("Retry-After %q: %d posts, want the refused one and its retry", ra, n)
+		}
 	}
 }

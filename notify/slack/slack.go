@@ -790,6 +790,16 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 				turn = pace.Limit(time.Now(), rl.RetryAfter)
 			}
 			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
+		case posts && post.status.Load() == http.StatusTooManyRequests:
+			// slack-go reads a Retry-After in seconds only: given as a date,
+			// or unreadable, its parse error read as an unknown outcome —
+			// claims held, the pace never engaged, posts in bursts (a
+			// review). A 429 posted nothing: the trace's reading of the
+			// wait (0 when unreadable: the pace's interval).
+			wait := time.Duration(post.retryAfter.Load())
+			n.metrics.Failure(notify.ReasonRateLimited)
+			turn = pace.Limit(time.Now(), wait)
+			return notify.RetryAfter(fmt.Errorf("call Slack: Slack rate-limited it (429, a Retry-After slack-go could not read: %w)", err), wait)
 		case errors.As(err, &se):
 			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
@@ -882,6 +892,8 @@ type postTrace struct {
 	// says it had one (even one that did not parse).
 	retryAfter    atomic.Int64
 	hasRetryAfter atomic.Bool
+	// status is the last answer's status code.
+	status atomic.Int32
 	// keepAnswer (set before the request) asks for the answer's status,
 	// Content-Type and the start of its body in answer: slack-go drops an
 	// incoming webhook's body, Slack's error code ("channel_not_found",
@@ -991,6 +1003,7 @@ func (t retryAfterTransport) RoundTrip(req *http.Request) (*http.Response, error
 	resp, err := t.base.RoundTrip(req)
 	if p, ok := req.Context().Value(postTraceKey{}).(*postTrace); ok && err == nil {
 		// One that does not parse is a wait of 0: the policy's backoff.
+		p.status.Store(int32(resp.StatusCode))
 		p.hasRetryAfter.Store(resp.Header.Get("Retry-After") != "")
 		p.retryAfter.Store(int64(amnotify.ParseRetryAfter(resp.Header, time.Now())))
 		if p.keepAnswer {
