@@ -587,22 +587,7 @@ func TestAFlapRecordWithAFieldOfALaterBuildKeepsItsHistory(t *testing.T) {
 // audit, 10 minutes). A firing that takes over its incident's open page
 // from an alert resolving in the same webhook keeps paging.
 func TestAPageHandedOverBetweenWindowsStaysOpen(t *testing.T) {
-	e := newEnv(t)
-	p := e.pipeline()
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
-	starts := map[string]time.Time{}
-	window := func(w, status string) webhooktest.Alert {
-		if status == "firing" {
-			starts[w] = e.clock.Now()
-		}
-		a := tAlert("SLOBurn", status, "page", "slo", "checkout-availability", "sloth_window", w)
-		a.StartsAt = starts[w].Format(time.RFC3339Nano)
-		if status == "resolved" {
-			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
-		}
-		return a
-	}
+	e, p, window := slothWindows(t)
 	mustProcess(t, p, window("5m", "firing"))
 	e.clock.Advance(20 * time.Second)
 	mustProcess(t, p, window("5m", "resolved"), window("30m", "firing"))
@@ -639,22 +624,7 @@ func TestAPageHandedOverBetweenWindowsStaysOpen(t *testing.T) {
 // before. The hand-over took the repeated resolve for an open page and
 // triggered PagerDuty again (a review).
 func TestARepeatedResolveHandsNoPageOver(t *testing.T) {
-	e := newEnv(t)
-	p := e.pipeline()
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
-	starts := map[string]time.Time{}
-	window := func(w, status string) webhooktest.Alert {
-		if status == "firing" {
-			starts[w] = e.clock.Now()
-		}
-		a := tAlert("SLOBurn", status, "page", "slo", "checkout-availability", "sloth_window", w)
-		a.StartsAt = starts[w].Format(time.RFC3339Nano)
-		if status == "resolved" {
-			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
-		}
-		return a
-	}
+	e, p, window := slothWindows(t)
 	step := func(alerts ...webhooktest.Alert) {
 		t.Helper()
 		e.clock.Advance(2 * time.Second)
@@ -674,5 +644,27 @@ func TestARepeatedResolveHandsNoPageOver(t *testing.T) {
 	}
 	if triggers != 2 {
 		t.Fatalf("PagerDuty got %d triggers; want 2 (30m's, then 5m's past 30m's resolve), the re-fire damped", triggers)
+	}
+}
+
+// slothWindows is an env whose pipeline damps flapping (the default
+// config), and Sloth's page alert of one SLO under sloth_window w, firing
+// (started now) or resolved (ended now, started when it last fired).
+func slothWindows(t *testing.T) (*env, *routing.Pipeline, func(w, status string) webhooktest.Alert) {
+	e := newEnv(t)
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	starts := map[string]time.Time{}
+	return e, p, func(w, status string) webhooktest.Alert {
+		if status == "firing" {
+			starts[w] = e.clock.Now()
+		}
+		a := tAlert("SLOBurn", status, "page", "slo", "checkout-availability", "sloth_window", w)
+		a.StartsAt = starts[w].Format(time.RFC3339Nano)
+		if status == "resolved" {
+			a.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+		}
+		return a
 	}
 }
