@@ -3,13 +3,12 @@ package main
 import (
 	"bytes"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 )
 
 // A shutdown (SIGTERM, a rolling deploy) while a webhook's page is on its
@@ -20,11 +19,7 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 	pd := pdtest.NewServer()
 	t.Cleanup(pd.Close)
 	pd.Fail(pdtest.Fault{Delay: 2 * time.Second})
-	wd, _ := os.Getwd()
-	payload, err := os.ReadFile(filepath.Join(wd, "../../testdata/webhook/firing.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	payload := webhooktest.ReadFixture(t, "firing.json")
 	p := writeFile(t, "router.yml", "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: "+pdtest.RoutingKey+", url: '"+pd.EnqueueURL()+"'}]}]\n")
 	base, _, errb, stop := runRouter(t, p)
 	defer stop()
