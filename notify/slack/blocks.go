@@ -283,13 +283,6 @@ func withAlert(results []*alert.Result) []*alert.Result {
 	return alerts
 }
 
-// tellingLabels (notify.TellingLabels): the lines of a message whose
-// alerts no label tells apart but alertname (a single alert, or alerts of
-// different names) show the first maxLineLabels of them the alerts carry —
-// but an instance of kube-state-metrics, the exporter's address, not the
-// object's; among the labels that tell alerts apart, these come first.
-var tellingLabels = notify.TellingLabels
-
 // What an alert's line shows of its labels and annotations.
 const (
 	// maxLineLabels bounds the labels on an alert's line.
@@ -316,11 +309,13 @@ type lineDetail struct {
 
 // tellApart returns what the lines of alerts (each with an Alert) show:
 // the labels whose values differ between them (notify.DifferingLabels),
-// alertname left out (it is each line's title), tellingLabels first, at
-// most maxLineLabels — or, when none differs (one alert, or alerts told
-// apart by name alone), the first maxLineLabels tellingLabels they carry,
-// which say where; and the description rather than the summary when the
-// alerts share one summary (or none) but not one description.
+// alertname left out (it is each line's title), notify.TellingLabels
+// first, at most maxLineLabels — or, when none differs (one alert, or
+// alerts told apart by name alone), the first maxLineLabels of
+// notify.TellingLabels they carry, which say where (but an instance of
+// kube-state-metrics, the exporter's address, not the object's); and the
+// description rather than the summary when the alerts share one summary
+// (or none) but not one description.
 func tellApart(alerts []*alert.Result) lineDetail {
 	var d lineDetail
 	if len(alerts) == 0 {
@@ -333,17 +328,17 @@ func tellApart(alerts []*alert.Result) lineDetail {
 	differ := slices.DeleteFunc(notify.DifferingLabels(all), func(name string) bool { return name == "alertname" })
 	if len(differ) > 0 {
 		rank := func(name string) int {
-			if i := slices.Index(tellingLabels, name); i >= 0 {
+			if i := slices.Index(notify.TellingLabels, name); i >= 0 {
 				return i
 			}
-			return len(tellingLabels)
+			return len(notify.TellingLabels)
 		}
 		slices.SortStableFunc(differ, func(a, b string) int { return rank(a) - rank(b) })
 		d.labels = differ[:min(len(differ), maxLineLabels)]
 	} else {
 		// No label differs: every alert carries the first one's.
 		l := all[0].Labels
-		for _, name := range tellingLabels {
+		for _, name := range notify.TellingLabels {
 			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") {
 				d.labels = append(d.labels, name)
 			}
