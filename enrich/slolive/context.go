@@ -162,31 +162,25 @@ func (c *Context) Summary() string {
 			parts = append(parts, "budget "+budgetPercent(c.BudgetRemaining)+" left")
 		}
 	}
-	first := true
+	// The long windows of the page tiers; when neither was read (the 1h
+	// ratio NaN: no traffic in it), the shorter ones that were — the
+	// summary read "budget unknown" alone while custom_details held
+	// burn_5m 20 (an audit).
+	var shown []Burn
 	for _, w := range summaryWindows {
-		r, ok := c.Burn(w)
-		if !ok {
-			continue
+		if r, ok := c.Burn(w); ok {
+			shown = append(shown, Burn{Window: w, Rate: r})
 		}
-		p := windowName(w) + " " + strconv.FormatFloat(r, 'f', 1, 64) + "×"
-		if first {
+	}
+	if len(shown) == 0 {
+		shown = c.Burns[:min(len(c.Burns), 2)]
+	}
+	for i, b := range shown {
+		p := windowName(b.Window) + " " + strconv.FormatFloat(b.Rate, 'f', 1, 64) + "×"
+		if i == 0 {
 			p = "burn " + p
-			first = false
 		}
 		parts = append(parts, p)
-	}
-	if first {
-		// Neither long window read (the 1h ratio NaN: no traffic in it),
-		// the shorter ones that were: the summary read "budget unknown"
-		// alone while custom_details held burn_5m 20 (an audit).
-		for _, b := range c.Burns[:min(len(c.Burns), 2)] {
-			p := windowName(b.Window) + " " + strconv.FormatFloat(b.Rate, 'f', 1, 64) + "×"
-			if first {
-				p = "burn " + p
-				first = false
-			}
-			parts = append(parts, p)
-		}
 	}
 	if c.Trend != TrendUnknown {
 		parts = append(parts, string(c.Trend))
