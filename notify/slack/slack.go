@@ -784,22 +784,22 @@ func (n *Notifier) callWith(ctx context.Context, pace *paced, f func(ctx context
 			sc sl.StatusCodeError
 		)
 		switch {
-		case errors.As(err, &rl):
-			n.metrics.Failure(notify.ReasonRateLimited)
-			if posts {
-				turn = pace.Limit(time.Now(), rl.RetryAfter)
-			}
-			return notify.RetryAfter(fmt.Errorf("call Slack: %w", err), rl.RetryAfter)
-		case posts && post.status.Load() == http.StatusTooManyRequests:
+		case errors.As(err, &rl) || posts && post.status.Load() == http.StatusTooManyRequests:
 			// slack-go reads a Retry-After in seconds only: given as a date,
 			// or unreadable, its parse error read as an unknown outcome —
 			// claims held, the pace never engaged, posts in bursts (a
 			// review). A 429 posted nothing: the trace's reading of the
 			// wait (0 when unreadable: the pace's interval).
-			wait := time.Duration(post.retryAfter.Load())
+			wait, why := time.Duration(post.retryAfter.Load()), "call Slack: Slack rate-limited it (429, a Retry-After slack-go could not read: %w)"
+			if rl != nil {
+				wait, why = rl.RetryAfter, "call Slack: %w"
+			}
+			err = fmt.Errorf(why, err)
 			n.metrics.Failure(notify.ReasonRateLimited)
-			turn = pace.Limit(time.Now(), wait)
-			return notify.RetryAfter(fmt.Errorf("call Slack: Slack rate-limited it (429, a Retry-After slack-go could not read: %w)", err), wait)
+			if posts {
+				turn = pace.Limit(time.Now(), wait)
+			}
+			return notify.RetryAfter(err, wait)
 		case errors.As(err, &se):
 			if se.Err == "ratelimited" || se.Err == "rate_limited" {
 				n.metrics.Failure(notify.ReasonRateLimited)
