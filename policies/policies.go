@@ -694,9 +694,12 @@ func cmp(v, limit float64) string {
 }
 
 // decideCapacity compares utilization (a ratio of validated steady-state
-// capacity) with the warn and critical thresholds. Only a firing alert is
-// judged: capacity is about sustained load, and a resolved alert's
-// utilization is the last value seen before it cleared.
+// capacity) with the warn and critical thresholds. A resolved alert is
+// judged as if firing, as by every policy: its utilization is the last value
+// Prometheus saw while it fired, so its resolve is decided as its page was
+// and the incident's Slack card keeps saying it paged. (Skipping it left a
+// capacity page's resolve to the severity labels: "ticket (severity,
+// warning)" on the card of a page that woke someone — an audit.)
 //
 // A bare number in (1, 2] is read as a percentage (1.2 is 1.2%), but it is
 // as plausibly a ratio above 100% (120%). When that reading decides none
@@ -713,12 +716,8 @@ func (e *Engine) decideCapacity(st *decision) (alert.Decision, bool) {
 		st.note("utilization %s %q ignored: %v", src, raw, err)
 		return alert.Decision{}, false
 	}
-	if !st.a.Firing() {
-		st.note("utilization %s not judged: capacity needs a firing alert, this one is %s", fmtPercent(u), statusName(st.a))
-		return alert.Decision{}, false
-	}
 	sustained := ""
-	if !st.a.StartsAt.IsZero() && st.now.After(st.a.StartsAt) {
+	if st.a.Firing() && !st.a.StartsAt.IsZero() && st.now.After(st.a.StartsAt) {
 		sustained = ", firing for " + st.now.Sub(st.a.StartsAt).Truncate(time.Second).String()
 	}
 	latency := false

@@ -316,7 +316,10 @@ func parseFlag(s string) (yes, known bool) {
 }
 
 // fmtNum formats a number for reasons: shortest exact form, at least one
-// decimal ("16.0", "14.41"), at most 4 decimals for computed ratios.
+// decimal ("16.0", "14.41"), at most 4 decimals for computed ratios — or 4
+// significant digits for a number below 0.001, so that sub-millisecond
+// latencies in seconds stay readable ("0.0000873 ÷ 0.000012", where 4
+// decimals wrote "0.0001 ÷ 0.0" — an audit), up to 12 decimals.
 func fmtNum(v float64) string { return fmtMin(v, 1) }
 
 // fmtRatio is fmtNum with at least two decimals, the way ratios to a
@@ -333,8 +336,8 @@ func fmtMin(v float64, minDecimals int) string {
 			break
 		}
 	}
-	if dot >= 0 && len(b)-dot-1 > 4 {
-		b = strconv.AppendFloat(buf[:0], v, 'f', 4, 64)
+	if keep := maxDecimals(b, dot); dot >= 0 && len(b)-dot-1 > keep {
+		b = strconv.AppendFloat(buf[:0], v, 'f', keep, 64)
 		for b[len(b)-1] == '0' {
 			b = b[:len(b)-1]
 		}
@@ -351,6 +354,23 @@ func fmtMin(v float64, minDecimals int) string {
 		b = append(b, '0')
 	}
 	return string(b)
+}
+
+// maxDecimals is how many decimals fmtMin keeps of b, a number written in
+// full with its dot at dot: 4, or 4 significant digits after the zeros
+// that follow the dot (at most 12 decimals).
+func maxDecimals(b []byte, dot int) int {
+	if dot < 0 {
+		return 4
+	}
+	zeros := 0
+	for i := dot + 1; i < len(b) && b[i] == '0'; i++ {
+		zeros++
+	}
+	if whole := string(b[:dot]); whole != "0" && whole != "-0" || zeros < 3 {
+		return 4
+	}
+	return min(zeros+4, 12)
 }
 
 // fmtPercent formats a ratio as a percentage ("85.0%").

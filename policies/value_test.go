@@ -72,7 +72,10 @@ func TestParseRatio(t *testing.T) {
 }
 
 func TestFmtNum(t *testing.T) {
-	cases := map[float64]string{16: "16.0", 15.2: "15.2", 14.41: "14.41", 0.1 + 0.2: "0.3", 1.0 / 3: "0.3333", -1: "-1.0"}
+	cases := map[float64]string{16: "16.0", 15.2: "15.2", 14.41: "14.41", 0.1 + 0.2: "0.3", 1.0 / 3: "0.3333", -1: "-1.0",
+		// Sub-millisecond latencies in seconds keep 4 significant digits.
+		0.0000873: "0.0000873", 0.000012: "0.000012", 0.00004 / 3: "0.00001333", -0.00004 / 3: "-0.00001333",
+		0.0012345: "0.0012", 1e-15: "0.0"}
 	for in, want := range cases {
 		if got := fmtNum(in); got != want {
 			t.Errorf("fmtNum(%v) = %q, want %q", in, got, want)
