@@ -47,7 +47,7 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 	}
 	b, err := d.build(cfg, st)
 	probed, failed := "", 0
-	if err == nil && probe && testRoute == "" {
+	if err == nil && probe {
 		probed, failed = probeAll(cfg, b)
 	}
 	st.close()
@@ -55,7 +55,20 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 		return fail(err)
 	}
 	if testRoute != "" {
-		return m.testRoute(b.pipeline, testRoute)
+		// stdout stays the receivers alone, as amtool prints them (scripts
+		// compare the two); the warnings and probes go to stderr. They were
+		// skipped, and deploy/README's check (with --test-route) passed a
+		// 5-character routing key and an unreachable PagerDuty — an audit.
+		for _, s := range configWarnings(cfg) {
+			fmt.Fprintf(m.Stderr, "warning: %s\n", s)
+		}
+		fmt.Fprint(m.Stderr, probed)
+		code := m.testRoute(b.pipeline, testRoute)
+		if failed > 0 {
+			fmt.Fprintf(m.Stderr, "router check-config: %d probes FAILED (above)\n", failed)
+			return 1
+		}
+		return code
 	}
 	w := m.Stdout
 	fmt.Fprintf(w, "Checking %s  SUCCESS\n", cfg.Source)

@@ -105,3 +105,32 @@ func TestCheckConfigProbeSaysWhenItCannotReadTheMemoryPolicy(t *testing.T) {
 		t.Fatalf("exit %d, want the store probed with the policy said unchecked:\n%s%s", code, out, errs)
 	}
 }
+
+// check-config --test-route printed the receivers and nothing else: the
+// warnings and --probe were skipped, and deploy/README's check (which
+// gives --test-route) passed a 5-character routing key and an unreachable
+// PagerDuty (an audit). stdout stays the receivers alone, as amtool prints
+// them; the warnings and the probes go to stderr, and a failed probe
+// fails the check.
+func TestCheckConfigTestRouteStillWarnsAndProbes(t *testing.T) {
+	cfg := writeFile(t, "router.yml", fmt.Sprintf(`
+route: {receiver: pd}
+receivers:
+  - name: pd
+    pagerduty_configs: [{url: %s, routing_key: short}]
+`, "http://"+freeAddr(t)+"/v2/enqueue"))
+	code, out, errs := runMain(t, "--config.file="+cfg, "check-config", "--test-route", "severity=critical")
+	if code != 0 || out != "pd\n" {
+		t.Fatalf("--test-route without --probe: exit %d, stdout %q; want 0 and the receiver alone\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, "warning: ") || !strings.Contains(errs, "routing_key is 5 characters long") {
+		t.Errorf("--test-route does not warn of the 5-character routing key on stderr:\n%s", errs)
+	}
+	code, out, errs = runMain(t, "--config.file="+cfg, "check-config", "--probe", "--test-route", "severity=critical")
+	if code != 1 || out != "pd\n" {
+		t.Fatalf("--probe --test-route with PagerDuty unreachable: exit %d, stdout %q; want 1 and the receiver alone\n%s", code, out, errs)
+	}
+	if !strings.Contains(errs, `probe receiver "pd" pagerduty/0: FAILED`) || !strings.Contains(errs, "1 probes FAILED") {
+		t.Errorf("--probe --test-route does not say the probe failed on stderr:\n%s", errs)
+	}
+}
