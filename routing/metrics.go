@@ -146,6 +146,7 @@ func (m *Metrics) InitIntegration(receiver, integration string) {
 		return
 	}
 	m.notifierPanics.WithLabelValues(receiver, alert.IntegrationType(integration))
+	m.coalesced.WithLabelValues(receiver, alert.IntegrationType(integration))
 }
 
 // ForgetIntegration deletes the per-receiver series of receiver's

@@ -116,7 +116,7 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s, --store.probe-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck, m.serveOpts.storeProbe)
 			return 2
 		}
-		m.logger.Info("starting router", "version", version.Version, "revision", version.Revision, "branch", version.Branch,
+		m.logger.Info("starting router", "version", version.Version, "revision", version.GetRevision(), "branch", version.Branch,
 			"build_date", version.BuildDate, "go", version.GoVersion, "platform", version.GoOS+"/"+version.GoArch)
 		err := m.serveWith(ctx, m.serveOpts)
 		if n := slack.WaitingRedraws(); n > 0 {

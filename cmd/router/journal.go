@@ -67,7 +67,7 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 	j := app.Command("journal", "Read the decision journal.")
 	export := j.Command("export", "Print the journal as JSON lines (one entry a line), oldest first: router journal export --since 24h > journal.jsonl")
 	c.exportSince = dur(export.Flag("since", "How far back to export."), day)
-	c.exportKind = export.Flag("kind", "Export only this kind: decision, dead_letter, triage (what a Slack click did) or replay (a dead letter's replay).").Enum("", string(journal.KindDecision), string(journal.KindDeadLetter), string(journal.KindTriage), string(journal.KindReplay))
+	c.exportKind = export.Flag("kind", "Export only this kind: decision, dead_letter, triage (what a Slack click did) or replay (a dead letter's replay).").Enum(string(journal.KindDecision), string(journal.KindDeadLetter), string(journal.KindTriage), string(journal.KindReplay))
 
 	dl := app.Command("dead-letters", "List, show and replay notifications that failed permanently.")
 	list := dl.Command("list", "List dead letters, newest first, with whether each was replayed.")

@@ -54,6 +54,10 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 		`alertrouter_notifier_panics_total{integration="pagerduty",receiver="oncall"} 0`,
 		`alertrouter_notifier_panics_total{integration="slack",receiver="oncall"} 0`,
 		`alertrouter_dead_letters_total{integration="pagerduty",receiver="oncall"} 0`,
+		// README lists coalesced updates among the per-receiver series that
+		// start at zero; it appeared at its first coalesced send (an audit).
+		`alertrouter_notifications_coalesced_total{integration="pagerduty",receiver="oncall"} 0`,
+		`alertrouter_notifications_coalesced_total{integration="slack",receiver="oncall"} 0`,
 		`alertrouter_webhooks_total{code="500",outcome="panic"} 0`,
 		`alertrouter_webhooks_total{code="200",outcome="ok"} 0`,
 		`alertrouter_webhooks_total{code="503",outcome="failed"} 0`,
