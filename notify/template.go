@@ -6,6 +6,7 @@ import (
 	"fmt"
 	tmplhtml "html/template"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -160,6 +161,15 @@ func exporterTarget(l template.KV, pod string) bool {
 	return job == "node" || exporterName(job) || exporterName(l["app.kubernetes.io/name"]) || exporterName(l["app_kubernetes_io_name"]) || exporterName(l["app"])
 }
 
+// locationNames are the labels Location reads for the cluster, the
+// namespace and the object (the instance, the exporter's Hostname).
+var locationNames = []string{"cluster", "k8s.cluster.name", "namespace", "kubernetes_namespace", "k8s.namespace.name",
+	"pod", "k8s.pod.name", "node", "k8s.node.name", "instance", "Hostname"}
+
+// exporterLabels are the labels a scrape target adds that name the
+// exporter, not what its metrics are about.
+var exporterLabels = []string{"container", "service", "endpoint", "app", "app_kubernetes_io_name", "app.kubernetes.io/name"}
+
 // maxLocationValue bounds the runes Location takes from a label value.
 const maxLocationValue = 64
 
@@ -172,7 +182,9 @@ const maxLocationValue = 64
 // kube-state-metrics (kubeStateMetrics): it is the exporter's, not the object's;
 // for an exporter's target (exporterTarget: node-exporter, dcgm-exporter,
 // blackbox-exporter) the pod and namespace are the exporter's, and the
-// node (DCGM's Hostname, else the instance) is the object.
+// node (DCGM's Hostname, else the instance) is the object. Where no label
+// names the object, up to three labels that say what the alerts are about
+// follow (SubjectLabels: "cluster=prod consumergroup=billing topic=orders").
 // For one alert these are its own labels; "" when the alerts share none.
 // The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
 func (d *Data) Location() string {
@@ -199,10 +211,21 @@ func (d *Data) Location() string {
 		// (the instance).
 		object, namespace = first("node", "k8s.node.name", "Hostname", "instance"), ""
 	}
-	var b strings.Builder
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
 	// classic ones are missing.
-	for _, name := range [...]string{first("cluster", "k8s.cluster.name"), namespace, object} {
+	names := []string{first("cluster", "k8s.cluster.name"), namespace, object}
+	if object == "" {
+		// Nothing names the object: the labels that say what the alerts
+		// are about (a consumer group and topic, a device's interface).
+		// kube-state-metrics' container, service and application are
+		// the exporter's, not the object's.
+		ksm := kubeStateMetrics(l)
+		names = append(names, SubjectLabels(l, func(name string) bool {
+			return slices.Contains(locationNames, name) || ksm && slices.Contains(exporterLabels, name)
+		})...)
+	}
+	var b strings.Builder
+	for _, name := range names {
 		v := l[name]
 		if name == "" || v == "" {
 			continue

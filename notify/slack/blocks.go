@@ -343,6 +343,13 @@ func tellApart(alerts []*alert.Result) lineDetail {
 				d.labels = append(d.labels, name)
 			}
 		}
+		// What the alerts are about where TellingLabels name little (a
+		// consumer group and topic): Kafka's line showed its cluster alone.
+		for _, name := range notify.SubjectLabels(l, func(name string) bool { return slices.Contains(d.labels, name) }) {
+			if len(d.labels) < maxLineLabels {
+				d.labels = append(d.labels, name)
+			}
+		}
 	}
 	sum, desc := all[0].Annotations["summary"], all[0].Annotations["description"]
 	sameSum, sameDesc := true, true

@@ -131,6 +131,18 @@ func TestEachAlertLineSaysWhichAlertFires(t *testing.T) {
 			want:    [][]string{{"instance=node-a:9100, mountpoint=/var/lib/docker, device=/dev/nvme0n1p1, job=node-exporter", "run out of space"}},
 		},
 		{
+			// A rule aggregating the instance away: its line showed the
+			// cluster alone (an audit); the consumer group and topic say
+			// what lags.
+			name: "one aggregated Kafka lag",
+			results: []*alert.Result{mixinAlert("fp-lag", map[string]string{
+				"alertname": "KafkaConsumerGroupLagHigh", "cluster": "prod-eu1", "consumergroup": "clickstream-enricher", "topic": "clicks",
+				"severity": "warning", "team": "data",
+			}, map[string]string{"summary": "Lag above 10k."})},
+			want:    [][]string{{"cluster=prod-eu1, consumergroup=clickstream-enricher, topic=clicks", "Lag above 10k."}},
+			notWant: []string{"team=", "severity="},
+		},
+		{
 			// Alerts of different names on one pod: their names tell them
 			// apart, their labels say where.
 			name:    "two alerts of one pod",
