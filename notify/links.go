@@ -8,6 +8,12 @@ import (
 	"github.com/prometheus/common/model"
 )
 
+// Link is a link a notification carries: PagerDuty's links entry.
+type Link struct {
+	Href string `json:"href"`
+	Text string `json:"text,omitempty"`
+}
+
 // WebURL reports whether s is an absolute http(s) URL: the only links the
 // notifiers put in front of people. Alert annotations, generator URLs and
 // the webhook's externalURL come from whoever can write rules or reach the

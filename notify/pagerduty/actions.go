@@ -42,8 +42,8 @@ func (n *Notifier) ResolveAt(ctx context.Context, incident, ref string) error {
 
 // Escalate triggers incident in PagerDuty (a ticket escalated to a page by a
 // person): summary is cut to PagerDuty's limit, details land in
-// custom_details.
-func (n *Notifier) Escalate(ctx context.Context, incident, summary string, details map[string]any) error {
+// custom_details, links in the event's links.
+func (n *Notifier) Escalate(ctx context.Context, incident, summary string, details map[string]any, links []notify.Link) error {
 	if summary == "" {
 		summary = incident
 	}
@@ -59,6 +59,9 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 			Severity: "critical",
 			Details:  details,
 		},
+	}
+	for _, l := range links {
+		ev.Links = append(ev.Links, link{Href: l.Href, Text: l.Text})
 	}
 	return n.event(ctx, incident, ev)
 }

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -40,7 +41,7 @@ import (
 type Pager interface {
 	Acknowledge(ctx context.Context, incident string) error
 	Resolve(ctx context.Context, incident string) error
-	Escalate(ctx context.Context, incident, summary string, details map[string]any) error
+	Escalate(ctx context.Context, incident, summary string, details map[string]any, links []notify.Link) error
 }
 
 // RefPager is a Pager that acts at the PagerDuty routing key an incident's
@@ -1467,11 +1468,22 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if c.tg.escalation == nil {
 			return record{}, alert.Permanent(errors.New("no PagerDuty integration to page (set escalate_to, or add pagerduty_configs to the receiver)"))
 		}
+		// What the ticket said goes with the page: its text, the
+		// incident's labels and its links. The page reached PagerDuty
+		// with none of them, and the engineer it woke had to find the
+		// ticket first (an audit).
+		text, links := ticketContext(c)
 		details := map[string]any{"escalated_by": c.user, "slack_message": permalink(c), "incident": st.Incident, "receiver": st.Receiver}
+		if text != "" {
+			details["ticket"] = text
+		}
+		if len(st.Labels) > 0 {
+			details["labels"] = st.Labels
+		}
 		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
 		rec := record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
 			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}
-		if err := c.tg.escalation.Escalate(ctx, st.Incident, escalationSummary(c), details); err != nil {
+		if err := c.tg.escalation.Escalate(ctx, st.Incident, escalationSummary(c), details, links); err != nil {
 			// Kept for an escalation PagerDuty may have taken (act).
 			rec.line = "Escalated to a page by " + mention + " — PagerDuty did not confirm it in time: check it there"
 			rec.thread = mention + " escalated the ticket to a page, but PagerDuty did not answer in time: it may not have paged — check PagerDuty. The escalation is recorded: PagerDuty gets its resolve when the alerts resolve."
@@ -1765,6 +1777,54 @@ func escalationSummary(c *click) string {
 		who = "@" + name
 	}
 	return escalatedTitle(title, " (escalated from a ticket in Slack by "+who+")", maxPDSummary, notify.TruncateText)
+}
+
+// maxTicketText bounds the ticket's text an escalation's page carries, in
+// runes: PagerDuty keeps an event's custom_details to 512 KB in all.
+const maxTicketText = 4000
+
+// slackLink is a link of mrkdwn, "<https://…|Runbook>".
+var slackLink = regexp.MustCompile(`<(https?://[^|>\s]+)\|([^>]+)>`)
+
+// ticketContext is what c's ticket message says, for the page its Escalate
+// triggers: the text of its sections (the decision, the description, the
+// reasons and hints, the alerts' lines; mrkdwn unescaped), cut to
+// maxTicketText runes, and its links — the message itself first (when the
+// click names the workspace), then the runbook, dashboard, Prometheus,
+// silence and console links of its context blocks, as the card drew them.
+// The triage blocks (the log lines, the buttons) are not the ticket's.
+func ticketContext(c *click) (text string, links []notify.Link) {
+	if u := permalink(c); notify.WebURL(u) {
+		links = append(links, notify.Link{Href: u, Text: "Slack ticket"})
+	}
+	seen := map[string]bool{}
+	var texts []string
+	for _, b := range c.cb.Message.Blocks.BlockSet {
+		if isTriageBlock(b) {
+			continue
+		}
+		switch b := b.(type) {
+		case *sl.SectionBlock:
+			if b.Text != nil && b.Text.Text != "" {
+				texts = append(texts, unescMrkdwn(b.Text.Text))
+			}
+		case *sl.ContextBlock:
+			for _, e := range b.ContextElements.Elements {
+				tb, ok := e.(*sl.TextBlockObject)
+				if !ok {
+					continue
+				}
+				for _, m := range slackLink.FindAllStringSubmatch(tb.Text, -1) {
+					href := unescMrkdwn(m[1])
+					if !seen[href] && notify.WebURL(href) {
+						seen[href] = true
+						links = append(links, notify.Link{Href: href, Text: unescMrkdwn(m[2])})
+					}
+				}
+			}
+		}
+	}
+	return notify.TruncateText(strings.Join(texts, "\n\n"), maxTicketText), links
 }
 
 // currentState merges what the store says was done on the message (by any

@@ -375,6 +375,32 @@ func TestEscalateTriggersOncePerTicket(t *testing.T) {
 	if ev.Payload == nil || ev.Payload.Severity != "critical" || ev.Payload.Summary != "[PAGE] TTFTHigh (llm-inference-gpu TTFT) 1 firing (escalated from a ticket in Slack by @jdoe)" {
 		t.Fatalf("trigger = %+v, payload %+v", ev, ev.Payload)
 	}
+	// The page carries what the ticket said: its text, the incident's
+	// labels, its links. It reached PagerDuty with none of them, and the
+	// engineer it woke had to find the ticket first (an audit).
+	var details struct {
+		Ticket string            `json:"ticket"`
+		Labels map[string]string `json:"labels"`
+	}
+	if err := json.Unmarshal(ev.Payload.CustomDetails, &details); err != nil {
+		t.Fatalf("custom_details: %v: %s", err, ev.Payload.CustomDetails)
+	}
+	ticket := details.Ticket
+	for _, want := range []string{"Time to first token of model llama-70b breaches its SLO.", "burn rate 15.2 > 14.4 over 1h", "*TTFTHigh* · instance=gpu-node-1:8000"} {
+		if !strings.Contains(ticket, want) {
+			t.Errorf("the escalation's details.ticket lacks %q:\n%s", want, ticket)
+		}
+	}
+	if details.Labels["alertname"] != "TTFTHigh" {
+		t.Errorf("the escalation's details.labels = %v, want the incident's labels", details.Labels)
+	}
+	var hrefs []string
+	for _, l := range ev.Links {
+		hrefs = append(hrefs, l.Text+"="+l.Href)
+	}
+	if got := strings.Join(hrefs, " "); !strings.Contains(got, "Runbook=https://runbooks.example.com/ttft") || !strings.Contains(got, "Dashboard=https://grafana.example.com/d/ttft") {
+		t.Errorf("the escalation's links = %s, want the ticket's runbook and dashboard", got)
+	}
 	// The escalated incident is now acknowledged once from the updated
 	// message.
 	final := e.current(t)
@@ -774,7 +800,7 @@ func (p *hungPager) Acknowledge(ctx context.Context, _ string) error {
 	return errors.New("replica gone")
 }
 func (p *hungPager) Resolve(context.Context, string) error { return errors.New("unused") }
-func (p *hungPager) Escalate(context.Context, string, string, map[string]any) error {
+func (p *hungPager) Escalate(context.Context, string, string, map[string]any, []notify.Link) error {
 	return errors.New("unused")
 }
 
