@@ -78,6 +78,8 @@ const (
 	srcNode      = "prometheus/node_exporter collector/ (netdev, netstat, softnet, timex, meminfo_numa, schedstat, perf, infiniband)"
 	srcKafka     = "danielqsj/kafka_exporter README"
 	srcKafkaLag  = "seglo/kafka-lag-exporter README"
+	srcDebezium  = "debezium/debezium-examples monitoring (JMX exporter: debezium_metrics_…)"
+	srcNtpdRs    = "pendulum-project/ntpd-rs metrics exporter (ntp_source_…, ntp_system_…)"
 	srcSpark     = "apache/spark docs/monitoring.md (executor task metrics diskBytesSpilled, memoryBytesSpilled)"
 	srcFlink     = "apache/flink docs/content/docs/ops/metrics.md"
 	srcRedis     = "oliver006/redis_exporter README"
@@ -366,6 +368,8 @@ var builtinFamilies = []family{
 	// KPI (see clockSectors).
 	{Prefix: "chrony_tracking_", Cands: clockSectors, Source: srcChrony},
 	{Prefix: "openshift_ptp_offset", Cands: clockSectors, Source: srcPTP},
+	{Prefix: "ntp_source_", Cands: clockSectors, Source: srcNtpdRs},
+	{Prefix: "ntp_system_", Cands: clockSectors, Source: srcNtpdRs},
 	// VMware.
 	{Prefix: "vmware_vm_cpu_ready", Sector: secVM, KPI: "RDY", Source: srcVMware},
 	{Prefix: "vmware_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVMware},
@@ -374,6 +378,13 @@ var builtinFamilies = []family{
 	{Prefix: "kafka_consumergroup_lag_", Sector: secBigData, KPI: "CLAG", Source: srcKafka},
 	{Prefix: "kafka_consumergroup_group_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaLag},
 	{Prefix: "kafka_consumergroup_group_max_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaLag},
+	// Debezium's change-data capture, through the JMX exporter (the
+	// metric names as Debezium writes them, or lower-cased by the
+	// exporter's lowercaseOutputName): how far the connector is behind its
+	// source database is consumer lag.
+	{Prefix: "debezium_metrics_MilliSecondsBehindSource", Sector: secBigData, KPI: "CLAG", Source: srcDebezium},
+	{Prefix: "debezium_metrics_millisecondsbehindsource", Sector: secBigData, KPI: "CLAG", Source: srcDebezium},
+	{Prefix: "debezium_metrics_", Sector: secBigData, Source: srcDebezium},
 	// Spark (names depend on the sink; the task-metric names are stable).
 	{Contains: "BytesSpilled", Sector: secBigData, KPI: "SPILL", Source: srcSpark},
 	{Prefix: "spark_", Sector: secBigData, Source: srcSpark},
