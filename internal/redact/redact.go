@@ -57,6 +57,17 @@ func unparsed(raw string) string {
 	prefix := ""
 	if i := strings.LastIndex(s, "@"); i >= 0 {
 		prefix, s = Placeholder, s[i:]
+	} else if i := strings.Index(s, "://"); i >= 0 {
+		// No "@": a URL cut at a "#" or "/" of its password
+		// ("http://user:pass" of "http://user:pass#word@host") has what
+		// reads as a port that is no number — hidden.
+		auth := s[i+3:]
+		if j := strings.IndexAny(auth, "/?#"); j >= 0 {
+			auth = auth[:j]
+		}
+		if k := strings.LastIndexByte(auth, ':'); k >= 0 && strings.Trim(auth[k+1:], "0123456789") != "" {
+			s = s[:i+3+k+1] + "xxxxx" + s[i+3+len(auth):]
+		}
 	}
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i+1] + "xxxxx"
@@ -76,6 +87,10 @@ var (
 	quotedURL = regexp.MustCompile(`"[A-Za-z][A-Za-z0-9+.-]*://(?:[^"\\]|\\.)*"`)
 	// userinfo is the user:password@ of a URL written bare in text.
 	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s/?#@"'\x60]*@`)
+	// badPort is net/url's error about a port that is not a number: a
+	// password holding "/", "?" or "#" ends the authority early, and what
+	// net/url then reads as the port is the password's start.
+	badPort = regexp.MustCompile(`invalid port "(?:[^"\\]|\\.)*" after host`)
 )
 
 // Text hides the credentials of every URL written in text, wherever it comes
@@ -84,6 +99,7 @@ var (
 // URL redaction, and the password of a bare user:password@ URL by xxxxx.
 // Text without "://" is returned unchanged.
 func Text(text string) string {
+	text = badPort.ReplaceAllString(text, `invalid port ":xxxxx" after host`)
 	if !strings.Contains(text, "://") {
 		return text
 	}
@@ -172,4 +188,15 @@ func (s *Secrets) Error(err error) error {
 		return err
 	}
 	return errors.New(s.String(err.Error()))
+}
+
+// Values returns text with each of values hidden (Placeholder), those under
+// 4 bytes left alone as Secrets.Add leaves them: for what a server answered,
+// quoted in an error — a proxy's or a firewall's error page may echo the
+// request, and with it the routing key or the webhook's path that the
+// request carried.
+func Values(text string, values ...string) string {
+	var s Secrets
+	s.Add(values...)
+	return s.String(text)
 }

@@ -71,6 +71,13 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		`url "http://a\"b:SUPERSECRET@h/" odd`:                                            `url "<secret>@h/" odd`,
 		`no URL here: "user:pass"`:                                                        `no URL here: "user:pass"`,
 		`route "http://example.com/x" ok`:                                                 `route "http://example.com/x" ok`,
+		// A password holding "/" or "#" ends the authority early: net/url
+		// reads its start as a port (an audit found it in check-config's
+		// error, the start log and the reload answer).
+		`proxy_url: parse "http://px:SUPERSECRET/rest@127.0.0.1:21799": invalid port ":SUPERSECRET" after host`: `proxy_url: parse "<secret>@127.0.0.1:21799": invalid port ":xxxxx" after host`,
+		`proxy_url: parse "http://px:SUPERSECRET": invalid port ":SUPERSECRET" after host`:                      `proxy_url: parse "http://px:xxxxx": invalid port ":xxxxx" after host`,
+		`invalid port ":SUPERSECRET" after host`:                                                                `invalid port ":xxxxx" after host`,
+		`parse "http://h:99999/x": invalid port ":99999" after host`:                                            `parse "http://h:99999/x": invalid port ":xxxxx" after host`,
 	} {
 		got := Text(in)
 		if strings.Contains(got, "SUPERSECRET") || got != want {

@@ -2,12 +2,14 @@ package pagerduty_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -75,5 +77,28 @@ func TestAnAnswerThatIsNotPagerDutysIsNotADelivery(t *testing.T) {
 				t.Errorf("%d posts; want the event retried", posts.Load())
 			}
 		})
+	}
+}
+
+// A proxy's or a firewall's error page may echo the request: PagerDuty's
+// 400 text was quoted whole in the error, and with it the routing key —
+// into the log, the webhook's 503 answer (Alertmanager's log), the journal,
+// dead letters and the console (an audit). The key is hidden.
+func TestAnAnswerEchoingTheEventHidesTheRoutingKey(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			body, _ := io.ReadAll(r.Body)
+			w.WriteHeader(status)
+			_, _ = w.Write(append([]byte("bad request: "), body...))
+		}))
+		h := newHarness(t, func(c *pagerduty.Config) { c.URL = srv.URL + "/v2/enqueue" })
+		err := h.n.Notify(context.Background(), opening("fp1"))
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), "routing_key") {
+			t.Fatalf("HTTP %d: Notify = %v; want the echoed event quoted", status, err)
+		}
+		if strings.Contains(err.Error(), pdtest.RoutingKey) || !strings.Contains(err.Error(), `"routing_key":"<secret>"`) {
+			t.Errorf("HTTP %d: the error shows the routing key: %v", status, err)
+		}
 	}
 }

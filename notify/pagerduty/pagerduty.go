@@ -24,6 +24,7 @@ import (
 	pd "github.com/PagerDuty/go-pagerduty"
 
 	"github.com/alertrouter/alertrouter/internal/logthrottle"
+	"github.com/alertrouter/alertrouter/internal/redact"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -400,7 +401,9 @@ func (n *Notifier) send(ctx context.Context, ev *pd.V2Event, kept *time.Time, re
 			ev.Action, c.status, c.header.Get("Content-Type"), c.url, err)
 	}
 	n.metrics.Failure(notify.ReasonForStatus(c.status))
-	text := errorText(c.body)
+	// An answer may echo the request (a proxy's error page): the routing
+	// key is a secret.
+	text := redact.Values(errorText(c.body), ev.RoutingKey)
 	switch {
 	case c.status == http.StatusBadRequest || c.status == http.StatusRequestEntityTooLarge || c.status == http.StatusUnprocessableEntity:
 		// The event itself is refused (invalid, too large): the minimal

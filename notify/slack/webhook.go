@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	amnotify "github.com/prometheus/alertmanager/notify"
 	sl "github.com/slack-go/slack"
 
+	"github.com/alertrouter/alertrouter/internal/redact"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
@@ -113,7 +115,7 @@ func (n *Notifier) postWebhook(ctx context.Context, wm *sl.WebhookMessage, pace 
 		n.metrics.Attempt()
 		began := time.Now()
 		err = sl.PostWebhookCustomHTTPContext(actx, n.webhookURL, n.httpClient, wm)
-		answer := post.answer.Load()
+		answer := n.hidden(post.answer.Load())
 		var sc sl.StatusCodeError
 		if err == nil || errors.As(err, &sc) && sc.Code >= 200 && sc.Code < 300 { // slack-go takes 200 alone
 			if err := notOK(answer); err != nil {
@@ -203,6 +205,40 @@ func saying(a *webhookAnswer) string {
 		return ""
 	}
 	return ": Slack said " + quoteAnswer(a.body)
+}
+
+// hidden is a with the incoming webhook's credential hidden from its body:
+// an error page may echo the request's URL ("Cannot POST
+// /services/T0/B0/…"), whose path is the webhook's secret, and the body is
+// quoted in errors, logs and the journal (an audit).
+func (n *Notifier) hidden(a *webhookAnswer) *webhookAnswer {
+	if a == nil {
+		return nil
+	}
+	body := redact.Values(string(a.body), webhookSecrets(n.webhookURL)...)
+	if body == string(a.body) {
+		return a
+	}
+	c := *a
+	c.body = []byte(body)
+	return &c
+}
+
+// webhookSecrets are what an answer of the incoming webhook at u must not
+// show: u, its path, and what follows /services/ or /hooks/ in it.
+func webhookSecrets(u string) []string {
+	secrets := []string{u}
+	p, err := url.Parse(u)
+	if err != nil {
+		return secrets
+	}
+	secrets = append(secrets, p.Path, p.EscapedPath())
+	for _, prefix := range []string{"/services/", "/hooks/"} {
+		if i := strings.Index(p.Path, prefix); i >= 0 {
+			secrets = append(secrets, p.Path[i+len(prefix):])
+		}
+	}
+	return secrets
 }
 
 // quoteAnswer quotes the start of an answer's body (200 bytes at most),

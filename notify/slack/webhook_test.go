@@ -365,3 +365,25 @@ func TestAPostWhoseRetryIsDueTooLateAfterA429FailsSayingSo(t *testing.T) {
 		}
 	}
 }
+
+// An error page may echo the request's URL ("Cannot POST
+// /services/T0/B0/…"): its path, the incoming webhook's credential, was
+// quoted in the error, and so in the log, the webhook's answer and the
+// journal (an audit). It is hidden, on a 404 and on a 200 that is not
+// Slack's "ok".
+func TestAnAnswerEchoingTheWebhooksPathHidesIt(t *testing.T) {
+	for _, status := range []int{http.StatusNotFound, http.StatusOK} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte("<pre>Cannot POST " + r.URL.Path + "</pre>"))
+		}))
+		err := newWebhookNotifier(t, srv.URL+webhookPath).Notify(context.Background(), opening("aaa"))
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), "Cannot POST") {
+			t.Fatalf("HTTP %d: Notify = %v; want the answer quoted", status, err)
+		}
+		if strings.Contains(err.Error(), "s3cretW3bhookToken") {
+			t.Errorf("HTTP %d: the error shows the webhook's path: %v", status, err)
+		}
+	}
+}
