@@ -36,7 +36,9 @@ func probeAll(cfg *config.Config, b *built) (string, int) {
 			fmt.Fprintf(&out, "probe %s: FAILED: %v\n", what, cfg.Redact(err))
 			return
 		}
-		fmt.Fprintf(&out, "probe %s: ok: %s\n", what, ok)
+		// An ok line names what it reached: a URL's password hidden as
+		// in a failure's (a PagerDuty url with user:password@ showed it).
+		fmt.Fprintf(&out, "probe %s: ok: %s\n", what, cfg.RedactString(ok))
 	}
 	run := func(f func(ctx context.Context) (string, error)) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)

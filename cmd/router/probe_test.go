@@ -134,3 +134,25 @@ receivers:
 		t.Errorf("--probe --test-route does not say the probe failed on stderr:\n%s", errs)
 	}
 }
+
+// A probe's ok line names the URL it reached: a PagerDuty url with
+// user:password@ showed the password there, where a failed probe's line
+// hid it (an audit).
+func TestCheckConfigProbeHidesAURLsPasswordWhenItPasses(t *testing.T) {
+	pd := pdtest.NewServer()
+	defer pd.Close()
+	u := strings.Replace(pd.EnqueueURL(), "http://", "http://pduser:SUPERSECRETPW@", 1)
+	cfg := writeFile(t, "router.yml", fmt.Sprintf(`
+route: {receiver: pd}
+receivers:
+  - name: pd
+    pagerduty_configs: [{url: %q, routing_key: 0123456789abcdef0123456789abcdef}]
+`, u))
+	code, out, errs := runMain(t, "--config.file="+cfg, "check-config", "--probe")
+	if code != 0 || !strings.Contains(out, `probe receiver "pd" pagerduty/0: ok`) {
+		t.Fatalf("check-config --probe: exit %d\n%s\n%s", code, out, errs)
+	}
+	if strings.Contains(out+errs, "SUPERSECRETPW") {
+		t.Errorf("the probe's ok line shows the URL's password:\n%s", out)
+	}
+}
