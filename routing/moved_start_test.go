@@ -2,6 +2,7 @@ package routing_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -113,5 +115,51 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 					len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Repaged)
 			}
 		})
+	}
+}
+
+// An alert sent first without a startsAt (its identity the fingerprint
+// alone), then with one, paged twice: the flap history's start of the
+// first firing, the zero time, was read as no earlier firing at all (an
+// audit; Alertmanager always sets startsAt, other senders may not). It is
+// the same firing, as a start moved later is; the other order was already.
+func TestAFiringWithoutAStartThenWithOneIsTheSameFiring(t *testing.T) {
+	e := newEnv(t)
+	e.routes = pageToBothRoutes
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	p.RetriggerInterval = 5 * time.Minute
+	send := func(status, startsAt string) {
+		t.Helper()
+		x := tAlert("TTFTHigh", status, "page")
+		x.StartsAt = startsAt
+		if status == "resolved" {
+			x.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+		}
+		b, err := json.Marshal(webhooktest.Msg(status, x))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := webhook.Decode(b, e.clock.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Process(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send("firing", "0001-01-01T00:00:00Z")
+	e.clock.Advance(20 * time.Minute)
+	start := e.clock.Now().Add(-30 * time.Minute).Format(time.RFC3339)
+	send("firing", start)
+	send("firing", start)
+	if pd, sl := e.pd.events(), e.slack.notifications(); len(pd) != 1 || len(sl) != 1 {
+		t.Fatalf("the start given later: PagerDuty %v, Slack %d notifications; want the opening's trigger and parent alone", pd, len(sl))
+	}
+	e.clock.Advance(time.Minute)
+	send("resolved", start)
+	if got := e.pd.events(); len(got) != 2 || got[1] != "resolve "+e.pd.notifications()[0].Incident {
+		t.Fatalf("the resolve with the start: PagerDuty %v; want the incident resolved", got)
 	}
 }

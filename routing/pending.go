@@ -259,7 +259,7 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 		// One parse per alert, not per integration.
 		start := p.lastFiringStart(flap, a.Fingerprint)
 		switch {
-		case start <= 0 || start == a.IdentityStart().UnixMilli():
+		case start == 0 || start == a.IdentityStart().UnixMilli():
 			continue
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
@@ -324,13 +324,25 @@ func handResolvedEpisode(run []*transition, start time.Time) func(*transition) b
 
 // lastFiringStart is the exact start (Unix ms) of the last firing the flap
 // history of fp (read in flap) records, when that is its newest
-// transition; 0 otherwise (not read, unknown, or resolved since).
+// transition; 0 otherwise (not read, or resolved since). A firing recorded
+// without a start is one sent without a startsAt (its identity the zero
+// time, which the record does not write), or one a build before the
+// record's start wrote: the zero time's start, looked up as any earlier
+// firing's. Taken for none, an alert sent without a startsAt and then with
+// one paged twice (an audit).
 func (p *Pipeline) lastFiringStart(flap flapRead, fp string) int64 {
 	if rec, ok := p.flapRecordOf(flap, fp); ok && rec.h[len(rec.h)-1].Firing {
+		if rec.start == 0 {
+			return zeroStart
+		}
 		return rec.start
 	}
 	return 0
 }
+
+// zeroStart is the identity start (Unix ms) of an alert sent without a
+// startsAt: the zero time's.
+var zeroStart = time.Time{}.UnixMilli()
 
 // flapRecordOf is fp's flap record as read in flap; false when it was not
 // read, is missing, unreadable or holds no transition.
