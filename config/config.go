@@ -72,6 +72,10 @@ type Config struct {
 	// TimeIntervals are named time intervals for the routes'
 	// mute_time_intervals and active_time_intervals (Alertmanager's).
 	TimeIntervals []TimeInterval `yaml:"time_intervals,omitempty"`
+	// MuteTimeIntervals is Alertmanager's deprecated name of
+	// time_intervals, which it still reads: the same, its names shared
+	// with time_intervals'.
+	MuteTimeIntervals []TimeInterval `yaml:"mute_time_intervals,omitempty"`
 
 	// Source is where the config came from: a path, or "embedded defaults".
 	Source string `yaml:"-"`
@@ -533,12 +537,17 @@ func (c *Config) Validate() error {
 		errs = append(errs, err)
 	} else {
 		named := map[string][]timeinterval.TimeInterval{}
-		for i, ti := range c.TimeIntervals {
-			if ti.Name == "" || named[ti.Name] != nil {
-				errs = append(errs, fmt.Errorf("time_intervals[%d].name: missing or duplicate name %q", i, ti.Name))
-				continue
+		for _, l := range []struct {
+			key  string
+			list []TimeInterval
+		}{{"time_intervals", c.TimeIntervals}, {"mute_time_intervals", c.MuteTimeIntervals}} {
+			for i, ti := range l.list {
+				if ti.Name == "" || named[ti.Name] != nil {
+					errs = append(errs, fmt.Errorf("%s[%d].name: missing or duplicate name %q", l.key, i, ti.Name))
+					continue
+				}
+				named[ti.Name] = append([]timeinterval.TimeInterval{}, ti.TimeIntervals...)
 			}
-			named[ti.Name] = append([]timeinterval.TimeInterval{}, ti.TimeIntervals...)
 		}
 		if err := c.Route.SetTimeIntervals(named); err != nil {
 			errs = append(errs, err)

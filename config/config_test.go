@@ -304,3 +304,22 @@ func TestLocatingSurvivesHostileAliases(t *testing.T) {
 		t.Errorf("error = %v, want the unknown key named", err)
 	}
 }
+
+// Alertmanager still reads its deprecated top-level mute_time_intervals as
+// time_intervals; a router.yml written by hand that kept it was refused as
+// an unknown field (an audit). It is read as time_intervals, the names of
+// both shared.
+func TestTopLevelMuteTimeIntervalsAreTimeIntervals(t *testing.T) {
+	const route = "route:\n  receiver: log\n  routes:\n    - receiver: log\n      mute_time_intervals: [night]\nreceivers:\n  - name: log\n    log_configs: [{}]\n"
+	night := "  - name: night\n    time_intervals:\n      - times: [{start_time: '00:00', end_time: '06:00'}]\n"
+	if _, err := Parse([]byte("mute_time_intervals:\n"+night+route), "."); err != nil {
+		t.Fatalf("a top-level mute_time_intervals: %v", err)
+	}
+	if _, err := Parse([]byte(route), "."); err == nil || !strings.Contains(err.Error(), "night") {
+		t.Fatalf("a route naming no interval defined: %v, want refused", err)
+	}
+	_, err := Parse([]byte("time_intervals:\n"+night+"mute_time_intervals:\n"+night+route), ".")
+	if err == nil || !strings.Contains(err.Error(), `mute_time_intervals[0].name: missing or duplicate name "night"`) {
+		t.Fatalf("a name in both lists: %v, want refused as a duplicate", err)
+	}
+}
