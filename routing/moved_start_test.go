@@ -9,6 +9,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
@@ -34,16 +35,23 @@ func TestAStartMovedLaterWithoutAResolveIsTheSameFiring(t *testing.T) {
 	checkMovedStart(t, 10*time.Minute)
 }
 
-// checkMovedStart fires a page, then the same alert with its start moved by
-// shift and no resolve between, then its resolve with the moved start.
-func checkMovedStart(t *testing.T, shift time.Duration) {
-	t.Helper()
+// movedStartEnv is a pipeline paging to PagerDuty and Slack with flap
+// damping on, which keeps the start of each alert's firing.
+func movedStartEnv(t *testing.T) (*env, *routing.Pipeline) {
 	e := newEnv(t)
 	e.routes = pageToBothRoutes
 	p := e.pipeline()
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
 	p.RetriggerInterval = 5 * time.Minute
+	return e, p
+}
+
+// checkMovedStart fires a page, then the same alert with its start moved by
+// shift and no resolve between, then its resolve with the moved start.
+func checkMovedStart(t *testing.T, shift time.Duration) {
+	t.Helper()
+	e, p := movedStartEnv(t)
 	base := tAlert("TTFTHigh", "firing", "page")
 	mustProcess(t, p, base)
 	e.clock.Advance(20 * time.Minute)
@@ -124,12 +132,7 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 // audit; Alertmanager always sets startsAt, other senders may not). It is
 // the same firing, as a start moved later is; the other order was already.
 func TestAFiringWithoutAStartThenWithOneIsTheSameFiring(t *testing.T) {
-	e := newEnv(t)
-	e.routes = pageToBothRoutes
-	p := e.pipeline()
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
-	p.RetriggerInterval = 5 * time.Minute
+	e, p := movedStartEnv(t)
 	send := func(status, startsAt string) {
 		t.Helper()
 		x := tAlert("TTFTHigh", status, "page")
