@@ -367,7 +367,8 @@ func maxDecimals(b []byte, dot int) int {
 	for i := dot + 1; i < len(b) && b[i] == '0'; i++ {
 		zeros++
 	}
-	if whole := string(b[:dot]); whole != "0" && whole != "-0" || zeros < 3 {
+	belowOne := dot == 1 && b[0] == '0' || dot == 2 && b[0] == '-' && b[1] == '0'
+	if !belowOne || zeros < 3 {
 		return 4
 	}
 	return min(zeros+4, 12)
