@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
@@ -615,10 +616,32 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
 			n.Action = t.res.Decision.Action
 		}
+		if b.kind == alert.KindResolved && knownAction(tierAction(t.notified)) &&
+			(n.NotifiedTier == "" || alert.Rank(tierAction(t.notified)) > alert.Rank(tierAction(n.NotifiedTier))) {
+			n.NotifiedTier = t.notified
+		}
+	}
+	if n.NotifiedTier != "" {
+		// A resolve is drawn as its firings were notified: decided again
+		// from its last annotations (a capacity page resolving at 85 %),
+		// a page's card read ticket and lost its PagerDuty line (a review).
+		n.Action = tierAction(n.NotifiedTier)
 	}
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
 	n.Data = templateData(msg, b.receiver, alerts, n.Results)
 	return n
+}
+
+// tierAction is the action of a dedup.Tier ("page:capacity:critical").
+func tierAction(tier string) alert.Action {
+	a, _, _ := strings.Cut(tier, ":")
+	return alert.Action(a)
+}
+
+// knownAction reports whether a is a decision's action (a marker of an
+// earlier build, or none read, holds no tier of this form).
+func knownAction(a alert.Action) bool {
+	return a == alert.ActionPage || a == alert.ActionTicket || a == alert.ActionNone
 }
 
 // resolveDrawnKey is the key that says b's incident's resolve was drawn

@@ -51,6 +51,9 @@ type transition struct {
 	// remindedMarker: for a reminder, the marker it was read with (the
 	// one refreshed when another webhook reminds the incident first).
 	remindedMarker string
+	// notified: for a resolve, the tier its firing was notified with here
+	// (its marker's; "" when none was read).
+	notified string
 }
 
 // record notes the transition's outcome on its alert's result, with the
@@ -678,6 +681,9 @@ func (p *Pipeline) steps(trs []*transition, values []string, found []bool, store
 	out := make([]dedup.Step, len(trs))
 	for i, t := range trs {
 		out[i] = dedup.Transition(p.input(t, values[i], found[i], storeDown, now))
+		if found[i] && !t.res.Alert.Firing() {
+			t.notified = dedup.ParseMarker(values[i]).Tier
+		}
 	}
 	return out
 }

@@ -105,6 +105,11 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 		lead = no.Results[0]
 	}
 	c, d := lead.Classification, lead.Decision
+	if _, pt, ok := strings.Cut(no.NotifiedTier, ":"); ok {
+		// A resolve says how its firings were notified (no.Action is
+		// that), not what its last annotations decide again.
+		d.Policy, d.Tier, _ = strings.Cut(pt, ":")
+	}
 
 	var b strings.Builder
 	b.WriteString("*Decision:* " + esc(string(no.Action)))
@@ -343,11 +348,14 @@ func tellApart(alerts []*alert.Result) lineDetail {
 				d.labels = append(d.labels, name)
 			}
 		}
-		// What the alerts are about where TellingLabels name little (a
-		// consumer group and topic): Kafka's line showed its cluster alone.
-		for _, name := range notify.SubjectLabels(l, func(name string) bool { return slices.Contains(d.labels, name) }) {
-			if len(d.labels) < maxLineLabels {
-				d.labels = append(d.labels, name)
+		// What the alerts are about where no pod, node or instance says
+		// (a consumer group and topic): Kafka's line showed its cluster
+		// alone. Lines naming their object stay as they were (a review).
+		if !slices.ContainsFunc(d.labels, isObjectLabel) {
+			for _, name := range notify.SubjectLabels(l, func(name string) bool { return slices.Contains(d.labels, name) }) {
+				if len(d.labels) < maxLineLabels {
+					d.labels = append(d.labels, name)
+				}
 			}
 		}
 	}
@@ -359,6 +367,16 @@ func tellApart(alerts []*alert.Result) lineDetail {
 	}
 	d.description = sameSum && !sameDesc
 	return d
+}
+
+// isObjectLabel reports whether name names the object an alert fires on:
+// a pod, a node, an instance.
+func isObjectLabel(name string) bool {
+	switch name {
+	case "pod", "k8s.pod.name", "node", "k8s.node.name", "instance":
+		return true
+	}
+	return false
 }
 
 // alertLine is one alert in a message: its name, the values of d's labels

@@ -383,8 +383,17 @@ type Notification struct {
 	// Slack to thread the incident's messages.
 	Incident string
 	Kind     Kind
-	// Action is the loudest decision among Results.
+	// Action is the loudest decision among Results — for a resolve, the
+	// loudest its alerts were notified with at this integration when their
+	// markers say (NotifiedTier).
 	Action Action
+	// NotifiedTier is, for a resolve, the loudest tier
+	// ("action:policy:tier", dedup.Tier) its alerts' firings were notified
+	// with at this integration, when their markers were read; "" when
+	// unknown. A resolve is decided again from its own labels and
+	// annotations — a capacity page resolving at a lower utilization reads
+	// ticket —, and Slack's card of the incident says how it was notified.
+	NotifiedTier string
 	// Results are the alerts of this notification.
 	Results []*Result
 	// Opening is true when this notification opens the incident at this
