@@ -153,7 +153,23 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 			"KafkaConsumerGroupLagHigh on cluster=prod-eu1 consumergroup=clickstream-enricher topic=clicks: Lag above 10k."},
 		{"a device's alert names the device first and at most three labels",
 			alerts("OpticalRxPowerLow", alert.Unknown, 1, map[string]string{"cluster": "prod-eu1", "span": "ams-fra", "interface": "et-0/0/1", "device": "ams-fra-dwdm-01", "lane": "2"}, "s"),
-			"OpticalRxPowerLow on cluster=prod-eu1 device=ams-fra-dwdm-01 interface=et-0/0/1 lane=2: s"},
+			"OpticalRxPowerLow on cluster=prod-eu1 device=ams-fra-dwdm-01 interface=et-0/0/1 span=ams-fra: s"},
+		// Labels that route, repeat the alertname or vary per replica are
+		// no subject: a first build took them before the one naming the
+		// object (a review: GitLab's component, OpenTelemetry's
+		// service_name were lost to alert_class, otel_scope_name …).
+		{"GitLab's component, not its classification",
+			alerts("ComponentErrorSLOViolation", alert.Unknown, 1, map[string]string{"aggregation": "component", "alert_class": "slo_violation", "alert_type": "symptom", "component": "graphql_queries", "tier": "sv"}, "s"),
+			"ComponentErrorSLOViolation on component=graphql_queries: s"},
+		{"OpenTelemetry's service name, not its scope or instance",
+			alerts("HighErrorRate", alert.Unknown, 1, map[string]string{"deployment_environment": "prod", "otel_scope_name": "go.opentelemetry.io/otel", "service_instance_id": "5f0c2c8e-1b7a-4d3e-9a57-2f9e1c0d4b11", "service_name": "checkout"}, "s"),
+			"HighErrorRate on service_name=checkout: s"},
+		{"routing labels and conditions say nothing",
+			alerts("KubeJobFailed", alert.Unknown, 1, map[string]string{"namespace": "batch", "job_name": "nightly-etl", "condition": "true", "phase": "Failed", "routing_key": "myteam", "slack_channel": "#alerts", "le": "0.5", "version": "v1.2.3"}, "s"),
+			"KubeJobFailed on namespace=batch job_name=nightly-etl: s"},
+		{"a workload named the OpenTelemetry way",
+			alerts("DeploymentDown", alert.Unknown, 1, map[string]string{"k8s.namespace.name": "shop", "k8s.deployment.name": "checkout", "k8s.replicaset.name": "checkout-7d9f"}, "s"),
+			"DeploymentDown on k8s.namespace.name=shop k8s.deployment.name=checkout k8s.replicaset.name=checkout-7d9f: s"},
 		{"OpenTelemetry's names stand in for the classic ones",
 			alerts("HighErrorRate", alert.Unknown, 1, map[string]string{"k8s.cluster.name": "prod-eu", "k8s.namespace.name": "shop", "k8s.pod.name": "checkout-7d9f", "service.name": "checkout"}, "5xx rate above 5%."),
 			"HighErrorRate on k8s.cluster.name=prod-eu k8s.namespace.name=shop k8s.pod.name=checkout-7d9f: 5xx rate above 5%."},

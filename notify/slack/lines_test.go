@@ -143,6 +143,16 @@ func TestEachAlertLineSaysWhichAlertFires(t *testing.T) {
 			notWant: []string{"team=", "severity="},
 		},
 		{
+			// A line naming its object (an instance) stays as it was: a
+			// first build filled it with condition=, reason= (a review).
+			name: "one certificate on an instance",
+			results: []*alert.Result{mixinAlert("fp-cert", map[string]string{
+				"alertname": "CertManagerCertNotReady", "instance": "10.0.0.7:9402", "job": "cert-manager", "name": "inference-tls", "condition": "False",
+			}, map[string]string{"summary": "Certificate not ready."})},
+			want:    [][]string{{"instance=10.0.0.7:9402, job=cert-manager", "Certificate not ready."}},
+			notWant: []string{"condition=", "name="},
+		},
+		{
 			// Alerts of different names on one pod: their names tell them
 			// apart, their labels say where.
 			name:    "two alerts of one pod",
