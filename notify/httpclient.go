@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -34,25 +35,44 @@ func HTTPClient(cfg *commoncfg.HTTPClientConfig, name string, timeout time.Durat
 	}
 	client.Timeout = timeout
 	if c.FollowRedirects {
-		client.CheckRedirect = keepBodiesHome
+		client.CheckRedirect = KeepCredentialsHome
 	}
 	return client, nil
 }
 
-// keepBodiesHome is the redirect policy of the outbound clients: Go's (at
-// most 10), but a redirect that sends a request's body to another host —
-// a 307 or 308 of a POST — is refused: the body holds a PagerDuty routing
-// key or a Slack token, and Go drops only the Authorization header across
-// hosts (an audit saw both reach the host a 307 named). A redirect within
-// the host, or one that turns the request into a GET, is followed.
-func keepBodiesHome(req *http.Request, via []*http.Request) error {
+// KeepCredentialsHome is the redirect policy of the outbound clients
+// (http.Client.CheckRedirect): Go's (at most 10 redirects), but none to
+// another host, and none from https to http. A 307 or 308 sends a POST's
+// body — a PagerDuty routing key, a Slack token — again to where it
+// points, and prometheus/common adds the http_config's credentials
+// (basic_auth, authorization, headers) to every request, a redirected GET's
+// too; Go drops only its own Authorization header across hosts (an audit
+// saw the token, the routing key and Alertmanager's basic auth reach the
+// host a redirect named). A redirect within the host (another path, port,
+// http to https) is followed.
+func KeepCredentialsHome(req *http.Request, via []*http.Request) error {
 	if len(via) >= 10 {
 		return errors.New("stopped after 10 redirects")
 	}
-	if req.Method != http.MethodGet && req.Method != http.MethodHead && !strings.EqualFold(req.URL.Host, via[0].URL.Host) {
-		return fmt.Errorf("refused a redirect of a %s to another host (%s): the request's body (a routing key, a token) would go there; configure the URL it redirects to", req.Method, req.URL.Host)
+	from := via[0].URL
+	if !sameHost(req.URL.Hostname(), from.Hostname()) {
+		return fmt.Errorf("refused a redirect to another host (%s): the request's credentials (a routing key, a token, the http_config's) would go there; configure the URL it redirects to", req.URL.Hostname())
+	}
+	if strings.EqualFold(from.Scheme, "https") && !strings.EqualFold(req.URL.Scheme, "https") {
+		return errors.New("refused a redirect from https to http: the request's credentials would go unencrypted")
 	}
 	return nil
+}
+
+// sameHost reports whether host names a and b are one host: equal but for
+// case and a trailing dot, or the same IP address however written.
+func sameHost(a, b string) bool {
+	a, b = strings.TrimSuffix(a, "."), strings.TrimSuffix(b, ".")
+	if ia, err := netip.ParseAddr(a); err == nil {
+		ib, err := netip.ParseAddr(b)
+		return err == nil && ia.Unmap() == ib.Unmap()
+	}
+	return strings.EqualFold(a, b)
 }
 
 // CloseIdleConnections closes the idle connections rt keeps, when it is

@@ -25,6 +25,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/internal/redact"
+	"github.com/alertrouter/alertrouter/notify"
 )
 
 // Config is the top-level `alertmanager:` block of the router's config:
@@ -133,6 +134,9 @@ func New(cfg Config) (*Client, error) {
 	hc, err := commoncfg.NewClientFromConfig(cfg.HTTPConfig, "alertrouter-silences")
 	if err != nil {
 		return nil, fmt.Errorf("alertmanager: http_config: %s", redact.Text(err.Error()))
+	}
+	if cfg.HTTPConfig.FollowRedirects {
+		hc.CheckRedirect = notify.KeepCredentialsHome
 	}
 	hc.Timeout = cfg.Timeout
 	if hc.Timeout <= 0 {

@@ -11,8 +11,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	commoncfg "github.com/prometheus/common/config"
 
 	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
@@ -298,5 +301,30 @@ func TestOnlyAlertmanagersUnknownSilenceIsNotFound(t *testing.T) {
 			t.Errorf("get %v, %d %q: not found %v, want %v (%v)", tc.get, tc.status, tc.body, got, tc.want, err)
 		}
 		srv.Close()
+	}
+}
+
+// The silence client built its own http.Client and followed a redirect to
+// another host, where prometheus/common sent the http_config's basic auth
+// again with the silence (a review): it refuses one, as the notifiers'
+// clients do (notify.KeepCredentialsHome).
+func TestARedirectDoesNotTakeAlertmanagersCredentialsElsewhere(t *testing.T) {
+	var elsewhere atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { elsewhere.Add(1) }))
+	defer other.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, strings.Replace(other.URL, "127.0.0.1", "localhost", 1)+r.URL.Path, http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	cfg := amsilence.Config{URL: srv.URL, HTTPConfig: commoncfg.DefaultHTTPClientConfig}
+	cfg.HTTPConfig.BasicAuth = &commoncfg.BasicAuth{Username: "am", Password: "AMPASSWORD"}
+	c, err := amsilence.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	_, err = c.Create(context.Background(), amsilence.Silence{Matchers: amsilence.Equal(map[string]string{"alertname": "DiskFull"}), StartsAt: now, EndsAt: now.Add(time.Hour), CreatedBy: "t", Comment: "c"})
+	if err == nil || elsewhere.Load() != 0 {
+		t.Fatalf("Create = %v; the other host got %d requests, want none", err, elsewhere.Load())
 	}
 }
