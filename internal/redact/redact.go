@@ -24,7 +24,7 @@ const Placeholder = "<secret>"
 // what follows '?'.
 func URL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || u.User == nil && cutUserinfo(raw) {
 		return unparsed(raw)
 	}
 	if u.User != nil {
@@ -49,6 +49,19 @@ func URL(raw string) string {
 // webhook's secret: Slack's (/services/T…/B…/…) and Slack-compatible ones
 // (Mattermost's /hooks/…).
 var webhookPaths = []string{"/services/", "/hooks/"}
+
+// cutUserinfo reports whether raw, which url.Parse read without a user,
+// holds a "user:password@" that a "/", "?" or "#" of the password cut
+// short: "http://svc:2024/Summer@proxy:3128" parses as host svc, port
+// 2024 and a path holding the rest of the password (a review).
+func cutUserinfo(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return false
+	}
+	at := strings.LastIndexByte(rest, '@')
+	return at >= 0 && strings.ContainsRune(rest[:at], ':')
+}
 
 // unparsed hides the credentials of a URL that url.Parse refused or that
 // has no host, by text.
@@ -86,7 +99,9 @@ var (
 	// parse errors and most of ours print the URL they refuse.
 	quotedURL = regexp.MustCompile(`"[A-Za-z][A-Za-z0-9+.-]*://(?:[^"\\]|\\.)*"`)
 	// userinfo is the user:password@ of a URL written bare in text.
-	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s/?#@"'\x60]*@`)
+	// The password runs to the last "@" before a space or a quote: it may
+	// hold "/", "?" or "#".
+	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s"'\x60]*@`)
 	// badPort is net/url's error about a port that is not a number: a
 	// password holding "/", "?" or "#" ends the authority early, and what
 	// net/url then reads as the port is the password's start.
@@ -190,13 +205,18 @@ func (s *Secrets) Error(err error) error {
 	return errors.New(s.String(err.Error()))
 }
 
-// Values returns text with each of values hidden (Placeholder), those under
-// 4 bytes left alone as Secrets.Add leaves them: for what a server answered,
-// quoted in an error — a proxy's or a firewall's error page may echo the
-// request, and with it the routing key or the webhook's path that the
-// request carried.
+// Values returns text with each of values hidden (Placeholder), the
+// longest first, those under 4 bytes left alone as Secrets.Add leaves them:
+// for what a server answered, quoted in an error — a proxy's or a
+// firewall's error page may echo the request, and with it the routing key
+// or the webhook's path that the request carried. Only whole values are
+// hidden (not Secrets.String's back-quoted fragments: a proxy's
+// "`127.0.0.1` denied" is no part of a secret).
 func Values(text string, values ...string) string {
 	var s Secrets
 	s.Add(values...)
-	return s.String(text)
+	for _, v := range s.values {
+		text = strings.ReplaceAll(text, v, Placeholder)
+	}
+	return text
 }

@@ -52,6 +52,11 @@ func TestURLHidesTheSecretsOfAURLThatDoesNotParse(t *testing.T) {
 		"example.com/v2/enqueue?token=SUPERSECRET":                      "example.com/v2/enqueue?xxxxx",
 		"http://u:SUPERSECRET@example.com/%zz":                          "<secret>@example.com/%zz",
 		"http://127.0.0.1:1/v2/enqueue%zz":                              "http://127.0.0.1:1/v2/enqueue%zz",
+		// A password whose start is digits and then "/" or "#": net/url
+		// reads a host and a port, and the rest as a path (a review).
+		"http://svc:2024/SUPERSECRET@proxy.corp:3128": "<secret>@proxy.corp:3128",
+		"http://svc:2024#SUPERSECRET@proxy.corp:3128": "<secret>@proxy.corp:3128",
+		"https://host:8443/path":                      "https://host:8443/path",
 	} {
 		got := URL(in)
 		if strings.Contains(got, "SUPERSECRET") || got != want {
@@ -76,6 +81,8 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		// error, the start log and the reload answer).
 		`proxy_url: parse "http://px:SUPERSECRET/rest@127.0.0.1:21799": invalid port ":SUPERSECRET" after host`: `proxy_url: parse "<secret>@127.0.0.1:21799": invalid port ":xxxxx" after host`,
 		`proxy_url: parse "http://px:SUPERSECRET": invalid port ":SUPERSECRET" after host`:                      `proxy_url: parse "http://px:xxxxx": invalid port ":xxxxx" after host`,
+		`Post "http://prom:2024/SUPERSECRET@127.0.0.1:21904/api/v1/query": refused`:                             `Post "<secret>@127.0.0.1:21904/api/v1/query": refused`,
+		`proxy http://u:2024/SUPERSECRET@proxy:3128 refused`:                                                    `proxy http://u:xxxxx@proxy:3128 refused`,
 		`invalid port ":SUPERSECRET" after host`:                                                                `invalid port ":xxxxx" after host`,
 		`parse "http://h:99999/x": invalid port ":99999" after host`:                                            `parse "http://h:99999/x": invalid port ":xxxxx" after host`,
 	} {
@@ -83,5 +90,14 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		if strings.Contains(got, "SUPERSECRET") || got != want {
 			t.Errorf("Text(%q) =\n  %q, want\n  %q", in, got, want)
 		}
+	}
+}
+
+// Values hides whole values only: a proxy's page quoting a host in back
+// quotes was hidden for being part of the webhook's URL (a review).
+func TestValuesHidesWholeValuesOnly(t *testing.T) {
+	got := Values("access to `127.0.0.1` denied for T0/B0/SUPERSECRET", "T0/B0/SUPERSECRET", "http://127.0.0.1/services/T0/B0/SUPERSECRET", "ab")
+	if want := "access to `127.0.0.1` denied for <secret>"; got != want {
+		t.Errorf("Values = %q, want %q", got, want)
 	}
 }

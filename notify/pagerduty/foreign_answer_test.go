@@ -85,11 +85,22 @@ func TestAnAnswerThatIsNotPagerDutysIsNotADelivery(t *testing.T) {
 // into the log, the webhook's 503 answer (Alertmanager's log), the journal,
 // dead letters and the console (an audit). The key is hidden.
 func TestAnAnswerEchoingTheEventHidesTheRoutingKey(t *testing.T) {
-	for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
+	// The padding puts the key across the 512 characters errorText keeps:
+	// hidden after the cut, the part of it before was left (a review).
+	for _, pad := range []int{0, 470} {
+		for _, status := range []int{http.StatusBadRequest, http.StatusInternalServerError} {
+			checkEchoHidesTheKey(t, status, pad)
+		}
+	}
+}
+
+func checkEchoHidesTheKey(t *testing.T, status, pad int) {
+	t.Helper()
+	{
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			body, _ := io.ReadAll(r.Body)
 			w.WriteHeader(status)
-			_, _ = w.Write(append([]byte("bad request: "), body...))
+			_, _ = w.Write(append([]byte("bad request: "+strings.Repeat("x", pad)), body...))
 		}))
 		h := newHarness(t, func(c *pagerduty.Config) { c.URL = srv.URL + "/v2/enqueue" })
 		err := h.n.Notify(context.Background(), opening("fp1"))
@@ -97,8 +108,8 @@ func TestAnAnswerEchoingTheEventHidesTheRoutingKey(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "routing_key") {
 			t.Fatalf("HTTP %d: Notify = %v; want the echoed event quoted", status, err)
 		}
-		if strings.Contains(err.Error(), pdtest.RoutingKey) || !strings.Contains(err.Error(), `"routing_key":"<secret>"`) {
-			t.Errorf("HTTP %d: the error shows the routing key: %v", status, err)
+		if strings.Contains(err.Error(), pdtest.RoutingKey[:8]) || !strings.Contains(err.Error(), `"routing_key":"<secret>`) {
+			t.Errorf("HTTP %d, %d bytes before the event: the error shows the routing key: %v", status, pad, err)
 		}
 	}
 }

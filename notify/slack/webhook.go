@@ -225,17 +225,28 @@ func (n *Notifier) hidden(a *webhookAnswer) *webhookAnswer {
 }
 
 // webhookSecrets are what an answer of the incoming webhook at u must not
-// show: u, its path, and what follows /services/ or /hooks/ in it.
+// show: what follows /services/ or /hooks/ in its path (the webhook's
+// credential; the whole path when neither is there), as written, escaped
+// for JSON ("\/") and for a query ("%2F"), and each of its segments of 12
+// characters or more (Slack's token, Mattermost's hook id), which an answer
+// may quote alone ("invalid token …" — a review). A shorter segment
+// (`/hooks/alerts`) would hide ordinary words.
 func webhookSecrets(u string) []string {
-	secrets := []string{u}
 	p, err := url.Parse(u)
 	if err != nil {
-		return secrets
+		return []string{u}
 	}
-	secrets = append(secrets, p.Path, p.EscapedPath())
+	tail := p.Path
 	for _, prefix := range []string{"/services/", "/hooks/"} {
 		if i := strings.Index(p.Path, prefix); i >= 0 {
-			secrets = append(secrets, p.Path[i+len(prefix):])
+			tail = p.Path[i+len(prefix):]
+			break
+		}
+	}
+	secrets := []string{tail, strings.ReplaceAll(tail, "/", `\/`), url.QueryEscape(tail), url.PathEscape(tail)}
+	for seg := range strings.SplitSeq(tail, "/") {
+		if len(seg) >= 12 {
+			secrets = append(secrets, seg)
 		}
 	}
 	return secrets

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -372,18 +373,30 @@ func TestAPostWhoseRetryIsDueTooLateAfterA429FailsSayingSo(t *testing.T) {
 // journal (an audit). It is hidden, on a 404 and on a 200 that is not
 // Slack's "ok".
 func TestAnAnswerEchoingTheWebhooksPathHidesIt(t *testing.T) {
+	// As written, escaped for JSON or a query, or its token alone (a
+	// review found each left whole).
+	echoes := []func(path string) string{
+		func(path string) string { return "<pre>Cannot POST " + path + "</pre>" },
+		func(path string) string { return `{"error":"Cannot POST ` + strings.ReplaceAll(path, "/", `\/`) + `"}` },
+		func(path string) string { return "Cannot POST " + url.QueryEscape(path) },
+		func(path string) string {
+			return "Cannot POST: invalid token " + path[strings.LastIndexByte(path, '/')+1:]
+		},
+	}
 	for _, status := range []int{http.StatusNotFound, http.StatusOK} {
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			w.WriteHeader(status)
-			_, _ = w.Write([]byte("<pre>Cannot POST " + r.URL.Path + "</pre>"))
-		}))
-		err := newWebhookNotifier(t, srv.URL+webhookPath).Notify(context.Background(), opening("aaa"))
-		srv.Close()
-		if err == nil || !strings.Contains(err.Error(), "Cannot POST") {
-			t.Fatalf("HTTP %d: Notify = %v; want the answer quoted", status, err)
-		}
-		if strings.Contains(err.Error(), "s3cretW3bhookToken") {
-			t.Errorf("HTTP %d: the error shows the webhook's path: %v", status, err)
+		for i, echo := range echoes {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(status)
+				_, _ = w.Write([]byte(echo(r.URL.Path)))
+			}))
+			err := newWebhookNotifier(t, srv.URL+webhookPath).Notify(context.Background(), opening("aaa"))
+			srv.Close()
+			if err == nil || !strings.Contains(err.Error(), "Cannot POST") {
+				t.Fatalf("HTTP %d, echo %d: Notify = %v; want the answer quoted", status, i, err)
+			}
+			if strings.Contains(err.Error(), "s3cretW3bhookToken") {
+				t.Errorf("HTTP %d, echo %d: the error shows the webhook's path: %v", status, i, err)
+			}
 		}
 	}
 }
