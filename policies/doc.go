@@ -15,7 +15,7 @@
 //     slo label (kube-prometheus' KubeAPIErrorBudgetBurn) are decided the
 //     same way, their reasons naming a burn-rate window pair, not Pyrra.
 //  2. Burn-rate tiers from burn_rate_<window> labels or annotations.
-//  3. Capacity from utilization (firing alerts only). A bare number in
+//  3. Capacity from utilization (a resolved alert's as if firing). A bare number in
 //     (1, 2] is read as a percentage; when that reading decides none, a
 //     severity that pages or tickets decides instead (1.2 may be 120%).
 //  4. Regression from baseline_ratio ("+35%", with its sign, is a change:
