@@ -357,8 +357,8 @@ func merge(bs []*batch) *alert.Notification {
 		if alert.Rank(b.n.Action) > alert.Rank(m.Action) {
 			m.Action = b.n.Action // the loudest, as for one batch
 		}
-		if m.NotifiedTier == "" {
-			m.NotifiedTier = b.n.NotifiedTier
+		if b.n.NotifiedTier != "" && (m.NotifiedTier == "" || alert.Rank(b.n.ShownAction()) > alert.Rank(m.ShownAction())) {
+			m.NotifiedTier = b.n.NotifiedTier // the loudest, as in notification
 		}
 		if b.n.Data != nil {
 			data.Alerts = append(data.Alerts, b.n.Data.Alerts...)

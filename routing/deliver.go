@@ -326,7 +326,9 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 		if p.ConsoleURL != nil {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}
-		if b.n.Action == alert.ActionPage {
+		if b.n.ShownAction() == alert.ActionPage {
+			// (A resolve drawn as the page it was names its PagerDuty
+			// incident too.)
 			b.n.PagedAt = p.pagedAt(b.receiver, b.n.Results)
 			b.n.Paged = len(b.n.PagedAt) > 0
 		}

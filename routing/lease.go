@@ -621,12 +621,7 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 			n.NotifiedTier = t.notified
 		}
 	}
-	if n.NotifiedTier != "" {
-		// A resolve is drawn as its firings were notified: decided again
-		// from its last annotations (a capacity page resolving at 85 %),
-		// a page's card read ticket and lost its PagerDuty line (a review).
-		n.Action = tierAction(n.NotifiedTier)
-	}
+
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
 	n.Data = templateData(msg, b.receiver, alerts, n.Results)
 	return n

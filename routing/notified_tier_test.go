@@ -1,10 +1,12 @@
 package routing_test
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -30,19 +32,52 @@ func TestAResolveIsDrawnAsItsFiringWasNotified(t *testing.T) {
 	}
 	sl := e.slack.notifications()
 	last := sl[len(sl)-1]
-	if last.Kind != alert.KindResolved || last.Action != alert.ActionPage || last.NotifiedTier == "" || tierOf(last.NotifiedTier) != "page" {
-		t.Fatalf("Slack's resolve: kind %s, action %s, notified tier %q; want the resolve drawn as the page it was", last.Kind, last.Action, last.NotifiedTier)
+	if last.Kind != alert.KindResolved || last.ShownAction() != alert.ActionPage {
+		t.Fatalf("Slack's resolve: kind %s, shown %s (notified tier %q); want it drawn as the page it was", last.Kind, last.ShownAction(), last.NotifiedTier)
 	}
-	if last.Results[0].Decision.Action != alert.ActionTicket {
-		t.Errorf("the resolve's own decision = %s; want it kept (ticket)", last.Results[0].Decision.Action)
+	if last.Action != alert.ActionTicket || last.Results[0].Decision.Action != alert.ActionTicket {
+		t.Errorf("the resolve's own action %s, decision %s; want them kept (ticket): what is sent where follows them", last.Action, last.Results[0].Decision.Action)
 	}
 }
 
-func tierOf(tier string) string {
-	for i := range tier {
-		if tier[i] == ':' {
-			return tier[:i]
-		}
+// noMirror is Slack with mirror_pages off: it posts nothing for a page.
+type noMirror struct{ *sink }
+
+func (m noMirror) Notify(ctx context.Context, n *alert.Notification) error {
+	if n.Action == alert.ActionPage {
+		return nil
 	}
-	return tier
+	return m.sink.Notify(ctx, n)
+}
+
+// A ticket that escalated to a page (Slack with mirror_pages off posts the
+// page nowhere, its marker says page) and resolved as a ticket again: its
+// resolve must reach the ticket's card. Taking the notified tier for the
+// resolve's action made it a page, which Slack dropped, and the ticket
+// stayed firing (a review). The tier is what the card shows, nothing more.
+func TestAnEscalatedTicketsResolveReachesItsCard(t *testing.T) {
+	e := newEnv(t)
+	e.routes = pageToBothRoutes
+	p := e.pipeline()
+	integ := p.Receivers["slack"][0]
+	integ.Notifier = noMirror{e.slack}
+	p.Receivers["slack"] = []routing.Integration{integ}
+	ticket := tAlert("GPUCapacityHigh", "firing", "ticket")
+	mustProcess(t, p, ticket)
+	e.clock.Advance(time.Minute)
+	page := tAlert("GPUCapacityHigh", "firing", "ticket")
+	page.Annotations["test_action"] = "page"
+	mustProcess(t, p, page)
+	e.clock.Advance(10 * time.Minute)
+	resolved := tAlert("GPUCapacityHigh", "resolved", "ticket")
+	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	sl := e.slack.notifications()
+	if len(sl) == 0 || sl[len(sl)-1].Kind != alert.KindResolved {
+		var kinds []alert.Kind
+		for _, n := range sl {
+			kinds = append(kinds, n.Kind)
+		}
+		t.Fatalf("Slack got %v; want the ticket's resolve last", kinds)
+	}
 }

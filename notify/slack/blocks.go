@@ -106,13 +106,13 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	}
 	c, d := lead.Classification, lead.Decision
 	if _, pt, ok := strings.Cut(no.NotifiedTier, ":"); ok {
-		// A resolve says how its firings were notified (no.Action is
-		// that), not what its last annotations decide again.
+		// A resolve says how its firings were notified (ShownAction),
+		// not what its last annotations decide again.
 		d.Policy, d.Tier, _ = strings.Cut(pt, ":")
 	}
 
 	var b strings.Builder
-	b.WriteString("*Decision:* " + esc(string(no.Action)))
+	b.WriteString("*Decision:* " + esc(string(no.ShownAction())))
 	if d.Policy != "" {
 		b.WriteString(" (" + esc(d.Policy) + ", " + esc(d.Tier) + ")")
 	}
@@ -531,7 +531,7 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 	if no.Kind == alert.KindReminder {
 		label = "Reminder"
 	}
-	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.Action)) + " · *Incident:* `" + esc(no.Incident) + "`"
+	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.ShownAction())) + " · *Incident:* `" + esc(no.Incident) + "`"
 	alerts := withAlert(no.Results)
 	tell := tellApart(alerts)
 	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], tell, " — ", maxDigestLine, maxDigestSummary) })
@@ -582,7 +582,7 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	return []sl.Block{
 		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
 		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
-			esc(string(no.Action)), esc(no.Incident), paged, counts)),
+			esc(string(no.ShownAction())), esc(no.Incident), paged, counts)),
 	}
 }
 

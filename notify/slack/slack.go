@@ -324,7 +324,7 @@ func (n *Notifier) renderWith(no *alert.Notification, group *notify.Data) messag
 		text = t.Render(n.logger, "text", n.cfg.Text, notify.DefaultText, safe)
 	}
 	pdRef := ""
-	if no.Action == alert.ActionPage && no.Paged {
+	if no.ShownAction() == alert.ActionPage && no.Paged {
 		// Only a page that went to PagerDuty names its incident there.
 		pdRef = pagerduty.DedupKey(no.Incident)
 		if n.cfg.LinkNames {

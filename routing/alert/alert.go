@@ -369,6 +369,18 @@ func IntegrationSeries(receiver, kind string) map[string]string {
 	return map[string]string{"receiver": receiver, "integration": kind}
 }
 
+// ShownAction is the decision n's card says: for a resolve, the action of
+// the tier its firings were notified with (NotifiedTier), else Action. A
+// page's resolve read ticket from its last annotations and its card lost
+// the page (a review); taken as the resolve's Action, Slack dropped the
+// resolves of pages it never mirrored (a second review).
+func (n *Notification) ShownAction() Action {
+	if a, _, ok := strings.Cut(n.NotifiedTier, ":"); ok {
+		return Action(a)
+	}
+	return n.Action
+}
+
 // Notification is one message to one integration of one receiver about
 // one incident: the alert transitions of that incident that this webhook
 // brought and that no replica has notified to that integration yet.
@@ -383,16 +395,16 @@ type Notification struct {
 	// Slack to thread the incident's messages.
 	Incident string
 	Kind     Kind
-	// Action is the loudest decision among Results — for a resolve, the
-	// loudest its alerts were notified with at this integration when their
-	// markers say (NotifiedTier).
+	// Action is the loudest decision among Results.
 	Action Action
 	// NotifiedTier is, for a resolve, the loudest tier
 	// ("action:policy:tier", dedup.Tier) its alerts' firings were notified
 	// with at this integration, when their markers were read; "" when
 	// unknown. A resolve is decided again from its own labels and
 	// annotations — a capacity page resolving at a lower utilization reads
-	// ticket —, and Slack's card of the incident says how it was notified.
+	// ticket —: Slack's card of the incident draws it as notified
+	// (ShownAction), while what is sent where follows Action and the
+	// markers as for any resolve.
 	NotifiedTier string
 	// Results are the alerts of this notification.
 	Results []*Result
