@@ -167,6 +167,11 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"routing labels and conditions say nothing",
 			alerts("KubeJobFailed", alert.Unknown, 1, map[string]string{"namespace": "batch", "job_name": "nightly-etl", "condition": "true", "phase": "Failed", "routing_key": "myteam", "slack_channel": "#alerts", "le": "0.5", "version": "v1.2.3"}, "s"),
 			"KubeJobFailed on namespace=batch job_name=nightly-etl: s"},
+		// The sectors' own object labels (testdata/policies/capacity.json's
+		// pools read "on cluster=gpu-east-1" alone — a review).
+		{"a serving pool",
+			alerts("GPUCapacityHigh", alert.Unknown, 1, map[string]string{"cluster": "gpu-east-1", "pool": "h100-pool-3", "kpi": "QTS"}, "s"),
+			"GPUCapacityHigh on cluster=gpu-east-1 pool=h100-pool-3: s"},
 		{"a workload named the OpenTelemetry way",
 			alerts("DeploymentDown", alert.Unknown, 1, map[string]string{"k8s.namespace.name": "shop", "k8s.deployment.name": "checkout", "k8s.replicaset.name": "checkout-7d9f"}, "s"),
 			"DeploymentDown on k8s.namespace.name=shop k8s.deployment.name=checkout k8s.replicaset.name=checkout-7d9f: s"},
