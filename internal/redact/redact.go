@@ -54,13 +54,24 @@ var webhookPaths = []string{"/services/", "/hooks/"}
 // holds a "user:password@" that a "/", "?" or "#" of the password cut
 // short: "http://svc:2024/Summer@proxy:3128" parses as host svc, port
 // 2024 and a path holding the rest of the password (a review).
+// An "@" after a "?" (a query's value, PromQL's @ modifier) or within an
+// incoming webhook's path is not one: hiding up to it showed the rest of
+// a query's secret or a webhook's token (a review), which URL hides.
 func cutUserinfo(raw string) bool {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return false
 	}
 	at := strings.LastIndexByte(rest, '@')
-	return at >= 0 && strings.ContainsRune(rest[:at], ':')
+	if at < 0 || !strings.ContainsRune(rest[:at], ':') || strings.ContainsRune(rest[:at], '?') {
+		return false
+	}
+	for _, p := range webhookPaths {
+		if strings.Contains(rest[:at], p) {
+			return false
+		}
+	}
+	return true
 }
 
 // unparsed hides the credentials of a URL that url.Parse refused or that
