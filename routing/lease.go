@@ -621,7 +621,6 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 			n.NotifiedTier = t.notified
 		}
 	}
-
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
 	n.Data = templateData(msg, b.receiver, alerts, n.Results)
 	return n
