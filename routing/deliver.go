@@ -327,9 +327,17 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}
 		if b.n.ShownAction() == alert.ActionPage {
-			// (A resolve drawn as the page it was names its PagerDuty
-			// incident too.)
 			b.n.PagedAt = p.pagedAt(b.receiver, b.n.Results)
+			if b.kind == alert.KindResolved {
+				// A resolve drawn as the page it was names the PagerDuty
+				// its resolve goes to in this webhook: decided ticket
+				// again, its own routes reach none (a review).
+				for _, o := range batches {
+					if at := o.receiver + "/" + o.integ.Name; o.incident == b.incident && o.kind == b.kind && o.integ.silentUpdates() && !slices.Contains(b.n.PagedAt, at) {
+						b.n.PagedAt = append(b.n.PagedAt, at)
+					}
+				}
+			}
 			b.n.Paged = len(b.n.PagedAt) > 0
 		}
 	}

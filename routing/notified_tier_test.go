@@ -21,6 +21,9 @@ func TestAResolveIsDrawnAsItsFiringWasNotified(t *testing.T) {
 	e := newEnv(t)
 	e.routes = pageToBothRoutes
 	p := e.pipeline()
+	pd := p.Receivers["pagerduty"][0]
+	pd.Notifier = silentSink{e.pd} // PagerDuty: the incident Slack's card names
+	p.Receivers["pagerduty"] = []routing.Integration{pd}
 	mustProcess(t, p, tAlert("KVCacheFull", "firing", "page"))
 	e.clock.Advance(10 * time.Minute)
 	resolved := tAlert("KVCacheFull", "resolved", "page")
@@ -32,8 +35,11 @@ func TestAResolveIsDrawnAsItsFiringWasNotified(t *testing.T) {
 	}
 	sl := e.slack.notifications()
 	last := sl[len(sl)-1]
-	if last.Kind != alert.KindResolved || last.ShownAction() != alert.ActionPage {
-		t.Fatalf("Slack's resolve: kind %s, shown %s (notified tier %q); want it drawn as the page it was", last.Kind, last.ShownAction(), last.NotifiedTier)
+	// Paged: the card keeps its PagerDuty line — the resolve's own routes,
+	// decided ticket, reach no PagerDuty, the webhook's resolve there does
+	// (a review).
+	if last.Kind != alert.KindResolved || last.ShownAction() != alert.ActionPage || !last.Paged {
+		t.Fatalf("Slack's resolve: kind %s, shown %s (notified tier %q), paged %v; want it drawn as the page it was", last.Kind, last.ShownAction(), last.NotifiedTier, last.Paged)
 	}
 	if last.Action != alert.ActionTicket || last.Results[0].Decision.Action != alert.ActionTicket {
 		t.Errorf("the resolve's own action %s, decision %s; want them kept (ticket): what is sent where follows them", last.Action, last.Results[0].Decision.Action)
@@ -79,5 +85,28 @@ func TestAnEscalatedTicketsResolveReachesItsCard(t *testing.T) {
 			kinds = append(kinds, n.Kind)
 		}
 		t.Fatalf("Slack got %v; want the ticket's resolve last", kinds)
+	}
+}
+
+// A page re-decided ticket while it fired (its marker then says ticket)
+// and resolving decided page again: the card said page at the session's
+// start, and the notified tier alone made it ticket (a review). The card
+// says the louder of the two.
+func TestAPageDeEscalatedWhileFiringResolvesAsAPage(t *testing.T) {
+	e := newEnv(t)
+	e.routes = pageToBothRoutes
+	p := e.pipeline()
+	mustProcess(t, p, tAlert("KVCacheFull", "firing", "page"))
+	e.clock.Advance(time.Minute)
+	quieter := tAlert("KVCacheFull", "firing", "page")
+	quieter.Annotations["test_action"] = "ticket"
+	mustProcess(t, p, quieter)
+	e.clock.Advance(10 * time.Minute)
+	resolved := tAlert("KVCacheFull", "resolved", "page")
+	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	sl := e.slack.notifications()
+	if last := sl[len(sl)-1]; last.Kind != alert.KindResolved || last.ShownAction() != alert.ActionPage {
+		t.Fatalf("Slack's resolve: kind %s, shown %s (action %s, notified tier %q); want page", last.Kind, last.ShownAction(), last.Action, last.NotifiedTier)
 	}
 }

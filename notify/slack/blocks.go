@@ -105,7 +105,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 		lead = no.Results[0]
 	}
 	c, d := lead.Classification, lead.Decision
-	if _, pt, ok := strings.Cut(no.NotifiedTier, ":"); ok {
+	if a, pt, ok := strings.Cut(no.NotifiedTier, ":"); ok && alert.Action(a) == no.ShownAction() && a != string(no.Action) {
 		// A resolve says how its firings were notified (ShownAction),
 		// not what its last annotations decide again.
 		d.Policy, d.Tier, _ = strings.Cut(pt, ":")

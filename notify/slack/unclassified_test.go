@@ -53,13 +53,13 @@ func TestTheCardLeavesOutWhatWasNotClassified(t *testing.T) {
 }
 
 // A resolve is drawn as its firings were notified (alert.Notification's
-// NotifiedTier, its Action that tier's): a capacity page resolving at 85 %
+// NotifiedTier, through ShownAction): a capacity page resolving at 85 %
 // is decided ticket (capacity, warn) again, and the card said so of a page
 // that woke someone (a review).
 func TestAResolvedCardSaysHowItsFiringWasNotified(t *testing.T) {
 	r := notifytest.Result("KVCacheFull", "aaa", "resolved", alert.ActionTicket)
 	r.Decision.Policy, r.Decision.Tier = "capacity", "warn"
-	no := notifytest.Notification("triage", alert.KindResolved, alert.ActionPage, r)
+	no := notifytest.Notification("triage", alert.KindResolved, alert.ActionTicket, r)
 	no.NotifiedTier = "page:capacity:critical"
 	card := slack.Blocks(no, notify.NewData(no), "", "", "")[1].(*sl.SectionBlock).Text.Text
 	if !strings.Contains(card, "*Decision:* page (capacity, critical)") {

@@ -369,13 +369,14 @@ func IntegrationSeries(receiver, kind string) map[string]string {
 	return map[string]string{"receiver": receiver, "integration": kind}
 }
 
-// ShownAction is the decision n's card says: for a resolve, the action of
-// the tier its firings were notified with (NotifiedTier), else Action. A
-// page's resolve read ticket from its last annotations and its card lost
-// the page (a review); taken as the resolve's Action, Slack dropped the
-// resolves of pages it never mirrored (a second review).
+// ShownAction is the decision n's card says: for a resolve, the louder of
+// its own and the tier its firings were notified with (NotifiedTier: the
+// marker keeps the latest, a page re-decided ticket while it fired keeps
+// ticket). A page's resolve read ticket from its last annotations and its
+// card lost the page (a review); taken as the resolve's Action, Slack
+// dropped the resolves of pages it never mirrored (a second review).
 func (n *Notification) ShownAction() Action {
-	if a, _, ok := strings.Cut(n.NotifiedTier, ":"); ok {
+	if a, _, ok := strings.Cut(n.NotifiedTier, ":"); ok && Rank(Action(a)) > Rank(n.Action) {
 		return Action(a)
 	}
 	return n.Action
