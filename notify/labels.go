@@ -40,9 +40,10 @@ func TellingFirst(names []string) {
 // subjectNames are the labels that name what an alert is about, in the
 // order SubjectLabels prefers them: a service or component, a workload, a
 // pipeline's consumer group and topic, a store's database and table, a
-// pipeline, a training run, a serving pool, a model, an exchange venue, a
-// route, an ingress, a proxy, a point of presence, a device, a switch and
-// its fabric, an interface or port, a host, a name. Any other
+// model, a device and its interface or port, a GPU, a pipeline, a
+// training run, a serving pool, an exchange venue, a route, an ingress, a
+// proxy, a point of presence, a switch and its fabric, a host, a name
+// (a value "default" names nothing). Any other
 // label is as likely to repeat the alertname (`phase=Failed`,
 // `condition=true`), to route it (`routing_key`, `slack_channel`) or to be
 // noise (`le`, `code`, `version`, a replica's name, a UUID): an audit of a
@@ -51,9 +52,9 @@ func TellingFirst(names []string) {
 var subjectNames = []string{
 	"service_name", "service.name", "service", "component", "deployment", "statefulset", "daemonset", "cronjob",
 	"job_name", "persistentvolumeclaim", "consumergroup", "consumer_group", "topic", "queue", "database", "datname",
-	"db", "table", "bucket", "pipeline", "run", "pool", "model_name", "model", "model_id", "venue", "route", "ingress",
-	"proxy", "pop", "device", "switch", "fabric", "interface", "ifName", "ifDescr", "port", "span", "link", "circuit",
-	"gpu", "mountpoint", "container", "host", "hostname", "target", "name",
+	"db", "table", "bucket", "model_name", "model", "model_id", "device", "interface", "ifName", "ifDescr", "port",
+	"span", "link", "circuit", "gpu", "pipeline", "run", "pool", "venue", "route", "ingress", "proxy", "pop", "switch",
+	"fabric", "mountpoint", "container", "host", "hostname", "target", "name",
 }
 
 // maxSubjectLabels bounds the labels SubjectLabels returns.
@@ -72,7 +73,7 @@ const maxSubjectLabels = 3
 func SubjectLabels(l map[string]string, skip func(string) bool) []string {
 	ok := func(name string) bool {
 		v := l[name]
-		return v != "" && !strings.ContainsFunc(v, unicode.IsSpace) && (skip == nil || !skip(name))
+		return v != "" && v != "default" && !strings.ContainsFunc(v, unicode.IsSpace) && (skip == nil || !skip(name))
 	}
 	var names []string
 	for _, name := range subjectNames {
