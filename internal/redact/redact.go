@@ -27,6 +27,17 @@ func URL(raw string) string {
 	if err != nil || u.Host == "" || u.User == nil && cutUserinfo(raw) {
 		return unparsed(raw)
 	}
+	if u.User == nil && u.Port() != "" && strings.Contains(raw, "@") {
+		// An "@" in a query or a webhook's path (cutUserinfo leaves
+		// those) may end a password that starts with digits and holds a
+		// "?" ("user:839201?Kx7@proxy", read as port 839201): the port
+		// is hidden with the query and the path (a review).
+		if h := u.Hostname(); strings.Contains(h, ":") {
+			u.Host = "[" + h + "]:xxxxx"
+		} else {
+			u.Host = h + ":xxxxx"
+		}
+	}
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")

@@ -59,9 +59,11 @@ func TestURLHidesTheSecretsOfAURLThatDoesNotParse(t *testing.T) {
 		"https://host:8443/path":                      "https://host:8443/path",
 		// An "@" in a query or a webhook's path is no password's end: the
 		// query and the token stay hidden whole.
-		"http://am:9093/api?token=SUPERSECRET@tail1234":                  "http://am:9093/api?xxxxx",
-		"http://prometheus:9090/api/v1/query?query=up@1700000000":        "http://prometheus:9090/api/v1/query?xxxxx",
-		"https://hooks.example.com:443/services/T0/B0/SUPERSECRET@en123": "https://hooks.example.com:443/services/xxxxx",
+		"http://proxyuser:839201?SUPERSECRET@proxy.corp:3128":            "http://proxyuser:xxxxx?xxxxx",
+		"http://proxyuser:8392/hooks/SUPERSECRET@proxy.corp:3128":        "http://proxyuser:xxxxx/hooks/xxxxx",
+		"http://am:9093/api?token=SUPERSECRET@tail1234":                  "http://am:xxxxx/api?xxxxx",
+		"http://prometheus:9090/api/v1/query?query=up@1700000000":        "http://prometheus:xxxxx/api/v1/query?xxxxx",
+		"https://hooks.example.com:443/services/T0/B0/SUPERSECRET@en123": "https://hooks.example.com:xxxxx/services/xxxxx",
 	} {
 		got := URL(in)
 		if strings.Contains(got, "SUPERSECRET") || got != want {
