@@ -221,7 +221,13 @@ func (n *Notifier) Check(ctx context.Context) error {
 // retryable unless alert.Permanent.
 func (n *Notifier) Notify(ctx context.Context, no *alert.Notification) error {
 	if no.Action == alert.ActionPage && !n.cfg.MirrorPages {
-		return nil
+		// A page is not mirrored here — but the resolve of an incident
+		// whose card is here (a ticket whose alert escalated to a page,
+		// resolving decided page) resolves that card: it was dropped,
+		// and the ticket stayed firing for good (a review).
+		if _, drawn := parseParent(no.Ref); no.Kind != alert.KindResolved || !drawn {
+			return nil
+		}
 	}
 	start := time.Now()
 	defer n.metrics.ObserveSince(start)

@@ -480,6 +480,38 @@ func TestPagesAreSkippedWhenNotMirrored(t *testing.T) {
 	}
 }
 
+// With mirror_pages false, a ticket whose alert escalated to a page and
+// resolved decided page: its resolve was skipped as a page, and the
+// ticket's card stayed firing for good (a review). A resolve of an
+// incident with a card here resolves it; a page with none posts nothing.
+func TestAnEscalatedTicketsResolveReachesItsCardWithoutMirroring(t *testing.T) {
+	h := newHarness(t)
+	n := h.notifier(t, func(c *slack.Config) { c.MirrorPages = false })
+	ctx := context.Background()
+	first := opening("aaa")
+	if err := n.Notify(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	last := under(first.Ref, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
+	last.IncidentResolved = true
+	if err := n.Notify(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	parents := h.srv.Parents()
+	if len(parents) != 1 || parents[0].Updates != 1 || !bytes.Contains(parents[0].Blocks, []byte("[RESOLVED]")) {
+		t.Fatalf("parents = %+v; want the ticket's card edited to resolved", parents)
+	}
+	before := len(h.srv.Messages())
+	unmirrored := note(alert.KindResolved, alert.ActionPage, "resolved", "bbb")
+	unmirrored.IncidentResolved = true
+	if err := n.Notify(ctx, unmirrored); err != nil {
+		t.Fatal(err)
+	}
+	if got := len(h.srv.Messages()); got != before {
+		t.Errorf("a page's resolve with no card here posted a message (%d messages, %d before)", got, before)
+	}
+}
+
 // A Ref whose message is gone (deleted in Slack): the notification posts a
 // new parent and hands its Ref back for the dispatch core to keep.
 func TestADeletedParentIsReplaced(t *testing.T) {
