@@ -435,7 +435,6 @@ func unreadKeys(m mapSlice, known map[string]bool) []string {
 	return out
 }
 
-// mapping returns v as a YAML mapping; a null is an empty one.
 // checkInhibitRules refuses the inhibit rules Alertmanager refuses, with
 // their YAML path: a matcher that does not parse, a regular expression that
 // does not compile. They stay in Alertmanager's file, which Alertmanager
@@ -471,6 +470,7 @@ func checkInhibitRules(v interface{}) error {
 	return nil
 }
 
+// mapping returns v as a YAML mapping; a null is an empty one.
 func mapping(v interface{}, path string) (mapSlice, error) {
 	switch m := v.(type) {
 	case mapSlice:
