@@ -61,7 +61,7 @@ func (n *Notifier) Escalate(ctx context.Context, incident, summary string, detai
 		},
 	}
 	for _, l := range links {
-		ev.Links = append(ev.Links, link{Href: l.Href, Text: l.Text})
+		ev.Links = append(ev.Links, l)
 	}
 	return n.event(ctx, incident, ev)
 }

@@ -17,12 +17,6 @@ import (
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
-// link is one entry of an event's links.
-type link struct {
-	Href string `json:"href"`
-	Text string `json:"text,omitempty"`
-}
-
 var severities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
 
 // urgent reports whether PagerDuty severity s is one a service whose
@@ -339,12 +333,12 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 	usable := func(href string) bool {
 		return href != "" && len(href) <= maxLinkHref && !seen[href] && notify.WebURL(href)
 	}
-	var ibuf [3]link
+	var ibuf [3]notify.Link
 	incident := ibuf[:0]
 	addIncident := func(href, text string) {
 		if usable(href) {
 			seen[href] = true
-			incident = append(incident, link{Href: href, Text: text})
+			incident = append(incident, notify.Link{Href: href, Text: text})
 		}
 	}
 	addIncident(data.ConsoleURL, "alertrouter console")
@@ -421,7 +415,7 @@ func links(no *alert.Notification, data *notify.Data, alerts string) []interface
 			if left := count[k] - keep[k]; i == len(kept)-1 && left > 0 {
 				text += " · " + strconv.Itoa(left) + " more not linked"
 			}
-			out = append(out, link{Href: l.href, Text: text})
+			out = append(out, notify.Link{Href: l.href, Text: text})
 		}
 	}
 	for _, l := range incident {
@@ -565,7 +559,7 @@ func (n *Notifier) configuredLinks(t *notify.Templates, data *notify.Data, built
 	var out []interface{}
 	seen := make(map[string]bool, len(builtin)+len(n.cfg.Links))
 	for _, l := range builtin {
-		if l, ok := l.(link); ok {
+		if l, ok := l.(notify.Link); ok {
 			seen[l.Href] = true
 		}
 	}

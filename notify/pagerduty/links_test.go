@@ -32,10 +32,10 @@ func storm(n int) (*alert.Notification, *notify.Data) {
 	return no, data
 }
 
-func linksOf(no *alert.Notification, data *notify.Data) []link {
-	var out []link
+func linksOf(no *alert.Notification, data *notify.Data) []notify.Link {
+	var out []notify.Link
 	for _, l := range links(no, data, AlertsURL(no, data)) {
-		out = append(out, l.(link))
+		out = append(out, l.(notify.Link))
 	}
 	return out
 }
