@@ -11,6 +11,16 @@ import (
 // before the others.
 var TellingLabels = []string{"instance", "pod", "k8s.pod.name", "namespace", "k8s.namespace.name", "node", "k8s.node.name", "mountpoint", "device", "container", "cluster", "k8s.cluster.name", "job", "service", "service.name"}
 
+// TellingRank is name's place among TellingLabels, len(TellingLabels)
+// for any other label: sorting by it puts the labels that say where an
+// alert fires first.
+func TellingRank(name string) int {
+	if i := slices.Index(TellingLabels, name); i >= 0 {
+		return i
+	}
+	return len(TellingLabels)
+}
+
 // TellingFirst sorts label names as an alert's details list them when they
 // cannot list them all: alertname and severity, TellingLabels in their
 // order, then the others by name. By name alone, an alert of 200 labels
@@ -24,10 +34,7 @@ func TellingFirst(names []string) {
 		case "severity":
 			return -1
 		}
-		if i := slices.Index(TellingLabels, name); i >= 0 {
-			return i
-		}
-		return len(TellingLabels)
+		return TellingRank(name)
 	}
 	slices.SortFunc(names, func(a, b string) int {
 		if ra, rb := rank(a), rank(b); ra != rb {

@@ -332,13 +332,7 @@ func tellApart(alerts []*alert.Result) lineDetail {
 	}
 	differ := slices.DeleteFunc(notify.DifferingLabels(all), func(name string) bool { return name == "alertname" })
 	if len(differ) > 0 {
-		rank := func(name string) int {
-			if i := slices.Index(notify.TellingLabels, name); i >= 0 {
-				return i
-			}
-			return len(notify.TellingLabels)
-		}
-		slices.SortStableFunc(differ, func(a, b string) int { return rank(a) - rank(b) })
+		slices.SortStableFunc(differ, func(a, b string) int { return notify.TellingRank(a) - notify.TellingRank(b) })
 		d.labels = differ[:min(len(differ), maxLineLabels)]
 	} else {
 		// No label differs: every alert carries the first one's.
