@@ -357,9 +357,7 @@ func merge(bs []*batch) *alert.Notification {
 		if alert.Rank(b.n.Action) > alert.Rank(m.Action) {
 			m.Action = b.n.Action // the loudest, as for one batch
 		}
-		if b.n.NotifiedTier != "" && (m.NotifiedTier == "" || alert.Rank(b.n.ShownAction()) > alert.Rank(m.ShownAction())) {
-			m.NotifiedTier = b.n.NotifiedTier // the loudest, as in notification
-		}
+		m.NotifiedTier = louderTier(m.NotifiedTier, b.n.NotifiedTier) // as in notification
 		if b.n.Data != nil {
 			data.Alerts = append(data.Alerts, b.n.Data.Alerts...)
 		}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/prometheus/alertmanager/template"
@@ -616,9 +615,8 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 		if alert.Rank(t.res.Decision.Action) > alert.Rank(n.Action) {
 			n.Action = t.res.Decision.Action
 		}
-		if b.kind == alert.KindResolved && knownAction(tierAction(t.notified)) &&
-			(n.NotifiedTier == "" || alert.Rank(tierAction(t.notified)) > alert.Rank(tierAction(n.NotifiedTier))) {
-			n.NotifiedTier = t.notified
+		if b.kind == alert.KindResolved {
+			n.NotifiedTier = louderTier(n.NotifiedTier, t.notified)
 		}
 	}
 	n.HeldOpen = b.kind == alert.KindResolved && keepsOpen(msg)
@@ -626,16 +624,14 @@ func notification(msg *alert.Message, b *batch) *alert.Notification {
 	return n
 }
 
-// tierAction is the action of a dedup.Tier ("page:capacity:critical").
-func tierAction(tier string) alert.Action {
-	a, _, _ := strings.Cut(tier, ":")
-	return alert.Action(a)
-}
-
-// knownAction reports whether a is a decision's action (a marker of an
-// earlier build, or none read, holds no tier of this form).
-func knownAction(a alert.Action) bool {
-	return a == alert.ActionPage || a == alert.ActionTicket || a == alert.ActionNone
+// louderTier is tier when its action ranks above cur's, else cur: the
+// loudest tier a resolve's alerts were notified with (a marker of an
+// earlier build, or none read, holds no tier of that form: rank 0).
+func louderTier(cur, tier string) string {
+	if alert.Rank(alert.TierAction(tier)) > alert.Rank(alert.TierAction(cur)) {
+		return tier
+	}
+	return cur
 }
 
 // resolveDrawnKey is the key that says b's incident's resolve was drawn

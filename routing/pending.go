@@ -680,9 +680,10 @@ func (p *Pipeline) renewMarkers(ctx context.Context, trs []*transition, steps []
 func (p *Pipeline) steps(trs []*transition, values []string, found []bool, storeDown bool, now time.Time) []dedup.Step {
 	out := make([]dedup.Step, len(trs))
 	for i, t := range trs {
-		out[i] = dedup.Transition(p.input(t, values[i], found[i], storeDown, now))
-		if found[i] && !t.res.Alert.Firing() {
-			t.notified = dedup.ParseMarker(values[i]).Tier
+		in := p.input(t, values[i], found[i], storeDown, now)
+		out[i] = dedup.Transition(in)
+		if found[i] && !in.Firing {
+			t.notified = in.Marker.Tier
 		}
 	}
 	return out

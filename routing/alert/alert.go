@@ -376,10 +376,17 @@ func IntegrationSeries(receiver, kind string) map[string]string {
 // card lost the page (a review); taken as the resolve's Action, Slack
 // dropped the resolves of pages it never mirrored (a second review).
 func (n *Notification) ShownAction() Action {
-	if a, _, ok := strings.Cut(n.NotifiedTier, ":"); ok && Rank(Action(a)) > Rank(n.Action) {
-		return Action(a)
+	if a := TierAction(n.NotifiedTier); Rank(a) > Rank(n.Action) {
+		return a
 	}
 	return n.Action
+}
+
+// TierAction is the action of a notified tier ("page:capacity:critical",
+// routing/dedup's Tier); what no tier of that form holds ranks 0 (Rank).
+func TierAction(tier string) Action {
+	a, _, _ := strings.Cut(tier, ":")
+	return Action(a)
 }
 
 // Notification is one message to one integration of one receiver about
