@@ -97,8 +97,10 @@ type Notifier struct {
 	metrics *notify.IntegrationMetrics
 	logger  *slog.Logger
 	// webhookURL is set in incoming-webhook mode (webhook.go), where api
-	// is nil.
-	webhookURL string
+	// is nil; webhookSecrets are what of it an answer quoted must not
+	// show (webhookSecrets, once per notifier, not per post).
+	webhookURL     string
+	webhookSecrets []string
 	// unknownLogs throttles the lines of posts with an unknown outcome;
 	// refusedLogs those of messages Slack refused, sent again minimal
 	// (each of Alertmanager's retries logged it: 38 lines for one alert in

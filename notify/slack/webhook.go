@@ -54,6 +54,7 @@ func newWebhook(cfg *Config, name string, deps notify.Deps) (*Notifier, error) {
 		metrics:          deps.Metrics.Integration(name, Integration),
 		logger:           deps.Logger.With("integration", Integration, "receiver", name, "mode", "incoming-webhook"),
 		webhookURL:       u,
+		webhookSecrets:   webhookSecrets(u),
 		httpClient:       hc,
 		channelTemplated: notify.IsTemplate(cfg.Channel),
 	}, nil
@@ -215,7 +216,7 @@ func (n *Notifier) hidden(a *webhookAnswer) *webhookAnswer {
 	if a == nil {
 		return nil
 	}
-	body := redact.Values(string(a.body), webhookSecrets(n.webhookURL)...)
+	body := redact.Values(string(a.body), n.webhookSecrets...)
 	if body == string(a.body) {
 		return a
 	}
