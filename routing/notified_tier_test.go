@@ -68,16 +68,7 @@ func TestAnEscalatedTicketsResolveReachesItsCard(t *testing.T) {
 	integ := p.Receivers["slack"][0]
 	integ.Notifier = noMirror{e.slack}
 	p.Receivers["slack"] = []routing.Integration{integ}
-	ticket := tAlert("GPUCapacityHigh", "firing", "ticket")
-	mustProcess(t, p, ticket)
-	e.clock.Advance(time.Minute)
-	page := tAlert("GPUCapacityHigh", "firing", "ticket")
-	page.Annotations["test_action"] = "page"
-	mustProcess(t, p, page)
-	e.clock.Advance(10 * time.Minute)
-	resolved := tAlert("GPUCapacityHigh", "resolved", "ticket")
-	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
-	mustProcess(t, p, resolved)
+	fireAgainAndResolve(t, e, p, "GPUCapacityHigh", "ticket", "page")
 	sl := e.slack.notifications()
 	if len(sl) == 0 || sl[len(sl)-1].Kind != alert.KindResolved {
 		var kinds []alert.Kind
@@ -96,17 +87,25 @@ func TestAPageDeEscalatedWhileFiringResolvesAsAPage(t *testing.T) {
 	e := newEnv(t)
 	e.routes = pageToBothRoutes
 	p := e.pipeline()
-	mustProcess(t, p, tAlert("KVCacheFull", "firing", "page"))
-	e.clock.Advance(time.Minute)
-	quieter := tAlert("KVCacheFull", "firing", "page")
-	quieter.Annotations["test_action"] = "ticket"
-	mustProcess(t, p, quieter)
-	e.clock.Advance(10 * time.Minute)
-	resolved := tAlert("KVCacheFull", "resolved", "page")
-	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
-	mustProcess(t, p, resolved)
+	fireAgainAndResolve(t, e, p, "KVCacheFull", "page", "ticket")
 	sl := e.slack.notifications()
 	if last := sl[len(sl)-1]; last.Kind != alert.KindResolved || last.ShownAction() != alert.ActionPage {
 		t.Fatalf("Slack's resolve: kind %s, shown %s (action %s, notified tier %q); want page", last.Kind, last.ShownAction(), last.Action, last.NotifiedTier)
 	}
+}
+
+// fireAgainAndResolve fires alert name decided first, a minute later fires
+// it again decided again (the annotation that overrides its label), and
+// ten minutes later resolves it decided first.
+func fireAgainAndResolve(t *testing.T, e *env, p *routing.Pipeline, name, first, again string) {
+	t.Helper()
+	mustProcess(t, p, tAlert(name, "firing", first))
+	e.clock.Advance(time.Minute)
+	refired := tAlert(name, "firing", first)
+	refired.Annotations["test_action"] = again
+	mustProcess(t, p, refired)
+	e.clock.Advance(10 * time.Minute)
+	resolved := tAlert(name, "resolved", first)
+	resolved.EndsAt = e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
 }
