@@ -14,7 +14,7 @@ import (
 // Placeholder replaces every hidden value.
 const Placeholder = "<secret>"
 
-// URL returns raw with its password, its query and the path of an incoming
+// URL returns raw with its password (a user without one: the user), its query and the path of an incoming
 // webhook (Slack's …/services/…, a Slack-compatible one's …/hooks/…)
 // hidden, the way Alertmanager's notify.RedactURL treats a URL in an
 // error. A string that does not parse as a URL with a scheme and a host (a
@@ -41,6 +41,10 @@ func URL(raw string) string {
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
+		} else if u.User.Username() != "" {
+			// A user without a password is the credential itself: an API
+			// token written as https://TOKEN@host.
+			u.User = url.User("xxxxx")
 		}
 	}
 	if u.RawQuery != "" {
@@ -128,12 +132,22 @@ var (
 	// password holding "/", "?" or "#" ends the authority early, and what
 	// net/url then reads as the port is the password's start.
 	badPort = regexp.MustCompile(`invalid port "(?:[^"\\]|\\.)*" after host`)
+	// userOnly is the user@ of a URL written bare in text with no
+	// password: a token written as https://TOKEN@host.
+	userOnly = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'\x60:]+@`)
+	// bareQuery is the query of a URL written bare in text (api_key=…).
+	bareQuery = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s"'\x60?]*\?)[^\s"'\x60]+`)
+	// bareHook is the secret path of an incoming webhook's URL written
+	// bare in text.
+	bareHook = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s"'\x60]*?/(?:services|hooks)/)[^\s"'\x60:,;]+`)
 )
 
 // Text hides the credentials of every URL written in text, wherever it comes
 // from (a library's error about a URL it refused: prometheus/common's
 // proxy_url, net/url's parse errors): each quoted URL is replaced by its
-// URL redaction, and the password of a bare user:password@ URL by xxxxx.
+// URL redaction; of a bare URL, the password of its user:password@ (a user
+// without a password: the user), its query and an incoming webhook's path
+// are replaced by xxxxx.
 // Text without "://" is returned unchanged.
 func Text(text string) string {
 	text = badPort.ReplaceAllString(text, `invalid port ":xxxxx" after host`)
@@ -147,7 +161,10 @@ func Text(text string) string {
 		}
 		return strconv.Quote(URL(raw))
 	})
-	return userinfo.ReplaceAllString(text, "${1}xxxxx@")
+	text = userinfo.ReplaceAllString(text, "${1}xxxxx@")
+	text = userOnly.ReplaceAllString(text, "${1}xxxxx@")
+	text = bareQuery.ReplaceAllString(text, "${1}xxxxx")
+	return bareHook.ReplaceAllString(text, "${1}xxxxx")
 }
 
 // Secrets hides known secret values in text.

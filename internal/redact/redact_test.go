@@ -13,6 +13,8 @@ func TestURLHidesPasswordsAndQueries(t *testing.T) {
 		"https://example.com/v2/enqueue":            "https://example.com/v2/enqueue",
 		":hunter22@redis:6379":                      "<secret>@redis:6379",
 		"redis:6379":                                "redis:6379",
+		// A user without a password is a token (an audit).
+		"https://ghp_hunter22@api.example.com/x": "https://xxxxx@api.example.com/x",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
@@ -92,6 +94,12 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		`proxy http://u:2024/SUPERSECRET@proxy:3128 refused`:                                                    `proxy http://u:xxxxx@proxy:3128 refused`,
 		`invalid port ":SUPERSECRET" after host`:                                                                `invalid port ":xxxxx" after host`,
 		`parse "http://h:99999/x": invalid port ":99999" after host`:                                            `parse "http://h:99999/x": invalid port ":xxxxx" after host`,
+		// Bare URLs: a token as the user, a query's key, an incoming
+		// webhook's path (an audit: left readable before).
+		`dial https://SUPERSECRET@api.example.com/x: refused`:                   `dial https://xxxxx@api.example.com/x: refused`,
+		`GET http://h:9090/x?api_key=SUPERSECRET&b=1 failed`:                    `GET http://h:9090/x?xxxxx failed`,
+		`post to https://hooks.slack.com/services/T0/B0/SUPERSECRET: 404`:       `post to https://hooks.slack.com/services/xxxxx: 404`,
+		`"https://hooks.slack.com/services/T0/B0/SUPERSECRET" and "http://u@h"`: `"https://hooks.slack.com/services/xxxxx" and "http://xxxxx@h"`,
 	} {
 		got := Text(in)
 		if strings.Contains(got, "SUPERSECRET") || got != want {
