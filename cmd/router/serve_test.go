@@ -19,6 +19,7 @@ import (
 	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 )
 
 // scrape returns the router's /metrics.
@@ -70,6 +71,15 @@ func TestAFreshRouterExposesThePanicCountersAtZero(t *testing.T) {
 		if !strings.Contains(metrics, w+"\n") {
 			t.Errorf("a fresh router's /metrics lacks %s", w)
 		}
+	}
+	// The exposition follows Prometheus' naming conventions, as promtool
+	// check metrics reads them (units, _total on counters, no camelCase).
+	problems, err := promlint.New(strings.NewReader(metrics)).Lint()
+	if err != nil {
+		t.Fatalf("lint /metrics: %v", err)
+	}
+	for _, p := range problems {
+		t.Errorf("/metrics: %s: %s", p.Metric, p.Text)
 	}
 	// Every series labels an integration as the notification counters do
 	// (Alertmanager's way: its type), so failures, panics, dead letters and
