@@ -36,13 +36,20 @@ const (
 	kindContext     = "context"
 )
 
-// A guest's CPU steal time is the in-guest view of the hypervisor's CPU
-// ready time: node_cpu_seconds_total{mode="steal"}.
-const (
-	stealMetric   = "node_cpu_seconds_total"
-	stealSelector = `mode="steal"`
-	stealSignal   = stealMetric + `{mode="steal"}`
-)
+// selectorSignals are metrics whose selector says what the name alone does
+// not: a guest's CPU steal time, node_cpu_seconds_total{mode="steal"}, is
+// the in-guest view of the hypervisor's CPU ready time; Triton's
+// TensorRT-LLM backend counts the requests waiting for a slot as
+// nv_trt_llm_request_metrics{request_type="waiting"}, its queue (as
+// trtllm-serve's trtllm_num_requests_waiting). The signal counts when the
+// expression names the metric and holds the selector.
+var selectorSignals = [...]struct{ metric, selector, sector, kpi string }{
+	{"node_cpu_seconds_total", `mode="steal"`, secVM, "RDY"},
+	{"nv_trt_llm_request_metrics", `request_type="waiting"`, secGPU, "QTS"},
+}
+
+// selectorSet has a bit per selector signal.
+const _ uint8 = 1 << (len(selectorSignals) - 1)
 
 // contextLabels are the labels whose words break a tie between candidate
 // sectors (see conclude) and whose values, quoted in an annotation, are not
@@ -127,7 +134,8 @@ type Classifier struct {
 	exprs exprCache
 	// memo remembers the classifications of recently seen alerts.
 	memo     *recent.Map[uint64, alert.Classification]
-	stealTgt target
+	// selectorTgt are the selector signals' targets, resolved once.
+	selectorTgt [len(selectorSignals)]target
 	hintText [numHints]string
 	hintOff  [numHints]bool
 }
@@ -207,7 +215,9 @@ func New(cfg Config) (*Classifier, error) {
 			c.maxWordLen = len(key)
 		}
 	}
-	c.stealTgt = c.resolve(secVM, "RDY")
+	for i, sig := range selectorSignals {
+		c.selectorTgt[i] = c.resolve(sig.sector, sig.kpi)
+	}
 	for i, id := range HintIDs {
 		c.hintText[i] = defaultHintTexts[id]
 		if txt, ok := cfg.Hints[id]; ok {
@@ -534,12 +544,14 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	// 4. Metric names of the generator expression.
 	if expr := c.exprs.get(a.GeneratorURL); expr != "" {
 		scanExpr(expr, &s.facts)
-		cpu := false
-		var health uint8 // bit i: metrics[i] is up or only inside absent()
+		var selectors uint8 // bit j: the expression names selectorSignals[j]'s metric
+		var health uint8    // bit i: metrics[i] is up or only inside absent()
 		for i := 0; i < s.facts.nMetrics; i++ {
 			m := s.facts.metrics[i]
-			if m == stealMetric {
-				cpu = true
+			for j := range selectorSignals {
+				if m == selectorSignals[j].metric {
+					selectors |= 1 << j
+				}
 			}
 			t, w, ok := c.matchMetric(m)
 			switch {
@@ -584,8 +596,10 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 				selectorJobs(expr, s.facts.metrics[i], func(job string) { c.readWords(&s, job, weightJob, kindJob, 0, false) })
 			}
 		}
-		if cpu && strings.Contains(expr, stealSelector) {
-			s.add(evidence{kind: kindMetric, value: stealSignal, tgt: c.stealTgt, weight: weightMetricExact})
+		for j := 0; selectors != 0; j, selectors = j+1, selectors>>1 {
+			if sig := &selectorSignals[j]; selectors&1 != 0 && strings.Contains(expr, sig.selector) {
+				s.add(evidence{kind: kindMetric, value: sig.metric + "{" + sig.selector + "}", tgt: c.selectorTgt[j], weight: weightMetricExact})
+			}
 		}
 	}
 	// 5. Words of the alertname and of the text annotations. A word of an

@@ -12,6 +12,7 @@ const (
 	srcTFServing    = "tensorflow/serving tensorflow_serving/model_servers (:tensorflow:serving:* metrics)"
 	srcTRTLLMDynamo = "ai-dynamo/dynamo docs/backends/trtllm observability (trtllm_* metrics)"
 	srcDCGMDefault  = "NVIDIA/dcgm-exporter etc/default-counters.csv"
+	srcDCGMExp      = "NVIDIA/dcgm-exporter internal/pkg/counters/const.go, etc/default-counters.csv (DCGM_EXP_XID_ERRORS_COUNT, DCGM_EXP_GPU_HEALTH_STATUS, DCGM_EXP_CLOCK_EVENTS_COUNT)"
 	srcLiteLLMRules = srcAPA + "litellm/embedded-exporter.yml"
 	srcRedisRules   = srcAPA + "redis/oliver006-redis-exporter.yml (oliver006/redis_exporter)"
 	srcMemcRules    = srcAPA + "memcached/memcached-exporter.yml (prometheus/memcached_exporter)"
@@ -102,6 +103,11 @@ var exporterFamilies = []family{
 	{Name: "inference_objective_request", Sector: secAPI, Source: srcLLMD},
 	{Name: "inference_model_request", Sector: secAPI, Source: srcGAIE},
 	{Name: "inference_pool_average_queue_size", Sector: secPLB, KPI: "LQ", Source: srcGAIE},
+	// The requests pending in each model server's queue, and those the
+	// endpoint picker's flow control holds waiting for a backend (an
+	// audit: a queue page merged with the pool's no-backends page).
+	{Name: "inference_pool_per_pod_queue_size", Sector: secPLB, KPI: "LQ", Source: srcGAIE},
+	{Name: "inference_extension_flow_control_queue_size", Sector: secPLB, KPI: "LQ", Source: srcGAIE},
 	{Name: "inference_pool_average_kv_cache_utilization", Sector: secPStorage, KPI: "COCC", Source: srcGAIE},
 	{Prefix: "inference_objective_", Sector: secAPI, Source: srcLLMD},
 	{Prefix: "inference_model_", Sector: secAPI, Source: srcGAIE},
@@ -114,6 +120,9 @@ var exporterFamilies = []family{
 	{Prefix: "trtllm_", Sector: secGPU, Source: srcTRTLLMDynamo},
 	// DCGM device counters are shared GPU hardware.
 	{Prefix: "DCGM_FI_DEV_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcDCGMDefault},
+	// dcgm-exporter's own series (Xid errors counted over a window or in
+	// total, GPU health, clock events): the same shared hardware.
+	{Prefix: "DCGM_EXP_", Cands: []string{secGPU, secPretrain, secPost}, Source: srcDCGMExp},
 	{Name: "DCGM_FI_DEV_NVLINK_BANDWIDTH_TOTAL", Sector: secPretrain, KPI: "A2AS", Source: srcDCGMDefault, Hardware: true},
 	// LiteLLM.
 	{Name: "litellm_proxy_failed_requests_metric", Sector: secAPI, KPI: "ERR", Source: srcLiteLLMRules},
@@ -187,7 +196,7 @@ var exporterFamilies = []family{
 	// sync, no KPI. node_timex_offset_seconds (builtinFamilies) stays OWD.
 	{Prefix: "node_timex_", Cands: clockSectors, Source: srcNodeRules},
 	// VMware / vSphere: CPU ready and co-stop (guest steal is read from
-	// node_cpu_seconds_total{mode="steal"}, see stealSelector).
+	// node_cpu_seconds_total{mode="steal"}, see selectorSignals).
 	{Prefix: "vmware_", Sector: secVM, Source: srcVMwareRules},
 	{Prefix: "vsphere_vm_cpu_ready", Sector: secVM, KPI: "RDY", Source: srcVSphere},
 	{Prefix: "vsphere_vm_cpu_costop", Sector: secVM, KPI: "CSTP", Source: srcVSphere},
@@ -417,6 +426,7 @@ var exporterFamilies = []family{
 	{Name: "llm_d_epp_request_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcLLMDRouter},
 	{Name: "llm_d_epp_request_error", Sector: secAPI, KPI: "ERR", Source: srcLLMDRouter},
 	{Name: "llm_d_epp_request", Sector: secAPI, Source: srcLLMDRouter},
+	{Name: "llm_d_epp_flow_control_queue_size", Sector: secPLB, KPI: "LQ", Source: srcLLMDRouter},
 	{Prefix: "llm_d_epp_", Sector: secPLB, Source: srcLLMDRouter},
 	// TorchServe: cumulative queue and inference latency counters (the
 	// inference latency runs from the request's arrival to its response).
