@@ -1642,7 +1642,7 @@ func sloIdentity(a *alert.Alert, excl map[string]bool) string {
 	var buf [16]string
 	keys := buf[:0]
 	for k := range a.Labels {
-		if excl[k] || strings.HasPrefix(k, burnRatePrefix) {
+		if excluded(excl, k) || strings.HasPrefix(k, burnRatePrefix) {
 			continue
 		}
 		keys = append(keys, k)
@@ -1667,6 +1667,14 @@ func sloIdentity(a *alert.Alert, excl map[string]bool) string {
 	return b.String()
 }
 
+// excluded reports whether label k is left out of an identity: one of excl
+// in any case — the severity policy reads `Severity` as `severity`, and a
+// page and a ticket of one SLO told apart by `Severity` alone had two
+// identities, so the page did not suppress the ticket (an audit).
+func excluded(excl map[string]bool, k string) bool {
+	return excl[k] || excl[strings.ToLower(k)]
+}
+
 // noBraces writes the braces of a label value as "_", as IncidentKey does.
 var noBraces = strings.NewReplacer("{", "_", "}", "_")
 
@@ -1677,7 +1685,7 @@ func labelPath(name string, l map[string]string, excl map[string]bool, skipPrefi
 	var buf [16]string
 	keys := buf[:0]
 	for k, v := range l {
-		if v == "" || excl[k] || strings.HasPrefix(k, burnRatePrefix) ||
+		if v == "" || excluded(excl, k) || strings.HasPrefix(k, burnRatePrefix) ||
 			(skipPrefix != "" && strings.HasPrefix(k, skipPrefix)) {
 			continue
 		}

@@ -123,3 +123,28 @@ func TestOneSLOOneIdentityAcrossHAReplicas(t *testing.T) {
 		}
 	}
 }
+
+// The severity policy reads a severity label in any case (`Severity` as
+// `severity`): one SLO's page and ticket told apart by `Severity` alone
+// share their identity, so the page suppresses the ticket (an audit: two
+// identities, an extra ticket). Pyrra's, Sloth's and a hand-written burn
+// alert's.
+func TestOneSLOOneIdentityWhateverTheSeverityLabelsCase(t *testing.T) {
+	for _, base := range []template.KV{
+		{"alertname": "CheckoutAvailability", "sloth_id": "checkout-requests-availability", "sloth_severity": "page", "cluster": "prod"},
+		{"alertname": "APIErrorBudgetBurn", "slo": "api-errors", "long": "1h", "short": "5m", "cluster": "prod"},
+		{"alertname": "KubeAPIErrorBudgetBurn", "long": "1h", "short": "5m", "cluster": "prod"},
+	} {
+		for _, name := range []string{"Severity", "SEVERITY", "Priority"} {
+			ids := map[string]bool{}
+			for _, v := range []string{"critical", "warning"} {
+				ls := maps.Clone(base)
+				ls[name] = v
+				ids[SLOIdentity(&alert.Alert{Alert: template.Alert{Labels: ls}})] = true
+			}
+			if len(ids) != 1 {
+				t.Errorf("%s with %s: identities %v, want one", base["alertname"], name, ids)
+			}
+		}
+	}
+}
