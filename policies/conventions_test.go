@@ -216,7 +216,12 @@ func TestRegressionDirection(t *testing.T) {
 		// Direction unknown: a drop below 1/warn is a regression if lower is
 		// worse, so a severity that pages or tickets decides.
 		{"unknown direction: a critical drop pages on its severity", medium, map[string]string{"severity": "critical"}, throughputDrop,
-			want{alert.ActionPage, PolicySeverity, "critical", "if lower is worse for this KPI, 0.70x is a regression (< 0.8696 (1/1.15) warn)"}},
+			want{alert.ActionPage, PolicySeverity, "critical", "if lower is worse for this KPI, 0.70x is a regression (< 0.7692 (1/1.30) critical)"}},
+		// The guess names the tier the ratio reaches: 0.70x is below the
+		// critical line, 0.80x only below the warn line (an audit: 0.70x
+		// read "< 0.8696 (1/1.15) warn").
+		{"unknown direction: a drop between the lines names warn", medium, map[string]string{"severity": "critical"}, map[string]string{"value": "800", "baseline": "1000"},
+			want{alert.ActionPage, PolicySeverity, "critical", "if lower is worse for this KPI, 0.80x is a regression (< 0.8696 (1/1.15) warn)"}},
 		{"unknown direction: a warning drop tickets on its severity", medium, map[string]string{"severity": "warning"}, throughputDrop,
 			want{alert.ActionTicket, PolicySeverity, "warning", "the severity label decides"}},
 		{"unknown direction without severity is none, said so", medium, nil, throughputDrop,

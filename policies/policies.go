@@ -822,8 +822,14 @@ func (e *Engine) decideRegression(st *decision) (alert.Decision, bool) {
 	if d.Action != alert.ActionNone || !(ratio < 1/th.Warn) {
 		return d, true
 	}
-	guess := "if lower is worse for this KPI, " + fmtRatio(ratio) + "x is a regression (< " + inverse(th.Warn) +
-		" warn); say so with regression_direction: " + directionLowerIsWorse
+	// The tier the ratio reaches read as lower is worse: "< 0.8696 (1/1.15)
+	// warn" understated a 0.70x that is critical (an audit).
+	tier, line := "warn", th.Warn
+	if ratio < 1/th.Critical {
+		tier, line = "critical", th.Critical
+	}
+	guess := "if lower is worse for this KPI, " + fmtRatio(ratio) + "x is a regression (< " + inverse(line) +
+		" " + tier + "); say so with regression_direction: " + directionLowerIsWorse
 	mark := len(st.notes)
 	if sev, ok := e.decideSeverity(st); ok && sev.Action != alert.ActionNone {
 		sev.Reasons = append(sev.Reasons, "regression: "+d.Reasons[0]+", but "+guess+"; the severity label decides")
