@@ -56,3 +56,26 @@ func TestInferenceQueuesHaveTheirKPI(t *testing.T) {
 		}
 	}
 }
+
+// An SLO's name quoted in a summary is no word of its own, as a context
+// label's value is not: a burn alert of the SLO "order-latency" read as an
+// order latency (a second audit, of SLO tools' alerts). The name breaks no
+// tie between candidate sectors.
+func TestAnSLOsNameQuotedIsNoKPI(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, tc := range []struct {
+		alertname, expr string
+		labels          map[string]string
+		summary, desc   string
+	}{
+		{"Nobl9FastBurn", "", kv("slo", "order-latency", "service", "order-router", "severity", "High"), "Nobl9: order-latency burning 14x", "Remaining budget 62%; burn rate 14.8x over 1h"},
+		{"SloGeneratorSLIBelowTarget", `sli_measurement < slo_target`,
+			kv("job", "slo-generator", "service_name", "md", "feature_name", "feed", "slo_name", "latency", "severity", "warning"), "md/feed latency SLI below target", ""},
+	} {
+		tc.labels["alertname"] = tc.alertname
+		cl := c.Classify(newAlert(tc.labels, kv("summary", tc.summary, "description", tc.desc), tc.expr))
+		if k := kpiOf(cl); k == "OLAT" || k == "FLAT" {
+			t.Errorf("%s: %s, want no KPI read from the SLO's name", tc.alertname, describe(cl))
+		}
+	}
+}

@@ -59,14 +59,26 @@ const _ uint8 = 1 << (len(selectorSignals) - 1)
 // kube-state-metrics labels its alerts with) and a Kafka consumer group —
 // not what it is about. A job named "backtest-nightly-28391" is no backtest
 // KPI, and a consumer group named "spark-streaming" no Spark alert.
+//
+// After them come the labels that name an SLO (Sloth's, Pyrra's and
+// hand-written rules' slo, slo-generator's, Nobl9's, Autometrics'): quoted
+// in an annotation they are no words of their own either — a summary
+// quoting `slo="order-latency"` made a burn alert's KPI an order latency
+// (an audit) —, but they break no tie: an SLO's name says what it
+// measures, not where the alert fires.
 var contextLabels = [...]string{
 	"job", "namespace", "pod", "container", "service", "instance",
 	"job_name", "deployment", "statefulset", "daemonset", "cronjob",
 	"persistentvolumeclaim", "consumergroup", "node",
+	// quoted only (tieBreakLabels ends before them)
+	"slo", "slo_name", "sloth_slo", "sloth_service", "feature_name", "objective_name",
 }
 
+// tieBreakLabels is how many of contextLabels, from the first, break ties.
+const tieBreakLabels = 14
+
 // scratch.ctxSplit has a bit per context label.
-const _ uint16 = 1 << (len(contextLabels) - 1)
+const _ uint32 = 1 << (len(contextLabels) - 1)
 
 // target is what a signal points at, resolved once in New.
 type target struct {
@@ -133,11 +145,11 @@ type Classifier struct {
 	// exprs remembers the expressions of escaped generator URLs.
 	exprs exprCache
 	// memo remembers the classifications of recently seen alerts.
-	memo     *recent.Map[uint64, alert.Classification]
+	memo *recent.Map[uint64, alert.Classification]
 	// selectorTgt are the selector signals' targets, resolved once.
 	selectorTgt [len(selectorSignals)]target
-	hintText [numHints]string
-	hintOff  [numHints]bool
+	hintText    [numHints]string
+	hintOff     [numHints]bool
 }
 
 var _ alert.Classifier = (*Classifier)(nil)
@@ -472,7 +484,7 @@ type scratch struct {
 	// ctxWords are the words of ctx, each value split on first use (bit i
 	// of ctxSplit).
 	ctxWords ctxWords
-	ctxSplit uint16
+	ctxSplit uint32
 }
 
 func (s *scratch) add(e evidence) {
@@ -740,7 +752,7 @@ func (c *Classifier) readContext(s *scratch, cands uint32) bool {
 		return false
 	}
 	n := s.n
-	for _, v := range s.contextValues() {
+	for _, v := range s.contextValues()[:tieBreakLabels] {
 		if v != "" {
 			c.readWords(s, v, weightContext, kindContext, cands, false)
 		}
@@ -805,6 +817,18 @@ func contextIndex(k string) int {
 		return 12
 	case "node":
 		return 13
+	case "slo":
+		return 14
+	case "slo_name":
+		return 15
+	case "sloth_slo":
+		return 16
+	case "sloth_service":
+		return 17
+	case "feature_name":
+		return 18
+	case "objective_name":
+		return 19
 	}
 	return -1
 }
