@@ -82,6 +82,15 @@ const (
 	srcOpenConfig   = "openconfig/public release/models/optical-transport/openconfig-terminal-device.yang (optical-channel state osnr, chromatic-dispersion, polarization-mode-dispersion, input-power; otn state q-value, esnr), named as gnmic's Prometheus output joins a path's elements with _"
 	srcRayNode      = "ray-project/ray python/ray/dashboard/modules/reporter/reporter_agent.py (ray_node_* metrics of Ray's node agent)"
 	srcRayGCS       = "ray-project/ray src/ray/stats/metric_defs.cc (ray_gcs_* metrics of Ray's GCS); ray-project/kuberay config/prometheus/rules/prometheusRules.yaml (ray_gcs_update_resource_usage_time)"
+	// Data pipelines, network and SLO tools of audit CORPUS4.
+	srcKminion      = "redpanda-data/kminion docs/metrics.md (kminion_* metrics: kminion_kafka_consumer_group_topic_lag, …_topic_partition_lag, kminion_end_to_end_* round-trip checks)"
+	srcBurrow       = "linkedin/Burrow core/internal/httpserver/prometheus.go (burrow_kafka_consumer_lag_total, burrow_kafka_consumer_partition_lag, burrow_kafka_consumer_status)"
+	srcFlinkSource  = "apache/flink flink-runtime/src/main/java/org/apache/flink/runtime/metrics/MetricNames.java, flink-metrics-core …/groups/SourceReaderMetricGroup.java (FLIP-33 pendingRecords: records the source has not fetched yet)"
+	srcOCQoS        = "openconfig/public release/models/qos/openconfig-qos-interfaces.yang (queue state dropped-pkts, dropped-octets: dropped by the queue due to overrun), as gnmic names them"
+	srcTelegrafGNMI = "influxdata/telegraf plugins/inputs/gnmi/README.md (subscription name ifcounters on /interfaces/interface/state/counters) and plugins/serializers/prometheus/README.md (metric name = measurement_field)"
+	srcSFCNoDesc    = "torvalds/linux drivers/net/ethernet/sfc/siena/siena.c (rx_nodesc_drop_cnt) and sfc/ef10.c (port_rx_nodesc_drops): RX_NODESC_DROPS, as prometheus/node_exporter collector/ethtool_linux.go exports them (node_ethtool_<stat>)"
+	srcOCAmp        = "openconfig/public release/models/optical-transport/openconfig-optical-amplifier.yang (amplifier state input-power-total, output-power-total, actual-gain …), as gnmic names them"
+	srcSLOGen       = "google/slo-generator slo_generator/exporters/base.py (DEFAULT_METRICS sli_measurement, slo_target)"
 )
 
 // exporterFamilies extend builtinFamilies with the exporters the corpus of
@@ -179,6 +188,18 @@ var exporterFamilies = []family{
 	// Pulsar: a subscription's backlog is its consumer lag.
 	{Name: "pulsar_subscription_back_log", Sector: secBigData, KPI: "CLAG", Source: srcPulsar},
 	{Prefix: "pulsar_", Sector: secBigData, Source: srcPulsar},
+	// kminion and Burrow, Kafka lag exporters: a group's lag per topic or
+	// partition is consumer lag; kminion's end-to-end round trips and
+	// Burrow's group status are the pipeline's health without KPI.
+	{Name: "kminion_kafka_consumer_group_topic_lag", Sector: secBigData, KPI: "CLAG", Source: srcKminion},
+	{Name: "kminion_kafka_consumer_group_topic_partition_lag", Sector: secBigData, KPI: "CLAG", Source: srcKminion},
+	{Prefix: "kminion_", Sector: secBigData, Source: srcKminion},
+	{Name: "burrow_kafka_consumer_lag", Sector: secBigData, KPI: "CLAG", Source: srcBurrow},
+	{Name: "burrow_kafka_consumer_partition_lag", Sector: secBigData, KPI: "CLAG", Source: srcBurrow},
+	{Prefix: "burrow_", Sector: secBigData, Source: srcBurrow},
+	// Flink's FLIP-33 source metric (a Kafka source's records after the
+	// consumer offset) is consumer lag: a prefix longer than flink_.
+	{Prefix: "flink_taskmanager_job_task_operator_pendingRecords", Sector: secBigData, KPI: "CLAG", Source: srcFlinkSource},
 	// Spark (PrometheusServlet), Flink, Airflow, Hadoop, MinIO, Ceph.
 	{Prefix: "metrics_master_", Sector: secBigData, Source: srcSparkRules},
 	{Prefix: "metrics_worker_", Sector: secBigData, Source: srcSparkRules},
@@ -221,6 +242,20 @@ var exporterFamilies = []family{
 	{Contains: "interface_state_counters_in_discards", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
 	{Contains: "interface_state_counters_out_discards", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
 	{Contains: "queue_red_drop", Sector: secNet, KPI: "LOSS", Source: srcOCInterfaces},
+	// OpenConfig QoS queues (input, output, virtual output): packets and
+	// octets a queue dropped on overrun, congestion as discards are.
+	{Contains: "queues_queue_state_dropped_", Sector: secNet, KPI: "LOSS", Source: srcOCQoS},
+	// telegraf's gNMI input names a measurement after its subscription
+	// (ifcounters for the interface counters, see srcTelegrafGNMI) and its
+	// Prometheus output joins it with the field: ifcounters_in_discards.
+	{Name: "ifcounters_in_discards", Sector: secNet, KPI: "LOSS", Source: srcTelegrafGNMI},
+	{Name: "ifcounters_out_discards", Sector: secNet, KPI: "LOSS", Source: srcTelegrafGNMI},
+	{Name: "ifcounters_in_errors", Sector: secNet, KPI: "LOSS", Source: srcTelegrafGNMI, Corrupt: true},
+	{Name: "ifcounters_out_errors", Sector: secNet, KPI: "LOSS", Source: srcTelegrafGNMI, Corrupt: true},
+	// Solarflare NICs drop received packets for want of a free receive
+	// descriptor when the host (Onload, the kernel) does not drain the
+	// ring: an overrun, congestion rather than a bad frame.
+	{Contains: "rx_nodesc_drop", Sector: secNet, KPI: "LOSS", Source: srcSFCNoDesc},
 	{Contains: "interface_state_counters_", Sector: secNet, Source: srcOCInterfaces},
 	{Contains: "bgp_neighbor_", Sector: secNet, Source: srcOCInterfaces},
 	// SFP/DOM optics and FEC. Rx and Tx power (laser_rx_dbm,
@@ -244,6 +279,10 @@ var exporterFamilies = []family{
 	{Contains: "polarization_mode_dispersion", Sector: secFiber, Source: srcOpenConfig},
 	{Contains: "optical_channel_state_", Sector: secFiber, Source: srcOpenConfig},
 	{Contains: "otn_state_", Sector: secFiber, Source: srcOpenConfig},
+	// OpenConfig optical amplifiers (EDFA, Raman) and their supervisory
+	// channels through gnmic: input and output power, gain, tilt are the
+	// line system's optical health without KPI.
+	{Contains: "optical_amplifier_", Sector: secFiber, Source: srcOCAmp},
 	// RoCE congestion as other exporters spell the NIC's counters
 	// (node_ethtool_np_cnp_sent, …np_ecn_marked_roce_packets…): ECN marks
 	// and CNPs are ECN, out-of-sequence packets loss; mlx5's per-priority
@@ -274,6 +313,11 @@ var exporterFamilies = []family{
 	{Prefix: "kube_state_metrics_", Sector: secSLO, Source: srcKSM},
 	{Name: "reloader_last_reload_successful", Sector: secSLO, Source: srcReloader},
 	{Name: "ALERTS", Sector: secSLO, Source: srcAlerts},
+	// slo-generator's exported SLI and its target: SLO tooling; which SLI
+	// (availability, latency) the name does not say, so no KPI. Its
+	// error_budget_burn_rate is …error_budget… (EBR).
+	{Name: "sli_measurement", Sector: secSLO, Source: srcSLOGen},
+	{Name: "slo_target", Sector: secSLO, Source: srcSLOGen},
 	// An exporter's own scrape of its target (ipmi_exporter's
 	// ipmi_scrape_duration_seconds) is scrape health, as Prometheus'
 	// scrape_duration_seconds is: monitoring, not the target's latency.
