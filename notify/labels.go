@@ -64,6 +64,30 @@ var subjectNames = []string{
 	"fabric", "mountpoint", "container", "host", "hostname", "target", "name",
 }
 
+// gnmiCollector reports whether labels l are those of a gNMI collector's
+// target (gnmic, telegraf's gnmi input): its job, pod or application
+// names gnmi. Such a collector reports on network devices, each named by
+// the label source, not on itself.
+func gnmiCollector(l map[string]string) bool {
+	for _, name := range []string{"job", "pod", "k8s.pod.name", "app", "app_kubernetes_io_name", "app.kubernetes.io/name"} {
+		if strings.Contains(strings.ToLower(l[name]), "gnmi") {
+			return true
+		}
+	}
+	return false
+}
+
+// GNMIDevice returns the network device a gNMI collector's alert is about
+// — its label source (gnmic's and telegraf's gnmi input's name for the
+// device: source="leaf-01") — or "" for any other alert: source is a
+// generic name elsewhere (Loki's, promtail's), not a device.
+func GNMIDevice(l map[string]string) string {
+	if !gnmiCollector(l) {
+		return ""
+	}
+	return l["source"]
+}
+
 // maxSubjectLabels bounds the labels SubjectLabels returns.
 const maxSubjectLabels = 3
 
@@ -76,13 +100,18 @@ const maxSubjectLabels = 3
 // Grafana's), by name; a value of one word, none of skip's. An alert
 // whose place was its cluster alone ("KafkaConsumerGroupLagHigh on
 // cluster=prod-eu1") lost its consumer group and topic, which
-// Alertmanager's default subject shows (an audit).
+// Alertmanager's default subject shows (an audit). A gNMI collector's
+// alert names its device first (GNMIDevice: source): a second switch's
+// page read as the first one's (an audit).
 func SubjectLabels(l map[string]string, skip func(string) bool) []string {
 	ok := func(name string) bool {
 		v := l[name]
 		return v != "" && v != "default" && !strings.ContainsFunc(v, unicode.IsSpace) && (skip == nil || !skip(name))
 	}
 	var names []string
+	if GNMIDevice(l) != "" && ok("source") {
+		names = append(names, "source")
+	}
 	for _, name := range subjectNames {
 		if len(names) < maxSubjectLabels && ok(name) {
 			names = append(names, name)

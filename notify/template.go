@@ -184,7 +184,10 @@ const maxLocationValue = 64
 // blackbox-exporter) the pod and namespace are the exporter's, and the
 // node (DCGM's Hostname, else the instance) is the object. Where no label
 // names the object, up to three labels that say what the alerts are about
-// follow (SubjectLabels: "cluster=prod consumergroup=billing topic=orders").
+// follow (SubjectLabels: "cluster=prod consumergroup=billing topic=orders");
+// for a gNMI collector's alert naming its device (GNMIDevice) none does —
+// the pod, instance and the pod's namespace are the collector's — and the
+// device leads them: "source=leaf-01 interface_name=Ethernet12".
 // For one alert these are its own labels; "" when the alerts share none.
 // The built-in summary (alertrouter.summary) uses it: {{ .Location }}.
 func (d *Data) Location() string {
@@ -211,6 +214,16 @@ func (d *Data) Location() string {
 		// (the instance).
 		object, namespace = first("node", "k8s.node.name", "Hostname", "instance"), ""
 	}
+	gnmi := GNMIDevice(l) != ""
+	if gnmi {
+		// A gNMI collector's alert is about the device it names as
+		// source (SubjectLabels puts it first): the pod and instance are
+		// the collector's, and so is the namespace of its pod.
+		if strings.Contains(strings.ToLower(l[first("pod", "k8s.pod.name")]), "gnmi") {
+			namespace = ""
+		}
+		object = ""
+	}
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
 	// classic ones are missing.
 	names := []string{first("cluster", "k8s.cluster.name"), namespace, object}
@@ -218,10 +231,11 @@ func (d *Data) Location() string {
 		// Nothing names the object: the labels that say what the alerts
 		// are about (a consumer group and topic, a device's interface).
 		// kube-state-metrics' container, service and application are
-		// the exporter's, not the object's.
-		ksm := kubeStateMetrics(l)
+		// the exporter's, not the object's; a gNMI collector's are the
+		// collector's.
+		collector := kubeStateMetrics(l) || gnmi
 		names = append(names, SubjectLabels(l, func(name string) bool {
-			return slices.Contains(locationNames, name) || ksm && slices.Contains(exporterLabels, name)
+			return slices.Contains(locationNames, name) || collector && slices.Contains(exporterLabels, name)
 		})...)
 	}
 	var b strings.Builder

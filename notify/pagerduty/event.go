@@ -91,7 +91,10 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		source = t.Render(n.logger, "source", n.cfg.Source, "", data)
 	}
 	if source == "" && lead.Alert != nil {
-		source = firstNonEmpty(lead.Alert.Labels["instance"], lead.Alert.Labels["job"])
+		// A gNMI collector's device (its source label) before the
+		// instance and job, which are the collector's: "gnmic" named no
+		// switch (an audit).
+		source = firstNonEmpty(notify.GNMIDevice(lead.Alert.Labels), lead.Alert.Labels["instance"], lead.Alert.Labels["job"])
 	}
 	if source == "" {
 		source = "alertrouter"

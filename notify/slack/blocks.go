@@ -337,8 +337,15 @@ func tellApart(alerts []*alert.Result) lineDetail {
 	} else {
 		// No label differs: every alert carries the first one's.
 		l := all[0].Labels
+		// A gNMI collector's alert is about the device it names as
+		// source; its instance and pod are the collector's, and named
+		// the same collector on every switch's line (an audit).
+		gnmi := notify.GNMIDevice(l) != ""
+		if gnmi {
+			d.labels = append(d.labels, "source")
+		}
 		for _, name := range notify.TellingLabels {
-			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") {
+			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") && !(gnmi && isObjectLabel(name)) {
 				d.labels = append(d.labels, name)
 			}
 		}
