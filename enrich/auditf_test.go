@@ -259,7 +259,7 @@ func TestKVCacheHintWordOrder(t *testing.T) {
 func TestScrapeDurationFamilies(t *testing.T) {
 	c := newClassifier(t, DefaultConfig())
 	ipmi, _, ok := c.matchMetric("ipmi_scrape_duration_seconds")
-	generic, _, _ := c.matchPattern("x_scrape_duration_seconds")
+	generic, _, _ := c.families[1].matchPattern("x_scrape_duration_seconds")
 	if !ok || ipmi != generic || sectors[ipmi.sector].ID != "slo-monitoring" || ipmi.kpi != "UP" {
 		t.Errorf("ipmi_scrape_duration_seconds: %+v, want the …_scrape_duration_seconds family (slo-monitoring/UP)", ipmi)
 	}

@@ -342,17 +342,37 @@ func (c *Classifier) indexFamilies(fams []family) familyIndex {
 }
 
 // matchMetric looks a metric name up in the families and returns the
-// target and the weight of the match: an exact name first; then, for a
-// recording rule named after the convention level:metric:operations, the
-// metric it aggregates (what lies between the first and the last colon; of
-// a two-part name, the first part and then the second) — unless its last
-// part is an operation a substring family names (":burnrate"); then
-// prefixes and substrings of the whole name ("vllm:").
+// target and the weight of the match: the user's families first, then the
+// built-in ones — a user's `prefix: redis_` overrides the built-in exact
+// names it covers too, as docs/classification.md says (an audit found the
+// built-in exact names winning) — each by matchIn.
 func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
 	}
-	if t, ok := c.matchExact(m); ok {
+	for i := range c.families {
+		if idx := &c.families[i]; !idx.empty() {
+			if t, w, ok := idx.matchIn(m); ok {
+				return t, w, ok
+			}
+		}
+	}
+	return target{}, 0, false
+}
+
+// empty reports whether the index holds no family (no user families).
+func (idx *familyIndex) empty() bool {
+	return len(idx.exact) == 0 && len(idx.prefixes) == 0 && len(idx.contains) == 0
+}
+
+// matchIn looks a metric name up in one index: an exact name first; then,
+// for a recording rule named after the convention level:metric:operations,
+// the metric it aggregates (what lies between the first and the last
+// colon; of a two-part name, the first part and then the second) — unless
+// its last part is an operation a substring family names (":burnrate");
+// then prefixes and substrings of the whole name ("vllm:").
+func (idx *familyIndex) matchIn(m string) (target, float64, bool) {
+	if t, ok := idx.matchExact(m); ok {
 		return t, weightMetricExact, true
 	}
 	if first := strings.IndexByte(m, ':'); first >= 0 {
@@ -361,85 +381,77 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 		// beginning with a colon: Pyrra's ":burnrate") names what the rule
 		// measures whatever it aggregates: the error-budget burn of
 		// haproxy_backend_http_responses_total, not its errors.
-		if t, ok := c.matchOperation(m[last:]); ok {
+		if t, ok := idx.matchOperation(m[last:]); ok {
 			return t, familyWeight(t), true
 		}
 		if last > first {
-			if t, w, ok := c.matchName(m[first+1 : last]); ok {
+			if t, w, ok := idx.matchName(m[first+1 : last]); ok {
 				return t, w, ok
 			}
 		} else {
-			if t, w, ok := c.matchName(m[:first]); ok {
+			if t, w, ok := idx.matchName(m[:first]); ok {
 				return t, w, ok
 			}
-			if t, w, ok := c.matchName(m[first+1:]); ok {
+			if t, w, ok := idx.matchName(m[first+1:]); ok {
 				return t, w, ok
 			}
 		}
 	}
-	return c.matchPattern(m)
+	return idx.matchPattern(m)
 }
 
 // matchOperation looks the last part of a recording rule's name (":op",
 // colon included) up among the substring families that begin with a colon.
-func (c *Classifier) matchOperation(op string) (target, bool) {
-	for i := range c.families {
-		for _, p := range c.families[i].ops {
-			if strings.HasPrefix(op, p.s) {
-				return p.tgt, true
-			}
+func (idx *familyIndex) matchOperation(op string) (target, bool) {
+	for _, p := range idx.ops {
+		if strings.HasPrefix(op, p.s) {
+			return p.tgt, true
 		}
 	}
 	return target{}, false
 }
 
-// matchName looks one metric name up in the families.
-func (c *Classifier) matchName(m string) (target, float64, bool) {
+// matchName looks one metric name up in the index's families.
+func (idx *familyIndex) matchName(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
 	}
-	if t, ok := c.matchExact(m); ok {
+	if t, ok := idx.matchExact(m); ok {
 		return t, weightMetricExact, true
 	}
-	return c.matchPattern(m)
+	return idx.matchPattern(m)
 }
 
-// matchExact looks a name up among the exact families, as it is and without
-// its _bucket, _sum, _count or _total suffix.
-func (c *Classifier) matchExact(m string) (target, bool) {
-	base := baseName(m)
-	for i := range c.families {
-		idx := &c.families[i]
-		if t, ok := idx.exact[m]; ok {
-			return t, true
-		}
-		if t, ok := idx.exact[base]; ok {
-			return t, true
-		}
+// matchExact looks a name up among the index's exact families, as it is and
+// without its _bucket, _sum, _count or _total suffix.
+func (idx *familyIndex) matchExact(m string) (target, bool) {
+	if t, ok := idx.exact[m]; ok {
+		return t, true
+	}
+	if t, ok := idx.exact[baseName(m)]; ok {
+		return t, true
 	}
 	return target{}, false
 }
 
-// matchPattern looks a name up among the prefix and substring families.
-func (c *Classifier) matchPattern(m string) (target, float64, bool) {
-	for i := range c.families {
-		idx := &c.families[i]
-		if len(m) >= 2 {
-			for _, p := range idx.byHead[headKey(m)] {
-				if strings.HasPrefix(m, p.s) {
-					return p.tgt, familyWeight(p.tgt), true
-				}
-			}
-		}
-		for _, p := range idx.byHead[uint16(m[0])] { // one-byte prefixes
+// matchPattern looks a name up among the index's prefix and substring
+// families.
+func (idx *familyIndex) matchPattern(m string) (target, float64, bool) {
+	if len(m) >= 2 {
+		for _, p := range idx.byHead[headKey(m)] {
 			if strings.HasPrefix(m, p.s) {
 				return p.tgt, familyWeight(p.tgt), true
 			}
 		}
-		for _, p := range idx.contains {
-			if strings.Contains(m, p.s) {
-				return p.tgt, familyWeight(p.tgt), true
-			}
+	}
+	for _, p := range idx.byHead[uint16(m[0])] { // one-byte prefixes
+		if strings.HasPrefix(m, p.s) {
+			return p.tgt, familyWeight(p.tgt), true
+		}
+	}
+	for _, p := range idx.contains {
+		if strings.Contains(m, p.s) {
+			return p.tgt, familyWeight(p.tgt), true
 		}
 	}
 	return target{}, 0, false

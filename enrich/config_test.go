@@ -93,3 +93,29 @@ func TestConfigValidAcceptsCaseInsensitiveKPIs(t *testing.T) {
 		t.Errorf("Validate() = %v", err)
 	}
 }
+
+// A user's families are consulted before the built-in catalog, so they can
+// override it (docs/classification.md): a `prefix:` or `contains:` of yours
+// covers the built-in exact names it matches too. The built-in exact names
+// won (an audit: `prefix: redis_` moved redis_connected_clients, not
+// redis_keyspace_hits_total; vLLM's TTFT kept its built-in reading).
+func TestUserFamiliesOverrideBuiltInExactNames(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MetricFamilies = []FamilyConfig{
+		{Prefix: "redis_", KPI: "CHR", Sector: "hft-cdn"},
+		{Contains: "time_to_first", KPI: "T2D", Sector: "hft-vm-clusters"},
+	}
+	c := newClassifier(t, cfg)
+	for _, tc := range []struct{ expr, sector, kpi string }{
+		{`rate(redis_keyspace_hits_total[5m]) / rate(redis_keyspace_misses_total[5m]) < 0.5`, "hft-cdn", "CHR"},
+		{`redis_connected_clients > 1000`, "hft-cdn", "CHR"},
+		{`histogram_quantile(0.99, rate(vllm:time_to_first_token_seconds_bucket[5m])) > 1`, "hft-vm-clusters", "T2D"},
+		// What no family of yours matches keeps the built-in reading.
+		{`histogram_quantile(0.99, rate(vllm:e2e_request_latency_seconds_bucket[5m])) > 10`, "llm-inference-gpu", "E2E"},
+	} {
+		cl := c.Classify(newAlert(kv("alertname", "X", "severity", "warning"), nil, tc.expr))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s: %s, want %s %s", tc.expr, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}
