@@ -470,3 +470,33 @@ func TestAResolveWhoseIncidentFiredAgainOffersNoReplay(t *testing.T) {
 		t.Errorf("once the other alert resolved: %s", r)
 	}
 }
+
+// With nothing open, the overview says how many incidents paged and
+// ticketed in the window: an incident of resolves only — an alert the
+// router never saw fire, resolved, decided as if firing (an Alertmanager
+// restarted without its data sends such resolves) — paged nobody and is
+// not counted (an audit: two pages and three stray resolves read "4
+// incidents paged").
+func TestTheOverviewCountsNoIncidentOfResolvesOnlyAsPaged(t *testing.T) {
+	e := newEnv(t)
+	for i, key := range []string{"payments/checkout", "search/api"} { // two pages, resolved
+		fp := fmt.Sprintf("00000000000000b%d", i)
+		e.writer.Write(probe(e.now.Add(-60*time.Minute), key, fp, "firing", alert.ActionPage))
+		e.writer.Write(probe(e.now.Add(-30*time.Minute), key, fp, "resolved", alert.ActionPage))
+	}
+	for i := range 3 { // stray resolves of alerts never seen firing
+		e.writer.Write(probe(e.now.Add(-20*time.Minute), fmt.Sprintf("stray/%d", i), fmt.Sprintf("00000000000000c%d", i), "resolved", alert.ActionPage))
+	}
+	if err := e.writer.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(console.New(console.Options{Journal: e.journal, CacheTTL: -1, Now: func() time.Time { return e.now }}))
+	defer srv.Close()
+	code, body := get(t, srv, "/")
+	if code != http.StatusOK {
+		t.Fatalf("GET / = %d", code)
+	}
+	if !strings.Contains(body, "2 incidents paged and 0 ticketed") {
+		t.Errorf("the overview does not say 2 incidents paged:\n%s", body)
+	}
+}

@@ -128,6 +128,10 @@ type incidentAgg struct {
 	pdClosed            map[[2]string]time.Time
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
+	// fired says an entry read of it was a firing: an incident of resolves
+	// only (an alert the router never saw fire, resolved — decided as if
+	// firing) paged nobody in the window.
+	fired bool
 }
 
 // settleMarks drops the Slack marks that say nothing of the incident's
@@ -403,6 +407,7 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 		}
 	}
 	a.summarize(e, e.Annotations["summary"])
+	a.fired = a.fired || e.Status == "firing"
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
 	if _, ok := s.seen[k]; ok {
 		return // an older entry of an alert already counted
@@ -460,12 +465,14 @@ func (s *incidentSet) views(open bool) []incidentView {
 
 // closed counts the incidents no longer open whose loudest decision was a
 // page, and those whose loudest was a ticket (those of unknown state are
-// neither).
+// neither, nor are those whose entries read are all resolves: a stray
+// resolve of an alert never seen firing — an Alertmanager restarted
+// without its data sends them — counted as a page, an audit).
 func (s *incidentSet) closed() (paged, ticketed int) {
 	for _, a := range s.order {
 		a.settleMarks()
 		switch {
-		case a.view.Open, a.view.Unknown:
+		case a.view.Open, a.view.Unknown, !a.fired:
 		case a.view.Loudness() == alert.ActionPage:
 			paged++
 		case a.view.Loudness() == alert.ActionTicket:
