@@ -39,11 +39,12 @@ func URL(raw string) string {
 		}
 	}
 	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
+		if p, ok := u.User.Password(); ok && p != "" {
 			u.User = url.UserPassword(u.User.Username(), "xxxxx")
 		} else if u.User.Username() != "" {
-			// A user without a password is the credential itself: an API
-			// token written as https://TOKEN@host.
+			// A user without a password, or with an empty one, is the
+			// credential itself: an API token written as
+			// https://TOKEN@host or https://TOKEN:@host (curl -u KEY:).
 			u.User = url.User("xxxxx")
 		}
 	}
@@ -125,21 +126,18 @@ var (
 	// parse errors and most of ours print the URL they refuse.
 	quotedURL = regexp.MustCompile(`"[A-Za-z][A-Za-z0-9+.-]*://(?:[^"\\]|\\.)*"`)
 	// userinfo is the user:password@ of a URL written bare in text.
-	// The password runs to the last "@" before a space or a quote: it may
-	// hold "/", "?" or "#".
-	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s"'\x60]*@`)
+	// The password runs to the last "@" before a space, a quote or a "?":
+	// it may hold "/" or "#". An "@" after a "?" is a query's (an e-mail
+	// address, PromQL's @): swallowed, it left the query's secret shown
+	// (a review); a password holding "?" is left to bareURL.
+	userinfo = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@"'\x60:]*:)[^\s"'\x60?]+@`)
+	// bareURL is a URL written bare in text, up to a space, a quote or
+	// Slack's link syntax (<url|text>).
+	bareURL = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'\x60<>|]+`)
 	// badPort is net/url's error about a port that is not a number: a
 	// password holding "/", "?" or "#" ends the authority early, and what
 	// net/url then reads as the port is the password's start.
 	badPort = regexp.MustCompile(`invalid port "(?:[^"\\]|\\.)*" after host`)
-	// userOnly is the user@ of a URL written bare in text with no
-	// password: a token written as https://TOKEN@host.
-	userOnly = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'\x60:]+@`)
-	// bareQuery is the query of a URL written bare in text (api_key=…).
-	bareQuery = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s"'\x60?]*\?)[^\s"'\x60]+`)
-	// bareHook is the secret path of an incoming webhook's URL written
-	// bare in text.
-	bareHook = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^\s"'\x60]*?/(?:services|hooks)/)[^\s"'\x60:,;]+`)
 )
 
 // Text hides the credentials of every URL written in text, wherever it comes
@@ -162,9 +160,13 @@ func Text(text string) string {
 		return strconv.Quote(URL(raw))
 	})
 	text = userinfo.ReplaceAllString(text, "${1}xxxxx@")
-	text = userOnly.ReplaceAllString(text, "${1}xxxxx@")
-	text = bareQuery.ReplaceAllString(text, "${1}xxxxx")
-	return bareHook.ReplaceAllString(text, "${1}xxxxx")
+	// Then each bare URL as URL hides a quoted one: a user without a
+	// password (or with an empty one), the query, an incoming webhook's
+	// path. Punctuation after it (a sentence's, "url: 404") stays.
+	return bareURL.ReplaceAllStringFunc(text, func(raw string) string {
+		u := strings.TrimRight(raw, ".,;:)]}")
+		return URL(u) + raw[len(u):]
+	})
 }
 
 // Secrets hides known secret values in text.

@@ -15,6 +15,8 @@ func TestURLHidesPasswordsAndQueries(t *testing.T) {
 		"redis:6379":                                "redis:6379",
 		// A user without a password is a token (an audit).
 		"https://ghp_hunter22@api.example.com/x": "https://xxxxx@api.example.com/x",
+		// An empty password (curl -u KEY:) leaves the token the user (a review).
+		"https://ghp_hunter22:@api.example.com/x": "https://xxxxx@api.example.com/x",
 	} {
 		if got := URL(in); got != want {
 			t.Errorf("URL(%q) = %q, want %q", in, got, want)
@@ -100,6 +102,16 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		`GET http://h:9090/x?api_key=SUPERSECRET&b=1 failed`:                    `GET http://h:9090/x?xxxxx failed`,
 		`post to https://hooks.slack.com/services/T0/B0/SUPERSECRET: 404`:       `post to https://hooks.slack.com/services/xxxxx: 404`,
 		`"https://hooks.slack.com/services/T0/B0/SUPERSECRET" and "http://u@h"`: `"https://hooks.slack.com/services/xxxxx" and "http://xxxxx@h"`,
+		// A review: an "@" in a bare URL's query with a port took the
+		// query for a password and showed its token; an e-mail as the
+		// user showed the password; an empty password kept the token.
+		`url=https://api.example.com:8443/v1/send?to=ops@example.com&token=SUPERSECRET`: `url=https://api.example.com:xxxxx/v1/send?xxxxx`,
+		`see https://me@example.com:SUPERSECRET@jira.example.com/rest`:                  `see https://me%40example.com:xxxxx@jira.example.com/rest`,
+		`GET https://SUPERSECRET:@api.example.com/x failed`:                             `GET https://xxxxx@api.example.com/x failed`,
+		`"https://SUPERSECRET:@api.example.com/x"`:                                      `"https://xxxxx@api.example.com/x"`,
+		`http://u:pa?SUPERSECRET@host/x failed`:                                         `<secret>@host/x failed`,
+		// Slack's link syntax and a sentence's punctuation stay.
+		`<https://h/x?token=SUPERSECRET|link>, then (https://h/y?k=SUPERSECRET).`: `<https://h/x?xxxxx|link>, then (https://h/y?xxxxx).`,
 	} {
 		got := Text(in)
 		if strings.Contains(got, "SUPERSECRET") || got != want {
