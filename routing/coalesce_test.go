@@ -951,6 +951,44 @@ func TestAnIncidentResolvedByHandPagesAgainWhenAlertsJoin(t *testing.T) {
 	}
 }
 
+// A new alert joining while the Resolve clicked in Slack is on its way to
+// PagerDuty (its mark says "resolving") would be folded into the page the
+// resolve closes and never paged (an audit: Resolve at one replica, the
+// alert at the other a moment later). Its webhook fails, nothing is sent
+// to PagerDuty, and Alertmanager's retry — the resolve done — triggers
+// PagerDuty again, once.
+func TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	sent := e.pd.notifications()
+	if len(sent) != 1 || !sent[0].Opening {
+		t.Fatalf("pagerduty got %d notifications, want the opening", len(sent))
+	}
+	key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/pagerduty/0")
+	set := func(v string) {
+		t.Helper()
+		if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: v, TTL: time.Hour}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(dedup.HandResolving("jdoe (U123) via Slack", receivedAt))
+	second := tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000")
+	if sum, err := process(t, p, second); err == nil || !alert.Retryable(err) {
+		t.Fatalf("an alert joining while the resolve is on its way: %+v, %v; want a retryable error", sum, err)
+	}
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("pagerduty got %d notifications while the resolve was on its way, want only the opening", n)
+	}
+	set(dedup.HandResolved("jdoe (U123) via Slack", receivedAt)) // PagerDuty took the resolve
+	mustProcess(t, p, second)                                     // Alertmanager's retry
+	sent = e.pd.notifications()
+	if len(sent) != 2 || !sent[1].Opening || sent[1].Incident != sent[0].Incident {
+		t.Fatalf("pagerduty got %d notifications, want the opening and the joining alert's new trigger", len(sent))
+	}
+}
+
 // getLog is a store that remembers the keys read with Get.
 type getLog struct {
 	store.Store

@@ -536,6 +536,15 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 			return
 		}
 	}
+	for _, t := range b.trs {
+		if t.handResolving {
+			// The resolve clicked in Slack is on its way: folded into the
+			// page it closes, these alerts would never page. Alertmanager's
+			// retry finds the resolve done and triggers PagerDuty again.
+			b.fail(fmt.Errorf("notify %s/%s (incident %s): the incident is being resolved by hand in PagerDuty from Slack; these new alerts page once the resolve is done (Alertmanager's retry)", b.receiver, b.integ.Name, b.incident))
+			return
+		}
+	}
 }
 
 // markRepaged flags (alert.Notification.Repaged) the firing notifications

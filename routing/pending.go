@@ -46,6 +46,9 @@ type transition struct {
 	// start since (earlierFirings), a new episode reopening the page.
 	handResolvedAt time.Time
 	handEpisode    bool
+	// handResolving: a hand resolve at this integration is on its way to
+	// PagerDuty (dedup.IsHandResolving).
+	handResolving bool
 	// escalates: a firing now louder than what was notified of it.
 	escalates bool
 	// remindedMarker: for a reminder, the marker it was read with (the
@@ -575,6 +578,10 @@ func tagHandResolved(prefix string, trs []*transition, keys, values []string, fo
 		}
 		for _, k := range handResolvedKeysOf(prefix, t) {
 			if i := slices.Index(keys, k); i >= 0 && found[i] {
+				if dedup.IsHandResolving(values[i]) {
+					t.handResolving = true
+					continue
+				}
 				if t.handResolved == "" {
 					t.handResolved, t.handResolvedAt = dedup.ParseHandResolved(values[i])
 				}

@@ -3,9 +3,11 @@ package slack_test
 import (
 	"context"
 	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
@@ -65,6 +67,73 @@ func TestAResolveClickMarksItsOwnPagerDutyIntegration(t *testing.T) {
 			}
 			if found[1] {
 				t.Error("the hand resolve was marked once per incident: any team's next trigger would consume it")
+			}
+		})
+	}
+}
+
+// A Resolve click marks the incident "resolving" before it sends the
+// resolve to PagerDuty, and resolved once PagerDuty took it: an alert
+// joining meanwhile (at another replica) fails its webhook and pages on
+// Alertmanager's retry, instead of being folded into the page the resolve
+// closes (routing: TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone).
+// A resolve that fails leaves no mark.
+func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
+	const incident = "llm-inference-gpu/chat/TTFT"
+	for _, tc := range []struct {
+		name      string
+		fail      bool
+		wantFinal string // "resolved" or "" (no mark)
+	}{
+		{"PagerDuty takes the resolve", false, "resolved"},
+		{"PagerDuty refuses the resolve", true, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newTriageEnv(t, alert.ActionPage, nil)
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, func(c *slack.Config) { c.EscalateTo = "team-02-pd" }), nil, e.pager(t)); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "team-02-pd", "pagerduty/0")
+			e.openPage(t, incident, "team-02-pd/pagerduty/0")
+			own := dedup.HandResolvedAtKey("", incident, "team-02-pd/pagerduty/0")
+			if tc.fail {
+				e.pd.FailN(20, pdtest.Fault{Status: 400, Delay: 300 * time.Millisecond})
+			} else {
+				e.pd.Fail(pdtest.Fault{Delay: 300 * time.Millisecond})
+			}
+			// What the mark reads while the resolve is on its way.
+			var sawResolving atomic.Bool
+			stop := make(chan struct{})
+			polled := make(chan struct{})
+			go func() {
+				defer close(polled)
+				for {
+					select {
+					case <-stop:
+						return
+					case <-time.After(5 * time.Millisecond):
+					}
+					if v, found, err := e.store.Get(context.Background(), []string{own}); err == nil && found[0] && dedup.IsHandResolving(v[0]) {
+						sawResolving.Store(true)
+					}
+				}
+			}()
+			e.click(t, tr, e.parent, slacktest.Click{User: "U0TEAM02A", UserName: "ann", ActionID: "alertrouter:resolve", ActionTS: "1700003000.000002"}, signingSecret, e.now(), nil)
+			close(stop)
+			<-polled
+			if !sawResolving.Load() {
+				t.Error("the mark never read resolving while PagerDuty held the resolve")
+			}
+			v, found, err := e.store.Get(context.Background(), []string{own})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantFinal == "resolved" && (!found[0] || dedup.IsHandResolving(v[0])):
+				t.Errorf("after PagerDuty took the resolve the mark is %q (found %v), want the hand resolve", v[0], found[0])
+			case tc.wantFinal == "" && found[0]:
+				t.Errorf("after PagerDuty refused the resolve the mark is %q, want none", v[0])
 			}
 		})
 	}

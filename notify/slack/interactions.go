@@ -1436,11 +1436,6 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if err != nil {
 			return record{}, err
 		}
-		for _, p := range pages {
-			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
-				return record{}, err
-			}
-		}
 		// While its alerts fire, the router's incident stays open and
 		// PagerDuty hears nothing of its updates: the mark makes the next
 		// alert that joins it trigger PagerDuty again (routing's
@@ -1450,13 +1445,36 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// resolved one team's page only. Where that integration is unknown
 		// (an escalation's PagerDuty no message pages through), the
 		// incident's mark pages the next PagerDuty the incident updates.
-		var marks []store.Entry
-		for _, p := range pages {
+		// The mark says "resolving" before the resolve is sent: an alert
+		// joining meanwhile is answered 5xx and paged by Alertmanager's
+		// retry once the resolve is done, not folded into the page the
+		// resolve closes (an audit: such an alert was never paged).
+		who, now := createdBy(c.cb.User), t.o.Now()
+		resolving := make([]store.Entry, len(pages))
+		for i, p := range pages {
 			key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
 			if p.at != "" {
 				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
 			}
-			marks = append(marks, store.Entry{Key: key, Value: dedup.HandResolved(createdBy(c.cb.User), t.o.Now()), TTL: dedup.HandResolvedTTL})
+			resolving[i] = store.Entry{Key: key, Value: dedup.HandResolving(who, now), TTL: dedup.HandResolvingTTL}
+		}
+		if err := t.o.Store.Set(ctx, resolving); err != nil {
+			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
+		}
+		var marks []store.Entry
+		for i, p := range pages {
+			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
+				// The pages resolved keep their mark; the others are not
+				// being resolved any more.
+				if err := t.o.Store.Set(ctx, marks); err != nil {
+					t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "err", err)
+				}
+				if err := t.o.Store.DeleteIfEqual(ctx, resolving[i:]); err != nil {
+					t.o.Logger.Warn("clear the marks of the resolves that failed (new alerts of the incident wait for them to expire)", "incident", st.Incident, "err", err)
+				}
+				return record{}, err
+			}
+			marks = append(marks, store.Entry{Key: resolving[i].Key, Value: dedup.HandResolved(who, now), TTL: dedup.HandResolvedTTL})
 		}
 		if err := t.o.Store.Set(ctx, marks); err != nil {
 			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", where(pages), "err", err)

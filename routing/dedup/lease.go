@@ -183,6 +183,31 @@ func ParseHandResolved(v string) (who string, at time.Time) {
 	return v[:i], time.UnixMilli(ms)
 }
 
+// HandResolving is the value of a hand-resolve mark while the resolve is on
+// its way to PagerDuty: written before it is sent, and replaced by
+// HandResolved once PagerDuty took it (or deleted if it failed). An alert
+// joining the incident meanwhile would be folded into the page the resolve
+// is about to close, and never paged (an audit: Resolve at one replica, a
+// new alert at the other a moment later): the router answers its webhook
+// 5xx instead (routing's reopenHandResolved), and Alertmanager's retry,
+// reading HandResolved, triggers PagerDuty again.
+func HandResolving(who string, at time.Time) string {
+	return handResolvingPrefix + HandResolved(who, at)
+}
+
+// handResolvingPrefix starts a HandResolving value.
+const handResolvingPrefix = "resolving: "
+
+// IsHandResolving reports whether v, a hand-resolve mark's value, says the
+// resolve is still on its way (HandResolving).
+func IsHandResolving(v string) bool { return strings.HasPrefix(v, handResolvingPrefix) }
+
+// HandResolvingTTL bounds a HandResolving mark a replica killed during the
+// resolve leaves behind: longer than a click's resolve takes with its
+// retries, short enough that the webhooks it holds back page within
+// minutes.
+const HandResolvingTTL = 2 * time.Minute
+
 // HandResolvedKey is the key of a hand resolve recorded once per incident,
 // whichever integration was resolved: what the builds before
 // HandResolvedAtKey wrote, and what a resolve whose integration is unknown
