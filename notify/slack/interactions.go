@@ -1673,6 +1673,9 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 			// says so, and the click's copy of it would draw it firing again.
 			// The thread records the action.
 			log.Info("the incident resolved meanwhile: its parent is left as it is")
+			if c.b.action == ActionSilence && rec.st.Silence != "" {
+				rec.thread = t.undoRacedSilence(ctx, c, rec, log)
+			}
 			break
 		}
 		if i == maxRedraws {
@@ -1704,7 +1707,33 @@ func (t *Triage) record(ctx context.Context, c *click, rec record, now time.Time
 			}
 			t.ephemeral(ctx, c.tg.secret, c.cb, msg)
 		}
+	} else if parentErr != nil && c.cb != nil {
+		// The thread says it, but the message still offers what was done
+		// (an Acknowledge button after the acknowledgement) and nobody was
+		// told why (an audit).
+		t.ephemeral(ctx, c.tg.secret, c.cb, "Done, but Slack did not take the edit of the incident's message ("+esc(errText(parentErr))+"): it still shows the buttons as they were. The thread records it: "+rec.thread)
 	}
+}
+
+// undoRacedSilence expires the silences of a Silence click on an incident
+// that resolved while it was taken, and forgets them on the message, and
+// returns what the thread says. Drawn resolved, the parent offers no
+// Unsilence, and the silence would mute the alerts' next firing unseen for
+// its whole length (an audit: a 1h silence left, and a reply pointing at
+// buttons that were gone). A silence Alertmanager would not expire stays,
+// and the reply names it.
+func (t *Triage) undoRacedSilence(ctx context.Context, c *click, rec record, log *slog.Logger) string {
+	mention := "<@" + c.user + ">"
+	ids := silenceIDs(rec.st.Silence)
+	which := "`" + strings.Join(ids, "`, `") + "`"
+	if err := t.expireSilences(ctx, ids); err != nil {
+		log.Warn("expire the silence of an incident that resolved as it was silenced", "silences", rec.st.Silence, "err", err)
+		return fmt.Sprintf("%s silenced the incident's alerts as the incident resolved: the silence (%s) could not be expired (%s) and mutes them if they fire again before it ends — expire it in Alertmanager if that is not wanted.", mention, which, esc(errText(err)))
+	}
+	if err := t.o.Store.DeleteIfEqual(ctx, []store.Entry{{Key: t.stateKey(c, ActionSilence), Value: "d " + c.user + " " + rec.extra}}); err != nil {
+		log.Warn("forget the expired silence", "err", err)
+	}
+	return fmt.Sprintf("%s clicked Silence as the incident resolved: the silence (%s) was expired at once, so that a new firing is notified and can be silenced from its own message.", mention, which)
 }
 
 // logState is the suffix of the key of the set of a parent message's triage

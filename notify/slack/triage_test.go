@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -627,6 +628,79 @@ func TestAClickRacingTheResolveLeavesTheResolvedParent(t *testing.T) {
 	}
 	if !recorded {
 		t.Fatalf("the acknowledgement is not in the thread: %+v", e.h.srv.Thread(e.parent.TS))
+	}
+}
+
+// racingSilencer runs during while a silence is being created.
+type racingSilencer struct {
+	*amsilence.Client
+	during func()
+}
+
+func (s racingSilencer) Create(ctx context.Context, si amsilence.Silence) (string, error) {
+	s.during()
+	return s.Client.Create(ctx, si)
+}
+
+// A Silence click on an incident that resolves while the silence is made:
+// the parent stays as the resolve drew it, without buttons, so nothing in
+// Slack could undo the silence, which would mute the alerts' next firing
+// unseen (an audit: a 1h silence left, and a reply pointing at an
+// Unsilence button that was gone). The silence is expired at once and the
+// thread says so.
+func TestASilenceRacingTheResolveIsExpired(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	c := silences(t)
+	n := e.notifier(t, nil)
+	resolved := under(e.parent.Channel+" "+e.parent.TS, note(alert.KindResolved, alert.ActionPage, "resolved", "aaa"))
+	resolved.IncidentResolved, resolved.Integration = true, "slack/0"
+	racing := racingSilencer{Client: c, during: func() {
+		if err := n.Notify(context.Background(), resolved); err != nil {
+			t.Error(err)
+		}
+	}}
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: racing})
+	if err := tr.Add("triage", "slack/0", n, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:silence:1h", ActionTS: "1700000490.000001"}, signingSecret, e.now(), nil)
+	list, err := c.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Status == nil || list[0].Status.State != "expired" {
+		t.Fatalf("silences = %+v, want the one made, expired", list)
+	}
+	m := e.current(t)
+	if strings.Contains(string(m.Blocks), "alertrouter:") {
+		t.Fatalf("the parent offers buttons after the resolve: %s", m.Blocks)
+	}
+	var said bool
+	for _, r := range e.h.srv.Thread(e.parent.TS) {
+		said = said || strings.Contains(r.Text, "clicked Silence as the incident resolved: the silence") && strings.Contains(r.Text, "was expired at once")
+	}
+	if !said {
+		t.Fatalf("the thread does not say the silence was expired: %+v", e.h.srv.Thread(e.parent.TS))
+	}
+}
+
+// Slack refusing the parent's redraw after an action (its thread reply
+// taken) left the message offering what was done, and nobody was told (an
+// audit): the clicking user hears it.
+func TestAClickWhoseRedrawSlackRefusesTellsTheUser(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	tr := e.replica(t, nil, slack.NewTriageMetrics(e.reg))
+	e.h.srv.Fail(slices.Repeat([]slacktest.Fault{{Status: 503, Method: "chat.update"}}, 20)...)
+	e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700000495.000001"}, signingSecret, e.now(), nil)
+	if n := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); n != 1 {
+		t.Fatalf("acknowledges = %d, want 1", n)
+	}
+	var told bool
+	for _, r := range e.h.srv.Responses() {
+		told = told || r.ResponseType == "ephemeral" && strings.Contains(r.Text, "Slack did not take the edit of the incident's message")
+	}
+	if !told {
+		t.Fatalf("the user was not told the message could not be redrawn: %+v", e.h.srv.Responses())
 	}
 }
 
