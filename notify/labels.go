@@ -88,6 +88,22 @@ func GNMIDevice(l map[string]string) string {
 	return l["source"]
 }
 
+// GNMICollectorLabel reports whether label name of a gNMI collector's alert
+// (GNMIDevice not "") is the collector's own rather than its device's: its
+// instance, pod, job and Service's labels, and its pod's namespace — what
+// Location leaves out for such an alert, and Slack's alert lines too (a
+// review: a line named namespace=monitoring job=gnmic, and lost the
+// interface).
+func GNMICollectorLabel(l map[string]string, name string) bool {
+	switch name {
+	case "instance", "pod", "k8s.pod.name", "job":
+		return true
+	case "namespace", "k8s.namespace.name":
+		return strings.Contains(strings.ToLower(l["pod"]+l["k8s.pod.name"]), "gnmi")
+	}
+	return slices.Contains(exporterLabels, name)
+}
+
 // maxSubjectLabels bounds the labels SubjectLabels returns.
 const maxSubjectLabels = 3
 

@@ -345,7 +345,7 @@ func tellApart(alerts []*alert.Result) lineDetail {
 			d.labels = append(d.labels, "source")
 		}
 		for _, name := range notify.TellingLabels {
-			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") && !(gnmi && isObjectLabel(name)) {
+			if len(d.labels) < maxLineLabels && l[name] != "" && (name != "instance" || l["job"] != "kube-state-metrics") && !(gnmi && notify.GNMICollectorLabel(l, name)) {
 				d.labels = append(d.labels, name)
 			}
 		}
@@ -353,7 +353,9 @@ func tellApart(alerts []*alert.Result) lineDetail {
 		// (a consumer group and topic): Kafka's line showed its cluster
 		// alone. Lines naming their object stay as they were (a review).
 		if !slices.ContainsFunc(d.labels, isObjectLabel) {
-			for _, name := range notify.SubjectLabels(l, func(name string) bool { return slices.Contains(d.labels, name) }) {
+			for _, name := range notify.SubjectLabels(l, func(name string) bool {
+				return slices.Contains(d.labels, name) || gnmi && notify.GNMICollectorLabel(l, name)
+			}) {
 				if len(d.labels) < maxLineLabels {
 					d.labels = append(d.labels, name)
 				}

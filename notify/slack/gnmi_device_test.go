@@ -26,12 +26,13 @@ func TestAGNMIAlertLineNamesItsDevice(t *testing.T) {
 	}{
 		{"gnmic's switch alert",
 			map[string]string{"alertname": "SwitchQueueDrops", "job": "gnmic", "source": "ny4-leaf-02", "interface_name": "Ethernet12", "namespace": "trading", "queue_name": "MD", "severity": "critical"},
-			"*SwitchQueueDrops* · source=ny4-leaf-02, namespace=trading, job=gnmic, interface_name=Ethernet12 · "},
-		// Scraped with the collector's own instance and pod, the line
-		// names the device, not the collector (a review).
+			"*SwitchQueueDrops* · source=ny4-leaf-02, namespace=trading, interface_name=Ethernet12, queue_name=MD · "},
+		// Scraped with the collector's own instance, pod and namespace, the
+		// line names the device and its interface, not the collector (a
+		// review).
 		{"gnmic's alert with its own instance and pod",
-			map[string]string{"alertname": "SwitchQueueDrops", "job": "gnmic", "instance": "10.0.0.5:7890", "pod": "gnmic-0", "source": "ny4-leaf-02", "interface_name": "Ethernet12", "severity": "critical"},
-			"*SwitchQueueDrops* · source=ny4-leaf-02, job=gnmic, interface_name=Ethernet12 · "},
+			map[string]string{"alertname": "SwitchQueueDrops", "job": "gnmic", "instance": "10.0.0.5:7890", "pod": "gnmic-0", "namespace": "monitoring", "source": "ny4-leaf-02", "interface_name": "Ethernet12", "severity": "critical"},
+			"*SwitchQueueDrops* · source=ny4-leaf-02, interface_name=Ethernet12 · "},
 		{"a log alert's source is no device",
 			map[string]string{"alertname": "HighErrorLogRate", "job": "promtail", "namespace": "shop", "source": "syslog", "consumergroup": "billing", "severity": "critical"},
 			"*HighErrorLogRate* · namespace=shop, job=promtail, consumergroup=billing · "},
