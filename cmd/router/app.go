@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -65,8 +66,9 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 	app.Command("serve", "Serve webhooks (the default).").Default()
 
 	check := app.Command("check-config", "Validate the configuration and print a summary of receivers and routes.")
-	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).String()
-	probe := check.Flag("probe", "Also reach what the configuration names, without paging anyone: Slack (auth.test), PagerDuty's events URL (a GET), the store (PING, then a key written under key_prefix and deleted) and Alertmanager (its alerts API), each through its own HTTP settings; exit 1 if one fails.").Bool()
+	var testRouteSet bool
+	testRoute := check.Flag("test-route", `Print the receivers an alert with these labels reaches, e.g. 'sector=llm-inference-gpu,decision=page'.`).IsSetByUser(&testRouteSet).String()
+	probe := check.Flag("probe", "Also reach what the configuration names, without paging anyone: Slack (auth.test), PagerDuty's events URL (a GET), the store (PING, then a key written under key_prefix and deleted), Alertmanager (its alerts API) and Prometheus (prometheus.url: a vector(1) query), each through its own HTTP settings; exit 1 if one fails.").Bool()
 
 	explain := app.Command("explain", "Dry run: classify, decide and route every alert of a webhook payload and print one JSON object per alert.")
 	explainFile := explain.Arg("file", "Webhook JSON payload file, or - (the default) for standard input.").Default("-").String()
@@ -106,11 +108,17 @@ func (m *Main) Run(ctx context.Context, args []string) int {
 		fmt.Fprintln(m.Stdout, version.Print("router"))
 		return 0
 	case "check-config":
-		return m.checkConfig(*testRoute, *probe)
+		if testRouteSet && strings.TrimSpace(*testRoute) == "" {
+			// '' or a lone "-" (kingpin hands it over as ""): no labels,
+			// silently taken as no --test-route (an audit).
+			fmt.Fprintln(m.Stderr, "router check-config: --test-route needs the alert's labels, e.g. --test-route 'alertname=X,severity=critical'")
+			return 2
+		}
+		return m.checkConfig(ctx, *testRoute, *probe)
 	case "import-alertmanager":
 		return m.importAlertmanager(*importFile)
 	case "explain":
-		return m.explain(*explainFile)
+		return m.explain(ctx, *explainFile)
 	default:
 		if m.serveOpts.shutdownDelay < 0 || m.serveOpts.secretCheck < 0 || m.serveOpts.storeProbe < 0 {
 			fmt.Fprintf(m.Stderr, "router: --web.shutdown-delay=%s, --config.secret-files-check-interval=%s, --store.probe-interval=%s: must not be negative (see --help)\n", m.serveOpts.shutdownDelay, m.serveOpts.secretCheck, m.serveOpts.storeProbe)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 
 // checkConfig is `router check-config`: exit 0 with a one-screen summary, or
 // 1 with every error, each prefixed by its YAML path.
-func (m *Main) checkConfig(testRoute string, probe bool) int {
+func (m *Main) checkConfig(ctx context.Context, testRoute string, probe bool) int {
 	fail := func(err error) int {
 		fmt.Fprintf(m.Stderr, "router check-config: FAILED\n")
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -48,7 +49,7 @@ func (m *Main) checkConfig(testRoute string, probe bool) int {
 	b, err := d.build(cfg, st)
 	probed, failed := "", 0
 	if err == nil && probe {
-		probed, failed = probeAll(cfg, b)
+		probed, failed = probeAll(ctx, cfg, b)
 	}
 	st.close()
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -82,13 +83,35 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
+// readUntilDone reads r to its end, or until ctx ends (Ctrl-C, SIGTERM):
+// a payload forgotten on the command line left explain waiting on the
+// terminal, and Ctrl-C did not stop it (an audit).
+func readUntilDone(ctx context.Context, r io.Reader) ([]byte, error) {
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1)
+	go func() {
+		b, err := io.ReadAll(r)
+		done <- read{b, err}
+	}()
+	select {
+	case d := <-done:
+		return d.b, d.err
+	case <-ctx.Done():
+		return nil, fmt.Errorf("standard input: %w", context.Cause(ctx))
+	}
+}
+
 // explain is `router explain FILE|-`: the pure stages of the pipeline on a
-// payload, nothing stored, nothing sent. Exit 1 for an unreadable payload.
-func (m *Main) explain(file string) int {
+// payload, nothing stored, nothing sent. Exit 1 for an unreadable payload,
+// or one serve would refuse (webhook.max_body_bytes).
+func (m *Main) explain(ctx context.Context, file string) int {
 	var body []byte
 	var err error
 	if file == "-" || file == "" { // kingpin hands a lone "-" over as ""
-		body, err = io.ReadAll(m.Stdin)
+		body, err = readUntilDone(ctx, m.Stdin)
 	} else {
 		body, err = os.ReadFile(file)
 	}
@@ -99,6 +122,12 @@ func (m *Main) explain(file string) int {
 	cfg, err := m.loadConfig()
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router explain: %v\n", err)
+		return 1
+	}
+	if max := cfg.Webhook.MaxBodyBytes; int64(len(body)) > max {
+		// serve answers such a body 413, which Alertmanager does not
+		// retry: explain showed it decided and sent (an audit).
+		fmt.Fprintf(m.Stderr, "router explain: payload rejected (HTTP 413 would be answered): body of %d bytes larger than the limit of %d bytes (webhook.max_body_bytes)\n", len(body), max)
 		return 1
 	}
 	p, err := evaluator(cfg)

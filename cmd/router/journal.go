@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -49,7 +50,10 @@ type journalCommands struct {
 	// entries of that period).
 	simSinceSet bool
 	simFrom     *string
-	simFormat   *string
+	// simFromSet: --from was given (kingpin hands a lone "-", standard
+	// input, over as "").
+	simFromSet bool
+	simFormat  *string
 }
 
 // addJournalCommands registers the journal subcommands on app and returns
@@ -82,7 +86,7 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 	sim := app.Command("simulate", "Decide the journal's alerts again under a candidate configuration and print what would change.")
 	c.simConfig = sim.Flag("config", "The candidate configuration file.").Required().String()
 	c.simSince = dur(sim.Flag("since", "Simulate the journal entries of this period (read from the shared journal; with --from, the file's entries of this period).").IsSetByUser(&c.simSinceSet), day)
-	c.simFrom = sim.Flag("from", "Read the journal from this JSON-lines file (router journal export) instead of the store.").String()
+	c.simFrom = sim.Flag("from", "Read the journal from this JSON-lines file (router journal export, or the console's /journal.jsonl; - for standard input) instead of the store.").IsSetByUser(&c.simFromSet).String()
 	c.simFormat = sim.Flag("format", "Report format.").Default("markdown").Enum("markdown", "json")
 
 	return map[string]func(ctx context.Context) int{
@@ -148,23 +152,41 @@ func writeJSONLines(w io.Writer, entries []journal.Entry) error {
 }
 
 // readJSONLines reads a journal export.
-func readJSONLines(path string) ([]journal.Entry, error) {
-	f, err := os.Open(path)
+func (m *Main) readJSONLines(ctx context.Context, path string) ([]journal.Entry, error) {
+	var b []byte
+	var err error
+	if path == "" || path == "-" {
+		path = "standard input"
+		b, err = readUntilDone(ctx, m.Stdin)
+	} else {
+		b, err = os.ReadFile(path)
+	}
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
+	// A UTF-8 byte-order mark (an editor's, Windows') before the first
+	// entry is skipped, as explain skips one before a payload.
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	var out []journal.Entry
-	dec := json.NewDecoder(f)
+	dec := json.NewDecoder(bytes.NewReader(b))
 	for line := 1; ; line++ {
 		var e journal.Entry
 		if err := dec.Decode(&e); errors.Is(err, io.EOF) {
-			return out, nil
+			break
 		} else if err != nil {
 			return nil, fmt.Errorf("%s: entry %d: %w", path, line, err)
 		}
+		if e.Kind == "" || e.Time.IsZero() {
+			// A webhook payload or any other JSON decodes into an empty
+			// entry: simulated, it said nothing would change (an audit).
+			return nil, fmt.Errorf("%s: entry %d is no journal entry (no kind or time): give the output of router journal export or the console's /journal.jsonl", path, line)
+		}
 		out = append(out, e)
 	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no journal entry: nothing to simulate", path)
+	}
+	return out, nil
 }
 
 // replayer builds the replayer of the configuration in force: it sends
@@ -349,8 +371,8 @@ func (m *Main) simulate(ctx context.Context, c *journalCommands) int {
 		fmt.Fprintf(m.Stderr, "router simulate: candidate config warning: %s\n", candidate.RedactString(w))
 	}
 	var entries []journal.Entry
-	if *c.simFrom != "" {
-		entries, err = readJSONLines(*c.simFrom)
+	if *c.simFrom != "" || c.simFromSet {
+		entries, err = m.readJSONLines(ctx, *c.simFrom)
 		if err == nil && c.simSinceSet {
 			from := time.Now().Add(-time.Duration(*c.simSince))
 			entries = slices.DeleteFunc(entries, func(e journal.Entry) bool { return e.Time.Before(from) })

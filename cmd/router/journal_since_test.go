@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -67,5 +68,41 @@ func TestSimulateFromAFileHonoursSince(t *testing.T) {
 		if rep.Alerts != want {
 			t.Errorf("simulate --from with --since %q: %d alerts decided again, want %d", args, rep.Alerts, want)
 		}
+	}
+}
+
+// simulate --from refuses what is no journal export (a webhook payload, an
+// empty file): it decoded any JSON into empty entries and said nothing
+// would change (an audit). A byte-order mark before the first entry is
+// skipped, and a lone "-" reads standard input (kingpin hands it over as
+// "": the store was read instead, silently).
+func TestSimulateFromReadsOnlyAJournalExport(t *testing.T) {
+	candidate := writeFile(t, "new.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	for name, body := range map[string]string{
+		"a webhook payload": `{"version":"4","status":"firing","alerts":[{"status":"firing","labels":{"alertname":"X"}}]}`,
+		"an empty file":     "",
+	} {
+		code, out, errs := runMain(t, "simulate", "--config", candidate, "--from", writeFile(t, "in.jsonl", body))
+		if code != 1 || out != "" || !strings.Contains(errs, "journal") {
+			t.Errorf("simulate --from %s: exit %d, stdout %q, stderr %q; want exit 1 saying it holds no journal entry", name, code, out, errs)
+		}
+	}
+	now := time.Now().UTC()
+	e := journal.Entry{Kind: journal.KindDecision, Time: now, ReceivedAt: now, GroupKey: "g", Fingerprint: "0000000000000001", Alertname: "DiskFull", Status: "firing",
+		Labels: map[string]string{"alertname": "DiskFull", "severity": "critical"}, StartsAt: now, Decision: alert.Decision{Action: alert.ActionPage, Policy: "severity"}}
+	b, err := json.Marshal(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runMain(t, "simulate", "--config", candidate, "--format", "json", "--from", writeFile(t, "bom.jsonl", "\xef\xbb\xbf"+string(b)+"\n"))
+	var rep journal.Report
+	if code != 0 || json.Unmarshal([]byte(out), &rep) != nil || rep.Alerts != 1 {
+		t.Errorf("simulate --from an export with a byte-order mark: exit %d, %q, %q; want its one alert decided again", code, out, errs)
+	}
+	var stdout, stderr syncBuffer
+	m := &Main{Stdin: strings.NewReader(string(b) + "\n"), Stdout: &stdout, Stderr: &stderr}
+	// No store is configured: a read of it would fail, not stdin's.
+	if code := m.Run(context.Background(), []string{"simulate", "--config", candidate, "--format", "json", "--from", "-"}); code != 0 || json.Unmarshal([]byte(stdout.String()), &rep) != nil || rep.Alerts != 1 {
+		t.Errorf("simulate --from -: exit %d, %q, %q; want standard input's one alert decided again", code, stdout.String(), stderr.String())
 	}
 }
