@@ -82,7 +82,7 @@ func TestProbeStopsAtCtrlC(t *testing.T) {
 	}
 }
 
-// --test-route given no labels (” or a lone "-", which kingpin hands over
+// --test-route given no labels (an empty value or a lone "-", which kingpin hands over
 // as "") is refused: it was taken as no --test-route, silently.
 func TestTestRouteWithoutLabelsIsRefused(t *testing.T) {
 	for _, arg := range []string{"", "-", " "} {
