@@ -92,3 +92,22 @@ func TestTestRouteWithoutLabelsIsRefused(t *testing.T) {
 		}
 	}
 }
+
+// import-alertmanager given a router.yml refuses it, naming router
+// check-config: it "imported" it with every router key dropped. A
+// top-level key no Alertmanager has (a typo, which Alertmanager refuses)
+// is warned of on stderr, not filed as a setting to keep in Alertmanager.
+func TestImportRefusesARouterFileAndWarnsOfTypos(t *testing.T) {
+	code, out, errs := runMain(t, "import-alertmanager", "../../config/testdata/good.yml")
+	if code != 1 || out != "" || !strings.Contains(errs, "router configuration already") || !strings.Contains(errs, "check-config") {
+		t.Errorf("import-alertmanager of a router.yml: exit %d, stdout %q, stderr %q; want exit 1 naming check-config", code, out, errs)
+	}
+	am := filepath.Join(t.TempDir(), "alertmanager.yml")
+	if err := os.WriteFile(am, []byte("route: {receiver: a}\nreceivers: [{name: a}]\ninhibit_rule: []\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs = runMain(t, "import-alertmanager", am)
+	if code != 0 || !strings.Contains(errs, "warning: inhibit_rule: not a key of Alertmanager v0.35 (misspelled?") || strings.Contains(errs, "keep them in Alertmanager's file (see the comments at the top): inhibit_rule") {
+		t.Errorf("import-alertmanager with inhibit_rule: exit %d, stderr %q; want a warning naming the misspelled key", code, errs)
+	}
+}

@@ -53,6 +53,16 @@ func (m *Main) importAlertmanager(file string) int {
 	if len(res.partial) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %d receiver(s) lost integrations the router has not, which Alertmanager must keep sending to (see the comments at the top): %s\n", len(res.partial), strings.Join(res.partial, "; "))
 	}
+	// A route key dropped changes where alerts go (a `contine: true`
+	// lost): said where it is seen, not only in the file's comments.
+	for _, n := range res.notes {
+		if strings.HasSuffix(n, droppedRouteKey) {
+			fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %s\n", n)
+		}
+	}
+	if len(res.typos) > 0 {
+		fmt.Fprintf(m.Stderr, "router import-alertmanager: warning: %s: not a key of Alertmanager v0.35 (misspelled? Alertmanager refuses the file as it is); dropped\n", strings.Join(res.typos, ", "))
+	}
 	if len(res.amOnly) > 0 {
 		fmt.Fprintf(m.Stderr, "router import-alertmanager: note: not carried over, keep them in Alertmanager's file (see the comments at the top): %s\n", strings.Join(res.amOnly, ", "))
 	}
@@ -86,6 +96,11 @@ type imported struct {
 	// Alertmanager (inhibit_rules with their count, global and top-level
 	// keys), said on stderr too: the comments are easy to miss.
 	amOnly []string
+	// typos are top-level keys no Alertmanager v0.35 has (misspelled:
+	// Alertmanager refuses the file), dropped.
+	typos []string
+	// notes are the notes written as comments at the top of out.
+	notes []string
 	// severityDerived names the PagerDuty entries without a severity:
 	// Alertmanager sends those as "error", the router derives it from its
 	// decision (a ticket is "warning", low urgency on a service whose
@@ -167,6 +182,21 @@ func isTrue(v interface{}) bool {
 // dropped with a note.
 var topKeys = map[string]bool{"global": true, "route": true, "receivers": true, "templates": true,
 	"inhibit_rules": true, "time_intervals": true, "mute_time_intervals": true}
+
+// amTopKeys are Alertmanager v0.35's top-level keys: one outside them is a
+// typo Alertmanager refuses, not a setting kept in its file.
+var amTopKeys = map[string]bool{"global": true, "route": true, "receivers": true, "templates": true,
+	"inhibit_rules": true, "time_intervals": true, "mute_time_intervals": true, "tracing": true}
+
+// routerKeys are top-level keys of a router.yml that no alertmanager.yml
+// has.
+var routerKeys = []string{"auth", "webhook", "store", "dedup", "incidents", "classifier", "policies", "prometheus", "flap", "console", "alertmanager"}
+
+// routerFile reports whether the file's top-level mapping am reads as a
+// router configuration: a key of routerKeys.
+func routerFile(am mapSlice) bool {
+	return slices.ContainsFunc(routerKeys, func(k string) bool { _, ok := get(am, k); return ok })
+}
 
 // globalKeys are the keys of Alertmanager's `global` the importer applies;
 // the others (resolve_timeout, smtp_*, opsgenie_api_key …) are dropped,
@@ -396,6 +426,9 @@ func receiverKey(k string) bool {
 	return k == "name" || k == "labels" || strings.HasSuffix(k, "_configs")
 }
 
+// droppedRouteKey ends the note on a route key outside routeKeys.
+const droppedRouteKey = "not an Alertmanager v0.35 route key the router knows (misspelled? Alertmanager v0.35 refuses it); dropped"
+
 // routeKeys are the route keys the router reads (Alertmanager v0.35's);
 // a route key outside them (a later Alertmanager's) is dropped with a note
 // rather than making the imported file fail to load — unless the route
@@ -533,9 +566,27 @@ func convertAlertmanager(b []byte) (imported, error) {
 	}
 	var notes []string
 	var amOnly []string
+	var res imported
+	if routerFile(am) {
+		// A router.yml given by mistake was "imported" with every router
+		// key dropped, the bearer token and Prometheus URL lost (an audit).
+		return imported{}, fmt.Errorf("this is a router configuration already (%s): check it with router check-config", strings.Join(slices.DeleteFunc(slices.Clone(routerKeys), func(k string) bool { _, ok := get(am, k); return !ok }), ", "))
+	}
 	if unknown := unreadKeys(am, topKeys); len(unknown) > 0 {
-		notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(unknown, ", ")))
-		amOnly = append(amOnly, unknown...)
+		var typos []string
+		for _, k := range unknown {
+			if !amTopKeys[k] {
+				typos = append(typos, k)
+			}
+		}
+		if len(typos) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: not a key of Alertmanager v0.35 either (misspelled? Alertmanager refuses the file); dropped", strings.Join(typos, ", ")))
+		}
+		if known := slices.DeleteFunc(slices.Clone(unknown), func(k string) bool { return !amTopKeys[k] }); len(known) > 0 {
+			notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(known, ", ")))
+			amOnly = append(amOnly, known...)
+		}
+		res.typos = typos
 	}
 	global, _ := get(am, "global")
 	g, err := mapping(global, "global")
@@ -773,7 +824,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 	}
 	sb.WriteString(body)
-	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived}, nil
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived, typos: res.typos, notes: notes}, nil
 }
 
 // foldReceiverNotes makes the notes that say the same of several
@@ -889,7 +940,7 @@ func portRoute(v interface{}, path string, receivers map[string]bool, notes *[]s
 			// to this route's receiver.
 			return nil, fmt.Errorf("%s: %s: not a route key of Alertmanager v0.35, and without it the route matches every alert (a misspelled matchers? Alertmanager refuses this file: field %s not found)", path, strings.Join(dropped, ", "), dropped[0])
 		}
-		*notes = append(*notes, fmt.Sprintf("%s: %s: not an Alertmanager v0.35 route key the router knows; dropped", path, strings.Join(dropped, ", ")))
+		*notes = append(*notes, fmt.Sprintf("%s: %s: %s", path, strings.Join(dropped, ", "), droppedRouteKey))
 	}
 	return out, nil
 }

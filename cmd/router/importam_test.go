@@ -315,8 +315,13 @@ func TestImportNamesWhatIsWrongAndNeverCrashes(t *testing.T) {
 				}
 				has(`pagerduty_configs[0]: no severity: Alertmanager sends "error"`)
 			case "a later route key":
-				if strings.Contains(out, "some_future_key: 1") || !strings.Contains(out, "route.routes[0]: some_future_key: not an Alertmanager v0.35 route key the router knows; dropped") {
+				if strings.Contains(out, "some_future_key: 1") || !strings.Contains(out, "route.routes[0]: some_future_key: not an Alertmanager v0.35 route key the router knows (misspelled? Alertmanager v0.35 refuses it); dropped") {
 					t.Errorf("the unknown route key was not dropped with a note:\n%s", out)
+				}
+				// A dropped route key changes where alerts go (a `contine`
+				// lost): stderr says so too (an audit).
+				if !strings.Contains(importErrs, "warning: route.routes[0]: some_future_key: not an Alertmanager v0.35 route key") {
+					t.Errorf("stderr does not warn of the dropped route key: %q", importErrs)
 				}
 			case "a Slack-compatible incoming webhook":
 				if !strings.Contains(out, "api_url: https://chat.example.org/hooks/x4pmq3s8d7") {
