@@ -79,3 +79,11 @@ func TestAnSLOsNameQuotedIsNoKPI(t *testing.T) {
 		}
 	}
 }
+
+// The labels that break ties end at "node": the SLO-naming labels after it
+// are quoted context only (tieBreakLabels).
+func TestContextLabelsBreakTiesUpToNode(t *testing.T) {
+	if contextLabels[tieBreakLabels-1] != "node" || contextLabels[tieBreakLabels] != "slo" {
+		t.Errorf("tieBreakLabels = %d ends the tie-breaking labels at %q, want at node, before slo", tieBreakLabels, contextLabels[tieBreakLabels-1])
+	}
+}

@@ -48,7 +48,7 @@ var selectorSignals = [...]struct{ metric, selector, sector, kpi string }{
 	{"nv_trt_llm_request_metrics", `request_type="waiting"`, secGPU, "QTS"},
 }
 
-// selectorSet has a bit per selector signal.
+// Classify's selectors mask has a bit per selector signal.
 const _ uint8 = 1 << (len(selectorSignals) - 1)
 
 // contextLabels are the labels whose words break a tie between candidate
@@ -74,7 +74,8 @@ var contextLabels = [...]string{
 	"slo", "slo_name", "sloth_slo", "sloth_service", "feature_name", "objective_name",
 }
 
-// tieBreakLabels is how many of contextLabels, from the first, break ties.
+// tieBreakLabels is how many of contextLabels, from the first, break ties
+// (up to "node"; TestContextLabelsBreakTiesUpToNode holds it there).
 const tieBreakLabels = 14
 
 // scratch.ctxSplit has a bit per context label.
