@@ -973,7 +973,7 @@ func TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	set(dedup.HandResolving("jdoe (U123) via Slack", receivedAt))
+	set(dedup.HandResolving("jdoe (U123) via Slack", receivedAt)) // the pipeline's clock
 	second := tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000")
 	if sum, err := process(t, p, second); err == nil || !alert.Retryable(err) {
 		t.Fatalf("an alert joining while the resolve is on its way: %+v, %v; want a retryable error", sum, err)
@@ -982,10 +982,18 @@ func TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone(t *testing.T) {
 		t.Fatalf("pagerduty got %d notifications while the resolve was on its way, want only the opening", n)
 	}
 	set(dedup.HandResolved("jdoe (U123) via Slack", receivedAt)) // PagerDuty took the resolve
-	mustProcess(t, p, second)                                     // Alertmanager's retry
+	mustProcess(t, p, second)                                    // Alertmanager's retry
 	sent = e.pd.notifications()
 	if len(sent) != 2 || !sent[1].Opening || sent[1].Incident != sent[0].Incident {
 		t.Fatalf("pagerduty got %d notifications, want the opening and the joining alert's new trigger", len(sent))
+	}
+	// A "resolving" mark past its grace (the replica that clicked was
+	// killed during the resolve) is read as resolved: the next alert
+	// joining pages, where the mark lapsing left it unpaged (a review).
+	set(dedup.HandResolving("jdoe (U123) via Slack", receivedAt.Add(-dedup.HandResolvingGrace-time.Second)))
+	mustProcess(t, p, tAlert("Third", "firing", "page", "instance", "gpu-node-300:8000"))
+	if sent = e.pd.notifications(); len(sent) != 3 || !sent[2].Opening {
+		t.Fatalf("pagerduty got %d notifications, want a third, the alert joining after a stale resolving mark as a new trigger", len(sent))
 	}
 }
 

@@ -113,7 +113,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		// markers is notified (dedup.Deferred.Pending).
 		p.Deferred.Pending(keys, values, found)
 	}
-	tagHandResolved(p.Dedup.KeyPrefix, trs, hand, values[flapEnd:], found[flapEnd:])
+	tagHandResolved(p.Dedup.KeyPrefix, trs, hand, values[flapEnd:], found[flapEnd:], p.now())
 	prefetched := flapRead{keys: keys[len(trs):flapEnd], values: values[len(trs):flapEnd], found: found[len(trs):flapEnd]}
 	values, found = values[:len(trs):len(trs)], found[:len(trs):len(trs)]
 	if !storeDown {
@@ -568,7 +568,7 @@ func handResolvedKeysOf(prefix string, t *transition) [2]string {
 // hand, and the marks to clear once triggered. Another integration's mark
 // is not theirs: another team resolving its page of the same incident
 // does not page this one, nor consume this one's mark.
-func tagHandResolved(prefix string, trs []*transition, keys, values []string, found []bool) {
+func tagHandResolved(prefix string, trs []*transition, keys, values []string, found []bool, now time.Time) {
 	if !slices.Contains(found, true) {
 		return
 	}
@@ -578,12 +578,17 @@ func tagHandResolved(prefix string, trs []*transition, keys, values []string, fo
 		}
 		for _, k := range handResolvedKeysOf(prefix, t) {
 			if i := slices.Index(keys, k); i >= 0 && found[i] {
-				if dedup.IsHandResolving(values[i]) {
-					t.handResolving = true
-					continue
+				v := values[i]
+				if dedup.IsHandResolving(v) {
+					resolving, resolved := dedup.ReadHandResolving(v, now)
+					if resolving {
+						t.handResolving = true
+						continue
+					}
+					v = resolved
 				}
 				if t.handResolved == "" {
-					t.handResolved, t.handResolvedAt = dedup.ParseHandResolved(values[i])
+					t.handResolved, t.handResolvedAt = dedup.ParseHandResolved(v)
 				}
 				t.handMarks = append(t.handMarks, store.Entry{Key: k, Value: values[i]})
 			}

@@ -3,6 +3,7 @@ package slack_test
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -77,16 +78,17 @@ func TestAResolveClickMarksItsOwnPagerDutyIntegration(t *testing.T) {
 // joining meanwhile (at another replica) fails its webhook and pages on
 // Alertmanager's retry, instead of being folded into the page the resolve
 // closes (routing: TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone).
-// A resolve that fails leaves no mark.
+// A resolve that fails, or whose outcome is unknown, leaves the mark
+// saying resolved: it may have reached PagerDuty, and an alert joining
+// after it must page (a review: the mark deleted, it never did).
 func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 	const incident = "llm-inference-gpu/chat/TTFT"
 	for _, tc := range []struct {
-		name      string
-		fail      bool
-		wantFinal string // "resolved" or "" (no mark)
+		name string
+		fail bool
 	}{
-		{"PagerDuty takes the resolve", false, "resolved"},
-		{"PagerDuty refuses the resolve", true, ""},
+		{"PagerDuty takes the resolve", false},
+		{"PagerDuty refuses the resolve", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTriageEnv(t, alert.ActionPage, nil)
@@ -129,11 +131,8 @@ func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch {
-			case tc.wantFinal == "resolved" && (!found[0] || dedup.IsHandResolving(v[0])):
-				t.Errorf("after PagerDuty took the resolve the mark is %q (found %v), want the hand resolve", v[0], found[0])
-			case tc.wantFinal == "" && found[0]:
-				t.Errorf("after PagerDuty refused the resolve the mark is %q, want none", v[0])
+			if who, at := dedup.ParseHandResolved(v[0]); !found[0] || dedup.IsHandResolving(v[0]) || !strings.Contains(who, "U0TEAM02A") || at.IsZero() {
+				t.Errorf("after the resolve the mark is %q (found %v), want the hand resolve", v[0], found[0])
 			}
 		})
 	}

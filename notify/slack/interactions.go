@@ -1456,29 +1456,35 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			if p.at != "" {
 				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
 			}
-			resolving[i] = store.Entry{Key: key, Value: dedup.HandResolving(who, now), TTL: dedup.HandResolvingTTL}
+			resolving[i] = store.Entry{Key: key, Value: dedup.HandResolving(who, now), TTL: dedup.HandResolvedTTL}
 		}
 		if err := t.o.Store.Set(ctx, resolving); err != nil {
 			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 		}
-		var marks []store.Entry
-		for i, p := range pages {
+		// Once the resolves are done — or failed, or their outcome is
+		// unknown (a late answer): the marks then say resolved too, as a
+		// resolve may have reached PagerDuty and a trigger of an incident
+		// still open there is harmless; deleted, a resolve that did land
+		// left the alerts joining after it unpaged (a review) — written
+		// with a context of their own: the click's may have ended.
+		marks := make([]store.Entry, len(pages))
+		for i := range pages {
+			marks[i] = store.Entry{Key: resolving[i].Key, Value: dedup.HandResolved(who, now), TTL: dedup.HandResolvedTTL}
+		}
+		setMarks := func() {
+			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := t.o.Store.Set(wctx, marks); err != nil {
+				t.o.Logger.Warn("record the hand resolve (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+" before they trigger PagerDuty again)", "incident", st.Incident, "paged_through", where(pages), "err", err)
+			}
+		}
+		for _, p := range pages {
 			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
-				// The pages resolved keep their mark; the others are not
-				// being resolved any more.
-				if err := t.o.Store.Set(ctx, marks); err != nil {
-					t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "err", err)
-				}
-				if err := t.o.Store.DeleteIfEqual(ctx, resolving[i:]); err != nil {
-					t.o.Logger.Warn("clear the marks of the resolves that failed (new alerts of the incident wait for them to expire)", "incident", st.Incident, "err", err)
-				}
+				setMarks()
 				return record{}, err
 			}
-			marks = append(marks, store.Entry{Key: resolving[i].Key, Value: dedup.HandResolved(who, now), TTL: dedup.HandResolvedTTL})
 		}
-		if err := t.o.Store.Set(ctx, marks); err != nil {
-			t.o.Logger.Warn("record the hand resolve (new alerts of the incident will not trigger PagerDuty again until it resolves)", "incident", st.Incident, "paged_through", where(pages), "err", err)
-		}
+		setMarks()
 		st.Resolved = true
 		return record{st: st, line: "Resolved in PagerDuty" + where(pages) + " by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
 			thread: mention + " resolved the incident in PagerDuty" + where(pages) + ". The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil

@@ -202,11 +202,23 @@ const handResolvingPrefix = "resolving: "
 // resolve is still on its way (HandResolving).
 func IsHandResolving(v string) bool { return strings.HasPrefix(v, handResolvingPrefix) }
 
-// HandResolvingTTL bounds a HandResolving mark a replica killed during the
-// resolve leaves behind: longer than a click's resolve takes with its
-// retries, short enough that the webhooks it holds back page within
-// minutes.
-const HandResolvingTTL = 2 * time.Minute
+// HandResolvingGrace is how long a HandResolving mark holds joining alerts
+// back: longer than a click's resolve takes with its retries. One older
+// (its replica killed during the resolve) is read as HandResolved — the
+// resolve may have reached PagerDuty, so the next alert joining triggers
+// it again: when unsure, page. The mark itself lives HandResolvedTTL, so
+// it never lapses into silent updates (a review: a mark that expired after
+// 2 minutes left the alerts joining later unpaged).
+const HandResolvingGrace = 5 * time.Minute
+
+// ReadHandResolving reads a HandResolving mark's value v at now: whether
+// the resolve is still on its way (within HandResolvingGrace of when it was
+// written), and the value to read as HandResolved once it is not.
+func ReadHandResolving(v string, now time.Time) (resolving bool, resolved string) {
+	resolved = strings.TrimPrefix(v, handResolvingPrefix)
+	_, at := ParseHandResolved(resolved)
+	return !at.IsZero() && now.Sub(at) < HandResolvingGrace, resolved
+}
 
 // HandResolvedKey is the key of a hand resolve recorded once per incident,
 // whichever integration was resolved: what the builds before
