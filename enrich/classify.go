@@ -351,6 +351,23 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
 	}
+	// An operation that carries meaning of its own (Pyrra's ":burnrate")
+	// names what a recording rule measures, whatever the families of the
+	// metric it aggregates say — a user's `prefix: haproxy_` took
+	// haproxy_…:burnrate5m from error-budget burn (a review) — unless the
+	// user names the rule itself.
+	if last := strings.LastIndexByte(m, ':'); last >= 0 {
+		if user := &c.families[0]; !user.empty() {
+			if t, ok := user.matchExact(m); ok {
+				return t, weightMetricExact, true
+			}
+		}
+		for i := range c.families {
+			if t, ok := c.families[i].matchOperation(m[last:]); ok {
+				return t, familyWeight(t), true
+			}
+		}
+	}
 	for i := range c.families {
 		if idx := &c.families[i]; !idx.empty() {
 			if t, w, ok := idx.matchIn(m); ok {

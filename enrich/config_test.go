@@ -119,3 +119,29 @@ func TestUserFamiliesOverrideBuiltInExactNames(t *testing.T) {
 		}
 	}
 }
+
+// A recording rule's operation that names what it measures (Pyrra's
+// ":burnrate") still decides over a user's family of the metric it
+// aggregates: a user's `prefix: haproxy_` made haproxy_…:burnrate5m the
+// load balancer's (a review). A user family naming the rule itself wins.
+func TestAUserFamilyLeavesBurnRateRulesToTheirOperation(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.MetricFamilies = []FamilyConfig{
+		{Prefix: "haproxy_", KPI: "URT", Sector: "llm-prompt-cache-lb"},
+		{Contains: "_latency", KPI: "CLAT", Sector: "llm-prompt-cache-storage"},
+		{Name: "api:custom_errors:burnrate5m", KPI: "ERR", Sector: "llm-inference-api"},
+	}
+	c := newClassifier(t, cfg)
+	for _, tc := range []struct{ expr, sector, kpi string }{
+		{`haproxy_backend_http_responses_total:burnrate5m{slo="lb"} > (14.4 * 0.001)`, "slo-monitoring", "EBR"},
+		{`vllm:e2e_request_latency_seconds:burnrate5m > (14.4 * 0.001)`, "slo-monitoring", "EBR"},
+		{`api:custom_errors:burnrate5m > 0.0144`, "llm-inference-api", "ERR"},
+		// Without an operation, the user's family still overrides.
+		{`haproxy_backend_http_responses_total > 10`, "llm-prompt-cache-lb", "URT"},
+	} {
+		cl := c.Classify(newAlert(kv("alertname", "X", "severity", "critical"), nil, tc.expr))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s: %s, want %s %s", tc.expr, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}
