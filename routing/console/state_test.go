@@ -487,6 +487,10 @@ func TestTheOverviewCountsNoIncidentOfResolvesOnlyAsPaged(t *testing.T) {
 	for i := range 3 { // stray resolves of alerts never seen firing
 		e.writer.Write(probe(e.now.Add(-20*time.Minute), fmt.Sprintf("stray/%d", i), fmt.Sprintf("00000000000000c%d", i), "resolved", alert.ActionPage))
 	}
+	// An incident whose firing was decided none, and a stray resolve of
+	// another of its alerts decided page (a review).
+	e.writer.Write(probe(e.now.Add(-50*time.Minute), "quiet/x", "00000000000000d0", "firing", alert.ActionNone))
+	e.writer.Write(probe(e.now.Add(-10*time.Minute), "quiet/x", "00000000000000d1", "resolved", alert.ActionPage))
 	if err := e.writer.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -128,9 +128,10 @@ type incidentAgg struct {
 	pdClosed            map[[2]string]time.Time
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
-	// fired says an entry read of it was a firing: an incident of resolves
-	// only (an alert the router never saw fire, resolved — decided as if
-	// firing) paged nobody in the window.
+	// fired says an entry read of it was a firing decided page or ticket:
+	// an incident of resolves only (an alert the router never saw fire,
+	// resolved — decided as if firing), or of firings decided none, paged
+	// nobody in the window.
 	fired bool
 }
 
@@ -407,7 +408,7 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 		}
 	}
 	a.summarize(e, e.Annotations["summary"])
-	a.fired = a.fired || e.Status == "firing"
+	a.fired = a.fired || e.Status == "firing" && e.Decision.Action != alert.ActionNone
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
 	if _, ok := s.seen[k]; ok {
 		return // an older entry of an alert already counted
