@@ -165,8 +165,25 @@ func Text(text string) string {
 	// path. Punctuation after it (a sentence's, "url: 404") stays.
 	return bareURL.ReplaceAllStringFunc(text, func(raw string) string {
 		u := strings.TrimRight(raw, ".,;:)]}")
-		return URL(u) + raw[len(u):]
+		red := URL(u)
+		if sameUnescaped(red, u) {
+			// Nothing hidden: the URL as written (URL's re-encoding
+			// turned https://例え.jp/パス into %-escapes, a review).
+			return raw
+		}
+		return red + raw[len(u):]
 	})
+}
+
+// sameUnescaped reports whether a and b read alike once %-escapes are
+// undone: URL changed only how b is encoded, not what it shows.
+func sameUnescaped(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ua, err1 := url.PathUnescape(a)
+	ub, err2 := url.PathUnescape(b)
+	return err1 == nil && err2 == nil && ua == ub
 }
 
 // Secrets hides known secret values in text.

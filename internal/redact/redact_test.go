@@ -110,6 +110,9 @@ func TestTextHidesTheCredentialsOfEveryURLInAnError(t *testing.T) {
 		`GET https://SUPERSECRET:@api.example.com/x failed`:                             `GET https://xxxxx@api.example.com/x failed`,
 		`"https://SUPERSECRET:@api.example.com/x"`:                                      `"https://xxxxx@api.example.com/x"`,
 		`http://u:pa?SUPERSECRET@host/x failed`:                                         `<secret>@host/x failed`,
+		// A URL with nothing to hide stays as written, unicode and all.
+		`see https://例え.jp/パス/x for the runbook`: `see https://例え.jp/パス/x for the runbook`,
+		`see https://例え.jp/パス?k=SUPERSECRET`:     `see https://%E4%BE%8B%E3%81%88.jp/%E3%83%91%E3%82%B9?xxxxx`,
 		// Slack's link syntax and a sentence's punctuation stay.
 		`<https://h/x?token=SUPERSECRET|link>, then (https://h/y?k=SUPERSECRET).`: `<https://h/x?xxxxx|link>, then (https://h/y?xxxxx).`,
 	} {
