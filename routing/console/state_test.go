@@ -491,6 +491,11 @@ func TestTheOverviewCountsNoIncidentOfResolvesOnlyAsPaged(t *testing.T) {
 	// another of its alerts decided page (a review).
 	e.writer.Write(probe(e.now.Add(-50*time.Minute), "quiet/x", "00000000000000d0", "firing", alert.ActionNone))
 	e.writer.Write(probe(e.now.Add(-10*time.Minute), "quiet/x", "00000000000000d1", "resolved", alert.ActionPage))
+	// A ticket, resolved, and a stray resolve of another of its alerts
+	// decided page: counted as the ticket it was (a review).
+	e.writer.Write(probe(e.now.Add(-50*time.Minute), "mixed/x", "00000000000000e0", "firing", alert.ActionTicket))
+	e.writer.Write(probe(e.now.Add(-40*time.Minute), "mixed/x", "00000000000000e0", "resolved", alert.ActionTicket))
+	e.writer.Write(probe(e.now.Add(-10*time.Minute), "mixed/x", "00000000000000e1", "resolved", alert.ActionPage))
 	if err := e.writer.Flush(t.Context()); err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +505,7 @@ func TestTheOverviewCountsNoIncidentOfResolvesOnlyAsPaged(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET / = %d", code)
 	}
-	if !strings.Contains(body, "2 incidents paged and 0 ticketed") {
-		t.Errorf("the overview does not say 2 incidents paged:\n%s", body)
+	if !strings.Contains(body, "2 incidents paged and 1 ticketed") {
+		t.Errorf("the overview does not say 2 incidents paged and 1 ticketed:\n%s", body)
 	}
 }

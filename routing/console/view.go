@@ -128,11 +128,12 @@ type incidentAgg struct {
 	pdClosed            map[[2]string]time.Time
 	// settled says stale marks were dropped (settleMarks).
 	settled bool
-	// fired says an entry read of it was a firing decided page or ticket:
-	// an incident of resolves only (an alert the router never saw fire,
-	// resolved — decided as if firing), or of firings decided none, paged
-	// nobody in the window.
-	fired bool
+	// fired is the loudest decision of its firing entries read ("" when
+	// none was decided page or ticket): an incident of resolves only (an
+	// alert the router never saw fire, resolved — decided as if firing), or
+	// of firings decided none, paged nobody in the window, and a ticket's
+	// stray resolve decided page made no page of it (a review).
+	fired alert.Action
 }
 
 // settleMarks drops the Slack marks that say nothing of the incident's
@@ -408,7 +409,9 @@ func (s *incidentSet) addTo(a *incidentAgg, e *journal.Entry) {
 		}
 	}
 	a.summarize(e, e.Annotations["summary"])
-	a.fired = a.fired || e.Status == "firing" && e.Decision.Action != alert.ActionNone
+	if e.Status == "firing" && e.Decision.Action != alert.ActionNone && alert.Rank(e.Decision.Action) > alert.Rank(a.fired) {
+		a.fired = e.Decision.Action
+	}
 	k := [2]string{inc.Key, e.Fingerprint} // the key's string, kept once
 	if _, ok := s.seen[k]; ok {
 		return // an older entry of an alert already counted
@@ -472,15 +475,23 @@ func (s *incidentSet) views(open bool) []incidentView {
 func (s *incidentSet) closed() (paged, ticketed int) {
 	for _, a := range s.order {
 		a.settleMarks()
-		switch {
-		case a.view.Open, a.view.Unknown, !a.fired:
-		case a.view.Loudness() == alert.ActionPage:
+		switch loud := a.closedAs(); {
+		case a.view.Open, a.view.Unknown, a.fired == "":
+		case loud == alert.ActionPage:
 			paged++
-		case a.view.Loudness() == alert.ActionTicket:
+		case loud == alert.ActionTicket:
 			ticketed++
 		}
 	}
 	return paged, ticketed
+}
+
+// closedAs is how a closed incident is counted: the loudest decision of
+// its firings, a ticket escalated from Slack as a page (Loudness).
+func (a *incidentAgg) closedAs() alert.Action {
+	v := a.view
+	v.Action = a.fired
+	return v.Loudness()
 }
 
 // Bounds of the overview: the page stays a page in an alert storm (the
