@@ -78,17 +78,21 @@ func TestAResolveClickMarksItsOwnPagerDutyIntegration(t *testing.T) {
 // joining meanwhile (at another replica) fails its webhook and pages on
 // Alertmanager's retry, instead of being folded into the page the resolve
 // closes (routing: TestAnAlertJoiningWhileAResolveIsOnItsWayPagesOnceItIsDone).
-// A resolve that fails, or whose outcome is unknown, leaves the mark
+// A resolve whose outcome is unknown (no answer in time) leaves the mark
 // saying resolved: it may have reached PagerDuty, and an alert joining
-// after it must page (a review: the mark deleted, it never did).
+// after it must page (a review: the mark deleted, it never did). One
+// PagerDuty refused leaves none: nothing changed there (a review: a 400
+// left Slack saying the incident was paged again).
 func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 	const incident = "llm-inference-gpu/chat/TTFT"
 	for _, tc := range []struct {
 		name string
 		fail bool
+		lost bool
 	}{
-		{"PagerDuty takes the resolve", false},
-		{"PagerDuty refuses the resolve", true},
+		{"PagerDuty takes the resolve", false, false},
+		{"PagerDuty does not answer in time", false, true},
+		{"PagerDuty refuses the resolve", true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newTriageEnv(t, alert.ActionPage, nil)
@@ -99,9 +103,12 @@ func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 			tr.PagedThrough("triage", "slack/0", "team-02-pd", "pagerduty/0")
 			e.openPage(t, incident, "team-02-pd/pagerduty/0")
 			own := dedup.HandResolvedAtKey("", incident, "team-02-pd/pagerduty/0")
-			if tc.fail {
+			switch {
+			case tc.fail:
 				e.pd.FailN(20, pdtest.Fault{Status: 400, Delay: 300 * time.Millisecond})
-			} else {
+			case tc.lost:
+				e.pd.FailN(20, pdtest.Fault{Hang: true})
+			default:
 				e.pd.Fail(pdtest.Fault{Delay: 300 * time.Millisecond})
 			}
 			// What the mark reads while the resolve is on its way.
@@ -130,6 +137,12 @@ func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 			v, found, err := e.store.Get(context.Background(), []string{own})
 			if err != nil {
 				t.Fatal(err)
+			}
+			if tc.fail {
+				if found[0] {
+					t.Errorf("after PagerDuty refused the resolve the mark is %q, want none", v[0])
+				}
+				return
 			}
 			if who, at := dedup.ParseHandResolved(v[0]); !found[0] || dedup.IsHandResolving(v[0]) || !strings.Contains(who, "U0TEAM02A") || at.IsZero() {
 				t.Errorf("after the resolve the mark is %q (found %v), want the hand resolve", v[0], found[0])

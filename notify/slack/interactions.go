@@ -922,11 +922,16 @@ func unknownOutcome(ctx context.Context, sent *postTrace, err error) bool {
 	if notify.IsOutcomeUnknown(err) {
 		return true
 	}
-	if !sent.mayHavePosted(err) {
-		return false
-	}
+	return sent.mayHavePosted(err) && mayHaveLanded(ctx, err)
+}
+
+// mayHaveLanded reports whether a request that failed with err may still
+// have been taken: no answer came (notify's unknown outcome, a deadline,
+// a timeout, a connection cut mid-answer). An answer refusing it (a 4xx,
+// a 5xx after every attempt, a connection refused) says it was not.
+func mayHaveLanded(ctx context.Context, err error) bool {
 	var ne net.Error
-	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+	return notify.IsOutcomeUnknown(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
@@ -1461,30 +1466,38 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if err := t.o.Store.Set(ctx, resolving); err != nil {
 			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 		}
-		// Once the resolves are done — or failed, or their outcome is
-		// unknown (a late answer): the marks then say resolved too, as a
-		// resolve may have reached PagerDuty and a trigger of an incident
-		// still open there is harmless; deleted, a resolve that did land
-		// left the alerts joining after it unpaged (a review) — written
-		// with a context of their own: the click's may have ended.
-		marks := make([]store.Entry, len(pages))
-		for i := range pages {
-			marks[i] = store.Entry{Key: resolving[i].Key, Value: dedup.HandResolved(who, now), TTL: dedup.HandResolvedTTL}
-		}
-		setMarks := func() {
+		// Once the resolves are done the marks say resolved; a resolve
+		// whose outcome is unknown (no answer in time) may have reached
+		// PagerDuty: its mark says resolved too — deleted, a resolve that
+		// did land left the alerts joining after it unpaged (a review) —,
+		// while one PagerDuty refused (and those not tried after it) is
+		// cleared: nothing changed there (a review: a 400 left Slack saying
+		// the incident was paged again). Written with a context of their
+		// own: the click's may have ended.
+		settle := func(resolved int) {
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
+			marks := make([]store.Entry, resolved)
+			for i := range marks {
+				marks[i] = store.Entry{Key: resolving[i].Key, Value: dedup.HandResolved(who, now), TTL: dedup.HandResolvedTTL}
+			}
 			if err := t.o.Store.Set(wctx, marks); err != nil {
 				t.o.Logger.Warn("record the hand resolve (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+" before they trigger PagerDuty again)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 			}
+			if err := t.o.Store.DeleteIfEqual(wctx, resolving[resolved:]); err != nil {
+				t.o.Logger.Warn("clear the marks of the resolves PagerDuty refused (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+", then trigger it again)", "incident", st.Incident, "err", err)
+			}
 		}
-		for _, p := range pages {
+		for i, p := range pages {
 			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
-				setMarks()
+				if mayHaveLanded(ctx, err) {
+					i++
+				}
+				settle(i)
 				return record{}, err
 			}
 		}
-		setMarks()
+		settle(len(pages))
 		st.Resolved = true
 		return record{st: st, line: "Resolved in PagerDuty" + where(pages) + " by " + mention + " — the alerts keep firing in Alertmanager until their rule clears",
 			thread: mention + " resolved the incident in PagerDuty" + where(pages) + ". The alerts themselves keep firing in Alertmanager until their rule clears; silence them to stop the notifications. A new alert joining the incident triggers PagerDuty again."}, nil
