@@ -111,3 +111,17 @@ func TestImportRefusesARouterFileAndWarnsOfTypos(t *testing.T) {
 		t.Errorf("import-alertmanager with inhibit_rule: exit %d, stderr %q; want a warning naming the misspelled key", code, errs)
 	}
 }
+
+// A Helm values file of kube-prometheus-stack (alertmanager.config beside
+// prometheus:) is no router configuration: the import says to import
+// alertmanager.config's content (a review: it was called one).
+func TestImportNamesAHelmValuesFile(t *testing.T) {
+	values := filepath.Join(t.TempDir(), "values.yml")
+	if err := os.WriteFile(values, []byte("prometheus:\n  enabled: true\nalertmanager:\n  config:\n    route: {receiver: a}\n    receivers: [{name: a}]\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errs := runMain(t, "import-alertmanager", values)
+	if code != 1 || strings.Contains(errs, "router configuration already") || !strings.Contains(errs, "Helm values file") {
+		t.Errorf("import-alertmanager of Helm values: exit %d, stderr %q; want exit 1 naming alertmanager.config", code, errs)
+	}
+}

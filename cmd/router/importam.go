@@ -193,9 +193,13 @@ var amTopKeys = map[string]bool{"global": true, "route": true, "receivers": true
 var routerKeys = []string{"auth", "webhook", "store", "dedup", "incidents", "classifier", "policies", "prometheus", "flap", "console", "alertmanager"}
 
 // routerFile reports whether the file's top-level mapping am reads as a
-// router configuration: a key of routerKeys.
+// router configuration: a key of routerKeys other than alertmanager and
+// prometheus, which Helm values files of Prometheus' charts have too.
 func routerFile(am mapSlice) bool {
-	return slices.ContainsFunc(routerKeys, func(k string) bool { _, ok := get(am, k); return ok })
+	return slices.ContainsFunc(routerKeys, func(k string) bool {
+		_, ok := get(am, k)
+		return ok && k != "alertmanager" && k != "prometheus"
+	})
 }
 
 // globalKeys are the keys of Alertmanager's `global` the importer applies;
@@ -567,6 +571,16 @@ func convertAlertmanager(b []byte) (imported, error) {
 	var notes []string
 	var amOnly []string
 	var res imported
+	if cfg, ok := get(am, "alertmanager"); ok {
+		if m, err := mapping(cfg, "alertmanager"); err == nil {
+			if _, ok := get(m, "config"); ok {
+				// kube-prometheus-stack's values: alertmanager.config
+				// holds the alertmanager.yml (a review: it was called a
+				// router configuration).
+				return imported{}, errors.New("this is a Helm values file (alertmanager.config holds the Alertmanager configuration): save the content of alertmanager.config to a file and import that")
+			}
+		}
+	}
 	if routerFile(am) {
 		// A router.yml given by mistake was "imported" with every router
 		// key dropped, the bearer token and Prometheus URL lost (an audit).
