@@ -125,3 +125,14 @@ func TestImportNamesAHelmValuesFile(t *testing.T) {
 		t.Errorf("import-alertmanager of Helm values: exit %d, stderr %q; want exit 1 naming alertmanager.config", code, errs)
 	}
 }
+
+// A --since the duration parser refuses is named with the forms it takes
+// (an audit: `unknown unit "." in duration "1.5h"` named neither).
+func TestABadSinceNamesTheFlagAndItsForms(t *testing.T) {
+	for _, v := range []string{"1.5h", "2026-12-07", "-1h"} {
+		code, _, errs := runMain(t, "journal", "export", "--since="+v)
+		if code == 0 || !strings.Contains(errs, `--since "`+v+`"`) || !strings.Contains(errs, "such as 90m, 24h, 7d") {
+			t.Errorf("journal export --since=%s: exit %d, stderr %q; want the flag and its forms named", v, code, errs)
+		}
+	}
+}

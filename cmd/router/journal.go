@@ -64,7 +64,7 @@ func (m *Main) addJournalCommands(app *kingpin.Application) map[string]func(ctx 
 	week, _ := model.ParseDuration("7d")
 	dur := func(f *kingpin.FlagClause, def model.Duration) *model.Duration {
 		d := def
-		f.Default(def.String()).SetValue(&d)
+		f.Default(def.String()).SetValue(sinceValue{&d})
 		return &d
 	}
 
@@ -150,6 +150,22 @@ func writeJSONLines(w io.Writer, entries []journal.Entry) error {
 	}
 	return bw.Flush()
 }
+
+// sinceValue is a --since flag's duration: its error names the flag and
+// the forms it takes (an audit: `unknown unit "." in duration "1.5h"`
+// named neither).
+type sinceValue struct{ d *model.Duration }
+
+// Set implements kingpin.Value.
+func (v sinceValue) Set(s string) error {
+	if err := v.d.Set(s); err != nil {
+		return fmt.Errorf("--since %q: want a duration of whole numbers and units ms, s, m, h, d, w, y, such as 90m, 24h, 7d or 1h30m (%w)", s, err)
+	}
+	return nil
+}
+
+// String implements kingpin.Value.
+func (v sinceValue) String() string { return v.d.String() }
 
 // readJSONLines reads a journal export.
 func (m *Main) readJSONLines(ctx context.Context, path string) ([]journal.Entry, error) {
