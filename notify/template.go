@@ -219,7 +219,7 @@ func (d *Data) Location() string {
 		// A gNMI collector's alert is about the device it names as
 		// source (SubjectLabels puts it first): the pod and instance are
 		// the collector's, and so is the namespace of its pod.
-		if strings.Contains(strings.ToLower(l[first("pod", "k8s.pod.name")]), "gnmi") {
+		if GNMICollectorLabel(l, "namespace") {
 			namespace = ""
 		}
 		object = ""
