@@ -52,11 +52,8 @@ func URL(raw string) string {
 		u.RawQuery = "xxxxx"
 	}
 	// An incoming webhook's path is its credential.
-	for _, p := range webhookPaths {
-		if i := strings.Index(u.Path, p); i >= 0 {
-			u.Path, u.RawPath = u.Path[:i+len(p)]+"xxxxx", ""
-			break
-		}
+	if i := WebhookSecretStart(u.Path); i >= 0 {
+		u.Path, u.RawPath = u.Path[:i]+"xxxxx", ""
 	}
 	return u.String()
 }
@@ -65,6 +62,18 @@ func URL(raw string) string {
 // webhook's secret: Slack's (/services/T…/B…/…) and Slack-compatible ones
 // (Mattermost's /hooks/…).
 var webhookPaths = []string{"/services/", "/hooks/"}
+
+// WebhookSecretStart is where the secret of an incoming webhook's path (or
+// of a text holding one) starts: after its first /services/ or /hooks/;
+// -1 when it has neither.
+func WebhookSecretStart(path string) int {
+	for _, p := range webhookPaths {
+		if i := strings.Index(path, p); i >= 0 {
+			return i + len(p)
+		}
+	}
+	return -1
+}
 
 // cutUserinfo reports whether raw, which url.Parse read without a user,
 // holds a "user:password@" that a "/", "?" or "#" of the password cut
@@ -82,12 +91,7 @@ func cutUserinfo(raw string) bool {
 	if at < 0 || !strings.ContainsRune(rest[:at], ':') || strings.ContainsRune(rest[:at], '?') {
 		return false
 	}
-	for _, p := range webhookPaths {
-		if strings.Contains(rest[:at], p) {
-			return false
-		}
-	}
-	return true
+	return WebhookSecretStart(rest[:at]) < 0
 }
 
 // unparsed hides the credentials of a URL that url.Parse refused or that
@@ -112,11 +116,8 @@ func unparsed(raw string) string {
 	if i := strings.IndexByte(s, '?'); i >= 0 {
 		s = s[:i+1] + "xxxxx"
 	}
-	for _, p := range webhookPaths {
-		if i := strings.Index(s, p); i >= 0 {
-			s = s[:i+len(p)] + "xxxxx"
-			break
-		}
+	if i := WebhookSecretStart(s); i >= 0 {
+		s = s[:i] + "xxxxx"
 	}
 	return prefix + s
 }

@@ -238,11 +238,8 @@ func webhookSecrets(u string) []string {
 		return []string{u}
 	}
 	tail := p.Path
-	for _, prefix := range []string{"/services/", "/hooks/"} {
-		if i := strings.Index(p.Path, prefix); i >= 0 {
-			tail = p.Path[i+len(prefix):]
-			break
-		}
+	if i := redact.WebhookSecretStart(tail); i >= 0 {
+		tail = tail[i:]
 	}
 	secrets := []string{tail, strings.ReplaceAll(tail, "/", `\/`), url.QueryEscape(tail), url.PathEscape(tail)}
 	for seg := range strings.SplitSeq(tail, "/") {
