@@ -351,11 +351,12 @@ func (c *Classifier) matchMetric(m string) (target, float64, bool) {
 	if m == "" {
 		return target{}, 0, false
 	}
-	// An operation that carries meaning of its own (Pyrra's ":burnrate")
-	// names what a recording rule measures, whatever the families of the
-	// metric it aggregates say — a user's `prefix: haproxy_` took
-	// haproxy_…:burnrate5m from error-budget burn (a review) — unless the
-	// user names the rule itself.
+	// An operation that carries meaning of its own (a substring family
+	// beginning with a colon: Pyrra's ":burnrate") names what a recording
+	// rule measures, whatever the families of the metric it aggregates say:
+	// the error-budget burn of haproxy_backend_http_responses_total, not
+	// its errors — a user's `prefix: haproxy_` included (a review) —
+	// unless the user names the rule itself.
 	if last := strings.LastIndexByte(m, ':'); last >= 0 {
 		if user := &c.families[0]; !user.empty() {
 			if t, ok := user.matchExact(m); ok {
@@ -386,22 +387,15 @@ func (idx *familyIndex) empty() bool {
 // matchIn looks a metric name up in one index: an exact name first; then,
 // for a recording rule named after the convention level:metric:operations,
 // the metric it aggregates (what lies between the first and the last
-// colon; of a two-part name, the first part and then the second) — unless
-// its last part is an operation a substring family names (":burnrate");
-// then prefixes and substrings of the whole name ("vllm:").
+// colon; of a two-part name, the first part and then the second); then
+// prefixes and substrings of the whole name ("vllm:"). The rule's
+// operations (":burnrate") are matchMetric's, before any index.
 func (idx *familyIndex) matchIn(m string) (target, float64, bool) {
 	if t, ok := idx.matchExact(m); ok {
 		return t, weightMetricExact, true
 	}
 	if first := strings.IndexByte(m, ':'); first >= 0 {
 		last := strings.LastIndexByte(m, ':')
-		// An operation that carries meaning of its own (a substring family
-		// beginning with a colon: Pyrra's ":burnrate") names what the rule
-		// measures whatever it aggregates: the error-budget burn of
-		// haproxy_backend_http_responses_total, not its errors.
-		if t, ok := idx.matchOperation(m[last:]); ok {
-			return t, familyWeight(t), true
-		}
 		if last > first {
 			if t, w, ok := idx.matchName(m[first+1 : last]); ok {
 				return t, w, ok
