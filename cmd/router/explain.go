@@ -104,17 +104,20 @@ func readUntilDone(ctx context.Context, r io.Reader) ([]byte, error) {
 	}
 }
 
+// readInput reads file, or standard input for "-" or "" (kingpin hands a
+// lone "-" over as "") until ctx ends.
+func (m *Main) readInput(ctx context.Context, file string) ([]byte, error) {
+	if file == "-" || file == "" {
+		return readUntilDone(ctx, m.Stdin)
+	}
+	return os.ReadFile(file)
+}
+
 // explain is `router explain FILE|-`: the pure stages of the pipeline on a
 // payload, nothing stored, nothing sent. Exit 1 for an unreadable payload,
 // or one serve would refuse (webhook.max_body_bytes).
 func (m *Main) explain(ctx context.Context, file string) int {
-	var body []byte
-	var err error
-	if file == "-" || file == "" { // kingpin hands a lone "-" over as ""
-		body, err = readUntilDone(ctx, m.Stdin)
-	} else {
-		body, err = os.ReadFile(file)
-	}
+	body, err := m.readInput(ctx, file)
 	if err != nil {
 		fmt.Fprintf(m.Stderr, "router explain: read payload: %v\n", err)
 		return 1

@@ -169,16 +169,12 @@ func (v sinceValue) String() string { return v.d.String() }
 
 // readJSONLines reads a journal export.
 func (m *Main) readJSONLines(ctx context.Context, path string) ([]journal.Entry, error) {
-	var b []byte
-	var err error
-	if path == "" || path == "-" {
-		path = "standard input"
-		b, err = readUntilDone(ctx, m.Stdin)
-	} else {
-		b, err = os.ReadFile(path)
-	}
+	b, err := m.readInput(ctx, path)
 	if err != nil {
 		return nil, err
+	}
+	if path == "" || path == "-" {
+		path = "standard input"
 	}
 	// A UTF-8 byte-order mark (an editor's, Windows') before the first
 	// entry is skipped, as explain skips one before a payload.
