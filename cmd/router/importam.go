@@ -189,17 +189,14 @@ var amTopKeys = map[string]bool{"global": true, "route": true, "receivers": true
 	"inhibit_rules": true, "time_intervals": true, "mute_time_intervals": true, "tracing": true}
 
 // routerKeys are top-level keys of a router.yml that no alertmanager.yml
-// has.
-var routerKeys = []string{"auth", "webhook", "store", "dedup", "incidents", "classifier", "policies", "prometheus", "flap", "console", "alertmanager"}
+// has (nor a Helm values file of Prometheus' charts, which has the
+// router's alertmanager and prometheus too).
+var routerKeys = []string{"auth", "webhook", "store", "dedup", "incidents", "classifier", "policies", "flap", "console"}
 
-// routerFile reports whether the file's top-level mapping am reads as a
-// router configuration: a key of routerKeys other than alertmanager and
-// prometheus, which Helm values files of Prometheus' charts have too.
-func routerFile(am mapSlice) bool {
-	return slices.ContainsFunc(routerKeys, func(k string) bool {
-		_, ok := get(am, k)
-		return ok && k != "alertmanager" && k != "prometheus"
-	})
+// routerKeysOf are the keys of routerKeys the file's top-level mapping am
+// has: a router configuration's when any.
+func routerKeysOf(am mapSlice) []string {
+	return slices.DeleteFunc(slices.Clone(routerKeys), func(k string) bool { _, ok := get(am, k); return !ok })
 }
 
 // globalKeys are the keys of Alertmanager's `global` the importer applies;
@@ -570,7 +567,6 @@ func convertAlertmanager(b []byte) (imported, error) {
 	}
 	var notes []string
 	var amOnly []string
-	var res imported
 	if cfg, ok := get(am, "alertmanager"); ok {
 		if m, err := mapping(cfg, "alertmanager"); err == nil {
 			if _, ok := get(m, "config"); ok {
@@ -581,26 +577,28 @@ func convertAlertmanager(b []byte) (imported, error) {
 			}
 		}
 	}
-	if routerFile(am) {
+	if keys := routerKeysOf(am); len(keys) > 0 {
 		// A router.yml given by mistake was "imported" with every router
 		// key dropped, the bearer token and Prometheus URL lost (an audit).
-		return imported{}, fmt.Errorf("this is a router configuration already (%s): check it with router check-config", strings.Join(slices.DeleteFunc(slices.Clone(routerKeys), func(k string) bool { _, ok := get(am, k); return !ok }), ", "))
+		return imported{}, fmt.Errorf("this is a router configuration already (%s): check it with router check-config", strings.Join(keys, ", "))
 	}
+	var typos []string
 	if unknown := unreadKeys(am, topKeys); len(unknown) > 0 {
-		var typos []string
+		var known []string
 		for _, k := range unknown {
-			if !amTopKeys[k] {
+			if amTopKeys[k] {
+				known = append(known, k)
+			} else {
 				typos = append(typos, k)
 			}
 		}
 		if len(typos) > 0 {
 			notes = append(notes, fmt.Sprintf("%s: not a key of Alertmanager v0.35 either (misspelled? Alertmanager refuses the file); dropped", strings.Join(typos, ", ")))
 		}
-		if known := slices.DeleteFunc(slices.Clone(unknown), func(k string) bool { return !amTopKeys[k] }); len(known) > 0 {
+		if len(known) > 0 {
 			notes = append(notes, fmt.Sprintf("%s: not read by the router; dropped", strings.Join(known, ", ")))
 			amOnly = append(amOnly, known...)
 		}
-		res.typos = typos
 	}
 	global, _ := get(am, "global")
 	g, err := mapping(global, "global")
@@ -838,7 +836,7 @@ func convertAlertmanager(b []byte) (imported, error) {
 		}
 	}
 	sb.WriteString(body)
-	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived, typos: res.typos, notes: notes}, nil
+	return imported{out: sb.String(), lost: lost, pagesLost: pagesLost, partial: partial, amOnly: amOnly, severityDerived: severityDerived, typos: typos, notes: notes}, nil
 }
 
 // foldReceiverNotes makes the notes that say the same of several
