@@ -922,16 +922,11 @@ func unknownOutcome(ctx context.Context, sent *postTrace, err error) bool {
 	if notify.IsOutcomeUnknown(err) {
 		return true
 	}
-	return sent.mayHavePosted(err) && mayHaveLanded(ctx, err)
-}
-
-// mayHaveLanded reports whether a request that failed with err may still
-// have been taken: no answer came (notify's unknown outcome, a deadline,
-// a timeout, a connection cut mid-answer). An answer refusing it (a 4xx,
-// a 5xx after every attempt, a connection refused) says it was not.
-func mayHaveLanded(ctx context.Context, err error) bool {
+	if !sent.mayHavePosted(err) {
+		return false
+	}
 	var ne net.Error
-	return notify.IsOutcomeUnknown(err) || ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
+	return ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.As(err, &ne) && ne.Timeout() || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
@@ -1466,14 +1461,15 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if err := t.o.Store.Set(ctx, resolving); err != nil {
 			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 		}
-		// Once the resolves are done the marks say resolved; a resolve
-		// whose outcome is unknown (no answer in time) may have reached
+		// Once the resolves are done the marks say resolved; a resolve that
+		// failed otherwise than by PagerDuty's refusal (no answer in time, a
+		// connection lost, a 5xx after every attempt) may have reached
 		// PagerDuty: its mark says resolved too — deleted, a resolve that
 		// did land left the alerts joining after it unpaged (a review) —,
-		// while one PagerDuty refused (and those not tried after it) is
-		// cleared: nothing changed there (a review: a 400 left Slack saying
-		// the incident was paged again). Written with a context of their
-		// own: the click's may have ended.
+		// while one PagerDuty refused (a 4xx: permanent; and those not tried
+		// after it) is cleared: nothing changed there (a review: a 400 left
+		// Slack saying the incident was paged again). Written with a
+		// context of their own: the click's may have ended.
 		settle := func(resolved int) {
 			wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
@@ -1490,8 +1486,8 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		}
 		for i, p := range pages {
 			if err := t.resolve(ctx, p.pager, st.Incident, p.at); err != nil {
-				if mayHaveLanded(ctx, err) {
-					i++
+				if alert.Retryable(err) {
+					i++ // when unsure, the next alert pages
 				}
 				settle(i)
 				return record{}, err
