@@ -224,9 +224,12 @@ func decodeSlow(body []byte, now time.Time) (*alert.Message, error) {
 			msg.Rejected = append(msg.Rejected, alert.Rejection{Index: i, Reason: field + ": " + reason})
 			continue
 		}
+		n := len(msg.Items)
 		addAlert(msg, i, &a, !utf8.Valid(raw))
-		if len(dropped) > 0 {
-			flagDropped(&msg.Items[len(msg.Items)-1], dropped)
+		// addAlert may reject it (no labels): the flags are this alert's
+		// only, never the one before's.
+		if len(dropped) > 0 && len(msg.Items) > n {
+			flagDropped(&msg.Items[n], dropped)
 		}
 	}
 	mendFingerprintClashes(msg)

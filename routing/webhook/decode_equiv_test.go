@@ -82,6 +82,7 @@ var equivalenceEdgeCases = map[string]string{
 	"nested depth":           `{"version":"4","x":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],"alerts":[{"labels":{"a":"b"}}]}`,
 	"common labels dup":      `{"version":"4","commonLabels":{"a":"1"},"commonLabels":{"b":"2"},"alerts":[{"labels":{"a":"b"}}]}`,
 	"annotations wrong":      `{"version":"4","alerts":[{"labels":{"a":"b"},"annotations":[]}]}`,
+	"mistyped and no labels": `{"version":"4","alerts":[{"labels":{"a":"b"}},{"labels":{},"annotations":[]}]}`,
 	"fingerprint number":     `{"version":"4","alerts":[{"labels":{"a":"b"},"fingerprint":12}]}`,
 	"case folded key kelvin": "{\"version\":\"4\",\"alerts\":[{\"labels\":{\"a\":\"b\"},\"\u212aey\":1}]}",
 	"case folded labels":     "{\"version\":\"4\",\"alerts\":[{\"\u017fabels\":{\"a\":\"b\"}}]}",

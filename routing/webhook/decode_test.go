@@ -617,13 +617,15 @@ func TestDecodeDropsAMistypedFieldThatIdentifiesNothing(t *testing.T) {
 {"status":"firing","labels":{"alertname":"B"},"annotations":{"summary":5,"runbook_url":"https://r"},"startsAt":"2025-03-14T09:00:00Z","generatorURL":7},
 {"status":"firing","labels":{"alertname":"C"},"STARTSAT":12345,"status":1},
 {"status":"firing","labels":{"alertname":"D"},"Annotations":[],"startsAt":"2025-03-14T09:00:00Z"},
-{"status":"firing","labels":5,"annotations":[]}]}`
+{"status":"firing","labels":5,"annotations":[]},
+{"status":"firing","labels":{},"startsAt":12345}]}`
 	msg, err := webhook.Decode([]byte(body), receivedAt)
 	if err != nil {
 		t.Fatalf("Decode: %v", err)
 	}
-	if len(msg.Items) != 4 || len(msg.Rejected) != 1 || msg.Rejected[0].Index != 4 || !strings.Contains(msg.Rejected[0].Reason, "alerts[4].labels") {
-		t.Fatalf("decoded %d alerts, rejected %+v; want A to D kept, the alert with numeric labels rejected", len(msg.Items), msg.Rejected)
+	if len(msg.Items) != 4 || len(msg.Rejected) != 2 || msg.Rejected[0].Index != 4 || !strings.Contains(msg.Rejected[0].Reason, "alerts[4].labels") ||
+		msg.Rejected[1].Index != 5 || !strings.Contains(msg.Rejected[1].Reason, "without labels") {
+		t.Fatalf("decoded %d alerts, rejected %+v; want A to D kept, the alerts with numeric and empty labels rejected", len(msg.Items), msg.Rejected)
 	}
 	want := []struct {
 		name  string
@@ -648,5 +650,11 @@ func TestDecodeDropsAMistypedFieldThatIdentifiesNothing(t *testing.T) {
 	}
 	if c := msg.Items[2]; !c.StartsAt.Equal(receivedAt) || c.Status != "firing" {
 		t.Errorf("C starts %v, status %q; want the time of receipt and firing", c.StartsAt, c.Status)
+	}
+	// The only alert has a mistyped field and no labels: a 400, never a
+	// panic (the fuzzer found one).
+	_, err = webhook.Decode([]byte(`{"version":"4","alerts":[{"labels":{},"annotations":[]}]}`), receivedAt)
+	if err == nil || !strings.Contains(err.Error(), "without labels") {
+		t.Errorf("an unlabelled alert with mistyped annotations: %v, want a 400 naming its missing labels", err)
 	}
 }
