@@ -274,6 +274,12 @@ func (m *Main) deadLettersList(ctx context.Context, c *journalCommands) int {
 	return 0
 }
 
+// badDeadLetterID is the error of an argument that cannot be a dead
+// letter's id (a typo, a pasted fragment), as show and replay say it.
+func badDeadLetterID(id string) error {
+	return fmt.Errorf("%q is not a dead letter id (see router dead-letters list)", id)
+}
+
 func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
 	cfg, r, j, err := m.openJournal()
 	if err != nil {
@@ -281,7 +287,7 @@ func (m *Main) deadLettersShow(ctx context.Context, c *journalCommands) int {
 	}
 	defer r.Close()
 	if !journal.ValidID(*c.dlShowID) {
-		return m.fail("dead-letters show", fmt.Errorf("%q is not a dead letter id (see router dead-letters list)", *c.dlShowID))
+		return m.fail("dead-letters show", badDeadLetterID(*c.dlShowID))
 	}
 	e, ok, err := journal.Get(ctx, j, *c.dlShowID)
 	switch {
@@ -317,6 +323,10 @@ func (m *Main) deadLettersReplay(ctx context.Context, c *journalCommands) int {
 	if c.dlReplaySinceSet && !*c.dlAll {
 		fmt.Fprintln(m.Stderr, "router dead-letters replay: --since applies to --all only")
 		return 2
+	}
+	if !*c.dlAll && !journal.ValidID(*c.dlID) {
+		// As show says it: "no such dead letter" read as a lost one.
+		return m.fail("dead-letters replay", badDeadLetterID(*c.dlID))
 	}
 	cfg, r, j, err := m.openJournal()
 	if err != nil {

@@ -169,6 +169,9 @@ func TestJournalCommandsOnTheSharedRedisJournal(t *testing.T) {
 	if code, _, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "show", "nonsense"); code != 1 || !strings.Contains(errs, "not a dead letter id") {
 		t.Fatalf("show of a bad id: exit %d, %q", code, errs)
 	}
+	if code, _, errs := runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", "nonsense"); code != 1 || !strings.Contains(errs, "not a dead letter id") {
+		t.Fatalf("replay of a bad id: exit %d, %q; want it named as show names it", code, errs)
+	}
 
 	// The log receiver prints what it sends: replay sends once.
 	code, out, errs = runMain(t, "--config.file="+cfgFile, "dead-letters", "replay", deadID)
