@@ -1533,3 +1533,68 @@ func TestAnIncidentResolvedByHandGetsNoPagerDutyReminder(t *testing.T) {
 		t.Fatalf("the next episode's reminder did not reach PagerDuty (%d notifications, %d before)", len(got), before)
 	}
 }
+
+// markingStore writes mark (once) just before the claims and Join of the
+// webhook after the one it is armed for: a Resolve clicked in Slack whose
+// "resolving" mark lands between that webhook's read of the marks and its
+// Join.
+type markingStore struct {
+	store.Store
+	mu   sync.Mutex
+	mark *store.Entry
+}
+
+func (s *markingStore) ClaimJoin(ctx context.Context, claims, also []store.Entry, ops []store.ClaimedOp) store.ClaimJoinResult {
+	s.mu.Lock()
+	m := s.mark
+	s.mark = nil
+	s.mu.Unlock()
+	if m != nil {
+		if err := s.Store.Set(ctx, []store.Entry{*m}); err != nil {
+			panic(err)
+		}
+	}
+	return store.ClaimJoin(ctx, s.Store, claims, also, ops)
+}
+
+// A Resolve clicked in Slack whose "resolving" mark is written after a
+// joining alert's webhook read the marks, but before its Join: the alert
+// was folded into the page the resolve then closed, never paged (a review
+// measured it 0–10 ms after the click). The marks are read again with the
+// Join: the webhook fails, retryable, and Alertmanager's retry pages once
+// the resolve is done — on Redis (the read rides the Join's pipeline) as on
+// the memory store.
+func TestAResolveMarkWrittenJustBeforeAJoinHoldsTheJoin(t *testing.T) {
+	t.Run("memory", func(t *testing.T) { testMarkBeforeJoin(t, newEnv(t)) })
+	t.Run("redis", func(t *testing.T) { testMarkBeforeJoin(t, redisEnv(t, []string{redistest.Start(t).Addr()}, false)) })
+}
+
+func testMarkBeforeJoin(t *testing.T, e *env) {
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd}
+	ms := &markingStore{Store: e.store}
+	p.Store = ms
+	mustProcess(t, p, tAlert("First", "firing", "page"))
+	sent := e.pd.notifications()
+	if len(sent) != 1 || !sent[0].Opening {
+		t.Fatalf("pagerduty got %d notifications, want the opening", len(sent))
+	}
+	key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/pagerduty/0")
+	ms.mu.Lock()
+	ms.mark = &store.Entry{Key: key, Value: dedup.HandResolving("jdoe (U123) via Slack", receivedAt), TTL: time.Hour}
+	ms.mu.Unlock()
+	second := tAlert("Second", "firing", "page", "instance", "gpu-node-200:8000")
+	if sum, err := process(t, p, second); err == nil || !alert.Retryable(err) {
+		t.Fatalf("an alert joining just after the resolve's mark: %+v, %v; want a retryable error", sum, err)
+	}
+	if n := len(e.pd.notifications()); n != 1 {
+		t.Fatalf("pagerduty got %d notifications while the resolve was on its way, want only the opening", n)
+	}
+	if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: dedup.HandResolved("jdoe (U123) via Slack", receivedAt), TTL: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, second) // Alertmanager's retry, the resolve done
+	if sent = e.pd.notifications(); len(sent) != 2 || !sent[1].Opening || sent[1].Incident != sent[0].Incident {
+		t.Fatalf("pagerduty got %d notifications, want the opening and the joining alert's new trigger", len(sent))
+	}
+}

@@ -109,6 +109,9 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, result
 					op.Claims = append(op.Claims, index[t])
 				}
 			}
+			if st.step == store.StepJoin {
+				op.After = l.handKeys
+			}
 			ops = append(ops, op)
 		}
 	}
@@ -129,6 +132,17 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, result
 	first := &stepAnswers{err: res.IncidentsErr, results: make(map[stepKey]store.IncidentResult, len(ops))}
 	for i, r := range res.Incidents {
 		first.results[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = r
+	}
+	if res.AfterErr != nil {
+		p.countStoreError("read the hand-resolve marks after the joins", res.AfterErr)
+	}
+	for i, a := range res.After {
+		if len(ops[i].After) > 0 {
+			if first.after == nil {
+				first.after = make(map[stepKey]afterRead)
+			}
+			first.after[stepKey{ops[i].Op.Key, ops[i].Op.Step}] = afterRead{keys: ops[i].After, read: a}
+		}
 	}
 	batches := all
 	if slices.ContainsFunc(trs, func(t *transition) bool { return !t.won }) {
@@ -385,6 +399,7 @@ const settleGrace = 10 * time.Millisecond
 // the fast one), and a webhook whose sends complete together costs one
 // settle.
 func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*incidentLease, token string, in *inbound, sum *alert.Summary, group string) error {
+	p.handMarksAfterJoin(ctx, leases)
 	for _, b := range batches {
 		p.reopenHandResolved(b)
 		p.retrigger(b)
@@ -543,6 +558,78 @@ func (p *Pipeline) reopenHandResolved(b *batch) {
 			// retry finds the resolve done and triggers PagerDuty again.
 			b.fail(fmt.Errorf("notify %s/%s (incident %s): the incident is being resolved by hand in PagerDuty from Slack; these new alerts page once the resolve is done (Alertmanager's retry)", b.receiver, b.integ.Name, b.incident))
 			return
+		}
+	}
+}
+
+// joinHandKeys are the hand-resolve marks (handResolvedKeysOf) of the
+// transitions of a Join's batches that mayReopen, each once: read again
+// once the Join is applied (handMarksAfterJoin).
+func joinHandKeys(prefix string, bs []*batch) []string {
+	var out []string
+	for _, b := range bs {
+		for _, t := range b.trs {
+			if !mayReopen(t) {
+				continue
+			}
+			for _, k := range handResolvedKeysOf(prefix, t) {
+				if !slices.Contains(out, k) {
+					out = append(out, k)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// handMarksAfterJoin tags the transitions of the new alerts joining an
+// open incident at an integration that sends nothing for updates
+// (PagerDuty) with the hand-resolve marks as they were once their Join was
+// applied, over those pending read before it: a Resolve clicked in Slack
+// whose "resolving" mark was written between the two — the alerts read no
+// mark, then joined the page the resolve closes — was never paged (a
+// review, 0–10 ms after the click). The marks read after the Join see
+// every click that wrote its mark before it; a click that writes its mark
+// after the Join finds these alerts among the incident's members
+// (Slack's Resolve checks). Read with the Join's own round trip
+// (claimAndLease: store.ClaimedOp.After); a Join applied in a later try
+// (another sender held the incident) reads them in one more. A read that
+// fails keeps pending's tags.
+func (p *Pipeline) handMarksAfterJoin(ctx context.Context, leases []*incidentLease) {
+	var late []string
+	for _, l := range leases {
+		if l.joined && len(l.handKeys) > 0 && l.handRead == nil {
+			late = append(late, l.handKeys...)
+		}
+	}
+	if len(late) > 0 {
+		values, found, err := p.Store.Get(ctx, late)
+		if err != nil {
+			p.countStoreError("read the hand-resolve marks after the joins", err)
+		} else {
+			o := 0
+			for _, l := range leases {
+				if l.joined && len(l.handKeys) > 0 && l.handRead == nil {
+					n := len(l.handKeys)
+					l.handRead = &store.AfterRead{Values: values[o : o+n], Found: found[o : o+n]}
+					o += n
+				}
+			}
+		}
+	}
+	now := p.now()
+	for _, l := range leases {
+		if l.handRead == nil {
+			continue
+		}
+		for _, b := range l.joins {
+			if b.err != nil || b.skip || b.kind != alert.KindFiring || !silentUpdate(b) {
+				continue
+			}
+			for _, t := range b.trs {
+				t.handResolved, t.handResolvedAt, t.handMarks, t.handResolving = "", time.Time{}, nil, false
+			}
+			tagHandResolved(p.Dedup.KeyPrefix, b.trs, l.handKeys, l.handRead.Values, l.handRead.Found, now)
 		}
 	}
 }

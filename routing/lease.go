@@ -44,6 +44,11 @@ type incidentLease struct {
 	// restored are the members the Leave left that may have resolved while
 	// Redis lost writes (store.IncidentResult.Restored: leaveRestored).
 	restored []string
+	// handKeys are the hand-resolve marks of the joins' transitions
+	// (joinHandKeys), handRead what they held once the Join was applied
+	// (nil: not read yet; handMarksAfterJoin).
+	handKeys []string
+	handRead *store.AfterRead
 }
 
 func (p *Pipeline) incidentKey(b *batch) string {
@@ -276,14 +281,29 @@ type stepKey struct {
 type stepAnswers struct {
 	err     error
 	results map[stepKey]store.IncidentResult
+	// after holds what a Join's hand-resolve marks read once it was
+	// applied (store.ClaimedOp.After), with the keys read.
+	after map[stepKey]afterRead
+}
+
+// afterRead is what keys held once a Join was applied.
+type afterRead struct {
+	keys []string
+	read store.AfterRead
 }
 
 // apply applies to l the answers of its steps; a step the answers lack, or
 // left without members (a claim the store saw lost), stays pending.
 func (a *stepAnswers) apply(l *incidentLease) {
 	for _, st := range l.pendingSteps() {
-		if r, ok := a.results[stepKey{l.key, st.step}]; ok && r.Outcome != store.OutcomeSkipped {
+		k := stepKey{l.key, st.step}
+		if r, ok := a.results[k]; ok && r.Outcome != store.OutcomeSkipped {
 			l.apply(st.step, r)
+			// Only the marks of l's own transitions (claims lost since
+			// the call leave fewer: read again, handMarksAfterJoin).
+			if r, ok := a.after[k]; ok && st.step == store.StepJoin && l.joined && slices.Equal(r.keys, l.handKeys) {
+				l.handRead = &r.read
+			}
 		}
 	}
 }
@@ -328,6 +348,7 @@ func (p *Pipeline) incidentLeases(batches []*batch, open openBy, group string) [
 		slices.SortStableFunc(l.joins, func(a, b *batch) int {
 			return kindOrder(a.kind) - kindOrder(b.kind)
 		})
+		l.handKeys = joinHandKeys(p.Dedup.KeyPrefix, l.joins)
 	}
 	return out
 }

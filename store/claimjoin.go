@@ -13,6 +13,12 @@ const OutcomeSkipped = "skipped"
 type ClaimedOp struct {
 	Op     IncidentOp
 	Claims []int
+	// After are keys read once the step is applied, their answers in
+	// ClaimJoinResult.After: what another writer set before the step is
+	// seen (a click's mark that the incident is being resolved by hand,
+	// written after the caller's earlier read and before its Join).
+	// Keys of the step's incident (its hash tag).
+	After []string
 }
 
 // ClaimJoinResult is what ClaimJoin answers.
@@ -30,6 +36,41 @@ type ClaimJoinResult struct {
 	AlsoErr error
 	// IncidentsErr is the steps' error (as Incidents').
 	IncidentsErr error
+	// After answers each op's After keys, in order (as Get's values and
+	// found), read after every step of the call was applied; nil when no
+	// op asked or AfterErr is set.
+	After []AfterRead
+	// AfterErr is the error of the After reads.
+	AfterErr error
+}
+
+// AfterRead is what one ClaimedOp's After keys held once its step was
+// applied.
+type AfterRead struct {
+	Values []string
+	Found  []bool
+}
+
+// afterKeys are the After keys of ops, in order.
+func afterKeys(ops []ClaimedOp) []string {
+	var keys []string
+	for _, o := range ops {
+		keys = append(keys, o.After...)
+	}
+	return keys
+}
+
+// splitAfter hands each op its share of values and found, read for
+// afterKeys(ops).
+func splitAfter(ops []ClaimedOp, values []string, found []bool) []AfterRead {
+	out := make([]AfterRead, len(ops))
+	o := 0
+	for i, op := range ops {
+		n := len(op.After)
+		out[i] = AfterRead{Values: values[o : o+n : o+n], Found: found[o : o+n : o+n]}
+		o += n
+	}
+	return out
 }
 
 // ClaimJoiner is implemented by stores that take claims, write other
@@ -89,6 +130,15 @@ func claimThenJoin(ctx context.Context, s Store, claims, also []Entry, ops []Cla
 	}
 	for j, a := range answers {
 		res.Incidents[at[j]] = a
+	}
+	if keys := afterKeys(ops); len(keys) > 0 {
+		// Read once the steps are applied.
+		values, found, err := s.Get(ctx, keys)
+		if err != nil {
+			res.AfterErr = err
+			return res
+		}
+		res.After = splitAfter(ops, values, found)
 	}
 	return res
 }

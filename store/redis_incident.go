@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -651,9 +652,16 @@ func (r *Redis) ClaimJoin(ctx context.Context, claims, also []Entry, ops []Claim
 	cmds := make([]*redis.StatusCmd, len(claims))
 	var sets []*redis.StatusCmd
 	var res ClaimJoinResult
-	if err := r.runScripts(ctx, calls, func(p redis.Pipeliner) {
+	var then func(redis.Pipeliner)
+	var after *redis.SliceCmd
+	keys := afterKeys(ops)
+	if len(keys) > 0 {
+		// One MGET behind the steps (few keys: a webhook's incidents' marks).
+		then = func(p redis.Pipeliner) { after = p.MGet(ctx, keys...) }
+	}
+	if err := r.runScriptsThen(ctx, calls, func(p redis.Pipeliner) {
 		sets = queueClaims(ctx, p, claims, also, cmds)
-	}); err != nil {
+	}, then); err != nil {
 		err = r.observe(opClaimJoin, start, err)
 		return ClaimJoinResult{ClaimErr: err, AlsoErr: err, IncidentsErr: err}
 	}
@@ -668,7 +676,26 @@ func (r *Redis) ClaimJoin(ctx context.Context, claims, also []Entry, ops []Claim
 	}
 	res.Incidents, res.IncidentsErr = incidentReplies(calls, len(ops))
 	res.IncidentsErr = r.observe(opClaimJoin, start, res.IncidentsErr)
+	if after != nil {
+		res.After, res.AfterErr = afterReplies(after, ops, len(keys))
+	}
 	return res
+}
+
+// afterReplies reads the MGET of ClaimJoin's After keys (n of them).
+func afterReplies(c *redis.SliceCmd, ops []ClaimedOp, n int) ([]AfterRead, error) {
+	vals, err := c.Result()
+	if err != nil {
+		return nil, err
+	}
+	if len(vals) != n {
+		return nil, fmt.Errorf("MGET answered %d values for %d keys", len(vals), n)
+	}
+	values, found := make([]string, n), make([]bool, n)
+	for i, v := range vals {
+		values[i], found[i] = v.(string)
+	}
+	return splitAfter(ops, values, found), nil
 }
 
 // RenewIncidents sets the time to live of each incident's state and

@@ -158,15 +158,19 @@ func TestRedisClaimJoinReloadsAFlushedScript(t *testing.T) {
 	s, _ := newRedis(t, redisConfig(srv.Addr()))
 	ctx := t.Context()
 	mine, theirs, inc := store.Key("t:", "claim", "i1", "a"), store.Key("t:", "claim", "i1", "b"), store.Key("t:", "inc", "i1", "slack/0")
-	if err := s.Set(ctx, []store.Entry{{Key: theirs, Value: "other", TTL: time.Minute}}); err != nil {
+	mark := store.Key("t:", "handresolved", "i1", "pagerduty/0")
+	if err := s.Set(ctx, []store.Entry{{Key: theirs, Value: "other", TTL: time.Minute}, {Key: mark, Value: "resolving", TTL: time.Minute}}); err != nil {
 		t.Fatal(err)
 	}
 	flushScripts(t, srv.Addr())
 	res := s.ClaimJoin(ctx, []store.Entry{{Key: mine, Value: "tok", TTL: time.Minute}, {Key: theirs, Value: "tok", TTL: time.Minute}}, nil,
 		[]store.ClaimedOp{{Op: store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "tok", Lease: time.Minute, TTL: time.Minute,
-			Members: []store.Member{{Fingerprint: "a", StartsAt: "1"}, {Fingerprint: "b", StartsAt: "1"}}}, Claims: []int{0, 1}}})
-	if res.ClaimErr != nil || res.IncidentsErr != nil {
-		t.Fatalf("ClaimJoin after SCRIPT FLUSH: claims %v, incidents %v", res.ClaimErr, res.IncidentsErr)
+			Members: []store.Member{{Fingerprint: "a", StartsAt: "1"}, {Fingerprint: "b", StartsAt: "1"}}}, Claims: []int{0, 1}, After: []string{mark}}})
+	if res.ClaimErr != nil || res.IncidentsErr != nil || res.AfterErr != nil {
+		t.Fatalf("ClaimJoin after SCRIPT FLUSH: claims %v, incidents %v, after %v", res.ClaimErr, res.IncidentsErr, res.AfterErr)
+	}
+	if len(res.After) != 1 || len(res.After[0].Values) != 1 || res.After[0].Values[0] != "resolving" {
+		t.Fatalf("After read %+v, want the mark read once the script ran again", res.After)
 	}
 	if len(res.Won) != 2 || !res.Won[0] || res.Won[1] {
 		t.Fatalf("won %v, want [true false]", res.Won)

@@ -47,12 +47,22 @@ type scripted struct {
 // load the script while this pipeline arrives), so callers keep what must
 // run in order inside one call (claimedCalls).
 func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(redis.Pipeliner)) error {
+	return r.runScriptsThen(ctx, calls, more, nil)
+}
+
+// runScriptsThen is runScripts with the commands then adds (nil: none)
+// after the calls: in the first pipeline, and again after the calls sent
+// again, so what they read follows every call's step.
+func (r *Redis) runScriptsThen(ctx context.Context, calls []*scripted, more, then func(redis.Pipeliner)) error {
 	ran, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		if more != nil {
 			more(p)
 		}
 		for _, c := range calls {
 			c.cmd = c.script.EvalSha(ctx, p, c.keys, c.args...)
+		}
+		if then != nil {
+			then(p)
 		}
 		return nil
 	})
@@ -71,6 +81,9 @@ func (r *Redis) runScripts(ctx context.Context, calls []*scripted, more func(red
 	ran, err = r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, c := range retry {
 			c.cmd = c.script.Eval(ctx, p, c.keys, c.args...)
+		}
+		if then != nil {
+			then(p)
 		}
 		return nil
 	})

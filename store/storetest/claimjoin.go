@@ -17,6 +17,7 @@ func init() {
 		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
 		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},
 		{"ClaimJoin of one step with thousands of claims", testClaimJoinThousands},
+		{"ClaimJoin reads each step's After keys once the steps are applied", testClaimJoinAfter},
 	}...)
 }
 
@@ -180,4 +181,32 @@ func testClaimJoinExpiry(t *testing.T, s store.Store, k keyMaker) {
 		_, found, err := s.Get(t.Context(), []string{carried, loose})
 		return err == nil && !found[0] && !found[1], err
 	})
+}
+
+func testClaimJoinAfter(t *testing.T, s store.Store, k keyMaker) {
+	incA, incB := k.incident("after-a"), k.incident("after-b")
+	markA, gone, markB := k.key("after-a", "mark"), k.key("after-a", "none"), k.key("after-b", "mark")
+	mustSet(t, s, store.Entry{Key: markA, Value: "resolving", TTL: longTTL})
+	claims := []store.Entry{{Key: k.key("after-a", "c0"), Value: "tok", TTL: longTTL}, {Key: k.key("after-b", "c1"), Value: "tok", TTL: longTTL}}
+	ops := []store.ClaimedOp{
+		{Op: store.IncidentOp{Key: incA, Step: store.StepJoin, Token: "tok", Members: members("a0"), Lease: longTTL, TTL: longTTL}, Claims: []int{0}, After: []string{markA, gone}},
+		{Op: store.IncidentOp{Key: incB, Step: store.StepJoin, Token: "tok", Members: members("b0"), Lease: longTTL, TTL: longTTL}, Claims: []int{1}},
+	}
+	// The other writes of the call come before the steps: B's mark, written
+	// with them, is read after.
+	ops = append(ops, store.ClaimedOp{Op: store.IncidentOp{Key: incB, Step: store.StepJoin, Token: "tok", Members: members("b0"), Lease: longTTL, TTL: longTTL}, Claims: []int{1}, After: []string{markB}})
+	res := store.ClaimJoin(t.Context(), s, claims, []store.Entry{{Key: markB, Value: "written", TTL: longTTL}}, ops)
+	if res.ClaimErr != nil || res.IncidentsErr != nil || res.AfterErr != nil {
+		t.Fatalf("ClaimJoin errors: claims %v, incidents %v, after %v", res.ClaimErr, res.IncidentsErr, res.AfterErr)
+	}
+	want(t, "join of A", res.Incidents[0], store.OutcomeOpening)
+	if len(res.After) != 3 {
+		t.Fatalf("ClaimJoin answered %d After reads, want one per op (3)", len(res.After))
+	}
+	expect(t, "A's After values", res.After[0].Values, []string{"resolving", ""})
+	expect(t, "A's After found", res.After[0].Found, []bool{true, false})
+	if len(res.After[1].Values) != 0 || len(res.After[1].Found) != 0 {
+		t.Fatalf("B's first op asked nothing, read %v", res.After[1])
+	}
+	expect(t, "B's After values", res.After[2].Values, []string{"written"})
 }
