@@ -1092,8 +1092,8 @@ const pagePoll = 200 * time.Millisecond
 // the page open there — no state is a trigger that failed (its opening
 // aborted, a dead letter written) or an incident closed, unless the store
 // began its state (dedup.Epoch: restarted empty, failed over) after the
-// message was posted: the page's state may have been lost with it, and the
-// click acts. A store that cannot be read, or a target without
+// message was posted, or deletes keys when full (storeEvicts): the page's
+// state may have been lost with it, and the click acts. A store that cannot be read, or a target without
 // PagedThrough, says yes to both: the click acts, as it did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
 	through := c.pagedThrough()
@@ -1124,7 +1124,24 @@ func (t *Triage) pageHeld(ctx context.Context, c *click, through string) (confir
 	}
 	at := time.UnixMilli(int64(posted * 1000))
 	epoch, err := dedup.Epoch(ctx, t.o.Store, t.o.KeyPrefix, t.o.Now())
-	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at)
+	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at) || t.storeEvicts(ctx)
+}
+
+// storeEvicts reports whether the store deletes keys when full (Redis'
+// maxmemory-policy other than noeviction, which deploy/README.md says not
+// to run and the router warns of): the page's state may have been evicted
+// while PagerDuty holds the page — an audit saw half the incidents' state
+// go, and a click told a false reason and did nothing. Read only when a
+// click finds no state; a store that cannot say does not evict.
+func (t *Triage) storeEvicts(ctx context.Context) bool {
+	r, ok := t.o.Store.(interface {
+		MemoryPolicy(ctx context.Context) (store.MemoryPolicy, error)
+	})
+	if !ok {
+		return false
+	}
+	m, err := r.MemoryPolicy(ctx)
+	return err == nil && m.Evicts()
 }
 
 // receiverOf is the receiver of "receiver/integration", whose integration

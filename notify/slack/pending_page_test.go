@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
@@ -16,6 +17,8 @@ import (
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The Slack parent of a page is posted beside the PagerDuty trigger, which
@@ -265,6 +268,42 @@ func TestAckAndResolveReachTheKeyThePageWasTriggeredAt(t *testing.T) {
 			}
 			if len(keys) != 1 || keys[0] != pdtest.RoutingKey {
 				t.Fatalf("%s went to %q (answers %+v), want the key the page was triggered at", event, keys, e.h.srv.Responses())
+			}
+		})
+	}
+}
+
+// A Redis that evicts keys when full (maxmemory-policy other than
+// noeviction: deploy/README.md says not to run one, the router warns) may
+// have deleted the page's state while PagerDuty holds the page: a click then
+// did nothing and said the trigger failed or the incident closed (an audit:
+// half the incidents' state evicted). It acts, as after a restart; on a
+// Redis that refuses writes instead, no state still means no page held.
+func TestAClickOnAnEvictingRedisWithoutThePagesStateActs(t *testing.T) {
+	incident := "llm-inference-gpu/chat/TTFT"
+	for _, tc := range []struct {
+		policy string
+		acts   bool
+	}{{"allkeys-lru", true}, {"volatile-lru", true}, {"noeviction", false}} {
+		t.Run(tc.policy, func(t *testing.T) {
+			srv := redistest.Start(t, "--maxmemory", "100mb", "--maxmemory-policy", tc.policy)
+			cfg := store.DefaultRedisConfig()
+			cfg.Addrs = []string{srv.Addr()}
+			st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			e := newTriageEnv(t, alert.ActionPage, st)
+			tr := e.pagedTriage(t, nil)
+			// The store began before the message: no restart to explain
+			// the missing state.
+			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
+				t.Fatal(err)
+			}
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
+			if got := e.pd.Count("resolve", pagerduty.DedupKey(incident)); (got == 1) != tc.acts {
+				t.Fatalf("PagerDuty got %d resolves with no page state on a %s Redis, want acted %v (answers %+v)", got, tc.policy, tc.acts, e.h.srv.Responses())
 			}
 		})
 	}
