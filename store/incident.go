@@ -211,6 +211,16 @@ type IncidentRefReader interface {
 	IncidentRef(ctx context.Context, key string) (string, error)
 }
 
+// IncidentMembersReader is implemented by stores that read the members of
+// incidents (the fingerprints of their alerts) at their state keys
+// (IncidentKey), in one round trip: Slack's Resolve tells the alerts that
+// joined while it was clicked. Memory and Redis implement it.
+type IncidentMembersReader interface {
+	// IncidentMembers answers, for each key, its members' fingerprints
+	// (none when the incident has no state).
+	IncidentMembers(ctx context.Context, keys []string) ([][]string, error)
+}
+
 // IncidentKey is the state key of incident at one integration (as
 // "receiver/integration", alert.Notification's names): where the dispatch
 // core keeps its lifecycle, and Slack triage reads whether its page is

@@ -196,6 +196,25 @@ func (m *Memory) IncidentRef(ctx context.Context, key string) (string, error) {
 	return st.ref, nil
 }
 
+// IncidentMembers implements IncidentMembersReader.
+func (m *Memory) IncidentMembers(ctx context.Context, keys []string) ([][]string, error) {
+	if err := m.begin(ctx, "incident members"); err != nil {
+		return nil, err
+	}
+	defer m.mu.Unlock()
+	out := make([][]string, len(keys))
+	for i, k := range keys {
+		st := m.incidents[k]
+		if st == nil || expired(st.expires, m.now()) {
+			continue
+		}
+		for fp := range st.members {
+			out[i] = append(out[i], fp)
+		}
+	}
+	return out, nil
+}
+
 // IncidentStates implements Store.IncidentStates.
 func (m *Memory) IncidentStates(ctx context.Context, keys []string) ([]string, error) {
 	if err := m.begin(ctx, "incident states"); err != nil {

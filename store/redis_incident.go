@@ -467,6 +467,27 @@ func (r *Redis) IncidentRef(ctx context.Context, key string) (string, error) {
 	return v, r.observe(opIncidentState, start, err)
 }
 
+// IncidentMembers implements IncidentMembersReader: HKEYS of each
+// incident's members hash, in one pipeline.
+func (r *Redis) IncidentMembers(ctx context.Context, keys []string) ([][]string, error) {
+	start := time.Now()
+	cmds := make([]*redis.StringSliceCmd, len(keys))
+	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, k := range keys {
+			cmds[i] = p.HKeys(ctx, membersKey(k))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, r.observe(opIncidentState, start, err)
+	}
+	out := make([][]string, len(keys))
+	for i, c := range cmds {
+		out[i] = c.Val()
+	}
+	return out, r.observe(opIncidentState, start, nil)
+}
+
 // incidentCalls are the incident script calls that apply ops (claimedCalls).
 func (r *Redis) incidentCalls(ops []IncidentOp) []*scripted {
 	return r.claimedCalls(len(ops), func(i int) (IncidentOp, []string) { return ops[i], nil })

@@ -2,18 +2,24 @@ package slack_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A Resolve click records the hand resolve at the PagerDuty integration it
@@ -148,5 +154,100 @@ func TestAResolveClickMarksTheIncidentResolvingFirst(t *testing.T) {
 				t.Errorf("after the resolve the mark is %q (found %v), want the hand resolve", v[0], found[0])
 			}
 		})
+	}
+}
+
+// joiningStore has an alert join the incident at key just before the
+// first "resolving" mark is written: after the click read the incident's
+// members, before its mark — a Join that read no mark (routing reads them
+// again with its Join).
+type joiningStore struct {
+	store.Store
+	key  string
+	once sync.Once
+}
+
+func (s *joiningStore) Set(ctx context.Context, entries []store.Entry) error {
+	for _, e := range entries {
+		if dedup.IsHandResolving(e.Value) && s.key != "" {
+			s.once.Do(func() {
+				_, err := s.Store.Incidents(ctx, []store.IncidentOp{{Key: s.key, Step: store.StepJoin, Token: "other-replica",
+					Members: []store.Member{{Fingerprint: "bbb", StartsAt: "2000"}}, Lease: time.Hour, TTL: time.Hour}})
+				if err != nil {
+					panic(err)
+				}
+			})
+		}
+	}
+	return s.Store.Set(ctx, entries)
+}
+
+func (s *joiningStore) IncidentMembers(ctx context.Context, keys []string) ([][]string, error) {
+	return s.Store.(store.IncidentMembersReader).IncidentMembers(ctx, keys)
+}
+
+func (s *joiningStore) IncidentRef(ctx context.Context, key string) (string, error) {
+	return s.Store.(store.IncidentRefReader).IncidentRef(ctx, key)
+}
+
+// An alert that joins the page as Resolve is clicked — its Join after the
+// click read the incident, before the click's "resolving" mark, so the
+// Join read no mark — was folded into the page the resolve closed, never
+// paged nor seen by the user who clicked (a review: joins 0–10 ms after
+// the click). The click reads the members again once its mark is written:
+// nothing is resolved, the mark is cleared, and the user is told to read
+// the new alert first. With no join, the resolve goes as before.
+func TestAnAlertJoiningAsResolveIsClickedStopsTheResolve(t *testing.T) {
+	const incident = "llm-inference-gpu/chat/TTFT"
+	for _, backend := range []string{"memory", "redis"} {
+		for _, joins := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/joins=%v", backend, joins), func(t *testing.T) {
+				var base store.Store
+				if backend == "redis" {
+					cfg := store.DefaultRedisConfig()
+					cfg.Addrs = []string{redistest.Start(t).Addr()}
+					r, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { _ = r.Close() })
+					base = r
+				}
+				e := newTriageEnv(t, alert.ActionPage, base)
+				js := &joiningStore{Store: e.store}
+				if joins {
+					js.key = store.IncidentKey("", incident, "team-02-pd/pagerduty/0")
+				}
+				tr := slack.NewTriage(slack.TriageOptions{Store: js, Now: func() time.Time { return clock }, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+				if err := tr.Add("triage", "slack/0", e.notifier(t, func(c *slack.Config) { c.EscalateTo = "team-02-pd" }), nil, e.pager(t)); err != nil {
+					t.Fatal(err)
+				}
+				tr.PagedThrough("triage", "slack/0", "team-02-pd", "pagerduty/0")
+				e.openPage(t, incident, "team-02-pd/pagerduty/0")
+				e.click(t, tr, e.parent, slacktest.Click{User: "U0TEAM02A", UserName: "ann", ActionID: "alertrouter:resolve", ActionTS: "1700003000.000002"}, signingSecret, e.now(), nil)
+				resolves := e.pd.Count("resolve", pagerduty.DedupKey(incident))
+				own := dedup.HandResolvedAtKey("", incident, "team-02-pd/pagerduty/0")
+				v, found, err := e.store.Get(context.Background(), []string{own})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !joins {
+					if resolves != 1 || !found[0] || dedup.IsHandResolving(v[0]) {
+						t.Fatalf("no alert joined: %d resolves, mark %q (found %v); want the resolve sent and marked done", resolves, v[0], found[0])
+					}
+					return
+				}
+				if resolves != 0 {
+					t.Fatalf("PagerDuty got %d resolves though an alert joined as Resolve was clicked, want none", resolves)
+				}
+				if found[0] {
+					t.Errorf("the resolve was not sent, but the mark %q stays: later alerts would wait or re-page", v[0])
+				}
+				rs := e.h.srv.Responses()
+				if len(rs) == 0 || !strings.Contains(rs[len(rs)-1].Text, "A new alert joined incident") || !strings.Contains(rs[len(rs)-1].Text, "nothing was resolved") {
+					t.Fatalf("the user was told %+v, want that a new alert joined and nothing was resolved", rs)
+				}
+			})
+		}
 	}
 }

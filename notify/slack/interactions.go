@@ -1127,6 +1127,65 @@ func (t *Triage) pageHeld(ctx context.Context, c *click, through string) (confir
 	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at) || t.storeEvicts(ctx)
 }
 
+// resolveMemberKeys are the incident state keys whose members a Resolve
+// of c at pages checks (joinedWhileResolving): the incident at each
+// PagerDuty integration it resolves — where a joining alert is folded into
+// the page —, else (none known: an escalation's) at the message's own.
+func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
+	var keys []string
+	for _, p := range pages {
+		if k := store.IncidentKey(t.o.KeyPrefix, c.st.Incident, p.at); p.at != "" && !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+	}
+	if len(keys) == 0 {
+		keys = append(keys, store.IncidentKey(t.o.KeyPrefix, c.st.Incident, c.st.Receiver+"/"+c.st.Integration))
+	}
+	return keys
+}
+
+// incidentMembers reads the members of the incidents at keys; an error
+// when the store cannot (then nothing is checked: the Resolve acts as it
+// did before).
+func (t *Triage) incidentMembers(ctx context.Context, keys []string) ([][]string, error) {
+	r, ok := t.o.Store.(store.IncidentMembersReader)
+	if !ok {
+		return nil, errors.ErrUnsupported
+	}
+	return r.IncidentMembers(ctx, keys)
+}
+
+// joinedWhileResolving counts the alerts that joined the incidents at keys
+// since before was read, as a Resolve wrote its "resolving" marks: a Join
+// that read the marks after its step (the dispatch core's
+// handMarksAfterJoin) and found none came before them, and its alert,
+// folded into the page the resolve closes, was never paged nor seen by the
+// user who clicked (a review measured such joins 0–10 ms after a click).
+// Read after the marks are written: any Join after that read sees them.
+// A store that cannot be read counts none.
+func (t *Triage) joinedWhileResolving(ctx context.Context, keys []string, before [][]string) int {
+	after, err := t.incidentMembers(ctx, keys)
+	if err != nil || len(after) != len(before) {
+		return 0
+	}
+	seen := map[string]bool{}
+	for _, fps := range before {
+		for _, fp := range fps {
+			seen[fp] = true
+		}
+	}
+	n := 0
+	for _, fps := range after {
+		for _, fp := range fps {
+			if !seen[fp] {
+				seen[fp] = true
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // storeEvicts reports whether the store deletes keys when full (Redis'
 // maxmemory-policy other than noeviction, which deploy/README.md says not
 // to run and the router warns of): the page's state may have been evicted
@@ -1466,6 +1525,11 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// joining meanwhile is answered 5xx and paged by Alertmanager's
 		// retry once the resolve is done, not folded into the page the
 		// resolve closes (an audit: such an alert was never paged).
+		// The members before the mark: a Join that read no mark landed
+		// before it, and one after this read is an alert the clicking
+		// user never saw (joinedWhileResolving).
+		memberKeys := t.resolveMemberKeys(c, pages)
+		before, beforeErr := t.incidentMembers(ctx, memberKeys)
 		who, now := createdBy(c.cb.User), t.o.Now()
 		resolving := make([]store.Entry, len(pages))
 		for i, p := range pages {
@@ -1477,6 +1541,18 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		}
 		if err := t.o.Store.Set(ctx, resolving); err != nil {
 			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
+		} else if beforeErr == nil {
+			if n := t.joinedWhileResolving(ctx, memberKeys, before); n > 0 {
+				if err := t.o.Store.DeleteIfEqual(context.WithoutCancel(ctx), resolving); err != nil {
+					t.o.Logger.Warn("clear the marks of a resolve not sent (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+", then trigger it again)", "incident", st.Incident, "err", err)
+				}
+				what, them := "A new alert", "it"
+				if n > 1 {
+					what, them = fmt.Sprintf("%d new alerts", n), "them"
+				}
+				return record{}, &refusal{fmt.Sprintf("%s joined incident `%s` while you clicked Resolve (see the thread): nothing was resolved, PagerDuty's page stays open. Read %s, then resolve again.",
+					what, esc(st.Incident), them), OutcomeStale}
+			}
 		}
 		// Once the resolves are done the marks say resolved; a resolve that
 		// failed otherwise than by PagerDuty's refusal (no answer in time, a
