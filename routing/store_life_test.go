@@ -77,3 +77,30 @@ func TestAStoreBackOlderRetriggersTheIncidentsItHoldsOpen(t *testing.T) {
 		t.Fatalf("PagerDuty triggers = %d after another new alert, want still 2: the incident was triggered in Redis' new run", got)
 	}
 }
+
+// ReadStoreLife tells a lost record of the run (the life key deleted or
+// evicted while Redis ran on: the same run_id) from a restart (a new one).
+func TestStoreLifeTellsALostRecordFromARestart(t *testing.T) {
+	srv := redistest.Start(t)
+	e := redisEnv(t, []string{srv.Addr()}, false)
+	first, err := dedup.ReadStoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now())
+	if err != nil || first.Run == "" {
+		t.Fatalf("ReadStoreLife = %+v, %v; want the run read", first, err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "DEL", dedup.LifeKey(e.dedup.KeyPrefix)); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Advance(time.Minute)
+	lost, err := dedup.ReadStoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now())
+	if err != nil || lost.Run != first.Run || lost.Began.Equal(first.Began) {
+		t.Fatalf("after the life key was deleted: %+v, %v; want a new beginning in the same run %q", lost, err, first.Run)
+	}
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	restarted, err := dedup.ReadStoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now())
+	if err != nil || restarted.Run == "" || restarted.Run == first.Run {
+		t.Fatalf("after Redis restarted: %+v, %v; want another run than %q", restarted, err, first.Run)
+	}
+}

@@ -63,6 +63,8 @@ type deps struct {
 	life atomic.Int64
 	// lifeUnread: the run could not be read once (logged once).
 	lifeUnread atomic.Bool
+	// lifeRun is Redis' run_id the probe last read with life.
+	lifeRun atomic.Pointer[string]
 
 	mu       sync.Mutex // guards answered and failures (readiness)
 	answered bool
@@ -288,20 +290,41 @@ type newConnPinger interface {
 // checkLife reads when the store's current run began (dedup.StoreLife) for
 // the pipelines' retriggers, and says when Redis started a new run.
 func (d *deps) checkLife(ctx context.Context, b *built) {
-	life, err := dedup.StoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+	l, err := dedup.ReadStoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
 	if err != nil && ctx.Err() == nil && d.lifeUnread.CompareAndSwap(false, true) {
 		d.logger.Warn("cannot tell Redis' runs apart (INFO server refused, or the life key not written): a Redis restored older or failed over is not noticed, so an incident it holds open again is not retriggered (deploy/README.md section 1: the ACL user needs +info)", "err", err)
 	}
-	if err != nil || life.IsZero() {
+	if err != nil || l.Began.IsZero() {
 		return
 	}
+	life := l.Began
+	prevRun := d.lifeRun.Swap(&l.Run)
 	if old := d.life.Swap(life.UnixMilli()); old != 0 && old != life.UnixMilli() {
-		msg := "Redis started a new run (restarted or failed over): its data may be older than what was written last, so for incidents.retrigger_interval every incident triggered before now triggers PagerDuty again on its next new alert (folded by PagerDuty while its incident is open)"
-		if b.pipeline.RetriggerInterval <= 0 {
-			msg = "Redis started a new run (restarted or failed over): its data may be older than what was written last — an incident resolved since may read open again, and with incidents.retrigger_interval 0 its next new alert does not page; check PagerDuty's open incidents"
-		}
-		d.logger.Warn(msg, "run_began", life.UTC().Format(time.RFC3339))
+		d.logger.Warn(newRunMessage(prevRun != nil && *prevRun == l.Run, b.pipeline.RetriggerInterval > 0), "run_began", life.UTC().Format(time.RFC3339), "run_id", l.Run)
 	}
+}
+
+// newRunMessage is what checkLife says when the store's run began anew:
+// Redis restarted or failed over (a new run_id), or — sameRun — the
+// router's record of the run (dedup.LifeKey) was lost while Redis ran on:
+// deleted, evicted (a maxmemory-policy other than noeviction) or flushed,
+// and the router's other keys may have gone with it (an audit: an evicted
+// record was reported as a restart nobody could find). retrigger: the
+// incidents' retrigger_interval is set.
+func newRunMessage(sameRun, retrigger bool) string {
+	retriggers := ", so for incidents.retrigger_interval every incident triggered before now triggers PagerDuty again on its next new alert (folded by PagerDuty while its incident is open)"
+	if sameRun {
+		msg := "the router's record of Redis' run (key life) is gone though Redis did not restart — deleted, evicted (is maxmemory-policy noeviction?) or flushed: the router's other keys may be gone too, and alerts already notified sent again (PagerDuty folds a trigger into its open incident)"
+		if retrigger {
+			msg += retriggers
+		}
+		return msg
+	}
+	msg := "Redis started a new run (restarted or failed over): its data may be older than what was written last"
+	if !retrigger {
+		return msg + " — an incident resolved since may read open again, and with incidents.retrigger_interval 0 its next new alert does not page; check PagerDuty's open incidents"
+	}
+	return msg + retriggers
 }
 
 // storeLife is when the store's current run began, as the probe last read

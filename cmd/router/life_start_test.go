@@ -30,3 +30,21 @@ func TestServeReadsTheStoresRunAtStart(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// The router's record of Redis' run gone while Redis ran on (deleted, or
+// evicted: an audit) was reported as a restart or failover nobody could
+// find: it says the record was lost, and what that may mean.
+func TestALostRunRecordIsNotCalledARestart(t *testing.T) {
+	for _, retrigger := range []bool{true, false} {
+		lost, restarted := newRunMessage(true, retrigger), newRunMessage(false, retrigger)
+		if strings.Contains(lost, "started a new run") || !strings.Contains(lost, "did not restart") || !strings.Contains(lost, "evicted") {
+			t.Errorf("retrigger %v, record lost: %q; want it named lost (evicted, deleted), not a new run", retrigger, lost)
+		}
+		if !strings.Contains(restarted, "started a new run") {
+			t.Errorf("retrigger %v, Redis restarted: %q; want a new run", retrigger, restarted)
+		}
+		if strings.Contains(lost, "retrigger_interval every incident") != retrigger {
+			t.Errorf("retrigger %v, record lost: %q; the retriggers are said only when retrigger_interval is set", retrigger, lost)
+		}
+	}
+}

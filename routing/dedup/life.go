@@ -36,28 +36,44 @@ type runIDReader interface {
 // zero time: unknown (a store that names no run, a Redis Cluster, INFO
 // refused).
 func StoreLife(ctx context.Context, st store.Store, prefix string, now time.Time) (time.Time, error) {
+	l, err := ReadStoreLife(ctx, st, prefix, now)
+	return l.Began, err
+}
+
+// Life is what ReadStoreLife reads: when the store's current run began for
+// the router (StoreLife), and Redis' run_id ("" unknown). A Began that
+// moves while Run stays is no restart: the router's record of the run
+// (LifeKey) was lost — deleted, evicted, or Redis' data flushed — and the
+// data with it may be too.
+type Life struct {
+	Began time.Time
+	Run   string
+}
+
+// ReadStoreLife is StoreLife with the run it read.
+func ReadStoreLife(ctx context.Context, st store.Store, prefix string, now time.Time) (Life, error) {
 	r, ok := st.(runIDReader)
 	if !ok {
-		return time.Time{}, nil
+		return Life{}, nil
 	}
 	run, err := r.RunID(ctx)
 	if err != nil || run == "" {
-		return time.Time{}, err
+		return Life{}, err
 	}
 	key := LifeKey(prefix)
 	vals, found, err := st.Get(ctx, []string{key})
 	if err != nil {
-		return time.Time{}, err
+		return Life{}, err
 	}
 	if found[0] {
 		if seen, at, ok := strings.Cut(vals[0], " "); ok && seen == run {
 			if ms, err := strconv.ParseInt(at, 10, 64); err == nil {
-				return time.UnixMilli(ms), nil
+				return Life{Began: time.UnixMilli(ms), Run: run}, nil
 			}
 		}
 	}
 	if err := st.Set(ctx, []store.Entry{{Key: key, Value: run + " " + strconv.FormatInt(now.UnixMilli(), 10)}}); err != nil {
-		return time.Time{}, err
+		return Life{}, err
 	}
-	return now, nil
+	return Life{Began: now, Run: run}, nil
 }
