@@ -211,7 +211,7 @@ func (r *Redis) observe(op string, start time.Time, err error) error {
 	if err == nil {
 		return nil
 	}
-	r.metrics.errors[op].Inc()
+	r.metrics.countError(op, err)
 	return r.wrapErr(op, err)
 }
 
@@ -351,7 +351,7 @@ func (r *Redis) SetNXAndSet(ctx context.Context, claims, also []Entry) (won []bo
 func (r *Redis) setsErr(sets []*redis.StatusCmd) error {
 	for _, c := range sets {
 		if err := c.Err(); err != nil {
-			r.metrics.errors[opSet].Inc()
+			r.metrics.countError(opSet, err)
 			return r.wrapErr(opSet, err)
 		}
 	}
@@ -743,7 +743,7 @@ func (r *Redis) ProbeWrite(ctx context.Context, key string) error {
 	if err == nil {
 		return nil
 	}
-	r.metrics.errors[opPing].Inc()
+	r.metrics.countError(opPing, err)
 	return r.wrapErr("write probe", err)
 }
 

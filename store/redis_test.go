@@ -425,3 +425,51 @@ func BenchmarkSetNX100(b *testing.B) {
 		run(b, s)
 	})
 }
+
+// A Redis that refuses writes — full (maxmemory with noeviction), or a
+// read-only replica — failed commands a dashboard could not tell from a
+// Redis down (an audit): alertrouter_store_refusals_total counts Redis'
+// error replies by their code, beside alertrouter_store_errors_total.
+func TestRedisRefusalsAreCountedByReason(t *testing.T) {
+	srv := redistest.Start(t)
+	s, reg := newRedis(t, redisConfig(srv.Addr()))
+	ctx := t.Context()
+	if err := s.Set(ctx, []store.Entry{{Key: "r:k", Value: "v", TTL: time.Minute}}); err != nil {
+		t.Fatal(err)
+	}
+	refusals := func() map[string]float64 {
+		out := map[string]float64{}
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "alertrouter_store_refusals_total" {
+				for _, m := range mf.GetMetric() {
+					out[m.GetLabel()[0].GetValue()] = m.GetCounter().GetValue()
+				}
+			}
+		}
+		return out
+	}
+	if r := refusals(); len(r) == 0 || r["oom"] != 0 || r["readonly"] != 0 {
+		t.Fatalf("refusals at start: %v; want every reason at 0", r)
+	}
+	for _, c := range [][]string{{"CONFIG", "SET", "maxmemory", "1"}, {"CONFIG", "SET", "maxmemory-policy", "noeviction"}} {
+		if _, err := redistest.Do(srv.Addr(), c...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Set(ctx, []store.Entry{{Key: "r:k", Value: "v2", TTL: time.Minute}}); err == nil || !strings.Contains(err.Error(), "OOM") {
+		t.Fatalf("Set on a full Redis: %v, want its OOM refusal", err)
+	}
+	if _, _, err := s.Get(ctx, []string{"r:k"}); err != nil {
+		t.Fatalf("Get on a full Redis: %v, want it read", err)
+	}
+	if r := refusals(); r["oom"] != 1 || r["readonly"] != 0 || r["other"] != 0 {
+		t.Fatalf("refusals after one write to a full Redis: %v; want oom 1", r)
+	}
+	if errs := series(t, reg, "alertrouter_store_errors_total"); errs["set"] != 1 {
+		t.Fatalf("store errors %v; want the set counted too", errs)
+	}
+}
