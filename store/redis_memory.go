@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -114,4 +115,15 @@ func (r *Redis) RunID(ctx context.Context) (string, error) {
 		}
 	}
 	return "", nil
+}
+
+// Time reads Redis' clock (TIME): the reference the router's replicas
+// stamp their shared state with (cmd/router's storeClock). On a Cluster,
+// one node's.
+func (r *Redis) Time(ctx context.Context) (time.Time, error) {
+	t, err := r.client.Time(ctx).Result()
+	if err != nil {
+		return time.Time{}, fmt.Errorf("redis TIME: %w", err)
+	}
+	return t, nil
 }

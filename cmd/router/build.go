@@ -58,6 +58,8 @@ type deps struct {
 	probeLogs logthrottle.Throttle
 	// evict watches the store's maxmemory-policy (evict.go).
 	evict *evictionCheck
+	// clock is the clock shared state is stamped with (clock.go).
+	clock *storeClock
 	// life is when the store's current run began (dedup.StoreLife), in
 	// Unix milliseconds, 0 unknown: read by the readiness probe.
 	life atomic.Int64
@@ -131,6 +133,7 @@ func newDeps(reg prometheus.Registerer, logger *slog.Logger, stdout io.Writer) *
 		deferredMetrics: dedup.NewDeferredMetrics(reg),
 		triageMetrics:   slack.NewTriageMetrics(reg),
 		evict:           newEvictionCheck(reg),
+		clock:           newStoreClock(reg),
 		logger:          logger,
 		stdout:          stdout,
 	}
@@ -227,6 +230,7 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 	}
 	if err == nil {
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+		d.clock.check(ctx, b.state.store, d.logger)
 		d.evict.check(ctx, b.state.store, d.logger)
 		d.checkLife(ctx, b)
 		d.checkNewConnections(ctx, b)
@@ -497,6 +501,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	p.RetriggerInterval = time.Duration(cfg.Incidents.RetriggerInterval)
 	p.StoreLife = d.storeLife
+	p.Now = d.clock.Now
 	if p.Live, err = d.liveLookup(cfg); err != nil {
 		return nil, err // prometheus/common's errors may print a URL whole: build redacts
 	}

@@ -25,6 +25,7 @@ func (d *deps) triage(cfg *config.Config, p *routing.Pipeline, st *state) (http.
 		Metrics:   d.triageMetrics,
 		Logger:    d.logger.With("component", "slack-triage"),
 		Timeout:   time.Duration(cfg.Webhook.Timeout),
+		Now:       d.clock.Now,
 	}
 	if st.replayer != nil {
 		o.Journal = st.replayer.Journal
