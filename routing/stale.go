@@ -85,13 +85,19 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 }
 
 // skipStale makes the steps of stale firings (staleRefires) skips: already
-// notified, as their resolve says.
+// notified, as their resolve says — at every integration of the alert, not
+// only those holding that resolve: the resolve of a firing no marker knew
+// went to PagerDuty alone (lostResolves), so the lagging copy arriving
+// after it was a new firing at Slack, which drew a card for a trouble that
+// had cleared, never closed (an audit: the incident's next episodes were
+// hidden under it for a week). Alertmanager, asked, no longer holds the
+// alert: nothing of it fires anywhere.
 func skipStale(trs []*transition, steps []dedup.Step, stale map[*alert.Result]bool, lagging []time.Time) {
 	if len(stale) == 0 {
 		return
 	}
 	for i, t := range trs {
-		if stale[t.res] && (steps[i].Refire || lagging != nil && !lagging[i].IsZero()) {
+		if stale[t.res] && (steps[i].Refire || lagging != nil && !lagging[i].IsZero() || steps[i].Verdict == dedup.Send && steps[i].Kind == alert.KindFiring) {
 			steps[i] = dedup.Step{Verdict: dedup.Skip}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
 )
 
 // postToAM posts one alert with labels to Alertmanager, firing until
@@ -245,5 +246,71 @@ func TestDeliveriesSayWhenAnIncidentClosed(t *testing.T) {
 	mustProcess(t, p, resolved)
 	if n := closed(); n == 0 {
 		t.Fatalf("the resolve that closed the incident: no delivery says closed (%v)", rec.outcomes())
+	}
+}
+
+// A lagging Alertmanager peer's firing that arrives after the alert's
+// resolve — the resolve first, for an alert the router never saw fire — was
+// kept from PagerDuty (its resolve there was notified: Alertmanager, asked,
+// no longer holds the alert) but opened the incident in Slack, whose
+// integration sent nothing for the unseen resolve: a card for a trouble
+// that had cleared, never closed (Alertmanager sends that resolve once),
+// under which the incident's next episodes were hidden as thread replies
+// for a week (an audit). A firing Alertmanager no longer holds is stale at
+// every integration of the alert.
+func TestAFiringArrivingAfterItsOwnResolveOpensNoCard(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	client, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t)
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd} // PagerDuty hears no updates
+	p.Receivers["slack"][0].Notifier = drawingSink{e.slack} // Slack draws incidents
+	cfg := flap.DefaultConfig()
+	cfg.Threshold, cfg.CoolDown = 63, 0
+	p.Flap = &cfg
+	p.FiringAlerts = client.Fingerprints
+
+	a := tAlert("TTFTHigh", "firing", "page")
+	start := e.clock.Now().Add(-5 * time.Minute)
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	resolved := a
+	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	// The store's state began long before: the resolve of a firing no
+	// marker knows goes to PagerDuty only (one it holds closes; else nothing).
+	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	mustProcess(t, p, resolved)
+	if n, m := len(e.slack.notifications()), len(e.pd.notifications()); n != 0 || m != 1 {
+		t.Fatalf("Slack got %d, PagerDuty %d notifications of the resolve of an alert neither saw fire, want none and one (PagerDuty may hold it)", n, m)
+	}
+	e.clock.Advance(10 * time.Second)
+	mustProcess(t, p, a) // the lagging peer's copy
+	firings := func(s *sink) int {
+		n := 0
+		for _, x := range s.notifications() {
+			if x.Kind == alert.KindFiring {
+				n++
+			}
+		}
+		return n
+	}
+	if n := firings(e.pd); n != 0 {
+		t.Errorf("PagerDuty got %d firings of an alert that had resolved, want none", n)
+	}
+	if n := firings(e.slack); n != 0 {
+		t.Errorf("Slack got %d firings of an alert that had resolved (a card never closed), want none", n)
+	}
+
+	// Alertmanager fires it again (Prometheus resumed): sent to both.
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+	e.clock.Advance(10 * time.Second)
+	mustProcess(t, p, a)
+	if firings(e.pd) != 1 || firings(e.slack) != 1 {
+		t.Errorf("a firing Alertmanager holds: PagerDuty %d, Slack %d firings; want one each", firings(e.pd), firings(e.slack))
 	}
 }
