@@ -11,15 +11,12 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
-	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // A Resolve click records the hand resolve at the PagerDuty integration it
@@ -204,14 +201,7 @@ func TestAnAlertJoiningAsResolveIsClickedStopsTheResolve(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/joins=%v", backend, joins), func(t *testing.T) {
 				var base store.Store
 				if backend == "redis" {
-					cfg := store.DefaultRedisConfig()
-					cfg.Addrs = []string{redistest.Start(t).Addr()}
-					r, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { _ = r.Close() })
-					base = r
+					base = redisStore(t)
 				}
 				e := newTriageEnv(t, alert.ActionPage, base)
 				js := &joiningStore{Store: e.store}

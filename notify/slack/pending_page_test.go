@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
-	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
@@ -17,8 +16,6 @@ import (
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
-
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The Slack parent of a page is posted beside the PagerDuty trigger, which
@@ -286,15 +283,7 @@ func TestAClickOnAnEvictingRedisWithoutThePagesStateActs(t *testing.T) {
 		acts   bool
 	}{{"allkeys-lru", true}, {"volatile-lru", true}, {"noeviction", false}} {
 		t.Run(tc.policy, func(t *testing.T) {
-			srv := redistest.Start(t, "--maxmemory", "100mb", "--maxmemory-policy", tc.policy)
-			cfg := store.DefaultRedisConfig()
-			cfg.Addrs = []string{srv.Addr()}
-			st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			e := newTriageEnv(t, alert.ActionPage, st)
+			e := newTriageEnv(t, alert.ActionPage, redisStore(t, "--maxmemory", "100mb", "--maxmemory-policy", tc.policy))
 			tr := e.pagedTriage(t, nil)
 			// The store began before the message: no restart to explain
 			// the missing state.

@@ -311,15 +311,21 @@ func TestBadSignatureOrStaleTimestampIs401AndDoesNothing(t *testing.T) {
 	}
 }
 
-func TestTwoReplicasResolveOnce(t *testing.T) {
-	srv := redistest.Start(t)
+// redisStore is a store on a redis-server of its own, started with args.
+func redisStore(t *testing.T, args ...string) *store.Redis {
+	t.Helper()
 	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
+	cfg.Addrs = []string{redistest.Start(t, args...).Addr()}
 	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return st
+}
+
+func TestTwoReplicasResolveOnce(t *testing.T) {
+	st := redisStore(t)
 	e := newTriageEnv(t, alert.ActionPage, st)
 	metrics := slack.NewTriageMetrics(e.reg)
 	a, b := e.replica(t, nil, metrics), e.replica(t, nil, metrics)
