@@ -211,14 +211,16 @@ type IncidentRefReader interface {
 	IncidentRef(ctx context.Context, key string) (string, error)
 }
 
-// IncidentMembersReader is implemented by stores that read the members of
-// incidents (the fingerprints of their alerts) at their state keys
-// (IncidentKey), in one round trip: Slack's Resolve tells the alerts that
-// joined while it was clicked. Memory and Redis implement it.
-type IncidentMembersReader interface {
-	// IncidentMembers answers, for each key, its members' fingerprints
-	// (none when the incident has no state).
-	IncidentMembers(ctx context.Context, keys []string) ([][]string, error)
+// IncidentJoinsReader is implemented by stores that read when the members
+// of incidents last joined them, at their state keys (IncidentKey), in one
+// round trip: Slack's Resolve tells the alerts that joined as it was
+// clicked. Memory and Redis implement it.
+type IncidentJoinsReader interface {
+	// IncidentJoins answers, for each key, its members' fingerprints and
+	// when each last joined, on the store's clock (Redis: TIME) — absent
+	// for a member an earlier build joined, which kept no such time; none
+	// when the incident has no state.
+	IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error)
 }
 
 // IncidentKey is the state key of incident at one integration (as

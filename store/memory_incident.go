@@ -14,6 +14,8 @@ type incidentState struct {
 	ref     string
 	trigger string            // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
 	members map[string]string // fingerprint → startsAt
+	// joined is when each member last joined (IncidentJoins).
+	joined  map[string]time.Time
 	expires time.Time
 	indexed int64 // the time of its entry in Memory.expiring; 0: none
 }
@@ -90,6 +92,10 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 				stale = true
 			}
 			st.members[mb.Fingerprint] = mb.StartsAt
+			if st.joined == nil {
+				st.joined = map[string]time.Time{}
+			}
+			st.joined[mb.Fingerprint] = now
 		}
 		if state == "open" && !stale {
 			res := IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
@@ -137,6 +143,7 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if state == "opening" {
 			for _, mb := range op.Members {
 				delete(st.members, mb.Fingerprint)
+				delete(st.joined, mb.Fingerprint)
 			}
 			st.state, st.token, st.until = "", "", time.Time{}
 		} else {
@@ -177,6 +184,7 @@ func (st *incidentState) leave(members []Member) []Member {
 	for _, mb := range members {
 		if old, ok := st.members[mb.Fingerprint]; ok && !laterStart(old, mb.EndsAt) {
 			delete(st.members, mb.Fingerprint)
+			delete(st.joined, mb.Fingerprint)
 			removed = append(removed, Member{Fingerprint: mb.Fingerprint, StartsAt: old})
 		}
 	}
@@ -196,20 +204,23 @@ func (m *Memory) IncidentRef(ctx context.Context, key string) (string, error) {
 	return st.ref, nil
 }
 
-// IncidentMembers implements IncidentMembersReader.
-func (m *Memory) IncidentMembers(ctx context.Context, keys []string) ([][]string, error) {
-	if err := m.begin(ctx, "incident members"); err != nil {
+// IncidentJoins implements IncidentJoinsReader.
+func (m *Memory) IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error) {
+	if err := m.begin(ctx, "incident joins"); err != nil {
 		return nil, err
 	}
 	defer m.mu.Unlock()
-	out := make([][]string, len(keys))
+	out := make([]map[string]time.Time, len(keys))
 	for i, k := range keys {
 		st := m.incidents[k]
 		if st == nil || expired(st.expires, m.now()) {
 			continue
 		}
+		out[i] = make(map[string]time.Time, len(st.members))
 		for fp := range st.members {
-			out[i] = append(out[i], fp)
+			if at, ok := st.joined[fp]; ok {
+				out[i][fp] = at
+			}
 		}
 	}
 	return out, nil

@@ -467,23 +467,39 @@ func (r *Redis) IncidentRef(ctx context.Context, key string) (string, error) {
 	return v, r.observe(opIncidentState, start, err)
 }
 
-// IncidentMembers implements IncidentMembersReader: HKEYS of each
-// incident's members hash, in one pipeline.
-func (r *Redis) IncidentMembers(ctx context.Context, keys []string) ([][]string, error) {
+// IncidentJoins implements IncidentJoinsReader: each incident's state
+// hash (HGETALL, in one pipeline), whose m:<fingerprint> fields the
+// incident script writes "joined;start;group" into at each Join, joined in
+// ms on Redis' clock.
+func (r *Redis) IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error) {
 	start := time.Now()
-	cmds := make([]*redis.StringSliceCmd, len(keys))
+	cmds := make([]*redis.MapStringStringCmd, len(keys))
 	_, err := r.client.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
-			cmds[i] = p.HKeys(ctx, membersKey(k))
+			cmds[i] = p.HGetAll(ctx, k)
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, r.observe(opIncidentState, start, err)
 	}
-	out := make([][]string, len(keys))
+	out := make([]map[string]time.Time, len(keys))
 	for i, c := range cmds {
-		out[i] = c.Val()
+		fields := c.Val()
+		if len(fields) == 0 {
+			continue
+		}
+		out[i] = map[string]time.Time{}
+		for f, v := range fields {
+			fp, ok := strings.CutPrefix(f, "m:")
+			if !ok {
+				continue
+			}
+			joined, _, _ := strings.Cut(v, ";")
+			if ms, err := strconv.ParseInt(joined, 10, 64); err == nil {
+				out[i][fp] = time.UnixMilli(ms)
+			}
+		}
 	}
 	return out, r.observe(opIncidentState, start, nil)
 }

@@ -127,3 +127,34 @@ func (r *Redis) Time(ctx context.Context) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// EvictedKeys reads how many keys Redis evicted since it started (INFO
+// stats' evicted_keys; on a Cluster, summed over the masters): an
+// evicting maxmemory-policy deletes nothing until Redis is full.
+func (r *Redis) EvictedKeys(ctx context.Context) (int64, error) {
+	read := func(ctx context.Context, c redis.UniversalClient) (int64, error) {
+		info, err := c.Info(ctx, "stats").Result()
+		if err != nil {
+			return 0, fmt.Errorf("redis INFO stats: %w", err)
+		}
+		for line := range strings.Lines(info) {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "evicted_keys:"); ok {
+				return strconv.ParseInt(v, 10, 64)
+			}
+		}
+		return 0, nil
+	}
+	if c, ok := r.client.(*redis.ClusterClient); ok {
+		var sum int64
+		var mu sync.Mutex
+		err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error {
+			k, err := read(ctx, n)
+			mu.Lock()
+			sum += k
+			mu.Unlock()
+			return err
+		})
+		return sum, err
+	}
+	return read(ctx, r.client)
+}

@@ -273,6 +273,18 @@ func (e *HTTPError) Error() string {
 	return fmt.Sprintf("Alertmanager answered HTTP %d: %s", e.Status, e.Body)
 }
 
+// startLead is how far before now a silence created now says it starts:
+// more than the skew a Slack click tolerates (5 minutes) between this
+// clock and Alertmanager's.
+const startLead = 10 * time.Minute
+
+// StartNow is the start of a silence meant to begin at now: a start in the
+// past, which Alertmanager moves to its own now (it takes no silence
+// starting before it), so that a clock behind Alertmanager's never makes
+// the silence pending, muting nothing for minutes (an audit: a replica 4
+// minutes ahead created a silence that muted nothing for 4 minutes).
+func StartNow(now time.Time) time.Time { return now.Add(-startLead) }
+
 // ErrNotFound is what errors.Is finds in the error of a request about a
 // silence Alertmanager does not know: deleted, or lost when Alertmanager
 // restarted without its data directory.

@@ -215,3 +215,29 @@ func postJSON(url string, v any) error {
 	}
 	return nil
 }
+
+// A silence made now starts in the past (StartNow), which Alertmanager
+// moves to its own now: a clock behind Alertmanager's made the silence
+// pending, muting nothing until Alertmanager's clock caught up (an audit,
+// a replica 4 minutes ahead). Alertmanager takes it, active at once.
+func TestASilenceStartingNowIsActiveAtOnce(t *testing.T) {
+	am := amtest.Start(t, "route: {receiver: none}\nreceivers: [{name: none}]\n")
+	c, err := amsilence.New(amsilence.Config{URL: am.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ahead := time.Now().Add(4 * time.Minute) // this clock, 4 minutes ahead of Alertmanager's
+	id, err := c.Create(ctx, amsilence.Silence{Matchers: amsilence.Equal(map[string]string{"alertname": "DiskFull"}), StartsAt: amsilence.StartNow(ahead), EndsAt: ahead.Add(time.Hour),
+		CreatedBy: "jdoe (U123) via Slack", Comment: "Silenced from Slack for 1h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := c.List(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != id {
+		t.Fatalf("Alertmanager holds %+v (%v), want the silence", list, err)
+	}
+	if got := list[0].StartsAt; got.Before(time.Now().Add(-time.Minute)) || got.After(time.Now().Add(time.Second)) || list[0].Status.State != "active" {
+		t.Fatalf("the silence starts at %v, state %q; want Alertmanager's now and active", got, list[0].Status.State)
+	}
+}

@@ -486,7 +486,7 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 		why += ": " + comment
 	}
 	ids, err := t.createSilences(ctx, sets, amsilence.Silence{
-		StartsAt: now, EndsAt: now.Add(time.Duration(dur)),
+		StartsAt: amsilence.StartNow(now), EndsAt: now.Add(time.Duration(dur)),
 		CreatedBy: createdBy(sl.User{ID: cmd.UserID, Name: cmd.UserName}),
 		Comment:   why,
 	})

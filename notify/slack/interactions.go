@@ -579,6 +579,9 @@ type click struct {
 	// page of the incident the dispatch core holds open (pageConfirmed):
 	// Acknowledge and Resolve act on each.
 	held []string
+	// at is when the click arrived, on this host's clock (Slack signed
+	// the request within 5 minutes of it).
+	at time.Time
 }
 
 func (c *click) logAttrs() []any {
@@ -587,7 +590,7 @@ func (c *click) logAttrs() []any {
 
 // act handles one button press: claim, authorize, act, record.
 func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.BlockAction, secret string) {
-	c := &click{cb: cb, act: act, user: cb.User.ID, channel: cb.Container.ChannelID, ts: cb.Container.MessageTs}
+	c := &click{cb: cb, act: act, user: cb.User.ID, channel: cb.Container.ChannelID, ts: cb.Container.MessageTs, at: time.Now()}
 	if c.channel == "" {
 		c.channel = cb.Channel.ID
 	}
@@ -1092,7 +1095,7 @@ const pagePoll = 200 * time.Millisecond
 // the page open there — no state is a trigger that failed (its opening
 // aborted, a dead letter written) or an incident closed, unless the store
 // began its state (dedup.Epoch: restarted empty, failed over) after the
-// message was posted, or deletes keys when full (storeEvicts): the page's
+// message was posted, or deletes keys when full and did (mayHaveEvicted) while the journal shows no failed trigger: the page's
 // state may have been lost with it, and the click acts. A store that cannot be read, or a target without
 // PagedThrough, says yes to both: the click acts, as it did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
@@ -1124,11 +1127,12 @@ func (t *Triage) pageHeld(ctx context.Context, c *click, through string) (confir
 	}
 	at := time.UnixMilli(int64(posted * 1000))
 	epoch, err := dedup.Epoch(ctx, t.o.Store, t.o.KeyPrefix, t.o.Now())
-	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at) || t.storeEvicts(ctx)
+	return true, err != nil || epoch.After(at) || t.replayHeld(ctx, c.st.Incident, through, at) ||
+		t.mayHaveEvicted(ctx) && !t.triggerFailed(ctx, c.st.Incident, through, at)
 }
 
 // resolveMemberKeys are the incident state keys whose members a Resolve
-// of c at pages checks (joinedWhileResolving): the incident at each
+// of c at pages checks (joinedAsClicked): the incident at each
 // PagerDuty integration it resolves — where a joining alert is folded into
 // the page —, else (none known: an escalation's) at the message's own.
 func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
@@ -1144,41 +1148,49 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 	return keys
 }
 
-// incidentMembers reads the members of the incidents at keys; an error
-// when the store cannot (then nothing is checked: the Resolve acts as it
-// did before).
-func (t *Triage) incidentMembers(ctx context.Context, keys []string) ([][]string, error) {
-	r, ok := t.o.Store.(store.IncidentMembersReader)
-	if !ok {
-		return nil, errors.ErrUnsupported
-	}
-	return r.IncidentMembers(ctx, keys)
-}
+// joinMargin is how long before a click an alert's Join counts as made
+// as it was clicked (joinedAsClicked): Slack's clock, which stamps the
+// click, and Redis', which stamps the Join, may differ by that much.
+const joinMargin = 2 * time.Second
 
-// joinedWhileResolving counts the alerts that joined the incidents at keys
-// since before was read, as a Resolve wrote its "resolving" marks: a Join
-// that read the marks after its step (the dispatch core's
-// handMarksAfterJoin) and found none came before them, and its alert,
-// folded into the page the resolve closes, was never paged nor seen by the
-// user who clicked (a review measured such joins 0–10 ms after a click).
-// Read after the marks are written: any Join after that read sees them.
-// A store that cannot be read counts none.
-func (t *Triage) joinedWhileResolving(ctx context.Context, keys []string, before [][]string) int {
-	after, err := t.incidentMembers(ctx, keys)
-	if err != nil || len(after) != len(before) {
+// joinedAsClicked counts the alerts that joined the incidents at keys as
+// c was clicked — from joinMargin before Slack's time of the click (or its
+// arrival here, if earlier) on; none when the click carries no time Slack
+// could have sent —, read once c's Resolve wrote its
+// "resolving" marks: such an alert, folded into the page the resolve
+// closes, was never paged nor seen by the user who clicked (a review
+// measured joins 0–10 ms after a click; another, joins in the hundreds of
+// ms a click spends before it acts). A Join after this read sees the marks
+// (the dispatch core reads them again with its Join: handMarksAfterJoin).
+// Each incident's members count apart: one already in another PagerDuty
+// integration's incident joins this one anew. An alert whose join time
+// is unknown (an earlier build joined it) counts as seen; a store that
+// cannot be read counts none.
+func (t *Triage) joinedAsClicked(ctx context.Context, c *click, keys []string) int {
+	r, ok := t.o.Store.(store.IncidentJoinsReader)
+	if !ok {
 		return 0
 	}
-	seen := map[string]bool{}
-	for _, fps := range before {
-		for _, fp := range fps {
-			seen[fp] = true
-		}
+	joins, err := r.IncidentJoins(ctx, keys)
+	if err != nil {
+		return 0
 	}
+	// Slack's time of the click; one Slack could not have sent with this
+	// request (signed at most 5 minutes from now) says nothing.
+	secs, err := strconv.ParseFloat(c.act.ActionTs, 64)
+	clicked := time.UnixMilli(int64(secs * 1000))
+	if err != nil || clicked.Before(c.at.Add(-6*time.Minute)) || clicked.After(c.at.Add(time.Minute)) {
+		return 0
+	}
+	since := clicked
+	if c.at.Before(since) {
+		since = c.at
+	}
+	since = since.Add(-joinMargin)
 	n := 0
-	for _, fps := range after {
-		for _, fp := range fps {
-			if !seen[fp] {
-				seen[fp] = true
+	for _, members := range joins {
+		for _, at := range members {
+			if !at.Before(since) {
 				n++
 			}
 		}
@@ -1186,21 +1198,79 @@ func (t *Triage) joinedWhileResolving(ctx context.Context, keys []string, before
 	return n
 }
 
-// storeEvicts reports whether the store deletes keys when full (Redis'
+// restoreMarks puts back, where each of marks (a Resolve's "resolving"
+// marks) is still there, what its key held before (prior, found: nothing
+// when not found, or unknown), once nothing was resolved there.
+func (t *Triage) restoreMarks(ctx context.Context, incident string, marks []store.Entry, prior []string, found []bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := t.o.Store.DeleteIfEqual(ctx, marks); err != nil {
+		t.o.Logger.Warn("clear the marks of a resolve not made (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+", then trigger it again)", "incident", incident, "err", err)
+		return
+	}
+	var back []store.Entry
+	for i, m := range marks {
+		if i < len(found) && found[i] && !dedup.IsHandResolving(prior[i]) {
+			back = append(back, store.Entry{Key: m.Key, Value: prior[i], TTL: dedup.HandResolvedTTL})
+		}
+	}
+	if err := t.o.Store.Set(ctx, back); err != nil {
+		t.o.Logger.Warn("put back the hand resolve an earlier Resolve recorded (the next alert joining the incident may not page)", "incident", incident, "err", err)
+	}
+}
+
+// mayHaveEvicted reports whether the store deleted keys when full (Redis'
 // maxmemory-policy other than noeviction, which deploy/README.md says not
-// to run and the router warns of): the page's state may have been evicted
-// while PagerDuty holds the page — an audit saw half the incidents' state
-// go, and a click told a false reason and did nothing. Read only when a
-// click finds no state; a store that cannot say does not evict.
-func (t *Triage) storeEvicts(ctx context.Context) bool {
+// to run and the router warns of, and keys evicted since it started): the
+// page's state may have been evicted while PagerDuty holds the page — an
+// audit saw half the incidents' state go, and a click told a false reason
+// and did nothing. Read only when a click finds no state; a store that
+// cannot say evicted nothing.
+func (t *Triage) mayHaveEvicted(ctx context.Context) bool {
 	r, ok := t.o.Store.(interface {
 		MemoryPolicy(ctx context.Context) (store.MemoryPolicy, error)
+		EvictedKeys(ctx context.Context) (int64, error)
 	})
 	if !ok {
 		return false
 	}
-	m, err := r.MemoryPolicy(ctx)
-	return err == nil && m.Evicts()
+	if m, err := r.MemoryPolicy(ctx); err != nil || !m.Evicts() {
+		return false
+	}
+	n, err := r.EvictedKeys(ctx)
+	return err == nil && n > 0
+}
+
+// triggerFailed reports whether the journal's newest delivery through the
+// PagerDuty integration through ("receiver/integration") of incident since
+// posted failed (retried, or kept as a dead letter): the state is missing
+// because the trigger never took, not because it was evicted (a review: an
+// evicting Redis made a click on such a page acknowledge it, and a later
+// replay of its dead letter paged an incident Slack showed as handled).
+func (t *Triage) triggerFailed(ctx context.Context, incident, through string, posted time.Time) bool {
+	if t.o.Journal == nil {
+		return false
+	}
+	failed := false
+	err := journal.Each(ctx, t.o.Journal, journal.Query{Since: posted, Newest: true, Limit: maxJournalRead}, func(e *journal.Entry) error {
+		if e.Incident != incident || (e.Kind != journal.KindDecision && e.Kind != journal.KindReplay) {
+			return nil
+		}
+		for _, d := range e.Deliveries {
+			if d.Receiver+"/"+d.Integration != through {
+				continue
+			}
+			switch d.Outcome {
+			case journal.OutcomeSent:
+				return errScanned
+			case journal.OutcomeFailed, journal.OutcomeDeadLetter:
+				failed = true
+				return errScanned
+			}
+		}
+		return nil
+	})
+	return failed && (err == nil || errors.Is(err, errScanned))
 }
 
 // receiverOf is the receiver of "receiver/integration", whose integration
@@ -1525,34 +1595,35 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		// joining meanwhile is answered 5xx and paged by Alertmanager's
 		// retry once the resolve is done, not folded into the page the
 		// resolve closes (an audit: such an alert was never paged).
-		// The members before the mark: a Join that read no mark landed
-		// before it, and one after this read is an alert the clicking
-		// user never saw (joinedWhileResolving).
-		memberKeys := t.resolveMemberKeys(c, pages)
-		before, beforeErr := t.incidentMembers(ctx, memberKeys)
+		// The marks as they were, put back should nothing be resolved: a
+		// Resolve clicked on another message of the page left one saying
+		// resolved, and deleting it left later alerts joining unpaged (a
+		// review).
 		who, now := createdBy(c.cb.User), t.o.Now()
 		resolving := make([]store.Entry, len(pages))
+		keys := make([]string, len(pages))
 		for i, p := range pages {
 			key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
 			if p.at != "" {
 				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
 			}
 			resolving[i] = store.Entry{Key: key, Value: dedup.HandResolving(who, now), TTL: dedup.HandResolvedTTL}
+			keys[i] = key
+		}
+		prior, priorFound, priorErr := t.o.Store.Get(ctx, keys)
+		if priorErr != nil {
+			prior, priorFound = nil, nil
 		}
 		if err := t.o.Store.Set(ctx, resolving); err != nil {
 			t.o.Logger.Warn("record that the incident is being resolved by hand (an alert joining it before PagerDuty takes the resolve is not paged)", "incident", st.Incident, "paged_through", where(pages), "err", err)
-		} else if beforeErr == nil {
-			if n := t.joinedWhileResolving(ctx, memberKeys, before); n > 0 {
-				if err := t.o.Store.DeleteIfEqual(context.WithoutCancel(ctx), resolving); err != nil {
-					t.o.Logger.Warn("clear the marks of a resolve not sent (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+", then trigger it again)", "incident", st.Incident, "err", err)
-				}
-				what, them := "A new alert", "it"
-				if n > 1 {
-					what, them = fmt.Sprintf("%d new alerts", n), "them"
-				}
-				return record{}, &refusal{fmt.Sprintf("%s joined incident `%s` while you clicked Resolve (see the thread): nothing was resolved, PagerDuty's page stays open. Read %s, then resolve again.",
-					what, esc(st.Incident), them), OutcomeStale}
+		} else if n := t.joinedAsClicked(ctx, c, t.resolveMemberKeys(c, pages)); n > 0 {
+			t.restoreMarks(ctx, st.Incident, resolving, prior, priorFound)
+			what, them := "A new alert", "it"
+			if n > 1 {
+				what, them = fmt.Sprintf("%d new alerts", n), "them"
 			}
+			return record{}, &refusal{fmt.Sprintf("%s joined incident `%s` as you clicked Resolve (see the thread): nothing was resolved, PagerDuty's page stays as it was. Read %s, then resolve again.",
+				what, esc(st.Incident), them), OutcomeStale}
 		}
 		// Once the resolves are done the marks say resolved; a resolve that
 		// failed otherwise than by PagerDuty's refusal (no answer in time, a
@@ -1573,8 +1644,13 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			if err := t.o.Store.Set(wctx, marks); err != nil {
 				t.o.Logger.Warn("record the hand resolve (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+" before they trigger PagerDuty again)", "incident", st.Incident, "paged_through", where(pages), "err", err)
 			}
-			if err := t.o.Store.DeleteIfEqual(wctx, resolving[resolved:]); err != nil {
-				t.o.Logger.Warn("clear the marks of the resolves PagerDuty refused (alerts joining the incident wait "+dedup.HandResolvingGrace.String()+", then trigger it again)", "incident", st.Incident, "err", err)
+			if resolved < len(resolving) {
+				var p []string
+				var f []bool
+				if priorFound != nil {
+					p, f = prior[resolved:], priorFound[resolved:]
+				}
+				t.restoreMarks(wctx, st.Incident, resolving[resolved:], p, f)
 			}
 		}
 		for i, p := range pages {
@@ -1659,7 +1735,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		sets := p.sets
 		now := t.o.Now()
 		s := amsilence.Silence{
-			StartsAt:  now,
+			StartsAt:  amsilence.StartNow(now),
 			EndsAt:    now.Add(c.b.silence),
 			CreatedBy: createdBy(c.cb.User),
 			Comment:   fmt.Sprintf("Silenced from Slack for %s (incident %s): %s", shortDuration(c.b.silence), st.Incident, permalink(c)),

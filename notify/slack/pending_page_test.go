@@ -3,11 +3,13 @@ package slack_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
+	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
@@ -274,25 +276,64 @@ func TestAckAndResolveReachTheKeyThePageWasTriggeredAt(t *testing.T) {
 // noeviction: deploy/README.md says not to run one, the router warns) may
 // have deleted the page's state while PagerDuty holds the page: a click then
 // did nothing and said the trigger failed or the incident closed (an audit:
-// half the incidents' state evicted). It acts, as after a restart; on a
-// Redis that refuses writes instead, no state still means no page held.
+// half the incidents' state evicted). Once it has evicted keys, it acts, as
+// after a restart — unless the journal says the trigger failed (a review:
+// the click acknowledged a page PagerDuty never held, and the dead letter's
+// replay later paged an incident Slack showed as handled). On a Redis that
+// refuses writes instead, or that evicted nothing yet, no state still means
+// no page held.
 func TestAClickOnAnEvictingRedisWithoutThePagesStateActs(t *testing.T) {
 	incident := "llm-inference-gpu/chat/TTFT"
 	for _, tc := range []struct {
-		policy string
-		acts   bool
-	}{{"allkeys-lru", true}, {"volatile-lru", true}, {"noeviction", false}} {
-		t.Run(tc.policy, func(t *testing.T) {
-			e := newTriageEnv(t, alert.ActionPage, redisStore(t, "--maxmemory", "100mb", "--maxmemory-policy", tc.policy))
-			tr := e.pagedTriage(t, nil)
+		name    string
+		policy  string
+		evicted bool // keys were evicted before the click
+		failed  bool // the journal has the trigger's dead letter
+		acts    bool
+	}{
+		{"allkeys-lru, evicted", "allkeys-lru", true, false, true},
+		{"volatile-lru, evicted", "volatile-lru", true, false, true},
+		{"allkeys-lru, nothing evicted yet", "allkeys-lru", false, false, false},
+		{"allkeys-lru, evicted, the trigger failed", "allkeys-lru", true, true, false},
+		{"noeviction", "noeviction", false, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := redistest.Start(t, "--maxmemory", "2mb", "--maxmemory-policy", tc.policy)
+			if tc.evicted {
+				// Fill it past maxmemory (keys with a TTL, which every
+				// policy may evict), then empty it: evicted_keys stays.
+				for i := range 4000 {
+					if _, err := redistest.Do(srv.Addr(), "SET", fmt.Sprintf("filler:%d", i), strings.Repeat("x", 1024), "PX", "600000"); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if _, err := redistest.Do(srv.Addr(), "FLUSHALL"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e := newTriageEnv(t, alert.ActionPage, redisOn(t, srv.Addr()))
 			// The store began before the message: no restart to explain
 			// the missing state.
 			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
 				t.Fatal(err)
 			}
+			j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
+			if tc.failed {
+				en := journal.Entry{Kind: journal.KindDecision, Time: time.Now(), Incident: incident, Status: "firing",
+					Deliveries: []journal.Delivery{{Receiver: "pagerduty", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Error: "400 Bad Request"}}}
+				b, _ := json.Marshal(en)
+				if _, err := j.AppendJournal(context.Background(), []store.JournalRecord{{Kind: string(en.Kind), Data: b}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Journal: j})
+			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+				t.Fatal(err)
+			}
+			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
 			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 			if got := e.pd.Count("resolve", pagerduty.DedupKey(incident)); (got == 1) != tc.acts {
-				t.Fatalf("PagerDuty got %d resolves with no page state on a %s Redis, want acted %v (answers %+v)", got, tc.policy, tc.acts, e.h.srv.Responses())
+				t.Fatalf("PagerDuty got %d resolves with no page state, want acted %v (answers %+v)", got, tc.acts, e.h.srv.Responses())
 			}
 		})
 	}

@@ -314,8 +314,14 @@ func TestBadSignatureOrStaleTimestampIs401AndDoesNothing(t *testing.T) {
 // redisStore is a store on a redis-server of its own, started with args.
 func redisStore(t *testing.T, args ...string) *store.Redis {
 	t.Helper()
+	return redisOn(t, redistest.Start(t, args...).Addr())
+}
+
+// redisOn is a store on the redis-server at addr.
+func redisOn(t *testing.T, addr string) *store.Redis {
+	t.Helper()
 	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{redistest.Start(t, args...).Addr()}
+	cfg.Addrs = []string{addr}
 	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -18,6 +19,7 @@ func init() {
 		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},
 		{"ClaimJoin of one step with thousands of claims", testClaimJoinThousands},
 		{"ClaimJoin reads each step's After keys once the steps are applied", testClaimJoinAfter},
+		{"IncidentJoins says when each member last joined", testIncidentJoins},
 	}...)
 }
 
@@ -209,4 +211,35 @@ func testClaimJoinAfter(t *testing.T, s store.Store, k keyMaker) {
 		t.Fatalf("B's first op asked nothing, read %v", res.After[1])
 	}
 	expect(t, "B's After values", res.After[2].Values, []string{"written"})
+}
+
+func testIncidentJoins(t *testing.T, s store.Store, k keyMaker) {
+	r, ok := s.(store.IncidentJoinsReader)
+	if !ok {
+		t.Skip("the store reads no join times")
+	}
+	inc, none := k.incident("joins"), k.incident("joins-none")
+	before := time.Now().Add(-time.Second)
+	want(t, "join", step(t, s, store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "t0", Members: members("a", "b"), Lease: longTTL, TTL: longTTL}), store.OutcomeOpening)
+	after := time.Now().Add(time.Second)
+	joins, err := r.IncidentJoins(t.Context(), []string{inc, none})
+	if err != nil || len(joins) != 2 {
+		t.Fatalf("IncidentJoins = %v, %v; want one answer per key", joins, err)
+	}
+	for _, fp := range []string{"a", "b"} {
+		if at, ok := joins[0][fp]; !ok || at.Before(before) || at.After(after) {
+			t.Errorf("member %s joined at %v (present %v), want between %v and %v", fp, at, ok, before, after)
+		}
+	}
+	if len(joins[1]) != 0 {
+		t.Errorf("an incident without state has joins %v", joins[1])
+	}
+	want(t, "opened", step(t, s, store.IncidentOp{Key: inc, Step: store.StepOpened, Token: "t0", Ref: "R"}), store.OutcomeOK)
+	step(t, s, store.IncidentOp{Key: inc, Step: store.StepLeave, Token: "t1", Members: []store.Member{{Fingerprint: "a", StartsAt: "1000", EndsAt: "9000"}}, Lease: longTTL, TTL: longTTL})
+	if joins, err = r.IncidentJoins(t.Context(), []string{inc}); err != nil || len(joins[0]) != 1 {
+		t.Fatalf("after a left: %v, %v; want b alone", joins, err)
+	}
+	if _, ok := joins[0]["b"]; !ok {
+		t.Fatalf("after a left: %v; want b", joins[0])
+	}
 }
