@@ -254,7 +254,7 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 	if ctx.Err() != nil {
 		return // the request ended: Process answers so, nothing is sent
 	}
-	now := p.now()
+	now := p.decideNow()
 	rerouted := false
 	abandoned := 0
 	for _, r := range results { // payload order: reasons are deterministic
@@ -365,7 +365,7 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 // r.MutedReceivers whose they were), and returns the group_by of the first
 // matched route.
 func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
-	return p.RouteAt(r, p.now())
+	return p.RouteAt(r, p.decideNow())
 }
 
 // RouteAt routes r as decided, at now: nowhere when decided none; a

@@ -75,8 +75,14 @@ type Pipeline struct {
 	// ConsoleURL returns the link to an incident's page in the console, put
 	// in every notification (nil: no link).
 	ConsoleURL func(incident string) string
-	// Now returns the current time (time.Now when nil).
+	// Now returns the current time (time.Now when nil): the clock the
+	// state replicas share is stamped and compared with (markers, flap
+	// histories, hand resolves).
 	Now func() time.Time
+	// DecideNow is the clock of decisions — time intervals, live SLO
+	// windows —, as Alertmanager and `router explain` keep them on the
+	// host's clock (Now when nil).
+	DecideNow func() time.Time
 	// Live reads the live state of SLO alerts at decision time (nil: the
 	// decisions are the labels' alone).
 	Live LiveLookup
@@ -156,6 +162,14 @@ func (p *Pipeline) now() time.Time {
 		return p.Now()
 	}
 	return time.Now()
+}
+
+// decideNow is DecideNow's time.
+func (p *Pipeline) decideNow() time.Time {
+	if p.DecideNow != nil {
+		return p.DecideNow()
+	}
+	return p.now()
 }
 
 // Recorder receives, once a webhook is processed, its alerts' results with
@@ -335,7 +349,7 @@ func (p *Pipeline) cancelled(sum *alert.Summary, err error) error {
 // the same payload. It touches no store and sends nothing: it is what
 // `router explain` prints.
 func (p *Pipeline) Evaluate(msg *alert.Message) []*alert.Result {
-	now := p.now()
+	now := p.decideNow()
 	groupBy, scope := p.GroupBy, []string(nil)
 	if len(groupBy) == 0 {
 		groupBy, scope = DefaultGroupBy, DefaultScope
@@ -420,7 +434,7 @@ func (p *Pipeline) evaluateFallback(r *alert.Result, groupBy, scope []string, ca
 		if p.Routes.Blackhole() {
 			// The configuration sends everything unrouted nowhere: the
 			// alert is recorded as muted (counted), not silently lost.
-			r.Receivers, r.MutedBy = nil, p.Routes.mutedBy(p.now())
+			r.Receivers, r.MutedBy = nil, p.Routes.mutedBy(p.decideNow())
 		}
 	}
 	if !succeeds(func() { r.Incident = IncidentKey(r, groupBy, scope, r.Label) }) {

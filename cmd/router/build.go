@@ -150,7 +150,7 @@ func (st *state) markEpoch() {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = dedup.MarkEpoch(ctx, st.store, st.cfg.KeyPrefix, time.Now())
+		_ = dedup.MarkEpoch(ctx, st.store, st.cfg.KeyPrefix, time.Now()) // before a probe measured the store clock
 	}()
 }
 
@@ -185,7 +185,7 @@ func (d *deps) console(st *state) http.Handler {
 	opts := console.Options{Journal: st.replayer.Journal, Logger: d.logger, Sectors: enrich.SectorIDs,
 		Evaluate: func(m *alert.Message) []*alert.Result { return d.current().pipeline.Evaluate(m) },
 		Began: func(ctx context.Context) (time.Time, error) {
-			return dedup.Epoch(ctx, s, prefix, time.Now())
+			return dedup.Epoch(ctx, s, prefix, d.clock.Now())
 		},
 		WriteFailure: st.journal.Failure}
 	if st.replay {
@@ -229,8 +229,8 @@ func (d *deps) ready(ctx context.Context, b *built) error {
 		err = p.ProbeWrite(ctx, b.state.cfg.KeyPrefix+"probe")
 	}
 	if err == nil {
-		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
 		d.clock.check(ctx, b.state.store, d.logger)
+		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, d.clock.Now())
 		d.evict.check(ctx, b.state.store, d.logger)
 		d.checkLife(ctx, b)
 		d.checkNewConnections(ctx, b)
@@ -294,7 +294,7 @@ type newConnPinger interface {
 // checkLife reads when the store's current run began (dedup.StoreLife) for
 // the pipelines' retriggers, and says when Redis started a new run.
 func (d *deps) checkLife(ctx context.Context, b *built) {
-	l, err := dedup.ReadStoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, time.Now())
+	l, err := dedup.ReadStoreLife(ctx, b.state.store, b.state.cfg.KeyPrefix, d.clock.Now())
 	if err != nil && ctx.Err() == nil && d.lifeUnread.CompareAndSwap(false, true) {
 		d.logger.Warn("cannot tell Redis' runs apart (INFO server refused, or the life key not written): a Redis restored older or failed over is not noticed, so an incident it holds open again is not retriggered (deploy/README.md section 1: the ACL user needs +info)", "err", err)
 	}
@@ -501,7 +501,8 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	p.UpdateWindow = time.Duration(cfg.Incidents.UpdateWindow)
 	p.RetriggerInterval = time.Duration(cfg.Incidents.RetriggerInterval)
 	p.StoreLife = d.storeLife
-	p.Now = d.clock.Now
+	p.Now = d.clock.Now // shared stamps on Redis' clock
+	p.DecideNow = time.Now
 	if p.Live, err = d.liveLookup(cfg); err != nil {
 		return nil, err // prometheus/common's errors may print a URL whole: build redacts
 	}

@@ -25,27 +25,38 @@ type timeReader interface {
 // storeClock is the clock the router stamps the state its replicas share
 // with — dedup markers and their resolve times, flap histories, hand
 // resolves and their "resolving" grace, silences' times: this host's
-// clock, moved to Redis' when the two differ by clockTolerance or more.
-// Each replica compares stamps another wrote with its own now: a replica
-// 5 minutes ahead read a resolve notified a moment ago as 5 minutes old,
-// did not ask Alertmanager whether a lagging HA peer's copy of the alert
-// still fired, and paged again after the resolve (an audit, with replicas
-// at +330 s and +600 s); one behind read a "resolving" mark as fresh for
-// 5 minutes past its grace. On one reference, their stamps agree whatever
-// their hosts' clocks say. Slack's request signatures are still checked on
-// this host's clock (Slack's own), and the offset is logged and exported
-// (alertrouter_clock_offset_seconds) so that the host's NTP gets fixed.
+// clock, or Redis' when the two differ by clockTolerance or more. Each
+// replica compares stamps another wrote with its own now: a replica 5
+// minutes ahead read a resolve notified a moment ago as 5 minutes old, did
+// not ask Alertmanager whether a lagging HA peer's copy of the alert still
+// fired, and paged again after the resolve (an audit, with replicas at
+// +330 s and +600 s); one behind read a "resolving" mark as fresh for 5
+// minutes past its grace. On one reference, their stamps agree whatever
+// their hosts' clocks say. Redis' time is carried between probes by this
+// process's monotonic clock, which a step of the host's clock does not
+// move: a host stepped between two probes stamps Redis' time at once, not
+// the old offset on its new clock for up to a probe interval (a review).
+// Decisions (time intervals) stay on the host's clock, as Alertmanager's
+// do (Pipeline.DecideNow), and so do Slack's request signatures; the
+// offset is logged and exported (alertrouter_clock_offset_seconds) so
+// that the clock at fault gets fixed.
 type storeClock struct {
-	offset atomic.Int64 // Redis minus this host, in ns; 0 within clockTolerance
+	anchor atomic.Pointer[clockAnchor] // nil until a probe read Redis' clock
 	local  func() time.Time
 	gauge  prometheus.Gauge
 	logs   logthrottle.Throttle
 }
 
+// clockAnchor is Redis' time as a probe read it, and this process's
+// monotonic reading then.
+type clockAnchor struct {
+	redis, mono time.Time
+}
+
 func newStoreClock(reg prometheus.Registerer) *storeClock {
 	g := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "alertrouter_clock_offset_seconds",
-		Help: "Redis' clock minus this host's, as the store probe last measured it (round trip halved). At 1 s or more either way the router stamps its shared state with Redis' time, so replicas agree; fix the host's NTP.",
+		Help: "Redis' clock minus this host's, as the store probe last measured it (round trip halved). At 1 s or more either way the router stamps its shared state with Redis' time, so replicas agree; fix the clock at fault (the host's NTP, or Redis').",
 	})
 	if reg != nil {
 		reg.MustRegister(g)
@@ -53,35 +64,45 @@ func newStoreClock(reg prometheus.Registerer) *storeClock {
 	return &storeClock{local: time.Now, gauge: g, logs: logthrottle.Throttle{Every: time.Hour}}
 }
 
-// Now is the host's time moved by the offset last measured.
+// Now is the host's time, or Redis' (as last read, carried on by the
+// monotonic clock) when the host's is clockTolerance or more away from it.
 func (c *storeClock) Now() time.Time {
-	return c.local().Add(time.Duration(c.offset.Load()))
+	now := c.local()
+	a := c.anchor.Load()
+	if a == nil {
+		return now
+	}
+	ref := a.redis.Add(time.Since(a.mono))
+	if d := now.Round(0).Sub(ref); d > -clockTolerance && d < clockTolerance {
+		return now
+	}
+	return ref
 }
 
-// check measures st's clock against the host's (a store that has none, the
-// embedded memory store, is the host's own). A reading whose round trip
-// took over half clockTolerance is not trusted: the offset stays.
+// check reads st's clock (a store that has none, the embedded memory
+// store, leaves the host's). A reading whose round trip took over half
+// clockTolerance is not trusted: the anchor stays.
 func (c *storeClock) check(ctx context.Context, st store.Store, logger *slog.Logger) {
 	r, ok := st.(timeReader)
 	if !ok {
-		c.offset.Store(0)
+		c.anchor.Store(nil)
 		c.gauge.Set(0)
 		return
 	}
-	t0 := c.local()
+	m0 := time.Now()
 	remote, err := r.Time(ctx)
-	t1 := c.local()
-	if err != nil || t1.Sub(t0) > clockTolerance/2 {
+	rtt := time.Since(m0)
+	if err != nil || rtt > clockTolerance/2 {
 		return
 	}
-	off := remote.Sub(t0.Add(t1.Sub(t0) / 2))
+	mid := m0.Add(rtt / 2)
+	c.anchor.Store(&clockAnchor{redis: remote, mono: mid})
+	off := remote.Sub(c.local().Add(-time.Since(mid)).Round(0))
 	c.gauge.Set(off.Seconds())
 	if off > -clockTolerance && off < clockTolerance {
-		c.offset.Store(0)
 		return
 	}
-	c.offset.Store(int64(off))
 	c.logs.Log(ctx, logger, slog.LevelWarn, "offset",
-		"this host's clock differs from Redis' by a second or more: the router stamps its shared state (dedup markers, flap histories, hand resolves, silences) with Redis' time so that replicas agree; fix this host's NTP — Slack's click signatures are still checked on its clock, refused beyond 5 minutes",
+		"this host's clock and Redis' differ by a second or more: the router stamps its shared state (dedup markers, flap histories, hand resolves, silences) with Redis' time so that replicas agree, and keeps time intervals on this host's; fix the clock at fault (this host's NTP, or Redis') — Slack's click signatures are checked on this host's clock, refused beyond 5 minutes",
 		"redis_minus_host", off.Round(time.Millisecond).String())
 }

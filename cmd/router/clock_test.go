@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/internal/redistest"
+	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -56,10 +58,45 @@ func TestTheStoreClockFollowsRedisWhenTheHostIsOff(t *testing.T) {
 		})
 	}
 	c := newStoreClock(nil)
-	c.offset.Store(int64(time.Hour))
+	c.anchor.Store(&clockAnchor{redis: time.Now().Add(time.Hour), mono: time.Now()})
 	c.check(t.Context(), store.NewMemory(), slog.New(slog.DiscardHandler))
 	if off := c.Now().Sub(time.Now()); off > time.Second || off < -time.Second {
 		t.Fatalf("on the memory store the clock reads %v off, want the host's", off)
+	}
+}
+
+// A host whose clock steps between two probes (NTP, a VM resumed) stamped
+// the old offset on its new clock until the next probe, 10 s: a resolve
+// written then read as 10 minutes old, and a lagging HA peer's copy paged
+// again (a review). Redis' time is carried on by the monotonic clock: the
+// step shows at once.
+func TestTheStoreClockHoldsAcrossAHostClockStep(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := store.DefaultRedisConfig()
+	cfg.Addrs = []string{srv.Addr()}
+	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	for _, tc := range []struct {
+		name     string
+		from, to time.Duration // the host's clock minus the real time, before and after the step
+	}{
+		{"right, stepped 10 minutes ahead", 0, 10 * time.Minute},
+		{"10 minutes ahead, stepped right", 10 * time.Minute, 0},
+		{"10 minutes behind, stepped 10 minutes ahead", -10 * time.Minute, 10 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newStoreClock(nil)
+			skew := tc.from
+			c.local = func() time.Time { return time.Now().Add(skew) }
+			c.check(t.Context(), st, slog.New(slog.DiscardHandler))
+			skew = tc.to // no probe since
+			if off := c.Now().Sub(time.Now()); off < -clockTolerance || off > clockTolerance {
+				t.Fatalf("after the step the clock reads %v from Redis' time; want Redis' time at once", off)
+			}
+		})
 	}
 }
 
@@ -90,5 +127,49 @@ func TestThePipelineStampsWithTheStoreClock(t *testing.T) {
 	}
 	if off := b.pipeline.Now().Sub(time.Now()); off > clockTolerance || off < -clockTolerance {
 		t.Fatalf("the pipeline of a host 10 minutes ahead stamps %v from Redis' time once probed; want Redis' time", off)
+	}
+}
+
+// Decisions stay on the host's clock, as Alertmanager's and `router
+// explain`'s: a Redis whose clock is hours off moved time intervals with
+// the shared stamps, and a page was muted (a review). The store clock
+// reads an hour the route is muted; the host's, one it is not.
+func TestTimeIntervalsStayOnTheHostsClock(t *testing.T) {
+	now := time.Now().UTC()
+	h := (now.Hour() + 6) % 24
+	yml := fmt.Sprintf(`route:
+  receiver: log
+  routes:
+    - receiver: front
+      matchers: ['alertname="X"']
+      mute_time_intervals: [hour]
+time_intervals:
+  - name: hour
+    time_intervals: [{times: [{start_time: "%02d:00", end_time: "%02d:59"}]}]
+receivers: [{name: log, log_configs: [{}]}, {name: front, log_configs: [{}]}]
+`, h, h)
+	cfg, err := config.Parse([]byte(yml), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
+	st, err := d.openState(cfg.Store, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.close)
+	b, err := d.build(cfg, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := time.Date(now.Year(), now.Month(), now.Day(), h, 30, 0, 0, time.UTC)
+	d.clock.anchor.Store(&clockAnchor{redis: target, mono: time.Now()}) // Redis' clock reads h:30
+	msg, err := webhook.Decode([]byte(`{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"X"}}]}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := b.pipeline.Evaluate(msg)[0]
+	if len(r.Receivers) != 1 || r.Receivers[0] != "front" || r.MutedBy != "" {
+		t.Fatalf("receivers %v, muted by %q with the store clock at %02d:30 and the host's at %s; want front, unmuted (the host's hour)", r.Receivers, r.MutedBy, h, now.Format("15:04"))
 	}
 }
