@@ -24,6 +24,22 @@ func WebURL(s string) bool {
 	return err == nil && (strings.EqualFold(u.Scheme, "http") || strings.EqualFold(u.Scheme, "https")) && u.Host != ""
 }
 
+// ScriptLink reports whether v is a link of a scheme that runs or embeds
+// something (javascript:, vbscript:, data:, in any case, with spaces
+// around): shown nowhere, not even as text an operator's template may turn
+// into a link.
+func ScriptLink(v string) bool {
+	u, err := url.Parse(strings.TrimSpace(v))
+	if err != nil {
+		return false
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "javascript", "vbscript", "data":
+		return true
+	}
+	return false
+}
+
 // The annotations read for an alert's runbook and dashboard links, in
 // order: runbook_url and dashboard_url (the Prometheus ecosystem's), then
 // the other names real rule files write them under.

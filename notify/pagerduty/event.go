@@ -61,7 +61,9 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if summary == "" {
 		summary = no.Incident
 	}
-	summary = notify.TruncateText(summary, maxSummary)
+	// Shown on phones and in PagerDuty's lists: an alert's bidirectional
+	// controls reversed the words around them (an audit).
+	summary = notify.TruncateText(notify.ShowBidi(summary), maxSummary)
 
 	severity := derivedSeverity(no.Action)
 	if n.cfg.Severity != "" {

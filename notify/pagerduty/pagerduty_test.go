@@ -698,3 +698,22 @@ func BenchmarkTrigger(b *testing.B) {
 		}
 	}
 }
+
+// An alert's bidirectional controls (U+202E) in PagerDuty's summary —
+// what a phone shows of the page — reversed the words around them (an
+// audit): they are shown as "[U+202E]".
+func TestBidiControlsInTheSummaryAreShown(t *testing.T) {
+	h := newHarness(t, nil)
+	no := opening("aaa")
+	no.Data.CommonLabels["alertname"] = "DiskFull \u202eetirw-on enon :noitca"
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 {
+		t.Fatalf("events = %d, want 1", len(evs))
+	}
+	if s := evs[0].Payload.Summary; strings.ContainsRune(s, '\u202e') || !strings.Contains(s, "[U+202E]") {
+		t.Fatalf("summary %q, want its U+202E shown as [U+202E]", s)
+	}
+}

@@ -43,8 +43,9 @@ const (
 
 var mrkdwnEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
-// esc escapes text for mrkdwn.
-func esc(s string) string { return mrkdwnEscaper.Replace(s) }
+// esc escapes text for mrkdwn, its bidirectional controls shown
+// (notify.ShowBidi): the router's own words around it keep their order.
+func esc(s string) string { return mrkdwnEscaper.Replace(notify.ShowBidi(s)) }
 
 var mrkdwnUnescaper = strings.NewReplacer("&amp;", "&", "&lt;", "<", "&gt;", ">")
 
@@ -91,7 +92,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	if title == "" {
 		title = no.Incident
 	}
-	title = notify.TruncateText(title, maxHeader)
+	title = notify.TruncateText(notify.ShowBidi(title), maxHeader)
 	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
 
 	lead := &alert.Result{}
@@ -583,7 +584,7 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 		counts = "Resolved: no alert of the incident fires; " + lastResolved(resolved)
 	}
 	return []sl.Block{
-		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
+		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, notify.ShowBidi(title), false, false)),
 		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
 			esc(string(no.ShownAction())), esc(no.Incident), paged, counts)),
 	}

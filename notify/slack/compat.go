@@ -118,7 +118,16 @@ func (n *Notifier) posterWith(t *notify.Templates, logger *slog.Logger, data *no
 		return t.Render(logger, field, text, "", data)
 	}
 	c := &n.cfg.Compat
-	return render("username", c.Username), render("icon_emoji", c.IconEmoji), render("icon_url", c.IconURL)
+	iconURL = render("icon_url", c.IconURL)
+	if iconURL != "" && !notify.WebURL(iconURL) {
+		// Rendered from an alert's annotation: a javascript: or data:
+		// URL is no icon Slack should fetch (an audit).
+		if logger != nil {
+			logger.Warn("icon_url rendered to no http(s) URL: left out", "icon_url", iconURL)
+		}
+		iconURL = ""
+	}
+	return render("username", c.Username), render("icon_emoji", c.IconEmoji), iconURL
 }
 
 // postOptions are the message options of the poster keys, rendered with

@@ -247,6 +247,15 @@ type escaper struct {
 
 // str returns s escaped; *changed is set when that differs from s.
 func (e *escaper) str(s string, changed *bool) string {
+	if e.html && strings.ContainsFunc(s, notify.IsBidiControl) {
+		// Its bidirectional controls shown (notify.ShowBidi), then escaped.
+		*changed = true
+		b := notify.ShowBidi(s)
+		if i := escIndex(b); i >= 0 {
+			return escFrom(b, i)
+		}
+		return b
+	}
 	var i int
 	if e.mentions {
 		i = atIndex(s)
@@ -281,6 +290,12 @@ func (e *escaper) str(s string, changed *bool) string {
 // link labelled as the alert wished. A URL holds no literal "|" (RFC
 // 3986): %7C is the same address.
 func (e *escaper) url(s string, changed *bool) string {
+	if e.html && s != "" && !notify.WebURL(s) {
+		// An operator's template draws it as a link: only an http(s)
+		// one (a javascript: generatorURL ran where clicked: an audit).
+		*changed = true
+		return ""
+	}
 	s = e.str(s, changed)
 	if e.html && strings.Contains(s, "|") {
 		*changed = true
@@ -337,6 +352,12 @@ func (e *escaper) kvOf(kv template.KV, urls bool, changed *bool) template.KV {
 	for k, v := range kv {
 		c := false
 		ek, ev := e.str(k, &c), e.str(v, &c)
+		if urls && e.html && notify.ScriptLink(v) {
+			// A runbook_url of javascript: or data: is no link an
+			// operator's template may draw (`<{{ .Annotations.runbook_url }}|Runbook>`):
+			// left out, as the built-in links leave it (an audit).
+			ev, c = "", true
+		}
 		if urls && e.html && isURLValue(ev) {
 			// A runbook_url or dashboard annotation drawn as an operator's
 			// link (`<{{ .Annotations.runbook_url }}|Runbook>`), as url does

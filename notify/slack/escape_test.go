@@ -103,6 +103,9 @@ func checkEscaped(t *testing.T, path string, in, out reflect.Value, escape bool)
 		if escape && escapes(path) {
 			want = esc(want)
 		}
+		if escape && (strings.HasSuffix(path, ".GeneratorURL") || strings.HasSuffix(path, ".ExternalURL")) && !notify.WebURL(in.String()) {
+			want = "" // drawn as a link: an http(s) URL or nothing
+		}
 		if out.String() != want {
 			t.Errorf("%s = %q, want %q", path, out.String(), want)
 		}

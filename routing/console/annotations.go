@@ -2,7 +2,6 @@ package console
 
 import (
 	"maps"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -75,19 +74,8 @@ func webLink(href string) string {
 	return href
 }
 
-// scriptLink reports whether v is a link of a scheme that runs or embeds
-// something (javascript:, vbscript:, data:): not listed, even as text.
-func scriptLink(v string) bool {
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil {
-		return false
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "javascript", "vbscript", "data":
-		return true
-	}
-	return false
-}
+// scriptLink is notify.ScriptLink: not listed, even as text.
+func scriptLink(v string) bool { return notify.ScriptLink(v) }
 
 // summarize makes s, the summary annotation of e (an entry fed newest
 // first), the incident's summary line when it has none yet, or only a

@@ -150,20 +150,7 @@ const (
 // as something it is not ("pay\u202egnp.exe" as "payexe.png"). The CSS
 // isolates every value besides (unicode-bidi: isolate), so that none moves
 // the text around it.
-func showBidi(s string) string {
-	if !strings.ContainsFunc(s, journal.IsBidiControl) {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if journal.IsBidiControl(r) {
-			fmt.Fprintf(&b, "[U+%04X]", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+func showBidi(s string) string { return notify.ShowBidi(s) }
 
 // IncidentPath returns the path of an incident's page, for links from
 // notifications: the console's external URL plus this path.

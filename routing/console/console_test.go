@@ -723,3 +723,26 @@ func TestDecisionsSearchSaysWhereItStopped(t *testing.T) {
 		t.Fatal("a search of the whole window says it stopped")
 	}
 }
+
+// The Explain page showed an alert's bidirectional controls raw, as every
+// other page shows them not: a pasted alert named "DiskFull \u202e…"
+// reversed the decision's words around it (an audit). Its alertname and
+// incident show "[U+202E]".
+func TestExplainShowsBidiControls(t *testing.T) {
+	e := newEnv(t)
+	srv := httptest.NewServer(e.console)
+	defer srv.Close()
+	payload := `{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"DiskFull \u202eetirw-on","service":"db"},"annotations":{}}]}`
+	resp, err := srv.Client().PostForm(srv.URL+"/explain", url.Values{"payload": {payload}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	// The pasted payload stays as pasted in its textarea; the results
+	// follow it.
+	_, results, _ := strings.Cut(string(b), "</textarea>")
+	if resp.StatusCode != http.StatusOK || strings.ContainsRune(results, '\u202e') || strings.Count(results, "[U&#43;202E]etirw-on") != 2 {
+		t.Fatalf("explain = %d; want 200, the alertname and incident showing its U+202E as [U+202E], never raw:\n%s", resp.StatusCode, results)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -756,9 +757,5 @@ func unsafeRune(r rune) bool {
 	return r < 0x20 || r == 0x7f || 0x80 <= r && r <= 0x9f || r == utf8.RuneError || IsBidiControl(r)
 }
 
-// IsBidiControl reports whether r is a bidirectional-text control (the
-// embeddings, overrides and isolates, and the marks LRM, RLM and ALM):
-// shown as written, it reorders what follows it.
-func IsBidiControl(r rune) bool {
-	return '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
-}
+// IsBidiControl is notify.IsBidiControl: CLI and console output mark them.
+func IsBidiControl(r rune) bool { return notify.IsBidiControl(r) }

@@ -1,0 +1,34 @@
+package notify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// IsBidiControl reports whether r is a bidirectional-text control (the
+// embeddings, overrides and isolates U+202A–202E and U+2066–2069, and the
+// marks LRM, RLM and ALM): shown as written, it reorders what follows it.
+func IsBidiControl(r rune) bool {
+	return '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
+}
+
+// ShowBidi returns s with each bidirectional-text control shown as
+// "[U+202E]", so that text from an alert cannot display as something it is
+// not — "DiskFull \u202eetirw-on enon :noitca" as "DiskFull action: none
+// no-write", or reverse the router's own words around it in a Slack card or
+// a PagerDuty summary (an audit). For what is shown only: never an incident
+// key, a dedup key or a label a silence matches.
+func ShowBidi(s string) string {
+	if !strings.ContainsFunc(s, IsBidiControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if IsBidiControl(r) {
+			fmt.Fprintf(&b, "[U+%04X]", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
