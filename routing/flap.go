@@ -120,7 +120,10 @@ func (p *Pipeline) flapStates(results []*alert.Result, skip map[*alert.Result]bo
 func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpaged map[*alert.Result]bool) (rerouted []*alert.Result, writes []store.Entry) {
 	cfg := *p.Flap
 	window := time.Duration(cfg.Window)
-	now := p.now()
+	// Histories hold alert times (Prometheus' and Alertmanager's clocks):
+	// judged on the decisions' clock, the host's, not the store's — a Redis
+	// minutes ahead ended cool_down early and a re-fire paged (a review).
+	now := p.decideNow()
 	handover := pageHandovers(states, values, found, window, now)
 	for i, st := range states {
 		var rec flapRecord

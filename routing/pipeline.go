@@ -80,8 +80,9 @@ type Pipeline struct {
 	// histories, hand resolves).
 	Now func() time.Time
 	// DecideNow is the clock of decisions — time intervals, live SLO
-	// windows —, as Alertmanager and `router explain` keep them on the
-	// host's clock (Now when nil).
+	// windows, flap damping (whose histories hold alert times) —, as
+	// Alertmanager and `router explain` keep them on the host's clock (Now
+	// when nil).
 	DecideNow func() time.Time
 	// Live reads the live state of SLO alerts at decision time (nil: the
 	// decisions are the labels' alone).

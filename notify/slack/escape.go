@@ -311,6 +311,22 @@ func isURLValue(s string) bool {
 	return hasWebScheme(s) && strings.IndexByte(s, '|') >= 0 && strings.IndexFunc(s, unicode.IsSpace) < 0
 }
 
+// linkValue reports whether an annotation (name, v) may be drawn as a link
+// by an operator's template: a value of one word, or one whose name says it
+// holds a link (runbook_url, dashboard, playbook, …_link).
+func linkValue(name, v string) bool {
+	if strings.IndexFunc(strings.TrimSpace(v), unicode.IsSpace) < 0 {
+		return true
+	}
+	n := strings.ToLower(name)
+	for _, w := range []string{"url", "link", "runbook", "dashboard", "playbook", "grafana"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // linkSafe percent-encodes every "|" of the URL s: "|" ends a link's URL in
 // Slack's mrkdwn, and a URL holds none literally (%7C is the same address).
 func linkSafe(s string) string { return strings.ReplaceAll(s, "|", "%7C") }
@@ -352,10 +368,12 @@ func (e *escaper) kvOf(kv template.KV, urls bool, changed *bool) template.KV {
 	for k, v := range kv {
 		c := false
 		ek, ev := e.str(k, &c), e.str(v, &c)
-		if urls && e.html && notify.ScriptLink(v) {
+		if urls && e.html && linkValue(k, v) && notify.ScriptLink(v) {
 			// A runbook_url of javascript: or data: is no link an
 			// operator's template may draw (`<{{ .Annotations.runbook_url }}|Runbook>`):
-			// left out, as the built-in links leave it (an audit).
+			// left out, as the built-in links leave it (an audit). A text
+			// that only starts like one ("Data: 3 of 5 shards unassigned")
+			// stays (a review).
 			ev, c = "", true
 		}
 		if urls && e.html && isURLValue(ev) {

@@ -109,3 +109,27 @@ func TestScriptLinksFromAlertsReachNoOperatorTemplate(t *testing.T) {
 		t.Fatalf("the operator's text is missing: %s", m.Blocks)
 	}
 }
+
+// A summary or description that only starts like a script link ("Data:
+// replication lag…", "JavaScript: heap out of memory") read empty in an
+// operator's template (a review): only a value drawn as a link — one word,
+// or an annotation named for a link — is left out.
+func TestTextStartingLikeASchemeStaysInOperatorTemplates(t *testing.T) {
+	h := newHarness(t)
+	r := notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionPage)
+	r.Alert.Annotations["summary"] = "Data: replication lag on db-1 exceeds 5m"
+	r.Alert.Annotations["description"] = "JavaScript: heap out of memory on web-1"
+	r.Alert.Annotations["runbook_url"] = "javascript: alert(document.cookie)"
+	no := notifytest.Notification("triage", alert.KindFiring, alert.ActionPage, r)
+	no.Opening = true
+	n := h.notifier(t, func(c *slack.Config) {
+		c.Text = `S=[{{ .CommonAnnotations.summary }}] D=[{{ .CommonAnnotations.description }}] R=[{{ .CommonAnnotations.runbook_url }}]`
+	})
+	if err := n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	b := string(h.srv.Parents()[0].Blocks)
+	if !strings.Contains(b, "S=[Data: replication lag on db-1 exceeds 5m]") || !strings.Contains(b, "D=[JavaScript: heap out of memory on web-1]") || !strings.Contains(b, "R=[]") {
+		t.Fatalf("the operator's text reads %s; want the summary and description as written, the runbook's script link left out", b)
+	}
+}
