@@ -217,10 +217,15 @@ type IncidentRefReader interface {
 // clicked. Memory and Redis implement it.
 type IncidentJoinsReader interface {
 	// IncidentJoins answers, for each key, its members' fingerprints and
-	// when each last joined, on the store's clock (Redis: TIME) — absent
-	// for a member an earlier build joined, which kept no such time; none
-	// when the incident has no state.
+	// when each became one — a Join added it, or found it fired anew
+	// (another start); a Join repeating it does not count —, on the
+	// store's clock (Redis: TIME); absent for a member an earlier build
+	// joined, which kept no such time; none when the incident has no
+	// state.
 	IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error)
+	// Time is the store's clock (Redis: TIME), which IncidentJoins'
+	// times are on.
+	Time(ctx context.Context) (time.Time, error)
 }
 
 // IncidentKey is the state key of incident at one integration (as

@@ -14,7 +14,7 @@ type incidentState struct {
 	ref     string
 	trigger string            // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
 	members map[string]string // fingerprint → startsAt
-	// joined is when each member last joined (IncidentJoins).
+	// joined is when each member became one (IncidentJoins).
 	joined  map[string]time.Time
 	expires time.Time
 	indexed int64 // the time of its entry in Memory.expiring; 0: none
@@ -92,10 +92,13 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 				stale = true
 			}
 			st.members[mb.Fingerprint] = mb.StartsAt
-			if st.joined == nil {
-				st.joined = map[string]time.Time{}
+			if !ok || old != mb.StartsAt {
+				// Added, or fired anew: when it became a member.
+				if st.joined == nil {
+					st.joined = map[string]time.Time{}
+				}
+				st.joined[mb.Fingerprint] = now
 			}
-			st.joined[mb.Fingerprint] = now
 		}
 		if state == "open" && !stale {
 			res := IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
@@ -203,6 +206,9 @@ func (m *Memory) IncidentRef(ctx context.Context, key string) (string, error) {
 	}
 	return st.ref, nil
 }
+
+// Time implements IncidentJoinsReader: the memory store's clock.
+func (m *Memory) Time(context.Context) (time.Time, error) { return m.now(), nil }
 
 // IncidentJoins implements IncidentJoinsReader.
 func (m *Memory) IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error) {

@@ -24,7 +24,10 @@ import (
 // k:<group>: a time no member of that Alertmanager group joined before;
 // m:<fingerprint>: "joined;start;group" of each member a Join of this
 // build wrote — the server's time in ms of its last Join, the start it
-// wrote, and the group it came in),
+// wrote, and the group it came in;
+// a:<fingerprint>: the server's time in µs a Join added the member, or
+// found it fired anew (another start): when it last became one, which
+// IncidentJoins reads — a Join repeating a member does not move it),
 // the members hash (fingerprint → startsAt, as every build keeps it) and
 // the step's claim keys, if any;
 // ARGV holds, for each step, the count of its arguments then the arguments:
@@ -54,13 +57,19 @@ import (
 // small steps); on a Cluster each call carries one step, whose two keys
 // share a hash slot, and no claim keys.
 var incidentScript = redis.NewScript(`
-local now
+local now, nowus
 local function clock() -- the server's time in ms, read only when a lease needs it
   if not now then
     local t = redis.call('TIME')
     now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+    nowus = string.format('%d', tonumber(t[1]) * 1000000 + tonumber(t[2]))
   end
   return now
+end
+-- addedstr is the server's time in µs, as written in the a: fields.
+local function addedstr()
+  clock()
+  return nowus
 end
 -- Members are read and written in bulk (HMGET, HSET, HDEL of many fields),
 -- CHUNK arguments (1000 members) per call: Lua's unpack is bounded.
@@ -83,10 +92,15 @@ local function fingerprints(A, c, stop)
   for i = c, stop, 2 do fps[#fps + 1] = A[i] end
   return fps
 end
--- mfields are the state hash's m: fields of fps.
+-- mfields are the state hash's m: fields of fps, and their a: fields.
 local function mfields(fps)
   local f = {}
   for j = 1, #fps do f[j] = 'm:' .. fps[j] end
+  return f
+end
+local function afields(fps)
+  local f = {}
+  for j = 1, #fps do f[j] = 'a:' .. fps[j] end
   return f
 end
 -- hdel removes the members of the pairs A[o+7..last] from k2 and their
@@ -96,6 +110,7 @@ local function hdel(k1, k2, A, o, last)
     local fps = fingerprints(A, c, math.min(c + CHUNK - 1, last))
     redis.call('HDEL', k2, unpack(fps))
     redis.call('HDEL', k1, 'x', unpack(mfields(fps)))
+    redis.call('HDEL', k1, unpack(afields(fps)))
   end
 end
 -- leave removes each member of the pairs A[o+7..last] unless it started
@@ -123,6 +138,7 @@ local function leave(k1, k2, A, o, last, out)
       end
       redis.call('HDEL', k2, unpack(gone))
       redis.call('HDEL', k1, 'x', unpack(mf))
+      redis.call('HDEL', k1, unpack(afields(gone)))
     end
   end
 end
@@ -230,11 +246,15 @@ local function apply(k1, k2, A, o, last)
         if not old then
           out[#out + 1] = fp
           out[#out + 1] = sa
+          joins[#joins + 1] = 'a:' .. fp -- added now (IncidentJoins)
+          joins[#joins + 1] = addedstr()
         elseif later(old, sa) then
           -- a late report of an earlier instance: the live one stays
           sa = old
         elseif old ~= sa then
           stale = true
+          joins[#joins + 1] = 'a:' .. fp -- fired anew: added now
+          joins[#joins + 1] = addedstr()
         end
         if seen then seen[fp] = sa end
         vals[#vals + 1] = fp
@@ -468,9 +488,9 @@ func (r *Redis) IncidentRef(ctx context.Context, key string) (string, error) {
 }
 
 // IncidentJoins implements IncidentJoinsReader: each incident's state
-// hash (HGETALL, in one pipeline), whose m:<fingerprint> fields the
-// incident script writes "joined;start;group" into at each Join, joined in
-// ms on Redis' clock.
+// hash (HGETALL, in one pipeline), whose a:<fingerprint> fields the
+// incident script sets, on Redis' clock, when a Join adds the member or
+// finds it fired anew.
 func (r *Redis) IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error) {
 	start := time.Now()
 	cmds := make([]*redis.MapStringStringCmd, len(keys))
@@ -491,13 +511,12 @@ func (r *Redis) IncidentJoins(ctx context.Context, keys []string) ([]map[string]
 		}
 		out[i] = map[string]time.Time{}
 		for f, v := range fields {
-			fp, ok := strings.CutPrefix(f, "m:")
+			fp, ok := strings.CutPrefix(f, "a:")
 			if !ok {
 				continue
 			}
-			joined, _, _ := strings.Cut(v, ";")
-			if ms, err := strconv.ParseInt(joined, 10, 64); err == nil {
-				out[i][fp] = time.UnixMilli(ms)
+			if us, err := strconv.ParseInt(v, 10, 64); err == nil {
+				out[i][fp] = time.UnixMicro(us)
 			}
 		}
 	}

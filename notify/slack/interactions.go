@@ -579,8 +579,8 @@ type click struct {
 	// page of the incident the dispatch core holds open (pageConfirmed):
 	// Acknowledge and Resolve act on each.
 	held []string
-	// at is when the click arrived, on this host's clock (Slack signed
-	// the request within 5 minutes of it).
+	// at is when a Resolve click arrived, on the store's clock (zero:
+	// not read).
 	at time.Time
 }
 
@@ -590,7 +590,7 @@ func (c *click) logAttrs() []any {
 
 // act handles one button press: claim, authorize, act, record.
 func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.BlockAction, secret string) {
-	c := &click{cb: cb, act: act, user: cb.User.ID, channel: cb.Container.ChannelID, ts: cb.Container.MessageTs, at: time.Now()}
+	c := &click{cb: cb, act: act, user: cb.User.ID, channel: cb.Container.ChannelID, ts: cb.Container.MessageTs}
 	if c.channel == "" {
 		c.channel = cb.Channel.ID
 	}
@@ -618,6 +618,11 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		return
 	}
 	c.tg = tg
+	if b.action == ActionResolve {
+		// On the clock the store stamps joins with, before the click
+		// claims, authorizes and reads anything (joinedAsClicked).
+		c.at = t.storeTime(ctx)
+	}
 	log := t.o.Logger.With(c.logAttrs()...)
 
 	// Exactly once per request: Slack's retries and a second replica
@@ -1148,49 +1153,47 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 	return keys
 }
 
-// joinMargin is how long before a click an alert's Join counts as made
-// as it was clicked (joinedAsClicked): Slack's clock, which stamps the
-// click, and Redis', which stamps the Join, may differ by that much.
-const joinMargin = 2 * time.Second
+// storeTime is the store's clock (Redis' TIME: the clock its incident
+// script stamps joins with), else the triage's (TriageOptions.Now).
+func (t *Triage) storeTime(ctx context.Context) time.Time {
+	if r, ok := t.o.Store.(store.IncidentJoinsReader); ok {
+		if now, err := r.Time(ctx); err == nil {
+			return now
+		}
+	}
+	return t.o.Now()
+}
 
-// joinedAsClicked counts the alerts that joined the incidents at keys as
-// c was clicked — from joinMargin before Slack's time of the click (or its
-// arrival here, if earlier) on; none when the click carries no time Slack
-// could have sent —, read once c's Resolve wrote its
-// "resolving" marks: such an alert, folded into the page the resolve
-// closes, was never paged nor seen by the user who clicked (a review
-// measured joins 0–10 ms after a click; another, joins in the hundreds of
-// ms a click spends before it acts). A Join after this read sees the marks
-// (the dispatch core reads them again with its Join: handMarksAfterJoin).
-// Each incident's members count apart: one already in another PagerDuty
-// integration's incident joins this one anew. An alert whose join time
-// is unknown (an earlier build joined it) counts as seen; a store that
-// cannot be read counts none.
+// joinedAsClicked counts the alerts that became members of the incidents
+// at keys (store.IncidentJoinsReader: added, or fired anew — not repeated
+// by Alertmanager) since c reached the router (the store's µs),
+// read once c's Resolve wrote its "resolving" marks: such an alert, folded into
+// the page the resolve closes, was never paged nor seen by the user who
+// clicked (a review measured joins 0–10 ms after a click; another, joins
+// in the hundreds of ms a click spends claiming, authorizing and reading
+// before it acts). Both times are the store's own, whatever the clocks of
+// Slack and the hosts say (a review: a Redis 5 s behind the hosts let such
+// an alert through). A Join after this read sees the marks (the dispatch
+// core reads them again with its Join: handMarksAfterJoin). Each
+// incident's members count apart: one already in another PagerDuty
+// integration's incident joins this one anew. An alert whose join time is
+// unknown (an earlier build joined it) counts as seen; a store that cannot
+// be read counts none.
 func (t *Triage) joinedAsClicked(ctx context.Context, c *click, keys []string) int {
 	r, ok := t.o.Store.(store.IncidentJoinsReader)
-	if !ok {
+	if !ok || c.at.IsZero() {
 		return 0
 	}
 	joins, err := r.IncidentJoins(ctx, keys)
 	if err != nil {
 		return 0
 	}
-	// Slack's time of the click; one Slack could not have sent with this
-	// request (signed at most 5 minutes from now) says nothing.
-	secs, err := strconv.ParseFloat(c.act.ActionTs, 64)
-	clicked := time.UnixMilli(int64(secs * 1000))
-	if err != nil || clicked.Before(c.at.Add(-6*time.Minute)) || clicked.After(c.at.Add(time.Minute)) {
-		return 0
-	}
-	since := clicked
-	if c.at.Before(since) {
-		since = c.at
-	}
-	since = since.Add(-joinMargin)
+	// An alert that joined before the click arrived was one of the
+	// incident's as it was clicked, as one that joined a minute before.
 	n := 0
 	for _, members := range joins {
 		for _, at := range members {
-			if !at.Before(since) {
+			if !at.Before(c.at) {
 				n++
 			}
 		}

@@ -242,4 +242,21 @@ func testIncidentJoins(t *testing.T, s store.Store, k keyMaker) {
 	if _, ok := joins[0]["b"]; !ok {
 		t.Fatalf("after a left: %v; want b", joins[0])
 	}
+	// Alertmanager repeating b (the same start) does not move when it
+	// became a member; b firing anew (another start) does.
+	time.Sleep(20 * time.Millisecond)
+	mid := time.Now()
+	time.Sleep(20 * time.Millisecond)
+	step(t, s, store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "t2", Members: members("b"), Lease: longTTL, TTL: longTTL})
+	again, err := r.IncidentJoins(t.Context(), []string{inc})
+	if err != nil || !again[0]["b"].Equal(joins[0]["b"]) {
+		t.Fatalf("after a repeat of b: %v, %v; want b unmoved from %v", again, err, joins[0]["b"])
+	}
+	step(t, s, store.IncidentOp{Key: inc, Step: store.StepJoin, Token: "t2", Members: []store.Member{{Fingerprint: "b", StartsAt: "2000"}}, Lease: longTTL, TTL: longTTL})
+	if again, err = r.IncidentJoins(t.Context(), []string{inc}); err != nil || !again[0]["b"].After(mid) {
+		t.Fatalf("after b fired anew: %v, %v; want b after %v", again, err, mid)
+	}
+	if now, err := r.Time(t.Context()); err != nil || now.Before(again[0]["b"]) {
+		t.Fatalf("the store's time %v, %v; want it at or after b's %v", now, err, again[0]["b"])
+	}
 }
