@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
 // Flap histories hold alert times (Prometheus' and Alertmanager's clocks),
@@ -39,6 +40,47 @@ func TestFlapDampingIsJudgedOnTheHostsClock(t *testing.T) {
 			send("firing")
 			if got := e.pd.notifications()[before:]; len(got) != 0 {
 				t.Errorf("a re-fire 5 s after its page resolved sent PagerDuty %d notifications, want none (damped: within cool_down)", len(got))
+			}
+		})
+	}
+}
+
+// The lagging-copy check compared the flap history's last resolve (its
+// endsAt: Alertmanager's clock) with the store clock: with Redis' clock 5
+// minutes ahead, an HA peer's lagging copy under its own start was not
+// asked about and paged again (a review). It is judged on the host's
+// clock, as flap damping is.
+func TestALaggingCopyIsJudgedOnTheHostsClock(t *testing.T) {
+	for _, ahead := range []time.Duration{0, 5*time.Minute + 30*time.Second} {
+		t.Run("store clock ahead "+ahead.String(), func(t *testing.T) {
+			am, e, p := askingAlertmanager(t)
+			p.Now = func() time.Time { return e.clock.Now().Add(ahead) }
+			p.DecideNow = e.clock.Now
+			pdFirings := func() int {
+				n := 0
+				for _, x := range e.pd.notifications() {
+					if x.Kind == alert.KindFiring {
+						n++
+					}
+				}
+				return n
+			}
+			a := tAlert("LedgerDown", "firing", "page")
+			start := e.clock.Now().Add(-time.Minute)
+			a.StartsAt = start.Format(time.RFC3339Nano)
+			postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+			mustProcess(t, p, a)
+			postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
+			e.clock.Advance(40 * time.Second)
+			resolved := a
+			resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+			mustProcess(t, p, resolved)
+			lagging := a // a peer's copy, stamped with its own start
+			lagging.StartsAt = start.Add(24 * time.Millisecond).Format(time.RFC3339Nano)
+			e.clock.Advance(5 * time.Second)
+			mustProcess(t, p, lagging)
+			if n := pdFirings(); n != 1 {
+				t.Errorf("the lagging peer's copy paged again: %d PagerDuty firings, want 1", n)
 			}
 		})
 	}

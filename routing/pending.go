@@ -125,7 +125,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	steps := p.steps(trs, values, found, storeDown, now)
 	var stale map[*alert.Result]bool
 	if !storeDown {
-		lagging := p.laggingCopies(trs, steps, found, prefetched, now)
+		lagging := p.laggingCopies(trs, steps, found, prefetched, p.decideNow())
 		stale = p.staleRefires(ctx, trs, steps, lagging)
 		skipStale(trs, steps, stale, lagging)
 	}

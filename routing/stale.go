@@ -47,10 +47,11 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 	for i, t := range trs {
 		a := t.res.Alert
 		refire, resolvedAt := steps[i].Refire, steps[i].ResolvedAt
+		now := p.now()
 		if !refire && lagging != nil && !lagging[i].IsZero() {
-			refire, resolvedAt = true, lagging[i]
+			refire, resolvedAt, now = true, lagging[i], p.decideNow()
 		}
-		if !refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) || p.now().Sub(resolvedAt) > staleWindow {
+		if !refire || stale[t.res] || a.HasFlag(alert.FlagFingerprint) || now.Sub(resolvedAt) > staleWindow {
 			continue
 		}
 		name := a.Labels["alertname"]
