@@ -223,9 +223,10 @@ type IncidentJoinsReader interface {
 	// joined, which kept no such time; none when the incident has no
 	// state.
 	IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error)
-	// Time is the store's clock (Redis: TIME), which IncidentJoins'
-	// times are on.
-	Time(ctx context.Context) (time.Time, error)
+	// TimeAt is the store's clock where key lives (Redis: TIME, on a
+	// Cluster the master holding key's slot), which IncidentJoins' times
+	// of an incident whose keys share key's hash tag are on.
+	TimeAt(ctx context.Context, key string) (time.Time, error)
 }
 
 // IncidentKey is the state key of incident at one integration (as

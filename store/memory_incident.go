@@ -207,8 +207,8 @@ func (m *Memory) IncidentRef(ctx context.Context, key string) (string, error) {
 	return st.ref, nil
 }
 
-// Time implements IncidentJoinsReader: the memory store's clock.
-func (m *Memory) Time(context.Context) (time.Time, error) { return m.now(), nil }
+// TimeAt implements IncidentJoinsReader: the memory store's clock.
+func (m *Memory) TimeAt(context.Context, string) (time.Time, error) { return m.now(), nil }
 
 // IncidentJoins implements IncidentJoinsReader.
 func (m *Memory) IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error) {

@@ -487,6 +487,28 @@ func (r *Redis) IncidentRef(ctx context.Context, key string) (string, error) {
 	return v, r.observe(opIncidentState, start, err)
 }
 
+// timeScript reads TIME where KEYS[1] lives: on a Cluster, keyless TIME
+// goes to any master, whose clock need not be the one that stamped the
+// key's incident.
+var timeScript = redis.NewScript(`return redis.call('TIME')`)
+
+// TimeAt implements IncidentJoinsReader.
+func (r *Redis) TimeAt(ctx context.Context, key string) (time.Time, error) {
+	if !r.cluster() {
+		return r.Time(ctx)
+	}
+	v, err := timeScript.Run(ctx, r.client, []string{key}).StringSlice()
+	if err != nil || len(v) != 2 {
+		return time.Time{}, fmt.Errorf("redis TIME at %s: %v %w", key, v, err)
+	}
+	sec, err1 := strconv.ParseInt(v[0], 10, 64)
+	us, err2 := strconv.ParseInt(v[1], 10, 64)
+	if err1 != nil || err2 != nil {
+		return time.Time{}, fmt.Errorf("redis TIME at %s: %v", key, v)
+	}
+	return time.Unix(sec, us*1000), nil
+}
+
 // IncidentJoins implements IncidentJoinsReader: each incident's state
 // hash (HGETALL, in one pipeline), whose a:<fingerprint> fields the
 // incident script sets, on Redis' clock, when a Join adds the member or
@@ -517,6 +539,19 @@ func (r *Redis) IncidentJoins(ctx context.Context, keys []string) ([]map[string]
 			}
 			if us, err := strconv.ParseInt(v, 10, 64); err == nil {
 				out[i][fp] = time.UnixMicro(us)
+			}
+		}
+		for f, v := range fields {
+			// A member an earlier build joined has no a: field: its last
+			// Join's time stands in (a rolling upgrade: counted as seen,
+			// an alert such a replica joined was folded into a Resolve).
+			fp, ok := strings.CutPrefix(f, "m:")
+			if _, stamped := out[i][fp]; !ok || stamped {
+				continue
+			}
+			joined, _, _ := strings.Cut(v, ";")
+			if ms, err := strconv.ParseInt(joined, 10, 64); err == nil {
+				out[i][fp] = time.UnixMilli(ms)
 			}
 		}
 	}

@@ -473,3 +473,25 @@ func TestRedisRefusalsAreCountedByReason(t *testing.T) {
 		t.Fatalf("store errors %v; want the set counted too", errs)
 	}
 }
+
+// A member an earlier build's script joined has no a: stamp (rolling
+// upgrade): its last Join's time (m:) stands in, so a Resolve click counts
+// an alert such a replica joined as it was clicked (a review: counted as
+// seen, it was folded into the resolve).
+func TestIncidentJoinsFallsBackToTheLastJoinOfAnEarlierBuild(t *testing.T) {
+	srv := redistest.Start(t)
+	s, _ := newRedis(t, redisConfig(srv.Addr()))
+	inc := store.IncidentKey("t:", "i1", "pagerduty/0")
+	before := time.Now().Add(-time.Second)
+	if _, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: inc, Step: store.StepJoin, Token: "t0", Lease: time.Minute, TTL: time.Minute,
+		Members: []store.Member{{Fingerprint: "old", StartsAt: "1000"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := redistest.Do(srv.Addr(), "HDEL", inc, "a:old"); err != nil { // as the earlier build wrote it
+		t.Fatal(err)
+	}
+	joins, err := s.IncidentJoins(t.Context(), []string{inc})
+	if err != nil || joins[0]["old"].Before(before) || joins[0]["old"].After(time.Now().Add(time.Second)) {
+		t.Fatalf("IncidentJoins = %v, %v; want old's last Join time", joins, err)
+	}
+}

@@ -342,6 +342,10 @@ receivers:
 			waitUntil(t, "the acknowledgement where the page went", errb, func() bool {
 				return checkout.Count("acknowledge", incident) == 1 && platform.Count("acknowledge", incident) == wantPlatform
 			})
+			// A Resolve counts the alerts joining up to 2 s before the click
+			// reached the router as new ones it stops for: the page opened
+			// before that, as pages do.
+			time.Sleep(2100 * time.Millisecond)
 			postClick(t, base, sl, "resolve", "1700000002.000001", parentButton(t, sl, "resolve"))
 			waitUntil(t, "the resolve where the page went", errb, func() bool {
 				return checkout.Count("resolve", incident) == 1 && platform.Count("resolve", incident) == wantPlatform

@@ -620,8 +620,9 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	c.tg = tg
 	if b.action == ActionResolve {
 		// On the clock the store stamps joins with, before the click
-		// claims, authorizes and reads anything (joinedAsClicked).
-		c.at = t.storeTime(ctx)
+		// claims, authorizes and reads anything, less the time Slack takes
+		// to deliver a click (joinedAsClicked).
+		c.at = t.storeTime(ctx, store.IncidentKey(t.o.KeyPrefix, st.Incident, st.Receiver+"/"+st.Integration)).Add(-joinMargin)
 	}
 	log := t.o.Logger.With(c.logAttrs()...)
 
@@ -1153,11 +1154,19 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 	return keys
 }
 
-// storeTime is the store's clock (Redis' TIME: the clock its incident
-// script stamps joins with), else the triage's (TriageOptions.Now).
-func (t *Triage) storeTime(ctx context.Context) time.Time {
+// joinMargin is how long before a Resolve click reached the router an
+// alert that became a member of its incident counts as joined as it was
+// clicked (joinedAsClicked): Slack's delivery of a click, from the user's
+// press to the router, takes about that much at most (a review: an alert
+// joining in that time was folded into the resolve).
+const joinMargin = 2 * time.Second
+
+// storeTime is the store's clock where key lives (Redis' TIME: the clock
+// its incident script stamps joins with), else the triage's
+// (TriageOptions.Now).
+func (t *Triage) storeTime(ctx context.Context, key string) time.Time {
 	if r, ok := t.o.Store.(store.IncidentJoinsReader); ok {
-		if now, err := r.Time(ctx); err == nil {
+		if now, err := r.TimeAt(ctx, key); err == nil {
 			return now
 		}
 	}
@@ -1166,7 +1175,8 @@ func (t *Triage) storeTime(ctx context.Context) time.Time {
 
 // joinedAsClicked counts the alerts that became members of the incidents
 // at keys (store.IncidentJoinsReader: added, or fired anew — not repeated
-// by Alertmanager) since c reached the router (the store's µs),
+// by Alertmanager) from joinMargin before c reached the router on (the
+// store's clock, µs),
 // read once c's Resolve wrote its "resolving" marks: such an alert, folded into
 // the page the resolve closes, was never paged nor seen by the user who
 // clicked (a review measured joins 0–10 ms after a click; another, joins
@@ -1188,8 +1198,6 @@ func (t *Triage) joinedAsClicked(ctx context.Context, c *click, keys []string) i
 	if err != nil {
 		return 0
 	}
-	// An alert that joined before the click arrived was one of the
-	// incident's as it was clicked, as one that joined a minute before.
 	n := 0
 	for _, members := range joins {
 		for _, at := range members {

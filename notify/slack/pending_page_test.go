@@ -38,9 +38,11 @@ func TestAClickBeforePagerDutyHasThePageDoesNothingAndSaysSo(t *testing.T) {
 			// The dispatch core's trigger of the page, in flight.
 			page := store.Key("", "inc", incident, "pagerduty/pagerduty/0")
 			op := store.IncidentOp{Key: page, Step: store.StepJoin, Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			e.shift.Store(int64(-time.Minute)) // long before any click
 			if res, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil || res[0].Outcome != store.OutcomeOpening {
 				t.Fatalf("open the page: %+v, %v", res, err)
 			}
+			e.shift.Store(0)
 
 			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:" + action, ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 			if n := len(e.pd.Events()); n != 0 {
@@ -81,6 +83,10 @@ func (e *triageEnv) openPage(t *testing.T, incident, through string) {
 // Join then Abort when it refused it.
 func (e *triageEnv) pageSteps(t *testing.T, incident, through string, steps ...store.IncidentStep) {
 	t.Helper()
+	if e.shift != nil {
+		e.shift.Store(int64(-time.Minute)) // long before any click
+		defer e.shift.Store(0)
+	}
 	op := store.IncidentOp{Key: store.Key("", "inc", incident, through), Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
 	for _, step := range steps {
 		op.Step = step
@@ -239,12 +245,14 @@ func TestAckAndResolveReachTheKeyThePageWasTriggeredAt(t *testing.T) {
 				t.Fatalf("trigger: %v, Ref %q", err, open.Ref)
 			}
 			op := store.IncidentOp{Key: store.Key("", "inc", incident, "pagerduty/pagerduty/0"), Token: "sender", Members: []store.Member{{Fingerprint: "aaa", StartsAt: "1000"}}, Lease: time.Hour, TTL: time.Hour}
+			e.shift.Store(int64(-time.Minute)) // long before any click
 			for _, step := range []store.IncidentStep{store.StepJoin, store.StepOpened} {
 				op.Step, op.Ref = step, open.Ref
 				if _, err := e.store.Incidents(context.Background(), []store.IncidentOp{op}); err != nil {
 					t.Fatal(err)
 				}
 			}
+			e.shift.Store(0)
 			// A reload rotated the key: the triage's pager sends with the new one.
 			pcfg := pagerduty.DefaultConfig()
 			pcfg.RoutingKey, pcfg.URL = newKey, e.pd.EnqueueURL()

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,6 +45,8 @@ type triageEnv struct {
 	parent slacktest.Message
 	// now stamps the requests (the real clock: Slack's window is 5 minutes).
 	now func() time.Time
+	// shift moves the default memory store's clock (nil: another store).
+	shift *atomic.Int64
 }
 
 // newTriageEnv posts the parent of an incident decided action through a
@@ -53,7 +56,10 @@ func newTriageEnv(t testing.TB, action alert.Action, st store.Store) *triageEnv 
 	e := &triageEnv{h: newHarness(t), pd: pdtest.NewServer(), store: st, reg: prometheus.NewRegistry(), now: time.Now}
 	t.Cleanup(e.pd.Close)
 	if e.store == nil {
-		e.store = store.NewMemory()
+		// Its clock a minute back while a page opens (pageSteps): a page
+		// opens long before anyone clicks Resolve on it.
+		e.shift = new(atomic.Int64)
+		e.store = store.NewMemory(store.WithClock(func() time.Time { return time.Now().Add(time.Duration(e.shift.Load())) }))
 	}
 	no := note(alert.KindFiring, action, "firing", "aaa")
 	no.Opening = true

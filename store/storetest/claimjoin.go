@@ -256,7 +256,7 @@ func testIncidentJoins(t *testing.T, s store.Store, k keyMaker) {
 	if again, err = r.IncidentJoins(t.Context(), []string{inc}); err != nil || !again[0]["b"].After(mid) {
 		t.Fatalf("after b fired anew: %v, %v; want b after %v", again, err, mid)
 	}
-	if now, err := r.Time(t.Context()); err != nil || now.Before(again[0]["b"]) {
+	if now, err := r.TimeAt(t.Context(), inc); err != nil || now.Before(again[0]["b"]) {
 		t.Fatalf("the store's time %v, %v; want it at or after b's %v", now, err, again[0]["b"])
 	}
 }
