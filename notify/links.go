@@ -2,6 +2,7 @@ package notify
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/prometheus/alertmanager/template"
@@ -25,19 +26,40 @@ func WebURL(s string) bool {
 }
 
 // ScriptLink reports whether v is a link of a scheme that runs or embeds
-// something (javascript:, vbscript:, data:, in any case, with spaces
-// around): shown nowhere, not even as text an operator's template may turn
-// into a link.
+// something (javascript:, vbscript:, data:) as a browser reads it: in any
+// case, with spaces around and tabs or newlines inside the scheme (which
+// browsers drop), whatever follows — "javascript:alert(1)#%zz" is no URL
+// url.Parse takes, and runs all the same (a review). Shown nowhere, not
+// even as text an operator's template may turn into a link.
 func ScriptLink(v string) bool {
-	u, err := url.Parse(strings.TrimSpace(v))
-	if err != nil {
-		return false
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "javascript", "vbscript", "data":
-		return true
+	v = strings.TrimLeftFunc(v, func(r rune) bool { return r <= ' ' })
+	var scheme strings.Builder
+	for _, r := range v {
+		if r == '\t' || r == '\n' || r == '\r' {
+			continue
+		}
+		if r == ':' {
+			switch strings.ToLower(scheme.String()) {
+			case "javascript", "vbscript", "data":
+				return true
+			}
+			return false
+		}
+		if scheme.Len() > len("javascript") {
+			return false
+		}
+		scheme.WriteRune(r)
 	}
 	return false
+}
+
+// LinkAnnotation reports whether an annotation named name holds a link:
+// one of the runbook and dashboard annotations read for links, or a name
+// ending in url or link (generator_url, docs_link), in any case.
+func LinkAnnotation(name string) bool {
+	n := strings.ToLower(name)
+	return slices.Contains(runbookAnnotations, n) || slices.Contains(dashboardAnnotations, n) ||
+		strings.HasSuffix(n, "url") || strings.HasSuffix(n, "link")
 }
 
 // The annotations read for an alert's runbook and dashboard links, in

@@ -47,3 +47,26 @@ func TestUILinksLeaveOutWhatAlertmanagersUICannotRead(t *testing.T) {
 		t.Errorf("UIFilter of an OpenTelemetry name alone = %q, %v; want none", f, all)
 	}
 }
+
+// ScriptLink reads a scheme as a browser does: a "javascript:" value url.Parse
+// refuses ("…#%zz") or with a tab inside the scheme still runs (a review).
+func TestScriptLinkReadsTheSchemeAsABrowserDoes(t *testing.T) {
+	for v, want := range map[string]bool{
+		"javascript:alert(1)":       true,
+		"javascript:alert(1)#%zz":   true,
+		"java\tscript:alert(1)":     true,
+		" \n JavaScript:fetch(x)":   true,
+		"VBScript:msgbox":           true,
+		"data:text/html,<script>":   true,
+		"https://runbooks.example":  false,
+		"datacenter: eu-west-1":     false,
+		"see javascript: the docs":  false,
+		"":                          false,
+		"javascriptjavascript:x":    false,
+		"Data: 3 of 5 shards ready": true, // scheme-like: operator templates keep it as text (notify/slack linkValue)
+	} {
+		if got := notify.ScriptLink(v); got != want {
+			t.Errorf("ScriptLink(%q) = %v, want %v", v, got, want)
+		}
+	}
+}

@@ -312,19 +312,12 @@ func isURLValue(s string) bool {
 }
 
 // linkValue reports whether an annotation (name, v) may be drawn as a link
-// by an operator's template: a value of one word, or one whose name says it
-// holds a link (runbook_url, dashboard, playbook, …_link).
+// by an operator's template: a value of one word, or one under a name that
+// holds links (notify.LinkAnnotation: runbook_url, dashboard, …, and names
+// ending in url or link) — not a text under a name that only mentions one
+// (dashboard_note: a review).
 func linkValue(name, v string) bool {
-	if strings.IndexFunc(strings.TrimSpace(v), unicode.IsSpace) < 0 {
-		return true
-	}
-	n := strings.ToLower(name)
-	for _, w := range []string{"url", "link", "runbook", "dashboard", "playbook", "grafana"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
+	return strings.IndexFunc(strings.TrimSpace(v), unicode.IsSpace) < 0 || notify.LinkAnnotation(name)
 }
 
 // linkSafe percent-encodes every "|" of the URL s: "|" ends a link's URL in

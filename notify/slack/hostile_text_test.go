@@ -120,16 +120,19 @@ func TestTextStartingLikeASchemeStaysInOperatorTemplates(t *testing.T) {
 	r.Alert.Annotations["summary"] = "Data: replication lag on db-1 exceeds 5m"
 	r.Alert.Annotations["description"] = "JavaScript: heap out of memory on web-1"
 	r.Alert.Annotations["runbook_url"] = "javascript: alert(document.cookie)"
+	r.Alert.Annotations["dashboard_note"] = "Data: panel 3 shows the lag"
+	r.Alert.Annotations["docs_link"] = "java\tscript:alert(1)#%zz"
 	no := notifytest.Notification("triage", alert.KindFiring, alert.ActionPage, r)
 	no.Opening = true
 	n := h.notifier(t, func(c *slack.Config) {
-		c.Text = `S=[{{ .CommonAnnotations.summary }}] D=[{{ .CommonAnnotations.description }}] R=[{{ .CommonAnnotations.runbook_url }}]`
+		c.Text = `S=[{{ .CommonAnnotations.summary }}] D=[{{ .CommonAnnotations.description }}] R=[{{ .CommonAnnotations.runbook_url }}] N=[{{ .CommonAnnotations.dashboard_note }}] L=[{{ .CommonAnnotations.docs_link }}]`
 	})
 	if err := n.Notify(context.Background(), no); err != nil {
 		t.Fatal(err)
 	}
 	b := string(h.srv.Parents()[0].Blocks)
-	if !strings.Contains(b, "S=[Data: replication lag on db-1 exceeds 5m]") || !strings.Contains(b, "D=[JavaScript: heap out of memory on web-1]") || !strings.Contains(b, "R=[]") {
+	if !strings.Contains(b, "S=[Data: replication lag on db-1 exceeds 5m]") || !strings.Contains(b, "D=[JavaScript: heap out of memory on web-1]") || !strings.Contains(b, "R=[]") ||
+		!strings.Contains(b, "N=[Data: panel 3 shows the lag]") || !strings.Contains(b, "L=[]") {
 		t.Fatalf("the operator's text reads %s; want the summary and description as written, the runbook's script link left out", b)
 	}
 }
