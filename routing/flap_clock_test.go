@@ -56,30 +56,12 @@ func TestALaggingCopyIsJudgedOnTheHostsClock(t *testing.T) {
 			am, e, p := askingAlertmanager(t)
 			p.Now = func() time.Time { return e.clock.Now().Add(ahead) }
 			p.DecideNow = e.clock.Now
-			pdFirings := func() int {
-				n := 0
-				for _, x := range e.pd.notifications() {
-					if x.Kind == alert.KindFiring {
-						n++
-					}
-				}
-				return n
-			}
-			a := tAlert("LedgerDown", "firing", "page")
-			start := e.clock.Now().Add(-time.Minute)
-			a.StartsAt = start.Format(time.RFC3339Nano)
-			postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
-			mustProcess(t, p, a)
-			postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
-			e.clock.Advance(40 * time.Second)
-			resolved := a
-			resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
-			mustProcess(t, p, resolved)
+			a, start := firedAndResolved(t, am, e, p)
 			lagging := a // a peer's copy, stamped with its own start
 			lagging.StartsAt = start.Add(24 * time.Millisecond).Format(time.RFC3339Nano)
 			e.clock.Advance(5 * time.Second)
 			mustProcess(t, p, lagging)
-			if n := pdFirings(); n != 1 {
+			if n := pdCount(e, alert.KindFiring); n != 1 {
 				t.Errorf("the lagging peer's copy paged again: %d PagerDuty firings, want 1", n)
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/amtest"
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
@@ -115,26 +116,8 @@ func TestAStaleFiringFromALaggingAlertmanagerPeerDoesNotPageAgain(t *testing.T) 
 // resolve then finds nothing to resolve); one it still holds is.
 func TestALaggingPeersCopyUnderItsOwnStartDoesNotPageAgain(t *testing.T) {
 	am, e, p := askingAlertmanager(t)
-	pdEvents := func(kind alert.Kind) int {
-		n := 0
-		for _, x := range e.pd.notifications() {
-			if x.Kind == kind {
-				n++
-			}
-		}
-		return n
-	}
-
-	a := tAlert("LedgerDown", "firing", "page")
-	start := e.clock.Now().Add(-time.Minute)
-	a.StartsAt = start.Format(time.RFC3339Nano)
-	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
-	mustProcess(t, p, a)
-	postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
-	e.clock.Advance(40 * time.Second)
-	resolved := a
-	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
-	mustProcess(t, p, resolved)
+	pdEvents := func(kind alert.Kind) int { return pdCount(e, kind) }
+	a, start := firedAndResolved(t, am, e, p)
 	if pdEvents(alert.KindFiring) != 1 || pdEvents(alert.KindResolved) != 1 {
 		t.Fatalf("PagerDuty got %d firings and %d resolves, want 1 and 1", pdEvents(alert.KindFiring), pdEvents(alert.KindResolved))
 	}
@@ -313,4 +296,33 @@ func TestAFiringArrivingAfterItsOwnResolveOpensNoCard(t *testing.T) {
 	if firings(e.pd) != 1 || firings(e.slack) != 1 {
 		t.Errorf("a firing Alertmanager holds: PagerDuty %d, Slack %d firings; want one each", firings(e.pd), firings(e.slack))
 	}
+}
+
+// pdCount counts the PagerDuty notifications of kind.
+func pdCount(e *env, kind alert.Kind) int {
+	n := 0
+	for _, x := range e.pd.notifications() {
+		if x.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// firedAndResolved pages a LedgerDown that started a minute ago and that
+// Alertmanager (am) holds, then has Alertmanager drop it and p take its
+// resolve 40 s later; it returns the alert and its start.
+func firedAndResolved(t *testing.T, am *amtest.Alertmanager, e *env, p *routing.Pipeline) (webhooktest.Alert, time.Time) {
+	t.Helper()
+	a := tAlert("LedgerDown", "firing", "page")
+	start := e.clock.Now().Add(-time.Minute)
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(time.Hour))
+	mustProcess(t, p, a)
+	postToAM(t, am.URL, a.Labels, start, time.Now().Add(-time.Second))
+	e.clock.Advance(40 * time.Second)
+	resolved := a
+	resolved.Status, resolved.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, resolved)
+	return a, start
 }

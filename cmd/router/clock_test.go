@@ -23,14 +23,7 @@ import (
 // Alertmanager within); within a second it keeps its own; a store with no
 // clock (the memory store) is the host's.
 func TestTheStoreClockFollowsRedisWhenTheHostIsOff(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := redisOfItsOwn(t)
 	for _, tc := range []struct {
 		name    string
 		host    time.Duration // this host's clock minus the real time
@@ -71,14 +64,7 @@ func TestTheStoreClockFollowsRedisWhenTheHostIsOff(t *testing.T) {
 // again (a review). Redis' time is carried on by the monotonic clock: the
 // step shows at once.
 func TestTheStoreClockHoldsAcrossAHostClockStep(t *testing.T) {
-	srv := redistest.Start(t)
-	cfg := store.DefaultRedisConfig()
-	cfg.Addrs = []string{srv.Addr()}
-	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	st := redisOfItsOwn(t)
 	for _, tc := range []struct {
 		name     string
 		from, to time.Duration // the host's clock minus the real time, before and after the step
@@ -110,15 +96,7 @@ func TestThePipelineStampsWithTheStoreClock(t *testing.T) {
 	}
 	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
 	d.clock.local = func() time.Time { return time.Now().Add(10 * time.Minute) }
-	st, err := d.openState(cfg.Store, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.close)
-	b, err := d.build(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := generation(t, d, cfg)
 	if err := d.ready(t.Context(), b); err != nil {
 		t.Fatal(err)
 	}
@@ -153,15 +131,7 @@ receivers: [{name: log, log_configs: [{}]}, {name: front, log_configs: [{}]}]
 		t.Fatal(err)
 	}
 	d := newDeps(prometheus.NewRegistry(), slog.New(slog.DiscardHandler), io.Discard)
-	st, err := d.openState(cfg.Store, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.close)
-	b, err := d.build(cfg, st)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := generation(t, d, cfg)
 	target := time.Date(now.Year(), now.Month(), now.Day(), h, 30, 0, 0, time.UTC)
 	d.clock.anchor.Store(&clockAnchor{redis: target, mono: time.Now()}) // Redis' clock reads h:30
 	msg, err := webhook.Decode([]byte(`{"version":"4","status":"firing","receiver":"r","alerts":[{"status":"firing","labels":{"alertname":"X"}}]}`), now)
@@ -172,4 +142,17 @@ receivers: [{name: log, log_configs: [{}]}, {name: front, log_configs: [{}]}]
 	if len(r.Receivers) != 1 || r.Receivers[0] != "front" || r.MutedBy != "" {
 		t.Fatalf("receivers %v, muted by %q with the store clock at %02d:30 and the host's at %s; want front, unmuted (the host's hour)", r.Receivers, r.MutedBy, h, now.Format("15:04"))
 	}
+}
+
+// redisOfItsOwn is a store on a redis-server of its own.
+func redisOfItsOwn(t *testing.T) *store.Redis {
+	t.Helper()
+	cfg := store.DefaultRedisConfig()
+	cfg.Addrs = []string{redistest.Start(t).Addr()}
+	st, err := store.NewRedis(cfg, prometheus.NewRegistry(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }

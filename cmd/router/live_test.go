@@ -56,6 +56,12 @@ func routerFor(t *testing.T, yml string) (*built, *prometheus.Registry) {
 	}
 	reg := prometheus.NewRegistry()
 	d := newDeps(reg, slog.New(slog.DiscardHandler), io.Discard)
+	return generation(t, d, cfg), reg
+}
+
+// generation builds d's generation of cfg on a store of its own.
+func generation(t *testing.T, d *deps, cfg *config.Config) *built {
+	t.Helper()
 	st, err := d.openState(cfg.Store, false)
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +71,7 @@ func routerFor(t *testing.T, yml string) (*built, *prometheus.Registry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b, reg
+	return b
 }
 
 const liveConfig = `

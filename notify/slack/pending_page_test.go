@@ -202,18 +202,7 @@ func TestAClickAfterTheFailedTriggerWasReplayedActs(t *testing.T) {
 				t.Fatal(err)
 			}
 			e.pageSteps(t, incident, "pagerduty/pagerduty/0", store.StepJoin, store.StepAbort)
-			j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
-			for _, en := range tc.entries {
-				b, _ := json.Marshal(en)
-				if _, err := j.AppendJournal(context.Background(), []store.JournalRecord{{Kind: string(en.Kind), Data: b}}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Journal: j})
-			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
-				t.Fatal(err)
-			}
-			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			tr := e.journaledTriage(t, tc.entries...)
 
 			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 			got := e.pd.Count("acknowledge", dk)
@@ -325,24 +314,34 @@ func TestAClickOnAnEvictingRedisWithoutThePagesStateActs(t *testing.T) {
 			if err := dedup.MarkEpoch(context.Background(), e.store, "", time.Unix(1699990000, 0)); err != nil {
 				t.Fatal(err)
 			}
-			j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
+			var entries []journal.Entry
 			if tc.failed {
-				en := journal.Entry{Kind: journal.KindDecision, Time: time.Now(), Incident: incident, Status: "firing",
-					Deliveries: []journal.Delivery{{Receiver: "pagerduty", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Error: "400 Bad Request"}}}
-				b, _ := json.Marshal(en)
-				if _, err := j.AppendJournal(context.Background(), []store.JournalRecord{{Kind: string(en.Kind), Data: b}}); err != nil {
-					t.Fatal(err)
-				}
+				entries = append(entries, journal.Entry{Kind: journal.KindDecision, Time: time.Now(), Incident: incident, Status: "firing",
+					Deliveries: []journal.Delivery{{Receiver: "pagerduty", Integration: "pagerduty/0", Outcome: journal.OutcomeDeadLetter, Error: "400 Bad Request"}}})
 			}
-			tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Journal: j})
-			if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
-				t.Fatal(err)
-			}
-			tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+			tr := e.journaledTriage(t, entries...)
 			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700002000.000001"}, signingSecret, e.now(), nil)
 			if got := e.pd.Count("resolve", pagerduty.DedupKey(incident)); (got == 1) != tc.acts {
 				t.Fatalf("PagerDuty got %d resolves with no page state, want acted %v (answers %+v)", got, tc.acts, e.h.srv.Responses())
 			}
 		})
 	}
+}
+
+// journaledTriage is pagedTriage reading a journal that holds entries.
+func (e *triageEnv) journaledTriage(t *testing.T, entries ...journal.Entry) *slack.Triage {
+	t.Helper()
+	j := store.OpenJournal(e.store, "journal", store.DefaultJournalRetention)
+	for _, en := range entries {
+		b, _ := json.Marshal(en)
+		if _, err := j.AppendJournal(context.Background(), []store.JournalRecord{{Kind: string(en.Kind), Data: b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, PageWait: 50 * time.Millisecond, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	tr.PagedThrough("triage", "slack/0", "pagerduty", "pagerduty/0")
+	return tr
 }
