@@ -1175,20 +1175,19 @@ func (t *Triage) storeTime(ctx context.Context, key string) time.Time {
 
 // joinedAsClicked counts the alerts that became members of the incidents
 // at keys (store.IncidentJoinsReader: added, or fired anew — not repeated
-// by Alertmanager) from joinMargin before c reached the router on (the
-// store's clock, µs),
-// read once c's Resolve wrote its "resolving" marks: such an alert, folded into
-// the page the resolve closes, was never paged nor seen by the user who
-// clicked (a review measured joins 0–10 ms after a click; another, joins
-// in the hundreds of ms a click spends claiming, authorizing and reading
-// before it acts). Both times are the store's own, whatever the clocks of
-// Slack and the hosts say (a review: a Redis 5 s behind the hosts let such
-// an alert through). A Join after this read sees the marks (the dispatch
-// core reads them again with its Join: handMarksAfterJoin). Each
-// incident's members count apart: one already in another PagerDuty
-// integration's incident joins this one anew. An alert whose join time is
-// unknown (an earlier build joined it) counts as seen; a store that cannot
-// be read counts none.
+// by Alertmanager; one an earlier build joined, by its last join) from
+// joinMargin before c reached the router on (the store's clock), read once
+// c's Resolve wrote its "resolving" marks: such an alert, folded into the
+// page the resolve closes, was never paged nor seen by the user who
+// clicked (reviews: joins 0–10 ms after a click, in the hundreds of ms a
+// click spends claiming, authorizing and reading before it acts, and in
+// Slack's delivery of it). Both times are the store's own, whatever the
+// clocks of Slack and the hosts say (a review: a Redis 5 s behind the
+// hosts let such an alert through). A Join after this read sees the marks
+// (the dispatch core reads them again with its Join: handMarksAfterJoin).
+// Each incident's members count apart: one already in another PagerDuty
+// integration's incident joins this one anew. A store that cannot be read
+// counts none.
 func (t *Triage) joinedAsClicked(ctx context.Context, c *click, keys []string) int {
 	r, ok := t.o.Store.(store.IncidentJoinsReader)
 	if !ok || c.at.IsZero() {
