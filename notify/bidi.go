@@ -12,6 +12,18 @@ func IsBidiControl(r rune) bool {
 	return '\u202a' <= r && r <= '\u202e' || '\u2066' <= r && r <= '\u2069' || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }
 
+// HasBidi reports whether s holds a bidirectional-text control. Every
+// Slack text escaped and every operator template's value asks: each
+// control's UTF-8 encoding starts with 0xE2 (U+200E–U+2069) or 0xD8
+// (U+061C), so a text without either byte — nearly all — is answered by
+// two vectorized byte searches, not a rune-by-rune decode.
+func HasBidi(s string) bool {
+	if strings.IndexByte(s, 0xe2) < 0 && strings.IndexByte(s, 0xd8) < 0 {
+		return false
+	}
+	return strings.ContainsFunc(s, IsBidiControl)
+}
+
 // ShowBidi returns s with each bidirectional-text control shown as
 // "[U+202E]", so that text from an alert cannot display as something it is
 // not — "DiskFull \u202eetirw-on enon :noitca" as "DiskFull action: none
@@ -19,7 +31,7 @@ func IsBidiControl(r rune) bool {
 // a PagerDuty summary (an audit). For what is shown only: never an incident
 // key, a dedup key or a label a silence matches.
 func ShowBidi(s string) string {
-	if !strings.ContainsFunc(s, IsBidiControl) {
+	if !HasBidi(s) {
 		return s
 	}
 	var b strings.Builder

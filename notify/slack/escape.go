@@ -247,7 +247,7 @@ type escaper struct {
 
 // str returns s escaped; *changed is set when that differs from s.
 func (e *escaper) str(s string, changed *bool) string {
-	if e.html && strings.ContainsFunc(s, notify.IsBidiControl) {
+	if e.html && notify.HasBidi(s) {
 		// Its bidirectional controls shown (notify.ShowBidi), then escaped.
 		*changed = true
 		b := notify.ShowBidi(s)
@@ -361,7 +361,7 @@ func (e *escaper) kvOf(kv template.KV, urls bool, changed *bool) template.KV {
 	for k, v := range kv {
 		c := false
 		ek, ev := e.str(k, &c), e.str(v, &c)
-		if urls && e.html && linkValue(k, v) && notify.ScriptLink(v) {
+		if urls && e.html && notify.ScriptLink(v) && linkValue(k, v) {
 			// A runbook_url of javascript: or data: is no link an
 			// operator's template may draw (`<{{ .Annotations.runbook_url }}|Runbook>`):
 			// left out, as the built-in links leave it (an audit). A text

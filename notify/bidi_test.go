@@ -1,0 +1,35 @@
+package notify_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/alertrouter/alertrouter/notify"
+)
+
+// HasBidi's byte pre-check misses no control: each is found alone and in
+// text, and texts with other characters of the same lead bytes (an em dash,
+// an Arabic letter) hold none.
+func TestHasBidiFindsEveryControl(t *testing.T) {
+	var controls []rune
+	for r := rune(0); r <= 0x2100; r++ {
+		if notify.IsBidiControl(r) {
+			controls = append(controls, r)
+		}
+	}
+	if len(controls) != 12 {
+		t.Fatalf("%d bidirectional controls, want 12 (U+202A–202E, U+2066–2069, U+200E, U+200F, U+061C)", len(controls))
+	}
+	for _, r := range controls {
+		for _, s := range []string{string(r), "disk " + string(r) + "full", "ok — " + string(r)} {
+			if !notify.HasBidi(s) || !strings.Contains(notify.ShowBidi(s), "[U+") {
+				t.Errorf("%q: HasBidi %v, shown %q; want found and shown", s, notify.HasBidi(s), notify.ShowBidi(s))
+			}
+		}
+	}
+	for _, s := range []string{"", "plain", "p99 — 2.4 s", "خطأ في القرص", "→ ‘quoted’ …"} {
+		if notify.HasBidi(s) || notify.ShowBidi(s) != s {
+			t.Errorf("%q: HasBidi true or changed (%q); want none", s, notify.ShowBidi(s))
+		}
+	}
+}
