@@ -54,7 +54,7 @@ func annotationsOf(ann map[string]string) *annotated {
 	a.Dashboard = webLink(notify.DashboardURL(ann))
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		v := ann[k]
-		if v == "" || slices.Contains(textAnnotations, k) || slices.Contains(linkAnnotations, k) || scriptLink(v) {
+		if v == "" || slices.Contains(textAnnotations, k) || slices.Contains(linkAnnotations, k) || notify.ScriptLink(v) {
 			continue
 		}
 		if len(a.Annotations) == maxAnnotations {
@@ -73,9 +73,6 @@ func webLink(href string) string {
 	}
 	return href
 }
-
-// scriptLink is notify.ScriptLink: not listed, even as text.
-func scriptLink(v string) bool { return notify.ScriptLink(v) }
 
 // summarize makes s, the summary annotation of e (an entry fed newest
 // first), the incident's summary line when it has none yet, or only a

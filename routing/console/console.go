@@ -144,14 +144,6 @@ const (
 	maxExports         = 2
 )
 
-// showBidi shows the bidirectional controls of a user-supplied value (the
-// embeddings, overrides and isolates U+202A–202E and U+2066–2069, the marks
-// U+200E, U+200F and U+061C) as "[U+202E]", so that a label cannot display
-// as something it is not ("pay\u202egnp.exe" as "payexe.png"). The CSS
-// isolates every value besides (unicode-bidi: isolate), so that none moves
-// the text around it.
-func showBidi(s string) string { return notify.ShowBidi(s) }
-
 // IncidentPath returns the path of an incident's page, for links from
 // notifications: the console's external URL plus this path.
 func IncidentPath(incident string) string { return "/incidents/" + url.PathEscape(incident) }
@@ -223,8 +215,8 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 var funcs = template.FuncMap{
-	"bidi":     showBidi,
-	"weburl":   notify.WebURL, // only an http(s) link is drawn: not javascript:, data:
+	"bidi":     notify.ShowBidi, // a label cannot display as something it is not; the CSS isolates every value besides
+	"weburl":   notify.WebURL,   // only an http(s) link is drawn: not javascript:, data:
 	"join":     strings.Join,
 	"incident": IncidentPath,
 	"did":      actionText,

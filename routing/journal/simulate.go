@@ -754,8 +754,5 @@ func TerminalSafe(s string) string {
 }
 
 func unsafeRune(r rune) bool {
-	return r < 0x20 || r == 0x7f || 0x80 <= r && r <= 0x9f || r == utf8.RuneError || IsBidiControl(r)
+	return r < 0x20 || r == 0x7f || 0x80 <= r && r <= 0x9f || r == utf8.RuneError || notify.IsBidiControl(r)
 }
-
-// IsBidiControl is notify.IsBidiControl: CLI and console output mark them.
-func IsBidiControl(r rune) bool { return notify.IsBidiControl(r) }
