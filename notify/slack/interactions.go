@@ -1101,9 +1101,11 @@ const pagePoll = 200 * time.Millisecond
 // the page open there — no state is a trigger that failed (its opening
 // aborted, a dead letter written) or an incident closed, unless the store
 // began its state (dedup.Epoch: restarted empty, failed over) after the
-// message was posted, or deletes keys when full and did (mayHaveEvicted) while the journal shows no failed trigger: the page's
-// state may have been lost with it, and the click acts. A store that cannot be read, or a target without
-// PagedThrough, says yes to both: the click acts, as it did before.
+// message was posted, or deletes keys when full and did (mayHaveEvicted)
+// while the journal shows no failed trigger: the page's state may have
+// been lost with it, and the click acts. A store that cannot be read, or a
+// target without PagedThrough, says yes to both: the click acts, as it
+// did before.
 func (t *Triage) pageConfirmed(ctx context.Context, c *click) (confirmed, held bool) {
 	through := c.pagedThrough()
 	if len(through) == 0 {
@@ -1258,29 +1260,33 @@ func (t *Triage) mayHaveEvicted(ctx context.Context) bool {
 // evicting Redis made a click on such a page acknowledge it, and a later
 // replay of its dead letter paged an incident Slack showed as handled).
 func (t *Triage) triggerFailed(ctx context.Context, incident, through string, posted time.Time) bool {
+	_, d, ok := t.newestDelivery(ctx, incident, through, posted, journal.OutcomeSent, journal.OutcomeFailed, journal.OutcomeDeadLetter)
+	return ok && d.Outcome != journal.OutcomeSent
+}
+
+// newestDelivery is the journal's newest delivery of incident through the
+// integration through ("receiver/integration") since posted whose outcome
+// is one of outcomes, with its entry (a decision or a replay); false when
+// none, or the journal cannot be read.
+func (t *Triage) newestDelivery(ctx context.Context, incident, through string, posted time.Time, outcomes ...string) (*journal.Entry, journal.Delivery, bool) {
 	if t.o.Journal == nil {
-		return false
+		return nil, journal.Delivery{}, false
 	}
-	failed := false
+	var entry *journal.Entry
+	var found journal.Delivery
 	err := journal.Each(ctx, t.o.Journal, journal.Query{Since: posted, Newest: true, Limit: maxJournalRead}, func(e *journal.Entry) error {
 		if e.Incident != incident || (e.Kind != journal.KindDecision && e.Kind != journal.KindReplay) {
 			return nil
 		}
 		for _, d := range e.Deliveries {
-			if d.Receiver+"/"+d.Integration != through {
-				continue
-			}
-			switch d.Outcome {
-			case journal.OutcomeSent:
-				return errScanned
-			case journal.OutcomeFailed, journal.OutcomeDeadLetter:
-				failed = true
+			if d.Receiver+"/"+d.Integration == through && slices.Contains(outcomes, d.Outcome) {
+				entry, found = e, d
 				return errScanned
 			}
 		}
 		return nil
 	})
-	return failed && (err == nil || errors.Is(err, errScanned))
+	return entry, found, entry != nil && (err == nil || errors.Is(err, errScanned))
 }
 
 // receiverOf is the receiver of "receiver/integration", whose integration
@@ -1368,27 +1374,10 @@ func where(pages []pageAt) string {
 // core's state learns it only at the alert's next webhook (an audit: after
 // a replay, Acknowledge was refused until then).
 func (t *Triage) replayHeld(ctx context.Context, incident, through string, posted time.Time) bool {
-	if t.o.Journal == nil {
-		return false
-	}
-	held := false
-	err := journal.Each(ctx, t.o.Journal, journal.Query{Since: posted, Newest: true, Limit: maxJournalRead}, func(e *journal.Entry) error {
-		if e.Incident != incident || (e.Kind != journal.KindDecision && e.Kind != journal.KindReplay) {
-			return nil
-		}
-		for _, d := range e.Deliveries {
-			if d.Receiver+"/"+d.Integration != through || d.Outcome != journal.OutcomeSent {
-				continue
-			}
-			// The newest send through the integration tells: a close (a
-			// resolve, a replayed resolve) ends the page, a replayed
-			// trigger holds it.
-			held = !d.Closed && e.Kind == journal.KindReplay && e.Replay != nil && e.Replay.Kind == alert.KindFiring
-			return errScanned
-		}
-		return nil
-	})
-	return held && (err == nil || errors.Is(err, errScanned))
+	// The newest send through the integration tells: a close (a resolve,
+	// a replayed resolve) ends the page, a replayed trigger holds it.
+	e, d, ok := t.newestDelivery(ctx, incident, through, posted, journal.OutcomeSent)
+	return ok && !d.Closed && e.Kind == journal.KindReplay && e.Replay != nil && e.Replay.Kind == alert.KindFiring
 }
 
 // stateAfter reads the dispatch core's state of the incident at key
