@@ -596,24 +596,24 @@ func joinHandKeys(prefix string, bs []*batch) []string {
 // (another sender held the incident) reads them in one more. A read that
 // fails keeps pending's tags.
 func (p *Pipeline) handMarksAfterJoin(ctx context.Context, leases []*incidentLease) {
-	var late []string
+	var late []*incidentLease
+	var keys []string
 	for _, l := range leases {
 		if l.joined && len(l.handKeys) > 0 && l.handRead == nil {
-			late = append(late, l.handKeys...)
+			late = append(late, l)
+			keys = append(keys, l.handKeys...)
 		}
 	}
 	if len(late) > 0 {
-		values, found, err := p.Store.Get(ctx, late)
+		values, found, err := p.Store.Get(ctx, keys)
 		if err != nil {
 			p.countStoreError("read the hand-resolve marks after the joins", err)
 		} else {
 			o := 0
-			for _, l := range leases {
-				if l.joined && len(l.handKeys) > 0 && l.handRead == nil {
-					n := len(l.handKeys)
-					l.handRead = &store.AfterRead{Values: values[o : o+n], Found: found[o : o+n]}
-					o += n
-				}
+			for _, l := range late {
+				n := len(l.handKeys)
+				l.handRead = &store.AfterRead{Values: values[o : o+n], Found: found[o : o+n]}
+				o += n
 			}
 		}
 	}

@@ -212,16 +212,16 @@ type IncidentRefReader interface {
 }
 
 // IncidentJoinsReader is implemented by stores that read when the members
-// of incidents last joined them, at their state keys (IncidentKey), in one
+// of incidents became ones, at their state keys (IncidentKey), in one
 // round trip: Slack's Resolve tells the alerts that joined as it was
 // clicked. Memory and Redis implement it.
 type IncidentJoinsReader interface {
 	// IncidentJoins answers, for each key, its members' fingerprints and
 	// when each became one — a Join added it, or found it fired anew
 	// (another start); a Join repeating it does not count —, on the
-	// store's clock (Redis: TIME); absent for a member an earlier build
-	// joined, which kept no such time; none when the incident has no
-	// state.
+	// store's clock (Redis: TIME); for a member an earlier build joined,
+	// which kept no such time, its last Join's; none when the incident
+	// has no state.
 	IncidentJoins(ctx context.Context, keys []string) ([]map[string]time.Time, error)
 	// TimeAt is the store's clock where key lives (Redis: TIME, on a
 	// Cluster the master holding key's slot), which IncidentJoins' times

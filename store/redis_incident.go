@@ -92,25 +92,29 @@ local function fingerprints(A, c, stop)
   for i = c, stop, 2 do fps[#fps + 1] = A[i] end
   return fps
 end
--- mfields are the state hash's m: fields of fps, and their a: fields.
+-- mfields are the state hash's m: fields of fps.
 local function mfields(fps)
   local f = {}
   for j = 1, #fps do f[j] = 'm:' .. fps[j] end
   return f
 end
-local function afields(fps)
-  local f = {}
-  for j = 1, #fps do f[j] = 'a:' .. fps[j] end
+-- dropfields are the fields of k1 that go with members fps: x, and their
+-- m: (mf) and a: fields.
+local function dropfields(fps, mf)
+  local f = {'x'}
+  for j = 1, #fps do
+    f[#f + 1] = mf[j]
+    f[#f + 1] = 'a:' .. fps[j]
+  end
   return f
 end
 -- hdel removes the members of the pairs A[o+7..last] from k2 and their
--- m: fields from k1.
+-- m: and a: fields from k1.
 local function hdel(k1, k2, A, o, last)
   for c = o + 7, last, CHUNK do
     local fps = fingerprints(A, c, math.min(c + CHUNK - 1, last))
     redis.call('HDEL', k2, unpack(fps))
-    redis.call('HDEL', k1, 'x', unpack(mfields(fps)))
-    redis.call('HDEL', k1, unpack(afields(fps)))
+    redis.call('HDEL', k1, unpack(dropfields(fps, mfields(fps))))
   end
 end
 -- leave removes each member of the pairs A[o+7..last] unless it started
@@ -137,8 +141,7 @@ local function leave(k1, k2, A, o, last, out)
         end
       end
       redis.call('HDEL', k2, unpack(gone))
-      redis.call('HDEL', k1, 'x', unpack(mf))
-      redis.call('HDEL', k1, unpack(afields(gone)))
+      redis.call('HDEL', k1, unpack(dropfields(gone, mf)))
     end
   end
 end
