@@ -1,10 +1,15 @@
 package main
 
 import (
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/internal/redistest"
 )
 
@@ -46,5 +51,34 @@ func TestALostRunRecordIsNotCalledARestart(t *testing.T) {
 		if strings.Contains(lost, "retrigger_interval every incident") != retrigger {
 			t.Errorf("retrigger %v, record lost: %q; the retriggers are said only when retrigger_interval is set", retrigger, lost)
 		}
+	}
+
+	// The probe says so: the life key deleted while Redis runs on is a
+	// lost record, a restart a new run.
+	srv := redistest.Start(t)
+	cfg, err := config.Parse([]byte("store: {redis: {addrs: ["+srv.Addr()+"]}, key_prefix: 'lost:'}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n"), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	d := newDeps(prometheus.NewRegistry(), slog.New(slog.NewTextHandler(&logs, nil)), io.Discard)
+	b := generation(t, d, cfg)
+	said := logs.String
+	d.checkLife(t.Context(), b)
+	time.Sleep(2 * time.Millisecond) // another millisecond to begin in
+	if _, err := redistest.Do(srv.Addr(), "DEL", "lost:life"); err != nil {
+		t.Fatal(err)
+	}
+	d.checkLife(t.Context(), b)
+	if s := said(); !strings.Contains(s, "did not restart") || strings.Contains(s, "started a new run") {
+		t.Fatalf("after the life key was deleted the probe said:\n%s\nwant the record named lost, not a new run", s)
+	}
+	srv.Kill()
+	if err := srv.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	d.checkLife(t.Context(), b)
+	if s := said(); !strings.Contains(s, "started a new run") {
+		t.Fatalf("after Redis restarted the probe said:\n%s\nwant a new run", s)
 	}
 }

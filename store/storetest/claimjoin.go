@@ -18,7 +18,7 @@ func init() {
 		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
 		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},
 		{"ClaimJoin of one step with thousands of claims", testClaimJoinThousands},
-		{"ClaimJoin reads each step's After keys once the steps are applied", testClaimJoinAfter},
+		{"ClaimJoin reads each step's After keys in the same call, after its other writes", testClaimJoinAfter},
 		{"IncidentJoins says when each member last joined", testIncidentJoins},
 	}...)
 }
