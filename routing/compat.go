@@ -21,7 +21,8 @@ type RouteCompat struct {
 	MatchRE map[string]string `yaml:"match_re,omitempty"`
 	// GroupBy makes the labels listed one incident for the alerts this
 	// route delivers (inherited by child routes; "..." groups by every
-	// label); empty keeps incidents.group_by.
+	// label); unset keeps incidents.group_by, and an explicit empty list
+	// makes every alert of the route one incident (Route.GroupsAll).
 	GroupBy []string `yaml:"group_by,omitempty"`
 	// MuteTimeIntervals mute the route while any of the named
 	// time_intervals contains now; ActiveTimeIntervals mute it while none

@@ -104,8 +104,10 @@ func templateData(msg *alert.Message, receiver string, alerts template.Alerts, r
 	data.GroupLabels = template.KV{}
 	routed := false
 	for _, r := range rs {
-		for _, name := range r.GroupedBy {
+		if r.GroupedBy != nil {
 			routed = true
+		}
+		for _, name := range r.GroupedBy {
 			if v := data.CommonLabels[name]; v != "" {
 				data.GroupLabels[name] = v
 			}

@@ -362,26 +362,30 @@ func (p *Pipeline) useLive(r *alert.Result, l *Live, now time.Time) bool {
 
 // route selects r's receivers from its (possibly changed) decision, minus
 // the routes muted now (r.MutedBy says why when every one is, and
-// r.MutedReceivers whose they were), and returns the group_by of the first
-// matched route.
-func (p *Pipeline) route(r *alert.Result) (groupBy []string) {
+// r.MutedReceivers whose they were), and returns the first matched route,
+// whose grouping forms r's incident.
+func (p *Pipeline) route(r *alert.Result) *Route {
 	return p.RouteAt(r, p.decideNow())
 }
 
 // RouteAt routes r as decided, at now: nowhere when decided none; a
 // resolve wherever its firing went (no time interval mutes it). It returns
-// the matched route's group_by. The policy simulator routes the alerts it
-// decides again with it.
-func (p *Pipeline) RouteAt(r *alert.Result, now time.Time) (groupBy []string) {
+// the first matched route (nil when decided none). The policy simulator
+// routes the alerts it decides again with it.
+func (p *Pipeline) RouteAt(r *alert.Result, now time.Time) *Route {
 	r.Receivers, r.MutedBy, r.MutedReceivers = nil, "", nil
 	if r.Decision.Action == alert.ActionNone {
 		return nil
 	}
-	r.Receivers, groupBy, r.MutedBy, r.MutedReceivers = Deliver(p.Routes.MatchRoutes(r.Label), now)
+	routes := p.Routes.MatchRoutes(r.Label)
+	r.Receivers, _, r.MutedBy, r.MutedReceivers = Deliver(routes, now)
 	if !r.Alert.Firing() {
 		r.MutedBy, r.MutedReceivers = "", nil // a resolve goes wherever its firing went
 	}
-	return groupBy
+	if len(routes) == 0 {
+		return nil
+	}
+	return routes[0]
 }
 
 // SLOLive is the LiveLookup of a slolive client: the live state of an

@@ -398,13 +398,41 @@ func (p *Pipeline) evaluate(r *alert.Result, groupBy, scope []string, now time.T
 	defer p.evaluateRecover(r, groupBy, scope)
 	r.Classification = p.Classifier.Classify(r.Alert)
 	r.Decision = p.Decider.Decide(r.Alert, &r.Classification, now)
-	if gb := p.route(r); len(gb) > 0 {
+	get := r.Label
+	switch rt := p.route(r); {
+	case rt == nil || rt.GroupBy == nil:
+		// incidents.group_by
+	case rt.GroupsAll():
+		// `group_by: []`: the route's alerts are one incident, named by
+		// the route (an alert of an unknown sector still by its
+		// alertname, an SLO's by its SLO), as Alertmanager v0.31 and
+		// later group them.
+		groupBy, scope, r.GroupedBy = routeGroupBy, nil, groupedByNothing
+		get = func(name string) string {
+			if name == routeGroupLabel {
+				return rt.key
+			}
+			return r.Label(name)
+		}
+	default:
 		// A route's own group_by is the incident as written.
-		groupBy, scope = expandGroupBy(gb, r.Alert.Labels), nil
+		groupBy, scope = expandGroupBy(rt.GroupBy, r.Alert.Labels), nil
 		r.GroupedBy = groupBy
 	}
-	r.Incident = IncidentKey(r, groupBy, scope, r.Label)
+	r.Incident = IncidentKey(r, groupBy, scope, get)
 }
+
+// routeGroupLabel is the name IncidentKey reads the key of a route that
+// groups by nothing (Route.GroupsAll) under; no label has it.
+const routeGroupLabel = "\x00route"
+
+var (
+	// routeGroupBy is the grouping of a route that groups by nothing.
+	routeGroupBy = []string{routeGroupLabel}
+	// groupedByNothing is Result.GroupedBy under such a route: templates'
+	// .GroupLabels are empty there, as in Alertmanager.
+	groupedByNothing = []string{}
+)
 
 // evaluateRecover, deferred by evaluate, turns a panic of r's evaluation
 // into the fallback decision.

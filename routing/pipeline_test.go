@@ -1496,6 +1496,64 @@ routes:
 	}
 }
 
+// A route's `group_by: []` makes every alert it routes one incident, as
+// Alertmanager v0.31 and later make them one group (and one notification):
+// alerts of two services and namespaces page once, the second an update of
+// the first, and .GroupLabels are empty, as Alertmanager renders them. The
+// router inherited the parent's grouping there, as older Alertmanagers did:
+// two pages where the user asked for one group (an audit). Another route's
+// alerts stay apart; an alert of an unknown sector still by its name.
+func TestPipelineAnEmptyGroupByIsOneIncidentPerRoute(t *testing.T) {
+	e := newEnv(t)
+	e.routes = `
+receiver: slack
+group_by: [alertname, namespace]
+routes:
+  - receiver: pagerduty
+    matchers: ['team="db"']
+    group_by: []
+  - receiver: pagerduty
+    matchers: ['team="web"']
+    group_by: []
+`
+	p := e.pipeline()
+	a := tAlert("PostgresReplicationLag", "firing", "page", "team", "db", "namespace", "shop", "service", "pg-shop")
+	b := tAlert("PostgresDown", "firing", "page", "team", "db", "namespace", "billing", "service", "pg-billing")
+	c := tAlert("NginxDown", "firing", "page", "team", "web", "namespace", "shop", "service", "nginx")
+	mustProcess(t, p, a, b, c)
+	ns := e.pd.notifications()
+	if got, want := e.pd.events(), []string{`trigger route/team="db"`, `trigger route/team="web"`}; !slices.Equal(slices.Sorted(slices.Values(got)), want) {
+		t.Fatalf("PagerDuty events %q, want one trigger per route, %q", got, want)
+	}
+	for _, n := range ns {
+		want := map[string]int{`route/team="db"`: 2, `route/team="web"`: 1}[n.Incident]
+		if len(n.Results) != want {
+			t.Errorf("incident %q holds %d alerts, want %d", n.Incident, len(n.Results), want)
+		}
+		if len(n.Data.GroupLabels) != 0 {
+			t.Errorf("incident %q: GroupLabels %v, want none (group_by: [])", n.Incident, n.Data.GroupLabels)
+		}
+	}
+	// A later alert of the route joins the open incident: no second page.
+	d := tAlert("PostgresDiskFull", "firing", "page", "team", "db", "namespace", "erp", "service", "pg-erp")
+	mustProcess(t, p, d)
+	if got := e.pd.events(); len(got) != 2 {
+		t.Errorf("PagerDuty events %q after a third db alert, want it an update of the db incident, no trigger", got)
+	}
+	if ns := e.pd.notifications(); len(ns) != 3 || ns[2].Incident != `route/team="db"` {
+		t.Errorf("%d notifications, the last to %q; want the third db alert's to the db incident", len(ns), ns[len(ns)-1].Incident)
+	}
+	// An unknown sector's alert stays apart by its alertname.
+	u := webhooktest.MkAlert("firing", map[string]string{"alertname": "Mystery", "team": "db", "test_action": "page"}, nil, "up", webhooktest.Start)
+	var r *alert.Result
+	for _, x := range p.Evaluate(payload(t, u)) {
+		r = x
+	}
+	if r == nil || r.Incident != `Mystery/route/team="db"` {
+		t.Errorf("an unknown sector's alert under group_by: [] has incident %v, want Mystery/route/team=\"db\"", r)
+	}
+}
+
 // The answer lists the first alert.ListedRejections rejected alerts and
 // counts the rest: a payload of 200,000 unreadable alerts was answered 19 MB.
 func TestPipelineAnswerListsAHundredRejections(t *testing.T) {

@@ -28,6 +28,19 @@ type Route struct {
 
 	matchers labels.Matchers
 	path     string
+	// key names the route by its matchers and its ancestors' (as
+	// Alertmanager's route key does): the incident of a route grouping by
+	// nothing (GroupsAll).
+	key string
+}
+
+// GroupsAll reports whether the route groups every alert it matches into
+// one incident: an explicit `group_by: []`, its own or inherited, which
+// Alertmanager v0.31 and later read as grouping by no label (before
+// v0.31 it inherited the parent's grouping). A route without group_by,
+// and its children, group by incidents.group_by.
+func (r *Route) GroupsAll() bool {
+	return r.GroupBy != nil && len(r.GroupBy) == 0
 }
 
 // Disjoint reports whether no alert can match both r and o: one has an
@@ -81,7 +94,18 @@ func (r *Route) Compile(known map[string]bool) error {
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	return errors.Join(append(CheckGroupBy("route", r.GroupBy), r.compile("route", "", known))...)
+	return errors.Join(append(CheckGroupBy("route", r.GroupBy), r.compile("route", "", "", known))...)
+}
+
+// matchersText is the route's matchers as Alertmanager writes them,
+// comma-separated without braces (`team="db",severity=~"page|critical"`),
+// or "*" when it has none.
+func (r *Route) matchersText() string {
+	if len(r.matchers) == 0 {
+		return "*"
+	}
+	s := r.matchers.String()
+	return s[1 : len(s)-1]
 }
 
 // CheckGroupBy refuses what Alertmanager refuses in a route's group_by:
@@ -102,7 +126,9 @@ func CheckGroupBy(path string, groupBy []string) []error {
 	return errs
 }
 
-func (r *Route) compile(path, parent string, known map[string]bool) error {
+// compile compiles r, at path, and its children: parent is the receiver
+// it inherits, parentKey its parent's key ("" for the root).
+func (r *Route) compile(path, parent, parentKey string, known map[string]bool) error {
 	var errs []error
 	if r.Receiver == "" {
 		r.Receiver = parent
@@ -120,20 +146,25 @@ func (r *Route) compile(path, parent string, known map[string]bool) error {
 		}
 		r.matchers = append(r.matchers, ms...)
 	}
+	r.key = "route"
+	if parentKey != "" {
+		r.key = parentKey + "/" + r.matchersText()
+	}
 	for i, c := range r.Routes {
 		if c == nil {
 			errs = append(errs, fmt.Errorf("%s.routes[%d]: empty route", path, i))
 			continue
 		}
 		cpath := fmt.Sprintf("%s.routes[%d]", path, i)
-		if len(c.GroupBy) == 0 {
-			// Inherited, as in Alertmanager — `group_by: []` too, which
-			// Alertmanager reads as not set.
+		if c.GroupBy == nil {
+			// Inherited, as in Alertmanager. An explicit `group_by: []`
+			// is kept: Alertmanager v0.31 and later group by no label
+			// there (GroupsAll).
 			c.GroupBy = r.GroupBy
 		} else {
 			errs = append(errs, CheckGroupBy(cpath, c.GroupBy)...)
 		}
-		errs = append(errs, c.compile(cpath, r.Receiver, known))
+		errs = append(errs, c.compile(cpath, r.Receiver, r.key, known))
 	}
 	return errors.Join(errs...)
 }

@@ -148,25 +148,44 @@ routes:
 	}
 }
 
-// A child's `group_by: []` inherits its parent's, as in Alertmanager, which
-// reads an empty list as not set; the router grouped such a child's alerts
-// by incidents.group_by instead.
-func TestAnEmptyGroupByInherits(t *testing.T) {
+// A child's `group_by: []` groups by no label, as Alertmanager v0.31 and
+// later read it (config.Route.UnmarshalYAML keeps it an empty list,
+// dispatch.newRoute overrides the parent's grouping with it); before, the
+// router inherited the parent's, as older Alertmanagers did, and split
+// what the user asked to be one group into one incident per alertname and
+// namespace (an audit). An unset group_by inherits, an empty one is
+// inherited as it is.
+func TestAnEmptyGroupByGroupsByNothing(t *testing.T) {
 	r := compileRoute(t, `
 receiver: log
 group_by: [alertname, team]
 routes:
   - receiver: slack-triage
+    matchers: ['team="db"', 'severity=~"page|critical"']
     group_by: []
+    routes:
+      - receiver: log
+        matchers: [env=prod]
   - receiver: log
     group_by: [cluster]
   - receiver: log
+  - receiver: log
     group_by: ['...', '...']`)
-	if got := r.Routes[0].GroupBy; !slices.Equal(got, []string{"alertname", "team"}) {
-		t.Errorf("group_by: [] compiled to %v, want the parent's [alertname team]", got)
+	db := r.Routes[0]
+	if got := db.GroupBy; got == nil || len(got) != 0 || !db.GroupsAll() {
+		t.Errorf("group_by: [] compiled to %#v (GroupsAll %v), want an empty list that groups everything", got, db.GroupsAll())
 	}
-	if got := r.Routes[1].GroupBy; !slices.Equal(got, []string{"cluster"}) {
+	if child := db.Routes[0]; !child.GroupsAll() {
+		t.Errorf("a child of a group_by: [] route compiled to %#v, want it inherited as an empty list", child.GroupBy)
+	}
+	if got := r.Routes[1].GroupBy; !slices.Equal(got, []string{"cluster"}) || r.Routes[1].GroupsAll() {
 		t.Errorf("a child's own group_by compiled to %v, want [cluster]", got)
+	}
+	if got := r.Routes[2].GroupBy; !slices.Equal(got, []string{"alertname", "team"}) || r.Routes[2].GroupsAll() {
+		t.Errorf("an unset group_by compiled to %v, want the parent's [alertname team]", got)
+	}
+	if r.GroupsAll() {
+		t.Error("the root's group_by [alertname team] groups everything")
 	}
 }
 

@@ -681,6 +681,11 @@ route: {receiver: teams%s}
 		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team]", false, false},
 		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname], routes: [{receiver: teams, group_by: [alertname, team]}]", false, false},
 		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname], routes: [{receiver: teams, matchers: [severity=critical], group_by: [alertname, team]}]", false, true},
+		// A child without group_by inherits its parent's; one with
+		// `group_by: []` groups by no label (Alertmanager v0.31 on): every
+		// team's alerts of the route are one incident.
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team], routes: [{receiver: teams, matchers: [severity=critical]}]", false, false},
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team], routes: [{receiver: teams, matchers: [severity=critical], group_by: []}]", false, true},
 	} {
 		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.incidents, tc.checkoutKey, tc.route))
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

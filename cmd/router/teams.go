@@ -72,7 +72,7 @@ func channelLabelsOutsideIncidents(cfg *config.Config) []string {
 		if r.Receiver != "" {
 			receiver = r.Receiver
 		}
-		if len(r.GroupBy) > 0 { // `group_by: []` inherits, as in Alertmanager
+		if r.GroupBy != nil { // inherited where unset; `group_by: []` holds no label
 			eff = r.GroupBy
 		}
 		// A node delivers to its own receiver when all its children miss:
@@ -93,7 +93,7 @@ func channelLabelsOutsideIncidents(cfg *config.Config) []string {
 	}
 	holds := func(receiver, label string) bool {
 		for _, g := range groupings[receiver] {
-			if len(g) == 0 {
+			if g == nil {
 				g = held
 			}
 			if !slices.Contains(g, label) && !slices.Contains(g, "...") {

@@ -228,8 +228,8 @@ type Result struct {
 	// changed since. The journal files the alert there.
 	NotifiedIn string `json:"notified_in,omitempty"`
 	// GroupedBy is the group_by of the route that formed the alert's
-	// incident ("..." expanded to the alert's labels); nil under
-	// incidents.group_by. Templates' .GroupLabels are those of them the
+	// incident ("..." expanded to the alert's labels; empty, not nil, under
+	// a route's `group_by: []`); nil under incidents.group_by. Templates' .GroupLabels are those of them the
 	// notification's alerts share, as Alertmanager's are its route's
 	// group_by. Not journaled.
 	GroupedBy []string `json:"-"`
