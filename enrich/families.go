@@ -140,6 +140,15 @@ const (
 // delay, whose measurements and timestamps need synchronised clocks.
 var clockSectors = []string{secNet, secExec, secFiber}
 
+// trainingSectors are the candidate sectors of a word of model training
+// that says neither pre- nor post-training (a loss spike, Megatron, MoE):
+// the alert's context (namespace="llm-pretrain") breaks the tie.
+var trainingSectors = []string{secPretrain, secPost}
+
+// collectiveSectors are those of NCCL, whose collectives serve training
+// and tensor-parallel inference alike (vLLM's ranks talk over NCCL too).
+var collectiveSectors = []string{secPretrain, secPost, secGPU}
+
 // builtinFamilies is the catalog of well-known metric families. A family
 // without Sector points at every sector that has its KPI (an ambiguous KPI
 // such as OWD or MFU is settled by other signals). A family without KPI names

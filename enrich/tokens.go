@@ -180,6 +180,30 @@ var builtinWords = []word{
 	{Phrase: "pretrain", Sector: secPretrain},
 	{Phrase: "pre training", Sector: secPretrain},
 	{Phrase: "pretraining", Sector: secPretrain},
+	// What imbalance among experts does and how Megatron-LM names it: the
+	// load-balancing loss, tokens dropped past an expert's capacity
+	// factor (moe_utils.py, --moe-expert-capacity-factor).
+	{Phrase: "expert load", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "load imbalance", Sector: secPretrain, KPI: "EIR", Generic: true},
+	{Phrase: "load balancing loss", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "token drop", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "tokens dropped", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "dropped tokens", Sector: secPretrain, KPI: "EIR"},
+	{Phrase: "capacity factor", Sector: secPretrain, KPI: "EIR", Generic: true},
+	// Training at large, pre or post: the context breaks the tie.
+	{Phrase: "moe", Cands: trainingSectors},
+	{Phrase: "mixture of experts", Cands: trainingSectors},
+	{Phrase: "megatron", Cands: trainingSectors},
+	{Phrase: "deepspeed", Cands: trainingSectors},
+	{Phrase: "torchtitan", Cands: trainingSectors},
+	{Phrase: "loss spike", Cands: trainingSectors},
+	{Phrase: "training loss", Cands: trainingSectors},
+	{Phrase: "lm loss", Cands: trainingSectors},
+	{Phrase: "loss nan", Cands: trainingSectors},
+	{Phrase: "nan loss", Cands: trainingSectors},
+	{Phrase: "grad norm", Cands: trainingSectors},
+	{Phrase: "gradient norm", Cands: trainingSectors},
+	{Phrase: "nccl", Cands: collectiveSectors},
 	// Post-training MoE.
 	{Phrase: "tokens per second", Sector: secPost, KPI: "TPS"},
 	{Phrase: "racc", Sector: secPost, KPI: "RACC"},

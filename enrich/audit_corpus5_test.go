@@ -1,0 +1,106 @@
+package enrich
+
+import (
+	"slices"
+	"testing"
+)
+
+// The tests of this file follow an audit that wrote alerts on the names
+// large-scale training exports (Megatron-LM's lm loss, grad-norm and MoE
+// load-balancing scalars as custom gauges, PyTorch's NCCL watchdog): each
+// of these was unknown — a page reading "component: unknown" that a route
+// on the training sector missed — for want of the field's words. Words
+// that say neither pre- nor post-training count for both, and the alert's
+// context (namespace, job) settles which; NCCL counts for inference too.
+func TestCorpus5TrainingWords(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	pre := []string{"cluster", "gpu-east-1", "namespace", "llm-pretrain", "job", "megatron-pretrain", "model", "moe-8x22b"}
+	post := []string{"cluster", "gpu-east-1", "namespace", "llm-posttrain", "job", "trl-dpo", "model", "moe-8x22b"}
+	serving := []string{"cluster", "gpu-east-1", "namespace", "llm-serving", "job", "vllm", "pod", "vllm-deepseek-0"}
+	with := func(base []string, more ...string) []string { return append(slices.Clone(base), more...) }
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		anns   []string
+		sector string
+		kpi    string
+		hint   string
+	}{
+		{
+			name:   "MoEExpertLoadImbalanceHigh",
+			labels: with(pre, "severity", "warning", "layer", "12"),
+			anns:   []string{"summary", "Expert load imbalance on layer 12", "description", "Max/avg tokens per expert is 3.4 on layer 12.", "aux_loss", "0.031", "baseline_aux_loss", "0.01"},
+			sector: secPretrain, kpi: "EIR", hint: HintMoERouter,
+		},
+		{
+			name:   "MoETokenDropRateHigh",
+			labels: with(pre, "severity", "warning"),
+			anns:   []string{"summary", "MoE capacity overflow: 7% of tokens dropped", "description", "Tokens dropped by expert capacity factor (moe-expert-capacity-factor) exceed 5%."},
+			sector: secPretrain, kpi: "EIR",
+		},
+		{
+			name:   "TrainingLossSpike",
+			labels: with(pre, "severity", "critical"),
+			anns:   []string{"summary", "Loss spike on megatron-pretrain", "description", "lm loss jumped to 4.8 from a 1h average of 2.1."},
+			sector: secPretrain,
+		},
+		{
+			name:   "TrainingLossNaN",
+			labels: with(pre, "severity", "critical"),
+			anns:   []string{"summary", "Loss is NaN on megatron-pretrain", "description", "lm loss is NaN: the run diverged; stop and roll back to the last checkpoint."},
+			sector: secPretrain,
+		},
+		{
+			name:   "TrainingGradNormSpike",
+			labels: with(pre, "severity", "warning"),
+			anns:   []string{"summary", "Gradient norm spike", "description", "grad-norm 58 vs 1h average 1.9."},
+			sector: secPretrain,
+		},
+		{
+			name:   "NCCLWatchdogTimeout",
+			labels: with(pre, "severity", "critical", "pod", "pretrain-moe-worker-12"),
+			anns:   []string{"summary", "NCCL watchdog timeout on rank 96", "description", "ProcessGroupNCCL watchdog caught a collective operation timeout (TORCH_NCCL_HEARTBEAT_TIMEOUT_SEC); the job will abort."},
+			sector: secPretrain,
+		},
+		// The same words in a post-training run's context, and NCCL in
+		// a serving one's.
+		{
+			name:   "TrainingLossSpike",
+			labels: with(post, "severity", "critical"),
+			anns:   []string{"summary", "Loss spike on trl-dpo"},
+			sector: secPost,
+		},
+		{
+			name:   "NCCLWatchdogTimeout",
+			labels: with(serving, "severity", "critical"),
+			anns:   []string{"summary", "NCCL watchdog timeout on tensor-parallel rank 3"},
+			sector: secGPU,
+		},
+	} {
+		lbls := kv(append([]string{"alertname", tc.name}, tc.labels...)...)
+		cl := c.Classify(newAlert(lbls, kv(tc.anns...), ""))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s %v: %s, want %s %q", tc.name, tc.labels, describe(cl), tc.sector, tc.kpi)
+			continue
+		}
+		if tc.hint != "" && !slices.Contains(hintIDs(cl), tc.hint) {
+			t.Errorf("%s: hints %v, want %s", tc.name, hintIDs(cl), tc.hint)
+		}
+	}
+}
+
+// The words decide nothing alone: without a training or serving context
+// the alert stays unknown with its candidates, and a load balancer's
+// "load imbalance" (a generic word) is no MoE router's.
+func TestCorpus5TrainingWordsNeedContext(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	cl := c.Classify(newAlert(kv("alertname", "TrainingLossSpike", "severity", "critical"), kv("summary", "Loss spike"), ""))
+	if cl.Sector != "unknown" || !slices.Equal(cl.Candidates, []string{secPretrain, secPost}) {
+		t.Errorf("a loss spike without context: %s, candidates %v; want unknown between pre- and post-training", describe(cl), cl.Candidates)
+	}
+	cl = c.Classify(newAlert(kv("alertname", "HAProxyBackendLoadImbalance", "severity", "warning", "job", "haproxy"),
+		kv("summary", "Backend load imbalance across servers"), `max(haproxy_server_current_sessions) / avg(haproxy_server_current_sessions) > 3`))
+	if cl.Sector == secPretrain {
+		t.Errorf("HAProxy's load imbalance: %s, want no MoE training", describe(cl))
+	}
+}
