@@ -258,8 +258,15 @@ func hasBurnRates(kv map[string]string) bool {
 // every tier (over its long or its short window) that it has both windows
 // for, and at least one such tier: a page decided from the alert's labels
 // whose burn has since fallen. note says so with the numbers, for the
-// notification ("live burn now below every tier: 1h 2.1× ≤ 14.4 …"). A
+// notification ("live burn now below every tier: 1h 2.1× ≤ 13.44 …"). A
 // partial answer (Warnings) is never below every tier.
+//
+// The tiers' factors are those of a 30-day SLO (the workbook's 14.4 and 6:
+// 2 % and 5 % of the budget in 1 h and 6 h); an SLO over 28 days spends as
+// much of its budget at 28/30 of them, and its generators page there —
+// Sloth at 13.44 and 5.6, Pyrra at 14 and 7. A burn is below a tier only
+// at or below that lower factor: a Pyrra page that had just fired at 14.2×
+// read "fallen below every tier" against 14.4 (an audit).
 func (c *Context) BelowEveryTier(tiers []policies.Tier) (below bool, note string) {
 	if len(c.Warnings) > 0 {
 		// A partial answer may lack the series that burn: it cannot say
@@ -274,14 +281,15 @@ func (c *Context) BelowEveryTier(tiers []policies.Tier) (below bool, note string
 		if !okL || !okS {
 			continue
 		}
-		if lv > t.Factor && sv > t.Factor {
+		f := t.Factor * 28 / 30
+		if lv > f && sv > f {
 			return false, ""
 		}
 		v, w := lv, lw
-		if lv > t.Factor {
+		if lv > f {
 			v, w = sv, sw // the short window is the one below
 		}
-		parts = append(parts, fmt.Sprintf("%s %.1f× ≤ %g", windowName(w), v, t.Factor))
+		parts = append(parts, fmt.Sprintf("%s %.1f× ≤ %s", windowName(w), v, strconv.FormatFloat(f, 'g', 4, 64)))
 	}
 	if len(parts) == 0 {
 		return false, ""

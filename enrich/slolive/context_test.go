@@ -112,7 +112,12 @@ func TestBelowEveryTier(t *testing.T) {
 	}{
 		{"a page tier still burning", map[time.Duration]float64{m5: 20, h1: 15, m30: 1, h6: 1}, false, ""},
 		{"fallen below every tier", map[time.Duration]float64{m5: 20, h1: 2, m30: 1, h6: 1, h2: 0.5, d1: 0.5, d3: 0.9},
-			true, "live burn now below every tier (live from Prometheus): 1h 2.0× ≤ 14.4, 6h 1.0× ≤ 6, 1d 0.5× ≤ 3, 3d 0.9× ≤ 1"},
+			true, "live burn now below every tier (live from Prometheus): 1h 2.0× ≤ 13.44, 6h 1.0× ≤ 5.6, 1d 0.5× ≤ 2.8, 3d 0.9× ≤ 0.9333"},
+		// A Pyrra page fires at 14× on 1h and 5m (a 28-day SLO's 2 % of
+		// budget an hour, Sloth's 13.44): not below the 14.4 tier, though
+		// under it (an audit).
+		{"a Pyrra page at 14.2×", map[time.Duration]float64{m5: 14.22, h1: 14.22, m30: 3.9, h6: 3.9, h2: 1, d1: 1, d3: 0.8}, false, ""},
+		{"a 28-day Sloth page at 5.7× over 6h", map[time.Duration]float64{m5: 1, h1: 1, m30: 5.7, h6: 5.7, h2: 1, d1: 1, d3: 0.8}, false, ""},
 		{"no tier has both windows: unknown", map[time.Duration]float64{h1: 0.1}, false, ""},
 	}
 	for _, c := range cases {
