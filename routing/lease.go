@@ -250,23 +250,35 @@ func (p *Pipeline) stepOp(ctx context.Context, l *incidentLease, st leaseStep, t
 	return op
 }
 
-// retriggerInterval is RetriggerInterval, or less within it of the store's
-// new run (StoreLife): the time since that run began, so that an incident
-// last triggered before it — possibly resolved in PagerDuty since, its
-// resolve lost with the store's newest writes — is due, and one triggered
-// since is not.
+// retriggerInterval is RetriggerInterval less retriggerSlack, or less
+// within it of the store's new run (StoreLife): the time since that run
+// began, so that an incident last triggered before it — possibly resolved
+// in PagerDuty since, its resolve lost with the store's newest writes — is
+// due, and one triggered since is not.
 func (p *Pipeline) retriggerInterval() time.Duration {
+	interval := p.RetriggerInterval - retriggerSlack(p.RetriggerInterval)
 	if p.StoreLife == nil {
-		return p.RetriggerInterval
+		return interval
 	}
 	life := p.StoreLife()
 	if life.IsZero() {
-		return p.RetriggerInterval
+		return interval
 	}
-	if since := p.now().Sub(life); since < p.RetriggerInterval {
+	if since := p.now().Sub(life); since < interval {
 		return max(since, time.Millisecond)
 	}
-	return p.RetriggerInterval
+	return interval
+}
+
+// retriggerSlack is how much earlier than interval a retrigger is due: a
+// twentieth of it, at most 30 s. Alertmanager sends a group's new alerts
+// every group_interval, counted from its previous flush, so with
+// retrigger_interval equal to it (both 5m by default) the next flush lands
+// a few milliseconds short of the interval the router counts from its own,
+// later, stamp of that trigger — not due, and the alert it brings went
+// unpaged in an incident resolved in PagerDuty (an audit).
+func retriggerSlack(interval time.Duration) time.Duration {
+	return min(interval/20, 30*time.Second)
 }
 
 // stepKey names one incident step of a webhook: an incident at one

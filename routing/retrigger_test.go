@@ -102,6 +102,31 @@ func TestNewAlertsJoiningAnOpenIncidentTriggerItAgainOncePerInterval(t *testing.
 	}
 }
 
+// Alertmanager sends a group's new alerts every group_interval, counted
+// from its previous flush: with retrigger_interval equal to it (both 5m by
+// default) that flush reaches the router a few milliseconds short of the
+// interval counted from the router's own, later, stamp of the trigger. It
+// was not due, and the alert it brought went unpaged in an incident
+// resolved in PagerDuty — at every flush, as the two cadences are the
+// same (an audit). A flush just under the interval retriggers; one at
+// half of it does not.
+func TestAlertmanagersNextFlushRetriggers(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	s := newStandIns(t)
+	p := retriggering(e, s, 5*time.Minute)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	ageTrigger(t, addr, 150*time.Second)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	if got := s.pd.Triggers(ttftIncident); got != 1 {
+		t.Fatalf("PagerDuty triggers = %d half an interval after the page, want the opening's alone", got)
+	}
+	ageTrigger(t, addr, 5*time.Minute-150*time.Second-20*time.Millisecond)
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Errorf("PagerDuty triggers = %d at the next flush, 20 ms short of retrigger_interval, want the retrigger", got)
+	}
+}
+
 // The last trigger's time is kept with the incident in the store: a
 // replica that restarted, or never saw the incident, re-triggers the first
 // new alert joining it once the interval has passed. Before, the time was
