@@ -104,3 +104,22 @@ func TestCorpus5TrainingWordsNeedContext(t *testing.T) {
 		t.Errorf("HAProxy's load imbalance: %s, want no MoE training", describe(cl))
 	}
 }
+
+// LiteLLM's response cache and the provider prompt-cache reads it counts,
+// and Dynamo's KV block manager: API or unknown before, with no cache KPI.
+func TestCorpus5CacheFamilies(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, tc := range []struct{ name, expr, sector, kpi string }{
+		{"LiteLLMCacheHitRateLow", `sum(rate(litellm_cache_hits_metric_total[10m])) / (sum(rate(litellm_cache_hits_metric_total[10m])) + sum(rate(litellm_cache_misses_metric_total[10m]))) < 0.2`, secPStorage, "CHR"},
+		{"LiteLLMProviderPromptCacheReadsLow", `sum(rate(litellm_input_cached_tokens_metric_total[30m])) / sum(rate(litellm_input_tokens_metric_total[30m])) < 0.3`, secPCompute, "CTR"},
+		{"DynamoKVBMOnboardStalled", `rate(kvbm_onboard_blocks_h2d[5m]) == 0 and rate(kvbm_offload_blocks_d2h[5m]) > 0`, secPStorage, ""},
+		{"DynamoKVBMHostHitRateLow", `kvbm_host_cache_hit_rate < 0.1`, secPStorage, "CHR"},
+		// LiteLLM's other names stay the API gateway's.
+		{"LiteLLMLatencyHigh", `histogram_quantile(0.95, sum by (le) (rate(litellm_request_total_latency_metric_bucket[5m]))) > 10`, secAPI, "P95 LAT"},
+	} {
+		cl := c.Classify(newAlert(kv("alertname", tc.name, "severity", "warning", "namespace", "llm-gateway"), nil, tc.expr))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s (%s): %s, want %s %q", tc.name, tc.expr, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}

@@ -281,6 +281,13 @@ var builtinFamilies = []family{
 	{Name: "litellm_deployment_latency_per_output_token", Sector: secAPI, KPI: "UST", Source: srcLiteLLMTypes},
 	{Name: "litellm_remaining_requests_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
 	{Name: "litellm_remaining_tokens_metric", Sector: secAPI, KPI: "429R", Source: srcLiteLLMTypes},
+	// LiteLLM's own response cache (Redis, S3, semantic) is prompt-cache
+	// storage; the provider's prompt-cache reads it counts are cached
+	// tokens of the compute (Anthropic's, OpenAI's prompt caching).
+	{Name: "litellm_cache_hits_metric", Sector: secPStorage, KPI: "CHR", Source: srcLiteLLMTypes},
+	{Name: "litellm_cache_misses_metric", Sector: secPStorage, KPI: "CHR", Source: srcLiteLLMTypes},
+	{Name: "litellm_cached_tokens_metric", Sector: secPStorage, Source: srcLiteLLMTypes},
+	{Name: "litellm_input_cached_tokens_metric", Sector: secPCompute, KPI: "CTR", Source: srcLiteLLMTypes},
 	{Prefix: "litellm_", Sector: secAPI, Source: srcLiteLLM},
 	// OpenTelemetry's GenAI semantic conventions: gen_ai.server.* is the
 	// model server's own (time to first token, time per output token,

@@ -76,6 +76,7 @@ const (
 	srcMLServer     = "SeldonIO/MLServer docs/user-guide/metrics.md (default metrics)"
 	srcBentoML      = "bentoml/BentoML docs/source/build-with-bentoml/observability/metrics.rst (bentoml_service_* default metrics)"
 	srcDynamoNames  = "ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs (dynamo_frontend_*, dynamo_component_*, dynamo_router_*, dynamo_kvindexer_* names)"
+	srcDynamoKVBM   = "ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs (mod kvbm: offload_blocks_d2h, onboard_blocks_h2d …, exported kvbm_*; kvbm_host_cache_hit_rate, kvbm_disk_cache_hit_rate)"
 	srcLlamaCpp     = "ggml-org/llama.cpp tools/server/server-context.cpp (llamacpp:* metrics of llama-server --metrics; kv_cache_usage_ratio in the older examples/server/server.cpp)"
 	srcRoCEEthtool  = "prometheus/node_exporter collector/infiniband_linux.go, collector/ethtool_linux.go (RoCE congestion counters as node_infiniband_* and NIC ethtool stats as node_ethtool_*; mlx5 rx_prio<N>_pause PFC counters)"
 	srcOCInterfaces = "openconfig/public release/models/interfaces/openconfig-interfaces.yang (state/counters in-errors, out-errors, in-discards, out-discards, in-fcs-errors) and openconfig-bgp neighbor state, as gnmic names them; wikimedia/operations-alerts team-netops"
@@ -449,6 +450,11 @@ var exporterFamilies = []family{
 	{Prefix: "dynamo_component_", Sector: secGPU, Source: srcDynamo},
 	{Prefix: "dynamo_router_", Sector: secPLB, Source: srcDynamoNames},
 	{Prefix: "dynamo_kvindexer_", Sector: secPLB, Source: srcDynamoNames},
+	// Dynamo's KV block manager moves KV blocks between GPU, host and disk
+	// tiers: prompt-cache storage; its tiers' hit rates are CHR.
+	{Name: "kvbm_host_cache_hit_rate", Sector: secPStorage, KPI: "CHR", Source: srcDynamoKVBM},
+	{Name: "kvbm_disk_cache_hit_rate", Sector: secPStorage, KPI: "CHR", Source: srcDynamoKVBM},
+	{Prefix: "kvbm_", Sector: secPStorage, Source: srcDynamoKVBM},
 	// llama.cpp's server: requests deferred for want of a free slot wait
 	// (QTS); its KV cache usage is occupancy. Prompt and generation
 	// throughput, busy slots per decode call and the cumulative prompt and
