@@ -573,7 +573,10 @@ func pagerDutyLine(pdRef string) string {
 // the PagerDuty dedup_key of a page (pdRef, when set) and the number of
 // alerts, without the text, hints, links or alerts.
 func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
-	title = notify.TruncateText(title, maxHeader)
+	// Bidi controls shown as [U+202E] before the cut, as cardBlocks does:
+	// shown after it, a title of RLMs passed 150 characters and Slack
+	// refused the minimal message too (invalid_blocks: a lost ticket).
+	title = notify.TruncateText(notify.ShowBidi(title), maxHeader)
 	firing, resolved := no.Counts()
 	paged := ""
 	if pdRef != "" {
@@ -584,7 +587,7 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 		counts = "Resolved: no alert of the incident fires; " + lastResolved(resolved)
 	}
 	return []sl.Block{
-		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, notify.ShowBidi(title), false, false)),
+		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
 		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
 			esc(string(no.ShownAction())), esc(no.Incident), paged, counts)),
 	}

@@ -23,6 +23,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 	"github.com/prometheus/common/model"
+	sl "github.com/slack-go/slack"
 	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/internal/slacktest"
@@ -911,6 +912,32 @@ func TestARefusedMessageIsSentOnceMoreMinimal(t *testing.T) {
 	err := h.notifier(t, nil).Notify(context.Background(), opening("aaa"))
 	if err == nil || alert.Retryable(err) {
 		t.Fatalf("two refusals: err = %v, want a permanent failure", err)
+	}
+}
+
+// The minimal message is what Slack is sent when it refused the full one:
+// its header showed bidi controls as [U+200F] after cutting the title to
+// 150 characters, so a title with RLMs (a Hebrew or Arabic annotation's)
+// passed the limit and the stand-in, as Slack, refused it too — the
+// ticket dead-lettered (an audit). Shown first and then cut, it posts.
+func TestTheMinimalMessageOfABidiTitleFitsTheHeader(t *testing.T) {
+	h := newHarness(t)
+	h.srv.Fail(slacktest.Fault{Error: "msg_blocks_too_long"})
+	name := "DiskFull" + strings.Repeat("\u200f", 20)
+	r := notifytest.Result(name, "aaa", "firing", alert.ActionTicket)
+	no := notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, r)
+	no.Data.GroupLabels["alertname"], no.Data.CommonLabels["alertname"] = name, name
+	no.Opening = true
+	if err := h.notifier(t, nil).Notify(context.Background(), no); err != nil {
+		t.Fatalf("Notify: %v, want the minimal message posted", err)
+	}
+	msgs := h.srv.Messages()
+	if len(msgs) != 1 || !strings.Contains(string(msgs[0].Blocks), "Slack refused the full message") {
+		t.Fatalf("%d messages posted, want the minimal one", len(msgs))
+	}
+	header := slack.MinimalBlocks(no, "[TICKET] "+name+strings.Repeat(" x", 60), "")[0].(*sl.HeaderBlock).Text.Text
+	if n := utf8.RuneCountInString(header); n > slacktest.MaxHeaderText || !strings.Contains(header, "[U+200F]") {
+		t.Errorf("minimal header of %d characters: %q, want at most %d with the controls shown", n, header, slacktest.MaxHeaderText)
 	}
 }
 
