@@ -26,6 +26,12 @@ const (
 	srcTraefikV1    = srcAPA + "traefik/embedded-exporter-v1.yml (Traefik v1 metrics)"
 	srcF5           = "ExpressenAB/bigip_exporter README (bigip_* metrics)"
 	srcCloudflare   = srcAPA + "cloudflare/lablabs-cloudflare-exporter.yml (lablabs/cloudflare-exporter)"
+	srcFastly       = "fastly/fastly-exporter pkg/realtime/metrics.go (fastly_rt_* real-time stats: hits, miss, origin_fetches, miss_duration_seconds)"
+	srcCloudFront   = "nerdswords/yet-another-cloudwatch-exporter AWS/CloudFront metrics as aws_cloudfront_<metric>_average (cache_hit_rate, origin_latency)"
+	srcFeast        = "feast-dev/feast docs/reference/metrics-reference.md (feast_serving_*, feast_ingestion_*)"
+	srcEvidently    = "evidentlyai/evidently monitoring service examples (evidently:data_drift:dataset_drift, n_drifted_features, share_drifted_features)"
+	srcLibvirt      = "prometheus-libvirt-exporter READMEs (libvirt_domain_vcpu_delay_seconds_total: time the vCPU waited in the host's queue, exposed to the VM as steal time)"
+	srcPCM          = "intel/pcm doc/PCM-EXPORTER.md, pcm-sensor-server (L3_Cache_Misses, Instructions_Retired_Any, Clock_Unhalted_Thread, SMI_Count)"
 	srcKafkaRules   = srcAPA + "kafka/danielqsj-kafka-exporter.yml (danielqsj/kafka_exporter)"
 	srcKafkaJMX     = "prometheus/jmx_exporter example_configs/kafka-2_0_0.yml (kafka_server_*, kafka_consumer_* JMX names)"
 	srcSparkRules   = srcAPA + "apache-spark/spark-prometheus.yml (Spark PrometheusServlet metrics_* names)"
@@ -175,6 +181,32 @@ var exporterFamilies = []family{
 	{Name: "cloudflare_zone_requests_cached", Sector: secCDN, KPI: "CHR", Source: srcCloudflare},
 	{Name: "cloudflare_zone_bandwidth_cached", Sector: secCDN, KPI: "OOR", Source: srcCloudflare},
 	{Prefix: "cloudflare_", Sector: secCDN, Source: srcCloudflare},
+	// Fastly's real-time stats and CloudFront through YACE as the CDN
+	// edge: hits and misses are the hit ratio, origin fetches the origin
+	// offload, a miss's duration the origin's TTFB.
+	{Name: "fastly_rt_hits", Sector: secCDN, KPI: "CHR", Source: srcFastly},
+	{Name: "fastly_rt_miss", Sector: secCDN, KPI: "CHR", Source: srcFastly},
+	{Name: "fastly_rt_origin_fetches", Sector: secCDN, KPI: "OOR", Source: srcFastly},
+	{Name: "fastly_rt_miss_duration_seconds", Sector: secCDN, KPI: "OTTFB", Source: srcFastly},
+	{Prefix: "fastly_rt_", Sector: secCDN, Source: srcFastly},
+	{Name: "aws_cloudfront_cache_hit_rate_average", Sector: secCDN, KPI: "CHR", Source: srcCloudFront},
+	{Name: "aws_cloudfront_origin_latency_average", Sector: secCDN, KPI: "OTTFB", Source: srcCloudFront},
+	{Prefix: "aws_cloudfront_", Sector: secCDN, Source: srcCloudFront},
+	// Feast's feature serving and ingestion (stale features served past
+	// their max age, ingestion lag: feature freshness), Evidently's data
+	// drift between reference and current data (training-serving skew).
+	{Name: "feast_serving_stale_feature_count", Sector: secQuant, KPI: "FFL", Source: srcFeast},
+	{Prefix: "feast_ingestion_feature_row_lag", Sector: secQuant, KPI: "FFL", Source: srcFeast},
+	{Prefix: "feast_", Sector: secQuant, Source: srcFeast},
+	{Prefix: "evidently:data_drift:", Sector: secQuant, KPI: "TSS", Source: srcEvidently},
+	// A KVM guest's vCPU waiting in the host's run queue ("exposed to the
+	// VM as steal time"): CPU ready, as vSphere's.
+	{Name: "libvirt_domain_vcpu_delay_seconds", Sector: secVM, KPI: "RDY", Source: srcLibvirt},
+	// Intel PCM's core counters on a trading host: LLC misses are MPKI's.
+	{Name: "L3_Cache_Misses", Sector: secBare, KPI: "MPKI", Source: srcPCM},
+	{Name: "Instructions_Retired_Any", Sector: secBare, Source: srcPCM},
+	{Name: "Clock_Unhalted_Thread", Sector: secBare, Source: srcPCM},
+	{Name: "SMI_Count", Sector: secBare, Source: srcPCM},
 	// Kafka: exporter, lag exporter, JMX.
 	{Name: "kafka_consumer_fetch_manager_records_lag", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},
 	{Name: "kafka_consumer_fetch_manager_records_lag_max", Sector: secBigData, KPI: "CLAG", Source: srcKafkaJMX},

@@ -234,6 +234,7 @@ var builtinWords = []word{
 	// HFT bare metal.
 	{Phrase: "w2w", Sector: secBare, KPI: "W2W"},
 	{Phrase: "wire to wire", Sector: secBare, KPI: "W2W"},
+	{Phrase: "tick to trade", Sector: secBare, KPI: "W2W"},
 	{Phrase: "jitr", Sector: secBare, KPI: "JITR"},
 	{Phrase: "p999 jitter", Sector: secBare, KPI: "JITR"},
 	{Phrase: "cpm", Sector: secBare, KPI: "CPM"},
@@ -262,6 +263,12 @@ var builtinWords = []word{
 	{Phrase: "order latency", Sector: secExec, KPI: "OLAT"},
 	{Phrase: "order gateway", Sector: secExec},
 	{Phrase: "market data", Sector: secExec},
+	// An order's acknowledgement (the first ExecutionReport) is order
+	// latency; a FIX session and a drop copy are order entry's.
+	{Phrase: "order ack", Sector: secExec, KPI: "OLAT"},
+	{Phrase: "order ack latency", Sector: secExec, KPI: "OLAT"},
+	{Phrase: "fix session", Sector: secExec},
+	{Phrase: "drop copy", Sector: secExec},
 	// Dark fiber.
 	{Phrase: "avail", Sector: secFiber, KPI: "AVAIL", Generic: true},
 	{Phrase: "pre fec", Sector: secFiber, KPI: "Pre-FEC BER"},

@@ -1,0 +1,41 @@
+package enrich
+
+import "testing"
+
+// The tests of this file follow an audit that wrote alerts on the names
+// trading, quant-research and CDN stacks export: each below was unknown,
+// and an unknown sector's regression is judged at medium sensitivity — a
+// 1.25× order-latency or CDN-origin regression a ticket where its sector
+// (high) pages, a feature store's 1.35× lag a page where quant research
+// (low) tickets.
+func TestCorpus6TradingQuantAndCDNNames(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, tc := range []struct {
+		name, expr string
+		anns       []string
+		sector     string
+		kpi        string
+	}{
+		{"FIXOrderAckLatencyHigh", `histogram_quantile(0.99, sum by (le, session) (rate(fix_exec_report_latency_seconds_bucket[5m]))) > 0.002`,
+			[]string{"summary", "p99 order ack latency 4.1ms on XNYS-OUCH-01"}, secExec, "OLAT"},
+		{"DropCopySessionDown", `fix_session_connected{session=~".*DROPCOPY.*"} == 0`,
+			[]string{"summary", "Drop copy session XNYS-DROPCOPY down"}, secExec, ""},
+		{"TickToTradeLatencyHigh", `histogram_quantile(0.99, sum by (le) (rate(bog_performance_tick_to_trade_latency_ns_bucket[1m]))) > 20000`,
+			[]string{"summary", "Tick-to-trade p99 20us exceeded"}, secBare, "W2W"},
+		{"TradingVMvCPUDelayHigh", `sum by (domain) (rate(libvirt_domain_vcpu_delay_seconds_total[5m])) > 0.05`, nil, secVM, "RDY"},
+		{"PCMLLCMissesPerKiloInstruction", `sum(rate(L3_Cache_Misses{source="core",core="3"}[1m])) / sum(rate(Instructions_Retired_Any{source="core",core="3"}[1m])) * 1000 > 5`, nil, secBare, "MPKI"},
+		{"BranchMissesHigh", `sum by (instance) (rate(node_perf_branch_misses_total[5m])) / sum by (instance) (rate(node_perf_branch_instructions_total[5m])) > 0.05`, nil, secBare, ""},
+		{"FeastStaleFeaturesServed", `sum by (project, feature_name) (rate(feast_serving_stale_feature_count[5m])) > 0`, nil, secQuant, "FFL"},
+		{"FeastServingLatencyHigh", `histogram_quantile(0.99, sum by (le, method) (rate(feast_serving_request_latency_seconds_bucket[5m]))) > 0.05`, nil, secQuant, ""},
+		{"FeaturesDrift", `evidently:data_drift:n_drifted_features > 0`, nil, secQuant, "TSS"},
+		{"FastlyCacheHitRatioLow", `sum(rate(fastly_rt_hits_total[5m])) / (sum(rate(fastly_rt_hits_total[5m])) + sum(rate(fastly_rt_miss_total[5m]))) < 0.8`, nil, secCDN, "CHR"},
+		{"FastlyOriginOffloadLow", `1 - sum(rate(fastly_rt_origin_fetches_total[5m])) / sum(rate(fastly_rt_requests_total[5m])) < 0.9`, nil, secCDN, "OOR"},
+		{"FastlyMissLatencyHigh", `histogram_quantile(0.99, sum by (le) (rate(fastly_rt_miss_duration_seconds_bucket[5m]))) > 0.5`, nil, secCDN, "OTTFB"},
+		{"CloudFrontOriginLatencyHigh", `aws_cloudfront_origin_latency_average > 300`, nil, secCDN, "OTTFB"},
+	} {
+		cl := c.Classify(newAlert(kv("alertname", tc.name, "severity", "warning"), kv(tc.anns...), tc.expr))
+		if cl.Sector != tc.sector || kpiOf(cl) != tc.kpi {
+			t.Errorf("%s (%s): %s, want %s %q", tc.name, tc.expr, describe(cl), tc.sector, tc.kpi)
+		}
+	}
+}
