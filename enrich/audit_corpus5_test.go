@@ -76,6 +76,28 @@ func TestCorpus5TrainingWords(t *testing.T) {
 			anns:   []string{"summary", "NCCL watchdog timeout on tensor-parallel rank 3"},
 			sector: secGPU,
 		},
+		// MoE models are served too (vLLM's expert-parallel load
+		// balancer): a serving alert on their experts' balance stays GPU
+		// serving's. The first build read the words as pre-training's
+		// alone, and these paged the training team (a review).
+		{
+			name:   "VLLMExpertImbalance",
+			labels: []string{"job", "vllm", "severity", "critical"},
+			anns:   []string{"summary", "MoE expert load imbalance", "description", "balancedness 0.55"},
+			sector: secGPU,
+		},
+		{
+			name:   "VLLMEPLBImbalance",
+			labels: with(serving, "severity", "critical", "model_name", "deepseek-ai/DeepSeek-R1"),
+			anns:   []string{"summary", "Mixture of experts load imbalance on DeepSeek-R1", "description", "vLLM EPLB: expert load max/mean 2.3"},
+			sector: secGPU,
+		},
+		{
+			name:   "VLLMMoETokensDropped",
+			labels: with(serving, "severity", "warning"),
+			anns:   []string{"summary", "MoE tokens dropped on DeepSeek-R1"},
+			sector: secGPU,
+		},
 	} {
 		lbls := kv(append([]string{"alertname", tc.name}, tc.labels...)...)
 		cl := c.Classify(newAlert(lbls, kv(tc.anns...), ""))

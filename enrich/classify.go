@@ -219,8 +219,10 @@ func New(cfg Config) (*Classifier, error) {
 		t.generic = w.Generic
 		t.scrape = w.Scrape
 		t.store = w.Store
-		if t.sector < 0 && t.cands == 0 {
-			t.cands = c.candSet(w.Cands)
+		if len(w.Cands) > 0 {
+			// Its candidates, even when its KPI belongs to one sector
+			// alone: the KPI counts where that sector wins.
+			t.sector, t.cands = -1, c.candSet(w.Cands)
 		}
 		c.words[key] = t
 		c.phrases.addKey(key)

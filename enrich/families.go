@@ -146,7 +146,8 @@ var clockSectors = []string{secNet, secExec, secFiber}
 var trainingSectors = []string{secPretrain, secPost}
 
 // collectiveSectors are those of NCCL, whose collectives serve training
-// and tensor-parallel inference alike (vLLM's ranks talk over NCCL too).
+// and tensor-parallel inference alike (vLLM's ranks talk over NCCL too),
+// and of mixture-of-experts models, trained and served.
 var collectiveSectors = []string{secPretrain, secPost, secGPU}
 
 // builtinFamilies is the catalog of well-known metric families. A family

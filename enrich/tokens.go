@@ -37,8 +37,10 @@ type word struct {
 	// says it holds prompts or KV blocks, so it does not make the kv-cache
 	// hint (recompute, TTFT) relevant (see promptCacheEvidence).
 	Store bool
-	// Cands are the candidate sectors of a word that names no sector and
-	// no KPI of its own (clock sync: "PTP", "chrony"), as family.Cands.
+	// Cands are the candidate sectors of a word that names no sector of
+	// its own (clock sync: "PTP", "chrony"), as family.Cands; with a KPI,
+	// the KPI is the alert's where a candidate having it wins ("expert
+	// load": EIR of pre-training, but also what serving balances).
 	Cands []string
 }
 
@@ -182,17 +184,21 @@ var builtinWords = []word{
 	{Phrase: "pretraining", Sector: secPretrain},
 	// What imbalance among experts does and how Megatron-LM names it: the
 	// load-balancing loss, tokens dropped past an expert's capacity
-	// factor (moe_utils.py, --moe-expert-capacity-factor).
-	{Phrase: "expert load", Sector: secPretrain, KPI: "EIR"},
-	{Phrase: "load imbalance", Sector: secPretrain, KPI: "EIR", Generic: true},
-	{Phrase: "load balancing loss", Sector: secPretrain, KPI: "EIR"},
-	{Phrase: "token drop", Sector: secPretrain, KPI: "EIR"},
-	{Phrase: "tokens dropped", Sector: secPretrain, KPI: "EIR"},
-	{Phrase: "dropped tokens", Sector: secPretrain, KPI: "EIR"},
-	{Phrase: "capacity factor", Sector: secPretrain, KPI: "EIR", Generic: true},
-	// Training at large, pre or post: the context breaks the tie.
-	{Phrase: "moe", Cands: trainingSectors},
-	{Phrase: "mixture of experts", Cands: trainingSectors},
+	// factor (moe_utils.py, --moe-expert-capacity-factor). Experts are
+	// balanced in serving too (vLLM's expert-parallel load balancer): the
+	// words are candidates of training and serving, settled by the other
+	// signals or the context, and name pre-training's EIR where it wins.
+	{Phrase: "expert load", KPI: "EIR", Cands: collectiveSectors},
+	{Phrase: "load imbalance", KPI: "EIR", Cands: collectiveSectors, Generic: true},
+	{Phrase: "load balancing loss", KPI: "EIR", Cands: trainingSectors},
+	{Phrase: "token drop", KPI: "EIR", Cands: collectiveSectors},
+	{Phrase: "tokens dropped", KPI: "EIR", Cands: collectiveSectors},
+	{Phrase: "dropped tokens", KPI: "EIR", Cands: collectiveSectors},
+	{Phrase: "capacity factor", KPI: "EIR", Cands: collectiveSectors, Generic: true},
+	// Mixture-of-experts models are trained and served: pre-training,
+	// post-training or GPU serving, the context breaks the tie.
+	{Phrase: "moe", Cands: collectiveSectors},
+	{Phrase: "mixture of experts", Cands: collectiveSectors},
 	{Phrase: "megatron", Cands: trainingSectors},
 	{Phrase: "deepspeed", Cands: trainingSectors},
 	{Phrase: "torchtitan", Cands: trainingSectors},
