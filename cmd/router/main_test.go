@@ -607,6 +607,11 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		// A blackhole whose child route delivers groups what it sends.
 		{"[{receiver: log, continue: true, group_by: [alertname]}, {receiver: none, group_by: [cluster], matchers: ['severity=\"critical\"'], routes: [{receiver: log, matchers: ['service=\"payments\"']}]}]",
 			[]string{"route.routes[0] has continue: true and group_by [alertname], route.routes[1] group_by [cluster]"}},
+		// `group_by: []` (every alert of the route one incident) is not
+		// the default grouping of an unset one, though both are empty (a
+		// review: no warning, and two teams' alerts shared one page).
+		{"[{receiver: log, continue: true, group_by: [], matchers: ['severity=\"critical\"']}, {receiver: log, matchers: ['team=\"db\"']}]",
+			[]string{"route.routes[0] has continue: true and group_by [] (every alert of the route one incident), route.routes[1] group_by (unset: the default grouping)"}},
 	} {
 		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}, {name: none}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")
@@ -686,6 +691,10 @@ route: {receiver: teams%s}
 		// team's alerts of the route are one incident.
 		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team], routes: [{receiver: teams, matchers: [severity=critical]}]", false, false},
 		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team], routes: [{receiver: teams, matchers: [severity=critical], group_by: []}]", false, true},
+		// Routes of one team each, grouping by nothing: each incident is
+		// one route's, and its matcher fixes the team (a review saw a
+		// false warning).
+		{"", "fedcba9876543210fedcba9876543210", ", group_by: [alertname, team], routes: [{receiver: teams, matchers: [team=db], group_by: []}, {receiver: teams, matchers: ['team=\"web\"'], group_by: [], routes: [{receiver: teams, matchers: [env=prod]}]}]", false, false},
 	} {
 		p := writeFile(t, "router.yml", fmt.Sprintf(cfg, tc.incidents, tc.checkoutKey, tc.route))
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

@@ -313,7 +313,9 @@ func (rt *runtime) reload() error {
 
 // routeGroupings describes the group_by of every route of r that sets
 // one, by its place in the tree ("" when none does): a reload that changes
-// it warns, as one changing incidents.group_by does (a review).
+// it warns, as one changing incidents.group_by does (a review). A route
+// grouping by nothing names its incident by its matchers: their change
+// moves its incidents too, and warns alike (a review).
 func routeGroupings(r *routing.Route) string {
 	var b strings.Builder
 	var walk func(path string, r *routing.Route)
@@ -321,7 +323,10 @@ func routeGroupings(r *routing.Route) string {
 		if r == nil {
 			return
 		}
-		if r.GroupBy != nil {
+		switch {
+		case r.GroupsAll():
+			fmt.Fprintf(&b, "%s.group_by=[] (incident %s) ", path, r.GroupKey())
+		case r.GroupBy != nil:
 			fmt.Fprintf(&b, "%s.group_by=%s ", path, strings.Join(r.GroupBy, ","))
 		}
 		for i, c := range r.Routes {
@@ -591,7 +596,7 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 			}
 			if c.Continue {
 				for j := i + 1; j < len(r.Routes); j++ {
-					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !slices.Equal(effOf(c), effOf(d)) {
+					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !sameGrouping(effOf(c), effOf(d)) {
 						kind := groupByText(effOf(c)) + "\x00" + groupByText(effOf(d))
 						if pairs[kind] == nil {
 							kinds = append(kinds, kind)
@@ -638,10 +643,20 @@ func sendsNothing(r *routing.Route) bool {
 
 // groupByText writes a group_by for a warning; unset is the default grouping.
 func groupByText(g []string) string {
-	if g == nil {
+	switch {
+	case g == nil:
 		return "(unset: the default grouping)"
+	case len(g) == 0:
+		return "[] (every alert of the route one incident)"
 	}
 	return "[" + strings.Join(g, ", ") + "]"
+}
+
+// sameGrouping reports whether two routes' group_by form the same
+// incidents: unset (incidents.group_by) is not `[]` (no label), though
+// slices.Equal takes them alike.
+func sameGrouping(a, b []string) bool {
+	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
 // checkWebConfig returns what keeps cfg from serving with the web
