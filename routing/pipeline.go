@@ -113,8 +113,8 @@ type Pipeline struct {
 	// RetriggerInterval is how often, at most, new alerts joining an open
 	// incident at an integration that sends nothing for updates
 	// (PagerDuty) send its trigger again, per incident across replicas (the
-	// last trigger's time is kept with the incident's state: retrigger.go);
-	// 0 never.
+	// last trigger's time is kept with the incident's state: retrigger.go),
+	// less retriggerSlack; 0 never.
 	RetriggerInterval time.Duration
 	// HeldAlerts returns the fingerprints of every alert Alertmanager holds
 	// now (active, silenced, inhibited or unprocessed; nil: it cannot be
@@ -410,7 +410,7 @@ func (p *Pipeline) evaluate(r *alert.Result, groupBy, scope []string, now time.T
 		groupBy, scope, r.GroupedBy = routeGroupBy, nil, groupedByNothing
 		get = func(name string) string {
 			if name == routeGroupLabel {
-				return rt.key
+				return rt.GroupKey()
 			}
 			return r.Label(name)
 		}

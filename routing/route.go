@@ -43,6 +43,24 @@ func (r *Route) GroupsAll() bool {
 	return r.GroupBy != nil && len(r.GroupBy) == 0
 }
 
+// FixedLabels are the names of the labels the route's own matchers fix
+// by equality (`team="db"`): one value for every alert it matches.
+// Compile must have run.
+func (r *Route) FixedLabels() []string {
+	var out []string
+	for _, m := range r.matchers {
+		if m.Type == labels.MatchEqual && m.Value != "" {
+			out = append(out, m.Name)
+		}
+	}
+	return out
+}
+
+// GroupKey names the incident of a route that groups by nothing
+// (GroupsAll): its matchers under its parents' (`route/team="db"`), as
+// Alertmanager's route key. Compile must have run.
+func (r *Route) GroupKey() string { return r.key }
+
 // Disjoint reports whether no alert can match both r and o: one has an
 // equality matcher on a label name whose value the other's matcher on that
 // name refuses (namespace="a" beside namespace="b" or namespace=~"c|d": the

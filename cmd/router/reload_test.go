@@ -347,6 +347,34 @@ func TestAReloadChangingARoutesGroupByWarns(t *testing.T) {
 	}
 }
 
+// A route with `group_by: []` names its one incident by its matchers: a
+// reload changing them moves its incidents to a new key — the next alert
+// a second page — and warns as a changed group_by does (a review found it
+// silent).
+func TestAReloadChangingTheMatchersOfARouteGroupingByNothingWarns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "router.yml")
+	write := func(matcher string) {
+		t.Helper()
+		y := "route: {receiver: log, routes: [{receiver: log, matchers: ['" + matcher + "'], group_by: []}]}\nreceivers: [{name: log, log_configs: [{}]}]\n"
+		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`team="db"`)
+	var logs syncBuffer
+	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
+	h := &reloadHarness{t: t, path: path, rt: rt}
+	h.reload()
+	if strings.Contains(logs.String(), "group_by of routes") {
+		t.Errorf("a reload keeping the route warns:\n%s", logs.String())
+	}
+	write(`team=~"db|dba"`)
+	h.reload()
+	if !strings.Contains(logs.String(), "this reload changed the group_by of routes") || !strings.Contains(logs.String(), `team=~\"db|dba\"`) {
+		t.Errorf("a reload changing the matchers of a group_by: [] route does not warn, naming its new incident:\n%s", logs.String())
+	}
+}
+
 // connCounter serves h on a new loopback server and counts the
 // connections clients opened to it and those closed since.
 type connCounter struct {
