@@ -67,29 +67,38 @@ func channelLabelsOutsideIncidents(cfg *config.Config) []string {
 	// Alertmanager; what import-alertmanager writes) forms the incidents
 	// of the alerts it matches instead.
 	groupings := map[string][][]string{}
-	var walk func(r *routing.Route, receiver string, eff []string)
-	walk = func(r *routing.Route, receiver string, eff []string) {
+	var walk func(r *routing.Route, receiver string, eff, fixed []string)
+	walk = func(r *routing.Route, receiver string, eff, fixed []string) {
 		if r.Receiver != "" {
 			receiver = r.Receiver
 		}
-		if r.GroupBy != nil { // inherited where unset; `group_by: []` holds no label
+		if r.GroupBy != nil { // inherited where unset
 			eff = r.GroupBy
 		}
+		fixed = append(slices.Clip(fixed), r.FixedLabels()...)
 		// A node delivers to its own receiver when all its children miss:
 		// never under a child that matches every alert.
 		if !slices.ContainsFunc(r.Routes, func(c *routing.Route) bool {
 			return c != nil && !c.Continue && len(c.Matchers) == 0 && len(c.RouteCompat.Match) == 0 && len(c.MatchRE) == 0
 		}) {
-			groupings[receiver] = append(groupings[receiver], eff)
+			held := eff
+			if r.GroupsAll() {
+				// `group_by: []`: the route's alerts are one incident of
+				// their own, and hold what its matchers and its parents'
+				// fix by equality (team="db": one team) — no more (a
+				// review saw a false warning).
+				held = append([]string{}, fixed...)
+			}
+			groupings[receiver] = append(groupings[receiver], held)
 		}
 		for _, c := range r.Routes {
 			if c != nil {
-				walk(c, receiver, eff)
+				walk(c, receiver, eff, fixed)
 			}
 		}
 	}
 	if cfg.Route != nil {
-		walk(cfg.Route, "", nil)
+		walk(cfg.Route, "", nil, nil)
 	}
 	holds := func(receiver, label string) bool {
 		for _, g := range groupings[receiver] {
