@@ -282,9 +282,10 @@ type IncidentsConfig struct {
 	// routing.Pipeline.UpdateWindow.
 	UpdateWindow model.Duration `yaml:"update_window"`
 	// RetriggerInterval is how often, at most, new alerts joining an open
-	// incident send PagerDuty its trigger again, per incident and replica
-	// (folded while PagerDuty's incident is open; a new page when it was
-	// resolved there). 0 never. See routing.Pipeline.RetriggerInterval.
+	// incident send PagerDuty its trigger again, per incident across
+	// replicas, less a twentieth (at most 30 s) for Alertmanager's flush
+	// cadence (folded while PagerDuty's incident is open; a new page when
+	// it was resolved there). 0 never. See routing.Pipeline.RetriggerInterval.
 	RetriggerInterval model.Duration `yaml:"retrigger_interval"`
 }
 
