@@ -178,6 +178,11 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 		{"OpenTelemetry's names stand in for the classic ones",
 			alerts("HighErrorRate", alert.Unknown, 1, map[string]string{"k8s.cluster.name": "prod-eu", "k8s.namespace.name": "shop", "k8s.pod.name": "checkout-7d9f", "service.name": "checkout"}, "5xx rate above 5%."),
 			"HighErrorRate on k8s.cluster.name=prod-eu k8s.namespace.name=shop k8s.pod.name=checkout-7d9f: 5xx rate above 5%."},
+		// Knative's autoscaler names the revision's namespace so (an
+		// audit: the tenant was missing from the page).
+		{"Knative's namespace_name",
+			alerts("KnativeScaleFromZeroStuck", alert.Unknown, 1, map[string]string{"cluster": "gpu-east-1", "namespace_name": "team-a", "configuration_name": "llama3-predictor"}, "s"),
+			"KnativeScaleFromZeroStuck on cluster=gpu-east-1 namespace_name=team-a configuration_name=llama3-predictor: s"},
 		{"a long label value is cut",
 			alerts("X", alert.Unknown, 1, map[string]string{"namespace": strings.Repeat("n", 100)}, "s"),
 			"X on namespace=" + strings.Repeat("n", 63) + "…: s"},

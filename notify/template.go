@@ -163,7 +163,7 @@ func exporterTarget(l template.KV, pod string) bool {
 
 // locationNames are the labels Location reads for the cluster, the
 // namespace and the object (the instance, the exporter's Hostname).
-var locationNames = []string{"cluster", "k8s.cluster.name", "namespace", "kubernetes_namespace", "k8s.namespace.name",
+var locationNames = []string{"cluster", "k8s.cluster.name", "namespace", "kubernetes_namespace", "k8s.namespace.name", "namespace_name",
 	"pod", "k8s.pod.name", "node", "k8s.node.name", "instance", "Hostname"}
 
 // exporterLabels are the labels a scrape target adds that name the
@@ -207,7 +207,7 @@ func (d *Data) Location() string {
 	if object == "" && l["instance"] != "" && !kubeStateMetrics(l) {
 		object = "instance"
 	}
-	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name")
+	namespace := first("namespace", "kubernetes_namespace", "k8s.namespace.name", "namespace_name")
 	if exporterTarget(l, l[first("pod", "k8s.pod.name")]) {
 		// The alert is about the node (kube-prometheus writes it as the
 		// node-exporter's instance; DCGM's Hostname) or the probed target

@@ -563,6 +563,10 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		// configs name them: two incidents each.
 		own("probes", "site", "eqiad"), own("probes", "site", "codfw"),
 		own("airflow", "kubernetes_namespace", "airflow-main"), own("airflow", "kubernetes_namespace", "airflow-analytics"),
+		// Knative's autoscaler names the revision's namespace
+		// namespace_name (its own is knative-serving): two tenants'
+		// scale-from-zero pages were one incident (an audit).
+		own("autoscaler", "namespace_name", "team-a"), own("autoscaler", "namespace_name", "team-b"),
 		// Wikimedia's catch-all pod job.
 		own("k8s-pods", "app", "jaeger"), own("k8s-pods", "app", "thanos"),
 	}
@@ -587,6 +591,8 @@ func TestServicesSharingAScrapeJobAreIncidentsOfTheirOwn(t *testing.T) {
 		"llm-inference-gpu/probes/TTFT/namespace=prod/site=codfw",
 		"llm-inference-gpu/airflow/TTFT/namespace=prod/kubernetes_namespace=airflow-main",
 		"llm-inference-gpu/airflow/TTFT/namespace=prod/kubernetes_namespace=airflow-analytics",
+		"llm-inference-gpu/autoscaler/TTFT/namespace=prod/namespace_name=team-a",
+		"llm-inference-gpu/autoscaler/TTFT/namespace=prod/namespace_name=team-b",
 		"llm-inference-gpu/jaeger/TTFT/namespace=prod",
 		"llm-inference-gpu/thanos/TTFT/namespace=prod",
 	}

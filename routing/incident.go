@@ -165,8 +165,10 @@ func catchAllJob(job string) bool {
 // written "/name=value" after the grouping's values, only when the alert
 // has it, so keys of alerts without them are as before.
 // kubernetes_namespace (Prometheus' example Kubernetes scrape configs
-// write it), OpenTelemetry's k8s.cluster.name and k8s.namespace.name count
-// as well; so
+// write it), OpenTelemetry's k8s.cluster.name and k8s.namespace.name, and
+// namespace_name (Knative's autoscaler and activator name the revision's
+// namespace so, the scrape's own namespace being knative-serving: three
+// tenants' scale-from-zero pages were one incident) count as well; so
 // do alert.SiteLabels, which name another environment, region or tenant
 // when several Prometheus/Alertmanager pairs feed one router (a second
 // region's page joined the first's incident as an update PagerDuty was
@@ -175,7 +177,7 @@ func catchAllJob(job string) bool {
 // rule UID when the alertname leads the key (grafanaRuleUID). Not
 // prometheus: kube-prometheus writes the same "monitoring/k8s" in every
 // cluster.
-var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace", "k8s.cluster.name", "k8s.namespace.name"},
+var DefaultScope = slices.Concat([]string{"cluster", "namespace", "kubernetes_namespace", "k8s.cluster.name", "k8s.namespace.name", "namespace_name"},
 	systemClusterLabels,
 	alert.SiteLabels, []string{"rulename", grafanaRuleUID})
 
