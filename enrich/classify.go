@@ -677,6 +677,12 @@ func (c *Classifier) targetClass(t target) string {
 	if t.sector >= 0 {
 		return kpiClass(&sectors[t.sector], t.kpi)
 	}
+	if !allHave(t.cands, t.kpi) {
+		// A word naming a KPI of some of its candidates only (word.Cands
+		// with a KPI): no class of its own — SGLang's MoE expert load
+		// imbalance is no training-stability alert (a review).
+		return alert.Unknown
+	}
 	return c.sharedClass(t.kpi, t.cands)
 }
 
@@ -1231,7 +1237,7 @@ func (r *ranking) candidates() uint32 {
 	switch {
 	case r.tied:
 		for si := 0; si < numSectors; si++ {
-			if r.direct[si] && r.score(r.best)-r.score(si) < tieMargin {
+			if r.direct[si] && r.score(r.best)-r.score(si) < tieMargin+1e-9 {
 				cands |= 1 << si
 			}
 		}
@@ -1294,7 +1300,7 @@ func (c *Classifier) rank(s *scratch) ranking {
 		return r
 	}
 	if r.best >= 0 {
-		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin
+		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin+1e-9
 		r.tooWeak = !r.tied && r.score(r.best) < minWinScore-1e-9
 	}
 	return r
@@ -1453,6 +1459,13 @@ func (c *Classifier) unknownKPIs(s *scratch) []alert.KPI {
 		if e.tgt.kpi == "" || e.weight == 0 {
 			continue
 		}
+		if e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) {
+			// A word that names a KPI of some of its candidate sectors
+			// only ("expert load": pre-training's EIR, but also what
+			// serving balances) names it where one of them wins, not
+			// between them.
+			continue
+		}
 		for si := range sectors {
 			for _, k := range sectors[si].KPIs {
 				if k.ID == e.tgt.kpi {
@@ -1462,6 +1475,19 @@ func (c *Classifier) unknownKPIs(s *scratch) []alert.KPI {
 		}
 	}
 	return []alert.KPI{}
+}
+
+// allHave reports whether every sector of set has kpi (an empty set: no).
+func allHave(set uint32, kpi string) bool {
+	if set == 0 {
+		return false
+	}
+	for si := range sectors {
+		if set&(1<<si) != 0 && kpiClass(&sectors[si], kpi) == alert.Unknown {
+			return false
+		}
+	}
+	return true
 }
 
 // sharedClass returns the class of kpi when every candidate sector that has

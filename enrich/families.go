@@ -379,7 +379,6 @@ var builtinFamilies = []family{
 	{Name: "node_schedstat_waiting_seconds", Sector: secVM, KPI: "RDY", Source: srcNode},
 	{Prefix: "node_perf_cache_", Sector: secBare, KPI: "MPKI", Source: srcNode},
 	{Name: "node_perf_cpucycles", Sector: secBare, KPI: "CPM", Source: srcNode},
-	{Prefix: "node_perf_", Sector: secBare, Source: srcNode},
 	// Clock sync (PTP, chrony): the sectors that time one-way delay and
 	// orders watch it, but an offset from the grandmaster is no one-way
 	// delay, and the catalog has no clock-sync KPI: candidate sectors, no

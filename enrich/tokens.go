@@ -270,10 +270,13 @@ var builtinWords = []word{
 	{Phrase: "order gateway", Sector: secExec},
 	{Phrase: "market data", Sector: secExec},
 	// An order's acknowledgement (the first ExecutionReport) is order
-	// latency; a FIX session and a drop copy are order entry's.
-	{Phrase: "order ack", Sector: secExec, KPI: "OLAT"},
-	{Phrase: "order ack latency", Sector: secExec, KPI: "OLAT"},
+	// latency — where a trading word agrees: a shop's order service acks
+	// orders too (a review); a FIX session, FIX's NewOrderSingle and a
+	// drop copy are order entry's.
+	{Phrase: "order ack", Sector: secExec, KPI: "OLAT", Generic: true},
+	{Phrase: "order ack latency", Sector: secExec, KPI: "OLAT", Generic: true},
 	{Phrase: "fix session", Sector: secExec},
+	{Phrase: "new order single", Sector: secExec},
 	{Phrase: "drop copy", Sector: secExec},
 	// Dark fiber.
 	{Phrase: "avail", Sector: secFiber, KPI: "AVAIL", Generic: true},
