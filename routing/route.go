@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -116,13 +117,17 @@ func (r *Route) Compile(known map[string]bool) error {
 }
 
 // matchersText is the route's matchers as Alertmanager writes them,
-// comma-separated without braces (`team="db",severity=~"page|critical"`),
+// sorted as its route key sorts them (by name, value, type: a reload that
+// only reorders them keeps the key — a review saw a second page),
+// comma-separated without braces (`severity=~"page|critical",team="db"`),
 // or "*" when it has none.
 func (r *Route) matchersText() string {
 	if len(r.matchers) == 0 {
 		return "*"
 	}
-	s := r.matchers.String()
+	ms := slices.Clone(r.matchers)
+	sort.Sort(ms)
+	s := ms.String()
 	return s[1 : len(s)-1]
 }
 

@@ -187,6 +187,24 @@ routes:
 	if r.GroupsAll() {
 		t.Error("the root's group_by [alertname team] groups everything")
 	}
+	// The key names the route by its matchers under its parents', sorted
+	// as Alertmanager's route key sorts them: a reload that only reorders
+	// them keeps the incident (a review saw a second page).
+	if k := db.GroupKey(); k != `route/severity=~"page|critical",team="db"` {
+		t.Errorf("the route's key is %q", k)
+	}
+	if k := db.Routes[0].GroupKey(); k != `route/severity=~"page|critical",team="db"/env="prod"` {
+		t.Errorf("the child's key is %q, want its matchers under its parent's", k)
+	}
+	swapped := compileRoute(t, `
+receiver: log
+routes:
+  - receiver: slack-triage
+    matchers: ['severity=~"page|critical"', 'team="db"']
+    group_by: []`)
+	if a, b := db.GroupKey(), swapped.Routes[0].GroupKey(); a != b {
+		t.Errorf("reordered matchers give the key %q, want %q", b, a)
+	}
 }
 
 // A route's matchers parse as Alertmanager v0.35 parses them by default:
