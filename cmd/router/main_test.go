@@ -612,6 +612,10 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		// review: no warning, and two teams' alerts shared one page).
 		{"[{receiver: log, continue: true, group_by: [], matchers: ['severity=\"critical\"']}, {receiver: log, matchers: ['team=\"db\"']}]",
 			[]string{"route.routes[0] has continue: true and group_by [] (every alert of the route one incident), route.routes[1] group_by (unset: the default grouping)"}},
+		// Two routes of `[]` are two incidents, each its route's: an
+		// alert matching both is the continue route's at both (a review).
+		{"[{receiver: log, continue: true, group_by: [], matchers: ['severity=\"critical\"']}, {receiver: log, group_by: [], matchers: ['team=\"db\"']}]",
+			[]string{"route.routes[0] has continue: true and group_by [] (every alert of the route one incident), route.routes[1] group_by [] (every alert of the route one incident)"}},
 	} {
 		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}, {name: none}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

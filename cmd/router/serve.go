@@ -654,8 +654,12 @@ func groupByText(g []string) string {
 
 // sameGrouping reports whether two routes' group_by form the same
 // incidents: unset (incidents.group_by) is not `[]` (no label), though
-// slices.Equal takes them alike.
+// slices.Equal takes them alike, and two routes of `[]` each make an
+// incident of their own (named by the route: routing.Route.GroupKey).
 func sameGrouping(a, b []string) bool {
+	if a != nil && len(a) == 0 || b != nil && len(b) == 0 {
+		return false
+	}
 	return (a == nil) == (b == nil) && slices.Equal(a, b)
 }
 
