@@ -145,3 +145,23 @@ func TestCorpus5CacheFamilies(t *testing.T) {
 		}
 	}
 }
+
+// The experts' balance words name pre-training's EIR, and no class
+// elsewhere: a serving alert about them is still about them — the TTFT its
+// summary names as an effect yields to its alertname, as any annotation
+// KPI does (a review: it read TTFT, class latency, and shared the TTFT
+// pages' incident) —, and a post-training one, whose KPIs are all
+// training-stability, keeps that class and the moe-router hint.
+func TestExpertBalanceAlertsOutsidePreTraining(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	cl := c.Classify(newAlert(kv("alertname", "VLLMExpertLoadImbalance", "severity", "critical", "job", "vllm", "namespace", "llm-serving", "pod", "vllm-deepseek-r1-0"),
+		kv("summary", "Expert load imbalance above 2x: hot experts raise TTFT and ITL"), ""))
+	if cl.Sector != secGPU || len(cl.KPIs) != 0 || cl.IncidentClass == "latency" {
+		t.Errorf("serving: %s class %s, want GPU serving without the TTFT of its summary", describe(cl), cl.IncidentClass)
+	}
+	cl = c.Classify(newAlert(kv("alertname", "ExpertLoadImbalanceHigh", "severity", "critical", "namespace", "llm-posttrain", "pod", "posttrain-moe-worker-3"),
+		kv("summary", "Expert load imbalance above 2x"), ""))
+	if cl.Sector != secPost || cl.IncidentClass != "training-stability" || !slices.Contains(hintIDs(cl), HintMoERouter) {
+		t.Errorf("post-training: %s class %s hints %v, want training-stability with the moe-router hint", describe(cl), cl.IncidentClass, hintIDs(cl))
+	}
+}

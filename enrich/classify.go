@@ -671,6 +671,53 @@ func (c *Classifier) alertnameClass(s *scratch) string {
 	return s.nameWordClass
 }
 
+// partialKPIClass is the class yieldToAlertname reads for an alertname
+// whose KPI word names a KPI of some of its candidates only: no real
+// class equals it, so every annotation KPI word yields.
+const partialKPIClass = "\x00partial"
+
+// partialAlertnameKPI returns the first alertname word that names a KPI of
+// some of its candidate sectors only (word.Cands with a KPI), or nil.
+func (c *Classifier) partialAlertnameKPI(s *scratch) *target {
+	for i := 0; i < s.nameEnd; i++ {
+		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 && !e.tgt.generic &&
+			e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) {
+			return &e.tgt
+		}
+	}
+	return nil
+}
+
+// partialClassFor is the class of such an alertname word's KPI where sec,
+// one of its candidates, won without that KPI but measures nothing of
+// another class (post-training's KPIs are all training-stability, as
+// pre-training's EIR: a post-training MoE's expert-load alert is one;
+// GPU serving's are latencies: no class); "" otherwise.
+func (c *Classifier) partialClassFor(s *scratch, sec *sectorDef) string {
+	t := c.partialAlertnameKPI(s)
+	if t == nil || t.cands&(1<<sectorIndexByID(sec.ID)) == 0 {
+		return ""
+	}
+	class := ""
+	for si := range sectors {
+		if t.cands&(1<<si) != 0 {
+			if k := kpiClass(&sectors[si], t.kpi); k != alert.Unknown {
+				class = k
+				break
+			}
+		}
+	}
+	if class == "" || len(sec.KPIs) == 0 {
+		return ""
+	}
+	for _, k := range sec.KPIs {
+		if k.Class != class {
+			return ""
+		}
+	}
+	return class
+}
+
 // targetClass is the incident class of a target's KPI: that of its sector,
 // or the one all its candidate sectors agree on (alert.Unknown otherwise).
 func (c *Classifier) targetClass(t target) string {
@@ -704,6 +751,14 @@ func (c *Classifier) yieldToAlertname(s *scratch) {
 		}
 		if !read { // most alerts have no annotation KPI word
 			nameClass, read = c.alertnameClass(s), true
+			if nameClass == "" && c.partialAlertnameKPI(s) != nil {
+				// The alertname names a KPI of some of its word's
+				// candidates (VLLMExpertLoadImbalance): no class of its
+				// own, but what the alert is about all the same — the
+				// TTFT its summary names as an effect yields to it (a
+				// review).
+				nameClass = partialKPIClass
+			}
 		}
 		if nameClass != "" && c.targetClass(e.tgt) != nameClass {
 			e.weight = 0
@@ -1376,6 +1431,8 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 		// error-budget alert is budget-burn), or its class-only word;
 		// else a class-only word of the annotations.
 		if class := c.alertnameClass(s); class != "" {
+			out.IncidentClass = class
+		} else if class := c.partialClassFor(s, sec); class != "" {
 			out.IncidentClass = class
 		} else if s.class != "" {
 			out.IncidentClass = s.class
