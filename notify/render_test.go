@@ -180,6 +180,9 @@ func TestTheSummarySaysHowManyAndWhere(t *testing.T) {
 			"HighErrorRate on k8s.cluster.name=prod-eu k8s.namespace.name=shop k8s.pod.name=checkout-7d9f: 5xx rate above 5%."},
 		// Knative's autoscaler names the revision's namespace so (an
 		// audit: the tenant was missing from the page).
+		{"Knative's namespace_name beside its own pod's namespace",
+			alerts("KnativeScaleFromZeroStuck", alert.Unknown, 1, map[string]string{"cluster": "gpu-east-1", "namespace": "knative-serving", "pod": "autoscaler-5f8c9d7b6-x2x4k", "job": "autoscaler", "namespace_name": "team-a"}, "s"),
+			"KnativeScaleFromZeroStuck on cluster=gpu-east-1 namespace=knative-serving namespace_name=team-a pod=autoscaler-5f8c9d7b6-x2x4k: s"},
 		{"Knative's namespace_name",
 			alerts("KnativeScaleFromZeroStuck", alert.Unknown, 1, map[string]string{"cluster": "gpu-east-1", "namespace_name": "team-a", "configuration_name": "llama3-predictor"}, "s"),
 			"KnativeScaleFromZeroStuck on cluster=gpu-east-1 namespace_name=team-a configuration_name=llama3-predictor: s"},

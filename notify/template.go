@@ -227,6 +227,12 @@ func (d *Data) Location() string {
 	// OpenTelemetry's names (Prometheus 3's UTF-8 labels) where the
 	// classic ones are missing.
 	names := []string{first("cluster", "k8s.cluster.name"), namespace, object}
+	if namespace != "" && namespace != "namespace_name" && l["namespace_name"] != "" && l["namespace_name"] != l[namespace] {
+		// Knative's autoscaler names the tenant's namespace so, beside
+		// the namespace of its own pod (knative-serving) the scrape
+		// gave: the tenant follows it (a review).
+		names = slices.Insert(names, 2, "namespace_name")
+	}
 	if object == "" {
 		// Nothing names the object: the labels that say what the alerts
 		// are about (a consumer group and topic, a device's interface).
