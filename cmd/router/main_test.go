@@ -616,6 +616,9 @@ func TestCheckConfigWarnsOfAContinueRouteGroupingOthers(t *testing.T) {
 		// alert matching both is the continue route's at both (a review).
 		{"[{receiver: log, continue: true, group_by: [], matchers: ['severity=\"critical\"']}, {receiver: log, group_by: [], matchers: ['team=\"db\"']}]",
 			[]string{"route.routes[0] has continue: true and group_by [] (every alert of the route one incident), route.routes[1] group_by [] (every alert of the route one incident)"}},
+		// …but not two of the same matchers (one team to Slack and to
+		// PagerDuty): one key, one incident, as asked (a review).
+		{"[{receiver: log, continue: true, group_by: [], matchers: ['team=\"db\"']}, {receiver: log, group_by: [], matchers: ['team=\"db\"']}]", nil},
 	} {
 		p := writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}, {name: none}]\nroute: {receiver: log, routes: "+tc.routes+"}\n")
 		code, out, errs := runMain(t, "--config.file="+p, "check-config")

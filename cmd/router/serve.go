@@ -596,7 +596,8 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 			}
 			if c.Continue {
 				for j := i + 1; j < len(r.Routes); j++ {
-					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !sameGrouping(effOf(c), effOf(d)) {
+					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !sameGrouping(effOf(c), effOf(d)) &&
+						!(c.GroupsAll() && d.GroupsAll() && c.GroupKey() == d.GroupKey()) {
 						kind := groupByText(effOf(c)) + "\x00" + groupByText(effOf(d))
 						if pairs[kind] == nil {
 							kinds = append(kinds, kind)
