@@ -320,30 +320,42 @@ func TestReloadTurningReplayOnKeepsTheMemoryStore(t *testing.T) {
 	}
 }
 
-// A reload changing a route's group_by forms the incidents of the alerts
-// it routes under other keys, as changing incidents.group_by does: it
-// warns too, naming the route (a review found it silent).
-func TestAReloadChangingARoutesGroupByWarns(t *testing.T) {
+// routesReloaded starts a runtime on the route tree route(from), reloads
+// it unchanged and then with route(to), and returns the logs after each
+// reload.
+func routesReloaded(t *testing.T, route func(string) string, from, to string) (kept, changed string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "router.yml")
-	write := func(groupBy string) {
+	write := func(arg string) {
 		t.Helper()
-		y := "route: {receiver: log, group_by: [" + groupBy + "]}\nreceivers: [{name: log, log_configs: [{}]}]\n"
+		y := "route: " + route(arg) + "\nreceivers: [{name: log, log_configs: [{}]}]\n"
 		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("alertname")
+	write(from)
 	var logs syncBuffer
 	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
 	h := &reloadHarness{t: t, path: path, rt: rt}
 	h.reload()
-	if strings.Contains(logs.String(), "group_by of routes") {
-		t.Errorf("a reload keeping the routes' group_by warns of it:\n%s", logs.String())
-	}
-	write("alertname, team")
+	kept = logs.String()
+	write(to)
 	h.reload()
-	if !strings.Contains(logs.String(), "this reload changed the group_by of routes") || !strings.Contains(logs.String(), "route.group_by=alertname,team") {
-		t.Errorf("a reload changing a route's group_by does not warn, naming it:\n%s", logs.String())
+	return kept, logs.String()
+}
+
+// A reload changing a route's group_by forms the incidents of the alerts
+// it routes under other keys, as changing incidents.group_by does: it
+// warns too, naming the route (a review found it silent).
+func TestAReloadChangingARoutesGroupByWarns(t *testing.T) {
+	kept, changed := routesReloaded(t, func(groupBy string) string {
+		return "{receiver: log, group_by: [" + groupBy + "]}"
+	}, "alertname", "alertname, team")
+	if strings.Contains(kept, "group_by of routes") {
+		t.Errorf("a reload keeping the routes' group_by warns of it:\n%s", kept)
+	}
+	if !strings.Contains(changed, "this reload changed the group_by of routes") || !strings.Contains(changed, "route.group_by=alertname,team") {
+		t.Errorf("a reload changing a route's group_by does not warn, naming it:\n%s", changed)
 	}
 }
 
@@ -352,26 +364,14 @@ func TestAReloadChangingARoutesGroupByWarns(t *testing.T) {
 // a second page — and warns as a changed group_by does (a review found it
 // silent).
 func TestAReloadChangingTheMatchersOfARouteGroupingByNothingWarns(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "router.yml")
-	write := func(matcher string) {
-		t.Helper()
-		y := "route: {receiver: log, routes: [{receiver: log, matchers: ['" + matcher + "'], group_by: []}]}\nreceivers: [{name: log, log_configs: [{}]}]\n"
-		if err := os.WriteFile(path, []byte(y), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	kept, changed := routesReloaded(t, func(matcher string) string {
+		return "{receiver: log, routes: [{receiver: log, matchers: ['" + matcher + "'], group_by: []}]}"
+	}, `team="db"`, `team=~"db|dba"`)
+	if strings.Contains(kept, "group_by of routes") {
+		t.Errorf("a reload keeping the route warns:\n%s", kept)
 	}
-	write(`team="db"`)
-	var logs syncBuffer
-	rt := startRuntime(t, path, slog.New(slog.NewTextHandler(&logs, nil)))
-	h := &reloadHarness{t: t, path: path, rt: rt}
-	h.reload()
-	if strings.Contains(logs.String(), "group_by of routes") {
-		t.Errorf("a reload keeping the route warns:\n%s", logs.String())
-	}
-	write(`team=~"db|dba"`)
-	h.reload()
-	if !strings.Contains(logs.String(), "this reload changed the group_by of routes") || !strings.Contains(logs.String(), `team=~\"db|dba\"`) {
-		t.Errorf("a reload changing the matchers of a group_by: [] route does not warn, naming its new incident:\n%s", logs.String())
+	if !strings.Contains(changed, "this reload changed the group_by of routes") || !strings.Contains(changed, `team=~\"db|dba\"`) {
+		t.Errorf("a reload changing the matchers of a group_by: [] route does not warn, naming its new incident:\n%s", changed)
 	}
 }
 
