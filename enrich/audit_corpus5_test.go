@@ -165,3 +165,26 @@ func TestExpertBalanceAlertsOutsidePreTraining(t *testing.T) {
 		t.Errorf("post-training: %s class %s hints %v, want training-stability with the moe-router hint", describe(cl), cl.IncidentClass, hintIDs(cl))
 	}
 }
+
+// The generic balance words count once corroborated (MoE beside "load
+// imbalance"), and then outrank the summary as the specific ones do: a
+// pre-training MoELoadImbalanceHigh whose summary names TTFT read GPU
+// serving's TTFT (a review). A serving one takes no class from the effects
+// its summary names either ("error rate up", "throughput down").
+func TestGenericBalanceWordsOutrankTheSummary(t *testing.T) {
+	c := newClassifier(t, DefaultConfig())
+	for _, name := range []string{"MoELoadImbalanceHigh", "MoECapacityFactorExceeded"} {
+		cl := c.Classify(newAlert(kv("alertname", name, "severity", "critical", "namespace", "llm-pretrain", "pod", "pretrain-moe-worker-3"),
+			kv("summary", "MoE load imbalance above 2x: hot experts raise TTFT"), ""))
+		if cl.Sector != secPretrain || kpiOf(cl) != "EIR" {
+			t.Errorf("%s in pre-training: %s, want pre-training's EIR", name, describe(cl))
+		}
+	}
+	for _, summary := range []string{"Expert load imbalance pushes the error rate up", "Expert load imbalance: generation throughput down 30%"} {
+		cl := c.Classify(newAlert(kv("alertname", "VLLMExpertLoadImbalance", "severity", "critical", "job", "vllm", "namespace", "llm-serving"),
+			kv("summary", summary), ""))
+		if cl.Sector != secGPU || cl.IncidentClass != "unknown" {
+			t.Errorf("%q: %s class %s, want GPU serving without its summary's class", summary, describe(cl), cl.IncidentClass)
+		}
+	}
+}

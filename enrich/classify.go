@@ -680,7 +680,9 @@ const partialKPIClass = "\x00partial"
 // some of its candidate sectors only (word.Cands with a KPI), or nil.
 func (c *Classifier) partialAlertnameKPI(s *scratch) *target {
 	for i := 0; i < s.nameEnd; i++ {
-		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 && !e.tgt.generic &&
+		// A generic word counts here once corroborated (weight > 0):
+		// MoELoadImbalanceHigh's "load imbalance", with its "MoE".
+		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 &&
 			e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) {
 			return &e.tgt
 		}
@@ -1434,7 +1436,10 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 			out.IncidentClass = class
 		} else if class := c.partialClassFor(s, sec); class != "" {
 			out.IncidentClass = class
-		} else if s.class != "" {
+		} else if s.class != "" && c.partialAlertnameKPI(s) == nil {
+			// (An alertname naming such a KPI is about it: the effects
+			// its summary names — "errors up", "throughput down" — give
+			// no class either, as its KPI words do not.)
 			out.IncidentClass = s.class
 		}
 	}
