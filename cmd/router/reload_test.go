@@ -373,6 +373,14 @@ func TestAReloadChangingTheMatchersOfARouteGroupingByNothingWarns(t *testing.T) 
 	if !strings.Contains(changed, "this reload changed the group_by of routes") || !strings.Contains(changed, `team=~\"db|dba\"`) {
 		t.Errorf("a reload changing the matchers of a group_by: [] route does not warn, naming its new incident:\n%s", changed)
 	}
+	// A route inserted before it moves no incident: no warning (a
+	// review: it warned, the route's place having changed).
+	_, inserted := routesReloaded(t, func(before string) string {
+		return "{receiver: log, routes: [" + before + "{receiver: log, matchers: ['team=\"db\"'], group_by: []}]}"
+	}, "", "{receiver: log, matchers: ['team=\"web\"']}, ")
+	if strings.Contains(inserted, "group_by of routes") {
+		t.Errorf("a route inserted before a group_by: [] route warns:\n%s", inserted)
+	}
 }
 
 // connCounter serves h on a new loopback server and counts the

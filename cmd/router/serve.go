@@ -315,9 +315,12 @@ func (rt *runtime) reload() error {
 // one, by its place in the tree ("" when none does): a reload that changes
 // it warns, as one changing incidents.group_by does (a review). A route
 // grouping by nothing names its incident by its matchers: their change
-// moves its incidents too, and warns alike (a review).
+// moves its incidents too, and warns alike (a review); such routes are
+// listed by their incidents' keys, sorted, not by their place, so a route
+// inserted before one moves no incident and warns nothing (a review).
 func routeGroupings(r *routing.Route) string {
 	var b strings.Builder
+	var all []string
 	var walk func(path string, r *routing.Route)
 	walk = func(path string, r *routing.Route) {
 		if r == nil {
@@ -325,7 +328,7 @@ func routeGroupings(r *routing.Route) string {
 		}
 		switch {
 		case r.GroupsAll():
-			fmt.Fprintf(&b, "%s.group_by=[] (incident %s) ", path, r.GroupKey())
+			all = append(all, r.GroupKey())
 		case r.GroupBy != nil:
 			fmt.Fprintf(&b, "%s.group_by=%s ", path, strings.Join(r.GroupBy, ","))
 		}
@@ -334,6 +337,10 @@ func routeGroupings(r *routing.Route) string {
 		}
 	}
 	walk("route", r)
+	if len(all) > 0 {
+		slices.Sort(all)
+		fmt.Fprintf(&b, "group_by=[] incidents %s", strings.Join(slices.Compact(all), " "))
+	}
 	return strings.TrimSpace(b.String())
 }
 
