@@ -56,6 +56,30 @@ func TestTheSilenceCommandTakesABacktickedIncident(t *testing.T) {
 	}
 }
 
+// Slack escapes &, < and > in a slash command's text: an incident key
+// holding them (a group_by: [] route's matcher owner="R&D <ops>") is read
+// unescaped, as the parent showed it (an audit: "No firing alert of
+// incident …R&amp;amp;D…").
+func TestTheSilenceCommandReadsSlacksEscapes(t *testing.T) {
+	am := silences(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	const key = `route/owner="R&D_<ops>",team="db"`
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: key, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1"}, Decision: alert.Decision{Action: alert.ActionPage}},
+	)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	escaped := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(key)
+	if a := e.commandAnswer(t, tr, "silence "+escaped+" 2h R&amp;D maintenance", "w3", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
+		t.Fatalf("silence of an incident whose key Slack escaped answered %+v", a)
+	}
+	if list, _ := am.List(context.Background()); len(list) != 1 || !strings.HasSuffix(list[0].Comment, ": R&D maintenance") {
+		t.Fatalf("silences %+v, want 1 with the comment unescaped", list)
+	}
+}
+
 // A PagerDuty failure that a second click may not meet (throttled, 5xx)
 // says to try again; one that it will (PagerDuty refusing the event) does
 // not.

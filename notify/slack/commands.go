@@ -52,7 +52,11 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	reply := func(text string) {
 		t.ephemeral(ctx, secret, &sl.InteractionCallback{ResponseURL: cmd.ResponseURL}, text)
 	}
-	args := strings.Fields(cmd.Text)
+	// Slack sends the text with &, < and > escaped as in a message:
+	// an incident key or a comment holding them (a `group_by: []` route's
+	// matcher `owner="R&D"`) must be read as shown (an audit: "no firing
+	// alert of incident …R&amp;amp;D…").
+	args := strings.Fields(unescMrkdwn(cmd.Text))
 	sub := ""
 	if len(args) > 0 {
 		sub = strings.ToLower(args[0])
