@@ -180,6 +180,14 @@ func TestGenericBalanceWordsOutrankTheSummary(t *testing.T) {
 			t.Errorf("%s in pre-training: %s, want pre-training's EIR", name, describe(cl))
 		}
 	}
+	// Uncorroborated, a generic word outranks nothing: Kafka's partition
+	// load imbalance keeps its summary's consumer lag (a review: the
+	// first build erased it, and the incident key with it).
+	cl := c.Classify(newAlert(kv("alertname", "KafkaPartitionLoadImbalance", "severity", "warning", "job", "kafka"),
+		kv("summary", "Partition skew: consumer lag up"), ""))
+	if kpiOf(cl) != "CLAG" {
+		t.Errorf("Kafka's load imbalance: %s, want its summary's CLAG", describe(cl))
+	}
 	for _, summary := range []string{"Expert load imbalance pushes the error rate up", "Expert load imbalance: generation throughput down 30%"} {
 		cl := c.Classify(newAlert(kv("alertname", "VLLMExpertLoadImbalance", "severity", "critical", "job", "vllm", "namespace", "llm-serving"),
 			kv("summary", summary), ""))

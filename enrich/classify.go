@@ -680,14 +680,28 @@ const partialKPIClass = "\x00partial"
 // some of its candidate sectors only (word.Cands with a KPI), or nil.
 func (c *Classifier) partialAlertnameKPI(s *scratch) *target {
 	for i := 0; i < s.nameEnd; i++ {
-		// A generic word counts here once corroborated (weight > 0):
-		// MoELoadImbalanceHigh's "load imbalance", with its "MoE".
 		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 &&
-			e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) {
+			e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) &&
+			(!e.tgt.generic || s.corroborated(e.tgt)) {
+			// A generic word only as corroborate would count it:
+			// MoELoadImbalanceHigh's "load imbalance", with its "MoE" —
+			// not KafkaPartitionLoadImbalance's (a review: its summary's
+			// consumer lag was erased).
 			return &e.tgt
 		}
 	}
 	return nil
+}
+
+// corroborated reports whether a signal read so far that is not a generic
+// word points at one of t's sectors (corroborate's test).
+func (s *scratch) corroborated(t target) bool {
+	for i := 0; i < s.n; i++ {
+		if e := &s.ev[i]; !e.tgt.generic && e.weight > 0 && sectorSet(e.tgt)&sectorSet(t) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // partialClassFor is the class of such an alertname word's KPI where sec,
