@@ -78,6 +78,12 @@ func TestTheSilenceCommandReadsSlacksEscapes(t *testing.T) {
 	if list, _ := am.List(context.Background()); len(list) != 1 || !strings.HasSuffix(list[0].Comment, ": R&D maintenance") {
 		t.Fatalf("silences %+v, want 1 with the comment unescaped", list)
 	}
+	// What it echoes back it escapes again: a typed <!channel> as the
+	// duration came back live (a review).
+	a := e.commandAnswer(t, tr, "silence "+escaped+" &lt;!channel&gt;", "w4", "U123")
+	if strings.Contains(a.Text, "<!channel>") || !strings.Contains(a.Text, "&lt;!channel&gt;") || !strings.Contains(a.Text, "is no duration") {
+		t.Errorf("a bad duration answered %q, want it escaped", a.Text)
+	}
 }
 
 // A PagerDuty failure that a second click may not meet (throttled, 5xx)

@@ -411,7 +411,9 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	dur, err := model.ParseDuration(durText)
 	if err != nil || time.Duration(dur) < minCommandSilence || time.Duration(dur) > maxCommandSilence {
 		t.o.Metrics.count(ActionSilence, OutcomeUnknown)
-		t.ephemeral(ctx, secret, cb, fmt.Sprintf("%q is no duration between 1m and %s (e.g. 2h).", durText, model.Duration(maxCommandSilence)))
+		// Escaped: the text was unescaped to be read, and a typed
+		// <!channel> must not come back live (a review).
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("%s is no duration between 1m and %s (e.g. 2h).", code(durText), model.Duration(maxCommandSilence)))
 		return
 	}
 	var offering []string // receiver/integration
