@@ -180,6 +180,13 @@ func TestGenericBalanceWordsOutrankTheSummary(t *testing.T) {
 			t.Errorf("%s in pre-training: %s, want pre-training's EIR", name, describe(cl))
 		}
 	}
+	// An annotation's KPI word cannot vouch for the alertname's generic
+	// word it would then yield to: the alert lost every signal (a review).
+	cl0 := c.Classify(newAlert(kv("alertname", "CapacityFactorExceeded", "severity", "warning", "namespace", "llm-pretrain", "pod", "pretrain-moe-worker-3"),
+		kv("summary", "Capacity factor exceeded: tokens dropped, step time up"), ""))
+	if cl0.Sector != secPretrain || kpiOf(cl0) != "EIR" {
+		t.Errorf("CapacityFactorExceeded in pre-training: %s, want pre-training's EIR", describe(cl0))
+	}
 	// Uncorroborated, a generic word outranks nothing: Kafka's partition
 	// load imbalance keeps its summary's consumer lag (a review: the
 	// first build erased it, and the incident key with it).

@@ -694,10 +694,18 @@ func (c *Classifier) partialAlertnameKPI(s *scratch) *target {
 }
 
 // corroborated reports whether a signal read so far that is not a generic
-// word points at one of t's sectors (corroborate's test).
+// word points at one of t's sectors (corroborate's test) — not an
+// annotation's KPI word: those yield to the alertname word t would be, so
+// they cannot vouch for it (a review: "tokens dropped" in the summary
+// vouched for CapacityFactorExceeded, then yielded to it, and the alert
+// lost every signal).
 func (s *scratch) corroborated(t target) bool {
 	for i := 0; i < s.n; i++ {
-		if e := &s.ev[i]; !e.tgt.generic && e.weight > 0 && sectorSet(e.tgt)&sectorSet(t) != 0 {
+		e := &s.ev[i]
+		if i >= s.nameEnd && e.kind == kindToken && e.tgt.kpi != "" {
+			continue
+		}
+		if !e.tgt.generic && e.weight > 0 && sectorSet(e.tgt)&sectorSet(t) != 0 {
 			return true
 		}
 	}
