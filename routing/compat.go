@@ -193,16 +193,14 @@ func MutedRoutes(routes []*Route, now time.Time) []string {
 }
 
 // Deliver returns the receivers of the matched routes not muted at now,
-// without duplicates, the group_by of the first matched route, and — when
-// every matched route is muted — why, and the receivers of those muted
-// routes (without duplicates; for the record only, never to deliver to).
-func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, mutedBy string, mutedReceivers []string) {
+// without duplicates, and — when every matched route is muted — why, and
+// the receivers of those muted routes (without duplicates; for the record
+// only, never to deliver to). The first matched route forms the incident
+// (Pipeline.RouteAt returns it).
+func Deliver(routes []*Route, now time.Time) (receivers []string, mutedBy string, mutedReceivers []string) {
 	var muted []string
 	seen := map[string]bool{}
-	for i, rt := range routes {
-		if i == 0 {
-			groupBy = rt.GroupBy
-		}
+	for _, rt := range routes {
 		if why := rt.mutedBy(now); why != "" {
 			muted = append(muted, why)
 			if !slices.Contains(mutedReceivers, rt.Receiver) {
@@ -216,9 +214,9 @@ func Deliver(routes []*Route, now time.Time) (receivers, groupBy []string, muted
 		}
 	}
 	if len(receivers) > 0 || len(muted) == 0 {
-		return receivers, groupBy, "", nil
+		return receivers, "", nil
 	}
-	return nil, groupBy, strings.Join(muted, "; "), mutedReceivers
+	return nil, strings.Join(muted, "; "), mutedReceivers
 }
 
 // expandGroupBy returns group_by with Alertmanager's "..." (every label)

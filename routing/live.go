@@ -378,7 +378,7 @@ func (p *Pipeline) RouteAt(r *alert.Result, now time.Time) *Route {
 		return nil
 	}
 	routes := p.Routes.MatchRoutes(r.Label)
-	r.Receivers, _, r.MutedBy, r.MutedReceivers = Deliver(routes, now)
+	r.Receivers, r.MutedBy, r.MutedReceivers = Deliver(routes, now)
 	if !r.Alert.Firing() {
 		r.MutedBy, r.MutedReceivers = "", nil // a resolve goes wherever its firing went
 	}

@@ -130,7 +130,7 @@ routes:
 		{"one route of four delivers", routes, []string{"pagerduty"}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			receivers, _, mutedBy, mutedReceivers := routing.Deliver(tc.routes, now)
+			receivers, mutedBy, mutedReceivers := routing.Deliver(tc.routes, now)
 			if !slices.Equal(receivers, tc.receivers) || !slices.Equal(mutedReceivers, tc.mutedReceivers) || (mutedBy != "") != (tc.receivers == nil) {
 				t.Fatalf("receivers %v, muted receivers %v, muted by %q; want %v, %v", receivers, mutedReceivers, mutedBy, tc.receivers, tc.mutedReceivers)
 			}

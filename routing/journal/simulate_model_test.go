@@ -24,7 +24,7 @@ func routeWith(p *routing.Pipeline) func(r *alert.Result, now time.Time) {
 		if r.Decision.Action == alert.ActionNone {
 			return
 		}
-		r.Receivers, _, r.MutedBy, r.MutedReceivers = routing.Deliver(p.Routes.MatchRoutes(r.Label), now)
+		r.Receivers, r.MutedBy, r.MutedReceivers = routing.Deliver(p.Routes.MatchRoutes(r.Label), now)
 		if !r.Alert.Firing() {
 			r.MutedBy, r.MutedReceivers = "", nil
 		}
