@@ -603,8 +603,7 @@ func continueGroupings(path string, r *routing.Route, eff []string) []string {
 			}
 			if c.Continue {
 				for j := i + 1; j < len(r.Routes); j++ {
-					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && !sameGrouping(effOf(c), effOf(d)) &&
-						!(c.GroupsAll() && d.GroupsAll() && c.GroupKey() == d.GroupKey()) {
+					if d := r.Routes[j]; d != nil && !sendsNothing(d) && !c.Disjoint(d) && incidentsOf(c, effOf(c)) != incidentsOf(d, effOf(d)) {
 						kind := groupByText(effOf(c)) + "\x00" + groupByText(effOf(d))
 						if pairs[kind] == nil {
 							kinds = append(kinds, kind)
@@ -660,15 +659,20 @@ func groupByText(g []string) string {
 	return "[" + strings.Join(g, ", ") + "]"
 }
 
-// sameGrouping reports whether two routes' group_by form the same
-// incidents: unset (incidents.group_by) is not `[]` (no label), though
-// slices.Equal takes them alike, and two routes of `[]` each make an
-// incident of their own (named by the route: routing.Route.GroupKey).
-func sameGrouping(a, b []string) bool {
-	if a != nil && len(a) == 0 || b != nil && len(b) == 0 {
-		return false
+// incidentsOf names the incidents route r forms, eff its group_by
+// (inherited where unset): two routes form the same ones when the names
+// are equal. Unset (incidents.group_by) is not `[]` (no label), though
+// both are empty, and a `[]` route's one incident is its own, named by its
+// matchers (routing.Route.GroupKey): two routes of the same matchers share
+// it, two of others do not.
+func incidentsOf(r *routing.Route, eff []string) string {
+	switch {
+	case eff == nil:
+		return "\x00unset"
+	case len(eff) == 0:
+		return "\x00route " + r.GroupKey()
 	}
-	return (a == nil) == (b == nil) && slices.Equal(a, b)
+	return strings.Join(eff, "\x00")
 }
 
 // checkWebConfig returns what keeps cfg from serving with the web
