@@ -51,6 +51,9 @@ const (
 	weightContext      = 0.25 // words of a context label, counted only for tied candidates
 	minWinScore        = 0.35 // a winner below it stays unknown (one annotation word is not enough)
 	tieMargin          = 0.05 // sectors this close are tied
+	// scoreEpsilon absorbs floating point in score comparisons: 0.4 − 0.35
+	// is 0.05000000000000002, a tie "within 0.05" all the same.
+	scoreEpsilon = 1e-9
 )
 
 // HintIDs lists the hint ids in the order hints are attached.

@@ -104,6 +104,11 @@ type target struct {
 	// family.Decode, KVFull, Hardware, PostFEC, Prefill and NoSplit: they
 	// choose hints and hint texts (see hints).
 	decode, kvFull, hardware, postFEC, prefill, noSplit bool
+	// partial marks a word naming a KPI of some of its candidate sectors
+	// only (word.Cands with a KPI: "expert load", pre-training's EIR but
+	// also what serving balances): the KPI, and its class, count only
+	// where a sector having it wins.
+	partial bool
 }
 
 type compiledRule struct {
@@ -223,6 +228,7 @@ func New(cfg Config) (*Classifier, error) {
 			// Its candidates, even when its KPI belongs to one sector
 			// alone: the KPI counts where that sector wins.
 			t.sector, t.cands = -1, c.candSet(w.Cands)
+			t.partial = t.kpi != "" && !allHave(t.cands, t.kpi)
 		}
 		c.words[key] = t
 		c.phrases.addKey(key)
@@ -680,8 +686,7 @@ const partialKPIClass = "\x00partial"
 // some of its candidate sectors only (word.Cands with a KPI), or nil.
 func (c *Classifier) partialAlertnameKPI(s *scratch) *target {
 	for i := 0; i < s.nameEnd; i++ {
-		if e := &s.ev[i]; e.kind == kindToken && e.tgt.kpi != "" && e.weight > 0 &&
-			e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) &&
+		if e := &s.ev[i]; e.kind == kindToken && e.tgt.partial && e.weight > 0 &&
 			(!e.tgt.generic || s.corroborated(e.tgt)) {
 			// A generic word only as corroborate would count it:
 			// MoELoadImbalanceHigh's "load imbalance", with its "MoE" —
@@ -712,13 +717,13 @@ func (s *scratch) corroborated(t target) bool {
 	return false
 }
 
-// partialClassFor is the class of such an alertname word's KPI where sec,
-// one of its candidates, won without that KPI but measures nothing of
-// another class (post-training's KPIs are all training-stability, as
-// pre-training's EIR: a post-training MoE's expert-load alert is one;
-// GPU serving's are latencies: no class); "" otherwise.
-func (c *Classifier) partialClassFor(s *scratch, sec *sectorDef) string {
-	t := c.partialAlertnameKPI(s)
+// partialClassFor is the class of t's KPI, t such an alertname word (nil:
+// none), where sec, one of its candidates, won without that KPI but
+// measures nothing of another class (post-training's KPIs are all
+// training-stability, as pre-training's EIR: a post-training MoE's
+// expert-load alert is one; GPU serving's are latencies: no class); ""
+// otherwise.
+func partialClassFor(t *target, sec *sectorDef) string {
 	if t == nil || t.cands&(1<<sectorIndexByID(sec.ID)) == 0 {
 		return ""
 	}
@@ -748,10 +753,9 @@ func (c *Classifier) targetClass(t target) string {
 	if t.sector >= 0 {
 		return kpiClass(&sectors[t.sector], t.kpi)
 	}
-	if !allHave(t.cands, t.kpi) {
-		// A word naming a KPI of some of its candidates only (word.Cands
-		// with a KPI): no class of its own — SGLang's MoE expert load
-		// imbalance is no training-stability alert (a review).
+	if t.partial {
+		// No class of its own — SGLang's MoE expert load imbalance is no
+		// training-stability alert (a review).
 		return alert.Unknown
 	}
 	return c.sharedClass(t.kpi, t.cands)
@@ -1316,7 +1320,7 @@ func (r *ranking) candidates() uint32 {
 	switch {
 	case r.tied:
 		for si := 0; si < numSectors; si++ {
-			if r.direct[si] && r.score(r.best)-r.score(si) < tieMargin+1e-9 {
+			if r.direct[si] && r.score(r.best)-r.score(si) < tieMargin+scoreEpsilon {
 				cands |= 1 << si
 			}
 		}
@@ -1379,8 +1383,8 @@ func (c *Classifier) rank(s *scratch) ranking {
 		return r
 	}
 	if r.best >= 0 {
-		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin+1e-9
-		r.tooWeak = !r.tied && r.score(r.best) < minWinScore-1e-9
+		r.tied = r.second >= 0 && r.score(r.best)-r.score(r.second) < tieMargin+scoreEpsilon
+		r.tooWeak = !r.tied && r.score(r.best) < minWinScore-scoreEpsilon
 	}
 	return r
 }
@@ -1454,11 +1458,12 @@ func (c *Classifier) conclude(a *alert.Alert, s *scratch) alert.Classification {
 		// The alertname's KPI word, even of another sector (a vLLM
 		// error-budget alert is budget-burn), or its class-only word;
 		// else a class-only word of the annotations.
+		partial := c.partialAlertnameKPI(s)
 		if class := c.alertnameClass(s); class != "" {
 			out.IncidentClass = class
-		} else if class := c.partialClassFor(s, sec); class != "" {
+		} else if class := partialClassFor(partial, sec); class != "" {
 			out.IncidentClass = class
-		} else if s.class != "" && c.partialAlertnameKPI(s) == nil {
+		} else if s.class != "" && partial == nil {
 			// (An alertname naming such a KPI is about it: the effects
 			// its summary names — "errors up", "throughput down" — give
 			// no class either, as its KPI words do not.)
@@ -1543,11 +1548,9 @@ func (c *Classifier) unknownKPIs(s *scratch) []alert.KPI {
 		if e.tgt.kpi == "" || e.weight == 0 {
 			continue
 		}
-		if e.tgt.sector < 0 && e.tgt.cands != 0 && !allHave(e.tgt.cands, e.tgt.kpi) {
-			// A word that names a KPI of some of its candidate sectors
-			// only ("expert load": pre-training's EIR, but also what
-			// serving balances) names it where one of them wins, not
-			// between them.
+		if e.tgt.partial {
+			// It names its KPI where a sector having it wins, not
+			// between candidates.
 			continue
 		}
 		for si := range sectors {
