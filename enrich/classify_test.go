@@ -157,6 +157,10 @@ var sectorCases = []sectorCase{
 		newAlert(kv("alertname", "TickerPlantSlow", "kpi", "W2W"), nil, ""), "hft-baremetal", "W2W"},
 	{"perf cache misses are LLC misses per kilo-instruction",
 		newAlert(kv("alertname", "LLCMissesPerKiloInstructionHigh"), nil, `1000 * rate(node_perf_cache_misses_total[1m]) / rate(node_perf_instructions_total[1m]) > 5`), "hft-baremetal", "MPKI"},
+	{"a host's perf cycle rate is its sector but no cycles per message",
+		newAlert(kv("alertname", "HostHighCPUCycles"), nil, `rate(node_perf_cpucycles_total[5m]) > 3e9`), "hft-baremetal", ""},
+	{"perf cycles divided by messages, so named, are cycles per message",
+		newAlert(kv("alertname", "CyclesPerMessageHigh"), nil, `rate(node_perf_cpucycles_total[1m]) / rate(feed_handler_messages_total[1m]) > 2000`), "hft-baremetal", "CPM"},
 	{"a p999 jitter alertname is p99/p999 jitter",
 		newAlert(kv("alertname", "TickerPlantP999JitterHigh"), nil, ""), "hft-baremetal", "JITR"},
 

@@ -378,7 +378,11 @@ var builtinFamilies = []family{
 	{Prefix: "node_memory_numa_other_node", Sector: secVM, KPI: "NUMA MISS", Source: srcNode},
 	{Name: "node_schedstat_waiting_seconds", Sector: secVM, KPI: "RDY", Source: srcNode},
 	{Prefix: "node_perf_cache_", Sector: secBare, KPI: "MPKI", Source: srcNode},
-	{Name: "node_perf_cpucycles", Sector: secBare, KPI: "CPM", Source: srcNode},
+	// Cycles alone are no cycles per message (CPM): a host's cycle rate is
+	// how busy its CPUs are. The perf collector is opt-in, kept where
+	// microarchitecture is watched: the sector, no KPI; a rule dividing by
+	// messages says so in its words, which name CPM.
+	{Name: "node_perf_cpucycles", Sector: secBare, Source: srcNode},
 	// Clock sync (PTP, chrony): the sectors that time one-way delay and
 	// orders watch it, but an offset from the grandmaster is no one-way
 	// delay, and the catalog has no clock-sync KPI: candidate sectors, no
