@@ -205,3 +205,34 @@ func TestUnsilenceOfASilenceAlertmanagerLostSaysItHadEnded(t *testing.T) {
 		t.Fatalf("parent lines %q, want the Unsilence saying the silence had ended", logLines(t, e.current(t)))
 	}
 }
+
+// A code span cannot hold a backtick: an incident key holding one (a
+// group_by: [] route's matcher note=~"a`b") is shown with ˋ wherever Slack
+// shows it in a code span, and a command given the key as shown reads the
+// ˋ back (an audit: the span closed at the key's backtick, and the rest
+// read as mrkdwn).
+func TestAnIncidentKeyWithABacktickIsShownAndReadBack(t *testing.T) {
+	am := silences(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	const key = "route/note=~\"a`b|c_d*e\",team=\"db\""
+	shown := strings.ReplaceAll(key, "`", "ˋ")
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: key, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1", "note": "a`b"}, Decision: alert.Decision{Action: alert.ActionPage}},
+	)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"incidents all", "explain aaa all"} {
+		a := e.commandAnswer(t, tr, cmd, "w-"+cmd, "U123")
+		if !strings.Contains(a.Text, "`"+shown+"`") || strings.Contains(a.Text, "a`b") {
+			t.Errorf("%s answered %q, want the key in one code span as %s", cmd, a.Text, shown)
+		}
+	}
+	if a := e.commandAnswer(t, tr, "silence `"+shown+"` 2h", "w-silence", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
+		t.Fatalf("silence of the key as shown answered %+v", a)
+	}
+	if list, _ := am.List(context.Background()); len(list) != 1 {
+		t.Fatalf("silences %+v, want 1", list)
+	}
+}

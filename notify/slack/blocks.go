@@ -148,7 +148,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	if live := no.LiveSLO(lead); live != nil && live.Summary != "" {
 		b.WriteString("\n*Live SLO:* " + esc(live.Summary))
 	}
-	b.WriteString("\n*Incident:* `" + esc(no.Incident) + "`")
+	b.WriteString("\n*Incident:* " + code(no.Incident))
 	if pdRef != "" {
 		b.WriteString(pagerDutyLine(pdRef))
 	}
@@ -535,7 +535,7 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 	if no.Kind == alert.KindReminder {
 		label = "Reminder"
 	}
-	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.ShownAction())) + " · *Incident:* `" + esc(no.Incident) + "`"
+	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.ShownAction())) + " · *Incident:* " + code(no.Incident)
 	alerts := withAlert(no.Results)
 	tell := tellApart(alerts)
 	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], tell, " — ", maxDigestLine, maxDigestSummary) })
@@ -565,7 +565,7 @@ func fallbackText(s string) string {
 // letter when permanent, AlertrouterDeadLetters), so the line does not say
 // "paged".
 func pagerDutyLine(pdRef string) string {
-	return "\n*PagerDuty:* page routed there, dedup_key `" + esc(pdRef) + "`"
+	return "\n*PagerDuty:* page routed there, dedup_key " + code(pdRef)
 }
 
 // MinimalBlocks is the message sent when Slack refuses the full one (a
@@ -588,8 +588,8 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	}
 	return []sl.Block{
 		sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false)),
-		section(fmt.Sprintf("*Decision:* %s · *Incident:* `%s`%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
-			esc(string(no.ShownAction())), esc(no.Incident), paged, counts)),
+		section(fmt.Sprintf("*Decision:* %s · *Incident:* %s%s\n%s. Slack refused the full message; the alerts are in the router's console and journal.",
+			esc(string(no.ShownAction())), code(no.Incident), paged, counts)),
 	}
 }
 

@@ -99,12 +99,15 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 }
 
 // unquote strips the backticks around an argument copied from an answer
-// (the incidents list writes `inc/1`).
+// (the incidents list writes `inc/1`) and reads back the backticks a code
+// span shows as ˋ (code): an incident key copied from a message names the
+// incident (a route matcher's value may hold a backtick).
 func unquote(arg string) string {
-	if s := strings.Trim(arg, "`"); s != "" {
-		return s
+	s := strings.Trim(arg, "`")
+	if s == "" {
+		s = arg
 	}
-	return arg
+	return strings.ReplaceAll(s, "ˋ", "`")
 }
 
 // maxJournalRead bounds the decision entries one look-up reads (newest
@@ -306,7 +309,7 @@ func (t *Triage) explain(ctx context.Context, fp string, scope *channelScope) st
 	} else {
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, " *Incident:* `%s`", esc(e.Incident))
+	b.WriteString(" *Incident:* " + code(e.Incident))
 	for _, r := range e.Decision.Reasons {
 		b.WriteString("\n• " + esc(r))
 	}
@@ -387,7 +390,7 @@ func (t *Triage) incidents(ctx context.Context, scope *channelScope) string {
 			break
 		}
 		i := byKey[k]
-		fmt.Fprintf(&b, "\n• `%s` · %s · %d firing · %s", esc(k), esc(i.action), i.firing, esc(strings.Join(slices.Sorted(maps.Keys(i.names)), ", ")))
+		fmt.Fprintf(&b, "\n• %s · %s · %d firing · %s", code(k), esc(i.action), i.firing, esc(strings.Join(slices.Sorted(maps.Keys(i.names)), ", ")))
 	}
 	return b.String()
 }

@@ -974,7 +974,7 @@ func unconfirmedAnswer(action, incident string, err error, onMessage bool) strin
 	why := esc(errText(err))
 	switch action {
 	case ActionSilence:
-		s := fmt.Sprintf("Silence may have been done: Alertmanager did not confirm it (%s). Check Alertmanager's silences for incident `%s` before silencing again", why, esc(incident))
+		s := fmt.Sprintf("Silence may have been done: Alertmanager did not confirm it (%s). Check Alertmanager's silences for incident %s before silencing again", why, code(incident))
 		if onMessage {
 			return s + ": a silence it made now is not on this message (no Unsilence button for it), expire it in Alertmanager."
 		}
@@ -982,9 +982,9 @@ func unconfirmedAnswer(action, incident string, err error, onMessage bool) strin
 	case ActionUnsilence:
 		return fmt.Sprintf("Unsilence may have been done: Alertmanager did not answer in time (%s). Check Alertmanager's silences; clicking again is safe.", why)
 	case ActionEscalate:
-		return fmt.Sprintf("Escalate may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`: if it has none, page from PagerDuty. The escalation is recorded here, so PagerDuty gets its resolve when the alerts resolve.", why, esc(incident))
+		return fmt.Sprintf("Escalate may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident %s: if it has none, page from PagerDuty. The escalation is recorded here, so PagerDuty gets its resolve when the alerts resolve.", why, code(incident))
 	}
-	return fmt.Sprintf("%s may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident `%s`; clicking again is safe (PagerDuty takes it once).", action, why, esc(incident))
+	return fmt.Sprintf("%s may have been done: PagerDuty did not answer in time (%s). Check PagerDuty for incident %s; clicking again is safe (PagerDuty takes it once).", action, why, code(incident))
 }
 
 // logUnconfirmed is the log line of an action that may have been done.

@@ -66,3 +66,15 @@ func TestAResolvedCardSaysHowItsFiringWasNotified(t *testing.T) {
 		t.Errorf("the resolved card does not say how its firing was notified:\n%s", card)
 	}
 }
+
+// The card shows an incident key holding a backtick in one code span, the
+// backtick as ˋ: Slack closed the span at it and read the rest as mrkdwn.
+func TestTheCardShowsAKeyWithABacktickInOneCodeSpan(t *testing.T) {
+	r := notifytest.Result("CheckoutErrorsHigh", "aaa", "firing", alert.ActionTicket)
+	no := notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, r)
+	no.Incident = "route/note=~\"a`b|c_d*e\""
+	card := slack.Blocks(no, notify.NewData(no), "", "", "")[1].(*sl.SectionBlock).Text.Text
+	if !strings.Contains(card, "*Incident:* `route/note=~\"aˋb|c_d*e\"`") {
+		t.Errorf("the card does not show the key in one code span:\n%s", card)
+	}
+}
