@@ -215,6 +215,10 @@ var sectorCases = []sectorCase{
 		newAlert(kv("alertname", "SparkJobDurationHigh"), nil, ""), "hpc-big-data", "JDUR"},
 
 	// slo-monitoring
+	{"a seznam/slo-exporter burn-rate alert is the error-budget burn rate",
+		newAlert(kv("alertname", "SloOneHourAlert", "slo_domain", "userportal", "slo_time_range", "1h", "severity", "critical"), map[string]string{"title": "High availability burn-rate in SLO domain userportal (last hour)"},
+			`(slo:burn_rate{slo_time_range="1h"} * on(slo_version, slo_domain, namespace) group_left() slo:stable_version{enabled!="false"} > 13.44) and on(percentile, slo_class, slo_domain, slo_type, slo_version, namespace) (slo:burn_rate{slo_time_range="5m"} * on(slo_version, slo_domain, namespace) group_left() slo:stable_version{enabled!="false"} > 13.44)`),
+		"slo-monitoring", "EBR"},
 	{"a Sloth page alert is the error-budget burn rate",
 		newAlert(kv("alertname", "ChatAvailabilityBudgetBurn", "sloth_id", "chat-availability", "sloth_severity", "page"), nil,
 			`(max(slo:sli_error:ratio_rate5m{sloth_id="chat-availability", sloth_service="chat", sloth_slo="availability"} > (14.4 * 0.001)) without (sloth_window) and max(slo:sli_error:ratio_rate1h{sloth_id="chat-availability", sloth_service="chat", sloth_slo="availability"} > (14.4 * 0.001)) without (sloth_window))`),

@@ -61,35 +61,36 @@ type family struct {
 
 // Sources (paths in the projects' repositories):
 const (
-	srcVLLM      = "vllm-project/vllm docs/design/metrics.md (v0 and v1 engine metrics)"
-	srcSGLang    = "sgl-project/sglang docs/references/production_metrics.md"
-	srcTGI       = "huggingface/text-generation-inference docs/source/reference/metrics.md"
-	srcTriton    = "triton-inference-server/server docs/user_guide/metrics.md"
-	srcTRTLLM    = "triton-inference-server/tensorrtllm_backend README (nv_trt_llm_* metrics)"
-	srcLiteLLM   = "BerriAI/litellm docs/my-website/docs/proxy/prometheus.md"
-	srcGenAI     = "open-telemetry/semantic-conventions docs/gen-ai/gen-ai-metrics.md (gen_ai.client.* and gen_ai.server.* metrics)"
-	srcLMCache   = "LMCache/LMCache docs/source/production/observability (lmcache:* metrics)"
-	srcDCGM      = "NVIDIA/dcgm-exporter etc/default-counters.csv"
-	srcEnvoy     = "envoyproxy/envoy docs/root/configuration/upstream/cluster_manager/cluster_stats.rst"
-	srcEnvoyHTTP = "envoyproxy/envoy docs/root/configuration/http/http_conn_man/stats.rst"
-	srcHAProxy   = "haproxy/haproxy addons/promex/README (native Prometheus exporter)"
-	srcIngress   = "kubernetes/ingress-nginx docs/user-guide/monitoring.md"
-	srcNGINXPlus = "nginxinc/nginx-prometheus-exporter README (NGINX Plus upstream metrics)"
-	srcNode      = "prometheus/node_exporter collector/ (netdev, netstat, softnet, timex, meminfo_numa, schedstat, perf, infiniband)"
-	srcKafka     = "danielqsj/kafka_exporter README"
-	srcKafkaLag  = "seglo/kafka-lag-exporter README"
-	srcDebezium  = "debezium/debezium-examples monitoring (JMX exporter: debezium_metrics_…)"
-	srcNtpdRs    = "pendulum-project/ntpd-rs metrics exporter (ntp_source_…, ntp_system_…)"
-	srcSpark     = "apache/spark docs/monitoring.md (executor task metrics diskBytesSpilled, memoryBytesSpilled)"
-	srcFlink     = "apache/flink docs/content/docs/ops/metrics.md"
-	srcRedis     = "oliver006/redis_exporter README"
-	srcMemcached = "prometheus/memcached_exporter README"
-	srcVarnish   = "jonnenauha/prometheus_varnish_exporter README"
-	srcChrony    = "SuperQ/chrony_exporter README"
-	srcPTP       = "k8snetworkplumbingwg/linuxptp-daemon (openshift_ptp_* metrics)"
-	srcVMware    = "pryorda/vmware_exporter README"
-	srcSloth     = "slok/sloth pkg/common/conventions/prometheus.go (Sloth's recording rules: slo:sli_error:ratio_rate<window>, slo:objective:ratio, slo:error_budget:ratio, slo:time_period:days, slo:current_burn_rate:ratio, slo:period_burn_rate:ratio, slo:period_error_budget_remaining:ratio, sloth_slo_info)"
-	srcBudget    = "error-budget recording rules by name (Sloth's slo:error_budget:ratio; ray-project/kuberay config/prometheus/rules/prometheusRules.yaml, ray_gcs_error_budget_5m …)"
+	srcVLLM        = "vllm-project/vllm docs/design/metrics.md (v0 and v1 engine metrics)"
+	srcSGLang      = "sgl-project/sglang docs/references/production_metrics.md"
+	srcTGI         = "huggingface/text-generation-inference docs/source/reference/metrics.md"
+	srcTriton      = "triton-inference-server/server docs/user_guide/metrics.md"
+	srcTRTLLM      = "triton-inference-server/tensorrtllm_backend README (nv_trt_llm_* metrics)"
+	srcLiteLLM     = "BerriAI/litellm docs/my-website/docs/proxy/prometheus.md"
+	srcGenAI       = "open-telemetry/semantic-conventions docs/gen-ai/gen-ai-metrics.md (gen_ai.client.* and gen_ai.server.* metrics)"
+	srcLMCache     = "LMCache/LMCache docs/source/production/observability (lmcache:* metrics)"
+	srcDCGM        = "NVIDIA/dcgm-exporter etc/default-counters.csv"
+	srcEnvoy       = "envoyproxy/envoy docs/root/configuration/upstream/cluster_manager/cluster_stats.rst"
+	srcEnvoyHTTP   = "envoyproxy/envoy docs/root/configuration/http/http_conn_man/stats.rst"
+	srcHAProxy     = "haproxy/haproxy addons/promex/README (native Prometheus exporter)"
+	srcIngress     = "kubernetes/ingress-nginx docs/user-guide/monitoring.md"
+	srcNGINXPlus   = "nginxinc/nginx-prometheus-exporter README (NGINX Plus upstream metrics)"
+	srcNode        = "prometheus/node_exporter collector/ (netdev, netstat, softnet, timex, meminfo_numa, schedstat, perf, infiniband)"
+	srcKafka       = "danielqsj/kafka_exporter README"
+	srcKafkaLag    = "seglo/kafka-lag-exporter README"
+	srcDebezium    = "debezium/debezium-examples monitoring (JMX exporter: debezium_metrics_…)"
+	srcNtpdRs      = "pendulum-project/ntpd-rs metrics exporter (ntp_source_…, ntp_system_…)"
+	srcSpark       = "apache/spark docs/monitoring.md (executor task metrics diskBytesSpilled, memoryBytesSpilled)"
+	srcFlink       = "apache/flink docs/content/docs/ops/metrics.md"
+	srcRedis       = "oliver006/redis_exporter README"
+	srcMemcached   = "prometheus/memcached_exporter README"
+	srcVarnish     = "jonnenauha/prometheus_varnish_exporter README"
+	srcChrony      = "SuperQ/chrony_exporter README"
+	srcPTP         = "k8snetworkplumbingwg/linuxptp-daemon (openshift_ptp_* metrics)"
+	srcVMware      = "pryorda/vmware_exporter README"
+	srcSloth       = "slok/sloth pkg/common/conventions/prometheus.go (Sloth's recording rules: slo:sli_error:ratio_rate<window>, slo:objective:ratio, slo:error_budget:ratio, slo:time_period:days, slo:current_burn_rate:ratio, slo:period_burn_rate:ratio, slo:period_error_budget_remaining:ratio, sloth_slo_info)"
+	srcSloExporter = "seznam/slo-exporter prometheus_rules/slo/alerts.yaml, violation_ratio.yaml (slo:burn_rate{slo_time_range}, slo:violation_ratio, slo:violation_ratio_threshold, slo:stable_version)"
+	srcBudget      = "error-budget recording rules by name (Sloth's slo:error_budget:ratio; ray-project/kuberay config/prometheus/rules/prometheusRules.yaml, ray_gcs_error_budget_5m …)"
 	// srcGitLabSLO: GitLab's metrics catalog writes a multi-window burn-rate
 	// alert (ErrorSLOViolation, ApdexSLOViolation) over these ratios per
 	// service (type) and component.
@@ -445,6 +446,13 @@ var builtinFamilies = []family{
 	{Prefix: "sloth_", Sector: secSLO, Source: srcSloth},
 	{Contains: ":burnrate", Sector: secSLO, KPI: "EBR", Source: srcPyrra},
 	{Contains: "error_budget", Sector: secSLO, KPI: "EBR", Source: srcBudget},
+	// seznam/slo-exporter's recording rules: burn rates and violation
+	// ratios per slo_time_range, and the stable version its alerts
+	// multiply by (no KPI of its own).
+	{Name: "slo:burn_rate", Sector: secSLO, KPI: "EBR", Source: srcSloExporter},
+	{Name: "slo:violation_ratio", Sector: secSLO, KPI: "EBR", Source: srcSloExporter},
+	{Name: "slo:violation_ratio_threshold", Sector: secSLO, KPI: "EBR", Source: srcSloExporter},
+	{Name: "slo:stable_version", Sector: secSLO, Source: srcSloExporter},
 	{Prefix: "gitlab_component_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
 	{Prefix: "gitlab_component_apdex:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
 	{Prefix: "gitlab_service_errors:ratio", Sector: secSLO, KPI: "EBR", Source: srcGitLabSLO},
