@@ -151,7 +151,7 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, result
 		batches = p.group(trs, true)
 		leases = p.incidentLeases(batches, open, group)
 	}
-	p.notifications(msg, batches)
+	p.notifications(msg, batches, results)
 	return batches, p.leaseIncidents(ctx, batches, leases, results, token, sum, first), lost, claimErr
 }
 
@@ -333,10 +333,12 @@ func (p *Pipeline) group(trs []*transition, wonOnly bool) []*batch {
 	return out
 }
 
-// notifications builds the notification of every batch.
-func (p *Pipeline) notifications(msg *alert.Message, batches []*batch) {
+// notifications builds the notification of every batch; results are the
+// webhook's alerts (alert.Notification.Webhook).
+func (p *Pipeline) notifications(msg *alert.Message, batches []*batch, results []*alert.Result) {
 	for _, b := range batches {
 		b.n = notification(msg, b)
+		b.n.Webhook = results
 		if p.ConsoleURL != nil {
 			b.n.ConsoleURL = p.ConsoleURL(b.incident)
 		}

@@ -502,6 +502,43 @@ func TestPipelineMarksATicketThatNowPagesAsEscalated(t *testing.T) {
 	}
 }
 
+// A page joining a ticket's incident reaches Slack with the webhook's
+// alerts: the incident's earlier ticket, which Alertmanager sent again with
+// it, is what Slack's redrawn parent lists beside the page
+// (alert.Notification.WithStillFiring; an audit: the parent listing it was
+// redrawn, and it was shown nowhere).
+func TestAnUpdateCarriesTheIncidentsEarlierAlertsStillFiring(t *testing.T) {
+	e := newEnv(t)
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	ticket := tAlert("TTFTHigh", "firing", "ticket")
+	page := tAlert("TTFTHigh", "firing", "page", "instance", "gpu-node-002:8000")
+	other := tAlert("TTFTHigh", "firing", "ticket", "service", "search")
+	mustProcess(t, p, ticket)
+	mustProcess(t, p, ticket, page, other)
+	ns := e.slack.notifications()
+	var update *alert.Notification
+	for _, n := range ns {
+		if !n.Opening && n.Action == alert.ActionPage {
+			update = n
+		}
+	}
+	if update == nil {
+		t.Fatalf("Slack notifications %d: no update of the page joining the ticket's incident", len(ns))
+	}
+	drawn := update.WithStillFiring()
+	var fps []string
+	for _, r := range drawn.Results {
+		fps = append(fps, r.Alert.Labels["instance"]+"/"+r.Alert.Labels["service"])
+	}
+	if want := []string{"gpu-node-002:8000/chat", "gpu-node-001:8000/chat"}; !slices.Equal(fps, want) {
+		t.Fatalf("the update drawn with the incident's alerts still firing lists %v, want %v (not another incident's)", fps, want)
+	}
+	if len(drawn.Data.Alerts) != 2 || len(update.Data.Alerts) != 1 {
+		t.Fatalf("template data: drawn %d alerts, update %d; want 2 and 1", len(drawn.Data.Alerts), len(update.Data.Alerts))
+	}
+}
+
 // A tier that flips back (ticket → page → ticket → page on the same
 // labels) is sent each time, on one replica, without waiting on the claim
 // the first flip left (before: 503 "another replica" for claim_ttl).

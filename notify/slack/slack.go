@@ -504,9 +504,12 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			// ticket's incident that a new alert paging joined (its Ref
 			// says ticket) —, or its buttons a PagerDuty incident resolved:
 			// redraw it as this one, and keep in the Ref what it says now.
-			redraw := n.render(no)
-			// Drawn from this update, the card lists its alerts only: the
-			// incident's earlier alerts, still firing, are in the thread.
+			// Drawn from this update, with the incident's earlier alerts
+			// Alertmanager sent again with it, still firing: the parent
+			// listed some of them, and the redraw replaces it (an audit:
+			// a ticket's alert, still firing, shown nowhere once its
+			// parent was redrawn as the page of another).
+			redraw := n.render(no.WithStillFiring())
 			note := sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, redrawnNote, false, false))
 			redraw.blocks = append(slices.Clip(redraw.blocks), note)
 			if n.editParent(ctx, no, p, redraw, false) {
@@ -612,8 +615,10 @@ func allResolved(no *alert.Notification) bool {
 }
 
 // redrawnNote ends a parent redrawn for an update (escalated, paged again):
-// its counts and alert lines are the update's.
-const redrawnNote = "Redrawn for the update that changed the incident: the counts and alerts above are that update's; the incident's earlier alerts, some still firing, are in the thread."
+// its counts and alert lines are the update's and those of the incident's
+// earlier alerts that came with it, still firing (alert.Notification's
+// WithStillFiring).
+const redrawnNote = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert not listed is in the thread, or was listed here before the redraw."
 
 // reply posts msg in p's thread, in p's channel (a templated channel is
 // rendered once, for the parent), and edits the parent when the incident

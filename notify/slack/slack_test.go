@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -719,11 +720,50 @@ func TestAnEscalationRedrawsTheParent(t *testing.T) {
 	// Drawn from the update, it lists the update's alerts: it says so, and
 	// where the incident's earlier ones are (it showed "1 firing" while
 	// the earlier alerts still fired, and said nothing of them).
-	if !bytes.Contains(p.Blocks, []byte("the counts and alerts above are that update's")) {
-		t.Fatalf("the redrawn parent does not say it lists the update's alerts only: %s", p.Blocks)
+	if !bytes.Contains(p.Blocks, []byte("it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it")) {
+		t.Fatalf("the redrawn parent does not say which alerts it lists: %s", p.Blocks)
 	}
 	if replies := h.srv.Thread(p.TS); len(replies) != 2 {
 		t.Fatalf("thread replies = %d, want the update and the escalation", len(replies))
+	}
+}
+
+// A parent redrawn for a page joining a ticket's incident lists, beside
+// the update's alert, the incident's earlier alerts Alertmanager sent again
+// with it, still firing, and no other incident's (an audit: the ticket's
+// alert, still firing, was shown nowhere once the parent listing it was
+// redrawn, and the header said "1 firing").
+func TestARedrawnParentListsTheEarlierAlertsStillFiring(t *testing.T) {
+	h := newHarness(t)
+	n, first := h.opened(t)
+	page := under(first.Ref, note(alert.KindFiring, alert.ActionPage, "firing", "ccc"))
+	earlier := notifytest.Result("TTFTHigh", "aaa", "firing", alert.ActionTicket)
+	earlier.Incident, earlier.Receivers = page.Incident, []string{page.Receiver}
+	resolved := notifytest.Result("TTFTHigh", "rrr", "resolved", alert.ActionTicket)
+	resolved.Incident, resolved.Receivers = page.Incident, []string{page.Receiver}
+	elsewhere := notifytest.Result("TTFTHigh", "zzz", "firing", alert.ActionTicket)
+	elsewhere.Incident, elsewhere.Receivers = "another/incident", []string{page.Receiver}
+	otherTeam := notifytest.Result("TTFTHigh", "ooo", "firing", alert.ActionTicket)
+	otherTeam.Incident, otherTeam.Receivers = page.Incident, []string{"another-team"}
+	page.Webhook = append(slices.Clone(page.Results), earlier, resolved, elsewhere, otherTeam)
+	// The dispatch core's template data holds the notification's own alerts.
+	page.Data = &template.Data{Receiver: page.Receiver, Status: "firing", Alerts: template.Alerts{page.Results[0].Alert.Alert}}
+	if err := n.Notify(context.Background(), page); err != nil {
+		t.Fatal(err)
+	}
+	p := h.srv.Parents()[0]
+	if p.Updates != 1 || !strings.HasPrefix(header(t, p), "[PAGE]") || !strings.Contains(header(t, p), "2 firing") {
+		t.Fatalf("the parent (%d updates, header %q) was not redrawn as the page of 2 firing alerts", p.Updates, header(t, p))
+	}
+	for _, fp := range []string{"aaa", "ccc"} {
+		if !bytes.Contains(p.Blocks, []byte("`"+fp+"`")) {
+			t.Errorf("the redrawn parent does not list %s: %s", fp, p.Blocks)
+		}
+	}
+	for _, fp := range []string{"rrr", "zzz", "ooo"} {
+		if bytes.Contains(p.Blocks, []byte("`"+fp+"`")) {
+			t.Errorf("the redrawn parent lists %s, not a firing alert of its incident and receiver: %s", fp, p.Blocks)
+		}
 	}
 }
 

@@ -472,6 +472,44 @@ type Notification struct {
 	// notification's own alerts: Alerts, CommonLabels, CommonAnnotations and
 	// GroupLabels are the incident's, not the whole webhook's.
 	Data *template.Data
+	// Webhook are the evaluated alerts of the whole webhook this
+	// notification came from, shared by its notifications (nil when
+	// unknown: a replayed dead letter): see WithStillFiring.
+	Webhook []*Result
+}
+
+// WithStillFiring is no with, after its own alerts, the webhook's firing
+// alerts of no's incident routed to no's receiver that no does not carry —
+// the incident's earlier alerts that Alertmanager sent again with this
+// update (notified before, or by another sender now; one of the same
+// fingerprint as an alert of no's is no's) — in its Results and
+// its template data (whose common labels and annotations are computed
+// again); no itself when there are none. Slack draws it when it redraws
+// the incident's parent for an update: the parent listed some of them, and
+// the redraw replaces it.
+func (no *Notification) WithStillFiring() *Notification {
+	var more []*Result
+	for _, r := range no.Webhook {
+		if r.Alert.Firing() && (r.Incident == no.Incident || r.NotifiedIn == no.Incident) && r.MutedBy == "" && r.SuppressedBy == "" &&
+			r.Decision.Action != ActionNone && slices.Contains(r.Receivers, no.Receiver) &&
+			!slices.ContainsFunc(no.Results, func(o *Result) bool { return o.Alert.Fingerprint == r.Alert.Fingerprint }) {
+			more = append(more, r)
+		}
+	}
+	if len(more) == 0 {
+		return no
+	}
+	with := *no
+	with.Results = append(slices.Clip(no.Results), more...)
+	if no.Data != nil {
+		d := *no.Data
+		for _, r := range more {
+			d.Alerts = append(slices.Clip(d.Alerts), r.Alert.Alert)
+		}
+		SetCommon(&d)
+		with.Data = &d
+	}
+	return &with
 }
 
 // Counts returns how many of the notification's alerts fire and how many
