@@ -88,6 +88,19 @@ func GNMIDevice(l map[string]string) string {
 	return l["source"]
 }
 
+// PageSource is PagerDuty's source of a page about an alert of labels l:
+// a gNMI collector's device before the instance and job, which are the
+// collector's ("gnmic" named no switch: an audit); "" when l names none.
+func PageSource(l map[string]string) string {
+	if d := GNMIDevice(l); d != "" {
+		return d
+	}
+	if i := l["instance"]; i != "" {
+		return i
+	}
+	return l["job"]
+}
+
 // GNMICollectorLabel reports whether label name of a gNMI collector's alert
 // (GNMIDevice not "") is the collector's own rather than its device's: its
 // instance, pod, job and Service's labels, and its pod's namespace — what

@@ -15,6 +15,22 @@ type Link struct {
 	Text string `json:"text,omitempty"`
 }
 
+// Escalation is a page made from a ticket in Slack (its Escalate button),
+// as PagerDuty is sent it.
+type Escalation struct {
+	// Incident is the incident's key (PagerDuty's dedup_key is made of it).
+	Incident string
+	Summary  string
+	Details  map[string]any
+	Links    []Link
+	// Source, Component, Group and Class are the payload's fields as a
+	// page of the incident routed to PagerDuty carries them (PageSource,
+	// sector, primary KPI, incident class): event rules keyed on them meet
+	// escalated pages too. "" leaves a field out; Source "" is
+	// "alertrouter".
+	Source, Component, Group, Class string
+}
+
 // WebURL reports whether s is an absolute http(s) URL: the only links the
 // notifiers put in front of people. Alert annotations, generator URLs and
 // the webhook's externalURL come from whoever can write rules or reach the

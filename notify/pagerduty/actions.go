@@ -40,30 +40,40 @@ func (n *Notifier) ResolveAt(ctx context.Context, incident, ref string) error {
 	return t.event(ctx, incident, &pd.V2Event{RoutingKey: t.routingKey, Action: "resolve", DedupKey: DedupKey(incident)})
 }
 
-// Escalate triggers incident in PagerDuty (a ticket escalated to a page by a
-// person): summary is cut to PagerDuty's limit, details land in
-// custom_details, links in the event's links.
-func (n *Notifier) Escalate(ctx context.Context, incident, summary string, details map[string]any, links []notify.Link) error {
+// Escalate triggers e's incident in PagerDuty (a ticket escalated to a page
+// by a person): its summary cut to PagerDuty's limit, details in
+// custom_details, links in the event's links, and source, component, group
+// and class as a routed page of the incident carries them.
+func (n *Notifier) Escalate(ctx context.Context, e notify.Escalation) error {
+	summary := e.Summary
 	if summary == "" {
-		summary = incident
+		summary = e.Incident
 	}
 	summary, _ = notify.TruncateInRunes(summary, maxSummary)
+	source := e.Source
+	if source == "" {
+		source = "alertrouter"
+	}
+	source, _ = notify.TruncateInRunes(source, 255)
 	ev := &pd.V2Event{
 		RoutingKey: n.routingKey,
 		Action:     "trigger",
-		DedupKey:   DedupKey(incident),
-		Client:     n.escalationClient(incident),
+		DedupKey:   DedupKey(e.Incident),
+		Client:     n.escalationClient(e.Incident),
 		Payload: &pd.V2Payload{
-			Summary:  summary,
-			Source:   "alertrouter",
-			Severity: "critical",
-			Details:  details,
+			Summary:   summary,
+			Source:    source,
+			Severity:  "critical",
+			Component: e.Component,
+			Group:     e.Group,
+			Class:     e.Class,
+			Details:   e.Details,
 		},
 	}
-	for _, l := range links {
+	for _, l := range e.Links {
 		ev.Links = append(ev.Links, l)
 	}
-	return n.event(ctx, incident, ev)
+	return n.event(ctx, e.Incident, ev)
 }
 
 func (n *Notifier) event(ctx context.Context, incident string, ev *pd.V2Event) error {

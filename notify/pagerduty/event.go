@@ -35,27 +35,13 @@ func derivedSeverity(a alert.Action) string {
 	}
 }
 
-// loudest returns the result that carries the notification's action (the
-// first such), or the first result.
-func loudest(no *alert.Notification) *alert.Result {
-	for _, r := range no.Results {
-		if r.Decision.Action == no.Action {
-			return r
-		}
-	}
-	if len(no.Results) > 0 {
-		return no.Results[0]
-	}
-	return &alert.Result{}
-}
-
 // buildTrigger returns the full trigger event of no, kept within 512 KB, and
 // its minimal twin (summary, source, severity, dedup_key only) for the retry
 // after a 400.
 func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Event) {
 	data := notify.NewData(no)
 	t := n.deps.Templates
-	lead := loudest(no)
+	lead := no.Loudest()
 
 	summary := t.Render(n.logger, "summary", firstNonEmpty(n.cfg.Summary, n.cfg.Description), notify.DefaultSummary, data)
 	if summary == "" {
@@ -93,10 +79,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 		source = t.Render(n.logger, "source", n.cfg.Source, "", data)
 	}
 	if source == "" && lead.Alert != nil {
-		// A gNMI collector's device (its source label) before the
-		// instance and job, which are the collector's: "gnmic" named no
-		// switch (an audit).
-		source = firstNonEmpty(notify.GNMIDevice(lead.Alert.Labels), lead.Alert.Labels["instance"], lead.Alert.Labels["job"])
+		source = notify.PageSource(lead.Alert.Labels)
 	}
 	if source == "" {
 		source = "alertrouter"
@@ -165,7 +148,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 // Alertmanager's names for them; any other key k to alertrouter_k. A key
 // whose template fails is left out (logged and counted), not sent as null.
 func (n *Notifier) details(no *alert.Notification, data *notify.Data) map[string]any {
-	lead := loudest(no)
+	lead := no.Loudest()
 	c, d := lead.Classification, lead.Decision
 	kpis := make([]string, 0, len(c.KPIs))
 	for _, k := range c.KPIs {

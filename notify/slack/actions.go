@@ -104,6 +104,11 @@ type triageState struct {
 	// Labels are the incident's alerts' common labels (the first alert's
 	// labels when none are common), the silence's equality matchers.
 	Labels map[string]string `json:"l,omitempty"`
+	// Derived are the incident's sector, primary KPI and incident class —
+	// the component, group and class of a page of it routed to PagerDuty —
+	// for the event of an escalation (Escalate). Empty in messages of
+	// earlier builds.
+	Derived []string `json:"c,omitempty"`
 }
 
 // newTriageState is the state of a freshly posted parent message.
@@ -111,6 +116,9 @@ func newTriageState(no *alert.Notification) triageState {
 	st := triageState{Receiver: no.Receiver, Integration: no.Integration, Incident: no.Incident, Paged: no.Action == alert.ActionPage && no.Paged}
 	if st.Paged {
 		st.PagedAt = slices.Clone(no.PagedAt)
+	}
+	if c := no.Loudest().Classification; c.Sector != "" || c.IncidentClass != "" {
+		st.Derived = []string{c.Sector, c.PrimaryKPI(), c.IncidentClass}
 	}
 	if no.Data != nil {
 		labels := no.Data.CommonLabels

@@ -40,6 +40,12 @@ func TestAnEscalatedTicketReadsAsAPage(t *testing.T) {
 	if len(evs) != 1 || evs[0].Payload == nil || evs[0].Payload.Summary != summary {
 		t.Fatalf("PagerDuty got %+v, want one trigger summarized %q", evs, summary)
 	}
+	// Its source, component, group and class are a routed page's: event
+	// rules keyed on them missed escalated pages, and PagerDuty named the
+	// router as the source (an audit).
+	if pl := evs[0].Payload; pl.Source != "vllm" || pl.Component != "llm-inference-gpu" || pl.Group != "TTFT" || pl.Class != "latency" {
+		t.Errorf("the escalation's payload %+v, want source vllm (the job its message was drawn with), component llm-inference-gpu, group TTFT, class latency", pl)
+	}
 	p := e.current(t)
 	if got := header(t, p); got != title {
 		t.Fatalf("the escalated parent's header = %q, want %q", got, title)

@@ -41,7 +41,7 @@ import (
 type Pager interface {
 	Acknowledge(ctx context.Context, incident string) error
 	Resolve(ctx context.Context, incident string) error
-	Escalate(ctx context.Context, incident, summary string, details map[string]any, links []notify.Link) error
+	Escalate(ctx context.Context, e notify.Escalation) error
 }
 
 // RefPager is a Pager that acts at the PagerDuty routing key an incident's
@@ -1684,7 +1684,11 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		st.Paged, st.Escalated, st.Acked, st.Resolved = true, true, false, false
 		rec := record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
 			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}
-		if err := c.tg.escalation.Escalate(ctx, st.Incident, escalationSummary(c), details, links); err != nil {
+		e := notify.Escalation{Incident: st.Incident, Summary: escalationSummary(c), Details: details, Links: links, Source: notify.PageSource(st.Labels)}
+		if len(st.Derived) == 3 {
+			e.Component, e.Group, e.Class = st.Derived[0], st.Derived[1], st.Derived[2]
+		}
+		if err := c.tg.escalation.Escalate(ctx, e); err != nil {
 			// Kept for an escalation PagerDuty may have taken (act).
 			rec.line = "Escalated to a page by " + mention + " — PagerDuty did not confirm it in time: check it there"
 			rec.thread = mention + " escalated the ticket to a page, but PagerDuty did not answer in time: it may not have paged — check PagerDuty. The escalation is recorded: PagerDuty gets its resolve when the alerts resolve."

@@ -56,11 +56,11 @@ type silencePlan struct {
 func heldNote(p silencePlan) string {
 	switch n := len(p.held); {
 	case n == 0:
-		return " :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
+		return " :warning: The Alertmanager that alertrouter silences in (`alertmanager.url`) holds none of these alerts now: the silence mutes them only if they are sent to it. Is it the Alertmanager that sends them (the same cluster, the same tenant)? Check that they are muted."
 	case n < p.owned:
 		// An incident fed by several Alertmanagers: the others' alerts
 		// fire on, unmuted.
-		return fmt.Sprintf(" :warning: The Alertmanager alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others have resolved since, or are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, p.owned)
+		return fmt.Sprintf(" :warning: The Alertmanager that alertrouter silences in (`alertmanager.url`) holds %d of the %d alerts silenced: the others have resolved since, or are sent by another Alertmanager (another cluster, another tenant) and are not muted there — silence them in it.", n, p.owned)
 	}
 	return ""
 }

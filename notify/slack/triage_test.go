@@ -892,7 +892,7 @@ func (p *hungPager) Acknowledge(ctx context.Context, _ string) error {
 	return errors.New("replica gone")
 }
 func (p *hungPager) Resolve(context.Context, string) error { return errors.New("unused") }
-func (p *hungPager) Escalate(context.Context, string, string, map[string]any, []notify.Link) error {
+func (p *hungPager) Escalate(context.Context, notify.Escalation) error {
 	return errors.New("unused")
 }
 

@@ -478,6 +478,21 @@ type Notification struct {
 	Webhook []*Result
 }
 
+// Loudest returns the result that carries the notification's action (the
+// first such), or the first result: the alert a notification's page is
+// about (PagerDuty's source, component, group and class).
+func (no *Notification) Loudest() *Result {
+	for _, r := range no.Results {
+		if r.Decision.Action == no.Action {
+			return r
+		}
+	}
+	if len(no.Results) > 0 {
+		return no.Results[0]
+	}
+	return &Result{}
+}
+
 // WithStillFiring is no with, after its own alerts, the webhook's firing
 // alerts of no's incident routed to no's receiver that no does not carry —
 // the incident's earlier alerts that Alertmanager sent again with this
