@@ -140,7 +140,7 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 	p.noteRefs(leases)
 	for _, l := range pending {
 		for _, b := range append(l.joins, l.leaves...) {
-			b.fail(fmt.Errorf("incident %s is being opened or resolved at %s/%s by another replica and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
+			b.fail(fmt.Errorf("incident %s is being opened, resolved or triggered again at %s/%s by another sender and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
 		}
 	}
 	return leases
@@ -591,11 +591,19 @@ func incidentSettleOps(l *incidentLease, token string, ttl time.Duration) []stor
 			}
 		}
 	}
-	if l.trigger != "" && !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && (b.n.Opening || remindsTrigger(b)) }) {
+	switch {
+	case l.trigger == "":
+	case !slices.ContainsFunc(l.joins, func(b *batch) bool { return b.err == nil && (b.n.Opening || remindsTrigger(b)) }):
 		// The retrigger the Join took went out as no trigger (nor did a
 		// reminder of the incident): give it back, so the next new alert
 		// is due.
 		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepUntrigger, Token: token, Triggered: l.trigger, PrevTriggered: l.prevTrigger})
+	default:
+		// Sent: the Joins of other webhooks that waited on it (busy) join
+		// silently now — their alerts reached PagerDuty's incident by it
+		// (an audit: a Join during a failing retrigger was answered 2xx
+		// as an update of it, and the retrigger was given back).
+		ops = append(ops, store.IncidentOp{Key: l.key, Step: store.StepTriggered, Token: token, Triggered: l.trigger})
 	}
 	switch {
 	case l.closing && !leaveFailed:

@@ -307,3 +307,40 @@ func TestAJoinsSlackReplySaysWhetherPagerDutyWasTriggered(t *testing.T) {
 		}
 	}
 }
+
+// A new alert joining while another webhook's retrigger of the incident is
+// in flight waits for it: folded into it as an update, it was answered 2xx
+// and went unpaged when that retrigger failed and was given back — its
+// alert resolved, Alertmanager retried it no more, and nobody paged the new
+// one until its reminder (an audit, with a real Alertmanager and a failing
+// PagerDuty). Given back, the waiting Join takes the retrigger and sends it.
+func TestAJoinDuringAFailingRetriggerIsNotFoldedIntoIt(t *testing.T) {
+	e, addr := retriggerEnv(t)
+	e.dedup.InFlightWait = 10 * time.Second
+	s := newStandIns(t)
+	p := retriggering(e, s, 5*time.Minute)
+	q := retriggering(e, s, 5*time.Minute) // another replica
+	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	ageTrigger(t, addr, 5*time.Minute)
+	// B's retrigger fails at PagerDuty, slowly: its every attempt.
+	s.pd.FailN(3, pdtest.Fault{Delay: 150 * time.Millisecond, Status: http.StatusInternalServerError})
+	msgB := payload(t, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	errB := make(chan error, 1)
+	go func() {
+		_, err := p.Process(context.Background(), msgB)
+		errB <- err
+	}()
+	for s.pd.Requests() < 2 { // A's trigger, then B's first attempt: B holds the retrigger
+		time.Sleep(5 * time.Millisecond)
+	}
+	sumC, errC := process(t, q, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
+	if err := <-errB; err == nil {
+		t.Fatal("B's webhook succeeded, want it failed (PagerDuty answered 500)")
+	}
+	if errC != nil {
+		t.Fatalf("C's webhook: %v (summary %+v)", errC, sumC)
+	}
+	if got := s.pd.Triggers(ttftIncident); got != 2 {
+		t.Fatalf("PagerDuty triggers = %d, want the opening's and C's retrigger (B's failed)", got)
+	}
+}

@@ -58,6 +58,13 @@ const (
 	// whose trigger was not sent: the incident's last trigger time returns
 	// to PrevTriggered if it still is Triggered (no later trigger took it).
 	StepUntrigger IncidentStep = "untrigger"
+	// StepTriggered settles a retrigger a Join took whose trigger was
+	// sent. Until it or an Untrigger of the same token settles it, a Join
+	// of another token asking for a retrigger answers OutcomeBusy (its new
+	// alerts reach PagerDuty by that trigger, or take it if it is given
+	// back); past the Join's Lease it is void, as if given back — its
+	// sender is gone.
+	StepTriggered IncidentStep = "triggered"
 	// StepRef keeps Ref with an incident that has state (an integration
 	// that created its reference outside an opening, e.g. a Slack parent
 	// posted for the first ticket of an incident opened by a page that

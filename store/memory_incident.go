@@ -12,7 +12,14 @@ type incidentState struct {
 	token   string
 	until   time.Time
 	ref     string
-	trigger string            // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
+	trigger string // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
+	// pending is the retrigger a Join took and its sender has not settled
+	// (StepTriggered, StepUntrigger) yet; its token "" when none.
+	pending struct {
+		token         string
+		until         time.Time
+		taken, before string
+	}
 	members map[string]string // fingerprint → startsAt
 	// joined is when each member became one (IncidentJoins).
 	joined  map[string]time.Time
@@ -79,6 +86,9 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if leased && !mine {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
+		if op.Retrigger > 0 && state == "open" && st.pending.token != "" && st.pending.token != op.Token && now.Before(st.pending.until) {
+			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref} // another sender's retrigger in flight
+		}
 		var added []Member
 		stale := false
 		for _, mb := range op.Members {
@@ -102,10 +112,17 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		}
 		if state == "open" && !stale {
 			res := IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
-			if op.Retrigger > 0 && dueTrigger(st.trigger, now.UnixMilli(), op.Retrigger.Milliseconds()) {
-				res.PrevTriggered = st.trigger
+			was := st.trigger
+			if p := st.pending; p.token != "" && st.trigger == p.taken && !now.Before(p.until) {
+				was = p.before // never settled, past its end: void
+			}
+			if op.Retrigger > 0 && dueTrigger(was, now.UnixMilli(), op.Retrigger.Milliseconds()) {
+				res.PrevTriggered = was
 				st.trigger = strconv.FormatInt(now.UnixMilli(), 10)
 				res.Retriggered = st.trigger
+				st.pending.token, st.pending.until, st.pending.taken, st.pending.before = op.Token, now.Add(op.Lease), st.trigger, was
+			} else if was != st.trigger {
+				st.trigger, st.pending.token = was, ""
 			}
 			return res
 		}
@@ -113,6 +130,7 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if op.Retrigger > 0 {
 			st.trigger = strconv.FormatInt(now.UnixMilli(), 10) // the opening triggers
 		}
+		st.pending.token = ""
 		return IncidentResult{Outcome: OutcomeOpening, Ref: st.ref, Added: added}
 	case StepLeave:
 		if leased && !mine {
@@ -173,6 +191,14 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 	case StepUntrigger:
 		if op.Triggered != "" && st.trigger == op.Triggered {
 			st.trigger = op.PrevTriggered
+		}
+		if st.pending.token != "" && st.pending.token == op.Token {
+			st.pending.token = ""
+		}
+		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
+	case StepTriggered:
+		if st.pending.token != "" && st.pending.token == op.Token {
+			st.pending.token = ""
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	}

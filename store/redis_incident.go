@@ -14,6 +14,11 @@ import (
 // incidentScript applies IncidentSteps atomically, one after the other:
 // for each step, the next keys are the state hash (fields s: state, t:
 // lease token, u: lease end in ms, r: ref, g: last trigger in ms;
+// p: a retrigger a Join took and that is not settled yet,
+// "token;end;taken;previous" — a Join of another token asking for a
+// retrigger before its end answers busy, and past its end (its sender
+// gone) finds the take void, as if given back; the sender's Triggered
+// (sent) or Untrigger (given back) deletes it;
 // x: the server's time in ms when a Join last set both keys' time to
 // live — a Join of an open incident within min(ttl/100, 60 s) of it sets
 // none, unless the members hash is new: every step that removes members
@@ -207,8 +212,11 @@ local function apply(k1, k2, A, o, last)
   local grp = ''
   if step == 'join' or step == 'leave' or step == 'unjoin' then grp = ref end
   local gf = 'k:' .. grp -- the group's field in the state hash
-  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf, 'x')
+  local h = redis.call('HMGET', k1, 's', 't', 'u', 'r', 'g', gf, 'x', 'p')
   local s, owner, untilms, r, g = h[1] or '', h[2] or '', tonumber(h[3] or '0') or 0, h[4] or '', h[5] or ''
+  -- p: the unsettled retrigger's token, end, taken and previous times
+  local ptok, puntil, ptaken, pprev = string.match(h[8] or '', '^([^;]*);([^;]*);([^;]*);(.*)$')
+  puntil = tonumber(puntil or '0') or 0
   local since = tonumber(h[6] or '')
   local touched = tonumber(h[7] or '')
   if (s == 'opening' or s == 'resolving') and untilms <= clock() then s = '' end
@@ -216,6 +224,11 @@ local function apply(k1, k2, A, o, last)
   local mine = leased and owner == tok
   if step == 'join' then
     if leased and not mine then return {'busy', r, 0} end
+    local rt = tonumber(aux) or 0
+    -- Another sender's retrigger in flight: whether this Join's new
+    -- alerts reach PagerDuty depends on it (delivered: they join it;
+    -- given back: they take it) — wait, as for a lease.
+    if rt > 0 and s == 'open' and ptok and ptok ~= tok and puntil > clock() then return {'busy', r, 0} end
     if grp ~= '' and not since then redis.call('HSET', k1, gf, nowstr()) end
     local out = {'', r, 0, '', ''}
     local stale = false
@@ -224,7 +237,6 @@ local function apply(k1, k2, A, o, last)
     -- step has one chunk then).
     local seen
     if last - o - 6 > 16 then seen = {} end
-    local rt = tonumber(aux) or 0
     local known = false -- a member of this step was in the members hash before it
     local keep = ttl > 0 and s == 'open' and touched ~= nil and clock() >= touched and clock() - touched < math.min(math.floor(ttl / 100), 60000)
     for c = o + 7, last, CHUNK do
@@ -282,16 +294,23 @@ local function apply(k1, k2, A, o, last)
     end
     if s == 'open' and not stale then
       out[1] = 'open'
+      -- A retrigger taken and never settled, past its end: void, as if
+      -- given back (its sender died before it sent or wrote back).
+      local was = g
+      if ptok and g == ptaken and puntil <= clock() then was = pprev end
       -- due is dueTrigger (store/incident.go).
-      local prev = tonumber(g)
+      local prev = tonumber(was)
       if rt > 0 and (prev == nil or clock() - prev >= rt or prev > clock()) then
         local taken = string.format('%d', clock())
-        redis.call('HSET', k1, 'g', taken)
-        out[4], out[5] = taken, g
+        redis.call('HSET', k1, 'g', taken, 'p', tok .. ';' .. string.format('%d', clock() + lease) .. ';' .. taken .. ';' .. was)
+        out[4], out[5] = taken, was
+      elseif was ~= g then
+        if was == '' then redis.call('HDEL', k1, 'g', 'p') else redis.call('HSET', k1, 'g', was) redis.call('HDEL', k1, 'p') end
       end
     else
       redis.call('HSET', k1, 's', 'opening', 't', tok, 'u', clock() + lease)
       if rt > 0 then redis.call('HSET', k1, 'g', string.format('%d', clock())) end
+      if ptok then redis.call('HDEL', k1, 'p') end -- the opening triggers
       out[1] = 'opening'
     end
     if not keep then touch(k1, k2, ttl) end
@@ -370,6 +389,10 @@ local function apply(k1, k2, A, o, last)
     if ref ~= '' and g == ref then
       if aux == '' then redis.call('HDEL', k1, 'g') else redis.call('HSET', k1, 'g', aux) end
     end
+    if ptok == tok then redis.call('HDEL', k1, 'p') end
+    return {'ok', r, 0}
+  elseif step == 'triggered' then
+    if ptok == tok then redis.call('HDEL', k1, 'p') end
     return {'ok', r, 0}
   end
   return nil
@@ -640,6 +663,8 @@ func appendIncidentArgs(a []any, op IncidentOp, claims int) []any {
 	switch op.Step {
 	case StepUntrigger:
 		ref, aux = op.Triggered, op.PrevTriggered
+	case StepTriggered:
+		ref = op.Triggered
 	case StepJoin, StepLeave, StepUnjoin:
 		ref = op.Group
 	}

@@ -28,6 +28,7 @@ func init() {
 		{"incident: IncidentStates reads each state without changing it, an expired lease as closed", testIncidentStates},
 		{"incident: the last trigger is kept with the incident, one join per interval retriggers it", testIncidentRetrigger},
 		{"incident: concurrent joins take one retrigger", testIncidentConcurrentRetrigger},
+		{"incident: a retrigger in flight holds other joins until its sender settles it", testIncidentUnsettledRetrigger},
 		{"incident: an unjoin keeps a member that started after the resolve's end", testIncidentUnjoinEndsAt},
 		{"incident: a leave says what it removed with the starts held, so an abort restores them", testIncidentLeaveRemoved},
 		{"incident: an aborted closing of an incident never opened leaves it closed", testIncidentAbortNeverOpened},
@@ -425,7 +426,7 @@ func testIncidentRetrigger(t *testing.T, s store.Store, k keyMaker) {
 	}
 	var taken store.IncidentResult
 	eventually(t, "a join once the interval passed takes the retrigger", func() (bool, error) {
-		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: time.Millisecond, TTL: longTTL}})
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: time.Millisecond, Lease: longTTL, TTL: longTTL}})
 		if err != nil {
 			return false, err
 		}
@@ -437,8 +438,12 @@ func testIncidentRetrigger(t *testing.T, s store.Store, k keyMaker) {
 	if err1 != nil || err2 != nil || prev >= now {
 		t.Fatalf("retrigger %+v: want the opening's time replaced by a later one", taken)
 	}
+	// Another sender's join while t3's retrigger is unsettled waits for it
+	// (busy); once t3 says it was sent, the join is an update.
+	want(t, "a join while another's retrigger is unsettled", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("D"), Retrigger: longTTL}), store.OutcomeBusy)
+	want(t, "the retrigger sent", step(t, s, store.IncidentOp{Key: key, Step: store.StepTriggered, Token: "t3", Triggered: taken.Retriggered}), store.OutcomeOK)
 	r = step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("D"), Retrigger: longTTL})
-	if r.Retriggered != "" {
+	if want(t, "a join right after a retrigger was sent", r, store.OutcomeOpen); r.Retriggered != "" {
 		t.Fatalf("a join right after a retrigger took another: %+v", r)
 	}
 
@@ -452,17 +457,70 @@ func testIncidentRetrigger(t *testing.T, s store.Store, k keyMaker) {
 		t.Fatalf("a join of an incident with no trigger time: %+v, want the retrigger taken, nothing replaced", r)
 	}
 	want(t, "a stale untrigger", step(t, s, store.IncidentOp{Key: key, Step: store.StepUntrigger, Token: "t9", Triggered: "1", PrevTriggered: ""}), store.OutcomeOK)
-	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: longTTL}); r2.Retriggered != "" {
-		t.Fatalf("a stale untrigger gave the retrigger back: %+v", r2)
+	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t3", Members: members("C"), Retrigger: longTTL}); r2.Retriggered != "" || r2.Outcome != store.OutcomeBusy {
+		t.Fatalf("a stale untrigger gave the retrigger back (or settled it): %+v", r2)
 	}
 	want(t, "untrigger", step(t, s, store.IncidentOp{Key: key, Step: store.StepUntrigger, Token: "t2", Triggered: r.Retriggered, PrevTriggered: r.PrevTriggered}), store.OutcomeOK)
 	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t4", Members: members("D"), Retrigger: longTTL}); r2.Retriggered == "" {
 		t.Fatalf("after the untrigger, a join found no retrigger due: %+v", r2)
 	}
 	// A join without Retrigger (Slack, or new alerts none of which may
-	// retrigger) neither reads nor takes it.
-	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: members("E")}); r2.Retriggered != "" {
-		t.Fatalf("a join without Retrigger took one: %+v", r2)
+	// retrigger) neither reads nor takes it, nor waits for t4's.
+	if r2 := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t5", Members: members("E")}); r2.Retriggered != "" || r2.Outcome != store.OutcomeOpen {
+		t.Fatalf("a join without Retrigger took one, or waited: %+v", r2)
+	}
+}
+
+// A retrigger a Join took is settled by its sender: sent (StepTriggered),
+// or given back (StepUntrigger). Until then another sender's Join asking
+// for one waits (busy): folded into it as an update, its new alert went
+// unpaged when the retrigger failed and was given back (an audit) — once
+// given back, that Join takes it. A take its sender never settles (a
+// replica killed mid-send) is void past the Join's lease, as if given back.
+func testIncidentUnsettledRetrigger(t *testing.T, s store.Store, k keyMaker) {
+	key := k.incident("r4")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A")}) // no trigger time kept
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0"})
+	b := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tB", Members: members("B"), Retrigger: longTTL})
+	if b.Retriggered == "" {
+		t.Fatalf("B's join took no retrigger: %+v", b)
+	}
+	// The same sender's other step, and a join without Retrigger, go on.
+	want(t, "the taker's own join", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tB", Members: members("B2"), Retrigger: longTTL}), store.OutcomeOpen)
+	want(t, "C while B's retrigger is in flight", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tC", Members: members("C"), Retrigger: longTTL}), store.OutcomeBusy)
+	want(t, "a settle of another token", step(t, s, store.IncidentOp{Key: key, Step: store.StepTriggered, Token: "tX", Triggered: b.Retriggered}), store.OutcomeOK)
+	want(t, "C still waits", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tC", Members: members("C"), Retrigger: longTTL}), store.OutcomeBusy)
+	want(t, "B's retrigger given back", step(t, s, store.IncidentOp{Key: key, Step: store.StepUntrigger, Token: "tB", Triggered: b.Retriggered, PrevTriggered: b.PrevTriggered}), store.OutcomeOK)
+	c := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tC", Members: members("C"), Retrigger: longTTL})
+	if c.Outcome != store.OutcomeOpen || c.Retriggered == "" || c.PrevTriggered != "" {
+		t.Fatalf("C after B's retrigger was given back: %+v, want it to take the retrigger", c)
+	}
+
+	// C's sender dies before it settles: past its lease the take is void,
+	// and the next join is due as if C had given it back.
+	key = k.incident("r5")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A")})
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0"})
+	dead := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tDead", Members: members("B"), Retrigger: longTTL, Lease: 50 * time.Millisecond})
+	if dead.Retriggered == "" {
+		t.Fatalf("the join took no retrigger: %+v", dead)
+	}
+	var d store.IncidentResult
+	eventually(t, "a join once the dead sender's lease ended takes the retrigger", func() (bool, error) {
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "tD", Members: members("D"), Retrigger: longTTL, Lease: longTTL, TTL: longTTL}})
+		if err != nil {
+			return false, err
+		}
+		d = res[0]
+		return d.Outcome == store.OutcomeOpen, nil
+	})
+	if d.Retriggered == "" || d.PrevTriggered != "" {
+		t.Fatalf("after the dead sender's lease: %+v, want the retrigger taken, replacing nothing (the void take's previous)", d)
+	}
+	// Settled (sent), D's take leaves joins due no more.
+	want(t, "D's retrigger sent", step(t, s, store.IncidentOp{Key: key, Step: store.StepTriggered, Token: "tD", Triggered: d.Retriggered}), store.OutcomeOK)
+	if e := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tE", Members: members("E"), Retrigger: longTTL}); e.Outcome != store.OutcomeOpen || e.Retriggered != "" {
+		t.Fatalf("a join after D's retrigger was sent: %+v, want an update", e)
 	}
 }
 
