@@ -51,15 +51,22 @@ func TestCorpus6TradingQuantAndCDNNames(t *testing.T) {
 
 // Two sectors 0.05 apart are tied (docs/classification.md: "within
 // 0.05"): an alertname word (0.4) against a metric family (0.35) differs
-// by 0.05000000000000002 in floating point, and the word won — an Envoy AI
-// Gateway's upstream error rate read as the prompt-cache load balancer's
-// (an audit). Tied, it stays unknown with both candidates.
+// by 0.05000000000000002 in floating point, and the word won — an Envoy
+// gateway's upstream error rate on gen_ai.server.* read as the prompt-cache
+// load balancer's (an audit). Tied, it stays unknown with both candidates.
+// (Audit GATEWAYS2: with an external provider's name, gen_ai_provider_name="openai",
+// the same ratio is the API's error rate; see gateways_test.go.)
 func TestAGapOfExactlyTheTieMarginIsATie(t *testing.T) {
 	c := newClassifier(t, DefaultConfig())
-	cl := c.Classify(newAlert(kv("alertname", "EnvoyAIGatewayUpstreamErrorRate", "severity", "critical", "gen_ai_provider_name", "openai"),
-		kv("summary", "7% of AI gateway requests to openai fail"),
-		`sum by (gen_ai_provider_name) (rate(gen_ai_server_request_duration_seconds_count{job="envoy-ai-gateway",error_type!=""}[5m])) / sum by (gen_ai_provider_name) (rate(gen_ai_server_request_duration_seconds_count{job="envoy-ai-gateway"}[5m])) > 0.05`))
+	expr := `sum (rate(gen_ai_server_request_duration_seconds_count{job="envoy-ai-gateway",error_type!=""}[5m])) / sum (rate(gen_ai_server_request_duration_seconds_count{job="envoy-ai-gateway"}[5m])) > 0.05`
+	cl := c.Classify(newAlert(kv("alertname", "EnvoyUpstreamErrorRate", "severity", "critical"),
+		kv("summary", "7% of upstream requests fail"), expr))
 	if cl.Sector != "unknown" || len(cl.Candidates) != 2 {
 		t.Errorf("%s, candidates %v; want a tie between the Envoy word and the gen_ai family", describe(cl), cl.Candidates)
+	}
+	cl = c.Classify(newAlert(kv("alertname", "EnvoyAIGatewayUpstreamErrorRate", "severity", "critical", "gen_ai_provider_name", "openai"),
+		kv("summary", "7% of AI gateway requests to openai fail"), expr))
+	if cl.Sector != secAPI || kpiOf(cl) != "ERR" {
+		t.Errorf("the gateway's error rate of openai: %s, want llm-inference-api ERR", describe(cl))
 	}
 }

@@ -104,6 +104,9 @@ type target struct {
 	// family.Decode, KVFull, Hardware, PostFEC, Prefill and NoSplit: they
 	// choose hints and hint texts (see hints).
 	decode, kvFull, hardware, postFEC, prefill, noSplit bool
+	// provider is family.Provider: read as the API when the alert names
+	// an external provider (providerView).
+	provider bool
 	// partial marks a word naming a KPI of some of its candidate sectors
 	// only (word.Cands with a KPI: "expert load", pre-training's EIR but
 	// also what serving balances): the KPI, and its class, count only
@@ -154,8 +157,11 @@ type Classifier struct {
 	memo *recent.Map[uint64, alert.Classification]
 	// selectorTgt are the selector signals' targets, resolved once.
 	selectorTgt [len(selectorSignals)]target
-	hintText    [numHints]string
-	hintOff     [numHints]bool
+	// apiSector, apiUST and apiERR are what a GenAI server metric of an
+	// external provider names (providerView), resolved once.
+	apiSector, apiUST, apiERR target
+	hintText                  [numHints]string
+	hintOff                   [numHints]bool
 }
 
 var _ alert.Classifier = (*Classifier)(nil)
@@ -239,6 +245,7 @@ func New(cfg Config) (*Classifier, error) {
 	for i, sig := range selectorSignals {
 		c.selectorTgt[i] = c.resolve(sig.sector, sig.kpi)
 	}
+	c.apiSector, c.apiUST, c.apiERR = c.resolve(secAPI, ""), c.resolve(secAPI, "UST"), c.resolve(secAPI, "ERR")
 	for i, id := range HintIDs {
 		c.hintText[i] = defaultHintTexts[id]
 		if txt, ok := cfg.Hints[id]; ok {
@@ -289,7 +296,7 @@ func (c *Classifier) familyTarget(f family) target {
 	t := c.resolve(f.Sector, f.KPI)
 	t.store, t.corrupt = f.Store, f.Corrupt
 	t.decode, t.kvFull, t.hardware, t.postFEC = f.Decode, f.KVFull, f.Hardware, f.PostFEC
-	t.prefill, t.noSplit = f.Prefill, f.NoSplit
+	t.prefill, t.noSplit, t.provider = f.Prefill, f.NoSplit, f.Provider
 	if t.sector < 0 {
 		t.cands |= c.candSet(f.Cands)
 	}
@@ -618,6 +625,10 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 				// target, as for absent(up{…}).
 				health |= 1 << i
 				t.kpi, w = "", weightMetricVendor
+			case ok && t.provider && externalProvider(lbl, expr):
+				// An AI gateway's gen_ai.server.* series of an external
+				// provider (gen_ai_provider_name="openai"): the API's.
+				t, w = c.providerView(t, w, expr, m)
 			case ok && t.kpi != "" && c.countOnly(expr, m):
 				// A histogram's or summary's _count series counts
 				// requests; it does not measure what the histogram
@@ -823,6 +834,101 @@ func (c *Classifier) countOnly(expr, m string) bool {
 	}
 	base := m[:i]
 	return !hasSeries(expr, base, "_bucket") && !hasSeries(expr, base, "_sum")
+}
+
+// providerView is what a GenAI server metric (family.Provider) of an
+// external provider names: an AI gateway's view of that provider's API.
+// Its durations (time to first token, per output token, the request's) are
+// the upstream's service time (UST), as LiteLLM's are; its request count
+// read with error_type (the gateway's error.type attribute) in an error
+// ratio is the API's error rate (ERR); any other count, and the rest of
+// gen_ai.server.*, name the API without KPI.
+func (c *Classifier) providerView(t target, w float64, expr, m string) (target, float64) {
+	switch {
+	case t.kpi != "" && c.countOnly(expr, m):
+		if strings.Contains(expr, "error_type") {
+			return c.apiERR, weightMetricExact
+		}
+		return c.apiSector, weightMetricVendor
+	case t.kpi != "":
+		return c.apiUST, w
+	}
+	return c.apiSector, w
+}
+
+// providerLabels are the labels that name a GenAI provider: OpenTelemetry's
+// gen_ai.provider.name and the older gen_ai.system, as Prometheus
+// translates them and as UTF-8 names keep them.
+var providerLabels = [...]string{"gen_ai_provider_name", "gen_ai_system", "gen_ai.provider.name", "gen_ai.system"}
+
+// externalProviders are the values of gen_ai.provider.name that name a
+// provider's hosted API (open-telemetry/semantic-conventions
+// model/gen-ai/registry.yaml, the attribute's well-known values), and the
+// older gen_ai.system spellings of the same (az.ai.inference,
+// az.ai.openai, xai). A self-hosted model server's own name (vllm, a
+// model id) is none of them.
+var externalProviders = map[string]bool{
+	"openai": true, "anthropic": true, "aws.bedrock": true, "azure.ai.openai": true, "azure.ai.inference": true,
+	"gcp.vertex_ai": true, "gcp.gemini": true, "gcp.gen_ai": true, "cohere": true, "mistral_ai": true,
+	"groq": true, "deepseek": true, "perplexity": true, "x_ai": true, "ibm.watsonx.ai": true,
+	"az.ai.openai": true, "az.ai.inference": true, "xai": true,
+}
+
+// externalProvider reports whether the alert's labels or the expression's
+// selectors name an external provider (providerLabels =
+// externalProviders; a regular expression only of such values, =~"openai|anthropic").
+func externalProvider(lbl map[string]string, expr string) bool {
+	for _, k := range providerLabels {
+		if externalProviders[lbl[k]] {
+			return true
+		}
+	}
+	for _, k := range providerLabels {
+		for rest := expr; ; {
+			i := strings.Index(rest, k)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(k):]
+			v := strings.TrimPrefix(rest, `"`) // a quoted UTF-8 name
+			v = strings.TrimLeft(v, " ")
+			re := strings.HasPrefix(v, `=~`)
+			switch {
+			case re:
+				v = v[2:]
+			case strings.HasPrefix(v, "=") && !strings.HasPrefix(v, "=="):
+				v = v[1:]
+			default:
+				continue
+			}
+			v = strings.TrimLeft(v, " ")
+			if !strings.HasPrefix(v, `"`) {
+				continue
+			}
+			end := strings.IndexByte(v[1:], '"')
+			if end < 0 {
+				break
+			}
+			if allExternal(v[1:1+end], re) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// allExternal reports whether v (a regular expression's alternatives when
+// re) names only external providers.
+func allExternal(v string, re bool) bool {
+	if !re {
+		return externalProviders[v]
+	}
+	for _, alt := range strings.Split(v, "|") {
+		if !externalProviders[strings.ReplaceAll(alt, `\\.`, ".")] {
+			return false
+		}
+	}
+	return true
 }
 
 // isFamilyName reports whether name is an exact family name as it is

@@ -57,6 +57,16 @@ type family struct {
 	// prefill-decode hint from its incident class: neither split explains
 	// it.
 	NoSplit bool
+	// Provider marks an OpenTelemetry GenAI server metric (gen_ai.server.*:
+	// time to first token, time per output token, request duration). A
+	// model server records it for the model it runs; an AI gateway (Envoy
+	// AI Gateway) records the same names for the upstream it calls. When
+	// the alert's labels or the expression's selectors name an external
+	// provider (gen_ai_provider_name or the older gen_ai_system, see
+	// externalProviders), the series is the gateway's view of that
+	// provider's API: llm-inference-api, its durations UST, its request
+	// count read with error_type the API's ERR (see providerView).
+	Provider bool
 }
 
 // Sources (paths in the projects' repositories):
@@ -296,14 +306,19 @@ var builtinFamilies = []family{
 	// request duration), gen_ai.client.* the caller's view of an LLM API
 	// (operation duration, token usage). As Prometheus 3 keeps them
 	// (UTF-8, quoted) and as its underscore translation writes them.
-	{Name: "gen_ai.server.time_to_first_token", Sector: secGPU, KPI: "TTFT", Source: srcGenAI},
-	{Name: "gen_ai_server_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcGenAI},
-	{Name: "gen_ai.server.time_per_output_token", Sector: secGPU, KPI: "TPOT", Source: srcGenAI},
-	{Name: "gen_ai_server_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcGenAI},
-	{Name: "gen_ai.server.request.duration", Sector: secGPU, KPI: "E2E", Source: srcGenAI},
-	{Name: "gen_ai_server_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI},
-	{Prefix: "gen_ai.server.", Sector: secGPU, Source: srcGenAI},
-	{Prefix: "gen_ai_server_", Sector: secGPU, Source: srcGenAI},
+	// An AI gateway records them too, for the provider it calls
+	// (envoyproxy/ai-gateway internal/metrics/genai.go: "from the start of
+	// the received request headers in extproc to the receiving of the
+	// first token in the response body"): with an external provider's
+	// name in its labels such a series is the API's (family.Provider).
+	{Name: "gen_ai.server.time_to_first_token", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai_server_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai.server.time_per_output_token", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai_server_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai.server.request.duration", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai_server_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
+	{Prefix: "gen_ai.server.", Sector: secGPU, Source: srcGenAI, Provider: true},
+	{Prefix: "gen_ai_server_", Sector: secGPU, Source: srcGenAI, Provider: true},
 	{Prefix: "gen_ai.client.", Sector: secAPI, Source: srcGenAI},
 	{Prefix: "gen_ai_client_", Sector: secAPI, Source: srcGenAI},
 	// LMCache (KV cache storage tier).

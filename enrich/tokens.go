@@ -89,6 +89,9 @@ var builtinWords = []word{
 	{Phrase: "ust", Sector: secAPI, KPI: "UST"},
 	{Phrase: "upstream service time", Sector: secAPI, KPI: "UST"},
 	{Phrase: "api gateway", Sector: secAPI},
+	// An AI gateway (Envoy AI Gateway, "ai-gateway") fronts LLM APIs: its
+	// TTFT is the upstream's, not a GPU's.
+	{Phrase: "ai gateway", Sector: secAPI},
 	{Phrase: "litellm", Sector: secAPI},
 	// LLM inference network.
 	{Phrase: "owd", KPI: "OWD"},
