@@ -104,6 +104,8 @@ type target struct {
 	// family.Decode, KVFull, Hardware, PostFEC, Prefill and NoSplit: they
 	// choose hints and hint texts (see hints).
 	decode, kvFull, hardware, postFEC, prefill, noSplit bool
+	// noDecode is family.NoDecode: no prefill-decode or kv-cache hint.
+	noDecode bool
 	// provider is family.Provider: read as the API when the alert names
 	// an external provider (providerView).
 	provider bool
@@ -296,7 +298,7 @@ func (c *Classifier) familyTarget(f family) target {
 	t := c.resolve(f.Sector, f.KPI)
 	t.store, t.corrupt = f.Store, f.Corrupt
 	t.decode, t.kvFull, t.hardware, t.postFEC = f.Decode, f.KVFull, f.Hardware, f.PostFEC
-	t.prefill, t.noSplit, t.provider = f.Prefill, f.NoSplit, f.Provider
+	t.prefill, t.noSplit, t.noDecode, t.provider = f.Prefill, f.NoSplit, f.NoDecode, f.Provider
 	if t.sector < 0 {
 		t.cands |= c.candSet(f.Cands)
 	}

@@ -57,6 +57,14 @@ type family struct {
 	// prefill-decode hint from its incident class: neither split explains
 	// it.
 	NoSplit bool
+	// NoDecode marks a duration of a request that generates no tokens: a
+	// predictive model server's steps (KServe's request_predict_seconds
+	// wraps the v1/v2 predict call; generation has its own endpoints), an
+	// embeddings server's request (TEI: one forward pass, no decode). It
+	// holds queueing and compute, so it keeps queue time, but neither
+	// prefill nor decode nor a KV cache explains it: no prefill-decode or
+	// kv-cache hint, from its KPI (E2E) or from its incident class.
+	NoDecode bool
 	// Provider marks an OpenTelemetry GenAI server metric (gen_ai.server.*:
 	// time to first token, time per output token, request duration). A
 	// model server records it for the model it runs; an AI gateway (Envoy

@@ -383,10 +383,14 @@ var exporterFamilies = []family{
 	//
 	// KServe's model server: the latency of each step of a request. None
 	// is end-to-end (predict leaves out pre/post-processing) nor queueing.
-	{Name: "request_preprocess_seconds", Sector: secGPU, Source: srcKServe},
-	{Name: "request_predict_seconds", Sector: secGPU, Source: srcKServe},
-	{Name: "request_postprocess_seconds", Sector: secGPU, Source: srcKServe},
-	{Name: "request_explain_seconds", Sector: secGPU, Source: srcKServe},
+	// None generates tokens: predict times the v1/v2 predict call
+	// (kserve/kserve python/kserve/kserve/model.py, PREDICT_HIST_TIME;
+	// text generation has its OpenAI endpoints), so no prefill-decode
+	// (family.NoDecode).
+	{Name: "request_preprocess_seconds", Sector: secGPU, Source: srcKServe, NoDecode: true},
+	{Name: "request_predict_seconds", Sector: secGPU, Source: srcKServe, NoDecode: true},
+	{Name: "request_postprocess_seconds", Sector: secGPU, Source: srcKServe, NoDecode: true},
+	{Name: "request_explain_seconds", Sector: secGPU, Source: srcKServe, NoDecode: true},
 	// Ray Serve. Requests waiting for a replica are queue time; the HTTP
 	// and gRPC proxies' latency is end to end ("measured from the Serve
 	// HTTP proxy"); a replica's processing latency is its compute time;

@@ -113,3 +113,30 @@ func TestGenAIServerMetricsOfAnExternalProvider(t *testing.T) {
 			"llm-inference-gpu", "TTFT", "", nil, nil},
 	})
 }
+
+// KServe's step latencies (kserve/kserve python/kserve/kserve/metrics.py:
+// request_predict_seconds "predict request latency", and the pre-,
+// post-process and explain steps) time the v1/v2 predict call of a
+// predictive model: no token is generated, so the prefill-decode split
+// does not explain them (family.NoDecode); queueing still may. Ray Serve's
+// replica processing latency keeps prefill-decode: a replica may run an
+// LLM (Ray Serve LLM), whose processing is its prefill and decode.
+func TestStepLatenciesWithoutGeneration(t *testing.T) {
+	lbl := func(name string) map[string]string {
+		return kv("alertname", name, "job", "kserve-sklearn", "namespace", "models", "severity", "warning")
+	}
+	checkGatewayCases(t, []gatewayCase{
+		{"KServe's predict step",
+			newAlert(lbl("KServePredictLatencyHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(request_predict_seconds_bucket[5m]))) > 0.5`),
+			"llm-inference-gpu", "", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"KServe's preprocess step",
+			newAlert(lbl("KServePreprocessSlow"), nil,
+				`histogram_quantile(0.99, sum by (le, model_name) (rate(request_preprocess_seconds_bucket[5m]))) > 0.2`),
+			"llm-inference-gpu", "", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"Ray Serve's processing latency may be an LLM's",
+			newAlert(kv("alertname", "RayServeProcessingLatencyHigh", "severity", "warning"), nil,
+				`histogram_quantile(0.95, sum by (le, deployment) (rate(ray_serve_deployment_processing_latency_ms_bucket[5m]))) > 2000`),
+			"llm-inference-gpu", "", ClassLatency, []string{HintQueueTime, HintPrefillDecode}, nil},
+	})
+}

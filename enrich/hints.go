@@ -95,6 +95,7 @@ const (
 var (
 	hiQueueTime     = hintIndex(HintQueueTime)
 	hiPrefillDecode = hintIndex(HintPrefillDecode)
+	hiKVCache       = hintIndex(HintKVCache)
 	hiSpillLag      = hintIndex(HintSpillLag)
 	hiPercentiles   = hintIndex(HintPercentiles)
 )
@@ -123,12 +124,15 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	// prefill time (family.Decode, family.Prefill); noSplit: a duration
 	// that is neither queueing nor a phase (family.NoSplit).
 	decodeTime, prefillTime, noSplit := false, false, false
+	// noDecode: a request that generates no tokens (family.NoDecode).
+	noDecode := false
 	if sec != nil {
 		// Read once, not for each cache KPI that lists kv-cache.
 		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
 		decodeTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.decode })
 		prefillTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.prefill })
 		noSplit = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.noSplit })
+		noDecode = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.noDecode })
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID != k.ID {
@@ -146,6 +150,9 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					case h == HintMoERouter && onlyHardware(s, d.ID):
 						// An NVLink bandwidth drop is a link, NVSwitch or
 						// fabric-manager matter before it is the router's.
+					case noDecode && (h == HintPrefillDecode || h == HintKVCache):
+						// An embedding or a predictive model's step has
+						// no prefill, decode or KV cache.
 					default:
 						relevant[hintIndex(h)] = true
 						switch h {
@@ -184,6 +191,8 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 						// queueing, nor does a KV transfer or validation.
 					case noSplit && !decodeTime && !prefillTime && i == hiPrefillDecode:
 						// A KV transfer or validation is no phase.
+					case noDecode && (i == hiPrefillDecode || i == hiKVCache):
+						// Nor is a request that generates no tokens.
 					default:
 						relevant[i] = true
 						pdBoth = pdBoth || i == hiPrefillDecode && !decodeTime && !prefillTime

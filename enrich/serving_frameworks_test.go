@@ -26,7 +26,9 @@ func TestServingFrameworkAlerts(t *testing.T) {
 			framework: "KServe", alertname: "KServePredictLatencyHigh",
 			expr:   `histogram_quantile(0.99, sum by (le, model_name) (rate(request_predict_seconds_bucket[5m]))) > 0.5`,
 			sector: "llm-inference-gpu", kpi: "", class: ClassLatency,
-			hints: []string{HintQueueTime, HintPrefillDecode}, noHints: []string{HintKVCache},
+			// A predictive model's predict step generates no tokens:
+			// no prefill-decode (audit GATEWAYS2, family.NoDecode).
+			hints: []string{HintQueueTime}, noHints: []string{HintPrefillDecode, HintKVCache},
 		},
 		{
 			framework: "Ray Serve", alertname: "RayServeDeploymentQueueBacklog",
