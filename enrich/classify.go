@@ -41,11 +41,17 @@ const (
 // the in-guest view of the hypervisor's CPU ready time; Triton's
 // TensorRT-LLM backend counts the requests waiting for a slot as
 // nv_trt_llm_request_metrics{request_type="waiting"}, its queue (as
-// trtllm-serve's trtllm_num_requests_waiting). The signal counts when the
+// trtllm-serve's trtllm_num_requests_waiting); Kong AI Gateway counts the
+// requests its semantic cache answered as
+// kong_ai_llm_requests_total{cache_status="hit"}. The signal counts when the
 // expression names the metric and holds the selector.
 var selectorSignals = [...]struct{ metric, selector, sector, kpi string }{
 	{"node_cpu_seconds_total", `mode="steal"`, secVM, "RDY"},
 	{"nv_trt_llm_request_metrics", `request_type="waiting"`, secGPU, "QTS"},
+	// Kong AI Gateway's requests answered from its semantic cache
+	// (Kong/kong spec/03-plugins/26-prometheus: ai_llm_requests_total
+	// with cache_status="hit"): the cache's hits, its hit ratio.
+	{"kong_ai_llm_requests_total", `cache_status="hit"`, secPStorage, "CHR"},
 }
 
 // Classify's selectors mask has a bit per selector signal.
@@ -106,6 +112,8 @@ type target struct {
 	decode, kvFull, hardware, postFEC, prefill, noSplit bool
 	// noDecode is family.NoDecode: no prefill-decode or kv-cache hint.
 	noDecode bool
+	// hostSide is family.HostSide: no microburst hint.
+	hostSide bool
 	// provider is family.Provider: read as the API when the alert names
 	// an external provider (providerView).
 	provider bool
@@ -299,6 +307,7 @@ func (c *Classifier) familyTarget(f family) target {
 	t.store, t.corrupt = f.Store, f.Corrupt
 	t.decode, t.kvFull, t.hardware, t.postFEC = f.Decode, f.KVFull, f.Hardware, f.PostFEC
 	t.prefill, t.noSplit, t.noDecode, t.provider = f.Prefill, f.NoSplit, f.NoDecode, f.Provider
+	t.hostSide = f.HostSide
 	if t.sector < 0 {
 		t.cands |= c.candSet(f.Cands)
 	}

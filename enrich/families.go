@@ -65,6 +65,11 @@ type family struct {
 	// prefill nor decode nor a KV cache explains it: no prefill-decode or
 	// kv-cache hint, from its KPI (E2E) or from its incident class.
 	NoDecode bool
+	// HostSide marks a metric of a process on a host (kdb+'s queries,
+	// handles and memory): a regression of it is the process's, not the
+	// wire's, so the microburst hint of its sector's latency KPIs (one-way
+	// delay, feed and order latency) does not attach.
+	HostSide bool
 	// Provider marks an OpenTelemetry GenAI server metric (gen_ai.server.*:
 	// time to first token, time per output token, request duration). A
 	// model server records it for the model it runs; an AI gateway (Envoy

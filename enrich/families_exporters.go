@@ -98,6 +98,17 @@ const (
 	srcSFCNoDesc    = "torvalds/linux drivers/net/ethernet/sfc/siena/siena.c (rx_nodesc_drop_cnt) and sfc/ef10.c (port_rx_nodesc_drops): RX_NODESC_DROPS, as prometheus/node_exporter collector/ethtool_linux.go exports them (node_ethtool_<stat>)"
 	srcOCAmp        = "openconfig/public release/models/optical-transport/openconfig-optical-amplifier.yang (amplifier state input-power-total, output-power-total, actual-gain …), as gnmic names them"
 	srcSLOGen       = "google/slo-generator slo_generator/exporters/base.py (DEFAULT_METRICS sli_measurement, slo_target)"
+	// AI gateways, serving platforms and trading middleware of audit
+	// GATEWAYS2.
+	srcHigress   = "alibaba/higress plugins/wasm-go/extensions/ai-statistics/README_EN.md, main.go (route_upstream_model_consumer_metric_* counters: llm_first_token_duration, llm_service_duration, input_token, output_token, llm_duration_count, llm_stream_duration_count)"
+	srcAPISIX    = "apache/apisix apisix/plugins/prometheus/exporter.lua, docs/*/latest/plugins/prometheus.md (apisix_llm_latency, type=\"total\"|\"ttft\"; apisix_llm_prompt_tokens, apisix_llm_completion_tokens, apisix_llm_active_connections)"
+	srcKongAI    = "Kong/kong kong/plugins/prometheus/exporter.lua (kong_ prefix) and spec/03-plugins/26-prometheus (ai_llm_requests_total, ai_llm_cost_total, ai_llm_tokens_total, ai_llm_provider_latency_ms, ai_cache_fetch_latency, ai_cache_embeddings_latency)"
+	srcPortkey   = "Portkey-AI/gateway src/apm/prometheus/prometheusClient.ts (portkey_request_duration_milliseconds, portkey_processing_time_excluding_last_byte_ms; request_count and llm_request_duration_milliseconds are unprefixed)"
+	srcTEI       = "huggingface/text-embeddings-inference core/src/infer.rs (te_embed_*, te_predict_* durations, te_request_failure), router/src (te_request_duration, te_request_queue_duration, te_request_inference_duration, te_request_tokenization_duration)"
+	srcSeldon    = "SeldonIO/seldon-core scheduler/pkg/metrics/agent.go (seldon_model_infer_api_seconds: \"A histogram of latencies for inference server\"; seldon_model_infer_total, seldon_cache_*, seldon_load_model_counter …)"
+	srcModelMesh = "kserve/modelmesh src/main/java/com/ibm/watson/modelmesh/Metric.java (modelmesh_req_queue_delay_milliseconds \"Time spent in inference request queue\", modelmesh_api_request_milliseconds \"External inference request time\", modelmesh_loading_queue_delay_milliseconds \"Time spent in model loading queue\")"
+	srcLMDeploy  = "InternLM/lmdeploy lmdeploy/metrics/loggers.py (PrometheusStatLogger: lmdeploy:* metrics, adapted from vLLM's)"
+	srcKdb       = "KxSystems/prometheus-kdb-exporter q/exporter.q (kdb_* metrics of a q process: sync/async/http/websocket/timer request counts, errors and durations, IPC handles, symbols)"
 )
 
 // exporterFamilies extend builtinFamilies with the exporters the corpus of
@@ -531,4 +542,89 @@ var exporterFamilies = []family{
 	// BentoML (and OpenLLM, which serves through it).
 	{Name: "bentoml_service_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcBentoML},
 	{Prefix: "bentoml_", Sector: secGPU, Source: srcBentoML},
+	// AI gateways (audit GATEWAYS2): the provider's latency as the gateway
+	// sees it is the upstream's service time (UST, as LiteLLM's); tokens,
+	// costs and requests name the API without KPI. Never a vendor's whole
+	// prefix: kong_http_requests_total and apisix_http_status are any
+	// API's traffic, not an LLM's.
+	//
+	// Higress' ai-statistics plugin: cumulative first-token and service
+	// durations (ms), divided by their …_llm_stream_duration_count and
+	// …_llm_duration_count counters (no KPI: counts).
+	{Name: "route_upstream_model_consumer_metric_llm_first_token_duration", Sector: secAPI, KPI: "UST", Source: srcHigress},
+	{Name: "route_upstream_model_consumer_metric_llm_service_duration", Sector: secAPI, KPI: "UST", Source: srcHigress},
+	{Prefix: "route_upstream_model_consumer_metric_", Sector: secAPI, Source: srcHigress},
+	// APISIX's ai-proxy: its LLM latency, total or to the first token.
+	{Name: "apisix_llm_latency", Sector: secAPI, KPI: "UST", Source: srcAPISIX},
+	{Prefix: "apisix_llm_", Sector: secAPI, Source: srcAPISIX},
+	// Kong AI Gateway: the provider's latency; its semantic cache (whole
+	// responses, as LiteLLM's cache) is prompt-cache storage, whose fetch
+	// and embeddings latencies are the cache's (CLAT). Its requests read
+	// with cache_status="hit" are the cache's hits (selectorSignals).
+	{Name: "kong_ai_llm_provider_latency_ms", Sector: secAPI, KPI: "UST", Source: srcKongAI},
+	{Prefix: "kong_ai_llm_", Sector: secAPI, Source: srcKongAI},
+	{Name: "kong_ai_cache_fetch_latency", Sector: secPStorage, KPI: "CLAT", Source: srcKongAI},
+	{Name: "kong_ai_cache_embeddings_latency", Sector: secPStorage, KPI: "CLAT", Source: srcKongAI},
+	{Prefix: "kong_ai_cache_", Sector: secPStorage, Source: srcKongAI},
+	// Portkey's gateway: its own request duration is the API's latency as
+	// clients see it (P95 LAT, as LiteLLM's total latency). Its unprefixed
+	// request_count and llm_request_duration_milliseconds are too generic
+	// to name it.
+	{Name: "portkey_request_duration_milliseconds", Sector: secAPI, KPI: "P95 LAT", Source: srcPortkey},
+	{Prefix: "portkey_", Sector: secAPI, Source: srcPortkey},
+	// Hugging Face Text Embeddings Inference: an embeddings (or
+	// classifier) server, one forward pass per batch and no decode
+	// (family.NoDecode). Queue durations are queue time, request durations
+	// end to end; inference and tokenization durations are neither
+	// queueing nor a phase of generation (NoSplit). Exact names and the
+	// te_ prefixes of its own families only: te_ alone is too short.
+	{Name: "te_request_queue_duration", Sector: secGPU, KPI: "QTS", Source: srcTEI, NoDecode: true},
+	{Name: "te_embed_queue_duration", Sector: secGPU, KPI: "QTS", Source: srcTEI, NoDecode: true},
+	{Name: "te_predict_queue_duration", Sector: secGPU, KPI: "QTS", Source: srcTEI, NoDecode: true},
+	{Name: "te_request_duration", Sector: secGPU, KPI: "E2E", Source: srcTEI, NoDecode: true},
+	{Name: "te_embed_duration", Sector: secGPU, KPI: "E2E", Source: srcTEI, NoDecode: true},
+	{Name: "te_predict_duration", Sector: secGPU, KPI: "E2E", Source: srcTEI, NoDecode: true},
+	{Name: "te_request_inference_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Name: "te_embed_inference_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Name: "te_predict_inference_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Name: "te_request_tokenization_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Name: "te_embed_tokenization_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Name: "te_predict_tokenization_duration", Sector: secGPU, Source: srcTEI, NoSplit: true, NoDecode: true},
+	{Prefix: "te_request_", Sector: secGPU, Source: srcTEI, NoDecode: true},
+	{Prefix: "te_embed_", Sector: secGPU, Source: srcTEI, NoDecode: true},
+	{Prefix: "te_predict_", Sector: secGPU, Source: srcTEI, NoDecode: true},
+	{Prefix: "te_batch_", Sector: secGPU, Source: srcTEI, NoDecode: true},
+	{Prefix: "te_queue_", Sector: secGPU, Source: srcTEI, NoDecode: true},
+	// Seldon Core v2's agent: the inference server's request latency.
+	{Name: "seldon_model_infer_api_seconds", Sector: secGPU, KPI: "E2E", Source: srcSeldon},
+	{Prefix: "seldon_", Sector: secGPU, Source: srcSeldon},
+	// KServe ModelMesh: inference requests wait in its request queue (QTS)
+	// and take their external request time (E2E); the model loading
+	// queue holds model loads, not requests: neither queue time nor a
+	// phase of a request (NoSplit).
+	{Name: "modelmesh_req_queue_delay_milliseconds", Sector: secGPU, KPI: "QTS", Source: srcModelMesh},
+	{Name: "modelmesh_api_request_milliseconds", Sector: secGPU, KPI: "E2E", Source: srcModelMesh},
+	{Name: "modelmesh_loading_queue_delay_milliseconds", Sector: secGPU, Source: srcModelMesh, NoSplit: true},
+	{Prefix: "modelmesh_", Sector: secGPU, Source: srcModelMesh},
+	// LMDeploy follows vLLM's names under lmdeploy:. Its exact names come
+	// first (the index reads exact names before prefixes): its KV cache
+	// usage stays the cache's occupancy, not GPU serving.
+	{Name: "lmdeploy:time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcLMDeploy},
+	{Name: "lmdeploy:time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcLMDeploy},
+	{Name: "lmdeploy:iter_token_latency", Sector: secGPU, KPI: "ITL", Source: srcLMDeploy},
+	{Name: "lmdeploy:e2e_request_latency_seconds", Sector: secGPU, KPI: "E2E", Source: srcLMDeploy},
+	{Name: "lmdeploy:request_queue_time_seconds", Sector: secGPU, KPI: "QTS", Source: srcLMDeploy},
+	{Name: "lmdeploy:num_requests_waiting", Sector: secGPU, KPI: "QTS", Source: srcLMDeploy},
+	{Name: "lmdeploy:num_requests_running", Sector: secGPU, Source: srcLMDeploy},
+	{Name: "lmdeploy:request_inference_time_seconds", Sector: secGPU, Source: srcLMDeploy},
+	{Name: "lmdeploy:request_prefill_time_seconds", Sector: secGPU, Source: srcLMDeploy, Prefill: true},
+	{Name: "lmdeploy:request_decode_time_seconds", Sector: secGPU, Source: srcLMDeploy, Decode: true},
+	{Name: "lmdeploy:gpu_cache_usage_perc", Sector: secPStorage, KPI: "COCC", Source: srcLMDeploy},
+	{Prefix: "lmdeploy:", Sector: secGPU, Source: srcLMDeploy},
+	// kdb+ (KX's exporter): the tick database of a trading desk or the
+	// research store of its quants — candidate sectors, settled by
+	// context, without KPI. A q process's query latency is no network's:
+	// no microburst hint (family.HostSide). Its unprefixed memory_* gauges
+	// are too generic to name it.
+	{Prefix: "kdb_", Cands: []string{secExec, secQuant}, Source: srcKdb, HostSide: true},
 }

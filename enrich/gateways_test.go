@@ -140,3 +140,151 @@ func TestStepLatenciesWithoutGeneration(t *testing.T) {
 			"llm-inference-gpu", "", ClassLatency, []string{HintQueueTime, HintPrefillDecode}, nil},
 	})
 }
+
+// The AI gateways, serving platforms and trading middleware audit
+// GATEWAYS2 found unknown (or, through an alertname word, GPU serving), by
+// the names their sources define.
+func TestGatewayAndServingPlatformFamilies(t *testing.T) {
+	lbl := func(name string, extra ...string) map[string]string {
+		return kv(append([]string{"alertname", name, "severity", "warning"}, extra...)...)
+	}
+	checkGatewayCases(t, []gatewayCase{
+		// alibaba/higress plugins/wasm-go/extensions/ai-statistics/README_EN.md:
+		// the average first-token latency is …_llm_first_token_duration
+		// over …_llm_stream_duration_count. The word "first token" (GPU's
+		// TTFT) yields to the gateway's metric.
+		{"Higress' first-token latency",
+			newAlert(lbl("HigressAIFirstTokenLatencyHigh", "job", "higress-gateway", "ai_model", "qwen-max"), nil,
+				`sum by (ai_route, ai_model) (rate(route_upstream_model_consumer_metric_llm_first_token_duration[5m])) / sum by (ai_route, ai_model) (rate(route_upstream_model_consumer_metric_llm_stream_duration_count[5m])) > 3000`),
+			secAPI, "UST", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"Higress' service duration",
+			newAlert(lbl("HigressAIServiceLatencyHigh"), nil,
+				`sum(rate(route_upstream_model_consumer_metric_llm_service_duration[5m])) / sum(rate(route_upstream_model_consumer_metric_llm_duration_count[5m])) > 20000`),
+			secAPI, "UST", ClassLatency, nil, noGPUHints},
+		{"Higress' output tokens",
+			newAlert(lbl("HigressAITokenSpike"), nil, `sum(rate(route_upstream_model_consumer_metric_output_token[5m])) > 5000`),
+			secAPI, "", "", nil, nil},
+		// apache/apisix plugins/prometheus docs: apisix_llm_latency,
+		// type="total" or "ttft" (3.18.0+).
+		{"APISIX's LLM time to first token",
+			newAlert(lbl("APISIXLLMTTFTHigh", "job", "apisix"), nil,
+				`histogram_quantile(0.95, sum by (le, route_id) (rate(apisix_llm_latency_bucket{type="ttft"}[5m]))) > 3000`),
+			secAPI, "UST", ClassLatency, nil, noGPUHints},
+		{"APISIX's LLM connections",
+			newAlert(lbl("APISIXLLMActiveConnectionsHigh"), nil, `sum by (route_id) (apisix_llm_active_connections) > 500`),
+			secAPI, "", "", nil, nil},
+		{"APISIX's HTTP traffic is no LLM's",
+			newAlert(lbl("APISIXHigh5xxRate"), nil, `sum(rate(apisix_http_status{code=~"5.."}[5m])) / sum(rate(apisix_http_status[5m])) > 0.05`),
+			alert.Unknown, "", "", nil, nil},
+		// Kong/kong kong/plugins/prometheus/exporter.lua (kong_ prefix),
+		// spec/03-plugins/26-prometheus: ai_llm_provider_latency_ms,
+		// ai_llm_requests_total{cache_status}, ai_llm_tokens_total,
+		// ai_cache_fetch_latency.
+		{"Kong AI's provider latency",
+			newAlert(lbl("KongAIProviderLatencyCritical", "ai_provider", "anthropic"), nil,
+				`histogram_quantile(0.99, sum by (le, ai_provider) (rate(kong_ai_llm_provider_latency_ms_bucket[5m]))) > 20000`),
+			secAPI, "UST", ClassLatency, nil, noGPUHints},
+		{"Kong AI's semantic cache hit ratio",
+			newAlert(lbl("KongAISemanticCacheHitRateLow"), nil,
+				`sum(rate(kong_ai_llm_requests_total{cache_status="hit"}[30m])) / sum(rate(kong_ai_llm_requests_total[30m])) < 0.2`),
+			secPStorage, "CHR", ClassCacheEfficiency, nil, nil},
+		{"Kong AI's cache fetch latency",
+			newAlert(lbl("KongAICacheFetchLatencyHigh", "vector_db", "redis"), nil,
+				`histogram_quantile(0.95, sum by (le, vector_db) (rate(kong_ai_cache_fetch_latency_bucket[5m]))) > 200`),
+			secPStorage, "CLAT", ClassLatency, nil, nil},
+		{"Kong AI's tokens",
+			newAlert(lbl("KongAITokenUsageSpike"), nil, `sum(rate(kong_ai_llm_tokens_total[15m])) > 3 * sum(rate(kong_ai_llm_tokens_total[15m] offset 1d))`),
+			secAPI, "", "", nil, nil},
+		{"Kong's HTTP traffic is no LLM's",
+			newAlert(lbl("KongHTTP5xxHigh", "job", "kong", "service", "billing-api"), nil,
+				`sum(rate(kong_http_requests_total{code=~"5.."}[5m])) by (service) / sum(rate(kong_http_requests_total[5m])) by (service) > 0.05`),
+			alert.Unknown, "", "", nil, nil},
+		// Portkey-AI/gateway src/apm/prometheus/prometheusClient.ts.
+		{"Portkey's request duration",
+			newAlert(lbl("PortkeyRequestLatencyHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(portkey_request_duration_milliseconds_bucket[5m]))) > 10000`),
+			secAPI, "P95 LAT", ClassLatency, nil, noGPUHints},
+		{"Portkey's unprefixed request_count is anyone's",
+			newAlert(lbl("PortkeyGateway5xxHigh"), nil,
+				`sum(rate(request_count{app="portkey-gateway",code=~"5.."}[5m])) / sum(rate(request_count{app="portkey-gateway"}[5m])) > 0.05`),
+			alert.Unknown, "", "", nil, nil},
+		// huggingface/text-embeddings-inference core/src/infer.rs
+		// (te_embed_*), router/src (te_request_*): an embedding has no
+		// decode.
+		{"TEI's embedding queue time",
+			newAlert(lbl("TEIQueueTimeHigh", "job", "tei"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(te_embed_queue_duration_bucket{job="tei"}[5m]))) > 0.5`),
+			secGPU, "QTS", ClassSaturation, []string{HintQueueTime}, noGPUHints},
+		{"TEI's embedding latency",
+			newAlert(lbl("TEIRequestLatencyHigh", "job", "tei"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(te_embed_duration_bucket{job="tei"}[5m]))) > 1`),
+			secGPU, "E2E", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"TEI's request latency",
+			newAlert(lbl("TEIRequestDurationHigh"), nil,
+				`histogram_quantile(0.99, sum by (le) (rate(te_request_duration_bucket[5m]))) > 2`),
+			secGPU, "E2E", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"TEI's inference time, neither queueing nor generation",
+			newAlert(lbl("TEIInferenceLatencyHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(te_embed_inference_duration_bucket[5m]))) > 0.5`),
+			secGPU, "", ClassLatency, nil, []string{HintQueueTime, HintPrefillDecode, HintKVCache}},
+		// SeldonIO/seldon-core scheduler/pkg/metrics/agent.go.
+		{"Seldon's inference latency",
+			newAlert(lbl("SeldonModelInferLatencyHigh", "model", "iris"), nil,
+				`histogram_quantile(0.95, sum by (le, model) (rate(seldon_model_infer_api_seconds_bucket[5m]))) > 1`),
+			secGPU, "E2E", ClassLatency, nil, nil},
+		{"Seldon's error ratio counts requests",
+			newAlert(lbl("SeldonModelInferErrors"), nil,
+				`sum(rate(seldon_model_infer_api_seconds_count{code!="200"}[5m])) / sum(rate(seldon_model_infer_api_seconds_count[5m])) > 0.05`),
+			secGPU, "", ClassErrors, nil, nil},
+		// kserve/modelmesh src/main/java/com/ibm/watson/modelmesh/Metric.java.
+		{"ModelMesh's request queue",
+			newAlert(lbl("ModelMeshRequestQueueDelayHigh"), nil,
+				`histogram_quantile(0.95, sum by (le, modelId) (rate(modelmesh_req_queue_delay_milliseconds_bucket[5m]))) > 500`),
+			secGPU, "QTS", ClassSaturation, []string{HintQueueTime}, nil},
+		{"ModelMesh's external request time",
+			newAlert(lbl("ModelMeshInferenceLatencyHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(modelmesh_api_request_milliseconds_bucket[5m]))) > 1000`),
+			secGPU, "E2E", ClassLatency, nil, nil},
+		{"ModelMesh's model loading queue holds no requests",
+			newAlert(lbl("ModelMeshLoadingQueueDelayHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(modelmesh_loading_queue_delay_milliseconds_bucket[5m]))) > 30000`),
+			secGPU, "", "", nil, []string{HintQueueTime, HintPrefillDecode}},
+		// InternLM/lmdeploy lmdeploy/metrics/loggers.py: exact names before
+		// the lmdeploy: prefix, so the KV cache stays the cache's.
+		{"LMDeploy's TTFT",
+			newAlert(lbl("LMDeployTTFTHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(lmdeploy:time_to_first_token_seconds_bucket[5m]))) > 2`),
+			secGPU, "TTFT", ClassLatency, []string{HintQueueTime, HintPrefillDecode}, nil},
+		{"LMDeploy's inter-token latency",
+			newAlert(lbl("LMDeployTokenLatencyHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(lmdeploy:iter_token_latency_bucket[5m]))) > 0.1`),
+			secGPU, "ITL", ClassLatency, nil, nil},
+		{"LMDeploy's KV cache",
+			newAlert(lbl("LMDeployKVCacheFull"), nil, `max(lmdeploy:gpu_cache_usage_perc) > 0.95`),
+			secPStorage, "COCC", ClassCapacity, nil, nil},
+		{"LMDeploy's waiting requests",
+			newAlert(lbl("LMDeployRequestsWaiting"), nil, `sum(lmdeploy:num_requests_waiting) > 50`),
+			secGPU, "QTS", ClassSaturation, nil, nil},
+		// KxSystems/prometheus-kdb-exporter q/exporter.q: a tick database or
+		// a research store, settled by context; never the network's
+		// microburst; its unprefixed memory_* gauges name nothing.
+		{"kdb+ query latency alone",
+			newAlert(lbl("KdbSyncQueryLatencyHigh", "job", "kdb-rdb"), nil,
+				`histogram_quantile(0.95, sum by (le, instance) (rate(kdb_sync_histogram_seconds_bucket[5m]))) > 0.5`),
+			alert.Unknown, "", "", nil, nil},
+		{"kdb+ query latency of a trading desk",
+			newAlert(lbl("KdbSyncQueryLatencyHigh", "sector", "hft-low-latency-exec"), nil,
+				`histogram_quantile(0.95, sum by (le, instance) (rate(kdb_sync_histogram_seconds_bucket[5m]))) > 0.5`),
+			secExec, "", ClassLatency, nil, []string{HintMicroburst}},
+		{"kdb+ memory is any process's",
+			newAlert(lbl("KdbMemoryHigh", "job", "kdb-rdb"), nil,
+				`memory_usage_bytes{job="kdb-rdb"} / memory_physical_bytes{job="kdb-rdb"} > 0.8`),
+			alert.Unknown, "", "", nil, nil},
+	})
+	// kdb+ names both candidates.
+	c := newClassifier(t, DefaultConfig())
+	cl := c.Classify(newAlert(lbl("KdbSyncErrors"), nil, `rate(kdb_sync_err_total[5m]) > 0`))
+	if !slices.Equal(cl.Candidates, []string{secExec, secQuant}) {
+		t.Errorf("KdbSyncErrors: %s, candidates %v; want %s and %s", describe(cl), cl.Candidates, secExec, secQuant)
+	}
+}

@@ -96,6 +96,7 @@ var (
 	hiQueueTime     = hintIndex(HintQueueTime)
 	hiPrefillDecode = hintIndex(HintPrefillDecode)
 	hiKVCache       = hintIndex(HintKVCache)
+	hiMicroburst    = hintIndex(HintMicroburst)
 	hiSpillLag      = hintIndex(HintSpillLag)
 	hiPercentiles   = hintIndex(HintPercentiles)
 )
@@ -124,8 +125,9 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 	// prefill time (family.Decode, family.Prefill); noSplit: a duration
 	// that is neither queueing nor a phase (family.NoSplit).
 	decodeTime, prefillTime, noSplit := false, false, false
-	// noDecode: a request that generates no tokens (family.NoDecode).
-	noDecode := false
+	// noDecode: a request that generates no tokens (family.NoDecode);
+	// hostSide: a process's metric, not the wire's (family.HostSide).
+	noDecode, hostSide := false, false
 	if sec != nil {
 		// Read once, not for each cache KPI that lists kv-cache.
 		noPromptCache := sec.ID == secPStorage && len(kpis) > 0 && !promptCacheEvidence(s)
@@ -133,6 +135,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 		prefillTime = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.prefill })
 		noSplit = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.noSplit })
 		noDecode = sec.ID == secGPU && countedSignal(s, func(t *target) bool { return t.noDecode })
+		hostSide = countedSignal(s, func(t *target) bool { return t.hostSide })
 		for _, k := range kpis {
 			for _, d := range sec.KPIs {
 				if d.ID != k.ID {
@@ -150,6 +153,8 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 					case h == HintMoERouter && onlyHardware(s, d.ID):
 						// An NVLink bandwidth drop is a link, NVSwitch or
 						// fabric-manager matter before it is the router's.
+					case hostSide && h == HintMicroburst:
+						// A q process's query latency is no congestion.
 					case noDecode && (h == HintPrefillDecode || h == HintKVCache):
 						// An embedding or a predictive model's step has
 						// no prefill, decode or KV cache.
@@ -191,6 +196,7 @@ func (c *Classifier) hints(a *alert.Alert, s *scratch, sec *sectorDef, kpis []al
 						// queueing, nor does a KV transfer or validation.
 					case noSplit && !decodeTime && !prefillTime && i == hiPrefillDecode:
 						// A KV transfer or validation is no phase.
+					case hostSide && i == hiMicroburst:
 					case noDecode && (i == hiPrefillDecode || i == hiKVCache):
 						// Nor is a request that generates no tokens.
 					default:
