@@ -288,3 +288,19 @@ func TestGatewayAndServingPlatformFamilies(t *testing.T) {
 		t.Errorf("KdbSyncErrors: %s, candidates %v; want %s and %s", describe(cl), cl.Candidates, secExec, secQuant)
 	}
 }
+
+// A FIX session that disconnected is down: availability, as "down" and
+// "unreachable" are (audit GATEWAYS2 finding 4). Its sector comes from
+// "FIX session"; fix_session_connected is a hand-written gauge.
+func TestDisconnectedIsAvailability(t *testing.T) {
+	expr := `fix_session_connected{session="FIX.4.4:ACME->NYSE"} == 0`
+	checkGatewayCases(t, []gatewayCase{
+		{"FIXSessionDisconnected",
+			newAlert(kv("alertname", "FIXSessionDisconnected", "job", "oms", "namespace", "trading", "severity", "critical"),
+				kv("summary", "FIX session ACME->NYSE is disconnected"), expr),
+			secExec, "", ClassAvailability, nil, nil},
+		{"FIXSessionDisconnect",
+			newAlert(kv("alertname", "FIXSessionDisconnect", "severity", "critical"), nil, expr),
+			secExec, "", ClassAvailability, nil, nil},
+	})
+}

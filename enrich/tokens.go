@@ -408,6 +408,9 @@ var builtinWords = []word{
 	{Phrase: "down", Class: ClassAvailability},
 	{Phrase: "unavailable", Class: ClassAvailability},
 	{Phrase: "unreachable", Class: ClassAvailability},
+	// A FIX session or a client that lost its connection is down.
+	{Phrase: "disconnected", Class: ClassAvailability},
+	{Phrase: "disconnect", Class: ClassAvailability},
 	{Phrase: "saturated", Class: ClassSaturation},
 	{Phrase: "saturation", Class: ClassSaturation},
 	{Phrase: "queue", Class: ClassSaturation},
