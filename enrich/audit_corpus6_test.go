@@ -54,7 +54,7 @@ func TestCorpus6TradingQuantAndCDNNames(t *testing.T) {
 // by 0.05000000000000002 in floating point, and the word won — an Envoy
 // gateway's upstream error rate on gen_ai.server.* read as the prompt-cache
 // load balancer's (an audit). Tied, it stays unknown with both candidates.
-// (Audit GATEWAYS2: with an external provider's name, gen_ai_provider_name="openai",
+// (Audit GATEWAYS2: with an external provider's name, gen_ai_provider_name="anthropic",
 // the same ratio is the API's error rate; see gateways_test.go.)
 func TestAGapOfExactlyTheTieMarginIsATie(t *testing.T) {
 	c := newClassifier(t, DefaultConfig())
@@ -64,9 +64,9 @@ func TestAGapOfExactlyTheTieMarginIsATie(t *testing.T) {
 	if cl.Sector != "unknown" || len(cl.Candidates) != 2 {
 		t.Errorf("%s, candidates %v; want a tie between the Envoy word and the gen_ai family", describe(cl), cl.Candidates)
 	}
-	cl = c.Classify(newAlert(kv("alertname", "EnvoyAIGatewayUpstreamErrorRate", "severity", "critical", "gen_ai_provider_name", "openai"),
-		kv("summary", "7% of AI gateway requests to openai fail"), expr))
+	cl = c.Classify(newAlert(kv("alertname", "EnvoyAIGatewayUpstreamErrorRate", "severity", "critical", "gen_ai_provider_name", "anthropic"),
+		kv("summary", "7% of AI gateway requests to anthropic fail"), expr))
 	if cl.Sector != secAPI || kpiOf(cl) != "ERR" {
-		t.Errorf("the gateway's error rate of openai: %s, want llm-inference-api ERR", describe(cl))
+		t.Errorf("the gateway's error rate of anthropic: %s, want llm-inference-api ERR", describe(cl))
 	}
 }

@@ -535,6 +535,20 @@ type scratch struct {
 	// of ctxSplit).
 	ctxWords ctxWords
 	ctxSplit uint32
+	// provider is whether the alert is about an external GenAI provider
+	// (externalProvider), read once, on first use: 0 unread, 1 yes, 2 no.
+	provider int8
+}
+
+// external is externalProvider of the alert, read once per alert.
+func (s *scratch) external(expr string) bool {
+	if s.provider == 0 {
+		s.provider = 2
+		if externalProvider(s.lbl, expr) {
+			s.provider = 1
+		}
+	}
+	return s.provider == 1
 }
 
 func (s *scratch) add(e evidence) {
@@ -636,7 +650,7 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 				// target, as for absent(up{…}).
 				health |= 1 << i
 				t.kpi, w = "", weightMetricVendor
-			case ok && t.provider && externalProvider(lbl, expr):
+			case ok && t.provider && s.external(expr):
 				// An AI gateway's gen_ai.server.* series of an external
 				// provider (gen_ai_provider_name="openai"): the API's.
 				t, w = c.providerView(t, w, expr, m)
@@ -872,26 +886,60 @@ func (c *Classifier) providerView(t target, w float64, expr, m string) (target, 
 // translates them and as UTF-8 names keep them.
 var providerLabels = [...]string{"gen_ai_provider_name", "gen_ai_system", "gen_ai.provider.name", "gen_ai.system"}
 
+// modelLabels are the labels that name the model a GenAI request asked
+// for or got (gen_ai.request.model, gen_ai.response.model, Envoy AI
+// Gateway's gen_ai.original.model).
+var modelLabels = [...]string{"gen_ai_request_model", "gen_ai_response_model", "gen_ai_original_model",
+	"gen_ai.request.model", "gen_ai.response.model", "gen_ai.original.model"}
+
 // externalProviders are the values of gen_ai.provider.name that name a
 // provider's hosted API (open-telemetry/semantic-conventions
-// model/gen-ai/registry.yaml, the attribute's well-known values), and the
-// older gen_ai.system spellings of the same (az.ai.inference,
-// az.ai.openai, xai). A self-hosted model server's own name (vllm, a
-// model id) is none of them.
+// model/gen-ai/registry.yaml, the attribute's well-known values; Envoy AI
+// Gateway's own, envoyproxy/ai-gateway internal/metrics/genai.go:
+// azure.openai, aws.anthropic, gcp.anthropic), and the older gen_ai.system
+// spellings of the same (az.ai.inference, az.ai.openai, xai). A
+// self-hosted model server's own name (vllm, a model id) is none of them —
+// nor is openai alone (openaiSchema).
 var externalProviders = map[string]bool{
-	"openai": true, "anthropic": true, "aws.bedrock": true, "azure.ai.openai": true, "azure.ai.inference": true,
+	"anthropic": true, "aws.bedrock": true, "azure.ai.openai": true, "azure.ai.inference": true,
 	"gcp.vertex_ai": true, "gcp.gemini": true, "gcp.gen_ai": true, "cohere": true, "mistral_ai": true,
-	"groq": true, "deepseek": true, "perplexity": true, "x_ai": true, "ibm.watsonx.ai": true,
+	"groq": true, "deepseek": true, "perplexity": true, "x_ai": true, "ibm.watsonx.ai": true, "moonshot_ai": true,
+	"azure.openai": true, "aws.anthropic": true, "gcp.anthropic": true,
 	"az.ai.openai": true, "az.ai.inference": true, "xai": true,
 }
 
-// externalProvider reports whether the alert's labels or the expression's
-// selectors name an external provider (providerLabels =
-// externalProviders; a regular expression only of such values, =~"openai|anthropic").
+// openaiSchema is the provider name an AI gateway gives every upstream
+// speaking OpenAI's API (envoyproxy/ai-gateway: InferencePools of
+// self-hosted vLLM included): OpenAI's hosted API only when the alert's
+// model label names one of its models (openaiModel).
+const openaiSchema = "openai"
+
+// openaiModel reports whether model is one of OpenAI's hosted models (its
+// ids: gpt-4o, o3-mini, chatgpt-4o-latest, text-embedding-3-small…), not
+// an open-weight one a self-hosted server runs (gpt-oss).
+func openaiModel(model string) bool {
+	m := strings.ToLower(model)
+	m = strings.TrimPrefix(m, "openai/")
+	switch {
+	case strings.HasPrefix(m, "gpt-oss"):
+		return false
+	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "chatgpt-"), strings.HasPrefix(m, "text-embedding-"),
+		strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4-"), strings.HasPrefix(m, "omni-moderation"):
+		return true
+	}
+	return false
+}
+
+// externalProvider reports whether an alert of labels lbl and expression
+// expr is about an external provider's hosted API: the alert's provider
+// label when it carries one (an expression's other selectors do not
+// outrank it), else the expression's selectors of it (providerLabels =
+// one of externalProviders, or a regular expression only of them). openai
+// counts only beside a model label naming an OpenAI model (openaiSchema).
 func externalProvider(lbl map[string]string, expr string) bool {
 	for _, k := range providerLabels {
-		if externalProviders[lbl[k]] {
-			return true
+		if v, ok := lbl[k]; ok && v != "" {
+			return externalName(v, lbl)
 		}
 	}
 	for _, k := range providerLabels {
@@ -901,26 +949,8 @@ func externalProvider(lbl map[string]string, expr string) bool {
 				break
 			}
 			rest = rest[i+len(k):]
-			v := strings.TrimPrefix(rest, `"`) // a quoted UTF-8 name
-			v = strings.TrimLeft(v, " ")
-			re := strings.HasPrefix(v, `=~`)
-			switch {
-			case re:
-				v = v[2:]
-			case strings.HasPrefix(v, "=") && !strings.HasPrefix(v, "=="):
-				v = v[1:]
-			default:
-				continue
-			}
-			v = strings.TrimLeft(v, " ")
-			if !strings.HasPrefix(v, `"`) {
-				continue
-			}
-			end := strings.IndexByte(v[1:], '"')
-			if end < 0 {
-				break
-			}
-			if allExternal(v[1:1+end], re) {
+			v, re, ok := selectorValue(rest)
+			if ok && allExternal(v, re, lbl) {
 				return true
 			}
 		}
@@ -928,14 +958,56 @@ func externalProvider(lbl map[string]string, expr string) bool {
 	return false
 }
 
-// allExternal reports whether v (a regular expression's alternatives when
-// re) names only external providers.
-func allExternal(v string, re bool) bool {
-	if !re {
-		return externalProviders[v]
+// selectorValue reads the value of a label matcher whose name ends where
+// rest begins: `="v"`, `=~"v"` (re), also single-quoted or in backticks,
+// and after a quoted UTF-8 name's closing quote; ok false for another
+// matcher (!=, !~) or none.
+func selectorValue(rest string) (v string, re, ok bool) {
+	rest = strings.TrimPrefix(rest, `"`) // a quoted UTF-8 name
+	rest = strings.TrimLeft(rest, " ")
+	switch {
+	case strings.HasPrefix(rest, "=~"):
+		rest, re = rest[2:], true
+	case strings.HasPrefix(rest, "=") && !strings.HasPrefix(rest, "=="):
+		rest = rest[1:]
+	default:
+		return "", false, false
 	}
-	for _, alt := range strings.Split(v, "|") {
-		if !externalProviders[strings.ReplaceAll(alt, `\\.`, ".")] {
+	rest = strings.TrimLeft(rest, " ")
+	if rest == "" || !strings.ContainsRune("\"'`", rune(rest[0])) {
+		return "", false, false
+	}
+	v, _, found := strings.Cut(rest[1:], rest[:1])
+	return v, re, found
+}
+
+// externalName reports whether provider name v is an external provider's
+// (openai only beside an OpenAI model in lbl).
+func externalName(v string, lbl map[string]string) bool {
+	if v == openaiSchema {
+		for _, k := range modelLabels {
+			if m := lbl[k]; m != "" {
+				return openaiModel(m)
+			}
+		}
+		return false
+	}
+	return externalProviders[v]
+}
+
+// allExternal reports whether v (a regular expression's alternatives when
+// re: anchors and one enclosing group dropped, `\\.` read as a dot) names
+// only external providers.
+func allExternal(v string, re bool, lbl map[string]string) bool {
+	if !re {
+		return externalName(v, lbl)
+	}
+	v = strings.TrimSuffix(strings.TrimPrefix(v, "^"), "$")
+	if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
+		v = v[1 : len(v)-1]
+	}
+	for alt := range strings.SplitSeq(v, "|") {
+		if !externalName(strings.ReplaceAll(alt, `\\.`, "."), lbl) {
 			return false
 		}
 	}
