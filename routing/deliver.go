@@ -670,41 +670,23 @@ func markRepaged(batches []*batch) {
 // folded into its open incident (an audit). A re-page says so itself
 // (Repaged). Set before the sends, as markRepaged's flag.
 func markPagerDutyUpdates(batches []*batch) {
-	var sent map[pagerDutyAt]string // what each incident's PagerDuty is sent; built once needed
 	for _, b := range batches {
 		if b.kind != alert.KindFiring || b.n == nil || b.err != nil || b.skip || b.n.Opening || b.n.Repaged || !b.n.Paged || b.integ.silentUpdates() {
 			continue
 		}
-		if sent == nil {
-			sent = map[pagerDutyAt]string{}
-			for _, o := range batches {
-				if o.kind != alert.KindFiring || o.n == nil || o.err != nil || o.skip || !o.integ.silentUpdates() {
-					continue
-				}
-				k := pagerDutyAt{o.incident, o.receiver + "/" + o.integ.Name}
-				if o.n.Opening {
-					sent[k] = alert.PagerDutyTriggered
-				} else if sent[k] == "" {
-					sent[k] = alert.PagerDutyFolded
-				}
+		for _, o := range batches {
+			if o.incident != b.incident || o.kind != alert.KindFiring || o.n == nil || o.err != nil || o.skip || !o.integ.silentUpdates() ||
+				!slices.Contains(b.n.PagedAt, o.receiver+"/"+o.integ.Name) {
+				continue
 			}
-		}
-		for _, at := range b.n.PagedAt {
-			switch sent[pagerDutyAt{b.incident, at}] {
-			case alert.PagerDutyTriggered:
+			if o.n.Opening {
 				b.n.PagerDutyUpdate = alert.PagerDutyTriggered
-			case alert.PagerDutyFolded:
-				if b.n.PagerDutyUpdate == "" {
-					b.n.PagerDutyUpdate = alert.PagerDutyFolded
-				}
+				break
 			}
+			b.n.PagerDutyUpdate = alert.PagerDutyFolded
 		}
 	}
 }
-
-// pagerDutyAt is an incident at one integration of one receiver
-// ("receiver/integration", as alert.Notification.PagedAt names it).
-type pagerDutyAt struct{ incident, at string }
 
 // routedTo reports whether any of b's alerts was routed to receiver.
 func routedTo(b *batch, receiver string) bool {
