@@ -354,9 +354,6 @@ func merge(bs []*batch) *alert.Notification {
 		m.Escalated = m.Escalated || b.n.Escalated
 		m.Repaged = m.Repaged || b.n.Repaged
 		m.HeldOpen = m.HeldOpen || b.n.HeldOpen
-		if b.n.PagerDutyUpdate == alert.PagerDutyTriggered || m.PagerDutyUpdate == "" {
-			m.PagerDutyUpdate = b.n.PagerDutyUpdate // triggered for any of them, else what is known
-		}
 		if alert.Rank(b.n.Action) > alert.Rank(m.Action) {
 			m.Action = b.n.Action // the loudest, as for one batch
 		}

@@ -408,7 +408,6 @@ func (p *Pipeline) deliver(ctx context.Context, batches []*batch, leases []*inci
 	}
 	foldReminders(batches)
 	markRepaged(batches) // before any send: Slack's may run beside PagerDuty's
-	markPagerDutyUpdates(batches)
 	// The incidents this webhook sends no update to need not wait for it.
 	in.keep(func(k incidentKey) bool {
 		return slices.ContainsFunc(batches, func(b *batch) bool { return incidentKeyOf(b) == k && waitsForUpdates(b) })
@@ -658,32 +657,6 @@ func markRepaged(batches []*batch) {
 			if b.incident == r.incident && len(b.reopen) == 0 && b.kind == alert.KindFiring && b.n != nil && b.err == nil && !b.skip && routedTo(b, r.receiver) {
 				b.n.Repaged = true
 			}
-		}
-	}
-}
-
-// markPagerDutyUpdates tells each firing update of a page at an
-// integration that sends updates (Slack's thread reply) what the
-// incident's PagerDuty integration its page went to is sent for it in this
-// webhook (alert.Notification.PagerDutyUpdate): the on-call reading the
-// thread could not tell a new alert PagerDuty was triggered for from one
-// folded into its open incident (an audit). A re-page says so itself
-// (Repaged). Set before the sends, as markRepaged's flag.
-func markPagerDutyUpdates(batches []*batch) {
-	for _, b := range batches {
-		if b.kind != alert.KindFiring || b.n == nil || b.err != nil || b.skip || b.n.Opening || b.n.Repaged || !b.n.Paged || b.integ.silentUpdates() {
-			continue
-		}
-		for _, o := range batches {
-			if o.incident != b.incident || o.kind != alert.KindFiring || o.n == nil || o.err != nil || o.skip || !o.integ.silentUpdates() ||
-				!slices.Contains(b.n.PagedAt, o.receiver+"/"+o.integ.Name) {
-				continue
-			}
-			if o.n.Opening {
-				b.n.PagerDutyUpdate = alert.PagerDutyTriggered
-				break
-			}
-			b.n.PagerDutyUpdate = alert.PagerDutyFolded
 		}
 	}
 }

@@ -279,35 +279,6 @@ func TestAFailedReminderLeavesTheNewAlertsDeliveredUpdateInTheIncident(t *testin
 	}
 }
 
-// A new alert joining a page says in its Slack reply whether PagerDuty was
-// triggered for it: the on-call reading the thread could not tell an alert
-// PagerDuty heard of from one folded into its open incident (an audit).
-func TestAJoinsSlackReplySaysWhetherPagerDutyWasTriggered(t *testing.T) {
-	e, addr := retriggerEnv(t)
-	s := newStandIns(t)
-	p := retriggering(e, s, 5*time.Minute)
-	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
-	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
-	ageTrigger(t, addr, 5*time.Minute)
-	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "c"))
-	if got := s.pd.Triggers(ttftIncident); got != 2 {
-		t.Fatalf("PagerDuty triggers = %d, want the opening and the retrigger", got)
-	}
-	parents := s.slack.Parents()
-	if len(parents) != 1 {
-		t.Fatalf("Slack parents = %d, want 1", len(parents))
-	}
-	replies := s.slack.Thread(parents[0].TS)
-	if len(replies) != 2 {
-		t.Fatalf("Slack replies = %d, want the two joins'", len(replies))
-	}
-	for i, want := range []string{"*PagerDuty:* not triggered again", "*PagerDuty:* triggered for it"} {
-		if body := string(replies[i].Blocks); !strings.Contains(body, want) {
-			t.Errorf("reply %d = %s, want it to say %q", i, body, want)
-		}
-	}
-}
-
 // A new alert joining while another webhook's retrigger of the incident is
 // in flight waits for it: folded into it as an update, it was answered 2xx
 // and went unpaged when that retrigger failed and was given back — its

@@ -536,13 +536,6 @@ func UpdateBlocks(no *alert.Notification) (blocks []sl.Block, text string) {
 		label = "Reminder"
 	}
 	head := "*" + label + ":* " + what + " · *Decision:* " + esc(string(no.ShownAction())) + " · *Incident:* " + code(no.Incident)
-	switch {
-	case no.Kind != alert.KindFiring:
-	case no.PagerDutyUpdate == alert.PagerDutyTriggered:
-		head += " · *PagerDuty:* triggered for it"
-	case no.PagerDutyUpdate == alert.PagerDutyFolded:
-		head += " · *PagerDuty:* not triggered again (an update of its open incident there, within `retrigger_interval`)"
-	}
 	alerts := withAlert(no.Results)
 	tell := tellApart(alerts)
 	lines := list(len(alerts), func(i int) string { return alertLine(alerts[i], tell, " — ", maxDigestLine, maxDigestSummary) })

@@ -449,14 +449,6 @@ type Notification struct {
 	// Acknowledge and Resolve once more. Set on the incident's other
 	// notifications of the webhook only.
 	Repaged bool
-	// PagerDutyUpdate says, for an update of a page (not its opening) at an
-	// integration that sends updates (Slack), what the incident's PagerDuty
-	// integration the page went to (PagedAt) was sent for it in the same
-	// webhook: PagerDutyTriggered (a trigger: the incident's again, after
-	// retrigger_interval, or its first there), PagerDutyFolded (nothing: an
-	// update of its open incident there), or "" (not known: no PagerDuty
-	// notification of the incident in this webhook). Set before the sends.
-	PagerDutyUpdate string
 	// HeldOpen is true for resolves of a webhook Alertmanager truncated
 	// (max_alerts): alerts it left out may still fire in the incident, so
 	// these resolves close nothing and the incident stays open until a
@@ -485,12 +477,6 @@ type Notification struct {
 	// unknown: a replayed dead letter): see WithStillFiring.
 	Webhook []*Result
 }
-
-// PagerDutyUpdate values (Notification.PagerDutyUpdate).
-const (
-	PagerDutyTriggered = "triggered"
-	PagerDutyFolded    = "folded"
-)
 
 // Loudest returns the result that carries the notification's action (the
 // first such), or the first result: the alert a notification's page is
