@@ -104,10 +104,13 @@ type triageState struct {
 	// Labels are the incident's alerts' common labels (the first alert's
 	// labels when none are common), the silence's equality matchers.
 	Labels map[string]string `json:"l,omitempty"`
-	// Derived are the incident's sector, primary KPI and incident class —
-	// the component, group and class of a page of it routed to PagerDuty —
-	// for the event of an escalation (Escalate). Empty in messages of
-	// earlier builds.
+	// Derived are the incident's sector, primary KPI, incident class and
+	// page source — the component, group, class and source PagerDuty's
+	// built-in derivation gives a page of it (notify.PageSource of its
+	// loudest alert: a gNMI collector's device, its instance, its job) —
+	// for the event of an escalation (Escalate), drawn when the message
+	// is: the labels it keeps may be dropped to fit a button. Empty in
+	// messages of earlier builds.
 	Derived []string `json:"c,omitempty"`
 }
 
@@ -117,8 +120,13 @@ func newTriageState(no *alert.Notification) triageState {
 	if st.Paged {
 		st.PagedAt = slices.Clone(no.PagedAt)
 	}
-	if c := no.Loudest().Classification; c.Sector != "" || c.IncidentClass != "" {
-		st.Derived = []string{c.Sector, c.PrimaryKPI(), c.IncidentClass}
+	lead := no.Loudest()
+	source := ""
+	if lead.Alert != nil {
+		source = notify.PageSource(lead.Alert.Labels)
+	}
+	if c := lead.Classification; c.Sector != "" || c.IncidentClass != "" || source != "" {
+		st.Derived = []string{c.Sector, c.PrimaryKPI(), c.IncidentClass, source}
 	}
 	if no.Data != nil {
 		labels := no.Data.CommonLabels

@@ -43,8 +43,8 @@ func TestAnEscalatedTicketReadsAsAPage(t *testing.T) {
 	// Its source, component, group and class are a routed page's: event
 	// rules keyed on them missed escalated pages, and PagerDuty named the
 	// router as the source (an audit).
-	if pl := evs[0].Payload; pl.Source != "vllm" || pl.Component != "llm-inference-gpu" || pl.Group != "TTFT" || pl.Class != "latency" {
-		t.Errorf("the escalation's payload %+v, want source vllm (the job its message was drawn with), component llm-inference-gpu, group TTFT, class latency", pl)
+	if pl := evs[0].Payload; pl.Source != "gpu-node-1:8000" || pl.Component != "llm-inference-gpu" || pl.Group != "TTFT" || pl.Class != "latency" {
+		t.Errorf("the escalation's payload %+v, want source gpu-node-1:8000 (its alert's instance, as a routed page's), component llm-inference-gpu, group TTFT, class latency", pl)
 	}
 	p := e.current(t)
 	if got := header(t, p); got != title {

@@ -1685,8 +1685,11 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		rec := record{st: st, extra: escalatedExtra + c.tg.escalationTo, line: "Escalated to a page by " + mention,
 			thread: mention + " escalated the ticket to a page: PagerDuty was triggered."}
 		e := notify.Escalation{Incident: st.Incident, Summary: escalationSummary(c), Details: details, Links: links, Source: notify.PageSource(st.Labels)}
-		if len(st.Derived) == 3 {
+		if len(st.Derived) >= 3 {
 			e.Component, e.Group, e.Class = st.Derived[0], st.Derived[1], st.Derived[2]
+		}
+		if len(st.Derived) >= 4 && st.Derived[3] != "" {
+			e.Source = st.Derived[3]
 		}
 		if err := c.tg.escalation.Escalate(ctx, e); err != nil {
 			// Kept for an escalation PagerDuty may have taken (act).
