@@ -216,8 +216,11 @@ func TestAnIncidentKeyWithABacktickIsShownAndReadBack(t *testing.T) {
 	e := newTriageEnv(t, alert.ActionPage, nil)
 	const key = "route/note=~\"a`b|c_d*e\",team=\"db\""
 	shown := strings.ReplaceAll(key, "`", "ˋ")
+	// A key may hold ˋ itself: typed as is, it names its incident.
+	const own = "route/note=\"aˋb\",team=\"web\""
 	j := journalOf(t, e.store,
 		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: key, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1", "note": "a`b"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Receivers: []string{"triage"}, Incident: own, Labels: map[string]string{"alertname": "CheckoutSlow", "job": "web", "instance": "web-1", "note": "aˋb"}, Decision: alert.Decision{Action: alert.ActionPage}},
 	)
 	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
 	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
@@ -234,5 +237,11 @@ func TestAnIncidentKeyWithABacktickIsShownAndReadBack(t *testing.T) {
 	}
 	if list, _ := am.List(context.Background()); len(list) != 1 {
 		t.Fatalf("silences %+v, want 1", list)
+	}
+	if a := e.commandAnswer(t, tr, "silence "+own+" 2h", "w-own", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
+		t.Fatalf("silence of a key holding ˋ itself answered %+v", a)
+	}
+	if list, _ := am.List(context.Background()); len(list) != 2 {
+		t.Fatalf("silences %+v, want 2", list)
 	}
 }

@@ -99,15 +99,12 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 }
 
 // unquote strips the backticks around an argument copied from an answer
-// (the incidents list writes `inc/1`) and reads back the backticks a code
-// span shows as ˋ (code): an incident key copied from a message names the
-// incident (a route matcher's value may hold a backtick).
+// (the incidents list writes `inc/1`).
 func unquote(arg string) string {
-	s := strings.Trim(arg, "`")
-	if s == "" {
-		s = arg
+	if s := strings.Trim(arg, "`"); s != "" {
+		return s
 	}
-	return strings.ReplaceAll(s, "ˋ", "`")
+	return arg
 }
 
 // maxJournalRead bounds the decision entries one look-up reads (newest
@@ -445,6 +442,14 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	// The journal is read once: the whole incident's view, then the
 	// channel's receivers' view of the same entries.
 	entries, err := t.incidentEntries(ctx, incident)
+	if alt := strings.ReplaceAll(incident, "ˋ", "`"); err == nil && len(entries) == 0 && alt != incident {
+		// Slack shows a key's backtick as ˋ (code): a key copied from a
+		// message names the incident with the backtick — after the key
+		// as typed, which may hold ˋ itself (a review).
+		if more, err2 := t.incidentEntries(ctx, alt); err2 != nil || len(more) > 0 {
+			entries, err, incident = more, err2, alt
+		}
+	}
 	if err != nil {
 		t.o.Metrics.count(ActionSilence, OutcomeFailed)
 		t.ephemeral(ctx, secret, cb, "Reading the journal failed: "+err.Error())

@@ -614,7 +614,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	tg := t.targets[st.Receiver+"/"+st.Integration]
 	if tg == nil || tg.secret != secret || !tg.n.cfg.offers(b.action) {
 		t.o.Metrics.count(b.action, OutcomeUnknown)
-		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Incident `%s` of receiver %q is unknown here, or %s is not offered for it (the configuration changed?).", st.Incident, st.Receiver, b.action))
+		t.ephemeral(ctx, secret, cb, fmt.Sprintf("Incident %s of receiver %q is unknown here, or %s is not offered for it (the configuration changed?).", code(st.Incident), st.Receiver, b.action))
 		return
 	}
 	c.tg = tg
@@ -670,11 +670,11 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 		stale := ""
 		switch {
 		case t.resolvedMessage(ctx, c):
-			stale = fmt.Sprintf("Incident `%s` has resolved since this message was drawn (its alerts stopped firing): nothing was done.", esc(st.Incident))
+			stale = fmt.Sprintf("Incident %s has resolved since this message was drawn (its alerts stopped firing): nothing was done.", code(st.Incident))
 		case !hasActionsBlock(cb):
-			stale = fmt.Sprintf("Incident `%s` has resolved since this message was drawn (the message offers no action any more): nothing was done.", esc(st.Incident))
+			stale = fmt.Sprintf("Incident %s has resolved since this message was drawn (the message offers no action any more): nothing was done.", code(st.Incident))
 		case !offersButton(cb, act.ActionID):
-			stale = fmt.Sprintf("Incident `%s` has changed since this message was drawn (it no longer offers this button: the action was taken, or the incident resolved): nothing was done.", esc(st.Incident))
+			stale = fmt.Sprintf("Incident %s has changed since this message was drawn (it no longer offers this button: the action was taken, or the incident resolved): nothing was done.", code(st.Incident))
 		}
 		if stale != "" {
 			t.o.Metrics.count(b.action, OutcomeStale)
@@ -690,7 +690,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 	if (b.action == ActionAck || b.action == ActionResolve) && !st.Escalated {
 		if confirmed, held := t.pageConfirmed(ctx, c); !confirmed || !held {
 			why, answer := "the incident's page is still being sent to PagerDuty",
-				fmt.Sprintf("PagerDuty has not confirmed the page of incident `%s` yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", esc(st.Incident))
+				fmt.Sprintf("PagerDuty has not confirmed the page of incident %s yet (alertrouter is still sending it): nothing was done. Try again in a few seconds.", code(st.Incident))
 			if confirmed {
 				// The trigger failed (a refused routing key: a dead
 				// letter) or the incident closed: PagerDuty drops an
@@ -698,7 +698,7 @@ func (t *Triage) act(ctx context.Context, cb *sl.InteractionCallback, act *sl.Bl
 				// Slack would say the page was handled — a replay of the
 				// dead letter then paged on-call for it.
 				why, answer = "alertrouter delivered no open page of the incident to PagerDuty",
-					fmt.Sprintf("alertrouter holds no open PagerDuty page of incident `%s`: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list`: once it is replayed, this button acts) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", esc(st.Incident))
+					fmt.Sprintf("alertrouter holds no open PagerDuty page of incident %s: its trigger failed (Alertmanager retries it; a permanent failure is listed in the dead letters, in the console or `router dead-letters list`: once it is replayed, this button acts) or the incident closed. Nothing was done; if PagerDuty shows the page, act there.", code(st.Incident))
 			}
 			t.release(reqKey, token)
 			t.o.Metrics.count(b.action, OutcomeFailed)
@@ -1621,8 +1621,8 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 			if n > 1 {
 				what, them = fmt.Sprintf("%d new alerts", n), "them"
 			}
-			return record{}, &refusal{fmt.Sprintf("%s joined incident `%s` as you clicked Resolve (see the thread): nothing was resolved, PagerDuty's page stays as it was. Read %s, then resolve again.",
-				what, esc(st.Incident), them), OutcomeStale}
+			return record{}, &refusal{fmt.Sprintf("%s joined incident %s as you clicked Resolve (see the thread): nothing was resolved, PagerDuty's page stays as it was. Read %s, then resolve again.",
+				what, code(st.Incident), them), OutcomeStale}
 		}
 		// Once the resolves are done the marks say resolved; a resolve that
 		// failed otherwise than by PagerDuty's refusal (no answer in time, a
