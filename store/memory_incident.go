@@ -46,7 +46,9 @@ func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentRes
 			m.incidents[op.Key] = st
 		}
 		out[i] = st.apply(op, now)
-		if len(st.members) == 0 && st.state == "" && st.ref == "" {
+		// An aborted opening keeps its trigger time, as the Redis script's
+		// state hash does (a review: their next retriggers differed).
+		if len(st.members) == 0 && st.state == "" && st.ref == "" && st.trigger == "" {
 			delete(m.incidents, op.Key)
 		} else {
 			st.expires = expiry(now, op.TTL)

@@ -522,6 +522,26 @@ func testIncidentUnsettledRetrigger(t *testing.T, s store.Store, k keyMaker) {
 	if e := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tE", Members: members("E"), Retrigger: longTTL}); e.Outcome != store.OutcomeOpen || e.Retriggered != "" {
 		t.Fatalf("a join after D's retrigger was sent: %+v, want an update", e)
 	}
+	// An aborted opening keeps the trigger time it set: an opening of no
+	// Retrigger after it, then a retrigger, replaces that time (the memory
+	// store dropped it with the state, and answered none: a review).
+	key = k.incident("r6")
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t1", Members: members("A"), Retrigger: longTTL})
+	want(t, "the aborted opening", step(t, s, store.IncidentOp{Key: key, Step: store.StepAbort, Token: "t1", Members: members("A")}), store.OutcomeOK)
+	want(t, "an opening asking no retrigger", step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t2", Members: members("A")}), store.OutcomeOpening)
+	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t2"})
+	var r6 store.IncidentResult
+	eventually(t, "a retrigger after the reopening", func() (bool, error) {
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "t3", Members: members("B"), Retrigger: time.Millisecond, Lease: longTTL, TTL: longTTL}})
+		if err != nil {
+			return false, err
+		}
+		r6 = res[0]
+		return r6.Retriggered != "", nil
+	})
+	if r6.PrevTriggered == "" {
+		t.Fatalf("the retrigger after an aborted opening replaced no time: %+v, want the aborted opening's", r6)
+	}
 }
 
 func testIncidentConcurrentRetrigger(t *testing.T, s store.Store, k keyMaker) {
