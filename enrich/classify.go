@@ -93,6 +93,8 @@ type target struct {
 	kpi    string // canonical KPI acronym, "" when none
 	cands  uint32 // candidate sectors (bit i = sector i) of an ambiguous KPI
 	class  string // class-only words
+	// nameClass is word.NameClass: class counts in the alertname only.
+	nameClass bool
 	// generic marks a generic word (word.Generic): it counts only when a
 	// signal that is not a generic word points at the same sector.
 	generic bool
@@ -236,7 +238,7 @@ func New(cfg Config) (*Classifier, error) {
 	for _, w := range builtinWords {
 		key := string(normKey(w.Phrase, buf[:0]))
 		t := c.resolve(w.Sector, w.KPI)
-		t.class = w.Class
+		t.class, t.nameClass = w.Class, w.NameClass
 		t.generic = w.Generic
 		t.scrape = w.Scrape
 		t.store = w.Store
@@ -916,12 +918,16 @@ const openaiSchema = "openai"
 
 // openaiModel reports whether model is one of OpenAI's hosted models (its
 // ids: gpt-4o, o3-mini, chatgpt-4o-latest, text-embedding-3-small…), not
-// an open-weight one a self-hosted server runs (gpt-oss).
+// an open-weight one a self-hosted server runs: gpt-oss, and the
+// community's GPT-named models (EleutherAI's gpt-j and gpt-neo/gpt-neox,
+// AI Sweden's gpt-sw3, OpenAI's own open gpt-2) a --served-model-name may
+// keep.
 func openaiModel(model string) bool {
 	m := strings.ToLower(model)
 	m = strings.TrimPrefix(m, "openai/")
 	switch {
-	case strings.HasPrefix(m, "gpt-oss"):
+	case strings.HasPrefix(m, "gpt-oss"), strings.HasPrefix(m, "gpt-j"), strings.HasPrefix(m, "gpt-neo"),
+		strings.HasPrefix(m, "gpt-sw3"), strings.HasPrefix(m, "gpt-2"):
 		return false
 	case strings.HasPrefix(m, "gpt-"), strings.HasPrefix(m, "chatgpt-"), strings.HasPrefix(m, "text-embedding-"),
 		strings.HasPrefix(m, "o1"), strings.HasPrefix(m, "o3"), strings.HasPrefix(m, "o4-"), strings.HasPrefix(m, "omni-moderation"):
@@ -935,27 +941,47 @@ func openaiModel(model string) bool {
 // label when it carries one (an expression's other selectors do not
 // outrank it), else the expression's selectors of it (providerLabels =
 // one of externalProviders, or a regular expression only of them). openai
-// counts only beside a model label naming an OpenAI model (openaiSchema).
+// counts only beside a model naming an OpenAI model (openaiSchema).
 func externalProvider(lbl map[string]string, expr string) bool {
 	for _, k := range providerLabels {
 		if v, ok := lbl[k]; ok && v != "" {
-			return externalName(v, lbl)
+			return externalName(v, lbl, expr)
 		}
 	}
 	for _, k := range providerLabels {
-		for rest := expr; ; {
-			i := strings.Index(rest, k)
-			if i < 0 {
-				break
-			}
-			rest = rest[i+len(k):]
-			v, re, ok := selectorValue(rest)
-			if ok && allExternal(v, re, lbl) {
-				return true
-			}
+		if anySelector(expr, k, func(v string, re bool) bool {
+			return allOf(v, re, func(p string) bool { return externalName(p, lbl, expr) })
+		}) {
+			return true
 		}
 	}
 	return false
+}
+
+// anySelector reports whether match holds for a positive matcher of label
+// k in expr (selectorValue): k not preceded by a letter, digit, `_` or
+// `.`, so that gen_ai_request_model is not read inside another label's
+// name.
+func anySelector(expr, k string, match func(v string, re bool) bool) bool {
+	for off := 0; ; {
+		i := strings.Index(expr[off:], k)
+		if i < 0 {
+			return false
+		}
+		at := off + i
+		off = at + len(k)
+		if at > 0 && (isIdentByte(expr[at-1]) || expr[at-1] == '.') {
+			continue
+		}
+		if v, re, ok := selectorValue(expr[off:]); ok && match(v, re) {
+			return true
+		}
+	}
+}
+
+// isIdentByte reports whether b may be part of a metric or label name.
+func isIdentByte(b byte) bool {
+	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // selectorValue reads the value of a label matcher whose name ends where
@@ -982,32 +1008,51 @@ func selectorValue(rest string) (v string, re, ok bool) {
 }
 
 // externalName reports whether provider name v is an external provider's
-// (openai only beside an OpenAI model in lbl).
-func externalName(v string, lbl map[string]string) bool {
+// (openai only beside an OpenAI model: openaiModelNamed).
+func externalName(v string, lbl map[string]string, expr string) bool {
 	if v == openaiSchema {
-		for _, k := range modelLabels {
-			if m := lbl[k]; m != "" {
-				return openaiModel(m)
-			}
-		}
-		return false
+		return openaiModelNamed(lbl, expr)
 	}
 	return externalProviders[v]
 }
 
-// allExternal reports whether v (a regular expression's alternatives when
-// re: anchors and one enclosing group dropped, `\\.` read as a dot) names
-// only external providers.
-func allExternal(v string, re bool, lbl map[string]string) bool {
+// openaiModelNamed reports whether the model an alert is about is one of
+// OpenAI's (openaiModel): the first model label it carries, else the
+// expression's first positive matcher of one (a regular expression: all
+// of its alternatives) — an aggregation may drop the model its selector
+// names (`sum by (le) (…{gen_ai_request_model="gpt-4o"})`).
+func openaiModelNamed(lbl map[string]string, expr string) bool {
+	for _, k := range modelLabels {
+		if m := lbl[k]; m != "" {
+			return openaiModel(m)
+		}
+	}
+	named, openai := false, false
+	for _, k := range modelLabels {
+		anySelector(expr, k, func(m string, re bool) bool {
+			named, openai = true, allOf(m, re, openaiModel)
+			return true
+		})
+		if named {
+			return openai
+		}
+	}
+	return false
+}
+
+// allOf reports whether ok holds for v, or, when re, for each of v's
+// alternatives (anchors and one enclosing group dropped, `\\.` read as a
+// dot).
+func allOf(v string, re bool, ok func(string) bool) bool {
 	if !re {
-		return externalName(v, lbl)
+		return ok(v)
 	}
 	v = strings.TrimSuffix(strings.TrimPrefix(v, "^"), "$")
 	if strings.HasPrefix(v, "(") && strings.HasSuffix(v, ")") {
 		v = v[1 : len(v)-1]
 	}
 	for alt := range strings.SplitSeq(v, "|") {
-		if !externalName(strings.ReplaceAll(alt, `\\.`, "."), lbl) {
+		if !ok(strings.ReplaceAll(alt, `\\.`, ".")) {
 			return false
 		}
 	}
@@ -1383,7 +1428,7 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 			}
 			matched = run
 			if t.class != "" {
-				if s.class == "" {
+				if s.class == "" && !(annotation && t.nameClass) {
 					s.class = t.class
 				}
 				break

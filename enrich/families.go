@@ -332,6 +332,14 @@ var builtinFamilies = []family{
 	{Name: "gen_ai_server_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
 	{Prefix: "gen_ai.server.", Sector: secGPU, Source: srcGenAI, Provider: true},
 	{Prefix: "gen_ai_server_", Sector: secGPU, Source: srcGenAI, Provider: true},
+	// The caller's operation duration is the API's latency as its clients
+	// see it (P95 LAT, as LiteLLM's total latency), its time to the first
+	// chunk of a streamed answer the provider's service time (UST, as
+	// LiteLLM's time to first token).
+	{Name: "gen_ai.client.operation.duration", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
+	{Name: "gen_ai_client_operation_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
+	{Name: "gen_ai.client.operation.time_to_first_chunk", Sector: secAPI, KPI: "UST", Source: srcGenAI},
+	{Name: "gen_ai_client_operation_time_to_first_chunk_seconds", Sector: secAPI, KPI: "UST", Source: srcGenAI},
 	{Prefix: "gen_ai.client.", Sector: secAPI, Source: srcGenAI},
 	{Prefix: "gen_ai_client_", Sector: secAPI, Source: srcGenAI},
 	// LMCache (KV cache storage tier).

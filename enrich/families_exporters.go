@@ -595,17 +595,22 @@ var exporterFamilies = []family{
 	{Prefix: "te_predict_", Sector: secGPU, Source: srcTEI, NoDecode: true},
 	{Prefix: "te_batch_", Sector: secGPU, Source: srcTEI, NoDecode: true},
 	{Prefix: "te_queue_", Sector: secGPU, Source: srcTEI, NoDecode: true},
-	// Seldon Core v2's agent: the inference server's request latency.
-	{Name: "seldon_model_infer_api_seconds", Sector: secGPU, KPI: "E2E", Source: srcSeldon},
-	{Prefix: "seldon_", Sector: secGPU, Source: srcSeldon},
+	// Seldon Core v2's agent: the inference server's request latency. Its
+	// servers (MLServer, Triton) run predictive models for the most part,
+	// and the latency is the whole predict call's, split into no prefill
+	// or decode (family.NoDecode, as KServe's steps; an LLM's own server
+	// metrics behind it keep theirs).
+	{Name: "seldon_model_infer_api_seconds", Sector: secGPU, KPI: "E2E", Source: srcSeldon, NoDecode: true},
+	{Prefix: "seldon_", Sector: secGPU, Source: srcSeldon, NoDecode: true},
 	// KServe ModelMesh: inference requests wait in its request queue (QTS)
 	// and take their external request time (E2E); the model loading
 	// queue holds model loads, not requests: neither queue time nor a
-	// phase of a request (NoSplit).
-	{Name: "modelmesh_req_queue_delay_milliseconds", Sector: secGPU, KPI: "QTS", Source: srcModelMesh},
-	{Name: "modelmesh_api_request_milliseconds", Sector: secGPU, KPI: "E2E", Source: srcModelMesh},
-	{Name: "modelmesh_loading_queue_delay_milliseconds", Sector: secGPU, Source: srcModelMesh, NoSplit: true},
-	{Prefix: "modelmesh_", Sector: secGPU, Source: srcModelMesh},
+	// phase of a request (NoSplit). ModelMesh packs many small predictive
+	// models (family.NoDecode).
+	{Name: "modelmesh_req_queue_delay_milliseconds", Sector: secGPU, KPI: "QTS", Source: srcModelMesh, NoDecode: true},
+	{Name: "modelmesh_api_request_milliseconds", Sector: secGPU, KPI: "E2E", Source: srcModelMesh, NoDecode: true},
+	{Name: "modelmesh_loading_queue_delay_milliseconds", Sector: secGPU, Source: srcModelMesh, NoSplit: true, NoDecode: true},
+	{Prefix: "modelmesh_", Sector: secGPU, Source: srcModelMesh, NoDecode: true},
 	// LMDeploy follows vLLM's names under lmdeploy:. Its exact names come
 	// first (the index reads exact names before prefixes): its KV cache
 	// usage stays the cache's occupancy, not GPU serving.

@@ -138,6 +138,35 @@ func TestGenAIServerMetricsOfAnExternalProvider(t *testing.T) {
 			newAlert(kv("alertname", "GenAITimeToFirstTokenHigh", "gen_ai_provider_name", "vllm"), nil,
 				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_provider_name="vllm"}[5m]))) > 2`),
 			"llm-inference-gpu", "TTFT", "", nil, nil},
+		// An aggregation drops the model its selector names: the selector
+		// says which model the alert is about (audit GATEWAYS3).
+		{"TTFT, openai with the model in the selector only",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_provider_name="openai", gen_ai_request_model="gpt-4o"}[5m]))) > 2`),
+			"llm-inference-api", "UST", ClassLatency, nil, noGPUHints},
+		{"TTFT, openai with the model in the selector only, UTF-8 names",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate({"gen_ai.server.time_to_first_token_bucket", "gen_ai.provider.name"="openai", "gen_ai.request.model"="gpt-4o"}[5m]))) > 2`),
+			"llm-inference-api", "UST", ClassLatency, nil, noGPUHints},
+		{"TTFT, openai with a regular expression of OpenAI models",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh", "gen_ai_provider_name", "openai"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_request_model=~"^(gpt-4o|o3-mini)$"}[5m]))) > 2`),
+			"llm-inference-api", "UST", ClassLatency, nil, noGPUHints},
+		{"TTFT, openai with a regular expression naming an open-weight model too",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh", "gen_ai_provider_name", "openai"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_request_model=~"gpt-4o|meta-llama/.*"}[5m]))) > 2`),
+			"llm-inference-gpu", "TTFT", ClassLatency, []string{HintPrefillDecode}, nil},
+		{"TTFT, openai beside another label whose name ends like a model's",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh", "gen_ai_provider_name", "openai"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{upstream_gen_ai_request_model="gpt-4o"}[5m]))) > 2`),
+			"llm-inference-gpu", "TTFT", ClassLatency, []string{HintPrefillDecode}, nil},
+		// Open-weight models named GPT, served under their own names.
+		{"TTFT, openai beside EleutherAI's gpt-j",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh", "gen_ai_provider_name", "openai", "gen_ai_request_model", "gpt-j-6b"), nil, ttft),
+			"llm-inference-gpu", "TTFT", ClassLatency, []string{HintPrefillDecode}, nil},
+		{"TTFT, openai beside EleutherAI's gpt-neox",
+			newAlert(with("alertname", "AIGatewayTimeToFirstTokenHigh", "gen_ai_provider_name", "openai", "gen_ai_request_model", "EleutherAI/gpt-neox-20b"), nil, ttft),
+			"llm-inference-gpu", "TTFT", ClassLatency, []string{HintPrefillDecode}, nil},
 		{"a negative matcher names no provider",
 			newAlert(kv("alertname", "GenAITimeToFirstTokenHigh"), nil,
 				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_server_time_to_first_token_seconds_bucket{gen_ai_provider_name!="openai"}[5m]))) > 2`),
@@ -165,6 +194,20 @@ func TestStepLatenciesWithoutGeneration(t *testing.T) {
 			newAlert(lbl("KServePreprocessSlow"), nil,
 				`histogram_quantile(0.99, sum by (le, model_name) (rate(request_preprocess_seconds_bucket[5m]))) > 0.2`),
 			"llm-inference-gpu", "", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		// Seldon Core v2 and ModelMesh serve predictive models for the
+		// most part (audit GATEWAYS3).
+		{"Seldon's inference latency",
+			newAlert(kv("alertname", "SeldonModelInferLatencyHigh", "model", "income-classifier", "server", "mlserver", "severity", "warning"), nil,
+				`histogram_quantile(0.95, sum by (le, model) (rate(seldon_model_infer_api_seconds_bucket[5m]))) > 0.2`),
+			"llm-inference-gpu", "E2E", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"ModelMesh's external request time",
+			newAlert(kv("alertname", "ModelMeshInferenceLatencyHigh", "modelId", "fraud-xgboost", "severity", "warning"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(modelmesh_api_request_milliseconds_bucket[5m]))) > 500`),
+			"llm-inference-gpu", "E2E", ClassLatency, []string{HintQueueTime}, noGPUHints},
+		{"ModelMesh's request queue",
+			newAlert(kv("alertname", "ModelMeshRequestQueueDelayHigh", "severity", "warning"), nil,
+				`histogram_quantile(0.95, sum by (le, modelId) (rate(modelmesh_req_queue_delay_milliseconds_bucket[5m]))) > 500`),
+			"llm-inference-gpu", "QTS", ClassSaturation, []string{HintQueueTime}, noGPUHints},
 		{"Ray Serve's processing latency may be an LLM's",
 			newAlert(kv("alertname", "RayServeProcessingLatencyHigh", "severity", "warning"), nil,
 				`histogram_quantile(0.95, sum by (le, deployment) (rate(ray_serve_deployment_processing_latency_ms_bucket[5m]))) > 2000`),
@@ -236,9 +279,29 @@ func TestGatewayAndServingPlatformFamilies(t *testing.T) {
 				`histogram_quantile(0.95, sum by (le) (rate(portkey_request_duration_milliseconds_bucket[5m]))) > 10000`),
 			secAPI, "P95 LAT", ClassLatency, nil, noGPUHints},
 		{"Portkey's unprefixed request_count is anyone's",
-			newAlert(lbl("PortkeyGateway5xxHigh"), nil,
+			newAlert(lbl("Gateway5xxHigh"), nil,
 				`sum(rate(request_count{app="portkey-gateway",code=~"5.."}[5m])) / sum(rate(request_count{app="portkey-gateway"}[5m])) > 0.05`),
 			alert.Unknown, "", "", nil, nil},
+		{"Portkey's unprefixed request_count, named in the alertname",
+			newAlert(lbl("PortkeyGateway5xxHigh"), nil,
+				`sum(rate(request_count{app="portkey-gateway",code=~"5.."}[5m])) / sum(rate(request_count{app="portkey-gateway"}[5m])) > 0.05`),
+			secAPI, "", "", nil, nil},
+		// Portkey's unprefixed LLM latency, named by the gateway's name in
+		// the alert (audit GATEWAYS3).
+		{"Portkey's provider latency, named in the alertname",
+			newAlert(lbl("PortkeyLLMLatencyHigh", "job", "portkey-gateway"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(llm_request_duration_milliseconds_bucket{job="portkey-gateway"}[5m]))) > 20000`),
+			secAPI, "", ClassLatency, nil, noGPUHints},
+		// OpenTelemetry's gen_ai.client.* metrics: an application's view of
+		// the LLM API it calls.
+		{"gen_ai.client operation duration",
+			newAlert(lbl("GenAIClientOperationSlow", "service_name", "support-bot"), nil,
+				`histogram_quantile(0.95, sum by (le) (rate(gen_ai_client_operation_duration_seconds_bucket[5m]))) > 20`),
+			secAPI, "P95 LAT", ClassLatency, nil, noGPUHints},
+		{"gen_ai.client time to first chunk, UTF-8 names",
+			newAlert(lbl("GenAIClientFirstChunkSlow"), kv("summary", "Time to first token from the LLM API is above 3s"),
+				`histogram_quantile(0.95, sum by (le) (rate({"gen_ai.client.operation.time_to_first_chunk_bucket"}[5m]))) > 3`),
+			secAPI, "UST", ClassLatency, nil, noGPUHints},
 		// huggingface/text-embeddings-inference core/src/infer.rs
 		// (te_embed_*), router/src (te_request_*): an embedding has no
 		// decode.
@@ -334,4 +397,23 @@ func TestDisconnectedIsAvailability(t *testing.T) {
 			newAlert(kv("alertname", "FIXSessionDisconnect", "severity", "critical"), nil, expr),
 			secExec, "", ClassAvailability, nil, nil},
 	})
+	// In prose the word tells what a condition will do, not that anything
+	// is down (audit GATEWAYS3): no class from it.
+	c := newClassifier(t, DefaultConfig())
+	for _, a := range []*alert.Alert{
+		newAlert(kv("alertname", "RedisClientsNearMaxclients", "job", "redis-prompt-cache", "severity", "warning"),
+			kv("summary", "Redis clients at 90% of maxclients", "description", "New clients will be disconnected when maxclients is reached."),
+			`redis_connected_clients / redis_config_maxclients > 0.9`),
+		newAlert(kv("alertname", "FIXSessionRejects", "severity", "warning"),
+			kv("description", "The venue will disconnect the FIX session after 3 more rejects."),
+			`rate(fix_session_rejects_total{session="FIX.4.4:ACME->NYSE"}[5m]) > 0`),
+	} {
+		cl := c.Classify(a)
+		if cl.Sector == alert.Unknown {
+			t.Errorf("%s: %s, want a known sector (the class is read only then)", a.Labels["alertname"], describe(cl))
+		}
+		if cl.IncidentClass == ClassAvailability {
+			t.Errorf("%s: class %s from the annotations' disconnect: %s", a.Labels["alertname"], cl.IncidentClass, describe(cl))
+		}
+	}
 }

@@ -12,6 +12,9 @@ type word struct {
 	// Class is used only to name the incident class of an alert whose
 	// sector is known but whose KPI is not.
 	Class string
+	// NameClass keeps Class to the alertname: the word in an annotation
+	// names no class.
+	NameClass bool
 	// Generic marks an ordinary word (English, or IT at large) that names
 	// a KPI or sector of the catalog but just as often something else:
 	// "duplicate" (DHR) is also Istio's duplicate entry, "eviction" (EVR)
@@ -93,6 +96,10 @@ var builtinWords = []word{
 	// TTFT is the upstream's, not a GPU's.
 	{Phrase: "ai gateway", Sector: secAPI},
 	{Phrase: "litellm", Sector: secAPI},
+	// Portkey's gateway: its request_count and llm_request_duration
+	// metrics carry no prefix (families_exporters.go), so its name in an
+	// alert is what says whose they are.
+	{Phrase: "portkey", Sector: secAPI},
 	// LLM inference network.
 	{Phrase: "owd", KPI: "OWD"},
 	{Phrase: "one way delay", KPI: "OWD"},
@@ -408,9 +415,13 @@ var builtinWords = []word{
 	{Phrase: "down", Class: ClassAvailability},
 	{Phrase: "unavailable", Class: ClassAvailability},
 	{Phrase: "unreachable", Class: ClassAvailability},
-	// A FIX session or a client that lost its connection is down.
-	{Phrase: "disconnected", Class: ClassAvailability},
-	{Phrase: "disconnect", Class: ClassAvailability},
+	// A FIX session or a client that lost its connection is down — when
+	// the alertname says so (FIXSessionDisconnected). Prose uses the word
+	// for what a condition will do ("new clients will be disconnected when
+	// maxclients is reached", "brokers disconnect idle clients"): there it
+	// names no class (NameClass).
+	{Phrase: "disconnected", Class: ClassAvailability, NameClass: true},
+	{Phrase: "disconnect", Class: ClassAvailability, NameClass: true},
 	{Phrase: "saturated", Class: ClassSaturation},
 	{Phrase: "saturation", Class: ClassSaturation},
 	{Phrase: "queue", Class: ClassSaturation},
