@@ -88,6 +88,9 @@ func GNMIDevice(l map[string]string) string {
 	return l["source"]
 }
 
+// MaxPageSource is the most of a page source PagerDuty is sent, in runes.
+const MaxPageSource = 255
+
 // PageSource is PagerDuty's source of a page about an alert of labels l:
 // a gNMI collector's device before the instance and job, which are the
 // collector's ("gnmic" named no switch: an audit); "" when l names none.

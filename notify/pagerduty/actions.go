@@ -54,7 +54,7 @@ func (n *Notifier) Escalate(ctx context.Context, e notify.Escalation) error {
 	if source == "" {
 		source = "alertrouter"
 	}
-	source, _ = notify.TruncateInRunes(source, 255)
+	source, _ = notify.TruncateInRunes(source, notify.MaxPageSource)
 	ev := &pd.V2Event{
 		RoutingKey: n.routingKey,
 		Action:     "trigger",

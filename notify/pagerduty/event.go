@@ -84,7 +84,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	if source == "" {
 		source = "alertrouter"
 	}
-	source, _ = notify.TruncateInRunes(source, 255)
+	source, _ = notify.TruncateInRunes(source, notify.MaxPageSource)
 
 	dedup := DedupKey(no.Incident)
 	minimal = &pd.V2Event{

@@ -123,7 +123,9 @@ func newTriageState(no *alert.Notification) triageState {
 	lead := no.Loudest()
 	source := ""
 	if lead.Alert != nil {
-		source = notify.PageSource(lead.Alert.Labels)
+		// Cut as PagerDuty's event is (an instance of thousands of
+		// characters took every button off the message: REVIEWV).
+		source, _ = notify.TruncateInRunes(notify.PageSource(lead.Alert.Labels), notify.MaxPageSource)
 	}
 	if c := lead.Classification; c.Sector != "" || c.IncidentClass != "" || source != "" {
 		st.Derived = []string{c.Sector, c.PrimaryKPI(), c.IncidentClass, source}
@@ -213,10 +215,15 @@ func shortDuration(d time.Duration) string {
 func actionsBlock(cfg *Config, st triageState) sl.Block {
 	value, ok := st.encode()
 	if !ok {
-		// Too large with the labels: offer what needs no labels.
+		// Too large with the labels: offer what needs no labels, then
+		// what needs neither (an escalation then names no component,
+		// group or class, as from an earlier build's message).
 		st.Labels = nil
 		if value, ok = st.encode(); !ok {
-			return nil
+			st.Derived = nil
+			if value, ok = st.encode(); !ok {
+				return nil
+			}
 		}
 	}
 	var els []sl.BlockElement

@@ -11,6 +11,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -106,5 +107,41 @@ func TestAnEscalatedLongTitleKeepsItsNote(t *testing.T) {
 	}
 	if s := evs[0].Payload.Summary; !strings.HasPrefix(s, "[PAGE] VeryLongAlertName") || !strings.HasSuffix(s, "(escalated from a ticket in Slack by @jdoe)") || utf8.RuneCountInString(s) > 1024 {
 		t.Errorf("summary (%d characters) = %q", utf8.RuneCountInString(s), s)
+	}
+}
+
+// A page source of thousands of characters (an instance label) took every
+// button off the message once the parent kept it for an escalation
+// (REVIEWV): the message keeps it cut as PagerDuty's event is, and, were
+// the buttons' value still too large, drops it before the buttons.
+func TestALongPageSourceKeepsTheButtons(t *testing.T) {
+	for _, instance := range []string{strings.Repeat("gpu-node-1.", 230), strings.Repeat("a&b<c>", 200)} {
+		e := newTriageEnv(t, alert.ActionTicket, nil)
+		r := notifytest.Result("TTFTHigh", "bbb", "firing", alert.ActionTicket)
+		r.Alert.Labels["instance"] = instance
+		no := notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, r)
+		no.Opening, no.Integration = true, "slack/0"
+		n := e.notifier(t, nil)
+		if err := n.Notify(context.Background(), no); err != nil {
+			t.Fatal(err)
+		}
+		ps := e.h.srv.Parents()
+		e.parent = ps[len(ps)-1]
+		if !strings.Contains(string(e.parent.Blocks), "alertrouter:escalate") {
+			t.Fatalf("instance of %d characters: the ticket's parent offers no Escalate: %s", len(instance), e.parent.Blocks)
+		}
+		tr := e.triage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+		e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700003200.000001"}, signingSecret, e.now(), nil)
+		evs := e.pd.Events()
+		if len(evs) != 1 || evs[0].Payload == nil {
+			t.Fatalf("instance of %d characters: PagerDuty got %+v, want the escalation's trigger", len(instance), evs)
+		}
+		want, _ := notify.TruncateInRunes(instance, notify.MaxPageSource)
+		if got := evs[0].Payload.Source; got != want {
+			t.Errorf("instance of %d characters: the escalation's source %q, want %q", len(instance), got, want)
+		}
+		if !strings.Contains(string(e.current(t).Blocks), "alertrouter:ack") {
+			t.Errorf("instance of %d characters: the escalated page offers no Acknowledge: %s", len(instance), e.current(t).Blocks)
+		}
 	}
 }
