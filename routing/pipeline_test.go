@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v2"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
+	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
@@ -536,6 +537,46 @@ func TestAnUpdateCarriesTheIncidentsEarlierAlertsStillFiring(t *testing.T) {
 	}
 	if len(drawn.Data.Alerts) != 2 || len(update.Data.Alerts) != 1 {
 		t.Fatalf("template data: drawn %d alerts, update %d; want 2 and 1", len(drawn.Data.Alerts), len(update.Data.Alerts))
+	}
+}
+
+// A lagging Alertmanager peer's copy of a ticket's alert that resolved,
+// arriving with the page that joins the incident, is sent nowhere
+// (staleRefires): the redrawn parent does not list it as firing either
+// (REVIEWV: "3 firing", the resolved alert listed "firing · ticket").
+func TestAnUpdateDrawsNoStaleCopyAsStillFiring(t *testing.T) {
+	e := newEnv(t)
+	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	p := e.pipeline()
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	t1 := tAlert("TTFTHigh", "firing", "ticket")
+	t2 := tAlert("TTFTHigh", "firing", "ticket", "instance", "gpu-node-003:8000")
+	page := tAlert("TTFTHigh", "firing", "page", "instance", "gpu-node-002:8000")
+	held := map[string]bool{t1.Fingerprint: true, page.Fingerprint: true}
+	p.FiringAlerts = func(context.Context, string) (map[string]bool, error) { return held, nil }
+	mustProcess(t, p, t1, t2)
+	e.clock.Advance(time.Minute)
+	t2r := t2
+	t2r.Status, t2r.EndsAt = "resolved", e.clock.Now().Format(time.RFC3339Nano)
+	mustProcess(t, p, t1, t2r)
+	e.clock.Advance(time.Minute)
+	mustProcess(t, p, t1, t2, page)
+	var update *alert.Notification
+	for _, n := range e.slack.notifications() {
+		if !n.Opening && n.Action == alert.ActionPage {
+			update = n
+		}
+	}
+	if update == nil {
+		t.Fatal("no Slack update of the page joining the ticket's incident")
+	}
+	var drawn []string
+	for _, r := range update.WithStillFiring().Results {
+		drawn = append(drawn, r.Alert.Labels["instance"])
+	}
+	if want := []string{"gpu-node-002:8000", "gpu-node-001:8000"}; !slices.Equal(drawn, want) {
+		t.Fatalf("the redraw lists %v as firing, want %v (not the stale copy of gpu-node-003's resolved firing)", drawn, want)
 	}
 }
 

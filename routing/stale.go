@@ -79,6 +79,7 @@ func (p *Pipeline) staleRefires(ctx context.Context, trs []*transition, steps []
 			stale = map[*alert.Result]bool{}
 		}
 		stale[t.res] = true
+		t.res.Stale = true
 		p.Logger.Info("firing after its notified resolve, with the same startsAt or one before that resolve, that the Alertmanager at alertmanager.url no longer holds: a lagging Alertmanager peer's copy of a firing that resolved — or, from another Alertmanager than alertmanager.url's, a re-fire sent at its next repeat; not sent now",
 			"fingerprint", a.Fingerprint, "alertname", name, "starts_at", a.StartsAt)
 	}

@@ -237,6 +237,11 @@ type Result struct {
 	Receivers []string
 	// SuppressedBy names the SLO page that suppresses this ticket ("" if none).
 	SuppressedBy string
+	// Stale marks a firing after its notified resolve that Alertmanager no
+	// longer holds — a lagging peer's copy of a firing that resolved
+	// (routing's staleRefires): sent nowhere, and listed as firing in no
+	// redrawn parent (WithStillFiring). Not journaled.
+	Stale bool `json:"-"`
 	// MutedBy says why a firing alert is recorded but not sent: every route
 	// it matched is muted by its mute or active time intervals ("" if not).
 	MutedBy string `json:"muted_by,omitempty"`
@@ -505,7 +510,7 @@ func (no *Notification) Loudest() *Result {
 func (no *Notification) WithStillFiring() *Notification {
 	var more []*Result
 	for _, r := range no.Webhook {
-		if r.Alert.Firing() && (r.Incident == no.Incident || r.NotifiedIn == no.Incident) && r.MutedBy == "" && r.SuppressedBy == "" &&
+		if r.Alert.Firing() && !r.Stale && (r.Incident == no.Incident || r.NotifiedIn == no.Incident) && r.MutedBy == "" && r.SuppressedBy == "" &&
 			r.Decision.Action != ActionNone && slices.Contains(r.Receivers, no.Receiver) &&
 			!slices.ContainsFunc(no.Results, func(o *Result) bool { return o.Alert.Fingerprint == r.Alert.Fingerprint }) {
 			more = append(more, r)
