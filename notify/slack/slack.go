@@ -618,7 +618,7 @@ func allResolved(no *alert.Notification) bool {
 // its counts and alert lines are the update's and those of the incident's
 // earlier alerts that came with it, still firing (alert.Notification's
 // WithStillFiring).
-const redrawnNote = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert not listed is in the thread, or was listed here before the redraw."
+const redrawnNote = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert of another Alertmanager group is not listed (its updates are in the thread): `/alertrouter incidents` counts the incident's firing alerts."
 
 // reply posts msg in p's thread, in p's channel (a templated channel is
 // rendered once, for the parent), and edits the parent when the incident
