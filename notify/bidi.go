@@ -2,6 +2,7 @@ package notify
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -43,4 +44,30 @@ func ShowBidi(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// UnshowBidi reverses ShowBidi: each "[U+XXXX]" naming a bidirectional-text
+// control becomes the control (a key copied from a message Slack showed it
+// in, typed back into a command).
+func UnshowBidi(s string) string {
+	if !strings.Contains(s, "[U+") {
+		return s
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(s, "[U+")
+		if i < 0 || len(s) < i+8 || s[i+7] != ']' {
+			b.WriteString(s)
+			return b.String()
+		}
+		r, err := strconv.ParseUint(s[i+3:i+7], 16, 32)
+		if err != nil || !IsBidiControl(rune(r)) {
+			b.WriteString(s[:i+3])
+			s = s[i+3:]
+			continue
+		}
+		b.WriteString(s[:i])
+		b.WriteRune(rune(r))
+		s = s[i+8:]
+	}
 }

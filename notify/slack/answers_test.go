@@ -2,12 +2,14 @@ package slack_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/alertrouter/alertrouter/internal/pdtest"
 	"github.com/alertrouter/alertrouter/internal/slacktest"
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -243,5 +245,36 @@ func TestAnIncidentKeyWithABacktickIsShownAndReadBack(t *testing.T) {
 	}
 	if list, _ := am.List(context.Background()); len(list) != 2 {
 		t.Fatalf("silences %+v, want 2", list)
+	}
+}
+
+// A key holding a bidirectional control is shown with it as [U+202E]
+// (notify.ShowBidi), and one holding a no-break space with the space as it
+// is: copied into /alertrouter silence, each names its incident (a review:
+// "No firing alert", and "is no duration" for the space split as ASCII's).
+func TestAnIncidentKeyWithABidiControlOrANoBreakSpaceIsReadBack(t *testing.T) {
+	am := silences(t)
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	const bidi = "route/note=\"a\u202eb\",team=\"db\""
+	const nbsp = "route/note=\"a\u00a0b\",team=\"web\""
+	j := journalOf(t, e.store,
+		journal.Entry{Fingerprint: "aaa", Status: "firing", Receivers: []string{"triage"}, Incident: bidi, Labels: map[string]string{"alertname": "TTFTHigh", "job": "vllm", "instance": "gpu-1", "note": "a\u202eb"}, Decision: alert.Decision{Action: alert.ActionPage}},
+		journal.Entry{Fingerprint: "bbb", Status: "firing", Receivers: []string{"triage"}, Incident: nbsp, Labels: map[string]string{"alertname": "CheckoutSlow", "job": "web", "instance": "web-1", "note": "a\u00a0b"}, Decision: alert.Decision{Action: alert.ActionPage}},
+	)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am, Journal: j})
+	if err := tr.Add("triage", "slack/0", e.notifier(t, nil), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	shown := notify.ShowBidi(bidi)
+	if a := e.commandAnswer(t, tr, "incidents all", "w-incidents", "U123"); !strings.Contains(a.Text, shown) {
+		t.Fatalf("incidents answered %q, want the key shown as %s", a.Text, shown)
+	}
+	for i, key := range []string{"`" + shown + "`", nbsp} {
+		if a := e.commandAnswer(t, tr, "silence "+key+" 2h", fmt.Sprintf("w-silence-%d", i), "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
+			t.Fatalf("silence %q answered %+v", key, a)
+		}
+		if list, _ := am.List(context.Background()); len(list) != i+1 {
+			t.Fatalf("after silence %q: silences %+v, want %d", key, list, i+1)
+		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/prometheus/common/model"
 	sl "github.com/slack-go/slack"
@@ -56,7 +58,9 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	// an incident key or a comment holding them (a `group_by: []` route's
 	// matcher `owner="R&D"`) must be read as shown (an audit: "no firing
 	// alert of incident …R&amp;amp;D…").
-	args := strings.Fields(unescMrkdwn(cmd.Text))
+	// Split at ASCII white space only: a key may hold a no-break space
+	// (shown as it is), which strings.Fields would split (a review).
+	args := strings.FieldsFunc(unescMrkdwn(cmd.Text), func(r rune) bool { return r < utf8.RuneSelf && unicode.IsSpace(r) })
 	sub := ""
 	if len(args) > 0 {
 		sub = strings.ToLower(args[0])
@@ -442,10 +446,11 @@ func (t *Triage) silenceCommand(ctx context.Context, cmd sl.SlashCommand, ch com
 	// The journal is read once: the whole incident's view, then the
 	// channel's receivers' view of the same entries.
 	entries, err := t.incidentEntries(ctx, incident)
-	if alt := strings.ReplaceAll(incident, "ˋ", "`"); err == nil && len(entries) == 0 && alt != incident {
-		// Slack shows a key's backtick as ˋ (code): a key copied from a
-		// message names the incident with the backtick — after the key
-		// as typed, which may hold ˋ itself (a review).
+	if alt := notify.UnshowBidi(strings.ReplaceAll(incident, "ˋ", "`")); err == nil && len(entries) == 0 && alt != incident {
+		// Slack shows a key's backtick as ˋ (code) and its bidirectional
+		// controls as [U+202E] (notify.ShowBidi): a key copied from a
+		// message names the incident with the backtick and the controls
+		// — after the key as typed, which may hold ˋ itself (a review).
 		if more, err2 := t.incidentEntries(ctx, alt); err2 != nil || len(more) > 0 {
 			entries, err, incident = more, err2, alt
 		}
