@@ -15,11 +15,7 @@ type incidentState struct {
 	trigger string // the last trigger's time, ms ("" unknown): IncidentOp.Retrigger
 	// pending is the retrigger a Join took and its sender has not settled
 	// (StepTriggered, StepUntrigger) yet; its token "" when none.
-	pending struct {
-		token         string
-		until         time.Time
-		taken, before string
-	}
+	pending pendingRetrigger
 	members map[string]string // fingerprint → startsAt
 	// joined is when each member became one (IncidentJoins).
 	joined  map[string]time.Time
@@ -50,7 +46,11 @@ func (m *Memory) Incidents(ctx context.Context, ops []IncidentOp) ([]IncidentRes
 		// state hash does (a review: their next retriggers differed).
 		if len(st.members) == 0 && st.state == "" && st.ref == "" && st.trigger == "" {
 			delete(m.incidents, op.Key)
-		} else {
+		} else if op.TTL > 0 {
+			// A step without a time to live (a retrigger's settle) leaves
+			// the incident's as it was, as the Redis script's PEXPIRE-less
+			// steps do (a review: the memory store kept a settled
+			// incident for good).
 			st.expires = expiry(now, op.TTL)
 			m.schedule(op.Key, true, st.expires, &st.indexed)
 		}
@@ -76,6 +76,25 @@ func (m *Memory) RenewIncidents(ctx context.Context, keys []string, ttl time.Dur
 	return nil
 }
 
+// pendingRetrigger is a retrigger a Join took and its sender has not
+// settled yet; its token "" when none.
+type pendingRetrigger struct {
+	token         string
+	until         time.Time
+	taken, before string
+}
+
+// holds reports whether the unsettled retrigger p still holds other
+// senders' Joins at now: before its end, and that end no more than twice
+// its lease ahead — a take whose end lies further (the store's clock
+// stepped back since it was taken: NTP, a restored or failed-over Redis)
+// is void, as past its end (a review: Joins were held busy for the hour
+// the clock went back).
+func (p *pendingRetrigger) holds(now time.Time) bool {
+	taken, _ := strconv.ParseInt(p.taken, 10, 64)
+	return now.Before(p.until) && p.until.Sub(now) <= 2*p.until.Sub(time.UnixMilli(taken))
+}
+
 func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 	state := st.state
 	if (state == "opening" || state == "resolving") && !now.Before(st.until) {
@@ -88,7 +107,7 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if leased && !mine {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
-		if op.Retrigger > 0 && state == "open" && st.pending.token != "" && st.pending.token != op.Token && now.Before(st.pending.until) {
+		if op.Retrigger > 0 && state == "open" && st.pending.token != "" && st.pending.token != op.Token && st.pending.holds(now) {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref} // another sender's retrigger in flight
 		}
 		var added []Member
@@ -115,7 +134,7 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if state == "open" && !stale {
 			res := IncidentResult{Outcome: OutcomeOpen, Ref: st.ref, Added: added}
 			was := st.trigger
-			if p := st.pending; p.token != "" && st.trigger == p.taken && !now.Before(p.until) {
+			if p := st.pending; p.token != "" && st.trigger == p.taken && !p.holds(now) {
 				was = p.before // never settled, past its end: void
 			}
 			if op.Retrigger > 0 && dueTrigger(was, now.UnixMilli(), op.Retrigger.Milliseconds()) {

@@ -228,7 +228,10 @@ local function apply(k1, k2, A, o, last)
     -- Another sender's retrigger in flight: whether this Join's new
     -- alerts reach PagerDuty depends on it (delivered: they join it;
     -- given back: they take it) — wait, as for a lease.
-    if rt > 0 and s == 'open' and ptok and ptok ~= tok and puntil > clock() then return {'busy', r, 0} end
+    -- A take is void past its end, and when its end lies more than twice
+    -- its lease ahead: the clock stepped back since it was taken.
+    local pvoid = ptok and (puntil <= clock() or puntil - clock() > 2 * (puntil - (tonumber(ptaken) or 0)))
+    if rt > 0 and s == 'open' and ptok and ptok ~= tok and not pvoid then return {'busy', r, 0} end
     if grp ~= '' and not since then redis.call('HSET', k1, gf, nowstr()) end
     local out = {'', r, 0, '', ''}
     local stale = false
@@ -297,7 +300,7 @@ local function apply(k1, k2, A, o, last)
       -- A retrigger taken and never settled, past its end: void, as if
       -- given back (its sender died before it sent or wrote back).
       local was = g
-      if ptok and g == ptaken and puntil <= clock() then was = pprev end
+      if ptok and g == ptaken and pvoid then was = pprev end
       -- due is dueTrigger (store/incident.go).
       local prev = tonumber(was)
       if rt > 0 and (prev == nil or clock() - prev >= rt or prev > clock()) then

@@ -29,6 +29,7 @@ func init() {
 		{"incident: the last trigger is kept with the incident, one join per interval retriggers it", testIncidentRetrigger},
 		{"incident: concurrent joins take one retrigger", testIncidentConcurrentRetrigger},
 		{"incident: a retrigger in flight holds other joins until its sender settles it", testIncidentUnsettledRetrigger},
+		{"incident: a retrigger's settle leaves the incident's time to live as it was", testIncidentSettleKeepsTTL},
 		{"incident: an unjoin keeps a member that started after the resolve's end", testIncidentUnjoinEndsAt},
 		{"incident: a leave says what it removed with the starts held, so an abort restores them", testIncidentLeaveRemoved},
 		{"incident: an aborted closing of an incident never opened leaves it closed", testIncidentAbortNeverOpened},
@@ -541,6 +542,29 @@ func testIncidentUnsettledRetrigger(t *testing.T, s store.Store, k keyMaker) {
 	})
 	if r6.PrevTriggered == "" {
 		t.Fatalf("the retrigger after an aborted opening replaced no time: %+v, want the aborted opening's", r6)
+	}
+}
+
+// A retrigger's settle (Triggered after its send, Untrigger after a failed
+// one) carries no time to live, as routing's settle sends it: the incident
+// still expires its time to live after its last Join (a review: the memory
+// store kept it for good).
+func testIncidentSettleKeepsTTL(t *testing.T, s store.Store, k keyMaker) {
+	for _, settle := range []store.IncidentStep{store.StepTriggered, store.StepUntrigger} {
+		key := k.incident("r7-" + string(settle))
+		step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A"), TTL: shortTTL})
+		step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0", TTL: shortTTL})
+		b := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tB", Members: members("B"), Retrigger: longTTL, TTL: shortTTL})
+		if b.Retriggered == "" {
+			t.Fatalf("B's join took no retrigger: %+v", b)
+		}
+		if _, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: settle, Token: "tB", Triggered: b.Retriggered, PrevTriggered: b.PrevTriggered}}); err != nil {
+			t.Fatalf("Incidents(%s): %v", settle, err)
+		}
+		eventually(t, "the incident expires after "+string(settle), func() (bool, error) {
+			st, err := s.IncidentStates(t.Context(), []string{key})
+			return err == nil && st[0] == "", err
+		})
 	}
 }
 
