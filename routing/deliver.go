@@ -164,8 +164,9 @@ func (p *Pipeline) claimAndLease(ctx context.Context, msg *alert.Message, result
 // Alertmanager's retry sends and opens. A leave's resolving lease is left
 // to expire (an abort would put members back with the resolve's starts): a
 // resolve waits, nothing is lost. A retrigger a given-up Join took is not
-// given back (its time never came back): the incident's next new alert
-// retriggers one retrigger_interval later at most.
+// given back: other senders' Joins bringing new alerts to PagerDuty wait
+// for it (answered 5xx, this webhook's own retry included) until the take's
+// lease ends, when it is void, as if given back (store field p).
 func (p *Pipeline) undoGivenUp(keys []string, ops []store.ClaimedOp, token string) {
 	if p.Deferred == nil {
 		return
@@ -864,8 +865,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		p.settleFailed(op, errs.Release, n, risk, func(d *dedup.Deferred) { d.DeleteIfEqual(clears) })
 	}
 	if errs.Incidents != nil {
-		p.settleFailed("settle incident state", errs.Incidents, len(incOps),
-			"the incident's lease expires and its next firing opens it again", func(d *dedup.Deferred) { d.Incidents(incOps) })
+		p.settleFailed("settle incident state", errs.Incidents, len(incOps), incidentSettleRisk(incOps),
+			func(d *dedup.Deferred) { d.Incidents(incOps) })
 	}
 	pages.note("+", add, errs.Add)
 	pages.note("-", remove, errs.Remove)
@@ -879,6 +880,21 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		return &alert.DeliveryError{Retryable: retryable, Errs: failures}
 	}
 	return nil
+}
+
+// incidentSettleRisk is what a failed write of the incident steps ops
+// risks: an opening's or closing's lease expires, and its next firing
+// opens it again; a retrigger's settle alone (Triggered, Untrigger: a
+// review found the lease's words false for it) holds other webhooks' new
+// alerts of the incident (5xx) until it lands or the take's lease ends,
+// when the take counts as given back and one more trigger may follow.
+func incidentSettleRisk(ops []store.IncidentOp) string {
+	for _, op := range ops {
+		if op.Step != store.StepTriggered && op.Step != store.StepUntrigger {
+			return "the incident's lease expires and its next firing opens it again"
+		}
+	}
+	return "other webhooks' new alerts of the incident are answered 5xx until it lands or the retrigger's lease ends; the retrigger then counts as given back, and one more PagerDuty trigger may follow"
 }
 
 // settleFailed reports a write after the sends that failed: what it risks,
