@@ -27,6 +27,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // Integration is the integration label of the metrics.
@@ -510,7 +511,7 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			// a ticket's alert, still firing, shown nowhere once its
 			// parent was redrawn as the page of another).
 			redraw := n.render(no.WithStillFiring())
-			note := sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, redrawnNote, false, false))
+			note := sl.NewContextBlock("", sl.NewTextBlockObject(sl.MarkdownType, n.redrawnNote(ctx, no), false, false))
 			redraw.blocks = append(slices.Clip(redraw.blocks), note)
 			if n.editParent(ctx, no, p, redraw, false) {
 				p = p.drawnAs(no.Action)
@@ -619,6 +620,55 @@ func allResolved(no *alert.Notification) bool {
 // earlier alerts that came with it, still firing (alert.Notification's
 // WithStillFiring).
 const redrawnNote = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert of another Alertmanager group is not listed (its updates are in the thread): `/alertrouter incidents` counts the incident's firing alerts."
+
+// redrawnNote is the note under a parent redrawn for update no: how many
+// of the incident's alerts notified here and still firing the redraw does
+// not list — members of its incident at this integration (the store's)
+// that no's webhook did not carry, sent in another Alertmanager group (a
+// review: a ticket's alert vanished from its parent redrawn as another
+// group's page, the header "1 firing") —, or, when the store cannot say,
+// the general redrawnNote.
+func (n *Notifier) redrawnNote(ctx context.Context, no *alert.Notification) string {
+	unlisted, ok := n.unlisted(ctx, no)
+	switch {
+	case !ok:
+		return redrawnNote
+	case unlisted == 0:
+		return "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones still firing."
+	}
+	alerts, are := "alerts", "are"
+	if unlisted == 1 {
+		alerts, are = "alert", "is"
+	}
+	return fmt.Sprintf("Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing. *%d earlier %s of the incident still firing %s not listed* (another Alertmanager group's; the header counts the listed ones): `/alertrouter incidents` counts them, and their updates are in the thread.", unlisted, alerts, are)
+}
+
+// unlisted counts the members of no's incident at this integration (the
+// store's, read within a second) that no's webhook did not carry; ok
+// false without a store that reads them, or when the read fails.
+func (n *Notifier) unlisted(ctx context.Context, no *alert.Notification) (int, bool) {
+	if n.marks == nil {
+		return 0, false
+	}
+	r, ok := n.marks.o.Store.(store.IncidentJoinsReader)
+	if !ok {
+		return 0, false
+	}
+	rctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	joins, err := r.IncidentJoins(rctx, []string{store.IncidentKey(n.marks.o.KeyPrefix, no.Incident, no.Receiver+"/"+no.Integration)})
+	if err != nil || len(joins) != 1 {
+		return 0, false
+	}
+	count := 0
+	for fp := range joins[0] {
+		if !slices.ContainsFunc(no.Webhook, func(r *alert.Result) bool { return r.Alert.Fingerprint == fp }) &&
+			!slices.ContainsFunc(no.Results, func(r *alert.Result) bool { return r.Alert.Fingerprint == fp }) {
+			count++
+		}
+	}
+	return count, true
+}
 
 // reply posts msg in p's thread, in p's channel (a templated channel is
 // rendered once, for the parent), and edits the parent when the incident
