@@ -392,7 +392,7 @@ func isObjectLabel(name string) bool {
 // section).
 func alertLine(r *alert.Result, d lineDetail, sep string, maxLine, maxText int) string {
 	a := r.Alert
-	s := "*" + esc(a.Labels["alertname"]) + "*"
+	s := "*" + strings.ReplaceAll(esc(a.Labels["alertname"]), "`", "ˋ") + "*"
 	if pairs := labelPairs(a, d.labels, maxLine/3); pairs != "" {
 		s += " · " + pairs
 	}
@@ -461,7 +461,9 @@ func labelPairs(a *alert.Alert, names []string, room int) string {
 				break
 			}
 		}
-		pair := sep + k + escTruncated(v, n)
+		// A backtick shown as ˋ (as code() does): it would pair with the
+		// fingerprint's code span after the labels (a review).
+		pair := sep + strings.ReplaceAll(k+escTruncated(v, n), "`", "ˋ")
 		b.WriteString(pair)
 		w += utf8.RuneCountInString(pair)
 	}

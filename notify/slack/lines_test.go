@@ -212,6 +212,25 @@ func TestAlertLineLabelValuesAreCutAndEscaped(t *testing.T) {
 	}
 }
 
+// A backtick in a label value or an alertname is shown as ˋ on the alert's
+// line, in the card and the thread's digest: it paired with the
+// fingerprint's code span that follows and put the rest of the line in
+// code (a review).
+func TestAlertLineBackticksLeaveTheFingerprintsCodeSpanWhole(t *testing.T) {
+	a, b := crashLooping("api-1"), crashLooping("api-2")
+	a.Alert.Labels["pod"] = "api`1"
+	a.Alert.Labels["alertname"] = "Crash`Looping"
+	no := notifytest.Notification("triage", alert.KindFiring, alert.ActionTicket, a, b)
+	for _, line := range append(alertLines(slack.Blocks(no, notify.NewData(no), "title", "", "")), digestLines(no)...) {
+		if !strings.Contains(line, "api-2") && (!strings.Contains(line, "apiˋ1") || !strings.Contains(line, "CrashˋLooping")) {
+			t.Errorf("the backticks are not shown as ˋ: %q", line)
+		}
+		if n := strings.Count(line, "`"); n != 2 {
+			t.Errorf("%d backticks on the line, want the fingerprint's 2: %q", n, line)
+		}
+	}
+}
+
 // 150 KubeContainerWaiting alerts: the card, each line longer now, still
 // fits Slack's limits (the stand-in enforces them), says how many alerts it
 // leaves out, and each line it shows names its pod and describes it; the
