@@ -53,6 +53,18 @@ type Config struct {
 	ResolveUnsentAfter *model.Duration `yaml:"resolve_unsent_after,omitempty"`
 }
 
+// UnmarshalYAML decodes the section over prometheus/common's client
+// defaults (follow_redirects and enable_http2 on), as Alertmanager's and
+// Prometheus' http_config read: a section without http_config got Go's
+// zero values, and its client followed no redirect (an audit: an
+// alertmanager.url answering 307 failed every silence and every question
+// to Alertmanager while the other clients followed).
+func (c *Config) UnmarshalYAML(unmarshal func(any) error) error {
+	*c = Config{HTTPConfig: commoncfg.DefaultHTTPClientConfig}
+	type plain Config
+	return unmarshal((*plain)(c))
+}
+
 // DefaultResolveUnsentAfter is ResolveUnsentAfter when unset.
 const DefaultResolveUnsentAfter = 5 * time.Minute
 
