@@ -575,6 +575,16 @@ func TestCheckConfigWarnsOfAQuotedGroupByName(t *testing.T) {
 	if strings.Contains(out, "group_by[1] is k8s.pod.name") || strings.Count(out, "a label named with its quotes") != 2 {
 		t.Errorf("check-config warns of a bare name, or not of both quoted ones:\n%s", out)
 	}
+	// Written once on the root, inherited by three children: one warning,
+	// where it is written (an audit: four, three naming paths the file
+	// does not have).
+	p = writeFile(t, "router.yml", "receivers: [{name: log, log_configs: [{}]}]\nroute: {receiver: log, group_by: ['\"service.name\"'], routes: [{receiver: log}, {receiver: log, routes: [{receiver: log}]}]}\n")
+	if code, out, errs = runMain(t, "--config.file="+p, "check-config"); code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if n := strings.Count(out, "a label named with its quotes"); n != 1 || !strings.Contains(out, "warning: route.group_by[0] is") {
+		t.Errorf("%d warnings of the root's quoted group_by, want one, on route.group_by[0]:\n%s", n, out)
+	}
 }
 
 // An alert is one incident, grouped by the first route it matches: a

@@ -469,15 +469,21 @@ func configWarnings(cfg *config.Config) []string {
 		}
 	}
 	quoted("incidents.group_by", cfg.Incidents.GroupBy)
-	var walk func(path string, r *routing.Route)
-	walk = func(path string, r *routing.Route) {
-		quoted(path+".group_by", r.GroupBy)
+	var walk func(path string, r *routing.Route, parent []string)
+	walk = func(path string, r *routing.Route, parent []string) {
+		// A child without group_by holds its parent's list (inherited,
+		// routing.Route): warned of once, where it is written (an audit:
+		// one quoted name gave a warning per child, naming group_by paths
+		// the file does not have).
+		if len(r.GroupBy) == 0 || len(parent) == 0 || &r.GroupBy[0] != &parent[0] {
+			quoted(path+".group_by", r.GroupBy)
+		}
 		for i, c := range r.Routes {
-			walk(fmt.Sprintf("%s.routes[%d]", path, i), c)
+			walk(fmt.Sprintf("%s.routes[%d]", path, i), c, r.GroupBy)
 		}
 	}
 	if cfg.Route != nil {
-		walk("route", cfg.Route)
+		walk("route", cfg.Route, nil)
 		out = append(out, continueGroupings("route", cfg.Route, cfg.Route.GroupBy)...)
 	}
 	if cfg.Route != nil && cfg.Route.Blackhole() {
