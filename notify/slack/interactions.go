@@ -2083,7 +2083,16 @@ type messageState struct {
 	done map[string]string
 	// resolved: the incident resolved since (resolvedState).
 	resolved bool
+	// repaged: PagerDuty was paged again since the message was posted
+	// (repagedState): its acknowledgement and resolve records were
+	// forgotten then, and are all that says whether it is acknowledged or
+	// resolved — a click's copy of the message may be older (apply).
+	repaged bool
 }
+
+// repagedState is the suffix of the key marking a parent message whose
+// incident PagerDuty was paged again (triageLink.repaged).
+const repagedState = "repaged"
 
 // actionClaimTTL is how long the claim of an action on a message lives
 // while the action runs: its work is bounded by timeout, and the margin
@@ -2108,12 +2117,12 @@ func (t *Triage) readMessage(ctx context.Context, incident, channel, ts string) 
 	for _, k := range messageStates {
 		keys = append(keys, prefix+k)
 	}
-	keys = append(keys, prefix+resolvedState)
+	keys = append(keys, prefix+resolvedState, prefix+repagedState)
 	vals, found, err := t.o.Store.Get(ctx, keys)
 	if err != nil {
 		return messageState{}, err
 	}
-	m := messageState{done: map[string]string{}, resolved: found[len(messageStates)]}
+	m := messageState{done: map[string]string{}, resolved: found[len(messageStates)], repaged: found[len(messageStates)+1]}
 	for i, k := range messageStates {
 		if _, _, ok := doneBy(vals[i]); found[i] && ok {
 			m.done[k] = vals[i]
@@ -2141,8 +2150,14 @@ func (m messageState) by(action string) (user, extra string, ok bool) {
 }
 
 // apply merges m into st: acknowledged, escalated (paged), resolved, and
-// with silence its silence.
+// with silence its silence. On a message paged again (m.repaged) the store
+// alone says whether it is acknowledged and resolved: st may come from a
+// click's copy of the message drawn before the page, whose Resolve would
+// hide Acknowledge and Resolve from the new page for good (an audit).
 func (m messageState) apply(st triageState, silence bool) triageState {
+	if m.repaged {
+		st.Acked, st.Resolved = false, false
+	}
 	if _, _, ok := m.by(ActionAck); ok {
 		st.Acked = true
 	}
@@ -2468,6 +2483,11 @@ func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p pare
 	}
 	if user, _, ok := m.by(ActionResolve); ok {
 		who = "by <@" + user + ">"
+	}
+	// Marked first: a click reading the message from here on takes its
+	// acknowledgement and resolve from the store, not from its copy.
+	if err := t.o.Store.Set(ctx, []store.Entry{{Key: t.messageKey(no.Incident, p.channel, p.ts) + ":" + repagedState, Value: dedup.Done, TTL: messageStateTTL}}); err != nil {
+		log.Warn("mark the parent message paged again (a click on an older copy of it may hide Acknowledge and Resolve)", "err", err)
 	}
 	var clear []store.Entry
 	for _, a := range []string{ActionAck, ActionResolve} {

@@ -583,3 +583,36 @@ func partialAfterResolve(t *testing.T, buttons bool) {
 		t.Fatalf("a partial resolve after the incident's resolve was posted: %q", after[len(after)-1].Text)
 	}
 }
+
+// A click carrying a copy of the parent drawn before PagerDuty was paged
+// again (its Resolve recorded in the buttons' value) redraws the parent
+// with what the store says — the page's Acknowledge and Resolve offered —,
+// not with the copy's Resolve (an audit: a Silence on the older copy hid
+// Acknowledge and Resolve from the new page for good).
+func TestAClickOnACopyFromBeforeAPageAgainKeepsAckAndResolve(t *testing.T) {
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	n := e.notifier(t, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: silences(t), Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+	if err := tr.Add("triage", "slack/0", n, e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := e.parent.Channel + " " + e.parent.TS
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:resolve", ActionTS: "1700001400.000001"}, signingSecret, e.now(), nil)
+	before := e.current(t)
+	if got := strings.Join(buttons(t, before), " "); strings.Contains(got, "alertrouter:resolve") {
+		t.Fatalf("after the Resolve the parent offers %s", got)
+	}
+	repaged := under(ref, note(alert.KindFiring, alert.ActionPage, "firing", "ccc"))
+	repaged.Integration, repaged.Repaged = "slack/0", true
+	if err := n.Notify(context.Background(), repaged); err != nil {
+		t.Fatal(err)
+	}
+	const offered = "alertrouter:ack alertrouter:silence:1h alertrouter:silence:4h alertrouter:silence:24h alertrouter:resolve"
+	if got := strings.Join(buttons(t, e.current(t)), " "); got != offered {
+		t.Fatalf("the parent paged again offers %q, want %q", got, offered)
+	}
+	e.click(t, tr, before, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:silence:1h", ActionTS: "1700001400.000002"}, signingSecret, e.now(), nil)
+	if got := strings.Join(buttons(t, e.current(t)), " "); got != "alertrouter:ack alertrouter:unsilence alertrouter:resolve" {
+		t.Fatalf("after a Silence on the copy from before the page, the parent offers %q, want Acknowledge, Unsilence and Resolve", got)
+	}
+}
