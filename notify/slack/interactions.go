@@ -2511,6 +2511,25 @@ func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p pare
 	return who
 }
 
+// silencedNote is what the resolve no of p's incident says of a silence
+// made from p still in force (its record lives as long as the silence,
+// Unsilence deletes it): the parent drawn resolved offers no Unsilence,
+// and the silence mutes the alerts' next firing until it ends (an audit:
+// the resolve said nothing of it). It is kept — the user silenced a firing
+// incident knowingly (a Silence racing the resolve is expired:
+// undoRacedSilence) —; "" when there is none or the store cannot say.
+func (l *triageLink) silencedNote(ctx context.Context, no *alert.Notification, p parentRef) string {
+	m, err := l.t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	if err != nil {
+		return ""
+	}
+	user, ids, ok := m.by(ActionSilence)
+	if !ok || ids == "" {
+		return ""
+	}
+	return fmt.Sprintf("Still silenced: the silence <@%s> made from this message (`%s`) mutes the alerts' next firing until it ends — expire it in Alertmanager to be told of it.", user, strings.Join(silenceIDs(ids), "`, `"))
+}
+
 // view returns the triage lines of no's parent message p and the state its
 // buttons are drawn from: st merged with what was done on the message,
 // except on a resolve (drawn without buttons) and an opening (the incident

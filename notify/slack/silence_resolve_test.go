@@ -1,6 +1,7 @@
 package slack_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -65,5 +66,34 @@ func TestASilenceSaysItHidesTheResolve(t *testing.T) {
 				t.Errorf("line %q or reply %q offers %q, a button the message does not have", lines[0], thread[0].Text, tc.notThere)
 			}
 		})
+	}
+}
+
+// A silence made from the message is still in force when the incident's
+// resolve arrives (a resolve Alertmanager built before the silence, sent
+// at its retry): the parent drawn resolved offers no Unsilence, so the
+// resolve's reply says the silence mutes the alerts' next firing until it
+// ends (an audit: it said nothing). Unsilenced before, it says nothing.
+func TestAResolveSaysASilenceFromTheMessageStillMutes(t *testing.T) {
+	for _, unsilence := range []bool{false, true} {
+		am := startAlertmanager(t)
+		e := newTriageEnv(t, alert.ActionPage, nil)
+		n := e.notifier(t, nil)
+		tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Silences: am.Client, Metrics: slack.NewTriageMetrics(e.reg)})
+		if err := tr.Add("triage", "slack/0", n, e.pager(t), nil); err != nil {
+			t.Fatal(err)
+		}
+		e.click(t, tr, e.parent, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:silence:1h", ActionTS: "1700002600.000001"}, signingSecret, e.now(), nil)
+		if unsilence {
+			e.click(t, tr, e.current(t), slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:unsilence", ActionTS: "1700002600.000002"}, signingSecret, e.now(), nil)
+		}
+		if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionPage)); err != nil {
+			t.Fatal(err)
+		}
+		thread := e.h.srv.Thread(e.parent.TS)
+		reply := sectionTexts(t, thread[len(thread)-1])
+		if said := strings.Contains(reply, "Still silenced: the silence <@U0BOB> made from this message"); said == unsilence {
+			t.Errorf("unsilenced %v: the resolve's reply %q, want the silence named only while it is in force", unsilence, reply)
+		}
 	}
 }

@@ -476,6 +476,11 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			return nil
 		}
 		msg := n.threadMessage(no)
+		if no.IncidentResolved && n.triage != nil {
+			if s := n.triage.silencedNote(ctx, no, p); s != "" {
+				msg.blocks = append(slices.Clip(msg.blocks), section(s))
+			}
+		}
 		if no.Repaged && !no.IncidentResolved {
 			// PagerDuty was triggered again for this update (the incident
 			// was resolved there by hand while it fired), or for this
