@@ -1163,6 +1163,43 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 // joining in that time was folded into the resolve).
 const joinMargin = 2 * time.Second
 
+// resolvedByHand refuses an Acknowledge of pages a Resolve has resolved in
+// PagerDuty, or is resolving (their hand-resolve marks): the acknowledge
+// would reach PagerDuty after the resolve, and the thread say the
+// incident acknowledged (an audit: Ack racing Resolve across replicas,
+// the acknowledge 1 ms after the resolve). A store that cannot be read
+// refuses nothing.
+func (t *Triage) resolvedByHand(ctx context.Context, incident string, pages []pageAt) *refusal {
+	keys := make([]string, 0, len(pages))
+	for _, p := range pages {
+		key := dedup.HandResolvedKey(t.o.KeyPrefix, incident)
+		if p.at != "" {
+			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, incident, p.at)
+		}
+		keys = append(keys, key)
+	}
+	vals, found, err := t.o.Store.Get(ctx, keys)
+	if err != nil {
+		return nil
+	}
+	for i, v := range vals {
+		if !found[i] {
+			continue
+		}
+		resolving, resolved := false, v
+		if dedup.IsHandResolving(v) {
+			resolving, resolved = dedup.ReadHandResolving(v, t.o.Now())
+		}
+		who, _ := dedup.ParseHandResolved(resolved)
+		what := "was resolved"
+		if resolving {
+			what = "is being resolved"
+		}
+		return &refusal{fmt.Sprintf("Incident %s %s in PagerDuty (%s): nothing was acknowledged.", code(incident), what, esc(who)), OutcomeStale}
+	}
+	return nil
+}
+
 // storeTime is the store's clock where key lives (Redis' TIME: the clock
 // its incident script stamps joins with), else the triage's
 // (TriageOptions.Now).
@@ -1567,6 +1604,9 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		pages, err := t.pagesOf(c, pager, pagedAt, noPager)
 		if err != nil {
 			return record{}, err
+		}
+		if r := t.resolvedByHand(ctx, st.Incident, pages); r != nil {
+			return record{}, r
 		}
 		for _, p := range pages {
 			if err := t.acknowledge(ctx, p.pager, st.Incident, p.at); err != nil {

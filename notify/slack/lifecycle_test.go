@@ -261,6 +261,7 @@ func TestAnIncidentPagedAgainAfterAHandResolveOffersAckAndResolveAgain(t *testin
 	}
 
 	// The buttons act on the new PagerDuty incident.
+	e.pagedAgain(t)
 	e.click(t, tr, parent, slacktest.Click{User: "U0ALICE", UserName: "alice", ActionID: "alertrouter:ack", ActionTS: "1700001300.000003"}, signingSecret, e.now(), nil)
 	e.click(t, tr, e.current(t), slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:resolve", ActionTS: "1700001300.000004"}, signingSecret, e.now(), nil)
 	if a, r := e.pd.Count("acknowledge", dedup), e.pd.Resolves(dedup); a != 2 || r != 2 {

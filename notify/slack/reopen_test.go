@@ -9,6 +9,8 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/dedup"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // reopen has the dispatch core open e's incident again under its parent:
@@ -64,6 +66,7 @@ func TestAnIncidentFiringAgainUnderItsParentOffersButtonsThatAct(t *testing.T) {
 		e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:ack", ActionTS: "1700001200.000001"}, signingSecret, e.now(), nil)
 		e.click(t, tr, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700001200.000002"}, signingSecret, e.now(), nil)
 		e.reopen(t, n, alert.ActionPage)
+		e.pagedAgain(t)
 		if got := strings.Join(buttons(t, e.current(t)), " "); !strings.Contains(got, "alertrouter:ack") || !strings.Contains(got, "alertrouter:resolve") {
 			t.Fatalf("buttons after the opening: %s", got)
 		}
@@ -131,5 +134,51 @@ func TestAnEscalationStillOpenWhenTheIncidentFiresAgainIsKept(t *testing.T) {
 	}
 	if got := e.pd.Resolves(dk); got != 1 {
 		t.Fatalf("PagerDuty got %d resolves once the alerts resolved, want 1: the escalation's page stays open", got)
+	}
+}
+
+// pagedAgain does what the dispatch core does once PagerDuty took the
+// trigger of an incident resolved there by hand (routing's
+// reopenHandResolved): it clears the hand-resolve mark, which the
+// incident's new page no longer is.
+func (e *triageEnv) pagedAgain(t *testing.T) {
+	t.Helper()
+	key := dedup.HandResolvedKey("", "llm-inference-gpu/chat/TTFT")
+	vals, found, err := e.store.Get(context.Background(), []string{key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !found[0] {
+		t.Fatalf("no hand-resolve mark at %s", key)
+	}
+	if err := e.store.DeleteIfEqual(context.Background(), []store.Entry{{Key: key, Value: vals[0]}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An Acknowledge clicked on a copy of the message from before its Resolve
+// (two people, two replicas: the acknowledge reached PagerDuty 1 ms after
+// the resolve, and the thread said the incident acknowledged — an audit)
+// is refused: the page was resolved in PagerDuty, nothing is acknowledged.
+func TestAnAckAfterTheResolveIsRefused(t *testing.T) {
+	dk := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	e := newTriageEnv(t, alert.ActionPage, nil)
+	n := e.notifier(t, nil)
+	tr := e.triage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+	before := e.current(t)
+	e.click(t, tr, before, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:resolve", ActionTS: "1700001500.000001"}, signingSecret, e.now(), nil)
+	answers := len(e.h.srv.Responses())
+	e.click(t, tr, before, slacktest.Click{User: "U0ALICE", UserName: "alice", ActionID: "alertrouter:ack", ActionTS: "1700001500.000002"}, signingSecret, e.now(), nil)
+	if got := e.pd.Count("acknowledge", dk); got != 0 {
+		t.Fatalf("PagerDuty got %d acknowledges after the resolve, want none", got)
+	}
+	rs := e.h.srv.Responses()[answers:]
+	if len(rs) != 1 || !strings.Contains(rs[0].Text, "was resolved in PagerDuty") || !strings.Contains(rs[0].Text, "nothing was acknowledged") {
+		t.Fatalf("the Acknowledge was answered %+v, want it refused as resolved", rs)
+	}
+	for _, m := range e.h.srv.Thread(e.parent.TS) {
+		if strings.Contains(m.Text, "acknowledged the incident") {
+			t.Fatalf("the thread says %q", m.Text)
+		}
 	}
 }
