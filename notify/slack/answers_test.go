@@ -278,3 +278,20 @@ func TestAnIncidentKeyWithABidiControlOrANoBreakSpaceIsReadBack(t *testing.T) {
 		}
 	}
 }
+
+// A command pasted with no-break spaces between its words (Slack clients
+// put them in pasted text) reads as typed with spaces, while a key holding
+// one (above) still names its incident (a review: "incidents all" pasted
+// answered the usage, and a silence its comment as the duration).
+func TestACommandWithNoBreakSpacesBetweenItsWordsIsRead(t *testing.T) {
+	e, tr, am := silenceCommandEnv(t)
+	if a := e.commandAnswer(t, tr, "incidents\u00a0all", "w-nb-incidents", "U123"); !strings.Contains(a.Text, "inc/1") {
+		t.Fatalf("incidents\\u00a0all answered %q, want the incident listed", a.Text)
+	}
+	if a := e.commandAnswer(t, tr, "silence `inc/1`\u00a02h\u00a0deploy rollback", "w-nb-silence", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
+		t.Fatalf("a silence pasted with no-break spaces answered %+v", a)
+	}
+	if list, _ := am.List(context.Background()); len(list) != 1 {
+		t.Fatalf("silences %+v, want 1", list)
+	}
+}

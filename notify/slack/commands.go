@@ -58,9 +58,7 @@ func (t *Triage) command(ctx context.Context, form url.Values, secret string) {
 	// an incident key or a comment holding them (a `group_by: []` route's
 	// matcher `owner="R&D"`) must be read as shown (an audit: "no firing
 	// alert of incident …R&amp;amp;D…").
-	// Split at ASCII white space only: a key may hold a no-break space
-	// (shown as it is), which strings.Fields would split (a review).
-	args := strings.FieldsFunc(unescMrkdwn(cmd.Text), func(r rune) bool { return r < utf8.RuneSelf && unicode.IsSpace(r) })
+	args := commandArgs(unescMrkdwn(cmd.Text))
 	sub := ""
 	if len(args) > 0 {
 		sub = strings.ToLower(args[0])
@@ -266,6 +264,43 @@ func (t *Triage) expireSilences(ctx context.Context, ids []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// commandArgs splits a command's text into words: at ASCII white space
+// first — an incident key may hold a no-break space, shown as it is (a
+// review) —, else, when that reads as no command (a subcommand, argument
+// count or duration that does not parse), at any white space: Slack
+// clients put no-break spaces in pasted text (a review: "incidents all"
+// pasted answered the usage).
+func commandArgs(text string) []string {
+	args := strings.FieldsFunc(text, func(r rune) bool { return r < utf8.RuneSelf && unicode.IsSpace(r) })
+	if validCommand(args) {
+		return args
+	}
+	return strings.Fields(text)
+}
+
+// validCommand reports whether args read as one of the commands.
+func validCommand(args []string) bool {
+	if len(args) == 0 {
+		return true
+	}
+	all := func(i int) bool { return len(args) == i || len(args) == i+1 && strings.EqualFold(args[i], "all") }
+	switch strings.ToLower(args[0]) {
+	case "help":
+		return true
+	case "explain":
+		return all(2)
+	case "incidents":
+		return all(1)
+	case "silence":
+		if len(args) < 3 {
+			return false
+		}
+		_, err := model.ParseDuration(args[2])
+		return err == nil
+	}
+	return false
 }
 
 // silenceIDs splits the silence ids kept in a message's state.
