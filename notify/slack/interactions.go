@@ -2563,11 +2563,25 @@ func (l *triageLink) silencedNote(ctx context.Context, no *alert.Notification, p
 	if err != nil {
 		return ""
 	}
-	user, ids, ok := m.by(ActionSilence)
-	if !ok || ids == "" {
+	user, extra, ok := m.by(ActionSilence)
+	if !ok || extra == "" {
 		return ""
 	}
-	return fmt.Sprintf("Still silenced: the silence <@%s> made from this message (`%s`) mutes the alerts' next firing until it ends — expire it in Alertmanager to be told of it.", user, strings.Join(silenceIDs(ids), "`, `"))
+	// Only those Alertmanager does not say ended (expired there by hand,
+	// or lost): the record lives the silence's planned length (a review).
+	ids := silenceIDs(extra)
+	if r, ok := l.t.o.Silences.(silenceReader); ok {
+		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		ids = slices.DeleteFunc(ids, func(id string) bool {
+			s, err := r.Get(rctx, id)
+			return errors.Is(err, amsilence.ErrNotFound) || err == nil && s.Status != nil && s.Status.State == "expired"
+		})
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Still silenced: the silence <@%s> made from this message (`%s`) mutes the alerts' next firing until it ends — expire it in Alertmanager to be told of it.", user, strings.Join(ids, "`, `"))
 }
 
 // view returns the triage lines of no's parent message p and the state its

@@ -73,9 +73,11 @@ func TestASilenceSaysItHidesTheResolve(t *testing.T) {
 // resolve arrives (a resolve Alertmanager built before the silence, sent
 // at its retry): the parent drawn resolved offers no Unsilence, so the
 // resolve's reply says the silence mutes the alerts' next firing until it
-// ends (an audit: it said nothing). Unsilenced before, it says nothing.
+// ends (an audit: it said nothing). Unsilenced before, or expired in
+// Alertmanager by hand (a review), it says nothing.
 func TestAResolveSaysASilenceFromTheMessageStillMutes(t *testing.T) {
-	for _, unsilence := range []bool{false, true} {
+	for _, ended := range []string{"", "unsilenced", "expired in Alertmanager"} {
+		unsilence := ended != ""
 		am := startAlertmanager(t)
 		e := newTriageEnv(t, alert.ActionPage, nil)
 		n := e.notifier(t, nil)
@@ -84,8 +86,17 @@ func TestAResolveSaysASilenceFromTheMessageStillMutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		e.click(t, tr, e.parent, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:silence:1h", ActionTS: "1700002600.000001"}, signingSecret, e.now(), nil)
-		if unsilence {
+		switch ended {
+		case "unsilenced":
 			e.click(t, tr, e.current(t), slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:unsilence", ActionTS: "1700002600.000002"}, signingSecret, e.now(), nil)
+		case "expired in Alertmanager":
+			list, err := am.Client.List(context.Background())
+			if err != nil || len(list) != 1 {
+				t.Fatalf("silences %+v (%v), want the message's", list, err)
+			}
+			if err := am.Client.Expire(context.Background(), list[0].ID); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := n.Notify(context.Background(), e.resolvedNote(alert.ActionPage)); err != nil {
 			t.Fatal(err)
@@ -93,7 +104,7 @@ func TestAResolveSaysASilenceFromTheMessageStillMutes(t *testing.T) {
 		thread := e.h.srv.Thread(e.parent.TS)
 		reply := sectionTexts(t, thread[len(thread)-1])
 		if said := strings.Contains(reply, "Still silenced: the silence <@U0BOB> made from this message"); said == unsilence {
-			t.Errorf("unsilenced %v: the resolve's reply %q, want the silence named only while it is in force", unsilence, reply)
+			t.Errorf("%q: the resolve's reply %q, want the silence named only while it is in force", ended, reply)
 		}
 	}
 }
