@@ -93,8 +93,10 @@ type target struct {
 	kpi    string // canonical KPI acronym, "" when none
 	cands  uint32 // candidate sectors (bit i = sector i) of an ambiguous KPI
 	class  string // class-only words
-	// nameClass is word.NameClass: class counts in the alertname only.
-	nameClass bool
+	// nameClass is word.NameClass: class counts in the alertname and the
+	// summary only;
+	// whole is word.Whole: a match of one word only.
+	nameClass, whole bool
 	// generic marks a generic word (word.Generic): it counts only when a
 	// signal that is not a generic word points at the same sector.
 	generic bool
@@ -238,7 +240,7 @@ func New(cfg Config) (*Classifier, error) {
 	for _, w := range builtinWords {
 		key := string(normKey(w.Phrase, buf[:0]))
 		t := c.resolve(w.Sector, w.KPI)
-		t.class, t.nameClass = w.Class, w.NameClass
+		t.class, t.nameClass, t.whole = w.Class, w.NameClass, w.Whole
 		t.generic = w.Generic
 		t.scrape = w.Scrape
 		t.store = w.Store
@@ -520,6 +522,9 @@ type scratch struct {
 	n     int
 	facts exprFacts
 	class string // first class-only word seen
+	// prose is set while an annotation other than the summary is read:
+	// word.NameClass words name no class there.
+	prose bool
 	// nameEnd is the number of signals after the alertname's words;
 	// nameWordClass the alertname's first class-only word (see
 	// alertnameClass).
@@ -691,9 +696,11 @@ func (c *Classifier) classify(a *alert.Alert) alert.Classification {
 	s.nameEnd, s.nameWordClass = s.n, s.class
 	for _, k := range textAnnotations {
 		if v := a.Annotations[k]; v != "" {
+			s.prose = k != "summary"
 			c.readWords(&s, v, weightAnnotation, kindToken, 0, true)
 		}
 	}
+	s.prose = false
 	c.yieldToAlertname(&s)
 	return c.conclude(a, &s)
 }
@@ -1423,12 +1430,12 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 				k = append(k, low[spans[j].start:spans[j].end]...)
 			}
 			t, ok := c.words[string(k)]
-			if !ok {
+			if !ok || t.whole && run > 1 {
 				continue
 			}
 			matched = run
 			if t.class != "" {
-				if s.class == "" && !(annotation && t.nameClass) {
+				if s.class == "" && !(annotation && t.nameClass && s.prose) {
 					s.class = t.class
 				}
 				break

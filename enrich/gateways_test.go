@@ -292,6 +292,14 @@ func TestGatewayAndServingPlatformFamilies(t *testing.T) {
 			newAlert(lbl("PortkeyLLMLatencyHigh", "job", "portkey-gateway"), nil,
 				`histogram_quantile(0.95, sum by (le) (rate(llm_request_duration_milliseconds_bucket{job="portkey-gateway"}[5m]))) > 20000`),
 			secAPI, "", ClassLatency, nil, noGPUHints},
+		// The word as one word only: a switch's port key is no gateway's
+		// (a review).
+		{"a MACsec port key is no Portkey",
+			newAlert(lbl("MacsecPortKeyMismatch", "job", "snmp", "ifName", "Ethernet12"), kv("summary", "port key mismatch on Ethernet12"), `macsec_port_key_mismatch > 0`),
+			alert.Unknown, "", "", nil, nil},
+		{"an LACP port key is no Portkey",
+			newAlert(lbl("LacpPortKeyMismatch"), nil, `lacp_partner_port_key != lacp_actor_port_key`),
+			alert.Unknown, "", "", nil, nil},
 		// OpenTelemetry's gen_ai.client.* metrics: an application's view of
 		// the LLM API it calls.
 		{"gen_ai.client operation duration",
@@ -395,6 +403,11 @@ func TestDisconnectedIsAvailability(t *testing.T) {
 			secExec, "", ClassAvailability, nil, nil},
 		{"FIXSessionDisconnect",
 			newAlert(kv("alertname", "FIXSessionDisconnect", "severity", "critical"), nil, expr),
+			secExec, "", ClassAvailability, nil, nil},
+		// The summary says what is (grafana/kafka-observ-lib's
+		// KafkaZookeeperSyncConnect: "Kafka Zookeeper sync disconnected.").
+		{"a FIX session's summary says it disconnected",
+			newAlert(kv("alertname", "FIXSessionState", "severity", "critical"), kv("summary", "FIX session ACME->NYSE disconnected."), expr),
 			secExec, "", ClassAvailability, nil, nil},
 	})
 	// In prose the word tells what a condition will do, not that anything

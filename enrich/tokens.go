@@ -12,9 +12,14 @@ type word struct {
 	// Class is used only to name the incident class of an alert whose
 	// sector is known but whose KPI is not.
 	Class string
-	// NameClass keeps Class to the alertname: the word in an annotation
-	// names no class.
+	// NameClass keeps Class to the alertname and the summary, which say
+	// what is: the word in a description (or message, title) names no
+	// class.
 	NameClass bool
+	// Whole matches the phrase as one word only, not joined from a run
+	// ("Portkey", not "PortKey" or "port key": a switch's LACP or MACsec
+	// port key).
+	Whole bool
 	// Generic marks an ordinary word (English, or IT at large) that names
 	// a KPI or sector of the catalog but just as often something else:
 	// "duplicate" (DHR) is also Istio's duplicate entry, "eviction" (EVR)
@@ -98,8 +103,9 @@ var builtinWords = []word{
 	{Phrase: "litellm", Sector: secAPI},
 	// Portkey's gateway: its request_count and llm_request_duration
 	// metrics carry no prefix (families_exporters.go), so its name in an
-	// alert is what says whose they are.
-	{Phrase: "portkey", Sector: secAPI},
+	// alert is what says whose they are — as one word (a review:
+	// MacsecPortKeyMismatch read as the LLM API).
+	{Phrase: "portkey", Sector: secAPI, Whole: true},
 	// LLM inference network.
 	{Phrase: "owd", KPI: "OWD"},
 	{Phrase: "one way delay", KPI: "OWD"},
@@ -416,8 +422,9 @@ var builtinWords = []word{
 	{Phrase: "unavailable", Class: ClassAvailability},
 	{Phrase: "unreachable", Class: ClassAvailability},
 	// A FIX session or a client that lost its connection is down — when
-	// the alertname says so (FIXSessionDisconnected). Prose uses the word
-	// for what a condition will do ("new clients will be disconnected when
+	// the alertname or the summary says so (FIXSessionDisconnected, "Kafka
+	// Zookeeper sync disconnected."). A description uses the word for what
+	// a condition will do ("new clients will be disconnected when
 	// maxclients is reached", "brokers disconnect idle clients"): there it
 	// names no class (NameClass).
 	{Phrase: "disconnected", Class: ClassAvailability, NameClass: true},
