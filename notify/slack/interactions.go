@@ -2112,7 +2112,18 @@ func (t *Triage) currentState(ctx context.Context, c *click, st triageState) (tr
 	if err != nil {
 		return st, false
 	}
-	return m.apply(st, c.b.action != ActionUnsilence), m.resolved
+	own := st
+	st = m.apply(st, c.b.action != ActionUnsilence)
+	// The click's own Acknowledge or Resolve, done, holds even when the
+	// store did not take its record and says the message paged again (a
+	// review: Acknowledge offered again after it was done).
+	switch c.b.action {
+	case ActionAck:
+		st.Acked = st.Acked || own.Acked
+	case ActionResolve:
+		st.Resolved = st.Resolved || own.Resolved
+	}
+	return st, m.resolved
 }
 
 // messageState is what the store says was done on a parent message.

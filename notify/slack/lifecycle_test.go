@@ -2,11 +2,13 @@ package slack_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +20,7 @@ import (
 	"github.com/alertrouter/alertrouter/notify/pagerduty"
 	"github.com/alertrouter/alertrouter/notify/slack"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // tickingTriage is e.triage with a clock that moves on a minute at each
@@ -615,5 +618,52 @@ func TestAClickOnACopyFromBeforeAPageAgainKeepsAckAndResolve(t *testing.T) {
 	e.click(t, tr, before, slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:silence:1h", ActionTS: "1700001400.000002"}, signingSecret, e.now(), nil)
 	if got := strings.Join(buttons(t, e.current(t)), " "); got != "alertrouter:ack alertrouter:unsilence alertrouter:resolve" {
 		t.Fatalf("after a Silence on the copy from before the page, the parent offers %q, want Acknowledge, Unsilence and Resolve", got)
+	}
+}
+
+// failAckSet fails, while on, a Set holding a message's ":ack" state key.
+type failAckSet struct {
+	store.Store
+	on atomic.Bool
+}
+
+func (f *failAckSet) Set(ctx context.Context, es []store.Entry) error {
+	if f.on.Load() {
+		for _, e := range es {
+			if strings.HasSuffix(e.Key, ":ack") {
+				return errors.New("injected: store write failed")
+			}
+		}
+	}
+	return f.Store.Set(ctx, es)
+}
+
+// On a parent paged again, an Acknowledge done in PagerDuty whose record
+// the store did not take is still drawn done: the click's own action
+// holds, whatever the store says (a review: Acknowledge offered again).
+func TestAnAckWhoseRecordFailedOnAPageAgainIsDrawnDone(t *testing.T) {
+	fs := &failAckSet{Store: store.NewMemory()}
+	e := newTriageEnv(t, alert.ActionPage, fs)
+	n := e.notifier(t, nil)
+	tr := slack.NewTriage(slack.TriageOptions{Store: e.store, Logger: slog.New(slog.NewTextHandler(e.h.logs, nil))})
+	if err := tr.Add("triage", "slack/0", n, e.pager(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	ref := e.parent.Channel + " " + e.parent.TS
+	e.click(t, tr, e.parent, slacktest.Click{User: "U0BOB", UserName: "bob", ActionID: "alertrouter:resolve", ActionTS: "1700001450.000001"}, signingSecret, e.now(), nil)
+	repaged := under(ref, note(alert.KindFiring, alert.ActionPage, "firing", "ccc"))
+	repaged.Integration, repaged.Repaged = "slack/0", true
+	if err := n.Notify(context.Background(), repaged); err != nil {
+		t.Fatal(err)
+	}
+	e.pagedAgain(t)
+	fs.on.Store(true)
+	e.click(t, tr, e.current(t), slacktest.Click{User: "U0CAROL", UserName: "carol", ActionID: "alertrouter:ack", ActionTS: "1700001450.000002"}, signingSecret, e.now(), nil)
+	fs.on.Store(false)
+	if got := e.pd.Count("acknowledge", pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")); got != 1 {
+		t.Fatalf("PagerDuty got %d acknowledges, want 1", got)
+	}
+	if got := strings.Join(buttons(t, e.current(t)), " "); strings.Contains(got, "alertrouter:ack") {
+		t.Fatalf("acknowledged in PagerDuty, the parent offers %s", got)
 	}
 }

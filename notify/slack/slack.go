@@ -639,13 +639,13 @@ func (n *Notifier) redrawnNote(ctx context.Context, no *alert.Notification) stri
 	case !ok:
 		return redrawnNote
 	case unlisted == 0:
-		return "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones still firing."
+		return "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones still firing that it notifies here."
 	}
 	alerts, are := "alerts", "are"
 	if unlisted == 1 {
 		alerts, are = "alert", "is"
 	}
-	return fmt.Sprintf("Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing. *%d earlier %s of the incident still firing %s not listed* (another Alertmanager group's; the header counts the listed ones): `/alertrouter incidents` counts them, and their updates are in the thread.", unlisted, alerts, are)
+	return fmt.Sprintf("Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing. *%d earlier %s of the incident still firing %s not listed* (not in this update: another Alertmanager group's, or muted in Alertmanager since; the header counts the listed ones): `/alertrouter incidents` counts them, and their updates are in the thread.", unlisted, alerts, are)
 }
 
 // unlisted counts the members of no's incident at this integration (the
