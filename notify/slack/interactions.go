@@ -1163,18 +1163,25 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 // joining in that time was folded into the resolve).
 const joinMargin = 2 * time.Second
 
-// resolvedByHand refuses an Acknowledge of pages a Resolve has resolved in
-// PagerDuty, or is resolving (their hand-resolve marks): the acknowledge
-// would reach PagerDuty after the resolve, and the thread say the
-// incident acknowledged (an audit: Ack racing Resolve across replicas,
-// the acknowledge 1 ms after the resolve). A store that cannot be read
-// refuses nothing.
-func (t *Triage) resolvedByHand(ctx context.Context, incident string, pages []pageAt) *refusal {
-	keys := make([]string, 0, len(pages))
+// resolvedByHand refuses an Acknowledge of a page a Resolve has resolved
+// in PagerDuty, or is resolving: the acknowledge would reach PagerDuty
+// after the resolve, and the thread say the incident acknowledged (an
+// audit: Ack racing Resolve across replicas, the acknowledge 1 ms after
+// the resolve). Refused when c's message records a Resolve — done, or its
+// claim held by a click resolving — that no page since forgot (a page
+// again, or a firing again under the message, clears it), or when a
+// hand-resolve mark of the pages says a Resolve is on its way (from
+// another message of the page). A mark that says resolved alone refuses
+// nothing: it outlives the page it resolved until PagerDuty is paged
+// through its integration again, and an escalation pages through none (a
+// review: a new escalation's Acknowledge was refused for a week). A store
+// that cannot be read refuses nothing.
+func (t *Triage) resolvedByHand(ctx context.Context, c *click, pages []pageAt) *refusal {
+	keys := []string{t.stateKey(c, ActionResolve)}
 	for _, p := range pages {
-		key := dedup.HandResolvedKey(t.o.KeyPrefix, incident)
+		key := dedup.HandResolvedKey(t.o.KeyPrefix, c.st.Incident)
 		if p.at != "" {
-			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, incident, p.at)
+			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, c.st.Incident, p.at)
 		}
 		keys = append(keys, key)
 	}
@@ -1182,20 +1189,21 @@ func (t *Triage) resolvedByHand(ctx context.Context, incident string, pages []pa
 	if err != nil {
 		return nil
 	}
-	for i, v := range vals {
-		if !found[i] {
-			continue
+	refuse := func(what string) *refusal {
+		return &refusal{fmt.Sprintf("Incident %s %s in PagerDuty: nothing was acknowledged.", code(c.st.Incident), what), OutcomeStale}
+	}
+	if found[0] {
+		if user, _, ok := doneBy(vals[0]); ok {
+			return refuse("was resolved by <@" + user + ">")
 		}
-		resolving, resolved := false, v
-		if dedup.IsHandResolving(v) {
-			resolving, resolved = dedup.ReadHandResolving(v, t.o.Now())
+		return refuse("is being resolved")
+	}
+	for i, v := range vals[1:] {
+		if found[i+1] && dedup.IsHandResolving(v) {
+			if resolving, _ := dedup.ReadHandResolving(v, t.o.Now()); resolving {
+				return refuse("is being resolved")
+			}
 		}
-		who, _ := dedup.ParseHandResolved(resolved)
-		what := "was resolved"
-		if resolving {
-			what = "is being resolved"
-		}
-		return &refusal{fmt.Sprintf("Incident %s %s in PagerDuty (%s): nothing was acknowledged.", code(incident), what, esc(who)), OutcomeStale}
 	}
 	return nil
 }
@@ -1605,7 +1613,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		if err != nil {
 			return record{}, err
 		}
-		if r := t.resolvedByHand(ctx, st.Incident, pages); r != nil {
+		if r := t.resolvedByHand(ctx, c, pages); r != nil {
 			return record{}, r
 		}
 		for _, p := range pages {

@@ -173,12 +173,45 @@ func TestAnAckAfterTheResolveIsRefused(t *testing.T) {
 		t.Fatalf("PagerDuty got %d acknowledges after the resolve, want none", got)
 	}
 	rs := e.h.srv.Responses()[answers:]
-	if len(rs) != 1 || !strings.Contains(rs[0].Text, "was resolved in PagerDuty") || !strings.Contains(rs[0].Text, "nothing was acknowledged") {
+	if len(rs) != 1 || !strings.Contains(rs[0].Text, "was resolved by <@U0BOB> in PagerDuty") || !strings.Contains(rs[0].Text, "nothing was acknowledged") {
 		t.Fatalf("the Acknowledge was answered %+v, want it refused as resolved", rs)
 	}
 	for _, m := range e.h.srv.Thread(e.parent.TS) {
 		if strings.Contains(m.Text, "acknowledged the incident") {
 			t.Fatalf("the thread says %q", m.Text)
+		}
+	}
+}
+
+// A hand Resolve's mark outlives its page until PagerDuty is paged through
+// its integration again — never, for an escalation — so it refuses no
+// Acknowledge of a later page: the incident resolved, fired again, and
+// escalated (or paged) anew is acknowledged (a review: refused for a
+// week).
+func TestAnAckOfALaterPageIsNotRefusedByAnEarlierResolve(t *testing.T) {
+	dk := pagerduty.DedupKey("llm-inference-gpu/chat/TTFT")
+	for _, action := range []alert.Action{alert.ActionTicket, alert.ActionPage} {
+		e := newTriageEnv(t, action, nil)
+		n := e.notifier(t, nil)
+		var tr *slack.Triage
+		if action == alert.ActionTicket {
+			tr = e.triage(t, n, nil, e.pager(t), slack.NewTriageMetrics(e.reg))
+			e.click(t, tr, e.parent, slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:escalate", ActionTS: "1700001600.000001"}, signingSecret, e.now(), nil)
+		} else {
+			tr = e.triage(t, n, e.pager(t), nil, slack.NewTriageMetrics(e.reg))
+		}
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U123", UserName: "jdoe", ActionID: "alertrouter:resolve", ActionTS: "1700001600.000002"}, signingSecret, e.now(), nil)
+		if err := n.Notify(context.Background(), e.resolvedNote(action)); err != nil {
+			t.Fatal(err)
+		}
+		e.reopen(t, n, action) // the mark still there: the dispatch core clears it once PagerDuty took the page
+		if action == alert.ActionTicket {
+			e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:escalate", ActionTS: "1700001600.000003"}, signingSecret, e.now(), nil)
+		}
+		before := len(e.h.srv.Responses())
+		e.click(t, tr, e.current(t), slacktest.Click{User: "U456", UserName: "oncall", ActionID: "alertrouter:ack", ActionTS: "1700001600.000004"}, signingSecret, e.now(), nil)
+		if got := e.pd.Count("acknowledge", dk); got != 1 {
+			t.Errorf("%s: PagerDuty got %d acknowledges of the later page, want 1 (answers %+v)", action, got, e.h.srv.Responses()[before:])
 		}
 	}
 }
