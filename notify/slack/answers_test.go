@@ -288,6 +288,9 @@ func TestACommandWithNoBreakSpacesBetweenItsWordsIsRead(t *testing.T) {
 	if a := e.commandAnswer(t, tr, "incidents\u00a0all", "w-nb-incidents", "U123"); !strings.Contains(a.Text, "inc/1") {
 		t.Fatalf("incidents\\u00a0all answered %q, want the incident listed", a.Text)
 	}
+	if a := e.commandAnswer(t, tr, "explain aaa\u00a0all", "w-nb-explain", "U123"); !strings.Contains(a.Text, "TTFTHigh") {
+		t.Fatalf("explain aaa\\u00a0all answered %q, want the alert's decision", a.Text)
+	}
 	if a := e.commandAnswer(t, tr, "silence `inc/1`\u00a02h\u00a0deploy rollback", "w-nb-silence", "U123"); a.ResponseType != "in_channel" || !strings.Contains(a.Text, "silenced incident") {
 		t.Fatalf("a silence pasted with no-break spaces answered %+v", a)
 	}

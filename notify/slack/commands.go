@@ -290,7 +290,8 @@ func validCommand(args []string) bool {
 	case "help":
 		return true
 	case "explain":
-		return all(2)
+		// A fingerprint is ASCII: "fp\u00a0all" is two words.
+		return all(2) && !strings.ContainsFunc(args[1], func(r rune) bool { return r >= utf8.RuneSelf })
 	case "incidents":
 		return all(1)
 	case "silence":
