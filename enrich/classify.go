@@ -1066,6 +1066,25 @@ func allOf(v string, re bool, ok func(string) bool) bool {
 	return true
 }
 
+// modals are the words before a verb that make it what may or will
+// happen, not what is ("will be disconnected", "may disconnect", "to
+// disconnect").
+var modals = map[string]bool{"will": true, "would": true, "may": true, "might": true, "can": true, "could": true,
+	"shall": true, "should": true, "must": true, "to": true, "be": true}
+
+// afterModal reports whether one of the two words before (the last of
+// spans, in low) is a modal: a word.NameClass word there names no class,
+// even in a summary (a review: "New clients will be disconnected when
+// maxclients is reached").
+func afterModal(low []byte, spans []span) bool {
+	for j := len(spans) - 1; j >= 0 && j >= len(spans)-2; j-- {
+		if modals[string(low[spans[j].start:spans[j].end])] {
+			return true
+		}
+	}
+	return false
+}
+
 // isFamilyName reports whether name is an exact family name as it is
 // (without stripping a suffix).
 func (c *Classifier) isFamilyName(name string) bool {
@@ -1435,7 +1454,7 @@ func (c *Classifier) readWords(s *scratch, text string, weight float64, kind str
 			}
 			matched = run
 			if t.class != "" {
-				if s.class == "" && !(annotation && t.nameClass && s.prose) {
+				if s.class == "" && !(annotation && t.nameClass && (s.prose || afterModal(low[:], spans[:i]))) {
 					s.class = t.class
 				}
 				break

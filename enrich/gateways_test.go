@@ -420,6 +420,10 @@ func TestDisconnectedIsAvailability(t *testing.T) {
 		newAlert(kv("alertname", "FIXSessionRejects", "severity", "warning"),
 			kv("description", "The venue will disconnect the FIX session after 3 more rejects."),
 			`rate(fix_session_rejects_total{session="FIX.4.4:ACME->NYSE"}[5m]) > 0`),
+		// A summary saying what will happen, not what is (a review).
+		newAlert(kv("alertname", "RedisClientsNearMaxclients", "job", "redis-prompt-cache", "severity", "warning"),
+			kv("summary", "New clients will be disconnected when maxclients is reached."),
+			`redis_connected_clients / redis_config_maxclients > 0.9`),
 	} {
 		cl := c.Classify(a)
 		if cl.Sector == alert.Unknown {
