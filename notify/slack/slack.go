@@ -620,11 +620,12 @@ func allResolved(no *alert.Notification) bool {
 	return firing == 0
 }
 
-// redrawnNote ends a parent redrawn for an update (escalated, paged again):
+// redrawnNoteGeneral ends a parent redrawn for an update (escalated, paged again)
+// when the store cannot say what it leaves out (redrawnNote):
 // its counts and alert lines are the update's and those of the incident's
 // earlier alerts that came with it, still firing (alert.Notification's
 // WithStillFiring).
-const redrawnNote = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert of another Alertmanager group is not listed (its updates are in the thread): `/alertrouter incidents` counts the incident's firing alerts."
+const redrawnNoteGeneral = "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones Alertmanager sent again with it, still firing; an earlier alert of another Alertmanager group is not listed (its updates are in the thread): `/alertrouter incidents` counts the incident's firing alerts."
 
 // redrawnNote is the note under a parent redrawn for update no: how many
 // of the incident's alerts notified here and still firing the redraw does
@@ -632,12 +633,12 @@ const redrawnNote = "Redrawn for the update that changed the incident: it lists 
 // that no's webhook did not carry, sent in another Alertmanager group (a
 // review: a ticket's alert vanished from its parent redrawn as another
 // group's page, the header "1 firing") —, or, when the store cannot say,
-// the general redrawnNote.
+// redrawnNoteGeneral.
 func (n *Notifier) redrawnNote(ctx context.Context, no *alert.Notification) string {
 	unlisted, ok := n.unlisted(ctx, no)
 	switch {
 	case !ok:
-		return redrawnNote
+		return redrawnNoteGeneral
 	case unlisted == 0:
 		return "Redrawn for the update that changed the incident: it lists that update's alerts and the incident's earlier ones still firing that it notifies here."
 	}
