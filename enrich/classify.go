@@ -977,18 +977,13 @@ func anySelector(expr, k string, match func(v string, re bool) bool) bool {
 		}
 		at := off + i
 		off = at + len(k)
-		if at > 0 && (isIdentByte(expr[at-1]) || expr[at-1] == '.') {
+		if at > 0 && (isIdentChar(expr[at-1]) || expr[at-1] == '.') {
 			continue
 		}
 		if v, re, ok := selectorValue(expr[off:]); ok && match(v, re) {
 			return true
 		}
 	}
-}
-
-// isIdentByte reports whether b may be part of a metric or label name.
-func isIdentByte(b byte) bool {
-	return b == '_' || b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 }
 
 // selectorValue reads the value of a label matcher whose name ends where
