@@ -1163,6 +1163,16 @@ func (t *Triage) resolveMemberKeys(c *click, pages []pageAt) []string {
 // joining in that time was folded into the resolve).
 const joinMargin = 2 * time.Second
 
+// handMarkKey is the key of the hand-resolve mark of incident's page p: of
+// its PagerDuty integration (dedup.HandResolvedAtKey), or the incident's
+// (dedup.HandResolvedKey) when that integration is unknown.
+func (t *Triage) handMarkKey(incident string, p pageAt) string {
+	if p.at != "" {
+		return dedup.HandResolvedAtKey(t.o.KeyPrefix, incident, p.at)
+	}
+	return dedup.HandResolvedKey(t.o.KeyPrefix, incident)
+}
+
 // resolvedByHand refuses an Acknowledge of a page a Resolve has resolved
 // in PagerDuty, or is resolving: the acknowledge would reach PagerDuty
 // after the resolve, and the thread say the incident acknowledged (an
@@ -1179,11 +1189,7 @@ const joinMargin = 2 * time.Second
 func (t *Triage) resolvedByHand(ctx context.Context, c *click, pages []pageAt) *refusal {
 	keys := []string{t.stateKey(c, ActionResolve)}
 	for _, p := range pages {
-		key := dedup.HandResolvedKey(t.o.KeyPrefix, c.st.Incident)
-		if p.at != "" {
-			key = dedup.HandResolvedAtKey(t.o.KeyPrefix, c.st.Incident, p.at)
-		}
-		keys = append(keys, key)
+		keys = append(keys, t.handMarkKey(c.st.Incident, p))
 	}
 	vals, found, err := t.o.Store.Get(ctx, keys)
 	if err != nil {
@@ -1650,10 +1656,7 @@ func (t *Triage) perform(ctx context.Context, c *click) (record, error) {
 		resolving := make([]store.Entry, len(pages))
 		keys := make([]string, len(pages))
 		for i, p := range pages {
-			key := dedup.HandResolvedKey(t.o.KeyPrefix, st.Incident)
-			if p.at != "" {
-				key = dedup.HandResolvedAtKey(t.o.KeyPrefix, st.Incident, p.at)
-			}
+			key := t.handMarkKey(st.Incident, p)
 			resolving[i] = store.Entry{Key: key, Value: dedup.HandResolving(who, now), TTL: dedup.HandResolvedTTL}
 			keys[i] = key
 		}
@@ -1851,15 +1854,22 @@ func (t *Triage) silencesEnded(ctx context.Context, ids []string) bool {
 		return false
 	}
 	for _, id := range ids {
-		s, err := r.Get(ctx, id)
-		if errors.Is(err, amsilence.ErrNotFound) {
-			continue // deleted, or lost when Alertmanager restarted without its data
-		}
-		if err != nil || s.Status == nil || s.Status.State != "expired" {
+		if !silenceEnded(ctx, r, id) {
 			return false
 		}
 	}
 	return true
+}
+
+// silenceEnded reports whether r says silence id has ended: expired, or
+// unknown to it (deleted, or lost when Alertmanager restarted without its
+// data); an error says no.
+func silenceEnded(ctx context.Context, r silenceReader, id string) bool {
+	s, err := r.Get(ctx, id)
+	if errors.Is(err, amsilence.ErrNotFound) {
+		return true
+	}
+	return err == nil && s.Status != nil && s.Status.State == "expired"
 }
 
 // silencedBy reads who made the message's silence (the value its claim
@@ -2404,8 +2414,14 @@ const escalationResolvedState = "escalation-resolved"
 // to the same PagerDuty service through another integration sharing its
 // routing key (check-config warns of shared keys) is resolved with it.
 func (l *triageLink) resolveEscalation(ctx context.Context, no *alert.Notification, p parentRef) error {
+	m, err := l.t.readMessage(ctx, no.Incident, p.channel, p.ts)
+	return l.resolveEscalationOf(ctx, no, p, m, err)
+}
+
+// resolveEscalationOf is resolveEscalation with what was done on p read
+// (m, or the read's err).
+func (l *triageLink) resolveEscalationOf(ctx context.Context, no *alert.Notification, p parentRef, m messageState, err error) error {
 	t, tg := l.t, l.tg
-	m, err := t.readMessage(ctx, no.Incident, p.channel, p.ts)
 	if err != nil {
 		// The store is down: the resolve goes out as every other
 		// notification does then (fail open). Failing it would hold every
@@ -2570,18 +2586,14 @@ func (l *triageLink) repaged(ctx context.Context, no *alert.Notification, p pare
 	return who
 }
 
-// silencedNote is what the resolve no of p's incident says of a silence
-// made from p still in force (its record lives as long as the silence,
-// Unsilence deletes it): the parent drawn resolved offers no Unsilence,
-// and the silence mutes the alerts' next firing until it ends (an audit:
-// the resolve said nothing of it). It is kept — the user silenced a firing
-// incident knowingly (a Silence racing the resolve is expired:
-// undoRacedSilence) —; "" when there is none or the store cannot say.
-func (l *triageLink) silencedNote(ctx context.Context, no *alert.Notification, p parentRef) string {
-	m, err := l.t.readMessage(ctx, no.Incident, p.channel, p.ts)
-	if err != nil {
-		return ""
-	}
+// silencedNote is what an incident's resolve says of a silence made from
+// its parent, m what was done on it, still in force (its record lives as
+// long as the silence, Unsilence deletes it): the parent drawn resolved
+// offers no Unsilence, and the silence mutes the alerts' next firing until
+// it ends (an audit: the resolve said nothing of it). It is kept — the
+// user silenced a firing incident knowingly (a Silence racing the resolve
+// is expired: undoRacedSilence) —; "" when there is none.
+func (l *triageLink) silencedNote(ctx context.Context, m messageState) string {
 	user, extra, ok := m.by(ActionSilence)
 	if !ok || extra == "" {
 		return ""
@@ -2592,10 +2604,7 @@ func (l *triageLink) silencedNote(ctx context.Context, no *alert.Notification, p
 	if r, ok := l.t.o.Silences.(silenceReader); ok {
 		rctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		ids = slices.DeleteFunc(ids, func(id string) bool {
-			s, err := r.Get(rctx, id)
-			return errors.Is(err, amsilence.ErrNotFound) || err == nil && s.Status != nil && s.Status.State == "expired"
-		})
+		ids = slices.DeleteFunc(ids, func(id string) bool { return silenceEnded(rctx, r, id) })
 	}
 	if len(ids) == 0 {
 		return ""

@@ -459,9 +459,15 @@ func (n *Notifier) ResolvedUnsent(ctx context.Context, no *alert.Notification) e
 func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 	var replaced *parentRef // the parent a new one replaces
 	if p, ok := parseParent(no.Ref); ok {
+		silenced := "" // the resolve's word on a silence still in force
 		if no.IncidentResolved && n.triage != nil {
-			if err := n.triage.resolveEscalation(ctx, no, p); err != nil {
+			// What was done on the parent, read once for both.
+			m, err := n.triage.t.readMessage(ctx, no.Incident, p.channel, p.ts)
+			if err := n.triage.resolveEscalationOf(ctx, no, p, m, err); err != nil {
 				return err
+			}
+			if err == nil {
+				silenced = n.triage.silencedNote(ctx, m)
 			}
 		}
 		update := !no.IncidentResolved && !no.Opening
@@ -476,10 +482,8 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 			return nil
 		}
 		msg := n.threadMessage(no)
-		if no.IncidentResolved && n.triage != nil {
-			if s := n.triage.silencedNote(ctx, no, p); s != "" {
-				msg.blocks = append(slices.Clip(msg.blocks), section(s))
-			}
+		if silenced != "" {
+			msg.blocks = append(slices.Clip(msg.blocks), section(silenced))
 		}
 		if no.Repaged && !no.IncidentResolved {
 			// PagerDuty was triggered again for this update (the incident
