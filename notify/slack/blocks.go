@@ -392,7 +392,7 @@ func isObjectLabel(name string) bool {
 // section).
 func alertLine(r *alert.Result, d lineDetail, sep string, maxLine, maxText int) string {
 	a := r.Alert
-	s := "*" + strings.ReplaceAll(esc(a.Labels["alertname"]), "`", "ˋ") + "*"
+	s := "*" + showTicks(esc(a.Labels["alertname"])) + "*"
 	if pairs := labelPairs(a, d.labels, maxLine/3); pairs != "" {
 		s += " · " + pairs
 	}
@@ -463,7 +463,7 @@ func labelPairs(a *alert.Alert, names []string, room int) string {
 		}
 		// A backtick shown as ˋ (as code() does): it would pair with the
 		// fingerprint's code span after the labels (a review).
-		pair := sep + strings.ReplaceAll(k+escTruncated(v, n), "`", "ˋ")
+		pair := sep + showTicks(k+escTruncated(v, n))
 		b.WriteString(pair)
 		w += utf8.RuneCountInString(pair)
 	}

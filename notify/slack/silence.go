@@ -303,8 +303,13 @@ func silencesText(ids []string, sets [][]amsilence.Matcher) string {
 // shown as ˋ (U+02CB, modifier letter grave accent), which looks alike.
 // For display only: the silences match the real values.
 func code(s string) string {
-	return "`" + strings.ReplaceAll(esc(s), "`", "ˋ") + "`"
+	return "`" + showTicks(esc(s)) + "`"
 }
+
+// showTicks shows each backtick of s as ˋ (U+02CB), which closes no code
+// span: in a code span (code), and beside one (an alert's line, before its
+// fingerprint's).
+func showTicks(s string) string { return strings.ReplaceAll(s, "`", "ˋ") }
 
 // Silencing hides the resolve: Alertmanager does not notify muted alerts,
 // their resolve included — and a real Alertmanager never sent the resolve
