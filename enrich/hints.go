@@ -2,7 +2,6 @@ package enrich
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -523,8 +522,6 @@ func ratio(a *alert.Alert, key string) (float64, bool) {
 	}
 	return f, true
 }
-
-func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
 
 // relativeNote ends a queue-time or prefill-decode text whose times are
 // known only relative to each other.

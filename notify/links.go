@@ -160,7 +160,7 @@ func UIFilter(labels template.KV) (filter string, all bool) {
 	all = true
 	var ms []string
 	for _, p := range labels.SortedPairs() {
-		if !model.LabelName(p.Name).IsValidLegacy() {
+		if !model.LegacyValidation.IsValidLabelName(p.Name) {
 			all = false
 			continue
 		}

@@ -29,17 +29,12 @@ type batch struct {
 	kind     alert.Kind
 	trs      []*transition
 	n        *alert.Notification
-	// Incident lease: this sender opens (trigger) or closes (resolve) the
-	// incident at this integration; added are the members its join added.
-	opening, closing bool
 	// unheld: a resolve whose Leave found nothing of the incident, at an
 	// integration that draws it (unheldResolves).
 	unheld bool
 	// unthreaded: a partial resolve (its incident stays open) whose
 	// incident the store keeps no reference of (unthreadedResolves).
 	unthreaded bool
-	added      []store.Member
-	joined     bool // its members joined the incident's state
 	// skip: deliberately not sent (send_resolved: false); settled as sent.
 	skip    bool
 	err     error

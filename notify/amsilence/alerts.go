@@ -96,7 +96,7 @@ func quoteValue(v string) string { return `"` + valueQuote.Replace(v) + `"` }
 // quoteName writes a label name as Alertmanager's matchers need it: bare
 // when classic ([a-zA-Z_][a-zA-Z0-9_]*), double-quoted otherwise.
 func quoteName(name string) string {
-	if model.LabelName(name).IsValidLegacy() {
+	if model.LegacyValidation.IsValidLabelName(name) {
 		return name
 	}
 	return quoteValue(name)

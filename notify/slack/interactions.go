@@ -400,7 +400,7 @@ func (t *Triage) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// command it gets is refused so, while other replicas take them.
 		t.o.Metrics.count("", outcome)
 		ts, _ := strconv.ParseInt(r.Header.Get("X-Slack-Request-Timestamp"), 10, 64)
-		offset := time.Unix(ts, 0).Sub(time.Now()).Round(time.Second)
+		offset := time.Until(time.Unix(ts, 0)).Round(time.Second)
 		why := "the request's timestamp is more than 5 minutes old (a replay, or this server's clock ahead)"
 		if offset > 0 {
 			why = "the request's timestamp is " + offset.String() + " ahead of this server's clock: check the clock (NTP) of this host"

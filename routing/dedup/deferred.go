@@ -53,11 +53,10 @@ type queuedSet struct {
 }
 
 type job struct {
-	at      time.Time
-	set     []store.Entry
-	del     []store.Entry
-	inc     []store.IncidentOp
-	retries int
+	at  time.Time
+	set []store.Entry
+	del []store.Entry
+	inc []store.IncidentOp
 }
 
 // DeferredMetrics are the retrier's metrics; create them once per process

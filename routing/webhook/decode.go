@@ -102,7 +102,7 @@ func Decode(body []byte, now time.Time) (*alert.Message, error) {
 	body = bytes.TrimPrefix(body, bom)
 	if len(body) <= fastDecodeMax && utf8.Valid(body) {
 		var w wireMessage
-		if err := gojson.UnmarshalNoEscape(body, &w); err == nil {
+		if err := gojson.UnmarshalOf(body, &w); err == nil {
 			return fromWire(&w, now)
 		}
 	}
