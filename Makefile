@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Branch=main \
              -X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 
-.PHONY: all build run test deps vet fmt-check unit fuzz bench release clean
+.PHONY: all build run test deps vet lint fmt-check unit fuzz bench release clean
 
 all: build
 
@@ -27,6 +27,12 @@ fmt-check:
 
 vet:
 	$(GO) vet $(PKGS)
+
+# staticcheck at a pinned version, built from its Go module (staticcheck.conf
+# says which checks are off and why).
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) $(PKGS)
 
 unit:
 	CI=$${CI:-} $(GO) test -race -count=1 -timeout 20m $(PKGS)
@@ -46,7 +52,7 @@ fuzz:
 	  done; \
 	done
 
-test: deps fmt-check vet fuzz unit
+test: deps fmt-check vet lint fuzz unit
 
 bench: deps
 	./scripts/bench.sh

@@ -118,6 +118,7 @@ func TestConfigNeverPrintsThePassword(t *testing.T) {
 		{"%+v of the redis section", fmt.Sprintf("%+v", cfg)},
 		{"%#v of the redis section", fmt.Sprintf("%#v", cfg)},
 		{"%v of a pointer to it", fmt.Sprintf("%v", &cfg)},
+		//lint:ignore S1025 the test is of what fmt's %s verb prints
 		{"%s of the store section", fmt.Sprintf("%s", top)},
 		{"%+v of the store section", fmt.Sprintf("%+v", top)},
 		{"YAML of the store section", string(yml)},

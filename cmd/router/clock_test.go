@@ -38,7 +38,7 @@ func TestTheStoreClockFollowsRedisWhenTheHostIsOff(t *testing.T) {
 			c := newStoreClock(reg)
 			c.local = func() time.Time { return time.Now().Add(tc.host) }
 			c.check(t.Context(), st, slog.New(slog.DiscardHandler))
-			off := c.Now().Sub(time.Now())
+			off := time.Until(c.Now())
 			if tc.follows && (off < -clockTolerance || off > clockTolerance) {
 				t.Fatalf("host %v off: the clock reads %v from Redis' (this host's real time); want Redis' time", tc.host, off)
 			}
@@ -53,7 +53,7 @@ func TestTheStoreClockFollowsRedisWhenTheHostIsOff(t *testing.T) {
 	c := newStoreClock(nil)
 	c.anchor.Store(&clockAnchor{redis: time.Now().Add(time.Hour), mono: time.Now()})
 	c.check(t.Context(), store.NewMemory(), slog.New(slog.DiscardHandler))
-	if off := c.Now().Sub(time.Now()); off > time.Second || off < -time.Second {
+	if off := time.Until(c.Now()); off > time.Second || off < -time.Second {
 		t.Fatalf("on the memory store the clock reads %v off, want the host's", off)
 	}
 }
@@ -79,7 +79,7 @@ func TestTheStoreClockHoldsAcrossAHostClockStep(t *testing.T) {
 			c.local = func() time.Time { return time.Now().Add(skew) }
 			c.check(t.Context(), st, slog.New(slog.DiscardHandler))
 			skew = tc.to // no probe since
-			if off := c.Now().Sub(time.Now()); off < -clockTolerance || off > clockTolerance {
+			if off := time.Until(c.Now()); off < -clockTolerance || off > clockTolerance {
 				t.Fatalf("after the step the clock reads %v from Redis' time; want Redis' time at once", off)
 			}
 		})
@@ -103,7 +103,7 @@ func TestThePipelineStampsWithTheStoreClock(t *testing.T) {
 	if b.pipeline.Now == nil {
 		t.Fatal("the pipeline has no clock of the router's: it stamps with the host's")
 	}
-	if off := b.pipeline.Now().Sub(time.Now()); off > clockTolerance || off < -clockTolerance {
+	if off := time.Until(b.pipeline.Now()); off > clockTolerance || off < -clockTolerance {
 		t.Fatalf("the pipeline of a host 10 minutes ahead stamps %v from Redis' time once probed; want Redis' time", off)
 	}
 }

@@ -42,8 +42,8 @@ func runMain(t *testing.T, args ...string) (code int, stdout, stderr string) {
 func explainLines(t *testing.T, file string) []explanation {
 	t.Helper()
 	code, out, errs := runMain(t, "--config.file="+filepath.Join(t.TempDir(), "absent.yml"), "explain", file)
-	if code != 1 || !strings.Contains(errs, "absent.yml") {
-		t.Fatalf("explain with a missing explicit --config.file: exit %d, stderr %q; want exit 1 naming the file", code, errs)
+	if code != 1 || !strings.Contains(errs, "absent.yml") || out != "" {
+		t.Fatalf("explain with a missing explicit --config.file: exit %d, stdout %q, stderr %q; want exit 1 naming the file, nothing explained", code, out, errs)
 	}
 	code, out, errs = runMain(t, "explain", file)
 	if code != 0 {
