@@ -332,6 +332,10 @@ func (p *Pipeline) group(trs []*transition, wonOnly bool) []*batch {
 // notifications builds the notification of every batch; results are the
 // webhook's alerts (alert.Notification.Webhook).
 func (p *Pipeline) notifications(msg *alert.Message, batches []*batch, results []*alert.Result) {
+	// The batches of each incident, indexed on the first resolve drawn as
+	// a page: scanning every batch for each made a resolve of 11,000
+	// incidents outlast the webhook's time (an audit).
+	var byIncident map[string][]*batch
 	for _, b := range batches {
 		b.n = notification(msg, b)
 		b.n.Webhook = results
@@ -344,8 +348,17 @@ func (p *Pipeline) notifications(msg *alert.Message, batches []*batch, results [
 				// A resolve drawn as the page it was names the PagerDuty
 				// its resolve goes to in this webhook: decided ticket
 				// again, its own routes reach none (a review).
-				for _, o := range batches {
-					if at := o.receiver + "/" + o.integ.Name; o.incident == b.incident && o.kind == b.kind && o.integ.silentUpdates() && !slices.Contains(b.n.PagedAt, at) {
+				if byIncident == nil {
+					byIncident = make(map[string][]*batch)
+					for _, o := range batches {
+						byIncident[o.incident] = append(byIncident[o.incident], o)
+					}
+				}
+				for _, o := range byIncident[b.incident] {
+					if o.kind != b.kind || !o.integ.silentUpdates() {
+						continue
+					}
+					if at := o.receiver + "/" + o.integ.Name; !slices.Contains(b.n.PagedAt, at) {
 						b.n.PagedAt = append(b.n.PagedAt, at)
 					}
 				}
