@@ -42,8 +42,9 @@ func (c *Client) Alerts(ctx context.Context, ms []Matcher) ([]Alert, error) {
 		return nil, fmt.Errorf("list the alerts %s matches: %w", Text(ms), err)
 	}
 	kept := out[:0]
+	matches := Compile(ms)
 	for _, a := range out {
-		if Matches(ms, a.Labels) {
+		if matches(a.Labels) {
 			kept = append(kept, a)
 		}
 	}
@@ -123,22 +124,29 @@ func (m Matcher) matchType() amlabels.MatchType {
 // label reads as "" (so name="" matches an alert without the label), and
 // regexes are anchored at both ends. A matcher whose regex does not compile
 // is taken to match: the safe side when asking which alerts a silence
-// may mute.
+// may mute. To test many alerts, Compile ms once.
 func Matches(ms []Matcher, labels map[string]string) bool {
-	ls := make(model.LabelSet, len(labels))
-	for k, v := range labels {
-		ls[model.LabelName(k)] = model.LabelValue(v)
-	}
+	return Compile(ms)(labels)
+}
+
+// Compile returns Matches for ms, its matchers compiled once: a silence of
+// one regex of thousands of values tested on as many alerts compiled it
+// once per alert (an audit: 2,000 instances took 36 s).
+func Compile(ms []Matcher) func(labels map[string]string) bool {
+	ams := make([]*amlabels.Matcher, 0, len(ms))
 	for _, m := range ms {
-		am, err := amlabels.NewMatcher(m.matchType(), m.Name, m.Value)
-		if err != nil {
-			continue
-		}
-		if !am.Matches(string(ls[model.LabelName(m.Name)])) {
-			return false
+		if am, err := amlabels.NewMatcher(m.matchType(), m.Name, m.Value); err == nil {
+			ams = append(ams, am)
 		}
 	}
-	return true
+	return func(labels map[string]string) bool {
+		for _, am := range ams {
+			if !am.Matches(labels[am.Name]) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // Absent returns the matchers name="" of names: Alertmanager reads an

@@ -70,10 +70,12 @@ func Pin(alerts []map[string]string) [][]Matcher {
 func pin(sets []map[string]string, out *[][]Matcher) {
 	values := map[string][]string{}
 	present := map[string]int{}
+	seen := map[[2]string]bool{} // a set: 16,000 alerts took 1.5 s with slices.Contains (an audit)
 	for _, s := range sets {
 		for k, v := range s {
 			present[k]++
-			if !slices.Contains(values[k], v) {
+			if !seen[[2]string{k, v}] {
+				seen[[2]string{k, v}] = true
 				values[k] = append(values[k], v)
 			}
 		}

@@ -191,9 +191,13 @@ func noFiringAlert(incident string) string {
 func exclude(ms []amsilence.Matcher, own, others []map[string]string) (narrowed []amsilence.Matcher, clash map[string]string) {
 	ownKeys := map[string]bool{}
 	carried := map[string]bool{}
+	// ms compiled once (its regex may hold thousands of values); the
+	// name="" matchers added below are tested as absent labels.
+	matches := amsilence.Compile(ms)
+	var absent []string
 	for _, l := range own {
 		ownKeys[labelsKey(l)] = true
-		if amsilence.Matches(ms, l) {
+		if matches(l) {
 			for k, v := range l {
 				if v != "" {
 					carried[k] = true
@@ -203,7 +207,7 @@ func exclude(ms []amsilence.Matcher, own, others []map[string]string) (narrowed 
 	}
 	narrowed = ms
 	for _, o := range others {
-		if ownKeys[labelsKey(o)] || !amsilence.Matches(narrowed, o) {
+		if ownKeys[labelsKey(o)] || !matches(o) || slices.ContainsFunc(absent, func(k string) bool { return o[k] != "" }) {
 			continue
 		}
 		var extra []string
@@ -216,6 +220,7 @@ func exclude(ms []amsilence.Matcher, own, others []map[string]string) (narrowed 
 			return ms, o
 		}
 		narrowed = append(slices.Clip(narrowed), amsilence.Absent(extra)...)
+		absent = append(absent, extra...)
 	}
 	slices.SortStableFunc(narrowed, func(a, b amsilence.Matcher) int { return strings.Compare(a.Name, b.Name) })
 	return slices.CompactFunc(narrowed, func(a, b amsilence.Matcher) bool { return a == b }), nil
