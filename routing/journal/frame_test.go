@@ -255,25 +255,39 @@ func TestConcurrentWritesKeepEachWebhookTogether(t *testing.T) {
 	}
 }
 
-// A Write larger than the buffer's room keeps what fits and counts the rest
-// as dropped.
-func TestWriteKeepsWhatFitsTheBuffer(t *testing.T) {
+// A Write that finds room in the buffer is kept whole, however many
+// entries it holds — a webhook of more alerts than the buffer holds lost
+// all but the buffer's first 4,096 (an audit) —; one that finds the buffer
+// full is dropped whole and counted.
+func TestWriteIsKeptOrDroppedWhole(t *testing.T) {
 	inner := store.NewMemoryJournal(store.JournalRetention{})
 	j := &blockingJournal{Journal: inner, entered: make(chan struct{}, 10), release: make(chan struct{})}
 	w, reg := newWriter(t, j, journal.WriterOptions{Buffer: 8})
 	w.Write(decisions("first", 1)...)
 	<-j.entered // the writer holds it in a stuck append
 	w.Write(decisions("w", 5)...)
-	w.Write(decisions("x", 5)...) // 3 fit
-	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 2 {
-		t.Fatalf("dropped_total = %v, want 2", v)
-	}
+	w.Write(decisions("x", 5)...) // 5 waiting: kept whole, past the buffer
+	w.Write(decisions("y", 2)...) // 10 waiting: the buffer is full
 	close(j.release)
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 2 {
+		t.Fatalf("dropped_total = %v, want 2 (y's)", v)
+	}
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	w.Write(decisions("big", 20)...) // more than the buffer holds, into an empty one
 	if err := w.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 2 {
+		t.Fatalf("dropped_total = %v after a write larger than the buffer, want 2: it is kept whole", v)
+	}
 	all, _ := journal.Read(t.Context(), inner, journal.Query{})
-	if got := strings.Join(fingerprints(all), ","); got != "first-0,w-0,w-1,w-2,w-3,w-4,x-0,x-1,x-2" {
+	want := []string{"first-0", "w-0", "w-1", "w-2", "w-3", "w-4", "x-0", "x-1", "x-2", "x-3", "x-4"}
+	for i := range 20 {
+		want = append(want, fmt.Sprintf("big-%d", i))
+	}
+	if got := strings.Join(fingerprints(all), ","); got != strings.Join(want, ",") {
 		t.Fatalf("journal holds %s", got)
 	}
 }
@@ -415,9 +429,9 @@ func TestLimitedReadsFetchWhatTheyNeed(t *testing.T) {
 	}
 }
 
-// Writers racing for the last of the buffer's room each keep what fits and
-// drop the rest: no entry is lost uncounted, none is kept twice, the
-// buffer's bound holds.
+// Writers racing for the last of the buffer's room each keep or drop their
+// write whole: no entry is lost uncounted, none is kept twice, no write is
+// split, and the buffer's bound holds (the buffer's room plus one write).
 func TestRacingWritesPastTheBufferAreCounted(t *testing.T) {
 	inner := store.NewMemoryJournal(store.JournalRetention{MaxRecords: 100_000})
 	j := &blockingJournal{Journal: inner, entered: make(chan struct{}, 1000), release: make(chan struct{})}
@@ -428,23 +442,33 @@ func TestRacingWritesPastTheBufferAreCounted(t *testing.T) {
 	const writers, writes, per = 16, 40, 3
 	writeConcurrently(w, writers, writes, per)
 	dropped := metricSum(t, reg, "alertrouter_journal_dropped_total")
-	if want := float64(writers*writes*per - buffer); dropped != want {
-		t.Fatalf("dropped_total = %v with the writer stuck, want %v (all but the buffer's %d)", dropped, want, buffer)
-	}
 	close(j.release)
+	// Writes of 3 are admitted while fewer than 7 entries wait: at 0, 3
+	// and 6 waiting.
+	const kept = 3 * per
+	if want := float64(writers*writes*per - kept); dropped != want {
+		t.Fatalf("dropped_total = %v with the writer stuck, want %v (all but the %d of the writes that found room)", dropped, want, kept)
+	}
 	if err := w.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	all, _ := journal.Read(t.Context(), inner, journal.Query{})
-	if len(all) != 1+buffer {
-		t.Fatalf("journal holds %d entries, want the first and the buffer's %d", len(all), buffer)
+	if len(all) != 1+kept {
+		t.Fatalf("journal holds %d entries, want the first and the %d of the writes that found room", len(all), kept)
 	}
 	seen := map[string]bool{}
+	perWrite := map[string]int{}
 	for _, e := range all {
 		if seen[e.Fingerprint] {
 			t.Fatalf("entry %s kept twice", e.Fingerprint)
 		}
 		seen[e.Fingerprint] = true
+		perWrite[e.Fingerprint[:strings.LastIndex(e.Fingerprint, "-")]]++
+	}
+	for wr, n := range perWrite {
+		if wr != "first" && n != per {
+			t.Fatalf("write %s kept %d of its %d entries: split", wr, n, per)
+		}
 	}
 }
 

@@ -82,8 +82,9 @@ func (m *Metrics) ForgetDeadLetters(receiver, kind string) {
 type WriterOptions struct {
 	// Replica is stamped on entries that carry none.
 	Replica string
-	// Buffer is how many entries may wait to be appended (DefaultBuffer
-	// when 0).
+	// Buffer is how many entries may wait to be appended before a Write
+	// is dropped (DefaultBuffer when 0); a Write admitted below it is
+	// kept whole.
 	Buffer int
 	// Batch is how many entries the writer gathers from queued writes
 	// before it appends them (DefaultBatch when 0); the entries of one
@@ -229,8 +230,10 @@ func NewWriter(j store.Journal, m *Metrics, opts WriterOptions) *Writer {
 }
 
 // Write queues entries without blocking, together: the entries of one call
-// are kept in order and, when they fit the buffer, appended in the same
-// frames. Entries past the buffer's room are dropped. A dead-letter entry is
+// are kept in order and appended in the same frames. A call that finds the
+// buffer full (Buffer entries waiting: the store is behind) is dropped
+// whole; one that finds room is kept whole, however many entries it holds,
+// so the buffer holds at most Buffer entries plus each concurrent call's. A dead-letter entry is
 // counted in alertrouter_dead_letters_total here, whether or not it fits the
 // buffer. Entries written after Close are dropped.
 func (w *Writer) Write(entries ...Entry) { w.write(entries, false) }
@@ -249,18 +252,17 @@ func (w *Writer) write(entries []Entry, owned bool) {
 		w.m.dropped.Add(float64(len(entries)))
 		return
 	}
-	// Take room for every entry, then give back what exceeds the buffer:
-	// writers racing past it each give back at most their own entries.
+	// Take room for every entry; a write that found the buffer full gives
+	// its room back and is dropped whole. One that found room is kept
+	// whole: a webhook's decisions are never split, however many (a
+	// 100,000-alert webhook kept its first 4,096, and the console and the
+	// incidents command counted those: an audit).
 	n := int64(len(entries))
-	if over := w.queued.Add(n) - int64(w.opts.Buffer); over > 0 {
-		drop := min(over, n)
-		w.queued.Add(-drop)
-		w.m.dropped.Add(float64(drop))
-		w.droppedWhileFailing(entries[n-drop:])
-		entries = entries[:n-drop]
-		if len(entries) == 0 {
-			return
-		}
+	if before := w.queued.Add(n) - n; before >= int64(w.opts.Buffer) {
+		w.queued.Add(-n)
+		w.m.dropped.Add(float64(n))
+		w.droppedWhileFailing(entries)
+		return
 	}
 	if !owned {
 		entries = slices.Clone(entries)
