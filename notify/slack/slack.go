@@ -671,9 +671,9 @@ func (n *Notifier) unlisted(ctx context.Context, no *alert.Notification) (int, b
 		return 0, false
 	}
 	count := 0
+	carried := alert.Fingerprints(no.Webhook, no.Results)
 	for fp := range joins[0] {
-		if !slices.ContainsFunc(no.Webhook, func(r *alert.Result) bool { return r.Alert.Fingerprint == fp }) &&
-			!slices.ContainsFunc(no.Results, func(r *alert.Result) bool { return r.Alert.Fingerprint == fp }) {
+		if !carried[fp] {
 			count++
 		}
 	}

@@ -498,6 +498,23 @@ func (no *Notification) Loudest() *Result {
 	return &Result{}
 }
 
+// Fingerprints is the set of the fingerprints of the alerts of results
+// (a set: an incident of thousands of alerts made a scan of a list per
+// alert quadratic).
+func Fingerprints(results ...[]*Result) map[string]bool {
+	n := 0
+	for _, rs := range results {
+		n += len(rs)
+	}
+	set := make(map[string]bool, n)
+	for _, rs := range results {
+		for _, r := range rs {
+			set[r.Alert.Fingerprint] = true
+		}
+	}
+	return set
+}
+
 // WithStillFiring is no with, after its own alerts, the webhook's firing
 // alerts of no's incident routed to no's receiver that no does not carry —
 // the incident's earlier alerts that Alertmanager sent again with this
@@ -509,11 +526,16 @@ func (no *Notification) Loudest() *Result {
 // the redraw replaces it.
 func (no *Notification) WithStillFiring() *Notification {
 	var more []*Result
+	var own map[string]bool // no's fingerprints, once one is asked
 	for _, r := range no.Webhook {
 		if r.Alert.Firing() && !r.Stale && (r.Incident == no.Incident || r.NotifiedIn == no.Incident) && r.MutedBy == "" && r.SuppressedBy == "" &&
-			r.Decision.Action != ActionNone && slices.Contains(r.Receivers, no.Receiver) &&
-			!slices.ContainsFunc(no.Results, func(o *Result) bool { return o.Alert.Fingerprint == r.Alert.Fingerprint }) {
-			more = append(more, r)
+			r.Decision.Action != ActionNone && slices.Contains(r.Receivers, no.Receiver) {
+			if own == nil {
+				own = Fingerprints(no.Results)
+			}
+			if !own[r.Alert.Fingerprint] {
+				more = append(more, r)
+			}
 		}
 	}
 	if len(more) == 0 {

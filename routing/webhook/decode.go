@@ -529,12 +529,12 @@ func labelsFingerprint(labels template.KV) string {
 // (keepLatest).
 func mendFingerprintClashes(msg *alert.Message) {
 	items := msg.Items
-	var clashing []string // fingerprints carried with different labels
+	clashing := map[string]bool{} // fingerprints carried with different labels
 	repeated := false
 	eachRepeat(items, func(i, j int) {
 		repeated = true
-		if fp := items[j].Fingerprint; !maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(clashing, fp) {
-			clashing = append(clashing, fp)
+		if !maps.Equal(items[i].Labels, items[j].Labels) {
+			clashing[items[j].Fingerprint] = true
 		}
 	})
 	if !repeated {
@@ -542,7 +542,7 @@ func mendFingerprintClashes(msg *alert.Message) {
 	}
 	for k := range items {
 		a := &items[k]
-		if !slices.Contains(clashing, a.Fingerprint) {
+		if !clashing[a.Fingerprint] {
 			continue
 		}
 		if fp := labelsFingerprint(a.Labels); fp != a.Fingerprint {
@@ -554,10 +554,10 @@ func mendFingerprintClashes(msg *alert.Message) {
 	}
 	// Under the fingerprints as mended: copies of one alert with another
 	// status.
-	var conflicting []string
+	conflicting := map[string]bool{}
 	eachRepeat(items, func(i, j int) {
-		if fp := items[j].Fingerprint; items[i].Status != items[j].Status && maps.Equal(items[i].Labels, items[j].Labels) && !slices.Contains(conflicting, fp) {
-			conflicting = append(conflicting, fp)
+		if items[i].Status != items[j].Status && maps.Equal(items[i].Labels, items[j].Labels) {
+			conflicting[items[j].Fingerprint] = true
 		}
 	})
 	if len(conflicting) > 0 {
@@ -597,7 +597,7 @@ func eachRepeat(items []alert.Alert, fn func(i, j int)) {
 // Taken as sent, the first copy was notified and the second answered as
 // its duplicate: [firing, resolved] left the page open, [resolved,
 // firing] sent only the resolve.
-func keepLatest(msg *alert.Message, fps []string) {
+func keepLatest(msg *alert.Message, fps map[string]bool) {
 	// The payload index of each item: the indexes not rejected, in order.
 	index := make([]int, 0, len(msg.Items))
 	r := 0
@@ -614,14 +614,23 @@ func keepLatest(msg *alert.Message, fps []string) {
 		}
 		return a.StartsAt
 	}
-	drop := make([]bool, len(msg.Items))
-	for _, fp := range fps {
-		kept := -1
-		for k := range msg.Items {
-			a := &msg.Items[k]
-			if a.Fingerprint != fp {
-				continue
+	// The items of each fingerprint of fps, in payload order (one pass:
+	// scanning the payload for each made 40,000 such pairs take 10 s).
+	copies := make(map[string][]int, len(fps))
+	var order []string
+	for k := range msg.Items {
+		if fp := msg.Items[k].Fingerprint; fps[fp] {
+			if copies[fp] == nil {
+				order = append(order, fp)
 			}
+			copies[fp] = append(copies[fp], k)
+		}
+	}
+	drop := make([]bool, len(msg.Items))
+	for _, fp := range order {
+		kept := -1
+		for _, k := range copies[fp] {
+			a := &msg.Items[k]
 			if kept < 0 {
 				kept = k
 				continue
@@ -635,9 +644,9 @@ func keepLatest(msg *alert.Message, fps []string) {
 			continue
 		}
 		w := &msg.Items[kept]
-		for k := range msg.Items {
+		for _, k := range copies[fp] {
 			a := &msg.Items[k]
-			if a.Fingerprint != fp || a.Status == w.Status || !maps.Equal(a.Labels, w.Labels) {
+			if a.Status == w.Status || !maps.Equal(a.Labels, w.Labels) {
 				continue
 			}
 			drop[k] = true
