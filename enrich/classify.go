@@ -11,6 +11,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/recent"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/matchers"
 )
 
 // The labels the classifier reads.
@@ -223,7 +224,7 @@ func New(cfg Config) (*Classifier, error) {
 	for _, r := range cfg.Rules {
 		cr := compiledRule{text: strings.Join(r.Matchers, ", "), tgt: c.resolve(r.Sector, r.KPI)}
 		for _, m := range r.Matchers {
-			ms, err := labels.ParseMatchers(m)
+			ms, err := matchers.Parse(m)
 			if err != nil { // already validated
 				return nil, fmt.Errorf("parse matcher %q: %w", m, err)
 			}

@@ -406,6 +406,10 @@ func TestClassifyWithConfig(t *testing.T) {
 		Rules: []RuleConfig{
 			{Matchers: []string{`job=~"vllm.*"`}, Sector: "llm-inference-gpu", KPI: "TTFT"},
 			{Matchers: []string{`{team="trading", env="prod"}`}, Sector: "hft-low-latency-exec"},
+			// UTF-8 label names, as a route's matchers take them
+			// (Alertmanager v0.35's parser): the classic one refused them
+			// (an audit).
+			{Matchers: []string{`k8s.namespace.name="risk"`, `"service.name"=~"pricer|quoter"`}, Sector: "hft-low-latency-exec", KPI: "OWD"},
 		},
 		MetricFamilies: []FamilyConfig{
 			{Prefix: "acme_kv_", KPI: "CHR", Sector: "llm-prompt-cache-storage"},
@@ -430,6 +434,15 @@ func TestClassifyWithConfig(t *testing.T) {
 		}
 		if got := c.Classify(newAlert(kv("alertname", "ClockDrift", "kpi", "OWD", "team", "trading", "env", "prod"), nil, "")); got.Sector != "hft-low-latency-exec" || got.PrimaryKPI() != "OWD" {
 			t.Errorf("got %s/%s, want hft-low-latency-exec/OWD", got.Sector, got.PrimaryKPI())
+		}
+	})
+	t.Run("a rule matches on UTF-8 label names", func(t *testing.T) {
+		got := c.Classify(newAlert(kv("alertname", "X", "k8s.namespace.name", "risk", "service.name", "quoter"), nil, ""))
+		if got.Sector != "hft-low-latency-exec" || got.PrimaryKPI() != "OWD" {
+			t.Errorf("got %s/%s, want hft-low-latency-exec/OWD", got.Sector, got.PrimaryKPI())
+		}
+		if got := c.Classify(newAlert(kv("alertname", "X", "k8s.namespace.name", "risk", "service.name", "web"), nil, "")); got.Sector != alert.Unknown {
+			t.Errorf("another service: Sector = %q, want unknown", got.Sector)
 		}
 	})
 	t.Run("a user family extends the catalog", func(t *testing.T) {

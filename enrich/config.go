@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/prometheus/alertmanager/pkg/labels"
+	"github.com/alertrouter/alertrouter/routing/matchers"
 )
 
 // Config is the `classifier` section of the router's configuration.
@@ -82,7 +82,7 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf("%s.matchers: at least one matcher is required", p))
 		}
 		for j, m := range r.Matchers {
-			ms, err := labels.ParseMatchers(m)
+			ms, err := matchers.Parse(m)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("%s.matchers[%d]: parse %q: %w", p, j, m, err))
 			} else if len(ms) == 0 {

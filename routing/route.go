@@ -3,14 +3,14 @@ package routing
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
-	"github.com/prometheus/alertmanager/matcher/compat"
 	"github.com/prometheus/alertmanager/pkg/labels"
+
+	"github.com/alertrouter/alertrouter/routing/matchers"
 )
 
 // Route is one node of the route tree, shaped like Alertmanager's: a node
@@ -192,19 +192,11 @@ func (r *Route) compile(path, parent, parentKey string, known map[string]bool) e
 	return errors.Join(errs...)
 }
 
-// parseMatchers is the parser Alertmanager v0.35 uses for a route's
-// `matchers` by default (no feature flag): the UTF-8 parser
-// (`"service.name"="checkout"`), falling back to the classic one for
-// inputs only it accepts (`foo=~bar|baz`), and taking the classic result
-// where both parse an input differently. Alertmanager logs those cases;
-// here the logger discards them.
-var parseMatchers = compat.FallbackMatchersParser(slog.New(slog.DiscardHandler))
-
 // ParseMatchers parses one line of a route's `matchers` list as
 // Alertmanager v0.35 does by default: classic matchers and UTF-8 ones
-// (quoted label names) both.
+// (quoted label names) both (matchers.Parse).
 func ParseMatchers(s string) (labels.Matchers, error) {
-	return parseMatchers(s, "config")
+	return matchers.Parse(s)
 }
 
 // LabelFunc returns the value of a label ("" when absent).

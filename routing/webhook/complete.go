@@ -5,6 +5,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/matchers"
 )
 
 // LeftOut is a firing alert of a truncated webhook's group as
@@ -102,7 +103,7 @@ func routeMatchers(key string) ([]amlabels.Matchers, bool) {
 		if end < 0 {
 			return nil, false
 		}
-		ms, err := amlabels.ParseMatchers(key[i : end+1])
+		ms, err := matchers.Parse(key[i : end+1])
 		if err != nil {
 			return nil, false
 		}

@@ -1,6 +1,7 @@
 package webhook_test
 
 import (
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -80,4 +81,35 @@ func TestCompleteLeavesAWebhookItsListingDoesNotHold(t *testing.T) {
 	if _, ok := webhook.Complete(foreign, nil); ok || foreign.TruncatedAlerts != 2 {
 		t.Errorf("a group key not Alertmanager's was completed")
 	}
+}
+
+// Alertmanager 0.28 and later write a route's matchers on UTF-8 label
+// names into the groupKey as its UTF-8 parser reads them — dotted names
+// bare, others quoted: the classic parser refused them, so a truncated
+// webhook of such a route was never completed and the alerts it left out
+// paged only at Alertmanager's next repeat (an audit, Alertmanager v0.35).
+func TestCompleteReadsRoutesMatchingOnUTF8LabelNames(t *testing.T) {
+	for _, route := range []string{`{k8s.namespace.name="shop"}`, `{"my label"="shop"}`, `{"service.name"=~"shop|cart"}`} {
+		body := `{"version":"4","status":"firing","receiver":"router","groupKey":` + jsonString(`{}/`+route+`:{alertname="Down"}`) + `,"truncatedAlerts":1,
+			"groupLabels":{"alertname":"Down"},"alerts":[{"status":"firing","labels":{"alertname":"Down","k8s.namespace.name":"shop","my label":"shop","service.name":"shop"},"startsAt":"2026-12-06T10:00:00Z","fingerprint":"f1"}]}`
+		msg, err := webhook.Decode([]byte(body), time.Date(2026, 12, 6, 10, 6, 0, 0, time.UTC))
+		if err != nil {
+			t.Fatal(err)
+		}
+		own := map[string]string{"alertname": "Down", "k8s.namespace.name": "shop", "my label": "shop", "service.name": "shop", "pod": "p2"}
+		other := map[string]string{"alertname": "Down", "k8s.namespace.name": "bank", "my label": "bank", "service.name": "bank", "pod": "p3"}
+		n, ok := webhook.Complete(msg, []webhook.LeftOut{
+			{Fingerprint: "f1", Labels: map[string]string{"alertname": "Down", "k8s.namespace.name": "shop", "my label": "shop", "service.name": "shop"}},
+			{Fingerprint: "f2", Labels: own},
+			{Fingerprint: "f3", Labels: other},
+		})
+		if !ok || n != 1 || len(msg.Items) != 2 || msg.Items[1].Fingerprint != "f2" {
+			t.Errorf("route %s: completed %v, added %d, %d alerts; want the route's left-out alert added, the other route's not", route, ok, n, len(msg.Items))
+		}
+	}
+}
+
+func jsonString(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
