@@ -249,6 +249,16 @@ func (c *Client) Expire(ctx context.Context, id string) error {
 		// ("silence already expired") on older ones.
 		return nil
 	}
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Body == "" && !errors.Is(err, ErrNotFound) {
+		// Alertmanager v0.35 answers the expiry of a silence it does not
+		// know 404 with no body, as a proxy may answer a path it does not
+		// serve: the silences' list, when it answers, tells them apart
+		// (an audit: every Unsilence of a silence lost with Alertmanager's
+		// data failed, the button left for good).
+		if list, lerr := c.List(ctx); lerr == nil && !slices.ContainsFunc(list, func(g Silence) bool { return g.ID == id }) {
+			return fmt.Errorf("expire silence %s: %w (%w: not in its list of silences)", id, err, ErrNotFound)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("expire silence %s: %w", id, err)
 	}
@@ -306,7 +316,8 @@ var ErrNotFound = errors.New("no such silence in Alertmanager")
 // silence it does not know — "silence not found" (0.25 answers it 500 to
 // expiring one, later versions 404), or a 404 without a body to reading
 // one (0.25's). A 404 with another body is not, nor an empty one to an
-// expiry: a path Alertmanager does not serve ("404 page not found":
+// expiry (v0.35's answer to an unknown silence: Expire asks the list
+// then): a path Alertmanager does not serve ("404 page not found":
 // alertmanager.url missing a route prefix, a proxy's), which says nothing
 // of the silence (a review: an Unsilence said the silence had ended while
 // it still muted the alerts).

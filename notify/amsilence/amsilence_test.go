@@ -304,6 +304,48 @@ func TestOnlyAlertmanagersUnknownSilenceIsNotFound(t *testing.T) {
 	}
 }
 
+// Alertmanager v0.35 answers the expiry of a silence it does not know 404
+// with no body, as a proxy may a path it does not serve: Expire asks the
+// silences' list, and only a list that answers without the silence makes
+// it not found (an audit: every Unsilence of a silence Alertmanager lost
+// failed on v0.35, the button left for good).
+func TestAnEmpty404ToAnExpiryIsNotFoundWhenTheListLacksTheSilence(t *testing.T) {
+	const id = "67fd1c2e-0000-4000-8000-000000000001"
+	for _, tc := range []struct {
+		name string
+		list func(w http.ResponseWriter)
+		want bool
+	}{
+		{"the list lacks it", func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, `[{"id":"other","matchers":[],"status":{"state":"active"}}]`)
+		}, true},
+		{"the list holds it", func(w http.ResponseWriter) {
+			_, _ = io.WriteString(w, `[{"id":"`+id+`","matchers":[],"status":{"state":"active"}}]`)
+		}, false},
+		{"the list is not served either (a proxy's 404s)", func(w http.ResponseWriter) { w.WriteHeader(http.StatusNotFound) }, false},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case r.Method == http.MethodDelete && r.URL.Path == "/api/v2/silence/"+id:
+				w.WriteHeader(http.StatusNotFound)
+			case r.Method == http.MethodGet && r.URL.Path == "/api/v2/silences":
+				tc.list(w)
+			default:
+				http.Error(w, "unexpected "+r.Method+" "+r.URL.Path, http.StatusTeapot)
+			}
+		}))
+		c, err := amsilence.New(amsilence.Config{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = c.Expire(context.Background(), id)
+		if got := errors.Is(err, amsilence.ErrNotFound); err == nil || got != tc.want {
+			t.Errorf("%s: expire: %v, not found %v; want an error, not found %v", tc.name, err, got, tc.want)
+		}
+		srv.Close()
+	}
+}
+
 // The silence client built its own http.Client and followed a redirect to
 // another host, where prometheus/common sent the http_config's basic auth
 // again with the silence (a review): it refuses one, as the notifiers'
