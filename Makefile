@@ -9,7 +9,7 @@ LDFLAGS   := -X github.com/prometheus/common/version.Version=$(VERSION) \
              -X github.com/prometheus/common/version.Branch=main \
              -X github.com/prometheus/common/version.BuildDate=$(shell date -u +%Y%m%d-%H:%M:%S)
 
-.PHONY: all build run test deps vet lint fmt-check unit fuzz bench release clean
+.PHONY: all build run test deps vet lint fmt-check unit am-current fuzz bench release clean
 
 all: build
 
@@ -37,6 +37,20 @@ lint:
 unit:
 	CI=$${CI:-} $(GO) test -race -count=1 -timeout 20m $(PKGS)
 
+# The tests that talk to a real Alertmanager, again against the release
+# go.mod requires (built from its module by scripts/build-alertmanager.sh;
+# `unit` runs them against Debian's 0.25): webhooks, truncation, HA pairs,
+# silences, the lagging-peer check, check-config --probe.
+AM_CURRENT_E2E = TestAlertmanagerSendsVersion4|TestTruncatedThenFullWebhooks|TestATruncatedWebhookIsCompletedFromAlertmanager|TestCompletionAddsOnlyTheWebhooksOwnRoute|TestHAAlertmanagerPairAndTwoRoutersSharingRedisNotifyOnce|TestSlackSilenceButtonSilencesInAlertmanager|TestOneAlertmanagerPagesOnce|TestSequenceHAPeerLostMidGroup|TestThousandAlertWebhooksFromAnHAPair
+am-current:
+	@bin=$$(./scripts/build-alertmanager.sh) && echo "am-current: $$bin" && \
+	export ALERTMANAGER_BIN=$$bin CI=$${CI:-} && \
+	$(GO) test -race -count=1 ./notify/amsilence/ && \
+	$(GO) test -race -count=1 -run 'Silence|Unsilence' ./notify/slack/ && \
+	$(GO) test -race -count=1 -run 'Lagging|Stale|AfterItsResolve|AfterItsOwnResolve|IncidentClosed' ./routing/ && \
+	$(GO) test -race -count=1 -run 'TestCheckConfigProbeReachesWhatTheConfigNames' ./cmd/router/ && \
+	$(GO) test -race -count=1 -timeout 10m -run '$(AM_CURRENT_E2E)' ./e2e/
+
 # Each fuzz target runs briefly; crashers found land in testdata/fuzz as
 # regression cases that `go test` then always runs.
 fuzz:
@@ -52,7 +66,7 @@ fuzz:
 	  done; \
 	done
 
-test: deps fmt-check vet lint fuzz unit
+test: deps fmt-check vet lint fuzz unit am-current
 
 bench: deps
 	./scripts/bench.sh

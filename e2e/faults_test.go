@@ -268,7 +268,7 @@ func startFaultAM(t *testing.T, name string, proxy *webhookProxy, maxAlerts int,
 	if o.clusterAddr != "" {
 		args = append(args, "--cluster.advertise-address="+o.clusterAddr,
 			"--cluster.gossip-interval=50ms", "--cluster.pushpull-interval=1s",
-			"--cluster.settle-timeout=2s", "--cluster.peer-timeout=0s",
+			"--cluster.settle-timeout=2s", "--cluster.peer-timeout=1ms",
 			"--cluster.probe-interval=200ms", "--cluster.reconnect-interval=1s")
 		for _, peer := range o.peers {
 			args = append(args, "--cluster.peer="+peer)

@@ -368,10 +368,10 @@ func startAM(t *testing.T, name string, router *proc, o amOptions) *proc {
 	if o.clusterAddr != "" {
 		args = append(args, "--cluster.advertise-address="+o.clusterAddr,
 			// Fast convergence on loopback; both members notify without
-			// waiting for the other's notification log (peer-timeout 0), so
+			// waiting for the other's notification log (peer-timeout 1ms: v0.35 refuses 0), so
 			// the routers' shared dedup is what keeps pages single.
 			"--cluster.gossip-interval=50ms", "--cluster.pushpull-interval=1s",
-			"--cluster.settle-timeout=2s", "--cluster.peer-timeout=0s",
+			"--cluster.settle-timeout=2s", "--cluster.peer-timeout=1ms",
 			"--cluster.probe-interval=200ms", "--cluster.reconnect-interval=1s")
 		for _, peer := range o.peers {
 			args = append(args, "--cluster.peer="+peer)
