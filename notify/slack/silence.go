@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/alertrouter/alertrouter/notify"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
 	"github.com/alertrouter/alertrouter/routing/journal"
 )
@@ -294,13 +295,26 @@ func (t *Triage) spareOthers(ctx context.Context, p *silencePlan) error {
 // silencesText lists silences and their matchers for a message.
 func silencesText(ids []string, sets [][]amsilence.Matcher) string {
 	if len(ids) == 1 {
-		return fmt.Sprintf("silence %s matching %s", code(ids[0]), code(amsilence.Text(sets[0])))
+		return fmt.Sprintf("silence %s matching %s", code(ids[0]), code(shownMatchers(sets[0])))
 	}
 	parts := make([]string, len(ids))
 	for i, id := range ids {
-		parts[i] = fmt.Sprintf("%s matching %s", code(id), code(amsilence.Text(sets[i])))
+		parts[i] = fmt.Sprintf("%s matching %s", code(id), code(shownMatchers(sets[i])))
 	}
 	return fmt.Sprintf("%d silences, one per group of alerts so that no other alert matches: %s", len(ids), strings.Join(parts, "; "))
+}
+
+// maxShownMatchers bounds the matchers of one silence as a reply shows
+// them: a silence of an incident of thousands of instances is one regex
+// of thousands of values (20 KB at 1,000), and 20 of them passed Slack's
+// 40,000 characters (an audit). The silence's id finds it whole in
+// Alertmanager.
+const maxShownMatchers = 600
+
+// shownMatchers is ms as a reply shows them, cut at maxShownMatchers runes.
+func shownMatchers(ms []amsilence.Matcher) string {
+	t, _ := notify.TruncateInRunes(amsilence.Text(ms), maxShownMatchers)
+	return t
 }
 
 // code writes s as a mrkdwn code span. A code span cannot hold a backtick

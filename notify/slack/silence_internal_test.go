@@ -158,3 +158,30 @@ func TestIncidentSilencesCostTheSamePerAlertAtAnySize(t *testing.T) {
 	}
 	t.Logf("incidentSilences allocations per alert: %.0f at 200 alerts, %.0f at 800", small, large)
 }
+
+// A reply names each silence with its matchers cut to maxShownMatchers
+// runes: 20 silences of 1,000-value regexes passed Slack's 40,000
+// characters (an audit); the id finds the silence whole in Alertmanager.
+func TestSilencesTextCutsLongMatchers(t *testing.T) {
+	var values []string
+	for i := range 1000 {
+		values = append(values, fmt.Sprintf("node-%05d:9100", i))
+	}
+	ms := []amsilence.Matcher{{Name: "alertname", Value: "NodeDown", IsEqual: true}, amsilence.Regex("instance", values)}
+	var ids []string
+	var sets [][]amsilence.Matcher
+	for i := range 20 {
+		ids = append(ids, fmt.Sprintf("id-%02d", i))
+		sets = append(sets, ms)
+	}
+	text := silencesText(ids, sets)
+	if n := utf8.RuneCountInString(text); n > 20*(maxShownMatchers+40)+200 {
+		t.Fatalf("silencesText of 20 silences of 1,000 values: %d runes", n)
+	}
+	if !strings.Contains(text, "`id-19` matching `{alertname=\"NodeDown\", instance=~\"node-00000:9100|") || !strings.Contains(text, "…`") {
+		t.Errorf("silencesText = %.300s…; want each id with its matchers' start, cut", text)
+	}
+	if one := silencesText(ids[:1], sets[:1]); !strings.HasPrefix(one, "silence `id-00` matching `{alertname=\"NodeDown\"") || utf8.RuneCountInString(one) > maxShownMatchers+40 {
+		t.Errorf("one silence: %.300s (%d runes)", one, utf8.RuneCountInString(one))
+	}
+}
