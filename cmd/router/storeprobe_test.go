@@ -112,8 +112,14 @@ func TestARedisRefusingNewConnectionsKeepsAFailClosedRouterReady(t *testing.T) {
 	// the connection first ("broken pipe", another cause: logged apart),
 	// the next probes read it.
 	waitLog(t, log, "max number of clients reached")
+	// The probes' fresh connections fail every 20 ms; a pooled connection
+	// that a loaded machine timed out is dialed again and refused too
+	// (CI saw 2 ping errors beside 20 new_conn ones), which readiness
+	// rides out (above): the refusal must show as new_conn errors, not as
+	// the probe's pings.
 	m := scrape(t, base)
-	if storeErrors(t, m, "ping") != storeErrors(t, before, "ping") || storeErrors(t, m, "new_conn") <= storeErrors(t, before, "new_conn") {
+	pings := storeErrors(t, m, "ping") - storeErrors(t, before, "ping")
+	if conns := storeErrors(t, m, "new_conn") - storeErrors(t, before, "new_conn"); conns < 3 || pings*3 > conns {
 		t.Errorf("want the failures counted as new_conn errors, not ping errors; before the refusal:\n%s\nafter:\n%s",
 			grepLines(before, "alertrouter_store_errors_total"), grepLines(m, "alertrouter_store_errors_total"))
 	}
