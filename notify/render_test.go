@@ -294,6 +294,34 @@ func TestRenderFailuresAreCounted(t *testing.T) {
 	}
 }
 
+// A template failing on every notification is logged once per receiver,
+// field and error, not once per notification (an audit: 40 identical lines
+// a second under load), and counted every time; another field's failure,
+// or another error, is logged at once.
+func TestRenderFailuresAreLoggedOncePerFieldAndError(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	m := notify.NewMetrics(reg)
+	tm := notify.BuiltinTemplates().WithMetrics(m)
+	logs := &notifytest.SyncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	for range 100 {
+		tm.Render(logger, "title", "{{ (index .Alerts 3).Status }}", notify.DefaultSummary, fixture())
+		tm.TryRender(logger, "details.owner", "{{ .Nope.Deeper }}", fixture())
+	}
+	tm.Render(logger, "title", "{{ .Nope.Deeper }}", notify.DefaultSummary, fixture())
+	out := logs.String()
+	if n := strings.Count(out, `msg="template render failed, using the built-in text" field=title`); n != 2 {
+		t.Errorf("the failing title was logged %d times, want once per error (2):\n%s", n, out)
+	}
+	if n := strings.Count(out, `msg="template render failed, leaving the field out" field=details.owner`); n != 1 {
+		t.Errorf("the failing detail was logged %d times, want once:\n%s", n, out)
+	}
+	got := notifytest.RenderFailures(t, reg)
+	if got["oncall/title"] != 101 || got["oncall/details.owner"] != 100 {
+		t.Errorf("render failures = %v, want every one counted (title 101, details.owner 100)", got)
+	}
+}
+
 // differingSummaries is the fixture's two alerts with summaries that
 // differ: '{{ .CommonAnnotations.summary }}' renders empty.
 func differingSummaries() *notify.Data {

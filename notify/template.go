@@ -15,6 +15,7 @@ import (
 
 	"github.com/prometheus/alertmanager/template"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 )
 
@@ -278,6 +279,11 @@ type Templates struct {
 	// every empty render already logged at warn; later ones are logged at
 	// debug (the counter tells how often). Shared by WithMetrics copies.
 	emptyLogged *sync.Map
+	// failLogs throttles the lines of failed renders to one per receiver,
+	// field and error every 30 s (the counter counts each): a template
+	// failing on every notification wrote a line each, 40 a second under
+	// load (an audit). Shared by WithMetrics copies.
+	failLogs *logthrottle.Throttle
 	// userDefined are the names of the templates the user's files define
 	// (parsed apart from Alertmanager's and the built-in ones).
 	userDefined map[string]bool
@@ -471,7 +477,7 @@ func LoadTemplates(globs []string) (*Templates, error) {
 		}
 	}
 	b, bt := builtinTemplate()
-	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}, userDefined: definedSince(texts.base, before)}, nil
+	return &Templates{user: user, builtin: b, userTexts: texts, builtinTexts: bt, emptyLogged: &sync.Map{}, failLogs: &logthrottle.Throttle{}, userDefined: definedSince(texts.base, before)}, nil
 }
 
 // definedSince returns the names of the templates of set whose definition
@@ -579,7 +585,7 @@ func (k DefaultKey) String() string { return k.Key + ": " + TemplateText(k.Templ
 // BuiltinTemplates returns Templates with the built-in templates only.
 func BuiltinTemplates() *Templates {
 	b, bt := builtinTemplate()
-	return &Templates{user: b, builtin: b, userTexts: bt, builtinTexts: bt, emptyLogged: &sync.Map{}}
+	return &Templates{user: b, builtin: b, userTexts: bt, builtinTexts: bt, emptyLogged: &sync.Map{}, failLogs: &logthrottle.Throttle{}}
 }
 
 // Check reports whether text parses as a template against the loaded
@@ -693,17 +699,15 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 		if s = strings.TrimSpace(s); s != "" || fallback == "" {
 			return s
 		}
-	} else if logger != nil && fallback == "" {
-		logger.Warn("template render failed, leaving the field empty", "field", field, "err", err)
-	} else if logger != nil {
-		logger.Warn("template render failed, using the built-in text", "field", field, "err", err)
+	} else if fallback == "" {
+		t.logFailure(logger, slog.LevelWarn, data, field, err, "template render failed, leaving the field empty")
+	} else {
+		t.logFailure(logger, slog.LevelWarn, data, field, err, "template render failed, using the built-in text")
 	}
 	b, berr := t.builtinTexts.execute(fallback, data)
 	if berr != nil {
 		t.metrics.renderFailure(receiverOf(data), field, RenderError)
-		if logger != nil {
-			logger.Error("built-in template render failed, using plain text", "field", field, "err", berr)
-		}
+		t.logFailure(logger, slog.LevelError, data, field, berr, "built-in template render failed, using plain text")
 		return ""
 	}
 	b = strings.TrimSpace(b)
@@ -716,6 +720,20 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 		t.metrics.renderFailure(receiverOf(data), field, RenderError)
 	}
 	return b
+}
+
+// logFailure logs a failed render of field, at most once per receiver,
+// field and error every 30 s (failLogs; every one when t has none).
+func (t *Templates) logFailure(logger *slog.Logger, level slog.Level, data *Data, field string, err error, msg string) {
+	if logger == nil {
+		return
+	}
+	if t.failLogs == nil {
+		logger.Log(context.Background(), level, msg, "field", field, "err", err)
+		return
+	}
+	key, _ := TruncateInRunes(receiverOf(data)+"\x00"+field+"\x00"+err.Error(), 300)
+	t.failLogs.Log(context.Background(), logger, level, key, msg, "field", field, "err", err)
 }
 
 // renderedEmpty counts and logs a text of field that rendered empty, the
@@ -745,9 +763,7 @@ func (t *Templates) TryRender(logger *slog.Logger, field, text string, data *Dat
 	s, err := t.userTexts.execute(text, data)
 	if err != nil {
 		t.metrics.renderFailure(receiverOf(data), field, RenderError)
-		if logger != nil {
-			logger.Warn("template render failed, leaving the field out", "field", field, "err", err)
-		}
+		t.logFailure(logger, slog.LevelWarn, data, field, err, "template render failed, leaving the field out")
 		return "", false
 	}
 	return strings.TrimSpace(s), true
