@@ -324,7 +324,7 @@ func TestAnUndeliveredPageDoesNotDampTheRefire(t *testing.T) {
 		delivered := c.delivered
 		e := newEnv(t)
 		if c.mirrored {
-			e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+			e.routes = pagesToBothRoutes
 		}
 		p := e.pipeline()
 		if c.mirrored {

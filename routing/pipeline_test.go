@@ -159,6 +159,9 @@ routes:
     matchers: ['decision="page"']
 `
 
+// pagesToBothRoutes sends pages to PagerDuty and Slack, tickets to Slack.
+const pagesToBothRoutes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+
 func newEnv(t *testing.T) *env {
 	e := &env{t: t, clock: newClock(), pd: &sink{}, slack: &sink{}, routes: testRoutes,
 		dedup: routing.DedupOptions{
@@ -487,7 +490,7 @@ func TestPipelineRemindsOnceAfterTheRepeatIntervalWhateverTheReplicas(t *testing
 func TestPipelineMarksATicketThatNowPagesAsEscalated(t *testing.T) {
 	e := newEnv(t)
 	// Pages are mirrored to Slack, where the ticket was posted.
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	x := tAlert("TTFTHigh", "firing", "page")
 	x.Annotations["test_action"] = "ticket"
@@ -510,7 +513,7 @@ func TestPipelineMarksATicketThatNowPagesAsEscalated(t *testing.T) {
 // redrawn, and it was shown nowhere).
 func TestAnUpdateCarriesTheIncidentsEarlierAlertsStillFiring(t *testing.T) {
 	e := newEnv(t)
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	ticket := tAlert("TTFTHigh", "firing", "ticket")
 	page := tAlert("TTFTHigh", "firing", "page", "instance", "gpu-node-002:8000")
@@ -546,7 +549,7 @@ func TestAnUpdateCarriesTheIncidentsEarlierAlertsStillFiring(t *testing.T) {
 // (REVIEWV: "3 firing", the resolved alert listed "firing · ticket").
 func TestAnUpdateDrawsNoStaleCopyAsStillFiring(t *testing.T) {
 	e := newEnv(t)
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
@@ -586,7 +589,7 @@ func TestAnUpdateDrawsNoStaleCopyAsStillFiring(t *testing.T) {
 func TestPipelineATierFlippingBackIsSentAtOnce(t *testing.T) {
 	e := newEnv(t)
 	// Pages mirrored to Slack: both tiers go to one integration.
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	x := tAlert("TTFTHigh", "firing", "page")
 	for _, action := range []string{"ticket", "page", "ticket", "page"} {

@@ -14,14 +14,7 @@ import (
 func resolveAllocsPerAlert(t *testing.T, n int) float64 {
 	t.Helper()
 	e := newEnv(t)
-	e.routes = `
-receiver: slack
-routes:
-  - receiver: pagerduty
-    matchers: ['decision="page"']
-    continue: true
-  - receiver: slack
-`
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	firing := make([]webhooktest.Alert, n)
 	resolved := make([]webhooktest.Alert, n)

@@ -248,7 +248,7 @@ func TestAFiringArrivingAfterItsOwnResolveOpensNoCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := newEnv(t)
-	e.routes = "receiver: slack\nroutes:\n  - receiver: pagerduty\n    matchers: ['decision=\"page\"']\n    continue: true\n  - receiver: slack\n"
+	e.routes = pagesToBothRoutes
 	p := e.pipeline()
 	p.Receivers["pagerduty"][0].Notifier = silentSink{e.pd} // PagerDuty hears no updates
 	p.Receivers["slack"][0].Notifier = drawingSink{e.slack} // Slack draws incidents
