@@ -233,9 +233,10 @@ func NewWriter(j store.Journal, m *Metrics, opts WriterOptions) *Writer {
 // are kept in order and appended in the same frames. A call that finds the
 // buffer full (Buffer entries waiting: the store is behind) is dropped
 // whole; one that finds room is kept whole, however many entries it holds,
-// so the buffer holds at most Buffer entries plus each concurrent call's. A dead-letter entry is
-// counted in alertrouter_dead_letters_total here, whether or not it fits the
-// buffer. Entries written after Close are dropped.
+// so the buffer holds at most Buffer entries plus each concurrent call's.
+// A dead-letter entry is counted in alertrouter_dead_letters_total here,
+// whether or not it fits the buffer. Entries written after Close are
+// dropped.
 func (w *Writer) Write(entries ...Entry) { w.write(entries, false) }
 
 // write is Write; owned says the writer may keep entries itself (Record's
