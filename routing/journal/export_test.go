@@ -8,3 +8,7 @@ func WireFrame(entries []Entry) any {
 	}
 	return entries
 }
+
+// ChannelFull reports whether w's channel is full (Flush's markers
+// included).
+func ChannelFull(w *Writer) bool { return len(w.ch) == cap(w.ch) }

@@ -170,3 +170,39 @@ func TestAMutedDecisionKeepsItsReceiversApart(t *testing.T) {
 		t.Errorf("old entry read back with receivers %v, muted receivers %v", got[1].Receivers, got[1].MutedReceivers)
 	}
 }
+
+// A Write the entry budget admits while Flush's markers fill the channel
+// is dropped at the channel (a review): counted, and in the run of failed
+// appends the console shows, as any drop.
+func TestAWriteDroppedAtAChannelFullOfFlushMarkersIsInTheFailureRun(t *testing.T) {
+	inner := store.NewMemoryJournal(store.JournalRetention{})
+	j := &switchedJournal{Journal: inner, entered: make(chan struct{}, 4), release: make(chan struct{})}
+	w, reg := newWriter(t, j, journal.WriterOptions{Buffer: 2, Batch: 1})
+	j.failWith(errors.New("redis journal append: OOM command not allowed"))
+	w.Write(decisions("failed", 1)...)
+	if err := w.Flush(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	j.hold.Store(true)
+	w.Write(decisions("held", 1)...)
+	<-j.entered // the writer is stuck in a failing append
+	w.Write(decisions("a", 1)...)
+	flushed := make(chan error, 1)
+	go func() { flushed <- w.Flush(t.Context()) }() // its marker fills the channel
+	for deadline := time.Now().Add(5 * time.Second); !journal.ChannelFull(w); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("Flush's marker never reached the channel")
+		}
+	}
+	w.Write(decisions("b", 1)...) // admitted (1 entry waits), the channel full
+	j.hold.Store(false)
+	close(j.release)
+	if err := <-flushed; err != nil {
+		t.Fatal(err)
+	}
+	dropped := metricSum(t, reg, "alertrouter_journal_dropped_total")
+	f, ok := w.Failure()
+	if !ok || float64(f.Decisions) != dropped {
+		t.Fatalf("failure run %+v (failing %v), dropped_total %v: want every drop in the run", f, ok, dropped)
+	}
+}

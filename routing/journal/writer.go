@@ -222,8 +222,11 @@ func NewWriter(j store.Journal, m *Metrics, opts WriterOptions) *Writer {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	// Every queued item holds at least one entry, so a channel of Buffer
-	// items never blocks a Write that the entry budget admitted.
+	// Every queued write holds at least one entry, so a channel of Buffer
+	// items never blocks a Write that the entry budget admitted — but for
+	// Flush's markers, which share the channel (a review: a Write admitted
+	// while markers filled it was dropped at the channel; counted as any
+	// drop, see write).
 	w := &Writer{journal: j, m: m, opts: opts, ch: make(chan item, opts.Buffer), done: make(chan struct{})}
 	go w.run()
 	return w
@@ -278,9 +281,10 @@ func (w *Writer) write(entries []Entry, owned bool) {
 	}
 	select {
 	case w.ch <- item{entries: entries}:
-	default: // cannot happen (see NewWriter); counted all the same
+	default: // only while Flush's markers fill the channel (see NewWriter)
 		w.queued.Add(-int64(len(entries)))
 		w.m.dropped.Add(float64(len(entries)))
+		w.droppedWhileFailing(entries)
 	}
 }
 
