@@ -8,7 +8,9 @@
 # silence's expiry 404: an audit found both broke the router there).
 # The module ships the web UI's sources, not its built assets, which the
 # binary embeds: a placeholder page stands in (the APIs the router calls
-# are all there). Prints the binary's path. Nothing else is fetched.
+# are all there). Prints the binary's path. It fetches the release's own
+# dependencies through the Go module proxy (some at versions the router's
+# go.sum does not hold), as `go install` would.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 version=$(go list -m -f '{{.Version}}' github.com/prometheus/alertmanager)
@@ -23,7 +25,7 @@ echo "build-alertmanager: building Alertmanager $version into $bin" >&2
 src=$(go mod download -json "github.com/prometheus/alertmanager@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
 [ -d "$src" ] || { echo "build-alertmanager: no module source for $version" >&2; exit 1; }
 work=$(mktemp -d)
-trap 'chmod -R u+w "$work"; rm -rf "$work"' EXIT
+trap 'chmod -R u+w "$work"; rm -rf "$work" "${tmp:-}"' EXIT
 cp -r "$src/." "$work/"
 chmod -R u+w "$work"
 for d in "$work/ui/app/dist" "$work/ui/app/dist/elm" "$work/ui/app/dist/mantine"; do
@@ -31,8 +33,10 @@ for d in "$work/ui/app/dist" "$work/ui/app/dist/elm" "$work/ui/app/dist/mantine"
   [ -n "$(ls -A "$d" 2>/dev/null)" ] || echo '<html><body>Alertmanager web UI not built (alertrouter test build)</body></html>' > "$d/index.html"
 done
 mkdir -p "$gobin"
-(cd "$work" && go build -trimpath -o "$bin.tmp" \
+tmp=$(mktemp "$bin.XXXXXX")
+(cd "$work" && go build -trimpath -o "$tmp" \
   -ldflags "-X github.com/prometheus/common/version.Version=${version#v} -X github.com/prometheus/common/version.Branch=module" \
   ./cmd/alertmanager)
-mv "$bin.tmp" "$bin"
+chmod 755 "$tmp"
+mv "$tmp" "$bin"
 echo "$bin"
