@@ -318,22 +318,26 @@ var builtinFamilies = []family{
 	// model server's own (time to first token, time per output token,
 	// request duration), gen_ai.client.* the caller's view of an LLM API
 	// (operation duration, token usage). As Prometheus 3 keeps them
-	// (UTF-8, quoted) and as its underscore translations write them: with
-	// the unit's suffix (`_seconds`, the default), and without it
-	// (Prometheus 3.6's UnderscoreEscapingWithoutSuffixes: an audit found
-	// those read with no KPI).
+	// (UTF-8, quoted: NoTranslation, and NoUTF8EscapingWithSuffixes, which
+	// adds the unit's suffix) and as its underscore translations write
+	// them: with the unit's suffix (`_seconds`, the default), and without
+	// it (Prometheus 3.6's UnderscoreEscapingWithoutSuffixes). Audits found
+	// the suffixless underscores and the suffixed dots read with no KPI.
 	// An AI gateway records them too, for the provider it calls
 	// (envoyproxy/ai-gateway internal/metrics/genai.go: "from the start of
 	// the received request headers in extproc to the receiving of the
 	// first token in the response body"): with an external provider's
 	// name in its labels such a series is the API's (family.Provider).
 	{Name: "gen_ai.server.time_to_first_token", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai.server.time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_time_to_first_token_seconds", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_time_to_first_token", Sector: secGPU, KPI: "TTFT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai.server.time_per_output_token", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai.server.time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_time_per_output_token_seconds", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_time_per_output_token", Sector: secGPU, KPI: "TPOT", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai.server.request.duration", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
+	{Name: "gen_ai.server.request.duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_request_duration_seconds", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
 	{Name: "gen_ai_server_request_duration", Sector: secGPU, KPI: "E2E", Source: srcGenAI, Provider: true},
 	{Prefix: "gen_ai.server.", Sector: secGPU, Source: srcGenAI, Provider: true},
@@ -343,9 +347,11 @@ var builtinFamilies = []family{
 	// chunk of a streamed answer the provider's service time (UST, as
 	// LiteLLM's time to first token).
 	{Name: "gen_ai.client.operation.duration", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
+	{Name: "gen_ai.client.operation.duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
 	{Name: "gen_ai_client_operation_duration_seconds", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
 	{Name: "gen_ai_client_operation_duration", Sector: secAPI, KPI: "P95 LAT", Source: srcGenAI},
 	{Name: "gen_ai.client.operation.time_to_first_chunk", Sector: secAPI, KPI: "UST", Source: srcGenAI},
+	{Name: "gen_ai.client.operation.time_to_first_chunk_seconds", Sector: secAPI, KPI: "UST", Source: srcGenAI},
 	{Name: "gen_ai_client_operation_time_to_first_chunk_seconds", Sector: secAPI, KPI: "UST", Source: srcGenAI},
 	{Name: "gen_ai_client_operation_time_to_first_chunk", Sector: secAPI, KPI: "UST", Source: srcGenAI},
 	{Prefix: "gen_ai.client.", Sector: secAPI, Source: srcGenAI},

@@ -158,8 +158,8 @@ func scanExpr(expr string, f *exprFacts) {
 			case labelListKeywords[string(low)]:
 				// Skip the label list of by/without/on/ignoring/group_*.
 				if k < n && expr[k] == '(' {
-					if e := strings.IndexByte(expr[k:], ')'); e >= 0 {
-						j = k + e + 1
+					if e, ok := labelListEnd(expr, k); ok {
+						j = e
 					} else {
 						j = n
 					}
@@ -303,6 +303,24 @@ func callArg(expr string, k int) string {
 	return expr[k+1:]
 }
 
+// labelListEnd returns the index after the ')' that closes the label list
+// opened at expr[k] == '(' (by, without, on, ignoring, group_*); false when
+// none does. Quoted names are skipped: Prometheus 3's UTF-8 names may hold
+// a ')' (an audit: `by ("a)b", le)` hid the rest of the expression).
+func labelListEnd(expr string, k int) (int, bool) {
+	for i := k + 1; i < len(expr); {
+		switch expr[i] {
+		case ')':
+			return i + 1, true
+		case '"', '\'', '`':
+			i = skipString(expr, i)
+		default:
+			i++
+		}
+	}
+	return len(expr), false
+}
+
 // aggregationArg returns the argument of an aggregation whose name ends
 // before expr[k]: after an optional by (…) or without (…) clause.
 func aggregationArg(expr string, k int) string {
@@ -311,8 +329,10 @@ func aggregationArg(expr string, k int) string {
 	}
 	for _, kw := range [...]string{"by", "without"} {
 		if len(expr) >= k+len(kw) && strings.EqualFold(expr[k:k+len(kw)], kw) {
-			if p := strings.IndexByte(expr[k:], ')'); p >= 0 {
-				k += p + 1
+			if p := strings.IndexByte(expr[k:], '('); p >= 0 {
+				if e, ok := labelListEnd(expr, k+p); ok {
+					k = e
+				}
 			}
 			for k < len(expr) && isSpace(expr[k]) {
 				k++
@@ -385,6 +405,10 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 			for k < n && isSpace(expr[k]) {
 				k++
 			}
+			if end-i >= 2 && expr[i+1:end-1] == "__name__" {
+				i = nameMatcher(expr, k, f, inAbsent) // {"__name__"="x"}
+				continue
+			}
 			if k < n && (expr[k] == ',' || expr[k] == '}') && end-i >= 2 {
 				// Preceded by an operator? Then it is a label value.
 				p := i - 1
@@ -396,11 +420,66 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 				}
 			}
 			i = end
+		case strings.HasPrefix(expr[i:], "__name__") && (i+8 >= n || !isIdentChar(expr[i+8])) && !isIdentChar(expr[i-1]):
+			k := i + 8
+			for k < n && isSpace(expr[k]) {
+				k++
+			}
+			i = nameMatcher(expr, k, f, inAbsent) // {__name__="x"}, {__name__=~"a|b"}
 		default:
 			i++
 		}
 	}
 	return n
+}
+
+// nameMatcher reads the matcher of the metric name whose operator starts at
+// expr[k] (`__name__="x"`, Prometheus 3's way to name a UTF-8 metric too, and
+// `__name__=~"a|b"`) and returns the index after its value: an equality's
+// value is a metric name, and so is each alternative of a regex's made of
+// literal names (a regex of metacharacters names none). A negative matcher
+// names none either. Without a quoted value it returns k.
+func nameMatcher(expr string, k int, f *exprFacts, inAbsent bool) int {
+	n := len(expr)
+	regex := false
+	switch {
+	case strings.HasPrefix(expr[k:], "=~"):
+		regex, k = true, k+2
+	case strings.HasPrefix(expr[k:], "!=") || strings.HasPrefix(expr[k:], "!~"):
+		k += 2
+		for k < n && isSpace(expr[k]) {
+			k++
+		}
+		if k < n && (expr[k] == '"' || expr[k] == '\'' || expr[k] == '`') {
+			return skipString(expr, k)
+		}
+		return k
+	case k < n && expr[k] == '=':
+		k++
+	default:
+		return k
+	}
+	for k < n && isSpace(expr[k]) {
+		k++
+	}
+	if k >= n || (expr[k] != '"' && expr[k] != '\'' && expr[k] != '`') {
+		return k
+	}
+	end := skipString(expr, k)
+	if end-k < 2 {
+		return end
+	}
+	v := expr[k+1 : end-1]
+	if !regex {
+		addMetric(f, v, inAbsent)
+		return end
+	}
+	for alt := range strings.SplitSeq(v, "|") {
+		if alt != "" && !strings.ContainsAny(alt, `.*+?()[]{}^$\`) {
+			addMetric(f, alt, inAbsent)
+		}
+	}
+	return end
 }
 
 // skipString returns the index after the string literal starting at
@@ -484,6 +563,22 @@ func selectorJobs(expr, name string, fn func(string)) {
 			continue
 		}
 		j := i + len(name)
+		if i > 0 && (expr[i-1] == '"' || expr[i-1] == '\'') && expr[j] == expr[i-1] {
+			// Quoted inside the braces, as Prometheus 3 writes a metric's
+			// name ({"up", job="x"}, {__name__="up", job="x"}): the
+			// selector is the braces around it (an audit: its job was
+			// lost).
+			p := i - 2
+			for p >= 0 && isSpace(expr[p]) {
+				p--
+			}
+			b := strings.LastIndexByte(expr[:i], '{')
+			if b < 0 || strings.IndexByte(expr[b:i], '}') >= 0 || p < 0 ||
+				!(expr[p] == '{' || expr[p] == ',' || expr[p] == '=' && strings.HasSuffix(strings.TrimRight(expr[:p], " \t\n\r\"'"), "__name__")) {
+				continue // a label's value, not the metric's name
+			}
+			j = b
+		}
 		for j < len(expr) && isSpace(expr[j]) {
 			j++
 		}

@@ -121,6 +121,8 @@ func FuzzParseGeneratorURL(f *testing.F) {
 	f.Add("?g0.expr=%")
 	f.Add("?g0.expr=`\\")
 	f.Add("?g0.expr={\"")
+	f.Add("?g0.expr=" + url.QueryEscape(`absent({__name__="up", job="x"}) or {"up",job='y'} or {__name__=~"a|b.c", "__name__" != "d"}`))
+	f.Add("?g0.expr=" + url.QueryEscape(`{__name__`))
 	f.Fuzz(func(t *testing.T, u string) {
 		expr := alert.GeneratorExpr(u)
 		var facts exprFacts
@@ -130,6 +132,11 @@ func FuzzParseGeneratorURL(f *testing.F) {
 			if m == "" || (!strings.Contains(expr, m) && !strings.Contains(u, m)) {
 				t.Fatalf("metric %q is not part of the input", m)
 			}
+			selectorJobs(expr, m, func(job string) {
+				if !strings.Contains(expr, job) {
+					t.Fatalf("job %q is not part of the expression", job)
+				}
+			})
 		}
 	})
 }
