@@ -100,22 +100,15 @@ const noRHS = -1
 // It records which metrics occur inside absent() or absent_over_time()
 // (exprFacts.absentOnly). It never panics on garbage and does not allocate.
 func scanExpr(expr string, f *exprFacts) {
-	var sumBase, countBase [maxMetrics]string
-	nSum, nCount := 0, 0
+	var ms metricScan
 	var lower [32]byte
 	// Parentheses are counted only inside the outermost absent( call
 	// (inAbsent): depth is the number open since its own.
 	inAbsent, openAbsent := false, false // openAbsent: the next '(' opens an absent( call
 	depth := 0
-	// durCounter: a duration counter (Triton's nv_inference_request_duration_us,
-	// the total time of all requests) was read on the alert's side; divided
-	// is set by a "/" after it. A request count read after both makes the
-	// expression a sum-over-count average (durationCountAverage).
-	durCounter, divided := false, false
-	// paren is the number of parentheses open; rhsDepth is paren at the
-	// comparison operator whose right side (the threshold) is being read,
-	// noRHS when none: an average there is not what the alert is on.
-	paren, rhsDepth := 0, noRHS
+	// paren is the number of parentheses open (ms.rhsDepth: metricScan).
+	paren := 0
+	ms.rhsDepth = noRHS
 	n := len(expr)
 	for i := 0; i < n; {
 		c := expr[i]
@@ -123,7 +116,7 @@ func scanExpr(expr string, f *exprFacts) {
 		case c == '"' || c == '\'' || c == '`':
 			i = skipString(expr, i)
 		case c == '{':
-			i = scanBraces(expr, i, f, inAbsent)
+			i = scanBraces(expr, i, f, &ms, inAbsent)
 		case c == '[':
 			if j := strings.IndexByte(expr[i:], ']'); j >= 0 {
 				i += j + 1
@@ -168,60 +161,41 @@ func scanExpr(expr string, f *exprFacts) {
 				// A function or aggregation call.
 				openAbsent = !inAbsent && (string(low) == "absent" || string(low) == "absent_over_time")
 				// The argument is scanned only for the two averages.
-				if isAvg := string(low) == "avg" || string(low) == "avg_over_time"; isAvg && f.averages == "" && rhsDepth == noRHS && !quantileSeries(callArg(expr, k)) {
+				if isAvg := string(low) == "avg" || string(low) == "avg_over_time"; isAvg && f.averages == "" && ms.rhsDepth == noRHS && !quantileSeries(callArg(expr, k)) {
 					f.averages = string(low) + "("
 				}
 			case promqlKeywords[string(low)]:
 				switch string(low) {
 				case "avg":
-					if f.averages == "" && rhsDepth == noRHS && !quantileSeries(aggregationArg(expr, k)) {
+					if f.averages == "" && ms.rhsDepth == noRHS && !quantileSeries(aggregationArg(expr, k)) {
 						f.averages = "avg("
 					}
 				case "and", "or", "unless":
-					if paren <= rhsDepth {
-						rhsDepth = noRHS // a new operand, not the threshold
+					if paren <= ms.rhsDepth {
+						ms.rhsDepth = noRHS // a new operand, not the threshold
 					}
-					durCounter, divided = false, false
+					ms.durCounter, ms.divided = false, false
 				}
 			default:
-				addMetric(f, id, inAbsent)
-				if rhsDepth != noRHS || quantileSeries(id) {
-					break
-				}
-				if b, ok := strings.CutSuffix(id, "_sum"); ok && nSum < maxMetrics {
-					sumBase[nSum] = b
-					nSum++
-				} else if b, ok := strings.CutSuffix(id, "_count"); ok && nCount < maxMetrics {
-					countBase[nCount] = b
-					nCount++
-				}
-				if f.averages == "" && (strings.Contains(id, "_average") || strings.Contains(id, "_avg_")) {
-					f.averages = id
-				}
-				switch {
-				case isDurationCounter(id):
-					durCounter, divided = true, false
-				case durCounter && divided && isRequestCount(id) && f.averages == "":
-					f.averages = durationCountAverage
-				}
+				ms.see(f, id, inAbsent)
 			}
 			i = j
 		default:
 			switch {
 			case c == '/':
-				divided = durCounter
+				ms.divided = ms.durCounter
 			case c == '(':
 				paren++
 			case c == ')':
-				if paren--; paren < rhsDepth {
-					rhsDepth = noRHS
+				if paren--; paren < ms.rhsDepth {
+					ms.rhsDepth = noRHS
 				}
 			case c == '>' || c == '<' || (c == '=' || c == '!') && i+1 < n && expr[i+1] == '=':
 				// A comparison (>, >=, <, <=, ==, !=; =~ and !~ are
 				// matchers, inside braces): its right side is the
 				// threshold.
-				if rhsDepth == noRHS {
-					rhsDepth = paren
+				if ms.rhsDepth == noRHS {
+					ms.rhsDepth = paren
 				}
 			}
 			if inAbsent || openAbsent {
@@ -240,13 +214,56 @@ func scanExpr(expr string, f *exprFacts) {
 		}
 	}
 	if f.averages == "" {
-		for a := 0; a < nSum; a++ {
-			for b := 0; b < nCount; b++ {
-				if sumBase[a] == countBase[b] {
+		for a := 0; a < ms.nSum; a++ {
+			for b := 0; b < ms.nCount; b++ {
+				if ms.sumBase[a] == ms.countBase[b] {
 					f.averages = "_sum/_count"
 				}
 			}
 		}
+	}
+}
+
+// metricScan is what scanExpr keeps of the metrics it read to tell an
+// average from a percentile, for bare names and for those quoted in braces
+// or named by __name__ alike (an audit: quoted _sum/_count ratios lost the
+// hint).
+type metricScan struct {
+	sumBase, countBase [maxMetrics]string
+	nSum, nCount       int
+	// durCounter: a duration counter (Triton's
+	// nv_inference_request_duration_us, the total time of all requests)
+	// was read on the alert's side; divided is set by a "/" after it. A
+	// request count read after both makes the expression a sum-over-count
+	// average (durationCountAverage).
+	durCounter, divided bool
+	// rhsDepth is scanExpr's paren at the comparison operator whose right
+	// side (the threshold) is being read, noRHS when none: an average
+	// there is not what the alert is on.
+	rhsDepth int
+}
+
+// see records the metric id read in the expression.
+func (ms *metricScan) see(f *exprFacts, id string, inAbsent bool) {
+	addMetric(f, id, inAbsent)
+	if ms.rhsDepth != noRHS || quantileSeries(id) {
+		return
+	}
+	if b, ok := strings.CutSuffix(id, "_sum"); ok && ms.nSum < maxMetrics {
+		ms.sumBase[ms.nSum] = b
+		ms.nSum++
+	} else if b, ok := strings.CutSuffix(id, "_count"); ok && ms.nCount < maxMetrics {
+		ms.countBase[ms.nCount] = b
+		ms.nCount++
+	}
+	if f.averages == "" && (strings.Contains(id, "_average") || strings.Contains(id, "_avg_")) {
+		f.averages = id
+	}
+	switch {
+	case isDurationCounter(id):
+		ms.durCounter, ms.divided = true, false
+	case ms.durCounter && ms.divided && isRequestCount(id) && f.averages == "":
+		f.averages = durationCountAverage
 	}
 }
 
@@ -391,7 +408,7 @@ func allDigits(s string) bool {
 // scanBraces reads a {…} selector starting at expr[i] == '{' and returns
 // the index after it. Label names are skipped; a quoted string that is
 // followed by ',' or '}' (not by a matcher operator) is a metric name.
-func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
+func scanBraces(expr string, i int, f *exprFacts, ms *metricScan, inAbsent bool) int {
 	n := len(expr)
 	i++
 	for i < n {
@@ -406,7 +423,7 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 				k++
 			}
 			if end-i >= 2 && expr[i+1:end-1] == "__name__" {
-				i = nameMatcher(expr, k, f, inAbsent) // {"__name__"="x"}
+				i = nameMatcher(expr, k, f, ms, inAbsent) // {"__name__"="x"}
 				continue
 			}
 			if k < n && (expr[k] == ',' || expr[k] == '}') && end-i >= 2 {
@@ -416,7 +433,7 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 					p--
 				}
 				if p >= 0 && (expr[p] == '{' || expr[p] == ',') {
-					addMetric(f, expr[i+1:end-1], inAbsent)
+					ms.see(f, expr[i+1:end-1], inAbsent)
 				}
 			}
 			i = end
@@ -425,7 +442,7 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 			for k < n && isSpace(expr[k]) {
 				k++
 			}
-			i = nameMatcher(expr, k, f, inAbsent) // {__name__="x"}, {__name__=~"a|b"}
+			i = nameMatcher(expr, k, f, ms, inAbsent) // {__name__="x"}, {__name__=~"a|b"}
 		default:
 			i++
 		}
@@ -439,7 +456,7 @@ func scanBraces(expr string, i int, f *exprFacts, inAbsent bool) int {
 // value is a metric name, and so is each alternative of a regex's made of
 // literal names (a regex of metacharacters names none). A negative matcher
 // names none either. Without a quoted value it returns k.
-func nameMatcher(expr string, k int, f *exprFacts, inAbsent bool) int {
+func nameMatcher(expr string, k int, f *exprFacts, ms *metricScan, inAbsent bool) int {
 	n := len(expr)
 	regex := false
 	switch {
@@ -471,12 +488,12 @@ func nameMatcher(expr string, k int, f *exprFacts, inAbsent bool) int {
 	}
 	v := expr[k+1 : end-1]
 	if !regex {
-		addMetric(f, v, inAbsent)
+		ms.see(f, v, inAbsent)
 		return end
 	}
 	for alt := range strings.SplitSeq(v, "|") {
 		if alt != "" && !strings.ContainsAny(alt, `.*+?()[]{}^$\`) {
-			addMetric(f, alt, inAbsent)
+			ms.see(f, alt, inAbsent)
 		}
 	}
 	return end
