@@ -162,7 +162,7 @@ func (r *Route) compile(path, parent, parentKey string, known map[string]bool) e
 	r.matchers = r.matchers[:0]
 	errs = append(errs, r.compileCompat(path)...)
 	for i, s := range r.Matchers {
-		ms, err := ParseMatchers(s)
+		ms, err := matchers.Parse(s)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s.matchers[%d]: %w", path, i, err))
 			continue
@@ -190,13 +190,6 @@ func (r *Route) compile(path, parent, parentKey string, known map[string]bool) e
 		errs = append(errs, c.compile(cpath, r.Receiver, r.key, known))
 	}
 	return errors.Join(errs...)
-}
-
-// ParseMatchers parses one line of a route's `matchers` list as
-// Alertmanager v0.35 does by default: classic matchers and UTF-8 ones
-// (quoted label names) both (matchers.Parse).
-func ParseMatchers(s string) (labels.Matchers, error) {
-	return matchers.Parse(s)
 }
 
 // LabelFunc returns the value of a label ("" when absent).

@@ -23,6 +23,7 @@ import (
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/routing/matchers"
 )
 
 // importAlertmanager is `router import-alertmanager FILE`: it prints a
@@ -487,7 +488,7 @@ func checkInhibitRules(v interface{}) error {
 		for _, key := range []string{"source_matchers", "target_matchers"} {
 			ms, _ := mustGet(m, key).([]interface{})
 			for j, line := range ms {
-				if _, err := routing.ParseMatchers(str(line)); err != nil {
+				if _, err := matchers.Parse(str(line)); err != nil {
 					return fmt.Errorf("%s.%s[%d]: %w", path, key, j, err)
 				}
 			}
@@ -985,7 +986,7 @@ func routeDifferences(r mapSlice, path string, inherited map[string]string) []st
 	}
 	if l, ok := mustGet(r, "matchers").([]interface{}); ok {
 		for _, v := range l {
-			ms, err := routing.ParseMatchers(str(v))
+			ms, err := matchers.Parse(str(v))
 			if err != nil {
 				continue // check-config names it
 			}
