@@ -249,7 +249,7 @@ func (c *Client) Expire(ctx context.Context, id string) error {
 		// ("silence already expired") on older ones.
 		return nil
 	}
-	if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Body == "" && !errors.Is(err, ErrNotFound) {
+	if errors.As(err, &he) && he.Status == http.StatusNotFound && he.Body == "" {
 		// Alertmanager v0.35 answers the expiry of a silence it does not
 		// know 404 with no body, as a proxy may answer a path it does not
 		// serve: the silences' list, when it answers, tells them apart
