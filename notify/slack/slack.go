@@ -462,11 +462,11 @@ func (n *Notifier) deliver(ctx context.Context, no *alert.Notification) error {
 		silenced := "" // the resolve's word on a silence still in force
 		if no.IncidentResolved && n.triage != nil {
 			// What was done on the parent, read once for both.
-			m, err := n.triage.t.readMessage(ctx, no.Incident, p.channel, p.ts)
-			if err := n.triage.resolveEscalationOf(ctx, no, p, m, err); err != nil {
+			m, readErr := n.triage.t.readMessage(ctx, no.Incident, p.channel, p.ts)
+			if err := n.triage.resolveEscalationOf(ctx, no, p, m, readErr); err != nil {
 				return err
 			}
-			if err == nil {
+			if readErr == nil {
 				silenced = n.triage.silencedNote(ctx, m)
 			}
 		}
