@@ -73,10 +73,16 @@ func TestPrometheus3SpellingsReadAsTheirClassicOnes(t *testing.T) {
 	}
 	// A label's value equal to a metric's name is not that metric's
 	// selector, and a negative name matcher names no metric.
-	cl := c.Classify(newAlert(kv("alertname", "Alert"), nil, `sum(rate(http_requests_total{handler="up"}[5m])) > 1 and {__name__!="vllm:num_requests_running"} > 0`))
+	cl := c.Classify(newAlert(kv("alertname", "Alert"), nil, `up{job="kafka"} == 0 and on() sum(rate(http_requests_total{handler="up", job="redis"}[5m])) > 1 and {__name__!="vllm:num_requests_running"} > 0`))
 	for _, s := range cl.Signals {
 		if s.Value == "vllm:num_requests_running" {
 			t.Errorf("a negative __name__ matcher named its metric: %s", describe(cl))
 		}
+		if s.Kind == "job" && s.Value == "redis" {
+			t.Errorf("the job of a selector whose label value is \"up\" was read as up's: %s", describe(cl))
+		}
+	}
+	if !strings.Contains(describe(cl), "job:kafka") {
+		t.Errorf("up{job=\"kafka\"}'s job was not read: %s", describe(cl))
 	}
 }
