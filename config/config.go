@@ -455,8 +455,8 @@ func (c *Config) Validate() error {
 	errs = append(errs, prefix("classifier", c.Classifier.Validate())...)
 	errs = append(errs, prefix("policies", c.Policies.Validate())...)
 	if u := c.Console.ExternalURL; u != "" {
-		if pu, err := url.Parse(u); err != nil || (pu.Scheme != "http" && pu.Scheme != "https") || pu.Host == "" {
-			errs = append(errs, fmt.Errorf("console.external_url: %q is not an absolute http(s) URL", redact.URL(u)))
+		if pu, err := redact.HTTPURL(u); err != nil {
+			errs = append(errs, fmt.Errorf("console.external_url: %w", err))
 		} else if pu.User != nil {
 			errs = append(errs, fmt.Errorf("console.external_url: %q holds credentials, which every PagerDuty and Slack notification would carry in its link: remove them (protect the console with console.auth)", redact.URL(u)))
 		}

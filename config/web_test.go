@@ -164,6 +164,38 @@ func TestParseErrorsHideURLCredentials(t *testing.T) {
 	}
 }
 
+// An IPv6 address written without brackets in any URL the config takes
+// ("http://::1:9093", which url.Parse refuses for its port) is refused
+// with where the brackets go, and the bracketed form is taken (IPV6 audit:
+// the errors said only "is not a URL").
+func TestURLsTellWhereIPv6BracketsGo(t *testing.T) {
+	for _, c := range []struct{ key, bare, bracketed string }{
+		{"alertmanager.url", "alertmanager: {url: 'http://::1:9093'}\n", "alertmanager: {url: 'http://[::1]:9093'}\n"},
+		{"prometheus", "prometheus: {url: 'http://u:p@fd00::1:9090'}\n", "prometheus: {url: 'http://u:p@[fd00::1]:9090'}\n"},
+		{"console.external_url", "console: {external_url: 'https://fd00::1/ui'}\n", "console: {external_url: 'https://[fd00::1]/ui'}\n"},
+		{"url", "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: x, url: 'http://::1:8080/v2/enqueue'}]}]\n", "route: {receiver: pd}\nreceivers: [{name: pd, pagerduty_configs: [{routing_key: x, url: 'http://[::1]:8080/v2/enqueue'}]}]\n"},
+		{"api_url", "route: {receiver: s}\nreceivers: [{name: s, slack_configs: [{token: x, channel: '#c', api_url: 'http://::1:8081/api/'}]}]\n", "route: {receiver: s}\nreceivers: [{name: s, slack_configs: [{token: x, channel: '#c', api_url: 'http://[::1]:8081/api/'}]}]\n"},
+		{"api_url", "route: {receiver: s}\nreceivers: [{name: s, slack_configs: [{channel: '#c', api_url: 'http://::1:8081/services/T/B/X'}]}]\n", "route: {receiver: s}\nreceivers: [{name: s, slack_configs: [{channel: '#c', api_url: 'http://[::1]:8081/services/T/B/X'}]}]\n"},
+	} {
+		tail := routeLog
+		if strings.HasPrefix(c.bare, "route:") {
+			tail = ""
+		}
+		_, err := config.Parse([]byte(c.bare+tail), t.TempDir())
+		if err == nil || !strings.Contains(err.Error(), c.key) || !strings.Contains(err.Error(), "an IPv6 address goes in brackets") {
+			t.Errorf("%s: Parse = %v; want %s refused naming the brackets", c.bare, err, c.key)
+		}
+		if _, err := config.Parse([]byte(c.bracketed+tail), t.TempDir()); err != nil {
+			t.Errorf("%s: %v", c.bracketed, err)
+		}
+	}
+	// A host name with a port, or a bracketed address, has no hint.
+	_, err := config.Parse([]byte("alertmanager: {url: 'ftp://[::1]:9093'}\n"+routeLog), t.TempDir())
+	if err == nil || strings.Contains(err.Error(), "brackets") {
+		t.Errorf("ftp://[::1]:9093: %v; want refused for its scheme without the IPv6 hint", err)
+	}
+}
+
 // console.external_url is the link every notification carries: credentials
 // in it would reach every PagerDuty incident and Slack message.
 func TestConsoleExternalURLHoldsNoCredentials(t *testing.T) {

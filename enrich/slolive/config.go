@@ -161,7 +161,7 @@ func label(labels map[string]string, name string) (string, error) {
 func baseURL(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a URL", redact.URL(raw)) // url.Parse's error would print raw whole
+		return "", fmt.Errorf("%q is not a URL%s", redact.URL(raw), redact.IPv6Hint(raw)) // url.Parse's error would print raw whole
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
 		return "", fmt.Errorf("%q: scheme must be http or https", redact.URL(raw))

@@ -4,6 +4,7 @@ package redact
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"sort"
@@ -56,6 +57,38 @@ func URL(raw string) string {
 		u.Path, u.RawPath = u.Path[:i]+"xxxxx", ""
 	}
 	return u.String()
+}
+
+// HTTPURL parses raw as an absolute http or https URL (a scheme and a
+// host). Its error prints raw through URL (url.Parse's own error would
+// print it whole, credentials and all) and, when the host looks like an
+// IPv6 address written without brackets ("http://::1:9093", which
+// url.Parse refuses for its "port"), says where the brackets go.
+func HTTPURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" {
+		return u, nil
+	}
+	return nil, fmt.Errorf("%q is not an absolute http(s) URL%s", URL(raw), IPv6Hint(raw))
+}
+
+// IPv6Hint is "; an IPv6 address goes in brackets: …" when the host of raw
+// (a URL) holds two colons or more outside brackets, and "" otherwise.
+func IPv6Hint(raw string) string {
+	host := raw
+	if _, rest, ok := strings.Cut(host, "://"); ok {
+		host = rest
+	}
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	if i := strings.LastIndexByte(host, '@'); i >= 0 {
+		host = host[i+1:]
+	}
+	if strings.Count(host, ":") < 2 || strings.ContainsAny(host, "[]") {
+		return ""
+	}
+	return "; an IPv6 address goes in brackets: http://[fd00::1]:9093"
 }
 
 // webhookPaths start the path of an incoming webhook, whose rest is the

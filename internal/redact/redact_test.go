@@ -131,3 +131,25 @@ func TestValuesHidesWholeValuesOnly(t *testing.T) {
 		t.Errorf("Values = %q, want %q", got, want)
 	}
 }
+
+// IPv6Hint reads the host of a URL only: colons of a password, a path or a
+// query, and a bracketed address, give no hint.
+func TestIPv6HintReadsTheHostOnly(t *testing.T) {
+	for raw, want := range map[string]bool{
+		"http://::1:9093":                 true,
+		"https://u:p@fd00::1/x":           true,
+		"fd00::1:9093":                    true,
+		"http://[::1]:9093":               false,
+		"http://u:pa:ss@host:9093":        false,
+		"http://host:9093/a:b:c?x=1:2:3":  false,
+		"http://host:9093#a:b:c":          false,
+		"http://alertmanager.example.com": false,
+	} {
+		if got := IPv6Hint(raw) != ""; got != want {
+			t.Errorf("IPv6Hint(%q) = %q; want a hint: %v", raw, IPv6Hint(raw), want)
+		}
+	}
+	if _, err := HTTPURL("http://u:S3CRET@::1:9093"); err == nil || strings.Contains(err.Error(), "S3CRET") || !strings.Contains(err.Error(), "brackets") {
+		t.Errorf("HTTPURL = %v; want refused with the hint, the password hidden", err)
+	}
+}

@@ -79,8 +79,8 @@ func (c *Config) ResolveUnsent() time.Duration {
 // Validate returns the problems of the block, each prefixed by its YAML key.
 func (c *Config) Validate() error {
 	var errs []error
-	if u, err := url.Parse(c.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("url: %q is not an absolute http(s) URL", redact.URL(c.URL))) // its credentials hidden
+	if u, err := redact.HTTPURL(c.URL); err != nil {
+		errs = append(errs, fmt.Errorf("url: %w", err)) // its credentials hidden
 	} else if u.RawQuery != "" || u.Fragment != "" {
 		// The API paths are appended to it (…?token=…/api/v2/silences
 		// reaches no API), and a query there is often a credential every

@@ -3,7 +3,6 @@ package pagerduty
 import (
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 	"time"
 
@@ -146,12 +145,9 @@ const TemplatedRoutingKey = "a template ({{ … }}): the router sends an inciden
 // endpointBase turns the enqueue URL into the base go-pagerduty wants (it
 // appends /v2/enqueue itself).
 func endpointBase(raw string) (string, error) {
-	u, err := url.Parse(raw)
+	u, err := redact.HTTPURL(raw)
 	if err != nil {
-		return "", fmt.Errorf("%q is not a URL", redact.URL(raw))
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return "", fmt.Errorf("%q is not an absolute http(s) URL", redact.URL(raw))
+		return "", err
 	}
 	if !strings.HasSuffix(u.Path, enqueuePath) || u.RawQuery != "" {
 		return "", fmt.Errorf("%q must end in %s (the Events API v2 enqueue URL)", redact.URL(raw), enqueuePath)

@@ -155,8 +155,8 @@ func (c *Config) Validate() error {
 	if c.Channel == "" {
 		errs = append(errs, errors.New("channel: is required"))
 	}
-	if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", redact.URL(c.APIURL)))
+	if u, err := redact.HTTPURL(c.APIURL); err != nil {
+		errs = append(errs, fmt.Errorf("api_url: %w", err))
 	} else if err := noQuery(u); err != nil {
 		errs = append(errs, fmt.Errorf("api_url: %q %w", redact.URL(c.APIURL), err))
 	}
@@ -191,8 +191,8 @@ func (c *Config) validateWebhookMode() error {
 		errs = append(errs, errors.New("api_url: at most one of api_url and api_url_file may be set"))
 	}
 	if c.APIURLFile == "" {
-		if u, err := url.Parse(c.APIURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			errs = append(errs, fmt.Errorf("api_url: %q is not an absolute http(s) URL", redact.URL(c.APIURL)))
+		if _, err := redact.HTTPURL(c.APIURL); err != nil {
+			errs = append(errs, fmt.Errorf("api_url: %w", err))
 		}
 	}
 	if c.Token != "" || c.TokenFile != "" || c.AppToken != "" || c.AppTokenFile != "" {
