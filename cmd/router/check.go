@@ -38,6 +38,9 @@ func (m *Main) checkConfig(ctx context.Context, testRoute string, probe bool) in
 	if err := m.checkWebConfig(cfg); err != nil {
 		return fail(err)
 	}
+	if err := m.checkListenAddresses(); err != nil {
+		return fail(err)
+	}
 	// Build exactly what serve builds (notifiers with their secrets and
 	// templates, the edge's auth, the store client without connecting),
 	// on a throwaway registry and a silent logger, then drop it.

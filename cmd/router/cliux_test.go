@@ -93,6 +93,27 @@ func TestTestRouteWithoutLabelsIsRefused(t *testing.T) {
 	}
 }
 
+// A --web.listen-address that is not host:port ("::1:9095", an IPv6
+// address without brackets) is refused by check-config, as serve refuses
+// it, saying how it is written; check-config took anything (IPV6 audit).
+func TestListenAddressNotHostPortIsRefused(t *testing.T) {
+	for _, a := range []string{"::1:9095", "[::1]", "not-an-addr"} {
+		code, _, errs := runMain(t, "--web.listen-address="+a, "check-config")
+		if code != 1 || !strings.Contains(errs, "--web.listen-address \""+a+"\" is not host:port") || !strings.Contains(errs, "[::1]:9095") {
+			t.Errorf("check-config --web.listen-address %s: exit %d, stderr %q; want exit 1 naming the flag and the IPv6 form", a, code, errs)
+		}
+	}
+	for _, a := range []string{"[::1]:9095", ":9095", "localhost:9095"} {
+		if code, _, errs := runMain(t, "--web.listen-address="+a, "check-config"); code != 0 {
+			t.Errorf("check-config --web.listen-address %s: exit %d, stderr %q; want 0", a, code, errs)
+		}
+	}
+	code, _, errs := runMain(t, "--web.listen-address=::1:9095")
+	if code == 0 || !strings.Contains(errs, "is not host:port") {
+		t.Errorf("serve --web.listen-address ::1:9095: exit %d, stderr %q; want refused with the IPv6 form", code, errs)
+	}
+}
+
 // import-alertmanager given a router.yml refuses it, naming router
 // check-config: it "imported" it with every router key dropped. A
 // top-level key no Alertmanager has (a typo, which Alertmanager refuses)

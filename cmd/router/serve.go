@@ -701,6 +701,26 @@ func (m *Main) webConfigFile() string {
 	return ""
 }
 
+// checkListenAddresses refuses a --web.listen-address that is not
+// host:port, saying how an IPv6 address is written ("::1:9095" failed at
+// bind with Go's "too many colons", and check-config took anything: an
+// audit). Socket activation and vsock:// addresses are exporter-toolkit's.
+func (m *Main) checkListenAddresses() error {
+	if m.webFlags == nil || m.webFlags.WebListenAddresses == nil ||
+		m.webFlags.WebSystemdSocket != nil && *m.webFlags.WebSystemdSocket {
+		return nil
+	}
+	for _, a := range *m.webFlags.WebListenAddresses {
+		if strings.HasPrefix(a, "vsock://") {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return fmt.Errorf("--web.listen-address %q is not host:port (:9095 listens on every address; IPv6: [::1]:9095): %w", a, err)
+		}
+	}
+	return nil
+}
+
 // listenHosts returns the hosts of the --web.listen-address values as
 // webhook.KnownHost compares them: state-changing console requests are
 // accepted for them (IP addresses and an empty host are anyway).
@@ -1032,6 +1052,9 @@ func (m *Main) listenAndServe(srv *http.Server, source string) error {
 		slices.ContainsFunc(addrs, func(a string) bool { return strings.HasPrefix(a, "vsock://") }) {
 		m.logger.Info("router starting", "addresses", fmt.Sprint(addrs), "config", source)
 		return web.ListenAndServe(srv, m.webFlags, m.logger)
+	}
+	if err := m.checkListenAddresses(); err != nil {
+		return err
 	}
 	listeners := make([]net.Listener, 0, len(addrs))
 	for _, a := range addrs {
