@@ -269,6 +269,10 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 			continue
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
+		case a.Firing() && start < a.IdentityStart().UnixMilli() && p.firedBeforeStoreRun(flap, a.Fingerprint):
+			p.Logger.Info("firing under a later start than the firing its flap history last records, which started before the store's current run: notified as a new firing (the store may have come back without its resolve)",
+				"fingerprint", a.Fingerprint, "start", a.IdentityStart())
+			continue
 		}
 		var newEpisode func(*transition) bool
 		if a.Firing() && start < a.IdentityStart().UnixMilli() {
@@ -303,6 +307,29 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 		}
 	}
 	return nil
+}
+
+// firedBeforeStoreRun reports whether the last firing fp's flap history
+// (read in flap) records started before the store's current run began
+// (StoreLife). Such a history proves nothing of what happened since: Redis
+// back from an older snapshot, or failed over to a replica behind, lost
+// the resolve that followed (and the flap record with it), and the alert's
+// next firing, under a later start, was taken for that firing and sent
+// nowhere, answered 200 (an audit). A later start is then a new firing:
+// paged, as a marker lost with the store is (dedup.Epoch) — at worst the
+// same firing told again, which PagerDuty folds while its incident is open
+// or acknowledged. False when the store's run is unknown (no StoreLife, a
+// Redis Cluster).
+func (p *Pipeline) firedBeforeStoreRun(flap flapRead, fp string) bool {
+	if p.StoreLife == nil {
+		return false
+	}
+	life := p.StoreLife()
+	if life.IsZero() {
+		return false
+	}
+	rec, ok := p.flapRecordOf(flap, fp)
+	return ok && rec.h[len(rec.h)-1].At.Before(life.Truncate(time.Second))
 }
 
 // handResolvedEpisode says, of the transitions of one firing alert whose
