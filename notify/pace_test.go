@@ -2,6 +2,8 @@ package notify_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -89,5 +91,43 @@ func TestARetryAfterOfADayWaitsAMinute(t *testing.T) {
 	}
 	if wait, ok := p.Turn(t0.Add(notify.MaxRetryAfter+time.Second), time.Hour); !ok || wait > time.Second {
 		t.Fatalf("a request a minute later: wait %v (ok %t), want its turn within the pace", wait, ok)
+	}
+}
+
+// Pacers remembers the endpoints used recently, not every key ever paced:
+// Slack's are rendered channels (a template of a label), and one pacer per
+// value ever posted to was kept for the process's life (an audit: 100,000
+// channels held 28.6 MB). An endpoint in use keeps its pacer, its pace with
+// it; concurrent first uses of a key share one pacer.
+func TestPacersForgetEndpointsNotUsedRecently(t *testing.T) {
+	ps := notify.NewPacers(time.Second, time.Minute)
+	busy := ps.Of("busy")
+	for i := range 100_000 {
+		ps.Of(fmt.Sprintf("#preview-%d", i))
+		if i%1000 == 0 && ps.Of("busy") != busy {
+			t.Fatalf("after %d other keys the busy endpoint got a new pacer: its pace lost", i)
+		}
+	}
+	if n := notify.PacersLen(ps); n > 10_000 {
+		t.Fatalf("Pacers remembers %d endpoints after 100,000 distinct keys; want a bounded number", n)
+	}
+	var wg sync.WaitGroup
+	got := make([]*notify.Pacer, 8)
+	for i := range got {
+		wg.Go(func() { got[i] = ps.Of("new") })
+	}
+	wg.Wait()
+	for _, p := range got {
+		if p != got[0] {
+			t.Fatal("concurrent first uses of one key got different pacers")
+		}
+	}
+	ps.Alias("new-id", busy)
+	if ps.Of("new-id") != busy {
+		t.Error("Alias did not make busy's pacer the alias' pacer")
+	}
+	ps.Alias("new-id", got[0])
+	if ps.Of("new-id") != busy {
+		t.Error("Alias replaced a key's pacer")
 	}
 }
