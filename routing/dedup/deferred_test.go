@@ -65,8 +65,15 @@ func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
 	d := NewDeferred(s, m, nil)
 	s.done = d.done
 	d.Set([]store.Entry{{Key: "n:marker", Value: "page|1|inc", TTL: time.Hour}})
-	for s.tries.Load() == 0 {
-		time.Sleep(time.Millisecond) // the loop's own attempt fails first
+	// The loop's own attempt fails first. A queue emptied without one
+	// (the write given up as too old) goes on to fail below; the deadline
+	// only guards against a wait that would hang the package's tests.
+	deadline := time.Now().Add(10 * time.Second)
+	for s.tries.Load() == 0 && d.Len() > 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the retrier has not tried the queued write after 10s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	d.Close()
 	v, found, err := st.Get(t.Context(), []string{"n:marker"})

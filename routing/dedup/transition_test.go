@@ -50,6 +50,13 @@ func TestTransitionCoversEveryMarkerStatusAndTier(t *testing.T) {
 			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, Escalates: true, Incident: "inc-1", ClaimSuffix: ":t" + itoa(now.Add(-time.Minute).UnixMilli())}},
 		{name: "firing marker, firing, a quieter tier → new firing in the marker's incident, no escalation", found: true, marker: fired(page, time.Minute), firing: true, tier: ticket,
 			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, Incident: "inc-1", ClaimSuffix: ":t" + itoa(now.Add(-time.Minute).UnixMilli())}},
+		// Escalates makes Slack treat the update as louder than what
+		// on-call saw: a ticket that stays a ticket (or none that stays
+		// none) under another policy is not an escalation.
+		{name: "firing marker, firing, another ticket tier → new firing in the marker's incident, no escalation", found: true, marker: fired("ticket:capacity:warn", time.Minute), firing: true, tier: "ticket:regression:warn",
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, Incident: "inc-1", ClaimSuffix: ":t" + itoa(now.Add(-time.Minute).UnixMilli())}},
+		{name: "firing marker, firing, another none tier → new firing in the marker's incident, no escalation", found: true, marker: fired("none:capacity:info", time.Minute), firing: true, tier: "none:regression:info",
+			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindFiring, Incident: "inc-1", ClaimSuffix: ":t" + itoa(now.Add(-time.Minute).UnixMilli())}},
 		{name: "firing marker, resolved → resolve in the firing's incident", found: true, marker: fired(page, time.Minute), tier: ticket,
 			want: dedup.Step{Verdict: dedup.Send, Kind: alert.KindResolved, Incident: "inc-1", ClaimSuffix: ":f" + itoa(now.Add(-time.Minute).UnixMilli())}},
 		{name: "resolved marker, resolved → dedup hit", found: true, marker: resolved, tier: page,
