@@ -437,6 +437,22 @@ func TestInvalidRoutingKeyIsPermanentAndNeverLogged(t *testing.T) {
 	}
 }
 
+// A 408 (PagerDuty, or a proxy before it, timed out reading the event) is
+// transient like a 5xx: retried, and failing retryably if it lasts. Taken as
+// permanent, the page was dead-lettered and the webhook answered 502, so
+// Alertmanager never sent it again: on-call was not paged.
+func TestRequestTimeoutStatusIsRetryable(t *testing.T) {
+	h := newHarness(t, nil)
+	h.srv.FailN(5, pdtest.Fault{Status: 408})
+	err := h.n.Notify(context.Background(), opening("aaa"))
+	if err == nil || !alert.Retryable(err) {
+		t.Fatalf("err = %v, want a retryable error", err)
+	}
+	if h.srv.Requests() != 5 {
+		t.Fatalf("requests = %d, want 5 (every attempt)", h.srv.Requests())
+	}
+}
+
 func TestTimeoutIsRetryable(t *testing.T) {
 	h := newHarness(t, func(c *pagerduty.Config) { c.Timeout = model.Duration(50 * time.Millisecond) })
 	h.srv.FailN(5, pdtest.Fault{Hang: true})
