@@ -99,13 +99,21 @@ func TestARedisRefusingNewConnectionsKeepsAFailClosedRouterReady(t *testing.T) {
 	before := scrape(t, base)
 	redisCLI(t, srv, "", "CONFIG", "SET", "maxclients", "1")
 	time.Sleep(300 * time.Millisecond) // 15 probes: unready after 3 failed ones
-	resp, err := http.Get(base + "/-/ready")
-	if err != nil {
-		t.Fatal(err)
+	// Ready: the fresh connection's refusal alone made it unready for good
+	// (each probe failed). A loaded machine may time out a pooled
+	// connection, which is dialed again and refused (CI saw a 503 once), so
+	// a 200 is asked for within a few seconds, not of the first read.
+	ready := false
+	for deadline := time.Now().Add(3 * time.Second); !ready && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		resp, err := http.Get(base + "/-/ready")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		ready = resp.StatusCode == http.StatusOK
 	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("/-/ready = %d while the pooled connections answer; want 200:\n%s", resp.StatusCode, log.String())
+	if !ready {
+		t.Fatalf("/-/ready never 200 while the pooled connections answer:\n%s", log.String())
 	}
 	waitLog(t, log, "store refuses new connections while the pooled ones answer")
 	// Redis' reply names the refusal; a probe may lose it to Redis closing
