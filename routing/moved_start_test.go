@@ -3,6 +3,7 @@ package routing_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -94,35 +95,42 @@ func TestAHandResolvedPagesAlertFiringWithALaterStartPagesAgain(t *testing.T) {
 		// resolve, and the alert never stopped firing (a review).
 		{"later start before the hand resolve", 10 * time.Minute, 15 * time.Minute, false},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			e, p := handResolvableEnv(t)
-			p.RetriggerInterval = 5 * time.Minute
-			base := tAlert("TTFTHigh", "firing", "page")
-			mustProcess(t, p, base)
-			sent := e.pd.notifications()
-			if len(sent) != 1 || !sent[0].Opening {
-				t.Fatalf("PagerDuty got %d notifications, want the opening", len(sent))
-			}
-			key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
-			if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: dedup.HandResolved("jdoe (U123) via Slack", webhooktest.Start.Add(tc.resolvedAt)), TTL: 24 * time.Hour}}); err != nil {
-				t.Fatal(err)
-			}
-			e.clock.Advance(20 * time.Minute)
-			again := webhooktest.MkAlert("firing", base.Labels, base.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(tc.shift))
-			mustProcess(t, p, again)
-			mustProcess(t, p, again) // the next repeat
-			pd, sl := e.pd.notifications(), e.slack.notifications()
-			if !tc.pages {
-				if len(pd) != 1 || len(sl) != 1 {
-					t.Fatalf("the same firing: PagerDuty %d, Slack %d notifications; want the opening's alone", len(pd), len(sl))
+		// The same after Redis began a new run since the first firing
+		// (Pipeline.StoreLife): the hand mark decides, not the run.
+		for _, run := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/run began %v", tc.name, run), func(t *testing.T) {
+				e, p := handResolvableEnv(t)
+				p.RetriggerInterval = 5 * time.Minute
+				if run {
+					p.StoreLife = func() time.Time { return webhooktest.Start.Add(2 * time.Minute) }
 				}
-				return
-			}
-			if len(pd) != 2 || !pd[1].Opening || len(sl) != 2 || !sl[1].Opening || !sl[1].Repaged {
-				t.Fatalf("a later start after a hand resolve: PagerDuty %d notifications (the second a trigger: %v), Slack %d (told PagerDuty was paged again: %v); want the new episode opened once at each, Slack saying so",
-					len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Repaged)
-			}
-		})
+				base := tAlert("TTFTHigh", "firing", "page")
+				mustProcess(t, p, base)
+				sent := e.pd.notifications()
+				if len(sent) != 1 || !sent[0].Opening {
+					t.Fatalf("PagerDuty got %d notifications, want the opening", len(sent))
+				}
+				key := dedup.HandResolvedAtKey(e.dedup.KeyPrefix, sent[0].Incident, "pagerduty/"+p.Receivers["pagerduty"][0].Name)
+				if err := e.store.Set(context.Background(), []store.Entry{{Key: key, Value: dedup.HandResolved("jdoe (U123) via Slack", webhooktest.Start.Add(tc.resolvedAt)), TTL: 24 * time.Hour}}); err != nil {
+					t.Fatal(err)
+				}
+				e.clock.Advance(20 * time.Minute)
+				again := webhooktest.MkAlert("firing", base.Labels, base.Annotations, `vllm:time_to_first_token_seconds_bucket > 2`, webhooktest.Start.Add(tc.shift))
+				mustProcess(t, p, again)
+				mustProcess(t, p, again) // the next repeat
+				pd, sl := e.pd.notifications(), e.slack.notifications()
+				if !tc.pages {
+					if len(pd) != 1 || len(sl) != 1 {
+						t.Fatalf("the same firing: PagerDuty %d, Slack %d notifications; want the opening's alone", len(pd), len(sl))
+					}
+					return
+				}
+				if len(pd) != 2 || !pd[1].Opening || len(sl) != 2 || !sl[1].Opening || !sl[1].Repaged {
+					t.Fatalf("a later start after a hand resolve: PagerDuty %d notifications (the second a trigger: %v), Slack %d (told PagerDuty was paged again: %v); want the new episode opened once at each, Slack saying so",
+						len(pd), len(pd) > 1 && pd[1].Opening, len(sl), len(sl) > 1 && sl[1].Repaged)
+				}
+			})
+		}
 	}
 }
 

@@ -269,7 +269,7 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 			continue
 		case !a.Firing() && start >= resolvedAt(a, a.IdentityStart()).UnixMilli():
 			continue
-		case a.Firing() && start < a.IdentityStart().UnixMilli() && p.firedBeforeStoreRun(flap, a.Fingerprint):
+		case a.Firing() && start < a.IdentityStart().UnixMilli() && !slices.ContainsFunc(trs[from:j], handMarked) && p.firedBeforeStoreRun(flap, a.Fingerprint):
 			p.Logger.Info("firing under a later start than the firing its flap history last records, which started before the store's current run: notified as a new firing (the store may have come back without its resolve)",
 				"fingerprint", a.Fingerprint, "start", a.IdentityStart())
 			continue
@@ -308,6 +308,14 @@ func (p *Pipeline) earlierFirings(ctx context.Context, trs []*transition, values
 	}
 	return nil
 }
+
+// handMarked reports whether t read a hand-resolve mark (Slack's Resolve):
+// handResolvedEpisode then decides a later start — the mark's time tells
+// a copy of the resolved firing from a new episode, whatever the store
+// lost before it (a review: taken as new by firedBeforeStoreRun, such a
+// copy triggered PagerDuty's hand-resolved incident again, a real page,
+// and a new episode lost Slack's "paged again").
+func handMarked(t *transition) bool { return t.handResolved != "" }
 
 // firedBeforeStoreRun reports whether the last firing fp's flap history
 // (read in flap) records started before the store's current run began
