@@ -73,7 +73,10 @@ func HTTPURL(raw string) (*url.URL, error) {
 }
 
 // IPv6Hint is "; an IPv6 address goes in brackets: …" when the host of raw
-// (a URL) holds two colons or more outside brackets, and "" otherwise.
+// (a URL) reads as an IPv6 address written without them, with or without
+// a port: two colons or more outside brackets between groups of at most
+// four hex digits (the last two may be an IPv4 address or a zone); ""
+// otherwise — a host:port:port typo gets no hint.
 func IPv6Hint(raw string) string {
 	host := raw
 	if _, rest, ok := strings.Cut(host, "://"); ok {
@@ -87,6 +90,20 @@ func IPv6Hint(raw string) string {
 	}
 	if strings.Count(host, ":") < 2 || strings.ContainsAny(host, "[]") {
 		return ""
+	}
+	groups := strings.Split(host, ":")
+	for i, g := range groups {
+		if i >= len(groups)-2 {
+			// the last group, or the one before a port: may be an IPv4
+			// address or carry a zone (fe80::1%eth0)
+			g, _, _ = strings.Cut(g, "%")
+			if strings.Count(g, ".") == 3 {
+				continue
+			}
+		}
+		if len(g) > 4 || strings.Trim(g, "0123456789abcdefABCDEF") != "" {
+			return ""
+		}
 	}
 	return "; an IPv6 address goes in brackets: http://[fd00::1]:9093"
 }

@@ -144,6 +144,10 @@ func TestIPv6HintReadsTheHostOnly(t *testing.T) {
 		"http://host:9093/a:b:c?x=1:2:3":  false,
 		"http://host:9093#a:b:c":          false,
 		"http://alertmanager.example.com": false,
+		"http://host:9093:1":              false, // a typo, not IPv6
+		"http://fe80::1%eth0:9093":        true,
+		"http://::ffff:10.0.0.1:9093":     true,
+		"http://fd00:0:0:0:0:0:0:1":       true,
 	} {
 		if got := IPv6Hint(raw) != ""; got != want {
 			t.Errorf("IPv6Hint(%q) = %q; want a hint: %v", raw, IPv6Hint(raw), want)
