@@ -1,4 +1,8 @@
 package notify
 
 // PacersLen is the number of endpoints ps remembers.
-func PacersLen(ps *Pacers) int { return ps.m.Len() }
+func PacersLen(ps *Pacers) int {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return len(ps.m)
+}

@@ -5,8 +5,6 @@ import (
 	"math"
 	"sync"
 	"time"
-
-	"github.com/alertrouter/alertrouter/internal/recent"
 )
 
 // Pacer paces the requests to one rate-limited endpoint — a Slack channel,
@@ -144,36 +142,75 @@ func (p *Pacer) Limit(now time.Time, retryAfter time.Duration) time.Time {
 
 // Pacers holds one Pacer per endpoint key, all with the same interval and
 // pacedFor, shared by every notifier of the process (across reloads: a
-// reloaded notifier keeps its endpoint's pace). It remembers the endpoints
-// used recently (recent.Map, pacersSize a generation): keys are rendered —
-// a Slack channel from a template ('#{{ .CommonLabels.namespace }}'), the
-// ids Slack answers — and were kept for the process's life, one pacer per
-// value ever posted to (an audit: 100,000 channels, 28.6 MB). A pacer
-// forgotten is one not used since pacersSize others were: made again
-// unpaced, paced again at its endpoint's next 429.
+// reloaded notifier keeps its endpoint's pace). Keys are rendered — a
+// Slack channel from a template ('#{{ .CommonLabels.namespace }}'), the
+// ids Slack answers — and one pacer per value ever posted to was kept for
+// the process's life (an audit: 100,000 channels, 28.6 MB). A pacer not
+// pacing (no 429 within pacedFor) holds nothing a new one would not: once
+// pacersSize keys are held, those are forgotten, and the next sweep waits
+// until the map has doubled (a review: forgetting by recency alone dropped
+// pacers still pacing, and split a channel's name from its id).
 type Pacers struct {
 	interval, pacedFor time.Duration
-	m                  *recent.Map[string, *Pacer]
+
+	mu      sync.Mutex
+	m       map[string]*Pacer
+	sweepAt int // the size at which the next sweep runs
 }
 
-// pacersSize is the size of a generation of Pacers.
+// pacersSize is how many keys Pacers holds before it forgets those not
+// pacing.
 const pacersSize = 4096
 
 // NewPacers returns pacers of requests interval apart, for pacedFor after
 // an endpoint's last 429.
 func NewPacers(interval, pacedFor time.Duration) *Pacers {
-	return &Pacers{interval: interval, pacedFor: pacedFor, m: recent.New[string, *Pacer](pacersSize)}
+	return &Pacers{interval: interval, pacedFor: pacedFor, m: map[string]*Pacer{}, sweepAt: pacersSize}
 }
 
 // Of returns key's pacer.
 func (ps *Pacers) Of(key string) *Pacer {
-	if p, ok := ps.m.Get(key); ok {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if p, ok := ps.m[key]; ok {
 		return p
 	}
-	return ps.m.GetOrPut(key, &Pacer{base: ps.interval, interval: ps.interval, pacedFor: ps.pacedFor})
+	ps.sweep(time.Now())
+	p := &Pacer{base: ps.interval, interval: ps.interval, pacedFor: ps.pacedFor}
+	ps.m[key] = p
+	return p
 }
 
-// Alias makes p the pacer of key too, unless key has one already.
+// Alias makes p the pacer of key too, unless key has one already that is
+// pacing (one that is not may have been made again for key after p's key
+// was forgotten: the two are one endpoint, paced together).
 func (ps *Pacers) Alias(key string, p *Pacer) {
-	ps.m.GetOrPut(key, p)
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	if old, ok := ps.m[key]; ok && (old == p || old.pacing(time.Now())) {
+		return
+	}
+	ps.sweep(time.Now())
+	ps.m[key] = p
+}
+
+// sweep forgets the pacers not pacing once the map holds sweepAt keys.
+// Called with ps.mu held.
+func (ps *Pacers) sweep(now time.Time) {
+	if len(ps.m) < ps.sweepAt {
+		return
+	}
+	for k, p := range ps.m {
+		if !p.pacing(now) {
+			delete(ps.m, k)
+		}
+	}
+	ps.sweepAt = max(pacersSize, 2*len(ps.m))
+}
+
+// pacing reports whether requests are paced at now: a 429 within pacedFor.
+func (p *Pacer) pacing(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return !p.limited.IsZero() && now.Sub(p.limited) <= p.pacedFor
 }

@@ -94,22 +94,26 @@ func TestARetryAfterOfADayWaitsAMinute(t *testing.T) {
 	}
 }
 
-// Pacers remembers the endpoints used recently, not every key ever paced:
+// Pacers forgets the endpoints not paced, not every key ever paced:
 // Slack's are rendered channels (a template of a label), and one pacer per
 // value ever posted to was kept for the process's life (an audit: 100,000
-// channels held 28.6 MB). An endpoint in use keeps its pacer, its pace with
-// it; concurrent first uses of a key share one pacer.
-func TestPacersForgetEndpointsNotUsedRecently(t *testing.T) {
-	ps := notify.NewPacers(time.Second, time.Minute)
+// channels held 28.6 MB). An endpoint paced (a 429 within pacedFor) keeps
+// its pacer however many others come and go — forgetting by recency
+// dropped it (a review) —, concurrent first uses of a key share one pacer,
+// and an alias (a Slack channel's id) joins its name's pacer again after
+// the two were forgotten apart.
+func TestPacersForgetOnlyEndpointsNotPaced(t *testing.T) {
+	ps := notify.NewPacers(time.Second, time.Hour)
 	busy := ps.Of("busy")
+	busy.Limit(time.Now(), time.Second)
 	for i := range 100_000 {
 		ps.Of(fmt.Sprintf("#preview-%d", i))
-		if i%1000 == 0 && ps.Of("busy") != busy {
-			t.Fatalf("after %d other keys the busy endpoint got a new pacer: its pace lost", i)
-		}
+	}
+	if ps.Of("busy") != busy {
+		t.Fatal("after 100,000 other keys the paced endpoint got a new pacer: its pace lost")
 	}
 	if n := notify.PacersLen(ps); n > 10_000 {
-		t.Fatalf("Pacers remembers %d endpoints after 100,000 distinct keys; want a bounded number", n)
+		t.Fatalf("Pacers holds %d endpoints after 100,000 distinct keys; want a bounded number", n)
 	}
 	var wg sync.WaitGroup
 	got := make([]*notify.Pacer, 8)
@@ -122,12 +126,19 @@ func TestPacersForgetEndpointsNotUsedRecently(t *testing.T) {
 			t.Fatal("concurrent first uses of one key got different pacers")
 		}
 	}
-	ps.Alias("new-id", busy)
-	if ps.Of("new-id") != busy {
-		t.Error("Alias did not make busy's pacer the alias' pacer")
+	// A channel's id made a pacer of its own (a reply) while its name's
+	// was forgotten: the name's next parent aliases the id to its pacer.
+	byID := ps.Of("C123")
+	byName := ps.Of("#alerts")
+	ps.Alias("C123", byName)
+	if ps.Of("C123") != byName || byID == byName {
+		t.Error("Alias did not join an id's unpaced pacer to its name's")
 	}
-	ps.Alias("new-id", got[0])
-	if ps.Of("new-id") != busy {
-		t.Error("Alias replaced a key's pacer")
+	// An id paced already keeps its pacer.
+	paced := ps.Of("C456")
+	paced.Limit(time.Now(), time.Second)
+	ps.Alias("C456", ps.Of("#other"))
+	if ps.Of("C456") != paced {
+		t.Error("Alias replaced a pacer that is pacing")
 	}
 }

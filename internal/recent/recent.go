@@ -41,21 +41,6 @@ func (m *Map[K, V]) Put(k K, v V) {
 	m.mu.Unlock()
 }
 
-// GetOrPut returns the value remembered for k, remembering v for it first
-// when none is: one step, so concurrent callers for one key get one value.
-func (m *Map[K, V]) GetOrPut(k K, v V) V {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if old, ok := m.cur[k]; ok {
-		return old
-	}
-	if old, ok := m.prev[k]; ok {
-		v = old
-	}
-	m.putLocked(k, v)
-	return v
-}
-
 // Len returns the number of entries remembered (both generations).
 func (m *Map[K, V]) Len() int {
 	m.mu.Lock()

@@ -29,23 +29,3 @@ func TestMapKeepsWhatIsUsedAndStaysBounded(t *testing.T) {
 		t.Fatal("Get after Delete found the entry")
 	}
 }
-
-// GetOrPut keeps the value remembered (carried over from the previous
-// generation too) and remembers the one given only when none is.
-func TestGetOrPutKeepsWhatIsRemembered(t *testing.T) {
-	m := New[string, int](2)
-	if v := m.GetOrPut("a", 1); v != 1 {
-		t.Fatalf("GetOrPut on an empty map = %d, want 1", v)
-	}
-	if v := m.GetOrPut("a", 2); v != 1 {
-		t.Fatalf("GetOrPut of a remembered key = %d, want 1", v)
-	}
-	m.Put("b", 3)
-	m.Put("c", 4) // a and b move to the previous generation
-	if v := m.GetOrPut("a", 5); v != 1 {
-		t.Fatalf("GetOrPut of a key of the previous generation = %d, want 1", v)
-	}
-	if v, ok := m.Get("a"); !ok || v != 1 {
-		t.Fatalf("Get after GetOrPut = %d, %v; want 1 carried over", v, ok)
-	}
-}
