@@ -8,6 +8,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
 	"github.com/alertrouter/alertrouter/policies/flap"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/dedup"
 	"github.com/alertrouter/alertrouter/store"
 	"github.com/redis/go-redis/v9"
@@ -23,20 +24,7 @@ import (
 // new alert joining an incident triggered before it triggers PagerDuty
 // again (folded while PagerDuty's incident is open), once.
 func TestAStoreBackOlderRetriggersTheIncidentsItHoldsOpen(t *testing.T) {
-	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	s := newStandIns(t)
-	var life time.Time
-	p := retriggering(e, s, 5*time.Minute)
-	p.StoreLife = func() time.Time { return life }
-	if l, err := dedup.StoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-time.Hour)); err != nil || l.IsZero() {
-		t.Fatalf("StoreLife = %v, %v; want the run's start recorded", l, err)
-	} else {
-		life = l
-	}
+	srv, e, s, p, lifeOf := lifeEnv(t)
 
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 	state := store.IncidentKey("test:", ttftIncident, "pagerduty/pagerduty/0")
@@ -67,7 +55,7 @@ func TestAStoreBackOlderRetriggersTheIncidentsItHoldsOpen(t *testing.T) {
 	if err != nil || !l.Equal(e.clock.Now().Truncate(time.Millisecond)) {
 		t.Fatalf("StoreLife after Redis' restart = %v, %v; want now (a new run)", l, err)
 	}
-	life = l
+	*lifeOf = l
 
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
 	if got := s.pd.Triggers(ttftIncident); got != 2 {
@@ -117,22 +105,9 @@ func TestStoreLifeTellsALostRecordFromARestart(t *testing.T) {
 // current run began proves nothing of the firings since: the later start
 // is a new episode, paged.
 func TestAFiringAfterAResolveTheStoreLostPagesAgain(t *testing.T) {
-	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
-	e := redisEnv(t, []string{srv.Addr()}, false)
-	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-24*time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	s := newStandIns(t)
-	var life time.Time
-	p := retriggering(e, s, 5*time.Minute)
+	srv, e, s, p, lifeOf := lifeEnv(t)
 	cfg := flap.DefaultConfig() // flap damping on, as by default: the history is kept
 	p.Flap = &cfg
-	p.StoreLife = func() time.Time { return life }
-	l, err := dedup.StoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-time.Hour))
-	if err != nil || l.IsZero() {
-		t.Fatalf("StoreLife = %v, %v; want the run's start recorded", l, err)
-	}
-	life = l
 
 	first := tAlert("TTFTHigh", "firing", "page", "instance", "a")
 	first.StartsAt = e.clock.Now().Format(time.RFC3339Nano)
@@ -185,8 +160,8 @@ func TestAFiringAfterAResolveTheStoreLostPagesAgain(t *testing.T) {
 		}
 	}
 	e.clock.Advance(time.Minute)
-	if life, err = dedup.StoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now()); err != nil || life.IsZero() {
-		t.Fatalf("StoreLife after Redis' restart = %v, %v", life, err)
+	if *lifeOf, err = dedup.StoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now()); err != nil || lifeOf.IsZero() {
+		t.Fatalf("StoreLife after Redis' restart = %v, %v", *lifeOf, err)
 	}
 
 	// The alert fires again: a new episode, its later start.
@@ -202,4 +177,27 @@ func TestAFiringAfterAResolveTheStoreLostPagesAgain(t *testing.T) {
 	if got := s.pd.Triggers(ttftIncident); got != 2 {
 		t.Fatalf("PagerDuty triggers = %d after Alertmanager repeated the new firing, want still 2", got)
 	}
+}
+
+// lifeEnv is a Redis (AOF always: a restart keeps every write) whose state
+// began a day ago, a replica p at the stand-ins s retriggering every
+// 5 minutes, and Redis' run recorded an hour ago (dedup.StoreLife): p's
+// StoreLife returns *lifeOf, which a test sets at a restart.
+func lifeEnv(t *testing.T) (srv *redistest.Server, e *env, s *standIns, p *routing.Pipeline, lifeOf *time.Time) {
+	t.Helper()
+	srv = redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
+	e = redisEnv(t, []string{srv.Addr()}, false)
+	if err := dedup.MarkEpoch(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	s = newStandIns(t)
+	p = retriggering(e, s, 5*time.Minute)
+	lifeOf = new(time.Time)
+	p.StoreLife = func() time.Time { return *lifeOf }
+	l, err := dedup.StoreLife(t.Context(), e.store, e.dedup.KeyPrefix, e.clock.Now().Add(-time.Hour))
+	if err != nil || l.IsZero() {
+		t.Fatalf("StoreLife = %v, %v; want the run's start recorded", l, err)
+	}
+	*lifeOf = l
+	return srv, e, s, p, lifeOf
 }
