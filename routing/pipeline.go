@@ -133,6 +133,8 @@ type Pipeline struct {
 	// RetriggerInterval of it, a Join retriggers every incident last
 	// triggered before it: the store may have come back older than it was
 	// (a snapshot, a failover), holding open an incident PagerDuty resolved.
+	// A firing under a later start than one that started before it is a
+	// new firing (firedBeforeStoreRun): its resolve may have been lost.
 	StoreLife func() time.Time
 
 	// updates coalesces concurrent updates of one open incident.
