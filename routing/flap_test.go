@@ -381,10 +381,7 @@ func (holdingSink) SilentUpdates() bool { return true }
 // in Slack (before, Slack's resolved message said "Decision: page").
 func TestTheResolveOfADampedFiringIsATicketsResolve(t *testing.T) {
 	e := newEnv(t)
-	p := e.pipeline()
-	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
+	p := dampingPipeline(e)
 	t0 := e.clock.Now()
 	var start time.Time
 	step := func(min float64, firing bool) {
@@ -667,4 +664,14 @@ func slothWindows(t *testing.T) (*env, *routing.Pipeline, func(w, status string)
 		}
 		return a
 	}
+}
+
+// dampingPipeline is e's pipeline with flap damping on (its defaults) and
+// a PagerDuty that holds incidents, as PagerDuty does (holdingSink).
+func dampingPipeline(e *env) *routing.Pipeline {
+	p := e.pipeline()
+	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
+	cfg := flap.DefaultConfig()
+	p.Flap = &cfg
+	return p
 }

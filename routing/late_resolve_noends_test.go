@@ -26,15 +26,7 @@ func TestALateResolveWithoutEndsAtKeepsTheLivePage(t *testing.T) {
 	if err := dedup.MarkEpoch(context.Background(), e.store, e.dedup.KeyPrefix, t0.Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	mk := func(status string, start, end time.Time) webhooktest.Alert {
-		a := tAlert("TTFTHigh", status, "page")
-		a.StartsAt = start.Format(time.RFC3339Nano)
-		a.EndsAt = webhooktest.ZeroTime
-		if !end.IsZero() {
-			a.EndsAt = end.Format(time.RFC3339Nano)
-		}
-		return a
-	}
+	mk := stampedAlert
 	s1 := t0.Add(-40 * time.Minute)
 	mustProcess(t, p, mk("firing", s1, time.Time{}))
 	e.clock.Advance(time.Minute)
@@ -72,10 +64,7 @@ func TestAResolveEndingBeforeItsStartResolvesThePage(t *testing.T) {
 
 func resolveEndingBeforeStart(t *testing.T, e *env) {
 	e.routes = pageToBothRoutes
-	p := e.pipeline()
-	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd} // holds incidents, as PagerDuty does
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
+	p := dampingPipeline(e)
 	start := e.clock.Now().Add(-5 * time.Minute)
 	a := tAlert("TTFTHigh", "firing", "page")
 	a.StartsAt = start.Format(time.RFC3339Nano)
@@ -92,4 +81,16 @@ func resolveEndingBeforeStart(t *testing.T, e *env) {
 	if resolves != 1 {
 		t.Errorf("PagerDuty got %d resolves, want 1 (summary %+v)", resolves, sum)
 	}
+}
+
+// stampedAlert is TTFTHigh's page alert with status, start and end (the
+// zero time: no endsAt).
+func stampedAlert(status string, start, end time.Time) webhooktest.Alert {
+	a := tAlert("TTFTHigh", status, "page")
+	a.StartsAt = start.Format(time.RFC3339Nano)
+	a.EndsAt = webhooktest.ZeroTime
+	if !end.IsZero() {
+		a.EndsAt = end.Format(time.RFC3339Nano)
+	}
+	return a
 }

@@ -1,15 +1,12 @@
 package routing_test
 
 import (
-	"encoding/json"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/redistest"
-	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing/alert"
-	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -22,16 +19,7 @@ func TestAnOutagesTruncatedResolveGoesOutAsAnUpdate(t *testing.T) {
 	e, p, f := outageEnv(t)
 	mustProcess(t, p, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
 	f.setDown(true)
-	m := webhooktest.Msg("firing", tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
-	m.TruncatedAlerts = 2
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	msg, err := webhook.Decode(b, receivedAt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	msg := groupMessage(t, "firing", 2, tAlert("TTFTHigh", "resolved", "page", "instance", "a"))
 	if sum, err := p.Process(t.Context(), msg); err != nil || sum.Failed != 0 {
 		t.Fatalf("truncated resolve with the store down: %v, summary %+v; want it delivered, not held", err, sum)
 	}

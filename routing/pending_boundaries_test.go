@@ -6,16 +6,13 @@ package routing_test
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
-	"github.com/alertrouter/alertrouter/policies/flap"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/dedup"
-	"github.com/alertrouter/alertrouter/routing/webhook"
 	"github.com/alertrouter/alertrouter/store"
 )
 
@@ -30,17 +27,7 @@ func TestAnUnseenResolveWithoutAStartGetsNoSlackMessage(t *testing.T) {
 	p := s.replica(e)
 	x := tAlert("TTFTHigh", "resolved", "page")
 	x.StartsAt = ""
-	b, err := json.Marshal(webhooktest.Msg("resolved", x))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := webhook.Decode(b, receivedAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Process(context.Background(), m); err != nil {
-		t.Fatal(err)
-	}
+	processGroup(t, p, "resolved", 0, x)
 	if ms := s.slack.Messages(); len(ms) != 0 {
 		t.Errorf("%d Slack messages (first %q) for a resolve of something never posted, want none", len(ms), ms[0].Text)
 	}
@@ -67,23 +54,12 @@ func TestALateResolveEndingExactlyAtTheLiveStart(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.routes = pageToBothRoutes
-			p := e.pipeline()
-			p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
-			cfg := flap.DefaultConfig()
-			p.Flap = &cfg
+			p := dampingPipeline(e)
 			t0 := e.clock.Now()
 			if err := dedup.MarkEpoch(context.Background(), e.store, e.dedup.KeyPrefix, t0.Add(-2*time.Hour)); err != nil {
 				t.Fatal(err)
 			}
-			mk := func(status string, start, end time.Time) webhooktest.Alert {
-				a := tAlert("TTFTHigh", status, "page")
-				a.StartsAt = start.Format(time.RFC3339Nano)
-				a.EndsAt = webhooktest.ZeroTime
-				if !end.IsZero() {
-					a.EndsAt = end.Format(time.RFC3339Nano)
-				}
-				return a
-			}
+			mk := stampedAlert
 			live := t0.Add(-5*time.Minute + tc.start)
 			mustProcess(t, p, mk("firing", live, time.Time{})) // pages
 			e.clock.Advance(time.Minute)
@@ -128,10 +104,7 @@ func TestALaterStartAtTheHandResolveItselfIsTheSameFiring(t *testing.T) {
 // resolved message must not claim damping turned it into a ticket.
 func TestATicketResolveOfAHeldFiringKeepsItsReasons(t *testing.T) {
 	e := newEnv(t)
-	p := e.pipeline()
-	p.Receivers["pagerduty"][0].Notifier = holdingSink{e.pd}
-	cfg := flap.DefaultConfig()
-	p.Flap = &cfg
+	p := dampingPipeline(e)
 	t0 := e.clock.Now()
 	var start time.Time
 	step := func(min float64, status, action string) {

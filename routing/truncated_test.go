@@ -9,12 +9,13 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/routing"
+	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/webhook"
 )
 
-// processGroup sends alerts as one webhook of an Alertmanager group whose
-// status is status and that left truncated alerts out (max_alerts).
-func processGroup(t *testing.T, p *routing.Pipeline, status string, truncated uint64, alerts ...webhooktest.Alert) {
+// groupMessage is alerts decoded as one webhook of an Alertmanager group
+// whose status is status and that left truncated alerts out (max_alerts).
+func groupMessage(t *testing.T, status string, truncated uint64, alerts ...webhooktest.Alert) *alert.Message {
 	t.Helper()
 	m := webhooktest.Msg(status, alerts...)
 	m.TruncatedAlerts = truncated
@@ -26,7 +27,14 @@ func processGroup(t *testing.T, p *routing.Pipeline, status string, truncated ui
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum, err := p.Process(context.Background(), msg); err != nil {
+	return msg
+}
+
+// processGroup sends alerts as one webhook of an Alertmanager group whose
+// status is status and that left truncated alerts out (max_alerts).
+func processGroup(t *testing.T, p *routing.Pipeline, status string, truncated uint64, alerts ...webhooktest.Alert) {
+	t.Helper()
+	if sum, err := p.Process(context.Background(), groupMessage(t, status, truncated, alerts...)); err != nil {
 		t.Fatalf("Process: %v (summary %+v)", err, sum)
 	}
 }
