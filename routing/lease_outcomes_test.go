@@ -70,29 +70,6 @@ func TestAReopeningWithAReminderOpensOnce(t *testing.T) {
 	}
 }
 
-// In an outage, an alert that started a minute before this replica saw
-// the incident's parent — from a Prometheus whose clock runs a minute
-// behind, after another replica resolved the incident — is a new episode:
-// it posts a parent of its own rather than replying, hidden, under the
-// resolved one.
-func TestAnOutagesAlertStartedWithinTheClockSkewPostsANewParent(t *testing.T) {
-	e, p, f := outageEnv(t)
-	var parents atomic.Int32
-	p.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
-	other := e.pipeline()
-	other.Receivers["slack"][0].Notifier = parentSink{e.slack, &parents}
-	mustProcess(t, p, tAlert("TTFTHigh", "firing", "ticket", "instance", "a"))       // P1, seen by p
-	mustProcess(t, other, tAlert("TTFTHigh", "resolved", "ticket", "instance", "a")) // resolved by the other replica
-	f.setDown(true)
-	b := tAlert("TTFTHigh", "firing", "ticket", "instance", "b")
-	b.StartsAt = time.Now().Add(-time.Minute).Format(time.RFC3339Nano) // a Prometheus a minute behind
-	mustProcess(t, p, b)
-	sent := e.slack.notifications()
-	if last := sent[len(sent)-1]; !last.Opening || last.Ref != "P2" {
-		t.Errorf("the new episode in the outage: opening %v, ref %q; want a parent of its own, P2", last.Opening, last.Ref)
-	}
-}
-
 // The incident's members lost (its member set evicted) while its state —
 // its parent — survives: the resolve closing it is drawn in the parent's
 // thread as any closing, even when an earlier episode's resolve was drawn
