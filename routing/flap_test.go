@@ -406,16 +406,7 @@ func TestTheResolveOfADampedFiringIsATicketsResolve(t *testing.T) {
 	if got := e.pd.notifications()[pdBefore:]; len(got) != 0 {
 		t.Errorf("PagerDuty got %d notifications for the damped firing and its resolve (first %s), want none", len(got), got[0].Kind)
 	}
-	var resolves []*alert.Notification
-	for _, n := range e.slack.notifications() {
-		if n.Kind == alert.KindResolved {
-			resolves = append(resolves, n)
-		}
-	}
-	if len(resolves) != 1 || resolves[0].Action != alert.ActionTicket {
-		t.Fatalf("Slack resolves %v: want one, a ticket's", resolves)
-	}
-	if r := resolves[0].Results[0]; !strings.Contains(strings.Join(r.Decision.Reasons, "; "), "went out as a ticket") {
+	if r := slackTicketResolve(t, e); !strings.Contains(strings.Join(r.Decision.Reasons, "; "), "went out as a ticket") {
 		t.Errorf("the resolve's reasons %q do not say its firing went out as a ticket", r.Decision.Reasons)
 	}
 }
@@ -674,4 +665,20 @@ func dampingPipeline(e *env) *routing.Pipeline {
 	cfg := flap.DefaultConfig()
 	p.Flap = &cfg
 	return p
+}
+
+// slackTicketResolve is the result of the one resolve Slack got, which must
+// be a ticket's.
+func slackTicketResolve(t *testing.T, e *env) *alert.Result {
+	t.Helper()
+	var resolves []*alert.Notification
+	for _, n := range e.slack.notifications() {
+		if n.Kind == alert.KindResolved {
+			resolves = append(resolves, n)
+		}
+	}
+	if len(resolves) != 1 || resolves[0].Action != alert.ActionTicket {
+		t.Fatalf("Slack resolves %v: want one, a ticket's", resolves)
+	}
+	return resolves[0].Results[0]
 }

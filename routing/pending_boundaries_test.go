@@ -125,16 +125,7 @@ func TestATicketResolveOfAHeldFiringKeepsItsReasons(t *testing.T) {
 	step(1, "resolved", "page")
 	step(2, "firing", "page")     // within cool_down of its page's resolve: held as a ticket
 	step(3, "resolved", "ticket") // its resolve, decided ticket
-	var resolves []*alert.Notification
-	for _, n := range e.slack.notifications() {
-		if n.Kind == alert.KindResolved {
-			resolves = append(resolves, n)
-		}
-	}
-	if len(resolves) != 1 || resolves[0].Action != alert.ActionTicket {
-		t.Fatalf("Slack resolves %v: want one, a ticket's", resolves)
-	}
-	if r := resolves[0].Results[0]; strings.Contains(strings.Join(r.Decision.Reasons, "; "), "went out as a ticket") {
+	if r := slackTicketResolve(t, e); strings.Contains(strings.Join(r.Decision.Reasons, "; "), "went out as a ticket") {
 		t.Errorf("the ticket resolve's reasons %q claim damping made it a ticket", r.Decision.Reasons)
 	}
 }
