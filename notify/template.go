@@ -723,13 +723,9 @@ func (t *Templates) Render(logger *slog.Logger, field, text, fallback string, da
 }
 
 // logFailure logs a failed render of field, at most once per receiver,
-// field and error every 30 s (failLogs; every one when t has none).
+// field and error every 30 s (failLogs, which every constructor sets).
 func (t *Templates) logFailure(logger *slog.Logger, level slog.Level, data *Data, field string, err error, msg string) {
 	if logger == nil {
-		return
-	}
-	if t.failLogs == nil {
-		logger.Log(context.Background(), level, msg, "field", field, "err", err)
 		return
 	}
 	key, _ := TruncateInRunes(receiverOf(data)+"\x00"+field+"\x00"+err.Error(), 300)
