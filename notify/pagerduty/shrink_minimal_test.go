@@ -82,3 +82,28 @@ func TestShrinkSendsTheMinimalEventWhenNothingElseFits(t *testing.T) {
 			len(e.Raw), e.DedupKey, e.Payload.Summary, len(e.Payload.Component), len(e.Links))
 	}
 }
+
+// Links are dropped before the last resort: an event whose link text is
+// templated from a 600 KB annotation fits once its details and links go,
+// and keeps its component, group, class and timestamp. Sent as the
+// minimal event, on-call lost them too (a mutation audit found it
+// untested).
+func TestShrinkDropsTheLinksBeforeSendingTheMinimalEvent(t *testing.T) {
+	h := newHarness(t, func(c *pagerduty.Config) {
+		c.Links = []pagerduty.Link{{Href: "https://runbooks.example/ttft", Text: "{{ .CommonAnnotations.description }}"}}
+	})
+	no := opening("aaa")
+	no.Data.CommonAnnotations["description"] = strings.Repeat("x", 600<<10)
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 || len(h.srv.Rejections()) != 0 {
+		t.Fatalf("events %d, rejections %v: want one event, none refused", len(evs), h.srv.Rejections())
+	}
+	e := evs[0]
+	if len(e.Raw) > pdtest.MaxBody || len(e.Links) != 0 || e.Payload.Component == "" || e.Payload.Timestamp == "" {
+		t.Errorf("event of %d bytes, %d links, component %q, timestamp %q: want the links dropped and the rest of the event kept",
+			len(e.Raw), len(e.Links), e.Payload.Component, e.Payload.Timestamp)
+	}
+}
