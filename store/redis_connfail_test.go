@@ -64,3 +64,21 @@ func TestRedisClaimOnAConnectionThatCannotBeSetUpIsAnError(t *testing.T) {
 		t.Fatalf("SetNX = %v, %v; want an error naming the server's reply, not a claim lost", won, err)
 	}
 }
+
+// A write that fails as a whole fails only the parts it had something to
+// write (store.WriteErrors): an empty part failed with the rest was logged
+// as a failed settle ("confirm notified transitions items=0"), counted in
+// alertrouter_dedup_settle_errors_total and queued as a deferred write that
+// applied nothing (an audit).
+func TestAFailedWriteFailsOnlyThePartsItWrote(t *testing.T) {
+	cfg := fastConfig(refusingServer(t, "ERR no upstream host"))
+	cfg.Password = "s3cret"
+	s, _ := newRedis(t, cfg)
+	errs := s.Write(t.Context(), store.Writes{
+		Incidents: []store.IncidentOp{{Key: "t:inc", Step: store.StepJoin, Token: "t", Lease: time.Minute, TTL: time.Minute, Members: []store.Member{{Fingerprint: "f", StartsAt: "1"}}}},
+		Remove:    []store.Members{{Key: "t:slo"}}, // no members: nothing to remove
+	})
+	if errs.Incidents == nil || errs.Set != nil || errs.Release != nil || errs.Add != nil || errs.Remove != nil {
+		t.Fatalf("write errors %+v; want the incidents' alone", errs)
+	}
+}

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -135,7 +136,8 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 		c.part = &e.Incidents
 		calls = append(calls, c)
 	}
-	for _, c := range r.addMembersCalls(w.Add) {
+	adds := r.addMembersCalls(w.Add)
+	for _, c := range adds {
 		c.part = &e.Add
 		calls = append(calls, c)
 	}
@@ -151,7 +153,18 @@ func (r *Redis) Write(ctx context.Context, w Writes) WriteErrors {
 	})
 	if err != nil {
 		err = r.observe(opWrite, start, err)
-		return WriteErrors{Set: err, Release: err, Incidents: err, Add: err, Remove: err}
+		// Only the parts that had something to write failed (WriteErrors):
+		// an empty part failed with the rest was logged as a failed settle
+		// ("confirm notified transitions items=0"), counted, and queued as
+		// a deferred write that applied nothing (an audit).
+		failed := func(wrote bool) error {
+			if !wrote {
+				return nil
+			}
+			return err
+		}
+		return WriteErrors{Set: failed(len(w.Set) > 0), Release: failed(len(w.Release) > 0), Incidents: failed(len(w.Incidents) > 0),
+			Add: failed(len(adds) > 0), Remove: failed(slices.ContainsFunc(w.Remove, func(m Members) bool { return len(m.Members) > 0 }))}
 	}
 	first := func(part *error, err error) {
 		if err != nil && *part == nil {

@@ -85,8 +85,12 @@ func Write(ctx context.Context, s Store, w Writes) WriteErrors {
 // writeEach writes w one part at a time with the Store's own methods.
 func writeEach(ctx context.Context, s Store, w Writes) WriteErrors {
 	var e WriteErrors
-	e.Set = s.Set(ctx, w.Set)
-	e.Release = s.DeleteIfEqual(ctx, w.Release)
+	if len(w.Set) > 0 {
+		e.Set = s.Set(ctx, w.Set)
+	}
+	if len(w.Release) > 0 {
+		e.Release = s.DeleteIfEqual(ctx, w.Release)
+	}
 	if len(w.Incidents) > 0 {
 		_, e.Incidents = s.Incidents(ctx, w.Incidents)
 	}
