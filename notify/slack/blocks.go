@@ -476,8 +476,8 @@ func labelPairs(a *alert.Alert, names []string, room int) string {
 // else at a character (notify.ClusterStart: no accent, emoji sequence or
 // flag split; one character longer than n is cut at a code point), and
 // then escaped, "…" marking the cut — a cut of the escaped text could
-// split an "&amp;" and leave a raw "&". An "&" counts five runes and a "<"
-// or ">" four, as escaped.
+// split an "&amp;" and leave a raw "&". An "&" counts five runes, a "<"
+// or ">" four and a bidirectional control eight ("[U+202E]"), as escaped.
 func escTruncated(s string, n int) string {
 	w, cut := 0, -1
 	for i, r := range s {
@@ -487,6 +487,10 @@ func escTruncated(s string, n int) string {
 			c = len("&amp;")
 		case '<', '>':
 			c = len("&lt;")
+		default:
+			if notify.IsBidiControl(r) {
+				c = len("[U+202E]") // as esc shows it (notify.ShowBidi)
+			}
 		}
 		if cut < 0 && w+c > n-1 {
 			cut = i // s[:cut] and "…" fit
