@@ -204,11 +204,22 @@ func sameStore(a, b store.Config) bool {
 	return a.KeyPrefix == b.KeyPrefix && (a.Redis == nil || reflect.DeepEqual(*a.Redis, *b.Redis))
 }
 
-func (s *state) close() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// close closes s's journal, deferred writes and store, giving what they
+// still have to write 5s (closeBy).
+func (s *state) close() { s.closeBy(time.Now().Add(stateCloseTime)) }
+
+// stateCloseTime bounds a state's close: the journal's entries and the
+// deferred store writes still queued are written within it, or given up.
+const stateCloseTime = 5 * time.Second
+
+// closeBy is close with what is still queued written by deadline: the
+// journal's entries, then the deferred store writes (their last attempt
+// also bounded by dedup's closeFlush).
+func (s *state) closeBy(deadline time.Time) {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
 	_ = s.journal.Close(ctx)
-	s.deferred.Close()
+	s.deferred.CloseBy(deadline)
 	_ = s.store.Close()
 }
 

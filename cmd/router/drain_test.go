@@ -66,3 +66,31 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 		t.Fatal("serve did not stop after draining")
 	}
 }
+
+// The state's close at a shutdown shares the drain's budget (webhook.timeout
+// + 5s), so the process exits within the grace period deploy/ sizes for it:
+// after a drain that took the whole budget, with the store stalled, the
+// journal's 5s and the deferred writes' 2s took it 7s past, and the kubelet
+// would kill it mid-close (an audit). It keeps at least closeMinimum for one
+// last attempt, and at most stateCloseTime.
+func TestAShutdownsCloseEndsWithinTheDrainsBudget(t *testing.T) {
+	now := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name     string
+		drainEnd time.Time
+		want     time.Time
+	}{
+		{"no drain (stopped on an error)", time.Time{}, now.Add(stateCloseTime)},
+		{"a drain that ended early", now.Add(20 * time.Second), now.Add(stateCloseTime)},
+		{"a drain that used most of its budget", now.Add(2 * time.Second), now.Add(2 * time.Second)},
+		{"a drain that used all of it", now.Add(-time.Second), now.Add(closeMinimum)},
+	} {
+		var end int64
+		if !tt.drainEnd.IsZero() {
+			end = tt.drainEnd.UnixNano()
+		}
+		if got := closeDeadline(now, end); !got.Equal(tt.want) {
+			t.Errorf("%s: close by %v, want %v", tt.name, got.Sub(now), tt.want.Sub(now))
+		}
+	}
+}

@@ -826,6 +826,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	rt.current.Store(b)
+	// drainEnd is when the shutdown's drain of in-flight webhooks had to
+	// end (unix ns; 0: no drain began — the router stops on an error).
+	var drainEnd atomic.Int64
 	defer func() {
 		b := rt.current.Load()
 		// A Slack click answered before the shutdown finishes its work
@@ -836,7 +839,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			wait()
 		}
 		rt.retired.Wait()
-		b.state.close()
+		b.state.closeBy(closeDeadline(time.Now(), drainEnd.Load()))
 	}()
 	rt.reloadOK.Set(1)
 	rt.reloadTime.SetToCurrentTime()
@@ -1031,6 +1034,7 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 			return err
 		}, func(error) {
 			drain := time.Duration(rt.current.Load().edge.Timeout) + 5*time.Second
+			drainEnd.Store(time.Now().Add(drain).UnixNano())
 			ctx, cancel := context.WithTimeout(context.Background(), drain)
 			defer cancel()
 			if err := srv.Shutdown(ctx); err != nil {
@@ -1040,6 +1044,30 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 	}
 	return g.Run()
 }
+
+// closeDeadline is when the state's close must end at a shutdown, from
+// now and the drain's end (unix ns; 0: no drain): within the drain's
+// budget of webhook.timeout + 5s, so the process exits within the grace
+// period deploy/ sizes for it — shutdown delay + timeout + 5s (an audit:
+// with the store stalled, the journal's 5s and the deferred writes' 2s
+// after a full drain took it 7s past) —, but at most stateCloseTime and
+// at least closeMinimum from now, for one last attempt at what is still
+// to be written.
+func closeDeadline(now time.Time, drainEnd int64) time.Time {
+	end := now.Add(stateCloseTime)
+	if d := time.Unix(0, drainEnd); drainEnd != 0 && d.Before(end) {
+		end = d
+	}
+	if least := now.Add(closeMinimum); end.Before(least) {
+		return least
+	}
+	return end
+}
+
+// closeMinimum is the least a shutdown's close gets after a drain that
+// took its whole budget: a store that answers takes the last writes in
+// milliseconds.
+const closeMinimum = time.Second
 
 // listenAndServe binds every --web.listen-address, says "router listening"
 // once they are bound (a port in use fails before it, with nothing saying

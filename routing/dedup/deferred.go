@@ -220,7 +220,13 @@ const closeFlush = 2 * time.Second
 // retry, which can be up to 10s ago). Those it cannot apply are given up:
 // counted in alertrouter_dedup_deferred_dropped_total and logged with
 // their risk. Closing twice does nothing.
-func (d *Deferred) Close() {
+func (d *Deferred) Close() { d.CloseBy(time.Time{}) }
+
+// CloseBy is Close whose last attempt also ends by deadline (the zero
+// time: closeFlush alone bounds it): a shutdown's close shares what is
+// left of its drain's budget (cmd/router), so the process exits within
+// the termination grace period the deployment sizes for it.
+func (d *Deferred) CloseBy(deadline time.Time) {
 	select {
 	case <-d.stop:
 		return
@@ -229,7 +235,11 @@ func (d *Deferred) Close() {
 	close(d.stop)
 	<-d.done
 	if d.Len() > 0 {
-		d.flushWithin(time.Now().Add(closeFlush))
+		by := time.Now().Add(closeFlush)
+		if !deadline.IsZero() && deadline.Before(by) {
+			by = deadline
+		}
+		d.flushWithin(by)
 	}
 	d.mu.Lock()
 	n := len(d.queue)

@@ -54,11 +54,11 @@ func (s *answersOnClose) Set(ctx context.Context, e []store.Entry) error {
 	}
 }
 
-// The store answers again between the retrier's last retry and the
-// shutdown: Close applies what was queued instead of dropping it (before,
-// it only logged it — the markers of a firing sent during the outage were
-// lost, and its resolve sent nowhere).
-func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
+// queuedAfterAFailure is a Deferred holding a marker the retrier's loop
+// failed to write, over a store that answers again once the loop has
+// ended (answersOnClose), and the real store under it.
+func queuedAfterAFailure(t *testing.T) (store.Store, *DeferredMetrics, *Deferred) {
+	t.Helper()
 	st, _ := redisStore(t)
 	m := NewDeferredMetrics(nil)
 	s := &answersOnClose{Store: st}
@@ -75,6 +75,15 @@ func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+	return st, m, d
+}
+
+// The store answers again between the retrier's last retry and the
+// shutdown: Close applies what was queued instead of dropping it (before,
+// it only logged it — the markers of a firing sent during the outage were
+// lost, and its resolve sent nowhere).
+func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
+	st, m, d := queuedAfterAFailure(t)
 	d.Close()
 	v, found, err := st.Get(t.Context(), []string{"n:marker"})
 	if err != nil || !found[0] || v[0] != "page|1|inc" {
@@ -85,6 +94,22 @@ func TestCloseAppliesTheWritesTheStoreTakesAgain(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.pending); got != 0 {
 		t.Errorf("pending gauge = %v, want 0", got)
+	}
+}
+
+// A shutdown whose drain took its whole budget closes by its deadline
+// (CloseBy): past it, the last attempt is not made and what was queued is
+// given up and counted — the process exits within the termination grace
+// period instead of being killed in its close (an audit: 7s past it with
+// the store stalled).
+func TestCloseByAPassedDeadlineGivesTheQueueUp(t *testing.T) {
+	st, m, d := queuedAfterAFailure(t)
+	d.CloseBy(time.Now().Add(-time.Millisecond))
+	if _, found, err := st.Get(t.Context(), []string{"n:marker"}); err != nil || found[0] {
+		t.Fatalf("after CloseBy a passed deadline: found=%v err=%v; want the write given up", found, err)
+	}
+	if got := testutil.ToFloat64(m.dropped); got != 1 {
+		t.Errorf("dropped = %v, want 1", got)
 	}
 }
 
