@@ -236,13 +236,19 @@ func (s *state) closeBy(deadline time.Time) {
 // each webhook 5xx naming what to set.
 func (d *deps) ready(ctx context.Context, b *built) error {
 	err := b.state.store.Ping(ctx)
+	if err == nil {
+		// Whenever Redis answers, its writes refused or not: full under
+		// noeviction it refuses the probe's write, and a policy put right
+		// while it was full read as evicting still — the alert fired on,
+		// telling on-call to set what they had set (an audit).
+		d.evict.check(ctx, b.state.store, d.logger)
+	}
 	if p, ok := b.state.store.(writeProber); ok && err == nil {
 		err = p.ProbeWrite(ctx, b.state.cfg.KeyPrefix+"probe")
 	}
 	if err == nil {
 		d.clock.check(ctx, b.state.store, d.logger)
 		_ = dedup.MarkEpoch(ctx, b.state.store, b.state.cfg.KeyPrefix, d.clock.Now())
-		d.evict.check(ctx, b.state.store, d.logger)
 		d.checkLife(ctx, b)
 		d.checkNewConnections(ctx, b)
 	}

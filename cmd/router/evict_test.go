@@ -18,7 +18,10 @@ import (
 // again. Nothing told the operator: serve now warns (naming the policy)
 // and sets alertrouter_store_evicting, which AlertrouterStoreEvicts reads;
 // noeviction reads 0. The policy is changed on the running Redis, so each
-// reading is the check's, not the gauge's initial 0.
+// reading is the check's, not the gauge's initial 0. A policy put right
+// while Redis is full (the router's writes refused) reads 0 too: the check
+// ran only after a write probe that succeeded, and the alert fired on,
+// telling on-call to set what they had set (an audit).
 func TestServeWarnsOfARedisThatEvicts(t *testing.T) {
 	old := evictionCheckEvery
 	evictionCheckEvery = 100 * time.Millisecond
@@ -29,11 +32,18 @@ func TestServeWarnsOfARedisThatEvicts(t *testing.T) {
 	for _, tc := range []struct {
 		policy string
 		evicts bool
+		full   bool // maxmemory below what Redis holds: writes refused (OOM)
 	}{
-		{"volatile-lru", true},
-		{"noeviction", false},
-		{"allkeys-lru", true},
+		{"volatile-lru", true, false},
+		{"noeviction", false, false},
+		{"allkeys-lru", true, false},
+		{"noeviction", false, true},
 	} {
+		if tc.full {
+			if _, err := redistest.Do(srv.Addr(), "CONFIG", "SET", "maxmemory", "1"); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if _, err := redistest.Do(srv.Addr(), "CONFIG", "SET", "maxmemory-policy", tc.policy); err != nil {
 			t.Fatal(err)
 		}
