@@ -212,6 +212,11 @@ func (p *Pipeline) applyLive(ctx context.Context, results []*alert.Result) {
 				if v := recover(); v != nil {
 					p.Logger.Error("live SLO lookup panicked (a bug: please report it with this stack); the label decision stands",
 						"slo", slo, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					if p.Metrics != nil {
+						// AlertrouterPanicked reads it (an audit: no
+						// alert saw this panic).
+						p.Metrics.evaluatePanics.Add(float64(len(rs)))
+					}
 					record(rs, liveFound{reason: reasonLivePanicked})
 				}
 			}()

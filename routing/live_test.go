@@ -157,6 +157,11 @@ func TestLiveSLOContextFeedsTheDecision(t *testing.T) {
 		if r := only(t, e.pd); r.Decision.Action != alert.ActionPage || r.Live == nil || r.Live.Unavailable == "" {
 			t.Errorf("decision %+v, live %+v; want the label page, its live context unavailable", r.Decision, r.Live)
 		}
+		// Counted where AlertrouterPanicked reads it (an audit: nothing
+		// alerted on this bug).
+		if got := metric(t, e.reg, "alertrouter_evaluation_panics_total", ""); got != 1 {
+			t.Errorf("alertrouter_evaluation_panics_total = %v, want 1", got)
+		}
 	})
 	t.Run("resolves and alerts without SLO are not looked up", func(t *testing.T) {
 		e := newEnv(t)

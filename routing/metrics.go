@@ -109,7 +109,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		evaluatePanics: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "alertrouter_evaluation_panics_total",
-			Help: "Alerts whose classification, decision or routing panicked (a bug): each paged on the fallback decision instead of failing its webhook.",
+			Help: "Alerts whose classification, decision, routing or live SLO lookup panicked (a bug): each paged on the fallback decision (a live lookup's: decided from its labels) instead of failing its webhook.",
 		}),
 		notifierPanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_notifier_panics_total",

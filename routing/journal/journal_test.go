@@ -226,8 +226,8 @@ func (p *panickingJournal) AppendJournal(ctx context.Context, recs []store.Journ
 	return p.Journal.AppendJournal(ctx, recs)
 }
 
-// A panic in the writer's goroutine drops that batch, counted, and the
-// writer goes on: the next entries are appended (and the test binary, like
+// A panic in the writer's goroutine drops that batch, counted (and counted
+// a panic, which AlertrouterPanicked reads), and the writer goes on: the next entries are appended (and the test binary, like
 // the router, is still alive).
 func TestWriterSurvivesAPanicAndDropsOnlyThatBatch(t *testing.T) {
 	j := &panickingJournal{Journal: store.NewMemoryJournal(store.JournalRetention{})}
@@ -242,6 +242,9 @@ func TestWriterSurvivesAPanicAndDropsOnlyThatBatch(t *testing.T) {
 	}
 	if v := metricSum(t, reg, "alertrouter_journal_dropped_total"); v != 1 {
 		t.Fatalf("dropped_total = %v, want 1 (the batch of the panic)", v)
+	}
+	if v := metricSum(t, reg, "alertrouter_journal_panics_total"); v != 1 {
+		t.Fatalf("panics_total = %v, want 1 (AlertrouterPanicked reads it)", v)
 	}
 	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDecision, Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Fingerprint != "kept" {

@@ -32,6 +32,7 @@ type Metrics struct {
 	written     prometheus.Counter
 	dropped     prometheus.Counter
 	failed      prometheus.Counter
+	panics      prometheus.Counter
 	deadLetters *prometheus.CounterVec
 }
 
@@ -51,13 +52,17 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Name: "alertrouter_journal_append_failures_total",
 			Help: "Batches of journal entries the store failed to append (their entries are counted as dropped).",
 		}),
+		panics: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "alertrouter_journal_panics_total",
+			Help: "Batches of journal entries whose append panicked (a bug): their entries dropped (and counted), the writer going on.",
+		}),
 		deadLetters: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "alertrouter_dead_letters_total",
 			Help: "Notifications that failed permanently and were kept as dead letters.",
 		}, []string{"receiver", "integration"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.written, m.dropped, m.failed, m.deadLetters} {
+		for _, c := range []prometheus.Collector{m.written, m.dropped, m.failed, m.panics, m.deadLetters} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("register journal metrics: %w", err)
 			}
@@ -367,6 +372,7 @@ func (w *Writer) appendContained(batch []Entry) {
 		if v := recover(); v != nil {
 			w.frame = frameBuffers{}
 			w.m.dropped.Add(float64(len(batch)))
+			w.m.panics.Inc() // AlertrouterPanicked reads it
 			w.opts.Logger.Error("journal writer panicked (a bug: please report it with this stack); the batch's entries dropped, webhooks unaffected",
 				"entries", len(batch), "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 		}
