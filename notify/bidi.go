@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // IsBidiControl reports whether r is a bidirectional-text control (the
@@ -44,6 +45,34 @@ func ShowBidi(s string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// TruncateShown is TruncateText of ShowBidi(s) whose cut splits no shown
+// control: a cut inside "[U+200F]" left "[U+20…" on a header or a
+// PagerDuty summary (a fuzz audit), so it falls before the control.
+func TruncateShown(s string, n int) string {
+	shown := ShowBidi(s)
+	t := TruncateText(shown, n)
+	if len(shown) == len(s) || t == shown {
+		return t
+	}
+	p := len(t) - len("…")
+	// The shown controls' spans: each control of s became 8 bytes.
+	at := 0
+	for _, r := range s {
+		if at >= p {
+			break
+		}
+		w := utf8.RuneLen(r)
+		if IsBidiControl(r) {
+			w = len("[U+202E]")
+			if p < at+w {
+				return shown[:at] + "…"
+			}
+		}
+		at += w
+	}
+	return t
 }
 
 // UnshowBidi reverses ShowBidi: each "[U+XXXX]" naming a bidirectional-text

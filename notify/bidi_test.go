@@ -33,3 +33,23 @@ func TestHasBidiFindsEveryControl(t *testing.T) {
 		}
 	}
 }
+
+// A cut of shown text falls before a control shown as "[U+200F]", never
+// inside it: a header or PagerDuty summary ended "[U+20…" (a fuzz audit).
+func TestTruncateShownSplitsNoShownControl(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abc\u200fdef", 20, "abc[U+200F]def"},
+		{"abcdef\u200fxyz", 8, "abcdef…"},
+		{"abc\u200f\u200fxyz", 12, "abc[U+200F]…"},
+		{"abcdefghij", 5, "abcd…"},
+		{"ab\u200f", 20, "ab[U+200F]"},
+	} {
+		if got := notify.TruncateShown(tt.s, tt.n); got != tt.want {
+			t.Errorf("TruncateShown(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}

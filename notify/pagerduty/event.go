@@ -49,7 +49,7 @@ func (n *Notifier) buildTrigger(no *alert.Notification) (full, minimal *pd.V2Eve
 	}
 	// Shown on phones and in PagerDuty's lists: an alert's bidirectional
 	// controls reversed the words around them (an audit).
-	summary = notify.TruncateText(notify.ShowBidi(summary), maxSummary)
+	summary = notify.TruncateShown(summary, maxSummary)
 
 	severity := derivedSeverity(no.Action)
 	if n.cfg.Severity != "" {

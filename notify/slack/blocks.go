@@ -92,7 +92,7 @@ func cardBlocks(no *alert.Notification, data *notify.Data, title, text, pdRef st
 	if title == "" {
 		title = no.Incident
 	}
-	title = notify.TruncateText(notify.ShowBidi(title), maxHeader)
+	title = notify.TruncateShown(title, maxHeader)
 	blocks := []sl.Block{sl.NewHeaderBlock(sl.NewTextBlockObject(sl.PlainTextType, title, false, false))}
 
 	lead := &alert.Result{}
@@ -582,7 +582,7 @@ func MinimalBlocks(no *alert.Notification, title, pdRef string) []sl.Block {
 	// Bidi controls shown as [U+202E] before the cut, as cardBlocks does:
 	// shown after it, a title of RLMs passed 150 characters and Slack
 	// refused the minimal message too (invalid_blocks: a lost ticket).
-	title = notify.TruncateText(notify.ShowBidi(title), maxHeader)
+	title = notify.TruncateShown(title, maxHeader)
 	firing, resolved := no.Counts()
 	paged := ""
 	if pdRef != "" {
