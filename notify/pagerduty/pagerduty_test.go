@@ -36,6 +36,20 @@ type harness struct {
 	waits *notifytest.Waits
 }
 
+// sendOne notifies no and returns the one event PagerDuty took, failing
+// t unless it took exactly one and refused none.
+func (h *harness) sendOne(t *testing.T, no *alert.Notification) pdtest.Event {
+	t.Helper()
+	if err := h.n.Notify(context.Background(), no); err != nil {
+		t.Fatal(err)
+	}
+	evs := h.srv.Events()
+	if len(evs) != 1 || len(h.srv.Rejections()) != 0 {
+		t.Fatalf("events %d, rejections %v: want one event, none refused", len(evs), h.srv.Rejections())
+	}
+	return evs[0]
+}
+
 func newHarness(t *testing.T, mutate func(*pagerduty.Config)) *harness {
 	t.Helper()
 	h := &harness{srv: pdtest.NewServer(), reg: prometheus.NewRegistry(), logs: &notifytest.SyncBuffer{}, waits: &notifytest.Waits{}}

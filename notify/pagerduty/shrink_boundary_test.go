@@ -1,7 +1,6 @@
 package pagerduty_test
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -23,14 +22,7 @@ func TestAnEventOfExactly512000BytesGoesOutWhole(t *testing.T) {
 		})
 		no := opening("aaa")
 		no.Data.CommonAnnotations["description"] = strings.Repeat("x", n)
-		if err := h.n.Notify(context.Background(), no); err != nil {
-			t.Fatal(err)
-		}
-		evs := h.srv.Events()
-		if len(evs) != 1 {
-			t.Fatalf("events = %d (rejections %v)", len(evs), h.srv.Rejections())
-		}
-		return evs[0]
+		return h.sendOne(t, no)
 	}
 	probe := send(500_000) // each x of the description is one byte of the event
 	e := send(500_000 + 512_000 - len(probe.Raw))

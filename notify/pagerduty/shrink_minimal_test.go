@@ -94,14 +94,7 @@ func TestShrinkDropsTheLinksBeforeSendingTheMinimalEvent(t *testing.T) {
 	})
 	no := opening("aaa")
 	no.Data.CommonAnnotations["description"] = strings.Repeat("x", 600<<10)
-	if err := h.n.Notify(context.Background(), no); err != nil {
-		t.Fatal(err)
-	}
-	evs := h.srv.Events()
-	if len(evs) != 1 || len(h.srv.Rejections()) != 0 {
-		t.Fatalf("events %d, rejections %v: want one event, none refused", len(evs), h.srv.Rejections())
-	}
-	e := evs[0]
+	e := h.sendOne(t, no)
 	if len(e.Raw) > pdtest.MaxBody || len(e.Links) != 0 || e.Payload.Component == "" || e.Payload.Timestamp == "" {
 		t.Errorf("event of %d bytes, %d links, component %q, timestamp %q: want the links dropped and the rest of the event kept",
 			len(e.Raw), len(e.Links), e.Payload.Component, e.Payload.Timestamp)

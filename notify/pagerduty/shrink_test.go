@@ -166,14 +166,7 @@ func TestAnEventJustOver512000BytesIsShrunkNotMinimal(t *testing.T) {
 	})
 	no := opening("aaa")
 	no.Data.CommonAnnotations["description"] = strings.Repeat("x", 514_000) // the event: ~518,000 bytes
-	if err := h.n.Notify(context.Background(), no); err != nil {
-		t.Fatal(err)
-	}
-	evs := h.srv.Events()
-	if len(evs) != 1 || len(h.srv.Rejections()) != 0 {
-		t.Fatalf("events %d, rejections %v: want one event, none refused", len(evs), h.srv.Rejections())
-	}
-	e := evs[0]
+	e := h.sendOne(t, no)
 	if len(e.Raw) > 512_000 {
 		t.Fatalf("event of %d bytes, over 512,000", len(e.Raw))
 	}
