@@ -239,7 +239,7 @@ func (d *Deferred) CloseBy(deadline time.Time) {
 		if !deadline.IsZero() && deadline.Before(by) {
 			by = deadline
 		}
-		d.flushWithin(by)
+		d.flushWithin(context.Background(), by)
 	}
 	d.mu.Lock()
 	n := len(d.queue)
@@ -283,6 +283,19 @@ func (d *Deferred) HandOver(next *Deferred) {
 
 func (d *Deferred) run() {
 	defer close(d.done)
+	// The loop's attempt ends when d stops: Close and HandOver wait for
+	// it, and a write a stalled store held took its own 2s past a
+	// shutdown's deadline (a review). A write cut short stays queued for
+	// Close's last attempt (each write is safe to apply again).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-d.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	backoff := 100 * time.Millisecond
 	for {
 		t := time.NewTimer(backoff)
@@ -294,7 +307,7 @@ func (d *Deferred) run() {
 			t.Stop()
 		case <-t.C:
 		}
-		if d.flushWithin(time.Time{}) {
+		if d.flushWithin(ctx, time.Time{}) {
 			backoff = 100 * time.Millisecond
 		} else {
 			backoff = min(backoff*2, 10*time.Second)
@@ -304,10 +317,10 @@ func (d *Deferred) run() {
 
 // flushWithin applies queued jobs in order and stops at the first failure
 // or, when deadline is not zero, once deadline has passed (each write's
-// timeout is cut to it). It reports whether the queue is empty. What it
+// timeout is cut to it), or when ctx ends. It reports whether the queue is empty. What it
 // applied and gave up is logged once (an outage of a busy router queues
 // hundreds of writes: a line each was a burst of hundreds at recovery).
-func (d *Deferred) flushWithin(deadline time.Time) bool {
+func (d *Deferred) flushWithin(ctx context.Context, deadline time.Time) bool {
 	var applied, dropped int
 	var oldest time.Duration
 	defer func() {
@@ -341,8 +354,8 @@ func (d *Deferred) flushWithin(deadline time.Time) bool {
 				end = deadline
 			}
 		}
-		ctx, cancel := context.WithDeadline(context.Background(), end)
-		err := d.apply(ctx, j)
+		wctx, cancel := context.WithDeadline(ctx, end)
+		err := d.apply(wctx, j)
 		cancel()
 		if err != nil {
 			return false

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -110,6 +111,36 @@ func TestCloseByAPassedDeadlineGivesTheQueueUp(t *testing.T) {
 	}
 	if got := testutil.ToFloat64(m.dropped); got != 1 {
 		t.Errorf("dropped = %v, want 1", got)
+	}
+}
+
+// stalledSets is a store whose Set waits for its context to end (a
+// SIGSTOPped Redis) and says how each wait ended.
+type stalledSets struct {
+	store.Store
+	entered chan struct{}
+	ended   chan error
+}
+
+func (s *stalledSets) Set(ctx context.Context, _ []store.Entry) error {
+	s.entered <- struct{}{}
+	<-ctx.Done()
+	s.ended <- ctx.Err()
+	return ctx.Err()
+}
+
+// Closing ends the retrier's attempt in flight: over a stalled store the
+// close waited out that write's own 2s, past a shutdown's deadline (a
+// review: CloseBy(now+100ms) took 1.9s, the process killed mid-close by
+// the grace period). The write it cut short is Close's to try.
+func TestCloseEndsTheRetriersAttemptInFlight(t *testing.T) {
+	s := &stalledSets{Store: store.NewMemory(), entered: make(chan struct{}, 2), ended: make(chan error, 2)}
+	d := NewDeferred(s, nil, nil)
+	d.Set([]store.Entry{{Key: "n:a", Value: "page|1|inc", TTL: time.Hour}}) // wakes the retrier
+	<-s.entered
+	d.CloseBy(time.Now().Add(-time.Millisecond)) // no last attempt: only the loop's is waited for
+	if err := <-s.ended; !errors.Is(err, context.Canceled) {
+		t.Errorf("the retrier's write ended with %v, want it cancelled by the close", err)
 	}
 }
 
