@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/enrich"
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/policies"
 	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
@@ -249,6 +251,41 @@ func TestWriterSurvivesAPanicAndDropsOnlyThatBatch(t *testing.T) {
 	got, err := journal.Read(t.Context(), j, journal.Query{Kind: journal.KindDecision, Limit: 10})
 	if err != nil || len(got) != 1 || got[0].Fingerprint != "kept" {
 		t.Fatalf("journal = %+v, %v; want the entry written after the panic", got, err)
+	}
+}
+
+// heldJournal holds every append until release is closed (a stalled
+// store).
+type heldJournal struct {
+	store.Journal
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h *heldJournal) AppendJournal(ctx context.Context, recs []store.JournalRecord) ([]string, error) {
+	h.entered <- struct{}{}
+	<-h.release
+	return h.Journal.AppendJournal(ctx, recs)
+}
+
+// A close whose time runs out while the store holds an append says so, with
+// what is still queued: a shutdown then closes the store, and the entries
+// were given up with no word before the router said it stopped (a review).
+func TestACloseOutOfTimeSaysWhatItGivesUp(t *testing.T) {
+	var logs notifytest.SyncBuffer
+	h := &heldJournal{Journal: store.NewMemoryJournal(store.JournalRetention{}), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	w, _ := newWriter(t, h, journal.WriterOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	defer close(h.release)
+	w.Write(journal.Entry{Kind: journal.KindDecision, Fingerprint: "held"})
+	<-h.entered
+	w.Write(journal.Entry{Kind: journal.KindDecision, Fingerprint: "queued"})
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := w.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Close = %v, want its context's error", err)
+	}
+	if !strings.Contains(logs.String(), "journal writer stopping before the store took what it holds") || !strings.Contains(logs.String(), "queued=1") {
+		t.Errorf("the close out of time says nothing of what it gives up:\n%s", logs.String())
 	}
 }
 

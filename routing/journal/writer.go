@@ -330,6 +330,11 @@ func (w *Writer) Close(ctx context.Context) error {
 	case <-w.done:
 		return nil
 	case <-ctx.Done():
+		// Said here: a shutdown's close goes on to close the store, and
+		// what the writer still holds fails to append then (counted
+		// dropped), logged after the router said it stopped (a review).
+		w.opts.Logger.Warn("journal writer stopping before the store took what it holds: those entries are given up (counted in alertrouter_journal_dropped_total as their append fails)",
+			"queued", len(w.ch), "err", ctx.Err())
 		return ctx.Err()
 	}
 }
