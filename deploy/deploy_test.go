@@ -596,13 +596,28 @@ func TestSelfMonitoringAlertsPassTheirUnitTests(t *testing.T) {
 				Alertname string        `yaml:"alertname"`
 				ExpAlerts []interface{} `yaml:"exp_alerts"`
 			} `yaml:"alert_rule_test"`
+			PromQLExprTest []struct {
+				Expr string `yaml:"expr"`
+			} `yaml:"promql_expr_test"`
 		} `yaml:"tests"`
 	}
 	if err := yaml.Unmarshal(tb, &tests); err != nil {
 		t.Fatal(err)
 	}
+	// An expression tested alone (off the minute, where alert_rule_test
+	// cannot evaluate) is a rule's, as written: a copy left behind when
+	// the rule changes would test nothing.
+	exprs := map[string]bool{}
+	for _, r := range rules {
+		exprs[strings.TrimSpace(r.Expr)] = true
+	}
 	firing, quiet := map[string]bool{}, map[string]bool{}
 	for _, tc := range tests.Tests {
+		for _, e := range tc.PromQLExprTest {
+			if !exprs[strings.TrimSpace(e.Expr)] {
+				t.Errorf("alerts_test.yml tests an expression no rule of alerts.yml has:\n%s", e.Expr)
+			}
+		}
 		for _, a := range tc.AlertRuleTest {
 			if len(a.ExpAlerts) > 0 {
 				firing[a.Alertname] = true
