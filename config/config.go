@@ -371,7 +371,7 @@ func Parse(b []byte, dir string) (*Config, error) {
 				doc = &n
 			}
 		}
-		if located := locateError(doc, reflect.TypeOf(Config{})); located != nil {
+		if located := locateError(doc, reflect.TypeOf(Config{}), len(b)); located != nil {
 			err = located
 		}
 		return nil, c.Redact(fmt.Errorf("parse YAML: %w", err))

@@ -25,6 +25,9 @@ var (
 	// v2Line is the "line N: " yaml.v2 puts before each of its unmarshal
 	// errors, relative to the text it decoded.
 	v2Line = regexp.MustCompile(`^\s*line \d+: `)
+	// quotedValue is a value yaml.v2 quotes in its message
+	// ("cannot unmarshal !!str `many` into int").
+	quotedValue = regexp.MustCompile("`[^`]*`")
 )
 
 // locateError says where in the document root a failed strict decode into
@@ -35,8 +38,9 @@ var (
 // position at all. It decodes the failing node's children one by one
 // into their fields' types and reports the deepest nodes that still fail.
 // It returns nil when it cannot tell (the caller keeps the original
-// error).
-func locateError(root *yaml3.Node, t reflect.Type) error {
+// error). size is the document's length, which bounds the work
+// (maxLocateBytes).
+func locateError(root *yaml3.Node, t reflect.Type, size int) error {
 	if root == nil {
 		return nil
 	}
@@ -51,7 +55,8 @@ func locateError(root *yaml3.Node, t reflect.Type) error {
 	if !ok {
 		return nil
 	}
-	errs := locate(root, t, "")
+	work := max(maxLocateBytes, locateBytesPerByte*size)
+	errs := locate(root, t, "", &work)
 	if len(errs) == 0 {
 		return nil
 	}
@@ -62,6 +67,18 @@ func locateError(root *yaml3.Node, t reflect.Type) error {
 // small text a huge tree (the "billion laughs"), which yaml.v2 refuses and
 // which locating must not expand either.
 const maxLocateNodes = 100000
+
+// maxLocateBytes and locateBytesPerByte bound the YAML locating decodes
+// in all (256 KiB, or 16 times the document's text for a larger one): each level
+// of the tree re-decodes its subtree, so a deep tree (routes nested
+// hundreds deep: 6 KB of text) took seconds to minutes, quadratic in its
+// depth, where a config's few levels take a few times its size. Past the
+// bound, a problem is named at the deepest node reached (its path and
+// line), with the decoder's message for the subtree.
+const (
+	maxLocateBytes     = 256 << 10
+	locateBytesPerByte = 16
+)
 
 // resolveAliases returns a copy of n in which every alias is replaced by
 // a copy of its anchor's node, so that a subtree decodes on its own; ok is
@@ -95,12 +112,13 @@ func resolveAliases(n *yaml3.Node, active map[*yaml3.Node]bool, budget *int) (*y
 }
 
 // decodeNode strictly decodes the subtree n into a new value of type t,
-// as the whole file is decoded.
-func decodeNode(n *yaml3.Node, t reflect.Type) error {
+// as the whole file is decoded, taking the bytes decoded from work.
+func decodeNode(n *yaml3.Node, t reflect.Type, work *int) error {
 	b, err := yaml3.Marshal(n)
 	if err != nil {
 		return nil // cannot tell: treat as decodable
 	}
+	*work -= len(b)
 	return yaml.UnmarshalStrict(b, reflect.New(t).Interface())
 }
 
@@ -112,11 +130,16 @@ func join(path, key string) string {
 }
 
 // locate returns the problems of node n decoded as type t at path, or nil
-// when n decodes.
-func locate(n *yaml3.Node, t reflect.Type, path string) []error {
-	err := decodeNode(n, t)
+// when n decodes; work bounds the bytes decoded (maxLocateBytes).
+func locate(n *yaml3.Node, t reflect.Type, path string, work *int) []error {
+	err := decodeNode(n, t, work)
 	if err == nil {
 		return nil
+	}
+	if *work < 0 {
+		// Not located further: the subtree's message may quote a secret
+		// of it (a routing_key written !!int), so no value is printed.
+		return []error{at(path, n.Line, errors.New(quotedValue.ReplaceAllString(err.Error(), redact.Placeholder)), nil)}
 	}
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -129,7 +152,7 @@ func locate(n *yaml3.Node, t reflect.Type, path string) []error {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			if ft, ok := fields[k.Value]; ok {
-				found = append(found, locate(v, ft, join(path, k.Value))...)
+				found = append(found, locate(v, ft, join(path, k.Value), work)...)
 			}
 		}
 		if len(found) == 0 {
@@ -148,11 +171,11 @@ func locate(n *yaml3.Node, t reflect.Type, path string) []error {
 	case n.Kind == yaml3.MappingNode && t.Kind() == reflect.Map:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
-			found = append(found, locate(v, t.Elem(), join(path, k.Value))...)
+			found = append(found, locate(v, t.Elem(), join(path, k.Value), work)...)
 		}
 	case n.Kind == yaml3.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
 		for i, v := range n.Content {
-			found = append(found, locate(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
+			found = append(found, locate(v, t.Elem(), fmt.Sprintf("%s[%d]", path, i), work)...)
 		}
 	}
 	if len(found) > 0 {
