@@ -317,9 +317,10 @@ func (d *Deferred) run() {
 
 // flushWithin applies queued jobs in order and stops at the first failure
 // or, when deadline is not zero, once deadline has passed (each write's
-// timeout is cut to it), or when ctx ends. It reports whether the queue is empty. What it
-// applied and gave up is logged once (an outage of a busy router queues
-// hundreds of writes: a line each was a burst of hundreds at recovery).
+// timeout is cut to it), or when ctx ends. It reports whether the queue is
+// empty. What it applied and gave up is logged once (an outage of a busy
+// router queues hundreds of writes: a line each was a burst of hundreds
+// at recovery).
 func (d *Deferred) flushWithin(ctx context.Context, deadline time.Time) bool {
 	var applied, dropped int
 	var oldest time.Duration
