@@ -3,8 +3,6 @@ package config
 import (
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"runtime/debug"
@@ -14,6 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v2"
 
+	"github.com/alertrouter/alertrouter/config/configtest"
 	"github.com/alertrouter/alertrouter/enrich"
 	"github.com/alertrouter/alertrouter/policies"
 )
@@ -191,32 +190,11 @@ func unlocatedSyntaxError(msg string, b []byte) bool {
 var unlocatedYAML = regexp.MustCompile(`^(control characters are not allowed|.*UTF-(8|16).*|invalid Unicode character|.*surrogate.*|exceeded max depth of \d+|unknown anchor '.*' referenced|anchor '.*' value contains itself)$`)
 
 // configSeeds returns the router configurations the repository ships and
-// documents, and hostile shapes.
+// documents (configtest.Seeds), and hostile shapes.
 func configSeeds(f *testing.F) []string {
-	seeds := []string{string(DefaultYAML())}
-	var files []string
-	for _, g := range []string{"testdata/*.yml", "../deploy/kubernetes/base/router.yml"} {
-		m, _ := filepath.Glob(g)
-		files = append(files, m...)
-	}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		seeds = append(seeds, string(b))
-	}
-	if len(files) < 10 {
-		f.Fatalf("only %d seed files: config/testdata or deploy/kubernetes moved", len(files))
-	}
-	seeds = append(seeds, helmRenderedConfigs...)
-	if readme, err := os.ReadFile("../README.md"); err == nil {
-		blocks := strings.Split(string(readme), "```yaml\n")
-		for _, blk := range blocks[1:] {
-			if end := strings.Index(blk, "```"); end > 0 {
-				seeds = append(seeds, blk[:end])
-			}
-		}
+	seeds, err := configtest.Seeds("..")
+	if err != nil {
+		f.Fatal(err)
 	}
 	return append(seeds, hostileConfigs()...)
 }
@@ -296,123 +274,6 @@ func hostileConfigs() []string {
 		"\t" + tail,
 		"route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n" + strings.Repeat("#", 100000) + "\n",
 	}
-}
-
-// Code below: the chart's router.yml, rendered by `helm template` from
-// deploy/helm/alertrouter (values.yaml and each examples/values-*.yaml).
-var helmRenderedConfigs = []string{
-	// router-default
-	`dedup:
-  repeat_interval: 4h
-receivers:
-- log_configs:
-  - {}
-  name: log
-route:
-  receiver: log
-store:
-  fail_closed: false
-  key_prefix: 'alertrouter:'
-  redis:
-    addrs:
-    - r-alertrouter-redis:6379
-    password_file: /etc/alertrouter/redis-auth/redis-password
-webhook:
-  max_body_bytes: 4194304
-  max_concurrent: 6
-`,
-	// router-values-single-redis
-	`auth:
-  bearer_token_file: /etc/alertrouter/secrets/webhook-token
-dedup:
-  repeat_interval: 4h
-receivers:
-- name: pagerduty
-  pagerduty_configs:
-  - routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key
-- name: slack-triage
-  slack_configs:
-  - channel: '#alerts-triage'
-    token_file: /etc/alertrouter/secrets/slack-token
-route:
-  receiver: slack-triage
-  routes:
-  - continue: true
-    matchers:
-    - decision="page"
-    receiver: pagerduty
-  - matchers:
-    - decision=~"page|ticket"
-    receiver: slack-triage
-store:
-  fail_closed: false
-  key_prefix: 'alertrouter:'
-  redis:
-    addrs:
-    - redis.example.internal:6379
-    password_file: /etc/alertrouter/secrets/redis-password
-webhook:
-  max_body_bytes: 4194304
-  max_concurrent: 6
-`,
-	// router-values-cluster
-	`auth:
-  bearer_token_file: /etc/alertrouter/secrets/webhook-token
-dedup:
-  repeat_interval: 4h
-receivers:
-- name: pagerduty
-  pagerduty_configs:
-  - routing_key_file: /etc/alertrouter/secrets/pagerduty-routing-key
-route:
-  receiver: pagerduty
-store:
-  fail_closed: false
-  key_prefix: 'alertrouter:'
-  redis:
-    addrs:
-    - redis-cluster-0.redis-cluster-headless:6379
-    - redis-cluster-1.redis-cluster-headless:6379
-    - redis-cluster-2.redis-cluster-headless:6379
-    cluster: true
-    password_file: /etc/alertrouter/secrets/redis-password
-    tls:
-      ca_file: /etc/alertrouter/secrets/redis-ca.crt
-webhook:
-  max_body_bytes: 4194304
-  max_concurrent: 6
-`,
-	// router-values-sentinel
-	`auth:
-  bearer_token_file: /etc/alertrouter/secrets/webhook-token
-console:
-  auth:
-    basic_auth:
-      password_file: /etc/alertrouter/secrets/console-password
-      username: ops
-dedup:
-  repeat_interval: 4h
-receivers:
-- name: slack-triage
-  slack_configs:
-  - channel: '#alerts-triage'
-    token_file: /etc/alertrouter/secrets/slack-token
-route:
-  receiver: slack-triage
-store:
-  fail_closed: true
-  key_prefix: 'alertrouter:'
-  redis:
-    addrs:
-    - redis-sentinel-0.redis-sentinel:26379
-    - redis-sentinel-1.redis-sentinel:26379
-    - redis-sentinel-2.redis-sentinel:26379
-    master_name: alertrouter
-    password_file: /etc/alertrouter/secrets/redis-password
-webhook:
-  max_body_bytes: 4194304
-  max_concurrent: 6
-`,
 }
 
 // deepRouteTree is a route tree depth routes deep, its deepest route

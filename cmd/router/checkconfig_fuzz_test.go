@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/alertrouter/alertrouter/config/configtest"
 )
 
 // Any bytes given as router.yml make `router check-config` exit 0 with
@@ -44,23 +46,9 @@ func FuzzCheckConfig(f *testing.F) {
 	}
 	local := strings.NewReplacer("/etc/alertrouter/secrets/", "secrets/", "/etc/alertrouter/redis-auth/", "redis-auth/",
 		"/etc/alertrouter/templates/", "templates/", "/etc/alertrouter/tls/", "secrets/")
-	var seeds []string
-	files, _ := filepath.Glob(filepath.Join("..", "..", "config", "testdata", "*.yml"))
-	files = append(files, filepath.Join("..", "..", "config", "default.yml"), filepath.Join("..", "..", "deploy", "kubernetes", "base", "router.yml"))
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			f.Fatal(err)
-		}
-		seeds = append(seeds, string(b))
-	}
-	if readme, err := os.ReadFile(filepath.Join("..", "..", "README.md")); err == nil {
-		blocks := strings.Split(string(readme), "```yaml\n")
-		for _, blk := range blocks[1:] {
-			if end := strings.Index(blk, "```"); end > 0 {
-				seeds = append(seeds, blk[:end])
-			}
-		}
+	seeds, err := configtest.Seeds(filepath.Join("..", ".."))
+	if err != nil {
+		f.Fatal(err)
 	}
 	seeds = append(seeds, standInConfigs...)
 	for _, s := range seeds {
