@@ -1,7 +1,6 @@
 package config
 
 import (
-	"flag"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -17,21 +16,8 @@ import (
 	"github.com/alertrouter/alertrouter/policies"
 )
 
-// fuzzInputTime bounds one input while fuzzing: a config that takes
-// longer to accept or refuse stalls check-config, the start and every
-// reload (README.md, "Configuration": "fail where the config is wrong,
-// never crash"). Run as a unit test (the seeds, under -race on a shared
-// machine) the bound only catches a hang: fuzzBound.
+// fuzzInputTime bounds one input while fuzzing (configtest.Bound).
 const fuzzInputTime = 5 * time.Second
-
-// fuzzBound is limit while fuzzing (-test.fuzz), else two minutes: no
-// timed assertion in the seeds' run.
-func fuzzBound(limit time.Duration) time.Duration {
-	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
-		return limit
-	}
-	return 2 * time.Minute
-}
 
 // Any bytes given as router.yml are accepted or refused without a panic
 // and within fuzzInputTime; a refusal names where (a YAML path, or the
@@ -75,8 +61,8 @@ func FuzzParseConfig(f *testing.F) {
 			if o.err == nil && o.c == nil {
 				t.Errorf("Parse returned neither a config nor an error\ninput: %q", b)
 			}
-		case <-time.After(fuzzBound(fuzzInputTime)):
-			t.Fatalf("Parse took more than %s\ninput (%d bytes): %.2000q", fuzzBound(fuzzInputTime), len(b), b)
+		case <-time.After(configtest.Bound(fuzzInputTime)):
+			t.Fatalf("Parse took more than %s\ninput (%d bytes): %.2000q", configtest.Bound(fuzzInputTime), len(b), b)
 		}
 	})
 }
@@ -344,8 +330,8 @@ func FuzzParseWebConfig(f *testing.F) {
 			if p != "" {
 				t.Fatalf("%s\ninput: %q", p, b)
 			}
-		case <-time.After(fuzzBound(fuzzInputTime)):
-			t.Fatalf("ParseWebConfig and CheckWebConfig took more than %s\ninput: %q", fuzzBound(fuzzInputTime), b)
+		case <-time.After(configtest.Bound(fuzzInputTime)):
+			t.Fatalf("ParseWebConfig and CheckWebConfig took more than %s\ninput: %q", configtest.Bound(fuzzInputTime), b)
 		}
 	})
 }

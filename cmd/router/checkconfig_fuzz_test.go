@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,12 +53,7 @@ func FuzzCheckConfig(f *testing.F) {
 	for _, s := range seeds {
 		f.Add([]byte(local.Replace(s)))
 	}
-	// 10s while fuzzing; run as a unit test (the seeds, under -race on a
-	// shared machine) the bound only catches a hang: no timed assertion.
-	bound := 2 * time.Minute
-	if fz := flag.Lookup("test.fuzz"); fz != nil && fz.Value.String() != "" {
-		bound = 10 * time.Second
-	}
+	bound := configtest.Bound(10 * time.Second)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		fh, err := os.CreateTemp(dir, "router-*.yml")
 		if err != nil {

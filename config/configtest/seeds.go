@@ -1,16 +1,30 @@
 // Package configtest holds what the configuration's fuzz targets (config's
-// FuzzParseConfig, cmd/router's FuzzCheckConfig) seed from: the router
-// configurations the repository ships and documents.
+// FuzzParseConfig, cmd/router's FuzzCheckConfig) share: the router
+// configurations the repository ships and documents, as seeds, and the
+// bound of one input.
 package configtest
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v2"
 )
+
+// Bound is limit while fuzzing (-test.fuzz), else two minutes: a config
+// that takes longer than limit stalls check-config, the start and every
+// reload, but run as a unit test (the seeds, under -race on a shared
+// machine) the bound only catches a hang — no timed assertion.
+func Bound(limit time.Duration) time.Duration {
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		return limit
+	}
+	return 2 * time.Minute
+}
 
 // Seeds returns the router configurations of the repository whose root
 // is root: config/default.yml, config/testdata, the kustomize base's
