@@ -67,13 +67,14 @@ func TestShutdownDrainsAWebhookWhosePageIsOnItsWay(t *testing.T) {
 	}
 }
 
-// The state's close at a shutdown shares the drain's budget (webhook.timeout
+// The deadline of the state's close at a shutdown (closeDeadline, which
+// serve hands the drain's end) is within the drain's budget (webhook.timeout
 // + 5s), so the process exits within the grace period deploy/ sizes for it:
 // after a drain that took the whole budget, with the store stalled, the
 // journal's 5s and the deferred writes' 2s took it 7s past, and the kubelet
 // would kill it mid-close (an audit). It keeps at least closeMinimum for one
 // last attempt, and at most stateCloseTime.
-func TestAShutdownsCloseEndsWithinTheDrainsBudget(t *testing.T) {
+func TestTheCloseDeadlineIsWithinTheDrainsBudget(t *testing.T) {
 	now := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name     string
