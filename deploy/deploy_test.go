@@ -257,11 +257,12 @@ func TestKustomizeBaseRendersAHighlyAvailableHardenedRouter(t *testing.T) {
 			t.Errorf("Deployment alertrouter %s = %v, want %v", c.what, c.got, c.want)
 		}
 	}
-	// terminationGracePeriodSeconds must outlast the shutdown delay and
-	// then the drain of a webhook in flight (webhook.timeout + 5s).
+	// terminationGracePeriodSeconds must outlast the shutdown delay, then
+	// the drain of a webhook in flight (webhook.timeout + 5s) and the
+	// close's last second.
 	grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
-	if need := 5*time.Second + time.Duration(config.DefaultWebhook().Timeout) + 5*time.Second; time.Duration(grace)*time.Second < need {
-		t.Errorf("terminationGracePeriodSeconds %ds does not cover --web.shutdown-delay=5s + the default webhook.timeout + 5s = %s", grace, need)
+	if need := 5*time.Second + time.Duration(config.DefaultWebhook().Timeout) + 6*time.Second; time.Duration(grace)*time.Second < need {
+		t.Errorf("terminationGracePeriodSeconds %ds does not cover --web.shutdown-delay=5s + the default webhook.timeout + 6s = %s", grace, need)
 	}
 
 	pdb := m.byKind(t, "PodDisruptionBudget", "alertrouter")

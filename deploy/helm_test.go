@@ -235,10 +235,11 @@ func TestHelmChartRendersValidManifestsForEveryRedisMode(t *testing.T) {
 				t.Errorf("the router would refuse to start with this rendering: %v", err)
 			}
 			// The grace period covers the shutdown delay, then the drain
-			// of a webhook in flight (webhook.timeout + 5s).
+			// of a webhook in flight (webhook.timeout + 5s) and the
+			// close's last second.
 			grace, _ := get(podSpec, "terminationGracePeriodSeconds").(int)
-			if need := 5*time.Second + time.Duration(cfg.Webhook.Timeout) + 5*time.Second; time.Duration(grace)*time.Second < need {
-				t.Errorf("terminationGracePeriodSeconds %ds < shutdown delay 5s + webhook.timeout %s + 5s", grace, time.Duration(cfg.Webhook.Timeout))
+			if need := 5*time.Second + time.Duration(cfg.Webhook.Timeout) + 6*time.Second; time.Duration(grace)*time.Second < need {
+				t.Errorf("terminationGracePeriodSeconds %ds < shutdown delay 5s + webhook.timeout %s + 6s", grace, time.Duration(cfg.Webhook.Timeout))
 			}
 			r := cfg.Store.Redis
 			if r == nil {
@@ -461,10 +462,12 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 		{[]string{"config.store.redis.addrs={r:6379}"}, "config.store: set the store through the redis values"},
 		// The bundled Redis has no TLS port: a TLS client never connects.
 		{[]string{"redis.mode=bundled", "redis.tls.ca_file=/etc/alertrouter/tls/ca.crt"}, "redis.tls: the bundled Redis speaks plain TCP"},
-		// The grace period must cover shutdown delay + webhook.timeout + 5s.
-		{[]string{"terminationGracePeriodSeconds=34"}, "terminationGracePeriodSeconds 34 is shorter than shutdownDelay 5s + config.webhook.timeout 25s + 5s = 35s"},
-		{[]string{"config.webhook.timeout=1m"}, "terminationGracePeriodSeconds 40 is shorter than shutdownDelay 5s + config.webhook.timeout 1m + 5s = 70s"},
-		{[]string{"shutdownDelay=31s"}, "= 61s"},
+		// The grace period must cover shutdown delay + webhook.timeout + 5s
+		// of drain + the close's last second: exactly delay + timeout + 5s
+		// would leave that second's store writes to the kubelet's SIGKILL.
+		{[]string{"terminationGracePeriodSeconds=35"}, "terminationGracePeriodSeconds 35 is shorter than shutdownDelay 5s + config.webhook.timeout 25s + 6s (the drain's 5s, the close's last 1s) = 36s"},
+		{[]string{"config.webhook.timeout=1m"}, "terminationGracePeriodSeconds 40 is shorter than shutdownDelay 5s + config.webhook.timeout 1m + 6s (the drain's 5s, the close's last 1s) = 71s"},
+		{[]string{"shutdownDelay=30s"}, "= 61s"},
 		{[]string{"shutdownDelay=5 seconds"}, "at '/shutdownDelay'"},
 		{[]string{"config.webhook.timeout=1d", "terminationGracePeriodSeconds=100000"}, `"1d" is not a duration the chart can add up`},
 		{[]string{"env[0].value=400"}, "missing property 'name'"},
@@ -501,10 +504,11 @@ func TestHelmChartRefusesValuesThatCannotWork(t *testing.T) {
 			t.Errorf("%s: %s refused: %v %s", ok[0], ok[1], err, out)
 		}
 	}
-	// A grace period that covers a longer webhook.timeout passes.
-	_, m := render(t, chartCases[0], "--set", "config.webhook.timeout=1m30s", "--set", "terminationGracePeriodSeconds=100")
-	if got := get(m["Deployment/alertrouter"], "spec", "template", "spec", "terminationGracePeriodSeconds"); got != 100 {
-		t.Errorf("terminationGracePeriodSeconds = %v, want the 100 set", got)
+	// A grace period that covers a longer webhook.timeout — exactly: 5s +
+	// 1m30s + 6s — passes.
+	_, m := render(t, chartCases[0], "--set", "config.webhook.timeout=1m30s", "--set", "terminationGracePeriodSeconds=101")
+	if got := get(m["Deployment/alertrouter"], "spec", "template", "spec", "terminationGracePeriodSeconds"); got != 101 {
+		t.Errorf("terminationGracePeriodSeconds = %v, want the 101 set", got)
 	}
 	// One replica needs no Redis: the in-memory store.
 	_, m = render(t, chartCases[0], "--set", "redis.mode=none", "--set", "replicaCount=1")

@@ -218,14 +218,16 @@ router's flags and config); fails on anything else.
 
 {{/*
 terminationGracePeriodSeconds, checked: after SIGTERM the router serves for
-shutdownDelay, then drains in-flight webhooks for up to webhook.timeout + 5s,
-so a shorter grace period would have the kubelet kill webhooks in flight.
+shutdownDelay, then drains in-flight webhooks for up to webhook.timeout + 5s
+and closes its store and journal in what is left of that, at least 1s: a
+shorter grace period would have the kubelet kill webhooks in flight, or the
+last store writes of a drain that took its whole bound.
 */}}
 {{- define "alertrouter.terminationGracePeriodSeconds" -}}
 {{- $timeout := dig "webhook" "timeout" "25s" .Values.config }}
-{{- $need := add (include "alertrouter.seconds" .Values.shutdownDelay) (include "alertrouter.seconds" $timeout) 5 }}
+{{- $need := add (include "alertrouter.seconds" .Values.shutdownDelay) (include "alertrouter.seconds" $timeout) 6 }}
 {{- if lt (int .Values.terminationGracePeriodSeconds) (int $need) }}
-{{- fail (printf "terminationGracePeriodSeconds %v is shorter than shutdownDelay %s + config.webhook.timeout %s + 5s = %vs: the kubelet would kill webhooks in flight" .Values.terminationGracePeriodSeconds .Values.shutdownDelay $timeout $need) }}
+{{- fail (printf "terminationGracePeriodSeconds %v is shorter than shutdownDelay %s + config.webhook.timeout %s + 6s (the drain's 5s, the close's last 1s) = %vs: the kubelet would kill webhooks in flight or the last store writes" .Values.terminationGracePeriodSeconds .Values.shutdownDelay $timeout $need) }}
 {{- end }}
 {{- .Values.terminationGracePeriodSeconds }}
 {{- end }}
