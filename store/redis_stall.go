@@ -50,7 +50,7 @@ const stallRetry = 250 * time.Millisecond
 
 // errStalled marks the commands a tripped stallBreaker failed without
 // sending them (unavailable reads it as Redis unavailable).
-var errStalled = fmt.Errorf("not sent: Redis has answered nothing for two commands' waits (2 × read_timeout × (max_retries + 1)) and is tried again every %s until it answers (stalled: paused, partitioned or blocked)", stallRetry)
+var errStalled = fmt.Errorf("not sent: Redis has answered nothing for two commands' waits (2 × read_timeout × (max_retries + 1)) and is tried again every %s until it answers (stalled: paused, partitioned or blocked — or answering later than read_timeout, a distant Redis: `router check-config --probe` tells which)", stallRetry)
 
 // Outcomes of a command for the breaker: a timeout with the caller's time
 // left counts against Redis once the stall has lasted stallTrip; the first
@@ -98,7 +98,7 @@ func newStallBreaker(logger *slog.Logger, trip time.Duration, tripped func()) *s
 			switch {
 			case from == gobreaker.StateClosed && to == gobreaker.StateOpen:
 				tripped()
-				logger.Warn("redis has answered nothing for "+trip.String()+": its commands fail at once as unavailable (fail open or closed), not sent, until a PING every "+stallRetry.String()+" gets an answer", "component", "store")
+				logger.Warn("redis has answered nothing within read_timeout for "+trip.String()+" (stalled, or slower than read_timeout: `router check-config --probe` tells which): its commands fail at once as unavailable (fail open or closed), not sent, until a PING every "+stallRetry.String()+" gets an answer", "component", "store")
 				go h.probe()
 			case to == gobreaker.StateClosed:
 				logger.Info("redis answers again: commands are sent again", "component", "store")

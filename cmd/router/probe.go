@@ -9,6 +9,7 @@ import (
 	"github.com/alertrouter/alertrouter/config"
 	"github.com/alertrouter/alertrouter/enrich/slolive"
 	"github.com/alertrouter/alertrouter/notify/amsilence"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // prober is a notifier that can check its way to its service without
@@ -58,15 +59,22 @@ func probeAll(ctx context.Context, cfg *config.Config, b *built) (string, int) {
 	}
 	if cfg.Store.Redis != nil {
 		s, err := run(func(ctx context.Context) (string, error) {
-			if err := b.state.store.Ping(ctx); err != nil {
+			out := "PING"
+			if p, ok := b.state.store.(pingTimer); ok {
+				rtt, err := p.PingTime(ctx)
+				if err != nil {
+					return "", slowStore(ctx, *cfg.Store.Redis, err)
+				}
+				out = storeRoundTrip(rtt, time.Duration(cfg.Store.Redis.ReadTimeout))
+			} else if err := b.state.store.Ping(ctx); err != nil {
 				return "", err
 			}
 			if p, ok := b.state.store.(writeProber); ok {
 				if err := p.ProbeWrite(ctx, b.state.cfg.KeyPrefix+"probe"); err != nil {
-					return "", err
+					return "", slowStore(ctx, *cfg.Store.Redis, err)
 				}
 			}
-			out := "PING, and a key written under the prefix (with TIME, in a script) and deleted"
+			out += ", and a key written under the prefix (with TIME, in a script) and deleted"
 			if r, ok := b.state.store.(memoryPolicyReader); ok {
 				mp, err := r.MemoryPolicy(ctx)
 				switch {
@@ -109,4 +117,32 @@ func probeAll(ctx context.Context, cfg *config.Config, b *built) (string, int) {
 		report("prometheus", s, err)
 	}
 	return out.String(), failed
+}
+
+// pingTimer is a store that measures its round trip (Redis).
+type pingTimer interface {
+	PingTime(ctx context.Context) (time.Duration, error)
+}
+
+// storeRoundTrip is the probe's word on a round trip of rtt to Redis
+// with store.redis.read_timeout rt: a round trip past half of it leaves a
+// slower moment (jitter, a busy Redis) counting Redis as down.
+func storeRoundTrip(rtt, rt time.Duration) string {
+	s := fmt.Sprintf("PING in %s", rtt.Round(100*time.Microsecond))
+	if rtt > rt/2 {
+		s += fmt.Sprintf(" — WARNING: over half of store.redis.read_timeout (%s): a slower answer counts Redis as down (fail open or closed); raise read_timeout above the worst round trip (README \"Store latency\")", rt)
+	}
+	return s
+}
+
+// slowStore is the probe's error for err from the store: a read's
+// timeout of a Redis that answers when given longer says so — the
+// router would count that Redis as down though it answers, only later
+// than store.redis.read_timeout (a distant one).
+func slowStore(ctx context.Context, cfg store.RedisConfig, err error) error {
+	d, ok := store.SlowAnswer(ctx, cfg, err)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("%w — Redis answers, in %s, later than store.redis.read_timeout (%s): the router counts it as down (fail open or closed) though it answers; raise read_timeout above the worst round trip to it (README \"Store latency\")", err, d.Round(100*time.Microsecond), time.Duration(cfg.ReadTimeout))
 }

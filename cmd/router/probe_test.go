@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/alertrouter/alertrouter/internal/amtest"
 	"github.com/alertrouter/alertrouter/internal/pdtest"
@@ -154,5 +155,47 @@ receivers:
 	}
 	if strings.Contains(out+errs, "SUPERSECRETPW") {
 		t.Errorf("the probe's ok line shows the URL's password:\n%s", out)
+	}
+}
+
+// A Redis that answers, but later than store.redis.read_timeout (one in
+// another region, or a read_timeout cut too short), was probed "i/o
+// timeout" — the same words as a Redis down — and a probe that passed
+// said nothing of the round trip (an audit). The probe names the round
+// trip, and for a timeout asks once more with longer to tell a slow Redis
+// from a silent one.
+func TestCheckConfigProbeTellsASlowRedisFromADownOne(t *testing.T) {
+	srv := redistest.Start(t)
+	cfg := func(addr, readTimeout string) string {
+		return writeFile(t, "router.yml", fmt.Sprintf("store: {redis: {addrs: [%s], read_timeout: %s}}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n", addr, readTimeout))
+	}
+	code, out, errs := runMain(t, "--config.file="+cfg(srv.Addr(), "1s"), "check-config", "--probe")
+	if code != 0 || !strings.Contains(out, "probe store: ok: PING in ") {
+		t.Fatalf("a near Redis: exit %d, want its round trip named\n%s%s", code, out, errs)
+	}
+	far := redistest.Distant(t, srv.Addr(), 300*time.Millisecond)
+	code, out, errs = runMain(t, "--config.file="+cfg(far, "50ms"), "check-config", "--probe")
+	if code != 1 || !strings.Contains(out, "probe store: FAILED: ") || !strings.Contains(out, "Redis answers, in ") ||
+		!strings.Contains(out, "later than store.redis.read_timeout (50ms)") {
+		t.Errorf("a Redis 300ms away with read_timeout 50ms: exit %d, want the probe to fail saying Redis answers later than read_timeout\n%s%s", code, out, errs)
+	}
+	srv.Kill()
+	code, out, errs = runMain(t, "--config.file="+cfg(srv.Addr(), "50ms"), "check-config", "--probe")
+	if code != 1 || !strings.Contains(out, "probe store: FAILED: ") || strings.Contains(out, "Redis answers") {
+		t.Errorf("a Redis down: exit %d, want the probe to fail without saying it answers\n%s%s", code, out, errs)
+	}
+}
+
+// The probe's word on a round trip warns past half of read_timeout: a
+// slower moment would count Redis as down.
+func TestTheStoreProbeWarnsOfARoundTripNearReadTimeout(t *testing.T) {
+	for _, c := range []struct {
+		rtt, rt time.Duration
+		warn    bool
+	}{{time.Millisecond, time.Second, false}, {500 * time.Millisecond, time.Second, false}, {501 * time.Millisecond, time.Second, true}, {2 * time.Second, time.Second, true}} {
+		got := storeRoundTrip(c.rtt, c.rt)
+		if !strings.HasPrefix(got, "PING in "+c.rtt.String()) || strings.Contains(got, "WARNING: over half of store.redis.read_timeout ("+c.rt.String()+")") != c.warn {
+			t.Errorf("round trip %s, read_timeout %s: %q; want the round trip named, warning %v", c.rtt, c.rt, got, c.warn)
+		}
 	}
 }
