@@ -6,9 +6,12 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing/alert"
+	"github.com/alertrouter/alertrouter/store"
 )
 
 // During a PagerDuty outage every notification failed and each failure
@@ -46,5 +49,74 @@ func TestDeliveryFailuresAreLoggedOncePerIntegrationAndCause(t *testing.T) {
 	}
 	if n := lines("pagerduty"); n != 2 || !strings.Contains(logs.String(), "HTTP 400") {
 		t.Errorf("a new cause logged %d lines in all, want 2 naming it:\n%s", n, logs.String())
+	}
+}
+
+// A new alert joining an incident whose trigger is still being sent waits
+// for it, then is answered 5xx: it was logged as an error, "notification
+// failed … by another sender", which made most of a PagerDuty outage's
+// error lines on a single replica and pointed on-call at a second replica
+// (an audit). It is a warning saying it waited, and no delivery failure.
+func TestAJoinWaitingForItsIncidentsSendIsNotLoggedAsAFailure(t *testing.T) {
+	e := newEnv(t)
+	a, b := e.pipeline(), e.pipeline()
+	var logs notifytest.SyncBuffer
+	b.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	release, done := pagerDutyHeld(t, e, a, tAlert("TTFTHigh", "firing", "page", "instance", "a"))
+	sum, err := process(t, b, tAlert("TTFTHigh", "firing", "page", "instance", "b"))
+	release <- nil
+	if err := <-done; err != nil {
+		t.Fatalf("the first alert's trigger: %v", err)
+	}
+	if !isRetryable(err) {
+		t.Fatalf("a join during its incident's trigger: %v (summary %+v), want a retryable error", err, sum)
+	}
+	out := logs.String()
+	if strings.Contains(out, "notification failed") || strings.Contains(out, "level=ERROR") {
+		t.Errorf("waiting for the incident's send logged a failure:\n%s", out)
+	}
+	if !strings.Contains(out, `level=WARN msg="notification waits for its incident's send in progress (this replica's or another's)`) ||
+		!strings.Contains(out, "receiver=pagerduty") || !strings.Contains(out, "integration=pagerduty/0") {
+		t.Errorf("the wait is not logged as a warning naming receiver and integration:\n%s", out)
+	}
+}
+
+// Resolves after the store lost its state (or of alerts no marker says
+// were notified) logged a line an alert, again on every retry: 600 lines
+// for one 100-alert resolve retried five times while PagerDuty failed (an
+// audit). One line names how many and the first few; a retry within the
+// interval adds none.
+func TestResolvesTheStoreLostAreLoggedOnceAWebhook(t *testing.T) {
+	e := newEnv(t)
+	var alerts, resolved []webhooktest.Alert
+	for i := range 20 {
+		alerts = append(alerts, tAlert("TTFTHigh", "firing", "page", "instance", fmt.Sprintf("i%02d", i)))
+		resolved = append(resolved, tAlert("TTFTHigh", "resolved", "page", "instance", fmt.Sprintf("i%02d", i)))
+	}
+	mustProcess(t, e.pipeline(), alerts...)
+	e.clock.Advance(10 * time.Minute)
+	e.store = store.NewMemory(store.WithClock(e.clock.Now)) // restarted empty
+	p := e.pipeline()
+	var logs notifytest.SyncBuffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.pd.setFail(func(*alert.Notification) error {
+		return errors.New("send resolve event: HTTP 500: Internal Server Error")
+	})
+	for range 3 {
+		if _, err := process(t, p, resolved...); err == nil {
+			t.Fatal("answered success while PagerDuty failed")
+		}
+	}
+	out := logs.String()
+	if n := strings.Count(out, "which started before the store's state began"); n != 1 {
+		t.Errorf("20 resolves the store lost, sent three times: %d lines, want 1:\n%s", n, out)
+	}
+	if !strings.Contains(out, "alerts=20 ") || !strings.Contains(out, `receivers="[pagerduty`) || strings.Count(out, `fingerprints="[`) != 1 {
+		t.Errorf("the line does not say how many alerts, their receivers and fingerprints:\n%s", out)
+	}
+	e.pd.setFail(nil)
+	mustProcess(t, p, resolved...)
+	if ns := e.pd.notifications(); len(ns) != 2 || !ns[1].IncidentResolved {
+		t.Errorf("after PagerDuty recovered: %d notifications, want the trigger and the incident's resolve", len(ns))
 	}
 }

@@ -3,6 +3,7 @@ package routing
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -125,6 +126,8 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 	// minutes ahead ended cool_down early and a re-fire paged (a review).
 	now := p.decideNow()
 	handover := pageHandovers(states, values, found, window, now)
+	var undelivered alertLine
+	defer undelivered.log(context.Background(), p, slog.LevelInfo, "undelivered-pages", "the resolved firings' pages were never delivered: a re-fire pages, not damped")
 	for i, st := range states {
 		var rec flapRecord
 		if found[i] {
@@ -151,7 +154,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 			// reached no integration (unpagedResolves: PagerDuty down
 			// throughout): nobody was woken, so its mark goes, and a
 			// re-fire within cool_down pages instead of being damped.
-			p.Logger.Info("the resolved firing's page was never delivered: a re-fire will page", "fingerprint", a.Fingerprint)
+			undelivered.add(a.Fingerprint, "", "")
 			rec.paged = time.Time{}
 		}
 		startMoved := false // a firing with another start, its resolve never seen

@@ -2,6 +2,7 @@ package routing
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -158,6 +159,8 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	var notified map[*alert.Result]bool
 	var claims map[string]bool
 	routed := map[*alert.Result][]string{} // fail open: where each resolve would go
+	var unseen alertLine
+	defer unseen.log(ctx, p, slog.LevelInfo, "unseen-resolves", "resolves of alerts no marker says were notified: sent to PagerDuty where routed, in case their firings were delivered without a marker (a resolve of an incident PagerDuty does not hold changes nothing)")
 	for i, t := range trs {
 		step := steps[i]
 		switch step.Verdict {
@@ -204,8 +207,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 		}
 		if step.Unseen {
 			p.countDedup(dedupUnseenSent, nil)
-			p.Logger.Info("resolve of an alert no marker says was notified: sent to PagerDuty where routed, in case its firing was delivered without a marker (a resolve of an incident PagerDuty does not hold changes nothing)",
-				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "integration", t.integ.Name, "incident", t.incident)
+			unseen.add(t.res.Alert.Fingerprint, t.receiver, t.integ.Name)
 		}
 		out = append(out, t)
 	}
@@ -448,6 +450,8 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		}
 		epoch = now
 	}
+	var lost alertLine
+	defer lost.log(ctx, p, slog.LevelInfo, "lost-resolves", "resolves of alerts no marker says were notified, which started before the store's state began: sent where routed, in case their markers were lost", "epoch", epoch)
 	for i, t := range trs {
 		// Only a firing that would have been notified can have lost its
 		// marker: not one decided none or suppressed, nor one whose start
@@ -457,8 +461,7 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		}
 		if start := t.res.Alert.IdentityStart(); !start.IsZero() && start.Before(epoch) {
 			steps[i] = dedup.Transition(dedup.Input{StoreLost: true, Firing: false, Tier: t.tier, Now: now})
-			p.Logger.Info("resolve of an alert no marker says was notified, which started before the store's state began: sent where routed, in case the marker was lost",
-				"fingerprint", t.res.Alert.Fingerprint, "receiver", t.receiver, "epoch", epoch)
+			lost.add(t.res.Alert.Fingerprint, t.receiver, t.integ.Name)
 		} else if t.integ.silentUpdates() && !p.firedSince(flap, t.res.Alert.Fingerprint, resolvedAt(t.res.Alert, start)) {
 			// Logged and counted in pending once routed (dedupUnseenSent).
 			steps[i] = dedup.Transition(dedup.Input{SendUnseen: true, Firing: false, Tier: t.tier, Now: now})
