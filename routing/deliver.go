@@ -795,16 +795,21 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			sum.Errors = append(sum.Errors, b.err.Error())
 			retryable = retryable || alert.Retryable(b.err)
 			msg, level := "notification failed; claim released so Alertmanager's retry sends it", slog.LevelError
+			class := logthrottle.ErrorClass(b.err)
 			switch {
 			case errors.Is(b.err, errResolveHeld):
 				// Not a delivery failure: nothing was sent (failOpenIncidents).
 				msg, level = "resolve held until the store answers: whether it closes its incident cannot be read; answered 503 so Alertmanager retries it", slog.LevelWarn
+			case errors.Is(b.err, errIncidentBusy):
+				// Not a delivery failure either: a send of its incident
+				// (this replica's or another's) is still unconfirmed.
+				msg, level, class = "notification waits for its incident's send in progress (this replica's or another's), unconfirmed after dedup.in_flight_wait: not sent, claim released, answered 5xx so Alertmanager retries it", slog.LevelWarn, "incident busy"
 			case unknown:
 				msg = "notification failed with an unknown outcome (it may have been posted); claim kept until dedup.claim_ttl, so Alertmanager's retries within it do not post it again"
 			case !alert.Retryable(b.err):
 				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
 			}
-			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), logthrottle.ErrorClass(b.err)),
+			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), class),
 				msg, "receiver", b.receiver,
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue

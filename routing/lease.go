@@ -140,11 +140,19 @@ func (p *Pipeline) leaseIncidents(ctx context.Context, batches []*batch, leases 
 	p.noteRefs(leases)
 	for _, l := range pending {
 		for _, b := range append(l.joins, l.leaves...) {
-			b.fail(fmt.Errorf("incident %s is being opened, resolved or triggered again at %s/%s by another sender and not confirmed yet; retry", b.incident, b.receiver, b.integ.Name))
+			b.fail(fmt.Errorf("incident %s is being opened, resolved or triggered again at %s/%s by a send not confirmed yet (this replica's or another's): %w", b.incident, b.receiver, b.integ.Name, errIncidentBusy))
 		}
 	}
 	return leases
 }
+
+// errIncidentBusy marks a batch that waited in_flight_wait in vain for
+// its incident's send in progress to be confirmed: not a delivery failure
+// (nothing was sent), answered 5xx so Alertmanager retries it. An audit:
+// logged as "notification failed … by another sender", these waits made
+// most of a PagerDuty outage's error lines on a single replica, pointing
+// on-call at a second replica instead of PagerDuty.
+var errIncidentBusy = errors.New("retry once it is confirmed")
 
 // leaseStep is one of an incident lease's steps: the batches whose alerts
 // join the incident, or leave it.
