@@ -136,9 +136,33 @@ func ErrorClass(err error) string {
 			return "HTTP " + msg[i+len(p):i+len(p)+3]
 		}
 	}
+	// PagerDuty's refusal ("PagerDuty rejected the event (400): …").
+	if p := "rejected the event ("; strings.Contains(msg, p) {
+		i := strings.Index(msg, p) + len(p)
+		if len(msg) >= i+3 && isDigits(msg[i:i+3]) {
+			return "HTTP " + msg[i:i+3]
+		}
+	}
 	// slack-go's 429 ("slack rate limit exceeded, retry after 30s").
 	if strings.Contains(msg, "rate limit") {
 		return "rate limited"
+	}
+	// A send held back by the router's own pacing after a 429 ("PagerDuty
+	// throttled this routing key (429): its events are paced …").
+	if strings.Contains(msg, "are paced") || strings.Contains(msg, "is paced") {
+		return "paced"
+	}
+	// Slack's Web API error code ("call Slack: channel_not_found — …"):
+	// a channel archived, then the token revoked, are two causes (an
+	// audit: the second was not logged for the whole run).
+	if _, rest, ok := strings.Cut(msg, "call Slack: "); ok {
+		n := 0
+		for n < len(rest) && (rest[n] >= 'a' && rest[n] <= 'z' || rest[n] == '_') {
+			n++
+		}
+		if n >= 3 {
+			return "slack " + rest[:n]
+		}
 	}
 	return "other"
 }

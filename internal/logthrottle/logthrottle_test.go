@@ -86,6 +86,14 @@ func TestErrorClassTellsCausesApart(t *testing.T) {
 		fmt.Errorf("send trigger event: HTTP 429"):                                                             "HTTP 429",
 		fmt.Errorf("slack server error: 500 Internal Server Error"):                                            "HTTP 500",
 		fmt.Errorf("post: slack rate limit exceeded, retry after 30s"):                                         "rate limited",
+		// Causes the notifiers name in words, not a status line (an
+		// audit: Slack's channel_not_found, then token_revoked, then
+		// invalid_auth logged only the first for the whole run).
+		fmt.Errorf("send trigger event: PagerDuty rejected the event (400): Invalid routing key"):                              "HTTP 400",
+		fmt.Errorf("call Slack: channel_not_found — the app cannot see #alerts"):                                               "slack channel_not_found",
+		fmt.Errorf("call Slack: token_revoked — reinstall the app"):                                                            "slack token_revoked",
+		fmt.Errorf("send trigger event: PagerDuty throttled this routing key (429): its events are paced (one per 500ms now)"): "paced",
+		fmt.Errorf("call Slack: no"): "other",
 		fmt.Errorf("HTTP 5xx"):       "other",
 		fmt.Errorf("something else"): "other",
 		nil:                          "",
