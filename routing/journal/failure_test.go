@@ -3,11 +3,14 @@ package journal_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/alertrouter/alertrouter/notify/notifytest"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/routing/journal"
 	"github.com/alertrouter/alertrouter/store"
@@ -204,5 +207,42 @@ func TestAWriteDroppedAtAChannelFullOfFlushMarkersIsInTheFailureRun(t *testing.T
 	f, ok := w.Failure()
 	if !ok || float64(f.Decisions) != dropped {
 		t.Fatalf("failure run %+v (failing %v), dropped_total %v: want every drop in the run", f, ok, dropped)
+	}
+}
+
+// Dead letters dropped by a failing store were logged as any entry —
+// "journal append failed; entries dropped, webhooks unaffected", and the
+// recovery at info —, while each failure's line sent on-call to replay a
+// dead letter the journal never got (an audit: 120 dropped in a store
+// outage). An append that drops dead letters is an error naming them,
+// and the recovery after such a run a warning.
+func TestDroppedDeadLettersAreLoggedAsLost(t *testing.T) {
+	inner := store.NewMemoryJournal(store.JournalRetention{})
+	j := &switchedJournal{Journal: inner}
+	var logs notifytest.SyncBuffer
+	w, _ := newWriter(t, j, journal.WriterOptions{Batch: 1, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	t0 := time.Date(2025, 3, 1, 3, 0, 0, 0, time.UTC)
+	decision := journal.Entry{Kind: journal.KindDecision, Time: t0}
+	dead := journal.Entry{Kind: journal.KindDeadLetter, Time: t0, DeadLetter: &journal.DeadLetter{Receiver: "oncall", Integration: "pagerduty/0"}}
+	write := func(e ...journal.Entry) {
+		t.Helper()
+		w.Write(e...)
+		if err := w.Flush(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j.failWith(store.ErrUnavailable)
+	write(decision)
+	if out := logs.String(); !strings.Contains(out, `level=WARN msg="journal append failed; entries dropped, webhooks unaffected"`) {
+		t.Fatalf("a decision dropped:\n%s", out)
+	}
+	write(decision, dead)
+	if out := logs.String(); !strings.Contains(out, `level=ERROR msg="journal append failed; dead letters dropped: `) || !strings.Contains(out, "dead_letters=1") {
+		t.Errorf("a dead letter dropped is not logged as an error naming it:\n%s", out)
+	}
+	j.failWith(nil)
+	write(decision)
+	if out := logs.String(); !strings.Contains(out, `level=WARN msg="journal appends succeed again; the entries dropped while they failed, dead letters among them`) {
+		t.Errorf("the recovery after dead letters were dropped is not a warning naming them:\n%s", out)
 	}
 }

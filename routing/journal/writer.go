@@ -194,9 +194,13 @@ func (w *Writer) appendSucceeded() {
 	f, failing := w.failure, w.failing
 	w.failing, w.failure = false, AppendFailure{}
 	w.failMu.Unlock()
-	if failing {
+	switch {
+	case failing && f.DeadLetters > 0:
+		w.opts.Logger.Warn("journal appends succeed again; the entries dropped while they failed, dead letters among them, are not in the journal: a notification that failed for good then is replayable only once Alertmanager's retry fails it again",
+			"since", f.Since, "decisions", f.Decisions, "dead_letters", f.DeadLetters, "last_err", f.Err)
+	case failing:
 		w.opts.Logger.Info("journal appends succeed again; the entries dropped while they failed are not in the journal",
-			"since", f.Since, "decisions", f.Decisions, "dead_letters", f.DeadLetters, "err", f.Err)
+			"since", f.Since, "decisions", f.Decisions, "dead_letters", f.DeadLetters, "last_err", f.Err)
 	}
 }
 
@@ -442,6 +446,15 @@ func (w *Writer) append(batch []Entry) {
 		w.m.failed.Inc()
 		w.m.dropped.Add(float64(entries))
 		w.appendFailed(err, kinds)
+		if kinds[1] > 0 {
+			// A dead letter is what on-call replays after fixing an
+			// integration: the log sent them to a replay of a dead
+			// letter the journal never got (an audit: 120 dropped in
+			// a store outage, logged "webhooks unaffected").
+			w.failLogs.Log(ctx, w.opts.Logger, slog.LevelError, "append-dead-letters:"+logthrottle.ErrorClass(err), "journal append failed; dead letters dropped: `router dead-letters list` and the console will not show them, nor replay them — Alertmanager's retries of their webhooks (answered 5xx) write them again while their alerts fire",
+				"entries", entries, "dead_letters", kinds[1], "err", err)
+			return
+		}
 		w.failLogs.Log(ctx, w.opts.Logger, slog.LevelWarn, "append:"+logthrottle.ErrorClass(err), "journal append failed; entries dropped, webhooks unaffected", "entries", entries, "err", err)
 		return
 	}
