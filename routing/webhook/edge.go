@@ -23,6 +23,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/alertrouter/alertrouter/internal/logthrottle"
 	"github.com/alertrouter/alertrouter/routing/alert"
 
 	"github.com/labstack/echo/v4"
@@ -447,6 +448,32 @@ type webhook struct {
 	// oddPaths logs webhooks posted at a path cleaning to /webhook at most
 	// once a second.
 	oddPaths rate.Sometimes
+	// inputLogs logs a group's rejected alerts and its truncation once
+	// per interval: Alertmanager's retries and repeats resend them (an
+	// audit: ten posts of one group, ten lines of 900 characters each);
+	// alertrouter_alerts_rejected_total and _truncated_total count all.
+	inputLogs logthrottle.Throttle
+}
+
+// logRejected logs the first alerts of msg rejected alone, and how many
+// more, unless its group's were logged less than an interval ago (the
+// first line then says how many webhooks' were left out).
+func (h *webhook) logRejected(msg *alert.Message) {
+	ok, left := h.inputLogs.Allow("rejected:" + msg.GroupKey)
+	if !ok {
+		return
+	}
+	for i, r := range msg.Rejected[:min(len(msg.Rejected), loggedRejections)] {
+		args := []any{"group_key", msg.GroupKey, "index", r.Index, "err", r.Reason}
+		if i == 0 && left > 0 {
+			args = append(args, "group_webhooks_left_out", left, "throttled_to_one_per", logthrottle.DefaultEvery.String())
+		}
+		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", args...)
+	}
+	if n := len(msg.Rejected) - loggedRejections; n > 0 {
+		h.logger.Warn("more alerts of this webhook rejected alone, not logged one by one (alertrouter_alerts_rejected_total counts them; the answer lists the first "+strconv.Itoa(alert.ListedRejections)+")",
+			"group_key", msg.GroupKey, "more", n, "rejected", len(msg.Rejected))
+	}
 }
 
 func (h *webhook) fail(c echo.Context, start time.Time, outcome string, status int, body errorBody) error {
@@ -618,15 +645,11 @@ func (h *webhook) serve(c echo.Context) error {
 		}
 		return h.fail(c, start, "bad_input", http.StatusBadRequest, errorBody{Error: err.Error()})
 	}
-	for _, r := range msg.Rejected[:min(len(msg.Rejected), loggedRejections)] {
-		h.logger.Warn("alert rejected alone; the rest of the webhook is processed", "group_key", msg.GroupKey, "index", r.Index, "err", r.Reason)
-	}
-	if n := len(msg.Rejected) - loggedRejections; n > 0 {
-		h.logger.Warn("more alerts of this webhook rejected alone, not logged one by one (alertrouter_alerts_rejected_total counts them; the answer lists the first "+strconv.Itoa(alert.ListedRejections)+")",
-			"group_key", msg.GroupKey, "more", n, "rejected", len(msg.Rejected))
+	if len(msg.Rejected) > 0 {
+		h.logRejected(msg)
 	}
 	if msg.TruncatedAlerts > 0 {
-		h.logger.Warn("Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval. With alertmanager.url set, the router reads the group's firing alerts from Alertmanager and processes them with it (logged next); without it, or when that fails, they wait, and this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
+		h.inputLogs.Log(req.Context(), h.logger, slog.LevelWarn, "truncated:"+msg.GroupKey, "Alertmanager truncated this webhook (max_alerts): it counts the alerts it left out as notified and sends them only when their group changes or at its repeat_interval. With alertmanager.url set, the router reads the group's firing alerts from Alertmanager and processes them with it (logged next); without it, or when that fails, they wait, and this webhook's resolves close no incident (alerts it left out may still fire in it, whatever the webhook's status says): an incident they empty stays open until a webhook carrying its whole group resolves it, or someone resolves it by hand. Raise max_alerts",
 			"group_key", msg.GroupKey, "group_status", msg.Status, "truncated", msg.TruncatedAlerts, "received", len(msg.Items))
 	}
 	size := int64(len(body))

@@ -72,6 +72,33 @@ func TestManyRejectedAlertsAreLoggedAsOneLine(t *testing.T) {
 	if !strings.Contains(logs.String(), "more alerts of this webhook rejected alone") || !strings.Contains(logs.String(), "more=195 rejected=200") {
 		t.Errorf("the other rejections are not logged as one line:\n%s", logs.String())
 	}
+	// Alertmanager's retries and repeats of the group log them once per
+	// interval (an audit: each resend logged them again); another
+	// group's are logged at once. Every webhook is still processed
+	// (the pipeline counts the rejected alerts).
+	post := func(body string) {
+		t.Helper()
+		resp, err := http.Post(s.url+"/webhook", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("answer %d; want 200", resp.StatusCode)
+		}
+	}
+	post(body)
+	post(body)
+	if n := strings.Count(logs.String(), "alert rejected alone"); n != 5 {
+		t.Errorf("the same group resent twice: %d rejections logged in all, want the first webhook's 5", n)
+	}
+	post(strings.Replace(body, `"receiver":"r"`, `"receiver":"r","groupKey":"{}:{alertname=\"B\"}"`, 1))
+	if n := strings.Count(logs.String(), "alert rejected alone"); n != 10 {
+		t.Errorf("another group's rejections: %d logged in all, want 10", n)
+	}
+	if n := len(p.processed()); n != 4 {
+		t.Errorf("%d webhooks processed, want all 4", n)
+	}
 }
 
 // A body's memory is held from before it is read: uploads still arriving
@@ -210,4 +237,31 @@ func TestGzipAndLargeDeclaredBodiesCountWhatTheyHold(t *testing.T) {
 			t.Errorf("a webhook while two uploads declare the limit and send a byte = %d %s; want 200", resp.StatusCode, b)
 		}
 	})
+}
+
+// A group Alertmanager truncates (max_alerts) is truncated on every resend:
+// its 900-character warning is logged once per interval for the group, and
+// at once for another group.
+func TestATruncatedGroupIsLoggedOncePerInterval(t *testing.T) {
+	var logs notifytest.SyncBuffer
+	s := startEdgeWith(t, webhook.EdgeOptions{MaxBodyBytes: 1 << 20}, slog.New(slog.NewTextHandler(&logs, nil)), 0)
+	body := func(group string) string {
+		return `{"version":"4","status":"firing","receiver":"r","groupKey":"{}:{alertname=\"` + group + `\"}","truncatedAlerts":7,"alerts":[{"status":"firing","labels":{"alertname":"` + group + `"},"startsAt":"2026-12-01T10:00:00Z"}]}`
+	}
+	for _, g := range []string{"A", "A", "A", "B"} {
+		resp, err := http.Post(s.url+"/webhook", "application/json", strings.NewReader(body(g)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("answer %d; want 200", resp.StatusCode)
+		}
+	}
+	if n := strings.Count(logs.String(), "Alertmanager truncated this webhook"); n != 2 {
+		t.Errorf("group A sent three times, then B: %d truncation lines, want 2 (one each):\n%s", n, logs.String())
+	}
+	if n := len(s.p.processed()); n != 4 {
+		t.Errorf("%d webhooks processed, want all 4", n)
+	}
 }
