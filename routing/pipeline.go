@@ -156,6 +156,8 @@ type Pipeline struct {
 	// audit: 520 lines a second at 50 webhooks/s); the journal, the
 	// console and the metrics keep each.
 	deliveryLogs logthrottle.Throttle
+	// health remembers the integrations failing, to log their recovery.
+	health integrationHealth
 	// alertLogs throttles the lines that name a webhook's alerts of one
 	// kind (alertLine): Alertmanager's retries repeat them.
 	alertLogs logthrottle.Throttle
