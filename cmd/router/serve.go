@@ -307,7 +307,7 @@ func (rt *runtime) reload() error {
 		rt.m.logger.Warn("this reload changed the group_by of routes: the alerts they route now form incidents under other keys — the next alert of an incident open before it opens its new key's incident (a second PagerDuty incident, a second Slack parent). Change it with few incidents open, and resolve by hand the old ones left open",
 			"previous", prev, "routes", next)
 	}
-	rt.m.logger.Info("configuration reloaded", "config_file", cfg.Source)
+	rt.m.logger.Info("configuration reloaded", append([]any{"config_file", cfg.Source}, leftOff(cfg)...)...)
 	return nil
 }
 
@@ -815,6 +815,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 		m.logger.Info("using redis store", "mode", r.Mode(), "addrs", strings.Join(r.Addrs, ","), "tls", r.TLS != nil)
 	}
 	st.markEpoch()
+	if off := leftOff(cfg); len(off) > 0 {
+		m.logger.Info("settings left off", off...)
+	}
 	rt = &runtime{m: m, deps: d, retries: retryText(o),
 		reloadOK:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_successful", Help: "Whether the last configuration reload succeeded."}),
 		reloadTime: prometheus.NewGauge(prometheus.GaugeOpts{Name: "alertrouter_config_last_reload_success_timestamp_seconds", Help: "Time of the last successful configuration reload."}),
@@ -1123,4 +1126,19 @@ func sweeps(ctx context.Context, st store.Store, key, holder string, ttl time.Du
 		return false
 	}
 	return st.ExpireIfEqual(ctx, lease) == nil
+}
+
+// leftOff names, for the start's and a reload's log line, the settings
+// cfg leaves unset that take a capability with them (an audit: the start
+// said version, address, configuration and store, but not that Slack's
+// Silence had no Alertmanager to create silences in).
+func leftOff(cfg *config.Config) []any {
+	var off []any
+	if cfg.Alertmanager == nil {
+		off = append(off, "alertmanager_url", "unset: no silences from Slack, and Alertmanager is not asked for what a webhook left out (truncated groups, resolves it gave up, a lagging HA peer's copies)")
+	}
+	if cfg.Prometheus == nil {
+		off = append(off, "prometheus_url", "unset: no live SLO context on pages")
+	}
+	return off
 }

@@ -51,3 +51,23 @@ func TestServeSaysItListensOnlyOnceBound(t *testing.T) {
 		t.Fatalf("serve on a port in use: exit %d, %s%s; want a failure naming the address and no \"router listening\"", code, out, errs)
 	}
 }
+
+// The start said version, address, configuration and store, but not that
+// a configuration without alertmanager.url has no silences from Slack,
+// nor one without prometheus.url live SLO context (an audit of the logs).
+// The start names what is left off; a configuration with both says
+// nothing of them.
+func TestServeLogsTheSettingsLeftOff(t *testing.T) {
+	p := writeFile(t, "router.yml", "route: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	_, _, log, stop := runRouter(t, p)
+	stop()
+	if out := log.String(); !strings.Contains(out, `msg="settings left off" alertmanager_url="unset: no silences from Slack`) || !strings.Contains(out, `prometheus_url="unset: no live SLO context on pages"`) {
+		t.Errorf("the start does not name the settings left off:\n%s", out)
+	}
+	p = writeFile(t, "router.yml", "alertmanager: {url: http://127.0.0.1:1}\nprometheus: {url: http://127.0.0.1:1}\nroute: {receiver: log}\nreceivers: [{name: log, log_configs: [{}]}]\n")
+	_, _, log, stop = runRouter(t, p)
+	stop()
+	if out := log.String(); strings.Contains(out, "settings left off") {
+		t.Errorf("a configuration with both URLs says settings are left off:\n%s", out)
+	}
+}
