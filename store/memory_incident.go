@@ -157,9 +157,24 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if leased && !mine {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
+		var joined map[string]time.Time // the leaving members' join times
+		for _, mb := range op.Members {
+			if at, ok := st.joined[mb.Fingerprint]; ok {
+				if joined == nil {
+					joined = map[string]time.Time{}
+				}
+				joined[mb.Fingerprint] = at
+			}
+		}
 		removed := st.leave(op.Members)
 		if n := len(st.members); n > 0 {
 			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n), Removed: removed}
+		}
+		// Closing: its members' join times stay while it resolves, for
+		// an Abort that puts them back (Redis keeps their m: fields);
+		// IncidentJoins reads only members, and the resolve clears all.
+		for fp, at := range joined {
+			st.joined[fp] = at
 		}
 		st.state, st.token, st.until = "resolving", op.Token, now.Add(op.Lease)
 		return IncidentResult{Outcome: OutcomeClosing, Ref: st.ref, Removed: removed}
