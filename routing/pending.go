@@ -451,7 +451,6 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		epoch = now
 	}
 	var lost alertLine
-	defer lost.log(ctx, p, slog.LevelInfo, "lost-resolves", "resolves of alerts no marker says were notified, which started before the store's state began: sent where routed, in case their markers were lost", "epoch", epoch)
 	for i, t := range trs {
 		// Only a firing that would have been notified can have lost its
 		// marker: not one decided none or suppressed, nor one whose start
@@ -466,6 +465,9 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 			// Logged and counted in pending once routed (dedupUnseenSent).
 			steps[i] = dedup.Transition(dedup.Input{SendUnseen: true, Firing: false, Tier: t.tier, Now: now})
 		}
+	}
+	if len(lost.seen) > 0 {
+		lost.log(ctx, p, slog.LevelInfo, "lost-resolves", "resolves of alerts no marker says were notified, which started before the store's state began: sent where routed, in case their markers were lost", "epoch", epoch)
 	}
 	return nil
 }
