@@ -130,7 +130,9 @@ func TestAnIntegrationDeliveringAgainIsLogged(t *testing.T) {
 	p := e.pipeline()
 	var logs notifytest.SyncBuffer
 	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	e.pd.setFail(func(*alert.Notification) error { return errors.New("send trigger event: HTTP 500: Internal Server Error") })
+	e.pd.setFail(func(*alert.Notification) error {
+		return errors.New("send trigger event: HTTP 500: Internal Server Error")
+	})
 	for i := range 3 {
 		if _, err := process(t, p, tAlert(fmt.Sprintf("Down%d", i), "firing", "page", "service", fmt.Sprintf("svc%d", i))); err == nil {
 			t.Fatal("answered success while PagerDuty failed")
