@@ -810,7 +810,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
 			}
 			if level == slog.LevelError {
-				p.health.failed(b.receiver+"/"+b.integ.Name, now, b.err)
+				p.health.failed(b.receiver, b.integ.Name, now, b.err)
 			}
 			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), class),
 				msg, "receiver", b.receiver,
@@ -825,7 +825,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		outcome := alert.DeliverySent
 		if folded {
 			outcome = alert.DeliverySuppressed
-		} else if r, ok := p.health.delivered(b.receiver + "/" + b.integ.Name); ok {
+		} else if r, ok := p.health.delivered(b.receiver, b.integ.Name); ok {
 			p.Logger.Info("integration delivers again", "receiver", b.receiver, "integration", b.integ.Name,
 				"failed_notifications", r.n, "failing_since", r.since, "last_err", r.last)
 		}

@@ -26,8 +26,9 @@ type failRun struct {
 	last  string
 }
 
-// failed counts a failed delivery of integration key at now.
-func (h *integrationHealth) failed(key string, now time.Time, err error) {
+// failed counts a failed delivery of receiver's integration at now.
+func (h *integrationHealth) failed(receiver, integration string, now time.Time, err error) {
+	key := receiver + "/" + integration
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.failing[key]
@@ -43,12 +44,14 @@ func (h *integrationHealth) failed(key string, now time.Time, err error) {
 	r.last = err.Error()
 }
 
-// delivered ends integration key's run of failures, returning it (ok
-// false when it was not failing).
-func (h *integrationHealth) delivered(key string) (failRun, bool) {
+// delivered ends the run of failures of receiver's integration, returning
+// it (ok false when it was not failing). While none fails it reads one
+// atomic: it runs on every delivery.
+func (h *integrationHealth) delivered(receiver, integration string) (failRun, bool) {
 	if !h.any.Load() {
 		return failRun{}, false
 	}
+	key := receiver + "/" + integration
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.failing[key]
