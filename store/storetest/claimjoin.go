@@ -10,10 +10,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"ClaimJoin joins and removes only the members whose claim it took", testClaimJoin},
 		{"ClaimJoin of many steps keeps each step's own members", testClaimJoinMany},
 		{"ClaimJoin's claims expire after their TTL, those of steps and the others", testClaimJoinExpiry},

@@ -11,10 +11,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"incident: first join opens, later joins find it open, last leave closes", testIncidentLifecycle},
 		{"incident: a join while another sender resolves is busy, then opens again", testIncidentJoinWhileResolving},
 		{"incident: aborts undo a failed opening and a failed closing", testIncidentAbort},

@@ -8,10 +8,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"incident: an aborted opening's members are no longer read as joined", testIncidentAbortedOpeningJoins},
 		{"incident: an aborted closing's members are read as joined when they joined", testIncidentAbortedClosingJoins},
 	}...)

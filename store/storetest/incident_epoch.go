@@ -7,10 +7,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{"incident: a resolve whose end is at or before the epoch leaves by fingerprint", testIncidentLeaveEndAtEpoch})
+	cases = append(cases, conformance{"incident: a resolve whose end is at or before the epoch leaves by fingerprint", testIncidentLeaveEndAtEpoch})
 }
 
 // A time at or before the epoch orders nothing (laterStart, the script's

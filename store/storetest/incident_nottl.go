@@ -7,10 +7,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{"incident: a step without a time to live leaves the incident's as it was", testIncidentStepWithoutTTL})
+	cases = append(cases, conformance{"incident: a step without a time to live leaves the incident's as it was", testIncidentStepWithoutTTL})
 }
 
 // IncidentOp.TTL not positive leaves the incident's time to live as it

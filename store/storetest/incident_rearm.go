@@ -7,10 +7,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{"incident: a leave re-arms the incident's time to live, a closing one too", testIncidentLeaveRearms})
+	cases = append(cases, conformance{"incident: a leave re-arms the incident's time to live, a closing one too", testIncidentLeaveRearms})
 }
 
 // Every join or leave of an incident re-arms its time to live

@@ -7,10 +7,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"incident: an opening confirmed without a ref keeps the incident's", testIncidentOpenedKeepsRef},
 		{"incident: a ref for an incident not open is not kept", testIncidentRefOfClosedIncident},
 	}...)

@@ -8,10 +8,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"incident: an unsettled retrigger is taken once, and a join without Retrigger leaves it unsettled", testIncidentUnsettledRetriggerTakenOnce},
 		{"incident: an opening drops an unsettled retrigger", testIncidentOpeningDropsUnsettledRetrigger},
 		{"incident: a retrigger given back restores the trigger time it replaced", testIncidentUntriggerRestoresTime},

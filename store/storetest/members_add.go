@@ -7,10 +7,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{"AddMembers without a TTL leaves the set's as it was", testAddMembersWithoutTTL})
+	cases = append(cases, conformance{"AddMembers without a TTL leaves the set's as it was", testAddMembersWithoutTTL})
 }
 
 // A TTL that is not positive leaves the set's as it was (as Set does):

@@ -40,10 +40,13 @@ func Run(t *testing.T, newStore func(t *testing.T) store.Store) {
 	}
 }
 
-var cases = []struct {
+// conformance is one case of the suite: its subtest's name and body.
+type conformance struct {
 	name string
 	run  func(t *testing.T, s store.Store, k keyMaker)
-}{
+}
+
+var cases = []conformance{
 	{"SetNX sets only absent keys and reports each entry", testSetNXPerEntry},
 	{"SetNX sets a key repeated in one batch by its first entry only", testSetNXRepeatedKey},
 	{"empty batches succeed without results", testEmptyBatches},

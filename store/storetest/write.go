@@ -9,10 +9,7 @@ import (
 )
 
 func init() {
-	cases = append(cases, []struct {
-		name string
-		run  func(t *testing.T, s store.Store, k keyMaker)
-	}{
+	cases = append(cases, []conformance{
 		{"Write writes every part as the separate calls do, across incidents", testWrite},
 		{"Write adds sets of thousands of members with their TTL", testWriteLargeSet},
 		{"an empty Write succeeds", testWriteEmpty},
