@@ -61,15 +61,7 @@ func testIncidentUntriggerRestoresTime(t *testing.T, s store.Store, k keyMaker) 
 	key := k.incident("untrigger-restores")
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A"), Retrigger: longTTL}) // the opening's trigger time
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0"})
-	var b store.IncidentResult
-	eventually(t, "a join takes a retrigger after a millisecond's interval", func() (bool, error) {
-		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "tB", Members: members("B"), Retrigger: time.Millisecond, Lease: longTTL, TTL: longTTL}})
-		if err != nil {
-			return false, err
-		}
-		b = res[0]
-		return b.Retriggered != "", nil
-	})
+	b := takeRetrigger(t, s, key, "tB", "B", longTTL)
 	if b.PrevTriggered == "" {
 		t.Fatalf("B's retrigger replaced no time: %+v, want the opening's", b)
 	}
@@ -87,13 +79,7 @@ func testIncidentVoidTakeRestoresTime(t *testing.T, s store.Store, k keyMaker) {
 	key := k.incident("void-restores")
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "t0", Members: members("A"), Retrigger: longTTL}) // the opening's trigger time
 	step(t, s, store.IncidentOp{Key: key, Step: store.StepOpened, Token: "t0"})
-	eventually(t, "a join takes a retrigger after a millisecond's interval", func() (bool, error) {
-		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "tDead", Members: members("B"), Retrigger: time.Millisecond, Lease: 50 * time.Millisecond, TTL: longTTL}})
-		if err != nil {
-			return false, err
-		}
-		return res[0].Retriggered != "", nil
-	})
+	takeRetrigger(t, s, key, "tDead", "B", 50*time.Millisecond)
 	var c store.IncidentResult
 	eventually(t, "a join once the dead sender's lease ended", func() (bool, error) {
 		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: "tC", Members: members("C"), Retrigger: longTTL, Lease: longTTL, TTL: longTTL}})
@@ -109,4 +95,21 @@ func testIncidentVoidTakeRestoresTime(t *testing.T, s store.Store, k keyMaker) {
 	if d := step(t, s, store.IncidentOp{Key: key, Step: store.StepJoin, Token: "tD", Members: members("D"), Retrigger: longTTL}); d.Outcome != store.OutcomeOpen || d.Retriggered != "" {
 		t.Fatalf("D after C: %+v, want an update (the opening's trigger time restored)", d)
 	}
+}
+
+// takeRetrigger has member join the open incident key with a millisecond's
+// retrigger interval until the join takes a retrigger, under token for
+// lease, and returns that join's result.
+func takeRetrigger(t *testing.T, s store.Store, key, token, member string, lease time.Duration) store.IncidentResult {
+	t.Helper()
+	var r store.IncidentResult
+	eventually(t, "a join takes a retrigger after a millisecond's interval", func() (bool, error) {
+		res, err := s.Incidents(t.Context(), []store.IncidentOp{{Key: key, Step: store.StepJoin, Token: token, Members: members(member), Retrigger: time.Millisecond, Lease: lease, TTL: longTTL}})
+		if err != nil {
+			return false, err
+		}
+		r = res[0]
+		return r.Retriggered != "", nil
+	})
+	return r
 }
