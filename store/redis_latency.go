@@ -12,13 +12,14 @@ import (
 // store.redis.read_timeout (a distant one: another zone or region, a
 // congested link), from one that answers nothing. err is what a command of
 // a client built from cfg failed with; when it is a read's timeout (not a
-// dial's), SlowAnswer sends one PING through a client of cfg whose read
+// dial's), SlowAnswer sends PING through a client of cfg whose read
 // timeout is what is left of ctx, without retries, and returns how long
-// its answer took. ok is false when err was no read timeout or that PING
-// failed too (Redis stalled, down or refusing). An audit: a Redis 100 ms
-// away with a 50 ms read_timeout was probed "i/o timeout" and logged as
-// "answered nothing" — stalled — while it answered every command.
-func SlowAnswer(ctx context.Context, cfg RedisConfig, err error) (time.Duration, bool) {
+// its answer took (answered), or how long it waited in vain for one (not
+// answered; 0 when err was no read timeout and nothing was asked). An
+// audit: a Redis 100 ms away with a 50 ms read_timeout was probed "i/o
+// timeout" and logged as "answered nothing" — stalled — while it answered
+// every command.
+func SlowAnswer(ctx context.Context, cfg RedisConfig, err error) (d time.Duration, answered bool) {
 	var de *dialError
 	if err == nil || !timedOut(err) || errors.As(err, &de) {
 		return 0, false
@@ -36,12 +37,13 @@ func SlowAnswer(ctx context.Context, cfg RedisConfig, err error) (time.Duration,
 	defer r.Close()
 	// The first PING dials: its answer takes the connection's setup too.
 	// A second one, on that connection, is the round trip alone.
-	if pingAll(ctx, r.client) != nil {
-		return 0, false
-	}
 	start := time.Now()
 	if pingAll(ctx, r.client) != nil {
-		return 0, false
+		return time.Since(start), false
+	}
+	start = time.Now()
+	if pingAll(ctx, r.client) != nil {
+		return time.Since(start), false
 	}
 	return time.Since(start), true
 }

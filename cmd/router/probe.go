@@ -128,21 +128,32 @@ type pingTimer interface {
 // with store.redis.read_timeout rt: a round trip past half of it leaves a
 // slower moment (jitter, a busy Redis) counting Redis as down.
 func storeRoundTrip(rtt, rt time.Duration) string {
-	s := fmt.Sprintf("PING in %s", rtt.Round(100*time.Microsecond))
+	s := fmt.Sprintf("PING in %s", rtt.Round(time.Microsecond))
 	if rtt > rt/2 {
 		s += fmt.Sprintf(" — WARNING: over half of store.redis.read_timeout (%s): a slower answer counts Redis as down (fail open or closed); raise read_timeout above the worst round trip (README \"Store latency\")", rt)
 	}
 	return s
 }
 
-// slowStore is the probe's error for err from the store: a read's
-// timeout of a Redis that answers when given longer says so — the
-// router would count that Redis as down though it answers, only later
-// than store.redis.read_timeout (a distant one).
+// slowStore is the probe's error for err from the store. For a read's
+// timeout it asks Redis again with longer (store.SlowAnswer) and says
+// which it is: a Redis answering later than store.redis.read_timeout (a
+// distant one, which the router counts as down though it answers), one
+// silent for a moment (it answered at once when asked again: a slow
+// command, a fork, a pause, a failover), or one that answered nothing
+// more (stalled or unreachable). A review: an answer within read_timeout
+// was reported as too slow.
 func slowStore(ctx context.Context, cfg store.RedisConfig, err error) error {
-	d, ok := store.SlowAnswer(ctx, cfg, err)
-	if !ok {
+	d, answered := store.SlowAnswer(ctx, cfg, err)
+	rt := time.Duration(cfg.ReadTimeout)
+	switch {
+	case !answered && d > 0:
+		return fmt.Errorf("%w — and no answer either in a further %s with no read timeout: Redis is stalled (paused, blocked) or unreachable", err, d.Round(time.Millisecond))
+	case !answered:
 		return err
+	case d <= rt:
+		return fmt.Errorf("%w — asked again, Redis answered in %s, within store.redis.read_timeout (%s): it answered nothing for a moment (a slow command, a fork, a pause, a failover), not a round trip too long; probe again, and read its SLOWLOG and LATENCY LATEST", err, d.Round(time.Microsecond), rt)
+	default:
+		return fmt.Errorf("%w — Redis answers, in %s, later than store.redis.read_timeout (%s): the router counts it as down (fail open or closed) though it answers; raise read_timeout above the worst round trip to it (README \"Store latency\")", err, d.Round(time.Microsecond), rt)
 	}
-	return fmt.Errorf("%w — Redis answers, in %s, later than store.redis.read_timeout (%s): the router counts it as down (fail open or closed) though it answers; raise read_timeout above the worst round trip to it (README \"Store latency\")", err, d.Round(100*time.Microsecond), time.Duration(cfg.ReadTimeout))
 }

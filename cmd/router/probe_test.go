@@ -179,6 +179,16 @@ func TestCheckConfigProbeTellsASlowRedisFromADownOne(t *testing.T) {
 		!strings.Contains(out, "later than store.redis.read_timeout (50ms)") {
 		t.Errorf("a Redis 300ms away with read_timeout 50ms: exit %d, want the probe to fail saying Redis answers later than read_timeout\n%s%s", code, out, errs)
 	}
+	// Silent for a moment, then answering at once (a slow command, a
+	// fork, a pause): not a round trip too long — a review found it
+	// reported as one, with the advice to raise read_timeout.
+	if _, err := redistest.Do(srv.Addr(), "CLIENT", "PAUSE", "4000", "ALL"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs = runMain(t, "--config.file="+cfg(srv.Addr(), "200ms"), "check-config", "--probe")
+	if code != 1 || !strings.Contains(out, "asked again, Redis answered in ") || !strings.Contains(out, "within store.redis.read_timeout (200ms): it answered nothing for a moment") || strings.Contains(out, "raise read_timeout") {
+		t.Errorf("a Redis paused 4s with read_timeout 200ms: exit %d, want the probe to fail saying it was silent for a moment, not too far\n%s%s", code, out, errs)
+	}
 	srv.Kill()
 	code, out, errs = runMain(t, "--config.file="+cfg(srv.Addr(), "50ms"), "check-config", "--probe")
 	if code != 1 || !strings.Contains(out, "probe store: FAILED: ") || strings.Contains(out, "Redis answers") {

@@ -1051,7 +1051,8 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 // closeDeadline is when the state's close must end at a shutdown, from
 // now and the drain's end (unix ns; 0: no drain): within the drain's
 // budget of webhook.timeout + 5s, so the process exits within the grace
-// period deploy/ sizes for it — shutdown delay + timeout + 5s (an audit:
+// period deploy/ sizes for it — shutdown delay + timeout + 6s, this
+// close's closeMinimum included (an audit:
 // with the store stalled, the journal's 5s and the deferred writes' 2s
 // after a full drain took it 7s past) —, but at most stateCloseTime and
 // at least closeMinimum from now, for one last attempt at what is still
