@@ -778,8 +778,19 @@ func (n *Notifier) post(ctx context.Context, no *alert.Notification, msg message
 		}
 		return err
 	})
+	var se sl.SlackErrorResponse
+	if errors.As(err, &se) && channelErrors[se.Err] {
+		// The hint says "check channel": which one, when the channel
+		// is a template (an audit of the logs).
+		err = fmt.Errorf("%w (channel %s)", err, channel)
+	}
 	return p, err
 }
+
+// channelErrors are Slack's error codes about the channel posted to.
+var channelErrors = map[string]bool{"channel_not_found": true, "not_in_channel": true, "is_archived": true, "no_permission": true,
+	"restricted_action": true, "restricted_action_read_only_channel": true, "restricted_action_thread_only_channel": true,
+	"restricted_action_non_threadable_channel": true, "ekm_access_denied": true}
 
 // errNoMessage is a post answered without the message it made (no ts).
 var errNoMessage = errors.New("the answer names no message posted")

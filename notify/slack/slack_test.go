@@ -409,6 +409,8 @@ func TestFailures(t *testing.T) {
 		wantErr       bool
 		wantRetryable bool
 		wantWaitMin   time.Duration
+		// wantText is in the error (an operator's next step).
+		wantText string
 	}{
 		{name: "a 429 is retried after its Retry-After", faults: []slacktest.Fault{{Status: 429, RetryAfter: "2"}}, wantWaitMin: 2 * time.Second},
 		{name: "a 500 is retried", faults: []slacktest.Fault{{Status: 500}, {Status: 500}}},
@@ -417,8 +419,10 @@ func TestFailures(t *testing.T) {
 		// posted again at once, a retryable error for Alertmanager's retry.
 		{name: "internal_error on a post is left to Alertmanager's retry", faults: []slacktest.Fault{{Error: "internal_error"}}, wantErr: true, wantRetryable: true},
 		{name: "invalid_auth is permanent", mutate: func(c *slack.Config) { c.Token = "xoxb-wrong" }, wantErr: true},
-		{name: "channel_not_found is permanent", mutate: func(c *slack.Config) { c.Channel = "#nope" }, wantErr: true},
-		{name: "not_in_channel is permanent", faults: []slacktest.Fault{{Error: "not_in_channel"}}, wantErr: true},
+		// Which channel, when the channel is a template (an audit of the
+		// logs: "check channel" named none).
+		{name: "channel_not_found is permanent", mutate: func(c *slack.Config) { c.Channel = "#nope" }, wantErr: true, wantText: "(channel #nope)"},
+		{name: "not_in_channel is permanent", faults: []slacktest.Fault{{Error: "not_in_channel"}}, wantErr: true, wantText: "(channel #triage)"},
 		{
 			name:   "a timeout is retryable",
 			faults: []slacktest.Fault{{Hang: true}, {Hang: true}, {Hang: true}, {Hang: true}, {Hang: true}},
@@ -444,6 +448,9 @@ func TestFailures(t *testing.T) {
 			}
 			if err == nil || alert.Retryable(err) != tt.wantRetryable {
 				t.Fatalf("err = %v, retryable = %v; want retryable = %v", err, alert.Retryable(err), tt.wantRetryable)
+			}
+			if !strings.Contains(err.Error(), tt.wantText) {
+				t.Errorf("err = %v; want it to say %q", err, tt.wantText)
 			}
 			if strings.Contains(err.Error(), token) || strings.Contains(h.logs.String(), token) {
 				t.Fatal("the token leaked")
