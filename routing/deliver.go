@@ -36,7 +36,10 @@ type batch struct {
 	// incident the store keeps no reference of (unthreadedResolves).
 	unthreaded bool
 	// skip: deliberately not sent (send_resolved: false); settled as sent.
-	skip    bool
+	skip bool
+	// sent: send called the integration's notifier (a failure then is the
+	// integration's, not the store's or a lease's).
+	sent    bool
 	err     error
 	latency time.Duration
 	// retries counts the notifier's retries of the batch's send
@@ -687,6 +690,7 @@ func (p *Pipeline) send(ctx context.Context, b *batch) {
 		b.fail(alert.Permanent(fmt.Errorf("receiver %q has no notifier", b.receiver)))
 		return
 	}
+	b.sent = true
 	start := time.Now()
 	ctx = alert.CountAttempts(ctx, &b.retries)
 	var err error
@@ -809,8 +813,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 			case !alert.Retryable(b.err):
 				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
 			}
-			if level == slog.LevelError {
-				p.health.failed(b.receiver, b.integ.Name, now, b.err)
+			if level == slog.LevelError && b.sent {
+				p.integrationHealth().failed(b.receiver, b.integ.Name, now, b.err)
 			}
 			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), class),
 				msg, "receiver", b.receiver,
@@ -825,9 +829,9 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		outcome := alert.DeliverySent
 		if folded {
 			outcome = alert.DeliverySuppressed
-		} else if r, ok := p.health.delivered(b.receiver, b.integ.Name); ok {
+		} else if r, ok := p.integrationHealth().delivered(b.receiver, b.integ.Name, now); ok {
 			p.Logger.Info("integration delivers again", "receiver", b.receiver, "integration", b.integ.Name,
-				"failed_notifications", r.n, "failing_since", r.since, "last_err", r.last)
+				"failed_notifications", r.n, "failing_since", r.since, "last_failure", r.lastAt, "last_err", r.last)
 		}
 		attempts := b.attempts()
 		if folded {

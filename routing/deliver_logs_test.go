@@ -123,30 +123,38 @@ func TestResolvesTheStoreLostAreLoggedOnceAWebhook(t *testing.T) {
 
 // The store logged its recovery, PagerDuty and Slack nothing: with their
 // failures logged once per 30 s, a quiet log proved nothing (an audit).
-// The first delivery after failures says the integration delivers again,
-// how many failed and since when; later ones say nothing.
+// A delivery 30 s after the integration's last failure says it delivers
+// again, how many failed and since when; a delivery beside failures that
+// go on — PagerDuty refusing one incident's events — says nothing (a
+// review: every other incident's page was logged as a recovery).
 func TestAnIntegrationDeliveringAgainIsLogged(t *testing.T) {
 	e := newEnv(t)
 	p := e.pipeline()
 	var logs notifytest.SyncBuffer
 	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	e.pd.setFail(func(*alert.Notification) error {
-		return errors.New("send trigger event: HTTP 500: Internal Server Error")
-	})
-	for i := range 3 {
-		if _, err := process(t, p, tAlert(fmt.Sprintf("Down%d", i), "firing", "page", "service", fmt.Sprintf("svc%d", i))); err == nil {
-			t.Fatal("answered success while PagerDuty failed")
+	e.pd.setFail(func(n *alert.Notification) error {
+		if strings.Contains(n.Incident, "svcbad") {
+			return alert.Permanent(errors.New("send trigger event: PagerDuty rejected the event (400): Invalid event"))
 		}
+		return nil
+	})
+	for i := range 5 {
+		if _, err := process(t, p, tAlert("Down", "firing", "page", "service", "svcbad", "instance", fmt.Sprint(i))); err == nil {
+			t.Fatal("answered success while PagerDuty refused")
+		}
+		mustProcess(t, p, tAlert("Down", "firing", "page", "service", fmt.Sprintf("svc%d", i)))
+		e.clock.Advance(10 * time.Second)
 	}
 	if strings.Contains(logs.String(), "delivers again") {
-		t.Fatalf("a recovery logged while PagerDuty fails:\n%s", logs.String())
+		t.Fatalf("deliveries beside failures that go on logged a recovery:\n%s", logs.String())
 	}
 	e.pd.setFail(nil)
-	mustProcess(t, p, tAlert("Down0", "firing", "page", "service", "svc0"))
-	mustProcess(t, p, tAlert("Down1", "firing", "page", "service", "svc1"))
+	e.clock.Advance(25 * time.Second) // 35 s after the last failure
+	mustProcess(t, p, tAlert("Down", "firing", "page", "service", "svcok"))
+	mustProcess(t, p, tAlert("Down", "firing", "page", "service", "svcok2"))
 	out := logs.String()
-	if n := strings.Count(out, `msg="integration delivers again" receiver=pagerduty integration=pagerduty/0 failed_notifications=3 failing_since=`); n != 1 {
-		t.Errorf("PagerDuty delivering again after 3 failures: %d lines saying so, want 1:\n%s", n, out)
+	if n := strings.Count(out, `msg="integration delivers again" receiver=pagerduty integration=pagerduty/0 failed_notifications=5 failing_since=`); n != 1 {
+		t.Errorf("PagerDuty delivering 35 s after its last failure: %d lines saying so, want 1:\n%s", n, out)
 	}
 	if strings.Contains(out, "integration=slack/0 failed_notifications") {
 		t.Errorf("Slack, which never failed, logged a recovery:\n%s", out)

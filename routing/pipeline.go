@@ -65,6 +65,10 @@ type Pipeline struct {
 	GroupBy []string
 	Metrics *Metrics
 	Logger  *slog.Logger
+	// Health tracks the integrations' runs of failures to log their
+	// recoveries, shared across a process's pipelines (nil: the
+	// pipeline's own).
+	Health *IntegrationHealth
 	// Deferred retries store writes that failed after a send (nil: none).
 	Deferred *dedup.Deferred
 	// Recorder receives the results of every webhook once processed (nil:
@@ -156,8 +160,8 @@ type Pipeline struct {
 	// audit: 520 lines a second at 50 webhooks/s); the journal, the
 	// console and the metrics keep each.
 	deliveryLogs logthrottle.Throttle
-	// health remembers the integrations failing, to log their recovery.
-	health integrationHealth
+	// health is the integrations' failures when Health is nil.
+	health IntegrationHealth
 	// alertLogs throttles the lines that name a webhook's alerts of one
 	// kind (alertLine): Alertmanager's retries repeat them.
 	alertLogs logthrottle.Throttle

@@ -6,12 +6,17 @@ import (
 	"time"
 )
 
-// integrationHealth remembers, per receiver and integration, the failed
-// deliveries since the last one that went through, so the log says when
-// an integration delivers again. An audit: the store logged its recovery,
-// PagerDuty and Slack nothing — and with their failures logged once per
-// 30 s, a quiet log proved nothing.
-type integrationHealth struct {
+// IntegrationHealth remembers, per receiver and integration, the failed
+// deliveries of a run of failures, so the log says when an integration
+// delivers again. An audit: the store logged its recovery, PagerDuty and
+// Slack nothing — and with their failures logged once per 30 s, a quiet
+// log proved nothing. A run ends at a delivery quietFor after its last
+// failure: a review found every delivery beside a failing incident's
+// (PagerDuty refusing one event, an archived channel of a templated one)
+// logged as a recovery. Its zero value is ready; one is shared by a
+// process's pipelines, so a reload that fixes an integration (a rotated
+// token) still logs its recovery.
+type IntegrationHealth struct {
 	// any is set while some integration is failing: a delivery reads only
 	// it when none is.
 	any     atomic.Bool
@@ -19,15 +24,19 @@ type integrationHealth struct {
 	failing map[string]*failRun
 }
 
+// quietFor is how long after its last failure a delivery ends an
+// integration's run of failures.
+const quietFor = 30 * time.Second
+
 // failRun is an integration's run of failed deliveries.
 type failRun struct {
-	since time.Time
-	n     int
-	last  string
+	since, lastAt time.Time
+	n             int
+	last          string
 }
 
 // failed counts a failed delivery of receiver's integration at now.
-func (h *integrationHealth) failed(receiver, integration string, now time.Time, err error) {
+func (h *IntegrationHealth) failed(receiver, integration string, now time.Time, err error) {
 	key := receiver + "/" + integration
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -41,13 +50,13 @@ func (h *integrationHealth) failed(receiver, integration string, now time.Time, 
 		h.any.Store(true)
 	}
 	r.n++
-	r.last = err.Error()
+	r.lastAt, r.last = now, err.Error()
 }
 
-// delivered ends the run of failures of receiver's integration, returning
-// it (ok false when it was not failing). While none fails it reads one
-// atomic: it runs on every delivery.
-func (h *integrationHealth) delivered(receiver, integration string) (failRun, bool) {
+// delivered ends the run of failures of receiver's integration when its
+// last failure is quietFor before now, returning it (ok false otherwise).
+// While none fails it reads one atomic: it runs on every delivery.
+func (h *IntegrationHealth) delivered(receiver, integration string, now time.Time) (failRun, bool) {
 	if !h.any.Load() {
 		return failRun{}, false
 	}
@@ -55,10 +64,18 @@ func (h *integrationHealth) delivered(receiver, integration string) (failRun, bo
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := h.failing[key]
-	if r == nil {
+	if r == nil || now.Sub(r.lastAt) < quietFor {
 		return failRun{}, false
 	}
 	delete(h.failing, key)
 	h.any.Store(len(h.failing) > 0)
 	return *r, true
+}
+
+// integrationHealth is the pipeline's tracker: Health, else its own.
+func (p *Pipeline) integrationHealth() *IntegrationHealth {
+	if p.Health != nil {
+		return p.Health
+	}
+	return &p.health
 }
