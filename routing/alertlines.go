@@ -41,12 +41,16 @@ func (l *alertLine) add(fingerprint, receiver, integration string) {
 	}
 }
 
-// log logs msg once for the alerts gathered (nothing when none), at most
-// once per interval for key across webhooks (p.alertLogs), with args.
+// log logs msg once for the alerts gathered (nothing when none), with
+// args, at most once per interval for key and the first alert named —
+// Alertmanager's retries of one webhook send it first again, another
+// group's webhook names others (a review: keyed by kind alone, a second
+// group's line was hidden for 30 s).
 func (l *alertLine) log(ctx context.Context, p *Pipeline, level slog.Level, key, msg string, args ...any) {
 	if len(l.seen) == 0 {
 		return
 	}
+	key += ":" + l.fingerprints[0]
 	args = append([]any{"alerts", len(l.seen)}, args...)
 	if len(l.receivers) > 0 {
 		args = append(args, "receivers", l.receivers)
