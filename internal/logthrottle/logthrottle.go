@@ -160,7 +160,10 @@ func ErrorClass(err error) string {
 		for n < len(rest) && (rest[n] >= 'a' && rest[n] <= 'z' || rest[n] == '_') {
 			n++
 		}
-		if n >= 3 {
+		// A code ends the text, or comes before the router's hint (" —")
+		// or a note (" ("): "call Slack: the answer is not Slack's JSON"
+		// is no code (a review).
+		if after := rest[n:]; n >= 3 && (after == "" || strings.HasPrefix(after, " —") || strings.HasPrefix(after, " (")) {
 			return "slack " + rest[:n]
 		}
 	}

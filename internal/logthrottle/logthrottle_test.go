@@ -94,9 +94,11 @@ func TestErrorClassTellsCausesApart(t *testing.T) {
 		fmt.Errorf("call Slack: token_revoked — reinstall the app"):                                                            "slack token_revoked",
 		fmt.Errorf("send trigger event: PagerDuty throttled this routing key (429): its events are paced (one per 500ms now)"): "paced",
 		fmt.Errorf("call Slack: no"): "other",
-		fmt.Errorf("HTTP 5xx"):       "other",
-		fmt.Errorf("something else"): "other",
-		nil:                          "",
+		fmt.Errorf("call Slack: the answer is not Slack's JSON (HTML from a proxy?)"): "other",
+		fmt.Errorf("call Slack: ratelimited"):                                         "slack ratelimited",
+		fmt.Errorf("HTTP 5xx"):                                                        "other",
+		fmt.Errorf("something else"):                                                  "other",
+		nil:                                                                           "",
 	} {
 		if got := ErrorClass(err); got != want {
 			t.Errorf("ErrorClass(%v) = %q, want %q", err, got, want)
