@@ -59,5 +59,5 @@ func (l *alertLine) log(ctx context.Context, p *Pipeline, level slog.Level, key,
 		args = append(args, "integrations", l.integrations)
 	}
 	args = append(args, "fingerprints", l.fingerprints)
-	p.alertLogs.Log(ctx, p.Logger, level, key, msg, args...)
+	p.shared().alertLogs.Log(ctx, p.Logger, level, key, msg, args...)
 }

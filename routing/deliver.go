@@ -292,7 +292,7 @@ func (p *Pipeline) awaitLost(ctx context.Context, l *lostClaims, sum *alert.Summ
 	// A replica killed mid-send holds its claims until claim_ttl: every
 	// retry of those alerts is answered 5xx meanwhile, and the next change
 	// of their Alertmanager groups waits behind them. Said once per 30 s.
-	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "claimed-elsewhere",
+	p.shared().storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "claimed-elsewhere",
 		"answering 5xx: notifications claimed by another sender are not confirmed; if that replica died mid-send, or a send of them had an unknown outcome, they are held until dedup.claim_ttl, and Alertmanager's retries of them (and their groups' next changes) wait until then",
 		"transitions", failed, "claim_ttl", p.Dedup.ClaimTTL.String(), "incident", lost[0].incident)
 	return &alert.DeliveryError{Retryable: true, Errs: []error{errors.New(msg)}}
@@ -814,9 +814,9 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 				msg = "notification failed for good (a retry cannot help: fix the integration, then replay the dead letter); claim released"
 			}
 			if level == slog.LevelError && b.sent {
-				p.integrationHealth().failed(b.receiver, b.integ.Name, now, b.err)
+				p.shared().health.failed(b.receiver, b.integ.Name, now, b.err)
 			}
-			p.deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), class),
+			p.shared().deliveryLogs.Log(ctx, p.Logger, level, fmt.Sprintf("deliver:%s/%s:%t:%s", b.receiver, b.integ.Name, alert.Retryable(b.err), class),
 				msg, "receiver", b.receiver,
 				"integration", b.integ.Name, "incident", b.incident, "kind", string(b.kind), "retryable", alert.Retryable(b.err), "err", b.err)
 			continue
@@ -829,7 +829,7 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		outcome := alert.DeliverySent
 		if folded {
 			outcome = alert.DeliverySuppressed
-		} else if r, ok := p.integrationHealth().delivered(b.receiver, b.integ.Name, now); ok {
+		} else if r, ok := p.shared().health.delivered(b.receiver, b.integ.Name, now); ok {
 			p.Logger.Info("integration delivers again", "receiver", b.receiver, "integration", b.integ.Name,
 				"failed_notifications", r.n, "failing_since", r.since, "last_failure", r.lastAt, "last_err", r.last)
 		}
@@ -930,5 +930,5 @@ func (p *Pipeline) settleFailed(op string, err error, n int, risk string, retry 
 	if deferred {
 		retry(p.Deferred)
 	}
-	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelError, "settle:"+op+":"+logthrottle.ErrorClass(err), "store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
+	p.shared().storeLogs.Log(context.Background(), p.Logger, slog.LevelError, "settle:"+op+":"+logthrottle.ErrorClass(err), "store write after delivery failed: "+risk, "op", op, "items", n, "retried_in_background", deferred, "err", err)
 }

@@ -446,7 +446,7 @@ func (p *Pipeline) failOpenIncidents(leases []*incidentLease, results []*alert.R
 		ref, known := "", false
 		if b := l.first(); b != nil && b.integ.threadsUpdates() {
 			var seen time.Time
-			ref, seen, known = p.refs.get(l.key, now)
+			ref, seen, known = p.shared().refs.get(l.key, now)
 			// Only an episode still going on: an alert of it in this
 			// webhook has fired since before the parent was seen. A new
 			// episode (another replica resolved the incident since) gets
@@ -536,9 +536,9 @@ func (p *Pipeline) noteRefs(leases []*incidentLease) {
 			// Closed when this Join came (another replica resolved it):
 			// the parent remembered is of an episode over, which an
 			// outage's new firing must not reply under, hidden.
-			p.refs.forget(l.key)
+			p.shared().refs.forget(l.key)
 		case l.ref != "":
-			p.refs.note(l.key, l.ref, now)
+			p.shared().refs.note(l.key, l.ref, now)
 		}
 	}
 }
@@ -555,12 +555,12 @@ func (p *Pipeline) settledRefs(leases []*incidentLease) {
 		}
 		for _, j := range l.joins {
 			if j.err == nil && j.n.Opening && j.n.Ref != "" {
-				p.refs.note(l.key, j.n.Ref, now)
+				p.shared().refs.note(l.key, j.n.Ref, now)
 				break
 			}
 		}
 		if l.closing && !anyFailed(l.leaves) {
-			p.refs.forget(l.key)
+			p.shared().refs.forget(l.key)
 		}
 	}
 }
@@ -782,7 +782,7 @@ func (p *Pipeline) unthreadedResolves(ctx context.Context, batches []*batch) {
 			continue
 		}
 		b.skip = true
-		p.deliveryLogs.Log(ctx, p.Logger, slog.LevelInfo, "unthreaded:"+b.receiver+"/"+b.integ.Name,
+		p.shared().deliveryLogs.Log(ctx, p.Logger, slog.LevelInfo, "unthreaded:"+b.receiver+"/"+b.integ.Name,
 			"partial resolve of an incident whose message the store does not know (its state lost, or its opening not confirmed yet): not posted as a message of its own; the incident's resolve will be",
 			"receiver", b.receiver, "integration", b.integ.Name, "incident", b.incident, "alerts", len(b.trs))
 	}

@@ -65,10 +65,10 @@ type Pipeline struct {
 	GroupBy []string
 	Metrics *Metrics
 	Logger  *slog.Logger
-	// Health tracks the integrations' runs of failures to log their
-	// recoveries, shared across a process's pipelines (nil: the
+	// Shared is what the pipeline remembers beyond a webhook, kept across
+	// a process's pipelines — a reload builds a new one (nil: the
 	// pipeline's own).
-	Health *IntegrationHealth
+	Shared *Shared
 	// Deferred retries store writes that failed after a send (nil: none).
 	Deferred *dedup.Deferred
 	// Recorder receives the results of every webhook once processed (nil:
@@ -145,11 +145,26 @@ type Pipeline struct {
 	updates coalescer
 	// quiet remembers the alerts found already notified (flap.go).
 	quiet quietAlerts
+	// renewed remembers the markers this replica renewed (renewMarkers).
+	renewed renewals
+	// own is what the pipeline remembers when Shared is nil.
+	own Shared
+	// settleGrace overrides settleGrace (deliver.go) when positive (tests).
+	settleGrace time.Duration
+}
+
+// Shared is what a process's pipelines remember beyond a webhook, kept
+// across reloads: each reload builds a new pipeline, and a reload during a
+// store outage forgot the incidents' Slack parents (a second parent for
+// every open incident), an integration's failures (its recovery never
+// logged) and the log throttles (each failure's cause logged again at
+// every reload). Its zero value is ready.
+type Shared struct {
 	// refs remembers incidents' Slack parents for a store outage
 	// (failopen_refs.go).
 	refs knownRefs
-	// renewed remembers the markers this replica renewed (renewMarkers).
-	renewed renewals
+	// health is the integrations' runs of failures (recovery.go).
+	health integrationHealth
 	// completeLogs throttles the failures of CompleteTruncated.
 	completeLogs logthrottle.Throttle
 	// storeLogs throttles the store-failure lines every webhook logs
@@ -160,13 +175,17 @@ type Pipeline struct {
 	// audit: 520 lines a second at 50 webhooks/s); the journal, the
 	// console and the metrics keep each.
 	deliveryLogs logthrottle.Throttle
-	// health is the integrations' failures when Health is nil.
-	health IntegrationHealth
 	// alertLogs throttles the lines that name a webhook's alerts of one
 	// kind (alertLine): Alertmanager's retries repeat them.
 	alertLogs logthrottle.Throttle
-	// settleGrace overrides settleGrace (deliver.go) when positive (tests).
-	settleGrace time.Duration
+}
+
+// shared is what p remembers: Shared, else its own.
+func (p *Pipeline) shared() *Shared {
+	if p.Shared != nil {
+		return p.Shared
+	}
+	return &p.own
 }
 
 func (p *Pipeline) now() time.Time {
@@ -558,16 +577,16 @@ func (p *Pipeline) storeFailed(ctx context.Context, op string, err error, sum *a
 	if errors.Is(err, store.ErrMisconfigured) {
 		// Not an outage to ride through: every alert would be sent without
 		// deduplication for as long as the configuration stands.
-		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "misconfigured:"+op, "dedup store misconfigured; answering 5xx so Alertmanager retries (failing open would send every alert without deduplication) — fix store.redis", "op", op, "err", err)
+		p.shared().storeLogs.Log(ctx, p.Logger, slog.LevelError, "misconfigured:"+op, "dedup store misconfigured; answering 5xx so Alertmanager retries (failing open would send every alert without deduplication) — fix store.redis", "op", op, "err", err)
 		sum.Errors = append(sum.Errors, op+": "+err.Error())
 		return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
 	}
 	if p.Dedup.FailClosed {
-		p.storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
+		p.shared().storeLogs.Log(ctx, p.Logger, slog.LevelError, "closed:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed and fail_closed is set; answering 5xx so Alertmanager retries", "op", op, "err", err)
 		sum.Errors = append(sum.Errors, op+": "+err.Error())
 		return &alert.DeliveryError{Retryable: true, Errs: []error{fmt.Errorf("%s: %w", op, err)}}
 	}
-	p.storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
+	p.shared().storeLogs.Log(ctx, p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), "dedup store failed; continuing without it (fail open): a duplicate notification is possible", "op", op, "err", err)
 	return nil
 }
 
@@ -616,11 +635,11 @@ func (p *Pipeline) completeTruncated(ctx context.Context, msg *alert.Message) in
 	n, err := p.CompleteTruncated(cctx, msg)
 	switch {
 	case err != nil:
-		p.completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:"+logthrottle.ErrorClass(err),
+		p.shared().completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:"+logthrottle.ErrorClass(err),
 			"reading the rest of a truncated webhook's group from Alertmanager failed: the alerts max_alerts left out wait for its repeat_interval, and this webhook's resolves close no incident",
 			"group_key", msg.GroupKey, "truncated", left, "err", err)
 	case msg.TruncatedAlerts > 0:
-		p.completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:mismatch",
+		p.shared().completeLogs.Log(ctx, p.Logger, slog.LevelWarn, "complete:mismatch",
 			"the group Alertmanager lists at alertmanager.url does not hold this truncated webhook's firing alerts (alertmanager.url another Alertmanager than the one sending, an alert resolved since, or a group key not Alertmanager's): processed as it came, its resolves close no incident",
 			"group_key", msg.GroupKey, "truncated", left)
 	default:

@@ -6,17 +6,17 @@ import (
 	"time"
 )
 
-// IntegrationHealth remembers, per receiver and integration, the failed
+// integrationHealth remembers, per receiver and integration, the failed
 // deliveries of a run of failures, so the log says when an integration
 // delivers again. An audit: the store logged its recovery, PagerDuty and
 // Slack nothing — and with their failures logged once per 30 s, a quiet
 // log proved nothing. A run ends at a delivery quietFor after its last
 // failure: a review found every delivery beside a failing incident's
 // (PagerDuty refusing one event, an archived channel of a templated one)
-// logged as a recovery. Its zero value is ready; one is shared by a
-// process's pipelines, so a reload that fixes an integration (a rotated
-// token) still logs its recovery.
-type IntegrationHealth struct {
+// logged as a recovery. Its zero value is ready; it is kept
+// across reloads (Shared), so a reload that fixes an integration (a
+// rotated token) still logs its recovery.
+type integrationHealth struct {
 	// any is set while some integration is failing: a delivery reads only
 	// it when none is.
 	any     atomic.Bool
@@ -36,7 +36,7 @@ type failRun struct {
 }
 
 // failed counts a failed delivery of receiver's integration at now.
-func (h *IntegrationHealth) failed(receiver, integration string, now time.Time, err error) {
+func (h *integrationHealth) failed(receiver, integration string, now time.Time, err error) {
 	key := receiver + "/" + integration
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -56,7 +56,7 @@ func (h *IntegrationHealth) failed(receiver, integration string, now time.Time, 
 // delivered ends the run of failures of receiver's integration when its
 // last failure is quietFor before now, returning it (ok false otherwise).
 // While none fails it reads one atomic: it runs on every delivery.
-func (h *IntegrationHealth) delivered(receiver, integration string, now time.Time) (failRun, bool) {
+func (h *integrationHealth) delivered(receiver, integration string, now time.Time) (failRun, bool) {
 	if !h.any.Load() {
 		return failRun{}, false
 	}
@@ -70,12 +70,4 @@ func (h *IntegrationHealth) delivered(receiver, integration string, now time.Tim
 	delete(h.failing, key)
 	h.any.Store(len(h.failing) > 0)
 	return *r, true
-}
-
-// integrationHealth is the pipeline's tracker: Health, else its own.
-func (p *Pipeline) integrationHealth() *IntegrationHealth {
-	if p.Health != nil {
-		return p.Health
-	}
-	return &p.health
 }

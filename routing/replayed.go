@@ -54,7 +54,7 @@ func (p *Pipeline) AdoptReplayedOpening(ctx context.Context, n *alert.Notificati
 	if _, err := p.Store.Incidents(ctx, []store.IncidentOp{{Key: key, Step: store.StepOpened, Token: token, Ref: n.Ref, TTL: p.Dedup.NotifiedTTL}}); err != nil {
 		return fmt.Errorf("record the replayed opening of incident %s: %w", n.Incident, err)
 	}
-	p.refs.note(key, n.Ref, time.Now())
+	p.shared().refs.note(key, n.Ref, time.Now())
 	return nil
 }
 

@@ -67,7 +67,7 @@ func (p *Pipeline) countStoreError(op string, err error) {
 		// delivery fails; this step's failure leaves the delivery as it is.
 		msg = "dedup store failed on a step the webhook goes on without (fail_closed holds back deliveries, not this): a duplicate notification is possible"
 	}
-	p.storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), msg, "op", op, "err", err)
+	p.shared().storeLogs.Log(context.Background(), p.Logger, slog.LevelWarn, "open:"+op+":"+logthrottle.ErrorClass(err), msg, "op", op, "err", err)
 }
 
 // sloPagesWritten is what the settles of one webhook have already written to

@@ -53,9 +53,9 @@ type deps struct {
 	// explains and the replayer sends under the current configuration.
 	current func() *built
 
-	// health is the integrations' runs of failures, kept across reloads
-	// (routing.IntegrationHealth).
-	health routing.IntegrationHealth
+	// shared is what the pipelines remember beyond a webhook, kept across
+	// reloads (routing.Shared).
+	shared routing.Shared
 	// probeLogs throttles the failed probes' lines (a kubelet probes every
 	// few seconds while Redis is down).
 	probeLogs logthrottle.Throttle
@@ -485,7 +485,7 @@ func (d *deps) buildGeneration(cfg *config.Config, st *state) (*built, error) {
 	}
 	p.Store = st.store
 	p.Deferred = st.deferred
-	p.Health = &d.health
+	p.Shared = &d.shared
 	if cfg.Alertmanager != nil {
 		am, err := amsilence.New(*cfg.Alertmanager)
 		if err != nil {
