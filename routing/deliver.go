@@ -829,9 +829,8 @@ func (p *Pipeline) settle(ctx context.Context, batches []*batch, leases []*incid
 		outcome := alert.DeliverySent
 		if folded {
 			outcome = alert.DeliverySuppressed
-		} else if r, ok := p.shared().health.delivered(b.receiver, b.integ.Name, now); ok {
-			p.Logger.Info("integration delivers again", "receiver", b.receiver, "integration", b.integ.Name,
-				"failed_notifications", r.n, "failing_since", r.since, "last_failure", r.lastAt, "last_err", r.last)
+		} else {
+			p.shared().health.delivered(b.receiver, b.integ.Name, now, p.Logger)
 		}
 		attempts := b.attempts()
 		if folded {

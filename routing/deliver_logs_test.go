@@ -10,6 +10,7 @@ import (
 
 	"github.com/alertrouter/alertrouter/internal/webhooktest"
 	"github.com/alertrouter/alertrouter/notify/notifytest"
+	"github.com/alertrouter/alertrouter/routing"
 	"github.com/alertrouter/alertrouter/routing/alert"
 	"github.com/alertrouter/alertrouter/store"
 )
@@ -167,5 +168,34 @@ func TestAnIntegrationDeliveringAgainIsLogged(t *testing.T) {
 	}
 	if strings.Contains(out, "integration=slack/0 failed_notifications") {
 		t.Errorf("Slack, which never failed, logged a recovery:\n%s", out)
+	}
+}
+
+// A PagerDuty outage ends with its open incidents triggered at once, then
+// updates PagerDuty folds: no delivery came 30 s after the last failure,
+// and the recovery was never logged (an audit re-run). A delivery sooner
+// checks again once the 30 s have passed, and logs the recovery if no
+// failure came meanwhile.
+func TestARecoveryIsLoggedWhenNoDeliveryComesLater(t *testing.T) {
+	e := newEnv(t)
+	p := e.pipeline()
+	routing.SetRecoveryCheck(p, 20*time.Millisecond)
+	var logs notifytest.SyncBuffer
+	p.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	e.pd.setFail(func(*alert.Notification) error {
+		return errors.New("send trigger event: HTTP 500: Internal Server Error")
+	})
+	if _, err := process(t, p, tAlert("Down", "firing", "page", "service", "svc1")); err == nil {
+		t.Fatal("answered success while PagerDuty failed")
+	}
+	e.pd.setFail(nil)
+	e.clock.Advance(time.Second)
+	mustProcess(t, p, tAlert("Down", "firing", "page", "service", "svc1")) // Alertmanager's retry: delivered
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), `msg="integration delivers again" receiver=pagerduty integration=pagerduty/0 failed_notifications=1`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery logged after the check's wait:\n%s", logs.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -45,3 +45,7 @@ func SetUpdateWindowWait(p *Pipeline, wait func(ctx context.Context, window time
 func SetUpdateWindowGather(p *Pipeline, wait func(ctx context.Context, window time.Duration, gathered chan struct{})) {
 	p.updates.wait = wait
 }
+
+// SetRecoveryCheck has p's check for an integration's recovery wait d
+// instead of 30 s after a delivery that came sooner.
+func SetRecoveryCheck(p *Pipeline, d time.Duration) { p.shared().health.checkAfter = d }

@@ -1,6 +1,7 @@
 package routing
 
 import (
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,6 +23,9 @@ type integrationHealth struct {
 	any     atomic.Bool
 	mu      sync.Mutex
 	failing map[string]*failRun
+	// checkAfter replaces quietFor for a check's wait when positive
+	// (tests).
+	checkAfter time.Duration
 }
 
 // quietFor is how long after its last failure a delivery ends an
@@ -33,6 +37,9 @@ type failRun struct {
 	since, lastAt time.Time
 	n             int
 	last          string
+	// checking: a delivery within quietFor of the last failure set a
+	// check for when quietFor has passed (deliveredSoon).
+	checking bool
 }
 
 // failed counts a failed delivery of receiver's integration at now.
@@ -54,20 +61,68 @@ func (h *integrationHealth) failed(receiver, integration string, now time.Time, 
 }
 
 // delivered ends the run of failures of receiver's integration when its
-// last failure is quietFor before now, returning it (ok false otherwise).
-// While none fails it reads one atomic: it runs on every delivery.
-func (h *integrationHealth) delivered(receiver, integration string, now time.Time) (failRun, bool) {
+// last failure is quietFor before now, reporting it. A delivery sooner
+// sets a check for when quietFor has passed: a PagerDuty outage's end is
+// its open incidents triggered at once, then updates PagerDuty folds —
+// sending nothing, they prove nothing —, so no delivery came late enough
+// and the recovery went unlogged (an audit re-run). The check reports
+// the run if no failure came meanwhile. While none fails delivered reads
+// one atomic: it runs on every delivery.
+func (h *integrationHealth) delivered(receiver, integration string, now time.Time, logger *slog.Logger) {
 	if !h.any.Load() {
-		return failRun{}, false
+		return
 	}
 	key := receiver + "/" + integration
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	r := h.failing[key]
-	if r == nil || now.Sub(r.lastAt) < quietFor {
-		return failRun{}, false
+	report := func(r failRun) {
+		logger.Info("integration delivers again", "receiver", receiver, "integration", integration,
+			"failed_notifications", r.n, "failing_since", r.since, "last_failure", r.lastAt, "last_err", r.last)
 	}
+	h.mu.Lock()
+	r := h.failing[key]
+	switch {
+	case r == nil:
+		h.mu.Unlock()
+	case now.Sub(r.lastAt) >= quietFor:
+		h.end(key)
+		h.mu.Unlock()
+		report(*r)
+	case !r.checking:
+		r.checking = true
+		n, wait := r.n, r.lastAt.Add(h.quiet()).Sub(now)
+		h.mu.Unlock()
+		time.AfterFunc(wait, func() { h.check(key, n, report) })
+	default:
+		h.mu.Unlock()
+	}
+}
+
+// check reports the run of key unless a failure came after the delivery
+// that set it (its n then grew; the next delivery sets another check).
+func (h *integrationHealth) check(key string, n int, report func(failRun)) {
+	h.mu.Lock()
+	r := h.failing[key]
+	if r == nil || r.n != n {
+		if r != nil {
+			r.checking = false
+		}
+		h.mu.Unlock()
+		return
+	}
+	h.end(key)
+	h.mu.Unlock()
+	report(*r)
+}
+
+// end forgets the run of key (h.mu held).
+func (h *integrationHealth) end(key string) {
 	delete(h.failing, key)
 	h.any.Store(len(h.failing) > 0)
-	return *r, true
+}
+
+// quiet is quietFor, or the tests' shorter wait for a check.
+func (h *integrationHealth) quiet() time.Duration {
+	if h.checkAfter > 0 {
+		return h.checkAfter
+	}
+	return quietFor
 }
