@@ -157,25 +157,14 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		if leased && !mine {
 			return IncidentResult{Outcome: OutcomeBusy, Ref: st.ref}
 		}
-		var joined map[string]time.Time // the leaving members' join times
-		for _, mb := range op.Members {
-			if at, ok := st.joined[mb.Fingerprint]; ok {
-				if joined == nil {
-					joined = map[string]time.Time{}
-				}
-				joined[mb.Fingerprint] = at
-			}
-		}
 		removed := st.leave(op.Members)
 		if n := len(st.members); n > 0 {
+			st.forgetJoins(removed)
 			return IncidentResult{Outcome: OutcomeStillOpen, Ref: st.ref, Remaining: int64(n), Removed: removed}
 		}
 		// Closing: its members' join times stay while it resolves, for
 		// an Abort that puts them back (Redis keeps their m: fields);
 		// IncidentJoins reads only members, and the resolve clears all.
-		for fp, at := range joined {
-			st.joined[fp] = at
-		}
 		st.state, st.token, st.until = "resolving", op.Token, now.Add(op.Lease)
 		return IncidentResult{Outcome: OutcomeClosing, Ref: st.ref, Removed: removed}
 	case StepOpened:
@@ -222,7 +211,7 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 		}
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	case StepUnjoin:
-		st.leave(op.Members)
+		st.forgetJoins(st.leave(op.Members))
 		return IncidentResult{Outcome: OutcomeOK, Ref: st.ref}
 	case StepUntrigger:
 		if op.Triggered != "" && st.trigger == op.Triggered {
@@ -243,17 +232,24 @@ func (st *incidentState) apply(op IncidentOp, now time.Time) IncidentResult {
 
 // leave removes members as a Leave does — each unless the member started
 // after the member's EndsAt (store.Member) — and returns those removed,
-// with the starts they held.
+// with the starts they held. Their join times stay: a closing keeps them
+// for an Abort, the other callers drop them (forgetJoins).
 func (st *incidentState) leave(members []Member) []Member {
 	var removed []Member
 	for _, mb := range members {
 		if old, ok := st.members[mb.Fingerprint]; ok && !laterStart(old, mb.EndsAt) {
 			delete(st.members, mb.Fingerprint)
-			delete(st.joined, mb.Fingerprint)
 			removed = append(removed, Member{Fingerprint: mb.Fingerprint, StartsAt: old})
 		}
 	}
 	return removed
+}
+
+// forgetJoins drops the join times of members that left.
+func (st *incidentState) forgetJoins(members []Member) {
+	for _, mb := range members {
+		delete(st.joined, mb.Fingerprint)
+	}
 }
 
 // IncidentRef implements IncidentRefReader.
