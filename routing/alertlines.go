@@ -41,12 +41,12 @@ func (l *alertLine) add(fingerprint, receiver, integration string) {
 	}
 }
 
-// log logs msg once for the alerts gathered (nothing when none), with
+// log logs msg at info once for the alerts gathered (nothing when none), with
 // args, at most once per interval for key and the first alert named —
 // Alertmanager's retries of one webhook send it first again, another
 // group's webhook names others (a review: keyed by kind alone, a second
 // group's line was hidden for 30 s).
-func (l *alertLine) log(ctx context.Context, p *Pipeline, level slog.Level, key, msg string, args ...any) {
+func (l *alertLine) log(ctx context.Context, p *Pipeline, key, msg string, args ...any) {
 	if len(l.seen) == 0 {
 		return
 	}
@@ -59,5 +59,5 @@ func (l *alertLine) log(ctx context.Context, p *Pipeline, level slog.Level, key,
 		args = append(args, "integrations", l.integrations)
 	}
 	args = append(args, "fingerprints", l.fingerprints)
-	p.shared().alertLogs.Log(ctx, p.Logger, level, key, msg, args...)
+	p.shared().alertLogs.Log(ctx, p.Logger, slog.LevelInfo, key, msg, args...)
 }

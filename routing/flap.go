@@ -3,7 +3,6 @@ package routing
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +126,7 @@ func (p *Pipeline) damp(states []*flapState, values []string, found []bool, unpa
 	now := p.decideNow()
 	handover := pageHandovers(states, values, found, window, now)
 	var undelivered alertLine
-	defer undelivered.log(context.Background(), p, slog.LevelInfo, "undelivered-pages", "the resolved firings' pages were never delivered: a re-fire pages, not damped")
+	defer undelivered.log(context.Background(), p, "undelivered-pages", "the resolved firings' pages were never delivered: a re-fire pages, not damped")
 	for i, st := range states {
 		var rec flapRecord
 		if found[i] {

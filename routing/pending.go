@@ -2,7 +2,6 @@ package routing
 
 import (
 	"context"
-	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -160,7 +159,7 @@ func (p *Pipeline) pending(ctx context.Context, results []*alert.Result, wasQuie
 	var claims map[string]bool
 	routed := map[*alert.Result][]string{} // fail open: where each resolve would go
 	var unseen alertLine
-	defer unseen.log(ctx, p, slog.LevelInfo, "unseen-resolves", "resolves of alerts no marker says were notified: sent to PagerDuty where routed, in case their firings were delivered without a marker (a resolve of an incident PagerDuty does not hold changes nothing)")
+	defer unseen.log(ctx, p, "unseen-resolves", "resolves of alerts no marker says were notified: sent to PagerDuty where routed, in case their firings were delivered without a marker (a resolve of an incident PagerDuty does not hold changes nothing)")
 	for i, t := range trs {
 		step := steps[i]
 		switch step.Verdict {
@@ -467,7 +466,7 @@ func (p *Pipeline) lostResolves(ctx context.Context, trs []*transition, steps []
 		}
 	}
 	if len(lost.seen) > 0 {
-		lost.log(ctx, p, slog.LevelInfo, "lost-resolves", "resolves of alerts no marker says were notified, which started before the store's state began: sent where routed, in case their markers were lost", "epoch", epoch)
+		lost.log(ctx, p, "lost-resolves", "resolves of alerts no marker says were notified, which started before the store's state began: sent where routed, in case their markers were lost", "epoch", epoch)
 	}
 	return nil
 }
