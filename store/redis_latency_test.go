@@ -19,9 +19,6 @@ func TestSlowAnswerTellsASlowRedisFromAStalledOne(t *testing.T) {
 	srv := redistest.Start(t)
 	cfg := DefaultRedisConfig()
 	cfg.Addrs = []string{redistest.Distant(t, srv.Addr(), 100*time.Millisecond)}
-	if !timedOut(os.ErrDeadlineExceeded) {
-		t.Fatal("os.ErrDeadlineExceeded is no timeout to the store")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if d, answered := SlowAnswer(ctx, cfg, os.ErrDeadlineExceeded); !answered || d < 100*time.Millisecond {
