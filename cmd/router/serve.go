@@ -1052,9 +1052,9 @@ func (m *Main) serveWith(ctx context.Context, o serveOptions) error {
 // now and the drain's end (unix ns; 0: no drain): within the drain's
 // budget of webhook.timeout + 5s, so the process exits within the grace
 // period deploy/ sizes for it — shutdown delay + timeout + 6s, this
-// close's closeMinimum included (an audit:
-// with the store stalled, the journal's 5s and the deferred writes' 2s
-// after a full drain took it 7s past) —, but at most stateCloseTime and
+// close's closeMinimum included (an audit: with the store stalled, the
+// journal's 5s and the deferred writes' 2s after a full drain took it 7s
+// past) —, but at most stateCloseTime and
 // at least closeMinimum from now, for one last attempt at what is still
 // to be written.
 func closeDeadline(now time.Time, drainEnd int64) time.Time {
